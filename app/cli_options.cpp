@@ -1,0 +1,66 @@
+#include "app/cli_options.h"
+
+namespace shardscope::app {
+
+namespace {
+template <typename T>
+std::string withDefault(const std::string& help, const T& value) {
+  std::ostringstream s;
+  s << help << " [default: " << value << "]";
+  return s.str();
+}
+}  // namespace
+
+void RunOptions::addTo(CLI::App& cmd) {
+  const RunConfig d;
+  auto bind = [&](const char* flag, auto RunConfig::*field, const std::string& help) {
+    auto* option = cmd.add_option(flag, parsed_.*field, help);
+    bindings_.emplace_back(option, [this, field](RunConfig& c) { c.*field = parsed_.*field; });
+    return option;
+  };
+  bind("--model", &RunConfig::model, withDefault("model: mlp | gpt", d.model));
+  bind("--layers", &RunConfig::layers, withDefault("blocks; each block is one FSDP unit", d.layers));
+  bind("--hidden", &RunConfig::hidden, withDefault("hidden width", d.hidden));
+  bind("--heads", &RunConfig::heads, withDefault("gpt: attention heads, must divide --hidden", d.heads));
+  bind("--seq", &RunConfig::seq, withDefault("gpt: tokens per sample", d.seq));
+  bind("--vocab", &RunConfig::vocab, withDefault("gpt: vocabulary size", d.vocab));
+  bind("--features", &RunConfig::features, withDefault("mlp: input features", d.features));
+  bind("--classes", &RunConfig::classes, withDefault("mlp: output classes", d.classes));
+  bind("--batch", &RunConfig::batch,
+       withDefault("global batch in samples; split evenly, so a multiple of --world", d.batch));
+  bind("--steps", &RunConfig::steps, withDefault("training steps", d.steps));
+  bind("--world", &RunConfig::world,
+       withDefault("ranks: one OS process each, 1.." + std::to_string(kMaxWorldSize), d.world));
+  bind("--strategy", &RunConfig::strategy,
+       withDefault("ddp (NO_SHARD, ZeRO-0) | full_shard (FULL_SHARD, ZeRO-3) | shard_grad_op "
+                   "(SHARD_GRAD_OP, ZeRO-2)",
+                   d.strategy));
+  bind("--optimizer", &RunConfig::optimizer,
+       withDefault("sgd | adam | adamw (torch.optim defaults; adamw weight decay 0.01)", d.optimizer));
+  bind("--lr", &RunConfig::lr, withDefault("learning rate", d.lr));
+  bind("--seed", &RunConfig::seed, withDefault("seed of the initial parameters and the synthetic data", d.seed));
+  bind("--device", &RunConfig::device,
+       withDefault("cpu (Gloo between ranks) | cuda (NCCL between ranks)", d.device));
+  bind("--bucket-cap-mb", &RunConfig::bucketCapMb,
+       withDefault("ddp: gradient bucket size in MiB; the first bucket is 1 MiB", d.bucketCapMb));
+  bind("--export", &RunConfig::exportDir,
+       "write init.pt, data.pt, losses.pt and final.pt (torch.load reads them) into DIR");
+  bind("--summary", &RunConfig::summaryPath,
+       "write a JSON summary (per-step loss, per-rank step times; docs/summary-schema.md) to FILE");
+  cmd.add_option("--config", configPath_,
+                 "JSON file with the same keys as these options (e.g. {\"model\": \"gpt\"}); "
+                 "options on the command line override it");
+}
+
+std::optional<std::string> RunOptions::resolve(RunConfig& out) const {
+  out = RunConfig();
+  if (!configPath_.empty()) {
+    if (auto err = loadConfigFile(configPath_, out)) return err;
+  }
+  for (const auto& [option, apply] : bindings_) {
+    if (option->count() > 0) apply(out);
+  }
+  return std::nullopt;
+}
+
+}  // namespace shardscope::app

@@ -1,0 +1,57 @@
+// DDP (NO_SHARD, ZeRO-0), after c10d's reducer.cpp: every rank holds full parameters, gradients and
+// optimizer state. Gradients are packed into buckets filled in reverse parameter order (the first
+// bucket small, the rest --bucket-cap-mb); a post-accumulate hook on each parameter's grad
+// accumulator counts down its bucket, and a bucket whose gradients are all ready is all-reduced
+// asynchronously during backward. Buckets launch strictly in index order so that every rank issues
+// the same collectives in the same order (otherwise ranks could deadlock).
+#pragma once
+
+#include <torch/csrc/autograd/function.h>
+
+#include "engine/strategy.h"
+
+namespace shardscope {
+
+class DdpStrategy final : public Strategy {
+ public:
+  DdpStrategy(const RunConfig& config, const StagedModel& model, Communicator& comm,
+              const at::Device& device);
+  ~DdpStrategy() override;
+
+  const std::vector<at::Tensor>& liveParameters() const override { return params_; }
+  void finishBackward() override;
+  void step() override;
+  std::map<std::string, at::Tensor> fullParameters() override;
+  std::vector<HeldTensor> heldTensors() const override;
+
+  // Bucket layout, for tests and reports: parameter indices per bucket, in launch order.
+  std::vector<std::vector<int>> bucketLayout() const;
+
+ private:
+  struct Bucket {
+    std::vector<int> params;      // model parameter indices, reverse registration order
+    std::vector<int64_t> offsets; // element offset of each parameter in `buffer`
+    at::Tensor buffer;            // flat gradients, all-reduced in place
+    int pending = 0;              // gradients not yet ready this step
+    std::unique_ptr<PendingCollective> work;
+  };
+
+  void onGradReady(int param);
+  void launchReadyBuckets();
+
+  const StagedModel& model_;
+  Communicator& comm_;
+  std::vector<at::Tensor> params_;
+  std::vector<Bucket> buckets_;
+  std::vector<int> bucketOf_;  // parameter index -> bucket index
+  std::vector<std::shared_ptr<torch::autograd::Node>> gradAccumulators_;
+  int nextToLaunch_ = 0;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+};
+
+// Reducer's assignment: walk parameters in reverse order; close a bucket once it reaches its cap
+// (1 MiB for the first, capBytes after). Returns parameter indices per bucket.
+std::vector<std::vector<int>> assignBuckets(const std::vector<int64_t>& paramBytes,
+                                            int64_t firstCapBytes, int64_t capBytes);
+
+}  // namespace shardscope

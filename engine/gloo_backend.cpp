@@ -1,0 +1,21 @@
+// ProcessGroupGloo for CPU ranks. Gloo talks over TCP on the loopback interface here, so ranks on
+// one host exchange real bytes through the kernel's network stack.
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+
+#include "engine/backend_factories.h"
+#include "engine/c10d_communicator.h"
+
+namespace shardscope {
+
+std::unique_ptr<Communicator> makeGlooCommunicator(const c10::intrusive_ptr<c10d::Store>& store,
+                                                   const RendezvousInfo& info) {
+  auto options = c10d::ProcessGroupGloo::Options::create();
+  options->timeout = std::chrono::minutes(5);
+  options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(info.masterAddr));
+  auto backend = c10::make_intrusive<c10d::ProcessGroupGloo>(store, info.rank, info.worldSize,
+                                                             options);
+  // Gloo in LibTorch 2.11 implements _reduce_scatter_base natively (checked in tests).
+  return std::make_unique<C10dCommunicator>(backend, "gloo", /*nativeReduceScatter=*/true);
+}
+
+}  // namespace shardscope

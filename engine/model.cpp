@@ -1,0 +1,43 @@
+#include "engine/model.h"
+
+#include <stdexcept>
+
+#include "engine/models/gpt_model.h"
+#include "engine/models/mlp_model.h"
+
+namespace shardscope {
+
+int StagedModel::stageUnit(int stage) const {
+  if (stage <= 0 || stage >= numStages() - 1) return kRootUnit;
+  return stage - 1;
+}
+
+int64_t StagedModel::parameterCount() const {
+  int64_t total = 0;
+  for (const auto& spec : params_) {
+    int64_t n = 1;
+    for (auto d : spec.shape) n *= d;
+    total += n;
+  }
+  return total;
+}
+
+std::unique_ptr<StagedModel> makeModel(const RunConfig& config) {
+  if (config.model == "mlp") return std::make_unique<MlpModel>(config);
+  if (config.model == "gpt") return std::make_unique<GptModel>(config);
+  throw std::invalid_argument("unknown model '" + config.model + "' (choose mlp or gpt)");
+}
+
+Batch localShard(const Batch& global, int rank, int worldSize) {
+  const int64_t per = global.x.size(0) / worldSize;
+  return {global.x.narrow(0, rank * per, per), global.y.narrow(0, rank * per, per)};
+}
+
+at::Tensor forwardAll(const StagedModel& model, const Batch& batch,
+                      const std::vector<at::Tensor>& p) {
+  at::Tensor h = batch.x;
+  for (int s = 0; s < model.numStages(); ++s) h = model.forwardStage(s, h, batch, p);
+  return h;
+}
+
+}  // namespace shardscope

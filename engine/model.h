@@ -1,0 +1,66 @@
+// The trainable models, written as a chain of stages so a strategy can act between them exactly where
+// FSDP's hooks would: stage 0 is the root's input layer, stages 1..layers are the blocks (one FSDP
+// unit each), the last stage is the root's head and the loss. Parameters live outside the model, in a
+// vector the strategy owns and may rebind (e.g. to views of an all-gathered flat buffer).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+
+#include "engine/run_config.h"
+
+namespace shardscope {
+
+struct ParamSpec {
+  std::string name;             // PyTorch state_dict name, e.g. "blocks.0.weight"
+  std::vector<int64_t> shape;
+  int unit = -1;                // FSDP unit: block index, or -1 for the root unit
+};
+
+constexpr int kRootUnit = -1;
+
+struct Batch {
+  at::Tensor x;  // mlp: [B, features] float; gpt: [B, seq] int64 tokens
+  at::Tensor y;  // mlp: [B] int64 labels;    gpt: [B, seq] int64 next tokens
+};
+
+class StagedModel {
+ public:
+  virtual ~StagedModel() = default;
+
+  const std::vector<ParamSpec>& params() const { return params_; }
+  int numUnits() const { return numBlocks_; }  // block units; the root unit is extra
+  int numStages() const { return numBlocks_ + 2; }
+  int stageUnit(int stage) const;               // kRootUnit for the first and last stage
+
+  // Runs one stage. `p` holds the current parameter tensors in params() order. The last stage
+  // returns the mean cross-entropy of this batch.
+  virtual at::Tensor forwardStage(int stage, const at::Tensor& input, const Batch& batch,
+                                  const std::vector<at::Tensor>& p) const = 0;
+
+  // Deterministic initial parameters (float32, CPU) from the seed; identical on every rank.
+  virtual std::vector<at::Tensor> initParameters(int64_t seed) const = 0;
+
+  // The whole global batch of one step, deterministic in (seed, step); CPU tensors.
+  virtual Batch globalBatch(int64_t seed, int step, int batchSize) const = 0;
+
+  // Model FLOPs per trained token/sample are a later concern; parameter count is used for reports.
+  int64_t parameterCount() const;
+
+ protected:
+  std::vector<ParamSpec> params_;
+  int numBlocks_ = 0;
+};
+
+std::unique_ptr<StagedModel> makeModel(const RunConfig& config);
+
+// Rows [rank*B/world, (rank+1)*B/world) of the global batch: each rank's contiguous shard.
+Batch localShard(const Batch& global, int rank, int worldSize);
+
+// Runs the whole model on `batch` with parameters `p` and returns the loss (for single-process use).
+at::Tensor forwardAll(const StagedModel& model, const Batch& batch, const std::vector<at::Tensor>& p);
+
+}  // namespace shardscope

@@ -1,0 +1,91 @@
+#include "engine/models/gpt_model.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+
+namespace shardscope {
+
+namespace {
+constexpr double kLayerNormEps = 1e-5;
+}
+
+GptModel::GptModel(const RunConfig& c)
+    : hidden_(c.hidden), heads_(c.heads), seq_(c.seq), vocab_(c.vocab) {
+  numBlocks_ = c.layers;
+  const int64_t h = hidden_;
+  params_.push_back({"wte.weight", {vocab_, h}, kRootUnit});
+  params_.push_back({"wpe.weight", {seq_, h}, kRootUnit});
+  for (int i = 0; i < numBlocks_; ++i) {
+    const std::string b = "blocks." + std::to_string(i) + ".";
+    // Order matters: block() indexes these by position.
+    params_.push_back({b + "ln1.weight", {h}, i});
+    params_.push_back({b + "ln1.bias", {h}, i});
+    params_.push_back({b + "attn.qkv.weight", {3 * h, h}, i});
+    params_.push_back({b + "attn.qkv.bias", {3 * h}, i});
+    params_.push_back({b + "attn.proj.weight", {h, h}, i});
+    params_.push_back({b + "attn.proj.bias", {h}, i});
+    params_.push_back({b + "ln2.weight", {h}, i});
+    params_.push_back({b + "ln2.bias", {h}, i});
+    params_.push_back({b + "mlp.fc.weight", {4 * h, h}, i});
+    params_.push_back({b + "mlp.fc.bias", {4 * h}, i});
+    params_.push_back({b + "mlp.proj.weight", {h, 4 * h}, i});
+    params_.push_back({b + "mlp.proj.bias", {h}, i});
+  }
+  params_.push_back({"ln_f.weight", {h}, kRootUnit});
+  params_.push_back({"ln_f.bias", {h}, kRootUnit});
+  params_.push_back({"lm_head.weight", {vocab_, h}, kRootUnit});
+}
+
+at::Tensor GptModel::block(const at::Tensor& x, const std::vector<at::Tensor>& p, int f) const {
+  const int64_t B = x.size(0), T = x.size(1), H = hidden_, hd = H / heads_;
+  auto a = at::layer_norm(x, {H}, p[f + 0], p[f + 1], kLayerNormEps);
+  auto qkv = at::linear(a, p[f + 2], p[f + 3]).split(H, /*dim=*/2);
+  auto heads = [&](const at::Tensor& t) { return t.view({B, T, heads_, hd}).transpose(1, 2); };
+  auto y = at::scaled_dot_product_attention(heads(qkv[0]), heads(qkv[1]), heads(qkv[2]),
+                                            /*attn_mask=*/{}, /*dropout_p=*/0.0,
+                                            /*is_causal=*/true);
+  y = y.transpose(1, 2).contiguous().view({B, T, H});
+  auto h = x + at::linear(y, p[f + 4], p[f + 5]);
+  auto m = at::layer_norm(h, {H}, p[f + 6], p[f + 7], kLayerNormEps);
+  m = at::linear(at::gelu(at::linear(m, p[f + 8], p[f + 9])), p[f + 10], p[f + 11]);
+  return h + m;
+}
+
+at::Tensor GptModel::forwardStage(int stage, const at::Tensor& input, const Batch& batch,
+                                  const std::vector<at::Tensor>& p) const {
+  if (stage == 0) {
+    const int64_t T = input.size(1);
+    auto pos = at::arange(T, at::TensorOptions().dtype(at::kLong).device(input.device()));
+    return at::embedding(p[0], input) + at::embedding(p[1], pos);
+  }
+  if (stage <= numBlocks_) return block(input, p, 2 + kBlockParams * (stage - 1));
+  const int f = 2 + kBlockParams * numBlocks_;
+  auto h = at::layer_norm(input, {hidden_}, p[f], p[f + 1], kLayerNormEps);
+  auto logits = at::linear(h, p[f + 2]);
+  return at::cross_entropy_loss(logits.view({-1, vocab_}), batch.y.reshape({-1}));
+}
+
+std::vector<at::Tensor> GptModel::initParameters(int64_t seed) const {
+  // GPT-2 style: N(0, 0.02) for embeddings and matrices, zero biases, unit LayerNorm gains.
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(seed));
+  std::vector<at::Tensor> out;
+  for (const auto& spec : params_) {
+    const auto& n = spec.name;
+    const bool isNorm = n.find("ln") != std::string::npos && n.find("lm_head") == std::string::npos;
+    const bool isBias = n.size() > 5 && n.compare(n.size() - 5, 5, ".bias") == 0;
+    at::Tensor t = at::empty(spec.shape, at::kFloat);
+    if (isNorm && !isBias) t.fill_(1.0);
+    else if (isBias) t.zero_();
+    else t.normal_(0.0, 0.02, gen);
+    out.push_back(t);
+  }
+  return out;
+}
+
+Batch GptModel::globalBatch(int64_t seed, int step, int batchSize) const {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(
+      static_cast<uint64_t>(seed) * 1000003ULL + 7919ULL * static_cast<uint64_t>(step + 1));
+  auto tokens = at::randint(vocab_, {batchSize, seq_ + 1}, gen, at::kLong);
+  return {tokens.narrow(1, 0, seq_).contiguous(), tokens.narrow(1, 1, seq_).contiguous()};
+}
+
+}  // namespace shardscope

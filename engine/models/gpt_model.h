@@ -1,0 +1,24 @@
+// gpt: token + position embedding, `layers` pre-LayerNorm blocks (causal self-attention, GELU MLP),
+// final LayerNorm, LM head (no bias); next-token cross-entropy on synthetic tokens.
+#pragma once
+
+#include "engine/model.h"
+
+namespace shardscope {
+
+class GptModel final : public StagedModel {
+ public:
+  explicit GptModel(const RunConfig& config);
+  at::Tensor forwardStage(int stage, const at::Tensor& input, const Batch& batch,
+                          const std::vector<at::Tensor>& p) const override;
+  std::vector<at::Tensor> initParameters(int64_t seed) const override;
+  Batch globalBatch(int64_t seed, int step, int batchSize) const override;
+
+ private:
+  at::Tensor block(const at::Tensor& x, const std::vector<at::Tensor>& p, int first) const;
+
+  int hidden_, heads_, seq_, vocab_;
+  static constexpr int kBlockParams = 12;
+};
+
+}  // namespace shardscope

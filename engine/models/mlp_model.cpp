@@ -1,0 +1,55 @@
+#include "engine/models/mlp_model.h"
+
+#include <cmath>
+
+#include <ATen/CPUGeneratorImpl.h>
+
+namespace shardscope {
+
+MlpModel::MlpModel(const RunConfig& c)
+    : features_(c.features), hidden_(c.hidden), classes_(c.classes) {
+  numBlocks_ = c.layers;
+  params_.push_back({"inp.weight", {hidden_, features_}, kRootUnit});
+  params_.push_back({"inp.bias", {hidden_}, kRootUnit});
+  for (int i = 0; i < numBlocks_; ++i) {
+    const std::string prefix = "blocks." + std::to_string(i) + ".";
+    params_.push_back({prefix + "weight", {hidden_, hidden_}, i});
+    params_.push_back({prefix + "bias", {hidden_}, i});
+  }
+  params_.push_back({"head.weight", {classes_, hidden_}, kRootUnit});
+  params_.push_back({"head.bias", {classes_}, kRootUnit});
+}
+
+at::Tensor MlpModel::forwardStage(int stage, const at::Tensor& input, const Batch& batch,
+                                  const std::vector<at::Tensor>& p) const {
+  if (stage == 0) return at::gelu(at::linear(input, p[0], p[1]));
+  if (stage <= numBlocks_) {
+    const int w = 2 + 2 * (stage - 1);
+    return at::gelu(at::linear(input, p[w], p[w + 1]));
+  }
+  const int w = 2 + 2 * numBlocks_;
+  return at::cross_entropy_loss(at::linear(input, p[w], p[w + 1]), batch.y);
+}
+
+std::vector<at::Tensor> MlpModel::initParameters(int64_t seed) const {
+  // nn.Linear's default: weight and bias ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(seed));
+  std::vector<at::Tensor> out;
+  for (const auto& spec : params_) {
+    const int64_t fanIn = spec.name.rfind("inp.", 0) == 0 ? features_ : hidden_;
+    const double bound = 1.0 / std::sqrt(static_cast<double>(fanIn));
+    out.push_back(at::empty(spec.shape, at::kFloat).uniform_(-bound, bound, gen));
+  }
+  return out;
+}
+
+Batch MlpModel::globalBatch(int64_t seed, int step, int batchSize) const {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(
+      static_cast<uint64_t>(seed) * 1000003ULL + 7919ULL * static_cast<uint64_t>(step + 1));
+  Batch b;
+  b.x = at::randn({batchSize, features_}, gen, at::kFloat);
+  b.y = at::randint(classes_, {batchSize}, gen, at::kLong);
+  return b;
+}
+
+}  // namespace shardscope

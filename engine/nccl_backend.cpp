@@ -1,0 +1,18 @@
+// ProcessGroupNCCL for GPU ranks. Compiled only when LibTorch has CUDA (SHARDSCOPE_HAVE_CUDA).
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+
+#include "engine/backend_factories.h"
+#include "engine/c10d_communicator.h"
+
+namespace shardscope {
+
+std::unique_ptr<Communicator> makeNcclCommunicator(const c10::intrusive_ptr<c10d::Store>& store,
+                                                   const RendezvousInfo& info) {
+  auto options = c10d::ProcessGroupNCCL::Options::create();
+  options->timeout = std::chrono::minutes(5);
+  auto backend =
+      c10::make_intrusive<c10d::ProcessGroupNCCL>(store, info.rank, info.worldSize, options);
+  return std::make_unique<C10dCommunicator>(backend, "nccl", /*nativeReduceScatter=*/true);
+}
+
+}  // namespace shardscope

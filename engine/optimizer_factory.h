@@ -1,0 +1,23 @@
+// torch::optim optimizers from the run's --optimizer/--lr, plus a listing of their state tensors.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <torch/optim.h>
+
+#include "engine/run_config.h"
+#include "engine/strategy.h"
+
+namespace shardscope {
+
+// sgd: plain SGD; adam: Adam (betas 0.9/0.999, eps 1e-8); adamw: AdamW (weight decay 0.01),
+// matching torch.optim's defaults.
+std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const RunConfig& config,
+                                                       std::vector<at::Tensor> params);
+
+// The optimizer's state tensors as held tensors (role optimizer_state).
+std::vector<HeldTensor> optimizerStateTensors(const torch::optim::Optimizer& optimizer);
+
+}  // namespace shardscope

@@ -1,0 +1,151 @@
+#include "engine/rank_worker.h"
+
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
+#include <thread>
+
+#include <ATen/Parallel.h>
+#include <nlohmann/json.hpp>
+#include <torch/cuda.h>
+
+#include "engine/communicator.h"
+#include "engine/model.h"
+#include "engine/rank_reporter.h"
+#include "engine/strategy.h"
+#include "engine/tensor_files.h"
+#include "engine/train_step.h"
+
+namespace shardscope {
+
+namespace {
+
+// Fault injection for tests of failure handling: SHARDSCOPE_FAULT="rank=R,step=S,mode=kill|error"
+// makes rank R die (SIGKILL) or throw at the start of step S.
+void maybeInjectFault(int rank, int step) {
+  const char* spec = std::getenv("SHARDSCOPE_FAULT");
+  if (!spec) return;
+  int faultRank = -1, faultStep = -1;
+  char mode[16] = {0};
+  if (std::sscanf(spec, "rank=%d,step=%d,mode=%15s", &faultRank, &faultStep, mode) != 3) return;
+  if (faultRank != rank || faultStep != step) return;
+  if (std::string(mode) == "kill") std::raise(SIGKILL);
+  throw std::runtime_error("injected fault at step " + std::to_string(step) +
+                           " (SHARDSCOPE_FAULT)");
+}
+
+at::Device chooseDevice(const RunConfig& config, const RendezvousInfo& info) {
+  if (config.device == "cpu") return at::Device(at::kCPU);
+  const int count = static_cast<int>(torch::cuda::device_count());
+  if (count == 0) {
+    throw std::runtime_error("--device cuda but no CUDA device is visible to rank " +
+                             std::to_string(info.rank) + "; use --device cpu.");
+  }
+  return at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(info.localRank % count));
+}
+
+void writeHeldTensors(const std::string& path, const std::vector<HeldTensor>& held, int rank) {
+  nlohmann::json tensors = nlohmann::json::array();
+  for (const auto& h : held) {
+    tensors.push_back({{"name", h.name}, {"role", h.role}, {"numel", h.numel}, {"bytes", h.bytes}});
+  }
+  std::ofstream(path) << nlohmann::json{{"rank", rank}, {"tensors", tensors}}.dump(1) << "\n";
+}
+
+void reportError(RankReporter& reporter, int rank, const std::string& text) {
+  trace::Event e;
+  e.kind = trace::EventKind::RankError;
+  e.rank = rank;
+  e.text = text;
+  reporter.send(e);
+}
+
+}  // namespace
+
+int runRankWorker(const RunConfig& config) {
+  int rank = std::getenv("RANK") ? std::atoi(std::getenv("RANK")) : 0;
+  RankReporter reporter(rank);
+  try {
+    const RendezvousInfo info = rendezvousFromEnvironment();
+    rank = info.rank;
+    if (config.batch % info.worldSize != 0) {
+      throw std::runtime_error("--batch " + std::to_string(config.batch) +
+                               " is not divisible by WORLD_SIZE=" + std::to_string(info.worldSize));
+    }
+    const at::Device device = chooseDevice(config, info);
+    if (device.is_cpu()) {
+      // Ranks share the host's cores; one intra-op pool each would oversubscribe them.
+      const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+      at::set_num_threads(std::max(1, cores / info.worldSize));
+    }
+    auto comm = connectCommunicator(info, config.device);
+    auto model = makeModel(config);
+    auto strategy = makeStrategy(config, *model, *comm, device);
+
+    const bool exporting = !config.exportDir.empty();
+    if (exporting && rank == 0) {
+      std::map<std::string, at::Tensor> init;
+      auto values = model->initParameters(config.seed);
+      for (size_t i = 0; i < values.size(); ++i) init[model->params()[i].name] = values[i];
+      saveTensorDict(config.exportDir + "/init.pt", init);
+      std::vector<at::Tensor> xs, ys;
+      for (int s = 0; s < config.steps; ++s) {
+        auto b = model->globalBatch(config.seed, s, config.batch);
+        xs.push_back(b.x);
+        ys.push_back(b.y);
+      }
+      saveTensorDict(config.exportDir + "/data.pt", {{"x", at::stack(xs)}, {"y", at::stack(ys)}});
+    }
+
+    trace::Event info_event;
+    info_event.kind = trace::EventKind::RunInfo;
+    info_event.rank = rank;
+    info_event.worldSize = info.worldSize;
+    info_event.count = model->parameterCount();
+    info_event.text = device.str() + " / " + comm->backendName();
+    reporter.send(info_event);
+
+    for (int step = 0; step < config.steps; ++step) {
+      maybeInjectFault(rank, step);
+      const int64_t begin = trace::nowNs();
+      Batch global = model->globalBatch(config.seed, step, config.batch);
+      Batch local = localShard(global, rank, info.worldSize);
+      local.x = local.x.to(device);
+      local.y = local.y.to(device);
+      at::Tensor loss = trainStep(*model, *strategy, local);
+      // The global mean loss, for the progress line (every rank's local batch is the same size).
+      at::Tensor globalLoss = loss.reshape({1}).clone();
+      comm->allReduceSumAsync(globalLoss)->wait();
+      trace::Event e;
+      e.kind = trace::EventKind::StepEnd;
+      e.rank = rank;
+      e.step = step;
+      e.loss = globalLoss.item<double>() / info.worldSize;
+      e.beginNs = begin;
+      e.endNs = trace::nowNs();
+      reporter.send(e);
+    }
+
+    if (exporting) {
+      writeHeldTensors(config.exportDir + "/held_rank" + std::to_string(rank) + ".json",
+                       strategy->heldTensors(), rank);
+    }
+    auto finalParams = strategy->fullParameters();  // collective: every rank takes part
+    if (exporting && rank == 0) saveTensorDict(config.exportDir + "/final.pt", finalParams);
+    comm->barrier();
+
+    trace::Event done;
+    done.kind = trace::EventKind::RunDone;
+    done.rank = rank;
+    reporter.send(done);
+    return 0;
+  } catch (const c10::Error& ex) {
+    reportError(reporter, rank, ex.what_without_backtrace());
+    return 1;
+  } catch (const std::exception& ex) {
+    reportError(reporter, rank, ex.what());
+    return 1;
+  }
+}
+
+}  // namespace shardscope

@@ -1,0 +1,69 @@
+// Rendezvous exactly as torchrun's static launch does it: the environment names this rank and the
+// master; rank 0 hosts a c10d::TCPStore that every rank (and so every backend) bootstraps from.
+#include <chrono>
+#include <cstdlib>
+#include <stdexcept>
+
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include "engine/backend_factories.h"
+#include "engine/communicator.h"
+
+namespace shardscope {
+
+namespace {
+
+std::string requireEnv(const char* name) {
+  const char* value = std::getenv(name);
+  if (!value || !*value) {
+    throw std::runtime_error(std::string("environment variable ") + name +
+                             " is not set; start ranks with 'shardscope run' or torchrun, which set "
+                             "RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT.");
+  }
+  return value;
+}
+
+int requireIntEnv(const char* name, int minValue) {
+  std::string text = requireEnv(name);
+  char* end = nullptr;
+  long value = std::strtol(text.c_str(), &end, 10);
+  if (*end != '\0' || value < minValue || value > 65535) {
+    throw std::runtime_error(std::string("environment variable ") + name + "='" + text +
+                             "' is not a valid integer >= " + std::to_string(minValue) + ".");
+  }
+  return static_cast<int>(value);
+}
+
+}  // namespace
+
+RendezvousInfo rendezvousFromEnvironment() {
+  RendezvousInfo info;
+  info.rank = requireIntEnv("RANK", 0);
+  info.worldSize = requireIntEnv("WORLD_SIZE", 1);
+  info.localRank = std::getenv("LOCAL_RANK") ? requireIntEnv("LOCAL_RANK", 0) : info.rank;
+  info.masterAddr = requireEnv("MASTER_ADDR");
+  info.masterPort = requireIntEnv("MASTER_PORT", 1);
+  if (info.rank >= info.worldSize) {
+    throw std::runtime_error("RANK=" + std::to_string(info.rank) + " must be below WORLD_SIZE=" +
+                             std::to_string(info.worldSize) + ".");
+  }
+  return info;
+}
+
+std::unique_ptr<Communicator> connectCommunicator(const RendezvousInfo& info,
+                                                  const std::string& device) {
+  c10d::TCPStoreOptions options;
+  options.port = static_cast<uint16_t>(info.masterPort);
+  options.isServer = info.rank == 0;
+  options.numWorkers = info.worldSize;
+  options.waitWorkers = true;
+  options.timeout = std::chrono::seconds(120);
+  auto tcpStore = c10::make_intrusive<c10d::TCPStore>(info.masterAddr, options);
+  // A prefix per backend, as init_process_group does, so later groups can share the store.
+  auto store = c10::make_intrusive<c10d::PrefixStore>("shardscope/default_pg", tcpStore);
+  if (device == "cuda") return makeNcclCommunicator(store, info);
+  return makeGlooCommunicator(store, info);
+}
+
+}  // namespace shardscope

@@ -1,0 +1,214 @@
+#include "engine/run_config.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace shardscope {
+
+namespace fs = std::filesystem;
+
+nlohmann::json RunConfig::toJson() const {
+  return {{"model", model},         {"layers", layers},       {"hidden", hidden},
+          {"heads", heads},         {"seq", seq},             {"vocab", vocab},
+          {"features", features},   {"classes", classes},     {"batch", batch},
+          {"steps", steps},         {"world", world},         {"strategy", strategy},
+          {"optimizer", optimizer}, {"lr", lr},               {"seed", seed},
+          {"device", device},       {"bucket-cap-mb", bucketCapMb}};
+}
+
+namespace {
+
+std::string normalizeKey(std::string key) {
+  for (char& c : key) {
+    if (c == '_') c = '-';
+  }
+  return key;
+}
+
+template <typename T>
+std::optional<std::string> readValue(const nlohmann::json& value, const std::string& key, T& out) {
+  try {
+    out = value.get<T>();
+    return std::nullopt;
+  } catch (const nlohmann::json::exception&) {
+    std::string kind = std::is_same_v<T, std::string> ? "a string"
+                       : std::is_floating_point_v<T>  ? "a number"
+                                                      : "an integer";
+    return "config key '" + key + "' has value " + value.dump() + "; it must be " + kind + ".";
+  }
+}
+
+}  // namespace
+
+std::optional<std::string> applyConfigJson(const nlohmann::json& json, RunConfig& c) {
+  if (!json.is_object()) {
+    return std::string("the config must be a JSON object of option names to values, e.g. "
+                       "{\"model\": \"gpt\", \"world\": 4}.");
+  }
+  for (auto it = json.begin(); it != json.end(); ++it) {
+    const std::string key = normalizeKey(it.key());
+    const auto& v = it.value();
+    std::optional<std::string> err;
+    if (key == "model") err = readValue(v, key, c.model);
+    else if (key == "layers") err = readValue(v, key, c.layers);
+    else if (key == "hidden") err = readValue(v, key, c.hidden);
+    else if (key == "heads") err = readValue(v, key, c.heads);
+    else if (key == "seq") err = readValue(v, key, c.seq);
+    else if (key == "vocab") err = readValue(v, key, c.vocab);
+    else if (key == "features") err = readValue(v, key, c.features);
+    else if (key == "classes") err = readValue(v, key, c.classes);
+    else if (key == "batch") err = readValue(v, key, c.batch);
+    else if (key == "steps") err = readValue(v, key, c.steps);
+    else if (key == "world") err = readValue(v, key, c.world);
+    else if (key == "strategy") err = readValue(v, key, c.strategy);
+    else if (key == "optimizer") err = readValue(v, key, c.optimizer);
+    else if (key == "lr") err = readValue(v, key, c.lr);
+    else if (key == "seed") err = readValue(v, key, c.seed);
+    else if (key == "device") err = readValue(v, key, c.device);
+    else if (key == "bucket-cap-mb") err = readValue(v, key, c.bucketCapMb);
+    else if (key == "export") err = readValue(v, key, c.exportDir);
+    else if (key == "summary") err = readValue(v, key, c.summaryPath);
+    else {
+      return "unknown config key '" + it.key() +
+             "'. Allowed keys are the option names of 'shardscope run --help' without dashes, "
+             "e.g. model, layers, hidden, world, strategy, bucket-cap-mb.";
+    }
+    if (err) return err;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> loadConfigFile(const std::string& path, RunConfig& config) {
+  std::ifstream in(path);
+  if (!in) return "cannot read config file '" + path + "': check that it exists and is readable.";
+  std::stringstream text;
+  text << in.rdbuf();
+  auto json = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false,
+                                    /*ignore_comments=*/true);
+  if (json.is_discarded()) {
+    try {
+      (void)nlohmann::json::parse(text.str(), nullptr, true, true);
+    } catch (const nlohmann::json::parse_error& e) {
+      return "config file '" + path + "' is not valid JSON (" + e.what() +
+             "). Write one JSON object, e.g. {\"model\": \"gpt\", \"world\": 4}.";
+    }
+  }
+  if (auto err = applyConfigJson(json, config)) return "config file '" + path + "': " + *err;
+  return std::nullopt;
+}
+
+const char* zeroName(const std::string& strategy) {
+  if (strategy == "ddp") return "NO_SHARD, ZeRO-0";
+  if (strategy == "full_shard") return "FULL_SHARD, ZeRO-3";
+  if (strategy == "shard_grad_op") return "SHARD_GRAD_OP, ZeRO-2";
+  return "?";
+}
+
+namespace {
+
+std::optional<std::string> positive(const char* option, long long value) {
+  if (value > 0) return std::nullopt;
+  return std::string("--") + option + " is " + std::to_string(value) +
+         "; it must be a positive integer. Pass --" + option + " 1 or more.";
+}
+
+std::optional<std::string> oneOf(const char* option, const std::string& value,
+                                 std::initializer_list<const char*> allowed) {
+  std::string list;
+  for (const char* a : allowed) {
+    if (value == a) return std::nullopt;
+    list += list.empty() ? a : std::string(", ") + a;
+  }
+  return std::string("--") + option + " '" + value + "' is not known; choose one of: " + list + ".";
+}
+
+// Probes that `dir` can hold files, creating it if needed, without leaving anything behind.
+std::optional<std::string> checkWritableDir(const char* option, const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir)) {
+    return std::string("--") + option + " '" + dir + "' cannot be created (" +
+           (ec ? ec.message() : "not a directory") + "). Choose a directory you can write to.";
+  }
+  if (access(dir.c_str(), W_OK) != 0) {
+    return std::string("--") + option + " '" + dir +
+           "' is not writable. Choose a directory you can write to.";
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> checkWritableFile(const char* option, const std::string& path) {
+  fs::path p(path);
+  if (fs::is_directory(p)) {
+    return std::string("--") + option + " '" + path + "' is a directory; give a file name.";
+  }
+  fs::path parent = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  if (!fs::is_directory(parent) || access(parent.c_str(), W_OK) != 0 ||
+      (fs::exists(p) && access(p.c_str(), W_OK) != 0)) {
+    return std::string("--") + option + " '" + path +
+           "' cannot be written (its directory is missing or read-only). Choose a writable path.";
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> validate(const RunConfig& c) {
+  if (auto e = oneOf("model", c.model, {"mlp", "gpt"})) return e;
+  if (auto e = oneOf("strategy", c.strategy, {"ddp", "full_shard", "shard_grad_op"})) return e;
+  if (auto e = oneOf("optimizer", c.optimizer, {"sgd", "adam", "adamw"})) return e;
+  if (auto e = oneOf("device", c.device, {"cpu", "cuda"})) return e;
+  if (c.world < 1 || c.world > kMaxWorldSize) {
+    return "--world is " + std::to_string(c.world) + "; it must be between 1 and " +
+           std::to_string(kMaxWorldSize) + " (one OS process per rank on this host). Pass --world 1.." +
+           std::to_string(kMaxWorldSize) + ".";
+  }
+  for (auto [name, value] : {std::pair<const char*, long long>{"layers", c.layers},
+                             {"hidden", c.hidden},
+                             {"batch", c.batch},
+                             {"steps", c.steps}}) {
+    if (auto e = positive(name, value)) return e;
+  }
+  if (c.model == "mlp") {
+    if (auto e = positive("features", c.features)) return e;
+    if (auto e = positive("classes", c.classes)) return e;
+  } else {
+    if (auto e = positive("heads", c.heads)) return e;
+    if (auto e = positive("seq", c.seq)) return e;
+    if (auto e = positive("vocab", c.vocab)) return e;
+    if (c.hidden % c.heads != 0) {
+      return "--heads " + std::to_string(c.heads) + " does not divide --hidden " +
+             std::to_string(c.hidden) + "; each head takes hidden/heads channels. Pick heads that " +
+             "divide hidden (e.g. --heads " + std::to_string(c.hidden % 4 == 0 ? 4 : 1) + ").";
+    }
+  }
+  if (c.batch % c.world != 0) {
+    return "--batch " + std::to_string(c.batch) + " is not divisible by --world " +
+           std::to_string(c.world) + "; every rank takes an equal shard of the global batch. Use a " +
+           "batch that is a multiple of " + std::to_string(c.world) + " (e.g. --batch " +
+           std::to_string((c.batch / c.world + 1) * c.world) + ").";
+  }
+  if (!(c.lr > 0.0) || !std::isfinite(c.lr)) {
+    return "--lr is " + std::to_string(c.lr) + "; it must be a positive finite number (e.g. 1e-3).";
+  }
+  if (!(c.bucketCapMb > 0.0) || !std::isfinite(c.bucketCapMb)) {
+    return "--bucket-cap-mb is " + std::to_string(c.bucketCapMb) +
+           "; it must be a positive number of MiB (default 25).";
+  }
+  if (c.seed < 0) {
+    return "--seed is " + std::to_string(c.seed) + "; it must be 0 or more.";
+  }
+  if (!c.exportDir.empty()) {
+    if (auto e = checkWritableDir("export", c.exportDir)) return e;
+  }
+  if (!c.summaryPath.empty()) {
+    if (auto e = checkWritableFile("summary", c.summaryPath)) return e;
+  }
+  return std::nullopt;
+}
+
+}  // namespace shardscope

@@ -1,0 +1,55 @@
+// What one training run is: model, sizes, strategy, optimizer, data, outputs.
+// The CLI, the config file and (later) the GUI all fill this one struct; validate() is the single
+// gate every run passes through before any rank process starts.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace shardscope {
+
+// The most ranks one host runs; every rank is a full process with its own LibTorch.
+constexpr int kMaxWorldSize = 8;
+
+struct RunConfig {
+  std::string model = "mlp";       // mlp | gpt
+  int layers = 2;                  // blocks (each block is one FSDP unit)
+  int hidden = 64;                 // hidden width
+  int heads = 4;                   // gpt: attention heads (must divide hidden)
+  int seq = 32;                    // gpt: tokens per sample
+  int vocab = 256;                 // gpt: vocabulary size
+  int features = 32;               // mlp: input features
+  int classes = 10;                // mlp: output classes
+  int batch = 16;                  // global batch (samples), split evenly over ranks
+  int steps = 5;                   // training steps
+  int world = 2;                   // ranks (OS processes)
+  std::string strategy = "ddp";    // ddp | full_shard | shard_grad_op
+  std::string optimizer = "adam";  // sgd | adam | adamw
+  double lr = 1e-3;
+  int64_t seed = 0;
+  std::string device = "cpu";      // cpu | cuda
+  double bucketCapMb = 25.0;       // ddp: bucket size in MiB (the first bucket is 1 MiB)
+  std::string exportDir;           // --export DIR: init.pt, data.pt, losses.pt, final.pt
+  std::string summaryPath;         // --summary FILE: JSON summary
+
+  nlohmann::json toJson() const;
+};
+
+// Applies the keys of a JSON object (the option names, '-' or '_' alike) onto `config`.
+// Returns an error message naming the key or value, or nothing on success.
+std::optional<std::string> applyConfigJson(const nlohmann::json& json, RunConfig& config);
+
+// Reads a JSON config file onto `config`; errors say which file, what is wrong and how to fix it.
+std::optional<std::string> loadConfigFile(const std::string& path, RunConfig& config);
+
+// Checks every value and the writability of output paths. One message, naming the value, what is
+// allowed and the fix; nothing on success.
+std::optional<std::string> validate(const RunConfig& config);
+
+// Strategy names with their ZeRO stage, for help texts and tables.
+const char* zeroName(const std::string& strategy);
+
+}  // namespace shardscope

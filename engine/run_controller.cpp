@@ -1,0 +1,279 @@
+#include "engine/run_controller.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include <torch/cuda.h>
+
+#include "engine/run_summary.h"
+#include "engine/tensor_files.h"
+#include "trace/wire.h"
+
+extern char** environ;
+
+namespace shardscope {
+
+namespace {
+
+int pickFreePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  int port = 29500;
+  if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
+    socklen_t len = sizeof(addr);
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) port = ntohs(addr.sin_port);
+  }
+  if (fd >= 0) ::close(fd);
+  return port;
+}
+
+struct RankProcess {
+  int rank = 0;
+  pid_t pid = -1;
+  int eventFd = -1;  // read end of the rank's event pipe; -1 once closed
+  bool exited = false;
+  int waitStatus = 0;
+  std::string reportedError;  // from a RankError event
+  int lastStep = -1;          // last step the rank finished
+  trace::LineSplitter lines;
+};
+
+std::string describeExit(const RankProcess& p) {
+  if (WIFSIGNALED(p.waitStatus)) {
+    const int sig = WTERMSIG(p.waitStatus);
+    return "died: killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")";
+  }
+  return "exited with status " + std::to_string(WEXITSTATUS(p.waitStatus));
+}
+
+bool failed(const RankProcess& p) {
+  return p.exited && (WIFSIGNALED(p.waitStatus) || WEXITSTATUS(p.waitStatus) != 0);
+}
+
+// When one rank dies its peers fail too (their connections close). The root cause is the rank that
+// was killed, else one whose error is not a lost connection, else the first one seen.
+int rootCause(const std::vector<RankProcess>& ranks, const std::vector<int>& failureOrder) {
+  for (int r : failureOrder) {
+    if (WIFSIGNALED(ranks[r].waitStatus) && WTERMSIG(ranks[r].waitStatus) != SIGTERM) return r;
+  }
+  for (int r : failureOrder) {
+    const auto& e = ranks[r].reportedError;
+    if (!e.empty() && e.find("onnection") == std::string::npos &&
+        e.find("peer") == std::string::npos && e.find("Socket") == std::string::npos) {
+      return r;
+    }
+  }
+  return failureOrder.front();
+}
+
+std::vector<std::string> rankEnvironment(const RunConfig& config, int rank, int port,
+                                         int eventFd) {
+  std::vector<std::string> env;
+  static const char* kOwned[] = {"RANK=", "WORLD_SIZE=", "LOCAL_RANK=", "LOCAL_WORLD_SIZE=",
+                                 "MASTER_ADDR=", "MASTER_PORT=", "SHARDSCOPE_EVENT_FD="};
+  for (char** e = environ; *e; ++e) {
+    bool owned = false;
+    for (const char* prefix : kOwned) owned |= std::strncmp(*e, prefix, std::strlen(prefix)) == 0;
+    if (!owned) env.emplace_back(*e);
+  }
+  env.push_back("RANK=" + std::to_string(rank));
+  env.push_back("WORLD_SIZE=" + std::to_string(config.world));
+  env.push_back("LOCAL_RANK=" + std::to_string(rank));
+  env.push_back("LOCAL_WORLD_SIZE=" + std::to_string(config.world));
+  env.push_back("MASTER_ADDR=127.0.0.1");
+  env.push_back("MASTER_PORT=" + std::to_string(port));
+  env.push_back("SHARDSCOPE_EVENT_FD=" + std::to_string(eventFd));
+  return env;
+}
+
+class TempConfigFile {
+ public:
+  explicit TempConfigFile(const RunConfig& config) {
+    char name[] = "/tmp/shardscope-run-XXXXXX";
+    int fd = ::mkstemp(name);
+    if (fd < 0) throw std::runtime_error("cannot create a temporary config file in /tmp");
+    ::close(fd);
+    path_ = name;
+    auto json = config.toJson();
+    json["export"] = config.exportDir;
+    std::ofstream(path_) << json.dump() << "\n";
+  }
+  ~TempConfigFile() { ::unlink(path_.c_str()); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+void finishOutputs(const RunConfig& config, const RunResult& result) {
+  if (!config.exportDir.empty() && !result.losses.empty()) {
+    saveTensor(config.exportDir + "/losses.pt",
+               at::tensor(result.losses, at::TensorOptions().dtype(at::kDouble)).to(at::kFloat));
+  }
+  if (!config.summaryPath.empty()) writeSummaryFile(config.summaryPath, config, result);
+}
+
+}  // namespace
+
+RunResult runTraining(const RunConfig& config, const std::string& workerExecutable,
+                      const RunCallbacks& callbacks) {
+  RunResult result;
+  result.worldSize = config.world;
+  result.stepSeconds.assign(config.world, {});
+  if (config.device == "cuda" && torch::cuda::device_count() == 0) {
+    result.error = "--device cuda, but no CUDA device is visible here. Use --device cpu, or run on "
+                   "a machine with an NVIDIA GPU.";
+    finishOutputs(config, result);
+    return result;
+  }
+
+  if (!config.exportDir.empty()) {
+    // The run's own description next to its tensors, so an outside check can rebuild the model.
+    std::ofstream(config.exportDir + "/config.json") << config.toJson().dump(2) << "\n";
+  }
+  TempConfigFile configFile(config);
+  const int port = pickFreePort();
+  std::vector<RankProcess> ranks(config.world);
+  for (int r = 0; r < config.world; ++r) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
+    // Everything the child needs is built before fork: after fork only async-signal-safe calls.
+    auto envStrings = rankEnvironment(config, r, port, fds[1]);
+    std::vector<char*> envp;
+    for (auto& s : envStrings) envp.push_back(s.data());
+    envp.push_back(nullptr);
+    std::string arg0 = "shardscope", arg1 = "worker", arg2 = "--config", arg3 = configFile.path();
+    char* argv[] = {arg0.data(), arg1.data(), arg2.data(), arg3.data(), nullptr};
+    const pid_t parent = ::getpid();
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a rank never outlives its controller
+      if (::getppid() != parent) ::_exit(1);
+      ::fcntl(fds[1], F_SETFD, 0);         // the write end survives exec
+      ::execve(workerExecutable.c_str(), argv, envp.data());
+      ::_exit(127);
+    }
+    ::close(fds[1]);
+    ranks[r].rank = r;
+    ranks[r].pid = pid;
+    ranks[r].eventFd = fds[0];
+  }
+
+  std::map<int, int> ranksDoneWithStep;  // step -> ranks that finished it
+  std::map<int, double> lossOfStep;
+  std::vector<int> failureOrder;
+  bool stopping = false;
+  auto stopAll = [&](int signal) {
+    for (auto& p : ranks) {
+      if (!p.exited) ::kill(p.pid, signal);
+    }
+  };
+  auto stopDeadline = std::chrono::steady_clock::time_point::max();
+
+  auto handleEvent = [&](RankProcess& proc, const trace::Event& event) {
+    if (callbacks.onEvent) callbacks.onEvent(event);
+    switch (event.kind) {
+      case trace::EventKind::RunInfo:
+        if (proc.rank == 0) {
+          result.deviceDescription = event.text;
+          result.parameterCount = event.count;
+        }
+        break;
+      case trace::EventKind::StepEnd: {
+        proc.lastStep = event.step;
+        result.stepSeconds[proc.rank].push_back((event.endNs - event.beginNs) / 1e9);
+        lossOfStep[event.step] = event.loss;
+        if (++ranksDoneWithStep[event.step] == config.world) {
+          double slowest = 0;
+          for (const auto& s : result.stepSeconds) slowest = std::max(slowest, s.back());
+          result.losses.push_back(event.loss);
+          if (callbacks.onStep) callbacks.onStep(event.step, event.loss, slowest);
+        }
+        break;
+      }
+      case trace::EventKind::RankError:
+        proc.reportedError = event.text;
+        break;
+      case trace::EventKind::RunDone:
+        break;
+    }
+  };
+
+  for (;;) {
+    std::vector<pollfd> fds;
+    std::vector<RankProcess*> owners;
+    for (auto& p : ranks) {
+      if (p.eventFd >= 0) {
+        fds.push_back({p.eventFd, POLLIN, 0});
+        owners.push_back(&p);
+      }
+    }
+    if (!fds.empty()) ::poll(fds.data(), fds.size(), 100);
+    for (size_t i = 0; i < fds.size(); ++i) {
+      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      RankProcess& p = *owners[i];
+      char buffer[65536];
+      ssize_t n = ::read(p.eventFd, buffer, sizeof(buffer));
+      if (n > 0) {
+        p.lines.feed(buffer, static_cast<size_t>(n), [&](const std::string& line) {
+          if (auto event = trace::decodeEventLine(line)) handleEvent(p, *event);
+        });
+      } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+        ::close(p.eventFd);
+        p.eventFd = -1;
+      }
+    }
+    for (auto& p : ranks) {
+      if (p.exited) continue;
+      int status = 0;
+      if (::waitpid(p.pid, &status, fds.empty() ? 0 : WNOHANG) == p.pid) {
+        p.exited = true;
+        p.waitStatus = status;
+        if (failed(p)) failureOrder.push_back(p.rank);
+      }
+    }
+    if (!failureOrder.empty() && !stopping) {
+      // Peers of a dead rank would wait in their collectives until Gloo's timeout: stop them now.
+      stopping = true;
+      stopAll(SIGTERM);
+      stopDeadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    }
+    if (stopping && std::chrono::steady_clock::now() > stopDeadline) stopAll(SIGKILL);
+    bool allDone = true;
+    for (const auto& p : ranks) allDone &= p.exited && p.eventFd < 0;
+    if (allDone) break;
+  }
+
+  if (failureOrder.empty()) {
+    result.ok = true;
+  } else {
+    const RankProcess& cause = ranks[rootCause(ranks, failureOrder)];
+    const std::string where = cause.lastStep + 1 < config.steps
+                                  ? " during step " + std::to_string(cause.lastStep + 2)
+                                  : " after the last step";
+    result.error = "rank " + std::to_string(cause.rank) + " " +
+                   (cause.reportedError.empty() ? describeExit(cause) + where
+                                                : "failed" + where + ": " + cause.reportedError) +
+                   ". The other ranks were stopped.";
+  }
+  finishOutputs(config, result);
+  return result;
+}
+
+}  // namespace shardscope

@@ -1,0 +1,38 @@
+// The controller: starts one OS process per rank (as torchrun does), hands each the torchrun
+// variables and a pipe for its events, follows their progress, and ends the run cleanly when any
+// rank fails or dies: the others are stopped and the error names the rank. Never blocks on a rank.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/run_config.h"
+#include "trace/events.h"
+
+namespace shardscope {
+
+struct RunResult {
+  bool ok = false;
+  std::string error;                          // set when !ok: names the rank and what to do
+  std::vector<double> losses;                 // global mean loss per completed step
+  std::vector<std::vector<double>> stepSeconds;  // [rank][step] wall time per step
+  std::string deviceDescription;              // e.g. "cpu / gloo"
+  int64_t parameterCount = 0;
+  int worldSize = 0;
+};
+
+struct RunCallbacks {
+  // Called once every rank has finished `step` (0-based).
+  std::function<void(int step, double loss, double slowestRankSeconds)> onStep;
+  // Every event any rank sent, as it arrives.
+  std::function<void(const trace::Event&)> onEvent;
+};
+
+// `workerExecutable` is the shardscope binary to start with `worker --config FILE`.
+// Expects a validated config. Writes losses.pt (with --export) and the summary (with --summary),
+// also when the run fails, so nothing recorded is lost.
+RunResult runTraining(const RunConfig& config, const std::string& workerExecutable,
+                      const RunCallbacks& callbacks);
+
+}  // namespace shardscope

@@ -1,0 +1,163 @@
+#include "engine/sharded_strategy.h"
+
+#include <torch/optim.h>
+
+#include <c10/util/strides.h>
+
+#include "engine/optimizer_factory.h"
+#include "engine/storage_resize.h"
+
+namespace shardscope {
+
+ShardedStrategy::ShardedStrategy(const RunConfig& config, const StagedModel& model,
+                                 Communicator& comm, const at::Device& device,
+                                 bool reshardAfterForward)
+    : model_(model), comm_(comm), reshardAfterForward_(reshardAfterForward) {
+  const int world = comm.worldSize();
+  const int rank = comm.rank();
+  const auto& specs = model.params();
+  units_.resize(model.numUnits() + 1);
+  for (int u = 0; u < model.numUnits(); ++u) units_[u].name = "blocks." + std::to_string(u);
+  units_.back().name = "root";
+  for (size_t i = 0; i < specs.size(); ++i) {
+    Unit& unit = specs[i].unit == kRootUnit ? units_.back() : units_[specs[i].unit];
+    unit.params.push_back(static_cast<int>(i));
+  }
+
+  // Every rank builds the same full initial values, then keeps only its slice.
+  auto init = model.initParameters(config.seed);
+  live_.resize(specs.size());
+  std::vector<at::Tensor> optimized;
+  const auto floatOptions = at::TensorOptions().dtype(at::kFloat).device(device);
+  for (Unit& unit : units_) {
+    std::vector<at::Tensor> pieces;
+    for (int i : unit.params) {
+      unit.offsets.push_back(unit.numel);
+      unit.numel += init[i].numel();
+      pieces.push_back(init[i].reshape({-1}));
+    }
+    unit.paddedNumel = (unit.numel + world - 1) / world * world;
+    const int64_t shardNumel = unit.paddedNumel / world;
+    auto flat = at::zeros({unit.paddedNumel}, at::kFloat);
+    flat.narrow(0, 0, unit.numel).copy_(at::cat(pieces));
+    unit.shard = flat.narrow(0, rank * shardNumel, shardNumel).to(device).clone();
+    unit.shard.set_requires_grad(true);
+    unit.gradShard = at::zeros({shardNumel}, floatOptions);
+    unit.gathered = at::empty({unit.paddedNumel}, floatOptions);
+    for (size_t k = 0; k < unit.params.size(); ++k) {
+      const int i = unit.params[k];
+      // A fresh tensor set onto the gathered storage: it shares the memory but not the version
+      // counter, so refilling the buffer by all-gather does not look like an in-place edit of a
+      // tensor autograd saved (FSDP2 hides its copy-in from autograd the same way).
+      at::Tensor view = at::empty({0}, floatOptions);
+      {
+        at::NoGradGuard noGrad;
+        view.set_(unit.gathered.storage(), unit.offsets[k],
+                  specs[i].shape, c10::contiguous_strides(specs[i].shape));
+      }
+      live_[i] = view.set_requires_grad(true);
+    }
+    setStorageBytes(unit.gathered, 0);  // views exist now; the unit starts sharded
+    optimized.push_back(unit.shard);
+  }
+  optimizer_ = makeOptimizer(config, optimized);
+}
+
+ShardedStrategy::~ShardedStrategy() = default;
+
+ShardedStrategy::Unit& ShardedStrategy::unitOfStage(int stage) {
+  const int unit = model_.stageUnit(stage);
+  return unit == kRootUnit ? units_.back() : units_[unit];
+}
+
+void ShardedStrategy::unshard(Unit& unit) {
+  if (unit.isGathered) return;
+  setStorageBytes(unit.gathered, unit.paddedNumel * unit.gathered.element_size());
+  comm_.allGather(unit.gathered, unit.shard);
+  unit.isGathered = true;
+}
+
+void ShardedStrategy::reshard(Unit& unit) {
+  if (!unit.isGathered) return;
+  setStorageBytes(unit.gathered, 0);
+  unit.isGathered = false;
+}
+
+void ShardedStrategy::reduceGradients(Unit& unit) {
+  // FSDP2's foreach_reduce: copy the unsharded grads into one padded flat buffer, pre-divide by the
+  // world size and reduce-scatter, so each rank receives the averaged gradient of its own slice.
+  auto flat = at::zeros({unit.paddedNumel}, unit.gradShard.options());
+  for (size_t k = 0; k < unit.params.size(); ++k) {
+    auto& p = live_[unit.params[k]];
+    if (p.grad().defined()) {
+      flat.narrow(0, unit.offsets[k], p.numel()).copy_(p.grad().reshape({-1}));
+    }
+    p.mutable_grad() = at::Tensor();  // the unsharded gradient is freed here, as in FSDP2
+  }
+  flat.mul_(1.0 / comm_.worldSize());
+  comm_.reduceScatterSum(unit.gradShard, flat);
+}
+
+void ShardedStrategy::beforeForward(int stage) { unshard(unitOfStage(stage)); }
+
+void ShardedStrategy::afterForward(int stage) {
+  if (model_.stageUnit(stage) != kRootUnit && reshardAfterForward_) reshard(unitOfStage(stage));
+}
+
+void ShardedStrategy::beforeBackward(int stage) { unshard(unitOfStage(stage)); }
+
+void ShardedStrategy::afterBackward(int stage) {
+  // A unit's gradients are complete after the backward of its first stage in forward order
+  // (the root spans stage 0 and the last stage; stage 0's backward runs last).
+  const bool unitDone = model_.stageUnit(stage) != kRootUnit || stage == 0;
+  if (!unitDone) return;
+  Unit& unit = unitOfStage(stage);
+  reduceGradients(unit);
+  reshard(unit);
+}
+
+void ShardedStrategy::step() {
+  for (Unit& unit : units_) unit.shard.mutable_grad() = unit.gradShard;
+  optimizer_->step();
+  for (Unit& unit : units_) unit.shard.mutable_grad() = at::Tensor();
+}
+
+std::map<std::string, at::Tensor> ShardedStrategy::fullParameters() {
+  std::map<std::string, at::Tensor> out;
+  const auto& specs = model_.params();
+  for (Unit& unit : units_) {
+    auto full = at::empty({unit.paddedNumel}, unit.shard.options().requires_grad(false));
+    auto shard = unit.shard.detach();
+    comm_.allGather(full, shard);
+    for (size_t k = 0; k < unit.params.size(); ++k) {
+      const int i = unit.params[k];
+      out[specs[i].name] =
+          full.narrow(0, unit.offsets[k], live_[i].numel()).view(specs[i].shape).to(at::kCPU).clone();
+    }
+  }
+  return out;
+}
+
+std::vector<HeldTensor> ShardedStrategy::heldTensors() const {
+  std::vector<HeldTensor> out;
+  for (const Unit& unit : units_) {
+    auto bytesOf = [](const at::Tensor& t) { return static_cast<int64_t>(t.storage().nbytes()); };
+    out.push_back({unit.name + ".shard", "param_shard", unit.shard.numel(), bytesOf(unit.shard)});
+    out.push_back(
+        {unit.name + ".grad_shard", "grad_shard", unit.gradShard.numel(), bytesOf(unit.gradShard)});
+    const int64_t gatheredBytes = bytesOf(unit.gathered);
+    out.push_back({unit.name + ".gathered", "param_gathered",
+                   gatheredBytes / unit.gathered.element_size(), gatheredBytes});
+    for (int i : unit.params) {
+      const auto& g = live_[i].grad();
+      if (g.defined()) {
+        out.push_back({model_.params()[i].name + ".grad", "grad_full", g.numel(), bytesOf(g)});
+      }
+    }
+  }
+  auto state = optimizerStateTensors(*optimizer_);
+  out.insert(out.end(), state.begin(), state.end());
+  return out;
+}
+
+}  // namespace shardscope

@@ -1,0 +1,68 @@
+// FULL_SHARD (ZeRO-3) and SHARD_GRAD_OP (ZeRO-2), after FSDP2's FSDPParamGroup.
+//
+// Design: one unit per block plus a root unit for the remaining parameters. A unit's parameters are
+// flattened (registration order) and padded to a multiple of the world size; each rank keeps its
+// contiguous 1/N slice (param_shard), the gradient of that slice (grad_shard) and optimizer state for
+// it only. To compute, a unit is "unsharded": a flat buffer gets storage and is all-gathered into;
+// the parameters the model sees are leaf views of that buffer. "Resharding" frees the buffer's
+// storage but keeps the tensor, so autograd's saved references stay valid and the backward
+// all-gather refills the very same storage (FSDP1's _free_storage/_alloc_storage).
+//
+//   forward of a unit:  all-gather -> compute -> free (full_shard) | keep (shard_grad_op)
+//   backward of a unit: all-gather if freed -> compute -> reduce-scatter grads -> free
+//
+// The root unit is gathered once before the first stage and freed after its backward, as FSDP2
+// keeps the root unsharded between forward and backward. Memory per rank between steps:
+// (params + grads + optimizer state) / N, up to padding.
+#pragma once
+
+#include "engine/strategy.h"
+
+namespace torch::optim {
+class Optimizer;
+}
+
+namespace shardscope {
+
+class ShardedStrategy final : public Strategy {
+ public:
+  ShardedStrategy(const RunConfig& config, const StagedModel& model, Communicator& comm,
+                  const at::Device& device, bool reshardAfterForward);
+  ~ShardedStrategy() override;
+
+  const std::vector<at::Tensor>& liveParameters() const override { return live_; }
+  void beforeForward(int stage) override;
+  void afterForward(int stage) override;
+  void beforeBackward(int stage) override;
+  void afterBackward(int stage) override;
+  void step() override;
+  std::map<std::string, at::Tensor> fullParameters() override;
+  std::vector<HeldTensor> heldTensors() const override;
+
+ private:
+  struct Unit {
+    std::string name;               // "blocks.3" or "root"
+    std::vector<int> params;        // model parameter indices
+    std::vector<int64_t> offsets;   // element offset of each parameter in the flat buffer
+    int64_t numel = 0;              // unpadded elements
+    int64_t paddedNumel = 0;        // multiple of the world size
+    at::Tensor shard;               // [paddedNumel / N], owned by the optimizer
+    at::Tensor gradShard;           // [paddedNumel / N]
+    at::Tensor gathered;            // [paddedNumel]; storage freed while resharded
+    bool isGathered = false;
+  };
+
+  Unit& unitOfStage(int stage);
+  void unshard(Unit& unit);
+  void reshard(Unit& unit);
+  void reduceGradients(Unit& unit);
+
+  const StagedModel& model_;
+  Communicator& comm_;
+  bool reshardAfterForward_;
+  std::vector<Unit> units_;  // blocks 0..L-1, then root
+  std::vector<at::Tensor> live_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+};
+
+}  // namespace shardscope

@@ -1,0 +1,53 @@
+// A data-parallel strategy acts between the model's stages, where PyTorch's DDP reducer and FSDP's
+// pre/post forward/backward hooks act. The training loop calls, for every stage s:
+//   forward:  beforeForward(s), model stage, afterForward(s)
+//   backward (s descending): beforeBackward(s), autograd of the stage, afterBackward(s)
+// then finishBackward() and step().
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+
+#include "engine/communicator.h"
+#include "engine/model.h"
+#include "engine/run_config.h"
+
+namespace shardscope {
+
+// One tensor a rank holds, for the memory inventory (roles as in the trace vocabulary).
+struct HeldTensor {
+  std::string name;
+  std::string role;    // param_shard | param_gathered | grad_shard | grad_full | optimizer_state
+  int64_t numel = 0;   // elements the tensor's storage holds right now
+  int64_t bytes = 0;   // bytes of that storage
+};
+
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+
+  // The tensors the model computes with, in model.params() order; valid during a stage.
+  virtual const std::vector<at::Tensor>& liveParameters() const = 0;
+
+  virtual void beforeForward(int stage) {}
+  virtual void afterForward(int stage) {}
+  virtual void beforeBackward(int stage) {}
+  virtual void afterBackward(int stage) {}
+  virtual void finishBackward() {}
+  virtual void step() = 0;  // optimizer step on what this rank owns, then clears gradients
+
+  // Full parameters by name, gathered from every rank (a collective: all ranks must call it).
+  virtual std::map<std::string, at::Tensor> fullParameters() = 0;
+
+  // What this rank holds right now.
+  virtual std::vector<HeldTensor> heldTensors() const = 0;
+};
+
+std::unique_ptr<Strategy> makeStrategy(const RunConfig& config, const StagedModel& model,
+                                       Communicator& comm, const at::Device& device);
+
+}  // namespace shardscope
