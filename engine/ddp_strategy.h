@@ -7,6 +7,7 @@
 #pragma once
 
 #include <torch/csrc/autograd/function.h>
+#include <torch/optim/optimizer.h>
 
 #include "engine/strategy.h"
 

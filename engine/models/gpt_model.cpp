@@ -19,8 +19,9 @@ GptModel::GptModel(const RunConfig& c)
     // Order matters: block() indexes these by position.
     params_.push_back({b + "ln1.weight", {h}, i});
     params_.push_back({b + "ln1.bias", {h}, i});
+    // No qkv bias (as in Llama): a key bias only shifts each softmax row by a constant, so its
+    // true gradient is zero and Adam would turn rounding noise in it into full-size updates.
     params_.push_back({b + "attn.qkv.weight", {3 * h, h}, i});
-    params_.push_back({b + "attn.qkv.bias", {3 * h}, i});
     params_.push_back({b + "attn.proj.weight", {h, h}, i});
     params_.push_back({b + "attn.proj.bias", {h}, i});
     params_.push_back({b + "ln2.weight", {h}, i});
@@ -38,15 +39,15 @@ GptModel::GptModel(const RunConfig& c)
 at::Tensor GptModel::block(const at::Tensor& x, const std::vector<at::Tensor>& p, int f) const {
   const int64_t B = x.size(0), T = x.size(1), H = hidden_, hd = H / heads_;
   auto a = at::layer_norm(x, {H}, p[f + 0], p[f + 1], kLayerNormEps);
-  auto qkv = at::linear(a, p[f + 2], p[f + 3]).split(H, /*dim=*/2);
+  auto qkv = at::linear(a, p[f + 2]).split(H, /*dim=*/2);
   auto heads = [&](const at::Tensor& t) { return t.view({B, T, heads_, hd}).transpose(1, 2); };
   auto y = at::scaled_dot_product_attention(heads(qkv[0]), heads(qkv[1]), heads(qkv[2]),
                                             /*attn_mask=*/{}, /*dropout_p=*/0.0,
                                             /*is_causal=*/true);
   y = y.transpose(1, 2).contiguous().view({B, T, H});
-  auto h = x + at::linear(y, p[f + 4], p[f + 5]);
-  auto m = at::layer_norm(h, {H}, p[f + 6], p[f + 7], kLayerNormEps);
-  m = at::linear(at::gelu(at::linear(m, p[f + 8], p[f + 9])), p[f + 10], p[f + 11]);
+  auto h = x + at::linear(y, p[f + 3], p[f + 4]);
+  auto m = at::layer_norm(h, {H}, p[f + 5], p[f + 6], kLayerNormEps);
+  m = at::linear(at::gelu(at::linear(m, p[f + 7], p[f + 8])), p[f + 9], p[f + 10]);
   return h + m;
 }
 

@@ -18,7 +18,7 @@ class GptModel final : public StagedModel {
   at::Tensor block(const at::Tensor& x, const std::vector<at::Tensor>& p, int first) const;
 
   int hidden_, heads_, seq_, vocab_;
-  static constexpr int kBlockParams = 12;
+  static constexpr int kBlockParams = 11;
 };
 
 }  // namespace shardscope

@@ -1,0 +1,69 @@
+// Bad configuration fails before any rank starts: one clear message, non-zero exit, no progress.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "tests/support/run_cli.h"
+
+namespace shardscope {
+namespace {
+
+using testing::runShardscope;
+
+void expectRejected(const std::vector<std::string>& args, const std::string& expected) {
+  auto r = runShardscope(args);
+  EXPECT_NE(r.exitCode, 0) << r.output;
+  EXPECT_NE(r.output.find(expected), std::string::npos) << "output was:\n" << r.output;
+  EXPECT_EQ(r.output.find("step 1/"), std::string::npos) << "a rank started:\n" << r.output;
+  EXPECT_EQ(r.output.find("terminate called"), std::string::npos) << r.output;
+  EXPECT_LT(r.seconds, 20.0) << "rejecting a config must not start ranks";
+  // One message: the error line, not a wall of text.
+  EXPECT_LE(std::count(r.output.begin(), r.output.end(), '\n'), 3) << r.output;
+}
+
+TEST(CliErrors, RejectsBadValuesBeforeStartingRanks) {
+  expectRejected({"run", "--world", "0"}, "--world is 0");
+  expectRejected({"run", "--world", "9"}, "between 1 and 8");
+  expectRejected({"run", "--world", "3", "--batch", "16"}, "--batch 16 is not divisible by --world 3");
+  expectRejected({"run", "--strategy", "zero3"}, "--strategy 'zero3' is not known");
+  expectRejected({"run", "--model", "bert"}, "--model 'bert' is not known");
+  expectRejected({"run", "--hidden", "-4"}, "--hidden is -4");
+  expectRejected({"run", "--model", "gpt", "--hidden", "30", "--heads", "4"},
+                 "--heads 4 does not divide --hidden 30");
+  expectRejected({"run", "--export", "/proc/no-such-dir/x"}, "--export");
+  expectRejected({"run", "--summary", "/no-such-dir/summary.json"}, "--summary");
+  expectRejected({"run", "--world", "two"}, "--world");
+}
+
+TEST(CliErrors, RejectsMalformedConfigFiles) {
+  const auto dir = testing::freshTempDir("cli_config");
+  std::ofstream(dir + "/bad.json") << "{ this is not json";
+  expectRejected({"run", "--config", dir + "/bad.json"}, "not valid JSON");
+  std::ofstream(dir + "/world.json") << R"({"world": 99})";
+  expectRejected({"run", "--config", dir + "/world.json"}, "--world is 99");
+  expectRejected({"run", "--config", dir + "/absent.json"}, "cannot read config file");
+}
+
+TEST(CliErrors, CommandLineOverridesTheConfigFile) {
+  const auto dir = testing::freshTempDir("cli_override");
+  std::ofstream(dir + "/world.json") << R"({"world": 99, "steps": 1, "hidden": 8, "layers": 1})";
+  auto r = runShardscope({"run", "--config", dir + "/world.json", "--world", "2"});
+  EXPECT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_NE(r.output.find("world 2"), std::string::npos) << r.output;
+}
+
+TEST(CliErrors, HelpExplainsEveryOptionWithItsDefault) {
+  auto r = runShardscope({"run", "--help"});
+  EXPECT_EQ(r.exitCode, 0);
+  for (const char* option :
+       {"--model", "--layers", "--hidden", "--heads", "--seq", "--vocab", "--features",
+        "--classes", "--batch", "--steps", "--world", "--strategy", "--optimizer", "--lr",
+        "--seed", "--device", "--bucket-cap-mb", "--config", "--export", "--summary"}) {
+    EXPECT_NE(r.output.find(option), std::string::npos) << option;
+  }
+  EXPECT_NE(r.output.find("[default: 25]"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("ZeRO-3"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace shardscope

@@ -1,0 +1,120 @@
+#include "engine/run_config.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "tests/support/run_cli.h"
+
+namespace shardscope {
+namespace {
+
+std::string errorOf(RunConfig c) {
+  auto e = validate(c);
+  return e ? *e : "";
+}
+
+TEST(RunConfig, DefaultsAreValid) { EXPECT_EQ(errorOf(RunConfig{}), ""); }
+
+TEST(RunConfig, WorldSizeOutsideLimitNamesValueAndRange) {
+  RunConfig c;
+  c.world = 0;
+  EXPECT_NE(errorOf(c).find("--world is 0"), std::string::npos) << errorOf(c);
+  c.world = kMaxWorldSize + 1;
+  EXPECT_NE(errorOf(c).find("between 1 and " + std::to_string(kMaxWorldSize)), std::string::npos);
+}
+
+TEST(RunConfig, BatchMustDivideByWorldAndSuggestsAFix) {
+  RunConfig c;
+  c.world = 3;
+  c.batch = 16;
+  const auto e = errorOf(c);
+  EXPECT_NE(e.find("--batch 16 is not divisible by --world 3"), std::string::npos) << e;
+  EXPECT_NE(e.find("--batch 18"), std::string::npos) << e;
+}
+
+TEST(RunConfig, UnknownNamesListTheAllowedOnes) {
+  RunConfig c;
+  c.strategy = "zero3";
+  EXPECT_NE(errorOf(c).find("full_shard"), std::string::npos);
+  c = RunConfig{};
+  c.model = "resnet";
+  EXPECT_NE(errorOf(c).find("--model 'resnet'"), std::string::npos);
+  c = RunConfig{};
+  c.optimizer = "lion";
+  EXPECT_NE(errorOf(c).find("sgd, adam, adamw"), std::string::npos);
+}
+
+TEST(RunConfig, NonPositiveSizesAreRejected) {
+  for (auto field : {&RunConfig::layers, &RunConfig::hidden, &RunConfig::batch, &RunConfig::steps,
+                     &RunConfig::features, &RunConfig::classes}) {
+    RunConfig c;
+    c.*field = 0;
+    EXPECT_NE(errorOf(c).find("must be a positive integer"), std::string::npos) << errorOf(c);
+  }
+  RunConfig c;
+  c.model = "gpt";
+  c.vocab = -5;
+  EXPECT_NE(errorOf(c).find("--vocab is -5"), std::string::npos);
+  c = RunConfig{};
+  c.lr = 0;
+  EXPECT_NE(errorOf(c).find("--lr"), std::string::npos);
+}
+
+TEST(RunConfig, HeadsMustDivideHidden) {
+  RunConfig c;
+  c.model = "gpt";
+  c.hidden = 30;
+  c.heads = 4;
+  EXPECT_NE(errorOf(c).find("--heads 4 does not divide --hidden 30"), std::string::npos);
+  c.model = "mlp";  // heads are a gpt option only
+  EXPECT_EQ(errorOf(c), "");
+}
+
+TEST(RunConfig, UnwritableOutputsAreRejected) {
+  RunConfig c;
+  c.exportDir = "/proc/shardscope-cannot-be-here";
+  EXPECT_NE(errorOf(c).find("--export"), std::string::npos);
+  c = RunConfig{};
+  c.summaryPath = "/nonexistent-dir/for/summary.json";
+  EXPECT_NE(errorOf(c).find("--summary"), std::string::npos);
+}
+
+TEST(RunConfig, ConfigFileKeysApplyWithDashesOrUnderscores) {
+  const auto dir = testing::freshTempDir("config_file");
+  const auto path = dir + "/run.json";
+  std::ofstream(path) << R"({"model": "gpt", "world": 4, "bucket_cap_mb": 5.5, "lr": 0.01})";
+  RunConfig c;
+  ASSERT_FALSE(loadConfigFile(path, c).has_value());
+  EXPECT_EQ(c.model, "gpt");
+  EXPECT_EQ(c.world, 4);
+  EXPECT_DOUBLE_EQ(c.bucketCapMb, 5.5);
+  EXPECT_DOUBLE_EQ(c.lr, 0.01);
+}
+
+TEST(RunConfig, MalformedConfigFilesSayWhatIsWrong) {
+  const auto dir = testing::freshTempDir("config_bad");
+  RunConfig c;
+  std::ofstream(dir + "/broken.json") << R"({"model": "gpt", )";
+  auto e = loadConfigFile(dir + "/broken.json", c);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_NE(e->find("not valid JSON"), std::string::npos) << *e;
+
+  std::ofstream(dir + "/unknown.json") << R"({"modle": "gpt"})";
+  e = loadConfigFile(dir + "/unknown.json", c);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_NE(e->find("unknown config key 'modle'"), std::string::npos) << *e;
+
+  std::ofstream(dir + "/type.json") << R"({"world": "four"})";
+  e = loadConfigFile(dir + "/type.json", c);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_NE(e->find("'world'"), std::string::npos) << *e;
+  EXPECT_NE(e->find("integer"), std::string::npos) << *e;
+
+  e = loadConfigFile(dir + "/missing.json", c);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_NE(e->find("cannot read"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace shardscope

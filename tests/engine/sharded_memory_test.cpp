@@ -1,0 +1,92 @@
+// Between steps, a full_shard rank holds only its 1/N shard of every unit (plus the gradient and
+// optimizer state of that shard); a ddp rank holds everything. Inspects the tensors each rank
+// reports it keeps (held_rank*.json), including the storage behind the gathered buffers.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/model.h"
+#include "tests/support/run_cli.h"
+
+namespace shardscope {
+namespace {
+
+std::map<std::string, int64_t> bytesByRole(const nlohmann::json& held) {
+  std::map<std::string, int64_t> out;
+  for (const auto& t : held["tensors"]) out[t["role"].get<std::string>()] += t["bytes"].get<int64_t>();
+  return out;
+}
+
+nlohmann::json heldOf(const std::string& dir, int rank) {
+  std::ifstream in(dir + "/held_rank" + std::to_string(rank) + ".json");
+  return nlohmann::json::parse(in);
+}
+
+int64_t paddedUnitElements(const RunConfig& c, int world) {
+  auto model = makeModel(c);
+  std::map<int, int64_t> perUnit;
+  for (const auto& p : model->params()) {
+    int64_t n = 1;
+    for (auto d : p.shape) n *= d;
+    perUnit[p.unit] += n;
+  }
+  int64_t total = 0;
+  for (auto& [unit, n] : perUnit) total += (n + world - 1) / world * world;
+  return total;
+}
+
+TEST(ShardedMemory, FullShardRanksHoldOnlyTheirShard) {
+  RunConfig c;
+  c.model = "gpt";
+  c.layers = 3;
+  c.hidden = 20;
+  c.heads = 4;
+  c.vocab = 37;
+  c.seq = 6;
+  c.batch = 6;
+  c.steps = 2;
+  const int world = 3;
+  const auto shardedDir = testing::freshTempDir("held_full_shard");
+  const auto ddpDir = testing::freshTempDir("held_ddp");
+  auto common = std::vector<std::string>{"run", "--model", "gpt", "--layers", "3", "--hidden", "20",
+                                         "--heads", "4", "--vocab", "37", "--seq", "6", "--batch",
+                                         "6", "--steps", "2", "--world", std::to_string(world)};
+  auto sharded = common;
+  sharded.insert(sharded.end(), {"--strategy", "full_shard", "--export", shardedDir});
+  auto ddp = common;
+  ddp.insert(ddp.end(), {"--strategy", "ddp", "--export", ddpDir});
+  auto r1 = testing::runShardscope(sharded);
+  ASSERT_EQ(r1.exitCode, 0) << r1.output;
+  auto r2 = testing::runShardscope(ddp);
+  ASSERT_EQ(r2.exitCode, 0) << r2.output;
+
+  const int64_t fullBytes = makeModel(c)->parameterCount() * 4;
+  const int64_t shardBytes = paddedUnitElements(c, world) / world * 4;
+  for (int rank = 0; rank < world; ++rank) {
+    auto held = heldOf(shardedDir, rank);
+    auto roles = bytesByRole(held);
+    EXPECT_EQ(roles["param_shard"], shardBytes) << "rank " << rank;
+    EXPECT_EQ(roles["grad_shard"], shardBytes) << "rank " << rank;
+    EXPECT_EQ(roles["optimizer_state"], 2 * shardBytes) << "Adam: exp_avg + exp_avg_sq";
+    EXPECT_EQ(roles["param_gathered"], 0) << "gathered storage must be freed between steps";
+    EXPECT_EQ(roles["grad_full"], 0) << "unsharded gradients must be freed after reduce-scatter";
+    for (const auto& t : held["tensors"]) {
+      EXPECT_LT(t["numel"].get<int64_t>() * 4, fullBytes / 2) << t.dump();
+    }
+
+    auto ddpRoles = bytesByRole(heldOf(ddpDir, rank));
+    EXPECT_EQ(ddpRoles["param_shard"], fullBytes);
+    EXPECT_EQ(ddpRoles["optimizer_state"], 2 * fullBytes);
+    // params + grads + optimizer state: full_shard is 1/N of ddp's, up to padding.
+    const double ratio =
+        static_cast<double>(roles["param_shard"] + roles["grad_shard"] + roles["optimizer_state"]) /
+        static_cast<double>(ddpRoles["param_shard"] + fullBytes + ddpRoles["optimizer_state"]);
+    EXPECT_NEAR(ratio, 1.0 / world, 0.01);
+  }
+}
+
+}  // namespace
+}  // namespace shardscope

@@ -1,0 +1,71 @@
+#include "tests/support/run_cli.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+
+namespace shardscope::testing {
+
+CliResult runShardscope(const std::vector<std::string>& args, const std::vector<std::string>& env,
+                        int timeoutSeconds) {
+  int fds[2];
+  if (::pipe(fds) != 0) return {};
+  std::vector<std::string> argvStrings = {SHARDSCOPE_BINARY};
+  argvStrings.insert(argvStrings.end(), args.begin(), args.end());
+  const auto start = std::chrono::steady_clock::now();
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(fds[1], 1);
+    ::dup2(fds[1], 2);
+    ::close(fds[0]);
+    ::close(fds[1]);
+    for (const auto& e : env) ::putenv(const_cast<char*>(e.c_str()));
+    std::vector<char*> argv;
+    for (auto& a : argvStrings) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  CliResult result;
+  char buffer[4096];
+  const auto deadline = start + std::chrono::seconds(timeoutSeconds);
+  for (;;) {
+    pollfd p{fds[0], POLLIN, 0};
+    ::poll(&p, 1, 200);
+    if (p.revents) {
+      ssize_t n = ::read(fds[0], buffer, sizeof(buffer));
+      if (n <= 0) break;
+      result.output.append(buffer, static_cast<size_t>(n));
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(pid, SIGKILL);
+      result.output += "\n[test harness: timed out after " + std::to_string(timeoutSeconds) + " s]";
+      break;
+    }
+  }
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+std::string freshTempDir(const std::string& name) {
+  const char* base = std::getenv("TMPDIR");
+  std::filesystem::path dir = std::filesystem::path(base ? base : "/tmp") /
+                              ("shardscope-test-" + std::to_string(::getpid())) / name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+}  // namespace shardscope::testing

@@ -1,0 +1,73 @@
+#include "trace/wire.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace shardscope::trace {
+namespace {
+
+TEST(Wire, RoundTripsEveryField) {
+  Event e;
+  e.kind = EventKind::StepEnd;
+  e.rank = 3;
+  e.step = 7;
+  e.beginNs = 123456789012345;
+  e.endNs = 123456789999999;
+  e.loss = 2.302585;
+  e.count = 42;
+  e.worldSize = 4;
+  e.text = "cpu / gloo \"quoted\"\nnewline";
+  const std::string line = encodeEventLine(e);
+  ASSERT_EQ(line.back(), '\n');
+  ASSERT_EQ(line.find('\n'), line.size() - 1) << "one event must be exactly one line";
+  auto back = decodeEventLine(line.substr(0, line.size() - 1));
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->kind, e.kind);
+  EXPECT_EQ(back->rank, e.rank);
+  EXPECT_EQ(back->step, e.step);
+  EXPECT_EQ(back->beginNs, e.beginNs);
+  EXPECT_EQ(back->endNs, e.endNs);
+  EXPECT_DOUBLE_EQ(back->loss, e.loss);
+  EXPECT_EQ(back->count, e.count);
+  EXPECT_EQ(back->worldSize, e.worldSize);
+  EXPECT_EQ(back->text, e.text);
+}
+
+TEST(Wire, RejectsTornAndForeignLines) {
+  Event e;
+  e.kind = EventKind::RankError;
+  std::string line = encodeEventLine(e);
+  EXPECT_FALSE(decodeEventLine(line.substr(0, line.size() / 2)).has_value());
+  EXPECT_FALSE(decodeEventLine("").has_value());
+  EXPECT_FALSE(decodeEventLine("{\"kind\": \"no_such_kind\"}").has_value());
+  EXPECT_FALSE(decodeEventLine("[1,2,3]").has_value());
+  EXPECT_FALSE(decodeEventLine("{\"kind\": \"step_end\", \"rank\": \"zero\"}").has_value());
+}
+
+TEST(Wire, SplitterReassemblesLinesAcrossArbitraryReads) {
+  std::string stream;
+  for (int i = 0; i < 200; ++i) {
+    Event e;
+    e.step = i;
+    e.text = std::string(static_cast<size_t>(i % 17), 'x');
+    stream += encodeEventLine(e);
+  }
+  std::mt19937 rng(1234);
+  LineSplitter splitter;
+  std::vector<int> steps;
+  for (size_t pos = 0; pos < stream.size();) {
+    size_t n = std::min<size_t>(stream.size() - pos, 1 + rng() % 97);
+    splitter.feed(stream.data() + pos, n, [&](const std::string& line) {
+      auto e = decodeEventLine(line);
+      ASSERT_TRUE(e.has_value()) << line;
+      steps.push_back(e->step);
+    });
+    pos += n;
+  }
+  ASSERT_EQ(steps.size(), 200u);
+  for (int i = 0; i < 200; ++i) EXPECT_EQ(steps[i], i);
+}
+
+}  // namespace
+}  // namespace shardscope::trace
