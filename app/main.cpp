@@ -88,5 +88,6 @@ int main(int argc, char** argv) {
     config.steps = 5;
   }
   if (auto err = shardscope::validate(config)) return failUsage(*err);
+  if (auto err = shardscope::checkDeviceAvailable(config)) return failUsage(*err);
   return runHeadless(config);
 }

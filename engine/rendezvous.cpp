@@ -55,9 +55,12 @@ std::unique_ptr<Communicator> connectCommunicator(const RendezvousInfo& info,
                                                   const std::string& device) {
   c10d::TCPStoreOptions options;
   options.port = static_cast<uint16_t>(info.masterPort);
-  options.isServer = info.rank == 0;
+  // Under torchrun the elastic agent already hosts the store (TORCHELASTIC_USE_AGENT_STORE).
+  const char* agentStore = std::getenv("TORCHELASTIC_USE_AGENT_STORE");
+  const bool agentHostsStore = agentStore && std::string(agentStore) == "True";
+  options.isServer = info.rank == 0 && !agentHostsStore;
   options.numWorkers = info.worldSize;
-  options.waitWorkers = true;
+  options.waitWorkers = options.isServer;
   options.timeout = std::chrono::seconds(120);
   auto tcpStore = c10::make_intrusive<c10d::TCPStore>(info.masterAddr, options);
   // A prefix per backend, as init_process_group does, so later groups can share the store.

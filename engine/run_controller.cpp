@@ -131,14 +131,21 @@ void finishOutputs(const RunConfig& config, const RunResult& result) {
 
 }  // namespace
 
+std::optional<std::string> checkDeviceAvailable(const RunConfig& config) {
+  if (config.device == "cuda" && torch::cuda::device_count() == 0) {
+    return std::string("--device cuda, but no CUDA device is visible here. Use --device cpu, or "
+                       "run on a machine with an NVIDIA GPU.");
+  }
+  return std::nullopt;
+}
+
 RunResult runTraining(const RunConfig& config, const std::string& workerExecutable,
                       const RunCallbacks& callbacks) {
   RunResult result;
   result.worldSize = config.world;
   result.stepSeconds.assign(config.world, {});
-  if (config.device == "cuda" && torch::cuda::device_count() == 0) {
-    result.error = "--device cuda, but no CUDA device is visible here. Use --device cpu, or run on "
-                   "a machine with an NVIDIA GPU.";
+  if (auto error = checkDeviceAvailable(config)) {
+    result.error = *error;
     finishOutputs(config, result);
     return result;
   }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,9 @@ struct RunCallbacks {
   // Every event any rank sent, as it arrives.
   std::function<void(const trace::Event&)> onEvent;
 };
+
+// Checks what only the running machine can tell (e.g. that --device cuda has a GPU to use).
+std::optional<std::string> checkDeviceAvailable(const RunConfig& config);
 
 // `workerExecutable` is the shardscope binary to start with `worker --config FILE`.
 // Expects a validated config. Writes losses.pt (with --export) and the summary (with --summary),

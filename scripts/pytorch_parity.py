@@ -1,0 +1,225 @@
+#!/usr/bin/env python3
+"""Parity of shardscope with PyTorch's own DDP and FSDP2, on CPU ranks over Gloo.
+
+For each model and world size: shardscope trains with ddp, full_shard and shard_grad_op and exports
+its initial parameters, data and per-step losses (--export). PyTorch then trains the same model
+definition from those files with torch.nn.parallel.DistributedDataParallel and with FSDP2's
+fully_shard (reshard_after_forward True and False), one process per rank (torch.multiprocessing,
+gloo). Per-step global mean losses must agree within a relative 1e-5:
+    shardscope ddp           <-> PyTorch DDP
+    shardscope full_shard    <-> PyTorch FSDP2, reshard_after_forward=True
+    shardscope shard_grad_op <-> PyTorch FSDP2, reshard_after_forward=False
+Exit status 0 when every pair agrees, 1 otherwise. Run by ctest as `pytorch_parity`.
+"""
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import traceback
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+import torch.nn as nn
+import torch.nn.functional as F
+
+TOLERANCE = 1e-5
+
+# ---- the models, exactly as engine/models/*.cpp define them -----------------------------------
+
+
+class Mlp(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.inp = nn.Linear(c["features"], c["hidden"])
+        self.blocks = nn.ModuleList(nn.Linear(c["hidden"], c["hidden"]) for _ in range(c["layers"]))
+        self.head = nn.Linear(c["hidden"], c["classes"])
+
+    def forward(self, x, y):
+        h = F.gelu(self.inp(x))
+        for block in self.blocks:
+            h = F.gelu(block(h))
+        return F.cross_entropy(self.head(h), y)
+
+
+class Attention(nn.Module):
+    def __init__(self, hidden, heads):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(hidden, 3 * hidden, bias=False)
+        self.proj = nn.Linear(hidden, hidden)
+
+    def forward(self, x):
+        B, T, H = x.shape
+        q, k, v = self.qkv(x).split(H, dim=2)
+        heads = lambda t: t.view(B, T, self.heads, H // self.heads).transpose(1, 2)
+        y = F.scaled_dot_product_attention(heads(q), heads(k), heads(v), is_causal=True)
+        return self.proj(y.transpose(1, 2).contiguous().view(B, T, H))
+
+
+class FeedForward(nn.Module):
+    def __init__(self, hidden):
+        super().__init__()
+        self.fc = nn.Linear(hidden, 4 * hidden)
+        self.proj = nn.Linear(4 * hidden, hidden)
+
+    def forward(self, x):
+        return self.proj(F.gelu(self.fc(x)))
+
+
+class Block(nn.Module):
+    def __init__(self, hidden, heads):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(hidden)
+        self.attn = Attention(hidden, heads)
+        self.ln2 = nn.LayerNorm(hidden)
+        self.mlp = FeedForward(hidden)
+
+    def forward(self, x):
+        h = x + self.attn(self.ln1(x))
+        return h + self.mlp(self.ln2(h))
+
+
+class Gpt(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        h = c["hidden"]
+        self.wte = nn.Embedding(c["vocab"], h)
+        self.wpe = nn.Embedding(c["seq"], h)
+        self.blocks = nn.ModuleList(Block(h, c["heads"]) for _ in range(c["layers"]))
+        self.ln_f = nn.LayerNorm(h)
+        self.lm_head = nn.Linear(h, c["vocab"], bias=False)
+
+    def forward(self, x, y):
+        pos = torch.arange(x.shape[1])
+        h = self.wte(x) + self.wpe(pos)
+        for block in self.blocks:
+            h = block(h)
+        logits = self.lm_head(self.ln_f(h))
+        return F.cross_entropy(logits.view(-1, logits.shape[-1]), y.reshape(-1))
+
+
+def make_optimizer(c, params):
+    if c["optimizer"] == "sgd":
+        return torch.optim.SGD(params, lr=c["lr"])
+    if c["optimizer"] == "adamw":
+        return torch.optim.AdamW(params, lr=c["lr"], weight_decay=0.01)
+    return torch.optim.Adam(params, lr=c["lr"])
+
+
+# ---- one PyTorch rank ---------------------------------------------------------------------------
+
+
+def pytorch_rank(rank, world, port, export_dir, mode, out_path):
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    try:
+        c = json.load(open(os.path.join(export_dir, "config.json")))
+        model = (Mlp if c["model"] == "mlp" else Gpt)(c)
+        model.load_state_dict(torch.load(os.path.join(export_dir, "init.pt")))
+        if mode == "ddp":
+            model = nn.parallel.DistributedDataParallel(model, bucket_cap_mb=c["bucket-cap-mb"])
+        else:
+            from torch.distributed.fsdp import fully_shard
+
+            reshard = mode == "fsdp2_reshard_true"
+            for block in model.blocks:
+                fully_shard(block, reshard_after_forward=reshard)
+            fully_shard(model, reshard_after_forward=reshard)
+        opt = make_optimizer(c, model.parameters())
+        data = torch.load(os.path.join(export_dir, "data.pt"))
+        per = c["batch"] // world
+        losses = []
+        for step in range(c["steps"]):
+            x = data["x"][step][rank * per:(rank + 1) * per]
+            y = data["y"][step][rank * per:(rank + 1) * per]
+            loss = model(x, y)
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            g = loss.detach().clone()
+            dist.all_reduce(g)
+            losses.append(g.item() / world)
+        if rank == 0:
+            json.dump({"losses": losses}, open(out_path, "w"))
+    except Exception:
+        if rank == 0:
+            json.dump({"error": traceback.format_exc()}, open(out_path, "w"))
+        raise
+    finally:
+        dist.destroy_process_group()
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_pytorch(world, export_dir, mode):
+    out = tempfile.NamedTemporaryFile(suffix=".json", delete=False).name
+    try:
+        mp.spawn(pytorch_rank, args=(world, free_port(), export_dir, mode, out), nprocs=world)
+    except Exception as e:  # the rank's own traceback is in `out`
+        pass
+    result = json.load(open(out)) if os.path.getsize(out) else {"error": "no result written"}
+    os.unlink(out)
+    return result
+
+
+# ---- comparison ---------------------------------------------------------------------------------
+
+MODELS = {
+    "mlp": ["--model", "mlp", "--layers", "3", "--hidden", "13", "--features", "7", "--classes", "5"],
+    "gpt": ["--model", "gpt", "--layers", "2", "--hidden", "12", "--heads", "3", "--seq", "5",
+            "--vocab", "11"],
+}
+PAIRS = [("ddp", "ddp"), ("full_shard", "fsdp2_reshard_true"), ("shard_grad_op", "fsdp2_reshard_false")]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--shardscope", required=True, help="path of the shardscope binary")
+    ap.add_argument("--workdir", required=True, help="directory for the exported runs")
+    ap.add_argument("--worlds", default="2,3", help="comma-separated world sizes [2,3]")
+    ap.add_argument("--steps", type=int, default=4)
+    args = ap.parse_args()
+    worlds = [int(w) for w in args.worlds.split(",")]
+    failures = 0
+    print(f"torch {torch.__version__}; tolerance: relative {TOLERANCE} on each step's global mean loss")
+    for model, model_args in MODELS.items():
+        for world in worlds:
+            for strategy, mode in PAIRS:
+                export = os.path.join(args.workdir, f"{model}_w{world}_{strategy}")
+                cmd = [args.shardscope, "run", *model_args, "--strategy", strategy, "--world", str(world),
+                       "--batch", str(4 * world), "--steps", str(args.steps), "--lr", "0.01", "--seed", "3",
+                       "--export", export]
+                run = subprocess.run(cmd, capture_output=True, text=True)
+                label = f"{model:4s} world {world} {strategy:13s} vs PyTorch {mode:20s}"
+                if run.returncode != 0:
+                    print(f"FAIL {label}: shardscope failed\n{run.stdout}{run.stderr}")
+                    failures += 1
+                    continue
+                ours = torch.load(os.path.join(export, "losses.pt")).double()
+                theirs = run_pytorch(world, export, mode)
+                if "error" in theirs:
+                    print(f"FAIL {label}: PyTorch raised:\n{theirs['error']}")
+                    failures += 1
+                    continue
+                ref = torch.tensor(theirs["losses"], dtype=torch.float64)
+                rel = ((ours - ref).abs() / ref.abs()).max().item()
+                ok = rel <= TOLERANCE
+                failures += not ok
+                print(f"{'ok  ' if ok else 'FAIL'} {label}: max rel diff {rel:.2e}  "
+                      f"losses {' '.join(f'{v:.6f}' for v in ref.tolist())}")
+    total = len(MODELS) * len(worlds) * len(PAIRS)
+    print(f"{total - failures} passed, {failures} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
