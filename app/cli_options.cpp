@@ -46,7 +46,15 @@ void RunOptions::addTo(CLI::App& cmd) {
   bind("--export", &RunConfig::exportDir,
        "write init.pt, data.pt, losses.pt and final.pt (torch.load reads them) into DIR");
   bind("--summary", &RunConfig::summaryPath,
-       "write a JSON summary (per-step loss, per-rank step times; docs/summary-schema.md) to FILE");
+       "write a JSON summary (per-step loss; per rank: peak memory by role, step times, "
+       "throughput, collectives, overlap; docs/outputs.md) to FILE");
+  bind("--trace", &RunConfig::tracePath,
+       "write a Chrome trace JSON (open it in Perfetto: ui.perfetto.dev) to FILE");
+  bind("--memory-csv", &RunConfig::memoryCsvPath,
+       "write every memory sample (rank, time, bytes per role) as CSV to FILE");
+  bind("--recording", &RunConfig::recording,
+       withDefault("on | off | alternate (record even steps only: measures recording overhead)",
+                   d.recording));
   cmd.add_option("--config", configPath_,
                  "JSON file with the same keys as these options (e.g. {\"model\": \"gpt\"}); "
                  "options on the command line override it");

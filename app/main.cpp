@@ -1,17 +1,21 @@
 // shardscope: the one executable. Subcommands:
-//   run      train headlessly: one process per rank, progress per step
+//   run      train headlessly: one process per rank, progress per step, tables at the end
+//   compare  the same run under ddp, full_shard and shard_grad_op, one table side by side
 //   worker   one rank (started by `run`, or by torchrun/srun/mpirun with their variables)
 #include <unistd.h>
 
 #include <climits>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 
 #include "app/cli_options.h"
+#include "app/report_tables.h"
 #include "engine/rank_worker.h"
 #include "engine/run_controller.h"
+#include "engine/run_summary.h"
 
 namespace {
 
@@ -28,25 +32,79 @@ int failUsage(const std::string& message) {
   return 2;
 }
 
-int runHeadless(const shardscope::RunConfig& config) {
+void printBanner(const shardscope::RunConfig& config) {
   std::printf("shardscope run: %s, %d layers, hidden %d, %s (%s), world %d, batch %d, %d steps, %s\n",
               config.model.c_str(), config.layers, config.hidden, config.strategy.c_str(),
               shardscope::zeroName(config.strategy), config.world, config.batch, config.steps,
               config.device.c_str());
   std::fflush(stdout);
+}
+
+shardscope::RunResult trainWithProgress(const shardscope::RunConfig& config) {
   shardscope::RunCallbacks callbacks;
   callbacks.onStep = [&](int step, double loss, double seconds) {
     std::printf("step %d/%d  loss %.6f  step time %.1f ms\n", step + 1, config.steps, loss,
                 seconds * 1e3);
     std::fflush(stdout);
   };
-  auto result = shardscope::runTraining(config, selfExecutable(), callbacks);
+  return shardscope::runTraining(config, selfExecutable(), callbacks);
+}
+
+int runHeadless(const shardscope::RunConfig& config) {
+  printBanner(config);
+  auto result = trainWithProgress(config);
+  if (result.recording.ranks() > 0 && !result.losses.empty()) {
+    shardscope::app::printRunTables(stdout, config, shardscope::computeRankStats(config, result));
+  }
   if (!result.ok) {
     std::fprintf(stderr, "shardscope: run failed: %s\n", result.error.c_str());
     return 1;
   }
   std::printf("done: %d ranks on %s, %lld parameters\n", result.worldSize,
               result.deviceDescription.c_str(), static_cast<long long>(result.parameterCount));
+  return 0;
+}
+
+// FILE.json -> FILE.<strategy>.json, so one compare writes one file per strategy.
+std::string perStrategyPath(const std::string& path, const std::string& strategy) {
+  if (path.empty()) return path;
+  const auto slash = path.find_last_of('/');
+  const auto dot = path.find_last_of('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) {
+    return path + "." + strategy;
+  }
+  return path.substr(0, dot) + "." + strategy + path.substr(dot);
+}
+
+int runCompare(const shardscope::RunConfig& base) {
+  std::vector<shardscope::app::StrategyColumn> columns;
+  nlohmann::json all = nlohmann::json::object();
+  for (const char* strategy : {"ddp", "full_shard", "shard_grad_op"}) {
+    shardscope::RunConfig config = base;
+    config.strategy = strategy;
+    config.summaryPath.clear();
+    config.tracePath = perStrategyPath(base.tracePath, strategy);
+    config.memoryCsvPath = perStrategyPath(base.memoryCsvPath, strategy);
+    if (!base.exportDir.empty()) config.exportDir = base.exportDir + "/" + strategy;
+    printBanner(config);
+    auto result = trainWithProgress(config);
+    shardscope::app::StrategyColumn column;
+    column.strategy = strategy;
+    column.ok = result.ok;
+    column.error = result.error;
+    column.ranks = shardscope::computeRankStats(config, result);
+    all[strategy] = shardscope::summaryJson(config, result);
+    columns.push_back(std::move(column));
+  }
+  shardscope::app::printComparisonTable(stdout, columns);
+  if (!base.summaryPath.empty()) {
+    std::ofstream(base.summaryPath) << nlohmann::json{{"schema", "shardscope.compare/1"},
+                                                      {"runs", all}}.dump(2)
+                                    << "\n";
+  }
+  for (const auto& c : columns) {
+    if (!c.ok) return 1;
+  }
   return 0;
 }
 
@@ -63,6 +121,13 @@ int main(int argc, char** argv) {
   shardscope::app::RunOptions runOptions;
   auto* run = app.add_subcommand("run", "train headlessly, one OS process per rank");
   runOptions.addTo(*run);
+
+  shardscope::app::RunOptions compareOptions;
+  auto* compare = app.add_subcommand(
+      "compare", "run ddp, full_shard and shard_grad_op one after another on the same model and "
+                 "data, and print them side by side (--strategy is ignored; --trace, --memory-csv "
+                 "and --export get one file or directory per strategy)");
+  compareOptions.addTo(*compare);
 
   shardscope::app::RunOptions workerOptions;
   auto* worker = app.add_subcommand(
@@ -81,6 +146,11 @@ int main(int argc, char** argv) {
   shardscope::RunConfig config;
   if (run->parsed()) {
     if (auto err = runOptions.resolve(config)) return failUsage(*err);
+  } else if (compare->parsed()) {
+    if (auto err = compareOptions.resolve(config)) return failUsage(*err);
+    if (auto err = shardscope::validate(config)) return failUsage(*err);
+    if (auto err = shardscope::checkDeviceAvailable(config)) return failUsage(*err);
+    return runCompare(config);
   } else {
     config.model = "gpt";
     config.strategy = "full_shard";

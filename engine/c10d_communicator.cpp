@@ -10,6 +10,14 @@ class C10dPending final : public PendingCollective {
     if (work_) work_->wait();
     work_.reset();
   }
+  void onComplete(std::function<void()> callback) override {
+    if (!work_) {
+      callback();
+      return;
+    }
+    work_->getFuture()->addCallback(
+        [callback = std::move(callback)](c10::ivalue::Future&) { callback(); });
+  }
 
  private:
   c10::intrusive_ptr<c10d::Work> work_;
@@ -25,13 +33,14 @@ C10dCommunicator::C10dCommunicator(c10::intrusive_ptr<c10d::Backend> backend,
 int C10dCommunicator::rank() const { return backend_->getRank(); }
 int C10dCommunicator::worldSize() const { return backend_->getSize(); }
 
-void C10dCommunicator::allGather(at::Tensor& output, at::Tensor& input) {
+void C10dCommunicator::allGather(at::Tensor& output, at::Tensor& input, const std::string&) {
   TORCH_CHECK(output.numel() == input.numel() * worldSize(), "allGather: output must hold ",
               worldSize(), " x ", input.numel(), " elements, has ", output.numel());
   backend_->_allgather_base(output, input)->wait();
 }
 
-void C10dCommunicator::reduceScatterSum(at::Tensor& output, at::Tensor& input) {
+void C10dCommunicator::reduceScatterSum(at::Tensor& output, at::Tensor& input,
+                                         const std::string&) {
   TORCH_CHECK(input.numel() == output.numel() * worldSize(), "reduceScatterSum: input must hold ",
               worldSize(), " x ", output.numel(), " elements, has ", input.numel());
   if (nativeReduceScatter_) {
@@ -46,19 +55,20 @@ void C10dCommunicator::reduceScatterSum(at::Tensor& output, at::Tensor& input) {
   output.copy_(input.narrow(0, output.numel() * rank(), output.numel()));
 }
 
-std::unique_ptr<PendingCollective> C10dCommunicator::allReduceSumAsync(at::Tensor& tensor) {
+std::unique_ptr<PendingCollective> C10dCommunicator::allReduceSumAsync(at::Tensor& tensor,
+                                                                       const std::string&) {
   std::vector<at::Tensor> tensors{tensor};
   return std::make_unique<C10dPending>(backend_->allreduce(tensors));
 }
 
-void C10dCommunicator::broadcast(at::Tensor& tensor, int root) {
+void C10dCommunicator::broadcast(at::Tensor& tensor, int root, const std::string&) {
   std::vector<at::Tensor> tensors{tensor};
   c10d::BroadcastOptions opts;
   opts.rootRank = root;
   backend_->broadcast(tensors, opts)->wait();
 }
 
-void C10dCommunicator::barrier() { backend_->barrier()->wait(); }
+void C10dCommunicator::barrier(const std::string&) { backend_->barrier()->wait(); }
 
 std::string C10dCommunicator::reduceScatterImplementation() const {
   return nativeReduceScatter_ ? "reduce_scatter" : "reduce_scatter(all_reduce+slice)";

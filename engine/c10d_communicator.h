@@ -16,11 +16,12 @@ class C10dCommunicator final : public Communicator {
   int worldSize() const override;
   std::string backendName() const override { return backendName_; }
 
-  void allGather(at::Tensor& output, at::Tensor& input) override;
-  void reduceScatterSum(at::Tensor& output, at::Tensor& input) override;
-  std::unique_ptr<PendingCollective> allReduceSumAsync(at::Tensor& tensor) override;
-  void broadcast(at::Tensor& tensor, int root) override;
-  void barrier() override;
+  void allGather(at::Tensor& output, at::Tensor& input, const std::string& label) override;
+  void reduceScatterSum(at::Tensor& output, at::Tensor& input, const std::string& label) override;
+  std::unique_ptr<PendingCollective> allReduceSumAsync(at::Tensor& tensor,
+                                                       const std::string& label) override;
+  void broadcast(at::Tensor& tensor, int root, const std::string& label) override;
+  void barrier(const std::string& label) override;
   std::string reduceScatterImplementation() const override;
 
  private:

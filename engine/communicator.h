@@ -3,6 +3,7 @@
 // so an op built from others (e.g. reduce-scatter from all-reduce) is named as such in events.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -15,6 +16,8 @@ class PendingCollective {
  public:
   virtual ~PendingCollective() = default;
   virtual void wait() = 0;
+  // Runs `callback` (on any thread) once the collective has completed; at once if it has.
+  virtual void onComplete(std::function<void()> callback) = 0;
 };
 
 class Communicator {
@@ -25,14 +28,18 @@ class Communicator {
   virtual int worldSize() const = 0;
   virtual std::string backendName() const = 0;  // "gloo" | "nccl"
 
+  // `label` names what the collective is for (an FSDP unit, a DDP bucket) in recorded events.
+
   // output (world * input.numel(), contiguous) <- concatenation of every rank's input, rank order.
-  virtual void allGather(at::Tensor& output, at::Tensor& input) = 0;
+  virtual void allGather(at::Tensor& output, at::Tensor& input, const std::string& label) = 0;
   // output (input.numel() / world) <- this rank's slice of the elementwise sum of every input.
-  virtual void reduceScatterSum(at::Tensor& output, at::Tensor& input) = 0;
+  virtual void reduceScatterSum(at::Tensor& output, at::Tensor& input,
+                                const std::string& label) = 0;
   // tensor <- elementwise sum over ranks, issued without waiting.
-  virtual std::unique_ptr<PendingCollective> allReduceSumAsync(at::Tensor& tensor) = 0;
-  virtual void broadcast(at::Tensor& tensor, int root) = 0;
-  virtual void barrier() = 0;
+  virtual std::unique_ptr<PendingCollective> allReduceSumAsync(at::Tensor& tensor,
+                                                               const std::string& label) = 0;
+  virtual void broadcast(at::Tensor& tensor, int root, const std::string& label) = 0;
+  virtual void barrier(const std::string& label) = 0;
 
   // How the op is implemented by this backend, e.g. "reduce_scatter" or
   // "reduce_scatter(all_reduce+slice)" where the backend lacks the native op.
@@ -52,7 +59,8 @@ struct RendezvousInfo {
 RendezvousInfo rendezvousFromEnvironment();
 
 // Connects to the TCP store (rank 0 hosts it, as torchrun's static rendezvous does) and builds the
-// process group for `device` ("cpu" -> Gloo, "cuda" -> NCCL).
+// process group for `device` ("cpu" -> Gloo, "cuda" -> NCCL), wrapped so every collective is
+// recorded (RecordingCommunicator).
 std::unique_ptr<Communicator> connectCommunicator(const RendezvousInfo& info,
                                                   const std::string& device);
 

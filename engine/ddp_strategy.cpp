@@ -6,6 +6,7 @@
 #include <torch/csrc/autograd/variable.h>
 
 #include "engine/optimizer_factory.h"
+#include "engine/recorder.h"
 
 namespace shardscope {
 
@@ -35,14 +36,19 @@ std::vector<std::vector<int>> assignBuckets(const std::vector<int64_t>& paramByt
 DdpStrategy::DdpStrategy(const RunConfig& config, const StagedModel& model, Communicator& comm,
                          const at::Device& device)
     : model_(model), comm_(comm) {
-  for (auto& t : model.initParameters(config.seed)) {
-    params_.push_back(t.to(device).set_requires_grad(true));
+  {
+    RoleScope role(trace::MemoryRole::ParamShard);  // ddp's "shard" is the full replica
+    for (auto& t : model.initParameters(config.seed)) {
+      params_.push_back(t.to(device).set_requires_grad(true));
+    }
   }
   std::vector<int64_t> bytes;
   for (const auto& p : params_) bytes.push_back(p.numel() * p.element_size());
   const auto capBytes = static_cast<int64_t>(config.bucketCapMb * 1024.0 * 1024.0);
+  // The first bucket is small so the first all-reduce starts early; never larger than the cap.
+  const int64_t firstCapBytes = std::min(kFirstBucketBytes, capBytes);
   bucketOf_.assign(params_.size(), -1);
-  for (auto& indices : assignBuckets(bytes, kFirstBucketBytes, capBytes)) {
+  for (auto& indices : assignBuckets(bytes, firstCapBytes, capBytes)) {
     Bucket bucket;
     int64_t offset = 0;
     for (int i : indices) {
@@ -51,6 +57,7 @@ DdpStrategy::DdpStrategy(const RunConfig& config, const StagedModel& model, Comm
       bucketOf_[i] = static_cast<int>(buckets_.size());
     }
     bucket.params = std::move(indices);
+    RoleScope role(trace::MemoryRole::CommBuffer);
     bucket.buffer = at::zeros({offset}, params_[0].options().requires_grad(false));
     buckets_.push_back(std::move(bucket));
   }
@@ -88,14 +95,15 @@ void DdpStrategy::launchReadyBuckets() {
   const double scale = 1.0 / comm_.worldSize();
   while (nextToLaunch_ < static_cast<int>(buckets_.size()) &&
          buckets_[nextToLaunch_].pending == 0) {
-    Bucket& b = buckets_[nextToLaunch_++];
+    const int index = nextToLaunch_++;
+    Bucket& b = buckets_[index];
     for (size_t k = 0; k < b.params.size(); ++k) {
       const auto& g = params_[b.params[k]].grad();
       b.buffer.narrow(0, b.offsets[k], g.numel()).copy_(g.reshape({-1}));
     }
     // Pre-divide, then sum: the average that DDP's default allreduce hook computes.
     b.buffer.mul_(scale);
-    b.work = comm_.allReduceSumAsync(b.buffer);
+    b.work = comm_.allReduceSumAsync(b.buffer, "bucket " + std::to_string(index));
   }
 }
 

@@ -12,6 +12,10 @@ int StagedModel::stageUnit(int stage) const {
   return stage - 1;
 }
 
+std::string StagedModel::unitName(int unit) {
+  return unit == kRootUnit ? "root" : "blocks." + std::to_string(unit);
+}
+
 int64_t StagedModel::parameterCount() const {
   int64_t total = 0;
   for (const auto& spec : params_) {

@@ -35,6 +35,7 @@ class StagedModel {
   int numUnits() const { return numBlocks_; }  // block units; the root unit is extra
   int numStages() const { return numBlocks_ + 2; }
   int stageUnit(int stage) const;               // kRootUnit for the first and last stage
+  static std::string unitName(int unit);        // "root" or "blocks.<i>"
 
   // Runs one stage. `p` holds the current parameter tensors in params() order. The last stage
   // returns the mean cross-entropy of this batch.

@@ -1,12 +1,9 @@
 #include "engine/rank_reporter.h"
 
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 
-#include "trace/wire.h"
+#include "engine/recorder.h"
 
 namespace shardscope {
 
@@ -26,16 +23,8 @@ void RankReporter::send(const trace::Event& event) {
     std::fflush(stdout);
     return;
   }
-  const std::string line = trace::encodeEventLine(event);
-  // One write per line: writes up to PIPE_BUF bytes are atomic, and a longer one still arrives
-  // whole because only this rank writes to its pipe.
-  size_t done = 0;
-  while (done < line.size()) {
-    ssize_t n = ::write(fd_, line.data() + done, line.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;  // the controller is gone; nothing left to tell
-    done += static_cast<size_t>(n);
-  }
+  // Through the recorder's writer, the pipe's only writer, so lines never interleave.
+  RankRecorder::instance().control(event);
 }
 
 }  // namespace shardscope

@@ -1,5 +1,6 @@
-// How a rank tells the controller what happened: event lines on the pipe named by
-// SHARDSCOPE_EVENT_FD. Started by torchrun/srun instead (no pipe), rank 0 prints progress itself.
+// How a rank tells the controller what happened (control events: run info, step ends, errors):
+// through the recorder to the pipe named by SHARDSCOPE_EVENT_FD. Started by torchrun/srun instead
+// (no pipe), rank 0 prints progress itself.
 #pragma once
 
 #include "trace/events.h"

@@ -12,6 +12,8 @@
 #include "engine/communicator.h"
 #include "engine/model.h"
 #include "engine/rank_reporter.h"
+#include "engine/recorder.h"
+#include "engine/recording_allocator.h"
 #include "engine/strategy.h"
 #include "engine/tensor_files.h"
 #include "engine/train_step.h"
@@ -29,6 +31,9 @@ void maybeInjectFault(int rank, int step) {
   char mode[16] = {0};
   if (std::sscanf(spec, "rank=%d,step=%d,mode=%15s", &faultRank, &faultStep, mode) != 3) return;
   if (faultRank != rank || faultStep != step) return;
+  // The fault strikes after everything up to here has reached the controller, so tests see a
+  // deterministic "died during step S+1".
+  RankRecorder::instance().flushNow();
   if (std::string(mode) == "kill") std::raise(SIGKILL);
   throw std::runtime_error("injected fault at step " + std::to_string(step) +
                            " (SHARDSCOPE_FAULT)");
@@ -62,9 +67,21 @@ void reportError(RankReporter& reporter, int rank, const std::string& text) {
 
 }  // namespace
 
+// Events a rank may hold before the streaming thread drains them; beyond this they are dropped
+// and counted (a drain runs every few milliseconds, so this is ample for any step).
+constexpr size_t kEventBufferCapacity = 1 << 18;
+
 int runRankWorker(const RunConfig& config) {
   int rank = std::getenv("RANK") ? std::atoi(std::getenv("RANK")) : 0;
+  const char* eventFd = std::getenv("SHARDSCOPE_EVENT_FD");
+  auto& recorder = RankRecorder::instance();
+  installRecordingCpuAllocator();  // before this rank creates any tensor
+  recorder.start(rank, eventFd ? std::atoi(eventFd) : -1, kEventBufferCapacity);
+  recorder.setEnabled(config.recording != "off");
   RankReporter reporter(rank);
+  struct StopRecorder {
+    ~StopRecorder() { RankRecorder::instance().stop(); }
+  } stopRecorder;  // flushes what was recorded on every way out, errors included
   try {
     const RendezvousInfo info = rendezvousFromEnvironment();
     rank = info.rank;
@@ -107,15 +124,22 @@ int runRankWorker(const RunConfig& config) {
 
     for (int step = 0; step < config.steps; ++step) {
       maybeInjectFault(rank, step);
+      recorder.setStep(step);
+      // --recording alternate: even steps recorded, odd steps not (the overhead benchmark).
+      if (config.recording == "alternate") recorder.setEnabled(step % 2 == 0);
       const int64_t begin = trace::nowNs();
-      Batch global = model->globalBatch(config.seed, step, config.batch);
-      Batch local = localShard(global, rank, info.worldSize);
-      local.x = local.x.to(device);
-      local.y = local.y.to(device);
+      Batch local;
+      {
+        RoleScope role(trace::MemoryRole::Other);
+        Batch global = model->globalBatch(config.seed, step, config.batch);
+        local = localShard(global, rank, info.worldSize);
+        local.x = local.x.to(device);
+        local.y = local.y.to(device);
+      }
       at::Tensor loss = trainStep(*model, *strategy, local);
       // The global mean loss, for the progress line (every rank's local batch is the same size).
       at::Tensor globalLoss = loss.reshape({1}).clone();
-      comm->allReduceSumAsync(globalLoss)->wait();
+      comm->allReduceSumAsync(globalLoss, "loss (logging)")->wait();
       trace::Event e;
       e.kind = trace::EventKind::StepEnd;
       e.rank = rank;
@@ -123,8 +147,11 @@ int runRankWorker(const RunConfig& config) {
       e.loss = globalLoss.item<double>() / info.worldSize;
       e.beginNs = begin;
       e.endNs = trace::nowNs();
+      e.count = step % 2 == 0 || config.recording != "alternate" ? 1 : 0;  // recorded step?
       reporter.send(e);
     }
+    // Exports below are not training: their collectives and buffers stay out of the recording.
+    recorder.setEnabled(false);
 
     if (exporting) {
       writeHeldTensors(config.exportDir + "/held_rank" + std::to_string(rank) + ".json",
@@ -132,7 +159,7 @@ int runRankWorker(const RunConfig& config) {
     }
     auto finalParams = strategy->fullParameters();  // collective: every rank takes part
     if (exporting && rank == 0) saveTensorDict(config.exportDir + "/final.pt", finalParams);
-    comm->barrier();
+    comm->barrier("end of run");
 
     trace::Event done;
     done.kind = trace::EventKind::RunDone;

@@ -9,6 +9,7 @@
 
 #include "engine/backend_factories.h"
 #include "engine/communicator.h"
+#include "engine/recording_communicator.h"
 
 namespace shardscope {
 
@@ -60,13 +61,14 @@ std::unique_ptr<Communicator> connectCommunicator(const RendezvousInfo& info,
   const bool agentHostsStore = agentStore && std::string(agentStore) == "True";
   options.isServer = info.rank == 0 && !agentHostsStore;
   options.numWorkers = info.worldSize;
-  options.waitWorkers = options.isServer;
+  options.waitWorkers = true;  // every rank registers; the host counts them in
   options.timeout = std::chrono::seconds(120);
   auto tcpStore = c10::make_intrusive<c10d::TCPStore>(info.masterAddr, options);
   // A prefix per backend, as init_process_group does, so later groups can share the store.
   auto store = c10::make_intrusive<c10d::PrefixStore>("shardscope/default_pg", tcpStore);
-  if (device == "cuda") return makeNcclCommunicator(store, info);
-  return makeGlooCommunicator(store, info);
+  auto backend = device == "cuda" ? makeNcclCommunicator(store, info)
+                                  : makeGlooCommunicator(store, info);
+  return std::make_unique<RecordingCommunicator>(std::move(backend));
 }
 
 }  // namespace shardscope

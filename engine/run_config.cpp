@@ -17,7 +17,8 @@ nlohmann::json RunConfig::toJson() const {
           {"features", features},   {"classes", classes},     {"batch", batch},
           {"steps", steps},         {"world", world},         {"strategy", strategy},
           {"optimizer", optimizer}, {"lr", lr},               {"seed", seed},
-          {"device", device},       {"bucket-cap-mb", bucketCapMb}};
+          {"device", device},       {"bucket-cap-mb", bucketCapMb},
+          {"recording", recording}};
 }
 
 namespace {
@@ -72,6 +73,9 @@ std::optional<std::string> applyConfigJson(const nlohmann::json& json, RunConfig
     else if (key == "bucket-cap-mb") err = readValue(v, key, c.bucketCapMb);
     else if (key == "export") err = readValue(v, key, c.exportDir);
     else if (key == "summary") err = readValue(v, key, c.summaryPath);
+    else if (key == "trace") err = readValue(v, key, c.tracePath);
+    else if (key == "memory-csv") err = readValue(v, key, c.memoryCsvPath);
+    else if (key == "recording") err = readValue(v, key, c.recording);
     else {
       return "unknown config key '" + it.key() +
              "'. Allowed keys are the option names of 'shardscope run --help' without dashes, "
@@ -162,6 +166,7 @@ std::optional<std::string> validate(const RunConfig& c) {
   if (auto e = oneOf("strategy", c.strategy, {"ddp", "full_shard", "shard_grad_op"})) return e;
   if (auto e = oneOf("optimizer", c.optimizer, {"sgd", "adam", "adamw"})) return e;
   if (auto e = oneOf("device", c.device, {"cpu", "cuda"})) return e;
+  if (auto e = oneOf("recording", c.recording, {"on", "off", "alternate"})) return e;
   if (c.world < 1 || c.world > kMaxWorldSize) {
     return "--world is " + std::to_string(c.world) + "; it must be between 1 and " +
            std::to_string(kMaxWorldSize) + " (one OS process per rank on this host). Pass --world 1.." +
@@ -207,6 +212,12 @@ std::optional<std::string> validate(const RunConfig& c) {
   }
   if (!c.summaryPath.empty()) {
     if (auto e = checkWritableFile("summary", c.summaryPath)) return e;
+  }
+  if (!c.tracePath.empty()) {
+    if (auto e = checkWritableFile("trace", c.tracePath)) return e;
+  }
+  if (!c.memoryCsvPath.empty()) {
+    if (auto e = checkWritableFile("memory-csv", c.memoryCsvPath)) return e;
   }
   return std::nullopt;
 }

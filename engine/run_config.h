@@ -34,6 +34,9 @@ struct RunConfig {
   double bucketCapMb = 25.0;       // ddp: bucket size in MiB (the first bucket is 1 MiB)
   std::string exportDir;           // --export DIR: init.pt, data.pt, losses.pt, final.pt
   std::string summaryPath;         // --summary FILE: JSON summary
+  std::string tracePath;           // --trace FILE: Chrome trace JSON (Perfetto)
+  std::string memoryCsvPath;       // --memory-csv FILE: memory samples per rank and role
+  std::string recording = "on";    // on | off | alternate (even steps only; for benchmarks)
 
   nlohmann::json toJson() const;
 };

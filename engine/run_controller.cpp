@@ -20,6 +20,8 @@
 
 #include "engine/run_summary.h"
 #include "engine/tensor_files.h"
+#include "trace/chrome_trace.h"
+#include "trace/stream_merger.h"
 #include "trace/wire.h"
 
 extern char** environ;
@@ -121,7 +123,22 @@ class TempConfigFile {
   std::string path_;
 };
 
+void writeTextFile(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  std::ofstream out(path);
+  write(out);
+  if (!out) throw std::runtime_error("cannot write '" + path + "'");
+}
+
 void finishOutputs(const RunConfig& config, const RunResult& result) {
+  if (!config.tracePath.empty()) {
+    writeTextFile(config.tracePath, [&](std::ostream& out) {
+      trace::writeChromeTrace(out, result.recording, summaryJson(config, result)["config"]);
+    });
+  }
+  if (!config.memoryCsvPath.empty()) {
+    writeTextFile(config.memoryCsvPath,
+                  [&](std::ostream& out) { trace::writeMemoryCsv(out, result.recording); });
+  }
   if (!config.exportDir.empty() && !result.losses.empty()) {
     saveTensor(config.exportDir + "/losses.pt",
                at::tensor(result.losses, at::TensorOptions().dtype(at::kDouble)).to(at::kFloat));
@@ -185,6 +202,10 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
   std::map<int, int> ranksDoneWithStep;  // step -> ranks that finished it
   std::map<int, double> lossOfStep;
   std::vector<int> failureOrder;
+  result.recording.reset(config.world);
+  // Ranks stream mostly in time order; a window of a few drains (5 ms each) absorbs the rest.
+  trace::StreamMerger merger(config.world, /*windowNs=*/50'000'000,
+                             [&](const trace::Event& e) { result.recording.add(e); });
   bool stopping = false;
   auto stopAll = [&](int signal) {
     for (auto& p : ranks) {
@@ -196,6 +217,12 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
   auto handleEvent = [&](RankProcess& proc, const trace::Event& event) {
     if (callbacks.onEvent) callbacks.onEvent(event);
     switch (event.kind) {
+      case trace::EventKind::Memory:
+      case trace::EventKind::Collective:
+      case trace::EventKind::Compute:
+      case trace::EventKind::Dropped:
+        merger.push(event);
+        break;
       case trace::EventKind::RunInfo:
         if (proc.rank == 0) {
           result.deviceDescription = event.text;
@@ -204,6 +231,7 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
         break;
       case trace::EventKind::StepEnd: {
         proc.lastStep = event.step;
+        merger.push(event);
         result.stepSeconds[proc.rank].push_back((event.endNs - event.beginNs) / 1e9);
         lossOfStep[event.step] = event.loss;
         if (++ranksDoneWithStep[event.step] == config.world) {
@@ -218,6 +246,7 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
         proc.reportedError = event.text;
         break;
       case trace::EventKind::RunDone:
+        merger.push(event);
         break;
     }
   };
@@ -244,6 +273,7 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
       } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
         ::close(p.eventFd);
         p.eventFd = -1;
+        merger.finishRank(p.rank);
       }
     }
     for (auto& p : ranks) {
@@ -267,6 +297,8 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
     if (allDone) break;
   }
 
+  merger.flush();
+  result.outOfOrderEvents = merger.outOfOrder();
   if (failureOrder.empty()) {
     result.ok = true;
   } else {

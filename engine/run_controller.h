@@ -10,6 +10,7 @@
 
 #include "engine/run_config.h"
 #include "trace/events.h"
+#include "trace/run_recording.h"
 
 namespace shardscope {
 
@@ -21,6 +22,8 @@ struct RunResult {
   std::string deviceDescription;              // e.g. "cpu / gloo"
   int64_t parameterCount = 0;
   int worldSize = 0;
+  trace::RunRecording recording;              // everything the ranks recorded, merged in time order
+  int64_t outOfOrderEvents = 0;               // events the merger saw after later ones (counted)
 };
 
 struct RunCallbacks {
@@ -34,8 +37,8 @@ struct RunCallbacks {
 std::optional<std::string> checkDeviceAvailable(const RunConfig& config);
 
 // `workerExecutable` is the shardscope binary to start with `worker --config FILE`.
-// Expects a validated config. Writes losses.pt (with --export) and the summary (with --summary),
-// also when the run fails, so nothing recorded is lost.
+// Expects a validated config. Writes losses.pt (--export), the summary (--summary), the trace
+// (--trace) and the memory CSV (--memory-csv), also when the run fails, so nothing recorded is lost.
 RunResult runTraining(const RunConfig& config, const std::string& workerExecutable,
                       const RunCallbacks& callbacks);
 

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "engine/run_controller.h"
+#include "engine/run_stats.h"
 
 namespace shardscope {
 
@@ -13,10 +14,34 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result) {
     steps.push_back({{"step", s}, {"loss", result.losses[s]}});
   }
   nlohmann::json ranks = nlohmann::json::array();
-  for (size_t r = 0; r < result.stepSeconds.size(); ++r) {
-    ranks.push_back({{"rank", r}, {"step_time_s", result.stepSeconds[r]}});
+  for (const auto& s : computeRankStats(config, result)) {
+    nlohmann::json peak, atPeak;
+    for (int i = 0; i < trace::kMemoryRoleCount; ++i) {
+      const char* role = trace::memoryRoleName(static_cast<trace::MemoryRole>(i));
+      peak[role] = s.peakByRole[i];
+      atPeak[role] = s.atPeakTotal[i];
+    }
+    peak["total"] = s.peakTotal;
+    nlohmann::json collectives;
+    for (int op = 0; op < trace::kCollectiveOpCount; ++op) {
+      const auto& c = s.collectives[op];
+      collectives[trace::collectiveOpName(static_cast<trace::CollectiveOp>(op))] = {
+          {"count", c.count}, {"bytes", c.bytes}, {"time_s", c.seconds}};
+    }
+    ranks.push_back({{"rank", s.rank},
+                     {"step_time_s", s.stepSeconds},
+                     {"steady_step_time_s", s.steadyStepSeconds},
+                     {"peak_bytes", peak},
+                     {"at_peak_bytes", atPeak},
+                     {"throughput",
+                      {{"samples_per_s", s.samplesPerSecond},
+                       {"tokens_per_s", s.tokensPerSecond},
+                       {"model_flops_per_s", s.modelFlopsPerSecond}}},
+                     {"collectives", collectives},
+                     {"overlap_pct", s.overlapPercent},
+                     {"dropped_events", s.droppedEvents}});
   }
-  nlohmann::json j = {{"schema", "shardscope.summary/1"},
+  nlohmann::json j = {{"schema", "shardscope.summary/2"},
                       {"status", result.ok ? "ok" : "failed"},
                       {"config", config.toJson()},
                       {"zero_stage", zeroName(config.strategy)},
@@ -24,7 +49,8 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result) {
                       {"parameter_count", result.parameterCount},
                       {"world_size", result.worldSize},
                       {"steps", steps},
-                      {"ranks", ranks}};
+                      {"ranks", ranks},
+                      {"out_of_order_events", result.outOfOrderEvents}};
   if (!result.ok) j["error"] = result.error;
   return j;
 }

@@ -5,6 +5,7 @@
 #include <c10/util/strides.h>
 
 #include "engine/optimizer_factory.h"
+#include "engine/recorder.h"
 #include "engine/storage_resize.h"
 
 namespace shardscope {
@@ -25,6 +26,8 @@ ShardedStrategy::ShardedStrategy(const RunConfig& config, const StagedModel& mod
   }
 
   // Every rank builds the same full initial values, then keeps only its slice.
+  // The full initial values are a temporary (role other); only the shards stay.
+  RoleScope initRole(trace::MemoryRole::Other);
   auto init = model.initParameters(config.seed);
   live_.resize(specs.size());
   std::vector<at::Tensor> optimized;
@@ -40,9 +43,16 @@ ShardedStrategy::ShardedStrategy(const RunConfig& config, const StagedModel& mod
     const int64_t shardNumel = unit.paddedNumel / world;
     auto flat = at::zeros({unit.paddedNumel}, at::kFloat);
     flat.narrow(0, 0, unit.numel).copy_(at::cat(pieces));
-    unit.shard = flat.narrow(0, rank * shardNumel, shardNumel).to(device).clone();
-    unit.shard.set_requires_grad(true);
-    unit.gradShard = at::zeros({shardNumel}, floatOptions);
+    {
+      RoleScope role(trace::MemoryRole::ParamShard);
+      unit.shard = flat.narrow(0, rank * shardNumel, shardNumel).to(device).clone();
+      unit.shard.set_requires_grad(true);
+    }
+    {
+      RoleScope role(trace::MemoryRole::GradShard);
+      unit.gradShard = at::zeros({shardNumel}, floatOptions);
+    }
+    RoleScope gatheredRole(trace::MemoryRole::ParamGathered);
     unit.gathered = at::empty({unit.paddedNumel}, floatOptions);
     for (size_t k = 0; k < unit.params.size(); ++k) {
       const int i = unit.params[k];
@@ -72,8 +82,11 @@ ShardedStrategy::Unit& ShardedStrategy::unitOfStage(int stage) {
 
 void ShardedStrategy::unshard(Unit& unit) {
   if (unit.isGathered) return;
-  setStorageBytes(unit.gathered, unit.paddedNumel * unit.gathered.element_size());
-  comm_.allGather(unit.gathered, unit.shard);
+  {
+    RoleScope role(trace::MemoryRole::ParamGathered);
+    setStorageBytes(unit.gathered, unit.paddedNumel * unit.gathered.element_size());
+  }
+  comm_.allGather(unit.gathered, unit.shard, unit.name);
   unit.isGathered = true;
 }
 
@@ -86,7 +99,11 @@ void ShardedStrategy::reshard(Unit& unit) {
 void ShardedStrategy::reduceGradients(Unit& unit) {
   // FSDP2's foreach_reduce: copy the unsharded grads into one padded flat buffer, pre-divide by the
   // world size and reduce-scatter, so each rank receives the averaged gradient of its own slice.
-  auto flat = at::zeros({unit.paddedNumel}, unit.gradShard.options());
+  at::Tensor flat;
+  {
+    RoleScope role(trace::MemoryRole::CommBuffer);
+    flat = at::zeros({unit.paddedNumel}, unit.gradShard.options());
+  }
   for (size_t k = 0; k < unit.params.size(); ++k) {
     auto& p = live_[unit.params[k]];
     if (p.grad().defined()) {
@@ -95,7 +112,7 @@ void ShardedStrategy::reduceGradients(Unit& unit) {
     p.mutable_grad() = at::Tensor();  // the unsharded gradient is freed here, as in FSDP2
   }
   flat.mul_(1.0 / comm_.worldSize());
-  comm_.reduceScatterSum(unit.gradShard, flat);
+  comm_.reduceScatterSum(unit.gradShard, flat, unit.name);
 }
 
 void ShardedStrategy::beforeForward(int stage) { unshard(unitOfStage(stage)); }
@@ -128,7 +145,7 @@ std::map<std::string, at::Tensor> ShardedStrategy::fullParameters() {
   for (Unit& unit : units_) {
     auto full = at::empty({unit.paddedNumel}, unit.shard.options().requires_grad(false));
     auto shard = unit.shard.detach();
-    comm_.allGather(full, shard);
+    comm_.allGather(full, shard, unit.name + " (export)");
     for (size_t k = 0; k < unit.params.size(); ++k) {
       const int i = unit.params[k];
       out[specs[i].name] =

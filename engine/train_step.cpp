@@ -2,30 +2,68 @@
 
 #include <torch/csrc/autograd/autograd.h>
 
+#include "engine/recorder.h"
+#include "engine/recording_allocator.h"
+
 namespace shardscope {
 
+namespace {
+
+// Gradients are allocated by autograd while the role is "activation"; once a stage's backward has
+// produced them, the parameters' .grad buffers are known to be unsharded gradients.
+void retagGradients(const StagedModel& model, const Strategy& strategy, int stage) {
+  const int unit = model.stageUnit(stage);
+  const auto& live = strategy.liveParameters();
+  for (size_t i = 0; i < live.size(); ++i) {
+    if (model.params()[i].unit == unit) retagStorage(live[i].grad(), trace::MemoryRole::GradFull);
+  }
+}
+
+}  // namespace
+
 at::Tensor trainStep(const StagedModel& model, Strategy& strategy, const Batch& batch) {
+  ComputeSpan stepSpan(trace::ComputeKind::Step, "");
   const int stages = model.numStages();
   std::vector<at::Tensor> inputs(stages), outputs(stages);
-  for (int s = 0; s < stages; ++s) {
-    strategy.beforeForward(s);
-    inputs[s] = s == 0 ? batch.x : outputs[s - 1].detach().requires_grad_(true);
-    outputs[s] = model.forwardStage(s, inputs[s], batch, strategy.liveParameters());
-    strategy.afterForward(s);
+  {
+    PhaseScope phase(trace::Phase::Forward);
+    for (int s = 0; s < stages; ++s) {
+      strategy.beforeForward(s);
+      {
+        RoleScope role(trace::MemoryRole::Activation);
+        ComputeSpan span(trace::ComputeKind::Forward, StagedModel::unitName(model.stageUnit(s)));
+        inputs[s] = s == 0 ? batch.x : outputs[s - 1].detach().requires_grad_(true);
+        outputs[s] = model.forwardStage(s, inputs[s], batch, strategy.liveParameters());
+      }
+      strategy.afterForward(s);
+    }
   }
   at::Tensor loss = outputs.back().detach();
-
-  at::Tensor gradOutput = at::ones_like(outputs.back());
-  for (int s = stages - 1; s >= 0; --s) {
-    strategy.beforeBackward(s);
-    torch::autograd::backward({outputs[s]}, {gradOutput});
-    if (s > 0) gradOutput = inputs[s].grad();
-    outputs[s] = at::Tensor();  // drop this stage's graph and activations
-    inputs[s] = at::Tensor();
-    strategy.afterBackward(s);
+  {
+    PhaseScope phase(trace::Phase::Backward);
+    at::Tensor gradOutput;
+    for (int s = stages - 1; s >= 0; --s) {
+      strategy.beforeBackward(s);
+      {
+        RoleScope role(trace::MemoryRole::Activation);
+        ComputeSpan span(trace::ComputeKind::Backward, StagedModel::unitName(model.stageUnit(s)));
+        if (!gradOutput.defined()) gradOutput = at::ones_like(outputs.back());
+        torch::autograd::backward({outputs[s]}, {gradOutput});
+        gradOutput = s > 0 ? inputs[s].grad() : at::Tensor();
+        outputs[s] = at::Tensor();  // drop this stage's graph and activations
+        inputs[s] = at::Tensor();
+      }
+      retagGradients(model, strategy, s);
+      strategy.afterBackward(s);
+    }
+    strategy.finishBackward();
   }
-  strategy.finishBackward();
-  strategy.step();
+  {
+    PhaseScope phase(trace::Phase::Optimizer);
+    RoleScope role(trace::MemoryRole::OptimizerState);
+    ComputeSpan span(trace::ComputeKind::Optimizer, "");
+    strategy.step();
+  }
   return loss;
 }
 

@@ -10,6 +10,62 @@ const char* eventKindName(EventKind kind) {
     case EventKind::RunInfo: return "run_info";
     case EventKind::RankError: return "rank_error";
     case EventKind::RunDone: return "run_done";
+    case EventKind::Memory: return "memory";
+    case EventKind::Collective: return "collective";
+    case EventKind::Compute: return "compute";
+    case EventKind::Dropped: return "dropped";
+  }
+  return "unknown";
+}
+
+std::optional<EventKind> eventKindFromName(const std::string& name) {
+  for (int k = 0; k <= static_cast<int>(EventKind::Dropped); ++k) {
+    if (name == eventKindName(static_cast<EventKind>(k))) return static_cast<EventKind>(k);
+  }
+  return std::nullopt;
+}
+
+const char* memoryRoleName(MemoryRole role) {
+  switch (role) {
+    case MemoryRole::ParamShard: return "param_shard";
+    case MemoryRole::ParamGathered: return "param_gathered";
+    case MemoryRole::GradShard: return "grad_shard";
+    case MemoryRole::GradFull: return "grad_full";
+    case MemoryRole::OptimizerState: return "optimizer_state";
+    case MemoryRole::Activation: return "activation";
+    case MemoryRole::CommBuffer: return "comm_buffer";
+    case MemoryRole::Other: return "other";
+  }
+  return "unknown";
+}
+
+const char* phaseName(Phase phase) {
+  switch (phase) {
+    case Phase::None: return "none";
+    case Phase::Forward: return "forward";
+    case Phase::Backward: return "backward";
+    case Phase::Optimizer: return "optimizer";
+  }
+  return "unknown";
+}
+
+const char* collectiveOpName(CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::AllGather: return "all_gather";
+    case CollectiveOp::ReduceScatter: return "reduce_scatter";
+    case CollectiveOp::AllReduce: return "all_reduce";
+    case CollectiveOp::Broadcast: return "broadcast";
+    case CollectiveOp::Barrier: return "barrier";
+  }
+  return "unknown";
+}
+
+const char* computeKindName(ComputeKind kind) {
+  switch (kind) {
+    case ComputeKind::Step: return "step";
+    case ComputeKind::Forward: return "forward";
+    case ComputeKind::Backward: return "backward";
+    case ComputeKind::Optimizer: return "optimizer";
   }
   return "unknown";
 }
@@ -18,6 +74,27 @@ int64_t nowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
+}
+
+double algbwBytesPerSecond(int64_t bytes, double seconds) {
+  return seconds > 0 ? static_cast<double>(bytes) / seconds : 0.0;
+}
+
+int64_t collectiveSizeBytes(const Event& e) {
+  return static_cast<CollectiveOp>(e.op) == CollectiveOp::AllGather ? e.bytesOut : e.bytes;
+}
+
+double busbwFactor(CollectiveOp op, int ranks) {
+  if (ranks <= 1) return op == CollectiveOp::Broadcast ? 1.0 : 0.0;
+  const double n = ranks;
+  switch (op) {
+    case CollectiveOp::AllReduce: return 2.0 * (n - 1) / n;
+    case CollectiveOp::AllGather:
+    case CollectiveOp::ReduceScatter: return (n - 1) / n;
+    case CollectiveOp::Broadcast: return 1.0;
+    case CollectiveOp::Barrier: return 0.0;
+  }
+  return 0.0;
 }
 
 }  // namespace shardscope::trace

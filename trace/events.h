@@ -1,35 +1,86 @@
 // The one event vocabulary shared by the engine (which records) and the controller/UI (which read).
-// Plain structs with a type tag; timestamps are nanoseconds on the host's steady clock, sizes bytes.
-// Append-only: new kinds go at the end so recorded streams stay readable.
+// Plain structs with a type tag; timestamps are nanoseconds on the host's steady clock (one clock
+// for every rank on the host), sizes are bytes. Append-only: new kinds and roles go at the end so
+// recorded streams stay readable.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace shardscope::trace {
 
 enum class EventKind : uint8_t {
-  StepEnd,    // one training step finished on a rank: loss, step time
-  RunInfo,    // a rank is up: world size, device, backend, parameter count
-  RankError,  // a rank hit an error it can describe; it exits non-zero right after
-  RunDone,    // a rank finished every step cleanly
+  StepEnd,     // one training step finished on a rank: loss, step span
+  RunInfo,     // a rank is up: world size, device/backend (text), parameter count
+  RankError,   // a rank hit an error it can describe (text); it exits non-zero right after
+  RunDone,     // a rank finished every step cleanly; count = events it dropped
+  Memory,      // an allocation (+bytes), a free (-bytes) or a re-attribution (fromRole -> role)
+  Collective,  // one collective: op, label, bytes in/out, group size, issue/start/end, phase
+  Compute,     // a compute span: step, forward/backward of a unit, optimizer step
+  Dropped,     // count = events a full buffer had to drop since the last Dropped event
 };
 
-const char* eventKindName(EventKind kind);
+// What a byte of memory is for. The timeline stacks these.
+enum class MemoryRole : uint8_t {
+  ParamShard,      // parameters this rank owns (under ddp: its full replica)
+  ParamGathered,   // unsharded parameters, all-gathered for compute
+  GradShard,       // reduced gradient of this rank's shard
+  GradFull,        // unsharded gradients (ddp's .grad; FSDP before reduce-scatter)
+  OptimizerState,  // optimizer moments and their temporaries
+  Activation,      // activations and activation gradients
+  CommBuffer,      // flat buffers a collective reads or writes (ddp buckets, rs input)
+  Other,           // input batches, scratch
+};
+constexpr int kMemoryRoleCount = 8;
+constexpr uint8_t kNoRole = 255;
 
-// Nanoseconds on the steady clock of this host; all ranks on one host share it.
-int64_t nowNs();
+enum class Phase : uint8_t { None, Forward, Backward, Optimizer };
+
+enum class CollectiveOp : uint8_t { AllGather, ReduceScatter, AllReduce, Broadcast, Barrier };
+constexpr int kCollectiveOpCount = 5;
+
+enum class ComputeKind : uint8_t { Step, Forward, Backward, Optimizer };
 
 struct Event {
   EventKind kind = EventKind::StepEnd;
   int32_t rank = 0;
-  int32_t step = -1;        // -1 when the event is not tied to a step
-  int64_t beginNs = 0;      // host steady clock
-  int64_t endNs = 0;        // host steady clock
-  double loss = 0.0;        // StepEnd: global mean loss of the step
-  int64_t count = 0;        // RunInfo: parameter count
-  int32_t worldSize = 0;    // RunInfo
-  std::string text;         // RunInfo: device/backend description; RankError: message
+  int32_t step = -1;       // -1 when not tied to a step
+  int64_t beginNs = 0;     // Memory: when; Compute: span begin; Collective: start
+  int64_t endNs = 0;       // Compute, Collective, StepEnd: end
+  int64_t issueNs = 0;     // Collective: when the rank issued it (<= beginNs)
+  int64_t bytes = 0;       // Memory: signed delta (or bytes moved when fromRole is set);
+                           // Collective: bytes this rank sends in
+  int64_t bytesOut = 0;    // Collective: bytes this rank receives out
+  int64_t count = 0;       // RunInfo: parameter count; Dropped/RunDone: dropped events
+  double loss = 0.0;       // StepEnd: global mean loss
+  int32_t worldSize = 0;   // RunInfo; Collective: group size
+  uint8_t role = 0;        // Memory: MemoryRole
+  uint8_t fromRole = kNoRole;  // Memory: re-attribution source role
+  uint8_t phase = 0;       // Collective, Compute: Phase
+  uint8_t op = 0;          // Collective: CollectiveOp; Compute: ComputeKind
+  std::string text;        // Collective: "unit" or "unit|implementation" for an op built from
+                           // others; Compute: unit; RunInfo: device; RankError: message
 };
+
+const char* eventKindName(EventKind kind);
+const char* memoryRoleName(MemoryRole role);
+const char* phaseName(Phase phase);
+const char* collectiveOpName(CollectiveOp op);
+const char* computeKindName(ComputeKind kind);
+std::optional<EventKind> eventKindFromName(const std::string& name);
+
+// Nanoseconds on the steady clock of this host; all ranks on one host share it.
+int64_t nowNs();
+
+// nccl-tests' bandwidths for a collective of `bytes` (its "size": the all-reduce buffer, the
+// all-gather output, the reduce-scatter input) over `seconds` among `ranks`:
+// algbw = bytes / seconds; busbw = algbw * factor, factor 2(n-1)/n for all-reduce, (n-1)/n for
+// all-gather and reduce-scatter, 1 for broadcast.
+double algbwBytesPerSecond(int64_t bytes, double seconds);
+// That size for a Collective event: bytesOut for all-gather, bytes (in) otherwise.
+int64_t collectiveSizeBytes(const Event& collective);
+double busbwFactor(CollectiveOp op, int ranks);
 
 }  // namespace shardscope::trace

@@ -40,9 +40,9 @@ TEST(Wire, RejectsTornAndForeignLines) {
   std::string line = encodeEventLine(e);
   EXPECT_FALSE(decodeEventLine(line.substr(0, line.size() / 2)).has_value());
   EXPECT_FALSE(decodeEventLine("").has_value());
-  EXPECT_FALSE(decodeEventLine("{\"kind\": \"no_such_kind\"}").has_value());
+  EXPECT_FALSE(decodeEventLine("{\"k\": \"no_such_kind\"}").has_value());
   EXPECT_FALSE(decodeEventLine("[1,2,3]").has_value());
-  EXPECT_FALSE(decodeEventLine("{\"kind\": \"step_end\", \"rank\": \"zero\"}").has_value());
+  EXPECT_FALSE(decodeEventLine("{\"k\": \"step_end\", \"r\": \"zero\"}").has_value());
 }
 
 TEST(Wire, SplitterReassemblesLinesAcrossArbitraryReads) {

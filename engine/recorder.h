@@ -1,0 +1,111 @@
+// What a rank records about itself, and how it gets to the controller without slowing training.
+//
+// Producers (the training thread, autograd, Gloo's threads, the allocator hook) push events into a
+// bounded lock-free queue and never wait: when the queue is full the event is dropped and counted.
+// One streaming thread drains the queue every few milliseconds and writes event lines to the pipe
+// named by SHARDSCOPE_EVENT_FD, so the controller sees the run while it happens and keeps what a
+// rank sent before dying. Control events (step ends, errors) are rare and must not be dropped; they
+// take a short mutex instead and go out through the same writer, so lines never interleave.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "trace/event_queue.h"
+#include "trace/events.h"
+
+namespace shardscope {
+
+class RankRecorder {
+ public:
+  static RankRecorder& instance();
+
+  // Starts streaming to `fd` (-1: no controller; events are discarded after counting).
+  void start(int rank, int fd, size_t capacity);
+  // Drains everything, reports the drop count, stops the writer. Safe to call twice.
+  void stop();
+  // Blocks until everything recorded so far has been written (for tests that kill a rank).
+  void flushNow();
+
+  // Whether data events (memory, collectives, compute) are recorded right now; control events
+  // always are. Toggling is how the overhead benchmark compares on and off within one run.
+  void setEnabled(bool enabled) { enabled_.store(enabled, std::memory_order_relaxed); }
+  bool enabled() const { return enabled_.load(std::memory_order_relaxed); }
+
+  void record(trace::Event&& event);   // data event: never blocks, may drop
+  void control(trace::Event event);    // control event: never dropped
+
+  int rank() const { return rank_; }
+  int64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
+
+  // The step every event is tagged with (set by the training loop, read on any thread).
+  void setStep(int step) { step_.store(step, std::memory_order_relaxed); }
+  int step() const { return step_.load(std::memory_order_relaxed); }
+
+ private:
+  RankRecorder() = default;
+  void writerLoop();
+  void drainOnce(std::string& buffer);
+  void writeAll(const std::string& bytes);
+
+  int rank_ = 0;
+  int fd_ = -1;
+  std::unique_ptr<trace::BoundedEventQueue<trace::Event>> queue_;
+  std::atomic<bool> enabled_{false};
+  std::atomic<bool> running_{false};
+  std::atomic<int64_t> dropped_{0};
+  int64_t droppedReported_ = 0;
+  std::atomic<int> step_{-1};
+  std::mutex controlMutex_;
+  std::deque<trace::Event> controlEvents_;
+  std::thread writer_;
+  std::mutex drainMutex_;
+  std::condition_variable drained_;
+  uint64_t drains_ = 0;
+};
+
+// Thread-local context that events and allocations are attributed to.
+trace::MemoryRole currentRole();
+trace::Phase currentPhase();
+
+class RoleScope {
+ public:
+  explicit RoleScope(trace::MemoryRole role);
+  ~RoleScope();
+  RoleScope(const RoleScope&) = delete;
+  RoleScope& operator=(const RoleScope&) = delete;
+
+ private:
+  trace::MemoryRole previous_;
+};
+
+class PhaseScope {
+ public:
+  explicit PhaseScope(trace::Phase phase);
+  ~PhaseScope();
+  PhaseScope(const PhaseScope&) = delete;
+  PhaseScope& operator=(const PhaseScope&) = delete;
+
+ private:
+  trace::Phase previous_;
+};
+
+// Records a compute span from construction to destruction.
+class ComputeSpan {
+ public:
+  ComputeSpan(trace::ComputeKind kind, std::string unit);
+  ~ComputeSpan();
+  ComputeSpan(const ComputeSpan&) = delete;
+  ComputeSpan& operator=(const ComputeSpan&) = delete;
+
+ private:
+  trace::ComputeKind kind_;
+  std::string unit_;
+  int64_t begin_;
+};
+
+}  // namespace shardscope

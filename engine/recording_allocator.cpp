@@ -1,0 +1,88 @@
+#include "engine/recording_allocator.h"
+
+#include <c10/core/CPUAllocator.h>
+
+#include "engine/recorder.h"
+
+namespace shardscope {
+
+namespace {
+
+// Every allocation carries a header in front of its data, so the raw pointer alone leads back to
+// its size and role. That keeps context == data, which raw_allocate() users (Gloo, c10d) require,
+// and needs no lookup table (no lock) on alloc or free. 64 bytes keeps c10's 64-byte alignment.
+struct alignas(64) Header {
+  size_t bytes;
+  trace::MemoryRole role;
+};
+static_assert(sizeof(Header) == 64);
+
+c10::DeleterFnPtr gInnerFree = nullptr;  // the wrapped allocator's raw deleter
+
+Header* headerOf(void* data) { return reinterpret_cast<Header*>(static_cast<char*>(data) - sizeof(Header)); }
+
+void recordMemory(int64_t bytes, trace::MemoryRole role, uint8_t fromRole = trace::kNoRole) {
+  auto& recorder = RankRecorder::instance();
+  if (!recorder.enabled()) return;
+  trace::Event e;
+  e.kind = trace::EventKind::Memory;
+  e.step = recorder.step();
+  e.beginNs = trace::nowNs();
+  e.bytes = bytes;
+  e.role = static_cast<uint8_t>(role);
+  e.fromRole = fromRole;
+  recorder.record(std::move(e));
+}
+
+void recordingFree(void* data) {
+  if (!data) return;
+  Header* header = headerOf(data);
+  recordMemory(-static_cast<int64_t>(header->bytes), header->role);
+  gInnerFree(header);
+}
+
+class RecordingCpuAllocator final : public c10::Allocator {
+ public:
+  explicit RecordingCpuAllocator(c10::Allocator* inner) : inner_(inner) {
+    gInnerFree = inner->raw_deleter();
+    TORCH_CHECK(gInnerFree, "the default CPU allocator has no raw deleter to wrap");
+  }
+
+  c10::DataPtr allocate(size_t bytes) override {
+    const c10::Device cpu(c10::DeviceType::CPU);
+    if (bytes == 0) return {nullptr, nullptr, &recordingFree, cpu};
+    void* base = inner_->raw_allocate(bytes + sizeof(Header));
+    auto* header = new (base) Header{bytes, currentRole()};
+    void* data = header + 1;
+    recordMemory(static_cast<int64_t>(bytes), header->role);
+    return {data, data, &recordingFree, cpu};
+  }
+
+  c10::DeleterFnPtr raw_deleter() const override { return &recordingFree; }
+
+  void copy_data(void* dest, const void* src, std::size_t count) const override {
+    default_copy_data(dest, src, count);
+  }
+
+ private:
+  c10::Allocator* inner_;
+};
+
+}  // namespace
+
+void installRecordingCpuAllocator() {
+  static RecordingCpuAllocator allocator(c10::GetDefaultCPUAllocator());
+  c10::SetCPUAllocator(&allocator, /*priority=*/10);
+}
+
+void retagStorage(const at::Tensor& tensor, trace::MemoryRole role) {
+  if (!tensor.defined() || !tensor.has_storage()) return;
+  const auto& dataPtr = tensor.storage().data_ptr();
+  if (dataPtr.get_deleter() != &recordingFree || !dataPtr.get()) return;
+  Header* header = headerOf(dataPtr.get());
+  if (header->role == role) return;
+  recordMemory(static_cast<int64_t>(header->bytes), role, static_cast<uint8_t>(header->role));
+  header->role = role;
+}
+
+}  // namespace shardscope

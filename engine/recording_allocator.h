@@ -1,0 +1,21 @@
+// The CPU allocator hook: every allocation and free a rank makes through LibTorch's CPU allocator
+// becomes a Memory event with its size and the role in force on the allocating thread (RoleScope).
+// The role travels with the allocation, so its free is attributed to the same role; retag() moves
+// a live allocation to another role once its purpose is known (a gradient autograd allocated
+// during backward becomes grad_full). The CUDA caching allocator's trace hook (allocated and
+// reserved) feeds the same events in GPU builds.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include "trace/events.h"
+
+namespace shardscope {
+
+// Wraps LibTorch's default CPU allocator; call once, before the rank creates tensors.
+void installRecordingCpuAllocator();
+
+// Re-attributes the storage behind `tensor` to `role` (no-op for memory the hook did not see).
+void retagStorage(const at::Tensor& tensor, trace::MemoryRole role);
+
+}  // namespace shardscope

@@ -1,0 +1,33 @@
+// A Communicator that records every collective it forwards: op, label, bytes in and out, group
+// size, phase, and issue/start/end times on the host clock. Gloo gives no separate start signal,
+// so start = issue on CPU; an async all-reduce ends when its future completes (stamped on Gloo's
+// thread), not when the training thread waits for it.
+#pragma once
+
+#include "engine/communicator.h"
+
+namespace shardscope {
+
+class RecordingCommunicator final : public Communicator {
+ public:
+  explicit RecordingCommunicator(std::unique_ptr<Communicator> inner);
+
+  int rank() const override { return inner_->rank(); }
+  int worldSize() const override { return inner_->worldSize(); }
+  std::string backendName() const override { return inner_->backendName(); }
+  std::string reduceScatterImplementation() const override {
+    return inner_->reduceScatterImplementation();
+  }
+
+  void allGather(at::Tensor& output, at::Tensor& input, const std::string& label) override;
+  void reduceScatterSum(at::Tensor& output, at::Tensor& input, const std::string& label) override;
+  std::unique_ptr<PendingCollective> allReduceSumAsync(at::Tensor& tensor,
+                                                       const std::string& label) override;
+  void broadcast(at::Tensor& tensor, int root, const std::string& label) override;
+  void barrier(const std::string& label) override;
+
+ private:
+  std::unique_ptr<Communicator> inner_;
+};
+
+}  // namespace shardscope

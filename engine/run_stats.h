@@ -1,0 +1,33 @@
+// Per-rank figures of a finished (or failed) run, derived from its recording: memory peaks by role,
+// step times, throughput, per-collective totals and comm/compute overlap. The summary JSON, the
+// CLI tables and `compare` all print these.
+#pragma once
+
+#include <array>
+#include <vector>
+
+#include "engine/run_config.h"
+#include "trace/run_recording.h"
+
+namespace shardscope {
+
+struct RunResult;
+
+struct RankStats {
+  int rank = 0;
+  trace::RoleBytes peakByRole{};  // each role's own maximum
+  int64_t peakTotal = 0;          // maximum of the sum over roles
+  trace::RoleBytes atPeakTotal{}; // the split by role at that moment
+  std::vector<double> stepSeconds;
+  double steadyStepSeconds = 0;   // mean over steps after the first (warm-up); all if only one
+  double samplesPerSecond = 0;    // this rank's samples / steady step time
+  double tokensPerSecond = 0;     // gpt: samples x seq; mlp: 0
+  double modelFlopsPerSecond = 0; // 6 x parameters x (tokens | samples) / s
+  std::array<trace::CollectiveTotals, trace::kCollectiveOpCount> collectives{};
+  double overlapPercent = 0;
+  int64_t droppedEvents = 0;
+};
+
+std::vector<RankStats> computeRankStats(const RunConfig& config, const RunResult& result);
+
+}  // namespace shardscope

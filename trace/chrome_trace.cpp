@@ -1,0 +1,80 @@
+#include "trace/chrome_trace.h"
+
+namespace shardscope::trace {
+
+namespace {
+
+double micros(int64_t ns, int64_t origin) { return static_cast<double>(ns - origin) / 1e3; }
+
+nlohmann::json spanName(const Event& e) {
+  const auto kind = static_cast<ComputeKind>(e.op);
+  if (kind == ComputeKind::Step) return "step " + std::to_string(e.step);
+  if (kind == ComputeKind::Optimizer) return "optimizer.step";
+  return std::string(computeKindName(kind)) + " " + e.text;
+}
+
+}  // namespace
+
+void writeChromeTrace(std::ostream& out, const RunRecording& rec, const nlohmann::json& metadata) {
+  const int64_t origin = rec.originNs() == INT64_MAX ? 0 : rec.originNs();
+  // Streamed event by event: a long run has millions of them.
+  out << "{\"displayTimeUnit\":\"ms\",\"otherData\":" << metadata.dump() << ",\"traceEvents\":[\n";
+  bool first = true;
+  auto emit = [&](const nlohmann::json& j) {
+    out << (first ? "" : ",\n") << j.dump();
+    first = false;
+  };
+  for (int r = 0; r < rec.ranks(); ++r) {
+    emit({{"ph", "M"}, {"pid", r}, {"name", "process_name"}, {"args", {{"name", "rank " + std::to_string(r)}}}});
+    emit({{"ph", "M"}, {"pid", r}, {"name", "process_sort_index"}, {"args", {{"sort_index", r}}}});
+    emit({{"ph", "M"}, {"pid", r}, {"tid", 1}, {"name", "thread_name"}, {"args", {{"name", "compute"}}}});
+    emit({{"ph", "M"}, {"pid", r}, {"tid", 2}, {"name", "thread_name"}, {"args", {{"name", "comm"}}}});
+    const auto& t = rec.rank(r);
+    for (const auto& e : t.compute) {
+      emit({{"ph", "X"}, {"cat", "compute"}, {"pid", r}, {"tid", 1}, {"name", spanName(e)},
+            {"ts", micros(e.beginNs, origin)}, {"dur", (e.endNs - e.beginNs) / 1e3},
+            {"args", {{"kind", computeKindName(static_cast<ComputeKind>(e.op))},
+                      {"unit", e.text}, {"step", e.step}}}});
+    }
+    for (const auto& e : t.collectives) {
+      const auto op = static_cast<CollectiveOp>(e.op);
+      const double seconds = (e.endNs - e.beginNs) / 1e9;
+      const double algbw = algbwBytesPerSecond(collectiveSizeBytes(e), seconds);
+      const auto bar = e.text.find('|');
+      const std::string unit = e.text.substr(0, bar);
+      const std::string impl = bar == std::string::npos ? collectiveOpName(op) : e.text.substr(bar + 1);
+      emit({{"ph", "X"}, {"cat", "comm"}, {"pid", r}, {"tid", 2},
+            {"name", std::string(collectiveOpName(op)) + " " + unit},
+            {"ts", micros(e.beginNs, origin)}, {"dur", (e.endNs - e.beginNs) / 1e3},
+            {"args", {{"op", collectiveOpName(op)}, {"bytes", e.bytes}, {"bytes_out", e.bytesOut},
+                      {"unit", unit}, {"phase", phaseName(static_cast<Phase>(e.phase))},
+                      {"group_size", e.worldSize}, {"step", e.step},
+                      {"issue_us", micros(e.issueNs, origin)},
+                      {"algbw_GBps", algbw / 1e9},
+                      {"busbw_GBps", algbw * busbwFactor(op, e.worldSize) / 1e9},
+                      {"implementation", impl}}}});
+    }
+    for (const auto& s : t.memory) {
+      nlohmann::json args;
+      for (int i = 0; i < kMemoryRoleCount; ++i) args[memoryRoleName(static_cast<MemoryRole>(i))] = s.bytes[i];
+      emit({{"ph", "C"}, {"pid", r}, {"name", "memory"}, {"ts", micros(s.tNs, origin)}, {"args", args}});
+    }
+  }
+  out << "\n]}\n";
+}
+
+void writeMemoryCsv(std::ostream& out, const RunRecording& rec) {
+  const int64_t origin = rec.originNs() == INT64_MAX ? 0 : rec.originNs();
+  out << "rank,t_ns";
+  for (int i = 0; i < kMemoryRoleCount; ++i) out << ',' << memoryRoleName(static_cast<MemoryRole>(i));
+  out << ",total\n";
+  for (int r = 0; r < rec.ranks(); ++r) {
+    for (const auto& s : rec.rank(r).memory) {
+      out << r << ',' << (s.tNs - origin);
+      for (int64_t b : s.bytes) out << ',' << b;
+      out << ',' << s.total << '\n';
+    }
+  }
+}
+
+}  // namespace shardscope::trace

@@ -1,0 +1,63 @@
+// The retained model of a run: per rank, time-ordered memory samples, collectives, compute spans
+// and steps, plus what is derived from them (peaks, per-op totals, overlap). The controller fills
+// it from the merged event stream; the CLI tables, the trace export and the UI all read it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "trace/events.h"
+
+namespace shardscope::trace {
+
+using RoleBytes = std::array<int64_t, kMemoryRoleCount>;
+
+struct MemorySample {
+  int64_t tNs = 0;
+  RoleBytes bytes{};  // allocated bytes per role after this event
+  int64_t total = 0;
+};
+
+struct CollectiveTotals {
+  int64_t count = 0;
+  int64_t bytes = 0;   // the collective's size as nccl-tests counts it (collectiveSizeBytes)
+  double seconds = 0;  // sum of start->end durations
+};
+
+struct RankTimeline {
+  std::vector<MemorySample> memory;     // one sample per memory event, time-ordered
+  std::vector<Event> collectives;
+  std::vector<Event> compute;
+  std::vector<Event> steps;             // StepEnd events
+  RoleBytes current{};
+  RoleBytes peakByRole{};               // each role's own maximum over the run
+  int64_t peakTotal = 0;                // maximum of the total
+  RoleBytes atPeakTotal{};              // the split by role at the moment of peakTotal
+  int64_t dropped = 0;                  // events the rank could not record
+  int64_t negativeBalance = 0;          // frees of bytes never seen allocated (should stay 0)
+};
+
+class RunRecording {
+ public:
+  explicit RunRecording(int ranks = 0);
+
+  void reset(int ranks);
+  void add(const Event& event);  // expects each rank's events in time order (see StreamMerger)
+
+  int ranks() const { return static_cast<int>(ranks_.size()); }
+  const RankTimeline& rank(int r) const { return ranks_.at(static_cast<size_t>(r)); }
+  int64_t originNs() const { return origin_; }  // earliest timestamp seen
+
+  // Totals over the collectives of steps [0, steps); steps < 0: every collective.
+  std::array<CollectiveTotals, kCollectiveOpCount> collectiveTotals(int rank, int steps = -1) const;
+  // Share of the time a collective was in flight while forward/backward compute ran, in percent.
+  double overlapPercent(int rank) const;
+  std::vector<double> stepSeconds(int rank) const;
+
+ private:
+  std::vector<RankTimeline> ranks_;
+  int64_t origin_ = INT64_MAX;
+};
+
+}  // namespace shardscope::trace
