@@ -1,0 +1,288 @@
+// What a rank records is what the strategy really did. Runs the real binary with --trace,
+// --summary and --memory-csv and checks the FSDP life cycle per unit, the bytes on the wire against
+// closed forms, and memory by role against the sharding arithmetic.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/model.h"
+#include "tests/support/run_cli.h"
+
+namespace shardscope {
+namespace {
+
+constexpr int kWorld = 2;
+constexpr int kLayers = 3;
+constexpr int kSteps = 2;
+
+RunConfig modelConfig() {
+  RunConfig c;
+  c.model = "gpt";
+  c.layers = kLayers;
+  c.hidden = 20;
+  c.heads = 4;
+  c.vocab = 37;
+  c.seq = 6;
+  return c;
+}
+
+struct Sizes {
+  int64_t parameters = 0;               // elements
+  int64_t rootPadded = 0;               // elements, padded to the world size
+  std::vector<int64_t> blockPadded;     // elements
+  int64_t paddedTotal() const {
+    int64_t t = rootPadded;
+    for (auto b : blockPadded) t += b;
+    return t;
+  }
+};
+
+Sizes sizes() {
+  auto model = makeModel(modelConfig());
+  std::map<int, int64_t> perUnit;
+  for (const auto& p : model->params()) {
+    int64_t n = 1;
+    for (auto d : p.shape) n *= d;
+    perUnit[p.unit] += n;
+  }
+  Sizes s;
+  s.parameters = model->parameterCount();
+  auto pad = [](int64_t n) { return (n + kWorld - 1) / kWorld * kWorld; };
+  s.rootPadded = pad(perUnit[kRootUnit]);
+  for (int u = 0; u < kLayers; ++u) s.blockPadded.push_back(pad(perUnit[u]));
+  return s;
+}
+
+struct Span {
+  std::string kind;  // compute: forward/backward/step/optimizer; comm: the op
+  std::string unit, phase;
+  int step = -1;
+  double begin = 0, end = 0;  // microseconds
+  int64_t bytes = 0, bytesOut = 0;
+};
+
+struct RankTrace {
+  std::vector<Span> compute, comm;
+  std::vector<std::pair<double, std::map<std::string, int64_t>>> memory;
+};
+
+struct Recorded {
+  std::map<int, RankTrace> ranks;
+  nlohmann::json summary;
+  std::vector<std::map<std::string, int64_t>> lastCsvRow;  // per rank
+};
+
+Recorded runAndRead(const std::string& strategy) {
+  const auto dir = testing::freshTempDir("instrumentation_" + strategy);
+  auto r = testing::runShardscope({"run", "--model", "gpt", "--layers", std::to_string(kLayers),
+                                   "--hidden", "20", "--heads", "4", "--vocab", "37", "--seq", "6",
+                                   "--batch", "4", "--steps", std::to_string(kSteps), "--world",
+                                   std::to_string(kWorld), "--strategy", strategy, "--trace",
+                                   dir + "/trace.json", "--summary", dir + "/summary.json",
+                                   "--memory-csv", dir + "/memory.csv"});
+  EXPECT_EQ(r.exitCode, 0) << r.output;
+  Recorded out;
+  auto trace = nlohmann::json::parse(std::ifstream(dir + "/trace.json"));
+  for (const auto& e : trace["traceEvents"]) {
+    if (!e.contains("pid")) continue;
+    auto& rank = out.ranks[e["pid"].get<int>()];
+    const std::string ph = e["ph"];
+    if (ph == "X") {
+      Span s;
+      s.begin = e["ts"].get<double>();
+      s.end = s.begin + e["dur"].get<double>();
+      const auto& a = e["args"];
+      s.step = a["step"].get<int>();
+      s.unit = a["unit"].get<std::string>();
+      if (e["cat"] == "compute") {
+        s.kind = a["kind"].get<std::string>();
+        rank.compute.push_back(s);
+      } else {
+        s.kind = a["op"].get<std::string>();
+        s.phase = a["phase"].get<std::string>();
+        s.bytes = a["bytes"].get<int64_t>();
+        s.bytesOut = a["bytes_out"].get<int64_t>();
+        rank.comm.push_back(s);
+      }
+    } else if (ph == "C") {
+      EXPECT_EQ(e["name"], "memory");
+      rank.memory.emplace_back(e["ts"].get<double>(),
+                               e["args"].get<std::map<std::string, int64_t>>());
+    }
+  }
+  out.summary = nlohmann::json::parse(std::ifstream(dir + "/summary.json"));
+  std::ifstream csv(dir + "/memory.csv");
+  std::string header, line;
+  std::getline(csv, header);
+  std::vector<std::string> columns;
+  std::stringstream hs(header);
+  for (std::string c; std::getline(hs, c, ',');) columns.push_back(c);
+  out.lastCsvRow.resize(kWorld);
+  while (std::getline(csv, line)) {
+    std::stringstream ls(line);
+    std::map<std::string, int64_t> row;
+    size_t i = 0;
+    for (std::string v; std::getline(ls, v, ',') && i < columns.size(); ++i) row[columns[i]] = std::stoll(v);
+    out.lastCsvRow[row["rank"]] = row;
+  }
+  return out;
+}
+
+const Span& only(const std::vector<Span>& spans, const std::string& kind, const std::string& unit,
+                 int step, const std::string& phase = "") {
+  const Span* found = nullptr;
+  int count = 0;
+  for (const auto& s : spans) {
+    if (s.kind == kind && s.unit == unit && s.step == step && (phase.empty() || s.phase == phase)) {
+      found = &s;
+      ++count;
+    }
+  }
+  EXPECT_EQ(count, 1) << kind << " " << unit << " step " << step << " " << phase;
+  static const Span none;
+  return found ? *found : none;
+}
+
+// param_gathered rises and falls within each step span, with their sizes in bytes.
+std::pair<std::vector<int64_t>, std::vector<int64_t>> gatheredChanges(const RankTrace& t, int step) {
+  const Span& stepSpan = only(t.compute, "step", "", step);
+  std::vector<int64_t> rises, falls;
+  int64_t previous = -1;
+  for (const auto& [ts, roles] : t.memory) {
+    const int64_t now = roles.at("param_gathered");
+    if (previous >= 0 && ts >= stepSpan.begin && ts <= stepSpan.end) {
+      if (now > previous) rises.push_back(now - previous);
+      if (now < previous) falls.push_back(previous - now);
+    }
+    previous = now;
+  }
+  std::sort(rises.begin(), rises.end());
+  std::sort(falls.begin(), falls.end());
+  return {rises, falls};
+}
+
+int64_t bytesPerStep(const RankTrace& t, const std::string& op, int step, bool output) {
+  int64_t total = 0;
+  for (const auto& c : t.comm) {
+    if (c.kind == op && c.step == step && c.unit != "loss (logging)") total += output ? c.bytesOut : c.bytes;
+  }
+  return total;
+}
+
+TEST(Instrumentation, FullShardLifeCyclePerUnit) {
+  const auto s = sizes();
+  auto rec = runAndRead("full_shard");
+  ASSERT_EQ(rec.ranks.size(), static_cast<size_t>(kWorld));
+  for (const auto& [rank, t] : rec.ranks) {
+    for (int step = 0; step < kSteps; ++step) {
+      for (int u = 0; u < kLayers; ++u) {
+        const std::string unit = "blocks." + std::to_string(u);
+        const auto& agForward = only(t.comm, "all_gather", unit, step, "forward");
+        const auto& forward = only(t.compute, "forward", unit, step);
+        const auto& agBackward = only(t.comm, "all_gather", unit, step, "backward");
+        const auto& backward = only(t.compute, "backward", unit, step);
+        const auto& rs = only(t.comm, "reduce_scatter", unit, step);
+        EXPECT_LE(agForward.end, forward.begin) << "rank " << rank << " " << unit;
+        EXPECT_LE(forward.end, agBackward.begin) << "gathered again after forward: " << unit;
+        EXPECT_LE(agBackward.end, backward.begin) << unit;
+        EXPECT_LE(backward.end, rs.begin) << "reduce-scatter follows backward: " << unit;
+        EXPECT_EQ(agForward.bytesOut, s.blockPadded[u] * 4);
+        EXPECT_EQ(rs.bytes, s.blockPadded[u] * 4);
+      }
+      // Twice per block unit per step (forward and backward), once for the root, which FSDP2
+      // keeps unsharded from the start of forward to the end of its backward.
+      auto [rises, falls] = gatheredChanges(t, step);
+      std::vector<int64_t> expected = {s.rootPadded * 4};
+      for (auto b : s.blockPadded) expected.insert(expected.end(), {b * 4, b * 4});
+      std::sort(expected.begin(), expected.end());
+      EXPECT_EQ(rises, expected) << "rank " << rank << " step " << step;
+      EXPECT_EQ(falls, expected) << "rank " << rank << " step " << step;
+
+      EXPECT_EQ(bytesPerStep(t, "all_gather", step, true), (s.rootPadded + 2 * (s.paddedTotal() - s.rootPadded)) * 4);
+      EXPECT_EQ(bytesPerStep(t, "reduce_scatter", step, false), s.paddedTotal() * 4);
+      EXPECT_EQ(bytesPerStep(t, "all_reduce", step, false), 0);
+    }
+  }
+  // Peak of gathered parameters: the root plus one block at a time.
+  const int64_t largestBlock = *std::max_element(s.blockPadded.begin(), s.blockPadded.end());
+  for (const auto& r : rec.summary["ranks"]) {
+    EXPECT_EQ(r["peak_bytes"]["param_gathered"].get<int64_t>(), (s.rootPadded + largestBlock) * 4);
+  }
+}
+
+TEST(Instrumentation, ShardGradOpGathersOncePerStep) {
+  const auto s = sizes();
+  auto rec = runAndRead("shard_grad_op");
+  for (const auto& [rank, t] : rec.ranks) {
+    for (int step = 0; step < kSteps; ++step) {
+      auto [rises, falls] = gatheredChanges(t, step);
+      EXPECT_EQ(rises.size(), static_cast<size_t>(kLayers + 1)) << "rank " << rank;
+      EXPECT_EQ(falls.size(), static_cast<size_t>(kLayers + 1)) << "rank " << rank;
+      EXPECT_EQ(bytesPerStep(t, "all_gather", step, true), s.paddedTotal() * 4);
+      EXPECT_EQ(bytesPerStep(t, "reduce_scatter", step, false), s.paddedTotal() * 4);
+    }
+  }
+  for (const auto& r : rec.summary["ranks"]) {
+    EXPECT_EQ(r["peak_bytes"]["param_gathered"].get<int64_t>(), s.paddedTotal() * 4)
+        << "every unit stays gathered from its forward to its backward";
+  }
+}
+
+TEST(Instrumentation, DdpAllReducesEveryGradientByteOnceAndShardingDividesMemory) {
+  const auto s = sizes();
+  auto ddp = runAndRead("ddp");
+  auto fsdp = runAndRead("full_shard");
+  for (const auto& [rank, t] : ddp.ranks) {
+    for (int step = 0; step < kSteps; ++step) {
+      auto [rises, falls] = gatheredChanges(t, step);
+      EXPECT_TRUE(rises.empty() && falls.empty()) << "ddp never gathers";
+      EXPECT_EQ(bytesPerStep(t, "all_reduce", step, false), s.parameters * 4);
+      EXPECT_EQ(bytesPerStep(t, "all_gather", step, true), 0);
+    }
+  }
+  const int64_t shardBytes = s.paddedTotal() / kWorld * 4;
+  for (int r = 0; r < kWorld; ++r) {
+    const auto& dp = ddp.summary["ranks"][r]["peak_bytes"];
+    const auto& fp = fsdp.summary["ranks"][r]["peak_bytes"];
+    EXPECT_EQ(dp["param_shard"].get<int64_t>(), s.parameters * 4);
+    EXPECT_EQ(dp["grad_full"].get<int64_t>(), s.parameters * 4);
+    EXPECT_EQ(fp["param_shard"].get<int64_t>(), shardBytes);
+    EXPECT_EQ(fp["grad_shard"].get<int64_t>(), shardBytes);
+    // Adam state at the end of the last step (its transient temporaries are freed by then).
+    const int64_t ddpState = ddp.lastCsvRow[r]["optimizer_state"];
+    const int64_t fsdpState = fsdp.lastCsvRow[r]["optimizer_state"];
+    EXPECT_EQ(ddpState, 2 * s.parameters * 4);
+    EXPECT_EQ(fsdpState, 2 * shardBytes);
+    const int64_t ddpTotal = dp["param_shard"].get<int64_t>() + dp["grad_full"].get<int64_t>() + ddpState;
+    const int64_t fsdpTotal = fp["param_shard"].get<int64_t>() + fp["grad_shard"].get<int64_t>() + fsdpState;
+    // Exactly 1/N, up to the padding of each unit to a multiple of N.
+    EXPECT_EQ(fsdpTotal * kWorld - ddpTotal, 16 * (s.paddedTotal() - s.parameters));
+    EXPECT_LT(s.paddedTotal() - s.parameters, static_cast<int64_t>(kLayers + 1) * kWorld);
+  }
+}
+
+TEST(Instrumentation, TraceHasRankProcessesAndNamedTracks) {
+  auto rec = runAndRead("full_shard");
+  for (int r = 0; r < kWorld; ++r) {
+    ASSERT_TRUE(rec.ranks.count(r));
+    EXPECT_FALSE(rec.ranks[r].compute.empty());
+    EXPECT_FALSE(rec.ranks[r].comm.empty());
+    ASSERT_FALSE(rec.ranks[r].memory.empty());
+    for (const char* role : {"param_shard", "param_gathered", "grad_shard", "grad_full",
+                             "optimizer_state", "activation", "comm_buffer", "other"}) {
+      EXPECT_TRUE(rec.ranks[r].memory.front().second.count(role)) << role;
+    }
+    const auto& ranks = rec.summary["ranks"][r];
+    EXPECT_GT(ranks["throughput"]["tokens_per_s"].get<double>(), 0);
+    EXPECT_GT(ranks["collectives"]["all_gather"]["count"].get<int>(), 0);
+    EXPECT_EQ(ranks["dropped_events"].get<int>(), 0);
+  }
+}
+
+}  // namespace
+}  // namespace shardscope

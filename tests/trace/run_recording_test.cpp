@@ -1,0 +1,71 @@
+#include "trace/run_recording.h"
+
+#include <gtest/gtest.h>
+
+namespace shardscope::trace {
+namespace {
+
+Event memory(int64_t t, MemoryRole role, int64_t bytes, uint8_t from = kNoRole) {
+  Event e;
+  e.kind = EventKind::Memory;
+  e.beginNs = t;
+  e.role = static_cast<uint8_t>(role);
+  e.bytes = bytes;
+  e.fromRole = from;
+  return e;
+}
+
+Event span(EventKind kind, uint8_t op, int64_t begin, int64_t end, int step = 0) {
+  Event e;
+  e.kind = kind;
+  e.op = op;
+  e.beginNs = begin;
+  e.endNs = end;
+  e.step = step;
+  return e;
+}
+
+TEST(RunRecording, TracksBytesPerRolePeaksAndRetags) {
+  RunRecording rec(1);
+  rec.add(memory(1, MemoryRole::ParamShard, 100));
+  rec.add(memory(2, MemoryRole::ParamGathered, 300));
+  rec.add(memory(3, MemoryRole::Activation, 50));
+  rec.add(memory(4, MemoryRole::GradFull, 50, static_cast<uint8_t>(MemoryRole::Activation)));
+  rec.add(memory(5, MemoryRole::ParamGathered, -300));
+  const auto& r = rec.rank(0);
+  ASSERT_EQ(r.memory.size(), 5u);
+  EXPECT_EQ(r.peakTotal, 450);
+  EXPECT_EQ(r.peakByRole[static_cast<int>(MemoryRole::ParamGathered)], 300);
+  EXPECT_EQ(r.memory[3].bytes[static_cast<int>(MemoryRole::Activation)], 0);
+  EXPECT_EQ(r.memory[3].bytes[static_cast<int>(MemoryRole::GradFull)], 50);
+  EXPECT_EQ(r.memory.back().total, 150);
+  EXPECT_EQ(r.negativeBalance, 0);
+  EXPECT_EQ(rec.originNs(), 1);
+}
+
+TEST(RunRecording, OverlapIsCommTimeCoveredByForwardOrBackward) {
+  RunRecording rec(1);
+  // compute [0,100) forward and [150,250) backward; comm [50,200): 50 + 50 of 150 covered.
+  rec.add(span(EventKind::Compute, static_cast<uint8_t>(ComputeKind::Forward), 0, 100));
+  rec.add(span(EventKind::Compute, static_cast<uint8_t>(ComputeKind::Backward), 150, 250));
+  rec.add(span(EventKind::Compute, static_cast<uint8_t>(ComputeKind::Step), 0, 300));  // ignored
+  Event c = span(EventKind::Collective, static_cast<uint8_t>(CollectiveOp::AllReduce), 50, 200);
+  c.bytes = 1000;
+  rec.add(c);
+  EXPECT_NEAR(rec.overlapPercent(0), 100.0 * 100 / 150, 1e-9);
+  auto totals = rec.collectiveTotals(0);
+  EXPECT_EQ(totals[static_cast<int>(CollectiveOp::AllReduce)].count, 1);
+  EXPECT_EQ(totals[static_cast<int>(CollectiveOp::AllReduce)].bytes, 1000);
+  EXPECT_EQ(rec.collectiveTotals(0, /*steps=*/0)[static_cast<int>(CollectiveOp::AllReduce)].count, 0);
+}
+
+TEST(Bandwidth, FollowsNcclTestsFactors) {
+  EXPECT_DOUBLE_EQ(busbwFactor(CollectiveOp::AllReduce, 4), 1.5);
+  EXPECT_DOUBLE_EQ(busbwFactor(CollectiveOp::AllGather, 4), 0.75);
+  EXPECT_DOUBLE_EQ(busbwFactor(CollectiveOp::ReduceScatter, 8), 7.0 / 8);
+  EXPECT_DOUBLE_EQ(busbwFactor(CollectiveOp::Broadcast, 8), 1.0);
+  EXPECT_DOUBLE_EQ(algbwBytesPerSecond(2'000'000'000, 2.0), 1e9);
+}
+
+}  // namespace
+}  // namespace shardscope::trace
