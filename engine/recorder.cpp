@@ -1,5 +1,6 @@
 #include "engine/recorder.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -86,6 +87,8 @@ void RankRecorder::drainOnce(std::string& buffer) {
 }
 
 void RankRecorder::writerLoop() {
+  // The writer yields to training when they compete for a core: lowest priority for this thread.
+  ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 19);
   std::string buffer;
   while (running_.load()) {
     drainOnce(buffer);

@@ -1,43 +1,170 @@
 #include "trace/wire.h"
 
+#include <charconv>
+#include <cstring>
+
 #include <nlohmann/json.hpp>
 
 namespace shardscope::trace {
 
-// Short keys: a rank may stream hundreds of thousands of events.
-std::string encodeEventLine(const Event& e) {
-  nlohmann::json j = {{"k", eventKindName(e.kind)}, {"r", e.rank}, {"s", e.step},
-                      {"b", e.beginNs},             {"e", e.endNs}};
-  switch (e.kind) {
-    case EventKind::Memory:
-      j["by"] = e.bytes;
-      j["ro"] = e.role;
-      if (e.fromRole != kNoRole) j["fr"] = e.fromRole;
-      break;
-    case EventKind::Collective:
-      j["i"] = e.issueNs;
-      j["by"] = e.bytes;
-      j["bo"] = e.bytesOut;
-      j["w"] = e.worldSize;
-      j["ph"] = e.phase;
-      j["op"] = e.op;
-      j["t"] = e.text;
-      break;
-    case EventKind::Compute:
-      j["ph"] = e.phase;
-      j["op"] = e.op;
-      j["t"] = e.text;
-      break;
-    default:
-      j["l"] = e.loss;
-      j["c"] = e.count;
-      j["w"] = e.worldSize;
-      j["t"] = e.text;
-  }
-  return j.dump() + "\n";
+// The wire carries hundreds of thousands of events per second from each rank, so both ends use a
+// hand-written codec for this one flat shape (short keys, integers, one float, one string); any
+// line the fast decoder does not recognise goes through nlohmann::json instead.
+
+namespace {
+
+void appendInt(std::string& out, const char* key, int64_t value) {
+  out += '"';
+  out += key;
+  out += "\":";
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
+  out.append(buf, end);
+  out += ',';
 }
 
-std::optional<Event> decodeEventLine(const std::string& line) {
+void appendDouble(std::string& out, const char* key, double value) {
+  out += '"';
+  out += key;
+  out += "\":";
+  char buf[32];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
+  out.append(buf, end);
+  out += ',';
+}
+
+void appendString(std::string& out, const char* key, const std::string& value) {
+  out += '"';
+  out += key;
+  out += "\":";
+  out += nlohmann::json(value).dump();  // escaping; strings are short and rare
+  out += ',';
+}
+
+}  // namespace
+
+std::string encodeEventLine(const Event& e) {
+  std::string out;
+  out.reserve(96);
+  out += "{\"k\":\"";
+  out += eventKindName(e.kind);
+  out += "\",";
+  appendInt(out, "r", e.rank);
+  appendInt(out, "s", e.step);
+  appendInt(out, "b", e.beginNs);
+  appendInt(out, "e", e.endNs);
+  switch (e.kind) {
+    case EventKind::Memory:
+      appendInt(out, "by", e.bytes);
+      appendInt(out, "ro", e.role);
+      if (e.fromRole != kNoRole) appendInt(out, "fr", e.fromRole);
+      break;
+    case EventKind::Collective:
+      appendInt(out, "i", e.issueNs);
+      appendInt(out, "by", e.bytes);
+      appendInt(out, "bo", e.bytesOut);
+      appendInt(out, "w", e.worldSize);
+      appendInt(out, "ph", e.phase);
+      appendInt(out, "op", e.op);
+      appendString(out, "t", e.text);
+      break;
+    case EventKind::Compute:
+      appendInt(out, "ph", e.phase);
+      appendInt(out, "op", e.op);
+      appendString(out, "t", e.text);
+      break;
+    default:
+      appendDouble(out, "l", e.loss);
+      appendInt(out, "c", e.count);
+      appendInt(out, "w", e.worldSize);
+      appendString(out, "t", e.text);
+  }
+  out.back() = '}';
+  out += '\n';
+  return out;
+}
+
+namespace {
+
+bool assign(Event& e, std::string_view key, int64_t v) {
+  if (key == "r") e.rank = static_cast<int32_t>(v);
+  else if (key == "s") e.step = static_cast<int32_t>(v);
+  else if (key == "b") e.beginNs = v;
+  else if (key == "e") e.endNs = v;
+  else if (key == "i") e.issueNs = v;
+  else if (key == "by") e.bytes = v;
+  else if (key == "bo") e.bytesOut = v;
+  else if (key == "c") e.count = v;
+  else if (key == "w") e.worldSize = static_cast<int32_t>(v);
+  else if (key == "ro") e.role = static_cast<uint8_t>(v);
+  else if (key == "fr") e.fromRole = static_cast<uint8_t>(v);
+  else if (key == "ph") e.phase = static_cast<uint8_t>(v);
+  else if (key == "op") e.op = static_cast<uint8_t>(v);
+  else return false;
+  return true;
+}
+
+bool valid(const Event& e) {
+  if (e.kind == EventKind::Memory && e.role >= kMemoryRoleCount) return false;
+  if (e.kind == EventKind::Collective && e.op >= kCollectiveOpCount) return false;
+  return true;
+}
+
+// Fast path: exactly the shape encodeEventLine writes, strings without escapes.
+std::optional<Event> decodeFast(const std::string& line, bool& understood) {
+  understood = false;
+  const char* p = line.data();
+  const char* end = p + line.size();
+  if (p == end || *p++ != '{') return std::nullopt;
+  Event e;
+  bool haveKind = false;
+  while (p < end) {
+    if (*p++ != '"') return std::nullopt;
+    const char* keyEnd = static_cast<const char*>(std::memchr(p, '"', end - p));
+    if (!keyEnd || keyEnd + 1 >= end || keyEnd[1] != ':') return std::nullopt;
+    std::string_view key(p, keyEnd - p);
+    p = keyEnd + 2;
+    if (p < end && *p == '"') {
+      const char* strEnd = static_cast<const char*>(std::memchr(p + 1, '"', end - p - 1));
+      if (!strEnd || std::memchr(p + 1, '\\', strEnd - p - 1)) return std::nullopt;  // escapes
+      std::string_view value(p + 1, strEnd - p - 1);
+      if (key == "k") {
+        auto kind = eventKindFromName(std::string(value));
+        if (!kind) return std::nullopt;
+        e.kind = *kind;
+        haveKind = true;
+      } else if (key == "t") {
+        e.text.assign(value);
+      } else {
+        return std::nullopt;
+      }
+      p = strEnd + 1;
+    } else if (key == "l") {
+      double v = 0;
+      auto [next, ec] = std::from_chars(p, end, v);
+      if (ec != std::errc()) return std::nullopt;
+      e.loss = v;
+      p = next;
+    } else {
+      int64_t v = 0;
+      auto [next, ec] = std::from_chars(p, end, v);
+      if (ec != std::errc() || !assign(e, key, v)) return std::nullopt;
+      p = next;
+    }
+    if (p < end && *p == ',') {
+      ++p;
+    } else if (p < end && *p == '}' && p + 1 == end) {
+      understood = true;
+      if (!haveKind || !valid(e)) return std::nullopt;
+      return e;
+    } else {
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Event> decodeGeneral(const std::string& line) {
   auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object() || !j.contains("k") || !j["k"].is_string()) return std::nullopt;
   auto kind = eventKindFromName(j["k"].get<std::string>());
@@ -45,27 +172,26 @@ std::optional<Event> decodeEventLine(const std::string& line) {
   try {
     Event e;
     e.kind = *kind;
-    e.rank = j.value("r", 0);
-    e.step = j.value("s", -1);
-    e.beginNs = j.value("b", int64_t{0});
-    e.endNs = j.value("e", int64_t{0});
-    e.issueNs = j.value("i", int64_t{0});
-    e.bytes = j.value("by", int64_t{0});
-    e.bytesOut = j.value("bo", int64_t{0});
-    e.count = j.value("c", int64_t{0});
-    e.loss = j.value("l", 0.0);
-    e.worldSize = j.value("w", 0);
-    e.role = j.value("ro", uint8_t{0});
-    e.fromRole = j.value("fr", kNoRole);
-    e.phase = j.value("ph", uint8_t{0});
-    e.op = j.value("op", uint8_t{0});
-    e.text = j.value("t", std::string());
-    if (e.kind == EventKind::Memory && e.role >= kMemoryRoleCount) return std::nullopt;
-    if (e.kind == EventKind::Collective && e.op >= kCollectiveOpCount) return std::nullopt;
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (it.key() == "k") continue;
+      if (it.key() == "t") e.text = it.value().get<std::string>();
+      else if (it.key() == "l") e.loss = it.value().get<double>();
+      else if (!assign(e, it.key(), it.value().get<int64_t>())) return std::nullopt;
+    }
+    if (!valid(e)) return std::nullopt;
     return e;
   } catch (const nlohmann::json::exception&) {
     return std::nullopt;
   }
+}
+
+}  // namespace
+
+std::optional<Event> decodeEventLine(const std::string& line) {
+  bool understood = false;
+  auto fast = decodeFast(line, understood);
+  if (understood) return fast;
+  return decodeGeneral(line);
 }
 
 }  // namespace shardscope::trace
