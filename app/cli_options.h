@@ -9,7 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "engine/run_config.h"
+#include "trace/run_config.h"
 
 namespace shardscope::app {
 

@@ -1,7 +1,9 @@
 // shardscope: the one executable. Subcommands:
 //   run      train headlessly: one process per rank, progress per step, tables at the end
 //   compare  the same run under ddp, full_shard and shard_grad_op, one table side by side
+//   view     browse a saved trace in the window
 //   worker   one rank (started by `run`, or by torchrun/srun/mpirun with their variables)
+// With no command, the desktop app opens.
 #include <unistd.h>
 
 #include <climits>
@@ -12,6 +14,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/cli_options.h"
+#include "app/gui_app.h"
 #include "app/report_tables.h"
 #include "engine/rank_worker.h"
 #include "engine/run_controller.h"
@@ -54,7 +57,7 @@ int runHeadless(const shardscope::RunConfig& config) {
   printBanner(config);
   auto result = trainWithProgress(config);
   if (result.recording.ranks() > 0 && !result.losses.empty()) {
-    shardscope::app::printRunTables(stdout, config, shardscope::computeRankStats(config, result));
+    shardscope::app::printRunTables(stdout, config, shardscope::computeRankStats(config, result.recording, result.parameterCount));
   }
   if (!result.ok) {
     std::fprintf(stderr, "shardscope: run failed: %s\n", result.error.c_str());
@@ -92,7 +95,7 @@ int runCompare(const shardscope::RunConfig& base) {
     column.strategy = strategy;
     column.ok = result.ok;
     column.error = result.error;
-    column.ranks = shardscope::computeRankStats(config, result);
+    column.ranks = shardscope::computeRankStats(config, result.recording, result.parameterCount);
     all[strategy] = shardscope::summaryJson(config, result);
     columns.push_back(std::move(column));
   }
@@ -116,11 +119,15 @@ int main(int argc, char** argv) {
       "holds in memory and sends over the wire."};
   app.require_subcommand(0, 1);
   app.footer("Run 'shardscope COMMAND --help' for the options of a command.\n"
-             "With no command, shardscope runs a small demo: gpt, full_shard, 4 ranks, 5 steps.");
+             "With no command, shardscope opens the desktop app (needs a display).");
 
   shardscope::app::RunOptions runOptions;
   auto* run = app.add_subcommand("run", "train headlessly, one OS process per rank");
   runOptions.addTo(*run);
+  std::string runScreenshot;
+  run->add_option("--screenshot", runScreenshot,
+                  "render the app headlessly (a hidden window; use xvfb-run without a display), "
+                  "run, and write a PNG of the window to FILE when the run has ended");
 
   shardscope::app::RunOptions compareOptions;
   auto* compare = app.add_subcommand(
@@ -128,6 +135,15 @@ int main(int argc, char** argv) {
                  "data, and print them side by side (--strategy is ignored; --trace, --memory-csv "
                  "and --export get one file or directory per strategy)");
   compareOptions.addTo(*compare);
+  std::string compareScreenshot;
+  compare->add_option("--screenshot", compareScreenshot,
+                      "render the app headlessly, compare, and write a PNG of the window to FILE");
+
+  std::string viewPath, viewScreenshot;
+  auto* view = app.add_subcommand("view", "browse a saved trace (written by --trace) in the window");
+  view->add_option("FILE", viewPath, "trace JSON written by 'shardscope run --trace FILE'")->required();
+  view->add_option("--screenshot", viewScreenshot,
+                   "render headlessly and write a PNG of the window to FILE, then exit");
 
   shardscope::app::RunOptions workerOptions;
   auto* worker = app.add_subcommand(
@@ -143,21 +159,36 @@ int main(int argc, char** argv) {
     return shardscope::runRankWorker(config);
   }
 
+  if (view->parsed()) return shardscope::app::viewFile(viewPath, viewScreenshot);
+
   shardscope::RunConfig config;
   if (run->parsed()) {
     if (auto err = runOptions.resolve(config)) return failUsage(*err);
   } else if (compare->parsed()) {
     if (auto err = compareOptions.resolve(config)) return failUsage(*err);
-    if (auto err = shardscope::validate(config)) return failUsage(*err);
-    if (auto err = shardscope::checkDeviceAvailable(config)) return failUsage(*err);
-    return runCompare(config);
   } else {
+    // The desktop app, with a configuration that shows FSDP's gather-and-free cycle clearly.
     config.model = "gpt";
+    config.layers = 4;
+    config.hidden = 256;
+    config.seq = 16;
+    config.batch = 4;
     config.strategy = "full_shard";
-    config.world = 4;
-    config.steps = 5;
+    config.world = 2;
+    config.steps = 6;
+    return shardscope::app::runGui(config, selfExecutable(), /*startImmediately=*/false,
+                                   /*compare=*/false, "");
   }
   if (auto err = shardscope::validate(config)) return failUsage(*err);
   if (auto err = shardscope::checkDeviceAvailable(config)) return failUsage(*err);
+  if (compare->parsed()) {
+    if (!compareScreenshot.empty()) {
+      return shardscope::app::runGui(config, selfExecutable(), true, true, compareScreenshot);
+    }
+    return runCompare(config);
+  }
+  if (!runScreenshot.empty()) {
+    return shardscope::app::runGui(config, selfExecutable(), true, false, runScreenshot);
+  }
   return runHeadless(config);
 }

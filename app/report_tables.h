@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/run_stats.h"
+#include "trace/run_stats.h"
 
 namespace shardscope::app {
 

@@ -16,6 +16,12 @@ std::string StagedModel::unitName(int unit) {
   return unit == kRootUnit ? "root" : "blocks." + std::to_string(unit);
 }
 
+std::vector<at::Tensor> StagedModel::initParameters(int64_t seed) const {
+  std::vector<at::Tensor> out;
+  forEachInitialParameter(seed, [&](size_t, at::Tensor t) { out.push_back(std::move(t)); });
+  return out;
+}
+
 int64_t StagedModel::parameterCount() const {
   int64_t total = 0;
   for (const auto& spec : params_) {

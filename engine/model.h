@@ -4,13 +4,14 @@
 // vector the strategy owns and may rebind (e.g. to views of an all-gathered flat buffer).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include <ATen/ATen.h>
 
-#include "engine/run_config.h"
+#include "trace/run_config.h"
 
 namespace shardscope {
 
@@ -43,7 +44,10 @@ class StagedModel {
                                   const std::vector<at::Tensor>& p) const = 0;
 
   // Deterministic initial parameters (float32, CPU) from the seed; identical on every rank.
-  virtual std::vector<at::Tensor> initParameters(int64_t seed) const = 0;
+  // Streams them one at a time in params() order, so a sharded strategy never holds them all.
+  virtual void forEachInitialParameter(
+      int64_t seed, const std::function<void(size_t index, at::Tensor value)>& fn) const = 0;
+  std::vector<at::Tensor> initParameters(int64_t seed) const;
 
   // The whole global batch of one step, deterministic in (seed, step); CPU tensors.
   virtual Batch globalBatch(int64_t seed, int step, int batchSize) const = 0;

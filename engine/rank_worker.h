@@ -2,7 +2,7 @@
 // train, report each step, write this rank's share of the exports.
 #pragma once
 
-#include "engine/run_config.h"
+#include "trace/run_config.h"
 
 namespace shardscope {
 

@@ -217,7 +217,11 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
   result.recording.reset(config.world);
   // Ranks stream mostly in time order; a window of a few drains (5 ms each) absorbs the rest.
   trace::StreamMerger merger(config.world, /*windowNs=*/50'000'000,
-                             [&](const trace::Event& e) { result.recording.add(e); });
+                             [&](const trace::Event& e) {
+                               result.recording.add(e);
+                               if (callbacks.onMerged) callbacks.onMerged(e);
+                             });
+  bool stoppedByUser = false;
   bool stopping = false;
   auto stopAll = [&](int signal) {
     for (auto& p : ranks) {
@@ -297,6 +301,13 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
         if (failed(p)) failureOrder.push_back(p.rank);
       }
     }
+    if (callbacks.onIdle) callbacks.onIdle();
+    if (!stopping && callbacks.shouldStop && callbacks.shouldStop()) {
+      stoppedByUser = true;
+      stopping = true;
+      stopAll(SIGTERM);
+      stopDeadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    }
     if (!failureOrder.empty() && !stopping) {
       // Peers of a dead rank would wait in their collectives until Gloo's timeout: stop them now.
       stopping = true;
@@ -310,8 +321,12 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
   }
 
   merger.flush();
+  if (callbacks.onIdle) callbacks.onIdle();
   result.outOfOrderEvents = merger.outOfOrder();
-  if (failureOrder.empty()) {
+  if (stoppedByUser) {
+    result.error = "stopped by the user after " + std::to_string(result.losses.size()) + " of " +
+                   std::to_string(config.steps) + " steps.";
+  } else if (failureOrder.empty()) {
     result.ok = true;
   } else {
     const RankProcess& cause = ranks[rootCause(ranks, failureOrder)];

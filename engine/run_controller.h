@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/run_config.h"
+#include "trace/run_config.h"
 #include "trace/events.h"
 #include "trace/run_recording.h"
 
@@ -31,6 +31,12 @@ struct RunCallbacks {
   std::function<void(int step, double loss, double slowestRankSeconds)> onStep;
   // Every event any rank sent, as it arrives.
   std::function<void(const trace::Event&)> onEvent;
+  // Every data and step event, merged across ranks in time order (what RunResult.recording gets).
+  std::function<void(const trace::Event&)> onMerged;
+  // Called after each batch of events (at least every 100 ms) on the controller's thread.
+  std::function<void()> onIdle;
+  // Polled every 100 ms: true stops the run (the ranks are terminated; the result says so).
+  std::function<bool()> shouldStop;
 };
 
 // Checks what only the running machine can tell (e.g. that --device cuda has a GPU to use).

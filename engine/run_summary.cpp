@@ -4,7 +4,7 @@
 #include <stdexcept>
 
 #include "engine/run_controller.h"
-#include "engine/run_stats.h"
+#include "trace/run_stats.h"
 
 namespace shardscope {
 
@@ -14,7 +14,7 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result) {
     steps.push_back({{"step", s}, {"loss", result.losses[s]}});
   }
   nlohmann::json ranks = nlohmann::json::array();
-  for (const auto& s : computeRankStats(config, result)) {
+  for (const auto& s : computeRankStats(config, result.recording, result.parameterCount)) {
     nlohmann::json peak, atPeak;
     for (int i = 0; i < trace::kMemoryRoleCount; ++i) {
       const char* role = trace::memoryRoleName(static_cast<trace::MemoryRole>(i));

@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/run_config.h"
+#include "trace/run_config.h"
 
 namespace shardscope {
 

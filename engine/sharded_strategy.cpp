@@ -25,52 +25,65 @@ ShardedStrategy::ShardedStrategy(const RunConfig& config, const StagedModel& mod
     unit.params.push_back(static_cast<int>(i));
   }
 
-  // Every rank builds the same full initial values, then keeps only its slice.
-  // The full initial values are a temporary (role other); only the shards stay.
-  RoleScope initRole(trace::MemoryRole::Other);
-  auto init = model.initParameters(config.seed);
+  // Every rank generates the same initial values, one parameter at a time, and keeps only its
+  // slice of each unit: at most one unit's full values (role other) exist at once.
   live_.resize(specs.size());
-  std::vector<at::Tensor> optimized;
-  const auto floatOptions = at::TensorOptions().dtype(at::kFloat).device(device);
-  for (Unit& unit : units_) {
-    std::vector<at::Tensor> pieces;
-    for (int i : unit.params) {
-      unit.offsets.push_back(unit.numel);
-      unit.numel += init[i].numel();
-      pieces.push_back(init[i].reshape({-1}));
-    }
-    unit.paddedNumel = (unit.numel + world - 1) / world * world;
-    const int64_t shardNumel = unit.paddedNumel / world;
-    auto flat = at::zeros({unit.paddedNumel}, at::kFloat);
-    flat.narrow(0, 0, unit.numel).copy_(at::cat(pieces));
-    {
-      RoleScope role(trace::MemoryRole::ParamShard);
-      unit.shard = flat.narrow(0, rank * shardNumel, shardNumel).to(device).clone();
-      unit.shard.set_requires_grad(true);
-    }
-    {
-      RoleScope role(trace::MemoryRole::GradShard);
-      unit.gradShard = at::zeros({shardNumel}, floatOptions);
-    }
-    RoleScope gatheredRole(trace::MemoryRole::ParamGathered);
-    unit.gathered = at::empty({unit.paddedNumel}, floatOptions);
-    for (size_t k = 0; k < unit.params.size(); ++k) {
-      const int i = unit.params[k];
-      // A fresh tensor set onto the gathered storage: it shares the memory but not the version
-      // counter, so refilling the buffer by all-gather does not look like an in-place edit of a
-      // tensor autograd saved (FSDP2 hides its copy-in from autograd the same way).
-      at::Tensor view = at::empty({0}, floatOptions);
-      {
-        at::NoGradGuard noGrad;
-        view.set_(unit.gathered.storage(), unit.offsets[k],
-                  specs[i].shape, c10::contiguous_strides(specs[i].shape));
+  std::vector<std::vector<at::Tensor>> pending(units_.size());
+  {
+    RoleScope initRole(trace::MemoryRole::Other);
+    model.forEachInitialParameter(config.seed, [&](size_t i, at::Tensor value) {
+      const size_t u = specs[i].unit == kRootUnit ? units_.size() - 1 : static_cast<size_t>(specs[i].unit);
+      pending[u].push_back(std::move(value));
+      if (pending[u].size() == units_[u].params.size()) {
+        buildUnit(units_[u], pending[u], world, rank, device);
+        pending[u].clear();
       }
-      live_[i] = view.set_requires_grad(true);
-    }
-    setStorageBytes(unit.gathered, 0);  // views exist now; the unit starts sharded
-    optimized.push_back(unit.shard);
+    });
   }
+  std::vector<at::Tensor> optimized;
+  for (Unit& unit : units_) optimized.push_back(unit.shard);
   optimizer_ = makeOptimizer(config, optimized);
+}
+
+void ShardedStrategy::buildUnit(Unit& unit, const std::vector<at::Tensor>& initial, int world,
+                                int rank, const at::Device& device) {
+  const auto& specs = model_.params();
+  const auto floatOptions = at::TensorOptions().dtype(at::kFloat).device(device);
+  std::vector<at::Tensor> pieces;
+  for (const auto& t : initial) {
+    unit.offsets.push_back(unit.numel);
+    unit.numel += t.numel();
+    pieces.push_back(t.reshape({-1}));
+  }
+  unit.paddedNumel = (unit.numel + world - 1) / world * world;
+  const int64_t shardNumel = unit.paddedNumel / world;
+  auto flat = at::zeros({unit.paddedNumel}, at::kFloat);
+  flat.narrow(0, 0, unit.numel).copy_(at::cat(pieces));
+  {
+    RoleScope role(trace::MemoryRole::ParamShard);
+    unit.shard = flat.narrow(0, rank * shardNumel, shardNumel).to(device).clone();
+    unit.shard.set_requires_grad(true);
+  }
+  {
+    RoleScope role(trace::MemoryRole::GradShard);
+    unit.gradShard = at::zeros({shardNumel}, floatOptions);
+  }
+  RoleScope gatheredRole(trace::MemoryRole::ParamGathered);
+  unit.gathered = at::empty({unit.paddedNumel}, floatOptions);
+  for (size_t k = 0; k < unit.params.size(); ++k) {
+    const int i = unit.params[k];
+    // A fresh tensor set onto the gathered storage: it shares the memory but not the version
+    // counter, so refilling the buffer by all-gather does not look like an in-place edit of a
+    // tensor autograd saved (FSDP2 hides its copy-in from autograd the same way).
+    at::Tensor view = at::empty({0}, floatOptions);
+    {
+      at::NoGradGuard noGrad;
+      view.set_(unit.gathered.storage(), unit.offsets[k], specs[i].shape,
+                c10::contiguous_strides(specs[i].shape));
+    }
+    live_[i] = view.set_requires_grad(true);
+  }
+  setStorageBytes(unit.gathered, 0);  // views exist now; the unit starts sharded
 }
 
 ShardedStrategy::~ShardedStrategy() = default;

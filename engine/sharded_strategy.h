@@ -53,6 +53,8 @@ class ShardedStrategy final : public Strategy {
   };
 
   Unit& unitOfStage(int stage);
+  void buildUnit(Unit& unit, const std::vector<at::Tensor>& initial, int world, int rank,
+                 const at::Device& device);
   void unshard(Unit& unit);
   void reshard(Unit& unit);
   void reduceGradients(Unit& unit);

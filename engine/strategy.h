@@ -14,7 +14,7 @@
 
 #include "engine/communicator.h"
 #include "engine/model.h"
-#include "engine/run_config.h"
+#include "trace/run_config.h"
 
 namespace shardscope {
 

@@ -15,7 +15,7 @@ say() { printf 'setup: %s\n' "$*" >&2; }
 
 # --- Debian packages ----------------------------------------------------------------------------
 PACKAGES=(build-essential cmake python3 python3-venv libgtest-dev nlohmann-json3-dev libcli11-dev
-          libgloo-dev libimgui-dev libglfw3-dev libgl-dev xvfb xauth)
+          libgloo-dev libimgui-dev libglfw3-dev libgl-dev libstb-dev libgl1-mesa-dri xvfb xauth)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -65,11 +65,12 @@ at::Tensor GptModel::forwardStage(int stage, const at::Tensor& input, const Batc
   return at::cross_entropy_loss(logits.view({-1, vocab_}), batch.y.reshape({-1}));
 }
 
-std::vector<at::Tensor> GptModel::initParameters(int64_t seed) const {
+void GptModel::forEachInitialParameter(
+    int64_t seed, const std::function<void(size_t, at::Tensor)>& fn) const {
   // GPT-2 style: N(0, 0.02) for embeddings and matrices, zero biases, unit LayerNorm gains.
   auto gen = at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(seed));
-  std::vector<at::Tensor> out;
-  for (const auto& spec : params_) {
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const auto& spec = params_[i];
     const auto& n = spec.name;
     const bool isNorm = n.find("ln") != std::string::npos && n.find("lm_head") == std::string::npos;
     const bool isBias = n.size() > 5 && n.compare(n.size() - 5, 5, ".bias") == 0;
@@ -77,9 +78,8 @@ std::vector<at::Tensor> GptModel::initParameters(int64_t seed) const {
     if (isNorm && !isBias) t.fill_(1.0);
     else if (isBias) t.zero_();
     else t.normal_(0.0, 0.02, gen);
-    out.push_back(t);
+    fn(i, t);
   }
-  return out;
 }
 
 Batch GptModel::globalBatch(int64_t seed, int step, int batchSize) const {

@@ -31,16 +31,16 @@ at::Tensor MlpModel::forwardStage(int stage, const at::Tensor& input, const Batc
   return at::cross_entropy_loss(at::linear(input, p[w], p[w + 1]), batch.y);
 }
 
-std::vector<at::Tensor> MlpModel::initParameters(int64_t seed) const {
+void MlpModel::forEachInitialParameter(
+    int64_t seed, const std::function<void(size_t, at::Tensor)>& fn) const {
   // nn.Linear's default: weight and bias ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
   auto gen = at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(seed));
-  std::vector<at::Tensor> out;
-  for (const auto& spec : params_) {
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const auto& spec = params_[i];
     const int64_t fanIn = spec.name.rfind("inp.", 0) == 0 ? features_ : hidden_;
     const double bound = 1.0 / std::sqrt(static_cast<double>(fanIn));
-    out.push_back(at::empty(spec.shape, at::kFloat).uniform_(-bound, bound, gen));
+    fn(i, at::empty(spec.shape, at::kFloat).uniform_(-bound, bound, gen));
   }
-  return out;
 }
 
 Batch MlpModel::globalBatch(int64_t seed, int step, int batchSize) const {

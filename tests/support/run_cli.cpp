@@ -14,10 +14,15 @@ namespace shardscope::testing {
 
 CliResult runShardscope(const std::vector<std::string>& args, const std::vector<std::string>& env,
                         int timeoutSeconds) {
+  std::vector<std::string> argv = {SHARDSCOPE_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return runCommand(argv, env, timeoutSeconds);
+}
+
+CliResult runCommand(const std::vector<std::string>& argvStrings,
+                     const std::vector<std::string>& env, int timeoutSeconds) {
   int fds[2];
   if (::pipe(fds) != 0) return {};
-  std::vector<std::string> argvStrings = {SHARDSCOPE_BINARY};
-  argvStrings.insert(argvStrings.end(), args.begin(), args.end());
   const auto start = std::chrono::steady_clock::now();
   pid_t pid = ::fork();
   if (pid == 0) {
@@ -26,10 +31,11 @@ CliResult runShardscope(const std::vector<std::string>& args, const std::vector<
     ::close(fds[0]);
     ::close(fds[1]);
     for (const auto& e : env) ::putenv(const_cast<char*>(e.c_str()));
+    std::vector<std::string> copy = argvStrings;
     std::vector<char*> argv;
-    for (auto& a : argvStrings) argv.push_back(a.data());
+    for (auto& a : copy) argv.push_back(a.data());
     argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
+    ::execvp(argv[0], argv.data());
     ::_exit(127);
   }
   ::close(fds[1]);

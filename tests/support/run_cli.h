@@ -16,6 +16,10 @@ struct CliResult {
 CliResult runShardscope(const std::vector<std::string>& args,
                         const std::vector<std::string>& env = {}, int timeoutSeconds = 300);
 
+// Any program: argv[0] is looked up on PATH.
+CliResult runCommand(const std::vector<std::string>& argv, const std::vector<std::string>& env = {},
+                     int timeoutSeconds = 300);
+
 // A fresh empty directory under the test temp dir.
 std::string freshTempDir(const std::string& name);
 

@@ -1,4 +1,4 @@
-#include "engine/run_config.h"
+#include "trace/run_config.h"
 
 #include <gtest/gtest.h>
 

@@ -1,17 +1,15 @@
 // Per-rank figures of a finished (or failed) run, derived from its recording: memory peaks by role,
 // step times, throughput, per-collective totals and comm/compute overlap. The summary JSON, the
-// CLI tables and `compare` all print these.
+// CLI tables, `compare` and the UI all show these.
 #pragma once
 
 #include <array>
 #include <vector>
 
-#include "engine/run_config.h"
+#include "trace/run_config.h"
 #include "trace/run_recording.h"
 
 namespace shardscope {
-
-struct RunResult;
 
 struct RankStats {
   int rank = 0;
@@ -28,6 +26,8 @@ struct RankStats {
   int64_t droppedEvents = 0;
 };
 
-std::vector<RankStats> computeRankStats(const RunConfig& config, const RunResult& result);
+std::vector<RankStats> computeRankStats(const RunConfig& config,
+                                        const trace::RunRecording& recording,
+                                        int64_t parameterCount);
 
 }  // namespace shardscope

@@ -1,0 +1,97 @@
+#include "app/engine_control.h"
+
+#include "engine/run_controller.h"
+
+namespace shardscope::app {
+
+EngineSessionControl::EngineSessionControl(ui::SessionStore& store, std::string workerExecutable)
+    : store_(store), workerExecutable_(std::move(workerExecutable)) {}
+
+EngineSessionControl::~EngineSessionControl() {
+  stopRequested_.store(true);
+  if (worker_.joinable()) worker_.join();
+}
+
+std::string EngineSessionControl::checkConfig(const RunConfig& config) const {
+  auto problem = checkDeviceAvailable(config);
+  return problem ? *problem : std::string();
+}
+
+void EngineSessionControl::startRun(const RunConfig& config) { launch({config}); }
+
+void EngineSessionControl::startCompare(const RunConfig& config) {
+  std::vector<RunConfig> runs;
+  for (const char* strategy : {"ddp", "full_shard", "shard_grad_op"}) {
+    RunConfig c = config;
+    c.strategy = strategy;
+    runs.push_back(c);
+  }
+  launch(runs);
+}
+
+void EngineSessionControl::stop() { stopRequested_.store(true); }
+
+void EngineSessionControl::launch(std::vector<RunConfig> runs) {
+  if (busy_.exchange(true)) return;
+  if (worker_.joinable()) worker_.join();
+  stopRequested_.store(false);
+  std::vector<int> indices;
+  {
+    auto lock = store_.lock();
+    store_.clear();
+    for (const auto& c : runs) {
+      ui::Session s;
+      s.title = c.strategy + " (" + zeroName(c.strategy) + ")";
+      s.config = c;
+      s.recording.reset(c.world);
+      indices.push_back(store_.add(std::move(s)));
+    }
+  }
+  worker_ = std::thread([this, runs, indices] {
+    for (size_t i = 0; i < runs.size() && !stopRequested_.load(); ++i) runOne(runs[i], indices[i]);
+    busy_.store(false);
+  });
+}
+
+void EngineSessionControl::runOne(const RunConfig& config, int index) {
+  std::vector<trace::Event> pending;  // merged events not yet in the store
+  RunCallbacks callbacks;
+  callbacks.onMerged = [&](const trace::Event& e) { pending.push_back(e); };
+  callbacks.onEvent = [&](const trace::Event& e) {
+    if (e.kind == trace::EventKind::RunInfo && e.rank == 0) {
+      auto lock = store_.lock();
+      auto& s = store_.sessions()[index];
+      s.device = e.text;
+      s.parameterCount = e.count;
+      s.status = ui::SessionStatus::Running;
+    }
+  };
+  callbacks.onStep = [&](int, double loss, double) {
+    auto lock = store_.lock();
+    store_.sessions()[index].losses.push_back(loss);
+  };
+  callbacks.onIdle = [&] {
+    if (pending.empty()) return;
+    auto lock = store_.lock();
+    auto& rec = store_.sessions()[index].recording;
+    for (const auto& e : pending) rec.add(e);
+    pending.clear();
+    store_.touch();
+  };
+  callbacks.shouldStop = [this] { return stopRequested_.load(); };
+  RunResult result;
+  try {
+    result = runTraining(config, workerExecutable_, callbacks);
+  } catch (const std::exception& ex) {
+    result.ok = false;
+    result.error = ex.what();
+  }
+  auto lock = store_.lock();
+  auto& s = store_.sessions()[index];
+  s.status = result.ok ? ui::SessionStatus::Done : ui::SessionStatus::Failed;
+  if (!result.ok) s.error = result.error;
+  if (s.device.empty()) s.device = result.deviceDescription;
+  store_.touch();
+}
+
+}  // namespace shardscope::app

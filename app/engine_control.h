@@ -1,0 +1,35 @@
+// The UI's EngineControl over the engine's controller: runs happen on a background thread, so the
+// window never waits on them; their events land in the SessionStore in batches, under its lock.
+#pragma once
+
+#include <atomic>
+#include <string>
+#include <thread>
+
+#include "ui/session_store.h"
+
+namespace shardscope::app {
+
+class EngineSessionControl final : public ui::EngineControl {
+ public:
+  EngineSessionControl(ui::SessionStore& store, std::string workerExecutable);
+  ~EngineSessionControl() override;
+
+  void startRun(const RunConfig& config) override;
+  void startCompare(const RunConfig& config) override;
+  void stop() override;
+  bool busy() const override { return busy_.load(); }
+  std::string checkConfig(const RunConfig& config) const override;
+
+ private:
+  void launch(std::vector<RunConfig> runs);
+  void runOne(const RunConfig& config, int sessionIndex);
+
+  ui::SessionStore& store_;
+  std::string workerExecutable_;
+  std::thread worker_;
+  std::atomic<bool> busy_{false};
+  std::atomic<bool> stopRequested_{false};
+};
+
+}  // namespace shardscope::app

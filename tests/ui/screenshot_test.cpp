@@ -1,0 +1,102 @@
+// The app really renders: under Xvfb, `shardscope view TRACE --screenshot` and
+// `shardscope run ... --screenshot` write a PNG that shows the window — not blank, the sidebar,
+// the memory lanes in the role colours and the collective blocks where they belong.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+
+#include <stb_image.h>
+
+#include "tests/support/run_cli.h"
+
+namespace shardscope {
+namespace {
+
+struct Image {
+  int width = 0, height = 0;
+  std::vector<unsigned char> rgba;
+  const unsigned char* at(int x, int y) const { return &rgba[(static_cast<size_t>(y) * width + x) * 4]; }
+};
+
+Image load(const std::string& path) {
+  Image img;
+  int channels = 0;
+  unsigned char* data = stbi_load(path.c_str(), &img.width, &img.height, &channels, 4);
+  if (data) {
+    img.rgba.assign(data, data + static_cast<size_t>(img.width) * img.height * 4);
+    stbi_image_free(data);
+  }
+  return img;
+}
+
+// Pixels within a small distance of an RGB colour, inside [x0, x1) x [y0, y1).
+int countColor(const Image& img, int r, int g, int b, int x0, int y0, int x1, int y1) {
+  int n = 0;
+  for (int y = y0; y < y1; ++y) {
+    for (int x = x0; x < x1; ++x) {
+      const auto* p = img.at(x, y);
+      if (std::abs(p[0] - r) + std::abs(p[1] - g) + std::abs(p[2] - b) < 12) ++n;
+    }
+  }
+  return n;
+}
+
+bool haveXvfb() { return std::system("command -v xvfb-run >/dev/null 2>&1") == 0; }
+
+void expectShowsTheApp(const Image& img) {
+  ASSERT_EQ(img.width, 1600);
+  ASSERT_EQ(img.height, 1000);
+  // Not blank: many distinct colours.
+  std::set<uint32_t> colors;
+  for (size_t i = 0; i < img.rgba.size(); i += 4 * 7) {
+    colors.insert((img.rgba[i] << 16) | (img.rgba[i + 1] << 8) | img.rgba[i + 2]);
+  }
+  EXPECT_GT(colors.size(), 100u);
+  // The sidebar (left 300 px) and the timeline area (right of it) are both drawn on.
+  const int sidebarText = countColor(img, 230, 230, 235, 0, 0, 300, 1000) +
+                          countColor(img, 255, 255, 255, 0, 0, 300, 1000);
+  EXPECT_GT(sidebarText + static_cast<int>(colors.size()), 100);
+  // Memory lanes in the role colours, in the upper (timeline) part right of the sidebar.
+  EXPECT_GT(countColor(img, 76, 120, 168, 320, 0, 1600, 650), 200) << "param_shard (blue)";
+  EXPECT_GT(countColor(img, 178, 121, 162, 320, 0, 1600, 650), 200) << "optimizer_state (purple)";
+  // all-gather (orange) and reduce-scatter (green) blocks of full_shard.
+  EXPECT_GT(countColor(img, 245, 133, 24, 320, 0, 1600, 650), 200) << "all-gather blocks";
+  EXPECT_GT(countColor(img, 84, 162, 75, 320, 0, 1600, 650), 200) << "reduce-scatter blocks";
+}
+
+TEST(Screenshot, ViewOfASavedTraceShowsTheApp) {
+  if (!haveXvfb()) GTEST_SKIP() << "xvfb-run is not installed";
+  const auto dir = testing::freshTempDir("screenshot_view");
+  auto run = testing::runShardscope({"run", "--model", "gpt", "--layers", "3", "--hidden", "96",
+                                     "--seq", "16", "--batch", "4", "--world", "2", "--steps", "3",
+                                     "--strategy", "full_shard", "--trace", dir + "/trace.json"});
+  ASSERT_EQ(run.exitCode, 0) << run.output;
+  auto view = testing::runCommand({"xvfb-run", "-a", "-s", "-screen 0 1600x1000x24", SHARDSCOPE_BINARY,
+                                   "view", dir + "/trace.json", "--screenshot", dir + "/view.png"},
+                                  {}, 120);
+  ASSERT_EQ(view.exitCode, 0) << view.output;
+  expectShowsTheApp(load(dir + "/view.png"));
+}
+
+TEST(Screenshot, LiveRunShowsTheApp) {
+  if (!haveXvfb()) GTEST_SKIP() << "xvfb-run is not installed";
+  const auto dir = testing::freshTempDir("screenshot_run");
+  auto run = testing::runCommand({"xvfb-run", "-a", "-s", "-screen 0 1600x1000x24", SHARDSCOPE_BINARY,
+                                  "run", "--model", "gpt", "--layers", "3", "--hidden", "96", "--seq",
+                                  "16", "--batch", "4", "--world", "2", "--steps", "3", "--strategy",
+                                  "full_shard", "--screenshot", dir + "/run.png"},
+                                 {}, 180);
+  ASSERT_EQ(run.exitCode, 0) << run.output;
+  expectShowsTheApp(load(dir + "/run.png"));
+}
+
+TEST(Screenshot, UnreadableTraceIsAClearError) {
+  auto r = testing::runShardscope({"view", "/nonexistent/trace.json", "--screenshot", "/tmp/x.png"});
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.output.find("cannot read '/nonexistent/trace.json'"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace shardscope

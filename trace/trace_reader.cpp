@@ -1,0 +1,134 @@
+#include "trace/trace_reader.h"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+namespace shardscope::trace {
+
+namespace {
+
+// +1 keeps the first event off 0, which RunRecording reads as "no timestamp".
+int64_t nanos(double micros) { return static_cast<int64_t>(micros * 1e3 + 0.5) + 1; }
+
+std::optional<uint8_t> indexOf(const std::string& name, const char* (*nameOf)(int), int count) {
+  for (int i = 0; i < count; ++i) {
+    if (name == nameOf(i)) return static_cast<uint8_t>(i);
+  }
+  return std::nullopt;
+}
+
+const char* roleName(int i) { return memoryRoleName(static_cast<MemoryRole>(i)); }
+const char* opName(int i) { return collectiveOpName(static_cast<CollectiveOp>(i)); }
+const char* computeName(int i) { return computeKindName(static_cast<ComputeKind>(i)); }
+const char* phaseNameOf(int i) { return phaseName(static_cast<Phase>(i)); }
+
+}  // namespace
+
+LoadedTrace loadChromeTrace(const std::string& path) {
+  LoadedTrace out;
+  std::ifstream in(path);
+  if (!in) {
+    out.error = "cannot read '" + path + "': check that the file exists.";
+    return out;
+  }
+  auto json = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded() || !json.is_object() || !json.contains("traceEvents")) {
+    out.error = "'" + path + "' is not a shardscope trace (Chrome trace JSON written by --trace).";
+    return out;
+  }
+  if (json.contains("otherData") && json["otherData"].is_object()) {
+    (void)applyConfigJson(json["otherData"], out.config);  // best effort: keys from toJson()
+  }
+  std::vector<Event> events;
+  std::map<int, RoleBytes> lastMemory;
+  int ranks = 0;
+  try {
+    for (const auto& e : json["traceEvents"]) {
+      if (!e.contains("pid") || !e.contains("ph")) continue;
+      const int rank = e["pid"].get<int>();
+      ranks = std::max(ranks, rank + 1);
+      const std::string ph = e["ph"];
+      if (ph == "X") {
+        const auto& a = e["args"];
+        Event ev;
+        ev.rank = rank;
+        ev.beginNs = nanos(e["ts"].get<double>());
+        ev.endNs = ev.beginNs + nanos(e["dur"].get<double>()) - 1;
+        ev.step = a.value("step", -1);
+        if (e.value("cat", "") == "compute") {
+          ev.kind = EventKind::Compute;
+          ev.op = indexOf(a.value("kind", ""), computeName, 4).value_or(0);
+          ev.text = a.value("unit", "");
+        } else {
+          ev.kind = EventKind::Collective;
+          auto op = indexOf(a.value("op", ""), opName, kCollectiveOpCount);
+          if (!op) continue;
+          ev.op = *op;
+          ev.phase = indexOf(a.value("phase", ""), phaseNameOf, 4).value_or(0);
+          ev.bytes = a.value("bytes", int64_t{0});
+          ev.bytesOut = a.value("bytes_out", int64_t{0});
+          ev.worldSize = a.value("group_size", 0);
+          ev.issueNs = nanos(a.value("issue_us", e["ts"].get<double>()));
+          ev.text = a.value("unit", "");
+          const std::string impl = a.value("implementation", "");
+          if (!impl.empty() && impl != collectiveOpName(static_cast<CollectiveOp>(*op))) {
+            ev.text += "|" + impl;
+          }
+        }
+        events.push_back(std::move(ev));
+      } else if (ph == "C" && e.value("name", "") == "memory") {
+        // Counter samples become per-role deltas against the rank's previous sample.
+        RoleBytes now = lastMemory[rank];
+        for (auto it = e["args"].begin(); it != e["args"].end(); ++it) {
+          if (auto role = indexOf(it.key(), roleName, kMemoryRoleCount)) now[*role] = it.value().get<int64_t>();
+        }
+        const int64_t t = nanos(e["ts"].get<double>());
+        bool changed = false;
+        for (int i = 0; i < kMemoryRoleCount; ++i) {
+          const int64_t delta = now[i] - lastMemory[rank][i];
+          if (delta == 0) continue;
+          Event m;
+          m.kind = EventKind::Memory;
+          m.rank = rank;
+          m.beginNs = t;
+          m.role = static_cast<uint8_t>(i);
+          m.bytes = delta;
+          events.push_back(m);
+          changed = true;
+        }
+        if (!changed) {  // keep the sample's time even when nothing changed
+          Event m;
+          m.kind = EventKind::Memory;
+          m.rank = rank;
+          m.beginNs = t;
+          events.push_back(m);
+        }
+        lastMemory[rank] = now;
+      }
+    }
+  } catch (const nlohmann::json::exception& ex) {
+    out.error = "'" + path + "' has a malformed event (" + ex.what() + ").";
+    return out;
+  }
+  // Step spans double as step ends, so step times and throughput come back too.
+  std::vector<Event> steps;
+  for (const auto& e : events) {
+    if (e.kind == EventKind::Compute && static_cast<ComputeKind>(e.op) == ComputeKind::Step) {
+      Event s = e;
+      s.kind = EventKind::StepEnd;
+      steps.push_back(s);
+    }
+  }
+  events.insert(events.end(), steps.begin(), steps.end());
+  std::stable_sort(events.begin(), events.end(),
+                   [](const Event& a, const Event& b) { return a.beginNs < b.beginNs; });
+  out.recording.reset(ranks);
+  for (const auto& e : events) out.recording.add(e);
+  if (out.config.world != ranks && ranks > 0) out.config.world = ranks;
+  return out;
+}
+
+}  // namespace shardscope::trace

@@ -1,0 +1,186 @@
+#include "ui/app_window.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include <imgui.h>
+
+#include "ui/panels.h"
+#include "ui/theme.h"
+
+namespace shardscope::ui {
+
+namespace {
+
+const char* statusText(SessionStatus s) {
+  switch (s) {
+    case SessionStatus::Starting: return "starting";
+    case SessionStatus::Running: return "running";
+    case SessionStatus::Done: return "done";
+    case SessionStatus::Failed: return "failed";
+  }
+  return "";
+}
+
+double sessionDuration(const Session& s) {
+  const auto& rec = s.recording;
+  if (rec.originNs() == INT64_MAX) return 0;
+  int64_t last = rec.originNs();
+  for (int r = 0; r < rec.ranks(); ++r) {
+    const auto& t = rec.rank(r);
+    if (!t.memory.empty()) last = std::max(last, t.memory.back().tNs);
+    if (!t.compute.empty()) last = std::max(last, t.compute.back().endNs);
+    if (!t.collectives.empty()) last = std::max(last, t.collectives.back().endNs);
+  }
+  return static_cast<double>(last - rec.originNs());
+}
+
+}  // namespace
+
+void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
+  const auto frameStart = std::chrono::steady_clock::now();
+  ImGuiViewport* viewport = ImGui::GetMainViewport();
+  ImGui::SetNextWindowPos(viewport->WorkPos);
+  ImGui::SetNextWindowSize(viewport->WorkSize);
+  ImGui::Begin("shardscope", nullptr,
+               ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
+                   ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus);
+
+  // --- left: configuration ------------------------------------------------------------------------
+  const float sidebar = 300.0f;
+  ImGui::BeginChild("config", ImVec2(sidebar, 0), true);
+  ImGui::TextColored(ImVec4(0.55f, 0.75f, 1.0f, 1.0f), "shardscope");
+  ImGui::TextDisabled("DDP and FSDP, live, per rank");
+  ImGui::Separator();
+  if (state.viewOnly) {
+    ImGui::TextWrapped("Viewing %s", state.banner.c_str());
+    ImGui::TextDisabled("(recorded run; nothing is running)");
+  } else if (engine) {
+    std::string problem;
+    if (auto e = validate(state.config)) problem = *e;
+    else problem = engine->checkConfig(state.config);
+    switch (drawConfigPanel(state.config, engine->busy(), problem)) {
+      case ConfigAction::Run:
+        engine->startRun(state.config);
+        state.axis.userMoved = false;
+        state.selection.active = false;
+        break;
+      case ConfigAction::Compare:
+        engine->startCompare(state.config);
+        state.axis.userMoved = false;
+        state.selection.active = false;
+        break;
+      case ConfigAction::Stop: engine->stop(); break;
+      case ConfigAction::None: break;
+    }
+  }
+  ImGui::Separator();
+  drawRoleLegend(state.style.showRole);
+  ImGui::EndChild();
+  ImGui::SameLine();
+
+  // --- middle and bottom: timelines, breakdown, comparison ----------------------------------------
+  ImGui::BeginGroup();
+  auto lock = store.lock();
+  auto& sessions = store.sessions();
+  double duration = 0, memoryScale = 0;
+  for (const auto& s : sessions) {
+    duration = std::max(duration, sessionDuration(s));
+    for (int r = 0; r < s.recording.ranks(); ++r) memoryScale = std::max(memoryScale, static_cast<double>(s.recording.rank(r).peakTotal));
+  }
+  if (!state.axis.userMoved) state.axis.fit(duration);
+  memoryScale *= 1.1;
+
+  const float bottomHeight = std::max(ImGui::GetContentRegionAvail().y * 0.34f, 180.0f);
+  ImGui::BeginChild("timelines", ImVec2(0, -bottomHeight), true, ImGuiWindowFlags_NoScrollWithMouse);
+  if (sessions.empty()) {
+    ImGui::TextDisabled("Press Run to train with the configuration on the left, or Compare to run ddp,\n"
+                        "full_shard and shard_grad_op one after another on the same model and data.\n\n"
+                        "Each rank is its own process; what you see is measured: the allocator's bytes\n"
+                        "by role, every collective, every forward and backward per unit.");
+  }
+  {
+    // Lanes share the height: a projector shows the memory areas as large as they can be.
+    int groups = 0;
+    for (const auto& s : sessions) groups += std::max(1, s.recording.ranks());
+    const float perSession = 44.0f, perGroup = 2 * state.style.spanLaneHeight + 10.0f;
+    const float avail = ImGui::GetContentRegionAvail().y - perSession * static_cast<float>(sessions.size()) - 8.0f;
+    if (groups > 0) state.style.memoryLaneHeight = std::clamp(avail / static_cast<float>(groups) - perGroup, 40.0f, 240.0f);
+  }
+  TimelineCursor cursor;
+  int cursorSession = -1;
+  TimelineFrameStats frameStats;
+  for (size_t i = 0; i < sessions.size(); ++i) {
+    const Session& s = sessions[i];
+    ImGui::PushID(static_cast<int>(i));
+    const ImVec4 statusColor = s.status == SessionStatus::Failed ? ImVec4(1.0f, 0.45f, 0.4f, 1.0f)
+                               : s.status == SessionStatus::Done ? ImVec4(0.5f, 0.85f, 0.5f, 1.0f)
+                                                                 : ImVec4(1.0f, 0.8f, 0.3f, 1.0f);
+    ImGui::Text("%s", s.title.c_str());
+    ImGui::SameLine();
+    ImGui::TextColored(statusColor, "[%s]", statusText(s.status));
+    ImGui::SameLine();
+    const size_t stepsDone = s.recording.ranks() > 0 ? s.recording.rank(0).steps.size() : 0;
+    char lossText[48] = "";
+    if (!s.losses.empty()) std::snprintf(lossText, sizeof lossText, "  loss %.4f", s.losses.back());
+    ImGui::TextDisabled("%s  %d ranks  %s %d layers, hidden %d  step %zu/%d%s", s.device.c_str(),
+                        s.recording.ranks(), s.config.model.c_str(), s.config.layers, s.config.hidden,
+                        stepsDone, s.config.steps, lossText);
+    if (!s.error.empty()) {
+      ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.4f, 1.0f));
+      ImGui::TextWrapped("%s", s.error.c_str());
+      ImGui::PopStyleColor();
+    }
+    TimelineCursor c;
+    TimelineFrameStats st;
+    drawTimeline("timeline", s.recording, state.axis, memoryScale, ImGui::GetContentRegionAvail().x,
+                 state.style, state.selection, c, &st);
+    frameStats.spansDrawn += st.spansDrawn;
+    frameStats.spansFolded += st.spansFolded;
+    frameStats.memoryColumns += st.memoryColumns;
+    if (c.valid) {
+      cursor = c;
+      cursorSession = static_cast<int>(i);
+    }
+    ImGui::Separator();
+    ImGui::PopID();
+  }
+  if (cursor.valid) state.cursor = cursor;
+  ImGui::EndChild();
+
+  ImGui::BeginChild("bottom", ImVec2(0, 0), true);
+  if (ImGui::BeginTabBar("views")) {
+    if (ImGui::BeginTabItem("Comparison")) {
+      drawComparison(sessions);
+      ImGui::EndTabItem();
+    }
+    if (ImGui::BeginTabItem("Memory breakdown")) {
+      const int index = cursorSession >= 0 ? cursorSession : static_cast<int>(sessions.size()) - 1;
+      if (index >= 0) {
+        ImGui::TextDisabled("%s", sessions[index].title.c_str());
+        drawMemoryBreakdown(sessions[index], state.cursor);
+      }
+      ImGui::EndTabItem();
+    }
+    if (ImGui::BeginTabItem("Help")) {
+      ImGui::BulletText("Mouse wheel over a timeline zooms around the cursor; drag to pan.");
+      ImGui::BulletText("Hover a memory lane for the exact bytes per role; hover a block for its timing.");
+      ImGui::BulletText("Click a collective to highlight the same collective on every rank.");
+      ImGui::BulletText("Full-shard: orange (param_gathered) rises before each unit and falls after it.");
+      ImGui::BulletText("Frame build %.2f ms: %d spans drawn, %d folded, %d memory columns.",
+                        state.lastFrameBuildMs, state.lastStats.spansDrawn, state.lastStats.spansFolded,
+                        state.lastStats.memoryColumns);
+      ImGui::EndTabItem();
+    }
+    ImGui::EndTabBar();
+  }
+  ImGui::EndChild();
+  ImGui::EndGroup();
+  ImGui::End();
+  state.lastStats = frameStats;
+  state.lastFrameBuildMs =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - frameStart).count();
+}
+
+}  // namespace shardscope::ui

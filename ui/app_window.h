@@ -1,0 +1,29 @@
+// One frame of the shardscope window: configuration on the left, the sessions' timelines on one
+// shared time axis and memory scale in the middle, breakdown and comparison below. The window talks
+// to the engine only through EngineControl and reads only the SessionStore.
+#pragma once
+
+#include <string>
+
+#include "trace/run_config.h"
+#include "ui/session_store.h"
+#include "ui/timeline_view.h"
+
+namespace shardscope::ui {
+
+struct AppState {
+  RunConfig config;
+  TimeAxis axis;
+  TimelineStyle style;
+  CollectiveSelection selection;
+  TimelineCursor cursor;
+  int bottomTab = 0;
+  std::string banner;        // e.g. the file being viewed
+  bool viewOnly = false;     // `shardscope view`: no configuration panel actions
+  double lastFrameBuildMs = 0;
+  TimelineFrameStats lastStats;
+};
+
+void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine);
+
+}  // namespace shardscope::ui

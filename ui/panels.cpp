@@ -1,0 +1,220 @@
+#include "ui/panels.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include <imgui.h>
+
+#include "trace/run_stats.h"
+#include "ui/theme.h"
+
+namespace shardscope::ui {
+
+namespace {
+
+bool combo(const char* label, std::string& value, std::initializer_list<const char*> items) {
+  bool changed = false;
+  if (ImGui::BeginCombo(label, value.c_str())) {
+    for (const char* item : items) {
+      if (ImGui::Selectable(item, value == item)) {
+        value = item;
+        changed = true;
+      }
+    }
+    ImGui::EndCombo();
+  }
+  return changed;
+}
+
+void stackedBar(const trace::RoleBytes& bytes, double scale, float width, float height) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  dl->AddRectFilled(p, ImVec2(p.x + width, p.y + height), IM_COL32(30, 32, 36, 255));
+  float x = p.x;
+  for (int role = 0; role < trace::kMemoryRoleCount; ++role) {
+    if (bytes[role] <= 0 || scale <= 0) continue;
+    const float w = static_cast<float>(bytes[role] / scale * width);
+    dl->AddRectFilled(ImVec2(x, p.y), ImVec2(x + w, p.y + height), roleColor(static_cast<trace::MemoryRole>(role)));
+    x += w;
+  }
+  ImGui::Dummy(ImVec2(width, height));
+}
+
+int64_t sum(const trace::RoleBytes& b) {
+  int64_t t = 0;
+  for (auto v : b) t += v;
+  return t;
+}
+
+}  // namespace
+
+ConfigAction drawConfigPanel(RunConfig& c, bool busy, const std::string& problem) {
+  ConfigAction action = ConfigAction::None;
+  ImGui::TextUnformatted("Model");
+  combo("model", c.model, {"mlp", "gpt"});
+  ImGui::InputInt("layers", &c.layers);
+  ImGui::InputInt("hidden", &c.hidden);
+  if (c.model == "gpt") {
+    ImGui::InputInt("heads", &c.heads);
+    ImGui::InputInt("seq", &c.seq);
+    ImGui::InputInt("vocab", &c.vocab);
+  } else {
+    ImGui::InputInt("features", &c.features);
+    ImGui::InputInt("classes", &c.classes);
+  }
+  ImGui::Separator();
+  ImGui::TextUnformatted("Parallelism");
+  ImGui::SliderInt("world", &c.world, 1, kMaxWorldSize);
+  combo("strategy", c.strategy, {"ddp", "full_shard", "shard_grad_op"});
+  ImGui::TextDisabled("%s", zeroName(c.strategy));
+  if (c.strategy == "ddp") {
+    float cap = static_cast<float>(c.bucketCapMb);
+    if (ImGui::InputFloat("bucket MiB", &cap, 0.5f, 5.0f, "%.2f")) c.bucketCapMb = cap;
+  }
+  combo("device", c.device, {"cpu", "cuda"});
+  ImGui::Separator();
+  ImGui::TextUnformatted("Training");
+  ImGui::InputInt("batch", &c.batch);
+  ImGui::InputInt("steps", &c.steps);
+  combo("optimizer", c.optimizer, {"sgd", "adam", "adamw"});
+  ImGui::InputDouble("lr", &c.lr, 0.0, 0.0, "%.2e");
+  int seed = static_cast<int>(c.seed);
+  if (ImGui::InputInt("seed", &seed)) c.seed = seed;
+  ImGui::Separator();
+
+  const bool valid = problem.empty();
+  ImGui::BeginDisabled(busy || !valid);
+  if (ImGui::Button("Run", ImVec2(80, 0))) action = ConfigAction::Run;
+  ImGui::SameLine();
+  if (ImGui::Button("Compare", ImVec2(80, 0))) action = ConfigAction::Compare;
+  ImGui::EndDisabled();
+  ImGui::SameLine();
+  ImGui::BeginDisabled(!busy);
+  if (ImGui::Button("Stop", ImVec2(60, 0))) action = ConfigAction::Stop;
+  ImGui::EndDisabled();
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("stop the running ranks");
+  if (!valid) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.4f, 1.0f));
+    ImGui::TextWrapped("%s", problem.c_str());
+    ImGui::PopStyleColor();
+  }
+  return action;
+}
+
+void drawRoleLegend(bool (&showRole)[trace::kMemoryRoleCount]) {
+  ImGui::TextUnformatted("Memory roles (stacked, bottom first)");
+  for (int role = 0; role < trace::kMemoryRoleCount; ++role) {
+    ImGui::PushID(role);
+    ImGui::ColorButton("##role", ImGui::ColorConvertU32ToFloat4(roleColor(static_cast<trace::MemoryRole>(role))),
+                       ImGuiColorEditFlags_NoTooltip, ImVec2(12, 12));
+    ImGui::SameLine();
+    ImGui::Checkbox(trace::memoryRoleName(static_cast<trace::MemoryRole>(role)), &showRole[role]);
+    ImGui::PopID();
+  }
+  ImGui::TextDisabled("hide activation to see FSDP's\ngather-and-free sawtooth up close");
+}
+
+void drawMemoryBreakdown(const Session& session, const TimelineCursor& cursor) {
+  const auto& rec = session.recording;
+  double scale = 1;
+  for (int r = 0; r < rec.ranks(); ++r) scale = std::max(scale, static_cast<double>(rec.rank(r).peakTotal));
+  const float barWidth = std::max(ImGui::GetContentRegionAvail().x - 260.0f, 100.0f);
+  for (int r = 0; r < rec.ranks(); ++r) {
+    const auto& t = rec.rank(r);
+    if (cursor.valid) {
+      const auto at = memoryAt(rec, r, cursor.tNs);
+      ImGui::Text("rank %d at %-10s %10s", r, formatDuration(cursor.tNs).c_str(), formatBytesShort(static_cast<double>(sum(at))).c_str());
+      ImGui::SameLine(250);
+      stackedBar(at, scale, barWidth, 12);
+    }
+    ImGui::Text("rank %d at peak     %10s", r, formatBytesShort(static_cast<double>(t.peakTotal)).c_str());
+    ImGui::SameLine(250);
+    stackedBar(t.atPeakTotal, scale, barWidth, 12);
+    if (ImGui::IsItemHovered()) {
+      ImGui::BeginTooltip();
+      for (int role = 0; role < trace::kMemoryRoleCount; ++role) {
+        ImGui::Text("%-16s %s", trace::memoryRoleName(static_cast<trace::MemoryRole>(role)),
+                    formatBytesShort(static_cast<double>(t.atPeakTotal[role])).c_str());
+      }
+      ImGui::EndTooltip();
+    }
+  }
+  if (!cursor.valid) ImGui::TextDisabled("hover a memory lane to see the split at that moment");
+}
+
+void drawComparison(const std::vector<Session>& sessions) {
+  if (sessions.empty()) {
+    ImGui::TextDisabled("run or compare to see figures here");
+    return;
+  }
+  std::vector<std::vector<RankStats>> stats;
+  for (const auto& s : sessions) stats.push_back(computeRankStats(s.config, s.recording, s.parameterCount));
+  const int columns = static_cast<int>(sessions.size()) + 1;
+  if (ImGui::BeginTable("comparison", columns, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp)) {
+    ImGui::TableSetupColumn("figure (max over ranks)");
+    for (const auto& s : sessions) ImGui::TableSetupColumn(s.title.c_str());
+    ImGui::TableHeadersRow();
+    auto row = [&](const char* name, auto&& cell) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(name);
+      for (size_t i = 0; i < sessions.size(); ++i) {
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(cell(stats[i]).c_str());
+      }
+    };
+    auto maxOf = [](const std::vector<RankStats>& ranks, auto&& f) {
+      double m = 0;
+      for (const auto& r : ranks) m = std::max(m, static_cast<double>(f(r)));
+      return m;
+    };
+    row("peak memory", [&](const auto& r) { return formatBytesShort(maxOf(r, [](const RankStats& s) { return s.peakTotal; })); });
+    for (int role = 0; role < trace::kMemoryRoleCount; ++role) {
+      const std::string name = std::string("  ") + trace::memoryRoleName(static_cast<trace::MemoryRole>(role));
+      row(name.c_str(), [&](const auto& r) { return formatBytesShort(maxOf(r, [&](const RankStats& s) { return s.peakByRole[role]; })); });
+    }
+    row("step time", [&](const auto& r) { return formatDuration(1e9 * maxOf(r, [](const RankStats& s) { return s.steadyStepSeconds; })); });
+    row("samples/s (all ranks)", [&](const auto& r) {
+      double total = 0;
+      for (const auto& s : r) total += s.samplesPerSecond;
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.1f", total);
+      return std::string(buf);
+    });
+    for (auto op : {trace::CollectiveOp::AllGather, trace::CollectiveOp::ReduceScatter, trace::CollectiveOp::AllReduce}) {
+      const std::string name = std::string(trace::collectiveOpName(op)) + " bytes / time per step";
+      row(name.c_str(), [&](const auto& r) {
+        if (r.empty()) return std::string("-");
+        const auto& c = r.front().collectives[static_cast<int>(op)];
+        const double steps = std::max<double>(1, static_cast<double>(r.front().stepSeconds.size()));
+        if (c.count == 0) return std::string("-");
+        return formatBytesShort(c.bytes / steps) + " / " + formatDuration(c.seconds * 1e9 / steps);
+      });
+    }
+    row("comm/compute overlap", [&](const auto& r) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.1f %%", maxOf(r, [](const RankStats& s) { return s.overlapPercent; }));
+      return std::string(buf);
+    });
+    ImGui::EndTable();
+  }
+  // Bar chart: peak memory of rank 0 by role, one bar per strategy, on one scale.
+  double scale = 1;
+  for (const auto& r : stats) {
+    for (const auto& s : r) scale = std::max(scale, static_cast<double>(s.peakTotal));
+  }
+  ImGui::Spacing();
+  ImGui::TextUnformatted("Peak memory by role (largest rank, at its peak)");
+  const float barWidth = std::max(ImGui::GetContentRegionAvail().x - 260.0f, 100.0f);
+  for (size_t i = 0; i < sessions.size(); ++i) {
+    const RankStats* largest = nullptr;
+    for (const auto& s : stats[i]) {
+      if (!largest || s.peakTotal > largest->peakTotal) largest = &s;
+    }
+    ImGui::Text("%-28s %10s", sessions[i].title.c_str(), largest ? formatBytesShort(static_cast<double>(largest->peakTotal)).c_str() : "-");
+    ImGui::SameLine(250);
+    stackedBar(largest ? largest->atPeakTotal : trace::RoleBytes{}, scale, barWidth, 14);
+  }
+}
+
+}  // namespace shardscope::ui

@@ -1,0 +1,27 @@
+// The panels around the timelines: the run configuration with Run / Stop / Compare, the memory
+// breakdown at the cursor and at the peak, and the comparison table and bar charts.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "trace/run_config.h"
+#include "ui/session_store.h"
+#include "ui/timeline_view.h"
+
+namespace shardscope::ui {
+
+// Edits `config`; returns what the user pressed.
+enum class ConfigAction { None, Run, Compare, Stop };
+ConfigAction drawConfigPanel(RunConfig& config, bool busy, const std::string& problem);
+
+// The role legend; each role's checkbox shows or hides it in the memory lanes.
+void drawRoleLegend(bool (&showRole)[trace::kMemoryRoleCount]);
+
+// Bars by role for every rank of `session`: at the cursor (when valid) and at each rank's peak.
+void drawMemoryBreakdown(const Session& session, const TimelineCursor& cursor);
+
+// Strategies side by side: a table of the figures and bar charts of peak memory by role.
+void drawComparison(const std::vector<Session>& sessions);
+
+}  // namespace shardscope::ui

@@ -1,0 +1,98 @@
+#include "ui/platform_window.h"
+
+#include <vector>
+
+#define GLFW_INCLUDE_NONE
+#include <GLFW/glfw3.h>
+#include <GL/gl.h>
+#include <imgui.h>
+#include <backends/imgui_impl_glfw.h>
+#include <backends/imgui_impl_opengl3.h>
+
+#include <stb_image_write.h>
+
+#include "ui/theme.h"
+
+namespace shardscope::ui {
+
+bool writePng(const std::string& path, int width, int height, const unsigned char* rgba) {
+  return stbi_write_png(path.c_str(), width, height, 4, rgba, width * 4) != 0;
+}
+
+int runWindow(const WindowOptions& options, const std::function<void()>& drawFrame,
+              std::string& error) {
+  glfwSetErrorCallback([](int, const char*) {});
+  if (!glfwInit()) {
+    error = "cannot open a window: no display (set DISPLAY, or run under xvfb-run for headless "
+            "screenshots).";
+    return 1;
+  }
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 0);
+  const bool headless = !options.screenshotPath.empty();
+  if (headless) glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
+  GLFWwindow* window =
+      glfwCreateWindow(options.width, options.height, options.title.c_str(), nullptr, nullptr);
+  if (!window) {
+    glfwTerminate();
+    error = "cannot create an OpenGL 3 window (is a GL driver such as Mesa installed?).";
+    return 1;
+  }
+  glfwMakeContextCurrent(window);
+  glfwSwapInterval(1);
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  ImGui::GetIO().IniFilename = nullptr;
+  applyTheme();
+  ImGui_ImplGlfw_InitForOpenGL(window, true);
+  ImGui_ImplOpenGL3_Init("#version 130");
+
+  int frames = 0;
+  int readyFrames = 0;  // capture once readiness has held for a frame, so the image shows it
+  bool captured = false;
+  while (!glfwWindowShouldClose(window)) {
+    // Sleep while hidden or minimised; otherwise poll so live runs keep moving.
+    if (!headless && (glfwGetWindowAttrib(window, GLFW_ICONIFIED) || !glfwGetWindowAttrib(window, GLFW_VISIBLE))) {
+      glfwWaitEventsTimeout(0.25);
+      continue;
+    }
+    glfwPollEvents();
+    ImGui_ImplOpenGL3_NewFrame();
+    ImGui_ImplGlfw_NewFrame();
+    ImGui::NewFrame();
+    drawFrame();
+    ImGui::Render();
+    int w = 0, h = 0;
+    glfwGetFramebufferSize(window, &w, &h);
+    glViewport(0, 0, w, h);
+    glClearColor(0.08f, 0.09f, 0.10f, 1.0f);
+    glClear(GL_COLOR_BUFFER_BIT);
+    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    ++frames;
+    // Frames after the first few let ImGui settle its layout before a capture.
+    const bool ready = options.readyToCapture && options.readyToCapture();
+    readyFrames = ready ? readyFrames + 1 : 0;
+    if (headless && frames > 3 && (readyFrames >= 2 || frames >= options.maxFrames)) {
+      std::vector<unsigned char> pixels(static_cast<size_t>(w) * h * 4);
+      glPixelStorei(GL_PACK_ALIGNMENT, 1);
+      glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, pixels.data());
+      std::vector<unsigned char> flipped(pixels.size());
+      for (int y = 0; y < h; ++y) {
+        std::copy_n(&pixels[static_cast<size_t>(h - 1 - y) * w * 4], static_cast<size_t>(w) * 4,
+                    &flipped[static_cast<size_t>(y) * w * 4]);
+      }
+      captured = writePng(options.screenshotPath, w, h, flipped.data());
+      if (!captured) error = "cannot write the screenshot '" + options.screenshotPath + "'.";
+      break;
+    }
+    glfwSwapBuffers(window);
+  }
+  ImGui_ImplOpenGL3_Shutdown();
+  ImGui_ImplGlfw_Shutdown();
+  ImGui::DestroyContext();
+  glfwDestroyWindow(window);
+  glfwTerminate();
+  return headless && !captured ? 1 : 0;
+}
+
+}  // namespace shardscope::ui

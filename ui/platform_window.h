@@ -1,0 +1,30 @@
+// The platform layer: a GLFW window with an OpenGL 3 context, Dear ImGui's GLFW and OpenGL3
+// backends, the frame loop (which sleeps while the window is hidden), and PNG screenshots of the
+// window. Kept tiny and separate from what is drawn.
+#pragma once
+
+#include <functional>
+#include <string>
+
+namespace shardscope::ui {
+
+struct WindowOptions {
+  int width = 1600;
+  int height = 1000;
+  std::string title = "shardscope";
+  // Headless capture: when set, render until `readyToCapture()` (or `maxFrames`), write the
+  // window's pixels to this PNG, and close.
+  std::string screenshotPath;
+  std::function<bool()> readyToCapture;
+  int maxFrames = 100000;
+};
+
+// Runs the window until it is closed (or the screenshot is written). `drawFrame` builds one ImGui
+// frame. Returns 0, or 1 with `error` set when no window could be opened.
+int runWindow(const WindowOptions& options, const std::function<void()>& drawFrame,
+              std::string& error);
+
+// Writes RGBA pixels (top row first) as a PNG; false on failure.
+bool writePng(const std::string& path, int width, int height, const unsigned char* rgba);
+
+}  // namespace shardscope::ui

@@ -1,0 +1,59 @@
+// The retained model the UI draws: one Session per run (a compare adds one per strategy). The
+// engine side appends events to a session from its own thread; the UI reads under the same lock
+// once per frame. Nothing here knows LibTorch.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "trace/run_config.h"
+#include "trace/run_recording.h"
+
+namespace shardscope::ui {
+
+enum class SessionStatus { Starting, Running, Done, Failed };
+
+struct Session {
+  std::string title;              // e.g. "full_shard (FULL_SHARD, ZeRO-3)"
+  RunConfig config;
+  trace::RunRecording recording;
+  SessionStatus status = SessionStatus::Starting;
+  std::string error;              // what went wrong and what to do
+  std::string device;             // e.g. "cpu / gloo"
+  int64_t parameterCount = 0;
+  std::vector<double> losses;     // global mean loss per completed step
+};
+
+class SessionStore {
+ public:
+  // Locks the store for the lifetime of the returned guard.
+  std::unique_lock<std::mutex> lock() { return std::unique_lock<std::mutex>(mutex_); }
+
+  // Under lock():
+  std::vector<Session>& sessions() { return sessions_; }
+  int add(Session session);        // returns its index
+  void clear() { sessions_.clear(); }
+  uint64_t version() const { return version_; }  // bumps on every change
+  void touch() { ++version_; }
+
+ private:
+  std::mutex mutex_;
+  std::vector<Session> sessions_;
+  uint64_t version_ = 0;
+};
+
+// What the UI asks of the engine. Implemented outside the UI library (app/), over the controller.
+class EngineControl {
+ public:
+  virtual ~EngineControl() = default;
+  virtual void startRun(const RunConfig& config) = 0;      // one session
+  virtual void startCompare(const RunConfig& config) = 0;  // ddp, full_shard, shard_grad_op
+  virtual void stop() = 0;
+  virtual bool busy() const = 0;
+  // A check of what only the engine knows (e.g. that --device cuda has a GPU); empty when fine.
+  virtual std::string checkConfig(const RunConfig& config) const = 0;
+};
+
+}  // namespace shardscope::ui

@@ -1,0 +1,28 @@
+#include "ui/time_axis.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace shardscope::ui {
+
+void TimeAxis::fit(double durationNs) {
+  beginNs = 0;
+  endNs = std::max(durationNs * 1.02, 1e6);
+}
+
+void TimeAxis::zoom(double anchorNs, float wheel) {
+  const double factor = std::pow(0.85, wheel);
+  const double span = std::clamp((endNs - beginNs) * factor, 1e3, 1e13);  // 1 us .. ~3 h
+  const double t = (anchorNs - beginNs) / (endNs - beginNs);
+  beginNs = anchorNs - t * span;
+  endNs = beginNs + span;
+  userMoved = true;
+}
+
+void TimeAxis::pan(double deltaNs) {
+  beginNs += deltaNs;
+  endNs += deltaNs;
+  userMoved = true;
+}
+
+}  // namespace shardscope::ui

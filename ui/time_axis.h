@@ -1,0 +1,27 @@
+// The shared time axis of every timeline: a visible window [beginNs, endNs) relative to the run's
+// origin, mapped onto a pixel range. Mouse wheel zooms around the cursor, dragging pans. Views that
+// share one TimeAxis stay synchronised (the comparison view).
+#pragma once
+
+#include <cstdint>
+
+namespace shardscope::ui {
+
+struct TimeAxis {
+  double beginNs = 0;
+  double endNs = 1e9;
+  bool userMoved = false;  // false: follow the data (live runs keep the whole run in view)
+
+  double toX(double ns, float x0, float width) const {
+    return x0 + (ns - beginNs) / (endNs - beginNs) * width;
+  }
+  double toNs(double x, float x0, float width) const {
+    return beginNs + (x - x0) / width * (endNs - beginNs);
+  }
+  void fit(double durationNs);
+  // wheel > 0 zooms in around `anchorNs`.
+  void zoom(double anchorNs, float wheel);
+  void pan(double deltaNs);
+};
+
+}  // namespace shardscope::ui

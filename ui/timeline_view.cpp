@@ -1,0 +1,301 @@
+#include "ui/timeline_view.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "ui/theme.h"
+
+namespace shardscope::ui {
+
+using trace::Event;
+using trace::kMemoryRoleCount;
+
+std::string formatBytesShort(double b) {
+  char buf[32];
+  if (b >= 1024.0 * 1024 * 1024) std::snprintf(buf, sizeof buf, "%.2f GiB", b / (1024.0 * 1024 * 1024));
+  else if (b >= 1024.0 * 1024) std::snprintf(buf, sizeof buf, "%.2f MiB", b / (1024.0 * 1024));
+  else if (b >= 1024.0) std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
+  else std::snprintf(buf, sizeof buf, "%.0f B", b);
+  return buf;
+}
+
+std::string formatDuration(double ns) {
+  char buf[32];
+  if (ns >= 1e9) std::snprintf(buf, sizeof buf, "%.3f s", ns / 1e9);
+  else if (ns >= 1e6) std::snprintf(buf, sizeof buf, "%.2f ms", ns / 1e6);
+  else if (ns >= 1e3) std::snprintf(buf, sizeof buf, "%.1f us", ns / 1e3);
+  else std::snprintf(buf, sizeof buf, "%.0f ns", ns);
+  return buf;
+}
+
+trace::RoleBytes memoryAt(const trace::RunRecording& rec, int rank, double tNs) {
+  const auto& samples = rec.rank(rank).memory;
+  const double t = tNs + static_cast<double>(rec.originNs());
+  auto it = std::upper_bound(samples.begin(), samples.end(), t,
+                             [](double value, const trace::MemorySample& s) { return value < s.tNs; });
+  if (it == samples.begin()) return {};
+  return std::prev(it)->bytes;
+}
+
+namespace {
+
+// First span that may be visible: spans are sorted by begin, so search on begin with the widest
+// span as slack.
+template <typename Spans>
+size_t firstVisible(const Spans& spans, double beginAbs, double maxDuration) {
+  auto it = std::lower_bound(spans.begin(), spans.end(), beginAbs - maxDuration,
+                             [](const Event& e, double t) { return e.beginNs < t; });
+  return static_cast<size_t>(it - spans.begin());
+}
+
+double maxDuration(const std::vector<Event>& spans) {
+  double m = 0;
+  for (const auto& e : spans) m = std::max(m, static_cast<double>(e.endNs - e.beginNs));
+  return m;
+}
+
+struct LaneGeometry {
+  float x0, width, y0, height;
+};
+
+void drawFold(ImDrawList* dl, float x0, float x1, float y0, float y1, int count) {
+  dl->AddRectFilled(ImVec2(x0, y0 + 2), ImVec2(std::max(x1, x0 + 1), y1 - 2), IM_COL32(110, 110, 120, 255));
+  (void)count;
+}
+
+bool spansHaveSameTarget(const Event& e, const CollectiveSelection& sel) {
+  return sel.active && e.op == sel.op && e.step == sel.step && e.phase == sel.phase &&
+         e.text == sel.unit;
+}
+
+}  // namespace
+
+float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axis,
+                   double memoryScaleBytes, float width, const TimelineStyle& style,
+                   CollectiveSelection& selection, TimelineCursor& cursor,
+                   TimelineFrameStats* stats) {
+  ImGui::PushID(id);
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const float labelWidth = 64.0f;
+  const float x0 = origin.x + labelWidth;
+  const float w = std::max(width - labelWidth, 10.0f);
+  const double originNs = rec.originNs() == INT64_MAX ? 0.0 : static_cast<double>(rec.originNs());
+  const double beginAbs = originNs + axis.beginNs;
+  const double endAbs = originNs + axis.endNs;
+  const float groupHeight = style.memoryLaneHeight + 2 * style.spanLaneHeight + 10.0f;
+  const float totalHeight = groupHeight * static_cast<float>(rec.ranks()) + 18.0f;
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  TimelineFrameStats local;
+
+  // Time ruler.
+  {
+    const double span = axis.endNs - axis.beginNs;
+    const double rawStep = span / 8.0;
+    const double magnitude = std::pow(10.0, std::floor(std::log10(rawStep)));
+    double step = magnitude;
+    for (double m : {1.0, 2.0, 5.0, 10.0}) {
+      if (magnitude * m >= rawStep) {
+        step = magnitude * m;
+        break;
+      }
+    }
+    for (double t = std::ceil(axis.beginNs / step) * step; t < axis.endNs; t += step) {
+      const float x = static_cast<float>(axis.toX(t, x0, w));
+      dl->AddLine(ImVec2(x, origin.y + 12), ImVec2(x, origin.y + totalHeight), IM_COL32(255, 255, 255, 18));
+      dl->AddText(ImVec2(x + 2, origin.y), IM_COL32(170, 170, 180, 255), formatDuration(t).c_str());
+    }
+  }
+
+  for (int r = 0; r < rec.ranks(); ++r) {
+    const auto& t = rec.rank(r);
+    const float y0 = origin.y + 18.0f + groupHeight * static_cast<float>(r);
+    char label[32];
+    std::snprintf(label, sizeof label, "rank %d", r);
+    dl->AddText(ImVec2(origin.x + 4, y0 + 2), IM_COL32(230, 230, 235, 255), label);
+    dl->AddText(ImVec2(origin.x + 4, y0 + style.memoryLaneHeight + 2), IM_COL32(150, 150, 160, 255), "compute");
+    dl->AddText(ImVec2(origin.x + 4, y0 + style.memoryLaneHeight + style.spanLaneHeight + 2), IM_COL32(150, 150, 160, 255), "comm");
+    dl->PushClipRect(ImVec2(x0, y0), ImVec2(x0 + w, y0 + groupHeight), true);
+    dl->AddRectFilled(ImVec2(x0, y0), ImVec2(x0 + w, y0 + style.memoryLaneHeight), IM_COL32(22, 24, 28, 255));
+
+    // --- memory: one column per pixel, each the maximum total within it -------------------------
+    const float memBottom = y0 + style.memoryLaneHeight;
+    const double scale = memoryScaleBytes > 0 ? (style.memoryLaneHeight - 4) / memoryScaleBytes : 0;
+    const auto& samples = t.memory;
+    if (!samples.empty() && scale > 0) {
+      auto it = std::upper_bound(samples.begin(), samples.end(), beginAbs,
+                                 [](double v, const trace::MemorySample& s) { return v < s.tNs; });
+      size_t i = it == samples.begin() ? 0 : static_cast<size_t>(it - samples.begin()) - 1;
+      const int columns = static_cast<int>(w);
+      const double nsPerPixel = (endAbs - beginAbs) / w;
+      float lastTotalY = -1;
+      for (int c = 0; c < columns && i < samples.size(); ++c) {
+        const double colEnd = beginAbs + (c + 1) * nsPerPixel;
+        if (samples[i].tNs > colEnd) {
+          if (samples[i].tNs > beginAbs + c * nsPerPixel && i == 0) continue;
+        }
+        // The sample in force at the column start, then the largest one inside the column.
+        size_t best = i;
+        while (i + 1 < samples.size() && samples[i + 1].tNs <= colEnd) {
+          ++i;
+          if (samples[i].total > samples[best].total) best = i;
+        }
+        if (samples[best].tNs > colEnd) continue;
+        const auto& s = samples[best];
+        float y = memBottom;
+        const float x = x0 + static_cast<float>(c);
+        for (int role = 0; role < kMemoryRoleCount; ++role) {
+          if (s.bytes[role] <= 0 || !style.showRole[role]) continue;
+          const float h = static_cast<float>(s.bytes[role] * scale);
+          dl->AddRectFilled(ImVec2(x, y - h), ImVec2(x + 1.0f, y), roleColor(static_cast<trace::MemoryRole>(role)));
+          y -= h;
+        }
+        const float totalY = memBottom - static_cast<float>(samples[i].total * scale);
+        if (lastTotalY >= 0) dl->AddLine(ImVec2(x - 1, lastTotalY), ImVec2(x, totalY), IM_COL32(255, 255, 255, 200));
+        lastTotalY = totalY;
+        ++local.memoryColumns;
+      }
+      const float peakY = memBottom - static_cast<float>(t.peakTotal * scale);
+      for (float x = x0; x < x0 + w; x += 8) dl->AddLine(ImVec2(x, peakY), ImVec2(x + 4, peakY), IM_COL32(255, 90, 90, 220));
+      const std::string peak = "peak " + formatBytesShort(static_cast<double>(t.peakTotal));
+      dl->AddText(ImVec2(x0 + w - ImGui::CalcTextSize(peak.c_str()).x - 4, std::max(peakY - 14, y0)), IM_COL32(255, 120, 120, 255), peak.c_str());
+    }
+
+    // --- compute and comm lanes: cull, fold narrow spans, draw ------------------------------------
+    auto drawSpans = [&](const std::vector<Event>& spans, float laneY, bool comm) {
+      const double slack = maxDuration(spans);
+      size_t i = firstVisible(spans, beginAbs, slack);
+      float foldStart = -1, foldEnd = -1;
+      int foldCount = 0;
+      for (; i < spans.size() && spans[i].beginNs < endAbs; ++i) {
+        const Event& e = spans[i];
+        if (!comm && static_cast<trace::ComputeKind>(e.op) == trace::ComputeKind::Step) continue;
+        if (e.endNs < beginAbs) continue;
+        float xa = static_cast<float>(axis.toX(e.beginNs - originNs, x0, w));
+        float xb = static_cast<float>(axis.toX(e.endNs - originNs, x0, w));
+        if (xb - xa < style.foldPixels) {
+          if (foldCount > 0 && xa - foldEnd < style.foldPixels) {
+            foldEnd = std::max(foldEnd, xb);
+            ++foldCount;
+          } else {
+            if (foldCount > 0) drawFold(dl, foldStart, foldEnd, laneY, laneY + style.spanLaneHeight, foldCount);
+            foldStart = xa;
+            foldEnd = xb;
+            foldCount = 1;
+          }
+          ++local.spansFolded;
+          continue;
+        }
+        if (foldCount > 0) {
+          drawFold(dl, foldStart, foldEnd, laneY, laneY + style.spanLaneHeight, foldCount);
+          foldCount = 0;
+        }
+        ++local.spansDrawn;
+        const ImU32 color = comm ? collectiveColor(static_cast<trace::CollectiveOp>(e.op))
+                                 : computeColor(static_cast<trace::ComputeKind>(e.op));
+        const ImVec2 a(xa, laneY + 1), b(xb, laneY + style.spanLaneHeight - 1);
+        dl->AddRectFilled(a, b, color, 2.0f);
+        const bool selected = comm && spansHaveSameTarget(e, selection);
+        if (selected) dl->AddRect(ImVec2(xa - 1, laneY - 1), ImVec2(xb + 1, laneY + style.spanLaneHeight + 1), IM_COL32(255, 255, 255, 255), 2.0f, 0, 2.0f);
+        std::string text;
+        const auto bar = e.text.find('|');
+        const std::string unit = e.text.substr(0, bar);
+        if (comm) {
+          text = std::string(collectiveShortName(static_cast<trace::CollectiveOp>(e.op))) + " " + unit + " " +
+                 formatBytesShort(static_cast<double>(trace::collectiveSizeBytes(e)));
+        } else {
+          text = static_cast<trace::ComputeKind>(e.op) == trace::ComputeKind::Optimizer
+                     ? "optim"
+                     : std::string(static_cast<trace::ComputeKind>(e.op) == trace::ComputeKind::Forward ? "F " : "B ") + unit;
+        }
+        if (ImGui::CalcTextSize(text.c_str()).x + 4 < xb - xa) {
+          dl->AddText(ImVec2(xa + 2, laneY + 2), IM_COL32(15, 15, 20, 255), text.c_str());
+        }
+        const bool hovered = mouse.x >= xa && mouse.x <= xb && mouse.y >= laneY && mouse.y < laneY + style.spanLaneHeight &&
+                             ImGui::IsWindowHovered();
+        if (hovered) {
+          ImGui::BeginTooltip();
+          if (comm) {
+            const auto op = static_cast<trace::CollectiveOp>(e.op);
+            const double seconds = (e.endNs - e.beginNs) / 1e9;
+            const double algbw = trace::algbwBytesPerSecond(trace::collectiveSizeBytes(e), seconds);
+            ImGui::Text("%s %s  (step %d, %s)", trace::collectiveOpName(op), unit.c_str(), e.step,
+                        trace::phaseName(static_cast<trace::Phase>(e.phase)));
+            if (bar != std::string::npos) ImGui::Text("implemented as %s", e.text.substr(bar + 1).c_str());
+            ImGui::Text("in %s, out %s, group of %d", formatBytesShort(static_cast<double>(e.bytes)).c_str(),
+                        formatBytesShort(static_cast<double>(e.bytesOut)).c_str(), e.worldSize);
+            ImGui::Text("issued %s, took %s", formatDuration(e.issueNs - originNs).c_str(),
+                        formatDuration(static_cast<double>(e.endNs - e.beginNs)).c_str());
+            ImGui::Text("algbw %.3f GB/s, busbw %.3f GB/s", algbw / 1e9, algbw * trace::busbwFactor(op, e.worldSize) / 1e9);
+            ImGui::TextDisabled("click: highlight this collective on every rank");
+          } else {
+            ImGui::Text("%s %s  (step %d)", trace::computeKindName(static_cast<trace::ComputeKind>(e.op)), unit.c_str(), e.step);
+            ImGui::Text("%s, at %s", formatDuration(static_cast<double>(e.endNs - e.beginNs)).c_str(),
+                        formatDuration(e.beginNs - originNs).c_str());
+          }
+          ImGui::EndTooltip();
+          if (comm && ImGui::IsMouseClicked(0)) {
+            selection.active = true;
+            selection.op = e.op;
+            selection.step = e.step;
+            selection.unit = e.text;
+            selection.phase = e.phase;
+          }
+        }
+      }
+      if (foldCount > 0) drawFold(dl, foldStart, foldEnd, laneY, laneY + style.spanLaneHeight, foldCount);
+    };
+    drawSpans(t.compute, memBottom, false);
+    drawSpans(t.collectives, memBottom + style.spanLaneHeight, true);
+
+    // Step markers.
+    for (const auto& s : t.compute) {
+      if (static_cast<trace::ComputeKind>(s.op) != trace::ComputeKind::Step) continue;
+      if (s.beginNs < beginAbs || s.beginNs > endAbs) continue;
+      const float x = static_cast<float>(axis.toX(s.beginNs - originNs, x0, w));
+      dl->AddLine(ImVec2(x, y0), ImVec2(x, y0 + groupHeight - 8), IM_COL32(255, 255, 255, 70));
+      char stepLabel[16];
+      std::snprintf(stepLabel, sizeof stepLabel, "s%d", s.step);
+      dl->AddText(ImVec2(x + 2, y0 + 1), IM_COL32(200, 200, 210, 160), stepLabel);
+    }
+    dl->PopClipRect();
+
+    // Hover over the memory lane: exact bytes per role at that time.
+    if (ImGui::IsWindowHovered() && mouse.x >= x0 && mouse.x < x0 + w && mouse.y >= y0 && mouse.y < memBottom) {
+      const double tNs = axis.toNs(mouse.x, x0, w);
+      cursor.valid = true;
+      cursor.tNs = tNs;
+      cursor.rank = r;
+      const auto bytes = memoryAt(rec, r, tNs);
+      int64_t total = 0;
+      for (auto b : bytes) total += b;
+      ImGui::BeginTooltip();
+      ImGui::Text("rank %d at %s: %s allocated", r, formatDuration(tNs).c_str(), formatBytesShort(static_cast<double>(total)).c_str());
+      for (int role = kMemoryRoleCount - 1; role >= 0; --role) {
+        ImGui::ColorButton("##c", ImGui::ColorConvertU32ToFloat4(roleColor(static_cast<trace::MemoryRole>(role))),
+                           ImGuiColorEditFlags_NoTooltip, ImVec2(10, 10));
+        ImGui::SameLine();
+        ImGui::Text("%-16s %12lld B  (%s)", trace::memoryRoleName(static_cast<trace::MemoryRole>(role)),
+                    static_cast<long long>(bytes[role]), formatBytesShort(static_cast<double>(bytes[role])).c_str());
+      }
+      ImGui::EndTooltip();
+      dl->AddLine(ImVec2(mouse.x, y0), ImVec2(mouse.x, memBottom), IM_COL32(255, 255, 255, 120));
+    }
+  }
+
+  // Interaction over the whole timeline: wheel zooms around the cursor, dragging pans.
+  ImGui::InvisibleButton("timeline", ImVec2(width, totalHeight));
+  if (ImGui::IsItemHovered()) {
+    const float wheel = ImGui::GetIO().MouseWheel;
+    if (wheel != 0.0f) axis.zoom(axis.toNs(mouse.x, x0, w), wheel);
+  }
+  if (ImGui::IsItemActive() && ImGui::IsMouseDragging(0, 2.0f)) {
+    axis.pan(-ImGui::GetIO().MouseDelta.x / w * (axis.endNs - axis.beginNs));
+  }
+  if (stats) *stats = local;
+  ImGui::PopID();
+  return totalHeight;
+}
+
+}  // namespace shardscope::ui

@@ -1,0 +1,64 @@
+// The timeline of one session: a lane group per rank on the shared time axis.
+//   memory   stacked area by role (bytes allocated), the total as a line, the peak as a dashed line
+//   compute  forward/backward spans per unit, optimizer steps
+//   comm     collectives as labelled blocks (op, unit or bucket, size)
+//   steps    vertical markers at each step start
+// Drawing is two-pass per lane (after Tracy): binary-search the visible window, then fold whatever
+// is narrower than a few pixels into one "N items" block; the memory area is reduced to one column
+// per pixel (the column's maximum). So the cost follows the window's width, not the event count.
+#pragma once
+
+#include <string>
+
+#include <imgui.h>
+
+#include "trace/run_recording.h"
+#include "ui/time_axis.h"
+
+namespace shardscope::ui {
+
+// Which collective the user clicked; the matching collective on every rank is highlighted.
+struct CollectiveSelection {
+  bool active = false;
+  int op = 0;
+  int step = -1;
+  std::string unit;
+  int phase = 0;    // forward and backward all-gathers of one unit differ only here
+};
+
+struct TimelineStyle {
+  float memoryLaneHeight = 70.0f;
+  float spanLaneHeight = 18.0f;
+  float foldPixels = 3.0f;  // spans narrower than this fold into one block
+  bool showRole[trace::kMemoryRoleCount] = {true, true, true, true, true, true, true, true};
+};
+
+// What the user points at, for the breakdown panel: a time and a rank.
+struct TimelineCursor {
+  bool valid = false;
+  double tNs = 0;  // relative to the session's origin
+  int rank = 0;
+};
+
+struct TimelineFrameStats {
+  int spansDrawn = 0;
+  int spansFolded = 0;
+  int memoryColumns = 0;
+};
+
+// Draws the session's ranks into the current window at the cursor position, `width` wide.
+// memoryScaleBytes: the top of every memory lane (shared across sessions for comparison).
+// Returns the height used.
+float drawTimeline(const char* id, const trace::RunRecording& recording, TimeAxis& axis,
+                   double memoryScaleBytes, float width, const TimelineStyle& style,
+                   CollectiveSelection& selection, TimelineCursor& cursor,
+                   TimelineFrameStats* stats = nullptr);
+
+// The stacked bytes per role at time t (relative to origin) on a rank: the last sample at or
+// before t.
+trace::RoleBytes memoryAt(const trace::RunRecording& recording, int rank, double tNs);
+
+std::string formatBytesShort(double bytes);
+std::string formatDuration(double ns);
+
+}  // namespace shardscope::ui
