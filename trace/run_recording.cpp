@@ -41,8 +41,14 @@ void RunRecording::add(const Event& e) {
       r.memory.push_back(s);
       break;
     }
-    case EventKind::Collective: r.collectives.push_back(e); break;
-    case EventKind::Compute: r.compute.push_back(e); break;
+    case EventKind::Collective:
+      r.collectives.push_back(e);
+      r.longestCollective = std::max(r.longestCollective, e.endNs - e.beginNs);
+      break;
+    case EventKind::Compute:
+      r.compute.push_back(e);
+      r.longestCompute = std::max(r.longestCompute, e.endNs - e.beginNs);
+      break;
     case EventKind::StepEnd: r.steps.push_back(e); break;
     case EventKind::Dropped:
     case EventKind::RunDone: r.dropped += e.count; break;

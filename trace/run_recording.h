@@ -30,6 +30,8 @@ struct RankTimeline {
   std::vector<Event> collectives;
   std::vector<Event> compute;
   std::vector<Event> steps;             // StepEnd events
+  int64_t longestCompute = 0;           // ns; lets a viewer binary-search spans by start time
+  int64_t longestCollective = 0;        // ns
   RoleBytes current{};
   RoleBytes peakByRole{};               // each role's own maximum over the run
   int64_t peakTotal = 0;                // maximum of the total

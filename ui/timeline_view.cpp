@@ -49,12 +49,6 @@ size_t firstVisible(const Spans& spans, double beginAbs, double maxDuration) {
   return static_cast<size_t>(it - spans.begin());
 }
 
-double maxDuration(const std::vector<Event>& spans) {
-  double m = 0;
-  for (const auto& e : spans) m = std::max(m, static_cast<double>(e.endNs - e.beginNs));
-  return m;
-}
-
 struct LaneGeometry {
   float x0, width, y0, height;
 };
@@ -130,32 +124,45 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
       const int columns = static_cast<int>(w);
       const double nsPerPixel = (endAbs - beginAbs) / w;
       float lastTotalY = -1;
+      // Columns showing the same sample merge into one run, drawn as one rect per role.
+      size_t runSample = SIZE_MAX;
+      float runStart = 0, runEnd = 0;
+      auto flushRun = [&] {
+        if (runSample == SIZE_MAX) return;
+        const auto& s = samples[runSample];
+        float y = memBottom;
+        for (int role = 0; role < kMemoryRoleCount; ++role) {
+          if (s.bytes[role] <= 0 || !style.showRole[role]) continue;
+          const float h = static_cast<float>(s.bytes[role] * scale);
+          dl->AddRectFilled(ImVec2(runStart, y - h), ImVec2(runEnd, y), roleColor(static_cast<trace::MemoryRole>(role)));
+          y -= h;
+        }
+      };
       for (int c = 0; c < columns && i < samples.size(); ++c) {
         const double colEnd = beginAbs + (c + 1) * nsPerPixel;
-        if (samples[i].tNs > colEnd) {
-          if (samples[i].tNs > beginAbs + c * nsPerPixel && i == 0) continue;
-        }
         // The sample in force at the column start, then the largest one inside the column.
         size_t best = i;
         while (i + 1 < samples.size() && samples[i + 1].tNs <= colEnd) {
           ++i;
           if (samples[i].total > samples[best].total) best = i;
         }
-        if (samples[best].tNs > colEnd) continue;
-        const auto& s = samples[best];
-        float y = memBottom;
+        if (samples[best].tNs > colEnd) continue;  // before the first sample
         const float x = x0 + static_cast<float>(c);
-        for (int role = 0; role < kMemoryRoleCount; ++role) {
-          if (s.bytes[role] <= 0 || !style.showRole[role]) continue;
-          const float h = static_cast<float>(s.bytes[role] * scale);
-          dl->AddRectFilled(ImVec2(x, y - h), ImVec2(x + 1.0f, y), roleColor(static_cast<trace::MemoryRole>(role)));
-          y -= h;
+        if (best == runSample && runEnd == x) {
+          runEnd = x + 1.0f;
+        } else {
+          flushRun();
+          runSample = best;
+          runStart = x;
+          runEnd = x + 1.0f;
         }
         const float totalY = memBottom - static_cast<float>(samples[i].total * scale);
-        if (lastTotalY >= 0) dl->AddLine(ImVec2(x - 1, lastTotalY), ImVec2(x, totalY), IM_COL32(255, 255, 255, 200));
+        if (lastTotalY >= 0 && totalY != lastTotalY) dl->AddLine(ImVec2(x, lastTotalY), ImVec2(x, totalY), IM_COL32(255, 255, 255, 200));
+        else if (lastTotalY >= 0) dl->AddLine(ImVec2(x - 1, totalY), ImVec2(x + 1, totalY), IM_COL32(255, 255, 255, 200));
         lastTotalY = totalY;
         ++local.memoryColumns;
       }
+      flushRun();
       const float peakY = memBottom - static_cast<float>(t.peakTotal * scale);
       for (float x = x0; x < x0 + w; x += 8) dl->AddLine(ImVec2(x, peakY), ImVec2(x + 4, peakY), IM_COL32(255, 90, 90, 220));
       const std::string peak = "peak " + formatBytesShort(static_cast<double>(t.peakTotal));
@@ -163,8 +170,7 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
     }
 
     // --- compute and comm lanes: cull, fold narrow spans, draw ------------------------------------
-    auto drawSpans = [&](const std::vector<Event>& spans, float laneY, bool comm) {
-      const double slack = maxDuration(spans);
+    auto drawSpans = [&](const std::vector<Event>& spans, double slack, float laneY, bool comm) {
       size_t i = firstVisible(spans, beginAbs, slack);
       float foldStart = -1, foldEnd = -1;
       int foldCount = 0;
@@ -185,6 +191,19 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
             foldCount = 1;
           }
           ++local.spansFolded;
+          // Skip everything that starts inside this pixel: it folds into the same block. A binary
+          // search per pixel keeps the lane O(width x log n) however many spans hide there.
+          const double skipTo = originNs + axis.toNs(xa + 1.0f, x0, w);
+          auto next = std::lower_bound(spans.begin() + static_cast<std::ptrdiff_t>(i) + 1, spans.end(), skipTo,
+                                       [](const Event& ev, double t) { return ev.beginNs < t; });
+          const size_t jump = static_cast<size_t>(next - spans.begin());
+          if (jump > i + 1) {
+            // Spans in between may end later than this one: keep the fold's extent honest.
+            foldEnd = std::max(foldEnd, xa + 1.0f);
+            foldCount += static_cast<int>(jump - i - 1);
+            local.spansFolded += static_cast<int>(jump - i - 1);
+            i = jump - 1;
+          }
           continue;
         }
         if (foldCount > 0) {
@@ -246,12 +265,11 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
       }
       if (foldCount > 0) drawFold(dl, foldStart, foldEnd, laneY, laneY + style.spanLaneHeight, foldCount);
     };
-    drawSpans(t.compute, memBottom, false);
-    drawSpans(t.collectives, memBottom + style.spanLaneHeight, true);
+    drawSpans(t.compute, static_cast<double>(t.longestCompute), memBottom, false);
+    drawSpans(t.collectives, static_cast<double>(t.longestCollective), memBottom + style.spanLaneHeight, true);
 
     // Step markers.
-    for (const auto& s : t.compute) {
-      if (static_cast<trace::ComputeKind>(s.op) != trace::ComputeKind::Step) continue;
+    for (const auto& s : t.steps) {
       if (s.beginNs < beginAbs || s.beginNs > endAbs) continue;
       const float x = static_cast<float>(axis.toX(s.beginNs - originNs, x0, w));
       dl->AddLine(ImVec2(x, y0), ImVec2(x, y0 + groupHeight - 8), IM_COL32(255, 255, 255, 70));

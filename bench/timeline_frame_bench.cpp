@@ -1,0 +1,61 @@
+// Frame build time of the timeline with a big run: 1 million events over 8 ranks, the whole run in
+// view and zoomed in, in a headless ImGui context (CPU cost of building the frame; GPU drawing of
+// the resulting vertices is not included).
+//   build/bench/timeline_frame_bench [events_per_rank=125000] [ranks=8]
+#include <chrono>
+#include <cstdio>
+#include <algorithm>
+#include <cstdlib>
+#include <vector>
+
+#include <imgui.h>
+
+#include "ui/app_window.h"
+#include "ui/theme.h"
+#include "ui/headless_frame.h"
+#include "ui/synthetic_recording.h"
+
+int main(int argc, char** argv) {
+  const int perRank = argc > 1 ? std::atoi(argv[1]) : 125000;
+  const int ranks = argc > 2 ? std::atoi(argv[2]) : 8;
+  using namespace shardscope::ui;
+  HeadlessImGui imgui(1600, 1000);
+  applyTheme();
+  SessionStore store;
+  {
+    auto lock = store.lock();
+    Session s;
+    s.title = "full_shard (synthetic)";
+    s.recording = syntheticRecording(ranks, perRank);
+    s.status = SessionStatus::Done;
+    size_t events = 0;
+    for (int r = 0; r < ranks; ++r) {
+      const auto& t = s.recording.rank(r);
+      events += t.memory.size() + t.compute.size() + t.collectives.size();
+    }
+    std::printf("%zu events over %d ranks\n", events, ranks);
+    store.add(std::move(s));
+  }
+  AppState state;
+  state.viewOnly = true;
+  state.banner = "synthetic";
+  auto measure = [&](const char* label, int frames) {
+    std::vector<double> ms;
+    int vertices = 0;
+    for (int i = 0; i < frames; ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      vertices = imgui.frame([&] { drawAppFrame(state, store, nullptr); }, 800, 300);
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    std::printf("%-28s median %.2f ms  p90 %.2f ms  (%d vertices; drawn %d, folded %d)\n", label,
+                ms[ms.size() / 2], ms[ms.size() * 9 / 10], vertices, state.lastStats.spansDrawn,
+                state.lastStats.spansFolded);
+  };
+  measure("whole run in view", 30);
+  state.axis.userMoved = true;
+  state.axis.beginNs = (state.axis.endNs - state.axis.beginNs) * 0.4;
+  state.axis.endNs = state.axis.beginNs + 2e6;
+  measure("zoomed to 2 ms", 30);
+  return 0;
+}

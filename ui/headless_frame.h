@@ -1,0 +1,17 @@
+// A Dear ImGui context without a window or GPU: enough to build frames (draw lists) for tests and
+// the frame-time benchmark.
+#pragma once
+
+#include <functional>
+
+namespace shardscope::ui {
+
+class HeadlessImGui {
+ public:
+  HeadlessImGui(float width, float height);
+  ~HeadlessImGui();
+  // Builds one frame; `mouseX/Y` place the mouse. Returns the vertices the frame produced.
+  int frame(const std::function<void()>& draw, float mouseX = -1, float mouseY = -1);
+};
+
+}  // namespace shardscope::ui
