@@ -22,6 +22,8 @@ int runGui(const RunConfig& config, const std::string& workerExecutable, bool st
   ui::WindowOptions options;
   options.screenshotPath = screenshotPath;
   options.readyToCapture = [&] { return !engine.busy(); };
+  options.captureRequest = &state.pngRequest;
+  options.captureResult = &state.exportMessage;
   std::string error;
   const int rc = ui::runWindow(options, [&] { ui::drawAppFrame(state, store, &engine); }, error);
   if (rc != 0) {
@@ -63,6 +65,8 @@ int viewFile(const std::string& path, const std::string& screenshotPath) {
   ui::WindowOptions options;
   options.screenshotPath = screenshotPath;
   options.readyToCapture = [] { return true; };
+  options.captureRequest = &state.pngRequest;
+  options.captureResult = &state.exportMessage;
   std::string error;
   const int rc = ui::runWindow(options, [&] { ui::drawAppFrame(state, store, nullptr); }, error);
   if (rc != 0) std::fprintf(stderr, "shardscope: %s\n", error.c_str());

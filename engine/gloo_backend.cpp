@@ -1,5 +1,7 @@
 // ProcessGroupGloo for CPU ranks. Gloo talks over TCP on the loopback interface here, so ranks on
 // one host exchange real bytes through the kernel's network stack.
+#include <cstdlib>
+
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 
 #include "engine/backend_factories.h"
@@ -14,8 +16,12 @@ std::unique_ptr<Communicator> makeGlooCommunicator(const c10::intrusive_ptr<c10d
   options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(info.masterAddr));
   auto backend = c10::make_intrusive<c10d::ProcessGroupGloo>(store, info.rank, info.worldSize,
                                                              options);
-  // Gloo in LibTorch 2.11 implements _reduce_scatter_base natively (checked in tests).
-  return std::make_unique<C10dCommunicator>(backend, "gloo", /*nativeReduceScatter=*/true);
+  // Gloo in LibTorch 2.11 implements _reduce_scatter_base natively. Older Gloo builds did not;
+  // SHARDSCOPE_GLOO_REDUCE_SCATTER=all_reduce selects the composed version (all-reduce, keep this
+  // rank's slice), which the events then name, so both paths stay tested.
+  const char* mode = std::getenv("SHARDSCOPE_GLOO_REDUCE_SCATTER");
+  const bool native = !(mode && std::string(mode) == "all_reduce");
+  return std::make_unique<C10dCommunicator>(backend, "gloo", native);
 }
 
 }  // namespace shardscope

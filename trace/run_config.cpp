@@ -95,7 +95,7 @@ std::optional<std::string> loadConfigFile(const std::string& path, RunConfig& co
                                     /*ignore_comments=*/true);
   if (json.is_discarded()) {
     try {
-      (void)nlohmann::json::parse(text.str(), nullptr, true, true);
+      [[maybe_unused]] auto reparsed = nlohmann::json::parse(text.str(), nullptr, true, true);
     } catch (const nlohmann::json::parse_error& e) {
       return "config file '" + path + "' is not valid JSON (" + e.what() +
              "). Write one JSON object, e.g. {\"model\": \"gpt\", \"world\": 4}.";

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
+
+#include "trace/chrome_trace.h"
 
 #include <imgui.h>
 
@@ -34,6 +37,20 @@ double sessionDuration(const Session& s) {
     if (!t.collectives.empty()) last = std::max(last, t.collectives.back().endNs);
   }
   return static_cast<double>(last - rec.originNs());
+}
+
+// Writes each session's trace (or memory CSV) next to `base`; returns what happened.
+std::string exportSessions(const std::vector<Session>& sessions, const std::string& base, bool traceJson) {
+  std::string message;
+  for (const auto& s : sessions) {
+    const std::string path = base + (sessions.size() > 1 ? "." + s.config.strategy : std::string()) +
+                             (traceJson ? ".json" : ".csv");
+    std::ofstream out(path);
+    if (traceJson) trace::writeChromeTrace(out, s.recording, s.config.toJson());
+    else trace::writeMemoryCsv(out, s.recording);
+    message += (out ? "wrote " + path : "cannot write '" + path + "'") + "\n";
+  }
+  return message;
 }
 
 }  // namespace
@@ -161,6 +178,21 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
         ImGui::TextDisabled("%s", sessions[index].title.c_str());
         drawMemoryBreakdown(sessions[index], state.cursor);
       }
+      ImGui::EndTabItem();
+    }
+    if (ImGui::BeginTabItem("Export")) {
+      ImGui::TextUnformatted("Write what the app shows, for Perfetto, a spreadsheet or a slide.");
+      ImGui::InputText("file name base", state.exportBase, sizeof state.exportBase);
+      ImGui::TextDisabled("a compare writes one trace/CSV per strategy: BASE.<strategy>.json");
+      const bool have = !sessions.empty();
+      ImGui::BeginDisabled(!have);
+      if (ImGui::Button("Trace JSON (Perfetto)")) state.exportMessage = exportSessions(sessions, state.exportBase, true);
+      ImGui::SameLine();
+      if (ImGui::Button("Memory CSV")) state.exportMessage = exportSessions(sessions, state.exportBase, false);
+      ImGui::EndDisabled();
+      ImGui::SameLine();
+      if (ImGui::Button("PNG of the window")) state.pngRequest = std::string(state.exportBase) + ".png";
+      if (!state.exportMessage.empty()) ImGui::TextWrapped("%s", state.exportMessage.c_str());
       ImGui::EndTabItem();
     }
     if (ImGui::BeginTabItem("Help")) {

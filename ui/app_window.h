@@ -22,6 +22,11 @@ struct AppState {
   bool viewOnly = false;     // `shardscope view`: no configuration panel actions
   double lastFrameBuildMs = 0;
   TimelineFrameStats lastStats;
+  // Export from the app: paths typed in the Export tab; the PNG is written by the platform layer
+  // after the frame is drawn (it reads pngRequest and reports into exportMessage).
+  char exportBase[256] = "shardscope-run";
+  std::string pngRequest;
+  std::string exportMessage;
 };
 
 void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 
 #include <imgui.h>
 
@@ -38,6 +39,24 @@ void stackedBar(const trace::RoleBytes& bytes, double scale, float width, float 
     x += w;
   }
   ImGui::Dummy(ImVec2(width, height));
+}
+
+// One horizontal bar per session on a shared scale, labelled with the formatted value.
+void valueBars(const char* title, const std::vector<Session>& sessions, const std::vector<double>& values,
+               const std::function<std::string(double)>& format, ImU32 color) {
+  double scale = 0;
+  for (double v : values) scale = std::max(scale, v);
+  ImGui::TextUnformatted(title);
+  const float barWidth = std::max(ImGui::GetContentRegionAvail().x - 260.0f, 100.0f);
+  for (size_t i = 0; i < sessions.size(); ++i) {
+    ImGui::Text("  %-26s %12s", sessions[i].config.strategy.c_str(), format(values[i]).c_str());
+    ImGui::SameLine(250);
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    dl->AddRectFilled(p, ImVec2(p.x + barWidth, p.y + 12), IM_COL32(30, 32, 36, 255));
+    if (scale > 0) dl->AddRectFilled(p, ImVec2(p.x + static_cast<float>(values[i] / scale) * barWidth, p.y + 12), color);
+    ImGui::Dummy(ImVec2(barWidth, 12));
+  }
 }
 
 int64_t sum(const trace::RoleBytes& b) {
@@ -215,6 +234,38 @@ void drawComparison(const std::vector<Session>& sessions) {
     ImGui::SameLine(250);
     stackedBar(largest ? largest->atPeakTotal : trace::RoleBytes{}, scale, barWidth, 14);
   }
+  // The other figures as bars on their own scales: step time, throughput, traffic, overlap.
+  std::vector<double> stepMs, samples, bytes, commMs, overlap;
+  for (const auto& r : stats) {
+    double step = 0, rate = 0, traffic = 0, comm = 0, over = 0;
+    for (const auto& s : r) {
+      step = std::max(step, s.steadyStepSeconds * 1e3);
+      rate += s.samplesPerSecond;
+      over = std::max(over, s.overlapPercent);
+    }
+    if (!r.empty()) {
+      const double steps = std::max<double>(1, static_cast<double>(r.front().stepSeconds.size()));
+      for (const auto& c : r.front().collectives) {
+        traffic += static_cast<double>(c.bytes) / steps;
+        comm += c.seconds * 1e3 / steps;
+      }
+    }
+    stepMs.push_back(step);
+    samples.push_back(rate);
+    bytes.push_back(traffic);
+    commMs.push_back(comm);
+    overlap.push_back(over);
+  }
+  auto ms = [](double v) { char b[32]; std::snprintf(b, sizeof b, "%.1f ms", v); return std::string(b); };
+  auto plain = [](double v) { char b[32]; std::snprintf(b, sizeof b, "%.1f", v); return std::string(b); };
+  auto pct = [](double v) { char b[32]; std::snprintf(b, sizeof b, "%.1f %%", v); return std::string(b); };
+  ImGui::Spacing();
+  valueBars("Step time (slowest rank)", sessions, stepMs, ms, IM_COL32(90, 140, 200, 255));
+  valueBars("Throughput, samples/s (all ranks)", sessions, samples, plain, IM_COL32(84, 162, 75, 255));
+  valueBars("Bytes on the wire per step (rank 0, all collectives)", sessions, bytes,
+            [](double v) { return formatBytesShort(v); }, IM_COL32(245, 133, 24, 255));
+  valueBars("Time in collectives per step (rank 0)", sessions, commMs, ms, IM_COL32(114, 183, 178, 255));
+  valueBars("Comm/compute overlap", sessions, overlap, pct, IM_COL32(178, 121, 162, 255));
 }
 
 }  // namespace shardscope::ui

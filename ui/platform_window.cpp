@@ -15,6 +15,20 @@
 
 namespace shardscope::ui {
 
+namespace {
+bool captureFramebuffer(int w, int h, const std::string& path) {
+  std::vector<unsigned char> pixels(static_cast<size_t>(w) * h * 4);
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);
+  glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, pixels.data());
+  std::vector<unsigned char> flipped(pixels.size());  // GL's first row is the bottom one
+  for (int y = 0; y < h; ++y) {
+    std::copy_n(&pixels[static_cast<size_t>(h - 1 - y) * w * 4], static_cast<size_t>(w) * 4,
+                &flipped[static_cast<size_t>(y) * w * 4]);
+  }
+  return writePng(path, w, h, flipped.data());
+}
+}  // namespace
+
 bool writePng(const std::string& path, int width, int height, const unsigned char* rgba) {
   return stbi_write_png(path.c_str(), width, height, 4, rgba, width * 4) != 0;
 }
@@ -23,8 +37,8 @@ int runWindow(const WindowOptions& options, const std::function<void()>& drawFra
               std::string& error) {
   glfwSetErrorCallback([](int, const char*) {});
   if (!glfwInit()) {
-    error = "cannot open a window: no display (set DISPLAY, or run under xvfb-run for headless "
-            "screenshots).";
+    error = "cannot open a window: no display. Set DISPLAY, use 'xvfb-run -a shardscope ... "
+            "--screenshot FILE' for a PNG, or train headlessly with 'shardscope run' (see --help).";
     return 1;
   }
   glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
@@ -72,16 +86,16 @@ int runWindow(const WindowOptions& options, const std::function<void()>& drawFra
     // Frames after the first few let ImGui settle its layout before a capture.
     const bool ready = options.readyToCapture && options.readyToCapture();
     readyFrames = ready ? readyFrames + 1 : 0;
-    if (headless && frames > 3 && (readyFrames >= 2 || frames >= options.maxFrames)) {
-      std::vector<unsigned char> pixels(static_cast<size_t>(w) * h * 4);
-      glPixelStorei(GL_PACK_ALIGNMENT, 1);
-      glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, pixels.data());
-      std::vector<unsigned char> flipped(pixels.size());
-      for (int y = 0; y < h; ++y) {
-        std::copy_n(&pixels[static_cast<size_t>(h - 1 - y) * w * 4], static_cast<size_t>(w) * 4,
-                    &flipped[static_cast<size_t>(y) * w * 4]);
+    if (options.captureRequest && !options.captureRequest->empty()) {
+      const bool ok = captureFramebuffer(w, h, *options.captureRequest);
+      if (options.captureResult) {
+        *options.captureResult = ok ? "wrote " + *options.captureRequest
+                                    : "cannot write '" + *options.captureRequest + "'";
       }
-      captured = writePng(options.screenshotPath, w, h, flipped.data());
+      options.captureRequest->clear();
+    }
+    if (headless && frames > 3 && (readyFrames >= 2 || frames >= options.maxFrames)) {
+      captured = captureFramebuffer(w, h, options.screenshotPath);
       if (!captured) error = "cannot write the screenshot '" + options.screenshotPath + "'.";
       break;
     }

@@ -17,6 +17,10 @@ struct WindowOptions {
   std::string screenshotPath;
   std::function<bool()> readyToCapture;
   int maxFrames = 100000;
+  // Interactive capture: when the string is non-empty after a frame is drawn, that frame is
+  // written there as a PNG and the string is cleared (the app's "Save PNG").
+  std::string* captureRequest = nullptr;
+  std::string* captureResult = nullptr;  // "wrote FILE" or the error
 };
 
 // Runs the window until it is closed (or the screenshot is written). `drawFrame` builds one ImGui

@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "engine/model.h"
+#include "engine/tensor_files.h"
 #include "tests/support/run_cli.h"
 
 namespace shardscope {
@@ -281,6 +283,46 @@ TEST(Instrumentation, TraceHasRankProcessesAndNamedTracks) {
     EXPECT_GT(ranks["throughput"]["tokens_per_s"].get<double>(), 0);
     EXPECT_GT(ranks["collectives"]["all_gather"]["count"].get<int>(), 0);
     EXPECT_EQ(ranks["dropped_events"].get<int>(), 0);
+  }
+}
+
+}  // namespace
+}  // namespace shardscope
+
+namespace shardscope {
+namespace {
+
+// Where the backend lacks reduce-scatter, it is built from all-reduce + slice, named so in the
+// events, and trains to the same parameters.
+TEST(Instrumentation, ComposedReduceScatterIsNamedAndEquivalent) {
+  const auto nativeDir = testing::freshTempDir("rs_native");
+  const auto composedDir = testing::freshTempDir("rs_composed");
+  auto args = [](const std::string& dir) {
+    return std::vector<std::string>{"run", "--model", "mlp", "--hidden", "13", "--layers", "2",
+                                    "--world", "3", "--batch", "6", "--steps", "2", "--strategy",
+                                    "full_shard", "--export", dir, "--trace", dir + "/trace.json"};
+  };
+  auto a = testing::runShardscope(args(nativeDir));
+  ASSERT_EQ(a.exitCode, 0) << a.output;
+  auto b = testing::runShardscope(args(composedDir), {"SHARDSCOPE_GLOO_REDUCE_SCATTER=all_reduce"});
+  ASSERT_EQ(b.exitCode, 0) << b.output;
+  auto implementations = [](const std::string& dir) {
+    std::set<std::string> out;
+    auto trace = nlohmann::json::parse(std::ifstream(dir + "/trace.json"));
+    for (const auto& e : trace["traceEvents"]) {
+      if (e.value("cat", "") == "comm" && e["args"]["op"] == "reduce_scatter") {
+        out.insert(e["args"]["implementation"].get<std::string>());
+      }
+    }
+    return out;
+  };
+  EXPECT_EQ(implementations(nativeDir), std::set<std::string>{"reduce_scatter"});
+  EXPECT_EQ(implementations(composedDir), std::set<std::string>{"reduce_scatter(all_reduce+slice)"});
+  auto p1 = loadTensorDict(nativeDir + "/final.pt");
+  auto p2 = loadTensorDict(composedDir + "/final.pt");
+  for (const auto& [name, t] : p1) {
+    const double scale = std::max(t.abs().max().item<double>(), 1e-12);
+    EXPECT_LE((t - p2[name]).abs().max().item<double>() / scale, 1e-5) << name;
   }
 }
 
