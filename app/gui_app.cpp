@@ -3,11 +3,16 @@
 #include <cstdio>
 
 #include "app/engine_control.h"
+#include "trace/summary_reader.h"
 #include "trace/trace_reader.h"
 #include "ui/app_window.h"
 #include "ui/platform_window.h"
 
 namespace shardscope::app {
+
+// Opens the window over sessions that are already complete (a saved trace or summary).
+static int showStore(ui::SessionStore& store, ui::AppState& state, const std::string& path,
+                     const std::string& screenshotPath);
 
 int runGui(const RunConfig& config, const std::string& workerExecutable, bool startImmediately,
            bool compare, const std::string& screenshotPath) {
@@ -42,12 +47,37 @@ int runGui(const RunConfig& config, const std::string& workerExecutable, bool st
 }
 
 int viewFile(const std::string& path, const std::string& screenshotPath) {
+  ui::SessionStore store;
+  ui::AppState state;
+  if (!trace::looksLikeTrace(path)) {
+    auto summary = trace::loadSummary(path);
+    if (!summary.error.empty()) {
+      std::fprintf(stderr, "shardscope: %s\n", summary.error.c_str());
+      return 2;
+    }
+    {
+      auto lock = store.lock();  // released before the window reads the store
+      for (auto& run : summary.runs) {
+        ui::Session s;
+        s.title = run.config.strategy + " (" + zeroName(run.config.strategy) + ")";
+        s.config = run.config;
+        s.status = run.status == "ok" ? ui::SessionStatus::Done : ui::SessionStatus::Failed;
+        s.error = run.error;
+        s.device = run.device;
+        s.losses = run.losses;
+        s.fromSummary = true;
+        s.savedStats = std::move(run.ranks);
+        store.add(std::move(s));
+      }
+    }
+    state.config = summary.runs.empty() ? RunConfig{} : summary.runs.front().config;
+    return showStore(store, state, path, screenshotPath);
+  }
   auto loaded = trace::loadChromeTrace(path);
   if (!loaded.error.empty()) {
     std::fprintf(stderr, "shardscope: %s\n", loaded.error.c_str());
     return 2;
   }
-  ui::SessionStore store;
   {
     auto lock = store.lock();
     ui::Session s;
@@ -58,10 +88,14 @@ int viewFile(const std::string& path, const std::string& screenshotPath) {
     s.device = "recorded";
     store.add(std::move(s));
   }
-  ui::AppState state;
+  state.config = loaded.config;
+  return showStore(store, state, path, screenshotPath);
+}
+
+static int showStore(ui::SessionStore& store, ui::AppState& state, const std::string& path,
+                     const std::string& screenshotPath) {
   state.viewOnly = true;
   state.banner = path;
-  state.config = loaded.config;
   ui::WindowOptions options;
   options.screenshotPath = screenshotPath;
   options.readyToCapture = [] { return true; };

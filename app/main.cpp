@@ -140,8 +140,8 @@ int main(int argc, char** argv) {
                       "render the app headlessly, compare, and write a PNG of the window to FILE");
 
   std::string viewPath, viewScreenshot;
-  auto* view = app.add_subcommand("view", "browse a saved trace (written by --trace) in the window");
-  view->add_option("FILE", viewPath, "trace JSON written by 'shardscope run --trace FILE'")->required();
+  auto* view = app.add_subcommand("view", "browse a saved trace or summary in the window, without running anything");
+  view->add_option("FILE", viewPath, "a trace (--trace FILE) or a summary (--summary FILE) of run or compare")->required();
   view->add_option("--screenshot", viewScreenshot,
                    "render headlessly and write a PNG of the window to FILE, then exit");
 

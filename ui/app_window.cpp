@@ -109,7 +109,12 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
   if (!state.axis.userMoved) state.axis.fit(duration);
   memoryScale *= 1.1;
 
-  const float bottomHeight = std::max(ImGui::GetContentRegionAvail().y * 0.34f, 180.0f);
+  // Saved summaries have no timelines: their figures get the room.
+  bool onlySummaries = !sessions.empty();
+  for (const auto& s : sessions) onlySummaries &= s.fromSummary;
+  const float avail = ImGui::GetContentRegionAvail().y;
+  const float bottomHeight = onlySummaries ? avail - 40.0f * static_cast<float>(sessions.size()) - 16.0f
+                                           : std::max(avail * 0.34f, 180.0f);
   ImGui::BeginChild("timelines", ImVec2(0, -bottomHeight), true, ImGuiWindowFlags_NoScrollWithMouse);
   if (sessions.empty()) {
     ImGui::TextDisabled("Press Run to train with the configuration on the left, or Compare to run ddp,\n"
@@ -138,16 +143,24 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
     ImGui::SameLine();
     ImGui::TextColored(statusColor, "[%s]", statusText(s.status));
     ImGui::SameLine();
-    const size_t stepsDone = s.recording.ranks() > 0 ? s.recording.rank(0).steps.size() : 0;
+    const size_t stepsDone = s.fromSummary ? s.losses.size()
+                             : s.recording.ranks() > 0 ? s.recording.rank(0).steps.size() : 0;
+    const int rankCount = s.fromSummary ? static_cast<int>(s.savedStats.size()) : s.recording.ranks();
     char lossText[48] = "";
     if (!s.losses.empty()) std::snprintf(lossText, sizeof lossText, "  loss %.4f", s.losses.back());
     ImGui::TextDisabled("%s  %d ranks  %s %d layers, hidden %d  step %zu/%d%s", s.device.c_str(),
-                        s.recording.ranks(), s.config.model.c_str(), s.config.layers, s.config.hidden,
+                        rankCount, s.config.model.c_str(), s.config.layers, s.config.hidden,
                         stepsDone, s.config.steps, lossText);
     if (!s.error.empty()) {
       ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.4f, 1.0f));
       ImGui::TextWrapped("%s", s.error.c_str());
       ImGui::PopStyleColor();
+    }
+    if (s.fromSummary) {
+      ImGui::TextDisabled("a summary holds figures, not a timeline: open the run's --trace file to see it");
+      ImGui::Separator();
+      ImGui::PopID();
+      continue;
     }
     TimelineCursor c;
     TimelineFrameStats st;

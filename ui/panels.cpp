@@ -13,6 +13,8 @@ namespace shardscope::ui {
 
 namespace {
 
+constexpr float kLabelWidth = 340.0f;  // text left of a bar: name and value
+
 bool combo(const char* label, std::string& value, std::initializer_list<const char*> items) {
   bool changed = false;
   if (ImGui::BeginCombo(label, value.c_str())) {
@@ -47,10 +49,10 @@ void valueBars(const char* title, const std::vector<Session>& sessions, const st
   double scale = 0;
   for (double v : values) scale = std::max(scale, v);
   ImGui::TextUnformatted(title);
-  const float barWidth = std::max(ImGui::GetContentRegionAvail().x - 260.0f, 100.0f);
+  const float barWidth = std::max(ImGui::GetContentRegionAvail().x - kLabelWidth - 10.0f, 100.0f);
   for (size_t i = 0; i < sessions.size(); ++i) {
     ImGui::Text("  %-26s %12s", sessions[i].config.strategy.c_str(), format(values[i]).c_str());
-    ImGui::SameLine(250);
+    ImGui::SameLine(kLabelWidth);
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 p = ImGui::GetCursorScreenPos();
     dl->AddRectFilled(p, ImVec2(p.x + barWidth, p.y + 12), IM_COL32(30, 32, 36, 255));
@@ -137,17 +139,17 @@ void drawMemoryBreakdown(const Session& session, const TimelineCursor& cursor) {
   const auto& rec = session.recording;
   double scale = 1;
   for (int r = 0; r < rec.ranks(); ++r) scale = std::max(scale, static_cast<double>(rec.rank(r).peakTotal));
-  const float barWidth = std::max(ImGui::GetContentRegionAvail().x - 260.0f, 100.0f);
+  const float barWidth = std::max(ImGui::GetContentRegionAvail().x - kLabelWidth - 10.0f, 100.0f);
   for (int r = 0; r < rec.ranks(); ++r) {
     const auto& t = rec.rank(r);
     if (cursor.valid) {
       const auto at = memoryAt(rec, r, cursor.tNs);
       ImGui::Text("rank %d at %-10s %10s", r, formatDuration(cursor.tNs).c_str(), formatBytesShort(static_cast<double>(sum(at))).c_str());
-      ImGui::SameLine(250);
+      ImGui::SameLine(kLabelWidth);
       stackedBar(at, scale, barWidth, 12);
     }
     ImGui::Text("rank %d at peak     %10s", r, formatBytesShort(static_cast<double>(t.peakTotal)).c_str());
-    ImGui::SameLine(250);
+    ImGui::SameLine(kLabelWidth);
     stackedBar(t.atPeakTotal, scale, barWidth, 12);
     if (ImGui::IsItemHovered()) {
       ImGui::BeginTooltip();
@@ -167,7 +169,10 @@ void drawComparison(const std::vector<Session>& sessions) {
     return;
   }
   std::vector<std::vector<RankStats>> stats;
-  for (const auto& s : sessions) stats.push_back(computeRankStats(s.config, s.recording, s.parameterCount));
+  for (const auto& s : sessions) {
+    stats.push_back(s.fromSummary ? s.savedStats
+                                  : computeRankStats(s.config, s.recording, s.parameterCount));
+  }
   const int columns = static_cast<int>(sessions.size()) + 1;
   if (ImGui::BeginTable("comparison", columns, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp)) {
     ImGui::TableSetupColumn("figure (max over ranks)");
@@ -224,14 +229,14 @@ void drawComparison(const std::vector<Session>& sessions) {
   }
   ImGui::Spacing();
   ImGui::TextUnformatted("Peak memory by role (largest rank, at its peak)");
-  const float barWidth = std::max(ImGui::GetContentRegionAvail().x - 260.0f, 100.0f);
+  const float barWidth = std::max(ImGui::GetContentRegionAvail().x - kLabelWidth - 10.0f, 100.0f);
   for (size_t i = 0; i < sessions.size(); ++i) {
     const RankStats* largest = nullptr;
     for (const auto& s : stats[i]) {
       if (!largest || s.peakTotal > largest->peakTotal) largest = &s;
     }
     ImGui::Text("%-28s %10s", sessions[i].title.c_str(), largest ? formatBytesShort(static_cast<double>(largest->peakTotal)).c_str() : "-");
-    ImGui::SameLine(250);
+    ImGui::SameLine(kLabelWidth);
     stackedBar(largest ? largest->atPeakTotal : trace::RoleBytes{}, scale, barWidth, 14);
   }
   // The other figures as bars on their own scales: step time, throughput, traffic, overlap.

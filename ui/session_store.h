@@ -10,6 +10,7 @@
 
 #include "trace/run_config.h"
 #include "trace/run_recording.h"
+#include "trace/run_stats.h"
 
 namespace shardscope::ui {
 
@@ -24,6 +25,10 @@ struct Session {
   std::string device;             // e.g. "cpu / gloo"
   int64_t parameterCount = 0;
   std::vector<double> losses;     // global mean loss per completed step
+  // A session opened from a saved summary has figures but no timeline: they are used instead of
+  // figures derived from `recording`.
+  bool fromSummary = false;
+  std::vector<RankStats> savedStats;
 };
 
 class SessionStore {

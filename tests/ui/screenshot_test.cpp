@@ -92,6 +92,24 @@ TEST(Screenshot, LiveRunShowsTheApp) {
   expectShowsTheApp(load(dir + "/run.png"));
 }
 
+TEST(Screenshot, SavedCompareSummaryOpensWithItsFigures) {
+  if (!haveXvfb()) GTEST_SKIP() << "xvfb-run is not installed";
+  const auto dir = testing::freshTempDir("screenshot_summary");
+  auto compare = testing::runShardscope({"compare", "--model", "mlp", "--layers", "2", "--world", "2",
+                                         "--steps", "2", "--summary", dir + "/compare.json"});
+  ASSERT_EQ(compare.exitCode, 0) << compare.output;
+  auto view = testing::runCommand({"xvfb-run", "-a", "-s", "-screen 0 1600x1000x24", SHARDSCOPE_BINARY,
+                                   "view", dir + "/compare.json", "--screenshot", dir + "/summary.png"},
+                                  {}, 120);
+  ASSERT_EQ(view.exitCode, 0) << view.output;
+  const Image img = load(dir + "/summary.png");
+  ASSERT_EQ(img.width, 1600);
+  // With no timelines, the table and bar charts fill the window below the session headers: the
+  // peak-memory bars in the role colours and the traffic bars in the all-gather orange.
+  EXPECT_GT(countColor(img, 76, 120, 168, 320, 400, 1600, 1000), 50) << "param_shard bars";
+  EXPECT_GT(countColor(img, 245, 133, 24, 320, 400, 1600, 1000), 200) << "bytes-per-step bars";
+}
+
 TEST(Screenshot, UnreadableTraceIsAClearError) {
   auto r = testing::runShardscope({"view", "/nonexistent/trace.json", "--screenshot", "/tmp/x.png"});
   EXPECT_EQ(r.exitCode, 2);

@@ -1,0 +1,83 @@
+#include "trace/summary_reader.h"
+
+#include <fstream>
+#include <iterator>
+
+#include <nlohmann/json.hpp>
+
+namespace shardscope::trace {
+
+namespace {
+
+SummaryRun readRun(const nlohmann::json& j) {
+  SummaryRun run;
+  if (j.contains("config")) (void)applyConfigJson(j["config"], run.config);
+  run.status = j.value("status", "");
+  run.error = j.value("error", "");
+  run.device = j.value("device", "");
+  for (const auto& s : j.value("steps", nlohmann::json::array())) run.losses.push_back(s.value("loss", 0.0));
+  for (const auto& r : j.value("ranks", nlohmann::json::array())) {
+    RankStats s;
+    s.rank = r.value("rank", 0);
+    s.stepSeconds = r.value("step_time_s", std::vector<double>{});
+    s.steadyStepSeconds = r.value("steady_step_time_s", 0.0);
+    const auto& peak = r.value("peak_bytes", nlohmann::json::object());
+    const auto& atPeak = r.value("at_peak_bytes", nlohmann::json::object());
+    for (int i = 0; i < kMemoryRoleCount; ++i) {
+      const char* role = memoryRoleName(static_cast<MemoryRole>(i));
+      s.peakByRole[i] = peak.value(role, int64_t{0});
+      s.atPeakTotal[i] = atPeak.value(role, int64_t{0});
+    }
+    s.peakTotal = peak.value("total", int64_t{0});
+    const auto& tp = r.value("throughput", nlohmann::json::object());
+    s.samplesPerSecond = tp.value("samples_per_s", 0.0);
+    s.tokensPerSecond = tp.value("tokens_per_s", 0.0);
+    s.modelFlopsPerSecond = tp.value("model_flops_per_s", 0.0);
+    const auto& coll = r.value("collectives", nlohmann::json::object());
+    for (int op = 0; op < kCollectiveOpCount; ++op) {
+      const auto& c = coll.value(collectiveOpName(static_cast<CollectiveOp>(op)), nlohmann::json::object());
+      s.collectives[op].count = c.value("count", int64_t{0});
+      s.collectives[op].bytes = c.value("bytes", int64_t{0});
+      s.collectives[op].seconds = c.value("time_s", 0.0);
+    }
+    s.overlapPercent = r.value("overlap_pct", 0.0);
+    s.droppedEvents = r.value("dropped_events", int64_t{0});
+    run.ranks.push_back(s);
+  }
+  return run;
+}
+
+}  // namespace
+
+bool looksLikeTrace(const std::string& path) {
+  std::ifstream in(path);
+  std::string head(4096, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(in.gcount()));
+  return head.find("\"traceEvents\"") != std::string::npos;
+}
+
+LoadedSummary loadSummary(const std::string& path) {
+  LoadedSummary out;
+  std::ifstream in(path);
+  if (!in) {
+    out.error = "cannot read '" + path + "': check that the file exists.";
+    return out;
+  }
+  auto j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  const std::string schema = j.is_object() ? j.value("schema", "") : "";
+  try {
+    if (schema == "shardscope.compare/1") {
+      for (const auto& [strategy, run] : j["runs"].items()) out.runs.push_back(readRun(run));
+    } else if (schema.rfind("shardscope.summary/", 0) == 0) {
+      out.runs.push_back(readRun(j));
+    } else {
+      out.error = "'" + path + "' is not a shardscope summary or trace (written by --summary or --trace).";
+    }
+  } catch (const nlohmann::json::exception& e) {
+    out.error = "'" + path + "' is a malformed summary (" + e.what() + ").";
+  }
+  return out;
+}
+
+}  // namespace shardscope::trace

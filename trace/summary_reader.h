@@ -1,0 +1,32 @@
+// Reads a summary written by `--summary` (one run, or a `compare`) back into per-rank figures, so a
+// saved summary can be browsed in the app without its timeline.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "trace/run_config.h"
+#include "trace/run_stats.h"
+
+namespace shardscope::trace {
+
+struct SummaryRun {
+  RunConfig config;
+  std::string status;   // "ok" | "failed"
+  std::string error;
+  std::string device;
+  std::vector<double> losses;
+  std::vector<RankStats> ranks;
+};
+
+struct LoadedSummary {
+  std::vector<SummaryRun> runs;  // one, or one per strategy of a compare
+  std::string error;             // set when the file is not a shardscope summary
+};
+
+LoadedSummary loadSummary(const std::string& path);
+
+// Whether a file starts like a trace written by --trace (rather than a summary), without parsing it.
+bool looksLikeTrace(const std::string& path);
+
+}  // namespace shardscope::trace
