@@ -182,7 +182,11 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
   ImGui::BeginChild("bottom", ImVec2(0, 0), true);
   if (ImGui::BeginTabBar("views")) {
     if (ImGui::BeginTabItem("Comparison")) {
-      drawComparison(sessions);
+      if (state.statsVersion != store.version() || state.stats.size() != sessions.size()) {
+        state.stats = sessionStats(sessions);
+        state.statsVersion = store.version();
+      }
+      drawComparison(sessions, state.stats);
       ImGui::EndTabItem();
     }
     if (ImGui::BeginTabItem("Memory breakdown")) {

@@ -3,7 +3,9 @@
 // to the engine only through EngineControl and reads only the SessionStore.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "trace/run_config.h"
 #include "ui/session_store.h"
@@ -27,6 +29,10 @@ struct AppState {
   char exportBase[256] = "shardscope-run";
   std::string pngRequest;
   std::string exportMessage;
+  // Figures derived from the store, recomputed only when the store changes (they walk every
+  // event, which a frame must not do).
+  std::vector<std::vector<RankStats>> stats;
+  uint64_t statsVersion = UINT64_MAX;
 };
 
 void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine);

@@ -163,15 +163,20 @@ void drawMemoryBreakdown(const Session& session, const TimelineCursor& cursor) {
   if (!cursor.valid) ImGui::TextDisabled("hover a memory lane to see the split at that moment");
 }
 
-void drawComparison(const std::vector<Session>& sessions) {
-  if (sessions.empty()) {
-    ImGui::TextDisabled("run or compare to see figures here");
-    return;
-  }
+std::vector<std::vector<RankStats>> sessionStats(const std::vector<Session>& sessions) {
   std::vector<std::vector<RankStats>> stats;
   for (const auto& s : sessions) {
     stats.push_back(s.fromSummary ? s.savedStats
                                   : computeRankStats(s.config, s.recording, s.parameterCount));
+  }
+  return stats;
+}
+
+void drawComparison(const std::vector<Session>& sessions,
+                    const std::vector<std::vector<RankStats>>& stats) {
+  if (sessions.empty() || stats.size() != sessions.size()) {
+    ImGui::TextDisabled("run or compare to see figures here");
+    return;
   }
   const int columns = static_cast<int>(sessions.size()) + 1;
   if (ImGui::BeginTable("comparison", columns, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp)) {

@@ -21,7 +21,11 @@ void drawRoleLegend(bool (&showRole)[trace::kMemoryRoleCount]);
 // Bars by role for every rank of `session`: at the cursor (when valid) and at each rank's peak.
 void drawMemoryBreakdown(const Session& session, const TimelineCursor& cursor);
 
+// Per-rank figures of every session (the saved ones of a summary, or derived from the recording).
+std::vector<std::vector<RankStats>> sessionStats(const std::vector<Session>& sessions);
+
 // Strategies side by side: a table of the figures and bar charts of peak memory by role.
-void drawComparison(const std::vector<Session>& sessions);
+void drawComparison(const std::vector<Session>& sessions,
+                    const std::vector<std::vector<RankStats>>& stats);
 
 }  // namespace shardscope::ui

@@ -39,7 +39,10 @@ class SessionStore {
   // Under lock():
   std::vector<Session>& sessions() { return sessions_; }
   int add(Session session);        // returns its index
-  void clear() { sessions_.clear(); }
+  void clear() {
+    sessions_.clear();
+    ++version_;
+  }
   uint64_t version() const { return version_; }  // bumps on every change
   void touch() { ++version_; }
 
