@@ -15,7 +15,7 @@ int64_t StreamMerger::timeOf(const Event& e) {
   return e.beginNs;
 }
 
-void StreamMerger::push(const Event& event) {
+void StreamMerger::push(Event event) {
   const int64_t t = timeOf(event);
   if (event.rank >= 0 && event.rank < static_cast<int>(latest_.size())) {
     latest_[event.rank] = std::max(latest_[event.rank], t);
@@ -29,10 +29,10 @@ void StreamMerger::push(const Event& event) {
   if (!freeSlots_.empty()) {
     slot = freeSlots_.back();
     freeSlots_.pop_back();
-    storage_[slot] = event;
+    storage_[slot] = std::move(event);
   } else {
     slot = storage_.size();
-    storage_.push_back(event);
+    storage_.push_back(std::move(event));
   }
   // Ties keep arrival order: the sequence number breaks them.
   heap_.push({t, (sequence_++ << 24) | slot});

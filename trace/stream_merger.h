@@ -19,7 +19,7 @@ class StreamMerger {
   using Sink = std::function<void(const Event&)>;
   StreamMerger(int ranks, int64_t windowNs, Sink sink);
 
-  void push(const Event& event);
+  void push(Event event);
   void finishRank(int rank);  // the rank sends nothing more
   void flush();               // release everything held
 

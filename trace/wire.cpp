@@ -111,7 +111,7 @@ bool valid(const Event& e) {
 }
 
 // Fast path: exactly the shape encodeEventLine writes, strings without escapes.
-std::optional<Event> decodeFast(const std::string& line, bool& understood) {
+std::optional<Event> decodeFast(std::string_view line, bool& understood) {
   understood = false;
   const char* p = line.data();
   const char* end = p + line.size();
@@ -164,7 +164,7 @@ std::optional<Event> decodeFast(const std::string& line, bool& understood) {
   return std::nullopt;
 }
 
-std::optional<Event> decodeGeneral(const std::string& line) {
+std::optional<Event> decodeGeneral(std::string_view line) {
   auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object() || !j.contains("k") || !j["k"].is_string()) return std::nullopt;
   auto kind = eventKindFromName(j["k"].get<std::string>());
@@ -187,7 +187,7 @@ std::optional<Event> decodeGeneral(const std::string& line) {
 
 }  // namespace
 
-std::optional<Event> decodeEventLine(const std::string& line) {
+std::optional<Event> decodeEventLine(std::string_view line) {
   bool understood = false;
   auto fast = decodeFast(line, understood);
   if (understood) return fast;

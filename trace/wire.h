@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "trace/events.h"
 
@@ -12,7 +13,7 @@ namespace shardscope::trace {
 std::string encodeEventLine(const Event& event);  // ends with '\n'
 
 // Returns nothing for a line that is not a well-formed event (a torn last line of a killed rank).
-std::optional<Event> decodeEventLine(const std::string& line);
+std::optional<Event> decodeEventLine(std::string_view line);
 
 // Splits a byte stream into lines across reads; keeps the unfinished tail for the next feed.
 class LineSplitter {
@@ -22,7 +23,7 @@ class LineSplitter {
     pending_.append(data, size);
     size_t start = 0;
     for (size_t nl; (nl = pending_.find('\n', start)) != std::string::npos; start = nl + 1) {
-      onLine(pending_.substr(start, nl - start));
+      onLine(std::string_view(pending_).substr(start, nl - start));  // no copy per line
     }
     pending_.erase(0, start);
   }

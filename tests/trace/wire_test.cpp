@@ -58,7 +58,7 @@ TEST(Wire, SplitterReassemblesLinesAcrossArbitraryReads) {
   std::vector<int> steps;
   for (size_t pos = 0; pos < stream.size();) {
     size_t n = std::min<size_t>(stream.size() - pos, 1 + rng() % 97);
-    splitter.feed(stream.data() + pos, n, [&](const std::string& line) {
+    splitter.feed(stream.data() + pos, n, [&](std::string_view line) {
       auto e = decodeEventLine(line);
       ASSERT_TRUE(e.has_value()) << line;
       steps.push_back(e->step);
