@@ -1,7 +1,7 @@
 // shardscope: the one executable. Subcommands:
 //   run      train headlessly: one process per rank, progress per step, tables at the end
 //   compare  the same run under ddp, full_shard and shard_grad_op, one table side by side
-//   view     browse a saved trace in the window
+//   view     browse a saved trace or summary in the window
 //   worker   one rank (started by `run`, or by torchrun/srun/mpirun with their variables)
 // With no command, the desktop app opens.
 #include <unistd.h>
@@ -113,7 +113,19 @@ int runCompare(const shardscope::RunConfig& base) {
 
 }  // namespace
 
+int dispatch(int argc, char** argv);
+
+// Anything unexpected still ends with one readable line, never an abort.
 int main(int argc, char** argv) {
+  try {
+    return dispatch(argc, argv);
+  } catch (const std::exception& ex) {
+    std::fprintf(stderr, "shardscope: error: %s\n", ex.what());
+    return 1;
+  }
+}
+
+int dispatch(int argc, char** argv) {
   CLI::App app{
       "shardscope: run real DDP and FSDP training across rank processes and see what each rank\n"
       "holds in memory and sends over the wire."};
