@@ -3,20 +3,14 @@
 #include <algorithm>
 #include <functional>
 
+#include "trace/format.h"
+
 namespace shardscope::app {
 
 using trace::CollectiveOp;
 using trace::MemoryRole;
 
-std::string formatBytes(int64_t bytes) {
-  char buf[32];
-  const double b = static_cast<double>(bytes);
-  if (b >= 1024.0 * 1024 * 1024) std::snprintf(buf, sizeof buf, "%.2f GiB", b / (1024.0 * 1024 * 1024));
-  else if (b >= 1024.0 * 1024) std::snprintf(buf, sizeof buf, "%.2f MiB", b / (1024.0 * 1024));
-  else if (b >= 1024.0) std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
-  else std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(bytes));
-  return buf;
-}
+using trace::formatBytes;
 
 namespace {
 
@@ -32,7 +26,7 @@ std::string formatRate(double value, const char* unit) {
 std::string formatCollective(const trace::CollectiveTotals& c, int steps) {
   if (c.count == 0) return "-";
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%s/step %.1fms", formatBytes(c.bytes / std::max(steps, 1)).c_str(),
+  std::snprintf(buf, sizeof buf, "%s/step %.1fms", formatBytes(static_cast<double>(c.bytes / std::max(steps, 1))).c_str(),
                 c.seconds * 1e3 / std::max(steps, 1));
   return buf;
 }
@@ -52,9 +46,9 @@ void printRunTables(std::FILE* out, const RunConfig& config, const std::vector<R
   for (auto role : kRoles) std::fprintf(out, " %15s", trace::memoryRoleName(role));
   std::fprintf(out, "\n");
   for (const auto& r : ranks) {
-    std::fprintf(out, "%-5d %11s", r.rank, formatBytes(r.peakTotal).c_str());
+    std::fprintf(out, "%-5d %11s", r.rank, formatBytes(static_cast<double>(r.peakTotal)).c_str());
     for (auto role : kRoles) {
-      std::fprintf(out, " %15s", formatBytes(r.peakByRole[static_cast<int>(role)]).c_str());
+      std::fprintf(out, " %15s", formatBytes(static_cast<double>(r.peakByRole[static_cast<int>(role)])).c_str());
     }
     std::fprintf(out, "\n");
   }
@@ -95,12 +89,12 @@ void printComparisonTable(std::FILE* out, const std::vector<StrategyColumn>& col
     std::fprintf(out, "\n");
   };
   row("peak memory (max rank)", [&](const StrategyColumn& c) {
-    return formatBytes(static_cast<int64_t>(maxOver(c.ranks, [](const RankStats& r) { return double(r.peakTotal); })));
+    return formatBytes((maxOver(c.ranks, [](const RankStats& r) { return double(r.peakTotal); })));
   });
   for (auto role : kRoles) {
     const std::string name = std::string("  ") + trace::memoryRoleName(role);
     row(name.c_str(), [&](const StrategyColumn& c) {
-      return formatBytes(static_cast<int64_t>(maxOver(c.ranks, [&](const RankStats& r) {
+      return formatBytes((maxOver(c.ranks, [&](const RankStats& r) {
         return double(r.peakByRole[static_cast<int>(role)]);
       })));
     });

@@ -22,6 +22,4 @@ struct StrategyColumn {
 // One row per figure, one column per strategy (memory: the largest rank; time: the slowest rank).
 void printComparisonTable(std::FILE* out, const std::vector<StrategyColumn>& columns);
 
-std::string formatBytes(int64_t bytes);
-
 }  // namespace shardscope::app

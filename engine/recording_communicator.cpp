@@ -46,9 +46,9 @@ void RecordingCommunicator::allGather(at::Tensor& output, at::Tensor& input,
 
 void RecordingCommunicator::reduceScatterSum(at::Tensor& output, at::Tensor& input,
                                              const std::string& label) {
-  std::string text = label;
-  const std::string impl = inner_->reduceScatterImplementation();
-  if (impl != "reduce_scatter") text += "|" + impl;  // name an op built from others
+  // Names an op built from others (e.g. all-reduce + slice) in the event.
+  const std::string text = trace::collectiveText(label, inner_->reduceScatterImplementation(),
+                                                 trace::CollectiveOp::ReduceScatter);
   recordBlocking(collectiveEvent(trace::CollectiveOp::ReduceScatter, text, bytesOf(input),
                                  bytesOf(output), worldSize(), trace::nowNs()),
                  [&] { inner_->reduceScatterSum(output, input, label); });

@@ -40,9 +40,8 @@ void writeChromeTrace(std::ostream& out, const RunRecording& rec, const nlohmann
       const auto op = static_cast<CollectiveOp>(e.op);
       const double seconds = (e.endNs - e.beginNs) / 1e9;
       const double algbw = algbwBytesPerSecond(collectiveSizeBytes(e), seconds);
-      const auto bar = e.text.find('|');
-      const std::string unit = e.text.substr(0, bar);
-      const std::string impl = bar == std::string::npos ? collectiveOpName(op) : e.text.substr(bar + 1);
+      const std::string unit = collectiveUnit(e);
+      const std::string impl = collectiveImplementation(e);
       emit({{"ph", "X"}, {"cat", "comm"}, {"pid", r}, {"tid", 2},
             {"name", std::string(collectiveOpName(op)) + " " + unit},
             {"ts", micros(e.beginNs, origin)}, {"dur", (e.endNs - e.beginNs) / 1e3},

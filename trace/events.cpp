@@ -84,6 +84,20 @@ int64_t collectiveSizeBytes(const Event& e) {
   return static_cast<CollectiveOp>(e.op) == CollectiveOp::AllGather ? e.bytesOut : e.bytes;
 }
 
+std::string collectiveText(const std::string& unit, const std::string& implementation,
+                           CollectiveOp op) {
+  if (implementation.empty() || implementation == collectiveOpName(op)) return unit;
+  return unit + "|" + implementation;
+}
+
+std::string collectiveUnit(const Event& e) { return e.text.substr(0, e.text.find('|')); }
+
+std::string collectiveImplementation(const Event& e) {
+  const auto bar = e.text.find('|');
+  return bar == std::string::npos ? collectiveOpName(static_cast<CollectiveOp>(e.op))
+                                  : e.text.substr(bar + 1);
+}
+
 double busbwFactor(CollectiveOp op, int ranks) {
   if (ranks <= 1) return op == CollectiveOp::Broadcast ? 1.0 : 0.0;
   const double n = ranks;

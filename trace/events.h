@@ -81,6 +81,12 @@ int64_t nowNs();
 double algbwBytesPerSecond(int64_t bytes, double seconds);
 // That size for a Collective event: bytesOut for all-gather, bytes (in) otherwise.
 int64_t collectiveSizeBytes(const Event& collective);
+
+// A Collective's text is "unit", or "unit|implementation" when the op was built from others.
+std::string collectiveText(const std::string& unit, const std::string& implementation,
+                           CollectiveOp op);
+std::string collectiveUnit(const Event& collective);
+std::string collectiveImplementation(const Event& collective);  // the op's own name if native
 double busbwFactor(CollectiveOp op, int ranks);
 
 }  // namespace shardscope::trace

@@ -72,11 +72,8 @@ LoadedTrace loadChromeTrace(const std::string& path) {
           ev.bytesOut = a.value("bytes_out", int64_t{0});
           ev.worldSize = a.value("group_size", 0);
           ev.issueNs = nanos(a.value("issue_us", e["ts"].get<double>()));
-          ev.text = a.value("unit", "");
-          const std::string impl = a.value("implementation", "");
-          if (!impl.empty() && impl != collectiveOpName(static_cast<CollectiveOp>(*op))) {
-            ev.text += "|" + impl;
-          }
+          ev.text = collectiveText(a.value("unit", ""), a.value("implementation", ""),
+                                   static_cast<CollectiveOp>(*op));
         }
         events.push_back(std::move(ev));
       } else if (ph == "C" && e.value("name", "") == "memory") {

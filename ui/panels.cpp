@@ -144,18 +144,18 @@ void drawMemoryBreakdown(const Session& session, const TimelineCursor& cursor) {
     const auto& t = rec.rank(r);
     if (cursor.valid) {
       const auto at = memoryAt(rec, r, cursor.tNs);
-      ImGui::Text("rank %d at %-10s %10s", r, formatDuration(cursor.tNs).c_str(), formatBytesShort(static_cast<double>(sum(at))).c_str());
+      ImGui::Text("rank %d at %-10s %10s", r, formatDuration(cursor.tNs).c_str(), formatBytes(static_cast<double>(sum(at))).c_str());
       ImGui::SameLine(kLabelWidth);
       stackedBar(at, scale, barWidth, 12);
     }
-    ImGui::Text("rank %d at peak     %10s", r, formatBytesShort(static_cast<double>(t.peakTotal)).c_str());
+    ImGui::Text("rank %d at peak     %10s", r, formatBytes(static_cast<double>(t.peakTotal)).c_str());
     ImGui::SameLine(kLabelWidth);
     stackedBar(t.atPeakTotal, scale, barWidth, 12);
     if (ImGui::IsItemHovered()) {
       ImGui::BeginTooltip();
       for (int role = 0; role < trace::kMemoryRoleCount; ++role) {
         ImGui::Text("%-16s %s", trace::memoryRoleName(static_cast<trace::MemoryRole>(role)),
-                    formatBytesShort(static_cast<double>(t.atPeakTotal[role])).c_str());
+                    formatBytes(static_cast<double>(t.atPeakTotal[role])).c_str());
       }
       ImGui::EndTooltip();
     }
@@ -197,10 +197,10 @@ void drawComparison(const std::vector<Session>& sessions,
       for (const auto& r : ranks) m = std::max(m, static_cast<double>(f(r)));
       return m;
     };
-    row("peak memory", [&](const auto& r) { return formatBytesShort(maxOf(r, [](const RankStats& s) { return s.peakTotal; })); });
+    row("peak memory", [&](const auto& r) { return formatBytes(maxOf(r, [](const RankStats& s) { return s.peakTotal; })); });
     for (int role = 0; role < trace::kMemoryRoleCount; ++role) {
       const std::string name = std::string("  ") + trace::memoryRoleName(static_cast<trace::MemoryRole>(role));
-      row(name.c_str(), [&](const auto& r) { return formatBytesShort(maxOf(r, [&](const RankStats& s) { return s.peakByRole[role]; })); });
+      row(name.c_str(), [&](const auto& r) { return formatBytes(maxOf(r, [&](const RankStats& s) { return s.peakByRole[role]; })); });
     }
     row("step time", [&](const auto& r) { return formatDuration(1e9 * maxOf(r, [](const RankStats& s) { return s.steadyStepSeconds; })); });
     row("samples/s (all ranks)", [&](const auto& r) {
@@ -217,7 +217,7 @@ void drawComparison(const std::vector<Session>& sessions,
         const auto& c = r.front().collectives[static_cast<int>(op)];
         const double steps = std::max<double>(1, static_cast<double>(r.front().stepSeconds.size()));
         if (c.count == 0) return std::string("-");
-        return formatBytesShort(c.bytes / steps) + " / " + formatDuration(c.seconds * 1e9 / steps);
+        return formatBytes(c.bytes / steps) + " / " + formatDuration(c.seconds * 1e9 / steps);
       });
     }
     row("comm/compute overlap", [&](const auto& r) {
@@ -240,7 +240,7 @@ void drawComparison(const std::vector<Session>& sessions,
     for (const auto& s : stats[i]) {
       if (!largest || s.peakTotal > largest->peakTotal) largest = &s;
     }
-    ImGui::Text("%-28s %10s", sessions[i].title.c_str(), largest ? formatBytesShort(static_cast<double>(largest->peakTotal)).c_str() : "-");
+    ImGui::Text("%-28s %10s", sessions[i].title.c_str(), largest ? formatBytes(static_cast<double>(largest->peakTotal)).c_str() : "-");
     ImGui::SameLine(kLabelWidth);
     stackedBar(largest ? largest->atPeakTotal : trace::RoleBytes{}, scale, barWidth, 14);
   }
@@ -273,7 +273,7 @@ void drawComparison(const std::vector<Session>& sessions,
   valueBars("Step time (slowest rank)", sessions, stepMs, ms, IM_COL32(90, 140, 200, 255));
   valueBars("Throughput, samples/s (all ranks)", sessions, samples, plain, IM_COL32(84, 162, 75, 255));
   valueBars("Bytes on the wire per step (rank 0, all collectives)", sessions, bytes,
-            [](double v) { return formatBytesShort(v); }, IM_COL32(245, 133, 24, 255));
+            [](double v) { return formatBytes(v); }, IM_COL32(245, 133, 24, 255));
   valueBars("Time in collectives per step (rank 0)", sessions, commMs, ms, IM_COL32(114, 183, 178, 255));
   valueBars("Comm/compute overlap", sessions, overlap, pct, IM_COL32(178, 121, 162, 255));
 }

@@ -11,24 +11,6 @@ namespace shardscope::ui {
 using trace::Event;
 using trace::kMemoryRoleCount;
 
-std::string formatBytesShort(double b) {
-  char buf[32];
-  if (b >= 1024.0 * 1024 * 1024) std::snprintf(buf, sizeof buf, "%.2f GiB", b / (1024.0 * 1024 * 1024));
-  else if (b >= 1024.0 * 1024) std::snprintf(buf, sizeof buf, "%.2f MiB", b / (1024.0 * 1024));
-  else if (b >= 1024.0) std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
-  else std::snprintf(buf, sizeof buf, "%.0f B", b);
-  return buf;
-}
-
-std::string formatDuration(double ns) {
-  char buf[32];
-  if (ns >= 1e9) std::snprintf(buf, sizeof buf, "%.3f s", ns / 1e9);
-  else if (ns >= 1e6) std::snprintf(buf, sizeof buf, "%.2f ms", ns / 1e6);
-  else if (ns >= 1e3) std::snprintf(buf, sizeof buf, "%.1f us", ns / 1e3);
-  else std::snprintf(buf, sizeof buf, "%.0f ns", ns);
-  return buf;
-}
-
 trace::RoleBytes memoryAt(const trace::RunRecording& rec, int rank, double tNs) {
   const auto& samples = rec.rank(rank).memory;
   const double t = tNs + static_cast<double>(rec.originNs());
@@ -165,7 +147,7 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
       flushRun();
       const float peakY = memBottom - static_cast<float>(t.peakTotal * scale);
       for (float x = x0; x < x0 + w; x += 8) dl->AddLine(ImVec2(x, peakY), ImVec2(x + 4, peakY), IM_COL32(255, 90, 90, 220));
-      const std::string peak = "peak " + formatBytesShort(static_cast<double>(t.peakTotal));
+      const std::string peak = "peak " + formatBytes(static_cast<double>(t.peakTotal));
       dl->AddText(ImVec2(x0 + w - ImGui::CalcTextSize(peak.c_str()).x - 4, std::max(peakY - 14, y0)), IM_COL32(255, 120, 120, 255), peak.c_str());
     }
 
@@ -218,11 +200,10 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
         const bool selected = comm && spansHaveSameTarget(e, selection);
         if (selected) dl->AddRect(ImVec2(xa - 1, laneY - 1), ImVec2(xb + 1, laneY + style.spanLaneHeight + 1), IM_COL32(255, 255, 255, 255), 2.0f, 0, 2.0f);
         std::string text;
-        const auto bar = e.text.find('|');
-        const std::string unit = e.text.substr(0, bar);
+        const std::string unit = comm ? trace::collectiveUnit(e) : e.text;
         if (comm) {
           text = std::string(collectiveShortName(static_cast<trace::CollectiveOp>(e.op))) + " " + unit + " " +
-                 formatBytesShort(static_cast<double>(trace::collectiveSizeBytes(e)));
+                 formatBytes(static_cast<double>(trace::collectiveSizeBytes(e)));
         } else {
           text = static_cast<trace::ComputeKind>(e.op) == trace::ComputeKind::Optimizer
                      ? "optim"
@@ -241,9 +222,10 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
             const double algbw = trace::algbwBytesPerSecond(trace::collectiveSizeBytes(e), seconds);
             ImGui::Text("%s %s  (step %d, %s)", trace::collectiveOpName(op), unit.c_str(), e.step,
                         trace::phaseName(static_cast<trace::Phase>(e.phase)));
-            if (bar != std::string::npos) ImGui::Text("implemented as %s", e.text.substr(bar + 1).c_str());
-            ImGui::Text("in %s, out %s, group of %d", formatBytesShort(static_cast<double>(e.bytes)).c_str(),
-                        formatBytesShort(static_cast<double>(e.bytesOut)).c_str(), e.worldSize);
+            const std::string impl = trace::collectiveImplementation(e);
+            if (impl != trace::collectiveOpName(op)) ImGui::Text("implemented as %s", impl.c_str());
+            ImGui::Text("in %s, out %s, group of %d", formatBytes(static_cast<double>(e.bytes)).c_str(),
+                        formatBytes(static_cast<double>(e.bytesOut)).c_str(), e.worldSize);
             ImGui::Text("issued %s, took %s", formatDuration(e.issueNs - originNs).c_str(),
                         formatDuration(static_cast<double>(e.endNs - e.beginNs)).c_str());
             ImGui::Text("algbw %.3f GB/s, busbw %.3f GB/s", algbw / 1e9, algbw * trace::busbwFactor(op, e.worldSize) / 1e9);
@@ -289,13 +271,13 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
       int64_t total = 0;
       for (auto b : bytes) total += b;
       ImGui::BeginTooltip();
-      ImGui::Text("rank %d at %s: %s allocated", r, formatDuration(tNs).c_str(), formatBytesShort(static_cast<double>(total)).c_str());
+      ImGui::Text("rank %d at %s: %s allocated", r, formatDuration(tNs).c_str(), formatBytes(static_cast<double>(total)).c_str());
       for (int role = kMemoryRoleCount - 1; role >= 0; --role) {
         ImGui::ColorButton("##c", ImGui::ColorConvertU32ToFloat4(roleColor(static_cast<trace::MemoryRole>(role))),
                            ImGuiColorEditFlags_NoTooltip, ImVec2(10, 10));
         ImGui::SameLine();
         ImGui::Text("%-16s %12lld B  (%s)", trace::memoryRoleName(static_cast<trace::MemoryRole>(role)),
-                    static_cast<long long>(bytes[role]), formatBytesShort(static_cast<double>(bytes[role])).c_str());
+                    static_cast<long long>(bytes[role]), formatBytes(static_cast<double>(bytes[role])).c_str());
       }
       ImGui::EndTooltip();
       dl->AddLine(ImVec2(mouse.x, y0), ImVec2(mouse.x, memBottom), IM_COL32(255, 255, 255, 120));

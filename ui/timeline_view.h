@@ -12,6 +12,7 @@
 
 #include <imgui.h>
 
+#include "trace/format.h"
 #include "trace/run_recording.h"
 #include "ui/time_axis.h"
 
@@ -58,7 +59,7 @@ float drawTimeline(const char* id, const trace::RunRecording& recording, TimeAxi
 // before t.
 trace::RoleBytes memoryAt(const trace::RunRecording& recording, int rank, double tNs);
 
-std::string formatBytesShort(double bytes);
-std::string formatDuration(double ns);
+using trace::formatBytes;
+using trace::formatDuration;
 
 }  // namespace shardscope::ui

@@ -1,0 +1,25 @@
+#include "trace/format.h"
+
+#include <cstdio>
+
+namespace shardscope::trace {
+
+std::string formatBytes(double b) {
+  char buf[32];
+  if (b >= 1024.0 * 1024 * 1024) std::snprintf(buf, sizeof buf, "%.2f GiB", b / (1024.0 * 1024 * 1024));
+  else if (b >= 1024.0 * 1024) std::snprintf(buf, sizeof buf, "%.2f MiB", b / (1024.0 * 1024));
+  else if (b >= 1024.0) std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
+  else std::snprintf(buf, sizeof buf, "%.0f B", b);
+  return buf;
+}
+
+std::string formatDuration(double ns) {
+  char buf[32];
+  if (ns >= 1e9) std::snprintf(buf, sizeof buf, "%.3f s", ns / 1e9);
+  else if (ns >= 1e6) std::snprintf(buf, sizeof buf, "%.2f ms", ns / 1e6);
+  else if (ns >= 1e3) std::snprintf(buf, sizeof buf, "%.1f us", ns / 1e3);
+  else std::snprintf(buf, sizeof buf, "%.0f ns", ns);
+  return buf;
+}
+
+}  // namespace shardscope::trace
