@@ -43,6 +43,14 @@ void RunOptions::addTo(CLI::App& cmd) {
        withDefault("cpu (Gloo between ranks) | cuda (NCCL between ranks)", d.device));
   bind("--bucket-cap-mb", &RunConfig::bucketCapMb,
        withDefault("ddp: gradient bucket size in MiB; the first bucket is 1 MiB", d.bucketCapMb));
+  bind("--prefetch", &RunConfig::prefetch,
+       withDefault("full_shard/shard_grad_op: units whose all-gather is issued ahead of the one "
+                   "computing, in forward and in backward (0..4; FSDP2 prefetches 1)",
+                   d.prefetch));
+  bind("--precision", &RunConfig::precision,
+       withDefault("fp32 | bf16 (bf16 parameters and compute; fp32 gradient reduction and master "
+                   "weights, like FSDP2's MixedPrecisionPolicy)",
+                   d.precision));
   bind("--export", &RunConfig::exportDir,
        "write init.pt, data.pt, losses.pt and final.pt (torch.load reads them) into DIR");
   bind("--summary", &RunConfig::summaryPath,

@@ -13,6 +13,6 @@ namespace shardscope {
 std::unique_ptr<Communicator> makeGlooCommunicator(const c10::intrusive_ptr<c10d::Store>& store,
                                                    const RendezvousInfo& info);
 std::unique_ptr<Communicator> makeNcclCommunicator(const c10::intrusive_ptr<c10d::Store>& store,
-                                                   const RendezvousInfo& info);
+                                                   const RendezvousInfo& info, const RankDevice& gpu);
 
 }  // namespace shardscope

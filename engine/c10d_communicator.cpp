@@ -1,71 +1,133 @@
 #include "engine/c10d_communicator.h"
 
+#include "trace/events.h"
+
 namespace shardscope {
 
 namespace {
-class C10dPending final : public PendingCollective {
+
+class HostPending final : public PendingCollective {
  public:
-  explicit C10dPending(c10::intrusive_ptr<c10d::Work> work) : work_(std::move(work)) {}
+  explicit HostPending(c10::intrusive_ptr<c10d::Work> work)
+      : work_(std::move(work)), issueNs_(trace::nowNs()) {}
   void wait() override {
     if (work_) work_->wait();
-    work_.reset();
+    if (timedAtWait_) timedAtWait_(issueNs_, trace::nowNs());
+    timedAtWait_ = nullptr;
   }
-  void onComplete(std::function<void()> callback) override {
-    if (!work_) {
-      callback();
+  void onTimed(std::function<void(int64_t, int64_t)> timed) override {
+    const int64_t issue = issueNs_;
+    c10::intrusive_ptr<c10::ivalue::Future> future;
+    try {
+      future = work_->getFuture();
+    } catch (const c10::Error&) {
+      // Some Gloo ops (all-gather/reduce-scatter into one flat tensor) have no future: their end
+      // is taken when the caller has waited for them, the earliest moment it is known.
+      timedAtWait_ = std::move(timed);
       return;
     }
-    work_->getFuture()->addCallback(
-        [callback = std::move(callback)](c10::ivalue::Future&) { callback(); });
+    // The future completes on the backend's thread; that moment is the collective's end.
+    future->addCallback([timed = std::move(timed), issue](c10::ivalue::Future&) {
+      timed(issue, trace::nowNs());
+    });
   }
 
  private:
   c10::intrusive_ptr<c10d::Work> work_;
+  int64_t issueNs_;
+  std::function<void(int64_t, int64_t)> timedAtWait_;
 };
+
+// Reduce-scatter composed from all-reduce: the slice is taken once the all-reduce is done.
+class SlicedPending final : public PendingCollective {
+ public:
+  SlicedPending(std::unique_ptr<PendingCollective> inner, std::function<void()> slice)
+      : inner_(std::move(inner)), slice_(std::move(slice)) {}
+  void wait() override {
+    inner_->wait();
+    if (slice_) slice_();
+    slice_ = nullptr;
+  }
+  void onTimed(std::function<void(int64_t, int64_t)> timed) override {
+    inner_->onTimed(std::move(timed));
+  }
+
+ private:
+  std::unique_ptr<PendingCollective> inner_;
+  std::function<void()> slice_;
+};
+
 }  // namespace
 
+std::unique_ptr<PendingCollective> hostPending(c10::intrusive_ptr<c10d::Work> work) {
+  return std::make_unique<HostPending>(std::move(work));
+}
+
 C10dCommunicator::C10dCommunicator(c10::intrusive_ptr<c10d::Backend> backend,
-                                   std::string backendName, bool nativeReduceScatter)
+                                   std::string backendName, bool nativeReduceScatter,
+                                   std::unique_ptr<CollectiveStream> stream)
     : backend_(std::move(backend)),
       backendName_(std::move(backendName)),
-      nativeReduceScatter_(nativeReduceScatter) {}
+      nativeReduceScatter_(nativeReduceScatter),
+      stream_(std::move(stream)) {}
 
 int C10dCommunicator::rank() const { return backend_->getRank(); }
 int C10dCommunicator::worldSize() const { return backend_->getSize(); }
 
-void C10dCommunicator::allGather(at::Tensor& output, at::Tensor& input, const std::string&) {
-  TORCH_CHECK(output.numel() == input.numel() * worldSize(), "allGather: output must hold ",
-              worldSize(), " x ", input.numel(), " elements, has ", output.numel());
-  backend_->_allgather_base(output, input)->wait();
+std::unique_ptr<PendingCollective> C10dCommunicator::launch(
+    const std::function<c10::intrusive_ptr<c10d::Work>()>& issue,
+    const std::vector<at::Tensor>& tensors) {
+  if (stream_) return stream_->run(issue, tensors);
+  return hostPending(issue());
 }
 
-void C10dCommunicator::reduceScatterSum(at::Tensor& output, at::Tensor& input,
-                                         const std::string&) {
+std::unique_ptr<PendingCollective> C10dCommunicator::allGatherAsync(at::Tensor& output,
+                                                                    at::Tensor& input,
+                                                                    const std::string&) {
+  TORCH_CHECK(output.numel() == input.numel() * worldSize(), "allGather: output must hold ",
+              worldSize(), " x ", input.numel(), " elements, has ", output.numel());
+  return launch([&] { return backend_->_allgather_base(output, input); }, {output, input});
+}
+
+std::unique_ptr<PendingCollective> C10dCommunicator::reduceScatterSumAsync(at::Tensor& output,
+                                                                           at::Tensor& input,
+                                                                           const std::string&) {
   TORCH_CHECK(input.numel() == output.numel() * worldSize(), "reduceScatterSum: input must hold ",
               worldSize(), " x ", output.numel(), " elements, has ", input.numel());
   if (nativeReduceScatter_) {
     c10d::ReduceScatterOptions opts;
     opts.reduceOp = c10d::ReduceOp::SUM;
-    backend_->_reduce_scatter_base(output, input, opts)->wait();
-    return;
+    return launch([&] { return backend_->_reduce_scatter_base(output, input, opts); },
+                  {output, input});
   }
   // Built from all-reduce: every rank reduces the whole buffer and keeps its slice.
-  std::vector<at::Tensor> tensors{input};
-  backend_->allreduce(tensors)->wait();
-  output.copy_(input.narrow(0, output.numel() * rank(), output.numel()));
+  auto reduced = allReduceSumAsync(input, "");
+  const int64_t offset = output.numel() * rank();
+  return std::make_unique<SlicedPending>(
+      std::move(reduced),
+      [output, input, offset]() mutable { output.copy_(input.narrow(0, offset, output.numel())); });
 }
 
 std::unique_ptr<PendingCollective> C10dCommunicator::allReduceSumAsync(at::Tensor& tensor,
                                                                        const std::string&) {
-  std::vector<at::Tensor> tensors{tensor};
-  return std::make_unique<C10dPending>(backend_->allreduce(tensors));
+  return launch(
+      [&] {
+        std::vector<at::Tensor> tensors{tensor};
+        return backend_->allreduce(tensors);
+      },
+      {tensor});
 }
 
-void C10dCommunicator::broadcast(at::Tensor& tensor, int root, const std::string&) {
-  std::vector<at::Tensor> tensors{tensor};
-  c10d::BroadcastOptions opts;
-  opts.rootRank = root;
-  backend_->broadcast(tensors, opts)->wait();
+std::unique_ptr<PendingCollective> C10dCommunicator::broadcastAsync(at::Tensor& tensor, int root,
+                                                                    const std::string&) {
+  return launch(
+      [&] {
+        std::vector<at::Tensor> tensors{tensor};
+        c10d::BroadcastOptions opts;
+        opts.rootRank = root;
+        return backend_->broadcast(tensors, opts);
+      },
+      {tensor});
 }
 
 void C10dCommunicator::barrier(const std::string&) { backend_->barrier()->wait(); }

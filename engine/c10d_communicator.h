@@ -1,8 +1,11 @@
 // Communicator over any c10d::Backend: the same calls drive ProcessGroupGloo and ProcessGroupNCCL.
+// With a CollectiveStream (GPU ranks) every collective is queued on the communication stream;
+// without one (CPU ranks) it runs on the backend's threads and completes on the host.
 #pragma once
 
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 
+#include "engine/collective_stream.h"
 #include "engine/communicator.h"
 
 namespace shardscope {
@@ -10,24 +13,32 @@ namespace shardscope {
 class C10dCommunicator final : public Communicator {
  public:
   C10dCommunicator(c10::intrusive_ptr<c10d::Backend> backend, std::string backendName,
-                   bool nativeReduceScatter);
+                   bool nativeReduceScatter, std::unique_ptr<CollectiveStream> stream = nullptr);
 
   int rank() const override;
   int worldSize() const override;
   std::string backendName() const override { return backendName_; }
 
-  void allGather(at::Tensor& output, at::Tensor& input, const std::string& label) override;
-  void reduceScatterSum(at::Tensor& output, at::Tensor& input, const std::string& label) override;
+  std::unique_ptr<PendingCollective> allGatherAsync(at::Tensor& output, at::Tensor& input,
+                                                    const std::string& label) override;
+  std::unique_ptr<PendingCollective> reduceScatterSumAsync(at::Tensor& output, at::Tensor& input,
+                                                           const std::string& label) override;
   std::unique_ptr<PendingCollective> allReduceSumAsync(at::Tensor& tensor,
                                                        const std::string& label) override;
-  void broadcast(at::Tensor& tensor, int root, const std::string& label) override;
+  std::unique_ptr<PendingCollective> broadcastAsync(at::Tensor& tensor, int root,
+                                                    const std::string& label) override;
   void barrier(const std::string& label) override;
   std::string reduceScatterImplementation() const override;
 
  private:
+  std::unique_ptr<PendingCollective> launch(
+      const std::function<c10::intrusive_ptr<c10d::Work>()>& issue,
+      const std::vector<at::Tensor>& tensors);
+
   c10::intrusive_ptr<c10d::Backend> backend_;
   std::string backendName_;
   bool nativeReduceScatter_;
+  std::unique_ptr<CollectiveStream> stream_;
 };
 
 }  // namespace shardscope

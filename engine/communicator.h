@@ -3,6 +3,7 @@
 // so an op built from others (e.g. reduce-scatter from all-reduce) is named as such in events.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -11,13 +12,17 @@
 
 namespace shardscope {
 
-// An issued collective; wait() blocks the calling thread until its result is usable.
+// An issued collective. On CPU, wait() blocks the calling thread until the result is usable. On a
+// GPU it blocks nothing: it orders the calling thread's current stream after the collective (as
+// c10d's Work::wait does for NCCL), so the host runs ahead and queues more work.
 class PendingCollective {
  public:
   virtual ~PendingCollective() = default;
   virtual void wait() = 0;
-  // Runs `callback` (on any thread) once the collective has completed; at once if it has.
-  virtual void onComplete(std::function<void()> callback) = 0;
+  // Calls `timed(beginNs, endNs)` (on any thread) once the collective has completed, with when it
+  // ran on the host clock: on a GPU, where the communication stream reached it and passed it
+  // (CUDA events); on CPU, its issue and its completion. Called at most once per collective.
+  virtual void onTimed(std::function<void(int64_t beginNs, int64_t endNs)> timed) = 0;
 };
 
 class Communicator {
@@ -29,17 +34,32 @@ class Communicator {
   virtual std::string backendName() const = 0;  // "gloo" | "nccl"
 
   // `label` names what the collective is for (an FSDP unit, a DDP bucket) in recorded events.
+  // Tensors passed to an async op must stay alive until it has been waited for.
 
   // output (world * input.numel(), contiguous) <- concatenation of every rank's input, rank order.
-  virtual void allGather(at::Tensor& output, at::Tensor& input, const std::string& label) = 0;
+  virtual std::unique_ptr<PendingCollective> allGatherAsync(at::Tensor& output, at::Tensor& input,
+                                                            const std::string& label) = 0;
   // output (input.numel() / world) <- this rank's slice of the elementwise sum of every input.
-  virtual void reduceScatterSum(at::Tensor& output, at::Tensor& input,
-                                const std::string& label) = 0;
-  // tensor <- elementwise sum over ranks, issued without waiting.
+  virtual std::unique_ptr<PendingCollective> reduceScatterSumAsync(at::Tensor& output,
+                                                                   at::Tensor& input,
+                                                                   const std::string& label) = 0;
+  // tensor <- elementwise sum over ranks.
   virtual std::unique_ptr<PendingCollective> allReduceSumAsync(at::Tensor& tensor,
                                                                const std::string& label) = 0;
-  virtual void broadcast(at::Tensor& tensor, int root, const std::string& label) = 0;
+  virtual std::unique_ptr<PendingCollective> broadcastAsync(at::Tensor& tensor, int root,
+                                                            const std::string& label) = 0;
+  // Blocks the host until every rank has arrived.
   virtual void barrier(const std::string& label) = 0;
+
+  void allGather(at::Tensor& output, at::Tensor& input, const std::string& label) {
+    allGatherAsync(output, input, label)->wait();
+  }
+  void reduceScatterSum(at::Tensor& output, at::Tensor& input, const std::string& label) {
+    reduceScatterSumAsync(output, input, label)->wait();
+  }
+  void broadcast(at::Tensor& tensor, int root, const std::string& label) {
+    broadcastAsync(tensor, root, label)->wait();
+  }
 
   // How the op is implemented by this backend, e.g. "reduce_scatter" or
   // "reduce_scatter(all_reduce+slice)" where the backend lacks the native op.
@@ -58,10 +78,11 @@ struct RendezvousInfo {
 // Throws std::runtime_error naming the variable when one is missing or malformed.
 RendezvousInfo rendezvousFromEnvironment();
 
+class RankDevice;
+
 // Connects to the TCP store (rank 0 hosts it, as torchrun's static rendezvous does) and builds the
-// process group for `device` ("cpu" -> Gloo, "cuda" -> NCCL), wrapped so every collective is
-// recorded (RecordingCommunicator).
-std::unique_ptr<Communicator> connectCommunicator(const RendezvousInfo& info,
-                                                  const std::string& device);
+// process group: Gloo for CPU ranks (`gpu` null), NCCL on `gpu`'s device and communication stream
+// otherwise; wrapped so every collective is recorded (RecordingCommunicator).
+std::unique_ptr<Communicator> connectCommunicator(const RendezvousInfo& info, const RankDevice* gpu);
 
 }  // namespace shardscope

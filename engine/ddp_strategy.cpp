@@ -42,8 +42,15 @@ DdpStrategy::DdpStrategy(const RunConfig& config, const StagedModel& model, Comm
       params_.push_back(t.to(device).set_requires_grad(true));
     }
   }
-  std::vector<int64_t> bytes;
-  for (const auto& p : params_) bytes.push_back(p.numel() * p.element_size());
+  if (config.precision == "bf16") {
+    RoleScope role(trace::MemoryRole::ParamGathered);  // parameters as the model computes with them
+    for (const auto& p : params_) {
+      compute_.push_back(p.detach().to(at::kBFloat16).set_requires_grad(true));
+    }
+  }
+  const auto& live = liveParameters();
+  std::vector<int64_t> bytes;  // buckets are sized by the gradients the model produces
+  for (const auto& p : live) bytes.push_back(p.numel() * p.element_size());
   const auto capBytes = static_cast<int64_t>(config.bucketCapMb * 1024.0 * 1024.0);
   // The first bucket is small so the first all-reduce starts early; never larger than the cap.
   const int64_t firstCapBytes = std::min(kFirstBucketBytes, capBytes);
@@ -58,13 +65,13 @@ DdpStrategy::DdpStrategy(const RunConfig& config, const StagedModel& model, Comm
     }
     bucket.params = std::move(indices);
     RoleScope role(trace::MemoryRole::CommBuffer);
-    bucket.buffer = at::zeros({offset}, params_[0].options().requires_grad(false));
+    bucket.buffer = at::zeros({offset}, params_[0].options().requires_grad(false));  // fp32: reduce dtype
     buckets_.push_back(std::move(bucket));
   }
   // Like the reducer: hook the grad accumulator (not the tensor) so the hook runs after the
   // gradient has been accumulated into .grad, once per parameter per backward.
-  for (size_t i = 0; i < params_.size(); ++i) {
-    auto accumulator = torch::autograd::impl::grad_accumulator(params_[i]);
+  for (size_t i = 0; i < live.size(); ++i) {
+    auto accumulator = torch::autograd::impl::grad_accumulator(live[i]);
     const int index = static_cast<int>(i);
     accumulator->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
         [this, index](const torch::autograd::variable_list& outputs,
@@ -98,7 +105,7 @@ void DdpStrategy::launchReadyBuckets() {
     const int index = nextToLaunch_++;
     Bucket& b = buckets_[index];
     for (size_t k = 0; k < b.params.size(); ++k) {
-      const auto& g = params_[b.params[k]].grad();
+      const auto& g = liveParameters()[b.params[k]].grad();
       b.buffer.narrow(0, b.offsets[k], g.numel()).copy_(g.reshape({-1}));
     }
     // Pre-divide, then sum: the average that DDP's default allreduce hook computes.
@@ -117,7 +124,15 @@ void DdpStrategy::finishBackward() {
     b.work->wait();
     b.work.reset();
     for (size_t k = 0; k < b.params.size(); ++k) {
-      auto& p = params_[b.params[k]];
+      const int i = b.params[k];
+      auto& p = params_[i];
+      if (!compute_.empty()) {
+        compute_[i].mutable_grad() = at::Tensor();  // the bf16 gradient is in the bucket now
+        if (!p.grad().defined()) {
+          RoleScope role(trace::MemoryRole::GradFull);
+          p.mutable_grad() = at::empty_like(p);
+        }
+      }
       p.mutable_grad().view({-1}).copy_(b.buffer.narrow(0, b.offsets[k], p.numel()));
     }
     b.pending = static_cast<int>(b.params.size());
@@ -128,6 +143,12 @@ void DdpStrategy::finishBackward() {
 void DdpStrategy::step() {
   optimizer_->step();
   optimizer_->zero_grad(/*set_to_none=*/true);
+  refreshComputeCopies();
+}
+
+void DdpStrategy::refreshComputeCopies() {
+  at::NoGradGuard noGrad;
+  for (size_t i = 0; i < compute_.size(); ++i) compute_[i].copy_(params_[i]);
 }
 
 std::map<std::string, at::Tensor> DdpStrategy::fullParameters() {
@@ -149,6 +170,10 @@ std::vector<HeldTensor> DdpStrategy::heldTensors() const {
       out.push_back({model_.params()[i].name + ".grad", "grad_full", p.grad().numel(),
                      static_cast<int64_t>(p.grad().storage().nbytes())});
     }
+  }
+  for (size_t i = 0; i < compute_.size(); ++i) {
+    out.push_back({model_.params()[i].name + ".bf16", "param_gathered", compute_[i].numel(),
+                   static_cast<int64_t>(compute_[i].storage().nbytes())});
   }
   for (size_t b = 0; b < buckets_.size(); ++b) {
     out.push_back({"bucket." + std::to_string(b), "comm_buffer", buckets_[b].buffer.numel(),

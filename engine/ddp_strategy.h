@@ -3,7 +3,12 @@
 // bucket small, the rest --bucket-cap-mb); a post-accumulate hook on each parameter's grad
 // accumulator counts down its bucket, and a bucket whose gradients are all ready is all-reduced
 // asynchronously during backward. Buckets launch strictly in index order so that every rank issues
-// the same collectives in the same order (otherwise ranks could deadlock).
+// the same collectives in the same order (otherwise ranks could deadlock). On a GPU the all-reduce
+// runs on the communication stream while backward goes on (engine/collective_stream.h).
+//
+// Mixed precision (--precision bf16): the fp32 parameters are the master weights the optimizer
+// updates; the model computes with bf16 copies of them (refreshed after every optimizer step), and
+// the bf16 gradients are cast into fp32 buckets, so the all-reduce and the update are fp32.
 #pragma once
 
 #include <torch/csrc/autograd/function.h>
@@ -19,7 +24,9 @@ class DdpStrategy final : public Strategy {
               const at::Device& device);
   ~DdpStrategy() override;
 
-  const std::vector<at::Tensor>& liveParameters() const override { return params_; }
+  const std::vector<at::Tensor>& liveParameters() const override {
+    return compute_.empty() ? params_ : compute_;
+  }
   void finishBackward() override;
   void step() override;
   std::map<std::string, at::Tensor> fullParameters() override;
@@ -38,11 +45,13 @@ class DdpStrategy final : public Strategy {
   };
 
   void onGradReady(int param);
+  void refreshComputeCopies();
   void launchReadyBuckets();
 
   const StagedModel& model_;
   Communicator& comm_;
-  std::vector<at::Tensor> params_;
+  std::vector<at::Tensor> params_;   // fp32, what the optimizer updates
+  std::vector<at::Tensor> compute_;  // bf16 copies the model computes with; empty under fp32
   std::vector<Bucket> buckets_;
   std::vector<int> bucketOf_;  // parameter index -> bucket index
   std::vector<std::shared_ptr<torch::autograd::Node>> gradAccumulators_;

@@ -11,6 +11,7 @@
 
 #include "engine/communicator.h"
 #include "engine/model.h"
+#include "engine/rank_device.h"
 #include "engine/rank_reporter.h"
 #include "engine/recorder.h"
 #include "engine/recording_allocator.h"
@@ -39,14 +40,24 @@ void maybeInjectFault(int rank, int step) {
                            " (SHARDSCOPE_FAULT)");
 }
 
-at::Device chooseDevice(const RunConfig& config, const RendezvousInfo& info) {
-  if (config.device == "cpu") return at::Device(at::kCPU);
-  const int count = static_cast<int>(torch::cuda::device_count());
-  if (count == 0) {
+// GPU ranks: one GPU each where there are enough; otherwise several rank processes share a GPU.
+// NCCL refuses two ranks of one communicator on one GPU of one host, so each sharing rank gets a
+// host identity of its own (NCCL_HOSTID): NCCL then connects them as separate hosts, over sockets
+// on the loopback interface. Slow, but real NCCL collectives between real processes.
+std::unique_ptr<RankDevice> setUpGpu(const RendezvousInfo& info) {
+  const int gpus = visibleCudaDevices();
+  if (gpus == 0) {
     throw std::runtime_error("--device cuda but no CUDA device is visible to rank " +
                              std::to_string(info.rank) + "; use --device cpu.");
   }
-  return at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(info.localRank % count));
+  const GpuPlacement placement = placeOnGpu(info.localRank, info.worldSize, gpus);
+  if (placement.ranksOnGpu > 1) {
+    const std::string hostId = "shardscope-rank" + std::to_string(info.rank);
+    ::setenv("NCCL_HOSTID", hostId.c_str(), /*overwrite=*/1);
+    ::setenv("NCCL_SOCKET_IFNAME", "lo", /*overwrite=*/0);
+    ::setenv("NCCL_IB_DISABLE", "1", /*overwrite=*/0);
+  }
+  return setupCudaRank(placement);
 }
 
 void writeHeldTensors(const std::string& path, const std::vector<HeldTensor>& held, int rank) {
@@ -89,13 +100,16 @@ int runRankWorker(const RunConfig& config) {
       throw std::runtime_error("--batch " + std::to_string(config.batch) +
                                " is not divisible by WORLD_SIZE=" + std::to_string(info.worldSize));
     }
-    const at::Device device = chooseDevice(config, info);
+    // Declared before the communicator so it outlives it: the clock's last poll still sees the
+    // communication stream's final collectives.
+    std::unique_ptr<RankDevice> gpu = config.device == "cuda" ? setUpGpu(info) : nullptr;
+    const at::Device device = gpu ? gpu->device() : at::Device(at::kCPU);
     if (device.is_cpu()) {
       // Ranks share the host's cores; one intra-op pool each would oversubscribe them.
       const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
       at::set_num_threads(std::max(1, cores / info.worldSize));
     }
-    auto comm = connectCommunicator(info, config.device);
+    auto comm = connectCommunicator(info, gpu.get());
     auto model = makeModel(config);
     auto strategy = makeStrategy(config, *model, *comm, device);
 
@@ -120,6 +134,12 @@ int runRankWorker(const RunConfig& config) {
     info_event.worldSize = info.worldSize;
     info_event.count = model->parameterCount();
     info_event.text = device.str() + " / " + comm->backendName();
+    if (gpu) {
+      info_event.text += " / " + gpu->placement().describe();
+      const std::string note = gpu->runtimeLaneNote();
+      if (!note.empty()) info_event.text += " / " + note;
+    }
+    if (config.precision == "bf16") info_event.text += " / bf16 compute, fp32 reduce";
     reporter.send(info_event);
 
     for (int step = 0; step < config.steps; ++step) {

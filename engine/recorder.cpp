@@ -6,13 +6,21 @@
 #include <cerrno>
 #include <chrono>
 
+#include "engine/device_clock.h"
 #include "trace/wire.h"
 
 namespace shardscope {
 
 namespace {
-thread_local trace::MemoryRole tRole = trace::MemoryRole::Other;
-thread_local trace::Phase tPhase = trace::Phase::None;
+// The role and phase are set by the training thread. Other threads that allocate on its behalf
+// (autograd's device thread runs a CUDA backward) have no scope of their own and take the training
+// thread's, which is why the process-wide value backs the thread-local one.
+constexpr uint8_t kUnset = 255;
+thread_local uint8_t tRole = kUnset;
+thread_local uint8_t tPhase = kUnset;
+std::atomic<uint8_t> gRole{static_cast<uint8_t>(trace::MemoryRole::Other)};
+std::atomic<uint8_t> gPhase{static_cast<uint8_t>(trace::Phase::None)};
+DeviceClock* gDeviceClock = nullptr;
 constexpr auto kDrainInterval = std::chrono::milliseconds(5);
 }  // namespace
 
@@ -109,21 +117,42 @@ void RankRecorder::flushNow() {
   drained_.wait_for(lock, std::chrono::seconds(2), [&] { return drains_ >= target; });
 }
 
-trace::MemoryRole currentRole() { return tRole; }
-trace::Phase currentPhase() { return tPhase; }
+DeviceClock* deviceClock() { return gDeviceClock; }
+void setDeviceClock(DeviceClock* clock) { gDeviceClock = clock; }
 
-RoleScope::RoleScope(trace::MemoryRole role) : previous_(tRole) { tRole = role; }
-RoleScope::~RoleScope() { tRole = previous_; }
+trace::MemoryRole currentRole() {
+  return static_cast<trace::MemoryRole>(tRole != kUnset ? tRole : gRole.load(std::memory_order_relaxed));
+}
+trace::Phase currentPhase() {
+  return static_cast<trace::Phase>(tPhase != kUnset ? tPhase : gPhase.load(std::memory_order_relaxed));
+}
 
-PhaseScope::PhaseScope(trace::Phase phase) : previous_(tPhase) { tPhase = phase; }
-PhaseScope::~PhaseScope() { tPhase = previous_; }
+RoleScope::RoleScope(trace::MemoryRole role) : previous_(currentRole()) {
+  tRole = static_cast<uint8_t>(role);
+  gRole.store(tRole, std::memory_order_relaxed);
+}
+RoleScope::~RoleScope() {
+  tRole = static_cast<uint8_t>(previous_);
+  gRole.store(tRole, std::memory_order_relaxed);
+}
+
+PhaseScope::PhaseScope(trace::Phase phase) : previous_(currentPhase()) {
+  tPhase = static_cast<uint8_t>(phase);
+  gPhase.store(tPhase, std::memory_order_relaxed);
+}
+PhaseScope::~PhaseScope() {
+  tPhase = static_cast<uint8_t>(previous_);
+  gPhase.store(tPhase, std::memory_order_relaxed);
+}
 
 ComputeSpan::ComputeSpan(trace::ComputeKind kind, std::string unit)
-    : kind_(kind), unit_(std::move(unit)), begin_(trace::nowNs()) {}
+    : kind_(kind), unit_(std::move(unit)), begin_(trace::nowNs()) {
+  if (gDeviceClock && RankRecorder::instance().enabled()) deviceBegin_ = gDeviceClock->mark();
+}
 
 ComputeSpan::~ComputeSpan() {
   auto& recorder = RankRecorder::instance();
-  if (!recorder.enabled()) return;
+  if (!recorder.enabled() && !deviceBegin_) return;  // a started mark must still be handed back
   trace::Event e;
   e.kind = trace::EventKind::Compute;
   e.step = recorder.step();
@@ -132,6 +161,15 @@ ComputeSpan::~ComputeSpan() {
   e.op = static_cast<uint8_t>(kind_);
   e.phase = static_cast<uint8_t>(currentPhase());
   e.text = std::move(unit_);
+  if (deviceBegin_) {
+    gDeviceClock->whenReached(deviceBegin_, gDeviceClock->mark(),
+                              [e = std::move(e)](int64_t beginNs, int64_t endNs) mutable {
+                                e.beginNs = beginNs;
+                                e.endNs = endNs;
+                                RankRecorder::instance().record(std::move(e));
+                              });
+    return;
+  }
   recorder.record(std::move(e));
 }
 

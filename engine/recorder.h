@@ -95,6 +95,8 @@ class PhaseScope {
 };
 
 // Records a compute span from construction to destruction.
+// Records a compute span from construction to destruction: on the host clock on CPU ranks; on a GPU
+// rank, from where the device reached the span's start to where it reached its end (DeviceClock).
 class ComputeSpan {
  public:
   ComputeSpan(trace::ComputeKind kind, std::string unit);
@@ -106,6 +108,7 @@ class ComputeSpan {
   trace::ComputeKind kind_;
   std::string unit_;
   int64_t begin_;
+  void* deviceBegin_ = nullptr;  // DeviceClock::Mark
 };
 
 }  // namespace shardscope

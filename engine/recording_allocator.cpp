@@ -21,17 +21,10 @@ c10::DeleterFnPtr gInnerFree = nullptr;  // the wrapped allocator's raw deleter
 
 Header* headerOf(void* data) { return reinterpret_cast<Header*>(static_cast<char*>(data) - sizeof(Header)); }
 
+DeviceRetagger gDeviceRetagger = nullptr;
+
 void recordMemory(int64_t bytes, trace::MemoryRole role, uint8_t fromRole = trace::kNoRole) {
-  auto& recorder = RankRecorder::instance();
-  if (!recorder.enabled()) return;
-  trace::Event e;
-  e.kind = trace::EventKind::Memory;
-  e.step = recorder.step();
-  e.beginNs = trace::nowNs();
-  e.bytes = bytes;
-  e.role = static_cast<uint8_t>(role);
-  e.fromRole = fromRole;
-  recorder.record(std::move(e));
+  recordMemoryEvent(bytes, role, fromRole);
 }
 
 void recordingFree(void* data) {
@@ -75,8 +68,27 @@ void installRecordingCpuAllocator() {
   c10::SetCPUAllocator(&allocator, /*priority=*/10);
 }
 
+void recordMemoryEvent(int64_t bytes, trace::MemoryRole role, uint8_t fromRole) {
+  auto& recorder = RankRecorder::instance();
+  if (!recorder.enabled()) return;
+  trace::Event e;
+  e.kind = trace::EventKind::Memory;
+  e.step = recorder.step();
+  e.beginNs = trace::nowNs();
+  e.bytes = bytes;
+  e.role = static_cast<uint8_t>(role);
+  e.fromRole = fromRole;
+  recorder.record(std::move(e));
+}
+
+void setDeviceRetagger(DeviceRetagger retagger) { gDeviceRetagger = retagger; }
+
 void retagStorage(const at::Tensor& tensor, trace::MemoryRole role) {
   if (!tensor.defined() || !tensor.has_storage()) return;
+  if (!tensor.is_cpu()) {
+    if (gDeviceRetagger) gDeviceRetagger(tensor, role);
+    return;
+  }
   const auto& dataPtr = tensor.storage().data_ptr();
   if (dataPtr.get_deleter() != &recordingFree || !dataPtr.get()) return;
   Header* header = headerOf(dataPtr.get());

@@ -16,6 +16,13 @@ namespace shardscope {
 void installRecordingCpuAllocator();
 
 // Re-attributes the storage behind `tensor` to `role` (no-op for memory the hook did not see).
+// Non-CPU tensors go to the device's retagger (the CUDA allocator hook registers one).
 void retagStorage(const at::Tensor& tensor, trace::MemoryRole role);
+using DeviceRetagger = void (*)(const at::Tensor& tensor, trace::MemoryRole role);
+void setDeviceRetagger(DeviceRetagger retagger);
+
+// One Memory event: `bytes` more in `role` (negative: fewer), or, with `fromRole`, `bytes` moved
+// from `fromRole` to `role`. Never blocks; dropped when recording is off.
+void recordMemoryEvent(int64_t bytes, trace::MemoryRole role, uint8_t fromRole = trace::kNoRole);
 
 }  // namespace shardscope

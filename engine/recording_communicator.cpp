@@ -7,7 +7,7 @@ namespace shardscope {
 namespace {
 
 trace::Event collectiveEvent(trace::CollectiveOp op, const std::string& label, int64_t bytesIn,
-                             int64_t bytesOut, int groupSize, int64_t issueNs) {
+                             int64_t bytesOut, int groupSize) {
   trace::Event e;
   e.kind = trace::EventKind::Collective;
   e.step = RankRecorder::instance().step();
@@ -17,18 +17,22 @@ trace::Event collectiveEvent(trace::CollectiveOp op, const std::string& label, i
   e.bytes = bytesIn;
   e.bytesOut = bytesOut;
   e.worldSize = groupSize;
-  e.issueNs = issueNs;
-  e.beginNs = issueNs;
+  e.issueNs = trace::nowNs();
   return e;
 }
 
 int64_t bytesOf(const at::Tensor& t) { return t.numel() * static_cast<int64_t>(t.element_size()); }
 
-template <typename Fn>
-void recordBlocking(trace::Event e, Fn&& run) {
-  run();
-  e.endNs = trace::nowNs();
-  RankRecorder::instance().record(std::move(e));
+// Attaches the event to the collective: it is recorded once the collective's times are known.
+std::unique_ptr<PendingCollective> recorded(std::unique_ptr<PendingCollective> pending,
+                                            trace::Event event) {
+  if (!RankRecorder::instance().enabled()) return pending;
+  pending->onTimed([event = std::move(event)](int64_t beginNs, int64_t endNs) mutable {
+    event.beginNs = std::max(beginNs, event.issueNs);
+    event.endNs = std::max(endNs, event.beginNs);
+    RankRecorder::instance().record(std::move(event));
+  });
+  return pending;
 }
 
 }  // namespace
@@ -36,48 +40,46 @@ void recordBlocking(trace::Event e, Fn&& run) {
 RecordingCommunicator::RecordingCommunicator(std::unique_ptr<Communicator> inner)
     : inner_(std::move(inner)) {}
 
-void RecordingCommunicator::allGather(at::Tensor& output, at::Tensor& input,
-                                      const std::string& label) {
+std::unique_ptr<PendingCollective> RecordingCommunicator::allGatherAsync(at::Tensor& output,
+                                                                         at::Tensor& input,
+                                                                         const std::string& label) {
   // nccl-tests size for all-gather: the whole output.
-  recordBlocking(collectiveEvent(trace::CollectiveOp::AllGather, label, bytesOf(input),
-                                 bytesOf(output), worldSize(), trace::nowNs()),
-                 [&] { inner_->allGather(output, input, label); });
+  auto event = collectiveEvent(trace::CollectiveOp::AllGather, label, bytesOf(input),
+                               bytesOf(output), worldSize());
+  return recorded(inner_->allGatherAsync(output, input, label), std::move(event));
 }
 
-void RecordingCommunicator::reduceScatterSum(at::Tensor& output, at::Tensor& input,
-                                             const std::string& label) {
+std::unique_ptr<PendingCollective> RecordingCommunicator::reduceScatterSumAsync(
+    at::Tensor& output, at::Tensor& input, const std::string& label) {
   // Names an op built from others (e.g. all-reduce + slice) in the event.
   const std::string text = trace::collectiveText(label, inner_->reduceScatterImplementation(),
                                                  trace::CollectiveOp::ReduceScatter);
-  recordBlocking(collectiveEvent(trace::CollectiveOp::ReduceScatter, text, bytesOf(input),
-                                 bytesOf(output), worldSize(), trace::nowNs()),
-                 [&] { inner_->reduceScatterSum(output, input, label); });
+  auto event = collectiveEvent(trace::CollectiveOp::ReduceScatter, text, bytesOf(input),
+                               bytesOf(output), worldSize());
+  return recorded(inner_->reduceScatterSumAsync(output, input, label), std::move(event));
 }
 
 std::unique_ptr<PendingCollective> RecordingCommunicator::allReduceSumAsync(
     at::Tensor& tensor, const std::string& label) {
   auto event = collectiveEvent(trace::CollectiveOp::AllReduce, label, bytesOf(tensor),
-                               bytesOf(tensor), worldSize(), trace::nowNs());
-  auto pending = inner_->allReduceSumAsync(tensor, label);
-  if (RankRecorder::instance().enabled()) {
-    pending->onComplete([event = std::move(event)]() mutable {
-      event.endNs = trace::nowNs();
-      RankRecorder::instance().record(std::move(event));
-    });
-  }
-  return pending;
+                               bytesOf(tensor), worldSize());
+  return recorded(inner_->allReduceSumAsync(tensor, label), std::move(event));
 }
 
-void RecordingCommunicator::broadcast(at::Tensor& tensor, int root, const std::string& label) {
-  recordBlocking(collectiveEvent(trace::CollectiveOp::Broadcast, label, bytesOf(tensor),
-                                 bytesOf(tensor), worldSize(), trace::nowNs()),
-                 [&] { inner_->broadcast(tensor, root, label); });
+std::unique_ptr<PendingCollective> RecordingCommunicator::broadcastAsync(at::Tensor& tensor,
+                                                                         int root,
+                                                                         const std::string& label) {
+  auto event = collectiveEvent(trace::CollectiveOp::Broadcast, label, bytesOf(tensor),
+                               bytesOf(tensor), worldSize());
+  return recorded(inner_->broadcastAsync(tensor, root, label), std::move(event));
 }
 
 void RecordingCommunicator::barrier(const std::string& label) {
-  recordBlocking(collectiveEvent(trace::CollectiveOp::Barrier, label, 0, 0, worldSize(),
-                                 trace::nowNs()),
-                 [&] { inner_->barrier(label); });
+  auto event = collectiveEvent(trace::CollectiveOp::Barrier, label, 0, 0, worldSize());
+  inner_->barrier(label);
+  event.beginNs = event.issueNs;
+  event.endNs = trace::nowNs();
+  RankRecorder::instance().record(std::move(event));
 }
 
 }  // namespace shardscope

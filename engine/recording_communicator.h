@@ -1,7 +1,8 @@
 // A Communicator that records every collective it forwards: op, label, bytes in and out, group
-// size, phase, and issue/start/end times on the host clock. Gloo gives no separate start signal,
-// so start = issue on CPU; an async all-reduce ends when its future completes (stamped on Gloo's
-// thread), not when the training thread waits for it.
+// size, phase, and issue/start/end times on the host clock. On a GPU, start and end are where the
+// communication stream reached and passed the collective (CUDA events mapped onto the host clock);
+// on CPU, Gloo gives no separate start signal, so start = issue and end = when its future
+// completes (stamped on Gloo's thread), not when the training thread waits for it.
 #pragma once
 
 #include "engine/communicator.h"
@@ -19,11 +20,14 @@ class RecordingCommunicator final : public Communicator {
     return inner_->reduceScatterImplementation();
   }
 
-  void allGather(at::Tensor& output, at::Tensor& input, const std::string& label) override;
-  void reduceScatterSum(at::Tensor& output, at::Tensor& input, const std::string& label) override;
+  std::unique_ptr<PendingCollective> allGatherAsync(at::Tensor& output, at::Tensor& input,
+                                                    const std::string& label) override;
+  std::unique_ptr<PendingCollective> reduceScatterSumAsync(at::Tensor& output, at::Tensor& input,
+                                                           const std::string& label) override;
   std::unique_ptr<PendingCollective> allReduceSumAsync(at::Tensor& tensor,
                                                        const std::string& label) override;
-  void broadcast(at::Tensor& tensor, int root, const std::string& label) override;
+  std::unique_ptr<PendingCollective> broadcastAsync(at::Tensor& tensor, int root,
+                                                    const std::string& label) override;
   void barrier(const std::string& label) override;
 
  private:

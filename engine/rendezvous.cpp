@@ -52,8 +52,7 @@ RendezvousInfo rendezvousFromEnvironment() {
   return info;
 }
 
-std::unique_ptr<Communicator> connectCommunicator(const RendezvousInfo& info,
-                                                  const std::string& device) {
+std::unique_ptr<Communicator> connectCommunicator(const RendezvousInfo& info, const RankDevice* gpu) {
   c10d::TCPStoreOptions options;
   options.port = static_cast<uint16_t>(info.masterPort);
   // Under torchrun the elastic agent already hosts the store (TORCHELASTIC_USE_AGENT_STORE).
@@ -66,8 +65,7 @@ std::unique_ptr<Communicator> connectCommunicator(const RendezvousInfo& info,
   auto tcpStore = c10::make_intrusive<c10d::TCPStore>(info.masterAddr, options);
   // A prefix per backend, as init_process_group does, so later groups can share the store.
   auto store = c10::make_intrusive<c10d::PrefixStore>("shardscope/default_pg", tcpStore);
-  auto backend = device == "cuda" ? makeNcclCommunicator(store, info)
-                                  : makeGlooCommunicator(store, info);
+  auto backend = gpu ? makeNcclCommunicator(store, info, *gpu) : makeGlooCommunicator(store, info);
   return std::make_unique<RecordingCommunicator>(std::move(backend));
 }
 

@@ -22,6 +22,7 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result) {
       atPeak[role] = s.atPeakTotal[i];
     }
     peak["total"] = s.peakTotal;
+    peak["device_total"] = s.peakDevice;
     nlohmann::json collectives;
     for (int op = 0; op < trace::kCollectiveOpCount; ++op) {
       const auto& c = s.collectives[op];

@@ -13,7 +13,11 @@ namespace shardscope {
 ShardedStrategy::ShardedStrategy(const RunConfig& config, const StagedModel& model,
                                  Communicator& comm, const at::Device& device,
                                  bool reshardAfterForward)
-    : model_(model), comm_(comm), reshardAfterForward_(reshardAfterForward) {
+    : model_(model),
+      comm_(comm),
+      reshardAfterForward_(reshardAfterForward),
+      prefetchDepth_(config.prefetch),
+      computeDtype_(config.precision == "bf16" ? at::kBFloat16 : at::kFloat) {
   const int world = comm.worldSize();
   const int rank = comm.rank();
   const auto& specs = model.params();
@@ -69,13 +73,14 @@ void ShardedStrategy::buildUnit(Unit& unit, const std::vector<at::Tensor>& initi
     unit.gradShard = at::zeros({shardNumel}, floatOptions);
   }
   RoleScope gatheredRole(trace::MemoryRole::ParamGathered);
-  unit.gathered = at::empty({unit.paddedNumel}, floatOptions);
+  const auto computeOptions = floatOptions.dtype(computeDtype_);
+  unit.gathered = at::empty({unit.paddedNumel}, computeOptions);
   for (size_t k = 0; k < unit.params.size(); ++k) {
     const int i = unit.params[k];
     // A fresh tensor set onto the gathered storage: it shares the memory but not the version
     // counter, so refilling the buffer by all-gather does not look like an in-place edit of a
     // tensor autograd saved (FSDP2 hides its copy-in from autograd the same way).
-    at::Tensor view = at::empty({0}, floatOptions);
+    at::Tensor view = at::empty({0}, computeOptions);
     {
       at::NoGradGuard noGrad;
       view.set_(unit.gathered.storage(), unit.offsets[k], specs[i].shape,
@@ -93,18 +98,41 @@ ShardedStrategy::Unit& ShardedStrategy::unitOfStage(int stage) {
   return unit == kRootUnit ? units_.back() : units_[unit];
 }
 
-void ShardedStrategy::unshard(Unit& unit) {
+void ShardedStrategy::issueUnshard(Unit& unit) {
   if (unit.isGathered) return;
   {
     RoleScope role(trace::MemoryRole::ParamGathered);
     setStorageBytes(unit.gathered, unit.paddedNumel * unit.gathered.element_size());
   }
-  comm_.allGather(unit.gathered, unit.shard, unit.name);
+  if (computeDtype_ == at::kFloat) {
+    unit.gatherInput = unit.shard.detach();
+  } else {
+    RoleScope role(trace::MemoryRole::CommBuffer);
+    unit.gatherInput = unit.shard.detach().to(computeDtype_);
+  }
+  unit.gather = comm_.allGatherAsync(unit.gathered, unit.gatherInput, unit.name);
   unit.isGathered = true;
+}
+
+void ShardedStrategy::unshard(Unit& unit) {
+  issueUnshard(unit);
+  if (!unit.gather) return;
+  unit.gather->wait();
+  unit.gather.reset();
+  unit.gatherInput = at::Tensor();
+}
+
+void ShardedStrategy::prefetch(int stage, int direction) {
+  for (int k = 1; k <= prefetchDepth_; ++k) {
+    const int next = stage + direction * k;
+    if (next < 0 || next >= model_.numStages()) return;
+    issueUnshard(unitOfStage(next));
+  }
 }
 
 void ShardedStrategy::reshard(Unit& unit) {
   if (!unit.isGathered) return;
+  if (unit.gather) unshard(unit);  // never free a buffer an all-gather is still writing
   setStorageBytes(unit.gathered, 0);
   unit.isGathered = false;
 }
@@ -112,10 +140,13 @@ void ShardedStrategy::reshard(Unit& unit) {
 void ShardedStrategy::reduceGradients(Unit& unit) {
   // FSDP2's foreach_reduce: copy the unsharded grads into one padded flat buffer, pre-divide by the
   // world size and reduce-scatter, so each rank receives the averaged gradient of its own slice.
+  // One reduce-scatter in flight: the previous unit's is waited for (and its buffer released)
+  // before this one is issued, as FSDP2 does.
+  waitForReduceScatter();
   at::Tensor flat;
   {
     RoleScope role(trace::MemoryRole::CommBuffer);
-    flat = at::zeros({unit.paddedNumel}, unit.gradShard.options());
+    flat = at::zeros({unit.paddedNumel}, unit.gradShard.options());  // fp32: the reduce dtype
   }
   for (size_t k = 0; k < unit.params.size(); ++k) {
     auto& p = live_[unit.params[k]];
@@ -125,16 +156,30 @@ void ShardedStrategy::reduceGradients(Unit& unit) {
     p.mutable_grad() = at::Tensor();  // the unsharded gradient is freed here, as in FSDP2
   }
   flat.mul_(1.0 / comm_.worldSize());
-  comm_.reduceScatterSum(unit.gradShard, flat, unit.name);
+  reduceScatterInput_ = flat;
+  reduceScatter_ = comm_.reduceScatterSumAsync(unit.gradShard, reduceScatterInput_, unit.name);
 }
 
-void ShardedStrategy::beforeForward(int stage) { unshard(unitOfStage(stage)); }
+void ShardedStrategy::waitForReduceScatter() {
+  if (!reduceScatter_) return;
+  reduceScatter_->wait();
+  reduceScatter_.reset();
+  reduceScatterInput_ = at::Tensor();
+}
+
+void ShardedStrategy::beforeForward(int stage) {
+  unshard(unitOfStage(stage));
+  prefetch(stage, +1);
+}
 
 void ShardedStrategy::afterForward(int stage) {
   if (model_.stageUnit(stage) != kRootUnit && reshardAfterForward_) reshard(unitOfStage(stage));
 }
 
-void ShardedStrategy::beforeBackward(int stage) { unshard(unitOfStage(stage)); }
+void ShardedStrategy::beforeBackward(int stage) {
+  unshard(unitOfStage(stage));
+  prefetch(stage, -1);
+}
 
 void ShardedStrategy::afterBackward(int stage) {
   // A unit's gradients are complete after the backward of its first stage in forward order
@@ -145,6 +190,8 @@ void ShardedStrategy::afterBackward(int stage) {
   reduceGradients(unit);
   reshard(unit);
 }
+
+void ShardedStrategy::finishBackward() { waitForReduceScatter(); }
 
 void ShardedStrategy::step() {
   for (Unit& unit : units_) unit.shard.mutable_grad() = unit.gradShard;

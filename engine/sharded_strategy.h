@@ -14,6 +14,18 @@
 // The root unit is gathered once before the first stage and freed after its backward, as FSDP2
 // keeps the root unsharded between forward and backward. Memory per rank between steps:
 // (params + grads + optimizer state) / N, up to padding.
+//
+// Overlap, as FSDP2 does it: before a unit computes, the all-gathers of the next --prefetch units
+// (in forward order during forward, in backward order during backward) are issued, so they run
+// while this unit computes; a unit's reduce-scatter is issued as soon as its gradients exist and
+// waited for only when the next one is issued (or at the end of backward). On a GPU "waiting"
+// orders streams and never blocks the host; on CPU, Gloo runs the issued collectives on its own
+// threads.
+//
+// Mixed precision (--precision bf16, FSDP2's MixedPrecisionPolicy(param_dtype=bf16,
+// reduce_dtype=fp32)): shards, gradient shards and optimizer state stay fp32 (the master weights);
+// each all-gather sends a bf16 copy of the shard and fills a bf16 buffer the model computes with;
+// bf16 gradients are cast to fp32 before the reduce-scatter.
 #pragma once
 
 #include "engine/strategy.h"
@@ -35,6 +47,7 @@ class ShardedStrategy final : public Strategy {
   void afterForward(int stage) override;
   void beforeBackward(int stage) override;
   void afterBackward(int stage) override;
+  void finishBackward() override;
   void step() override;
   std::map<std::string, at::Tensor> fullParameters() override;
   std::vector<HeldTensor> heldTensors() const override;
@@ -48,20 +61,29 @@ class ShardedStrategy final : public Strategy {
     int64_t paddedNumel = 0;        // multiple of the world size
     at::Tensor shard;               // [paddedNumel / N], owned by the optimizer
     at::Tensor gradShard;           // [paddedNumel / N]
-    at::Tensor gathered;            // [paddedNumel]; storage freed while resharded
-    bool isGathered = false;
+    at::Tensor gathered;            // [paddedNumel], compute dtype; storage freed while resharded
+    bool isGathered = false;        // storage holds (or will hold, once waited for) the gather
+    std::unique_ptr<PendingCollective> gather;  // issued, not yet waited for
+    at::Tensor gatherInput;         // what the pending all-gather sends (bf16 copy of the shard)
   };
 
   Unit& unitOfStage(int stage);
   void buildUnit(Unit& unit, const std::vector<at::Tensor>& initial, int world, int rank,
                  const at::Device& device);
-  void unshard(Unit& unit);
+  void issueUnshard(Unit& unit);      // allocates and issues the all-gather, if not done yet
+  void unshard(Unit& unit);           // issueUnshard, then waits for it
+  void prefetch(int stage, int direction);  // issueUnshard for the next --prefetch stages' units
   void reshard(Unit& unit);
   void reduceGradients(Unit& unit);
+  void waitForReduceScatter();
 
   const StagedModel& model_;
   Communicator& comm_;
   bool reshardAfterForward_;
+  int prefetchDepth_;
+  at::ScalarType computeDtype_;
+  std::unique_ptr<PendingCollective> reduceScatter_;  // the one in flight
+  at::Tensor reduceScatterInput_;                     // its flat fp32 gradients
   std::vector<Unit> units_;  // blocks 0..L-1, then root
   std::vector<at::Tensor> live_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;

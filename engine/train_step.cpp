@@ -19,6 +19,13 @@ void retagGradients(const StagedModel& model, const Strategy& strategy, int stag
   }
 }
 
+// Float inputs enter in the dtype the parameters compute in (bf16 under mixed precision).
+at::Tensor inputOf(const Batch& batch, const Strategy& strategy) {
+  const auto dtype = strategy.liveParameters().front().scalar_type();
+  if (!batch.x.is_floating_point() || batch.x.scalar_type() == dtype) return batch.x;
+  return batch.x.to(dtype);
+}
+
 }  // namespace
 
 at::Tensor trainStep(const StagedModel& model, Strategy& strategy, const Batch& batch) {
@@ -32,7 +39,7 @@ at::Tensor trainStep(const StagedModel& model, Strategy& strategy, const Batch& 
       {
         RoleScope role(trace::MemoryRole::Activation);
         ComputeSpan span(trace::ComputeKind::Forward, StagedModel::unitName(model.stageUnit(s)));
-        inputs[s] = s == 0 ? batch.x : outputs[s - 1].detach().requires_grad_(true);
+        inputs[s] = s == 0 ? inputOf(batch, strategy) : outputs[s - 1].detach().requires_grad_(true);
         outputs[s] = model.forwardStage(s, inputs[s], batch, strategy.liveParameters());
       }
       strategy.afterForward(s);

@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""Parity of shardscope with PyTorch's own DDP and FSDP2, on CPU ranks over Gloo.
+"""Parity of shardscope with PyTorch's own DDP and FSDP2, on CPU ranks over Gloo (default) or on
+GPU ranks over NCCL (--device cuda; several ranks share a GPU when there are fewer GPUs than ranks,
+each PyTorch rank then gets its own NCCL_HOSTID, exactly as shardscope's ranks do).
 
 For each model and world size: shardscope trains with ddp, full_shard and shard_grad_op and exports
 its initial parameters, data and per-step losses (--export). PyTorch then trains the same model
@@ -94,7 +96,7 @@ class Gpt(nn.Module):
         self.lm_head = nn.Linear(h, c["vocab"], bias=False)
 
     def forward(self, x, y):
-        pos = torch.arange(x.shape[1])
+        pos = torch.arange(x.shape[1], device=x.device)
         h = self.wte(x) + self.wpe(pos)
         for block in self.blocks:
             h = block(h)
@@ -113,14 +115,31 @@ def make_optimizer(c, params):
 # ---- one PyTorch rank ---------------------------------------------------------------------------
 
 
-def pytorch_rank(rank, world, port, export_dir, mode, out_path):
+def place_rank(rank, world):
+    """The GPU of a rank, and the environment that lets several ranks share one GPU."""
+    gpus = torch.cuda.device_count()
+    if world > gpus:
+        os.environ["NCCL_HOSTID"] = f"pytorch-rank{rank}"
+        os.environ.setdefault("NCCL_SOCKET_IFNAME", "lo")
+        os.environ.setdefault("NCCL_IB_DISABLE", "1")
+    return torch.device("cuda", rank % gpus)
+
+
+def pytorch_rank(rank, world, port, export_dir, mode, out_path, device_kind="cpu"):
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     torch.set_num_threads(1)
-    dist.init_process_group("gloo", rank=rank, world_size=world)
+    device = torch.device("cpu")
+    if device_kind == "cuda":
+        device = place_rank(rank, world)
+        torch.cuda.set_device(device)
+        dist.init_process_group("nccl", rank=rank, world_size=world, device_id=device)
+    else:
+        dist.init_process_group("gloo", rank=rank, world_size=world)
     try:
         c = json.load(open(os.path.join(export_dir, "config.json")))
         model = (Mlp if c["model"] == "mlp" else Gpt)(c)
         model.load_state_dict(torch.load(os.path.join(export_dir, "init.pt")))
+        model.to(device)
         if mode == "ddp":
             model = nn.parallel.DistributedDataParallel(model, bucket_cap_mb=c["bucket-cap-mb"])
         else:
@@ -135,8 +154,8 @@ def pytorch_rank(rank, world, port, export_dir, mode, out_path):
         per = c["batch"] // world
         losses = []
         for step in range(c["steps"]):
-            x = data["x"][step][rank * per:(rank + 1) * per]
-            y = data["y"][step][rank * per:(rank + 1) * per]
+            x = data["x"][step][rank * per:(rank + 1) * per].to(device)
+            y = data["y"][step][rank * per:(rank + 1) * per].to(device)
             loss = model(x, y)
             loss.backward()
             opt.step()
@@ -160,10 +179,10 @@ def free_port():
         return s.getsockname()[1]
 
 
-def run_pytorch(world, export_dir, mode):
+def run_pytorch(world, export_dir, mode, device_kind="cpu"):
     out = tempfile.NamedTemporaryFile(suffix=".json", delete=False).name
     try:
-        mp.spawn(pytorch_rank, args=(world, free_port(), export_dir, mode, out), nprocs=world)
+        mp.spawn(pytorch_rank, args=(world, free_port(), export_dir, mode, out, device_kind), nprocs=world)
     except Exception as e:  # the rank's own traceback is in `out`
         pass
     result = json.load(open(out)) if os.path.getsize(out) else {"error": "no result written"}
@@ -187,17 +206,21 @@ def main():
     ap.add_argument("--workdir", required=True, help="directory for the exported runs")
     ap.add_argument("--worlds", default="2,3", help="comma-separated world sizes [2,3]")
     ap.add_argument("--steps", type=int, default=4)
+    ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
+                    help="cpu: Gloo ranks; cuda: NCCL ranks on the visible GPUs [cpu]")
     args = ap.parse_args()
     worlds = [int(w) for w in args.worlds.split(",")]
     failures = 0
-    print(f"torch {torch.__version__}; tolerance: relative {TOLERANCE} on each step's global mean loss")
+    where = torch.cuda.get_device_name(0) if args.device == "cuda" else "cpu"
+    print(f"torch {torch.__version__} on {where}; tolerance: relative {TOLERANCE} on each step's "
+          f"global mean loss")
     for model, model_args in MODELS.items():
         for world in worlds:
             for strategy, mode in PAIRS:
                 export = os.path.join(args.workdir, f"{model}_w{world}_{strategy}")
                 cmd = [args.shardscope, "run", *model_args, "--strategy", strategy, "--world", str(world),
                        "--batch", str(4 * world), "--steps", str(args.steps), "--lr", "0.01", "--seed", "3",
-                       "--export", export]
+                       "--export", export, "--device", args.device]
                 run = subprocess.run(cmd, capture_output=True, text=True)
                 label = f"{model:4s} world {world} {strategy:13s} vs PyTorch {mode:20s}"
                 if run.returncode != 0:
@@ -205,7 +228,7 @@ def main():
                     failures += 1
                     continue
                 ours = torch.load(os.path.join(export, "losses.pt")).double()
-                theirs = run_pytorch(world, export, mode)
+                theirs = run_pytorch(world, export, mode, args.device)
                 if "error" in theirs:
                     print(f"FAIL {label}: PyTorch raised:\n{theirs['error']}")
                     failures += 1

@@ -35,6 +35,8 @@ const char* memoryRoleName(MemoryRole role) {
     case MemoryRole::Activation: return "activation";
     case MemoryRole::CommBuffer: return "comm_buffer";
     case MemoryRole::Other: return "other";
+    case MemoryRole::AllocatorCache: return "allocator_cache";
+    case MemoryRole::DeviceRuntime: return "device_runtime";
   }
   return "unknown";
 }

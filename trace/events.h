@@ -32,8 +32,14 @@ enum class MemoryRole : uint8_t {
   Activation,      // activations and activation gradients
   CommBuffer,      // flat buffers a collective reads or writes (ddp buckets, rs input)
   Other,           // input batches, scratch
+  // Device lanes (GPU ranks only). They sit on top of the tensor roles above so the stack's top is
+  // what the device holds for this process; they are not tensors and not counted as allocated.
+  AllocatorCache,  // reserved by the caching allocator but holding no tensor right now
+  DeviceRuntime,   // device memory PyTorch's allocator does not see: CUDA context, NCCL buffers
 };
-constexpr int kMemoryRoleCount = 8;
+constexpr int kMemoryRoleCount = 10;
+// Roles below this are tensor memory (what torch.cuda.memory_allocated counts); the rest are lanes.
+constexpr int kTensorRoleCount = 8;
 constexpr uint8_t kNoRole = 255;
 
 enum class Phase : uint8_t { None, Forward, Backward, Optimizer };

@@ -18,7 +18,7 @@ nlohmann::json RunConfig::toJson() const {
           {"steps", steps},         {"world", world},         {"strategy", strategy},
           {"optimizer", optimizer}, {"lr", lr},               {"seed", seed},
           {"device", device},       {"bucket-cap-mb", bucketCapMb},
-          {"recording", recording}};
+          {"prefetch", prefetch},   {"precision", precision}, {"recording", recording}};
 }
 
 namespace {
@@ -71,6 +71,8 @@ std::optional<std::string> applyConfigJson(const nlohmann::json& json, RunConfig
     else if (key == "seed") err = readValue(v, key, c.seed);
     else if (key == "device") err = readValue(v, key, c.device);
     else if (key == "bucket-cap-mb") err = readValue(v, key, c.bucketCapMb);
+    else if (key == "prefetch") err = readValue(v, key, c.prefetch);
+    else if (key == "precision") err = readValue(v, key, c.precision);
     else if (key == "export") err = readValue(v, key, c.exportDir);
     else if (key == "summary") err = readValue(v, key, c.summaryPath);
     else if (key == "trace") err = readValue(v, key, c.tracePath);
@@ -167,6 +169,12 @@ std::optional<std::string> validate(const RunConfig& c) {
   if (auto e = oneOf("optimizer", c.optimizer, {"sgd", "adam", "adamw"})) return e;
   if (auto e = oneOf("device", c.device, {"cpu", "cuda"})) return e;
   if (auto e = oneOf("recording", c.recording, {"on", "off", "alternate"})) return e;
+  if (auto e = oneOf("precision", c.precision, {"fp32", "bf16"})) return e;
+  if (c.prefetch < 0 || c.prefetch > kMaxPrefetch) {
+    return "--prefetch is " + std::to_string(c.prefetch) + "; it must be between 0 (no prefetch: " +
+           "each unit is gathered when it is needed) and " + std::to_string(kMaxPrefetch) +
+           " (units all-gathered ahead of the one computing). Pass e.g. --prefetch 1.";
+  }
   if (c.world < 1 || c.world > kMaxWorldSize) {
     return "--world is " + std::to_string(c.world) + "; it must be between 1 and " +
            std::to_string(kMaxWorldSize) + " (one OS process per rank on this host). Pass --world 1.." +

@@ -14,6 +14,7 @@ namespace shardscope {
 
 // The most ranks one host runs; every rank is a full process with its own LibTorch.
 constexpr int kMaxWorldSize = 8;
+constexpr int kMaxPrefetch = 4;  // units gathered ahead; more only holds more memory
 
 struct RunConfig {
   std::string model = "mlp";       // mlp | gpt
@@ -33,6 +34,9 @@ struct RunConfig {
   int64_t seed = 0;
   std::string device = "cpu";      // cpu | cuda
   double bucketCapMb = 25.0;       // ddp: bucket size in MiB (the first bucket is 1 MiB)
+  int prefetch = 1;                // full_shard/shard_grad_op: units all-gathered ahead (0..4)
+  std::string precision = "fp32";  // fp32 | bf16 (bf16 params and compute; fp32 reduction and
+                                   // master weights, as FSDP2's MixedPrecisionPolicy)
   std::string exportDir;           // --export DIR: init.pt, data.pt, losses.pt, final.pt
   std::string summaryPath;         // --summary FILE: JSON summary
   std::string tracePath;           // --trace FILE: Chrome trace JSON (Perfetto)

@@ -31,9 +31,11 @@ void RunRecording::add(const Event& e) {
           r.current[i] = 0;
         }
         s.bytes[i] = r.current[i];
-        s.total += r.current[i];
+        if (i < kTensorRoleCount) s.total += r.current[i];
+        s.device += r.current[i];
         r.peakByRole[i] = std::max(r.peakByRole[i], r.current[i]);
       }
+      r.peakDevice = std::max(r.peakDevice, s.device);
       if (s.total > r.peakTotal) {
         r.peakTotal = s.total;
         r.atPeakTotal = s.bytes;

@@ -15,8 +15,9 @@ using RoleBytes = std::array<int64_t, kMemoryRoleCount>;
 
 struct MemorySample {
   int64_t tNs = 0;
-  RoleBytes bytes{};  // allocated bytes per role after this event
-  int64_t total = 0;
+  RoleBytes bytes{};  // bytes per role after this event
+  int64_t total = 0;  // tensor memory: the sum over the tensor roles (allocated, on a GPU)
+  int64_t device = 0; // total plus the device lanes: what the device holds for this rank
 };
 
 struct CollectiveTotals {
@@ -34,8 +35,9 @@ struct RankTimeline {
   int64_t longestCollective = 0;        // ns
   RoleBytes current{};
   RoleBytes peakByRole{};               // each role's own maximum over the run
-  int64_t peakTotal = 0;                // maximum of the total
+  int64_t peakTotal = 0;                // maximum of the tensor total (peak allocated)
   RoleBytes atPeakTotal{};              // the split by role at the moment of peakTotal
+  int64_t peakDevice = 0;               // maximum of tensors + allocator cache + runtime
   int64_t dropped = 0;                  // events the rank could not record
   int64_t negativeBalance = 0;          // frees of bytes never seen allocated (should stay 0)
 };

@@ -14,6 +14,7 @@ std::vector<RankStats> computeRankStats(const RunConfig& config, const trace::Ru
     s.rank = r;
     s.peakByRole = t.peakByRole;
     s.peakTotal = t.peakTotal;
+    s.peakDevice = t.peakDevice;
     s.atPeakTotal = t.atPeakTotal;
     s.stepSeconds = rec.stepSeconds(r);
     if (!s.stepSeconds.empty()) {

@@ -14,7 +14,8 @@ namespace shardscope {
 struct RankStats {
   int rank = 0;
   trace::RoleBytes peakByRole{};  // each role's own maximum
-  int64_t peakTotal = 0;          // maximum of the sum over roles
+  int64_t peakTotal = 0;          // maximum of the sum over tensor roles (peak allocated)
+  int64_t peakDevice = 0;         // maximum with the device lanes (GPU: reserved + runtime)
   trace::RoleBytes atPeakTotal{}; // the split by role at that moment
   std::vector<double> stepSeconds;
   double steadyStepSeconds = 0;   // mean over steps after the first (warm-up); all if only one

@@ -29,6 +29,7 @@ SummaryRun readRun(const nlohmann::json& j) {
       s.atPeakTotal[i] = atPeak.value(role, int64_t{0});
     }
     s.peakTotal = peak.value("total", int64_t{0});
+    s.peakDevice = peak.value("device_total", s.peakTotal);
     const auto& tp = r.value("throughput", nlohmann::json::object());
     s.samplesPerSecond = tp.value("samples_per_s", 0.0);
     s.tokensPerSecond = tp.value("tokens_per_s", 0.0);

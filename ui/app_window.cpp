@@ -104,7 +104,7 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
   double duration = 0, memoryScale = 0;
   for (const auto& s : sessions) {
     duration = std::max(duration, sessionDuration(s));
-    for (int r = 0; r < s.recording.ranks(); ++r) memoryScale = std::max(memoryScale, static_cast<double>(s.recording.rank(r).peakTotal));
+    for (int r = 0; r < s.recording.ranks(); ++r) memoryScale = std::max(memoryScale, static_cast<double>(s.recording.rank(r).peakDevice));
   }
   if (!state.axis.userMoved) state.axis.fit(duration);
   memoryScale *= 1.1;

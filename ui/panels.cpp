@@ -34,7 +34,7 @@ void stackedBar(const trace::RoleBytes& bytes, double scale, float width, float 
   const ImVec2 p = ImGui::GetCursorScreenPos();
   dl->AddRectFilled(p, ImVec2(p.x + width, p.y + height), IM_COL32(30, 32, 36, 255));
   float x = p.x;
-  for (int role = 0; role < trace::kMemoryRoleCount; ++role) {
+  for (int role = 0; role < trace::kTensorRoleCount; ++role) {
     if (bytes[role] <= 0 || scale <= 0) continue;
     const float w = static_cast<float>(bytes[role] / scale * width);
     dl->AddRectFilled(ImVec2(x, p.y), ImVec2(x + w, p.y + height), roleColor(static_cast<trace::MemoryRole>(role)));
@@ -61,9 +61,10 @@ void valueBars(const char* title, const std::vector<Session>& sessions, const st
   }
 }
 
+// Tensor memory only: the device lanes (allocator cache, runtime) are not allocations.
 int64_t sum(const trace::RoleBytes& b) {
   int64_t t = 0;
-  for (auto v : b) t += v;
+  for (int role = 0; role < trace::kTensorRoleCount; ++role) t += b[role];
   return t;
 }
 

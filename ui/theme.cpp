@@ -12,6 +12,8 @@ ImU32 roleColor(trace::MemoryRole role) {
     case trace::MemoryRole::Activation: return IM_COL32(228, 87, 86, 255);       // red
     case trace::MemoryRole::CommBuffer: return IM_COL32(238, 202, 59, 255);      // yellow
     case trace::MemoryRole::Other: return IM_COL32(158, 158, 158, 255);          // grey
+    case trace::MemoryRole::AllocatorCache: return IM_COL32(92, 100, 112, 255);   // slate
+    case trace::MemoryRole::DeviceRuntime: return IM_COL32(70, 70, 78, 255);      // dark slate
   }
   return IM_COL32(200, 200, 200, 255);
 }

@@ -31,7 +31,8 @@ struct TimelineStyle {
   float memoryLaneHeight = 70.0f;
   float spanLaneHeight = 18.0f;
   float foldPixels = 3.0f;  // spans narrower than this fold into one block
-  bool showRole[trace::kMemoryRoleCount] = {true, true, true, true, true, true, true, true};
+  bool showRole[trace::kMemoryRoleCount] = {true, true, true, true, true,
+                                           true, true, true, true, true};
 };
 
 // What the user points at, for the breakdown panel: a time and a rank.

@@ -62,7 +62,8 @@ at::Tensor GptModel::forwardStage(int stage, const at::Tensor& input, const Batc
   const int f = 2 + kBlockParams * numBlocks_;
   auto h = at::layer_norm(input, {hidden_}, p[f], p[f + 1], kLayerNormEps);
   auto logits = at::linear(h, p[f + 2]);
-  return at::cross_entropy_loss(logits.view({-1, vocab_}), batch.y.reshape({-1}));
+  // The loss in fp32 whatever the compute dtype (a no-op under fp32), as autocast would do.
+  return at::cross_entropy_loss(logits.view({-1, vocab_}).to(at::kFloat), batch.y.reshape({-1}));
 }
 
 void GptModel::forEachInitialParameter(

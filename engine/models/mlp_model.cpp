@@ -28,7 +28,8 @@ at::Tensor MlpModel::forwardStage(int stage, const at::Tensor& input, const Batc
     return at::gelu(at::linear(input, p[w], p[w + 1]));
   }
   const int w = 2 + 2 * numBlocks_;
-  return at::cross_entropy_loss(at::linear(input, p[w], p[w + 1]), batch.y);
+  // The loss in fp32 whatever the compute dtype (a no-op under fp32).
+  return at::cross_entropy_loss(at::linear(input, p[w], p[w + 1]).to(at::kFloat), batch.y);
 }
 
 void MlpModel::forEachInitialParameter(

@@ -1,0 +1,25 @@
+// Builds without the window (SHARDSCOPE_BUILD_GUI=OFF, e.g. on a GPU machine without GLFW): the
+// commands that need it say so and point at the ones that work.
+#include <cstdio>
+
+#include "app/gui_app.h"
+
+namespace shardscope::app {
+
+namespace {
+int windowNotBuilt() {
+  std::fprintf(stderr,
+               "error: this shardscope was built without the window (SHARDSCOPE_BUILD_GUI=OFF).\n"
+               "Use 'shardscope run' / 'compare' with --trace or --summary, and open the file with "
+               "'shardscope view FILE' on a build that has the window.\n");
+  return 2;
+}
+}  // namespace
+
+int runGui(const RunConfig&, const std::string&, bool, bool, const std::string&) {
+  return windowNotBuilt();
+}
+
+int viewFile(const std::string&, const std::string&) { return windowNotBuilt(); }
+
+}  // namespace shardscope::app

@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""Step time and peak allocated memory of shardscope against PyTorch on one GPU, in one run.
+
+Same model (the GPT of engine/models/gpt_model.cpp), same data sizes, same optimizer (Adam), bf16
+compute with fp32 reduction and master weights on both sides:
+    shardscope ddp            vs  PyTorch DDP (torch.autocast bf16: fp32 weights and all-reduce)
+    shardscope full_shard     vs  PyTorch FSDP2 fully_shard, reshard_after_forward=True,
+    shardscope shard_grad_op  vs  PyTorch FSDP2 fully_shard, reshard_after_forward=False,
+                                  both with MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32)
+at each world size (1, 2, 4 by default). With fewer GPUs than ranks, ranks share a GPU: each rank
+process gets its own NCCL_HOSTID (NCCL over sockets on loopback), on both sides alike.
+
+Step time: per step, the slowest rank's wall time (both sides end a step with the loss all-reduce
+and .item(), so the host waits for the GPU); the median over the steps after --warmup.
+Peak allocated: max over ranks of torch.cuda.max_memory_allocated (PyTorch) and of the summary's
+peak tensor bytes (shardscope: the CUDA caching allocator's own allocation events).
+MFU: model FLOPs (6 x parameters + 12 x layers x seq x hidden per token) x tokens per second of
+the whole GPU, over the bf16 matrix-product rate measured here first.
+Writes a JSON with every number (--out) and prints a table.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+from pytorch_parity import Gpt, free_port, place_rank  # noqa: E402  (same model definition)
+
+PAIRS = [("ddp", "ddp"), ("full_shard", "fsdp2_reshard_true"), ("shard_grad_op", "fsdp2_reshard_false")]
+
+
+def measured_bf16_peak():
+    n = 8192
+    a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    for _ in range(3):
+        a @ b
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    reps = 20
+    for _ in range(reps):
+        a @ b
+    end.record()
+    torch.cuda.synchronize()
+    seconds = start.elapsed_time(end) / 1e3 / reps
+    return 2 * n ** 3 / seconds
+
+
+def pytorch_rank(rank, world, port, c, mode, steps, out_path):
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    device = place_rank(rank, world)
+    torch.cuda.set_device(device)
+    dist.init_process_group("nccl", rank=rank, world_size=world, device_id=device)
+    torch.manual_seed(0)
+    model = Gpt(c).to(device)
+    autocast = mode == "ddp"
+    if mode == "ddp":
+        model = torch.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=25)
+    else:
+        from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+
+        mp_policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+        reshard = mode == "fsdp2_reshard_true"
+        for block in model.blocks:
+            fully_shard(block, reshard_after_forward=reshard, mp_policy=mp_policy)
+        fully_shard(model, reshard_after_forward=reshard, mp_policy=mp_policy)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-4)
+    per = c["batch"] // world
+    gen = torch.Generator(device="cpu").manual_seed(rank)
+    times = []
+    for step in range(steps):
+        x = torch.randint(0, c["vocab"], (per, c["seq"]), generator=gen).to(device)
+        y = torch.randint(0, c["vocab"], (per, c["seq"]), generator=gen).to(device)
+        t0 = time.perf_counter()
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=autocast):
+            loss = model(x, y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        g = loss.detach().float().clone()
+        dist.all_reduce(g)
+        g.item()
+        times.append(time.perf_counter() - t0)
+    peak = torch.cuda.max_memory_allocated(device)
+    result = {"rank": rank, "step_time_s": times, "peak_allocated": peak}
+    json.dump(result, open(f"{out_path}.{rank}", "w"))
+    dist.destroy_process_group()
+
+
+def run_pytorch(world, c, mode, steps):
+    out = tempfile.NamedTemporaryFile(suffix=".json", delete=False).name
+    mp.spawn(pytorch_rank, args=(world, free_port(), c, mode, steps, out), nprocs=world)
+    ranks = [json.load(open(f"{out}.{r}")) for r in range(world)]
+    step_times = [max(r["step_time_s"][s] for r in ranks) for s in range(steps)]
+    return step_times, max(r["peak_allocated"] for r in ranks)
+
+
+def run_shardscope(binary, world, c, strategy, steps, workdir):
+    summary = os.path.join(workdir, f"shardscope_{strategy}_w{world}.json")
+    cmd = [binary, "run", "--device", "cuda", "--model", "gpt", "--layers", str(c["layers"]),
+           "--hidden", str(c["hidden"]), "--heads", str(c["heads"]), "--seq", str(c["seq"]),
+           "--vocab", str(c["vocab"]), "--batch", str(c["batch"]), "--world", str(world),
+           "--strategy", strategy, "--steps", str(steps), "--lr", "1e-4", "--precision", "bf16",
+           "--summary", summary]
+    run = subprocess.run(cmd, capture_output=True, text=True)
+    if run.returncode != 0:
+        raise RuntimeError(f"shardscope failed: {' '.join(cmd)}\n{run.stdout}{run.stderr}")
+    s = json.load(open(summary))
+    step_times = [max(r["step_time_s"][i] for r in s["ranks"]) for i in range(steps)]
+    return step_times, max(r["peak_bytes"]["total"] for r in s["ranks"]), s["parameter_count"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--shardscope", required=True)
+    ap.add_argument("--worlds", default="1,2,4")
+    ap.add_argument("--layers", type=int, default=12)
+    ap.add_argument("--hidden", type=int, default=1024)
+    ap.add_argument("--heads", type=int, default=16)
+    ap.add_argument("--seq", type=int, default=256)
+    ap.add_argument("--vocab", type=int, default=8192)
+    ap.add_argument("--batch-per-rank", type=int, default=8)
+    ap.add_argument("--steps", type=int, default=7)
+    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--out", default="gpu_strategies.json")
+    args = ap.parse_args()
+    peak = measured_bf16_peak()
+    print(f"{torch.cuda.get_device_name(0)}: measured bf16 matmul peak {peak / 1e12:.0f} TFLOP/s", flush=True)
+    rows = []
+    workdir = tempfile.mkdtemp(prefix="gpu_bench_")
+    for world in [int(w) for w in args.worlds.split(",")]:
+        c = {"layers": args.layers, "hidden": args.hidden, "heads": args.heads, "seq": args.seq,
+             "vocab": args.vocab, "batch": args.batch_per_rank * world}
+        for strategy, mode in PAIRS:
+            ours, ours_peak, params = run_shardscope(args.shardscope, world, c, strategy, args.steps, workdir)
+            theirs, theirs_peak = run_pytorch(world, c, mode, args.steps)
+            t_ours = statistics.median(ours[args.warmup:])
+            t_theirs = statistics.median(theirs[args.warmup:])
+            tokens = c["batch"] * c["seq"]  # the whole GPU's tokens per step (all ranks share it)
+            flops_per_token = 6 * params + 12 * c["layers"] * c["seq"] * c["hidden"]
+            row = {"world": world, "strategy": strategy, "pytorch": mode,
+                   "step_s": t_ours, "pytorch_step_s": t_theirs, "time_ratio": t_ours / t_theirs,
+                   "peak_allocated": ours_peak, "pytorch_peak_allocated": theirs_peak,
+                   "memory_ratio": ours_peak / theirs_peak,
+                   "mfu": flops_per_token * tokens / t_ours / peak,
+                   "pytorch_mfu": flops_per_token * tokens / t_theirs / peak,
+                   "step_times": ours, "pytorch_step_times": theirs}
+            rows.append(row)
+            print(f"world {world} {strategy:13s} {t_ours * 1e3:8.1f} ms vs {t_theirs * 1e3:8.1f} ms "
+                  f"(x{row['time_ratio']:.2f})  peak {ours_peak / 2**30:6.2f} GiB vs "
+                  f"{theirs_peak / 2**30:6.2f} GiB (x{row['memory_ratio']:.2f})  "
+                  f"MFU {row['mfu'] * 100:5.1f}% vs {row['pytorch_mfu'] * 100:5.1f}%", flush=True)
+    json.dump({"device": torch.cuda.get_device_name(0), "bf16_peak_flops": peak,
+               "config": vars(args), "parameters": params, "rows": rows}, open(args.out, "w"), indent=1)
+    print("\n| world | shardscope | PyTorch | step ms (ours / theirs) | time ratio | peak GiB (ours / theirs) | memory ratio | MFU (ours / theirs) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['world']} | {r['strategy']} | {r['pytorch']} | {r['step_s'] * 1e3:.1f} / {r['pytorch_step_s'] * 1e3:.1f} "
+              f"| {r['time_ratio']:.2f} | {r['peak_allocated'] / 2**30:.2f} / {r['pytorch_peak_allocated'] / 2**30:.2f} "
+              f"| {r['memory_ratio']:.2f} | {r['mfu'] * 100:.1f}% / {r['pytorch_mfu'] * 100:.1f}% |")
+
+
+if __name__ == "__main__":
+    main()

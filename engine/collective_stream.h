@@ -1,0 +1,34 @@
+// Where a c10d collective is queued. On CPU (Gloo) a collective runs on Gloo's threads and its Work
+// completes on the host. On a GPU, the device orders work: shardscope queues every collective on a
+// communication stream of its own that first waits (a CUDA event, no host sync) for what the
+// caller's stream queued so far, as FSDP2's all-gather and reduce-scatter streams and DDP's
+// reducer do; the caller's stream later waits for the collective's end event. That is what lets an
+// all-gather prefetch or a bucket all-reduce overlap compute.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include <torch/csrc/distributed/c10d/Work.hpp>
+
+#include "engine/communicator.h"
+
+namespace shardscope {
+
+class CollectiveStream {
+ public:
+  virtual ~CollectiveStream() = default;
+  // Runs `issue` (it enqueues one collective and returns its Work) ordered after the caller's
+  // queued work. `tensors` are the collective's inputs and outputs: the allocator is told they are
+  // in use on the communication stream, so freeing them early cannot hand their memory to other
+  // work while the collective still reads or writes it.
+  virtual std::unique_ptr<PendingCollective> run(
+      const std::function<c10::intrusive_ptr<c10d::Work>()>& issue,
+      const std::vector<at::Tensor>& tensors) = 0;
+};
+
+// The CPU form: the Work itself; wait() blocks; times are issue and completion on the host.
+std::unique_ptr<PendingCollective> hostPending(c10::intrusive_ptr<c10d::Work> work);
+
+}  // namespace shardscope

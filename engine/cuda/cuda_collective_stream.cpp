@@ -1,0 +1,66 @@
+#include "engine/cuda/cuda_collective_stream.h"
+
+#include <ATen/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAGuard.h>
+
+#include "engine/device_clock.h"
+
+namespace shardscope {
+
+namespace {
+
+class StreamPending final : public PendingCollective {
+ public:
+  StreamPending(c10::DeviceIndex device, std::shared_ptr<at::cuda::CUDAEvent> done,
+                DeviceClock::Mark begin, DeviceClock::Mark end)
+      : device_(device), done_(std::move(done)), begin_(begin), end_(end) {}
+  ~StreamPending() override {
+    if (begin_) deviceClock()->whenReached(begin_, end_, [](int64_t, int64_t) {});  // hand back
+  }
+  // Orders the caller's current stream after the collective; the host does not wait.
+  void wait() override { done_->block(c10::cuda::getCurrentCUDAStream(device_)); }
+  void onTimed(std::function<void(int64_t, int64_t)> timed) override {
+    if (!begin_) return;
+    deviceClock()->whenReached(begin_, end_, std::move(timed));
+    begin_ = end_ = nullptr;
+  }
+
+ private:
+  c10::DeviceIndex device_;
+  std::shared_ptr<at::cuda::CUDAEvent> done_;
+  DeviceClock::Mark begin_;
+  DeviceClock::Mark end_;
+};
+
+}  // namespace
+
+CudaCollectiveStream::CudaCollectiveStream(c10::DeviceIndex device)
+    : device_(device), comm_(c10::cuda::getStreamFromPool(/*isHighPriority=*/true, device)) {}
+
+std::unique_ptr<PendingCollective> CudaCollectiveStream::run(
+    const std::function<c10::intrusive_ptr<c10d::Work>()>& issue,
+    const std::vector<at::Tensor>& tensors) {
+  // The communication stream starts the collective only once the caller's stream has produced its
+  // inputs (and allocated its outputs).
+  at::cuda::CUDAEvent ready;
+  ready.record(c10::cuda::getCurrentCUDAStream(device_));
+  ready.block(comm_);
+  for (const auto& t : tensors) {
+    if (t.defined() && t.has_storage() && t.storage().data_ptr().get()) {
+      c10::cuda::CUDACachingAllocator::recordStream(t.storage().data_ptr(), comm_);
+    }
+  }
+  c10::cuda::CUDAStreamGuard onComm(comm_);
+  DeviceClock* clock = deviceClock();
+  DeviceClock::Mark begin = clock ? clock->mark() : nullptr;
+  // ProcessGroupNCCL queues the kernel on its NCCL stream after the current (communication)
+  // stream; wait() makes the communication stream wait for the kernel, without a host sync.
+  issue()->wait();
+  DeviceClock::Mark end = clock ? clock->mark() : nullptr;
+  auto done = std::make_shared<at::cuda::CUDAEvent>();
+  done->record(comm_);
+  return std::make_unique<StreamPending>(device_, std::move(done), begin, end);
+}
+
+}  // namespace shardscope

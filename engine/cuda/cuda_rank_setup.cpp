@@ -1,0 +1,59 @@
+#include <ATen/Context.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <torch/cuda.h>
+
+#include "engine/cuda/cuda_clock.h"
+#include "engine/cuda/cuda_collective_stream.h"
+#include "engine/cuda/cuda_memory_tracker.h"
+#include "engine/rank_device.h"
+
+namespace shardscope {
+
+namespace {
+
+class CudaRankDevice final : public RankDevice {
+ public:
+  explicit CudaRankDevice(const GpuPlacement& placement) : placement_(placement) {
+    const auto index = static_cast<c10::DeviceIndex>(placement.gpu);
+    c10::cuda::set_device(index);
+    // Initialise CUDA and the caching allocator without allocating, then hook the allocator, so
+    // the hook sees every block this rank ever allocates.
+    at::globalContext().lazyInitDevice(c10::DeviceType::CUDA);
+    attachCudaMemoryTracker(placement.gpu, placement.ranksOnGpu > 1);
+    clock_ = std::make_unique<CudaClock>(placement.gpu, [] { sampleDeviceRuntimeMemory(); });
+    setDeviceClock(clock_.get());
+  }
+  ~CudaRankDevice() override {
+    // The clock's last poll resolves what the device has finished: a failing run keeps it.
+    setDeviceClock(nullptr);
+    clock_.reset();
+  }
+
+  at::Device device() const override {
+    return at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(placement_.gpu));
+  }
+  const GpuPlacement& placement() const override { return placement_; }
+  std::unique_ptr<CollectiveStream> makeCollectiveStream() const override {
+    return std::make_unique<CudaCollectiveStream>(static_cast<c10::DeviceIndex>(placement_.gpu));
+  }
+  std::string runtimeLaneNote() const override {
+    return deviceRuntimeMemoryAvailable()
+               ? ""
+               : "device_runtime lane empty: NVML lists no per-process memory here and the GPU "
+                 "is shared, so whole-device figures would count other ranks";
+  }
+
+ private:
+  GpuPlacement placement_;
+  std::unique_ptr<CudaClock> clock_;
+};
+
+}  // namespace
+
+std::unique_ptr<RankDevice> setupCudaRank(const GpuPlacement& placement) {
+  return std::make_unique<CudaRankDevice>(placement);
+}
+
+int visibleCudaDevices() { return static_cast<int>(torch::cuda::device_count()); }
+
+}  // namespace shardscope

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Fills .deps/ (git-ignored) with what the GPU device machine lacks and cannot download: the
+# header-only libraries (nlohmann/json, CLI11), the Gloo headers c10d's ProcessGroupGloo.hpp
+# includes, and GoogleTest's sources (built there by CMake). Run here, after scripts/setup.sh;
+# the device call then carries .deps (see scripts/device_gpu.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+need() { [ -e "$1" ] || { echo "error: $1 is missing; run scripts/setup.sh first (it installs $2)." >&2; exit 1; }; }
+need /usr/include/nlohmann/json.hpp nlohmann-json3-dev
+need /usr/include/CLI/CLI.hpp libcli11-dev
+need /usr/include/gloo/algorithm.h libgloo-dev
+need /usr/src/googletest/CMakeLists.txt googletest
+rm -rf .deps
+mkdir -p .deps/include
+cp -r /usr/include/nlohmann /usr/include/CLI /usr/include/gloo .deps/include/
+cp -r /usr/src/googletest .deps/googletest
+du -sh .deps

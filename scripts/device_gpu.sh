@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Builds shardscope on a GPU machine against that machine's own torch and runs the GPU checks, in
+# one call. Meant for the device machine (no package registry there): first, here, run
+# scripts/device_deps.sh, then carry .deps with the call, e.g. with the device tool:
+#   run(command="bash scripts/device_gpu.sh build tests parity bench demo", carry=[".deps"])
+# Stages, in the order given:
+#   build   configure (GUI off) and build into build-gpu/ (kept on a warm machine)
+#   tests   ctest: the GPU suite (gpu_tests) and the engine/CLI suites on this machine
+#   parity  scripts/pytorch_parity.py --device cuda at world sizes 1, 2 and 4
+#   bench   bench/gpu_strategies.py: step time, peak allocated, MFU vs PyTorch DDP/FSDP2
+#   demo    a GPU compare run with --trace/--summary, to open here with `shardscope view`
+# Results go to $OUT (the device tool's folder) or ./device-out.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+OUT=${OUT:-$ROOT/device-out}
+mkdir -p "$OUT"
+PY=${SHARDSCOPE_PYTHON:-python3}
+export PYTHONUNBUFFERED=1
+BIN=$ROOT/build-gpu/app/shardscope
+
+stage_build() {
+  [ -d .deps/include ] || { echo "error: .deps/ is missing: run scripts/device_deps.sh here first and carry .deps" >&2; exit 1; }
+  local torch_prefix
+  torch_prefix=$("$PY" -c 'import torch; print(torch.utils.cmake_prefix_path)')
+  cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DSHARDSCOPE_BUILD_GUI=OFF \
+    -DCMAKE_PREFIX_PATH="$torch_prefix" -DCMAKE_INCLUDE_PATH="$ROOT/.deps/include" \
+    -DGLOO_INCLUDE_DIR="$ROOT/.deps/include" -DSHARDSCOPE_GTEST_SOURCE="$ROOT/.deps/googletest" \
+    -DSHARDSCOPE_PYTHON="$(command -v "$PY")" > /tmp/configure.log 2>&1 \
+    || { tail -40 /tmp/configure.log; exit 1; }
+  cmake --build build-gpu -j "$(nproc)" 2>&1 | tail -5
+}
+
+stage_tests() {
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | cat
+  (cd build-gpu && ctest -j4 --output-on-failure -E 'pytorch_parity|torchrun_launch' 2>&1 | tee "$OUT/ctest.log" | grep -E "GpuRun|tests passed|tests failed|Failed|SKIPPED" )
+}
+
+stage_parity() {
+  "$PY" scripts/pytorch_parity.py --device cuda --worlds 1,2,4 --shardscope "$BIN" \
+    --workdir /tmp/gpu_parity 2>&1 | tee "$OUT/parity.log" | grep -vE "^\s*$"
+}
+
+stage_bench() {
+  "$PY" bench/gpu_strategies.py --shardscope "$BIN" --out "$OUT/gpu_strategies.json" 2>&1 | tee "$OUT/bench.log"
+}
+
+stage_demo() {
+  "$BIN" compare --device cuda --model gpt --layers 4 --hidden 512 --heads 8 --seq 128 --vocab 4096 \
+    --batch 8 --world 2 --steps 4 --summary "$OUT/gpu_compare_summary.json" 2>&1 | tail -12
+  "$BIN" run --device cuda --model gpt --layers 4 --hidden 512 --heads 8 --seq 128 --vocab 4096 \
+    --batch 8 --world 2 --steps 4 --strategy full_shard --trace "$OUT/gpu_full_shard_trace.json" \
+    --summary "$OUT/gpu_full_shard_summary.json" 2>&1 | tail -8
+}
+
+for stage in "$@"; do
+  echo "== $stage"
+  "stage_$stage"
+done

@@ -1,0 +1,175 @@
+// GPU ranks (--device cuda, NCCL), run as a user would: the real binary, real processes. Skipped,
+// with the reason printed, where no CUDA device is visible (CI); scripts/device_gpu.sh runs them on
+// the GPU machine, where they must pass.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/rank_device.h"
+#include "engine/tensor_files.h"
+#include "tests/support/run_cli.h"
+
+namespace shardscope {
+namespace {
+
+using testing::freshTempDir;
+using testing::runShardscope;
+
+#define REQUIRE_GPU()                                                                   \
+  if (visibleCudaDevices() == 0) GTEST_SKIP() << "no CUDA device visible (GPU tests run on the " \
+                                                 "device machine: scripts/device_gpu.sh)"
+
+const std::vector<std::string> kGpt = {"--model", "gpt", "--layers", "3", "--hidden", "64",
+                                       "--heads", "4", "--seq", "16", "--vocab", "97"};
+
+std::vector<std::string> runArgs(const std::string& strategy, int world, const std::string& device,
+                                 const std::string& dir, std::vector<std::string> extra = {}) {
+  std::vector<std::string> a = {"run"};
+  a.insert(a.end(), kGpt.begin(), kGpt.end());
+  std::vector<std::string> rest = {"--strategy", strategy, "--world", std::to_string(world),
+                                   "--batch", std::to_string(4 * world), "--steps", "4",
+                                   "--lr", "0.01", "--seed", "5", "--device", device,
+                                   "--export", dir, "--summary", dir + "/summary.json",
+                                   "--memory-csv", dir + "/memory.csv"};
+  a.insert(a.end(), rest.begin(), rest.end());
+  a.insert(a.end(), extra.begin(), extra.end());
+  return a;
+}
+
+nlohmann::json readJson(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+double maxRelDiff(const at::Tensor& a, const at::Tensor& b) {
+  const double scale = std::max(b.abs().max().item<double>(), 1e-12);
+  return (a.to(at::kDouble) - b.to(at::kDouble)).abs().max().item<double>() / scale;
+}
+
+TEST(GpuRun, FullShardRecordsAllocatorLanesAndGpuTimedCollectives) {
+  REQUIRE_GPU();
+  const std::string dir = freshTempDir("gpu_full_shard");
+  auto r = runShardscope(runArgs("full_shard", 2, "cuda", dir));
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  auto summary = readJson(dir + "/summary.json");
+  ASSERT_EQ(summary["status"], "ok");
+  const std::string device = summary["device"];
+  EXPECT_NE(device.find("nccl"), std::string::npos) << device;
+  if (visibleCudaDevices() == 1) {
+    EXPECT_NE(device.find("2 ranks on one GPU"), std::string::npos) << device;
+  }
+  for (const auto& rank : summary["ranks"]) {
+    const auto& peak = rank["peak_bytes"];
+    EXPECT_GT(peak["param_shard"].get<int64_t>(), 0);
+    EXPECT_GT(peak["param_gathered"].get<int64_t>(), 0);
+    EXPECT_GT(peak["activation"].get<int64_t>(), 0);
+    EXPECT_GT(peak["allocator_cache"].get<int64_t>(), 0) << "segments reserved from the driver";
+    EXPECT_GT(peak["device_total"].get<int64_t>(), peak["total"].get<int64_t>());
+    const auto& ag = rank["collectives"]["all_gather"];
+    const auto& rs = rank["collectives"]["reduce_scatter"];
+    EXPECT_GT(ag["count"].get<int64_t>(), 0);
+    EXPECT_GT(rs["count"].get<int64_t>(), 0);
+    EXPECT_GT(ag["time_s"].get<double>(), 0.0);
+  }
+  // The memory timeline shows full_shard's cycle: gathered parameters rise and fall to zero many
+  // times per step (one expand/discard per unit), from the CUDA allocator's own events.
+  std::ifstream csv(dir + "/memory.csv");
+  std::string header, line;
+  std::getline(csv, header);
+  ASSERT_NE(header.find("allocator_cache"), std::string::npos) << header;
+  int gatheredColumn = 2 + 1;  // rank,t_ns,param_shard,param_gathered
+  int rises = 0;
+  int64_t last = 0;
+  while (std::getline(csv, line)) {
+    std::stringstream s(line);
+    std::string cell;
+    int rank = 0;
+    int64_t gathered = 0;
+    for (int c = 0; std::getline(s, cell, ','); ++c) {
+      if (c == 0) rank = std::stoi(cell);
+      if (c == gatheredColumn) gathered = std::stoll(cell);
+    }
+    if (rank != 0) continue;
+    if (last == 0 && gathered > 0) ++rises;
+    last = gathered;
+  }
+  EXPECT_GE(rises, 4) << "param_gathered should fall to zero and rise again every step";
+}
+
+TEST(GpuRun, MatchesTheCpuEngine) {
+  REQUIRE_GPU();
+  for (const std::string strategy : {"ddp", "full_shard", "shard_grad_op"}) {
+    const std::string cpu = freshTempDir("parity_cpu_" + strategy);
+    const std::string gpu = freshTempDir("parity_gpu_" + strategy);
+    auto a = runShardscope(runArgs(strategy, 2, "cpu", cpu));
+    auto b = runShardscope(runArgs(strategy, 2, "cuda", gpu));
+    ASSERT_EQ(a.exitCode, 0) << a.output;
+    ASSERT_EQ(b.exitCode, 0) << b.output;
+    const auto lossCpu = loadTensor(cpu + "/losses.pt");
+    const auto lossGpu = loadTensor(gpu + "/losses.pt");
+    EXPECT_LT(maxRelDiff(lossGpu, lossCpu), 1e-4) << strategy;
+    auto init = loadTensorDict(cpu + "/init.pt");
+    auto finalCpu = loadTensorDict(cpu + "/final.pt");
+    auto finalGpu = loadTensorDict(gpu + "/final.pt");
+    ASSERT_EQ(finalCpu.size(), finalGpu.size());
+    for (const auto& [name, value] : finalCpu) {
+      // The update moved the parameter, and both engines moved it the same way.
+      const auto moveCpu = value - init.at(name);
+      const auto moveGpu = finalGpu.at(name) - init.at(name);
+      EXPECT_LT(maxRelDiff(moveGpu, moveCpu), 1e-3) << strategy << " " << name;
+    }
+  }
+}
+
+TEST(GpuRun, Bf16MixedPrecisionTrainsLikeFp32) {
+  REQUIRE_GPU();
+  for (const std::string strategy : {"ddp", "full_shard", "shard_grad_op"}) {
+    const std::string fp32 = freshTempDir("fp32_" + strategy);
+    const std::string bf16 = freshTempDir("bf16_" + strategy);
+    auto a = runShardscope(runArgs(strategy, 2, "cuda", fp32));
+    auto b = runShardscope(runArgs(strategy, 2, "cuda", bf16, {"--precision", "bf16"}));
+    ASSERT_EQ(a.exitCode, 0) << a.output;
+    ASSERT_EQ(b.exitCode, 0) << b.output;
+    const auto lossFp32 = loadTensor(fp32 + "/losses.pt");
+    const auto lossBf16 = loadTensor(bf16 + "/losses.pt");
+    const double diff = maxRelDiff(lossBf16, lossFp32);
+    EXPECT_LT(diff, 2e-2) << strategy;   // bf16 rounding, not a different computation
+    EXPECT_GT(diff, 0.0) << strategy;    // and it really computed in bf16
+    // Master weights and reduction stay fp32: the exported parameters are fp32.
+    for (const auto& [name, value] : loadTensorDict(bf16 + "/final.pt")) {
+      EXPECT_EQ(value.scalar_type(), at::kFloat) << name;
+    }
+    // Gathered parameters are bf16: half the fp32 bytes at the peak.
+    auto sa = readJson(fp32 + "/summary.json"), sb = readJson(bf16 + "/summary.json");
+    if (strategy != "ddp") {
+      const double ratio = sb["ranks"][0]["peak_bytes"]["param_gathered"].get<double>() /
+                           sa["ranks"][0]["peak_bytes"]["param_gathered"].get<double>();
+      EXPECT_NEAR(ratio, 0.5, 0.05) << strategy;
+    }
+  }
+}
+
+TEST(GpuRun, PrefetchOverlapsAllGathersWithCompute) {
+  REQUIRE_GPU();
+  const std::string none = freshTempDir("prefetch0");
+  const std::string one = freshTempDir("prefetch1");
+  auto a = runShardscope(runArgs("full_shard", 2, "cuda", none, {"--prefetch", "0"}));
+  auto b = runShardscope(runArgs("full_shard", 2, "cuda", one, {"--prefetch", "1"}));
+  ASSERT_EQ(a.exitCode, 0) << a.output;
+  ASSERT_EQ(b.exitCode, 0) << b.output;
+  const double overlap0 = readJson(none + "/summary.json")["ranks"][0]["overlap_pct"];
+  const double overlap1 = readJson(one + "/summary.json")["ranks"][0]["overlap_pct"];
+  EXPECT_GT(overlap1, 0.0);
+  EXPECT_GT(overlap1, overlap0) << "prefetch should hide all-gathers behind compute";
+  // Same arithmetic either way.
+  EXPECT_LT(maxRelDiff(loadTensor(one + "/losses.pt"), loadTensor(none + "/losses.pt")), 1e-6);
+}
+
+}  // namespace
+}  // namespace shardscope
