@@ -75,9 +75,8 @@ int C10dCommunicator::rank() const { return backend_->getRank(); }
 int C10dCommunicator::worldSize() const { return backend_->getSize(); }
 
 std::unique_ptr<PendingCollective> C10dCommunicator::launch(
-    const std::function<c10::intrusive_ptr<c10d::Work>()>& issue,
-    const std::vector<at::Tensor>& tensors) {
-  if (stream_) return stream_->run(issue, tensors);
+    const std::function<c10::intrusive_ptr<c10d::Work>()>& issue) {
+  if (stream_) return stream_->run(issue);
   return hostPending(issue());
 }
 
@@ -86,7 +85,7 @@ std::unique_ptr<PendingCollective> C10dCommunicator::allGatherAsync(at::Tensor& 
                                                                     const std::string&) {
   TORCH_CHECK(output.numel() == input.numel() * worldSize(), "allGather: output must hold ",
               worldSize(), " x ", input.numel(), " elements, has ", output.numel());
-  return launch([&] { return backend_->_allgather_base(output, input); }, {output, input});
+  return launch([&] { return backend_->_allgather_base(output, input); });
 }
 
 std::unique_ptr<PendingCollective> C10dCommunicator::reduceScatterSumAsync(at::Tensor& output,
@@ -97,8 +96,7 @@ std::unique_ptr<PendingCollective> C10dCommunicator::reduceScatterSumAsync(at::T
   if (nativeReduceScatter_) {
     c10d::ReduceScatterOptions opts;
     opts.reduceOp = c10d::ReduceOp::SUM;
-    return launch([&] { return backend_->_reduce_scatter_base(output, input, opts); },
-                  {output, input});
+    return launch([&] { return backend_->_reduce_scatter_base(output, input, opts); });
   }
   // Built from all-reduce: every rank reduces the whole buffer and keeps its slice.
   auto reduced = allReduceSumAsync(input, "");
@@ -114,8 +112,7 @@ std::unique_ptr<PendingCollective> C10dCommunicator::allReduceSumAsync(at::Tenso
       [&] {
         std::vector<at::Tensor> tensors{tensor};
         return backend_->allreduce(tensors);
-      },
-      {tensor});
+      });
 }
 
 std::unique_ptr<PendingCollective> C10dCommunicator::broadcastAsync(at::Tensor& tensor, int root,
@@ -126,11 +123,15 @@ std::unique_ptr<PendingCollective> C10dCommunicator::broadcastAsync(at::Tensor& 
         c10d::BroadcastOptions opts;
         opts.rootRank = root;
         return backend_->broadcast(tensors, opts);
-      },
-      {tensor});
+      });
 }
 
 void C10dCommunicator::barrier(const std::string&) { backend_->barrier()->wait(); }
+
+std::optional<c10::Stream> C10dCommunicator::collectiveStream() const {
+  if (!stream_) return std::nullopt;
+  return stream_->stream();
+}
 
 std::string C10dCommunicator::reduceScatterImplementation() const {
   return nativeReduceScatter_ ? "reduce_scatter" : "reduce_scatter(all_reduce+slice)";

@@ -29,11 +29,11 @@ class C10dCommunicator final : public Communicator {
                                                     const std::string& label) override;
   void barrier(const std::string& label) override;
   std::string reduceScatterImplementation() const override;
+  std::optional<c10::Stream> collectiveStream() const override;
 
  private:
   std::unique_ptr<PendingCollective> launch(
-      const std::function<c10::intrusive_ptr<c10d::Work>()>& issue,
-      const std::vector<at::Tensor>& tensors);
+      const std::function<c10::intrusive_ptr<c10d::Work>()>& issue);
 
   c10::intrusive_ptr<c10d::Backend> backend_;
   std::string backendName_;

@@ -4,6 +4,13 @@
 // caller's stream queued so far, as FSDP2's all-gather and reduce-scatter streams and DDP's
 // reducer do; the caller's stream later waits for the collective's end event. That is what lets an
 // all-gather prefetch or a bucket all-reduce overlap compute.
+//
+// Memory safety without recordStream (whose deferred frees pile up while the host runs ahead of a
+// slow communication stream): a buffer that a collective touches and that is freed during the
+// step is allocated on the communication stream itself. Freed, its block can only be reused by a
+// later allocation on that stream, whose first use comes after the stream has waited for the
+// caller's stream (above), hence after every kernel that used the old buffer. Buffers that live
+// for the whole run (shards, DDP buckets) need nothing.
 #pragma once
 
 #include <functional>
@@ -20,12 +27,10 @@ class CollectiveStream {
  public:
   virtual ~CollectiveStream() = default;
   // Runs `issue` (it enqueues one collective and returns its Work) ordered after the caller's
-  // queued work. `tensors` are the collective's inputs and outputs: the allocator is told they are
-  // in use on the communication stream, so freeing them early cannot hand their memory to other
-  // work while the collective still reads or writes it.
+  // queued work.
   virtual std::unique_ptr<PendingCollective> run(
-      const std::function<c10::intrusive_ptr<c10d::Work>()>& issue,
-      const std::vector<at::Tensor>& tensors) = 0;
+      const std::function<c10::intrusive_ptr<c10d::Work>()>& issue) = 0;
+  virtual c10::Stream stream() const = 0;
 };
 
 // The CPU form: the Work itself; wait() blocks; times are issue and completion on the host.

@@ -6,9 +6,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <ATen/ATen.h>
+#include <c10/core/Stream.h>
 
 namespace shardscope {
 
@@ -60,6 +62,11 @@ class Communicator {
   void broadcast(at::Tensor& tensor, int root, const std::string& label) {
     broadcastAsync(tensor, root, label)->wait();
   }
+
+  // The stream collectives run on, where the device orders them (GPU); nothing on CPU. A buffer a
+  // collective writes or reads and that is freed while the step goes on is allocated on it (see
+  // engine/collective_stream.h), as FSDP2 allocates its all-gather outputs on the all-gather stream.
+  virtual std::optional<c10::Stream> collectiveStream() const { return std::nullopt; }
 
   // How the op is implemented by this backend, e.g. "reduce_scatter" or
   // "reduce_scatter(all_reduce+slice)" where the backend lacks the native op.

@@ -50,6 +50,12 @@ void RankRecorder::record(trace::Event&& event) {
   if (!queue_->tryPush(std::move(event))) dropped_.fetch_add(1, std::memory_order_relaxed);
 }
 
+void RankRecorder::recordLate(trace::Event&& event) {
+  if (!running_.load(std::memory_order_relaxed) || !queue_) return;
+  event.rank = rank_;
+  if (!queue_->tryPush(std::move(event))) dropped_.fetch_add(1, std::memory_order_relaxed);
+}
+
 void RankRecorder::control(trace::Event event) {
   event.rank = rank_;
   std::lock_guard<std::mutex> lock(controlMutex_);
@@ -162,11 +168,13 @@ ComputeSpan::~ComputeSpan() {
   e.phase = static_cast<uint8_t>(currentPhase());
   e.text = std::move(unit_);
   if (deviceBegin_) {
+    const bool keep = recorder.enabled();
     gDeviceClock->whenReached(deviceBegin_, gDeviceClock->mark(),
-                              [e = std::move(e)](int64_t beginNs, int64_t endNs) mutable {
+                              [e = std::move(e), keep](int64_t beginNs, int64_t endNs) mutable {
+                                if (!keep) return;
                                 e.beginNs = beginNs;
                                 e.endNs = endNs;
-                                RankRecorder::instance().record(std::move(e));
+                                RankRecorder::instance().recordLate(std::move(e));
                               });
     return;
   }

@@ -30,7 +30,7 @@ std::unique_ptr<PendingCollective> recorded(std::unique_ptr<PendingCollective> p
   pending->onTimed([event = std::move(event)](int64_t beginNs, int64_t endNs) mutable {
     event.beginNs = std::max(beginNs, event.issueNs);
     event.endNs = std::max(endNs, event.beginNs);
-    RankRecorder::instance().record(std::move(event));
+    RankRecorder::instance().recordLate(std::move(event));
   });
   return pending;
 }

@@ -19,6 +19,7 @@ class RecordingCommunicator final : public Communicator {
   std::string reduceScatterImplementation() const override {
     return inner_->reduceScatterImplementation();
   }
+  std::optional<c10::Stream> collectiveStream() const override { return inner_->collectiveStream(); }
 
   std::unique_ptr<PendingCollective> allGatherAsync(at::Tensor& output, at::Tensor& input,
                                                     const std::string& label) override;

@@ -2,6 +2,7 @@
 
 #include <torch/optim.h>
 
+#include <c10/core/StreamGuard.h>
 #include <c10/util/strides.h>
 
 #include "engine/optimizer_factory.h"
@@ -68,10 +69,6 @@ void ShardedStrategy::buildUnit(Unit& unit, const std::vector<at::Tensor>& initi
     unit.shard = flat.narrow(0, rank * shardNumel, shardNumel).to(device).clone();
     unit.shard.set_requires_grad(true);
   }
-  {
-    RoleScope role(trace::MemoryRole::GradShard);
-    unit.gradShard = at::zeros({shardNumel}, floatOptions);
-  }
   RoleScope gatheredRole(trace::MemoryRole::ParamGathered);
   const auto computeOptions = floatOptions.dtype(computeDtype_);
   unit.gathered = at::empty({unit.paddedNumel}, computeOptions);
@@ -93,6 +90,16 @@ void ShardedStrategy::buildUnit(Unit& unit, const std::vector<at::Tensor>& initi
 
 ShardedStrategy::~ShardedStrategy() = default;
 
+template <typename Fn>
+auto ShardedStrategy::allocateForCollective(Fn&& allocate) {
+  // See engine/collective_stream.h: buffers collectives touch and the step frees come from the
+  // communication stream's pool. Only allocation happens here; kernels stay on the caller's stream.
+  const auto stream = comm_.collectiveStream();
+  if (!stream) return allocate();
+  c10::StreamGuard onComm(*stream);
+  return allocate();
+}
+
 ShardedStrategy::Unit& ShardedStrategy::unitOfStage(int stage) {
   const int unit = model_.stageUnit(stage);
   return unit == kRootUnit ? units_.back() : units_[unit];
@@ -102,13 +109,18 @@ void ShardedStrategy::issueUnshard(Unit& unit) {
   if (unit.isGathered) return;
   {
     RoleScope role(trace::MemoryRole::ParamGathered);
-    setStorageBytes(unit.gathered, unit.paddedNumel * unit.gathered.element_size());
+    allocateForCollective([&] {
+      setStorageBytes(unit.gathered, unit.paddedNumel * unit.gathered.element_size());
+      return 0;
+    });
   }
   if (computeDtype_ == at::kFloat) {
     unit.gatherInput = unit.shard.detach();
   } else {
     RoleScope role(trace::MemoryRole::CommBuffer);
-    unit.gatherInput = unit.shard.detach().to(computeDtype_);
+    unit.gatherInput = allocateForCollective(
+        [&] { return at::empty_like(unit.shard, unit.shard.options().dtype(computeDtype_)); });
+    unit.gatherInput.copy_(unit.shard.detach());
   }
   unit.gather = comm_.allGatherAsync(unit.gathered, unit.gatherInput, unit.name);
   unit.isGathered = true;
@@ -146,7 +158,16 @@ void ShardedStrategy::reduceGradients(Unit& unit) {
   at::Tensor flat;
   {
     RoleScope role(trace::MemoryRole::CommBuffer);
-    flat = at::zeros({unit.paddedNumel}, unit.gradShard.options());  // fp32: the reduce dtype
+    const auto fp32 = unit.shard.options().dtype(at::kFloat).requires_grad(false);  // reduce dtype
+    flat = allocateForCollective([&] { return at::empty({unit.paddedNumel}, fp32); });
+    flat.zero_();
+  }
+  if (!unit.gradShard.defined()) {
+    // Allocated when first reduced into and freed after the optimizer step, like .grad under
+    // zero_grad(set_to_none=True): between steps a rank holds no gradients.
+    RoleScope role(trace::MemoryRole::GradShard);
+    const auto fp32 = unit.shard.options().dtype(at::kFloat).requires_grad(false);
+    unit.gradShard = allocateForCollective([&] { return at::empty({unit.shard.numel()}, fp32); });
   }
   for (size_t k = 0; k < unit.params.size(); ++k) {
     auto& p = live_[unit.params[k]];
@@ -196,7 +217,10 @@ void ShardedStrategy::finishBackward() { waitForReduceScatter(); }
 void ShardedStrategy::step() {
   for (Unit& unit : units_) unit.shard.mutable_grad() = unit.gradShard;
   optimizer_->step();
-  for (Unit& unit : units_) unit.shard.mutable_grad() = at::Tensor();
+  for (Unit& unit : units_) {
+    unit.shard.mutable_grad() = at::Tensor();
+    unit.gradShard = at::Tensor();  // zero_grad(set_to_none=True)
+  }
 }
 
 std::map<std::string, at::Tensor> ShardedStrategy::fullParameters() {
@@ -220,8 +244,10 @@ std::vector<HeldTensor> ShardedStrategy::heldTensors() const {
   for (const Unit& unit : units_) {
     auto bytesOf = [](const at::Tensor& t) { return static_cast<int64_t>(t.storage().nbytes()); };
     out.push_back({unit.name + ".shard", "param_shard", unit.shard.numel(), bytesOf(unit.shard)});
-    out.push_back(
-        {unit.name + ".grad_shard", "grad_shard", unit.gradShard.numel(), bytesOf(unit.gradShard)});
+    if (unit.gradShard.defined()) {
+      out.push_back({unit.name + ".grad_shard", "grad_shard", unit.gradShard.numel(),
+                     bytesOf(unit.gradShard)});
+    }
     const int64_t gatheredBytes = bytesOf(unit.gathered);
     out.push_back({unit.name + ".gathered", "param_gathered",
                    gatheredBytes / unit.gathered.element_size(), gatheredBytes});

@@ -60,7 +60,7 @@ class ShardedStrategy final : public Strategy {
     int64_t numel = 0;              // unpadded elements
     int64_t paddedNumel = 0;        // multiple of the world size
     at::Tensor shard;               // [paddedNumel / N], owned by the optimizer
-    at::Tensor gradShard;           // [paddedNumel / N]
+    at::Tensor gradShard;           // [paddedNumel / N] during backward and the optimizer step
     at::Tensor gathered;            // [paddedNumel], compute dtype; storage freed while resharded
     bool isGathered = false;        // storage holds (or will hold, once waited for) the gather
     std::unique_ptr<PendingCollective> gather;  // issued, not yet waited for
@@ -76,6 +76,8 @@ class ShardedStrategy final : public Strategy {
   void reshard(Unit& unit);
   void reduceGradients(Unit& unit);
   void waitForReduceScatter();
+  template <typename Fn>
+  auto allocateForCollective(Fn&& allocate);
 
   const StagedModel& model_;
   Communicator& comm_;

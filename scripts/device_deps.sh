@@ -11,7 +11,10 @@ need /usr/include/CLI/CLI.hpp libcli11-dev
 need /usr/include/gloo/algorithm.h libgloo-dev
 need /usr/src/googletest/CMakeLists.txt googletest
 rm -rf .deps
-mkdir -p .deps/include
-cp -r /usr/include/nlohmann /usr/include/CLI /usr/include/gloo .deps/include/
+# Gloo apart from the others: the engine puts the Gloo folder on its include path, and a second
+# copy of nlohmann/json there could shadow the one the rest of the build uses (two ABIs).
+mkdir -p .deps/include .deps/gloo
+cp -r /usr/include/nlohmann /usr/include/CLI .deps/include/
+cp -r /usr/include/gloo .deps/gloo/
 cp -r /usr/src/googletest .deps/googletest
 du -sh .deps

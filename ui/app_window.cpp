@@ -102,9 +102,14 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
   auto lock = store.lock();
   auto& sessions = store.sessions();
   double duration = 0, memoryScale = 0;
+  const bool deviceLanesShown = state.style.showRole[static_cast<int>(trace::MemoryRole::AllocatorCache)] ||
+                                state.style.showRole[static_cast<int>(trace::MemoryRole::DeviceRuntime)];
   for (const auto& s : sessions) {
     duration = std::max(duration, sessionDuration(s));
-    for (int r = 0; r < s.recording.ranks(); ++r) memoryScale = std::max(memoryScale, static_cast<double>(s.recording.rank(r).peakDevice));
+    for (int r = 0; r < s.recording.ranks(); ++r) {
+      const auto& t = s.recording.rank(r);
+      memoryScale = std::max(memoryScale, static_cast<double>(deviceLanesShown ? t.peakDevice : t.peakTotal));
+    }
   }
   if (!state.axis.userMoved) state.axis.fit(duration);
   memoryScale *= 1.1;

@@ -92,8 +92,12 @@ ConfigAction drawConfigPanel(RunConfig& c, bool busy, const std::string& problem
   if (c.strategy == "ddp") {
     float cap = static_cast<float>(c.bucketCapMb);
     if (ImGui::InputFloat("bucket MiB", &cap, 0.5f, 5.0f, "%.2f")) c.bucketCapMb = cap;
+  } else {
+    ImGui::SliderInt("prefetch", &c.prefetch, 0, kMaxPrefetch);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("units all-gathered ahead of the one computing");
   }
   combo("device", c.device, {"cpu", "cuda"});
+  combo("precision", c.precision, {"fp32", "bf16"});
   ImGui::Separator();
   ImGui::TextUnformatted("Training");
   ImGui::InputInt("batch", &c.batch);
@@ -134,6 +138,7 @@ void drawRoleLegend(bool (&showRole)[trace::kMemoryRoleCount]) {
     ImGui::PopID();
   }
   ImGui::TextDisabled("hide activation to see FSDP's\ngather-and-free sawtooth up close");
+  ImGui::TextDisabled("GPU lanes: allocator_cache =\nreserved - allocated; device_runtime\n= CUDA context, NCCL, non-PyTorch");
 }
 
 void drawMemoryBreakdown(const Session& session, const TimelineCursor& cursor) {
@@ -199,6 +204,13 @@ void drawComparison(const std::vector<Session>& sessions,
       return m;
     };
     row("peak memory", [&](const auto& r) { return formatBytes(maxOf(r, [](const RankStats& s) { return s.peakTotal; })); });
+    bool anyDeviceLanes = false;
+    for (const auto& r : stats) {
+      for (const auto& s : r) anyDeviceLanes |= s.peakDevice > s.peakTotal;
+    }
+    if (anyDeviceLanes) {
+      row("peak on device (with GPU lanes)", [&](const auto& r) { return formatBytes(maxOf(r, [](const RankStats& s) { return s.peakDevice; })); });
+    }
     for (int role = 0; role < trace::kMemoryRoleCount; ++role) {
       const std::string name = std::string("  ") + trace::memoryRoleName(static_cast<trace::MemoryRole>(role));
       row(name.c_str(), [&](const auto& r) { return formatBytes(maxOf(r, [&](const RankStats& s) { return s.peakByRole[role]; })); });

@@ -31,8 +31,10 @@ struct TimelineStyle {
   float memoryLaneHeight = 70.0f;
   float spanLaneHeight = 18.0f;
   float foldPixels = 3.0f;  // spans narrower than this fold into one block
+  // The device lanes (allocator cache, CUDA/NCCL runtime) start hidden: on a GPU the runtime alone
+  // can dwarf the tensors whose sharding the timeline is about. Ticking them rescales the lanes.
   bool showRole[trace::kMemoryRoleCount] = {true, true, true, true, true,
-                                           true, true, true, true, true};
+                                           true, true, true, false, false};
 };
 
 // What the user points at, for the breakdown panel: a time and a rank.

@@ -39,18 +39,12 @@ CudaCollectiveStream::CudaCollectiveStream(c10::DeviceIndex device)
     : device_(device), comm_(c10::cuda::getStreamFromPool(/*isHighPriority=*/true, device)) {}
 
 std::unique_ptr<PendingCollective> CudaCollectiveStream::run(
-    const std::function<c10::intrusive_ptr<c10d::Work>()>& issue,
-    const std::vector<at::Tensor>& tensors) {
+    const std::function<c10::intrusive_ptr<c10d::Work>()>& issue) {
   // The communication stream starts the collective only once the caller's stream has produced its
-  // inputs (and allocated its outputs).
+  // inputs and finished with whatever memory its outputs reuse.
   at::cuda::CUDAEvent ready;
   ready.record(c10::cuda::getCurrentCUDAStream(device_));
   ready.block(comm_);
-  for (const auto& t : tensors) {
-    if (t.defined() && t.has_storage() && t.storage().data_ptr().get()) {
-      c10::cuda::CUDACachingAllocator::recordStream(t.storage().data_ptr(), comm_);
-    }
-  }
   c10::cuda::CUDAStreamGuard onComm(comm_);
   DeviceClock* clock = deviceClock();
   DeviceClock::Mark begin = clock ? clock->mark() : nullptr;

@@ -13,8 +13,9 @@ namespace shardscope {
 class CudaCollectiveStream final : public CollectiveStream {
  public:
   explicit CudaCollectiveStream(c10::DeviceIndex device);
-  std::unique_ptr<PendingCollective> run(const std::function<c10::intrusive_ptr<c10d::Work>()>& issue,
-                                         const std::vector<at::Tensor>& tensors) override;
+  std::unique_ptr<PendingCollective> run(
+      const std::function<c10::intrusive_ptr<c10d::Work>()>& issue) override;
+  c10::Stream stream() const override { return comm_.unwrap(); }
 
  private:
   c10::DeviceIndex device_;

@@ -34,7 +34,7 @@ std::vector<std::string> runArgs(const std::string& strategy, int world, const s
   a.insert(a.end(), kGpt.begin(), kGpt.end());
   std::vector<std::string> rest = {"--strategy", strategy, "--world", std::to_string(world),
                                    "--batch", std::to_string(4 * world), "--steps", "4",
-                                   "--lr", "0.01", "--seed", "5", "--device", device,
+                                   "--seed", "5", "--device", device,
                                    "--export", dir, "--summary", dir + "/summary.json",
                                    "--memory-csv", dir + "/memory.csv"};
   a.insert(a.end(), rest.begin(), rest.end());
@@ -107,8 +107,11 @@ TEST(GpuRun, MatchesTheCpuEngine) {
   for (const std::string strategy : {"ddp", "full_shard", "shard_grad_op"}) {
     const std::string cpu = freshTempDir("parity_cpu_" + strategy);
     const std::string gpu = freshTempDir("parity_gpu_" + strategy);
-    auto a = runShardscope(runArgs(strategy, 2, "cpu", cpu));
-    auto b = runShardscope(runArgs(strategy, 2, "cuda", gpu));
+    // SGD: Adam divides by the root of tiny second moments, which turns rounding differences of
+    // near-zero gradients into full-size updates; SGD's update is the gradient itself.
+    const std::vector<std::string> sgd = {"--optimizer", "sgd", "--lr", "0.05"};
+    auto a = runShardscope(runArgs(strategy, 2, "cpu", cpu, sgd));
+    auto b = runShardscope(runArgs(strategy, 2, "cuda", gpu, sgd));
     ASSERT_EQ(a.exitCode, 0) << a.output;
     ASSERT_EQ(b.exitCode, 0) << b.output;
     const auto lossCpu = loadTensor(cpu + "/losses.pt");
