@@ -104,14 +104,17 @@ TEST(GpuRun, FullShardRecordsAllocatorLanesAndGpuTimedCollectives) {
 
 TEST(GpuRun, MatchesTheCpuEngine) {
   REQUIRE_GPU();
+  for (const int world : {1, 2, 4}) {
   for (const std::string strategy : {"ddp", "full_shard", "shard_grad_op"}) {
-    const std::string cpu = freshTempDir("parity_cpu_" + strategy);
-    const std::string gpu = freshTempDir("parity_gpu_" + strategy);
+    SCOPED_TRACE(strategy + " world " + std::to_string(world));
+    const std::string tag = strategy + "_w" + std::to_string(world);
+    const std::string cpu = freshTempDir("parity_cpu_" + tag);
+    const std::string gpu = freshTempDir("parity_gpu_" + tag);
     // SGD: Adam divides by the root of tiny second moments, which turns rounding differences of
     // near-zero gradients into full-size updates; SGD's update is the gradient itself.
     const std::vector<std::string> sgd = {"--optimizer", "sgd", "--lr", "0.05"};
-    auto a = runShardscope(runArgs(strategy, 2, "cpu", cpu, sgd));
-    auto b = runShardscope(runArgs(strategy, 2, "cuda", gpu, sgd));
+    auto a = runShardscope(runArgs(strategy, world, "cpu", cpu, sgd));
+    auto b = runShardscope(runArgs(strategy, world, "cuda", gpu, sgd));
     ASSERT_EQ(a.exitCode, 0) << a.output;
     ASSERT_EQ(b.exitCode, 0) << b.output;
     const auto lossCpu = loadTensor(cpu + "/losses.pt");
@@ -127,6 +130,7 @@ TEST(GpuRun, MatchesTheCpuEngine) {
       const auto moveGpu = finalGpu.at(name) - init.at(name);
       EXPECT_LT(maxRelDiff(moveGpu, moveCpu), 1e-3) << strategy << " " << name;
     }
+  }
   }
 }
 
