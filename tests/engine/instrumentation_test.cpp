@@ -79,14 +79,18 @@ struct Recorded {
   std::vector<std::map<std::string, int64_t>> lastCsvRow;  // per rank
 };
 
-Recorded runAndRead(const std::string& strategy) {
-  const auto dir = testing::freshTempDir("instrumentation_" + strategy);
-  auto r = testing::runShardscope({"run", "--model", "gpt", "--layers", std::to_string(kLayers),
+Recorded runAndRead(const std::string& strategy, const std::vector<std::string>& extra = {}) {
+  std::string name = "instrumentation_" + strategy;
+  for (const auto& e : extra) name += "_" + e;
+  const auto dir = testing::freshTempDir(name);
+  std::vector<std::string> args = {"run", "--model", "gpt", "--layers", std::to_string(kLayers),
                                    "--hidden", "20", "--heads", "4", "--vocab", "37", "--seq", "6",
                                    "--batch", "4", "--steps", std::to_string(kSteps), "--world",
                                    std::to_string(kWorld), "--strategy", strategy, "--trace",
                                    dir + "/trace.json", "--summary", dir + "/summary.json",
-                                   "--memory-csv", dir + "/memory.csv"});
+                                   "--memory-csv", dir + "/memory.csv"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  auto r = testing::runShardscope(args);
   EXPECT_EQ(r.exitCode, 0) << r.output;
   Recorded out;
   auto trace = nlohmann::json::parse(std::ifstream(dir + "/trace.json"));
@@ -218,6 +222,43 @@ TEST(Instrumentation, FullShardLifeCyclePerUnit) {
   }
   for (const auto& r : rec.summary["ranks"]) {
     EXPECT_EQ(r["peak_bytes"]["param_gathered"].get<int64_t>(), (s.rootPadded + largestPair) * 4);
+  }
+}
+
+// --prefetch N: before a unit computes, the all-gathers of the next N units are already issued (on
+// CPU a collective's span starts at its issue); with 0, each is issued only when its unit is due.
+TEST(Instrumentation, PrefetchIssuesTheNextAllGathersBeforeThisUnitComputes) {
+  const auto s = sizes();
+  for (int depth : {0, 1, 2}) {
+    SCOPED_TRACE("--prefetch " + std::to_string(depth));
+    auto rec = runAndRead("full_shard", {"--prefetch", std::to_string(depth)});
+    for (const auto& [rank, t] : rec.ranks) {
+      for (int step = 0; step < kSteps; ++step) {
+        for (int u = 0; u + 1 < kLayers; ++u) {
+          const std::string unit = "blocks." + std::to_string(u);
+          const auto& forward = only(t.compute, "forward", unit, step);
+          for (int ahead = 1; u + ahead < kLayers; ++ahead) {
+            const auto& ag = only(t.comm, "all_gather", "blocks." + std::to_string(u + ahead), step,
+                                  "forward");
+            if (ahead <= depth) {
+              EXPECT_LE(ag.begin, forward.begin) << unit << " +" << ahead;
+            } else {
+              EXPECT_GE(ag.begin, forward.end) << unit << " +" << ahead;
+            }
+          }
+        }
+      }
+    }
+    // Gathered parameters at their peak: the root and depth+1 consecutive blocks.
+    int64_t window = 0;
+    for (size_t u = 0; u < s.blockPadded.size(); ++u) {
+      int64_t sum = 0;
+      for (size_t k = u; k < std::min(s.blockPadded.size(), u + depth + 1); ++k) sum += s.blockPadded[k];
+      window = std::max(window, sum);
+    }
+    for (const auto& r : rec.summary["ranks"]) {
+      EXPECT_EQ(r["peak_bytes"]["param_gathered"].get<int64_t>(), (s.rootPadded + window) * 4);
+    }
   }
 }
 
