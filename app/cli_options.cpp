@@ -40,7 +40,9 @@ void RunOptions::addTo(CLI::App& cmd) {
   bind("--lr", &RunConfig::lr, withDefault("learning rate", d.lr));
   bind("--seed", &RunConfig::seed, withDefault("seed of the initial parameters and the synthetic data", d.seed));
   bind("--device", &RunConfig::device,
-       withDefault("cpu (Gloo between ranks) | cuda (NCCL between ranks)", d.device));
+       withDefault("cpu (Gloo between ranks) | cuda (NCCL between ranks; rank r on GPU r % GPUs, "
+                   "several ranks per GPU when GPUs are fewer, each with its own NCCL_HOSTID)",
+                   d.device));
   bind("--bucket-cap-mb", &RunConfig::bucketCapMb,
        withDefault("ddp: gradient bucket size in MiB; the first bucket is 1 MiB", d.bucketCapMb));
   bind("--prefetch", &RunConfig::prefetch,
