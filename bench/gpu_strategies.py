@@ -16,6 +16,9 @@ Peak allocated: max over ranks of torch.cuda.max_memory_allocated (PyTorch) and 
 peak tensor bytes (shardscope: the CUDA caching allocator's own allocation events).
 MFU: model FLOPs (6 x parameters + 12 x layers x seq x hidden per token) x tokens per second of
 the whole GPU, over the bf16 matrix-product rate measured here first.
+--repeats R runs each pair R times, interleaved (ours, theirs, ours, theirs, ...), and reports the
+median over repeats with the range of the time ratio: single runs on a shared socket transport
+vary by more than some of the differences measured.
 Writes a JSON with every number (--out) and prints a table.
 """
 import argparse
@@ -131,6 +134,7 @@ def main():
     ap.add_argument("--batch-per-rank", type=int, default=8)
     ap.add_argument("--steps", type=int, default=7)
     ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--out", default="gpu_strategies.json")
     args = ap.parse_args()
     peak = measured_bf16_peak()
@@ -141,10 +145,15 @@ def main():
         c = {"layers": args.layers, "hidden": args.hidden, "heads": args.heads, "seq": args.seq,
              "vocab": args.vocab, "batch": args.batch_per_rank * world}
         for strategy, mode in PAIRS:
-            ours, ours_peak, params = run_shardscope(args.shardscope, world, c, strategy, args.steps, workdir)
-            theirs, theirs_peak = run_pytorch(world, c, mode, args.steps)
-            t_ours = statistics.median(ours[args.warmup:])
-            t_theirs = statistics.median(theirs[args.warmup:])
+            t_ours_runs, t_theirs_runs = [], []
+            for _ in range(args.repeats):
+                ours, ours_peak, params = run_shardscope(args.shardscope, world, c, strategy, args.steps, workdir)
+                theirs, theirs_peak = run_pytorch(world, c, mode, args.steps)
+                t_ours_runs.append(statistics.median(ours[args.warmup:]))
+                t_theirs_runs.append(statistics.median(theirs[args.warmup:]))
+            t_ours = statistics.median(t_ours_runs)
+            t_theirs = statistics.median(t_theirs_runs)
+            ratios = [a / b for a, b in zip(t_ours_runs, t_theirs_runs)]
             tokens = c["batch"] * c["seq"]  # the whole GPU's tokens per step (all ranks share it)
             flops_per_token = 6 * params + 12 * c["layers"] * c["seq"] * c["hidden"]
             row = {"world": world, "strategy": strategy, "pytorch": mode,
@@ -153,10 +162,12 @@ def main():
                    "memory_ratio": ours_peak / theirs_peak,
                    "mfu": flops_per_token * tokens / t_ours / peak,
                    "pytorch_mfu": flops_per_token * tokens / t_theirs / peak,
+                   "time_ratio_range": [min(ratios), max(ratios)],
+                   "step_s_per_repeat": t_ours_runs, "pytorch_step_s_per_repeat": t_theirs_runs,
                    "step_times": ours, "pytorch_step_times": theirs}
             rows.append(row)
             print(f"world {world} {strategy:13s} {t_ours * 1e3:8.1f} ms vs {t_theirs * 1e3:8.1f} ms "
-                  f"(x{row['time_ratio']:.2f})  peak {ours_peak / 2**30:6.2f} GiB vs "
+                  f"(x{row['time_ratio']:.2f}, range {min(ratios):.2f}-{max(ratios):.2f})  peak {ours_peak / 2**30:6.2f} GiB vs "
                   f"{theirs_peak / 2**30:6.2f} GiB (x{row['memory_ratio']:.2f})  "
                   f"MFU {row['mfu'] * 100:5.1f}% vs {row['pytorch_mfu'] * 100:5.1f}%", flush=True)
     json.dump({"device": torch.cuda.get_device_name(0), "bf16_peak_flops": peak,
