@@ -7,7 +7,6 @@
 
 #include <ATen/Parallel.h>
 #include <nlohmann/json.hpp>
-#include <torch/cuda.h>
 
 #include "engine/communicator.h"
 #include "engine/model.h"
