@@ -180,3 +180,29 @@ TEST(GpuRun, PrefetchOverlapsAllGathersWithCompute) {
 
 }  // namespace
 }  // namespace shardscope
+
+namespace shardscope {
+namespace {
+
+// A GPU rank killed mid-run: the peers blocked in NCCL collectives are stopped, the run ends with
+// the dead rank named, and what was recorded up to then is kept.
+TEST(GpuRun, KilledRankIsNamedAndTheTraceIsKept) {
+  REQUIRE_GPU();
+  const std::string dir = freshTempDir("gpu_kill");
+  auto args = runArgs("full_shard", 2, "cuda", dir);
+  args.insert(args.end(), {"--trace", dir + "/trace.json"});
+  auto r = runShardscope(args, {"SHARDSCOPE_FAULT=rank=1,step=2,mode=kill"}, 180);
+  EXPECT_EQ(r.exitCode, 1) << r.output;
+  EXPECT_NE(r.output.find("rank 1 died: killed by signal 9"), std::string::npos) << r.output;
+  EXPECT_LT(r.seconds, 120.0) << "peers waiting in NCCL must be stopped, not left to time out";
+  auto summary = readJson(dir + "/summary.json");
+  EXPECT_EQ(summary["status"], "failed");
+  EXPECT_EQ(summary["steps"].size(), 2u);
+  std::ifstream trace(dir + "/trace.json");
+  ASSERT_TRUE(trace.good());
+  const auto json = nlohmann::json::parse(trace);
+  EXPECT_GT(json["traceEvents"].size(), 10u);
+}
+
+}  // namespace
+}  // namespace shardscope
