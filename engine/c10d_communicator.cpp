@@ -1,10 +1,37 @@
 #include "engine/c10d_communicator.h"
 
+#include <mutex>
+#include <typeindex>
+#include <unordered_set>
+
 #include "trace/events.h"
 
 namespace shardscope {
 
 namespace {
+
+// Some Gloo ops (all-gather/reduce-scatter into one flat tensor) have no future, and asking throws.
+// Asked once per kind of Work: a throw per collective would capture a backtrace on the hot path.
+class FuturelessWorkTypes {
+ public:
+  bool has(const c10d::Work& work) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return types_.count(std::type_index(typeid(work))) > 0;
+  }
+  void add(const c10d::Work& work) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    types_.insert(std::type_index(typeid(work)));
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_set<std::type_index> types_;
+};
+
+FuturelessWorkTypes& futurelessWorkTypes() {
+  static FuturelessWorkTypes types;
+  return types;
+}
 
 class HostPending final : public PendingCollective {
  public:
@@ -18,11 +45,16 @@ class HostPending final : public PendingCollective {
   void onTimed(std::function<void(int64_t, int64_t)> timed) override {
     const int64_t issue = issueNs_;
     c10::intrusive_ptr<c10::ivalue::Future> future;
-    try {
-      future = work_->getFuture();
-    } catch (const c10::Error&) {
-      // Some Gloo ops (all-gather/reduce-scatter into one flat tensor) have no future: their end
-      // is taken when the caller has waited for them, the earliest moment it is known.
+    if (!futurelessWorkTypes().has(*work_)) {
+      try {
+        future = work_->getFuture();
+      } catch (const c10::Error&) {
+        futurelessWorkTypes().add(*work_);
+      }
+    }
+    if (!future) {
+      // Without a future, the end is taken when the caller has waited for the collective, the
+      // earliest moment it is known.
       timedAtWait_ = std::move(timed);
       return;
     }
@@ -59,10 +91,6 @@ class SlicedPending final : public PendingCollective {
 
 }  // namespace
 
-std::unique_ptr<PendingCollective> hostPending(c10::intrusive_ptr<c10d::Work> work) {
-  return std::make_unique<HostPending>(std::move(work));
-}
-
 C10dCommunicator::C10dCommunicator(c10::intrusive_ptr<c10d::Backend> backend,
                                    std::string backendName, bool nativeReduceScatter,
                                    std::unique_ptr<CollectiveStream> stream)
@@ -77,7 +105,7 @@ int C10dCommunicator::worldSize() const { return backend_->getSize(); }
 std::unique_ptr<PendingCollective> C10dCommunicator::launch(
     const std::function<c10::intrusive_ptr<c10d::Work>()>& issue) {
   if (stream_) return stream_->run(issue);
-  return hostPending(issue());
+  return std::make_unique<HostPending>(issue());
 }
 
 std::unique_ptr<PendingCollective> C10dCommunicator::allGatherAsync(at::Tensor& output,

@@ -33,7 +33,4 @@ class CollectiveStream {
   virtual c10::Stream stream() const = 0;
 };
 
-// The CPU form: the Work itself; wait() blocks; times are issue and completion on the host.
-std::unique_ptr<PendingCollective> hostPending(c10::intrusive_ptr<c10d::Work> work);
-
 }  // namespace shardscope

@@ -44,16 +44,17 @@ void RankRecorder::stop() {
   if (writer_.joinable()) writer_.join();
 }
 
-void RankRecorder::record(trace::Event&& event) {
-  if (!enabled() || !queue_) return;
+void RankRecorder::push(trace::Event&& event) {
   event.rank = rank_;
   if (!queue_->tryPush(std::move(event))) dropped_.fetch_add(1, std::memory_order_relaxed);
 }
 
+void RankRecorder::record(trace::Event&& event) {
+  if (enabled() && queue_) push(std::move(event));
+}
+
 void RankRecorder::recordLate(trace::Event&& event) {
-  if (!running_.load(std::memory_order_relaxed) || !queue_) return;
-  event.rank = rank_;
-  if (!queue_->tryPush(std::move(event))) dropped_.fetch_add(1, std::memory_order_relaxed);
+  if (running_.load(std::memory_order_relaxed) && queue_) push(std::move(event));
 }
 
 void RankRecorder::control(trace::Event event) {

@@ -52,6 +52,7 @@ class RankRecorder {
 
  private:
   RankRecorder() = default;
+  void push(trace::Event&& event);
   void writerLoop();
   void drainOnce(std::string& buffer);
   void writeAll(const std::string& bytes);

@@ -23,14 +23,10 @@ Header* headerOf(void* data) { return reinterpret_cast<Header*>(static_cast<char
 
 DeviceRetagger gDeviceRetagger = nullptr;
 
-void recordMemory(int64_t bytes, trace::MemoryRole role, uint8_t fromRole = trace::kNoRole) {
-  recordMemoryEvent(bytes, role, fromRole);
-}
-
 void recordingFree(void* data) {
   if (!data) return;
   Header* header = headerOf(data);
-  recordMemory(-static_cast<int64_t>(header->bytes), header->role);
+  recordMemoryEvent(-static_cast<int64_t>(header->bytes), header->role);
   gInnerFree(header);
 }
 
@@ -47,7 +43,7 @@ class RecordingCpuAllocator final : public c10::Allocator {
     void* base = inner_->raw_allocate(bytes + sizeof(Header));
     auto* header = new (base) Header{bytes, currentRole()};
     void* data = header + 1;
-    recordMemory(static_cast<int64_t>(bytes), header->role);
+    recordMemoryEvent(static_cast<int64_t>(bytes), header->role);
     return {data, data, &recordingFree, cpu};
   }
 
@@ -93,7 +89,7 @@ void retagStorage(const at::Tensor& tensor, trace::MemoryRole role) {
   if (dataPtr.get_deleter() != &recordingFree || !dataPtr.get()) return;
   Header* header = headerOf(dataPtr.get());
   if (header->role == role) return;
-  recordMemory(static_cast<int64_t>(header->bytes), role, static_cast<uint8_t>(header->role));
+  recordMemoryEvent(static_cast<int64_t>(header->bytes), role, static_cast<uint8_t>(header->role));
   header->role = role;
 }
 

@@ -13,17 +13,8 @@ namespace shardscope::trace {
 
 namespace {
 
-void appendInt(std::string& out, const char* key, int64_t value) {
-  out += '"';
-  out += key;
-  out += "\":";
-  char buf[24];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
-  out.append(buf, end);
-  out += ',';
-}
-
-void appendDouble(std::string& out, const char* key, double value) {
+template <typename Number>  // int64_t or double: std::to_chars writes the shortest exact form
+void appendNumber(std::string& out, const char* key, Number value) {
   out += '"';
   out += key;
   out += "\":";
@@ -32,6 +23,8 @@ void appendDouble(std::string& out, const char* key, double value) {
   out.append(buf, end);
   out += ',';
 }
+
+void appendInt(std::string& out, const char* key, int64_t value) { appendNumber(out, key, value); }
 
 void appendString(std::string& out, const char* key, const std::string& value) {
   out += '"';
@@ -74,7 +67,7 @@ std::string encodeEventLine(const Event& e) {
       appendString(out, "t", e.text);
       break;
     default:
-      appendDouble(out, "l", e.loss);
+      appendNumber(out, "l", e.loss);
       appendInt(out, "c", e.count);
       appendInt(out, "w", e.worldSize);
       appendString(out, "t", e.text);

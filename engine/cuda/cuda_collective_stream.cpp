@@ -1,7 +1,6 @@
 #include "engine/cuda/cuda_collective_stream.h"
 
 #include <ATen/cuda/CUDAEvent.h>
-#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAGuard.h>
 
 #include "engine/device_clock.h"
