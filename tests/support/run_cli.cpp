@@ -6,9 +6,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
-#include <filesystem>
+#include <cstring>
+#include <stdexcept>
 
 namespace shardscope::testing {
 
@@ -66,12 +68,18 @@ CliResult runCommand(const std::vector<std::string>& argvStrings,
 }
 
 std::string freshTempDir(const std::string& name) {
+  // A new directory per call (mkdtemp), never a cleaned old one: std::filesystem::remove_all is
+  // one of the std::filesystem functions libtorch.so exports from its own older libstdc++, and
+  // that copy crashes (a call through a null pointer) on a non-empty directory. A directory left
+  // by an earlier run whose process had the same pid used to trip it.
   const char* base = std::getenv("TMPDIR");
-  std::filesystem::path dir = std::filesystem::path(base ? base : "/tmp") /
-                              ("shardscope-test-" + std::to_string(::getpid())) / name;
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir.string();
+  std::string pattern = std::string(base ? base : "/tmp") + "/shardscope-test-" +
+                        std::to_string(::getpid()) + "-" + name + "-XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    throw std::runtime_error("cannot create a temporary directory from " + pattern + ": " +
+                             std::strerror(errno));
+  }
+  return pattern;
 }
 
 }  // namespace shardscope::testing
