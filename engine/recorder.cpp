@@ -1,10 +1,12 @@
 #include "engine/recorder.h"
 
+#include <pthread.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
+#include <cstring>
 
 #include "engine/device_clock.h"
 #include "trace/wire.h"
@@ -22,6 +24,19 @@ std::atomic<uint8_t> gRole{static_cast<uint8_t>(trace::MemoryRole::Other)};
 std::atomic<uint8_t> gPhase{static_cast<uint8_t>(trace::Phase::None)};
 DeviceClock* gDeviceClock = nullptr;
 constexpr auto kDrainInterval = std::chrono::milliseconds(5);
+
+// Gloo runs each collective on a worker thread of its own (c10d names them "pt_gloo_runloop")
+// and stages it there in flat buffers of the collective's size. Those are communication buffers,
+// whatever the training thread happens to be doing when the worker allocates them. The thread
+// names itself before it runs anything, so asking once per thread is enough.
+bool onGlooWorkerThread() {
+  thread_local const bool gloo = [] {
+    char name[16] = {};
+    return pthread_getname_np(pthread_self(), name, sizeof name) == 0 &&
+           std::strncmp(name, "pt_gloo", 7) == 0;
+  }();
+  return gloo;
+}
 }  // namespace
 
 RankRecorder& RankRecorder::instance() {
@@ -128,7 +143,9 @@ DeviceClock* deviceClock() { return gDeviceClock; }
 void setDeviceClock(DeviceClock* clock) { gDeviceClock = clock; }
 
 trace::MemoryRole currentRole() {
-  return static_cast<trace::MemoryRole>(tRole != kUnset ? tRole : gRole.load(std::memory_order_relaxed));
+  if (tRole != kUnset) return static_cast<trace::MemoryRole>(tRole);
+  if (onGlooWorkerThread()) return trace::MemoryRole::CommBuffer;
+  return static_cast<trace::MemoryRole>(gRole.load(std::memory_order_relaxed));
 }
 trace::Phase currentPhase() {
   return static_cast<trace::Phase>(tPhase != kUnset ? tPhase : gPhase.load(std::memory_order_relaxed));

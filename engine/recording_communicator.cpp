@@ -23,9 +23,16 @@ trace::Event collectiveEvent(trace::CollectiveOp op, const std::string& label, i
 
 int64_t bytesOf(const at::Tensor& t) { return t.numel() * static_cast<int64_t>(t.element_size()); }
 
-// Attaches the event to the collective: it is recorded once the collective's times are known.
-std::unique_ptr<PendingCollective> recorded(std::unique_ptr<PendingCollective> pending,
-                                            trace::Event event) {
+// Issues the collective and attaches the event to it: it is recorded once the collective's times
+// are known. What the backend allocates while issuing (Gloo stages each collective in flat buffers
+// of its size, made on the calling thread) is communication memory.
+std::unique_ptr<PendingCollective> recorded(
+    const std::function<std::unique_ptr<PendingCollective>()>& issue, trace::Event event) {
+  std::unique_ptr<PendingCollective> pending;
+  {
+    RoleScope role(trace::MemoryRole::CommBuffer);
+    pending = issue();
+  }
   if (!RankRecorder::instance().enabled()) return pending;
   pending->onTimed([event = std::move(event)](int64_t beginNs, int64_t endNs) mutable {
     event.beginNs = std::max(beginNs, event.issueNs);
@@ -46,7 +53,7 @@ std::unique_ptr<PendingCollective> RecordingCommunicator::allGatherAsync(at::Ten
   // nccl-tests size for all-gather: the whole output.
   auto event = collectiveEvent(trace::CollectiveOp::AllGather, label, bytesOf(input),
                                bytesOf(output), worldSize());
-  return recorded(inner_->allGatherAsync(output, input, label), std::move(event));
+  return recorded([&] { return inner_->allGatherAsync(output, input, label); }, std::move(event));
 }
 
 std::unique_ptr<PendingCollective> RecordingCommunicator::reduceScatterSumAsync(
@@ -56,14 +63,15 @@ std::unique_ptr<PendingCollective> RecordingCommunicator::reduceScatterSumAsync(
                                                  trace::CollectiveOp::ReduceScatter);
   auto event = collectiveEvent(trace::CollectiveOp::ReduceScatter, text, bytesOf(input),
                                bytesOf(output), worldSize());
-  return recorded(inner_->reduceScatterSumAsync(output, input, label), std::move(event));
+  return recorded([&] { return inner_->reduceScatterSumAsync(output, input, label); },
+                  std::move(event));
 }
 
 std::unique_ptr<PendingCollective> RecordingCommunicator::allReduceSumAsync(
     at::Tensor& tensor, const std::string& label) {
   auto event = collectiveEvent(trace::CollectiveOp::AllReduce, label, bytesOf(tensor),
                                bytesOf(tensor), worldSize());
-  return recorded(inner_->allReduceSumAsync(tensor, label), std::move(event));
+  return recorded([&] { return inner_->allReduceSumAsync(tensor, label); }, std::move(event));
 }
 
 std::unique_ptr<PendingCollective> RecordingCommunicator::broadcastAsync(at::Tensor& tensor,
@@ -71,7 +79,7 @@ std::unique_ptr<PendingCollective> RecordingCommunicator::broadcastAsync(at::Ten
                                                                          const std::string& label) {
   auto event = collectiveEvent(trace::CollectiveOp::Broadcast, label, bytesOf(tensor),
                                bytesOf(tensor), worldSize());
-  return recorded(inner_->broadcastAsync(tensor, root, label), std::move(event));
+  return recorded([&] { return inner_->broadcastAsync(tensor, root, label); }, std::move(event));
 }
 
 void RecordingCommunicator::barrier(const std::string& label) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <fstream>
 #include <map>
 #include <set>
@@ -258,6 +259,63 @@ TEST(Instrumentation, PrefetchIssuesTheNextAllGathersBeforeThisUnitComputes) {
     }
     for (const auto& r : rec.summary["ranks"]) {
       EXPECT_EQ(r["peak_bytes"]["param_gathered"].get<int64_t>(), (s.rootPadded + window) * 4);
+    }
+  }
+}
+
+// --precision bf16: the all-gathers move bf16 copies of the shards (FSDP2's param_dtype), so every
+// gathered byte count is half of fp32's; shards and reduce-scatters stay fp32.
+TEST(Instrumentation, Bf16GathersHalfTheBytesAndReducesInFp32) {
+  const auto s = sizes();
+  auto rec = runAndRead("full_shard", {"--precision", "bf16"});
+  for (const auto& [rank, t] : rec.ranks) {
+    for (int step = 0; step < kSteps; ++step) {
+      for (int u = 0; u < kLayers; ++u) {
+        const std::string unit = "blocks." + std::to_string(u);
+        EXPECT_EQ(only(t.comm, "all_gather", unit, step, "forward").bytesOut, s.blockPadded[u] * 2);
+        EXPECT_EQ(only(t.comm, "reduce_scatter", unit, step).bytes, s.blockPadded[u] * 4);
+      }
+      auto [rises, falls] = gatheredChanges(t, step);
+      std::vector<int64_t> expected = {s.rootPadded * 2};
+      for (auto b : s.blockPadded) expected.insert(expected.end(), {b * 2, b * 2});
+      std::sort(expected.begin(), expected.end());
+      EXPECT_EQ(rises, expected) << "rank " << rank << " step " << step;
+    }
+  }
+  for (const auto& r : rec.summary["ranks"]) {
+    EXPECT_EQ(r["peak_bytes"]["param_shard"].get<int64_t>(), s.paddedTotal() / kWorld * 4);
+  }
+}
+
+// Gloo stages every collective in flat buffers of its own, allocated as the collective is issued
+// and on Gloo's worker threads while the training thread computes. They are communication memory,
+// never whatever role the training thread happens to be in. Under fp32, forward allocates no communication buffer of shardscope's own (the
+// shard is sent as it is), so what the comm_buffer lane shows in forward is Gloo's staging of the
+// all-gathers: at least one unit's gathered bytes.
+TEST(Instrumentation, GlooStagingBuffersAreCommBuffers) {
+  const auto s = sizes();
+  const int64_t smallestBlock = *std::min_element(s.blockPadded.begin(), s.blockPadded.end()) * 4;
+  auto rec = runAndRead("full_shard");
+  for (const auto& [rank, t] : rec.ranks) {
+    for (int step = 0; step < kSteps; ++step) {
+      const Span& stepSpan = only(t.compute, "step", "", step);
+      double backwardBegins = stepSpan.end;
+      for (const auto& c : t.compute) {
+        if (c.step == step && c.kind == "backward") {
+          backwardBegins = std::min(backwardBegins, c.begin);
+        }
+      }
+      int64_t commInForward = 0, otherLow = INT64_MAX, otherHigh = 0;
+      for (const auto& [ts, roles] : t.memory) {
+        if (ts < stepSpan.begin || ts > stepSpan.end) continue;
+        if (ts < backwardBegins) commInForward = std::max(commInForward, roles.at("comm_buffer"));
+        otherLow = std::min(otherLow, roles.at("other"));
+        otherHigh = std::max(otherHigh, roles.at("other"));
+      }
+      EXPECT_GE(commInForward, smallestBlock) << "rank " << rank << " step " << step;
+      EXPECT_LT(otherHigh - otherLow, smallestBlock)
+          << "nothing of a collective's size is left unattributed: rank " << rank << " step "
+          << step;
     }
   }
 }
