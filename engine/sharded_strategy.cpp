@@ -117,9 +117,10 @@ void ShardedStrategy::issueUnshard(Unit& unit) {
   if (computeDtype_ == at::kFloat) {
     unit.gatherInput = unit.shard.detach();
   } else {
-    RoleScope role(trace::MemoryRole::CommBuffer);
-    unit.gatherInput = allocateForCollective(
-        [&] { return at::empty_like(unit.shard, unit.shard.options().dtype(computeDtype_)); });
+    // In place, as FSDP2 does: the bf16 copy of this rank's shard goes straight into its own slice
+    // of the gathered buffer, and the all-gather fills in the others around it. No send buffer.
+    const int64_t shardNumel = unit.shard.numel();
+    unit.gatherInput = unit.gathered.narrow(0, comm_.rank() * shardNumel, shardNumel);
     unit.gatherInput.copy_(unit.shard.detach());
   }
   unit.gather = comm_.allGatherAsync(unit.gathered, unit.gatherInput, unit.name);

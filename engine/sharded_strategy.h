@@ -64,7 +64,8 @@ class ShardedStrategy final : public Strategy {
     at::Tensor gathered;            // [paddedNumel], compute dtype; storage freed while resharded
     bool isGathered = false;        // storage holds (or will hold, once waited for) the gather
     std::unique_ptr<PendingCollective> gather;  // issued, not yet waited for
-    at::Tensor gatherInput;         // what the pending all-gather sends (bf16 copy of the shard)
+    at::Tensor gatherInput;         // what the pending all-gather sends: the shard, or under
+                                    // bf16 this rank's slice of `gathered` holding its copy
   };
 
   Unit& unitOfStage(int stage);
