@@ -7,6 +7,10 @@ compute with fp32 reduction and master weights on both sides:
     shardscope full_shard     vs  PyTorch FSDP2 fully_shard, reshard_after_forward=True,
     shardscope shard_grad_op  vs  PyTorch FSDP2 fully_shard, reshard_after_forward=False,
                                   both with MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32)
+The loss is computed on fp32 logits on both sides (shardscope always does; torchtitan does the
+same; autocast does it for DDP). --pytorch-loss compute keeps FSDP2's loss on the bf16 logits, as a
+model that does not cast would: cheaper in memory (measured on CPU by bench/loss_memory_cpu.py),
+but a different computation from shardscope's.
 at each world size (1, 2, 4 by default). With fewer GPUs than ranks, ranks share a GPU: each rank
 process gets its own NCCL_HOSTID (NCCL over sockets on loopback), on both sides alike.
 
@@ -58,13 +62,13 @@ def measured_bf16_peak():
     return 2 * n ** 3 / seconds
 
 
-def pytorch_rank(rank, world, port, c, mode, steps, out_path):
+def pytorch_rank(rank, world, port, c, mode, steps, out_path, fp32_loss):
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     device = place_rank(rank, world)
     torch.cuda.set_device(device)
     dist.init_process_group("nccl", rank=rank, world_size=world, device_id=device)
     torch.manual_seed(0)
-    model = Gpt(c).to(device)
+    model = Gpt(c, fp32_loss=fp32_loss).to(device)
     autocast = mode == "ddp"
     if mode == "ddp":
         model = torch.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=25)
@@ -99,9 +103,9 @@ def pytorch_rank(rank, world, port, c, mode, steps, out_path):
     dist.destroy_process_group()
 
 
-def run_pytorch(world, c, mode, steps):
+def run_pytorch(world, c, mode, steps, fp32_loss):
     out = tempfile.NamedTemporaryFile(suffix=".json", delete=False).name
-    mp.spawn(pytorch_rank, args=(world, free_port(), c, mode, steps, out), nprocs=world)
+    mp.spawn(pytorch_rank, args=(world, free_port(), c, mode, steps, out, fp32_loss), nprocs=world)
     ranks = [json.load(open(f"{out}.{r}")) for r in range(world)]
     step_times = [max(r["step_time_s"][s] for r in ranks) for s in range(steps)]
     return step_times, max(r["peak_allocated"] for r in ranks)
@@ -135,6 +139,9 @@ def main():
     ap.add_argument("--steps", type=int, default=7)
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--pytorch-loss", choices=["fp32", "compute"], default="fp32",
+                    help="PyTorch's loss on fp32 logits, as shardscope's (default), or on the "
+                         "compute-dtype logits (bf16 under FSDP2)")
     ap.add_argument("--out", default="gpu_strategies.json")
     args = ap.parse_args()
     peak = measured_bf16_peak()
@@ -148,7 +155,7 @@ def main():
             t_ours_runs, t_theirs_runs = [], []
             for _ in range(args.repeats):
                 ours, ours_peak, params = run_shardscope(args.shardscope, world, c, strategy, args.steps, workdir)
-                theirs, theirs_peak = run_pytorch(world, c, mode, args.steps)
+                theirs, theirs_peak = run_pytorch(world, c, mode, args.steps, args.pytorch_loss == "fp32")
                 t_ours_runs.append(statistics.median(ours[args.warmup:]))
                 t_theirs_runs.append(statistics.median(theirs[args.warmup:]))
             t_ours = statistics.median(t_ours_runs)

@@ -29,6 +29,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 TOLERANCE = 1e-5
+TOLERANCE_BF16 = 1e-5
 
 # ---- the models, exactly as engine/models/*.cpp define them -----------------------------------
 
@@ -44,7 +45,7 @@ class Mlp(nn.Module):
         h = F.gelu(self.inp(x))
         for block in self.blocks:
             h = F.gelu(block(h))
-        return F.cross_entropy(self.head(h), y)
+        return F.cross_entropy(self.head(h).float(), y)
 
 
 class Attention(nn.Module):
@@ -86,8 +87,9 @@ class Block(nn.Module):
 
 
 class Gpt(nn.Module):
-    def __init__(self, c):
+    def __init__(self, c, fp32_loss=True):
         super().__init__()
+        self.fp32_loss = fp32_loss
         h = c["hidden"]
         self.wte = nn.Embedding(c["vocab"], h)
         self.wpe = nn.Embedding(c["seq"], h)
@@ -101,7 +103,10 @@ class Gpt(nn.Module):
         for block in self.blocks:
             h = block(h)
         logits = self.lm_head(self.ln_f(h))
-        return F.cross_entropy(logits.view(-1, logits.shape[-1]), y.reshape(-1))
+        logits = logits.view(-1, logits.shape[-1])
+        # The loss in fp32 whatever the compute dtype, as the engine does (and torchtitan, and
+        # autocast); a no-op under fp32. fp32_loss=False keeps bf16 logits' loss in bf16.
+        return F.cross_entropy(logits.float() if self.fp32_loss else logits, y.reshape(-1))
 
 
 def make_optimizer(c, params):
@@ -143,12 +148,15 @@ def pytorch_rank(rank, world, port, export_dir, mode, out_path, device_kind="cpu
         if mode == "ddp":
             model = nn.parallel.DistributedDataParallel(model, bucket_cap_mb=c["bucket-cap-mb"])
         else:
-            from torch.distributed.fsdp import fully_shard
+            from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
             reshard = mode == "fsdp2_reshard_true"
+            policy = MixedPrecisionPolicy()  # fp32: no casts
+            if c.get("precision") == "bf16":
+                policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
             for block in model.blocks:
-                fully_shard(block, reshard_after_forward=reshard)
-            fully_shard(model, reshard_after_forward=reshard)
+                fully_shard(block, reshard_after_forward=reshard, mp_policy=policy)
+            fully_shard(model, reshard_after_forward=reshard, mp_policy=policy)
         opt = make_optimizer(c, model.parameters())
         data = torch.load(os.path.join(export_dir, "data.pt"))
         per = c["batch"] // world
@@ -208,19 +216,25 @@ def main():
     ap.add_argument("--steps", type=int, default=4)
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
                     help="cpu: Gloo ranks; cuda: NCCL ranks on the visible GPUs [cpu]")
+    ap.add_argument("--precision", default="fp32", choices=["fp32", "bf16"],
+                    help="bf16: shardscope --precision bf16 against FSDP2 with "
+                         "MixedPrecisionPolicy(bf16, fp32), tolerance %g; DDP is left out (PyTorch's "
+                         "DDP has no bf16-compute, fp32-reduce mode to compare with) [fp32]" % TOLERANCE_BF16)
     args = ap.parse_args()
+    tolerance = TOLERANCE if args.precision == "fp32" else TOLERANCE_BF16
+    pairs = PAIRS if args.precision == "fp32" else [p for p in PAIRS if p[0] != "ddp"]
     worlds = [int(w) for w in args.worlds.split(",")]
     failures = 0
     where = torch.cuda.get_device_name(0) if args.device == "cuda" else "cpu"
-    print(f"torch {torch.__version__} on {where}; tolerance: relative {TOLERANCE} on each step's "
-          f"global mean loss")
+    print(f"torch {torch.__version__} on {where}, {args.precision}; tolerance: relative {tolerance} "
+          f"on each step's global mean loss")
     for model, model_args in MODELS.items():
         for world in worlds:
-            for strategy, mode in PAIRS:
-                export = os.path.join(args.workdir, f"{model}_w{world}_{strategy}")
+            for strategy, mode in pairs:
+                export = os.path.join(args.workdir, f"{model}_w{world}_{strategy}_{args.precision}")
                 cmd = [args.shardscope, "run", *model_args, "--strategy", strategy, "--world", str(world),
                        "--batch", str(4 * world), "--steps", str(args.steps), "--lr", "0.01", "--seed", "3",
-                       "--export", export, "--device", args.device]
+                       "--export", export, "--device", args.device, "--precision", args.precision]
                 run = subprocess.run(cmd, capture_output=True, text=True)
                 label = f"{model:4s} world {world} {strategy:13s} vs PyTorch {mode:20s}"
                 if run.returncode != 0:
@@ -235,11 +249,11 @@ def main():
                     continue
                 ref = torch.tensor(theirs["losses"], dtype=torch.float64)
                 rel = ((ours - ref).abs() / ref.abs()).max().item()
-                ok = rel <= TOLERANCE
+                ok = rel <= tolerance
                 failures += not ok
                 print(f"{'ok  ' if ok else 'FAIL'} {label}: max rel diff {rel:.2e}  "
                       f"losses {' '.join(f'{v:.6f}' for v in ref.tolist())}")
-    total = len(MODELS) * len(worlds) * len(PAIRS)
+    total = len(MODELS) * len(worlds) * len(pairs)
     print(f"{total - failures} passed, {failures} failed")
     return 1 if failures else 0
 
