@@ -6,8 +6,9 @@
 # Stages, in the order given:
 #   build   configure (GUI off) and build into build-gpu/ (kept on a warm machine)
 #   tests   ctest: the GPU suite (gpu_tests) and the engine/CLI suites on this machine
-#   parity  scripts/pytorch_parity.py --device cuda at world sizes 1, 2 and 4
+#   parity  scripts/pytorch_parity.py --device cuda at world sizes 1, 2 and 4, fp32 then bf16
 #   bench   bench/gpu_strategies.py: step time, peak allocated, MFU vs PyTorch DDP/FSDP2
+#           (more options through BENCH_ARGS, e.g. BENCH_ARGS="--repeats 3")
 #   demo    a GPU compare run with --trace/--summary, to open here with `shardscope view`
 # Results go to $OUT (the device tool's folder) or ./device-out.
 set -euo pipefail
@@ -37,12 +38,18 @@ stage_tests() {
 }
 
 stage_parity() {
-  "$PY" scripts/pytorch_parity.py --device cuda --worlds 1,2,4 --shardscope "$BIN" \
-    --workdir /tmp/gpu_parity 2>&1 | tee "$OUT/parity.log" | grep -vE "^\s*$"
+  local precision
+  for precision in fp32 bf16; do
+    "$PY" scripts/pytorch_parity.py --device cuda --worlds 1,2,4 --precision "$precision" \
+      --shardscope "$BIN" --workdir /tmp/gpu_parity 2>&1 | tee "$OUT/parity_$precision.log" \
+      | grep -vE "^\s*$"
+  done
 }
 
 stage_bench() {
-  "$PY" bench/gpu_strategies.py --shardscope "$BIN" --out "$OUT/gpu_strategies.json" 2>&1 | tee "$OUT/bench.log"
+  # shellcheck disable=SC2086  # BENCH_ARGS is a list of options
+  "$PY" bench/gpu_strategies.py --shardscope "$BIN" --out "$OUT/gpu_strategies.json" ${BENCH_ARGS:-} \
+    2>&1 | tee "$OUT/bench.log"
 }
 
 stage_demo() {
