@@ -144,6 +144,9 @@ def main():
                          "compute-dtype logits (bf16 under FSDP2)")
     ap.add_argument("--out", default="gpu_strategies.json")
     args = ap.parse_args()
+    if not torch.cuda.is_available():
+        sys.exit("bench/gpu_strategies.py needs a CUDA GPU and none is visible here; run it on a GPU "
+                 "machine, e.g. `bash scripts/device_gpu.sh build bench` (docs/gpu.md).")
     peak = measured_bf16_peak()
     print(f"{torch.cuda.get_device_name(0)}: measured bf16 matmul peak {peak / 1e12:.0f} TFLOP/s", flush=True)
     rows = []

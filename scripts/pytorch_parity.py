@@ -223,6 +223,9 @@ def main():
     args = ap.parse_args()
     tolerance = TOLERANCE if args.precision == "fp32" else TOLERANCE_BF16
     pairs = PAIRS if args.precision == "fp32" else [p for p in PAIRS if p[0] != "ddp"]
+    if args.device == "cuda" and not torch.cuda.is_available():
+        sys.exit("--device cuda needs a CUDA GPU and none is visible here; run without it for CPU "
+                 "ranks, or on a GPU machine (scripts/device_gpu.sh parity).")
     worlds = [int(w) for w in args.worlds.split(",")]
     failures = 0
     where = torch.cuda.get_device_name(0) if args.device == "cuda" else "cpu"
