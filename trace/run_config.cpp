@@ -1,15 +1,16 @@
 #include "trace/run_config.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
-#include <filesystem>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
 namespace shardscope {
 
-namespace fs = std::filesystem;
 
 nlohmann::json RunConfig::toJson() const {
   return {{"model", model},         {"layers", layers},       {"hidden", hidden},
@@ -132,13 +133,41 @@ std::optional<std::string> oneOf(const char* option, const std::string& value,
   return std::string("--") + option + " '" + value + "' is not known; choose one of: " + list + ".";
 }
 
+// stat and mkdir rather than std::filesystem: the binaries link libtorch.so, which exports its
+// own copies of several std::filesystem functions, built against an older libstdc++ (its
+// remove_all crashes on a non-empty directory); the C library has one definition of each.
+bool isDirectory(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool exists(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+// mkdir -p: 0, or the errno of the step that failed.
+int makeDirectories(const std::string& dir) {
+  for (size_t end = dir.find('/', 1);; end = dir.find('/', end + 1)) {
+    const std::string prefix = dir.substr(0, end);
+    if (::mkdir(prefix.c_str(), 0777) != 0 && errno != EEXIST) return errno;
+    if (end == std::string::npos) return 0;
+  }
+}
+
+std::string parentOf(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
 // Probes that `dir` can hold files, creating it if needed, without leaving anything behind.
 std::optional<std::string> checkWritableDir(const char* option, const std::string& dir) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec || !fs::is_directory(dir)) {
+  const int err = makeDirectories(dir);
+  if (err != 0 || !isDirectory(dir)) {
     return std::string("--") + option + " '" + dir + "' cannot be created (" +
-           (ec ? ec.message() : "not a directory") + "). Choose a directory you can write to.";
+           (err != 0 ? std::strerror(err) : "not a directory") +
+           "). Choose a directory you can write to.";
   }
   if (access(dir.c_str(), W_OK) != 0) {
     return std::string("--") + option + " '" + dir +
@@ -148,13 +177,12 @@ std::optional<std::string> checkWritableDir(const char* option, const std::strin
 }
 
 std::optional<std::string> checkWritableFile(const char* option, const std::string& path) {
-  fs::path p(path);
-  if (fs::is_directory(p)) {
+  if (isDirectory(path)) {
     return std::string("--") + option + " '" + path + "' is a directory; give a file name.";
   }
-  fs::path parent = p.has_parent_path() ? p.parent_path() : fs::path(".");
-  if (!fs::is_directory(parent) || access(parent.c_str(), W_OK) != 0 ||
-      (fs::exists(p) && access(p.c_str(), W_OK) != 0)) {
+  const std::string parent = parentOf(path);
+  if (!isDirectory(parent) || access(parent.c_str(), W_OK) != 0 ||
+      (exists(path) && access(path.c_str(), W_OK) != 0)) {
     return std::string("--") + option + " '" + path +
            "' cannot be written (its directory is missing or read-only). Choose a writable path.";
   }
