@@ -3,12 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
-
-#include "trace/chrome_trace.h"
 
 #include <imgui.h>
 
+#include "ui/export_files.h"
 #include "ui/panels.h"
 #include "ui/theme.h"
 
@@ -37,20 +35,6 @@ double sessionDuration(const Session& s) {
     if (!t.collectives.empty()) last = std::max(last, t.collectives.back().endNs);
   }
   return static_cast<double>(last - rec.originNs());
-}
-
-// Writes each session's trace (or memory CSV) next to `base`; returns what happened.
-std::string exportSessions(const std::vector<Session>& sessions, const std::string& base, bool traceJson) {
-  std::string message;
-  for (const auto& s : sessions) {
-    const std::string path = base + (sessions.size() > 1 ? "." + s.config.strategy : std::string()) +
-                             (traceJson ? ".json" : ".csv");
-    std::ofstream out(path);
-    if (traceJson) trace::writeChromeTrace(out, s.recording, s.config.toJson());
-    else trace::writeMemoryCsv(out, s.recording);
-    message += (out ? "wrote " + path : "cannot write '" + path + "'") + "\n";
-  }
-  return message;
 }
 
 }  // namespace
@@ -208,9 +192,13 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
       ImGui::TextDisabled("a compare writes one trace/CSV per strategy: BASE.<strategy>.json");
       const bool have = !sessions.empty();
       ImGui::BeginDisabled(!have);
-      if (ImGui::Button("Trace JSON (Perfetto)")) state.exportMessage = exportSessions(sessions, state.exportBase, true);
+      if (ImGui::Button("Trace JSON (Perfetto)")) {
+        state.exportMessage = exportSessions(sessions, state.exportBase, ExportFormat::TraceJson);
+      }
       ImGui::SameLine();
-      if (ImGui::Button("Memory CSV")) state.exportMessage = exportSessions(sessions, state.exportBase, false);
+      if (ImGui::Button("Memory CSV")) {
+        state.exportMessage = exportSessions(sessions, state.exportBase, ExportFormat::MemoryCsv);
+      }
       ImGui::EndDisabled();
       ImGui::SameLine();
       if (ImGui::Button("PNG of the window")) state.pngRequest = std::string(state.exportBase) + ".png";

@@ -1,0 +1,28 @@
+#include "ui/export_files.h"
+
+#include <fstream>
+
+#include "trace/chrome_trace.h"
+
+namespace shardscope::ui {
+
+std::string exportSessions(const std::vector<Session>& sessions, const std::string& base,
+                           ExportFormat format) {
+  const bool trace = format == ExportFormat::TraceJson;
+  std::string message;
+  for (const auto& s : sessions) {
+    const std::string path = base + (sessions.size() > 1 ? "." + s.config.strategy : std::string()) +
+                             (trace ? ".json" : ".csv");
+    std::ofstream out(path);
+    if (out) {
+      if (trace) trace::writeChromeTrace(out, s.recording, s.config.toJson());
+      else trace::writeMemoryCsv(out, s.recording);
+      out.flush();
+    }
+    message += out ? "wrote " + path + "\n"
+                   : "cannot write '" + path + "': choose a file name base in a writable directory\n";
+  }
+  return message;
+}
+
+}  // namespace shardscope::ui
