@@ -151,22 +151,24 @@ trace::Phase currentPhase() {
   return static_cast<trace::Phase>(tPhase != kUnset ? tPhase : gPhase.load(std::memory_order_relaxed));
 }
 
-RoleScope::RoleScope(trace::MemoryRole role) : previous_(currentRole()) {
+RoleScope::RoleScope(trace::MemoryRole role)
+    : previousThread_(tRole), previousGlobal_(gRole.load(std::memory_order_relaxed)) {
   tRole = static_cast<uint8_t>(role);
   gRole.store(tRole, std::memory_order_relaxed);
 }
 RoleScope::~RoleScope() {
-  tRole = static_cast<uint8_t>(previous_);
-  gRole.store(tRole, std::memory_order_relaxed);
+  tRole = previousThread_;
+  gRole.store(previousGlobal_, std::memory_order_relaxed);
 }
 
-PhaseScope::PhaseScope(trace::Phase phase) : previous_(currentPhase()) {
+PhaseScope::PhaseScope(trace::Phase phase)
+    : previousThread_(tPhase), previousGlobal_(gPhase.load(std::memory_order_relaxed)) {
   tPhase = static_cast<uint8_t>(phase);
   gPhase.store(tPhase, std::memory_order_relaxed);
 }
 PhaseScope::~PhaseScope() {
-  tPhase = static_cast<uint8_t>(previous_);
-  gPhase.store(tPhase, std::memory_order_relaxed);
+  tPhase = previousThread_;
+  gPhase.store(previousGlobal_, std::memory_order_relaxed);
 }
 
 ComputeSpan::ComputeSpan(trace::ComputeKind kind, std::string unit)

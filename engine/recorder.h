@@ -77,6 +77,8 @@ class RankRecorder {
 trace::MemoryRole currentRole();
 trace::Phase currentPhase();
 
+// Both restore, on exit, exactly what they found: this thread's own value (or none, so a helper
+// thread goes back to following the training thread) and the process-wide one.
 class RoleScope {
  public:
   explicit RoleScope(trace::MemoryRole role);
@@ -85,7 +87,8 @@ class RoleScope {
   RoleScope& operator=(const RoleScope&) = delete;
 
  private:
-  trace::MemoryRole previous_;
+  uint8_t previousThread_;
+  uint8_t previousGlobal_;
 };
 
 class PhaseScope {
@@ -96,10 +99,10 @@ class PhaseScope {
   PhaseScope& operator=(const PhaseScope&) = delete;
 
  private:
-  trace::Phase previous_;
+  uint8_t previousThread_;
+  uint8_t previousGlobal_;
 };
 
-// Records a compute span from construction to destruction.
 // Records a compute span from construction to destruction: on the host clock on CPU ranks; on a GPU
 // rank, from where the device reached the span's start to where it reached its end (DeviceClock).
 class ComputeSpan {
