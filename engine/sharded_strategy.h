@@ -24,8 +24,9 @@
 //
 // Mixed precision (--precision bf16, FSDP2's MixedPrecisionPolicy(param_dtype=bf16,
 // reduce_dtype=fp32)): shards, gradient shards and optimizer state stay fp32 (the master weights);
-// each all-gather sends a bf16 copy of the shard and fills a bf16 buffer the model computes with;
-// bf16 gradients are cast to fp32 before the reduce-scatter.
+// each all-gather sends a bf16 copy of the shard, written in place into the rank's own slice of
+// the bf16 buffer the model computes with; bf16 gradients are cast to fp32 before the
+// reduce-scatter.
 #pragma once
 
 #include "engine/strategy.h"
