@@ -10,7 +10,9 @@ and reports each rank's peak allocated bytes and the operator running at that pe
 Allocated bytes come from the profiler's memory events (profile_memory=True: every allocation and
 free of LibTorch's CPU allocator on the training thread, with the running total), so these are
 measured tensor bytes, the same quantity torch.cuda.max_memory_allocated reports on a GPU.
-Allocations on Gloo's worker threads are not seen by the profiler (its state is per thread).
+Allocations on Gloo's worker threads are not seen by the profiler (its state is per thread), nor
+is a free there of a tensor the training thread allocated, which could only raise a figure; both
+runs differ only in the loss, so the difference between them is what the loss costs.
 The tensor sizes involved do not depend on the device: this explains the GPU table's memory gap
 in docs/gpu.md without a GPU. The peak is at the start of backward whatever the depth, so
 --layers 2 by default keeps the run short.

@@ -7,10 +7,13 @@
 //
 // Memory safety without recordStream (whose deferred frees pile up while the host runs ahead of a
 // slow communication stream): a buffer that a collective touches and that is freed during the
-// step is allocated on the communication stream itself. Freed, its block can only be reused by a
-// later allocation on that stream, whose first use comes after the stream has waited for the
-// caller's stream (above), hence after every kernel that used the old buffer. Buffers that live
-// for the whole run (shards, DDP buckets) need nothing.
+// step is allocated on the communication stream itself, and is freed only after the caller's
+// stream has waited for that collective's end (PendingCollective::wait). Freed, its block is
+// reused only by a later allocation on the communication stream; that buffer's first use is
+// either a collective (queued after the communication stream waited for the caller's stream) or a
+// kernel on the caller's stream (which already waited for the old collective, and runs after the
+// caller's own earlier kernels), so it never overlaps a use of the old buffer. A free without the
+// wait would break this. Buffers that live for the whole run (shards, DDP buckets) need nothing.
 #pragma once
 
 #include <functional>

@@ -29,7 +29,7 @@ stage_build() {
     -DGLOO_INCLUDE_DIR="$ROOT/.deps/gloo" -DSHARDSCOPE_GTEST_SOURCE="$ROOT/.deps/googletest" \
     -DSHARDSCOPE_PYTHON="$(command -v "$PY")" > /tmp/configure.log 2>&1 \
     || { tail -40 /tmp/configure.log; exit 1; }
-  cmake --build build-gpu -j "$(nproc)" 2>&1 | tail -5
+  cmake --build build-gpu -j "$(nproc)" 2>&1 | tail -5 || exit 1  # later stages need the build
 }
 
 stage_tests() {
@@ -38,12 +38,13 @@ stage_tests() {
 }
 
 stage_parity() {
-  local precision
+  local precision status=0
   for precision in fp32 bf16; do
     "$PY" scripts/pytorch_parity.py --device cuda --worlds 1,2,4 --precision "$precision" \
       --shardscope "$BIN" --workdir /tmp/gpu_parity 2>&1 | tee "$OUT/parity_$precision.log" \
-      | grep -vE "^\s*$"
+      | grep -vE "^\s*$" || status=1
   done
+  return $status
 }
 
 stage_bench() {
@@ -54,13 +55,20 @@ stage_bench() {
 
 stage_demo() {
   "$BIN" compare --device cuda --model gpt --layers 4 --hidden 512 --heads 8 --seq 128 --vocab 4096 \
-    --batch 8 --world 2 --steps 4 --summary "$OUT/gpu_compare_summary.json" 2>&1 | tail -12
+    --batch 8 --world 2 --steps 4 --summary "$OUT/gpu_compare_summary.json" 2>&1 | tail -12 || return 1
   "$BIN" run --device cuda --model gpt --layers 4 --hidden 512 --heads 8 --seq 128 --vocab 4096 \
     --batch 8 --world 2 --steps 4 --strategy full_shard --trace "$OUT/gpu_full_shard_trace.json" \
     --summary "$OUT/gpu_full_shard_summary.json" 2>&1 | tail -8
 }
 
+# A failing stage does not stop the later ones (device time is scarce); the exit status says
+# which failed.
+failed=()
 for stage in "$@"; do
   echo "== $stage"
-  "stage_$stage"
+  "stage_$stage" || failed+=("$stage")
 done
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "failed stages: ${failed[*]}" >&2
+  exit 1
+fi

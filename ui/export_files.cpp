@@ -11,13 +11,18 @@ std::string exportSessions(const std::vector<Session>& sessions, const std::stri
   const bool trace = format == ExportFormat::TraceJson;
   std::string message;
   for (const auto& s : sessions) {
+    if (s.fromSummary) {
+      message += "nothing to write for " + s.title +
+                 ": it was opened from a summary, which holds figures but no timeline\n";
+      continue;
+    }
     const std::string path = base + (sessions.size() > 1 ? "." + s.config.strategy : std::string()) +
                              (trace ? ".json" : ".csv");
     std::ofstream out(path);
     if (out) {
       if (trace) trace::writeChromeTrace(out, s.recording, s.config.toJson());
       else trace::writeMemoryCsv(out, s.recording);
-      out.flush();
+      out.close();
     }
     message += out ? "wrote " + path + "\n"
                    : "cannot write '" + path + "': choose a file name base in a writable directory\n";

@@ -73,7 +73,8 @@ std::string freshTempDir(const std::string& name) {
   // that copy crashes (a call through a null pointer) on a non-empty directory. A directory left
   // by an earlier run whose process had the same pid used to trip it.
   const char* base = std::getenv("TMPDIR");
-  std::string pattern = std::string(base ? base : "/tmp") + "/shardscope-test-" +
+  if (base == nullptr || *base == '\0') base = "/tmp";
+  std::string pattern = std::string(base) + "/shardscope-test-" +
                         std::to_string(::getpid()) + "-" + name + "-XXXXXX";
   if (::mkdtemp(pattern.data()) == nullptr) {
     throw std::runtime_error("cannot create a temporary directory from " + pattern + ": " +

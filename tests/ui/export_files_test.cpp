@@ -65,5 +65,15 @@ TEST(ExportFiles, UnwritablePathIsNamedWithWhatToDo) {
   EXPECT_NE(message.find("writable directory"), std::string::npos) << message;
 }
 
+TEST(ExportFiles, SessionOpenedFromASummaryHasNoTimelineToWrite) {
+  const std::string base = testing::freshTempDir("export_summary") + "/run";
+  Session fromSummary = sessionOf("ddp");
+  fromSummary.fromSummary = true;
+  fromSummary.recording = trace::RunRecording(2);
+  const auto message = exportSessions({fromSummary}, base, ExportFormat::TraceJson);
+  EXPECT_NE(message.find("nothing to write for ddp"), std::string::npos) << message;
+  EXPECT_FALSE(std::ifstream(base + ".json").good());
+}
+
 }  // namespace
 }  // namespace shardscope::ui
