@@ -149,6 +149,8 @@ def main():
                  "machine, e.g. `bash scripts/device_gpu.sh build bench` (docs/gpu.md).")
     peak = measured_bf16_peak()
     print(f"{torch.cuda.get_device_name(0)}: measured bf16 matmul peak {peak / 1e12:.0f} TFLOP/s", flush=True)
+    print("loss: " + ("on fp32 logits on both sides" if args.pytorch_loss == "fp32" else
+                      "shardscope on fp32 logits, PyTorch on its compute-dtype logits"), flush=True)
     rows = []
     workdir = tempfile.mkdtemp(prefix="gpu_bench_")
     for world in [int(w) for w in args.worlds.split(",")]:
