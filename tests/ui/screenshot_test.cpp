@@ -45,6 +45,13 @@ int countColor(const Image& img, int r, int g, int b, int x0, int y0, int x1, in
 
 bool haveXvfb() { return std::system("command -v xvfb-run >/dev/null 2>&1") == 0; }
 
+// shardscope with `args` on a 1600x1000 virtual display.
+testing::CliResult underXvfb(const std::vector<std::string>& args, int timeoutSeconds) {
+  std::vector<std::string> argv = {"xvfb-run", "-a", "-s", "-screen 0 1600x1000x24", SHARDSCOPE_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return testing::runCommand(argv, {}, timeoutSeconds);
+}
+
 void expectShowsTheApp(const Image& img) {
   ASSERT_EQ(img.width, 1600);
   ASSERT_EQ(img.height, 1000);
@@ -73,9 +80,7 @@ TEST(Screenshot, ViewOfASavedTraceShowsTheApp) {
                                      "--seq", "16", "--batch", "4", "--world", "2", "--steps", "3",
                                      "--strategy", "full_shard", "--trace", dir + "/trace.json"});
   ASSERT_EQ(run.exitCode, 0) << run.output;
-  auto view = testing::runCommand({"xvfb-run", "-a", "-s", "-screen 0 1600x1000x24", SHARDSCOPE_BINARY,
-                                   "view", dir + "/trace.json", "--screenshot", dir + "/view.png"},
-                                  {}, 120);
+  auto view = underXvfb({"view", dir + "/trace.json", "--screenshot", dir + "/view.png"}, 120);
   ASSERT_EQ(view.exitCode, 0) << view.output;
   expectShowsTheApp(load(dir + "/view.png"));
 }
@@ -83,11 +88,10 @@ TEST(Screenshot, ViewOfASavedTraceShowsTheApp) {
 TEST(Screenshot, LiveRunShowsTheApp) {
   if (!haveXvfb()) GTEST_SKIP() << "xvfb-run is not installed";
   const auto dir = testing::freshTempDir("screenshot_run");
-  auto run = testing::runCommand({"xvfb-run", "-a", "-s", "-screen 0 1600x1000x24", SHARDSCOPE_BINARY,
-                                  "run", "--model", "gpt", "--layers", "3", "--hidden", "96", "--seq",
-                                  "16", "--batch", "4", "--world", "2", "--steps", "3", "--strategy",
-                                  "full_shard", "--screenshot", dir + "/run.png"},
-                                 {}, 180);
+  auto run = underXvfb({"run", "--model", "gpt", "--layers", "3", "--hidden", "96", "--seq", "16",
+                        "--batch", "4", "--world", "2", "--steps", "3", "--strategy", "full_shard",
+                        "--screenshot", dir + "/run.png"},
+                       180);
   ASSERT_EQ(run.exitCode, 0) << run.output;
   expectShowsTheApp(load(dir + "/run.png"));
 }
@@ -98,9 +102,7 @@ TEST(Screenshot, SavedCompareSummaryOpensWithItsFigures) {
   auto compare = testing::runShardscope({"compare", "--model", "mlp", "--layers", "2", "--world", "2",
                                          "--steps", "2", "--summary", dir + "/compare.json"});
   ASSERT_EQ(compare.exitCode, 0) << compare.output;
-  auto view = testing::runCommand({"xvfb-run", "-a", "-s", "-screen 0 1600x1000x24", SHARDSCOPE_BINARY,
-                                   "view", dir + "/compare.json", "--screenshot", dir + "/summary.png"},
-                                  {}, 120);
+  auto view = underXvfb({"view", dir + "/compare.json", "--screenshot", dir + "/summary.png"}, 120);
   ASSERT_EQ(view.exitCode, 0) << view.output;
   const Image img = load(dir + "/summary.png");
   ASSERT_EQ(img.width, 1600);
