@@ -26,8 +26,8 @@ int64_t bytesOf(const at::Tensor& t) { return t.numel() * static_cast<int64_t>(t
 // Issues the collective and attaches the event to it: it is recorded once the collective's times
 // are known. What the backend allocates while issuing (Gloo stages each collective in flat buffers
 // of its size, made on the calling thread) is communication memory.
-std::unique_ptr<PendingCollective> recorded(
-    const std::function<std::unique_ptr<PendingCollective>()>& issue, trace::Event event) {
+template <typename Issue>  // a callable returning the inner communicator's PendingCollective
+std::unique_ptr<PendingCollective> recorded(Issue&& issue, trace::Event event) {
   std::unique_ptr<PendingCollective> pending;
   {
     RoleScope role(trace::MemoryRole::CommBuffer);
