@@ -7,6 +7,7 @@
 #include <imgui.h>
 
 #include "ui/export_files.h"
+#include "ui/item_probe.h"
 #include "ui/panels.h"
 #include "ui/theme.h"
 
@@ -186,22 +187,30 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
       }
       ImGui::EndTabItem();
     }
-    if (ImGui::BeginTabItem("Export")) {
+    const bool exportOpen = ImGui::BeginTabItem("Export");
+    noteItem("tab:Export");
+    if (exportOpen) {
       ImGui::TextUnformatted("Write what the app shows, for Perfetto, a spreadsheet or a slide.");
       ImGui::InputText("file name base", state.exportBase, sizeof state.exportBase);
       ImGui::TextDisabled("a compare writes one trace/CSV per strategy: BASE.<strategy>.json");
       const bool have = !sessions.empty();
       ImGui::BeginDisabled(!have);
-      if (ImGui::Button("Trace JSON (Perfetto)")) {
+      const bool traceClicked = ImGui::Button("Trace JSON (Perfetto)");
+      noteItem("export:trace");
+      if (traceClicked) {
         state.exportMessage = exportSessions(sessions, state.exportBase, ExportFormat::TraceJson);
       }
       ImGui::SameLine();
-      if (ImGui::Button("Memory CSV")) {
+      const bool csvClicked = ImGui::Button("Memory CSV");
+      noteItem("export:csv");
+      if (csvClicked) {
         state.exportMessage = exportSessions(sessions, state.exportBase, ExportFormat::MemoryCsv);
       }
       ImGui::EndDisabled();
       ImGui::SameLine();
-      if (ImGui::Button("PNG of the window")) state.pngRequest = std::string(state.exportBase) + ".png";
+      const bool pngClicked = ImGui::Button("PNG of the window");
+      noteItem("export:png");
+      if (pngClicked) state.pngRequest = std::string(state.exportBase) + ".png";
       if (!state.exportMessage.empty()) ImGui::TextWrapped("%s", state.exportMessage.c_str());
       ImGui::EndTabItem();
     }

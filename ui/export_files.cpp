@@ -8,6 +8,7 @@ namespace shardscope::ui {
 
 std::string exportSessions(const std::vector<Session>& sessions, const std::string& base,
                            ExportFormat format) {
+  if (sessions.empty()) return "nothing to write yet: press Run or Compare first\n";
   const bool trace = format == ExportFormat::TraceJson;
   std::string message;
   for (const auto& s : sessions) {

@@ -12,7 +12,8 @@ namespace shardscope::ui {
 enum class ExportFormat { TraceJson, MemoryCsv };
 
 // One file per session: BASE.json / BASE.csv, or BASE.<strategy>.json when there are several (a
-// compare). Returns one line per file saying what happened, for the tab to show.
+// compare). Returns one line per file saying what happened (or why nothing was written), for the
+// tab to show.
 std::string exportSessions(const std::vector<Session>& sessions, const std::string& base,
                            ExportFormat format);
 

@@ -19,12 +19,21 @@ HeadlessImGui::HeadlessImGui(float width, float height) {
 
 HeadlessImGui::~HeadlessImGui() { ImGui::DestroyContext(); }
 
-int HeadlessImGui::frame(const std::function<void()>& draw, float mouseX, float mouseY) {
-  ImGui::GetIO().MousePos = ImVec2(mouseX, mouseY);
+int HeadlessImGui::frame(const std::function<void()>& draw, float mouseX, float mouseY,
+                         bool mouseDown) {
+  ImGuiIO& io = ImGui::GetIO();
+  io.MousePos = ImVec2(mouseX, mouseY);
+  io.MouseDown[0] = mouseDown;
   ImGui::NewFrame();
   draw();
   ImGui::Render();
   return ImGui::GetDrawData()->TotalVtxCount;
+}
+
+void HeadlessImGui::click(const std::function<void()>& draw, float x, float y) {
+  frame(draw, x, y, false);
+  frame(draw, x, y, true);
+  frame(draw, x, y, false);
 }
 
 }  // namespace shardscope::ui

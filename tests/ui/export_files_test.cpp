@@ -75,5 +75,12 @@ TEST(ExportFiles, SessionOpenedFromASummaryHasNoTimelineToWrite) {
   EXPECT_FALSE(std::ifstream(base + ".json").good());
 }
 
+TEST(ExportFiles, NoSessionsSaysWhatToDoFirst) {
+  const std::string base = testing::freshTempDir("export_none") + "/run";
+  const auto message = exportSessions({}, base, ExportFormat::MemoryCsv);
+  EXPECT_NE(message.find("press Run or Compare"), std::string::npos) << message;
+  EXPECT_FALSE(std::ifstream(base + ".csv").good());
+}
+
 }  // namespace
 }  // namespace shardscope::ui

@@ -1,0 +1,19 @@
+#include "ui/item_probe.h"
+
+#include <imgui.h>
+
+namespace shardscope::ui {
+
+namespace {
+std::map<std::string, ItemRect>* probe = nullptr;  // the UI draws on one thread
+}
+
+void setItemProbe(std::map<std::string, ItemRect>* p) { probe = p; }
+
+void noteItem(const char* name) {
+  if (!probe) return;
+  const ImVec2 min = ImGui::GetItemRectMin(), max = ImGui::GetItemRectMax();
+  (*probe)[name] = {min.x, min.y, max.x, max.y};
+}
+
+}  // namespace shardscope::ui

@@ -1,0 +1,23 @@
+// Where the app's named controls were drawn, so a test can click them as a user would. Off (a null
+// map) in the app itself. Dear ImGui's own test engine would find items by label, but it needs an
+// ImGui built with IMGUI_ENABLE_TEST_ENGINE, which Debian's libimgui is not.
+#pragma once
+
+#include <map>
+#include <string>
+
+namespace shardscope::ui {
+
+struct ItemRect {
+  float x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+  float centerX() const { return (x0 + x1) / 2; }
+  float centerY() const { return (y0 + y1) / 2; }
+};
+
+// Where noteItem records to; nullptr switches recording off.
+void setItemProbe(std::map<std::string, ItemRect>* probe);
+
+// Records the rectangle of the item ImGui drew last under `name`, when a probe is set.
+void noteItem(const char* name);
+
+}  // namespace shardscope::ui
