@@ -24,11 +24,7 @@ std::vector<at::Tensor> StagedModel::initParameters(int64_t seed) const {
 
 int64_t StagedModel::parameterCount() const {
   int64_t total = 0;
-  for (const auto& spec : params_) {
-    int64_t n = 1;
-    for (auto d : spec.shape) n *= d;
-    total += n;
-  }
+  for (const auto& spec : params_) total += spec.numel();
   return total;
 }
 

@@ -11,17 +11,10 @@
 
 #include <ATen/ATen.h>
 
+#include "trace/model_layout.h"
 #include "trace/run_config.h"
 
 namespace shardscope {
-
-struct ParamSpec {
-  std::string name;             // PyTorch state_dict name, e.g. "blocks.0.weight"
-  std::vector<int64_t> shape;
-  int unit = -1;                // FSDP unit: block index, or -1 for the root unit
-};
-
-constexpr int kRootUnit = -1;
 
 struct Batch {
   at::Tensor x;  // mlp: [B, features] float; gpt: [B, seq] int64 tokens

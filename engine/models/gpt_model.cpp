@@ -11,29 +11,7 @@ constexpr double kLayerNormEps = 1e-5;
 GptModel::GptModel(const RunConfig& c)
     : hidden_(c.hidden), heads_(c.heads), seq_(c.seq), vocab_(c.vocab) {
   numBlocks_ = c.layers;
-  const int64_t h = hidden_;
-  params_.push_back({"wte.weight", {vocab_, h}, kRootUnit});
-  params_.push_back({"wpe.weight", {seq_, h}, kRootUnit});
-  for (int i = 0; i < numBlocks_; ++i) {
-    const std::string b = "blocks." + std::to_string(i) + ".";
-    // Order matters: block() indexes these by position.
-    params_.push_back({b + "ln1.weight", {h}, i});
-    params_.push_back({b + "ln1.bias", {h}, i});
-    // No qkv bias (as in Llama): a key bias only shifts each softmax row by a constant, so its
-    // true gradient is zero and Adam would turn rounding noise in it into full-size updates.
-    params_.push_back({b + "attn.qkv.weight", {3 * h, h}, i});
-    params_.push_back({b + "attn.proj.weight", {h, h}, i});
-    params_.push_back({b + "attn.proj.bias", {h}, i});
-    params_.push_back({b + "ln2.weight", {h}, i});
-    params_.push_back({b + "ln2.bias", {h}, i});
-    params_.push_back({b + "mlp.fc.weight", {4 * h, h}, i});
-    params_.push_back({b + "mlp.fc.bias", {4 * h}, i});
-    params_.push_back({b + "mlp.proj.weight", {h, 4 * h}, i});
-    params_.push_back({b + "mlp.proj.bias", {h}, i});
-  }
-  params_.push_back({"ln_f.weight", {h}, kRootUnit});
-  params_.push_back({"ln_f.bias", {h}, kRootUnit});
-  params_.push_back({"lm_head.weight", {vocab_, h}, kRootUnit});
+  params_ = modelLayout(c);  // block() indexes a block's parameters by position
 }
 
 at::Tensor GptModel::block(const at::Tensor& x, const std::vector<at::Tensor>& p, int f) const {

@@ -9,15 +9,7 @@ namespace shardscope {
 MlpModel::MlpModel(const RunConfig& c)
     : features_(c.features), hidden_(c.hidden), classes_(c.classes) {
   numBlocks_ = c.layers;
-  params_.push_back({"inp.weight", {hidden_, features_}, kRootUnit});
-  params_.push_back({"inp.bias", {hidden_}, kRootUnit});
-  for (int i = 0; i < numBlocks_; ++i) {
-    const std::string prefix = "blocks." + std::to_string(i) + ".";
-    params_.push_back({prefix + "weight", {hidden_, hidden_}, i});
-    params_.push_back({prefix + "bias", {hidden_}, i});
-  }
-  params_.push_back({"head.weight", {classes_, hidden_}, kRootUnit});
-  params_.push_back({"head.bias", {classes_}, kRootUnit});
+  params_ = modelLayout(c);
 }
 
 at::Tensor MlpModel::forwardStage(int stage, const at::Tensor& input, const Batch& batch,
