@@ -15,11 +15,12 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result) {
   }
   nlohmann::json ranks = nlohmann::json::array();
   for (const auto& s : computeRankStats(config, result.recording, result.parameterCount)) {
-    nlohmann::json peak, atPeak;
+    nlohmann::json peak, atPeak, afterStep;
     for (int i = 0; i < trace::kMemoryRoleCount; ++i) {
       const char* role = trace::memoryRoleName(static_cast<trace::MemoryRole>(i));
       peak[role] = s.peakByRole[i];
       atPeak[role] = s.atPeakTotal[i];
+      afterStep[role] = s.afterLastStep[i];
     }
     peak["total"] = s.peakTotal;
     peak["device_total"] = s.peakDevice;
@@ -34,6 +35,7 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result) {
                      {"steady_step_time_s", s.steadyStepSeconds},
                      {"peak_bytes", peak},
                      {"at_peak_bytes", atPeak},
+                     {"after_step_bytes", afterStep},
                      {"throughput",
                       {{"samples_per_s", s.samplesPerSecond},
                        {"tokens_per_s", s.tokensPerSecond},

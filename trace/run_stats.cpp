@@ -1,9 +1,19 @@
 #include "trace/run_stats.h"
 
+#include <algorithm>
 #include <numeric>
 
-
 namespace shardscope {
+
+trace::RoleBytes rolesAfterLastStep(const trace::RankTimeline& t) {
+  if (t.steps.empty()) return {};
+  const int64_t end = t.steps.back().endNs;
+  // The last sample at or before the step's end: memory samples are time-ordered.
+  auto after = std::upper_bound(t.memory.begin(), t.memory.end(), end,
+                                [](int64_t time, const trace::MemorySample& s) { return time < s.tNs; });
+  if (after == t.memory.begin()) return {};
+  return std::prev(after)->bytes;
+}
 
 std::vector<RankStats> computeRankStats(const RunConfig& config, const trace::RunRecording& rec,
                                         int64_t parameterCount) {
@@ -16,6 +26,7 @@ std::vector<RankStats> computeRankStats(const RunConfig& config, const trace::Ru
     s.peakTotal = t.peakTotal;
     s.peakDevice = t.peakDevice;
     s.atPeakTotal = t.atPeakTotal;
+    s.afterLastStep = rolesAfterLastStep(t);
     s.stepSeconds = rec.stepSeconds(r);
     if (!s.stepSeconds.empty()) {
       const size_t first = s.stepSeconds.size() > 1 ? 1 : 0;

@@ -17,6 +17,8 @@ struct RankStats {
   int64_t peakTotal = 0;          // maximum of the sum over tensor roles (peak allocated)
   int64_t peakDevice = 0;         // maximum with the device lanes (GPU: reserved + runtime)
   trace::RoleBytes atPeakTotal{}; // the split by role at that moment
+  trace::RoleBytes afterLastStep{}; // the split by role when the last completed step ended: what
+                                    // a rank keeps between steps (the optimizer's temporaries gone)
   std::vector<double> stepSeconds;
   double steadyStepSeconds = 0;   // mean over steps after the first (warm-up); all if only one
   double samplesPerSecond = 0;    // this rank's samples / steady step time
@@ -26,6 +28,9 @@ struct RankStats {
   double overlapPercent = 0;
   int64_t droppedEvents = 0;
 };
+
+// The split by role at the end of the last completed step (all zero before the first one ends).
+trace::RoleBytes rolesAfterLastStep(const trace::RankTimeline& timeline);
 
 std::vector<RankStats> computeRankStats(const RunConfig& config,
                                         const trace::RunRecording& recording,

@@ -23,10 +23,12 @@ SummaryRun readRun(const nlohmann::json& j) {
     s.steadyStepSeconds = r.value("steady_step_time_s", 0.0);
     const auto& peak = r.value("peak_bytes", nlohmann::json::object());
     const auto& atPeak = r.value("at_peak_bytes", nlohmann::json::object());
+    const auto& afterStep = r.value("after_step_bytes", nlohmann::json::object());  // absent in older summaries
     for (int i = 0; i < kMemoryRoleCount; ++i) {
       const char* role = memoryRoleName(static_cast<MemoryRole>(i));
       s.peakByRole[i] = peak.value(role, int64_t{0});
       s.atPeakTotal[i] = atPeak.value(role, int64_t{0});
+      s.afterLastStep[i] = afterStep.value(role, int64_t{0});
     }
     s.peakTotal = peak.value("total", int64_t{0});
     s.peakDevice = peak.value("device_total", s.peakTotal);
