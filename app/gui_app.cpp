@@ -12,14 +12,16 @@ namespace shardscope::app {
 
 // Opens the window over sessions that are already complete (a saved trace or summary).
 static int showStore(ui::SessionStore& store, ui::AppState& state, const std::string& path,
-                     const std::string& screenshotPath);
+                     const WindowChoice& choice);
 
 int runGui(const RunConfig& config, const std::string& workerExecutable, bool startImmediately,
-           bool compare, const std::string& screenshotPath) {
+           bool compare, const WindowChoice& choice) {
+  const std::string& screenshotPath = choice.screenshotPath;
   ui::SessionStore store;
   EngineSessionControl engine(store, workerExecutable);
   ui::AppState state;
   state.config = config;
+  if (const char* title = ui::bottomTabTitle(choice.tab)) state.openTab = title;
   if (startImmediately) {
     if (compare) engine.startCompare(config);
     else engine.startRun(config);
@@ -46,9 +48,12 @@ int runGui(const RunConfig& config, const std::string& workerExecutable, bool st
   return 0;
 }
 
-int viewFile(const std::string& path, const std::string& screenshotPath) {
+bool knownTab(const std::string& name) { return ui::bottomTabTitle(name) != nullptr; }
+
+int viewFile(const std::string& path, const WindowChoice& choice) {
   ui::SessionStore store;
   ui::AppState state;
+  if (const char* title = ui::bottomTabTitle(choice.tab)) state.openTab = title;
   if (!trace::looksLikeTrace(path)) {
     auto summary = trace::loadSummary(path);
     if (!summary.error.empty()) {
@@ -71,7 +76,7 @@ int viewFile(const std::string& path, const std::string& screenshotPath) {
       }
     }
     state.config = summary.runs.empty() ? RunConfig{} : summary.runs.front().config;
-    return showStore(store, state, path, screenshotPath);
+    return showStore(store, state, path, choice);
   }
   auto loaded = trace::loadChromeTrace(path);
   if (!loaded.error.empty()) {
@@ -89,15 +94,15 @@ int viewFile(const std::string& path, const std::string& screenshotPath) {
     store.add(std::move(s));
   }
   state.config = loaded.config;
-  return showStore(store, state, path, screenshotPath);
+  return showStore(store, state, path, choice);
 }
 
 static int showStore(ui::SessionStore& store, ui::AppState& state, const std::string& path,
-                     const std::string& screenshotPath) {
+                     const WindowChoice& choice) {
   state.viewOnly = true;
   state.banner = path;
   ui::WindowOptions options;
-  options.screenshotPath = screenshotPath;
+  options.screenshotPath = choice.screenshotPath;
   options.readyToCapture = [] { return true; };
   options.captureRequest = &state.pngRequest;
   options.captureResult = &state.exportMessage;

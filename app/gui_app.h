@@ -8,13 +8,21 @@
 
 namespace shardscope::app {
 
+struct WindowChoice {
+  std::string screenshotPath;  // hidden window; the PNG is written when there is nothing left to wait for
+  std::string tab;             // tab below the timelines to show first (bottomTabTitle's names)
+};
+
 // Opens the window with `config` in the configuration panel. With `startImmediately`, the run (or
 // compare) starts at once; with a screenshot path, the window is hidden, and the PNG is written
 // when the run has ended.
 int runGui(const RunConfig& config, const std::string& workerExecutable, bool startImmediately,
-           bool compare, const std::string& screenshotPath);
+           bool compare, const WindowChoice& choice);
+
+// Whether `name` names a tab below the timelines (see WindowChoice::tab).
+bool knownTab(const std::string& name);
 
 // Opens a saved trace for browsing; with a screenshot path, writes the PNG and exits.
-int viewFile(const std::string& path, const std::string& screenshotPath);
+int viewFile(const std::string& path, const WindowChoice& choice);
 
 }  // namespace shardscope::app

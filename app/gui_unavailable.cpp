@@ -16,10 +16,12 @@ int windowNotBuilt() {
 }
 }  // namespace
 
-int runGui(const RunConfig&, const std::string&, bool, bool, const std::string&) {
+int runGui(const RunConfig&, const std::string&, bool, bool, const WindowChoice&) {
   return windowNotBuilt();
 }
 
-int viewFile(const std::string&, const std::string&) { return windowNotBuilt(); }
+int viewFile(const std::string&, const WindowChoice&) { return windowNotBuilt(); }
+
+bool knownTab(const std::string&) { return true; }  // no window: runGui and viewFile say so
 
 }  // namespace shardscope::app

@@ -1,6 +1,7 @@
 // shardscope: the one executable. Subcommands:
 //   run      train headlessly: one process per rank, progress per step, tables at the end
 //   compare  the same run under ddp, full_shard and shard_grad_op, one table side by side
+//   estimate predict what each rank holds and sends (closed forms, labelled as predictions)
 //   view     browse a saved trace or summary in the window
 //   worker   one rank (started by `run`, or by torchrun/srun/mpirun with their variables)
 // With no command, the desktop app opens.
@@ -14,6 +15,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/cli_options.h"
+#include "app/estimate_command.h"
 #include "app/gui_app.h"
 #include "app/report_tables.h"
 #include "engine/rank_worker.h"
@@ -136,8 +138,8 @@ int dispatch(int argc, char** argv) {
   shardscope::app::RunOptions runOptions;
   auto* run = app.add_subcommand("run", "train headlessly, one OS process per rank");
   runOptions.addTo(*run);
-  std::string runScreenshot;
-  run->add_option("--screenshot", runScreenshot,
+  shardscope::app::WindowChoice runWindow;
+  run->add_option("--screenshot", runWindow.screenshotPath,
                   "render the app headlessly (a hidden window; use xvfb-run without a display), "
                   "run, and write a PNG of the window to FILE when the run has ended");
 
@@ -147,14 +149,24 @@ int dispatch(int argc, char** argv) {
                  "data, and print them side by side (--strategy is ignored; --trace, --memory-csv "
                  "and --export get one file or directory per strategy)");
   compareOptions.addTo(*compare);
-  std::string compareScreenshot;
-  compare->add_option("--screenshot", compareScreenshot,
+  shardscope::app::WindowChoice compareWindow;
+  compare->add_option("--screenshot", compareWindow.screenshotPath,
                       "render the app headlessly, compare, and write a PNG of the window to FILE");
 
-  std::string viewPath, viewScreenshot;
+  shardscope::app::RunOptions estimateRunOptions;
+  shardscope::app::EstimateOptions estimateOptions;
+  auto* estimate = app.add_subcommand(
+      "estimate", "predict, without running, what each rank holds and sends per step for the run "
+                  "options (all three strategies), or with --params whether a model of that size "
+                  "fits on so many GPUs; closed forms, labelled as predictions (docs/estimate.md)");
+  estimateRunOptions.addTo(*estimate);
+  shardscope::app::addEstimateOptions(*estimate, estimateOptions);
+
+  std::string viewPath;
+  shardscope::app::WindowChoice viewWindow;
   auto* view = app.add_subcommand("view", "browse a saved trace or summary in the window, without running anything");
   view->add_option("FILE", viewPath, "a trace (--trace FILE) or a summary (--summary FILE) of run or compare")->required();
-  view->add_option("--screenshot", viewScreenshot,
+  view->add_option("--screenshot", viewWindow.screenshotPath,
                    "render headlessly and write a PNG of the window to FILE, then exit");
 
   shardscope::app::RunOptions workerOptions;
@@ -163,7 +175,20 @@ int dispatch(int argc, char** argv) {
                 "(as set by torchrun)");
   workerOptions.addTo(*worker);
 
+  const char* tabHelp = "with --screenshot: the tab below the timelines to show: comparison | memory | "
+                        "estimate | export | help [default: comparison]";
+  for (auto [command, choice] : {std::pair{run, &runWindow}, std::pair{compare, &compareWindow},
+                                 std::pair{view, &viewWindow}}) {
+    command->add_option("--tab", choice->tab, tabHelp);
+  }
+
   CLI11_PARSE(app, argc, argv);
+
+  for (const auto* choice : {&runWindow, &compareWindow, &viewWindow}) {
+    if (!choice->tab.empty() && !shardscope::app::knownTab(choice->tab)) {
+      return failUsage("--tab '" + choice->tab + "' is not a tab: choose comparison, memory, estimate, export or help");
+    }
+  }
 
   if (worker->parsed()) {
     shardscope::RunConfig config;
@@ -171,7 +196,13 @@ int dispatch(int argc, char** argv) {
     return shardscope::runRankWorker(config);
   }
 
-  if (view->parsed()) return shardscope::app::viewFile(viewPath, viewScreenshot);
+  if (view->parsed()) return shardscope::app::viewFile(viewPath, viewWindow);
+
+  if (estimate->parsed()) {
+    shardscope::RunConfig config;
+    if (auto err = estimateRunOptions.resolve(config)) return failUsage(*err);
+    return shardscope::app::runEstimate(config, estimateOptions);
+  }
 
   shardscope::RunConfig config;
   if (run->parsed()) {
@@ -189,18 +220,18 @@ int dispatch(int argc, char** argv) {
     config.world = 2;
     config.steps = 6;
     return shardscope::app::runGui(config, selfExecutable(), /*startImmediately=*/false,
-                                   /*compare=*/false, "");
+                                   /*compare=*/false, shardscope::app::WindowChoice{});
   }
   if (auto err = shardscope::validate(config)) return failUsage(*err);
   if (auto err = shardscope::checkDeviceAvailable(config)) return failUsage(*err);
   if (compare->parsed()) {
-    if (!compareScreenshot.empty()) {
-      return shardscope::app::runGui(config, selfExecutable(), true, true, compareScreenshot);
+    if (!compareWindow.screenshotPath.empty()) {
+      return shardscope::app::runGui(config, selfExecutable(), true, true, compareWindow);
     }
     return runCompare(config);
   }
-  if (!runScreenshot.empty()) {
-    return shardscope::app::runGui(config, selfExecutable(), true, false, runScreenshot);
+  if (!runWindow.screenshotPath.empty()) {
+    return shardscope::app::runGui(config, selfExecutable(), true, false, runWindow);
   }
   return runHeadless(config);
 }

@@ -38,7 +38,21 @@ double sessionDuration(const Session& s) {
   return static_cast<double>(last - rec.originNs());
 }
 
+// Brings the tab named in state.openTab to the front once.
+ImGuiTabItemFlags tabFlags(const AppState& state, const char* title) {
+  return state.openTab == title ? ImGuiTabItemFlags_SetSelected : ImGuiTabItemFlags_None;
+}
+
 }  // namespace
+
+const char* bottomTabTitle(const std::string& name) {
+  if (name == "comparison") return "Comparison";
+  if (name == "memory") return "Memory breakdown";
+  if (name == "estimate") return "Estimate";
+  if (name == "export") return "Export";
+  if (name == "help") return "Help";
+  return nullptr;
+}
 
 void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
   const auto frameStart = std::chrono::steady_clock::now();
@@ -171,15 +185,15 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
 
   ImGui::BeginChild("bottom", ImVec2(0, 0), true);
   if (ImGui::BeginTabBar("views")) {
-    if (ImGui::BeginTabItem("Comparison")) {
-      if (state.statsVersion != store.version() || state.stats.size() != sessions.size()) {
-        state.stats = sessionStats(sessions);
-        state.statsVersion = store.version();
-      }
+    if (state.statsVersion != store.version() || state.stats.size() != sessions.size()) {
+      state.stats = sessionStats(sessions);
+      state.statsVersion = store.version();
+    }
+    if (ImGui::BeginTabItem("Comparison", nullptr, tabFlags(state, "Comparison"))) {
       drawComparison(sessions, state.stats);
       ImGui::EndTabItem();
     }
-    if (ImGui::BeginTabItem("Memory breakdown")) {
+    if (ImGui::BeginTabItem("Memory breakdown", nullptr, tabFlags(state, "Memory breakdown"))) {
       const int index = cursorSession >= 0 ? cursorSession : static_cast<int>(sessions.size()) - 1;
       if (index >= 0) {
         ImGui::TextDisabled("%s", sessions[index].title.c_str());
@@ -187,7 +201,15 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
       }
       ImGui::EndTabItem();
     }
-    const bool exportOpen = ImGui::BeginTabItem("Export");
+    const bool estimateOpen = ImGui::BeginTabItem("Estimate", nullptr, tabFlags(state, "Estimate"));
+    noteItem("tab:Estimate");
+    if (estimateOpen) {
+      // What is on screen: a viewed file's own configuration, else the one Run would start.
+      const RunConfig& predicted = state.viewOnly && !sessions.empty() ? sessions.front().config : state.config;
+      drawEstimatePanel(state.estimate, predicted, sessions, state.stats);
+      ImGui::EndTabItem();
+    }
+    const bool exportOpen = ImGui::BeginTabItem("Export", nullptr, tabFlags(state, "Export"));
     noteItem("tab:Export");
     if (exportOpen) {
       ImGui::TextUnformatted("Write what the app shows, for Perfetto, a spreadsheet or a slide.");
@@ -214,7 +236,7 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
       if (!state.exportMessage.empty()) ImGui::TextWrapped("%s", state.exportMessage.c_str());
       ImGui::EndTabItem();
     }
-    if (ImGui::BeginTabItem("Help")) {
+    if (ImGui::BeginTabItem("Help", nullptr, tabFlags(state, "Help"))) {
       ImGui::BulletText("Mouse wheel over a timeline zooms around the cursor; drag to pan.");
       ImGui::BulletText("Hover a memory lane for the exact bytes per role; hover a block for its timing.");
       ImGui::BulletText("Click a collective to highlight the same collective on every rank.");
@@ -225,6 +247,7 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
       ImGui::EndTabItem();
     }
     ImGui::EndTabBar();
+    state.openTab.clear();
   }
   ImGui::EndChild();
   ImGui::EndGroup();

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "trace/run_config.h"
+#include "ui/estimate_panel.h"
 #include "ui/session_store.h"
 #include "ui/timeline_view.h"
 
@@ -19,7 +20,7 @@ struct AppState {
   TimelineStyle style;
   CollectiveSelection selection;
   TimelineCursor cursor;
-  int bottomTab = 0;
+  std::string openTab;       // a tab below the timelines to bring to the front, e.g. "Estimate"
   std::string banner;        // e.g. the file being viewed
   bool viewOnly = false;     // `shardscope view`: no configuration panel actions
   double lastFrameBuildMs = 0;
@@ -29,6 +30,7 @@ struct AppState {
   char exportBase[256] = "shardscope-run";
   std::string pngRequest;
   std::string exportMessage;
+  EstimatePanelState estimate;
   // Figures derived from the store, recomputed only when the store changes (they walk every
   // event, which a frame must not do).
   std::vector<std::vector<RankStats>> stats;
@@ -36,5 +38,9 @@ struct AppState {
 };
 
 void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine);
+
+// The tabs below the timelines by the names the command line uses (comparison, memory, estimate,
+// export, help): the tab's title, or nullptr for an unknown name.
+const char* bottomTabTitle(const std::string& name);
 
 }  // namespace shardscope::ui

@@ -65,5 +65,30 @@ TEST(CliErrors, HelpExplainsEveryOptionWithItsDefault) {
   EXPECT_NE(r.output.find("ZeRO-3"), std::string::npos);
 }
 
+TEST(CliErrors, EstimateRejectsWhatItCannotRead) {
+  expectRejected({"estimate", "--params", "seventy"}, "--params 'seventy' is not a parameter count");
+  expectRejected({"estimate", "--params", "70B", "--worlds", "8,,16"}, "--worlds '8,,16'");
+  expectRejected({"estimate", "--params", "70B", "--bytes-per-param", "2,2"}, "--bytes-per-param '2,2'");
+  expectRejected({"estimate", "--params", "70B", "--gpu-memory", "-80"}, "--gpu-memory -80 is negative");
+  expectRejected({"estimate", "--world", "0"}, "--world is 0");
+  expectRejected({"run", "--tab", "charts", "--screenshot", "/tmp/x.png"}, "--tab 'charts' is not a tab");
+}
+
+// What the estimate command prints is a prediction and says so, in the table and in the JSON.
+TEST(CliErrors, EstimateIsLabelledAPrediction) {
+  auto table = runShardscope({"estimate", "--model", "gpt", "--world", "2"});
+  EXPECT_EQ(table.exitCode, 0) << table.output;
+  EXPECT_NE(table.output.find("PREDICTION"), std::string::npos) << table.output;
+  EXPECT_NE(table.output.find("Not predicted: activations"), std::string::npos) << table.output;
+  auto fit = runShardscope({"estimate", "--params", "70B", "--worlds", "8,16", "--bytes-per-param", "2,2,8"});
+  EXPECT_EQ(fit.exitCode, 0) << fit.output;
+  EXPECT_NE(fit.output.find("PREDICTION"), std::string::npos) << fit.output;
+  EXPECT_NE(fit.output.find("105 GB  does NOT fit in 80 GB"), std::string::npos) << fit.output;
+  EXPECT_NE(fit.output.find("52.5 GB  fits in 80 GB"), std::string::npos) << fit.output;
+  auto json = runShardscope({"estimate", "--model", "gpt", "--json"});
+  EXPECT_EQ(json.exitCode, 0) << json.output;
+  EXPECT_NE(json.output.find("\"prediction\": true"), std::string::npos) << json.output;
+}
+
 }  // namespace
 }  // namespace shardscope

@@ -21,6 +21,31 @@ CliResult runShardscope(const std::vector<std::string>& args, const std::vector<
   return runCommand(argv, env, timeoutSeconds);
 }
 
+RunConfig tinyGptConfig() {
+  RunConfig c;
+  c.model = "gpt";
+  c.layers = 3;
+  c.hidden = 20;
+  c.heads = 4;
+  c.vocab = 37;
+  c.seq = 6;
+  c.batch = 4;
+  c.steps = 2;
+  c.world = 2;
+  return c;
+}
+
+std::vector<std::string> optionsOf(const RunConfig& config) {
+  std::vector<std::string> out;
+  const auto json = config.toJson();  // items() refers to it: it must outlive the loop
+  for (const auto& [key, value] : json.items()) {
+    if (value.is_string() && value.get<std::string>().empty()) continue;  // an output not asked for
+    out.push_back("--" + key);
+    out.push_back(value.is_string() ? value.get<std::string>() : value.dump());
+  }
+  return out;
+}
+
 CliResult runCommand(const std::vector<std::string>& argvStrings,
                      const std::vector<std::string>& env, int timeoutSeconds) {
   int fds[2];

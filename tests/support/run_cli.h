@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "trace/run_config.h"
+
 namespace shardscope::testing {
 
 struct CliResult {
@@ -15,6 +17,14 @@ struct CliResult {
 // `args` are passed to the binary; `env` entries ("NAME=value") are added to the environment.
 CliResult runShardscope(const std::vector<std::string>& args,
                         const std::vector<std::string>& env = {}, int timeoutSeconds = 300);
+
+// A GPT small enough for multi-rank tests to run in a second or two: 3 blocks of hidden 20 (4
+// heads), vocabulary 37, 6 tokens per sample, global batch 4, 2 steps, 2 ranks.
+RunConfig tinyGptConfig();
+
+// The options that give `config` on the command line ("--model", "gpt", ...), output paths
+// included when set: run_config's JSON keys are the option names.
+std::vector<std::string> optionsOf(const RunConfig& config);
 
 // Any program: argv[0] is looked up on PATH.
 CliResult runCommand(const std::vector<std::string>& argv, const std::vector<std::string>& env = {},

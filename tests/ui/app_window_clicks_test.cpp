@@ -1,5 +1,6 @@
-// The Export tab driven as a user drives it: the whole app frame is built, the mouse clicks the
-// "Export" tab and then each button where ImGui drew it, and the files appear on disk.
+// The app's tabs driven as a user drives them: the whole app frame is built and the mouse clicks
+// a tab and then its buttons where ImGui drew them. Export: the files appear on disk. Estimate:
+// the seed documents' examples are one click away, and bad input is drawn as a message.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -14,10 +15,10 @@
 namespace shardscope::ui {
 namespace {
 
-class ExportClicks : public ::testing::Test {
+class AppClicks : public ::testing::Test {
  protected:
-  ExportClicks() : imgui_(1600, 900) { setItemProbe(&items_); }
-  ~ExportClicks() override { setItemProbe(nullptr); }
+  AppClicks() : imgui_(1600, 900) { setItemProbe(&items_); }
+  ~AppClicks() override { setItemProbe(nullptr); }
 
   void addSession(const std::string& strategy) {
     Session s;
@@ -29,7 +30,8 @@ class ExportClicks : public ::testing::Test {
     store_.add(std::move(s));
   }
 
-  void draw() {
+  void draw() {  // one frame; items_ then holds what this frame drew
+    items_.clear();
     imgui_.frame([&] { drawAppFrame(state_, store_, nullptr); });
   }
 
@@ -42,12 +44,13 @@ class ExportClicks : public ::testing::Test {
     draw();  // a tab's selection shows from the next frame on
   }
 
-  void openExportTab() {
+  void openTab(const std::string& tab, const std::string& firstItem) {
     draw();
     draw();  // ImGui lays a tab bar out in its first frame and places it from the second
-    clickOn("tab:Export");
-    ASSERT_TRUE(items_.count("export:trace")) << "the Export tab did not open";
+    clickOn("tab:" + tab);
+    ASSERT_TRUE(items_.count(firstItem)) << "the " << tab << " tab did not open";
   }
+  void openExportTab() { openTab("Export", "export:trace"); }
 
   HeadlessImGui imgui_;
   std::map<std::string, ItemRect> items_;
@@ -57,7 +60,7 @@ class ExportClicks : public ::testing::Test {
 
 bool exists(const std::string& path) { return std::ifstream(path).good(); }
 
-TEST_F(ExportClicks, TraceAndCsvButtonsWriteOneFilePerStrategy) {
+TEST_F(AppClicks, ExportTraceAndCsvButtonsWriteOneFilePerStrategy) {
   const std::string base = testing::freshTempDir("export_click") + "/lesson";
   std::snprintf(state_.exportBase, sizeof state_.exportBase, "%s", base.c_str());
   addSession("ddp");
@@ -84,7 +87,7 @@ TEST_F(ExportClicks, TraceAndCsvButtonsWriteOneFilePerStrategy) {
   EXPECT_EQ(state_.pngRequest, base + ".png");
 }
 
-TEST_F(ExportClicks, WithNothingToExportTheFileButtonsAreDisabled) {
+TEST_F(AppClicks, ExportWithNothingToExportTheFileButtonsAreDisabled) {
   const std::string base = testing::freshTempDir("export_click_empty") + "/empty";
   std::snprintf(state_.exportBase, sizeof state_.exportBase, "%s", base.c_str());
   openExportTab();
@@ -95,7 +98,7 @@ TEST_F(ExportClicks, WithNothingToExportTheFileButtonsAreDisabled) {
   EXPECT_FALSE(exists(base + ".csv"));
 }
 
-TEST_F(ExportClicks, AClickBesideTheButtonDoesNothing) {
+TEST_F(AppClicks, ExportAClickBesideTheButtonDoesNothing) {
   const std::string base = testing::freshTempDir("export_click_miss") + "/miss";
   std::snprintf(state_.exportBase, sizeof state_.exportBase, "%s", base.c_str());
   addSession("ddp");
@@ -104,6 +107,35 @@ TEST_F(ExportClicks, AClickBesideTheButtonDoesNothing) {
   imgui_.click([&] { drawAppFrame(state_, store_, nullptr); }, r.centerX(), r.y1 + 40);
   EXPECT_FALSE(exists(base + ".json"));
   EXPECT_TRUE(state_.exportMessage.empty()) << state_.exportMessage;
+}
+
+TEST_F(AppClicks, EstimateSeedExamplesAreOneClickAway) {
+  openTab("Estimate", "estimate:seed-7b");
+  EXPECT_STREQ(state_.estimate.parameters, "70B") << "opens on the Llama-70B example";
+  clickOn("estimate:seed-7b");
+  EXPECT_STREQ(state_.estimate.parameters, "7B");
+  EXPECT_STREQ(state_.estimate.worlds, "1,3");
+  EXPECT_EQ(state_.estimate.bytesPerParameter[2], 4.0f);
+  clickOn("estimate:seed-70b");
+  EXPECT_STREQ(state_.estimate.parameters, "70B");
+  EXPECT_STREQ(state_.estimate.worlds, "1,8,16");
+  EXPECT_EQ(state_.estimate.bytesPerParameter[2], 8.0f);
+}
+
+TEST_F(AppClicks, EstimateTabDrawsBadInputAsAMessage) {
+  openTab("Estimate", "estimate:seed-7b");
+  std::snprintf(state_.estimate.parameters, sizeof state_.estimate.parameters, "seventy");
+  std::snprintf(state_.estimate.worlds, sizeof state_.estimate.worlds, "1,,8");
+  state_.config.world = 0;  // no prediction for a run validate() refuses
+  draw();
+  EXPECT_TRUE(items_.count("estimate:problem")) << "the what-if says what is wrong";
+  EXPECT_TRUE(items_.count("estimate:run-problem")) << "the run prediction says what is wrong";
+  std::snprintf(state_.estimate.parameters, sizeof state_.estimate.parameters, "7B");
+  std::snprintf(state_.estimate.worlds, sizeof state_.estimate.worlds, "1,3");
+  state_.config.world = 2;
+  draw();
+  EXPECT_FALSE(items_.count("estimate:problem"));
+  EXPECT_FALSE(items_.count("estimate:run-problem"));
 }
 
 }  // namespace

@@ -1,0 +1,27 @@
+// `shardscope estimate`: predictions from closed forms, labelled as predictions, as tables or
+// JSON. Two questions: what will each rank of this run hold and send (the run options), and does
+// a model of a given size fit on so many GPUs (--params; the seed documents' memory tables).
+#pragma once
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "trace/run_config.h"
+
+namespace shardscope::app {
+
+struct EstimateOptions {
+  std::string params;                  // empty: predict the run the run options describe
+  std::string worlds = "1,8,16";
+  std::string bytesPerParameter = "2,2,12";
+  double gpuMemoryGB = 80;
+  bool json = false;
+};
+
+void addEstimateOptions(CLI::App& command, EstimateOptions& options);
+
+// Prints the prediction; returns the exit status (2 with one message for a bad value).
+int runEstimate(const RunConfig& config, const EstimateOptions& options);
+
+}  // namespace shardscope::app

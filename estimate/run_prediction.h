@@ -1,0 +1,51 @@
+// Predictions, not measurements: what each rank of a shardscope run should hold and send per step,
+// from the model's layout (trace/model_layout.h), the world size, the strategy, the precision, the
+// prefetch depth and the optimizer. The closed forms are written out in docs/estimate.md; the
+// tests hold them against measured runs. Activations and communication buffers are not predicted:
+// they depend on kernels and libraries, so they are left to the measurement.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "trace/events.h"
+#include "trace/run_config.h"
+
+namespace shardscope::estimate {
+
+enum class When { Peak, AfterStep };  // a role's maximum, or what stays between steps
+
+struct PredictedMemory {
+  trace::MemoryRole role;
+  When when;
+  int64_t bytes;
+  std::string formula;  // how the bytes come about, e.g. "4 B x 1/N of the padded parameters"
+};
+
+struct PredictedCollective {
+  trace::CollectiveOp op;
+  int64_t count;        // per step; -1 when it depends on bucketing (ddp)
+  int64_t bytes;        // per step, as the summary counts it (all-gather: its output)
+  std::string formula;
+};
+
+struct RunPrediction {
+  int64_t parameters = 0;        // elements
+  int64_t paddedParameters = 0;  // sharded strategies: each unit padded to a multiple of N
+  std::vector<PredictedMemory> memory;
+  std::vector<PredictedCollective> perStep;  // training collectives (not the loss for the log line)
+  // The sum of the predicted roles: parameters, gradients and optimizer state at their peaks.
+  int64_t modelStateBytes() const;
+  const PredictedMemory* find(trace::MemoryRole role) const;
+  const PredictedCollective* find(trace::CollectiveOp op) const;
+};
+
+// For a configuration that validate() accepts.
+RunPrediction predictRun(const RunConfig& config);
+
+// Whether a run of `measured` is a measurement of what predictRun(`predicted`) predicts, strategy
+// aside: the same model sizes, world size, precision, prefetch depth and optimizer.
+bool samePrediction(const RunConfig& predicted, const RunConfig& measured);
+
+}  // namespace shardscope::estimate

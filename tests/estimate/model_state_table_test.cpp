@@ -1,0 +1,99 @@
+// The seed documents' memory tables come out of the estimator as the documents give them, and the
+// quantities people type are read the way they mean them.
+#include "estimate/model_state_table.h"
+
+#include <gtest/gtest.h>
+
+#include "estimate/parse_quantity.h"
+
+namespace shardscope::estimate {
+namespace {
+
+const ModelStateRow& row(const std::vector<ModelStateRow>& rows, const std::string& strategy, int world) {
+  for (const auto& r : rows) {
+    if (r.strategy == strategy && r.world == world) return r;
+  }
+  ADD_FAILURE() << "no row " << strategy << " x " << world;
+  static const ModelStateRow none;
+  return none;
+}
+
+// 000_*.txt, "Memory example (7B model, 3 GPUs, full FT)": 14 + 14 + 28 = ~56 GB per GPU under
+// DDP; 4.7 + 4.7 + 9.3 = ~19 GB under FSDP.
+TEST(ModelStateTable, SevenBillionOnThreeGpusAsTheSeedTabulatesIt) {
+  ModelStateCase c;
+  c.parameters = 7e9;
+  c.bytes = {2, 2, 4};
+  c.worlds = {3};
+  const auto rows = modelStateTable(c);
+  const auto& ddp = row(rows, "ddp", 3);
+  EXPECT_DOUBLE_EQ(ddp.weights, 14e9);
+  EXPECT_DOUBLE_EQ(ddp.grads, 14e9);
+  EXPECT_DOUBLE_EQ(ddp.optimizer, 28e9);
+  EXPECT_DOUBLE_EQ(ddp.total(), 56e9);
+  const auto& fsdp = row(rows, "full_shard", 3);
+  EXPECT_NEAR(fsdp.weights, 4.7e9, 0.05e9);
+  EXPECT_NEAR(fsdp.grads, 4.7e9, 0.05e9);
+  EXPECT_NEAR(fsdp.optimizer, 9.3e9, 0.05e9);
+  EXPECT_NEAR(fsdp.total(), 19e9, 0.5e9);
+}
+
+// 004_*.txt, "A Concrete Example (Llama 70B)": 840 GB to train; DDP needs 840 GB on each of 8
+// H100s (crash); FSDP on 8 needs 105 GB (still too big for 80 GB); on 16, 52.5 GB (fits).
+TEST(ModelStateTable, Llama70BOnEightAndSixteenH100s) {
+  ModelStateCase c;
+  c.parameters = 70e9;
+  c.bytes = {2, 2, 8};
+  c.worlds = {1, 8, 16};
+  c.gpuMemoryBytes = 80e9;
+  const auto rows = modelStateTable(c);
+  EXPECT_DOUBLE_EQ(row(rows, "ddp", 1).total(), 840e9);
+  EXPECT_FALSE(row(rows, "ddp", 1).fits);
+  EXPECT_DOUBLE_EQ(row(rows, "ddp", 8).total(), 840e9) << "DDP replicates: more GPUs do not help";
+  EXPECT_FALSE(row(rows, "ddp", 8).fits);
+  EXPECT_DOUBLE_EQ(row(rows, "full_shard", 8).total(), 105e9);
+  EXPECT_FALSE(row(rows, "full_shard", 8).fits);
+  EXPECT_DOUBLE_EQ(row(rows, "full_shard", 16).total(), 52.5e9);
+  EXPECT_TRUE(row(rows, "full_shard", 16).fits);
+  // SHARD_GRAD_OP divides the same states but keeps every unit's weights gathered from forward to
+  // backward: 140 GB of gathered bf16 weights alone rule out an 80 GB GPU at any N.
+  EXPECT_DOUBLE_EQ(row(rows, "shard_grad_op", 16).gathered, 140e9);
+  EXPECT_FALSE(row(rows, "shard_grad_op", 16).fits);
+}
+
+TEST(ModelStateTable, NoGpuMemoryMeansNoVerdict) {
+  ModelStateCase c;
+  c.gpuMemoryBytes = 0;
+  for (const auto& r : modelStateTable(c)) EXPECT_TRUE(r.fits) << r.strategy << " x " << r.world;
+}
+
+TEST(ParseQuantity, CountsWithSuffixes) {
+  EXPECT_DOUBLE_EQ(*parseCount("7B"), 7e9);
+  EXPECT_DOUBLE_EQ(*parseCount("70b"), 70e9);
+  EXPECT_DOUBLE_EQ(*parseCount("1.5M"), 1.5e6);
+  EXPECT_DOUBLE_EQ(*parseCount("1.3e9"), 1.3e9);
+  EXPECT_DOUBLE_EQ(*parseCount("2T"), 2e12);
+  EXPECT_DOUBLE_EQ(*parseCount("124000000"), 124e6);
+  for (const char* bad : {"", "B", "7X", "-7B", "0", "7BB", "seven", "nan", "inf"}) {
+    EXPECT_FALSE(parseCount(bad).has_value()) << bad;
+  }
+}
+
+TEST(ParseQuantity, BytesPerParameterAndWorlds) {
+  auto b = parseBytesPerParameter("2,2,12");
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->weights, 2);
+  EXPECT_EQ(b->grads, 2);
+  EXPECT_EQ(b->optimizer, 12);
+  EXPECT_TRUE(parseBytesPerParameter("4,4,0"));
+  for (const char* bad : {"", "2,2", "2,2,12,4", "2,,12", "2,2,-1", "a,b,c", "2,2,12,"}) {
+    EXPECT_FALSE(parseBytesPerParameter(bad).has_value()) << bad;
+  }
+  EXPECT_EQ(*parseWorlds("1,8,16"), (std::vector<int>{1, 8, 16}));
+  for (const char* bad : {"", "0", "1,,8", "2.5", "-1", "8,"}) {
+    EXPECT_FALSE(parseWorlds(bad).has_value()) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace shardscope::estimate

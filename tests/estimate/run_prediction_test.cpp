@@ -1,0 +1,100 @@
+// The estimator's closed forms against what real runs measure: each predicted role's bytes equal
+// the recorded peak (or what stays after a step), and each collective's bytes per step equal the
+// recorded ones, for every strategy in fp32 and bf16 and at several prefetch depths. Runs the real
+// binary, two rank processes each.
+#include "estimate/run_prediction.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/support/run_cli.h"
+#include "trace/model_layout.h"
+
+namespace shardscope::estimate {
+namespace {
+
+// GPT's own count: 12 h^2 + 10 h per block (no qkv bias), token and position embeddings, the final
+// LayerNorm and an untied LM head. The layout the engine trains must add up to it.
+TEST(ModelLayout, GptCountsAsTheTextbookFormula) {
+  RunConfig c;
+  c.model = "gpt";
+  c.layers = 5;
+  c.hidden = 48;
+  c.vocab = 101;
+  c.seq = 17;
+  const int64_t h = 48, l = 5, v = 101, t = 17;
+  int64_t total = 0;
+  for (const auto& p : modelLayout(c)) total += p.numel();
+  EXPECT_EQ(total, l * (12 * h * h + 10 * h) + 2 * v * h + t * h + 2 * h);
+  EXPECT_EQ(predictRun(c).parameters, total);
+}
+
+struct Case {
+  std::string strategy, precision;
+  int prefetch = 1;
+  std::string optimizer = "adam";
+};
+
+std::string nameOf(const ::testing::TestParamInfo<Case>& info) {
+  const auto& c = info.param;
+  return c.strategy + "_" + c.precision + "_prefetch" + std::to_string(c.prefetch) + "_" + c.optimizer;
+}
+
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.strategy << " " << c.precision << " prefetch " << c.prefetch << " " << c.optimizer;
+}
+
+class PredictionMatchesMeasurement : public ::testing::TestWithParam<Case> {};
+
+TEST_P(PredictionMatchesMeasurement, MemoryAndWire) {
+  const Case& k = GetParam();
+  RunConfig c = testing::tinyGptConfig();
+  c.strategy = k.strategy;
+  c.precision = k.precision;
+  c.prefetch = k.prefetch;
+  c.optimizer = k.optimizer;
+  const auto dir = testing::freshTempDir("prediction_" + nameOf({k, 0}));
+  auto args = testing::optionsOf(c);
+  args.insert(args.begin(), "run");
+  args.insert(args.end(), {"--summary", dir + "/summary.json"});
+  const auto r = testing::runShardscope(args);
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  const auto summary = nlohmann::json::parse(std::ifstream(dir + "/summary.json"));
+  const auto prediction = predictRun(c);
+  EXPECT_EQ(summary["parameter_count"].get<int64_t>(), prediction.parameters);
+  ASSERT_FALSE(prediction.memory.empty());
+  for (const auto& rank : summary["ranks"]) {
+    for (const auto& m : prediction.memory) {
+      const char* role = trace::memoryRoleName(m.role);
+      const char* key = m.when == When::Peak ? "peak_bytes" : "after_step_bytes";
+      EXPECT_EQ(rank[key][role].get<int64_t>(), m.bytes)
+          << "rank " << rank["rank"] << " " << key << " " << role << ": " << m.formula;
+    }
+    const auto& measured = rank["collectives"];
+    for (const auto& p : prediction.perStep) {
+      const auto& op = measured[trace::collectiveOpName(p.op)];
+      // Every step also all-reduces the 4-byte fp32 loss for the progress line.
+      const bool isAllReduce = p.op == trace::CollectiveOp::AllReduce;
+      EXPECT_EQ(op["bytes"].get<int64_t>() / c.steps, p.bytes + (isAllReduce ? 4 : 0))
+          << trace::collectiveOpName(p.op) << ": " << p.formula;
+      if (p.count >= 0) {
+        EXPECT_EQ(op["count"].get<int64_t>() / c.steps, p.count) << trace::collectiveOpName(p.op);
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Estimator, PredictionMatchesMeasurement,
+    ::testing::Values(Case{"ddp", "fp32"}, Case{"ddp", "bf16"}, Case{"ddp", "fp32", 1, "sgd"},
+                      Case{"full_shard", "fp32"}, Case{"full_shard", "bf16"},
+                      Case{"full_shard", "fp32", 0}, Case{"full_shard", "fp32", 2},
+                      Case{"full_shard", "fp32", 4, "adamw"}, Case{"shard_grad_op", "fp32"},
+                      Case{"shard_grad_op", "bf16"}),
+    nameOf);
+
+}  // namespace
+}  // namespace shardscope::estimate

@@ -1,0 +1,264 @@
+#include "ui/estimate_panel.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include <imgui.h>
+
+#include "estimate/model_state_table.h"
+#include "estimate/parse_quantity.h"
+#include "estimate/run_prediction.h"
+#include "trace/format.h"
+#include "ui/item_probe.h"
+#include "ui/theme.h"
+
+namespace shardscope::ui {
+
+namespace {
+
+using estimate::When;
+using trace::CollectiveOp;
+using trace::MemoryRole;
+
+constexpr const char* kStrategies[] = {"ddp", "full_shard", "shard_grad_op"};
+constexpr MemoryRole kRoles[] = {MemoryRole::ParamShard, MemoryRole::ParamGathered, MemoryRole::GradFull,
+                                 MemoryRole::GradShard, MemoryRole::OptimizerState};
+constexpr CollectiveOp kOps[] = {CollectiveOp::AllReduce, CollectiveOp::AllGather, CollectiveOp::ReduceScatter};
+// The seed documents' worked examples: 000_*.txt (7B, 3 GPUs) and 004_*.txt (Llama 70B, 840 GB).
+struct SeedExample {
+  const char* label;
+  const char* probeName;
+  const char* parameters;
+  const char* worlds;
+  float bytes[3];
+};
+constexpr SeedExample kSeedExamples[] = {
+    {"seed: 7B, 3 GPUs", "estimate:seed-7b", "7B", "1,3", {2, 2, 4}},
+    {"seed: Llama-70B, 8/16 H100s", "estimate:seed-70b", "70B", "1,8,16", {2, 2, 8}},
+};
+const ImVec4 kPredictionColor(1.0f, 0.78f, 0.35f, 1.0f);
+const ImVec4 kMatchColor(0.5f, 0.85f, 0.5f, 1.0f);
+const ImVec4 kMismatchColor(1.0f, 0.55f, 0.4f, 1.0f);
+
+void predictionBadge() {
+  ImGui::TextColored(kPredictionColor, "PREDICTION");
+  ImGui::SameLine();
+}
+
+// The session that measured this strategy under the predicted configuration, if any.
+int measuringSession(const RunConfig& config, const char* strategy, const std::vector<Session>& sessions,
+                     const std::vector<std::vector<RankStats>>& stats) {
+  for (size_t i = 0; i < sessions.size() && i < stats.size(); ++i) {
+    if (sessions[i].config.strategy == strategy && estimate::samePrediction(config, sessions[i].config) &&
+        !stats[i].empty()) {
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+// Shown after the predicted figure in the same cell: green when the run measured exactly that.
+void measuredCell(int64_t measured, int64_t predicted) {
+  ImGui::SameLine();
+  ImGui::TextColored(measured == predicted ? kMatchColor : kMismatchColor, "| %s",
+                     trace::formatBytes(static_cast<double>(measured)).c_str());
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip(measured == predicted ? "measured: exactly as predicted"
+                                            : "measured: differs from the prediction by %lld bytes",
+                      static_cast<long long>(measured - predicted));
+  }
+}
+
+void drawRunPrediction(const RunConfig& config, const std::vector<Session>& sessions,
+                       const std::vector<std::vector<RankStats>>& stats) {
+  if (auto problem = validate([&] {
+        RunConfig c = config;
+        c.batch = c.world;  // the batch only shapes activations, which are not predicted
+        return c;
+      }())) {
+    ImGui::TextColored(kMismatchColor, "no prediction: %s", problem->c_str());
+    noteItem("estimate:run-problem");
+    return;
+  }
+  estimate::RunPrediction predictions[3];
+  int measuring[3];
+  bool anyMeasured = false;
+  for (int i = 0; i < 3; ++i) {
+    RunConfig c = config;
+    c.strategy = kStrategies[i];
+    predictions[i] = estimate::predictRun(c);
+    measuring[i] = measuringSession(config, kStrategies[i], sessions, stats);
+    anyMeasured |= measuring[i] >= 0;
+  }
+  predictionBadge();
+  ImGui::TextWrapped("per rank for %s, %d layers, hidden %d, world %d, %s, %s: P = %s parameters. Hover a "
+                     "figure for its formula.",
+                     config.model.c_str(), config.layers, config.hidden, config.world, config.precision.c_str(),
+                     config.optimizer.c_str(), trace::formatCount(static_cast<double>(predictions[0].parameters)).c_str());
+  const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp;
+  if (!ImGui::BeginTable("prediction", 4, flags)) return;
+  ImGui::TableSetupColumn("per rank", ImGuiTableColumnFlags_WidthStretch, 1.3f);
+  for (const char* s : kStrategies) ImGui::TableSetupColumn(s, ImGuiTableColumnFlags_WidthStretch, 1.0f);
+  ImGui::TableHeadersRow();
+  // One strategy's cell: the prediction (its formula on hover), then what the matching run measured.
+  auto cell = [&](int strategy, int64_t predicted, const std::string& formula, auto&& measure) {
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(trace::formatBytes(static_cast<double>(predicted)).c_str());
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", formula.c_str());
+    if (measuring[strategy] >= 0) measuredCell(measure(stats[measuring[strategy]]), predicted);
+  };
+  auto none = [] {
+    ImGui::TableNextColumn();
+    ImGui::TextDisabled("-");
+  };
+  for (auto role : kRoles) {
+    const estimate::PredictedMemory* any = nullptr;
+    for (const auto& p : predictions) any = any ? any : p.find(role);
+    if (!any) continue;
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::Text("%s, %s", trace::memoryRoleName(role), any->when == When::Peak ? "peak" : "after step");
+    for (int i = 0; i < 3; ++i) {
+      const auto* m = predictions[i].find(role);
+      if (!m) {
+        none();
+        continue;
+      }
+      cell(i, m->bytes, m->formula, [&](const std::vector<RankStats>& ranks) {
+        int64_t largest = 0;
+        const int k = static_cast<int>(role);
+        for (const auto& r : ranks) largest = std::max(largest, m->when == When::Peak ? r.peakByRole[k] : r.afterLastStep[k]);
+        return largest;
+      });
+    }
+  }
+  for (auto op : kOps) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::Text("%s per step", trace::collectiveOpName(op));
+    for (int i = 0; i < 3; ++i) {
+      const auto* c = predictions[i].find(op);
+      if (!c) {
+        none();
+        continue;
+      }
+      cell(i, c->bytes, c->formula, [&](const std::vector<RankStats>& ranks) {
+        const auto& rank0 = ranks.front();
+        const int64_t steps = std::max<int64_t>(1, static_cast<int64_t>(rank0.stepSeconds.size()));
+        // Every step also all-reduces the 4-byte loss for the progress line: not training traffic.
+        const int64_t logging = op == CollectiveOp::AllReduce ? 4 : 0;
+        return rank0.collectives[static_cast<int>(op)].bytes / steps - logging;
+      });
+    }
+  }
+  ImGui::EndTable();
+  ImGui::TextDisabled(anyMeasured ? "predicted | measured on the matching run's largest rank (green: exactly as predicted)"
+                                  : "measured: press Compare with this configuration to put the runs' figures here");
+  ImGui::TextDisabled("not predicted: activations, communication buffers, allocator overhead (see Comparison)");
+}
+
+void drawWhatIf(EstimatePanelState& st) {
+  predictionBadge();
+  ImGui::TextWrapped("Will it fit? Model-state memory per GPU, as the seed documents tabulate it.");
+  for (const auto& e : kSeedExamples) {
+    const bool clicked = ImGui::SmallButton(e.label);
+    noteItem(e.probeName);
+    if (clicked) {
+      std::snprintf(st.parameters, sizeof st.parameters, "%s", e.parameters);
+      std::snprintf(st.worlds, sizeof st.worlds, "%s", e.worlds);
+      std::copy(std::begin(e.bytes), std::end(e.bytes), st.bytesPerParameter);
+      st.gpuMemoryGB = 80;  // both examples are about 80 GB GPUs (A100 80 GB, H100)
+    }
+    ImGui::SameLine();
+  }
+  if (ImGui::SmallButton("bf16 + fp32 Adam: 2,2,12")) {
+    st.bytesPerParameter[0] = 2, st.bytesPerParameter[1] = 2, st.bytesPerParameter[2] = 12;
+  }
+  ImGui::PushItemWidth(std::min(220.0f, ImGui::GetContentRegionAvail().x * 0.4f));
+  ImGui::InputText("parameters (7B, 1.3e9)", st.parameters, sizeof st.parameters);
+  ImGui::InputFloat3("bytes/param: weights, grads, optimizer", st.bytesPerParameter, "%.1f");
+  ImGui::InputText("GPU counts (1,8,16)", st.worlds, sizeof st.worlds);
+  ImGui::InputFloat("GPU memory (GB; 0: no verdict)", &st.gpuMemoryGB, 0, 0, "%.0f");
+  ImGui::PopItemWidth();
+
+  estimate::ModelStateCase c;
+  const auto parameters = estimate::parseCount(st.parameters);
+  const auto worlds = estimate::parseWorlds(st.worlds);
+  std::string problem;
+  if (!parameters) problem = "'" + std::string(st.parameters) + "' is not a parameter count: e.g. 7B, 70B or 1.3e9";
+  else if (!worlds) problem = "'" + std::string(st.worlds) + "' is not a list of GPU counts: e.g. 1,8,16";
+  else if (st.bytesPerParameter[0] < 0 || st.bytesPerParameter[1] < 0 || st.bytesPerParameter[2] < 0)
+    problem = "bytes per parameter cannot be negative";
+  else if (st.gpuMemoryGB < 0) problem = "GPU memory cannot be negative: 0 turns the verdict off";
+  if (!problem.empty()) {
+    ImGui::TextColored(kMismatchColor, "%s", problem.c_str());
+    noteItem("estimate:problem");
+    return;
+  }
+  c.parameters = *parameters;
+  c.worlds = *worlds;
+  c.bytes = {st.bytesPerParameter[0], st.bytesPerParameter[1], st.bytesPerParameter[2]};
+  c.gpuMemoryBytes = st.gpuMemoryGB * 1e9;
+  const auto rows = estimate::modelStateTable(c);
+
+  double scale = c.gpuMemoryBytes;
+  for (const auto& r : rows) scale = std::max(scale, r.total());
+  const float labelWidth = 300.0f;
+  const float barWidth = std::max(ImGui::GetContentRegionAvail().x - labelWidth - 8.0f, 80.0f);
+  const float barHeight = ImGui::GetTextLineHeight();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(ImGui::GetStyle().ItemSpacing.x, 2.0f));
+  for (const auto& r : rows) {
+    ImGui::Text("%-13s x%-3d %9s", r.strategy.c_str(), r.world, trace::formatDecimalGB(r.total()).c_str());
+    if (c.gpuMemoryBytes > 0) {
+      ImGui::SameLine();
+      ImGui::TextColored(r.fits ? kMatchColor : kMismatchColor, r.fits ? "fits" : "does NOT fit");
+    }
+    ImGui::SameLine(labelWidth);
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    dl->AddRectFilled(p, ImVec2(p.x + barWidth, p.y + barHeight), IM_COL32(30, 32, 36, 255));
+    float x = p.x;
+    const std::pair<double, MemoryRole> parts[] = {{r.weights, MemoryRole::ParamShard},
+                                                   {r.gathered, MemoryRole::ParamGathered},
+                                                   {r.grads, MemoryRole::GradShard},
+                                                   {r.optimizer, MemoryRole::OptimizerState}};
+    for (const auto& [bytes, role] : parts) {
+      const float w = static_cast<float>(bytes / scale) * barWidth;
+      dl->AddRectFilled(ImVec2(x, p.y), ImVec2(x + w, p.y + barHeight), roleColor(role));
+      x += w;
+    }
+    if (c.gpuMemoryBytes > 0) {
+      const float gx = p.x + static_cast<float>(c.gpuMemoryBytes / scale) * barWidth;
+      dl->AddLine(ImVec2(gx, p.y - 2), ImVec2(gx, p.y + barHeight + 2), IM_COL32(255, 80, 80, 255), 2.0f);
+    }
+    ImGui::Dummy(ImVec2(barWidth, barHeight));
+    if (ImGui::IsItemHovered()) {
+      ImGui::SetTooltip("weights %s, gathered %s, gradients %s, optimizer %s",
+                        trace::formatDecimalGB(r.weights).c_str(), trace::formatDecimalGB(r.gathered).c_str(),
+                        trace::formatDecimalGB(r.grads).c_str(), trace::formatDecimalGB(r.optimizer).c_str());
+    }
+  }
+  ImGui::PopStyleVar();
+  ImGui::TextDisabled("blue weights, orange gathered, green gradients, purple optimizer; red line: %.0f GB "
+                      "(GB = 10^9 B). Activations not included.",
+                      st.gpuMemoryGB);
+}
+
+}  // namespace
+
+void drawEstimatePanel(EstimatePanelState& state, const RunConfig& config, const std::vector<Session>& sessions,
+                       const std::vector<std::vector<RankStats>>& stats) {
+  if (!ImGui::BeginTable("estimate", 2, ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp)) return;
+  ImGui::TableSetupColumn("this run", ImGuiTableColumnFlags_WidthStretch, 1.15f);
+  ImGui::TableSetupColumn("will it fit", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+  ImGui::TableNextRow();
+  ImGui::TableNextColumn();
+  drawRunPrediction(config, sessions, stats);
+  ImGui::TableNextColumn();
+  drawWhatIf(state);
+  ImGui::EndTable();
+}
+
+}  // namespace shardscope::ui

@@ -1,0 +1,28 @@
+// The Estimate tab: the estimator's predictions, always labelled as such. Left, this
+// configuration's closed forms per strategy next to what a matching run measured; right, the seed
+// documents' "will it fit" tables for a model of any size, with the seeds' own examples one click
+// away and a bar per strategy and GPU count against the GPU's memory.
+#pragma once
+
+#include <vector>
+
+#include "trace/run_config.h"
+#include "trace/run_stats.h"
+#include "ui/session_store.h"
+
+namespace shardscope::ui {
+
+struct EstimatePanelState {
+  // The what-if inputs, as typed; the defaults are the seeds' Llama-70B example.
+  char parameters[32] = "70B";
+  float bytesPerParameter[3] = {2, 2, 8};  // weights, gradients, optimizer state
+  char worlds[64] = "1,8,16";
+  float gpuMemoryGB = 80;
+};
+
+// `stats` are the sessions' per-rank figures (sessionStats), index for index.
+void drawEstimatePanel(EstimatePanelState& state, const RunConfig& config,
+                       const std::vector<Session>& sessions,
+                       const std::vector<std::vector<RankStats>>& stats);
+
+}  // namespace shardscope::ui
