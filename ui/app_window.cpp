@@ -241,6 +241,8 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
       ImGui::BulletText("Hover a memory lane for the exact bytes per role; hover a block for its timing.");
       ImGui::BulletText("Click a collective to highlight the same collective on every rank.");
       ImGui::BulletText("Full-shard: orange (param_gathered) rises before each unit and falls after it.");
+      ImGui::BulletText("Estimate: closed-form PREDICTIONS for this configuration, with a matching run's");
+      ImGui::Text("    measurements after the |, and the seed documents' will-it-fit tables (7B, Llama-70B).");
       ImGui::BulletText("Frame build %.2f ms: %d spans drawn, %d folded, %d memory columns.",
                         state.lastFrameBuildMs, state.lastStats.spansDrawn, state.lastStats.spansFolded,
                         state.lastStats.memoryColumns);

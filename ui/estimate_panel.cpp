@@ -241,9 +241,11 @@ void drawWhatIf(EstimatePanelState& st) {
     }
   }
   ImGui::PopStyleVar();
-  ImGui::TextDisabled("blue weights, orange gathered, green gradients, purple optimizer; red line: %.0f GB "
-                      "(GB = 10^9 B). Activations not included.",
-                      st.gpuMemoryGB);
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+  ImGui::TextWrapped("blue weights, orange gathered, green gradients, purple optimizer; red line: %.0f GB "
+                     "(GB = 10^9 B). Activations not included.",
+                     st.gpuMemoryGB);
+  ImGui::PopStyleColor();
 }
 
 }  // namespace
