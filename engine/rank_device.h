@@ -13,16 +13,37 @@
 
 namespace shardscope {
 
+// How several ranks of one NCCL communicator share a GPU, which NCCL refuses by default.
+enum class SharedGpuMethod {
+  None,          // one rank per GPU
+  HostIdPerRank, // a distinct NCCL_HOSTID per rank: NCCL treats them as separate hosts (sockets
+                 // on loopback); works with any NCCL
+  MultiRankGpu,  // NCCL_MULTI_RANK_GPU_ENABLE=1: NCCL 2.30+'s own (experimental) support
+};
+
 // How ranks are placed on GPUs: one GPU each where there are enough, else several ranks per GPU.
 struct GpuPlacement {
   int gpus = 0;          // visible GPUs
   int gpu = 0;           // this rank's GPU
   int ranksOnGpu = 1;    // ranks sharing this rank's GPU (this one included)
-  std::string describe() const;  // e.g. "cuda:0, 4 ranks on 1 GPU (NCCL over sockets)"
+  SharedGpuMethod sharing = SharedGpuMethod::None;
+  int ncclVersion = 0;   // NCCL_VERSION_CODE of the loaded NCCL (e.g. 22809), 0 if unknown
+  std::string describe() const;  // e.g. "cuda:0, 4 ranks on one GPU (a distinct NCCL_HOSTID ...)"
 };
 
 // Rank r of `world` goes to GPU r % gpus (torchrun's LOCAL_RANK convention).
 GpuPlacement placeOnGpu(int localRank, int world, int gpus);
+
+// The method for ranksOnGpu > 1: NCCL_MULTI_RANK_GPU_ENABLE where the NCCL has it (2.30+), else a
+// host identity per rank. `forced` is SHARDSCOPE_SHARED_GPU (hostid | multirank; null or empty:
+// choose). Throws, naming the value and the fix, for an unknown or impossible choice.
+SharedGpuMethod chooseSharedGpuMethod(int ranksOnGpu, int ncclVersion, const char* forced);
+
+// "2.28.9" from a version code (major*10000 + minor*100 + patch since NCCL 2.9); "unknown" for 0.
+std::string ncclVersionString(int code);
+
+// The version of the NCCL this process has loaded (with LibTorch's CUDA libraries), 0 if none.
+int loadedNcclVersion();
 
 class RankDevice {
  public:

@@ -40,17 +40,23 @@ void maybeInjectFault(int rank, int step) {
 }
 
 // GPU ranks: one GPU each where there are enough; otherwise several rank processes share a GPU.
-// NCCL refuses two ranks of one communicator on one GPU of one host, so each sharing rank gets a
-// host identity of its own (NCCL_HOSTID): NCCL then connects them as separate hosts, over sockets
-// on the loopback interface. Slow, but real NCCL collectives between real processes.
+// NCCL refuses two ranks of one communicator on one GPU of one host. NCCL 2.30+ lifts that with
+// NCCL_MULTI_RANK_GPU_ENABLE=1; with an older NCCL each sharing rank gets a host identity of its
+// own (NCCL_HOSTID), and NCCL connects them as separate hosts over sockets on the loopback
+// interface. Slow, but real NCCL collectives between real processes. Set before NCCL initialises.
 std::unique_ptr<RankDevice> setUpGpu(const RendezvousInfo& info) {
   const int gpus = visibleCudaDevices();
   if (gpus == 0) {
     throw std::runtime_error("--device cuda but no CUDA device is visible to rank " +
                              std::to_string(info.rank) + "; use --device cpu.");
   }
-  const GpuPlacement placement = placeOnGpu(info.localRank, info.worldSize, gpus);
-  if (placement.ranksOnGpu > 1) {
+  GpuPlacement placement = placeOnGpu(info.localRank, info.worldSize, gpus);
+  placement.ncclVersion = loadedNcclVersion();
+  placement.sharing = chooseSharedGpuMethod(placement.ranksOnGpu, placement.ncclVersion,
+                                            std::getenv("SHARDSCOPE_SHARED_GPU"));
+  if (placement.sharing == SharedGpuMethod::MultiRankGpu) {
+    ::setenv("NCCL_MULTI_RANK_GPU_ENABLE", "1", /*overwrite=*/1);
+  } else if (placement.sharing == SharedGpuMethod::HostIdPerRank) {
     const std::string hostId = "shardscope-rank" + std::to_string(info.rank);
     ::setenv("NCCL_HOSTID", hostId.c_str(), /*overwrite=*/1);
     ::setenv("NCCL_SOCKET_IFNAME", "lo", /*overwrite=*/0);
