@@ -32,8 +32,8 @@ void RunOptions::addTo(CLI::App& cmd) {
   bind("--world", &RunConfig::world,
        withDefault("ranks: one OS process each, 1.." + std::to_string(kMaxWorldSize), d.world));
   bind("--strategy", &RunConfig::strategy,
-       withDefault("ddp (NO_SHARD, ZeRO-0) | full_shard (FULL_SHARD, ZeRO-3) | shard_grad_op "
-                   "(SHARD_GRAD_OP, ZeRO-2)",
+       withDefault("ddp (NO_SHARD, ZeRO-0) | zero1 (DDP + ZeroRedundancyOptimizer, ZeRO-1) | "
+                   "full_shard (FULL_SHARD, ZeRO-3) | shard_grad_op (SHARD_GRAD_OP, ZeRO-2)",
                    d.strategy));
   bind("--optimizer", &RunConfig::optimizer,
        withDefault("sgd | adam | adamw (torch.optim defaults; adamw weight decay 0.01)", d.optimizer));
@@ -44,7 +44,7 @@ void RunOptions::addTo(CLI::App& cmd) {
                    "several ranks per GPU when GPUs are fewer, each with its own NCCL_HOSTID)",
                    d.device));
   bind("--bucket-cap-mb", &RunConfig::bucketCapMb,
-       withDefault("ddp: gradient bucket size in MiB; the first bucket is 1 MiB", d.bucketCapMb));
+       withDefault("ddp, zero1: gradient bucket size in MiB; the first bucket is 1 MiB", d.bucketCapMb));
   bind("--prefetch", &RunConfig::prefetch,
        withDefault("full_shard/shard_grad_op: units whose all-gather is issued ahead of the one "
                    "computing, in forward and in backward (0..4; FSDP2 prefetches 1)",

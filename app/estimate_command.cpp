@@ -1,6 +1,7 @@
 #include "app/estimate_command.h"
 
 #include <cstdio>
+#include <iterator>
 
 #include <nlohmann/json.hpp>
 
@@ -17,7 +18,7 @@ using trace::formatDecimalGB;
 
 namespace {
 
-constexpr const char* kStrategies[] = {"ddp", "full_shard", "shard_grad_op"};
+constexpr const char* kStrategies[] = {"ddp", "zero1", "full_shard", "shard_grad_op"};
 constexpr trace::MemoryRole kRoles[] = {trace::MemoryRole::ParamShard, trace::MemoryRole::ParamGathered,
                                         trace::MemoryRole::GradFull, trace::MemoryRole::GradShard,
                                         trace::MemoryRole::OptimizerState};
@@ -75,10 +76,12 @@ int estimateRun(const RunConfig& config, bool json) {
               config.layers, config.hidden, config.world, config.precision.c_str(), config.optimizer.c_str(),
               static_cast<long long>(predictions[0].parameters),
               trace::formatCount(static_cast<double>(predictions[0].parameters)).c_str());
-  std::printf("%-30s %16s %16s %16s\n", "per rank", "ddp", "full_shard", "shard_grad_op");
+  std::printf("%-30s", "per rank");
+  for (const char* s : kStrategies) std::printf(" %16s", s);
+  std::printf("\n");
   for (auto role : kRoles) {
     std::string label;
-    std::string cells[3];
+    std::string cells[std::size(kStrategies)];
     bool any = false;
     for (size_t i = 0; i < predictions.size(); ++i) {
       const auto* m = predictions[i].find(role);
@@ -88,11 +91,14 @@ int estimateRun(const RunConfig& config, bool json) {
         any = true;
       }
     }
-    if (any) std::printf("%-30s %16s %16s %16s\n", label.c_str(), cells[0].c_str(), cells[1].c_str(), cells[2].c_str());
+    if (!any) continue;
+    std::printf("%-30s", label.c_str());
+    for (const auto& cell : cells) std::printf(" %16s", cell.c_str());
+    std::printf("\n");
   }
   std::printf("%-30s", "sum of the above");
   for (const auto& p : predictions) std::printf(" %16s", formatBytes(static_cast<double>(p.modelStateBytes())).c_str());
-  std::printf("\n\n%-30s %16s %16s %16s\n", "on the wire per step", "", "", "");
+  std::printf("\n\n%-30s\n", "on the wire per step");
   for (auto op : kOps) {
     std::printf("%-30s", trace::collectiveOpName(op));
     for (const auto& p : predictions) {
@@ -103,7 +109,8 @@ int estimateRun(const RunConfig& config, bool json) {
     }
     std::printf("\n");
   }
-  std::printf("\nHow each figure comes about (P' = P with each FSDP unit padded to a multiple of N = %d):\n", config.world);
+  std::printf("\nHow each figure comes about (P' = P with each FSDP unit padded to a multiple of N = %d;\n"
+              "P'' = P padded once, zero1's single flat buffer):\n", config.world);
   for (size_t i = 0; i < predictions.size(); ++i) {
     std::printf("  %s\n", kStrategies[i]);
     for (const auto& m : predictions[i].memory) std::printf("    %-31s %s\n", rowLabel(m).c_str(), m.formula.c_str());
@@ -176,9 +183,10 @@ int estimateModelStates(const EstimateOptions& o) {
                 formatDecimalGB(r.grads).c_str(), formatDecimalGB(r.optimizer).c_str(),
                 formatDecimalGB(r.total()).c_str(), verdict.c_str());
   }
-  std::printf("\nddp keeps everything on every GPU; full_shard divides all three by N (plus the one or two\n"
-              "units being gathered at a time, left out as the seed documents do); shard_grad_op divides\n"
-              "them too but holds every unit's weights gathered from forward to backward.\n"
+  std::printf("\nddp keeps everything on every GPU; zero1 divides the optimizer state by N; full_shard\n"
+              "divides all three (plus the one or two units being gathered at a time, left out as the\n"
+              "seed documents do); shard_grad_op divides them too but holds every unit's weights\n"
+              "gathered from forward to backward.\n"
               "Not included: activations, communication buffers, CUDA context, fragmentation.\n");
   return 0;
 }

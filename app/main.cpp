@@ -157,7 +157,7 @@ int dispatch(int argc, char** argv) {
   shardscope::app::EstimateOptions estimateOptions;
   auto* estimate = app.add_subcommand(
       "estimate", "predict, without running, what each rank holds and sends per step for the run "
-                  "options (all three strategies), or with --params whether a model of that size "
+                  "options (all four strategies), or with --params whether a model of that size "
                   "fits on so many GPUs; closed forms, labelled as predictions (docs/estimate.md)");
   estimateRunOptions.addTo(*estimate);
   shardscope::app::addEstimateOptions(*estimate, estimateOptions);
@@ -187,6 +187,12 @@ int dispatch(int argc, char** argv) {
   for (const auto* choice : {&runWindow, &compareWindow, &viewWindow}) {
     if (!choice->tab.empty() && !shardscope::app::knownTab(choice->tab)) {
       return failUsage("--tab '" + choice->tab + "' is not a tab: choose comparison, memory, estimate, export or help");
+    }
+  }
+  for (const auto* choice : {&runWindow, &compareWindow}) {  // `view` always opens the window
+    if (!choice->tab.empty() && choice->screenshotPath.empty()) {
+      return failUsage("--tab picks the tab of the window, and run/compare open one only with "
+                       "--screenshot FILE: add it, or drop --tab");
     }
   }
 

@@ -30,8 +30,12 @@ std::string GpuPlacement::describe() const {
 }
 
 SharedGpuMethod chooseSharedGpuMethod(int ranksOnGpu, int ncclVersion, const char* forced) {
-  if (ranksOnGpu <= 1) return SharedGpuMethod::None;
   const std::string choice = forced ? forced : "";
+  if (!choice.empty() && choice != "hostid" && choice != "multirank") {
+    throw std::runtime_error("SHARDSCOPE_SHARED_GPU='" + choice +
+                             "' is not a method: use hostid or multirank, or unset it to choose by NCCL version.");
+  }
+  if (ranksOnGpu <= 1) return SharedGpuMethod::None;
   if (choice == "hostid") return SharedGpuMethod::HostIdPerRank;
   if (choice == "multirank") {
     if (ncclVersion < kFirstMultiRankNccl) {
@@ -40,10 +44,6 @@ SharedGpuMethod chooseSharedGpuMethod(int ranksOnGpu, int ncclVersion, const cha
                                "; unset SHARDSCOPE_SHARED_GPU (or set it to hostid) to share the GPU over sockets.");
     }
     return SharedGpuMethod::MultiRankGpu;
-  }
-  if (!choice.empty()) {
-    throw std::runtime_error("SHARDSCOPE_SHARED_GPU='" + choice +
-                             "' is not a method: use hostid or multirank, or unset it to choose by NCCL version.");
   }
   return ncclVersion >= kFirstMultiRankNccl ? SharedGpuMethod::MultiRankGpu : SharedGpuMethod::HostIdPerRank;
 }

@@ -98,6 +98,7 @@ int runRankWorker(const RunConfig& config) {
   struct StopRecorder {
     ~StopRecorder() { RankRecorder::instance().stop(); }
   } stopRecorder;  // flushes what was recorded on every way out, errors included
+  std::string failureHint;  // appended to any error of this rank
   try {
     const RendezvousInfo info = rendezvousFromEnvironment();
     rank = info.rank;
@@ -108,6 +109,10 @@ int runRankWorker(const RunConfig& config) {
     // Declared before the communicator so it outlives it: the clock's last poll still sees the
     // communication stream's final collectives.
     std::unique_ptr<RankDevice> gpu = config.device == "cuda" ? setUpGpu(info) : nullptr;
+    if (gpu && gpu->placement().sharing == SharedGpuMethod::MultiRankGpu) {
+      failureHint = " (this GPU is shared through NCCL_MULTI_RANK_GPU_ENABLE, NCCL's experimental "
+                    "support; SHARDSCOPE_SHARED_GPU=hostid shares it over sockets instead)";
+    }
     const at::Device device = gpu ? gpu->device() : at::Device(at::kCPU);
     if (device.is_cpu()) {
       // Ranks share the host's cores; one intra-op pool each would oversubscribe them.
@@ -192,10 +197,10 @@ int runRankWorker(const RunConfig& config) {
     reporter.send(done);
     return 0;
   } catch (const c10::Error& ex) {
-    reportError(reporter, rank, ex.what_without_backtrace());
+    reportError(reporter, rank, ex.what_without_backtrace() + failureHint);
     return 1;
   } catch (const std::exception& ex) {
-    reportError(reporter, rank, ex.what());
+    reportError(reporter, rank, ex.what() + failureHint);
     return 1;
   }
 }

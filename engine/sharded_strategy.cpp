@@ -259,8 +259,7 @@ std::vector<HeldTensor> ShardedStrategy::heldTensors() const {
       }
     }
   }
-  auto state = optimizerStateTensors(*optimizer_);
-  out.insert(out.end(), state.begin(), state.end());
+  append(out, optimizerStateTensors(*optimizer_));
   return out;
 }
 

@@ -26,6 +26,11 @@ struct HeldTensor {
   int64_t bytes = 0;   // bytes of that storage
 };
 
+// Inventories are assembled from parts (parameters, buckets, optimizer state).
+inline void append(std::vector<HeldTensor>& out, const std::vector<HeldTensor>& more) {
+  out.insert(out.end(), more.begin(), more.end());
+}
+
 class Strategy {
  public:
   virtual ~Strategy() = default;

@@ -7,16 +7,16 @@ std::vector<ModelStateRow> modelStateTable(const ModelStateCase& c) {
   const double g = c.parameters * c.bytes.grads;
   const double o = c.parameters * c.bytes.optimizer;
   std::vector<ModelStateRow> rows;
-  for (const char* strategy : {"ddp", "shard_grad_op", "full_shard"}) {
+  for (const char* strategy : {"ddp", "zero1", "shard_grad_op", "full_shard"}) {
     for (int n : c.worlds) {
       ModelStateRow r;
       r.strategy = strategy;
       r.world = n;
       const std::string s = strategy;
-      if (s == "ddp") {
+      if (s == "ddp" || s == "zero1") {
         r.weights = w;
         r.grads = g;
-        r.optimizer = o;
+        r.optimizer = s == "zero1" ? o / n : o;  // ZeRO-1 shards the optimizer state only
       } else {
         r.weights = w / n;
         r.gathered = s == "shard_grad_op" ? w : 0;

@@ -24,7 +24,7 @@ struct ModelStateCase {
 };
 
 struct ModelStateRow {
-  std::string strategy;  // ddp | shard_grad_op | full_shard
+  std::string strategy;  // ddp | zero1 | shard_grad_op | full_shard
   int world = 1;
   // Per GPU, bytes. Sharded strategies hold 1/N of the weights at rest; `gathered` is what they
   // unshard on top at the peak (shard_grad_op keeps every unit from forward to backward;
@@ -34,7 +34,7 @@ struct ModelStateRow {
   bool fits = true;  // total <= the GPU's memory
 };
 
-// One row per strategy and world size, in the order ddp, shard_grad_op, full_shard.
+// One row per strategy and world size, in the order ddp, zero1, shard_grad_op, full_shard.
 std::vector<ModelStateRow> modelStateTable(const ModelStateCase& c);
 
 }  // namespace shardscope::estimate

@@ -57,6 +57,30 @@ RunPrediction predictDdp(const RunConfig& c, int64_t params) {
   return p;
 }
 
+RunPrediction predictZero1(const RunConfig& c, int64_t params) {
+  const bool bf16 = c.precision == "bf16";
+  const int64_t computeBytes = bf16 ? 2 : 4;
+  const int k = optimizerStatesPerParameter(c.optimizer);
+  const int64_t padded = (params + c.world - 1) / c.world * c.world;  // one flat buffer
+  const int64_t owned = padded / c.world;
+  RunPrediction p;
+  p.parameters = params;
+  p.paddedParameters = padded;
+  if (bf16) {
+    p.memory.push_back({MemoryRole::ParamShard, When::Peak, 4 * owned, "4 B x P''/N: fp32 master weights of this rank's slice"});
+    p.memory.push_back({MemoryRole::ParamGathered, When::Peak, 2 * padded, "2 B x P'': the bf16 parameters, refilled by all-gather"});
+  } else {
+    p.memory.push_back({MemoryRole::ParamShard, When::Peak, 4 * padded, "4 B x P'': every rank a full fp32 replica (one flat buffer)"});
+  }
+  p.memory.push_back({MemoryRole::GradFull, When::Peak, computeBytes * params,
+                      std::string(bf16 ? "2 B" : "4 B") + " x P: every gradient, until the all-reduce has averaged it"});
+  p.memory.push_back({MemoryRole::GradShard, When::Peak, 4 * owned, "4 B x P''/N: the averaged gradient of this rank's slice"});
+  p.memory.push_back({MemoryRole::OptimizerState, When::AfterStep, 4 * k * owned, optimizerFormula(c.optimizer, "P''/N")});
+  p.perStep.push_back({CollectiveOp::AllReduce, -1, 4 * params, "every fp32 gradient once, in --bucket-cap-mb buckets"});
+  p.perStep.push_back({CollectiveOp::AllGather, 1, computeBytes * padded, "the updated slices, once after the step"});
+  return p;
+}
+
 RunPrediction predictSharded(const RunConfig& c, const std::vector<int64_t>& units) {
   const bool bf16 = c.precision == "bf16";
   const int64_t computeBytes = bf16 ? 2 : 4;
@@ -114,10 +138,10 @@ RunPrediction predictSharded(const RunConfig& c, const std::vector<int64_t>& uni
 
 RunPrediction predictRun(const RunConfig& config) {
   const auto units = unitElements(config);
-  if (config.strategy == "ddp") {
+  if (config.strategy == "ddp" || config.strategy == "zero1") {
     int64_t params = 0;
     for (auto e : units) params += e;
-    return predictDdp(config, params);
+    return config.strategy == "ddp" ? predictDdp(config, params) : predictZero1(config, params);
   }
   return predictSharded(config, units);
 }

@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """Parity of shardscope with PyTorch's own DDP and FSDP2, on CPU ranks over Gloo (default) or on
 GPU ranks over NCCL (--device cuda; several ranks share a GPU when there are fewer GPUs than ranks,
-each PyTorch rank then gets its own NCCL_HOSTID, exactly as shardscope's ranks do).
+each PyTorch rank then gets its own NCCL_HOSTID, as shardscope's ranks do with an NCCL older than
+2.30).
 
-For each model and world size: shardscope trains with ddp, full_shard and shard_grad_op and exports
-its initial parameters, data and per-step losses (--export). PyTorch then trains the same model
-definition from those files with torch.nn.parallel.DistributedDataParallel and with FSDP2's
-fully_shard (reshard_after_forward True and False), one process per rank (torch.multiprocessing,
-gloo). Per-step global mean losses must agree within a relative 1e-5:
+For each model and world size: shardscope trains with ddp, zero1, full_shard and shard_grad_op and
+exports its initial parameters, data and per-step losses (--export). PyTorch then trains the same
+model definition from those files with torch.nn.parallel.DistributedDataParallel (alone, and with
+ZeroRedundancyOptimizer) and with FSDP2's fully_shard (reshard_after_forward True and False), one
+process per rank (torch.multiprocessing, gloo). Per-step global mean losses must agree within a
+relative 1e-5:
     shardscope ddp           <-> PyTorch DDP
+    shardscope zero1         <-> PyTorch DDP + ZeroRedundancyOptimizer
     shardscope full_shard    <-> PyTorch FSDP2, reshard_after_forward=True
     shardscope shard_grad_op <-> PyTorch FSDP2, reshard_after_forward=False
 Exit status 0 when every pair agrees, 1 otherwise. Run by ctest as `pytorch_parity`.
@@ -109,12 +112,18 @@ class Gpt(nn.Module):
         return F.cross_entropy(logits.float() if self.fp32_loss else logits, y.reshape(-1))
 
 
-def make_optimizer(c, params):
+def optimizer_class(c):
+    """The torch.optim class and its arguments for the run's --optimizer and --lr."""
     if c["optimizer"] == "sgd":
-        return torch.optim.SGD(params, lr=c["lr"])
+        return torch.optim.SGD, {"lr": c["lr"]}
     if c["optimizer"] == "adamw":
-        return torch.optim.AdamW(params, lr=c["lr"], weight_decay=0.01)
-    return torch.optim.Adam(params, lr=c["lr"])
+        return torch.optim.AdamW, {"lr": c["lr"], "weight_decay": 0.01}
+    return torch.optim.Adam, {"lr": c["lr"]}
+
+
+def make_optimizer(c, params):
+    cls, kwargs = optimizer_class(c)
+    return cls(params, **kwargs)
 
 
 # ---- one PyTorch rank ---------------------------------------------------------------------------
@@ -145,7 +154,7 @@ def pytorch_rank(rank, world, port, export_dir, mode, out_path, device_kind="cpu
         model = (Mlp if c["model"] == "mlp" else Gpt)(c)
         model.load_state_dict(torch.load(os.path.join(export_dir, "init.pt")))
         model.to(device)
-        if mode == "ddp":
+        if mode in ("ddp", "ddp_zero_redundancy"):
             model = nn.parallel.DistributedDataParallel(model, bucket_cap_mb=c["bucket-cap-mb"])
         else:
             from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
@@ -157,7 +166,13 @@ def pytorch_rank(rank, world, port, export_dir, mode, out_path, device_kind="cpu
             for block in model.blocks:
                 fully_shard(block, reshard_after_forward=reshard, mp_policy=policy)
             fully_shard(model, reshard_after_forward=reshard, mp_policy=policy)
-        opt = make_optimizer(c, model.parameters())
+        if mode == "ddp_zero_redundancy":
+            from torch.distributed.optim import ZeroRedundancyOptimizer
+
+            cls, kwargs = optimizer_class(c)
+            opt = ZeroRedundancyOptimizer(model.parameters(), optimizer_class=cls, **kwargs)
+        else:
+            opt = make_optimizer(c, model.parameters())
         data = torch.load(os.path.join(export_dir, "data.pt"))
         per = c["batch"] // world
         losses = []
@@ -205,7 +220,8 @@ MODELS = {
     "gpt": ["--model", "gpt", "--layers", "2", "--hidden", "12", "--heads", "3", "--seq", "5",
             "--vocab", "11"],
 }
-PAIRS = [("ddp", "ddp"), ("full_shard", "fsdp2_reshard_true"), ("shard_grad_op", "fsdp2_reshard_false")]
+PAIRS = [("ddp", "ddp"), ("zero1", "ddp_zero_redundancy"), ("full_shard", "fsdp2_reshard_true"),
+         ("shard_grad_op", "fsdp2_reshard_false")]
 
 
 def main():
@@ -222,7 +238,8 @@ def main():
                          "DDP has no bf16-compute, fp32-reduce mode to compare with) [fp32]" % TOLERANCE_BF16)
     args = ap.parse_args()
     tolerance = TOLERANCE if args.precision == "fp32" else TOLERANCE_BF16
-    pairs = PAIRS if args.precision == "fp32" else [p for p in PAIRS if p[0] != "ddp"]
+    # PyTorch's DDP has no bf16-compute, fp32-reduce mode: bf16 compares the FSDP pairs only.
+    pairs = PAIRS if args.precision == "fp32" else [p for p in PAIRS if p[0] not in ("ddp", "zero1")]
     if args.device == "cuda" and not torch.cuda.is_available():
         sys.exit("--device cuda needs a CUDA GPU and none is visible here; run without it for CPU "
                  "ranks, or on a GPU machine (scripts/device_gpu.sh parity).")

@@ -110,6 +110,7 @@ std::optional<std::string> loadConfigFile(const std::string& path, RunConfig& co
 
 const char* zeroName(const std::string& strategy) {
   if (strategy == "ddp") return "NO_SHARD, ZeRO-0";
+  if (strategy == "zero1") return "DDP + ZeroRedundancyOptimizer, ZeRO-1";
   if (strategy == "full_shard") return "FULL_SHARD, ZeRO-3";
   if (strategy == "shard_grad_op") return "SHARD_GRAD_OP, ZeRO-2";
   return "?";
@@ -193,7 +194,7 @@ std::optional<std::string> checkWritableFile(const char* option, const std::stri
 
 std::optional<std::string> validate(const RunConfig& c) {
   if (auto e = oneOf("model", c.model, {"mlp", "gpt"})) return e;
-  if (auto e = oneOf("strategy", c.strategy, {"ddp", "full_shard", "shard_grad_op"})) return e;
+  if (auto e = oneOf("strategy", c.strategy, {"ddp", "zero1", "full_shard", "shard_grad_op"})) return e;
   if (auto e = oneOf("optimizer", c.optimizer, {"sgd", "adam", "adamw"})) return e;
   if (auto e = oneOf("device", c.device, {"cpu", "cuda"})) return e;
   if (auto e = oneOf("recording", c.recording, {"on", "off", "alternate"})) return e;

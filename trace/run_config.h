@@ -28,7 +28,7 @@ struct RunConfig {
   int batch = 16;                  // global batch (samples), split evenly over ranks
   int steps = 5;                   // training steps
   int world = 2;                   // ranks (OS processes)
-  std::string strategy = "ddp";    // ddp | full_shard | shard_grad_op
+  std::string strategy = "ddp";    // ddp | zero1 | full_shard | shard_grad_op
   std::string optimizer = "adam";  // sgd | adam | adamw
   double lr = 1e-3;
   int64_t seed = 0;

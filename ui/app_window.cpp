@@ -118,7 +118,7 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
   for (const auto& s : sessions) onlySummaries &= s.fromSummary;
   const float avail = ImGui::GetContentRegionAvail().y;
   const float bottomHeight = onlySummaries ? avail - 40.0f * static_cast<float>(sessions.size()) - 16.0f
-                                           : std::max(avail * 0.34f, 180.0f);
+                                           : std::max(avail * (state.estimateShown ? 0.5f : 0.34f), 180.0f);
   ImGui::BeginChild("timelines", ImVec2(0, -bottomHeight), true, ImGuiWindowFlags_NoScrollWithMouse);
   if (sessions.empty()) {
     ImGui::TextDisabled("Press Run to train with the configuration on the left, or Compare to run ddp,\n"
@@ -185,12 +185,16 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
 
   ImGui::BeginChild("bottom", ImVec2(0, 0), true);
   if (ImGui::BeginTabBar("views")) {
-    if (state.statsVersion != store.version() || state.stats.size() != sessions.size()) {
-      state.stats = sessionStats(sessions);
-      state.statsVersion = store.version();
-    }
+    // Only the tabs that show them pay for them, and only when the store changed.
+    auto currentStats = [&]() -> const std::vector<std::vector<RankStats>>& {
+      if (state.statsVersion != store.version() || state.stats.size() != sessions.size()) {
+        state.stats = sessionStats(sessions);
+        state.statsVersion = store.version();
+      }
+      return state.stats;
+    };
     if (ImGui::BeginTabItem("Comparison", nullptr, tabFlags(state, "Comparison"))) {
-      drawComparison(sessions, state.stats);
+      drawComparison(sessions, currentStats());
       ImGui::EndTabItem();
     }
     if (ImGui::BeginTabItem("Memory breakdown", nullptr, tabFlags(state, "Memory breakdown"))) {
@@ -203,10 +207,11 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
     }
     const bool estimateOpen = ImGui::BeginTabItem("Estimate", nullptr, tabFlags(state, "Estimate"));
     noteItem("tab:Estimate");
+    state.estimateShown = estimateOpen;
     if (estimateOpen) {
       // What is on screen: a viewed file's own configuration, else the one Run would start.
       const RunConfig& predicted = state.viewOnly && !sessions.empty() ? sessions.front().config : state.config;
-      drawEstimatePanel(state.estimate, predicted, sessions, state.stats);
+      drawEstimatePanel(state.estimate, predicted, sessions, currentStats());
       ImGui::EndTabItem();
     }
     const bool exportOpen = ImGui::BeginTabItem("Export", nullptr, tabFlags(state, "Export"));
@@ -241,8 +246,8 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
       ImGui::BulletText("Hover a memory lane for the exact bytes per role; hover a block for its timing.");
       ImGui::BulletText("Click a collective to highlight the same collective on every rank.");
       ImGui::BulletText("Full-shard: orange (param_gathered) rises before each unit and falls after it.");
-      ImGui::BulletText("Estimate: closed-form PREDICTIONS for this configuration, with a matching run's");
-      ImGui::Text("    measurements after the |, and the seed documents' will-it-fit tables (7B, Llama-70B).");
+      ImGui::BulletText("Estimate: closed-form PREDICTIONS for this configuration (\"= run\" where a matching");
+      ImGui::Text("    run measured exactly that), and the seed documents' will-it-fit tables (7B, Llama-70B).");
       ImGui::BulletText("Frame build %.2f ms: %d spans drawn, %d folded, %d memory columns.",
                         state.lastFrameBuildMs, state.lastStats.spansDrawn, state.lastStats.spansFolded,
                         state.lastStats.memoryColumns);

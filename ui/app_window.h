@@ -31,6 +31,7 @@ struct AppState {
   std::string pngRequest;
   std::string exportMessage;
   EstimatePanelState estimate;
+  bool estimateShown = false;  // the Estimate tab was in front last frame: it gets more room
   // Figures derived from the store, recomputed only when the store changes (they walk every
   // event, which a frame must not do).
   std::vector<std::vector<RankStats>> stats;

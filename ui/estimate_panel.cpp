@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <functional>
+#include <iterator>
 #include <string>
 
 #include <imgui.h>
@@ -22,7 +24,8 @@ using estimate::When;
 using trace::CollectiveOp;
 using trace::MemoryRole;
 
-constexpr const char* kStrategies[] = {"ddp", "full_shard", "shard_grad_op"};
+constexpr const char* kStrategies[] = {"ddp", "zero1", "full_shard", "shard_grad_op"};
+constexpr int kStrategyCount = static_cast<int>(std::size(kStrategies));
 constexpr MemoryRole kRoles[] = {MemoryRole::ParamShard, MemoryRole::ParamGathered, MemoryRole::GradFull,
                                  MemoryRole::GradShard, MemoryRole::OptimizerState};
 constexpr CollectiveOp kOps[] = {CollectiveOp::AllReduce, CollectiveOp::AllGather, CollectiveOp::ReduceScatter};
@@ -47,48 +50,66 @@ void predictionBadge() {
   ImGui::SameLine();
 }
 
-// The session that measured this strategy under the predicted configuration, if any.
+// The finished session that measured this strategy under the predicted configuration, if any.
 int measuringSession(const RunConfig& config, const char* strategy, const std::vector<Session>& sessions,
                      const std::vector<std::vector<RankStats>>& stats) {
   for (size_t i = 0; i < sessions.size() && i < stats.size(); ++i) {
-    if (sessions[i].config.strategy == strategy && estimate::samePrediction(config, sessions[i].config) &&
-        !stats[i].empty()) {
+    if (sessions[i].status == SessionStatus::Done && sessions[i].config.strategy == strategy &&
+        estimate::samePrediction(config, sessions[i].config) && !stats[i].empty()) {
       return static_cast<int>(i);
     }
   }
   return -1;
 }
 
-// Shown after the predicted figure in the same cell: green when the run measured exactly that.
+// Summaries written before after_step_bytes existed read back as all zero; a real step always
+// leaves parameters behind.
+bool knowsAfterStep(const RankStats& r) {
+  return r.afterLastStep[static_cast<int>(MemoryRole::ParamShard)] > 0 ||
+         r.afterLastStep[static_cast<int>(MemoryRole::ParamGathered)] > 0;
+}
+
+// Shown after the predicted figure in the same cell: a green "= run" when the run measured
+// exactly that, else what it measured instead.
 void measuredCell(int64_t measured, int64_t predicted) {
   ImGui::SameLine();
-  ImGui::TextColored(measured == predicted ? kMatchColor : kMismatchColor, "| %s",
-                     trace::formatBytes(static_cast<double>(measured)).c_str());
+  if (measured == predicted) ImGui::TextColored(kMatchColor, "= run");
+  else ImGui::TextColored(kMismatchColor, "measured %s", trace::formatBytes(static_cast<double>(measured)).c_str());
   if (ImGui::IsItemHovered()) {
-    ImGui::SetTooltip(measured == predicted ? "measured: exactly as predicted"
-                                            : "measured: differs from the prediction by %lld bytes",
-                      static_cast<long long>(measured - predicted));
+    ImGui::SetTooltip("measured %lld bytes, predicted %lld", static_cast<long long>(measured),
+                      static_cast<long long>(predicted));
   }
 }
 
-void drawRunPrediction(const RunConfig& config, const std::vector<Session>& sessions,
+void updatePredictions(EstimatePanelState& st, const RunConfig& config) {
+  const std::string key = config.toJson().dump();
+  if (key == st.predictedFor) return;
+  st.predictedFor = key;
+  st.predictions.clear();
+  RunConfig check = config;
+  check.batch = check.world;  // the batch only shapes activations, which are not predicted
+  auto problem = validate(check);
+  st.predictionProblem = problem ? *problem : std::string();
+  if (problem) return;
+  for (const char* strategy : kStrategies) {
+    RunConfig c = config;
+    c.strategy = strategy;
+    st.predictions.push_back(estimate::predictRun(c));
+  }
+}
+
+void drawRunPrediction(EstimatePanelState& st, const RunConfig& config, const std::vector<Session>& sessions,
                        const std::vector<std::vector<RankStats>>& stats) {
-  if (auto problem = validate([&] {
-        RunConfig c = config;
-        c.batch = c.world;  // the batch only shapes activations, which are not predicted
-        return c;
-      }())) {
-    ImGui::TextColored(kMismatchColor, "no prediction: %s", problem->c_str());
+  updatePredictions(st, config);
+  if (!st.predictionProblem.empty()) {
+    ImGui::TextColored(kMismatchColor, "no prediction: %s", st.predictionProblem.c_str());
     noteItem("estimate:run-problem");
     return;
   }
-  estimate::RunPrediction predictions[3];
-  int measuring[3];
+  const auto& predictions = st.predictions;
+  int measuring[kStrategyCount];
   bool anyMeasured = false;
-  for (int i = 0; i < 3; ++i) {
-    RunConfig c = config;
-    c.strategy = kStrategies[i];
-    predictions[i] = estimate::predictRun(c);
+  for (int i = 0; i < kStrategyCount; ++i) {
     measuring[i] = measuringSession(config, kStrategies[i], sessions, stats);
     anyMeasured |= measuring[i] >= 0;
   }
@@ -98,16 +119,17 @@ void drawRunPrediction(const RunConfig& config, const std::vector<Session>& sess
                      config.model.c_str(), config.layers, config.hidden, config.world, config.precision.c_str(),
                      config.optimizer.c_str(), trace::formatCount(static_cast<double>(predictions[0].parameters)).c_str());
   const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp;
-  if (!ImGui::BeginTable("prediction", 4, flags)) return;
-  ImGui::TableSetupColumn("per rank", ImGuiTableColumnFlags_WidthStretch, 1.3f);
+  if (!ImGui::BeginTable("prediction", 1 + kStrategyCount, flags)) return;
+  ImGui::TableSetupColumn("per rank", ImGuiTableColumnFlags_WidthStretch, 1.6f);
   for (const char* s : kStrategies) ImGui::TableSetupColumn(s, ImGuiTableColumnFlags_WidthStretch, 1.0f);
   ImGui::TableHeadersRow();
   // One strategy's cell: the prediction (its formula on hover), then what the matching run measured.
-  auto cell = [&](int strategy, int64_t predicted, const std::string& formula, auto&& measure) {
+  auto cell = [&](int strategy, int64_t predicted, const std::string& formula,
+                  const std::function<int64_t(const std::vector<RankStats>&)>& measure) {
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(trace::formatBytes(static_cast<double>(predicted)).c_str());
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", formula.c_str());
-    if (measuring[strategy] >= 0) measuredCell(measure(stats[measuring[strategy]]), predicted);
+    if (measure && measuring[strategy] >= 0) measuredCell(measure(stats[measuring[strategy]]), predicted);
   };
   auto none = [] {
     ImGui::TableNextColumn();
@@ -120,10 +142,14 @@ void drawRunPrediction(const RunConfig& config, const std::vector<Session>& sess
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
     ImGui::Text("%s, %s", trace::memoryRoleName(role), any->when == When::Peak ? "peak" : "after step");
-    for (int i = 0; i < 3; ++i) {
+    for (int i = 0; i < kStrategyCount; ++i) {
       const auto* m = predictions[i].find(role);
       if (!m) {
         none();
+        continue;
+      }
+      if (m->when == When::AfterStep && measuring[i] >= 0 && !knowsAfterStep(stats[measuring[i]].front())) {
+        cell(i, m->bytes, m->formula, nullptr);  // an older summary: nothing to compare with
         continue;
       }
       cell(i, m->bytes, m->formula, [&](const std::vector<RankStats>& ranks) {
@@ -138,7 +164,7 @@ void drawRunPrediction(const RunConfig& config, const std::vector<Session>& sess
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
     ImGui::Text("%s per step", trace::collectiveOpName(op));
-    for (int i = 0; i < 3; ++i) {
+    for (int i = 0; i < kStrategyCount; ++i) {
       const auto* c = predictions[i].find(op);
       if (!c) {
         none();
@@ -154,7 +180,7 @@ void drawRunPrediction(const RunConfig& config, const std::vector<Session>& sess
     }
   }
   ImGui::EndTable();
-  ImGui::TextDisabled(anyMeasured ? "predicted | measured on the matching run's largest rank (green: exactly as predicted)"
+  ImGui::TextDisabled(anyMeasured ? "\"= run\": the matching run's largest rank measured exactly the predicted bytes"
                                   : "measured: press Compare with this configuration to put the runs' figures here");
   ImGui::TextDisabled("not predicted: activations, communication buffers, allocator overhead (see Comparison)");
 }
@@ -176,11 +202,18 @@ void drawWhatIf(EstimatePanelState& st) {
   if (ImGui::SmallButton("bf16 + fp32 Adam: 2,2,12")) {
     st.bytesPerParameter[0] = 2, st.bytesPerParameter[1] = 2, st.bytesPerParameter[2] = 12;
   }
-  ImGui::PushItemWidth(std::min(220.0f, ImGui::GetContentRegionAvail().x * 0.4f));
-  ImGui::InputText("parameters (7B, 1.3e9)", st.parameters, sizeof st.parameters);
-  ImGui::InputFloat3("bytes/param: weights, grads, optimizer", st.bytesPerParameter, "%.1f");
-  ImGui::InputText("GPU counts (1,8,16)", st.worlds, sizeof st.worlds);
-  ImGui::InputFloat("GPU memory (GB; 0: no verdict)", &st.gpuMemoryGB, 0, 0, "%.0f");
+  ImGui::PushItemWidth(90.0f);
+  ImGui::InputText("parameters", st.parameters, sizeof st.parameters);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("e.g. 7B, 70B, 1.3e9");
+  ImGui::SameLine();
+  ImGui::InputText("GPUs", st.worlds, sizeof st.worlds);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("GPU counts, e.g. 1,8,16");
+  ImGui::SameLine();
+  ImGui::InputFloat("GB per GPU", &st.gpuMemoryGB, 0, 0, "%.0f");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("one GPU's memory in GB (10^9 B); 0: no verdict");
+  ImGui::PopItemWidth();
+  ImGui::PushItemWidth(200.0f);
+  ImGui::InputFloat3("bytes per parameter: weights, gradients, optimizer", st.bytesPerParameter, "%.1f");
   ImGui::PopItemWidth();
 
   estimate::ModelStateCase c;
@@ -203,7 +236,7 @@ void drawWhatIf(EstimatePanelState& st) {
   c.gpuMemoryBytes = st.gpuMemoryGB * 1e9;
   const auto rows = estimate::modelStateTable(c);
 
-  double scale = c.gpuMemoryBytes;
+  double scale = std::max(c.gpuMemoryBytes, 1.0);  // all zero is allowed: keep the bars finite
   for (const auto& r : rows) scale = std::max(scale, r.total());
   const float labelWidth = 300.0f;
   const float barWidth = std::max(ImGui::GetContentRegionAvail().x - labelWidth - 8.0f, 80.0f);
@@ -257,7 +290,7 @@ void drawEstimatePanel(EstimatePanelState& state, const RunConfig& config, const
   ImGui::TableSetupColumn("will it fit", ImGuiTableColumnFlags_WidthStretch, 1.0f);
   ImGui::TableNextRow();
   ImGui::TableNextColumn();
-  drawRunPrediction(config, sessions, stats);
+  drawRunPrediction(state, config, sessions, stats);
   ImGui::TableNextColumn();
   drawWhatIf(state);
   ImGui::EndTable();

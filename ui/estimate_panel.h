@@ -4,8 +4,10 @@
 // away and a bar per strategy and GPU count against the GPU's memory.
 #pragma once
 
+#include <string>
 #include <vector>
 
+#include "estimate/run_prediction.h"
 #include "trace/run_config.h"
 #include "trace/run_stats.h"
 #include "ui/session_store.h"
@@ -18,6 +20,11 @@ struct EstimatePanelState {
   float bytesPerParameter[3] = {2, 2, 8};  // weights, gradients, optimizer state
   char worlds[64] = "1,8,16";
   float gpuMemoryGB = 80;
+  // The last configuration's predictions (one per strategy) or why there are none: recomputed
+  // only when the configuration changes, not every frame.
+  std::string predictedFor;
+  std::string predictionProblem;
+  std::vector<estimate::RunPrediction> predictions;
 };
 
 // `stats` are the sessions' per-rank figures (sessionStats), index for index.

@@ -87,9 +87,9 @@ ConfigAction drawConfigPanel(RunConfig& c, bool busy, const std::string& problem
   ImGui::Separator();
   ImGui::TextUnformatted("Parallelism");
   ImGui::SliderInt("world", &c.world, 1, kMaxWorldSize);
-  combo("strategy", c.strategy, {"ddp", "full_shard", "shard_grad_op"});
+  combo("strategy", c.strategy, {"ddp", "zero1", "full_shard", "shard_grad_op"});
   ImGui::TextDisabled("%s", zeroName(c.strategy));
-  if (c.strategy == "ddp") {
+  if (c.strategy == "ddp" || c.strategy == "zero1") {  // both reduce in buckets
     float cap = static_cast<float>(c.bucketCapMb);
     if (ImGui::InputFloat("bucket MiB", &cap, 0.5f, 5.0f, "%.2f")) c.bucketCapMb = cap;
   } else {

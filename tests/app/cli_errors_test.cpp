@@ -72,6 +72,7 @@ TEST(CliErrors, EstimateRejectsWhatItCannotRead) {
   expectRejected({"estimate", "--params", "70B", "--gpu-memory", "-80"}, "--gpu-memory -80 is negative");
   expectRejected({"estimate", "--world", "0"}, "--world is 0");
   expectRejected({"run", "--tab", "charts", "--screenshot", "/tmp/x.png"}, "--tab 'charts' is not a tab");
+  expectRejected({"compare", "--tab", "estimate"}, "--tab picks the tab of the window");
 }
 
 // What the estimate command prints is a prediction and says so, in the table and in the JSON.

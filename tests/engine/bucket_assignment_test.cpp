@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "engine/ddp_strategy.h"
+#include "engine/gradient_buckets.h"
 
 namespace shardscope {
 namespace {

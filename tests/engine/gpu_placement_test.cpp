@@ -53,6 +53,7 @@ TEST(GpuPlacement, SharedGpuMethodFollowsTheNcclVersion) {
               std::string::npos) << e.what();
   }
   EXPECT_THROW(chooseSharedGpuMethod(2, 23000, "mps"), std::runtime_error);
+  EXPECT_THROW(chooseSharedGpuMethod(1, 23000, "mps"), std::runtime_error) << "refused even when unused";
   EXPECT_EQ(ncclVersionString(22809), "2.28.9");
   EXPECT_EQ(ncclVersionString(0), "unknown");
 }

@@ -105,7 +105,7 @@ TEST(GpuRun, FullShardRecordsAllocatorLanesAndGpuTimedCollectives) {
 TEST(GpuRun, MatchesTheCpuEngine) {
   REQUIRE_GPU();
   for (const int world : {1, 2, 4}) {
-  for (const std::string strategy : {"ddp", "full_shard", "shard_grad_op"}) {
+  for (const std::string strategy : {"ddp", "zero1", "full_shard", "shard_grad_op"}) {
     SCOPED_TRACE(strategy + " world " + std::to_string(world));
     const std::string tag = strategy + "_w" + std::to_string(world);
     const std::string cpu = freshTempDir("parity_cpu_" + tag);
@@ -136,7 +136,7 @@ TEST(GpuRun, MatchesTheCpuEngine) {
 
 TEST(GpuRun, Bf16MixedPrecisionTrainsLikeFp32) {
   REQUIRE_GPU();
-  for (const std::string strategy : {"ddp", "full_shard", "shard_grad_op"}) {
+  for (const std::string strategy : {"ddp", "zero1", "full_shard", "shard_grad_op"}) {
     const std::string fp32 = freshTempDir("fp32_" + strategy);
     const std::string bf16 = freshTempDir("bf16_" + strategy);
     auto a = runShardscope(runArgs(strategy, 2, "cuda", fp32));

@@ -51,6 +51,9 @@ TEST(ModelStateTable, Llama70BOnEightAndSixteenH100s) {
   EXPECT_FALSE(row(rows, "ddp", 1).fits);
   EXPECT_DOUBLE_EQ(row(rows, "ddp", 8).total(), 840e9) << "DDP replicates: more GPUs do not help";
   EXPECT_FALSE(row(rows, "ddp", 8).fits);
+  // ZeRO-1 divides only the optimizer state: 140 + 140 + 560/16 = 315 GB.
+  EXPECT_DOUBLE_EQ(row(rows, "zero1", 16).total(), 315e9);
+  EXPECT_FALSE(row(rows, "zero1", 16).fits);
   EXPECT_DOUBLE_EQ(row(rows, "full_shard", 8).total(), 105e9);
   EXPECT_FALSE(row(rows, "full_shard", 8).fits);
   EXPECT_DOUBLE_EQ(row(rows, "full_shard", 16).total(), 52.5e9);

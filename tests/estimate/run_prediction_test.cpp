@@ -36,15 +36,18 @@ struct Case {
   std::string strategy, precision;
   int prefetch = 1;
   std::string optimizer = "adam";
+  int world = 2;  // 3 pads every unit (and zero1's flat buffer) to a multiple of N
 };
 
 std::string nameOf(const ::testing::TestParamInfo<Case>& info) {
   const auto& c = info.param;
-  return c.strategy + "_" + c.precision + "_prefetch" + std::to_string(c.prefetch) + "_" + c.optimizer;
+  return c.strategy + "_" + c.precision + "_prefetch" + std::to_string(c.prefetch) + "_" + c.optimizer +
+         "_world" + std::to_string(c.world);
 }
 
 void PrintTo(const Case& c, std::ostream* os) {
-  *os << c.strategy << " " << c.precision << " prefetch " << c.prefetch << " " << c.optimizer;
+  *os << c.strategy << " " << c.precision << " prefetch " << c.prefetch << " " << c.optimizer << " world "
+      << c.world;
 }
 
 class PredictionMatchesMeasurement : public ::testing::TestWithParam<Case> {};
@@ -52,6 +55,8 @@ class PredictionMatchesMeasurement : public ::testing::TestWithParam<Case> {};
 TEST_P(PredictionMatchesMeasurement, MemoryAndWire) {
   const Case& k = GetParam();
   RunConfig c = testing::tinyGptConfig();
+  c.world = k.world;
+  c.batch = 2 * k.world;
   c.strategy = k.strategy;
   c.precision = k.precision;
   c.prefetch = k.prefetch;
@@ -65,6 +70,9 @@ TEST_P(PredictionMatchesMeasurement, MemoryAndWire) {
   const auto summary = nlohmann::json::parse(std::ifstream(dir + "/summary.json"));
   const auto prediction = predictRun(c);
   EXPECT_EQ(summary["parameter_count"].get<int64_t>(), prediction.parameters);
+  if (k.world == 3 && k.strategy != "ddp") {
+    EXPECT_GT(prediction.paddedParameters, prediction.parameters) << "padding is exercised";
+  }
   ASSERT_FALSE(prediction.memory.empty());
   for (const auto& rank : summary["ranks"]) {
     for (const auto& m : prediction.memory) {
@@ -90,10 +98,14 @@ TEST_P(PredictionMatchesMeasurement, MemoryAndWire) {
 INSTANTIATE_TEST_SUITE_P(
     Estimator, PredictionMatchesMeasurement,
     ::testing::Values(Case{"ddp", "fp32"}, Case{"ddp", "bf16"}, Case{"ddp", "fp32", 1, "sgd"},
+                      Case{"zero1", "fp32"}, Case{"zero1", "bf16"}, Case{"zero1", "fp32", 1, "adamw"},
                       Case{"full_shard", "fp32"}, Case{"full_shard", "bf16"},
                       Case{"full_shard", "fp32", 0}, Case{"full_shard", "fp32", 2},
                       Case{"full_shard", "fp32", 4, "adamw"}, Case{"shard_grad_op", "fp32"},
-                      Case{"shard_grad_op", "bf16"}),
+                      Case{"shard_grad_op", "bf16"}, Case{"ddp", "fp32", 1, "adam", 3},
+                      Case{"zero1", "fp32", 1, "adam", 3}, Case{"zero1", "bf16", 1, "adam", 3},
+                      Case{"full_shard", "fp32", 1, "adam", 3}, Case{"full_shard", "bf16", 2, "adam", 3},
+                      Case{"shard_grad_op", "fp32", 1, "adam", 3}),
     nameOf);
 
 }  // namespace

@@ -1,0 +1,128 @@
+#include "engine/gradient_buckets.h"
+
+#include <stdexcept>
+
+#include <torch/csrc/autograd/utils/lambda_post_hook.h>
+#include <torch/csrc/autograd/variable.h>
+
+#include "engine/recorder.h"
+
+namespace shardscope {
+
+namespace {
+constexpr int64_t kFirstBucketBytes = 1024 * 1024;  // torch.distributed's _DEFAULT_FIRST_BUCKET_BYTES
+}
+
+std::vector<std::vector<int>> assignBuckets(const std::vector<int64_t>& paramBytes,
+                                            int64_t firstCapBytes, int64_t capBytes) {
+  std::vector<std::vector<int>> buckets;
+  std::vector<int> current;
+  int64_t size = 0;
+  for (int i = static_cast<int>(paramBytes.size()) - 1; i >= 0; --i) {
+    current.push_back(i);
+    size += paramBytes[i];
+    const int64_t cap = buckets.empty() ? firstCapBytes : capBytes;
+    if (size >= cap) {
+      buckets.push_back(std::move(current));
+      current.clear();
+      size = 0;
+    }
+  }
+  if (!current.empty()) buckets.push_back(std::move(current));
+  return buckets;
+}
+
+GradientBuckets::GradientBuckets(const std::vector<at::Tensor>& live, double bucketCapMb,
+                                 Communicator& comm)
+    : live_(live), comm_(comm) {
+  std::vector<int64_t> bytes;  // buckets are sized by the gradients the model produces
+  for (const auto& p : live_) bytes.push_back(p.numel() * p.element_size());
+  const auto capBytes = static_cast<int64_t>(bucketCapMb * 1024.0 * 1024.0);
+  // The first bucket is small so the first all-reduce starts early; never larger than the cap.
+  const int64_t firstCapBytes = std::min(kFirstBucketBytes, capBytes);
+  bucketOf_.assign(live_.size(), -1);
+  const auto fp32 = live_.at(0).options().dtype(at::kFloat).requires_grad(false);  // reduce dtype
+  for (auto& indices : assignBuckets(bytes, firstCapBytes, capBytes)) {
+    Bucket bucket;
+    int64_t offset = 0;
+    for (int i : indices) {
+      bucket.offsets.push_back(offset);
+      offset += live_[i].numel();
+      bucketOf_[i] = static_cast<int>(buckets_.size());
+    }
+    bucket.params = std::move(indices);
+    bucket.pending = static_cast<int>(bucket.params.size());
+    RoleScope role(trace::MemoryRole::CommBuffer);
+    bucket.buffer = at::zeros({offset}, fp32);
+    buckets_.push_back(std::move(bucket));
+  }
+  // Like the reducer: hook the grad accumulator (not the tensor) so the hook runs after the
+  // gradient has been accumulated into .grad, once per parameter per backward.
+  for (size_t i = 0; i < live_.size(); ++i) {
+    auto accumulator = torch::autograd::impl::grad_accumulator(live_[i]);
+    const int index = static_cast<int>(i);
+    accumulator->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
+        [this, index](const torch::autograd::variable_list& outputs,
+                      const torch::autograd::variable_list&) {
+          onGradReady(index);
+          return outputs;
+        }));
+    gradAccumulators_.push_back(std::move(accumulator));
+  }
+}
+
+std::vector<std::vector<int>> GradientBuckets::layout() const {
+  std::vector<std::vector<int>> out;
+  for (const auto& b : buckets_) out.push_back(b.params);
+  return out;
+}
+
+void GradientBuckets::onGradReady(int param) {
+  Bucket& bucket = buckets_[bucketOf_[param]];
+  if (--bucket.pending == 0) launchReadyBuckets();
+}
+
+void GradientBuckets::launchReadyBuckets() {
+  const double scale = 1.0 / comm_.worldSize();
+  while (nextToLaunch_ < static_cast<int>(buckets_.size()) &&
+         buckets_[nextToLaunch_].pending == 0) {
+    const int index = nextToLaunch_++;
+    Bucket& b = buckets_[index];
+    for (size_t k = 0; k < b.params.size(); ++k) {
+      const auto& g = live_[b.params[k]].grad();
+      b.buffer.narrow(0, b.offsets[k], g.numel()).copy_(g.reshape({-1}));
+    }
+    // Pre-divide, then sum: the average that DDP's default allreduce hook computes.
+    b.buffer.mul_(scale);
+    b.work = comm_.allReduceSumAsync(b.buffer, "bucket " + std::to_string(index));
+  }
+}
+
+void GradientBuckets::finish(const std::function<void(int, const at::Tensor&)>& take) {
+  if (nextToLaunch_ != static_cast<int>(buckets_.size())) {
+    throw std::runtime_error(
+        "gradient buckets (ddp, zero1): some parameters received no gradient this step, so their "
+        "bucket never became ready (PyTorch's DDP would need find_unused_parameters=True).");
+  }
+  for (auto& b : buckets_) {
+    b.work->wait();
+    b.work.reset();
+    for (size_t k = 0; k < b.params.size(); ++k) {
+      const int i = b.params[k];
+      take(i, b.buffer.narrow(0, b.offsets[k], live_[i].numel()));
+    }
+    b.pending = static_cast<int>(b.params.size());
+  }
+  nextToLaunch_ = 0;
+}
+
+std::vector<HeldTensor> GradientBuckets::heldTensors() const {
+  std::vector<HeldTensor> out;
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    out.push_back({"bucket." + std::to_string(b), "comm_buffer", buckets_[b].buffer.numel(),
+                   static_cast<int64_t>(buckets_[b].buffer.storage().nbytes())});
+  }
+  return out;
+}
+
+}  // namespace shardscope

@@ -1,0 +1,65 @@
+// DDP's gradient reduction, after c10d's reducer.cpp, for every strategy that keeps whole
+// gradients until they are averaged (ddp, zero1). Gradients are packed into fp32 buckets filled in
+// reverse parameter order (the first bucket small, the rest --bucket-cap-mb); a post-accumulate
+// hook on each parameter's grad accumulator counts down its bucket, and a bucket whose gradients
+// are all ready is all-reduced asynchronously during backward. Buckets launch strictly in index
+// order so that every rank issues the same collectives in the same order (otherwise ranks could
+// deadlock). On a GPU the all-reduce runs on the communication stream while backward goes on
+// (engine/collective_stream.h).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include <ATen/ATen.h>
+#include <torch/csrc/autograd/function.h>
+
+#include "engine/communicator.h"
+#include "engine/strategy.h"
+
+namespace shardscope {
+
+class GradientBuckets {
+ public:
+  // Hooks the grad accumulators of `live` (the tensors the model computes with). Not movable: the
+  // hooks point at this object.
+  GradientBuckets(const std::vector<at::Tensor>& live, double bucketCapMb, Communicator& comm);
+  GradientBuckets(const GradientBuckets&) = delete;
+  GradientBuckets& operator=(const GradientBuckets&) = delete;
+
+  // After backward: waits for each bucket's all-reduce in turn and hands over every parameter's
+  // averaged fp32 gradient (a flat view into the bucket, valid during the call). Throws if some
+  // parameter got no gradient, so its bucket never launched.
+  void finish(const std::function<void(int param, const at::Tensor& averaged)>& take);
+
+  // Parameter indices per bucket, in launch order.
+  std::vector<std::vector<int>> layout() const;
+  std::vector<HeldTensor> heldTensors() const;  // the buckets (comm_buffer)
+
+ private:
+  struct Bucket {
+    std::vector<int> params;      // parameter indices, reverse registration order
+    std::vector<int64_t> offsets; // element offset of each parameter in `buffer`
+    at::Tensor buffer;            // flat fp32 gradients, all-reduced in place
+    int pending = 0;              // gradients not yet ready this step
+    std::unique_ptr<PendingCollective> work;
+  };
+
+  void onGradReady(int param);
+  void launchReadyBuckets();
+
+  std::vector<at::Tensor> live_;
+  Communicator& comm_;
+  std::vector<Bucket> buckets_;
+  std::vector<int> bucketOf_;  // parameter index -> bucket index
+  std::vector<std::shared_ptr<torch::autograd::Node>> gradAccumulators_;
+  int nextToLaunch_ = 0;
+};
+
+// Reducer's assignment: walk parameters in reverse order; close a bucket once it reaches its cap
+// (1 MiB for the first, capBytes after). Returns parameter indices per bucket.
+std::vector<std::vector<int>> assignBuckets(const std::vector<int64_t>& paramBytes,
+                                            int64_t firstCapBytes, int64_t capBytes);
+
+}  // namespace shardscope

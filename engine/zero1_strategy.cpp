@@ -1,0 +1,122 @@
+#include "engine/zero1_strategy.h"
+
+#include <algorithm>
+
+#include "engine/optimizer_factory.h"
+#include "engine/recorder.h"
+
+namespace shardscope {
+
+Zero1Strategy::Zero1Strategy(const RunConfig& config, const StagedModel& model, Communicator& comm,
+                             const at::Device& device)
+    : model_(model), comm_(comm) {
+  const bool bf16 = config.precision == "bf16";
+  const int64_t world = comm.worldSize();
+  int64_t total = 0;
+  for (const auto& spec : model.params()) {
+    flatOffsets_.push_back(total);
+    total += spec.numel();
+  }
+  sliceNumel_ = (total + world - 1) / world;
+  const auto options = at::TensorOptions().device(device).dtype(bf16 ? at::kBFloat16 : at::kFloat);
+  {
+    // fp32: the full replica, as DDP holds it. bf16: the compute copy, refilled by all-gather.
+    RoleScope role(bf16 ? trace::MemoryRole::ParamGathered : trace::MemoryRole::ParamShard);
+    flat_ = at::zeros({sliceNumel_ * world}, options);
+  }
+  {
+    // Initial values (identical on every rank) pass through once, one parameter at a time.
+    RoleScope role(trace::MemoryRole::Other);
+    at::NoGradGuard noGrad;
+    model.forEachInitialParameter(config.seed, [&](size_t i, at::Tensor value) {
+      flat_.narrow(0, flatOffsets_[i], value.numel()).copy_(value.reshape({-1}));
+    });
+  }
+  for (size_t i = 0; i < model.params().size(); ++i) {
+    const auto& spec = model.params()[i];
+    params_.push_back(flat_.narrow(0, flatOffsets_[i], spec.numel()).view(spec.shape).detach().set_requires_grad(true));
+  }
+  if (bf16) {
+    RoleScope role(trace::MemoryRole::ParamShard);
+    // The master slice comes from the initial fp32 values, not from their bf16 rounding.
+    master_ = at::zeros({sliceNumel_}, options.dtype(at::kFloat));
+    const int64_t begin = comm.rank() * sliceNumel_, end = begin + sliceNumel_;
+    RoleScope initRole(trace::MemoryRole::Other);
+    model.forEachInitialParameter(config.seed, [&](size_t i, at::Tensor value) {
+      const int64_t a = std::max(begin, flatOffsets_[i]), b = std::min(end, flatOffsets_[i] + value.numel());
+      if (a < b) master_.narrow(0, a - begin, b - a).copy_(value.reshape({-1}).narrow(0, a - flatOffsets_[i], b - a));
+    });
+  } else {
+    master_ = ownedSliceOf(flat_).detach();
+  }
+  master_.set_requires_grad(true);
+  buckets_ = std::make_unique<GradientBuckets>(params_, config.bucketCapMb, comm);
+  optimizer_ = makeOptimizer(config, {master_});
+}
+
+Zero1Strategy::~Zero1Strategy() = default;
+
+at::Tensor Zero1Strategy::ownedSliceOf(const at::Tensor& flat) const {
+  return flat.narrow(0, comm_.rank() * sliceNumel_, sliceNumel_);
+}
+
+void Zero1Strategy::finishBackward() {
+  if (!masterGrad_.defined()) {
+    RoleScope role(trace::MemoryRole::GradShard);
+    masterGrad_ = at::zeros({sliceNumel_}, master_.options().requires_grad(false));  // padding stays 0
+  }
+  const int64_t begin = comm_.rank() * sliceNumel_, end = begin + sliceNumel_;
+  buckets_->finish([&](int i, const at::Tensor& averaged) {
+    // Keep the part of the averaged gradient that falls in this rank's slice; drop the rest.
+    const int64_t a = std::max(begin, flatOffsets_[i]);
+    const int64_t b = std::min(end, flatOffsets_[i] + averaged.numel());
+    if (a < b) masterGrad_.narrow(0, a - begin, b - a).copy_(averaged.narrow(0, a - flatOffsets_[i], b - a));
+    params_[i].mutable_grad() = at::Tensor();
+  });
+}
+
+void Zero1Strategy::step() {
+  master_.mutable_grad() = masterGrad_;
+  optimizer_->step();
+  master_.mutable_grad() = at::Tensor();
+  masterGrad_ = at::Tensor();  // zero_grad(set_to_none=True)
+  at::NoGradGuard noGrad;
+  at::Tensor owned = ownedSliceOf(flat_);
+  if (master_.scalar_type() != flat_.scalar_type()) owned.copy_(master_.detach());
+  // Every rank updated its own slice; one all-gather, in place, gives everyone all of them.
+  comm_.allGather(flat_, owned, "params (zero1)");
+}
+
+std::map<std::string, at::Tensor> Zero1Strategy::fullParameters() {
+  // The fp32 values: under bf16 the masters are gathered, not the bf16 copies.
+  at::Tensor full = flat_;
+  if (master_.scalar_type() != flat_.scalar_type()) {
+    full = at::empty({flat_.numel()}, master_.options().requires_grad(false));
+    at::Tensor master = master_.detach();
+    comm_.allGather(full, master, "params (export)");
+  }
+  std::map<std::string, at::Tensor> out;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const auto& spec = model_.params()[i];
+    out[spec.name] = full.narrow(0, flatOffsets_[i], spec.numel()).view(spec.shape).to(at::kCPU).clone();
+  }
+  return out;
+}
+
+std::vector<HeldTensor> Zero1Strategy::heldTensors() const {
+  auto bytesOf = [](const at::Tensor& t) { return static_cast<int64_t>(t.storage().nbytes()); };
+  const bool bf16 = master_.scalar_type() != flat_.scalar_type();
+  std::vector<HeldTensor> out;
+  out.push_back({"params (flat)", bf16 ? "param_gathered" : "param_shard", flat_.numel(), bytesOf(flat_)});
+  if (bf16) out.push_back({"master slice", "param_shard", master_.numel(), bytesOf(master_)});
+  if (masterGrad_.defined()) out.push_back({"master slice.grad", "grad_shard", masterGrad_.numel(), bytesOf(masterGrad_)});
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const auto& g = params_[i].grad();
+    if (g.defined()) out.push_back({model_.params()[i].name + ".grad", "grad_full", g.numel(), bytesOf(g)});
+  }
+  append(out, buckets_->heldTensors());
+  append(out, optimizerStateTensors(*optimizer_));
+  return out;
+}
+
+}  // namespace shardscope

@@ -1,0 +1,48 @@
+// ZeRO-1 (PyTorch: DistributedDataParallel with ZeroRedundancyOptimizer): parameters and gradients
+// as in DDP, full on every rank, averaged by the same bucketed all-reduce during backward; the
+// optimizer state is sharded. Each rank owns a contiguous 1/N slice of the flattened parameters
+// (padded to a multiple of N), keeps optimizer state for that slice only, updates it, and an
+// all-gather after the step hands every rank the others' updated slices.
+//
+// The model's parameters are views of one flat buffer, so the all-gather refills them in place.
+// Under fp32 the owned slice is a view of that buffer too: the optimizer updates it in place.
+// Under --precision bf16 the flat buffer is bf16 (what the model computes with, refreshed by the
+// all-gather each step) and the owned slice has an fp32 master copy, as DeepSpeed's stage 1 keeps
+// fp32 master weights only for its partition; gradients are reduced in fp32.
+#pragma once
+
+#include <torch/optim/optimizer.h>
+
+#include "engine/gradient_buckets.h"
+#include "engine/strategy.h"
+
+namespace shardscope {
+
+class Zero1Strategy final : public Strategy {
+ public:
+  Zero1Strategy(const RunConfig& config, const StagedModel& model, Communicator& comm,
+                const at::Device& device);
+  ~Zero1Strategy() override;
+
+  const std::vector<at::Tensor>& liveParameters() const override { return params_; }
+  void finishBackward() override;
+  void step() override;
+  std::map<std::string, at::Tensor> fullParameters() override;
+  std::vector<HeldTensor> heldTensors() const override;
+
+ private:
+  at::Tensor ownedSliceOf(const at::Tensor& flat) const;
+
+  const StagedModel& model_;
+  Communicator& comm_;
+  int64_t sliceNumel_ = 0;            // padded elements / N
+  std::vector<int64_t> flatOffsets_;  // each parameter's first element in the flat buffer
+  at::Tensor flat_;                   // every parameter, compute dtype, padded to a multiple of N
+  std::vector<at::Tensor> params_;    // views of flat_: what the model computes with
+  at::Tensor master_;                 // this rank's slice in fp32: a view of flat_ under fp32
+  at::Tensor masterGrad_;             // its averaged gradient, from the buckets until the step
+  std::unique_ptr<GradientBuckets> buckets_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+};
+
+}  // namespace shardscope
