@@ -19,9 +19,10 @@ std::string EngineSessionControl::checkConfig(const RunConfig& config) const {
 
 void EngineSessionControl::startRun(const RunConfig& config) { launch({config}); }
 
-void EngineSessionControl::startCompare(const RunConfig& config) {
+void EngineSessionControl::startCompare(const RunConfig& config,
+                                        const std::vector<std::string>& strategies) {
   std::vector<RunConfig> runs;
-  for (const char* strategy : {"ddp", "full_shard", "shard_grad_op"}) {
+  for (const auto& strategy : strategies) {
     RunConfig c = config;
     c.strategy = strategy;
     runs.push_back(c);

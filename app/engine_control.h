@@ -16,7 +16,7 @@ class EngineSessionControl final : public ui::EngineControl {
   ~EngineSessionControl() override;
 
   void startRun(const RunConfig& config) override;
-  void startCompare(const RunConfig& config) override;
+  void startCompare(const RunConfig& config, const std::vector<std::string>& strategies) override;
   void stop() override;
   bool busy() const override { return busy_.load(); }
   std::string checkConfig(const RunConfig& config) const override;

@@ -15,15 +15,16 @@ static int showStore(ui::SessionStore& store, ui::AppState& state, const std::st
                      const WindowChoice& choice);
 
 int runGui(const RunConfig& config, const std::string& workerExecutable, bool startImmediately,
-           bool compare, const WindowChoice& choice) {
+           const std::vector<std::string>& compareStrategies, const WindowChoice& choice) {
   const std::string& screenshotPath = choice.screenshotPath;
   ui::SessionStore store;
   EngineSessionControl engine(store, workerExecutable);
   ui::AppState state;
   state.config = config;
   if (const char* title = ui::bottomTabTitle(choice.tab)) state.openTab = title;
+  if (!compareStrategies.empty()) state.compareStrategies = compareStrategies;
   if (startImmediately) {
-    if (compare) engine.startCompare(config);
+    if (!compareStrategies.empty()) engine.startCompare(config, compareStrategies);
     else engine.startRun(config);
   }
   ui::WindowOptions options;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "trace/run_config.h"
 
@@ -13,11 +14,11 @@ struct WindowChoice {
   std::string tab;             // tab below the timelines to show first (bottomTabTitle's names)
 };
 
-// Opens the window with `config` in the configuration panel. With `startImmediately`, the run (or
-// compare) starts at once; with a screenshot path, the window is hidden, and the PNG is written
-// when the run has ended.
+// Opens the window with `config` in the configuration panel. With `startImmediately`, the run
+// starts at once, or a compare of `compareStrategies` when there are any; with a screenshot path,
+// the window is hidden, and the PNG is written when the run has ended.
 int runGui(const RunConfig& config, const std::string& workerExecutable, bool startImmediately,
-           bool compare, const WindowChoice& choice);
+           const std::vector<std::string>& compareStrategies, const WindowChoice& choice);
 
 // Whether `name` names a tab below the timelines (see WindowChoice::tab).
 bool knownTab(const std::string& name);

@@ -16,7 +16,7 @@ int windowNotBuilt() {
 }
 }  // namespace
 
-int runGui(const RunConfig&, const std::string&, bool, bool, const WindowChoice&) {
+int runGui(const RunConfig&, const std::string&, bool, const std::vector<std::string>&, const WindowChoice&) {
   return windowNotBuilt();
 }
 

@@ -81,10 +81,10 @@ std::string perStrategyPath(const std::string& path, const std::string& strategy
   return path.substr(0, dot) + "." + strategy + path.substr(dot);
 }
 
-int runCompare(const shardscope::RunConfig& base) {
+int runCompare(const shardscope::RunConfig& base, const std::vector<std::string>& strategies) {
   std::vector<shardscope::app::StrategyColumn> columns;
   nlohmann::json all = nlohmann::json::object();
-  for (const char* strategy : {"ddp", "full_shard", "shard_grad_op"}) {
+  for (const auto& strategy : strategies) {
     shardscope::RunConfig config = base;
     config.strategy = strategy;
     config.summaryPath.clear();
@@ -145,10 +145,15 @@ int dispatch(int argc, char** argv) {
 
   shardscope::app::RunOptions compareOptions;
   auto* compare = app.add_subcommand(
-      "compare", "run ddp, full_shard and shard_grad_op one after another on the same model and "
-                 "data, and print them side by side (--strategy is ignored; --trace, --memory-csv "
-                 "and --export get one file or directory per strategy)");
+      "compare", "run several strategies (ddp, full_shard and shard_grad_op unless --strategies "
+                 "says otherwise) one after another on the same model and data, and print them "
+                 "side by side (--strategy is ignored; --trace, --memory-csv and --export get one "
+                 "file or directory per strategy)");
   compareOptions.addTo(*compare);
+  std::string compareStrategyList = "ddp,full_shard,shard_grad_op";
+  compare->add_option("--strategies", compareStrategyList,
+                      "the strategies to run, in order, e.g. ddp,zero1,shard_grad_op,full_shard for "
+                      "ZeRO stages 0 to 3 [default: ddp,full_shard,shard_grad_op]");
   shardscope::app::WindowChoice compareWindow;
   compare->add_option("--screenshot", compareWindow.screenshotPath,
                       "render the app headlessly, compare, and write a PNG of the window to FILE");
@@ -210,6 +215,10 @@ int dispatch(int argc, char** argv) {
     return shardscope::app::runEstimate(config, estimateOptions);
   }
 
+  std::vector<std::string> compareStrategies;
+  if (compare->parsed()) {
+    if (auto err = shardscope::parseStrategyList(compareStrategyList, compareStrategies)) return failUsage(*err);
+  }
   shardscope::RunConfig config;
   if (run->parsed()) {
     if (auto err = runOptions.resolve(config)) return failUsage(*err);
@@ -226,18 +235,18 @@ int dispatch(int argc, char** argv) {
     config.world = 2;
     config.steps = 6;
     return shardscope::app::runGui(config, selfExecutable(), /*startImmediately=*/false,
-                                   /*compare=*/false, shardscope::app::WindowChoice{});
+                                   /*compareStrategies=*/{}, shardscope::app::WindowChoice{});
   }
   if (auto err = shardscope::validate(config)) return failUsage(*err);
   if (auto err = shardscope::checkDeviceAvailable(config)) return failUsage(*err);
   if (compare->parsed()) {
     if (!compareWindow.screenshotPath.empty()) {
-      return shardscope::app::runGui(config, selfExecutable(), true, true, compareWindow);
+      return shardscope::app::runGui(config, selfExecutable(), true, compareStrategies, compareWindow);
     }
-    return runCompare(config);
+    return runCompare(config, compareStrategies);
   }
   if (!runWindow.screenshotPath.empty()) {
-    return shardscope::app::runGui(config, selfExecutable(), true, false, runWindow);
+    return shardscope::app::runGui(config, selfExecutable(), true, {}, runWindow);
   }
   return runHeadless(config);
 }

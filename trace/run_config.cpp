@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -191,6 +192,34 @@ std::optional<std::string> checkWritableFile(const char* option, const std::stri
 }
 
 }  // namespace
+
+const std::vector<std::string>& allStrategies() {
+  static const std::vector<std::string> all = {"ddp", "zero1", "shard_grad_op", "full_shard"};
+  return all;
+}
+
+const std::vector<std::string>& defaultCompareStrategies() {
+  static const std::vector<std::string> three = {"ddp", "full_shard", "shard_grad_op"};
+  return three;
+}
+
+std::optional<std::string> parseStrategyList(const std::string& text, std::vector<std::string>& out) {
+  out.clear();
+  std::stringstream parts(text);
+  for (std::string name; std::getline(parts, name, ',');) {
+    if (std::find(allStrategies().begin(), allStrategies().end(), name) == allStrategies().end()) {
+      return "--strategies '" + text + "': '" + name +
+             "' is not a strategy; list some of ddp, zero1, shard_grad_op, full_shard, separated by "
+             "commas (e.g. --strategies ddp,zero1,shard_grad_op,full_shard).";
+    }
+    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+  }
+  if (out.empty() || text.back() == ',') {
+    return "--strategies '" + text + "' names no strategy; list some of ddp, zero1, shard_grad_op, "
+           "full_shard, separated by commas.";
+  }
+  return std::nullopt;
+}
 
 std::optional<std::string> validate(const RunConfig& c) {
   if (auto e = oneOf("model", c.model, {"mlp", "gpt"})) return e;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -59,5 +60,14 @@ std::optional<std::string> validate(const RunConfig& config);
 
 // Strategy names with their ZeRO stage, for help texts and tables.
 const char* zeroName(const std::string& strategy);
+
+// Every strategy, in ZeRO-stage order of what they shard: ddp, zero1, shard_grad_op, full_shard.
+const std::vector<std::string>& allStrategies();
+
+// What `compare` runs unless told otherwise: ddp, full_shard, shard_grad_op.
+const std::vector<std::string>& defaultCompareStrategies();
+
+// "ddp,zero1,full_shard" into `out`; an error naming the bad entry and the choices otherwise.
+std::optional<std::string> parseStrategyList(const std::string& text, std::vector<std::string>& out);
 
 }  // namespace shardscope

@@ -76,14 +76,14 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
     std::string problem;
     if (auto e = validate(state.config)) problem = *e;
     else problem = engine->checkConfig(state.config);
-    switch (drawConfigPanel(state.config, engine->busy(), problem)) {
+    switch (drawConfigPanel(state.config, state.compareStrategies, engine->busy(), problem)) {
       case ConfigAction::Run:
         engine->startRun(state.config);
         state.axis.userMoved = false;
         state.selection.active = false;
         break;
       case ConfigAction::Compare:
-        engine->startCompare(state.config);
+        engine->startCompare(state.config, state.compareStrategies);
         state.axis.userMoved = false;
         state.selection.active = false;
         break;

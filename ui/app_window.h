@@ -16,6 +16,7 @@ namespace shardscope::ui {
 
 struct AppState {
   RunConfig config;
+  std::vector<std::string> compareStrategies = defaultCompareStrategies();
   TimeAxis axis;
   TimelineStyle style;
   CollectiveSelection selection;

@@ -7,6 +7,7 @@
 #include <imgui.h>
 
 #include "trace/run_stats.h"
+#include "ui/item_probe.h"
 #include "ui/theme.h"
 
 namespace shardscope::ui {
@@ -70,7 +71,8 @@ int64_t sum(const trace::RoleBytes& b) {
 
 }  // namespace
 
-ConfigAction drawConfigPanel(RunConfig& c, bool busy, const std::string& problem) {
+ConfigAction drawConfigPanel(RunConfig& c, std::vector<std::string>& compareStrategies, bool busy,
+                             const std::string& problem) {
   ConfigAction action = ConfigAction::None;
   ImGui::TextUnformatted("Model");
   combo("model", c.model, {"mlp", "gpt"});
@@ -108,11 +110,31 @@ ConfigAction drawConfigPanel(RunConfig& c, bool busy, const std::string& problem
   if (ImGui::InputInt("seed", &seed)) c.seed = seed;
   ImGui::Separator();
 
+  // Which strategies Compare runs, in the order of what they shard (ZeRO 0, 1, 2, 3).
+  ImGui::TextDisabled("Compare runs:");
+  int column = 0;
+  for (const auto& strategy : allStrategies()) {
+    bool on = std::find(compareStrategies.begin(), compareStrategies.end(), strategy) != compareStrategies.end();
+    if (column++ % 2 == 1) ImGui::SameLine(140.0f);
+    const bool toggled = ImGui::Checkbox(strategy.c_str(), &on);
+    noteItem(("compare:" + strategy).c_str());
+    if (toggled) {
+      std::vector<std::string> next;
+      for (const auto& s : allStrategies()) {
+        const bool was = std::find(compareStrategies.begin(), compareStrategies.end(), s) != compareStrategies.end();
+        if (s == strategy ? on : was) next.push_back(s);
+      }
+      compareStrategies = next;
+    }
+  }
   const bool valid = problem.empty();
   ImGui::BeginDisabled(busy || !valid);
   if (ImGui::Button("Run", ImVec2(80, 0))) action = ConfigAction::Run;
   ImGui::SameLine();
+  ImGui::BeginDisabled(compareStrategies.empty());
   if (ImGui::Button("Compare", ImVec2(80, 0))) action = ConfigAction::Compare;
+  noteItem("compare");
+  ImGui::EndDisabled();
   ImGui::EndDisabled();
   ImGui::SameLine();
   ImGui::BeginDisabled(!busy);

@@ -11,9 +11,10 @@
 
 namespace shardscope::ui {
 
-// Edits `config`; returns what the user pressed.
+// Edits `config` and the strategies Compare runs; returns what the user pressed.
 enum class ConfigAction { None, Run, Compare, Stop };
-ConfigAction drawConfigPanel(RunConfig& config, bool busy, const std::string& problem);
+ConfigAction drawConfigPanel(RunConfig& config, std::vector<std::string>& compareStrategies, bool busy,
+                             const std::string& problem);
 
 // The role legend; each role's checkbox shows or hides it in the memory lanes.
 void drawRoleLegend(bool (&showRole)[trace::kMemoryRoleCount]);

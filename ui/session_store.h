@@ -57,7 +57,8 @@ class EngineControl {
  public:
   virtual ~EngineControl() = default;
   virtual void startRun(const RunConfig& config) = 0;      // one session
-  virtual void startCompare(const RunConfig& config) = 0;  // ddp, full_shard, shard_grad_op
+  // One session per strategy, one after another, on the same model and data.
+  virtual void startCompare(const RunConfig& config, const std::vector<std::string>& strategies) = 0;
   virtual void stop() = 0;
   virtual bool busy() const = 0;
   // A check of what only the engine knows (e.g. that --device cuda has a GPU); empty when fine.

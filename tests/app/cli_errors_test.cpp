@@ -73,6 +73,21 @@ TEST(CliErrors, EstimateRejectsWhatItCannotRead) {
   expectRejected({"estimate", "--world", "0"}, "--world is 0");
   expectRejected({"run", "--tab", "charts", "--screenshot", "/tmp/x.png"}, "--tab 'charts' is not a tab");
   expectRejected({"compare", "--tab", "estimate"}, "--tab picks the tab of the window");
+  expectRejected({"compare", "--strategies", "ddp,zero3"}, "'zero3' is not a strategy");
+  expectRejected({"compare", "--strategies", "ddp,"}, "names no strategy");
+}
+
+// compare --strategies runs exactly the strategies named, in that order: ZeRO stages 0 to 3 side by side.
+TEST(CliErrors, CompareRunsTheStrategiesNamed) {
+  auto r = runShardscope({"compare", "--strategies", "zero1,ddp", "--model", "mlp", "--layers", "1",
+                          "--hidden", "8", "--steps", "1", "--world", "2"});
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  const auto zero1 = r.output.find("shardscope run: mlp, 1 layers, hidden 8, zero1");
+  const auto ddp = r.output.find("shardscope run: mlp, 1 layers, hidden 8, ddp");
+  ASSERT_NE(zero1, std::string::npos) << r.output;
+  ASSERT_NE(ddp, std::string::npos) << r.output;
+  EXPECT_LT(zero1, ddp) << "in the order given";
+  EXPECT_EQ(r.output.find("full_shard"), std::string::npos) << "only the strategies named run";
 }
 
 // What the estimate command prints is a prediction and says so, in the table and in the JSON.

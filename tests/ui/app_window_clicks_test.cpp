@@ -15,6 +15,20 @@
 namespace shardscope::ui {
 namespace {
 
+// Stands in for the engine: records what the window asked of it.
+class RecordingEngine : public EngineControl {
+ public:
+  void startRun(const RunConfig&) override { ++runs; }
+  void startCompare(const RunConfig&, const std::vector<std::string>& strategies) override {
+    compared.push_back(strategies);
+  }
+  void stop() override {}
+  bool busy() const override { return false; }
+  std::string checkConfig(const RunConfig&) const override { return ""; }
+  int runs = 0;
+  std::vector<std::vector<std::string>> compared;
+};
+
 class AppClicks : public ::testing::Test {
  protected:
   AppClicks() : imgui_(1600, 900) { setItemProbe(&items_); }
@@ -30,18 +44,20 @@ class AppClicks : public ::testing::Test {
     store_.add(std::move(s));
   }
 
-  void draw() {  // one frame; items_ then holds what this frame drew
+  // One frame; items_ then holds what this frame drew. With an engine the configuration panel
+  // is drawn too.
+  void draw(EngineControl* engine = nullptr) {
     items_.clear();
-    imgui_.frame([&] { drawAppFrame(state_, store_, nullptr); });
+    imgui_.frame([&] { drawAppFrame(state_, store_, engine); });
   }
 
   // Clicks the control the app drew under `name` in the last frame.
-  void clickOn(const std::string& name) {
+  void clickOn(const std::string& name, EngineControl* engine = nullptr) {
     ASSERT_TRUE(items_.count(name)) << name << " was not drawn";
     const ItemRect r = items_.at(name);
     items_.clear();
-    imgui_.click([&] { drawAppFrame(state_, store_, nullptr); }, r.centerX(), r.centerY());
-    draw();  // a tab's selection shows from the next frame on
+    imgui_.click([&] { drawAppFrame(state_, store_, engine); }, r.centerX(), r.centerY());
+    draw(engine);  // a tab's selection shows from the next frame on
   }
 
   void openTab(const std::string& tab, const std::string& firstItem) {
@@ -107,6 +123,22 @@ TEST_F(AppClicks, ExportAClickBesideTheButtonDoesNothing) {
   imgui_.click([&] { drawAppFrame(state_, store_, nullptr); }, r.centerX(), r.y1 + 40);
   EXPECT_FALSE(exists(base + ".json"));
   EXPECT_TRUE(state_.exportMessage.empty()) << state_.exportMessage;
+}
+
+// Compare runs the strategies ticked in the panel, in ZeRO-stage order whatever the click order.
+TEST_F(AppClicks, CompareStrategiesAreTickedInThePanel) {
+  RecordingEngine engine;
+  draw(&engine);
+  draw(&engine);
+  EXPECT_EQ(state_.compareStrategies, (std::vector<std::string>{"ddp", "full_shard", "shard_grad_op"}));
+  clickOn("compare:zero1", &engine);
+  EXPECT_EQ(state_.compareStrategies, (std::vector<std::string>{"ddp", "zero1", "shard_grad_op", "full_shard"}));
+  clickOn("compare:ddp", &engine);
+  clickOn("compare:full_shard", &engine);
+  EXPECT_EQ(state_.compareStrategies, (std::vector<std::string>{"zero1", "shard_grad_op"}));
+  clickOn("compare", &engine);
+  ASSERT_EQ(engine.compared.size(), 1u) << "Compare pressed once";
+  EXPECT_EQ(engine.compared[0], (std::vector<std::string>{"zero1", "shard_grad_op"}));
 }
 
 TEST_F(AppClicks, EstimateSeedExamplesAreOneClickAway) {
