@@ -11,12 +11,18 @@ std::string withDefault(const std::string& help, const T& value) {
 }
 }  // namespace
 
-void RunOptions::addTo(CLI::App& cmd) {
+template <typename T>
+CLI::Option* RunOptions::bindOption(CLI::App& cmd, const char* flag, T RunConfig::*field,
+                                    const std::string& help) {
+  auto* option = cmd.add_option(flag, parsed_.*field, help);
+  bindings_.emplace_back(option, [this, field](RunConfig& c) { c.*field = parsed_.*field; });
+  return option;
+}
+
+void RunOptions::addTo(CLI::App& cmd, bool withOutputs) {
   const RunConfig d;
-  auto bind = [&](const char* flag, auto RunConfig::*field, const std::string& help) {
-    auto* option = cmd.add_option(flag, parsed_.*field, help);
-    bindings_.emplace_back(option, [this, field](RunConfig& c) { c.*field = parsed_.*field; });
-    return option;
+  auto bind = [&](const char* flag, auto field, const std::string& help) {
+    return bindOption(cmd, flag, field, help);
   };
   bind("--model", &RunConfig::model, withDefault("model: mlp | gpt", d.model));
   bind("--layers", &RunConfig::layers, withDefault("blocks; each block is one FSDP unit", d.layers));
@@ -53,6 +59,17 @@ void RunOptions::addTo(CLI::App& cmd) {
        withDefault("fp32 | bf16 (bf16 parameters and compute; fp32 gradient reduction and master "
                    "weights, like FSDP2's MixedPrecisionPolicy)",
                    d.precision));
+  if (withOutputs) addOutputs(cmd);
+  cmd.add_option("--config", configPath_,
+                 "JSON file with the same keys as these options (e.g. {\"model\": \"gpt\"}); "
+                 "options on the command line override it");
+}
+
+void RunOptions::addOutputs(CLI::App& cmd) {
+  const RunConfig d;
+  auto bind = [&](const char* flag, auto field, const std::string& help) {
+    return bindOption(cmd, flag, field, help);
+  };
   bind("--export", &RunConfig::exportDir,
        "write init.pt, data.pt, losses.pt and final.pt (torch.load reads them) into DIR");
   bind("--summary", &RunConfig::summaryPath,
@@ -65,9 +82,6 @@ void RunOptions::addTo(CLI::App& cmd) {
   bind("--recording", &RunConfig::recording,
        withDefault("on | off | alternate (record even steps only: measures recording overhead)",
                    d.recording));
-  cmd.add_option("--config", configPath_,
-                 "JSON file with the same keys as these options (e.g. {\"model\": \"gpt\"}); "
-                 "options on the command line override it");
 }
 
 std::optional<std::string> RunOptions::resolve(RunConfig& out) const {

@@ -164,7 +164,7 @@ int dispatch(int argc, char** argv) {
       "estimate", "predict, without running, what each rank holds and sends per step for the run "
                   "options (all four strategies), or with --params whether a model of that size "
                   "fits on so many GPUs; closed forms, labelled as predictions (docs/estimate.md)");
-  estimateRunOptions.addTo(*estimate);
+  estimateRunOptions.addTo(*estimate, /*withOutputs=*/false);
   shardscope::app::addEstimateOptions(*estimate, estimateOptions);
 
   std::string viewPath;
