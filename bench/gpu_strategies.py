@@ -7,6 +7,8 @@ compute with fp32 reduction and master weights on both sides:
     shardscope full_shard     vs  PyTorch FSDP2 fully_shard, reshard_after_forward=True,
     shardscope shard_grad_op  vs  PyTorch FSDP2 fully_shard, reshard_after_forward=False,
                                   both with MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32)
+    shardscope zero1          vs  PyTorch DDP (autocast bf16) + ZeroRedundancyOptimizer(Adam),
+                                  only with --with-zero1 (not part of the issue's target)
 The loss is computed on fp32 logits on both sides (shardscope always does; torchtitan does the
 same; autocast does it for DDP). --pytorch-loss compute keeps FSDP2's loss on the bf16 logits, as a
 model that does not cast would: cheaper in memory (measured on CPU by bench/loss_memory_cpu.py),
@@ -42,6 +44,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from pytorch_parity import Gpt, free_port, place_rank  # noqa: E402  (same model definition)
 
 PAIRS = [("ddp", "ddp"), ("full_shard", "fsdp2_reshard_true"), ("shard_grad_op", "fsdp2_reshard_false")]
+ZERO1_PAIR = ("zero1", "ddp_zero_redundancy")
 
 
 def measured_bf16_peak():
@@ -69,8 +72,8 @@ def pytorch_rank(rank, world, port, c, mode, steps, out_path, fp32_loss):
     dist.init_process_group("nccl", rank=rank, world_size=world, device_id=device)
     torch.manual_seed(0)
     model = Gpt(c, fp32_loss=fp32_loss).to(device)
-    autocast = mode == "ddp"
-    if mode == "ddp":
+    autocast = mode in ("ddp", "ddp_zero_redundancy")
+    if autocast:
         model = torch.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=25)
     else:
         from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
@@ -80,7 +83,12 @@ def pytorch_rank(rank, world, port, c, mode, steps, out_path, fp32_loss):
         for block in model.blocks:
             fully_shard(block, reshard_after_forward=reshard, mp_policy=mp_policy)
         fully_shard(model, reshard_after_forward=reshard, mp_policy=mp_policy)
-    opt = torch.optim.Adam(model.parameters(), lr=1e-4)
+    if mode == "ddp_zero_redundancy":
+        from torch.distributed.optim import ZeroRedundancyOptimizer
+
+        opt = ZeroRedundancyOptimizer(model.parameters(), optimizer_class=torch.optim.Adam, lr=1e-4)
+    else:
+        opt = torch.optim.Adam(model.parameters(), lr=1e-4)
     per = c["batch"] // world
     gen = torch.Generator(device="cpu").manual_seed(rank)
     times = []
@@ -142,6 +150,8 @@ def main():
     ap.add_argument("--pytorch-loss", choices=["fp32", "compute"], default="fp32",
                     help="PyTorch's loss on fp32 logits, as shardscope's (default), or on the "
                          "compute-dtype logits (bf16 under FSDP2)")
+    ap.add_argument("--with-zero1", action="store_true",
+                    help="also shardscope zero1 against PyTorch DDP + ZeroRedundancyOptimizer")
     ap.add_argument("--out", default="gpu_strategies.json")
     args = ap.parse_args()
     if not torch.cuda.is_available():
@@ -156,7 +166,7 @@ def main():
     for world in [int(w) for w in args.worlds.split(",")]:
         c = {"layers": args.layers, "hidden": args.hidden, "heads": args.heads, "seq": args.seq,
              "vocab": args.vocab, "batch": args.batch_per_rank * world}
-        for strategy, mode in PAIRS:
+        for strategy, mode in PAIRS + ([ZERO1_PAIR] if args.with_zero1 else []):
             t_ours_runs, t_theirs_runs = [], []
             for _ in range(args.repeats):
                 ours, ours_peak, params = run_shardscope(args.shardscope, world, c, strategy, args.steps, workdir)
