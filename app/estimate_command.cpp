@@ -38,6 +38,8 @@ int estimateRun(const RunConfig& config, bool json) {
   // The batch matters to activations only, which are not predicted: any valid batch will do.
   RunConfig check = config;
   check.batch = check.world;
+  // Nothing is written: output paths a --config file may carry are not checked.
+  check.exportDir = check.summaryPath = check.tracePath = check.memoryCsvPath = "";
   if (auto err = validate(check)) return badValue(*err);
 
   std::vector<estimate::RunPrediction> predictions;

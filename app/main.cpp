@@ -1,6 +1,6 @@
 // shardscope: the one executable. Subcommands:
 //   run      train headlessly: one process per rank, progress per step, tables at the end
-//   compare  the same run under ddp, full_shard and shard_grad_op, one table side by side
+//   compare  the same run under several strategies (--strategies), one table side by side
 //   estimate predict what each rank holds and sends (closed forms, labelled as predictions)
 //   view     browse a saved trace or summary in the window
 //   worker   one rank (started by `run`, or by torchrun/srun/mpirun with their variables)
@@ -150,7 +150,10 @@ int dispatch(int argc, char** argv) {
                  "side by side (--strategy is ignored; --trace, --memory-csv and --export get one "
                  "file or directory per strategy)");
   compareOptions.addTo(*compare);
-  std::string compareStrategyList = "ddp,full_shard,shard_grad_op";
+  std::string compareStrategyList;
+  for (const auto& s : shardscope::defaultCompareStrategies()) {
+    compareStrategyList += (compareStrategyList.empty() ? "" : ",") + s;
+  }
   compare->add_option("--strategies", compareStrategyList,
                       "the strategies to run, in order, e.g. ddp,zero1,shard_grad_op,full_shard for "
                       "ZeRO stages 0 to 3 [default: ddp,full_shard,shard_grad_op]");

@@ -206,7 +206,10 @@ const std::vector<std::string>& defaultCompareStrategies() {
 std::optional<std::string> parseStrategyList(const std::string& text, std::vector<std::string>& out) {
   out.clear();
   std::stringstream parts(text);
+  const std::string emptyEntry = "--strategies '" + text + "' has an empty entry; list some of ddp, zero1, "
+                                 "shard_grad_op, full_shard, separated by single commas.";
   for (std::string name; std::getline(parts, name, ',');) {
+    if (name.empty()) return emptyEntry;
     if (std::find(allStrategies().begin(), allStrategies().end(), name) == allStrategies().end()) {
       return "--strategies '" + text + "': '" + name +
              "' is not a strategy; list some of ddp, zero1, shard_grad_op, full_shard, separated by "
@@ -214,10 +217,7 @@ std::optional<std::string> parseStrategyList(const std::string& text, std::vecto
     }
     if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
   }
-  if (out.empty() || text.back() == ',') {
-    return "--strategies '" + text + "' names no strategy; list some of ddp, zero1, shard_grad_op, "
-           "full_shard, separated by commas.";
-  }
+  if (out.empty() || text.back() == ',') return emptyEntry;
   return std::nullopt;
 }
 

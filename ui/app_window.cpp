@@ -121,8 +121,8 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
                                            : std::max(avail * (state.estimateShown ? 0.5f : 0.34f), 180.0f);
   ImGui::BeginChild("timelines", ImVec2(0, -bottomHeight), true, ImGuiWindowFlags_NoScrollWithMouse);
   if (sessions.empty()) {
-    ImGui::TextDisabled("Press Run to train with the configuration on the left, or Compare to run ddp,\n"
-                        "full_shard and shard_grad_op one after another on the same model and data.\n\n"
+    ImGui::TextDisabled("Press Run to train with the configuration on the left, or Compare to run the\n"
+                        "strategies ticked above it one after another on the same model and data.\n\n"
                         "Each rank is its own process; what you see is measured: the allocator's bytes\n"
                         "by role, every collective, every forward and backward per unit.");
   }

@@ -88,6 +88,7 @@ void updatePredictions(EstimatePanelState& st, const RunConfig& config) {
   st.predictions.clear();
   RunConfig check = config;
   check.batch = check.world;  // the batch only shapes activations, which are not predicted
+  check.exportDir = check.summaryPath = check.tracePath = check.memoryCsvPath = "";  // nothing is written
   auto problem = validate(check);
   st.predictionProblem = problem ? *problem : std::string();
   if (problem) return;

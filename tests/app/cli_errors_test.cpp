@@ -74,7 +74,7 @@ TEST(CliErrors, EstimateRejectsWhatItCannotRead) {
   expectRejected({"run", "--tab", "charts", "--screenshot", "/tmp/x.png"}, "--tab 'charts' is not a tab");
   expectRejected({"compare", "--tab", "estimate"}, "--tab picks the tab of the window");
   expectRejected({"compare", "--strategies", "ddp,zero3"}, "'zero3' is not a strategy");
-  expectRejected({"compare", "--strategies", "ddp,"}, "names no strategy");
+  expectRejected({"compare", "--strategies", "ddp,"}, "has an empty entry");
 }
 
 // compare --strategies runs exactly the strategies named, in that order: ZeRO stages 0 to 3 side by side.
