@@ -40,11 +40,9 @@ Zero1Strategy::Zero1Strategy(const RunConfig& config, const StagedModel& model, 
     RoleScope role(trace::MemoryRole::ParamShard);
     // The master slice comes from the initial fp32 values, not from their bf16 rounding.
     master_ = at::zeros({sliceNumel_}, options.dtype(at::kFloat));
-    const int64_t begin = comm.rank() * sliceNumel_, end = begin + sliceNumel_;
     RoleScope initRole(trace::MemoryRole::Other);
     model.forEachInitialParameter(config.seed, [&](size_t i, at::Tensor value) {
-      const int64_t a = std::max(begin, flatOffsets_[i]), b = std::min(end, flatOffsets_[i] + value.numel());
-      if (a < b) master_.narrow(0, a - begin, b - a).copy_(value.reshape({-1}).narrow(0, a - flatOffsets_[i], b - a));
+      copyOwnedPart(master_, static_cast<int>(i), value.reshape({-1}));
     });
   } else {
     master_ = ownedSliceOf(flat_).detach();
@@ -60,17 +58,21 @@ at::Tensor Zero1Strategy::ownedSliceOf(const at::Tensor& flat) const {
   return flat.narrow(0, comm_.rank() * sliceNumel_, sliceNumel_);
 }
 
+void Zero1Strategy::copyOwnedPart(at::Tensor& slice, int i, const at::Tensor& values) const {
+  const int64_t begin = comm_.rank() * sliceNumel_;
+  const int64_t a = std::max(begin, flatOffsets_[i]);
+  const int64_t b = std::min(begin + sliceNumel_, flatOffsets_[i] + values.numel());
+  if (a < b) slice.narrow(0, a - begin, b - a).copy_(values.narrow(0, a - flatOffsets_[i], b - a));
+}
+
 void Zero1Strategy::finishBackward() {
   if (!masterGrad_.defined()) {
     RoleScope role(trace::MemoryRole::GradShard);
     masterGrad_ = at::zeros({sliceNumel_}, master_.options().requires_grad(false));  // padding stays 0
   }
-  const int64_t begin = comm_.rank() * sliceNumel_, end = begin + sliceNumel_;
   buckets_->finish([&](int i, const at::Tensor& averaged) {
     // Keep the part of the averaged gradient that falls in this rank's slice; drop the rest.
-    const int64_t a = std::max(begin, flatOffsets_[i]);
-    const int64_t b = std::min(end, flatOffsets_[i] + averaged.numel());
-    if (a < b) masterGrad_.narrow(0, a - begin, b - a).copy_(averaged.narrow(0, a - flatOffsets_[i], b - a));
+    copyOwnedPart(masterGrad_, i, averaged);
     params_[i].mutable_grad() = at::Tensor();
   });
 }

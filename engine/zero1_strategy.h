@@ -32,6 +32,9 @@ class Zero1Strategy final : public Strategy {
 
  private:
   at::Tensor ownedSliceOf(const at::Tensor& flat) const;
+  // Copies the part of parameter i's flat values (all of it, `values`) that lies in this rank's
+  // slice into `slice`, a tensor of sliceNumel_ elements.
+  void copyOwnedPart(at::Tensor& slice, int i, const at::Tensor& values) const;
 
   const StagedModel& model_;
   Communicator& comm_;

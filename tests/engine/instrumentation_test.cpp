@@ -46,18 +46,12 @@ struct Sizes {
 };
 
 Sizes sizes() {
-  auto model = makeModel(modelConfig());
-  std::map<int, int64_t> perUnit;
-  for (const auto& p : model->params()) {
-    int64_t n = 1;
-    for (auto d : p.shape) n *= d;
-    perUnit[p.unit] += n;
-  }
+  const auto units = unitElements(modelConfig());  // blocks 0..L-1, then the root
   Sizes s;
-  s.parameters = model->parameterCount();
   auto pad = [](int64_t n) { return (n + kWorld - 1) / kWorld * kWorld; };
-  s.rootPadded = pad(perUnit[kRootUnit]);
-  for (int u = 0; u < kLayers; ++u) s.blockPadded.push_back(pad(perUnit[u]));
+  for (int u = 0; u < kLayers; ++u) s.blockPadded.push_back(pad(units[u]));
+  s.rootPadded = pad(units.back());
+  for (int64_t n : units) s.parameters += n;
   return s;
 }
 

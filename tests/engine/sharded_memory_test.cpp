@@ -26,38 +26,28 @@ nlohmann::json heldOf(const std::string& dir, int rank) {
 }
 
 int64_t paddedUnitElements(const RunConfig& c, int world) {
-  auto model = makeModel(c);
-  std::map<int, int64_t> perUnit;
-  for (const auto& p : model->params()) {
-    int64_t n = 1;
-    for (auto d : p.shape) n *= d;
-    perUnit[p.unit] += n;
-  }
   int64_t total = 0;
-  for (auto& [unit, n] : perUnit) total += (n + world - 1) / world * world;
+  for (int64_t n : unitElements(c)) total += (n + world - 1) / world * world;
   return total;
 }
 
 TEST(ShardedMemory, FullShardRanksHoldOnlyTheirShard) {
-  RunConfig c;
-  c.model = "gpt";
-  c.layers = 3;
-  c.hidden = 20;
-  c.heads = 4;
-  c.vocab = 37;
-  c.seq = 6;
-  c.batch = 6;
-  c.steps = 2;
+  RunConfig c = testing::tinyGptConfig();
   const int world = 3;
+  c.world = world;
+  c.batch = 6;
   const auto shardedDir = testing::freshTempDir("held_full_shard");
   const auto ddpDir = testing::freshTempDir("held_ddp");
-  auto common = std::vector<std::string>{"run", "--model", "gpt", "--layers", "3", "--hidden", "20",
-                                         "--heads", "4", "--vocab", "37", "--seq", "6", "--batch",
-                                         "6", "--steps", "2", "--world", std::to_string(world)};
-  auto sharded = common;
-  sharded.insert(sharded.end(), {"--strategy", "full_shard", "--export", shardedDir});
-  auto ddp = common;
-  ddp.insert(ddp.end(), {"--strategy", "ddp", "--export", ddpDir});
+  auto runArgs = [&](const std::string& strategy, const std::string& dir) {
+    RunConfig r = c;
+    r.strategy = strategy;
+    auto args = testing::optionsOf(r);
+    args.insert(args.begin(), "run");
+    args.insert(args.end(), {"--export", dir});
+    return args;
+  };
+  const auto sharded = runArgs("full_shard", shardedDir);
+  const auto ddp = runArgs("ddp", ddpDir);
   auto r1 = testing::runShardscope(sharded);
   ASSERT_EQ(r1.exitCode, 0) << r1.output;
   auto r2 = testing::runShardscope(ddp);

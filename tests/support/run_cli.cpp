@@ -39,7 +39,6 @@ std::vector<std::string> optionsOf(const RunConfig& config) {
   std::vector<std::string> out;
   const auto json = config.toJson();  // items() refers to it: it must outlive the loop
   for (const auto& [key, value] : json.items()) {
-    if (value.is_string() && value.get<std::string>().empty()) continue;  // an output not asked for
     out.push_back("--" + key);
     out.push_back(value.is_string() ? value.get<std::string>() : value.dump());
   }

@@ -22,8 +22,8 @@ CliResult runShardscope(const std::vector<std::string>& args,
 // heads), vocabulary 37, 6 tokens per sample, global batch 4, 2 steps, 2 ranks.
 RunConfig tinyGptConfig();
 
-// The options that give `config` on the command line ("--model", "gpt", ...), output paths
-// included when set: run_config's JSON keys are the option names.
+// The options that give `config` on the command line ("--model", "gpt", ...): run_config's JSON
+// keys are the option names. Output paths are not in that JSON: add --export etc. yourself.
 std::vector<std::string> optionsOf(const RunConfig& config);
 
 // Any program: argv[0] is looked up on PATH.
