@@ -28,6 +28,7 @@ class C10dCommunicator final : public Communicator {
   std::unique_ptr<PendingCollective> broadcastAsync(at::Tensor& tensor, int root,
                                                     const std::string& label) override;
   void barrier(const std::string& label) override;
+  void shutdown() override { backend_->shutdown(); }
   std::string reduceScatterImplementation() const override;
   std::optional<c10::Stream> collectiveStream() const override;
 

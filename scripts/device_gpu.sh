@@ -4,7 +4,8 @@
 # scripts/device_deps.sh, then carry .deps with the call, e.g. with the device tool:
 #   run(command="bash scripts/device_gpu.sh build tests parity bench demo", carry=[".deps"])
 # Stages, in the order given:
-#   build   configure (GUI off) and build into build-gpu/ (kept on a warm machine)
+#   build   configure (GUI off) and build into build-gpu/ (kept on a warm machine); BUILD_TARGETS
+#           limits it to the targets named
 #   tests   ctest: the GPU suite (gpu_tests) and the engine/CLI suites on this machine
 #   parity  scripts/pytorch_parity.py --device cuda at world sizes 1, 2 and 4, fp32 then bf16
 #   bench   bench/gpu_strategies.py: step time, peak allocated, MFU vs PyTorch DDP/FSDP2
@@ -29,7 +30,9 @@ stage_build() {
     -DGLOO_INCLUDE_DIR="$ROOT/.deps/gloo" -DSHARDSCOPE_GTEST_SOURCE="$ROOT/.deps/googletest" \
     -DSHARDSCOPE_PYTHON="$(command -v "$PY")" > /tmp/configure.log 2>&1 \
     || { tail -40 /tmp/configure.log; exit 1; }
-  cmake --build build-gpu -j "$(nproc)" 2>&1 | tail -5 || exit 1  # later stages need the build
+  # BUILD_TARGETS (e.g. "shardscope gpu_tests") builds only those: a fresh machine's build is device time.
+  # shellcheck disable=SC2086  # a list of targets
+  cmake --build build-gpu -j "$(nproc)" ${BUILD_TARGETS:+--target $BUILD_TARGETS} 2>&1 | tail -5 || exit 1
 }
 
 stage_tests() {
