@@ -48,7 +48,8 @@ void DdpStrategy::step() {
 
 void DdpStrategy::refreshComputeCopies() {
   at::NoGradGuard noGrad;
-  for (size_t i = 0; i < compute_.size(); ++i) compute_[i].copy_(params_[i]);
+  if (compute_.empty()) return;
+  at::_foreach_copy_(compute_, params_);  // one multi-tensor launch on CUDA, not one per parameter
 }
 
 std::map<std::string, at::Tensor> DdpStrategy::fullParameters() {

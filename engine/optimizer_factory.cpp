@@ -1,5 +1,7 @@
 #include "engine/optimizer_factory.h"
 
+#include "engine/foreach_adam.h"
+
 namespace shardscope {
 
 std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const RunConfig& config,
@@ -7,11 +9,16 @@ std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const RunConfig& config,
   if (config.optimizer == "sgd") {
     return std::make_unique<torch::optim::SGD>(params, torch::optim::SGDOptions(config.lr));
   }
+  // torch.optim's default: the multi-tensor path on CUDA, one tensor at a time on CPU.
+  const bool foreach = config.device == "cuda";
   if (config.optimizer == "adamw") {
-    return std::make_unique<torch::optim::AdamW>(
-        params, torch::optim::AdamWOptions(config.lr).weight_decay(0.01));
+    auto options = torch::optim::AdamWOptions(config.lr).weight_decay(0.01);
+    if (foreach) return std::make_unique<ForeachAdamW>(params, options);
+    return std::make_unique<torch::optim::AdamW>(params, options);
   }
-  return std::make_unique<torch::optim::Adam>(params, torch::optim::AdamOptions(config.lr));
+  auto options = torch::optim::AdamOptions(config.lr);
+  if (foreach) return std::make_unique<ForeachAdam>(params, options);
+  return std::make_unique<torch::optim::Adam>(params, options);
 }
 
 namespace {
