@@ -52,10 +52,10 @@ class Communicator {
                                                             const std::string& label) = 0;
   // Blocks the host until every rank has arrived.
   virtual void barrier(const std::string& label) = 0;
-  // Normal end of the run, every rank past its last collective: what destroy_process_group does.
-  // Without it ProcessGroupNCCL's destructor warns and aborts its communicators. Not on the error
-  // paths: there a peer may be gone, and the destructor's abort is what is wanted.
-  virtual void shutdown() = 0;
+  // End of a finished run, every rank past the final barrier with nothing in flight: releases the
+  // backend's connections. ProcessGroupNCCL's destructor would abort them too, but first warns that
+  // destroy_process_group() was not called, once per rank.
+  virtual void close() = 0;
 
   void allGather(at::Tensor& output, at::Tensor& input, const std::string& label) {
     allGatherAsync(output, input, label)->wait();

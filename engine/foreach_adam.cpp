@@ -7,12 +7,13 @@ namespace shardscope {
 
 namespace {
 
+constexpr int64_t kSliceBytes = int64_t{64} << 20;
+using StateMap = ska::flat_hash_map<void*, std::unique_ptr<torch::optim::OptimizerParamState>>;
+
 // One step over one parameter group. Decoupled: AdamW's weight decay (shrink the parameters)
 // rather than Adam's (add to the gradients).
 template <typename State, typename Options>
-void stepGroup(torch::optim::OptimizerParamGroup& group,
-               ska::flat_hash_map<void*, std::unique_ptr<torch::optim::OptimizerParamState>>& states,
-               bool decoupled) {
+void stepGroup(torch::optim::OptimizerParamGroup& group, StateMap& states, bool decoupled) {
   auto& options = static_cast<Options&>(group.options());
   TORCH_CHECK(!options.amsgrad(), "the foreach Adam path does not implement amsgrad");
   const auto [beta1, beta2] = options.betas();
@@ -41,25 +42,36 @@ void stepGroup(torch::optim::OptimizerParamGroup& group,
     biasCorrection2Sqrt.emplace_back(std::sqrt(biasCorrection2));
   }
   if (params.empty()) return;
-  if (options.weight_decay() != 0) {
-    if (decoupled) {
-      at::_foreach_mul_(params, 1.0 - options.lr() * options.weight_decay());
-    } else {
-      grads = at::_foreach_add(grads, params, options.weight_decay());
-    }
+  if (options.weight_decay() != 0 && decoupled) {
+    at::_foreach_mul_(params, 1.0 - options.lr() * options.weight_decay());
   }
-  at::_foreach_lerp_(expAvgs, grads, 1.0 - beta1);
-  at::_foreach_mul_(expAvgSqs, beta2);
-  at::_foreach_addcmul_(expAvgSqs, grads, grads, 1.0 - beta2);
-  auto denominators = at::_foreach_sqrt(expAvgSqs);
-  at::_foreach_div_(denominators, biasCorrection2Sqrt);
-  at::_foreach_add_(denominators, options.eps());
-  at::_foreach_addcdiv_(params, expAvgs, denominators, stepSizes);
+  // Slices of at most kSliceBytes (or one larger tensor): the denominators' size (see the header).
+  for (size_t begin = 0; begin < params.size();) {
+    size_t end = begin;
+    int64_t bytes = 0;
+    auto sizeOf = [&](size_t i) { return static_cast<int64_t>(params[i].nbytes()); };
+    while (end < params.size() && (end == begin || bytes + sizeOf(end) <= kSliceBytes)) {
+      bytes += sizeOf(end);
+      ++end;
+    }
+    auto slice = [&](auto& list) { return at::ArrayRef(list).slice(begin, end - begin); };
+    std::vector<at::Tensor> sliceGrads = slice(grads).vec();
+    if (options.weight_decay() != 0 && !decoupled) {
+      sliceGrads = at::_foreach_add(sliceGrads, slice(params), options.weight_decay());
+    }
+    at::_foreach_lerp_(slice(expAvgs), sliceGrads, 1.0 - beta1);
+    at::_foreach_mul_(slice(expAvgSqs), beta2);
+    at::_foreach_addcmul_(slice(expAvgSqs), sliceGrads, sliceGrads, 1.0 - beta2);
+    auto denominators = at::_foreach_sqrt(slice(expAvgSqs));
+    at::_foreach_div_(denominators, slice(biasCorrection2Sqrt));
+    at::_foreach_add_(denominators, options.eps());
+    at::_foreach_addcdiv_(slice(params), slice(expAvgs), denominators, slice(stepSizes));
+    begin = end;
+  }
 }
 
 template <typename State, typename Options>
-torch::Tensor stepAll(std::vector<torch::optim::OptimizerParamGroup>& groups,
-                      ska::flat_hash_map<void*, std::unique_ptr<torch::optim::OptimizerParamState>>& states,
+torch::Tensor stepAll(std::vector<torch::optim::OptimizerParamGroup>& groups, StateMap& states,
                       bool decoupled, const torch::optim::Optimizer::LossClosure& closure) {
   torch::NoGradGuard noGrad;
   torch::Tensor loss;

@@ -190,7 +190,7 @@ int runRankWorker(const RunConfig& config) {
     auto finalParams = strategy->fullParameters();  // collective: every rank takes part
     if (exporting && rank == 0) saveTensorDict(config.exportDir + "/final.pt", finalParams);
     comm->barrier("end of run");
-    comm->shutdown();
+    comm->close();
 
     trace::Event done;
     done.kind = trace::EventKind::RunDone;

@@ -30,7 +30,7 @@ class RecordingCommunicator final : public Communicator {
   std::unique_ptr<PendingCollective> broadcastAsync(at::Tensor& tensor, int root,
                                                     const std::string& label) override;
   void barrier(const std::string& label) override;
-  void shutdown() override { inner_->shutdown(); }
+  void close() override { inner_->close(); }
 
  private:
   std::unique_ptr<Communicator> inner_;

@@ -7,35 +7,56 @@
 #include <memory>
 #include <vector>
 
+#include <torch/cuda.h>
+
 #include "engine/foreach_adam.h"
 #include "engine/optimizer_factory.h"
 
 namespace shardscope {
 namespace {
 
-// Parameters of a few shapes and sizes (a matrix, a vector, a scalar-sized one), with gradients
-// that change from step to step.
-std::vector<at::Tensor> makeParams() {
+// Parameters of a few shapes and sizes (a matrix, a vector, a scalar-sized one), or with `large`
+// three of 24 MiB each, more than one 64 MiB slice of the multi-tensor step.
+std::vector<at::Tensor> makeParams(const at::Device& device, bool large = false) {
   at::manual_seed(7);
-  return {at::randn({16, 8}).set_requires_grad(true), at::randn({8}).set_requires_grad(true),
-          at::randn({1}).set_requires_grad(true), at::randn({3, 5, 2}).set_requires_grad(true)};
+  std::vector<at::Tensor> params;
+  if (large) {
+    for (int i = 0; i < 3; ++i) params.push_back(at::randn({6 << 20}));
+  } else {
+    params = {at::randn({16, 8}), at::randn({8}), at::randn({1}), at::randn({3, 5, 2})};
+  }
+  for (auto& p : params) p = p.to(device).set_requires_grad(true);
+  return params;
 }
 
+// Gradients that change from step to step and differ in scale between tensors. Tensor 1 gets its
+// first gradient only at step 2, so its step count, and with it its bias corrections, trails the
+// others': a step that used one count for the whole group would fail.
 void setGradients(std::vector<at::Tensor>& params, int step) {
   for (size_t i = 0; i < params.size(); ++i) {
+    if (i == 1 && step < 2) {
+      params[i].mutable_grad() = at::Tensor();
+      continue;
+    }
     at::manual_seed(100 * step + static_cast<int64_t>(i));
     params[i].mutable_grad() = at::randn_like(params[i]) * (1.0 + static_cast<double>(i));
   }
 }
 
-double maxRelDiff(const at::Tensor& a, const at::Tensor& b) {
-  return ((a - b).abs() / b.abs().clamp_min(1e-6)).max().item<double>();
+// Rounding apart (lerp against mul-and-add), elementwise: relative 1e-5, or 1e-6 absolute for
+// values near zero. A wrong step is off by about the learning rate, 1e-2.
+void expectClose(const at::Tensor& ours, const at::Tensor& reference, size_t index) {
+  EXPECT_TRUE(at::allclose(ours, reference, /*rtol=*/1e-5, /*atol=*/1e-6))
+      << "parameter " << index << ": max abs difference "
+      << (ours - reference).abs().max().item<double>();
 }
 
 template <typename Reference, typename Foreach, typename Options>
-void expectSameTrajectory(const Options& options) {
-  auto refParams = makeParams();
-  auto ourParams = makeParams();
+void expectSameTrajectory(const Options& options, const at::Device& device = at::kCPU,
+                          bool large = false) {
+  auto refParams = makeParams(device, large);
+  auto ourParams = makeParams(device, large);
+  const auto initial = makeParams(device, large);
   Reference reference(refParams, options);
   Foreach ours(ourParams, options);
   for (int step = 0; step < 6; ++step) {
@@ -45,8 +66,8 @@ void expectSameTrajectory(const Options& options) {
     ours.step();
   }
   for (size_t i = 0; i < refParams.size(); ++i) {
-    EXPECT_FALSE(at::equal(refParams[i], makeParams()[i])) << "parameter " << i << " did not move";
-    EXPECT_LT(maxRelDiff(ourParams[i], refParams[i]), 1e-5) << "parameter " << i;
+    EXPECT_FALSE(at::equal(refParams[i], initial[i])) << "parameter " << i << " did not move";
+    expectClose(ourParams[i], refParams[i], i);
   }
   // Same state, in torch::optim's own state type: what the memory listing reads.
   auto refState = optimizerStateTensors(reference);
@@ -65,6 +86,11 @@ TEST(ForeachAdam, FollowsTorchOptimAdam) {
   expectSameTrajectory<torch::optim::Adam, ForeachAdam>(torch::optim::AdamOptions(1e-2));
 }
 
+// eps of the order of the denominator: added after the bias correction, not before, or it shows.
+TEST(ForeachAdam, FollowsTorchOptimAdamWithLargeEps) {
+  expectSameTrajectory<torch::optim::Adam, ForeachAdam>(torch::optim::AdamOptions(1e-2).eps(0.5));
+}
+
 TEST(ForeachAdam, FollowsTorchOptimAdamWithCoupledWeightDecay) {
   expectSameTrajectory<torch::optim::Adam, ForeachAdam>(
       torch::optim::AdamOptions(1e-2).weight_decay(0.1));
@@ -75,12 +101,26 @@ TEST(ForeachAdam, FollowsTorchOptimAdamW) {
       torch::optim::AdamWOptions(1e-2).weight_decay(0.1));
 }
 
+TEST(ForeachAdam, FollowsTorchOptimAdamAcrossSlices) {
+  expectSameTrajectory<torch::optim::Adam, ForeachAdam>(torch::optim::AdamOptions(1e-2), at::kCPU,
+                                                        /*large=*/true);
+}
+
+// On CUDA the _foreach_ ops run their multi-tensor kernels, which the CPU cases above never reach.
+TEST(ForeachAdam, FollowsTorchOptimAdamOnCuda) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device visible";
+  expectSameTrajectory<torch::optim::Adam, ForeachAdam>(torch::optim::AdamOptions(1e-2).eps(0.5),
+                                                        at::Device(at::kCUDA, 0));
+  expectSameTrajectory<torch::optim::AdamW, ForeachAdamW>(
+      torch::optim::AdamWOptions(1e-2).weight_decay(0.1), at::Device(at::kCUDA, 0), /*large=*/true);
+}
+
 TEST(ForeachAdam, ParametersWithoutGradientsAreLeftAlone) {
-  auto params = makeParams();
+  auto params = makeParams(at::kCPU);
   const auto before = params[1].clone();
   ForeachAdam adam(params, torch::optim::AdamOptions(1e-2));
-  setGradients(params, 0);
-  params[1].mutable_grad() = at::Tensor();
+  setGradients(params, 0);  // none for tensor 1 at step 0
+  ASSERT_FALSE(params[1].grad().defined());
   adam.step();
   EXPECT_TRUE(at::equal(params[1], before));
   EXPECT_EQ(optimizerStateTensors(adam).size(), 2u * (params.size() - 1));
@@ -92,9 +132,9 @@ TEST(ForeachAdam, FactoryPicksItForCudaRunsOnly) {
   for (const std::string optimizer : {"adam", "adamw"}) {
     config.optimizer = optimizer;
     config.device = "cpu";
-    auto cpu = makeOptimizer(config, makeParams());
+    auto cpu = makeOptimizer(config, makeParams(at::kCPU));
     config.device = "cuda";
-    auto cuda = makeOptimizer(config, makeParams());
+    auto cuda = makeOptimizer(config, makeParams(at::kCPU));
     const bool cpuForeach = dynamic_cast<ForeachAdam*>(cpu.get()) || dynamic_cast<ForeachAdamW*>(cpu.get());
     const bool cudaForeach = dynamic_cast<ForeachAdam*>(cuda.get()) || dynamic_cast<ForeachAdamW*>(cuda.get());
     EXPECT_FALSE(cpuForeach) << optimizer;
