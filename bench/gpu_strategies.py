@@ -22,8 +22,8 @@ Peak allocated: max over ranks of torch.cuda.max_memory_allocated (PyTorch) and 
 peak tensor bytes (shardscope: the CUDA caching allocator's own allocation events).
 MFU: model FLOPs (6 x parameters + 12 x layers x seq x hidden per token) x tokens per second of
 the whole GPU, over the bf16 matrix-product rate measured here first.
---repeats R runs each pair R times, interleaved (ours, theirs, ours, theirs, ...), and reports the
-median over repeats with the range of the time ratio: single runs on a shared socket transport
+--repeats R runs each pair R times, interleaved with the order alternating (ours, theirs, theirs,
+ours, ...), and reports the median over repeats with the range of the time ratio: single runs on a shared socket transport
 vary by more than some of the differences measured.
 Writes a JSON with every number (--out) and prints a table.
 """
@@ -168,9 +168,14 @@ def main():
              "vocab": args.vocab, "batch": args.batch_per_rank * world}
         for strategy, mode in PAIRS + ([ZERO1_PAIR] if args.with_zero1 else []):
             t_ours_runs, t_theirs_runs = [], []
-            for _ in range(args.repeats):
-                ours, ours_peak, params = run_shardscope(args.shardscope, world, c, strategy, args.steps, workdir)
+            for repeat in range(args.repeats):
+                # Who goes first alternates: a first run of a pair can meet a colder machine (seen
+                # at world 4: 2.0 s per step, then 1.4 s), which must not always fall on one side.
+                if repeat % 2 == 0:
+                    ours, ours_peak, params = run_shardscope(args.shardscope, world, c, strategy, args.steps, workdir)
                 theirs, theirs_peak = run_pytorch(world, c, mode, args.steps, args.pytorch_loss == "fp32")
+                if repeat % 2 == 1:
+                    ours, ours_peak, params = run_shardscope(args.shardscope, world, c, strategy, args.steps, workdir)
                 t_ours_runs.append(statistics.median(ours[args.warmup:]))
                 t_theirs_runs.append(statistics.median(theirs[args.warmup:]))
             t_ours = statistics.median(t_ours_runs)
