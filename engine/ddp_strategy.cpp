@@ -27,6 +27,7 @@ DdpStrategy::DdpStrategy(const RunConfig& config, const StagedModel& model, Comm
 DdpStrategy::~DdpStrategy() = default;
 
 void DdpStrategy::finishBackward() {
+  std::vector<at::Tensor> grads, averages;
   buckets_->finish([&](int i, const at::Tensor& averaged) {
     auto& p = params_[i];
     if (!compute_.empty()) {
@@ -36,8 +37,10 @@ void DdpStrategy::finishBackward() {
         p.mutable_grad() = at::empty_like(p);
       }
     }
-    p.mutable_grad().view({-1}).copy_(averaged);
+    grads.push_back(p.mutable_grad().view({-1}));
+    averages.push_back(averaged);
   });
+  at::_foreach_copy_(grads, averages);  // one multi-tensor launch on CUDA, not one per parameter
 }
 
 void DdpStrategy::step() {

@@ -88,10 +88,15 @@ void GradientBuckets::launchReadyBuckets() {
          buckets_[nextToLaunch_].pending == 0) {
     const int index = nextToLaunch_++;
     Bucket& b = buckets_[index];
+    std::vector<at::Tensor> slots, grads;
     for (size_t k = 0; k < b.params.size(); ++k) {
       const auto& g = live_[b.params[k]].grad();
-      b.buffer.narrow(0, b.offsets[k], g.numel()).copy_(g.reshape({-1}));
+      slots.push_back(b.buffer.narrow(0, b.offsets[k], g.numel()));
+      grads.push_back(g.reshape({-1}));
     }
+    // One multi-tensor launch per bucket on CUDA (casting bf16 gradients to fp32 on the way), not
+    // one per parameter: the reducer's per-parameter copies are launch-bound on a GPU that is fast.
+    at::_foreach_copy_(slots, grads);
     // Pre-divide, then sum: the average that DDP's default allreduce hook computes.
     b.buffer.mul_(scale);
     b.work = comm_.allReduceSumAsync(b.buffer, "bucket " + std::to_string(index));
