@@ -92,9 +92,11 @@ class SlicedPending final : public PendingCollective {
 }  // namespace
 
 C10dCommunicator::C10dCommunicator(c10::intrusive_ptr<c10d::Backend> backend,
-                                   std::string backendName, bool nativeReduceScatter,
+                                   c10::intrusive_ptr<c10d::Store> store, std::string backendName,
+                                   bool nativeReduceScatter,
                                    std::unique_ptr<CollectiveStream> stream)
     : backend_(std::move(backend)),
+      store_(std::move(store)),
       backendName_(std::move(backendName)),
       nativeReduceScatter_(nativeReduceScatter),
       stream_(std::move(stream)) {}
@@ -155,6 +157,21 @@ std::unique_ptr<PendingCollective> C10dCommunicator::broadcastAsync(at::Tensor& 
 }
 
 void C10dCommunicator::barrier(const std::string&) { backend_->barrier()->wait(); }
+
+void C10dCommunicator::close() {
+  // Each rank arrives here only once its own part of the final barrier has completed, so when all
+  // have arrived no collective has bytes left in flight. The last to arrive says so.
+  const std::string arrived = "end_of_run/arrived";
+  const std::string allArrived = "end_of_run/all_arrived";
+  try {
+    if (store_->add(arrived, 1) == worldSize()) store_->set(allArrived, std::vector<uint8_t>{1});
+    store_->wait({allArrived}, std::chrono::seconds(60));
+  } catch (const std::exception&) {
+    // The store lives in rank 0, which may exit as soon as it has its answer, before a peer has
+    // read its own: that peer was counted, so nothing is in flight and it can abort too.
+  }
+  backend_->abort();
+}
 
 std::optional<c10::Stream> C10dCommunicator::collectiveStream() const {
   if (!stream_) return std::nullopt;

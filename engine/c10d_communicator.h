@@ -4,6 +4,7 @@
 #pragma once
 
 #include <torch/csrc/distributed/c10d/Backend.hpp>
+#include <torch/csrc/distributed/c10d/Store.hpp>
 
 #include "engine/collective_stream.h"
 #include "engine/communicator.h"
@@ -12,8 +13,11 @@ namespace shardscope {
 
 class C10dCommunicator final : public Communicator {
  public:
-  C10dCommunicator(c10::intrusive_ptr<c10d::Backend> backend, std::string backendName,
-                   bool nativeReduceScatter, std::unique_ptr<CollectiveStream> stream = nullptr);
+  // `store` is the rendezvous store the backend bootstrapped from; close() meets the other ranks
+  // there, outside the backend's own connections.
+  C10dCommunicator(c10::intrusive_ptr<c10d::Backend> backend, c10::intrusive_ptr<c10d::Store> store,
+                   std::string backendName, bool nativeReduceScatter,
+                   std::unique_ptr<CollectiveStream> stream = nullptr);
 
   int rank() const override;
   int worldSize() const override;
@@ -28,10 +32,13 @@ class C10dCommunicator final : public Communicator {
   std::unique_ptr<PendingCollective> broadcastAsync(at::Tensor& tensor, int root,
                                                     const std::string& label) override;
   void barrier(const std::string& label) override;
-  // abort(), not shutdown(): shutdown finalizes the NCCL communicators and waits for that without a
-  // timeout, and after the final barrier there is nothing left to flush. abort() is what the
-  // destructor did in every earlier run, minus the warning. (Gloo implements neither.)
-  void close() override { backend_->abort(); }
+  // Meets every rank in the store, then abort()s the backend. The meeting is needed because a rank
+  // that has passed the barrier is not proof that its peers have: over NCCL's socket transport
+  // the GPU side of a collective completes once its last bytes are handed to the proxy thread,
+  // so a rank that aborted straight away could cut those bytes off and leave a peer waiting in
+  // the barrier until the watchdog killed it (seen on an H100 at world 2). abort(), not
+  // shutdown(): shutdown waits for the communicators without a timeout. (Gloo implements neither.)
+  void close() override;
   std::string reduceScatterImplementation() const override;
   std::optional<c10::Stream> collectiveStream() const override;
 
@@ -40,6 +47,7 @@ class C10dCommunicator final : public Communicator {
       const std::function<c10::intrusive_ptr<c10d::Work>()>& issue);
 
   c10::intrusive_ptr<c10d::Backend> backend_;
+  c10::intrusive_ptr<c10d::Store> store_;
   std::string backendName_;
   bool nativeReduceScatter_;
   std::unique_ptr<CollectiveStream> stream_;

@@ -21,7 +21,7 @@ std::unique_ptr<Communicator> makeGlooCommunicator(const c10::intrusive_ptr<c10d
   // rank's slice), which the events then name, so both paths stay tested.
   const char* mode = std::getenv("SHARDSCOPE_GLOO_REDUCE_SCATTER");
   const bool native = !(mode && std::string(mode) == "all_reduce");
-  return std::make_unique<C10dCommunicator>(backend, "gloo", native);
+  return std::make_unique<C10dCommunicator>(backend, store, "gloo", native);
 }
 
 }  // namespace shardscope
