@@ -41,7 +41,9 @@ constexpr CollectiveOp kOps[] = {CollectiveOp::AllGather, CollectiveOp::ReduceSc
 }  // namespace
 
 void printRunTables(std::FILE* out, const RunConfig& config, const std::vector<RankStats>& ranks) {
-  std::fprintf(out, "\nPeak memory per rank by role (measured by the CPU allocator hook)\n");
+  // Say which allocator measured it: on GPU ranks the tensors live in the CUDA caching allocator.
+  std::fprintf(out, "\nPeak memory per rank by role (measured by the %s)\n",
+               config.device == "cuda" ? "CUDA caching allocator's trace hook" : "CPU allocator hook");
   std::fprintf(out, "%-5s %11s", "rank", "peak total");
   for (auto role : kRoles) std::fprintf(out, " %15s", trace::memoryRoleName(role));
   std::fprintf(out, "\n");

@@ -52,6 +52,13 @@ TEST(CliErrors, CommandLineOverridesTheConfigFile) {
   EXPECT_NE(r.output.find("world 2"), std::string::npos) << r.output;
 }
 
+TEST(CliErrors, RunTablesNameTheAllocatorThatMeasured) {
+  auto r = runShardscope({"run", "--world", "2", "--steps", "1", "--hidden", "8", "--layers", "1"});
+  EXPECT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_NE(r.output.find("(measured by the CPU allocator hook)"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("CUDA"), std::string::npos) << r.output;
+}
+
 TEST(CliErrors, HelpExplainsEveryOptionWithItsDefault) {
   auto r = runShardscope({"run", "--help"});
   EXPECT_EQ(r.exitCode, 0);

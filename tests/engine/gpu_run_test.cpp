@@ -59,6 +59,8 @@ TEST(GpuRun, FullShardRecordsAllocatorLanesAndGpuTimedCollectives) {
   ASSERT_EQ(r.exitCode, 0) << r.output;
   // Each rank shut its process group down: ProcessGroupNCCL's destructor warns otherwise.
   EXPECT_EQ(r.output.find("destroy_process_group() was not called"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("(measured by the CUDA caching allocator's trace hook)"), std::string::npos)
+      << r.output;
   auto summary = readJson(dir + "/summary.json");
   ASSERT_EQ(summary["status"], "ok");
   const std::string device = summary["device"];
