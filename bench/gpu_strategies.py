@@ -22,6 +22,9 @@ Peak allocated: max over ranks of torch.cuda.max_memory_allocated (PyTorch) and 
 peak tensor bytes (shardscope: the CUDA caching allocator's own allocation events).
 MFU: model FLOPs (6 x parameters + 12 x layers x seq x hidden per token) x tokens per second of
 the whole GPU, over the bf16 matrix-product rate measured here first.
+--warmup-runs W (default 1) first runs one short ddp pair per world size and discards it: in two
+device sessions the first run at world 4 was the slowest of all (2.0 s per step, then 1.4 s), and
+it fell on whichever side went first.
 --repeats R runs each pair R times, interleaved with the order alternating (ours, theirs, theirs,
 ours, ...), and reports the median over repeats with the range of the time ratio: single runs on a shared socket transport
 vary by more than some of the differences measured.
@@ -147,6 +150,8 @@ def main():
     ap.add_argument("--steps", type=int, default=7)
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--warmup-runs", type=int, default=1,
+                    help="short ddp pairs run and discarded at each world size before measuring")
     ap.add_argument("--pytorch-loss", choices=["fp32", "compute"], default="fp32",
                     help="PyTorch's loss on fp32 logits, as shardscope's (default), or on the "
                          "compute-dtype logits (bf16 under FSDP2)")
@@ -166,6 +171,10 @@ def main():
     for world in [int(w) for w in args.worlds.split(",")]:
         c = {"layers": args.layers, "hidden": args.hidden, "heads": args.heads, "seq": args.seq,
              "vocab": args.vocab, "batch": args.batch_per_rank * world}
+        for _ in range(args.warmup_runs):
+            print(f"world {world}: warm-up pair (discarded)", flush=True)
+            run_shardscope(args.shardscope, world, c, "ddp", 3, workdir)
+            run_pytorch(world, c, "ddp", 3, args.pytorch_loss == "fp32")
         for strategy, mode in PAIRS + ([ZERO1_PAIR] if args.with_zero1 else []):
             t_ours_runs, t_theirs_runs = [], []
             for repeat in range(args.repeats):
