@@ -30,8 +30,7 @@ class GradientBuckets {
 
   // After backward: waits for each bucket's all-reduce in turn and hands over every parameter's
   // averaged fp32 gradient (a flat view into the bucket, valid until the next backward fills the
-  // bucket again). Throws if some
-  // parameter got no gradient, so its bucket never launched.
+  // bucket again). Throws if some parameter got no gradient, so its bucket never launched.
   void finish(const std::function<void(int param, const at::Tensor& averaged)>& take);
 
   // Parameter indices per bucket, in launch order.
