@@ -68,11 +68,9 @@ def measured_bf16_peak():
     return 2 * n ** 3 / seconds
 
 
-def pytorch_rank(rank, world, port, c, mode, steps, out_path, fp32_loss):
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    device = place_rank(rank, world)
-    torch.cuda.set_device(device)
-    dist.init_process_group("nccl", rank=rank, world_size=world, device_id=device)
+def build_pytorch(c, mode, device, fp32_loss):
+    """PyTorch's side of a pair on this rank: the model wrapped as `mode` says, its optimizer, and
+    whether its steps run under autocast (DDP) or FSDP2's MixedPrecisionPolicy."""
     torch.manual_seed(0)
     model = Gpt(c, fp32_loss=fp32_loss).to(device)
     autocast = mode in ("ddp", "ddp_zero_redundancy")
@@ -92,10 +90,16 @@ def pytorch_rank(rank, world, port, c, mode, steps, out_path, fp32_loss):
         opt = ZeroRedundancyOptimizer(model.parameters(), optimizer_class=torch.optim.Adam, lr=1e-4)
     else:
         opt = torch.optim.Adam(model.parameters(), lr=1e-4)
+    return model, opt, autocast
+
+
+def pytorch_steps(model, opt, autocast, c, world, rank, device, steps, after_step=None):
+    """Trains `steps` steps; returns each step's wall time. Every step ends with the loss
+    all-reduce and .item(), as shardscope's do, so the host has waited for the GPU."""
     per = c["batch"] // world
     gen = torch.Generator(device="cpu").manual_seed(rank)
     times = []
-    for step in range(steps):
+    for _ in range(steps):
         x = torch.randint(0, c["vocab"], (per, c["seq"]), generator=gen).to(device)
         y = torch.randint(0, c["vocab"], (per, c["seq"]), generator=gen).to(device)
         t0 = time.perf_counter()
@@ -108,6 +112,39 @@ def pytorch_rank(rank, world, port, c, mode, steps, out_path, fp32_loss):
         dist.all_reduce(g)
         g.item()
         times.append(time.perf_counter() - t0)
+        if after_step:
+            after_step()
+    return times
+
+
+def add_model_arguments(ap):
+    """The benchmark's GPT and batch, shared by the GPU benchmark scripts."""
+    ap.add_argument("--layers", type=int, default=12)
+    ap.add_argument("--hidden", type=int, default=1024)
+    ap.add_argument("--heads", type=int, default=16)
+    ap.add_argument("--seq", type=int, default=256)
+    ap.add_argument("--vocab", type=int, default=8192)
+    ap.add_argument("--batch-per-rank", type=int, default=8)
+
+
+def model_config(args, world):
+    return {"layers": args.layers, "hidden": args.hidden, "heads": args.heads, "seq": args.seq,
+            "vocab": args.vocab, "batch": args.batch_per_rank * world}
+
+
+def join_nccl_group(rank, world, port):
+    """This rank process's GPU, with the default process group (NCCL) initialised on it."""
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    device = place_rank(rank, world)
+    torch.cuda.set_device(device)
+    dist.init_process_group("nccl", rank=rank, world_size=world, device_id=device)
+    return device
+
+
+def pytorch_rank(rank, world, port, c, mode, steps, out_path, fp32_loss):
+    device = join_nccl_group(rank, world, port)
+    model, opt, autocast = build_pytorch(c, mode, device, fp32_loss)
+    times = pytorch_steps(model, opt, autocast, c, world, rank, device, steps)
     peak = torch.cuda.max_memory_allocated(device)
     result = {"rank": rank, "step_time_s": times, "peak_allocated": peak}
     json.dump(result, open(f"{out_path}.{rank}", "w"))
@@ -122,13 +159,13 @@ def run_pytorch(world, c, mode, steps, fp32_loss):
     return step_times, max(r["peak_allocated"] for r in ranks)
 
 
-def run_shardscope(binary, world, c, strategy, steps, workdir):
+def run_shardscope(binary, world, c, strategy, steps, workdir, extra=()):
     summary = os.path.join(workdir, f"shardscope_{strategy}_w{world}.json")
     cmd = [binary, "run", "--device", "cuda", "--model", "gpt", "--layers", str(c["layers"]),
            "--hidden", str(c["hidden"]), "--heads", str(c["heads"]), "--seq", str(c["seq"]),
            "--vocab", str(c["vocab"]), "--batch", str(c["batch"]), "--world", str(world),
            "--strategy", strategy, "--steps", str(steps), "--lr", "1e-4", "--precision", "bf16",
-           "--summary", summary]
+           "--summary", summary, *extra]
     run = subprocess.run(cmd, capture_output=True, text=True)
     if run.returncode != 0:
         raise RuntimeError(f"shardscope failed: {' '.join(cmd)}\n{run.stdout}{run.stderr}")
@@ -141,12 +178,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--shardscope", required=True)
     ap.add_argument("--worlds", default="1,2,4")
-    ap.add_argument("--layers", type=int, default=12)
-    ap.add_argument("--hidden", type=int, default=1024)
-    ap.add_argument("--heads", type=int, default=16)
-    ap.add_argument("--seq", type=int, default=256)
-    ap.add_argument("--vocab", type=int, default=8192)
-    ap.add_argument("--batch-per-rank", type=int, default=8)
+    add_model_arguments(ap)
     ap.add_argument("--steps", type=int, default=7)
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=1)
@@ -169,8 +201,7 @@ def main():
     rows = []
     workdir = tempfile.mkdtemp(prefix="gpu_bench_")
     for world in [int(w) for w in args.worlds.split(",")]:
-        c = {"layers": args.layers, "hidden": args.hidden, "heads": args.heads, "seq": args.seq,
-             "vocab": args.vocab, "batch": args.batch_per_rank * world}
+        c = model_config(args, world)
         for _ in range(args.warmup_runs):
             print(f"world {world}: warm-up pair (discarded)", flush=True)
             run_shardscope(args.shardscope, world, c, "ddp", 3, workdir)

@@ -10,6 +10,8 @@
 #   parity  scripts/pytorch_parity.py --device cuda at world sizes 1, 2 and 4, fp32 then bf16
 #   bench   bench/gpu_strategies.py: step time, peak allocated, MFU vs PyTorch DDP/FSDP2
 #           (more options through BENCH_ARGS, e.g. BENCH_ARGS="--repeats 3")
+#   profile bench/gpu_comm_profile.py: GPU time per step by collective on both sides of a pair
+#           (default: world 4 full_shard; more options through PROFILE_ARGS), with both traces
 #   demo    a GPU compare run with --trace/--summary, to open here with `shardscope view`
 # Results go to $OUT (the device tool's folder) or ./device-out.
 set -euo pipefail
@@ -54,6 +56,12 @@ stage_bench() {
   # shellcheck disable=SC2086  # BENCH_ARGS is a list of options
   "$PY" bench/gpu_strategies.py --shardscope "$BIN" --out "$OUT/gpu_strategies.json" ${BENCH_ARGS:-} \
     2>&1 | tee "$OUT/bench.log"
+}
+
+stage_profile() {
+  # shellcheck disable=SC2086  # PROFILE_ARGS is a list of options
+  "$PY" bench/gpu_comm_profile.py --shardscope "$BIN" --out-dir "$OUT/profile" ${PROFILE_ARGS:-} \
+    2>&1 | tee "$OUT/profile.log"
 }
 
 stage_demo() {
