@@ -15,6 +15,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/cli_options.h"
+#include "app/command_line_parse.h"
 #include "app/estimate_command.h"
 #include "app/gui_app.h"
 #include "app/report_tables.h"
@@ -190,7 +191,7 @@ int dispatch(int argc, char** argv) {
     command->add_option("--tab", choice->tab, tabHelp);
   }
 
-  CLI11_PARSE(app, argc, argv);
+  if (auto stop = shardscope::app::parseCommandLine(app, argc, argv)) return *stop;
 
   for (const auto* choice : {&runWindow, &compareWindow, &viewWindow}) {
     if (!choice->tab.empty() && !shardscope::app::knownTab(choice->tab)) {

@@ -35,6 +35,35 @@ TEST(CliErrors, RejectsBadValuesBeforeStartingRanks) {
   expectRejected({"run", "--world", "two"}, "--world");
 }
 
+// What the option parser itself rejects gets the same treatment as a bad value: one line naming the
+// word, what was meant or allowed, exit status 2 like every other usage error.
+TEST(CliErrors, ParserErrorsNameTheWordAndTheFix) {
+  const std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> cases = {
+      {{"frobnicate"}, {"'frobnicate' is not a command", "run, compare, estimate, view"}},
+      {{"rnu"}, {"Did you mean run?"}},
+      {{"--world", "2"}, {"options follow a command", "shardscope run --world"}},
+      {{"compare", "--worlds", "2"}, {"--worlds is not an option of 'shardscope compare'", "Did you mean --world?"}},
+      {{"run", "--stpes=3"}, {"Did you mean --steps?"}},
+      {{"run", "--steps", "x"}, {"--steps is 'x'; it takes a whole number, e.g. --steps 5"}},
+      {{"run", "--lr", "fast"}, {"--lr is 'fast'; it takes a number"}},
+      {{"run", "--world"}, {"--world needs a value: a whole number, e.g. --world 2"}},
+      {{"run", "--world", "2", "3"}, {"'3' was not expected by 'shardscope run'"}},
+      {{"view"}, {"'shardscope view' needs FILE"}},
+  };
+  for (const auto& [args, expected] : cases) {
+    auto r = runShardscope(args);
+    EXPECT_EQ(r.exitCode, 2) << r.output;
+    EXPECT_EQ(r.output.rfind("shardscope: error: ", 0), 0u) << r.output;
+    for (const auto& text : expected) EXPECT_NE(r.output.find(text), std::string::npos) << r.output;
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+  }
+  // A word that is close to nothing suggests nothing.
+  auto far = runShardscope({"run", "--zzzzzz", "1"});
+  EXPECT_EQ(far.output.find("Did you mean"), std::string::npos) << far.output;
+  // Help is not an error.
+  EXPECT_EQ(runShardscope({"compare", "--help"}).exitCode, 0);
+}
+
 TEST(CliErrors, RejectsMalformedConfigFiles) {
   const auto dir = testing::freshTempDir("cli_config");
   std::ofstream(dir + "/bad.json") << "{ this is not json";
