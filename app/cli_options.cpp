@@ -80,7 +80,7 @@ void RunOptions::addOutputs(CLI::App& cmd) {
   bind("--memory-csv", &RunConfig::memoryCsvPath,
        "write every memory sample (rank, time, bytes per role) as CSV to FILE");
   bind("--recording", &RunConfig::recording,
-       withDefault("on | off | alternate (record even steps only: measures recording overhead)",
+       withDefault("on | off (step times only; on a GPU also no CUDA events, polling thread or allocator hook) | alternate (record even steps only: measures recording overhead)",
                    d.recording));
 }
 

@@ -38,12 +38,11 @@ constexpr MemoryRole kRoles[] = {MemoryRole::ParamShard,     MemoryRole::ParamGa
 constexpr CollectiveOp kOps[] = {CollectiveOp::AllGather, CollectiveOp::ReduceScatter,
                                  CollectiveOp::AllReduce};
 
-}  // namespace
-
-void printRunTables(std::FILE* out, const RunConfig& config, const std::vector<RankStats>& ranks) {
+void printMemoryTable(std::FILE* out, const RunConfig& config, const std::vector<RankStats>& ranks) {
   // Say which allocator measured it: on GPU ranks the tensors live in the CUDA caching allocator.
-  std::fprintf(out, "\nPeak memory per rank by role (measured by the %s)\n",
-               config.device == "cuda" ? "CUDA caching allocator's trace hook" : "CPU allocator hook");
+  std::fprintf(out, "\nPeak memory per rank by role (measured by the %s%s)\n",
+               config.device == "cuda" ? "CUDA caching allocator's trace hook" : "CPU allocator hook",
+               config.recording == "alternate" ? ", even steps only" : "");
   std::fprintf(out, "%-5s %11s", "rank", "peak total");
   for (auto role : kRoles) std::fprintf(out, " %15s", trace::memoryRoleName(role));
   std::fprintf(out, "\n");
@@ -54,19 +53,32 @@ void printRunTables(std::FILE* out, const RunConfig& config, const std::vector<R
     }
     std::fprintf(out, "\n");
   }
+}
+
+}  // namespace
+
+void printRunTables(std::FILE* out, const RunConfig& config, const std::vector<RankStats>& ranks) {
+  const bool recorded = anyRecorded(ranks);
+  if (recorded) {
+    printMemoryTable(out, config, ranks);
+  } else {
+    std::fprintf(out, "\nMemory, collectives and overlap were not recorded (--recording %s): step "
+                      "times and throughput only\n", config.recording.c_str());
+  }
   std::fprintf(out, "\nTime, throughput and communication per rank (steps after the first)\n");
   std::fprintf(out, "%-5s %9s %12s %12s %12s %22s %22s %22s %8s\n", "rank", "step ms", "samples/s",
                "tokens/s", "model FLOP/s", "all_gather", "reduce_scatter", "all_reduce", "overlap");
   for (const auto& r : ranks) {
-    const int steps = static_cast<int>(r.stepSeconds.size());
     std::fprintf(out, "%-5d %9.1f %12s %12s %12s", r.rank, r.steadyStepSeconds * 1e3,
                  formatRate(r.samplesPerSecond, "").c_str(),
                  config.model == "gpt" ? formatRate(r.tokensPerSecond, "").c_str() : "-",
                  formatRate(r.modelFlopsPerSecond, "").c_str());
     for (auto op : kOps) {
-      std::fprintf(out, " %22s", formatCollective(r.collectives[static_cast<int>(op)], steps).c_str());
+      std::fprintf(out, " %22s", recorded ? formatCollective(r.collectives[static_cast<int>(op)], r.recordedSteps).c_str()
+                                          : "not recorded");
     }
-    std::fprintf(out, " %7.1f%%\n", r.overlapPercent);
+    if (recorded) std::fprintf(out, " %7.1f%%\n", r.overlapPercent);
+    else std::fprintf(out, " %8s\n", "-");
   }
   int64_t dropped = 0;
   for (const auto& r : ranks) dropped += r.droppedEvents;
@@ -90,15 +102,19 @@ void printComparisonTable(std::FILE* out, const std::vector<StrategyColumn>& col
     for (const auto& c : columns) std::fprintf(out, " %22s", c.ok ? cell(c).c_str() : "failed");
     std::fprintf(out, "\n");
   };
+  // A column run with --recording off measured step times only.
+  const auto recorded = [](const StrategyColumn& c, const std::function<std::string()>& cell) {
+    return anyRecorded(c.ranks) ? cell() : std::string("not recorded");
+  };
   row("peak memory (max rank)", [&](const StrategyColumn& c) {
-    return formatBytes((maxOver(c.ranks, [](const RankStats& r) { return double(r.peakTotal); })));
+    return recorded(c, [&] { return formatBytes(maxOver(c.ranks, [](const RankStats& r) { return double(r.peakTotal); })); });
   });
   for (auto role : kRoles) {
     const std::string name = std::string("  ") + trace::memoryRoleName(role);
     row(name.c_str(), [&](const StrategyColumn& c) {
-      return formatBytes((maxOver(c.ranks, [&](const RankStats& r) {
-        return double(r.peakByRole[static_cast<int>(role)]);
-      })));
+      return recorded(c, [&] {
+        return formatBytes(maxOver(c.ranks, [&](const RankStats& r) { return double(r.peakByRole[static_cast<int>(role)]); }));
+      });
     });
   }
   row("step time (slowest rank)", [&](const StrategyColumn& c) {
@@ -116,13 +132,15 @@ void printComparisonTable(std::FILE* out, const std::vector<StrategyColumn>& col
     row(name.c_str(), [&](const StrategyColumn& c) {
       if (c.ranks.empty()) return std::string("-");
       const auto& r = c.ranks.front();
-      return formatCollective(r.collectives[static_cast<int>(op)], static_cast<int>(r.stepSeconds.size()));
+      return recorded(c, [&] { return formatCollective(r.collectives[static_cast<int>(op)], r.recordedSteps); });
     });
   }
   row("comm/compute overlap", [&](const StrategyColumn& c) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f%%", maxOver(c.ranks, [](const RankStats& r) { return r.overlapPercent; }));
-    return std::string(buf);
+    return recorded(c, [&] {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.1f%%", maxOver(c.ranks, [](const RankStats& r) { return r.overlapPercent; }));
+      return std::string(buf);
+    });
   });
   for (const auto& c : columns) {
     if (!c.ok) std::fprintf(out, "%s failed: %s\n", c.strategy.c_str(), c.error.c_str());

@@ -28,11 +28,17 @@ it fell on whichever side went first.
 --repeats R runs each pair R times, interleaved with the order alternating (ours, theirs, theirs,
 ours, ...), and reports the median over repeats with the range of the time ratio: single runs on a shared socket transport
 vary by more than some of the differences measured.
+--pairs picks which pairs run (default: all three). --variants runs shardscope in several ways
+against the same PyTorch runs, to find what a ratio depends on: NAME=OPTIONS entries separated by
+";", e.g. --variants "default=;unrecorded=--recording off;prefetch2=--prefetch 2". A variant with
+--recording off has no CUDA events, polling thread, NVML samples or allocator hook, so it measures
+training alone (and has no peak memory: its memory ratio is left empty).
 Writes a JSON with every number (--out) and prints a table.
 """
 import argparse
 import json
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -171,7 +177,23 @@ def run_shardscope(binary, world, c, strategy, steps, workdir, extra=()):
         raise RuntimeError(f"shardscope failed: {' '.join(cmd)}\n{run.stdout}{run.stderr}")
     s = json.load(open(summary))
     step_times = [max(r["step_time_s"][i] for r in s["ranks"]) for i in range(steps)]
-    return step_times, max(r["peak_bytes"]["total"] for r in s["ranks"]), s["parameter_count"]
+    # peak_bytes is null when the run recorded nothing (--recording off)
+    peaks = [r["peak_bytes"]["total"] for r in s["ranks"] if r["peak_bytes"] is not None]
+    return step_times, (max(peaks) if peaks else None), s["parameter_count"]
+
+
+def parse_variants(text):
+    """[(name, [shardscope options])] from "NAME=OPTIONS;NAME=OPTIONS"; exits naming a bad entry."""
+    variants = []
+    for entry in filter(None, (e.strip() for e in text.split(";"))):
+        name, sep, options = entry.partition("=")
+        if not sep or not name.strip():
+            sys.exit(f"--variants: '{entry}' is not NAME=OPTIONS; e.g. --variants \"default=;unrecorded=--recording off\"")
+        variants.append((name.strip(), shlex.split(options)))
+    names = [n for n, _ in variants]
+    if not variants or len(set(names)) != len(names):
+        sys.exit(f"--variants '{text}': give at least one variant, each name once")
+    return variants
 
 
 def main():
@@ -189,8 +211,21 @@ def main():
                          "compute-dtype logits (bf16 under FSDP2)")
     ap.add_argument("--with-zero1", action="store_true",
                     help="also shardscope zero1 against PyTorch DDP + ZeroRedundancyOptimizer")
+    ap.add_argument("--pairs", default=",".join(p for p, _ in PAIRS),
+                    help="shardscope strategies to run, comma-separated, each against its PyTorch pair")
+    ap.add_argument("--variants", default="default=",
+                    help='shardscope run several ways against the same PyTorch runs: "NAME=OPTIONS;..." '
+                         '(e.g. "default=;unrecorded=--recording off;prefetch2=--prefetch 2")')
     ap.add_argument("--out", default="gpu_strategies.json")
     args = ap.parse_args()
+    known = dict(PAIRS + [ZERO1_PAIR])
+    unknown = [p for p in args.pairs.split(",") if p not in known]
+    if unknown:
+        sys.exit(f"--pairs: {', '.join(unknown)} not known; choose from {', '.join(known)}")
+    pairs = [(p, known[p]) for p in args.pairs.split(",")]
+    if args.with_zero1 and ZERO1_PAIR not in pairs:
+        pairs.append(ZERO1_PAIR)
+    variants = parse_variants(args.variants)
     if not torch.cuda.is_available():
         sys.exit("bench/gpu_strategies.py needs a CUDA GPU and none is visible here; run it on a GPU "
                  "machine, e.g. `bash scripts/device_gpu.sh build bench` (docs/gpu.md).")
@@ -206,45 +241,61 @@ def main():
             print(f"world {world}: warm-up pair (discarded)", flush=True)
             run_shardscope(args.shardscope, world, c, "ddp", 3, workdir)
             run_pytorch(world, c, "ddp", 3, args.pytorch_loss == "fp32")
-        for strategy, mode in PAIRS + ([ZERO1_PAIR] if args.with_zero1 else []):
-            t_ours_runs, t_theirs_runs = [], []
+        for strategy, mode in pairs:
+            ours_runs = {name: [] for name, _ in variants}
+            ours_last = {}
+            t_theirs_runs = []
+
+            def run_ours():
+                for name, options in variants:
+                    ours_last[name] = run_shardscope(args.shardscope, world, c, strategy, args.steps, workdir,
+                                                     extra=options)
+                    ours_runs[name].append(statistics.median(ours_last[name][0][args.warmup:]))
+
             for repeat in range(args.repeats):
                 # Who goes first alternates: a first run of a pair can meet a colder machine (seen
                 # at world 4: 2.0 s per step, then 1.4 s), which must not always fall on one side.
                 if repeat % 2 == 0:
-                    ours, ours_peak, params = run_shardscope(args.shardscope, world, c, strategy, args.steps, workdir)
+                    run_ours()
                 theirs, theirs_peak = run_pytorch(world, c, mode, args.steps, args.pytorch_loss == "fp32")
                 if repeat % 2 == 1:
-                    ours, ours_peak, params = run_shardscope(args.shardscope, world, c, strategy, args.steps, workdir)
-                t_ours_runs.append(statistics.median(ours[args.warmup:]))
+                    run_ours()
                 t_theirs_runs.append(statistics.median(theirs[args.warmup:]))
-            t_ours = statistics.median(t_ours_runs)
             t_theirs = statistics.median(t_theirs_runs)
-            ratios = [a / b for a, b in zip(t_ours_runs, t_theirs_runs)]
-            tokens = c["batch"] * c["seq"]  # the whole GPU's tokens per step (all ranks share it)
-            flops_per_token = 6 * params + 12 * c["layers"] * c["seq"] * c["hidden"]
-            row = {"world": world, "strategy": strategy, "pytorch": mode,
-                   "step_s": t_ours, "pytorch_step_s": t_theirs, "time_ratio": t_ours / t_theirs,
-                   "peak_allocated": ours_peak, "pytorch_peak_allocated": theirs_peak,
-                   "memory_ratio": ours_peak / theirs_peak,
-                   "mfu": flops_per_token * tokens / t_ours / peak,
-                   "pytorch_mfu": flops_per_token * tokens / t_theirs / peak,
-                   "time_ratio_range": [min(ratios), max(ratios)],
-                   "step_s_per_repeat": t_ours_runs, "pytorch_step_s_per_repeat": t_theirs_runs,
-                   "step_times": ours, "pytorch_step_times": theirs}
-            rows.append(row)
-            print(f"world {world} {strategy:13s} {t_ours * 1e3:8.1f} ms vs {t_theirs * 1e3:8.1f} ms "
-                  f"(x{row['time_ratio']:.2f}, range {min(ratios):.2f}-{max(ratios):.2f})  peak {ours_peak / 2**30:6.2f} GiB vs "
-                  f"{theirs_peak / 2**30:6.2f} GiB (x{row['memory_ratio']:.2f})  "
-                  f"MFU {row['mfu'] * 100:5.1f}% vs {row['pytorch_mfu'] * 100:5.1f}%", flush=True)
+            for name, options in variants:
+                ours, ours_peak, params = ours_last[name]
+                t_ours_runs = ours_runs[name]
+                t_ours = statistics.median(t_ours_runs)
+                ratios = [a / b for a, b in zip(t_ours_runs, t_theirs_runs)]
+                tokens = c["batch"] * c["seq"]  # the whole GPU's tokens per step (all ranks share it)
+                flops_per_token = 6 * params + 12 * c["layers"] * c["seq"] * c["hidden"]
+                row = {"world": world, "strategy": strategy, "pytorch": mode,
+                       "variant": name, "shardscope_options": options,
+                       "step_s": t_ours, "pytorch_step_s": t_theirs, "time_ratio": t_ours / t_theirs,
+                       "peak_allocated": ours_peak, "pytorch_peak_allocated": theirs_peak,
+                       "memory_ratio": ours_peak / theirs_peak if ours_peak is not None else None,
+                       "mfu": flops_per_token * tokens / t_ours / peak,
+                       "pytorch_mfu": flops_per_token * tokens / t_theirs / peak,
+                       "time_ratio_range": [min(ratios), max(ratios)],
+                       "step_s_per_repeat": t_ours_runs, "pytorch_step_s_per_repeat": t_theirs_runs,
+                       "step_times": ours, "pytorch_step_times": theirs}
+                rows.append(row)
+                label = strategy if len(variants) == 1 else f"{strategy} [{name}]"
+                memory = (f"peak {ours_peak / 2**30:6.2f} GiB vs {theirs_peak / 2**30:6.2f} GiB "
+                          f"(x{row['memory_ratio']:.2f})" if ours_peak is not None else "peak not recorded")
+                print(f"world {world} {label:13s} {t_ours * 1e3:8.1f} ms vs {t_theirs * 1e3:8.1f} ms "
+                      f"(x{row['time_ratio']:.2f}, range {min(ratios):.2f}-{max(ratios):.2f})  {memory}  "
+                      f"MFU {row['mfu'] * 100:5.1f}% vs {row['pytorch_mfu'] * 100:5.1f}%", flush=True)
     json.dump({"device": torch.cuda.get_device_name(0), "bf16_peak_flops": peak,
                "config": vars(args), "parameters": params, "rows": rows}, open(args.out, "w"), indent=1)
     print("\n| world | shardscope | PyTorch | step ms (ours / theirs) | time ratio | peak GiB (ours / theirs) | memory ratio | MFU (ours / theirs) |")
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['world']} | {r['strategy']} | {r['pytorch']} | {r['step_s'] * 1e3:.1f} / {r['pytorch_step_s'] * 1e3:.1f} "
-              f"| {r['time_ratio']:.2f} | {r['peak_allocated'] / 2**30:.2f} / {r['pytorch_peak_allocated'] / 2**30:.2f} "
-              f"| {r['memory_ratio']:.2f} | {r['mfu'] * 100:.1f}% / {r['pytorch_mfu'] * 100:.1f}% |")
+        name = r["strategy"] if len(variants) == 1 else f"{r['strategy']} [{r['variant']}]"
+        peaks = (f"{r['peak_allocated'] / 2**30:.2f} / {r['pytorch_peak_allocated'] / 2**30:.2f} | {r['memory_ratio']:.2f}"
+                 if r["peak_allocated"] is not None else "not recorded | -")
+        print(f"| {r['world']} | {name} | {r['pytorch']} | {r['step_s'] * 1e3:.1f} / {r['pytorch_step_s'] * 1e3:.1f} "
+              f"| {r['time_ratio']:.2f} | {peaks} | {r['mfu'] * 100:.1f}% / {r['pytorch_mfu'] * 100:.1f}% |")
 
 
 if __name__ == "__main__":

@@ -56,7 +56,9 @@ class RankDevice {
   virtual std::string runtimeLaneNote() const = 0;
 };
 
-std::unique_ptr<RankDevice> setupCudaRank(const GpuPlacement& placement);
+// `instrumented` false (--recording off): neither the allocator hook nor the device clock (no
+// CUDA events, no polling thread, no NVML samples), so a run measures training alone.
+std::unique_ptr<RankDevice> setupCudaRank(const GpuPlacement& placement, bool instrumented);
 
 // Visible CUDA devices (0 when LibTorch has no CUDA or no GPU is present).
 int visibleCudaDevices();

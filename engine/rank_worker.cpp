@@ -44,7 +44,7 @@ void maybeInjectFault(int rank, int step) {
 // NCCL_MULTI_RANK_GPU_ENABLE=1; with an older NCCL each sharing rank gets a host identity of its
 // own (NCCL_HOSTID), and NCCL connects them as separate hosts over sockets on the loopback
 // interface. Slow, but real NCCL collectives between real processes. Set before NCCL initialises.
-std::unique_ptr<RankDevice> setUpGpu(const RendezvousInfo& info) {
+std::unique_ptr<RankDevice> setUpGpu(const RendezvousInfo& info, bool instrumented) {
   const int gpus = visibleCudaDevices();
   if (gpus == 0) {
     throw std::runtime_error("--device cuda but no CUDA device is visible to rank " +
@@ -62,7 +62,7 @@ std::unique_ptr<RankDevice> setUpGpu(const RendezvousInfo& info) {
     ::setenv("NCCL_SOCKET_IFNAME", "lo", /*overwrite=*/0);
     ::setenv("NCCL_IB_DISABLE", "1", /*overwrite=*/0);
   }
-  return setupCudaRank(placement);
+  return setupCudaRank(placement, instrumented);
 }
 
 void writeHeldTensors(const std::string& path, const std::vector<HeldTensor>& held, int rank) {
@@ -108,7 +108,7 @@ int runRankWorker(const RunConfig& config) {
     }
     // Declared before the communicator so it outlives it: the clock's last poll still sees the
     // communication stream's final collectives.
-    std::unique_ptr<RankDevice> gpu = config.device == "cuda" ? setUpGpu(info) : nullptr;
+    std::unique_ptr<RankDevice> gpu = config.device == "cuda" ? setUpGpu(info, config.recording != "off") : nullptr;
     if (gpu && gpu->placement().sharing == SharedGpuMethod::MultiRankGpu) {
       failureHint = " (this GPU is shared through NCCL_MULTI_RANK_GPU_ENABLE, NCCL's experimental "
                     "support; SHARDSCOPE_SHARED_GPU=hostid shares it over sockets instead)";

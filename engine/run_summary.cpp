@@ -30,21 +30,25 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result) {
       collectives[trace::collectiveOpName(static_cast<trace::CollectiveOp>(op))] = {
           {"count", c.count}, {"bytes", c.bytes}, {"time_s", c.seconds}};
     }
+    // With --recording off nothing was measured: null, not a zero that reads as a measurement.
+    const bool recorded = s.recorded;
+    const auto ifRecorded = [&](nlohmann::json value) { return recorded ? value : nlohmann::json(nullptr); };
     ranks.push_back({{"rank", s.rank},
                      {"step_time_s", s.stepSeconds},
                      {"steady_step_time_s", s.steadyStepSeconds},
-                     {"peak_bytes", peak},
-                     {"at_peak_bytes", atPeak},
-                     {"after_step_bytes", afterStep},
+                     {"recorded_steps", s.recordedSteps},
+                     {"peak_bytes", ifRecorded(peak)},
+                     {"at_peak_bytes", ifRecorded(atPeak)},
+                     {"after_step_bytes", ifRecorded(afterStep)},
                      {"throughput",
                       {{"samples_per_s", s.samplesPerSecond},
                        {"tokens_per_s", s.tokensPerSecond},
                        {"model_flops_per_s", s.modelFlopsPerSecond}}},
-                     {"collectives", collectives},
-                     {"overlap_pct", s.overlapPercent},
+                     {"collectives", ifRecorded(collectives)},
+                     {"overlap_pct", ifRecorded(s.overlapPercent)},
                      {"dropped_events", s.droppedEvents}});
   }
-  nlohmann::json j = {{"schema", "shardscope.summary/2"},
+  nlohmann::json j = {{"schema", "shardscope.summary/3"},
                       {"status", result.ok ? "ok" : "failed"},
                       {"config", config.toJson()},
                       {"zero_stage", zeroName(config.strategy)},

@@ -9,7 +9,9 @@
 #   tests   ctest: the GPU suite (gpu_tests) and the engine/CLI suites on this machine
 #   parity  scripts/pytorch_parity.py --device cuda at world sizes 1, 2 and 4, fp32 then bf16
 #   bench   bench/gpu_strategies.py: step time, peak allocated, MFU vs PyTorch DDP/FSDP2
-#           (more options through BENCH_ARGS, e.g. BENCH_ARGS="--repeats 3")
+#           (more options through BENCH_ARGS, e.g. BENCH_ARGS="--repeats 3"; BENCH_VARIANTS, one
+#           argument with spaces inside, becomes --variants, e.g.
+#           BENCH_VARIANTS="default=;unrecorded=--recording off")
 #   profile bench/gpu_comm_profile.py: GPU time per step by collective on both sides of a pair
 #           (default: world 4 full_shard; more options through PROFILE_ARGS), with both traces
 #   demo    a GPU compare run with --trace/--summary, to open here with `shardscope view`
@@ -55,7 +57,7 @@ stage_parity() {
 stage_bench() {
   # shellcheck disable=SC2086  # BENCH_ARGS is a list of options
   "$PY" bench/gpu_strategies.py --shardscope "$BIN" --out "$OUT/gpu_strategies.json" ${BENCH_ARGS:-} \
-    2>&1 | tee "$OUT/bench.log"
+    ${BENCH_VARIANTS:+--variants "$BENCH_VARIANTS"} 2>&1 | tee "$OUT/bench.log"
 }
 
 stage_profile() {

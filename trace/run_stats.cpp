@@ -15,6 +15,16 @@ trace::RoleBytes rolesAfterLastStep(const trace::RankTimeline& t) {
   return std::prev(after)->bytes;
 }
 
+int recordedStepsOf(const std::string& recording, int completedSteps) {
+  if (recording == "off") return 0;
+  if (recording == "alternate") return (completedSteps + 1) / 2;  // steps 0, 2, 4, ...
+  return completedSteps;
+}
+
+bool anyRecorded(const std::vector<RankStats>& ranks) {
+  return std::any_of(ranks.begin(), ranks.end(), [](const RankStats& r) { return r.recorded; });
+}
+
 std::vector<RankStats> computeRankStats(const RunConfig& config, const trace::RunRecording& rec,
                                         int64_t parameterCount) {
   std::vector<RankStats> out;
@@ -28,6 +38,9 @@ std::vector<RankStats> computeRankStats(const RunConfig& config, const trace::Ru
     s.atPeakTotal = t.atPeakTotal;
     s.afterLastStep = rolesAfterLastStep(t);
     s.stepSeconds = rec.stepSeconds(r);
+    const int steps = static_cast<int>(s.stepSeconds.size());
+    s.recorded = config.recording != "off";
+    s.recordedSteps = recordedStepsOf(config.recording, steps);
     if (!s.stepSeconds.empty()) {
       const size_t first = s.stepSeconds.size() > 1 ? 1 : 0;
       s.steadyStepSeconds =
@@ -42,8 +55,8 @@ std::vector<RankStats> computeRankStats(const RunConfig& config, const trace::Ru
       s.modelFlopsPerSecond =
           6.0 * static_cast<double>(parameterCount) * items / s.steadyStepSeconds;
     }
-    // Per-step figures divide by completed steps, so only their collectives count.
-    s.collectives = rec.collectiveTotals(r, static_cast<int>(s.stepSeconds.size()));
+    // Per-step figures divide by recorded completed steps, so only completed steps' collectives count.
+    s.collectives = rec.collectiveTotals(r, steps);
     s.overlapPercent = rec.overlapPercent(r);
     s.droppedEvents = t.dropped;
     out.push_back(s);

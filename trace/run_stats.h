@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <string>
 #include <vector>
 
 #include "trace/run_config.h"
@@ -20,6 +21,10 @@ struct RankStats {
   trace::RoleBytes afterLastStep{}; // the split by role when the last completed step ended: what
                                     // a rank keeps between steps (the optimizer's temporaries gone)
   std::vector<double> stepSeconds;
+  bool recorded = true;           // memory, collectives and compute spans were recorded (not
+                                  // --recording off); if not, only times and throughput are real
+  int recordedSteps = 0;          // completed steps that were recorded: all with --recording on,
+                                  // the even ones with alternate. Per-step figures divide by it.
   double steadyStepSeconds = 0;   // mean over steps after the first (warm-up); all if only one
   double samplesPerSecond = 0;    // this rank's samples / steady step time
   double tokensPerSecond = 0;     // gpt: samples x seq; mlp: 0
@@ -28,6 +33,12 @@ struct RankStats {
   double overlapPercent = 0;
   int64_t droppedEvents = 0;
 };
+
+// How many of `completedSteps` a run with this --recording mode (on | off | alternate) recorded.
+int recordedStepsOf(const std::string& recording, int completedSteps);
+
+// Whether any rank recorded memory and collectives (a run not made with --recording off).
+bool anyRecorded(const std::vector<RankStats>& ranks);
 
 // The split by role at the end of the last completed step (all zero before the first one ends).
 trace::RoleBytes rolesAfterLastStep(const trace::RankTimeline& timeline);

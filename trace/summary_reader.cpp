@@ -21,9 +21,18 @@ SummaryRun readRun(const nlohmann::json& j) {
     s.rank = r.value("rank", 0);
     s.stepSeconds = r.value("step_time_s", std::vector<double>{});
     s.steadyStepSeconds = r.value("steady_step_time_s", 0.0);
-    const auto& peak = r.value("peak_bytes", nlohmann::json::object());
-    const auto& atPeak = r.value("at_peak_bytes", nlohmann::json::object());
-    const auto& afterStep = r.value("after_step_bytes", nlohmann::json::object());  // absent in older summaries
+    // Objects that may be absent (after_step_bytes before summary/2) or null (not recorded, /3).
+    const auto objectAt = [&](const char* key) {
+      auto it = r.find(key);
+      return it != r.end() && it->is_object() ? *it : nlohmann::json::object();
+    };
+    // Before summary/3 the count is not written; the config's --recording gives it.
+    s.recorded = run.config.recording != "off";
+    s.recordedSteps = r.value("recorded_steps",
+                              recordedStepsOf(run.config.recording, static_cast<int>(s.stepSeconds.size())));
+    const auto peak = objectAt("peak_bytes");
+    const auto atPeak = objectAt("at_peak_bytes");
+    const auto afterStep = objectAt("after_step_bytes");
     for (int i = 0; i < kMemoryRoleCount; ++i) {
       const char* role = memoryRoleName(static_cast<MemoryRole>(i));
       s.peakByRole[i] = peak.value(role, int64_t{0});
@@ -36,14 +45,14 @@ SummaryRun readRun(const nlohmann::json& j) {
     s.samplesPerSecond = tp.value("samples_per_s", 0.0);
     s.tokensPerSecond = tp.value("tokens_per_s", 0.0);
     s.modelFlopsPerSecond = tp.value("model_flops_per_s", 0.0);
-    const auto& coll = r.value("collectives", nlohmann::json::object());
+    const auto coll = objectAt("collectives");
     for (int op = 0; op < kCollectiveOpCount; ++op) {
       const auto& c = coll.value(collectiveOpName(static_cast<CollectiveOp>(op)), nlohmann::json::object());
       s.collectives[op].count = c.value("count", int64_t{0});
       s.collectives[op].bytes = c.value("bytes", int64_t{0});
       s.collectives[op].seconds = c.value("time_s", 0.0);
     }
-    s.overlapPercent = r.value("overlap_pct", 0.0);
+    s.overlapPercent = r.contains("overlap_pct") && r["overlap_pct"].is_number() ? r["overlap_pct"].get<double>() : 0.0;
     s.droppedEvents = r.value("dropped_events", int64_t{0});
     run.ranks.push_back(s);
   }

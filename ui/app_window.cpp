@@ -160,6 +160,10 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
       ImGui::TextWrapped("%s", s.error.c_str());
       ImGui::PopStyleColor();
     }
+    if (s.config.recording == "off") {
+      ImGui::TextDisabled("run with --recording off: only step times were measured, so the timeline has no "
+                          "memory, compute or collectives to show");
+    }
     if (s.fromSummary) {
       ImGui::TextDisabled("a summary holds figures, not a timeline: open the run's --trace file to see it");
       ImGui::Separator();

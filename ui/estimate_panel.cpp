@@ -55,7 +55,7 @@ int measuringSession(const RunConfig& config, const char* strategy, const std::v
                      const std::vector<std::vector<RankStats>>& stats) {
   for (size_t i = 0; i < sessions.size() && i < stats.size(); ++i) {
     if (sessions[i].status == SessionStatus::Done && sessions[i].config.strategy == strategy &&
-        estimate::samePrediction(config, sessions[i].config) && !stats[i].empty()) {
+        estimate::samePrediction(config, sessions[i].config) && anyRecorded(stats[i])) {
       return static_cast<int>(i);
     }
   }
@@ -173,7 +173,7 @@ void drawRunPrediction(EstimatePanelState& st, const RunConfig& config, const st
       }
       cell(i, c->bytes, c->formula, [&](const std::vector<RankStats>& ranks) {
         const auto& rank0 = ranks.front();
-        const int64_t steps = std::max<int64_t>(1, static_cast<int64_t>(rank0.stepSeconds.size()));
+        const int64_t steps = std::max<int64_t>(1, rank0.recordedSteps);
         // Every step also all-reduces the 4-byte loss for the progress line: not training traffic.
         const int64_t logging = op == CollectiveOp::AllReduce ? 4 : 0;
         return rank0.collectives[static_cast<int>(op)].bytes / steps - logging;

@@ -225,7 +225,13 @@ void drawComparison(const std::vector<Session>& sessions,
       for (const auto& r : ranks) m = std::max(m, static_cast<double>(f(r)));
       return m;
     };
-    row("peak memory", [&](const auto& r) { return formatBytes(maxOf(r, [](const RankStats& s) { return s.peakTotal; })); });
+    // A run with --recording off measured step times only: its memory and traffic say so.
+    auto recorded = [&](const std::vector<RankStats>& r, auto&& cell) {
+      return anyRecorded(r) ? cell(r) : std::string("not recorded");
+    };
+    row("peak memory", [&](const auto& r) {
+      return recorded(r, [&](const auto& rr) { return formatBytes(maxOf(rr, [](const RankStats& s) { return s.peakTotal; })); });
+    });
     bool anyDeviceLanes = false;
     for (const auto& r : stats) {
       for (const auto& s : r) anyDeviceLanes |= s.peakDevice > s.peakTotal;
@@ -235,7 +241,9 @@ void drawComparison(const std::vector<Session>& sessions,
     }
     for (int role = 0; role < trace::kMemoryRoleCount; ++role) {
       const std::string name = std::string("  ") + trace::memoryRoleName(static_cast<trace::MemoryRole>(role));
-      row(name.c_str(), [&](const auto& r) { return formatBytes(maxOf(r, [&](const RankStats& s) { return s.peakByRole[role]; })); });
+      row(name.c_str(), [&](const auto& r) {
+        return recorded(r, [&](const auto& rr) { return formatBytes(maxOf(rr, [&](const RankStats& s) { return s.peakByRole[role]; })); });
+      });
     }
     row("step time", [&](const auto& r) { return formatDuration(1e9 * maxOf(r, [](const RankStats& s) { return s.steadyStepSeconds; })); });
     row("samples/s (all ranks)", [&](const auto& r) {
@@ -249,13 +257,15 @@ void drawComparison(const std::vector<Session>& sessions,
       const std::string name = std::string(trace::collectiveOpName(op)) + " bytes / time per step";
       row(name.c_str(), [&](const auto& r) {
         if (r.empty()) return std::string("-");
+        if (!anyRecorded(r)) return std::string("not recorded");
         const auto& c = r.front().collectives[static_cast<int>(op)];
-        const double steps = std::max<double>(1, static_cast<double>(r.front().stepSeconds.size()));
+        const double steps = std::max<double>(1, r.front().recordedSteps);
         if (c.count == 0) return std::string("-");
         return formatBytes(c.bytes / steps) + " / " + formatDuration(c.seconds * 1e9 / steps);
       });
     }
     row("comm/compute overlap", [&](const auto& r) {
+      if (!anyRecorded(r)) return std::string("not recorded");
       char buf[32];
       std::snprintf(buf, sizeof buf, "%.1f %%", maxOf(r, [](const RankStats& s) { return s.overlapPercent; }));
       return std::string(buf);
@@ -289,7 +299,7 @@ void drawComparison(const std::vector<Session>& sessions,
       over = std::max(over, s.overlapPercent);
     }
     if (!r.empty()) {
-      const double steps = std::max<double>(1, static_cast<double>(r.front().stepSeconds.size()));
+      const double steps = std::max<double>(1, r.front().recordedSteps);
       for (const auto& c : r.front().collectives) {
         traffic += static_cast<double>(c.bytes) / steps;
         comm += c.seconds * 1e3 / steps;

@@ -13,12 +13,13 @@ namespace {
 
 class CudaRankDevice final : public RankDevice {
  public:
-  explicit CudaRankDevice(const GpuPlacement& placement) : placement_(placement) {
+  CudaRankDevice(const GpuPlacement& placement, bool instrumented) : placement_(placement) {
     const auto index = static_cast<c10::DeviceIndex>(placement.gpu);
     c10::cuda::set_device(index);
     // Initialise CUDA and the caching allocator without allocating, then hook the allocator, so
     // the hook sees every block this rank ever allocates.
     at::globalContext().lazyInitDevice(c10::DeviceType::CUDA);
+    if (!instrumented) return;
     attachCudaMemoryTracker(placement.gpu, placement.ranksOnGpu > 1);
     clock_ = std::make_unique<CudaClock>(placement.gpu, [] { sampleDeviceRuntimeMemory(); });
     setDeviceClock(clock_.get());
@@ -50,8 +51,8 @@ class CudaRankDevice final : public RankDevice {
 
 }  // namespace
 
-std::unique_ptr<RankDevice> setupCudaRank(const GpuPlacement& placement) {
-  return std::make_unique<CudaRankDevice>(placement);
+std::unique_ptr<RankDevice> setupCudaRank(const GpuPlacement& placement, bool instrumented) {
+  return std::make_unique<CudaRankDevice>(placement, instrumented);
 }
 
 int visibleCudaDevices() { return static_cast<int>(torch::cuda::device_count()); }

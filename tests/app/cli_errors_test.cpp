@@ -88,6 +88,47 @@ TEST(CliErrors, RunTablesNameTheAllocatorThatMeasured) {
   EXPECT_EQ(r.output.find("CUDA"), std::string::npos) << r.output;
 }
 
+// --recording off measures step times only: the tables and the summary say so instead of showing
+// zeros as if they were measured. --recording alternate divides its traffic by the steps it
+// recorded, so its per-step bytes are those of a fully recorded run.
+TEST(RunTables, UnrecordedFiguresAreMarkedNotShownAsZero) {
+  const auto dir = testing::freshTempDir("run_tables_recording");
+  const std::vector<std::string> common = {"run", "--strategy", "full_shard", "--world", "2", "--steps", "4",
+                                           "--hidden", "8", "--layers", "1"};
+  auto run = [&](const std::string& mode) {
+    auto args = common;
+    for (const auto& a : {std::string("--recording"), mode, std::string("--summary"), dir + "/" + mode + ".json"}) {
+      args.push_back(a);
+    }
+    auto r = runShardscope(args);
+    EXPECT_EQ(r.exitCode, 0) << r.output;
+    return std::pair{r.output, nlohmann::json::parse(std::ifstream(dir + "/" + mode + ".json"))};
+  };
+  const auto [offOutput, off] = run("off");
+  EXPECT_NE(offOutput.find("not recorded (--recording off)"), std::string::npos) << offOutput;
+  EXPECT_EQ(offOutput.find("Peak memory per rank"), std::string::npos) << offOutput;
+  EXPECT_EQ(offOutput.find(" 0 B"), std::string::npos) << offOutput;
+  for (const auto& rank : off["ranks"]) {
+    EXPECT_EQ(rank["recorded_steps"], 0);
+    EXPECT_TRUE(rank["peak_bytes"].is_null());
+    EXPECT_TRUE(rank["collectives"].is_null());
+    EXPECT_TRUE(rank["overlap_pct"].is_null());
+    EXPECT_EQ(rank["step_time_s"].size(), 4u) << "step times are measured either way";
+  }
+
+  const auto [onOutput, on] = run("on");
+  const auto [altOutput, alternate] = run("alternate");
+  EXPECT_NE(altOutput.find("even steps only"), std::string::npos) << altOutput;
+  EXPECT_EQ(on["ranks"][0]["recorded_steps"], 4);
+  EXPECT_EQ(alternate["ranks"][0]["recorded_steps"], 2);
+  for (const char* op : {"all_gather", "reduce_scatter"}) {
+    const auto onBytes = on["ranks"][0]["collectives"][op]["bytes"].get<int64_t>();
+    const auto altBytes = alternate["ranks"][0]["collectives"][op]["bytes"].get<int64_t>();
+    EXPECT_GT(onBytes, 0) << op;
+    EXPECT_EQ(onBytes / 4, altBytes / 2) << op << ": per recorded step";
+  }
+}
+
 TEST(CliErrors, HelpExplainsEveryOptionWithItsDefault) {
   auto r = runShardscope({"run", "--help"});
   EXPECT_EQ(r.exitCode, 0);

@@ -138,6 +138,26 @@ TEST(GpuRun, MatchesTheCpuEngine) {
   }
 }
 
+// --recording off sets up no device instrumentation (no allocator hook, CUDA events, polling
+// thread or NVML samples): training is the same, and the outputs claim no memory or traffic.
+TEST(GpuRun, UnrecordedRunTrainsTheSameWithoutInstrumentation) {
+  REQUIRE_GPU();
+  const std::string on = freshTempDir("gpu_recording_on");
+  const std::string off = freshTempDir("gpu_recording_off");
+  auto a = runShardscope(runArgs("full_shard", 2, "cuda", on));
+  auto b = runShardscope(runArgs("full_shard", 2, "cuda", off, {"--recording", "off"}));
+  ASSERT_EQ(a.exitCode, 0) << a.output;
+  ASSERT_EQ(b.exitCode, 0) << b.output;
+  EXPECT_NE(b.output.find("not recorded (--recording off)"), std::string::npos) << b.output;
+  EXPECT_LT(maxRelDiff(loadTensor(off + "/losses.pt"), loadTensor(on + "/losses.pt")), 1e-6);
+  const auto summary = readJson(off + "/summary.json");
+  for (const auto& rank : summary["ranks"]) {
+    EXPECT_TRUE(rank["peak_bytes"].is_null());
+    EXPECT_TRUE(rank["collectives"].is_null());
+    EXPECT_EQ(rank["step_time_s"].size(), 4u);
+  }
+}
+
 TEST(GpuRun, Bf16MixedPrecisionTrainsLikeFp32) {
   REQUIRE_GPU();
   for (const std::string strategy : {"ddp", "zero1", "full_shard", "shard_grad_op"}) {

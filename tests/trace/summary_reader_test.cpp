@@ -1,0 +1,57 @@
+// Summaries read back as what was measured: a run made with --recording off has step times but no
+// memory or traffic, and must not come back as a run that measured zeros.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "tests/support/run_cli.h"
+#include "trace/summary_reader.h"
+
+namespace shardscope::trace {
+namespace {
+
+std::string writeFile(const std::string& name, const std::string& text) {
+  const std::string path = testing::freshTempDir("summary_reader") + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(SummaryReader, UnrecordedRunReadsBackAsNotRecorded) {
+  // schema /3: null where nothing was measured, and the recorded step count.
+  const auto path = writeFile("off.json", R"({
+    "schema": "shardscope.summary/3", "status": "ok",
+    "config": {"strategy": "full_shard", "world": 1, "steps": 2, "recording": "off"},
+    "steps": [{"step": 0, "loss": 1.0}, {"step": 1, "loss": 0.9}],
+    "ranks": [{"rank": 0, "step_time_s": [0.2, 0.1], "steady_step_time_s": 0.1, "recorded_steps": 0,
+               "peak_bytes": null, "at_peak_bytes": null, "after_step_bytes": null,
+               "throughput": {"samples_per_s": 40.0}, "collectives": null, "overlap_pct": null,
+               "dropped_events": 0}]})");
+  auto loaded = loadSummary(path);
+  ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+  ASSERT_EQ(loaded.runs.size(), 1u);
+  const auto& rank = loaded.runs[0].ranks.at(0);
+  EXPECT_FALSE(rank.recorded);
+  EXPECT_EQ(rank.recordedSteps, 0);
+  EXPECT_FALSE(anyRecorded(loaded.runs[0].ranks));
+  EXPECT_DOUBLE_EQ(rank.steadyStepSeconds, 0.1);
+  EXPECT_DOUBLE_EQ(rank.samplesPerSecond, 40.0);
+}
+
+TEST(SummaryReader, OlderSummariesTakeRecordedStepsFromTheirConfig) {
+  // schema /2 wrote zeros and no recorded_steps; its config still says how the run recorded.
+  const char* ranks = R"("ranks": [{"rank": 0, "step_time_s": [0.2, 0.1, 0.1],
+      "peak_bytes": {"total": 0}, "collectives": {"all_gather": {"count": 0, "bytes": 0}}}]})";
+  for (const auto& [mode, recorded, steps] :
+       {std::tuple{"on", true, 3}, std::tuple{"alternate", true, 2}, std::tuple{"off", false, 0}}) {
+    const auto path = writeFile(std::string("v2_") + mode + ".json",
+                                std::string(R"({"schema": "shardscope.summary/2", "config": {"recording": ")") +
+                                    mode + "\"}, " + ranks);
+    auto loaded = loadSummary(path);
+    ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+    EXPECT_EQ(loaded.runs.at(0).ranks.at(0).recorded, recorded) << mode;
+    EXPECT_EQ(loaded.runs.at(0).ranks.at(0).recordedSteps, steps) << mode;
+  }
+}
+
+}  // namespace
+}  // namespace shardscope::trace
