@@ -50,7 +50,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
-from pytorch_parity import Gpt, free_port, place_rank  # noqa: E402  (same model definition)
+from pytorch_parity import Gpt, free_port, loaded_nccl_version, place_rank  # noqa: E402  (same model definition)
 
 PAIRS = [("ddp", "ddp"), ("full_shard", "fsdp2_reshard_true"), ("shard_grad_op", "fsdp2_reshard_false")]
 ZERO1_PAIR = ("zero1", "ddp_zero_redundancy")
@@ -230,7 +230,8 @@ def main():
         sys.exit("bench/gpu_strategies.py needs a CUDA GPU and none is visible here; run it on a GPU "
                  "machine, e.g. `bash scripts/device_gpu.sh build bench` (docs/gpu.md).")
     peak = measured_bf16_peak()
-    print(f"{torch.cuda.get_device_name(0)}: measured bf16 matmul peak {peak / 1e12:.0f} TFLOP/s", flush=True)
+    nccl = ".".join(map(str, loaded_nccl_version()))
+    print(f"{torch.cuda.get_device_name(0)}: measured bf16 matmul peak {peak / 1e12:.0f} TFLOP/s, NCCL {nccl}", flush=True)
     print("loss: " + ("on fp32 logits on both sides" if args.pytorch_loss == "fp32" else
                       "shardscope on fp32 logits, PyTorch on its compute-dtype logits"), flush=True)
     rows = []
@@ -286,7 +287,7 @@ def main():
                 print(f"world {world} {label:13s} {t_ours * 1e3:8.1f} ms vs {t_theirs * 1e3:8.1f} ms "
                       f"(x{row['time_ratio']:.2f}, range {min(ratios):.2f}-{max(ratios):.2f})  {memory}  "
                       f"MFU {row['mfu'] * 100:5.1f}% vs {row['pytorch_mfu'] * 100:5.1f}%", flush=True)
-    json.dump({"device": torch.cuda.get_device_name(0), "bf16_peak_flops": peak,
+    json.dump({"device": torch.cuda.get_device_name(0), "bf16_peak_flops": peak, "nccl": nccl,
                "config": vars(args), "parameters": params, "rows": rows}, open(args.out, "w"), indent=1)
     print("\n| world | shardscope | PyTorch | step ms (ours / theirs) | time ratio | peak GiB (ours / theirs) | memory ratio | MFU (ours / theirs) |")
     print("|---|---|---|---|---|---|---|---|")

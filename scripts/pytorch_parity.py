@@ -129,13 +129,32 @@ def make_optimizer(c, params):
 # ---- one PyTorch rank ---------------------------------------------------------------------------
 
 
+def loaded_nccl_version():
+    """The NCCL this process runs, e.g. (2, 30, 7): torch.cuda.nccl.version() is the one torch was
+    built with, not one put in front of it with LD_PRELOAD (scripts/device_nccl.sh)."""
+    import ctypes
+
+    code = ctypes.c_int()
+    ctypes.CDLL("libnccl.so.2").ncclGetVersion(ctypes.byref(code))
+    return code.value // 10000, code.value // 100 % 100, code.value % 100
+
+
 def place_rank(rank, world):
-    """The GPU of a rank, and the environment that lets several ranks share one GPU."""
+    """The GPU of a rank, and the environment that lets several ranks share one GPU: chosen as
+    shardscope's ranks choose it (engine/rank_device.cpp), so both sides of a comparison share the
+    GPU the same way. NCCL 2.30+ (e.g. carried with scripts/device_nccl.sh and LD_PRELOAD) has
+    NCCL_MULTI_RANK_GPU_ENABLE; older ones get a host identity per rank (sockets on loopback).
+    SHARDSCOPE_SHARED_GPU=hostid|multirank forces one, as it does for shardscope."""
     gpus = torch.cuda.device_count()
     if world > gpus:
-        os.environ["NCCL_HOSTID"] = f"pytorch-rank{rank}"
-        os.environ.setdefault("NCCL_SOCKET_IFNAME", "lo")
-        os.environ.setdefault("NCCL_IB_DISABLE", "1")
+        forced = os.environ.get("SHARDSCOPE_SHARED_GPU", "")
+        multirank = forced == "multirank" or (not forced and loaded_nccl_version() >= (2, 30, 0))
+        if multirank:
+            os.environ["NCCL_MULTI_RANK_GPU_ENABLE"] = "1"
+        else:
+            os.environ["NCCL_HOSTID"] = f"pytorch-rank{rank}"
+            os.environ.setdefault("NCCL_SOCKET_IFNAME", "lo")
+            os.environ.setdefault("NCCL_IB_DISABLE", "1")
     return torch.device("cuda", rank % gpus)
 
 
