@@ -47,9 +47,29 @@ Zero1Strategy::Zero1Strategy(const RunConfig& config, const StagedModel& model, 
   } else {
     master_ = ownedSliceOf(flat_).detach();
   }
-  master_.set_requires_grad(true);
+  segments_ = segmentsOfSlice();
+  for (const auto& [begin, end] : segments_) {
+    masterSegments_.push_back(master_.narrow(0, begin, end - begin).detach().set_requires_grad(true));
+  }
   buckets_ = std::make_unique<GradientBuckets>(params_, config.bucketCapMb, comm);
-  optimizer_ = makeOptimizer(config, {master_});
+  optimizer_ = makeOptimizer(config, masterSegments_);
+}
+
+std::vector<std::pair<int64_t, int64_t>> Zero1Strategy::segmentsOfSlice() const {
+  const int64_t begin = comm_.rank() * sliceNumel_;
+  std::vector<int64_t> cuts = {0, sliceNumel_};
+  const int64_t total = flatOffsets_.back() + model_.params().back().numel();
+  for (int64_t boundary : flatOffsets_) cuts.push_back(boundary - begin);
+  cuts.push_back(total - begin);
+  std::vector<int64_t> inside;
+  for (int64_t c : cuts) {
+    if (c >= 0 && c <= sliceNumel_) inside.push_back(c);
+  }
+  std::sort(inside.begin(), inside.end());
+  inside.erase(std::unique(inside.begin(), inside.end()), inside.end());
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (size_t k = 0; k + 1 < inside.size(); ++k) out.emplace_back(inside[k], inside[k + 1]);
+  return out;
 }
 
 Zero1Strategy::~Zero1Strategy() = default;
@@ -78,9 +98,12 @@ void Zero1Strategy::finishBackward() {
 }
 
 void Zero1Strategy::step() {
-  master_.mutable_grad() = masterGrad_;
+  for (size_t k = 0; k < segments_.size(); ++k) {
+    const auto [begin, end] = segments_[k];
+    masterSegments_[k].mutable_grad() = masterGrad_.narrow(0, begin, end - begin);
+  }
   optimizer_->step();
-  master_.mutable_grad() = at::Tensor();
+  for (auto& segment : masterSegments_) segment.mutable_grad() = at::Tensor();
   masterGrad_ = at::Tensor();  // zero_grad(set_to_none=True)
   at::NoGradGuard noGrad;
   at::Tensor owned = ownedSliceOf(flat_);

@@ -35,6 +35,9 @@ class Zero1Strategy final : public Strategy {
   // Copies the part of parameter i's flat values (all of it, `values`) that lies in this rank's
   // slice into `slice`, a tensor of sliceNumel_ elements.
   void copyOwnedPart(at::Tensor& slice, int i, const at::Tensor& values) const;
+  // [begin, end) ranges of the slice that split it where parameters begin and end (the padding
+  // after the last parameter is a range of its own): together they cover the slice once.
+  std::vector<std::pair<int64_t, int64_t>> segmentsOfSlice() const;
 
   const StagedModel& model_;
   Communicator& comm_;
@@ -44,6 +47,12 @@ class Zero1Strategy final : public Strategy {
   std::vector<at::Tensor> params_;    // views of flat_: what the model computes with
   at::Tensor master_;                 // this rank's slice in fp32: a view of flat_ under fp32
   at::Tensor masterGrad_;             // its averaged gradient, from the buckets until the step
+  // What the optimizer steps: master_ cut where parameters begin and end, views that update it in
+  // place. PyTorch's ZeroRedundancyOptimizer hands its optimizer whole parameters, and LibTorch's
+  // CPU Adam makes its temporaries one tensor at a time: one flat slice would make them as large
+  // as the whole slice, doubling the optimizer's peak for the length of the step.
+  std::vector<std::pair<int64_t, int64_t>> segments_;
+  std::vector<at::Tensor> masterSegments_;
   std::unique_ptr<GradientBuckets> buckets_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
 };
