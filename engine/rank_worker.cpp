@@ -108,7 +108,8 @@ int runRankWorker(const RunConfig& config) {
     }
     // Declared before the communicator so it outlives it: the clock's last poll still sees the
     // communication stream's final collectives.
-    std::unique_ptr<RankDevice> gpu = config.device == "cuda" ? setUpGpu(info, config.recording != "off") : nullptr;
+    const bool instrumented = config.recording != "off";
+    std::unique_ptr<RankDevice> gpu = config.device == "cuda" ? setUpGpu(info, instrumented) : nullptr;
     if (gpu && gpu->placement().sharing == SharedGpuMethod::MultiRankGpu) {
       failureHint = " (this GPU is shared through NCCL_MULTI_RANK_GPU_ENABLE, NCCL's experimental "
                     "support; SHARDSCOPE_SHARED_GPU=hostid shares it over sockets instead)";

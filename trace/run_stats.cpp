@@ -55,7 +55,7 @@ std::vector<RankStats> computeRankStats(const RunConfig& config, const trace::Ru
       s.modelFlopsPerSecond =
           6.0 * static_cast<double>(parameterCount) * items / s.steadyStepSeconds;
     }
-    // Per-step figures divide by recorded completed steps, so only completed steps' collectives count.
+    // Only completed steps' collectives count; per-step figures divide them by recordedSteps.
     s.collectives = rec.collectiveTotals(r, steps);
     s.overlapPercent = rec.overlapPercent(r);
     s.droppedEvents = t.dropped;
