@@ -28,6 +28,9 @@ it fell on whichever side went first.
 --repeats R runs each pair R times, interleaved with the order alternating (ours, theirs, theirs,
 ours, ...), and reports the median over repeats with the range of the time ratio: single runs on a shared socket transport
 vary by more than some of the differences measured.
+--fsdp2-root: with reshard_after_forward=True given to the root as well (resharded, the default),
+FSDP2 gathers the root again at the start of backward, one all-gather per step more than
+shardscope's full_shard; kept leaves the root at FSDP2's default (None), the same collectives.
 --pairs picks which pairs run (default: all three). --variants runs shardscope in several ways
 against the same PyTorch runs, to find what a ratio depends on: NAME=OPTIONS entries separated by
 ";", e.g. --variants "default=;unrecorded=--recording off;prefetch2=--prefetch 2". A variant with
@@ -89,7 +92,11 @@ def build_pytorch(c, mode, device, fp32_loss):
         reshard = mode == "fsdp2_reshard_true"
         for block in model.blocks:
             fully_shard(block, reshard_after_forward=reshard, mp_policy=mp_policy)
-        fully_shard(model, reshard_after_forward=reshard, mp_policy=mp_policy)
+        # An explicit True reshards the root too, so FSDP2 gathers it again at the start of
+        # backward: one all-gather per step more than shardscope's full_shard, which keeps the
+        # root gathered (as FSDP1 and FSDP2's default, None, do). --fsdp2-root says which.
+        root_reshard = None if reshard and c.get("fsdp2_root") == "kept" else reshard
+        fully_shard(model, reshard_after_forward=root_reshard, mp_policy=mp_policy)
     if mode == "ddp_zero_redundancy":
         from torch.distributed.optim import ZeroRedundancyOptimizer
 
@@ -131,11 +138,16 @@ def add_model_arguments(ap):
     ap.add_argument("--seq", type=int, default=256)
     ap.add_argument("--vocab", type=int, default=8192)
     ap.add_argument("--batch-per-rank", type=int, default=8)
+    ap.add_argument("--fsdp2-root", choices=["resharded", "kept"], default="resharded",
+                    help="FSDP2 reshard_after_forward=True on the root module too (resharded: the "
+                         "issue's pairing, one all-gather per step more than shardscope), or the "
+                         "default None there (kept: the root stays gathered from forward to "
+                         "backward, as in shardscope's full_shard)")
 
 
 def model_config(args, world):
     return {"layers": args.layers, "hidden": args.hidden, "heads": args.heads, "seq": args.seq,
-            "vocab": args.vocab, "batch": args.batch_per_rank * world}
+            "vocab": args.vocab, "batch": args.batch_per_rank * world, "fsdp2_root": args.fsdp2_root}
 
 
 def join_nccl_group(rank, world, port):
