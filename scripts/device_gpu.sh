@@ -61,9 +61,15 @@ stage_bench() {
 }
 
 stage_profile() {
+  local status=0
   # shellcheck disable=SC2086  # PROFILE_ARGS is a list of options
   "$PY" bench/gpu_comm_profile.py --shardscope "$BIN" --out-dir "$OUT/profile" ${PROFILE_ARGS:-} \
-    2>&1 | tee "$OUT/profile.log"
+    2>&1 | tee "$OUT/profile.log" || status=1
+  # A file over 16 MiB does not come back from the device; JSON traces shrink about tenfold
+  # (Perfetto opens .json.gz as it is; gunzip for `shardscope view`).
+  gzip -f "$OUT"/profile/*.json 2>/dev/null || true
+  ls -l "$OUT/profile" 2>/dev/null || true
+  return $status
 }
 
 stage_demo() {
