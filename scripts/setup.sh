@@ -14,7 +14,7 @@ mkdir -p "$CACHE"
 say() { printf 'setup: %s\n' "$*" >&2; }
 
 # --- Debian packages ----------------------------------------------------------------------------
-PACKAGES=(build-essential cmake python3 python3-venv libgtest-dev nlohmann-json3-dev libcli11-dev
+PACKAGES=(build-essential cmake python3 python3-venv libgtest-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
           libgloo-dev libimgui-dev libglfw3-dev libgl-dev libstb-dev libgl1-mesa-dri xvfb xauth)
 missing=()
 for p in "${PACKAGES[@]}"; do

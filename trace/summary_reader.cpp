@@ -1,9 +1,10 @@
 #include "trace/summary_reader.h"
 
-#include <fstream>
 #include <iterator>
 
 #include <nlohmann/json.hpp>
+
+#include "trace/file_text.h"
 
 namespace shardscope::trace {
 
@@ -62,21 +63,16 @@ SummaryRun readRun(const nlohmann::json& j) {
 }  // namespace
 
 bool looksLikeTrace(const std::string& path) {
-  std::ifstream in(path);
-  std::string head(4096, '\0');
-  in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  head.resize(static_cast<size_t>(in.gcount()));
-  return head.find("\"traceEvents\"") != std::string::npos;
+  std::string error;
+  const auto head = readFileText(path, error, 4096);
+  return head && head->find("\"traceEvents\"") != std::string::npos;
 }
 
 LoadedSummary loadSummary(const std::string& path) {
   LoadedSummary out;
-  std::ifstream in(path);
-  if (!in) {
-    out.error = "cannot read '" + path + "': check that the file exists.";
-    return out;
-  }
-  auto j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  const auto text = readFileText(path, out.error);
+  if (!text) return out;
+  auto j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   const std::string schema = j.is_object() ? j.value("schema", "") : "";
   try {
     if (schema == "shardscope.compare/1") {

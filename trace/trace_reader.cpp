@@ -1,10 +1,11 @@
 #include "trace/trace_reader.h"
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 
 #include <nlohmann/json.hpp>
+
+#include "trace/file_text.h"
 
 namespace shardscope::trace {
 
@@ -29,12 +30,9 @@ const char* phaseNameOf(int i) { return phaseName(static_cast<Phase>(i)); }
 
 LoadedTrace loadChromeTrace(const std::string& path) {
   LoadedTrace out;
-  std::ifstream in(path);
-  if (!in) {
-    out.error = "cannot read '" + path + "': check that the file exists.";
-    return out;
-  }
-  auto json = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  const auto text = readFileText(path, out.error);
+  if (!text) return out;
+  auto json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded() || !json.is_object() || !json.contains("traceEvents")) {
     out.error = "'" + path + "' is not a shardscope trace (Chrome trace JSON written by --trace).";
     return out;

@@ -1,11 +1,13 @@
-// Summaries read back as what was measured: a run made with --recording off has step times but no
-// memory or traffic, and must not come back as a run that measured zeros.
+// Saved runs read back as what was measured: a run made with --recording off has step times but no
+// memory or traffic, and must not come back as a run that measured zeros. Traces and summaries
+// read the same gzip-compressed (as they come back from the GPU machine) as plain.
 #include <gtest/gtest.h>
 
 #include <fstream>
 
 #include "tests/support/run_cli.h"
 #include "trace/summary_reader.h"
+#include "trace/trace_reader.h"
 
 namespace shardscope::trace {
 namespace {
@@ -51,6 +53,42 @@ TEST(SummaryReader, OlderSummariesTakeRecordedStepsFromTheirConfig) {
     EXPECT_EQ(loaded.runs.at(0).ranks.at(0).recorded, recorded) << mode;
     EXPECT_EQ(loaded.runs.at(0).ranks.at(0).recordedSteps, steps) << mode;
   }
+}
+
+TEST(SavedRuns, GzippedTraceAndSummaryReadLikeThePlainOnes) {
+  const auto dir = testing::freshTempDir("saved_runs_gzip");
+  auto args = testing::optionsOf(testing::tinyGptConfig());
+  args.insert(args.begin(), "run");
+  args.insert(args.end(), {"--trace", dir + "/trace.json", "--summary", dir + "/summary.json"});
+  auto run = testing::runShardscope(args);
+  ASSERT_EQ(run.exitCode, 0) << run.output;
+  for (const char* file : {"/trace.json", "/summary.json"}) {
+    auto zip = testing::runCommand({"gzip", "-k", dir + file});
+    ASSERT_EQ(zip.exitCode, 0) << zip.output;
+  }
+
+  EXPECT_TRUE(looksLikeTrace(dir + "/trace.json.gz"));
+  EXPECT_FALSE(looksLikeTrace(dir + "/summary.json.gz"));
+  const auto plain = loadChromeTrace(dir + "/trace.json");
+  const auto zipped = loadChromeTrace(dir + "/trace.json.gz");
+  ASSERT_TRUE(zipped.error.empty()) << zipped.error;
+  ASSERT_EQ(zipped.recording.ranks(), 2);
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(zipped.recording.rank(r).memory.size(), plain.recording.rank(r).memory.size());
+    EXPECT_EQ(zipped.recording.rank(r).collectives.size(), plain.recording.rank(r).collectives.size());
+    EXPECT_EQ(zipped.recording.rank(r).peakTotal, plain.recording.rank(r).peakTotal);
+    EXPECT_GT(zipped.recording.rank(r).peakTotal, 0);
+  }
+  const auto summary = loadSummary(dir + "/summary.json.gz");
+  ASSERT_TRUE(summary.error.empty()) << summary.error;
+  ASSERT_EQ(summary.runs.size(), 1u);
+  EXPECT_EQ(summary.runs[0].ranks.size(), 2u);
+  EXPECT_EQ(summary.runs[0].losses.size(), 2u);
+
+  // A damaged file is an error that names it, not a crash.
+  std::ofstream(dir + "/broken.json.gz", std::ios::binary) << "\x1f\x8b not really gzip";
+  const auto broken = loadChromeTrace(dir + "/broken.json.gz");
+  EXPECT_NE(broken.error.find("broken.json.gz"), std::string::npos) << broken.error;
 }
 
 }  // namespace
