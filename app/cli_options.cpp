@@ -59,6 +59,11 @@ void RunOptions::addTo(CLI::App& cmd, bool withOutputs) {
        withDefault("fp32 | bf16 (bf16 parameters and compute; fp32 gradient reduction and master "
                    "weights, like FSDP2's MixedPrecisionPolicy)",
                    d.precision));
+  bind("--lora-rank", &RunConfig::loraRank,
+       withDefault("0: full fine-tuning | r (1..--hidden): LoRA fine-tuning, the base weights frozen "
+                   "and rank-r adapters on every block's linear layers trained (PEFT's "
+                   "LoraConfig(r, lora_alpha=r)); only the adapters get gradients and optimizer state",
+                   d.loraRank));
   if (withOutputs) addOutputs(cmd);
   cmd.add_option("--config", configPath_,
                  "JSON file with the same keys as these options (e.g. {\"model\": \"gpt\"}); "

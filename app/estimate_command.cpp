@@ -9,6 +9,7 @@
 #include "estimate/parse_quantity.h"
 #include "estimate/run_prediction.h"
 #include "trace/format.h"
+#include "trace/model_layout.h"
 
 namespace shardscope::app {
 
@@ -74,10 +75,14 @@ int estimateRun(const RunConfig& config, bool json) {
   }
 
   std::printf("shardscope estimate: a PREDICTION from closed forms (nothing was run or measured)\n");
-  std::printf("%s, %d layers, hidden %d, world %d, %s, %s; P = %lld parameters (%s)\n\n", config.model.c_str(),
-              config.layers, config.hidden, config.world, config.precision.c_str(), config.optimizer.c_str(),
-              static_cast<long long>(predictions[0].parameters),
+  std::printf("%s, %d layers, hidden %d%s, world %d, %s, %s; P = %lld parameters (%s)", config.model.c_str(),
+              config.layers, config.hidden, loraLabel(config).c_str(), config.world, config.precision.c_str(),
+              config.optimizer.c_str(), static_cast<long long>(predictions[0].parameters),
               trace::formatCount(static_cast<double>(predictions[0].parameters)).c_str());
+  if (config.loraRank > 0) {
+    std::printf(", T = %lld of them trained (the LoRA adapters)", static_cast<long long>(trainableElements(config)));
+  }
+  std::printf("\n\n");
   std::printf("%-30s", "per rank");
   for (const char* s : kStrategies) std::printf(" %16s", s);
   std::printf("\n");
@@ -112,7 +117,8 @@ int estimateRun(const RunConfig& config, bool json) {
     std::printf("\n");
   }
   std::printf("\nHow each figure comes about (P' = P with each FSDP unit padded to a multiple of N = %d;\n"
-              "P'' = P padded once, zero1's single flat buffer):\n", config.world);
+              "P'' = P padded once, zero1's single flat buffer%s):\n", config.world,
+              config.loraRank > 0 ? ";\nT = the trained LoRA adapters' elements, T' and T'' padded alike, F = P - T frozen" : "");
   for (size_t i = 0; i < predictions.size(); ++i) {
     std::printf("  %s\n", kStrategies[i]);
     for (const auto& m : predictions[i].memory) std::printf("    %-31s %s\n", rowLabel(m).c_str(), m.formula.c_str());
@@ -146,7 +152,14 @@ int estimateModelStates(const EstimateOptions& o) {
     return badValue("--gpu-memory " + std::string(given) + " is negative: give the GPU's memory in GB "
                     "(e.g. 80 for an H100), or 0 for no verdict");
   }
+  if (!(o.trainedFraction > 0 && o.trainedFraction <= 1)) {
+    char given[32];
+    std::snprintf(given, sizeof given, "%g", o.trainedFraction);
+    return badValue("--trained-fraction " + std::string(given) + " is not a share of the parameters: give a "
+                    "number above 0 and at most 1 (1: full fine-tuning; LoRA's adapters e.g. 0.01)");
+  }
   estimate::ModelStateCase c;
+  c.trainedFraction = o.trainedFraction;
   c.parameters = *params;
   c.bytes = *bytes;
   c.worlds = *worlds;
@@ -158,6 +171,7 @@ int estimateModelStates(const EstimateOptions& o) {
                           {"parameters", c.parameters},
                           {"bytes_per_parameter", {c.bytes.weights, c.bytes.grads, c.bytes.optimizer}},
                           {"gpu_memory_bytes", c.gpuMemoryBytes},
+                          {"trained_fraction", c.trainedFraction},
                           {"rows", nlohmann::json::array()}};
     for (const auto& r : rows) {
       out["rows"].push_back({{"strategy", r.strategy}, {"world", r.world}, {"weights", r.weights},
@@ -170,6 +184,10 @@ int estimateModelStates(const EstimateOptions& o) {
   std::printf("shardscope estimate: a PREDICTION of model-state memory per GPU (nothing was run or measured)\n");
   std::printf("%s parameters x (%g B weights + %g B gradients + %g B optimizer state)", trace::formatCount(c.parameters).c_str(),
               c.bytes.weights, c.bytes.grads, c.bytes.optimizer);
+  if (c.trainedFraction < 1) {
+    std::printf(", gradients and optimizer state for the %g %% that trains (frozen weights have none)",
+                100.0 * c.trainedFraction);
+  }
   std::printf("; GB = 10^9 bytes\n\n");
   std::printf("%-14s %5s %12s %12s %12s %12s %12s  %s\n", "strategy", "GPUs", "weights", "gathered",
               "gradients", "optimizer", "total", o.gpuMemoryGB > 0 ? "verdict" : "");
@@ -188,8 +206,11 @@ int estimateModelStates(const EstimateOptions& o) {
   std::printf("\nddp keeps everything on every GPU; zero1 divides the optimizer state by N; full_shard\n"
               "divides all three (plus the one or two units being gathered at a time, left out as the\n"
               "seed documents do); shard_grad_op divides them too but holds every unit's weights\n"
-              "gathered from forward to backward.\n"
-              "Not included: activations, communication buffers, CUDA context, fragmentation.\n");
+              "gathered from forward to backward.%s\n"
+              "Not included: activations, communication buffers, CUDA context, fragmentation.\n",
+              c.trainedFraction < 1 ? "\nWith few parameters training (LoRA), gradients and optimizer state are small;\n"
+                                      "what decides is whether the frozen weights fit: ddp holds them whole on every GPU."
+                                    : "");
   return 0;
 }
 
@@ -204,6 +225,9 @@ void addEstimateOptions(CLI::App& cmd, EstimateOptions& o) {
                  "with --params: bytes per parameter of weights, gradients and optimizer state [default: "
                  "2,2,12, bf16 with fp32 Adam master weights and moments; the seeds' 7B example is 2,2,4, "
                  "their Llama-70B example 2,2,8]");
+  cmd.add_option("--trained-fraction", o.trainedFraction,
+                 "with --params: the share of the parameters that trains; gradients and optimizer state "
+                 "are counted for it only (LoRA's adapters: e.g. 0.01) [default: 1, full fine-tuning]");
   cmd.add_option("--gpu-memory", o.gpuMemoryGB,
                  "with --params: one GPU's memory in GB for a fits / does not fit verdict; 0 for none "
                  "[default: 80, an H100]");

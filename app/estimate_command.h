@@ -16,6 +16,7 @@ struct EstimateOptions {
   std::string worlds = "1,8,16";
   std::string bytesPerParameter = "2,2,12";
   double gpuMemoryGB = 80;
+  double trainedFraction = 1.0;        // with --params: the share that trains (LoRA: e.g. 0.01)
   bool json = false;
 };
 

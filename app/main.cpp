@@ -22,6 +22,7 @@
 #include "engine/rank_worker.h"
 #include "engine/run_controller.h"
 #include "engine/run_summary.h"
+#include "trace/model_layout.h"
 
 namespace {
 
@@ -39,8 +40,9 @@ int failUsage(const std::string& message) {
 }
 
 void printBanner(const shardscope::RunConfig& config) {
-  std::printf("shardscope run: %s, %d layers, hidden %d, %s (%s), world %d, batch %d, %d steps, %s\n",
-              config.model.c_str(), config.layers, config.hidden, config.strategy.c_str(),
+  std::printf("shardscope run: %s, %d layers, hidden %d%s, %s (%s), world %d, batch %d, %d steps, %s\n",
+              config.model.c_str(), config.layers, config.hidden, shardscope::loraLabel(config).c_str(),
+              config.strategy.c_str(),
               shardscope::zeroName(config.strategy), config.world, config.batch, config.steps,
               config.device.c_str());
   std::fflush(stdout);
@@ -66,8 +68,13 @@ int runHeadless(const shardscope::RunConfig& config) {
     std::fprintf(stderr, "shardscope: run failed: %s\n", result.error.c_str());
     return 1;
   }
-  std::printf("done: %d ranks on %s, %lld parameters\n", result.worldSize,
+  std::printf("done: %d ranks on %s, %lld parameters", result.worldSize,
               result.deviceDescription.c_str(), static_cast<long long>(result.parameterCount));
+  if (config.loraRank > 0) {
+    std::printf(" (%lld of them trained: the LoRA adapters)",
+                static_cast<long long>(shardscope::trainableElements(config)));
+  }
+  std::printf("\n");
   return 0;
 }
 

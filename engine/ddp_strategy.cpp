@@ -11,17 +11,23 @@ DdpStrategy::DdpStrategy(const RunConfig& config, const StagedModel& model, Comm
   {
     RoleScope role(trace::MemoryRole::ParamShard);  // ddp's "shard" is the full replica
     for (auto& t : model.initParameters(config.seed)) {
-      params_.push_back(t.to(device).set_requires_grad(true));
+      const bool trainable = model.params()[params_.size()].trainable;
+      params_.push_back(t.to(device).set_requires_grad(trainable));
     }
   }
   if (config.precision == "bf16") {
     RoleScope role(trace::MemoryRole::ParamGathered);  // parameters as the model computes with them
     for (const auto& p : params_) {
-      compute_.push_back(p.detach().to(at::kBFloat16).set_requires_grad(true));
+      compute_.push_back(p.detach().to(at::kBFloat16).set_requires_grad(p.requires_grad()));
     }
   }
+  // Frozen parameters (LoRA's base weights) get no bucket and no optimizer state.
   buckets_ = std::make_unique<GradientBuckets>(liveParameters(), config.bucketCapMb, comm);
-  optimizer_ = makeOptimizer(config, params_);
+  std::vector<at::Tensor> trained;
+  for (const auto& p : params_) {
+    if (p.requires_grad()) trained.push_back(p);
+  }
+  optimizer_ = makeOptimizer(config, trained);
 }
 
 DdpStrategy::~DdpStrategy() = default;

@@ -35,15 +35,27 @@ std::vector<std::vector<int>> assignBuckets(const std::vector<int64_t>& paramByt
 GradientBuckets::GradientBuckets(const std::vector<at::Tensor>& live, double bucketCapMb,
                                  Communicator& comm)
     : live_(live), comm_(comm) {
-  std::vector<int64_t> bytes;  // buckets are sized by the gradients the model produces
-  for (const auto& p : live_) bytes.push_back(p.numel() * p.element_size());
+  // Buckets are sized by the gradients the model produces; parameters that do not require a
+  // gradient (frozen) are left out, as the reducer leaves them out.
+  std::vector<int> trained;
+  std::vector<int64_t> bytes;
+  for (size_t i = 0; i < live_.size(); ++i) {
+    if (!live_[i].requires_grad()) continue;
+    trained.push_back(static_cast<int>(i));
+    bytes.push_back(live_[i].numel() * live_[i].element_size());
+  }
+  if (trained.empty()) {
+    throw std::invalid_argument("gradient buckets: no parameter requires a gradient, so there is nothing to train.");
+  }
   const auto capBytes = static_cast<int64_t>(bucketCapMb * 1024.0 * 1024.0);
   // The first bucket is small so the first all-reduce starts early; never larger than the cap.
   const int64_t firstCapBytes = std::min(kFirstBucketBytes, capBytes);
   bucketOf_.assign(live_.size(), -1);
   const auto fp32 = live_.at(0).options().dtype(at::kFloat).requires_grad(false);  // reduce dtype
-  for (auto& indices : assignBuckets(bytes, firstCapBytes, capBytes)) {
+  for (auto& positions : assignBuckets(bytes, firstCapBytes, capBytes)) {
     Bucket bucket;
+    std::vector<int> indices;
+    for (int k : positions) indices.push_back(trained[k]);
     int64_t offset = 0;
     for (int i : indices) {
       bucket.offsets.push_back(offset);
@@ -58,9 +70,8 @@ GradientBuckets::GradientBuckets(const std::vector<at::Tensor>& live, double buc
   }
   // Like the reducer: hook the grad accumulator (not the tensor) so the hook runs after the
   // gradient has been accumulated into .grad, once per parameter per backward.
-  for (size_t i = 0; i < live_.size(); ++i) {
-    auto accumulator = torch::autograd::impl::grad_accumulator(live_[i]);
-    const int index = static_cast<int>(i);
+  for (int index : trained) {
+    auto accumulator = torch::autograd::impl::grad_accumulator(live_[index]);
     accumulator->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
         [this, index](const torch::autograd::variable_list& outputs,
                       const torch::autograd::variable_list&) {

@@ -39,6 +39,16 @@ Batch localShard(const Batch& global, int rank, int worldSize) {
   return {global.x.narrow(0, rank * per, per), global.y.narrow(0, rank * per, per)};
 }
 
+at::Tensor linearWithAdapter(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                             const at::Tensor& loraA, const at::Tensor& loraB) {
+  return at::linear(x, weight, bias) + at::linear(at::linear(x, loraA), loraB);
+}
+
+bool isLoraB(const std::string& name) {
+  const std::string suffix = "lora_B";
+  return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
 at::Tensor forwardAll(const StagedModel& model, const Batch& batch,
                       const std::vector<at::Tensor>& p) {
   at::Tensor h = batch.x;

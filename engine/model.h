@@ -58,6 +58,13 @@ std::unique_ptr<StagedModel> makeModel(const RunConfig& config);
 // Rows [rank*B/world, (rank+1)*B/world) of the global batch: each rank's contiguous shard.
 Batch localShard(const Batch& global, int rank, int worldSize);
 
+// x W^T + b plus LoRA's low-rank update (x A^T) B^T (scaling lora_alpha / r = 1), in PEFT's order.
+at::Tensor linearWithAdapter(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                             const at::Tensor& loraA, const at::Tensor& loraB);
+
+// A LoRA B matrix ("....lora_B"): initialised to zero.
+bool isLoraB(const std::string& paramName);
+
 // Runs the whole model on `batch` with parameters `p` and returns the loss (for single-process use).
 at::Tensor forwardAll(const StagedModel& model, const Batch& batch, const std::vector<at::Tensor>& p);
 

@@ -7,9 +7,12 @@ namespace shardscope {
 
 ReferenceResult trainSingleProcess(const RunConfig& config) {
   auto model = makeModel(config);
-  std::vector<at::Tensor> params;
-  for (auto& t : model->initParameters(config.seed)) params.push_back(t.set_requires_grad(true));
-  auto optimizer = makeOptimizer(config, params);
+  std::vector<at::Tensor> params, trained;
+  for (auto& t : model->initParameters(config.seed)) {
+    params.push_back(t.set_requires_grad(model->params()[params.size()].trainable));
+    if (params.back().requires_grad()) trained.push_back(params.back());
+  }
+  auto optimizer = makeOptimizer(config, trained);
   ReferenceResult result;
   for (int step = 0; step < config.steps; ++step) {
     auto batch = model->globalBatch(config.seed, step, config.batch);

@@ -22,12 +22,32 @@ ShardedStrategy::ShardedStrategy(const RunConfig& config, const StagedModel& mod
   const int world = comm.worldSize();
   const int rank = comm.rank();
   const auto& specs = model.params();
-  units_.resize(model.numUnits() + 1);
-  for (int u = 0; u < model.numUnits(); ++u) units_[u].name = "blocks." + std::to_string(u);
-  units_.back().name = "root";
-  for (size_t i = 0; i < specs.size(); ++i) {
-    Unit& unit = specs[i].unit == kRootUnit ? units_.back() : units_[specs[i].unit];
-    unit.params.push_back(static_cast<int>(i));
+  // A unit per block and one for the root (slot numUnits()). Frozen and trained parameters of a
+  // slot go to separate units, as PEFT's FSDP wrap policy wraps LoRA layers in units of their own:
+  // a flat shard is stepped by the optimizer whole, so it must be all trained or all frozen.
+  const int slots = model.numUnits() + 1;
+  slotUnits_.resize(slots);
+  std::vector<int> unitOfParam(specs.size(), -1);
+  for (int slot = 0; slot < slots; ++slot) {
+    const int modelUnit = slot == model.numUnits() ? kRootUnit : slot;
+    bool hasFrozen = false, hasTrained = false;
+    for (const auto& spec : specs) {
+      if (spec.unit != modelUnit) continue;
+      (spec.trainable ? hasTrained : hasFrozen) = true;
+    }
+    for (const bool trainable : {false, true}) {
+      if (!(trainable ? hasTrained : hasFrozen)) continue;
+      Unit unit;
+      unit.name = StagedModel::unitName(modelUnit) + (trainable && hasFrozen ? ".lora" : "");
+      unit.trainable = trainable;
+      for (size_t i = 0; i < specs.size(); ++i) {
+        if (specs[i].unit != modelUnit || specs[i].trainable != trainable) continue;
+        unit.params.push_back(static_cast<int>(i));
+        unitOfParam[i] = static_cast<int>(units_.size());
+      }
+      slotUnits_[slot].push_back(static_cast<int>(units_.size()));
+      units_.push_back(std::move(unit));
+    }
   }
 
   // Every rank generates the same initial values, one parameter at a time, and keeps only its
@@ -37,7 +57,7 @@ ShardedStrategy::ShardedStrategy(const RunConfig& config, const StagedModel& mod
   {
     RoleScope initRole(trace::MemoryRole::Other);
     model.forEachInitialParameter(config.seed, [&](size_t i, at::Tensor value) {
-      const size_t u = specs[i].unit == kRootUnit ? units_.size() - 1 : static_cast<size_t>(specs[i].unit);
+      const int u = unitOfParam[i];
       pending[u].push_back(std::move(value));
       if (pending[u].size() == units_[u].params.size()) {
         buildUnit(units_[u], pending[u], world, rank, device);
@@ -46,7 +66,9 @@ ShardedStrategy::ShardedStrategy(const RunConfig& config, const StagedModel& mod
     });
   }
   std::vector<at::Tensor> optimized;
-  for (Unit& unit : units_) optimized.push_back(unit.shard);
+  for (Unit& unit : units_) {
+    if (unit.trainable) optimized.push_back(unit.shard);
+  }
   optimizer_ = makeOptimizer(config, optimized);
 }
 
@@ -67,7 +89,7 @@ void ShardedStrategy::buildUnit(Unit& unit, const std::vector<at::Tensor>& initi
   {
     RoleScope role(trace::MemoryRole::ParamShard);
     unit.shard = flat.narrow(0, rank * shardNumel, shardNumel).to(device).clone();
-    unit.shard.set_requires_grad(true);
+    unit.shard.set_requires_grad(unit.trainable);
   }
   RoleScope gatheredRole(trace::MemoryRole::ParamGathered);
   const auto computeOptions = floatOptions.dtype(computeDtype_);
@@ -83,7 +105,7 @@ void ShardedStrategy::buildUnit(Unit& unit, const std::vector<at::Tensor>& initi
       view.set_(unit.gathered.storage(), unit.offsets[k], specs[i].shape,
                 c10::contiguous_strides(specs[i].shape));
     }
-    live_[i] = view.set_requires_grad(true);
+    live_[i] = view.set_requires_grad(unit.trainable);
   }
   setStorageBytes(unit.gathered, 0);  // views exist now; the unit starts sharded
 }
@@ -100,9 +122,9 @@ auto ShardedStrategy::allocateForCollective(Fn&& allocate) {
   return allocate();
 }
 
-ShardedStrategy::Unit& ShardedStrategy::unitOfStage(int stage) {
+const std::vector<int>& ShardedStrategy::unitsOfStage(int stage) const {
   const int unit = model_.stageUnit(stage);
-  return unit == kRootUnit ? units_.back() : units_[unit];
+  return slotUnits_[unit == kRootUnit ? model_.numUnits() : unit];
 }
 
 void ShardedStrategy::issueUnshard(Unit& unit) {
@@ -139,7 +161,7 @@ void ShardedStrategy::prefetch(int stage, int direction) {
   for (int k = 1; k <= prefetchDepth_; ++k) {
     const int next = stage + direction * k;
     if (next < 0 || next >= model_.numStages()) return;
-    issueUnshard(unitOfStage(next));
+    for (int u : unitsOfStage(next)) issueUnshard(units_[u]);
   }
 }
 
@@ -189,17 +211,23 @@ void ShardedStrategy::waitForReduceScatter() {
   reduceScatterInput_ = at::Tensor();
 }
 
+void ShardedStrategy::unshardStage(int stage) {
+  for (int u : unitsOfStage(stage)) issueUnshard(units_[u]);  // a LoRA block's two gathers overlap
+  for (int u : unitsOfStage(stage)) unshard(units_[u]);
+}
+
 void ShardedStrategy::beforeForward(int stage) {
-  unshard(unitOfStage(stage));
+  unshardStage(stage);
   prefetch(stage, +1);
 }
 
 void ShardedStrategy::afterForward(int stage) {
-  if (model_.stageUnit(stage) != kRootUnit && reshardAfterForward_) reshard(unitOfStage(stage));
+  if (model_.stageUnit(stage) == kRootUnit || !reshardAfterForward_) return;
+  for (int u : unitsOfStage(stage)) reshard(units_[u]);
 }
 
 void ShardedStrategy::beforeBackward(int stage) {
-  unshard(unitOfStage(stage));
+  unshardStage(stage);
   prefetch(stage, -1);
 }
 
@@ -208,17 +236,21 @@ void ShardedStrategy::afterBackward(int stage) {
   // (the root spans stage 0 and the last stage; stage 0's backward runs last).
   const bool unitDone = model_.stageUnit(stage) != kRootUnit || stage == 0;
   if (!unitDone) return;
-  Unit& unit = unitOfStage(stage);
-  reduceGradients(unit);
-  reshard(unit);
+  for (int u : unitsOfStage(stage)) {
+    if (units_[u].trainable) reduceGradients(units_[u]);
+    reshard(units_[u]);
+  }
 }
 
 void ShardedStrategy::finishBackward() { waitForReduceScatter(); }
 
 void ShardedStrategy::step() {
-  for (Unit& unit : units_) unit.shard.mutable_grad() = unit.gradShard;
+  for (Unit& unit : units_) {
+    if (unit.trainable) unit.shard.mutable_grad() = unit.gradShard;
+  }
   optimizer_->step();
   for (Unit& unit : units_) {
+    if (!unit.trainable) continue;
     unit.shard.mutable_grad() = at::Tensor();
     unit.gradShard = at::Tensor();  // zero_grad(set_to_none=True)
   }

@@ -1,6 +1,7 @@
 // FULL_SHARD (ZeRO-3) and SHARD_GRAD_OP (ZeRO-2), after FSDP2's FSDPParamGroup.
 //
-// Design: one unit per block plus a root unit for the remaining parameters. A unit's parameters are
+// Design: one unit per block plus a root unit for the remaining parameters (under LoRA, a block's
+// frozen weights and its adapters are two units, both gathered for the block's stage). A unit's parameters are
 // flattened (registration order) and padded to a multiple of the world size; each rank keeps its
 // contiguous 1/N slice (param_shard), the gradient of that slice (grad_shard) and optimizer state for
 // it only. To compute, a unit is "unsharded": a flat buffer gets storage and is all-gathered into;
@@ -55,7 +56,8 @@ class ShardedStrategy final : public Strategy {
 
  private:
   struct Unit {
-    std::string name;               // "blocks.3" or "root"
+    std::string name;               // "blocks.3" or "root"; "blocks.3.lora" for LoRA's adapters
+    bool trainable = true;          // false: frozen parameters, gathered but never reduced
     std::vector<int> params;        // model parameter indices
     std::vector<int64_t> offsets;   // element offset of each parameter in the flat buffer
     int64_t numel = 0;              // unpadded elements
@@ -69,7 +71,8 @@ class ShardedStrategy final : public Strategy {
                                     // bf16 this rank's slice of `gathered` holding its copy
   };
 
-  Unit& unitOfStage(int stage);
+  const std::vector<int>& unitsOfStage(int stage) const;  // indices into units_
+  void unshardStage(int stage);     // every unit of the stage gathered and waited for
   void buildUnit(Unit& unit, const std::vector<at::Tensor>& initial, int world, int rank,
                  const at::Device& device);
   void issueUnshard(Unit& unit);      // allocates and issues the all-gather, if not done yet
@@ -88,7 +91,8 @@ class ShardedStrategy final : public Strategy {
   at::ScalarType computeDtype_;
   std::unique_ptr<PendingCollective> reduceScatter_;  // the one in flight
   at::Tensor reduceScatterInput_;                     // its flat fp32 gradients
-  std::vector<Unit> units_;  // blocks 0..L-1, then root
+  std::vector<Unit> units_;  // blocks 0..L-1, then root (frozen before trained units of a slot)
+  std::vector<std::vector<int>> slotUnits_;  // per block, then the root: its units' indices
   std::vector<at::Tensor> live_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
 };

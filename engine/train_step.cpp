@@ -39,7 +39,10 @@ at::Tensor trainStep(const StagedModel& model, Strategy& strategy, const Batch& 
       {
         RoleScope role(trace::MemoryRole::Activation);
         ComputeSpan span(trace::ComputeKind::Forward, StagedModel::unitName(model.stageUnit(s)));
-        inputs[s] = s == 0 ? inputOf(batch, strategy) : outputs[s - 1].detach().requires_grad_(true);
+        // A stage's input asks for a gradient only if something before it trains: under LoRA the
+        // frozen embedding gets none, as autograd would decide in one unbroken graph.
+        inputs[s] = s == 0 ? inputOf(batch, strategy)
+                           : outputs[s - 1].detach().requires_grad_(outputs[s - 1].requires_grad());
         outputs[s] = model.forwardStage(s, inputs[s], batch, strategy.liveParameters());
       }
       strategy.afterForward(s);
@@ -54,9 +57,12 @@ at::Tensor trainStep(const StagedModel& model, Strategy& strategy, const Batch& 
       {
         RoleScope role(trace::MemoryRole::Activation);
         ComputeSpan span(trace::ComputeKind::Backward, StagedModel::unitName(model.stageUnit(s)));
-        if (!gradOutput.defined()) gradOutput = at::ones_like(outputs.back());
-        torch::autograd::backward({outputs[s]}, {gradOutput});
-        gradOutput = s > 0 ? inputs[s].grad() : at::Tensor();
+        if (s == stages - 1) gradOutput = at::ones_like(outputs.back());
+        // A stage with nothing trainable in or before it (a frozen root under LoRA) has no backward.
+        if (outputs[s].requires_grad() && gradOutput.defined()) {
+          torch::autograd::backward({outputs[s]}, {gradOutput});
+        }
+        gradOutput = s > 0 && inputs[s].requires_grad() ? inputs[s].grad() : at::Tensor();
         outputs[s] = at::Tensor();  // drop this stage's graph and activations
         inputs[s] = at::Tensor();
       }

@@ -12,11 +12,14 @@ Zero1Strategy::Zero1Strategy(const RunConfig& config, const StagedModel& model, 
     : model_(model), comm_(comm) {
   const bool bf16 = config.precision == "bf16";
   const int64_t world = comm.worldSize();
+  // Only trained parameters are flattened and partitioned, as ZeroRedundancyOptimizer is handed
+  // only those; frozen ones (LoRA's base weights) are held whole, as DDP holds them.
   int64_t total = 0;
   for (const auto& spec : model.params()) {
-    flatOffsets_.push_back(total);
-    total += spec.numel();
+    flatOffsets_.push_back(spec.trainable ? total : -1);
+    total += spec.trainable ? spec.numel() : 0;
   }
+  flatNumel_ = total;
   sliceNumel_ = (total + world - 1) / world;
   const auto options = at::TensorOptions().device(device).dtype(bf16 ? at::kBFloat16 : at::kFloat);
   {
@@ -29,12 +32,24 @@ Zero1Strategy::Zero1Strategy(const RunConfig& config, const StagedModel& model, 
     RoleScope role(trace::MemoryRole::Other);
     at::NoGradGuard noGrad;
     model.forEachInitialParameter(config.seed, [&](size_t i, at::Tensor value) {
-      flat_.narrow(0, flatOffsets_[i], value.numel()).copy_(value.reshape({-1}));
+      if (flatOffsets_[i] >= 0) {
+        flat_.narrow(0, flatOffsets_[i], value.numel()).copy_(value.reshape({-1}));
+        return;
+      }
+      RoleScope frozenRole(trace::MemoryRole::ParamShard);  // a copy: `value` is the init's (other)
+      frozen_[i] = value.to(device, value.scalar_type(), /*non_blocking=*/false, /*copy=*/true);
     });
   }
   for (size_t i = 0; i < model.params().size(); ++i) {
     const auto& spec = model.params()[i];
-    params_.push_back(flat_.narrow(0, flatOffsets_[i], spec.numel()).view(spec.shape).detach().set_requires_grad(true));
+    if (flatOffsets_[i] >= 0) {
+      params_.push_back(flat_.narrow(0, flatOffsets_[i], spec.numel()).view(spec.shape).detach().set_requires_grad(true));
+    } else if (bf16) {
+      RoleScope role(trace::MemoryRole::ParamGathered);  // what the model computes with
+      params_.push_back(frozen_[i].to(at::kBFloat16));
+    } else {
+      params_.push_back(frozen_[i]);
+    }
   }
   if (bf16) {
     RoleScope role(trace::MemoryRole::ParamShard);
@@ -42,7 +57,7 @@ Zero1Strategy::Zero1Strategy(const RunConfig& config, const StagedModel& model, 
     master_ = at::zeros({sliceNumel_}, options.dtype(at::kFloat));
     RoleScope initRole(trace::MemoryRole::Other);
     model.forEachInitialParameter(config.seed, [&](size_t i, at::Tensor value) {
-      copyOwnedPart(master_, static_cast<int>(i), value.reshape({-1}));
+      if (flatOffsets_[i] >= 0) copyOwnedPart(master_, static_cast<int>(i), value.reshape({-1}));
     });
   } else {
     master_ = ownedSliceOf(flat_).detach();
@@ -58,9 +73,10 @@ Zero1Strategy::Zero1Strategy(const RunConfig& config, const StagedModel& model, 
 std::vector<std::pair<int64_t, int64_t>> Zero1Strategy::segmentsOfSlice() const {
   const int64_t begin = comm_.rank() * sliceNumel_;
   std::vector<int64_t> cuts = {0, sliceNumel_};
-  const int64_t total = flatOffsets_.back() + model_.params().back().numel();
-  for (int64_t boundary : flatOffsets_) cuts.push_back(boundary - begin);
-  cuts.push_back(total - begin);
+  for (int64_t boundary : flatOffsets_) {
+    if (boundary >= 0) cuts.push_back(boundary - begin);
+  }
+  cuts.push_back(flatNumel_ - begin);
   std::vector<int64_t> inside;
   for (int64_t c : cuts) {
     if (c >= 0 && c <= sliceNumel_) inside.push_back(c);
@@ -123,7 +139,9 @@ std::map<std::string, at::Tensor> Zero1Strategy::fullParameters() {
   std::map<std::string, at::Tensor> out;
   for (size_t i = 0; i < params_.size(); ++i) {
     const auto& spec = model_.params()[i];
-    out[spec.name] = full.narrow(0, flatOffsets_[i], spec.numel()).view(spec.shape).to(at::kCPU).clone();
+    out[spec.name] = flatOffsets_[i] < 0
+                         ? frozen_.at(i).to(at::kCPU).clone()
+                         : full.narrow(0, flatOffsets_[i], spec.numel()).view(spec.shape).to(at::kCPU).clone();
   }
   return out;
 }
@@ -135,6 +153,10 @@ std::vector<HeldTensor> Zero1Strategy::heldTensors() const {
   out.push_back({"params (flat)", bf16 ? "param_gathered" : "param_shard", flat_.numel(), bytesOf(flat_)});
   if (bf16) out.push_back({"master slice", "param_shard", master_.numel(), bytesOf(master_)});
   if (masterGrad_.defined()) out.push_back({"master slice.grad", "grad_shard", masterGrad_.numel(), bytesOf(masterGrad_)});
+  for (const auto& [i, t] : frozen_) {
+    out.push_back({model_.params()[i].name + " (frozen)", "param_shard", t.numel(), bytesOf(t)});
+    if (bf16) out.push_back({model_.params()[i].name + ".bf16", "param_gathered", params_[i].numel(), bytesOf(params_[i])});
+  }
   for (size_t i = 0; i < params_.size(); ++i) {
     const auto& g = params_[i].grad();
     if (g.defined()) out.push_back({model_.params()[i].name + ".grad", "grad_full", g.numel(), bytesOf(g)});

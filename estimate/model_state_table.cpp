@@ -4,8 +4,8 @@ namespace shardscope::estimate {
 
 std::vector<ModelStateRow> modelStateTable(const ModelStateCase& c) {
   const double w = c.parameters * c.bytes.weights;
-  const double g = c.parameters * c.bytes.grads;
-  const double o = c.parameters * c.bytes.optimizer;
+  const double g = c.parameters * c.trainedFraction * c.bytes.grads;
+  const double o = c.parameters * c.trainedFraction * c.bytes.optimizer;
   std::vector<ModelStateRow> rows;
   for (const char* strategy : {"ddp", "zero1", "shard_grad_op", "full_shard"}) {
     for (int n : c.worlds) {

@@ -21,6 +21,10 @@ struct ModelStateCase {
   BytesPerParameter bytes;
   std::vector<int> worlds = {1, 8, 16};
   double gpuMemoryBytes = 80e9;  // 0: no verdict
+  // The share of the parameters that train: 1 for full fine-tuning; LoRA's adapters are well under
+  // 1 %. Frozen weights have no gradients and no optimizer state, but every strategy still holds
+  // them (ddp whole, the sharded strategies 1/N, gathered for compute).
+  double trainedFraction = 1.0;
 };
 
 struct ModelStateRow {

@@ -39,9 +39,27 @@ std::string optimizerFormula(const std::string& optimizer, const std::string& of
   return "2 moments x 4 B x " + of;
 }
 
-RunPrediction predictDdp(const RunConfig& c, int64_t params) {
+// What a strategy's formulas need of the model: P, and T of it trained (all, or LoRA's adapters).
+struct ParameterCounts {
+  int64_t total = 0, trained = 0;
+  int64_t frozen() const { return total - trained; }
+  bool lora() const { return trained < total; }
+};
+
+ParameterCounts countParameters(const RunConfig& c) {
+  ParameterCounts n;
+  for (const auto& spec : modelLayout(c)) {
+    n.total += spec.numel();
+    n.trained += spec.trainable ? spec.numel() : 0;
+  }
+  return n;
+}
+
+RunPrediction predictDdp(const RunConfig& c, const ParameterCounts& n) {
   const bool bf16 = c.precision == "bf16";
   const int k = optimizerStatesPerParameter(c.optimizer);
+  const int64_t params = n.total, trained = n.trained;
+  const std::string t = n.lora() ? "T (LoRA's adapters; the frozen weights have none)" : "P";
   RunPrediction p;
   p.parameters = params;
   p.paddedParameters = params;
@@ -49,60 +67,91 @@ RunPrediction predictDdp(const RunConfig& c, int64_t params) {
   if (bf16) {
     p.memory.push_back({MemoryRole::ParamGathered, When::Peak, 2 * params, "2 B x P: the bf16 copy the model computes with"});
   }
-  p.memory.push_back({MemoryRole::GradFull, When::Peak, 4 * params, "4 B x P: fp32 gradients after the all-reduce"});
-  p.memory.push_back({MemoryRole::OptimizerState, When::AfterStep, 4 * k * params,
-                      optimizerFormula(c.optimizer, "P")});
-  p.perStep.push_back({CollectiveOp::AllReduce, -1, 4 * params,
+  p.memory.push_back({MemoryRole::GradFull, When::Peak, 4 * trained, "4 B x " + t + ": fp32 gradients after the all-reduce"});
+  p.memory.push_back({MemoryRole::OptimizerState, When::AfterStep, 4 * k * trained, optimizerFormula(c.optimizer, t)});
+  p.perStep.push_back({CollectiveOp::AllReduce, -1, 4 * trained,
                        "every fp32 gradient once, in --bucket-cap-mb buckets"});
   return p;
 }
 
-RunPrediction predictZero1(const RunConfig& c, int64_t params) {
+RunPrediction predictZero1(const RunConfig& c, const ParameterCounts& n) {
   const bool bf16 = c.precision == "bf16";
   const int64_t computeBytes = bf16 ? 2 : 4;
   const int k = optimizerStatesPerParameter(c.optimizer);
-  const int64_t padded = (params + c.world - 1) / c.world * c.world;  // one flat buffer
+  // One flat buffer of the trained parameters is partitioned; frozen ones are held whole.
+  const int64_t padded = (n.trained + c.world - 1) / c.world * c.world;
   const int64_t owned = padded / c.world;
+  const int64_t frozen = n.frozen();
+  const std::string t = n.lora() ? "T" : "P";
+  const std::string plusFrozen = n.lora() ? " + the frozen F = P - T whole" : "";
   RunPrediction p;
-  p.parameters = params;
-  p.paddedParameters = padded;
+  p.parameters = n.total;
+  p.paddedParameters = padded + frozen;
   if (bf16) {
-    p.memory.push_back({MemoryRole::ParamShard, When::Peak, 4 * owned, "4 B x P''/N: fp32 master weights of this rank's slice"});
-    p.memory.push_back({MemoryRole::ParamGathered, When::Peak, 2 * padded, "2 B x P'': the bf16 parameters, refilled by all-gather"});
+    p.memory.push_back({MemoryRole::ParamShard, When::Peak, 4 * owned + 4 * frozen,
+                        "4 B x " + t + "''/N: fp32 master weights of this rank's slice" + plusFrozen});
+    p.memory.push_back({MemoryRole::ParamGathered, When::Peak, 2 * padded + 2 * frozen,
+                        "2 B x " + t + "'': the bf16 parameters, refilled by all-gather" + plusFrozen});
   } else {
-    p.memory.push_back({MemoryRole::ParamShard, When::Peak, 4 * padded, "4 B x P'': every rank a full fp32 replica (one flat buffer)"});
+    p.memory.push_back({MemoryRole::ParamShard, When::Peak, 4 * padded + 4 * frozen,
+                        "4 B x " + t + "'': every rank a full fp32 replica (one flat buffer)" + plusFrozen});
   }
-  p.memory.push_back({MemoryRole::GradFull, When::Peak, computeBytes * params,
-                      std::string(bf16 ? "2 B" : "4 B") + " x P: every gradient, until the all-reduce has averaged it"});
-  p.memory.push_back({MemoryRole::GradShard, When::Peak, 4 * owned, "4 B x P''/N: the averaged gradient of this rank's slice"});
-  p.memory.push_back({MemoryRole::OptimizerState, When::AfterStep, 4 * k * owned, optimizerFormula(c.optimizer, "P''/N")});
-  p.perStep.push_back({CollectiveOp::AllReduce, -1, 4 * params, "every fp32 gradient once, in --bucket-cap-mb buckets"});
+  p.memory.push_back({MemoryRole::GradFull, When::Peak, computeBytes * n.trained,
+                      std::string(bf16 ? "2 B" : "4 B") + " x " + t + ": every gradient, until the all-reduce has averaged it"});
+  p.memory.push_back({MemoryRole::GradShard, When::Peak, 4 * owned, "4 B x " + t + "''/N: the averaged gradient of this rank's slice"});
+  p.memory.push_back({MemoryRole::OptimizerState, When::AfterStep, 4 * k * owned, optimizerFormula(c.optimizer, t + "''/N")});
+  p.perStep.push_back({CollectiveOp::AllReduce, -1, 4 * n.trained, "every fp32 gradient once, in --bucket-cap-mb buckets"});
   p.perStep.push_back({CollectiveOp::AllGather, 1, computeBytes * padded, "the updated slices, once after the step"});
   return p;
 }
 
-RunPrediction predictSharded(const RunConfig& c, const std::vector<int64_t>& units) {
+// One flat unit of the sharded strategies: a block's or the root's parameters, frozen and trained
+// ones apart under LoRA (engine/sharded_strategy.h), padded to a multiple of N.
+struct FlatUnit {
+  bool root = false;
+  bool trained = true;
+  int64_t padded = 0;
+};
+
+std::vector<FlatUnit> flatUnits(const RunConfig& c) {
+  const auto layout = modelLayout(c);
+  std::vector<FlatUnit> out;
+  for (int slot = 0; slot <= c.layers; ++slot) {
+    const int unit = slot == c.layers ? kRootUnit : slot;
+    for (const bool trained : {false, true}) {
+      int64_t elements = 0;
+      for (const auto& spec : layout) {
+        if (spec.unit == unit && spec.trainable == trained) elements += spec.numel();
+      }
+      if (elements > 0) out.push_back({unit == kRootUnit, trained, (elements + c.world - 1) / c.world * c.world});
+    }
+  }
+  return out;
+}
+
+RunPrediction predictSharded(const RunConfig& c, const ParameterCounts& n) {
   const bool bf16 = c.precision == "bf16";
   const int64_t computeBytes = bf16 ? 2 : 4;
   const int k = optimizerStatesPerParameter(c.optimizer);
-  const int64_t n = c.world;
-  const int layers = static_cast<int>(units.size()) - 1;  // the root unit is last
-  auto padded = [n](int64_t e) { return (e + n - 1) / n * n; };
-  int64_t params = 0, paddedTotal = 0, paddedBlocks = 0, largestBlock = 0;
-  for (size_t u = 0; u < units.size(); ++u) {
-    params += units[u];
-    paddedTotal += padded(units[u]);
-    if (static_cast<int>(u) < layers) {
-      paddedBlocks += padded(units[u]);
-      largestBlock = std::max(largestBlock, padded(units[u]));
-    }
+  const int64_t world = c.world;
+  const int layers = c.layers;
+  int64_t paddedTotal = 0, paddedTrained = 0, paddedRoot = 0, paddedBlocks = 0, rootUnits = 0, blockUnits = 0,
+          trainedUnits = 0;
+  for (const auto& u : flatUnits(c)) {
+    paddedTotal += u.padded;
+    paddedTrained += u.trained ? u.padded : 0;
+    trainedUnits += u.trained ? 1 : 0;
+    (u.root ? paddedRoot : paddedBlocks) += u.padded;
+    (u.root ? rootUnits : blockUnits) += 1;
   }
-  const int64_t paddedRoot = padded(units.back());
-  const int64_t owned = paddedTotal / n;
+  const int64_t largestBlock = paddedBlocks / layers;  // all blocks are the same size
+  const int64_t owned = paddedTotal / world;
+  const int64_t ownedTrained = paddedTrained / world;
   const std::string dtype = bf16 ? "2 B (bf16)" : "4 B";
+  const std::string t = n.lora() ? "T'/N: this rank's slice of the trained (LoRA) units" : "P'/N: this rank's slice";
 
   RunPrediction p;
-  p.parameters = params;
+  p.parameters = n.total;
   p.paddedParameters = paddedTotal;
   p.memory.push_back({MemoryRole::ParamShard, When::Peak, 4 * owned, "4 B x P'/N: this rank's fp32 slice of every unit"});
   if (c.strategy == "full_shard") {
@@ -119,36 +168,37 @@ RunPrediction predictSharded(const RunConfig& c, const std::vector<int64_t>& uni
     p.memory.push_back({MemoryRole::ParamGathered, When::Peak, computeBytes * paddedTotal,
                         dtype + " x P': every unit stays gathered from its forward to its backward"});
   }
-  p.memory.push_back({MemoryRole::GradShard, When::Peak, 4 * owned, "4 B x P'/N: this rank's slice of the reduced gradients"});
-  p.memory.push_back({MemoryRole::OptimizerState, When::AfterStep, 4 * k * owned, optimizerFormula(c.optimizer, "P'/N")});
+  p.memory.push_back({MemoryRole::GradShard, When::Peak, 4 * ownedTrained, "4 B x " + t + " of the reduced gradients"});
+  p.memory.push_back({MemoryRole::OptimizerState, When::AfterStep, 4 * k * ownedTrained,
+                      optimizerFormula(c.optimizer, n.lora() ? "T'/N" : "P'/N")});
 
+  const std::string perBlock = n.lora() ? " (a block is two units under LoRA: frozen weights and adapters)" : "";
   if (c.strategy == "full_shard") {
-    p.perStep.push_back({CollectiveOp::AllGather, 1 + 2 * layers, computeBytes * (paddedRoot + 2 * paddedBlocks),
-                         "root once, every block twice (forward and backward)"});
+    p.perStep.push_back({CollectiveOp::AllGather, rootUnits + 2 * blockUnits, computeBytes * (paddedRoot + 2 * paddedBlocks),
+                         "root once, every block twice (forward and backward)" + perBlock});
   } else {
-    p.perStep.push_back({CollectiveOp::AllGather, layers + 1, computeBytes * paddedTotal,
-                         "every unit once: kept from forward to backward"});
+    p.perStep.push_back({CollectiveOp::AllGather, rootUnits + blockUnits, computeBytes * paddedTotal,
+                         "every unit once: kept from forward to backward" + perBlock});
   }
-  p.perStep.push_back({CollectiveOp::ReduceScatter, layers + 1, 4 * paddedTotal,
-                       "every unit's fp32 gradients once"});
+  p.perStep.push_back({CollectiveOp::ReduceScatter, trainedUnits, 4 * paddedTrained,
+                       n.lora() ? "every trained (LoRA) unit's fp32 gradients once; frozen units have none"
+                                : "every unit's fp32 gradients once"});
   return p;
 }
 
 }  // namespace
 
 RunPrediction predictRun(const RunConfig& config) {
-  const auto units = unitElements(config);
-  if (config.strategy == "ddp" || config.strategy == "zero1") {
-    int64_t params = 0;
-    for (auto e : units) params += e;
-    return config.strategy == "ddp" ? predictDdp(config, params) : predictZero1(config, params);
-  }
-  return predictSharded(config, units);
+  const auto counts = countParameters(config);
+  if (config.strategy == "ddp") return predictDdp(config, counts);
+  if (config.strategy == "zero1") return predictZero1(config, counts);
+  return predictSharded(config, counts);
 }
 
 bool samePrediction(const RunConfig& a, const RunConfig& b) {
   return a.model == b.model && a.layers == b.layers && a.hidden == b.hidden && a.world == b.world &&
          a.precision == b.precision && a.prefetch == b.prefetch && a.optimizer == b.optimizer &&
+         a.loraRank == b.loraRank &&
          (a.model == "gpt" ? a.seq == b.seq && a.vocab == b.vocab
                            : a.features == b.features && a.classes == b.classes);
 }

@@ -37,11 +37,39 @@ TOLERANCE_BF16 = 1e-5
 # ---- the models, exactly as engine/models/*.cpp define them -----------------------------------
 
 
+class LoraLinear(nn.Linear):
+    """nn.Linear with, for rank > 0, LoRA's update (x A^T) B^T at scaling lora_alpha / r = 1, as
+    PEFT's LoraConfig(r, lora_alpha=r) adds it and engine/model.cpp's linearWithAdapter computes it.
+    Its parameters are named weight, bias, lora_A and lora_B, as the engine's layout names them."""
+
+    def __init__(self, in_features, out_features, bias=True, rank=0):
+        super().__init__(in_features, out_features, bias=bias)
+        self.rank = rank
+        if rank:
+            self.lora_A = nn.Parameter(torch.empty(rank, in_features))
+            self.lora_B = nn.Parameter(torch.zeros(out_features, rank))
+
+    def forward(self, x):
+        y = F.linear(x, self.weight, self.bias)
+        return y + F.linear(F.linear(x, self.lora_A), self.lora_B) if self.rank else y
+
+
+def lora_rank(c):
+    return c.get("lora-rank", 0)
+
+
+def freeze_all_but_adapters(model):
+    """LoRA: only the adapters train (requires_grad), as PEFT's get_peft_model leaves it."""
+    for name, p in model.named_parameters():
+        p.requires_grad_(".lora_" in name)
+
+
 class Mlp(nn.Module):
     def __init__(self, c):
         super().__init__()
         self.inp = nn.Linear(c["features"], c["hidden"])
-        self.blocks = nn.ModuleList(nn.Linear(c["hidden"], c["hidden"]) for _ in range(c["layers"]))
+        self.blocks = nn.ModuleList(LoraLinear(c["hidden"], c["hidden"], rank=lora_rank(c))
+                                    for _ in range(c["layers"]))
         self.head = nn.Linear(c["hidden"], c["classes"])
 
     def forward(self, x, y):
@@ -52,11 +80,11 @@ class Mlp(nn.Module):
 
 
 class Attention(nn.Module):
-    def __init__(self, hidden, heads):
+    def __init__(self, hidden, heads, rank=0):
         super().__init__()
         self.heads = heads
-        self.qkv = nn.Linear(hidden, 3 * hidden, bias=False)
-        self.proj = nn.Linear(hidden, hidden)
+        self.qkv = LoraLinear(hidden, 3 * hidden, bias=False, rank=rank)
+        self.proj = LoraLinear(hidden, hidden, rank=rank)
 
     def forward(self, x):
         B, T, H = x.shape
@@ -67,22 +95,22 @@ class Attention(nn.Module):
 
 
 class FeedForward(nn.Module):
-    def __init__(self, hidden):
+    def __init__(self, hidden, rank=0):
         super().__init__()
-        self.fc = nn.Linear(hidden, 4 * hidden)
-        self.proj = nn.Linear(4 * hidden, hidden)
+        self.fc = LoraLinear(hidden, 4 * hidden, rank=rank)
+        self.proj = LoraLinear(4 * hidden, hidden, rank=rank)
 
     def forward(self, x):
         return self.proj(F.gelu(self.fc(x)))
 
 
 class Block(nn.Module):
-    def __init__(self, hidden, heads):
+    def __init__(self, hidden, heads, rank=0):
         super().__init__()
         self.ln1 = nn.LayerNorm(hidden)
-        self.attn = Attention(hidden, heads)
+        self.attn = Attention(hidden, heads, rank)
         self.ln2 = nn.LayerNorm(hidden)
-        self.mlp = FeedForward(hidden)
+        self.mlp = FeedForward(hidden, rank)
 
     def forward(self, x):
         h = x + self.attn(self.ln1(x))
@@ -96,7 +124,7 @@ class Gpt(nn.Module):
         h = c["hidden"]
         self.wte = nn.Embedding(c["vocab"], h)
         self.wpe = nn.Embedding(c["seq"], h)
-        self.blocks = nn.ModuleList(Block(h, c["heads"]) for _ in range(c["layers"]))
+        self.blocks = nn.ModuleList(Block(h, c["heads"], lora_rank(c)) for _ in range(c["layers"]))
         self.ln_f = nn.LayerNorm(h)
         self.lm_head = nn.Linear(h, c["vocab"], bias=False)
 
@@ -172,6 +200,8 @@ def pytorch_rank(rank, world, port, export_dir, mode, out_path, device_kind="cpu
         c = json.load(open(os.path.join(export_dir, "config.json")))
         model = (Mlp if c["model"] == "mlp" else Gpt)(c)
         model.load_state_dict(torch.load(os.path.join(export_dir, "init.pt")))
+        if lora_rank(c):
+            freeze_all_but_adapters(model)
         model.to(device)
         if mode in ("ddp", "ddp_zero_redundancy"):
             model = nn.parallel.DistributedDataParallel(model, bucket_cap_mb=c["bucket-cap-mb"])
@@ -189,9 +219,10 @@ def pytorch_rank(rank, world, port, export_dir, mode, out_path, device_kind="cpu
             from torch.distributed.optim import ZeroRedundancyOptimizer
 
             cls, kwargs = optimizer_class(c)
-            opt = ZeroRedundancyOptimizer(model.parameters(), optimizer_class=cls, **kwargs)
+            trained = [p for p in model.parameters() if p.requires_grad]
+            opt = ZeroRedundancyOptimizer(trained, optimizer_class=cls, **kwargs)
         else:
-            opt = make_optimizer(c, model.parameters())
+            opt = make_optimizer(c, [p for p in model.parameters() if p.requires_grad])
         data = torch.load(os.path.join(export_dir, "data.pt"))
         per = c["batch"] // world
         losses = []
@@ -238,6 +269,9 @@ MODELS = {
     "mlp": ["--model", "mlp", "--layers", "3", "--hidden", "13", "--features", "7", "--classes", "5"],
     "gpt": ["--model", "gpt", "--layers", "2", "--hidden", "12", "--heads", "3", "--seq", "5",
             "--vocab", "11"],
+    # LoRA: frozen base weights, trained rank-2 adapters (PEFT-style) on every block matrix.
+    "gpt_lora": ["--model", "gpt", "--layers", "2", "--hidden", "12", "--heads", "3", "--seq", "5",
+                 "--vocab", "11", "--lora-rank", "2"],
 }
 PAIRS = [("ddp", "ddp"), ("zero1", "ddp_zero_redundancy"), ("full_shard", "fsdp2_reshard_true"),
          ("shard_grad_op", "fsdp2_reshard_false")]
@@ -249,6 +283,7 @@ def main():
     ap.add_argument("--workdir", required=True, help="directory for the exported runs")
     ap.add_argument("--worlds", default="2,3", help="comma-separated world sizes [2,3]")
     ap.add_argument("--steps", type=int, default=4)
+    ap.add_argument("--models", default=",".join(MODELS), help="comma-separated, of %s [all]" % ", ".join(MODELS))
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
                     help="cpu: Gloo ranks; cuda: NCCL ranks on the visible GPUs [cpu]")
     ap.add_argument("--precision", default="fp32", choices=["fp32", "bf16"],
@@ -267,7 +302,12 @@ def main():
     where = torch.cuda.get_device_name(0) if args.device == "cuda" else "cpu"
     print(f"torch {torch.__version__} on {where}, {args.precision}; tolerance: relative {tolerance} "
           f"on each step's global mean loss")
-    for model, model_args in MODELS.items():
+    models = args.models.split(",")
+    unknown = [m for m in models if m not in MODELS]
+    if unknown:
+        sys.exit(f"--models: {', '.join(unknown)} not known; choose from {', '.join(MODELS)}")
+    for model in models:
+        model_args = MODELS[model]
         for world in worlds:
             for strategy, mode in pairs:
                 export = os.path.join(args.workdir, f"{model}_w{world}_{strategy}_{args.precision}")
@@ -292,7 +332,7 @@ def main():
                 failures += not ok
                 print(f"{'ok  ' if ok else 'FAIL'} {label}: max rel diff {rel:.2e}  "
                       f"losses {' '.join(f'{v:.6f}' for v in ref.tolist())}")
-    total = len(MODELS) * len(worlds) * len(pairs)
+    total = len(models) * len(worlds) * len(pairs)
     print(f"{total - failures} passed, {failures} failed")
     return 1 if failures else 0
 

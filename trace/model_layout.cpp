@@ -1,5 +1,6 @@
 #include "trace/model_layout.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace shardscope {
@@ -56,12 +57,56 @@ std::vector<ParamSpec> gptLayout(const RunConfig& c) {
   return p;
 }
 
+// Freezes every base parameter and appends the adapters of each block after its parameters.
+std::vector<ParamSpec> withLoraAdapters(const std::vector<ParamSpec>& base, const RunConfig& c) {
+  const int64_t r = c.loraRank;
+  const auto targets = loraTargets(c);
+  std::vector<ParamSpec> out;
+  for (size_t i = 0; i < base.size(); ++i) {
+    ParamSpec frozen = base[i];
+    frozen.trainable = false;
+    out.push_back(frozen);
+    const bool lastOfBlock =
+        base[i].unit != kRootUnit && (i + 1 == base.size() || base[i + 1].unit != base[i].unit);
+    if (!lastOfBlock) continue;
+    const std::string prefix = "blocks." + std::to_string(base[i].unit) + ".";
+    for (const auto& target : targets) {
+      const std::string layer = target.empty() ? prefix : prefix + target + ".";
+      const std::string weight = layer + "weight";
+      const auto it = std::find_if(base.begin(), base.end(),
+                                   [&](const ParamSpec& p) { return p.name == weight; });
+      if (it == base.end()) throw std::logic_error("LoRA target " + weight + " is not in the model");
+      const int64_t outDim = it->shape[0], inDim = it->shape[1];
+      out.push_back({layer + "lora_A", {r, inDim}, base[i].unit, true});
+      out.push_back({layer + "lora_B", {outDim, r}, base[i].unit, true});
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
+std::vector<std::string> loraTargets(const RunConfig& config) {
+  if (config.model == "mlp") return {""};  // a block is one Linear: blocks.<i>.lora_A
+  return {"attn.qkv", "attn.proj", "mlp.fc", "mlp.proj"};
+}
+
 std::vector<ParamSpec> modelLayout(const RunConfig& config) {
-  if (config.model == "mlp") return mlpLayout(config);
-  if (config.model == "gpt") return gptLayout(config);
-  throw std::invalid_argument("unknown model '" + config.model + "' (choose mlp or gpt)");
+  std::vector<ParamSpec> base;
+  if (config.model == "mlp") base = mlpLayout(config);
+  else if (config.model == "gpt") base = gptLayout(config);
+  else throw std::invalid_argument("unknown model '" + config.model + "' (choose mlp or gpt)");
+  return config.loraRank > 0 ? withLoraAdapters(base, config) : base;
+}
+
+std::string loraLabel(const RunConfig& config) {
+  return config.loraRank > 0 ? ", LoRA rank " + std::to_string(config.loraRank) : "";
+}
+
+int64_t trainableElements(const RunConfig& config) {
+  int64_t n = 0;
+  for (const auto& p : modelLayout(config)) n += p.trainable ? p.numel() : 0;
+  return n;
 }
 
 std::vector<int64_t> unitElements(const RunConfig& config) {

@@ -17,13 +17,30 @@ struct ParamSpec {
   std::string name;             // PyTorch state_dict name, e.g. "blocks.0.weight"
   std::vector<int64_t> shape;
   int unit = kRootUnit;         // FSDP unit: block index, or kRootUnit
+  bool trainable = true;        // false: frozen (requires_grad=False), e.g. a base weight under LoRA
 
   int64_t numel() const;
 };
 
 // The parameters of config.model (mlp | gpt) with the config's sizes. The model's forward indexes
 // them by position, so the order is part of the model's definition.
+//
+// With config.loraRank r > 0 (LoRA, as PEFT's LoraConfig(r=r, lora_alpha=r) on the blocks' linear
+// layers): every weight above is frozen, and each block matrix W [out, in] gets two trainable
+// adapters, W.lora_A [r, in] and W.lora_B [out, r], listed after the block's own parameters. The
+// layer computes x W^T + b + (x A^T) B^T; B starts at zero, so training starts from the base model.
 std::vector<ParamSpec> modelLayout(const RunConfig& config);
+
+// Names of the block matrices that carry adapters under LoRA, in the order the block lists them,
+// e.g. "attn.qkv" for a GPT block (its adapters are "blocks.<i>.attn.qkv.lora_A" and ".lora_B");
+// "" for an MLP block, which is one Linear ("blocks.<i>.lora_A").
+std::vector<std::string> loraTargets(const RunConfig& config);
+
+// Elements of the parameters that train: all of them, or only the adapters under LoRA.
+int64_t trainableElements(const RunConfig& config);
+
+// ", LoRA rank 8" for a LoRA run, "" for full fine-tuning: appended where a run's model is named.
+std::string loraLabel(const RunConfig& config);
 
 // Elements per FSDP unit: index u for blocks.u, and the root unit last.
 std::vector<int64_t> unitElements(const RunConfig& config);

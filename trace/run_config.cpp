@@ -20,7 +20,8 @@ nlohmann::json RunConfig::toJson() const {
           {"steps", steps},         {"world", world},         {"strategy", strategy},
           {"optimizer", optimizer}, {"lr", lr},               {"seed", seed},
           {"device", device},       {"bucket-cap-mb", bucketCapMb},
-          {"prefetch", prefetch},   {"precision", precision}, {"recording", recording}};
+          {"prefetch", prefetch},   {"precision", precision}, {"lora-rank", loraRank},
+          {"recording", recording}};
 }
 
 namespace {
@@ -75,6 +76,7 @@ std::optional<std::string> applyConfigJson(const nlohmann::json& json, RunConfig
     else if (key == "bucket-cap-mb") err = readValue(v, key, c.bucketCapMb);
     else if (key == "prefetch") err = readValue(v, key, c.prefetch);
     else if (key == "precision") err = readValue(v, key, c.precision);
+    else if (key == "lora-rank") err = readValue(v, key, c.loraRank);
     else if (key == "export") err = readValue(v, key, c.exportDir);
     else if (key == "summary") err = readValue(v, key, c.summaryPath);
     else if (key == "trace") err = readValue(v, key, c.tracePath);
@@ -243,6 +245,11 @@ std::optional<std::string> validate(const RunConfig& c) {
                              {"batch", c.batch},
                              {"steps", c.steps}}) {
     if (auto e = positive(name, value)) return e;
+  }
+  if (c.loraRank < 0 || c.loraRank > c.hidden) {
+    return "--lora-rank is " + std::to_string(c.loraRank) + "; it must be 0 (full fine-tuning: " +
+           "every parameter trains) or a rank from 1 to --hidden (" + std::to_string(c.hidden) +
+           "), the inner width of the adapters. Pass e.g. --lora-rank 8.";
   }
   if (c.model == "mlp") {
     if (auto e = positive("features", c.features)) return e;

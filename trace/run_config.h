@@ -38,6 +38,8 @@ struct RunConfig {
   int prefetch = 1;                // full_shard/shard_grad_op: units all-gathered ahead (0..4)
   std::string precision = "fp32";  // fp32 | bf16 (bf16 params and compute; fp32 reduction and
                                    // master weights, as FSDP2's MixedPrecisionPolicy)
+  int loraRank = 0;                // 0: full fine-tuning; r > 0: LoRA, the base weights frozen and
+                                   // rank-r adapters on the blocks' matrices trained (model_layout.h)
   std::string exportDir;           // --export DIR: init.pt, data.pt, losses.pt, final.pt
   std::string summaryPath;         // --summary FILE: JSON summary
   std::string tracePath;           // --trace FILE: Chrome trace JSON (Perfetto)

@@ -1,5 +1,7 @@
 #include "trace/run_stats.h"
 
+#include "trace/model_layout.h"
+
 #include <algorithm>
 #include <numeric>
 
@@ -52,8 +54,11 @@ std::vector<RankStats> computeRankStats(const RunConfig& config, const trace::Ru
       s.samplesPerSecond = samples / s.steadyStepSeconds;
       const double items = config.model == "gpt" ? samples * config.seq : samples;
       if (config.model == "gpt") s.tokensPerSecond = items / s.steadyStepSeconds;
-      s.modelFlopsPerSecond =
-          6.0 * static_cast<double>(parameterCount) * items / s.steadyStepSeconds;
+      // 2 FLOPs per parameter forward, 2 for the input gradients, 2 for the weight gradients;
+      // under LoRA the frozen weights get no weight gradients, so only the adapters count thrice.
+      const double trained =
+          config.loraRank > 0 ? static_cast<double>(trainableElements(config)) : static_cast<double>(parameterCount);
+      s.modelFlopsPerSecond = (4.0 * static_cast<double>(parameterCount) + 2.0 * trained) * items / s.steadyStepSeconds;
     }
     // Only completed steps' collectives count; per-step figures divide them by recordedSteps.
     s.collectives = rec.collectiveTotals(r, steps);

@@ -6,6 +6,7 @@
 
 #include <imgui.h>
 
+#include "trace/model_layout.h"
 #include "ui/export_files.h"
 #include "ui/item_probe.h"
 #include "ui/panels.h"
@@ -152,9 +153,9 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
     const int rankCount = s.fromSummary ? static_cast<int>(s.savedStats.size()) : s.recording.ranks();
     char lossText[48] = "";
     if (!s.losses.empty()) std::snprintf(lossText, sizeof lossText, "  loss %.4f", s.losses.back());
-    ImGui::TextDisabled("%s  %d ranks  %s %d layers, hidden %d  step %zu/%d%s", s.device.c_str(),
+    ImGui::TextDisabled("%s  %d ranks  %s %d layers, hidden %d%s  step %zu/%d%s", s.device.c_str(),
                         rankCount, s.config.model.c_str(), s.config.layers, s.config.hidden,
-                        stepsDone, s.config.steps, lossText);
+                        loraLabel(s.config).c_str(), stepsDone, s.config.steps, lossText);
     if (!s.error.empty()) {
       ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.4f, 1.0f));
       ImGui::TextWrapped("%s", s.error.c_str());

@@ -13,6 +13,7 @@
 #include "estimate/parse_quantity.h"
 #include "estimate/run_prediction.h"
 #include "trace/format.h"
+#include "trace/model_layout.h"
 #include "ui/item_probe.h"
 #include "ui/theme.h"
 
@@ -36,10 +37,14 @@ struct SeedExample {
   const char* parameters;
   const char* worlds;
   float bytes[3];
+  float trainedPercent;
 };
 constexpr SeedExample kSeedExamples[] = {
-    {"seed: 7B, 3 GPUs", "estimate:seed-7b", "7B", "1,3", {2, 2, 4}},
-    {"seed: Llama-70B, 8/16 H100s", "estimate:seed-70b", "70B", "1,8,16", {2, 2, 8}},
+    {"seed: 7B, 3 GPUs", "estimate:seed-7b", "7B", "1,3", {2, 2, 4}, 100},
+    {"seed: Llama-70B, 8/16 H100s", "estimate:seed-70b", "70B", "1,8,16", {2, 2, 8}, 100},
+    // The seeds' "LoRA, any model size: DDP": the adapters are tiny, but ddp still holds the
+    // frozen weights whole, and 70B of bf16 weights do not fit in 80 GB.
+    {"seed: LoRA on 70B, 4 GPUs", "estimate:seed-lora", "70B", "1,4", {2, 2, 12}, 0.5f},
 };
 const ImVec4 kPredictionColor(1.0f, 0.78f, 0.35f, 1.0f);
 const ImVec4 kMatchColor(0.5f, 0.85f, 0.5f, 1.0f);
@@ -115,10 +120,14 @@ void drawRunPrediction(EstimatePanelState& st, const RunConfig& config, const st
     anyMeasured |= measuring[i] >= 0;
   }
   predictionBadge();
-  ImGui::TextWrapped("per rank for %s, %d layers, hidden %d, world %d, %s, %s: P = %s parameters. Hover a "
+  const std::string trained = config.loraRank > 0
+      ? ", T = " + trace::formatCount(static_cast<double>(trainableElements(config))) + " of them trained (LoRA adapters)"
+      : "";
+  ImGui::TextWrapped("per rank for %s, %d layers, hidden %d%s, world %d, %s, %s: P = %s parameters%s. Hover a "
                      "figure for its formula.",
-                     config.model.c_str(), config.layers, config.hidden, config.world, config.precision.c_str(),
-                     config.optimizer.c_str(), trace::formatCount(static_cast<double>(predictions[0].parameters)).c_str());
+                     config.model.c_str(), config.layers, config.hidden, loraLabel(config).c_str(), config.world,
+                     config.precision.c_str(), config.optimizer.c_str(),
+                     trace::formatCount(static_cast<double>(predictions[0].parameters)).c_str(), trained.c_str());
   const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp;
   if (!ImGui::BeginTable("prediction", 1 + kStrategyCount, flags)) return;
   ImGui::TableSetupColumn("per rank", ImGuiTableColumnFlags_WidthStretch, 1.6f);
@@ -196,7 +205,8 @@ void drawWhatIf(EstimatePanelState& st) {
       std::snprintf(st.parameters, sizeof st.parameters, "%s", e.parameters);
       std::snprintf(st.worlds, sizeof st.worlds, "%s", e.worlds);
       std::copy(std::begin(e.bytes), std::end(e.bytes), st.bytesPerParameter);
-      st.gpuMemoryGB = 80;  // both examples are about 80 GB GPUs (A100 80 GB, H100)
+      st.gpuMemoryGB = 80;  // the examples are about 80 GB GPUs (A100 80 GB, H100)
+      st.trainedPercent = e.trainedPercent;
     }
     ImGui::SameLine();
   }
@@ -216,6 +226,14 @@ void drawWhatIf(EstimatePanelState& st) {
   ImGui::PushItemWidth(200.0f);
   ImGui::InputFloat3("bytes per parameter: weights, gradients, optimizer", st.bytesPerParameter, "%.1f");
   ImGui::PopItemWidth();
+  ImGui::SameLine();
+  ImGui::PushItemWidth(70.0f);
+  ImGui::InputFloat("% trained", &st.trainedPercent, 0, 0, "%.2f");
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip("the share of the parameters that trains: 100 for full fine-tuning; LoRA's adapters\n"
+                      "are well under 1 %%. Only they have gradients and optimizer state.");
+  }
+  ImGui::PopItemWidth();
 
   estimate::ModelStateCase c;
   const auto parameters = estimate::parseCount(st.parameters);
@@ -226,6 +244,8 @@ void drawWhatIf(EstimatePanelState& st) {
   else if (st.bytesPerParameter[0] < 0 || st.bytesPerParameter[1] < 0 || st.bytesPerParameter[2] < 0)
     problem = "bytes per parameter cannot be negative";
   else if (st.gpuMemoryGB < 0) problem = "GPU memory cannot be negative: 0 turns the verdict off";
+  else if (!(st.trainedPercent > 0 && st.trainedPercent <= 100))
+    problem = "% trained must be above 0 and at most 100 (100: full fine-tuning; LoRA e.g. 0.5)";
   if (!problem.empty()) {
     ImGui::TextColored(kMismatchColor, "%s", problem.c_str());
     noteItem("estimate:problem");
@@ -235,6 +255,7 @@ void drawWhatIf(EstimatePanelState& st) {
   c.worlds = *worlds;
   c.bytes = {st.bytesPerParameter[0], st.bytesPerParameter[1], st.bytesPerParameter[2]};
   c.gpuMemoryBytes = st.gpuMemoryGB * 1e9;
+  c.trainedFraction = st.trainedPercent / 100.0;
   const auto rows = estimate::modelStateTable(c);
 
   double scale = std::max(c.gpuMemoryBytes, 1.0);  // all zero is allowed: keep the bars finite

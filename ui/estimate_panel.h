@@ -20,6 +20,7 @@ struct EstimatePanelState {
   float bytesPerParameter[3] = {2, 2, 8};  // weights, gradients, optimizer state
   char worlds[64] = "1,8,16";
   float gpuMemoryGB = 80;
+  float trainedPercent = 100;  // of the parameters; LoRA's adapters are well under 1 %
   // The last configuration's predictions (one per strategy) or why there are none: recomputed
   // only when the configuration changes, not every frame.
   std::string predictedFor;

@@ -86,6 +86,12 @@ ConfigAction drawConfigPanel(RunConfig& c, std::vector<std::string>& compareStra
     ImGui::InputInt("features", &c.features);
     ImGui::InputInt("classes", &c.classes);
   }
+  ImGui::InputInt("lora rank", &c.loraRank);
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip("0: full fine-tuning. r > 0: LoRA; the base weights are frozen and rank-r\n"
+                      "adapters on the blocks' linear layers train, so only they have gradients\n"
+                      "and optimizer state: see what DDP and FSDP then hold and send.");
+  }
   ImGui::Separator();
   ImGui::TextUnformatted("Parallelism");
   ImGui::SliderInt("world", &c.world, 1, kMaxWorldSize);

@@ -9,23 +9,29 @@ constexpr double kLayerNormEps = 1e-5;
 }
 
 GptModel::GptModel(const RunConfig& c)
-    : hidden_(c.hidden), heads_(c.heads), seq_(c.seq), vocab_(c.vocab) {
+    : hidden_(c.hidden), heads_(c.heads), seq_(c.seq), vocab_(c.vocab), lora_(c.loraRank > 0) {
   numBlocks_ = c.layers;
   params_ = modelLayout(c);  // block() indexes a block's parameters by position
 }
 
 at::Tensor GptModel::block(const at::Tensor& x, const std::vector<at::Tensor>& p, int f) const {
   const int64_t B = x.size(0), T = x.size(1), H = hidden_, hd = H / heads_;
+  // Adapter k (qkv, attn proj, fc, mlp proj) is the pair after the block's own 11 parameters.
+  const int adapters = f + kBlockParams;
+  auto linear = [&](const at::Tensor& in, int weight, const at::Tensor& bias, int k) {
+    return lora_ ? linearWithAdapter(in, p[weight], bias, p[adapters + 2 * k], p[adapters + 2 * k + 1])
+                 : at::linear(in, p[weight], bias);
+  };
   auto a = at::layer_norm(x, {H}, p[f + 0], p[f + 1], kLayerNormEps);
-  auto qkv = at::linear(a, p[f + 2]).split(H, /*dim=*/2);
+  auto qkv = linear(a, f + 2, {}, 0).split(H, /*dim=*/2);
   auto heads = [&](const at::Tensor& t) { return t.view({B, T, heads_, hd}).transpose(1, 2); };
   auto y = at::scaled_dot_product_attention(heads(qkv[0]), heads(qkv[1]), heads(qkv[2]),
                                             /*attn_mask=*/{}, /*dropout_p=*/0.0,
                                             /*is_causal=*/true);
   y = y.transpose(1, 2).contiguous().view({B, T, H});
-  auto h = x + at::linear(y, p[f + 3], p[f + 4]);
+  auto h = x + linear(y, f + 3, p[f + 4], 1);
   auto m = at::layer_norm(h, {H}, p[f + 5], p[f + 6], kLayerNormEps);
-  m = at::linear(at::gelu(at::linear(m, p[f + 7], p[f + 8])), p[f + 9], p[f + 10]);
+  m = linear(at::gelu(linear(m, f + 7, p[f + 8], 2)), f + 9, p[f + 10], 3);
   return h + m;
 }
 
@@ -36,8 +42,8 @@ at::Tensor GptModel::forwardStage(int stage, const at::Tensor& input, const Batc
     auto pos = at::arange(T, at::TensorOptions().dtype(at::kLong).device(input.device()));
     return at::embedding(p[0], input) + at::embedding(p[1], pos);
   }
-  if (stage <= numBlocks_) return block(input, p, 2 + kBlockParams * (stage - 1));
-  const int f = 2 + kBlockParams * numBlocks_;
+  if (stage <= numBlocks_) return block(input, p, 2 + blockParams() * (stage - 1));
+  const int f = 2 + blockParams() * numBlocks_;
   auto h = at::layer_norm(input, {hidden_}, p[f], p[f + 1], kLayerNormEps);
   auto logits = at::linear(h, p[f + 2]);
   // The loss in fp32 whatever the compute dtype (a no-op under fp32), as autocast would do.
@@ -46,7 +52,8 @@ at::Tensor GptModel::forwardStage(int stage, const at::Tensor& input, const Batc
 
 void GptModel::forEachInitialParameter(
     int64_t seed, const std::function<void(size_t, at::Tensor)>& fn) const {
-  // GPT-2 style: N(0, 0.02) for embeddings and matrices, zero biases, unit LayerNorm gains.
+  // GPT-2 style: N(0, 0.02) for embeddings and matrices, zero biases, unit LayerNorm gains;
+  // LoRA's A like the matrices, its B zero (the adapted model starts as the base model).
   auto gen = at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(seed));
   for (size_t i = 0; i < params_.size(); ++i) {
     const auto& spec = params_[i];
@@ -55,7 +62,7 @@ void GptModel::forEachInitialParameter(
     const bool isBias = n.size() > 5 && n.compare(n.size() - 5, 5, ".bias") == 0;
     at::Tensor t = at::empty(spec.shape, at::kFloat);
     if (isNorm && !isBias) t.fill_(1.0);
-    else if (isBias) t.zero_();
+    else if (isBias || isLoraB(n)) t.zero_();
     else t.normal_(0.0, 0.02, gen);
     fn(i, t);
   }

@@ -19,7 +19,9 @@ class GptModel final : public StagedModel {
   at::Tensor block(const at::Tensor& x, const std::vector<at::Tensor>& p, int first) const;
 
   int hidden_, heads_, seq_, vocab_;
-  static constexpr int kBlockParams = 11;
+  bool lora_;
+  static constexpr int kBlockParams = 11;  // a block's own; under LoRA 8 adapters follow them
+  int blockParams() const { return kBlockParams + (lora_ ? 8 : 0); }
 };
 
 }  // namespace shardscope

@@ -10,29 +10,33 @@ MlpModel::MlpModel(const RunConfig& c)
     : features_(c.features), hidden_(c.hidden), classes_(c.classes) {
   numBlocks_ = c.layers;
   params_ = modelLayout(c);
+  blockParams_ = c.loraRank > 0 ? 4 : 2;  // weight, bias (and lora_A, lora_B)
 }
 
 at::Tensor MlpModel::forwardStage(int stage, const at::Tensor& input, const Batch& batch,
                                   const std::vector<at::Tensor>& p) const {
   if (stage == 0) return at::gelu(at::linear(input, p[0], p[1]));
   if (stage <= numBlocks_) {
-    const int w = 2 + 2 * (stage - 1);
+    const int w = 2 + blockParams_ * (stage - 1);
+    if (blockParams_ == 4) return at::gelu(linearWithAdapter(input, p[w], p[w + 1], p[w + 2], p[w + 3]));
     return at::gelu(at::linear(input, p[w], p[w + 1]));
   }
-  const int w = 2 + 2 * numBlocks_;
+  const int w = 2 + blockParams_ * numBlocks_;
   // The loss in fp32 whatever the compute dtype (a no-op under fp32).
   return at::cross_entropy_loss(at::linear(input, p[w], p[w + 1]).to(at::kFloat), batch.y);
 }
 
 void MlpModel::forEachInitialParameter(
     int64_t seed, const std::function<void(size_t, at::Tensor)>& fn) const {
-  // nn.Linear's default: weight and bias ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
+  // nn.Linear's default: weight and bias ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)); LoRA's A the
+  // same (as PEFT's kaiming_uniform_(a=sqrt(5)) gives), its B zero.
   auto gen = at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(seed));
   for (size_t i = 0; i < params_.size(); ++i) {
     const auto& spec = params_[i];
     const int64_t fanIn = spec.name.rfind("inp.", 0) == 0 ? features_ : hidden_;
     const double bound = 1.0 / std::sqrt(static_cast<double>(fanIn));
-    fn(i, at::empty(spec.shape, at::kFloat).uniform_(-bound, bound, gen));
+    if (isLoraB(spec.name)) fn(i, at::zeros(spec.shape, at::kFloat));
+    else fn(i, at::empty(spec.shape, at::kFloat).uniform_(-bound, bound, gen));
   }
 }
 

@@ -17,6 +17,7 @@ class MlpModel final : public StagedModel {
 
  private:
   int features_, hidden_, classes_;
+  int blockParams_ = 2;  // a block's parameters in params(): weight, bias (and lora_A, lora_B)
 };
 
 }  // namespace shardscope

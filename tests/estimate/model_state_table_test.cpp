@@ -18,6 +18,29 @@ const ModelStateRow& row(const std::vector<ModelStateRow>& rows, const std::stri
   return none;
 }
 
+// 000_*.txt, "When to Use Which": "LoRA fine-tune, any model size: DDP, adapter is tiny". The
+// adapters' gradients and optimizer state are tiny, but ddp still holds every frozen weight: a 7B
+// model fits one 80 GB GPU that way, a 70B model (140 GB of bf16 weights) does not, and only
+// full_shard brings it under 80 GB on 4 GPUs.
+TEST(ModelStateTable, LoraShrinksGradientsAndOptimizerStateButNotTheFrozenWeights) {
+  ModelStateCase c;
+  c.bytes = {2, 2, 12};
+  c.worlds = {4};
+  c.trainedFraction = 0.005;
+  c.parameters = 7e9;
+  auto rows = modelStateTable(c);
+  EXPECT_DOUBLE_EQ(row(rows, "ddp", 4).weights, 14e9);
+  EXPECT_DOUBLE_EQ(row(rows, "ddp", 4).grads, 2 * 0.005 * 7e9);
+  EXPECT_DOUBLE_EQ(row(rows, "ddp", 4).optimizer, 12 * 0.005 * 7e9);
+  EXPECT_TRUE(row(rows, "ddp", 4).fits);
+  c.parameters = 70e9;
+  rows = modelStateTable(c);
+  EXPECT_FALSE(row(rows, "ddp", 4).fits) << row(rows, "ddp", 4).total();
+  EXPECT_FALSE(row(rows, "zero1", 4).fits);
+  EXPECT_TRUE(row(rows, "full_shard", 4).fits) << row(rows, "full_shard", 4).total();
+  EXPECT_DOUBLE_EQ(row(rows, "full_shard", 4).weights, 35e9);
+}
+
 // 000_*.txt, "Memory example (7B model, 3 GPUs, full FT)": 14 + 14 + 28 = ~56 GB per GPU under
 // DDP; 4.7 + 4.7 + 9.3 = ~19 GB under FSDP.
 TEST(ModelStateTable, SevenBillionOnThreeGpusAsTheSeedTabulatesIt) {

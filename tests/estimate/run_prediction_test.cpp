@@ -37,17 +37,18 @@ struct Case {
   int prefetch = 1;
   std::string optimizer = "adam";
   int world = 2;  // 3 pads every unit (and zero1's flat buffer) to a multiple of N
+  int loraRank = 0;
 };
 
 std::string nameOf(const ::testing::TestParamInfo<Case>& info) {
   const auto& c = info.param;
   return c.strategy + "_" + c.precision + "_prefetch" + std::to_string(c.prefetch) + "_" + c.optimizer +
-         "_world" + std::to_string(c.world);
+         "_world" + std::to_string(c.world) + (c.loraRank > 0 ? "_lora" + std::to_string(c.loraRank) : "");
 }
 
 void PrintTo(const Case& c, std::ostream* os) {
   *os << c.strategy << " " << c.precision << " prefetch " << c.prefetch << " " << c.optimizer << " world "
-      << c.world;
+      << c.world << " lora rank " << c.loraRank;
 }
 
 class PredictionMatchesMeasurement : public ::testing::TestWithParam<Case> {};
@@ -61,6 +62,7 @@ TEST_P(PredictionMatchesMeasurement, MemoryAndWire) {
   c.precision = k.precision;
   c.prefetch = k.prefetch;
   c.optimizer = k.optimizer;
+  c.loraRank = k.loraRank;
   const auto dir = testing::freshTempDir("prediction_" + nameOf({k, 0}));
   auto args = testing::optionsOf(c);
   args.insert(args.begin(), "run");
@@ -70,7 +72,7 @@ TEST_P(PredictionMatchesMeasurement, MemoryAndWire) {
   const auto summary = nlohmann::json::parse(std::ifstream(dir + "/summary.json"));
   const auto prediction = predictRun(c);
   EXPECT_EQ(summary["parameter_count"].get<int64_t>(), prediction.parameters);
-  if (k.world == 3 && k.strategy != "ddp") {
+  if (k.world == 3 && k.strategy != "ddp" && k.loraRank == 0) {  // (3 layers' adapters divide by 3)
     EXPECT_GT(prediction.paddedParameters, prediction.parameters) << "padding is exercised";
   }
   ASSERT_FALSE(prediction.memory.empty());
@@ -105,8 +107,38 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"shard_grad_op", "bf16"}, Case{"ddp", "fp32", 1, "adam", 3},
                       Case{"zero1", "fp32", 1, "adam", 3}, Case{"zero1", "bf16", 1, "adam", 3},
                       Case{"full_shard", "fp32", 1, "adam", 3}, Case{"full_shard", "bf16", 2, "adam", 3},
-                      Case{"shard_grad_op", "fp32", 1, "adam", 3}),
+                      Case{"shard_grad_op", "fp32", 1, "adam", 3},
+                      // LoRA: frozen weights (padded at world 3), trained adapters.
+                      Case{"ddp", "fp32", 1, "adam", 2, 3}, Case{"ddp", "bf16", 1, "adam", 3, 3},
+                      Case{"zero1", "fp32", 1, "adam", 3, 3}, Case{"zero1", "bf16", 1, "adam", 3, 3},
+                      Case{"full_shard", "fp32", 1, "adam", 3, 3}, Case{"full_shard", "bf16", 2, "adam", 2, 3},
+                      Case{"shard_grad_op", "fp32", 1, "adam", 3, 3}),
     nameOf);
+
+// LoRA's layout: every base weight frozen, and per block matrix W [out, in] two trained adapters,
+// A [r, in] and B [out, r]: for a GPT block r (h + 3h) + r (h + h) + r (h + 4h) + r (4h + h).
+TEST(ModelLayout, LoraFreezesTheBaseAndTrainsOnlyTheAdapters) {
+  RunConfig c;
+  c.model = "gpt";
+  c.layers = 3;
+  c.hidden = 16;
+  c.loraRank = 2;
+  int64_t frozen = 0, trained = 0;
+  for (const auto& p : modelLayout(c)) {
+    const bool adapter = p.name.find(".lora_") != std::string::npos;
+    EXPECT_EQ(p.trainable, adapter) << p.name;
+    (p.trainable ? trained : frozen) += p.numel();
+  }
+  const int64_t h = 16, r = 2;
+  EXPECT_EQ(trained, 3 * r * (4 * h + 2 * h + 5 * h + 5 * h));
+  EXPECT_EQ(trainableElements(c), trained);
+  RunConfig full = c;
+  full.loraRank = 0;
+  int64_t base = 0;
+  for (const auto& p : modelLayout(full)) base += p.numel();
+  EXPECT_EQ(frozen, base) << "the base model is unchanged, only frozen";
+  EXPECT_EQ(trainableElements(full), base);
+}
 
 }  // namespace
 }  // namespace shardscope::estimate

@@ -152,6 +152,12 @@ TEST_F(AppClicks, EstimateSeedExamplesAreOneClickAway) {
   EXPECT_STREQ(state_.estimate.parameters, "70B");
   EXPECT_STREQ(state_.estimate.worlds, "1,8,16");
   EXPECT_EQ(state_.estimate.bytesPerParameter[2], 8.0f);
+  EXPECT_EQ(state_.estimate.trainedPercent, 100.0f);
+  clickOn("estimate:seed-lora");
+  EXPECT_STREQ(state_.estimate.worlds, "1,4");
+  EXPECT_EQ(state_.estimate.trainedPercent, 0.5f) << "LoRA trains a small share";
+  clickOn("estimate:seed-7b");
+  EXPECT_EQ(state_.estimate.trainedPercent, 100.0f) << "the full fine-tuning examples reset it";
 }
 
 TEST_F(AppClicks, EstimateTabDrawsBadInputAsAMessage) {
