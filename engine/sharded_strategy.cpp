@@ -1,5 +1,7 @@
 #include "engine/sharded_strategy.h"
 
+#include <algorithm>
+
 #include <torch/optim.h>
 
 #include <c10/core/StreamGuard.h>
@@ -43,25 +45,35 @@ ShardedStrategy::ShardedStrategy(const RunConfig& config, const StagedModel& mod
       for (size_t i = 0; i < specs.size(); ++i) {
         if (specs[i].unit != modelUnit || specs[i].trainable != trainable) continue;
         unit.params.push_back(static_cast<int>(i));
+        unit.offsets.push_back(unit.numel);
+        unit.numel += specs[i].numel();
         unitOfParam[i] = static_cast<int>(units_.size());
       }
+      unit.paddedNumel = (unit.numel + world - 1) / world * world;
       slotUnits_[slot].push_back(static_cast<int>(units_.size()));
       units_.push_back(std::move(unit));
     }
   }
 
-  // Every rank generates the same initial values, one parameter at a time, and keeps only its
-  // slice of each unit: at most one unit's full values (role other) exist at once.
+  // Every rank generates the same initial values, one parameter at a time, copies each into its
+  // unit's flat fp32 buffer and, once a unit is complete, keeps only its slice. So the full values
+  // (role other) of one block exist at once, and the root's from its first parameter to its last
+  // (GPT: embeddings first, head last), as FSDP2 materialises one module's parameters at a time.
   live_.resize(specs.size());
-  std::vector<std::vector<at::Tensor>> pending(units_.size());
+  std::vector<at::Tensor> filling(units_.size());
+  std::vector<size_t> filled(units_.size(), 0);
   {
     RoleScope initRole(trace::MemoryRole::Other);
     model.forEachInitialParameter(config.seed, [&](size_t i, at::Tensor value) {
       const int u = unitOfParam[i];
-      pending[u].push_back(std::move(value));
-      if (pending[u].size() == units_[u].params.size()) {
-        buildUnit(units_[u], pending[u], world, rank, device);
-        pending[u].clear();
+      Unit& unit = units_[u];
+      if (!filling[u].defined()) filling[u] = at::zeros({unit.paddedNumel}, at::kFloat);  // padding 0
+      const size_t k = std::find(unit.params.begin(), unit.params.end(), static_cast<int>(i)) - unit.params.begin();
+      filling[u].narrow(0, unit.offsets[k], value.numel()).copy_(value.reshape({-1}));
+      value = at::Tensor();
+      if (++filled[u] == unit.params.size()) {
+        buildUnit(unit, filling[u], world, rank, device);
+        filling[u] = at::Tensor();
       }
     });
   }
@@ -72,20 +84,11 @@ ShardedStrategy::ShardedStrategy(const RunConfig& config, const StagedModel& mod
   optimizer_ = makeOptimizer(config, optimized);
 }
 
-void ShardedStrategy::buildUnit(Unit& unit, const std::vector<at::Tensor>& initial, int world,
-                                int rank, const at::Device& device) {
+void ShardedStrategy::buildUnit(Unit& unit, const at::Tensor& flat, int world, int rank,
+                                const at::Device& device) {
   const auto& specs = model_.params();
   const auto floatOptions = at::TensorOptions().dtype(at::kFloat).device(device);
-  std::vector<at::Tensor> pieces;
-  for (const auto& t : initial) {
-    unit.offsets.push_back(unit.numel);
-    unit.numel += t.numel();
-    pieces.push_back(t.reshape({-1}));
-  }
-  unit.paddedNumel = (unit.numel + world - 1) / world * world;
   const int64_t shardNumel = unit.paddedNumel / world;
-  auto flat = at::zeros({unit.paddedNumel}, at::kFloat);
-  flat.narrow(0, 0, unit.numel).copy_(at::cat(pieces));
   {
     RoleScope role(trace::MemoryRole::ParamShard);
     unit.shard = flat.narrow(0, rank * shardNumel, shardNumel).to(device).clone();

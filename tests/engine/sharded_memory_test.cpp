@@ -3,12 +3,14 @@
 // reports it keeps (held_rank*.json), including the storage behind the gathered buffers.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 
 #include <nlohmann/json.hpp>
 
 #include "engine/model.h"
+#include "trace/model_layout.h"
 #include "tests/support/run_cli.h"
 
 namespace shardscope {
@@ -76,6 +78,34 @@ TEST(ShardedMemory, FullShardRanksHoldOnlyTheirShard) {
         static_cast<double>(roles["param_shard"] + shardBytes + roles["optimizer_state"]) /
         static_cast<double>(ddpRoles["param_shard"] + fullBytes + ddpRoles["optimizer_state"]);
     EXPECT_NEAR(ratio, 1.0 / world, 0.01);
+  }
+}
+
+// Initial values are generated one parameter at a time and copied into their unit's flat buffer,
+// so while a sharded strategy initialises, a rank holds (role other) at most the root's values,
+// one block's, and the parameter being copied: not several copies of a block (values, their
+// concatenation and the padded buffer), and never the whole model.
+TEST(ShardedMemory, InitialisationHoldsOneBlockAtATime) {
+  RunConfig c = testing::tinyGptConfig();
+  c.hidden = 64;  // blocks much larger than the root
+  c.strategy = "full_shard";
+  const auto dir = testing::freshTempDir("init_one_block");
+  auto args = testing::optionsOf(c);
+  args.insert(args.begin(), "run");
+  args.insert(args.end(), {"--summary", dir + "/summary.json"});
+  auto r = testing::runShardscope(args);
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  const auto units = unitElements(c);  // blocks, then the root
+  int64_t largestParam = 0;
+  for (const auto& p : makeModel(c)->params()) largestParam = std::max(largestParam, p.numel());
+  auto padded = [&](int64_t n) { return (n + c.world - 1) / c.world * c.world; };
+  const int64_t block = padded(units.front()), root = padded(units.back());
+  ASSERT_GT(block, 4 * root) << "the model must make a block's copies stand out";
+  const auto summary = nlohmann::json::parse(std::ifstream(dir + "/summary.json"));
+  for (const auto& rank : summary["ranks"]) {
+    const int64_t other = rank["peak_bytes"]["other"].get<int64_t>();
+    EXPECT_LE(other, 4 * (root + block + largestParam)) << "rank " << rank["rank"];
+    EXPECT_GE(other, 4 * block) << "a block's values pass through, recorded";
   }
 }
 
