@@ -90,10 +90,7 @@ TEST(ShardedMemory, InitialisationHoldsOneBlockAtATime) {
   c.hidden = 64;  // blocks much larger than the root
   c.strategy = "full_shard";
   const auto dir = testing::freshTempDir("init_one_block");
-  auto args = testing::optionsOf(c);
-  args.insert(args.begin(), "run");
-  args.insert(args.end(), {"--summary", dir + "/summary.json"});
-  auto r = testing::runShardscope(args);
+  auto r = testing::runShardscope(testing::runArgsOf(c, {"--summary", dir + "/summary.json"}));
   ASSERT_EQ(r.exitCode, 0) << r.output;
   const auto units = unitElements(c);  // blocks, then the root
   int64_t largestParam = 0;

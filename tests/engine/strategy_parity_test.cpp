@@ -144,10 +144,7 @@ TEST(Zero1, AdamTemporariesStayTheSizeOfOneParameter) {
     largest = std::max(largest, p.numel());
   }
   const auto dir = testing::freshTempDir("zero1_adam_temporaries");
-  auto args = testing::optionsOf(c);
-  args.insert(args.begin(), "run");
-  args.insert(args.end(), {"--summary", dir + "/summary.json"});
-  auto r = testing::runShardscope(args);
+  auto r = testing::runShardscope(testing::runArgsOf(c, {"--summary", dir + "/summary.json"}));
   ASSERT_EQ(r.exitCode, 0) << r.output;
   const auto summary = nlohmann::json::parse(std::ifstream(dir + "/summary.json"));
   const int64_t sliceBytes = (parameters + c.world - 1) / c.world * 4;

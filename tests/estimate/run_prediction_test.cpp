@@ -64,10 +64,7 @@ TEST_P(PredictionMatchesMeasurement, MemoryAndWire) {
   c.optimizer = k.optimizer;
   c.loraRank = k.loraRank;
   const auto dir = testing::freshTempDir("prediction_" + nameOf({k, 0}));
-  auto args = testing::optionsOf(c);
-  args.insert(args.begin(), "run");
-  args.insert(args.end(), {"--summary", dir + "/summary.json"});
-  const auto r = testing::runShardscope(args);
+  const auto r = testing::runShardscope(testing::runArgsOf(c, {"--summary", dir + "/summary.json"}));
   ASSERT_EQ(r.exitCode, 0) << r.output;
   const auto summary = nlohmann::json::parse(std::ifstream(dir + "/summary.json"));
   const auto prediction = predictRun(c);

@@ -45,6 +45,13 @@ std::vector<std::string> optionsOf(const RunConfig& config) {
   return out;
 }
 
+std::vector<std::string> runArgsOf(const RunConfig& config, const std::vector<std::string>& extra) {
+  std::vector<std::string> out = {"run"};
+  for (auto& option : optionsOf(config)) out.push_back(std::move(option));
+  out.insert(out.end(), extra.begin(), extra.end());
+  return out;
+}
+
 CliResult runCommand(const std::vector<std::string>& argvStrings,
                      const std::vector<std::string>& env, int timeoutSeconds) {
   int fds[2];

@@ -26,6 +26,9 @@ RunConfig tinyGptConfig();
 // keys are the option names. Output paths are not in that JSON: add --export etc. yourself.
 std::vector<std::string> optionsOf(const RunConfig& config);
 
+// "run", the options of `config`, then `extra` (e.g. {"--summary", path}): a `shardscope run` of it.
+std::vector<std::string> runArgsOf(const RunConfig& config, const std::vector<std::string>& extra = {});
+
 // Any program: argv[0] is looked up on PATH.
 CliResult runCommand(const std::vector<std::string>& argv, const std::vector<std::string>& env = {},
                      int timeoutSeconds = 300);
