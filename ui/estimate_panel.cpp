@@ -195,11 +195,24 @@ void drawRunPrediction(EstimatePanelState& st, const RunConfig& config, const st
   ImGui::TextDisabled("not predicted: activations, communication buffers, allocator overhead (see Comparison)");
 }
 
+// A small button on the current line where it fits, else at the start of the next: a row of
+// example buttons wraps in a narrow window instead of running off its edge.
+bool smallButtonWrapping(const char* label, bool firstInRow) {
+  if (!firstInRow) {
+    ImGui::SameLine();
+    const float width = ImGui::CalcTextSize(label).x + 2.0f * ImGui::GetStyle().FramePadding.x;
+    if (ImGui::GetContentRegionAvail().x < width) ImGui::NewLine();
+  }
+  return ImGui::SmallButton(label);
+}
+
 void drawWhatIf(EstimatePanelState& st) {
   predictionBadge();
   ImGui::TextWrapped("Will it fit? Model-state memory per GPU, as the seed documents tabulate it.");
+  bool first = true;
   for (const auto& e : kSeedExamples) {
-    const bool clicked = ImGui::SmallButton(e.label);
+    const bool clicked = smallButtonWrapping(e.label, first);
+    first = false;
     noteItem(e.probeName);
     if (clicked) {
       std::snprintf(st.parameters, sizeof st.parameters, "%s", e.parameters);
@@ -208,9 +221,8 @@ void drawWhatIf(EstimatePanelState& st) {
       st.gpuMemoryGB = 80;  // the examples are about 80 GB GPUs (A100 80 GB, H100)
       st.trainedPercent = e.trainedPercent;
     }
-    ImGui::SameLine();
   }
-  if (ImGui::SmallButton("bf16 + fp32 Adam: 2,2,12")) {
+  if (smallButtonWrapping("bf16 + fp32 Adam: 2,2,12", false)) {
     st.bytesPerParameter[0] = 2, st.bytesPerParameter[1] = 2, st.bytesPerParameter[2] = 12;
   }
   ImGui::PushItemWidth(90.0f);
@@ -226,9 +238,8 @@ void drawWhatIf(EstimatePanelState& st) {
   ImGui::PushItemWidth(200.0f);
   ImGui::InputFloat3("bytes per parameter: weights, gradients, optimizer", st.bytesPerParameter, "%.1f");
   ImGui::PopItemWidth();
-  ImGui::SameLine();
-  ImGui::PushItemWidth(70.0f);
-  ImGui::InputFloat("% trained", &st.trainedPercent, 0, 0, "%.2f");
+  ImGui::PushItemWidth(90.0f);
+  ImGui::InputFloat("% of the parameters trained", &st.trainedPercent, 0, 0, "%.2f");
   if (ImGui::IsItemHovered()) {
     ImGui::SetTooltip("the share of the parameters that trains: 100 for full fine-tuning; LoRA's adapters\n"
                       "are well under 1 %%. Only they have gradients and optimizer state.");
