@@ -58,7 +58,14 @@ void DdpStrategy::step() {
 void DdpStrategy::refreshComputeCopies() {
   at::NoGradGuard noGrad;
   if (compute_.empty()) return;
-  at::_foreach_copy_(compute_, params_);  // one multi-tensor launch on CUDA, not one per parameter
+  // Only what the step changed: frozen parameters (LoRA's base) keep the copies made at the start.
+  std::vector<at::Tensor> copies, masters;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    if (!params_[i].requires_grad()) continue;
+    copies.push_back(compute_[i]);
+    masters.push_back(params_[i]);
+  }
+  at::_foreach_copy_(copies, masters);  // one multi-tensor launch on CUDA, not one per parameter
 }
 
 std::map<std::string, at::Tensor> DdpStrategy::fullParameters() {

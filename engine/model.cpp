@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include <ATen/CPUGeneratorImpl.h>
+
 #include "engine/models/gpt_model.h"
 #include "engine/models/mlp_model.h"
 
@@ -44,9 +46,17 @@ at::Tensor linearWithAdapter(const at::Tensor& x, const at::Tensor& weight, cons
   return at::linear(x, weight, bias) + at::linear(at::linear(x, loraA), loraB);
 }
 
-bool isLoraB(const std::string& name) {
-  const std::string suffix = "lora_B";
+namespace {
+bool endsWith(const std::string& name, const std::string& suffix) {
   return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+}  // namespace
+
+bool isLoraB(const std::string& name) { return endsWith(name, ".lora_B"); }
+bool isLoraA(const std::string& name) { return endsWith(name, ".lora_A"); }
+
+at::Generator loraGenerator(int64_t seed) {
+  return at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(seed) * 1000003ULL + 104729ULL);
 }
 
 at::Tensor forwardAll(const StagedModel& model, const Batch& batch,

@@ -64,6 +64,12 @@ at::Tensor linearWithAdapter(const at::Tensor& x, const at::Tensor& weight, cons
 
 // A LoRA B matrix ("....lora_B"): initialised to zero.
 bool isLoraB(const std::string& paramName);
+// A LoRA A matrix ("....lora_A").
+bool isLoraA(const std::string& paramName);
+
+// The generator LoRA's A matrices draw from: apart from the base weights' generator, so that one
+// seed gives the same base model with and without --lora-rank.
+at::Generator loraGenerator(int64_t seed);
 
 // Runs the whole model on `batch` with parameters `p` and returns the loss (for single-process use).
 at::Tensor forwardAll(const StagedModel& model, const Batch& batch, const std::vector<at::Tensor>& p);

@@ -25,8 +25,9 @@ ShardedStrategy::ShardedStrategy(const RunConfig& config, const StagedModel& mod
   const int rank = comm.rank();
   const auto& specs = model.params();
   // A unit per block and one for the root (slot numUnits()). Frozen and trained parameters of a
-  // slot go to separate units, as PEFT's FSDP wrap policy wraps LoRA layers in units of their own:
-  // a flat shard is stepped by the optimizer whole, so it must be all trained or all frozen.
+  // slot go to separate units: a flat shard is stepped and reduce-scattered whole, so it must be
+  // all trained or all frozen (FSDP1's FlatParameter rule; FSDP2 shards per parameter and keeps
+  // them in one group, one all-gather of the same bytes).
   const int slots = model.numUnits() + 1;
   slotUnits_.resize(slots);
   std::vector<int> unitOfParam(specs.size(), -1);
@@ -70,7 +71,6 @@ ShardedStrategy::ShardedStrategy(const RunConfig& config, const StagedModel& mod
       if (!filling[u].defined()) filling[u] = at::zeros({unit.paddedNumel}, at::kFloat);  // padding 0
       const size_t k = std::find(unit.params.begin(), unit.params.end(), static_cast<int>(i)) - unit.params.begin();
       filling[u].narrow(0, unit.offsets[k], value.numel()).copy_(value.reshape({-1}));
-      value = at::Tensor();
       if (++filled[u] == unit.params.size()) {
         buildUnit(unit, filling[u], world, rank, device);
         filling[u] = at::Tensor();
@@ -91,7 +91,8 @@ void ShardedStrategy::buildUnit(Unit& unit, const at::Tensor& flat, int world, i
   const int64_t shardNumel = unit.paddedNumel / world;
   {
     RoleScope role(trace::MemoryRole::ParamShard);
-    unit.shard = flat.narrow(0, rank * shardNumel, shardNumel).to(device).clone();
+    // One copy, on the device (to() then clone() would make two there).
+    unit.shard = flat.narrow(0, rank * shardNumel, shardNumel).to(device, at::kFloat, false, /*copy=*/true);
     unit.shard.set_requires_grad(unit.trainable);
   }
   RoleScope gatheredRole(trace::MemoryRole::ParamGathered);

@@ -42,7 +42,9 @@ int64_t trainableElements(const RunConfig& config);
 // ", LoRA rank 8" for a LoRA run, "" for full fine-tuning: appended where a run's model is named.
 std::string loraLabel(const RunConfig& config);
 
-// Elements per FSDP unit: index u for blocks.u, and the root unit last.
+// Elements per model unit (a block, or the root): index u for blocks.u, and the root last. Under
+// LoRA the sharded strategies flatten a block's frozen and trained parameters as two units; this
+// counts them together.
 std::vector<int64_t> unitElements(const RunConfig& config);
 
 }  // namespace shardscope

@@ -55,6 +55,7 @@ void GptModel::forEachInitialParameter(
   // GPT-2 style: N(0, 0.02) for embeddings and matrices, zero biases, unit LayerNorm gains;
   // LoRA's A like the matrices, its B zero (the adapted model starts as the base model).
   auto gen = at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(seed));
+  auto adapterGen = loraGenerator(seed);
   for (size_t i = 0; i < params_.size(); ++i) {
     const auto& spec = params_[i];
     const auto& n = spec.name;
@@ -63,7 +64,7 @@ void GptModel::forEachInitialParameter(
     at::Tensor t = at::empty(spec.shape, at::kFloat);
     if (isNorm && !isBias) t.fill_(1.0);
     else if (isBias || isLoraB(n)) t.zero_();
-    else t.normal_(0.0, 0.02, gen);
+    else t.normal_(0.0, 0.02, isLoraA(n) ? adapterGen : gen);
     fn(i, t);
   }
 }

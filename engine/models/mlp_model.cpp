@@ -31,12 +31,13 @@ void MlpModel::forEachInitialParameter(
   // nn.Linear's default: weight and bias ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)); LoRA's A the
   // same (as PEFT's kaiming_uniform_(a=sqrt(5)) gives), its B zero.
   auto gen = at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(seed));
+  auto adapterGen = loraGenerator(seed);
   for (size_t i = 0; i < params_.size(); ++i) {
     const auto& spec = params_[i];
     const int64_t fanIn = spec.name.rfind("inp.", 0) == 0 ? features_ : hidden_;
     const double bound = 1.0 / std::sqrt(static_cast<double>(fanIn));
     if (isLoraB(spec.name)) fn(i, at::zeros(spec.shape, at::kFloat));
-    else fn(i, at::empty(spec.shape, at::kFloat).uniform_(-bound, bound, gen));
+    else fn(i, at::empty(spec.shape, at::kFloat).uniform_(-bound, bound, isLoraA(spec.name) ? adapterGen : gen));
   }
 }
 

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/model.h"
 #include "engine/reference_trainer.h"
 #include "engine/tensor_files.h"
 #include "tests/support/run_cli.h"
@@ -203,6 +204,30 @@ TEST_P(LoraParity, TrainsTheAdaptersAndNothingElse) {
   ASSERT_EQ(losses.numel(), config.steps);
   for (int s = 0; s < config.steps; ++s) {
     EXPECT_NEAR(losses[s].item<double>(), ref.losses[s], 1e-5 * std::abs(ref.losses[s])) << s;
+  }
+}
+
+// One seed, one base model: the adapters draw from a generator of their own, so a LoRA run starts
+// from exactly the weights a full fine-tuning run at the same seed starts from (and B from zero).
+TEST(Lora, OneSeedGivesTheSameBaseModelWithOrWithoutAdapters) {
+  for (const char* modelName : {"mlp", "gpt"}) {
+    RunConfig full = smallConfig(modelName);
+    RunConfig lora = full;
+    lora.loraRank = 2;
+    std::map<std::string, at::Tensor> base, adapted;
+    auto fullModel = makeModel(full);
+    fullModel->forEachInitialParameter(full.seed, [&](size_t i, at::Tensor t) { base[fullModel->params()[i].name] = t; });
+    auto loraModel = makeModel(lora);
+    loraModel->forEachInitialParameter(lora.seed, [&](size_t i, at::Tensor t) { adapted[loraModel->params()[i].name] = t; });
+    for (const auto& [name, value] : base) {
+      ASSERT_TRUE(adapted.count(name)) << name;
+      EXPECT_TRUE(adapted[name].equal(value)) << modelName << " " << name << " differs under LoRA";
+    }
+    for (const auto& [name, value] : adapted) {
+      if (isLoraB(name)) EXPECT_EQ(value.abs().max().item<double>(), 0.0) << name;
+      if (isLoraA(name)) EXPECT_GT(value.abs().max().item<double>(), 0.0) << name;
+    }
+    EXPECT_GT(adapted.size(), base.size());
   }
 }
 

@@ -109,7 +109,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"ddp", "fp32", 1, "adam", 2, 3}, Case{"ddp", "bf16", 1, "adam", 3, 3},
                       Case{"zero1", "fp32", 1, "adam", 3, 3}, Case{"zero1", "bf16", 1, "adam", 3, 3},
                       Case{"full_shard", "fp32", 1, "adam", 3, 3}, Case{"full_shard", "bf16", 2, "adam", 2, 3},
-                      Case{"shard_grad_op", "fp32", 1, "adam", 3, 3}),
+                      Case{"shard_grad_op", "fp32", 1, "adam", 3, 3}, Case{"shard_grad_op", "bf16", 1, "adam", 2, 3}),
     nameOf);
 
 // LoRA's layout: every base weight frozen, and per block matrix W [out, in] two trained adapters,
