@@ -138,6 +138,48 @@ TEST(GpuRun, MatchesTheCpuEngine) {
   }
 }
 
+// LoRA on GPU ranks: the adapters train as on CPU ranks, and no strategy touches a frozen weight,
+// in fp32 or under bf16 (where ddp and zero1 keep a bf16 compute copy and the sharded strategies
+// gather bf16 copies of it).
+TEST(GpuRun, LoraTrainsTheAdaptersAsOnCpuAndKeepsTheBaseFrozen) {
+  REQUIRE_GPU();
+  for (const std::string strategy : {"ddp", "zero1", "full_shard", "shard_grad_op"}) {
+    SCOPED_TRACE(strategy);
+    const std::vector<std::string> lora = {"--lora-rank", "4", "--optimizer", "sgd", "--lr", "0.5"};
+    const std::string cpu = freshTempDir("lora_cpu_" + strategy);
+    const std::string gpu = freshTempDir("lora_gpu_" + strategy);
+    const std::string bf16 = freshTempDir("lora_gpu_bf16_" + strategy);
+    auto withBf16 = lora;
+    withBf16.insert(withBf16.end(), {"--precision", "bf16"});
+    auto a = runShardscope(runArgs(strategy, 2, "cpu", cpu, lora));
+    auto b = runShardscope(runArgs(strategy, 2, "cuda", gpu, lora));
+    auto c = runShardscope(runArgs(strategy, 2, "cuda", bf16, withBf16));
+    ASSERT_EQ(a.exitCode, 0) << a.output;
+    ASSERT_EQ(b.exitCode, 0) << b.output;
+    ASSERT_EQ(c.exitCode, 0) << c.output;
+    EXPECT_LT(maxRelDiff(loadTensor(gpu + "/losses.pt"), loadTensor(cpu + "/losses.pt")), 1e-4);
+    const auto init = loadTensorDict(cpu + "/init.pt");
+    const auto finalCpu = loadTensorDict(cpu + "/final.pt");
+    for (const std::string& dir : {gpu, bf16}) {
+      const auto finalGpu = loadTensorDict(dir + "/final.pt");
+      ASSERT_EQ(finalGpu.size(), init.size());
+      int adapters = 0;
+      for (const auto& [name, value] : finalGpu) {
+        if (name.find(".lora_") == std::string::npos) {
+          EXPECT_TRUE(value.equal(init.at(name))) << dir << ": frozen " << name << " changed";
+          continue;
+        }
+        ++adapters;
+        EXPECT_GT(maxRelDiff(value, init.at(name)), 1e-4) << dir << ": " << name << " did not move";
+        if (dir == gpu) {
+          EXPECT_LT(maxRelDiff(value - init.at(name), finalCpu.at(name) - init.at(name)), 1e-3) << name;
+        }
+      }
+      EXPECT_EQ(adapters, 8 * 3) << "3 blocks, 4 matrices, A and B";
+    }
+  }
+}
+
 // --recording off sets up no device instrumentation (no allocator hook, CUDA events, polling
 // thread or NVML samples): training is the same, and the outputs claim no memory or traffic.
 TEST(GpuRun, UnrecordedRunTrainsTheSameWithoutInstrumentation) {
