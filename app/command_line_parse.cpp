@@ -157,6 +157,15 @@ int reportParseError(CLI::App& app, const CLI::ParseError& error) {
         return fail(name + " needs a value: " + expectedValue(*option) + "." + seeHelp(command, app));
       }
     }
+    const std::string repeated = "At Most 1 required but received ";  // "NAME: At Most 1 ... N"
+    const auto at = message.find(repeated);
+    if (colon != std::string::npos && at != std::string::npos) {
+      const std::string name = message.substr(0, colon);
+      if (const CLI::Option* option = optionNamed(name)) {
+        return fail(name + " is given " + message.substr(at + repeated.size()) +
+                    " times; give it once: " + expectedValue(*option) + "." + seeHelp(command, app));
+      }
+    }
   }
   if (dynamic_cast<const CLI::RequiredError*>(&error)) {
     const auto is = message.find(" is required");  // "NAME is required"

@@ -46,6 +46,7 @@ TEST(CliErrors, ParserErrorsNameTheWordAndTheFix) {
       {{"run", "--stpes=3"}, {"Did you mean --steps?"}},
       {{"run", "--steps", "x"}, {"--steps is 'x'; it takes a whole number, e.g. --steps 5"}},
       {{"run", "--lr", "fast"}, {"--lr is 'fast'; it takes a number"}},
+      {{"run", "--lora-rank", "2", "--lora-rank", "4"}, {"--lora-rank is given 2 times; give it once"}},
       {{"run", "--world"}, {"--world needs a value: a whole number, e.g. --world 2"}},
       {{"run", "--world", "2", "3"}, {"'3' was not expected by 'shardscope run'"}},
       {{"view"}, {"'shardscope view' needs FILE"}},
