@@ -59,6 +59,11 @@ void RunOptions::addTo(CLI::App& cmd, bool withOutputs) {
        withDefault("fp32 | bf16 (bf16 parameters and compute; fp32 gradient reduction and master "
                    "weights, like FSDP2's MixedPrecisionPolicy)",
                    d.precision));
+  bind("--accumulate", &RunConfig::accumulate,
+       withDefault("gradient accumulation: micro-batches per optimizer step; each rank splits its "
+                   "batch into this many and reduces gradients only after the last (DDP's no_sync, "
+                   "FSDP2's set_requires_gradient_sync(False)), so unreduced gradients are held meanwhile",
+                   d.accumulate));
   bind("--lora-rank", &RunConfig::loraRank,
        withDefault("0: full fine-tuning | r (1..--hidden): LoRA fine-tuning, the base weights frozen "
                    "and rank-r adapters on every block's linear layers trained (PEFT's "

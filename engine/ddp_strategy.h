@@ -24,6 +24,7 @@ class DdpStrategy final : public Strategy {
     return compute_.empty() ? params_ : compute_;
   }
   void finishBackward() override;
+  void setGradientSync(bool sync) override { buckets_->setEnabled(sync); }
   void step() override;
   std::map<std::string, at::Tensor> fullParameters() override;
   std::vector<HeldTensor> heldTensors() const override;

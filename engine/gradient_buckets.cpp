@@ -89,6 +89,7 @@ std::vector<std::vector<int>> GradientBuckets::layout() const {
 }
 
 void GradientBuckets::onGradReady(int param) {
+  if (!enabled_) return;
   Bucket& bucket = buckets_[bucketOf_[param]];
   if (--bucket.pending == 0) launchReadyBuckets();
 }

@@ -33,6 +33,10 @@ class GradientBuckets {
   // bucket again). Throws if some parameter got no gradient, so its bucket never launched.
   void finish(const std::function<void(int param, const at::Tensor& averaged)>& take);
 
+  // false: backward leaves gradients in .grad to accumulate, counting and launching nothing
+  // (DDP's no_sync); the next backward with it true reduces what they add up to.
+  void setEnabled(bool enabled) { enabled_ = enabled; }
+
   // Parameter indices per bucket, in launch order.
   std::vector<std::vector<int>> layout() const;
   std::vector<HeldTensor> heldTensors() const;  // the buckets (comm_buffer)
@@ -55,6 +59,7 @@ class GradientBuckets {
   std::vector<int> bucketOf_;  // parameter index -> bucket index
   std::vector<std::shared_ptr<torch::autograd::Node>> gradAccumulators_;
   int nextToLaunch_ = 0;
+  bool enabled_ = true;
 };
 
 // Reducer's assignment: walk parameters in reverse order; close a bucket once it reaches its cap

@@ -61,6 +61,7 @@ ShardedStrategy::ShardedStrategy(const RunConfig& config, const StagedModel& mod
   // (role other) of one block exist at once, and the root's from its first parameter to its last
   // (GPT: embeddings first, head last), as FSDP2 materialises one module's parameters at a time.
   live_.resize(specs.size());
+  accumulated_.resize(specs.size());
   std::vector<at::Tensor> filling(units_.size());
   std::vector<size_t> filled(units_.size(), 0);
   {
@@ -197,15 +198,30 @@ void ShardedStrategy::reduceGradients(Unit& unit) {
     unit.gradShard = allocateForCollective([&] { return at::empty({unit.shard.numel()}, fp32); });
   }
   for (size_t k = 0; k < unit.params.size(); ++k) {
-    auto& p = live_[unit.params[k]];
-    if (p.grad().defined()) {
-      flat.narrow(0, unit.offsets[k], p.numel()).copy_(p.grad().reshape({-1}));
-    }
+    const int i = unit.params[k];
+    auto& p = live_[i];
+    auto& acc = accumulated_[i];
+    if (acc.defined() && p.grad().defined()) acc.add_(p.grad());  // earlier micro-batches' + this one's
+    const at::Tensor& grad = acc.defined() ? acc : p.grad();
+    if (grad.defined()) flat.narrow(0, unit.offsets[k], p.numel()).copy_(grad.reshape({-1}));
     p.mutable_grad() = at::Tensor();  // the unsharded gradient is freed here, as in FSDP2
+    acc = at::Tensor();
   }
   flat.mul_(1.0 / comm_.worldSize());
   reduceScatterInput_ = flat;
   reduceScatter_ = comm_.reduceScatterSumAsync(unit.gradShard, reduceScatterInput_, unit.name);
+}
+
+void ShardedStrategy::keepUnreduced(Unit& unit) {
+  if (computeDtype_ == at::kFloat) return;  // autograd adds the next micro-batch's into .grad
+  RoleScope role(trace::MemoryRole::GradFull);
+  for (int i : unit.params) {
+    auto& p = live_[i];
+    if (!p.grad().defined()) continue;
+    if (accumulated_[i].defined()) accumulated_[i].add_(p.grad());
+    else accumulated_[i] = p.grad().to(at::kFloat);
+    p.mutable_grad() = at::Tensor();
+  }
 }
 
 void ShardedStrategy::waitForReduceScatter() {
@@ -241,7 +257,10 @@ void ShardedStrategy::afterBackward(int stage) {
   const bool unitDone = model_.stageUnit(stage) != kRootUnit || stage == 0;
   if (!unitDone) return;
   for (int u : unitsOfStage(stage)) {
-    if (units_[u].trainable) reduceGradients(units_[u]);
+    if (units_[u].trainable) {
+      if (sync_) reduceGradients(units_[u]);
+      else keepUnreduced(units_[u]);
+    }
     reshard(units_[u]);
   }
 }
@@ -292,6 +311,10 @@ std::vector<HeldTensor> ShardedStrategy::heldTensors() const {
       const auto& g = live_[i].grad();
       if (g.defined()) {
         out.push_back({model_.params()[i].name + ".grad", "grad_full", g.numel(), bytesOf(g)});
+      }
+      const auto& acc = accumulated_[i];
+      if (acc.defined()) {
+        out.push_back({model_.params()[i].name + ".grad (fp32, accumulated)", "grad_full", acc.numel(), bytesOf(acc)});
       }
     }
   }

@@ -50,6 +50,7 @@ class ShardedStrategy final : public Strategy {
   void beforeBackward(int stage) override;
   void afterBackward(int stage) override;
   void finishBackward() override;
+  void setGradientSync(bool sync) override { sync_ = sync; }
   void step() override;
   std::map<std::string, at::Tensor> fullParameters() override;
   std::vector<HeldTensor> heldTensors() const override;
@@ -81,6 +82,9 @@ class ShardedStrategy final : public Strategy {
   void prefetch(int stage, int direction);  // issueUnshard for the next --prefetch stages' units
   void reshard(Unit& unit);
   void reduceGradients(Unit& unit);
+  // Without sync: keeps a unit's unsharded gradients for the next micro-batch; under bf16 in fp32,
+  // as FSDP2 upcasts them to the reduce dtype (FSDPParam.to_accumulated_grad_if_needed).
+  void keepUnreduced(Unit& unit);
   void waitForReduceScatter();
   template <typename Fn>
   auto allocateForCollective(Fn&& allocate);
@@ -95,6 +99,9 @@ class ShardedStrategy final : public Strategy {
   std::vector<Unit> units_;  // blocks 0..L-1, then root (frozen before trained units of a slot)
   std::vector<std::vector<int>> slotUnits_;  // per block, then the root: its units' indices
   std::vector<at::Tensor> live_;
+  std::vector<at::Tensor> accumulated_;  // per parameter: fp32 unsharded gradient kept across
+                                         // micro-batches under bf16; undefined otherwise
+  bool sync_ = true;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
 };
 

@@ -43,6 +43,10 @@ class Strategy {
   virtual void beforeBackward(int stage) {}
   virtual void afterBackward(int stage) {}
   virtual void finishBackward() {}
+  // Gradient accumulation: false for every micro-batch of a step but the last. Gradients then
+  // accumulate unreduced (DDP's no_sync, FSDP2's set_requires_gradient_sync(False)) and
+  // finishBackward() is not called; the last micro-batch reduces what they add up to.
+  virtual void setGradientSync(bool sync) {}
   virtual void step() = 0;  // optimizer step on what this rank owns, then clears gradients
 
   // Full parameters by name, gathered from every rank (a collective: all ranks must call it).

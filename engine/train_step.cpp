@@ -26,10 +26,11 @@ at::Tensor inputOf(const Batch& batch, const Strategy& strategy) {
   return batch.x.to(dtype);
 }
 
-}  // namespace
 
-at::Tensor trainStep(const StagedModel& model, Strategy& strategy, const Batch& batch) {
-  ComputeSpan stepSpan(trace::ComputeKind::Step, "");
+// Forward and backward of one (micro-)batch; the backward seeds the loss's gradient with
+// `lossScale`. Returns the (unscaled) loss, detached.
+at::Tensor forwardBackward(const StagedModel& model, Strategy& strategy, const Batch& batch,
+                           double lossScale, bool lastMicroBatch) {
   const int stages = model.numStages();
   std::vector<at::Tensor> inputs(stages), outputs(stages);
   {
@@ -57,7 +58,8 @@ at::Tensor trainStep(const StagedModel& model, Strategy& strategy, const Batch& 
       {
         RoleScope role(trace::MemoryRole::Activation);
         ComputeSpan span(trace::ComputeKind::Backward, StagedModel::unitName(model.stageUnit(s)));
-        if (s == stages - 1) gradOutput = at::ones_like(outputs.back());
+        // d(loss * scale)/d(loss): `(loss / K).backward()` under gradient accumulation, else 1.
+        if (s == stages - 1) gradOutput = at::full_like(outputs.back(), lossScale);
         // A stage with nothing trainable in or before it (a frozen root under LoRA) has no backward.
         if (outputs[s].requires_grad() && gradOutput.defined()) {
           torch::autograd::backward({outputs[s]}, {gradOutput});
@@ -69,7 +71,24 @@ at::Tensor trainStep(const StagedModel& model, Strategy& strategy, const Batch& 
       retagGradients(model, strategy, s);
       strategy.afterBackward(s);
     }
-    strategy.finishBackward();
+    if (lastMicroBatch) strategy.finishBackward();
+  }
+  return loss;
+}
+
+}  // namespace
+
+at::Tensor trainStep(const StagedModel& model, Strategy& strategy, const Batch& batch, int microBatches) {
+  ComputeSpan stepSpan(trace::ComputeKind::Step, "");
+  const int64_t rows = batch.x.size(0) / microBatches;
+  at::Tensor total;
+  for (int k = 0; k < microBatches; ++k) {
+    const bool last = k == microBatches - 1;
+    strategy.setGradientSync(last);
+    const Batch micro = microBatches == 1 ? batch
+                                          : Batch{batch.x.narrow(0, k * rows, rows), batch.y.narrow(0, k * rows, rows)};
+    at::Tensor loss = forwardBackward(model, strategy, micro, 1.0 / microBatches, last);
+    total = total.defined() ? total + loss : loss;
   }
   {
     PhaseScope phase(trace::Phase::Optimizer);
@@ -77,7 +96,7 @@ at::Tensor trainStep(const StagedModel& model, Strategy& strategy, const Batch& 
     ComputeSpan span(trace::ComputeKind::Optimizer, "");
     strategy.step();
   }
-  return loss;
+  return microBatches == 1 ? total : total / microBatches;
 }
 
 }  // namespace shardscope

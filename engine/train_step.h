@@ -10,7 +10,9 @@
 
 namespace shardscope {
 
-// Returns this rank's loss (mean over its local batch), detached.
-at::Tensor trainStep(const StagedModel& model, Strategy& strategy, const Batch& batch);
+// Returns this rank's loss (mean over its local batch), detached. With `microBatches` > 1 the
+// batch is split into that many equal micro-batches, each loss scaled by 1/microBatches (as
+// `(loss / K).backward()`), and gradients are reduced only after the last (Strategy::setGradientSync).
+at::Tensor trainStep(const StagedModel& model, Strategy& strategy, const Batch& batch, int microBatches = 1);
 
 }  // namespace shardscope

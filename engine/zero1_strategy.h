@@ -26,6 +26,7 @@ class Zero1Strategy final : public Strategy {
 
   const std::vector<at::Tensor>& liveParameters() const override { return params_; }
   void finishBackward() override;
+  void setGradientSync(bool sync) override { buckets_->setEnabled(sync); }
   void step() override;
   std::map<std::string, at::Tensor> fullParameters() override;
   std::vector<HeldTensor> heldTensors() const override;

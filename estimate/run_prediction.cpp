@@ -173,12 +173,16 @@ RunPrediction predictSharded(const RunConfig& c, const ParameterCounts& n) {
                       optimizerFormula(c.optimizer, n.lora() ? "T'/N" : "P'/N")});
 
   const std::string perBlock = n.lora() ? " (a block is two units under LoRA: frozen weights and adapters)" : "";
+  // Every micro-batch gathers again; gradients are reduced once per step, after the last.
+  const int64_t micro = c.accumulate;
+  const std::string perMicro = micro > 1 ? ", per micro-batch (x " + std::to_string(micro) + ")" : "";
   if (c.strategy == "full_shard") {
-    p.perStep.push_back({CollectiveOp::AllGather, rootUnits + 2 * blockUnits, computeBytes * (paddedRoot + 2 * paddedBlocks),
-                         "root once, every block twice (forward and backward)" + perBlock});
+    p.perStep.push_back({CollectiveOp::AllGather, micro * (rootUnits + 2 * blockUnits),
+                         micro * computeBytes * (paddedRoot + 2 * paddedBlocks),
+                         "root once, every block twice (forward and backward)" + perMicro + perBlock});
   } else {
-    p.perStep.push_back({CollectiveOp::AllGather, rootUnits + blockUnits, computeBytes * paddedTotal,
-                         "every unit once: kept from forward to backward" + perBlock});
+    p.perStep.push_back({CollectiveOp::AllGather, micro * (rootUnits + blockUnits), micro * computeBytes * paddedTotal,
+                         "every unit once: kept from forward to backward" + perMicro + perBlock});
   }
   p.perStep.push_back({CollectiveOp::ReduceScatter, trainedUnits, 4 * paddedTrained,
                        n.lora() ? "every trained (LoRA) unit's fp32 gradients once; frozen units have none"
@@ -198,7 +202,7 @@ RunPrediction predictRun(const RunConfig& config) {
 bool samePrediction(const RunConfig& a, const RunConfig& b) {
   return a.model == b.model && a.layers == b.layers && a.hidden == b.hidden && a.world == b.world &&
          a.precision == b.precision && a.prefetch == b.prefetch && a.optimizer == b.optimizer &&
-         a.loraRank == b.loraRank &&
+         a.loraRank == b.loraRank && a.accumulate == b.accumulate &&
          (a.model == "gpt" ? a.seq == b.seq && a.vocab == b.vocab
                            : a.features == b.features && a.classes == b.classes);
 }

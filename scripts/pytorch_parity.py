@@ -17,6 +17,7 @@ relative 1e-5:
 Exit status 0 when every pair agrees, 1 otherwise. Run by ctest as `pytorch_parity`.
 """
 import argparse
+import contextlib
 import json
 import os
 import socket
@@ -225,15 +226,29 @@ def pytorch_rank(rank, world, port, export_dir, mode, out_path, device_kind="cpu
             opt = make_optimizer(c, [p for p in model.parameters() if p.requires_grad])
         data = torch.load(os.path.join(export_dir, "data.pt"))
         per = c["batch"] // world
+        micro_batches = c.get("accumulate", 1)
+        rows = per // micro_batches
         losses = []
         for step in range(c["steps"]):
             x = data["x"][step][rank * per:(rank + 1) * per].to(device)
             y = data["y"][step][rank * per:(rank + 1) * per].to(device)
-            loss = model(x, y)
-            loss.backward()
+            total = None
+            for k in range(micro_batches):
+                last = k == micro_batches - 1
+                # Gradient accumulation as PyTorch does it: DDP's no_sync() and FSDP2's
+                # set_requires_gradient_sync(False) for every micro-batch but the last.
+                if mode in ("ddp", "ddp_zero_redundancy"):
+                    sync = contextlib.nullcontext() if last else model.no_sync()
+                else:
+                    model.set_requires_gradient_sync(last)
+                    sync = contextlib.nullcontext()
+                with sync:
+                    loss = model(x[k * rows:(k + 1) * rows], y[k * rows:(k + 1) * rows])
+                    (loss / micro_batches if micro_batches > 1 else loss).backward()
+                total = loss.detach() if total is None else total + loss.detach()
             opt.step()
             opt.zero_grad(set_to_none=True)
-            g = loss.detach().clone()
+            g = (total / micro_batches if micro_batches > 1 else total).clone()
             dist.all_reduce(g)
             losses.append(g.item() / world)
         if rank == 0:
@@ -272,6 +287,9 @@ MODELS = {
     # LoRA: frozen base weights, trained rank-2 adapters (PEFT-style) on every block matrix.
     "gpt_lora": ["--model", "gpt", "--layers", "2", "--hidden", "12", "--heads", "3", "--seq", "5",
                  "--vocab", "11", "--lora-rank", "2"],
+    # Gradient accumulation: 2 micro-batches per step, reduced after the last (no_sync).
+    "gpt_accumulate": ["--model", "gpt", "--layers", "2", "--hidden", "12", "--heads", "3", "--seq", "5",
+                       "--vocab", "11", "--accumulate", "2"],
 }
 PAIRS = [("ddp", "ddp"), ("zero1", "ddp_zero_redundancy"), ("full_shard", "fsdp2_reshard_true"),
          ("shard_grad_op", "fsdp2_reshard_false")]

@@ -21,6 +21,7 @@ nlohmann::json RunConfig::toJson() const {
           {"optimizer", optimizer}, {"lr", lr},               {"seed", seed},
           {"device", device},       {"bucket-cap-mb", bucketCapMb},
           {"prefetch", prefetch},   {"precision", precision}, {"lora-rank", loraRank},
+          {"accumulate", accumulate},
           {"recording", recording}};
 }
 
@@ -77,6 +78,7 @@ std::optional<std::string> applyConfigJson(const nlohmann::json& json, RunConfig
     else if (key == "prefetch") err = readValue(v, key, c.prefetch);
     else if (key == "precision") err = readValue(v, key, c.precision);
     else if (key == "lora-rank") err = readValue(v, key, c.loraRank);
+    else if (key == "accumulate") err = readValue(v, key, c.accumulate);
     else if (key == "export") err = readValue(v, key, c.exportDir);
     else if (key == "summary") err = readValue(v, key, c.summaryPath);
     else if (key == "trace") err = readValue(v, key, c.tracePath);
@@ -269,6 +271,13 @@ std::optional<std::string> validate(const RunConfig& c) {
            std::to_string(c.world) + "; every rank takes an equal shard of the global batch. Use a " +
            "batch that is a multiple of " + std::to_string(c.world) + " (e.g. --batch " +
            std::to_string((c.batch / c.world + 1) * c.world) + ").";
+  }
+  const int local = c.batch / c.world;
+  if (c.accumulate < 1 || local % c.accumulate != 0) {
+    return "--accumulate " + std::to_string(c.accumulate) + " does not divide a rank's batch of " +
+           std::to_string(local) + " (--batch " + std::to_string(c.batch) + " / --world " +
+           std::to_string(c.world) + "); each rank splits its batch into that many equal micro-batches. " +
+           "Pass a divisor of " + std::to_string(local) + " (1: no accumulation), or a larger --batch.";
   }
   if (!(c.lr > 0.0) || !std::isfinite(c.lr)) {
     return "--lr is " + std::to_string(c.lr) + "; it must be a positive finite number (e.g. 1e-3).";

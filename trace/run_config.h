@@ -38,6 +38,10 @@ struct RunConfig {
   int prefetch = 1;                // full_shard/shard_grad_op: units all-gathered ahead (0..4)
   std::string precision = "fp32";  // fp32 | bf16 (bf16 params and compute; fp32 reduction and
                                    // master weights, as FSDP2's MixedPrecisionPolicy)
+  int accumulate = 1;              // micro-batches per optimizer step (gradient accumulation): each
+                                   // rank's batch is split in this many; gradients are reduced only
+                                   // after the last (DDP's no_sync, FSDP2's
+                                   // set_requires_gradient_sync(False) for the others)
   int loraRank = 0;                // 0: full fine-tuning; r > 0: LoRA, the base weights frozen and
                                    // rank-r adapters on the blocks' matrices trained (model_layout.h)
   std::string exportDir;           // --export DIR: init.pt, data.pt, losses.pt, final.pt

@@ -255,6 +255,8 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
       ImGui::Text("    run measured exactly that), and the seed documents' will-it-fit tables (7B, Llama-70B).");
       ImGui::BulletText("lora rank > 0: LoRA. Base weights frozen, small adapters train: Compare shows how little");
       ImGui::Text("    sharding saves then (gradients and optimizer state are tiny) and what it still sends.");
+      ImGui::BulletText("accumulate > 1: micro-batches reduced once per step (no_sync). FSDP then holds every");
+      ImGui::Text("    unit's full gradients (grad_full) and gathers again per micro-batch.");
       ImGui::BulletText("Frame build %.2f ms: %d spans drawn, %d folded, %d memory columns.",
                         state.lastFrameBuildMs, state.lastStats.spansDrawn, state.lastStats.spansFolded,
                         state.lastStats.memoryColumns);

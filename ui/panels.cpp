@@ -110,6 +110,11 @@ ConfigAction drawConfigPanel(RunConfig& c, std::vector<std::string>& compareStra
   ImGui::TextUnformatted("Training");
   ImGui::InputInt("batch", &c.batch);
   ImGui::InputInt("steps", &c.steps);
+  ImGui::InputInt("accumulate", &c.accumulate);
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip("micro-batches per optimizer step: gradients are reduced only after the last\n"
+                      "(no_sync); FSDP then holds every unit's unsharded gradients meanwhile");
+  }
   combo("optimizer", c.optimizer, {"sgd", "adam", "adamw"});
   ImGui::InputDouble("lr", &c.lr, 0.0, 0.0, "%.2e");
   int seed = static_cast<int>(c.seed);

@@ -94,7 +94,8 @@ TEST(ShardedMemory, InitialisationHoldsOneBlockAtATime) {
   ASSERT_EQ(r.exitCode, 0) << r.output;
   const auto units = unitElements(c);  // blocks, then the root
   int64_t largestParam = 0;
-  for (const auto& p : makeModel(c)->params()) largestParam = std::max(largestParam, p.numel());
+  const auto model = makeModel(c);  // kept: a range-for over a temporary's member would dangle
+  for (const auto& p : model->params()) largestParam = std::max(largestParam, p.numel());
   auto padded = [&](int64_t n) { return (n + c.world - 1) / c.world * c.world; };
   const int64_t block = padded(units.front()), root = padded(units.back());
   ASSERT_GT(block, 4 * root) << "the model must make a block's copies stand out";
@@ -103,6 +104,28 @@ TEST(ShardedMemory, InitialisationHoldsOneBlockAtATime) {
     const int64_t other = rank["peak_bytes"]["other"].get<int64_t>();
     EXPECT_LE(other, 4 * (root + block + largestParam)) << "rank " << rank["rank"];
     EXPECT_GE(other, 4 * block) << "a block's values pass through, recorded";
+  }
+}
+
+// FSDP's price for skipping the reduce-scatter of early micro-batches (no_sync): a rank holds every
+// unit's unsharded gradients until the last micro-batch, as much as DDP holds; one micro-batch
+// per step holds about one unit's at a time.
+TEST(ShardedMemory, NoSyncAccumulationHoldsEveryUnitsFullGradients) {
+  RunConfig c = testing::tinyGptConfig();
+  c.strategy = "full_shard";
+  c.batch = 8;
+  const int64_t fullGradBytes = 4 * makeModel(c)->parameterCount();
+  for (const int micro : {1, 2}) {
+    c.accumulate = micro;
+    const auto dir = testing::freshTempDir("no_sync_" + std::to_string(micro));
+    auto r = testing::runShardscope(testing::runArgsOf(c, {"--summary", dir + "/summary.json"}));
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    const auto summary = nlohmann::json::parse(std::ifstream(dir + "/summary.json"));
+    for (const auto& rank : summary["ranks"]) {
+      const int64_t peak = rank["peak_bytes"]["grad_full"].get<int64_t>();
+      if (micro == 1) EXPECT_LT(peak, fullGradBytes / 2) << "one unit's gradients at a time";
+      else EXPECT_GE(peak, fullGradBytes) << "every unit's, kept for the last micro-batch";
+    }
   }
 }
 

@@ -162,6 +162,48 @@ TEST(Zero1, AdamTemporariesStayTheSizeOfOneParameter) {
   }
 }
 
+// Gradient accumulation: three micro-batches per step, reduced once after the last, train every
+// strategy to what one process trains on the whole global batch.
+using AccumulationCase = std::tuple<std::string, std::string>;  // model, strategy
+
+class AccumulationParity : public ::testing::TestWithParam<AccumulationCase> {};
+
+TEST_P(AccumulationParity, MatchesSingleProcessTrainingOnTheWholeBatch) {
+  const auto& [model, strategy] = GetParam();
+  const RunConfig config = smallConfig(model);  // batch 12: 6 per rank at world 2, 3 micro-batches of 2
+  const auto dir = testing::freshTempDir("accumulate_" + model + "_" + strategy);
+  auto args = cliArgs(config, strategy, 2, dir);
+  args.insert(args.end(), {"--accumulate", "3", "--summary", dir + "/summary.json"});
+  auto run = testing::runShardscope(args);
+  ASSERT_EQ(run.exitCode, 0) << run.output;
+  const auto& ref = reference(model, "adam");
+  auto trained = loadTensorDict(dir + "/final.pt");
+  ASSERT_EQ(trained.size(), ref.parameters.size());
+  for (const auto& [name, expected] : ref.parameters) {
+    EXPECT_LE(relativeDifference(trained.at(name), expected), 1e-5) << name;
+  }
+  auto losses = loadTensor(dir + "/losses.pt");
+  for (int s = 0; s < config.steps; ++s) {
+    EXPECT_NEAR(losses[s].item<double>(), ref.losses[s], 1e-5 * std::abs(ref.losses[s])) << s;
+  }
+  // Reduced once per step whatever the micro-batches: the gradient collectives did not triple.
+  const auto summary = nlohmann::json::parse(std::ifstream(dir + "/summary.json"));
+  const auto& collectives = summary["ranks"][0]["collectives"];
+  const bool sharded = strategy == "full_shard" || strategy == "shard_grad_op";
+  const int64_t reductions = collectives[sharded ? "reduce_scatter" : "all_reduce"]["count"].get<int64_t>();
+  const int64_t perStepUnits = config.layers + 1;
+  if (sharded) EXPECT_EQ(reductions, config.steps * perStepUnits);
+  else EXPECT_LE(reductions, config.steps * 4) << "a few buckets and the loss per step, not per micro-batch";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllStrategies, AccumulationParity,
+    ::testing::Combine(::testing::Values("mlp", "gpt"),
+                       ::testing::Values("ddp", "zero1", "full_shard", "shard_grad_op")),
+    [](const ::testing::TestParamInfo<AccumulationCase>& info) {
+      return std::get<0>(info.param) + "_" + std::get<1>(info.param);
+    });
+
 // LoRA: every strategy trains the adapters as one process does, and leaves every frozen weight
 // exactly as it began (no strategy may step, reduce or round what does not train). Plain SGD:
 // B starts at zero, and where Adam divides a near-zero gradient of it by its own square root,

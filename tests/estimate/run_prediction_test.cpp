@@ -38,17 +38,19 @@ struct Case {
   std::string optimizer = "adam";
   int world = 2;  // 3 pads every unit (and zero1's flat buffer) to a multiple of N
   int loraRank = 0;
+  int accumulate = 1;
 };
 
 std::string nameOf(const ::testing::TestParamInfo<Case>& info) {
   const auto& c = info.param;
   return c.strategy + "_" + c.precision + "_prefetch" + std::to_string(c.prefetch) + "_" + c.optimizer +
-         "_world" + std::to_string(c.world) + (c.loraRank > 0 ? "_lora" + std::to_string(c.loraRank) : "");
+         "_world" + std::to_string(c.world) + (c.loraRank > 0 ? "_lora" + std::to_string(c.loraRank) : "") +
+         (c.accumulate > 1 ? "_accumulate" + std::to_string(c.accumulate) : "");
 }
 
 void PrintTo(const Case& c, std::ostream* os) {
   *os << c.strategy << " " << c.precision << " prefetch " << c.prefetch << " " << c.optimizer << " world "
-      << c.world << " lora rank " << c.loraRank;
+      << c.world << " lora rank " << c.loraRank << " accumulate " << c.accumulate;
 }
 
 class PredictionMatchesMeasurement : public ::testing::TestWithParam<Case> {};
@@ -63,6 +65,8 @@ TEST_P(PredictionMatchesMeasurement, MemoryAndWire) {
   c.prefetch = k.prefetch;
   c.optimizer = k.optimizer;
   c.loraRank = k.loraRank;
+  c.accumulate = k.accumulate;
+  c.batch *= k.accumulate;  // every micro-batch keeps a rank's 2 samples
   const auto dir = testing::freshTempDir("prediction_" + nameOf({k, 0}));
   const auto r = testing::runShardscope(testing::runArgsOf(c, {"--summary", dir + "/summary.json"}));
   ASSERT_EQ(r.exitCode, 0) << r.output;
@@ -109,7 +113,11 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"ddp", "fp32", 1, "adam", 2, 3}, Case{"ddp", "bf16", 1, "adam", 3, 3},
                       Case{"zero1", "fp32", 1, "adam", 3, 3}, Case{"zero1", "bf16", 1, "adam", 3, 3},
                       Case{"full_shard", "fp32", 1, "adam", 3, 3}, Case{"full_shard", "bf16", 2, "adam", 2, 3},
-                      Case{"shard_grad_op", "fp32", 1, "adam", 3, 3}, Case{"shard_grad_op", "bf16", 1, "adam", 2, 3}),
+                      Case{"shard_grad_op", "fp32", 1, "adam", 3, 3}, Case{"shard_grad_op", "bf16", 1, "adam", 2, 3},
+                      // Gradient accumulation: gathers per micro-batch, reductions per step.
+                      Case{"ddp", "fp32", 1, "adam", 2, 0, 2}, Case{"zero1", "bf16", 1, "adam", 3, 0, 2},
+                      Case{"full_shard", "fp32", 1, "adam", 3, 0, 3}, Case{"shard_grad_op", "bf16", 1, "adam", 2, 0, 2},
+                      Case{"full_shard", "bf16", 2, "adam", 2, 3, 2}),
     nameOf);
 
 // LoRA's layout: every base weight frozen, and per block matrix W [out, in] two trained adapters,

@@ -33,6 +33,28 @@ TEST(RunConfig, BatchMustDivideByWorldAndSuggestsAFix) {
   EXPECT_NE(e.find("--batch 18"), std::string::npos) << e;
 }
 
+TEST(RunConfig, MicroBatchesMustDivideARanksBatch) {
+  RunConfig c;  // batch 16, world 2: 8 samples per rank
+  c.accumulate = 4;
+  EXPECT_EQ(errorOf(c), "");
+  for (const int bad : {0, 3, 16}) {
+    c.accumulate = bad;
+    const auto e = errorOf(c);
+    EXPECT_NE(e.find("--accumulate " + std::to_string(bad)), std::string::npos) << e;
+    EXPECT_NE(e.find("divisor of 8"), std::string::npos) << e;
+  }
+}
+
+TEST(RunConfig, LoraRankIsZeroOrAtMostHidden) {
+  RunConfig c;  // hidden 64
+  c.loraRank = 64;
+  EXPECT_EQ(errorOf(c), "");
+  c.loraRank = 65;
+  EXPECT_NE(errorOf(c).find("--lora-rank is 65"), std::string::npos) << errorOf(c);
+  c.loraRank = -1;
+  EXPECT_NE(errorOf(c).find("from 1 to --hidden (64)"), std::string::npos) << errorOf(c);
+}
+
 TEST(RunConfig, UnknownNamesListTheAllowedOnes) {
   RunConfig c;
   c.strategy = "zero3";
