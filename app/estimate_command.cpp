@@ -1,5 +1,6 @@
 #include "app/estimate_command.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <iterator>
 
@@ -38,7 +39,7 @@ std::string rowLabel(const estimate::PredictedMemory& m) {
 int estimateRun(const RunConfig& config, bool json) {
   // The batch matters to activations only, which are not predicted: any valid batch will do.
   RunConfig check = config;
-  check.batch = check.world;
+  check.batch = check.world * std::max(1, check.accumulate);  // one sample per micro-batch and rank
   // Nothing is written: output paths a --config file may carry are not checked.
   check.exportDir = check.summaryPath = check.tracePath = check.memoryCsvPath = "";
   if (auto err = validate(check)) return badValue(*err);

@@ -106,6 +106,13 @@ int runRankWorker(const RunConfig& config) {
       throw std::runtime_error("--batch " + std::to_string(config.batch) +
                                " is not divisible by WORLD_SIZE=" + std::to_string(info.worldSize));
     }
+    // validate() checked this against --world; a worker under torchrun gets its world from WORLD_SIZE.
+    const int localBatch = config.batch / info.worldSize;
+    if (config.accumulate < 1 || localBatch % config.accumulate != 0) {
+      throw std::runtime_error("--accumulate " + std::to_string(config.accumulate) + " does not divide a rank's batch of " +
+                               std::to_string(localBatch) + " (--batch " + std::to_string(config.batch) +
+                               " / WORLD_SIZE=" + std::to_string(info.worldSize) + ")");
+    }
     // Declared before the communicator so it outlives it: the clock's last poll still sees the
     // communication stream's final collectives.
     const bool instrumented = config.recording != "off";

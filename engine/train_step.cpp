@@ -79,6 +79,8 @@ at::Tensor forwardBackward(const StagedModel& model, Strategy& strategy, const B
 }  // namespace
 
 at::Tensor trainStep(const StagedModel& model, Strategy& strategy, const Batch& batch, int microBatches) {
+  TORCH_CHECK(microBatches >= 1 && batch.x.size(0) % microBatches == 0, "trainStep: ", microBatches,
+              " micro-batches do not split a batch of ", batch.x.size(0), " rows evenly");
   ComputeSpan stepSpan(trace::ComputeKind::Step, "");
   const int64_t rows = batch.x.size(0) / microBatches;
   at::Tensor total;

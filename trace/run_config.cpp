@@ -273,7 +273,11 @@ std::optional<std::string> validate(const RunConfig& c) {
            std::to_string((c.batch / c.world + 1) * c.world) + ").";
   }
   const int local = c.batch / c.world;
-  if (c.accumulate < 1 || local % c.accumulate != 0) {
+  if (c.accumulate < 1) {
+    return "--accumulate is " + std::to_string(c.accumulate) + "; it must be 1 (no gradient accumulation) or " +
+           "more micro-batches per step. Pass e.g. --accumulate 2.";
+  }
+  if (local % c.accumulate != 0) {
     return "--accumulate " + std::to_string(c.accumulate) + " does not divide a rank's batch of " +
            std::to_string(local) + " (--batch " + std::to_string(c.batch) + " / --world " +
            std::to_string(c.world) + "); each rank splits its batch into that many equal micro-batches. " +

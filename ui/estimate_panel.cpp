@@ -92,7 +92,8 @@ void updatePredictions(EstimatePanelState& st, const RunConfig& config) {
   st.predictedFor = key;
   st.predictions.clear();
   RunConfig check = config;
-  check.batch = check.world;  // the batch only shapes activations, which are not predicted
+  // The batch only shapes activations, which are not predicted: one sample per micro-batch and rank.
+  check.batch = check.world * std::max(1, check.accumulate);
   check.exportDir = check.summaryPath = check.tracePath = check.memoryCsvPath = "";  // nothing is written
   auto problem = validate(check);
   st.predictionProblem = problem ? *problem : std::string();

@@ -186,6 +186,11 @@ TEST(CliErrors, EstimateIsLabelledAPrediction) {
   auto json = runShardscope({"estimate", "--model", "gpt", "--json"});
   EXPECT_EQ(json.exitCode, 0) << json.output;
   EXPECT_NE(json.output.find("\"prediction\": true"), std::string::npos) << json.output;
+  // The run options it predicts for include accumulation and LoRA (the batch is not its business).
+  auto accumulated = runShardscope({"estimate", "--model", "gpt", "--world", "2", "--accumulate", "4", "--lora-rank", "2"});
+  EXPECT_EQ(accumulated.exitCode, 0) << accumulated.output;
+  EXPECT_NE(accumulated.output.find("per micro-batch (x 4)"), std::string::npos) << accumulated.output;
+  EXPECT_NE(accumulated.output.find("LoRA rank 2"), std::string::npos) << accumulated.output;
 }
 
 }  // namespace

@@ -37,12 +37,14 @@ TEST(RunConfig, MicroBatchesMustDivideARanksBatch) {
   RunConfig c;  // batch 16, world 2: 8 samples per rank
   c.accumulate = 4;
   EXPECT_EQ(errorOf(c), "");
-  for (const int bad : {0, 3, 16}) {
+  for (const int bad : {3, 16}) {
     c.accumulate = bad;
     const auto e = errorOf(c);
     EXPECT_NE(e.find("--accumulate " + std::to_string(bad)), std::string::npos) << e;
     EXPECT_NE(e.find("divisor of 8"), std::string::npos) << e;
   }
+  c.accumulate = 0;
+  EXPECT_NE(errorOf(c).find("--accumulate is 0; it must be 1"), std::string::npos) << errorOf(c);
 }
 
 TEST(RunConfig, LoraRankIsZeroOrAtMostHidden) {

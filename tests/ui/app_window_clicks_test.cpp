@@ -174,6 +174,10 @@ TEST_F(AppClicks, EstimateTabDrawsBadInputAsAMessage) {
   draw();
   EXPECT_FALSE(items_.count("estimate:problem"));
   EXPECT_FALSE(items_.count("estimate:run-problem"));
+  state_.config.batch = 16;
+  state_.config.accumulate = 4;  // a valid run: it gets a prediction too
+  draw();
+  EXPECT_FALSE(items_.count("estimate:run-problem")) << state_.estimate.predictionProblem;
 }
 
 }  // namespace
