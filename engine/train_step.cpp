@@ -26,7 +26,6 @@ at::Tensor inputOf(const Batch& batch, const Strategy& strategy) {
   return batch.x.to(dtype);
 }
 
-
 // Forward and backward of one (micro-)batch; the backward seeds the loss's gradient with
 // `lossScale`. Returns the (unscaled) loss, detached.
 at::Tensor forwardBackward(const StagedModel& model, Strategy& strategy, const Batch& batch,
