@@ -1,6 +1,5 @@
 #include "app/estimate_command.h"
 
-#include <algorithm>
 #include <cstdio>
 #include <iterator>
 
@@ -37,12 +36,8 @@ std::string rowLabel(const estimate::PredictedMemory& m) {
 }
 
 int estimateRun(const RunConfig& config, bool json) {
-  // The batch matters to activations only, which are not predicted: any valid batch will do.
-  RunConfig check = config;
-  check.batch = check.world * std::max(1, check.accumulate);  // one sample per micro-batch and rank
-  // Nothing is written: output paths a --config file may carry are not checked.
-  check.exportDir = check.summaryPath = check.tracePath = check.memoryCsvPath = "";
-  if (auto err = validate(check)) return badValue(*err);
+  // The batch and the output paths a --config file may carry are not its business.
+  if (auto err = estimate::predictionProblem(config)) return badValue(*err);
 
   std::vector<estimate::RunPrediction> predictions;
   for (const char* s : kStrategies) {

@@ -24,36 +24,23 @@ ShardedStrategy::ShardedStrategy(const RunConfig& config, const StagedModel& mod
   const int world = comm.worldSize();
   const int rank = comm.rank();
   const auto& specs = model.params();
-  // A unit per block and one for the root (slot numUnits()). Frozen and trained parameters of a
-  // slot go to separate units: a flat shard is stepped and reduce-scattered whole, so it must be
-  // all trained or all frozen (FSDP1's FlatParameter rule; FSDP2 shards per parameter and keeps
-  // them in one group, one all-gather of the same bytes).
-  const int slots = model.numUnits() + 1;
-  slotUnits_.resize(slots);
+  // The units of trace/model_layout.h's flatUnits(): per block and the root, frozen and trained
+  // parameters apart. slotUnits_ groups them by block (the root's last) for the stage hooks.
+  slotUnits_.resize(model.numUnits() + 1);
   std::vector<int> unitOfParam(specs.size(), -1);
-  for (int slot = 0; slot < slots; ++slot) {
-    const int modelUnit = slot == model.numUnits() ? kRootUnit : slot;
-    bool hasFrozen = false, hasTrained = false;
-    for (const auto& spec : specs) {
-      if (spec.unit != modelUnit) continue;
-      (spec.trainable ? hasTrained : hasFrozen) = true;
+  for (const FlatUnit& flat : flatUnits(specs, model.numUnits())) {
+    Unit unit;
+    unit.name = flat.name;
+    unit.trainable = flat.trainable;
+    unit.params = flat.params;
+    for (int i : flat.params) {
+      unit.offsets.push_back(unit.numel);
+      unit.numel += specs[i].numel();
+      unitOfParam[i] = static_cast<int>(units_.size());
     }
-    for (const bool trainable : {false, true}) {
-      if (!(trainable ? hasTrained : hasFrozen)) continue;
-      Unit unit;
-      unit.name = StagedModel::unitName(modelUnit) + (trainable && hasFrozen ? ".lora" : "");
-      unit.trainable = trainable;
-      for (size_t i = 0; i < specs.size(); ++i) {
-        if (specs[i].unit != modelUnit || specs[i].trainable != trainable) continue;
-        unit.params.push_back(static_cast<int>(i));
-        unit.offsets.push_back(unit.numel);
-        unit.numel += specs[i].numel();
-        unitOfParam[i] = static_cast<int>(units_.size());
-      }
-      unit.paddedNumel = (unit.numel + world - 1) / world * world;
-      slotUnits_[slot].push_back(static_cast<int>(units_.size()));
-      units_.push_back(std::move(unit));
-    }
+    unit.paddedNumel = (unit.numel + world - 1) / world * world;
+    slotUnits_[flat.unit == kRootUnit ? model.numUnits() : flat.unit].push_back(static_cast<int>(units_.size()));
+    units_.push_back(std::move(unit));
   }
 
   // Every rank generates the same initial values, one parameter at a time, copies each into its

@@ -105,30 +105,6 @@ RunPrediction predictZero1(const RunConfig& c, const ParameterCounts& n) {
   return p;
 }
 
-// One flat unit of the sharded strategies: a block's or the root's parameters, frozen and trained
-// ones apart under LoRA (engine/sharded_strategy.h), padded to a multiple of N.
-struct FlatUnit {
-  bool root = false;
-  bool trained = true;
-  int64_t padded = 0;
-};
-
-std::vector<FlatUnit> flatUnits(const RunConfig& c) {
-  const auto layout = modelLayout(c);
-  std::vector<FlatUnit> out;
-  for (int slot = 0; slot <= c.layers; ++slot) {
-    const int unit = slot == c.layers ? kRootUnit : slot;
-    for (const bool trained : {false, true}) {
-      int64_t elements = 0;
-      for (const auto& spec : layout) {
-        if (spec.unit == unit && spec.trainable == trained) elements += spec.numel();
-      }
-      if (elements > 0) out.push_back({unit == kRootUnit, trained, (elements + c.world - 1) / c.world * c.world});
-    }
-  }
-  return out;
-}
-
 RunPrediction predictSharded(const RunConfig& c, const ParameterCounts& n) {
   const bool bf16 = c.precision == "bf16";
   const int64_t computeBytes = bf16 ? 2 : 4;
@@ -137,12 +113,14 @@ RunPrediction predictSharded(const RunConfig& c, const ParameterCounts& n) {
   const int layers = c.layers;
   int64_t paddedTotal = 0, paddedTrained = 0, paddedRoot = 0, paddedBlocks = 0, rootUnits = 0, blockUnits = 0,
           trainedUnits = 0;
-  for (const auto& u : flatUnits(c)) {
-    paddedTotal += u.padded;
-    paddedTrained += u.trained ? u.padded : 0;
-    trainedUnits += u.trained ? 1 : 0;
-    (u.root ? paddedRoot : paddedBlocks) += u.padded;
-    (u.root ? rootUnits : blockUnits) += 1;
+  for (const auto& u : flatUnits(modelLayout(c), layers)) {
+    const int64_t padded = (u.numel + world - 1) / world * world;
+    const bool root = u.unit == kRootUnit;
+    paddedTotal += padded;
+    paddedTrained += u.trainable ? padded : 0;
+    trainedUnits += u.trainable ? 1 : 0;
+    (root ? paddedRoot : paddedBlocks) += padded;
+    (root ? rootUnits : blockUnits) += 1;
   }
   const int64_t largestBlock = paddedBlocks / layers;  // all blocks are the same size
   const int64_t owned = paddedTotal / world;
@@ -197,6 +175,13 @@ RunPrediction predictRun(const RunConfig& config) {
   if (config.strategy == "ddp") return predictDdp(config, counts);
   if (config.strategy == "zero1") return predictZero1(config, counts);
   return predictSharded(config, counts);
+}
+
+std::optional<std::string> predictionProblem(const RunConfig& config) {
+  RunConfig check = config;
+  check.batch = check.world * std::max(1, check.accumulate);  // one sample per micro-batch and rank
+  check.exportDir = check.summaryPath = check.tracePath = check.memoryCsvPath = "";
+  return validate(check);
 }
 
 bool samePrediction(const RunConfig& a, const RunConfig& b) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,10 @@ struct RunPrediction {
 
 // For a configuration that validate() accepts.
 RunPrediction predictRun(const RunConfig& config);
+
+// Why predictRun cannot take `config`, or nothing: validate() less what only a real run needs.
+// The batch shapes activations only, which are not predicted, and nothing is written.
+std::optional<std::string> predictionProblem(const RunConfig& config);
 
 // Whether a run of `measured` is a measurement of what predictRun(`predicted`) predicts, strategy
 // aside: the same model sizes, world size, precision, prefetch depth and optimizer.

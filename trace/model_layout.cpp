@@ -99,6 +99,26 @@ std::vector<ParamSpec> modelLayout(const RunConfig& config) {
   return config.loraRank > 0 ? withLoraAdapters(base, config) : base;
 }
 
+std::vector<FlatUnit> flatUnits(const std::vector<ParamSpec>& layout, int blocks) {
+  std::vector<FlatUnit> out;
+  for (int slot = 0; slot <= blocks; ++slot) {
+    const int unit = slot == blocks ? kRootUnit : slot;
+    const std::string name = unit == kRootUnit ? "root" : "blocks." + std::to_string(unit);
+    const size_t first = out.size();
+    for (const bool trainable : {false, true}) {
+      FlatUnit f{name, unit, trainable, {}, 0};
+      for (size_t i = 0; i < layout.size(); ++i) {
+        if (layout[i].unit != unit || layout[i].trainable != trainable) continue;
+        f.params.push_back(static_cast<int>(i));
+        f.numel += layout[i].numel();
+      }
+      if (!f.params.empty()) out.push_back(std::move(f));
+    }
+    if (out.size() - first == 2) out.back().name += ".lora";  // the adapters beside frozen weights
+  }
+  return out;
+}
+
 std::string loraLabel(const RunConfig& config) {
   return config.loraRank > 0 ? ", LoRA rank " + std::to_string(config.loraRank) : "";
 }

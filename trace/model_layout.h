@@ -39,6 +39,20 @@ std::vector<std::string> loraTargets(const RunConfig& config);
 // Elements of the parameters that train: all of them, or only the adapters under LoRA.
 int64_t trainableElements(const RunConfig& config);
 
+// A flat unit of the sharded strategies (full_shard, shard_grad_op): the parameters flattened,
+// padded and sharded together. One per block and one for the root, in that order; a block's or the
+// root's frozen and trained parameters go to separate units (frozen first), since a flat shard is
+// stepped and reduce-scattered whole (FSDP1's FlatParameter rule). The engine shards exactly these
+// and the estimator counts them.
+struct FlatUnit {
+  std::string name;          // "blocks.3", "root"; "blocks.3.lora" for LoRA's adapters
+  int unit = kRootUnit;      // the model unit it belongs to: block index, or kRootUnit
+  bool trainable = true;
+  std::vector<int> params;   // indices into the layout, in layout order
+  int64_t numel = 0;         // unpadded elements
+};
+std::vector<FlatUnit> flatUnits(const std::vector<ParamSpec>& layout, int blocks);
+
 // ", LoRA rank 8" for a LoRA run, "" for full fine-tuning: appended where a run's model is named.
 std::string loraLabel(const RunConfig& config);
 

@@ -91,11 +91,7 @@ void updatePredictions(EstimatePanelState& st, const RunConfig& config) {
   if (key == st.predictedFor) return;
   st.predictedFor = key;
   st.predictions.clear();
-  RunConfig check = config;
-  // The batch only shapes activations, which are not predicted: one sample per micro-batch and rank.
-  check.batch = check.world * std::max(1, check.accumulate);
-  check.exportDir = check.summaryPath = check.tracePath = check.memoryCsvPath = "";  // nothing is written
-  auto problem = validate(check);
+  auto problem = estimate::predictionProblem(config);
   st.predictionProblem = problem ? *problem : std::string();
   if (problem) return;
   for (const char* strategy : kStrategies) {
