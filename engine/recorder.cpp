@@ -182,6 +182,7 @@ ComputeSpan::~ComputeSpan() {
   trace::Event e;
   e.kind = trace::EventKind::Compute;
   e.step = recorder.step();
+  e.microBatch = recorder.microBatch();
   e.beginNs = begin_;
   e.endNs = trace::nowNs();
   e.op = static_cast<uint8_t>(kind_);

@@ -49,6 +49,10 @@ class RankRecorder {
   // The step every event is tagged with (set by the training loop, read on any thread).
   void setStep(int step) { step_.store(step, std::memory_order_relaxed); }
   int step() const { return step_.load(std::memory_order_relaxed); }
+  // Under gradient accumulation, the micro-batch (1..K) the step is in; 0 otherwise. Collectives
+  // and compute spans carry it, so the K all-gathers of one unit in one step stay apart.
+  void setMicroBatch(int microBatch) { microBatch_.store(microBatch, std::memory_order_relaxed); }
+  int microBatch() const { return microBatch_.load(std::memory_order_relaxed); }
 
  private:
   RankRecorder() = default;
@@ -65,6 +69,7 @@ class RankRecorder {
   std::atomic<int64_t> dropped_{0};
   int64_t droppedReported_ = 0;
   std::atomic<int> step_{-1};
+  std::atomic<int> microBatch_{0};
   std::mutex controlMutex_;
   std::deque<trace::Event> controlEvents_;
   std::thread writer_;

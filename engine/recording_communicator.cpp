@@ -11,6 +11,7 @@ trace::Event collectiveEvent(trace::CollectiveOp op, const std::string& label, i
   trace::Event e;
   e.kind = trace::EventKind::Collective;
   e.step = RankRecorder::instance().step();
+  e.microBatch = RankRecorder::instance().microBatch();
   e.op = static_cast<uint8_t>(op);
   e.phase = static_cast<uint8_t>(currentPhase());
   e.text = label;

@@ -86,11 +86,13 @@ at::Tensor trainStep(const StagedModel& model, Strategy& strategy, const Batch& 
   for (int k = 0; k < microBatches; ++k) {
     const bool last = k == microBatches - 1;
     strategy.setGradientSync(last);
+    RankRecorder::instance().setMicroBatch(microBatches == 1 ? 0 : k + 1);
     const Batch micro = microBatches == 1 ? batch
                                           : Batch{batch.x.narrow(0, k * rows, rows), batch.y.narrow(0, k * rows, rows)};
     at::Tensor loss = forwardBackward(model, strategy, micro, 1.0 / microBatches, last);
     total = total.defined() ? total + loss : loss;
   }
+  RankRecorder::instance().setMicroBatch(0);  // the optimizer steps once, after every micro-batch
   {
     PhaseScope phase(trace::Phase::Optimizer);
     RoleScope role(trace::MemoryRole::OptimizerState);

@@ -31,10 +31,10 @@ void writeChromeTrace(std::ostream& out, const RunRecording& rec, const nlohmann
     emit({{"ph", "M"}, {"pid", r}, {"tid", 2}, {"name", "thread_name"}, {"args", {{"name", "comm"}}}});
     const auto& t = rec.rank(r);
     for (const auto& e : t.compute) {
+      nlohmann::json args = {{"kind", computeKindName(static_cast<ComputeKind>(e.op))}, {"unit", e.text}, {"step", e.step}};
+      if (e.microBatch != 0) args["micro_batch"] = e.microBatch;
       emit({{"ph", "X"}, {"cat", "compute"}, {"pid", r}, {"tid", 1}, {"name", spanName(e)},
-            {"ts", micros(e.beginNs, origin)}, {"dur", (e.endNs - e.beginNs) / 1e3},
-            {"args", {{"kind", computeKindName(static_cast<ComputeKind>(e.op))},
-                      {"unit", e.text}, {"step", e.step}}}});
+            {"ts", micros(e.beginNs, origin)}, {"dur", (e.endNs - e.beginNs) / 1e3}, {"args", args}});
     }
     for (const auto& e : t.collectives) {
       const auto op = static_cast<CollectiveOp>(e.op);
@@ -42,16 +42,17 @@ void writeChromeTrace(std::ostream& out, const RunRecording& rec, const nlohmann
       const double algbw = algbwBytesPerSecond(collectiveSizeBytes(e), seconds);
       const std::string unit = collectiveUnit(e);
       const std::string impl = collectiveImplementation(e);
+      nlohmann::json args = {{"op", collectiveOpName(op)}, {"bytes", e.bytes}, {"bytes_out", e.bytesOut},
+                             {"unit", unit}, {"phase", phaseName(static_cast<Phase>(e.phase))},
+                             {"group_size", e.worldSize}, {"step", e.step},
+                             {"issue_us", micros(e.issueNs, origin)},
+                             {"algbw_GBps", algbw / 1e9},
+                             {"busbw_GBps", algbw * busbwFactor(op, e.worldSize) / 1e9},
+                             {"implementation", impl}};
+      if (e.microBatch != 0) args["micro_batch"] = e.microBatch;
       emit({{"ph", "X"}, {"cat", "comm"}, {"pid", r}, {"tid", 2},
             {"name", std::string(collectiveOpName(op)) + " " + unit},
-            {"ts", micros(e.beginNs, origin)}, {"dur", (e.endNs - e.beginNs) / 1e3},
-            {"args", {{"op", collectiveOpName(op)}, {"bytes", e.bytes}, {"bytes_out", e.bytesOut},
-                      {"unit", unit}, {"phase", phaseName(static_cast<Phase>(e.phase))},
-                      {"group_size", e.worldSize}, {"step", e.step},
-                      {"issue_us", micros(e.issueNs, origin)},
-                      {"algbw_GBps", algbw / 1e9},
-                      {"busbw_GBps", algbw * busbwFactor(op, e.worldSize) / 1e9},
-                      {"implementation", impl}}}});
+            {"ts", micros(e.beginNs, origin)}, {"dur", (e.endNs - e.beginNs) / 1e3}, {"args", args}});
     }
     for (const auto& s : t.memory) {
       nlohmann::json args;

@@ -53,6 +53,8 @@ struct Event {
   EventKind kind = EventKind::StepEnd;
   int32_t rank = 0;
   int32_t step = -1;       // -1 when not tied to a step
+  int32_t microBatch = 0;  // Collective, Compute: 1..K within the step under gradient accumulation
+                           // over K micro-batches; 0 when the step is one batch or outside them
   int64_t beginNs = 0;     // Memory: when; Compute: span begin; Collective: start
   int64_t endNs = 0;       // Compute, Collective, StepEnd: end
   int64_t issueNs = 0;     // Collective: when the rank issued it (<= beginNs)

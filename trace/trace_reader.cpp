@@ -56,6 +56,7 @@ LoadedTrace loadChromeTrace(const std::string& path) {
         ev.beginNs = nanos(e["ts"].get<double>());
         ev.endNs = ev.beginNs + nanos(e["dur"].get<double>()) - 1;
         ev.step = a.value("step", -1);
+        ev.microBatch = a.value("micro_batch", 0);
         if (e.value("cat", "") == "compute") {
           ev.kind = EventKind::Compute;
           ev.op = indexOf(a.value("kind", ""), computeName, 4).value_or(0);

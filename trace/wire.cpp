@@ -59,9 +59,11 @@ std::string encodeEventLine(const Event& e) {
       appendInt(out, "w", e.worldSize);
       appendInt(out, "ph", e.phase);
       appendInt(out, "op", e.op);
+      if (e.microBatch != 0) appendInt(out, "mb", e.microBatch);
       appendString(out, "t", e.text);
       break;
     case EventKind::Compute:
+      if (e.microBatch != 0) appendInt(out, "mb", e.microBatch);
       appendInt(out, "ph", e.phase);
       appendInt(out, "op", e.op);
       appendString(out, "t", e.text);
@@ -82,6 +84,7 @@ namespace {
 bool assign(Event& e, std::string_view key, int64_t v) {
   if (key == "r") e.rank = static_cast<int32_t>(v);
   else if (key == "s") e.step = static_cast<int32_t>(v);
+  else if (key == "mb") e.microBatch = static_cast<int32_t>(v);
   else if (key == "b") e.beginNs = v;
   else if (key == "e") e.endNs = v;
   else if (key == "i") e.issueNs = v;

@@ -40,9 +40,15 @@ void drawFold(ImDrawList* dl, float x0, float x1, float y0, float y1, int count)
   (void)count;
 }
 
+std::string stepText(const Event& e) {
+  std::string text = "step " + std::to_string(e.step);
+  if (e.microBatch != 0) text += ", micro-batch " + std::to_string(e.microBatch);
+  return text;
+}
+
 bool spansHaveSameTarget(const Event& e, const CollectiveSelection& sel) {
   return sel.active && e.op == sel.op && e.step == sel.step && e.phase == sel.phase &&
-         e.text == sel.unit;
+         e.microBatch == sel.microBatch && e.text == sel.unit;
 }
 
 }  // namespace
@@ -198,6 +204,7 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
         const ImVec2 a(xa, laneY + 1), b(xb, laneY + style.spanLaneHeight - 1);
         dl->AddRectFilled(a, b, color, 2.0f);
         const bool selected = comm && spansHaveSameTarget(e, selection);
+        if (selected) ++local.spansHighlighted;
         if (selected) dl->AddRect(ImVec2(xa - 1, laneY - 1), ImVec2(xb + 1, laneY + style.spanLaneHeight + 1), IM_COL32(255, 255, 255, 255), 2.0f, 0, 2.0f);
         std::string text;
         const std::string unit = comm ? trace::collectiveUnit(e) : e.text;
@@ -220,7 +227,7 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
             const auto op = static_cast<trace::CollectiveOp>(e.op);
             const double seconds = (e.endNs - e.beginNs) / 1e9;
             const double algbw = trace::algbwBytesPerSecond(trace::collectiveSizeBytes(e), seconds);
-            ImGui::Text("%s %s  (step %d, %s)", trace::collectiveOpName(op), unit.c_str(), e.step,
+            ImGui::Text("%s %s  (%s, %s)", trace::collectiveOpName(op), unit.c_str(), stepText(e).c_str(),
                         trace::phaseName(static_cast<trace::Phase>(e.phase)));
             const std::string impl = trace::collectiveImplementation(e);
             if (impl != trace::collectiveOpName(op)) ImGui::Text("implemented as %s", impl.c_str());
@@ -231,7 +238,8 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
             ImGui::Text("algbw %.3f GB/s, busbw %.3f GB/s", algbw / 1e9, algbw * trace::busbwFactor(op, e.worldSize) / 1e9);
             ImGui::TextDisabled("click: highlight this collective on every rank");
           } else {
-            ImGui::Text("%s %s  (step %d)", trace::computeKindName(static_cast<trace::ComputeKind>(e.op)), unit.c_str(), e.step);
+            ImGui::Text("%s %s  (%s)", trace::computeKindName(static_cast<trace::ComputeKind>(e.op)), unit.c_str(),
+                        stepText(e).c_str());
             ImGui::Text("%s, at %s", formatDuration(static_cast<double>(e.endNs - e.beginNs)).c_str(),
                         formatDuration(e.beginNs - originNs).c_str());
           }
@@ -242,6 +250,7 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
             selection.step = e.step;
             selection.unit = e.text;
             selection.phase = e.phase;
+            selection.microBatch = e.microBatch;
           }
         }
       }

@@ -25,6 +25,7 @@ struct CollectiveSelection {
   int step = -1;
   std::string unit;
   int phase = 0;    // forward and backward all-gathers of one unit differ only here
+  int microBatch = 0;  // under gradient accumulation a unit is gathered once per micro-batch
 };
 
 struct TimelineStyle {
@@ -48,6 +49,7 @@ struct TimelineFrameStats {
   int spansDrawn = 0;
   int spansFolded = 0;
   int memoryColumns = 0;
+  int spansHighlighted = 0;  // drawn spans matching the selected collective
 };
 
 // Draws the session's ranks into the current window at the cursor position, `width` wide.

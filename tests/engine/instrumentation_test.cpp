@@ -59,6 +59,7 @@ struct Span {
   std::string kind;  // compute: forward/backward/step/optimizer; comm: the op
   std::string unit, phase;
   int step = -1;
+  int microBatch = 0;
   double begin = 0, end = 0;  // microseconds
   int64_t bytes = 0, bytesOut = 0;
 };
@@ -99,6 +100,7 @@ Recorded runAndRead(const std::string& strategy, const std::vector<std::string>&
       s.end = s.begin + e["dur"].get<double>();
       const auto& a = e["args"];
       s.step = a["step"].get<int>();
+      s.microBatch = a.value("micro_batch", 0);
       s.unit = a["unit"].get<std::string>();
       if (e["cat"] == "compute") {
         s.kind = a["kind"].get<std::string>();
@@ -329,6 +331,44 @@ TEST(Instrumentation, ShardGradOpGathersOncePerStep) {
   for (const auto& r : rec.summary["ranks"]) {
     EXPECT_EQ(r["peak_bytes"]["param_gathered"].get<int64_t>(), s.paddedTotal() * 4)
         << "every unit stays gathered from its forward to its backward";
+  }
+}
+
+// Under --accumulate K a step gathers each unit K times: each collective and compute span says which
+// micro-batch it belongs to, so the timeline can tell the K all-gathers of one unit apart. Gradients
+// are reduced in the last micro-batch only; the optimizer steps outside every micro-batch.
+TEST(Instrumentation, AccumulationTagsEachMicroBatchsSpans) {
+  for (const std::string strategy : {"full_shard", "ddp"}) {
+    auto rec = runAndRead(strategy, {"--accumulate", "2"});
+    for (const auto& [rank, t] : rec.ranks) {
+      for (int step = 0; step < kSteps; ++step) {
+        std::map<int, std::multiset<std::string>> forwardGathers, forwardSpans;
+        std::map<int, int> reductions;
+        for (const auto& c : t.comm) {
+          if (c.step != step || c.unit == "loss (logging)") continue;
+          if (c.kind == "all_gather" && c.phase == "forward") forwardGathers[c.microBatch].insert(c.unit);
+          if (c.kind == "reduce_scatter" || c.kind == "all_reduce") ++reductions[c.microBatch];
+        }
+        for (const auto& s : t.compute) {
+          if (s.step != step) continue;
+          if (s.kind == "forward") forwardSpans[s.microBatch].insert(s.unit);
+          if (s.kind == "optimizer" || s.kind == "step") EXPECT_EQ(s.microBatch, 0) << s.kind;
+        }
+        const std::string where = strategy + " rank " + std::to_string(rank) + " step " + std::to_string(step);
+        ASSERT_EQ(forwardSpans.size(), 2u) << where;
+        EXPECT_EQ(forwardSpans[1], forwardSpans[2]) << where << ": every unit runs forward once per micro-batch";
+        for (int u = 0; u < kLayers; ++u) EXPECT_EQ(forwardSpans[1].count("blocks." + std::to_string(u)), 1u) << where;
+        if (strategy == "full_shard") {
+          ASSERT_EQ(forwardGathers.size(), 2u) << where;
+          EXPECT_EQ(forwardGathers[1], forwardGathers[2]) << where << ": each unit gathered once per micro-batch";
+          for (int u = 0; u < kLayers; ++u) EXPECT_EQ(forwardGathers[1].count("blocks." + std::to_string(u)), 1u) << where;
+        } else {
+          EXPECT_TRUE(forwardGathers.empty()) << where;
+        }
+        EXPECT_EQ(reductions.count(1), 0u) << where << ": no gradient is reduced before the last micro-batch";
+        EXPECT_GT(reductions[2], 0) << where;
+      }
+    }
   }
 }
 

@@ -34,6 +34,27 @@ TEST(Wire, RoundTripsEveryField) {
   EXPECT_EQ(back->text, e.text);
 }
 
+TEST(Wire, CollectivesAndComputeSpansKeepTheirMicroBatch) {
+  for (EventKind kind : {EventKind::Collective, EventKind::Compute}) {
+    Event e;
+    e.kind = kind;
+    e.step = 2;
+    e.microBatch = 3;
+    e.phase = static_cast<uint8_t>(Phase::Backward);
+    e.text = "blocks.1";
+    const std::string line = encodeEventLine(e);
+    auto back = decodeEventLine(line.substr(0, line.size() - 1));
+    ASSERT_TRUE(back.has_value()) << line;
+    EXPECT_EQ(back->microBatch, 3) << line;
+    EXPECT_EQ(back->step, 2);
+    // A step that is one batch writes no key, so such streams read as before.
+    e.microBatch = 0;
+    const std::string plain = encodeEventLine(e);
+    EXPECT_EQ(plain.find("\"mb\""), std::string::npos) << plain;
+    EXPECT_EQ(decodeEventLine(plain.substr(0, plain.size() - 1))->microBatch, 0);
+  }
+}
+
 TEST(Wire, RejectsTornAndForeignLines) {
   Event e;
   e.kind = EventKind::RankError;

@@ -50,6 +50,55 @@ TEST(TimelineView, FoldsWhatIsNarrowerThanAPixelAndCullsWhatIsOffscreen) {
   EXPECT_LT(static_cast<size_t>(zoomed.spansDrawn), spans / 100) << "offscreen spans are culled";
 }
 
+// Under gradient accumulation a step all-gathers a unit once per micro-batch, with the same op,
+// step, phase and unit. Clicking one highlights it on every rank, not its twins in other
+// micro-batches.
+TEST(TimelineView, ClickHighlightsOneMicroBatchsCollectiveOnEveryRank) {
+  trace::RunRecording rec(2);
+  for (int rank = 0; rank < 2; ++rank) {
+    for (int micro = 1; micro <= 2; ++micro) {
+      trace::Event e;
+      e.kind = trace::EventKind::Collective;
+      e.rank = rank;
+      e.step = 0;
+      e.microBatch = micro;
+      e.op = static_cast<uint8_t>(trace::CollectiveOp::AllGather);
+      e.phase = static_cast<uint8_t>(trace::Phase::Forward);
+      e.text = "blocks.0";
+      e.issueNs = e.beginNs = micro * 2'000'000;
+      e.endNs = e.beginNs + 1'000'000;
+      e.bytes = 1 << 20;
+      e.bytesOut = 2 << 20;
+      e.worldSize = 2;
+      rec.add(e);
+    }
+  }
+  TimeAxis axis;
+  axis.fit(5'000'000);
+  CollectiveSelection selection;
+  TimelineCursor cursor;
+  TimelineStyle style;
+  auto draw = [&] {
+    ImGui::SetNextWindowPos(ImVec2(0, 0));
+    ImGui::SetNextWindowSize(ImVec2(1200, 900));
+    // No title bar: two quick clicks on one would collapse the window.
+    ImGui::Begin("t", nullptr, ImGuiWindowFlags_NoTitleBar);
+    drawTimeline("tl", rec, axis, 64.0 * (1 << 20), 1180, style, selection, cursor);
+    ImGui::End();
+  };
+  HeadlessImGui imgui(1200, 900);
+  imgui.frame(draw);
+  // The middle of micro-batch 2's span (times are drawn from the recording's origin). The window's
+  // content starts at its padding; the lanes start after the 64-pixel rank labels.
+  const float x = static_cast<float>(axis.toX(4'500'000.0 - rec.originNs(), ImGui::GetStyle().WindowPadding.x + 64.0f, 1180 - 64.0f));
+  for (float y = 0; y < 900 && !selection.active; y += 3) imgui.click(draw, x, y);
+  ASSERT_TRUE(selection.active) << "no collective found to click at x=" << x;
+  EXPECT_EQ(selection.microBatch, 2);
+  EXPECT_EQ(selection.unit, "blocks.0");
+  const auto stats = drawOnce(imgui, rec, axis, selection);
+  EXPECT_EQ(stats.spansHighlighted, 2) << "micro-batch 2's all-gather on each of the 2 ranks, not micro-batch 1's";
+}
+
 TEST(TimelineView, MemoryAtReturnsTheSampleInForce) {
   trace::RunRecording rec(1);
   trace::Event e;
