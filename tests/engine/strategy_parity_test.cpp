@@ -208,13 +208,15 @@ INSTANTIATE_TEST_SUITE_P(
 // exactly as it began (no strategy may step, reduce or round what does not train). Plain SGD:
 // B starts at zero, and where Adam divides a near-zero gradient of it by its own square root,
 // the different summation order of a split batch grows from 1e-7 to 1e-4 of the tensor (PyTorch
-// does the same); SGD keeps every difference at the rounding level the bound checks.
-using LoraCase = std::tuple<std::string, std::string, int>;  // model, strategy, world
+// does the same); SGD keeps every difference at the rounding level the bound checks. With
+// micro-batches the frozen base is gathered once per micro-batch and only the adapters'
+// gradients accumulate, unreduced until the last.
+using LoraCase = std::tuple<std::string, std::string, int, int>;  // model, strategy, world, micro-batches
 
 class LoraParity : public ::testing::TestWithParam<LoraCase> {};
 
 TEST_P(LoraParity, TrainsTheAdaptersAndNothingElse) {
-  const auto& [model, strategy, world] = GetParam();
+  const auto& [model, strategy, world, microBatches] = GetParam();
   RunConfig config = smallConfig(model, "sgd");
   config.loraRank = 2;
   config.steps = 4;
@@ -222,9 +224,10 @@ TEST_P(LoraParity, TrainsTheAdaptersAndNothingElse) {
   static std::map<std::string, ReferenceResult> references;
   if (!references.count(model)) references[model] = trainSingleProcess(config);
   const auto& ref = references[model];
-  const auto dir = testing::freshTempDir("lora_" + model + "_" + strategy + "_" + std::to_string(world));
+  const auto dir = testing::freshTempDir("lora_" + model + "_" + strategy + "_" + std::to_string(world) + "_" +
+                                         std::to_string(microBatches));
   auto args = cliArgs(config, strategy, world, dir);
-  args.insert(args.end(), {"--lora-rank", "2"});
+  args.insert(args.end(), {"--lora-rank", "2", "--accumulate", std::to_string(microBatches)});
   auto run = testing::runShardscope(args);
   ASSERT_EQ(run.exitCode, 0) << run.output;
   auto trained = loadTensorDict(dir + "/final.pt");
@@ -277,10 +280,18 @@ INSTANTIATE_TEST_SUITE_P(
     AllStrategies, LoraParity,
     ::testing::Combine(::testing::Values("mlp", "gpt"),
                        ::testing::Values("ddp", "zero1", "full_shard", "shard_grad_op"),
-                       ::testing::Values(3)),
+                       ::testing::Values(3), ::testing::Values(1)),
     [](const ::testing::TestParamInfo<LoraCase>& info) {
       return std::get<0>(info.param) + "_" + std::get<1>(info.param) + "_world" +
              std::to_string(std::get<2>(info.param));
+    });
+
+INSTANTIATE_TEST_SUITE_P(
+    WithAccumulation, LoraParity,
+    ::testing::Combine(::testing::Values("gpt"), ::testing::Values("ddp", "zero1", "full_shard", "shard_grad_op"),
+                       ::testing::Values(2), ::testing::Values(3)),  // 6 rows per rank, 3 micro-batches
+    [](const ::testing::TestParamInfo<LoraCase>& info) {
+      return std::get<1>(info.param) + "_world2_accumulate3";
     });
 
 INSTANTIATE_TEST_SUITE_P(
