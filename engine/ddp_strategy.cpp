@@ -8,17 +8,24 @@ namespace shardscope {
 DdpStrategy::DdpStrategy(const RunConfig& config, const StagedModel& model, Communicator& comm,
                          const at::Device& device)
     : model_(model) {
+  const bool bf16 = config.precision == "bf16";
   {
-    RoleScope role(trace::MemoryRole::ParamShard);  // ddp's "shard" is the full replica
-    for (auto& t : model.initParameters(config.seed)) {
-      const bool trainable = model.params()[params_.size()].trainable;
-      params_.push_back(t.to(device).set_requires_grad(trainable));
-    }
+    // Initial values (identical on every rank) pass through once, one parameter at a time.
+    RoleScope initRole(trace::MemoryRole::Other);
+    at::NoGradGuard noGrad;
+    // Frozen parameters (LoRA's base weights) are never stepped, so under bf16 they need no fp32
+    // master: each is held once, in bf16, and the model computes with it directly.
+    model.forEachInitialParameter(config.seed, [&](size_t i, at::Tensor value) {
+      RoleScope role(trace::MemoryRole::ParamShard);  // ddp's "shard" is the full replica
+      const bool trainable = model.params()[i].trainable;
+      const auto dtype = bf16 && !trainable ? at::kBFloat16 : at::kFloat;
+      params_.push_back(value.to(device, dtype, false, /*copy=*/true).set_requires_grad(trainable));
+    });
   }
-  if (config.precision == "bf16") {
+  if (bf16) {
     RoleScope role(trace::MemoryRole::ParamGathered);  // parameters as the model computes with them
     for (const auto& p : params_) {
-      compute_.push_back(p.detach().to(at::kBFloat16).set_requires_grad(p.requires_grad()));
+      compute_.push_back(p.requires_grad() ? p.detach().to(at::kBFloat16).set_requires_grad(true) : p);
     }
   }
   // Frozen parameters (LoRA's base weights) get no bucket and no optimizer state.
@@ -71,7 +78,7 @@ void DdpStrategy::refreshComputeCopies() {
 std::map<std::string, at::Tensor> DdpStrategy::fullParameters() {
   std::map<std::string, at::Tensor> out;
   for (size_t i = 0; i < params_.size(); ++i) {
-    out[model_.params()[i].name] = params_[i].detach().to(at::kCPU).clone();
+    out[model_.params()[i].name] = params_[i].detach().to(at::kCPU, at::kFloat, false, /*copy=*/true);
   }
   return out;
 }
@@ -89,6 +96,7 @@ std::vector<HeldTensor> DdpStrategy::heldTensors() const {
     }
   }
   for (size_t i = 0; i < compute_.size(); ++i) {
+    if (!params_[i].requires_grad()) continue;  // a frozen parameter is its own compute copy
     out.push_back({model_.params()[i].name + ".bf16", "param_gathered", compute_[i].numel(),
                    static_cast<int64_t>(compute_[i].storage().nbytes())});
   }

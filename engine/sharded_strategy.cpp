@@ -79,8 +79,11 @@ void ShardedStrategy::buildUnit(Unit& unit, const at::Tensor& flat, int world, i
   const int64_t shardNumel = unit.paddedNumel / world;
   {
     RoleScope role(trace::MemoryRole::ParamShard);
-    // One copy, on the device (to() then clone() would make two there).
-    unit.shard = flat.narrow(0, rank * shardNumel, shardNumel).to(device, at::kFloat, false, /*copy=*/true);
+    // One copy, on the device (to() then clone() would make two there). A frozen unit (LoRA's
+    // base weights) is never stepped, so under bf16 its shard needs no fp32 master: it is held in
+    // bf16 and all-gathered as it is, as FSDP2 does for a base model loaded in bf16.
+    const auto shardDtype = unit.trainable ? at::kFloat : computeDtype_;
+    unit.shard = flat.narrow(0, rank * shardNumel, shardNumel).to(device, shardDtype, false, /*copy=*/true);
     unit.shard.set_requires_grad(unit.trainable);
   }
   RoleScope gatheredRole(trace::MemoryRole::ParamGathered);
@@ -128,7 +131,7 @@ void ShardedStrategy::issueUnshard(Unit& unit) {
       return 0;
     });
   }
-  if (computeDtype_ == at::kFloat) {
+  if (unit.shard.scalar_type() == computeDtype_) {
     unit.gatherInput = unit.shard.detach();
   } else {
     // In place, as FSDP2 does: the bf16 copy of this rank's shard goes straight into its own slice
@@ -276,7 +279,7 @@ std::map<std::string, at::Tensor> ShardedStrategy::fullParameters() {
     for (size_t k = 0; k < unit.params.size(); ++k) {
       const int i = unit.params[k];
       out[specs[i].name] =
-          full.narrow(0, unit.offsets[k], live_[i].numel()).view(specs[i].shape).to(at::kCPU).clone();
+          full.narrow(0, unit.offsets[k], live_[i].numel()).view(specs[i].shape).to(at::kCPU, at::kFloat, false, /*copy=*/true);
     }
   }
   return out;

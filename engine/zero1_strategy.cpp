@@ -36,17 +36,16 @@ Zero1Strategy::Zero1Strategy(const RunConfig& config, const StagedModel& model, 
         flat_.narrow(0, flatOffsets_[i], value.numel()).copy_(value.reshape({-1}));
         return;
       }
-      RoleScope frozenRole(trace::MemoryRole::ParamShard);  // a copy: `value` is the init's (other)
-      frozen_[i] = value.to(device, value.scalar_type(), /*non_blocking=*/false, /*copy=*/true);
+      // A copy: `value` is the init's (other). Never stepped, so under bf16 it needs no fp32
+      // master: held once, in bf16, and the model computes with it directly.
+      RoleScope frozenRole(trace::MemoryRole::ParamShard);
+      frozen_[i] = value.to(device, bf16 ? at::kBFloat16 : at::kFloat, /*non_blocking=*/false, /*copy=*/true);
     });
   }
   for (size_t i = 0; i < model.params().size(); ++i) {
     const auto& spec = model.params()[i];
     if (flatOffsets_[i] >= 0) {
       params_.push_back(flat_.narrow(0, flatOffsets_[i], spec.numel()).view(spec.shape).detach().set_requires_grad(true));
-    } else if (bf16) {
-      RoleScope role(trace::MemoryRole::ParamGathered);  // what the model computes with
-      params_.push_back(frozen_[i].to(at::kBFloat16));
     } else {
       params_.push_back(frozen_[i]);
     }
@@ -140,7 +139,7 @@ std::map<std::string, at::Tensor> Zero1Strategy::fullParameters() {
   for (size_t i = 0; i < params_.size(); ++i) {
     const auto& spec = model_.params()[i];
     out[spec.name] = flatOffsets_[i] < 0
-                         ? frozen_.at(i).to(at::kCPU).clone()
+                         ? frozen_.at(i).to(at::kCPU, at::kFloat, false, /*copy=*/true)
                          : full.narrow(0, flatOffsets_[i], spec.numel()).view(spec.shape).to(at::kCPU).clone();
   }
   return out;
@@ -155,7 +154,6 @@ std::vector<HeldTensor> Zero1Strategy::heldTensors() const {
   if (masterGrad_.defined()) out.push_back({"master slice.grad", "grad_shard", masterGrad_.numel(), bytesOf(masterGrad_)});
   for (const auto& [i, t] : frozen_) {
     out.push_back({model_.params()[i].name + " (frozen)", "param_shard", t.numel(), bytesOf(t)});
-    if (bf16) out.push_back({model_.params()[i].name + ".bf16", "param_gathered", params_[i].numel(), bytesOf(params_[i])});
   }
   for (size_t i = 0; i < params_.size(); ++i) {
     const auto& g = params_[i].grad();

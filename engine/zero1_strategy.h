@@ -46,7 +46,7 @@ class Zero1Strategy final : public Strategy {
   int64_t flatNumel_ = 0;             // trained elements, unpadded
   std::vector<int64_t> flatOffsets_;  // each parameter's first element in the flat buffer; -1 frozen
   at::Tensor flat_;                   // every trained parameter, compute dtype, padded to N's multiple
-  std::map<size_t, at::Tensor> frozen_;  // frozen parameters (LoRA), whole, fp32: never stepped
+  std::map<size_t, at::Tensor> frozen_;  // frozen parameters (LoRA), whole, in the compute dtype: never stepped
   std::vector<at::Tensor> params_;    // views of flat_: what the model computes with
   at::Tensor master_;                 // this rank's slice in fp32: a view of flat_ under fp32
   at::Tensor masterGrad_;             // its averaged gradient, from the buckets until the step

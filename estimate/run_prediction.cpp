@@ -63,9 +63,17 @@ RunPrediction predictDdp(const RunConfig& c, const ParameterCounts& n) {
   RunPrediction p;
   p.parameters = params;
   p.paddedParameters = params;
-  p.memory.push_back({MemoryRole::ParamShard, When::Peak, 4 * params, "4 B x P: every rank a full fp32 replica"});
-  if (bf16) {
-    p.memory.push_back({MemoryRole::ParamGathered, When::Peak, 2 * params, "2 B x P: the bf16 copy the model computes with"});
+  if (bf16 && n.lora()) {
+    // Frozen weights are never stepped: held once, in bf16, with no fp32 master.
+    p.memory.push_back({MemoryRole::ParamShard, When::Peak, 4 * trained + 2 * n.frozen(),
+                        "4 B x T + 2 B x F: every rank a full replica, fp32 adapters and the frozen F = P - T in bf16"});
+    p.memory.push_back({MemoryRole::ParamGathered, When::Peak, 2 * trained,
+                        "2 B x T: the adapters' bf16 copy the model computes with (the frozen weights are bf16 already)"});
+  } else {
+    p.memory.push_back({MemoryRole::ParamShard, When::Peak, 4 * params, "4 B x P: every rank a full fp32 replica"});
+    if (bf16) {
+      p.memory.push_back({MemoryRole::ParamGathered, When::Peak, 2 * params, "2 B x P: the bf16 copy the model computes with"});
+    }
   }
   p.memory.push_back({MemoryRole::GradFull, When::Peak, 4 * trained, "4 B x " + t + ": fp32 gradients after the all-reduce"});
   p.memory.push_back({MemoryRole::OptimizerState, When::AfterStep, 4 * k * trained, optimizerFormula(c.optimizer, t)});
@@ -88,10 +96,12 @@ RunPrediction predictZero1(const RunConfig& c, const ParameterCounts& n) {
   p.parameters = n.total;
   p.paddedParameters = padded + frozen;
   if (bf16) {
-    p.memory.push_back({MemoryRole::ParamShard, When::Peak, 4 * owned + 4 * frozen,
-                        "4 B x " + t + "''/N: fp32 master weights of this rank's slice" + plusFrozen});
-    p.memory.push_back({MemoryRole::ParamGathered, When::Peak, 2 * padded + 2 * frozen,
-                        "2 B x " + t + "'': the bf16 parameters, refilled by all-gather" + plusFrozen});
+    // Frozen weights are never stepped: held once, in bf16, with no fp32 master.
+    p.memory.push_back({MemoryRole::ParamShard, When::Peak, 4 * owned + 2 * frozen,
+                        "4 B x " + t + "''/N: fp32 master weights of this rank's slice" +
+                            (n.lora() ? " + 2 B x F: the frozen F = P - T whole, in bf16" : "")});
+    p.memory.push_back({MemoryRole::ParamGathered, When::Peak, 2 * padded,
+                        "2 B x " + t + "'': the bf16 parameters, refilled by all-gather"});
   } else {
     p.memory.push_back({MemoryRole::ParamShard, When::Peak, 4 * padded + 4 * frozen,
                         "4 B x " + t + "'': every rank a full fp32 replica (one flat buffer)" + plusFrozen});
@@ -131,7 +141,14 @@ RunPrediction predictSharded(const RunConfig& c, const ParameterCounts& n) {
   RunPrediction p;
   p.parameters = n.total;
   p.paddedParameters = paddedTotal;
-  p.memory.push_back({MemoryRole::ParamShard, When::Peak, 4 * owned, "4 B x P'/N: this rank's fp32 slice of every unit"});
+  const int64_t ownedFrozen = owned - ownedTrained;
+  if (n.lora() && bf16) {
+    // A frozen unit is never stepped: its shard is held in bf16, with no fp32 master.
+    p.memory.push_back({MemoryRole::ParamShard, When::Peak, 4 * ownedTrained + 2 * ownedFrozen,
+                        "4 B x T'/N + 2 B x F'/N: this rank's slice of every unit, fp32 adapters, the frozen units in bf16"});
+  } else {
+    p.memory.push_back({MemoryRole::ParamShard, When::Peak, 4 * owned, "4 B x P'/N: this rank's fp32 slice of every unit"});
+  }
   if (c.strategy == "full_shard") {
     // The root stays gathered from forward start to the end of its backward; blocks come and go,
     // the one computing plus --prefetch ahead of it (all blocks are the same size).
