@@ -27,13 +27,19 @@ Zero1Strategy::Zero1Strategy(const RunConfig& config, const StagedModel& model, 
     RoleScope role(bf16 ? trace::MemoryRole::ParamGathered : trace::MemoryRole::ParamShard);
     flat_ = at::zeros({sliceNumel_ * world}, options);
   }
+  if (bf16) {
+    RoleScope role(trace::MemoryRole::ParamShard);
+    master_ = at::zeros({sliceNumel_}, options.dtype(at::kFloat));
+  }
   {
-    // Initial values (identical on every rank) pass through once, one parameter at a time.
+    // Initial values (identical on every rank) pass through once, one parameter at a time. Under
+    // bf16 the master slice takes them as they are, not their bf16 rounding.
     RoleScope role(trace::MemoryRole::Other);
     at::NoGradGuard noGrad;
     model.forEachInitialParameter(config.seed, [&](size_t i, at::Tensor value) {
       if (flatOffsets_[i] >= 0) {
         flat_.narrow(0, flatOffsets_[i], value.numel()).copy_(value.reshape({-1}));
+        if (bf16) copyOwnedPart(master_, static_cast<int>(i), value.reshape({-1}));
         return;
       }
       // A copy: `value` is the init's (other). Never stepped, so under bf16 it needs no fp32
@@ -50,17 +56,7 @@ Zero1Strategy::Zero1Strategy(const RunConfig& config, const StagedModel& model, 
       params_.push_back(frozen_[i]);
     }
   }
-  if (bf16) {
-    RoleScope role(trace::MemoryRole::ParamShard);
-    // The master slice comes from the initial fp32 values, not from their bf16 rounding.
-    master_ = at::zeros({sliceNumel_}, options.dtype(at::kFloat));
-    RoleScope initRole(trace::MemoryRole::Other);
-    model.forEachInitialParameter(config.seed, [&](size_t i, at::Tensor value) {
-      if (flatOffsets_[i] >= 0) copyOwnedPart(master_, static_cast<int>(i), value.reshape({-1}));
-    });
-  } else {
-    master_ = ownedSliceOf(flat_).detach();
-  }
+  if (!bf16) master_ = ownedSliceOf(flat_).detach();
   segments_ = segmentsOfSlice();
   for (const auto& [begin, end] : segments_) {
     masterSegments_.push_back(master_.narrow(0, begin, end - begin).detach().set_requires_grad(true));

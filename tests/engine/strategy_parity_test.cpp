@@ -51,6 +51,21 @@ std::vector<std::string> cliArgs(const RunConfig& c, const std::string& strategy
           "--world", std::to_string(world), "--export", exportDir};
 }
 
+// A run with --export: its initial and final parameters by name.
+struct ExportedRun {
+  std::map<std::string, at::Tensor> initial, trained;
+};
+
+ExportedRun runExported(const RunConfig& c, const std::string& strategy, int world, const std::string& dir,
+                        const std::vector<std::string>& extra) {
+  auto args = cliArgs(c, strategy, world, dir);
+  args.insert(args.end(), extra.begin(), extra.end());
+  auto run = testing::runShardscope(args);
+  EXPECT_EQ(run.exitCode, 0) << run.output;
+  if (run.exitCode != 0) return {};
+  return {loadTensorDict(dir + "/init.pt"), loadTensorDict(dir + "/final.pt")};
+}
+
 // max |a - b| / max |b|, per tensor: differences measured against the tensor's own scale.
 double relativeDifference(const at::Tensor& a, const at::Tensor& b) {
   const double scale = std::max(b.abs().max().item<double>(), 1e-12);
@@ -226,12 +241,8 @@ TEST_P(LoraParity, TrainsTheAdaptersAndNothingElse) {
   const auto& ref = references[model];
   const auto dir = testing::freshTempDir("lora_" + model + "_" + strategy + "_" + std::to_string(world) + "_" +
                                          std::to_string(microBatches));
-  auto args = cliArgs(config, strategy, world, dir);
-  args.insert(args.end(), {"--lora-rank", "2", "--accumulate", std::to_string(microBatches)});
-  auto run = testing::runShardscope(args);
-  ASSERT_EQ(run.exitCode, 0) << run.output;
-  auto trained = loadTensorDict(dir + "/final.pt");
-  auto initial = loadTensorDict(dir + "/init.pt");
+  auto [initial, trained] = runExported(config, strategy, world, dir, {"--lora-rank", "2", "--accumulate", std::to_string(microBatches)});
+  ASSERT_FALSE(trained.empty());
   int adapters = 0;
   for (const auto& spec : modelLayout(config)) {
     ASSERT_TRUE(trained.count(spec.name)) << spec.name;
@@ -262,12 +273,9 @@ TEST(Lora, Bf16HoldsTheFrozenBaseInBf16Only) {
   config.lr = 2.0;  // as LoraParity: enough that A moves too, once B has
   for (const char* strategy : {"ddp", "zero1", "full_shard", "shard_grad_op"}) {
     const auto dir = testing::freshTempDir(std::string("lora_bf16_") + strategy);
-    auto args = cliArgs(config, strategy, 2, dir);
-    args.insert(args.end(), {"--lora-rank", "2", "--precision", "bf16", "--summary", dir + "/summary.json"});
-    auto run = testing::runShardscope(args);
-    ASSERT_EQ(run.exitCode, 0) << run.output;
-    auto trained = loadTensorDict(dir + "/final.pt");
-    auto initial = loadTensorDict(dir + "/init.pt");
+    const auto [initial, trained] =
+        runExported(config, strategy, 2, dir, {"--lora-rank", "2", "--precision", "bf16", "--summary", dir + "/summary.json"});
+    ASSERT_FALSE(trained.empty());
     int64_t frozenElements = 0;
     for (const auto& spec : modelLayout(config)) {
       const at::Tensor& before = initial.at(spec.name);
