@@ -72,7 +72,7 @@ int estimateRun(const RunConfig& config, bool json) {
 
   std::printf("shardscope estimate: a PREDICTION from closed forms (nothing was run or measured)\n");
   std::printf("%s, %d layers, hidden %d%s, world %d, %s, %s; P = %lld parameters (%s)", config.model.c_str(),
-              config.layers, config.hidden, loraLabel(config).c_str(), config.world, config.precision.c_str(),
+              config.layers, config.hidden, trainingLabel(config).c_str(), config.world, config.precision.c_str(),
               config.optimizer.c_str(), static_cast<long long>(predictions[0].parameters),
               trace::formatCount(static_cast<double>(predictions[0].parameters)).c_str());
   if (config.loraRank > 0) {

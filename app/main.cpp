@@ -41,7 +41,7 @@ int failUsage(const std::string& message) {
 
 void printBanner(const shardscope::RunConfig& config) {
   std::printf("shardscope run: %s, %d layers, hidden %d%s, %s (%s), world %d, batch %d, %d steps, %s\n",
-              config.model.c_str(), config.layers, config.hidden, shardscope::loraLabel(config).c_str(),
+              config.model.c_str(), config.layers, config.hidden, shardscope::trainingLabel(config).c_str(),
               config.strategy.c_str(),
               shardscope::zeroName(config.strategy), config.world, config.batch, config.steps,
               config.device.c_str());

@@ -163,6 +163,15 @@ RunPrediction predictSharded(const RunConfig& c, const ParameterCounts& n) {
     p.memory.push_back({MemoryRole::ParamGathered, When::Peak, computeBytes * paddedTotal,
                         dtype + " x P': every unit stays gathered from its forward to its backward"});
   }
+  if (c.accumulate > 1 && !bf16) {
+    // no_sync's price: nothing is reduce-scattered before the last micro-batch, so every trained
+    // parameter's unsharded gradient is held at once, as much as DDP holds. (Under bf16 the fp32
+    // accumulators come with the bf16 gradients in flight, which depend on backward's order: not
+    // predicted.)
+    p.memory.push_back({MemoryRole::GradFull, When::Peak, 4 * n.trained,
+                        "4 B x " + std::string(n.lora() ? "T" : "P") +
+                            ": every unsharded gradient, kept from the first micro-batch to the last"});
+  }
   p.memory.push_back({MemoryRole::GradShard, When::Peak, 4 * ownedTrained, "4 B x " + t + " of the reduced gradients"});
   p.memory.push_back({MemoryRole::OptimizerState, When::AfterStep, 4 * k * ownedTrained,
                       optimizerFormula(c.optimizer, n.lora() ? "T'/N" : "P'/N")});

@@ -119,8 +119,10 @@ std::vector<FlatUnit> flatUnits(const std::vector<ParamSpec>& layout, int blocks
   return out;
 }
 
-std::string loraLabel(const RunConfig& config) {
-  return config.loraRank > 0 ? ", LoRA rank " + std::to_string(config.loraRank) : "";
+std::string trainingLabel(const RunConfig& config) {
+  std::string label = config.loraRank > 0 ? ", LoRA rank " + std::to_string(config.loraRank) : "";
+  if (config.accumulate > 1) label += ", " + std::to_string(config.accumulate) + " micro-batches per step";
+  return label;
 }
 
 int64_t trainableElements(const RunConfig& config) {

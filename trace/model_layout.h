@@ -53,8 +53,10 @@ struct FlatUnit {
 };
 std::vector<FlatUnit> flatUnits(const std::vector<ParamSpec>& layout, int blocks);
 
-// ", LoRA rank 8" for a LoRA run, "" for full fine-tuning: appended where a run's model is named.
-std::string loraLabel(const RunConfig& config);
+// How a run trains beyond its model and strategy, appended where a run's model is named:
+// ", LoRA rank 8" for a LoRA run, ", 4 micro-batches per step" under gradient accumulation, both,
+// or "" for full fine-tuning one batch per step.
+std::string trainingLabel(const RunConfig& config);
 
 // Elements per model unit (a block, or the root): index u for blocks.u, and the root last. Under
 // LoRA the sharded strategies flatten a block's frozen and trained parameters as two units; this

@@ -155,7 +155,7 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
     if (!s.losses.empty()) std::snprintf(lossText, sizeof lossText, "  loss %.4f", s.losses.back());
     ImGui::TextDisabled("%s  %d ranks  %s %d layers, hidden %d%s  step %zu/%d%s", s.device.c_str(),
                         rankCount, s.config.model.c_str(), s.config.layers, s.config.hidden,
-                        loraLabel(s.config).c_str(), stepsDone, s.config.steps, lossText);
+                        trainingLabel(s.config).c_str(), stepsDone, s.config.steps, lossText);
     if (!s.error.empty()) {
       ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.4f, 1.0f));
       ImGui::TextWrapped("%s", s.error.c_str());

@@ -122,7 +122,7 @@ void drawRunPrediction(EstimatePanelState& st, const RunConfig& config, const st
       : "";
   ImGui::TextWrapped("per rank for %s, %d layers, hidden %d%s, world %d, %s, %s: P = %s parameters%s. Hover a "
                      "figure for its formula.",
-                     config.model.c_str(), config.layers, config.hidden, loraLabel(config).c_str(), config.world,
+                     config.model.c_str(), config.layers, config.hidden, trainingLabel(config).c_str(), config.world,
                      config.precision.c_str(), config.optimizer.c_str(),
                      trace::formatCount(static_cast<double>(predictions[0].parameters)).c_str(), trained.c_str());
   const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp;

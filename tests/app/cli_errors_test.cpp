@@ -190,7 +190,10 @@ TEST(CliErrors, EstimateIsLabelledAPrediction) {
   auto accumulated = runShardscope({"estimate", "--model", "gpt", "--world", "2", "--accumulate", "4", "--lora-rank", "2"});
   EXPECT_EQ(accumulated.exitCode, 0) << accumulated.output;
   EXPECT_NE(accumulated.output.find("per micro-batch (x 4)"), std::string::npos) << accumulated.output;
-  EXPECT_NE(accumulated.output.find("LoRA rank 2"), std::string::npos) << accumulated.output;
+  EXPECT_NE(accumulated.output.find("LoRA rank 2, 4 micro-batches per step"), std::string::npos) << accumulated.output;
+  // no_sync's price: full_shard holds every (adapter) gradient unsharded, as ddp does.
+  EXPECT_NE(accumulated.output.find("every unsharded gradient, kept from the first micro-batch to the last"),
+            std::string::npos) << accumulated.output;
 }
 
 }  // namespace

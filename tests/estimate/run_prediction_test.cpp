@@ -117,7 +117,7 @@ INSTANTIATE_TEST_SUITE_P(
                       // Gradient accumulation: gathers per micro-batch, reductions per step.
                       Case{"ddp", "fp32", 1, "adam", 2, 0, 2}, Case{"zero1", "bf16", 1, "adam", 3, 0, 2},
                       Case{"full_shard", "fp32", 1, "adam", 3, 0, 3}, Case{"shard_grad_op", "bf16", 1, "adam", 2, 0, 2},
-                      Case{"full_shard", "bf16", 2, "adam", 2, 3, 2}),
+                      Case{"full_shard", "bf16", 2, "adam", 2, 3, 2}, Case{"shard_grad_op", "fp32", 1, "adam", 3, 3, 2}),
     nameOf);
 
 // LoRA's layout: every base weight frozen, and per block matrix W [out, in] two trained adapters,
