@@ -64,6 +64,11 @@ void RunOptions::addTo(CLI::App& cmd, bool withOutputs) {
                    "batch into this many and reduces gradients only after the last (DDP's no_sync, "
                    "FSDP2's set_requires_gradient_sync(False)), so unreduced gradients are held meanwhile",
                    d.accumulate));
+  bind("--activation-checkpointing", &RunConfig::activationCheckpointing,
+       withDefault("off | blocks (each block keeps only its input in forward and recomputes its "
+                   "activations in backward, as checkpoint_wrapper on every block: less activation "
+                   "memory for one more forward per block)",
+                   d.activationCheckpointing));
   bind("--lora-rank", &RunConfig::loraRank,
        withDefault("0: full fine-tuning | r (1..--hidden): LoRA fine-tuning, the base weights frozen "
                    "and rank-r adapters on every block's linear layers trained (PEFT's "

@@ -174,7 +174,8 @@ int runRankWorker(const RunConfig& config) {
         local.x = local.x.to(device);
         local.y = local.y.to(device);
       }
-      at::Tensor loss = trainStep(*model, *strategy, local, config.accumulate);
+      at::Tensor loss = trainStep(*model, *strategy, local,
+                                  {config.accumulate, config.activationCheckpointing == "blocks"});
       // The global mean loss, for the progress line (every rank's local batch is the same size).
       at::Tensor globalLoss = loss.reshape({1}).clone();
       comm->allReduceSumAsync(globalLoss, "loss (logging)")->wait();

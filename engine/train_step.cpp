@@ -26,12 +26,26 @@ at::Tensor inputOf(const Batch& batch, const Strategy& strategy) {
   return batch.x.to(dtype);
 }
 
+// Whether a block stage's output needs a gradient, decided without a graph (a checkpointed forward
+// builds none): something in the block or before it trains. Every parameter of a block's unit is
+// used by its one stage, so this is what autograd would decide.
+bool blockNeedsGrad(const StagedModel& model, int stage, const at::Tensor& input) {
+  if (input.requires_grad()) return true;
+  const int unit = model.stageUnit(stage);
+  for (const auto& spec : model.params()) {
+    if (spec.unit == unit && spec.trainable) return true;
+  }
+  return false;
+}
+
 // Forward and backward of one (micro-)batch; the backward seeds the loss's gradient with
 // `lossScale`. Returns the (unscaled) loss, detached.
 at::Tensor forwardBackward(const StagedModel& model, Strategy& strategy, const Batch& batch,
-                           double lossScale, bool lastMicroBatch) {
+                           double lossScale, bool lastMicroBatch, bool checkpointBlocks) {
   const int stages = model.numStages();
+  auto checkpointed = [&](int s) { return checkpointBlocks && model.stageUnit(s) != kRootUnit; };
   std::vector<at::Tensor> inputs(stages), outputs(stages);
+  std::vector<bool> needsGrad(stages, false);
   {
     PhaseScope phase(trace::Phase::Forward);
     for (int s = 0; s < stages; ++s) {
@@ -41,9 +55,15 @@ at::Tensor forwardBackward(const StagedModel& model, Strategy& strategy, const B
         ComputeSpan span(trace::ComputeKind::Forward, StagedModel::unitName(model.stageUnit(s)));
         // A stage's input asks for a gradient only if something before it trains: under LoRA the
         // frozen embedding gets none, as autograd would decide in one unbroken graph.
-        inputs[s] = s == 0 ? inputOf(batch, strategy)
-                           : outputs[s - 1].detach().requires_grad_(outputs[s - 1].requires_grad());
-        outputs[s] = model.forwardStage(s, inputs[s], batch, strategy.liveParameters());
+        inputs[s] = s == 0 ? inputOf(batch, strategy) : outputs[s - 1].detach().requires_grad_(needsGrad[s - 1]);
+        if (checkpointed(s)) {
+          at::NoGradGuard noGraph;  // nothing saved for backward but the input kept above
+          outputs[s] = model.forwardStage(s, inputs[s], batch, strategy.liveParameters());
+          needsGrad[s] = blockNeedsGrad(model, s, inputs[s]);
+        } else {
+          outputs[s] = model.forwardStage(s, inputs[s], batch, strategy.liveParameters());
+          needsGrad[s] = outputs[s].requires_grad();
+        }
       }
       strategy.afterForward(s);
     }
@@ -54,6 +74,12 @@ at::Tensor forwardBackward(const StagedModel& model, Strategy& strategy, const B
     at::Tensor gradOutput;
     for (int s = stages - 1; s >= 0; --s) {
       strategy.beforeBackward(s);
+      if (checkpointed(s) && needsGrad[s]) {
+        // The recomputation: a forward span in the backward phase, with its unit gathered again.
+        RoleScope role(trace::MemoryRole::Activation);
+        ComputeSpan span(trace::ComputeKind::Forward, StagedModel::unitName(model.stageUnit(s)));
+        outputs[s] = model.forwardStage(s, inputs[s], batch, strategy.liveParameters());
+      }
       {
         RoleScope role(trace::MemoryRole::Activation);
         ComputeSpan span(trace::ComputeKind::Backward, StagedModel::unitName(model.stageUnit(s)));
@@ -77,7 +103,8 @@ at::Tensor forwardBackward(const StagedModel& model, Strategy& strategy, const B
 
 }  // namespace
 
-at::Tensor trainStep(const StagedModel& model, Strategy& strategy, const Batch& batch, int microBatches) {
+at::Tensor trainStep(const StagedModel& model, Strategy& strategy, const Batch& batch, const StepOptions& options) {
+  const int microBatches = options.microBatches;
   TORCH_CHECK(microBatches >= 1 && batch.x.size(0) % microBatches == 0, "trainStep: ", microBatches,
               " micro-batches do not split a batch of ", batch.x.size(0), " rows evenly");
   ComputeSpan stepSpan(trace::ComputeKind::Step, "");
@@ -89,7 +116,7 @@ at::Tensor trainStep(const StagedModel& model, Strategy& strategy, const Batch& 
     RankRecorder::instance().setMicroBatch(microBatches == 1 ? 0 : k + 1);
     const Batch micro = microBatches == 1 ? batch
                                           : Batch{batch.x.narrow(0, k * rows, rows), batch.y.narrow(0, k * rows, rows)};
-    at::Tensor loss = forwardBackward(model, strategy, micro, 1.0 / microBatches, last);
+    at::Tensor loss = forwardBackward(model, strategy, micro, 1.0 / microBatches, last, options.checkpointBlocks);
     total = total.defined() ? total + loss : loss;
   }
   RankRecorder::instance().setMicroBatch(0);  // the optimizer steps once, after every micro-batch

@@ -10,9 +10,18 @@
 
 namespace shardscope {
 
-// Returns this rank's loss (mean over its local batch), detached. With `microBatches` > 1 the
-// batch is split into that many equal micro-batches, each loss scaled by 1/microBatches (as
-// `(loss / K).backward()`), and gradients are reduced only after the last (Strategy::setGradientSync).
-at::Tensor trainStep(const StagedModel& model, Strategy& strategy, const Batch& batch, int microBatches = 1);
+struct StepOptions {
+  // > 1: the batch is split into that many equal micro-batches, each loss scaled by 1/microBatches
+  // (as `(loss / K).backward()`), and gradients are reduced only after the last
+  // (Strategy::setGradientSync).
+  int microBatches = 1;
+  // Activation checkpointing of every block (the root's stages are not): a block's forward runs
+  // without a graph and keeps only its input; its backward first runs the forward again, with
+  // one, as checkpoint_wrapper does. Same numbers, less activation memory, one more forward.
+  bool checkpointBlocks = false;
+};
+
+// Returns this rank's loss (mean over its local batch), detached.
+at::Tensor trainStep(const StagedModel& model, Strategy& strategy, const Batch& batch, const StepOptions& options = {});
 
 }  // namespace shardscope

@@ -10,6 +10,7 @@ nlohmann::json spanName(const Event& e) {
   const auto kind = static_cast<ComputeKind>(e.op);
   if (kind == ComputeKind::Step) return "step " + std::to_string(e.step);
   if (kind == ComputeKind::Optimizer) return "optimizer.step";
+  if (isRecomputation(e)) return "recompute " + e.text;
   return std::string(computeKindName(kind)) + " " + e.text;
 }
 
@@ -31,7 +32,8 @@ void writeChromeTrace(std::ostream& out, const RunRecording& rec, const nlohmann
     emit({{"ph", "M"}, {"pid", r}, {"tid", 2}, {"name", "thread_name"}, {"args", {{"name", "comm"}}}});
     const auto& t = rec.rank(r);
     for (const auto& e : t.compute) {
-      nlohmann::json args = {{"kind", computeKindName(static_cast<ComputeKind>(e.op))}, {"unit", e.text}, {"step", e.step}};
+      nlohmann::json args = {{"kind", computeKindName(static_cast<ComputeKind>(e.op))}, {"unit", e.text},
+                             {"phase", phaseName(static_cast<Phase>(e.phase))}, {"step", e.step}};
       if (e.microBatch != 0) args["micro_batch"] = e.microBatch;
       emit({{"ph", "X"}, {"cat", "compute"}, {"pid", r}, {"tid", 1}, {"name", spanName(e)},
             {"ts", micros(e.beginNs, origin)}, {"dur", (e.endNs - e.beginNs) / 1e3}, {"args", args}});

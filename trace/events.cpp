@@ -82,6 +82,11 @@ double algbwBytesPerSecond(int64_t bytes, double seconds) {
   return seconds > 0 ? static_cast<double>(bytes) / seconds : 0.0;
 }
 
+bool isRecomputation(const Event& compute) {
+  return compute.kind == EventKind::Compute && static_cast<ComputeKind>(compute.op) == ComputeKind::Forward &&
+         static_cast<Phase>(compute.phase) == Phase::Backward;
+}
+
 int64_t collectiveSizeBytes(const Event& e) {
   return static_cast<CollectiveOp>(e.op) == CollectiveOp::AllGather ? e.bytesOut : e.bytes;
 }

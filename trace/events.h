@@ -87,6 +87,9 @@ int64_t nowNs();
 // algbw = bytes / seconds; busbw = algbw * factor, factor 2(n-1)/n for all-reduce, (n-1)/n for
 // all-gather and reduce-scatter, 1 for broadcast.
 double algbwBytesPerSecond(int64_t bytes, double seconds);
+// A forward compute span in the backward phase: activation checkpointing running a block's forward
+// again, with a graph, just before its backward.
+bool isRecomputation(const Event& compute);
 // That size for a Collective event: bytesOut for all-gather, bytes (in) otherwise.
 int64_t collectiveSizeBytes(const Event& collective);
 

@@ -122,6 +122,7 @@ std::vector<FlatUnit> flatUnits(const std::vector<ParamSpec>& layout, int blocks
 std::string trainingLabel(const RunConfig& config) {
   std::string label = config.loraRank > 0 ? ", LoRA rank " + std::to_string(config.loraRank) : "";
   if (config.accumulate > 1) label += ", " + std::to_string(config.accumulate) + " micro-batches per step";
+  if (config.activationCheckpointing == "blocks") label += ", blocks checkpointed";
   return label;
 }
 

@@ -21,7 +21,7 @@ nlohmann::json RunConfig::toJson() const {
           {"optimizer", optimizer}, {"lr", lr},               {"seed", seed},
           {"device", device},       {"bucket-cap-mb", bucketCapMb},
           {"prefetch", prefetch},   {"precision", precision}, {"lora-rank", loraRank},
-          {"accumulate", accumulate},
+          {"accumulate", accumulate}, {"activation-checkpointing", activationCheckpointing},
           {"recording", recording}};
 }
 
@@ -79,6 +79,7 @@ std::optional<std::string> applyConfigJson(const nlohmann::json& json, RunConfig
     else if (key == "precision") err = readValue(v, key, c.precision);
     else if (key == "lora-rank") err = readValue(v, key, c.loraRank);
     else if (key == "accumulate") err = readValue(v, key, c.accumulate);
+    else if (key == "activation-checkpointing") err = readValue(v, key, c.activationCheckpointing);
     else if (key == "export") err = readValue(v, key, c.exportDir);
     else if (key == "summary") err = readValue(v, key, c.summaryPath);
     else if (key == "trace") err = readValue(v, key, c.tracePath);
@@ -232,6 +233,7 @@ std::optional<std::string> validate(const RunConfig& c) {
   if (auto e = oneOf("device", c.device, {"cpu", "cuda"})) return e;
   if (auto e = oneOf("recording", c.recording, {"on", "off", "alternate"})) return e;
   if (auto e = oneOf("precision", c.precision, {"fp32", "bf16"})) return e;
+  if (auto e = oneOf("activation-checkpointing", c.activationCheckpointing, {"off", "blocks"})) return e;
   if (c.prefetch < 0 || c.prefetch > kMaxPrefetch) {
     return "--prefetch is " + std::to_string(c.prefetch) + "; it must be between 0 (no prefetch: " +
            "each unit is gathered when it is needed) and " + std::to_string(kMaxPrefetch) +

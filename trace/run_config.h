@@ -42,6 +42,9 @@ struct RunConfig {
                                    // rank's batch is split in this many; gradients are reduced only
                                    // after the last (DDP's no_sync, FSDP2's
                                    // set_requires_gradient_sync(False) for the others)
+  std::string activationCheckpointing = "off";  // off | blocks: each block keeps only its input
+                                                // in forward and recomputes the rest in
+                                                // backward (checkpoint_wrapper on the blocks)
   int loraRank = 0;                // 0: full fine-tuning; r > 0: LoRA, the base weights frozen and
                                    // rank-r adapters on the blocks' matrices trained (model_layout.h)
   std::string exportDir;           // --export DIR: init.pt, data.pt, losses.pt, final.pt

@@ -60,6 +60,7 @@ LoadedTrace loadChromeTrace(const std::string& path) {
         if (e.value("cat", "") == "compute") {
           ev.kind = EventKind::Compute;
           ev.op = indexOf(a.value("kind", ""), computeName, 4).value_or(0);
+          ev.phase = indexOf(a.value("phase", ""), phaseNameOf, 4).value_or(0);
           ev.text = a.value("unit", "");
         } else {
           ev.kind = EventKind::Collective;

@@ -257,6 +257,8 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
       ImGui::Text("    sharding saves then (gradients and optimizer state are tiny) and what it still sends.");
       ImGui::BulletText("accumulate > 1: micro-batches reduced once per step (no_sync). FSDP then holds every");
       ImGui::Text("    unit's full gradients (grad_full) and gathers again per micro-batch.");
+      ImGui::BulletText("checkpoint blocks: each block keeps only its input; in backward it runs forward again");
+      ImGui::Text("    (R spans, after its all-gather): the activation lane shrinks, each step grows.");
       ImGui::BulletText("Frame build %.2f ms: %d spans drawn, %d folded, %d memory columns.",
                         state.lastFrameBuildMs, state.lastStats.spansDrawn, state.lastStats.spansFolded,
                         state.lastStats.memoryColumns);

@@ -115,6 +115,11 @@ ConfigAction drawConfigPanel(RunConfig& c, std::vector<std::string>& compareStra
     ImGui::SetTooltip("micro-batches per optimizer step: gradients are reduced only after the last\n"
                       "(no_sync); FSDP then holds every unit's unsharded gradients meanwhile");
   }
+  combo("checkpoint", c.activationCheckpointing, {"off", "blocks"});
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip("activation checkpointing: blocks keep only their input in forward and\n"
+                      "recompute their activations in backward (one more forward per block)");
+  }
   combo("optimizer", c.optimizer, {"sgd", "adam", "adamw"});
   ImGui::InputDouble("lr", &c.lr, 0.0, 0.0, "%.2e");
   int seed = static_cast<int>(c.seed);

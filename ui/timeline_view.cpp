@@ -214,7 +214,9 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
         } else {
           text = static_cast<trace::ComputeKind>(e.op) == trace::ComputeKind::Optimizer
                      ? "optim"
-                     : std::string(static_cast<trace::ComputeKind>(e.op) == trace::ComputeKind::Forward ? "F " : "B ") + unit;
+                     : std::string(trace::isRecomputation(e) ? "R "
+                                   : static_cast<trace::ComputeKind>(e.op) == trace::ComputeKind::Forward ? "F "
+                                                                                                       : "B ") + unit;
         }
         if (ImGui::CalcTextSize(text.c_str()).x + 4 < xb - xa) {
           dl->AddText(ImVec2(xa + 2, laneY + 2), IM_COL32(15, 15, 20, 255), text.c_str());
@@ -238,7 +240,10 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
             ImGui::Text("algbw %.3f GB/s, busbw %.3f GB/s", algbw / 1e9, algbw * trace::busbwFactor(op, e.worldSize) / 1e9);
             ImGui::TextDisabled("click: highlight this collective on every rank");
           } else {
-            ImGui::Text("%s %s  (%s)", trace::computeKindName(static_cast<trace::ComputeKind>(e.op)), unit.c_str(),
+            ImGui::Text("%s %s  (%s)",
+                        trace::isRecomputation(e) ? "forward again (activation checkpointing)"
+                                                  : trace::computeKindName(static_cast<trace::ComputeKind>(e.op)),
+                        unit.c_str(),
                         stepText(e).c_str());
             ImGui::Text("%s, at %s", formatDuration(static_cast<double>(e.endNs - e.beginNs)).c_str(),
                         formatDuration(e.beginNs - originNs).c_str());

@@ -104,6 +104,7 @@ Recorded runAndRead(const std::string& strategy, const std::vector<std::string>&
       s.unit = a["unit"].get<std::string>();
       if (e["cat"] == "compute") {
         s.kind = a["kind"].get<std::string>();
+        s.phase = a.value("phase", "");
         rank.compute.push_back(s);
       } else {
         s.kind = a["op"].get<std::string>();
@@ -368,6 +369,30 @@ TEST(Instrumentation, AccumulationTagsEachMicroBatchsSpans) {
         EXPECT_EQ(reductions.count(1), 0u) << where << ": no gradient is reduced before the last micro-batch";
         EXPECT_GT(reductions[2], 0) << where;
       }
+    }
+  }
+}
+
+// Activation checkpointing under full_shard: each block's backward all-gather is followed by its
+// forward again (the recomputation, a forward span in the backward phase) and then its backward;
+// the root, not checkpointed, runs forward once.
+TEST(Instrumentation, CheckpointedBlocksRecomputeBetweenTheirGatherAndBackward) {
+  auto rec = runAndRead("full_shard", {"--activation-checkpointing", "blocks"});
+  for (const auto& [rank, t] : rec.ranks) {
+    for (int step = 0; step < kSteps; ++step) {
+      for (int u = 0; u < kLayers; ++u) {
+        const std::string unit = "blocks." + std::to_string(u);
+        const auto& forward = only(t.compute, "forward", unit, step, "forward");
+        const auto& gather = only(t.comm, "all_gather", unit, step, "backward");
+        const auto& again = only(t.compute, "forward", unit, step, "backward");
+        const auto& backward = only(t.compute, "backward", unit, step);
+        EXPECT_LE(forward.end, gather.begin) << "rank " << rank << " " << unit;
+        EXPECT_LE(gather.end, again.begin) << "recomputed with the unit gathered: " << unit;
+        EXPECT_LE(again.end, backward.begin) << unit;
+      }
+      int rootForwards = 0;
+      for (const auto& s : t.compute) rootForwards += s.step == step && s.kind == "forward" && s.unit == "root";
+      EXPECT_EQ(rootForwards, 2) << "the root's two stages (embedding and head), each once, not recomputed";
     }
   }
 }

@@ -67,6 +67,10 @@ TEST(RunConfig, UnknownNamesListTheAllowedOnes) {
   c = RunConfig{};
   c.optimizer = "lion";
   EXPECT_NE(errorOf(c).find("sgd, adam, adamw"), std::string::npos);
+  c = RunConfig{};
+  c.activationCheckpointing = "all";
+  EXPECT_NE(errorOf(c).find("--activation-checkpointing 'all' is not known; choose one of: off, blocks"),
+            std::string::npos) << errorOf(c);
 }
 
 TEST(RunConfig, NonPositiveSizesAreRejected) {
@@ -107,10 +111,12 @@ TEST(RunConfig, UnwritableOutputsAreRejected) {
 TEST(RunConfig, ConfigFileKeysApplyWithDashesOrUnderscores) {
   const auto dir = testing::freshTempDir("config_file");
   const auto path = dir + "/run.json";
-  std::ofstream(path) << R"({"model": "gpt", "world": 4, "bucket_cap_mb": 5.5, "lr": 0.01})";
+  std::ofstream(path) << R"({"model": "gpt", "world": 4, "bucket_cap_mb": 5.5, "lr": 0.01,
+                             "activation-checkpointing": "blocks"})";
   RunConfig c;
   ASSERT_FALSE(loadConfigFile(path, c).has_value());
   EXPECT_EQ(c.model, "gpt");
+  EXPECT_EQ(c.activationCheckpointing, "blocks");
   EXPECT_EQ(c.world, 4);
   EXPECT_DOUBLE_EQ(c.bucketCapMb, 5.5);
   EXPECT_DOUBLE_EQ(c.lr, 0.01);
