@@ -82,6 +82,11 @@ def build_pytorch(c, mode, device, fp32_loss):
     whether its steps run under autocast (DDP) or FSDP2's MixedPrecisionPolicy."""
     torch.manual_seed(0)
     model = Gpt(c, fp32_loss=fp32_loss).to(device)
+    if c.get("activation_checkpointing") == "blocks":  # before wrapping, as the FSDP2 recipe does
+        from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import checkpoint_wrapper
+
+        for i, block in enumerate(model.blocks):
+            model.blocks[i] = checkpoint_wrapper(block)
     autocast = mode in ("ddp", "ddp_zero_redundancy")
     if autocast:
         model = torch.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=25)
@@ -143,11 +148,15 @@ def add_model_arguments(ap):
                          "issue's pairing, one all-gather per step more than shardscope), or the "
                          "default None there (kept: the root stays gathered from forward to "
                          "backward, as in shardscope's full_shard)")
+    ap.add_argument("--activation-checkpointing", choices=["off", "blocks"], default="off",
+                    help="blocks: every block checkpointed on both sides (shardscope "
+                         "--activation-checkpointing blocks; PyTorch checkpoint_wrapper on each block)")
 
 
 def model_config(args, world):
     return {"layers": args.layers, "hidden": args.hidden, "heads": args.heads, "seq": args.seq,
-            "vocab": args.vocab, "batch": args.batch_per_rank * world, "fsdp2_root": args.fsdp2_root}
+            "vocab": args.vocab, "batch": args.batch_per_rank * world, "fsdp2_root": args.fsdp2_root,
+            "activation_checkpointing": args.activation_checkpointing}
 
 
 def join_nccl_group(rank, world, port):
@@ -183,7 +192,7 @@ def run_shardscope(binary, world, c, strategy, steps, workdir, extra=()):
            "--hidden", str(c["hidden"]), "--heads", str(c["heads"]), "--seq", str(c["seq"]),
            "--vocab", str(c["vocab"]), "--batch", str(c["batch"]), "--world", str(world),
            "--strategy", strategy, "--steps", str(steps), "--lr", "1e-4", "--precision", "bf16",
-           "--summary", summary, *extra]
+           "--activation-checkpointing", c.get("activation_checkpointing", "off"), "--summary", summary, *extra]
     run = subprocess.run(cmd, capture_output=True, text=True)
     if run.returncode != 0:
         raise RuntimeError(f"shardscope failed: {' '.join(cmd)}\n{run.stdout}{run.stderr}")

@@ -41,20 +41,16 @@ def peak_of(trace_path):
     return peak["args"]["Total Allocated"], (innermost[-1] if innermost else "?")
 
 
-def rank_main(rank, world, port, c, fp32_loss, steps, out):
-    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
-
+def profiled_rank(rank, world, port, c, steps, out, build, build_args):
+    """One Gloo rank: `build(c, *build_args)` makes the model (wrapped as it likes) and Adam trains it
+    `steps` steps on random tokens under the profiler; writes {"peak", "op"} to `out`.rank."""
     torch.set_num_threads(1)
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     dist.init_process_group("gloo", rank=rank, world_size=world)
     profile = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], profile_memory=True)
     with profile:  # from before the model exists, so every tensor of the run is counted
         torch.manual_seed(0)
-        model = Gpt(c, fp32_loss=fp32_loss)
-        policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
-        for block in model.blocks:
-            fully_shard(block, mp_policy=policy)
-        fully_shard(model, mp_policy=policy)
+        model = build(c, *build_args)
         opt = torch.optim.Adam(model.parameters(), lr=1e-4)
         gen = torch.Generator().manual_seed(rank)
         for _ in range(steps):
@@ -71,11 +67,28 @@ def rank_main(rank, world, port, c, fp32_loss, steps, out):
     dist.destroy_process_group()
 
 
-def measure(world, c, fp32_loss, steps):
+def profiled_peak(world, c, steps, build, *build_args):
+    """The largest rank's {"peak", "op"} of `world` profiled_rank processes."""
     out = tempfile.NamedTemporaryFile(suffix=".json", delete=False).name
-    mp.spawn(rank_main, args=(world, free_port(), c, fp32_loss, steps, out), nprocs=world)
+    mp.spawn(profiled_rank, args=(world, free_port(), c, steps, out, build, build_args), nprocs=world)
     ranks = [json.load(open(f"{out}.{r}")) for r in range(world)]
     return max(ranks, key=lambda r: r["peak"])
+
+
+def fsdp2_bf16(c, fp32_loss):
+    """FSDP2 with bf16 parameters and fp32 reduction, the loss on fp32 or bf16 logits."""
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+
+    model = Gpt(c, fp32_loss=fp32_loss)
+    policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+    for block in model.blocks:
+        fully_shard(block, mp_policy=policy)
+    fully_shard(model, mp_policy=policy)
+    return model
+
+
+def measure(world, c, fp32_loss, steps):
+    return profiled_peak(world, c, steps, fsdp2_bf16, fp32_loss)
 
 
 def main():
