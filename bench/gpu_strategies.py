@@ -192,7 +192,9 @@ def run_shardscope(binary, world, c, strategy, steps, workdir, extra=()):
            "--hidden", str(c["hidden"]), "--heads", str(c["heads"]), "--seq", str(c["seq"]),
            "--vocab", str(c["vocab"]), "--batch", str(c["batch"]), "--world", str(world),
            "--strategy", strategy, "--steps", str(steps), "--lr", "1e-4", "--precision", "bf16",
-           "--activation-checkpointing", c.get("activation_checkpointing", "off"), "--summary", summary, *extra]
+           "--summary", summary, *extra]
+    if c.get("activation_checkpointing") == "blocks":  # only then: a --variants entry may set it too
+        cmd += ["--activation-checkpointing", "blocks"]
     run = subprocess.run(cmd, capture_output=True, text=True)
     if run.returncode != 0:
         raise RuntimeError(f"shardscope failed: {' '.join(cmd)}\n{run.stdout}{run.stderr}")

@@ -72,6 +72,8 @@ def profiled_peak(world, c, steps, build, *build_args):
     out = tempfile.NamedTemporaryFile(suffix=".json", delete=False).name
     mp.spawn(profiled_rank, args=(world, free_port(), c, steps, out, build, build_args), nprocs=world)
     ranks = [json.load(open(f"{out}.{r}")) for r in range(world)]
+    for path in [out] + [f"{out}.{r}" for r in range(world)]:
+        os.unlink(path)
     return max(ranks, key=lambda r: r["peak"])
 
 

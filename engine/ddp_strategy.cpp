@@ -16,10 +16,11 @@ DdpStrategy::DdpStrategy(const RunConfig& config, const StagedModel& model, Comm
     // Frozen parameters (LoRA's base weights) are never stepped, so under bf16 they need no fp32
     // master: each is held once, in bf16, and the model computes with it directly.
     model.forEachInitialParameter(config.seed, [&](size_t i, at::Tensor value) {
-      RoleScope role(trace::MemoryRole::ParamShard);  // ddp's "shard" is the full replica
       const bool trainable = model.params()[i].trainable;
-      const auto dtype = bf16 && !trainable ? at::kBFloat16 : at::kFloat;
-      params_.push_back(value.to(device, dtype, false, /*copy=*/true).set_requires_grad(trainable));
+      // Cast on the host first (still `other`): a cast on the way to a GPU goes through a host copy.
+      const at::Tensor cast = value.to(bf16 && !trainable ? at::kBFloat16 : at::kFloat);
+      RoleScope role(trace::MemoryRole::ParamShard);  // ddp's "shard" is the full replica
+      params_.push_back(cast.to(device, cast.scalar_type(), false, /*copy=*/true).set_requires_grad(trainable));
     });
   }
   if (bf16) {

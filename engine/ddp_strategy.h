@@ -33,8 +33,9 @@ class DdpStrategy final : public Strategy {
   void refreshComputeCopies();
 
   const StagedModel& model_;
-  std::vector<at::Tensor> params_;   // fp32, what the optimizer updates
-  std::vector<at::Tensor> compute_;  // bf16 copies the model computes with; empty under fp32
+  std::vector<at::Tensor> params_;   // fp32, what the optimizer updates (frozen ones: bf16 under bf16)
+  std::vector<at::Tensor> compute_;  // bf16 copies the model computes with (a frozen one is its own
+                                     // parameter); empty under fp32
   std::unique_ptr<GradientBuckets> buckets_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
 };

@@ -78,12 +78,13 @@ void ShardedStrategy::buildUnit(Unit& unit, const at::Tensor& flat, int world, i
   const auto floatOptions = at::TensorOptions().dtype(at::kFloat).device(device);
   const int64_t shardNumel = unit.paddedNumel / world;
   {
+    // A frozen unit (LoRA's base weights) is never stepped, so under bf16 its shard needs no fp32
+    // master: it is held in bf16 and all-gathered as it is, as FSDP2 does for a base model loaded
+    // in bf16. Cast on the host, still in the caller's role (`other`): a cast on the way to a GPU
+    // goes through a host copy.
+    const at::Tensor slice = flat.narrow(0, rank * shardNumel, shardNumel).to(unit.trainable ? at::kFloat : computeDtype_);
     RoleScope role(trace::MemoryRole::ParamShard);
-    // One copy, on the device (to() then clone() would make two there). A frozen unit (LoRA's
-    // base weights) is never stepped, so under bf16 its shard needs no fp32 master: it is held in
-    // bf16 and all-gathered as it is, as FSDP2 does for a base model loaded in bf16.
-    const auto shardDtype = unit.trainable ? at::kFloat : computeDtype_;
-    unit.shard = flat.narrow(0, rank * shardNumel, shardNumel).to(device, shardDtype, false, /*copy=*/true);
+    unit.shard = slice.to(device, slice.scalar_type(), false, /*copy=*/true);  // one copy, on the device
     unit.shard.set_requires_grad(unit.trainable);
   }
   RoleScope gatheredRole(trace::MemoryRole::ParamGathered);

@@ -44,8 +44,10 @@ Zero1Strategy::Zero1Strategy(const RunConfig& config, const StagedModel& model, 
       }
       // A copy: `value` is the init's (other). Never stepped, so under bf16 it needs no fp32
       // master: held once, in bf16, and the model computes with it directly.
+      // Cast on the host first (still `other`): a cast on the way to a GPU goes through a host copy.
+      const at::Tensor cast = value.to(bf16 ? at::kBFloat16 : at::kFloat);
       RoleScope frozenRole(trace::MemoryRole::ParamShard);
-      frozen_[i] = value.to(device, bf16 ? at::kBFloat16 : at::kFloat, /*non_blocking=*/false, /*copy=*/true);
+      frozen_[i] = cast.to(device, cast.scalar_type(), /*non_blocking=*/false, /*copy=*/true);
     });
   }
   for (size_t i = 0; i < model.params().size(); ++i) {

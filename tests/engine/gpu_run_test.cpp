@@ -42,16 +42,21 @@ std::vector<std::string> runArgs(const std::string& strategy, int world, const s
   return a;
 }
 
-// Runs `strategy` on two GPU ranks as it is and with `extra`: the two export directories.
-std::pair<std::string, std::string> runWithAndWithout(const std::string& strategy, const std::string& name,
-                                                      const std::vector<std::string>& extra) {
-  const std::string without = freshTempDir(name + "_without_" + strategy);
-  const std::string with = freshTempDir(name + "_with_" + strategy);
-  auto a = runShardscope(runArgs(strategy, 2, "cuda", without));
-  auto b = runShardscope(runArgs(strategy, 2, "cuda", with, extra));
+// Runs `strategy` on two GPU ranks as it is and with `extra`: the two export directories, and
+// whether both runs succeeded (a failed one is reported here).
+struct RunPair {
+  std::string without, with;
+  bool ok = false;
+};
+
+RunPair runWithAndWithout(const std::string& strategy, const std::string& name, const std::vector<std::string>& extra) {
+  RunPair pair{freshTempDir(name + "_without_" + strategy), freshTempDir(name + "_with_" + strategy)};
+  auto a = runShardscope(runArgs(strategy, 2, "cuda", pair.without));
+  auto b = runShardscope(runArgs(strategy, 2, "cuda", pair.with, extra));
   EXPECT_EQ(a.exitCode, 0) << a.output;
   EXPECT_EQ(b.exitCode, 0) << b.output;
-  return {without, with};
+  pair.ok = a.exitCode == 0 && b.exitCode == 0;
+  return pair;
 }
 
 nlohmann::json readJson(const std::string& path) {
@@ -199,8 +204,8 @@ TEST(GpuRun, ActivationCheckpointingKeepsTheLossesAndLowersTheActivationPeak) {
   REQUIRE_GPU();
   for (const std::string strategy : {"ddp", "full_shard"}) {
     SCOPED_TRACE(strategy);
-    const auto [plain, recomputed] = runWithAndWithout(strategy, "checkpoint", {"--activation-checkpointing", "blocks"});
-    ASSERT_FALSE(HasFailure());
+    const auto [plain, recomputed, ok] = runWithAndWithout(strategy, "checkpoint", {"--activation-checkpointing", "blocks"});
+    ASSERT_TRUE(ok);
     EXPECT_LT(maxRelDiff(loadTensor(recomputed + "/losses.pt"), loadTensor(plain + "/losses.pt")), 1e-6);
     const auto off = readJson(plain + "/summary.json"), on = readJson(recomputed + "/summary.json");
     for (size_t r = 0; r < off["ranks"].size(); ++r) {
@@ -233,8 +238,8 @@ TEST(GpuRun, UnrecordedRunTrainsTheSameWithoutInstrumentation) {
 TEST(GpuRun, Bf16MixedPrecisionTrainsLikeFp32) {
   REQUIRE_GPU();
   for (const std::string strategy : {"ddp", "zero1", "full_shard", "shard_grad_op"}) {
-    const auto [fp32, bf16] = runWithAndWithout(strategy, "precision", {"--precision", "bf16"});
-    ASSERT_FALSE(HasFailure());
+    const auto [fp32, bf16, ok] = runWithAndWithout(strategy, "precision", {"--precision", "bf16"});
+    ASSERT_TRUE(ok);
     const auto lossFp32 = loadTensor(fp32 + "/losses.pt");
     const auto lossBf16 = loadTensor(bf16 + "/losses.pt");
     const double diff = maxRelDiff(lossBf16, lossFp32);

@@ -291,10 +291,10 @@ TEST(Lora, Bf16HoldsTheFrozenBaseInBf16Only) {
     const int64_t world = 2;
     for (const auto& rank : summary["ranks"]) {
       const int64_t shard = rank["peak_bytes"]["param_shard"].get<int64_t>();
-      // ddp and zero1 replicate the frozen base, the sharded strategies split it; 4 bytes per
-      // frozen element would be an fp32 copy of it.
+      // ddp and zero1 replicate the frozen base, the sharded strategies split it: 2 bytes per
+      // frozen element held, plus the adapters; an fp32 copy of the base alone would reach 4.
       const int64_t frozenHeld = s == "ddp" || s == "zero1" ? frozenElements : frozenElements / world;
-      EXPECT_LT(shard, 3 * frozenHeld) << strategy << " rank " << rank["rank"];
+      EXPECT_LT(shard, 4 * frozenHeld) << strategy << " rank " << rank["rank"];
       EXPECT_GE(shard, 2 * frozenHeld) << strategy << " rank " << rank["rank"];
     }
   }
