@@ -135,6 +135,15 @@ void printComparisonTable(std::FILE* out, const std::vector<StrategyColumn>& col
       return recorded(c, [&] { return formatCollective(r.collectives[static_cast<int>(op)], r.recordedSteps); });
     });
   }
+  bool anyRecompute = false;
+  for (const auto& c : columns) anyRecompute |= maxOver(c.ranks, [](const RankStats& r) { return r.recomputeSecondsPerStep; }) > 0;
+  if (anyRecompute) {  // activation checkpointing: what the memory it saves costs in compute
+    row("recompute per step", [&](const StrategyColumn& c) {
+      return recorded(c, [&] {
+        return trace::formatDuration(1e9 * maxOver(c.ranks, [](const RankStats& r) { return r.recomputeSecondsPerStep; }));
+      });
+    });
+  }
   row("comm/compute overlap", [&](const StrategyColumn& c) {
     return recorded(c, [&] {
       char buf[32];

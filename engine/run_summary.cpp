@@ -46,6 +46,7 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result) {
                        {"model_flops_per_s", s.modelFlopsPerSecond}}},
                      {"collectives", ifRecorded(collectives)},
                      {"overlap_pct", ifRecorded(s.overlapPercent)},
+                     {"recompute_s_per_step", ifRecorded(s.recomputeSecondsPerStep)},
                      {"dropped_events", s.droppedEvents}});
   }
   nlohmann::json j = {{"schema", "shardscope.summary/3"},

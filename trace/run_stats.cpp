@@ -63,6 +63,11 @@ std::vector<RankStats> computeRankStats(const RunConfig& config, const trace::Ru
     // Only completed steps' collectives count; per-step figures divide them by recordedSteps.
     s.collectives = rec.collectiveTotals(r, steps);
     s.overlapPercent = rec.overlapPercent(r);
+    int64_t recomputeNs = 0;
+    for (const auto& span : t.compute) {
+      if (span.step >= 0 && span.step < steps && trace::isRecomputation(span)) recomputeNs += span.endNs - span.beginNs;
+    }
+    if (s.recordedSteps > 0) s.recomputeSecondsPerStep = static_cast<double>(recomputeNs) / 1e9 / s.recordedSteps;
     s.droppedEvents = t.dropped;
     out.push_back(s);
   }

@@ -31,6 +31,7 @@ struct RankStats {
   double modelFlopsPerSecond = 0; // 6 x parameters x (tokens | samples) / s
   std::array<trace::CollectiveTotals, trace::kCollectiveOpCount> collectives{};
   double overlapPercent = 0;
+  double recomputeSecondsPerStep = 0;  // activation checkpointing's extra forwards, per recorded step
   int64_t droppedEvents = 0;
 };
 

@@ -54,6 +54,9 @@ SummaryRun readRun(const nlohmann::json& j) {
       s.collectives[op].seconds = c.value("time_s", 0.0);
     }
     s.overlapPercent = r.contains("overlap_pct") && r["overlap_pct"].is_number() ? r["overlap_pct"].get<double>() : 0.0;
+    s.recomputeSecondsPerStep = r.contains("recompute_s_per_step") && r["recompute_s_per_step"].is_number()
+                                    ? r["recompute_s_per_step"].get<double>()
+                                    : 0.0;  // absent before activation checkpointing existed
     s.droppedEvents = r.value("dropped_events", int64_t{0});
     run.ranks.push_back(s);
   }

@@ -280,6 +280,15 @@ void drawComparison(const std::vector<Session>& sessions,
         return formatBytes(c.bytes / steps) + " / " + formatDuration(c.seconds * 1e9 / steps);
       });
     }
+    bool anyRecompute = false;
+    for (const auto& r : stats) anyRecompute |= maxOf(r, [](const RankStats& s) { return s.recomputeSecondsPerStep; }) > 0;
+    if (anyRecompute) {  // activation checkpointing: what the memory it saves costs in compute
+      row("recompute per step", [&](const auto& r) {
+        return recorded(r, [&](const auto& rr) {
+          return formatDuration(1e9 * maxOf(rr, [](const RankStats& s) { return s.recomputeSecondsPerStep; }));
+        });
+      });
+    }
     row("comm/compute overlap", [&](const auto& r) {
       if (!anyRecorded(r)) return std::string("not recorded");
       char buf[32];

@@ -114,6 +114,7 @@ TEST(RunTables, UnrecordedFiguresAreMarkedNotShownAsZero) {
     EXPECT_TRUE(rank["peak_bytes"].is_null());
     EXPECT_TRUE(rank["collectives"].is_null());
     EXPECT_TRUE(rank["overlap_pct"].is_null());
+    EXPECT_TRUE(rank["recompute_s_per_step"].is_null());
     EXPECT_EQ(rank["step_time_s"].size(), 4u) << "step times are measured either way";
   }
 
@@ -128,6 +129,23 @@ TEST(RunTables, UnrecordedFiguresAreMarkedNotShownAsZero) {
     EXPECT_GT(onBytes, 0) << op;
     EXPECT_EQ(onBytes / 4, altBytes / 2) << op << ": per recorded step";
   }
+}
+
+// compare shows what activation checkpointing costs in compute, and only where a column has it.
+TEST(RunTables, CompareShowsRecomputeTimeOnlyWithCheckpointing) {
+  const std::vector<std::string> common = {"compare", "--strategies", "ddp,full_shard", "--world", "2",
+                                           "--steps", "2", "--hidden", "8", "--layers", "2"};
+  auto plain = runShardscope(common);
+  ASSERT_EQ(plain.exitCode, 0) << plain.output;
+  EXPECT_EQ(plain.output.find("recompute per step"), std::string::npos) << plain.output;
+  auto withCheckpointing = common;
+  withCheckpointing.insert(withCheckpointing.end(), {"--activation-checkpointing", "blocks"});
+  auto checkpointed = runShardscope(withCheckpointing);
+  ASSERT_EQ(checkpointed.exitCode, 0) << checkpointed.output;
+  const auto at = checkpointed.output.find("recompute per step");
+  ASSERT_NE(at, std::string::npos) << checkpointed.output;
+  const std::string line = checkpointed.output.substr(at, checkpointed.output.find('\n', at) - at);
+  EXPECT_EQ(line.find(" 0 ns"), std::string::npos) << line << ": both columns recomputed something";
 }
 
 TEST(CliErrors, HelpExplainsEveryOptionWithItsDefault) {

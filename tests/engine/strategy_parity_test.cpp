@@ -324,6 +324,10 @@ TEST(ActivationCheckpointing, TrainsBitIdenticallyWithLessActivationMemory) {
         const auto summary = nlohmann::json::parse(std::ifstream(dir + "/summary.json"));
         for (const auto& rank : summary["ranks"]) {
           activationPeak[mode] = std::max(activationPeak[mode], rank["peak_bytes"]["activation"].get<int64_t>());
+          // The price: the blocks' forwards run again, and the summary times them.
+          const double recompute = rank["recompute_s_per_step"].get<double>();
+          if (mode == "off") EXPECT_EQ(recompute, 0.0) << name;
+          else EXPECT_GT(recompute, 0.0) << name;
         }
       }
       EXPECT_TRUE(losses["blocks"].equal(losses["off"])) << name;
