@@ -56,14 +56,12 @@ at::Tensor forwardBackward(const StagedModel& model, Strategy& strategy, const B
         // A stage's input asks for a gradient only if something before it trains: under LoRA the
         // frozen embedding gets none, as autograd would decide in one unbroken graph.
         inputs[s] = s == 0 ? inputOf(batch, strategy) : outputs[s - 1].detach().requires_grad_(needsGrad[s - 1]);
-        if (checkpointed(s)) {
-          at::NoGradGuard noGraph;  // nothing saved for backward but the input kept above
+        {
+          // Checkpointed: no graph, nothing saved for backward but the input kept above.
+          c10::AutoGradMode graph(!checkpointed(s) && at::GradMode::is_enabled());
           outputs[s] = model.forwardStage(s, inputs[s], batch, strategy.liveParameters());
-          needsGrad[s] = blockNeedsGrad(model, s, inputs[s]);
-        } else {
-          outputs[s] = model.forwardStage(s, inputs[s], batch, strategy.liveParameters());
-          needsGrad[s] = outputs[s].requires_grad();
         }
+        needsGrad[s] = checkpointed(s) ? blockNeedsGrad(model, s, inputs[s]) : outputs[s].requires_grad();
       }
       strategy.afterForward(s);
     }

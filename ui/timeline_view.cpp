@@ -40,6 +40,16 @@ void drawFold(ImDrawList* dl, float x0, float x1, float y0, float y1, int count)
   (void)count;
 }
 
+// A compute span's short label: "optim", or F / R (forward again, activation checkpointing) / B
+// before its unit.
+std::string computeLabel(const Event& e) {
+  switch (static_cast<trace::ComputeKind>(e.op)) {
+    case trace::ComputeKind::Optimizer: return "optim";
+    case trace::ComputeKind::Forward: return trace::isRecomputation(e) ? "R " : "F ";
+    default: return "B ";
+  }
+}
+
 std::string stepText(const Event& e) {
   std::string text = "step " + std::to_string(e.step);
   if (e.microBatch != 0) text += ", micro-batch " + std::to_string(e.microBatch);
@@ -204,19 +214,17 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
         const ImVec2 a(xa, laneY + 1), b(xb, laneY + style.spanLaneHeight - 1);
         dl->AddRectFilled(a, b, color, 2.0f);
         const bool selected = comm && spansHaveSameTarget(e, selection);
-        if (selected) ++local.spansHighlighted;
-        if (selected) dl->AddRect(ImVec2(xa - 1, laneY - 1), ImVec2(xb + 1, laneY + style.spanLaneHeight + 1), IM_COL32(255, 255, 255, 255), 2.0f, 0, 2.0f);
+        if (selected) {
+          ++local.spansHighlighted;
+          dl->AddRect(ImVec2(xa - 1, laneY - 1), ImVec2(xb + 1, laneY + style.spanLaneHeight + 1), IM_COL32(255, 255, 255, 255), 2.0f, 0, 2.0f);
+        }
         std::string text;
         const std::string unit = comm ? trace::collectiveUnit(e) : e.text;
         if (comm) {
           text = std::string(collectiveShortName(static_cast<trace::CollectiveOp>(e.op))) + " " + unit + " " +
                  formatBytes(static_cast<double>(trace::collectiveSizeBytes(e)));
         } else {
-          text = static_cast<trace::ComputeKind>(e.op) == trace::ComputeKind::Optimizer
-                     ? "optim"
-                     : std::string(trace::isRecomputation(e) ? "R "
-                                   : static_cast<trace::ComputeKind>(e.op) == trace::ComputeKind::Forward ? "F "
-                                                                                                       : "B ") + unit;
+          text = computeLabel(e) + unit;
         }
         if (ImGui::CalcTextSize(text.c_str()).x + 4 < xb - xa) {
           dl->AddText(ImVec2(xa + 2, laneY + 2), IM_COL32(15, 15, 20, 255), text.c_str());
