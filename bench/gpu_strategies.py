@@ -35,12 +35,15 @@ shardscope's full_shard; kept leaves the root at FSDP2's default (None), the sam
 against the same PyTorch runs, to find what a ratio depends on: NAME=OPTIONS entries separated by
 ";", e.g. --variants "default=;unrecorded=--recording off;prefetch2=--prefetch 2". A variant with
 --recording off has no CUDA events, polling thread, NVML samples or allocator hook, so it measures
-training alone (and has no peak memory: its memory ratio is left empty).
+training alone (and has no peak memory: its memory ratio is left empty). Leading NAME=VALUE words
+of a variant are set in shardscope's environment, as a shell does, e.g.
+"pghigh=TORCH_NCCL_HIGH_PRIORITY=1".
 Writes a JSON with every number (--out) and prints a table.
 """
 import argparse
 import json
 import os
+import re
 import shlex
 import statistics
 import subprocess
@@ -186,7 +189,17 @@ def run_pytorch(world, c, mode, steps, fp32_loss):
     return step_times, max(r["peak_allocated"] for r in ranks)
 
 
+def split_environment(words):
+    """({NAME: VALUE}, rest) from leading NAME=VALUE words, as a shell reads a command line."""
+    env, rest = {}, list(words)
+    while rest and re.fullmatch(r"[A-Z_][A-Z0-9_]*=.*", rest[0]):
+        name, _, value = rest.pop(0).partition("=")
+        env[name] = value
+    return env, rest
+
+
 def run_shardscope(binary, world, c, strategy, steps, workdir, extra=()):
+    env, extra = split_environment(extra)
     summary = os.path.join(workdir, f"shardscope_{strategy}_w{world}.json")
     cmd = [binary, "run", "--device", "cuda", "--model", "gpt", "--layers", str(c["layers"]),
            "--hidden", str(c["hidden"]), "--heads", str(c["heads"]), "--seq", str(c["seq"]),
@@ -195,9 +208,9 @@ def run_shardscope(binary, world, c, strategy, steps, workdir, extra=()):
            "--summary", summary, *extra]
     if c.get("activation_checkpointing") == "blocks":  # only then: a --variants entry may set it too
         cmd += ["--activation-checkpointing", "blocks"]
-    run = subprocess.run(cmd, capture_output=True, text=True)
+    run = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **env})
     if run.returncode != 0:
-        raise RuntimeError(f"shardscope failed: {' '.join(cmd)}\n{run.stdout}{run.stderr}")
+        raise RuntimeError(f"shardscope failed: {' '.join(f'{k}={v}' for k, v in env.items())} {' '.join(cmd)}\n{run.stdout}{run.stderr}")
     s = json.load(open(summary))
     step_times = [max(r["step_time_s"][i] for r in s["ranks"]) for i in range(steps)]
     # peak_bytes is null when the run recorded nothing (--recording off)

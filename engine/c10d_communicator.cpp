@@ -105,9 +105,9 @@ int C10dCommunicator::rank() const { return backend_->getRank(); }
 int C10dCommunicator::worldSize() const { return backend_->getSize(); }
 
 std::unique_ptr<PendingCollective> C10dCommunicator::launch(
-    const std::function<c10::intrusive_ptr<c10d::Work>()>& issue) {
+    const std::function<c10::intrusive_ptr<c10d::Work>(bool asyncOp)>& issue) {
   if (stream_) return stream_->run(issue);
-  return std::make_unique<HostPending>(issue());
+  return std::make_unique<HostPending>(issue(/*asyncOp=*/true));
 }
 
 std::unique_ptr<PendingCollective> C10dCommunicator::allGatherAsync(at::Tensor& output,
@@ -115,7 +115,11 @@ std::unique_ptr<PendingCollective> C10dCommunicator::allGatherAsync(at::Tensor& 
                                                                     const std::string&) {
   TORCH_CHECK(output.numel() == input.numel() * worldSize(), "allGather: output must hold ",
               worldSize(), " x ", input.numel(), " elements, has ", output.numel());
-  return launch([&] { return backend_->_allgather_base(output, input); });
+  return launch([&](bool asyncOp) {
+    c10d::AllgatherOptions opts;
+    opts.asyncOp = asyncOp;
+    return backend_->_allgather_base(output, input, opts);
+  });
 }
 
 std::unique_ptr<PendingCollective> C10dCommunicator::reduceScatterSumAsync(at::Tensor& output,
@@ -124,9 +128,12 @@ std::unique_ptr<PendingCollective> C10dCommunicator::reduceScatterSumAsync(at::T
   TORCH_CHECK(input.numel() == output.numel() * worldSize(), "reduceScatterSum: input must hold ",
               worldSize(), " x ", output.numel(), " elements, has ", input.numel());
   if (nativeReduceScatter_) {
-    c10d::ReduceScatterOptions opts;
-    opts.reduceOp = c10d::ReduceOp::SUM;
-    return launch([&] { return backend_->_reduce_scatter_base(output, input, opts); });
+    return launch([&](bool asyncOp) {
+      c10d::ReduceScatterOptions opts;
+      opts.reduceOp = c10d::ReduceOp::SUM;
+      opts.asyncOp = asyncOp;
+      return backend_->_reduce_scatter_base(output, input, opts);
+    });
   }
   // Built from all-reduce: every rank reduces the whole buffer and keeps its slice.
   auto reduced = allReduceSumAsync(input, "");
@@ -138,22 +145,23 @@ std::unique_ptr<PendingCollective> C10dCommunicator::reduceScatterSumAsync(at::T
 
 std::unique_ptr<PendingCollective> C10dCommunicator::allReduceSumAsync(at::Tensor& tensor,
                                                                        const std::string&) {
-  return launch(
-      [&] {
-        std::vector<at::Tensor> tensors{tensor};
-        return backend_->allreduce(tensors);
-      });
+  return launch([&](bool asyncOp) {
+    std::vector<at::Tensor> tensors{tensor};
+    c10d::AllreduceOptions opts;
+    opts.asyncOp = asyncOp;
+    return backend_->allreduce(tensors, opts);
+  });
 }
 
 std::unique_ptr<PendingCollective> C10dCommunicator::broadcastAsync(at::Tensor& tensor, int root,
                                                                     const std::string&) {
-  return launch(
-      [&] {
-        std::vector<at::Tensor> tensors{tensor};
-        c10d::BroadcastOptions opts;
-        opts.rootRank = root;
-        return backend_->broadcast(tensors, opts);
-      });
+  return launch([&](bool asyncOp) {
+    std::vector<at::Tensor> tensors{tensor};
+    c10d::BroadcastOptions opts;
+    opts.rootRank = root;
+    opts.asyncOp = asyncOp;
+    return backend_->broadcast(tensors, opts);
+  });
 }
 
 void C10dCommunicator::barrier(const std::string&) { backend_->barrier()->wait(); }

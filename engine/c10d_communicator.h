@@ -43,8 +43,9 @@ class C10dCommunicator final : public Communicator {
   std::optional<c10::Stream> collectiveStream() const override;
 
  private:
+  // `issue` gets the c10d asyncOp to pass (CollectiveStream::run).
   std::unique_ptr<PendingCollective> launch(
-      const std::function<c10::intrusive_ptr<c10d::Work>()>& issue);
+      const std::function<c10::intrusive_ptr<c10d::Work>(bool asyncOp)>& issue);
 
   c10::intrusive_ptr<c10d::Backend> backend_;
   c10::intrusive_ptr<c10d::Store> store_;

@@ -29,10 +29,12 @@ namespace shardscope {
 class CollectiveStream {
  public:
   virtual ~CollectiveStream() = default;
-  // Runs `issue` (it enqueues one collective and returns its Work) ordered after the caller's
-  // queued work.
+  // Runs `issue` (it enqueues one collective and returns its Work, possibly null) ordered after
+  // the caller's queued work. `issue` is told the c10d asyncOp to pass: false queues the kernel on
+  // the current stream (ProcessGroupNCCL's synchronous mode, as FSDP2 uses), true on the backend's
+  // own stream.
   virtual std::unique_ptr<PendingCollective> run(
-      const std::function<c10::intrusive_ptr<c10d::Work>()>& issue) = 0;
+      const std::function<c10::intrusive_ptr<c10d::Work>(bool asyncOp)>& issue) = 0;
   virtual c10::Stream stream() const = 0;
 };
 

@@ -34,11 +34,13 @@ class StreamPending final : public PendingCollective {
 
 }  // namespace
 
-CudaCollectiveStream::CudaCollectiveStream(c10::DeviceIndex device)
-    : device_(device), comm_(c10::cuda::getStreamFromPool(/*isHighPriority=*/true, device)) {}
+CudaCollectiveStream::CudaCollectiveStream(c10::DeviceIndex device, KernelStream kernels)
+    : device_(device),
+      kernels_(kernels),
+      comm_(c10::cuda::getStreamFromPool(/*isHighPriority=*/true, device)) {}
 
 std::unique_ptr<PendingCollective> CudaCollectiveStream::run(
-    const std::function<c10::intrusive_ptr<c10d::Work>()>& issue) {
+    const std::function<c10::intrusive_ptr<c10d::Work>(bool asyncOp)>& issue) {
   // The communication stream starts the collective only once the caller's stream has produced its
   // inputs and finished with whatever memory its outputs reuse.
   at::cuda::CUDAEvent ready;
@@ -47,9 +49,12 @@ std::unique_ptr<PendingCollective> CudaCollectiveStream::run(
   c10::cuda::CUDAStreamGuard onComm(comm_);
   DeviceClock* clock = deviceClock();
   DeviceClock::Mark begin = clock ? clock->mark() : nullptr;
-  // ProcessGroupNCCL queues the kernel on its NCCL stream after the current (communication)
-  // stream; wait() makes the communication stream wait for the kernel, without a host sync.
-  issue()->wait();
+  // Own: ProcessGroupNCCL queues the kernel on the current (communication) stream itself.
+  // ProcessGroups: it queues it on its NCCL stream after the current stream, and wait() makes the
+  // communication stream wait for the kernel, without a host sync.
+  const bool onProcessGroupsStream = kernels_ == KernelStream::ProcessGroups;
+  auto work = issue(onProcessGroupsStream);
+  if (work && onProcessGroupsStream) work->wait();
   DeviceClock::Mark end = clock ? clock->mark() : nullptr;
   auto done = std::make_shared<at::cuda::CUDAEvent>();
   done->record(comm_);

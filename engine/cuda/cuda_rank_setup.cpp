@@ -1,3 +1,6 @@
+#include <cstdlib>
+#include <string>
+
 #include <ATen/Context.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <torch/cuda.h>
@@ -10,6 +13,14 @@
 namespace shardscope {
 
 namespace {
+
+// SHARDSCOPE_NCCL_KERNEL_STREAM=own|process_group: where NCCL kernels run (CudaCollectiveStream).
+// A diagnostic knob for comparing the two on a shared GPU; not a user option.
+CudaCollectiveStream::KernelStream kernelStreamFromEnvironment() {
+  const char* value = std::getenv("SHARDSCOPE_NCCL_KERNEL_STREAM");
+  if (value && std::string(value) == "own") return CudaCollectiveStream::KernelStream::Own;
+  return CudaCollectiveStream::KernelStream::ProcessGroups;
+}
 
 class CudaRankDevice final : public RankDevice {
  public:
@@ -35,7 +46,8 @@ class CudaRankDevice final : public RankDevice {
   }
   const GpuPlacement& placement() const override { return placement_; }
   std::unique_ptr<CollectiveStream> makeCollectiveStream() const override {
-    return std::make_unique<CudaCollectiveStream>(static_cast<c10::DeviceIndex>(placement_.gpu));
+    return std::make_unique<CudaCollectiveStream>(static_cast<c10::DeviceIndex>(placement_.gpu),
+                                                  kernelStreamFromEnvironment());
   }
   std::string runtimeLaneNote() const override {
     return deviceRuntimeMemoryAvailable()
