@@ -122,7 +122,9 @@ def main():
     report = []
     for strategy in chosen:
         mode = pairs[strategy]
-        trace = os.path.join(args.out_dir, f"shardscope_{strategy}_w{args.world}.json")
+        # Not shardscope_{strategy}_w{world}.json: run_shardscope writes its summary there, over the
+        # trace (the first device run of this script failed so).
+        trace = os.path.join(args.out_dir, f"shardscope_{strategy}_w{args.world}_trace.json")
         ours, _, _ = run_shardscope(args.shardscope, args.world, c, strategy, args.steps, args.out_dir,
                                     extra=("--trace", trace))
         ours_comm = mean_over_ranks(list(shardscope_comm_ms(json.load(open(trace)), args.warmup).values()))
