@@ -51,6 +51,8 @@ GradientBuckets::GradientBuckets(const std::vector<at::Tensor>& live, double buc
   // The first bucket is small so the first all-reduce starts early; never larger than the cap.
   const int64_t firstCapBytes = std::min(kFirstBucketBytes, capBytes);
   bucketOf_.assign(live_.size(), -1);
+  offsetOf_.assign(live_.size(), 0);
+  inSlot_.assign(live_.size(), false);
   const auto fp32 = live_.at(0).options().dtype(at::kFloat).requires_grad(false);  // reduce dtype
   for (auto& positions : assignBuckets(bytes, firstCapBytes, capBytes)) {
     Bucket bucket;
@@ -58,7 +60,7 @@ GradientBuckets::GradientBuckets(const std::vector<at::Tensor>& live, double buc
     for (int k : positions) indices.push_back(trained[k]);
     int64_t offset = 0;
     for (int i : indices) {
-      bucket.offsets.push_back(offset);
+      offsetOf_[i] = offset;
       offset += live_[i].numel();
       bucketOf_[i] = static_cast<int>(buckets_.size());
     }
@@ -88,8 +90,27 @@ std::vector<std::vector<int>> GradientBuckets::layout() const {
   return out;
 }
 
+at::Tensor GradientBuckets::slotOf(int param) {
+  return buckets_[bucketOf_[param]].buffer.narrow(0, offsetOf_[param], live_[param].numel());
+}
+
+void GradientBuckets::accumulateInSlot(int param) {
+  at::Tensor& grad = live_[param].mutable_grad();
+  const at::Tensor flat = grad.reshape({-1});
+  if (inSlot_[param]) {
+    slotOf(param).add_(flat);
+  } else {
+    slotOf(param).copy_(flat);
+  }
+  inSlot_[param] = true;
+  grad = at::Tensor();  // the next micro-batch's gradient starts afresh; the sum is in the slot
+}
+
 void GradientBuckets::onGradReady(int param) {
-  if (!enabled_) return;
+  if (!enabled_) {
+    if (live_[param].scalar_type() != at::kFloat) accumulateInSlot(param);
+    return;
+  }
   Bucket& bucket = buckets_[bucketOf_[param]];
   if (--bucket.pending == 0) launchReadyBuckets();
 }
@@ -100,15 +121,20 @@ void GradientBuckets::launchReadyBuckets() {
          buckets_[nextToLaunch_].pending == 0) {
     const int index = nextToLaunch_++;
     Bucket& b = buckets_[index];
-    std::vector<at::Tensor> slots, grads;
-    for (size_t k = 0; k < b.params.size(); ++k) {
-      const auto& g = live_[b.params[k]].grad();
-      slots.push_back(b.buffer.narrow(0, b.offsets[k], g.numel()));
-      grads.push_back(g.reshape({-1}));
+    std::vector<at::Tensor> slots, grads, partialSlots, lastGrads;
+    for (const int i : b.params) {
+      const auto& g = live_[i].grad();
+      // With micro-batches summed in the slot (bf16 gradients), the last one is added to them.
+      auto& to = inSlot_[i] ? partialSlots : slots;
+      auto& from = inSlot_[i] ? lastGrads : grads;
+      to.push_back(slotOf(i));
+      from.push_back(g.reshape({-1}));
+      inSlot_[i] = false;
     }
     // One multi-tensor launch per bucket on CUDA (casting bf16 gradients to fp32 on the way), not
     // one per parameter: the reducer's per-parameter copies are launch-bound on a GPU that is fast.
-    at::_foreach_copy_(slots, grads);
+    if (!slots.empty()) at::_foreach_copy_(slots, grads);
+    if (!partialSlots.empty()) at::_foreach_add_(partialSlots, lastGrads);
     // Pre-divide, then sum: the average that DDP's default allreduce hook computes.
     b.buffer.mul_(scale);
     b.work = comm_.allReduceSumAsync(b.buffer, "bucket " + std::to_string(index));
@@ -124,10 +150,7 @@ void GradientBuckets::finish(const std::function<void(int, const at::Tensor&)>& 
   for (auto& b : buckets_) {
     b.work->wait();
     b.work.reset();
-    for (size_t k = 0; k < b.params.size(); ++k) {
-      const int i = b.params[k];
-      take(i, b.buffer.narrow(0, b.offsets[k], live_[i].numel()));
-    }
+    for (const int i : b.params) take(i, slotOf(i));
     b.pending = static_cast<int>(b.params.size());
   }
   nextToLaunch_ = 0;

@@ -33,8 +33,11 @@ class GradientBuckets {
   // bucket again). Throws if some parameter got no gradient, so its bucket never launched.
   void finish(const std::function<void(int param, const at::Tensor& averaged)>& take);
 
-  // false: backward leaves gradients in .grad to accumulate, counting and launching nothing
-  // (DDP's no_sync); the next backward with it true reduces what they add up to.
+  // false: backward counts and launches nothing (DDP's no_sync); the next backward with it true
+  // reduces what the micro-batches' gradients add up to. fp32 gradients add up in .grad, as in
+  // PyTorch. bf16 ones (the compute copies under --precision bf16) are added into their fp32
+  // bucket slot as each is ready, and .grad is released: adding them up in bf16 would round away
+  // what PyTorch DDP under autocast keeps, whose .grad is fp32 (FSDP2 upcasts likewise).
   void setEnabled(bool enabled) { enabled_ = enabled; }
 
   // Parameter indices per bucket, in launch order.
@@ -44,7 +47,6 @@ class GradientBuckets {
  private:
   struct Bucket {
     std::vector<int> params;      // parameter indices, reverse registration order
-    std::vector<int64_t> offsets; // element offset of each parameter in `buffer`
     at::Tensor buffer;            // flat fp32 gradients, all-reduced in place
     int pending = 0;              // gradients not yet ready this step
     std::unique_ptr<PendingCollective> work;
@@ -52,11 +54,17 @@ class GradientBuckets {
 
   void onGradReady(int param);
   void launchReadyBuckets();
+  at::Tensor slotOf(int param);
+  // A micro-batch's bf16 gradient into its fp32 slot, outside a reduction (see setEnabled).
+  void accumulateInSlot(int param);
 
   std::vector<at::Tensor> live_;
   Communicator& comm_;
   std::vector<Bucket> buckets_;
   std::vector<int> bucketOf_;  // parameter index -> bucket index
+  std::vector<int64_t> offsetOf_;  // parameter index -> element offset in its bucket's buffer
+  // Parameters whose slot holds the sum of this step's earlier micro-batches (bf16 gradients only).
+  std::vector<bool> inSlot_;
   std::vector<std::shared_ptr<torch::autograd::Node>> gradAccumulators_;
   int nextToLaunch_ = 0;
   bool enabled_ = true;

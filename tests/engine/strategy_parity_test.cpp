@@ -219,6 +219,32 @@ INSTANTIATE_TEST_SUITE_P(
       return std::get<0>(info.param) + "_" + std::get<1>(info.param);
     });
 
+// Under bf16 every strategy adds micro-batch gradients up in fp32: the sharded ones in their fp32
+// accumulators (as FSDP2), ddp and zero1 in their fp32 buckets (as PyTorch DDP's fp32 .grad under
+// autocast). The same bf16 gradients summed the same way: every strategy trains bit-identically.
+// (When ddp and zero1 added them up in bf16, they drifted from the sharded strategies by ~1e-4.)
+TEST(Accumulation, Bf16TrainsBitIdenticallyInEveryStrategy) {
+  const RunConfig config = smallConfig("gpt");
+  std::map<std::string, ExportedRun> runs;
+  std::map<std::string, at::Tensor> losses;
+  for (const std::string strategy : {"shard_grad_op", "full_shard", "ddp", "zero1"}) {
+    const auto dir = testing::freshTempDir("accumulate_bf16_" + strategy);
+    runs[strategy] = runExported(config, strategy, 2, dir, {"--accumulate", "3", "--precision", "bf16"});
+    ASSERT_FALSE(runs[strategy].trained.empty()) << strategy;
+    losses[strategy] = loadTensor(dir + "/losses.pt");
+  }
+  const auto& reference = runs.at("shard_grad_op");
+  for (const std::string strategy : {"full_shard", "ddp", "zero1"}) {
+    EXPECT_TRUE(losses.at(strategy).equal(losses.at("shard_grad_op")))
+        << strategy << ": " << losses.at(strategy) << " vs " << losses.at("shard_grad_op");
+    for (const auto& [name, value] : reference.trained) {
+      EXPECT_TRUE(runs.at(strategy).trained.at(name).equal(value))
+          << strategy << " " << name << ": relative difference "
+          << relativeDifference(runs.at(strategy).trained.at(name), value);
+    }
+  }
+}
+
 // LoRA: every strategy trains the adapters as one process does, and leaves every frozen weight
 // exactly as it began (no strategy may step, reduce or round what does not train). Plain SGD:
 // B starts at zero, and where Adam divides a near-zero gradient of it by its own square root,
