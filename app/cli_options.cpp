@@ -49,6 +49,11 @@ void RunOptions::addTo(CLI::App& cmd, bool withOutputs) {
        withDefault("cpu (Gloo between ranks) | cuda (NCCL between ranks; rank r on GPU r % GPUs, "
                    "several ranks per GPU when GPUs are fewer, each with its own NCCL_HOSTID)",
                    d.device));
+  bind("--bind-cores", &RunConfig::bindCores,
+       withDefault("off (the OS places the rank processes, as torchrun does) | rank (each rank "
+                   "process, its threads and NCCL's, pinned to its own equal slice of the cores "
+                   "this run may use, as taskset per rank would; the run output names each slice)",
+                   d.bindCores));
   bind("--bucket-cap-mb", &RunConfig::bucketCapMb,
        withDefault("ddp, zero1: gradient bucket size in MiB; the first bucket is 1 MiB", d.bucketCapMb));
   bind("--prefetch", &RunConfig::prefetch,

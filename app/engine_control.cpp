@@ -1,6 +1,7 @@
 #include "app/engine_control.h"
 
 #include "engine/run_controller.h"
+#include "trace/rank_placements.h"
 
 namespace shardscope::app {
 
@@ -56,14 +57,16 @@ void EngineSessionControl::launch(std::vector<RunConfig> runs) {
 
 void EngineSessionControl::runOne(const RunConfig& config, int index) {
   std::vector<trace::Event> pending;  // merged events not yet in the store
+  std::vector<std::string> placements(static_cast<size_t>(config.world));  // each rank's, as reported
   RunCallbacks callbacks;
   callbacks.onMerged = [&](const trace::Event& e) { pending.push_back(e); };
   callbacks.onEvent = [&](const trace::Event& e) {
-    if (e.kind == trace::EventKind::RunInfo && e.rank == 0) {
+    if (e.kind == trace::EventKind::RunInfo && e.rank >= 0 && e.rank < config.world) {
+      placements[e.rank] = e.text;
       auto lock = store_.lock();
       auto& s = store_.sessions()[index];
-      s.device = e.text;
-      s.parameterCount = e.count;
+      s.device = trace::describeRankPlacements(placements);
+      if (e.rank == 0) s.parameterCount = e.count;
       s.status = ui::SessionStatus::Running;
     }
   };
@@ -91,7 +94,7 @@ void EngineSessionControl::runOne(const RunConfig& config, int index) {
   auto& s = store_.sessions()[index];
   s.status = result.ok ? ui::SessionStatus::Done : ui::SessionStatus::Failed;
   if (!result.ok) s.error = result.error;
-  if (s.device.empty()) s.device = result.deviceDescription;
+  if (!result.deviceDescription.empty()) s.device = result.deviceDescription;
   store_.touch();
 }
 

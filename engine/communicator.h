@@ -81,11 +81,13 @@ struct RendezvousInfo {
   int rank = 0;
   int worldSize = 1;
   int localRank = 0;
+  int localWorldSize = 1;  // ranks on this host (LOCAL_WORLD_SIZE; WORLD_SIZE when unset)
   std::string masterAddr = "127.0.0.1";
   int masterPort = 29500;
 };
 
-// Reads torchrun's variables (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT).
+// Reads torchrun's variables (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR,
+// MASTER_PORT).
 // Throws std::runtime_error naming the variable when one is missing or malformed.
 RendezvousInfo rendezvousFromEnvironment();
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/communicator.h"
+#include "engine/core_binding.h"
 #include "engine/model.h"
 #include "engine/rank_device.h"
 #include "engine/rank_reporter.h"
@@ -113,6 +114,15 @@ int runRankWorker(const RunConfig& config) {
                                std::to_string(localBatch) + " (--batch " + std::to_string(config.batch) +
                                " / WORLD_SIZE=" + std::to_string(info.worldSize) + ")");
     }
+    // Before CUDA and NCCL start their threads, which then inherit the slice.
+    std::string coresNote;
+    int boundCores = 0;
+    if (config.bindCores == "rank") {
+      const auto cores = bindProcessToCores(
+          coreSlice(allowedCores(), info.localRank, info.localWorldSize));
+      coresNote = " / cores " + describeCores(cores);
+      boundCores = static_cast<int>(cores.size());
+    }
     // Declared before the communicator so it outlives it: the clock's last poll still sees the
     // communication stream's final collectives.
     const bool instrumented = config.recording != "off";
@@ -123,9 +133,10 @@ int runRankWorker(const RunConfig& config) {
     }
     const at::Device device = gpu ? gpu->device() : at::Device(at::kCPU);
     if (device.is_cpu()) {
-      // Ranks share the host's cores; one intra-op pool each would oversubscribe them.
+      // Ranks share the host's cores; one intra-op pool each would oversubscribe them. A bound
+      // rank has its slice.
       const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-      at::set_num_threads(std::max(1, cores / info.worldSize));
+      at::set_num_threads(boundCores > 0 ? boundCores : std::max(1, cores / info.worldSize));
     }
     auto comm = connectCommunicator(info, gpu.get());
     auto model = makeModel(config);
@@ -158,6 +169,7 @@ int runRankWorker(const RunConfig& config) {
       if (!note.empty()) info_event.text += " / " + note;
     }
     if (config.precision == "bf16") info_event.text += " / bf16 compute, fp32 reduce";
+    info_event.text += coresNote;
     reporter.send(info_event);
 
     for (int step = 0; step < config.steps; ++step) {

@@ -43,11 +43,17 @@ RendezvousInfo rendezvousFromEnvironment() {
   info.rank = requireIntEnv("RANK", 0);
   info.worldSize = requireIntEnv("WORLD_SIZE", 1);
   info.localRank = std::getenv("LOCAL_RANK") ? requireIntEnv("LOCAL_RANK", 0) : info.rank;
+  info.localWorldSize =
+      std::getenv("LOCAL_WORLD_SIZE") ? requireIntEnv("LOCAL_WORLD_SIZE", 1) : info.worldSize;
   info.masterAddr = requireEnv("MASTER_ADDR");
   info.masterPort = requireIntEnv("MASTER_PORT", 1);
   if (info.rank >= info.worldSize) {
     throw std::runtime_error("RANK=" + std::to_string(info.rank) + " must be below WORLD_SIZE=" +
                              std::to_string(info.worldSize) + ".");
+  }
+  if (info.localRank >= info.localWorldSize) {
+    throw std::runtime_error("LOCAL_RANK=" + std::to_string(info.localRank) +
+                             " must be below LOCAL_WORLD_SIZE=" + std::to_string(info.localWorldSize) + ".");
   }
   return info;
 }

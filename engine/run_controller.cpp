@@ -22,6 +22,7 @@
 #include "engine/run_summary.h"
 #include "engine/tensor_files.h"
 #include "trace/chrome_trace.h"
+#include "trace/rank_placements.h"
 #include "trace/stream_merger.h"
 #include "trace/wire.h"
 
@@ -162,6 +163,7 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
   RunResult result;
   result.worldSize = config.world;
   result.stepSeconds.assign(config.world, {});
+  result.rankPlacements.assign(config.world, "");
   if (auto error = checkDeviceAvailable(config)) {
     result.error = *error;
     finishOutputs(config, result);
@@ -241,10 +243,9 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
         merger.push(event);
         break;
       case trace::EventKind::RunInfo:
-        if (proc.rank == 0) {
-          result.deviceDescription = event.text;
-          result.parameterCount = event.count;
-        }
+        result.rankPlacements[proc.rank] = event.text;
+        result.deviceDescription = trace::describeRankPlacements(result.rankPlacements);
+        if (proc.rank == 0) result.parameterCount = event.count;
         break;
       case trace::EventKind::StepEnd: {
         proc.lastStep = event.step;

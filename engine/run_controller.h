@@ -19,7 +19,9 @@ struct RunResult {
   std::string error;                          // set when !ok: names the rank and what to do
   std::vector<double> losses;                 // global mean loss per completed step
   std::vector<std::vector<double>> stepSeconds;  // [rank][step] wall time per step
-  std::string deviceDescription;              // e.g. "cpu / gloo"
+  std::vector<std::string> rankPlacements;    // [rank] each rank's own (its GPU, its cores)
+  std::string deviceDescription;              // all of them in one line (trace/rank_placements.h),
+                                              // e.g. "cpu / gloo" or "cpu / gloo / rank 0: cores 0, ..."
   int64_t parameterCount = 0;
   int worldSize = 0;
   trace::RunRecording recording;              // everything the ranks recorded, merged in time order

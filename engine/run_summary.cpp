@@ -33,7 +33,10 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result) {
     // With --recording off nothing was measured: null, not a zero that reads as a measurement.
     const bool recorded = s.recorded;
     const auto ifRecorded = [&](nlohmann::json value) { return recorded ? value : nlohmann::json(nullptr); };
+    const bool placed = s.rank < static_cast<int>(result.rankPlacements.size()) &&
+                        !result.rankPlacements[s.rank].empty();
     ranks.push_back({{"rank", s.rank},
+                     {"placement", placed ? nlohmann::json(result.rankPlacements[s.rank]) : nlohmann::json(nullptr)},
                      {"step_time_s", s.stepSeconds},
                      {"steady_step_time_s", s.steadyStepSeconds},
                      {"recorded_steps", s.recordedSteps},

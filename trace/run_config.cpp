@@ -19,7 +19,7 @@ nlohmann::json RunConfig::toJson() const {
           {"features", features},   {"classes", classes},     {"batch", batch},
           {"steps", steps},         {"world", world},         {"strategy", strategy},
           {"optimizer", optimizer}, {"lr", lr},               {"seed", seed},
-          {"device", device},       {"bucket-cap-mb", bucketCapMb},
+          {"device", device},       {"bind-cores", bindCores}, {"bucket-cap-mb", bucketCapMb},
           {"prefetch", prefetch},   {"precision", precision}, {"lora-rank", loraRank},
           {"accumulate", accumulate}, {"activation-checkpointing", activationCheckpointing},
           {"recording", recording}};
@@ -74,6 +74,7 @@ std::optional<std::string> applyConfigJson(const nlohmann::json& json, RunConfig
     else if (key == "lr") err = readValue(v, key, c.lr);
     else if (key == "seed") err = readValue(v, key, c.seed);
     else if (key == "device") err = readValue(v, key, c.device);
+    else if (key == "bind-cores") err = readValue(v, key, c.bindCores);
     else if (key == "bucket-cap-mb") err = readValue(v, key, c.bucketCapMb);
     else if (key == "prefetch") err = readValue(v, key, c.prefetch);
     else if (key == "precision") err = readValue(v, key, c.precision);
@@ -232,6 +233,7 @@ std::optional<std::string> validate(const RunConfig& c) {
   if (auto e = oneOf("optimizer", c.optimizer, {"sgd", "adam", "adamw"})) return e;
   if (auto e = oneOf("device", c.device, {"cpu", "cuda"})) return e;
   if (auto e = oneOf("recording", c.recording, {"on", "off", "alternate"})) return e;
+  if (auto e = oneOf("bind-cores", c.bindCores, {"off", "rank"})) return e;
   if (auto e = oneOf("precision", c.precision, {"fp32", "bf16"})) return e;
   if (auto e = oneOf("activation-checkpointing", c.activationCheckpointing, {"off", "blocks"})) return e;
   if (c.prefetch < 0 || c.prefetch > kMaxPrefetch) {

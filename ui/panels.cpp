@@ -105,6 +105,11 @@ ConfigAction drawConfigPanel(RunConfig& c, std::vector<std::string>& compareStra
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("units all-gathered ahead of the one computing");
   }
   combo("device", c.device, {"cpu", "cuda"});
+  combo("bind cores", c.bindCores, {"off", "rank"});
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip("rank: each rank process (and its NCCL threads) pinned to its own slice of\n"
+                      "this machine's cores; off: the OS places them, as torchrun does");
+  }
   combo("precision", c.precision, {"fp32", "bf16"});
   ImGui::Separator();
   ImGui::TextUnformatted("Training");

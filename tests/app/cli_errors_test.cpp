@@ -33,6 +33,7 @@ TEST(CliErrors, RejectsBadValuesBeforeStartingRanks) {
   expectRejected({"run", "--export", "/proc/no-such-dir/x"}, "--export");
   expectRejected({"run", "--summary", "/no-such-dir/summary.json"}, "--summary");
   expectRejected({"run", "--world", "two"}, "--world");
+  expectRejected({"run", "--bind-cores", "numa"}, "--bind-cores 'numa' is not known; choose one of: off, rank");
 }
 
 // What the option parser itself rejects gets the same treatment as a bad value: one line naming the
