@@ -38,6 +38,10 @@ against the same PyTorch runs, to find what a ratio depends on: NAME=OPTIONS ent
 training alone (and has no peak memory: its memory ratio is left empty). Leading NAME=VALUE words
 of a variant are set in shardscope's environment, as a shell does, e.g.
 "pghigh=TORCH_NCCL_HIGH_PRIORITY=1".
+--bind-cores rank pins each rank process of both sides to its own slice of the cores (shardscope
+--bind-cores rank; the PyTorch rank processes the same slices, by the same rule), to see whether
+the world-4 run-to-run levels come from how the ranks' threads, NCCL's proxy and socket threads
+among them, share the cores.
 Writes a JSON with every number (--out) and prints a table.
 """
 import argparse
@@ -151,6 +155,9 @@ def add_model_arguments(ap):
                          "issue's pairing, one all-gather per step more than shardscope), or the "
                          "default None there (kept: the root stays gathered from forward to "
                          "backward, as in shardscope's full_shard)")
+    ap.add_argument("--bind-cores", choices=["off", "rank"], default="off",
+                    help="rank: every rank process of both sides pinned to its own slice of the "
+                         "cores (shardscope --bind-cores rank; PyTorch's ranks by the same rule)")
     ap.add_argument("--activation-checkpointing", choices=["off", "blocks"], default="off",
                     help="blocks: every block checkpointed on both sides (shardscope "
                          "--activation-checkpointing blocks; PyTorch checkpoint_wrapper on each block)")
@@ -159,7 +166,28 @@ def add_model_arguments(ap):
 def model_config(args, world):
     return {"layers": args.layers, "hidden": args.hidden, "heads": args.heads, "seq": args.seq,
             "vocab": args.vocab, "batch": args.batch_per_rank * world, "fsdp2_root": args.fsdp2_root,
-            "activation_checkpointing": args.activation_checkpointing}
+            "activation_checkpointing": args.activation_checkpointing, "bind_cores": args.bind_cores}
+
+
+def core_slice(allowed, local_rank, local_world):
+    """engine/core_binding.cpp's coreSlice: consecutive equal slices of the allowed cores, the
+    first len(allowed) % local_world ranks one more; ranks share cores when there are fewer."""
+    n = len(allowed)
+    if n < local_world:
+        return [allowed[local_rank % n]]
+    per, extra = divmod(n, local_world)
+    begin = local_rank * per + min(local_rank, extra)
+    return allowed[begin:begin + per + (1 if local_rank < extra else 0)]
+
+
+def bind_to_cores(cores):
+    """Every thread of this process pinned to `cores`, as shardscope's bindProcessToCores does
+    (os.sched_setaffinity pins one thread; threads started later inherit)."""
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            os.sched_setaffinity(int(tid), cores)
+        except ProcessLookupError:  # the thread has ended
+            pass
 
 
 def join_nccl_group(rank, world, port):
@@ -172,6 +200,8 @@ def join_nccl_group(rank, world, port):
 
 
 def pytorch_rank(rank, world, port, c, mode, steps, out_path, fp32_loss):
+    if c.get("bind_cores") == "rank":  # before CUDA and NCCL start their threads
+        bind_to_cores(core_slice(sorted(os.sched_getaffinity(0)), rank, world))
     device = join_nccl_group(rank, world, port)
     model, opt, autocast = build_pytorch(c, mode, device, fp32_loss)
     times = pytorch_steps(model, opt, autocast, c, world, rank, device, steps)
@@ -208,6 +238,8 @@ def run_shardscope(binary, world, c, strategy, steps, workdir, extra=()):
            "--summary", summary, *extra]
     if c.get("activation_checkpointing") == "blocks":  # only then: a --variants entry may set it too
         cmd += ["--activation-checkpointing", "blocks"]
+    if c.get("bind_cores") == "rank":
+        cmd += ["--bind-cores", "rank"]
     run = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **env})
     if run.returncode != 0:
         raise RuntimeError(f"shardscope failed: {' '.join(f'{k}={v}' for k, v in env.items())} {' '.join(cmd)}\n{run.stdout}{run.stderr}")

@@ -16,6 +16,8 @@
 #   profile bench/gpu_comm_profile.py: GPU time per step by collective on both sides of a pair
 #           (default: world 4 full_shard; more options through PROFILE_ARGS), with both traces
 #   demo    a GPU compare run with --trace/--summary, to open here with `shardscope view`
+#   pack    everything in $OUT into one $OUT/results.tar.gz (the device tool brings back at most 8
+#           files a call; give it last, after the stages whose files must all come back)
 # Results go to $OUT (the device tool's folder) or ./device-out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -82,6 +84,12 @@ stage_demo() {
   "$BIN" run --device cuda --model gpt --layers 4 --hidden 512 --heads 8 --seq 128 --vocab 4096 \
     --batch 8 --world 2 --steps 4 --strategy full_shard --trace "$OUT/gpu_full_shard_trace.json" \
     --summary "$OUT/gpu_full_shard_summary.json" 2>&1 | tail -8
+}
+
+stage_pack() {
+  local archive=/tmp/results.tar.gz
+  tar -czf "$archive" -C "$OUT" . && find "$OUT" -mindepth 1 -delete && mv "$archive" "$OUT/" \
+    && ls -l "$OUT/results.tar.gz"
 }
 
 # A failing stage does not stop the later ones (device time is scarce); the exit status says
