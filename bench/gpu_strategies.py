@@ -27,7 +27,10 @@ device sessions the first run at world 4 was the slowest of all (2.0 s per step,
 it fell on whichever side went first.
 --repeats R runs each pair R times, interleaved with the order alternating (ours, theirs, theirs,
 ours, ...), and reports the median over repeats with the range of the time ratio: single runs on a shared socket transport
-vary by more than some of the differences measured.
+vary by more than some of the differences measured. It also reports the paired ratio, the median
+of the per-repeat ratios: at world 4 a run's step time jumps between levels from run to run, and
+the two sides of a repeat, run back to back, mostly meet the same level, so a repeat's own ratio
+cancels it where the ratio of the medians can pair one side's fast level with the other's slow.
 --fsdp2-root: with reshard_after_forward=True given to the root as well (resharded, the default),
 FSDP2 gathers the root again at the start of backward, one all-gather per step more than
 shardscope's full_shard; kept leaves the root at FSDP2's default (None), the same collectives.
@@ -346,6 +349,7 @@ def main():
                        "mfu": flops_per_token * tokens / t_ours / peak,
                        "pytorch_mfu": flops_per_token * tokens / t_theirs / peak,
                        "time_ratio_range": [min(ratios), max(ratios)],
+                       "time_ratio_paired": statistics.median(ratios),
                        "step_s_per_repeat": t_ours_runs, "pytorch_step_s_per_repeat": t_theirs_runs,
                        "step_times": ours, "pytorch_step_times": theirs}
                 rows.append(row)
@@ -353,18 +357,19 @@ def main():
                 memory = (f"peak {ours_peak / 2**30:6.2f} GiB vs {theirs_peak / 2**30:6.2f} GiB "
                           f"(x{row['memory_ratio']:.2f})" if ours_peak is not None else "peak not recorded")
                 print(f"world {world} {label:13s} {t_ours * 1e3:8.1f} ms vs {t_theirs * 1e3:8.1f} ms "
-                      f"(x{row['time_ratio']:.2f}, range {min(ratios):.2f}-{max(ratios):.2f})  {memory}  "
+                      f"(x{row['time_ratio']:.2f}, paired x{row['time_ratio_paired']:.2f}, "
+                      f"range {min(ratios):.2f}-{max(ratios):.2f})  {memory}  "
                       f"MFU {row['mfu'] * 100:5.1f}% vs {row['pytorch_mfu'] * 100:5.1f}%", flush=True)
     json.dump({"device": torch.cuda.get_device_name(0), "bf16_peak_flops": peak, "nccl": nccl,
                "config": vars(args), "parameters": params, "rows": rows}, open(args.out, "w"), indent=1)
-    print("\n| world | shardscope | PyTorch | step ms (ours / theirs) | time ratio | peak GiB (ours / theirs) | memory ratio | MFU (ours / theirs) |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("\n| world | shardscope | PyTorch | step ms (ours / theirs) | time ratio | paired | peak GiB (ours / theirs) | memory ratio | MFU (ours / theirs) |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         name = r["strategy"] if len(variants) == 1 else f"{r['strategy']} [{r['variant']}]"
         peaks = (f"{r['peak_allocated'] / 2**30:.2f} / {r['pytorch_peak_allocated'] / 2**30:.2f} | {r['memory_ratio']:.2f}"
                  if r["peak_allocated"] is not None else "not recorded | -")
         print(f"| {r['world']} | {name} | {r['pytorch']} | {r['step_s'] * 1e3:.1f} / {r['pytorch_step_s'] * 1e3:.1f} "
-              f"| {r['time_ratio']:.2f} | {peaks} | {r['mfu'] * 100:.1f}% / {r['pytorch_mfu'] * 100:.1f}% |")
+              f"| {r['time_ratio']:.2f} | {r['time_ratio_paired']:.2f} | {peaks} | {r['mfu'] * 100:.1f}% / {r['pytorch_mfu'] * 100:.1f}% |")
 
 
 if __name__ == "__main__":
