@@ -51,8 +51,9 @@ void RunOptions::addTo(CLI::App& cmd, bool withOutputs) {
                    d.device));
   bind("--bind-cores", &RunConfig::bindCores,
        withDefault("off (the OS places the rank processes, as torchrun does) | rank (each rank "
-                   "process, its threads and NCCL's, pinned to its own equal slice of the cores "
-                   "this run may use, as taskset per rank would; the run output names each slice)",
+                   "process, its threads and NCCL's, pinned to its own slice of the cores this run "
+                   "may use, as taskset per rank would: consecutive slices as equal as they divide, "
+                   "shared when there are fewer cores than ranks; the run output names each slice)",
                    d.bindCores));
   bind("--bucket-cap-mb", &RunConfig::bucketCapMb,
        withDefault("ddp, zero1: gradient bucket size in MiB; the first bucket is 1 MiB", d.bucketCapMb));

@@ -187,7 +187,7 @@ int dispatch(int argc, char** argv) {
 
   shardscope::app::RunOptions workerOptions;
   auto* worker = app.add_subcommand(
-      "worker", "run one rank; reads RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT "
+      "worker", "run one rank; reads RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT "
                 "(as set by torchrun)");
   workerOptions.addTo(*worker);
 

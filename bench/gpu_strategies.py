@@ -28,9 +28,10 @@ it fell on whichever side went first.
 --repeats R runs each pair R times, interleaved with the order alternating (ours, theirs, theirs,
 ours, ...), and reports the median over repeats with the range of the time ratio: single runs on a shared socket transport
 vary by more than some of the differences measured. It also reports the paired ratio, the median
-of the per-repeat ratios: at world 4 a run's step time jumps between levels from run to run, and
-the two sides of a repeat, run back to back, mostly meet the same level, so a repeat's own ratio
-cancels it where the ratio of the medians can pair one side's fast level with the other's slow.
+of the per-repeat ratios: at world 4 a run's step time jumps between levels from run to run; in the
+third device session's table the two sides of a repeat, run back to back, mostly met the same
+level, and then a repeat's own ratio cancels it where the ratio of the medians can pair one side's
+fast level with the other's slow. Not always: in its variants call they met opposite levels.
 --fsdp2-root: with reshard_after_forward=True given to the root as well (resharded, the default),
 FSDP2 gathers the root again at the start of backward, one all-gather per step more than
 shardscope's full_shard; kept leaves the root at FSDP2's default (None), the same collectives.

@@ -1,11 +1,12 @@
 #include "engine/core_binding.h"
 
+#include <dirent.h>
 #include <sched.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <stdexcept>
 #include <string>
 
@@ -60,12 +61,32 @@ std::vector<int> bindProcessToCores(const std::vector<int>& cores) {
   for (int c : cores) CPU_SET(c, &set);
   // sched_setaffinity pins one thread; the recorder's streaming thread (and any other) already
   // runs, so each thread of the process is pinned by its id.
-  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
-    const pid_t tid = static_cast<pid_t>(std::stol(task.path().filename().string()));
-    if (sched_setaffinity(tid, sizeof(set), &set) != 0 && errno != ESRCH) {  // ESRCH: it has ended
-      throw std::runtime_error("--bind-cores rank: the OS refused cores " + describeCores(cores) +
-                               " (" + std::strerror(errno) + "); run with --bind-cores off.");
+  // (readdir, not std::filesystem: libtorch.so exports an older libstdc++'s copy of the latter,
+  // see tests/support/run_cli.cpp.)
+  if (cores.empty()) {
+    throw std::runtime_error("--bind-cores rank: this process's CPU affinity could not be read, so "
+                             "there is no slice to pin to; run with --bind-cores off.");
+  }
+  DIR* tasks = ::opendir("/proc/self/task");
+  if (tasks == nullptr) {
+    throw std::runtime_error(std::string("--bind-cores rank: cannot list this process's threads "
+                                         "(/proc/self/task: ") + std::strerror(errno) +
+                             "); run with --bind-cores off.");
+  }
+  int refused = 0;
+  while (const dirent* task = ::readdir(tasks)) {
+    char* end = nullptr;
+    const long tid = std::strtol(task->d_name, &end, 10);
+    if (end == task->d_name || *end != '\0') continue;  // "." and ".."
+    if (sched_setaffinity(static_cast<pid_t>(tid), sizeof(set), &set) != 0 && errno != ESRCH) {
+      refused = errno;  // ESRCH: the thread has ended since the listing
+      break;
     }
+  }
+  ::closedir(tasks);
+  if (refused != 0) {
+    throw std::runtime_error("--bind-cores rank: the OS refused cores " + describeCores(cores) +
+                             " (" + std::strerror(refused) + "); run with --bind-cores off.");
   }
   return allowedCores();
 }

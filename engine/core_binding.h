@@ -1,7 +1,9 @@
-// --bind-cores rank: each rank process pinned to its own slice of the host's cores, as `taskset`
-// per rank would. Ranks that share a host (and, on one GPU, NCCL's proxy and socket threads, which
-// do the socket transport's copying) then stop migrating onto each other's cores: a diagnostic for
-// run-to-run variance, and steadier step times on CPU ranks. Off by default, as in torchrun.
+// --bind-cores rank: each rank process pinned to its own slice of the cores the run may use (the
+// affinity it inherits), as `taskset` per rank would. Ranks that share a host (and, on one GPU,
+// NCCL's proxy and socket threads, which do the socket transport's copying) then stop migrating
+// onto each other's cores: a diagnostic for run-to-run variance. Off by default, as in torchrun.
+// A launcher that already binds each rank (srun --cpu-bind, numactl) wants it off: the slice is
+// cut again from the rank's own mask.
 #pragma once
 
 #include <string>
@@ -12,9 +14,9 @@ namespace shardscope {
 // The cores this thread may run on (sched_getaffinity), in increasing order.
 std::vector<int> allowedCores();
 
-// Local rank `localRank`'s share of `allowed` among `localWorld` ranks: consecutive equal slices in
-// order, the first (allowed.size() % localWorld) ranks one core more. With fewer cores than ranks,
-// ranks share: localRank gets allowed[localRank % allowed.size()].
+// Local rank `localRank`'s share of `allowed` among `localWorld` ranks: consecutive slices in
+// order, as equal as they divide, the first (allowed.size() % localWorld) ranks one core more. With
+// fewer cores than ranks, ranks share: localRank gets allowed[localRank % allowed.size()].
 std::vector<int> coreSlice(const std::vector<int>& allowed, int localRank, int localWorld);
 
 // "0-3", "0,2,4-5": the compact list `taskset -c` takes.
@@ -22,7 +24,7 @@ std::string describeCores(const std::vector<int>& cores);
 
 // Pins every thread this process has now to `cores` (threads started later inherit the mask of the
 // thread that starts them). Returns the cores the OS then reports for this thread; throws
-// std::runtime_error naming the cores when it refuses.
+// std::runtime_error naming the cores when it refuses, or when `cores` is empty.
 std::vector<int> bindProcessToCores(const std::vector<int>& cores);
 
 }  // namespace shardscope

@@ -3,7 +3,6 @@
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
-#include <thread>
 
 #include <ATen/Parallel.h>
 #include <nlohmann/json.hpp>
@@ -132,11 +131,13 @@ int runRankWorker(const RunConfig& config) {
                     "support; SHARDSCOPE_SHARED_GPU=hostid shares it over sockets instead)";
     }
     const at::Device device = gpu ? gpu->device() : at::Device(at::kCPU);
-    if (device.is_cpu()) {
-      // Ranks share the host's cores; one intra-op pool each would oversubscribe them. A bound
-      // rank has its slice.
-      const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-      at::set_num_threads(boundCores > 0 ? boundCores : std::max(1, cores / info.worldSize));
+    if (boundCores > 0) {
+      // Its slice, on any device: the OpenMP pool was sized from the whole mask at load time.
+      at::set_num_threads(boundCores);
+    } else if (device.is_cpu()) {
+      // Ranks share the run's cores; one intra-op pool each would oversubscribe them.
+      const int cores = std::max(1, static_cast<int>(allowedCores().size()));
+      at::set_num_threads(std::max(1, cores / info.worldSize));
     }
     auto comm = connectCommunicator(info, gpu.get());
     auto model = makeModel(config);

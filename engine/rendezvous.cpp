@@ -42,9 +42,12 @@ RendezvousInfo rendezvousFromEnvironment() {
   RendezvousInfo info;
   info.rank = requireIntEnv("RANK", 0);
   info.worldSize = requireIntEnv("WORLD_SIZE", 1);
-  info.localRank = std::getenv("LOCAL_RANK") ? requireIntEnv("LOCAL_RANK", 0) : info.rank;
+  // The local pair is read together: without LOCAL_RANK every rank counts as on one host (rank,
+  // world), whatever LOCAL_WORLD_SIZE a launcher that sets only that says.
+  const bool local = std::getenv("LOCAL_RANK") != nullptr;
+  info.localRank = local ? requireIntEnv("LOCAL_RANK", 0) : info.rank;
   info.localWorldSize =
-      std::getenv("LOCAL_WORLD_SIZE") ? requireIntEnv("LOCAL_WORLD_SIZE", 1) : info.worldSize;
+      local && std::getenv("LOCAL_WORLD_SIZE") ? requireIntEnv("LOCAL_WORLD_SIZE", 1) : info.worldSize;
   info.masterAddr = requireEnv("MASTER_ADDR");
   info.masterPort = requireIntEnv("MASTER_PORT", 1);
   if (info.rank >= info.worldSize) {

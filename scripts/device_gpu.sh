@@ -16,8 +16,8 @@
 #   profile bench/gpu_comm_profile.py: GPU time per step by collective on both sides of a pair
 #           (default: world 4 full_shard; more options through PROFILE_ARGS), with both traces
 #   demo    a GPU compare run with --trace/--summary, to open here with `shardscope view`
-#   pack    everything in $OUT into one $OUT/results.tar.gz (the device tool brings back at most 8
-#           files a call; give it last, after the stages whose files must all come back)
+#   pack    everything in $OUT into one $OUT/results.tar.gz, in 15 MiB pieces if larger (the device
+#           tool brings back at most 8 files a call, 16 MiB each; give it last)
 # Results go to $OUT (the device tool's folder) or ./device-out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -88,8 +88,27 @@ stage_demo() {
 
 stage_pack() {
   local archive=/tmp/results.tar.gz
-  tar -czf "$archive" -C "$OUT" . && find "$OUT" -mindepth 1 -delete && mv "$archive" "$OUT/" \
-    && ls -l "$OUT/results.tar.gz"
+  # It empties $OUT: only ever the device tool's folder or ./device-out.
+  case "$(cd "$OUT" && pwd)" in
+    / | "$ROOT") echo "pack: OUT=$OUT is not a results folder; not packing" >&2; return 1 ;;
+  esac
+  tar -czf "$archive" -C "$OUT" . || return 1
+  # A file over 16 MiB does not come back: then the archive goes in 15 MiB pieces (cat
+  # results.tar.gz.part-* | tar -xz), and if even those would be over 8 files, $OUT stays as it is.
+  local size
+  size=$(stat -c %s "$archive")
+  if [ "$size" -gt $((8 * 15 * 1024 * 1024)) ]; then
+    echo "pack: the archive is $((size >> 20)) MiB, over what one call brings back; $OUT left as it is" >&2
+    rm -f "$archive"
+    return 1
+  fi
+  find "$OUT" -mindepth 1 -delete
+  if [ "$size" -gt $((15 * 1024 * 1024)) ]; then
+    split -b 15M -d -a 1 "$archive" "$OUT/results.tar.gz.part-" && rm -f "$archive"
+  else
+    mv "$archive" "$OUT/"
+  fi
+  ls -l "$OUT"
 }
 
 # A failing stage does not stop the later ones (device time is scarce); the exit status says

@@ -9,40 +9,39 @@ namespace {
 
 constexpr const char* kSeparator = " / ";
 
-// The leading " / "-separated parts every placement has, with their separators.
-size_t sharedPrefixLength(const std::vector<const std::string*>& known) {
-  size_t shared = known.front()->size();
-  for (const auto* p : known) {
+// The length of the leading " / "-separated parts every placement has, separators included.
+size_t sharedPrefixLength(const std::vector<std::string>& placements) {
+  const std::string& first = placements.front();
+  size_t shared = first.size();
+  for (const auto& p : placements) {
     size_t i = 0;
-    while (i < shared && i < p->size() && (*p)[i] == (*known.front())[i]) ++i;
+    while (i < shared && i < p.size() && p[i] == first[i]) ++i;
     shared = i;
   }
   // Back to the end of the last whole part: "cpu / gloo / cores 0" and "... / cores 1" share
   // "cpu / gloo / ", not "cpu / gloo / cores ".
   const size_t separatorLength = std::char_traits<char>::length(kSeparator);
   if (shared < separatorLength) return 0;
-  const size_t cut = known.front()->rfind(kSeparator, shared - separatorLength);
+  const size_t cut = first.rfind(kSeparator, shared - separatorLength);
   return cut == std::string::npos ? 0 : cut + separatorLength;
 }
 
 }  // namespace
 
 std::string describeRankPlacements(const std::vector<std::string>& placements) {
-  std::vector<const std::string*> known;
-  for (const auto& p : placements) {
-    if (!p.empty()) known.push_back(&p);
+  const auto reported = [](const std::string& p) { return !p.empty(); };
+  if (std::none_of(placements.begin(), placements.end(), reported)) return "";
+  const bool all = std::all_of(placements.begin(), placements.end(), reported);
+  if (all && std::all_of(placements.begin(), placements.end(),
+                         [&](const std::string& p) { return p == placements.front(); })) {
+    return placements.front();
   }
-  if (known.empty()) return "";
-  if (std::all_of(known.begin(), known.end(), [&](const auto* p) { return *p == *known.front(); })) {
-    return *known.front();
-  }
-  const size_t shared = sharedPrefixLength(known);
-  std::string text = known.front()->substr(0, shared);
-  bool first = true;
+  // Ranks are joined by "; ": a placement's own parts may hold commas ("cuda:0, one GPU per rank").
+  const size_t shared = all ? sharedPrefixLength(placements) : 0;
+  std::string text = placements.front().substr(0, shared);
   for (size_t r = 0; r < placements.size(); ++r) {
-    if (placements[r].empty()) continue;
-    text += (first ? "" : ", ") + std::string("rank ") + std::to_string(r) + ": " + placements[r].substr(shared);
-    first = false;
+    text += (r == 0 ? "" : "; ") + std::string("rank ") + std::to_string(r) + ": " +
+            (placements[r].empty() ? std::string("not reported") : placements[r].substr(shared));
   }
   return text;
 }

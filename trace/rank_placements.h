@@ -1,5 +1,6 @@
 // One line for where a run's ranks ran, from each rank's own placement ("cpu / gloo / cores 1"):
-// what they share said once, what differs said per rank, so no rank's cores or GPU pass for all.
+// the leading parts all ranks share said once, the rest per rank, so no rank's cores or GPU pass
+// for all.
 #pragma once
 
 #include <string>
@@ -7,8 +8,10 @@
 
 namespace shardscope::trace {
 
-// {"cpu / gloo / cores 0", "cpu / gloo / cores 1"} -> "cpu / gloo / rank 0: cores 0, rank 1: cores 1";
-// equal placements -> that placement; ranks not yet reported (empty) are left out.
+// {"cpu / gloo / cores 0", "cpu / gloo / cores 1"} -> "cpu / gloo / rank 0: cores 0; rank 1: cores 1";
+// one placement when every rank reported the same. A rank that has not reported (empty: not yet,
+// or it failed first) is named as such: {"cpu / gloo", ""} -> "rank 0: cpu / gloo; rank 1: not
+// reported". Nothing reported -> "".
 std::string describeRankPlacements(const std::vector<std::string>& placements);
 
 }  // namespace shardscope::trace

@@ -35,7 +35,7 @@ struct RunConfig {
   int64_t seed = 0;
   std::string device = "cpu";      // cpu | cuda
   std::string bindCores = "off";   // off | rank: each rank process pinned to its own slice of the
-                                   // host's cores (engine/core_binding.h)
+                                   // cores the run may use (engine/core_binding.h)
   double bucketCapMb = 25.0;       // ddp: bucket size in MiB (the first bucket is 1 MiB)
   int prefetch = 1;                // full_shard/shard_grad_op: units all-gathered ahead (0..4)
   std::string precision = "fp32";  // fp32 | bf16 (bf16 params and compute; fp32 reduction and

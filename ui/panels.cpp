@@ -108,7 +108,7 @@ ConfigAction drawConfigPanel(RunConfig& c, std::vector<std::string>& compareStra
   combo("bind cores", c.bindCores, {"off", "rank"});
   if (ImGui::IsItemHovered()) {
     ImGui::SetTooltip("rank: each rank process (and its NCCL threads) pinned to its own slice of\n"
-                      "this machine's cores; off: the OS places them, as torchrun does");
+                      "the cores the app may use; off: the OS places them, as torchrun does");
   }
   combo("precision", c.precision, {"fp32", "bf16"});
   ImGui::Separator();

@@ -155,7 +155,7 @@ TEST(CliErrors, HelpExplainsEveryOptionWithItsDefault) {
   for (const char* option :
        {"--model", "--layers", "--hidden", "--heads", "--seq", "--vocab", "--features",
         "--classes", "--batch", "--steps", "--world", "--strategy", "--optimizer", "--lr",
-        "--seed", "--device", "--bucket-cap-mb", "--config", "--export", "--summary"}) {
+        "--seed", "--device", "--bind-cores", "--bucket-cap-mb", "--config", "--export", "--summary"}) {
     EXPECT_NE(r.output.find(option), std::string::npos) << option;
   }
   EXPECT_NE(r.output.find("[default: 25]"), std::string::npos) << r.output;

@@ -80,15 +80,23 @@ TEST(RankPlacement, BoundRanksRunOnDisjointSlicesOfTheAllowedCores) {
   }
 }
 
+// Pins the calling thread (and so the processes it starts) to `cores`; returns whether it could.
+bool pinThisThread(const std::vector<int>& cores) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int c : cores) CPU_SET(c, &set);
+  return sched_setaffinity(0, sizeof(set), &set) == 0;
+}
+
 TEST(RankPlacement, SlicesComeFromTheCoresTheRunWasGiven) {
-  // Started on one core, both ranks can only share it, whatever the machine has.
+  // Started on one core (as `taskset -c N shardscope run` would be), both ranks can only share
+  // it, whatever the machine has.
   const auto allowed = allowedCores();
   ASSERT_FALSE(allowed.empty());
-  const std::string core = std::to_string(allowed.back());
-  const auto dir = testing::freshTempDir("bind_cores_taskset");
-  std::vector<std::string> argv = {"taskset", "-c", core, SHARDSCOPE_BINARY};
-  for (const auto& a : boundRunArgs(dir + "/summary.json")) argv.push_back(a);
-  auto r = testing::runCommand(argv, {}, 120);
+  const auto dir = testing::freshTempDir("bind_cores_one_core");
+  ASSERT_TRUE(pinThisThread({allowed.back()}));
+  auto r = testing::runShardscope(boundRunArgs(dir + "/summary.json"), {}, 120);
+  ASSERT_TRUE(pinThisThread(allowed));  // the tests after this one get every core back
   ASSERT_EQ(r.exitCode, 0) << r.output;
   for (const auto& p : placementsOf(dir + "/summary.json")) {
     EXPECT_EQ(coresNamed(p), std::set<int>{allowed.back()}) << p;

@@ -1,5 +1,12 @@
 // How --bind-cores rank splits the cores a run may use among the ranks on a host.
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 
 #include "engine/core_binding.h"
 
@@ -37,6 +44,61 @@ TEST(CoreBinding, MoreRanksThanCoresShareThemRoundRobin) {
   EXPECT_EQ(coreSlice({0, 1}, 2, 4), Cores{0});
   EXPECT_EQ(coreSlice({5}, 3, 4), Cores{5});
   EXPECT_EQ(coreSlice({}, 0, 2), Cores{});
+}
+
+std::vector<int> coresOfThread(pid_t tid) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cores;
+  if (sched_getaffinity(tid, sizeof(set), &set) != 0) return cores;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &set)) cores.push_back(c);
+  }
+  return cores;
+}
+
+// sched_setaffinity pins one thread; binding a process must reach the threads it already has (a
+// rank's recorder thread runs before it binds) and be inherited by those it starts later.
+TEST(CoreBinding, EveryThreadOfTheProcessIsPinnedAndLaterThreadsInheritIt) {
+  const auto before = allowedCores();
+  if (before.size() < 2) GTEST_SKIP() << "one core allowed: pinned and unpinned masks are the same";
+  std::mutex m;
+  std::condition_variable cv;
+  pid_t parkedTid = 0;
+  bool release = false;
+  std::thread parked([&] {
+    std::unique_lock<std::mutex> lock(m);
+    parkedTid = static_cast<pid_t>(::syscall(SYS_gettid));
+    cv.notify_all();
+    cv.wait(lock, [&] { return release; });
+  });
+  {
+    std::unique_lock<std::mutex> lock(m);
+    cv.wait(lock, [&] { return parkedTid != 0; });
+  }
+  const Cores target = {before.back()};
+  EXPECT_EQ(bindProcessToCores(target), target);
+  EXPECT_EQ(coresOfThread(parkedTid), target) << "a thread already running when the process was bound";
+  Cores later;
+  std::thread([&] { later = allowedCores(); }).join();
+  EXPECT_EQ(later, target) << "a thread started after";
+  {
+    std::lock_guard<std::mutex> lock(m);
+    release = true;
+  }
+  cv.notify_all();
+  parked.join();
+  bindProcessToCores(before);  // the rest of the suite runs on every core again
+  EXPECT_EQ(allowedCores(), before);
+}
+
+TEST(CoreBinding, NoSliceIsAnErrorThatSaysWhatToDo) {
+  try {
+    bindProcessToCores({});
+    FAIL() << "binding to no cores must throw";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("--bind-cores off"), std::string::npos) << e.what();
+  }
 }
 
 TEST(CoreBinding, DescribedAsTasksetTakesThem) {

@@ -2,13 +2,13 @@
 // with the reason printed, where no CUDA device is visible (CI); scripts/device_gpu.sh runs them on
 // the GPU machine, where they must pass.
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <cmath>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -190,23 +190,6 @@ TEST(GpuRun, AccumulationMatchesTheCpuEngine) {
 // SHARDSCOPE_NCCL_KERNEL_STREAM=own runs the NCCL kernels on shardscope's communication stream
 // (ProcessGroupNCCL's synchronous mode) instead of ProcessGroupNCCL's own stream: the same
 // collectives in the same order, so training is the same, and they are still timed on the GPU.
-// --bind-cores rank on GPU ranks: pinned before CUDA and NCCL start their threads, the ranks (two
-// sharing the GPU over NCCL's sockets) train as unpinned ones and report disjoint slices.
-TEST(GpuRun, RanksPinnedToCoresTrainTheSame) {
-  REQUIRE_GPU();
-  const auto [unpinned, pinned, ok] = runWithAndWithout("shard_grad_op", "bind_cores", {"--bind-cores", "rank"});
-  ASSERT_TRUE(ok);
-  EXPECT_LT(maxRelDiff(loadTensor(pinned + "/losses.pt"), loadTensor(unpinned + "/losses.pt")), 1e-6);
-  std::vector<std::string> placements;
-  for (const auto& rank : readJson(pinned + "/summary.json")["ranks"]) {
-    placements.push_back(rank["placement"].get<std::string>());
-    EXPECT_NE(placements.back().find(" / cores "), std::string::npos) << placements.back();
-  }
-  ASSERT_EQ(placements.size(), 2u);
-  const auto coresOf = [](const std::string& p) { return p.substr(p.rfind(" / cores ")); };
-  if (std::thread::hardware_concurrency() >= 2) EXPECT_NE(coresOf(placements[0]), coresOf(placements[1]));
-}
-
 TEST(GpuRun, NcclKernelsOnTheCommunicationStreamTrainTheSame) {
   REQUIRE_GPU();
   for (const std::string strategy : {"ddp", "zero1", "full_shard", "shard_grad_op"}) {
@@ -226,6 +209,27 @@ TEST(GpuRun, NcclKernelsOnTheCommunicationStreamTrainTheSame) {
       EXPECT_GT(seconds, 0) << "collectives timed on rank " << rank["rank"];
     }
   }
+}
+
+// --bind-cores rank on GPU ranks: pinned before CUDA and NCCL start their threads, the two ranks
+// sharing the GPU train as unpinned ones, each reporting its own slice of the allowed cores.
+TEST(GpuRun, RanksPinnedToCoresTrainTheSame) {
+  REQUIRE_GPU();
+  const auto [unpinned, pinned, ok] = runWithAndWithout("shard_grad_op", "bind_cores", {"--bind-cores", "rank"});
+  ASSERT_TRUE(ok);
+  EXPECT_LT(maxRelDiff(loadTensor(pinned + "/losses.pt"), loadTensor(unpinned + "/losses.pt")), 1e-6);
+  std::vector<std::string> slices;
+  for (const auto& rank : readJson(pinned + "/summary.json")["ranks"]) {
+    const std::string placement = rank["placement"];
+    const auto at = placement.rfind(" / cores ");
+    ASSERT_NE(at, std::string::npos) << placement;
+    slices.push_back(placement.substr(at));
+  }
+  ASSERT_EQ(slices.size(), 2u);
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(allowed), &allowed), 0);
+  if (CPU_COUNT(&allowed) >= 2) EXPECT_NE(slices[0], slices[1]);
 }
 
 // LoRA on GPU ranks: the adapters train as on CPU ranks, and no strategy touches a frozen weight,
