@@ -177,6 +177,8 @@ def core_slice(allowed, local_rank, local_world):
     """engine/core_binding.cpp's coreSlice: consecutive equal slices of the allowed cores, the
     first len(allowed) % local_world ranks one more; ranks share cores when there are fewer."""
     n = len(allowed)
+    if n == 0:
+        raise RuntimeError("--bind-cores rank: this process's CPU affinity is empty; run without it")
     if n < local_world:
         return [allowed[local_rank % n]]
     per, extra = divmod(n, local_world)

@@ -5,9 +5,12 @@
 #include <unistd.h>
 
 #include <condition_variable>
+#include <cstdlib>
+#include <map>
 #include <mutex>
 #include <thread>
 
+#include "engine/communicator.h"
 #include "engine/core_binding.h"
 
 namespace shardscope {
@@ -106,6 +109,56 @@ TEST(CoreBinding, DescribedAsTasksetTakesThem) {
   EXPECT_EQ(describeCores({0, 2, 4, 5}), "0,2,4-5");
   EXPECT_EQ(describeCores({7}), "7");
   EXPECT_EQ(describeCores({}), "");
+}
+
+// The slice is cut by the ranks on this host: torchrun's LOCAL_RANK and LOCAL_WORLD_SIZE, read as
+// a pair; without LOCAL_RANK every rank counts as local (shardscope's own launcher sets both).
+class RendezvousEnvironment : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const char* name : kNames) {
+      if (const char* v = std::getenv(name)) saved_[name] = v;
+      ::unsetenv(name);
+    }
+    ::setenv("RANK", "3", 1);
+    ::setenv("WORLD_SIZE", "8", 1);
+    ::setenv("MASTER_ADDR", "127.0.0.1", 1);
+    ::setenv("MASTER_PORT", "29500", 1);
+  }
+  void TearDown() override {
+    for (const char* name : kNames) ::unsetenv(name);
+    for (const auto& [name, value] : saved_) ::setenv(name.c_str(), value.c_str(), 1);
+  }
+  static constexpr const char* kNames[] = {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE",
+                                           "MASTER_ADDR", "MASTER_PORT"};
+  std::map<std::string, std::string> saved_;
+};
+
+TEST_F(RendezvousEnvironment, LocalRanksComeFromTorchrunsPair) {
+  ::setenv("LOCAL_RANK", "1", 1);
+  ::setenv("LOCAL_WORLD_SIZE", "4", 1);
+  const auto info = rendezvousFromEnvironment();
+  EXPECT_EQ(info.localRank, 1);
+  EXPECT_EQ(info.localWorldSize, 4);
+}
+
+TEST_F(RendezvousEnvironment, WithoutLocalRankEveryRankIsLocal) {
+  ::setenv("LOCAL_WORLD_SIZE", "2", 1);  // alone, as some launchers set it: not used
+  const auto info = rendezvousFromEnvironment();
+  EXPECT_EQ(info.localRank, 3);
+  EXPECT_EQ(info.localWorldSize, 8);
+}
+
+TEST_F(RendezvousEnvironment, LocalRankMustBeBelowLocalWorldSize) {
+  ::setenv("LOCAL_RANK", "4", 1);
+  ::setenv("LOCAL_WORLD_SIZE", "4", 1);
+  try {
+    rendezvousFromEnvironment();
+    FAIL() << "LOCAL_RANK=4 of LOCAL_WORLD_SIZE=4 must be refused";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("LOCAL_RANK=4 must be below LOCAL_WORLD_SIZE=4"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace
