@@ -1,5 +1,6 @@
-// Rendezvous exactly as torchrun's static launch does it: the environment names this rank and the
-// master; rank 0 hosts a c10d::TCPStore that every rank (and so every backend) bootstraps from.
+// Rendezvous exactly as torchrun does it: the environment names this rank and the master, where a
+// c10d::TCPStore that every rank (and so every backend) bootstraps from listens. The launcher hosts
+// it (shardscope's controller, torchrun's agent: TORCHELASTIC_USE_AGENT_STORE=True), or else rank 0.
 #include <chrono>
 #include <cstdlib>
 #include <stdexcept>
@@ -64,7 +65,7 @@ RendezvousInfo rendezvousFromEnvironment() {
 std::unique_ptr<Communicator> connectCommunicator(const RendezvousInfo& info, const RankDevice* gpu) {
   c10d::TCPStoreOptions options;
   options.port = static_cast<uint16_t>(info.masterPort);
-  // Under torchrun the elastic agent already hosts the store (TORCHELASTIC_USE_AGENT_STORE).
+  // Under shardscope's controller or torchrun the launcher already hosts the store.
   const char* agentStore = std::getenv("TORCHELASTIC_USE_AGENT_STORE");
   const bool agentHostsStore = agentStore && std::string(agentStore) == "True";
   options.isServer = info.rank == 0 && !agentHostsStore;

@@ -1,13 +1,10 @@
 #include "engine/run_controller.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +14,7 @@
 #include <map>
 #include <thread>
 
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/cuda.h>
 
 #include "engine/run_summary.h"
@@ -32,19 +30,22 @@ namespace shardscope {
 
 namespace {
 
-int pickFreePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  int port = 29500;
-  if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0) {
-    socklen_t len = sizeof(addr);
-    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) port = ntohs(addr.sin_port);
+// The rendezvous store, hosted here as torchrun's elastic agent hosts it (the ranks are told so
+// with TORCHELASTIC_USE_AGENT_STORE). It listens on a port the kernel picks and holds it from the
+// start: a port picked, released and then handed to rank 0 to listen on could be taken in between
+// by another run starting at the same moment.
+c10::intrusive_ptr<c10d::TCPStore> hostRendezvousStore() {
+  c10d::TCPStoreOptions options;
+  options.port = 0;
+  options.isServer = true;
+  options.waitWorkers = false;  // the ranks' backends wait for each other through it
+  options.timeout = std::chrono::seconds(120);
+  try {
+    return c10::make_intrusive<c10d::TCPStore>("127.0.0.1", options);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string("cannot host the ranks' rendezvous store on 127.0.0.1: ") +
+                             e.what() + " (the ranks meet over the loopback interface; is it up?)");
   }
-  if (fd >= 0) ::close(fd);
-  return port;
 }
 
 struct RankProcess {
@@ -90,7 +91,8 @@ std::vector<std::string> rankEnvironment(const RunConfig& config, int rank, int 
                                          int eventFd) {
   std::vector<std::string> env;
   static const char* kOwned[] = {"RANK=", "WORLD_SIZE=", "LOCAL_RANK=", "LOCAL_WORLD_SIZE=",
-                                 "MASTER_ADDR=", "MASTER_PORT=", "SHARDSCOPE_EVENT_FD="};
+                                 "MASTER_ADDR=", "MASTER_PORT=", "TORCHELASTIC_USE_AGENT_STORE=",
+                                 "SHARDSCOPE_EVENT_FD="};
   for (char** e = environ; *e; ++e) {
     bool owned = false;
     for (const char* prefix : kOwned) owned |= std::strncmp(*e, prefix, std::strlen(prefix)) == 0;
@@ -102,6 +104,7 @@ std::vector<std::string> rankEnvironment(const RunConfig& config, int rank, int 
   env.push_back("LOCAL_WORLD_SIZE=" + std::to_string(config.world));
   env.push_back("MASTER_ADDR=127.0.0.1");
   env.push_back("MASTER_PORT=" + std::to_string(port));
+  env.push_back("TORCHELASTIC_USE_AGENT_STORE=True");  // the controller hosts the store
   env.push_back("SHARDSCOPE_EVENT_FD=" + std::to_string(eventFd));
   return env;
 }
@@ -175,7 +178,16 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
     std::ofstream(config.exportDir + "/config.json") << config.toJson().dump(2) << "\n";
   }
   TempConfigFile configFile(config);
-  const int port = pickFreePort();
+  // Outlives the ranks: declared before them, so destroyed after every rank has been waited for.
+  c10::intrusive_ptr<c10d::TCPStore> store;
+  try {
+    store = hostRendezvousStore();
+  } catch (const std::exception& e) {
+    result.error = e.what();
+    finishOutputs(config, result);
+    return result;
+  }
+  const int port = store->getPort();
   std::vector<RankProcess> ranks(config.world);
   for (int r = 0; r < config.world; ++r) {
     int fds[2];
