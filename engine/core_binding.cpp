@@ -12,23 +12,15 @@
 
 namespace shardscope {
 
-namespace {
-
-std::vector<int> coresOf(const cpu_set_t& set) {
+std::vector<int> allowedCores(pid_t thread) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
   std::vector<int> cores;
+  if (sched_getaffinity(thread, sizeof(set), &set) != 0) return cores;
   for (int c = 0; c < CPU_SETSIZE; ++c) {
     if (CPU_ISSET(c, &set)) cores.push_back(c);
   }
   return cores;
-}
-
-}  // namespace
-
-std::vector<int> allowedCores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return {};
-  return coresOf(set);
 }
 
 std::vector<int> coreSlice(const std::vector<int>& allowed, int localRank, int localWorld) {

@@ -6,13 +6,15 @@
 // cut again from the rank's own mask.
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 #include <vector>
 
 namespace shardscope {
 
-// The cores this thread may run on (sched_getaffinity), in increasing order.
-std::vector<int> allowedCores();
+// The cores a thread may run on (sched_getaffinity; 0: the calling thread), in increasing order.
+std::vector<int> allowedCores(pid_t thread = 0);
 
 // Local rank `localRank`'s share of `allowed` among `localWorld` ranks: consecutive slices in
 // order, as equal as they divide, the first (allowed.size() % localWorld) ranks one core more. With

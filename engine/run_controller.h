@@ -21,7 +21,7 @@ struct RunResult {
   std::vector<std::vector<double>> stepSeconds;  // [rank][step] wall time per step
   std::vector<std::string> rankPlacements;    // [rank] each rank's own (its GPU, its cores)
   std::string deviceDescription;              // all of them in one line (trace/rank_placements.h),
-                                              // e.g. "cpu / gloo" or "cpu / gloo / rank 0: cores 0, ..."
+                                              // e.g. "cpu / gloo" or "cpu / gloo / rank 0: cores 0; ..."
   int64_t parameterCount = 0;
   int worldSize = 0;
   trace::RunRecording recording;              // everything the ranks recorded, merged in time order

@@ -1,6 +1,5 @@
 // How --bind-cores rank splits the cores a run may use among the ranks on a host.
 #include <gtest/gtest.h>
-#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -49,17 +48,6 @@ TEST(CoreBinding, MoreRanksThanCoresShareThemRoundRobin) {
   EXPECT_EQ(coreSlice({}, 0, 2), Cores{});
 }
 
-std::vector<int> coresOfThread(pid_t tid) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cores;
-  if (sched_getaffinity(tid, sizeof(set), &set) != 0) return cores;
-  for (int c = 0; c < CPU_SETSIZE; ++c) {
-    if (CPU_ISSET(c, &set)) cores.push_back(c);
-  }
-  return cores;
-}
-
 // sched_setaffinity pins one thread; binding a process must reach the threads it already has (a
 // rank's recorder thread runs before it binds) and be inherited by those it starts later.
 TEST(CoreBinding, EveryThreadOfTheProcessIsPinnedAndLaterThreadsInheritIt) {
@@ -81,7 +69,7 @@ TEST(CoreBinding, EveryThreadOfTheProcessIsPinnedAndLaterThreadsInheritIt) {
   }
   const Cores target = {before.back()};
   EXPECT_EQ(bindProcessToCores(target), target);
-  EXPECT_EQ(coresOfThread(parkedTid), target) << "a thread already running when the process was bound";
+  EXPECT_EQ(allowedCores(parkedTid), target) << "a thread already running when the process was bound";
   Cores later;
   std::thread([&] { later = allowedCores(); }).join();
   EXPECT_EQ(later, target) << "a thread started after";
