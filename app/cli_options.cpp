@@ -80,6 +80,14 @@ void RunOptions::addTo(CLI::App& cmd, bool withOutputs) {
                    "and rank-r adapters on every block's linear layers trained (PEFT's "
                    "LoraConfig(r, lora_alpha=r)); only the adapters get gradients and optimizer state",
                    d.loraRank));
+  bind("--step-gate", &RunConfig::stepGate,
+       withDefault("off | group (every rank waits before each event group, where FSDP's and DDP's "
+                   "hooks fire: an all-gather, a unit's forward, a reshard, a backward, a "
+                   "reduce-scatter, a bucket's all-reduce, the optimizer step, until released) | step "
+                   "(before each training step). In a terminal: Enter releases one, c + Enter "
+                   "continues, q + Enter stops; the app has Step and Continue. Pauses are marked "
+                   "and left out of step times",
+                   d.stepGate));
   if (withOutputs) addOutputs(cmd);
   cmd.add_option("--config", configPath_,
                  "JSON file with the same keys as these options (e.g. {\"model\": \"gpt\"}); "

@@ -33,10 +33,16 @@ void EngineSessionControl::startCompare(const RunConfig& config,
 
 void EngineSessionControl::stop() { stopRequested_.store(true); }
 
+void EngineSessionControl::stepGate() { gateSteps_.fetch_add(1); }
+
+void EngineSessionControl::continueGate() { gateContinue_.store(true); }
+
 void EngineSessionControl::launch(std::vector<RunConfig> runs) {
   if (busy_.exchange(true)) return;
   if (worker_.joinable()) worker_.join();
   stopRequested_.store(false);
+  gateSteps_.store(0);
+  gateContinue_.store(false);
   std::vector<int> indices;
   {
     auto lock = store_.lock();
@@ -46,6 +52,8 @@ void EngineSessionControl::launch(std::vector<RunConfig> runs) {
       s.title = c.strategy + " (" + zeroName(c.strategy) + ")";
       s.config = c;
       s.recording.reset(c.world);
+      s.gate.gated = c.stepGate != "off";
+      s.gate.ranks = c.world;
       indices.push_back(store_.add(std::move(s)));
     }
   }
@@ -83,6 +91,26 @@ void EngineSessionControl::runOne(const RunConfig& config, int index) {
     store_.touch();
   };
   callbacks.shouldStop = [this] { return stopRequested_.load(); };
+  if (config.stepGate != "off") {
+    callbacks.onGate = [&](const GateStatus& status) {
+      auto lock = store_.lock();
+      auto& gate = store_.sessions()[index].gate;
+      gate.gated = !status.released;
+      gate.waiting = status.waiting;
+      gate.ranks = status.ranks;
+      gate.next = status.next;
+      gate.step = status.step;
+      store_.touch();
+    };
+    // One Step releases one event group; a compare's later runs start gated again.
+    callbacks.gateCommand = [this] {
+      if (gateContinue_.load()) return GateCommand::Continue;
+      int pending = gateSteps_.load();
+      while (pending > 0 && !gateSteps_.compare_exchange_weak(pending, pending - 1)) {
+      }
+      return pending > 0 ? GateCommand::Step : GateCommand::None;
+    };
+  }
   RunResult result;
   try {
     result = runTraining(config, workerExecutable_, callbacks);
@@ -92,6 +120,9 @@ void EngineSessionControl::runOne(const RunConfig& config, int index) {
   }
   auto lock = store_.lock();
   auto& s = store_.sessions()[index];
+  s.gate.gated = false;
+  gateContinue_.store(false);
+  gateSteps_.store(0);
   s.status = result.ok ? ui::SessionStatus::Done : ui::SessionStatus::Failed;
   if (!result.ok) s.error = result.error;
   if (!result.deviceDescription.empty()) s.device = result.deviceDescription;

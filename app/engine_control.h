@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <string>
+#include <string>
 #include <thread>
 
 #include "ui/session_store.h"
@@ -18,6 +19,8 @@ class EngineSessionControl final : public ui::EngineControl {
   void startRun(const RunConfig& config) override;
   void startCompare(const RunConfig& config, const std::vector<std::string>& strategies) override;
   void stop() override;
+  void stepGate() override;
+  void continueGate() override;
   bool busy() const override { return busy_.load(); }
   std::string checkConfig(const RunConfig& config) const override;
 
@@ -30,6 +33,8 @@ class EngineSessionControl final : public ui::EngineControl {
   std::thread worker_;
   std::atomic<bool> busy_{false};
   std::atomic<bool> stopRequested_{false};
+  std::atomic<int> gateSteps_{0};          // Steps pressed, not yet handed to the controller
+  std::atomic<bool> gateContinue_{false};
 };
 
 }  // namespace shardscope::app

@@ -14,6 +14,24 @@ namespace shardscope::app {
 static int showStore(ui::SessionStore& store, ui::AppState& state, const std::string& path,
                      const WindowChoice& choice);
 
+// The window for `choice`: its size (checked before), and where the playhead goes once ready.
+static ui::WindowOptions windowFor(const WindowChoice& choice, ui::AppState& state) {
+  ui::WindowOptions options;
+  (void)parseWindowSize(choice.windowSize, options.width, options.height);
+  options.screenshotPath = choice.screenshotPath;
+  options.captureRequest = &state.pngRequest;
+  options.captureResult = &state.exportMessage;
+  state.pendingAt = choice.at;
+  return options;
+}
+
+// --at that named nothing in the run: said after the window closes, as a usage error.
+static int reportAtError(const ui::AppState& state, int rc) {
+  if (state.atError.empty()) return rc;
+  std::fprintf(stderr, "shardscope: error: %s\n", state.atError.c_str());
+  return rc == 0 ? 2 : rc;
+}
+
 int runGui(const RunConfig& config, const std::string& workerExecutable, bool startImmediately,
            const std::vector<std::string>& compareStrategies, const WindowChoice& choice) {
   const std::string& screenshotPath = choice.screenshotPath;
@@ -27,11 +45,8 @@ int runGui(const RunConfig& config, const std::string& workerExecutable, bool st
     if (!compareStrategies.empty()) engine.startCompare(config, compareStrategies);
     else engine.startRun(config);
   }
-  ui::WindowOptions options;
-  options.screenshotPath = screenshotPath;
-  options.readyToCapture = [&] { return !engine.busy(); };
-  options.captureRequest = &state.pngRequest;
-  options.captureResult = &state.exportMessage;
+  ui::WindowOptions options = windowFor(choice, state);
+  options.readyToCapture = [&] { return !engine.busy() && state.pendingAt.empty(); };
   std::string error;
   const int rc = ui::runWindow(options, [&] { ui::drawAppFrame(state, store, &engine); }, error);
   if (rc != 0) {
@@ -39,6 +54,7 @@ int runGui(const RunConfig& config, const std::string& workerExecutable, bool st
     engine.stop();
     return rc;
   }
+  if (!state.atError.empty()) return reportAtError(state, 0);
   auto lock = store.lock();
   for (const auto& s : store.sessions()) {
     if (s.status == ui::SessionStatus::Failed) {
@@ -102,15 +118,12 @@ static int showStore(ui::SessionStore& store, ui::AppState& state, const std::st
                      const WindowChoice& choice) {
   state.viewOnly = true;
   state.banner = path;
-  ui::WindowOptions options;
-  options.screenshotPath = choice.screenshotPath;
-  options.readyToCapture = [] { return true; };
-  options.captureRequest = &state.pngRequest;
-  options.captureResult = &state.exportMessage;
+  ui::WindowOptions options = windowFor(choice, state);
+  options.readyToCapture = [&] { return state.pendingAt.empty(); };
   std::string error;
   const int rc = ui::runWindow(options, [&] { ui::drawAppFrame(state, store, nullptr); }, error);
   if (rc != 0) std::fprintf(stderr, "shardscope: %s\n", error.c_str());
-  return rc;
+  return reportAtError(state, rc);
 }
 
 }  // namespace shardscope::app

@@ -2,6 +2,7 @@
 // saved trace (`shardscope view FILE`).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,7 +13,12 @@ namespace shardscope::app {
 struct WindowChoice {
   std::string screenshotPath;  // hidden window; the PNG is written when there is nothing left to wait for
   std::string tab;             // tab below the timelines to show first (bottomTabTitle's names)
+  std::string at;              // where to put the playhead: a time or an event group (playhead.h)
+  std::string windowSize = "1600x1000";  // WIDTHxHEIGHT of the window (and so of the PNG)
 };
+
+// "1920x1080" into width and height; an error naming the value and the allowed range otherwise.
+std::optional<std::string> parseWindowSize(const std::string& text, int& width, int& height);
 
 // Opens the window with `config` in the configuration panel. With `startImmediately`, the run
 // starts at once, or a compare of `compareStrategies` when there are any; with a screenshot path,

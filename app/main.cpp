@@ -19,6 +19,7 @@
 #include "app/estimate_command.h"
 #include "app/gui_app.h"
 #include "app/report_tables.h"
+#include "app/terminal_gate.h"
 #include "engine/rank_worker.h"
 #include "engine/run_controller.h"
 #include "engine/run_summary.h"
@@ -55,6 +56,16 @@ shardscope::RunResult trainWithProgress(const shardscope::RunConfig& config) {
                 seconds * 1e3);
     std::fflush(stdout);
   };
+  shardscope::app::TerminalGate gate;
+  if (config.stepGate != "off") {
+    std::printf("step gate (%s): the ranks wait before each %s. Enter: go on by one; c + Enter: "
+                "continue to the end; q + Enter: stop.\n",
+                config.stepGate.c_str(), config.stepGate == "step" ? "training step" : "event group");
+    std::fflush(stdout);
+    callbacks.onGate = [&](const shardscope::GateStatus& status) { gate.show(status); };
+    callbacks.gateCommand = [&] { return gate.command(); };
+    callbacks.shouldStop = [&] { return gate.stopRequested(); };
+  }
   return shardscope::runTraining(config, selfExecutable(), callbacks);
 }
 
@@ -192,20 +203,32 @@ int dispatch(int argc, char** argv) {
   workerOptions.addTo(*worker);
 
   const char* tabHelp = "with --screenshot: the tab below the timelines to show: comparison | memory | "
-                        "estimate | export | help [default: comparison]";
+                        "holdings (who holds what, and the ring) | estimate | export | help [default: comparison]";
   for (auto [command, choice] : {std::pair{run, &runWindow}, std::pair{compare, &compareWindow},
                                  std::pair{view, &viewWindow}}) {
     command->add_option("--tab", choice->tab, tabHelp);
+    command->add_option("--at", choice->at,
+                        "with the window: put the playhead at a time (12.5ms, 800us, 1.2s) or at an event group "
+                        "by its label, in step S with @S (e.g. 'backward blocks.1@1'); for a run, once it has ended");
+    command->add_option("--window-size", choice->windowSize, "the window's WIDTHxHEIGHT, e.g. 1920x1080 [default: 1600x1000]");
   }
 
   if (auto stop = shardscope::app::parseCommandLine(app, argc, argv)) return *stop;
 
   for (const auto* choice : {&runWindow, &compareWindow, &viewWindow}) {
     if (!choice->tab.empty() && !shardscope::app::knownTab(choice->tab)) {
-      return failUsage("--tab '" + choice->tab + "' is not a tab: choose comparison, memory, estimate, export or help");
+      return failUsage("--tab '" + choice->tab + "' is not a tab: choose comparison, memory, holdings, estimate, export or help");
     }
   }
+  for (const auto* choice : {&runWindow, &compareWindow, &viewWindow}) {
+    int width = 0, height = 0;
+    if (auto err = shardscope::app::parseWindowSize(choice->windowSize, width, height)) return failUsage(*err);
+  }
   for (const auto* choice : {&runWindow, &compareWindow}) {  // `view` always opens the window
+    if ((!choice->at.empty() || choice->windowSize != "1600x1000") && choice->screenshotPath.empty()) {
+      return failUsage("--at and --window-size set up the window, and run/compare open one only with "
+                       "--screenshot FILE: add it, or drop them");
+    }
     if (!choice->tab.empty() && choice->screenshotPath.empty()) {
       return failUsage("--tab picks the tab of the window, and run/compare open one only with "
                        "--screenshot FILE: add it, or drop --tab");

@@ -1,6 +1,7 @@
 // Frame build time of the timeline with a big run: 1 million events over 8 ranks, the whole run in
-// view and zoomed in, in a headless ImGui context (CPU cost of building the frame; GPU drawing of
-// the resulting vertices is not included).
+// view and zoomed in, then with the playhead playing and the "Who holds what" tab (grid and ring)
+// open, in a headless ImGui context (CPU cost of building the frame; GPU drawing of the resulting
+// vertices is not included). Event counts include the event groups (Group events).
 //   build/bench/timeline_frame_bench [events_per_rank=125000] [ranks=8]
 #include <chrono>
 #include <cstdio>
@@ -31,7 +32,7 @@ int main(int argc, char** argv) {
     size_t events = 0;
     for (int r = 0; r < ranks; ++r) {
       const auto& t = s.recording.rank(r);
-      events += t.memory.size() + t.compute.size() + t.collectives.size();
+      events += t.memory.size() + t.compute.size() + t.collectives.size() + t.groups.size();
     }
     std::printf("%zu events over %d ranks\n", events, ranks);
     store.add(std::move(s));
@@ -57,5 +58,18 @@ int main(int argc, char** argv) {
   state.axis.beginNs = (state.axis.endNs - state.axis.beginNs) * 0.4;
   state.axis.endNs = state.axis.beginNs + 2e6;
   measure("zoomed to 2 ms", 30);
+  // A class stepping through: the whole run in view, the playhead playing mid-run, and the
+  // holdings grid with a collective in flight animated beside it.
+  state.axis.userMoved = false;
+  state.openTab = bottomTabTitle("holdings");
+  imgui.frame([&] { drawAppFrame(state, store, nullptr); }, 800, 300);  // the tab opens
+  state.openTab = bottomTabTitle("holdings");
+  state.playhead.placed = true;
+  state.playhead.tNs = (state.axis.endNs - state.axis.beginNs) * 0.5;
+  state.playhead.playing = true;
+  state.playhead.speed = 0.01;
+  measure("playing, who holds what", 30);
+  std::printf("%-28s %d cells, ring %s\n", "  (holdings drawn)", state.lastHoldings.cells,
+              state.ringShown ? state.ringCollective.c_str() : "not shown");
   return 0;
 }

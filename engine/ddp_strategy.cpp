@@ -20,12 +20,15 @@ DdpStrategy::DdpStrategy(const RunConfig& config, const StagedModel& model, Comm
       // Cast on the host first (still `other`): a cast on the way to a GPU goes through a host copy.
       const at::Tensor cast = value.to(bf16 && !trainable ? at::kBFloat16 : at::kFloat);
       RoleScope role(trace::MemoryRole::ParamShard);  // ddp's "shard" is the full replica
+      UnitScope memoryOf(model.params()[i].unit);
       params_.push_back(cast.to(device, cast.scalar_type(), false, /*copy=*/true).set_requires_grad(trainable));
     });
   }
   if (bf16) {
     RoleScope role(trace::MemoryRole::ParamGathered);  // parameters as the model computes with them
-    for (const auto& p : params_) {
+    for (size_t i = 0; i < params_.size(); ++i) {
+      const auto& p = params_[i];
+      UnitScope memoryOf(model.params()[i].unit);
       compute_.push_back(p.requires_grad() ? p.detach().to(at::kBFloat16).set_requires_grad(true) : p);
     }
   }
@@ -48,6 +51,7 @@ void DdpStrategy::finishBackward() {
       compute_[i].mutable_grad() = at::Tensor();  // the bf16 gradient is in the bucket now
       if (!p.grad().defined()) {
         RoleScope role(trace::MemoryRole::GradFull);
+        UnitScope memoryOf(model_.params()[i].unit);
         p.mutable_grad() = at::empty_like(p);
       }
     }
@@ -59,6 +63,12 @@ void DdpStrategy::finishBackward() {
 
 void DdpStrategy::step() {
   optimizer_->step();
+  if (!optimizerStateAssigned_) {
+    std::vector<int32_t> units;
+    for (const auto& spec : model_.params()) units.push_back(spec.unit);
+    assignOptimizerStateToUnits(*optimizer_, params_, units);
+    optimizerStateAssigned_ = true;
+  }
   optimizer_->zero_grad(/*set_to_none=*/true);
   refreshComputeCopies();
 }

@@ -38,6 +38,7 @@ class DdpStrategy final : public Strategy {
                                      // parameter); empty under fp32
   std::unique_ptr<GradientBuckets> buckets_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  bool optimizerStateAssigned_ = false;  // its state counted per unit (after the first step)
 };
 
 }  // namespace shardscope

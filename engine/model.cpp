@@ -5,6 +5,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include "engine/models/gpt_model.h"
+#include "trace/events.h"
 #include "engine/models/mlp_model.h"
 
 namespace shardscope {
@@ -15,7 +16,7 @@ int StagedModel::stageUnit(int stage) const {
 }
 
 std::string StagedModel::unitName(int unit) {
-  return unit == kRootUnit ? "root" : "blocks." + std::to_string(unit);
+  return trace::unitName(unit);  // kRootUnit is -1 there too
 }
 
 std::vector<at::Tensor> StagedModel::initParameters(int64_t seed) const {

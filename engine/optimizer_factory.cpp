@@ -1,6 +1,7 @@
 #include "engine/optimizer_factory.h"
 
 #include "engine/foreach_adam.h"
+#include "engine/recording_allocator.h"
 
 namespace shardscope {
 
@@ -22,11 +23,21 @@ std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const RunConfig& config,
 }
 
 namespace {
-void addState(std::vector<HeldTensor>& out, const std::string& name, const at::Tensor& t) {
-  if (!t.defined()) return;
-  out.push_back({name, "optimizer_state", t.numel(),
-                 static_cast<int64_t>(t.storage().nbytes())});
+
+// One parameter's state tensors by name (some may be undefined: amsgrad's max without amsgrad).
+std::vector<std::pair<const char*, at::Tensor>> namedState(const torch::optim::OptimizerParamState* state) {
+  if (auto* adam = dynamic_cast<const torch::optim::AdamParamState*>(state)) {
+    return {{"exp_avg", adam->exp_avg()}, {"exp_avg_sq", adam->exp_avg_sq()}, {"max_exp_avg_sq", adam->max_exp_avg_sq()}};
+  }
+  if (auto* adamw = dynamic_cast<const torch::optim::AdamWParamState*>(state)) {
+    return {{"exp_avg", adamw->exp_avg()}, {"exp_avg_sq", adamw->exp_avg_sq()}, {"max_exp_avg_sq", adamw->max_exp_avg_sq()}};
+  }
+  if (auto* sgd = dynamic_cast<const torch::optim::SGDParamState*>(state)) {
+    return {{"momentum_buffer", sgd->momentum_buffer()}};
+  }
+  return {};
 }
+
 }  // namespace
 
 std::vector<HeldTensor> optimizerStateTensors(const torch::optim::Optimizer& optimizer) {
@@ -34,19 +45,23 @@ std::vector<HeldTensor> optimizerStateTensors(const torch::optim::Optimizer& opt
   int index = 0;
   for (const auto& [key, state] : optimizer.state()) {
     const std::string name = "state." + std::to_string(index++);
-    if (auto* adam = dynamic_cast<torch::optim::AdamParamState*>(state.get())) {
-      addState(out, name + ".exp_avg", adam->exp_avg());
-      addState(out, name + ".exp_avg_sq", adam->exp_avg_sq());
-      addState(out, name + ".max_exp_avg_sq", adam->max_exp_avg_sq());
-    } else if (auto* adamw = dynamic_cast<torch::optim::AdamWParamState*>(state.get())) {
-      addState(out, name + ".exp_avg", adamw->exp_avg());
-      addState(out, name + ".exp_avg_sq", adamw->exp_avg_sq());
-      addState(out, name + ".max_exp_avg_sq", adamw->max_exp_avg_sq());
-    } else if (auto* sgd = dynamic_cast<torch::optim::SGDParamState*>(state.get())) {
-      addState(out, name + ".momentum_buffer", sgd->momentum_buffer());
+    for (const auto& [field, t] : namedState(state.get())) {
+      if (!t.defined()) continue;
+      out.push_back({name + "." + field, "optimizer_state", t.numel(), static_cast<int64_t>(t.storage().nbytes())});
     }
   }
   return out;
+}
+
+void assignOptimizerStateToUnits(const torch::optim::Optimizer& optimizer, const std::vector<at::Tensor>& params,
+                                 const std::vector<int32_t>& units) {
+  const auto& states = optimizer.state();
+  for (size_t i = 0; i < params.size() && i < units.size(); ++i) {
+    // torch::optim keys a parameter's state by its TensorImpl's address.
+    auto it = states.find(params[i].unsafeGetTensorImpl());
+    if (it == states.end()) continue;
+    for (const auto& [field, t] : namedState(it->second.get())) assignUnit(t, units[i]);
+  }
 }
 
 }  // namespace shardscope

@@ -21,4 +21,9 @@ std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const RunConfig& config,
 // The optimizer's state tensors as held tensors (role optimizer_state).
 std::vector<HeldTensor> optimizerStateTensors(const torch::optim::Optimizer& optimizer);
 
+// Counts the state of params[i] in model unit units[i] ("who holds what"): torch::optim makes its
+// state lazily inside the first step, where no unit is in force.
+void assignOptimizerStateToUnits(const torch::optim::Optimizer& optimizer, const std::vector<at::Tensor>& params,
+                                 const std::vector<int32_t>& units);
+
 }  // namespace shardscope

@@ -16,7 +16,7 @@ void RankReporter::send(const trace::Event& event) {
     if (rank_ != 0) return;
     if (event.kind == trace::EventKind::StepEnd) {
       std::printf("step %d  loss %.6f  step %.1f ms\n", event.step + 1, event.loss,
-                  (event.endNs - event.beginNs) / 1e6);
+                  trace::activeStepNs(event) / 1e6);
     } else if (event.kind == trace::EventKind::RankError) {
       std::fprintf(stderr, "rank %d: %s\n", event.rank, event.text.c_str());
     }

@@ -14,6 +14,7 @@
 #include "engine/rank_reporter.h"
 #include "engine/recorder.h"
 #include "engine/recording_allocator.h"
+#include "engine/step_gate.h"
 #include "engine/strategy.h"
 #include "engine/tensor_files.h"
 #include "engine/train_step.h"
@@ -102,6 +103,13 @@ int runRankWorker(const RunConfig& config) {
   try {
     const RendezvousInfo info = rendezvousFromEnvironment();
     rank = info.rank;
+    const char* gateFd = std::getenv("SHARDSCOPE_GATE_FD");
+    if (config.stepGate != "off" && !gateFd) {
+      throw std::runtime_error("--step-gate " + config.stepGate + " needs shardscope's controller to release "
+                               "the ranks (shardscope run, compare or the app); a worker started by "
+                               "another launcher cannot be released, so run it with --step-gate off.");
+    }
+    StepGate::instance().start(stepGateModeFromName(config.stepGate), gateFd ? std::atoi(gateFd) : -1);
     if (config.batch % info.worldSize != 0) {
       throw std::runtime_error("--batch " + std::to_string(config.batch) +
                                " is not divisible by WORLD_SIZE=" + std::to_string(info.worldSize));
@@ -179,6 +187,7 @@ int runRankWorker(const RunConfig& config) {
       // --recording alternate: even steps recorded, odd steps not (the overhead benchmark).
       if (config.recording == "alternate") recorder.setEnabled(step % 2 == 0);
       const int64_t begin = trace::nowNs();
+      const int64_t pausedBefore = StepGate::instance().pausedNs();
       Batch local;
       {
         RoleScope role(trace::MemoryRole::Other);
@@ -199,6 +208,7 @@ int runRankWorker(const RunConfig& config) {
       e.loss = globalLoss.item<double>() / info.worldSize;
       e.beginNs = begin;
       e.endNs = trace::nowNs();
+      e.pausedNs = StepGate::instance().pausedNs() - pausedBefore;
       e.count = step % 2 == 0 || config.recording != "alternate" ? 1 : 0;  // recorded step?
       reporter.send(e);
     }

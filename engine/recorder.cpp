@@ -21,6 +21,12 @@ constexpr uint8_t kUnset = 255;
 thread_local uint8_t tRole = kUnset;
 thread_local uint8_t tPhase = kUnset;
 std::atomic<uint8_t> gRole{static_cast<uint8_t>(trace::MemoryRole::Other)};
+// The model unit allocations belong to; like the role, a helper thread follows the training thread.
+constexpr int32_t kUnitUnset = INT32_MAX;
+thread_local int32_t tUnit = kUnitUnset;
+std::atomic<int32_t> gUnit{trace::kNoUnit};
+// The compute span open on this thread (innermost), which a pause at the step gate splits.
+thread_local ComputeSpan* tOpenSpan = nullptr;
 std::atomic<uint8_t> gPhase{static_cast<uint8_t>(trace::Phase::None)};
 DeviceClock* gDeviceClock = nullptr;
 constexpr auto kDrainInterval = std::chrono::milliseconds(5);
@@ -147,6 +153,21 @@ trace::MemoryRole currentRole() {
   if (onGlooWorkerThread()) return trace::MemoryRole::CommBuffer;
   return static_cast<trace::MemoryRole>(gRole.load(std::memory_order_relaxed));
 }
+int32_t currentUnit() {
+  if (tUnit != kUnitUnset) return tUnit;
+  if (onGlooWorkerThread()) return trace::kNoUnit;
+  return gUnit.load(std::memory_order_relaxed);
+}
+
+UnitScope::UnitScope(int32_t unit) : previousThread_(tUnit), previousGlobal_(gUnit.load(std::memory_order_relaxed)) {
+  tUnit = unit;
+  gUnit.store(unit, std::memory_order_relaxed);
+}
+UnitScope::~UnitScope() {
+  tUnit = previousThread_;
+  gUnit.store(previousGlobal_, std::memory_order_relaxed);
+}
+
 trace::Phase currentPhase() {
   return static_cast<trace::Phase>(tPhase != kUnset ? tPhase : gPhase.load(std::memory_order_relaxed));
 }
@@ -174,9 +195,27 @@ PhaseScope::~PhaseScope() {
 ComputeSpan::ComputeSpan(trace::ComputeKind kind, std::string unit)
     : kind_(kind), unit_(std::move(unit)), begin_(trace::nowNs()) {
   if (gDeviceClock && RankRecorder::instance().enabled()) deviceBegin_ = gDeviceClock->mark();
+  if (kind_ != trace::ComputeKind::Step) {
+    enclosing_ = tOpenSpan;
+    tOpenSpan = this;
+  }
 }
 
 ComputeSpan::~ComputeSpan() {
+  if (kind_ != trace::ComputeKind::Step) tOpenSpan = enclosing_;
+  recordUpTo(trace::nowNs());
+}
+
+ComputeSpan* ComputeSpan::openOnThisThread() { return tOpenSpan; }
+
+void ComputeSpan::splitForPause(int64_t pauseBeginNs, int64_t pauseEndNs) {
+  // A GPU span is timed by the device, which a host pause does not stop: it stays whole.
+  if (deviceBegin_) return;
+  recordUpTo(pauseBeginNs);
+  begin_ = pauseEndNs;
+}
+
+void ComputeSpan::recordUpTo(int64_t endNs) {
   auto& recorder = RankRecorder::instance();
   if (!recorder.enabled() && !deviceBegin_) return;  // a started mark must still be handed back
   trace::Event e;
@@ -184,10 +223,10 @@ ComputeSpan::~ComputeSpan() {
   e.step = recorder.step();
   e.microBatch = recorder.microBatch();
   e.beginNs = begin_;
-  e.endNs = trace::nowNs();
+  e.endNs = endNs;
   e.op = static_cast<uint8_t>(kind_);
   e.phase = static_cast<uint8_t>(currentPhase());
-  e.text = std::move(unit_);
+  e.text = unit_;
   if (deviceBegin_) {
     const bool keep = recorder.enabled();
     gDeviceClock->whenReached(deviceBegin_, gDeviceClock->mark(),

@@ -108,6 +108,23 @@ class PhaseScope {
   uint8_t previousGlobal_;
 };
 
+// The model unit this thread's allocations belong to (trace::kNoUnit outside any UnitScope).
+int32_t currentUnit();
+
+// Allocations made inside belong to `unit` (a block index, or -1 for the root), so the memory
+// events say what each rank holds of each unit ("who holds what"). Restores like RoleScope.
+class UnitScope {
+ public:
+  explicit UnitScope(int32_t unit);
+  ~UnitScope();
+  UnitScope(const UnitScope&) = delete;
+  UnitScope& operator=(const UnitScope&) = delete;
+
+ private:
+  int32_t previousThread_;
+  int32_t previousGlobal_;
+};
+
 // Records a compute span from construction to destruction: on the host clock on CPU ranks; on a GPU
 // rank, from where the device reached the span's start to where it reached its end (DeviceClock).
 class ComputeSpan {
@@ -117,10 +134,19 @@ class ComputeSpan {
   ComputeSpan(const ComputeSpan&) = delete;
   ComputeSpan& operator=(const ComputeSpan&) = delete;
 
+  // The innermost span open on this thread (step spans aside), or nullptr.
+  static ComputeSpan* openOnThisThread();
+  // A pause at the step gate inside the span (a DDP bucket's gate in backward): the part before
+  // it is recorded as a span of its own and the rest starts after it, so no span holds a pause.
+  void splitForPause(int64_t pauseBeginNs, int64_t pauseEndNs);
+
  private:
+  void recordUpTo(int64_t endNs);
+
   trace::ComputeKind kind_;
   std::string unit_;
   int64_t begin_;
+  ComputeSpan* enclosing_ = nullptr;
   void* deviceBegin_ = nullptr;  // DeviceClock::Mark
 };
 

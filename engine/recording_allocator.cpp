@@ -14,6 +14,7 @@ namespace {
 struct alignas(64) Header {
   size_t bytes;
   trace::MemoryRole role;
+  int32_t unit;  // the model unit the bytes belong to, or trace::kNoUnit
 };
 static_assert(sizeof(Header) == 64);
 
@@ -22,12 +23,20 @@ c10::DeleterFnPtr gInnerFree = nullptr;  // the wrapped allocator's raw deleter
 Header* headerOf(void* data) { return reinterpret_cast<Header*>(static_cast<char*>(data) - sizeof(Header)); }
 
 DeviceRetagger gDeviceRetagger = nullptr;
+DeviceUnitAssigner gDeviceUnitAssigner = nullptr;
 
 void recordingFree(void* data) {
   if (!data) return;
   Header* header = headerOf(data);
-  recordMemoryEvent(-static_cast<int64_t>(header->bytes), header->role);
+  recordMemoryEvent(-static_cast<int64_t>(header->bytes), header->role, trace::kNoRole, header->unit);
   gInnerFree(header);
+}
+
+// The header of a CPU tensor's storage, or nullptr for memory this hook did not allocate.
+Header* recordedHeader(const at::Tensor& tensor) {
+  const auto& dataPtr = tensor.storage().data_ptr();
+  if (dataPtr.get_deleter() != &recordingFree || !dataPtr.get()) return nullptr;
+  return headerOf(dataPtr.get());
 }
 
 class RecordingCpuAllocator final : public c10::Allocator {
@@ -41,9 +50,9 @@ class RecordingCpuAllocator final : public c10::Allocator {
     const c10::Device cpu(c10::DeviceType::CPU);
     if (bytes == 0) return {nullptr, nullptr, &recordingFree, cpu};
     void* base = inner_->raw_allocate(bytes + sizeof(Header));
-    auto* header = new (base) Header{bytes, currentRole()};
+    auto* header = new (base) Header{bytes, currentRole(), currentUnit()};
     void* data = header + 1;
-    recordMemoryEvent(static_cast<int64_t>(bytes), header->role);
+    recordMemoryEvent(static_cast<int64_t>(bytes), header->role, trace::kNoRole, header->unit);
     return {data, data, &recordingFree, cpu};
   }
 
@@ -64,7 +73,7 @@ void installRecordingCpuAllocator() {
   c10::SetCPUAllocator(&allocator, /*priority=*/10);
 }
 
-void recordMemoryEvent(int64_t bytes, trace::MemoryRole role, uint8_t fromRole) {
+void recordMemoryEvent(int64_t bytes, trace::MemoryRole role, uint8_t fromRole, int32_t unit) {
   auto& recorder = RankRecorder::instance();
   if (!recorder.enabled()) return;
   trace::Event e;
@@ -74,10 +83,27 @@ void recordMemoryEvent(int64_t bytes, trace::MemoryRole role, uint8_t fromRole) 
   e.bytes = bytes;
   e.role = static_cast<uint8_t>(role);
   e.fromRole = fromRole;
+  e.unit = unit;
   recorder.record(std::move(e));
 }
 
 void setDeviceRetagger(DeviceRetagger retagger) { gDeviceRetagger = retagger; }
+void setDeviceUnitAssigner(DeviceUnitAssigner assigner) { gDeviceUnitAssigner = assigner; }
+
+void assignUnit(const at::Tensor& tensor, int32_t unit) {
+  if (!tensor.defined() || !tensor.has_storage()) return;
+  if (!tensor.is_cpu()) {
+    if (gDeviceUnitAssigner) gDeviceUnitAssigner(tensor, unit);
+    return;
+  }
+  Header* header = recordedHeader(tensor);
+  if (!header || header->unit == unit) return;
+  if (header->unit != trace::kNoUnit) {  // taken from the unit it was counted in
+    recordMemoryEvent(-static_cast<int64_t>(header->bytes), header->role, static_cast<uint8_t>(header->role), header->unit);
+  }
+  recordMemoryEvent(static_cast<int64_t>(header->bytes), header->role, static_cast<uint8_t>(header->role), unit);
+  header->unit = unit;
+}
 
 void retagStorage(const at::Tensor& tensor, trace::MemoryRole role) {
   if (!tensor.defined() || !tensor.has_storage()) return;
@@ -85,11 +111,9 @@ void retagStorage(const at::Tensor& tensor, trace::MemoryRole role) {
     if (gDeviceRetagger) gDeviceRetagger(tensor, role);
     return;
   }
-  const auto& dataPtr = tensor.storage().data_ptr();
-  if (dataPtr.get_deleter() != &recordingFree || !dataPtr.get()) return;
-  Header* header = headerOf(dataPtr.get());
-  if (header->role == role) return;
-  recordMemoryEvent(static_cast<int64_t>(header->bytes), role, static_cast<uint8_t>(header->role));
+  Header* header = recordedHeader(tensor);
+  if (!header || header->role == role) return;
+  recordMemoryEvent(static_cast<int64_t>(header->bytes), role, static_cast<uint8_t>(header->role), header->unit);
   header->role = role;
 }
 

@@ -21,8 +21,16 @@ void retagStorage(const at::Tensor& tensor, trace::MemoryRole role);
 using DeviceRetagger = void (*)(const at::Tensor& tensor, trace::MemoryRole role);
 void setDeviceRetagger(DeviceRetagger retagger);
 
+// Counts the storage behind `tensor` as part of model unit `unit` from now on: for memory made
+// where the unit was not known (the optimizer's state, created lazily inside its step).
+void assignUnit(const at::Tensor& tensor, int32_t unit);
+using DeviceUnitAssigner = void (*)(const at::Tensor& tensor, int32_t unit);
+void setDeviceUnitAssigner(DeviceUnitAssigner assigner);
+
 // One Memory event: `bytes` more in `role` (negative: fewer), or, with `fromRole`, `bytes` moved
-// from `fromRole` to `role`. Never blocks; dropped when recording is off.
-void recordMemoryEvent(int64_t bytes, trace::MemoryRole role, uint8_t fromRole = trace::kNoRole);
+// from `fromRole` to `role` (fromRole == role: bytes of that role counted in `unit` from now on).
+// `unit`: the model unit the bytes belong to. Never blocks; dropped when recording is off.
+void recordMemoryEvent(int64_t bytes, trace::MemoryRole role, uint8_t fromRole = trace::kNoRole,
+                       int32_t unit = trace::kNoUnit);
 
 }  // namespace shardscope

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -57,7 +58,34 @@ struct RankProcess {
   std::string reportedError;  // from a RankError event
   int lastStep = -1;          // last step the rank finished
   trace::LineSplitter lines;
+  int gateFd = -1;            // --step-gate: our end of the rank's release socket; -1 without
+  bool waitingAtGate = false; // the rank said it waits at the gate and was not released since
+  std::string waitingBefore;  // the event group it waits before
+  int waitingStep = -1;
 };
+
+// Hands each live rank one release token (engine/step_gate.h). A socket, not a pipe, so a rank
+// that died meanwhile is an error to ignore here (MSG_NOSIGNAL), never a SIGPIPE.
+void releaseRanks(std::vector<RankProcess>& ranks, char token) {
+  for (auto& p : ranks) {
+    if (p.gateFd < 0 || p.exited) continue;
+    (void)::send(p.gateFd, &token, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+    p.waitingAtGate = false;
+  }
+}
+
+GateStatus gateStatusOf(const std::vector<RankProcess>& ranks) {
+  GateStatus status;
+  status.ranks = static_cast<int>(ranks.size());
+  for (const auto& p : ranks) {
+    if (!p.waitingAtGate || p.exited) continue;
+    if (status.waiting++ == 0) {
+      status.next = p.waitingBefore;
+      status.step = p.waitingStep;
+    }
+  }
+  return status;
+}
 
 std::string describeExit(const RankProcess& p) {
   if (WIFSIGNALED(p.waitStatus)) {
@@ -88,11 +116,11 @@ int rootCause(const std::vector<RankProcess>& ranks, const std::vector<int>& fai
 }
 
 std::vector<std::string> rankEnvironment(const RunConfig& config, int rank, int port,
-                                         int eventFd) {
+                                         int eventFd, int gateFd) {
   std::vector<std::string> env;
   static const char* kOwned[] = {"RANK=", "WORLD_SIZE=", "LOCAL_RANK=", "LOCAL_WORLD_SIZE=",
                                  "MASTER_ADDR=", "MASTER_PORT=", "TORCHELASTIC_USE_AGENT_STORE=",
-                                 "SHARDSCOPE_EVENT_FD="};
+                                 "SHARDSCOPE_EVENT_FD=", "SHARDSCOPE_GATE_FD="};
   for (char** e = environ; *e; ++e) {
     bool owned = false;
     for (const char* prefix : kOwned) owned |= std::strncmp(*e, prefix, std::strlen(prefix)) == 0;
@@ -106,6 +134,7 @@ std::vector<std::string> rankEnvironment(const RunConfig& config, int rank, int 
   env.push_back("MASTER_PORT=" + std::to_string(port));
   env.push_back("TORCHELASTIC_USE_AGENT_STORE=True");  // the controller hosts the store
   env.push_back("SHARDSCOPE_EVENT_FD=" + std::to_string(eventFd));
+  if (gateFd >= 0) env.push_back("SHARDSCOPE_GATE_FD=" + std::to_string(gateFd));
   return env;
 }
 
@@ -188,12 +217,25 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
     return result;
   }
   const int port = store->getPort();
+  const bool gated = config.stepGate != "off";
   std::vector<RankProcess> ranks(config.world);
+  struct CloseGates {
+    std::vector<RankProcess>& ranks;
+    ~CloseGates() {
+      for (auto& p : ranks) {
+        if (p.gateFd >= 0) ::close(p.gateFd);
+      }
+    }
+  } closeGates{ranks};
   for (int r = 0; r < config.world; ++r) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
+    int gate[2] = {-1, -1};  // [0]: ours, [1]: the rank's
+    if (gated && ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, gate) != 0) {
+      throw std::runtime_error("socketpair failed: cannot give the ranks a step gate");
+    }
     // Everything the child needs is built before fork: after fork only async-signal-safe calls.
-    auto envStrings = rankEnvironment(config, r, port, fds[1]);
+    auto envStrings = rankEnvironment(config, r, port, fds[1], gate[1]);
     std::vector<char*> envp;
     for (auto& s : envStrings) envp.push_back(s.data());
     envp.push_back(nullptr);
@@ -205,13 +247,16 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
       ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a rank never outlives its controller
       if (::getppid() != parent) ::_exit(1);
       ::fcntl(fds[1], F_SETFD, 0);         // the write end survives exec
+      if (gate[1] >= 0) ::fcntl(gate[1], F_SETFD, 0);
       ::execve(workerExecutable.c_str(), argv, envp.data());
       ::_exit(127);
     }
     ::close(fds[1]);
+    if (gate[1] >= 0) ::close(gate[1]);
     ranks[r].rank = r;
     ranks[r].pid = pid;
     ranks[r].eventFd = fds[0];
+    ranks[r].gateFd = gate[0];
   }
 
   // The controller only observes: when it competes with the ranks for a core, the ranks win, and
@@ -262,7 +307,7 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
       case trace::EventKind::StepEnd: {
         proc.lastStep = event.step;
         merger.push(event);
-        result.stepSeconds[proc.rank].push_back((event.endNs - event.beginNs) / 1e9);
+        result.stepSeconds[proc.rank].push_back(trace::activeStepNs(event) / 1e9);
         lossOfStep[event.step] = event.loss;
         if (++ranksDoneWithStep[event.step] == config.world) {
           double slowest = 0;
@@ -278,6 +323,41 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
       case trace::EventKind::RunDone:
         merger.push(event);
         break;
+      case trace::EventKind::Group:
+        if (event.endNs == 0) {  // "I wait at the gate now"
+          proc.waitingAtGate = true;
+          proc.waitingBefore = event.text;
+          proc.waitingStep = event.step;
+        } else {
+          merger.push(event);
+        }
+        break;
+    }
+  };
+  // --step-gate: tell the caller where the ranks wait, and pass on its Step or Continue.
+  GateStatus lastGate;
+  bool gateReleased = !gated;
+  auto serveGate = [&] {
+    if (gateReleased) return;
+    const GateCommand command = callbacks.gateCommand ? callbacks.gateCommand() : GateCommand::Continue;
+    if (command == GateCommand::Continue) {
+      releaseRanks(ranks, 'c');
+      gateReleased = true;
+    } else if (command == GateCommand::Step) {
+      releaseRanks(ranks, 's');
+    }
+    GateStatus now = gateStatusOf(ranks);
+    now.released = gateReleased;
+    if (now.waiting == now.ranks && lastGate.waiting != now.ranks) {
+      // Every rank waits: nothing earlier is still to come from any of them, so what the merger
+      // holds for its window goes to the recording now, and the view shows where they stand.
+      merger.flush();
+      if (callbacks.onIdle) callbacks.onIdle();
+    }
+    if (now.waiting != lastGate.waiting || now.next != lastGate.next || now.step != lastGate.step ||
+        now.released != lastGate.released) {
+      lastGate = now;
+      if (callbacks.onGate) callbacks.onGate(now);
     }
   };
 
@@ -316,6 +396,7 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
       }
     }
     if (callbacks.onIdle) callbacks.onIdle();
+    if (!stopping) serveGate();
     if (!stopping && callbacks.shouldStop && callbacks.shouldStop()) {
       stoppedByUser = true;
       stopping = true;

@@ -28,6 +28,18 @@ struct RunResult {
   int64_t outOfOrderEvents = 0;               // events the merger saw after later ones (counted)
 };
 
+// --step-gate: where the ranks are. Every rank waits before `next` when waiting == ranks.
+struct GateStatus {
+  int waiting = 0;   // ranks waiting at the gate now
+  int ranks = 0;
+  std::string next;  // the event group rank 0 waits before ("all_gather blocks.1"), or ""
+  int step = -1;     // its step
+  bool released = false;  // Continue was given: the gate is off for the rest of the run
+};
+
+// What the user tells a gated run: release every rank for one event group, or for good.
+enum class GateCommand { None, Step, Continue };
+
 struct RunCallbacks {
   // Called once every rank has finished `step` (0-based).
   std::function<void(int step, double loss, double slowestRankSeconds)> onStep;
@@ -39,6 +51,11 @@ struct RunCallbacks {
   std::function<void()> onIdle;
   // Polled every 100 ms: true stops the run (the ranks are terminated; the result says so).
   std::function<bool()> shouldStop;
+  // --step-gate: called when the ranks' place at the gate changes, and polled (every 100 ms, or
+  // as events arrive) for the user's Step or Continue. A run without these is never held: it is
+  // released for good at once.
+  std::function<void(const GateStatus&)> onGate;
+  std::function<GateCommand()> gateCommand;
 };
 
 // Checks what only the running machine can tell (e.g. that --device cuda has a GPU to use).

@@ -9,6 +9,7 @@
 
 #include "engine/optimizer_factory.h"
 #include "engine/recorder.h"
+#include "engine/step_gate.h"
 #include "engine/storage_resize.h"
 
 namespace shardscope {
@@ -31,6 +32,7 @@ ShardedStrategy::ShardedStrategy(const RunConfig& config, const StagedModel& mod
   for (const FlatUnit& flat : flatUnits(specs, model.numUnits())) {
     Unit unit;
     unit.name = flat.name;
+    unit.modelUnit = flat.unit;
     unit.trainable = flat.trainable;
     unit.params = flat.params;
     for (int i : flat.params) {
@@ -74,6 +76,7 @@ ShardedStrategy::ShardedStrategy(const RunConfig& config, const StagedModel& mod
 
 void ShardedStrategy::buildUnit(Unit& unit, const at::Tensor& flat, int world, int rank,
                                 const at::Device& device) {
+  UnitScope memoryOf(unit.modelUnit);
   const auto& specs = model_.params();
   const auto floatOptions = at::TensorOptions().dtype(at::kFloat).device(device);
   const int64_t shardNumel = unit.paddedNumel / world;
@@ -125,6 +128,7 @@ const std::vector<int>& ShardedStrategy::unitsOfStage(int stage) const {
 
 void ShardedStrategy::issueUnshard(Unit& unit) {
   if (unit.isGathered) return;
+  UnitScope memoryOf(unit.modelUnit);
   {
     RoleScope role(trace::MemoryRole::ParamGathered);
     allocateForCollective([&] {
@@ -164,6 +168,7 @@ void ShardedStrategy::prefetch(int stage, int direction) {
 void ShardedStrategy::reshard(Unit& unit) {
   if (!unit.isGathered) return;
   if (unit.gather) unshard(unit);  // never free a buffer an all-gather is still writing
+  StepGate::instance().enter(trace::GroupKind::Reshard, "reshard " + unit.name);
   setStorageBytes(unit.gathered, 0);
   unit.isGathered = false;
 }
@@ -174,6 +179,7 @@ void ShardedStrategy::reduceGradients(Unit& unit) {
   // One reduce-scatter in flight: the previous unit's is waited for (and its buffer released)
   // before this one is issued, as FSDP2 does.
   waitForReduceScatter();
+  UnitScope memoryOf(unit.modelUnit);
   at::Tensor flat;
   {
     RoleScope role(trace::MemoryRole::CommBuffer);
@@ -206,6 +212,7 @@ void ShardedStrategy::reduceGradients(Unit& unit) {
 void ShardedStrategy::keepUnreduced(Unit& unit) {
   if (computeDtype_ == at::kFloat) return;  // autograd adds the next micro-batch's into .grad
   RoleScope role(trace::MemoryRole::GradFull);
+  UnitScope memoryOf(unit.modelUnit);
   for (int i : unit.params) {
     auto& p = live_[i];
     if (!p.grad().defined()) continue;
@@ -263,6 +270,16 @@ void ShardedStrategy::step() {
     if (unit.trainable) unit.shard.mutable_grad() = unit.gradShard;
   }
   optimizer_->step();
+  if (!optimizerStateAssigned_) {
+    std::vector<at::Tensor> shards;
+    std::vector<int32_t> owners;
+    for (const Unit& unit : units_) {
+      shards.push_back(unit.shard);
+      owners.push_back(unit.modelUnit);
+    }
+    assignOptimizerStateToUnits(*optimizer_, shards, owners);
+    optimizerStateAssigned_ = true;
+  }
   for (Unit& unit : units_) {
     if (!unit.trainable) continue;
     unit.shard.mutable_grad() = at::Tensor();

@@ -58,6 +58,7 @@ class ShardedStrategy final : public Strategy {
  private:
   struct Unit {
     std::string name;               // "blocks.3" or "root"; "blocks.3.lora" for LoRA's adapters
+    int32_t modelUnit = -1;         // the model unit it is part of: block index, or -1 (the root)
     bool trainable = true;          // false: frozen parameters, gathered but never reduced
     std::vector<int> params;        // model parameter indices
     std::vector<int64_t> offsets;   // element offset of each parameter in the flat buffer
@@ -103,6 +104,7 @@ class ShardedStrategy final : public Strategy {
                                          // micro-batches under bf16; undefined otherwise
   bool sync_ = true;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  bool optimizerStateAssigned_ = false;  // its state counted per unit (after the first step)
 };
 
 }  // namespace shardscope

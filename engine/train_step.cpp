@@ -4,10 +4,15 @@
 
 #include "engine/recorder.h"
 #include "engine/recording_allocator.h"
+#include "engine/step_gate.h"
 
 namespace shardscope {
 
 namespace {
+
+void enterGroup(trace::GroupKind kind, const std::string& what, int unit) {
+  StepGate::instance().enter(kind, what + " " + StagedModel::unitName(unit));
+}
 
 // Gradients are allocated by autograd while the role is "activation"; once a stage's backward has
 // produced them, the parameters' .grad buffers are known to be unsharded gradients.
@@ -50,8 +55,10 @@ at::Tensor forwardBackward(const StagedModel& model, Strategy& strategy, const B
     PhaseScope phase(trace::Phase::Forward);
     for (int s = 0; s < stages; ++s) {
       strategy.beforeForward(s);
+      enterGroup(trace::GroupKind::Forward, "forward", model.stageUnit(s));
       {
         RoleScope role(trace::MemoryRole::Activation);
+        UnitScope unit(model.stageUnit(s));  // its activations
         ComputeSpan span(trace::ComputeKind::Forward, StagedModel::unitName(model.stageUnit(s)));
         // A stage's input asks for a gradient only if something before it trains: under LoRA the
         // frozen embedding gets none, as autograd would decide in one unbroken graph.
@@ -72,15 +79,20 @@ at::Tensor forwardBackward(const StagedModel& model, Strategy& strategy, const B
     at::Tensor gradOutput;
     for (int s = stages - 1; s >= 0; --s) {
       strategy.beforeBackward(s);
+      const int unitOfStage = model.stageUnit(s);
       if (checkpointed(s) && needsGrad[s]) {
         // The recomputation: a forward span in the backward phase, with its unit gathered again.
+        enterGroup(trace::GroupKind::Forward, "recompute", unitOfStage);
         RoleScope role(trace::MemoryRole::Activation);
-        ComputeSpan span(trace::ComputeKind::Forward, StagedModel::unitName(model.stageUnit(s)));
+        UnitScope unit(unitOfStage);
+        ComputeSpan span(trace::ComputeKind::Forward, StagedModel::unitName(unitOfStage));
         outputs[s] = model.forwardStage(s, inputs[s], batch, strategy.liveParameters());
       }
+      enterGroup(trace::GroupKind::Backward, "backward", unitOfStage);
       {
         RoleScope role(trace::MemoryRole::Activation);
-        ComputeSpan span(trace::ComputeKind::Backward, StagedModel::unitName(model.stageUnit(s)));
+        UnitScope unit(unitOfStage);  // its activation gradients, and the .grad autograd makes
+        ComputeSpan span(trace::ComputeKind::Backward, StagedModel::unitName(unitOfStage));
         // d(loss * scale)/d(loss): `(loss / K).backward()` under gradient accumulation, else 1.
         if (s == stages - 1) gradOutput = at::full_like(outputs.back(), lossScale);
         // A stage with nothing trainable in or before it (a frozen root under LoRA) has no backward.
@@ -105,6 +117,8 @@ at::Tensor trainStep(const StagedModel& model, Strategy& strategy, const Batch& 
   const int microBatches = options.microBatches;
   TORCH_CHECK(microBatches >= 1 && batch.x.size(0) % microBatches == 0, "trainStep: ", microBatches,
               " micro-batches do not split a batch of ", batch.x.size(0), " rows evenly");
+  StepGate::Armed gateArmed;
+  StepGate::instance().enter(trace::GroupKind::StepStart, "step start");
   ComputeSpan stepSpan(trace::ComputeKind::Step, "");
   const int64_t rows = batch.x.size(0) / microBatches;
   at::Tensor total;
@@ -120,6 +134,7 @@ at::Tensor trainStep(const StagedModel& model, Strategy& strategy, const Batch& 
   RankRecorder::instance().setMicroBatch(0);  // the optimizer steps once, after every micro-batch
   {
     PhaseScope phase(trace::Phase::Optimizer);
+    StepGate::instance().enter(trace::GroupKind::Optimizer, "optimizer step");
     RoleScope role(trace::MemoryRole::OptimizerState);
     ComputeSpan span(trace::ComputeKind::Optimizer, "");
     strategy.step();

@@ -47,6 +47,7 @@ Zero1Strategy::Zero1Strategy(const RunConfig& config, const StagedModel& model, 
       // Cast on the host first (still `other`): a cast on the way to a GPU goes through a host copy.
       const at::Tensor cast = value.to(bf16 ? at::kBFloat16 : at::kFloat);
       RoleScope frozenRole(trace::MemoryRole::ParamShard);
+      UnitScope memoryOf(model.params()[i].unit);  // held whole, per parameter: its unit's
       frozen_[i] = cast.to(device, cast.scalar_type(), /*non_blocking=*/false, /*copy=*/true);
     });
   }

@@ -30,11 +30,18 @@ void writeChromeTrace(std::ostream& out, const RunRecording& rec, const nlohmann
     emit({{"ph", "M"}, {"pid", r}, {"name", "process_sort_index"}, {"args", {{"sort_index", r}}}});
     emit({{"ph", "M"}, {"pid", r}, {"tid", 1}, {"name", "thread_name"}, {"args", {{"name", "compute"}}}});
     emit({{"ph", "M"}, {"pid", r}, {"tid", 2}, {"name", "thread_name"}, {"args", {{"name", "comm"}}}});
+    emit({{"ph", "M"}, {"pid", r}, {"tid", 3}, {"name", "thread_name"}, {"args", {{"name", "event groups"}}}});
     const auto& t = rec.rank(r);
     for (const auto& e : t.compute) {
       nlohmann::json args = {{"kind", computeKindName(static_cast<ComputeKind>(e.op))}, {"unit", e.text},
                              {"phase", phaseName(static_cast<Phase>(e.phase))}, {"step", e.step}};
       if (e.microBatch != 0) args["micro_batch"] = e.microBatch;
+      if (static_cast<ComputeKind>(e.op) == ComputeKind::Step) {
+        // The step gate's pauses, so a reader gets step times without them back.
+        for (const auto& s : t.steps) {
+          if (s.step == e.step && s.pausedNs > 0) args["paused_us"] = s.pausedNs / 1e3;
+        }
+      }
       emit({{"ph", "X"}, {"cat", "compute"}, {"pid", r}, {"tid", 1}, {"name", spanName(e)},
             {"ts", micros(e.beginNs, origin)}, {"dur", (e.endNs - e.beginNs) / 1e3}, {"args", args}});
     }
@@ -55,6 +62,31 @@ void writeChromeTrace(std::ostream& out, const RunRecording& rec, const nlohmann
       emit({{"ph", "X"}, {"cat", "comm"}, {"pid", r}, {"tid", 2},
             {"name", std::string(collectiveOpName(op)) + " " + unit},
             {"ts", micros(e.beginNs, origin)}, {"dur", (e.endNs - e.beginNs) / 1e3}, {"args", args}});
+    }
+    for (const auto& g : t.groups) {
+      // Unpaused groups are instants; a pause at the step gate is a slice of its own.
+      nlohmann::json args = {{"kind", groupKindName(static_cast<GroupKind>(g.op))}, {"label", g.text},
+                             {"phase", phaseName(static_cast<Phase>(g.phase))}, {"step", g.step}};
+      if (g.microBatch != 0) args["micro_batch"] = g.microBatch;
+      if (g.endNs > g.beginNs) {
+        emit({{"ph", "X"}, {"cat", "pause"}, {"pid", r}, {"tid", 3}, {"name", "paused before " + g.text},
+              {"ts", micros(g.beginNs, origin)}, {"dur", (g.endNs - g.beginNs) / 1e3}, {"args", args}});
+      } else {
+        emit({{"ph", "i"}, {"s", "t"}, {"cat", "group"}, {"pid", r}, {"tid", 3}, {"name", g.text},
+              {"ts", micros(g.beginNs, origin)}, {"args", args}});
+      }
+    }
+    for (const auto& track : t.units) {
+      if (track.unit == kNoUnit) continue;
+      // Per-unit counters ("who holds what"), with the roles the unit ever held.
+      const std::string name = "unit memory " + unitName(track.unit);
+      for (const auto& s : track.samples) {
+        nlohmann::json args = nlohmann::json::object();
+        for (int i = 0; i < kMemoryRoleCount; ++i) {
+          if (track.peakByRole[i] > 0) args[memoryRoleName(static_cast<MemoryRole>(i))] = s.bytes[i];
+        }
+        emit({{"ph", "C"}, {"pid", r}, {"name", name}, {"ts", micros(s.tNs, origin)}, {"args", args}});
+      }
     }
     for (const auto& s : t.memory) {
       nlohmann::json args;

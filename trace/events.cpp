@@ -1,5 +1,6 @@
 #include "trace/events.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace shardscope::trace {
@@ -14,12 +15,13 @@ const char* eventKindName(EventKind kind) {
     case EventKind::Collective: return "collective";
     case EventKind::Compute: return "compute";
     case EventKind::Dropped: return "dropped";
+    case EventKind::Group: return "group";
   }
   return "unknown";
 }
 
 std::optional<EventKind> eventKindFromName(const std::string& name) {
-  for (int k = 0; k <= static_cast<int>(EventKind::Dropped); ++k) {
+  for (int k = 0; k <= static_cast<int>(EventKind::Group); ++k) {
     if (name == eventKindName(static_cast<EventKind>(k))) return static_cast<EventKind>(k);
   }
   return std::nullopt;
@@ -72,6 +74,18 @@ const char* computeKindName(ComputeKind kind) {
   return "unknown";
 }
 
+const char* groupKindName(GroupKind kind) {
+  switch (kind) {
+    case GroupKind::StepStart: return "step_start";
+    case GroupKind::Collective: return "collective";
+    case GroupKind::Forward: return "forward";
+    case GroupKind::Backward: return "backward";
+    case GroupKind::Reshard: return "reshard";
+    case GroupKind::Optimizer: return "optimizer";
+  }
+  return "unknown";
+}
+
 int64_t nowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
@@ -116,6 +130,23 @@ double busbwFactor(CollectiveOp op, int ranks) {
     case CollectiveOp::Barrier: return 0.0;
   }
   return 0.0;
+}
+
+int64_t activeStepNs(const Event& e) { return std::max<int64_t>(0, e.endNs - e.beginNs - e.pausedNs); }
+
+std::string unitName(int32_t unit) {
+  if (unit == kNoUnit) return "";
+  return unit < 0 ? "root" : "blocks." + std::to_string(unit);
+}
+
+int32_t unitFromName(const std::string& name) {
+  if (name == "root") return -1;
+  const std::string prefix = "blocks.";
+  if (name.rfind(prefix, 0) != 0 || name.size() == prefix.size() || name.size() > prefix.size() + 6) return kNoUnit;
+  for (size_t i = prefix.size(); i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return kNoUnit;
+  }
+  return std::stoi(name.substr(prefix.size()));
 }
 
 }  // namespace shardscope::trace

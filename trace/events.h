@@ -20,6 +20,8 @@ enum class EventKind : uint8_t {
   Collective,  // one collective: op, label, bytes in/out, group size, issue/start/end, phase
   Compute,     // a compute span: step, forward/backward of a unit, optimizer step
   Dropped,     // count = events a full buffer had to drop since the last Dropped event
+  Group,       // a rank enters an event group (step_gate.h): op = GroupKind, text = its label;
+               // endNs: when it went on (> beginNs after a pause at the step gate), 0 while waiting
 };
 
 // What a byte of memory is for. The timeline stacks these.
@@ -49,6 +51,24 @@ constexpr int kCollectiveOpCount = 5;
 
 enum class ComputeKind : uint8_t { Step, Forward, Backward, Optimizer };
 
+// Where a rank's work divides into event groups: the hook points of the real algorithms, where
+// FSDP2's and DDP's hooks fire and where --step-gate stops. full_shard: all-gather of unit i,
+// forward i, reshard i, ..., all-gather before backward, backward i, reduce-scatter i, optimizer;
+// ddp: forward of each unit, backward up to a bucket ready, its all-reduce, ..., optimizer.
+enum class GroupKind : uint8_t {
+  StepStart,   // a training step begins (the only gate of --step-gate step)
+  Collective,  // a collective is issued: an unshard's all-gather, a reduce-scatter, a bucket's all-reduce
+  Forward,     // a unit's forward (in backward: its recomputation under activation checkpointing)
+  Backward,    // a unit's backward
+  Reshard,     // a unit's gathered parameters are freed
+  Optimizer,   // the optimizer step
+};
+constexpr int kGroupKindCount = 6;
+
+// Memory events name the model unit their bytes belong to: a block index, -1 for the root (as
+// model_layout.h's kRootUnit), or kNoUnit for memory of no one unit (buckets, flat buffers, data).
+constexpr int32_t kNoUnit = INT32_MIN;
+
 struct Event {
   EventKind kind = EventKind::StepEnd;
   int32_t rank = 0;
@@ -63,11 +83,13 @@ struct Event {
   int64_t bytesOut = 0;    // Collective: bytes this rank receives out
   int64_t count = 0;       // RunInfo: parameter count; Dropped/RunDone: dropped events
   double loss = 0.0;       // StepEnd: global mean loss
+  int64_t pausedNs = 0;    // StepEnd: of [beginNs, endNs], the time waited at the step gate
   int32_t worldSize = 0;   // RunInfo; Collective: group size
+  int32_t unit = kNoUnit;  // Memory: the model unit the bytes belong to
   uint8_t role = 0;        // Memory: MemoryRole
   uint8_t fromRole = kNoRole;  // Memory: re-attribution source role
   uint8_t phase = 0;       // Collective, Compute: Phase
-  uint8_t op = 0;          // Collective: CollectiveOp; Compute: ComputeKind
+  uint8_t op = 0;          // Collective: CollectiveOp; Compute: ComputeKind; Group: GroupKind
   std::string text;        // Collective: "unit" or "unit|implementation" for an op built from
                            // others; Compute: unit; RunInfo: device; RankError: message
 };
@@ -77,6 +99,7 @@ const char* memoryRoleName(MemoryRole role);
 const char* phaseName(Phase phase);
 const char* collectiveOpName(CollectiveOp op);
 const char* computeKindName(ComputeKind kind);
+const char* groupKindName(GroupKind kind);
 std::optional<EventKind> eventKindFromName(const std::string& name);
 
 // Nanoseconds on the steady clock of this host; all ranks on one host share it.
@@ -99,5 +122,12 @@ std::string collectiveText(const std::string& unit, const std::string& implement
 std::string collectiveUnit(const Event& collective);
 std::string collectiveImplementation(const Event& collective);  // the op's own name if native
 double busbwFactor(CollectiveOp op, int ranks);
+
+// A step's duration without what it waited at the step gate (StepEnd), in nanoseconds.
+int64_t activeStepNs(const Event& stepEnd);
+// "root" for -1, "blocks.<i>" for i >= 0, "" for kNoUnit (StagedModel::unitName's names).
+std::string unitName(int32_t unit);
+// The inverse, for names read back from a file: kNoUnit when the name is no unit.
+int32_t unitFromName(const std::string& name);
 
 }  // namespace shardscope::trace

@@ -22,7 +22,7 @@ nlohmann::json RunConfig::toJson() const {
           {"device", device},       {"bind-cores", bindCores}, {"bucket-cap-mb", bucketCapMb},
           {"prefetch", prefetch},   {"precision", precision}, {"lora-rank", loraRank},
           {"accumulate", accumulate}, {"activation-checkpointing", activationCheckpointing},
-          {"recording", recording}};
+          {"recording", recording}, {"step-gate", stepGate}};
 }
 
 namespace {
@@ -86,6 +86,7 @@ std::optional<std::string> applyConfigJson(const nlohmann::json& json, RunConfig
     else if (key == "trace") err = readValue(v, key, c.tracePath);
     else if (key == "memory-csv") err = readValue(v, key, c.memoryCsvPath);
     else if (key == "recording") err = readValue(v, key, c.recording);
+    else if (key == "step-gate") err = readValue(v, key, c.stepGate);
     else {
       return "unknown config key '" + it.key() +
              "'. Allowed keys are the option names of 'shardscope run --help' without dashes, "
@@ -234,6 +235,11 @@ std::optional<std::string> validate(const RunConfig& c) {
   if (auto e = oneOf("device", c.device, {"cpu", "cuda"})) return e;
   if (auto e = oneOf("recording", c.recording, {"on", "off", "alternate"})) return e;
   if (auto e = oneOf("bind-cores", c.bindCores, {"off", "rank"})) return e;
+  if (auto e = oneOf("step-gate", c.stepGate, {"off", "group", "step"})) return e;
+  if (c.stepGate != "off" && c.recording != "on") {
+    return "--step-gate " + c.stepGate + " shows each event group as the ranks reach it, which needs " +
+           "--recording on (it is '" + c.recording + "'). Drop --recording, or use --step-gate off.";
+  }
   if (auto e = oneOf("precision", c.precision, {"fp32", "bf16"})) return e;
   if (auto e = oneOf("activation-checkpointing", c.activationCheckpointing, {"off", "blocks"})) return e;
   if (c.prefetch < 0 || c.prefetch > kMaxPrefetch) {

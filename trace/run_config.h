@@ -54,6 +54,8 @@ struct RunConfig {
   std::string tracePath;           // --trace FILE: Chrome trace JSON (Perfetto)
   std::string memoryCsvPath;       // --memory-csv FILE: memory samples per rank and role
   std::string recording = "on";    // on | off | alternate (even steps only; for benchmarks)
+  std::string stepGate = "off";    // off | group | step: the ranks wait before each event group
+                                   // (or each step) until released (engine/step_gate.h)
 
   nlohmann::json toJson() const;
 };

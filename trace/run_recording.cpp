@@ -11,12 +11,52 @@ void RunRecording::reset(int ranks) {
   origin_ = INT64_MAX;
 }
 
+namespace {
+
+// A unit index from a file may be anything: beyond this many blocks it is not a unit we draw.
+constexpr int32_t kMaxUnitIndex = 1 << 16;
+
+// Spans stay sorted by begin (viewers binary-search them) even when one arrives late: a collective
+// that completed while the ranks waited at the step gate, after the merger was flushed.
+void insertByBegin(std::vector<Event>& spans, const Event& e) {
+  if (spans.empty() || spans.back().beginNs <= e.beginNs) {
+    spans.push_back(e);
+    return;
+  }
+  auto at = std::upper_bound(spans.begin(), spans.end(), e.beginNs,
+                             [](int64_t t, const Event& s) { return t < s.beginNs; });
+  spans.insert(at, e);
+}
+
+void addUnitMemory(RankTimeline& r, const Event& e) {
+  if (e.unit < -1 || e.unit > kMaxUnitIndex) return;
+  const size_t slot = static_cast<size_t>(e.unit + 1);
+  if (r.units.size() <= slot) r.units.resize(slot + 1);
+  UnitMemoryTrack& track = r.units[slot];
+  track.unit = e.unit;
+  // Only tensor roles: a GPU allocation moves bytes from the allocator's cache lane, which is the
+  // device's, not the unit's.
+  if (e.fromRole != e.role && e.fromRole < kTensorRoleCount) track.current[e.fromRole] -= e.bytes;
+  if (e.role < kTensorRoleCount) track.current[e.role] += e.bytes;
+  for (int i = 0; i < kMemoryRoleCount; ++i) {
+    track.current[i] = std::max<int64_t>(track.current[i], 0);
+    track.peakByRole[i] = std::max(track.peakByRole[i], track.current[i]);
+  }
+  track.samples.push_back({e.beginNs, track.current});
+}
+
+}  // namespace
+
 void RunRecording::add(const Event& e) {
   if (e.rank < 0 || e.rank >= ranks()) return;
   RankTimeline& r = ranks_[static_cast<size_t>(e.rank)];
   if (e.beginNs > 0) origin_ = std::min(origin_, e.beginNs);
   switch (e.kind) {
     case EventKind::Memory: {
+      if (e.fromRole == e.role) {  // bytes assigned to a unit: the rank's totals do not change
+        if (e.unit != kNoUnit) addUnitMemory(r, e);
+        break;
+      }
       if (e.fromRole != kNoRole && e.fromRole < kMemoryRoleCount) {
         r.current[e.fromRole] -= e.bytes;
         r.current[e.role] += e.bytes;
@@ -41,14 +81,18 @@ void RunRecording::add(const Event& e) {
         r.atPeakTotal = s.bytes;
       }
       r.memory.push_back(s);
+      if (e.unit != kNoUnit) addUnitMemory(r, e);
       break;
     }
+    case EventKind::Group:
+      if (e.endNs >= e.beginNs && e.op < kGroupKindCount) r.groups.push_back(e);  // not "waiting now"
+      break;
     case EventKind::Collective:
-      r.collectives.push_back(e);
+      insertByBegin(r.collectives, e);
       r.longestCollective = std::max(r.longestCollective, e.endNs - e.beginNs);
       break;
     case EventKind::Compute:
-      r.compute.push_back(e);
+      insertByBegin(r.compute, e);
       r.longestCompute = std::max(r.longestCompute, e.endNs - e.beginNs);
       break;
     case EventKind::StepEnd: r.steps.push_back(e); break;
@@ -121,7 +165,32 @@ double RunRecording::overlapPercent(int rank) const {
 
 std::vector<double> RunRecording::stepSeconds(int rank) const {
   std::vector<double> out;
-  for (const auto& s : this->rank(rank).steps) out.push_back((s.endNs - s.beginNs) / 1e9);
+  for (const auto& s : this->rank(rank).steps) out.push_back(activeStepNs(s) / 1e9);
+  return out;
+}
+
+RoleBytes RunRecording::unitMemoryAt(int rank, int32_t unit, int64_t tNs) const {
+  const auto& units = this->rank(rank).units;
+  if (unit < -1 || static_cast<size_t>(unit + 1) >= units.size()) return {};
+  const auto& samples = units[static_cast<size_t>(unit + 1)].samples;
+  auto it = std::upper_bound(samples.begin(), samples.end(), tNs,
+                             [](int64_t t, const UnitMemorySample& s) { return t < s.tNs; });
+  if (it == samples.begin()) return {};
+  return std::prev(it)->bytes;
+}
+
+std::vector<int32_t> RunRecording::recordedUnits() const {
+  size_t slots = 0;
+  for (const auto& r : ranks_) slots = std::max(slots, r.units.size());
+  std::vector<int32_t> out;
+  for (size_t slot = 0; slot < slots; ++slot) {
+    for (const auto& r : ranks_) {
+      if (slot < r.units.size() && r.units[slot].unit != kNoUnit) {
+        out.push_back(static_cast<int32_t>(slot) - 1);
+        break;
+      }
+    }
+  }
   return out;
 }
 

@@ -26,11 +26,26 @@ struct CollectiveTotals {
   double seconds = 0;  // sum of start->end durations
 };
 
+// What one rank holds of one model unit (memory events that name it), after one of its events.
+struct UnitMemorySample {
+  int64_t tNs = 0;
+  RoleBytes bytes{};
+};
+
+struct UnitMemoryTrack {
+  int32_t unit = kNoUnit;               // block index, or -1 for the root; kNoUnit: slot unused
+  std::vector<UnitMemorySample> samples;  // time-ordered
+  RoleBytes current{};
+  RoleBytes peakByRole{};
+};
+
 struct RankTimeline {
   std::vector<MemorySample> memory;     // one sample per memory event, time-ordered
   std::vector<Event> collectives;
   std::vector<Event> compute;
   std::vector<Event> steps;             // StepEnd events
+  std::vector<Event> groups;            // Group events: the event groups the rank went through
+  std::vector<UnitMemoryTrack> units;   // per model unit, at index unit + 1 (the root at 0)
   int64_t longestCompute = 0;           // ns; lets a viewer binary-search spans by start time
   int64_t longestCollective = 0;        // ns
   RoleBytes current{};
@@ -57,7 +72,13 @@ class RunRecording {
   std::array<CollectiveTotals, kCollectiveOpCount> collectiveTotals(int rank, int steps = -1) const;
   // Share of the time a collective was in flight while forward/backward compute ran, in percent.
   double overlapPercent(int rank) const;
+  // Each step's duration without the time it waited at the step gate.
   std::vector<double> stepSeconds(int rank) const;
+  // What `rank` held of `unit` at absolute time tNs (the last sample at or before it); zeros when
+  // nothing was recorded for that unit.
+  RoleBytes unitMemoryAt(int rank, int32_t unit, int64_t tNs) const;
+  // The model units any rank recorded memory for, root first then blocks in order.
+  std::vector<int32_t> recordedUnits() const;
 
  private:
   std::vector<RankTimeline> ranks_;

@@ -1,6 +1,7 @@
 #include "trace/trace_reader.h"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -25,6 +26,25 @@ const char* roleName(int i) { return memoryRoleName(static_cast<MemoryRole>(i));
 const char* opName(int i) { return collectiveOpName(static_cast<CollectiveOp>(i)); }
 const char* computeName(int i) { return computeKindName(static_cast<ComputeKind>(i)); }
 const char* phaseNameOf(int i) { return phaseName(static_cast<Phase>(i)); }
+const char* groupName(int i) { return groupKindName(static_cast<GroupKind>(i)); }
+
+constexpr const char* kUnitMemoryPrefix = "unit memory ";
+
+// An event group (instant) or a pause at the step gate before one (slice).
+Event groupEvent(const nlohmann::json& e, int rank, bool paused) {
+  const auto& a = e.at("args");
+  Event g;
+  g.kind = EventKind::Group;
+  g.rank = rank;
+  g.beginNs = nanos(e["ts"].get<double>());
+  g.endNs = paused ? g.beginNs + nanos(e["dur"].get<double>()) - 1 : g.beginNs;
+  g.step = a.value("step", -1);
+  g.microBatch = a.value("micro_batch", 0);
+  g.op = indexOf(a.value("kind", ""), groupName, kGroupKindCount).value_or(0);
+  g.phase = indexOf(a.value("phase", ""), phaseNameOf, 4).value_or(0);
+  g.text = a.value("label", "");
+  return g;
+}
 
 }  // namespace
 
@@ -42,6 +62,7 @@ LoadedTrace loadChromeTrace(const std::string& path) {
   }
   std::vector<Event> events;
   std::map<int, RoleBytes> lastMemory;
+  std::map<std::pair<int, int32_t>, RoleBytes> lastUnitMemory;
   int ranks = 0;
   try {
     for (const auto& e : json["traceEvents"]) {
@@ -49,7 +70,11 @@ LoadedTrace loadChromeTrace(const std::string& path) {
       const int rank = e["pid"].get<int>();
       ranks = std::max(ranks, rank + 1);
       const std::string ph = e["ph"];
-      if (ph == "X") {
+      if (ph == "X" && e.value("cat", "") == "pause") {
+        events.push_back(groupEvent(e, rank, /*paused=*/true));
+      } else if (ph == "i" && e.value("cat", "") == "group") {
+        events.push_back(groupEvent(e, rank, /*paused=*/false));
+      } else if (ph == "X") {
         const auto& a = e["args"];
         Event ev;
         ev.rank = rank;
@@ -62,6 +87,7 @@ LoadedTrace loadChromeTrace(const std::string& path) {
           ev.op = indexOf(a.value("kind", ""), computeName, 4).value_or(0);
           ev.phase = indexOf(a.value("phase", ""), phaseNameOf, 4).value_or(0);
           ev.text = a.value("unit", "");
+          ev.pausedNs = static_cast<int64_t>(a.value("paused_us", 0.0) * 1e3);
         } else {
           ev.kind = EventKind::Collective;
           auto op = indexOf(a.value("op", ""), opName, kCollectiveOpCount);
@@ -76,6 +102,26 @@ LoadedTrace loadChromeTrace(const std::string& path) {
                                    static_cast<CollectiveOp>(*op));
         }
         events.push_back(std::move(ev));
+      } else if (ph == "C" && e.value("name", "").rfind(kUnitMemoryPrefix, 0) == 0) {
+        const int32_t unit = unitFromName(e["name"].get<std::string>().substr(std::strlen(kUnitMemoryPrefix)));
+        if (unit == kNoUnit) continue;
+        RoleBytes& last = lastUnitMemory[{rank, unit}];
+        for (auto it = e["args"].begin(); it != e["args"].end(); ++it) {
+          auto role = indexOf(it.key(), roleName, kMemoryRoleCount);
+          if (!role) continue;
+          const int64_t delta = it.value().get<int64_t>() - last[*role];
+          last[*role] += delta;
+          // The same role "moved" into the unit: per-unit bytes change, the rank's totals do not.
+          Event m;
+          m.kind = EventKind::Memory;
+          m.rank = rank;
+          m.beginNs = nanos(e["ts"].get<double>());
+          m.role = *role;
+          m.fromRole = *role;
+          m.unit = unit;
+          m.bytes = delta;
+          if (delta != 0) events.push_back(m);
+        }
       } else if (ph == "C" && e.value("name", "") == "memory") {
         // Counter samples become per-role deltas against the rank's previous sample.
         RoleBytes now = lastMemory[rank];

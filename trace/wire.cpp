@@ -51,6 +51,7 @@ std::string encodeEventLine(const Event& e) {
       appendInt(out, "by", e.bytes);
       appendInt(out, "ro", e.role);
       if (e.fromRole != kNoRole) appendInt(out, "fr", e.fromRole);
+      if (e.unit != kNoUnit) appendInt(out, "u", e.unit);
       break;
     case EventKind::Collective:
       appendInt(out, "i", e.issueNs);
@@ -63,12 +64,14 @@ std::string encodeEventLine(const Event& e) {
       appendString(out, "t", e.text);
       break;
     case EventKind::Compute:
+    case EventKind::Group:  // op is the GroupKind, text the group's label
       if (e.microBatch != 0) appendInt(out, "mb", e.microBatch);
       appendInt(out, "ph", e.phase);
       appendInt(out, "op", e.op);
       appendString(out, "t", e.text);
       break;
     default:
+      if (e.pausedNs != 0) appendInt(out, "pz", e.pausedNs);
       appendNumber(out, "l", e.loss);
       appendInt(out, "c", e.count);
       appendInt(out, "w", e.worldSize);
@@ -96,6 +99,8 @@ bool assign(Event& e, std::string_view key, int64_t v) {
   else if (key == "fr") e.fromRole = static_cast<uint8_t>(v);
   else if (key == "ph") e.phase = static_cast<uint8_t>(v);
   else if (key == "op") e.op = static_cast<uint8_t>(v);
+  else if (key == "u") e.unit = static_cast<int32_t>(v);
+  else if (key == "pz") e.pausedNs = v;
   else return false;
   return true;
 }
@@ -103,6 +108,7 @@ bool assign(Event& e, std::string_view key, int64_t v) {
 bool valid(const Event& e) {
   if (e.kind == EventKind::Memory && e.role >= kMemoryRoleCount) return false;
   if (e.kind == EventKind::Collective && e.op >= kCollectiveOpCount) return false;
+  if (e.kind == EventKind::Group && e.op >= kGroupKindCount) return false;
   return true;
 }
 

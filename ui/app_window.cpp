@@ -10,6 +10,7 @@
 #include "ui/export_files.h"
 #include "ui/item_probe.h"
 #include "ui/panels.h"
+#include "ui/step_through.h"
 #include "ui/theme.h"
 
 namespace shardscope::ui {
@@ -49,6 +50,7 @@ ImGuiTabItemFlags tabFlags(const AppState& state, const char* title) {
 const char* bottomTabTitle(const std::string& name) {
   if (name == "comparison") return "Comparison";
   if (name == "memory") return "Memory breakdown";
+  if (name == "holdings") return "Who holds what";
   if (name == "estimate") return "Estimate";
   if (name == "export") return "Export";
   if (name == "help") return "Help";
@@ -113,6 +115,25 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
   }
   if (!state.axis.userMoved) state.axis.fit(duration);
   memoryScale *= 1.1;
+  if (state.marksVersion != store.version() || state.marks.size() != sessions.size()) {
+    state.marks.clear();
+    for (const auto& s : sessions) state.marks.push_back(eventGroupMarks(s.recording));
+    state.marksVersion = store.version();
+  }
+  if (!state.pendingAt.empty() && !(engine && engine->busy()) && !state.marks.empty()) {
+    const int focus = std::clamp(state.playhead.session, 0, static_cast<int>(state.marks.size()) - 1);
+    if (auto at = resolvePlayheadPosition(state.pendingAt, state.marks[static_cast<size_t>(focus)], state.atError)) {
+      state.playhead.tNs = *at;
+      state.playhead.placed = true;
+      state.playhead.playing = false;
+    }
+    state.pendingAt.clear();
+  }
+  handlePlayheadKeys(state, sessions, engine, duration);
+  advancePlayhead(state.playhead, ImGui::GetIO().DeltaTime, duration);
+  if (state.playhead.playing) keepInView(state.axis, state.playhead.tNs);
+  drawTransportBar(state, sessions, engine, duration);
+  const double playheadNs = playheadTime(state, duration);
 
   // Saved summaries have no timelines: their figures get the room.
   bool onlySummaries = !sessions.empty();
@@ -174,7 +195,13 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
     TimelineCursor c;
     TimelineFrameStats st;
     drawTimeline("timeline", s.recording, state.axis, memoryScale, ImGui::GetContentRegionAvail().x,
-                 state.style, state.selection, c, &st);
+                 state.style, state.selection, c, &st, playheadNs);
+    if (c.seek) {
+      state.playhead.tNs = c.seekNs;
+      state.playhead.placed = true;
+      state.playhead.playing = false;
+    }
+    if (c.valid || c.seek) state.playhead.session = static_cast<int>(i);
     frameStats.spansDrawn += st.spansDrawn;
     frameStats.spansFolded += st.spansFolded;
     frameStats.memoryColumns += st.memoryColumns;
@@ -203,11 +230,21 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
       ImGui::EndTabItem();
     }
     if (ImGui::BeginTabItem("Memory breakdown", nullptr, tabFlags(state, "Memory breakdown"))) {
-      const int index = cursorSession >= 0 ? cursorSession : static_cast<int>(sessions.size()) - 1;
+      // At the playhead; the memory lanes' tooltips give the hovered time.
+      const int index = cursorSession >= 0 ? cursorSession : std::min(state.playhead.session, static_cast<int>(sessions.size()) - 1);
       if (index >= 0) {
         ImGui::TextDisabled("%s", sessions[index].title.c_str());
-        drawMemoryBreakdown(sessions[index], state.cursor);
+        TimelineCursor atPlayhead;
+        atPlayhead.valid = true;
+        atPlayhead.tNs = playheadNs;
+        drawMemoryBreakdown(sessions[index], atPlayhead);
       }
+      ImGui::EndTabItem();
+    }
+    const bool holdingsOpen = ImGui::BeginTabItem("Who holds what", nullptr, tabFlags(state, "Who holds what"));
+    noteItem("tab:Who holds what");
+    if (holdingsOpen) {
+      drawHoldingsTab(state, sessions, playheadNs);
       ImGui::EndTabItem();
     }
     const bool estimateOpen = ImGui::BeginTabItem("Estimate", nullptr, tabFlags(state, "Estimate"));
@@ -247,6 +284,14 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
       ImGui::EndTabItem();
     }
     if (ImGui::BeginTabItem("Help", nullptr, tabFlags(state, "Help"))) {
+      ImGui::BulletText("Space: play / pause the playhead (0.01x to 1x of the run's time; the slider beside Play).");
+      ImGui::BulletText("Right / Left arrow: next / previous event group (an all-gather, a unit's forward, a reshard, a");
+      ImGui::Text("    backward, a reduce-scatter, a bucket's all-reduce, the optimizer). Home / End: start / newest.");
+      ImGui::BulletText("Click or drag on the time ruler to place the playhead; every tab below follows it.");
+      ImGui::BulletText("Step gate (run with step gate group|step): the ranks wait before each event group; Step (or the");
+      ImGui::Text("    Right arrow at the live edge) releases them for one, Continue for the rest. Pauses are shaded.");
+      ImGui::BulletText("Who holds what: per rank and unit, the bytes held by role at the playhead; a collective");
+      ImGui::Text("    in flight (or clicked) is animated as the textbook ring beside it.");
       ImGui::BulletText("Mouse wheel over a timeline zooms around the cursor; drag to pan.");
       ImGui::BulletText("Hover a memory lane for the exact bytes per role; hover a block for its timing.");
       ImGui::BulletText("Click a collective to highlight the same collective on every rank.");

@@ -9,6 +9,9 @@
 
 #include "trace/run_config.h"
 #include "ui/estimate_panel.h"
+#include "ui/holdings_view.h"
+#include "ui/playhead.h"
+#include "ui/ring_view.h"
 #include "ui/session_store.h"
 #include "ui/timeline_view.h"
 
@@ -21,6 +24,16 @@ struct AppState {
   TimelineStyle style;
   CollectiveSelection selection;
   TimelineCursor cursor;
+  Playhead playhead;
+  // Each session's event groups on one clock, rebuilt when the store changes (playhead.h).
+  std::vector<std::vector<EventGroupMark>> marks;
+  uint64_t marksVersion = UINT64_MAX;
+  HoldingsFrameStats lastHoldings;
+  RingFrameStats lastRing;
+  std::string pendingAt;       // --at: where to put the playhead once the run has ended
+  std::string atError;         // why it could not be put there
+  bool ringShown = false;      // a collective was animated in the last frame
+  std::string ringCollective;  // which ("all_gather blocks.1, step 0"), for tests and the caption
   std::string openTab;       // a tab below the timelines to bring to the front, e.g. "Estimate"
   std::string banner;        // e.g. the file being viewed
   bool viewOnly = false;     // `shardscope view`: no configuration panel actions
@@ -41,7 +54,7 @@ struct AppState {
 
 void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine);
 
-// The tabs below the timelines by the names the command line uses (comparison, memory, estimate,
+// The tabs below the timelines by the names the command line uses (comparison, memory, holdings, estimate,
 // export, help): the tab's title, or nullptr for an unknown name.
 const char* bottomTabTitle(const std::string& name);
 

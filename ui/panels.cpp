@@ -111,6 +111,12 @@ ConfigAction drawConfigPanel(RunConfig& c, std::vector<std::string>& compareStra
                       "the cores the app may use; off: the OS places them, as torchrun does");
   }
   combo("precision", c.precision, {"fp32", "bf16"});
+  combo("step gate", c.stepGate, {"off", "group", "step"});
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip("group: every rank waits before each event group (an all-gather, a unit's forward,\n"
+                      "a reshard, a backward, a reduce-scatter, a bucket's all-reduce, the optimizer)\n"
+                      "until you press Step; step: before each training step. Continue lets it run.");
+  }
   ImGui::Separator();
   ImGui::TextUnformatted("Training");
   ImGui::InputInt("batch", &c.batch);

@@ -16,6 +16,16 @@ namespace shardscope::ui {
 
 enum class SessionStatus { Starting, Running, Done, Failed };
 
+// A live run under --step-gate: where its ranks wait (from the controller's GateStatus).
+struct SessionGate {
+  bool gated = false;     // started with --step-gate group|step and not continued yet
+  int waiting = 0;        // ranks waiting at the gate now
+  int ranks = 0;
+  std::string next;       // the event group they wait before
+  int step = -1;
+  bool allWaiting() const { return gated && ranks > 0 && waiting == ranks; }
+};
+
 struct Session {
   std::string title;              // e.g. "full_shard (FULL_SHARD, ZeRO-3)"
   RunConfig config;
@@ -25,6 +35,7 @@ struct Session {
   std::string device;             // e.g. "cpu / gloo"
   int64_t parameterCount = 0;
   std::vector<double> losses;     // global mean loss per completed step
+  SessionGate gate;
   // A session opened from a saved summary has figures but no timeline: they are used instead of
   // figures derived from `recording`.
   bool fromSummary = false;
@@ -60,6 +71,10 @@ class EngineControl {
   // One session per strategy, one after another, on the same model and data.
   virtual void startCompare(const RunConfig& config, const std::vector<std::string>& strategies) = 0;
   virtual void stop() = 0;
+  // --step-gate: release every rank of the running session for one event group, or for the rest
+  // of the run.
+  virtual void stepGate() = 0;
+  virtual void continueGate() = 0;
   virtual bool busy() const = 0;
   // A check of what only the engine knows (e.g. that --device cuda has a GPU); empty when fine.
   virtual std::string checkConfig(const RunConfig& config) const = 0;

@@ -1,5 +1,7 @@
 #include "ui/synthetic_recording.h"
 
+#include <string>
+
 namespace shardscope::ui {
 
 trace::RunRecording syntheticRecording(int ranks, int eventsPerRank, int units) {
@@ -14,19 +16,31 @@ trace::RunRecording syntheticRecording(int ranks, int eventsPerRank, int units) 
       e.rank = r;
       rec.add(e);
     };
-    auto memory = [&](MemoryRole role, int64_t bytes) {
+    auto memory = [&](MemoryRole role, int64_t bytes, int32_t unit = kNoUnit) {
       Event e;
       e.kind = EventKind::Memory;
       e.beginNs = t;
       e.role = static_cast<uint8_t>(role);
       e.bytes = bytes;
+      e.unit = unit;
       add(e);
     };
-    memory(MemoryRole::ParamShard, unitBytes * units / ranks);
+    auto group = [&](GroupKind kind, const std::string& label, int step) {
+      Event g;
+      g.kind = EventKind::Group;
+      g.op = static_cast<uint8_t>(kind);
+      g.step = step;
+      g.beginNs = g.endNs = t;
+      g.text = label;
+      add(g);
+    };
+    for (int u = 0; u < units; ++u) memory(MemoryRole::ParamShard, unitBytes / ranks, u);
     for (int step = 0; step < steps; ++step) {
       for (int phase = 0; phase < 2; ++phase) {
         for (int u = 0; u < units; ++u) {
-          memory(MemoryRole::ParamGathered, unitBytes);
+          const std::string unit = "blocks." + std::to_string(u);
+          group(GroupKind::Collective, "all_gather " + unit, step);
+          memory(MemoryRole::ParamGathered, unitBytes, u);
           Event ag;
           ag.kind = EventKind::Collective;
           ag.op = static_cast<uint8_t>(CollectiveOp::AllGather);
@@ -39,6 +53,7 @@ trace::RunRecording syntheticRecording(int ranks, int eventsPerRank, int units) 
           ag.worldSize = ranks;
           ag.text = "blocks." + std::to_string(u);
           add(ag);
+          group(phase == 0 ? GroupKind::Forward : GroupKind::Backward, (phase == 0 ? "forward " : "backward ") + unit, step);
           Event c;
           c.kind = EventKind::Compute;
           c.op = static_cast<uint8_t>(phase == 0 ? ComputeKind::Forward : ComputeKind::Backward);
@@ -51,7 +66,8 @@ trace::RunRecording syntheticRecording(int ranks, int eventsPerRank, int units) 
           c.endNs = t += 5'000;
           c.text = ag.text;
           add(c);
-          memory(MemoryRole::ParamGathered, -unitBytes);
+          group(GroupKind::Reshard, "reshard " + unit, step);
+          memory(MemoryRole::ParamGathered, -unitBytes, u);
           t += 1'000;
         }
       }

@@ -56,6 +56,26 @@ std::string stepText(const Event& e) {
   return text;
 }
 
+constexpr ImU32 kPlayheadColor = IM_COL32(255, 220, 90, 235);
+
+// Waits at the step gate: a shaded, labelled band over the rank's compute and comm lanes. Only
+// paused groups have a length, and there are few of them, so a plain pass over the visible ones.
+void drawPauses(ImDrawList* dl, const std::vector<Event>& groups, const TimeAxis& axis, double originNs,
+                double beginAbs, double endAbs, float x0, float w, float laneY, float laneHeight) {
+  for (const auto& g : groups) {
+    if (g.endNs <= g.beginNs || g.endNs < beginAbs || g.beginNs > endAbs) continue;
+    const float xa = std::max(x0, static_cast<float>(axis.toX(g.beginNs - originNs, x0, w)));
+    const float xb = std::min(x0 + w, static_cast<float>(axis.toX(g.endNs - originNs, x0, w)));
+    dl->AddRectFilled(ImVec2(xa, laneY), ImVec2(std::max(xb, xa + 1), laneY + laneHeight), IM_COL32(120, 120, 140, 90));
+    for (float x = xa - laneHeight; x < xb; x += 8) {  // hatching: a pause, not work
+      dl->AddLine(ImVec2(std::max(x, xa), laneY + laneHeight - std::max(0.0f, xa - x)),
+                  ImVec2(std::min(x + laneHeight, xb), laneY + std::max(0.0f, x + laneHeight - xb)),
+                  IM_COL32(200, 200, 220, 70));
+    }
+    if (xb - xa > 60) dl->AddText(ImVec2(xa + 3, laneY + 2), IM_COL32(230, 230, 240, 220), "paused");
+  }
+}
+
 bool spansHaveSameTarget(const Event& e, const CollectiveSelection& sel) {
   return sel.active && e.op == sel.op && e.step == sel.step && e.phase == sel.phase &&
          e.microBatch == sel.microBatch && e.text == sel.unit;
@@ -66,7 +86,7 @@ bool spansHaveSameTarget(const Event& e, const CollectiveSelection& sel) {
 float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axis,
                    double memoryScaleBytes, float width, const TimelineStyle& style,
                    CollectiveSelection& selection, TimelineCursor& cursor,
-                   TimelineFrameStats* stats) {
+                   TimelineFrameStats* stats, double playheadNs) {
   ImGui::PushID(id);
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 origin = ImGui::GetCursorScreenPos();
@@ -272,6 +292,8 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
     drawSpans(t.compute, static_cast<double>(t.longestCompute), memBottom, false);
     drawSpans(t.collectives, static_cast<double>(t.longestCollective), memBottom + style.spanLaneHeight, true);
 
+    drawPauses(dl, t.groups, axis, originNs, beginAbs, endAbs, x0, w, memBottom, 2 * style.spanLaneHeight);
+
     // Step markers.
     for (const auto& s : t.steps) {
       if (s.beginNs < beginAbs || s.beginNs > endAbs) continue;
@@ -306,13 +328,24 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
     }
   }
 
+  if (playheadNs >= axis.beginNs && playheadNs <= axis.endNs) {
+    const float x = static_cast<float>(axis.toX(playheadNs, x0, w));
+    dl->AddLine(ImVec2(x, origin.y), ImVec2(x, origin.y + totalHeight), kPlayheadColor, 2.0f);
+    dl->AddTriangleFilled(ImVec2(x - 5, origin.y), ImVec2(x + 5, origin.y), ImVec2(x, origin.y + 7), kPlayheadColor);
+  }
+  // The time ruler places the playhead (click or drag); the rest zooms and pans.
+  const bool onRuler = mouse.y >= origin.y && mouse.y < origin.y + 16.0f && mouse.x >= x0 && mouse.x < x0 + w;
+  if (onRuler && ImGui::IsWindowHovered() && ImGui::IsMouseDown(0)) {
+    cursor.seek = true;
+    cursor.seekNs = std::max(0.0, axis.toNs(mouse.x, x0, w));
+  }
   // Interaction over the whole timeline: wheel zooms around the cursor, dragging pans.
   ImGui::InvisibleButton("timeline", ImVec2(width, totalHeight));
   if (ImGui::IsItemHovered()) {
     const float wheel = ImGui::GetIO().MouseWheel;
     if (wheel != 0.0f) axis.zoom(axis.toNs(mouse.x, x0, w), wheel);
   }
-  if (ImGui::IsItemActive() && ImGui::IsMouseDragging(0, 2.0f)) {
+  if (ImGui::IsItemActive() && ImGui::IsMouseDragging(0, 2.0f) && !cursor.seek) {
     axis.pan(-ImGui::GetIO().MouseDelta.x / w * (axis.endNs - axis.beginNs));
   }
   if (stats) *stats = local;

@@ -3,6 +3,8 @@
 //   compute  forward/backward spans per unit, optimizer steps
 //   comm     collectives as labelled blocks (op, unit or bucket, size)
 //   steps    vertical markers at each step start
+//   pauses   where the ranks waited at the step gate (--step-gate), shaded across the rank
+//   playhead a vertical line across every rank (playhead.h); the time ruler places it
 // Drawing is two-pass per lane (after Tracy): binary-search the visible window, then fold whatever
 // is narrower than a few pixels into one "N items" block; the memory area is reduced to one column
 // per pixel (the column's maximum). So the cost follows the window's width, not the event count.
@@ -43,6 +45,8 @@ struct TimelineCursor {
   bool valid = false;
   double tNs = 0;  // relative to the session's origin
   int rank = 0;
+  bool seek = false;  // the user clicked or dragged on the time ruler: move the playhead to seekNs
+  double seekNs = 0;
 };
 
 struct TimelineFrameStats {
@@ -58,7 +62,7 @@ struct TimelineFrameStats {
 float drawTimeline(const char* id, const trace::RunRecording& recording, TimeAxis& axis,
                    double memoryScaleBytes, float width, const TimelineStyle& style,
                    CollectiveSelection& selection, TimelineCursor& cursor,
-                   TimelineFrameStats* stats = nullptr);
+                   TimelineFrameStats* stats = nullptr, double playheadNs = -1);
 
 // The stacked bytes per role at time t (relative to origin) on a rank: the last sample at or
 // before t.

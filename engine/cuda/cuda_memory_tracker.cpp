@@ -23,6 +23,7 @@ using trace::MemoryRole;
 struct Block {
   int64_t bytes;
   MemoryRole role;
+  int32_t unit;  // the model unit, or trace::kNoUnit
 };
 
 struct TrackerState {
@@ -49,15 +50,16 @@ void onTrace(const TraceEntry& te) {
   switch (te.action_) {
     case TraceEntry::ALLOC: {
       const MemoryRole role = currentRole();
+      const int32_t unit = currentUnit();
       {
         std::lock_guard<std::mutex> lock(s.mutex);
-        s.live[te.addr_] = Block{size, role};
+        s.live[te.addr_] = Block{size, role, unit};
       }
-      recordMemoryEvent(size, role, static_cast<uint8_t>(MemoryRole::AllocatorCache));
+      recordMemoryEvent(size, role, static_cast<uint8_t>(MemoryRole::AllocatorCache), unit);
       break;
     }
     case TraceEntry::FREE_COMPLETED: {
-      Block block{0, MemoryRole::Other};
+      Block block{0, MemoryRole::Other, trace::kNoUnit};
       {
         std::lock_guard<std::mutex> lock(s.mutex);
         auto it = s.live.find(te.addr_);
@@ -65,7 +67,7 @@ void onTrace(const TraceEntry& te) {
         block = it->second;
         s.live.erase(it);
       }
-      recordMemoryEvent(block.bytes, MemoryRole::AllocatorCache, static_cast<uint8_t>(block.role));
+      recordMemoryEvent(block.bytes, MemoryRole::AllocatorCache, static_cast<uint8_t>(block.role), block.unit);
       break;
     }
     case TraceEntry::SEGMENT_ALLOC:
@@ -87,15 +89,34 @@ void retagCuda(const at::Tensor& tensor, MemoryRole role) {
   const auto addr = reinterpret_cast<size_t>(tensor.storage().data_ptr().get());
   MemoryRole from;
   int64_t bytes = 0;
+  int32_t unit = trace::kNoUnit;
   {
     std::lock_guard<std::mutex> lock(s.mutex);
     auto it = s.live.find(addr);
     if (it == s.live.end() || it->second.role == role) return;
     from = it->second.role;
     bytes = it->second.bytes;
+    unit = it->second.unit;
     it->second.role = role;
   }
-  recordMemoryEvent(bytes, role, static_cast<uint8_t>(from));
+  recordMemoryEvent(bytes, role, static_cast<uint8_t>(from), unit);
+}
+
+// The CUDA side of assignUnit (recording_allocator.h).
+void assignUnitCuda(const at::Tensor& tensor, int32_t unit) {
+  TrackerState& s = state();
+  const auto addr = reinterpret_cast<size_t>(tensor.storage().data_ptr().get());
+  Block block{0, MemoryRole::Other, trace::kNoUnit};
+  {
+    std::lock_guard<std::mutex> lock(s.mutex);
+    auto it = s.live.find(addr);
+    if (it == s.live.end() || it->second.unit == unit) return;
+    block = it->second;
+    it->second.unit = unit;
+  }
+  const auto role = static_cast<uint8_t>(block.role);
+  if (block.unit != trace::kNoUnit) recordMemoryEvent(-block.bytes, block.role, role, block.unit);
+  recordMemoryEvent(block.bytes, block.role, role, unit);
 }
 
 std::optional<int64_t> processDeviceBytes() {
@@ -121,6 +142,7 @@ void attachCudaMemoryTracker(int device, bool sharesGpu) {
   }
   c10::cuda::CUDACachingAllocator::attachAllocatorTraceTracker(&onTrace);
   setDeviceRetagger(&retagCuda);
+  setDeviceUnitAssigner(&assignUnitCuda);
 }
 
 bool deviceRuntimeMemoryAvailable() {

@@ -34,6 +34,11 @@ TEST(CliErrors, RejectsBadValuesBeforeStartingRanks) {
   expectRejected({"run", "--summary", "/no-such-dir/summary.json"}, "--summary");
   expectRejected({"run", "--world", "two"}, "--world");
   expectRejected({"run", "--bind-cores", "numa"}, "--bind-cores 'numa' is not known; choose one of: off, rank");
+  expectRejected({"run", "--step-gate", "unit"}, "--step-gate 'unit' is not known; choose one of: off, group, step");
+  expectRejected({"run", "--step-gate", "group", "--recording", "off"}, "--step-gate group shows each event group");
+  expectRejected({"view", "x.json", "--window-size", "big"}, "--window-size 'big' is not WIDTHxHEIGHT");
+  expectRejected({"run", "--window-size", "100x100", "--screenshot", "/tmp/x.png"}, "from 640x480 to 7680x4320");
+  expectRejected({"run", "--at", "1ms"}, "--at and --window-size set up the window");
 }
 
 // What the option parser itself rejects gets the same treatment as a bad value: one line naming the
@@ -155,7 +160,8 @@ TEST(CliErrors, HelpExplainsEveryOptionWithItsDefault) {
   for (const char* option :
        {"--model", "--layers", "--hidden", "--heads", "--seq", "--vocab", "--features",
         "--classes", "--batch", "--steps", "--world", "--strategy", "--optimizer", "--lr",
-        "--seed", "--device", "--bind-cores", "--bucket-cap-mb", "--config", "--export", "--summary"}) {
+        "--seed", "--device", "--bind-cores", "--bucket-cap-mb", "--config", "--export", "--summary",
+        "--step-gate", "--at", "--window-size"}) {
     EXPECT_NE(r.output.find(option), std::string::npos) << option;
   }
   EXPECT_NE(r.output.find("[default: 25]"), std::string::npos) << r.output;

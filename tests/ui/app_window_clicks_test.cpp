@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "tests/support/run_cli.h"
+#include "tests/ui/app_driver.h"
 #include "ui/app_window.h"
 #include "ui/headless_frame.h"
 #include "ui/item_probe.h"
@@ -23,17 +24,18 @@ class RecordingEngine : public EngineControl {
     compared.push_back(strategies);
   }
   void stop() override {}
+  void stepGate() override { ++gateSteps; }
+  void continueGate() override { ++gateContinues; }
   bool busy() const override { return false; }
   std::string checkConfig(const RunConfig&) const override { return ""; }
   int runs = 0;
+  int gateSteps = 0;
+  int gateContinues = 0;
   std::vector<std::vector<std::string>> compared;
 };
 
 class AppClicks : public ::testing::Test {
  protected:
-  AppClicks() : imgui_(1600, 900) { setItemProbe(&items_); }
-  ~AppClicks() override { setItemProbe(nullptr); }
-
   void addSession(const std::string& strategy) {
     Session s;
     s.config.strategy = strategy;
@@ -44,34 +46,20 @@ class AppClicks : public ::testing::Test {
     store_.add(std::move(s));
   }
 
-  // One frame; items_ then holds what this frame drew. With an engine the configuration panel
-  // is drawn too.
-  void draw(EngineControl* engine = nullptr) {
-    items_.clear();
-    imgui_.frame([&] { drawAppFrame(state_, store_, engine); });
-  }
-
-  // Clicks the control the app drew under `name` in the last frame.
-  void clickOn(const std::string& name, EngineControl* engine = nullptr) {
-    ASSERT_TRUE(items_.count(name)) << name << " was not drawn";
-    const ItemRect r = items_.at(name);
-    items_.clear();
-    imgui_.click([&] { drawAppFrame(state_, store_, engine); }, r.centerX(), r.centerY());
-    draw(engine);  // a tab's selection shows from the next frame on
-  }
+  void draw(EngineControl* engine = nullptr) { app_.draw(engine); }
+  void clickOn(const std::string& name, EngineControl* engine = nullptr) { app_.clickOn(name, engine); }
 
   void openTab(const std::string& tab, const std::string& firstItem) {
     draw();
     draw();  // ImGui lays a tab bar out in its first frame and places it from the second
     clickOn("tab:" + tab);
-    ASSERT_TRUE(items_.count(firstItem)) << "the " << tab << " tab did not open";
+    ASSERT_TRUE(app_.items().count(firstItem)) << "the " << tab << " tab did not open";
   }
   void openExportTab() { openTab("Export", "export:trace"); }
 
-  HeadlessImGui imgui_;
-  std::map<std::string, ItemRect> items_;
   SessionStore store_;
   AppState state_;
+  AppDriver app_{store_, state_, 1600, 900};
 };
 
 bool exists(const std::string& path) { return std::ifstream(path).good(); }
@@ -119,8 +107,8 @@ TEST_F(AppClicks, ExportAClickBesideTheButtonDoesNothing) {
   std::snprintf(state_.exportBase, sizeof state_.exportBase, "%s", base.c_str());
   addSession("ddp");
   openExportTab();
-  const ItemRect r = items_.at("export:trace");
-  imgui_.click([&] { drawAppFrame(state_, store_, nullptr); }, r.centerX(), r.y1 + 40);
+  const ItemRect r = app_.items().at("export:trace");
+  app_.clickAt(r.centerX(), r.y1 + 40);
   EXPECT_FALSE(exists(base + ".json"));
   EXPECT_TRUE(state_.exportMessage.empty()) << state_.exportMessage;
 }
@@ -166,18 +154,18 @@ TEST_F(AppClicks, EstimateTabDrawsBadInputAsAMessage) {
   std::snprintf(state_.estimate.worlds, sizeof state_.estimate.worlds, "1,,8");
   state_.config.world = 0;  // no prediction for a run validate() refuses
   draw();
-  EXPECT_TRUE(items_.count("estimate:problem")) << "the what-if says what is wrong";
-  EXPECT_TRUE(items_.count("estimate:run-problem")) << "the run prediction says what is wrong";
+  EXPECT_TRUE(app_.items().count("estimate:problem")) << "the what-if says what is wrong";
+  EXPECT_TRUE(app_.items().count("estimate:run-problem")) << "the run prediction says what is wrong";
   std::snprintf(state_.estimate.parameters, sizeof state_.estimate.parameters, "7B");
   std::snprintf(state_.estimate.worlds, sizeof state_.estimate.worlds, "1,3");
   state_.config.world = 2;
   draw();
-  EXPECT_FALSE(items_.count("estimate:problem"));
-  EXPECT_FALSE(items_.count("estimate:run-problem"));
+  EXPECT_FALSE(app_.items().count("estimate:problem"));
+  EXPECT_FALSE(app_.items().count("estimate:run-problem"));
   state_.config.batch = 16;
   state_.config.accumulate = 4;  // a valid run: it gets a prediction too
   draw();
-  EXPECT_FALSE(items_.count("estimate:run-problem")) << state_.estimate.predictionProblem;
+  EXPECT_FALSE(app_.items().count("estimate:run-problem")) << state_.estimate.predictionProblem;
 }
 
 }  // namespace

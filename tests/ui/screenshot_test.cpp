@@ -85,6 +85,37 @@ TEST(Screenshot, ViewOfASavedTraceShowsTheApp) {
   expectShowsTheApp(load(dir + "/view.png"));
 }
 
+// A slide of one moment: the holdings tab at an event group, at projector resolution.
+TEST(Screenshot, ViewAtAnEventGroupShowsWhoHoldsWhat) {
+  if (!haveXvfb()) GTEST_SKIP() << "xvfb-run is not installed";
+  const auto dir = testing::freshTempDir("screenshot_holdings");
+  auto run = testing::runShardscope({"run", "--model", "gpt", "--layers", "3", "--hidden", "96", "--seq", "16",
+                                     "--batch", "4", "--world", "2", "--steps", "2", "--strategy", "full_shard",
+                                     "--prefetch", "0", "--trace", dir + "/trace.json"});
+  ASSERT_EQ(run.exitCode, 0) << run.output;
+  const std::vector<std::string> xvfb = {"xvfb-run", "-a", "-s", "-screen 0 1920x1080x24", SHARDSCOPE_BINARY, "view",
+                                         dir + "/trace.json", "--tab", "holdings", "--window-size", "1920x1080"};
+  auto args = xvfb;
+  args.insert(args.end(), {"--at", "forward blocks.1@1", "--screenshot", dir + "/holdings.png"});
+  auto view = testing::runCommand(args, {}, 120);
+  ASSERT_EQ(view.exitCode, 0) << view.output;
+  const Image img = load(dir + "/holdings.png");
+  ASSERT_EQ(img.width, 1920);
+  ASSERT_EQ(img.height, 1080);
+  // The grid, below the timelines: every rank's shards (blue), optimizer state (purple), and the
+  // gathered weights (orange) of the unit the playhead is at.
+  EXPECT_GT(countColor(img, 76, 120, 168, 320, 760, 1920, 1080), 200) << "param_shard cells";
+  EXPECT_GT(countColor(img, 178, 121, 162, 320, 760, 1920, 1080), 200) << "optimizer_state cells";
+  EXPECT_GT(countColor(img, 245, 133, 24, 320, 760, 1920, 1080), 200) << "gathered weights";
+
+  args = xvfb;
+  args.insert(args.end(), {"--at", "forward blocks.9", "--screenshot", dir + "/none.png"});
+  auto bad = testing::runCommand(args, {}, 120);
+  EXPECT_EQ(bad.exitCode, 2) << bad.output;
+  EXPECT_NE(bad.output.find("--at 'forward blocks.9' is neither a time"), std::string::npos) << bad.output;
+  EXPECT_NE(bad.output.find("'forward blocks.1'"), std::string::npos) << "names the run's groups:\n" << bad.output;
+}
+
 TEST(Screenshot, LiveRunShowsTheApp) {
   if (!haveXvfb()) GTEST_SKIP() << "xvfb-run is not installed";
   const auto dir = testing::freshTempDir("screenshot_run");

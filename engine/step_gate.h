@@ -1,0 +1,62 @@
+// The step gate (--step-gate): a rank's work divides into event groups at the hook points of the
+// real algorithm (trace::GroupKind); each rank records a Group event as it enters one, and, while
+// the run is gated, first waits there until the controller releases it. The controller releases
+// every rank together, one token each through a pipe (SHARDSCOPE_GATE_FD): 's' lets a rank pass
+// one gate, 'c' turns the gate off for the rest of the run. Ranks run the same program, so each
+// token moves every rank exactly one group on, and no rank ever waits in a collective for a peer
+// held at a gate: a collective is issued at a gate that every rank has passed before any of them
+// can wait for it.
+//
+// A pause is recorded (the Group event's end), split out of any compute span it falls in, and
+// summed per step so step times and throughput leave it out.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "trace/events.h"
+
+namespace shardscope {
+
+enum class StepGateMode { Off, Group, Step };
+// "off" | "group" | "step" (validate() checked it).
+StepGateMode stepGateModeFromName(const std::string& name);
+
+class StepGate {
+ public:
+  static StepGate& instance();
+
+  // releaseFd: read end of the controller's release pipe; -1 when there is none (then the mode
+  // must be Off).
+  void start(StepGateMode mode, int releaseFd);
+
+  // A hook point: this rank enters the event group `label`. Records it (when recording is on)
+  // and, when gated, waits for the controller's release first. Only inside a training step
+  // (Armed); elsewhere (exports, the loss all-reduce for logging) it does nothing.
+  void enter(trace::GroupKind kind, const std::string& label);
+
+  // Nanoseconds this rank has waited at the gate so far.
+  int64_t pausedNs() const { return pausedNs_.load(std::memory_order_relaxed); }
+
+  // Arms the hook points for the lifetime of a training step.
+  class Armed {
+   public:
+    Armed() { StepGate::instance().armed_ = true; }
+    ~Armed() { StepGate::instance().armed_ = false; }
+    Armed(const Armed&) = delete;
+    Armed& operator=(const Armed&) = delete;
+  };
+
+ private:
+  StepGate() = default;
+  bool waitForRelease();  // false: the gate is off from now on
+
+  StepGateMode mode_ = StepGateMode::Off;
+  int releaseFd_ = -1;
+  bool gating_ = false;    // still waiting at gates (until 'c' or the pipe closes)
+  bool armed_ = false;     // inside a training step (training thread only)
+  std::atomic<int64_t> pausedNs_{0};
+};
+
+}  // namespace shardscope

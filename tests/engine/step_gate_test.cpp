@@ -1,0 +1,193 @@
+// A live run held at the step gate, driven through the real controller and real rank processes:
+// each Step moves every rank exactly one event group on; a gated run trains exactly as an ungated
+// one; pauses are recorded, kept out of compute spans and step times; Stop works while paused; and
+// a rank that dies while the others wait at the gate is reported as any dead rank is.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <map>
+
+#include "engine/run_controller.h"
+#include "tests/support/run_cli.h"
+
+namespace shardscope {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+RunConfig gatedConfig(const std::string& strategy, const std::string& gate) {
+  RunConfig c = testing::tinyGptConfig();
+  c.strategy = strategy;
+  c.stepGate = gate;
+  c.prefetch = 0;
+  return c;
+}
+
+// Counts each rank's event groups as they reach the recording.
+struct GroupCounter {
+  std::map<int, int> released;  // rank -> Group events merged
+  void count(const trace::Event& e) {
+    if (e.kind == trace::EventKind::Group) ++released[e.rank];
+  }
+};
+
+void expectEachStepMovesEveryRankOneGroup(const std::string& strategy) {
+  const RunConfig config = gatedConfig(strategy, "group");
+  GroupCounter groups;
+  std::vector<std::string> waitedBefore;
+  std::vector<std::map<int, int>> countsWhenWaiting;
+  int stepsGiven = 0;
+  bool allWaiting = false;
+  constexpr int kSteps = 8;
+  RunCallbacks callbacks;
+  callbacks.onMerged = [&](const trace::Event& e) { groups.count(e); };
+  callbacks.onGate = [&](const GateStatus& s) {
+    allWaiting = !s.released && s.waiting == s.ranks;
+    if (allWaiting) {
+      waitedBefore.push_back(s.next);
+      countsWhenWaiting.push_back(groups.released);
+    }
+  };
+  // As a user does: Step only once every rank waits, then Continue.
+  callbacks.gateCommand = [&] {
+    if (!allWaiting) return GateCommand::None;
+    allWaiting = false;
+    return ++stepsGiven <= kSteps ? GateCommand::Step : GateCommand::Continue;
+  };
+  const RunResult gated = runTraining(config, SHARDSCOPE_BINARY, callbacks);
+  ASSERT_TRUE(gated.ok) << gated.error;
+  ASSERT_GE(countsWhenWaiting.size(), static_cast<size_t>(kSteps + 1));
+  for (size_t k = 0; k < countsWhenWaiting.size(); ++k) {
+    for (int r = 0; r < config.world; ++r) {
+      // Before the k-th pause every rank has gone through exactly k groups: one per Step.
+      EXPECT_EQ(countsWhenWaiting[k][r], static_cast<int>(k)) << strategy << ", pause " << k << ", rank " << r;
+    }
+  }
+  // The ranks waited before the groups the recording then holds, in that order.
+  const auto& recorded = gated.recording.rank(0).groups;
+  ASSERT_GE(recorded.size(), waitedBefore.size());
+  for (size_t k = 0; k < waitedBefore.size(); ++k) EXPECT_EQ(recorded[k].text, waitedBefore[k]) << k;
+  EXPECT_EQ(waitedBefore.front(), "step start");
+  // The same training as without the gate.
+  const RunResult free = runTraining(gatedConfig(strategy, "off"), SHARDSCOPE_BINARY, {});
+  ASSERT_TRUE(free.ok) << free.error;
+  EXPECT_EQ(gated.losses, free.losses);
+  // The ungated run went through the same groups, unpaused.
+  ASSERT_EQ(free.recording.rank(1).groups.size(), gated.recording.rank(1).groups.size());
+  for (const auto& g : free.recording.rank(1).groups) EXPECT_EQ(g.endNs, g.beginNs);
+}
+
+TEST(StepGate, EachStepMovesEveryRankExactlyOneEventGroupFullShard) {
+  expectEachStepMovesEveryRankOneGroup("full_shard");
+}
+
+TEST(StepGate, EachStepMovesEveryRankExactlyOneEventGroupDdp) { expectEachStepMovesEveryRankOneGroup("ddp"); }
+
+TEST(StepGate, FullShardGroupsFollowFsdpsHooks) {
+  const RunResult run = runTraining(gatedConfig("full_shard", "off"), SHARDSCOPE_BINARY, {});
+  ASSERT_TRUE(run.ok) << run.error;
+  std::vector<std::string> labels;
+  for (const auto& g : run.recording.rank(0).groups) {
+    if (g.step == 0) labels.push_back(g.text);
+  }
+  // prefetch 0: gather, compute, reshard unit by unit; the root stays gathered through forward.
+  const std::vector<std::string> forward = {"step start", "all_gather root", "forward root",
+                                            "all_gather blocks.0", "forward blocks.0", "reshard blocks.0",
+                                            "all_gather blocks.1", "forward blocks.1", "reshard blocks.1"};
+  ASSERT_GE(labels.size(), forward.size());
+  EXPECT_EQ(std::vector<std::string>(labels.begin(), labels.begin() + forward.size()), forward);
+  EXPECT_EQ(labels.back(), "optimizer step");
+  auto position = [&](const std::string& label) {
+    return std::find(labels.begin(), labels.end(), label) - labels.begin();
+  };
+  // Backward of blocks.2: gathered again first, its gradients reduce-scattered after it.
+  EXPECT_LT(position("backward blocks.2"), position("reduce_scatter blocks.2"));
+  EXPECT_LT(position("reduce_scatter blocks.2"), position("backward blocks.1"));
+}
+
+TEST(StepGate, APauseIsRecordedAndLeftOutOfSpansAndStepTimes) {
+  const RunConfig config = gatedConfig("ddp", "group");
+  Clock::time_point firstPause{};
+  bool waiting = false;
+  int pauses = 0;
+  RunCallbacks callbacks;
+  callbacks.onGate = [&](const GateStatus& s) {
+    waiting = !s.released && s.waiting == s.ranks;
+    if (waiting && ++pauses == 6) firstPause = Clock::now();
+  };
+  callbacks.gateCommand = [&] {
+    if (!waiting) return GateCommand::None;
+    if (pauses < 6) {
+      waiting = false;
+      return GateCommand::Step;
+    }
+    // Hold the sixth group (inside step 0) for 400 ms, then let the run go.
+    if (Clock::now() - firstPause < std::chrono::milliseconds(400)) return GateCommand::None;
+    return GateCommand::Continue;
+  };
+  const RunResult run = runTraining(config, SHARDSCOPE_BINARY, callbacks);
+  ASSERT_TRUE(run.ok) << run.error;
+  for (int r = 0; r < config.world; ++r) {
+    const auto& t = run.recording.rank(r);
+    const trace::Event* longest = nullptr;
+    for (const auto& g : t.groups) {
+      if (!longest || g.endNs - g.beginNs > longest->endNs - longest->beginNs) longest = &g;
+    }
+    ASSERT_NE(longest, nullptr);
+    EXPECT_GE(longest->endNs - longest->beginNs, 350'000'000) << "rank " << r;
+    for (const auto& c : t.compute) {
+      if (static_cast<trace::ComputeKind>(c.op) == trace::ComputeKind::Step) continue;
+      const bool holdsPause = c.beginNs < longest->beginNs + 1000 && c.endNs > longest->endNs - 1000;
+      EXPECT_FALSE(holdsPause) << "a compute span holds the pause: " << c.text;
+    }
+    ASSERT_FALSE(t.steps.empty());
+    EXPECT_GE(t.steps[0].pausedNs, 350'000'000);
+    EXPECT_LT(run.stepSeconds[r][0], 0.35) << "step 0 counted its pause";
+    EXPECT_NEAR(run.recording.stepSeconds(r)[0], run.stepSeconds[r][0], 1e-9);
+  }
+}
+
+TEST(StepGate, StopWorksWhileTheRanksWait) {
+  RunCallbacks callbacks;
+  bool waiting = false;
+  callbacks.onGate = [&](const GateStatus& s) { waiting = s.waiting == s.ranks && !s.released; };
+  callbacks.gateCommand = [] { return GateCommand::None; };  // never released
+  callbacks.shouldStop = [&] { return waiting; };
+  const auto start = Clock::now();
+  const RunResult run = runTraining(gatedConfig("full_shard", "step"), SHARDSCOPE_BINARY, callbacks);
+  EXPECT_FALSE(run.ok);
+  EXPECT_NE(run.error.find("stopped by the user"), std::string::npos) << run.error;
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - start).count(), 30.0);
+}
+
+TEST(StepGate, ARankThatDiesWhileTheOthersWaitIsReported) {
+  // --step-gate step: step 0 released; rank 1 is killed at the start of step 1 while rank 0 waits.
+  ::setenv("SHARDSCOPE_FAULT", "rank=1,step=1,mode=kill", 1);
+  RunCallbacks callbacks;
+  int released = 0;
+  bool waiting = false;
+  callbacks.onGate = [&](const GateStatus& s) { waiting = s.waiting == s.ranks && !s.released; };
+  callbacks.gateCommand = [&] {
+    if (!waiting || released > 0) return GateCommand::None;
+    waiting = false;
+    ++released;
+    return GateCommand::Step;
+  };
+  const RunResult run = runTraining(gatedConfig("ddp", "step"), SHARDSCOPE_BINARY, callbacks);
+  ::unsetenv("SHARDSCOPE_FAULT");
+  EXPECT_FALSE(run.ok);
+  EXPECT_NE(run.error.find("rank 1 died: killed by signal 9"), std::string::npos) << run.error;
+  EXPECT_EQ(run.losses.size(), 1u);
+}
+
+TEST(StepGate, AWorkerWithoutAControllerRefusesTheGate) {
+  auto cli = testing::runShardscope({"worker", "--model", "mlp", "--world", "1", "--batch", "4", "--step-gate", "group"},
+                                    {"RANK=0", "WORLD_SIZE=1", "LOCAL_RANK=0", "LOCAL_WORLD_SIZE=1",
+                                     "MASTER_ADDR=127.0.0.1", "MASTER_PORT=1"});
+  EXPECT_NE(cli.exitCode, 0);
+  EXPECT_NE(cli.output.find("--step-gate group needs shardscope's controller"), std::string::npos) << cli.output;
+}
+
+}  // namespace
+}  // namespace shardscope

@@ -1,0 +1,126 @@
+// The ring schedule the app animates: run on real numbers, it must compute what the collective
+// computes, with each rank sending one chunk to its right neighbour per step and the closed-form
+// bytes per rank (all-reduce 2(N-1)/N x size, all-gather and reduce-scatter (N-1)/N x size).
+#include <gtest/gtest.h>
+
+#include "trace/ring_schedule.h"
+
+namespace shardscope::trace {
+namespace {
+
+// data[rank][chunk]: rank r's own value for chunk c, distinct for every (r, c).
+std::vector<std::vector<double>> ownValues(int n) {
+  std::vector<std::vector<double>> data(n, std::vector<double>(n));
+  for (int r = 0; r < n; ++r) {
+    for (int c = 0; c < n; ++c) data[r][c] = 1.0 + r * 100.0 + c * 7.0;
+  }
+  return data;
+}
+
+// Executes the schedule: every transfer of a step reads what its sender held before the step.
+std::vector<std::vector<double>> execute(const RingSchedule& s, std::vector<std::vector<double>> data) {
+  for (const auto& step : s.steps) {
+    auto before = data;
+    for (const auto& t : step) {
+      data[t.to][t.chunk] = t.reduce ? before[t.to][t.chunk] + before[t.from][t.chunk] : before[t.from][t.chunk];
+    }
+  }
+  return data;
+}
+
+double sumOverRanks(const std::vector<std::vector<double>>& data, int chunk) {
+  double total = 0;
+  for (const auto& rank : data) total += rank[chunk];
+  return total;
+}
+
+void expectEveryRankSendsOnceToItsRightNeighbour(const RingSchedule& s) {
+  for (const auto& step : s.steps) {
+    ASSERT_EQ(static_cast<int>(step.size()), s.ranks);
+    std::vector<int> sends(s.ranks, 0);
+    for (const auto& t : step) {
+      EXPECT_EQ(t.to, (t.from + 1) % s.ranks);
+      ++sends[t.from];
+    }
+    for (int count : sends) EXPECT_EQ(count, 1);
+  }
+}
+
+class RingSizes : public ::testing::TestWithParam<int> {};
+
+TEST_P(RingSizes, AllReduceLeavesTheSumOfEveryChunkOnEveryRank) {
+  const int n = GetParam();
+  const auto s = ringSchedule(CollectiveOp::AllReduce, n, 1200 * n);
+  ASSERT_EQ(static_cast<int>(s.steps.size()), 2 * (n - 1));
+  EXPECT_EQ(s.reduceSteps, n - 1);
+  expectEveryRankSendsOnceToItsRightNeighbour(s);
+  const auto start = ownValues(n);
+  const auto end = execute(s, start);
+  for (int r = 0; r < n; ++r) {
+    for (int c = 0; c < n; ++c) EXPECT_DOUBLE_EQ(end[r][c], sumOverRanks(start, c)) << "rank " << r << " chunk " << c;
+  }
+  EXPECT_EQ(s.chunkBytes, 1200);
+  EXPECT_EQ(s.bytesSentPerRank(), 2 * (n - 1) * 1200);  // 2(N-1)/N x size
+  const auto held = ringHoldingsAfter(s, static_cast<int>(s.steps.size()));
+  for (int r = 0; r < n; ++r) {
+    for (int c = 0; c < n; ++c) EXPECT_EQ(held[r][c], n);
+  }
+}
+
+TEST_P(RingSizes, ReduceScatterLeavesRankRTheSumOfChunkR) {
+  const int n = GetParam();
+  const auto s = ringSchedule(CollectiveOp::ReduceScatter, n, 640 * n);
+  ASSERT_EQ(static_cast<int>(s.steps.size()), n - 1);
+  expectEveryRankSendsOnceToItsRightNeighbour(s);
+  const auto start = ownValues(n);
+  const auto end = execute(s, start);
+  for (int r = 0; r < n; ++r) EXPECT_DOUBLE_EQ(end[r][r], sumOverRanks(start, r)) << "rank " << r;
+  EXPECT_EQ(s.bytesSentPerRank(), (n - 1) * 640);  // (N-1)/N x size
+  const auto held = ringHoldingsAfter(s, n - 1);
+  for (int r = 0; r < n; ++r) EXPECT_EQ(held[r][r], n);
+}
+
+TEST_P(RingSizes, AllGatherGivesEveryRankEveryRanksChunk) {
+  const int n = GetParam();
+  const auto s = ringSchedule(CollectiveOp::AllGather, n, 512 * n);
+  ASSERT_EQ(static_cast<int>(s.steps.size()), n - 1);
+  expectEveryRankSendsOnceToItsRightNeighbour(s);
+  // Rank r starts with its own chunk only.
+  std::vector<std::vector<double>> start(n, std::vector<double>(n, 0.0));
+  for (int r = 0; r < n; ++r) start[r][r] = 10.0 + r;
+  const auto end = execute(s, start);
+  for (int r = 0; r < n; ++r) {
+    for (int c = 0; c < n; ++c) EXPECT_DOUBLE_EQ(end[r][c], 10.0 + c) << "rank " << r << " chunk " << c;
+  }
+  EXPECT_EQ(s.bytesSentPerRank(), (n - 1) * 512);
+  const auto before = ringHoldingsAfter(s, 0);
+  EXPECT_EQ(before[0][0], 1);
+  EXPECT_EQ(before[0][1], 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Worlds, RingSizes, ::testing::Values(2, 3, 4, 5, 8));
+
+TEST(RingSchedule, HalfwayThroughAnAllReduceChunksArePartlyReduced) {
+  const auto s = ringSchedule(CollectiveOp::AllReduce, 4, 4096);
+  const auto held = ringHoldingsAfter(s, 1);
+  int partial = 0;
+  for (const auto& rank : held) {
+    for (int count : rank) partial += count == 2;
+  }
+  EXPECT_EQ(partial, 4);  // after one step each rank has added one neighbour's chunk to its own
+}
+
+TEST(RingSchedule, NothingMovesForOneRankABroadcastOrABarrier) {
+  EXPECT_FALSE(ringSchedule(CollectiveOp::AllReduce, 1, 1024).animatable());
+  EXPECT_FALSE(ringSchedule(CollectiveOp::Broadcast, 4, 1024).animatable());
+  EXPECT_FALSE(ringSchedule(CollectiveOp::Barrier, 4, 0).animatable());
+}
+
+TEST(RingSchedule, ChunksRoundUpWhenTheSizeDoesNotDivide) {
+  const auto s = ringSchedule(CollectiveOp::AllGather, 3, 100);
+  EXPECT_EQ(s.chunkBytes, 34);
+  EXPECT_EQ(s.bytesSentPerRank(), 68);
+}
+
+}  // namespace
+}  // namespace shardscope::trace

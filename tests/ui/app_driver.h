@@ -1,0 +1,55 @@
+// Drives whole app frames as a user does, in a headless ImGui context: draw a frame, then click a
+// control where the frame drew it (ui/item_probe.h records the rectangles of the named controls).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "ui/app_window.h"
+#include "ui/headless_frame.h"
+#include "ui/item_probe.h"
+
+namespace shardscope::ui {
+
+class AppDriver {
+ public:
+  AppDriver(SessionStore& store, AppState& state, float width, float height)
+      : imgui_(width, height), store_(store), state_(state) {
+    setItemProbe(&items_);
+  }
+  ~AppDriver() { setItemProbe(nullptr); }
+
+  // One frame; items() then holds what this frame drew. With an engine the configuration panel is
+  // drawn too.
+  void draw(EngineControl* engine = nullptr) {
+    items_.clear();
+    imgui_.frame([&] { drawAppFrame(state_, store_, engine); });
+  }
+
+  // Clicks the control the app drew under `name` in the last frame, then draws once more (a tab's
+  // selection shows from the next frame on).
+  void clickOn(const std::string& name, EngineControl* engine = nullptr) {
+    ASSERT_TRUE(items_.count(name)) << name << " was not drawn";
+    const ItemRect r = items_.at(name);
+    items_.clear();
+    imgui_.click([&] { drawAppFrame(state_, store_, engine); }, r.centerX(), r.centerY());
+    draw(engine);
+  }
+
+  // A click anywhere, e.g. beside a control.
+  void clickAt(float x, float y, EngineControl* engine = nullptr) {
+    imgui_.click([&] { drawAppFrame(state_, store_, engine); }, x, y);
+  }
+
+  const std::map<std::string, ItemRect>& items() const { return items_; }
+
+ private:
+  HeadlessImGui imgui_;
+  std::map<std::string, ItemRect> items_;
+  SessionStore& store_;
+  AppState& state_;
+};
+
+}  // namespace shardscope::ui

@@ -1,0 +1,212 @@
+// The app at a human pace, on a real recorded run (a 2-rank full_shard GPT written by the real
+// binary and read back as `shardscope view` reads it): the playhead steps through the ranks'
+// event groups, "who holds what" draws each rank's holdings per unit at the playhead, the ring
+// animates the collective in flight, and a gated live run's Step and Continue reach the engine.
+#include <gtest/gtest.h>
+
+#include "tests/support/run_cli.h"
+#include "tests/ui/app_driver.h"
+#include "trace/trace_reader.h"
+#include "ui/app_window.h"
+#include "ui/step_through.h"
+
+namespace shardscope::ui {
+namespace {
+
+class GateEngine : public EngineControl {
+ public:
+  void startRun(const RunConfig&) override {}
+  void startCompare(const RunConfig&, const std::vector<std::string>&) override {}
+  void stop() override {}
+  void stepGate() override { ++steps; }
+  void continueGate() override { ++continues; }
+  bool busy() const override { return true; }
+  std::string checkConfig(const RunConfig&) const override { return ""; }
+  int steps = 0;
+  int continues = 0;
+};
+
+// One real run for every test of this file.
+const trace::LoadedTrace& recordedFullShard() {
+  static const trace::LoadedTrace loaded = [] {
+    RunConfig c = testing::tinyGptConfig();
+    c.strategy = "full_shard";
+    c.prefetch = 0;
+    const std::string path = testing::freshTempDir("step_through_ui") + "/full_shard.json";
+    const auto cli = testing::runShardscope(testing::runArgsOf(c, {"--trace", path}));
+    EXPECT_EQ(cli.exitCode, 0) << cli.output;
+    return trace::loadChromeTrace(path);
+  }();
+  return loaded;
+}
+
+class StepThrough : public ::testing::Test {
+ protected:
+  StepThrough() {
+    const auto& loaded = recordedFullShard();
+    EXPECT_TRUE(loaded.error.empty()) << loaded.error;
+    Session s;
+    s.title = "full_shard";
+    s.config = loaded.config;
+    s.recording = loaded.recording;
+    s.status = SessionStatus::Done;
+    s.device = "cpu / gloo";
+    auto lock = store_.lock();
+    store_.add(std::move(s));
+  }
+
+  void draw(EngineControl* engine = nullptr) { app_.draw(engine); }
+  void clickOn(const std::string& name, EngineControl* engine = nullptr) { app_.clickOn(name, engine); }
+  void openHoldings() {
+    draw();
+    draw();
+    clickOn("tab:Who holds what");
+  }
+  const trace::RunRecording& rec() { return store_.sessions()[0].recording; }
+  // Relative time of the middle of rank 0's first `kind` span of `unit` in step 1.
+  double middleOf(trace::ComputeKind kind, const std::string& unit) {
+    for (const auto& c : rec().rank(0).compute) {
+      if (static_cast<trace::ComputeKind>(c.op) == kind && c.text == unit && c.step == 1) {
+        return (c.beginNs + c.endNs) / 2.0 - static_cast<double>(rec().originNs());
+      }
+    }
+    ADD_FAILURE() << "no span of " << unit;
+    return 0;
+  }
+
+  SessionStore store_;
+  AppState state_;
+  AppDriver app_{store_, state_, 1920, 1080};
+};
+
+TEST_F(StepThrough, EventGroupsLineUpAcrossRanksInTheRecordedOrder) {
+  const auto marks = eventGroupMarks(rec());
+  ASSERT_EQ(marks.size(), rec().rank(0).groups.size());
+  ASSERT_EQ(marks.size(), rec().rank(1).groups.size());
+  EXPECT_EQ(marks.front().label, "step start");
+  for (size_t k = 0; k < marks.size(); ++k) {
+    const double latest = std::max(rec().rank(0).groups[k].beginNs, rec().rank(1).groups[k].beginNs) -
+                          static_cast<double>(rec().originNs());
+    EXPECT_GE(marks[k].tNs, latest - 1.0) << k;  // every rank has entered group k by then
+    if (k > 0) EXPECT_GE(marks[k].tNs, marks[k - 1].tNs);
+  }
+}
+
+TEST_F(StepThrough, ArrowButtonsMoveThePlayheadOneGroupAtATime) {
+  draw();
+  draw();
+  clickOn("play:start");
+  EXPECT_TRUE(state_.playhead.placed);
+  EXPECT_EQ(state_.playhead.tNs, 0);
+  const auto marks = eventGroupMarks(rec());
+  std::vector<double> distinct;
+  for (const auto& m : marks) {
+    if (distinct.empty() || m.tNs > distinct.back() + 1.0) distinct.push_back(m.tNs);
+  }
+  ASSERT_GE(distinct.size(), 4u);
+  for (size_t k = 0; k < 4; ++k) {
+    clickOn("play:forward");
+    EXPECT_DOUBLE_EQ(state_.playhead.tNs, distinct[k]) << "after " << k + 1 << " steps";
+  }
+  clickOn("play:back");
+  EXPECT_DOUBLE_EQ(state_.playhead.tNs, distinct[2]);
+}
+
+TEST_F(StepThrough, PlayingMovesAtAFractionOfRealTime) {
+  Playhead p;
+  p.placed = true;
+  p.playing = true;
+  p.speed = 0.01;
+  advancePlayhead(p, 0.5, 1e9);  // half a second of wall time at 1/100 speed: 5 ms of the run
+  EXPECT_NEAR(p.tNs, 5e6, 1.0);
+  advancePlayhead(p, 1000, 1e9);
+  EXPECT_EQ(p.tNs, 1e9);
+  EXPECT_FALSE(p.playing) << "stops at the end";
+}
+
+TEST_F(StepThrough, WhoHoldsWhatMidBackwardDrawsEveryRankAndUnit) {
+  openHoldings();
+  state_.playhead.placed = true;
+  state_.playhead.tNs = middleOf(trace::ComputeKind::Backward, "blocks.1");
+  draw();
+  const int units = static_cast<int>(rec().recordedUnits().size());
+  EXPECT_EQ(units, 4);  // root and three blocks
+  EXPECT_EQ(state_.lastHoldings.cells, 2 * units);
+  EXPECT_EQ(state_.lastHoldings.filledCells, 2 * units) << "every rank holds a shard of every unit";
+  EXPECT_GE(state_.lastHoldings.computingCells, 1) << "rank 0 computes blocks.1 there";
+  // The gathered unit adds its whole size: more is drawn than between two units' computations.
+  const int64_t midBackward = state_.lastHoldings.bytesShown;
+  state_.playhead.tNs = middleOf(trace::ComputeKind::Optimizer, "");
+  draw();
+  EXPECT_NE(state_.lastHoldings.bytesShown, midBackward);
+}
+
+TEST_F(StepThrough, AClickedCollectiveIsAnimatedAsTheRing) {
+  openHoldings();
+  const trace::Event* rs = nullptr;
+  for (const auto& c : rec().rank(0).collectives) {
+    if (static_cast<trace::CollectiveOp>(c.op) == trace::CollectiveOp::ReduceScatter && c.step == 1) {
+      rs = &c;
+      break;
+    }
+  }
+  ASSERT_NE(rs, nullptr);
+  // What a click on its block selects (timeline_view.cpp).
+  state_.selection = CollectiveSelection{true, rs->op, rs->step, rs->text, rs->phase, rs->microBatch};
+  state_.playhead.placed = true;
+  state_.playhead.tNs = (rs->beginNs + rs->endNs) / 2.0 - static_cast<double>(rec().originNs());
+  draw();
+  ASSERT_TRUE(state_.ringShown);
+  EXPECT_EQ(state_.ringCollective, "reduce_scatter " + trace::collectiveUnit(*rs) + ", step 1");
+  EXPECT_EQ(state_.lastRing.steps, 1);           // N - 1 at two ranks
+  EXPECT_EQ(state_.lastRing.stepsDone, 0);       // the playhead is halfway through its only step
+  EXPECT_EQ(state_.lastRing.transfersDrawn, 2);  // both ranks send during it
+  EXPECT_EQ(state_.lastRing.bytesSentPerRank, (trace::collectiveSizeBytes(*rs) + 1) / 2);
+}
+
+TEST_F(StepThrough, TheCollectiveAloneInFlightAtThePlayheadIsAnimated) {
+  openHoldings();
+  const auto& spans = rec().rank(0).collectives;
+  const trace::Event* alone = nullptr;
+  for (size_t i = 0; i < spans.size() && !alone; ++i) {
+    const auto& c = spans[i];
+    const int64_t mid = (c.beginNs + c.endNs) / 2;
+    if (c.step != 1 || static_cast<trace::CollectiveOp>(c.op) == trace::CollectiveOp::Barrier) continue;
+    bool overlapped = false;
+    for (size_t j = 0; j < spans.size(); ++j) overlapped |= j != i && spans[j].beginNs <= mid && spans[j].endNs >= mid;
+    if (!overlapped) alone = &c;
+  }
+  ASSERT_NE(alone, nullptr) << "every collective of step 1 overlaps another";
+  state_.playhead.placed = true;
+  state_.playhead.tNs = (alone->beginNs + alone->endNs) / 2.0 - static_cast<double>(rec().originNs());
+  draw();
+  ASSERT_TRUE(state_.ringShown);
+  EXPECT_EQ(state_.ringCollective, std::string(trace::collectiveOpName(static_cast<trace::CollectiveOp>(alone->op))) +
+                                       " " + trace::collectiveUnit(*alone) + ", step 1");
+  // Nothing in flight and no collective group at the playhead: the grid alone.
+  state_.playhead.tNs = 0;
+  draw();
+  EXPECT_FALSE(state_.ringShown);
+}
+
+TEST_F(StepThrough, StepAndContinueOfAGatedRunReachTheEngine) {
+  GateEngine engine;
+  {
+    auto lock = store_.lock();
+    auto& s = store_.sessions()[0];
+    s.status = SessionStatus::Running;
+    s.gate = SessionGate{true, 2, 2, "all_gather blocks.1", 1};
+  }
+  draw(&engine);
+  draw(&engine);
+  clickOn("gate:step", &engine);
+  EXPECT_EQ(engine.steps, 1);
+  EXPECT_FALSE(state_.playhead.placed) << "the playhead follows the ranks";
+  clickOn("play:forward", &engine);  // at the live edge of a gated run: the same as Step
+  EXPECT_EQ(engine.steps, 2);
+  clickOn("gate:continue", &engine);
+  EXPECT_EQ(engine.continues, 1);
+}
+
+}  // namespace
+}  // namespace shardscope::ui

@@ -1,0 +1,71 @@
+#include "trace/ring_schedule.h"
+
+#include <algorithm>
+
+namespace shardscope::trace {
+
+namespace {
+
+int wrap(int value, int n) { return ((value % n) + n) % n; }
+
+// One ring step: rank r sends chunk chunkOf(r) to r + 1.
+template <typename ChunkOf>
+std::vector<RingTransfer> ringStep(int n, bool reduce, ChunkOf chunkOf) {
+  std::vector<RingTransfer> step;
+  for (int r = 0; r < n; ++r) step.push_back({r, wrap(r + 1, n), wrap(chunkOf(r), n), reduce});
+  return step;
+}
+
+}  // namespace
+
+RingSchedule ringSchedule(CollectiveOp op, int ranks, int64_t sizeBytes) {
+  RingSchedule s;
+  s.op = op;
+  s.ranks = ranks;
+  s.sizeBytes = sizeBytes;
+  const int n = ranks;
+  if (n < 2) return s;
+  s.chunkBytes = (sizeBytes + n - 1) / n;
+  switch (op) {
+    case CollectiveOp::AllReduce:
+      // Reduce-scatter phase: after N-1 steps rank r holds chunk r+1 complete; the all-gather
+      // phase then passes each complete chunk on around the ring.
+      for (int k = 0; k < n - 1; ++k) s.steps.push_back(ringStep(n, true, [&](int r) { return r - k; }));
+      for (int k = 0; k < n - 1; ++k) s.steps.push_back(ringStep(n, false, [&](int r) { return r + 1 - k; }));
+      s.reduceSteps = n - 1;
+      break;
+    case CollectiveOp::ReduceScatter:
+      // Shifted by one so rank r ends with chunk r, as c10d's reduce_scatter hands it out.
+      for (int k = 0; k < n - 1; ++k) s.steps.push_back(ringStep(n, true, [&](int r) { return r - k - 1; }));
+      s.reduceSteps = n - 1;
+      break;
+    case CollectiveOp::AllGather:
+      for (int k = 0; k < n - 1; ++k) s.steps.push_back(ringStep(n, false, [&](int r) { return r - k; }));
+      break;
+    case CollectiveOp::Broadcast:
+    case CollectiveOp::Barrier: break;
+  }
+  return s;
+}
+
+std::vector<std::vector<int>> ringHoldingsAfter(const RingSchedule& s, int stepsDone) {
+  const int n = s.ranks;
+  std::vector<std::vector<int>> held(static_cast<size_t>(std::max(n, 0)), std::vector<int>(static_cast<size_t>(std::max(n, 0)), 0));
+  for (int r = 0; r < n; ++r) {
+    for (int c = 0; c < n; ++c) {
+      // Reductions start from every rank's own contribution; an all-gather from its own chunk.
+      held[r][c] = s.op == CollectiveOp::AllGather ? (c == r ? 1 : 0) : 1;
+    }
+  }
+  const int last = std::clamp(stepsDone, 0, static_cast<int>(s.steps.size()));
+  for (int k = 0; k < last; ++k) {
+    auto before = held;  // every transfer of a step happens at once
+    for (const auto& t : s.steps[static_cast<size_t>(k)]) {
+      const int sent = before[t.from][t.chunk];
+      held[t.to][t.chunk] = t.reduce ? before[t.to][t.chunk] + sent : std::max(before[t.to][t.chunk], sent);
+    }
+  }
+  return held;
+}
+
+}  // namespace shardscope::trace

@@ -1,0 +1,175 @@
+#include "ui/holdings_view.h"
+
+#include <algorithm>
+#include <vector>
+
+#include <imgui.h>
+
+#include "trace/format.h"
+#include "ui/theme.h"
+#include "ui/timeline_view.h"
+
+namespace shardscope::ui {
+
+namespace {
+
+using trace::MemoryRole;
+using trace::RoleBytes;
+
+int64_t shownBytes(const RoleBytes& bytes) {
+  int64_t total = 0;
+  for (int role = 0; role < trace::kTensorRoleCount; ++role) {
+    if (holdingsRole(static_cast<MemoryRole>(role))) total += bytes[role];
+  }
+  return total;
+}
+
+// The compute span a rank is inside at absolute time t, or nullptr.
+const trace::Event* computingAt(const trace::RankTimeline& t, double tAbs) {
+  auto it = std::upper_bound(t.compute.begin(), t.compute.end(), tAbs,
+                             [](double v, const trace::Event& e) { return v < e.beginNs; });
+  // Spans nest only under the step span; look back over the widest span's reach.
+  while (it != t.compute.begin()) {
+    --it;
+    if (tAbs - it->beginNs > t.longestCompute) break;
+    if (static_cast<trace::ComputeKind>(it->op) != trace::ComputeKind::Step && it->endNs >= tAbs) return &*it;
+  }
+  return nullptr;
+}
+
+// A vertical stack of roles from the bottom of the rectangle, `scale` bytes to its full height.
+void drawStack(ImDrawList* dl, const RoleBytes& bytes, double scale, ImVec2 a, ImVec2 b) {
+  float y = b.y;
+  const float height = b.y - a.y;
+  for (int role = 0; role < trace::kTensorRoleCount; ++role) {
+    if (!holdingsRole(static_cast<MemoryRole>(role)) || bytes[role] <= 0 || scale <= 0) continue;
+    const float h = std::max(1.0f, static_cast<float>(bytes[role] / scale) * height);
+    dl->AddRectFilled(ImVec2(a.x, std::max(a.y, y - h)), ImVec2(b.x, y), roleColor(static_cast<MemoryRole>(role)));
+    y -= h;
+  }
+}
+
+void cellTooltip(int rank, const std::string& unit, const RoleBytes& bytes) {
+  ImGui::BeginTooltip();
+  ImGui::Text("rank %d holds of %s:", rank, unit.c_str());
+  for (int role = 0; role < trace::kTensorRoleCount; ++role) {
+    if (!holdingsRole(static_cast<MemoryRole>(role)) || bytes[role] <= 0) continue;
+    ImGui::Text("  %-16s %s (%lld B)", trace::memoryRoleName(static_cast<MemoryRole>(role)),
+                trace::formatBytes(static_cast<double>(bytes[role])).c_str(), static_cast<long long>(bytes[role]));
+  }
+  ImGui::EndTooltip();
+}
+
+}  // namespace
+
+bool holdingsRole(MemoryRole role) {
+  switch (role) {
+    case MemoryRole::ParamShard:
+    case MemoryRole::ParamGathered:
+    case MemoryRole::GradShard:
+    case MemoryRole::GradFull:
+    case MemoryRole::OptimizerState:
+    case MemoryRole::CommBuffer: return true;
+    default: return false;
+  }
+}
+
+void drawHoldings(const Session& session, double tNs, float width, float height, HoldingsFrameStats* stats) {
+  HoldingsFrameStats local;
+  const auto& rec = session.recording;
+  const std::vector<int32_t> units = rec.recordedUnits();
+  if (rec.ranks() == 0 || units.empty() || rec.originNs() == INT64_MAX) {
+    ImGui::TextDisabled("Nothing recorded per model unit yet: run (or open a trace written by this version) to see\n"
+                        "what each rank holds of each unit.");
+    if (stats) *stats = local;
+    return;
+  }
+  const int64_t tAbs = rec.originNs() + static_cast<int64_t>(tNs);
+  // One scale for every unit cell: the most any rank ever held of any unit.
+  double scale = 0;
+  for (int r = 0; r < rec.ranks(); ++r) {
+    for (const auto& track : rec.rank(r).units) scale = std::max(scale, static_cast<double>(shownBytes(track.peakByRole)));
+  }
+  // What no unit owns: the rank's total in the same roles, less the units'.
+  std::vector<RoleBytes> unowned(static_cast<size_t>(rec.ranks()));
+  double unownedScale = 0;
+  for (int r = 0; r < rec.ranks(); ++r) {
+    RoleBytes rest = memoryAt(rec, r, tNs);
+    for (int32_t u : units) {
+      const RoleBytes held = rec.unitMemoryAt(r, u, tAbs);
+      for (int role = 0; role < trace::kMemoryRoleCount; ++role) rest[role] = std::max<int64_t>(0, rest[role] - held[role]);
+    }
+    unowned[static_cast<size_t>(r)] = rest;
+    unownedScale = std::max(unownedScale, static_cast<double>(shownBytes(rest)));
+  }
+  const bool showUnowned = unownedScale > 0;
+
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const float labelWidth = 60.0f, headerHeight = 20.0f;
+  const int columns = static_cast<int>(units.size()) + (showUnowned ? 1 : 0);
+  const float cellWidth = std::max(24.0f, (width - labelWidth) / static_cast<float>(columns));
+  const float rowHeight = std::clamp((height - headerHeight) / static_cast<float>(rec.ranks()), 22.0f, 140.0f);
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  auto columnX = [&](int c) { return origin.x + labelWidth + cellWidth * static_cast<float>(c); };
+
+  for (size_t c = 0; c < units.size(); ++c) {
+    dl->AddText(ImVec2(columnX(static_cast<int>(c)) + 4, origin.y + 2), IM_COL32(200, 200, 210, 255), trace::unitName(units[c]).c_str());
+  }
+  if (showUnowned) {
+    dl->AddText(ImVec2(columnX(columns - 1) + 4, origin.y + 2), IM_COL32(160, 160, 170, 255), "no one unit (own scale)");
+  }
+  for (int r = 0; r < rec.ranks(); ++r) {
+    const float y0 = origin.y + headerHeight + rowHeight * static_cast<float>(r);
+    char label[16];
+    std::snprintf(label, sizeof label, "rank %d", r);
+    dl->AddText(ImVec2(origin.x + 4, y0 + rowHeight / 2 - 7), IM_COL32(230, 230, 235, 255), label);
+    const trace::Event* computing = computingAt(rec.rank(r), static_cast<double>(tAbs));
+    const int32_t computingUnit = computing ? trace::unitFromName(computing->text) : trace::kNoUnit;
+    for (size_t c = 0; c < units.size(); ++c) {
+      const ImVec2 a(columnX(static_cast<int>(c)) + 3, y0 + 2), b(columnX(static_cast<int>(c)) + cellWidth - 3, y0 + rowHeight - 2);
+      const RoleBytes held = rec.unitMemoryAt(r, units[c], tAbs);
+      const int64_t total = shownBytes(held);
+      dl->AddRectFilled(a, b, IM_COL32(26, 28, 33, 255), 3.0f);
+      // The unit's own most, faintly: what "full" looks like for this cell.
+      const auto& tracks = rec.rank(r).units;
+      const size_t slot = static_cast<size_t>(units[c] + 1);
+      if (slot < tracks.size() && scale > 0) {
+        const float top = b.y - static_cast<float>(shownBytes(tracks[slot].peakByRole) / scale) * (b.y - a.y - 14);
+        dl->AddRect(ImVec2(a.x + 6, top), ImVec2(b.x - 6, b.y), IM_COL32(255, 255, 255, 30));
+      }
+      drawStack(dl, held, scale, ImVec2(a.x + 6, a.y + 14), ImVec2(b.x - 6, b.y));
+      if (total > 0) {
+        ++local.filledCells;
+        dl->AddText(ImVec2(a.x + 4, a.y), IM_COL32(210, 210, 220, 255), trace::formatBytes(static_cast<double>(total)).c_str());
+      }
+      if (units[c] == computingUnit) {
+        ++local.computingCells;
+        dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), IM_COL32(255, 220, 90, 255), 3.0f, 0, 2.0f);
+        const char* tag = static_cast<trace::ComputeKind>(computing->op) == trace::ComputeKind::Backward ? "B"
+                          : trace::isRecomputation(*computing)                                       ? "R"
+                                                                                                      : "F";
+        dl->AddText(ImVec2(b.x - 12, a.y), IM_COL32(255, 220, 90, 255), tag);
+      }
+      ++local.cells;
+      local.bytesShown += total;
+      if (mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y && ImGui::IsWindowHovered()) {
+        cellTooltip(r, trace::unitName(units[c]), held);
+      }
+    }
+    if (showUnowned) {
+      const ImVec2 a(columnX(columns - 1) + 3, y0 + 2), b(columnX(columns - 1) + cellWidth - 3, y0 + rowHeight - 2);
+      const RoleBytes& rest = unowned[static_cast<size_t>(r)];
+      dl->AddRectFilled(a, b, IM_COL32(26, 28, 33, 255), 3.0f);
+      drawStack(dl, rest, unownedScale, ImVec2(a.x + 6, a.y + 14), ImVec2(b.x - 6, b.y));
+      dl->AddText(ImVec2(a.x + 4, a.y), IM_COL32(170, 170, 180, 255), trace::formatBytes(static_cast<double>(shownBytes(rest))).c_str());
+      if (mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y && ImGui::IsWindowHovered()) {
+        cellTooltip(r, "no one unit (buckets, flat buffers)", rest);
+      }
+    }
+  }
+  ImGui::Dummy(ImVec2(width, headerHeight + rowHeight * static_cast<float>(rec.ranks())));
+  if (stats) *stats = local;
+}
+
+}  // namespace shardscope::ui

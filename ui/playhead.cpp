@@ -1,0 +1,152 @@
+#include "ui/playhead.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+namespace shardscope::ui {
+
+namespace {
+
+// Two marks closer than this are one place for the arrow keys (a group that took no time).
+constexpr double kSamePlaceNs = 1.0;
+
+// Before Group events were recorded: each compute span and each collective's issue, per rank.
+std::vector<std::vector<trace::Event>> fallbackGroups(const trace::RunRecording& rec) {
+  std::vector<std::vector<trace::Event>> out(static_cast<size_t>(rec.ranks()));
+  for (int r = 0; r < rec.ranks(); ++r) {
+    auto& groups = out[static_cast<size_t>(r)];
+    for (const auto& c : rec.rank(r).compute) {
+      if (static_cast<trace::ComputeKind>(c.op) == trace::ComputeKind::Step) continue;
+      trace::Event g = c;
+      g.op = static_cast<uint8_t>(static_cast<trace::ComputeKind>(c.op) == trace::ComputeKind::Backward
+                                      ? trace::GroupKind::Backward
+                                  : static_cast<trace::ComputeKind>(c.op) == trace::ComputeKind::Optimizer
+                                      ? trace::GroupKind::Optimizer
+                                      : trace::GroupKind::Forward);
+      g.text = std::string(trace::computeKindName(static_cast<trace::ComputeKind>(c.op))) + " " + c.text;
+      groups.push_back(g);
+    }
+    for (const auto& c : rec.rank(r).collectives) {
+      trace::Event g = c;
+      g.beginNs = c.issueNs;
+      g.op = static_cast<uint8_t>(trace::GroupKind::Collective);
+      g.text = std::string(trace::collectiveOpName(static_cast<trace::CollectiveOp>(c.op))) + " " + trace::collectiveUnit(c);
+      groups.push_back(g);
+    }
+    std::stable_sort(groups.begin(), groups.end(),
+                     [](const trace::Event& a, const trace::Event& b) { return a.beginNs < b.beginNs; });
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<EventGroupMark> eventGroupMarks(const trace::RunRecording& rec) {
+  std::vector<EventGroupMark> marks;
+  if (rec.ranks() == 0 || rec.originNs() == INT64_MAX) return marks;
+  bool recorded = false;
+  for (int r = 0; r < rec.ranks(); ++r) recorded |= !rec.rank(r).groups.empty();
+  std::vector<std::vector<trace::Event>> fallback;
+  if (!recorded) fallback = fallbackGroups(rec);
+  auto groupsOf = [&](int r) -> const std::vector<trace::Event>& {
+    return recorded ? rec.rank(r).groups : fallback[static_cast<size_t>(r)];
+  };
+  size_t count = SIZE_MAX;
+  for (int r = 0; r < rec.ranks(); ++r) count = std::min(count, groupsOf(r).size());
+  const double origin = static_cast<double>(rec.originNs());
+  marks.reserve(count);
+  for (size_t k = 0; k < count; ++k) {
+    const trace::Event& first = groupsOf(0)[k];
+    EventGroupMark m;
+    m.label = first.text;
+    m.step = first.step;
+    m.kind = static_cast<trace::GroupKind>(first.op);
+    int64_t latest = 0;
+    for (int r = 0; r < rec.ranks(); ++r) {
+      // A paused group begins, for the view, when the rank went on: before that nothing happened.
+      const trace::Event& g = groupsOf(r)[k];
+      latest = std::max(latest, std::max(g.beginNs, g.endNs));
+    }
+    m.tNs = static_cast<double>(latest) - origin;
+    marks.push_back(std::move(m));
+  }
+  // Times can only grow with k; a rank's clock jitter must not make the arrows go backwards.
+  for (size_t k = 1; k < marks.size(); ++k) marks[k].tNs = std::max(marks[k].tNs, marks[k - 1].tNs);
+  return marks;
+}
+
+int groupAtOrBefore(const std::vector<EventGroupMark>& marks, double tNs) {
+  auto it = std::upper_bound(marks.begin(), marks.end(), tNs + kSamePlaceNs / 2,
+                             [](double t, const EventGroupMark& m) { return t < m.tNs; });
+  return static_cast<int>(it - marks.begin()) - 1;
+}
+
+double nextGroupTime(const std::vector<EventGroupMark>& marks, double tNs) {
+  auto it = std::upper_bound(marks.begin(), marks.end(), tNs + kSamePlaceNs,
+                             [](double t, const EventGroupMark& m) { return t < m.tNs; });
+  return it == marks.end() ? tNs : it->tNs;
+}
+
+double previousGroupTime(const std::vector<EventGroupMark>& marks, double tNs) {
+  auto it = std::lower_bound(marks.begin(), marks.end(), tNs - kSamePlaceNs,
+                             [](const EventGroupMark& m, double t) { return m.tNs < t; });
+  return it == marks.begin() ? tNs : std::prev(it)->tNs;
+}
+
+std::optional<double> resolvePlayheadPosition(const std::string& text, const std::vector<EventGroupMark>& marks,
+                                              std::string& error) {
+  // A time: a number and a unit.
+  for (const auto& [suffix, ns] : {std::pair<const char*, double>{"ns", 1.0}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}}) {
+    const std::string unit = suffix;
+    if (text.size() <= unit.size() || text.compare(text.size() - unit.size(), unit.size(), unit) != 0) continue;
+    const std::string number = text.substr(0, text.size() - unit.size());
+    char* end = nullptr;
+    const double value = std::strtod(number.c_str(), &end);
+    if (end && *end == '\0' && !number.empty() && std::isfinite(value) && value >= 0) return value * ns;
+    break;  // "abcms": not a time; perhaps a label
+  }
+  std::string label = text;
+  int step = -1;
+  if (const auto at = text.rfind('@'); at != std::string::npos) {
+    label = text.substr(0, at);
+    char* end = nullptr;
+    const long parsed = std::strtol(text.c_str() + at + 1, &end, 10);
+    if (end && *end == '\0' && at + 1 < text.size() && parsed >= 0) step = static_cast<int>(parsed);
+    else label = text;
+  }
+  for (const auto& m : marks) {
+    if (m.label == label && (step < 0 || m.step == step)) return m.tNs;
+  }
+  std::string examples;
+  for (const auto& m : marks) {
+    if (examples.find("'" + m.label + "'") != std::string::npos) continue;
+    if (!examples.empty()) examples += ", ";
+    examples += "'" + m.label + "'";
+    if (examples.size() > 160) break;
+  }
+  error = "--at '" + text + "' is neither a time (a number with ns, us, ms or s: e.g. 12.5ms) nor an event group of " +
+          "this run" + (step >= 0 ? " in step " + std::to_string(step) : std::string()) +
+          (examples.empty() ? std::string(" (it recorded none)") : " (its groups: " + examples + "; add @STEP for a later step)") + ".";
+  return std::nullopt;
+}
+
+void advancePlayhead(Playhead& p, double seconds, double durationNs) {
+  if (!p.playing) return;
+  p.placed = true;
+  p.tNs += seconds * 1e9 * std::clamp(p.speed, kMinPlaySpeed, kMaxPlaySpeed);
+  if (p.tNs >= durationNs) {
+    p.tNs = durationNs;
+    p.playing = false;
+  }
+}
+
+void keepInView(TimeAxis& axis, double tNs) {
+  const double span = axis.endNs - axis.beginNs;
+  if (tNs >= axis.beginNs && tNs <= axis.endNs) return;
+  axis.beginNs = std::max(0.0, tNs - 0.1 * span);
+  axis.endNs = axis.beginNs + span;
+  axis.userMoved = true;
+}
+
+}  // namespace shardscope::ui

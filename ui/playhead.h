@@ -1,0 +1,57 @@
+// The playhead: one time on every session's timeline (relative to each session's origin, as the
+// shared axis is), which the breakdown, "who holds what" and the ring animation all show. It plays
+// at a fraction of the run's real time and steps from one event group to the next: the groups the
+// ranks recorded at the hook points of the real algorithm (trace::GroupKind), so a step here is
+// what one Step of a gated live run is.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trace/run_recording.h"
+#include "ui/time_axis.h"
+
+namespace shardscope::ui {
+
+struct Playhead {
+  double tNs = 0;        // relative to the session's origin
+  bool placed = false;   // false: at the newest recorded time (live edge, or the end)
+  bool playing = false;
+  double speed = 0.05;   // fraction of real time: 0.01 .. 1
+  int session = 0;       // whose event groups the arrow keys step through
+};
+constexpr double kMinPlaySpeed = 0.01;
+constexpr double kMaxPlaySpeed = 1.0;
+
+// One event group on one clock: `tNs` is when the last rank entered it, so at that time every rank
+// has reached it; the label and step are rank 0's.
+struct EventGroupMark {
+  double tNs = 0;  // relative to the recording's origin
+  std::string label;
+  int step = -1;
+  trace::GroupKind kind = trace::GroupKind::StepStart;
+};
+
+// The k-th group of every rank, aligned (ranks run the same program). From the Group events; a
+// recording made before they existed falls back to compute spans and collective issues.
+std::vector<EventGroupMark> eventGroupMarks(const trace::RunRecording& recording);
+
+// The mark at or before tNs (index), or -1.
+int groupAtOrBefore(const std::vector<EventGroupMark>& marks, double tNs);
+// The playhead's next / previous position when stepping by groups; `tNs` unchanged at either end.
+double nextGroupTime(const std::vector<EventGroupMark>& marks, double tNs);
+double previousGroupTime(const std::vector<EventGroupMark>& marks, double tNs);
+
+// Where `--at TEXT` puts the playhead: a time ("12.5ms", "800us", "1.2s", "5000ns") or an event
+// group by its label, the first of the run or of step S with "@S" ("backward blocks.1@1"). An
+// error names the text and what is allowed otherwise.
+std::optional<double> resolvePlayheadPosition(const std::string& text, const std::vector<EventGroupMark>& marks,
+                                              std::string& error);
+
+// Moves a playing playhead on by `seconds` of wall time at its speed; stops at `durationNs`.
+void advancePlayhead(Playhead& playhead, double seconds, double durationNs);
+// Pans `axis` (without zooming) so a playhead that left the visible window is back in it.
+void keepInView(TimeAxis& axis, double tNs);
+
+}  // namespace shardscope::ui

@@ -1,0 +1,26 @@
+// A recorded collective animated as the textbook ring schedule (trace/ring_schedule.h): the ranks
+// on a circle, each with its N chunks, and every step's transfers moving to the right neighbour
+// (reduce-scatter steps add, all-gather steps copy), with the recorded size, the chunk size and the
+// bytes each rank sends. The schedule is named as such, beside the backend that really ran it.
+#pragma once
+
+#include <string>
+
+#include "trace/events.h"
+
+namespace shardscope::ui {
+
+struct RingFrameStats {
+  int steps = 0;          // steps of the schedule
+  int stepsDone = 0;      // completed at this frame
+  int transfersDrawn = 0; // arrows of the step in progress
+  int64_t bytesSentPerRank = 0;
+};
+
+// `progress`: steps of the schedule done, fractional (0 .. steps). `backend`: the session's device
+// line ("cpu / gloo"); `timingNote`: where the progress comes from (the playhead within the
+// recorded span, or a replay at one step a second).
+void drawRingAnimation(const trace::Event& collective, const std::string& backend, double progress,
+                       const std::string& timingNote, float width, float height, RingFrameStats* stats = nullptr);
+
+}  // namespace shardscope::ui
