@@ -107,7 +107,8 @@ int viewFile(const std::string& path, const WindowChoice& choice) {
     s.config = loaded.config;
     s.recording = std::move(loaded.recording);
     s.status = ui::SessionStatus::Done;
-    s.device = "recorded";
+    // The device and backend the trace's configuration names; the file records no placement.
+    s.device = loaded.config.device == "cuda" ? "cuda / nccl (recorded)" : "cpu / gloo (recorded)";
     store.add(std::move(s));
   }
   state.config = loaded.config;

@@ -273,6 +273,12 @@ int dispatch(int argc, char** argv) {
   }
   if (auto err = shardscope::validate(config)) return failUsage(*err);
   if (auto err = shardscope::checkDeviceAvailable(config)) return failUsage(*err);
+  const auto& window = compare->parsed() ? compareWindow : runWindow;
+  if (config.stepGate != "off" && !window.screenshotPath.empty()) {
+    return failUsage("--step-gate " + config.stepGate + " waits for someone to press Step, and --screenshot renders a "
+                     "window nobody can press it in: drop --step-gate (then --at picks the moment to show), or "
+                     "step through in a terminal (run --step-gate without --screenshot) or in the app.");
+  }
   if (compare->parsed()) {
     if (!compareWindow.screenshotPath.empty()) {
       return shardscope::app::runGui(config, selfExecutable(), true, compareStrategies, compareWindow);

@@ -36,6 +36,14 @@ class StepGate {
   // (Armed); elsewhere (exports, the loss all-reduce for logging) it does nothing.
   void enter(trace::GroupKind kind, const std::string& label);
 
+  // A collective's group begins where its strategy starts preparing it (FSDP's unshard allocates
+  // the buffer the all-gather fills; a reduce-scatter packs its flat input first), before the
+  // communicator issues it: the strategy enters the group with enterCollective, and the
+  // communicator's enterIssuedCollective for that collective then does nothing. Collectives no
+  // strategy announced (DDP's bucket all-reduces) begin where the communicator issues them.
+  void enterCollective(const std::string& label);
+  void enterIssuedCollective(const std::string& label);
+
   // Nanoseconds this rank has waited at the gate so far.
   int64_t pausedNs() const { return pausedNs_.load(std::memory_order_relaxed); }
 
@@ -56,6 +64,7 @@ class StepGate {
   int releaseFd_ = -1;
   bool gating_ = false;    // still waiting at gates (until 'c' or the pipe closes)
   bool armed_ = false;     // inside a training step (training thread only)
+  bool collectiveEntered_ = false;  // the next collective's group was entered by its strategy
   std::atomic<int64_t> pausedNs_{0};
 };
 

@@ -140,7 +140,7 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
   for (const auto& s : sessions) onlySummaries &= s.fromSummary;
   const float avail = ImGui::GetContentRegionAvail().y;
   const float bottomHeight = onlySummaries ? avail - 40.0f * static_cast<float>(sessions.size()) - 16.0f
-                                           : std::max(avail * (state.estimateShown ? 0.5f : 0.34f), 180.0f);
+                                           : std::max(avail * (state.estimateShown || state.holdingsShown ? 0.5f : 0.34f), 180.0f);
   ImGui::BeginChild("timelines", ImVec2(0, -bottomHeight), true, ImGuiWindowFlags_NoScrollWithMouse);
   if (sessions.empty()) {
     ImGui::TextDisabled("Press Run to train with the configuration on the left, or Compare to run the\n"
@@ -243,6 +243,7 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
     }
     const bool holdingsOpen = ImGui::BeginTabItem("Who holds what", nullptr, tabFlags(state, "Who holds what"));
     noteItem("tab:Who holds what");
+    state.holdingsShown = holdingsOpen;
     if (holdingsOpen) {
       drawHoldingsTab(state, sessions, playheadNs);
       ImGui::EndTabItem();

@@ -46,6 +46,7 @@ struct AppState {
   std::string exportMessage;
   EstimatePanelState estimate;
   bool estimateShown = false;  // the Estimate tab was in front last frame: it gets more room
+  bool holdingsShown = false;  // so does "Who holds what"
   // Figures derived from the store, recomputed only when the store changes (they walk every
   // event, which a frame must not do).
   std::vector<std::vector<RankStats>> stats;

@@ -1,6 +1,7 @@
 #include "ui/holdings_view.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <vector>
 
 #include <imgui.h>
@@ -68,8 +69,7 @@ bool holdingsRole(MemoryRole role) {
     case MemoryRole::ParamGathered:
     case MemoryRole::GradShard:
     case MemoryRole::GradFull:
-    case MemoryRole::OptimizerState:
-    case MemoryRole::CommBuffer: return true;
+    case MemoryRole::OptimizerState: return true;
     default: return false;
   }
 }

@@ -1,7 +1,7 @@
 // "Who holds what": one row per rank, one column per model unit (the root, then the blocks), at
 // one time (the playhead): what each rank holds of each unit — its weight shard, the gathered
-// weights, full or sharded gradients, optimizer state, the flat buffer a reduce-scatter sends —
-// stacked by role, to one scale in bytes. Played or stepped, the gathered weights appear and
+// weights, full or sharded gradients, optimizer state — stacked by role, to one scale in bytes
+// (the buffers a collective stages and the activations are in the timeline's lanes). Played or stepped, the gathered weights appear and
 // vanish unit by unit: FSDP's accordion. Every byte comes from the recorded memory events that
 // name their unit (trace::Event::unit); what no unit owns (DDP's buckets, ZeRO-1's flat buffers)
 // is a column of its own, measured as the rank's total less the units'. A cell is framed while its
@@ -22,7 +22,7 @@ struct HoldingsFrameStats {
   int64_t bytesShown = 0;  // sum over the unit cells
 };
 
-// The roles a cell shows: model states, and the flat gradient buffer of a unit's reduce-scatter.
+// The roles a cell shows: the model states.
 bool holdingsRole(trace::MemoryRole role);
 
 // Draws the grid into the current window at the cursor, `width` x `height`, for time `tNs`

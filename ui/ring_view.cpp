@@ -16,13 +16,15 @@ namespace {
 
 ImVec2 lerp(ImVec2 a, ImVec2 b, float t) { return ImVec2(a.x + (b.x - a.x) * t, a.y + (b.y - a.y) * t); }
 
-// A chunk's colour by how much of it a rank holds: nothing, part of the sum, all of it.
-ImU32 chunkColor(const trace::RingSchedule& s, int contributions) {
-  if (contributions <= 0) return IM_COL32(45, 48, 55, 255);
-  if (contributions >= s.ranks) return collectiveColor(s.op);
-  const int alpha = 70 + 150 * contributions / s.ranks;
-  const ImU32 base = collectiveColor(s.op) & 0x00FFFFFF;
-  return base | (static_cast<ImU32>(alpha) << 24);
+// A chunk as a gauge: filled from the bottom by the share of the ranks' contributions it holds
+// (an all-reduce's partial sums grow step by step), outlined once it holds all of them.
+void drawChunk(ImDrawList* dl, const trace::RingSchedule& s, int contributions, ImVec2 a, ImVec2 b) {
+  dl->AddRectFilled(a, b, IM_COL32(45, 48, 55, 255), 2.0f);
+  if (contributions > 0) {
+    const float share = static_cast<float>(std::min(contributions, s.ranks)) / static_cast<float>(s.ranks);
+    dl->AddRectFilled(ImVec2(a.x, b.y - (b.y - a.y) * share), b, collectiveColor(s.op), 2.0f);
+  }
+  if (contributions >= s.ranks) dl->AddRect(a, b, IM_COL32(255, 255, 255, 220), 2.0f, 0, 1.5f);
 }
 
 std::string phaseText(const trace::RingSchedule& s, int step) {
@@ -65,16 +67,21 @@ void drawRingAnimation(const trace::Event& c, const std::string& backend, double
   ImGui::Text("each rank sends %s and receives as much: %s x size", trace::formatBytes(static_cast<double>(local.bytesSentPerRank)).c_str(),
               s.op == trace::CollectiveOp::AllReduce ? "2(N-1)/N" : "(N-1)/N");
   ImGui::TextColored(ImVec4(1.0f, 0.86f, 0.35f, 1.0f), "%s", phaseText(s, local.stepsDone).c_str());
-  ImGui::TextDisabled("Schedule: the textbook ring (Patarasuk & Yuan). Ran on %s as %s, which may use another",
-                      backend.empty() ? "the recorded backend" : backend.c_str(), trace::collectiveImplementation(c).c_str());
-  ImGui::TextDisabled("algorithm; the ring moves the fewest bytes per rank. Timing: %s.", timingNote.c_str());
+  ImGui::TextDisabled("each box a chunk, filled by the share of the ranks' data it holds; outlined when complete");
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+  ImGui::TextWrapped("Schedule: the textbook ring (Patarasuk & Yuan). Ran on %s as %s, which may use another "
+                     "algorithm; the ring moves the fewest bytes per rank. Timing: %s.",
+                     backend.empty() ? "the recorded backend" : backend.c_str(), trace::collectiveImplementation(c).c_str(),
+                     timingNote.c_str());
+  ImGui::PopStyleColor();
 
+  // The ring takes what is left of the area below the text.
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 top = ImGui::GetCursorScreenPos();
-  const float areaHeight = std::max(120.0f, height - (top.y - ImGui::GetWindowPos().y) + ImGui::GetScrollY() - 8.0f);
-  const float h = std::min(areaHeight, height);
-  const ImVec2 center(top.x + width / 2, top.y + h / 2);
-  const float radius = std::max(40.0f, std::min(width, h) / 2 - 40.0f);
+  const float w = std::min(width, ImGui::GetContentRegionAvail().x);
+  const float h = std::max(std::min(height, ImGui::GetContentRegionAvail().y), 160.0f);
+  const ImVec2 center(top.x + w / 2, top.y + h / 2);
+  const float radius = std::max(50.0f, std::min(w * 0.8f, h) / 2 - 30.0f);
   const auto holdings = trace::ringHoldingsAfter(s, local.stepsDone);
   std::vector<ImVec2> node(static_cast<size_t>(s.ranks));
   for (int r = 0; r < s.ranks; ++r) {
@@ -82,38 +89,42 @@ void drawRingAnimation(const trace::Event& c, const std::string& backend, double
     node[static_cast<size_t>(r)] = ImVec2(center.x + radius * std::cos(angle), center.y + radius * std::sin(angle));
   }
   dl->AddCircle(center, radius, IM_COL32(255, 255, 255, 40), 64, 1.5f);
-  const float chunkW = std::clamp(120.0f / static_cast<float>(s.ranks), 8.0f, 26.0f), chunkH = 14.0f;
-  // The step in progress: each rank's chunk on its way to the right neighbour.
+  const float chunkW = std::clamp(160.0f / static_cast<float>(s.ranks), 10.0f, 36.0f), chunkH = 24.0f;
+  // Each rank with its chunks: bright when complete, faint while partly reduced, dark when absent.
+  for (int r = 0; r < s.ranks; ++r) {
+    const ImVec2 n = node[static_cast<size_t>(r)];
+    const float rowW = chunkW * static_cast<float>(s.ranks);
+    const ImVec2 a(n.x - rowW / 2, n.y - chunkH / 2);
+    dl->AddRectFilled(ImVec2(a.x - 6, a.y - 20), ImVec2(a.x + rowW + 6, a.y + chunkH + 18), IM_COL32(22, 24, 28, 235), 4.0f);
+    char label[16];
+    std::snprintf(label, sizeof label, "rank %d", r);
+    dl->AddText(ImVec2(a.x - 2, a.y - 18), IM_COL32(230, 230, 235, 255), label);
+    for (int k = 0; k < s.ranks; ++k) {
+      const ImVec2 ca(a.x + chunkW * static_cast<float>(k), a.y);
+      drawChunk(dl, s, holdings[static_cast<size_t>(r)][static_cast<size_t>(k)], ImVec2(ca.x + 2, ca.y),
+                ImVec2(ca.x + chunkW - 2, ca.y + chunkH));
+      char index[8];
+      std::snprintf(index, sizeof index, "%d", k);
+      dl->AddText(ImVec2(ca.x + 3, ca.y + chunkH + 1), IM_COL32(150, 150, 160, 255), index);
+    }
+  }
+  // The step in progress, on top: each rank's chunk on its way to the right neighbour.
   if (local.stepsDone < local.steps) {
     for (const auto& t : s.steps[static_cast<size_t>(local.stepsDone)]) {
       const ImVec2 a = node[static_cast<size_t>(t.from)], b = node[static_cast<size_t>(t.to)];
       dl->AddLine(a, b, IM_COL32(255, 220, 90, 120), 2.0f);
       const ImVec2 p = lerp(a, b, within);
       const int sent = holdings[static_cast<size_t>(t.from)][static_cast<size_t>(t.chunk)];
-      dl->AddRectFilled(ImVec2(p.x - chunkW / 2, p.y - chunkH / 2), ImVec2(p.x + chunkW / 2, p.y + chunkH / 2), chunkColor(s, sent), 2.0f);
-      dl->AddRect(ImVec2(p.x - chunkW / 2, p.y - chunkH / 2), ImVec2(p.x + chunkW / 2, p.y + chunkH / 2), IM_COL32(255, 220, 90, 255), 2.0f);
+      const ImVec2 ca(p.x - chunkW / 2, p.y - chunkH / 2), cb(p.x + chunkW / 2, p.y + chunkH / 2);
+      drawChunk(dl, s, sent, ca, cb);
+      dl->AddRect(ImVec2(ca.x - 1, ca.y - 1), ImVec2(cb.x + 1, cb.y + 1), IM_COL32(255, 220, 90, 255), 2.0f, 0, 2.0f);
       char label[8];
       std::snprintf(label, sizeof label, "%d", t.chunk);
       dl->AddText(ImVec2(p.x + chunkW / 2 + 2, p.y - 7), IM_COL32(255, 220, 90, 255), label);
       ++local.transfersDrawn;
     }
   }
-  // Each rank with its chunks: bright when complete, faint while partly reduced, dark when absent.
-  for (int r = 0; r < s.ranks; ++r) {
-    const ImVec2 n = node[static_cast<size_t>(r)];
-    const float rowW = chunkW * static_cast<float>(s.ranks);
-    const ImVec2 a(n.x - rowW / 2, n.y - chunkH / 2);
-    dl->AddRectFilled(ImVec2(a.x - 6, a.y - 20), ImVec2(a.x + rowW + 6, a.y + chunkH + 6), IM_COL32(22, 24, 28, 235), 4.0f);
-    char label[16];
-    std::snprintf(label, sizeof label, "rank %d", r);
-    dl->AddText(ImVec2(a.x - 2, a.y - 18), IM_COL32(230, 230, 235, 255), label);
-    for (int k = 0; k < s.ranks; ++k) {
-      const ImVec2 ca(a.x + chunkW * static_cast<float>(k), a.y);
-      dl->AddRectFilled(ImVec2(ca.x + 1, ca.y), ImVec2(ca.x + chunkW - 1, ca.y + chunkH),
-                        chunkColor(s, holdings[static_cast<size_t>(r)][static_cast<size_t>(k)]), 2.0f);
-    }
-  }
-  ImGui::Dummy(ImVec2(width, h));
+  ImGui::Dummy(ImVec2(w, h));
   if (stats) *stats = local;
 }
 

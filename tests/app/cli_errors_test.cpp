@@ -39,6 +39,7 @@ TEST(CliErrors, RejectsBadValuesBeforeStartingRanks) {
   expectRejected({"view", "x.json", "--window-size", "big"}, "--window-size 'big' is not WIDTHxHEIGHT");
   expectRejected({"run", "--window-size", "100x100", "--screenshot", "/tmp/x.png"}, "from 640x480 to 7680x4320");
   expectRejected({"run", "--at", "1ms"}, "--at and --window-size set up the window");
+  expectRejected({"run", "--step-gate", "group", "--screenshot", "/tmp/x.png"}, "a window nobody can press it in");
 }
 
 // What the option parser itself rejects gets the same treatment as a bad value: one line naming the

@@ -94,6 +94,7 @@ Recorded runAndRead(const std::string& strategy, const std::vector<std::string>&
     if (!e.contains("pid")) continue;
     auto& rank = out.ranks[e["pid"].get<int>()];
     const std::string ph = e["ph"];
+    if (ph == "X" && e.value("cat", "") == "pause") continue;  // waits at the step gate (step_gate_test)
     if (ph == "X") {
       Span s;
       s.begin = e["ts"].get<double>();
@@ -113,6 +114,8 @@ Recorded runAndRead(const std::string& strategy, const std::vector<std::string>&
         s.bytesOut = a["bytes_out"].get<int64_t>();
         rank.comm.push_back(s);
       }
+    } else if (ph == "C" && e["name"].get<std::string>().rfind("unit memory ", 0) == 0) {
+      continue;  // per-unit counters ("who holds what"; unit_memory_test)
     } else if (ph == "C") {
       EXPECT_EQ(e["name"], "memory");
       rank.memory.emplace_back(e["ts"].get<double>(),

@@ -106,41 +106,53 @@ TEST(StepGate, FullShardGroupsFollowFsdpsHooks) {
   EXPECT_LT(position("reduce_scatter blocks.2"), position("backward blocks.1"));
 }
 
+// DDP's bucket all-reduce is issued from a gradient hook inside backward: the pause before it
+// falls inside a backward compute span, which must be split around it.
 TEST(StepGate, APauseIsRecordedAndLeftOutOfSpansAndStepTimes) {
   const RunConfig config = gatedConfig("ddp", "group");
-  Clock::time_point firstPause{};
-  bool waiting = false;
-  int pauses = 0;
+  Clock::time_point heldSince{};
+  bool waiting = false, holding = false, held = false;
   RunCallbacks callbacks;
   callbacks.onGate = [&](const GateStatus& s) {
     waiting = !s.released && s.waiting == s.ranks;
-    if (waiting && ++pauses == 6) firstPause = Clock::now();
+    if (waiting && !held && s.step == 0 && s.next.rfind("all_reduce bucket", 0) == 0) {
+      holding = true;
+      heldSince = Clock::now();
+    }
   };
   callbacks.gateCommand = [&] {
     if (!waiting) return GateCommand::None;
-    if (pauses < 6) {
-      waiting = false;
-      return GateCommand::Step;
+    if (holding) {  // hold the bucket's group for 400 ms, then let the run go
+      if (Clock::now() - heldSince < std::chrono::milliseconds(400)) return GateCommand::None;
+      holding = false;
+      held = true;
+      return GateCommand::Continue;
     }
-    // Hold the sixth group (inside step 0) for 400 ms, then let the run go.
-    if (Clock::now() - firstPause < std::chrono::milliseconds(400)) return GateCommand::None;
-    return GateCommand::Continue;
+    waiting = false;
+    return GateCommand::Step;
   };
   const RunResult run = runTraining(config, SHARDSCOPE_BINARY, callbacks);
   ASSERT_TRUE(run.ok) << run.error;
+  ASSERT_TRUE(held) << "the ranks never waited before a bucket's all-reduce";
   for (int r = 0; r < config.world; ++r) {
     const auto& t = run.recording.rank(r);
-    const trace::Event* longest = nullptr;
+    const trace::Event* pause = nullptr;
     for (const auto& g : t.groups) {
-      if (!longest || g.endNs - g.beginNs > longest->endNs - longest->beginNs) longest = &g;
+      if (g.text.rfind("all_reduce bucket", 0) == 0 && g.step == 0) pause = &g;
     }
-    ASSERT_NE(longest, nullptr);
-    EXPECT_GE(longest->endNs - longest->beginNs, 350'000'000) << "rank " << r;
+    ASSERT_NE(pause, nullptr);
+    EXPECT_GE(pause->endNs - pause->beginNs, 350'000'000) << "rank " << r;
+    EXPECT_EQ(pause->phase, static_cast<uint8_t>(trace::Phase::Backward));
+    // The backward span it fell in ends where the pause begins and goes on where it ends.
+    bool endsAtPause = false, resumesAfter = false;
     for (const auto& c : t.compute) {
       if (static_cast<trace::ComputeKind>(c.op) == trace::ComputeKind::Step) continue;
-      const bool holdsPause = c.beginNs < longest->beginNs + 1000 && c.endNs > longest->endNs - 1000;
-      EXPECT_FALSE(holdsPause) << "a compute span holds the pause: " << c.text;
+      EXPECT_FALSE(c.beginNs < pause->beginNs && c.endNs > pause->endNs) << "a compute span holds the pause: " << c.text;
+      if (static_cast<trace::ComputeKind>(c.op) != trace::ComputeKind::Backward) continue;
+      endsAtPause |= c.endNs == pause->beginNs;
+      resumesAfter |= c.beginNs == pause->endNs;
     }
+    EXPECT_TRUE(endsAtPause && resumesAfter) << "rank " << r << ": the backward span was not split at the pause";
     ASSERT_FALSE(t.steps.empty());
     EXPECT_GE(t.steps[0].pausedNs, 350'000'000);
     EXPECT_LT(run.stepSeconds[r][0], 0.35) << "step 0 counted its pause";

@@ -99,11 +99,19 @@ TEST_P(StrategyParity, MatchesSingleProcessTraining) {
   auto trained = loadTensorDict(dir + "/final.pt");
   auto initial = loadTensorDict(dir + "/init.pt");
   ASSERT_EQ(trained.size(), ref.parameters.size());
+  // Ranks average their local means where the reference takes one mean: the gradients differ in
+  // the last bits. SGD keeps it there. Adam divides a near-zero gradient component by its own
+  // square root (plus eps), which grows that rounding into a visible step (as in LoraParity below):
+  // at world 3, gpt's blocks.0.attn.qkv.weight ends 2.2e-5 from the reference on an AMD EPYC
+  // (under 1e-5 on the CPU before it; the rank processes' result is the same on both builds). A
+  // wrong reduction moves parameters by orders of magnitude more; Adam being blind to a
+  // gradient's scale, the SGD cases are the ones that catch a missing 1/N.
+  const double tolerance = optimizer == "sgd" ? 1e-5 : 1e-4;
   for (const auto& [name, expected] : ref.parameters) {
     ASSERT_TRUE(trained.count(name)) << name;
     ASSERT_EQ(trained[name].sizes(), expected.sizes()) << name;
-    EXPECT_LE(relativeDifference(trained[name], expected), 1e-5) << name;
-    EXPECT_GT(relativeDifference(initial[name], expected), 1e-4)
+    EXPECT_LE(relativeDifference(trained[name], expected), tolerance) << name;
+    EXPECT_GT(relativeDifference(initial[name], expected), 10 * tolerance)
         << name << " did not move: the comparison would prove nothing";
   }
   auto losses = loadTensor(dir + "/losses.pt");
