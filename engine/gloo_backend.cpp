@@ -9,10 +9,24 @@
 
 namespace shardscope {
 
+namespace {
+
+// How long a collective may wait for its peers: 5 minutes, or SHARDSCOPE_GLOO_TIMEOUT_MS (the
+// step-gate tests shorten it to show that waiting at the gate never trips it).
+std::chrono::milliseconds collectiveTimeout() {
+  if (const char* text = std::getenv("SHARDSCOPE_GLOO_TIMEOUT_MS")) {
+    const long long ms = std::atoll(text);
+    if (ms > 0) return std::chrono::milliseconds(ms);
+  }
+  return std::chrono::minutes(5);
+}
+
+}  // namespace
+
 std::unique_ptr<Communicator> makeGlooCommunicator(const c10::intrusive_ptr<c10d::Store>& store,
                                                    const RendezvousInfo& info) {
   auto options = c10d::ProcessGroupGloo::Options::create();
-  options->timeout = std::chrono::minutes(5);
+  options->timeout = collectiveTimeout();
   options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(info.masterAddr));
   auto backend = c10::make_intrusive<c10d::ProcessGroupGloo>(store, info.rank, info.worldSize,
                                                              options);

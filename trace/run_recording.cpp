@@ -85,7 +85,10 @@ void RunRecording::add(const Event& e) {
       break;
     }
     case EventKind::Group:
-      if (e.endNs >= e.beginNs && e.op < kGroupKindCount) r.groups.push_back(e);  // not "waiting now"
+      if (e.endNs >= e.beginNs && e.op < kGroupKindCount) {  // not "waiting now"
+        r.groups.push_back(e);
+        if (e.endNs > e.beginNs) r.pauses.push_back(e);
+      }
       break;
     case EventKind::Collective:
       insertByBegin(r.collectives, e);

@@ -45,6 +45,7 @@ struct RankTimeline {
   std::vector<Event> compute;
   std::vector<Event> steps;             // StepEnd events
   std::vector<Event> groups;            // Group events: the event groups the rank went through
+  std::vector<Event> pauses;            // those the rank waited at the step gate before (few)
   std::vector<UnitMemoryTrack> units;   // per model unit, at index unit + 1 (the root at 0)
   int64_t longestCompute = 0;           // ns; lets a viewer binary-search spans by start time
   int64_t longestCollective = 0;        // ns

@@ -58,12 +58,12 @@ std::string stepText(const Event& e) {
 
 constexpr ImU32 kPlayheadColor = IM_COL32(255, 220, 90, 235);
 
-// Waits at the step gate: a shaded, labelled band over the rank's compute and comm lanes. Only
-// paused groups have a length, and there are few of them, so a plain pass over the visible ones.
-void drawPauses(ImDrawList* dl, const std::vector<Event>& groups, const TimeAxis& axis, double originNs,
+// Waits at the step gate: a shaded, labelled band over the rank's compute and comm lanes. There
+// is one per Step a user pressed, so a plain pass over them.
+void drawPauses(ImDrawList* dl, const std::vector<Event>& pauses, const TimeAxis& axis, double originNs,
                 double beginAbs, double endAbs, float x0, float w, float laneY, float laneHeight) {
-  for (const auto& g : groups) {
-    if (g.endNs <= g.beginNs || g.endNs < beginAbs || g.beginNs > endAbs) continue;
+  for (const auto& g : pauses) {
+    if (g.endNs < beginAbs || g.beginNs > endAbs) continue;
     const float xa = std::max(x0, static_cast<float>(axis.toX(g.beginNs - originNs, x0, w)));
     const float xb = std::min(x0 + w, static_cast<float>(axis.toX(g.endNs - originNs, x0, w)));
     dl->AddRectFilled(ImVec2(xa, laneY), ImVec2(std::max(xb, xa + 1), laneY + laneHeight), IM_COL32(120, 120, 140, 90));
@@ -292,7 +292,7 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
     drawSpans(t.compute, static_cast<double>(t.longestCompute), memBottom, false);
     drawSpans(t.collectives, static_cast<double>(t.longestCollective), memBottom + style.spanLaneHeight, true);
 
-    drawPauses(dl, t.groups, axis, originNs, beginAbs, endAbs, x0, w, memBottom, 2 * style.spanLaneHeight);
+    drawPauses(dl, t.pauses, axis, originNs, beginAbs, endAbs, x0, w, memBottom, 2 * style.spanLaneHeight);
 
     // Step markers.
     for (const auto& s : t.steps) {

@@ -160,6 +160,44 @@ TEST(StepGate, APauseIsRecordedAndLeftOutOfSpansAndStepTimes) {
   }
 }
 
+// Waiting at the gate is free: with Gloo's timeout cut to 1 s, the ranks wait 3 s at a gate with
+// the next unit's all-gather in flight (prefetch 1), and the run ends as an ungated one does.
+TEST(StepGate, AWaitLongerThanTheCollectiveTimeoutTripsNothing) {
+  ::setenv("SHARDSCOPE_GLOO_TIMEOUT_MS", "1000", 1);
+  RunConfig config = gatedConfig("full_shard", "group");
+  config.prefetch = 1;
+  bool waiting = false, holding = false, held = false;
+  Clock::time_point heldSince{};
+  RunCallbacks callbacks;
+  callbacks.onGate = [&](const GateStatus& s) {
+    waiting = !s.released && s.waiting == s.ranks;
+    // Before forward of blocks.0, its all-gather and the next one's are issued.
+    if (waiting && !held && s.next == "forward blocks.0") {
+      holding = true;
+      heldSince = Clock::now();
+    }
+  };
+  callbacks.gateCommand = [&] {
+    if (!waiting) return GateCommand::None;
+    if (holding) {
+      if (Clock::now() - heldSince < std::chrono::milliseconds(3000)) return GateCommand::None;
+      holding = false;
+      held = true;
+      return GateCommand::Continue;
+    }
+    waiting = false;
+    return GateCommand::Step;
+  };
+  const RunResult gated = runTraining(config, SHARDSCOPE_BINARY, callbacks);
+  config.stepGate = "off";
+  const RunResult free = runTraining(config, SHARDSCOPE_BINARY, {});
+  ::unsetenv("SHARDSCOPE_GLOO_TIMEOUT_MS");
+  ASSERT_TRUE(held) << "the ranks never waited before forward blocks.0";
+  ASSERT_TRUE(gated.ok) << gated.error;
+  ASSERT_TRUE(free.ok) << free.error;
+  EXPECT_EQ(gated.losses, free.losses);
+}
+
 TEST(StepGate, StopWorksWhileTheRanksWait) {
   RunCallbacks callbacks;
   bool waiting = false;
