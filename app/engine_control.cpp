@@ -102,13 +102,13 @@ void EngineSessionControl::runOne(const RunConfig& config, int index) {
       gate.step = status.step;
       store_.touch();
     };
-    // One Step releases one event group; a compare's later runs start gated again.
+    // One Step releases one event group; a compare's later runs start gated again. Only this
+    // (the controller's) thread takes Steps; the window only adds them.
     callbacks.gateCommand = [this] {
       if (gateContinue_.load()) return GateCommand::Continue;
-      int pending = gateSteps_.load();
-      while (pending > 0 && !gateSteps_.compare_exchange_weak(pending, pending - 1)) {
-      }
-      return pending > 0 ? GateCommand::Step : GateCommand::None;
+      if (gateSteps_.load() == 0) return GateCommand::None;
+      gateSteps_.fetch_sub(1);
+      return GateCommand::Step;
     };
   }
   RunResult result;

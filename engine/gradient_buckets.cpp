@@ -6,6 +6,7 @@
 #include <torch/csrc/autograd/variable.h>
 
 #include "engine/recorder.h"
+#include "engine/step_gate.h"
 
 namespace shardscope {
 
@@ -120,6 +121,8 @@ void GradientBuckets::launchReadyBuckets() {
   while (nextToLaunch_ < static_cast<int>(buckets_.size()) &&
          buckets_[nextToLaunch_].pending == 0) {
     const int index = nextToLaunch_++;
+    const std::string label = "bucket " + std::to_string(index);
+    StepGate::instance().enter(trace::GroupKind::Collective, "all_reduce " + label);  // before it is packed
     Bucket& b = buckets_[index];
     std::vector<at::Tensor> slots, grads, partialSlots, lastGrads;
     for (const int i : b.params) {
@@ -137,7 +140,7 @@ void GradientBuckets::launchReadyBuckets() {
     if (!partialSlots.empty()) at::_foreach_add_(partialSlots, lastGrads);
     // Pre-divide, then sum: the average that DDP's default allreduce hook computes.
     b.buffer.mul_(scale);
-    b.work = comm_.allReduceSumAsync(b.buffer, "bucket " + std::to_string(index));
+    b.work = comm_.allReduceSumAsync(b.buffer, label);
   }
 }
 

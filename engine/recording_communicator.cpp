@@ -1,17 +1,13 @@
 #include "engine/recording_communicator.h"
 
 #include "engine/recorder.h"
-#include "engine/step_gate.h"
 
 namespace shardscope {
 
 namespace {
 
-// Issuing a collective is a hook point (an event group of its own) inside a training step.
 trace::Event collectiveEvent(trace::CollectiveOp op, const std::string& label, int64_t bytesIn,
                              int64_t bytesOut, int groupSize) {
-  StepGate::instance().enterIssuedCollective(std::string(trace::collectiveOpName(op)) + " " +
-                                              label.substr(0, label.find('|')));
   trace::Event e;
   e.kind = trace::EventKind::Collective;
   e.step = RankRecorder::instance().step();

@@ -128,7 +128,7 @@ const std::vector<int>& ShardedStrategy::unitsOfStage(int stage) const {
 
 void ShardedStrategy::issueUnshard(Unit& unit) {
   if (unit.isGathered) return;
-  StepGate::instance().enterCollective("all_gather " + unit.name);  // before its buffer exists
+  StepGate::instance().enter(trace::GroupKind::Collective, "all_gather " + unit.name);  // before its buffer exists
   UnitScope memoryOf(unit.modelUnit);
   {
     RoleScope role(trace::MemoryRole::ParamGathered);
@@ -180,7 +180,7 @@ void ShardedStrategy::reduceGradients(Unit& unit) {
   // One reduce-scatter in flight: the previous unit's is waited for (and its buffer released)
   // before this one is issued, as FSDP2 does.
   waitForReduceScatter();
-  StepGate::instance().enterCollective("reduce_scatter " + unit.name);  // before its buffers exist
+  StepGate::instance().enter(trace::GroupKind::Collective, "reduce_scatter " + unit.name);  // before its buffers exist
   UnitScope memoryOf(unit.modelUnit);
   at::Tensor flat;
   {

@@ -64,17 +64,4 @@ void StepGate::enter(trace::GroupKind kind, const std::string& label) {
   if (recorder.enabled()) recorder.control(std::move(group));
 }
 
-void StepGate::enterCollective(const std::string& label) {
-  enter(trace::GroupKind::Collective, label);
-  collectiveEntered_ = armed_;
-}
-
-void StepGate::enterIssuedCollective(const std::string& label) {
-  if (collectiveEntered_) {
-    collectiveEntered_ = false;
-    return;
-  }
-  enter(trace::GroupKind::Collective, label);
-}
-
 }  // namespace shardscope

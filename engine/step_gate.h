@@ -1,5 +1,8 @@
 // The step gate (--step-gate): a rank's work divides into event groups at the hook points of the
-// real algorithm (trace::GroupKind); each rank records a Group event as it enters one, and, while
+// real algorithm (trace::GroupKind), which trainStep and the strategies mark where they happen: a
+// collective's group begins where its strategy starts preparing it (FSDP's unshard allocates the
+// buffer the all-gather fills; a reduce-scatter's input or a DDP bucket is packed first). Each
+// rank records a Group event as it enters one, and, while
 // the run is gated, first waits there until the controller releases it. The controller releases
 // every rank together, one token each through a pipe (SHARDSCOPE_GATE_FD): 's' lets a rank pass
 // one gate, 'c' turns the gate off for the rest of the run. Ranks run the same program, so each
@@ -36,14 +39,6 @@ class StepGate {
   // (Armed); elsewhere (exports, the loss all-reduce for logging) it does nothing.
   void enter(trace::GroupKind kind, const std::string& label);
 
-  // A collective's group begins where its strategy starts preparing it (FSDP's unshard allocates
-  // the buffer the all-gather fills; a reduce-scatter packs its flat input first), before the
-  // communicator issues it: the strategy enters the group with enterCollective, and the
-  // communicator's enterIssuedCollective for that collective then does nothing. Collectives no
-  // strategy announced (DDP's bucket all-reduces) begin where the communicator issues them.
-  void enterCollective(const std::string& label);
-  void enterIssuedCollective(const std::string& label);
-
   // Nanoseconds this rank has waited at the gate so far.
   int64_t pausedNs() const { return pausedNs_.load(std::memory_order_relaxed); }
 
@@ -64,7 +59,6 @@ class StepGate {
   int releaseFd_ = -1;
   bool gating_ = false;    // still waiting at gates (until 'c' or the pipe closes)
   bool armed_ = false;     // inside a training step (training thread only)
-  bool collectiveEntered_ = false;  // the next collective's group was entered by its strategy
   std::atomic<int64_t> pausedNs_{0};
 };
 

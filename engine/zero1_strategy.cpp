@@ -4,6 +4,7 @@
 
 #include "engine/optimizer_factory.h"
 #include "engine/recorder.h"
+#include "engine/step_gate.h"
 
 namespace shardscope {
 
@@ -120,6 +121,7 @@ void Zero1Strategy::step() {
   for (auto& segment : masterSegments_) segment.mutable_grad() = at::Tensor();
   masterGrad_ = at::Tensor();  // zero_grad(set_to_none=True)
   at::NoGradGuard noGrad;
+  StepGate::instance().enter(trace::GroupKind::Collective, "all_gather params (zero1)");
   at::Tensor owned = ownedSliceOf(flat_);
   if (master_.scalar_type() != flat_.scalar_type()) owned.copy_(master_.detach());
   // Every rank updated its own slice; one all-gather, in place, gives everyone all of them.

@@ -1,5 +1,7 @@
 #include "trace/chrome_trace.h"
 
+#include <map>
+
 namespace shardscope::trace {
 
 namespace {
@@ -32,15 +34,18 @@ void writeChromeTrace(std::ostream& out, const RunRecording& rec, const nlohmann
     emit({{"ph", "M"}, {"pid", r}, {"tid", 2}, {"name", "thread_name"}, {"args", {{"name", "comm"}}}});
     emit({{"ph", "M"}, {"pid", r}, {"tid", 3}, {"name", "thread_name"}, {"args", {{"name", "event groups"}}}});
     const auto& t = rec.rank(r);
+    // The step gate's pauses per step (few: one per Step a user pressed), so a reader gets step
+    // times without them back.
+    std::map<int, int64_t> pausedOfStep;
+    for (const auto& s : t.steps) {
+      if (s.pausedNs > 0) pausedOfStep[s.step] = s.pausedNs;
+    }
     for (const auto& e : t.compute) {
       nlohmann::json args = {{"kind", computeKindName(static_cast<ComputeKind>(e.op))}, {"unit", e.text},
                              {"phase", phaseName(static_cast<Phase>(e.phase))}, {"step", e.step}};
       if (e.microBatch != 0) args["micro_batch"] = e.microBatch;
       if (static_cast<ComputeKind>(e.op) == ComputeKind::Step) {
-        // The step gate's pauses, so a reader gets step times without them back.
-        for (const auto& s : t.steps) {
-          if (s.step == e.step && s.pausedNs > 0) args["paused_us"] = s.pausedNs / 1e3;
-        }
+        if (auto paused = pausedOfStep.find(e.step); paused != pausedOfStep.end()) args["paused_us"] = paused->second / 1e3;
       }
       emit({{"ph", "X"}, {"cat", "compute"}, {"pid", r}, {"tid", 1}, {"name", spanName(e)},
             {"ts", micros(e.beginNs, origin)}, {"dur", (e.endNs - e.beginNs) / 1e3}, {"args", args}});

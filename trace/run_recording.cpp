@@ -105,6 +105,12 @@ void RunRecording::add(const Event& e) {
   }
 }
 
+size_t firstSpanFrom(const std::vector<Event>& spans, double tNs) {
+  auto it = std::lower_bound(spans.begin(), spans.end(), tNs,
+                             [](const Event& e, double t) { return static_cast<double>(e.beginNs) < t; });
+  return static_cast<size_t>(it - spans.begin());
+}
+
 std::array<CollectiveTotals, kCollectiveOpCount> RunRecording::collectiveTotals(int rank,
                                                                                int steps) const {
   std::array<CollectiveTotals, kCollectiveOpCount> out{};

@@ -58,6 +58,10 @@ struct RankTimeline {
   int64_t negativeBalance = 0;          // frees of bytes never seen allocated (should stay 0)
 };
 
+// Index of the first span (sorted by begin, as a RankTimeline keeps them) that begins at or after
+// tNs. Viewers start from here, less the widest span's length, to find what is in flight at a time.
+size_t firstSpanFrom(const std::vector<Event>& spans, double tNs);
+
 class RunRecording {
  public:
   explicit RunRecording(int ranks = 0);

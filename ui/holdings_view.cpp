@@ -25,17 +25,15 @@ int64_t shownBytes(const RoleBytes& bytes) {
   return total;
 }
 
-// The compute span a rank is inside at absolute time t, or nullptr.
+// The compute span a rank is inside at absolute time t (step spans aside), or nullptr.
 const trace::Event* computingAt(const trace::RankTimeline& t, double tAbs) {
-  auto it = std::upper_bound(t.compute.begin(), t.compute.end(), tAbs,
-                             [](double v, const trace::Event& e) { return v < e.beginNs; });
-  // Spans nest only under the step span; look back over the widest span's reach.
-  while (it != t.compute.begin()) {
-    --it;
-    if (tAbs - it->beginNs > t.longestCompute) break;
-    if (static_cast<trace::ComputeKind>(it->op) != trace::ComputeKind::Step && it->endNs >= tAbs) return &*it;
+  const trace::Event* inside = nullptr;
+  for (size_t i = trace::firstSpanFrom(t.compute, tAbs - static_cast<double>(t.longestCompute));
+       i < t.compute.size() && t.compute[i].beginNs <= tAbs; ++i) {
+    const trace::Event& c = t.compute[i];
+    if (static_cast<trace::ComputeKind>(c.op) != trace::ComputeKind::Step && c.endNs >= tAbs) inside = &c;
   }
-  return nullptr;
+  return inside;
 }
 
 // A vertical stack of roles from the bottom of the rectangle, `scale` bytes to its full height.

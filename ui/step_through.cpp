@@ -65,11 +65,6 @@ bool keyPressed(ImGuiKey key) {
   return index >= 0 && ImGui::IsKeyPressed(index);
 }
 
-std::vector<trace::Event>::const_iterator firstBeginningAtOrAfter(const std::vector<trace::Event>& spans, double tAbs) {
-  return std::lower_bound(spans.begin(), spans.end(), tAbs,
-                          [](const trace::Event& e, double t) { return static_cast<double>(e.beginNs) < t; });
-}
-
 // The collective the ring animates: the one the user clicked, else the one rank 0 has in flight at
 // the playhead, else the one whose issue is the event group the playhead is on.
 const trace::Event* activeCollective(const AppState& state, const Session& s, double tNs) {
@@ -87,9 +82,10 @@ const trace::Event* activeCollective(const AppState& state, const Session& s, do
   }
   // Spans are sorted by begin: only those begun within the longest span's reach can be in flight.
   const trace::Event* inFlight = nullptr;
-  for (auto it = firstBeginningAtOrAfter(t.collectives, tAbs - static_cast<double>(t.longestCollective));
-       it != t.collectives.end() && it->beginNs <= tAbs; ++it) {
-    if (it->endNs >= tAbs && it->op != static_cast<uint8_t>(trace::CollectiveOp::Barrier)) inFlight = &*it;
+  for (size_t i = trace::firstSpanFrom(t.collectives, tAbs - static_cast<double>(t.longestCollective));
+       i < t.collectives.size() && t.collectives[i].beginNs <= tAbs; ++i) {
+    const trace::Event& c = t.collectives[i];
+    if (c.endNs >= tAbs && c.op != static_cast<uint8_t>(trace::CollectiveOp::Barrier)) inFlight = &c;
   }
   if (inFlight) return inFlight;
   const auto* marks = marksOf(state, state.playhead.session);
@@ -101,8 +97,9 @@ const trace::Event* activeCollective(const AppState& state, const Session& s, do
   }
   // The first collective issued at or after the group began (issued no later than it started).
   const trace::Event& group = t.groups[static_cast<size_t>(k)];
-  for (auto it = firstBeginningAtOrAfter(t.collectives, static_cast<double>(group.beginNs)); it != t.collectives.end(); ++it) {
-    if (it->issueNs >= group.beginNs) return it->step == group.step ? &*it : nullptr;
+  for (size_t i = trace::firstSpanFrom(t.collectives, static_cast<double>(group.beginNs)); i < t.collectives.size(); ++i) {
+    const trace::Event& c = t.collectives[i];
+    if (c.issueNs >= group.beginNs) return c.step == group.step ? &c : nullptr;
   }
   return nullptr;
 }

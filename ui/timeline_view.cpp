@@ -22,15 +22,6 @@ trace::RoleBytes memoryAt(const trace::RunRecording& rec, int rank, double tNs) 
 
 namespace {
 
-// First span that may be visible: spans are sorted by begin, so search on begin with the widest
-// span as slack.
-template <typename Spans>
-size_t firstVisible(const Spans& spans, double beginAbs, double maxDuration) {
-  auto it = std::lower_bound(spans.begin(), spans.end(), beginAbs - maxDuration,
-                             [](const Event& e, double t) { return e.beginNs < t; });
-  return static_cast<size_t>(it - spans.begin());
-}
-
 struct LaneGeometry {
   float x0, width, y0, height;
 };
@@ -189,7 +180,7 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
 
     // --- compute and comm lanes: cull, fold narrow spans, draw ------------------------------------
     auto drawSpans = [&](const std::vector<Event>& spans, double slack, float laneY, bool comm) {
-      size_t i = firstVisible(spans, beginAbs, slack);
+      size_t i = trace::firstSpanFrom(spans, beginAbs - slack);  // the widest span as slack
       float foldStart = -1, foldEnd = -1;
       int foldCount = 0;
       for (; i < spans.size() && spans[i].beginNs < endAbs; ++i) {
