@@ -36,7 +36,7 @@ void RunOptions::addTo(CLI::App& cmd, bool withOutputs) {
        withDefault("global batch in samples; split evenly, so a multiple of --world", d.batch));
   bind("--steps", &RunConfig::steps, withDefault("training steps", d.steps));
   bind("--world", &RunConfig::world,
-       withDefault("ranks: one OS process each, 1.." + std::to_string(kMaxWorldSize), d.world));
+       withDefault("ranks: one OS process each, 1.." + std::to_string(kMaxWorldSize) + " (estimate: any)", d.world));
   bind("--strategy", &RunConfig::strategy,
        withDefault("ddp (NO_SHARD, ZeRO-0) | zero1 (DDP + ZeroRedundancyOptimizer, ZeRO-1) | "
                    "full_shard (FULL_SHARD, ZeRO-3) | shard_grad_op (SHARD_GRAD_OP, ZeRO-2)",

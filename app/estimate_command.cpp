@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <iterator>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -59,11 +60,14 @@ int estimateRun(const RunConfig& config, bool json) {
                                                  {"formula", m.formula}};
       }
       for (const auto& c : predictions[i].perStep) {
-        wire[trace::collectiveOpName(c.op)] = {{"count", c.count}, {"bytes", c.bytes}, {"formula", c.formula}};
+        wire[trace::collectiveOpName(c.op)] = {{"count", c.count},          {"bytes", c.bytes},
+                                               {"size_bytes", c.bytes},       {"sent_bytes", c.sentBytes},
+                                               {"received_bytes", c.sentBytes}, {"formula", c.formula}};
       }
       out["strategies"][kStrategies[i]] = {{"padded_parameters", predictions[i].paddedParameters},
                                            {"memory_per_rank", memory},
                                            {"per_step", wire},
+                                           {"sent_bytes_per_step", predictions[i].sentBytesPerStep()},
                                            {"model_state_bytes", predictions[i].modelStateBytes()}};
     }
     std::printf("%s\n", out.dump(2).c_str());
@@ -101,17 +105,32 @@ int estimateRun(const RunConfig& config, bool json) {
   }
   std::printf("%-30s", "sum of the above");
   for (const auto& p : predictions) std::printf(" %16s", formatBytes(static_cast<double>(p.modelStateBytes())).c_str());
-  std::printf("\n\n%-30s\n", "on the wire per step");
+  std::printf("\n\n%-30s\n", "collectives per step");
   for (auto op : kOps) {
-    std::printf("%-30s", trace::collectiveOpName(op));
-    for (const auto& p : predictions) {
-      const auto* c = p.find(op);
-      std::string cell = "-";
-      if (c) cell = (c->count >= 0 ? std::to_string(c->count) + " x, " : std::string()) + formatBytes(static_cast<double>(c->bytes));
-      std::printf(" %16s", cell.c_str());
+    for (bool sent : {false, true}) {
+      const std::string label = sent ? std::string("  sent by each rank (ring)") : std::string(trace::collectiveOpName(op)) + " size";
+      std::printf("%-30s", label.c_str());
+      for (const auto& p : predictions) {
+        const auto* c = p.find(op);
+        std::string cell = "-";
+        if (c && sent) cell = formatBytes(static_cast<double>(c->sentBytes));
+        if (c && !sent) cell = (c->count >= 0 ? std::to_string(c->count) + " x, " : std::string()) + formatBytes(static_cast<double>(c->bytes));
+        std::printf(" %16s", cell.c_str());
+      }
+      std::printf("\n");
     }
-    std::printf("\n");
   }
+  std::printf("%-30s", "sent by each rank, all");
+  for (const auto& p : predictions) std::printf(" %16s", formatBytes(static_cast<double>(p.sentBytesPerStep())).c_str());
+  std::printf("\n%-30s", "  ratio to ddp");
+  for (const auto& p : predictions) {
+    const double ddp = static_cast<double>(predictions[0].sentBytesPerStep());
+    char cell[32];
+    std::snprintf(cell, sizeof cell, "%.2fx", ddp > 0 ? p.sentBytesPerStep() / ddp : 0.0);
+    std::printf(" %16s", cell);
+  }
+  std::printf("\n(size: as nccl-tests counts it; sent: what a rank puts on the wire under the ring schedule,\n"
+              " all-reduce 2(N-1)/N x size, all-gather and reduce-scatter (N-1)/N x size; it receives as much)\n");
   std::printf("\nHow each figure comes about (P' = P with each FSDP unit padded to a multiple of N = %d;\n"
               "P'' = P padded once, zero1's single flat buffer%s):\n", config.world,
               config.loraRank > 0 ? ";\nT = the trained LoRA adapters' elements, T' and T'' padded alike, F = P - T frozen" : "");
@@ -126,49 +145,155 @@ int estimateRun(const RunConfig& config, bool json) {
   return 0;
 }
 
-int estimateModelStates(const EstimateOptions& o) {
-  auto params = estimate::parseCount(o.params);
-  if (!params) {
-    return badValue("--params '" + o.params + "' is not a parameter count: write a positive number with an "
-                    "optional K, M, B or T suffix, e.g. --params 7B or --params 1.3e9");
+// The --params/--worlds/--bytes-per-param/... case, or the message that says which value is wrong.
+std::optional<std::string> modelStateCaseOf(const EstimateOptions& o, estimate::ModelStateCase& c) {
+  if (o.largestModel) {
+    if (!o.params.empty()) {
+      return "--largest-model finds the parameter count; drop --params '" + o.params + "' (or drop "
+             "--largest-model to see what " + o.params + " parameters need)";
+    }
+  } else {
+    auto params = estimate::parseCount(o.params);
+    if (!params) {
+      return "--params '" + o.params + "' is not a parameter count: write a positive number with an "
+             "optional K, M, B or T suffix, e.g. --params 7B or --params 1.3e9";
+    }
+    c.parameters = *params;
   }
   auto bytes = estimate::parseBytesPerParameter(o.bytesPerParameter);
   if (!bytes) {
-    return badValue("--bytes-per-param '" + o.bytesPerParameter + "' is not three numbers W,G,O: bytes per "
-                    "parameter of weights, gradients and optimizer state, e.g. 2,2,12 (bf16 with fp32 Adam)");
+    return "--bytes-per-param '" + o.bytesPerParameter + "' is not three numbers W,G,O: bytes per "
+           "parameter of weights, gradients and optimizer state, e.g. 2,2,12 (bf16 with fp32 Adam)";
   }
   auto worlds = estimate::parseWorlds(o.worlds);
   if (!worlds) {
-    return badValue("--worlds '" + o.worlds + "' is not a list of GPU counts: write whole numbers >= 1 "
-                    "separated by commas, e.g. --worlds 1,8,16");
+    return "--worlds '" + o.worlds + "' is not a list of GPU counts: write whole numbers >= 1 "
+           "separated by commas, e.g. --worlds 1,8,16";
   }
+  char given[32];
+  std::snprintf(given, sizeof given, "%g", o.gpuMemoryGB);
   if (!(o.gpuMemoryGB >= 0)) {
-    char given[32];
-    std::snprintf(given, sizeof given, "%g", o.gpuMemoryGB);
-    return badValue("--gpu-memory " + std::string(given) + " is negative: give the GPU's memory in GB "
-                    "(e.g. 80 for an H100), or 0 for no verdict");
+    return "--gpu-memory " + std::string(given) + " is negative: give the GPU's memory in GB "
+           "(e.g. 80 for an H100), or 0 for no verdict";
+  }
+  if ((o.fewestGpus || o.largestModel) && !(o.gpuMemoryGB > 0)) {
+    return std::string(o.fewestGpus ? "--fewest-gpus" : "--largest-model") + " needs one GPU's memory: --gpu-memory " +
+           given + " gives none. Pass e.g. --gpu-memory 80";
   }
   if (!(o.trainedFraction > 0 && o.trainedFraction <= 1)) {
-    char given[32];
     std::snprintf(given, sizeof given, "%g", o.trainedFraction);
-    return badValue("--trained-fraction " + std::string(given) + " is not a share of the parameters: give a "
-                    "number above 0 and at most 1 (1: full fine-tuning; LoRA's adapters e.g. 0.01)");
+    return "--trained-fraction " + std::string(given) + " is not a share of the parameters: give a "
+           "number above 0 and at most 1 (1: full fine-tuning; LoRA's adapters e.g. 0.01)";
   }
-  estimate::ModelStateCase c;
-  c.trainedFraction = o.trainedFraction;
-  c.parameters = *params;
+  auto reserve = estimate::parsePercent(o.reserve);
+  if (!reserve) {
+    return "--reserve '" + o.reserve + "' is not a percentage of each GPU's memory: give 0 to 99, e.g. "
+           "--reserve 10% to keep a tenth free for activations and buffers";
+  }
   c.bytes = *bytes;
   c.worlds = *worlds;
   c.gpuMemoryBytes = o.gpuMemoryGB * 1e9;
+  c.trainedFraction = o.trainedFraction;
+  c.reserve = *reserve;
+  return std::nullopt;
+}
+
+void printCaseHeader(const char* question, const estimate::ModelStateCase& c, bool withParameters) {
+  std::printf("shardscope estimate: a PREDICTION of %s (nothing was run or measured)\n", question);
+  if (withParameters) std::printf("%s parameters x ", trace::formatCount(c.parameters).c_str());
+  else std::printf("per parameter ");
+  std::printf("(%g B weights + %g B gradients + %g B optimizer state)", c.bytes.weights, c.bytes.grads,
+              c.bytes.optimizer);
+  if (c.trainedFraction < 1) {
+    std::printf(", gradients and optimizer state for the %g %% that trains (frozen weights have none)",
+                100.0 * c.trainedFraction);
+  }
+  std::printf("; GB = 10^9 bytes\n");
+  if (c.gpuMemoryBytes > 0) {
+    std::printf("a GPU of %s", formatDecimalGB(c.gpuMemoryBytes).c_str());
+    if (c.reserve > 0) {
+      std::printf(", %g %% of it kept free for what is not modelled: %s for the model states", 100.0 * c.reserve,
+                  formatDecimalGB(c.budgetBytes()).c_str());
+    }
+    std::printf("\n");
+  }
+  std::printf("\n");
+}
+
+constexpr const char* kLeftOut =
+    "Not included: activations, communication buffers, CUDA context, fragmentation (--reserve keeps a\n"
+    "share of each GPU for them).\n";
+
+nlohmann::json caseJson(const estimate::ModelStateCase& c) {
+  return {{"schema", "shardscope.estimate/1"},
+          {"prediction", true},
+          {"bytes_per_parameter", {c.bytes.weights, c.bytes.grads, c.bytes.optimizer}},
+          {"gpu_memory_bytes", c.gpuMemoryBytes},
+          {"reserve", c.reserve},
+          {"budget_bytes", c.budgetBytes()},
+          {"trained_fraction", c.trainedFraction}};
+}
+
+int printFewestGpus(const estimate::ModelStateCase& c, bool json) {
+  nlohmann::json rows = nlohmann::json::array();
+  if (!json) {
+    printCaseHeader("the fewest GPUs whose memory holds the model states", c, true);
+    std::printf("%-16s %12s %12s  %s\n", "strategy", "fewest GPUs", "per GPU", "why");
+  }
+  for (const auto& s : estimate::modelStateStrategies()) {
+    const auto n = estimate::fewestGpus(c, s);
+    const double perGpu = estimate::modelStateRow(c, s, n.value_or(1)).total();
+    if (json) {
+      rows.push_back({{"strategy", s.name}, {"fewest_gpus", n ? nlohmann::json(*n) : nlohmann::json(nullptr)},
+                      {"per_gpu_bytes", n ? nlohmann::json(perGpu) : nlohmann::json(nullptr)}});
+      continue;
+    }
+    std::printf("%-16s %12s %12s  %s\n", s.name, n ? std::to_string(*n).c_str() : "none",
+                n ? formatDecimalGB(perGpu).c_str() : "-", s.holds);
+  }
+  if (json) {
+    auto out = caseJson(c);
+    out["parameters"] = c.parameters;
+    out["fewest_gpus"] = rows;
+    std::printf("%s\n", out.dump(2).c_str());
+    return 0;
+  }
+  std::printf("\n\"none\": what the strategy keeps whole on every GPU is more than one GPU holds, so no\n"
+              "number of GPUs is enough.\n%s", kLeftOut);
+  return 0;
+}
+
+int printLargestModel(const estimate::ModelStateCase& c, bool json) {
+  if (json) {
+    auto out = caseJson(c);
+    out["largest_model"] = nlohmann::json::array();
+    for (const auto& s : estimate::modelStateStrategies()) {
+      for (int n : c.worlds) {
+        out["largest_model"].push_back({{"strategy", s.name}, {"world", n}, {"parameters", estimate::largestModel(c, s, n)}});
+      }
+    }
+    std::printf("%s\n", out.dump(2).c_str());
+    return 0;
+  }
+  printCaseHeader("the largest model whose model states fit so many GPUs", c, false);
+  std::printf("%-16s", "strategy");
+  for (int n : c.worlds) std::printf(" %10s", (std::to_string(n) + " GPU" + (n == 1 ? "" : "s")).c_str());
+  std::printf("  why\n");
+  for (const auto& s : estimate::modelStateStrategies()) {
+    std::printf("%-16s", s.name);
+    for (int n : c.worlds) std::printf(" %10s", trace::formatCount(estimate::largestModel(c, s, n)).c_str());
+    std::printf("  %s\n", s.holds);
+  }
+  std::printf("\n(parameters; K = 10^3, M = 10^6, B = 10^9)\n%s", kLeftOut);
+  return 0;
+}
+
+int printModelStateTable(const estimate::ModelStateCase& c, bool json) {
   const auto rows = estimate::modelStateTable(c);
-  if (o.json) {
-    nlohmann::json out = {{"schema", "shardscope.estimate/1"},
-                          {"prediction", true},
-                          {"parameters", c.parameters},
-                          {"bytes_per_parameter", {c.bytes.weights, c.bytes.grads, c.bytes.optimizer}},
-                          {"gpu_memory_bytes", c.gpuMemoryBytes},
-                          {"trained_fraction", c.trainedFraction},
-                          {"rows", nlohmann::json::array()}};
+  if (json) {
+    auto out = caseJson(c);
+    out["parameters"] = c.parameters;
+    out["rows"] = nlohmann::json::array();
     for (const auto& r : rows) {
       out["rows"].push_back({{"strategy", r.strategy}, {"world", r.world}, {"weights", r.weights},
                              {"gathered", r.gathered}, {"grads", r.grads}, {"optimizer", r.optimizer},
@@ -177,37 +302,40 @@ int estimateModelStates(const EstimateOptions& o) {
     std::printf("%s\n", out.dump(2).c_str());
     return 0;
   }
-  std::printf("shardscope estimate: a PREDICTION of model-state memory per GPU (nothing was run or measured)\n");
-  std::printf("%s parameters x (%g B weights + %g B gradients + %g B optimizer state)", trace::formatCount(c.parameters).c_str(),
-              c.bytes.weights, c.bytes.grads, c.bytes.optimizer);
-  if (c.trainedFraction < 1) {
-    std::printf(", gradients and optimizer state for the %g %% that trains (frozen weights have none)",
-                100.0 * c.trainedFraction);
-  }
-  std::printf("; GB = 10^9 bytes\n\n");
-  std::printf("%-14s %5s %12s %12s %12s %12s %12s  %s\n", "strategy", "GPUs", "weights", "gathered",
-              "gradients", "optimizer", "total", o.gpuMemoryGB > 0 ? "verdict" : "");
+  printCaseHeader("model-state memory per GPU", c, true);
+  std::printf("%-16s %5s %12s %12s %12s %12s %12s  %s\n", "strategy", "GPUs", "weights", "gathered",
+              "gradients", "optimizer", "total", c.gpuMemoryBytes > 0 ? "verdict" : "");
   for (const auto& r : rows) {
     std::string verdict;
-    if (o.gpuMemoryGB > 0) {
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "%s in %g GB", r.fits ? "fits" : "does NOT fit", o.gpuMemoryGB);
-      verdict = buf;
+    if (c.gpuMemoryBytes > 0) {
+      verdict = std::string(r.fits ? "fits" : "does NOT fit") + " in " + formatDecimalGB(c.budgetBytes());
     }
-    std::printf("%-14s %5d %12s %12s %12s %12s %12s  %s\n", r.strategy.c_str(), r.world,
+    std::printf("%-16s %5d %12s %12s %12s %12s %12s  %s\n", r.strategy.c_str(), r.world,
                 formatDecimalGB(r.weights).c_str(), r.gathered > 0 ? formatDecimalGB(r.gathered).c_str() : "-",
                 formatDecimalGB(r.grads).c_str(), formatDecimalGB(r.optimizer).c_str(),
                 formatDecimalGB(r.total()).c_str(), verdict.c_str());
   }
-  std::printf("\nddp keeps everything on every GPU; zero1 divides the optimizer state by N; full_shard\n"
-              "divides all three (plus the one or two units being gathered at a time, left out as the\n"
-              "seed documents do); shard_grad_op divides them too but holds every unit's weights\n"
-              "gathered from forward to backward.%s\n"
-              "Not included: activations, communication buffers, CUDA context, fragmentation.\n",
-              c.trainedFraction < 1 ? "\nWith few parameters training (LoRA), gradients and optimizer state are small;\n"
-                                      "what decides is whether the frozen weights fit: ddp holds them whole on every GPU."
-                                    : "");
+  std::printf("\n");
+  for (const auto& s : estimate::modelStateStrategies()) std::printf("%-16s %s\n", s.name, s.holds);
+  std::printf("deepspeed_zero2 against shard_grad_op: both divide gradients and optimizer state. DeepSpeed's\n"
+              "ZeRO-2 keeps the module's whole low-precision weights (its fp32 master slice is in O);\n"
+              "FSDP's SHARD_GRAD_OP keeps only its 1/N weight shard at rest and gathers the whole weights\n"
+              "for forward, holding them to backward: W/N more per GPU at the peak. shardscope runs\n"
+              "shard_grad_op; deepspeed_zero2 is predicted only.\n");
+  if (c.trainedFraction < 1) {
+    std::printf("With few parameters training (LoRA), gradients and optimizer state are small;\n"
+                "what decides is whether the frozen weights fit: ddp holds them whole on every GPU.\n");
+  }
+  std::printf("%s", kLeftOut);
   return 0;
+}
+
+int estimateModelStates(const EstimateOptions& o) {
+  estimate::ModelStateCase c;
+  if (auto problem = modelStateCaseOf(o, c)) return badValue(*problem);
+  if (o.fewestGpus) return printFewestGpus(c, o.json);
+  if (o.largestModel) return printLargestModel(c, o.json);
+  return printModelStateTable(c, o.json);
 }
 
 }  // namespace
@@ -227,11 +355,18 @@ void addEstimateOptions(CLI::App& cmd, EstimateOptions& o) {
   cmd.add_option("--gpu-memory", o.gpuMemoryGB,
                  "with --params: one GPU's memory in GB for a fits / does not fit verdict; 0 for none "
                  "[default: 80, an H100]");
+  cmd.add_flag("--fewest-gpus", o.fewestGpus,
+               "with --params: the fewest GPUs of --gpu-memory that hold the model states under each strategy");
+  cmd.add_flag("--largest-model", o.largestModel,
+               "instead of --params: the most parameters whose model states fit each of --worlds GPUs");
+  cmd.add_option("--reserve", o.reserve,
+                 "with --params or --largest-model: a share of each GPU kept free for what the table leaves "
+                 "out (activations, buffers), e.g. 10% [default: 0]");
   cmd.add_flag("--json", o.json, "print the prediction as JSON for scripts");
 }
 
 int runEstimate(const RunConfig& config, const EstimateOptions& options) {
-  if (!options.params.empty()) return estimateModelStates(options);
+  if (!options.params.empty() || options.largestModel || options.fewestGpus) return estimateModelStates(options);
   return estimateRun(config, options.json);
 }
 

@@ -1,6 +1,8 @@
 // `shardscope estimate`: predictions from closed forms, labelled as predictions, as tables or
 // JSON. Two questions: what will each rank of this run hold and send (the run options), and does
-// a model of a given size fit on so many GPUs (--params; the seed documents' memory tables).
+// a model of a given size fit on so many GPUs (--params; the seed documents' memory tables), with
+// its inverses: the fewest GPUs for a model (--fewest-gpus), the largest model for N GPUs
+// (--largest-model).
 #pragma once
 
 #include <string>
@@ -17,6 +19,9 @@ struct EstimateOptions {
   std::string bytesPerParameter = "2,2,12";
   double gpuMemoryGB = 80;
   double trainedFraction = 1.0;        // with --params: the share that trains (LoRA: e.g. 0.01)
+  std::string reserve = "0";           // a share of each GPU kept free: "10%" or "10"
+  bool fewestGpus = false;             // with --params: the fewest GPUs per strategy
+  bool largestModel = false;           // instead of --params: the largest model per strategy and N
   bool json = false;
 };
 

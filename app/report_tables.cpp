@@ -23,13 +23,27 @@ std::string formatRate(double value, const char* unit) {
   return buf;
 }
 
-std::string formatCollective(const trace::CollectiveTotals& c, int steps) {
+// A collective type's time per step, "-" where the rank ran none.
+std::string formatCollectiveTime(const trace::CollectiveTotals& c, int steps) {
   if (c.count == 0) return "-";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%s/step %.1fms", formatBytes(static_cast<double>(c.bytes / std::max(steps, 1))).c_str(),
-                c.seconds * 1e3 / std::max(steps, 1));
-  return buf;
+  return trace::formatDuration(c.seconds * 1e9 / std::max(steps, 1));
 }
+
+std::string perStep(int64_t bytes, int steps) {
+  return formatBytes(static_cast<double>(bytes) / std::max(steps, 1));
+}
+
+// "size / sent" of one collective type per step: what the algorithm asks for against what the rank
+// puts on the wire for it under the ring schedule.
+std::string formatTraffic(const trace::CollectiveTotals& c, int steps) {
+  if (c.count == 0) return "-";
+  return perStep(c.sizeBytes, steps) + " / " + perStep(c.sentBytes, steps);
+}
+
+constexpr const char* kTrafficLegend =
+    "size: the collectives' sizes as nccl-tests counts them (the all-reduce buffer, the all-gather\n"
+    "output, the reduce-scatter input); sent, received: what the rank moves under the ring schedule\n"
+    "(all-reduce 2(N-1)/N x size, all-gather and reduce-scatter (N-1)/N x size each way)";
 
 constexpr MemoryRole kRoles[] = {MemoryRole::ParamShard,     MemoryRole::ParamGathered,
                                  MemoryRole::GradShard,      MemoryRole::GradFull,
@@ -37,6 +51,19 @@ constexpr MemoryRole kRoles[] = {MemoryRole::ParamShard,     MemoryRole::ParamGa
                                  MemoryRole::CommBuffer,     MemoryRole::Other};
 constexpr CollectiveOp kOps[] = {CollectiveOp::AllGather, CollectiveOp::ReduceScatter,
                                  CollectiveOp::AllReduce};
+
+void printTrafficTable(std::FILE* out, const std::vector<RankStats>& ranks) {
+  std::fprintf(out, "\nTraffic per rank per step, size / sent\n%s\n", kTrafficLegend);
+  std::fprintf(out, "%-5s %22s %22s %22s %12s %12s %12s\n", "rank", "all_gather", "reduce_scatter", "all_reduce",
+               "total size", "total sent", "received");
+  for (const auto& r : ranks) {
+    std::fprintf(out, "%-5d", r.rank);
+    for (auto op : kOps) std::fprintf(out, " %22s", formatTraffic(r.collectives[static_cast<int>(op)], r.recordedSteps).c_str());
+    const auto all = trace::allCollectives(r.collectives);
+    std::fprintf(out, " %12s %12s %12s\n", perStep(all.sizeBytes, r.recordedSteps).c_str(),
+                 perStep(all.sentBytes, r.recordedSteps).c_str(), perStep(all.receivedBytes, r.recordedSteps).c_str());
+  }
+}
 
 void printMemoryTable(std::FILE* out, const RunConfig& config, const std::vector<RankStats>& ranks) {
   // Say which allocator measured it: on GPU ranks the tensors live in the CUDA caching allocator.
@@ -61,12 +88,13 @@ void printRunTables(std::FILE* out, const RunConfig& config, const std::vector<R
   const bool recorded = anyRecorded(ranks);
   if (recorded) {
     printMemoryTable(out, config, ranks);
+    printTrafficTable(out, ranks);
   } else {
     std::fprintf(out, "\nMemory, collectives and overlap were not recorded (--recording %s): step "
                       "times and throughput only\n", config.recording.c_str());
   }
-  std::fprintf(out, "\nTime, throughput and communication per rank (steps after the first)\n");
-  std::fprintf(out, "%-5s %9s %12s %12s %12s %22s %22s %22s %8s\n", "rank", "step ms", "samples/s",
+  std::fprintf(out, "\nTime, throughput and time in collectives per rank per step (steps after the first)\n");
+  std::fprintf(out, "%-5s %9s %12s %12s %12s %15s %15s %15s %8s\n", "rank", "step ms", "samples/s",
                "tokens/s", "model FLOP/s", "all_gather", "reduce_scatter", "all_reduce", "overlap");
   for (const auto& r : ranks) {
     std::fprintf(out, "%-5d %9.1f %12s %12s %12s", r.rank, r.steadyStepSeconds * 1e3,
@@ -74,7 +102,7 @@ void printRunTables(std::FILE* out, const RunConfig& config, const std::vector<R
                  config.model == "gpt" ? formatRate(r.tokensPerSecond, "").c_str() : "-",
                  formatRate(r.modelFlopsPerSecond, "").c_str());
     for (auto op : kOps) {
-      std::fprintf(out, " %22s", recorded ? formatCollective(r.collectives[static_cast<int>(op)], r.recordedSteps).c_str()
+      std::fprintf(out, " %15s", recorded ? formatCollectiveTime(r.collectives[static_cast<int>(op)], r.recordedSteps).c_str()
                                           : "not recorded");
     }
     if (recorded) std::fprintf(out, " %7.1f%%\n", r.overlapPercent);
@@ -94,11 +122,11 @@ void printComparisonTable(std::FILE* out, const std::vector<StrategyColumn>& col
     for (const auto& r : ranks) m = std::max(m, f(r));
     return m;
   };
-  std::fprintf(out, "\n%-28s", "");
+  std::fprintf(out, "\n%-30s", "");
   for (const auto& c : columns) std::fprintf(out, " %22s", c.strategy.c_str());
   std::fprintf(out, "\n");
   auto row = [&](const char* name, const std::function<std::string(const StrategyColumn&)>& cell) {
-    std::fprintf(out, "%-28s", name);
+    std::fprintf(out, "%-30s", name);
     for (const auto& c : columns) std::fprintf(out, " %22s", c.ok ? cell(c).c_str() : "failed");
     std::fprintf(out, "\n");
   };
@@ -127,12 +155,45 @@ void printComparisonTable(std::FILE* out, const std::vector<StrategyColumn>& col
     for (const auto& r : c.ranks) total += r.samplesPerSecond;
     return formatRate(total, "");
   });
+  const auto rank0 = [](const StrategyColumn& c) -> const RankStats* { return c.ranks.empty() ? nullptr : &c.ranks.front(); };
   for (auto op : kOps) {
-    const std::string name = std::string(trace::collectiveOpName(op)) + " per step";
-    row(name.c_str(), [&](const StrategyColumn& c) {
-      if (c.ranks.empty()) return std::string("-");
-      const auto& r = c.ranks.front();
-      return recorded(c, [&] { return formatCollective(r.collectives[static_cast<int>(op)], r.recordedSteps); });
+    // One figure of rank 0's collectives of this type per step, "-" where it ran none.
+    const auto figure = [&](const std::function<std::string(const trace::CollectiveTotals&, int)>& format) {
+      return [&, format](const StrategyColumn& c) {
+        const auto* r = rank0(c);
+        if (!r) return std::string("-");
+        return recorded(c, [&] {
+          const auto& t = r->collectives[static_cast<int>(op)];
+          return t.count == 0 ? std::string("-") : format(t, r->recordedSteps);
+        });
+      };
+    };
+    const std::string name = std::string(trace::collectiveOpName(op)) + " per step: size";
+    row(name.c_str(), figure([](const trace::CollectiveTotals& t, int steps) { return perStep(t.sizeBytes, steps); }));
+    row("  sent (ring schedule)", figure([](const trace::CollectiveTotals& t, int steps) { return perStep(t.sentBytes, steps); }));
+    row("  time", figure([](const trace::CollectiveTotals& t, int steps) {
+      return trace::formatDuration(t.seconds * 1e9 / std::max(steps, 1));
+    }));
+  }
+  // What the ZeRO paper compares: the bytes a rank sends per step, against DDP's.
+  const auto sentPerStep = [&](const StrategyColumn& c) {
+    const auto* r = rank0(c);
+    return r ? static_cast<double>(trace::allCollectives(r->collectives).sentBytes) / std::max(r->recordedSteps, 1) : 0.0;
+  };
+  const StrategyColumn* ddp = nullptr;
+  for (const auto& c : columns) {
+    if (c.strategy == "ddp" && c.ok && anyRecorded(c.ranks)) ddp = &c;
+  }
+  row("sent per step (rank 0, ring)", [&](const StrategyColumn& c) {
+    return recorded(c, [&] { return formatBytes(sentPerStep(c)); });
+  });
+  if (ddp && sentPerStep(*ddp) > 0) {
+    row("  ratio to ddp", [&](const StrategyColumn& c) {
+      return recorded(c, [&] {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.2fx", sentPerStep(c) / sentPerStep(*ddp));
+        return std::string(buf);
+      });
     });
   }
   bool anyRecompute = false;
@@ -151,6 +212,9 @@ void printComparisonTable(std::FILE* out, const std::vector<StrategyColumn>& col
       return std::string(buf);
     });
   });
+  if (std::any_of(columns.begin(), columns.end(), [](const StrategyColumn& c) { return anyRecorded(c.ranks); })) {
+    std::fprintf(out, "Collectives: rank 0's, per step.\n%s\n", kTrafficLegend);
+  }
   for (const auto& c : columns) {
     if (!c.ok) std::fprintf(out, "%s failed: %s\n", c.strategy.c_str(), c.error.c_str());
   }

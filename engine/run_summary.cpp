@@ -1,5 +1,6 @@
 #include "engine/run_summary.h"
 
+#include <algorithm>
 #include <fstream>
 #include <stdexcept>
 
@@ -27,9 +28,18 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result) {
     nlohmann::json collectives;
     for (int op = 0; op < trace::kCollectiveOpCount; ++op) {
       const auto& c = s.collectives[op];
+      // "bytes" is the size as before summary/4; the ring's sent and received bytes are new.
       collectives[trace::collectiveOpName(static_cast<trace::CollectiveOp>(op))] = {
-          {"count", c.count}, {"bytes", c.bytes}, {"time_s", c.seconds}};
+          {"count", c.count},          {"bytes", c.sizeBytes},
+          {"size_bytes", c.sizeBytes}, {"sent_bytes", c.sentBytes},
+          {"received_bytes", c.receivedBytes}, {"time_s", c.seconds}};
     }
+    const auto all = trace::allCollectives(s.collectives);
+    const double perStep = 1.0 / std::max(s.recordedSteps, 1);
+    const nlohmann::json trafficPerStep = {{"schedule", "ring"},
+                                           {"size_bytes", all.sizeBytes * perStep},
+                                           {"sent_bytes", all.sentBytes * perStep},
+                                           {"received_bytes", all.receivedBytes * perStep}};
     // With --recording off nothing was measured: null, not a zero that reads as a measurement.
     const bool recorded = s.recorded;
     const auto ifRecorded = [&](nlohmann::json value) { return recorded ? value : nlohmann::json(nullptr); };
@@ -48,11 +58,12 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result) {
                        {"tokens_per_s", s.tokensPerSecond},
                        {"model_flops_per_s", s.modelFlopsPerSecond}}},
                      {"collectives", ifRecorded(collectives)},
+                     {"traffic_per_step", ifRecorded(trafficPerStep)},
                      {"overlap_pct", ifRecorded(s.overlapPercent)},
                      {"recompute_s_per_step", ifRecorded(s.recomputeSecondsPerStep)},
                      {"dropped_events", s.droppedEvents}});
   }
-  nlohmann::json j = {{"schema", "shardscope.summary/3"},
+  nlohmann::json j = {{"schema", "shardscope.summary/4"},
                       {"status", result.ok ? "ok" : "failed"},
                       {"config", config.toJson()},
                       {"zero_stage", zeroName(config.strategy)},

@@ -1,33 +1,81 @@
 #include "estimate/model_state_table.h"
 
+#include <cmath>
+
 namespace shardscope::estimate {
 
-std::vector<ModelStateRow> modelStateTable(const ModelStateCase& c) {
+const std::vector<ModelStateStrategy>& modelStateStrategies() {
+  static const std::vector<ModelStateStrategy> table = {
+      {"ddp", "W + G + O on every GPU, whatever N", false, false, false, false},
+      {"zero1", "W + G + O/N: only the optimizer state is divided", false, false, false, true},
+      {"deepspeed_zero2", "W + (G + O)/N: the whole low-precision weights on every GPU (ZeRO paper's P_os+g)",
+       false, false, true, true},
+      {"shard_grad_op", "(W + G + O)/N + W: its weight shard, and every unit gathered from forward to backward",
+       true, true, true, true},
+      {"full_shard", "(W + G + O)/N, plus the one or two units being gathered (left out, as the seeds do)",
+       true, false, true, true},
+  };
+  return table;
+}
+
+ModelStateRow modelStateRow(const ModelStateCase& c, const ModelStateStrategy& s, int n) {
   const double w = c.parameters * c.bytes.weights;
   const double g = c.parameters * c.trainedFraction * c.bytes.grads;
   const double o = c.parameters * c.trainedFraction * c.bytes.optimizer;
+  ModelStateRow r;
+  r.strategy = s.name;
+  r.world = n;
+  r.weights = s.weightsDivided ? w / n : w;
+  r.gathered = s.keepsGatheredWeights ? w : 0;
+  r.grads = s.gradsDivided ? g / n : g;
+  r.optimizer = s.optimizerDivided ? o / n : o;
+  r.fits = c.gpuMemoryBytes <= 0 || r.total() <= c.budgetBytes();
+  return r;
+}
+
+namespace {
+
+// Per GPU the model states are kept + divided / N: split a strategy's bytes that way.
+struct PerGpuBytes {
+  double kept = 0, divided = 0;
+};
+
+PerGpuBytes perGpuBytes(const ModelStateCase& c, const ModelStateStrategy& s) {
+  const auto atOne = modelStateRow(c, s, 1);
+  // Between N = 1 and N = 2 the divided part halves and the kept part stays.
+  const double divided = 2.0 * (atOne.total() - modelStateRow(c, s, 2).total());
+  return {atOne.total() - divided, divided};
+}
+
+}  // namespace
+
+std::vector<ModelStateRow> modelStateTable(const ModelStateCase& c) {
   std::vector<ModelStateRow> rows;
-  for (const char* strategy : {"ddp", "zero1", "shard_grad_op", "full_shard"}) {
-    for (int n : c.worlds) {
-      ModelStateRow r;
-      r.strategy = strategy;
-      r.world = n;
-      const std::string s = strategy;
-      if (s == "ddp" || s == "zero1") {
-        r.weights = w;
-        r.grads = g;
-        r.optimizer = s == "zero1" ? o / n : o;  // ZeRO-1 shards the optimizer state only
-      } else {
-        r.weights = w / n;
-        r.gathered = s == "shard_grad_op" ? w : 0;
-        r.grads = g / n;
-        r.optimizer = o / n;
-      }
-      r.fits = c.gpuMemoryBytes <= 0 || r.total() <= c.gpuMemoryBytes;
-      rows.push_back(r);
-    }
+  for (const auto& s : modelStateStrategies()) {
+    for (int n : c.worlds) rows.push_back(modelStateRow(c, s, n));
   }
   return rows;
+}
+
+std::optional<int> fewestGpus(const ModelStateCase& c, const ModelStateStrategy& strategy) {
+  const double budget = c.budgetBytes();
+  const auto bytes = perGpuBytes(c, strategy);
+  if (bytes.kept + bytes.divided <= budget) return 1;
+  if (bytes.kept >= budget || bytes.divided <= 0) return std::nullopt;
+  const double n = std::ceil(bytes.divided / (budget - bytes.kept));
+  if (n > 1e9) return std::nullopt;
+  int fewest = static_cast<int>(n);
+  // Guard the rounding at the boundary: the answer must fit, and one fewer must not.
+  while (modelStateRow(c, strategy, fewest).total() > budget) ++fewest;
+  while (fewest > 1 && modelStateRow(c, strategy, fewest - 1).total() <= budget) --fewest;
+  return fewest;
+}
+
+double largestModel(const ModelStateCase& c, const ModelStateStrategy& strategy, int world) {
+  ModelStateCase perParameter = c;
+  perParameter.parameters = 1;
+  const double bytesPerParameter = modelStateRow(perParameter, strategy, world).total();
+  return bytesPerParameter > 0 ? c.budgetBytes() / bytesPerParameter : 0.0;
 }
 
 }  // namespace shardscope::estimate

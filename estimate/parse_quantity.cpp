@@ -69,4 +69,12 @@ std::optional<std::vector<int>> parseWorlds(const std::string& text) {
   return worlds;
 }
 
+std::optional<double> parsePercent(const std::string& text) {
+  std::string digits = text;
+  if (!digits.empty() && digits.back() == '%') digits.pop_back();
+  auto v = number(digits);
+  if (!v || !(*v >= 0 && *v < 100)) return std::nullopt;
+  return *v / 100.0;
+}
+
 }  // namespace shardscope::estimate

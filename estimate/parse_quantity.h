@@ -19,4 +19,7 @@ std::optional<BytesPerParameter> parseBytesPerParameter(const std::string& text)
 // Positive integers separated by commas: "1,8,16".
 std::optional<std::vector<int>> parseWorlds(const std::string& text);
 
+// A share of something as a percentage, "10%" or "10", returned as a fraction in [0, 1): 0.1.
+std::optional<double> parsePercent(const std::string& text);
+
 }  // namespace shardscope::estimate

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "trace/model_layout.h"
+#include "trace/ring_schedule.h"
 
 namespace shardscope::estimate {
 
@@ -12,6 +13,12 @@ using trace::MemoryRole;
 int64_t RunPrediction::modelStateBytes() const {
   int64_t total = 0;
   for (const auto& m : memory) total += m.bytes;
+  return total;
+}
+
+int64_t RunPrediction::sentBytesPerStep() const {
+  int64_t total = 0;
+  for (const auto& c : perStep) total += c.sentBytes;
   return total;
 }
 
@@ -198,13 +205,18 @@ RunPrediction predictSharded(const RunConfig& c, const ParameterCounts& n) {
 
 RunPrediction predictRun(const RunConfig& config) {
   const auto counts = countParameters(config);
-  if (config.strategy == "ddp") return predictDdp(config, counts);
-  if (config.strategy == "zero1") return predictZero1(config, counts);
-  return predictSharded(config, counts);
+  RunPrediction p = config.strategy == "ddp"     ? predictDdp(config, counts)
+                    : config.strategy == "zero1" ? predictZero1(config, counts)
+                                                 : predictSharded(config, counts);
+  // Every training collective runs among the whole world.
+  for (auto& c : p.perStep) c.sentBytes = trace::ringTrafficPerRank(c.op, config.world, c.bytes).sentBytes;
+  return p;
 }
 
 std::optional<std::string> predictionProblem(const RunConfig& config) {
   RunConfig check = config;
+  // Nothing is started: any world size can be predicted (validate() caps what one host runs).
+  check.world = std::min(check.world, kMaxWorldSize);
   check.batch = check.world * std::max(1, check.accumulate);  // one sample per micro-batch and rank
   check.exportDir = check.summaryPath = check.tracePath = check.memoryCsvPath = "";
   return validate(check);

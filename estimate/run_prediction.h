@@ -27,8 +27,9 @@ struct PredictedMemory {
 struct PredictedCollective {
   trace::CollectiveOp op;
   int64_t count;        // per step; -1 when it depends on bucketing (ddp)
-  int64_t bytes;        // per step, as the summary counts it (all-gather: its output)
+  int64_t bytes;        // per step, the collectives' size as the summary counts it (all-gather: its output)
   std::string formula;
+  int64_t sentBytes = 0;  // per step, what each rank sends (and receives) of them under the ring schedule
 };
 
 struct RunPrediction {
@@ -36,6 +37,7 @@ struct RunPrediction {
   int64_t paddedParameters = 0;  // sharded strategies: each unit padded to a multiple of N
   std::vector<PredictedMemory> memory;
   std::vector<PredictedCollective> perStep;  // training collectives (not the loss for the log line)
+  int64_t sentBytesPerStep() const;          // over all of them
   // The sum of the predicted roles: parameters, gradients and optimizer state at their peaks.
   int64_t modelStateBytes() const;
   const PredictedMemory* find(trace::MemoryRole role) const;

@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "trace/ring_schedule.h"
+
 namespace shardscope::trace {
 
 namespace {
@@ -56,12 +58,16 @@ void writeChromeTrace(std::ostream& out, const RunRecording& rec, const nlohmann
       const double algbw = algbwBytesPerSecond(collectiveSizeBytes(e), seconds);
       const std::string unit = collectiveUnit(e);
       const std::string impl = collectiveImplementation(e);
+      const auto ring = ringTrafficPerRank(op, e.worldSize, collectiveSizeBytes(e));
       nlohmann::json args = {{"op", collectiveOpName(op)}, {"bytes", e.bytes}, {"bytes_out", e.bytesOut},
                              {"unit", unit}, {"phase", phaseName(static_cast<Phase>(e.phase))},
                              {"group_size", e.worldSize}, {"step", e.step},
                              {"issue_us", micros(e.issueNs, origin)},
                              {"algbw_GBps", algbw / 1e9},
                              {"busbw_GBps", algbw * busbwFactor(op, e.worldSize) / 1e9},
+                             {"size_bytes", collectiveSizeBytes(e)},
+                             {"ring_sent_bytes", ring.sentBytes},
+                             {"ring_received_bytes", ring.receivedBytes},
                              {"implementation", impl}};
       if (e.microBatch != 0) args["micro_batch"] = e.microBatch;
       emit({{"ph", "X"}, {"cat", "comm"}, {"pid", r}, {"tid", 2},

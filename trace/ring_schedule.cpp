@@ -18,6 +18,22 @@ std::vector<RingTransfer> ringStep(int n, bool reduce, ChunkOf chunkOf) {
 
 }  // namespace
 
+RankTraffic ringTrafficPerRank(CollectiveOp op, int ranks, int64_t sizeBytes) {
+  if (ranks < 2 || sizeBytes <= 0) return {};
+  // Exact in integers: (N-1) x size / N, rounded to the nearest byte (chunks differ by at most one
+  // element when N does not divide the size; their sum is what is sent).
+  const auto share = [&](int64_t numerator) { return (numerator * sizeBytes + ranks / 2) / ranks; };
+  int64_t each = 0;
+  switch (op) {
+    case CollectiveOp::AllReduce: each = share(2 * int64_t{ranks - 1}); break;
+    case CollectiveOp::AllGather:
+    case CollectiveOp::ReduceScatter:
+    case CollectiveOp::Broadcast: each = share(ranks - 1); break;
+    case CollectiveOp::Barrier: each = 0; break;
+  }
+  return {each, each};
+}
+
 RingSchedule ringSchedule(CollectiveOp op, int ranks, int64_t sizeBytes) {
   RingSchedule s;
   s.op = op;

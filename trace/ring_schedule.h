@@ -37,6 +37,18 @@ struct RingSchedule {
   int64_t bytesSentPerRank() const { return static_cast<int64_t>(steps.size()) * chunkBytes; }
 };
 
+// What one rank sends and receives in one collective of `sizeBytes` among `ranks` under the ring
+// schedule: all-reduce 2(N-1)/N x size each way, all-gather and reduce-scatter (N-1)/N x size each
+// way. This is the traffic the ZeRO paper counts (ZeRO-2 moves what DDP moves, ZeRO-3 1.5x), not
+// the size: an all-reduce of 1 GB among 2 ranks sends 1 GB per rank, among 8 ranks 1.75 GB.
+// Broadcast (pipelined along the chain: every rank but the last sends the size, every rank but the
+// root receives it) is given as the average over ranks, (N-1)/N x size; barrier moves nothing.
+struct RankTraffic {
+  int64_t sentBytes = 0;
+  int64_t receivedBytes = 0;
+};
+RankTraffic ringTrafficPerRank(CollectiveOp op, int ranks, int64_t sizeBytes);
+
 // Empty (no steps) for broadcast, barrier, or fewer than two ranks.
 RingSchedule ringSchedule(CollectiveOp op, int ranks, int64_t sizeBytes);
 

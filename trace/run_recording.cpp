@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "trace/ring_schedule.h"
+
 namespace shardscope::trace {
 
 RunRecording::RunRecording(int ranks) { reset(ranks); }
@@ -118,10 +120,25 @@ std::array<CollectiveTotals, kCollectiveOpCount> RunRecording::collectiveTotals(
     if (steps >= 0 && (c.step < 0 || c.step >= steps)) continue;
     auto& t = out[c.op];
     ++t.count;
-    t.bytes += collectiveSizeBytes(c);
+    t.sizeBytes += collectiveSizeBytes(c);
+    const auto traffic = ringTrafficPerRank(static_cast<CollectiveOp>(c.op), c.worldSize, collectiveSizeBytes(c));
+    t.sentBytes += traffic.sentBytes;
+    t.receivedBytes += traffic.receivedBytes;
     t.seconds += (c.endNs - c.beginNs) / 1e9;
   }
   return out;
+}
+
+CollectiveTotals allCollectives(const std::array<CollectiveTotals, kCollectiveOpCount>& perOp) {
+  CollectiveTotals sum;
+  for (const auto& t : perOp) {
+    sum.count += t.count;
+    sum.sizeBytes += t.sizeBytes;
+    sum.sentBytes += t.sentBytes;
+    sum.receivedBytes += t.receivedBytes;
+    sum.seconds += t.seconds;
+  }
+  return sum;
 }
 
 namespace {

@@ -22,9 +22,14 @@ struct MemorySample {
 
 struct CollectiveTotals {
   int64_t count = 0;
-  int64_t bytes = 0;   // the collective's size as nccl-tests counts it (collectiveSizeBytes)
-  double seconds = 0;  // sum of start->end durations
+  int64_t sizeBytes = 0;      // the collectives' sizes as nccl-tests counts them (collectiveSizeBytes)
+  int64_t sentBytes = 0;      // what this rank sent of them under the ring schedule (ring_schedule.h)
+  int64_t receivedBytes = 0;  // and received
+  double seconds = 0;         // sum of start->end durations
 };
+
+// The totals over every collective type.
+CollectiveTotals allCollectives(const std::array<CollectiveTotals, kCollectiveOpCount>& perOp);
 
 // What one rank holds of one model unit (memory events that name it), after one of its events.
 struct UnitMemorySample {

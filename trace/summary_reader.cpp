@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "trace/file_text.h"
+#include "trace/ring_schedule.h"
 
 namespace shardscope::trace {
 
@@ -49,9 +50,15 @@ SummaryRun readRun(const nlohmann::json& j) {
     const auto coll = objectAt("collectives");
     for (int op = 0; op < kCollectiveOpCount; ++op) {
       const auto& c = coll.value(collectiveOpName(static_cast<CollectiveOp>(op)), nlohmann::json::object());
-      s.collectives[op].count = c.value("count", int64_t{0});
-      s.collectives[op].bytes = c.value("bytes", int64_t{0});
-      s.collectives[op].seconds = c.value("time_s", 0.0);
+      auto& t = s.collectives[op];
+      t.count = c.value("count", int64_t{0});
+      t.sizeBytes = c.value("bytes", int64_t{0});
+      t.seconds = c.value("time_s", 0.0);
+      // Before summary/4 only the size was written: the ring's traffic follows from it, with every
+      // collective among the whole world (the only group those versions had).
+      const auto ring = ringTrafficPerRank(static_cast<CollectiveOp>(op), run.config.world, t.sizeBytes);
+      t.sentBytes = c.value("sent_bytes", ring.sentBytes);
+      t.receivedBytes = c.value("received_bytes", ring.receivedBytes);
     }
     s.overlapPercent = r.contains("overlap_pct") && r["overlap_pct"].is_number() ? r["overlap_pct"].get<double>() : 0.0;
     s.recomputeSecondsPerStep = r.contains("recompute_s_per_step") && r["recompute_s_per_step"].is_number()

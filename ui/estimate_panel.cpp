@@ -14,6 +14,7 @@
 #include "estimate/run_prediction.h"
 #include "trace/format.h"
 #include "trace/model_layout.h"
+#include "trace/ring_schedule.h"
 #include "ui/item_probe.h"
 #include "ui/theme.h"
 
@@ -45,6 +46,8 @@ constexpr SeedExample kSeedExamples[] = {
     // The seeds' "LoRA, any model size: DDP": the adapters are tiny, but ddp still holds the
     // frozen weights whole, and 70B of bf16 weights do not fit in 80 GB.
     {"seed: LoRA on 70B, 4 GPUs", "estimate:seed-lora", "70B", "1,4", {2, 2, 12}, 0.5f},
+    // The ZeRO paper's Figure 1: 120, 31.4, 16.6 and 1.9 GB for stages 0 to 3.
+    {"ZeRO paper: 7.5B, 64 GPUs", "estimate:zero-figure-1", "7.5B", "64", {2, 2, 12}, 100},
 };
 const ImVec4 kPredictionColor(1.0f, 0.78f, 0.35f, 1.0f);
 const ImVec4 kMatchColor(0.5f, 0.85f, 0.5f, 1.0f);
@@ -84,6 +87,15 @@ void measuredCell(int64_t measured, int64_t predicted) {
     ImGui::SetTooltip("measured %lld bytes, predicted %lld", static_cast<long long>(measured),
                       static_cast<long long>(predicted));
   }
+}
+
+// A collective type's size per step on rank 0 of a run, as the estimator predicts it.
+int64_t measuredSizePerStep(const std::vector<RankStats>& ranks, CollectiveOp op) {
+  const auto& rank0 = ranks.front();
+  const int64_t steps = std::max<int64_t>(1, rank0.recordedSteps);
+  // Every step also all-reduces the 4-byte loss for the progress line: not training traffic.
+  const int64_t logging = op == CollectiveOp::AllReduce ? 4 : 0;
+  return rank0.collectives[static_cast<int>(op)].sizeBytes / steps - logging;
 }
 
 void updatePredictions(EstimatePanelState& st, const RunConfig& config) {
@@ -177,14 +189,21 @@ void drawRunPrediction(EstimatePanelState& st, const RunConfig& config, const st
         none();
         continue;
       }
-      cell(i, c->bytes, c->formula, [&](const std::vector<RankStats>& ranks) {
-        const auto& rank0 = ranks.front();
-        const int64_t steps = std::max<int64_t>(1, rank0.recordedSteps);
-        // Every step also all-reduces the 4-byte loss for the progress line: not training traffic.
-        const int64_t logging = op == CollectiveOp::AllReduce ? 4 : 0;
-        return rank0.collectives[static_cast<int>(op)].bytes / steps - logging;
-      });
+      cell(i, c->bytes, c->formula, [&](const std::vector<RankStats>& ranks) { return measuredSizePerStep(ranks, op); });
     }
+  }
+  // What a rank sends of them: the ring schedule applied to the sizes, predicted and measured alike.
+  ImGui::TableNextRow();
+  ImGui::TableNextColumn();
+  ImGui::TextUnformatted("sent per rank per step (ring)");
+  for (int i = 0; i < kStrategyCount; ++i) {
+    cell(i, predictions[i].sentBytesPerStep(),
+         "all-reduce 2(N-1)/N x size, all-gather and reduce-scatter (N-1)/N x size, summed",
+         [&](const std::vector<RankStats>& ranks) {
+           int64_t sent = 0;
+           for (auto op : kOps) sent += trace::ringTrafficPerRank(op, config.world, measuredSizePerStep(ranks, op)).sentBytes;
+           return sent;
+         });
   }
   ImGui::EndTable();
   ImGui::TextDisabled(anyMeasured ? "\"= run\": the matching run's largest rank measured exactly the predicted bytes"
@@ -268,13 +287,13 @@ void drawWhatIf(EstimatePanelState& st) {
 
   double scale = std::max(c.gpuMemoryBytes, 1.0);  // all zero is allowed: keep the bars finite
   for (const auto& r : rows) scale = std::max(scale, r.total());
-  const float labelWidth = 300.0f;
+  const float labelWidth = 350.0f;
   const float barWidth = std::max(ImGui::GetContentRegionAvail().x - labelWidth - 8.0f, 80.0f);
   const float barHeight = ImGui::GetTextLineHeight();
   ImDrawList* dl = ImGui::GetWindowDrawList();
   ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(ImGui::GetStyle().ItemSpacing.x, 2.0f));
   for (const auto& r : rows) {
-    ImGui::Text("%-13s x%-3d %9s", r.strategy.c_str(), r.world, trace::formatDecimalGB(r.total()).c_str());
+    ImGui::Text("%-15s x%-3d %9s", r.strategy.c_str(), r.world, trace::formatDecimalGB(r.total()).c_str());
     if (c.gpuMemoryBytes > 0) {
       ImGui::SameLine();
       ImGui::TextColored(r.fits ? kMatchColor : kMismatchColor, r.fits ? "fits" : "does NOT fit");

@@ -52,7 +52,7 @@ void valueBars(const char* title, const std::vector<Session>& sessions, const st
   ImGui::TextUnformatted(title);
   const float barWidth = std::max(ImGui::GetContentRegionAvail().x - kLabelWidth - 10.0f, 100.0f);
   for (size_t i = 0; i < sessions.size(); ++i) {
-    ImGui::Text("  %-26s %12s", sessions[i].config.strategy.c_str(), format(values[i]).c_str());
+    ImGui::Text("  %-20s %18s", sessions[i].config.strategy.c_str(), format(values[i]).c_str());
     ImGui::SameLine(kLabelWidth);
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 p = ImGui::GetCursorScreenPos();
@@ -281,16 +281,25 @@ void drawComparison(const std::vector<Session>& sessions,
       return std::string(buf);
     });
     for (auto op : {trace::CollectiveOp::AllGather, trace::CollectiveOp::ReduceScatter, trace::CollectiveOp::AllReduce}) {
-      const std::string name = std::string(trace::collectiveOpName(op)) + " bytes / time per step";
+      const std::string name = std::string(trace::collectiveOpName(op)) + " size / sent / time per step";
       row(name.c_str(), [&](const auto& r) {
         if (r.empty()) return std::string("-");
         if (!anyRecorded(r)) return std::string("not recorded");
         const auto& c = r.front().collectives[static_cast<int>(op)];
         const double steps = std::max<double>(1, r.front().recordedSteps);
         if (c.count == 0) return std::string("-");
-        return formatBytes(c.bytes / steps) + " / " + formatDuration(c.seconds * 1e9 / steps);
+        return formatBytes(c.sizeBytes / steps) + " / " + formatBytes(c.sentBytes / steps) + " / " +
+               formatDuration(c.seconds * 1e9 / steps);
       });
     }
+    row("all collectives: size / sent / received", [&](const auto& r) {
+      if (r.empty()) return std::string("-");
+      if (!anyRecorded(r)) return std::string("not recorded");
+      const auto all = trace::allCollectives(r.front().collectives);
+      const double steps = std::max<double>(1, r.front().recordedSteps);
+      return formatBytes(all.sizeBytes / steps) + " / " + formatBytes(all.sentBytes / steps) + " / " +
+             formatBytes(all.receivedBytes / steps);
+    });
     bool anyRecompute = false;
     for (const auto& r : stats) anyRecompute |= maxOf(r, [](const RankStats& s) { return s.recomputeSecondsPerStep; }) > 0;
     if (anyRecompute) {  // activation checkpointing: what the memory it saves costs in compute
@@ -321,7 +330,8 @@ void drawComparison(const std::vector<Session>& sessions,
     for (const auto& s : stats[i]) {
       if (!largest || s.peakTotal > largest->peakTotal) largest = &s;
     }
-    ImGui::Text("%-28s %10s", sessions[i].title.c_str(), largest ? formatBytes(static_cast<double>(largest->peakTotal)).c_str() : "-");
+    ImGui::Text("  %-20s %18s", sessions[i].config.strategy.c_str(),
+                largest ? formatBytes(static_cast<double>(largest->peakTotal)).c_str() : "-");
     ImGui::SameLine(kLabelWidth);
     stackedBar(largest ? largest->atPeakTotal : trace::RoleBytes{}, scale, barWidth, 14);
   }
@@ -336,10 +346,9 @@ void drawComparison(const std::vector<Session>& sessions,
     }
     if (!r.empty()) {
       const double steps = std::max<double>(1, r.front().recordedSteps);
-      for (const auto& c : r.front().collectives) {
-        traffic += static_cast<double>(c.bytes) / steps;
-        comm += c.seconds * 1e3 / steps;
-      }
+      const auto all = trace::allCollectives(r.front().collectives);
+      traffic = static_cast<double>(all.sentBytes) / steps;
+      comm = all.seconds * 1e3 / steps;
     }
     stepMs.push_back(step);
     samples.push_back(rate);
@@ -353,8 +362,21 @@ void drawComparison(const std::vector<Session>& sessions,
   ImGui::Spacing();
   valueBars("Step time (slowest rank)", sessions, stepMs, ms, IM_COL32(90, 140, 200, 255));
   valueBars("Throughput, samples/s (all ranks)", sessions, samples, plain, IM_COL32(84, 162, 75, 255));
-  valueBars("Bytes on the wire per step (rank 0, all collectives)", sessions, bytes,
-            [](double v) { return formatBytes(v); }, IM_COL32(245, 133, 24, 255));
+  // The ZeRO paper's comparison: what a rank sends, as a multiple of DDP's when DDP is on screen.
+  double ddpSent = 0;
+  for (size_t i = 0; i < sessions.size(); ++i) {
+    if (sessions[i].config.strategy == "ddp" && bytes[i] > 0) ddpSent = bytes[i];
+  }
+  valueBars("Bytes a rank sends per step under the ring schedule (rank 0, all collectives)", sessions, bytes,
+            [&](double v) {
+              if (ddpSent <= 0) return formatBytes(v);
+              char ratio[32];
+              std::snprintf(ratio, sizeof ratio, " (%.2fx ddp)", v / ddpSent);
+              return formatBytes(v) + ratio;
+            },
+            IM_COL32(245, 133, 24, 255));
+  ImGui::TextDisabled("all-reduce 2(N-1)/N x size, all-gather and reduce-scatter (N-1)/N x size: the bytes the "
+                      "rank puts on the wire, not the collectives' sizes (the table has both)");
   valueBars("Time in collectives per step (rank 0)", sessions, commMs, ms, IM_COL32(114, 183, 178, 255));
   valueBars("Comm/compute overlap", sessions, overlap, pct, IM_COL32(178, 121, 162, 255));
 }

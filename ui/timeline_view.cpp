@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "trace/ring_schedule.h"
 #include "ui/theme.h"
 
 namespace shardscope::ui {
@@ -254,6 +255,10 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
             if (impl != trace::collectiveOpName(op)) ImGui::Text("implemented as %s", impl.c_str());
             ImGui::Text("in %s, out %s, group of %d", formatBytes(static_cast<double>(e.bytes)).c_str(),
                         formatBytes(static_cast<double>(e.bytesOut)).c_str(), e.worldSize);
+            const auto ring = trace::ringTrafficPerRank(op, e.worldSize, trace::collectiveSizeBytes(e));
+            ImGui::Text("this rank sends %s and receives %s (ring schedule)",
+                        formatBytes(static_cast<double>(ring.sentBytes)).c_str(),
+                        formatBytes(static_cast<double>(ring.receivedBytes)).c_str());
             ImGui::Text("issued %s, took %s", formatDuration(e.issueNs - originNs).c_str(),
                         formatDuration(static_cast<double>(e.endNs - e.beginNs)).c_str());
             ImGui::Text("algbw %.3f GB/s, busbw %.3f GB/s", algbw / 1e9, algbw * trace::busbwFactor(op, e.worldSize) / 1e9);

@@ -175,6 +175,9 @@ TEST(CliErrors, EstimateRejectsWhatItCannotRead) {
   expectRejected({"estimate", "--params", "70B", "--bytes-per-param", "2,2"}, "--bytes-per-param '2,2'");
   expectRejected({"estimate", "--params", "70B", "--gpu-memory", "-80"}, "--gpu-memory -80 is negative");
   expectRejected({"estimate", "--world", "0"}, "--world is 0");
+  expectRejected({"estimate", "--params", "70B", "--reserve", "120%"}, "--reserve '120%' is not a percentage");
+  expectRejected({"estimate", "--params", "70B", "--fewest-gpus", "--gpu-memory", "0"}, "--fewest-gpus needs one GPU's memory");
+  expectRejected({"estimate", "--largest-model", "--params", "7B"}, "--largest-model finds the parameter count");
 #ifdef SHARDSCOPE_HAS_WINDOW
   expectRejected({"run", "--tab", "charts", "--screenshot", "/tmp/x.png"}, "--tab 'charts' is not a tab");
 #else  // the tab names belong to the window; a build without it says that first
@@ -217,6 +220,21 @@ TEST(CliErrors, EstimateIsLabelledAPrediction) {
   EXPECT_EQ(accumulated.exitCode, 0) << accumulated.output;
   EXPECT_NE(accumulated.output.find("per micro-batch (x 4)"), std::string::npos) << accumulated.output;
   EXPECT_NE(accumulated.output.find("LoRA rank 2, 4 micro-batches per step"), std::string::npos) << accumulated.output;
+  // Nothing runs, so any world size can be predicted (only `run` is capped at one host's ranks).
+  auto wide = runShardscope({"estimate", "--model", "gpt", "--world", "64", "--json"});
+  ASSERT_EQ(wide.exitCode, 0) << wide.output;
+  EXPECT_NE(wide.output.find("\"world\": 64"), std::string::npos) << wide.output;
+  // The inverse questions, with a tenth of each GPU kept free.
+  auto fewest = runShardscope({"estimate", "--params", "70B", "--bytes-per-param", "2,2,8", "--fewest-gpus", "--reserve", "10%"});
+  ASSERT_EQ(fewest.exitCode, 0) << fewest.output;
+  EXPECT_NE(fewest.output.find("PREDICTION"), std::string::npos) << fewest.output;
+  EXPECT_NE(fewest.output.find("72 GB for the model states"), std::string::npos) << fewest.output;
+  EXPECT_NE(fewest.output.find("full_shard                 12"), std::string::npos) << fewest.output;
+  EXPECT_NE(fewest.output.find("ddp                      none"), std::string::npos) << fewest.output;
+  auto largest = runShardscope({"estimate", "--largest-model", "--worlds", "1,8"});
+  ASSERT_EQ(largest.exitCode, 0) << largest.output;
+  EXPECT_NE(largest.output.find("PREDICTION"), std::string::npos) << largest.output;
+  EXPECT_NE(largest.output.find("full_shard               5B        40B"), std::string::npos) << largest.output;
   // no_sync's price: full_shard holds every (adapter) gradient unsharded, as ddp does.
   EXPECT_NE(accumulated.output.find("every unsharded gradient, kept from the first micro-batch to the last"),
             std::string::npos) << accumulated.output;

@@ -93,6 +93,77 @@ TEST(ModelStateTable, NoGpuMemoryMeansNoVerdict) {
   for (const auto& r : modelStateTable(c)) EXPECT_TRUE(r.fits) << r.strategy << " x " << r.world;
 }
 
+// The ZeRO paper (Rajbhandari et al. 2020), Figure 1: 7.5B parameters, N_d = 64, K = 12 prints
+// 120 GB for the baseline, 31.4 GB for P_os, 16.6 GB for P_os+g and 1.9 GB for P_os+g+p.
+TEST(ModelStateTable, TheZeroPapersFigureOne) {
+  ModelStateCase c;
+  c.parameters = 7.5e9;
+  c.bytes = {2, 2, 12};
+  c.worlds = {64};
+  const auto rows = modelStateTable(c);
+  EXPECT_NEAR(row(rows, "ddp", 64).total() / 1e9, 120.0, 0.05);
+  EXPECT_NEAR(row(rows, "zero1", 64).total() / 1e9, 31.4, 0.05);
+  EXPECT_NEAR(row(rows, "deepspeed_zero2", 64).total() / 1e9, 16.6, 0.05);
+  EXPECT_NEAR(row(rows, "full_shard", 64).total() / 1e9, 1.9, 0.05);
+  // FSDP's SHARD_GRAD_OP holds its weight shard beside the gathered copy: W/N more than ZeRO-2.
+  EXPECT_NEAR(row(rows, "shard_grad_op", 64).total() - row(rows, "deepspeed_zero2", 64).total(), 2 * 7.5e9 / 64, 1.0);
+  EXPECT_DOUBLE_EQ(row(rows, "deepspeed_zero2", 64).weights, 15e9);
+}
+
+// The inverse of the seeds' Llama-70B example (2,2,8 B: 840 GB): FSDP needs more than 8 H100s and
+// fits on 16; the fewest is 11 (76.4 GB). DDP never fits, nor ZeRO-1 (W + G = 280 GB on every GPU).
+TEST(ModelStateTable, FewestGpusForLlama70B) {
+  ModelStateCase c;
+  c.parameters = 70e9;
+  c.bytes = {2, 2, 8};
+  c.gpuMemoryBytes = 80e9;
+  const auto fewest = [&](const char* name) {
+    for (const auto& s : modelStateStrategies()) {
+      if (std::string(s.name) == name) return fewestGpus(c, s);
+    }
+    ADD_FAILURE() << name;
+    return std::optional<int>{};
+  };
+  EXPECT_FALSE(fewest("ddp").has_value());
+  EXPECT_FALSE(fewest("zero1").has_value());
+  EXPECT_FALSE(fewest("deepspeed_zero2").has_value()) << "W = 140 GB stays whole";
+  EXPECT_FALSE(fewest("shard_grad_op").has_value()) << "the gathered 140 GB stays whole";
+  ASSERT_TRUE(fewest("full_shard").has_value());
+  EXPECT_EQ(*fewest("full_shard"), 11);
+  // A tenth kept free for activations: 72 GB for the model states, 840 / 72 -> 12 GPUs.
+  c.reserve = 0.1;
+  EXPECT_EQ(*fewest("full_shard"), 12);
+  // 7B in 2,2,4 (56 GB) fits one 80 GB GPU under every strategy.
+  c = ModelStateCase{};
+  c.parameters = 7e9;
+  c.bytes = {2, 2, 4};
+  for (const auto& s : modelStateStrategies()) EXPECT_EQ(fewestGpus(c, s).value_or(-1), 1) << s.name;
+}
+
+// The largest model whose model states fit: 80 GB / 16 B per parameter = 5B on one GPU under any
+// strategy; on 8 GPUs full_shard holds 8x that, ddp still 5B, and every answer fits exactly.
+TEST(ModelStateTable, LargestModelForSoManyGpus) {
+  ModelStateCase c;
+  c.bytes = {2, 2, 12};
+  c.gpuMemoryBytes = 80e9;
+  for (const auto& s : modelStateStrategies()) {
+    const bool gathers = s.keepsGatheredWeights;  // one GPU: its shard is the whole, plus the gathered copy
+    EXPECT_NEAR(largestModel(c, s, 1), gathers ? 80e9 / 18 : 5e9, 1.0) << s.name;
+    c.parameters = largestModel(c, s, 8);
+    EXPECT_NEAR(modelStateRow(c, s, 8).total(), 80e9, 1.0) << s.name;
+  }
+  const auto& strategies = modelStateStrategies();
+  EXPECT_NEAR(largestModel(c, strategies.front(), 8), 5e9, 1.0);  // ddp
+  EXPECT_NEAR(largestModel(c, strategies.back(), 8), 40e9, 1.0);  // full_shard
+}
+
+TEST(ParseQuantity, Percentages) {
+  EXPECT_DOUBLE_EQ(*parsePercent("10%"), 0.1);
+  EXPECT_DOUBLE_EQ(*parsePercent("10"), 0.1);
+  EXPECT_DOUBLE_EQ(*parsePercent("0"), 0.0);
+  for (const char* bad : {"", "%", "100", "-5%", "ten", "10%%"}) EXPECT_FALSE(parsePercent(bad).has_value()) << bad;
+}
+
 TEST(ParseQuantity, CountsWithSuffixes) {
   EXPECT_DOUBLE_EQ(*parseCount("7B"), 7e9);
   EXPECT_DOUBLE_EQ(*parseCount("70b"), 70e9);

@@ -12,6 +12,7 @@
 
 #include "tests/support/run_cli.h"
 #include "trace/model_layout.h"
+#include "trace/ring_schedule.h"
 
 namespace shardscope::estimate {
 namespace {
@@ -94,6 +95,13 @@ TEST_P(PredictionMatchesMeasurement, MemoryAndWire) {
       if (p.count >= 0) {
         EXPECT_EQ(op["count"].get<int64_t>() / c.steps, p.count) << trace::collectiveOpName(p.op);
       }
+      // What the rank sent under the ring: summed per collective, so rounding to whole bytes may
+      // differ from the prediction's (one rounding of the total) by up to a byte per collective.
+      const int64_t lossSent = isAllReduce ? trace::ringTrafficPerRank(p.op, c.world, 4).sentBytes : 0;
+      EXPECT_NEAR(static_cast<double>(op["sent_bytes"].get<int64_t>() / c.steps), static_cast<double>(p.sentBytes + lossSent),
+                  static_cast<double>(op["count"].get<int64_t>() / c.steps + 1))
+          << trace::collectiveOpName(p.op);
+      EXPECT_EQ(op["received_bytes"], op["sent_bytes"]);
     }
   }
 }
@@ -119,6 +127,67 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"full_shard", "fp32", 1, "adam", 3, 0, 3}, Case{"shard_grad_op", "bf16", 1, "adam", 2, 0, 2},
                       Case{"full_shard", "bf16", 2, "adam", 2, 3, 2}, Case{"shard_grad_op", "fp32", 1, "adam", 3, 3, 2}),
     nameOf);
+
+// The bytes a rank sends per step under the ring schedule, written out per strategy (fp32, so the
+// compute copy is 4 B too): ddp all-reduces every gradient, 2(N-1)/N x 4P; zero1 adds one
+// all-gather of the flat buffer, (N-1)/N x 4P''; shard_grad_op gathers and reduce-scatters every
+// unit once, (N-1)/N x 8P'; full_shard gathers every block a second time for backward.
+TEST(TrafficPrediction, ClosedFormsForEveryStrategyAtWorldTwoThreeFour) {
+  for (int n : {2, 3, 4}) {
+    SCOPED_TRACE("world " + std::to_string(n));
+    RunConfig c;
+    c.model = "gpt";
+    c.layers = 4;
+    c.hidden = 64;
+    c.world = n;
+    const auto sent = [&](const char* strategy) {
+      RunConfig s = c;
+      s.strategy = strategy;
+      return predictRun(s);
+    };
+    const auto ddp = sent("ddp"), zero1 = sent("zero1"), sgo = sent("shard_grad_op"), fs = sent("full_shard");
+    const int64_t p = ddp.parameters;
+    const int64_t flat = (p + n - 1) / n * n;    // P'': zero1's one flat buffer, padded once
+    const int64_t perUnit = sgo.paddedParameters;  // P': every unit padded
+    int64_t blocks = 0;                          // the blocks' share of P'
+    for (const auto& u : flatUnits(modelLayout(c), c.layers)) {
+      if (u.unit != kRootUnit) blocks += (u.numel + n - 1) / n * n;
+    }
+    EXPECT_NEAR(static_cast<double>(ddp.sentBytesPerStep()), 2.0 * (n - 1) / n * 4 * p, 1.0);
+    EXPECT_NEAR(static_cast<double>(zero1.sentBytesPerStep()), 2.0 * (n - 1) / n * 4 * p + (n - 1) * 4 * flat / n, 1.0);
+    EXPECT_EQ(sgo.sentBytesPerStep(), (n - 1) * 8 * perUnit / n);
+    EXPECT_EQ(fs.sentBytesPerStep(), (n - 1) * (8 * perUnit + 4 * blocks) / n);
+    // The ZeRO paper's comparison: ZeRO-2 moves what DDP moves, ZeRO-3 1.5x (less the root, which
+    // is gathered once), at any N. Sizes, by contrast, double from ddp to the sharded strategies.
+    const double d = static_cast<double>(ddp.sentBytesPerStep());
+    EXPECT_NEAR(zero1.sentBytesPerStep() / d, 1.5, 0.01);
+    EXPECT_NEAR(sgo.sentBytesPerStep() / d, 1.0, 0.01);
+    EXPECT_NEAR(fs.sentBytesPerStep() / d, 1.5 - 0.5 * (perUnit - blocks) / static_cast<double>(p), 0.01);
+  }
+}
+
+// The same ratios, measured: a compare of the four strategies on the README's model at 2 ranks.
+// (Its collectives' sizes read 1 : 2 : 2 : 2.96, what the app once drew as bytes on the wire.)
+TEST(TrafficPrediction, ARunSendsWhatTheZeroPaperSays) {
+  const auto dir = testing::freshTempDir("traffic");
+  const auto r = testing::runShardscope({"compare", "--strategies", "ddp,zero1,shard_grad_op,full_shard", "--model",
+                                         "gpt", "--layers", "4", "--hidden", "256", "--seq", "16", "--batch", "4",
+                                         "--world", "2", "--steps", "2", "--summary", dir + "/compare.json"});
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  const auto summary = nlohmann::json::parse(std::ifstream(dir + "/compare.json"));
+  const auto perStep = [&](const char* strategy, const char* key) {
+    return summary["runs"][strategy]["ranks"][0]["traffic_per_step"][key].get<double>();
+  };
+  const double ddpSent = perStep("ddp", "sent_bytes"), ddpSize = perStep("ddp", "size_bytes");
+  EXPECT_NEAR(perStep("zero1", "sent_bytes") / ddpSent, 1.5, 0.02);
+  EXPECT_NEAR(perStep("shard_grad_op", "sent_bytes") / ddpSent, 1.0, 0.02);
+  EXPECT_NEAR(perStep("full_shard", "sent_bytes") / ddpSent, 1.48, 0.03);
+  EXPECT_NEAR(perStep("shard_grad_op", "size_bytes") / ddpSize, 2.0, 0.03);
+  for (const char* s : {"ddp", "zero1", "shard_grad_op", "full_shard"}) {
+    EXPECT_EQ(perStep(s, "received_bytes"), perStep(s, "sent_bytes")) << s;
+  }
+  EXPECT_NE(r.output.find("ratio to ddp"), std::string::npos) << r.output;
+}
 
 // LoRA's layout: every base weight frozen, and per block matrix W [out, in] two trained adapters,
 // A [r, in] and B [out, r]: for a GPT block r (h + 3h) + r (h + h) + r (h + 4h) + r (4h + h).

@@ -122,5 +122,39 @@ TEST(RingSchedule, ChunksRoundUpWhenTheSizeDoesNotDivide) {
   EXPECT_EQ(s.bytesSentPerRank(), 68);
 }
 
+
+// The closed forms the ZeRO paper's comparison rests on, at the world sizes a class uses.
+TEST(RingTraffic, ClosedFormsPerRankAtWorldTwoThreeFour) {
+  const int64_t size = 1'200'000;  // divisible by 2, 3 and 4
+  for (int n : {2, 3, 4}) {
+    SCOPED_TRACE(n);
+    const auto ar = ringTrafficPerRank(CollectiveOp::AllReduce, n, size);
+    EXPECT_EQ(ar.sentBytes, 2 * (n - 1) * size / n);
+    EXPECT_EQ(ar.receivedBytes, ar.sentBytes);
+    for (auto op : {CollectiveOp::AllGather, CollectiveOp::ReduceScatter}) {
+      const auto t = ringTrafficPerRank(op, n, size);
+      EXPECT_EQ(t.sentBytes, (n - 1) * size / n);
+      EXPECT_EQ(t.receivedBytes, t.sentBytes);
+      // The animated schedule sends exactly that many chunks.
+      EXPECT_EQ(ringSchedule(op, n, size).bytesSentPerRank(), t.sentBytes);
+    }
+    EXPECT_EQ(ringSchedule(CollectiveOp::AllReduce, n, size).bytesSentPerRank(), ar.sentBytes);
+  }
+  // Reduce-scatter then all-gather moves exactly what one all-reduce moves: ZeRO-2 = DDP.
+  for (int n : {2, 3, 4, 8}) {
+    EXPECT_EQ(ringTrafficPerRank(CollectiveOp::ReduceScatter, n, size).sentBytes +
+                  ringTrafficPerRank(CollectiveOp::AllGather, n, size).sentBytes,
+              ringTrafficPerRank(CollectiveOp::AllReduce, n, size).sentBytes);
+  }
+}
+
+TEST(RingTraffic, NothingMovesAloneOrAtABarrier) {
+  EXPECT_EQ(ringTrafficPerRank(CollectiveOp::AllReduce, 1, 1000).sentBytes, 0);
+  EXPECT_EQ(ringTrafficPerRank(CollectiveOp::Barrier, 4, 0).sentBytes, 0);
+  // Not divisible: rounded to the nearest byte, never more than the size x the factor + 1/2.
+  EXPECT_EQ(ringTrafficPerRank(CollectiveOp::AllReduce, 3, 1000).sentBytes, 1333);
+  EXPECT_EQ(ringTrafficPerRank(CollectiveOp::AllGather, 3, 1000).sentBytes, 667);
+}
+
 }  // namespace
 }  // namespace shardscope::trace

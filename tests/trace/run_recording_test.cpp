@@ -55,8 +55,39 @@ TEST(RunRecording, OverlapIsCommTimeCoveredByForwardOrBackward) {
   EXPECT_NEAR(rec.overlapPercent(0), 100.0 * 100 / 150, 1e-9);
   auto totals = rec.collectiveTotals(0);
   EXPECT_EQ(totals[static_cast<int>(CollectiveOp::AllReduce)].count, 1);
-  EXPECT_EQ(totals[static_cast<int>(CollectiveOp::AllReduce)].bytes, 1000);
+  EXPECT_EQ(totals[static_cast<int>(CollectiveOp::AllReduce)].sizeBytes, 1000);
   EXPECT_EQ(rec.collectiveTotals(0, /*steps=*/0)[static_cast<int>(CollectiveOp::AllReduce)].count, 0);
+}
+
+// The size counts the all-gather's output and the others' input; what the rank sends follows the
+// ring schedule among the collective's own group.
+TEST(RunRecording, CollectiveTotalsCountSizeAndRingTrafficPerGroup) {
+  RunRecording rec(1);
+  Event allReduce = span(EventKind::Collective, static_cast<uint8_t>(CollectiveOp::AllReduce), 0, 10);
+  allReduce.bytes = allReduce.bytesOut = 1000;
+  allReduce.worldSize = 4;
+  Event allGather = span(EventKind::Collective, static_cast<uint8_t>(CollectiveOp::AllGather), 20, 30);
+  allGather.bytes = 200;
+  allGather.bytesOut = 800;
+  allGather.worldSize = 4;
+  Event pairAllGather = allGather;  // the same buffers among a group of two
+  pairAllGather.worldSize = 2;
+  pairAllGather.bytes = 400;
+  for (const auto& e : {allReduce, allGather, pairAllGather}) rec.add(e);
+  const auto totals = rec.collectiveTotals(0);
+  const auto& ar = totals[static_cast<int>(CollectiveOp::AllReduce)];
+  const auto& ag = totals[static_cast<int>(CollectiveOp::AllGather)];
+  EXPECT_EQ(ar.sizeBytes, 1000);
+  EXPECT_EQ(ar.sentBytes, 1500);  // 2 x 3/4 x 1000
+  EXPECT_EQ(ar.receivedBytes, 1500);
+  EXPECT_EQ(ag.count, 2);
+  EXPECT_EQ(ag.sizeBytes, 1600);
+  EXPECT_EQ(ag.sentBytes, 600 + 400);  // 3/4 x 800 + 1/2 x 800
+  const auto all = allCollectives(totals);
+  EXPECT_EQ(all.count, 3);
+  EXPECT_EQ(all.sizeBytes, 2600);
+  EXPECT_EQ(all.sentBytes, 2500);
+  EXPECT_EQ(all.receivedBytes, 2500);
 }
 
 TEST(Bandwidth, FollowsNcclTestsFactors) {

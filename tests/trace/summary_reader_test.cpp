@@ -55,6 +55,29 @@ TEST(SummaryReader, OlderSummariesTakeRecordedStepsFromTheirConfig) {
   }
 }
 
+TEST(SummaryReader, TrafficIsReadOrFollowsFromTheSizesOfOlderSummaries) {
+  // summary/3 wrote only the sizes ("bytes"): what a rank sent follows from the ring among the world.
+  const auto old = writeFile("v3.json", R"({"schema": "shardscope.summary/3", "config": {"world": 4},
+      "ranks": [{"rank": 0, "step_time_s": [0.1], "peak_bytes": {"total": 0}, "collectives": {
+        "all_reduce": {"count": 2, "bytes": 1000}, "all_gather": {"count": 1, "bytes": 800}}}]})");
+  auto loaded = loadSummary(old);
+  ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+  const auto& ar = loaded.runs.at(0).ranks.at(0).collectives[static_cast<int>(CollectiveOp::AllReduce)];
+  const auto& ag = loaded.runs.at(0).ranks.at(0).collectives[static_cast<int>(CollectiveOp::AllGather)];
+  EXPECT_EQ(ar.sizeBytes, 1000);
+  EXPECT_EQ(ar.sentBytes, 1500);
+  EXPECT_EQ(ag.receivedBytes, 600);
+  // summary/4 writes them; they are taken as written.
+  const auto fresh = writeFile("v4.json", R"({"schema": "shardscope.summary/4", "config": {"world": 4},
+      "ranks": [{"rank": 0, "step_time_s": [0.1], "peak_bytes": {"total": 0}, "collectives": {
+        "all_reduce": {"count": 2, "bytes": 1000, "size_bytes": 1000, "sent_bytes": 1499, "received_bytes": 1498}}}]})");
+  loaded = loadSummary(fresh);
+  ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+  const auto& written = loaded.runs.at(0).ranks.at(0).collectives[static_cast<int>(CollectiveOp::AllReduce)];
+  EXPECT_EQ(written.sentBytes, 1499);
+  EXPECT_EQ(written.receivedBytes, 1498);
+}
+
 TEST(SavedRuns, GzippedTraceAndSummaryReadLikeThePlainOnes) {
   const auto dir = testing::freshTempDir("saved_runs_gzip");
   auto args = testing::optionsOf(testing::tinyGptConfig());
