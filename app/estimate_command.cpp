@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "estimate/activation_memory.h"
 #include "estimate/model_state_table.h"
 #include "estimate/parse_quantity.h"
 #include "estimate/run_prediction.h"
@@ -68,6 +69,9 @@ int estimateRun(const RunConfig& config, bool json) {
                                            {"memory_per_rank", memory},
                                            {"per_step", wire},
                                            {"sent_bytes_per_step", predictions[i].sentBytesPerStep()},
+                                           {"activation_saved_bytes", predictions[i].activationSavedBytes > 0
+                                                                          ? nlohmann::json(predictions[i].activationSavedBytes)
+                                                                          : nlohmann::json(nullptr)},
                                            {"model_state_bytes", predictions[i].modelStateBytes()}};
     }
     std::printf("%s\n", out.dump(2).c_str());
@@ -105,6 +109,10 @@ int estimateRun(const RunConfig& config, bool json) {
   }
   std::printf("%-30s", "sum of the above");
   for (const auto& p : predictions) std::printf(" %16s", formatBytes(static_cast<double>(p.modelStateBytes())).c_str());
+  if (predictions[0].activationSavedBytes > 0) {
+    std::printf("\n%-30s", "activation (saved for backward)");
+    for (const auto& p : predictions) std::printf(" %16s", formatBytes(static_cast<double>(p.activationSavedBytes)).c_str());
+  }
   std::printf("\n\n%-30s\n", "collectives per step");
   for (auto op : kOps) {
     for (bool sent : {false, true}) {
@@ -139,18 +147,64 @@ int estimateRun(const RunConfig& config, bool json) {
     for (const auto& m : predictions[i].memory) std::printf("    %-31s %s\n", rowLabel(m).c_str(), m.formula.c_str());
     for (const auto& c : predictions[i].perStep) std::printf("    %-31s %s\n", trace::collectiveOpName(c.op), c.formula.c_str());
   }
-  std::printf("\nNot predicted: activations, communication buffers, allocator overhead. To measure them,\n"
+  if (predictions[0].activationSavedBytes > 0) {
+    std::printf("  every strategy\n    %-31s %s\n", "activation (saved for backward)", predictions[0].activationFormula.c_str());
+    std::printf("\nActivations are what forward saves for backward, when backward begins (the summary's\n"
+                "activation_saved_bytes); the activation peak adds backward's working memory and is not predicted.\n");
+  }
+  std::printf("\nNot predicted: %scommunication buffers, allocator overhead. To measure them,\n"
               "run the same options with `shardscope compare` (or the app's Estimate tab, which puts the\n"
-              "measured figures next to these).\n");
+              "measured figures next to these).\n",
+              predictions[0].activationSavedBytes > 0 ? "the activation peak, " : "activations, ");
   return 0;
 }
 
 // The --params/--worlds/--bytes-per-param/... case, or the message that says which value is wrong.
-std::optional<std::string> modelStateCaseOf(const EstimateOptions& o, estimate::ModelStateCase& c) {
+std::string presetNames() {
+  std::string names;
+  for (const auto& p : estimate::architecturePresets()) names += (names.empty() ? "" : ", ") + std::string(p.name);
+  return names;
+}
+
+// --arch, --micro-batch and --recompute: activations per GPU (and the preset's parameter count).
+std::optional<std::string> activationsOf(const EstimateOptions& o, estimate::ModelStateCase& c,
+                                         std::optional<estimate::ArchitecturePreset>& arch) {
+  if (o.arch.empty()) return std::nullopt;
+  arch = estimate::parseArchitecture(o.arch);
+  if (!arch) {
+    return "--arch '" + o.arch + "' is not an architecture: name a preset (" + presetNames() +
+           ") or give layers,hidden,heads,sequence, e.g. --arch 32,4096,32,4096";
+  }
+  const auto recompute = estimate::parseRecompute(o.recompute);
+  if (!recompute) {
+    return "--recompute '" + o.recompute + "' is not a recomputation: choose none, selective (the attention "
+           "core) or full (every layer from its input)";
+  }
+  if (o.microBatch < 1) {
+    return "--micro-batch " + std::to_string(o.microBatch) + " is not a number of samples: give 1 or more";
+  }
+  if (o.largestModel) {
+    return "--largest-model searches over parameter counts, and --arch '" + o.arch + "' fixes the shape; "
+           "drop --arch (the answer is then for model states only)";
+  }
+  auto shape = arch->shape;
+  shape.microBatch = o.microBatch;
+  c.activationBytes = estimate::transformerActivationBytes(shape, *recompute);
+  if (o.params.empty()) c.parameters = arch->parameters;
+  return std::nullopt;
+}
+
+std::optional<std::string> modelStateCaseOf(const EstimateOptions& o, estimate::ModelStateCase& c,
+                                            std::optional<estimate::ArchitecturePreset>& arch) {
   if (o.largestModel) {
     if (!o.params.empty()) {
       return "--largest-model finds the parameter count; drop --params '" + o.params + "' (or drop "
              "--largest-model to see what " + o.params + " parameters need)";
+    }
+  } else if (o.params.empty() && !o.arch.empty()) {
+    // The preset's own count, set below; a custom shape needs --params.
+    if (auto preset = estimate::parseArchitecture(o.arch); preset && preset->parameters <= 0) {
+      return "--arch '" + o.arch + "' gives the shape, not the parameter count: add --params, e.g. --params 7B";
     }
   } else {
     auto params = estimate::parseCount(o.params);
@@ -195,10 +249,11 @@ std::optional<std::string> modelStateCaseOf(const EstimateOptions& o, estimate::
   c.gpuMemoryBytes = o.gpuMemoryGB * 1e9;
   c.trainedFraction = o.trainedFraction;
   c.reserve = *reserve;
-  return std::nullopt;
+  return activationsOf(o, c, arch);
 }
 
-void printCaseHeader(const char* question, const estimate::ModelStateCase& c, bool withParameters) {
+void printCaseHeader(const char* question, const estimate::ModelStateCase& c, bool withParameters,
+                     const EstimateOptions& o, const std::optional<estimate::ArchitecturePreset>& arch) {
   std::printf("shardscope estimate: a PREDICTION of %s (nothing was run or measured)\n", question);
   if (withParameters) std::printf("%s parameters x ", trace::formatCount(c.parameters).c_str());
   else std::printf("per parameter ");
@@ -209,6 +264,15 @@ void printCaseHeader(const char* question, const estimate::ModelStateCase& c, bo
                 100.0 * c.trainedFraction);
   }
   std::printf("; GB = 10^9 bytes\n");
+  if (c.activationBytes > 0) {
+    std::printf("activations per GPU: %s for %s, micro-batch %d, recompute %s (Korthikanti et al. 2022,\n"
+                "Table 2: 16-bit activations, dropout, attention scores kept; per layer sbh(34 + 5as/h), selective\n"
+                "34 sbh, full 2 sbh). Data parallelism does not divide them: every strategy, any N.\n%s",
+                formatDecimalGB(c.activationBytes).c_str(), o.arch.c_str(), o.microBatch, o.recompute.c_str(),
+                arch && !arch->gptLayer ? "For Llama the paper's GPT layer is an APPROXIMATION (its SwiGLU MLP and grouped "
+                                          "key/value heads differ).\n"
+                                        : "");
+  }
   if (c.gpuMemoryBytes > 0) {
     std::printf("a GPU of %s", formatDecimalGB(c.gpuMemoryBytes).c_str());
     if (c.reserve > 0) {
@@ -221,8 +285,8 @@ void printCaseHeader(const char* question, const estimate::ModelStateCase& c, bo
 }
 
 constexpr const char* kLeftOut =
-    "Not included: activations, communication buffers, CUDA context, fragmentation (--reserve keeps a\n"
-    "share of each GPU for them).\n";
+    "Not included: activations (unless --arch gives the shape), communication buffers, CUDA context,\n"
+    "fragmentation (--reserve keeps a share of each GPU for them).\n";
 
 nlohmann::json caseJson(const estimate::ModelStateCase& c) {
   return {{"schema", "shardscope.estimate/1"},
@@ -231,13 +295,18 @@ nlohmann::json caseJson(const estimate::ModelStateCase& c) {
           {"gpu_memory_bytes", c.gpuMemoryBytes},
           {"reserve", c.reserve},
           {"budget_bytes", c.budgetBytes()},
-          {"trained_fraction", c.trainedFraction}};
+          {"trained_fraction", c.trainedFraction},
+          {"activation_bytes_per_gpu", c.activationBytes}};
 }
 
-int printFewestGpus(const estimate::ModelStateCase& c, bool json) {
+int printFewestGpus(const estimate::ModelStateCase& c, const EstimateOptions& o,
+                    const std::optional<estimate::ArchitecturePreset>& arch) {
+  const bool json = o.json;
   nlohmann::json rows = nlohmann::json::array();
   if (!json) {
-    printCaseHeader("the fewest GPUs whose memory holds the model states", c, true);
+    printCaseHeader(c.activationBytes > 0 ? "the fewest GPUs whose memory holds the model states and activations"
+                                           : "the fewest GPUs whose memory holds the model states",
+                    c, true, o, arch);
     std::printf("%-16s %12s %12s  %s\n", "strategy", "fewest GPUs", "per GPU", "why");
   }
   for (const auto& s : estimate::modelStateStrategies()) {
@@ -263,7 +332,8 @@ int printFewestGpus(const estimate::ModelStateCase& c, bool json) {
   return 0;
 }
 
-int printLargestModel(const estimate::ModelStateCase& c, bool json) {
+int printLargestModel(const estimate::ModelStateCase& c, const EstimateOptions& o) {
+  const bool json = o.json;
   if (json) {
     auto out = caseJson(c);
     out["largest_model"] = nlohmann::json::array();
@@ -275,7 +345,7 @@ int printLargestModel(const estimate::ModelStateCase& c, bool json) {
     std::printf("%s\n", out.dump(2).c_str());
     return 0;
   }
-  printCaseHeader("the largest model whose model states fit so many GPUs", c, false);
+  printCaseHeader("the largest model whose model states fit so many GPUs", c, false, o, std::nullopt);
   std::printf("%-16s", "strategy");
   for (int n : c.worlds) std::printf(" %10s", (std::to_string(n) + " GPU" + (n == 1 ? "" : "s")).c_str());
   std::printf("  why\n");
@@ -288,7 +358,9 @@ int printLargestModel(const estimate::ModelStateCase& c, bool json) {
   return 0;
 }
 
-int printModelStateTable(const estimate::ModelStateCase& c, bool json) {
+int printModelStateTable(const estimate::ModelStateCase& c, const EstimateOptions& o,
+                         const std::optional<estimate::ArchitecturePreset>& arch) {
+  const bool json = o.json;
   const auto rows = estimate::modelStateTable(c);
   if (json) {
     auto out = caseJson(c);
@@ -297,22 +369,25 @@ int printModelStateTable(const estimate::ModelStateCase& c, bool json) {
     for (const auto& r : rows) {
       out["rows"].push_back({{"strategy", r.strategy}, {"world", r.world}, {"weights", r.weights},
                              {"gathered", r.gathered}, {"grads", r.grads}, {"optimizer", r.optimizer},
-                             {"total", r.total()}, {"fits", r.fits}});
+                             {"activations", r.activations}, {"total", r.total()}, {"fits", r.fits}});
     }
     std::printf("%s\n", out.dump(2).c_str());
     return 0;
   }
-  printCaseHeader("model-state memory per GPU", c, true);
-  std::printf("%-16s %5s %12s %12s %12s %12s %12s  %s\n", "strategy", "GPUs", "weights", "gathered",
-              "gradients", "optimizer", "total", c.gpuMemoryBytes > 0 ? "verdict" : "");
+  printCaseHeader(c.activationBytes > 0 ? "model-state and activation memory per GPU" : "model-state memory per GPU", c,
+                  true, o, arch);
+  const bool withActivations = c.activationBytes > 0;
+  std::printf("%-16s %5s %12s %12s %12s %12s %12s %12s  %s\n", "strategy", "GPUs", "weights", "gathered",
+              "gradients", "optimizer", withActivations ? "activations" : "", "total", c.gpuMemoryBytes > 0 ? "verdict" : "");
   for (const auto& r : rows) {
     std::string verdict;
     if (c.gpuMemoryBytes > 0) {
       verdict = std::string(r.fits ? "fits" : "does NOT fit") + " in " + formatDecimalGB(c.budgetBytes());
     }
-    std::printf("%-16s %5d %12s %12s %12s %12s %12s  %s\n", r.strategy.c_str(), r.world,
+    std::printf("%-16s %5d %12s %12s %12s %12s %12s %12s  %s\n", r.strategy.c_str(), r.world,
                 formatDecimalGB(r.weights).c_str(), r.gathered > 0 ? formatDecimalGB(r.gathered).c_str() : "-",
                 formatDecimalGB(r.grads).c_str(), formatDecimalGB(r.optimizer).c_str(),
+                withActivations ? formatDecimalGB(r.activations).c_str() : "",
                 formatDecimalGB(r.total()).c_str(), verdict.c_str());
   }
   std::printf("\n");
@@ -332,10 +407,11 @@ int printModelStateTable(const estimate::ModelStateCase& c, bool json) {
 
 int estimateModelStates(const EstimateOptions& o) {
   estimate::ModelStateCase c;
-  if (auto problem = modelStateCaseOf(o, c)) return badValue(*problem);
-  if (o.fewestGpus) return printFewestGpus(c, o.json);
-  if (o.largestModel) return printLargestModel(c, o.json);
-  return printModelStateTable(c, o.json);
+  std::optional<estimate::ArchitecturePreset> arch;
+  if (auto problem = modelStateCaseOf(o, c, arch)) return badValue(*problem);
+  if (o.fewestGpus) return printFewestGpus(c, o, arch);
+  if (o.largestModel) return printLargestModel(c, o);
+  return printModelStateTable(c, o, arch);
 }
 
 }  // namespace
@@ -362,11 +438,20 @@ void addEstimateOptions(CLI::App& cmd, EstimateOptions& o) {
   cmd.add_option("--reserve", o.reserve,
                  "with --params or --largest-model: a share of each GPU kept free for what the table leaves "
                  "out (activations, buffers), e.g. 10% [default: 0]");
+  cmd.add_option("--arch", o.arch,
+                 "with --params or --fewest-gpus: a transformer shape, to add activations per GPU: a preset "
+                 "(" + presetNames() + ", which also gives the parameter count) or layers,hidden,heads,sequence");
+  cmd.add_option("--micro-batch", o.microBatch, "with --arch: samples per GPU per micro-batch [default: 1]");
+  cmd.add_option("--recompute", o.recompute,
+                 "with --arch: activation recomputation, none | selective (the attention core) | full (every "
+                 "layer from its input) [default: none]");
   cmd.add_flag("--json", o.json, "print the prediction as JSON for scripts");
 }
 
 int runEstimate(const RunConfig& config, const EstimateOptions& options) {
-  if (!options.params.empty() || options.largestModel || options.fewestGpus) return estimateModelStates(options);
+  if (!options.params.empty() || options.largestModel || options.fewestGpus || !options.arch.empty()) {
+    return estimateModelStates(options);
+  }
   return estimateRun(config, options.json);
 }
 

@@ -22,6 +22,9 @@ struct EstimateOptions {
   std::string reserve = "0";           // a share of each GPU kept free: "10%" or "10"
   bool fewestGpus = false;             // with --params: the fewest GPUs per strategy
   bool largestModel = false;           // instead of --params: the largest model per strategy and N
+  std::string arch;                    // a preset or "L,H,A,S": adds activations per GPU
+  int microBatch = 1;                  // with --arch: samples per GPU per micro-batch
+  std::string recompute = "none";      // with --arch: none | selective | full
   bool json = false;
 };
 

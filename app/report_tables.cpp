@@ -145,6 +145,9 @@ void printComparisonTable(std::FILE* out, const std::vector<StrategyColumn>& col
       });
     });
   }
+  row("  activation saved (bwd)", [&](const StrategyColumn& c) {
+    return recorded(c, [&] { return formatBytes(maxOver(c.ranks, [](const RankStats& r) { return double(r.activationSavedBytes); })); });
+  });
   row("step time (slowest rank)", [&](const StrategyColumn& c) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.1f ms", 1e3 * maxOver(c.ranks, [](const RankStats& r) { return r.steadyStepSeconds; }));

@@ -61,6 +61,7 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result) {
                      {"traffic_per_step", ifRecorded(trafficPerStep)},
                      {"overlap_pct", ifRecorded(s.overlapPercent)},
                      {"recompute_s_per_step", ifRecorded(s.recomputeSecondsPerStep)},
+                     {"activation_saved_bytes", ifRecorded(s.activationSavedBytes)},
                      {"dropped_events", s.droppedEvents}});
   }
   nlohmann::json j = {{"schema", "shardscope.summary/4"},

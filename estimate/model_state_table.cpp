@@ -29,6 +29,7 @@ ModelStateRow modelStateRow(const ModelStateCase& c, const ModelStateStrategy& s
   r.gathered = s.keepsGatheredWeights ? w : 0;
   r.grads = s.gradsDivided ? g / n : g;
   r.optimizer = s.optimizerDivided ? o / n : o;
+  r.activations = c.activationBytes;
   r.fits = c.gpuMemoryBytes <= 0 || r.total() <= c.budgetBytes();
   return r;
 }
@@ -74,6 +75,7 @@ std::optional<int> fewestGpus(const ModelStateCase& c, const ModelStateStrategy&
 double largestModel(const ModelStateCase& c, const ModelStateStrategy& strategy, int world) {
   ModelStateCase perParameter = c;
   perParameter.parameters = 1;
+  perParameter.activationBytes = 0;
   const double bytesPerParameter = modelStateRow(perParameter, strategy, world).total();
   return bytesPerParameter > 0 ? c.budgetBytes() / bytesPerParameter : 0.0;
 }

@@ -45,6 +45,8 @@ struct ModelStateCase {
   // the CUDA context): the verdicts and inverse answers use gpuMemoryBytes x (1 - reserve).
   double reserve = 0.0;
   double budgetBytes() const { return gpuMemoryBytes * (1.0 - reserve); }
+  // Activations per GPU (its micro-batch's, the same under every strategy and N); 0: left out.
+  double activationBytes = 0;
 };
 
 struct ModelStateRow {
@@ -53,8 +55,9 @@ struct ModelStateRow {
   // Per GPU, bytes. Sharded strategies hold 1/N of the weights at rest; `gathered` is what they
   // unshard on top at the peak (shard_grad_op keeps every unit from forward to backward;
   // full_shard only one or two units at a time, left out here as the seeds do).
-  double weights = 0, gathered = 0, grads = 0, optimizer = 0;
-  double total() const { return weights + gathered + grads + optimizer; }
+  double weights = 0, gathered = 0, grads = 0, optimizer = 0, activations = 0;
+  double modelStates() const { return weights + gathered + grads + optimizer; }
+  double total() const { return modelStates() + activations; }
   bool fits = true;  // total <= the budget
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "estimate/activation_memory.h"
 #include "trace/model_layout.h"
 #include "trace/ring_schedule.h"
 
@@ -210,6 +211,11 @@ RunPrediction predictRun(const RunConfig& config) {
                                                  : predictSharded(config, counts);
   // Every training collective runs among the whole world.
   for (auto& c : p.perStep) c.sentBytes = trace::ringTrafficPerRank(c.op, config.world, c.bytes).sentBytes;
+  if (config.model == "gpt") {
+    const auto activations = gptSavedActivations(config);
+    p.activationSavedBytes = activations.bytes;
+    p.activationFormula = activations.formula;
+  }
   return p;
 }
 

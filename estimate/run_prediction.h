@@ -38,6 +38,9 @@ struct RunPrediction {
   std::vector<PredictedMemory> memory;
   std::vector<PredictedCollective> perStep;  // training collectives (not the loss for the log line)
   int64_t sentBytesPerStep() const;          // over all of them
+  // gpt: the activations a rank saves for backward (activation_memory.h); 0 for mlp, not predicted.
+  int64_t activationSavedBytes = 0;
+  std::string activationFormula;
   // The sum of the predicted roles: parameters, gradients and optimizer state at their peaks.
   int64_t modelStateBytes() const;
   const PredictedMemory* find(trace::MemoryRole role) const;

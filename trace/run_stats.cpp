@@ -17,6 +17,25 @@ trace::RoleBytes rolesAfterLastStep(const trace::RankTimeline& t) {
   return std::prev(after)->bytes;
 }
 
+int64_t activationSavedForBackward(const trace::RankTimeline& t) {
+  int64_t saved = 0;
+  bool inForward = false;
+  for (const auto& span : t.compute) {
+    const auto phase = static_cast<trace::Phase>(span.phase);
+    const auto kind = static_cast<trace::ComputeKind>(span.op);
+    if (kind == trace::ComputeKind::Forward && phase == trace::Phase::Forward) inForward = true;
+    if (kind != trace::ComputeKind::Backward || !inForward) continue;
+    inForward = false;
+    // The last sample at or before backward's first span: what forward left behind.
+    auto after = std::upper_bound(t.memory.begin(), t.memory.end(), span.beginNs,
+                                  [](int64_t time, const trace::MemorySample& s) { return time < s.tNs; });
+    if (after != t.memory.begin()) {
+      saved = std::max(saved, std::prev(after)->bytes[static_cast<int>(trace::MemoryRole::Activation)]);
+    }
+  }
+  return saved;
+}
+
 int recordedStepsOf(const std::string& recording, int completedSteps) {
   if (recording == "off") return 0;
   if (recording == "alternate") return (completedSteps + 1) / 2;  // steps 0, 2, 4, ...
@@ -68,6 +87,7 @@ std::vector<RankStats> computeRankStats(const RunConfig& config, const trace::Ru
       if (span.step >= 0 && span.step < steps && trace::isRecomputation(span)) recomputeNs += span.endNs - span.beginNs;
     }
     if (s.recordedSteps > 0) s.recomputeSecondsPerStep = static_cast<double>(recomputeNs) / 1e9 / s.recordedSteps;
+    s.activationSavedBytes = activationSavedForBackward(t);
     s.droppedEvents = t.dropped;
     out.push_back(s);
   }

@@ -32,6 +32,10 @@ struct RankStats {
   std::array<trace::CollectiveTotals, trace::kCollectiveOpCount> collectives{};
   double overlapPercent = 0;
   double recomputeSecondsPerStep = 0;  // activation checkpointing's extra forwards, per recorded step
+  // The activation bytes held when backward began (the largest over recorded micro-batches): what
+  // forward saved for backward, the quantity activation formulas predict. The activation peak is
+  // higher: it adds backward's activation gradients and temporaries.
+  int64_t activationSavedBytes = 0;
   int64_t droppedEvents = 0;
 };
 
@@ -40,6 +44,10 @@ int recordedStepsOf(const std::string& recording, int completedSteps);
 
 // Whether any rank recorded memory and collectives (a run not made with --recording off).
 bool anyRecorded(const std::vector<RankStats>& ranks);
+
+// The activation bytes held at each moment backward began (a backward span right after forward
+// ones), the largest of them; 0 without compute spans.
+int64_t activationSavedForBackward(const trace::RankTimeline& timeline);
 
 // The split by role at the end of the last completed step (all zero before the first one ends).
 trace::RoleBytes rolesAfterLastStep(const trace::RankTimeline& timeline);

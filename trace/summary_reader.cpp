@@ -64,6 +64,9 @@ SummaryRun readRun(const nlohmann::json& j) {
     s.recomputeSecondsPerStep = r.contains("recompute_s_per_step") && r["recompute_s_per_step"].is_number()
                                     ? r["recompute_s_per_step"].get<double>()
                                     : 0.0;  // absent before activation checkpointing existed
+    s.activationSavedBytes = r.contains("activation_saved_bytes") && r["activation_saved_bytes"].is_number()
+                                 ? r["activation_saved_bytes"].get<int64_t>()
+                                 : 0;  // absent before summary/4
     s.droppedEvents = r.value("dropped_events", int64_t{0});
     run.ranks.push_back(s);
   }

@@ -179,6 +179,22 @@ void drawRunPrediction(EstimatePanelState& st, const RunConfig& config, const st
       });
     }
   }
+  if (predictions[0].activationSavedBytes > 0) {  // gpt: what forward saves for backward
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted("activation, saved for backward");
+    const auto largestSaved = [](const std::vector<RankStats>& ranks) {
+      int64_t largest = 0;
+      for (const auto& r : ranks) largest = std::max(largest, r.activationSavedBytes);
+      return largest;
+    };
+    for (int i = 0; i < kStrategyCount; ++i) {
+      // A summary from before activation_saved_bytes existed has nothing to compare with.
+      const bool known = measuring[i] >= 0 && largestSaved(stats[measuring[i]]) > 0;
+      cell(i, predictions[i].activationSavedBytes, predictions[i].activationFormula,
+           known ? std::function<int64_t(const std::vector<RankStats>&)>(largestSaved) : nullptr);
+    }
+  }
   for (auto op : kOps) {
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
@@ -208,7 +224,8 @@ void drawRunPrediction(EstimatePanelState& st, const RunConfig& config, const st
   ImGui::EndTable();
   ImGui::TextDisabled(anyMeasured ? "\"= run\": the matching run's largest rank measured exactly the predicted bytes"
                                   : "measured: press Compare with this configuration to put the runs' figures here");
-  ImGui::TextDisabled("not predicted: activations, communication buffers, allocator overhead (see Comparison)");
+  ImGui::TextDisabled("not predicted: the activation peak (backward's working memory), communication buffers, allocator "
+                      "overhead (see Comparison)");
 }
 
 // A small button on the current line where it fits, else at the start of the next: a row of

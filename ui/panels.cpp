@@ -272,6 +272,9 @@ void drawComparison(const std::vector<Session>& sessions,
         return recorded(r, [&](const auto& rr) { return formatBytes(maxOf(rr, [&](const RankStats& s) { return s.peakByRole[role]; })); });
       });
     }
+    row("  activation saved for backward", [&](const auto& r) {
+      return recorded(r, [&](const auto& rr) { return formatBytes(maxOf(rr, [](const RankStats& s) { return s.activationSavedBytes; })); });
+    });
     row("step time", [&](const auto& r) { return formatDuration(1e9 * maxOf(r, [](const RankStats& s) { return s.steadyStepSeconds; })); });
     row("samples/s (all ranks)", [&](const auto& r) {
       double total = 0;

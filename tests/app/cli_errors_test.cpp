@@ -178,6 +178,10 @@ TEST(CliErrors, EstimateRejectsWhatItCannotRead) {
   expectRejected({"estimate", "--params", "70B", "--reserve", "120%"}, "--reserve '120%' is not a percentage");
   expectRejected({"estimate", "--params", "70B", "--fewest-gpus", "--gpu-memory", "0"}, "--fewest-gpus needs one GPU's memory");
   expectRejected({"estimate", "--largest-model", "--params", "7B"}, "--largest-model finds the parameter count");
+  expectRejected({"estimate", "--arch", "llama"}, "--arch 'llama' is not an architecture: name a preset (llama2-7b");
+  expectRejected({"estimate", "--arch", "32,4096,32,2048"}, "gives the shape, not the parameter count: add --params");
+  expectRejected({"estimate", "--arch", "llama2-7b", "--recompute", "blocks"}, "--recompute 'blocks' is not a recomputation");
+  expectRejected({"estimate", "--arch", "llama2-7b", "--micro-batch", "0"}, "--micro-batch 0 is not a number of samples");
 #ifdef SHARDSCOPE_HAS_WINDOW
   expectRejected({"run", "--tab", "charts", "--screenshot", "/tmp/x.png"}, "--tab 'charts' is not a tab");
 #else  // the tab names belong to the window; a build without it says that first
@@ -206,7 +210,8 @@ TEST(CliErrors, EstimateIsLabelledAPrediction) {
   auto table = runShardscope({"estimate", "--model", "gpt", "--world", "2"});
   EXPECT_EQ(table.exitCode, 0) << table.output;
   EXPECT_NE(table.output.find("PREDICTION"), std::string::npos) << table.output;
-  EXPECT_NE(table.output.find("Not predicted: activations"), std::string::npos) << table.output;
+  EXPECT_NE(table.output.find("Not predicted: the activation peak"), std::string::npos) << table.output;
+  EXPECT_NE(table.output.find("activation (saved for backward)"), std::string::npos) << table.output;
   auto fit = runShardscope({"estimate", "--params", "70B", "--worlds", "8,16", "--bytes-per-param", "2,2,8"});
   EXPECT_EQ(fit.exitCode, 0) << fit.output;
   EXPECT_NE(fit.output.find("PREDICTION"), std::string::npos) << fit.output;
@@ -231,6 +236,14 @@ TEST(CliErrors, EstimateIsLabelledAPrediction) {
   EXPECT_NE(fewest.output.find("72 GB for the model states"), std::string::npos) << fewest.output;
   EXPECT_NE(fewest.output.find("full_shard                 12"), std::string::npos) << fewest.output;
   EXPECT_NE(fewest.output.find("ddp                      none"), std::string::npos) << fewest.output;
+  // With a shape, activations per GPU join the model states: Llama-2 70B on 16 GPUs with full
+  // recomputation, 52.5 GB of model states + 5.37 GB of activations.
+  auto withActivations = runShardscope({"estimate", "--arch", "llama2-70b", "--params", "70B", "--worlds", "16",
+                                        "--bytes-per-param", "2,2,8", "--recompute", "full"});
+  ASSERT_EQ(withActivations.exitCode, 0) << withActivations.output;
+  EXPECT_NE(withActivations.output.find("Korthikanti"), std::string::npos) << withActivations.output;
+  EXPECT_NE(withActivations.output.find("APPROXIMATION"), std::string::npos) << withActivations.output;
+  EXPECT_NE(withActivations.output.find("5.37 GB      57.9 GB  fits in 80 GB"), std::string::npos) << withActivations.output;
   auto largest = runShardscope({"estimate", "--largest-model", "--worlds", "1,8"});
   ASSERT_EQ(largest.exitCode, 0) << largest.output;
   EXPECT_NE(largest.output.find("PREDICTION"), std::string::npos) << largest.output;

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "estimate/activation_memory.h"
 #include "tests/support/run_cli.h"
 #include "trace/model_layout.h"
 #include "trace/ring_schedule.h"
@@ -85,6 +86,11 @@ TEST_P(PredictionMatchesMeasurement, MemoryAndWire) {
       EXPECT_EQ(rank[key][role].get<int64_t>(), m.bytes)
           << "rank " << rank["rank"] << " " << key << " " << role << ": " << m.formula;
     }
+    // What forward saved for backward, counted tensor by tensor (the loss of an earlier
+    // micro-batch, a 4-byte scalar, may still be held under accumulation).
+    EXPECT_NEAR(static_cast<double>(rank["activation_saved_bytes"].get<int64_t>()),
+                static_cast<double>(prediction.activationSavedBytes), k.accumulate > 1 ? 4.0 : 0.0)
+        << prediction.activationFormula;
     const auto& measured = rank["collectives"];
     for (const auto& p : prediction.perStep) {
       const auto& op = measured[trace::collectiveOpName(p.op)];
@@ -127,6 +133,66 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"full_shard", "fp32", 1, "adam", 3, 0, 3}, Case{"shard_grad_op", "bf16", 1, "adam", 2, 0, 2},
                       Case{"full_shard", "bf16", 2, "adam", 2, 3, 2}, Case{"shard_grad_op", "fp32", 1, "adam", 3, 3, 2}),
     nameOf);
+
+// Activation checkpointing keeps only each block's output; the prediction follows it there too, in
+// both precisions, with and without LoRA, and at a shape where activations outweigh the weights.
+TEST(ActivationPrediction, SavedForBackwardWithAndWithoutCheckpointing) {
+  for (const char* checkpointing : {"off", "blocks"}) {
+    for (const char* precision : {"fp32", "bf16"}) {
+      for (int lora : {0, 4}) {
+        RunConfig c = testing::tinyGptConfig();
+        c.seq = 48;
+        c.activationCheckpointing = checkpointing;
+        c.precision = precision;
+        c.loraRank = lora;
+        c.strategy = "full_shard";
+        SCOPED_TRACE(std::string(checkpointing) + " " + precision + " lora " + std::to_string(lora));
+        const auto dir = testing::freshTempDir("activations");
+        const auto r = testing::runShardscope(testing::runArgsOf(c, {"--summary", dir + "/summary.json"}));
+        ASSERT_EQ(r.exitCode, 0) << r.output;
+        const auto summary = nlohmann::json::parse(std::ifstream(dir + "/summary.json"));
+        const auto prediction = predictRun(c);
+        for (const auto& rank : summary["ranks"]) {
+          EXPECT_EQ(rank["activation_saved_bytes"].get<int64_t>(), prediction.activationSavedBytes)
+              << prediction.activationFormula;
+          // The peak adds backward's working memory: more, never less.
+          EXPECT_GT(rank["peak_bytes"]["activation"].get<int64_t>(), prediction.activationSavedBytes);
+        }
+      }
+    }
+  }
+}
+
+// Korthikanti et al. 2022, Table 2 (t = 1): per layer sbh(34 + 5as/h) bytes, 34 sbh with selective
+// recomputation, 2 sbh with full. GPT-3 175B's shape (96 layers, h 12288, 96 heads, s 2048) at
+// b = 1: 34 + 5 x 96 x 2048 / 12288 = 114 sbh per layer, 275.4 GB in all without recomputation.
+TEST(ActivationPrediction, KorthikantiClosedForms) {
+  TransformerShape gpt3{96, 12288, 96, 2048, 1};
+  const double sbh = 2048.0 * 12288;
+  EXPECT_DOUBLE_EQ(transformerActivationBytes(gpt3, Recompute::None), 96 * 114 * sbh);
+  EXPECT_DOUBLE_EQ(transformerActivationBytes(gpt3, Recompute::Selective), 96 * 34 * sbh);
+  EXPECT_DOUBLE_EQ(transformerActivationBytes(gpt3, Recompute::Full), 96 * 2 * sbh);
+  EXPECT_NEAR(transformerActivationBytes(gpt3, Recompute::None) / 1e9, 275.4, 0.05);
+}
+
+TEST(ActivationPrediction, PresetsAndShapesAreReadAsWritten) {
+  const auto llama = parseArchitecture("llama2-70b");
+  ASSERT_TRUE(llama.has_value());
+  EXPECT_EQ(llama->shape.layers, 80);
+  EXPECT_EQ(llama->shape.hidden, 8192);
+  EXPECT_FALSE(llama->gptLayer) << "Llama's layer is not the paper's: an approximation";
+  // Full recomputation keeps each layer's 16-bit input: 2 x 4096 x 8192 x 80 bytes = 5.37 GB.
+  EXPECT_NEAR(transformerActivationBytes(llama->shape, Recompute::Full), 2.0 * 4096 * 8192 * 80, 1.0);
+  const auto custom = parseArchitecture("12,768,12,1024");
+  ASSERT_TRUE(custom.has_value());
+  EXPECT_EQ(custom->shape.seq, 1024);
+  EXPECT_EQ(custom->parameters, 0) << "a shape alone has no parameter count";
+  for (const char* bad : {"", "llama", "12,768,12", "12,768,12,1024,1", "12,,12,1024", "0,768,12,1024", "a,b,c,d"}) {
+    EXPECT_FALSE(parseArchitecture(bad).has_value()) << bad;
+  }
+  EXPECT_EQ(parseRecompute("selective"), Recompute::Selective);
+  EXPECT_FALSE(parseRecompute("blocks").has_value());
+}
 
 // The bytes a rank sends per step under the ring schedule, written out per strategy (fp32, so the
 // compute copy is 4 B too): ddp all-reduces every gradient, 2(N-1)/N x 4P; zero1 adds one

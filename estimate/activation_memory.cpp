@@ -1,0 +1,87 @@
+#include "estimate/activation_memory.h"
+
+namespace shardscope::estimate {
+
+double transformerActivationBytes(const TransformerShape& t, Recompute recompute) {
+  const double sbh = static_cast<double>(t.seq) * t.microBatch * t.hidden;
+  double perLayer = 0;
+  switch (recompute) {
+    case Recompute::None:
+      perLayer = sbh * (34.0 + 5.0 * t.heads * t.seq / static_cast<double>(t.hidden));
+      break;
+    case Recompute::Selective: perLayer = 34.0 * sbh; break;
+    case Recompute::Full: perLayer = 2.0 * sbh; break;
+  }
+  return perLayer * t.layers;
+}
+
+const std::vector<ArchitecturePreset>& architecturePresets() {
+  static const std::vector<ArchitecturePreset> presets = {
+      {"llama2-7b", {32, 4096, 32, 4096, 1}, 6.74e9, false},
+      {"llama2-13b", {40, 5120, 40, 4096, 1}, 13.0e9, false},
+      {"llama2-70b", {80, 8192, 64, 4096, 1}, 69.0e9, false},
+      {"llama3-8b", {32, 4096, 32, 8192, 1}, 8.03e9, false},
+      {"llama3-70b", {80, 8192, 64, 8192, 1}, 70.6e9, false},
+      {"gpt3-175b", {96, 12288, 96, 2048, 1}, 175e9, true},
+  };
+  return presets;
+}
+
+std::optional<ArchitecturePreset> parseArchitecture(const std::string& text) {
+  for (const auto& p : architecturePresets()) {
+    if (text == p.name) return p;
+  }
+  ArchitecturePreset custom{"custom", {}, 0, true};
+  int64_t* fields[] = {&custom.shape.layers, &custom.shape.hidden, &custom.shape.heads, &custom.shape.seq};
+  size_t at = 0;
+  for (int i = 0; i < 4; ++i) {
+    const size_t end = i < 3 ? text.find(',', at) : text.size();
+    if (end == std::string::npos || end == at) return std::nullopt;
+    const std::string part = text.substr(at, end - at);
+    if (part.find_first_not_of("0123456789") != std::string::npos || part.size() > 9) return std::nullopt;
+    *fields[i] = std::stoll(part);
+    if (*fields[i] <= 0) return std::nullopt;
+    at = end + 1;
+  }
+  return custom;
+}
+
+std::optional<Recompute> parseRecompute(const std::string& text) {
+  if (text == "none") return Recompute::None;
+  if (text == "selective") return Recompute::Selective;
+  if (text == "full") return Recompute::Full;
+  return std::nullopt;
+}
+
+GptActivations gptSavedActivations(const RunConfig& c) {
+  const int64_t e = c.precision == "bf16" ? 2 : 4;  // the compute dtype's bytes
+  const int64_t b = c.batch / c.world / c.accumulate, s = c.seq, h = c.hidden, a = c.heads, v = c.vocab;
+  const int64_t bsh = b * s * h, bs = b * s, r = c.loraRank;
+  const bool lora = r > 0, checkpointed = c.activationCheckpointing == "blocks";
+  // The embedding's output (the first block's input); the position indices (int64) for the
+  // embedding's gradient, unless it is frozen (LoRA).
+  const int64_t embedding = e * bsh + (lora ? 0 : 8 * s);
+  // A block: the first LayerNorm's output (1), q, k, v (3), the attention's output (1), the
+  // residual sum (1), the second LayerNorm's output (1), the MLP's 4h pre-activation and GELU
+  // output (8) and the block's output (1): 16 b s h; the LayerNorms' mean and rstd (4 b s, in the
+  // compute dtype) and the attention's log-sum-exp (a b s, fp32). LoRA adds each of the 4
+  // adapters' inner activation (r b s); the first block's LayerNorm then has nothing to train
+  // before or in it and keeps no statistics.
+  const int64_t block = e * 16 * bsh + e * 4 * bs + 4 * a * bs + e * 4 * r * bs;
+  const int64_t blocks = checkpointed ? c.layers * e * bsh  // each keeps its output until backward reruns it
+                                      : c.layers * block - (lora ? e * 2 * bs : 0);
+  // The head: the final LayerNorm's statistics and output (not kept when the LM head is frozen),
+  // log-softmax's fp32 output over the vocabulary, and the loss and its weight (fp32 scalars).
+  const int64_t head = e * 2 * bs + (lora ? 0 : e * bsh) + 4 * bs * v + 8;
+  GptActivations out;
+  out.bytes = embedding + blocks + head;
+  const std::string eb = std::to_string(e) + " B";
+  out.formula = "b = " + std::to_string(b) + " samples x s = " + std::to_string(s) + " tokens per micro-batch: " +
+                (checkpointed ? "L x " + eb + " x bsh (checkpointed blocks keep their output)"
+                              : "L x (" + eb + " x (16 bsh + 4 bs" + (lora ? " + 4 r bs" : "") + ") + 4 B x a bs)") +
+                " + embedding " + eb + " x bsh + head (" + eb + " x (" + (lora ? "" : "bsh + ") +
+                "2 bs) + 4 B x V bs); Korthikanti et al. 2022's count without dropout, with fused attention";
+  return out;
+}
+
+}  // namespace shardscope::estimate

@@ -1,0 +1,58 @@
+// Activation memory of a transformer: the bytes forward saves for backward, predicted two ways.
+//  - For a model of any size, the closed form of Korthikanti et al. 2022, "Reducing Activation
+//    Recomputation in Large Transformer Models" (arXiv:2205.05198), Table 2 with no tensor or
+//    sequence parallelism (t = 1): per layer s b h (34 + 5 a s / h) bytes without recomputation,
+//    34 s b h with selective recomputation (the attention core recomputed), 2 s b h with full
+//    recomputation (only each layer's input kept). It assumes 16-bit activations, dropout after
+//    attention and MLP (1-byte masks) and the attention scores materialised (5 a s^2 b).
+//  - For shardscope's own gpt, the same count tensor by tensor as LibTorch's autograd saves them:
+//    no dropout, and scaled_dot_product_attention's fused kernel keeps a log-sum-exp per head and
+//    token instead of the scores, so a block saves 16 s b h values (the paper's 34 s b h bytes less
+//    its two dropout masks, in the compute dtype) plus fp32 LayerNorm statistics and log-sum-exp.
+// Both are predictions. The summary's `activation_saved_bytes` is the measurement they are held to.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trace/run_config.h"
+
+namespace shardscope::estimate {
+
+enum class Recompute { None, Selective, Full };
+
+struct TransformerShape {
+  int64_t layers = 0, hidden = 0, heads = 0, seq = 0, microBatch = 1;
+};
+
+// Korthikanti et al.'s per-model total over `layers` layers, bytes (16-bit activations).
+double transformerActivationBytes(const TransformerShape& shape, Recompute recompute);
+
+// Well-known shapes, so the seeds' examples get their activations: Llama-2 7B/13B/70B, Llama-3
+// 8B/70B, GPT-3 175B (layers, hidden, heads, the context they were trained at, parameters). The
+// formula is the paper's GPT layer; Llama's SwiGLU MLP and grouped key/value heads differ from it,
+// so for those shapes it is an approximation, labelled as such.
+struct ArchitecturePreset {
+  const char* name;
+  TransformerShape shape;  // microBatch 1
+  double parameters;
+  bool gptLayer;  // the paper's layer exactly (GPT-3); false: Llama, an approximation
+};
+const std::vector<ArchitecturePreset>& architecturePresets();
+
+// A preset's name, or "L,H,A,S" (layers, hidden, heads, sequence); nothing when it is neither.
+std::optional<ArchitecturePreset> parseArchitecture(const std::string& text);
+
+std::optional<Recompute> parseRecompute(const std::string& text);  // none | selective | full
+
+struct GptActivations {
+  int64_t bytes = 0;
+  std::string formula;
+};
+
+// What a rank of this gpt run holds of activations when backward begins (one micro-batch's).
+GptActivations gptSavedActivations(const RunConfig& config);
+
+}  // namespace shardscope::estimate
