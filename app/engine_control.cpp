@@ -1,5 +1,7 @@
 #include "app/engine_control.h"
 
+#include <algorithm>
+
 #include "engine/run_controller.h"
 #include "trace/rank_placements.h"
 
@@ -20,16 +22,7 @@ std::string EngineSessionControl::checkConfig(const RunConfig& config) const {
 
 void EngineSessionControl::startRun(const RunConfig& config) { launch({config}); }
 
-void EngineSessionControl::startCompare(const RunConfig& config,
-                                        const std::vector<std::string>& strategies) {
-  std::vector<RunConfig> runs;
-  for (const auto& strategy : strategies) {
-    RunConfig c = config;
-    c.strategy = strategy;
-    runs.push_back(c);
-  }
-  launch(runs);
-}
+void EngineSessionControl::startCompare(const std::vector<RunConfig>& runs) { launch(runs); }
 
 void EngineSessionControl::stop() { stopRequested_.store(true); }
 
@@ -50,6 +43,10 @@ void EngineSessionControl::launch(std::vector<RunConfig> runs) {
     for (const auto& c : runs) {
       ui::Session s;
       s.title = c.strategy + " (" + zeroName(c.strategy) + ")";
+      // A comparison across world sizes names each session's.
+      if (std::any_of(runs.begin(), runs.end(), [&](const RunConfig& o) { return o.world != c.world; })) {
+        s.title += ", world " + std::to_string(c.world);
+      }
       s.config = c;
       s.recording.reset(c.world);
       s.gate.gated = c.stepGate != "off";

@@ -4,7 +4,6 @@
 
 #include <atomic>
 #include <string>
-#include <string>
 #include <thread>
 
 #include "ui/session_store.h"
@@ -17,7 +16,7 @@ class EngineSessionControl final : public ui::EngineControl {
   ~EngineSessionControl() override;
 
   void startRun(const RunConfig& config) override;
-  void startCompare(const RunConfig& config, const std::vector<std::string>& strategies) override;
+  void startCompare(const std::vector<RunConfig>& runs) override;
   void stop() override;
   void stepGate() override;
   void continueGate() override;

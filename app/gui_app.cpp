@@ -1,5 +1,7 @@
 #include "app/gui_app.h"
 
+#include <algorithm>
+
 #include <cstdio>
 
 #include "app/engine_control.h"
@@ -33,16 +35,22 @@ static int reportAtError(const ui::AppState& state, int rc) {
 }
 
 int runGui(const RunConfig& config, const std::string& workerExecutable, bool startImmediately,
-           const std::vector<std::string>& compareStrategies, const WindowChoice& choice) {
+           const std::vector<RunConfig>& compareRuns, const WindowChoice& choice) {
   const std::string& screenshotPath = choice.screenshotPath;
   ui::SessionStore store;
   EngineSessionControl engine(store, workerExecutable);
   ui::AppState state;
   state.config = config;
   if (const char* title = ui::bottomTabTitle(choice.tab)) state.openTab = title;
-  if (!compareStrategies.empty()) state.compareStrategies = compareStrategies;
+  if (!compareRuns.empty()) {
+    state.compareStrategies.clear();
+    for (const auto& run : compareRuns) {
+      auto& chosen = state.compareStrategies;
+      if (std::find(chosen.begin(), chosen.end(), run.strategy) == chosen.end()) chosen.push_back(run.strategy);
+    }
+  }
   if (startImmediately) {
-    if (!compareStrategies.empty()) engine.startCompare(config, compareStrategies);
+    if (!compareRuns.empty()) engine.startCompare(compareRuns);
     else engine.startRun(config);
   }
   ui::WindowOptions options = windowFor(choice, state);

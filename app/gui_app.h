@@ -21,10 +21,10 @@ struct WindowChoice {
 std::optional<std::string> parseWindowSize(const std::string& text, int& width, int& height);
 
 // Opens the window with `config` in the configuration panel. With `startImmediately`, the run
-// starts at once, or a compare of `compareStrategies` when there are any; with a screenshot path,
-// the window is hidden, and the PNG is written when the run has ended.
+// starts at once, or a compare of `compareRuns` when there are any (comparisonRuns); with a
+// screenshot path, the window is hidden, and the PNG is written when the runs have ended.
 int runGui(const RunConfig& config, const std::string& workerExecutable, bool startImmediately,
-           const std::vector<std::string>& compareStrategies, const WindowChoice& choice);
+           const std::vector<RunConfig>& compareRuns, const WindowChoice& choice);
 
 // Whether `name` names a tab below the timelines (see WindowChoice::tab).
 bool knownTab(const std::string& name);

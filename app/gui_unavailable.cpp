@@ -16,7 +16,7 @@ int windowNotBuilt() {
 }
 }  // namespace
 
-int runGui(const RunConfig&, const std::string&, bool, const std::vector<std::string>&, const WindowChoice&) {
+int runGui(const RunConfig&, const std::string&, bool, const std::vector<RunConfig>&, const WindowChoice&) {
   return windowNotBuilt();
 }
 

@@ -100,27 +100,35 @@ std::string perStrategyPath(const std::string& path, const std::string& strategy
   return path.substr(0, dot) + "." + strategy + path.substr(dot);
 }
 
-int runCompare(const shardscope::RunConfig& base, const std::vector<std::string>& strategies) {
+// One run of a comparison: its name in tables, summaries and file names ("full_shard", or
+// "full_shard@4" when the comparison spans world sizes).
+std::string comparisonName(const shardscope::RunConfig& run, bool acrossWorlds) {
+  return acrossWorlds ? run.strategy + "@" + std::to_string(run.world) : run.strategy;
+}
+
+int runCompare(const shardscope::RunConfig& base, const std::vector<shardscope::RunConfig>& runs, bool acrossWorlds) {
   std::vector<shardscope::app::StrategyColumn> columns;
   nlohmann::json all = nlohmann::json::object();
-  for (const auto& strategy : strategies) {
-    shardscope::RunConfig config = base;
-    config.strategy = strategy;
+  for (const auto& run : runs) {
+    const std::string name = comparisonName(run, acrossWorlds);
+    shardscope::RunConfig config = run;
     config.summaryPath.clear();
-    config.tracePath = perStrategyPath(base.tracePath, strategy);
-    config.memoryCsvPath = perStrategyPath(base.memoryCsvPath, strategy);
-    if (!base.exportDir.empty()) config.exportDir = base.exportDir + "/" + strategy;
+    config.tracePath = perStrategyPath(base.tracePath, name);
+    config.memoryCsvPath = perStrategyPath(base.memoryCsvPath, name);
+    if (!base.exportDir.empty()) config.exportDir = base.exportDir + "/" + name;
     printBanner(config);
     auto result = trainWithProgress(config);
     shardscope::app::StrategyColumn column;
-    column.strategy = strategy;
+    column.strategy = name;
+    column.config = config;
     column.ok = result.ok;
     column.error = result.error;
     column.ranks = shardscope::computeRankStats(config, result.recording, result.parameterCount);
-    all[strategy] = shardscope::summaryJson(config, result);
+    all[name] = shardscope::summaryJson(config, result);
     columns.push_back(std::move(column));
   }
   shardscope::app::printComparisonTable(stdout, columns);
+  if (acrossWorlds) shardscope::app::printScalingTable(stdout, columns);
   if (!base.summaryPath.empty()) {
     std::ofstream(base.summaryPath) << nlohmann::json{{"schema", "shardscope.compare/1"},
                                                       {"runs", all}}.dump(2)
@@ -173,6 +181,11 @@ int dispatch(int argc, char** argv) {
   for (const auto& s : shardscope::defaultCompareStrategies()) {
     compareStrategyList += (compareStrategyList.empty() ? "" : ",") + s;
   }
+  std::string compareWorldList;
+  compare->add_option("--worlds", compareWorldList,
+                      "run each strategy at each of these world sizes (e.g. 1,2,4,8) on the same global "
+                      "--batch, and show per-rank peak memory by role against N, measured, beside the "
+                      "estimator's prediction of the model states [default: --world alone]");
   compare->add_option("--strategies", compareStrategyList,
                       "the strategies to run, in order, e.g. ddp,zero1,shard_grad_op,full_shard for "
                       "ZeRO stages 0 to 3 [default: ddp,full_shard,shard_grad_op]");
@@ -250,8 +263,12 @@ int dispatch(int argc, char** argv) {
   }
 
   std::vector<std::string> compareStrategies;
+  std::vector<int> compareWorlds;
   if (compare->parsed()) {
     if (auto err = shardscope::parseStrategyList(compareStrategyList, compareStrategies)) return failUsage(*err);
+    if (!compareWorldList.empty()) {
+      if (auto err = shardscope::parseWorldList(compareWorldList, compareWorlds)) return failUsage(*err);
+    }
   }
   shardscope::RunConfig config;
   if (run->parsed()) {
@@ -269,9 +286,13 @@ int dispatch(int argc, char** argv) {
     config.world = 2;
     config.steps = 6;
     return shardscope::app::runGui(config, selfExecutable(), /*startImmediately=*/false,
-                                   /*compareStrategies=*/{}, shardscope::app::WindowChoice{});
+                                   /*compareRuns=*/{}, shardscope::app::WindowChoice{});
   }
-  if (auto err = shardscope::validate(config)) return failUsage(*err);
+  // --worlds: every run is checked (a batch must divide by each world size) before any starts.
+  const auto runs = shardscope::comparisonRuns(config, compareStrategies, compareWorlds);
+  if (auto err = compareWorlds.empty() ? shardscope::validate(config) : shardscope::comparisonProblem(runs)) {
+    return failUsage(*err);
+  }
   if (auto err = shardscope::checkDeviceAvailable(config)) return failUsage(*err);
   const auto& window = compare->parsed() ? compareWindow : runWindow;
   if (config.stepGate != "off" && !window.screenshotPath.empty()) {
@@ -281,9 +302,9 @@ int dispatch(int argc, char** argv) {
   }
   if (compare->parsed()) {
     if (!compareWindow.screenshotPath.empty()) {
-      return shardscope::app::runGui(config, selfExecutable(), true, compareStrategies, compareWindow);
+      return shardscope::app::runGui(config, selfExecutable(), true, runs, compareWindow);
     }
-    return runCompare(config, compareStrategies);
+    return runCompare(config, runs, !compareWorlds.empty());
   }
   if (!runWindow.screenshotPath.empty()) {
     return shardscope::app::runGui(config, selfExecutable(), true, {}, runWindow);

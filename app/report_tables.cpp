@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "estimate/run_prediction.h"
 #include "trace/format.h"
 
 namespace shardscope::app {
@@ -94,8 +95,8 @@ void printRunTables(std::FILE* out, const RunConfig& config, const std::vector<R
                       "times and throughput only\n", config.recording.c_str());
   }
   std::fprintf(out, "\nTime, throughput and time in collectives per rank per step (steps after the first)\n");
-  std::fprintf(out, "%-5s %9s %12s %12s %12s %15s %15s %15s %8s\n", "rank", "step ms", "samples/s",
-               "tokens/s", "model FLOP/s", "all_gather", "reduce_scatter", "all_reduce", "overlap");
+  std::fprintf(out, "%-5s %9s %12s %12s %12s %15s %15s %15s %8s %10s\n", "rank", "step ms", "samples/s",
+               "tokens/s", "model FLOP/s", "all_gather", "reduce_scatter", "all_reduce", "overlap", "exposed");
   for (const auto& r : ranks) {
     std::fprintf(out, "%-5d %9.1f %12s %12s %12s", r.rank, r.steadyStepSeconds * 1e3,
                  formatRate(r.samplesPerSecond, "").c_str(),
@@ -105,8 +106,15 @@ void printRunTables(std::FILE* out, const RunConfig& config, const std::vector<R
       std::fprintf(out, " %15s", recorded ? formatCollectiveTime(r.collectives[static_cast<int>(op)], r.recordedSteps).c_str()
                                           : "not recorded");
     }
-    if (recorded) std::fprintf(out, " %7.1f%%\n", r.overlapPercent);
-    else std::fprintf(out, " %8s\n", "-");
+    if (recorded) {
+      std::fprintf(out, " %7.1f%% %10s\n", r.overlapPercent, trace::formatDuration(r.steadyExposedCommSeconds * 1e9).c_str());
+    } else {
+      std::fprintf(out, " %8s %10s\n", "-", "-");
+    }
+  }
+  if (recorded) {
+    std::fprintf(out, "overlap: the share of collective time forward or backward compute hid; exposed: the rest, per\n"
+                      "step, when the rank waited on the network with nothing to compute (HTA's comm/compute overlap)\n");
   }
   int64_t dropped = 0;
   for (const auto& r : ranks) dropped += r.droppedEvents;
@@ -183,15 +191,23 @@ void printComparisonTable(std::FILE* out, const std::vector<StrategyColumn>& col
     const auto* r = rank0(c);
     return r ? static_cast<double>(trace::allCollectives(r->collectives).sentBytes) / std::max(r->recordedSteps, 1) : 0.0;
   };
-  const StrategyColumn* ddp = nullptr;
-  for (const auto& c : columns) {
-    if (c.strategy == "ddp" && c.ok && anyRecorded(c.ranks)) ddp = &c;
-  }
+  // DDP's run at the same world size, when the comparison has one that recorded.
+  const auto ddpFor = [&](const StrategyColumn& c) -> const StrategyColumn* {
+    for (const auto& d : columns) {
+      if (d.config.strategy == "ddp" && d.config.world == c.config.world && d.ok && anyRecorded(d.ranks) &&
+          sentPerStep(d) > 0) {
+        return &d;
+      }
+    }
+    return nullptr;
+  };
   row("sent per step (rank 0, ring)", [&](const StrategyColumn& c) {
     return recorded(c, [&] { return formatBytes(sentPerStep(c)); });
   });
-  if (ddp && sentPerStep(*ddp) > 0) {
+  if (std::any_of(columns.begin(), columns.end(), [&](const StrategyColumn& c) { return ddpFor(c) != nullptr; })) {
     row("  ratio to ddp", [&](const StrategyColumn& c) {
+      const auto* ddp = ddpFor(c);
+      if (!ddp) return std::string("-");
       return recorded(c, [&] {
         char buf[32];
         std::snprintf(buf, sizeof buf, "%.2fx", sentPerStep(c) / sentPerStep(*ddp));
@@ -208,6 +224,11 @@ void printComparisonTable(std::FILE* out, const std::vector<StrategyColumn>& col
       });
     });
   }
+  row("exposed comm per step", [&](const StrategyColumn& c) {
+    return recorded(c, [&] {
+      return trace::formatDuration(1e9 * maxOver(c.ranks, [](const RankStats& r) { return r.steadyExposedCommSeconds; }));
+    });
+  });
   row("comm/compute overlap", [&](const StrategyColumn& c) {
     return recorded(c, [&] {
       char buf[32];
@@ -221,6 +242,54 @@ void printComparisonTable(std::FILE* out, const std::vector<StrategyColumn>& col
   for (const auto& c : columns) {
     if (!c.ok) std::fprintf(out, "%s failed: %s\n", c.strategy.c_str(), c.error.c_str());
   }
+}
+
+void printScalingTable(std::FILE* out, const std::vector<StrategyColumn>& columns) {
+  std::fprintf(out, "\nPer-rank memory against the world size N, on the same global batch (the largest rank, "
+                    "measured;\nmodel states: the roles the estimator predicts, measured as it predicts them, beside "
+                    "its PREDICTION)\n");
+  std::fprintf(out, "%-14s %4s %12s %13s %13s %12s %12s %12s\n", "strategy", "N", "peak total", "model states",
+               "predicted", "activation", "comm_buffer", "other");
+  std::vector<std::string> strategies;
+  for (const auto& c : columns) {
+    if (std::find(strategies.begin(), strategies.end(), c.config.strategy) == strategies.end()) {
+      strategies.push_back(c.config.strategy);
+    }
+  }
+  const auto largest = [](const std::vector<RankStats>& ranks) {
+    const RankStats* best = nullptr;
+    for (const auto& r : ranks) {
+      if (!best || r.peakTotal > best->peakTotal) best = &r;
+    }
+    return best;
+  };
+  for (const auto& strategy : strategies) {
+    for (const auto& c : columns) {
+      if (c.config.strategy != strategy) continue;
+      const RankStats* r = largest(c.ranks);
+      const auto prediction = estimate::predictRun(c.config);
+      const auto predicted = prediction.modelStateBytes();
+      if (!c.ok || !r || !anyRecorded(c.ranks)) {
+        std::fprintf(out, "%-14s %4d %12s %13s %13s\n", strategy.c_str(), c.config.world, c.ok ? "not recorded" : "failed",
+                     "-", formatBytes(static_cast<double>(predicted)).c_str());
+        continue;
+      }
+      // The roles the estimator predicts, each as it predicts it (its peak, or what stays after a step).
+      int64_t states = 0;
+      for (const auto& m : prediction.memory) {
+        const int k = static_cast<int>(m.role);
+        states += m.when == estimate::When::Peak ? r->peakByRole[k] : r->afterLastStep[k];
+      }
+      const auto role = [&](MemoryRole m) { return formatBytes(static_cast<double>(r->peakByRole[static_cast<int>(m)])); };
+      std::fprintf(out, "%-14s %4d %12s %13s %13s %12s %12s %12s\n", strategy.c_str(), c.config.world,
+                   formatBytes(static_cast<double>(r->peakTotal)).c_str(), formatBytes(static_cast<double>(states)).c_str(),
+                   formatBytes(static_cast<double>(predicted)).c_str(), role(MemoryRole::Activation).c_str(),
+                   role(MemoryRole::CommBuffer).c_str(), role(MemoryRole::Other).c_str());
+    }
+  }
+  std::fprintf(out, "Model states shrink with N for the sharded strategies (as the seeds say: 1/N); activations\n"
+                    "shrink only because each rank's share of the batch does, and gathered units and buffers\n"
+                    "do not shrink at all.\n");
 }
 
 }  // namespace shardscope::app

@@ -13,7 +13,8 @@ namespace shardscope::app {
 void printRunTables(std::FILE* out, const RunConfig& config, const std::vector<RankStats>& ranks);
 
 struct StrategyColumn {
-  std::string strategy;
+  std::string strategy;  // the column's name: the strategy, or "strategy@N" across world sizes
+  RunConfig config;
   std::vector<RankStats> ranks;
   bool ok = true;
   std::string error;
@@ -21,5 +22,10 @@ struct StrategyColumn {
 
 // One row per figure, one column per strategy (memory: the largest rank; time: the slowest rank).
 void printComparisonTable(std::FILE* out, const std::vector<StrategyColumn>& columns);
+
+// compare --worlds: per strategy, one row per world size: the largest rank's peak by role, and its
+// model states measured (the roles the estimator predicts, each as it predicts it) beside the
+// estimator's prediction of them.
+void printScalingTable(std::FILE* out, const std::vector<StrategyColumn>& columns);
 
 }  // namespace shardscope::app

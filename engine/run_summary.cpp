@@ -60,6 +60,8 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result) {
                      {"collectives", ifRecorded(collectives)},
                      {"traffic_per_step", ifRecorded(trafficPerStep)},
                      {"overlap_pct", ifRecorded(s.overlapPercent)},
+                     {"exposed_comm_s", ifRecorded(s.exposedCommSeconds)},
+                     {"steady_exposed_comm_s", ifRecorded(s.steadyExposedCommSeconds)},
                      {"recompute_s_per_step", ifRecorded(s.recomputeSecondsPerStep)},
                      {"activation_saved_bytes", ifRecorded(s.activationSavedBytes)},
                      {"dropped_events", s.droppedEvents}});

@@ -318,4 +318,42 @@ std::optional<std::string> validate(const RunConfig& c) {
   return std::nullopt;
 }
 
+std::optional<std::string> parseWorldList(const std::string& text, std::vector<int>& out) {
+  out.clear();
+  const std::string allowed = "list world sizes from 1 to " + std::to_string(kMaxWorldSize) +
+                              " separated by commas, e.g. --worlds 1,2,4,8";
+  std::stringstream parts(text);
+  for (std::string entry; std::getline(parts, entry, ',');) {
+    const bool digits = !entry.empty() && entry.size() <= 3 && entry.find_first_not_of("0123456789") == std::string::npos;
+    const int world = digits ? std::stoi(entry) : 0;
+    if (world < 1 || world > kMaxWorldSize) {
+      return "--worlds '" + text + "': '" + entry + "' is not a world size on this host; " + allowed + ".";
+    }
+    if (std::find(out.begin(), out.end(), world) == out.end()) out.push_back(world);
+  }
+  if (out.empty() || text.back() == ',') return "--worlds '" + text + "' has an empty entry; " + allowed + ".";
+  return std::nullopt;
+}
+
+std::vector<RunConfig> comparisonRuns(const RunConfig& base, const std::vector<std::string>& strategies,
+                                      const std::vector<int>& worlds) {
+  std::vector<RunConfig> runs;
+  for (const auto& strategy : strategies) {
+    for (int world : worlds.empty() ? std::vector<int>{base.world} : worlds) {
+      RunConfig c = base;
+      c.strategy = strategy;
+      c.world = world;
+      runs.push_back(c);
+    }
+  }
+  return runs;
+}
+
+std::optional<std::string> comparisonProblem(const std::vector<RunConfig>& runs) {
+  for (const auto& c : runs) {
+    if (auto e = validate(c)) return "at world " + std::to_string(c.world) + ": " + *e;
+  }
+  return std::nullopt;
+}
+
 }  // namespace shardscope

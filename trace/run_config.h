@@ -83,4 +83,16 @@ const std::vector<std::string>& defaultCompareStrategies();
 // "ddp,zero1,full_shard" into `out`; an error naming the bad entry and the choices otherwise.
 std::optional<std::string> parseStrategyList(const std::string& text, std::vector<std::string>& out);
 
+// "1,2,4,8" into `out` (compare --worlds: world sizes on one host, each 1..kMaxWorldSize, in the
+// order given); an error naming the bad entry otherwise.
+std::optional<std::string> parseWorldList(const std::string& text, std::vector<int>& out);
+
+// The runs of a comparison: each strategy at each world size (just `base.world` when `worlds` is
+// empty), strategy-major, with the same global batch and everything else from `base`.
+std::vector<RunConfig> comparisonRuns(const RunConfig& base, const std::vector<std::string>& strategies,
+                                      const std::vector<int>& worlds);
+
+// Why those runs cannot start: the first one validate() refuses, naming its world size.
+std::optional<std::string> comparisonProblem(const std::vector<RunConfig>& runs);
+
 }  // namespace shardscope

@@ -165,17 +165,23 @@ int64_t length(const std::vector<Interval>& v) {
 }
 }  // namespace
 
-double RunRecording::overlapPercent(int rank) const {
+namespace {
+
+// A rank's collectives and its forward and backward compute, each as a union of intervals.
+std::pair<std::vector<Interval>, std::vector<Interval>> commAndCompute(const RankTimeline& t) {
   std::vector<Interval> comm, compute;
-  for (const auto& c : this->rank(rank).collectives) comm.emplace_back(c.beginNs, c.endNs);
-  for (const auto& c : this->rank(rank).compute) {
+  for (const auto& c : t.collectives) comm.emplace_back(c.beginNs, c.endNs);
+  for (const auto& c : t.compute) {
     const auto kind = static_cast<ComputeKind>(c.op);
-    if (kind == ComputeKind::Forward || kind == ComputeKind::Backward) {
-      compute.emplace_back(c.beginNs, c.endNs);
-    }
+    if (kind == ComputeKind::Forward || kind == ComputeKind::Backward) compute.emplace_back(c.beginNs, c.endNs);
   }
-  const auto commU = unionOf(comm);
-  const auto computeU = unionOf(compute);
+  return {unionOf(std::move(comm)), unionOf(std::move(compute))};
+}
+
+}  // namespace
+
+double RunRecording::overlapPercent(int rank) const {
+  const auto [commU, computeU] = commAndCompute(this->rank(rank));
   const int64_t commTime = length(commU);
   if (commTime == 0) return 0.0;
   int64_t both = 0;
@@ -187,6 +193,47 @@ double RunRecording::overlapPercent(int rank) const {
     }
   }
   return 100.0 * static_cast<double>(both) / static_cast<double>(commTime);
+}
+
+std::vector<std::pair<int64_t, int64_t>> RunRecording::exposedComm(int rank) const {
+  const auto [commU, computeU] = commAndCompute(this->rank(rank));
+  std::vector<Interval> exposed;
+  size_t j = 0;
+  for (auto [begin, end] : commU) {
+    while (j < computeU.size() && computeU[j].second <= begin) ++j;
+    // Walk the compute intervals that cut into [begin, end), keeping the gaps between them.
+    for (size_t k = j; k < computeU.size() && computeU[k].first < end; ++k) {
+      if (computeU[k].first > begin) exposed.emplace_back(begin, computeU[k].first);
+      begin = std::max(begin, computeU[k].second);
+    }
+    if (begin < end) exposed.emplace_back(begin, end);
+  }
+  return exposed;
+}
+
+const std::vector<std::pair<int64_t, int64_t>>& RunRecording::exposedCommCached(int rank) const {
+  const auto& t = this->rank(rank);
+  if (t.exposedCommFor[0] != t.collectives.size() || t.exposedCommFor[1] != t.compute.size()) {
+    t.exposedComm = exposedComm(rank);
+    t.exposedCommFor[0] = t.collectives.size();
+    t.exposedCommFor[1] = t.compute.size();
+  }
+  return t.exposedComm;
+}
+
+std::vector<double> RunRecording::exposedCommSeconds(int rank) const {
+  const auto exposed = exposedComm(rank);
+  std::vector<double> out;
+  size_t j = 0;
+  for (const auto& step : this->rank(rank).steps) {
+    int64_t ns = 0;
+    while (j < exposed.size() && exposed[j].second <= step.beginNs) ++j;
+    for (size_t k = j; k < exposed.size() && exposed[k].first < step.endNs; ++k) {
+      ns += std::min(exposed[k].second, step.endNs) - std::max(exposed[k].first, step.beginNs);
+    }
+    out.push_back(static_cast<double>(ns) / 1e9);
+  }
+  return out;
 }
 
 std::vector<double> RunRecording::stepSeconds(int rank) const {

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "trace/events.h"
@@ -61,6 +62,9 @@ struct RankTimeline {
   int64_t peakDevice = 0;               // maximum of tensors + allocator cache + runtime
   int64_t dropped = 0;                  // events the rank could not record
   int64_t negativeBalance = 0;          // frees of bytes never seen allocated (should stay 0)
+  // RunRecording::exposedCommCached's last answer, and the span counts it holds for.
+  mutable std::vector<std::pair<int64_t, int64_t>> exposedComm;
+  mutable size_t exposedCommFor[2] = {SIZE_MAX, SIZE_MAX};
 };
 
 // Index of the first span (sorted by begin, as a RankTimeline keeps them) that begins at or after
@@ -82,6 +86,15 @@ class RunRecording {
   std::array<CollectiveTotals, kCollectiveOpCount> collectiveTotals(int rank, int steps = -1) const;
   // Share of the time a collective was in flight while forward/backward compute ran, in percent.
   double overlapPercent(int rank) const;
+  // The collective time no forward or backward span on the rank overlaps: what it waited on the
+  // network with nothing to compute. HTA's comm/compute overlap (Holistic Trace Analysis,
+  // "Communication Computation Overlap") is the other part of the same collective time. Sorted,
+  // disjoint [begin, end) in ns.
+  std::vector<std::pair<int64_t, int64_t>> exposedComm(int rank) const;
+  // The same, kept until the rank records another span: for views that draw it every frame.
+  const std::vector<std::pair<int64_t, int64_t>>& exposedCommCached(int rank) const;
+  // Of it, the seconds within each completed step (StepEnd order).
+  std::vector<double> exposedCommSeconds(int rank) const;
   // Each step's duration without the time it waited at the step gate.
   std::vector<double> stepSeconds(int rank) const;
   // What `rank` held of `unit` at absolute time tNs (the last sample at or before it); zeros when

@@ -36,6 +36,23 @@ int64_t activationSavedForBackward(const trace::RankTimeline& t) {
   return saved;
 }
 
+namespace {
+
+// The mean over the steps a run recorded (every one, or the even ones under alternate), leaving
+// out the first (warm-up) when there is more than one.
+double steadyMeanOfRecorded(const std::vector<double>& perStep, const std::string& recording) {
+  std::vector<double> recorded;
+  for (size_t i = 0; i < perStep.size(); ++i) {
+    if (recording == "on" || (recording == "alternate" && i % 2 == 0)) recorded.push_back(perStep[i]);
+  }
+  if (recorded.empty()) return 0.0;
+  const size_t first = recorded.size() > 1 ? 1 : 0;
+  return std::accumulate(recorded.begin() + static_cast<std::ptrdiff_t>(first), recorded.end(), 0.0) /
+         static_cast<double>(recorded.size() - first);
+}
+
+}  // namespace
+
 int recordedStepsOf(const std::string& recording, int completedSteps) {
   if (recording == "off") return 0;
   if (recording == "alternate") return (completedSteps + 1) / 2;  // steps 0, 2, 4, ...
@@ -82,6 +99,9 @@ std::vector<RankStats> computeRankStats(const RunConfig& config, const trace::Ru
     // Only completed steps' collectives count; per-step figures divide them by recordedSteps.
     s.collectives = rec.collectiveTotals(r, steps);
     s.overlapPercent = rec.overlapPercent(r);
+    s.exposedCommSeconds = rec.exposedCommSeconds(r);
+    s.exposedCommSeconds.resize(static_cast<size_t>(steps));
+    s.steadyExposedCommSeconds = steadyMeanOfRecorded(s.exposedCommSeconds, config.recording);
     int64_t recomputeNs = 0;
     for (const auto& span : t.compute) {
       if (span.step >= 0 && span.step < steps && trace::isRecomputation(span)) recomputeNs += span.endNs - span.beginNs;

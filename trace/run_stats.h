@@ -31,6 +31,8 @@ struct RankStats {
   double modelFlopsPerSecond = 0; // 6 x parameters x (tokens | samples) / s
   std::array<trace::CollectiveTotals, trace::kCollectiveOpCount> collectives{};
   double overlapPercent = 0;
+  std::vector<double> exposedCommSeconds;   // per completed step: collective time no compute hid
+  double steadyExposedCommSeconds = 0;      // mean over recorded steps after the first (all if one)
   double recomputeSecondsPerStep = 0;  // activation checkpointing's extra forwards, per recorded step
   // The activation bytes held when backward began (the largest over recorded micro-batches): what
   // forward saved for backward, the quantity activation formulas predict. The activation peak is

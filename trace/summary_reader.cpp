@@ -60,6 +60,10 @@ SummaryRun readRun(const nlohmann::json& j) {
       t.sentBytes = c.value("sent_bytes", ring.sentBytes);
       t.receivedBytes = c.value("received_bytes", ring.receivedBytes);
     }
+    if (r.contains("exposed_comm_s") && r["exposed_comm_s"].is_array()) {  // summary/4
+      s.exposedCommSeconds = r["exposed_comm_s"].get<std::vector<double>>();
+      s.steadyExposedCommSeconds = r.value("steady_exposed_comm_s", 0.0);
+    }
     s.overlapPercent = r.contains("overlap_pct") && r["overlap_pct"].is_number() ? r["overlap_pct"].get<double>() : 0.0;
     s.recomputeSecondsPerStep = r.contains("recompute_s_per_step") && r["recompute_s_per_step"].is_number()
                                     ? r["recompute_s_per_step"].get<double>()

@@ -86,7 +86,7 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
         state.selection.active = false;
         break;
       case ConfigAction::Compare:
-        engine->startCompare(state.config, state.compareStrategies);
+        engine->startCompare(comparisonRuns(state.config, state.compareStrategies, {}));
         state.axis.userMoved = false;
         state.selection.active = false;
         break;

@@ -6,6 +6,7 @@
 
 #include <imgui.h>
 
+#include "estimate/run_prediction.h"
 #include "trace/run_stats.h"
 #include "ui/item_probe.h"
 #include "ui/theme.h"
@@ -45,14 +46,25 @@ void stackedBar(const trace::RoleBytes& bytes, double scale, float width, float 
 }
 
 // One horizontal bar per session on a shared scale, labelled with the formatted value.
+// A session's name in the bar charts: its strategy, and its world size when the sessions differ in it.
+std::string sessionLabel(const std::vector<Session>& sessions, size_t i) {
+  for (const auto& s : sessions) {
+    if (s.config.world != sessions[i].config.world) {
+      return sessions[i].config.strategy + " N=" + std::to_string(sessions[i].config.world);
+    }
+  }
+  return sessions[i].config.strategy;
+}
+
+// `format` labels session i's value.
 void valueBars(const char* title, const std::vector<Session>& sessions, const std::vector<double>& values,
-               const std::function<std::string(double)>& format, ImU32 color) {
+               const std::function<std::string(size_t)>& format, ImU32 color) {
   double scale = 0;
   for (double v : values) scale = std::max(scale, v);
   ImGui::TextUnformatted(title);
   const float barWidth = std::max(ImGui::GetContentRegionAvail().x - kLabelWidth - 10.0f, 100.0f);
   for (size_t i = 0; i < sessions.size(); ++i) {
-    ImGui::Text("  %-20s %18s", sessions[i].config.strategy.c_str(), format(values[i]).c_str());
+    ImGui::Text("  %-20s %18s", sessionLabel(sessions, i).c_str(), format(i).c_str());
     ImGui::SameLine(kLabelWidth);
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 p = ImGui::GetCursorScreenPos();
@@ -60,6 +72,51 @@ void valueBars(const char* title, const std::vector<Session>& sessions, const st
     if (scale > 0) dl->AddRectFilled(p, ImVec2(p.x + static_cast<float>(values[i] / scale) * barWidth, p.y + 12), color);
     ImGui::Dummy(ImVec2(barWidth, 12));
   }
+}
+
+// compare --worlds: per strategy, one bar per world size of the largest rank's memory by role at
+// its peak, and a white tick at the estimator's predicted model states. Nothing (false) when every
+// session ran at one world size.
+bool drawScalingWithWorldSize(const std::vector<Session>& sessions, const std::vector<std::vector<RankStats>>& stats) {
+  bool acrossWorlds = false;
+  for (const auto& s : sessions) acrossWorlds |= s.config.world != sessions.front().config.world;
+  if (!acrossWorlds) return false;
+  double scale = 1;
+  for (const auto& r : stats) {
+    for (const auto& s : r) scale = std::max(scale, static_cast<double>(s.peakTotal));
+  }
+  ImGui::Spacing();
+  ImGui::TextUnformatted("Per-rank memory against the world size N (largest rank at its peak, measured; white tick: "
+                         "the estimator's PREDICTED model states)");
+  const float barWidth = std::max(ImGui::GetContentRegionAvail().x - kLabelWidth - 10.0f, 100.0f);
+  std::vector<std::string> strategies;
+  for (const auto& s : sessions) {
+    if (std::find(strategies.begin(), strategies.end(), s.config.strategy) == strategies.end()) {
+      strategies.push_back(s.config.strategy);
+    }
+  }
+  for (const auto& strategy : strategies) {
+    for (size_t i = 0; i < sessions.size(); ++i) {
+      if (sessions[i].config.strategy != strategy || !anyRecorded(stats[i])) continue;
+      const RankStats* largest = nullptr;
+      for (const auto& s : stats[i]) {
+        if (!largest || s.peakTotal > largest->peakTotal) largest = &s;
+      }
+      if (!largest) continue;
+      ImGui::Text("  %-14s N=%-3d %12s", strategy.c_str(), sessions[i].config.world,
+                  formatBytes(static_cast<double>(largest->peakTotal)).c_str());
+      ImGui::SameLine(kLabelWidth);
+      const ImVec2 p = ImGui::GetCursorScreenPos();
+      stackedBar(largest->atPeakTotal, scale, barWidth, 14);
+      if (estimate::predictionProblem(sessions[i].config)) continue;
+      const double predicted = static_cast<double>(estimate::predictRun(sessions[i].config).modelStateBytes());
+      const float x = p.x + static_cast<float>(predicted / scale) * barWidth;
+      ImGui::GetWindowDrawList()->AddLine(ImVec2(x, p.y - 2), ImVec2(x, p.y + 16), IM_COL32(255, 255, 255, 255), 2.0f);
+    }
+  }
+  ImGui::TextDisabled("the sharded strategies' model states fall as 1/N; activations only with each rank's share of "
+                      "the batch; gathered units and communication buffers not at all");
+  return true;
 }
 
 // Tensor memory only: the device lanes (allocator cache, runtime) are not allocations.
@@ -284,7 +341,7 @@ void drawComparison(const std::vector<Session>& sessions,
       return std::string(buf);
     });
     for (auto op : {trace::CollectiveOp::AllGather, trace::CollectiveOp::ReduceScatter, trace::CollectiveOp::AllReduce}) {
-      const std::string name = std::string(trace::collectiveOpName(op)) + " size / sent / time per step";
+      const std::string name = std::string(trace::collectiveOpName(op)) + "/step: size / sent / time";
       row(name.c_str(), [&](const auto& r) {
         if (r.empty()) return std::string("-");
         if (!anyRecorded(r)) return std::string("not recorded");
@@ -295,7 +352,7 @@ void drawComparison(const std::vector<Session>& sessions,
                formatDuration(c.seconds * 1e9 / steps);
       });
     }
-    row("all collectives: size / sent / received", [&](const auto& r) {
+    row("all/step: size / sent / received", [&](const auto& r) {
       if (r.empty()) return std::string("-");
       if (!anyRecorded(r)) return std::string("not recorded");
       const auto all = trace::allCollectives(r.front().collectives);
@@ -312,6 +369,10 @@ void drawComparison(const std::vector<Session>& sessions,
         });
       });
     }
+    row("exposed comm per step", [&](const auto& r) {
+      if (!anyRecorded(r)) return std::string("not recorded");
+      return formatDuration(1e9 * maxOf(r, [](const RankStats& s) { return s.steadyExposedCommSeconds; }));
+    });
     row("comm/compute overlap", [&](const auto& r) {
       if (!anyRecorded(r)) return std::string("not recorded");
       char buf[32];
@@ -320,23 +381,26 @@ void drawComparison(const std::vector<Session>& sessions,
     });
     ImGui::EndTable();
   }
-  // Bar chart: peak memory of rank 0 by role, one bar per strategy, on one scale.
-  double scale = 1;
-  for (const auto& r : stats) {
-    for (const auto& s : r) scale = std::max(scale, static_cast<double>(s.peakTotal));
-  }
-  ImGui::Spacing();
-  ImGui::TextUnformatted("Peak memory by role (largest rank, at its peak)");
-  const float barWidth = std::max(ImGui::GetContentRegionAvail().x - kLabelWidth - 10.0f, 100.0f);
-  for (size_t i = 0; i < sessions.size(); ++i) {
-    const RankStats* largest = nullptr;
-    for (const auto& s : stats[i]) {
-      if (!largest || s.peakTotal > largest->peakTotal) largest = &s;
+  // Bar chart: peak memory of the largest rank by role, one bar per session, on one scale; across
+  // world sizes, grouped by strategy with the estimator's model states marked.
+  if (!drawScalingWithWorldSize(sessions, stats)) {
+    double scale = 1;
+    for (const auto& r : stats) {
+      for (const auto& s : r) scale = std::max(scale, static_cast<double>(s.peakTotal));
     }
-    ImGui::Text("  %-20s %18s", sessions[i].config.strategy.c_str(),
-                largest ? formatBytes(static_cast<double>(largest->peakTotal)).c_str() : "-");
-    ImGui::SameLine(kLabelWidth);
-    stackedBar(largest ? largest->atPeakTotal : trace::RoleBytes{}, scale, barWidth, 14);
+    ImGui::Spacing();
+    ImGui::TextUnformatted("Peak memory by role (largest rank, at its peak)");
+    const float barWidth = std::max(ImGui::GetContentRegionAvail().x - kLabelWidth - 10.0f, 100.0f);
+    for (size_t i = 0; i < sessions.size(); ++i) {
+      const RankStats* largest = nullptr;
+      for (const auto& s : stats[i]) {
+        if (!largest || s.peakTotal > largest->peakTotal) largest = &s;
+      }
+      ImGui::Text("  %-20s %18s", sessionLabel(sessions, i).c_str(),
+                  largest ? formatBytes(static_cast<double>(largest->peakTotal)).c_str() : "-");
+      ImGui::SameLine(kLabelWidth);
+      stackedBar(largest ? largest->atPeakTotal : trace::RoleBytes{}, scale, barWidth, 14);
+    }
   }
   // The other figures as bars on their own scales: step time, throughput, traffic, overlap.
   std::vector<double> stepMs, samples, bytes, commMs, overlap;
@@ -363,25 +427,32 @@ void drawComparison(const std::vector<Session>& sessions,
   auto plain = [](double v) { char b[32]; std::snprintf(b, sizeof b, "%.1f", v); return std::string(b); };
   auto pct = [](double v) { char b[32]; std::snprintf(b, sizeof b, "%.1f %%", v); return std::string(b); };
   ImGui::Spacing();
-  valueBars("Step time (slowest rank)", sessions, stepMs, ms, IM_COL32(90, 140, 200, 255));
-  valueBars("Throughput, samples/s (all ranks)", sessions, samples, plain, IM_COL32(84, 162, 75, 255));
-  // The ZeRO paper's comparison: what a rank sends, as a multiple of DDP's when DDP is on screen.
-  double ddpSent = 0;
-  for (size_t i = 0; i < sessions.size(); ++i) {
-    if (sessions[i].config.strategy == "ddp" && bytes[i] > 0) ddpSent = bytes[i];
-  }
+  valueBars("Step time (slowest rank)", sessions, stepMs, [&](size_t i) { return ms(stepMs[i]); },
+            IM_COL32(90, 140, 200, 255));
+  valueBars("Throughput, samples/s (all ranks)", sessions, samples, [&](size_t i) { return plain(samples[i]); },
+            IM_COL32(84, 162, 75, 255));
+  // The ZeRO paper's comparison: what a rank sends, as a multiple of DDP's at the same world size
+  // when DDP's run is on screen.
+  const auto ddpSent = [&](size_t i) {
+    for (size_t j = 0; j < sessions.size(); ++j) {
+      if (sessions[j].config.strategy == "ddp" && sessions[j].config.world == sessions[i].config.world) return bytes[j];
+    }
+    return 0.0;
+  };
   valueBars("Bytes a rank sends per step under the ring schedule (rank 0, all collectives)", sessions, bytes,
-            [&](double v) {
-              if (ddpSent <= 0) return formatBytes(v);
+            [&](size_t i) {
+              if (ddpSent(i) <= 0) return formatBytes(bytes[i]);
               char ratio[32];
-              std::snprintf(ratio, sizeof ratio, " (%.2fx ddp)", v / ddpSent);
-              return formatBytes(v) + ratio;
+              std::snprintf(ratio, sizeof ratio, " (%.2fx ddp)", bytes[i] / ddpSent(i));
+              return formatBytes(bytes[i]) + ratio;
             },
             IM_COL32(245, 133, 24, 255));
   ImGui::TextDisabled("all-reduce 2(N-1)/N x size, all-gather and reduce-scatter (N-1)/N x size: the bytes the "
                       "rank puts on the wire, not the collectives' sizes (the table has both)");
-  valueBars("Time in collectives per step (rank 0)", sessions, commMs, ms, IM_COL32(114, 183, 178, 255));
-  valueBars("Comm/compute overlap", sessions, overlap, pct, IM_COL32(178, 121, 162, 255));
+  valueBars("Time in collectives per step (rank 0)", sessions, commMs, [&](size_t i) { return ms(commMs[i]); },
+            IM_COL32(114, 183, 178, 255));
+  valueBars("Comm/compute overlap", sessions, overlap, [&](size_t i) { return pct(overlap[i]); },
+            IM_COL32(178, 121, 162, 255));
 }
 
 }  // namespace shardscope::ui

@@ -69,7 +69,7 @@ class EngineControl {
   virtual ~EngineControl() = default;
   virtual void startRun(const RunConfig& config) = 0;      // one session
   // One session per strategy, one after another, on the same model and data.
-  virtual void startCompare(const RunConfig& config, const std::vector<std::string>& strategies) = 0;
+  virtual void startCompare(const std::vector<RunConfig>& runs) = 0;  // one session each (comparisonRuns)
   virtual void stop() = 0;
   // --step-gate: release every rank of the running session for one event group, or for the rest
   // of the run.

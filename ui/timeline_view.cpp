@@ -68,6 +68,29 @@ void drawPauses(ImDrawList* dl, const std::vector<Event>& pauses, const TimeAxis
   }
 }
 
+// Under the comm lane, a red bar where collectives ran with no forward or backward compute on the
+// rank (RunRecording::exposedComm): time the step waited on the network. Intervals within one
+// pixel merge, so the cost follows the width.
+void drawExposedComm(ImDrawList* dl, const std::vector<std::pair<int64_t, int64_t>>& exposed, const TimeAxis& axis,
+                     double originNs, double beginAbs, double endAbs, float x0, float w, float y) {
+  auto i = std::lower_bound(exposed.begin(), exposed.end(), beginAbs,
+                            [](const std::pair<int64_t, int64_t>& e, double t) { return e.second < t; });
+  float runStart = -1, runEnd = -1;
+  const ImU32 red = IM_COL32(230, 70, 60, 255);
+  for (; i != exposed.end() && i->first < endAbs; ++i) {
+    const float xa = static_cast<float>(axis.toX(i->first - originNs, x0, w));
+    const float xb = std::max(xa + 1.0f, static_cast<float>(axis.toX(i->second - originNs, x0, w)));
+    if (runStart >= 0 && xa <= runEnd + 1.0f) {
+      runEnd = std::max(runEnd, xb);
+      continue;
+    }
+    if (runStart >= 0) dl->AddRectFilled(ImVec2(runStart, y), ImVec2(runEnd, y + 3.0f), red);
+    runStart = xa;
+    runEnd = xb;
+  }
+  if (runStart >= 0) dl->AddRectFilled(ImVec2(runStart, y), ImVec2(runEnd, y + 3.0f), red);
+}
+
 bool spansHaveSameTarget(const Event& e, const CollectiveSelection& sel) {
   return sel.active && e.op == sel.op && e.step == sel.step && e.phase == sel.phase &&
          e.microBatch == sel.microBatch && e.text == sel.unit;
@@ -287,6 +310,8 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
     };
     drawSpans(t.compute, static_cast<double>(t.longestCompute), memBottom, false);
     drawSpans(t.collectives, static_cast<double>(t.longestCollective), memBottom + style.spanLaneHeight, true);
+    drawExposedComm(dl, rec.exposedCommCached(r), axis, originNs, beginAbs, endAbs, x0, w,
+                    memBottom + 2 * style.spanLaneHeight - 3.0f);
 
     drawPauses(dl, t.pauses, axis, originNs, beginAbs, endAbs, x0, w, memBottom, 2 * style.spanLaneHeight);
 

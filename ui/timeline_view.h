@@ -1,7 +1,8 @@
 // The timeline of one session: a lane group per rank on the shared time axis.
 //   memory   stacked area by role (bytes allocated), the total as a line, the peak as a dashed line
 //   compute  forward/backward spans per unit, optimizer steps
-//   comm     collectives as labelled blocks (op, unit or bucket, size)
+//   comm     collectives as labelled blocks (op, unit or bucket, size); a red bar beneath where
+//            they ran with no forward or backward compute (exposed communication)
 //   steps    vertical markers at each step start
 //   pauses   where the ranks waited at the step gate (--step-gate), shaded across the rank
 //   playhead a vertical line across every rank (playhead.h); the time ruler places it

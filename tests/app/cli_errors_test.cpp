@@ -3,6 +3,8 @@
 
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "tests/support/run_cli.h"
 
 namespace shardscope {
@@ -190,6 +192,9 @@ TEST(CliErrors, EstimateRejectsWhatItCannotRead) {
   expectRejected({"compare", "--tab", "estimate"}, "--tab picks the tab of the window");
   expectRejected({"compare", "--strategies", "ddp,zero3"}, "'zero3' is not a strategy");
   expectRejected({"compare", "--strategies", "ddp,"}, "has an empty entry");
+  expectRejected({"compare", "--worlds", "1,9"}, "'9' is not a world size on this host");
+  expectRejected({"compare", "--worlds", "2,"}, "--worlds '2,' has an empty entry");
+  expectRejected({"compare", "--worlds", "1,3", "--batch", "8"}, "at world 3: --batch 8 is not divisible by --world 3");
 }
 
 // compare --strategies runs exactly the strategies named, in that order: ZeRO stages 0 to 3 side by side.
@@ -203,6 +208,34 @@ TEST(CliErrors, CompareRunsTheStrategiesNamed) {
   ASSERT_NE(ddp, std::string::npos) << r.output;
   EXPECT_LT(zero1, ddp) << "in the order given";
   EXPECT_EQ(r.output.find("full_shard"), std::string::npos) << "only the strategies named run";
+}
+
+// compare --worlds runs each strategy at each world size on one global batch: a sharded rank's
+// model states shrink as 1/N, DDP's do not, and the table puts them beside the estimator's.
+TEST(CliErrors, CompareAcrossWorldSizes) {
+  const auto dir = testing::freshTempDir("worlds");
+  auto r = runShardscope({"compare", "--worlds", "1,2", "--strategies", "ddp,full_shard", "--model", "gpt", "--layers",
+                          "2", "--hidden", "32", "--seq", "8", "--batch", "4", "--steps", "1", "--summary",
+                          dir + "/compare.json"});
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_NE(r.output.find("Per-rank memory against the world size N"), std::string::npos) << r.output;
+  const auto summary = nlohmann::json::parse(std::ifstream(dir + "/compare.json"));
+  const auto peak = [&](const char* run, const char* role) {
+    return summary["runs"][run]["ranks"][0]["peak_bytes"][role].get<int64_t>();
+  };
+  const auto kept = [&](const char* run, const char* role) {  // between steps (no Adam temporaries)
+    return summary["runs"][run]["ranks"][0]["after_step_bytes"][role].get<int64_t>();
+  };
+  for (const char* run : {"ddp@1", "ddp@2", "full_shard@1", "full_shard@2"}) {
+    ASSERT_TRUE(summary["runs"].contains(run)) << run;
+  }
+  EXPECT_EQ(summary["runs"]["full_shard@2"]["world_size"], 2);
+  EXPECT_EQ(peak("ddp@1", "param_shard"), peak("ddp@2", "param_shard")) << "DDP replicates";
+  EXPECT_EQ(peak("full_shard@1", "param_shard"), 2 * peak("full_shard@2", "param_shard")) << "1/N (P' even at 2)";
+  EXPECT_EQ(kept("full_shard@1", "optimizer_state"), 2 * kept("full_shard@2", "optimizer_state"));
+  // The ring sends nothing at N = 1: the ratio to ddp is left out there, given at N = 2.
+  EXPECT_EQ(summary["runs"]["ddp@1"]["ranks"][0]["traffic_per_step"]["sent_bytes"].get<double>(), 0.0);
+  EXPECT_NE(r.output.find("ratio to ddp"), std::string::npos) << r.output;
 }
 
 // What the estimate command prints is a prediction and says so, in the table and in the JSON.

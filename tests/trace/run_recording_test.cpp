@@ -59,6 +59,34 @@ TEST(RunRecording, OverlapIsCommTimeCoveredByForwardOrBackward) {
   EXPECT_EQ(rec.collectiveTotals(0, /*steps=*/0)[static_cast<int>(CollectiveOp::AllReduce)].count, 0);
 }
 
+// Exposed communication is the collective time no forward or backward span hides, cut per step;
+// with the overlap it adds up to the collective time (HTA's comm/compute overlap, the other side).
+TEST(RunRecording, ExposedCommIsCollectiveTimeNoComputeHides) {
+  RunRecording rec(1);
+  rec.add(span(EventKind::Compute, static_cast<uint8_t>(ComputeKind::Forward), 0, 100));
+  rec.add(span(EventKind::Compute, static_cast<uint8_t>(ComputeKind::Optimizer), 100, 140));  // hides nothing
+  rec.add(span(EventKind::Compute, static_cast<uint8_t>(ComputeKind::Backward), 150, 250));
+  rec.add(span(EventKind::Collective, static_cast<uint8_t>(CollectiveOp::AllGather), 50, 200));
+  rec.add(span(EventKind::Collective, static_cast<uint8_t>(CollectiveOp::AllReduce), 240, 400));
+  Event step0 = span(EventKind::StepEnd, 0, 0, 300);
+  Event step1 = span(EventKind::StepEnd, 0, 300, 500);
+  step1.step = 1;
+  rec.add(step0);
+  rec.add(step1);
+  const auto exposed = rec.exposedComm(0);
+  ASSERT_EQ(exposed.size(), 2u);
+  EXPECT_EQ(exposed[0], (std::pair<int64_t, int64_t>{100, 150}));
+  EXPECT_EQ(exposed[1], (std::pair<int64_t, int64_t>{250, 400}));
+  const auto perStep = rec.exposedCommSeconds(0);
+  ASSERT_EQ(perStep.size(), 2u);
+  EXPECT_NEAR(perStep[0], 100e-9, 1e-15);  // 100..150 and 250..300
+  EXPECT_NEAR(perStep[1], 100e-9, 1e-15);  // 300..400
+  const double comm = 150 + 160, hidden = comm - 200;
+  EXPECT_NEAR(rec.overlapPercent(0), 100.0 * hidden / comm, 1e-9);
+  EXPECT_EQ(&rec.exposedCommCached(0), &rec.exposedCommCached(0));
+  EXPECT_EQ(rec.exposedCommCached(0), exposed);
+}
+
 // The size counts the all-gather's output and the others' input; what the rank sends follows the
 // ring schedule among the collective's own group.
 TEST(RunRecording, CollectiveTotalsCountSizeAndRingTrafficPerGroup) {

@@ -20,7 +20,9 @@ namespace {
 class RecordingEngine : public EngineControl {
  public:
   void startRun(const RunConfig&) override { ++runs; }
-  void startCompare(const RunConfig&, const std::vector<std::string>& strategies) override {
+  void startCompare(const std::vector<RunConfig>& runs) override {
+    std::vector<std::string> strategies;
+    for (const auto& r : runs) strategies.push_back(r.strategy);
     compared.push_back(strategies);
   }
   void stop() override {}

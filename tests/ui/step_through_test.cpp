@@ -16,7 +16,7 @@ namespace {
 class GateEngine : public EngineControl {
  public:
   void startRun(const RunConfig&) override {}
-  void startCompare(const RunConfig&, const std::vector<std::string>&) override {}
+  void startCompare(const std::vector<RunConfig>&) override {}
   void stop() override {}
   void stepGate() override { ++steps; }
   void continueGate() override { ++continues; }
