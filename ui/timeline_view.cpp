@@ -68,7 +68,7 @@ void drawPauses(ImDrawList* dl, const std::vector<Event>& pauses, const TimeAxis
   }
 }
 
-// Under the comm lane, a red bar where collectives ran with no forward or backward compute on the
+// Just under the comm lane, a red bar where collectives ran with no forward or backward compute on the
 // rank (RunRecording::exposedComm): time the step waited on the network. Intervals within one
 // pixel merge, so the cost follows the width.
 void drawExposedComm(ImDrawList* dl, const std::vector<std::pair<int64_t, int64_t>>& exposed, const TimeAxis& axis,
@@ -84,11 +84,11 @@ void drawExposedComm(ImDrawList* dl, const std::vector<std::pair<int64_t, int64_
       runEnd = std::max(runEnd, xb);
       continue;
     }
-    if (runStart >= 0) dl->AddRectFilled(ImVec2(runStart, y), ImVec2(runEnd, y + 3.0f), red);
+    if (runStart >= 0) dl->AddRectFilled(ImVec2(runStart, y), ImVec2(runEnd, y + 4.0f), red);
     runStart = xa;
     runEnd = xb;
   }
-  if (runStart >= 0) dl->AddRectFilled(ImVec2(runStart, y), ImVec2(runEnd, y + 3.0f), red);
+  if (runStart >= 0) dl->AddRectFilled(ImVec2(runStart, y), ImVec2(runEnd, y + 4.0f), red);
 }
 
 bool spansHaveSameTarget(const Event& e, const CollectiveSelection& sel) {
@@ -311,7 +311,7 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
     drawSpans(t.compute, static_cast<double>(t.longestCompute), memBottom, false);
     drawSpans(t.collectives, static_cast<double>(t.longestCollective), memBottom + style.spanLaneHeight, true);
     drawExposedComm(dl, rec.exposedCommCached(r), axis, originNs, beginAbs, endAbs, x0, w,
-                    memBottom + 2 * style.spanLaneHeight - 3.0f);
+                    memBottom + 2 * style.spanLaneHeight);
 
     drawPauses(dl, t.pauses, axis, originNs, beginAbs, endAbs, x0, w, memBottom, 2 * style.spanLaneHeight);
 

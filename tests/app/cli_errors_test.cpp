@@ -51,7 +51,7 @@ TEST(CliErrors, ParserErrorsNameTheWordAndTheFix) {
       {{"frobnicate"}, {"'frobnicate' is not a command", "run, compare, estimate, view"}},
       {{"rnu"}, {"Did you mean run?"}},
       {{"--world", "2"}, {"options follow a command", "shardscope run --world"}},
-      {{"compare", "--worlds", "2"}, {"--worlds is not an option of 'shardscope compare'", "Did you mean --world?"}},
+      {{"compare", "--wrold", "2"}, {"--wrold is not an option of 'shardscope compare'", "Did you mean --world?"}},
       {{"run", "--stpes=3"}, {"Did you mean --steps?"}},
       {{"run", "--steps", "x"}, {"--steps is 'x'; it takes a whole number, e.g. --steps 5"}},
       {{"run", "--lr", "fast"}, {"--lr is 'fast'; it takes a number"}},
