@@ -322,8 +322,10 @@ std::optional<std::string> parseWorldList(const std::string& text, std::vector<i
   out.clear();
   const std::string allowed = "list world sizes from 1 to " + std::to_string(kMaxWorldSize) +
                               " separated by commas, e.g. --worlds 1,2,4,8";
+  const std::string emptyEntry = "--worlds '" + text + "' has an empty entry; " + allowed + ".";
   std::stringstream parts(text);
   for (std::string entry; std::getline(parts, entry, ',');) {
+    if (entry.empty()) return emptyEntry;
     const bool digits = !entry.empty() && entry.size() <= 3 && entry.find_first_not_of("0123456789") == std::string::npos;
     const int world = digits ? std::stoi(entry) : 0;
     if (world < 1 || world > kMaxWorldSize) {
@@ -331,7 +333,7 @@ std::optional<std::string> parseWorldList(const std::string& text, std::vector<i
     }
     if (std::find(out.begin(), out.end(), world) == out.end()) out.push_back(world);
   }
-  if (out.empty() || text.back() == ',') return "--worlds '" + text + "' has an empty entry; " + allowed + ".";
+  if (out.empty() || text.back() == ',') return emptyEntry;
   return std::nullopt;
 }
 

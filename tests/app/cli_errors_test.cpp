@@ -194,6 +194,7 @@ TEST(CliErrors, EstimateRejectsWhatItCannotRead) {
   expectRejected({"compare", "--strategies", "ddp,"}, "has an empty entry");
   expectRejected({"compare", "--worlds", "1,9"}, "'9' is not a world size on this host");
   expectRejected({"compare", "--worlds", "2,"}, "--worlds '2,' has an empty entry");
+  expectRejected({"compare", "--worlds", "1,,2"}, "--worlds '1,,2' has an empty entry");
   expectRejected({"compare", "--worlds", "1,3", "--batch", "8"}, "at world 3: --batch 8 is not divisible by --world 3");
 }
 
