@@ -108,6 +108,10 @@ void RunOptions::addOutputs(CLI::App& cmd) {
        "write a Chrome trace JSON (open it in Perfetto: ui.perfetto.dev) to FILE");
   bind("--memory-csv", &RunConfig::memoryCsvPath,
        "write every memory sample (rank, time, bytes per role) as CSV to FILE");
+  bind("--gpu-memory", &RunConfig::gpuMemoryGB,
+       withDefault("one device's memory in GB (10^9 B), e.g. 80 for an H100: a capacity line in the memory "
+                   "lanes and the headroom per rank in the tables; 0: none",
+                   d.gpuMemoryGB));
   bind("--recording", &RunConfig::recording,
        withDefault("on | off (step times only; on a GPU also no CUDA events, polling thread or allocator hook) | alternate (record even steps only: measures recording overhead)",
                    d.recording));

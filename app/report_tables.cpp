@@ -53,6 +53,12 @@ constexpr MemoryRole kRoles[] = {MemoryRole::ParamShard,     MemoryRole::ParamGa
 constexpr CollectiveOp kOps[] = {CollectiveOp::AllGather, CollectiveOp::ReduceScatter,
                                  CollectiveOp::AllReduce};
 
+// What is left of `capacity` at the rank's peak on the device; negative: it would not fit.
+std::string formatHeadroom(double capacity, const RankStats& r) {
+  const double left = capacity - static_cast<double>(r.peakDevice);
+  return left >= 0 ? formatBytes(left) : "-" + formatBytes(-left) + " (over)";
+}
+
 void printTrafficTable(std::FILE* out, const std::vector<RankStats>& ranks) {
   std::fprintf(out, "\nTraffic per rank per step, size / sent\n%s\n", kTrafficLegend);
   std::fprintf(out, "%-5s %22s %22s %22s %12s %12s %12s\n", "rank", "all_gather", "reduce_scatter", "all_reduce",
@@ -71,15 +77,22 @@ void printMemoryTable(std::FILE* out, const RunConfig& config, const std::vector
   std::fprintf(out, "\nPeak memory per rank by role (measured by the %s%s)\n",
                config.device == "cuda" ? "CUDA caching allocator's trace hook" : "CPU allocator hook",
                config.recording == "alternate" ? ", even steps only" : "");
+  const double capacity = config.gpuMemoryGB * 1e9;
   std::fprintf(out, "%-5s %11s", "rank", "peak total");
   for (auto role : kRoles) std::fprintf(out, " %15s", trace::memoryRoleName(role));
+  if (capacity > 0) std::fprintf(out, " %18s", "headroom");
   std::fprintf(out, "\n");
   for (const auto& r : ranks) {
     std::fprintf(out, "%-5d %11s", r.rank, formatBytes(static_cast<double>(r.peakTotal)).c_str());
     for (auto role : kRoles) {
       std::fprintf(out, " %15s", formatBytes(static_cast<double>(r.peakByRole[static_cast<int>(role)])).c_str());
     }
+    if (capacity > 0) std::fprintf(out, " %18s", formatHeadroom(capacity, r).c_str());
     std::fprintf(out, "\n");
+  }
+  if (capacity > 0) {
+    std::fprintf(out, "headroom: --gpu-memory %s less the rank's peak on the device\n",
+                 trace::formatDecimalGB(capacity).c_str());
   }
 }
 
@@ -156,6 +169,18 @@ void printComparisonTable(std::FILE* out, const std::vector<StrategyColumn>& col
   row("  activation saved (bwd)", [&](const StrategyColumn& c) {
     return recorded(c, [&] { return formatBytes(maxOver(c.ranks, [](const RankStats& r) { return double(r.activationSavedBytes); })); });
   });
+  if (std::any_of(columns.begin(), columns.end(), [](const StrategyColumn& c) { return c.config.gpuMemoryGB > 0; })) {
+    row("headroom (fullest rank)", [&](const StrategyColumn& c) {
+      if (c.config.gpuMemoryGB <= 0) return std::string("-");
+      return recorded(c, [&] {
+        const RankStats* fullest = nullptr;
+        for (const auto& r : c.ranks) {
+          if (!fullest || r.peakDevice > fullest->peakDevice) fullest = &r;
+        }
+        return fullest ? formatHeadroom(c.config.gpuMemoryGB * 1e9, *fullest) : std::string("-");
+      });
+    });
+  }
   row("step time (slowest rank)", [&](const StrategyColumn& c) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.1f ms", 1e3 * maxOver(c.ranks, [](const RankStats& r) { return r.steadyStepSeconds; }));

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -22,7 +23,7 @@ nlohmann::json RunConfig::toJson() const {
           {"device", device},       {"bind-cores", bindCores}, {"bucket-cap-mb", bucketCapMb},
           {"prefetch", prefetch},   {"precision", precision}, {"lora-rank", loraRank},
           {"accumulate", accumulate}, {"activation-checkpointing", activationCheckpointing},
-          {"recording", recording}, {"step-gate", stepGate}};
+          {"recording", recording}, {"step-gate", stepGate}, {"gpu-memory", gpuMemoryGB}};
 }
 
 namespace {
@@ -76,6 +77,7 @@ std::optional<std::string> applyConfigJson(const nlohmann::json& json, RunConfig
     else if (key == "device") err = readValue(v, key, c.device);
     else if (key == "bind-cores") err = readValue(v, key, c.bindCores);
     else if (key == "bucket-cap-mb") err = readValue(v, key, c.bucketCapMb);
+    else if (key == "gpu-memory") err = readValue(v, key, c.gpuMemoryGB);
     else if (key == "prefetch") err = readValue(v, key, c.prefetch);
     else if (key == "precision") err = readValue(v, key, c.precision);
     else if (key == "lora-rank") err = readValue(v, key, c.loraRank);
@@ -299,6 +301,12 @@ std::optional<std::string> validate(const RunConfig& c) {
   if (!(c.bucketCapMb > 0.0) || !std::isfinite(c.bucketCapMb)) {
     return "--bucket-cap-mb is " + std::to_string(c.bucketCapMb) +
            "; it must be a positive number of MiB (default 25).";
+  }
+  if (!(c.gpuMemoryGB >= 0) || !std::isfinite(c.gpuMemoryGB)) {
+    char given[32];
+    std::snprintf(given, sizeof given, "%g", c.gpuMemoryGB);
+    return "--gpu-memory is " + std::string(given) + "; give one device's memory in GB (e.g. 80 for "
+           "an H100) for a capacity line and the headroom per rank, or 0 for none.";
   }
   if (c.seed < 0) {
     return "--seed is " + std::to_string(c.seed) + "; it must be 0 or more.";

@@ -56,6 +56,8 @@ struct RunConfig {
   std::string recording = "on";    // on | off | alternate (even steps only; for benchmarks)
   std::string stepGate = "off";    // off | group | step: the ranks wait before each event group
                                    // (or each step) until released (engine/step_gate.h)
+  double gpuMemoryGB = 0;          // one device's memory, GB (10^9 B), for the capacity line in the
+                                   // memory lanes and the headroom in the tables; 0: none
 
   nlohmann::json toJson() const;
 };

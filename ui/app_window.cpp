@@ -194,8 +194,10 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
     }
     TimelineCursor c;
     TimelineFrameStats st;
+    TimelineStyle style = state.style;
+    style.capacityBytes = s.config.gpuMemoryGB * 1e9;  // this session's device
     drawTimeline("timeline", s.recording, state.axis, memoryScale, ImGui::GetContentRegionAvail().x,
-                 state.style, state.selection, c, &st, playheadNs);
+                 style, state.selection, c, &st, playheadNs);
     if (c.seek) {
       state.playhead.tNs = c.seekNs;
       state.playhead.placed = true;

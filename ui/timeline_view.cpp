@@ -68,6 +68,26 @@ void drawPauses(ImDrawList* dl, const std::vector<Event>& pauses, const TimeAxis
   }
 }
 
+// The device's capacity (--gpu-memory): a line across the memory lane where it falls on the lane's
+// scale, else a note at the top that it lies above, with the headroom left at the rank's peak.
+void drawCapacity(ImDrawList* dl, double capacity, int64_t peakDevice, double scale, float x0, float w, float y0,
+                  float memBottom) {
+  if (capacity <= 0) return;
+  const ImU32 color = IM_COL32(120, 200, 255, 230);
+  const double left = capacity - static_cast<double>(peakDevice);
+  const std::string headroom = left >= 0 ? formatBytes(left) + " free at the peak"
+                                         : formatBytes(-left) + " OVER at the peak";
+  const float y = memBottom - static_cast<float>(capacity * scale);
+  if (y >= y0) {
+    dl->AddLine(ImVec2(x0, y), ImVec2(x0 + w, y), color, 1.5f);
+    const std::string text = "capacity " + trace::formatDecimalGB(capacity) + ", " + headroom;
+    dl->AddText(ImVec2(x0 + 4, y + 1), color, text.c_str());
+    return;
+  }
+  const std::string text = "capacity " + trace::formatDecimalGB(capacity) + " (above this scale), " + headroom;
+  dl->AddText(ImVec2(x0 + 4, y0 + 1), color, text.c_str());
+}
+
 // Just under the comm lane, a red bar where collectives ran with no forward or backward compute on the
 // rank (RunRecording::exposedComm): time the step waited on the network. Intervals within one
 // pixel merge, so the cost follows the width.
@@ -200,6 +220,7 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
       for (float x = x0; x < x0 + w; x += 8) dl->AddLine(ImVec2(x, peakY), ImVec2(x + 4, peakY), IM_COL32(255, 90, 90, 220));
       const std::string peak = "peak " + formatBytes(static_cast<double>(t.peakTotal));
       dl->AddText(ImVec2(x0 + w - ImGui::CalcTextSize(peak.c_str()).x - 4, std::max(peakY - 14, y0)), IM_COL32(255, 120, 120, 255), peak.c_str());
+      drawCapacity(dl, style.capacityBytes, t.peakDevice, scale, x0, w, y0, memBottom);
     }
 
     // --- compute and comm lanes: cull, fold narrow spans, draw ------------------------------------

@@ -39,6 +39,7 @@ struct TimelineStyle {
   // can dwarf the tensors whose sharding the timeline is about. Ticking them rescales the lanes.
   bool showRole[trace::kMemoryRoleCount] = {true, true, true, true, true,
                                            true, true, true, false, false};
+  double capacityBytes = 0;  // one device's memory (--gpu-memory): a line in the memory lanes; 0: none
 };
 
 // What the user points at, for the breakdown panel: a time and a rank.

@@ -192,6 +192,7 @@ TEST(CliErrors, EstimateRejectsWhatItCannotRead) {
   expectRejected({"compare", "--tab", "estimate"}, "--tab picks the tab of the window");
   expectRejected({"compare", "--strategies", "ddp,zero3"}, "'zero3' is not a strategy");
   expectRejected({"compare", "--strategies", "ddp,"}, "has an empty entry");
+  expectRejected({"run", "--gpu-memory", "-3"}, "--gpu-memory is -3; give one device's memory in GB");
   expectRejected({"compare", "--worlds", "1,9"}, "'9' is not a world size on this host");
   expectRejected({"compare", "--worlds", "2,"}, "--worlds '2,' has an empty entry");
   expectRejected({"compare", "--worlds", "1,,2"}, "--worlds '1,,2' has an empty entry");
@@ -237,6 +238,22 @@ TEST(CliErrors, CompareAcrossWorldSizes) {
   // The ring sends nothing at N = 1: the ratio to ddp is left out there, given at N = 2.
   EXPECT_EQ(summary["runs"]["ddp@1"]["ranks"][0]["traffic_per_step"]["sent_bytes"].get<double>(), 0.0);
   EXPECT_NE(r.output.find("ratio to ddp"), std::string::npos) << r.output;
+}
+
+// --gpu-memory gives each rank's headroom: the capacity less its peak on the device, marked when
+// the run would not fit.
+TEST(CliErrors, GpuMemoryGivesTheHeadroomPerRank) {
+  const auto dir = testing::freshTempDir("headroom");
+  for (const auto& [capacity, over] : {std::pair{"1", false}, std::pair{"0.0001", true}}) {
+    auto r = runShardscope({"run", "--model", "gpt", "--layers", "2", "--hidden", "32", "--seq", "8", "--batch", "4",
+                            "--steps", "1", "--gpu-memory", capacity, "--summary", dir + "/s.json"});
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find(std::string("headroom: --gpu-memory ") + (over ? "0.0001" : "1") + " GB"), std::string::npos)
+        << r.output;
+    EXPECT_EQ(r.output.find("(over)") != std::string::npos, over) << r.output;
+    const auto summary = nlohmann::json::parse(std::ifstream(dir + "/s.json"));
+    EXPECT_DOUBLE_EQ(summary["config"]["gpu-memory"].get<double>(), std::stod(capacity));
+  }
 }
 
 // What the estimate command prints is a prediction and says so, in the table and in the JSON.
