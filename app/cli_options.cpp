@@ -112,6 +112,11 @@ void RunOptions::addOutputs(CLI::App& cmd) {
        withDefault("one device's memory in GB (10^9 B), e.g. 80 for an H100: a capacity line in the memory "
                    "lanes and the headroom per rank in the tables; 0: none",
                    d.gpuMemoryGB));
+  bind("--peak-tflops", &RunConfig::peakTflops,
+       withDefault("one device's peak in TFLOP/s, as you state it (a data sheet, or a matmul benchmark on "
+                   "this CPU): MFU = model FLOP/s / peak, in the summary, the tables and the app's "
+                   "throughput lane; 0: no MFU",
+                   d.peakTflops));
   bind("--recording", &RunConfig::recording,
        withDefault("on | off (step times only; on a GPU also no CUDA events, polling thread or allocator hook) | alternate (record even steps only: measures recording overhead)",
                    d.recording));

@@ -108,8 +108,9 @@ void printRunTables(std::FILE* out, const RunConfig& config, const std::vector<R
                       "times and throughput only\n", config.recording.c_str());
   }
   std::fprintf(out, "\nTime, throughput and time in collectives per rank per step (steps after the first)\n");
-  std::fprintf(out, "%-5s %9s %12s %12s %12s %15s %15s %15s %8s %10s\n", "rank", "step ms", "samples/s",
-               "tokens/s", "model FLOP/s", "all_gather", "reduce_scatter", "all_reduce", "overlap", "exposed");
+  std::fprintf(out, "%-5s %9s %12s %12s %12s %15s %15s %15s %8s %10s%s\n", "rank", "step ms", "samples/s",
+               "tokens/s", "model FLOP/s", "all_gather", "reduce_scatter", "all_reduce", "overlap", "exposed",
+               config.peakTflops > 0 ? "     MFU" : "");
   for (const auto& r : ranks) {
     std::fprintf(out, "%-5d %9.1f %12s %12s %12s", r.rank, r.steadyStepSeconds * 1e3,
                  formatRate(r.samplesPerSecond, "").c_str(),
@@ -120,10 +121,15 @@ void printRunTables(std::FILE* out, const RunConfig& config, const std::vector<R
                                           : "not recorded");
     }
     if (recorded) {
-      std::fprintf(out, " %7.1f%% %10s\n", r.overlapPercent, trace::formatDuration(r.steadyExposedCommSeconds * 1e9).c_str());
+      std::fprintf(out, " %7.1f%% %10s", r.overlapPercent, trace::formatDuration(r.steadyExposedCommSeconds * 1e9).c_str());
     } else {
-      std::fprintf(out, " %8s %10s\n", "-", "-");
+      std::fprintf(out, " %8s %10s", "-", "-");
     }
+    if (config.peakTflops > 0) std::fprintf(out, " %6.2f%%", 100.0 * r.mfu);
+    std::fprintf(out, "\n");
+  }
+  if (config.peakTflops > 0) {
+    std::fprintf(out, "MFU: model FLOP/s over the stated peak, --peak-tflops %g\n", config.peakTflops);
   }
   if (recorded) {
     std::fprintf(out, "overlap: the share of collective time forward or backward compute hid; exposed: the rest, per\n"

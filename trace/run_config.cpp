@@ -23,7 +23,8 @@ nlohmann::json RunConfig::toJson() const {
           {"device", device},       {"bind-cores", bindCores}, {"bucket-cap-mb", bucketCapMb},
           {"prefetch", prefetch},   {"precision", precision}, {"lora-rank", loraRank},
           {"accumulate", accumulate}, {"activation-checkpointing", activationCheckpointing},
-          {"recording", recording}, {"step-gate", stepGate}, {"gpu-memory", gpuMemoryGB}};
+          {"recording", recording}, {"step-gate", stepGate}, {"gpu-memory", gpuMemoryGB},
+          {"peak-tflops", peakTflops}};
 }
 
 namespace {
@@ -78,6 +79,7 @@ std::optional<std::string> applyConfigJson(const nlohmann::json& json, RunConfig
     else if (key == "bind-cores") err = readValue(v, key, c.bindCores);
     else if (key == "bucket-cap-mb") err = readValue(v, key, c.bucketCapMb);
     else if (key == "gpu-memory") err = readValue(v, key, c.gpuMemoryGB);
+    else if (key == "peak-tflops") err = readValue(v, key, c.peakTflops);
     else if (key == "prefetch") err = readValue(v, key, c.prefetch);
     else if (key == "precision") err = readValue(v, key, c.precision);
     else if (key == "lora-rank") err = readValue(v, key, c.loraRank);
@@ -307,6 +309,12 @@ std::optional<std::string> validate(const RunConfig& c) {
     std::snprintf(given, sizeof given, "%g", c.gpuMemoryGB);
     return "--gpu-memory is " + std::string(given) + "; give one device's memory in GB (e.g. 80 for "
            "an H100) for a capacity line and the headroom per rank, or 0 for none.";
+  }
+  if (!(c.peakTflops >= 0) || !std::isfinite(c.peakTflops)) {
+    char given[32];
+    std::snprintf(given, sizeof given, "%g", c.peakTflops);
+    return "--peak-tflops is " + std::string(given) + "; give one device's peak in TFLOP/s (e.g. 989 for an "
+           "H100's dense bf16, or what a matmul benchmark measured on this CPU) for MFU, or 0 for none.";
   }
   if (c.seed < 0) {
     return "--seed is " + std::to_string(c.seed) + "; it must be 0 or more.";

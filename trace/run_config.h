@@ -58,6 +58,8 @@ struct RunConfig {
                                    // (or each step) until released (engine/step_gate.h)
   double gpuMemoryGB = 0;          // one device's memory, GB (10^9 B), for the capacity line in the
                                    // memory lanes and the headroom in the tables; 0: none
+  double peakTflops = 0;           // one device's peak, TFLOP/s, stated by the user (e.g. a matmul
+                                   // benchmark's): MFU = model FLOP/s / peak; 0: no MFU
 
   nlohmann::json toJson() const;
 };

@@ -17,6 +17,19 @@ trace::RoleBytes rolesAfterLastStep(const trace::RankTimeline& t) {
   return std::prev(after)->bytes;
 }
 
+double itemsPerRankStep(const RunConfig& config) {
+  const double samples = static_cast<double>(config.batch) / std::max(config.world, 1);
+  return config.model == "gpt" ? samples * config.seq : samples;
+}
+
+double modelFlopsPerItem(const RunConfig& config, int64_t parameterCount) {
+  // 2 FLOPs per parameter forward, 2 for the input gradients, 2 for the weight gradients; under
+  // LoRA the frozen weights get no weight gradients, so only the adapters count thrice.
+  const double trained =
+      config.loraRank > 0 ? static_cast<double>(trainableElements(config)) : static_cast<double>(parameterCount);
+  return 4.0 * static_cast<double>(parameterCount) + 2.0 * trained;
+}
+
 int64_t activationSavedForBackward(const trace::RankTimeline& t) {
   int64_t saved = 0;
   bool inForward = false;
@@ -88,13 +101,10 @@ std::vector<RankStats> computeRankStats(const RunConfig& config, const trace::Ru
     if (s.steadyStepSeconds > 0) {
       const double samples = static_cast<double>(config.batch) / rec.ranks();
       s.samplesPerSecond = samples / s.steadyStepSeconds;
-      const double items = config.model == "gpt" ? samples * config.seq : samples;
+      const double items = itemsPerRankStep(config);
       if (config.model == "gpt") s.tokensPerSecond = items / s.steadyStepSeconds;
-      // 2 FLOPs per parameter forward, 2 for the input gradients, 2 for the weight gradients;
-      // under LoRA the frozen weights get no weight gradients, so only the adapters count thrice.
-      const double trained =
-          config.loraRank > 0 ? static_cast<double>(trainableElements(config)) : static_cast<double>(parameterCount);
-      s.modelFlopsPerSecond = (4.0 * static_cast<double>(parameterCount) + 2.0 * trained) * items / s.steadyStepSeconds;
+      s.modelFlopsPerSecond = modelFlopsPerItem(config, parameterCount) * items / s.steadyStepSeconds;
+      if (config.peakTflops > 0) s.mfu = s.modelFlopsPerSecond / (config.peakTflops * 1e12);
     }
     // Only completed steps' collectives count; per-step figures divide them by recordedSteps.
     s.collectives = rec.collectiveTotals(r, steps);

@@ -29,6 +29,7 @@ struct RankStats {
   double samplesPerSecond = 0;    // this rank's samples / steady step time
   double tokensPerSecond = 0;     // gpt: samples x seq; mlp: 0
   double modelFlopsPerSecond = 0; // 6 x parameters x (tokens | samples) / s
+  double mfu = 0;                 // model FLOP/s / the stated --peak-tflops; 0 without one
   std::array<trace::CollectiveTotals, trace::kCollectiveOpCount> collectives{};
   double overlapPercent = 0;
   std::vector<double> exposedCommSeconds;   // per completed step: collective time no compute hid
@@ -46,6 +47,11 @@ int recordedStepsOf(const std::string& recording, int completedSteps);
 
 // Whether any rank recorded memory and collectives (a run not made with --recording off).
 bool anyRecorded(const std::vector<RankStats>& ranks);
+
+// What one rank processes per step: tokens (gpt) or samples (mlp), and the model FLOPs per one of
+// them (6 x parameters; under LoRA 4 x parameters + 2 x the trained adapters).
+double itemsPerRankStep(const RunConfig& config);
+double modelFlopsPerItem(const RunConfig& config, int64_t parameterCount);
 
 // The activation bytes held at each moment backward began (a backward span right after forward
 // ones), the largest of them; 0 without compute spans.

@@ -47,6 +47,7 @@ SummaryRun readRun(const nlohmann::json& j) {
     s.samplesPerSecond = tp.value("samples_per_s", 0.0);
     s.tokensPerSecond = tp.value("tokens_per_s", 0.0);
     s.modelFlopsPerSecond = tp.value("model_flops_per_s", 0.0);
+    s.mfu = tp.contains("mfu") && tp["mfu"].is_number() ? tp["mfu"].get<double>() : 0.0;  // summary/4, with a peak
     const auto coll = objectAt("collectives");
     for (int op = 0; op < kCollectiveOpCount; ++op) {
       const auto& c = coll.value(collectiveOpName(static_cast<CollectiveOp>(op)), nlohmann::json::object());

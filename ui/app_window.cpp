@@ -12,6 +12,7 @@
 #include "ui/panels.h"
 #include "ui/step_through.h"
 #include "ui/theme.h"
+#include "ui/throughput_lane.h"
 
 namespace shardscope::ui {
 
@@ -198,6 +199,8 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
     style.capacityBytes = s.config.gpuMemoryGB * 1e9;  // this session's device
     drawTimeline("timeline", s.recording, state.axis, memoryScale, ImGui::GetContentRegionAvail().x,
                  style, state.selection, c, &st, playheadNs);
+    drawThroughputLane(s.recording, state.axis, ImGui::GetContentRegionAvail().x,
+                       throughputWorkOf(s.config, s.parameterCount));
     if (c.seek) {
       state.playhead.tNs = c.seekNs;
       state.playhead.placed = true;

@@ -6,6 +6,7 @@
 
 #include "trace/ring_schedule.h"
 #include "ui/theme.h"
+#include "ui/throughput_lane.h"
 
 namespace shardscope::ui {
 
@@ -125,9 +126,8 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
   ImGui::PushID(id);
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const float labelWidth = 64.0f;
-  const float x0 = origin.x + labelWidth;
-  const float w = std::max(width - labelWidth, 10.0f);
+  const float x0 = origin.x + kTimelineLabelWidth;
+  const float w = std::max(width - kTimelineLabelWidth, 10.0f);
   const double originNs = rec.originNs() == INT64_MAX ? 0.0 : static_cast<double>(rec.originNs());
   const double beginAbs = originNs + axis.beginNs;
   const double endAbs = originNs + axis.endNs;

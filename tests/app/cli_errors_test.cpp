@@ -256,6 +256,30 @@ TEST(CliErrors, GpuMemoryGivesTheHeadroomPerRank) {
   }
 }
 
+// --peak-tflops states the device's peak; MFU is the model FLOP/s over it, per rank, in the summary
+// and the table, and null (not 0) without a stated peak.
+TEST(CliErrors, PeakTflopsGivesMfu) {
+  const auto dir = testing::freshTempDir("mfu");
+  for (const char* peak : {"0", "0.25"}) {
+    auto r = runShardscope({"run", "--model", "gpt", "--layers", "2", "--hidden", "32", "--seq", "8", "--batch", "4",
+                            "--steps", "2", "--peak-tflops", peak, "--summary", dir + "/s.json"});
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    const auto summary = nlohmann::json::parse(std::ifstream(dir + "/s.json"));
+    for (const auto& rank : summary["ranks"]) {
+      const auto& throughput = rank["throughput"];
+      if (std::string(peak) == "0") {
+        EXPECT_TRUE(throughput["mfu"].is_null());
+        EXPECT_EQ(r.output.find("MFU"), std::string::npos) << r.output;
+        continue;
+      }
+      EXPECT_NEAR(throughput["mfu"].get<double>(), throughput["model_flops_per_s"].get<double>() / 0.25e12, 1e-12);
+      EXPECT_GT(throughput["mfu"].get<double>(), 0.0);
+      EXPECT_NE(r.output.find("MFU: model FLOP/s over the stated peak, --peak-tflops 0.25"), std::string::npos) << r.output;
+    }
+  }
+  expectRejected({"run", "--peak-tflops", "-1"}, "--peak-tflops is -1; give one device's peak in TFLOP/s");
+}
+
 // What the estimate command prints is a prediction and says so, in the table and in the JSON.
 TEST(CliErrors, EstimateIsLabelledAPrediction) {
   auto table = runShardscope({"estimate", "--model", "gpt", "--world", "2"});

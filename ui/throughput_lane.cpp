@@ -1,0 +1,99 @@
+#include "ui/throughput_lane.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include <imgui.h>
+
+#include "trace/format.h"
+#include "trace/run_stats.h"
+
+namespace shardscope::ui {
+
+ThroughputWork throughputWorkOf(const RunConfig& config, int64_t parameterCount) {
+  ThroughputWork w;
+  w.itemsPerRankStep = itemsPerRankStep(config);
+  w.itemName = config.model == "gpt" ? "tokens" : "samples";
+  w.flopsPerItem = modelFlopsPerItem(config, parameterCount);
+  w.peakFlops = config.peakTflops * 1e12;
+  return w;
+}
+
+namespace {
+
+struct StepRate {
+  const trace::Event* step;
+  double seconds, itemsPerSecond, mfu;
+};
+
+std::string rateText(double v, const char* unit) {
+  char buf[48];
+  if (v >= 1e6) std::snprintf(buf, sizeof buf, "%.2fM %s/s", v / 1e6, unit);
+  else if (v >= 1e3) std::snprintf(buf, sizeof buf, "%.1fk %s/s", v / 1e3, unit);
+  else std::snprintf(buf, sizeof buf, "%.1f %s/s", v, unit);
+  return buf;
+}
+
+}  // namespace
+
+float drawThroughputLane(const trace::RunRecording& rec, const TimeAxis& axis, float width, const ThroughputWork& work) {
+  if (rec.ranks() == 0 || rec.rank(0).steps.empty() || work.itemsPerRankStep <= 0) return 0;
+  std::vector<StepRate> rates;
+  double highest = 0;
+  for (const auto& step : rec.rank(0).steps) {
+    const double seconds = static_cast<double>(trace::activeStepNs(step)) / 1e9;  // without the gate's pauses
+    if (seconds <= 0) continue;
+    const double rate = work.itemsPerRankStep / seconds;
+    const double mfu = work.peakFlops > 0 ? rate * work.flopsPerItem / work.peakFlops : 0;
+    rates.push_back({&step, seconds, rate, mfu});
+    highest = std::max(highest, rate);
+  }
+  const float height = 30.0f;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const float x0 = origin.x + kTimelineLabelWidth;
+  const float w = std::max(width - kTimelineLabelWidth, 10.0f);
+  const double originNs = rec.originNs() == INT64_MAX ? 0.0 : static_cast<double>(rec.originNs());
+  dl->AddText(ImVec2(origin.x + 4, origin.y + 2), IM_COL32(150, 150, 160, 255), work.itemName[0] == 't' ? "tokens/s" : "samples/s");
+  dl->AddText(ImVec2(origin.x + 4, origin.y + 15), IM_COL32(150, 150, 160, 255), "rank 0");
+  dl->PushClipRect(ImVec2(x0, origin.y), ImVec2(x0 + w, origin.y + height), true);
+  dl->AddRectFilled(ImVec2(x0, origin.y), ImVec2(x0 + w, origin.y + height), IM_COL32(22, 24, 28, 255));
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  const StepRate* hovered = nullptr;
+  for (const auto& r : rates) {
+    const float xa = static_cast<float>(axis.toX(static_cast<double>(r.step->beginNs) - originNs, x0, w));
+    const float xb = static_cast<float>(axis.toX(static_cast<double>(r.step->endNs) - originNs, x0, w));
+    if (xb < x0 || xa > x0 + w) continue;
+    const float top = origin.y + height - static_cast<float>(r.itemsPerSecond / highest) * (height - 4);
+    dl->AddRectFilled(ImVec2(xa + 1, top), ImVec2(std::max(xa + 2, xb - 1), origin.y + height), IM_COL32(84, 162, 75, 200));
+    std::string text = trace::formatDuration(r.seconds * 1e9) + "  " + rateText(r.itemsPerSecond, work.itemName);
+    if (work.peakFlops > 0) {
+      char mfu[32];
+      std::snprintf(mfu, sizeof mfu, "  MFU %.2f%%", 100.0 * r.mfu);
+      text += mfu;
+    }
+    if (ImGui::CalcTextSize(text.c_str()).x + 6 < xb - xa) {
+      dl->AddText(ImVec2(xa + 4, origin.y + 2), IM_COL32(235, 235, 240, 255), text.c_str());
+    }
+    if (mouse.x >= xa && mouse.x < xb && mouse.y >= origin.y && mouse.y < origin.y + height) hovered = &r;
+  }
+  dl->PopClipRect();
+  ImGui::Dummy(ImVec2(width, height));
+  if (hovered && ImGui::IsWindowHovered()) {
+    ImGui::BeginTooltip();
+    ImGui::Text("step %d on rank 0: %s (without the step gate's pauses)", hovered->step->step,
+                trace::formatDuration(hovered->seconds * 1e9).c_str());
+    ImGui::Text("%s per rank, %.3g model FLOP/s", rateText(hovered->itemsPerSecond, work.itemName).c_str(),
+                hovered->itemsPerSecond * work.flopsPerItem);
+    if (work.peakFlops > 0) {
+      ImGui::Text("MFU %.2f%% of the stated peak, %.4g TFLOP/s (--peak-tflops)", 100.0 * hovered->mfu, work.peakFlops / 1e12);
+    } else {
+      ImGui::TextDisabled("no MFU: state the device's peak with --peak-tflops");
+    }
+    ImGui::EndTooltip();
+  }
+  return height;
+}
+
+}  // namespace shardscope::ui
