@@ -10,9 +10,6 @@
 
 namespace shardscope::ui {
 
-// The left label column every timeline lane shares, so their time axes line up.
-constexpr float kTimelineLabelWidth = 64.0f;
-
 struct ThroughputWork {
   double itemsPerRankStep = 0;  // tokens (gpt) or samples (mlp) one rank processes per step
   const char* itemName = "samples";

@@ -7,6 +7,10 @@
 
 namespace shardscope::ui {
 
+// The left label column every timeline lane leaves before its time axis ("rank 0", "compute"), so
+// lanes drawn by different views line up on one clock.
+constexpr float kTimelineLabelWidth = 64.0f;
+
 struct TimeAxis {
   double beginNs = 0;
   double endNs = 1e9;

@@ -6,7 +6,6 @@
 
 #include "trace/ring_schedule.h"
 #include "ui/theme.h"
-#include "ui/throughput_lane.h"
 
 namespace shardscope::ui {
 
