@@ -42,11 +42,16 @@ int runGui(const RunConfig& config, const std::string& workerExecutable, bool st
   ui::AppState state;
   state.config = config;
   if (const char* title = ui::bottomTabTitle(choice.tab)) state.openTab = title;
-  if (!compareRuns.empty()) {
-    state.compareStrategies.clear();
+  if (!compareRuns.empty()) {  // the panel shows what the command line asked Compare to run
+    auto& chosen = state.compare.strategies;
+    chosen.clear();
+    std::string worlds;  // the first strategy's world sizes, which every strategy shares
     for (const auto& run : compareRuns) {
-      auto& chosen = state.compareStrategies;
       if (std::find(chosen.begin(), chosen.end(), run.strategy) == chosen.end()) chosen.push_back(run.strategy);
+      if (run.strategy == compareRuns.front().strategy) worlds += (worlds.empty() ? "" : ",") + std::to_string(run.world);
+    }
+    if (compareRuns.size() > chosen.size()) {
+      std::snprintf(state.compare.worlds, sizeof state.compare.worlds, "%s", worlds.c_str());
     }
   }
   if (startImmediately) {

@@ -80,14 +80,16 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
     std::string problem;
     if (auto e = validate(state.config)) problem = *e;
     else problem = engine->checkConfig(state.config);
-    switch (drawConfigPanel(state.config, state.compareStrategies, engine->busy(), problem)) {
+    std::vector<RunConfig> compareRuns;
+    const auto compareProblem = compareRunsOf(state.config, state.compare, compareRuns);
+    switch (drawConfigPanel(state.config, state.compare, engine->busy(), problem, compareProblem.value_or(""))) {
       case ConfigAction::Run:
         engine->startRun(state.config);
         state.axis.userMoved = false;
         state.selection.active = false;
         break;
       case ConfigAction::Compare:
-        engine->startCompare(comparisonRuns(state.config, state.compareStrategies, {}));
+        engine->startCompare(compareRuns);
         state.axis.userMoved = false;
         state.selection.active = false;
         break;

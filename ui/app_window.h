@@ -10,6 +10,7 @@
 #include "trace/run_config.h"
 #include "ui/estimate_panel.h"
 #include "ui/holdings_view.h"
+#include "ui/panels.h"
 #include "ui/playhead.h"
 #include "ui/ring_view.h"
 #include "ui/session_store.h"
@@ -19,7 +20,7 @@ namespace shardscope::ui {
 
 struct AppState {
   RunConfig config;
-  std::vector<std::string> compareStrategies = defaultCompareStrategies();
+  CompareChoice compare;  // what Compare runs: strategies, and world sizes
   TimeAxis axis;
   TimelineStyle style;
   CollectiveSelection selection;

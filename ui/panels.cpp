@@ -128,8 +128,19 @@ int64_t sum(const trace::RoleBytes& b) {
 
 }  // namespace
 
-ConfigAction drawConfigPanel(RunConfig& c, std::vector<std::string>& compareStrategies, bool busy,
-                             const std::string& problem) {
+std::optional<std::string> compareRunsOf(const RunConfig& config, const CompareChoice& choice,
+                                         std::vector<RunConfig>& runs) {
+  std::vector<int> worlds;
+  if (choice.worlds[0] != '\0') {
+    if (auto e = parseWorldList(choice.worlds, worlds)) return e;
+  }
+  runs = comparisonRuns(config, choice.strategies, worlds);
+  return worlds.empty() ? std::nullopt : comparisonProblem(runs);
+}
+
+ConfigAction drawConfigPanel(RunConfig& c, CompareChoice& compare, bool busy, const std::string& problem,
+                             const std::string& compareProblem) {
+  auto& compareStrategies = compare.strategies;
   ConfigAction action = ConfigAction::None;
   ImGui::TextUnformatted("Model");
   combo("model", c.model, {"mlp", "gpt"});
@@ -211,11 +222,18 @@ ConfigAction drawConfigPanel(RunConfig& c, std::vector<std::string>& compareStra
       compareStrategies = next;
     }
   }
+  ImGui::SetNextItemWidth(80.0f);
+  ImGui::InputText("at worlds", compare.worlds, sizeof compare.worlds);
+  noteItem("compare:worlds");
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip("e.g. 1,2,4: each strategy at each world size on the same global batch, with a chart of\n"
+                      "per-rank memory against N; empty: the world size above");
+  }
   const bool valid = problem.empty();
   ImGui::BeginDisabled(busy || !valid);
   if (ImGui::Button("Run", ImVec2(80, 0))) action = ConfigAction::Run;
   ImGui::SameLine();
-  ImGui::BeginDisabled(compareStrategies.empty());
+  ImGui::BeginDisabled(compareStrategies.empty() || !compareProblem.empty());
   if (ImGui::Button("Compare", ImVec2(80, 0))) action = ConfigAction::Compare;
   noteItem("compare");
   ImGui::EndDisabled();
@@ -225,9 +243,9 @@ ConfigAction drawConfigPanel(RunConfig& c, std::vector<std::string>& compareStra
   if (ImGui::Button("Stop", ImVec2(60, 0))) action = ConfigAction::Stop;
   ImGui::EndDisabled();
   if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("stop the running ranks");
-  if (!valid) {
+  if (!valid || !compareProblem.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.4f, 1.0f));
-    ImGui::TextWrapped("%s", problem.c_str());
+    ImGui::TextWrapped("%s", (valid ? "Compare: " + compareProblem : problem).c_str());
     ImGui::PopStyleColor();
   }
   return action;

@@ -2,6 +2,7 @@
 // breakdown at the cursor and at the peak, and the comparison table and bar charts.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,10 +12,23 @@
 
 namespace shardscope::ui {
 
-// Edits `config` and the strategies Compare runs; returns what the user pressed.
+// What Compare runs: these strategies, at the panel's world size or at each of `worlds`
+// ("1,2,4"; empty: the panel's), on one global batch.
+struct CompareChoice {
+  std::vector<std::string> strategies = defaultCompareStrategies();
+  char worlds[32] = "";
+};
+
+// The runs Compare would start, or why it cannot: a bad world list, or the first run validate()
+// refuses.
+std::optional<std::string> compareRunsOf(const RunConfig& config, const CompareChoice& choice,
+                                         std::vector<RunConfig>& runs);
+
+// Edits `config` and what Compare runs; returns what the user pressed. `problem` disables Run and
+// Compare, `compareProblem` Compare only.
 enum class ConfigAction { None, Run, Compare, Stop };
-ConfigAction drawConfigPanel(RunConfig& config, std::vector<std::string>& compareStrategies, bool busy,
-                             const std::string& problem);
+ConfigAction drawConfigPanel(RunConfig& config, CompareChoice& compare, bool busy, const std::string& problem,
+                             const std::string& compareProblem);
 
 // The role legend; each role's checkbox shows or hides it in the memory lanes.
 void drawRoleLegend(bool (&showRole)[trace::kMemoryRoleCount]);

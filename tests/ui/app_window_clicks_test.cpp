@@ -22,8 +22,13 @@ class RecordingEngine : public EngineControl {
   void startRun(const RunConfig&) override { ++runs; }
   void startCompare(const std::vector<RunConfig>& runs) override {
     std::vector<std::string> strategies;
-    for (const auto& r : runs) strategies.push_back(r.strategy);
+    std::vector<int> worlds;
+    for (const auto& r : runs) {
+      strategies.push_back(r.strategy);
+      worlds.push_back(r.world);
+    }
     compared.push_back(strategies);
+    comparedWorlds.push_back(worlds);
   }
   void stop() override {}
   void stepGate() override { ++gateSteps; }
@@ -34,6 +39,7 @@ class RecordingEngine : public EngineControl {
   int gateSteps = 0;
   int gateContinues = 0;
   std::vector<std::vector<std::string>> compared;
+  std::vector<std::vector<int>> comparedWorlds;
 };
 
 class AppClicks : public ::testing::Test {
@@ -120,15 +126,38 @@ TEST_F(AppClicks, CompareStrategiesAreTickedInThePanel) {
   RecordingEngine engine;
   draw(&engine);
   draw(&engine);
-  EXPECT_EQ(state_.compareStrategies, (std::vector<std::string>{"ddp", "full_shard", "shard_grad_op"}));
+  EXPECT_EQ(state_.compare.strategies, (std::vector<std::string>{"ddp", "full_shard", "shard_grad_op"}));
   clickOn("compare:zero1", &engine);
-  EXPECT_EQ(state_.compareStrategies, (std::vector<std::string>{"ddp", "zero1", "shard_grad_op", "full_shard"}));
+  EXPECT_EQ(state_.compare.strategies, (std::vector<std::string>{"ddp", "zero1", "shard_grad_op", "full_shard"}));
   clickOn("compare:ddp", &engine);
   clickOn("compare:full_shard", &engine);
-  EXPECT_EQ(state_.compareStrategies, (std::vector<std::string>{"zero1", "shard_grad_op"}));
+  EXPECT_EQ(state_.compare.strategies, (std::vector<std::string>{"zero1", "shard_grad_op"}));
   clickOn("compare", &engine);
   ASSERT_EQ(engine.compared.size(), 1u) << "Compare pressed once";
   EXPECT_EQ(engine.compared[0], (std::vector<std::string>{"zero1", "shard_grad_op"}));
+}
+
+// With world sizes typed beside it, Compare runs each ticked strategy at each of them; a list it
+// cannot run (a world size the batch does not divide) keeps Compare disabled and says why.
+TEST_F(AppClicks, CompareAtSeveralWorldSizes) {
+  RecordingEngine engine;
+  state_.config.batch = 8;
+  state_.compare.strategies = {"ddp", "full_shard"};
+  std::snprintf(state_.compare.worlds, sizeof state_.compare.worlds, "%s", "1,3");
+  draw(&engine);
+  draw(&engine);
+  clickOn("compare", &engine);
+  EXPECT_TRUE(engine.compared.empty()) << "batch 8 does not divide by 3: Compare stays disabled";
+  std::vector<RunConfig> runs;
+  const auto problem = compareRunsOf(state_.config, state_.compare, runs);
+  ASSERT_TRUE(problem.has_value());
+  EXPECT_NE(problem->find("at world 3"), std::string::npos) << *problem;
+  std::snprintf(state_.compare.worlds, sizeof state_.compare.worlds, "%s", "1,2,4");
+  draw(&engine);
+  clickOn("compare", &engine);
+  ASSERT_EQ(engine.compared.size(), 1u);
+  EXPECT_EQ(engine.compared[0], (std::vector<std::string>{"ddp", "ddp", "ddp", "full_shard", "full_shard", "full_shard"}));
+  EXPECT_EQ(engine.comparedWorlds[0], (std::vector<int>{1, 2, 4, 1, 2, 4}));
 }
 
 TEST_F(AppClicks, EstimateSeedExamplesAreOneClickAway) {
