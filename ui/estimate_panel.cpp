@@ -340,6 +340,16 @@ void drawWhatIf(EstimatePanelState& st) {
     }
   }
   ImGui::PopStyleVar();
+  // The inverse question for this model: how many GPUs of this memory each strategy needs.
+  st.fewestGpus.clear();
+  if (c.gpuMemoryBytes > 0) {
+    for (const auto& s : estimate::modelStateStrategies()) {
+      const auto n = estimate::fewestGpus(c, s);
+      st.fewestGpus += (st.fewestGpus.empty() ? "" : ", ") + std::string(s.name) + " " + (n ? std::to_string(*n) : "none");
+    }
+    ImGui::TextWrapped("fewest GPUs of %s: %s", trace::formatDecimalGB(c.gpuMemoryBytes).c_str(), st.fewestGpus.c_str());
+    noteItem("estimate:fewest");
+  }
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
   ImGui::TextWrapped("blue weights, orange gathered, green gradients, purple optimizer; red line: %.0f GB "
                      "(GB = 10^9 B). Activations not included.",

@@ -26,6 +26,9 @@ struct EstimatePanelState {
   std::string predictedFor;
   std::string predictionProblem;
   std::vector<estimate::RunPrediction> predictions;
+  // The inverse question for the what-if model, as last drawn: the fewest GPUs of that memory per
+  // strategy ("ddp none, ..., full_shard 11").
+  std::string fewestGpus;
 };
 
 // `stats` are the sessions' per-rank figures (sessionStats), index for index.
