@@ -23,8 +23,20 @@ static ui::WindowOptions windowFor(const WindowChoice& choice, ui::AppState& sta
   options.screenshotPath = choice.screenshotPath;
   options.captureRequest = &state.pngRequest;
   options.captureResult = &state.exportMessage;
+  options.look = &state.display.look;
   state.pendingAt = choice.at;
+  (void)parseUiScale(choice.uiScale, state.display.look.scale);  // checked before
+  state.display.look.highContrast = choice.highContrast;
+  state.display.ownMemoryScale = choice.memoryScale == "own";
   return options;
+}
+
+// --focus: the first session that runs that strategy (checked against the runs before).
+static int focusIndex(const std::vector<RunConfig>& runs, const std::string& strategy) {
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (runs[i].strategy == strategy) return static_cast<int>(i);
+  }
+  return -1;
 }
 
 // --at that named nothing in the run: said after the window closes, as a usage error.
@@ -59,7 +71,8 @@ int runGui(const RunConfig& config, const std::string& workerExecutable, bool st
     else engine.startRun(config);
   }
   ui::WindowOptions options = windowFor(choice, state);
-  options.readyToCapture = [&] { return !engine.busy() && state.pendingAt.empty(); };
+  if (!choice.focus.empty()) state.pendingFocus = focusIndex(compareRuns.empty() ? std::vector<RunConfig>{config} : compareRuns, choice.focus);
+  options.readyToCapture = [&] { return !engine.busy() && state.pendingAt.empty() && state.pendingFocus < 0; };
   std::string error;
   const int rc = ui::runWindow(options, [&] { ui::drawAppFrame(state, store, &engine); }, error);
   if (rc != 0) {
@@ -133,7 +146,22 @@ static int showStore(ui::SessionStore& store, ui::AppState& state, const std::st
   state.viewOnly = true;
   state.banner = path;
   ui::WindowOptions options = windowFor(choice, state);
-  options.readyToCapture = [&] { return state.pendingAt.empty(); };
+  if (!choice.focus.empty()) {
+    std::vector<RunConfig> runs;
+    {
+      auto lock = store.lock();
+      for (const auto& s : store.sessions()) runs.push_back(s.config);
+    }
+    state.pendingFocus = focusIndex(runs, choice.focus);
+    if (state.pendingFocus < 0) {
+      std::string names;
+      for (const auto& r : runs) names += (names.empty() ? "" : ", ") + r.strategy;
+      std::fprintf(stderr, "shardscope: error: --focus '%s' is not a strategy in %s (%s): name one of them, or drop --focus\n",
+                   choice.focus.c_str(), path.c_str(), names.c_str());
+      return 2;
+    }
+  }
+  options.readyToCapture = [&] { return state.pendingAt.empty() && state.pendingFocus < 0; };
   std::string error;
   const int rc = ui::runWindow(options, [&] { ui::drawAppFrame(state, store, nullptr); }, error);
   if (rc != 0) std::fprintf(stderr, "shardscope: %s\n", error.c_str());

@@ -15,7 +15,21 @@ struct WindowChoice {
   std::string tab;             // tab below the timelines to show first (bottomTabTitle's names)
   std::string at;              // where to put the playhead: a time or an event group (playhead.h)
   std::string windowSize = "1600x1000";  // WIDTHxHEIGHT of the window (and so of the PNG)
+  // Projector mode (ui/projector_mode.h).
+  std::string uiScale = "1";         // text and sizes, 0.75 to 3
+  bool highContrast = false;
+  std::string memoryScale = "shared";  // shared | own: each session's memory lanes to its own peak
+  std::string focus;                 // a strategy: that session alone, full screen
+  // Whether any option that only a window uses differs from its default (run and compare open a
+  // window only with --screenshot).
+  bool setsUpWindow() const;
 };
+
+// "1.5" (or "1.5x") into a scale from 0.75 to 3; an error naming the value, the range and an example.
+std::optional<std::string> parseUiScale(const std::string& text, float& scale);
+
+// --memory-scale: "shared" or "own"; an error naming the value and the choices otherwise.
+std::optional<std::string> checkMemoryScale(const std::string& text);
 
 // "1920x1080" into width and height; an error naming the value and the allowed range otherwise.
 std::optional<std::string> parseWindowSize(const std::string& text, int& width, int& height);

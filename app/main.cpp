@@ -224,6 +224,21 @@ int dispatch(int argc, char** argv) {
                         "with the window: put the playhead at a time (12.5ms, 800us, 1.2s) or at an event group "
                         "by its label, in step S with @S (e.g. 'backward blocks.1@1'); for a run, once it has ended");
     command->add_option("--window-size", choice->windowSize, "the window's WIDTHxHEIGHT, e.g. 1920x1080 [default: 1600x1000]");
+    command->add_option("--focus", choice->focus,
+                        "with the window: show only this strategy's session, full screen (F in the app)");
+  }
+  // Projector mode, for the app itself as for a screenshot.
+  shardscope::app::WindowChoice appWindow;
+  for (auto [command, choice] : {std::pair{&app, &appWindow}, std::pair{run, &runWindow},
+                                 std::pair{compare, &compareWindow}, std::pair{view, &viewWindow}}) {
+    command->add_option("--ui-scale", choice->uiScale,
+                        "with the window: text and sizes x SCALE, 0.75 to 3 (1.5 for a projector; Ctrl +/- in "
+                        "the app) [default: 1]");
+    command->add_flag("--high-contrast", choice->highContrast,
+                      "with the window: black background, white text, brighter colours (H in the app)");
+    command->add_option("--memory-scale", choice->memoryScale,
+                        "with the window: shared (every session's memory lanes on one scale) or own (each to its "
+                        "own peak; S in the app) [default: shared]");
   }
 
   if (auto stop = shardscope::app::parseCommandLine(app, argc, argv)) return *stop;
@@ -233,18 +248,18 @@ int dispatch(int argc, char** argv) {
       return failUsage("--tab '" + choice->tab + "' is not a tab: choose comparison, memory, holdings, estimate, export or help");
     }
   }
-  for (const auto* choice : {&runWindow, &compareWindow, &viewWindow}) {
+  for (const auto* choice : {&appWindow, &runWindow, &compareWindow, &viewWindow}) {
     int width = 0, height = 0;
+    float scale = 1;
     if (auto err = shardscope::app::parseWindowSize(choice->windowSize, width, height)) return failUsage(*err);
+    if (auto err = shardscope::app::parseUiScale(choice->uiScale, scale)) return failUsage(*err);
+    if (auto err = shardscope::app::checkMemoryScale(choice->memoryScale)) return failUsage(*err);
   }
   for (const auto* choice : {&runWindow, &compareWindow}) {  // `view` always opens the window
-    if ((!choice->at.empty() || choice->windowSize != "1600x1000") && choice->screenshotPath.empty()) {
-      return failUsage("--at and --window-size set up the window, and run/compare open one only with "
-                       "--screenshot FILE: add it, or drop them");
-    }
-    if (!choice->tab.empty() && choice->screenshotPath.empty()) {
-      return failUsage("--tab picks the tab of the window, and run/compare open one only with "
-                       "--screenshot FILE: add it, or drop --tab");
+    if (choice->setsUpWindow() && choice->screenshotPath.empty()) {
+      return failUsage("--tab, --at, --window-size, --focus, --ui-scale, --high-contrast and --memory-scale set up "
+                       "the window, and run/compare open one only with --screenshot FILE: add it, or drop them "
+                       "(or open the app: shardscope --ui-scale 1.5)");
     }
   }
 
@@ -286,7 +301,7 @@ int dispatch(int argc, char** argv) {
     config.world = 2;
     config.steps = 6;
     return shardscope::app::runGui(config, selfExecutable(), /*startImmediately=*/false,
-                                   /*compareRuns=*/{}, shardscope::app::WindowChoice{});
+                                   /*compareRuns=*/{}, appWindow);
   }
   // --worlds: every run is checked (a batch must divide by each world size) before any starts.
   const auto runs = shardscope::comparisonRuns(config, compareStrategies, compareWorlds);
@@ -295,6 +310,18 @@ int dispatch(int argc, char** argv) {
   }
   if (auto err = shardscope::checkDeviceAvailable(config)) return failUsage(*err);
   const auto& window = compare->parsed() ? compareWindow : runWindow;
+  if (!window.focus.empty()) {
+    std::string strategies;
+    bool runsIt = false;
+    for (const auto& r : compare->parsed() ? runs : std::vector<shardscope::RunConfig>{config}) {
+      runsIt |= r.strategy == window.focus;
+      if (strategies.find(r.strategy) == std::string::npos) strategies += (strategies.empty() ? "" : ", ") + r.strategy;
+    }
+    if (!runsIt) {
+      return failUsage("--focus '" + window.focus + "' is not a strategy this command runs (" + strategies +
+                       "): name one of them, or drop --focus");
+    }
+  }
   if (config.stepGate != "off" && !window.screenshotPath.empty()) {
     return failUsage("--step-gate " + config.stepGate + " waits for someone to press Step, and --screenshot renders a "
                      "window nobody can press it in: drop --step-gate (then --at picks the moment to show), or "

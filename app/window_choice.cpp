@@ -2,6 +2,7 @@
 #include <cstdio>
 
 #include "app/gui_app.h"
+#include "ui/ui_scale.h"
 
 namespace shardscope::app {
 
@@ -14,6 +15,31 @@ std::optional<std::string> parseWindowSize(const std::string& text, int& width, 
   width = w;
   height = h;
   return std::nullopt;
+}
+
+std::optional<std::string> parseUiScale(const std::string& text, float& scale) {
+  float value = 0;
+  char suffix = 0, extra = 0;
+  const int read = std::sscanf(text.c_str(), "%f%c%c", &value, &suffix, &extra);
+  const bool shapeOk = read == 1 || (read == 2 && (suffix == 'x' || suffix == 'X'));
+  if (!shapeOk || !(value >= ui::kMinUiScale && value <= ui::kMaxUiScale)) {
+    char range[48];
+    std::snprintf(range, sizeof range, "from %.2f to %.0f", ui::kMinUiScale, ui::kMaxUiScale);
+    return "--ui-scale '" + text + "' is not a scale " + range + "; e.g. --ui-scale 1.5 for a projector, 2 for a large hall.";
+  }
+  scale = value;
+  return std::nullopt;
+}
+
+std::optional<std::string> checkMemoryScale(const std::string& text) {
+  if (text == "shared" || text == "own") return std::nullopt;
+  return "--memory-scale '" + text + "' is not a choice: shared (every session's memory lanes on one scale, to compare "
+         "heights) or own (each session's lanes up to its own peak, to see its shape)";
+}
+
+bool WindowChoice::setsUpWindow() const {
+  return !at.empty() || windowSize != "1600x1000" || uiScale != "1" || highContrast || memoryScale != "shared" ||
+         !focus.empty() || !tab.empty();
 }
 
 }  // namespace shardscope::app

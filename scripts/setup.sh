@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what shardscope needs to build and test, and is quick to re-run (everything present: seconds).
-#   - Debian packages: compilers, CMake, GoogleTest, JSON, CLI11, Gloo headers, ImGui/GLFW, Xvfb
+#   - Debian packages: compilers, CMake, GoogleTest, JSON, CLI11, Gloo headers, ImGui/GLFW, Xvfb, the
+#     DejaVu font (the window rasterises it at the UI scale)
 #   - LibTorch: the PyPI torch wheel pinned to 2.11.0, in a virtualenv in a cache outside the tree
 # Use an existing LibTorch instead by setting one of:
 #   Torch_DIR=/path/to/share/cmake/Torch      (a LibTorch or torch install's CMake config)
@@ -15,7 +16,8 @@ say() { printf 'setup: %s\n' "$*" >&2; }
 
 # --- Debian packages ----------------------------------------------------------------------------
 PACKAGES=(build-essential cmake python3 python3-venv libgtest-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
-          libgloo-dev libimgui-dev libglfw3-dev libgl-dev libstb-dev libgl1-mesa-dri xvfb xauth)
+          libgloo-dev libimgui-dev libglfw3-dev libgl-dev libstb-dev libgl1-mesa-dri xvfb xauth
+          fonts-dejavu-core)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

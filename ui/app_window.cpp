@@ -46,30 +46,46 @@ ImGuiTabItemFlags tabFlags(const AppState& state, const char* title) {
   return state.openTab == title ? ImGuiTabItemFlags_SetSelected : ImGuiTabItemFlags_None;
 }
 
-}  // namespace
-
-const char* bottomTabTitle(const std::string& name) {
-  if (name == "comparison") return "Comparison";
-  if (name == "memory") return "Memory breakdown";
-  if (name == "holdings") return "Who holds what";
-  if (name == "estimate") return "Estimate";
-  if (name == "export") return "Export";
-  if (name == "help") return "Help";
-  return nullptr;
+// Each session's top of the memory lanes: the largest rank's peak over every session (so heights
+// compare across strategies), or with ownMemoryScale each session's own (so a small peak is not
+// flattened on a large one's scale). 10% headroom above the peak.
+std::vector<double> memoryScales(const std::vector<Session>& sessions, const TimelineStyle& style, bool ownScale) {
+  const bool deviceLanesShown = style.showRole[static_cast<int>(trace::MemoryRole::AllocatorCache)] ||
+                                style.showRole[static_cast<int>(trace::MemoryRole::DeviceRuntime)];
+  std::vector<double> scales;
+  for (const auto& s : sessions) {
+    double peak = 0;
+    for (int r = 0; r < s.recording.ranks(); ++r) {
+      const auto& t = s.recording.rank(r);
+      peak = std::max(peak, static_cast<double>(deviceLanesShown ? t.peakDevice : t.peakTotal));
+    }
+    scales.push_back(peak * 1.1);
+  }
+  if (!ownScale) {
+    const double shared = scales.empty() ? 0 : *std::max_element(scales.begin(), scales.end());
+    std::fill(scales.begin(), scales.end(), shared);
+  }
+  return scales;
 }
 
-void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
-  const auto frameStart = std::chrono::steady_clock::now();
-  ImGuiViewport* viewport = ImGui::GetMainViewport();
-  ImGui::SetNextWindowPos(viewport->WorkPos);
-  ImGui::SetNextWindowSize(viewport->WorkSize);
-  ImGui::Begin("shardscope", nullptr,
-               ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
-                   ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus);
+// The memory lane height that fits every shown rank into `avail` pixels, but never below a readable
+// minimum: below it the timelines scroll instead of shrinking (projector mode, four strategies).
+float fittedMemoryLaneHeight(const std::vector<Session>& sessions, const std::vector<size_t>& shown,
+                             const TimelineStyle& style, float avail) {
+  int groups = 0;
+  for (size_t i : shown) groups += std::max(1, sessions[i].recording.ranks());
+  if (groups == 0) return style.memoryLaneHeight;
+  const float line = ImGui::GetTextLineHeightWithSpacing();
+  // Per session: title and details lines, the time ruler, the throughput lane, the separator.
+  const float perSession = 2 * line + (ImGui::GetFontSize() + px(5)) + px(30) + 3 * ImGui::GetStyle().ItemSpacing.y;
+  const float perGroup = 2 * style.spanLaneHeight + px(10);
+  const float room = avail - perSession * static_cast<float>(shown.size()) - px(8);
+  return std::clamp(room / static_cast<float>(groups) - perGroup, px(56), px(240));
+}
 
-  // --- left: configuration ------------------------------------------------------------------------
-  const float sidebar = 300.0f;
-  ImGui::BeginChild("config", ImVec2(sidebar, 0), true);
+// The configuration panel on the left: Run / Compare / Stop, the role legend, the display choices.
+void drawSidebar(AppState& state, EngineControl* engine, int sessionCount) {
+  ImGui::BeginChild("config", ImVec2(px(300.0f), 0), true);
   ImGui::TextColored(ImVec4(0.55f, 0.75f, 1.0f, 1.0f), "shardscope");
   ImGui::TextDisabled("DDP and FSDP, live, per rank");
   ImGui::Separator();
@@ -99,129 +115,48 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
   }
   ImGui::Separator();
   drawRoleLegend(state.style.showRole);
+  ImGui::Separator();
+  drawDisplayControls(state.display, state.playhead.session, sessionCount);
   ImGui::EndChild();
-  ImGui::SameLine();
+}
 
-  // --- middle and bottom: timelines, breakdown, comparison ----------------------------------------
-  ImGui::BeginGroup();
-  auto lock = store.lock();
-  auto& sessions = store.sessions();
-  double duration = 0, memoryScale = 0;
-  const bool deviceLanesShown = state.style.showRole[static_cast<int>(trace::MemoryRole::AllocatorCache)] ||
-                                state.style.showRole[static_cast<int>(trace::MemoryRole::DeviceRuntime)];
-  for (const auto& s : sessions) {
-    duration = std::max(duration, sessionDuration(s));
-    for (int r = 0; r < s.recording.ranks(); ++r) {
-      const auto& t = s.recording.rank(r);
-      memoryScale = std::max(memoryScale, static_cast<double>(deviceLanesShown ? t.peakDevice : t.peakTotal));
-    }
+// The Help tab: the keyboard shortcuts, then what the views show.
+void drawHelp(const AppState& state) {
+  ImGui::TextColored(ImVec4(0.55f, 0.75f, 1.0f, 1.0f), "Keyboard shortcuts");
+  for (const char* const* line = displayShortcuts(); *line; ++line) ImGui::BulletText("%s", *line);
+  ImGui::Spacing();
+  ImGui::TextColored(ImVec4(0.55f, 0.75f, 1.0f, 1.0f), "What you see");
+  const char* const notes[] = {
+      "Playhead: plays at 0.01x to 1x of the run's time (the slider beside Play); the arrows step by event group "
+      "(an all-gather, a unit's forward, a reshard, a backward, a reduce-scatter, a bucket's all-reduce, the "
+      "optimizer). Every tab below follows it.",
+      "Step gate (run with step gate group|step): the ranks wait before each event group; Step (or the Right arrow "
+      "at the live edge) releases them for one, Continue for the rest. Pauses are shaded.",
+      "Who holds what: per rank and unit, the bytes held by role at the playhead; a collective in flight (or "
+      "clicked) is animated as the textbook ring beside it.",
+      "Hover a memory lane for the exact bytes per role; hover a block for its timing; click a collective to "
+      "highlight the same collective on every rank.",
+      "Full-shard: orange (param_gathered) rises before each unit and falls after it.",
+      "Estimate: closed-form PREDICTIONS for this configuration (\"= run\" where a matching run measured exactly "
+      "that), and the seed documents' will-it-fit tables (7B, Llama-70B).",
+      "lora rank > 0: LoRA. Base weights frozen, small adapters train: Compare shows how little sharding saves then "
+      "(gradients and optimizer state are tiny) and what it still sends.",
+      "accumulate > 1: micro-batches reduced once per step (no_sync). FSDP then holds every unit's full gradients "
+      "(grad_full) and gathers again per micro-batch.",
+      "checkpoint blocks: each block keeps only its input; in backward it runs forward again (R spans, after its "
+      "all-gather): the activation lane shrinks, each step grows.",
+  };
+  for (const char* note : notes) {
+    ImGui::Bullet();
+    ImGui::TextWrapped("%s", note);
   }
-  if (!state.axis.userMoved) state.axis.fit(duration);
-  memoryScale *= 1.1;
-  if (state.marksVersion != store.version() || state.marks.size() != sessions.size()) {
-    state.marks.clear();
-    for (const auto& s : sessions) state.marks.push_back(eventGroupMarks(s.recording));
-    state.marksVersion = store.version();
-  }
-  if (!state.pendingAt.empty() && !(engine && engine->busy()) && !state.marks.empty()) {
-    const int focus = std::clamp(state.playhead.session, 0, static_cast<int>(state.marks.size()) - 1);
-    if (auto at = resolvePlayheadPosition(state.pendingAt, state.marks[static_cast<size_t>(focus)], state.atError)) {
-      state.playhead.tNs = *at;
-      state.playhead.placed = true;
-      state.playhead.playing = false;
-    }
-    state.pendingAt.clear();
-  }
-  handlePlayheadKeys(state, sessions, engine, duration);
-  advancePlayhead(state.playhead, ImGui::GetIO().DeltaTime, duration);
-  if (state.playhead.playing) keepInView(state.axis, state.playhead.tNs);
-  drawTransportBar(state, sessions, engine, duration);
-  const double playheadNs = playheadTime(state, duration);
+  ImGui::BulletText("Frame build %.2f ms: %d spans drawn, %d folded, %d memory columns.", state.lastFrameBuildMs,
+                    state.lastStats.spansDrawn, state.lastStats.spansFolded, state.lastStats.memoryColumns);
+}
 
-  // Saved summaries have no timelines: their figures get the room.
-  bool onlySummaries = !sessions.empty();
-  for (const auto& s : sessions) onlySummaries &= s.fromSummary;
-  const float avail = ImGui::GetContentRegionAvail().y;
-  const float bottomHeight = onlySummaries ? avail - 40.0f * static_cast<float>(sessions.size()) - 16.0f
-                                           : std::max(avail * (state.estimateShown || state.holdingsShown ? 0.5f : 0.34f), 180.0f);
-  ImGui::BeginChild("timelines", ImVec2(0, -bottomHeight), true, ImGuiWindowFlags_NoScrollWithMouse);
-  if (sessions.empty()) {
-    ImGui::TextDisabled("Press Run to train with the configuration on the left, or Compare to run the\n"
-                        "strategies ticked above it one after another on the same model and data.\n\n"
-                        "Each rank is its own process; what you see is measured: the allocator's bytes\n"
-                        "by role, every collective, every forward and backward per unit.");
-  }
-  {
-    // Lanes share the height: a projector shows the memory areas as large as they can be.
-    int groups = 0;
-    for (const auto& s : sessions) groups += std::max(1, s.recording.ranks());
-    const float perSession = 44.0f, perGroup = 2 * state.style.spanLaneHeight + 10.0f;
-    const float avail = ImGui::GetContentRegionAvail().y - perSession * static_cast<float>(sessions.size()) - 8.0f;
-    if (groups > 0) state.style.memoryLaneHeight = std::clamp(avail / static_cast<float>(groups) - perGroup, 40.0f, 240.0f);
-  }
-  TimelineCursor cursor;
-  int cursorSession = -1;
-  TimelineFrameStats frameStats;
-  for (size_t i = 0; i < sessions.size(); ++i) {
-    const Session& s = sessions[i];
-    ImGui::PushID(static_cast<int>(i));
-    const ImVec4 statusColor = s.status == SessionStatus::Failed ? ImVec4(1.0f, 0.45f, 0.4f, 1.0f)
-                               : s.status == SessionStatus::Done ? ImVec4(0.5f, 0.85f, 0.5f, 1.0f)
-                                                                 : ImVec4(1.0f, 0.8f, 0.3f, 1.0f);
-    ImGui::Text("%s", s.title.c_str());
-    ImGui::SameLine();
-    ImGui::TextColored(statusColor, "[%s]", statusText(s.status));
-    ImGui::SameLine();
-    const size_t stepsDone = s.fromSummary ? s.losses.size()
-                             : s.recording.ranks() > 0 ? s.recording.rank(0).steps.size() : 0;
-    const int rankCount = s.fromSummary ? static_cast<int>(s.savedStats.size()) : s.recording.ranks();
-    char lossText[48] = "";
-    if (!s.losses.empty()) std::snprintf(lossText, sizeof lossText, "  loss %.4f", s.losses.back());
-    ImGui::TextDisabled("%s  %d ranks  %s %d layers, hidden %d%s  step %zu/%d%s", s.device.c_str(),
-                        rankCount, s.config.model.c_str(), s.config.layers, s.config.hidden,
-                        trainingLabel(s.config).c_str(), stepsDone, s.config.steps, lossText);
-    if (!s.error.empty()) {
-      ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.4f, 1.0f));
-      ImGui::TextWrapped("%s", s.error.c_str());
-      ImGui::PopStyleColor();
-    }
-    if (s.config.recording == "off") {
-      ImGui::TextDisabled("run with --recording off: only step times were measured, so the timeline has no "
-                          "memory, compute or collectives to show");
-    }
-    if (s.fromSummary) {
-      ImGui::TextDisabled("a summary holds figures, not a timeline: open the run's --trace file to see it");
-      ImGui::Separator();
-      ImGui::PopID();
-      continue;
-    }
-    TimelineCursor c;
-    TimelineFrameStats st;
-    TimelineStyle style = state.style;
-    style.capacityBytes = s.config.gpuMemoryGB * 1e9;  // this session's device
-    drawTimeline("timeline", s.recording, state.axis, memoryScale, ImGui::GetContentRegionAvail().x,
-                 style, state.selection, c, &st, playheadNs);
-    drawThroughputLane(s.recording, state.axis, ImGui::GetContentRegionAvail().x,
-                       throughputWorkOf(s.config, s.parameterCount));
-    if (c.seek) {
-      state.playhead.tNs = c.seekNs;
-      state.playhead.placed = true;
-      state.playhead.playing = false;
-    }
-    if (c.valid || c.seek) state.playhead.session = static_cast<int>(i);
-    frameStats.spansDrawn += st.spansDrawn;
-    frameStats.spansFolded += st.spansFolded;
-    frameStats.memoryColumns += st.memoryColumns;
-    if (c.valid) {
-      cursor = c;
-      cursorSession = static_cast<int>(i);
-    }
-    ImGui::Separator();
-    ImGui::PopID();
-  }
-  if (cursor.valid) state.cursor = cursor;
-  ImGui::EndChild();
-
+// The tabs below the timelines: comparison, memory breakdown, who holds what, estimate, export, help.
+void drawBottomTabs(AppState& state, SessionStore& store, const std::vector<Session>& sessions, int cursorSession,
+                    double playheadNs) {
   ImGui::BeginChild("bottom", ImVec2(0, 0), true);
   if (ImGui::BeginTabBar("views")) {
     // Only the tabs that show them pay for them, and only when the store changed.
@@ -292,35 +227,189 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
       ImGui::EndTabItem();
     }
     if (ImGui::BeginTabItem("Help", nullptr, tabFlags(state, "Help"))) {
-      ImGui::BulletText("Space: play / pause the playhead (0.01x to 1x of the run's time; the slider beside Play).");
-      ImGui::BulletText("Right / Left arrow: next / previous event group (an all-gather, a unit's forward, a reshard, a");
-      ImGui::Text("    backward, a reduce-scatter, a bucket's all-reduce, the optimizer). Home / End: start / newest.");
-      ImGui::BulletText("Click or drag on the time ruler to place the playhead; every tab below follows it.");
-      ImGui::BulletText("Step gate (run with step gate group|step): the ranks wait before each event group; Step (or the");
-      ImGui::Text("    Right arrow at the live edge) releases them for one, Continue for the rest. Pauses are shaded.");
-      ImGui::BulletText("Who holds what: per rank and unit, the bytes held by role at the playhead; a collective");
-      ImGui::Text("    in flight (or clicked) is animated as the textbook ring beside it.");
-      ImGui::BulletText("Mouse wheel over a timeline zooms around the cursor; drag to pan.");
-      ImGui::BulletText("Hover a memory lane for the exact bytes per role; hover a block for its timing.");
-      ImGui::BulletText("Click a collective to highlight the same collective on every rank.");
-      ImGui::BulletText("Full-shard: orange (param_gathered) rises before each unit and falls after it.");
-      ImGui::BulletText("Estimate: closed-form PREDICTIONS for this configuration (\"= run\" where a matching");
-      ImGui::Text("    run measured exactly that), and the seed documents' will-it-fit tables (7B, Llama-70B).");
-      ImGui::BulletText("lora rank > 0: LoRA. Base weights frozen, small adapters train: Compare shows how little");
-      ImGui::Text("    sharding saves then (gradients and optimizer state are tiny) and what it still sends.");
-      ImGui::BulletText("accumulate > 1: micro-batches reduced once per step (no_sync). FSDP then holds every");
-      ImGui::Text("    unit's full gradients (grad_full) and gathers again per micro-batch.");
-      ImGui::BulletText("checkpoint blocks: each block keeps only its input; in backward it runs forward again");
-      ImGui::Text("    (R spans, after its all-gather): the activation lane shrinks, each step grows.");
-      ImGui::BulletText("Frame build %.2f ms: %d spans drawn, %d folded, %d memory columns.",
-                        state.lastFrameBuildMs, state.lastStats.spansDrawn, state.lastStats.spansFolded,
-                        state.lastStats.memoryColumns);
+      drawHelp(state);
       ImGui::EndTabItem();
     }
     ImGui::EndTabBar();
     state.openTab.clear();
   }
   ImGui::EndChild();
+}
+
+}  // namespace
+
+const char* bottomTabTitle(const std::string& name) {
+  if (name == "comparison") return "Comparison";
+  if (name == "memory") return "Memory breakdown";
+  if (name == "holdings") return "Who holds what";
+  if (name == "estimate") return "Estimate";
+  if (name == "export") return "Export";
+  if (name == "help") return "Help";
+  return nullptr;
+}
+
+void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
+  const auto frameStart = std::chrono::steady_clock::now();
+  ImGuiViewport* viewport = ImGui::GetMainViewport();
+  ImGui::SetNextWindowPos(viewport->WorkPos);
+  ImGui::SetNextWindowSize(viewport->WorkSize);
+  ImGui::Begin("shardscope", nullptr,
+               ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
+                   ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus);
+  int sessionCount = 0;
+  {
+    auto peek = store.lock();  // released before the sidebar, whose Run adds a session
+    sessionCount = static_cast<int>(store.sessions().size());
+  }
+  if (state.pendingFocus >= 0 && state.pendingFocus < sessionCount) {
+    state.display.focusSession = state.pendingFocus;
+    state.pendingFocus = -1;
+  }
+  handleDisplayKeys(state.display, state.playhead.session, sessionCount);
+  if (state.display.focusSession >= sessionCount) state.display.focusSession = -1;
+  bool focused = state.display.focusSession >= 0;
+
+  // --- left: configuration (hidden while one session is in focus) --------------------------------
+  if (!focused) {
+    drawSidebar(state, engine, sessionCount);
+    ImGui::SameLine();
+  }
+
+  // --- middle and bottom: timelines, breakdown, comparison ----------------------------------------
+  ImGui::BeginGroup();
+  auto lock = store.lock();
+  auto& sessions = store.sessions();
+  if (state.display.focusSession >= static_cast<int>(sessions.size())) {  // Run cleared the sessions
+    state.display.focusSession = -1;
+    focused = false;
+  }
+  double duration = 0;
+  for (const auto& s : sessions) duration = std::max(duration, sessionDuration(s));
+  if (!state.axis.userMoved) state.axis.fit(duration);
+  const std::vector<double> memoryScale = memoryScales(sessions, state.style, state.display.ownMemoryScale);
+  state.lastMemoryScales = memoryScale;
+  if (state.marksVersion != store.version() || state.marks.size() != sessions.size()) {
+    state.marks.clear();
+    for (const auto& s : sessions) state.marks.push_back(eventGroupMarks(s.recording));
+    state.marksVersion = store.version();
+  }
+  if (!state.pendingAt.empty() && !(engine && engine->busy()) && !state.marks.empty()) {
+    const int focus = std::clamp(state.playhead.session, 0, static_cast<int>(state.marks.size()) - 1);
+    if (auto at = resolvePlayheadPosition(state.pendingAt, state.marks[static_cast<size_t>(focus)], state.atError)) {
+      state.playhead.tNs = *at;
+      state.playhead.placed = true;
+      state.playhead.playing = false;
+    }
+    state.pendingAt.clear();
+  }
+  handlePlayheadKeys(state, sessions, engine, duration);
+  advancePlayhead(state.playhead, ImGui::GetIO().DeltaTime, duration);
+  if (state.playhead.playing) keepInView(state.axis, state.playhead.tNs);
+  drawTransportBar(state, sessions, engine, duration);
+  const double playheadNs = playheadTime(state, duration);
+
+  // Saved summaries have no timelines: their figures get the room.
+  bool onlySummaries = !sessions.empty();
+  for (const auto& s : sessions) onlySummaries &= s.fromSummary;
+  const float avail = ImGui::GetContentRegionAvail().y;
+  const float bottomHeight = focused ? 0.0f
+                             : onlySummaries ? avail - px(40.0f) * static_cast<float>(sessions.size()) - px(16.0f)
+                                             : std::max(avail * (state.estimateShown || state.holdingsShown ? 0.5f : 0.34f), px(180.0f));
+  if (focused) {
+    ImGui::TextColored(ImVec4(1.0f, 0.86f, 0.35f, 1.0f), "FOCUS: %s", sessions[static_cast<size_t>(state.display.focusSession)].title.c_str());
+    ImGui::SameLine();
+    ImGui::TextDisabled("(F or Esc: every session, the panels and the tabs)");
+  }
+  // The wheel zooms the timelines, so it does not scroll them: PageUp / PageDown and the scrollbar do.
+  ImGui::BeginChild("timelines", ImVec2(0, focused ? 0.0f : -bottomHeight), true, ImGuiWindowFlags_NoScrollWithMouse);
+  if (!ImGui::GetIO().WantTextInput && ImGui::GetScrollMaxY() > 0) {
+    const float page = ImGui::GetWindowHeight() * 0.9f;
+    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_PageDown))) ImGui::SetScrollY(ImGui::GetScrollY() + page);
+    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_PageUp))) ImGui::SetScrollY(ImGui::GetScrollY() - page);
+  }
+  state.timelinesScroll = ImGui::GetScrollMaxY() > 0;
+  state.timelinesScrollY = ImGui::GetScrollY();
+  if (sessions.empty()) {
+    ImGui::TextDisabled("Press Run to train with the configuration on the left, or Compare to run the\n"
+                        "strategies ticked above it one after another on the same model and data.\n\n"
+                        "Each rank is its own process; what you see is measured: the allocator's bytes\n"
+                        "by role, every collective, every forward and backward per unit.");
+  }
+  std::vector<size_t> shown;
+  for (size_t i = 0; i < sessions.size(); ++i) {
+    if (!focused || static_cast<int>(i) == state.display.focusSession) shown.push_back(i);
+  }
+  // Lanes share the height: a projector shows the memory areas as large as they can be.
+  state.style.spanLaneHeight = ImGui::GetFontSize() + px(5);
+  state.style.memoryLaneHeight = fittedMemoryLaneHeight(sessions, shown, state.style, ImGui::GetContentRegionAvail().y);
+  state.lastMemoryLaneHeight = state.style.memoryLaneHeight;
+  TimelineCursor cursor;
+  int cursorSession = -1;
+  TimelineFrameStats frameStats;
+  for (size_t i : shown) {
+    const Session& s = sessions[i];
+    ImGui::PushID(static_cast<int>(i));
+    const ImVec4 statusColor = s.status == SessionStatus::Failed ? ImVec4(1.0f, 0.45f, 0.4f, 1.0f)
+                               : s.status == SessionStatus::Done ? ImVec4(0.5f, 0.85f, 0.5f, 1.0f)
+                                                                 : ImVec4(1.0f, 0.8f, 0.3f, 1.0f);
+    ImGui::Text("%s", s.title.c_str());
+    ImGui::SameLine();
+    ImGui::TextColored(statusColor, "[%s]", statusText(s.status));
+    ImGui::SameLine();
+    const size_t stepsDone = s.fromSummary ? s.losses.size()
+                             : s.recording.ranks() > 0 ? s.recording.rank(0).steps.size() : 0;
+    const int rankCount = s.fromSummary ? static_cast<int>(s.savedStats.size()) : s.recording.ranks();
+    char lossText[48] = "";
+    if (!s.losses.empty()) std::snprintf(lossText, sizeof lossText, "  loss %.4f", s.losses.back());
+    ImGui::TextDisabled("%s  %d ranks  %s %d layers, hidden %d%s  step %zu/%d%s", s.device.c_str(),
+                        rankCount, s.config.model.c_str(), s.config.layers, s.config.hidden,
+                        trainingLabel(s.config).c_str(), stepsDone, s.config.steps, lossText);
+    if (!s.error.empty()) {
+      ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.4f, 1.0f));
+      ImGui::TextWrapped("%s", s.error.c_str());
+      ImGui::PopStyleColor();
+    }
+    if (s.config.recording == "off") {
+      ImGui::TextDisabled("run with --recording off: only step times were measured, so the timeline has no "
+                          "memory, compute or collectives to show");
+    }
+    if (s.fromSummary) {
+      ImGui::TextDisabled("a summary holds figures, not a timeline: open the run's --trace file to see it");
+      ImGui::Separator();
+      ImGui::PopID();
+      continue;
+    }
+    TimelineCursor c;
+    TimelineFrameStats st;
+    TimelineStyle style = state.style;
+    style.capacityBytes = s.config.gpuMemoryGB * 1e9;  // this session's device
+    if (state.display.ownMemoryScale && sessions.size() > 1) {
+      ImGui::TextDisabled("memory lanes scaled to this session's own peak (S: one scale for every session)");
+    }
+    drawTimeline("timeline", s.recording, state.axis, memoryScale[i], ImGui::GetContentRegionAvail().x,
+                 style, state.selection, c, &st, playheadNs);
+    drawThroughputLane(s.recording, state.axis, ImGui::GetContentRegionAvail().x,
+                       throughputWorkOf(s.config, s.parameterCount));
+    if (c.seek) {
+      state.playhead.tNs = c.seekNs;
+      state.playhead.placed = true;
+      state.playhead.playing = false;
+    }
+    if (c.valid || c.seek) state.playhead.session = static_cast<int>(i);
+    frameStats.spansDrawn += st.spansDrawn;
+    frameStats.spansFolded += st.spansFolded;
+    frameStats.memoryColumns += st.memoryColumns;
+    if (c.valid) {
+      cursor = c;
+      cursorSession = static_cast<int>(i);
+    }
+    ImGui::Separator();
+    ImGui::PopID();
+  }
+  if (cursor.valid) state.cursor = cursor;
+  ImGui::EndChild();
+
+  if (!focused) drawBottomTabs(state, store, sessions, cursorSession, playheadNs);
   ImGui::EndGroup();
   ImGui::End();
   state.lastStats = frameStats;

@@ -12,6 +12,7 @@
 #include "ui/holdings_view.h"
 #include "ui/panels.h"
 #include "ui/playhead.h"
+#include "ui/projector_mode.h"
 #include "ui/ring_view.h"
 #include "ui/session_store.h"
 #include "ui/timeline_view.h"
@@ -21,6 +22,8 @@ namespace shardscope::ui {
 struct AppState {
   RunConfig config;
   CompareChoice compare;  // what Compare runs: strategies, and world sizes
+  DisplayChoice display;  // projector mode: scale, palette, focus, memory scale per session
+  int pendingFocus = -1;  // --focus: the session to focus once it exists
   TimeAxis axis;
   TimelineStyle style;
   CollectiveSelection selection;
@@ -40,6 +43,11 @@ struct AppState {
   bool viewOnly = false;     // `shardscope view`: no configuration panel actions
   double lastFrameBuildMs = 0;
   TimelineFrameStats lastStats;
+  // The memory lanes as last drawn: how tall, and each session's top of scale in bytes (for tests).
+  float lastMemoryLaneHeight = 0;
+  std::vector<double> lastMemoryScales;
+  bool timelinesScroll = false;  // the sessions did not all fit: the timelines scroll (PageUp/PageDown)
+  float timelinesScrollY = 0;    // how far they are scrolled
   // Export from the app: paths typed in the Export tab; the PNG is written by the platform layer
   // after the frame is drawn (it reads pngRequest and reports into exportMessage).
   char exportBase[256] = "shardscope-run";

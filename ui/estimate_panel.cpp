@@ -258,7 +258,7 @@ void drawWhatIf(EstimatePanelState& st) {
   if (smallButtonWrapping("bf16 + fp32 Adam: 2,2,12", false)) {
     st.bytesPerParameter[0] = 2, st.bytesPerParameter[1] = 2, st.bytesPerParameter[2] = 12;
   }
-  ImGui::PushItemWidth(90.0f);
+  ImGui::PushItemWidth(px(90.0f));
   ImGui::InputText("parameters", st.parameters, sizeof st.parameters);
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("e.g. 7B, 70B, 1.3e9");
   ImGui::SameLine();
@@ -268,10 +268,10 @@ void drawWhatIf(EstimatePanelState& st) {
   ImGui::InputFloat("GB per GPU", &st.gpuMemoryGB, 0, 0, "%.0f");
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("one GPU's memory in GB (10^9 B); 0: no verdict");
   ImGui::PopItemWidth();
-  ImGui::PushItemWidth(200.0f);
+  ImGui::PushItemWidth(px(200.0f));
   ImGui::InputFloat3("bytes per parameter: weights, gradients, optimizer", st.bytesPerParameter, "%.1f");
   ImGui::PopItemWidth();
-  ImGui::PushItemWidth(90.0f);
+  ImGui::PushItemWidth(px(90.0f));
   ImGui::InputFloat("% of the parameters trained", &st.trainedPercent, 0, 0, "%.2f");
   if (ImGui::IsItemHovered()) {
     ImGui::SetTooltip("the share of the parameters that trains: 100 for full fine-tuning; LoRA's adapters\n"
@@ -304,7 +304,7 @@ void drawWhatIf(EstimatePanelState& st) {
 
   double scale = std::max(c.gpuMemoryBytes, 1.0);  // all zero is allowed: keep the bars finite
   for (const auto& r : rows) scale = std::max(scale, r.total());
-  const float labelWidth = 350.0f;
+  const float labelWidth = px(350.0f);
   const float barWidth = std::max(ImGui::GetContentRegionAvail().x - labelWidth - 8.0f, 80.0f);
   const float barHeight = ImGui::GetTextLineHeight();
   ImDrawList* dl = ImGui::GetWindowDrawList();

@@ -2,6 +2,8 @@
 
 #include <imgui.h>
 
+#include "ui/theme.h"
+
 namespace shardscope::ui {
 
 HeadlessImGui::HeadlessImGui(float width, float height) {
@@ -12,9 +14,16 @@ HeadlessImGui::HeadlessImGui(float width, float height) {
   io.DeltaTime = 1.0f / 60.0f;
   // As the OpenGL3 backend does on GL >= 3.2: draw lists may exceed 64k vertices.
   io.BackendFlags |= ImGuiBackendFlags_RendererHasVtxOffset;
-  unsigned char* pixels = nullptr;
-  int w = 0, h = 0;
-  io.Fonts->GetTexDataAsRGBA32(&pixels, &w, &h);  // builds the atlas; no texture upload needed
+  // The named keys where the GLFW backend maps them, so GetKeyIndex works as in the app.
+  io.KeyMap[ImGuiKey_Space] = 32;
+  io.KeyMap[ImGuiKey_Escape] = 256;
+  io.KeyMap[ImGuiKey_RightArrow] = 262;
+  io.KeyMap[ImGuiKey_LeftArrow] = 263;
+  io.KeyMap[ImGuiKey_PageUp] = 266;
+  io.KeyMap[ImGuiKey_PageDown] = 267;
+  io.KeyMap[ImGuiKey_Home] = 268;
+  io.KeyMap[ImGuiKey_End] = 269;
+  applyLook(Look{});  // the app's font and style; builds the atlas (no texture upload needed)
 }
 
 HeadlessImGui::~HeadlessImGui() { ImGui::DestroyContext(); }
@@ -34,6 +43,16 @@ void HeadlessImGui::click(const std::function<void()>& draw, float x, float y) {
   frame(draw, x, y, false);
   frame(draw, x, y, true);
   frame(draw, x, y, false);
+}
+
+void HeadlessImGui::pressKey(const std::function<void()>& draw, int key, bool ctrl) {
+  ImGuiIO& io = ImGui::GetIO();
+  io.KeyCtrl = ctrl;
+  io.KeysDown[key] = true;
+  frame(draw);
+  io.KeysDown[key] = false;
+  frame(draw);
+  io.KeyCtrl = false;
 }
 
 }  // namespace shardscope::ui

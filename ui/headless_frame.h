@@ -17,6 +17,9 @@ class HeadlessImGui {
   // A left click as a user makes one: hover, press, release (three frames; ImGui buttons fire on
   // release, tabs on press).
   void click(const std::function<void()>& draw, float x, float y);
+  // A key tapped as a user taps it: down for one frame, then up for one. `key` is a GLFW key code
+  // (ImGui 1.86's GLFW backend indexes io.KeysDown by it; the key map below matches).
+  void pressKey(const std::function<void()>& draw, int key, bool ctrl = false);
 };
 
 }  // namespace shardscope::ui

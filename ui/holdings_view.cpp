@@ -104,10 +104,10 @@ void drawHoldings(const Session& session, double tNs, float width, float height,
 
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const float labelWidth = 60.0f, headerHeight = 20.0f;
+  const float labelWidth = px(60.0f), headerHeight = ImGui::GetFontSize() + px(7.0f);
   const int columns = static_cast<int>(units.size()) + (showUnowned ? 1 : 0);
-  const float cellWidth = std::max(24.0f, (width - labelWidth) / static_cast<float>(columns));
-  const float rowHeight = std::clamp((height - headerHeight) / static_cast<float>(rec.ranks()), 22.0f, 140.0f);
+  const float cellWidth = std::max(px(24.0f), (width - labelWidth) / static_cast<float>(columns));
+  const float rowHeight = std::clamp((height - headerHeight) / static_cast<float>(rec.ranks()), px(22.0f), px(140.0f));
   const ImVec2 mouse = ImGui::GetIO().MousePos;
   auto columnX = [&](int c) { return origin.x + labelWidth + cellWidth * static_cast<float>(c); };
 
@@ -121,7 +121,7 @@ void drawHoldings(const Session& session, double tNs, float width, float height,
     const float y0 = origin.y + headerHeight + rowHeight * static_cast<float>(r);
     char label[16];
     std::snprintf(label, sizeof label, "rank %d", r);
-    dl->AddText(ImVec2(origin.x + 4, y0 + rowHeight / 2 - 7), IM_COL32(230, 230, 235, 255), label);
+    dl->AddText(ImVec2(origin.x + 4, y0 + (rowHeight - ImGui::GetFontSize()) / 2), IM_COL32(230, 230, 235, 255), label);
     const trace::Event* computing = computingAt(rec.rank(r), static_cast<double>(tAbs));
     const int32_t computingUnit = computing ? trace::unitFromName(computing->text) : trace::kNoUnit;
     for (size_t c = 0; c < units.size(); ++c) {
@@ -136,7 +136,7 @@ void drawHoldings(const Session& session, double tNs, float width, float height,
         const float top = b.y - static_cast<float>(shownBytes(tracks[slot].peakByRole) / scale) * (b.y - a.y - 14);
         dl->AddRect(ImVec2(a.x + 6, top), ImVec2(b.x - 6, b.y), IM_COL32(255, 255, 255, 30));
       }
-      drawStack(dl, held, scale, ImVec2(a.x + 6, a.y + 14), ImVec2(b.x - 6, b.y));
+      drawStack(dl, held, scale, ImVec2(a.x + 6, a.y + ImGui::GetFontSize() + 1), ImVec2(b.x - 6, b.y));
       if (total > 0) {
         ++local.filledCells;
         dl->AddText(ImVec2(a.x + 4, a.y), IM_COL32(210, 210, 220, 255), trace::formatBytes(static_cast<double>(total)).c_str());
@@ -147,7 +147,7 @@ void drawHoldings(const Session& session, double tNs, float width, float height,
         const char* tag = static_cast<trace::ComputeKind>(computing->op) == trace::ComputeKind::Backward ? "B"
                           : trace::isRecomputation(*computing)                                       ? "R"
                                                                                                       : "F";
-        dl->AddText(ImVec2(b.x - 12, a.y), IM_COL32(255, 220, 90, 255), tag);
+        dl->AddText(ImVec2(b.x - ImGui::CalcTextSize(tag).x - 2, a.y), IM_COL32(255, 220, 90, 255), tag);
       }
       ++local.cells;
       local.bytesShown += total;
@@ -159,7 +159,7 @@ void drawHoldings(const Session& session, double tNs, float width, float height,
       const ImVec2 a(columnX(columns - 1) + 3, y0 + 2), b(columnX(columns - 1) + cellWidth - 3, y0 + rowHeight - 2);
       const RoleBytes& rest = unowned[static_cast<size_t>(r)];
       dl->AddRectFilled(a, b, IM_COL32(26, 28, 33, 255), 3.0f);
-      drawStack(dl, rest, unownedScale, ImVec2(a.x + 6, a.y + 14), ImVec2(b.x - 6, b.y));
+      drawStack(dl, rest, unownedScale, ImVec2(a.x + 6, a.y + ImGui::GetFontSize() + 1), ImVec2(b.x - 6, b.y));
       dl->AddText(ImVec2(a.x + 4, a.y), IM_COL32(170, 170, 180, 255), trace::formatBytes(static_cast<double>(shownBytes(rest))).c_str());
       if (mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y && ImGui::IsWindowHovered()) {
         cellTooltip(r, "no one unit (buckets, flat buffers)", rest);

@@ -15,7 +15,8 @@ namespace shardscope::ui {
 
 namespace {
 
-constexpr float kLabelWidth = 340.0f;  // text left of a bar: name and value
+// The text left of a bar (name and value): 340 px at scale 1, about 44 characters.
+float labelWidth() { return px(340.0f); }
 
 bool combo(const char* label, std::string& value, std::initializer_list<const char*> items) {
   bool changed = false;
@@ -62,15 +63,15 @@ void valueBars(const char* title, const std::vector<Session>& sessions, const st
   double scale = 0;
   for (double v : values) scale = std::max(scale, v);
   ImGui::TextUnformatted(title);
-  const float barWidth = std::max(ImGui::GetContentRegionAvail().x - kLabelWidth - 10.0f, 100.0f);
+  const float barWidth = std::max(ImGui::GetContentRegionAvail().x - labelWidth() - 10.0f, 100.0f);
   for (size_t i = 0; i < sessions.size(); ++i) {
     ImGui::Text("  %-20s %18s", sessionLabel(sessions, i).c_str(), format(i).c_str());
-    ImGui::SameLine(kLabelWidth);
+    ImGui::SameLine(labelWidth());
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 p = ImGui::GetCursorScreenPos();
-    dl->AddRectFilled(p, ImVec2(p.x + barWidth, p.y + 12), IM_COL32(30, 32, 36, 255));
-    if (scale > 0) dl->AddRectFilled(p, ImVec2(p.x + static_cast<float>(values[i] / scale) * barWidth, p.y + 12), color);
-    ImGui::Dummy(ImVec2(barWidth, 12));
+    dl->AddRectFilled(p, ImVec2(p.x + barWidth, p.y + px(12)), IM_COL32(30, 32, 36, 255));
+    if (scale > 0) dl->AddRectFilled(p, ImVec2(p.x + static_cast<float>(values[i] / scale) * barWidth, p.y + px(12)), color);
+    ImGui::Dummy(ImVec2(barWidth, px(12)));
   }
 }
 
@@ -88,7 +89,7 @@ bool drawScalingWithWorldSize(const std::vector<Session>& sessions, const std::v
   ImGui::Spacing();
   ImGui::TextUnformatted("Per-rank memory against the world size N (largest rank at its peak, measured; white tick: "
                          "the estimator's PREDICTED model states)");
-  const float barWidth = std::max(ImGui::GetContentRegionAvail().x - kLabelWidth - 10.0f, 100.0f);
+  const float barWidth = std::max(ImGui::GetContentRegionAvail().x - labelWidth() - 10.0f, 100.0f);
   std::vector<std::string> strategies;
   for (const auto& s : sessions) {
     if (std::find(strategies.begin(), strategies.end(), s.config.strategy) == strategies.end()) {
@@ -105,9 +106,9 @@ bool drawScalingWithWorldSize(const std::vector<Session>& sessions, const std::v
       if (!largest) continue;
       ImGui::Text("  %-14s N=%-3d %12s", strategy.c_str(), sessions[i].config.world,
                   formatBytes(static_cast<double>(largest->peakTotal)).c_str());
-      ImGui::SameLine(kLabelWidth);
+      ImGui::SameLine(labelWidth());
       const ImVec2 p = ImGui::GetCursorScreenPos();
-      stackedBar(largest->atPeakTotal, scale, barWidth, 14);
+      stackedBar(largest->atPeakTotal, scale, barWidth, px(14));
       if (estimate::predictionProblem(sessions[i].config)) continue;
       const double predicted = static_cast<double>(estimate::predictRun(sessions[i].config).modelStateBytes());
       const float x = p.x + static_cast<float>(predicted / scale) * barWidth;
@@ -142,6 +143,9 @@ ConfigAction drawConfigPanel(RunConfig& c, CompareChoice& compare, bool busy, co
                              const std::string& compareProblem) {
   auto& compareStrategies = compare.strategies;
   ConfigAction action = ConfigAction::None;
+  // Fields end where the longest label begins, at every UI scale (ImGui's default is a fixed share
+  // of the panel, which cuts the labels once the scrollbar grows with the scale).
+  ImGui::PushItemWidth(-(ImGui::CalcTextSize("checkpoint").x + ImGui::GetStyle().ItemInnerSpacing.x));
   ImGui::TextUnformatted("Model");
   combo("model", c.model, {"mlp", "gpt"});
   ImGui::InputInt("layers", &c.layers);
@@ -208,9 +212,13 @@ ConfigAction drawConfigPanel(RunConfig& c, CompareChoice& compare, bool busy, co
   // Which strategies Compare runs, in the order of what they shard (ZeRO 0, 1, 2, 3).
   ImGui::TextDisabled("Compare runs:");
   int column = 0;
+  // The second column starts past the first's widest checkbox and label, at any UI scale.
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float secondColumn = style.WindowPadding.x + ImGui::GetFrameHeight() + style.ItemInnerSpacing.x +
+                             ImGui::CalcTextSize("shard_grad_op").x + 2 * style.ItemSpacing.x;
   for (const auto& strategy : allStrategies()) {
     bool on = std::find(compareStrategies.begin(), compareStrategies.end(), strategy) != compareStrategies.end();
-    if (column++ % 2 == 1) ImGui::SameLine(140.0f);
+    if (column++ % 2 == 1) ImGui::SameLine(secondColumn);
     const bool toggled = ImGui::Checkbox(strategy.c_str(), &on);
     noteItem(("compare:" + strategy).c_str());
     if (toggled) {
@@ -222,7 +230,7 @@ ConfigAction drawConfigPanel(RunConfig& c, CompareChoice& compare, bool busy, co
       compareStrategies = next;
     }
   }
-  ImGui::SetNextItemWidth(80.0f);
+  ImGui::SetNextItemWidth(px(80.0f));
   ImGui::InputText("at worlds", compare.worlds, sizeof compare.worlds);
   noteItem("compare:worlds");
   if (ImGui::IsItemHovered()) {
@@ -231,16 +239,16 @@ ConfigAction drawConfigPanel(RunConfig& c, CompareChoice& compare, bool busy, co
   }
   const bool valid = problem.empty();
   ImGui::BeginDisabled(busy || !valid);
-  if (ImGui::Button("Run", ImVec2(80, 0))) action = ConfigAction::Run;
+  if (ImGui::Button("Run", ImVec2(px(80), 0))) action = ConfigAction::Run;
   ImGui::SameLine();
   ImGui::BeginDisabled(compareStrategies.empty() || !compareProblem.empty());
-  if (ImGui::Button("Compare", ImVec2(80, 0))) action = ConfigAction::Compare;
+  if (ImGui::Button("Compare", ImVec2(px(80), 0))) action = ConfigAction::Compare;
   noteItem("compare");
   ImGui::EndDisabled();
   ImGui::EndDisabled();
   ImGui::SameLine();
   ImGui::BeginDisabled(!busy);
-  if (ImGui::Button("Stop", ImVec2(60, 0))) action = ConfigAction::Stop;
+  if (ImGui::Button("Stop", ImVec2(px(60), 0))) action = ConfigAction::Stop;
   ImGui::EndDisabled();
   if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("stop the running ranks");
   if (!valid || !compareProblem.empty()) {
@@ -248,6 +256,7 @@ ConfigAction drawConfigPanel(RunConfig& c, CompareChoice& compare, bool busy, co
     ImGui::TextWrapped("%s", (valid ? "Compare: " + compareProblem : problem).c_str());
     ImGui::PopStyleColor();
   }
+  ImGui::PopItemWidth();
   return action;
 }
 
@@ -256,7 +265,7 @@ void drawRoleLegend(bool (&showRole)[trace::kMemoryRoleCount]) {
   for (int role = 0; role < trace::kMemoryRoleCount; ++role) {
     ImGui::PushID(role);
     ImGui::ColorButton("##role", ImGui::ColorConvertU32ToFloat4(roleColor(static_cast<trace::MemoryRole>(role))),
-                       ImGuiColorEditFlags_NoTooltip, ImVec2(12, 12));
+                       ImGuiColorEditFlags_NoTooltip, ImVec2(px(12), px(12)));
     ImGui::SameLine();
     ImGui::Checkbox(trace::memoryRoleName(static_cast<trace::MemoryRole>(role)), &showRole[role]);
     ImGui::PopID();
@@ -269,18 +278,18 @@ void drawMemoryBreakdown(const Session& session, const TimelineCursor& cursor) {
   const auto& rec = session.recording;
   double scale = 1;
   for (int r = 0; r < rec.ranks(); ++r) scale = std::max(scale, static_cast<double>(rec.rank(r).peakTotal));
-  const float barWidth = std::max(ImGui::GetContentRegionAvail().x - kLabelWidth - 10.0f, 100.0f);
+  const float barWidth = std::max(ImGui::GetContentRegionAvail().x - labelWidth() - 10.0f, 100.0f);
   for (int r = 0; r < rec.ranks(); ++r) {
     const auto& t = rec.rank(r);
     if (cursor.valid) {
       const auto at = memoryAt(rec, r, cursor.tNs);
       ImGui::Text("rank %d at %-10s %10s", r, formatDuration(cursor.tNs).c_str(), formatBytes(static_cast<double>(sum(at))).c_str());
-      ImGui::SameLine(kLabelWidth);
-      stackedBar(at, scale, barWidth, 12);
+      ImGui::SameLine(labelWidth());
+      stackedBar(at, scale, barWidth, px(12));
     }
     ImGui::Text("rank %d at peak     %10s", r, formatBytes(static_cast<double>(t.peakTotal)).c_str());
-    ImGui::SameLine(kLabelWidth);
-    stackedBar(t.atPeakTotal, scale, barWidth, 12);
+    ImGui::SameLine(labelWidth());
+    stackedBar(t.atPeakTotal, scale, barWidth, px(12));
     if (ImGui::IsItemHovered()) {
       ImGui::BeginTooltip();
       for (int role = 0; role < trace::kMemoryRoleCount; ++role) {
@@ -408,7 +417,7 @@ void drawComparison(const std::vector<Session>& sessions,
     }
     ImGui::Spacing();
     ImGui::TextUnformatted("Peak memory by role (largest rank, at its peak)");
-    const float barWidth = std::max(ImGui::GetContentRegionAvail().x - kLabelWidth - 10.0f, 100.0f);
+    const float barWidth = std::max(ImGui::GetContentRegionAvail().x - labelWidth() - 10.0f, 100.0f);
     for (size_t i = 0; i < sessions.size(); ++i) {
       const RankStats* largest = nullptr;
       for (const auto& s : stats[i]) {
@@ -416,8 +425,8 @@ void drawComparison(const std::vector<Session>& sessions,
       }
       ImGui::Text("  %-20s %18s", sessionLabel(sessions, i).c_str(),
                   largest ? formatBytes(static_cast<double>(largest->peakTotal)).c_str() : "-");
-      ImGui::SameLine(kLabelWidth);
-      stackedBar(largest ? largest->atPeakTotal : trace::RoleBytes{}, scale, barWidth, 14);
+      ImGui::SameLine(labelWidth());
+      stackedBar(largest ? largest->atPeakTotal : trace::RoleBytes{}, scale, barWidth, px(14));
     }
   }
   // The other figures as bars on their own scales: step time, throughput, traffic, overlap.

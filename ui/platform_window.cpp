@@ -57,7 +57,8 @@ int runWindow(const WindowOptions& options, const std::function<void()>& drawFra
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
   ImGui::GetIO().IniFilename = nullptr;
-  applyTheme();
+  Look appliedLook = options.look ? *options.look : Look{};
+  applyLook(appliedLook);
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   ImGui_ImplOpenGL3_Init("#version 130");
 
@@ -71,7 +72,13 @@ int runWindow(const WindowOptions& options, const std::function<void()>& drawFra
       continue;
     }
     glfwPollEvents();
-    ImGui_ImplOpenGL3_NewFrame();
+    ImGui_ImplOpenGL3_NewFrame();  // the first call creates the GL objects, the font texture among them
+    if (options.look && *options.look != appliedLook) {  // Ctrl +/-, H: a new atlas at the new size
+      appliedLook = *options.look;
+      ImGui_ImplOpenGL3_DestroyFontsTexture();
+      applyLook(appliedLook);
+      ImGui_ImplOpenGL3_CreateFontsTexture();
+    }
     ImGui_ImplGlfw_NewFrame();
     ImGui::NewFrame();
     drawFrame();

@@ -6,6 +6,8 @@
 #include <functional>
 #include <string>
 
+#include "ui/theme.h"
+
 namespace shardscope::ui {
 
 struct WindowOptions {
@@ -21,6 +23,9 @@ struct WindowOptions {
   // written there as a PNG and the string is cleared (the app's "Save PNG").
   std::string* captureRequest = nullptr;
   std::string* captureResult = nullptr;  // "wrote FILE" or the error
+  // The look to draw with (projector mode): read before every frame; when it changes, the fonts are
+  // rasterised again at the new scale and uploaded. nullptr: scale 1, default palette.
+  const Look* look = nullptr;
 };
 
 // Runs the window until it is closed (or the screenshot is written). `drawFrame` builds one ImGui

@@ -79,9 +79,9 @@ void drawRingAnimation(const trace::Event& c, const std::string& backend, double
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 top = ImGui::GetCursorScreenPos();
   const float w = std::min(width, ImGui::GetContentRegionAvail().x);
-  const float h = std::max(std::min(height, ImGui::GetContentRegionAvail().y), 160.0f);
+  const float h = std::max(std::min(height, ImGui::GetContentRegionAvail().y), px(160.0f));
   const ImVec2 center(top.x + w / 2, top.y + h / 2);
-  const float radius = std::max(50.0f, std::min(w * 0.8f, h) / 2 - 30.0f);
+  const float radius = std::max(px(50.0f), std::min(w * 0.8f, h) / 2 - px(30.0f));
   const auto holdings = trace::ringHoldingsAfter(s, local.stepsDone);
   std::vector<ImVec2> node(static_cast<size_t>(s.ranks));
   for (int r = 0; r < s.ranks; ++r) {
@@ -89,16 +89,16 @@ void drawRingAnimation(const trace::Event& c, const std::string& backend, double
     node[static_cast<size_t>(r)] = ImVec2(center.x + radius * std::cos(angle), center.y + radius * std::sin(angle));
   }
   dl->AddCircle(center, radius, IM_COL32(255, 255, 255, 40), 64, 1.5f);
-  const float chunkW = std::clamp(160.0f / static_cast<float>(s.ranks), 10.0f, 36.0f), chunkH = 24.0f;
+  const float chunkW = std::clamp(px(160.0f) / static_cast<float>(s.ranks), px(10.0f), px(36.0f)), chunkH = px(24.0f);
   // Each rank with its chunks: bright when complete, faint while partly reduced, dark when absent.
   for (int r = 0; r < s.ranks; ++r) {
     const ImVec2 n = node[static_cast<size_t>(r)];
     const float rowW = chunkW * static_cast<float>(s.ranks);
     const ImVec2 a(n.x - rowW / 2, n.y - chunkH / 2);
-    dl->AddRectFilled(ImVec2(a.x - 6, a.y - 20), ImVec2(a.x + rowW + 6, a.y + chunkH + 18), IM_COL32(22, 24, 28, 235), 4.0f);
+    dl->AddRectFilled(ImVec2(a.x - px(6), a.y - ImGui::GetFontSize() - px(7)), ImVec2(a.x + rowW + px(6), a.y + chunkH + ImGui::GetFontSize() + px(5)), IM_COL32(22, 24, 28, 235), 4.0f);
     char label[16];
     std::snprintf(label, sizeof label, "rank %d", r);
-    dl->AddText(ImVec2(a.x - 2, a.y - 18), IM_COL32(230, 230, 235, 255), label);
+    dl->AddText(ImVec2(a.x - 2, a.y - ImGui::GetFontSize() - px(5)), IM_COL32(230, 230, 235, 255), label);
     for (int k = 0; k < s.ranks; ++k) {
       const ImVec2 ca(a.x + chunkW * static_cast<float>(k), a.y);
       drawChunk(dl, s, holdings[static_cast<size_t>(r)][static_cast<size_t>(k)], ImVec2(ca.x + 2, ca.y),

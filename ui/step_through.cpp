@@ -8,6 +8,7 @@
 
 #include "trace/ring_schedule.h"
 #include "ui/item_probe.h"
+#include "ui/theme.h"
 
 namespace shardscope::ui {
 
@@ -136,7 +137,7 @@ void drawTransportBar(AppState& state, const std::vector<Session>& sessions, Eng
   if (ImGui::Button("< group")) stepBack(state, durationNs);
   noteItem("play:back");
   ImGui::SameLine();
-  if (ImGui::Button(p.playing ? "Pause" : "Play ", ImVec2(54, 0))) togglePlay(p, durationNs);
+  if (ImGui::Button(p.playing ? "Pause" : "Play ", ImVec2(px(54), 0))) togglePlay(p, durationNs);
   noteItem("play:toggle");
   ImGui::SameLine();
   if (ImGui::Button("group >")) stepForward(state, sessions, engine, durationNs);
@@ -148,7 +149,7 @@ void drawTransportBar(AppState& state, const std::vector<Session>& sessions, Eng
   }
   noteItem("play:end");
   ImGui::SameLine();
-  ImGui::SetNextItemWidth(150);
+  ImGui::SetNextItemWidth(px(150));
   float speed = static_cast<float>(p.speed);
   if (ImGui::SliderFloat("##speed", &speed, static_cast<float>(kMinPlaySpeed), static_cast<float>(kMaxPlaySpeed),
                          "%.2fx real time", ImGuiSliderFlags_Logarithmic)) {

@@ -8,6 +8,7 @@
 
 #include "trace/format.h"
 #include "trace/run_stats.h"
+#include "ui/theme.h"
 
 namespace shardscope::ui {
 
@@ -49,16 +50,16 @@ float drawThroughputLane(const trace::RunRecording& rec, const TimeAxis& axis, f
     rates.push_back({&step, seconds, rate, mfu});
     highest = std::max(highest, rate);
   }
-  const float height = 30.0f;
+  const float height = px(30.0f);
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const float x0 = origin.x + kTimelineLabelWidth;
-  const float w = std::max(width - kTimelineLabelWidth, 10.0f);
+  const float x0 = origin.x + timelineLabelWidth();
+  const float w = std::max(width - timelineLabelWidth(), 10.0f);
   const double originNs = rec.originNs() == INT64_MAX ? 0.0 : static_cast<double>(rec.originNs());
-  dl->AddText(ImVec2(origin.x + 4, origin.y + 2), IM_COL32(150, 150, 160, 255), work.itemName[0] == 't' ? "tokens/s" : "samples/s");
-  dl->AddText(ImVec2(origin.x + 4, origin.y + 15), IM_COL32(150, 150, 160, 255), "rank 0");
+  dl->AddText(ImVec2(origin.x + 4, origin.y + 2), laneLabelColor(), work.itemName[0] == 't' ? "tokens/s" : "samples/s");
+  dl->AddText(ImVec2(origin.x + 4, origin.y + 2 + ImGui::GetFontSize()), laneLabelColor(), "rank 0");
   dl->PushClipRect(ImVec2(x0, origin.y), ImVec2(x0 + w, origin.y + height), true);
-  dl->AddRectFilled(ImVec2(x0, origin.y), ImVec2(x0 + w, origin.y + height), IM_COL32(22, 24, 28, 255));
+  dl->AddRectFilled(ImVec2(x0, origin.y), ImVec2(x0 + w, origin.y + height), laneBackground());
   const ImVec2 mouse = ImGui::GetIO().MousePos;
   const StepRate* hovered = nullptr;
   for (const auto& r : rates) {

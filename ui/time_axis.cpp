@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ui/theme.h"
+
 namespace shardscope::ui {
+
+float timelineLabelWidth() { return px(64.0f); }
 
 void TimeAxis::fit(double durationNs) {
   beginNs = 0;

@@ -8,8 +8,8 @@
 namespace shardscope::ui {
 
 // The left label column every timeline lane leaves before its time axis ("rank 0", "compute"), so
-// lanes drawn by different views line up on one clock.
-constexpr float kTimelineLabelWidth = 64.0f;
+// lanes drawn by different views line up on one clock. It grows with the UI scale (theme.h).
+float timelineLabelWidth();
 
 struct TimeAxis {
   double beginNs = 0;

@@ -104,11 +104,11 @@ void drawExposedComm(ImDrawList* dl, const std::vector<std::pair<int64_t, int64_
       runEnd = std::max(runEnd, xb);
       continue;
     }
-    if (runStart >= 0) dl->AddRectFilled(ImVec2(runStart, y), ImVec2(runEnd, y + 4.0f), red);
+    if (runStart >= 0) dl->AddRectFilled(ImVec2(runStart, y), ImVec2(runEnd, y + px(4.0f)), red);
     runStart = xa;
     runEnd = xb;
   }
-  if (runStart >= 0) dl->AddRectFilled(ImVec2(runStart, y), ImVec2(runEnd, y + 4.0f), red);
+  if (runStart >= 0) dl->AddRectFilled(ImVec2(runStart, y), ImVec2(runEnd, y + px(4.0f)), red);
 }
 
 bool spansHaveSameTarget(const Event& e, const CollectiveSelection& sel) {
@@ -125,13 +125,14 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
   ImGui::PushID(id);
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const float x0 = origin.x + kTimelineLabelWidth;
-  const float w = std::max(width - kTimelineLabelWidth, 10.0f);
+  const float x0 = origin.x + timelineLabelWidth();
+  const float w = std::max(width - timelineLabelWidth(), 10.0f);
+  const float ruler = ImGui::GetFontSize() + px(5.0f);  // the time labels above the lanes
   const double originNs = rec.originNs() == INT64_MAX ? 0.0 : static_cast<double>(rec.originNs());
   const double beginAbs = originNs + axis.beginNs;
   const double endAbs = originNs + axis.endNs;
-  const float groupHeight = style.memoryLaneHeight + 2 * style.spanLaneHeight + 10.0f;
-  const float totalHeight = groupHeight * static_cast<float>(rec.ranks()) + 18.0f;
+  const float groupHeight = style.memoryLaneHeight + 2 * style.spanLaneHeight + px(10.0f);
+  const float totalHeight = groupHeight * static_cast<float>(rec.ranks()) + ruler;
   const ImVec2 mouse = ImGui::GetIO().MousePos;
   TimelineFrameStats local;
 
@@ -149,21 +150,21 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
     }
     for (double t = std::ceil(axis.beginNs / step) * step; t < axis.endNs; t += step) {
       const float x = static_cast<float>(axis.toX(t, x0, w));
-      dl->AddLine(ImVec2(x, origin.y + 12), ImVec2(x, origin.y + totalHeight), IM_COL32(255, 255, 255, 18));
+      dl->AddLine(ImVec2(x, origin.y + ruler - px(6.0f)), ImVec2(x, origin.y + totalHeight), IM_COL32(255, 255, 255, 18));
       dl->AddText(ImVec2(x + 2, origin.y), IM_COL32(170, 170, 180, 255), formatDuration(t).c_str());
     }
   }
 
   for (int r = 0; r < rec.ranks(); ++r) {
     const auto& t = rec.rank(r);
-    const float y0 = origin.y + 18.0f + groupHeight * static_cast<float>(r);
+    const float y0 = origin.y + ruler + groupHeight * static_cast<float>(r);
     char label[32];
     std::snprintf(label, sizeof label, "rank %d", r);
     dl->AddText(ImVec2(origin.x + 4, y0 + 2), IM_COL32(230, 230, 235, 255), label);
-    dl->AddText(ImVec2(origin.x + 4, y0 + style.memoryLaneHeight + 2), IM_COL32(150, 150, 160, 255), "compute");
-    dl->AddText(ImVec2(origin.x + 4, y0 + style.memoryLaneHeight + style.spanLaneHeight + 2), IM_COL32(150, 150, 160, 255), "comm");
+    dl->AddText(ImVec2(origin.x + 4, y0 + style.memoryLaneHeight + 2), laneLabelColor(), "compute");
+    dl->AddText(ImVec2(origin.x + 4, y0 + style.memoryLaneHeight + style.spanLaneHeight + 2), laneLabelColor(), "comm");
     dl->PushClipRect(ImVec2(x0, y0), ImVec2(x0 + w, y0 + groupHeight), true);
-    dl->AddRectFilled(ImVec2(x0, y0), ImVec2(x0 + w, y0 + style.memoryLaneHeight), IM_COL32(22, 24, 28, 255));
+    dl->AddRectFilled(ImVec2(x0, y0), ImVec2(x0 + w, y0 + style.memoryLaneHeight), laneBackground());
 
     // --- memory: one column per pixel, each the maximum total within it -------------------------
     const float memBottom = y0 + style.memoryLaneHeight;
@@ -218,7 +219,7 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
       const float peakY = memBottom - static_cast<float>(t.peakTotal * scale);
       for (float x = x0; x < x0 + w; x += 8) dl->AddLine(ImVec2(x, peakY), ImVec2(x + 4, peakY), IM_COL32(255, 90, 90, 220));
       const std::string peak = "peak " + formatBytes(static_cast<double>(t.peakTotal));
-      dl->AddText(ImVec2(x0 + w - ImGui::CalcTextSize(peak.c_str()).x - 4, std::max(peakY - 14, y0)), IM_COL32(255, 120, 120, 255), peak.c_str());
+      dl->AddText(ImVec2(x0 + w - ImGui::CalcTextSize(peak.c_str()).x - 4, std::max(peakY - ImGui::GetFontSize() - 1, y0)), IM_COL32(255, 120, 120, 255), peak.c_str());
       drawCapacity(dl, style.capacityBytes, t.peakDevice, scale, x0, w, y0, memBottom);
     }
 
@@ -339,7 +340,7 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
     for (const auto& s : t.steps) {
       if (s.beginNs < beginAbs || s.beginNs > endAbs) continue;
       const float x = static_cast<float>(axis.toX(s.beginNs - originNs, x0, w));
-      dl->AddLine(ImVec2(x, y0), ImVec2(x, y0 + groupHeight - 8), IM_COL32(255, 255, 255, 70));
+      dl->AddLine(ImVec2(x, y0), ImVec2(x, y0 + groupHeight - px(8.0f)), IM_COL32(255, 255, 255, 70));
       char stepLabel[16];
       std::snprintf(stepLabel, sizeof stepLabel, "s%d", s.step);
       dl->AddText(ImVec2(x + 2, y0 + 1), IM_COL32(200, 200, 210, 160), stepLabel);
@@ -359,7 +360,7 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
       ImGui::Text("rank %d at %s: %s allocated", r, formatDuration(tNs).c_str(), formatBytes(static_cast<double>(total)).c_str());
       for (int role = kMemoryRoleCount - 1; role >= 0; --role) {
         ImGui::ColorButton("##c", ImGui::ColorConvertU32ToFloat4(roleColor(static_cast<trace::MemoryRole>(role))),
-                           ImGuiColorEditFlags_NoTooltip, ImVec2(10, 10));
+                           ImGuiColorEditFlags_NoTooltip, ImVec2(px(10), px(10)));
         ImGui::SameLine();
         ImGui::Text("%-16s %12lld B  (%s)", trace::memoryRoleName(static_cast<trace::MemoryRole>(role)),
                     static_cast<long long>(bytes[role]), formatBytes(static_cast<double>(bytes[role])).c_str());
@@ -371,11 +372,11 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
 
   if (playheadNs >= axis.beginNs && playheadNs <= axis.endNs) {
     const float x = static_cast<float>(axis.toX(playheadNs, x0, w));
-    dl->AddLine(ImVec2(x, origin.y), ImVec2(x, origin.y + totalHeight), kPlayheadColor, 2.0f);
+    dl->AddLine(ImVec2(x, origin.y), ImVec2(x, origin.y + totalHeight), kPlayheadColor, px(2.0f));
     dl->AddTriangleFilled(ImVec2(x - 5, origin.y), ImVec2(x + 5, origin.y), ImVec2(x, origin.y + 7), kPlayheadColor);
   }
   // The time ruler places the playhead (click or drag); the rest zooms and pans.
-  const bool onRuler = mouse.y >= origin.y && mouse.y < origin.y + 16.0f && mouse.x >= x0 && mouse.x < x0 + w;
+  const bool onRuler = mouse.y >= origin.y && mouse.y < origin.y + ruler && mouse.x >= x0 && mouse.x < x0 + w;
   if (onRuler && ImGui::IsWindowHovered() && ImGui::IsMouseDown(0)) {
     cursor.seek = true;
     cursor.seekNs = std::max(0.0, axis.toNs(mouse.x, x0, w));

@@ -40,7 +40,13 @@ TEST(CliErrors, RejectsBadValuesBeforeStartingRanks) {
   expectRejected({"run", "--step-gate", "group", "--recording", "off"}, "--step-gate group shows each event group");
   expectRejected({"view", "x.json", "--window-size", "big"}, "--window-size 'big' is not WIDTHxHEIGHT");
   expectRejected({"run", "--window-size", "100x100", "--screenshot", "/tmp/x.png"}, "from 640x480 to 7680x4320");
-  expectRejected({"run", "--at", "1ms"}, "--at and --window-size set up the window");
+  expectRejected({"run", "--at", "1ms"}, "set up the window, and run/compare open one only with --screenshot FILE");
+  expectRejected({"compare", "--ui-scale", "2"}, "open one only with --screenshot FILE");
+  expectRejected({"--ui-scale", "5"}, "--ui-scale '5' is not a scale from 0.75 to 3; e.g. --ui-scale 1.5");
+  expectRejected({"view", "x.json", "--ui-scale", "big"}, "--ui-scale 'big' is not a scale");
+  expectRejected({"view", "x.json", "--memory-scale", "log"}, "--memory-scale 'log' is not a choice: shared");
+  expectRejected({"compare", "--strategies", "ddp,full_shard", "--focus", "zero1", "--screenshot", "/tmp/x.png"},
+                 "--focus 'zero1' is not a strategy this command runs (ddp, full_shard)");
   expectRejected({"run", "--step-gate", "group", "--screenshot", "/tmp/x.png"}, "a window nobody can press it in");
 }
 
@@ -189,7 +195,7 @@ TEST(CliErrors, EstimateRejectsWhatItCannotRead) {
 #else  // the tab names belong to the window; a build without it says that first
   expectRejected({"run", "--tab", "charts", "--screenshot", "/tmp/x.png"}, "built without the window");
 #endif
-  expectRejected({"compare", "--tab", "estimate"}, "--tab picks the tab of the window");
+  expectRejected({"compare", "--tab", "estimate"}, "--tab, --at, --window-size, --focus");
   expectRejected({"compare", "--strategies", "ddp,zero3"}, "'zero3' is not a strategy");
   expectRejected({"compare", "--strategies", "ddp,"}, "has an empty entry");
   expectRejected({"run", "--gpu-memory", "-3"}, "--gpu-memory is -3; give one device's memory in GB");

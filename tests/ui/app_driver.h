@@ -43,6 +43,13 @@ class AppDriver {
     imgui_.click([&] { drawAppFrame(state_, store_, engine); }, x, y);
   }
 
+  // Taps a key (a GLFW key code), with Ctrl held or not, then draws once more so that what the key
+  // changed (the scale, the focus) shows in items().
+  void pressKey(int key, bool ctrl = false, EngineControl* engine = nullptr) {
+    imgui_.pressKey([&] { drawAppFrame(state_, store_, engine); }, key, ctrl);
+    draw(engine);
+  }
+
   const std::map<std::string, ItemRect>& items() const { return items_; }
 
  private:

@@ -1,0 +1,89 @@
+#include "ui/projector_mode.h"
+
+#include <imgui.h>
+
+#include "ui/item_probe.h"
+
+namespace shardscope::ui {
+
+namespace {
+
+// ImGui 1.86's GLFW backend indexes io.KeysDown by GLFW key code; these are GLFW's codes for the
+// keys that have no ImGuiKey of their own.
+constexpr int kKeyEqual = 61;       // '=' and, with Shift, '+'
+constexpr int kKeyMinus = 45;
+constexpr int kKeyZero = 48;
+constexpr int kKeyPadAdd = 334;
+constexpr int kKeyPadSubtract = 333;
+constexpr int kKeyPadZero = 320;
+constexpr int kKeyF = 70;
+constexpr int kKeyH = 72;
+constexpr int kKeyS = 83;
+
+bool pressed(int key) { return ImGui::IsKeyPressed(key, false); }
+
+void toggleFocus(DisplayChoice& display, int playheadSession, int sessionCount) {
+  if (display.focusSession >= 0 || sessionCount == 0) {
+    display.focusSession = -1;
+  } else {
+    display.focusSession = playheadSession >= 0 && playheadSession < sessionCount ? playheadSession : 0;
+  }
+}
+
+const char* const kShortcuts[] = {
+    "Space: play / pause the playhead",
+    "Right / Left: next / previous event group; Home / End: start / newest",
+    "Ctrl + / Ctrl - / Ctrl 0: larger / smaller text and lanes / scale 1 (projector)",
+    "H: high-contrast palette (black background, brighter colours)",
+    "F: focus: the playhead's session full screen (F or Esc again: all sessions)",
+    "S: each session's memory lanes scaled to its own peak (S again: one shared scale)",
+    "PageUp / PageDown: page through the sessions when they do not all fit",
+    "Mouse wheel over a timeline: zoom; drag: pan; click the ruler: place the playhead",
+    nullptr,
+};
+
+}  // namespace
+
+bool handleDisplayKeys(DisplayChoice& display, int playheadSession, int sessionCount) {
+  const ImGuiIO& io = ImGui::GetIO();
+  if (io.WantTextInput) return false;
+  const DisplayChoice before = display;
+  if (io.KeyCtrl) {
+    if (pressed(kKeyEqual) || pressed(kKeyPadAdd)) display.look.scale = steppedScale(display.look.scale, +1);
+    if (pressed(kKeyMinus) || pressed(kKeyPadSubtract)) display.look.scale = steppedScale(display.look.scale, -1);
+    if (pressed(kKeyZero) || pressed(kKeyPadZero)) display.look.scale = 1.0f;
+  } else if (!io.KeyAlt && !io.KeySuper) {
+    if (pressed(kKeyH)) display.look.highContrast = !display.look.highContrast;
+    if (pressed(kKeyS)) display.ownMemoryScale = !display.ownMemoryScale;
+    if (pressed(kKeyF)) toggleFocus(display, playheadSession, sessionCount);
+    if (display.focusSession >= 0 && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) {
+      display.focusSession = -1;
+    }
+  }
+  return display.look != before.look || display.ownMemoryScale != before.ownMemoryScale ||
+         display.focusSession != before.focusSession;
+}
+
+void drawDisplayControls(DisplayChoice& display, int playheadSession, int sessionCount) {
+  ImGui::TextDisabled("Display (projector)");
+  if (ImGui::Button("A-")) display.look.scale = steppedScale(display.look.scale, -1);
+  noteItem("display:smaller");
+  ImGui::SameLine();
+  ImGui::Text("text %.2fx", display.look.scale);
+  ImGui::SameLine();
+  if (ImGui::Button("A+")) display.look.scale = steppedScale(display.look.scale, +1);
+  noteItem("display:larger");
+  ImGui::Checkbox("high contrast (H)", &display.look.highContrast);
+  noteItem("display:contrast");
+  ImGui::Checkbox("each session on its own scale (S)", &display.ownMemoryScale);
+  noteItem("display:own-scale");
+  ImGui::BeginDisabled(sessionCount == 0);
+  bool focused = display.focusSession >= 0;
+  if (ImGui::Checkbox("focus one session (F)", &focused)) toggleFocus(display, playheadSession, sessionCount);
+  noteItem("display:focus");
+  ImGui::EndDisabled();
+}
+
+const char* const* displayShortcuts() { return kShortcuts; }
+
+}  // namespace shardscope::ui
