@@ -24,13 +24,17 @@ void EngineSessionControl::startRun(const RunConfig& config) { launch({config});
 
 void EngineSessionControl::startCompare(const std::vector<RunConfig>& runs) { launch(runs); }
 
+void EngineSessionControl::startTitled(const std::vector<RunConfig>& runs, const std::vector<std::string>& titles) {
+  launch(runs, titles);
+}
+
 void EngineSessionControl::stop() { stopRequested_.store(true); }
 
 void EngineSessionControl::stepGate() { gateSteps_.fetch_add(1); }
 
 void EngineSessionControl::continueGate() { gateContinue_.store(true); }
 
-void EngineSessionControl::launch(std::vector<RunConfig> runs) {
+void EngineSessionControl::launch(std::vector<RunConfig> runs, std::vector<std::string> titles) {
   if (busy_.exchange(true)) return;
   if (worker_.joinable()) worker_.join();
   stopRequested_.store(false);
@@ -40,11 +44,12 @@ void EngineSessionControl::launch(std::vector<RunConfig> runs) {
   {
     auto lock = store_.lock();
     store_.clear();
-    for (const auto& c : runs) {
+    for (size_t i = 0; i < runs.size(); ++i) {
+      const RunConfig& c = runs[i];
       ui::Session s;
-      s.title = c.strategy + " (" + zeroName(c.strategy) + ")";
+      s.title = i < titles.size() ? titles[i] : c.strategy + " (" + zeroName(c.strategy) + ")";
       // A comparison across world sizes names each session's.
-      if (std::any_of(runs.begin(), runs.end(), [&](const RunConfig& o) { return o.world != c.world; })) {
+      if (i >= titles.size() && std::any_of(runs.begin(), runs.end(), [&](const RunConfig& o) { return o.world != c.world; })) {
         s.title += ", world " + std::to_string(c.world);
       }
       s.config = c;

@@ -17,6 +17,7 @@ class EngineSessionControl final : public ui::EngineControl {
 
   void startRun(const RunConfig& config) override;
   void startCompare(const std::vector<RunConfig>& runs) override;
+  void startTitled(const std::vector<RunConfig>& runs, const std::vector<std::string>& titles) override;
   void stop() override;
   void stepGate() override;
   void continueGate() override;
@@ -24,7 +25,8 @@ class EngineSessionControl final : public ui::EngineControl {
   std::string checkConfig(const RunConfig& config) const override;
 
  private:
-  void launch(std::vector<RunConfig> runs);
+  // Titles: one per run, or none for "strategy (ZeRO name)".
+  void launch(std::vector<RunConfig> runs, std::vector<std::string> titles = {});
   void runOne(const RunConfig& config, int sessionIndex);
 
   ui::SessionStore& store_;

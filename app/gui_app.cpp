@@ -46,6 +46,28 @@ static int reportAtError(const ui::AppState& state, int rc) {
   return rc == 0 ? 2 : rc;
 }
 
+// The window over a live engine until it closes. A run that failed is said on the terminal; with a
+// screenshot it is also the exit status.
+static int runEngineWindow(ui::SessionStore& store, EngineSessionControl& engine, ui::AppState& state,
+                           const ui::WindowOptions& options, const std::string& screenshotPath) {
+  std::string error;
+  const int rc = ui::runWindow(options, [&] { ui::drawAppFrame(state, store, &engine); }, error);
+  if (rc != 0) {
+    std::fprintf(stderr, "shardscope: %s\n", error.c_str());
+    engine.stop();
+    return rc;
+  }
+  if (!state.atError.empty()) return reportAtError(state, 0);
+  auto lock = store.lock();
+  for (const auto& s : store.sessions()) {
+    if (s.status == ui::SessionStatus::Failed) {
+      std::fprintf(stderr, "shardscope: %s: %s\n", s.title.c_str(), s.error.c_str());
+      return screenshotPath.empty() ? 0 : 1;
+    }
+  }
+  return 0;
+}
+
 int runGui(const RunConfig& config, const std::string& workerExecutable, bool startImmediately,
            const std::vector<RunConfig>& compareRuns, const WindowChoice& choice) {
   const std::string& screenshotPath = choice.screenshotPath;
@@ -73,22 +95,29 @@ int runGui(const RunConfig& config, const std::string& workerExecutable, bool st
   ui::WindowOptions options = windowFor(choice, state);
   if (!choice.focus.empty()) state.pendingFocus = focusIndex(compareRuns.empty() ? std::vector<RunConfig>{config} : compareRuns, choice.focus);
   options.readyToCapture = [&] { return !engine.busy() && state.pendingAt.empty() && state.pendingFocus < 0; };
-  std::string error;
-  const int rc = ui::runWindow(options, [&] { ui::drawAppFrame(state, store, &engine); }, error);
-  if (rc != 0) {
-    std::fprintf(stderr, "shardscope: %s\n", error.c_str());
-    engine.stop();
-    return rc;
+  return runEngineWindow(store, engine, state, options, screenshotPath);
+}
+
+int runLessonGui(const lessons::Lesson& lesson, const std::string& workerExecutable, const WindowChoice& choice,
+                 bool predict, const std::vector<std::string>& answers) {
+  ui::SessionStore store;
+  EngineSessionControl engine(store, workerExecutable);
+  ui::AppState state;
+  ui::startLesson(state, &engine, lesson, predict);
+  if (predict && !answers.empty()) {
+    state.lesson.typed = answers;
+    (void)ui::lockInAnswers(state, &engine);  // read before (readAnswers)
   }
-  if (!state.atError.empty()) return reportAtError(state, 0);
-  auto lock = store.lock();
-  for (const auto& s : store.sessions()) {
-    if (s.status == ui::SessionStatus::Failed) {
-      std::fprintf(stderr, "shardscope: %s: %s\n", s.title.c_str(), s.error.c_str());
-      return screenshotPath.empty() ? 0 : 1;
-    }
-  }
-  return 0;
+  state.lesson.caption = choice.caption - 1;
+  ui::WindowOptions options = windowFor(choice, state);
+  // Ready once the runs have ended and the caption's tab and playhead have been applied; predicting
+  // without answers, at once (the picture is of the questions).
+  options.readyToCapture = [&] {
+    if (state.lesson.predictFirst && !state.lesson.locked) return true;
+    return !engine.busy() && state.lesson.appliedCaption == state.lesson.caption && state.pendingAt.empty() &&
+           (!state.lesson.checks.empty() || lesson.claims.empty());
+  };
+  return runEngineWindow(store, engine, state, options, choice.screenshotPath);
 }
 
 bool knownTab(const std::string& name) { return ui::bottomTabTitle(name) != nullptr; }

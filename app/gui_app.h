@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "lessons/lesson.h"
 #include "trace/run_config.h"
 
 namespace shardscope::app {
@@ -20,6 +21,7 @@ struct WindowChoice {
   bool highContrast = false;
   std::string memoryScale = "shared";  // shared | own: each session's memory lanes to its own peak
   std::string focus;                 // a strategy: that session alone, full screen
+  int caption = 1;                   // a lesson's caption to open at, from 1
   // Whether any option that only a window uses differs from its default (run and compare open a
   // window only with --screenshot).
   bool setsUpWindow() const;
@@ -39,6 +41,13 @@ std::optional<std::string> parseWindowSize(const std::string& text, int& width, 
 // screenshot path, the window is hidden, and the PNG is written when the runs have ended.
 int runGui(const RunConfig& config, const std::string& workerExecutable, bool startImmediately,
            const std::vector<RunConfig>& compareRuns, const WindowChoice& choice);
+
+// Opens the window on a lesson: its runs start at once, its caption `choice.caption` is shown; with
+// a screenshot path the PNG is written when the runs have ended and the caption's moment is placed.
+// Predicting, the questions come first; `answers` (as typed, one per question) fill them in and
+// lock them, so that the runs start at once (for a screenshot of the scores).
+int runLessonGui(const lessons::Lesson& lesson, const std::string& workerExecutable, const WindowChoice& choice,
+                 bool predict = false, const std::vector<std::string>& answers = {});
 
 // Whether `name` names a tab below the timelines (see WindowChoice::tab).
 bool knownTab(const std::string& name);

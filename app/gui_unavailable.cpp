@@ -22,6 +22,10 @@ int runGui(const RunConfig&, const std::string&, bool, const std::vector<RunConf
 
 int viewFile(const std::string&, const WindowChoice&) { return windowNotBuilt(); }
 
+int runLessonGui(const lessons::Lesson&, const std::string&, const WindowChoice&, bool, const std::vector<std::string>&) {
+  return windowNotBuilt();
+}
+
 bool knownTab(const std::string&) { return true; }  // no window: runGui and viewFile say so
 
 }  // namespace shardscope::app

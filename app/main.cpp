@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include <CLI/CLI.hpp>
 
@@ -18,6 +19,7 @@
 #include "app/command_line_parse.h"
 #include "app/estimate_command.h"
 #include "app/gui_app.h"
+#include "app/lesson_command.h"
 #include "app/report_tables.h"
 #include "app/terminal_gate.h"
 #include "engine/rank_worker.h"
@@ -209,6 +211,23 @@ int dispatch(int argc, char** argv) {
   view->add_option("--screenshot", viewWindow.screenshotPath,
                    "render headlessly and write a PNG of the window to FILE, then exit");
 
+  std::string lessonName;
+  shardscope::app::LessonOptions lessonOptions;
+  shardscope::app::WindowChoice lessonWindow;
+  auto* lesson = app.add_subcommand(
+      "lesson", "list the lessons, or run one here: its runs, its captions, and its claims checked on what the runs "
+                "measured (exit 1 if one does not hold); 'shardscope --lesson NAME' opens it in the app");
+  lesson->add_option("NAME", lessonName, "a lesson (assets/lessons/NAME.json) or a lesson file; none: list them");
+  lesson->add_option("--trace-dir", lessonOptions.traceDir, "write each run's trace there, as LABEL.json (Perfetto, shardscope view)");
+  lesson->add_flag("--predict", lessonOptions.predict,
+                   "predict first (interview practice): answer the lesson's questions before its runs, scored after them");
+  lesson->add_option("--answers", lessonOptions.answers,
+                     "with --predict: the answers, ';' between them (e.g. '30 MiB;ddp,full_shard'), instead of asking");
+  lesson->add_option("--screenshot", lessonWindow.screenshotPath,
+                     "open the lesson in a hidden window instead, run it, and write a PNG of caption --caption to FILE");
+  lesson->add_option("--caption", lessonWindow.caption, "with --screenshot: the caption to show, from 1 [default: 1]");
+  lesson->add_option("--window-size", lessonWindow.windowSize, "with --screenshot: the window's WIDTHxHEIGHT [default: 1600x1000]");
+
   shardscope::app::RunOptions workerOptions;
   auto* worker = app.add_subcommand(
       "worker", "run one rank; reads RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT "
@@ -229,8 +248,15 @@ int dispatch(int argc, char** argv) {
   }
   // Projector mode, for the app itself as for a screenshot.
   shardscope::app::WindowChoice appWindow;
+  std::string appLesson;
+  bool appPredict = false;
+  app.add_flag("--predict", appPredict, "with --lesson: predict first (interview practice): the lesson's questions "
+                                        "before its runs, scored after them");
+  app.add_option("--lesson", appLesson, "open the app on a lesson: its runs start, its captions lead through them "
+                                        "(N / P); 'shardscope lesson' lists the lessons");
   for (auto [command, choice] : {std::pair{&app, &appWindow}, std::pair{run, &runWindow},
-                                 std::pair{compare, &compareWindow}, std::pair{view, &viewWindow}}) {
+                                 std::pair{compare, &compareWindow}, std::pair{view, &viewWindow},
+                                 std::pair{lesson, &lessonWindow}}) {
     command->add_option("--ui-scale", choice->uiScale,
                         "with the window: text and sizes x SCALE, 0.75 to 3 (1.5 for a projector; Ctrl +/- in "
                         "the app) [default: 1]");
@@ -248,7 +274,7 @@ int dispatch(int argc, char** argv) {
       return failUsage("--tab '" + choice->tab + "' is not a tab: choose comparison, memory, holdings, estimate, export or help");
     }
   }
-  for (const auto* choice : {&appWindow, &runWindow, &compareWindow, &viewWindow}) {
+  for (const auto* choice : {&appWindow, &runWindow, &compareWindow, &viewWindow, &lessonWindow}) {
     int width = 0, height = 0;
     float scale = 1;
     if (auto err = shardscope::app::parseWindowSize(choice->windowSize, width, height)) return failUsage(*err);
@@ -270,6 +296,41 @@ int dispatch(int argc, char** argv) {
   }
 
   if (view->parsed()) return shardscope::app::viewFile(viewPath, viewWindow);
+
+  if (lesson->parsed() || !appLesson.empty()) {
+    if (lesson->parsed() && lessonName.empty()) return shardscope::app::listLessons();
+    shardscope::lessons::Lesson chosen;
+    if (auto err = shardscope::lessons::loadLesson(lesson->parsed() ? lessonName : appLesson, chosen)) return failUsage(*err);
+    const auto& window = lesson->parsed() ? lessonWindow : appWindow;
+    if (window.caption < 1 || window.caption > static_cast<int>(chosen.captions.size())) {
+      return failUsage("--caption " + std::to_string(window.caption) + " is not a caption of lesson '" + chosen.name +
+                       "': it has " + std::to_string(chosen.captions.size()) + ", from 1");
+    }
+    for (const auto& r : chosen.runs) {
+      if (auto err = shardscope::checkDeviceAvailable(r.config)) return failUsage(*err);
+    }
+    const bool predict = lesson->parsed() ? lessonOptions.predict : appPredict;
+    if (!lessonOptions.answers.empty() && !predict) return failUsage("--answers goes with --predict: add it");
+    if (predict && chosen.questions.empty()) {
+      return failUsage("lesson '" + chosen.name + "' asks no questions to predict; these do: " +
+                       shardscope::app::lessonsWithQuestions());
+    }
+    std::vector<std::string> typed;
+    if (!lessonOptions.answers.empty()) {
+      std::vector<shardscope::lessons::Answer> answers;
+      if (auto err = shardscope::app::readAnswers(chosen, lessonOptions.answers, answers)) return failUsage(*err);
+      std::stringstream in(lessonOptions.answers);
+      for (std::string part; std::getline(in, part, ';');) typed.push_back(part);
+    }
+    if (lesson->parsed() && lessonWindow.screenshotPath.empty()) {
+      if (lessonWindow.setsUpWindow() || lessonWindow.caption != 1) {
+        return failUsage("--caption and the window options show the lesson in the window, and 'shardscope lesson' "
+                         "opens one only with --screenshot FILE: add it, or open the app: shardscope --lesson " + chosen.name);
+      }
+      return shardscope::app::runLessonInTerminal(chosen, lessonOptions, trainWithProgress);
+    }
+    return shardscope::app::runLessonGui(chosen, selfExecutable(), window, predict, typed);
+  }
 
   if (estimate->parsed()) {
     shardscope::RunConfig config;

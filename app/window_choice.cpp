@@ -39,7 +39,7 @@ std::optional<std::string> checkMemoryScale(const std::string& text) {
 
 bool WindowChoice::setsUpWindow() const {
   return !at.empty() || windowSize != "1600x1000" || uiScale != "1" || highContrast || memoryScale != "shared" ||
-         !focus.empty() || !tab.empty();
+         !focus.empty() || !tab.empty() || caption != 1;
 }
 
 }  // namespace shardscope::app

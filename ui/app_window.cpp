@@ -117,6 +117,10 @@ void drawSidebar(AppState& state, EngineControl* engine, int sessionCount) {
   drawRoleLegend(state.style.showRole);
   ImGui::Separator();
   drawDisplayControls(state.display, state.playhead.session, sessionCount);
+  if (!state.viewOnly) {
+    ImGui::Separator();
+    drawLessonMenu(state, engine);
+  }
   ImGui::EndChild();
 }
 
@@ -265,6 +269,10 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
     state.display.focusSession = state.pendingFocus;
     state.pendingFocus = -1;
   }
+  if (state.lesson.lockRequested) {  // before the store's lock below: starting runs takes it
+    state.lesson.lockRequested = false;
+    lockInAnswers(state, engine);
+  }
   handleDisplayKeys(state.display, state.playhead.session, sessionCount);
   if (state.display.focusSession >= sessionCount) state.display.focusSession = -1;
   bool focused = state.display.focusSession >= 0;
@@ -315,6 +323,7 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
   const float bottomHeight = focused ? 0.0f
                              : onlySummaries ? avail - px(40.0f) * static_cast<float>(sessions.size()) - px(16.0f)
                                              : std::max(avail * (state.estimateShown || state.holdingsShown ? 0.5f : 0.34f), px(180.0f));
+  drawLessonBar(state, sessions, engine, !(engine && engine->busy()));
   if (focused) {
     ImGui::TextColored(ImVec4(1.0f, 0.86f, 0.35f, 1.0f), "FOCUS: %s", sessions[static_cast<size_t>(state.display.focusSession)].title.c_str());
     ImGui::SameLine();
@@ -329,7 +338,10 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
   }
   state.timelinesScroll = ImGui::GetScrollMaxY() > 0;
   state.timelinesScrollY = ImGui::GetScrollY();
-  if (sessions.empty()) {
+  if (sessions.empty() && state.lesson.active && state.lesson.predictFirst && !state.lesson.locked) {
+    ImGui::TextDisabled("Answer the lesson's questions above, then Lock in: its runs start then, and your answers are\n"
+                        "scored against what they measure.");
+  } else if (sessions.empty()) {
     ImGui::TextDisabled("Press Run to train with the configuration on the left, or Compare to run the\n"
                         "strategies ticked above it one after another on the same model and data.\n\n"
                         "Each rank is its own process; what you see is measured: the allocator's bytes\n"

@@ -10,6 +10,7 @@
 #include "trace/run_config.h"
 #include "ui/estimate_panel.h"
 #include "ui/holdings_view.h"
+#include "ui/lesson_view.h"
 #include "ui/panels.h"
 #include "ui/playhead.h"
 #include "ui/projector_mode.h"
@@ -24,6 +25,7 @@ struct AppState {
   CompareChoice compare;  // what Compare runs: strategies, and world sizes
   DisplayChoice display;  // projector mode: scale, palette, focus, memory scale per session
   int pendingFocus = -1;  // --focus: the session to focus once it exists
+  LessonState lesson;     // a lesson being taught (--lesson, or the Lessons menu)
   TimeAxis axis;
   TimelineStyle style;
   CollectiveSelection selection;

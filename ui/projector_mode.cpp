@@ -38,6 +38,7 @@ const char* const kShortcuts[] = {
     "F: focus: the playhead's session full screen (F or Esc again: all sessions)",
     "S: each session's memory lanes scaled to its own peak (S again: one shared scale)",
     "PageUp / PageDown: page through the sessions when they do not all fit",
+    "N / P: next / previous caption of a lesson (shardscope --lesson NAME, or the Lessons menu)",
     "Mouse wheel over a timeline: zoom; drag: pan; click the ruler: place the playhead",
     nullptr,
 };

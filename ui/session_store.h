@@ -70,6 +70,11 @@ class EngineControl {
   virtual void startRun(const RunConfig& config) = 0;      // one session
   // One session per strategy, one after another, on the same model and data.
   virtual void startCompare(const std::vector<RunConfig>& runs) = 0;  // one session each (comparisonRuns)
+  // As startCompare, each session titled as given (a lesson's "prefetch 0", "prefetch 1").
+  virtual void startTitled(const std::vector<RunConfig>& runs, const std::vector<std::string>& titles) {
+    (void)titles;
+    startCompare(runs);
+  }
   virtual void stop() = 0;
   // --step-gate: release every rank of the running session for one event group, or for the rest
   // of the run.

@@ -45,6 +45,11 @@ TEST(CliErrors, RejectsBadValuesBeforeStartingRanks) {
   expectRejected({"--ui-scale", "5"}, "--ui-scale '5' is not a scale from 0.75 to 3; e.g. --ui-scale 1.5");
   expectRejected({"view", "x.json", "--ui-scale", "big"}, "--ui-scale 'big' is not a scale");
   expectRejected({"view", "x.json", "--memory-scale", "log"}, "--memory-scale 'log' is not a choice: shared");
+  expectRejected({"lesson", "nope"}, "no lesson 'nope'");
+  expectRejected({"--lesson", "nope"}, "the lessons are accordion");
+  expectRejected({"lesson", "accordion", "--caption", "9", "--screenshot", "/tmp/x.png"},
+                 "--caption 9 is not a caption of lesson 'accordion': it has 6, from 1");
+  expectRejected({"lesson", "accordion", "--caption", "2"}, "opens one only with --screenshot FILE");
   expectRejected({"compare", "--strategies", "ddp,full_shard", "--focus", "zero1", "--screenshot", "/tmp/x.png"},
                  "--focus 'zero1' is not a strategy this command runs (ddp, full_shard)");
   expectRejected({"run", "--step-gate", "group", "--screenshot", "/tmp/x.png"}, "a window nobody can press it in");

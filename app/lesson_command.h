@@ -1,0 +1,39 @@
+// `shardscope lesson [NAME]`: lists the lessons, or runs one in the terminal: its runs (progress as
+// `run`), its captions, then its claims checked on what the runs measured. The window's side of a
+// lesson is ui/lesson_view.h.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "engine/run_controller.h"
+#include "lessons/lesson.h"
+#include "lessons/prediction.h"
+
+namespace shardscope::app {
+
+// Prints every lesson with its title; 0.
+int listLessons();
+
+// The lessons that ask questions (predict first), comma-separated.
+std::string lessonsWithQuestions();
+
+struct LessonOptions {
+  std::string traceDir;  // each run's trace there as LABEL.json (spaces as '_')
+  bool predict = false;  // ask the lesson's questions before the runs and score the answers after
+  std::string answers;   // the answers, ';' between them, instead of asking on the terminal
+};
+
+// The --answers text read against the lesson's questions; an error names the answer and what is
+// expected.
+std::optional<std::string> readAnswers(const lessons::Lesson& lesson, const std::string& text,
+                                       std::vector<lessons::Answer>& answers);
+
+// Runs the lesson's runs one after another with `train`, prints the captions and the claims'
+// checks (and, predicting, the answers scored). Returns 0 when every run ended and every claim
+// holds, 1 otherwise, 2 when the answers could not be read.
+int runLessonInTerminal(const lessons::Lesson& lesson, const LessonOptions& options,
+                        const std::function<RunResult(const RunConfig&)>& train);
+
+}  // namespace shardscope::app
