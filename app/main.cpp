@@ -297,6 +297,11 @@ int dispatch(int argc, char** argv) {
 
   if (view->parsed()) return shardscope::app::viewFile(viewPath, viewWindow);
 
+  if (!appLesson.empty() && !app.get_subcommands().empty()) {
+    return failUsage("--lesson opens the app on a lesson and goes without a command: 'shardscope --lesson " + appLesson +
+                     "', or run it in the terminal with 'shardscope lesson " + appLesson + "'");
+  }
+  if (appPredict && appLesson.empty()) return failUsage("--predict goes with a lesson: shardscope --lesson NAME --predict");
   if (lesson->parsed() || !appLesson.empty()) {
     if (lesson->parsed() && lessonName.empty()) return shardscope::app::listLessons();
     shardscope::lessons::Lesson chosen;

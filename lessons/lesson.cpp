@@ -136,6 +136,11 @@ std::optional<std::string> checkReferences(const Lesson& lesson) {
   for (const auto& r : lesson.runs) labels += (labels.empty() ? "" : ", ") + r.label;
   for (const auto& c : lesson.captions) {
     if (!c.run.empty() && !hasRun(c.run)) return "caption '" + c.text.substr(0, 40) + "...' names run '" + c.run + "'; the runs are " + labels;
+    const auto& whatIfs = lessonWhatIfs();
+    if (!c.whatIf.empty() && std::find(whatIfs.begin(), whatIfs.end(), c.whatIf) == whatIfs.end()) {
+      return "caption '" + c.text.substr(0, 40) + "...' names what_if '" + c.whatIf +
+             "'; the examples are seed-7b, seed-70b, seed-lora, zero-figure-1";
+    }
     if (!c.tab.empty() && std::find(std::begin(kTabs), std::end(kTabs), c.tab) == std::end(kTabs)) {
       return "caption '" + c.text.substr(0, 40) + "...' names tab '" + c.tab + "'; the tabs are comparison, memory, holdings, estimate, export, help";
     }
@@ -233,6 +238,7 @@ std::optional<std::string> parseLesson(const nlohmann::json& j, Lesson& lesson) 
     caption.tab = c.value("tab", "");
     caption.at = c.value("at", "");
     caption.run = c.value("run", "");
+    caption.whatIf = c.value("what_if", "");
     lesson.captions.push_back(std::move(caption));
   }
   if (j.contains("claims")) {
@@ -256,6 +262,11 @@ const std::vector<RankStats>* runStats(const Lesson& lesson, const std::vector<s
     if (lesson.runs[i].label == label) return statsPerRun[i].empty() ? nullptr : &statsPerRun[i];
   }
   return nullptr;
+}
+
+const std::vector<std::string>& lessonWhatIfs() {
+  static const std::vector<std::string> names = {"seed-7b", "seed-70b", "seed-lora", "zero-figure-1"};
+  return names;
 }
 
 std::string lessonDirectory() {

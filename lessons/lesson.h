@@ -29,7 +29,11 @@ struct Caption {
   std::string tab;  // a tab below the timelines (comparison, memory, holdings, estimate, export, help), or ""
   std::string at;   // where the playhead goes, as --at takes it, or ""
   std::string run;  // the run whose timeline the playhead follows; "" for the first
+  std::string whatIf;  // a worked example for the Estimate tab's what-if (lessonWhatIfs()), or ""
 };
+
+// The Estimate tab's worked examples a caption may fill in: seed-7b, seed-70b, seed-lora, zero-figure-1.
+const std::vector<std::string>& lessonWhatIfs();
 
 // One figure of one run, the maximum over its ranks (lessonFigures() names them).
 struct FigureRef {

@@ -239,6 +239,14 @@ bool smallButtonWrapping(const char* label, bool firstInRow) {
   return ImGui::SmallButton(label);
 }
 
+void applyExample(EstimatePanelState& st, const SeedExample& e) {
+  std::snprintf(st.parameters, sizeof st.parameters, "%s", e.parameters);
+  std::snprintf(st.worlds, sizeof st.worlds, "%s", e.worlds);
+  std::copy(std::begin(e.bytes), std::end(e.bytes), st.bytesPerParameter);
+  st.gpuMemoryGB = 80;  // the examples are about 80 GB GPUs (A100 80 GB, H100)
+  st.trainedPercent = e.trainedPercent;
+}
+
 void drawWhatIf(EstimatePanelState& st) {
   predictionBadge();
   ImGui::TextWrapped("Will it fit? Model-state memory per GPU, as the seed documents tabulate it.");
@@ -247,13 +255,7 @@ void drawWhatIf(EstimatePanelState& st) {
     const bool clicked = smallButtonWrapping(e.label, first);
     first = false;
     noteItem(e.probeName);
-    if (clicked) {
-      std::snprintf(st.parameters, sizeof st.parameters, "%s", e.parameters);
-      std::snprintf(st.worlds, sizeof st.worlds, "%s", e.worlds);
-      std::copy(std::begin(e.bytes), std::end(e.bytes), st.bytesPerParameter);
-      st.gpuMemoryGB = 80;  // the examples are about 80 GB GPUs (A100 80 GB, H100)
-      st.trainedPercent = e.trainedPercent;
-    }
+    if (clicked) applyExample(st, e);
   }
   if (smallButtonWrapping("bf16 + fp32 Adam: 2,2,12", false)) {
     st.bytesPerParameter[0] = 2, st.bytesPerParameter[1] = 2, st.bytesPerParameter[2] = 12;
@@ -370,6 +372,16 @@ void drawEstimatePanel(EstimatePanelState& state, const RunConfig& config, const
   ImGui::TableNextColumn();
   drawWhatIf(state);
   ImGui::EndTable();
+}
+
+bool applyWhatIfExample(EstimatePanelState& state, const std::string& name) {
+  for (const auto& e : kSeedExamples) {
+    if (std::string("estimate:") + name == e.probeName) {
+      applyExample(state, e);
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace shardscope::ui

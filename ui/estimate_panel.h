@@ -36,4 +36,8 @@ void drawEstimatePanel(EstimatePanelState& state, const RunConfig& config,
                        const std::vector<Session>& sessions,
                        const std::vector<std::vector<RankStats>>& stats);
 
+// Fills the what-if with a worked example, as its button does: seed-7b, seed-70b, seed-lora or
+// zero-figure-1 (a lesson caption's "what_if"). False for another name.
+bool applyWhatIfExample(EstimatePanelState& state, const std::string& name);
+
 }  // namespace shardscope::ui

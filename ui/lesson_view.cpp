@@ -49,6 +49,7 @@ void applyCaption(AppState& state) {
     if (const char* title = bottomTabTitle(c.tab)) state.openTab = title;
   }
   state.playhead.session = runIndex(l.lesson, c.run);
+  if (!c.whatIf.empty()) (void)applyWhatIfExample(state.estimate, c.whatIf);  // checked when the lesson loaded
   state.atError.clear();
   state.pendingAt = c.at;
   l.appliedCaption = l.caption;

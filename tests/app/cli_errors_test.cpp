@@ -50,6 +50,11 @@ TEST(CliErrors, RejectsBadValuesBeforeStartingRanks) {
   expectRejected({"lesson", "accordion", "--caption", "9", "--screenshot", "/tmp/x.png"},
                  "--caption 9 is not a caption of lesson 'accordion': it has 6, from 1");
   expectRejected({"lesson", "accordion", "--caption", "2"}, "opens one only with --screenshot FILE");
+  expectRejected({"--lesson", "accordion", "run"}, "--lesson opens the app on a lesson and goes without a command");
+  expectRejected({"--predict"}, "--predict goes with a lesson");
+  expectRejected({"lesson", "prefetch", "--predict"}, "asks no questions to predict; these do: accordion");
+  expectRejected({"lesson", "zero_stages", "--predict", "--answers", "ddp;1 MiB"}, "--answers, answer 1:");
+  expectRejected({"lesson", "zero_stages", "--answers", "x;y"}, "--answers goes with --predict");
   expectRejected({"compare", "--strategies", "ddp,full_shard", "--focus", "zero1", "--screenshot", "/tmp/x.png"},
                  "--focus 'zero1' is not a strategy this command runs (ddp, full_shard)");
   expectRejected({"run", "--step-gate", "group", "--screenshot", "/tmp/x.png"}, "a window nobody can press it in");

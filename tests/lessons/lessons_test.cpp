@@ -29,6 +29,10 @@ TEST(Lessons, TheIssuesLessonsAllExistAndLoad) {
     EXPECT_FALSE(err) << *err;
     EXPECT_FALSE(lesson.captions.empty()) << name;
     EXPECT_FALSE(lesson.claims.empty()) << name << ": a lesson claims something its run shows";
+    for (const auto& caption : lesson.captions) {
+      ui::EstimatePanelState estimate;
+      if (!caption.whatIf.empty()) EXPECT_TRUE(ui::applyWhatIfExample(estimate, caption.whatIf)) << caption.whatIf;
+    }
   }
 }
 

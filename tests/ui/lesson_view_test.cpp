@@ -84,6 +84,15 @@ TEST_F(LessonView, NextCaptionBringsItsTabAndTheRunItFollows) {
   EXPECT_FALSE(state_.lesson.checks.empty()) << "the runs have ended: the claims are checked";
 }
 
+TEST_F(LessonView, ACaptionFillsTheWhatIfWithItsWorkedExample) {
+  state_.estimate.parameters[0] = '\0';
+  startLesson(state_, &engine_, load("seed_7b_3gpus"));
+  addSessions(engine_.titles);
+  app_.draw(&engine_);
+  EXPECT_STREQ(state_.estimate.parameters, "7B") << "caption 1 opens the seed's 7B example";
+  EXPECT_STREQ(state_.estimate.worlds, "1,3");
+}
+
 TEST_F(LessonView, PredictFirstHoldsTheRunsUntilEveryAnswerReads) {
   startLesson(state_, &engine_, load("ddp_vs_fsdp"), /*predictFirst=*/true);
   EXPECT_TRUE(engine_.started.empty()) << "nothing runs before the predictions";
