@@ -4,6 +4,8 @@
 #include <iostream>
 #include <sstream>
 
+#include "app/interrupt.h"
+
 namespace shardscope::app {
 
 std::string lessonsWithQuestions() {
@@ -118,6 +120,7 @@ int runLessonInTerminal(const lessons::Lesson& lesson, const LessonOptions& opti
   std::vector<std::vector<RankStats>> stats;
   bool allRan = true;
   for (size_t i = 0; i < lesson.runs.size(); ++i) {
+    if (interruptSignal()) break;
     RunConfig config = lesson.runs[i].config;
     if (!traceDir.empty()) config.tracePath = traceDir + "/" + lessons::traceFileName(lesson.runs[i].label);
     std::printf("run %zu/%zu: %s\n", i + 1, lesson.runs.size(), lesson.runs[i].label.c_str());
@@ -144,6 +147,11 @@ int runLessonInTerminal(const lessons::Lesson& lesson, const LessonOptions& opti
     allHold &= check.holds;
   }
   if (options.predict) printScores(lesson, typed, answers, stats);
+  if (const int signal = interruptSignal()) {
+    std::fprintf(stderr, "shardscope: interrupted by %s: the lesson's runs were stopped after %zu of %zu.\n",
+                 signalName(signal).c_str(), stats.size(), lesson.runs.size());
+    return 128 + signal;
+  }
   std::fflush(stdout);
   return allRan && allHold ? 0 : 1;
 }

@@ -19,6 +19,7 @@
 #include "app/command_line_parse.h"
 #include "app/estimate_command.h"
 #include "app/gui_app.h"
+#include "app/interrupt.h"
 #include "app/lesson_command.h"
 #include "app/report_tables.h"
 #include "app/terminal_gate.h"
@@ -59,6 +60,7 @@ shardscope::RunResult trainWithProgress(const shardscope::RunConfig& config) {
     std::fflush(stdout);
   };
   shardscope::app::TerminalGate gate;
+  callbacks.shouldStop = [&] { return shardscope::app::interruptSignal() != 0 || gate.stopRequested(); };
   if (config.stepGate != "off") {
     std::printf("step gate (%s): the ranks wait before each %s. Enter: go on by one; c + Enter: "
                 "continue to the end; q + Enter: stop.\n",
@@ -66,9 +68,25 @@ shardscope::RunResult trainWithProgress(const shardscope::RunConfig& config) {
     std::fflush(stdout);
     callbacks.onGate = [&](const shardscope::GateStatus& status) { gate.show(status); };
     callbacks.gateCommand = [&] { return gate.command(); };
-    callbacks.shouldStop = [&] { return gate.stopRequested(); };
   }
   return shardscope::runTraining(config, selfExecutable(), callbacks);
+}
+
+// What a run that was stopped kept on disk, for the message: " Kept: summary s.json, trace t.json."
+std::string keptOutputs(const shardscope::RunConfig& config) {
+  std::string kept;
+  for (const auto& [what, path] : {std::pair<const char*, const std::string&>{"summary", config.summaryPath},
+                                   {"trace", config.tracePath}, {"memory CSV", config.memoryCsvPath}}) {
+    if (!path.empty()) kept += std::string(kept.empty() ? "" : ", ") + what + " " + path;
+  }
+  return kept.empty() ? "" : " Kept what was recorded: " + kept + ".";
+}
+
+// After a signal: one line saying what happened and what was kept; the exit status 128 + signal.
+int reportInterrupted(int signal, size_t stepsDone, int steps, const std::string& kept) {
+  std::fprintf(stderr, "shardscope: interrupted by %s after %zu of %d steps; the ranks were stopped.%s\n",
+               shardscope::app::signalName(signal).c_str(), stepsDone, steps, kept.c_str());
+  return 128 + signal;
 }
 
 int runHeadless(const shardscope::RunConfig& config) {
@@ -76,6 +94,9 @@ int runHeadless(const shardscope::RunConfig& config) {
   auto result = trainWithProgress(config);
   if (result.recording.ranks() > 0 && !result.losses.empty()) {
     shardscope::app::printRunTables(stdout, config, shardscope::computeRankStats(config, result.recording, result.parameterCount));
+  }
+  if (const int signal = shardscope::app::interruptSignal()) {
+    return reportInterrupted(signal, result.losses.size(), config.steps, keptOutputs(config));
   }
   if (!result.ok) {
     std::fprintf(stderr, "shardscope: run failed: %s\n", result.error.c_str());
@@ -112,6 +133,7 @@ int runCompare(const shardscope::RunConfig& base, const std::vector<shardscope::
   std::vector<shardscope::app::StrategyColumn> columns;
   nlohmann::json all = nlohmann::json::object();
   for (const auto& run : runs) {
+    if (shardscope::app::interruptSignal()) break;  // the runs not started are left out
     const std::string name = comparisonName(run, acrossWorlds);
     shardscope::RunConfig config = run;
     config.summaryPath.clear();
@@ -135,6 +157,12 @@ int runCompare(const shardscope::RunConfig& base, const std::vector<shardscope::
     std::ofstream(base.summaryPath) << nlohmann::json{{"schema", "shardscope.compare/1"},
                                                       {"runs", all}}.dump(2)
                                     << "\n";
+  }
+  if (const int signal = shardscope::app::interruptSignal()) {
+    const size_t done = columns.empty() ? 0 : columns.back().ranks.empty() ? 0 : columns.back().ranks.front().stepSeconds.size();
+    return reportInterrupted(signal, done, base.steps,
+                             " " + std::to_string(columns.size()) + " of " + std::to_string(runs.size()) +
+                                 " runs started" + (base.summaryPath.empty() ? "" : "; the summary " + base.summaryPath + " has them") + ".");
   }
   for (const auto& c : columns) {
     if (!c.ok) return 1;
@@ -332,6 +360,7 @@ int dispatch(int argc, char** argv) {
         return failUsage("--caption and the window options show the lesson in the window, and 'shardscope lesson' "
                          "opens one only with --screenshot FILE: add it, or open the app: shardscope --lesson " + chosen.name);
       }
+      shardscope::app::installInterruptHandlers();
       return shardscope::app::runLessonInTerminal(chosen, lessonOptions, trainWithProgress);
     }
     return shardscope::app::runLessonGui(chosen, selfExecutable(), window, predict, typed);
@@ -397,10 +426,12 @@ int dispatch(int argc, char** argv) {
     if (!compareWindow.screenshotPath.empty()) {
       return shardscope::app::runGui(config, selfExecutable(), true, runs, compareWindow);
     }
+    shardscope::app::installInterruptHandlers();
     return runCompare(config, runs, !compareWorlds.empty());
   }
   if (!runWindow.screenshotPath.empty()) {
     return shardscope::app::runGui(config, selfExecutable(), true, {}, runWindow);
   }
+  shardscope::app::installInterruptHandlers();
   return runHeadless(config);
 }

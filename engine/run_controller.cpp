@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -141,9 +142,10 @@ std::vector<std::string> rankEnvironment(const RunConfig& config, int rank, int 
 class TempConfigFile {
  public:
   explicit TempConfigFile(const RunConfig& config) {
-    char name[] = "/tmp/shardscope-run-XXXXXX";
-    int fd = ::mkstemp(name);
-    if (fd < 0) throw std::runtime_error("cannot create a temporary config file in /tmp");
+    const char* tmp = std::getenv("TMPDIR");
+    std::string name = std::string(tmp && *tmp ? tmp : "/tmp") + "/shardscope-run-XXXXXX";
+    int fd = ::mkstemp(name.data());
+    if (fd < 0) throw std::runtime_error("cannot create a temporary config file in " + name.substr(0, name.rfind('/')));
     ::close(fd);
     path_ = name;
     auto json = config.toJson();
@@ -245,6 +247,9 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
     pid_t pid = ::fork();
     if (pid == 0) {
       ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a rank never outlives its controller
+      // A process group of its own: Ctrl-C in the terminal reaches the controller alone, which then
+      // stops the ranks and writes what they recorded (instead of every rank dying mid-event).
+      ::setpgid(0, 0);
       if (::getppid() != parent) ::_exit(1);
       ::fcntl(fds[1], F_SETFD, 0);         // the write end survives exec
       if (gate[1] >= 0) ::fcntl(gate[1], F_SETFD, 0);
@@ -419,6 +424,7 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
   if (callbacks.onIdle) callbacks.onIdle();
   result.outOfOrderEvents = merger.outOfOrder();
   if (stoppedByUser) {
+    result.stopped = true;
     result.error = "stopped by the user after " + std::to_string(result.losses.size()) + " of " +
                    std::to_string(config.steps) + " steps.";
   } else if (failureOrder.empty()) {

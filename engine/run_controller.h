@@ -16,6 +16,7 @@ namespace shardscope {
 
 struct RunResult {
   bool ok = false;
+  bool stopped = false;                       // shouldStop ended it (Stop, 'q', a signal): "interrupted"
   std::string error;                          // set when !ok: names the rank and what to do
   std::vector<double> losses;                 // global mean loss per completed step
   std::vector<std::vector<double>> stepSeconds;  // [rank][step] wall time per step
@@ -49,7 +50,8 @@ struct RunCallbacks {
   std::function<void(const trace::Event&)> onMerged;
   // Called after each batch of events (at least every 100 ms) on the controller's thread.
   std::function<void()> onIdle;
-  // Polled every 100 ms: true stops the run (the ranks are terminated; the result says so).
+  // Polled every 100 ms: true stops the run (the ranks are terminated; the result says so, and the
+  // outputs are written with what was recorded, status "interrupted").
   std::function<bool()> shouldStop;
   // --step-gate: called when the ranks' place at the gate changes, and polled (every 100 ms, or
   // as events arrive) for the user's Step or Continue. A run without these is never held: it is

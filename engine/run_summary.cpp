@@ -68,7 +68,7 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result) {
                      {"dropped_events", s.droppedEvents}});
   }
   nlohmann::json j = {{"schema", "shardscope.summary/4"},
-                      {"status", result.ok ? "ok" : "failed"},
+                      {"status", result.ok ? "ok" : result.stopped ? "interrupted" : "failed"},
                       {"config", config.toJson()},
                       {"zero_stage", zeroName(config.strategy)},
                       {"device", result.deviceDescription},
