@@ -1,6 +1,10 @@
 #include "app/command_line_parse.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -145,6 +149,11 @@ int reportParseError(CLI::App& app, const CLI::ParseError& error) {
       const std::string name = message.substr(prefix.size(), equals - prefix.size());
       const std::string value = message.substr(equals + 3);
       if (const CLI::Option* option = optionNamed(name)) {
+        const bool digits = !value.empty() && value.find_first_not_of("-+0123456789") == std::string::npos;
+        if (digits) {  // a whole number, but one the option's type cannot hold
+          return fail(name + " is " + value + ", out of range: the largest it takes is " +
+                      std::to_string(std::numeric_limits<int>::max()) + "; " + expectedValue(*option) + "." + seeHelp(command, app));
+        }
         return fail(name + " is '" + value + "'; it takes " + expectedValue(*option) + "." + seeHelp(command, app));
       }
     }
@@ -180,6 +189,39 @@ int reportParseError(CLI::App& app, const CLI::ParseError& error) {
   return fail(message + "." + seeHelp(command, app));
 }
 
+// What CLI11 converts without complaint: an empty value to 0 (or an empty text), a whole number past 64 bits to the
+// largest one, 1e400 to infinity, "nan". Each is a usage error naming the option.
+std::optional<int> checkNumbers(CLI::App& app, CLI::App& command) {
+  for (const CLI::Option* option : command.get_options()) {
+    const std::string type = option->get_type_name();
+    const std::string name = option->get_name();
+    for (const std::string& text : option->results()) {  // no option means anything by an empty value
+      if (text.find_first_not_of(" \t") == std::string::npos) {
+        const bool number = type == "INT" || type == "FLOAT" || type == "UINT";
+        return fail(name + " is empty; " + (number ? "it takes " + expectedValue(*option) : "give it a value, or leave it out") +
+                    "." + seeHelp(command, app));
+      }
+    }
+    if (type != "INT" && type != "FLOAT" && type != "UINT") continue;
+    for (const std::string& text : option->results()) {
+      errno = 0;
+      char* end = nullptr;
+      const double asFloat = std::strtod(text.c_str(), &end);
+      if (type != "FLOAT") {
+        (void)std::strtoll(text.c_str(), &end, 10);
+        if (errno == ERANGE) {
+          return fail(name + " is " + text + ", out of range: it takes a whole number within 64 bits; " +
+                      expectedValue(*option) + "." + seeHelp(command, app));
+        }
+      } else if (!std::isfinite(asFloat)) {
+        return fail(name + " is '" + text + "'; it takes a finite number: " + expectedValue(*option) + "." +
+                    seeHelp(command, app));
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 void allowExtras(CLI::App& command) {
   // Unknown words are collected instead of thrown, so the error can name the command they were
   // given to and suggest the option that was meant.
@@ -203,6 +245,7 @@ std::optional<int> parseCommandLine(CLI::App& app, int argc, char** argv) {
     return reportParseError(app, e);
   }
   CLI::App& command = *activeCommand(app);
+  if (auto stop = checkNumbers(app, command)) return stop;
   if (!command.remaining().empty()) return reportExtras(app, command, command.remaining());
   if (&command != &app && !app.remaining().empty()) return reportExtras(app, app, app.remaining());
   return std::nullopt;

@@ -209,7 +209,7 @@ std::optional<std::string> modelStateCaseOf(const EstimateOptions& o, estimate::
   } else {
     auto params = estimate::parseCount(o.params);
     if (!params) {
-      return "--params '" + o.params + "' is not a parameter count: write a positive number with an "
+      return "--params '" + o.params + "' is not a parameter count: write a number from 1 to 1000T with an "
              "optional K, M, B or T suffix, e.g. --params 7B or --params 1.3e9";
     }
     c.parameters = *params;

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <chrono>
 #include <cstring>
@@ -287,6 +288,7 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
                                if (callbacks.onMerged) callbacks.onMerged(e);
                              });
   bool stoppedByUser = false;
+  std::string diverged;  // why the run was stopped at a non-finite loss, or empty
   bool stopping = false;
   auto stopAll = [&](int signal) {
     for (auto& p : ranks) {
@@ -319,6 +321,14 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
           for (const auto& s : result.stepSeconds) slowest = std::max(slowest, s.back());
           result.losses.push_back(event.loss);
           if (callbacks.onStep) callbacks.onStep(event.step, event.loss, slowest);
+          if (!std::isfinite(event.loss) && diverged.empty()) {
+            char lr[32];
+            std::snprintf(lr, sizeof lr, "%g", config.lr);
+            diverged = "the loss is " + std::string(std::isnan(event.loss) ? "nan" : "infinite") + " after step " +
+                       std::to_string(event.step + 1) + " of " + std::to_string(config.steps) +
+                       ": training diverged, so the run was stopped (what it recorded is kept). Lower --lr (it is " +
+                       lr + "), e.g. --lr 0.001.";
+          }
         }
         break;
       }
@@ -408,6 +418,11 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
       stopAll(SIGTERM);
       stopDeadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
     }
+    if (!diverged.empty() && !stopping) {  // every later step would be nan too: stop now
+      stopping = true;
+      stopAll(SIGTERM);
+      stopDeadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    }
     if (!failureOrder.empty() && !stopping) {
       // Peers of a dead rank would wait in their collectives until Gloo's timeout: stop them now.
       stopping = true;
@@ -423,7 +438,9 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
   merger.flush();
   if (callbacks.onIdle) callbacks.onIdle();
   result.outOfOrderEvents = merger.outOfOrder();
-  if (stoppedByUser) {
+  if (!diverged.empty()) {
+    result.error = diverged;
+  } else if (stoppedByUser) {
     result.stopped = true;
     result.error = "stopped by the user after " + std::to_string(result.losses.size()) + " of " +
                    std::to_string(config.steps) + " steps.";

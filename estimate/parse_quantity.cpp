@@ -43,7 +43,9 @@ std::optional<double> parseCount(const std::string& text) {
   if (scale != 1) digits.pop_back();
   auto v = number(digits);
   if (!v || *v <= 0) return std::nullopt;
-  return *v * scale;
+  const double count = *v * scale;
+  if (count < 1 || count > kMaxCount) return std::nullopt;  // a fraction of a parameter, or past 1000T
+  return count;
 }
 
 std::optional<BytesPerParameter> parseBytesPerParameter(const std::string& text) {

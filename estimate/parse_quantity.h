@@ -10,7 +10,9 @@
 
 namespace shardscope::estimate {
 
-// A positive count with an optional suffix K, M, B (or G) or T: "7B", "1.5M", "7e9", "124000000".
+// A count from 1 to kMaxCount with an optional suffix K, M, B (or G) or T: "7B", "1.5M", "7e9",
+// "124000000".
+constexpr double kMaxCount = 1e15;  // 1000T parameters
 std::optional<double> parseCount(const std::string& text);
 
 // Three non-negative numbers "W,G,O": bytes per parameter of weights, gradients, optimizer state.

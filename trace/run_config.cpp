@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 namespace shardscope {
@@ -36,17 +37,43 @@ std::string normalizeKey(std::string key) {
   return key;
 }
 
+// A value as the message shows it: at most 60 characters of its JSON (a 10 MB string is not echoed).
+std::string shown(const nlohmann::json& value) {
+  std::string text = value.dump();
+  if (text.size() > 60) text = text.substr(0, 57) + "...";
+  return text;
+}
+
+// Strict: a whole number only from a JSON number with no fraction, within T's range (no wrapping
+// of 1e12, no 2.7 read as 2, no true read as 1); a number only from a finite JSON number; a string
+// only from a string.
 template <typename T>
 std::optional<std::string> readValue(const nlohmann::json& value, const std::string& key, T& out) {
-  try {
+  if constexpr (std::is_same_v<T, std::string>) {
+    if (!value.is_string()) return "config key '" + key + "' has value " + shown(value) + "; it must be a string.";
+    out = value.get<std::string>();
+  } else if constexpr (std::is_floating_point_v<T>) {
+    if (!value.is_number() || !std::isfinite(value.get<double>())) {
+      return "config key '" + key + "' has value " + shown(value) + "; it must be a finite number, e.g. \"" + key + "\": 1.5.";
+    }
     out = value.get<T>();
-    return std::nullopt;
-  } catch (const nlohmann::json::exception&) {
-    std::string kind = std::is_same_v<T, std::string> ? "a string"
-                       : std::is_floating_point_v<T>  ? "a number"
-                                                      : "an integer";
-    return "config key '" + key + "' has value " + value.dump() + "; it must be " + kind + ".";
+  } else {
+    const bool whole = value.is_number_integer() || value.is_number_unsigned() ||
+                       (value.is_number_float() && std::isfinite(value.get<double>()) &&
+                        std::trunc(value.get<double>()) == value.get<double>());
+    if (!whole) {
+      return "config key '" + key + "' has value " + shown(value) + "; it must be a whole number, e.g. \"" + key + "\": 4.";
+    }
+    const long double v = value.is_number_unsigned() ? static_cast<long double>(value.get<uint64_t>())
+                          : value.is_number_integer() ? static_cast<long double>(value.get<int64_t>())
+                                                      : static_cast<long double>(value.get<double>());
+    if (v < static_cast<long double>(std::numeric_limits<T>::min()) || v > static_cast<long double>(std::numeric_limits<T>::max())) {
+      return "config key '" + key + "' has value " + shown(value) + ", out of range: it must be a whole number from " +
+             std::to_string(std::numeric_limits<T>::min()) + " to " + std::to_string(std::numeric_limits<T>::max()) + ".";
+    }
+    out = static_cast<T>(v);
   }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -111,7 +138,7 @@ std::optional<std::string> loadConfigFile(const std::string& path, RunConfig& co
   if (json.is_discarded()) {
     try {
       [[maybe_unused]] auto reparsed = nlohmann::json::parse(text.str(), nullptr, true, true);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {  // a syntax error, or a number beyond a double (1e400)
       return "config file '" + path + "' is not valid JSON (" + e.what() +
              "). Write one JSON object, e.g. {\"model\": \"gpt\", \"world\": 4}.";
     }
@@ -143,7 +170,9 @@ std::optional<std::string> oneOf(const char* option, const std::string& value,
     if (value == a) return std::nullopt;
     list += list.empty() ? a : std::string(", ") + a;
   }
-  return std::string("--") + option + " '" + value + "' is not known; choose one of: " + list + ".";
+  // At most 60 characters of what was given: a megabyte of it is not echoed back.
+  const std::string given = value.size() > 60 ? value.substr(0, 57) + "..." : value;
+  return std::string("--") + option + " '" + given + "' is not known; choose one of: " + list + ".";
 }
 
 // stat and mkdir rather than std::filesystem: the binaries link libtorch.so, which exports its

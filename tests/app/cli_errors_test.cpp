@@ -90,6 +90,39 @@ TEST(CliErrors, ParserErrorsNameTheWordAndTheFix) {
   EXPECT_EQ(runShardscope({"compare", "--help"}).exitCode, 0);
 }
 
+// Numbers are read as what they are, or refused: no wrapping, no truncation, no saturation, no
+// empty value read as 0, no boolean read as 1, no infinity; a huge value is not echoed back whole.
+TEST(CliErrors, NumbersOutOfRangeEmptyOrOfTheWrongKindAreRefused) {
+  expectRejected({"run", "--steps", "1000000000000"}, "--steps is 1000000000000, out of range: the largest it takes is 2147483647");
+  expectRejected({"run", "--seed", "99999999999999999999"}, "--seed is 99999999999999999999, out of range");
+  expectRejected({"run", "--hidden", ""}, "--hidden is empty; it takes a whole number, e.g. --hidden 64");
+  expectRejected({"run", "--trace", ""}, "--trace is empty; give it a value, or leave it out");
+  expectRejected({"run", "--lr", "1e400"}, "--lr is '1e400'; it takes a finite number");
+  expectRejected({"run", "--lr", "nan"}, "--lr is 'nan'; it takes a finite number");
+  expectRejected({"estimate", "--params", ""}, "--params is empty");
+  expectRejected({"estimate", "--params", "1e-9"}, "from 1 to 1000T");
+  expectRejected({"estimate", "--params", "99999999999999T"}, "from 1 to 1000T");
+
+  const auto dir = testing::freshTempDir("config_numbers");
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {R"({"steps": 1e12})", "config key 'steps' has value 1000000000000.0, out of range"},
+      {R"({"batch": 3000000000})", "config key 'batch' has value 3000000000, out of range"},
+      {R"({"world": 2.7})", "config key 'world' has value 2.7; it must be a whole number"},
+      {R"({"world": true})", "config key 'world' has value true; it must be a whole number"},
+      {R"({"lr": "fast"})", "config key 'lr' has value \"fast\"; it must be a finite number"},
+      {R"({"lr": -1e400})", "is not valid JSON"},
+      {R"({"model": ")" + std::string(100000, 'x') + R"("})", "--model '" + std::string(57, 'x') + "...' is not known"},
+  };
+  for (const auto& [body, expected] : files) {
+    std::ofstream(dir + "/c.json") << body;
+    expectRejected({"run", "--config", dir + "/c.json"}, expected);
+    EXPECT_LT(runShardscope({"run", "--config", dir + "/c.json"}).output.size(), 400u) << "the value is not echoed whole";
+  }
+  // 2.0 is a whole number.
+  std::ofstream(dir + "/c.json") << R"({"world": 2.0, "steps": 1, "model": "mlp", "layers": 1, "hidden": 8})";
+  EXPECT_EQ(runShardscope({"run", "--config", dir + "/c.json"}).exitCode, 0);
+}
+
 TEST(CliErrors, RejectsMalformedConfigFiles) {
   const auto dir = testing::freshTempDir("cli_config");
   std::ofstream(dir + "/bad.json") << "{ this is not json";

@@ -32,6 +32,21 @@ TEST(RankFailure, KilledRankIsNamedAndPeersAreStopped) {
   EXPECT_NE(summary["error"].get<std::string>().find("rank 1"), std::string::npos);
 }
 
+// A learning rate that sends the loss to nan stops the run at the first such step (every later one
+// would be nan too), says why and what to change, exits 1, and keeps what was recorded.
+TEST(RankFailure, ANonFiniteLossStopsTheRunAndSaysWhy) {
+  const auto dir = testing::freshTempDir("diverged");
+  auto r = testing::runShardscope({"run", "--model", "mlp", "--world", "2", "--lr", "1e30", "--steps", "200",
+                                   "--summary", dir + "/summary.json"}, {}, 120);
+  EXPECT_EQ(r.exitCode, 1) << r.output;
+  EXPECT_NE(r.output.find("training diverged, so the run was stopped"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Lower --lr (it is 1e+30)"), std::string::npos) << r.output;
+  auto summary = nlohmann::json::parse(std::ifstream(dir + "/summary.json"));
+  EXPECT_EQ(summary["status"], "failed");
+  EXPECT_LT(summary["steps"].size(), 10u) << "stopped at once, not after 200 nan steps";
+  EXPECT_GE(summary["steps"].size(), 1u);
+}
+
 TEST(RankFailure, RankErrorMessageReachesTheUser) {
   const auto dir = testing::freshTempDir("rank_error");
   auto r = testing::runShardscope(argsWithSummary(dir + "/summary.json"),
