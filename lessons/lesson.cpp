@@ -6,10 +6,12 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "trace/format.h"
+#include "trace/user_json.h"
 #include "trace/model_layout.h"
 
 namespace shardscope::lessons {
@@ -295,12 +297,11 @@ std::optional<std::string> loadLesson(const std::string& nameOrPath, Lesson& les
     return "no lesson '" + nameOrPath + "' (" + path + "): the lessons are " + (names.empty() ? "none (is SHARDSCOPE_LESSONS right?)" : names) +
            "; 'shardscope lesson' lists them";
   }
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const std::exception& e) {
-    return "lesson file '" + path + "' is not valid JSON: " + e.what();
-  }
+  std::stringstream text;
+  text << in.rdbuf();
+  const auto parsed = trace::parseUserJson(text.str());
+  if (!parsed.error.empty()) return "lesson file '" + path + "' is not valid JSON: " + parsed.error;
+  const nlohmann::json& j = parsed.value;
   lesson = Lesson{};
   lesson.name = std::filesystem::path(path).stem().string();
   if (auto err = parseLesson(j, lesson)) return "lesson file '" + path + "': " + *err;

@@ -1,5 +1,7 @@
 #include "trace/run_config.h"
 
+#include "trace/user_json.h"
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -133,16 +135,13 @@ std::optional<std::string> loadConfigFile(const std::string& path, RunConfig& co
   if (!in) return "cannot read config file '" + path + "': check that it exists and is readable.";
   std::stringstream text;
   text << in.rdbuf();
-  auto json = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false,
-                                    /*ignore_comments=*/true);
-  if (json.is_discarded()) {
-    try {
-      [[maybe_unused]] auto reparsed = nlohmann::json::parse(text.str(), nullptr, true, true);
-    } catch (const nlohmann::json::exception& e) {  // a syntax error, or a number beyond a double (1e400)
-      return "config file '" + path + "' is not valid JSON (" + e.what() +
-             "). Write one JSON object, e.g. {\"model\": \"gpt\", \"world\": 4}.";
-    }
+  // A syntax error, a number beyond a double (1e400), or nesting past any config's.
+  const auto parsed = trace::parseUserJson(text.str(), /*allowComments=*/true);
+  if (!parsed.error.empty()) {
+    return "config file '" + path + "' is not valid JSON (" + parsed.error +
+           "). Write one JSON object, e.g. {\"model\": \"gpt\", \"world\": 4}.";
   }
+  const auto& json = parsed.value;
   if (auto err = applyConfigJson(json, config)) return "config file '" + path + "': " + *err;
   return std::nullopt;
 }

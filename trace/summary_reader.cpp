@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "trace/file_text.h"
+#include "trace/user_json.h"
 #include "trace/ring_schedule.h"
 
 namespace shardscope::trace {
@@ -90,7 +91,12 @@ LoadedSummary loadSummary(const std::string& path) {
   LoadedSummary out;
   const auto text = readFileText(path, out.error);
   if (!text) return out;
-  auto j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  const auto parsed = parseUserJson(*text);
+  if (!parsed.error.empty() && parsed.error.rfind("it is nested", 0) == 0) {
+    out.error = "'" + path + "' is not a shardscope summary: " + parsed.error + ".";
+    return out;
+  }
+  const auto& j = parsed.value;
   const std::string schema = j.is_object() ? j.value("schema", "") : "";
   try {
     if (schema == "shardscope.compare/1") {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "trace/file_text.h"
+#include "trace/user_json.h"
 
 namespace shardscope::trace {
 
@@ -52,10 +53,19 @@ LoadedTrace loadChromeTrace(const std::string& path) {
   LoadedTrace out;
   const auto text = readFileText(path, out.error);
   if (!text) return out;
-  auto json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded() || !json.is_object() || !json.contains("traceEvents")) {
-    out.error = "'" + path + "' is not a shardscope trace (Chrome trace JSON written by --trace).";
+  auto parsed = parseUserJson(*text);
+  auto& json = parsed.value;
+  if (json.is_discarded() || !json.is_object() || !json.contains("traceEvents") || !json["traceEvents"].is_array()) {
+    out.error = "'" + path + "' is not a shardscope trace (Chrome trace JSON written by --trace)" +
+                (parsed.error.empty() ? "" : ": " + parsed.error) + ".";
     return out;
+  }
+  for (size_t i = 0; i < json["traceEvents"].size(); ++i) {
+    if (!json["traceEvents"][i].is_object()) {
+      out.error = "'" + path + "' is not a shardscope trace: its event " + std::to_string(i + 1) + " is a " +
+                  json["traceEvents"][i].type_name() + ", not an object (Chrome trace JSON written by --trace).";
+      return out;
+    }
   }
   if (json.contains("otherData") && json["otherData"].is_object()) {
     (void)applyConfigJson(json["otherData"], out.config);  // best effort: keys from toJson()

@@ -118,6 +118,14 @@ TEST(CliErrors, NumbersOutOfRangeEmptyOrOfTheWrongKindAreRefused) {
     expectRejected({"run", "--config", dir + "/c.json"}, expected);
     EXPECT_LT(runShardscope({"run", "--config", dir + "/c.json"}).output.size(), 400u) << "the value is not echoed whole";
   }
+  // Nesting that overflowed the stack (exit 139) is one message now, for the config and for view.
+  std::ofstream(dir + "/c.json") << "{\"model\": " << std::string(100000, '[') << std::string(100000, ']') << "}";
+  expectRejected({"run", "--config", dir + "/c.json"}, "is not valid JSON (it is nested deeper than 64 levels)");
+  expectRejected({"view", dir + "/c.json"}, "is not a shardscope summary: it is nested deeper than 64 levels");
+  std::ofstream(dir + "/t.json") << "{\"traceEvents\": " << std::string(100000, '[') << std::string(100000, ']') << "}";
+  expectRejected({"view", dir + "/t.json"}, "nested deeper than 64 levels");
+  std::ofstream(dir + "/t.json") << R"({"traceEvents": [1, 2]})";
+  expectRejected({"view", dir + "/t.json"}, "its event 1 is a number, not an object");
   // 2.0 is a whole number.
   std::ofstream(dir + "/c.json") << R"({"world": 2.0, "steps": 1, "model": "mlp", "layers": 1, "hidden": 8})";
   EXPECT_EQ(runShardscope({"run", "--config", dir + "/c.json"}).exitCode, 0);

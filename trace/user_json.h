@@ -1,0 +1,21 @@
+// JSON from a file a user hands us (a config, a summary, a trace, a lesson), parsed so that no input
+// can crash the reader: text nested deeper than kMaxJsonDepth is refused before it is parsed, so no
+// deep tree is ever built for a recursive walk (dump, comparison, a message) to overflow the stack on.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace shardscope::trace {
+
+constexpr int kMaxJsonDepth = 64;  // shardscope's own files nest 5 levels at most
+
+struct UserJson {
+  nlohmann::json value;  // discarded (is_discarded()) when error is set
+  std::string error;     // "nested deeper than 64 levels", or the parser's own message
+};
+
+UserJson parseUserJson(const std::string& text, bool allowComments = false);
+
+}  // namespace shardscope::trace
