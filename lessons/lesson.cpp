@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "trace/file_text.h"
 #include "trace/format.h"
 #include "trace/user_json.h"
 #include "trace/model_layout.h"
@@ -290,16 +291,17 @@ std::optional<std::string> loadLesson(const std::string& nameOrPath, Lesson& les
   const bool isPath = nameOrPath.find('/') != std::string::npos || nameOrPath.size() > 5 &&
                                                                         nameOrPath.compare(nameOrPath.size() - 5, 5, ".json") == 0;
   const std::string path = isPath ? nameOrPath : lessonDirectory() + "/" + nameOrPath + ".json";
-  std::ifstream in(path);
-  if (!in) {
+  std::string readError;
+  const auto text = trace::readFileText(path, readError, trace::kMaxConfigBytes);
+  std::error_code ec;
+  if (!text && std::filesystem::exists(path, ec)) return "lesson file: " + readError;
+  if (!text) {
     std::string names;
     for (const auto& n : lessonNames()) names += (names.empty() ? "" : ", ") + n;
     return "no lesson '" + nameOrPath + "' (" + path + "): the lessons are " + (names.empty() ? "none (is SHARDSCOPE_LESSONS right?)" : names) +
            "; 'shardscope lesson' lists them";
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  const auto parsed = trace::parseUserJson(text.str());
+  const auto parsed = trace::parseUserJson(*text);
   if (!parsed.error.empty()) return "lesson file '" + path + "' is not valid JSON: " + parsed.error;
   const nlohmann::json& j = parsed.value;
   lesson = Lesson{};

@@ -1,5 +1,6 @@
 #include "trace/run_config.h"
 
+#include "trace/file_text.h"
 #include "trace/user_json.h"
 
 #include <sys/stat.h>
@@ -131,12 +132,11 @@ std::optional<std::string> applyConfigJson(const nlohmann::json& json, RunConfig
 }
 
 std::optional<std::string> loadConfigFile(const std::string& path, RunConfig& config) {
-  std::ifstream in(path);
-  if (!in) return "cannot read config file '" + path + "': check that it exists and is readable.";
-  std::stringstream text;
-  text << in.rdbuf();
+  std::string error;
+  const auto text = trace::readFileText(path, error, trace::kMaxConfigBytes);
+  if (!text) return "cannot read config file: " + error;
   // A syntax error, a number beyond a double (1e400), or nesting past any config's.
-  const auto parsed = trace::parseUserJson(text.str(), /*allowComments=*/true);
+  const auto parsed = trace::parseUserJson(*text, /*allowComments=*/true);
   if (!parsed.error.empty()) {
     return "config file '" + path + "' is not valid JSON (" + parsed.error +
            "). Write one JSON object, e.g. {\"model\": \"gpt\", \"world\": 4}.";

@@ -83,13 +83,13 @@ SummaryRun readRun(const nlohmann::json& j) {
 
 bool looksLikeTrace(const std::string& path) {
   std::string error;
-  const auto head = readFileText(path, error, 4096);
+  const auto head = readFileText(path, error, kMaxTraceBytes, /*prefix=*/4096);
   return head && head->find("\"traceEvents\"") != std::string::npos;
 }
 
 LoadedSummary loadSummary(const std::string& path) {
   LoadedSummary out;
-  const auto text = readFileText(path, out.error);
+  const auto text = readFileText(path, out.error, kMaxSummaryBytes);
   if (!text) return out;
   const auto parsed = parseUserJson(*text);
   if (!parsed.error.empty() && parsed.error.rfind("it is nested", 0) == 0) {

@@ -51,7 +51,7 @@ Event groupEvent(const nlohmann::json& e, int rank, bool paused) {
 
 LoadedTrace loadChromeTrace(const std::string& path) {
   LoadedTrace out;
-  const auto text = readFileText(path, out.error);
+  const auto text = readFileText(path, out.error, kMaxTraceBytes);
   if (!text) return out;
   auto parsed = parseUserJson(*text);
   auto& json = parsed.value;

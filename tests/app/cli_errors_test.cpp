@@ -131,6 +131,19 @@ TEST(CliErrors, NumbersOutOfRangeEmptyOrOfTheWrongKindAreRefused) {
   EXPECT_EQ(runShardscope({"run", "--config", dir + "/c.json"}).exitCode, 0);
 }
 
+// Files with no end (/dev/zero) or that inflate to gigabytes are refused at a stated size, not read
+// until memory runs out; a directory is named as one.
+TEST(CliErrors, OversizedInputsAreRefusedAtTheirLimit) {
+  expectRejected({"run", "--config", "/dev/zero"}, "'/dev/zero' holds more than 1 MiB, the most shardscope reads");
+  expectRejected({"view", "/dev/zero"}, "'/dev/zero' holds more than 256 MiB");
+  expectRejected({"--lesson", "/dev/zero"}, "lesson file: '/dev/zero' holds more than 1 MiB");
+  const auto dir = testing::freshTempDir("oversized");
+  expectRejected({"view", dir}, "is a directory: name a file in it");
+  const std::string bomb = dir + "/bomb.json.gz";
+  ASSERT_EQ(testing::runCommand({"sh", "-c", "head -c 300000000 /dev/zero | gzip -1 > " + bomb}).exitCode, 0);
+  expectRejected({"view", bomb}, "holds more than 256 MiB once decompressed");
+}
+
 TEST(CliErrors, RejectsMalformedConfigFiles) {
   const auto dir = testing::freshTempDir("cli_config");
   std::ofstream(dir + "/bad.json") << "{ this is not json";
