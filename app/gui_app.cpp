@@ -115,7 +115,7 @@ int runLessonGui(const lessons::Lesson& lesson, const std::string& workerExecuta
   options.readyToCapture = [&] {
     if (state.lesson.predictFirst && !state.lesson.locked) return true;
     return !engine.busy() && state.lesson.appliedCaption == state.lesson.caption && state.pendingAt.empty() &&
-           (!state.lesson.checks.empty() || lesson.claims.empty());
+           state.lesson.checked;
   };
   return runEngineWindow(store, engine, state, options, choice.screenshotPath);
 }

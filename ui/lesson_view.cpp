@@ -201,16 +201,15 @@ void drawLessonBar(AppState& state, const std::vector<Session>& sessions, Engine
   } else if (!runsDone) {
     ImGui::TextDisabled("the lesson's claims are checked on its runs when they have ended");
   } else {
-    uint64_t version = 0;
-    for (const auto& s : sessions) version += s.recording.ranks() + static_cast<uint64_t>(s.status) * 7919u;
-    if (l.checks.empty() || l.checkedVersion != version) {
+    // Once: finished runs do not change (another run replaces them, and then they are not ours).
+    if (!l.checked) {
       const auto stats = sessionStats(sessions);
       l.checks = lessons::checkClaims(l.lesson, stats);
       l.scores.clear();
       for (size_t i = 0; i < l.answers.size(); ++i) {
         l.scores.push_back(lessons::scoreAnswer(l.lesson, l.lesson.questions[i], l.answers[i], stats));
       }
-      l.checkedVersion = version;
+      l.checked = true;
     }
     drawChecks(l);
     if (l.predictFirst) drawScores(l);

@@ -22,7 +22,7 @@ struct LessonState {
   int caption = 0;          // the caption shown
   int appliedCaption = -1;  // the caption whose tab and playhead were last applied
   std::vector<lessons::ClaimCheck> checks;  // on the finished runs; empty before
-  uint64_t checkedVersion = UINT64_MAX;
+  bool checked = false;                     // the claims (and answers) were checked on them
   std::string error;        // a lesson that could not be loaded (the Lessons menu)
   // Predict first: the questions are answered before the runs start, and scored once they end.
   bool predictFirst = false;  // this lesson is being predicted
