@@ -205,15 +205,13 @@ std::optional<int> checkNumbers(CLI::App& app, CLI::App& command) {
     if (type != "INT" && type != "FLOAT" && type != "UINT") continue;
     for (const std::string& text : option->results()) {
       errno = 0;
-      char* end = nullptr;
-      const double asFloat = std::strtod(text.c_str(), &end);
       if (type != "FLOAT") {
-        (void)std::strtoll(text.c_str(), &end, 10);
+        (void)std::strtoll(text.c_str(), nullptr, 10);
         if (errno == ERANGE) {
           return fail(name + " is " + text + ", out of range: it takes a whole number within 64 bits; " +
                       expectedValue(*option) + "." + seeHelp(command, app));
         }
-      } else if (!std::isfinite(asFloat)) {
+      } else if (!std::isfinite(std::strtod(text.c_str(), nullptr))) {
         return fail(name + " is '" + text + "'; it takes a finite number: " + expectedValue(*option) + "." +
                     seeHelp(command, app));
       }

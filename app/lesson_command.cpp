@@ -34,10 +34,11 @@ int listLessons() {
   return 0;
 }
 
-std::optional<std::string> readAnswers(const lessons::Lesson& lesson, const std::string& text,
-                                       std::vector<lessons::Answer>& answers) {
-  std::vector<std::string> parts;
-  std::stringstream in(text);
+std::optional<std::string> readAnswers(const lessons::Lesson& lesson, LessonOptions& options) {
+  std::vector<std::string>& parts = options.typed;
+  parts.clear();
+  options.given.clear();
+  std::stringstream in(options.answers);
   for (std::string part; std::getline(in, part, ';');) parts.push_back(part);
   if (parts.size() != lesson.questions.size()) {
     return "--answers has " + std::to_string(parts.size()) + " answers and lesson '" + lesson.name + "' asks " +
@@ -47,7 +48,7 @@ std::optional<std::string> readAnswers(const lessons::Lesson& lesson, const std:
     std::string error;
     auto answer = lessons::readAnswer(lesson.questions[i], parts[i], error);
     if (!answer) return "--answers, answer " + std::to_string(i + 1) + ": " + error;
-    answers.push_back(*answer);
+    options.given.push_back(*answer);
   }
   return std::nullopt;
 }
@@ -103,16 +104,9 @@ int runLessonInTerminal(const lessons::Lesson& lesson, const LessonOptions& opti
   const std::string& traceDir = options.traceDir;
   std::printf("lesson %s: %s\n%s\n\n", lesson.name.c_str(), lesson.title.c_str(), lesson.teaches.c_str());
   std::fflush(stdout);
-  std::vector<std::string> typed;
-  std::vector<lessons::Answer> answers;
-  if (options.predict && !options.answers.empty()) {
-    if (auto err = readAnswers(lesson, options.answers, answers)) {
-      std::fprintf(stderr, "shardscope: error: %s\n", err->c_str());
-      return 2;
-    }
-    std::stringstream in(options.answers);
-    for (std::string part; std::getline(in, part, ';');) typed.push_back(part);
-  } else if (options.predict && !askQuestions(lesson, typed, answers)) {
+  std::vector<std::string> typed = options.typed;  // given with --answers, else asked here
+  std::vector<lessons::Answer> answers = options.given;
+  if (options.predict && answers.empty() && !askQuestions(lesson, typed, answers)) {
     std::fprintf(stderr, "shardscope: error: the input ended before every question had an answer; give them with "
                          "--answers 'A1;A2;...'\n");
     return 2;

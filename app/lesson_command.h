@@ -22,17 +22,19 @@ std::string lessonsWithQuestions();
 struct LessonOptions {
   std::string traceDir;  // each run's trace there as LABEL.json (spaces as '_')
   bool predict = false;  // ask the lesson's questions before the runs and score the answers after
-  std::string answers;   // the answers, ';' between them, instead of asking on the terminal
+  std::string answers;   // --answers: ';' between them, instead of asking on the terminal
+  // --answers as read by readAnswers: each as typed, and read against its question.
+  std::vector<std::string> typed;
+  std::vector<lessons::Answer> given;
 };
 
-// The --answers text read against the lesson's questions; an error names the answer and what is
-// expected.
-std::optional<std::string> readAnswers(const lessons::Lesson& lesson, const std::string& text,
-                                       std::vector<lessons::Answer>& answers);
+// options.answers read against the lesson's questions into options.typed and options.given; an
+// error names the answer and what is expected.
+std::optional<std::string> readAnswers(const lessons::Lesson& lesson, LessonOptions& options);
 
 // Runs the lesson's runs one after another with `train`, prints the captions and the claims'
 // checks (and, predicting, the answers scored). Returns 0 when every run ended and every claim
-// holds, 1 otherwise, 2 when the answers could not be read.
+// holds, 1 otherwise, 2 when the input ends before every question has an answer.
 int runLessonInTerminal(const lessons::Lesson& lesson, const LessonOptions& options,
                         const std::function<RunResult(const RunConfig&)>& train);
 

@@ -11,7 +11,6 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include <CLI/CLI.hpp>
 
@@ -348,12 +347,8 @@ int dispatch(int argc, char** argv) {
       return failUsage("lesson '" + chosen.name + "' asks no questions to predict; these do: " +
                        shardscope::app::lessonsWithQuestions());
     }
-    std::vector<std::string> typed;
     if (!lessonOptions.answers.empty()) {
-      std::vector<shardscope::lessons::Answer> answers;
-      if (auto err = shardscope::app::readAnswers(chosen, lessonOptions.answers, answers)) return failUsage(*err);
-      std::stringstream in(lessonOptions.answers);
-      for (std::string part; std::getline(in, part, ';');) typed.push_back(part);
+      if (auto err = shardscope::app::readAnswers(chosen, lessonOptions)) return failUsage(*err);
     }
     if (lesson->parsed() && lessonWindow.screenshotPath.empty()) {
       if (lessonWindow.setsUpWindow() || lessonWindow.caption != 1) {
@@ -363,7 +358,7 @@ int dispatch(int argc, char** argv) {
       shardscope::app::installInterruptHandlers();
       return shardscope::app::runLessonInTerminal(chosen, lessonOptions, trainWithProgress);
     }
-    return shardscope::app::runLessonGui(chosen, selfExecutable(), window, predict, typed);
+    return shardscope::app::runLessonGui(chosen, selfExecutable(), window, predict, lessonOptions.typed);
   }
 
   if (estimate->parsed()) {

@@ -40,12 +40,10 @@ std::string normalizeKey(std::string key) {
   return key;
 }
 
-// A value as the message shows it: at most 60 characters of its JSON (a 10 MB string is not echoed).
-std::string shown(const nlohmann::json& value) {
-  std::string text = value.dump();
-  if (text.size() > 60) text = text.substr(0, 57) + "...";
-  return text;
-}
+// A value as a message shows it: at most 60 characters (a 10 MB string is not echoed back).
+std::string clipped(const std::string& text) { return text.size() > 60 ? text.substr(0, 57) + "..." : text; }
+
+std::string shown(const nlohmann::json& value) { return clipped(value.dump()); }
 
 // Strict: a whole number only from a JSON number with no fraction, within T's range (no wrapping
 // of 1e12, no 2.7 read as 2, no true read as 1); a number only from a finite JSON number; a string
@@ -169,9 +167,7 @@ std::optional<std::string> oneOf(const char* option, const std::string& value,
     if (value == a) return std::nullopt;
     list += list.empty() ? a : std::string(", ") + a;
   }
-  // At most 60 characters of what was given: a megabyte of it is not echoed back.
-  const std::string given = value.size() > 60 ? value.substr(0, 57) + "..." : value;
-  return std::string("--") + option + " '" + given + "' is not known; choose one of: " + list + ".";
+  return std::string("--") + option + " '" + clipped(value) + "' is not known; choose one of: " + list + ".";
 }
 
 // stat and mkdir rather than std::filesystem: the binaries link libtorch.so, which exports its

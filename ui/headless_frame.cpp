@@ -2,6 +2,7 @@
 
 #include <imgui.h>
 
+#include "ui/key_codes.h"
 #include "ui/theme.h"
 
 namespace shardscope::ui {
@@ -15,14 +16,14 @@ HeadlessImGui::HeadlessImGui(float width, float height) {
   // As the OpenGL3 backend does on GL >= 3.2: draw lists may exceed 64k vertices.
   io.BackendFlags |= ImGuiBackendFlags_RendererHasVtxOffset;
   // The named keys where the GLFW backend maps them, so GetKeyIndex works as in the app.
-  io.KeyMap[ImGuiKey_Space] = 32;
-  io.KeyMap[ImGuiKey_Escape] = 256;
-  io.KeyMap[ImGuiKey_RightArrow] = 262;
-  io.KeyMap[ImGuiKey_LeftArrow] = 263;
-  io.KeyMap[ImGuiKey_PageUp] = 266;
-  io.KeyMap[ImGuiKey_PageDown] = 267;
-  io.KeyMap[ImGuiKey_Home] = 268;
-  io.KeyMap[ImGuiKey_End] = 269;
+  io.KeyMap[ImGuiKey_Space] = keys::kSpace;
+  io.KeyMap[ImGuiKey_Escape] = keys::kEscape;
+  io.KeyMap[ImGuiKey_RightArrow] = keys::kRight;
+  io.KeyMap[ImGuiKey_LeftArrow] = keys::kLeft;
+  io.KeyMap[ImGuiKey_PageUp] = keys::kPageUp;
+  io.KeyMap[ImGuiKey_PageDown] = keys::kPageDown;
+  io.KeyMap[ImGuiKey_Home] = keys::kHome;
+  io.KeyMap[ImGuiKey_End] = keys::kEnd;
   applyLook(Look{});  // the app's font and style; builds the atlas (no texture upload needed)
 }
 

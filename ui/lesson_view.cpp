@@ -7,16 +7,13 @@
 
 #include "ui/app_window.h"
 #include "ui/item_probe.h"
+#include "ui/key_codes.h"
 #include "ui/panels.h"
 #include "ui/theme.h"
 
 namespace shardscope::ui {
 
 namespace {
-
-// GLFW key codes (ImGui 1.86's GLFW backend indexes io.KeysDown by them).
-constexpr int kKeyN = 78;
-constexpr int kKeyP = 80;
 
 std::vector<std::string> runTitles(const lessons::Lesson& lesson) {
   std::vector<std::string> titles;
@@ -169,8 +166,8 @@ void drawLessonBar(AppState& state, const std::vector<Session>& sessions, Engine
   }
   const int count = static_cast<int>(l.lesson.captions.size());
   if (!ImGui::GetIO().WantTextInput) {
-    if (ImGui::IsKeyPressed(kKeyN, false)) l.caption = std::min(l.caption + 1, count - 1);
-    if (ImGui::IsKeyPressed(kKeyP, false)) l.caption = std::max(l.caption - 1, 0);
+    if (ImGui::IsKeyPressed(keys::kN, false)) l.caption = std::min(l.caption + 1, count - 1);
+    if (ImGui::IsKeyPressed(keys::kP, false)) l.caption = std::max(l.caption - 1, 0);
   }
   const bool ours = sessionsAreTheLessons(l.lesson, sessions);
   ImGui::TextColored(ImVec4(1.0f, 0.86f, 0.35f, 1.0f), "LESSON %d/%d", l.caption + 1, count);

@@ -4,7 +4,6 @@
 // are checked on what they measured and shown as holding or not, with the figures.
 #pragma once
 
-#include <cstdint>
 #include <string>
 #include <vector>
 

@@ -3,22 +3,11 @@
 #include <imgui.h>
 
 #include "ui/item_probe.h"
+#include "ui/key_codes.h"
 
 namespace shardscope::ui {
 
 namespace {
-
-// ImGui 1.86's GLFW backend indexes io.KeysDown by GLFW key code; these are GLFW's codes for the
-// keys that have no ImGuiKey of their own.
-constexpr int kKeyEqual = 61;       // '=' and, with Shift, '+'
-constexpr int kKeyMinus = 45;
-constexpr int kKeyZero = 48;
-constexpr int kKeyPadAdd = 334;
-constexpr int kKeyPadSubtract = 333;
-constexpr int kKeyPadZero = 320;
-constexpr int kKeyF = 70;
-constexpr int kKeyH = 72;
-constexpr int kKeyS = 83;
 
 bool pressed(int key) { return ImGui::IsKeyPressed(key, false); }
 
@@ -50,14 +39,14 @@ bool handleDisplayKeys(DisplayChoice& display, int playheadSession, int sessionC
   if (io.WantTextInput) return false;
   const DisplayChoice before = display;
   if (io.KeyCtrl) {
-    if (pressed(kKeyEqual) || pressed(kKeyPadAdd)) display.look.scale = steppedScale(display.look.scale, +1);
-    if (pressed(kKeyMinus) || pressed(kKeyPadSubtract)) display.look.scale = steppedScale(display.look.scale, -1);
-    if (pressed(kKeyZero) || pressed(kKeyPadZero)) display.look.scale = 1.0f;
+    if (pressed(keys::kEqual) || pressed(keys::kPadAdd)) display.look.scale = steppedScale(display.look.scale, +1);
+    if (pressed(keys::kMinus) || pressed(keys::kPadSubtract)) display.look.scale = steppedScale(display.look.scale, -1);
+    if (pressed(keys::kZero) || pressed(keys::kPadZero)) display.look.scale = 1.0f;
   } else if (!io.KeyAlt && !io.KeySuper) {
-    if (pressed(kKeyH)) display.look.highContrast = !display.look.highContrast;
-    if (pressed(kKeyS)) display.ownMemoryScale = !display.ownMemoryScale;
-    if (pressed(kKeyF)) toggleFocus(display, playheadSession, sessionCount);
-    if (display.focusSession >= 0 && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) {
+    if (pressed(keys::kH)) display.look.highContrast = !display.look.highContrast;
+    if (pressed(keys::kS)) display.ownMemoryScale = !display.ownMemoryScale;
+    if (pressed(keys::kF)) toggleFocus(display, playheadSession, sessionCount);
+    if (display.focusSession >= 0 && pressed(keys::kEscape)) {
       display.focusSession = -1;
     }
   }

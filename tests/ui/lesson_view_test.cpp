@@ -5,13 +5,12 @@
 
 #include "tests/ui/app_driver.h"
 #include "ui/app_window.h"
+#include "ui/key_codes.h"
 #include "ui/lesson_view.h"
 #include "ui/synthetic_recording.h"
 
 namespace shardscope::ui {
 namespace {
-
-constexpr int kKeyN = 78;
 
 class TitledEngine : public EngineControl {
  public:
@@ -77,7 +76,7 @@ TEST_F(LessonView, NextCaptionBringsItsTabAndTheRunItFollows) {
   EXPECT_EQ(state_.lesson.caption, 1);
   EXPECT_TRUE(state_.holdingsShown) << "caption 2 opens Who holds what";
   EXPECT_EQ(state_.playhead.session, 0) << "on ddp's run";
-  app_.pressKey(kKeyN, false, &engine_);
+  app_.pressKey(keys::kN, false, &engine_);
   app_.draw(&engine_);
   EXPECT_EQ(state_.lesson.caption, 2);
   EXPECT_EQ(state_.playhead.session, 1) << "caption 3 follows full_shard's run";

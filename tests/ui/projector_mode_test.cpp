@@ -7,14 +7,12 @@
 
 #include "tests/ui/app_driver.h"
 #include "ui/app_window.h"
+#include "ui/key_codes.h"
 #include "ui/synthetic_recording.h"
 #include "ui/theme.h"
 
 namespace shardscope::ui {
 namespace {
-
-constexpr int kKeyEqual = 61, kKeyMinus = 45, kKeyZero = 48, kKeyF = 70, kKeyH = 72, kKeyS = 83;
-constexpr int kKeyEscape = 256, kKeyPageDown = 267;
 
 class Projector : public ::testing::Test {
  protected:
@@ -61,15 +59,15 @@ TEST_F(Projector, ScaleRasterisesTheTrueTypeFontAtTheNewSize) {
 TEST_F(Projector, CtrlPlusMinusAndZeroStepTheScaleWithinItsRange) {
   addSession("full_shard", 2, 4);
   settle();
-  app_.pressKey(kKeyEqual, /*ctrl=*/true);
+  app_.pressKey(keys::kEqual, /*ctrl=*/true);
   EXPECT_FLOAT_EQ(state_.display.look.scale, 1.25f);
-  app_.pressKey(kKeyEqual, /*ctrl=*/false);
+  app_.pressKey(keys::kEqual, /*ctrl=*/false);
   EXPECT_FLOAT_EQ(state_.display.look.scale, 1.25f) << "'=' alone is not a shortcut";
-  for (int i = 0; i < 20; ++i) app_.pressKey(kKeyEqual, true);
+  for (int i = 0; i < 20; ++i) app_.pressKey(keys::kEqual, true);
   EXPECT_FLOAT_EQ(state_.display.look.scale, kMaxUiScale);
-  for (int i = 0; i < 20; ++i) app_.pressKey(kKeyMinus, true);
+  for (int i = 0; i < 20; ++i) app_.pressKey(keys::kMinus, true);
   EXPECT_FLOAT_EQ(state_.display.look.scale, kMinUiScale);
-  app_.pressKey(kKeyZero, true);
+  app_.pressKey(keys::kZero, true);
   EXPECT_FLOAT_EQ(state_.display.look.scale, 1.0f);
   // The sidebar's buttons do the same.
   app_.clickOn("display:larger");
@@ -87,7 +85,7 @@ TEST_F(Projector, LanesKeepAReadableHeightAndTheSessionsScrollInstead) {
   EXPECT_GE(state_.lastMemoryLaneHeight, 56.0f) << "four strategies do not squash the lanes";
   EXPECT_TRUE(state_.timelinesScroll) << "they scroll instead";
   EXPECT_EQ(state_.timelinesScrollY, 0.0f);
-  app_.pressKey(kKeyPageDown);
+  app_.pressKey(keys::kPageDown);
   app_.draw();
   EXPECT_GT(state_.timelinesScrollY, 0.0f) << "PageDown pages through the sessions";
 
@@ -114,11 +112,11 @@ TEST_F(Projector, OwnScaleTakesEachSessionUpToItsOwnPeak) {
   ASSERT_EQ(state_.lastMemoryScales.size(), 2u);
   EXPECT_DOUBLE_EQ(state_.lastMemoryScales[0], state_.lastMemoryScales[1]) << "shared by default";
   EXPECT_DOUBLE_EQ(state_.lastMemoryScales[0], 1.1 * std::max(peakOf(0), peakOf(1)));
-  app_.pressKey(kKeyS);
+  app_.pressKey(keys::kS);
   EXPECT_TRUE(state_.display.ownMemoryScale);
   EXPECT_DOUBLE_EQ(state_.lastMemoryScales[0], 1.1 * peakOf(0));
   EXPECT_DOUBLE_EQ(state_.lastMemoryScales[1], 1.1 * peakOf(1));
-  app_.pressKey(kKeyS);
+  app_.pressKey(keys::kS);
   EXPECT_DOUBLE_EQ(state_.lastMemoryScales[0], state_.lastMemoryScales[1]) << "S again: shared";
 }
 
@@ -129,15 +127,15 @@ TEST_F(Projector, FocusShowsThePlayheadsSessionAloneUntilFOrEscape) {
   settle();
   ASSERT_TRUE(app_.items().count("display:focus"));
   ASSERT_TRUE(app_.items().count("tab:Estimate"));
-  app_.pressKey(kKeyF);
+  app_.pressKey(keys::kF);
   EXPECT_EQ(state_.display.focusSession, 1);
   EXPECT_FALSE(app_.items().count("display:focus")) << "the sidebar gives its room";
   EXPECT_FALSE(app_.items().count("tab:Estimate")) << "so do the tabs";
-  app_.pressKey(kKeyEscape);
+  app_.pressKey(keys::kEscape);
   EXPECT_EQ(state_.display.focusSession, -1);
   EXPECT_TRUE(app_.items().count("tab:Estimate"));
-  app_.pressKey(kKeyF);
-  app_.pressKey(kKeyF);
+  app_.pressKey(keys::kF);
+  app_.pressKey(keys::kF);
   EXPECT_EQ(state_.display.focusSession, -1) << "F toggles";
 }
 
@@ -146,7 +144,7 @@ TEST_F(Projector, HighContrastPaletteIsBrighterOnBlack) {
   const ImU32 shard = roleColor(trace::MemoryRole::ParamShard);
   addSession("full_shard", 2, 4);
   settle();
-  app_.pressKey(kKeyH);
+  app_.pressKey(keys::kH);
   ASSERT_TRUE(state_.display.look.highContrast);
   applyRequestedLook();
   EXPECT_EQ(laneBackground(), IM_COL32(0, 0, 0, 255));
