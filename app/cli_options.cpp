@@ -117,6 +117,11 @@ void RunOptions::addOutputs(CLI::App& cmd) {
                    "this CPU): MFU = model FLOP/s / peak, in the summary, the tables and the app's "
                    "throughput lane; 0: no MFU",
                    d.peakTflops));
+  bind("--stall-timeout", &RunConfig::stallTimeoutS,
+       withDefault("seconds a rank may send nothing (its recorder says it is alive every second, even "
+                   "while it waits at the step gate) before the run is stopped, the rank named with its "
+                   "last event, and what was recorded kept; 0: never",
+                   d.stallTimeoutS));
   bind("--recording", &RunConfig::recording,
        withDefault("on | off (step times only; on a GPU also no CUDA events, polling thread or allocator hook) | alternate (record even steps only: measures recording overhead)",
                    d.recording));

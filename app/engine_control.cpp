@@ -127,6 +127,7 @@ void EngineSessionControl::runOne(const RunConfig& config, int index) {
   gateSteps_.store(0);
   s.status = result.ok ? ui::SessionStatus::Done : ui::SessionStatus::Failed;
   if (!result.ok) s.error = result.error;
+  for (const auto& e : result.outputErrors) s.error += (s.error.empty() ? "" : "\n") + e;
   if (!result.deviceDescription.empty()) s.device = result.deviceDescription;
   store_.touch();
 }

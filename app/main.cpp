@@ -26,6 +26,7 @@
 #include "engine/run_controller.h"
 #include "engine/run_summary.h"
 #include "trace/model_layout.h"
+#include "trace/output_file.h"
 
 namespace {
 
@@ -88,15 +89,24 @@ int reportInterrupted(int signal, size_t stepsDone, int steps, const std::string
   return 128 + signal;
 }
 
+// Each output that could not be written, one line each; true when there was one.
+bool reportOutputErrors(const std::vector<std::string>& errors) {
+  for (const auto& e : errors) std::fprintf(stderr, "shardscope: %s\n", e.c_str());
+  return !errors.empty();
+}
+
 int runHeadless(const shardscope::RunConfig& config) {
   printBanner(config);
   auto result = trainWithProgress(config);
   if (result.recording.ranks() > 0 && !result.losses.empty()) {
     shardscope::app::printRunTables(stdout, config, shardscope::computeRankStats(config, result.recording, result.parameterCount));
   }
+  const bool outputFailed = reportOutputErrors(result.outputErrors);
   if (const int signal = shardscope::app::interruptSignal()) {
-    return reportInterrupted(signal, result.losses.size(), config.steps, keptOutputs(config));
+    return reportInterrupted(signal, result.losses.size(), config.steps,
+                             outputFailed ? "" : keptOutputs(config));
   }
+  if (outputFailed && result.ok) return 1;
   if (!result.ok) {
     std::fprintf(stderr, "shardscope: run failed: %s\n", result.error.c_str());
     return 1;
@@ -131,6 +141,7 @@ std::string comparisonName(const shardscope::RunConfig& run, bool acrossWorlds) 
 int runCompare(const shardscope::RunConfig& base, const std::vector<shardscope::RunConfig>& runs, bool acrossWorlds) {
   std::vector<shardscope::app::StrategyColumn> columns;
   nlohmann::json all = nlohmann::json::object();
+  bool outputFailed = false;
   for (const auto& run : runs) {
     if (shardscope::app::interruptSignal()) break;  // the runs not started are left out
     const std::string name = comparisonName(run, acrossWorlds);
@@ -147,15 +158,18 @@ int runCompare(const shardscope::RunConfig& base, const std::vector<shardscope::
     column.ok = result.ok;
     column.error = result.error;
     column.ranks = shardscope::computeRankStats(config, result.recording, result.parameterCount);
+    outputFailed |= reportOutputErrors(result.outputErrors);
     all[name] = shardscope::summaryJson(config, result);
     columns.push_back(std::move(column));
   }
   shardscope::app::printComparisonTable(stdout, columns);
   if (acrossWorlds) shardscope::app::printScalingTable(stdout, columns);
   if (!base.summaryPath.empty()) {
-    std::ofstream(base.summaryPath) << nlohmann::json{{"schema", "shardscope.compare/1"},
-                                                      {"runs", all}}.dump(2)
-                                    << "\n";
+    const std::string text = nlohmann::json{{"schema", "shardscope.compare/1"}, {"runs", all}}.dump(2);
+    if (auto error = shardscope::trace::writeOutputFile(base.summaryPath,
+                                                        [&](std::ostream& out) { out << text << "\n"; })) {
+      outputFailed |= reportOutputErrors({*error});
+    }
   }
   if (const int signal = shardscope::app::interruptSignal()) {
     const size_t done = columns.empty() ? 0 : columns.back().ranks.empty() ? 0 : columns.back().ranks.front().stepSeconds.size();
@@ -166,7 +180,7 @@ int runCompare(const shardscope::RunConfig& base, const std::vector<shardscope::
   for (const auto& c : columns) {
     if (!c.ok) return 1;
   }
-  return 0;
+  return outputFailed ? 1 : 0;
 }
 
 }  // namespace

@@ -1,8 +1,12 @@
 #include "engine/rank_worker.h"
 
+#include <pthread.h>
+#include <unistd.h>
+
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
+#include <thread>
 
 #include <ATen/Parallel.h>
 #include <nlohmann/json.hpp>
@@ -23,19 +27,35 @@ namespace shardscope {
 
 namespace {
 
-// Fault injection for tests of failure handling: SHARDSCOPE_FAULT="rank=R,step=S,mode=kill|error"
-// makes rank R die (SIGKILL) or throw at the start of step S.
+// Fault injection for tests of failure handling: SHARDSCOPE_FAULT="rank=R,step=S,mode=M" makes
+// rank R, at the start of step S:
+//   kill         die (SIGKILL) once all it recorded has reached the controller;
+//   error        throw;
+//   stop         stop itself (SIGSTOP), as a debugger or Ctrl-Z would: it stalls;
+//   unsent-kill  keep what it records from then on unsent (a writer starved of CPU) and die three
+//                steps later with those step ends still queued.
 void maybeInjectFault(int rank, int step) {
   const char* spec = std::getenv("SHARDSCOPE_FAULT");
   if (!spec) return;
   int faultRank = -1, faultStep = -1;
   char mode[16] = {0};
   if (std::sscanf(spec, "rank=%d,step=%d,mode=%15s", &faultRank, &faultStep, mode) != 3) return;
-  if (faultRank != rank || faultStep != step) return;
+  if (faultRank != rank) return;
+  const std::string how = mode;
+  if (how == "unsent-kill") {
+    if (step == faultStep) RankRecorder::instance().holdOutputForTest();
+    if (step == faultStep + 3) std::raise(SIGKILL);
+    return;
+  }
+  if (faultStep != step) return;
   // The fault strikes after everything up to here has reached the controller, so tests see a
   // deterministic "died during step S+1".
   RankRecorder::instance().flushNow();
-  if (std::string(mode) == "kill") std::raise(SIGKILL);
+  if (how == "kill") std::raise(SIGKILL);
+  if (how == "stop") {
+    std::raise(SIGSTOP);
+    return;
+  }
   throw std::runtime_error("injected fault at step " + std::to_string(step) +
                            " (SHARDSCOPE_FAULT)");
 }
@@ -74,6 +94,23 @@ void writeHeldTensors(const std::string& path, const std::vector<HeldTensor>& he
   std::ofstream(path) << nlohmann::json{{"rank", rank}, {"tensors", tensors}}.dump(1) << "\n";
 }
 
+// SIGTERM (the controller stopping the run, torchrun stopping the job) ends the rank after what it
+// recorded has reached the controller: a handler cannot flush safely, so the signal is blocked in
+// every thread (the mask is inherited; set before any thread starts) and one thread waits for it.
+void flushEventsOnTerminate() {
+  sigset_t terminate;
+  sigemptyset(&terminate);
+  sigaddset(&terminate, SIGTERM);
+  if (pthread_sigmask(SIG_BLOCK, &terminate, nullptr) != 0) return;
+  std::thread([terminate] {
+    int signal = 0;
+    while (sigwait(&terminate, &signal) != 0) {
+    }
+    RankRecorder::instance().flushNow();
+    ::_exit(128 + SIGTERM);
+  }).detach();
+}
+
 void reportError(RankReporter& reporter, int rank, const std::string& text) {
   trace::Event e;
   e.kind = trace::EventKind::RankError;
@@ -91,6 +128,7 @@ constexpr size_t kEventBufferCapacity = 1 << 18;
 int runRankWorker(const RunConfig& config) {
   int rank = std::getenv("RANK") ? std::atoi(std::getenv("RANK")) : 0;
   const char* eventFd = std::getenv("SHARDSCOPE_EVENT_FD");
+  flushEventsOnTerminate();  // first: before any other thread exists
   auto& recorder = RankRecorder::instance();
   installRecordingCpuAllocator();  // before this rank creates any tensor
   recorder.start(rank, eventFd ? std::atoi(eventFd) : -1, kEventBufferCapacity);

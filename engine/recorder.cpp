@@ -30,6 +30,7 @@ thread_local ComputeSpan* tOpenSpan = nullptr;
 std::atomic<uint8_t> gPhase{static_cast<uint8_t>(trace::Phase::None)};
 DeviceClock* gDeviceClock = nullptr;
 constexpr auto kDrainInterval = std::chrono::milliseconds(5);
+constexpr auto kHeartbeatInterval = std::chrono::seconds(1);
 
 // Gloo runs each collective on a worker thread of its own (c10d names them "pt_gloo_runloop")
 // and stages it there in flat buffers of the collective's size. Those are communication buffers,
@@ -119,6 +120,13 @@ void RankRecorder::drainOnce(std::string& buffer) {
     control.swap(controlEvents_);
   }
   for (auto& c : control) buffer += trace::encodeEventLine(c);
+  // A rank with nothing to say (waiting at the step gate, in a long collective) still says it is
+  // alive, once a second, with an empty line: the controller tells a stopped or hung rank by its
+  // silence (--stall-timeout).
+  const auto now = std::chrono::steady_clock::now();
+  if (buffer.empty() && now - lastWrite_ < kHeartbeatInterval) return;
+  if (buffer.empty()) buffer = "\n";
+  lastWrite_ = now;
   writeAll(buffer);
 }
 
@@ -127,7 +135,7 @@ void RankRecorder::writerLoop() {
   ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 19);
   std::string buffer;
   while (running_.load()) {
-    drainOnce(buffer);
+    if (!holding_.load()) drainOnce(buffer);
     {
       std::lock_guard<std::mutex> lock(drainMutex_);
       ++drains_;
@@ -135,7 +143,7 @@ void RankRecorder::writerLoop() {
     drained_.notify_all();
     std::this_thread::sleep_for(kDrainInterval);
   }
-  drainOnce(buffer);
+  if (!holding_.load()) drainOnce(buffer);
 }
 
 void RankRecorder::flushNow() {
@@ -193,7 +201,7 @@ PhaseScope::~PhaseScope() {
 }
 
 ComputeSpan::ComputeSpan(trace::ComputeKind kind, std::string unit)
-    : kind_(kind), unit_(std::move(unit)), begin_(trace::nowNs()) {
+    : kind_(kind), unit_(std::move(unit)), begin_(trace::nowNs()), unwindingAtStart_(std::uncaught_exceptions()) {
   if (gDeviceClock && RankRecorder::instance().enabled()) deviceBegin_ = gDeviceClock->mark();
   if (kind_ != trace::ComputeKind::Step) {
     enclosing_ = tOpenSpan;
@@ -203,6 +211,13 @@ ComputeSpan::ComputeSpan(trace::ComputeKind kind, std::string unit)
 
 ComputeSpan::~ComputeSpan() {
   if (kind_ != trace::ComputeKind::Step) tOpenSpan = enclosing_;
+  // A step that failed (a peer died in its collective) did not happen: a "step N" span would tell
+  // a reader it finished. A shorter span (a forward cut off) is still true, and kept.
+  const bool failed = std::uncaught_exceptions() > unwindingAtStart_;
+  if (kind_ == trace::ComputeKind::Step && failed) {
+    if (deviceBegin_) gDeviceClock->whenReached(deviceBegin_, gDeviceClock->mark(), [](int64_t, int64_t) {});
+    return;
+  }
   recordUpTo(trace::nowNs());
 }
 

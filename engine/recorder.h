@@ -9,6 +9,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -30,6 +31,9 @@ class RankRecorder {
   void stop();
   // Blocks until everything recorded so far has been written (for tests that kill a rank).
   void flushNow();
+  // From now on nothing is written (events queue up, no heartbeat): fault injection's stand-in for
+  // a writer thread starved of CPU when its rank is killed.
+  void holdOutputForTest() { holding_.store(true); }
 
   // Whether data events (memory, collectives, compute) are recorded right now; control events
   // always are. Toggling is how the overhead benchmark compares on and off within one run.
@@ -66,8 +70,10 @@ class RankRecorder {
   std::unique_ptr<trace::BoundedEventQueue<trace::Event>> queue_;
   std::atomic<bool> enabled_{false};
   std::atomic<bool> running_{false};
+  std::atomic<bool> holding_{false};
   std::atomic<int64_t> dropped_{0};
   int64_t droppedReported_ = 0;
+  std::chrono::steady_clock::time_point lastWrite_{};  // writer thread only
   std::atomic<int> step_{-1};
   std::atomic<int> microBatch_{0};
   std::mutex controlMutex_;
@@ -146,6 +152,7 @@ class ComputeSpan {
   trace::ComputeKind kind_;
   std::string unit_;
   int64_t begin_;
+  int unwindingAtStart_;  // std::uncaught_exceptions() when it began
   ComputeSpan* enclosing_ = nullptr;
   void* deviceBegin_ = nullptr;  // DeviceClock::Mark
 };

@@ -21,8 +21,10 @@
 #include <torch/cuda.h>
 
 #include "engine/run_summary.h"
+#include "engine/stall_watch.h"
 #include "engine/tensor_files.h"
 #include "trace/chrome_trace.h"
+#include "trace/output_file.h"
 #include "trace/rank_placements.h"
 #include "trace/stream_merger.h"
 #include "trace/wire.h"
@@ -64,7 +66,11 @@ struct RankProcess {
   bool waitingAtGate = false; // the rank said it waits at the gate and was not released since
   std::string waitingBefore;  // the event group it waits before
   int waitingStep = -1;
+  bool killedByController = false;  // it did not stop within the grace after SIGTERM: SIGKILLed
 };
+
+// Seconds a rank has, after SIGTERM, to send what it recorded and exit before it is SIGKILLed.
+constexpr int kStopGraceSeconds = 3;
 
 // Hands each live rank one release token (engine/step_gate.h). A socket, not a pipe, so a rank
 // that died meanwhile is an error to ignore here (MSG_NOSIGNAL), never a SIGPIPE.
@@ -90,6 +96,10 @@ GateStatus gateStatusOf(const std::vector<RankProcess>& ranks) {
 }
 
 std::string describeExit(const RankProcess& p) {
+  if (WIFSIGNALED(p.waitStatus) && p.killedByController && WTERMSIG(p.waitStatus) == SIGKILL) {
+    return "was killed by shardscope (SIGKILL), as it had not stopped within " +
+           std::to_string(kStopGraceSeconds) + " s of being asked to";
+  }
   if (WIFSIGNALED(p.waitStatus)) {
     const int sig = WTERMSIG(p.waitStatus);
     return "died: killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")";
@@ -105,7 +115,10 @@ bool failed(const RankProcess& p) {
 // was killed, else one whose error is not a lost connection, else the first one seen.
 int rootCause(const std::vector<RankProcess>& ranks, const std::vector<int>& failureOrder) {
   for (int r : failureOrder) {
-    if (WIFSIGNALED(ranks[r].waitStatus) && WTERMSIG(ranks[r].waitStatus) != SIGTERM) return r;
+    if (WIFSIGNALED(ranks[r].waitStatus) && WTERMSIG(ranks[r].waitStatus) != SIGTERM &&
+        !ranks[r].killedByController) {
+      return r;
+    }
   }
   for (int r : failureOrder) {
     const auto& e = ranks[r].reportedError;
@@ -160,27 +173,31 @@ class TempConfigFile {
   std::string path_;
 };
 
-void writeTextFile(const std::string& path, const std::function<void(std::ostream&)>& write) {
-  std::ofstream out(path);
-  write(out);
-  if (!out) throw std::runtime_error("cannot write '" + path + "'");
-}
-
-void finishOutputs(const RunConfig& config, const RunResult& result) {
+// Every output is written even when another fails (a CSV on a full disk must not cost the trace);
+// each failure is kept in the result, by name, and makes the run's exit status non-zero.
+void finishOutputs(const RunConfig& config, RunResult& result) {
+  auto keep = [&](std::optional<std::string> error) {
+    if (error) result.outputErrors.push_back(*error);
+  };
   if (!config.tracePath.empty()) {
-    writeTextFile(config.tracePath, [&](std::ostream& out) {
+    keep(trace::writeOutputFile(config.tracePath, [&](std::ostream& out) {
       trace::writeChromeTrace(out, result.recording, summaryJson(config, result)["config"]);
-    });
+    }));
   }
   if (!config.memoryCsvPath.empty()) {
-    writeTextFile(config.memoryCsvPath,
-                  [&](std::ostream& out) { trace::writeMemoryCsv(out, result.recording); });
+    keep(trace::writeOutputFile(config.memoryCsvPath,
+                                [&](std::ostream& out) { trace::writeMemoryCsv(out, result.recording); }));
   }
   if (!config.exportDir.empty() && !result.losses.empty()) {
-    saveTensor(config.exportDir + "/losses.pt",
-               at::tensor(result.losses, at::TensorOptions().dtype(at::kDouble)).to(at::kFloat));
+    try {
+      saveTensor(config.exportDir + "/losses.pt",
+                 at::tensor(result.losses, at::TensorOptions().dtype(at::kDouble)).to(at::kFloat));
+    } catch (const std::exception& e) {
+      result.outputErrors.push_back("cannot write '" + config.exportDir + "/losses.pt': " + e.what());
+    }
   }
-  if (!config.summaryPath.empty()) writeSummaryFile(config.summaryPath, config, result);
+  // Last, so it can name the outputs that failed before it.
+  if (!config.summaryPath.empty()) keep(writeSummaryFile(config.summaryPath, config, result));
 }
 
 }  // namespace
@@ -292,13 +309,20 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
   bool stopping = false;
   auto stopAll = [&](int signal) {
     for (auto& p : ranks) {
-      if (!p.exited) ::kill(p.pid, signal);
+      if (p.exited) continue;
+      ::kill(p.pid, signal);
+      if (signal == SIGKILL) p.killedByController = true;
     }
   };
+  StallWatch stallWatch(config.world,
+                        std::chrono::milliseconds(static_cast<int64_t>(config.stallTimeoutS * 1000)),
+                        std::chrono::steady_clock::now());
+  std::string stalled;  // why the run was stopped as stalled, or empty
   auto stopDeadline = std::chrono::steady_clock::time_point::max();
 
   auto handleEvent = [&](RankProcess& proc, const trace::Event& event) {
     if (callbacks.onEvent) callbacks.onEvent(event);
+    stallWatch.sent(proc.rank, event);
     switch (event.kind) {
       case trace::EventKind::Memory:
       case trace::EventKind::Collective:
@@ -392,13 +416,16 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
       char buffer[65536];
       ssize_t n = ::read(p.eventFd, buffer, sizeof(buffer));
       if (n > 0) {
+        stallWatch.heard(p.rank, std::chrono::steady_clock::now());
         p.lines.feed(buffer, static_cast<size_t>(n), [&](std::string_view line) {
+          if (line.empty()) return;  // a heartbeat: heard above, nothing to decode
           if (auto event = trace::decodeEventLine(line)) handleEvent(p, *event);
         });
       } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
         ::close(p.eventFd);
         p.eventFd = -1;
         merger.finishRank(p.rank);
+        stallWatch.ended(p.rank);
       }
     }
     for (auto& p : ranks) {
@@ -416,18 +443,27 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
       stoppedByUser = true;
       stopping = true;
       stopAll(SIGTERM);
-      stopDeadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+      stopDeadline = std::chrono::steady_clock::now() + std::chrono::seconds(kStopGraceSeconds);
+    }
+    if (!stopping) {
+      if (auto silent = stallWatch.stalled(std::chrono::steady_clock::now())) {
+        // A stopped or frozen rank holds every peer in its next collective until Gloo's timeout.
+        stalled = *silent;
+        stopping = true;
+        stopAll(SIGTERM);
+        stopDeadline = std::chrono::steady_clock::now() + std::chrono::seconds(kStopGraceSeconds);
+      }
     }
     if (!diverged.empty() && !stopping) {  // every later step would be nan too: stop now
       stopping = true;
       stopAll(SIGTERM);
-      stopDeadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+      stopDeadline = std::chrono::steady_clock::now() + std::chrono::seconds(kStopGraceSeconds);
     }
     if (!failureOrder.empty() && !stopping) {
       // Peers of a dead rank would wait in their collectives until Gloo's timeout: stop them now.
       stopping = true;
       stopAll(SIGTERM);
-      stopDeadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+      stopDeadline = std::chrono::steady_clock::now() + std::chrono::seconds(kStopGraceSeconds);
     }
     if (stopping && std::chrono::steady_clock::now() > stopDeadline) stopAll(SIGKILL);
     bool allDone = true;
@@ -438,18 +474,40 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
   merger.flush();
   if (callbacks.onIdle) callbacks.onIdle();
   result.outOfOrderEvents = merger.outOfOrder();
+  // A step any rank finished, every rank finished: a rank's step ends with the loss all-reduce,
+  // which completes only once every rank has trained that step and sent its loss. So a killed rank
+  // whose last step ends were still in its queue has them proven by its peers', and the run's
+  // finished steps are all of those (the losses are the same on every rank).
+  for (auto s = static_cast<int>(result.losses.size()); lossOfStep.count(s) > 0; ++s) {
+    result.losses.push_back(lossOfStep[s]);
+  }
+  const int finishedSteps = static_cast<int>(result.losses.size());
   if (!diverged.empty()) {
     result.error = diverged;
   } else if (stoppedByUser) {
     result.stopped = true;
     result.error = "stopped by the user after " + std::to_string(result.losses.size()) + " of " +
                    std::to_string(config.steps) + " steps.";
+  } else if (!stalled.empty()) {
+    std::string killed;
+    for (const auto& p : ranks) {
+      if (p.killedByController) killed += (killed.empty() ? "" : ", ") + std::to_string(p.rank);
+    }
+    char limit[32];
+    std::snprintf(limit, sizeof limit, "%g", config.stallTimeoutS);
+    result.error = stalled + ". The run was stopped after " + std::to_string(finishedSteps) + " of " +
+                   std::to_string(config.steps) + " steps" +
+                   (killed.empty() ? "" : " (shardscope killed rank " + killed + ", which did not stop when asked)") +
+                   "; what was recorded is kept. Is the rank stopped (SIGSTOP, a debugger)? If it may "
+                   "rightly be silent that long, raise --stall-timeout (it is " + limit + " s).";
   } else if (failureOrder.empty()) {
     result.ok = true;
   } else {
     const RankProcess& cause = ranks[rootCause(ranks, failureOrder)];
-    const std::string where = cause.lastStep + 1 < config.steps
-                                  ? " during step " + std::to_string(cause.lastStep + 2)
+    // The step it was in: the first that not every rank finished (its own step ends may have been
+    // lost with it, so its lastStep can lag behind).
+    const std::string where = finishedSteps < config.steps
+                                  ? " during step " + std::to_string(finishedSteps + 1)
                                   : " after the last step";
     result.error = "rank " + std::to_string(cause.rank) + " " +
                    (cause.reportedError.empty() ? describeExit(cause) + where

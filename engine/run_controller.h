@@ -27,6 +27,8 @@ struct RunResult {
   int worldSize = 0;
   trace::RunRecording recording;              // everything the ranks recorded, merged in time order
   int64_t outOfOrderEvents = 0;               // events the merger saw after later ones (counted)
+  std::vector<std::string> outputErrors;      // --trace, --memory-csv, --summary that could not be
+                                              // written, one line each; the others were written
 };
 
 // --step-gate: where the ranks are. Every rank waits before `next` when waiting == ranks.

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "engine/run_controller.h"
+#include "trace/output_file.h"
 #include "trace/run_stats.h"
 
 namespace shardscope {
@@ -78,13 +79,14 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result) {
                       {"ranks", ranks},
                       {"out_of_order_events", result.outOfOrderEvents}};
   if (!result.ok) j["error"] = result.error;
+  if (!result.outputErrors.empty()) j["output_errors"] = result.outputErrors;
   return j;
 }
 
-void writeSummaryFile(const std::string& path, const RunConfig& config, const RunResult& result) {
-  std::ofstream out(path);
-  out << summaryJson(config, result).dump(2) << "\n";
-  if (!out) throw std::runtime_error("cannot write summary '" + path + "'");
+std::optional<std::string> writeSummaryFile(const std::string& path, const RunConfig& config,
+                                            const RunResult& result) {
+  const std::string text = summaryJson(config, result).dump(2);
+  return trace::writeOutputFile(path, [&](std::ostream& out) { out << text << "\n"; });
 }
 
 }  // namespace shardscope

@@ -28,7 +28,7 @@ nlohmann::json RunConfig::toJson() const {
           {"prefetch", prefetch},   {"precision", precision}, {"lora-rank", loraRank},
           {"accumulate", accumulate}, {"activation-checkpointing", activationCheckpointing},
           {"recording", recording}, {"step-gate", stepGate}, {"gpu-memory", gpuMemoryGB},
-          {"peak-tflops", peakTflops}};
+          {"peak-tflops", peakTflops}, {"stall-timeout", stallTimeoutS}};
 }
 
 namespace {
@@ -108,6 +108,7 @@ std::optional<std::string> applyConfigJson(const nlohmann::json& json, RunConfig
     else if (key == "bucket-cap-mb") err = readValue(v, key, c.bucketCapMb);
     else if (key == "gpu-memory") err = readValue(v, key, c.gpuMemoryGB);
     else if (key == "peak-tflops") err = readValue(v, key, c.peakTflops);
+    else if (key == "stall-timeout") err = readValue(v, key, c.stallTimeoutS);
     else if (key == "prefetch") err = readValue(v, key, c.prefetch);
     else if (key == "precision") err = readValue(v, key, c.precision);
     else if (key == "lora-rank") err = readValue(v, key, c.loraRank);
@@ -339,6 +340,12 @@ std::optional<std::string> validate(const RunConfig& c) {
     std::snprintf(given, sizeof given, "%g", c.peakTflops);
     return "--peak-tflops is " + std::string(given) + "; give one device's peak in TFLOP/s (e.g. 989 for an "
            "H100's dense bf16, or what a matmul benchmark measured on this CPU) for MFU, or 0 for none.";
+  }
+  if (!(c.stallTimeoutS >= 0) || !std::isfinite(c.stallTimeoutS)) {
+    char given[32];
+    std::snprintf(given, sizeof given, "%g", c.stallTimeoutS);
+    return "--stall-timeout is " + std::string(given) + "; give the seconds a rank may send nothing before "
+           "the run is stopped as stalled (default 30; Gloo's own timeout is 300), or 0 never to stop.";
   }
   if (c.seed < 0) {
     return "--seed is " + std::to_string(c.seed) + "; it must be 0 or more.";

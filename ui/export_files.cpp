@@ -1,8 +1,7 @@
 #include "ui/export_files.h"
 
-#include <fstream>
-
 #include "trace/chrome_trace.h"
+#include "trace/output_file.h"
 
 namespace shardscope::ui {
 
@@ -19,14 +18,11 @@ std::string exportSessions(const std::vector<Session>& sessions, const std::stri
     }
     const std::string path = base + (sessions.size() > 1 ? "." + s.config.strategy : std::string()) +
                              (trace ? ".json" : ".csv");
-    std::ofstream out(path);
-    if (out) {
+    const auto error = trace::writeOutputFile(path, [&](std::ostream& out) {
       if (trace) trace::writeChromeTrace(out, s.recording, s.config.toJson());
       else trace::writeMemoryCsv(out, s.recording);
-      out.close();
-    }
-    message += out ? "wrote " + path + "\n"
-                   : "cannot write '" + path + "': choose a file name base in a writable directory\n";
+    });
+    message += error ? *error + "\n" : "wrote " + path + "\n";
   }
   return message;
 }

@@ -2,7 +2,10 @@
 // Faults are injected with SHARDSCOPE_FAULT (see engine/rank_worker.cpp).
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
+#include <future>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -55,6 +58,106 @@ TEST(RankFailure, RankErrorMessageReachesTheUser) {
   EXPECT_NE(r.output.find("rank 2 failed during step 1: injected fault"), std::string::npos)
       << r.output;
   EXPECT_LT(r.seconds, 60.0);
+}
+
+// Counts each rank's "step N" spans in a Chrome trace: the steps the trace says it finished.
+std::map<int, int> stepSpansPerRank(const std::string& tracePath) {
+  auto trace = nlohmann::json::parse(std::ifstream(tracePath));
+  std::map<int, int> steps;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e.value("ph", "") == "X" && e.value("name", "").rfind("step ", 0) == 0) ++steps[e["pid"].get<int>()];
+  }
+  return steps;
+}
+
+// A killed rank's last step ends can still sit in its queue (its writer starved of CPU): lost
+// with it. Its peers' step ends prove it finished those steps (each ends in an all-reduce of the
+// loss that needs every rank), so the summary counts them, and the message names the step it died
+// in, not the last one it managed to send. A step a peer failed in is not drawn as finished.
+TEST(RankFailure, StepsAKilledRankFinishedButNeverSentAreCounted) {
+  const auto dir = testing::freshTempDir("rank_killed_unsent");
+  auto args = argsWithSummary(dir + "/summary.json");
+  args[args.size() - 3] = "10";  // --steps
+  args.insert(args.end(), {"--trace", dir + "/trace.json"});
+  // Rank 1 stops sending at step 2 (0-based) and is killed at the start of step 5.
+  auto r = testing::runShardscope(args, {"SHARDSCOPE_FAULT=rank=1,step=2,mode=unsent-kill"}, 120);
+  EXPECT_EQ(r.exitCode, 1) << r.output;
+  EXPECT_NE(r.output.find("rank 1 died: killed by signal 9 (Killed) during step 6."), std::string::npos) << r.output;
+  auto summary = nlohmann::json::parse(std::ifstream(dir + "/summary.json"));
+  EXPECT_EQ(summary["steps"].size(), 5u) << "steps 1-5 were finished by every rank";
+  const auto spans = stepSpansPerRank(dir + "/trace.json");
+  EXPECT_EQ(spans.at(0), 5) << "rank 0 failed in step 6: no span says it finished";
+  EXPECT_EQ(spans.at(2), 5);
+  EXPECT_LE(spans.count(1) ? spans.at(1) : 0, 2) << "rank 1 sent no more than steps 1-2";
+}
+
+// A rank that stops (SIGSTOP, a debugger) makes no progress and says nothing: within the stall
+// timeout the run is stopped, the rank named with what it last did, the kill that was
+// shardscope's own said to be, and what was recorded kept; never Gloo's timeout minutes later.
+TEST(RankFailure, AStoppedRankIsNamedAsStalledAndTheRunEnds) {
+  const auto dir = testing::freshTempDir("rank_stalled");
+  auto args = argsWithSummary(dir + "/summary.json");
+  args[args.size() - 3] = "10";
+  args.insert(args.end(), {"--trace", dir + "/trace.json", "--stall-timeout", "2"});
+  auto r = testing::runShardscope(args, {"SHARDSCOPE_FAULT=rank=1,step=3,mode=stop"}, 120);
+  EXPECT_EQ(r.exitCode, 1) << r.output;
+  EXPECT_NE(r.output.find("rank 1 sent nothing for 2 s; its last event: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("its last event: step 3 ended"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("stopped after 3 of 10 steps"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("shardscope killed rank 1"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("raise --stall-timeout (it is 2 s)"), std::string::npos) << r.output;
+  EXPECT_LT(r.seconds, 30.0) << "2 s of silence plus 3 s of grace, not Gloo's 300 s";
+  auto summary = nlohmann::json::parse(std::ifstream(dir + "/summary.json"));
+  EXPECT_EQ(summary["status"], "failed");
+  EXPECT_EQ(summary["steps"].size(), 3u);
+  EXPECT_EQ(stepSpansPerRank(dir + "/trace.json").at(0), 3) << "the trace is kept";
+}
+
+TEST(RankFailure, AStallTimeoutThatIsNotANumberOfSecondsIsRefused) {
+  auto r = testing::runShardscope({"run", "--stall-timeout", "-1"});
+  EXPECT_EQ(r.exitCode, 2) << r.output;
+  EXPECT_NE(r.output.find("--stall-timeout is -1"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("or 0 never to stop"), std::string::npos) << r.output;
+}
+
+// Every output is written that can be; each that cannot is named, and the exit status says so.
+TEST(RankFailure, OneFailedOutputCostsNoOtherAndIsNeverExitZero) {
+  const auto dir = testing::freshTempDir("outputs_full");
+  // The trace first: it used to end the run's writing, so the CSV and the summary were lost too.
+  auto r = testing::runShardscope({"run", "--steps", "2", "--trace", "/dev/full", "--memory-csv",
+                                   dir + "/memory.csv", "--summary", dir + "/summary.json"});
+  EXPECT_EQ(r.exitCode, 1) << r.output;
+  EXPECT_NE(r.output.find("cannot write '/dev/full': No space left on device"), std::string::npos) << r.output;
+  auto summary = nlohmann::json::parse(std::ifstream(dir + "/summary.json"));
+  EXPECT_EQ(summary["status"], "ok") << "training itself succeeded";
+  EXPECT_EQ(summary["steps"].size(), 2u);
+  ASSERT_EQ(summary["output_errors"].size(), 1u) << summary.dump();
+  EXPECT_NE(summary["output_errors"][0].get<std::string>().find("/dev/full"), std::string::npos);
+  EXPECT_GT(std::filesystem::file_size(dir + "/memory.csv"), 100u);
+}
+
+TEST(RankFailure, ACompareSummaryThatCannotBeWrittenIsAnError) {
+  auto r = testing::runShardscope({"compare", "--steps", "1", "--strategies", "ddp", "--summary", "/dev/full"});
+  EXPECT_EQ(r.exitCode, 1) << r.output;
+  EXPECT_NE(r.output.find("cannot write '/dev/full'"), std::string::npos) << r.output;
+}
+
+// Two runs writing the same trace at once: the file is one of them, whole, never a mix.
+TEST(RankFailure, TwoRunsWritingOneTraceLeaveOneWholeFile) {
+  const auto dir = testing::freshTempDir("outputs_race");
+  const std::string trace = dir + "/trace.json";
+  auto one = std::async(std::launch::async, [&] {
+    return testing::runShardscope({"run", "--steps", "3", "--trace", trace});
+  });
+  auto two = testing::runShardscope({"run", "--steps", "5", "--world", "3", "--batch", "18", "--trace", trace});
+  const auto first = one.get();
+  ASSERT_EQ(first.exitCode, 0) << first.output;
+  ASSERT_EQ(two.exitCode, 0) << two.output;
+  const auto spans = stepSpansPerRank(trace);  // parses: a mix of the two would not
+  EXPECT_TRUE((spans.size() == 2 && spans.at(0) == 3) || (spans.size() == 3 && spans.at(0) == 5));
+  size_t files = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) ++files;
+  EXPECT_EQ(files, 1u) << "no temporary file left";
 }
 
 }  // namespace
