@@ -73,8 +73,12 @@ std::unique_ptr<Communicator> connectCommunicator(const RendezvousInfo& info, co
   options.waitWorkers = true;  // every rank registers; the host counts them in
   options.timeout = std::chrono::seconds(120);
   auto tcpStore = c10::make_intrusive<c10d::TCPStore>(info.masterAddr, options);
-  // A prefix per backend, as init_process_group does, so later groups can share the store.
-  auto store = c10::make_intrusive<c10d::PrefixStore>("shardscope/default_pg", tcpStore);
+  // A prefix per backend, as init_process_group does, so later groups can share the store; under
+  // shardscope's controller, inside the run's own unguessable one (engine/run_controller.cpp).
+  const char* runPrefix = std::getenv("SHARDSCOPE_STORE_PREFIX");
+  const std::string prefix =
+      std::string("shardscope/") + (runPrefix && *runPrefix ? std::string(runPrefix) + "/" : "") + "default_pg";
+  auto store = c10::make_intrusive<c10d::PrefixStore>(prefix, tcpStore);
   auto backend = gpu ? makeNcclCommunicator(store, info, *gpu) : makeGlooCommunicator(store, info);
   return std::make_unique<RecordingCommunicator>(std::move(backend));
 }

@@ -1,6 +1,8 @@
 #include "engine/run_controller.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -15,6 +17,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <random>
 #include <thread>
 
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
@@ -36,12 +39,27 @@ namespace shardscope {
 namespace {
 
 // The rendezvous store, hosted here as torchrun's elastic agent hosts it (the ranks are told so
-// with TORCHELASTIC_USE_AGENT_STORE). It listens on a port the kernel picks and holds it from the
-// start: a port picked, released and then handed to rank 0 to listen on could be taken in between
-// by another run starting at the same moment.
+// with TORCHELASTIC_USE_AGENT_STORE). c10d's TCPStore would listen on every interface; it is handed
+// a socket of ours instead (masterListenFd), bound to the loopback address only, on a port the
+// kernel picks and that is held from the start: a port picked, released and then handed to rank 0
+// could be taken in between by another run starting at the same moment.
 c10::intrusive_ptr<c10d::TCPStore> hostRendezvousStore() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = 0;
+  socklen_t length = sizeof address;
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+      ::listen(fd, SOMAXCONN) != 0 || ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    const std::string why = std::strerror(errno);
+    if (fd >= 0) ::close(fd);
+    throw std::runtime_error("cannot host the ranks' rendezvous store on 127.0.0.1: " + why +
+                             " (the ranks meet over the loopback interface; is it up?)");
+  }
   c10d::TCPStoreOptions options;
-  options.port = 0;
+  options.port = ntohs(address.sin_port);
+  options.masterListenFd = fd;  // the store owns it from here
   options.isServer = true;
   options.waitWorkers = false;  // the ranks' backends wait for each other through it
   options.timeout = std::chrono::seconds(120);
@@ -51,6 +69,20 @@ c10::intrusive_ptr<c10d::TCPStore> hostRendezvousStore() {
     throw std::runtime_error(std::string("cannot host the ranks' rendezvous store on 127.0.0.1: ") +
                              e.what() + " (the ranks meet over the loopback interface; is it up?)");
   }
+}
+
+// Another local user can still reach a loopback port, and write keys a rank then reads as peers'
+// addresses. Each run's keys sit under a prefix of 128 random bits that only its ranks are told
+// (in their environment, which other users cannot read), so a stranger cannot name them.
+std::string unguessableStorePrefix() {
+  std::random_device entropy;  // /dev/urandom
+  std::string prefix = "run-";
+  char hex[9];
+  for (int i = 0; i < 4; ++i) {
+    std::snprintf(hex, sizeof hex, "%08x", static_cast<unsigned>(entropy()));
+    prefix += hex;
+  }
+  return prefix;
 }
 
 struct RankProcess {
@@ -131,11 +163,12 @@ int rootCause(const std::vector<RankProcess>& ranks, const std::vector<int>& fai
 }
 
 std::vector<std::string> rankEnvironment(const RunConfig& config, int rank, int port,
-                                         int eventFd, int gateFd) {
+                                         const std::string& storePrefix, int eventFd, int gateFd) {
   std::vector<std::string> env;
   static const char* kOwned[] = {"RANK=", "WORLD_SIZE=", "LOCAL_RANK=", "LOCAL_WORLD_SIZE=",
                                  "MASTER_ADDR=", "MASTER_PORT=", "TORCHELASTIC_USE_AGENT_STORE=",
-                                 "SHARDSCOPE_EVENT_FD=", "SHARDSCOPE_GATE_FD="};
+                                 "SHARDSCOPE_EVENT_FD=", "SHARDSCOPE_GATE_FD=",
+                                 "SHARDSCOPE_STORE_PREFIX="};
   for (char** e = environ; *e; ++e) {
     bool owned = false;
     for (const char* prefix : kOwned) owned |= std::strncmp(*e, prefix, std::strlen(prefix)) == 0;
@@ -149,6 +182,7 @@ std::vector<std::string> rankEnvironment(const RunConfig& config, int rank, int 
   env.push_back("MASTER_PORT=" + std::to_string(port));
   env.push_back("TORCHELASTIC_USE_AGENT_STORE=True");  // the controller hosts the store
   env.push_back("SHARDSCOPE_EVENT_FD=" + std::to_string(eventFd));
+  env.push_back("SHARDSCOPE_STORE_PREFIX=" + storePrefix);
   if (gateFd >= 0) env.push_back("SHARDSCOPE_GATE_FD=" + std::to_string(gateFd));
   return env;
 }
@@ -237,6 +271,7 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
     return result;
   }
   const int port = store->getPort();
+  const std::string storePrefix = unguessableStorePrefix();
   const bool gated = config.stepGate != "off";
   std::vector<RankProcess> ranks(config.world);
   struct CloseGates {
@@ -255,7 +290,7 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
       throw std::runtime_error("socketpair failed: cannot give the ranks a step gate");
     }
     // Everything the child needs is built before fork: after fork only async-signal-safe calls.
-    auto envStrings = rankEnvironment(config, r, port, fds[1], gate[1]);
+    auto envStrings = rankEnvironment(config, r, port, storePrefix, fds[1], gate[1]);
     std::vector<char*> envp;
     for (auto& s : envStrings) envp.push_back(s.data());
     envp.push_back(nullptr);
