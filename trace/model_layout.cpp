@@ -1,6 +1,8 @@
 #include "trace/model_layout.h"
 
 #include <algorithm>
+#include <array>
+#include <iterator>
 #include <stdexcept>
 
 namespace shardscope {
@@ -73,8 +75,10 @@ std::vector<ParamSpec> withLoraAdapters(const std::vector<ParamSpec>& base, cons
     for (const auto& target : targets) {
       const std::string layer = target.empty() ? prefix : prefix + target + ".";
       const std::string weight = layer + "weight";
-      const auto it = std::find_if(base.begin(), base.end(),
-                                   [&](const ParamSpec& p) { return p.name == weight; });
+      // Looked for within this block only (it ends at i): the whole layout per block was quadratic.
+      auto it = base.begin() + static_cast<std::ptrdiff_t>(i) + 1;
+      while (it != base.begin() && std::prev(it)->unit == base[i].unit && std::prev(it)->name != weight) --it;
+      it = it != base.begin() && std::prev(it)->name == weight ? std::prev(it) : base.end();
       if (it == base.end()) throw std::logic_error("LoRA target " + weight + " is not in the model");
       const int64_t outDim = it->shape[0], inDim = it->shape[1];
       out.push_back({layer + "lora_A", {r, inDim}, base[i].unit, true});
@@ -100,19 +104,28 @@ std::vector<ParamSpec> modelLayout(const RunConfig& config) {
 }
 
 std::vector<FlatUnit> flatUnits(const std::vector<ParamSpec>& layout, int blocks) {
+  // One pass over the layout into (slot, trainable) bins: the blocks in order, then the root. A
+  // loop over the layout per block was quadratic in layers (30,000 layers took two minutes).
+  struct Bin {
+    std::vector<int> params;
+    int64_t numel = 0;
+  };
+  std::vector<std::array<Bin, 2>> bins(static_cast<size_t>(blocks) + 1);
+  for (size_t i = 0; i < layout.size(); ++i) {
+    const int unit = layout[i].unit;
+    if (unit != kRootUnit && (unit < 0 || unit >= blocks)) continue;
+    Bin& bin = bins[unit == kRootUnit ? blocks : unit][layout[i].trainable ? 1 : 0];
+    bin.params.push_back(static_cast<int>(i));
+    bin.numel += layout[i].numel();
+  }
   std::vector<FlatUnit> out;
   for (int slot = 0; slot <= blocks; ++slot) {
     const int unit = slot == blocks ? kRootUnit : slot;
     const std::string name = unit == kRootUnit ? "root" : "blocks." + std::to_string(unit);
     const size_t first = out.size();
     for (const bool trainable : {false, true}) {
-      FlatUnit f{name, unit, trainable, {}, 0};
-      for (size_t i = 0; i < layout.size(); ++i) {
-        if (layout[i].unit != unit || layout[i].trainable != trainable) continue;
-        f.params.push_back(static_cast<int>(i));
-        f.numel += layout[i].numel();
-      }
-      if (!f.params.empty()) out.push_back(std::move(f));
+      Bin& bin = bins[slot][trainable ? 1 : 0];
+      if (!bin.params.empty()) out.push_back(FlatUnit{name, unit, trainable, std::move(bin.params), bin.numel});
     }
     if (out.size() - first == 2) out.back().name += ".lora";  // the adapters beside frozen weights
   }

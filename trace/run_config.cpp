@@ -40,10 +40,6 @@ std::string normalizeKey(std::string key) {
   return key;
 }
 
-// A value as a message shows it: at most 60 characters (a 10 MB string is not echoed back).
-std::string clipped(const std::string& text) { return text.size() > 60 ? text.substr(0, 57) + "..." : text; }
-
-std::string shown(const nlohmann::json& value) { return clipped(value.dump()); }
 
 // Strict: a whole number only from a JSON number with no fraction, within T's range (no wrapping
 // of 1e12, no 2.7 read as 2, no true read as 1); a number only from a finite JSON number; a string
@@ -51,11 +47,11 @@ std::string shown(const nlohmann::json& value) { return clipped(value.dump()); }
 template <typename T>
 std::optional<std::string> readValue(const nlohmann::json& value, const std::string& key, T& out) {
   if constexpr (std::is_same_v<T, std::string>) {
-    if (!value.is_string()) return "config key '" + key + "' has value " + shown(value) + "; it must be a string.";
+    if (!value.is_string()) return "config key '" + key + "' has value " + trace::shownValue(value) + "; it must be a string.";
     out = value.get<std::string>();
   } else if constexpr (std::is_floating_point_v<T>) {
     if (!value.is_number() || !std::isfinite(value.get<double>())) {
-      return "config key '" + key + "' has value " + shown(value) + "; it must be a finite number, e.g. \"" + key + "\": 1.5.";
+      return "config key '" + key + "' has value " + trace::shownValue(value) + "; it must be a finite number, e.g. \"" + key + "\": 1.5.";
     }
     out = value.get<T>();
   } else {
@@ -63,13 +59,13 @@ std::optional<std::string> readValue(const nlohmann::json& value, const std::str
                        (value.is_number_float() && std::isfinite(value.get<double>()) &&
                         std::trunc(value.get<double>()) == value.get<double>());
     if (!whole) {
-      return "config key '" + key + "' has value " + shown(value) + "; it must be a whole number, e.g. \"" + key + "\": 4.";
+      return "config key '" + key + "' has value " + trace::shownValue(value) + "; it must be a whole number, e.g. \"" + key + "\": 4.";
     }
     const long double v = value.is_number_unsigned() ? static_cast<long double>(value.get<uint64_t>())
                           : value.is_number_integer() ? static_cast<long double>(value.get<int64_t>())
                                                       : static_cast<long double>(value.get<double>());
     if (v < static_cast<long double>(std::numeric_limits<T>::min()) || v > static_cast<long double>(std::numeric_limits<T>::max())) {
-      return "config key '" + key + "' has value " + shown(value) + ", out of range: it must be a whole number from " +
+      return "config key '" + key + "' has value " + trace::shownValue(value) + ", out of range: it must be a whole number from " +
              std::to_string(std::numeric_limits<T>::min()) + " to " + std::to_string(std::numeric_limits<T>::max()) + ".";
     }
     out = static_cast<T>(v);
@@ -168,7 +164,7 @@ std::optional<std::string> oneOf(const char* option, const std::string& value,
     if (value == a) return std::nullopt;
     list += list.empty() ? a : std::string(", ") + a;
   }
-  return std::string("--") + option + " '" + clipped(value) + "' is not known; choose one of: " + list + ".";
+  return std::string("--") + option + " '" + trace::clipped(value) + "' is not known; choose one of: " + list + ".";
 }
 
 // stat and mkdir rather than std::filesystem: the binaries link libtorch.so, which exports its

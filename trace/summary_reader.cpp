@@ -97,14 +97,19 @@ LoadedSummary loadSummary(const std::string& path) {
     return out;
   }
   const auto& j = parsed.value;
-  const std::string schema = j.is_object() ? j.value("schema", "") : "";
+  const bool named = j.is_object() && j.contains("schema");
+  const std::string schema = named && j["schema"].is_string() ? j["schema"].get<std::string>() : "";
   try {
     if (schema == "shardscope.compare/1") {
       for (const auto& [strategy, run] : j["runs"].items()) out.runs.push_back(readRun(run));
     } else if (schema.rfind("shardscope.summary/", 0) == 0) {
       out.runs.push_back(readRun(j));
     } else {
-      out.error = "'" + path + "' is not a shardscope summary or trace (written by --summary or --trace).";
+      out.error = "'" + path + "' is not a shardscope summary or trace (written by --summary or --trace)" +
+                  (named ? ": its \"schema\" is " + shownValue(j["schema"]) +
+                               ", not \"shardscope.summary/4\" (run --summary) or \"shardscope.compare/1\" (compare --summary)"
+                         : std::string()) +
+                  ".";
     }
   } catch (const nlohmann::json::exception& e) {
     out.error = "'" + path + "' is a malformed summary (" + e.what() + ").";

@@ -18,4 +18,8 @@ struct UserJson {
 
 UserJson parseUserJson(const std::string& text, bool allowComments = false);
 
+// A value as a message shows it: at most 60 characters (a 10 MB string is not echoed back).
+std::string clipped(const std::string& text);
+std::string shownValue(const nlohmann::json& value);  // clipped(value.dump())
+
 }  // namespace shardscope::trace

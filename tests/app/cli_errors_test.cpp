@@ -126,6 +126,13 @@ TEST(CliErrors, NumbersOutOfRangeEmptyOrOfTheWrongKindAreRefused) {
   expectRejected({"view", dir + "/t.json"}, "nested deeper than 64 levels");
   std::ofstream(dir + "/t.json") << R"({"traceEvents": [1, 2]})";
   expectRejected({"view", dir + "/t.json"}, "its event 1 is a number, not an object");
+  // A schema that is not a string was a raw type error; a pid far past any rank, std::bad_alloc.
+  std::ofstream(dir + "/s.json") << R"({"schema": 5})";
+  expectRejected({"view", dir + "/s.json"}, "its \"schema\" is 5, not \"shardscope.summary/4\"");
+  std::ofstream(dir + "/t.json") << R"({"traceEvents": [{"ph": "C", "name": "memory", "pid": 2000000000, "ts": 1, "args": {"param_shard": 5}}]})";
+  expectRejected({"view", dir + "/t.json"}, "has an event whose pid is 2000000000; in a shardscope trace the pid is the rank");
+  std::ofstream(dir + "/t.json") << R"({"traceEvents": [{"ph": "C", "name": "memory", "pid": -3, "ts": 1, "args": {}}]})";
+  expectRejected({"view", dir + "/t.json"}, "whose pid is -3");
   // 2.0 is a whole number.
   std::ofstream(dir + "/c.json") << R"({"world": 2.0, "steps": 1, "model": "mlp", "layers": 1, "hidden": 8})";
   EXPECT_EQ(runShardscope({"run", "--config", dir + "/c.json"}).exitCode, 0);
