@@ -117,6 +117,10 @@ void RunOptions::addOutputs(CLI::App& cmd) {
                    "this CPU): MFU = model FLOP/s / peak, in the summary, the tables and the app's "
                    "throughput lane; 0: no MFU",
                    d.peakTflops));
+  bind("--memory-check", &RunConfig::memoryCheck,
+       withDefault("on: before any rank starts, refuse a CPU run whose predicted memory (model states and "
+                   "activations per rank, times the ranks) exceeds what this host has free; off: run anyway",
+                   d.memoryCheck));
   bind("--stall-timeout", &RunConfig::stallTimeoutS,
        withDefault("seconds a rank may send nothing (its recorder says it is alive every second, even "
                    "while it waits at the step gate) before the run is stopped, the rank named with its "

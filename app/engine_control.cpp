@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "engine/run_controller.h"
+#include "estimate/memory_preflight.h"
 #include "trace/rank_placements.h"
 
 namespace shardscope::app {
@@ -17,6 +18,7 @@ EngineSessionControl::~EngineSessionControl() {
 
 std::string EngineSessionControl::checkConfig(const RunConfig& config) const {
   auto problem = checkDeviceAvailable(config);
+  if (!problem) problem = estimate::checkMemoryAvailable(config);
   return problem ? *problem : std::string();
 }
 

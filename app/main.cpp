@@ -25,6 +25,7 @@
 #include "engine/rank_worker.h"
 #include "engine/run_controller.h"
 #include "engine/run_summary.h"
+#include "estimate/memory_preflight.h"
 #include "trace/model_layout.h"
 #include "trace/output_file.h"
 
@@ -413,6 +414,11 @@ int dispatch(int argc, char** argv) {
     return failUsage(*err);
   }
   if (auto err = shardscope::checkDeviceAvailable(config)) return failUsage(*err);
+  for (const auto& run : compare->parsed() ? runs : std::vector<shardscope::RunConfig>{config}) {
+    if (auto err = shardscope::estimate::checkMemoryAvailable(run)) {
+      return failUsage(compare->parsed() ? run.strategy + " at world " + std::to_string(run.world) + ": " + *err : *err);
+    }
+  }
   const auto& window = compare->parsed() ? compareWindow : runWindow;
   if (!window.focus.empty()) {
     std::string strategies;

@@ -31,6 +31,7 @@ std::atomic<uint8_t> gPhase{static_cast<uint8_t>(trace::Phase::None)};
 DeviceClock* gDeviceClock = nullptr;
 constexpr auto kDrainInterval = std::chrono::milliseconds(5);
 constexpr auto kHeartbeatInterval = std::chrono::seconds(1);
+constexpr size_t kWriteChunkBytes = size_t{1} << 20;
 
 // Gloo runs each collective on a worker thread of its own (c10d names them "pt_gloo_runloop")
 // and stages it there in flat buffers of the collective's size. Those are communication buffers,
@@ -101,9 +102,25 @@ void RankRecorder::writeAll(const std::string& bytes) {
 
 void RankRecorder::drainOnce(std::string& buffer) {
   buffer.clear();
+  // Control events are taken first, so every data event recorded before them is already queued,
+  // and so among the first capacity() popped (the queue never holds more): data first, then
+  // control, as a StepEnd must follow the events of its step. Popping is bounded by that too; an
+  // unbounded "pop until empty" never ended while training kept pushing faster than this
+  // low-priority thread encodes, and the rank fell silent (a stall, to the controller).
+  std::deque<trace::Event> control;
+  {
+    std::lock_guard<std::mutex> lock(controlMutex_);
+    control.swap(controlEvents_);
+  }
   trace::Event e;
-  // Data first, then control: a StepEnd must follow the events of its step.
-  while (queue_->tryPop(e)) buffer += trace::encodeEventLine(e);
+  for (size_t popped = 0; popped < queue_->capacity() && queue_->tryPop(e); ++popped) {
+    buffer += trace::encodeEventLine(e);
+    if (buffer.size() >= kWriteChunkBytes) {  // the controller hears from us while we encode on
+      writeAll(buffer);
+      lastWrite_ = std::chrono::steady_clock::now();
+      buffer.clear();
+    }
+  }
   const int64_t dropped = dropped_.load(std::memory_order_relaxed);
   if (dropped != droppedReported_) {
     trace::Event d;
@@ -113,11 +130,6 @@ void RankRecorder::drainOnce(std::string& buffer) {
     d.count = dropped - droppedReported_;
     droppedReported_ = dropped;
     buffer += trace::encodeEventLine(d);
-  }
-  std::deque<trace::Event> control;
-  {
-    std::lock_guard<std::mutex> lock(controlMutex_);
-    control.swap(controlEvents_);
   }
   for (auto& c : control) buffer += trace::encodeEventLine(c);
   // A rank with nothing to say (waiting at the step gate, in a long collective) still says it is

@@ -28,7 +28,8 @@ nlohmann::json RunConfig::toJson() const {
           {"prefetch", prefetch},   {"precision", precision}, {"lora-rank", loraRank},
           {"accumulate", accumulate}, {"activation-checkpointing", activationCheckpointing},
           {"recording", recording}, {"step-gate", stepGate}, {"gpu-memory", gpuMemoryGB},
-          {"peak-tflops", peakTflops}, {"stall-timeout", stallTimeoutS}};
+          {"peak-tflops", peakTflops}, {"stall-timeout", stallTimeoutS},
+          {"memory-check", memoryCheck}};
 }
 
 namespace {
@@ -105,6 +106,7 @@ std::optional<std::string> applyConfigJson(const nlohmann::json& json, RunConfig
     else if (key == "gpu-memory") err = readValue(v, key, c.gpuMemoryGB);
     else if (key == "peak-tflops") err = readValue(v, key, c.peakTflops);
     else if (key == "stall-timeout") err = readValue(v, key, c.stallTimeoutS);
+    else if (key == "memory-check") err = readValue(v, key, c.memoryCheck);
     else if (key == "prefetch") err = readValue(v, key, c.prefetch);
     else if (key == "precision") err = readValue(v, key, c.precision);
     else if (key == "lora-rank") err = readValue(v, key, c.loraRank);
@@ -261,6 +263,7 @@ std::optional<std::string> validate(const RunConfig& c) {
   if (auto e = oneOf("recording", c.recording, {"on", "off", "alternate"})) return e;
   if (auto e = oneOf("bind-cores", c.bindCores, {"off", "rank"})) return e;
   if (auto e = oneOf("step-gate", c.stepGate, {"off", "group", "step"})) return e;
+  if (auto e = oneOf("memory-check", c.memoryCheck, {"on", "off"})) return e;
   if (c.stepGate != "off" && c.recording != "on") {
     return "--step-gate " + c.stepGate + " shows each event group as the ranks reach it, which needs " +
            "--recording on (it is '" + c.recording + "'). Drop --recording, or use --step-gate off.";

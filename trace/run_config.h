@@ -60,6 +60,8 @@ struct RunConfig {
                                    // memory lanes and the headroom in the tables; 0: none
   double peakTflops = 0;           // one device's peak, TFLOP/s, stated by the user (e.g. a matmul
                                    // benchmark's): MFU = model FLOP/s / peak; 0: no MFU
+  std::string memoryCheck = "on";  // on: refuse a CPU run whose predicted memory exceeds what the
+                                   // host has free (estimate/memory_preflight.h); off: run anyway
   double stallTimeoutS = 30;       // a rank silent this long (not even its recorder's heartbeat) is
                                    // stalled: the run is stopped and the rank named; 0: never
 

@@ -138,6 +138,17 @@ TEST(CliErrors, NumbersOutOfRangeEmptyOrOfTheWrongKindAreRefused) {
   EXPECT_EQ(runShardscope({"run", "--config", dir + "/c.json"}).exitCode, 0);
 }
 
+// A run this host cannot hold is refused before any rank starts (it grew past 8 GB and was
+// OOM-killed); --memory-check off is the way round the estimate, and is itself checked.
+TEST(CliErrors, ARunThatCannotFitInMemoryIsRefusedBeforeItStarts) {
+  // 6.6 billion parameters: 105 GB of model states per rank.
+  expectRejected({"run", "--layers", "100000", "--hidden", "256"}, "this run needs at least");
+  expectRejected({"run", "--layers", "100000", "--hidden", "256"}, "pass --memory-check off");
+  expectRejected({"compare", "--layers", "100000", "--hidden", "256", "--strategies", "full_shard"},
+                 "full_shard at world 2: this run needs");
+  expectRejected({"run", "--memory-check", "maybe"}, "--memory-check 'maybe' is not known; choose one of: on, off");
+}
+
 // Files with no end (/dev/zero) or that inflate to gigabytes are refused at a stated size, not read
 // until memory runs out; a directory is named as one.
 TEST(CliErrors, OversizedInputsAreRefusedAtTheirLimit) {

@@ -1,0 +1,32 @@
+// Before any rank starts: does the run fit in the memory this host has free? A run that cannot is
+// refused with both figures, instead of growing until the kernel's OOM killer ends it (--layers
+// 100000 went past 8 GB in 11 s). The figure is the estimator's, a lower bound: model states plus
+// (gpt) saved activations per rank, times the ranks, which on CPU share this host's memory. What
+// the estimator leaves out (communication buffers, allocator slack, LibTorch itself) only adds.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "trace/run_config.h"
+
+namespace shardscope::estimate {
+
+struct HostMemory {
+  int64_t availableBytes = -1;  // -1: not known (then nothing is refused)
+  std::string source;           // "MemAvailable in /proc/meminfo", or the cgroup's limit
+};
+
+// The smaller of the kernel's MemAvailable and what this process's cgroup (v2) still allows.
+HostMemory hostMemoryAvailable();
+
+// Why `config` cannot fit in `host`, naming the prediction, what is free and the override; nothing
+// when it fits, when --memory-check is off, on a GPU (device memory is the rank's own), or when the
+// free memory is not known.
+std::optional<std::string> memoryShortfall(const RunConfig& config, const HostMemory& host);
+
+// memoryShortfall against this host, now.
+std::optional<std::string> checkMemoryAvailable(const RunConfig& config);
+
+}  // namespace shardscope::estimate
