@@ -13,12 +13,16 @@ RankReporter::RankReporter(int rank) : rank_(rank) {
 
 void RankReporter::send(const trace::Event& event) {
   if (fd_ < 0) {
+    // Under another launcher every rank's failure is its own to tell (torchrun shows each rank's
+    // stderr); progress is rank 0's alone.
+    if (event.kind == trace::EventKind::RankError) {
+      std::fprintf(stderr, "shardscope worker, rank %d: %s\n", event.rank, event.text.c_str());
+      return;
+    }
     if (rank_ != 0) return;
     if (event.kind == trace::EventKind::StepEnd) {
       std::printf("step %d  loss %.6f  step %.1f ms\n", event.step + 1, event.loss,
                   trace::activeStepNs(event) / 1e6);
-    } else if (event.kind == trace::EventKind::RankError) {
-      std::fprintf(stderr, "rank %d: %s\n", event.rank, event.text.c_str());
     }
     std::fflush(stdout);
     return;

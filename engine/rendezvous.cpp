@@ -37,6 +37,19 @@ int requireIntEnv(const char* name, int minValue) {
   return static_cast<int>(value);
 }
 
+// How long a rank waits for the store (default 120 s, as it always was).
+int rendezvousTimeoutSeconds() {
+  const char* text = std::getenv("SHARDSCOPE_RENDEZVOUS_TIMEOUT_S");
+  if (!text || !*text) return 120;
+  return requireIntEnv("SHARDSCOPE_RENDEZVOUS_TIMEOUT_S", 1);
+}
+
+// c10d's messages run to a backtrace: the first line is the one that says what happened.
+std::string firstLine(const std::string& text) {
+  const auto end = text.find('\n');
+  return end == std::string::npos ? text : text.substr(0, end);
+}
+
 }  // namespace
 
 RendezvousInfo rendezvousFromEnvironment() {
@@ -71,8 +84,24 @@ std::unique_ptr<Communicator> connectCommunicator(const RendezvousInfo& info, co
   options.isServer = info.rank == 0 && !agentHostsStore;
   options.numWorkers = info.worldSize;
   options.waitWorkers = true;  // every rank registers; the host counts them in
-  options.timeout = std::chrono::seconds(120);
-  auto tcpStore = c10::make_intrusive<c10d::TCPStore>(info.masterAddr, options);
+  const int timeoutSeconds = rendezvousTimeoutSeconds();
+  options.timeout = std::chrono::seconds(timeoutSeconds);
+  c10::intrusive_ptr<c10d::TCPStore> tcpStore;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    tcpStore = c10::make_intrusive<c10d::TCPStore>(info.masterAddr, options);
+  } catch (const std::exception& e) {
+    const std::string where = info.masterAddr + ":" + std::to_string(info.masterPort);
+    throw std::runtime_error(
+        (options.isServer ? "could not host the rendezvous store on port " + std::to_string(info.masterPort)
+                          : "could not reach the rendezvous store at " + where + " in " +
+                                std::to_string(static_cast<int>(std::chrono::duration<double>(
+                                                   std::chrono::steady_clock::now() - start).count() + 0.5)) +
+                                " s (timeout " + std::to_string(timeoutSeconds) + " s; c10d tries twice)") +
+        " (MASTER_ADDR, MASTER_PORT). Is the launcher (torchrun's agent, or rank 0) running there, is the "
+        "address right, and is the port open? SHARDSCOPE_RENDEZVOUS_TIMEOUT_S sets the wait. c10d said: " +
+        firstLine(e.what()));
+  }
   // A prefix per backend, as init_process_group does, so later groups can share the store; under
   // shardscope's controller, inside the run's own unguessable one (engine/run_controller.cpp).
   const char* runPrefix = std::getenv("SHARDSCOPE_STORE_PREFIX");

@@ -160,5 +160,29 @@ TEST(RankFailure, TwoRunsWritingOneTraceLeaveOneWholeFile) {
   EXPECT_EQ(files, 1u) << "no temporary file left";
 }
 
+// A worker under another launcher (torchrun) says what went wrong whatever its rank, in its own
+// words, within the rendezvous timeout it states.
+TEST(RankFailure, AWorkerOfAnyRankSaysWhyItFailed) {
+  auto r = testing::runShardscope({"worker", "--steps", "1"},
+                                  {"RANK=5", "WORLD_SIZE=2", "MASTER_ADDR=127.0.0.1", "MASTER_PORT=1"}, 60);
+  EXPECT_EQ(r.exitCode, 1) << r.output;
+  EXPECT_NE(r.output.find("shardscope worker, rank 5: RANK=5 must be below WORLD_SIZE=2"), std::string::npos)
+      << r.output;
+}
+
+TEST(RankFailure, AWorkerThatCannotReachTheStoreSaysSoWithinItsTimeout) {
+  // Port 1 on loopback: nothing listens there, so every connection is refused.
+  auto r = testing::runShardscope({"worker", "--steps", "1"},
+                                  {"RANK=1", "WORLD_SIZE=2", "LOCAL_RANK=1", "MASTER_ADDR=127.0.0.1",
+                                   "MASTER_PORT=1", "SHARDSCOPE_RENDEZVOUS_TIMEOUT_S=3"},
+                                  60);
+  EXPECT_EQ(r.exitCode, 1) << r.output;
+  EXPECT_NE(r.output.find("shardscope worker, rank 1: could not reach the rendezvous store at 127.0.0.1:1 in "),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find(" s (timeout 3 s; c10d tries twice) (MASTER_ADDR, MASTER_PORT)"), std::string::npos) << r.output;
+  EXPECT_LT(r.seconds, 30.0) << "the timeout it stated, not c10d's minutes";
+}
+
 }  // namespace
 }  // namespace shardscope
