@@ -127,7 +127,8 @@ void EngineSessionControl::runOne(const RunConfig& config, int index) {
   s.gate.gated = false;
   gateContinue_.store(false);
   gateSteps_.store(0);
-  s.status = result.ok ? ui::SessionStatus::Done : ui::SessionStatus::Failed;
+  // An output that could not be written fails the session as it fails a headless run (exit 1).
+  s.status = result.ok && result.outputErrors.empty() ? ui::SessionStatus::Done : ui::SessionStatus::Failed;
   if (!result.ok) s.error = result.error;
   for (const auto& e : result.outputErrors) s.error += (s.error.empty() ? "" : "\n") + e;
   if (!result.deviceDescription.empty()) s.device = result.deviceDescription;

@@ -127,8 +127,21 @@ GateStatus gateStatusOf(const std::vector<RankProcess>& ranks) {
   return status;
 }
 
+// SIGKILLed by the controller: asked for, and what ended it (a rank that had exited already but
+// was not yet waited for was not).
+bool wasKilledByController(const RankProcess& p) {
+  return p.killedByController && WIFSIGNALED(p.waitStatus) && WTERMSIG(p.waitStatus) == SIGKILL;
+}
+
+// Whether the rank's pipe holds bytes not yet read.
+bool hasPendingBytes(const RankProcess& p) {
+  if (p.eventFd < 0) return false;
+  pollfd fd{p.eventFd, POLLIN, 0};
+  return ::poll(&fd, 1, 0) > 0 && (fd.revents & POLLIN);
+}
+
 std::string describeExit(const RankProcess& p) {
-  if (WIFSIGNALED(p.waitStatus) && p.killedByController && WTERMSIG(p.waitStatus) == SIGKILL) {
+  if (wasKilledByController(p)) {
     return "was killed by shardscope (SIGKILL), as it had not stopped within " +
            std::to_string(kStopGraceSeconds) + " s of being asked to";
   }
@@ -148,7 +161,7 @@ bool failed(const RankProcess& p) {
 int rootCause(const std::vector<RankProcess>& ranks, const std::vector<int>& failureOrder) {
   for (int r : failureOrder) {
     if (WIFSIGNALED(ranks[r].waitStatus) && WTERMSIG(ranks[r].waitStatus) != SIGTERM &&
-        !ranks[r].killedByController) {
+        !wasKilledByController(ranks[r])) {
       return r;
     }
   }
@@ -258,7 +271,11 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
 
   if (!config.exportDir.empty()) {
     // The run's own description next to its tensors, so an outside check can rebuild the model.
-    std::ofstream(config.exportDir + "/config.json") << config.toJson().dump(2) << "\n";
+    const std::string text = config.toJson().dump(2);
+    if (auto error = trace::writeOutputFile(config.exportDir + "/config.json",
+                                            [&](std::ostream& out) { out << text << "\n"; })) {
+      result.outputErrors.push_back(*error);
+    }
   }
   TempConfigFile configFile(config);
   // Outlives the ranks: declared before them, so destroyed after every rank has been waited for.
@@ -346,7 +363,7 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
     for (auto& p : ranks) {
       if (p.exited) continue;
       ::kill(p.pid, signal);
-      if (signal == SIGKILL) p.killedByController = true;
+      if (signal == SIGKILL) p.killedByController = true;  // counts only if SIGKILL is what ended it
     }
   };
   StallWatch stallWatch(config.world,
@@ -481,7 +498,13 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
       stopDeadline = std::chrono::steady_clock::now() + std::chrono::seconds(kStopGraceSeconds);
     }
     if (!stopping) {
-      if (auto silent = stallWatch.stalled(std::chrono::steady_clock::now())) {
+      auto silent = stallWatch.stalled(std::chrono::steady_clock::now());
+      // Bytes waiting in its pipe mean the rank spoke while this loop was away (a slow callback,
+      // the window exporting a trace): not a stall; they are read on the next pass.
+      if (silent && hasPendingBytes(ranks[stallWatch.stalledRank(std::chrono::steady_clock::now())])) {
+        silent.reset();
+      }
+      if (silent) {
         // A stopped or frozen rank holds every peer in its next collective until Gloo's timeout.
         stalled = *silent;
         stopping = true;
@@ -526,7 +549,7 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
   } else if (!stalled.empty()) {
     std::string killed;
     for (const auto& p : ranks) {
-      if (p.killedByController) killed += (killed.empty() ? "" : ", ") + std::to_string(p.rank);
+      if (wasKilledByController(p)) killed += (killed.empty() ? "" : ", ") + std::to_string(p.rank);
     }
     char limit[32];
     std::snprintf(limit, sizeof limit, "%g", config.stallTimeoutS);

@@ -1,13 +1,24 @@
 #include "engine/stall_watch.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace shardscope {
 
-StallWatch::StallWatch(int ranks, std::chrono::milliseconds limit, Clock::time_point start)
-    : ranks_(static_cast<size_t>(ranks), Watched{start, "", false}), limit_(limit) {}
+StallWatch::StallWatch(int ranks, std::chrono::milliseconds limit, Clock::time_point start,
+                       std::chrono::milliseconds startupLimit)
+    : ranks_(static_cast<size_t>(ranks), Watched{start, "", false, false}),
+      limit_(limit),
+      startupLimit_(startupLimit) {}
 
-void StallWatch::heard(int rank, Clock::time_point now) { ranks_.at(rank).lastHeard = now; }
+void StallWatch::heard(int rank, Clock::time_point now) {
+  ranks_.at(rank).lastHeard = now;
+  ranks_.at(rank).heardOnce = true;
+}
+
+std::chrono::milliseconds StallWatch::limitOf(const Watched& rank) const {
+  return rank.heardOnce ? limit_ : std::max(limit_, startupLimit_);
+}
 
 void StallWatch::sent(int rank, const trace::Event& event) {
   std::string what = describeProgress(event);
@@ -19,7 +30,7 @@ void StallWatch::ended(int rank) { ranks_.at(rank).ended = true; }
 int StallWatch::stalledRank(Clock::time_point now) const {
   if (limit_.count() <= 0) return -1;
   for (size_t r = 0; r < ranks_.size(); ++r) {
-    if (!ranks_[r].ended && now - ranks_[r].lastHeard > limit_) return static_cast<int>(r);
+    if (!ranks_[r].ended && now - ranks_[r].lastHeard > limitOf(ranks_[r])) return static_cast<int>(r);
   }
   return -1;
 }
@@ -31,8 +42,12 @@ std::optional<std::string> StallWatch::stalled(Clock::time_point now) const {
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%.0f s", silent);
   const std::string& last = ranks_[r].lastEvent;
+  if (!ranks_[r].heardOnce) {
+    return "rank " + std::to_string(r) + " sent nothing in the " + seconds +
+           " since it was started (it never got as far as starting its recorder)";
+  }
   return "rank " + std::to_string(r) + " sent nothing for " + seconds + "; its last event: " +
-         (last.empty() ? "none (it never started training)" : last);
+         (last.empty() ? "none yet (it was still building its model)" : last);
 }
 
 std::string describeProgress(const trace::Event& e) {

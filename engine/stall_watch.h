@@ -18,8 +18,11 @@ class StallWatch {
  public:
   using Clock = std::chrono::steady_clock;
 
-  // `limit` zero: never stalled. Every rank counts as heard at `start` (when it was started).
-  StallWatch(int ranks, std::chrono::milliseconds limit, Clock::time_point start);
+  // `limit` zero: never stalled. Every rank counts as heard at `start` (when it was started); until
+  // it is first heard from (its process loads LibTorch first, slowly from a cold cache on a busy
+  // host) it has `startupLimit` instead, if that is longer.
+  StallWatch(int ranks, std::chrono::milliseconds limit, Clock::time_point start,
+             std::chrono::milliseconds startupLimit = std::chrono::seconds(120));
 
   void heard(int rank, Clock::time_point now);     // any bytes from it, a heartbeat included
   void sent(int rank, const trace::Event& event);  // an event: what it was last doing
@@ -36,9 +39,13 @@ class StallWatch {
     Clock::time_point lastHeard;
     std::string lastEvent;  // "all_gather blocks.2 began in step 15", or "" before any
     bool ended = false;
+    bool heardOnce = false;
   };
+  std::chrono::milliseconds limitOf(const Watched& rank) const;
+
   std::vector<Watched> ranks_;
   std::chrono::milliseconds limit_;
+  std::chrono::milliseconds startupLimit_;
 };
 
 // What an event says a rank was doing, for a message: "all_gather blocks.2 began in step 15",

@@ -1,5 +1,6 @@
 #include "estimate/memory_preflight.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -20,6 +21,17 @@ int64_t cgroupBytes(const std::string& path) {
   } catch (const std::exception&) {
     return -1;
   }
+}
+
+// The page cache a cgroup holds that is not in active use ("inactive_file" in memory.stat).
+int64_t inactiveFileBytes(const std::string& cgroup) {
+  std::ifstream in(cgroup + "/memory.stat");
+  std::string key;
+  int64_t value = 0;
+  while (in >> key >> value) {
+    if (key == "inactive_file") return value;
+  }
+  return 0;
 }
 
 // This process's cgroup v2 directory ("0::/some/path" in /proc/self/cgroup).
@@ -51,7 +63,10 @@ HostMemory hostMemoryAvailable() {
   const std::string cgroup = ownCgroup();
   if (!cgroup.empty()) {
     const int64_t limit = cgroupBytes(cgroup + "/memory.max");
-    const int64_t used = cgroupBytes(cgroup + "/memory.current");
+    // memory.current counts page cache too; its inactive part is reclaimed before anything is
+    // refused, so it is free for the ranks.
+    const int64_t current = cgroupBytes(cgroup + "/memory.current");
+    const int64_t used = current < 0 ? -1 : std::max<int64_t>(0, current - inactiveFileBytes(cgroup));
     if (limit > 0 && used >= 0 && (host.availableBytes < 0 || limit - used < host.availableBytes)) {
       host.availableBytes = std::max<int64_t>(0, limit - used);
       host.source = "the memory limit of this cgroup (" + cgroup + "/memory.max) less what it uses";

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <ext/stdio_filebuf.h>
 #include <fstream>
 
 namespace shardscope::trace {
@@ -18,9 +19,26 @@ std::string directoryOf(const std::string& path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
-std::string failure(const std::string& path, const std::string& why) {
+std::string failure(const std::string& path, const std::string& why, bool replaced = true) {
   return "cannot write '" + path + "': " + why +
-         ". Nothing was written there: free space, or choose a path in a writable directory.";
+         (replaced ? ". Nothing was written there: free space, or choose a path in a writable directory."
+                   : ". Choose a path in a writable directory.");
+}
+
+// The process's file-creation mask, read without changing it (umask() can only set it, and
+// setting it and back would race with any thread creating a file meanwhile).
+mode_t currentUmask() {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  while (status >> key) {
+    if (key == "Umask:") {
+      std::string octal;
+      status >> octal;
+      return static_cast<mode_t>(std::stoul(octal, nullptr, 8));
+    }
+    status.ignore(4096, '\n');
+  }
+  return 022;
 }
 
 // A device or a pipe the user named is written as it is: there is nothing to replace atomically.
@@ -30,7 +48,7 @@ std::optional<std::string> writeInPlace(const std::string& path,
   errno = 0;
   if (out) write(out);
   out.close();
-  if (!out) return failure(path, std::strerror(errno != 0 ? errno : EIO));
+  if (!out) return failure(path, std::strerror(errno != 0 ? errno : EIO), /*replaced=*/false);
   return std::nullopt;
 }
 
@@ -58,24 +76,20 @@ std::optional<std::string> writeOutputFile(const std::string& path,
     }
   } cleanup{temporary};
 
-  ::close(fd);  // written by name below: the stream reports a short write as a failed state
-
-  std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+  // Everything goes through the descriptor mkstemp opened, never the name again: nobody can swap
+  // the file under us between creating and writing it. The buffer closes the descriptor.
+  __gnu_cxx::stdio_filebuf<char> buffer(fd, std::ios::out | std::ios::binary);
+  std::ostream out(&buffer);
   errno = 0;
-  if (out) write(out);
-  out.close();
+  write(out);
+  out.flush();
   if (!out) return failure(path, std::strerror(errno != 0 ? errno : EIO));
-  // A full disk may show only at fsync (delayed allocation): make sure the bytes are on disk before
-  // the rename makes them the file.
-  const int sync = ::open(temporary.c_str(), O_RDONLY | O_CLOEXEC);
-  const bool synced = sync >= 0 && ::fsync(sync) == 0;
-  const int syncErrno = errno;
-  if (sync >= 0) ::close(sync);
-  if (!synced) return failure(path, std::strerror(syncErrno));
-  // mkstemp makes the file private (0600); an output is as readable as any file the user creates.
-  const mode_t umaskNow = ::umask(0);
-  ::umask(umaskNow);
-  ::chmod(temporary.c_str(), 0666 & ~umaskNow);
+  // A full disk may show only at fsync (delayed allocation): the bytes are on disk before the
+  // rename makes them the file. mkstemp made it private (0600); an output is as readable as any
+  // file the user creates.
+  if (::fsync(fd) != 0) return failure(path, std::strerror(errno));
+  (void)::fchmod(fd, 0666 & ~currentUmask());
+  if (buffer.close() == nullptr) return failure(path, std::strerror(errno != 0 ? errno : EIO));
   if (::rename(temporary.c_str(), path.c_str()) != 0) return failure(path, std::strerror(errno));
   cleanup.renamed = true;
   return std::nullopt;

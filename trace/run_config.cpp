@@ -340,11 +340,13 @@ std::optional<std::string> validate(const RunConfig& c) {
     return "--peak-tflops is " + std::string(given) + "; give one device's peak in TFLOP/s (e.g. 989 for an "
            "H100's dense bf16, or what a matmul benchmark measured on this CPU) for MFU, or 0 for none.";
   }
-  if (!(c.stallTimeoutS >= 0) || !std::isfinite(c.stallTimeoutS)) {
+  // A rank says it is alive once a second: a limit under 3 s would catch a rank between two
+  // heartbeats; over a day is no limit at all (and would overflow the controller's clock).
+  if (!(c.stallTimeoutS == 0 || (c.stallTimeoutS >= 3 && c.stallTimeoutS <= 86400))) {
     char given[32];
     std::snprintf(given, sizeof given, "%g", c.stallTimeoutS);
     return "--stall-timeout is " + std::string(given) + "; give the seconds a rank may send nothing before "
-           "the run is stopped as stalled (default 30; Gloo's own timeout is 300), or 0 never to stop.";
+           "the run is stopped as stalled, from 3 to 86400 (default 30; Gloo's own timeout is 300), or 0 never to stop.";
   }
   if (c.seed < 0) {
     return "--seed is " + std::to_string(c.seed) + "; it must be 0 or more.";

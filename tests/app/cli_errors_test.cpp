@@ -141,10 +141,10 @@ TEST(CliErrors, NumbersOutOfRangeEmptyOrOfTheWrongKindAreRefused) {
 // A run this host cannot hold is refused before any rank starts (it grew past 8 GB and was
 // OOM-killed); --memory-check off is the way round the estimate, and is itself checked.
 TEST(CliErrors, ARunThatCannotFitInMemoryIsRefusedBeforeItStarts) {
-  // 6.6 billion parameters: 105 GB of model states per rank.
-  expectRejected({"run", "--layers", "100000", "--hidden", "256"}, "this run needs at least");
-  expectRejected({"run", "--layers", "100000", "--hidden", "256"}, "pass --memory-check off");
-  expectRejected({"compare", "--layers", "100000", "--hidden", "256", "--strategies", "full_shard"},
+  // 105 billion parameters: 1.7 TB of model states per rank, more than any host has free.
+  expectRejected({"run", "--layers", "100000", "--hidden", "1024"}, "this run needs at least");
+  expectRejected({"run", "--layers", "100000", "--hidden", "1024"}, "pass --memory-check off");
+  expectRejected({"compare", "--layers", "100000", "--hidden", "1024", "--strategies", "full_shard"},
                  "full_shard at world 2: this run needs");
   expectRejected({"run", "--memory-check", "maybe"}, "--memory-check 'maybe' is not known; choose one of: on, off");
 }

@@ -81,7 +81,10 @@ TEST(RendezvousStore, ListensOnLoopbackOnlyAndAStrangersKeysChangeNothing) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
     listeners = ownListeners();
   }
-  ASSERT_EQ(listeners.size(), 1u) << "the store's one listening socket";
+  if (listeners.size() != 1u) {
+    run.join();  // never leave the run's thread running past a failed assertion
+    FAIL() << "the store's one listening socket, not " << listeners.size();
+  }
   EXPECT_FALSE(listeners[0].ipv6) << "not the dual-stack wildcard";
   EXPECT_EQ(listeners[0].address, "0100007F") << "127.0.0.1, not every interface";
 

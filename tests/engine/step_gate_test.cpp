@@ -160,12 +160,14 @@ TEST(StepGate, APauseIsRecordedAndLeftOutOfSpansAndStepTimes) {
   }
 }
 
-// Waiting at the gate is free: with Gloo's timeout cut to 1 s, the ranks wait 3 s at a gate with
-// the next unit's all-gather in flight (prefetch 1), and the run ends as an ungated one does.
+// Waiting at the gate is free: with Gloo's timeout cut to 1 s and the stall timeout to 3 s, the
+// ranks wait 4.5 s at a gate with the next unit's all-gather in flight (prefetch 1), and the run ends
+// as an ungated one does: a rank paused at the gate still says it is alive, so it is not stalled.
 TEST(StepGate, AWaitLongerThanTheCollectiveTimeoutTripsNothing) {
   ::setenv("SHARDSCOPE_GLOO_TIMEOUT_MS", "1000", 1);
   RunConfig config = gatedConfig("full_shard", "group");
   config.prefetch = 1;
+  config.stallTimeoutS = 3;
   bool waiting = false, holding = false, held = false;
   Clock::time_point heldSince{};
   RunCallbacks callbacks;
@@ -180,7 +182,7 @@ TEST(StepGate, AWaitLongerThanTheCollectiveTimeoutTripsNothing) {
   callbacks.gateCommand = [&] {
     if (!waiting) return GateCommand::None;
     if (holding) {
-      if (Clock::now() - heldSince < std::chrono::milliseconds(3000)) return GateCommand::None;
+      if (Clock::now() - heldSince < std::chrono::milliseconds(4500)) return GateCommand::None;
       holding = false;
       held = true;
       return GateCommand::Continue;

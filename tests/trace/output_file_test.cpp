@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <future>
 #include <fstream>
 #include <sstream>
 
@@ -89,6 +90,32 @@ TEST(OutputFile, DevicesAreWrittenInPlace) {
   ASSERT_TRUE(error.has_value());
   EXPECT_NE(error->find("No space left on device"), std::string::npos) << *error;
   EXPECT_TRUE(std::filesystem::is_character_file("/dev/full"));
+}
+
+// Two writers of one path at once, the first paused in the middle of its text: the path holds the
+// old file until a writer finishes, then one writer's text whole, never a mix or a cut.
+TEST(OutputFile, TwoWritersAtOnceLeaveOneWholeFile) {
+  const auto dir = testing::freshTempDir("output_file_race");
+  const std::string path = dir + "/trace.json";
+  std::ofstream(path) << "old\n";
+  std::promise<void> halfWritten, secondDone;
+  auto first = std::async(std::launch::async, [&] {
+    return writeOutputFile(path, [&](std::ostream& out) {
+      out << std::string(100000, 'a');
+      out.flush();
+      halfWritten.set_value();
+      secondDone.get_future().wait();
+      out << std::string(100000, 'a') << "\n";
+    });
+  });
+  halfWritten.get_future().wait();
+  EXPECT_EQ(contents(path), "old\n") << "a half-written file is never at the path";
+  ASSERT_FALSE(writeOutputFile(path, [](std::ostream& out) { out << "second\n"; }));
+  EXPECT_EQ(contents(path), "second\n");
+  secondDone.set_value();
+  ASSERT_FALSE(first.get());
+  EXPECT_EQ(contents(path), std::string(200000, 'a') + "\n") << "the last to finish, whole";
+  EXPECT_EQ(entriesIn(dir), 1u);
 }
 
 }  // namespace

@@ -1,0 +1,220 @@
+// No file crashes a reader. A real run's trace, summary and config are mutated, seeded (byte
+// flips, cuts, spans deleted or repeated, numbers swapped for extremes and wrong types, deep
+// nesting), and each mutant is read as `view` and `run --config` read it, then the figures are
+// computed from what loaded: it must load or be refused with a message, never crash or throw.
+// CI reads 350 mutants; bench/fuzz_loaders.py runs the same for minutes
+// (SHARDSCOPE_FUZZ_ITERATIONS, SHARDSCOPE_FUZZ_SEED).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <limits>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "tests/support/run_cli.h"
+#include "trace/run_stats.h"
+#include "trace/summary_reader.h"
+#include "trace/trace_reader.h"
+#include "trace/user_json.h"
+
+namespace shardscope::trace {
+namespace {
+
+std::string readAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+int envInt(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::atoi(v) : fallback;
+}
+
+class Mutator {
+ public:
+  explicit Mutator(uint32_t seed) : random_(seed) {}
+
+  std::string mutate(std::string text) {
+    const int edits = 1 + pick(4);
+    for (int i = 0; i < edits && !text.empty(); ++i) text = mutateOnce(std::move(text));
+    return text;
+  }
+
+ private:
+  size_t pick(size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(random_); }
+
+  // The start and length of a number somewhere after `from`, or npos.
+  std::pair<size_t, size_t> numberAfter(const std::string& text, size_t from) {
+    const size_t start = text.find_first_of("-0123456789", from);
+    if (start == std::string::npos) return {std::string::npos, 0};
+    const size_t end = text.find_first_not_of("-+.eE0123456789", start);
+    return {start, (end == std::string::npos ? text.size() : end) - start};
+  }
+
+  std::string mutateOnce(std::string text) {
+    static const char* kValues[] = {"-1", "1e400", "-1e400", "1e308", "0.5", "-0", "NaN", "true", "null",
+                                    "\"x\"", "[]", "{}", "99999999999999999999", "-9223372036854775809",
+                                    "2147483648", "\"\\ud800\"", "\"" "\xff\xfe" "\""};
+    const size_t at = pick(text.size());
+    switch (pick(7)) {
+      case 0:  // flip bytes
+        for (int i = 0; i < 1 + static_cast<int>(pick(8)); ++i) text[pick(text.size())] ^= static_cast<char>(1 + pick(255));
+        return text;
+      case 1:  // cut
+        return text.substr(0, at);
+      case 2:  // delete a span
+        return text.erase(at, 1 + pick(std::min<size_t>(text.size() - at, 2000)));
+      case 3:  // repeat a span
+        return text.insert(at, text.substr(at, 1 + pick(std::min<size_t>(text.size() - at, 2000))));
+      case 4: {  // a number becomes an extreme, or another type
+        const auto [start, length] = numberAfter(text, at);
+        if (start == std::string::npos) return text;
+        return text.replace(start, length, kValues[pick(std::size(kValues))]);
+      }
+      case 5: {  // deep nesting where a value was
+        const auto [start, length] = numberAfter(text, at);
+        if (start == std::string::npos) return text;
+        const size_t depth = 1 + pick(200);
+        return text.replace(start, length, std::string(depth, '[') + std::string(depth, ']'));
+      }
+      default: {  // a string value becomes another
+        const size_t quote = text.find('"', at);
+        const size_t close = quote == std::string::npos ? quote : text.find('"', quote + 1);
+        if (close == std::string::npos) return text;
+        return text.replace(quote, close - quote + 1, kValues[pick(std::size(kValues))]);
+      }
+    }
+  }
+
+  std::mt19937 random_;
+};
+
+// Mutates the parsed file instead: any node (a leaf, an event, the whole event list) becomes an
+// extreme or a value of another type, so the file stays valid JSON and reaches the code that
+// reads the values, not only the parser. The node is put back after each mutant is written.
+class TreeMutator {
+ public:
+  TreeMutator(const std::string& text, uint32_t seed) : tree_(nlohmann::json::parse(text)), random_(seed) {
+    collect(tree_);
+  }
+
+  // One node per mutant: replacing a node frees its children, so a second pick could be one of them.
+  std::string mutate() {
+    nlohmann::json* node = nodes_[pick(nodes_.size())];
+    nlohmann::json original = std::move(*node);
+    *node = strangeValue();
+    std::string text = tree_.dump();
+    *node = std::move(original);
+    return text;
+  }
+
+ private:
+  size_t pick(size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(random_); }
+
+  void collect(nlohmann::json& node) {
+    nodes_.push_back(&node);
+    if (node.is_structured()) {
+      for (auto& child : node) collect(child);
+    }
+  }
+
+  nlohmann::json strangeValue() {
+    switch (pick(14)) {
+      case 0: return -1;
+      case 1: return 1e300;
+      case 2: return -1e300;
+      case 3: return 0.5;
+      case 4: return std::numeric_limits<int64_t>::min();
+      case 5: return std::numeric_limits<uint64_t>::max();
+      case 6: return 2147483648LL;
+      case 7: return true;
+      case 8: return nullptr;
+      case 9: return "x";
+      case 10: return nlohmann::json::array();
+      case 11: return nlohmann::json::object();
+      case 12: return std::string(1 + pick(5000), 'y');
+      default: {
+        nlohmann::json deep = 1;
+        for (size_t d = pick(100); d > 0; --d) deep = nlohmann::json::array({deep});
+        return deep;
+      }
+    }
+  }
+
+  nlohmann::json tree_;
+  std::vector<nlohmann::json*> nodes_;
+  std::mt19937 random_;
+};
+
+struct Seeds {
+  std::string trace, summary, config, dir;
+};
+
+// One real run's files: what users open is what shardscope wrote, not a hand-made fixture.
+const Seeds& seeds() {
+  static const Seeds s = [] {
+    Seeds out;
+    out.dir = testing::freshTempDir("loader_fuzz");
+    const auto r = testing::runShardscope({"run", "--model", "gpt", "--layers", "2", "--hidden", "16", "--steps",
+                                           "2", "--trace", out.dir + "/t.json", "--summary", out.dir + "/s.json"});
+    if (r.exitCode != 0) return out;
+    out.trace = readAll(out.dir + "/t.json");
+    out.summary = readAll(out.dir + "/s.json");
+    out.config = nlohmann::json::parse(out.summary)["config"].dump(1);
+    return out;
+  }();
+  return s;
+}
+
+// Reads `text` as `view FILE` does (a trace, or a summary), then computes the figures the view
+// draws from what loaded. Returns whether it loaded.
+bool viewRead(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+  if (looksLikeTrace(path)) {
+    const auto loaded = loadChromeTrace(path);
+    if (!loaded.error.empty()) return false;
+    (void)computeRankStats(loaded.config, loaded.recording, 0);
+    return true;
+  }
+  return loadSummary(path).error.empty();
+}
+
+bool configRead(const std::string& text) {
+  const auto parsed = parseUserJson(text, /*allowComments=*/true);
+  if (!parsed.error.empty()) return false;
+  RunConfig config;
+  if (applyConfigJson(parsed.value, config)) return false;
+  return !validate(config).has_value();
+}
+
+TEST(LoaderFuzz, NoMutatedTraceSummaryOrConfigCrashesItsReader) {
+  const Seeds& s = seeds();
+  ASSERT_FALSE(s.trace.empty()) << "the seed run failed";
+  const int scale = envInt("SHARDSCOPE_FUZZ_ITERATIONS", 1);
+  const uint32_t seed = static_cast<uint32_t>(envInt("SHARDSCOPE_FUZZ_SEED", 20261124));
+  Mutator bytes(seed);
+  TreeMutator traceTree(s.trace, seed + 1), summaryTree(s.summary, seed + 2), configTree(s.config, seed + 3);
+  int traces = 0, summaries = 0, configs = 0, loaded = 0;
+  // Half the mutants byte-level (most end at the parser), half tree-level (all reach the reader).
+  for (int round = 0; round < scale; ++round) {
+    for (int i = 0; i < 150; ++i, ++traces) {
+      loaded += viewRead(s.dir + "/m.json", i % 2 ? traceTree.mutate() : bytes.mutate(s.trace));
+    }
+    for (int i = 0; i < 100; ++i, ++summaries) {
+      loaded += viewRead(s.dir + "/m.json", i % 2 ? summaryTree.mutate() : bytes.mutate(s.summary));
+    }
+    for (int i = 0; i < 100; ++i, ++configs) loaded += configRead(i % 2 ? configTree.mutate() : bytes.mutate(s.config));
+  }
+  // Reaching here is the test: every mutant was read or refused without a crash or an exception.
+  std::printf("fuzzed %d traces, %d summaries, %d configs (seed %u): %d still loaded, %d refused\n", traces,
+              summaries, configs, seed, loaded, traces + summaries + configs - loaded);
+  EXPECT_GE(traces + summaries + configs, 350);
+  EXPECT_GT(loaded, 0) << "some mutants (a changed number) are still valid files";
+  EXPECT_LT(loaded, traces + summaries + configs) << "the mutations must break files too";
+}
+
+}  // namespace
+}  // namespace shardscope::trace
