@@ -104,7 +104,9 @@ void RankRecorder::drainOnce(std::string& buffer) {
   buffer.clear();
   // Control events are taken first, so every data event recorded before them is already queued,
   // and so among the first capacity() popped (the queue never holds more): data first, then
-  // control, as a StepEnd must follow the events of its step. Popping is bounded by that too; an
+  // control, as a StepEnd must follow the events of its step. (A push still in progress on another
+  // thread, e.g. Gloo's, can stop the popping early and let one late event of the step follow its
+  // StepEnd; the controller's merge window absorbs that.) Popping is bounded by capacity() too: an
   // unbounded "pop until empty" never ended while training kept pushing faster than this
   // low-priority thread encodes, and the rank fell silent (a stall, to the controller).
   std::deque<trace::Event> control;
