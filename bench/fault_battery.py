@@ -14,7 +14,7 @@ left, no temporary file left. Data lost: a summary or trace missing or not valid
 summary counting fewer finished steps than the trace shows every rank finished. A crash: the
 controller itself killed by a signal. Run from the repository root after scripts/build.sh:
 
-  python3 bench/fault_battery.py [--trials 20] [--binary build/app/shardscope]
+  python3 bench/fault_battery.py [--trials 20] [--only stall] [--binary build/app/shardscope]
 """
 import argparse
 import json
@@ -139,11 +139,14 @@ def main():
     parser.add_argument("--trials", type=int, default=20, help="rank kills and controller signals each (default 20); stalls and full disks: a quarter")
     parser.add_argument("--binary", default="build/app/shardscope")
     parser.add_argument("--seed", type=int, default=22)
+    parser.add_argument("--only", choices=["rank-kill", "controller", "stall", "full-disk"],
+                        help="run one kind of fault only")
     a = parser.parse_args()
     rng = random.Random(a.seed)
     root = tempfile.mkdtemp(prefix="fault-battery-")
     plan = [("rank-kill", a.trials), ("controller", a.trials), ("stall", max(1, a.trials // 4)),
             ("full-disk", max(1, a.trials // 4))]
+    plan = [(kind, trials) for kind, trials in plan if a.only in (None, kind)]
     print(f"{'fault':<11} {'trials':>6} {'clean':>6} {'hangs':>6} {'crashes':>8} {'lost':>5} {'median s':>9}")
     for kind, trials in plan:
         results = [run_trial(os.path.abspath(a.binary), kind, rng, root) for _ in range(trials)]
