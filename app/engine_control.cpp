@@ -17,9 +17,15 @@ EngineSessionControl::~EngineSessionControl() {
 }
 
 std::string EngineSessionControl::checkConfig(const RunConfig& config) const {
-  auto problem = checkDeviceAvailable(config);
-  if (!problem) problem = estimate::checkMemoryAvailable(config);
-  return problem ? *problem : std::string();
+  if (auto problem = checkDeviceAvailable(config)) return *problem;
+  const auto now = std::chrono::steady_clock::now();
+  std::string key = config.toJson().dump();
+  if (key != checkedConfig_ || now - checkedAt_ > std::chrono::seconds(1)) {
+    memoryProblem_ = estimate::checkMemoryAvailable(config);
+    checkedConfig_ = std::move(key);
+    checkedAt_ = now;
+  }
+  return memoryProblem_.value_or("");
 }
 
 void EngineSessionControl::startRun(const RunConfig& config) { launch({config}); }

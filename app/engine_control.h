@@ -3,6 +3,8 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -36,6 +38,11 @@ class EngineSessionControl final : public ui::EngineControl {
   std::atomic<bool> stopRequested_{false};
   std::atomic<int> gateSteps_{0};          // Steps pressed, not yet handed to the controller
   std::atomic<bool> gateContinue_{false};
+  // checkConfig runs every frame: the memory check (the estimator and /proc) is redone only when
+  // the configuration changes or a second has passed (free memory moves).
+  mutable std::string checkedConfig_;
+  mutable std::chrono::steady_clock::time_point checkedAt_{};
+  mutable std::optional<std::string> memoryProblem_;
 };
 
 }  // namespace shardscope::app

@@ -371,6 +371,13 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
                         std::chrono::steady_clock::now());
   std::string stalled;  // why the run was stopped as stalled, or empty
   auto stopDeadline = std::chrono::steady_clock::time_point::max();
+  // Asks every rank to stop (SIGTERM: each sends what it recorded, then exits); SIGKILL follows
+  // for any still running after the grace.
+  auto stopRun = [&] {
+    stopping = true;
+    stopAll(SIGTERM);
+    stopDeadline = std::chrono::steady_clock::now() + std::chrono::seconds(kStopGraceSeconds);
+  };
 
   auto handleEvent = [&](RankProcess& proc, const trace::Event& event) {
     if (callbacks.onEvent) callbacks.onEvent(event);
@@ -493,35 +500,24 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
     if (!stopping) serveGate();
     if (!stopping && callbacks.shouldStop && callbacks.shouldStop()) {
       stoppedByUser = true;
-      stopping = true;
-      stopAll(SIGTERM);
-      stopDeadline = std::chrono::steady_clock::now() + std::chrono::seconds(kStopGraceSeconds);
+      stopRun();
     }
     if (!stopping) {
-      auto silent = stallWatch.stalled(std::chrono::steady_clock::now());
+      const auto now = std::chrono::steady_clock::now();
+      const int silent = stallWatch.stalledRank(now);
       // Bytes waiting in its pipe mean the rank spoke while this loop was away (a slow callback,
       // the window exporting a trace): not a stall; they are read on the next pass.
-      if (silent && hasPendingBytes(ranks[stallWatch.stalledRank(std::chrono::steady_clock::now())])) {
-        silent.reset();
-      }
-      if (silent) {
+      if (silent >= 0 && !hasPendingBytes(ranks[silent])) {
         // A stopped or frozen rank holds every peer in its next collective until Gloo's timeout.
-        stalled = *silent;
-        stopping = true;
-        stopAll(SIGTERM);
-        stopDeadline = std::chrono::steady_clock::now() + std::chrono::seconds(kStopGraceSeconds);
+        stalled = stallWatch.describeStall(silent, now);
+        stopRun();
       }
     }
-    if (!diverged.empty() && !stopping) {  // every later step would be nan too: stop now
-      stopping = true;
-      stopAll(SIGTERM);
-      stopDeadline = std::chrono::steady_clock::now() + std::chrono::seconds(kStopGraceSeconds);
-    }
+    if (!diverged.empty() && !stopping) stopRun();  // every later step would be nan too
+
     if (!failureOrder.empty() && !stopping) {
       // Peers of a dead rank would wait in their collectives until Gloo's timeout: stop them now.
-      stopping = true;
-      stopAll(SIGTERM);
-      stopDeadline = std::chrono::steady_clock::now() + std::chrono::seconds(kStopGraceSeconds);
+      stopRun();
     }
     if (stopping && std::chrono::steady_clock::now() > stopDeadline) stopAll(SIGKILL);
     bool allDone = true;

@@ -35,9 +35,7 @@ int StallWatch::stalledRank(Clock::time_point now) const {
   return -1;
 }
 
-std::optional<std::string> StallWatch::stalled(Clock::time_point now) const {
-  const int r = stalledRank(now);
-  if (r < 0) return std::nullopt;
+std::string StallWatch::describeStall(int r, Clock::time_point now) const {
   const double silent = std::chrono::duration<double>(now - ranks_[r].lastHeard).count();
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%.0f s", silent);

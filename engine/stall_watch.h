@@ -6,7 +6,6 @@
 #pragma once
 
 #include <chrono>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,11 +27,11 @@ class StallWatch {
   void sent(int rank, const trace::Event& event);  // an event: what it was last doing
   void ended(int rank);                            // exited or closed its pipe: no longer watched
 
-  // The first rank silent for longer than the limit, as one line naming it, how long, and its
-  // last event ("rank 1 sent nothing for 30 s; its last event: all_gather blocks.2 began in
-  // step 15"); nothing while every rank is heard from.
-  std::optional<std::string> stalled(Clock::time_point now) const;
-  int stalledRank(Clock::time_point now) const;  // that rank, or -1
+  // The first rank silent for longer than its limit, or -1 while every rank is heard from.
+  int stalledRank(Clock::time_point now) const;
+  // That rank's silence as one line naming it, how long, and its last event ("rank 1 sent nothing
+  // for 30 s; its last event: all_gather blocks.2 began in step 15").
+  std::string describeStall(int rank, Clock::time_point now) const;
 
  private:
   struct Watched {
