@@ -110,12 +110,14 @@ void RunOptions::addOutputs(CLI::App& cmd) {
        "write every memory sample (rank, time, bytes per role) as CSV to FILE");
   bind("--gpu-memory", &RunConfig::gpuMemoryGB,
        withDefault("one device's memory in GB (10^9 B), e.g. 80 for an H100: a capacity line in the memory "
-                   "lanes and the headroom per rank in the tables; 0: none",
+                   "lanes and the headroom per rank in the tables; 0: none on CPU, the GPU's own memory on "
+                   "GPU ranks",
                    d.gpuMemoryGB));
   bind("--peak-tflops", &RunConfig::peakTflops,
        withDefault("one device's peak in TFLOP/s, as you state it (a data sheet, or a matmul benchmark on "
                    "this CPU): MFU = model FLOP/s / peak, in the summary, the tables and the app's "
-                   "throughput lane; 0: no MFU",
+                   "throughput lane; 0: no MFU on CPU, and on a GPU rank alone on its GPU the peak it "
+                   "measures before training (8192^3 matmuls in the run's precision)",
                    d.peakTflops));
   bind("--memory-check", &RunConfig::memoryCheck,
        withDefault("on: before any rank starts, refuse a CPU run whose predicted memory (model states and "

@@ -84,7 +84,10 @@ void EngineSessionControl::runOne(const RunConfig& config, int index) {
       auto lock = store_.lock();
       auto& s = store_.sessions()[index];
       s.device = trace::describeRankPlacements(placements);
-      if (e.rank == 0) s.parameterCount = e.count;
+      if (e.rank == 0) {
+        s.parameterCount = e.count;
+        s.deviceFacts = deviceFactsOf(e);
+      }
       s.status = ui::SessionStatus::Running;
     }
   };

@@ -183,13 +183,18 @@ std::optional<std::string> activationsOf(const EstimateOptions& o, estimate::Mod
   if (o.microBatch < 1) {
     return "--micro-batch " + std::to_string(o.microBatch) + " is not a number of samples: give 1 or more";
   }
+  const auto elementBytes = estimate::parseActivationPrecision(o.activationPrecision);
+  if (!elementBytes) {
+    return "--activation-precision '" + o.activationPrecision + "' is not a precision: choose bf16 or fp16 "
+           "(2 bytes per value, the paper's) or fp32 (4)";
+  }
   if (o.largestModel) {
     return "--largest-model searches over parameter counts, and --arch '" + o.arch + "' fixes the shape; "
            "drop --arch (the answer is then for model states only)";
   }
   auto shape = arch->shape;
   shape.microBatch = o.microBatch;
-  c.activationBytes = estimate::transformerActivationBytes(shape, *recompute);
+  c.activationBytes = estimate::transformerActivationBytes(shape, *recompute, *elementBytes);
   if (o.params.empty()) c.parameters = arch->parameters;
   return std::nullopt;
 }
@@ -265,10 +270,14 @@ void printCaseHeader(const char* question, const estimate::ModelStateCase& c, bo
   }
   std::printf("; GB = 10^9 bytes\n");
   if (c.activationBytes > 0) {
-    std::printf("activations per GPU: %s for %s, micro-batch %d, recompute %s (Korthikanti et al. 2022,\n"
-                "Table 2: 16-bit activations, dropout, attention scores kept; per layer sbh(34 + 5as/h), selective\n"
-                "34 sbh, full 2 sbh). Data parallelism does not divide them: every strategy, any N.\n%s",
+    const int e = estimate::parseActivationPrecision(o.activationPrecision).value_or(2);
+    const auto recompute = estimate::parseRecompute(o.recompute).value_or(estimate::Recompute::None);
+    std::printf("activations per GPU: %s for %s, micro-batch %d, recompute %s, %s activations (Korthikanti\n"
+                "et al. 2022, Table 2: dropout and attention scores kept; per layer %s%s).\n"
+                "Data parallelism does not divide them: every strategy, any N.\n%s",
                 formatDecimalGB(c.activationBytes).c_str(), o.arch.c_str(), o.microBatch, o.recompute.c_str(),
+                o.activationPrecision.c_str(), estimate::transformerActivationFormula(recompute, e).c_str(),
+                e == 2 ? ", the paper's 16-bit figure" : ": the paper's count with 4-byte values, 1-byte masks",
                 arch && !arch->gptLayer ? "For Llama the paper's GPT layer is an APPROXIMATION (its SwiGLU MLP and grouped "
                                           "key/value heads differ).\n"
                                         : "");
@@ -445,6 +454,9 @@ void addEstimateOptions(CLI::App& cmd, EstimateOptions& o) {
   cmd.add_option("--recompute", o.recompute,
                  "with --arch: activation recomputation, none | selective (the attention core) | full (every "
                  "layer from its input) [default: none]");
+  cmd.add_option("--activation-precision", o.activationPrecision,
+                 "with --arch: the activations' precision, bf16 | fp16 (2 bytes, the paper's table) | fp32 "
+                 "(4 bytes; dropout masks stay 1 byte) [default: bf16]");
   cmd.add_flag("--json", o.json, "print the prediction as JSON for scripts");
 }
 

@@ -25,6 +25,7 @@ struct EstimateOptions {
   std::string arch;                    // a preset or "L,H,A,S": adds activations per GPU
   int microBatch = 1;                  // with --arch: samples per GPU per micro-batch
   std::string recompute = "none";      // with --arch: none | selective | full
+  std::string activationPrecision = "bf16";  // with --arch: bf16 | fp16 | fp32
   bool json = false;
 };
 

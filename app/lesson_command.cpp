@@ -124,7 +124,7 @@ int runLessonInTerminal(const lessons::Lesson& lesson, const LessonOptions& opti
       std::fprintf(stderr, "shardscope: lesson run '%s' failed: %s\n", lesson.runs[i].label.c_str(), result.error.c_str());
       allRan = false;
     }
-    stats.push_back(result.ok ? computeRankStats(config, result.recording, result.parameterCount) : std::vector<RankStats>{});
+    stats.push_back(result.ok ? computeRankStats(config, result.recording, result.parameterCount, result.device) : std::vector<RankStats>{});
   }
   std::printf("\ncaptions (in the app: shardscope --lesson %s; N / P step through them):\n", lesson.name.c_str());
   for (size_t i = 0; i < lesson.captions.size(); ++i) {

@@ -100,7 +100,9 @@ int runHeadless(const shardscope::RunConfig& config) {
   printBanner(config);
   auto result = trainWithProgress(config);
   if (result.recording.ranks() > 0 && !result.losses.empty()) {
-    shardscope::app::printRunTables(stdout, config, shardscope::computeRankStats(config, result.recording, result.parameterCount));
+    shardscope::app::printRunTables(
+        stdout, config, shardscope::computeRankStats(config, result.recording, result.parameterCount, result.device),
+        result.device);
   }
   const bool outputFailed = reportOutputErrors(result.outputErrors);
   if (const int signal = shardscope::app::interruptSignal()) {
@@ -156,9 +158,10 @@ int runCompare(const shardscope::RunConfig& base, const std::vector<shardscope::
     shardscope::app::StrategyColumn column;
     column.strategy = name;
     column.config = config;
+    column.device = result.device;
     column.ok = result.ok;
     column.error = result.error;
-    column.ranks = shardscope::computeRankStats(config, result.recording, result.parameterCount);
+    column.ranks = shardscope::computeRankStats(config, result.recording, result.parameterCount, result.device);
     outputFailed |= reportOutputErrors(result.outputErrors);
     all[name] = shardscope::summaryJson(config, result);
     columns.push_back(std::move(column));

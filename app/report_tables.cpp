@@ -72,12 +72,13 @@ void printTrafficTable(std::FILE* out, const std::vector<RankStats>& ranks) {
   }
 }
 
-void printMemoryTable(std::FILE* out, const RunConfig& config, const std::vector<RankStats>& ranks) {
+void printMemoryTable(std::FILE* out, const RunConfig& config, const std::vector<RankStats>& ranks,
+                      const DeviceLimits& limits) {
   // Say which allocator measured it: on GPU ranks the tensors live in the CUDA caching allocator.
   std::fprintf(out, "\nPeak memory per rank by role (measured by the %s%s)\n",
                config.device == "cuda" ? "CUDA caching allocator's trace hook" : "CPU allocator hook",
                config.recording == "alternate" ? ", even steps only" : "");
-  const double capacity = config.gpuMemoryGB * 1e9;
+  const double capacity = limits.capacityBytes;
   std::fprintf(out, "%-5s %11s", "rank", "peak total");
   for (auto role : kRoles) std::fprintf(out, " %15s", trace::memoryRoleName(role));
   if (capacity > 0) std::fprintf(out, " %18s", "headroom");
@@ -91,17 +92,18 @@ void printMemoryTable(std::FILE* out, const RunConfig& config, const std::vector
     std::fprintf(out, "\n");
   }
   if (capacity > 0) {
-    std::fprintf(out, "headroom: --gpu-memory %s less the rank's peak on the device\n",
-                 trace::formatDecimalGB(capacity).c_str());
+    std::fprintf(out, "headroom: %s less the rank's peak on the device\n", limits.capacityNote.c_str());
   }
 }
 
 }  // namespace
 
-void printRunTables(std::FILE* out, const RunConfig& config, const std::vector<RankStats>& ranks) {
+void printRunTables(std::FILE* out, const RunConfig& config, const std::vector<RankStats>& ranks,
+                    const DeviceFacts& device) {
   const bool recorded = anyRecorded(ranks);
+  const auto limits = deviceLimitsOf(config, device);
   if (recorded) {
-    printMemoryTable(out, config, ranks);
+    printMemoryTable(out, config, ranks, limits);
     printTrafficTable(out, ranks);
   } else {
     std::fprintf(out, "\nMemory, collectives and overlap were not recorded (--recording %s): step "
@@ -110,7 +112,7 @@ void printRunTables(std::FILE* out, const RunConfig& config, const std::vector<R
   std::fprintf(out, "\nTime, throughput and time in collectives per rank per step (steps after the first)\n");
   std::fprintf(out, "%-5s %9s %12s %12s %12s %15s %15s %15s %8s %10s%s\n", "rank", "step ms", "samples/s",
                "tokens/s", "model FLOP/s", "all_gather", "reduce_scatter", "all_reduce", "overlap", "exposed",
-               config.peakTflops > 0 ? "     MFU" : "");
+               limits.peakFlops > 0 ? "     MFU" : "");
   for (const auto& r : ranks) {
     std::fprintf(out, "%-5d %9.1f %12s %12s %12s", r.rank, r.steadyStepSeconds * 1e3,
                  formatRate(r.samplesPerSecond, "").c_str(),
@@ -125,12 +127,10 @@ void printRunTables(std::FILE* out, const RunConfig& config, const std::vector<R
     } else {
       std::fprintf(out, " %8s %10s", "-", "-");
     }
-    if (config.peakTflops > 0) std::fprintf(out, " %6.2f%%", 100.0 * r.mfu);
+    if (limits.peakFlops > 0) std::fprintf(out, " %6.2f%%", 100.0 * r.mfu);
     std::fprintf(out, "\n");
   }
-  if (config.peakTflops > 0) {
-    std::fprintf(out, "MFU: model FLOP/s over the stated peak, --peak-tflops %g\n", config.peakTflops);
-  }
+  if (limits.peakFlops > 0) std::fprintf(out, "MFU: model FLOP/s over %s\n", limits.peakNote.c_str());
   if (recorded) {
     std::fprintf(out, "overlap: the share of collective time forward or backward compute hid; exposed: the rest, per\n"
                       "step, when the rank waited on the network with nothing to compute (HTA's comm/compute overlap)\n");
@@ -175,15 +175,16 @@ void printComparisonTable(std::FILE* out, const std::vector<StrategyColumn>& col
   row("  activation saved (bwd)", [&](const StrategyColumn& c) {
     return recorded(c, [&] { return formatBytes(maxOver(c.ranks, [](const RankStats& r) { return double(r.activationSavedBytes); })); });
   });
-  if (std::any_of(columns.begin(), columns.end(), [](const StrategyColumn& c) { return c.config.gpuMemoryGB > 0; })) {
+  const auto capacityOf = [](const StrategyColumn& c) { return deviceLimitsOf(c.config, c.device).capacityBytes; };
+  if (std::any_of(columns.begin(), columns.end(), [&](const StrategyColumn& c) { return capacityOf(c) > 0; })) {
     row("headroom (fullest rank)", [&](const StrategyColumn& c) {
-      if (c.config.gpuMemoryGB <= 0) return std::string("-");
+      if (capacityOf(c) <= 0) return std::string("-");
       return recorded(c, [&] {
         const RankStats* fullest = nullptr;
         for (const auto& r : c.ranks) {
           if (!fullest || r.peakDevice > fullest->peakDevice) fullest = &r;
         }
-        return fullest ? formatHeadroom(c.config.gpuMemoryGB * 1e9, *fullest) : std::string("-");
+        return fullest ? formatHeadroom(capacityOf(c), *fullest) : std::string("-");
       });
     });
   }

@@ -10,11 +10,14 @@
 namespace shardscope::app {
 
 // Per rank: peak memory by role, then time, throughput, collectives and overlap.
-void printRunTables(std::FILE* out, const RunConfig& config, const std::vector<RankStats>& ranks);
+// `device`: rank 0's GPU as it reported itself, for headroom and MFU where no figure is stated.
+void printRunTables(std::FILE* out, const RunConfig& config, const std::vector<RankStats>& ranks,
+                    const DeviceFacts& device = {});
 
 struct StrategyColumn {
   std::string strategy;  // the column's name: the strategy, or "strategy@N" across world sizes
   RunConfig config;
+  DeviceFacts device;
   std::vector<RankStats> ranks;
   bool ok = true;
   std::string error;

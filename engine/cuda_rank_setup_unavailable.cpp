@@ -5,7 +5,7 @@
 
 namespace shardscope {
 
-std::unique_ptr<RankDevice> setupCudaRank(const GpuPlacement&, bool) {
+std::unique_ptr<RankDevice> setupCudaRank(const GpuPlacement&, bool, at::ScalarType) {
   throw std::runtime_error(
       "--device cuda: this shardscope was built against a LibTorch without CUDA. Use --device cpu, "
       "or rebuild against a CUDA LibTorch (scripts/device_gpu.sh does on a GPU machine).");

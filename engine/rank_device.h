@@ -54,11 +54,19 @@ class RankDevice {
   virtual std::unique_ptr<CollectiveStream> makeCollectiveStream() const = 0;
   // Whether the device_runtime lane has a per-process source, and if not, why.
   virtual std::string runtimeLaneNote() const = 0;
+  // What the device says of itself, the defaults for a capacity line and for MFU when the user
+  // states neither: its memory, and the matmul FLOP/s measured in the run's compute dtype before
+  // training (cuda_matmul_peak.h); 0 when the GPU is shared by several ranks, which would measure
+  // each other.
+  virtual int64_t totalMemoryBytes() const = 0;
+  virtual double measuredPeakFlops() const = 0;
 };
 
 // `instrumented` false (--recording off): neither the allocator hook nor the device clock (no
 // CUDA events, no polling thread, no NVML samples), so a run measures training alone.
-std::unique_ptr<RankDevice> setupCudaRank(const GpuPlacement& placement, bool instrumented);
+// `computeDtype`: the dtype the peak is measured in (the run's matmuls').
+std::unique_ptr<RankDevice> setupCudaRank(const GpuPlacement& placement, bool instrumented,
+                                          at::ScalarType computeDtype);
 
 // Visible CUDA devices (0 when LibTorch has no CUDA or no GPU is present).
 int visibleCudaDevices();

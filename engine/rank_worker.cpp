@@ -65,7 +65,7 @@ void maybeInjectFault(int rank, int step) {
 // NCCL_MULTI_RANK_GPU_ENABLE=1; with an older NCCL each sharing rank gets a host identity of its
 // own (NCCL_HOSTID), and NCCL connects them as separate hosts over sockets on the loopback
 // interface. Slow, but real NCCL collectives between real processes. Set before NCCL initialises.
-std::unique_ptr<RankDevice> setUpGpu(const RendezvousInfo& info, bool instrumented) {
+std::unique_ptr<RankDevice> setUpGpu(const RendezvousInfo& info, bool instrumented, at::ScalarType computeDtype) {
   const int gpus = visibleCudaDevices();
   if (gpus == 0) {
     throw std::runtime_error("--device cuda but no CUDA device is visible to rank " +
@@ -83,7 +83,7 @@ std::unique_ptr<RankDevice> setUpGpu(const RendezvousInfo& info, bool instrument
     ::setenv("NCCL_SOCKET_IFNAME", "lo", /*overwrite=*/0);
     ::setenv("NCCL_IB_DISABLE", "1", /*overwrite=*/0);
   }
-  return setupCudaRank(placement, instrumented);
+  return setupCudaRank(placement, instrumented, computeDtype);
 }
 
 void writeHeldTensors(const std::string& path, const std::vector<HeldTensor>& held, int rank) {
@@ -171,7 +171,9 @@ int runRankWorker(const RunConfig& config) {
     // Declared before the communicator so it outlives it: the clock's last poll still sees the
     // communication stream's final collectives.
     const bool instrumented = config.recording != "off";
-    std::unique_ptr<RankDevice> gpu = config.device == "cuda" ? setUpGpu(info, instrumented) : nullptr;
+    std::unique_ptr<RankDevice> gpu =
+        config.device == "cuda" ? setUpGpu(info, instrumented, config.precision == "bf16" ? at::kBFloat16 : at::kFloat)
+                                  : nullptr;
     if (gpu && gpu->placement().sharing == SharedGpuMethod::MultiRankGpu) {
       failureHint = " (this GPU is shared through NCCL_MULTI_RANK_GPU_ENABLE, NCCL's experimental "
                     "support; SHARDSCOPE_SHARED_GPU=hostid shares it over sockets instead)";
@@ -211,6 +213,8 @@ int runRankWorker(const RunConfig& config) {
     info_event.count = model->parameterCount();
     info_event.text = device.str() + " / " + comm->backendName();
     if (gpu) {
+      info_event.bytes = gpu->totalMemoryBytes();
+      info_event.bytesOut = static_cast<int64_t>(gpu->measuredPeakFlops());
       info_event.text += " / " + gpu->placement().describe();
       const std::string note = gpu->runtimeLaneNote();
       if (!note.empty()) info_event.text += " / " + note;

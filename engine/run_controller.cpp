@@ -392,7 +392,10 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
       case trace::EventKind::RunInfo:
         result.rankPlacements[proc.rank] = event.text;
         result.deviceDescription = trace::describeRankPlacements(result.rankPlacements);
-        if (proc.rank == 0) result.parameterCount = event.count;
+        if (proc.rank == 0) {
+          result.parameterCount = event.count;
+          result.device = deviceFactsOf(event);
+        }
         break;
       case trace::EventKind::StepEnd: {
         proc.lastStep = event.step;

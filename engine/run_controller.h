@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "trace/device_limits.h"
 #include "trace/run_config.h"
 #include "trace/events.h"
 #include "trace/run_recording.h"
@@ -24,6 +25,7 @@ struct RunResult {
   std::string deviceDescription;              // all of them in one line (trace/rank_placements.h),
                                               // e.g. "cpu / gloo" or "cpu / gloo / rank 0: cores 0; ..."
   int64_t parameterCount = 0;
+  DeviceFacts device;                         // rank 0's GPU (memory, measured peak); zero on CPU
   int worldSize = 0;
   trace::RunRecording recording;              // everything the ranks recorded, merged in time order
   int64_t outOfOrderEvents = 0;               // events the merger saw after later ones (counted)

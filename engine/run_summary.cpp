@@ -16,7 +16,8 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result) {
     steps.push_back({{"step", s}, {"loss", result.losses[s]}});
   }
   nlohmann::json ranks = nlohmann::json::array();
-  for (const auto& s : computeRankStats(config, result.recording, result.parameterCount)) {
+  const auto limits = deviceLimitsOf(config, result.device);
+  for (const auto& s : computeRankStats(config, result.recording, result.parameterCount, result.device)) {
     nlohmann::json peak, atPeak, afterStep;
     for (int i = 0; i < trace::kMemoryRoleCount; ++i) {
       const char* role = trace::memoryRoleName(static_cast<trace::MemoryRole>(i));
@@ -58,7 +59,7 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result) {
                       {{"samples_per_s", s.samplesPerSecond},
                        {"tokens_per_s", s.tokensPerSecond},
                        {"model_flops_per_s", s.modelFlopsPerSecond},
-                       {"mfu", config.peakTflops > 0 ? nlohmann::json(s.mfu) : nlohmann::json(nullptr)}}},
+                       {"mfu", limits.peakFlops > 0 ? nlohmann::json(s.mfu) : nlohmann::json(nullptr)}}},
                      {"collectives", ifRecorded(collectives)},
                      {"traffic_per_step", ifRecorded(trafficPerStep)},
                      {"overlap_pct", ifRecorded(s.overlapPercent)},
@@ -74,6 +75,9 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result) {
                       {"zero_stage", zeroName(config.strategy)},
                       {"device", result.deviceDescription},
                       {"parameter_count", result.parameterCount},
+                      {"device_memory_bytes", result.device.memoryBytes},
+                      {"measured_peak_flops", result.device.peakFlops},
+                      {"mfu_peak", limits.peakFlops > 0 ? nlohmann::json(limits.peakNote) : nlohmann::json(nullptr)},
                       {"world_size", result.worldSize},
                       {"steps", steps},
                       {"ranks", ranks},

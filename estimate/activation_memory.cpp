@@ -1,18 +1,49 @@
 #include "estimate/activation_memory.h"
 
+#include <cstdio>
+
 namespace shardscope::estimate {
 
-double transformerActivationBytes(const TransformerShape& t, Recompute recompute) {
+namespace {
+
+// The paper's per-layer coefficients for e-byte activations: bytes per s b h, and per a s^2 b.
+double perSbh(int e) { return 16.0 * e + 2.0; }
+double perAssb(int e) { return 2.0 * e + 1.0; }
+
+std::string number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
+
+}  // namespace
+
+double transformerActivationBytes(const TransformerShape& t, Recompute recompute, int e) {
   const double sbh = static_cast<double>(t.seq) * t.microBatch * t.hidden;
   double perLayer = 0;
   switch (recompute) {
     case Recompute::None:
-      perLayer = sbh * (34.0 + 5.0 * t.heads * t.seq / static_cast<double>(t.hidden));
+      perLayer = sbh * (perSbh(e) + perAssb(e) * t.heads * t.seq / static_cast<double>(t.hidden));
       break;
-    case Recompute::Selective: perLayer = 34.0 * sbh; break;
-    case Recompute::Full: perLayer = 2.0 * sbh; break;
+    case Recompute::Selective: perLayer = perSbh(e) * sbh; break;
+    case Recompute::Full: perLayer = e * sbh; break;
   }
   return perLayer * t.layers;
+}
+
+std::string transformerActivationFormula(Recompute recompute, int e) {
+  switch (recompute) {
+    case Recompute::None: return "sbh(" + number(perSbh(e)) + " + " + number(perAssb(e)) + "as/h)";
+    case Recompute::Selective: return number(perSbh(e)) + " sbh";
+    case Recompute::Full: return number(e) + " sbh";
+  }
+  return "";
+}
+
+std::optional<int> parseActivationPrecision(const std::string& text) {
+  if (text == "bf16" || text == "fp16") return 2;
+  if (text == "fp32") return 4;
+  return std::nullopt;
 }
 
 const std::vector<ArchitecturePreset>& architecturePresets() {

@@ -4,7 +4,10 @@
 //    sequence parallelism (t = 1): per layer s b h (34 + 5 a s / h) bytes without recomputation,
 //    34 s b h with selective recomputation (the attention core recomputed), 2 s b h with full
 //    recomputation (only each layer's input kept). It assumes 16-bit activations, dropout after
-//    attention and MLP (1-byte masks) and the attention scores materialised (5 a s^2 b).
+//    attention and MLP (1-byte masks) and the attention scores materialised (5 a s^2 b). Counted
+//    per tensor, those are 16 s b h values and 2 a s^2 b values of e bytes each plus 2 s b h and
+//    a s^2 b mask bytes, so activations of e bytes (4: fp32) give s b h (16e + 2) + a s^2 b (2e + 1)
+//    per layer, selective s b h (16e + 2), full e s b h; e = 2 is the paper's table.
 //  - For shardscope's own gpt, the same count tensor by tensor as LibTorch's autograd saves them:
 //    no dropout, and scaled_dot_product_attention's fused kernel keeps a log-sum-exp per head and
 //    token instead of the scores, so a block saves 16 s b h values (the paper's 34 s b h bytes less
@@ -27,8 +30,15 @@ struct TransformerShape {
   int64_t layers = 0, hidden = 0, heads = 0, seq = 0, microBatch = 1;
 };
 
-// Korthikanti et al.'s per-model total over `layers` layers, bytes (16-bit activations).
-double transformerActivationBytes(const TransformerShape& shape, Recompute recompute);
+// Korthikanti et al.'s per-model total over `layers` layers, bytes, for activations of
+// `elementBytes` bytes (2: the paper's 16-bit; 4: fp32). Dropout masks stay 1 byte.
+double transformerActivationBytes(const TransformerShape& shape, Recompute recompute, int elementBytes = 2);
+
+// The per-layer formula those bytes come from, e.g. "sbh(34 + 5as/h)" for 16-bit activations.
+std::string transformerActivationFormula(Recompute recompute, int elementBytes);
+
+// bf16 | fp16 (2 bytes) or fp32 (4): the activations' element size; nothing for another name.
+std::optional<int> parseActivationPrecision(const std::string& text);
 
 // Well-known shapes, so the seeds' examples get their activations: Llama-2 7B/13B/70B, Llama-3
 // 8B/70B, GPT-3 175B (layers, hidden, heads, the context they were trained at, parameters). The

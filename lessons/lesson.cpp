@@ -268,7 +268,7 @@ const std::vector<RankStats>* runStats(const Lesson& lesson, const std::vector<s
 }
 
 const std::vector<std::string>& lessonWhatIfs() {
-  static const std::vector<std::string> names = {"seed-7b", "seed-70b", "seed-lora", "zero-figure-1"};
+  static const std::vector<std::string> names = {"seed-7b", "seed-70b", "seed-70b-activations", "seed-lora", "zero-figure-1"};
   return names;
 }
 

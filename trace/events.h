@@ -79,8 +79,10 @@ struct Event {
   int64_t endNs = 0;       // Compute, Collective, StepEnd: end
   int64_t issueNs = 0;     // Collective: when the rank issued it (<= beginNs)
   int64_t bytes = 0;       // Memory: signed delta (or bytes moved when fromRole is set);
-                           // Collective: bytes this rank sends in
-  int64_t bytesOut = 0;    // Collective: bytes this rank receives out
+                           // Collective: bytes this rank sends in; RunInfo: the GPU's memory
+                           // (0 on CPU)
+  int64_t bytesOut = 0;    // Collective: bytes this rank receives out; RunInfo: the GPU's measured
+                           // matmul peak in FLOP/s (0 on CPU or a shared GPU)
   int64_t count = 0;       // RunInfo: parameter count; Dropped/RunDone: dropped events
   double loss = 0.0;       // StepEnd: global mean loss
   int64_t pausedNs = 0;    // StepEnd: of [beginNs, endNs], the time waited at the step gate

@@ -77,8 +77,9 @@ bool anyRecorded(const std::vector<RankStats>& ranks) {
 }
 
 std::vector<RankStats> computeRankStats(const RunConfig& config, const trace::RunRecording& rec,
-                                        int64_t parameterCount) {
+                                        int64_t parameterCount, const DeviceFacts& device) {
   std::vector<RankStats> out;
+  const double peakFlops = deviceLimitsOf(config, device).peakFlops;
   for (int r = 0; r < rec.ranks(); ++r) {
     const auto& t = rec.rank(r);
     RankStats s;
@@ -104,7 +105,7 @@ std::vector<RankStats> computeRankStats(const RunConfig& config, const trace::Ru
       const double items = itemsPerRankStep(config);
       if (config.model == "gpt") s.tokensPerSecond = items / s.steadyStepSeconds;
       s.modelFlopsPerSecond = modelFlopsPerItem(config, parameterCount) * items / s.steadyStepSeconds;
-      if (config.peakTflops > 0) s.mfu = s.modelFlopsPerSecond / (config.peakTflops * 1e12);
+      if (peakFlops > 0) s.mfu = s.modelFlopsPerSecond / peakFlops;
     }
     // Only completed steps' collectives count; per-step figures divide them by recordedSteps.
     s.collectives = rec.collectiveTotals(r, steps);

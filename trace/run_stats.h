@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "trace/device_limits.h"
 #include "trace/run_config.h"
 #include "trace/run_recording.h"
 
@@ -29,7 +30,7 @@ struct RankStats {
   double samplesPerSecond = 0;    // this rank's samples / steady step time
   double tokensPerSecond = 0;     // gpt: samples x seq; mlp: 0
   double modelFlopsPerSecond = 0; // 6 x parameters x (tokens | samples) / s
-  double mfu = 0;                 // model FLOP/s / the stated --peak-tflops; 0 without one
+  double mfu = 0;                 // model FLOP/s / the peak (device_limits.h); 0 without one
   std::array<trace::CollectiveTotals, trace::kCollectiveOpCount> collectives{};
   double overlapPercent = 0;
   std::vector<double> exposedCommSeconds;   // per completed step: collective time no compute hid
@@ -60,8 +61,9 @@ int64_t activationSavedForBackward(const trace::RankTimeline& timeline);
 // The split by role at the end of the last completed step (all zero before the first one ends).
 trace::RoleBytes rolesAfterLastStep(const trace::RankTimeline& timeline);
 
+// `device`: what a GPU rank reported of its device, MFU's peak when --peak-tflops states none.
 std::vector<RankStats> computeRankStats(const RunConfig& config,
                                         const trace::RunRecording& recording,
-                                        int64_t parameterCount);
+                                        int64_t parameterCount, const DeviceFacts& device = {});
 
 }  // namespace shardscope

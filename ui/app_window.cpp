@@ -394,14 +394,14 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
     TimelineCursor c;
     TimelineFrameStats st;
     TimelineStyle style = state.style;
-    style.capacityBytes = s.config.gpuMemoryGB * 1e9;  // this session's device
+    style.capacityBytes = deviceLimitsOf(s.config, s.deviceFacts).capacityBytes;  // this session's device
     if (state.display.ownMemoryScale && sessions.size() > 1) {
       ImGui::TextDisabled("memory lanes scaled to this session's own peak (S: one scale for every session)");
     }
     drawTimeline("timeline", s.recording, state.axis, memoryScale[i], ImGui::GetContentRegionAvail().x,
                  style, state.selection, c, &st, playheadNs);
     drawThroughputLane(s.recording, state.axis, ImGui::GetContentRegionAvail().x,
-                       throughputWorkOf(s.config, s.parameterCount));
+                       throughputWorkOf(s.config, s.parameterCount, s.deviceFacts));
     if (c.seek) {
       state.playhead.tNs = c.seekNs;
       state.playhead.placed = true;

@@ -5,10 +5,12 @@
 #include <cstring>
 #include <functional>
 #include <iterator>
+#include <optional>
 #include <string>
 
 #include <imgui.h>
 
+#include "estimate/activation_memory.h"
 #include "estimate/model_state_table.h"
 #include "estimate/parse_quantity.h"
 #include "estimate/run_prediction.h"
@@ -39,6 +41,8 @@ struct SeedExample {
   const char* worlds;
   float bytes[3];
   float trainedPercent;
+  const char* architecture = nullptr;  // a preset whose activations join the bars, or none
+  int recompute = 0;                   // kRecomputeNames' index
 };
 constexpr SeedExample kSeedExamples[] = {
     {"seed: 7B, 3 GPUs", "estimate:seed-7b", "7B", "1,3", {2, 2, 4}, 100},
@@ -48,6 +52,9 @@ constexpr SeedExample kSeedExamples[] = {
     {"seed: LoRA on 70B, 4 GPUs", "estimate:seed-lora", "70B", "1,4", {2, 2, 12}, 0.5f},
     // The ZeRO paper's Figure 1: 120, 31.4, 16.6 and 1.9 GB for stages 0 to 3.
     {"ZeRO paper: 7.5B, 64 GPUs", "estimate:zero-figure-1", "7.5B", "64", {2, 2, 12}, 100},
+    // The Llama-70B example with Llama-2 70B's activations at its 4k context (Korthikanti et al.)
+    // under full recomputation: 5.37 GB per GPU at micro-batch 1 (521 GB with none).
+    {"Llama-2 70B + activations", "estimate:seed-70b-activations", "70B", "16,32", {2, 2, 8}, 100, "llama2-70b", 2},
 };
 const ImVec4 kPredictionColor(1.0f, 0.78f, 0.35f, 1.0f);
 const ImVec4 kMatchColor(0.5f, 0.85f, 0.5f, 1.0f);
@@ -245,11 +252,105 @@ void applyExample(EstimatePanelState& st, const SeedExample& e) {
   std::copy(std::begin(e.bytes), std::end(e.bytes), st.bytesPerParameter);
   st.gpuMemoryGB = 80;  // the examples are about 80 GB GPUs (A100 80 GB, H100)
   st.trainedPercent = e.trainedPercent;
+  st.architecture = 0;
+  const auto& presets = estimate::architecturePresets();
+  for (size_t i = 0; e.architecture && i < presets.size(); ++i) {
+    if (std::strcmp(presets[i].name, e.architecture) == 0) st.architecture = static_cast<int>(i) + 1;
+  }
+  st.recompute = e.recompute;
+  st.microBatch = 1;
+  st.activationPrecision = 0;
+}
+
+constexpr const char* kRecomputeNames[] = {"none", "selective", "full"};
+constexpr const char* kActivationPrecisions[] = {"bf16", "fp32"};
+
+// The transformer shape for activations per GPU: a preset, a custom L,H,A,S, or none. Choosing a
+// preset also sets the parameter count (as `estimate --arch` does). Fills the case's activations,
+// or says what is wrong.
+std::optional<std::string> drawArchitectureInputs(EstimatePanelState& st, estimate::ModelStateCase& c) {
+  const auto& presets = estimate::architecturePresets();
+  const int custom = static_cast<int>(presets.size()) + 1;
+  auto nameOf = [&](int i) -> const char* {
+    if (i == 0) return "none (model states only)";
+    return i == custom ? "custom L,H,A,S" : presets[static_cast<size_t>(i - 1)].name;
+  };
+  ImGui::PushItemWidth(px(190.0f));
+  if (ImGui::BeginCombo("shape, for activations", nameOf(st.architecture))) {
+    for (int i = 0; i <= custom; ++i) {
+      if (ImGui::Selectable(nameOf(i), i == st.architecture)) {
+        st.architecture = i;
+        if (i > 0 && i < custom) {
+          std::snprintf(st.parameters, sizeof st.parameters, "%s",
+                        trace::formatCount(presets[static_cast<size_t>(i - 1)].parameters).c_str());
+        }
+      }
+    }
+    ImGui::EndCombo();
+  }
+  noteItem("estimate:arch");
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip("a transformer shape adds activations per GPU (Korthikanti et al. 2022, Table 2);\n"
+                      "a preset also sets the parameter count");
+  }
+  ImGui::PopItemWidth();
+  st.activationBytes = 0;
+  if (st.architecture == 0) return std::nullopt;
+  if (st.architecture == custom) {
+    ImGui::SameLine();
+    ImGui::PushItemWidth(px(140.0f));
+    ImGui::InputText("shape", st.customShape, sizeof st.customShape);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("layers,hidden,heads,sequence, e.g. 32,4096,32,4096");
+    ImGui::PopItemWidth();
+  }
+  ImGui::PushItemWidth(px(90.0f));
+  ImGui::InputInt("micro-batch", &st.microBatch);
+  ImGui::SameLine();
+  ImGui::Combo("recompute", &st.recompute, kRecomputeNames, IM_ARRAYSIZE(kRecomputeNames));
+  ImGui::SameLine();
+  ImGui::Combo("activations' dtype", &st.activationPrecision, kActivationPrecisions,
+               IM_ARRAYSIZE(kActivationPrecisions));
+  ImGui::PopItemWidth();
+  const auto arch = st.architecture == custom ? estimate::parseArchitecture(st.customShape)
+                                              : std::optional<estimate::ArchitecturePreset>(
+                                                    presets[static_cast<size_t>(st.architecture - 1)]);
+  if (!arch) return "'" + std::string(st.customShape) + "' is not a shape: layers,hidden,heads,sequence, e.g. 32,4096,32,4096";
+  if (st.microBatch < 1) return "micro-batch " + std::to_string(st.microBatch) + " is not a number of samples: 1 or more";
+  auto shape = arch->shape;
+  shape.microBatch = st.microBatch;
+  const int e = *estimate::parseActivationPrecision(kActivationPrecisions[st.activationPrecision]);
+  const auto recompute = *estimate::parseRecompute(kRecomputeNames[st.recompute]);
+  c.activationBytes = estimate::transformerActivationBytes(shape, recompute, e);
+  st.activationBytes = c.activationBytes;
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+  ImGui::TextWrapped("activations per GPU %s, any N: per layer %s (Korthikanti et al. 2022, dropout and attention "
+                     "scores kept)%s",
+                     trace::formatDecimalGB(c.activationBytes).c_str(),
+                     estimate::transformerActivationFormula(recompute, e).c_str(),
+                     arch->gptLayer ? "" : "; for Llama's layer an approximation");
+  ImGui::PopStyleColor();
+  return std::nullopt;
+}
+
+// The other inverse question: the largest model whose model states fit each GPU count.
+void drawLargestModels(EstimatePanelState& st, const estimate::ModelStateCase& c) {
+  st.largestModels.clear();
+  for (int n : c.worlds) {
+    std::string line = std::to_string(n) + (n == 1 ? " GPU:" : " GPUs:");
+    for (const auto& s : estimate::modelStateStrategies()) {
+      line += " " + std::string(s.name) + " " + trace::formatCount(estimate::largestModel(c, s, n)) + ",";
+    }
+    line.pop_back();
+    st.largestModels += (st.largestModels.empty() ? "" : "; ") + line;
+  }
+  ImGui::TextWrapped("largest model whose model states fit: %s", st.largestModels.c_str());
+  noteItem("estimate:largest");
 }
 
 void drawWhatIf(EstimatePanelState& st) {
   predictionBadge();
-  ImGui::TextWrapped("Will it fit? Model-state memory per GPU, as the seed documents tabulate it.");
+  ImGui::TextWrapped("Will it fit? Model-state memory per GPU, as the seed documents tabulate it (activations too, "
+                     "given a shape).");
   bool first = true;
   for (const auto& e : kSeedExamples) {
     const bool clicked = smallButtonWrapping(e.label, first);
@@ -279,9 +380,16 @@ void drawWhatIf(EstimatePanelState& st) {
     ImGui::SetTooltip("the share of the parameters that trains: 100 for full fine-tuning; LoRA's adapters\n"
                       "are well under 1 %%. Only they have gradients and optimizer state.");
   }
+  ImGui::SameLine();
+  ImGui::InputFloat("% kept free", &st.reservePercent, 0, 0, "%.0f");
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip("a share of each GPU kept free for what the table leaves out (buffers, the CUDA\n"
+                      "context, fragmentation): verdicts and inverse answers use the rest");
+  }
   ImGui::PopItemWidth();
 
   estimate::ModelStateCase c;
+  const auto shapeProblem = drawArchitectureInputs(st, c);
   const auto parameters = estimate::parseCount(st.parameters);
   const auto worlds = estimate::parseWorlds(st.worlds);
   std::string problem;
@@ -292,6 +400,9 @@ void drawWhatIf(EstimatePanelState& st) {
   else if (st.gpuMemoryGB < 0) problem = "GPU memory cannot be negative: 0 turns the verdict off";
   else if (!(st.trainedPercent > 0 && st.trainedPercent <= 100))
     problem = "% trained must be above 0 and at most 100 (100: full fine-tuning; LoRA e.g. 0.5)";
+  else if (!(st.reservePercent >= 0 && st.reservePercent < 100))
+    problem = "% kept free must be 0 or more and below 100 (e.g. 10)";
+  else if (shapeProblem) problem = *shapeProblem;
   if (!problem.empty()) {
     ImGui::TextColored(kMismatchColor, "%s", problem.c_str());
     noteItem("estimate:problem");
@@ -302,6 +413,7 @@ void drawWhatIf(EstimatePanelState& st) {
   c.bytes = {st.bytesPerParameter[0], st.bytesPerParameter[1], st.bytesPerParameter[2]};
   c.gpuMemoryBytes = st.gpuMemoryGB * 1e9;
   c.trainedFraction = st.trainedPercent / 100.0;
+  c.reserve = st.reservePercent / 100.0;
   const auto rows = estimate::modelStateTable(c);
 
   double scale = std::max(c.gpuMemoryBytes, 1.0);  // all zero is allowed: keep the bars finite
@@ -324,7 +436,8 @@ void drawWhatIf(EstimatePanelState& st) {
     const std::pair<double, MemoryRole> parts[] = {{r.weights, MemoryRole::ParamShard},
                                                    {r.gathered, MemoryRole::ParamGathered},
                                                    {r.grads, MemoryRole::GradShard},
-                                                   {r.optimizer, MemoryRole::OptimizerState}};
+                                                   {r.optimizer, MemoryRole::OptimizerState},
+                                                   {r.activations, MemoryRole::Activation}};
     for (const auto& [bytes, role] : parts) {
       const float w = static_cast<float>(bytes / scale) * barWidth;
       dl->AddRectFilled(ImVec2(x, p.y), ImVec2(x + w, p.y + barHeight), roleColor(role));
@@ -333,12 +446,17 @@ void drawWhatIf(EstimatePanelState& st) {
     if (c.gpuMemoryBytes > 0) {
       const float gx = p.x + static_cast<float>(c.gpuMemoryBytes / scale) * barWidth;
       dl->AddLine(ImVec2(gx, p.y - 2), ImVec2(gx, p.y + barHeight + 2), IM_COL32(255, 80, 80, 255), 2.0f);
+      if (c.reserve > 0) {  // the budget the verdict uses, dashed short of the line
+        const float bx = p.x + static_cast<float>(c.budgetBytes() / scale) * barWidth;
+        dl->AddLine(ImVec2(bx, p.y), ImVec2(bx, p.y + barHeight), IM_COL32(255, 160, 120, 200), 1.0f);
+      }
     }
     ImGui::Dummy(ImVec2(barWidth, barHeight));
     if (ImGui::IsItemHovered()) {
-      ImGui::SetTooltip("weights %s, gathered %s, gradients %s, optimizer %s",
+      ImGui::SetTooltip("weights %s, gathered %s, gradients %s, optimizer %s, activations %s",
                         trace::formatDecimalGB(r.weights).c_str(), trace::formatDecimalGB(r.gathered).c_str(),
-                        trace::formatDecimalGB(r.grads).c_str(), trace::formatDecimalGB(r.optimizer).c_str());
+                        trace::formatDecimalGB(r.grads).c_str(), trace::formatDecimalGB(r.optimizer).c_str(),
+                        trace::formatDecimalGB(r.activations).c_str());
     }
   }
   ImGui::PopStyleVar();
@@ -349,13 +467,17 @@ void drawWhatIf(EstimatePanelState& st) {
       const auto n = estimate::fewestGpus(c, s);
       st.fewestGpus += (st.fewestGpus.empty() ? "" : ", ") + std::string(s.name) + " " + (n ? std::to_string(*n) : "none");
     }
-    ImGui::TextWrapped("fewest GPUs of %s: %s", trace::formatDecimalGB(c.gpuMemoryBytes).c_str(), st.fewestGpus.c_str());
+    ImGui::TextWrapped("fewest GPUs of %s%s: %s", trace::formatDecimalGB(c.gpuMemoryBytes).c_str(),
+                       c.activationBytes > 0 ? " (model states and activations)" : "", st.fewestGpus.c_str());
     noteItem("estimate:fewest");
+    drawLargestModels(st, c);
   }
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-  ImGui::TextWrapped("blue weights, orange gathered, green gradients, purple optimizer; red line: %.0f GB "
-                     "(GB = 10^9 B). Activations not included.",
-                     st.gpuMemoryGB);
+  ImGui::TextWrapped("blue weights, orange gathered, green gradients, purple optimizer%s; red line: %.0f GB "
+                     "(GB = 10^9 B)%s.%s",
+                     c.activationBytes > 0 ? ", then activations" : "", st.gpuMemoryGB,
+                     c.reserve > 0 ? ", thin line: what is left after the share kept free" : "",
+                     c.activationBytes > 0 ? "" : " Activations not included: choose a shape above.");
   ImGui::PopStyleColor();
 }
 

@@ -306,7 +306,7 @@ std::vector<std::vector<RankStats>> sessionStats(const std::vector<Session>& ses
   std::vector<std::vector<RankStats>> stats;
   for (const auto& s : sessions) {
     stats.push_back(s.fromSummary ? s.savedStats
-                                  : computeRankStats(s.config, s.recording, s.parameterCount));
+                                  : computeRankStats(s.config, s.recording, s.parameterCount, s.deviceFacts));
   }
   return stats;
 }

@@ -34,6 +34,7 @@ struct Session {
   std::string error;              // what went wrong and what to do
   std::string device;             // e.g. "cpu / gloo"
   int64_t parameterCount = 0;
+  DeviceFacts deviceFacts;  // rank 0's GPU as it reported itself: capacity and MFU peak unless stated
   std::vector<double> losses;     // global mean loss per completed step
   SessionGate gate;
   // A session opened from a saved summary has figures but no timeline: they are used instead of

@@ -12,12 +12,14 @@
 
 namespace shardscope::ui {
 
-ThroughputWork throughputWorkOf(const RunConfig& config, int64_t parameterCount) {
+ThroughputWork throughputWorkOf(const RunConfig& config, int64_t parameterCount, const DeviceFacts& device) {
   ThroughputWork w;
   w.itemsPerRankStep = itemsPerRankStep(config);
   w.itemName = config.model == "gpt" ? "tokens" : "samples";
   w.flopsPerItem = modelFlopsPerItem(config, parameterCount);
-  w.peakFlops = config.peakTflops * 1e12;
+  const auto limits = deviceLimitsOf(config, device);
+  w.peakFlops = limits.peakFlops;
+  w.peakNote = limits.peakNote;
   return w;
 }
 
@@ -88,9 +90,9 @@ float drawThroughputLane(const trace::RunRecording& rec, const TimeAxis& axis, f
     ImGui::Text("%s per rank, %.3g model FLOP/s", rateText(hovered->itemsPerSecond, work.itemName).c_str(),
                 hovered->itemsPerSecond * work.flopsPerItem);
     if (work.peakFlops > 0) {
-      ImGui::Text("MFU %.2f%% of the stated peak, %.4g TFLOP/s (--peak-tflops)", 100.0 * hovered->mfu, work.peakFlops / 1e12);
+      ImGui::Text("MFU %.2f%% of %s", 100.0 * hovered->mfu, work.peakNote.c_str());
     } else {
-      ImGui::TextDisabled("no MFU: state the device's peak with --peak-tflops");
+      ImGui::TextDisabled("no MFU: state the device's peak with --peak-tflops (GPU ranks measure their own)");
     }
     ImGui::EndTooltip();
   }

@@ -2,11 +2,13 @@
 #include <string>
 
 #include <ATen/Context.h>
+#include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <torch/cuda.h>
 
 #include "engine/cuda/cuda_clock.h"
 #include "engine/cuda/cuda_collective_stream.h"
+#include "engine/cuda/cuda_matmul_peak.h"
 #include "engine/cuda/cuda_memory_tracker.h"
 #include "engine/rank_device.h"
 
@@ -24,12 +26,15 @@ CudaCollectiveStream::KernelStream kernelStreamFromEnvironment() {
 
 class CudaRankDevice final : public RankDevice {
  public:
-  CudaRankDevice(const GpuPlacement& placement, bool instrumented) : placement_(placement) {
+  CudaRankDevice(const GpuPlacement& placement, bool instrumented, at::ScalarType computeDtype)
+      : placement_(placement) {
     const auto index = static_cast<c10::DeviceIndex>(placement.gpu);
     c10::cuda::set_device(index);
-    // Initialise CUDA and the caching allocator without allocating, then hook the allocator, so
-    // the hook sees every block this rank ever allocates.
+    // Initialise CUDA and the caching allocator, then hook the allocator, so the hook sees every
+    // block this rank ever allocates; the peak is measured before, and its blocks released.
     at::globalContext().lazyInitDevice(c10::DeviceType::CUDA);
+    totalMemoryBytes_ = static_cast<int64_t>(at::cuda::getDeviceProperties(index)->totalGlobalMem);
+    if (placement.ranksOnGpu == 1) measuredPeakFlops_ = measureMatmulPeakFlops(index, computeDtype);
     if (!instrumented) return;
     attachCudaMemoryTracker(placement.gpu, placement.ranksOnGpu > 1);
     clock_ = std::make_unique<CudaClock>(placement.gpu, [] { sampleDeviceRuntimeMemory(); });
@@ -56,15 +61,21 @@ class CudaRankDevice final : public RankDevice {
                  "is shared, so whole-device figures would count other ranks";
   }
 
+  int64_t totalMemoryBytes() const override { return totalMemoryBytes_; }
+  double measuredPeakFlops() const override { return measuredPeakFlops_; }
+
  private:
   GpuPlacement placement_;
+  int64_t totalMemoryBytes_ = 0;
+  double measuredPeakFlops_ = 0;
   std::unique_ptr<CudaClock> clock_;
 };
 
 }  // namespace
 
-std::unique_ptr<RankDevice> setupCudaRank(const GpuPlacement& placement, bool instrumented) {
-  return std::make_unique<CudaRankDevice>(placement, instrumented);
+std::unique_ptr<RankDevice> setupCudaRank(const GpuPlacement& placement, bool instrumented,
+                                          at::ScalarType computeDtype) {
+  return std::make_unique<CudaRankDevice>(placement, instrumented, computeDtype);
 }
 
 int visibleCudaDevices() { return static_cast<int>(torch::cuda::device_count()); }

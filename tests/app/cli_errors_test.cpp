@@ -272,6 +272,8 @@ TEST(CliErrors, EstimateRejectsWhatItCannotRead) {
   expectRejected({"estimate", "--arch", "32,4096,32,2048"}, "gives the shape, not the parameter count: add --params");
   expectRejected({"estimate", "--arch", "llama2-7b", "--recompute", "blocks"}, "--recompute 'blocks' is not a recomputation");
   expectRejected({"estimate", "--arch", "llama2-7b", "--micro-batch", "0"}, "--micro-batch 0 is not a number of samples");
+  expectRejected({"estimate", "--arch", "llama2-7b", "--activation-precision", "fp8"},
+                 "--activation-precision 'fp8' is not a precision: choose bf16 or fp16");
 #ifdef SHARDSCOPE_HAS_WINDOW
   expectRejected({"run", "--tab", "charts", "--screenshot", "/tmp/x.png"}, "--tab 'charts' is not a tab");
 #else  // the tab names belong to the window; a build without it says that first
@@ -353,6 +355,11 @@ TEST(CliErrors, PeakTflopsGivesMfu) {
                             "--steps", "2", "--peak-tflops", peak, "--summary", dir + "/s.json"});
     ASSERT_EQ(r.exitCode, 0) << r.output;
     const auto summary = nlohmann::json::parse(std::ifstream(dir + "/s.json"));
+    // A CPU rank measures no peak and has no device memory to report.
+    EXPECT_EQ(summary["device_memory_bytes"], 0);
+    EXPECT_EQ(summary["measured_peak_flops"], 0);
+    if (std::string(peak) == "0") EXPECT_TRUE(summary["mfu_peak"].is_null());
+    else EXPECT_EQ(summary["mfu_peak"], "the stated peak, --peak-tflops 0.25");
     for (const auto& rank : summary["ranks"]) {
       const auto& throughput = rank["throughput"];
       if (std::string(peak) == "0") {
@@ -407,6 +414,12 @@ TEST(CliErrors, EstimateIsLabelledAPrediction) {
   EXPECT_NE(withActivations.output.find("Korthikanti"), std::string::npos) << withActivations.output;
   EXPECT_NE(withActivations.output.find("APPROXIMATION"), std::string::npos) << withActivations.output;
   EXPECT_NE(withActivations.output.find("5.37 GB      57.9 GB  fits in 80 GB"), std::string::npos) << withActivations.output;
+  // fp32 activations: 4 bytes per value, so full recomputation keeps twice the bytes (10.7 GB).
+  auto fp32 = runShardscope({"estimate", "--arch", "llama2-70b", "--params", "70B", "--worlds", "16",
+                             "--bytes-per-param", "2,2,8", "--recompute", "full", "--activation-precision", "fp32"});
+  ASSERT_EQ(fp32.exitCode, 0) << fp32.output;
+  EXPECT_NE(fp32.output.find("10.7 GB"), std::string::npos) << fp32.output;
+  EXPECT_NE(fp32.output.find("4 sbh"), std::string::npos) << fp32.output;
   auto largest = runShardscope({"estimate", "--largest-model", "--worlds", "1,8"});
   ASSERT_EQ(largest.exitCode, 0) << largest.output;
   EXPECT_NE(largest.output.find("PREDICTION"), std::string::npos) << largest.output;

@@ -151,6 +151,28 @@ void expectGpuTrainsAsCpu(const std::string& strategy, int world, const std::vec
 // near-zero gradients into full-size updates; SGD's update is the gradient itself.
 const std::vector<std::string> kSgd = {"--optimizer", "sgd", "--lr", "0.05"};
 
+// With no --gpu-memory and no --peak-tflops, a rank alone on its GPU reports the GPU's memory and
+// the matmul peak it measured before training: the capacity line, headroom and MFU use them, and
+// the measurement's tensors never show in the memory lanes (the first sample is the model's).
+TEST(GpuRun, ARankAloneOnItsGpuReportsItsMemoryAndMeasuredPeak) {
+  REQUIRE_GPU();
+  const std::string dir = freshTempDir("gpu_device_facts");
+  auto r = runShardscope(runArgs("ddp", 1, "cuda", dir, {"--precision", "bf16"}));
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  const auto summary = readJson(dir + "/summary.json");
+  EXPECT_GT(summary["device_memory_bytes"].get<double>(), 10e9) << "an H100 or H200 has 80 GB or more";
+  // bf16 dense matmul on an H100/H200: several hundred TFLOP/s, below the 989 of the datasheet.
+  EXPECT_GT(summary["measured_peak_flops"].get<double>(), 100e12);
+  EXPECT_LT(summary["measured_peak_flops"].get<double>(), 1000e12);
+  EXPECT_NE(summary["mfu_peak"].get<std::string>().find("measured"), std::string::npos);
+  EXPECT_GT(summary["ranks"][0]["throughput"]["mfu"].get<double>(), 0.0);
+  EXPECT_NE(r.output.find("headroom: the device's own"), std::string::npos) << r.output;
+  // The measurement's three 8192 x 8192 bf16 matrices (134 MB each) were freed and the cache
+  // emptied before the allocator hook: neither the tensor lanes nor the cache lane ever held one.
+  EXPECT_LT(summary["ranks"][0]["peak_bytes"]["total"].get<double>(), 134e6);
+  EXPECT_LT(summary["ranks"][0]["peak_bytes"]["allocator_cache"].get<double>(), 134e6);
+}
+
 TEST(GpuRun, MatchesTheCpuEngine) {
   REQUIRE_GPU();
   for (const int world : {1, 2, 4}) {

@@ -173,6 +173,22 @@ TEST(ActivationPrediction, KorthikantiClosedForms) {
   EXPECT_DOUBLE_EQ(transformerActivationBytes(gpt3, Recompute::Selective), 96 * 34 * sbh);
   EXPECT_DOUBLE_EQ(transformerActivationBytes(gpt3, Recompute::Full), 96 * 2 * sbh);
   EXPECT_NEAR(transformerActivationBytes(gpt3, Recompute::None) / 1e9, 275.4, 0.05);
+  EXPECT_EQ(transformerActivationFormula(Recompute::None, 2), "sbh(34 + 5as/h)");
+}
+
+// The same count with 4-byte values: the 16 sbh and 2 as^2b values double, the 2 sbh and as^2b
+// bytes of dropout masks do not: sbh(66 + 9as/h), selective 66 sbh, full 4 sbh. For GPT-3's shape
+// 66 + 9 x 16 = 210 sbh per layer.
+TEST(ActivationPrediction, Fp32ActivationsDoubleTheValuesNotTheMasks) {
+  TransformerShape gpt3{96, 12288, 96, 2048, 1};
+  const double sbh = 2048.0 * 12288;
+  EXPECT_DOUBLE_EQ(transformerActivationBytes(gpt3, Recompute::None, 4), 96 * 210 * sbh);
+  EXPECT_DOUBLE_EQ(transformerActivationBytes(gpt3, Recompute::Selective, 4), 96 * 66 * sbh);
+  EXPECT_DOUBLE_EQ(transformerActivationBytes(gpt3, Recompute::Full, 4), 96 * 4 * sbh);
+  EXPECT_EQ(transformerActivationFormula(Recompute::None, 4), "sbh(66 + 9as/h)");
+  EXPECT_EQ(parseActivationPrecision("fp32"), 4);
+  EXPECT_EQ(parseActivationPrecision("bf16"), 2);
+  EXPECT_FALSE(parseActivationPrecision("fp8").has_value());
 }
 
 TEST(ActivationPrediction, PresetsAndShapesAreReadAsWritten) {

@@ -3,9 +3,11 @@
 // the seed documents' examples are one click away, and bad input is drawn as a message.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 
+#include "estimate/activation_memory.h"
 #include "tests/support/run_cli.h"
 #include "tests/ui/app_driver.h"
 #include "ui/app_window.h"
@@ -199,6 +201,38 @@ TEST_F(AppClicks, EstimateTabDrawsBadInputAsAMessage) {
   state_.config.accumulate = 4;  // a valid run: it gets a prediction too
   draw();
   EXPECT_FALSE(app_.items().count("estimate:run-problem")) << state_.estimate.predictionProblem;
+}
+
+// A transformer shape adds activations to every bar, and the inverse questions come with it:
+// Llama-2 70B with full recomputation keeps 2 x 4096 x 8192 x 80 B = 5.37 GB per GPU (Korthikanti
+// et al.'s 2 sbh per layer); fp32 doubles that. The largest model whose model states fit 16 GPUs
+// of 80 GB under full_shard, at 2 + 2 + 8 B per parameter: 80 GB / (12 B / 16) = 106.7B; with a
+// tenth kept free, 96B.
+TEST_F(AppClicks, EstimateAddsActivationsAndTheLargestModel) {
+  openTab("Estimate", "estimate:seed-70b");
+  clickOn("estimate:seed-70b");
+  EXPECT_EQ(state_.estimate.activationBytes, 0.0) << "no shape chosen: model states only";
+  EXPECT_NE(state_.estimate.largestModels.find("16 GPUs: ddp 6.67B"), std::string::npos) << state_.estimate.largestModels;
+  EXPECT_NE(state_.estimate.largestModels.find("full_shard 107B"), std::string::npos) << state_.estimate.largestModels;
+  const auto& presets = estimate::architecturePresets();
+  const auto llama = std::find_if(presets.begin(), presets.end(), [](const auto& p) { return std::string(p.name) == "llama2-70b"; });
+  ASSERT_NE(llama, presets.end());
+  state_.estimate.architecture = static_cast<int>(llama - presets.begin()) + 1;
+  state_.estimate.recompute = 2;  // full
+  draw();
+  EXPECT_NEAR(state_.estimate.activationBytes, 2.0 * 4096 * 8192 * 80, 1.0);
+  state_.estimate.activationPrecision = 1;  // fp32
+  draw();
+  EXPECT_NEAR(state_.estimate.activationBytes, 4.0 * 4096 * 8192 * 80, 1.0);
+  state_.estimate.reservePercent = 10;
+  draw();
+  EXPECT_NE(state_.estimate.largestModels.find("full_shard 96B"), std::string::npos) << state_.estimate.largestModels;
+  // Activations count toward the fewest GPUs: 12 GB / N of model states + 10.7 GB must fit 72 GB.
+  EXPECT_NE(state_.estimate.fewestGpus.find("full_shard 14"), std::string::npos) << state_.estimate.fewestGpus;
+  state_.estimate.architecture = static_cast<int>(presets.size()) + 1;  // custom
+  std::snprintf(state_.estimate.customShape, sizeof state_.estimate.customShape, "%s", "32,4096");
+  draw();
+  EXPECT_TRUE(app_.items().count("estimate:problem")) << "a bad shape is a message, not a crash";
 }
 
 }  // namespace
