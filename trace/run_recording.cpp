@@ -20,14 +20,16 @@ constexpr int32_t kMaxUnitIndex = 1 << 16;
 
 // Spans stay sorted by begin (viewers binary-search them) even when one arrives late: a collective
 // that completed while the ranks waited at the step gate, after the merger was flushed.
-void insertByBegin(std::vector<Event>& spans, const Event& e) {
+// Into spans sorted by begin, and its begin at the same index of `begins`.
+void insertByBegin(std::vector<Event>& spans, std::vector<int64_t>& begins, const Event& e) {
   if (spans.empty() || spans.back().beginNs <= e.beginNs) {
     spans.push_back(e);
+    begins.push_back(e.beginNs);
     return;
   }
-  auto at = std::upper_bound(spans.begin(), spans.end(), e.beginNs,
-                             [](int64_t t, const Event& s) { return t < s.beginNs; });
-  spans.insert(at, e);
+  auto at = std::upper_bound(begins.begin(), begins.end(), e.beginNs);
+  spans.insert(spans.begin() + (at - begins.begin()), e);
+  begins.insert(at, e.beginNs);
 }
 
 void addUnitMemory(RankTimeline& r, const Event& e) {
@@ -83,6 +85,8 @@ void RunRecording::add(const Event& e) {
         r.atPeakTotal = s.bytes;
       }
       r.memory.push_back(s);
+      r.memoryTimes.push_back(s.tNs);
+      r.memoryTotals.push(s.total);
       if (e.unit != kNoUnit) addUnitMemory(r, e);
       break;
     }
@@ -93,11 +97,11 @@ void RunRecording::add(const Event& e) {
       }
       break;
     case EventKind::Collective:
-      insertByBegin(r.collectives, e);
+      insertByBegin(r.collectives, r.collectiveBegins, e);
       r.longestCollective = std::max(r.longestCollective, e.endNs - e.beginNs);
       break;
     case EventKind::Compute:
-      insertByBegin(r.compute, e);
+      insertByBegin(r.compute, r.computeBegins, e);
       r.longestCompute = std::max(r.longestCompute, e.endNs - e.beginNs);
       break;
     case EventKind::StepEnd: r.steps.push_back(e); break;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "trace/events.h"
+#include "trace/range_max.h"
 
 namespace shardscope::trace {
 
@@ -47,8 +48,15 @@ struct UnitMemoryTrack {
 
 struct RankTimeline {
   std::vector<MemorySample> memory;     // one sample per memory event, time-ordered
+  // Compact copies of what a view searches every frame, so a sweep over a lane of millions of
+  // samples or spans reads 8 bytes per probe instead of a cache line: memory[i].tNs, and
+  // compute[i].beginNs, collectives[i].beginNs. Their totals: the highest sample in any range.
+  std::vector<int64_t> memoryTimes;
+  RangeMax memoryTotals;
   std::vector<Event> collectives;
   std::vector<Event> compute;
+  std::vector<int64_t> collectiveBegins;  // collectives[i].beginNs
+  std::vector<int64_t> computeBegins;     // compute[i].beginNs
   std::vector<Event> steps;             // StepEnd events
   std::vector<Event> groups;            // Group events: the event groups the rank went through
   std::vector<Event> pauses;            // those the rank waited at the step gate before (few)

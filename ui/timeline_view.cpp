@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "trace/forward_search.h"
 #include "trace/ring_schedule.h"
 #include "ui/theme.h"
 
@@ -22,6 +23,11 @@ trace::RoleBytes memoryAt(const trace::RunRecording& rec, int rank, double tNs) 
 }
 
 namespace {
+
+// The last sample at or before tNs, searching forward from `from` (the previous column's last).
+size_t lastSampleAtOrBefore(const std::vector<int64_t>& times, size_t from, double tNs) {
+  return trace::firstNotBefore(times, from + 1, [tNs](int64_t t) { return static_cast<double>(t) <= tNs; }) - 1;
+}
 
 struct LaneGeometry {
   float x0, width, y0, height;
@@ -90,7 +96,8 @@ void drawCapacity(ImDrawList* dl, double capacity, int64_t peakDevice, double sc
 
 // Just under the comm lane, a red bar where collectives ran with no forward or backward compute on the
 // rank (RunRecording::exposedComm): time the step waited on the network. Intervals within one
-// pixel merge, so the cost follows the width.
+// pixel merge, and those that start inside the pixel a run ends in are skipped by a forward
+// search (the last of them, disjoint and sorted, ends furthest), so the cost follows the width.
 void drawExposedComm(ImDrawList* dl, const std::vector<std::pair<int64_t, int64_t>>& exposed, const TimeAxis& axis,
                      double originNs, double beginAbs, double endAbs, float x0, float w, float y) {
   auto i = std::lower_bound(exposed.begin(), exposed.end(), beginAbs,
@@ -102,6 +109,15 @@ void drawExposedComm(ImDrawList* dl, const std::vector<std::pair<int64_t, int64_
     const float xb = std::max(xa + 1.0f, static_cast<float>(axis.toX(i->second - originNs, x0, w)));
     if (runStart >= 0 && xa <= runEnd + 1.0f) {
       runEnd = std::max(runEnd, xb);
+      const double skipTo = originNs + axis.toNs(runEnd + 1.0f, x0, w);
+      const size_t at = static_cast<size_t>(i - exposed.begin());
+      const size_t next = trace::firstNotBefore(exposed, at + 1, [skipTo](const std::pair<int64_t, int64_t>& e) {
+        return static_cast<double>(e.first) < skipTo;
+      });
+      if (next > at + 1) {
+        i = exposed.begin() + static_cast<std::ptrdiff_t>(next - 1);
+        runEnd = std::max(runEnd, static_cast<float>(axis.toX(i->second - originNs, x0, w)));
+      }
       continue;
     }
     if (runStart >= 0) dl->AddRectFilled(ImVec2(runStart, y), ImVec2(runEnd, y + px(4.0f)), red);
@@ -193,13 +209,13 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
       };
       for (int c = 0; c < columns && i < samples.size(); ++c) {
         const double colEnd = beginAbs + (c + 1) * nsPerPixel;
-        // The sample in force at the column start, then the largest one inside the column.
-        size_t best = i;
-        while (i + 1 < samples.size() && samples[i + 1].tNs <= colEnd) {
-          ++i;
-          if (samples[i].total > samples[best].total) best = i;
-        }
-        if (samples[best].tNs > colEnd) continue;  // before the first sample
+        // The sample in force at the column start, then the largest one inside the column: the
+        // column's samples are [i, last]; the range-max tree finds the highest without walking
+        // them, so a whole run in view costs what a zoomed one does.
+        const size_t last = lastSampleAtOrBefore(t.memoryTimes, i, colEnd);
+        const size_t best = last > i ? t.memoryTotals.argmax(i, last + 1) : i;
+        i = last;
+        if (static_cast<double>(t.memoryTimes[best]) > colEnd) continue;  // before the first sample
         const float x = x0 + static_cast<float>(c);
         if (best == runSample && runEnd == x) {
           runEnd = x + 1.0f;
@@ -209,7 +225,7 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
           runStart = x;
           runEnd = x + 1.0f;
         }
-        const float totalY = memBottom - static_cast<float>(samples[i].total * scale);
+        const float totalY = memBottom - static_cast<float>(static_cast<double>(t.memoryTotals.value(i)) * scale);
         if (lastTotalY >= 0 && totalY != lastTotalY) dl->AddLine(ImVec2(x, lastTotalY), ImVec2(x, totalY), IM_COL32(255, 255, 255, 200));
         else if (lastTotalY >= 0) dl->AddLine(ImVec2(x - 1, totalY), ImVec2(x + 1, totalY), IM_COL32(255, 255, 255, 200));
         lastTotalY = totalY;
@@ -224,7 +240,8 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
     }
 
     // --- compute and comm lanes: cull, fold narrow spans, draw ------------------------------------
-    auto drawSpans = [&](const std::vector<Event>& spans, double slack, float laneY, bool comm) {
+    auto drawSpans = [&](const std::vector<Event>& spans, const std::vector<int64_t>& begins, double slack,
+                         float laneY, bool comm) {
       size_t i = trace::firstSpanFrom(spans, beginAbs - slack);  // the widest span as slack
       float foldStart = -1, foldEnd = -1;
       int foldCount = 0;
@@ -245,12 +262,11 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
             foldCount = 1;
           }
           ++local.spansFolded;
-          // Skip everything that starts inside this pixel: it folds into the same block. A binary
+          // Skip everything that starts inside this pixel: it folds into the same block. A forward
           // search per pixel keeps the lane O(width x log n) however many spans hide there.
           const double skipTo = originNs + axis.toNs(xa + 1.0f, x0, w);
-          auto next = std::lower_bound(spans.begin() + static_cast<std::ptrdiff_t>(i) + 1, spans.end(), skipTo,
-                                       [](const Event& ev, double t) { return ev.beginNs < t; });
-          const size_t jump = static_cast<size_t>(next - spans.begin());
+          const size_t jump =
+              trace::firstNotBefore(begins, i + 1, [skipTo](int64_t begin) { return static_cast<double>(begin) < skipTo; });
           if (jump > i + 1) {
             // Spans in between may end later than this one: keep the fold's extent honest.
             foldEnd = std::max(foldEnd, xa + 1.0f);
@@ -329,8 +345,9 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
       }
       if (foldCount > 0) drawFold(dl, foldStart, foldEnd, laneY, laneY + style.spanLaneHeight, foldCount);
     };
-    drawSpans(t.compute, static_cast<double>(t.longestCompute), memBottom, false);
-    drawSpans(t.collectives, static_cast<double>(t.longestCollective), memBottom + style.spanLaneHeight, true);
+    drawSpans(t.compute, t.computeBegins, static_cast<double>(t.longestCompute), memBottom, false);
+    drawSpans(t.collectives, t.collectiveBegins, static_cast<double>(t.longestCollective), memBottom + style.spanLaneHeight,
+              true);
     drawExposedComm(dl, rec.exposedCommCached(r), axis, originNs, beginAbs, endAbs, x0, w,
                     memBottom + 2 * style.spanLaneHeight);
 

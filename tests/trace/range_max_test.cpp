@@ -1,0 +1,47 @@
+// The range-max tree against the obvious scan, on random values with many ties, over every range
+// of a sequence that grows past several capacity doublings while it is queried.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "trace/range_max.h"
+
+namespace shardscope::trace {
+namespace {
+
+size_t scanArgmax(const std::vector<int64_t>& v, size_t begin, size_t end) {
+  size_t best = begin;
+  for (size_t i = begin + 1; i < end; ++i) {
+    if (v[i] > v[best]) best = i;
+  }
+  return best;
+}
+
+TEST(RangeMax, AgreesWithAScanOnEveryRangeAsItGrows) {
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int64_t> value(0, 20);  // few distinct values: ties everywhere
+  RangeMax tree;
+  std::vector<int64_t> values;
+  for (int n = 1; n <= 300; ++n) {
+    values.push_back(value(rng));
+    tree.push(values.back());
+    ASSERT_EQ(tree.size(), values.size());
+    for (size_t begin = 0; begin < values.size(); begin += (n > 100 ? 7 : 1)) {
+      for (size_t end = begin + 1; end <= values.size(); ++end) {
+        ASSERT_EQ(tree.argmax(begin, end), scanArgmax(values, begin, end)) << "n " << n << " [" << begin << ", " << end << ")";
+      }
+    }
+  }
+}
+
+TEST(RangeMax, RisingAndFallingRuns) {
+  RangeMax tree;
+  for (int64_t v : {5, 1, 9, 9, 3, 12, 0}) tree.push(v);
+  EXPECT_EQ(tree.argmax(0, 7), 5u);
+  EXPECT_EQ(tree.argmax(0, 5), 2u) << "the earlier of the two 9s";
+  EXPECT_EQ(tree.argmax(3, 5), 3u);
+  EXPECT_EQ(tree.argmax(6, 7), 6u);
+}
+
+}  // namespace
+}  // namespace shardscope::trace
