@@ -211,7 +211,7 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
         const double colEnd = beginAbs + (c + 1) * nsPerPixel;
         // The sample in force at the column start, then the largest one inside the column: the
         // column's samples are [i, last]; the range-max tree finds the highest without walking
-        // them, so a whole run in view costs what a zoomed one does.
+        // them, so a lane costs O(width x log n) rather than O(samples in view).
         const size_t last = lastSampleAtOrBefore(t.memoryTimes, i, colEnd);
         const size_t best = last > i ? t.memoryTotals.argmax(i, last + 1) : i;
         i = last;
