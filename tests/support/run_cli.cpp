@@ -10,6 +10,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 namespace shardscope::testing {
@@ -112,6 +114,13 @@ std::string freshTempDir(const std::string& name) {
                              std::strerror(errno));
   }
   return pattern;
+}
+
+std::string fileContents(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 }  // namespace shardscope::testing

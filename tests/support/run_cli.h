@@ -36,4 +36,7 @@ CliResult runCommand(const std::vector<std::string>& argv, const std::vector<std
 // A fresh empty directory under the test temp dir.
 std::string freshTempDir(const std::string& name);
 
+// A file's whole contents as written ("" when it cannot be read).
+std::string fileContents(const std::string& path);
+
 }  // namespace shardscope::testing

@@ -21,13 +21,6 @@
 namespace shardscope::trace {
 namespace {
 
-std::string readAll(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 int envInt(const char* name, int fallback) {
   const char* v = std::getenv(name);
   return v && *v ? std::atoi(v) : fallback;
@@ -161,8 +154,8 @@ const Seeds& seeds() {
     const auto r = testing::runShardscope({"run", "--model", "gpt", "--layers", "2", "--hidden", "16", "--steps",
                                            "2", "--trace", out.dir + "/t.json", "--summary", out.dir + "/s.json"});
     if (r.exitCode != 0) return out;
-    out.trace = readAll(out.dir + "/t.json");
-    out.summary = readAll(out.dir + "/s.json");
+    out.trace = testing::fileContents(out.dir + "/t.json");
+    out.summary = testing::fileContents(out.dir + "/s.json");
     out.config = nlohmann::json::parse(out.summary)["config"].dump(1);
     return out;
   }();

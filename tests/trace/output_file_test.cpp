@@ -18,13 +18,6 @@
 namespace shardscope::trace {
 namespace {
 
-std::string contents(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 size_t entriesIn(const std::string& dir) {
   size_t n = 0;
   for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) ++n;
@@ -38,7 +31,7 @@ TEST(OutputFile, WritesTheWholeTextAndNothingElse) {
   const auto error = writeOutputFile(path, [](std::ostream& out) { out << "{\"x\": 1}\n"; });
   ::umask(umaskBefore);
   ASSERT_FALSE(error) << *error;
-  EXPECT_EQ(contents(path), "{\"x\": 1}\n");
+  EXPECT_EQ(testing::fileContents(path), "{\"x\": 1}\n");
   EXPECT_EQ(entriesIn(dir), 1u) << "the temporary file was renamed, not left";
   const auto perms = std::filesystem::status(path).permissions();
   EXPECT_NE(perms & std::filesystem::perms::others_read, std::filesystem::perms::none)
@@ -65,7 +58,7 @@ TEST(OutputFile, AWriteThatRunsOutOfSpaceKeepsTheOldFile) {
   ASSERT_TRUE(error.has_value()) << "100 kB past a 4 kB limit must fail";
   EXPECT_NE(error->find("cannot write '" + path + "'"), std::string::npos) << *error;
   EXPECT_NE(error->find("too large"), std::string::npos) << *error;  // strerror(EFBIG)
-  EXPECT_EQ(contents(path), "old complete file\n");
+  EXPECT_EQ(testing::fileContents(path), "old complete file\n");
   EXPECT_EQ(entriesIn(dir), 1u) << "the temporary file was removed";
 }
 
@@ -109,12 +102,12 @@ TEST(OutputFile, TwoWritersAtOnceLeaveOneWholeFile) {
     });
   });
   halfWritten.get_future().wait();
-  EXPECT_EQ(contents(path), "old\n") << "a half-written file is never at the path";
+  EXPECT_EQ(testing::fileContents(path), "old\n") << "a half-written file is never at the path";
   ASSERT_FALSE(writeOutputFile(path, [](std::ostream& out) { out << "second\n"; }));
-  EXPECT_EQ(contents(path), "second\n");
+  EXPECT_EQ(testing::fileContents(path), "second\n");
   secondDone.set_value();
   ASSERT_FALSE(first.get());
-  EXPECT_EQ(contents(path), std::string(200000, 'a') + "\n") << "the last to finish, whole";
+  EXPECT_EQ(testing::fileContents(path), std::string(200000, 'a') + "\n") << "the last to finish, whole";
   EXPECT_EQ(entriesIn(dir), 1u);
 }
 

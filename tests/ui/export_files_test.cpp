@@ -24,13 +24,6 @@ Session sessionOf(const std::string& strategy) {
   return s;
 }
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 TEST(ExportFiles, CompareWritesOneTracePerStrategy) {
   const std::string base = testing::freshTempDir("export_compare") + "/run";
   std::vector<Session> sessions;
@@ -39,7 +32,7 @@ TEST(ExportFiles, CompareWritesOneTracePerStrategy) {
   for (const char* s : {"ddp", "full_shard", "shard_grad_op"}) {
     const std::string path = base + "." + s + ".json";
     EXPECT_NE(message.find("wrote " + path), std::string::npos) << message;
-    auto json = nlohmann::json::parse(slurp(path));
+    auto json = nlohmann::json::parse(testing::fileContents(path));
     EXPECT_GT(json["traceEvents"].size(), 100u) << path;
     EXPECT_NE(json.dump().find(s), std::string::npos) << "the run's configuration rides along";
   }
@@ -49,7 +42,7 @@ TEST(ExportFiles, OneSessionWritesTheMemoryCsvAtTheBaseName) {
   const std::string base = testing::freshTempDir("export_csv") + "/run";
   const auto message = exportSessions({sessionOf("full_shard")}, base, ExportFormat::MemoryCsv);
   EXPECT_EQ(message, "wrote " + base + ".csv\n");
-  std::istringstream csv(slurp(base + ".csv"));
+  std::istringstream csv(testing::fileContents(base + ".csv"));
   std::string header, line;
   std::getline(csv, header);
   EXPECT_EQ(header.rfind("rank,t_ns,param_shard,param_gathered", 0), 0u) << header;
