@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,15 +22,16 @@ class RunOptions {
   std::optional<std::string> resolve(RunConfig& out) const;
 
  private:
-  void addOutputs(CLI::App& command);
-  // Adds `flag` to `command`, bound to `field`: given on the command line, it overrides the file.
+  // Adds --KEY to `command`, bound to `member`: given on the command line, it overrides the file.
   template <typename T>
-  CLI::Option* bindOption(CLI::App& command, const char* flag, T RunConfig::*field, const std::string& help);
+  void bindOption(CLI::App& command, const ConfigField& field, T RunConfig::*member);
 
   RunConfig parsed_;
+  std::map<std::string, std::string> modeTexts_;  // modes as typed, by key (map: stable addresses)
   std::string configPath_;
-  // For each option: whether it was given, and how to copy its value onto a config.
-  std::vector<std::pair<CLI::Option*, std::function<void(RunConfig&)>>> bindings_;
+  // For each option: whether it was given, and how to copy its value onto a config (an error
+  // naming it when it is no value the option takes).
+  std::vector<std::pair<CLI::Option*, std::function<std::optional<std::string>(RunConfig&)>>> bindings_;
 };
 
 }  // namespace shardscope::app

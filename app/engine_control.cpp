@@ -55,14 +55,14 @@ void EngineSessionControl::launch(std::vector<RunConfig> runs, std::vector<std::
     for (size_t i = 0; i < runs.size(); ++i) {
       const RunConfig& c = runs[i];
       ui::Session s;
-      s.title = i < titles.size() ? titles[i] : c.strategy + " (" + zeroName(c.strategy) + ")";
+      s.title = i < titles.size() ? titles[i] : strategyTitle(c.strategy);
       // A comparison across world sizes names each session's.
       if (i >= titles.size() && std::any_of(runs.begin(), runs.end(), [&](const RunConfig& o) { return o.world != c.world; })) {
         s.title += ", world " + std::to_string(c.world);
       }
       s.config = c;
       s.recording.reset(c.world);
-      s.gate.gated = c.stepGate != "off";
+      s.gate.gated = c.stepGate != StepGateMode::Off;
       s.gate.ranks = c.world;
       indices.push_back(store_.add(std::move(s)));
     }
@@ -74,10 +74,8 @@ void EngineSessionControl::launch(std::vector<RunConfig> runs, std::vector<std::
 }
 
 void EngineSessionControl::runOne(const RunConfig& config, int index) {
-  std::vector<trace::Event> pending;  // merged events not yet in the store
   std::vector<std::string> placements(static_cast<size_t>(config.world));  // each rank's, as reported
   RunCallbacks callbacks;
-  callbacks.onMerged = [&](const trace::Event& e) { pending.push_back(e); };
   callbacks.onEvent = [&](const trace::Event& e) {
     if (e.kind == trace::EventKind::RunInfo && e.rank >= 0 && e.rank < config.world) {
       placements[e.rank] = e.text;
@@ -95,16 +93,8 @@ void EngineSessionControl::runOne(const RunConfig& config, int index) {
     auto lock = store_.lock();
     store_.sessions()[index].losses.push_back(loss);
   };
-  callbacks.onIdle = [&] {
-    if (pending.empty()) return;
-    auto lock = store_.lock();
-    auto& rec = store_.sessions()[index].recording;
-    for (const auto& e : pending) rec.add(e);
-    pending.clear();
-    store_.touch();
-  };
   callbacks.shouldStop = [this] { return stopRequested_.load(); };
-  if (config.stepGate != "off") {
+  if (config.stepGate != StepGateMode::Off) {
     callbacks.onGate = [&](const GateStatus& status) {
       auto lock = store_.lock();
       auto& gate = store_.sessions()[index].gate;
@@ -124,9 +114,16 @@ void EngineSessionControl::runOne(const RunConfig& config, int index) {
       return GateCommand::Step;
     };
   }
+  // The run's events go straight into its session: the app holds each run once.
+  RecordingSink sink;
+  sink.withRecording = [this, index](const std::function<void(trace::RunRecording&)>& use) {
+    auto lock = store_.lock();
+    use(store_.sessions()[index].recording);
+    store_.touch();
+  };
   RunResult result;
   try {
-    result = runTraining(config, workerExecutable_, callbacks);
+    result = runTraining(config, workerExecutable_, callbacks, sink);
   } catch (const std::exception& ex) {
     result.ok = false;
     result.error = ex.what();

@@ -21,7 +21,7 @@ using trace::formatDecimalGB;
 
 namespace {
 
-constexpr const char* kStrategies[] = {"ddp", "zero1", "full_shard", "shard_grad_op"};
+const std::vector<StrategyKind> kStrategies = allModes<StrategyKind>();
 constexpr trace::MemoryRole kRoles[] = {trace::MemoryRole::ParamShard, trace::MemoryRole::ParamGathered,
                                         trace::MemoryRole::GradFull, trace::MemoryRole::GradShard,
                                         trace::MemoryRole::OptimizerState};
@@ -42,7 +42,7 @@ int estimateRun(const RunConfig& config, bool json) {
   if (auto err = estimate::predictionProblem(config)) return badValue(*err);
 
   std::vector<estimate::RunPrediction> predictions;
-  for (const char* s : kStrategies) {
+  for (StrategyKind s : kStrategies) {
     RunConfig c = config;
     c.strategy = s;
     predictions.push_back(estimate::predictRun(c));
@@ -65,7 +65,7 @@ int estimateRun(const RunConfig& config, bool json) {
                                                {"size_bytes", c.bytes},       {"sent_bytes", c.sentBytes},
                                                {"received_bytes", c.sentBytes}, {"formula", c.formula}};
       }
-      out["strategies"][kStrategies[i]] = {{"padded_parameters", predictions[i].paddedParameters},
+      out["strategies"][strategyName(kStrategies[i])] = {{"padded_parameters", predictions[i].paddedParameters},
                                            {"memory_per_rank", memory},
                                            {"per_step", wire},
                                            {"sent_bytes_per_step", predictions[i].sentBytesPerStep()},
@@ -79,20 +79,20 @@ int estimateRun(const RunConfig& config, bool json) {
   }
 
   std::printf("shardscope estimate: a PREDICTION from closed forms (nothing was run or measured)\n");
-  std::printf("%s, %d layers, hidden %d%s, world %d, %s, %s; P = %lld parameters (%s)", config.model.c_str(),
-              config.layers, config.hidden, trainingLabel(config).c_str(), config.world, config.precision.c_str(),
-              config.optimizer.c_str(), static_cast<long long>(predictions[0].parameters),
+  std::printf("%s, %d layers, hidden %d%s, world %d, %s, %s; P = %lld parameters (%s)", modeName(config.model),
+              config.layers, config.hidden, trainingLabel(config).c_str(), config.world, modeName(config.precision),
+              modeName(config.optimizer), static_cast<long long>(predictions[0].parameters),
               trace::formatCount(static_cast<double>(predictions[0].parameters)).c_str());
   if (config.loraRank > 0) {
     std::printf(", T = %lld of them trained (the LoRA adapters)", static_cast<long long>(trainableElements(config)));
   }
   std::printf("\n\n");
   std::printf("%-30s", "per rank");
-  for (const char* s : kStrategies) std::printf(" %16s", s);
+  for (StrategyKind s : kStrategies) std::printf(" %16s", strategyName(s));
   std::printf("\n");
   for (auto role : kRoles) {
     std::string label;
-    std::string cells[std::size(kStrategies)];
+    std::vector<std::string> cells(kStrategies.size());
     bool any = false;
     for (size_t i = 0; i < predictions.size(); ++i) {
       const auto* m = predictions[i].find(role);
@@ -143,7 +143,7 @@ int estimateRun(const RunConfig& config, bool json) {
               "P'' = P padded once, zero1's single flat buffer%s):\n", config.world,
               config.loraRank > 0 ? ";\nT = the trained LoRA adapters' elements, T' and T'' padded alike, F = P - T frozen" : "");
   for (size_t i = 0; i < predictions.size(); ++i) {
-    std::printf("  %s\n", kStrategies[i]);
+    std::printf("  %s\n", strategyName(kStrategies[i]));
     for (const auto& m : predictions[i].memory) std::printf("    %-31s %s\n", rowLabel(m).c_str(), m.formula.c_str());
     for (const auto& c : predictions[i].perStep) std::printf("    %-31s %s\n", trace::collectiveOpName(c.op), c.formula.c_str());
   }

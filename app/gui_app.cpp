@@ -34,7 +34,7 @@ static ui::WindowOptions windowFor(const WindowChoice& choice, ui::AppState& sta
 // --focus: the first session that runs that strategy (checked against the runs before).
 static int focusIndex(const std::vector<RunConfig>& runs, const std::string& strategy) {
   for (size_t i = 0; i < runs.size(); ++i) {
-    if (runs[i].strategy == strategy) return static_cast<int>(i);
+    if (strategyName(runs[i].strategy) == strategy) return static_cast<int>(i);
   }
   return -1;
 }
@@ -136,7 +136,7 @@ int viewFile(const std::string& path, const WindowChoice& choice) {
       auto lock = store.lock();  // released before the window reads the store
       for (auto& run : summary.runs) {
         ui::Session s;
-        s.title = run.config.strategy + " (" + zeroName(run.config.strategy) + ")";
+        s.title = strategyTitle(run.config.strategy);
         s.config = run.config;
         s.status = run.status == "ok" ? ui::SessionStatus::Done : ui::SessionStatus::Failed;
         s.error = run.error;
@@ -158,12 +158,12 @@ int viewFile(const std::string& path, const WindowChoice& choice) {
   {
     auto lock = store.lock();
     ui::Session s;
-    s.title = loaded.config.strategy + " (" + zeroName(loaded.config.strategy) + ")";
+    s.title = strategyTitle(loaded.config.strategy);
     s.config = loaded.config;
     s.recording = std::move(loaded.recording);
     s.status = ui::SessionStatus::Done;
     // The device and backend the trace's configuration names; the file records no placement.
-    s.device = loaded.config.device == "cuda" ? "cuda / nccl (recorded)" : "cpu / gloo (recorded)";
+    s.device = loaded.config.device == DeviceKind::Cuda ? "cuda / nccl (recorded)" : "cpu / gloo (recorded)";
     store.add(std::move(s));
   }
   state.config = loaded.config;
@@ -184,7 +184,7 @@ static int showStore(ui::SessionStore& store, ui::AppState& state, const std::st
     state.pendingFocus = focusIndex(runs, choice.focus);
     if (state.pendingFocus < 0) {
       std::string names;
-      for (const auto& r : runs) names += (names.empty() ? "" : ", ") + r.strategy;
+      for (const auto& r : runs) names += (names.empty() ? "" : ", ") + std::string(strategyName(r.strategy));
       std::fprintf(stderr, "shardscope: error: --focus '%s' is not a strategy in %s (%s): name one of them, or drop --focus\n",
                    choice.focus.c_str(), path.c_str(), names.c_str());
       return 2;

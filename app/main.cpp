@@ -46,10 +46,9 @@ int failUsage(const std::string& message) {
 
 void printBanner(const shardscope::RunConfig& config) {
   std::printf("shardscope run: %s, %d layers, hidden %d%s, %s (%s), world %d, batch %d, %d steps, %s\n",
-              config.model.c_str(), config.layers, config.hidden, shardscope::trainingLabel(config).c_str(),
-              config.strategy.c_str(),
-              shardscope::zeroName(config.strategy), config.world, config.batch, config.steps,
-              config.device.c_str());
+              modeName(config.model), config.layers, config.hidden, shardscope::trainingLabel(config).c_str(),
+              shardscope::strategyName(config.strategy), shardscope::zeroName(config.strategy).c_str(), config.world,
+              config.batch, config.steps, modeName(config.device));
   std::fflush(stdout);
 }
 
@@ -62,10 +61,10 @@ shardscope::RunResult trainWithProgress(const shardscope::RunConfig& config) {
   };
   shardscope::app::TerminalGate gate;
   callbacks.shouldStop = [&] { return shardscope::app::interruptSignal() != 0 || gate.stopRequested(); };
-  if (config.stepGate != "off") {
+  if (config.stepGate != shardscope::StepGateMode::Off) {
     std::printf("step gate (%s): the ranks wait before each %s. Enter: go on by one; c + Enter: "
                 "continue to the end; q + Enter: stop.\n",
-                config.stepGate.c_str(), config.stepGate == "step" ? "training step" : "event group");
+                modeName(config.stepGate), config.stepGate == shardscope::StepGateMode::Step ? "training step" : "event group");
     std::fflush(stdout);
     callbacks.onGate = [&](const shardscope::GateStatus& status) { gate.show(status); };
     callbacks.gateCommand = [&] { return gate.command(); };
@@ -138,7 +137,8 @@ std::string perStrategyPath(const std::string& path, const std::string& strategy
 // One run of a comparison: its name in tables, summaries and file names ("full_shard", or
 // "full_shard@4" when the comparison spans world sizes).
 std::string comparisonName(const shardscope::RunConfig& run, bool acrossWorlds) {
-  return acrossWorlds ? run.strategy + "@" + std::to_string(run.world) : run.strategy;
+  const std::string name = shardscope::strategyName(run.strategy);
+  return acrossWorlds ? name + "@" + std::to_string(run.world) : name;
 }
 
 int runCompare(const shardscope::RunConfig& base, const std::vector<shardscope::RunConfig>& runs, bool acrossWorlds) {
@@ -163,7 +163,7 @@ int runCompare(const shardscope::RunConfig& base, const std::vector<shardscope::
     column.error = result.error;
     column.ranks = shardscope::computeRankStats(config, result.recording, result.parameterCount, result.device);
     outputFailed |= reportOutputErrors(result.outputErrors);
-    all[name] = shardscope::summaryJson(config, result);
+    all[name] = shardscope::summaryJson(config, result, result.recording);
     columns.push_back(std::move(column));
   }
   shardscope::app::printComparisonTable(stdout, columns);
@@ -225,8 +225,8 @@ int dispatch(int argc, char** argv) {
                  "file or directory per strategy)");
   compareOptions.addTo(*compare);
   std::string compareStrategyList;
-  for (const auto& s : shardscope::defaultCompareStrategies()) {
-    compareStrategyList += (compareStrategyList.empty() ? "" : ",") + s;
+  for (auto s : shardscope::defaultCompareStrategies()) {
+    compareStrategyList += (compareStrategyList.empty() ? "" : ",") + std::string(shardscope::strategyName(s));
   }
   std::string compareWorldList;
   compare->add_option("--worlds", compareWorldList,
@@ -337,6 +337,8 @@ int dispatch(int argc, char** argv) {
   if (worker->parsed()) {
     shardscope::RunConfig config;
     if (auto err = workerOptions.resolve(config)) return failUsage(*err);
+    // Under torchrun no controller made --export's directory; every rank may (mkdir -p is idempotent).
+    if (auto err = shardscope::makeOutputDirectories(config)) return failUsage(*err);
     return shardscope::runRankWorker(config);
   }
 
@@ -385,7 +387,7 @@ int dispatch(int argc, char** argv) {
     return shardscope::app::runEstimate(config, estimateOptions);
   }
 
-  std::vector<std::string> compareStrategies;
+  std::vector<shardscope::StrategyKind> compareStrategies;
   std::vector<int> compareWorlds;
   if (compare->parsed()) {
     if (auto err = shardscope::parseStrategyList(compareStrategyList, compareStrategies)) return failUsage(*err);
@@ -400,12 +402,12 @@ int dispatch(int argc, char** argv) {
     if (auto err = compareOptions.resolve(config)) return failUsage(*err);
   } else {
     // The desktop app, with a configuration that shows FSDP's gather-and-free cycle clearly.
-    config.model = "gpt";
+    config.model = shardscope::ModelKind::Gpt;
     config.layers = 4;
     config.hidden = 256;
     config.seq = 16;
     config.batch = 4;
-    config.strategy = "full_shard";
+    config.strategy = shardscope::StrategyKind::FullShard;
     config.world = 2;
     config.steps = 6;
     return shardscope::app::runGui(config, selfExecutable(), /*startImmediately=*/false,
@@ -419,7 +421,7 @@ int dispatch(int argc, char** argv) {
   if (auto err = shardscope::checkDeviceAvailable(config)) return failUsage(*err);
   for (const auto& run : compare->parsed() ? runs : std::vector<shardscope::RunConfig>{config}) {
     if (auto err = shardscope::estimate::checkMemoryAvailable(run)) {
-      return failUsage(compare->parsed() ? run.strategy + " at world " + std::to_string(run.world) + ": " + *err : *err);
+      return failUsage(compare->parsed() ? shardscope::strategyName(run.strategy) + std::string(" at world ") + std::to_string(run.world) + ": " + *err : *err);
     }
   }
   const auto& window = compare->parsed() ? compareWindow : runWindow;
@@ -427,16 +429,17 @@ int dispatch(int argc, char** argv) {
     std::string strategies;
     bool runsIt = false;
     for (const auto& r : compare->parsed() ? runs : std::vector<shardscope::RunConfig>{config}) {
-      runsIt |= r.strategy == window.focus;
-      if (strategies.find(r.strategy) == std::string::npos) strategies += (strategies.empty() ? "" : ", ") + r.strategy;
+      const std::string name = shardscope::strategyName(r.strategy);
+      runsIt |= name == window.focus;
+      if (strategies.find(name) == std::string::npos) strategies += (strategies.empty() ? "" : ", ") + name;
     }
     if (!runsIt) {
       return failUsage("--focus '" + window.focus + "' is not a strategy this command runs (" + strategies +
                        "): name one of them, or drop --focus");
     }
   }
-  if (config.stepGate != "off" && !window.screenshotPath.empty()) {
-    return failUsage("--step-gate " + config.stepGate + " waits for someone to press Step, and --screenshot renders a "
+  if (config.stepGate != shardscope::StepGateMode::Off && !window.screenshotPath.empty()) {
+    return failUsage(std::string("--step-gate ") + modeName(config.stepGate) + " waits for someone to press Step, and --screenshot renders a "
                      "window nobody can press it in: drop --step-gate (then --at picks the moment to show), or "
                      "step through in a terminal (run --step-gate without --screenshot) or in the app.");
   }

@@ -76,8 +76,8 @@ void printMemoryTable(std::FILE* out, const RunConfig& config, const std::vector
                       const DeviceLimits& limits) {
   // Say which allocator measured it: on GPU ranks the tensors live in the CUDA caching allocator.
   std::fprintf(out, "\nPeak memory per rank by role (measured by the %s%s)\n",
-               config.device == "cuda" ? "CUDA caching allocator's trace hook" : "CPU allocator hook",
-               config.recording == "alternate" ? ", even steps only" : "");
+               config.device == DeviceKind::Cuda ? "CUDA caching allocator's trace hook" : "CPU allocator hook",
+               config.recording == RecordingMode::Alternate ? ", even steps only" : "");
   const double capacity = limits.capacityBytes;
   std::fprintf(out, "%-5s %11s", "rank", "peak total");
   for (auto role : kRoles) std::fprintf(out, " %15s", trace::memoryRoleName(role));
@@ -107,7 +107,7 @@ void printRunTables(std::FILE* out, const RunConfig& config, const std::vector<R
     printTrafficTable(out, ranks);
   } else {
     std::fprintf(out, "\nMemory, collectives and overlap were not recorded (--recording %s): step "
-                      "times and throughput only\n", config.recording.c_str());
+                      "times and throughput only\n", modeName(config.recording));
   }
   std::fprintf(out, "\nTime, throughput and time in collectives per rank per step (steps after the first)\n");
   std::fprintf(out, "%-5s %9s %12s %12s %12s %15s %15s %15s %8s %10s%s\n", "rank", "step ms", "samples/s",
@@ -116,7 +116,7 @@ void printRunTables(std::FILE* out, const RunConfig& config, const std::vector<R
   for (const auto& r : ranks) {
     std::fprintf(out, "%-5d %9.1f %12s %12s %12s", r.rank, r.steadyStepSeconds * 1e3,
                  formatRate(r.samplesPerSecond, "").c_str(),
-                 config.model == "gpt" ? formatRate(r.tokensPerSecond, "").c_str() : "-",
+                 config.model == ModelKind::Gpt ? formatRate(r.tokensPerSecond, "").c_str() : "-",
                  formatRate(r.modelFlopsPerSecond, "").c_str());
     for (auto op : kOps) {
       std::fprintf(out, " %15s", recorded ? formatCollectiveTime(r.collectives[static_cast<int>(op)], r.recordedSteps).c_str()
@@ -226,7 +226,7 @@ void printComparisonTable(std::FILE* out, const std::vector<StrategyColumn>& col
   // DDP's run at the same world size, when the comparison has one that recorded.
   const auto ddpFor = [&](const StrategyColumn& c) -> const StrategyColumn* {
     for (const auto& d : columns) {
-      if (d.config.strategy == "ddp" && d.config.world == c.config.world && d.ok && anyRecorded(d.ranks) &&
+      if (d.config.strategy == StrategyKind::Ddp && d.config.world == c.config.world && d.ok && anyRecorded(d.ranks) &&
           sentPerStep(d) > 0) {
         return &d;
       }
@@ -282,7 +282,7 @@ void printScalingTable(std::FILE* out, const std::vector<StrategyColumn>& column
                     "its PREDICTION)\n");
   std::fprintf(out, "%-14s %4s %12s %13s %13s %12s %12s %12s\n", "strategy", "N", "peak total", "model states",
                "predicted", "activation", "comm_buffer", "other");
-  std::vector<std::string> strategies;
+  std::vector<StrategyKind> strategies;
   for (const auto& c : columns) {
     if (std::find(strategies.begin(), strategies.end(), c.config.strategy) == strategies.end()) {
       strategies.push_back(c.config.strategy);
@@ -295,14 +295,14 @@ void printScalingTable(std::FILE* out, const std::vector<StrategyColumn>& column
     }
     return best;
   };
-  for (const auto& strategy : strategies) {
+  for (StrategyKind strategy : strategies) {
     for (const auto& c : columns) {
       if (c.config.strategy != strategy) continue;
       const RankStats* r = largest(c.ranks);
       const auto prediction = estimate::predictRun(c.config);
       const auto predicted = prediction.modelStateBytes();
       if (!c.ok || !r || !anyRecorded(c.ranks)) {
-        std::fprintf(out, "%-14s %4d %12s %13s %13s\n", strategy.c_str(), c.config.world, c.ok ? "not recorded" : "failed",
+        std::fprintf(out, "%-14s %4d %12s %13s %13s\n", strategyName(strategy), c.config.world, c.ok ? "not recorded" : "failed",
                      "-", formatBytes(static_cast<double>(predicted)).c_str());
         continue;
       }
@@ -313,7 +313,7 @@ void printScalingTable(std::FILE* out, const std::vector<StrategyColumn>& column
         states += m.when == estimate::When::Peak ? r->peakByRole[k] : r->afterLastStep[k];
       }
       const auto role = [&](MemoryRole m) { return formatBytes(static_cast<double>(r->peakByRole[static_cast<int>(m)])); };
-      std::fprintf(out, "%-14s %4d %12s %13s %13s %12s %12s %12s\n", strategy.c_str(), c.config.world,
+      std::fprintf(out, "%-14s %4d %12s %13s %13s %12s %12s %12s\n", strategyName(strategy), c.config.world,
                    formatBytes(static_cast<double>(r->peakTotal)).c_str(), formatBytes(static_cast<double>(states)).c_str(),
                    formatBytes(static_cast<double>(predicted)).c_str(), role(MemoryRole::Activation).c_str(),
                    role(MemoryRole::CommBuffer).c_str(), role(MemoryRole::Other).c_str());

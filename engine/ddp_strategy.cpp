@@ -8,7 +8,7 @@ namespace shardscope {
 DdpStrategy::DdpStrategy(const RunConfig& config, const StagedModel& model, Communicator& comm,
                          const at::Device& device)
     : model_(model) {
-  const bool bf16 = config.precision == "bf16";
+  const bool bf16 = config.precision == Precision::Bf16;
   {
     // Initial values (identical on every rank) pass through once, one parameter at a time.
     RoleScope initRole(trace::MemoryRole::Other);

@@ -32,9 +32,11 @@ int64_t StagedModel::parameterCount() const {
 }
 
 std::unique_ptr<StagedModel> makeModel(const RunConfig& config) {
-  if (config.model == "mlp") return std::make_unique<MlpModel>(config);
-  if (config.model == "gpt") return std::make_unique<GptModel>(config);
-  throw std::invalid_argument("unknown model '" + config.model + "' (choose mlp or gpt)");
+  switch (config.model) {
+    case ModelKind::Mlp: return std::make_unique<MlpModel>(config);
+    case ModelKind::Gpt: return std::make_unique<GptModel>(config);
+  }
+  throw std::logic_error("a ModelKind makeModel does not build");
 }
 
 Batch localShard(const Batch& global, int rank, int worldSize) {

@@ -7,12 +7,12 @@ namespace shardscope {
 
 std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const RunConfig& config,
                                                        std::vector<at::Tensor> params) {
-  if (config.optimizer == "sgd") {
+  if (config.optimizer == OptimizerKind::Sgd) {
     return std::make_unique<torch::optim::SGD>(params, torch::optim::SGDOptions(config.lr));
   }
   // torch.optim's default: the multi-tensor path on CUDA, one tensor at a time on CPU.
-  const bool foreach = config.device == "cuda";
-  if (config.optimizer == "adamw") {
+  const bool foreach = config.device == DeviceKind::Cuda;
+  if (config.optimizer == OptimizerKind::AdamW) {
     auto options = torch::optim::AdamWOptions(config.lr).weight_decay(0.01);
     if (foreach) return std::make_unique<ForeachAdamW>(params, options);
     return std::make_unique<torch::optim::AdamW>(params, options);

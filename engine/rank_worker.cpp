@@ -132,7 +132,7 @@ int runRankWorker(const RunConfig& config) {
   auto& recorder = RankRecorder::instance();
   installRecordingCpuAllocator();  // before this rank creates any tensor
   recorder.start(rank, eventFd ? std::atoi(eventFd) : -1, kEventBufferCapacity);
-  recorder.setEnabled(config.recording != "off");
+  recorder.setEnabled(config.recording != RecordingMode::Off);
   RankReporter reporter(rank);
   struct StopRecorder {
     ~StopRecorder() { RankRecorder::instance().stop(); }
@@ -142,12 +142,12 @@ int runRankWorker(const RunConfig& config) {
     const RendezvousInfo info = rendezvousFromEnvironment();
     rank = info.rank;
     const char* gateFd = std::getenv("SHARDSCOPE_GATE_FD");
-    if (config.stepGate != "off" && !gateFd) {
-      throw std::runtime_error("--step-gate " + config.stepGate + " needs shardscope's controller to release "
+    if (config.stepGate != StepGateMode::Off && !gateFd) {
+      throw std::runtime_error(std::string("--step-gate ") + modeName(config.stepGate) + " needs shardscope's controller to release "
                                "the ranks (shardscope run, compare or the app); a worker started by "
                                "another launcher cannot be released, so run it with --step-gate off.");
     }
-    StepGate::instance().start(stepGateModeFromName(config.stepGate), gateFd ? std::atoi(gateFd) : -1);
+    StepGate::instance().start(config.stepGate, gateFd ? std::atoi(gateFd) : -1);
     if (config.batch % info.worldSize != 0) {
       throw std::runtime_error("--batch " + std::to_string(config.batch) +
                                " is not divisible by WORLD_SIZE=" + std::to_string(info.worldSize));
@@ -162,7 +162,7 @@ int runRankWorker(const RunConfig& config) {
     // Before CUDA and NCCL start their threads, which then inherit the slice.
     std::string coresNote;
     int boundCores = 0;
-    if (config.bindCores == "rank") {
+    if (config.bindCores == BindCores::Rank) {
       const auto cores = bindProcessToCores(
           coreSlice(allowedCores(), info.localRank, info.localWorldSize));
       coresNote = " / cores " + describeCores(cores);
@@ -170,9 +170,9 @@ int runRankWorker(const RunConfig& config) {
     }
     // Declared before the communicator so it outlives it: the clock's last poll still sees the
     // communication stream's final collectives.
-    const bool instrumented = config.recording != "off";
+    const bool instrumented = config.recording != RecordingMode::Off;
     std::unique_ptr<RankDevice> gpu =
-        config.device == "cuda" ? setUpGpu(info, instrumented, config.precision == "bf16" ? at::kBFloat16 : at::kFloat)
+        config.device == DeviceKind::Cuda ? setUpGpu(info, instrumented, config.precision == Precision::Bf16 ? at::kBFloat16 : at::kFloat)
                                   : nullptr;
     if (gpu && gpu->placement().sharing == SharedGpuMethod::MultiRankGpu) {
       failureHint = " (this GPU is shared through NCCL_MULTI_RANK_GPU_ENABLE, NCCL's experimental "
@@ -219,7 +219,7 @@ int runRankWorker(const RunConfig& config) {
       const std::string note = gpu->runtimeLaneNote();
       if (!note.empty()) info_event.text += " / " + note;
     }
-    if (config.precision == "bf16") info_event.text += " / bf16 compute, fp32 reduce";
+    if (config.precision == Precision::Bf16) info_event.text += " / bf16 compute, fp32 reduce";
     info_event.text += coresNote;
     reporter.send(info_event);
 
@@ -227,7 +227,7 @@ int runRankWorker(const RunConfig& config) {
       maybeInjectFault(rank, step);
       recorder.setStep(step);
       // --recording alternate: even steps recorded, odd steps not (the overhead benchmark).
-      if (config.recording == "alternate") recorder.setEnabled(step % 2 == 0);
+      if (config.recording == RecordingMode::Alternate) recorder.setEnabled(step % 2 == 0);
       const int64_t begin = trace::nowNs();
       const int64_t pausedBefore = StepGate::instance().pausedNs();
       Batch local;
@@ -239,7 +239,7 @@ int runRankWorker(const RunConfig& config) {
         local.y = local.y.to(device);
       }
       at::Tensor loss = trainStep(*model, *strategy, local,
-                                  {config.accumulate, config.activationCheckpointing == "blocks"});
+                                  {config.accumulate, config.activationCheckpointing == Checkpointing::Blocks});
       // The global mean loss, for the progress line (every rank's local batch is the same size).
       at::Tensor globalLoss = loss.reshape({1}).clone();
       comm->allReduceSumAsync(globalLoss, "loss (logging)")->wait();
@@ -251,7 +251,7 @@ int runRankWorker(const RunConfig& config) {
       e.beginNs = begin;
       e.endNs = trace::nowNs();
       e.pausedNs = StepGate::instance().pausedNs() - pausedBefore;
-      e.count = step % 2 == 0 || config.recording != "alternate" ? 1 : 0;  // recorded step?
+      e.count = step % 2 == 0 || config.recording != RecordingMode::Alternate ? 1 : 0;  // recorded step?
       reporter.send(e);
     }
     // Exports below are not training: their collectives and buffers stay out of the recording.

@@ -222,18 +222,18 @@ class TempConfigFile {
 
 // Every output is written even when another fails (a CSV on a full disk must not cost the trace);
 // each failure is kept in the result, by name, and makes the run's exit status non-zero.
-void finishOutputs(const RunConfig& config, RunResult& result) {
+void finishOutputs(const RunConfig& config, RunResult& result, const trace::RunRecording& recording) {
   auto keep = [&](std::optional<std::string> error) {
     if (error) result.outputErrors.push_back(*error);
   };
   if (!config.tracePath.empty()) {
     keep(trace::writeOutputFile(config.tracePath, [&](std::ostream& out) {
-      trace::writeChromeTrace(out, result.recording, summaryJson(config, result)["config"]);
+      trace::writeChromeTrace(out, recording, summaryJson(config, result, recording)["config"]);
     }));
   }
   if (!config.memoryCsvPath.empty()) {
     keep(trace::writeOutputFile(config.memoryCsvPath,
-                                [&](std::ostream& out) { trace::writeMemoryCsv(out, result.recording); }));
+                                [&](std::ostream& out) { trace::writeMemoryCsv(out, recording); }));
   }
   if (!config.exportDir.empty() && !result.losses.empty()) {
     try {
@@ -244,13 +244,13 @@ void finishOutputs(const RunConfig& config, RunResult& result) {
     }
   }
   // Last, so it can name the outputs that failed before it.
-  if (!config.summaryPath.empty()) keep(writeSummaryFile(config.summaryPath, config, result));
+  if (!config.summaryPath.empty()) keep(writeSummaryFile(config.summaryPath, config, result, recording));
 }
 
 }  // namespace
 
 std::optional<std::string> checkDeviceAvailable(const RunConfig& config) {
-  if (config.device == "cuda" && torch::cuda::device_count() == 0) {
+  if (config.device == DeviceKind::Cuda && torch::cuda::device_count() == 0) {
     return std::string("--device cuda, but no CUDA device is visible here. Use --device cpu, or "
                        "run on a machine with an NVIDIA GPU.");
   }
@@ -258,14 +258,19 @@ std::optional<std::string> checkDeviceAvailable(const RunConfig& config) {
 }
 
 RunResult runTraining(const RunConfig& config, const std::string& workerExecutable,
-                      const RunCallbacks& callbacks) {
+                      const RunCallbacks& callbacks, const RecordingSink& sink) {
   RunResult result;
   result.worldSize = config.world;
   result.stepSeconds.assign(config.world, {});
   result.rankPlacements.assign(config.world, "");
   if (auto error = checkDeviceAvailable(config)) {
     result.error = *error;
-    finishOutputs(config, result);
+    finishOutputs(config, result, result.recording);
+    return result;
+  }
+  if (auto error = makeOutputDirectories(config)) {
+    result.error = *error;
+    finishOutputs(config, result, result.recording);
     return result;
   }
 
@@ -284,12 +289,12 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
     store = hostRendezvousStore();
   } catch (const std::exception& e) {
     result.error = e.what();
-    finishOutputs(config, result);
+    finishOutputs(config, result, result.recording);
     return result;
   }
   const int port = store->getPort();
   const std::string storePrefix = unguessableStorePrefix();
-  const bool gated = config.stepGate != "off";
+  const bool gated = config.stepGate != StepGateMode::Off;
   std::vector<RankProcess> ranks(config.world);
   struct CloseGates {
     std::vector<RankProcess>& ranks;
@@ -349,11 +354,24 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
   std::map<int, int> ranksDoneWithStep;  // step -> ranks that finished it
   std::map<int, double> lossOfStep;
   std::vector<int> failureOrder;
-  result.recording.reset(config.world);
+  const auto withRecording = [&](const std::function<void(trace::RunRecording&)>& use) {
+    if (sink.withRecording) sink.withRecording(use);
+    else use(result.recording);
+  };
+  withRecording([&](trace::RunRecording& r) { r.reset(config.world); });
+  // Merged events wait here and go to the recording a batch at a time: one lock per batch.
+  std::vector<trace::Event> merged;
+  const auto appendMerged = [&] {
+    if (merged.empty()) return;
+    withRecording([&](trace::RunRecording& r) {
+      for (const auto& e : merged) r.add(e);
+    });
+    merged.clear();
+  };
   // Ranks stream mostly in time order; a window of a few drains (5 ms each) absorbs the rest.
   trace::StreamMerger merger(config.world, /*windowNs=*/50'000'000,
                              [&](const trace::Event& e) {
-                               result.recording.add(e);
+                               merged.push_back(e);
                                if (callbacks.onMerged) callbacks.onMerged(e);
                              });
   bool stoppedByUser = false;
@@ -453,6 +471,7 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
       // Every rank waits: nothing earlier is still to come from any of them, so what the merger
       // holds for its window goes to the recording now, and the view shows where they stand.
       merger.flush();
+      appendMerged();
       if (callbacks.onIdle) callbacks.onIdle();
     }
     if (now.waiting != lastGate.waiting || now.next != lastGate.next || now.step != lastGate.step ||
@@ -499,6 +518,7 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
         if (failed(p)) failureOrder.push_back(p.rank);
       }
     }
+    appendMerged();
     if (callbacks.onIdle) callbacks.onIdle();
     if (!stopping) serveGate();
     if (!stopping && callbacks.shouldStop && callbacks.shouldStop()) {
@@ -529,6 +549,7 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
   }
 
   merger.flush();
+  appendMerged();
   if (callbacks.onIdle) callbacks.onIdle();
   result.outOfOrderEvents = merger.outOfOrder();
   // A step any rank finished, every rank finished: a rank's step ends with the loss all-reduce,
@@ -571,7 +592,8 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
                                                 : "failed" + where + ": " + cause.reportedError) +
                    ". The other ranks were stopped.";
   }
-  finishOutputs(config, result);
+  // Under the sink's lock: a window on another thread may still draw the recording meanwhile.
+  withRecording([&](trace::RunRecording& r) { finishOutputs(config, result, r); });
   return result;
 }
 

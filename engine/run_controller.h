@@ -28,6 +28,7 @@ struct RunResult {
   DeviceFacts device;                         // rank 0's GPU (memory, measured peak); zero on CPU
   int worldSize = 0;
   trace::RunRecording recording;              // everything the ranks recorded, merged in time order
+                                              // (empty when the run was given a RecordingSink)
   int64_t outOfOrderEvents = 0;               // events the merger saw after later ones (counted)
   std::vector<std::string> outputErrors;      // --trace, --memory-csv, --summary that could not be
                                               // written, one line each; the others were written
@@ -45,12 +46,21 @@ struct GateStatus {
 // What the user tells a gated run: release every rank for one event group, or for good.
 enum class GateCommand { None, Step, Continue };
 
+// Where a run's merged events go, when its caller wants to hold them itself: the app points this
+// at its session, so each run is held once (not also in RunResult::recording, which stays empty).
+// `withRecording(use)` calls `use` on the caller's recording under whatever lock keeps its readers
+// (a window on another thread) out. The controller resets it to the run's world size at the start,
+// appends a batch of events at a time, and reads it at the end for the summary, trace and CSV.
+struct RecordingSink {
+  std::function<void(const std::function<void(trace::RunRecording&)>& use)> withRecording;
+};
+
 struct RunCallbacks {
   // Called once every rank has finished `step` (0-based).
   std::function<void(int step, double loss, double slowestRankSeconds)> onStep;
   // Every event any rank sent, as it arrives.
   std::function<void(const trace::Event&)> onEvent;
-  // Every data and step event, merged across ranks in time order (what RunResult.recording gets).
+  // Every data and step event, merged across ranks in time order (what the recording gets).
   std::function<void(const trace::Event&)> onMerged;
   // Called after each batch of events (at least every 100 ms) on the controller's thread.
   std::function<void()> onIdle;
@@ -71,6 +81,6 @@ std::optional<std::string> checkDeviceAvailable(const RunConfig& config);
 // Expects a validated config. Writes losses.pt (--export), the summary (--summary), the trace
 // (--trace) and the memory CSV (--memory-csv), also when the run fails, so nothing recorded is lost.
 RunResult runTraining(const RunConfig& config, const std::string& workerExecutable,
-                      const RunCallbacks& callbacks);
+                      const RunCallbacks& callbacks, const RecordingSink& sink = {});
 
 }  // namespace shardscope

@@ -10,14 +10,14 @@
 
 namespace shardscope {
 
-nlohmann::json summaryJson(const RunConfig& config, const RunResult& result) {
+nlohmann::json summaryJson(const RunConfig& config, const RunResult& result, const trace::RunRecording& recording) {
   nlohmann::json steps = nlohmann::json::array();
   for (size_t s = 0; s < result.losses.size(); ++s) {
     steps.push_back({{"step", s}, {"loss", result.losses[s]}});
   }
   nlohmann::json ranks = nlohmann::json::array();
   const auto limits = deviceLimitsOf(config, result.device);
-  for (const auto& s : computeRankStats(config, result.recording, result.parameterCount, result.device)) {
+  for (const auto& s : computeRankStats(config, recording, result.parameterCount, result.device)) {
     nlohmann::json peak, atPeak, afterStep;
     for (int i = 0; i < trace::kMemoryRoleCount; ++i) {
       const char* role = trace::memoryRoleName(static_cast<trace::MemoryRole>(i));
@@ -88,8 +88,8 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result) {
 }
 
 std::optional<std::string> writeSummaryFile(const std::string& path, const RunConfig& config,
-                                            const RunResult& result) {
-  const std::string text = summaryJson(config, result).dump(2);
+                                            const RunResult& result, const trace::RunRecording& recording) {
+  const std::string text = summaryJson(config, result, recording).dump(2);
   return trace::writeOutputFile(path, [&](std::ostream& out) { out << text << "\n"; });
 }
 

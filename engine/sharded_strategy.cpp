@@ -21,7 +21,7 @@ ShardedStrategy::ShardedStrategy(const RunConfig& config, const StagedModel& mod
       comm_(comm),
       reshardAfterForward_(reshardAfterForward),
       prefetchDepth_(config.prefetch),
-      computeDtype_(config.precision == "bf16" ? at::kBFloat16 : at::kFloat) {
+      computeDtype_(config.precision == Precision::Bf16 ? at::kBFloat16 : at::kFloat) {
   const int world = comm.worldSize();
   const int rank = comm.rank();
   const auto& specs = model.params();

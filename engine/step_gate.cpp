@@ -8,11 +8,6 @@
 
 namespace shardscope {
 
-StepGateMode stepGateModeFromName(const std::string& name) {
-  if (name == "group") return StepGateMode::Group;
-  if (name == "step") return StepGateMode::Step;
-  return StepGateMode::Off;
-}
 
 StepGate& StepGate::instance() {
   static StepGate gate;

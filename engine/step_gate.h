@@ -18,13 +18,11 @@
 #include <cstdint>
 #include <string>
 
+#include "config/modes.h"
 #include "trace/events.h"
 
 namespace shardscope {
 
-enum class StepGateMode { Off, Group, Step };
-// "off" | "group" | "step" (validate() checked it).
-StepGateMode stepGateModeFromName(const std::string& name);
 
 class StepGate {
  public:

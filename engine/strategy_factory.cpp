@@ -6,15 +6,15 @@ namespace shardscope {
 
 std::unique_ptr<Strategy> makeStrategy(const RunConfig& config, const StagedModel& model,
                                        Communicator& comm, const at::Device& device) {
-  if (config.strategy == "ddp") return std::make_unique<DdpStrategy>(config, model, comm, device);
-  if (config.strategy == "zero1") return std::make_unique<Zero1Strategy>(config, model, comm, device);
-  if (config.strategy == "full_shard") {
-    return std::make_unique<ShardedStrategy>(config, model, comm, device, /*reshardAfterForward=*/true);
+  const StrategyTraits& traits = traitsOf(config.strategy);
+  switch (config.strategy) {
+    case StrategyKind::Ddp: return std::make_unique<DdpStrategy>(config, model, comm, device);
+    case StrategyKind::Zero1: return std::make_unique<Zero1Strategy>(config, model, comm, device);
+    case StrategyKind::ShardGradOp:
+    case StrategyKind::FullShard:
+      return std::make_unique<ShardedStrategy>(config, model, comm, device, traits.reshardsAfterForward);
   }
-  if (config.strategy == "shard_grad_op") {
-    return std::make_unique<ShardedStrategy>(config, model, comm, device, /*reshardAfterForward=*/false);
-  }
-  TORCH_CHECK(false, "unknown strategy '", config.strategy, "'");
+  TORCH_CHECK(false, "no engine for strategy '", traits.name, "'");
 }
 
 }  // namespace shardscope

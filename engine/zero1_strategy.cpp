@@ -11,7 +11,7 @@ namespace shardscope {
 Zero1Strategy::Zero1Strategy(const RunConfig& config, const StagedModel& model, Communicator& comm,
                              const at::Device& device)
     : model_(model), comm_(comm) {
-  const bool bf16 = config.precision == "bf16";
+  const bool bf16 = config.precision == Precision::Bf16;
   const int64_t world = comm.worldSize();
   // Only trained parameters are flattened and partitioned, as ZeroRedundancyOptimizer is handed
   // only those; frozen ones (LoRA's base weights) are held whole, as DDP holds them.

@@ -85,10 +85,10 @@ std::optional<Recompute> parseRecompute(const std::string& text) {
 }
 
 GptActivations gptSavedActivations(const RunConfig& c) {
-  const int64_t e = c.precision == "bf16" ? 2 : 4;  // the compute dtype's bytes
+  const int64_t e = c.precision == Precision::Bf16 ? 2 : 4;  // the compute dtype's bytes
   const int64_t b = c.batch / c.world / c.accumulate, s = c.seq, h = c.hidden, a = c.heads, v = c.vocab;
   const int64_t bsh = b * s * h, bs = b * s, r = c.loraRank;
-  const bool lora = r > 0, checkpointed = c.activationCheckpointing == "blocks";
+  const bool lora = r > 0, checkpointed = c.activationCheckpointing == Checkpointing::Blocks;
   // The embedding's output (the first block's input); the position indices (int64) for the
   // embedding's gradient, unless it is frozen (LoRA).
   const int64_t embedding = e * bsh + (lora ? 0 : 8 * s);

@@ -76,7 +76,7 @@ HostMemory hostMemoryAvailable() {
 }
 
 std::optional<std::string> memoryShortfall(const RunConfig& config, const HostMemory& host) {
-  if (config.memoryCheck == "off" || config.device != "cpu" || host.availableBytes < 0) return std::nullopt;
+  if (config.memoryCheck == MemoryCheck::Off || config.device != DeviceKind::Cpu || host.availableBytes < 0) return std::nullopt;
   const RunPrediction p = predictRun(config);
   const int64_t perRank = p.modelStateBytes() + p.activationSavedBytes;
   const int64_t all = perRank * config.world;

@@ -2,19 +2,41 @@
 
 #include <cmath>
 
+#include "config/strategies.h"
+
 namespace shardscope::estimate {
 
+namespace {
+
+const char* holdsOf(StrategyKind kind) {
+  switch (kind) {
+    case StrategyKind::Ddp: return "W + G + O on every GPU, whatever N";
+    case StrategyKind::Zero1: return "W + G + O/N: only the optimizer state is divided";
+    case StrategyKind::ShardGradOp:
+      return "(W + G + O)/N + W: its weight shard, and every unit gathered from forward to backward";
+    case StrategyKind::FullShard:
+      return "(W + G + O)/N, plus the one or two units being gathered (left out, as the seeds do)";
+  }
+  return "?";
+}
+
+}  // namespace
+
 const std::vector<ModelStateStrategy>& modelStateStrategies() {
-  static const std::vector<ModelStateStrategy> table = {
-      {"ddp", "W + G + O on every GPU, whatever N", false, false, false, false},
-      {"zero1", "W + G + O/N: only the optimizer state is divided", false, false, false, true},
-      {"deepspeed_zero2", "W + (G + O)/N: the whole low-precision weights on every GPU (ZeRO paper's P_os+g)",
-       false, false, true, true},
-      {"shard_grad_op", "(W + G + O)/N + W: its weight shard, and every unit gathered from forward to backward",
-       true, true, true, true},
-      {"full_shard", "(W + G + O)/N, plus the one or two units being gathered (left out, as the seeds do)",
-       true, false, true, true},
-  };
+  // What is divided comes from the strategy table; the ZeRO paper's stage 2 goes after ZeRO-1.
+  static const std::vector<ModelStateStrategy> table = [] {
+    std::vector<ModelStateStrategy> rows;
+    for (const auto& s : strategyTable()) {
+      rows.push_back({s.name, holdsOf(s.kind), s.shardsParameters, s.gathersUnits && !s.reshardsAfterForward,
+                      s.shardsGradients, s.shardsOptimizer});
+      if (s.kind == StrategyKind::Zero1) {
+        rows.push_back({"deepspeed_zero2",
+                        "W + (G + O)/N: the whole low-precision weights on every GPU (ZeRO paper's P_os+g)", false,
+                        false, true, true});
+      }
+    }
+    return rows;
+  }();
   return table;
 }
 

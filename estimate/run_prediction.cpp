@@ -40,10 +40,10 @@ const PredictedCollective* RunPrediction::find(CollectiveOp op) const {
 namespace {
 
 // Adam and AdamW keep two moments per parameter (exp_avg, exp_avg_sq); plain SGD keeps nothing.
-int optimizerStatesPerParameter(const std::string& optimizer) { return optimizer == "sgd" ? 0 : 2; }
+int optimizerStatesPerParameter(OptimizerKind optimizer) { return optimizer == OptimizerKind::Sgd ? 0 : 2; }
 
-std::string optimizerFormula(const std::string& optimizer, const std::string& of) {
-  if (optimizer == "sgd") return "none: plain SGD keeps no state";
+std::string optimizerFormula(OptimizerKind optimizer, const std::string& of) {
+  if (optimizer == OptimizerKind::Sgd) return "none: plain SGD keeps no state";
   return "2 moments x 4 B x " + of;
 }
 
@@ -64,7 +64,7 @@ ParameterCounts countParameters(const RunConfig& c) {
 }
 
 RunPrediction predictDdp(const RunConfig& c, const ParameterCounts& n) {
-  const bool bf16 = c.precision == "bf16";
+  const bool bf16 = c.precision == Precision::Bf16;
   const int k = optimizerStatesPerParameter(c.optimizer);
   const int64_t params = n.total, trained = n.trained;
   const std::string t = n.lora() ? "T (LoRA's adapters; the frozen weights have none)" : "P";
@@ -91,7 +91,7 @@ RunPrediction predictDdp(const RunConfig& c, const ParameterCounts& n) {
 }
 
 RunPrediction predictZero1(const RunConfig& c, const ParameterCounts& n) {
-  const bool bf16 = c.precision == "bf16";
+  const bool bf16 = c.precision == Precision::Bf16;
   const int64_t computeBytes = bf16 ? 2 : 4;
   const int k = optimizerStatesPerParameter(c.optimizer);
   // One flat buffer of the trained parameters is partitioned; frozen ones are held whole.
@@ -124,7 +124,7 @@ RunPrediction predictZero1(const RunConfig& c, const ParameterCounts& n) {
 }
 
 RunPrediction predictSharded(const RunConfig& c, const ParameterCounts& n) {
-  const bool bf16 = c.precision == "bf16";
+  const bool bf16 = c.precision == Precision::Bf16;
   const int64_t computeBytes = bf16 ? 2 : 4;
   const int k = optimizerStatesPerParameter(c.optimizer);
   const int64_t world = c.world;
@@ -157,7 +157,7 @@ RunPrediction predictSharded(const RunConfig& c, const ParameterCounts& n) {
   } else {
     p.memory.push_back({MemoryRole::ParamShard, When::Peak, 4 * owned, "4 B x P'/N: this rank's fp32 slice of every unit"});
   }
-  if (c.strategy == "full_shard") {
+  if (traitsOf(c.strategy).reshardsAfterForward) {
     // The root stays gathered from forward start to the end of its backward; blocks come and go,
     // the one computing plus --prefetch ahead of it (all blocks are the same size).
     const int window = std::min(layers, 1 + c.prefetch);
@@ -188,7 +188,7 @@ RunPrediction predictSharded(const RunConfig& c, const ParameterCounts& n) {
   // Every micro-batch gathers again; gradients are reduced once per step, after the last.
   const int64_t micro = c.accumulate;
   const std::string perMicro = micro > 1 ? ", per micro-batch (x " + std::to_string(micro) + ")" : "";
-  if (c.strategy == "full_shard") {
+  if (traitsOf(c.strategy).reshardsAfterForward) {
     p.perStep.push_back({CollectiveOp::AllGather, micro * (rootUnits + 2 * blockUnits),
                          micro * computeBytes * (paddedRoot + 2 * paddedBlocks),
                          "root once, every block twice (forward and backward)" + perMicro + perBlock});
@@ -206,12 +206,16 @@ RunPrediction predictSharded(const RunConfig& c, const ParameterCounts& n) {
 
 RunPrediction predictRun(const RunConfig& config) {
   const auto counts = countParameters(config);
-  RunPrediction p = config.strategy == "ddp"     ? predictDdp(config, counts)
-                    : config.strategy == "zero1" ? predictZero1(config, counts)
-                                                 : predictSharded(config, counts);
+  RunPrediction p;
+  switch (config.strategy) {
+    case StrategyKind::Ddp: p = predictDdp(config, counts); break;
+    case StrategyKind::Zero1: p = predictZero1(config, counts); break;
+    case StrategyKind::ShardGradOp:
+    case StrategyKind::FullShard: p = predictSharded(config, counts); break;
+  }
   // Every training collective runs among the whole world.
   for (auto& c : p.perStep) c.sentBytes = trace::ringTrafficPerRank(c.op, config.world, c.bytes).sentBytes;
-  if (config.model == "gpt") {
+  if (config.model == ModelKind::Gpt) {
     const auto activations = gptSavedActivations(config);
     p.activationSavedBytes = activations.bytes;
     p.activationFormula = activations.formula;
@@ -232,7 +236,7 @@ bool samePrediction(const RunConfig& a, const RunConfig& b) {
   return a.model == b.model && a.layers == b.layers && a.hidden == b.hidden && a.world == b.world &&
          a.precision == b.precision && a.prefetch == b.prefetch && a.optimizer == b.optimizer &&
          a.loraRank == b.loraRank && a.accumulate == b.accumulate &&
-         (a.model == "gpt" ? a.seq == b.seq && a.vocab == b.vocab
+         (a.model == ModelKind::Gpt ? a.seq == b.seq && a.vocab == b.vocab
                            : a.features == b.features && a.classes == b.classes);
 }
 

@@ -31,7 +31,7 @@ DeviceLimits deviceLimitsOf(const RunConfig& config, const DeviceFacts& device) 
   } else if (device.peakFlops > 0) {
     limits.peakFlops = device.peakFlops;
     std::snprintf(text, sizeof text, "the peak measured on rank 0's GPU before training, %.4g TFLOP/s (%s matmul)",
-                  device.peakFlops / 1e12, config.precision == "bf16" ? "bf16" : "fp32");
+                  device.peakFlops / 1e12, modeName(config.precision));
     limits.peakNote = text;
   }
   return limits;

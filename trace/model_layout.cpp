@@ -91,15 +91,12 @@ std::vector<ParamSpec> withLoraAdapters(const std::vector<ParamSpec>& base, cons
 }  // namespace
 
 std::vector<std::string> loraTargets(const RunConfig& config) {
-  if (config.model == "mlp") return {""};  // a block is one Linear: blocks.<i>.lora_A
+  if (config.model == ModelKind::Mlp) return {""};  // a block is one Linear: blocks.<i>.lora_A
   return {"attn.qkv", "attn.proj", "mlp.fc", "mlp.proj"};
 }
 
 std::vector<ParamSpec> modelLayout(const RunConfig& config) {
-  std::vector<ParamSpec> base;
-  if (config.model == "mlp") base = mlpLayout(config);
-  else if (config.model == "gpt") base = gptLayout(config);
-  else throw std::invalid_argument("unknown model '" + config.model + "' (choose mlp or gpt)");
+  const std::vector<ParamSpec> base = config.model == ModelKind::Gpt ? gptLayout(config) : mlpLayout(config);
   return config.loraRank > 0 ? withLoraAdapters(base, config) : base;
 }
 
@@ -135,7 +132,7 @@ std::vector<FlatUnit> flatUnits(const std::vector<ParamSpec>& layout, int blocks
 std::string trainingLabel(const RunConfig& config) {
   std::string label = config.loraRank > 0 ? ", LoRA rank " + std::to_string(config.loraRank) : "";
   if (config.accumulate > 1) label += ", " + std::to_string(config.accumulate) + " micro-batches per step";
-  if (config.activationCheckpointing == "blocks") label += ", blocks checkpointed";
+  if (config.activationCheckpointing == Checkpointing::Blocks) label += ", blocks checkpointed";
   return label;
 }
 

@@ -18,18 +18,121 @@
 namespace shardscope {
 
 
+namespace {
+
+// "ddp (NO_SHARD, ZeRO-0) | zero1 (...) | ...", from the strategy table.
+std::string strategyChoices() {
+  std::string text;
+  for (const auto& row : strategyTable()) {
+    text += (text.empty() ? "" : " | ") + std::string(row.name) + " (" + zeroName(row.kind) + ")";
+  }
+  return text;
+}
+
+}  // namespace
+
+const std::vector<ConfigField>& configFields() {
+  using F = FieldGroup;
+  static const std::vector<ConfigField> fields = {
+      {"model", &RunConfig::model, F::Training, "model: " + modeChoices<ModelKind>()},
+      {"layers", &RunConfig::layers, F::Training, "blocks; each block is one FSDP unit"},
+      {"hidden", &RunConfig::hidden, F::Training, "hidden width"},
+      {"heads", &RunConfig::heads, F::Training, "gpt: attention heads, must divide --hidden"},
+      {"seq", &RunConfig::seq, F::Training, "gpt: tokens per sample"},
+      {"vocab", &RunConfig::vocab, F::Training, "gpt: vocabulary size"},
+      {"features", &RunConfig::features, F::Training, "mlp: input features"},
+      {"classes", &RunConfig::classes, F::Training, "mlp: output classes"},
+      {"batch", &RunConfig::batch, F::Training, "global batch in samples; split evenly, so a multiple of --world"},
+      {"steps", &RunConfig::steps, F::Training, "training steps"},
+      {"world", &RunConfig::world, F::Training,
+       "ranks: one OS process each, 1.." + std::to_string(kMaxWorldSize) + " (estimate: any)"},
+      {"strategy", &RunConfig::strategy, F::Training, strategyChoices()},
+      {"optimizer", &RunConfig::optimizer, F::Training,
+       modeChoices<OptimizerKind>() + " (torch.optim defaults; adamw weight decay 0.01)"},
+      {"lr", &RunConfig::lr, F::Training, "learning rate"},
+      {"seed", &RunConfig::seed, F::Training, "seed of the initial parameters and the synthetic data"},
+      {"device", &RunConfig::device, F::Training,
+       "cpu (Gloo between ranks) | cuda (NCCL between ranks; rank r on GPU r % GPUs, several ranks per GPU "
+       "when GPUs are fewer, each with its own NCCL_HOSTID)"},
+      {"bind-cores", &RunConfig::bindCores, F::Training,
+       "off (the OS places the rank processes, as torchrun does) | rank (each rank process, its threads and "
+       "NCCL's, pinned to its own slice of the cores this run may use, as taskset per rank would: "
+       "consecutive slices as equal as they divide, shared when there are fewer cores than ranks; the run "
+       "output names each slice)"},
+      {"bucket-cap-mb", &RunConfig::bucketCapMb, F::Training,
+       "ddp, zero1: gradient bucket size in MiB; the first bucket is 1 MiB"},
+      {"prefetch", &RunConfig::prefetch, F::Training,
+       "full_shard/shard_grad_op: units whose all-gather is issued ahead of the one computing, in forward "
+       "and in backward (0..4; FSDP2 prefetches 1)"},
+      {"precision", &RunConfig::precision, F::Training,
+       "fp32 | bf16 (bf16 parameters and compute; fp32 gradient reduction and master weights, like "
+       "FSDP2's MixedPrecisionPolicy)"},
+      {"accumulate", &RunConfig::accumulate, F::Training,
+       "gradient accumulation: micro-batches per optimizer step; each rank splits its batch into this many "
+       "and reduces gradients only after the last (DDP's no_sync, FSDP2's "
+       "set_requires_gradient_sync(False)), so unreduced gradients are held meanwhile"},
+      {"activation-checkpointing", &RunConfig::activationCheckpointing, F::Training,
+       "off | blocks (each block keeps only its input in forward and recomputes its activations in "
+       "backward, as checkpoint_wrapper on every block: less activation memory for one more forward per "
+       "block)"},
+      {"lora-rank", &RunConfig::loraRank, F::Training,
+       "0: full fine-tuning | r (1..--hidden): LoRA fine-tuning, the base weights frozen and rank-r "
+       "adapters on every block's linear layers trained (PEFT's LoraConfig(r, lora_alpha=r)); only the "
+       "adapters get gradients and optimizer state"},
+      {"step-gate", &RunConfig::stepGate, F::Training,
+       "off | group (every rank waits before each event group, where FSDP's and DDP's hooks fire: an "
+       "all-gather, a unit's forward, a reshard, a backward, a reduce-scatter, a bucket's all-reduce, the "
+       "optimizer step, until released) | step (before each training step). In a terminal: Enter "
+       "releases one, c + Enter continues, q + Enter stops; the app has Step and Continue. Pauses are "
+       "marked and left out of step times"},
+      {"export", &RunConfig::exportDir, F::OutputPath,
+       "write init.pt, data.pt, losses.pt and final.pt (torch.load reads them) into DIR"},
+      {"summary", &RunConfig::summaryPath, F::OutputPath,
+       "write a JSON summary (per-step loss; per rank: peak memory by role, step times, throughput, "
+       "collectives, overlap; docs/outputs.md) to FILE"},
+      {"trace", &RunConfig::tracePath, F::OutputPath,
+       "write a Chrome trace JSON (open it in Perfetto: ui.perfetto.dev) to FILE"},
+      {"memory-csv", &RunConfig::memoryCsvPath, F::OutputPath,
+       "write every memory sample (rank, time, bytes per role) as CSV to FILE"},
+      {"gpu-memory", &RunConfig::gpuMemoryGB, F::RunControl,
+       "one device's memory in GB (10^9 B), e.g. 80 for an H100: a capacity line in the memory lanes and "
+       "the headroom per rank in the tables; 0: none on CPU, the GPU's own memory on GPU ranks"},
+      {"peak-tflops", &RunConfig::peakTflops, F::RunControl,
+       "one device's peak in TFLOP/s, as you state it (a data sheet, or a matmul benchmark on this CPU): "
+       "MFU = model FLOP/s / peak, in the summary, the tables and the app's throughput lane; 0: no MFU on "
+       "CPU, and on a GPU rank alone on its GPU the peak it measures before training (8192^3 matmuls in "
+       "the run's precision)"},
+      {"memory-check", &RunConfig::memoryCheck, F::RunControl,
+       "on: before any rank starts, refuse a CPU run whose predicted memory (model states and activations "
+       "per rank, times the ranks) exceeds what this host has free; off: run anyway"},
+      {"stall-timeout", &RunConfig::stallTimeoutS, F::RunControl,
+       "seconds a rank may send nothing (its recorder says it is alive every second, even while it waits "
+       "at the step gate) before the run is stopped, the rank named with its last event, and what was "
+       "recorded kept; 0: never"},
+      {"recording", &RunConfig::recording, F::RunControl,
+       "on | off (step times only; on a GPU also no CUDA events, polling thread or allocator hook) | "
+       "alternate (record even steps only: measures recording overhead)"},
+  };
+  return fields;
+}
+
+std::string fieldText(const RunConfig& config, const ConfigField& field) {
+  return std::visit(
+      [&](auto member) {
+        std::ostringstream text;
+        text << config.*member;
+        return text.str();
+      },
+      field.member);
+}
+
 nlohmann::json RunConfig::toJson() const {
-  return {{"model", model},         {"layers", layers},       {"hidden", hidden},
-          {"heads", heads},         {"seq", seq},             {"vocab", vocab},
-          {"features", features},   {"classes", classes},     {"batch", batch},
-          {"steps", steps},         {"world", world},         {"strategy", strategy},
-          {"optimizer", optimizer}, {"lr", lr},               {"seed", seed},
-          {"device", device},       {"bind-cores", bindCores}, {"bucket-cap-mb", bucketCapMb},
-          {"prefetch", prefetch},   {"precision", precision}, {"lora-rank", loraRank},
-          {"accumulate", accumulate}, {"activation-checkpointing", activationCheckpointing},
-          {"recording", recording}, {"step-gate", stepGate}, {"gpu-memory", gpuMemoryGB},
-          {"peak-tflops", peakTflops}, {"stall-timeout", stallTimeoutS},
-          {"memory-check", memoryCheck}};
+  nlohmann::json json = nlohmann::json::object();
+  for (const auto& field : configFields()) {
+    if (field.group == FieldGroup::OutputPath) continue;
+    std::visit([&](auto member) { json[field.key] = this->*member; }, field.member);
+  }
+  return json;
 }
 
 namespace {
@@ -50,6 +153,12 @@ std::optional<std::string> readValue(const nlohmann::json& value, const std::str
   if constexpr (std::is_same_v<T, std::string>) {
     if (!value.is_string()) return "config key '" + key + "' has value " + trace::shownValue(value) + "; it must be a string.";
     out = value.get<std::string>();
+  } else if constexpr (kIsMode<T>) {
+    if (!value.is_string()) {
+      return "config key '" + key + "' has value " + trace::shownValue(value) + "; it must be one of " +
+             modeChoices<T>(", ") + ", as a string.";
+    }
+    return readMode(value.get<std::string>(), out);
   } else if constexpr (std::is_floating_point_v<T>) {
     if (!value.is_number() || !std::isfinite(value.get<double>())) {
       return "config key '" + key + "' has value " + trace::shownValue(value) + "; it must be a finite number, e.g. \"" + key + "\": 1.5.";
@@ -83,47 +192,15 @@ std::optional<std::string> applyConfigJson(const nlohmann::json& json, RunConfig
   }
   for (auto it = json.begin(); it != json.end(); ++it) {
     const std::string key = normalizeKey(it.key());
-    const auto& v = it.value();
-    std::optional<std::string> err;
-    if (key == "model") err = readValue(v, key, c.model);
-    else if (key == "layers") err = readValue(v, key, c.layers);
-    else if (key == "hidden") err = readValue(v, key, c.hidden);
-    else if (key == "heads") err = readValue(v, key, c.heads);
-    else if (key == "seq") err = readValue(v, key, c.seq);
-    else if (key == "vocab") err = readValue(v, key, c.vocab);
-    else if (key == "features") err = readValue(v, key, c.features);
-    else if (key == "classes") err = readValue(v, key, c.classes);
-    else if (key == "batch") err = readValue(v, key, c.batch);
-    else if (key == "steps") err = readValue(v, key, c.steps);
-    else if (key == "world") err = readValue(v, key, c.world);
-    else if (key == "strategy") err = readValue(v, key, c.strategy);
-    else if (key == "optimizer") err = readValue(v, key, c.optimizer);
-    else if (key == "lr") err = readValue(v, key, c.lr);
-    else if (key == "seed") err = readValue(v, key, c.seed);
-    else if (key == "device") err = readValue(v, key, c.device);
-    else if (key == "bind-cores") err = readValue(v, key, c.bindCores);
-    else if (key == "bucket-cap-mb") err = readValue(v, key, c.bucketCapMb);
-    else if (key == "gpu-memory") err = readValue(v, key, c.gpuMemoryGB);
-    else if (key == "peak-tflops") err = readValue(v, key, c.peakTflops);
-    else if (key == "stall-timeout") err = readValue(v, key, c.stallTimeoutS);
-    else if (key == "memory-check") err = readValue(v, key, c.memoryCheck);
-    else if (key == "prefetch") err = readValue(v, key, c.prefetch);
-    else if (key == "precision") err = readValue(v, key, c.precision);
-    else if (key == "lora-rank") err = readValue(v, key, c.loraRank);
-    else if (key == "accumulate") err = readValue(v, key, c.accumulate);
-    else if (key == "activation-checkpointing") err = readValue(v, key, c.activationCheckpointing);
-    else if (key == "export") err = readValue(v, key, c.exportDir);
-    else if (key == "summary") err = readValue(v, key, c.summaryPath);
-    else if (key == "trace") err = readValue(v, key, c.tracePath);
-    else if (key == "memory-csv") err = readValue(v, key, c.memoryCsvPath);
-    else if (key == "recording") err = readValue(v, key, c.recording);
-    else if (key == "step-gate") err = readValue(v, key, c.stepGate);
-    else {
-      return "unknown config key '" + it.key() +
+    const auto field = std::find_if(configFields().begin(), configFields().end(),
+                                    [&](const ConfigField& f) { return key == f.key; });
+    if (field == configFields().end()) {
+      return "unknown config key '" + trace::clipped(it.key()) +
              "'. Allowed keys are the option names of 'shardscope run --help' without dashes, "
              "e.g. model, layers, hidden, world, strategy, bucket-cap-mb.";
     }
-    if (err) return err;
+    const auto error = std::visit([&](auto member) { return readValue(it.value(), key, c.*member); }, field->member);
+    if (error) return error;
   }
   return std::nullopt;
 }
@@ -143,30 +220,12 @@ std::optional<std::string> loadConfigFile(const std::string& path, RunConfig& co
   return std::nullopt;
 }
 
-const char* zeroName(const std::string& strategy) {
-  if (strategy == "ddp") return "NO_SHARD, ZeRO-0";
-  if (strategy == "zero1") return "DDP + ZeroRedundancyOptimizer, ZeRO-1";
-  if (strategy == "full_shard") return "FULL_SHARD, ZeRO-3";
-  if (strategy == "shard_grad_op") return "SHARD_GRAD_OP, ZeRO-2";
-  return "?";
-}
-
 namespace {
 
 std::optional<std::string> positive(const char* option, long long value) {
   if (value > 0) return std::nullopt;
   return std::string("--") + option + " is " + std::to_string(value) +
          "; it must be a positive integer. Pass --" + option + " 1 or more.";
-}
-
-std::optional<std::string> oneOf(const char* option, const std::string& value,
-                                 std::initializer_list<const char*> allowed) {
-  std::string list;
-  for (const char* a : allowed) {
-    if (value == a) return std::nullopt;
-    list += list.empty() ? a : std::string(", ") + a;
-  }
-  return std::string("--") + option + " '" + trace::clipped(value) + "' is not known; choose one of: " + list + ".";
 }
 
 // stat and mkdir rather than std::filesystem: the binaries link libtorch.so, which exports its
@@ -197,17 +256,28 @@ std::string parentOf(const std::string& path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
-// Probes that `dir` can hold files, creating it if needed, without leaving anything behind.
-std::optional<std::string> checkWritableDir(const char* option, const std::string& dir) {
-  const int err = makeDirectories(dir);
-  if (err != 0 || !isDirectory(dir)) {
-    return std::string("--") + option + " '" + dir + "' cannot be created (" +
-           (err != 0 ? std::strerror(err) : "not a directory") +
-           "). Choose a directory you can write to.";
+// The directory itself if it exists, else the nearest ancestor that does: where mkdir -p starts.
+std::string nearestExisting(std::string dir) {
+  while (!exists(dir)) {
+    const std::string parent = parentOf(dir);
+    if (parent == dir) break;
+    dir = parent;
   }
-  if (access(dir.c_str(), W_OK) != 0) {
-    return std::string("--") + option + " '" + dir +
-           "' is not writable. Choose a directory you can write to.";
+  return dir;
+}
+
+// That `dir` can hold files: it is a writable directory, or mkdir -p could make it. Only looks:
+// validate() runs every frame in the app, and a run makes the directory when it starts.
+std::optional<std::string> checkWritableDir(const char* option, const std::string& dir) {
+  const std::string existing = nearestExisting(dir);
+  if (!isDirectory(existing)) {
+    return std::string("--") + option + " '" + dir + "' cannot be created ('" + existing +
+           "' is not a directory). Choose a directory you can write to.";
+  }
+  if (access(existing.c_str(), W_OK) != 0) {
+    return std::string("--") + option + " '" + dir + "' " +
+           (existing == dir ? "is not writable" : "cannot be created ('" + existing + "' is not writable)") +
+           ". Choose a directory you can write to.";
   }
   return std::nullopt;
 }
@@ -227,49 +297,11 @@ std::optional<std::string> checkWritableFile(const char* option, const std::stri
 
 }  // namespace
 
-const std::vector<std::string>& allStrategies() {
-  static const std::vector<std::string> all = {"ddp", "zero1", "shard_grad_op", "full_shard"};
-  return all;
-}
-
-const std::vector<std::string>& defaultCompareStrategies() {
-  static const std::vector<std::string> three = {"ddp", "full_shard", "shard_grad_op"};
-  return three;
-}
-
-std::optional<std::string> parseStrategyList(const std::string& text, std::vector<std::string>& out) {
-  out.clear();
-  std::stringstream parts(text);
-  const std::string emptyEntry = "--strategies '" + text + "' has an empty entry; list some of ddp, zero1, "
-                                 "shard_grad_op, full_shard, separated by single commas.";
-  for (std::string name; std::getline(parts, name, ',');) {
-    if (name.empty()) return emptyEntry;
-    if (std::find(allStrategies().begin(), allStrategies().end(), name) == allStrategies().end()) {
-      return "--strategies '" + text + "': '" + name +
-             "' is not a strategy; list some of ddp, zero1, shard_grad_op, full_shard, separated by "
-             "commas (e.g. --strategies ddp,zero1,shard_grad_op,full_shard).";
-    }
-    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
-  }
-  if (out.empty() || text.back() == ',') return emptyEntry;
-  return std::nullopt;
-}
-
 std::optional<std::string> validate(const RunConfig& c) {
-  if (auto e = oneOf("model", c.model, {"mlp", "gpt"})) return e;
-  if (auto e = oneOf("strategy", c.strategy, {"ddp", "zero1", "full_shard", "shard_grad_op"})) return e;
-  if (auto e = oneOf("optimizer", c.optimizer, {"sgd", "adam", "adamw"})) return e;
-  if (auto e = oneOf("device", c.device, {"cpu", "cuda"})) return e;
-  if (auto e = oneOf("recording", c.recording, {"on", "off", "alternate"})) return e;
-  if (auto e = oneOf("bind-cores", c.bindCores, {"off", "rank"})) return e;
-  if (auto e = oneOf("step-gate", c.stepGate, {"off", "group", "step"})) return e;
-  if (auto e = oneOf("memory-check", c.memoryCheck, {"on", "off"})) return e;
-  if (c.stepGate != "off" && c.recording != "on") {
-    return "--step-gate " + c.stepGate + " shows each event group as the ranks reach it, which needs " +
-           "--recording on (it is '" + c.recording + "'). Drop --recording, or use --step-gate off.";
+  if (c.stepGate != StepGateMode::Off && c.recording != RecordingMode::On) {
+    return std::string("--step-gate ") + modeName(c.stepGate) + " shows each event group as the ranks reach it, which needs " +
+           "--recording on (it is '" + modeName(c.recording) + "'). Drop --recording, or use --step-gate off.";
   }
-  if (auto e = oneOf("precision", c.precision, {"fp32", "bf16"})) return e;
-  if (auto e = oneOf("activation-checkpointing", c.activationCheckpointing, {"off", "blocks"})) return e;
   if (c.prefetch < 0 || c.prefetch > kMaxPrefetch) {
     return "--prefetch is " + std::to_string(c.prefetch) + "; it must be between 0 (no prefetch: " +
            "each unit is gathered when it is needed) and " + std::to_string(kMaxPrefetch) +
@@ -291,7 +323,7 @@ std::optional<std::string> validate(const RunConfig& c) {
            "every parameter trains) or a rank from 1 to --hidden (" + std::to_string(c.hidden) +
            "), the inner width of the adapters. Pass e.g. --lora-rank 8.";
   }
-  if (c.model == "mlp") {
+  if (c.model == ModelKind::Mlp) {
     if (auto e = positive("features", c.features)) return e;
     if (auto e = positive("classes", c.classes)) return e;
   } else {
@@ -366,6 +398,15 @@ std::optional<std::string> validate(const RunConfig& c) {
   return std::nullopt;
 }
 
+std::optional<std::string> makeOutputDirectories(const RunConfig& c) {
+  if (c.exportDir.empty()) return std::nullopt;
+  if (const int err = makeDirectories(c.exportDir); err != 0 || !isDirectory(c.exportDir)) {
+    return "--export '" + c.exportDir + "' cannot be created (" + (err != 0 ? std::strerror(err) : "not a directory") +
+           "). Choose a directory you can write to.";
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> parseWorldList(const std::string& text, std::vector<int>& out) {
   out.clear();
   const std::string allowed = "list world sizes from 1 to " + std::to_string(kMaxWorldSize) +
@@ -385,10 +426,10 @@ std::optional<std::string> parseWorldList(const std::string& text, std::vector<i
   return std::nullopt;
 }
 
-std::vector<RunConfig> comparisonRuns(const RunConfig& base, const std::vector<std::string>& strategies,
+std::vector<RunConfig> comparisonRuns(const RunConfig& base, const std::vector<StrategyKind>& strategies,
                                       const std::vector<int>& worlds) {
   std::vector<RunConfig> runs;
-  for (const auto& strategy : strategies) {
+  for (StrategyKind strategy : strategies) {
     for (int world : worlds.empty() ? std::vector<int>{base.world} : worlds) {
       RunConfig c = base;
       c.strategy = strategy;

@@ -19,7 +19,7 @@ trace::RoleBytes rolesAfterLastStep(const trace::RankTimeline& t) {
 
 double itemsPerRankStep(const RunConfig& config) {
   const double samples = static_cast<double>(config.batch) / std::max(config.world, 1);
-  return config.model == "gpt" ? samples * config.seq : samples;
+  return config.model == ModelKind::Gpt ? samples * config.seq : samples;
 }
 
 double modelFlopsPerItem(const RunConfig& config, int64_t parameterCount) {
@@ -53,10 +53,10 @@ namespace {
 
 // The mean over the steps a run recorded (every one, or the even ones under alternate), leaving
 // out the first (warm-up) when there is more than one.
-double steadyMeanOfRecorded(const std::vector<double>& perStep, const std::string& recording) {
+double steadyMeanOfRecorded(const std::vector<double>& perStep, RecordingMode recording) {
   std::vector<double> recorded;
   for (size_t i = 0; i < perStep.size(); ++i) {
-    if (recording == "on" || (recording == "alternate" && i % 2 == 0)) recorded.push_back(perStep[i]);
+    if (recording == RecordingMode::On || (recording == RecordingMode::Alternate && i % 2 == 0)) recorded.push_back(perStep[i]);
   }
   if (recorded.empty()) return 0.0;
   const size_t first = recorded.size() > 1 ? 1 : 0;
@@ -66,9 +66,9 @@ double steadyMeanOfRecorded(const std::vector<double>& perStep, const std::strin
 
 }  // namespace
 
-int recordedStepsOf(const std::string& recording, int completedSteps) {
-  if (recording == "off") return 0;
-  if (recording == "alternate") return (completedSteps + 1) / 2;  // steps 0, 2, 4, ...
+int recordedStepsOf(RecordingMode recording, int completedSteps) {
+  if (recording == RecordingMode::Off) return 0;
+  if (recording == RecordingMode::Alternate) return (completedSteps + 1) / 2;  // steps 0, 2, 4, ...
   return completedSteps;
 }
 
@@ -91,7 +91,7 @@ std::vector<RankStats> computeRankStats(const RunConfig& config, const trace::Ru
     s.afterLastStep = rolesAfterLastStep(t);
     s.stepSeconds = rec.stepSeconds(r);
     const int steps = static_cast<int>(s.stepSeconds.size());
-    s.recorded = config.recording != "off";
+    s.recorded = config.recording != RecordingMode::Off;
     s.recordedSteps = recordedStepsOf(config.recording, steps);
     if (!s.stepSeconds.empty()) {
       const size_t first = s.stepSeconds.size() > 1 ? 1 : 0;
@@ -103,7 +103,7 @@ std::vector<RankStats> computeRankStats(const RunConfig& config, const trace::Ru
       const double samples = static_cast<double>(config.batch) / rec.ranks();
       s.samplesPerSecond = samples / s.steadyStepSeconds;
       const double items = itemsPerRankStep(config);
-      if (config.model == "gpt") s.tokensPerSecond = items / s.steadyStepSeconds;
+      if (config.model == ModelKind::Gpt) s.tokensPerSecond = items / s.steadyStepSeconds;
       s.modelFlopsPerSecond = modelFlopsPerItem(config, parameterCount) * items / s.steadyStepSeconds;
       if (peakFlops > 0) s.mfu = s.modelFlopsPerSecond / peakFlops;
     }

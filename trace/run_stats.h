@@ -43,8 +43,8 @@ struct RankStats {
   int64_t droppedEvents = 0;
 };
 
-// How many of `completedSteps` a run with this --recording mode (on | off | alternate) recorded.
-int recordedStepsOf(const std::string& recording, int completedSteps);
+// How many of `completedSteps` a run with this --recording mode recorded.
+int recordedStepsOf(RecordingMode recording, int completedSteps);
 
 // Whether any rank recorded memory and collectives (a run not made with --recording off).
 bool anyRecorded(const std::vector<RankStats>& ranks);

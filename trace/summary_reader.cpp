@@ -30,7 +30,7 @@ SummaryRun readRun(const nlohmann::json& j) {
       return it != r.end() && it->is_object() ? *it : nlohmann::json::object();
     };
     // Before summary/3 the count is not written; the config's --recording gives it.
-    s.recorded = run.config.recording != "off";
+    s.recorded = run.config.recording != RecordingMode::Off;
     s.recordedSteps = r.value("recorded_steps",
                               recordedStepsOf(run.config.recording, static_cast<int>(s.stepSeconds.size())));
     const auto peak = objectAt("peak_bytes");

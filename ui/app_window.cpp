@@ -374,14 +374,14 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
     char lossText[48] = "";
     if (!s.losses.empty()) std::snprintf(lossText, sizeof lossText, "  loss %.4f", s.losses.back());
     ImGui::TextDisabled("%s  %d ranks  %s %d layers, hidden %d%s  step %zu/%d%s", s.device.c_str(),
-                        rankCount, s.config.model.c_str(), s.config.layers, s.config.hidden,
+                        rankCount, modeName(s.config.model), s.config.layers, s.config.hidden,
                         trainingLabel(s.config).c_str(), stepsDone, s.config.steps, lossText);
     if (!s.error.empty()) {
       ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.4f, 1.0f));
       ImGui::TextWrapped("%s", s.error.c_str());
       ImGui::PopStyleColor();
     }
-    if (s.config.recording == "off") {
+    if (s.config.recording == RecordingMode::Off) {
       ImGui::TextDisabled("run with --recording off: only step times were measured, so the timeline has no "
                           "memory, compute or collectives to show");
     }

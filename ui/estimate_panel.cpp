@@ -28,8 +28,8 @@ using estimate::When;
 using trace::CollectiveOp;
 using trace::MemoryRole;
 
-constexpr const char* kStrategies[] = {"ddp", "zero1", "full_shard", "shard_grad_op"};
-constexpr int kStrategyCount = static_cast<int>(std::size(kStrategies));
+const std::vector<StrategyKind> kStrategies = allModes<StrategyKind>();
+const int kStrategyCount = static_cast<int>(kStrategies.size());
 constexpr MemoryRole kRoles[] = {MemoryRole::ParamShard, MemoryRole::ParamGathered, MemoryRole::GradFull,
                                  MemoryRole::GradShard, MemoryRole::OptimizerState};
 constexpr CollectiveOp kOps[] = {CollectiveOp::AllReduce, CollectiveOp::AllGather, CollectiveOp::ReduceScatter};
@@ -66,7 +66,7 @@ void predictionBadge() {
 }
 
 // The finished session that measured this strategy under the predicted configuration, if any.
-int measuringSession(const RunConfig& config, const char* strategy, const std::vector<Session>& sessions,
+int measuringSession(const RunConfig& config, StrategyKind strategy, const std::vector<Session>& sessions,
                      const std::vector<std::vector<RankStats>>& stats) {
   for (size_t i = 0; i < sessions.size() && i < stats.size(); ++i) {
     if (sessions[i].status == SessionStatus::Done && sessions[i].config.strategy == strategy &&
@@ -113,7 +113,7 @@ void updatePredictions(EstimatePanelState& st, const RunConfig& config) {
   auto problem = estimate::predictionProblem(config);
   st.predictionProblem = problem ? *problem : std::string();
   if (problem) return;
-  for (const char* strategy : kStrategies) {
+  for (StrategyKind strategy : kStrategies) {
     RunConfig c = config;
     c.strategy = strategy;
     st.predictions.push_back(estimate::predictRun(c));
@@ -129,7 +129,7 @@ void drawRunPrediction(EstimatePanelState& st, const RunConfig& config, const st
     return;
   }
   const auto& predictions = st.predictions;
-  int measuring[kStrategyCount];
+  std::vector<int> measuring(kStrategies.size());
   bool anyMeasured = false;
   for (int i = 0; i < kStrategyCount; ++i) {
     measuring[i] = measuringSession(config, kStrategies[i], sessions, stats);
@@ -141,13 +141,13 @@ void drawRunPrediction(EstimatePanelState& st, const RunConfig& config, const st
       : "";
   ImGui::TextWrapped("per rank for %s, %d layers, hidden %d%s, world %d, %s, %s: P = %s parameters%s. Hover a "
                      "figure for its formula.",
-                     config.model.c_str(), config.layers, config.hidden, trainingLabel(config).c_str(), config.world,
-                     config.precision.c_str(), config.optimizer.c_str(),
+                     modeName(config.model), config.layers, config.hidden, trainingLabel(config).c_str(), config.world,
+                     modeName(config.precision), modeName(config.optimizer),
                      trace::formatCount(static_cast<double>(predictions[0].parameters)).c_str(), trained.c_str());
   const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp;
   if (!ImGui::BeginTable("prediction", 1 + kStrategyCount, flags)) return;
   ImGui::TableSetupColumn("per rank", ImGuiTableColumnFlags_WidthStretch, 1.6f);
-  for (const char* s : kStrategies) ImGui::TableSetupColumn(s, ImGuiTableColumnFlags_WidthStretch, 1.0f);
+  for (StrategyKind s : kStrategies) ImGui::TableSetupColumn(strategyName(s), ImGuiTableColumnFlags_WidthStretch, 1.0f);
   ImGui::TableHeadersRow();
   // One strategy's cell: the prediction (its formula on hover), then what the matching run measured.
   auto cell = [&](int strategy, int64_t predicted, const std::string& formula,

@@ -16,7 +16,7 @@ std::string exportSessions(const std::vector<Session>& sessions, const std::stri
                  ": it was opened from a summary, which holds figures but no timeline\n";
       continue;
     }
-    const std::string path = base + (sessions.size() > 1 ? "." + s.config.strategy : std::string()) +
+    const std::string path = base + (sessions.size() > 1 ? "." + std::string(strategyName(s.config.strategy)) : std::string()) +
                              (trace ? ".json" : ".csv");
     const auto error = trace::writeOutputFile(path, [&](std::ostream& out) {
       if (trace) trace::writeChromeTrace(out, s.recording, s.config.toJson());

@@ -17,7 +17,7 @@ namespace {
 
 std::vector<std::string> runTitles(const lessons::Lesson& lesson) {
   std::vector<std::string> titles;
-  for (const auto& run : lesson.runs) titles.push_back(run.label + ": " + run.config.strategy + " (" + zeroName(run.config.strategy) + ")");
+  for (const auto& run : lesson.runs) titles.push_back(run.label + ": " + strategyTitle(run.config.strategy));
   return titles;
 }
 

@@ -18,12 +18,14 @@ namespace {
 // The text left of a bar (name and value): 340 px at scale 1, about 44 characters.
 float labelWidth() { return px(340.0f); }
 
-bool combo(const char* label, std::string& value, std::initializer_list<const char*> items) {
+// A mode's values from its table (config/modes.h).
+template <typename E>
+bool combo(const char* label, E& value) {
   bool changed = false;
-  if (ImGui::BeginCombo(label, value.c_str())) {
-    for (const char* item : items) {
-      if (ImGui::Selectable(item, value == item)) {
-        value = item;
+  if (ImGui::BeginCombo(label, modeName(value))) {
+    for (const auto& entry : modeNames(E{})) {
+      if (ImGui::Selectable(entry.name, value == entry.value)) {
+        value = entry.value;
         changed = true;
       }
     }
@@ -51,10 +53,10 @@ void stackedBar(const trace::RoleBytes& bytes, double scale, float width, float 
 std::string sessionLabel(const std::vector<Session>& sessions, size_t i) {
   for (const auto& s : sessions) {
     if (s.config.world != sessions[i].config.world) {
-      return sessions[i].config.strategy + " N=" + std::to_string(sessions[i].config.world);
+      return strategyName(sessions[i].config.strategy) + std::string(" N=") + std::to_string(sessions[i].config.world);
     }
   }
-  return sessions[i].config.strategy;
+  return strategyName(sessions[i].config.strategy);
 }
 
 // `format` labels session i's value.
@@ -90,13 +92,13 @@ bool drawScalingWithWorldSize(const std::vector<Session>& sessions, const std::v
   ImGui::TextUnformatted("Per-rank memory against the world size N (largest rank at its peak, measured; white tick: "
                          "the estimator's PREDICTED model states)");
   const float barWidth = std::max(ImGui::GetContentRegionAvail().x - labelWidth() - 10.0f, 100.0f);
-  std::vector<std::string> strategies;
+  std::vector<StrategyKind> strategies;
   for (const auto& s : sessions) {
     if (std::find(strategies.begin(), strategies.end(), s.config.strategy) == strategies.end()) {
       strategies.push_back(s.config.strategy);
     }
   }
-  for (const auto& strategy : strategies) {
+  for (StrategyKind strategy : strategies) {
     for (size_t i = 0; i < sessions.size(); ++i) {
       if (sessions[i].config.strategy != strategy || !anyRecorded(stats[i])) continue;
       const RankStats* largest = nullptr;
@@ -104,7 +106,7 @@ bool drawScalingWithWorldSize(const std::vector<Session>& sessions, const std::v
         if (!largest || s.peakTotal > largest->peakTotal) largest = &s;
       }
       if (!largest) continue;
-      ImGui::Text("  %-14s N=%-3d %12s", strategy.c_str(), sessions[i].config.world,
+      ImGui::Text("  %-14s N=%-3d %12s", strategyName(strategy), sessions[i].config.world,
                   formatBytes(static_cast<double>(largest->peakTotal)).c_str());
       ImGui::SameLine(labelWidth());
       const ImVec2 p = ImGui::GetCursorScreenPos();
@@ -147,10 +149,10 @@ ConfigAction drawConfigPanel(RunConfig& c, CompareChoice& compare, bool busy, co
   // of the panel, which cuts the labels once the scrollbar grows with the scale).
   ImGui::PushItemWidth(-(ImGui::CalcTextSize("checkpoint").x + ImGui::GetStyle().ItemInnerSpacing.x));
   ImGui::TextUnformatted("Model");
-  combo("model", c.model, {"mlp", "gpt"});
+  combo("model", c.model);
   ImGui::InputInt("layers", &c.layers);
   ImGui::InputInt("hidden", &c.hidden);
-  if (c.model == "gpt") {
+  if (c.model == ModelKind::Gpt) {
     ImGui::InputInt("heads", &c.heads);
     ImGui::InputInt("seq", &c.seq);
     ImGui::InputInt("vocab", &c.vocab);
@@ -167,23 +169,23 @@ ConfigAction drawConfigPanel(RunConfig& c, CompareChoice& compare, bool busy, co
   ImGui::Separator();
   ImGui::TextUnformatted("Parallelism");
   ImGui::SliderInt("world", &c.world, 1, kMaxWorldSize);
-  combo("strategy", c.strategy, {"ddp", "zero1", "full_shard", "shard_grad_op"});
-  ImGui::TextDisabled("%s", zeroName(c.strategy));
-  if (c.strategy == "ddp" || c.strategy == "zero1") {  // both reduce in buckets
+  combo("strategy", c.strategy);
+  ImGui::TextDisabled("%s", zeroName(c.strategy).c_str());
+  if (traitsOf(c.strategy).reducesInBuckets) {
     float cap = static_cast<float>(c.bucketCapMb);
     if (ImGui::InputFloat("bucket MiB", &cap, 0.5f, 5.0f, "%.2f")) c.bucketCapMb = cap;
   } else {
     ImGui::SliderInt("prefetch", &c.prefetch, 0, kMaxPrefetch);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("units all-gathered ahead of the one computing");
   }
-  combo("device", c.device, {"cpu", "cuda"});
-  combo("bind cores", c.bindCores, {"off", "rank"});
+  combo("device", c.device);
+  combo("bind cores", c.bindCores);
   if (ImGui::IsItemHovered()) {
     ImGui::SetTooltip("rank: each rank process (and its NCCL threads) pinned to its own slice of\n"
                       "the cores the app may use; off: the OS places them, as torchrun does");
   }
-  combo("precision", c.precision, {"fp32", "bf16"});
-  combo("step gate", c.stepGate, {"off", "group", "step"});
+  combo("precision", c.precision);
+  combo("step gate", c.stepGate);
   if (ImGui::IsItemHovered()) {
     ImGui::SetTooltip("group: every rank waits before each event group (an all-gather, a unit's forward,\n"
                       "a reshard, a backward, a reduce-scatter, a bucket's all-reduce, the optimizer)\n"
@@ -198,12 +200,12 @@ ConfigAction drawConfigPanel(RunConfig& c, CompareChoice& compare, bool busy, co
     ImGui::SetTooltip("micro-batches per optimizer step: gradients are reduced only after the last\n"
                       "(no_sync); FSDP then holds every unit's unsharded gradients meanwhile");
   }
-  combo("checkpoint", c.activationCheckpointing, {"off", "blocks"});
+  combo("checkpoint", c.activationCheckpointing);
   if (ImGui::IsItemHovered()) {
     ImGui::SetTooltip("activation checkpointing: blocks keep only their input in forward and\n"
                       "recompute their activations in backward (one more forward per block)");
   }
-  combo("optimizer", c.optimizer, {"sgd", "adam", "adamw"});
+  combo("optimizer", c.optimizer);
   ImGui::InputDouble("lr", &c.lr, 0.0, 0.0, "%.2e");
   int seed = static_cast<int>(c.seed);
   if (ImGui::InputInt("seed", &seed)) c.seed = seed;
@@ -214,16 +216,18 @@ ConfigAction drawConfigPanel(RunConfig& c, CompareChoice& compare, bool busy, co
   int column = 0;
   // The second column starts past the first's widest checkbox and label, at any UI scale.
   const ImGuiStyle& style = ImGui::GetStyle();
+  float widestName = 0;
+  for (const auto& row : strategyTable()) widestName = std::max(widestName, ImGui::CalcTextSize(row.name).x);
   const float secondColumn = style.WindowPadding.x + ImGui::GetFrameHeight() + style.ItemInnerSpacing.x +
-                             ImGui::CalcTextSize("shard_grad_op").x + 2 * style.ItemSpacing.x;
-  for (const auto& strategy : allStrategies()) {
+                             widestName + 2 * style.ItemSpacing.x;
+  for (StrategyKind strategy : allModes<StrategyKind>()) {
     bool on = std::find(compareStrategies.begin(), compareStrategies.end(), strategy) != compareStrategies.end();
     if (column++ % 2 == 1) ImGui::SameLine(secondColumn);
-    const bool toggled = ImGui::Checkbox(strategy.c_str(), &on);
-    noteItem(("compare:" + strategy).c_str());
+    const bool toggled = ImGui::Checkbox(strategyName(strategy), &on);
+    noteItem((std::string("compare:") + strategyName(strategy)).c_str());
     if (toggled) {
-      std::vector<std::string> next;
-      for (const auto& s : allStrategies()) {
+      std::vector<StrategyKind> next;
+      for (StrategyKind s : allModes<StrategyKind>()) {
         const bool was = std::find(compareStrategies.begin(), compareStrategies.end(), s) != compareStrategies.end();
         if (s == strategy ? on : was) next.push_back(s);
       }
@@ -462,7 +466,7 @@ void drawComparison(const std::vector<Session>& sessions,
   // when DDP's run is on screen.
   const auto ddpSent = [&](size_t i) {
     for (size_t j = 0; j < sessions.size(); ++j) {
-      if (sessions[j].config.strategy == "ddp" && sessions[j].config.world == sessions[i].config.world) return bytes[j];
+      if (sessions[j].config.strategy == StrategyKind::Ddp && sessions[j].config.world == sessions[i].config.world) return bytes[j];
     }
     return 0.0;
   };

@@ -15,7 +15,7 @@ namespace shardscope::ui {
 // What Compare runs: these strategies, at the panel's world size or at each of `worlds`
 // ("1,2,4"; empty: the panel's), on one global batch.
 struct CompareChoice {
-  std::vector<std::string> strategies = defaultCompareStrategies();
+  std::vector<StrategyKind> strategies = defaultCompareStrategies();
   char worlds[32] = "";
 };
 

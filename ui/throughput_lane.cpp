@@ -15,7 +15,7 @@ namespace shardscope::ui {
 ThroughputWork throughputWorkOf(const RunConfig& config, int64_t parameterCount, const DeviceFacts& device) {
   ThroughputWork w;
   w.itemsPerRankStep = itemsPerRankStep(config);
-  w.itemName = config.model == "gpt" ? "tokens" : "samples";
+  w.itemName = config.model == ModelKind::Gpt ? "tokens" : "samples";
   w.flopsPerItem = modelFlopsPerItem(config, parameterCount);
   const auto limits = deviceLimitsOf(config, device);
   w.peakFlops = limits.peakFlops;

@@ -45,7 +45,7 @@ std::set<int> coresNamed(const std::string& placement) {
 
 std::vector<std::string> boundRunArgs(const std::string& summaryPath) {
   RunConfig config = testing::tinyGptConfig();
-  config.bindCores = "rank";
+  config.bindCores = BindCores::Rank;
   return testing::runArgsOf(config, {"--summary", summaryPath});
 }
 

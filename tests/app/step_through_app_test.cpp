@@ -54,8 +54,8 @@ class LiveStepThrough : public ::testing::Test {
 
 TEST_F(LiveStepThrough, EachClickOnStepMovesEveryRankOneEventGroup) {
   RunConfig c = testing::tinyGptConfig();
-  c.strategy = "full_shard";
-  c.stepGate = "group";
+  c.strategy = StrategyKind::FullShard;
+  c.stepGate = StepGateMode::Group;
   state_.config = c;
   engine_.startRun(c);
   ASSERT_TRUE(drawUntil([](const ui::Session& s) { return s.gate.allWaiting(); })) << "the ranks never reached the gate";
@@ -92,7 +92,7 @@ TEST_F(LiveStepThrough, EachClickOnStepMovesEveryRankOneEventGroup) {
     auto lock = store_.lock();
     gatedLosses = store_.sessions()[0].losses;
   }
-  c.stepGate = "off";
+  c.stepGate = StepGateMode::Off;
   const RunResult free = runTraining(c, SHARDSCOPE_BINARY, {});
   ASSERT_TRUE(free.ok) << free.error;
   EXPECT_EQ(gatedLosses, free.losses);

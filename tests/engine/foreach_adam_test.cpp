@@ -11,6 +11,7 @@
 
 #include "engine/foreach_adam.h"
 #include "engine/optimizer_factory.h"
+#include "tests/support/mode_of.h"
 
 namespace shardscope {
 namespace {
@@ -130,10 +131,10 @@ TEST(ForeachAdam, ParametersWithoutGradientsAreLeftAlone) {
 TEST(ForeachAdam, FactoryPicksItForCudaRunsOnly) {
   RunConfig config;
   for (const std::string optimizer : {"adam", "adamw"}) {
-    config.optimizer = optimizer;
-    config.device = "cpu";
+    config.optimizer = testing::modeOf<OptimizerKind>(optimizer);
+    config.device = DeviceKind::Cpu;
     auto cpu = makeOptimizer(config, makeParams(at::kCPU));
-    config.device = "cuda";
+    config.device = DeviceKind::Cuda;
     auto cuda = makeOptimizer(config, makeParams(at::kCPU));
     const bool cpuForeach = dynamic_cast<ForeachAdam*>(cpu.get()) || dynamic_cast<ForeachAdamW*>(cpu.get());
     const bool cudaForeach = dynamic_cast<ForeachAdam*>(cuda.get()) || dynamic_cast<ForeachAdamW*>(cuda.get());

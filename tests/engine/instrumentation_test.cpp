@@ -25,7 +25,7 @@ constexpr int kSteps = 2;
 
 RunConfig modelConfig() {
   RunConfig c;
-  c.model = "gpt";
+  c.model = ModelKind::Gpt;
   c.layers = kLayers;
   c.hidden = 20;
   c.heads = 4;

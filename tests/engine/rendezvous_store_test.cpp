@@ -67,7 +67,7 @@ TEST(RendezvousStore, ListensOnLoopbackOnlyAndAStrangersKeysChangeNothing) {
   const auto before = ownListeners();
   ASSERT_TRUE(before.empty()) << "this test process listens on nothing of its own";
   RunConfig config;
-  config.model = "mlp";
+  config.model = ModelKind::Mlp;
   config.world = 2;
   config.steps = 20;
   std::atomic<bool> done{false};

@@ -12,6 +12,7 @@
 #include "engine/model.h"
 #include "trace/model_layout.h"
 #include "tests/support/run_cli.h"
+#include "tests/support/mode_of.h"
 
 namespace shardscope {
 namespace {
@@ -42,7 +43,7 @@ TEST(ShardedMemory, FullShardRanksHoldOnlyTheirShard) {
   const auto ddpDir = testing::freshTempDir("held_ddp");
   auto runArgs = [&](const std::string& strategy, const std::string& dir) {
     RunConfig r = c;
-    r.strategy = strategy;
+    r.strategy = testing::modeOf<StrategyKind>(strategy);
     auto args = testing::optionsOf(r);
     args.insert(args.begin(), "run");
     args.insert(args.end(), {"--export", dir});
@@ -88,7 +89,7 @@ TEST(ShardedMemory, FullShardRanksHoldOnlyTheirShard) {
 TEST(ShardedMemory, InitialisationHoldsOneBlockAtATime) {
   RunConfig c = testing::tinyGptConfig();
   c.hidden = 64;  // blocks much larger than the root
-  c.strategy = "full_shard";
+  c.strategy = StrategyKind::FullShard;
   const auto dir = testing::freshTempDir("init_one_block");
   auto r = testing::runShardscope(testing::runArgsOf(c, {"--summary", dir + "/summary.json"}));
   ASSERT_EQ(r.exitCode, 0) << r.output;
@@ -112,7 +113,7 @@ TEST(ShardedMemory, InitialisationHoldsOneBlockAtATime) {
 // per step holds about one unit's at a time.
 TEST(ShardedMemory, NoSyncAccumulationHoldsEveryUnitsFullGradients) {
   RunConfig c = testing::tinyGptConfig();
-  c.strategy = "full_shard";
+  c.strategy = StrategyKind::FullShard;
   c.batch = 8;
   const int64_t fullGradBytes = 4 * makeModel(c)->parameterCount();
   for (const int micro : {1, 2}) {

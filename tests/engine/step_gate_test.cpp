@@ -10,6 +10,7 @@
 
 #include "engine/run_controller.h"
 #include "tests/support/run_cli.h"
+#include "tests/support/mode_of.h"
 
 namespace shardscope {
 namespace {
@@ -18,8 +19,8 @@ using Clock = std::chrono::steady_clock;
 
 RunConfig gatedConfig(const std::string& strategy, const std::string& gate) {
   RunConfig c = testing::tinyGptConfig();
-  c.strategy = strategy;
-  c.stepGate = gate;
+  c.strategy = testing::modeOf<StrategyKind>(strategy);
+  c.stepGate = testing::modeOf<StepGateMode>(gate);
   c.prefetch = 0;
   return c;
 }
@@ -191,7 +192,7 @@ TEST(StepGate, AWaitLongerThanTheCollectiveTimeoutTripsNothing) {
     return GateCommand::Step;
   };
   const RunResult gated = runTraining(config, SHARDSCOPE_BINARY, callbacks);
-  config.stepGate = "off";
+  config.stepGate = StepGateMode::Off;
   const RunResult free = runTraining(config, SHARDSCOPE_BINARY, {});
   ::unsetenv("SHARDSCOPE_GLOO_TIMEOUT_MS");
   ASSERT_TRUE(held) << "the ranks never waited before forward blocks.0";

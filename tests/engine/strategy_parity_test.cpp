@@ -13,6 +13,7 @@
 #include "engine/tensor_files.h"
 #include "tests/support/run_cli.h"
 #include "trace/model_layout.h"
+#include "tests/support/mode_of.h"
 
 namespace shardscope {
 namespace {
@@ -20,11 +21,11 @@ namespace {
 // Sizes chosen so that no unit's element count divides evenly by 3 or 4 (padding is exercised).
 RunConfig smallConfig(const std::string& model, const std::string& optimizer = "adam") {
   RunConfig c;
-  c.model = model;
+  c.model = testing::modeOf<ModelKind>(model);
   c.layers = 2;
   c.batch = 12;
   c.steps = 3;
-  c.optimizer = optimizer;
+  c.optimizer = testing::modeOf<OptimizerKind>(optimizer);
   c.lr = optimizer == "sgd" ? 0.5 : 1e-2;  // large enough that every tensor visibly moves
   c.seed = 7;
   if (model == "mlp") {
@@ -42,12 +43,12 @@ RunConfig smallConfig(const std::string& model, const std::string& optimizer = "
 
 std::vector<std::string> cliArgs(const RunConfig& c, const std::string& strategy, int world,
                                  const std::string& exportDir) {
-  return {"run", "--model", c.model, "--layers", std::to_string(c.layers), "--hidden",
+  return {"run", "--model", modeName(c.model), "--layers", std::to_string(c.layers), "--hidden",
           std::to_string(c.hidden), "--features", std::to_string(c.features), "--classes",
           std::to_string(c.classes), "--heads", std::to_string(c.heads), "--seq",
           std::to_string(c.seq), "--vocab", std::to_string(c.vocab), "--batch",
           std::to_string(c.batch), "--steps", std::to_string(c.steps), "--lr", std::to_string(c.lr),
-          "--optimizer", c.optimizer, "--seed", std::to_string(c.seed), "--strategy", strategy,
+          "--optimizer", modeName(c.optimizer), "--seed", std::to_string(c.seed), "--strategy", strategy,
           "--world", std::to_string(world), "--export", exportDir};
 }
 
@@ -161,7 +162,7 @@ TEST(Zero1, Bf16TrainsExactlyAsDdpBf16) {
 TEST(Zero1, AdamTemporariesStayTheSizeOfOneParameter) {
   RunConfig c = testing::tinyGptConfig();
   c.hidden = 128;  // blocks' matrices much smaller than a rank's slice
-  c.strategy = "zero1";
+  c.strategy = StrategyKind::Zero1;
   int64_t parameters = 0, largest = 0;
   for (const auto& p : modelLayout(c)) {
     parameters += p.numel();

@@ -31,7 +31,7 @@ const trace::Event& computeSpan(const trace::RankTimeline& t, trace::ComputeKind
 
 TEST(UnitMemory, FullShardHoldsAShardOfEachUnitAndTheGatheredUnitItComputes) {
   RunConfig c = testing::tinyGptConfig();
-  c.strategy = "full_shard";
+  c.strategy = StrategyKind::FullShard;
   c.prefetch = 0;  // only the unit computing (and the root) is gathered
   const RunResult run = runTraining(c, SHARDSCOPE_BINARY, {});
   ASSERT_TRUE(run.ok) << run.error;
@@ -58,7 +58,7 @@ TEST(UnitMemory, FullShardHoldsAShardOfEachUnitAndTheGatheredUnitItComputes) {
 
 TEST(UnitMemory, DdpHoldsEveryUnitWholeOnEveryRank) {
   RunConfig c = testing::tinyGptConfig();
-  c.strategy = "ddp";
+  c.strategy = StrategyKind::Ddp;
   c.world = 2;
   const RunResult run = runTraining(c, SHARDSCOPE_BINARY, {});
   ASSERT_TRUE(run.ok) << run.error;

@@ -11,12 +11,12 @@ namespace {
 // The example: 12 GiB of model states per rank by the estimator's own figure.
 RunConfig bigGpt() {
   RunConfig c;
-  c.model = "gpt";
+  c.model = ModelKind::Gpt;
   c.hidden = 4096;
   c.layers = 4;
   c.heads = 32;
   c.world = 2;
-  c.strategy = "ddp";
+  c.strategy = StrategyKind::Ddp;
   return c;
 }
 
@@ -45,12 +45,12 @@ TEST(MemoryPreflight, TheRanksTogetherAreWhatMustFit) {
 TEST(MemoryPreflight, OffAGpuOrAnUnknownHostRefusesNothing) {
   RunConfig c = bigGpt();
   const HostMemory small{int64_t{1} << 30, "test"};
-  c.memoryCheck = "off";
+  c.memoryCheck = MemoryCheck::Off;
   EXPECT_FALSE(memoryShortfall(c, small));
-  c.memoryCheck = "on";
-  c.device = "cuda";
+  c.memoryCheck = MemoryCheck::On;
+  c.device = DeviceKind::Cuda;
   EXPECT_FALSE(memoryShortfall(c, small)) << "a GPU rank's model states live on its device";
-  c.device = "cpu";
+  c.device = DeviceKind::Cpu;
   EXPECT_FALSE(memoryShortfall(c, {-1, ""}));
   EXPECT_TRUE(memoryShortfall(c, small));
 }

@@ -14,6 +14,7 @@
 #include "tests/support/run_cli.h"
 #include "trace/model_layout.h"
 #include "trace/ring_schedule.h"
+#include "tests/support/mode_of.h"
 
 namespace shardscope::estimate {
 namespace {
@@ -22,7 +23,7 @@ namespace {
 // LayerNorm and an untied LM head. The layout the engine trains must add up to it.
 TEST(ModelLayout, GptCountsAsTheTextbookFormula) {
   RunConfig c;
-  c.model = "gpt";
+  c.model = ModelKind::Gpt;
   c.layers = 5;
   c.hidden = 48;
   c.vocab = 101;
@@ -62,10 +63,10 @@ TEST_P(PredictionMatchesMeasurement, MemoryAndWire) {
   RunConfig c = testing::tinyGptConfig();
   c.world = k.world;
   c.batch = 2 * k.world;
-  c.strategy = k.strategy;
-  c.precision = k.precision;
+  c.strategy = testing::modeOf<StrategyKind>(k.strategy);
+  c.precision = testing::modeOf<Precision>(k.precision);
   c.prefetch = k.prefetch;
-  c.optimizer = k.optimizer;
+  c.optimizer = testing::modeOf<OptimizerKind>(k.optimizer);
   c.loraRank = k.loraRank;
   c.accumulate = k.accumulate;
   c.batch *= k.accumulate;  // every micro-batch keeps a rank's 2 samples
@@ -142,10 +143,10 @@ TEST(ActivationPrediction, SavedForBackwardWithAndWithoutCheckpointing) {
       for (int lora : {0, 4}) {
         RunConfig c = testing::tinyGptConfig();
         c.seq = 48;
-        c.activationCheckpointing = checkpointing;
-        c.precision = precision;
+        c.activationCheckpointing = testing::modeOf<Checkpointing>(checkpointing);
+        c.precision = testing::modeOf<Precision>(precision);
         c.loraRank = lora;
-        c.strategy = "full_shard";
+        c.strategy = StrategyKind::FullShard;
         SCOPED_TRACE(std::string(checkpointing) + " " + precision + " lora " + std::to_string(lora));
         const auto dir = testing::freshTempDir("activations");
         const auto r = testing::runShardscope(testing::runArgsOf(c, {"--summary", dir + "/summary.json"}));
@@ -218,13 +219,13 @@ TEST(TrafficPrediction, ClosedFormsForEveryStrategyAtWorldTwoThreeFour) {
   for (int n : {2, 3, 4}) {
     SCOPED_TRACE("world " + std::to_string(n));
     RunConfig c;
-    c.model = "gpt";
+    c.model = ModelKind::Gpt;
     c.layers = 4;
     c.hidden = 64;
     c.world = n;
     const auto sent = [&](const char* strategy) {
       RunConfig s = c;
-      s.strategy = strategy;
+      s.strategy = testing::modeOf<StrategyKind>(strategy);
       return predictRun(s);
     };
     const auto ddp = sent("ddp"), zero1 = sent("zero1"), sgo = sent("shard_grad_op"), fs = sent("full_shard");
@@ -275,7 +276,7 @@ TEST(TrafficPrediction, ARunSendsWhatTheZeroPaperSays) {
 // A [r, in] and B [out, r]: for a GPT block r (h + 3h) + r (h + h) + r (h + 4h) + r (4h + h).
 TEST(ModelLayout, LoraFreezesTheBaseAndTrainsOnlyTheAdapters) {
   RunConfig c;
-  c.model = "gpt";
+  c.model = ModelKind::Gpt;
   c.layers = 3;
   c.hidden = 16;
   c.loraRank = 2;

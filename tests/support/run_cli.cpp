@@ -25,7 +25,7 @@ CliResult runShardscope(const std::vector<std::string>& args, const std::vector<
 
 RunConfig tinyGptConfig() {
   RunConfig c;
-  c.model = "gpt";
+  c.model = ModelKind::Gpt;
   c.layers = 3;
   c.hidden = 20;
   c.heads = 4;

@@ -21,7 +21,7 @@ TEST(DeviceLimits, TheDevicesOwnFiguresOnlyWhereNoneIsStated) {
   EXPECT_EQ(h200.memoryBytes, 150'000'000'000);
   EXPECT_DOUBLE_EQ(h200.peakFlops, 7e14);
   RunConfig config;
-  config.precision = "bf16";
+  config.precision = Precision::Bf16;
   auto limits = deviceLimitsOf(config, h200);
   EXPECT_DOUBLE_EQ(limits.capacityBytes, 150e9);
   EXPECT_DOUBLE_EQ(limits.peakFlops, 7e14);
@@ -48,7 +48,7 @@ TEST(DeviceLimits, TheDevicesOwnFiguresOnlyWhereNoneIsStated) {
 // MFU over the measured peak: two 10 ms steps of an mlp, 6 x P x samples FLOPs each.
 TEST(DeviceLimits, MfuUsesTheMeasuredPeakWithoutAStatedOne) {
   RunConfig config;
-  config.model = "mlp";
+  config.model = ModelKind::Mlp;
   config.batch = 8;
   config.world = 1;
   trace::RunRecording recording(1);

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <fstream>
+#include <set>
 
 #include "tests/support/run_cli.h"
 
@@ -57,20 +60,25 @@ TEST(RunConfig, LoraRankIsZeroOrAtMostHidden) {
   EXPECT_NE(errorOf(c).find("from 1 to --hidden (64)"), std::string::npos) << errorOf(c);
 }
 
+// A name is read once, where it enters (a config file, an option): an unknown one is refused there,
+// naming the allowed ones, and leaves the configuration as it was.
 TEST(RunConfig, UnknownNamesListTheAllowedOnes) {
+  const auto errorOfKey = [](const char* key, const char* value) {
+    RunConfig c;
+    const auto error = applyConfigJson(nlohmann::json{{key, value}}, c);
+    EXPECT_EQ(c.toJson(), RunConfig{}.toJson()) << key << " changed the config";
+    return error ? *error : std::string();
+  };
+  EXPECT_NE(errorOfKey("strategy", "zero3").find("ddp, zero1, shard_grad_op, full_shard"), std::string::npos);
+  EXPECT_NE(errorOfKey("model", "resnet").find("--model 'resnet'"), std::string::npos);
+  EXPECT_NE(errorOfKey("optimizer", "lion").find("sgd, adam, adamw"), std::string::npos);
+  EXPECT_NE(errorOfKey("activation_checkpointing", "all")
+                .find("--activation-checkpointing 'all' is not known; choose one of: off, blocks"),
+            std::string::npos);
   RunConfig c;
-  c.strategy = "zero3";
-  EXPECT_NE(errorOf(c).find("full_shard"), std::string::npos);
-  c = RunConfig{};
-  c.model = "resnet";
-  EXPECT_NE(errorOf(c).find("--model 'resnet'"), std::string::npos);
-  c = RunConfig{};
-  c.optimizer = "lion";
-  EXPECT_NE(errorOf(c).find("sgd, adam, adamw"), std::string::npos);
-  c = RunConfig{};
-  c.activationCheckpointing = "all";
-  EXPECT_NE(errorOf(c).find("--activation-checkpointing 'all' is not known; choose one of: off, blocks"),
-            std::string::npos) << errorOf(c);
+  const auto error = applyConfigJson(nlohmann::json{{"strategy", 3}}, c);
+  ASSERT_TRUE(error);
+  EXPECT_NE(error->find("must be one of ddp, zero1, shard_grad_op, full_shard, as a string"), std::string::npos) << *error;
 }
 
 TEST(RunConfig, NonPositiveSizesAreRejected) {
@@ -81,7 +89,7 @@ TEST(RunConfig, NonPositiveSizesAreRejected) {
     EXPECT_NE(errorOf(c).find("must be a positive integer"), std::string::npos) << errorOf(c);
   }
   RunConfig c;
-  c.model = "gpt";
+  c.model = ModelKind::Gpt;
   c.vocab = -5;
   EXPECT_NE(errorOf(c).find("--vocab is -5"), std::string::npos);
   c = RunConfig{};
@@ -91,21 +99,60 @@ TEST(RunConfig, NonPositiveSizesAreRejected) {
 
 TEST(RunConfig, HeadsMustDivideHidden) {
   RunConfig c;
-  c.model = "gpt";
+  c.model = ModelKind::Gpt;
   c.hidden = 30;
   c.heads = 4;
   EXPECT_NE(errorOf(c).find("--heads 4 does not divide --hidden 30"), std::string::npos);
-  c.model = "mlp";  // heads are a gpt option only
+  c.model = ModelKind::Mlp;  // heads are a gpt option only
   EXPECT_EQ(errorOf(c), "");
 }
 
 TEST(RunConfig, UnwritableOutputsAreRejected) {
   RunConfig c;
-  c.exportDir = "/proc/shardscope-cannot-be-here";
-  EXPECT_NE(errorOf(c).find("--export"), std::string::npos);
+  c.exportDir = "/etc/hostname/shardscope-under-a-file";
+  EXPECT_NE(errorOf(c).find("--export '/etc/hostname/shardscope-under-a-file' cannot be created ('/etc/hostname' is "
+                            "not a directory)"),
+            std::string::npos)
+      << errorOf(c);
   c = RunConfig{};
   c.summaryPath = "/nonexistent-dir/for/summary.json";
   EXPECT_NE(errorOf(c).find("--summary"), std::string::npos);
+}
+
+// validate() runs every frame in the app: it looks and creates nothing. The directory comes when a
+// run starts.
+TEST(RunConfig, ValidateCreatesNothingAndARunMakesItsExportDirectory) {
+  const auto dir = testing::freshTempDir("validate_pure");
+  RunConfig c = testing::tinyGptConfig();
+  c.steps = 1;
+  c.exportDir = dir + "/not/yet";
+  EXPECT_EQ(errorOf(c), "");
+  struct stat st {};
+  EXPECT_NE(::stat((dir + "/not").c_str(), &st), 0) << "validate() made a directory";
+  const auto r = testing::runShardscope(testing::runArgsOf(c, {"--export", c.exportDir}));
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_EQ(::stat((c.exportDir + "/final.pt").c_str(), &st), 0) << r.output;
+}
+
+// Every field is one entry of one list, which the config file, the JSON description and the CLI
+// all walk: a description read back is the same run.
+TEST(RunConfig, EveryFieldReadsBackFromItsDescription) {
+  std::set<std::string> keys;
+  for (const auto& field : configFields()) EXPECT_TRUE(keys.insert(field.key).second) << field.key;
+  RunConfig changed;
+  changed.model = ModelKind::Gpt;
+  changed.strategy = StrategyKind::ShardGradOp;
+  changed.precision = Precision::Bf16;
+  changed.stepGate = StepGateMode::Step;
+  changed.bucketCapMb = 3.5;
+  changed.seed = 1LL << 40;
+  changed.stallTimeoutS = 7;
+  RunConfig back;
+  ASSERT_FALSE(applyConfigJson(changed.toJson(), back).has_value());
+  EXPECT_EQ(back.toJson(), changed.toJson());
+  EXPECT_EQ(back.seed, changed.seed);
+  EXPECT_EQ(changed.toJson().size(), configFields().size() - 4) << "all but the four output paths";
+  EXPECT_FALSE(changed.toJson().contains("trace"));
 }
 
 TEST(RunConfig, ConfigFileKeysApplyWithDashesOrUnderscores) {
@@ -115,8 +162,8 @@ TEST(RunConfig, ConfigFileKeysApplyWithDashesOrUnderscores) {
                              "activation-checkpointing": "blocks"})";
   RunConfig c;
   ASSERT_FALSE(loadConfigFile(path, c).has_value());
-  EXPECT_EQ(c.model, "gpt");
-  EXPECT_EQ(c.activationCheckpointing, "blocks");
+  EXPECT_EQ(c.model, ModelKind::Gpt);
+  EXPECT_EQ(c.activationCheckpointing, Checkpointing::Blocks);
   EXPECT_EQ(c.world, 4);
   EXPECT_DOUBLE_EQ(c.bucketCapMb, 5.5);
   EXPECT_DOUBLE_EQ(c.lr, 0.01);

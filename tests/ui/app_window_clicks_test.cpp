@@ -14,6 +14,7 @@
 #include "ui/headless_frame.h"
 #include "ui/item_probe.h"
 #include "ui/synthetic_recording.h"
+#include "tests/support/mode_of.h"
 
 namespace shardscope::ui {
 namespace {
@@ -26,7 +27,7 @@ class RecordingEngine : public EngineControl {
     std::vector<std::string> strategies;
     std::vector<int> worlds;
     for (const auto& r : runs) {
-      strategies.push_back(r.strategy);
+      strategies.push_back(strategyName(r.strategy));
       worlds.push_back(r.world);
     }
     compared.push_back(strategies);
@@ -48,7 +49,7 @@ class AppClicks : public ::testing::Test {
  protected:
   void addSession(const std::string& strategy) {
     Session s;
-    s.config.strategy = strategy;
+    s.config.strategy = testing::modeOf<StrategyKind>(strategy);
     s.title = strategy;
     s.status = SessionStatus::Done;
     s.recording = syntheticRecording(2, 2000, 4);
@@ -128,12 +129,12 @@ TEST_F(AppClicks, CompareStrategiesAreTickedInThePanel) {
   RecordingEngine engine;
   draw(&engine);
   draw(&engine);
-  EXPECT_EQ(state_.compare.strategies, (std::vector<std::string>{"ddp", "full_shard", "shard_grad_op"}));
+  EXPECT_EQ(state_.compare.strategies, (std::vector<StrategyKind>{StrategyKind::Ddp, StrategyKind::FullShard, StrategyKind::ShardGradOp}));
   clickOn("compare:zero1", &engine);
-  EXPECT_EQ(state_.compare.strategies, (std::vector<std::string>{"ddp", "zero1", "shard_grad_op", "full_shard"}));
+  EXPECT_EQ(state_.compare.strategies, (std::vector<StrategyKind>{StrategyKind::Ddp, StrategyKind::Zero1, StrategyKind::ShardGradOp, StrategyKind::FullShard}));
   clickOn("compare:ddp", &engine);
   clickOn("compare:full_shard", &engine);
-  EXPECT_EQ(state_.compare.strategies, (std::vector<std::string>{"zero1", "shard_grad_op"}));
+  EXPECT_EQ(state_.compare.strategies, (std::vector<StrategyKind>{StrategyKind::Zero1, StrategyKind::ShardGradOp}));
   clickOn("compare", &engine);
   ASSERT_EQ(engine.compared.size(), 1u) << "Compare pressed once";
   EXPECT_EQ(engine.compared[0], (std::vector<std::string>{"zero1", "shard_grad_op"}));
@@ -144,7 +145,7 @@ TEST_F(AppClicks, CompareStrategiesAreTickedInThePanel) {
 TEST_F(AppClicks, CompareAtSeveralWorldSizes) {
   RecordingEngine engine;
   state_.config.batch = 8;
-  state_.compare.strategies = {"ddp", "full_shard"};
+  state_.compare.strategies = {StrategyKind::Ddp, StrategyKind::FullShard};
   std::snprintf(state_.compare.worlds, sizeof state_.compare.worlds, "%s", "1,3");
   draw(&engine);
   draw(&engine);

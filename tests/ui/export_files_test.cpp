@@ -12,13 +12,14 @@
 
 #include "tests/support/run_cli.h"
 #include "ui/synthetic_recording.h"
+#include "tests/support/mode_of.h"
 
 namespace shardscope::ui {
 namespace {
 
 Session sessionOf(const std::string& strategy) {
   Session s;
-  s.config.strategy = strategy;
+  s.config.strategy = testing::modeOf<StrategyKind>(strategy);
   s.title = strategy;
   s.recording = syntheticRecording(2, 2000, 4);
   return s;

@@ -10,6 +10,7 @@
 #include "ui/key_codes.h"
 #include "ui/synthetic_recording.h"
 #include "ui/theme.h"
+#include "tests/support/mode_of.h"
 
 namespace shardscope::ui {
 namespace {
@@ -18,7 +19,7 @@ class Projector : public ::testing::Test {
  protected:
   void addSession(const std::string& strategy, int ranks, int units) {
     Session s;
-    s.config.strategy = strategy;
+    s.config.strategy = testing::modeOf<StrategyKind>(strategy);
     s.title = strategy;
     s.status = SessionStatus::Done;
     s.recording = syntheticRecording(ranks, 2000, units);

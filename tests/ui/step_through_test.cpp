@@ -30,7 +30,7 @@ class GateEngine : public EngineControl {
 const trace::LoadedTrace& recordedFullShard() {
   static const trace::LoadedTrace loaded = [] {
     RunConfig c = testing::tinyGptConfig();
-    c.strategy = "full_shard";
+    c.strategy = StrategyKind::FullShard;
     c.prefetch = 0;
     const std::string path = testing::freshTempDir("step_through_ui") + "/full_shard.json";
     const auto cli = testing::runShardscope(testing::runArgsOf(c, {"--trace", path}));

@@ -1,0 +1,69 @@
+#include "config/modes.h"
+
+namespace shardscope {
+
+const std::vector<ModeName<ModelKind>>& modeNames(ModelKind) {
+  static const std::vector<ModeName<ModelKind>> names = {{ModelKind::Mlp, "mlp"}, {ModelKind::Gpt, "gpt"}};
+  return names;
+}
+const char* modeOption(ModelKind) { return "model"; }
+
+const std::vector<ModeName<OptimizerKind>>& modeNames(OptimizerKind) {
+  static const std::vector<ModeName<OptimizerKind>> names = {
+      {OptimizerKind::Sgd, "sgd"}, {OptimizerKind::Adam, "adam"}, {OptimizerKind::AdamW, "adamw"}};
+  return names;
+}
+const char* modeOption(OptimizerKind) { return "optimizer"; }
+
+const std::vector<ModeName<DeviceKind>>& modeNames(DeviceKind) {
+  static const std::vector<ModeName<DeviceKind>> names = {{DeviceKind::Cpu, "cpu"}, {DeviceKind::Cuda, "cuda"}};
+  return names;
+}
+const char* modeOption(DeviceKind) { return "device"; }
+
+const std::vector<ModeName<BindCores>>& modeNames(BindCores) {
+  static const std::vector<ModeName<BindCores>> names = {{BindCores::Off, "off"}, {BindCores::Rank, "rank"}};
+  return names;
+}
+const char* modeOption(BindCores) { return "bind-cores"; }
+
+const std::vector<ModeName<Precision>>& modeNames(Precision) {
+  static const std::vector<ModeName<Precision>> names = {{Precision::Fp32, "fp32"}, {Precision::Bf16, "bf16"}};
+  return names;
+}
+const char* modeOption(Precision) { return "precision"; }
+
+const std::vector<ModeName<Checkpointing>>& modeNames(Checkpointing) {
+  static const std::vector<ModeName<Checkpointing>> names = {{Checkpointing::Off, "off"},
+                                                             {Checkpointing::Blocks, "blocks"}};
+  return names;
+}
+const char* modeOption(Checkpointing) { return "activation-checkpointing"; }
+
+const std::vector<ModeName<RecordingMode>>& modeNames(RecordingMode) {
+  static const std::vector<ModeName<RecordingMode>> names = {
+      {RecordingMode::On, "on"}, {RecordingMode::Off, "off"}, {RecordingMode::Alternate, "alternate"}};
+  return names;
+}
+const char* modeOption(RecordingMode) { return "recording"; }
+
+const std::vector<ModeName<StepGateMode>>& modeNames(StepGateMode) {
+  static const std::vector<ModeName<StepGateMode>> names = {
+      {StepGateMode::Off, "off"}, {StepGateMode::Group, "group"}, {StepGateMode::Step, "step"}};
+  return names;
+}
+const char* modeOption(StepGateMode) { return "step-gate"; }
+
+const std::vector<ModeName<MemoryCheck>>& modeNames(MemoryCheck) {
+  static const std::vector<ModeName<MemoryCheck>> names = {{MemoryCheck::On, "on"}, {MemoryCheck::Off, "off"}};
+  return names;
+}
+const char* modeOption(MemoryCheck) { return "memory-check"; }
+
+std::string unknownModeMessage(const char* option, const std::string& given, const std::string& choices) {
+  // A value can be anything a config file holds: show at most 60 characters of it.
+  const std::string shown = given.size() > 60 ? given.substr(0, 57) + "..." : given;
+  return std::string("--") + option + " '" + shown + "' is not known; choose one of: " + choices + ".";
+}
+
+}  // namespace shardscope

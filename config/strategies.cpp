@@ -1,0 +1,82 @@
+#include "config/strategies.h"
+
+#include <algorithm>
+#include <sstream>
+#include <stdexcept>
+
+namespace shardscope {
+
+const std::vector<StrategyTraits>& strategyTable() {
+  //  kind, name, PyTorch, ZeRO, shards: optimizer, gradients, parameters; gathers units,
+  //  reshards after forward, buckets, compared by default, collectives
+  static const std::vector<StrategyTraits> table = {
+      {StrategyKind::Ddp, "ddp", "NO_SHARD", "ZeRO-0", false, false, false, false, false, true, true,
+       "an all-reduce per gradient bucket"},
+      {StrategyKind::Zero1, "zero1", "DDP + ZeroRedundancyOptimizer", "ZeRO-1", true, false, false, false,
+       false, true, false, "an all-reduce per gradient bucket, then an all-gather of the updated parameters"},
+      {StrategyKind::ShardGradOp, "shard_grad_op", "SHARD_GRAD_OP", "ZeRO-2", true, true, true, true, false,
+       false, true, "an all-gather per unit before forward, a reduce-scatter per unit after backward"},
+      {StrategyKind::FullShard, "full_shard", "FULL_SHARD", "ZeRO-3", true, true, true, true, true, false,
+       true,
+       "an all-gather per unit before forward and again before backward, a reduce-scatter per unit "
+       "after backward"},
+  };
+  return table;
+}
+
+const StrategyTraits& traitsOf(StrategyKind kind) {
+  for (const auto& row : strategyTable()) {
+    if (row.kind == kind) return row;
+  }
+  throw std::logic_error("a StrategyKind without a row in strategyTable()");
+}
+
+const std::vector<ModeName<StrategyKind>>& modeNames(StrategyKind) {
+  static const std::vector<ModeName<StrategyKind>> names = [] {
+    std::vector<ModeName<StrategyKind>> n;
+    for (const auto& row : strategyTable()) n.push_back({row.kind, row.name});
+    return n;
+  }();
+  return names;
+}
+
+const char* modeOption(StrategyKind) { return "strategy"; }
+
+std::string zeroName(StrategyKind kind) {
+  return std::string(traitsOf(kind).pytorch) + ", " + traitsOf(kind).zeroStage;
+}
+
+std::string strategyTitle(StrategyKind kind) { return std::string(strategyName(kind)) + " (" + zeroName(kind) + ")"; }
+
+std::vector<StrategyKind> defaultCompareStrategies() {
+  // ddp first, then the sharded ones from the most sharded: the order the tables have always had.
+  std::vector<StrategyKind> kinds;
+  for (const auto& row : strategyTable()) {
+    if (row.comparedByDefault && !row.shardsOptimizer) kinds.push_back(row.kind);
+  }
+  for (auto row = strategyTable().rbegin(); row != strategyTable().rend(); ++row) {
+    if (row->comparedByDefault && row->shardsOptimizer) kinds.push_back(row->kind);
+  }
+  return kinds;
+}
+
+std::optional<std::string> parseStrategyList(const std::string& text, std::vector<StrategyKind>& out) {
+  out.clear();
+  const std::string choices = modeChoices<StrategyKind>(", ");
+  const std::string emptyEntry = "--strategies '" + text + "' has an empty entry; list some of " + choices +
+                                 ", separated by single commas.";
+  std::stringstream parts(text);
+  for (std::string name; std::getline(parts, name, ',');) {
+    if (name.empty()) return emptyEntry;
+    const auto kind = parseMode<StrategyKind>(name);
+    if (!kind) {
+      return "--strategies '" + text + "': '" + name + "' is not a strategy; list some of " + choices +
+             ", separated by commas (e.g. --strategies " + modeChoices<StrategyKind>(",") + ").";
+    }
+    if (std::find(out.begin(), out.end(), *kind) == out.end()) out.push_back(*kind);
+  }
+  if (out.empty() || text.back() == ',') return emptyEntry;
+  return std::nullopt;
+}
+
+}  // namespace shardscope

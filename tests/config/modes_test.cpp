@@ -1,0 +1,86 @@
+#include "config/modes.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <sstream>
+
+#include "config/strategies.h"
+
+namespace shardscope {
+namespace {
+
+template <typename E>
+class Modes : public ::testing::Test {};
+using AllModes = ::testing::Types<ModelKind, StrategyKind, OptimizerKind, DeviceKind, BindCores, Precision,
+                                  Checkpointing, RecordingMode, StepGateMode, MemoryCheck>;
+TYPED_TEST_SUITE(Modes, AllModes);
+
+// Each value has one name that reads back to it; the values are the enumerators 0..n-1 with none
+// left out, so a value without a row cannot exist between two that have one.
+TYPED_TEST(Modes, EveryNameReadsBackToItsValue) {
+  using E = TypeParam;
+  std::set<std::string> names;
+  std::set<int> values;
+  for (const auto& entry : modeNames(E{})) {
+    EXPECT_TRUE(names.insert(entry.name).second) << "two values named " << entry.name;
+    values.insert(static_cast<int>(entry.value));
+    EXPECT_EQ(parseMode<E>(entry.name), entry.value) << entry.name;
+    EXPECT_STREQ(modeName(entry.value), entry.name);
+    EXPECT_EQ(nlohmann::json(entry.value), entry.name) << "JSON writes the name, not the number";
+    std::ostringstream text;
+    text << entry.value;
+    EXPECT_EQ(text.str(), entry.name);
+  }
+  ASSERT_FALSE(values.empty());
+  EXPECT_EQ(*values.begin(), 0);
+  EXPECT_EQ(*values.rbegin(), static_cast<int>(values.size()) - 1);
+}
+
+TYPED_TEST(Modes, AnythingElseIsRefusedNamingTheChoices) {
+  using E = TypeParam;
+  const std::string first = modeNames(E{}).front().name;
+  for (const std::string wrong : {std::string(), " " + first, first + " ", std::string("?"), std::string(200, 'x')}) {
+    EXPECT_FALSE(parseMode<E>(wrong).has_value()) << "'" << wrong << "'";
+    E value = modeNames(E{}).back().value;
+    const auto error = readMode(wrong, value);
+    ASSERT_TRUE(error.has_value());
+    EXPECT_EQ(value, modeNames(E{}).back().value) << "a refused name leaves the value alone";
+    EXPECT_NE(error->find(std::string("--") + modeOption(E{})), std::string::npos) << *error;
+    EXPECT_NE(error->find(modeChoices<E>(", ")), std::string::npos) << *error;
+    EXPECT_LT(error->size(), 200u) << "a long value is clipped, not echoed whole";
+  }
+}
+
+TEST(StrategyTable, OneRowPerStrategyAndTheZeroStagesInOrder) {
+  const auto& table = strategyTable();
+  ASSERT_EQ(table.size(), modeNames(StrategyKind{}).size());
+  for (size_t i = 0; i < table.size(); ++i) {
+    EXPECT_EQ(&traitsOf(table[i].kind), &table[i]);
+    EXPECT_STREQ(modeNames(StrategyKind{})[i].name, table[i].name);
+    EXPECT_EQ(table[i].zeroStage, "ZeRO-" + std::to_string(i)) << "rows go in the order of what they shard";
+  }
+  // What each stage adds to the one before: the ZeRO paper's P_os, P_os+g, P_os+g+p.
+  EXPECT_FALSE(traitsOf(StrategyKind::Ddp).shardsOptimizer);
+  EXPECT_TRUE(traitsOf(StrategyKind::Zero1).shardsOptimizer && !traitsOf(StrategyKind::Zero1).shardsGradients);
+  EXPECT_TRUE(traitsOf(StrategyKind::ShardGradOp).shardsGradients);
+  EXPECT_FALSE(traitsOf(StrategyKind::ShardGradOp).reshardsAfterForward);
+  EXPECT_TRUE(traitsOf(StrategyKind::FullShard).reshardsAfterForward);
+  EXPECT_EQ(zeroName(StrategyKind::FullShard), "FULL_SHARD, ZeRO-3");
+}
+
+TEST(StrategyTable, ListsAreReadOnceAndRefuseUnknownEntries) {
+  std::vector<StrategyKind> kinds;
+  ASSERT_FALSE(parseStrategyList("full_shard,ddp,full_shard", kinds));
+  EXPECT_EQ(kinds, (std::vector<StrategyKind>{StrategyKind::FullShard, StrategyKind::Ddp}));
+  for (const char* bad : {"", "ddp,", ",ddp", "ddp,,zero1", "ddp,zero3", "DDP"}) {
+    const auto error = parseStrategyList(bad, kinds);
+    ASSERT_TRUE(error.has_value()) << bad;
+    EXPECT_NE(error->find("ddp, zero1, shard_grad_op, full_shard"), std::string::npos) << *error;
+  }
+  EXPECT_EQ(defaultCompareStrategies(),
+            (std::vector<StrategyKind>{StrategyKind::Ddp, StrategyKind::FullShard, StrategyKind::ShardGradOp}));
+}
+
+}  // namespace
+}  // namespace shardscope

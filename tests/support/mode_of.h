@@ -1,0 +1,19 @@
+// Tests name strategies and modes as the CLI does ("full_shard"); this reads one into its enum and
+// fails the test loudly on a name no table has.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include "config/modes.h"
+
+namespace shardscope::testing {
+
+template <typename E>
+E modeOf(const std::string& name) {
+  const auto value = parseMode<E>(name);
+  if (!value) throw std::invalid_argument(unknownModeMessage<E>(name));
+  return *value;
+}
+
+}  // namespace shardscope::testing
