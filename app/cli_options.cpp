@@ -1,7 +1,5 @@
 #include "app/cli_options.h"
 
-#include <sstream>
-
 namespace shardscope::app {
 
 namespace {

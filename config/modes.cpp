@@ -60,10 +60,10 @@ const std::vector<ModeName<MemoryCheck>>& modeNames(MemoryCheck) {
 }
 const char* modeOption(MemoryCheck) { return "memory-check"; }
 
+std::string clipped(const std::string& text) { return text.size() > 60 ? text.substr(0, 57) + "..." : text; }
+
 std::string unknownModeMessage(const char* option, const std::string& given, const std::string& choices) {
-  // A value can be anything a config file holds: show at most 60 characters of it.
-  const std::string shown = given.size() > 60 ? given.substr(0, 57) + "..." : given;
-  return std::string("--") + option + " '" + shown + "' is not known; choose one of: " + choices + ".";
+  return std::string("--") + option + " '" + clipped(given) + "' is not known; choose one of: " + choices + ".";
 }
 
 }  // namespace shardscope

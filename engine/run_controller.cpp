@@ -359,7 +359,7 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
     else use(result.recording);
   };
   withRecording([&](trace::RunRecording& r) { r.reset(config.world); });
-  // Merged events wait here and go to the recording a batch at a time: one lock per batch.
+  // With a sink, merged events wait here and go to its recording a batch at a time: one lock per batch.
   std::vector<trace::Event> merged;
   const auto appendMerged = [&] {
     if (merged.empty()) return;
@@ -371,7 +371,10 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
   // Ranks stream mostly in time order; a window of a few drains (5 ms each) absorbs the rest.
   trace::StreamMerger merger(config.world, /*windowNs=*/50'000'000,
                              [&](const trace::Event& e) {
-                               merged.push_back(e);
+                               // A caller's recording takes a batch per lock; the run's own takes
+                               // each event as it comes, with no copy in between.
+                               if (sink.withRecording) merged.push_back(e);
+                               else result.recording.add(e);
                                if (callbacks.onMerged) callbacks.onMerged(e);
                              });
   bool stoppedByUser = false;

@@ -45,8 +45,6 @@ UserJson parseUserJson(const std::string& text, bool allowComments) {
   return out;
 }
 
-std::string clipped(const std::string& text) { return text.size() > 60 ? text.substr(0, 57) + "..." : text; }
-
 std::string shownValue(const nlohmann::json& value) { return clipped(value.dump()); }
 
 }  // namespace shardscope::trace

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config/modes.h"
+
 namespace shardscope::trace {
 
 constexpr int kMaxJsonDepth = 64;  // shardscope's own files nest 5 levels at most
@@ -18,8 +20,7 @@ struct UserJson {
 
 UserJson parseUserJson(const std::string& text, bool allowComments = false);
 
-// A value as a message shows it: at most 60 characters (a 10 MB string is not echoed back).
-std::string clipped(const std::string& text);
+using ::shardscope::clipped;  // config/modes.h: at most 60 characters of a value in a message
 std::string shownValue(const nlohmann::json& value);  // clipped(value.dump())
 
 }  // namespace shardscope::trace
