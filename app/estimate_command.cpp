@@ -39,12 +39,16 @@ std::string rowLabel(const estimate::PredictedMemory& m) {
 
 int estimateRun(const RunConfig& config, bool json) {
   // The batch and the output paths a --config file may carry are not its business.
-  if (auto err = estimate::predictionProblem(config)) return badValue(*err);
+  // Every strategy is predicted: --shard-group-size is checked as the hybrid ones take it.
+  RunConfig checked = config;
+  if (config.shardGroupSize != 0) checked.strategy = StrategyKind::HybridShard;
+  if (auto err = estimate::predictionProblem(checked)) return badValue(*err);
 
   std::vector<estimate::RunPrediction> predictions;
   for (StrategyKind s : kStrategies) {
     RunConfig c = config;
     c.strategy = s;
+    if (!traitsOf(s).replicatesShardGroups) c.shardGroupSize = 0;
     predictions.push_back(estimate::predictRun(c));
   }
   if (json) {
@@ -137,10 +141,16 @@ int estimateRun(const RunConfig& config, bool json) {
     std::snprintf(cell, sizeof cell, "%.2fx", ddp > 0 ? p.sentBytesPerStep() / ddp : 0.0);
     std::printf(" %16s", cell);
   }
+  RunConfig hybrid = config;
+  hybrid.strategy = StrategyKind::HybridShard;
+  const int s = shardGroupSize(hybrid), replicas = replicaCount(hybrid);
   std::printf("\n(size: as nccl-tests counts it; sent: what a rank puts on the wire under the ring schedule,\n"
-              " all-reduce 2(N-1)/N x size, all-gather and reduce-scatter (N-1)/N x size; it receives as much)\n");
-  std::printf("\nHow each figure comes about (P' = P with each FSDP unit padded to a multiple of N = %d;\n"
-              "P'' = P padded once, zero1's single flat buffer%s):\n", config.world,
+              " all-reduce 2(N-1)/N x size, all-gather and reduce-scatter (N-1)/N x size, N the ranks of the\n"
+              " collective's group; it receives as much. hybrid_*: a %d x %d mesh (replicate, shard), all-gathers\n"
+              " and reduce-scatters among its S = %d, all-reduces among its %d replicas; --shard-group-size sets S)\n",
+              replicas, s, s, replicas);
+  std::printf("\nHow each figure comes about (P' = P with each FSDP unit padded to a multiple of N = %d, or of S\n"
+              "under hybrid_*; P'' = P padded once, zero1's single flat buffer%s):\n", config.world,
               config.loraRank > 0 ? ";\nT = the trained LoRA adapters' elements, T' and T'' padded alike, F = P - T frozen" : "");
   for (size_t i = 0; i < predictions.size(); ++i) {
     std::printf("  %s\n", strategyName(kStrategies[i]));
@@ -300,6 +310,7 @@ constexpr const char* kLeftOut =
 nlohmann::json caseJson(const estimate::ModelStateCase& c) {
   return {{"schema", "shardscope.estimate/1"},
           {"prediction", true},
+          {"shard_group_size", c.shardGroupSize},
           {"bytes_per_parameter", {c.bytes.weights, c.bytes.grads, c.bytes.optimizer}},
           {"gpu_memory_bytes", c.gpuMemoryBytes},
           {"reserve", c.reserve},
@@ -316,7 +327,7 @@ int printFewestGpus(const estimate::ModelStateCase& c, const EstimateOptions& o,
     printCaseHeader(c.activationBytes > 0 ? "the fewest GPUs whose memory holds the model states and activations"
                                            : "the fewest GPUs whose memory holds the model states",
                     c, true, o, arch);
-    std::printf("%-16s %12s %12s  %s\n", "strategy", "fewest GPUs", "per GPU", "why");
+    std::printf("%-18s %12s %12s  %s\n", "strategy", "fewest GPUs", "per GPU", "why");
   }
   for (const auto& s : estimate::modelStateStrategies()) {
     const auto n = estimate::fewestGpus(c, s);
@@ -326,7 +337,7 @@ int printFewestGpus(const estimate::ModelStateCase& c, const EstimateOptions& o,
                       {"per_gpu_bytes", n ? nlohmann::json(perGpu) : nlohmann::json(nullptr)}});
       continue;
     }
-    std::printf("%-16s %12s %12s  %s\n", s.name, n ? std::to_string(*n).c_str() : "none",
+    std::printf("%-18s %12s %12s  %s\n", s.name, n ? std::to_string(*n).c_str() : "none",
                 n ? formatDecimalGB(perGpu).c_str() : "-", s.holds);
   }
   if (json) {
@@ -337,7 +348,9 @@ int printFewestGpus(const estimate::ModelStateCase& c, const EstimateOptions& o,
     return 0;
   }
   std::printf("\n\"none\": what the strategy keeps whole on every GPU is more than one GPU holds, so no\n"
-              "number of GPUs is enough.\n%s", kLeftOut);
+              "number of GPUs is enough; for the hybrid ones, its shard group of S = %d GPUs does not hold\n"
+              "what it divides, and more replicas do not help (raise --shard-group-size).\n%s",
+              c.shardGroupSize, kLeftOut);
   return 0;
 }
 
@@ -355,11 +368,11 @@ int printLargestModel(const estimate::ModelStateCase& c, const EstimateOptions& 
     return 0;
   }
   printCaseHeader("the largest model whose model states fit so many GPUs", c, false, o, std::nullopt);
-  std::printf("%-16s", "strategy");
+  std::printf("%-18s", "strategy");
   for (int n : c.worlds) std::printf(" %10s", (std::to_string(n) + " GPU" + (n == 1 ? "" : "s")).c_str());
   std::printf("  why\n");
   for (const auto& s : estimate::modelStateStrategies()) {
-    std::printf("%-16s", s.name);
+    std::printf("%-18s", s.name);
     for (int n : c.worlds) std::printf(" %10s", trace::formatCount(estimate::largestModel(c, s, n)).c_str());
     std::printf("  %s\n", s.holds);
   }
@@ -386,26 +399,30 @@ int printModelStateTable(const estimate::ModelStateCase& c, const EstimateOption
   printCaseHeader(c.activationBytes > 0 ? "model-state and activation memory per GPU" : "model-state memory per GPU", c,
                   true, o, arch);
   const bool withActivations = c.activationBytes > 0;
-  std::printf("%-16s %5s %12s %12s %12s %12s %12s %12s  %s\n", "strategy", "GPUs", "weights", "gathered",
+  std::printf("%-18s %5s %12s %12s %12s %12s %12s %12s  %s\n", "strategy", "GPUs", "weights", "gathered",
               "gradients", "optimizer", withActivations ? "activations" : "", "total", c.gpuMemoryBytes > 0 ? "verdict" : "");
   for (const auto& r : rows) {
     std::string verdict;
     if (c.gpuMemoryBytes > 0) {
       verdict = std::string(r.fits ? "fits" : "does NOT fit") + " in " + formatDecimalGB(c.budgetBytes());
     }
-    std::printf("%-16s %5d %12s %12s %12s %12s %12s %12s  %s\n", r.strategy.c_str(), r.world,
+    std::printf("%-18s %5d %12s %12s %12s %12s %12s %12s  %s\n", r.strategy.c_str(), r.world,
                 formatDecimalGB(r.weights).c_str(), r.gathered > 0 ? formatDecimalGB(r.gathered).c_str() : "-",
                 formatDecimalGB(r.grads).c_str(), formatDecimalGB(r.optimizer).c_str(),
                 withActivations ? formatDecimalGB(r.activations).c_str() : "",
                 formatDecimalGB(r.total()).c_str(), verdict.c_str());
   }
   std::printf("\n");
-  for (const auto& s : estimate::modelStateStrategies()) std::printf("%-16s %s\n", s.name, s.holds);
+  for (const auto& s : estimate::modelStateStrategies()) std::printf("%-18s %s\n", s.name, s.holds);
   std::printf("deepspeed_zero2 against shard_grad_op: both divide gradients and optimizer state. DeepSpeed's\n"
               "ZeRO-2 keeps the module's whole low-precision weights (its fp32 master slice is in O);\n"
               "FSDP's SHARD_GRAD_OP keeps only its 1/N weight shard at rest and gathers the whole weights\n"
               "for forward, holding them to backward: W/N more per GPU at the peak. shardscope runs\n"
               "shard_grad_op; deepspeed_zero2 is predicted only.\n");
+  std::printf("hybrid_shard (HSDP) divides only among its shard group of S = %d GPUs (--shard-group-size)\n"
+              "and replicates across the groups: at N > S it holds what full_shard holds at N = S, in\n"
+              "exchange for all-gathers and reduce-scatters that stay inside a group (a node's fast links)\n"
+              "and one all-reduce of the gradient shards across them.\n", c.shardGroupSize);
   if (c.trainedFraction < 1) {
     std::printf("With few parameters training (LoRA), gradients and optimizer state are small;\n"
                 "what decides is whether the frozen weights fit: ddp holds them whole on every GPU.\n");
@@ -414,8 +431,9 @@ int printModelStateTable(const estimate::ModelStateCase& c, const EstimateOption
   return 0;
 }
 
-int estimateModelStates(const EstimateOptions& o) {
+int estimateModelStates(const EstimateOptions& o, int shardGroupSize) {
   estimate::ModelStateCase c;
+  if (shardGroupSize > 0) c.shardGroupSize = shardGroupSize;
   std::optional<estimate::ArchitecturePreset> arch;
   if (auto problem = modelStateCaseOf(o, c, arch)) return badValue(*problem);
   if (o.fewestGpus) return printFewestGpus(c, o, arch);
@@ -462,7 +480,7 @@ void addEstimateOptions(CLI::App& cmd, EstimateOptions& o) {
 
 int runEstimate(const RunConfig& config, const EstimateOptions& options) {
   if (!options.params.empty() || options.largestModel || options.fewestGpus || !options.arch.empty()) {
-    return estimateModelStates(options);
+    return estimateModelStates(options, config.shardGroupSize);
   }
   return estimateRun(config, options.json);
 }

@@ -244,7 +244,7 @@ int dispatch(int argc, char** argv) {
   shardscope::app::EstimateOptions estimateOptions;
   auto* estimate = app.add_subcommand(
       "estimate", "predict, without running, what each rank holds and sends per step for the run "
-                  "options (all four strategies), or with --params whether a model of that size "
+                  "options (every strategy), or with --params whether a model of that size "
                   "fits on so many GPUs; closed forms, labelled as predictions (docs/estimate.md)");
   estimateRunOptions.addTo(*estimate, /*withOutputs=*/false);
   shardscope::app::addEstimateOptions(*estimate, estimateOptions);

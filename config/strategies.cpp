@@ -8,18 +8,27 @@ namespace shardscope {
 
 const std::vector<StrategyTraits>& strategyTable() {
   //  kind, name, PyTorch, ZeRO, shards: optimizer, gradients, parameters; gathers units,
-  //  reshards after forward, buckets, compared by default, collectives
+  //  reshards after forward, buckets, replicates shard groups, compared by default, collectives
   static const std::vector<StrategyTraits> table = {
-      {StrategyKind::Ddp, "ddp", "NO_SHARD", "ZeRO-0", false, false, false, false, false, true, true,
+      {StrategyKind::Ddp, "ddp", "NO_SHARD", "ZeRO-0", false, false, false, false, false, true, false, true,
        "an all-reduce per gradient bucket"},
       {StrategyKind::Zero1, "zero1", "DDP + ZeroRedundancyOptimizer", "ZeRO-1", true, false, false, false,
-       false, true, false, "an all-reduce per gradient bucket, then an all-gather of the updated parameters"},
+       false, true, false, false, "an all-reduce per gradient bucket, then an all-gather of the updated parameters"},
       {StrategyKind::ShardGradOp, "shard_grad_op", "SHARD_GRAD_OP", "ZeRO-2", true, true, true, true, false,
-       false, true, "an all-gather per unit before forward, a reduce-scatter per unit after backward"},
+       false, false, true, "an all-gather per unit before forward, a reduce-scatter per unit after backward"},
       {StrategyKind::FullShard, "full_shard", "FULL_SHARD", "ZeRO-3", true, true, true, true, true, false,
-       true,
+       false, true,
        "an all-gather per unit before forward and again before backward, a reduce-scatter per unit "
        "after backward"},
+      {StrategyKind::HybridShardZero2, "hybrid_shard_zero2", "_HYBRID_SHARD_ZERO2", "ZeRO-2 per group", true,
+       true, true, true, false, false, true, false,
+       "within the shard group: an all-gather per unit before forward and a reduce-scatter per unit after "
+       "backward; across the groups: an all-reduce of each unit's gradient shard"},
+      {StrategyKind::HybridShard, "hybrid_shard", "HYBRID_SHARD", "ZeRO-3 per group", true, true, true, true,
+       true, false, true, false,
+       "within the shard group: an all-gather per unit before forward and again before backward, a "
+       "reduce-scatter per unit after backward; across the groups: an all-reduce of each unit's gradient "
+       "shard"},
   };
   return table;
 }

@@ -22,11 +22,15 @@ struct StrategyTraits {
   bool reshardsAfterForward; // frees a unit's gathered parameters after its forward (FSDP2's
                              // reshard_after_forward); otherwise they stay until its backward
   bool reducesInBuckets;     // gradients reduced in DDP's buckets (bucket_cap_mb)
+  bool replicatesShardGroups;  // HSDP: sharded only within groups of --shard-group-size ranks, each
+                             // group a replica of the others (FSDP2's 2-D mesh (replicate, shard));
+                             // gradient shards are then all-reduced across the groups
   bool comparedByDefault;    // `compare` runs it unless --strategies says otherwise
   const char* collectives;   // what crosses the wire each step
 };
 
-// Every strategy, in the order of what they shard (ddp, zero1, shard_grad_op, full_shard).
+// Every strategy, in the order of what they shard (ddp, zero1, shard_grad_op, full_shard), then the
+// hybrid ones (hybrid_shard_zero2, hybrid_shard).
 const std::vector<StrategyTraits>& strategyTable();
 const StrategyTraits& traitsOf(StrategyKind kind);
 inline const char* strategyName(StrategyKind kind) { return traitsOf(kind).name; }

@@ -93,10 +93,4 @@ RendezvousInfo rendezvousFromEnvironment();
 
 class RankDevice;
 
-// Connects to the TCP store (hosted by shardscope's controller or torchrun's agent when
-// TORCHELASTIC_USE_AGENT_STORE=True says so, else by rank 0, as a static rendezvous) and builds the
-// process group: Gloo for CPU ranks (`gpu` null), NCCL on `gpu`'s device and communication stream
-// otherwise; wrapped so every collective is recorded (RecordingCommunicator).
-std::unique_ptr<Communicator> connectCommunicator(const RendezvousInfo& info, const RankDevice* gpu);
-
 }  // namespace shardscope

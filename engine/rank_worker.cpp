@@ -187,9 +187,10 @@ int runRankWorker(const RunConfig& config) {
       const int cores = std::max(1, static_cast<int>(allowedCores().size()));
       at::set_num_threads(std::max(1, cores / info.worldSize));
     }
-    auto comm = connectCommunicator(info, gpu.get());
+    auto mesh = connectMesh(info, gpu.get(), shardGroupSize(config));
+    Communicator& comm = mesh->world();
     auto model = makeModel(config);
-    auto strategy = makeStrategy(config, *model, *comm, device);
+    auto strategy = makeStrategy(config, *model, *mesh, device);
 
     const bool exporting = !config.exportDir.empty();
     if (exporting && rank == 0) {
@@ -211,7 +212,7 @@ int runRankWorker(const RunConfig& config) {
     info_event.rank = rank;
     info_event.worldSize = info.worldSize;
     info_event.count = model->parameterCount();
-    info_event.text = device.str() + " / " + comm->backendName();
+    info_event.text = device.str() + " / " + comm.backendName();
     if (gpu) {
       info_event.bytes = gpu->totalMemoryBytes();
       info_event.bytesOut = static_cast<int64_t>(gpu->measuredPeakFlops());
@@ -242,7 +243,7 @@ int runRankWorker(const RunConfig& config) {
                                   {config.accumulate, config.activationCheckpointing == Checkpointing::Blocks});
       // The global mean loss, for the progress line (every rank's local batch is the same size).
       at::Tensor globalLoss = loss.reshape({1}).clone();
-      comm->allReduceSumAsync(globalLoss, "loss (logging)")->wait();
+      comm.allReduceSumAsync(globalLoss, "loss (logging)")->wait();
       trace::Event e;
       e.kind = trace::EventKind::StepEnd;
       e.rank = rank;
@@ -263,8 +264,8 @@ int runRankWorker(const RunConfig& config) {
     }
     auto finalParams = strategy->fullParameters();  // collective: every rank takes part
     if (exporting && rank == 0) saveTensorDict(config.exportDir + "/final.pt", finalParams);
-    comm->barrier("end of run");
-    comm->close();
+    comm.barrier("end of run");
+    mesh->close();
 
     trace::Event done;
     done.kind = trace::EventKind::RunDone;

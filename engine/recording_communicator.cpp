@@ -4,10 +4,8 @@
 
 namespace shardscope {
 
-namespace {
-
-trace::Event collectiveEvent(trace::CollectiveOp op, const std::string& label, int64_t bytesIn,
-                             int64_t bytesOut, int groupSize) {
+trace::Event RecordingCommunicator::collectiveEvent(trace::CollectiveOp op, const std::string& label,
+                                                    int64_t bytesIn, int64_t bytesOut) const {
   trace::Event e;
   e.kind = trace::EventKind::Collective;
   e.step = RankRecorder::instance().step();
@@ -17,10 +15,13 @@ trace::Event collectiveEvent(trace::CollectiveOp op, const std::string& label, i
   e.text = label;
   e.bytes = bytesIn;
   e.bytesOut = bytesOut;
-  e.worldSize = groupSize;
+  e.worldSize = worldSize();
+  e.processGroup = static_cast<uint8_t>(group_);
   e.issueNs = trace::nowNs();
   return e;
 }
+
+namespace {
 
 int64_t bytesOf(const at::Tensor& t) { return t.numel() * static_cast<int64_t>(t.element_size()); }
 
@@ -45,15 +46,15 @@ std::unique_ptr<PendingCollective> recorded(Issue&& issue, trace::Event event) {
 
 }  // namespace
 
-RecordingCommunicator::RecordingCommunicator(std::unique_ptr<Communicator> inner)
-    : inner_(std::move(inner)) {}
+RecordingCommunicator::RecordingCommunicator(std::unique_ptr<Communicator> inner, trace::ProcessGroup group)
+    : inner_(std::move(inner)), group_(group) {}
 
 std::unique_ptr<PendingCollective> RecordingCommunicator::allGatherAsync(at::Tensor& output,
                                                                          at::Tensor& input,
                                                                          const std::string& label) {
   // nccl-tests size for all-gather: the whole output.
   auto event = collectiveEvent(trace::CollectiveOp::AllGather, label, bytesOf(input),
-                               bytesOf(output), worldSize());
+                               bytesOf(output));
   return recorded([&] { return inner_->allGatherAsync(output, input, label); }, std::move(event));
 }
 
@@ -63,7 +64,7 @@ std::unique_ptr<PendingCollective> RecordingCommunicator::reduceScatterSumAsync(
   const std::string text = trace::collectiveText(label, inner_->reduceScatterImplementation(),
                                                  trace::CollectiveOp::ReduceScatter);
   auto event = collectiveEvent(trace::CollectiveOp::ReduceScatter, text, bytesOf(input),
-                               bytesOf(output), worldSize());
+                               bytesOf(output));
   return recorded([&] { return inner_->reduceScatterSumAsync(output, input, label); },
                   std::move(event));
 }
@@ -71,7 +72,7 @@ std::unique_ptr<PendingCollective> RecordingCommunicator::reduceScatterSumAsync(
 std::unique_ptr<PendingCollective> RecordingCommunicator::allReduceSumAsync(
     at::Tensor& tensor, const std::string& label) {
   auto event = collectiveEvent(trace::CollectiveOp::AllReduce, label, bytesOf(tensor),
-                               bytesOf(tensor), worldSize());
+                               bytesOf(tensor));
   return recorded([&] { return inner_->allReduceSumAsync(tensor, label); }, std::move(event));
 }
 
@@ -79,12 +80,12 @@ std::unique_ptr<PendingCollective> RecordingCommunicator::broadcastAsync(at::Ten
                                                                          int root,
                                                                          const std::string& label) {
   auto event = collectiveEvent(trace::CollectiveOp::Broadcast, label, bytesOf(tensor),
-                               bytesOf(tensor), worldSize());
+                               bytesOf(tensor));
   return recorded([&] { return inner_->broadcastAsync(tensor, root, label); }, std::move(event));
 }
 
 void RecordingCommunicator::barrier(const std::string& label) {
-  auto event = collectiveEvent(trace::CollectiveOp::Barrier, label, 0, 0, worldSize());
+  auto event = collectiveEvent(trace::CollectiveOp::Barrier, label, 0, 0);
   inner_->barrier(label);
   event.beginNs = event.issueNs;
   event.endNs = trace::nowNs();

@@ -6,12 +6,15 @@
 #pragma once
 
 #include "engine/communicator.h"
+#include "trace/events.h"
 
 namespace shardscope {
 
 class RecordingCommunicator final : public Communicator {
  public:
-  explicit RecordingCommunicator(std::unique_ptr<Communicator> inner);
+  // `group` names, in every event, which of the mesh's process groups `inner` is.
+  explicit RecordingCommunicator(std::unique_ptr<Communicator> inner,
+                                 trace::ProcessGroup group = trace::ProcessGroup::World);
 
   int rank() const override { return inner_->rank(); }
   int worldSize() const override { return inner_->worldSize(); }
@@ -33,7 +36,11 @@ class RecordingCommunicator final : public Communicator {
   void close() override { inner_->close(); }
 
  private:
+  trace::Event collectiveEvent(trace::CollectiveOp op, const std::string& label, int64_t bytesIn,
+                               int64_t bytesOut) const;
+
   std::unique_ptr<Communicator> inner_;
+  trace::ProcessGroup group_;
 };
 
 }  // namespace shardscope

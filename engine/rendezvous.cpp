@@ -10,6 +10,7 @@
 
 #include "engine/backend_factories.h"
 #include "engine/communicator.h"
+#include "engine/process_mesh.h"
 #include "engine/recording_communicator.h"
 
 namespace shardscope {
@@ -75,7 +76,9 @@ RendezvousInfo rendezvousFromEnvironment() {
   return info;
 }
 
-std::unique_ptr<Communicator> connectCommunicator(const RendezvousInfo& info, const RankDevice* gpu) {
+namespace {
+
+c10::intrusive_ptr<c10d::TCPStore> connectStore(const RendezvousInfo& info) {
   c10d::TCPStoreOptions options;
   options.port = static_cast<uint16_t>(info.masterPort);
   // Under shardscope's controller or torchrun the launcher already hosts the store.
@@ -86,10 +89,9 @@ std::unique_ptr<Communicator> connectCommunicator(const RendezvousInfo& info, co
   options.waitWorkers = true;  // every rank registers; the host counts them in
   const int timeoutSeconds = rendezvousTimeoutSeconds();
   options.timeout = std::chrono::seconds(timeoutSeconds);
-  c10::intrusive_ptr<c10d::TCPStore> tcpStore;
   const auto start = std::chrono::steady_clock::now();
   try {
-    tcpStore = c10::make_intrusive<c10d::TCPStore>(info.masterAddr, options);
+    return c10::make_intrusive<c10d::TCPStore>(info.masterAddr, options);
   } catch (const std::exception& e) {
     const std::string where = info.masterAddr + ":" + std::to_string(info.masterPort);
     throw std::runtime_error(
@@ -102,14 +104,41 @@ std::unique_ptr<Communicator> connectCommunicator(const RendezvousInfo& info, co
         "address right, and is the port open? SHARDSCOPE_RENDEZVOUS_TIMEOUT_S sets the wait. c10d said: " +
         firstLine(e.what()));
   }
-  // A prefix per backend, as init_process_group does, so later groups can share the store; under
-  // shardscope's controller, inside the run's own unguessable one (engine/run_controller.cpp).
+}
+
+// One process group among `members` ranks, this rank being `groupRank` of them: its own backend
+// over the shared store, under a prefix of its own (as init_process_group and new_group do), inside
+// the run's unguessable one under shardscope's controller (engine/run_controller.cpp).
+std::unique_ptr<Communicator> connectGroup(const c10::intrusive_ptr<c10d::Store>& tcpStore, const RendezvousInfo& info,
+                                           const RankDevice* gpu, const std::string& name, int groupRank,
+                                           int members, trace::ProcessGroup kind) {
   const char* runPrefix = std::getenv("SHARDSCOPE_STORE_PREFIX");
   const std::string prefix =
-      std::string("shardscope/") + (runPrefix && *runPrefix ? std::string(runPrefix) + "/" : "") + "default_pg";
+      std::string("shardscope/") + (runPrefix && *runPrefix ? std::string(runPrefix) + "/" : "") + name;
   auto store = c10::make_intrusive<c10d::PrefixStore>(prefix, tcpStore);
-  auto backend = gpu ? makeNcclCommunicator(store, info, *gpu) : makeGlooCommunicator(store, info);
-  return std::make_unique<RecordingCommunicator>(std::move(backend));
+  RendezvousInfo inGroup = info;
+  inGroup.rank = groupRank;
+  inGroup.worldSize = members;
+  auto backend = gpu ? makeNcclCommunicator(store, inGroup, *gpu) : makeGlooCommunicator(store, inGroup);
+  return std::make_unique<RecordingCommunicator>(std::move(backend), kind);
+}
+
+}  // namespace
+
+std::unique_ptr<ProcessMesh> connectMesh(const RendezvousInfo& info, const RankDevice* gpu, int shardGroupSize) {
+  const c10::intrusive_ptr<c10d::Store> store = connectStore(info);
+  auto world = connectGroup(store, info, gpu, "default_pg", info.rank, info.worldSize, trace::ProcessGroup::World);
+  if (shardGroupSize <= 0 || shardGroupSize >= info.worldSize) return std::make_unique<ProcessMesh>(std::move(world));
+  if (info.worldSize % shardGroupSize != 0) {
+    throw std::runtime_error("a shard group of " + std::to_string(shardGroupSize) + " ranks does not divide the world of " +
+                             std::to_string(info.worldSize) + " ranks; pass a divisor as --shard-group-size.");
+  }
+  const MeshPlace place = meshPlace(info.rank, shardGroupSize);
+  auto shard = connectGroup(store, info, gpu, "shard_group_" + std::to_string(place.shardGroup), place.shardRank,
+                            shardGroupSize, trace::ProcessGroup::Shard);
+  auto replicate = connectGroup(store, info, gpu, "replicate_group_" + std::to_string(place.replicateGroup),
+                                place.replicateRank, info.worldSize / shardGroupSize, trace::ProcessGroup::Replicate);
+  return std::make_unique<ProcessMesh>(std::move(world), std::move(shard), std::move(replicate));
 }
 
 }  // namespace shardscope

@@ -38,10 +38,15 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result, con
     }
     const auto all = trace::allCollectives(s.collectives);
     const double perStep = 1.0 / std::max(s.recordedSteps, 1);
+    nlohmann::json sentByGroup;
+    for (int g = 0; g < trace::kProcessGroupCount; ++g) {
+      sentByGroup[trace::processGroupName(static_cast<trace::ProcessGroup>(g))] = s.sentBytesByGroup[g] * perStep;
+    }
     const nlohmann::json trafficPerStep = {{"schedule", "ring"},
                                            {"size_bytes", all.sizeBytes * perStep},
                                            {"sent_bytes", all.sentBytes * perStep},
-                                           {"received_bytes", all.receivedBytes * perStep}};
+                                           {"received_bytes", all.receivedBytes * perStep},
+                                           {"sent_bytes_by_group", sentByGroup}};
     // With --recording off nothing was measured: null, not a zero that reads as a measurement.
     const bool recorded = s.recorded;
     const auto ifRecorded = [&](nlohmann::json value) { return recorded ? value : nlohmann::json(nullptr); };
@@ -79,6 +84,8 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result, con
                       {"measured_peak_flops", result.device.peakFlops},
                       {"mfu_peak", limits.peakFlops > 0 ? nlohmann::json(limits.peakNote) : nlohmann::json(nullptr)},
                       {"world_size", result.worldSize},
+                      // The (replicate, shard) mesh: S ranks share each shard, R replicas of it.
+                      {"mesh", {{"shard_group_size", shardGroupSize(config)}, {"replicas", replicaCount(config)}}},
                       {"steps", steps},
                       {"ranks", ranks},
                       {"out_of_order_events", result.outOfOrderEvents}};

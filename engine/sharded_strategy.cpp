@@ -15,15 +15,17 @@
 namespace shardscope {
 
 ShardedStrategy::ShardedStrategy(const RunConfig& config, const StagedModel& model,
-                                 Communicator& comm, const at::Device& device,
+                                 const ProcessMesh& mesh, const at::Device& device,
                                  bool reshardAfterForward)
     : model_(model),
-      comm_(comm),
+      comm_(mesh.shard()),
+      replicate_(mesh.replicate()),
+      dataParallelRanks_(mesh.world().worldSize()),
       reshardAfterForward_(reshardAfterForward),
       prefetchDepth_(config.prefetch),
       computeDtype_(config.precision == Precision::Bf16 ? at::kBFloat16 : at::kFloat) {
-  const int world = comm.worldSize();
-  const int rank = comm.rank();
+  const int world = comm_.worldSize();
+  const int rank = comm_.rank();
   const auto& specs = model.params();
   // The units of trace/model_layout.h's flatUnits(): per block and the root, frozen and trained
   // parameters apart. slotUnits_ groups them by block (the root's last) for the stage hooks.
@@ -176,7 +178,8 @@ void ShardedStrategy::reshard(Unit& unit) {
 
 void ShardedStrategy::reduceGradients(Unit& unit) {
   // FSDP2's foreach_reduce: copy the unsharded grads into one padded flat buffer, pre-divide by the
-  // world size and reduce-scatter, so each rank receives the averaged gradient of its own slice.
+  // world size and reduce-scatter, so each rank receives the averaged gradient of its own slice
+  // (on a hybrid mesh, summed over its shard group; the replicate group's all-reduce adds the rest).
   // One reduce-scatter in flight: the previous unit's is waited for (and its buffer released)
   // before this one is issued, as FSDP2 does.
   waitForReduceScatter();
@@ -206,8 +209,9 @@ void ShardedStrategy::reduceGradients(Unit& unit) {
     p.mutable_grad() = at::Tensor();  // the unsharded gradient is freed here, as in FSDP2
     acc = at::Tensor();
   }
-  flat.mul_(1.0 / comm_.worldSize());
+  flat.mul_(1.0 / dataParallelRanks_);
   reduceScatterInput_ = flat;
+  reduceScatterUnit_ = &unit;
   reduceScatter_ = comm_.reduceScatterSumAsync(unit.gradShard, reduceScatterInput_, unit.name);
 }
 
@@ -229,6 +233,19 @@ void ShardedStrategy::waitForReduceScatter() {
   reduceScatter_->wait();
   reduceScatter_.reset();
   reduceScatterInput_ = at::Tensor();
+  Unit& unit = *reduceScatterUnit_;
+  reduceScatterUnit_ = nullptr;
+  if (!replicate_) return;
+  waitForAllReduce();  // one in flight, as one reduce-scatter is
+  StepGate::instance().enter(trace::GroupKind::Collective, "all_reduce " + unit.name);
+  UnitScope memoryOf(unit.modelUnit);
+  allReduce_ = replicate_->allReduceSumAsync(unit.gradShard, unit.name);
+}
+
+void ShardedStrategy::waitForAllReduce() {
+  if (!allReduce_) return;
+  allReduce_->wait();
+  allReduce_.reset();
 }
 
 void ShardedStrategy::unshardStage(int stage) {
@@ -265,7 +282,10 @@ void ShardedStrategy::afterBackward(int stage) {
   }
 }
 
-void ShardedStrategy::finishBackward() { waitForReduceScatter(); }
+void ShardedStrategy::finishBackward() {
+  waitForReduceScatter();
+  waitForAllReduce();
+}
 
 void ShardedStrategy::step() {
   for (Unit& unit : units_) {

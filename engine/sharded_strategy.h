@@ -23,6 +23,13 @@
 // orders streams and never blocks the host; on CPU, Gloo runs the issued collectives on its own
 // threads.
 //
+// HSDP (hybrid_shard, hybrid_shard_zero2; FSDP2 on a 2-D mesh, FSDP1's HYBRID_SHARD): units are
+// sharded over the rank's shard group instead of the world, so 1/S per rank; the reduce-scatter runs
+// in the shard group, and its output, the shard's gradient summed over the group, is then
+// all-reduced across the replicate group (the ranks holding the same shard), as FSDP2's
+// foreach_reduce does with its all_reduce_group. That all-reduce is issued when the next unit's
+// reduce-scatter is, so it overlaps the backward too.
+//
 // Mixed precision (--precision bf16, FSDP2's MixedPrecisionPolicy(param_dtype=bf16,
 // reduce_dtype=fp32)): shards, gradient shards and optimizer state stay fp32 (the master weights);
 // each all-gather sends a bf16 copy of the shard, written in place into the rank's own slice of
@@ -40,7 +47,7 @@ namespace shardscope {
 
 class ShardedStrategy final : public Strategy {
  public:
-  ShardedStrategy(const RunConfig& config, const StagedModel& model, Communicator& comm,
+  ShardedStrategy(const RunConfig& config, const StagedModel& model, const ProcessMesh& mesh,
                   const at::Device& device, bool reshardAfterForward);
   ~ShardedStrategy() override;
 
@@ -86,17 +93,24 @@ class ShardedStrategy final : public Strategy {
   // Without sync: keeps a unit's unsharded gradients for the next micro-batch; under bf16 in fp32,
   // as FSDP2 upcasts them to the reduce dtype (FSDPParam.to_accumulated_grad_if_needed).
   void keepUnreduced(Unit& unit);
+  // Waits for the reduce-scatter in flight and, on a hybrid mesh, issues its all-reduce across the
+  // replicate group (after waiting for the one before it).
   void waitForReduceScatter();
+  void waitForAllReduce();
   template <typename Fn>
   auto allocateForCollective(Fn&& allocate);
 
   const StagedModel& model_;
-  Communicator& comm_;
+  Communicator& comm_;         // the shard group: all-gathers and reduce-scatters
+  Communicator* replicate_;    // the replicate group on a hybrid mesh: gradient all-reduces; or null
+  int dataParallelRanks_;      // ranks whose gradients are averaged: the whole world
   bool reshardAfterForward_;
   int prefetchDepth_;
   at::ScalarType computeDtype_;
   std::unique_ptr<PendingCollective> reduceScatter_;  // the one in flight
   at::Tensor reduceScatterInput_;                     // its flat fp32 gradients
+  Unit* reduceScatterUnit_ = nullptr;                 // whose gradients it reduces
+  std::unique_ptr<PendingCollective> allReduce_;      // hybrid: the gradient shard's all-reduce in flight
   std::vector<Unit> units_;  // blocks 0..L-1, then root (frozen before trained units of a slot)
   std::vector<std::vector<int>> slotUnits_;  // per block, then the root: its units' indices
   std::vector<at::Tensor> live_;

@@ -13,6 +13,7 @@
 #include <ATen/ATen.h>
 
 #include "engine/communicator.h"
+#include "engine/process_mesh.h"
 #include "engine/model.h"
 #include "trace/run_config.h"
 
@@ -56,7 +57,10 @@ class Strategy {
   virtual std::vector<HeldTensor> heldTensors() const = 0;
 };
 
+// The strategy of config.strategy over `mesh`: ddp and zero1 use its world group; the sharded ones
+// shard over its shard group and, on a hybrid mesh, all-reduce gradient shards over its replicate
+// group.
 std::unique_ptr<Strategy> makeStrategy(const RunConfig& config, const StagedModel& model,
-                                       Communicator& comm, const at::Device& device);
+                                       const ProcessMesh& mesh, const at::Device& device);
 
 }  // namespace shardscope

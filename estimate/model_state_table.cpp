@@ -1,5 +1,6 @@
 #include "estimate/model_state_table.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "config/strategies.h"
@@ -16,6 +17,10 @@ const char* holdsOf(StrategyKind kind) {
       return "(W + G + O)/N + W: its weight shard, and every unit gathered from forward to backward";
     case StrategyKind::FullShard:
       return "(W + G + O)/N, plus the one or two units being gathered (left out, as the seeds do)";
+    case StrategyKind::HybridShardZero2:
+      return "(W + G + O)/S + W: shard_grad_op within each shard group of S GPUs, whatever N";
+    case StrategyKind::HybridShard:
+      return "(W + G + O)/S: full_shard within each shard group of S GPUs (--shard-group-size), whatever N";
   }
   return "?";
 }
@@ -28,7 +33,7 @@ const std::vector<ModelStateStrategy>& modelStateStrategies() {
     std::vector<ModelStateStrategy> rows;
     for (const auto& s : strategyTable()) {
       rows.push_back({s.name, holdsOf(s.kind), s.shardsParameters, s.gathersUnits && !s.reshardsAfterForward,
-                      s.shardsGradients, s.shardsOptimizer});
+                      s.shardsGradients, s.shardsOptimizer, s.replicatesShardGroups});
       if (s.kind == StrategyKind::Zero1) {
         rows.push_back({"deepspeed_zero2",
                         "W + (G + O)/N: the whole low-precision weights on every GPU (ZeRO paper's P_os+g)", false,
@@ -44,13 +49,15 @@ ModelStateRow modelStateRow(const ModelStateCase& c, const ModelStateStrategy& s
   const double w = c.parameters * c.bytes.weights;
   const double g = c.parameters * c.trainedFraction * c.bytes.grads;
   const double o = c.parameters * c.trainedFraction * c.bytes.optimizer;
+  // HSDP divides among its shard group only; fewer GPUs than a group are one group of them all.
+  const double d = s.withinShardGroup ? std::min(n, std::max(1, c.shardGroupSize)) : n;
   ModelStateRow r;
   r.strategy = s.name;
   r.world = n;
-  r.weights = s.weightsDivided ? w / n : w;
+  r.weights = s.weightsDivided ? w / d : w;
   r.gathered = s.keepsGatheredWeights ? w : 0;
-  r.grads = s.gradsDivided ? g / n : g;
-  r.optimizer = s.optimizerDivided ? o / n : o;
+  r.grads = s.gradsDivided ? g / d : g;
+  r.optimizer = s.optimizerDivided ? o / d : o;
   r.activations = c.activationBytes;
   r.fits = c.gpuMemoryBytes <= 0 || r.total() <= c.budgetBytes();
   return r;
@@ -87,6 +94,8 @@ std::optional<int> fewestGpus(const ModelStateCase& c, const ModelStateStrategy&
   if (bytes.kept >= budget || bytes.divided <= 0) return std::nullopt;
   const double n = std::ceil(bytes.divided / (budget - bytes.kept));
   if (n > 1e9) return std::nullopt;
+  // Past its shard group HSDP divides no further: what S GPUs cannot hold, no N can.
+  if (strategy.withinShardGroup && n > std::max(1, c.shardGroupSize)) return std::nullopt;
   int fewest = static_cast<int>(n);
   // Guard the rounding at the boundary: the answer must fit, and one fewer must not.
   while (modelStateRow(c, strategy, fewest).total() > budget) ++fewest;

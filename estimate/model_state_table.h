@@ -23,6 +23,7 @@ struct ModelStateStrategy {
   const char* name;
   const char* holds;  // one line for the output: what each GPU keeps
   bool weightsDivided, keepsGatheredWeights, gradsDivided, optimizerDivided;
+  bool withinShardGroup = false;  // HSDP: divided by the shard group's S, not by N
 };
 
 // ddp, zero1, deepspeed_zero2, shard_grad_op, full_shard. deepspeed_zero2 is the ZeRO paper's
@@ -47,6 +48,9 @@ struct ModelStateCase {
   double budgetBytes() const { return gpuMemoryBytes * (1.0 - reserve); }
   // Activations per GPU (its micro-batch's, the same under every strategy and N); 0: left out.
   double activationBytes = 0;
+  // HSDP's shard group: the GPUs that divide the model states among them (8: one node of 8 GPUs,
+  // the usual layout). Fewer GPUs than that are one group of them all.
+  int shardGroupSize = 8;
 };
 
 struct ModelStateRow {
@@ -67,7 +71,8 @@ std::vector<ModelStateRow> modelStateTable(const ModelStateCase& c);
 ModelStateRow modelStateRow(const ModelStateCase& c, const ModelStateStrategy& strategy, int world);
 
 // The fewest GPUs (from 1) whose budget holds the model states under `strategy`, or nothing when no
-// number of GPUs does (what a strategy keeps whole already exceeds one GPU's budget). Needs a budget.
+// number of GPUs does (what a strategy keeps whole already exceeds one GPU's budget; under HSDP, when
+// its shard group of S does not hold them: more replicas do not help). Needs a budget.
 std::optional<int> fewestGpus(const ModelStateCase& c, const ModelStateStrategy& strategy);
 
 // The most parameters whose model states fit `world` GPUs' budgets under `strategy`.

@@ -127,7 +127,14 @@ RunPrediction predictSharded(const RunConfig& c, const ParameterCounts& n) {
   const bool bf16 = c.precision == Precision::Bf16;
   const int64_t computeBytes = bf16 ? 2 : 4;
   const int k = optimizerStatesPerParameter(c.optimizer);
-  const int64_t world = c.world;
+  // Units are divided among the shard group: the world, or under HSDP its --shard-group-size.
+  const int64_t world = shardGroupSize(c);
+  const bool hybrid = traitsOf(c.strategy).replicatesShardGroups;
+  const std::string N = hybrid ? "S" : "N";
+  const auto perRank = [&](std::string text) {  // "/N" is "/S" under HSDP
+    for (size_t at = text.find("/N"); at != std::string::npos; at = text.find("/N", at + 2)) text.replace(at + 1, 1, N);
+    return text;
+  };
   const int layers = c.layers;
   int64_t paddedTotal = 0, paddedTrained = 0, paddedRoot = 0, paddedBlocks = 0, rootUnits = 0, blockUnits = 0,
           trainedUnits = 0;
@@ -144,7 +151,7 @@ RunPrediction predictSharded(const RunConfig& c, const ParameterCounts& n) {
   const int64_t owned = paddedTotal / world;
   const int64_t ownedTrained = paddedTrained / world;
   const std::string dtype = bf16 ? "2 B (bf16)" : "4 B";
-  const std::string t = n.lora() ? "T'/N: this rank's slice of the trained (LoRA) units" : "P'/N: this rank's slice";
+  const std::string t = perRank(n.lora() ? "T'/N: this rank's slice of the trained (LoRA) units" : "P'/N: this rank's slice");
 
   RunPrediction p;
   p.parameters = n.total;
@@ -153,9 +160,9 @@ RunPrediction predictSharded(const RunConfig& c, const ParameterCounts& n) {
   if (n.lora() && bf16) {
     // A frozen unit is never stepped: its shard is held in bf16, with no fp32 master.
     p.memory.push_back({MemoryRole::ParamShard, When::Peak, 4 * ownedTrained + 2 * ownedFrozen,
-                        "4 B x T'/N + 2 B x F'/N: this rank's slice of every unit, fp32 adapters, the frozen units in bf16"});
+                        perRank("4 B x T'/N + 2 B x F'/N: this rank's slice of every unit, fp32 adapters, the frozen units in bf16")});
   } else {
-    p.memory.push_back({MemoryRole::ParamShard, When::Peak, 4 * owned, "4 B x P'/N: this rank's fp32 slice of every unit"});
+    p.memory.push_back({MemoryRole::ParamShard, When::Peak, 4 * owned, perRank("4 B x P'/N: this rank's fp32 slice of every unit")});
   }
   if (traitsOf(c.strategy).reshardsAfterForward) {
     // The root stays gathered from forward start to the end of its backward; blocks come and go,
@@ -182,7 +189,7 @@ RunPrediction predictSharded(const RunConfig& c, const ParameterCounts& n) {
   }
   p.memory.push_back({MemoryRole::GradShard, When::Peak, 4 * ownedTrained, "4 B x " + t + " of the reduced gradients"});
   p.memory.push_back({MemoryRole::OptimizerState, When::AfterStep, 4 * k * ownedTrained,
-                      optimizerFormula(c.optimizer, n.lora() ? "T'/N" : "P'/N")});
+                      optimizerFormula(c.optimizer, perRank(n.lora() ? "T'/N" : "P'/N"))});
 
   const std::string perBlock = n.lora() ? " (a block is two units under LoRA: frozen weights and adapters)" : "";
   // Every micro-batch gathers again; gradients are reduced once per step, after the last.
@@ -199,6 +206,18 @@ RunPrediction predictSharded(const RunConfig& c, const ParameterCounts& n) {
   p.perStep.push_back({CollectiveOp::ReduceScatter, trainedUnits, 4 * paddedTrained,
                        n.lora() ? "every trained (LoRA) unit's fp32 gradients once; frozen units have none"
                                 : "every unit's fp32 gradients once"});
+  if (hybrid) {
+    for (auto& collective : p.perStep) {
+      collective.group = trace::ProcessGroup::Shard;
+      collective.formula += ", within the shard group of S = " + std::to_string(world);
+    }
+    // FSDP2's all_reduce_group: each rank's reduced shard is summed with the other replicas'.
+    PredictedCollective allReduce{CollectiveOp::AllReduce, trainedUnits, 4 * (paddedTrained / world),
+                                  "every unit's fp32 gradient shard once, across the " + std::to_string(replicaCount(c)) +
+                                      " replicas (the replicate group)"};
+    allReduce.group = trace::ProcessGroup::Replicate;
+    p.perStep.push_back(allReduce);
+  }
   return p;
 }
 
@@ -211,10 +230,16 @@ RunPrediction predictRun(const RunConfig& config) {
     case StrategyKind::Ddp: p = predictDdp(config, counts); break;
     case StrategyKind::Zero1: p = predictZero1(config, counts); break;
     case StrategyKind::ShardGradOp:
-    case StrategyKind::FullShard: p = predictSharded(config, counts); break;
+    case StrategyKind::FullShard:
+    case StrategyKind::HybridShardZero2:
+    case StrategyKind::HybridShard: p = predictSharded(config, counts); break;
   }
-  // Every training collective runs among the whole world.
-  for (auto& c : p.perStep) c.sentBytes = trace::ringTrafficPerRank(c.op, config.world, c.bytes).sentBytes;
+  for (auto& c : p.perStep) {
+    c.groupSize = c.group == trace::ProcessGroup::World ? config.world
+                  : c.group == trace::ProcessGroup::Shard ? shardGroupSize(config)
+                                                          : replicaCount(config);
+    c.sentBytes = trace::ringTrafficPerRank(c.op, c.groupSize, c.bytes).sentBytes;
+  }
   if (config.model == ModelKind::Gpt) {
     const auto activations = gptSavedActivations(config);
     p.activationSavedBytes = activations.bytes;
@@ -224,7 +249,9 @@ RunPrediction predictRun(const RunConfig& config) {
 }
 
 std::optional<std::string> predictionProblem(const RunConfig& config) {
+  if (auto e = shardGroupProblem(config)) return e;  // against the world predicted, not the capped one
   RunConfig check = config;
+  check.shardGroupSize = 0;
   // Nothing is started: any world size can be predicted (validate() caps what one host runs).
   check.world = std::min(check.world, kMaxWorldSize);
   check.batch = check.world * std::max(1, check.accumulate);  // one sample per micro-batch and rank
@@ -234,6 +261,7 @@ std::optional<std::string> predictionProblem(const RunConfig& config) {
 
 bool samePrediction(const RunConfig& a, const RunConfig& b) {
   return a.model == b.model && a.layers == b.layers && a.hidden == b.hidden && a.world == b.world &&
+         a.shardGroupSize == b.shardGroupSize &&
          a.precision == b.precision && a.prefetch == b.prefetch && a.optimizer == b.optimizer &&
          a.loraRank == b.loraRank && a.accumulate == b.accumulate &&
          (a.model == ModelKind::Gpt ? a.seq == b.seq && a.vocab == b.vocab

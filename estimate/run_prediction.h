@@ -30,6 +30,8 @@ struct PredictedCollective {
   int64_t bytes;        // per step, the collectives' size as the summary counts it (all-gather: its output)
   std::string formula;
   int64_t sentBytes = 0;  // per step, what each rank sends (and receives) of them under the ring schedule
+  trace::ProcessGroup group = trace::ProcessGroup::World;  // where they run (HSDP: shard or replicate)
+  int groupSize = 0;      // ranks in that group; filled in by predictRun
 };
 
 struct RunPrediction {

@@ -54,6 +54,11 @@ std::vector<FigureDef> buildFigures() {
   figures.push_back({"sent_per_step", "bytes the rank sends per step (ring schedule)", Unit::Bytes, [](const RankStats& r) {
                        return perRecordedStep(r, static_cast<double>(trace::allCollectives(r.collectives).sentBytes));
                      }});
+  for (int g = 0; g < trace::kProcessGroupCount; ++g) {
+    const std::string group = trace::processGroupName(static_cast<trace::ProcessGroup>(g));
+    figures.push_back({group + "_sent_per_step", "bytes the rank sends per step in its " + group + " group (ring schedule)",
+                       Unit::Bytes, [g](const RankStats& r) { return perRecordedStep(r, static_cast<double>(r.sentBytesByGroup[g])); }});
+  }
   for (auto op : {trace::CollectiveOp::AllGather, trace::CollectiveOp::ReduceScatter, trace::CollectiveOp::AllReduce}) {
     const std::string name = trace::collectiveOpName(op);
     figures.push_back({name + "_per_step", name + " calls per step", Unit::PerStep, [op](const RankStats& r) {

@@ -14,6 +14,10 @@ relative 1e-5:
     shardscope zero1         <-> PyTorch DDP + ZeroRedundancyOptimizer
     shardscope full_shard    <-> PyTorch FSDP2, reshard_after_forward=True
     shardscope shard_grad_op <-> PyTorch FSDP2, reshard_after_forward=False
+With --hsdp, the hybrid strategies against FSDP2 on a 2-D DeviceMesh (replicate, shard) instead,
+at each world:S of --hsdp-meshes (S ranks per shard group):
+    shardscope hybrid_shard       <-> PyTorch FSDP2 on the 2-D mesh, reshard_after_forward=True
+    shardscope hybrid_shard_zero2 <-> PyTorch FSDP2 on the 2-D mesh, reshard_after_forward=False
 Exit status 0 when every pair agrees, 1 otherwise. Run by ctest as `pytorch_parity`.
 """
 import argparse
@@ -187,7 +191,7 @@ def place_rank(rank, world):
     return torch.device("cuda", rank % gpus)
 
 
-def pytorch_rank(rank, world, port, export_dir, mode, out_path, device_kind="cpu"):
+def pytorch_rank(rank, world, port, export_dir, mode, out_path, device_kind="cpu", shard_group=0):
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     torch.set_num_threads(1)
     device = torch.device("cpu")
@@ -209,13 +213,20 @@ def pytorch_rank(rank, world, port, export_dir, mode, out_path, device_kind="cpu
         else:
             from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
-            reshard = mode == "fsdp2_reshard_true"
+            reshard = mode in ("fsdp2_reshard_true", "hsdp_reshard_true")
             policy = MixedPrecisionPolicy()  # fp32: no casts
             if c.get("precision") == "bf16":
                 policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+            mesh = None
+            if mode.startswith("hsdp"):
+                # HSDP: FSDP2 on a 2-D mesh, rows the shard groups, columns the replicate groups.
+                from torch.distributed.device_mesh import init_device_mesh
+
+                mesh = init_device_mesh(device.type, (world // shard_group, shard_group),
+                                        mesh_dim_names=("replicate", "shard"))
             for block in model.blocks:
-                fully_shard(block, reshard_after_forward=reshard, mp_policy=policy)
-            fully_shard(model, reshard_after_forward=reshard, mp_policy=policy)
+                fully_shard(block, mesh=mesh, reshard_after_forward=reshard, mp_policy=policy)
+            fully_shard(model, mesh=mesh, reshard_after_forward=reshard, mp_policy=policy)
         if mode == "ddp_zero_redundancy":
             from torch.distributed.optim import ZeroRedundancyOptimizer
 
@@ -267,10 +278,11 @@ def free_port():
         return s.getsockname()[1]
 
 
-def run_pytorch(world, export_dir, mode, device_kind="cpu"):
+def run_pytorch(world, export_dir, mode, device_kind="cpu", shard_group=0):
     out = tempfile.NamedTemporaryFile(suffix=".json", delete=False).name
     try:
-        mp.spawn(pytorch_rank, args=(world, free_port(), export_dir, mode, out, device_kind), nprocs=world)
+        mp.spawn(pytorch_rank, args=(world, free_port(), export_dir, mode, out, device_kind, shard_group),
+                 nprocs=world)
     except Exception as e:  # the rank's own traceback is in `out`
         pass
     result = json.load(open(out)) if os.path.getsize(out) else {"error": "no result written"}
@@ -287,12 +299,27 @@ MODELS = {
     # LoRA: frozen base weights, trained rank-2 adapters (PEFT-style) on every block matrix.
     "gpt_lora": ["--model", "gpt", "--layers", "2", "--hidden", "12", "--heads", "3", "--seq", "5",
                  "--vocab", "11", "--lora-rank", "2"],
+    # Plain SGD: unlike Adam, it moves by the gradient's scale, so a wrong averaging factor shows.
+    "mlp_sgd": ["--model", "mlp", "--layers", "3", "--hidden", "13", "--features", "7", "--classes", "5",
+                "--optimizer", "sgd"],
     # Gradient accumulation: 2 micro-batches per step, reduced after the last (no_sync).
     "gpt_accumulate": ["--model", "gpt", "--layers", "2", "--hidden", "12", "--heads", "3", "--seq", "5",
                        "--vocab", "11", "--accumulate", "2"],
 }
 PAIRS = [("ddp", "ddp"), ("zero1", "ddp_zero_redundancy"), ("full_shard", "fsdp2_reshard_true"),
          ("shard_grad_op", "fsdp2_reshard_false")]
+HSDP_PAIRS = [("hybrid_shard", "hsdp_reshard_true"), ("hybrid_shard_zero2", "hsdp_reshard_false")]
+
+
+def parse_meshes(text):
+    """'4:2,6:3' -> [(4, 2), (6, 3)]: world sizes and the shard group size at each."""
+    meshes = []
+    for entry in text.split(","):
+        world, _, group = entry.partition(":")
+        if not (world.isdigit() and group.isdigit()) or int(group) < 1 or int(world) % int(group):
+            sys.exit(f"--hsdp-meshes: '{entry}' is not WORLD:S with S dividing WORLD (e.g. 4:2,6:3)")
+        meshes.append((int(world), int(group)))
+    return meshes
 
 
 def main():
@@ -308,6 +335,10 @@ def main():
                     help="bf16: shardscope --precision bf16 against FSDP2 with "
                          "MixedPrecisionPolicy(bf16, fp32), tolerance %g; DDP is left out (PyTorch's "
                          "DDP has no bf16-compute, fp32-reduce mode to compare with) [fp32]" % TOLERANCE_BF16)
+    ap.add_argument("--hsdp", action="store_true",
+                    help="compare the hybrid strategies against FSDP2 on a 2-D mesh, at --hsdp-meshes")
+    ap.add_argument("--hsdp-meshes", default="4:2,6:3",
+                    help="with --hsdp: WORLD:S pairs, S ranks per shard group [4:2,6:3]")
     args = ap.parse_args()
     tolerance = TOLERANCE if args.precision == "fp32" else TOLERANCE_BF16
     # PyTorch's DDP has no bf16-compute, fp32-reduce mode: bf16 compares the FSDP pairs only.
@@ -315,7 +346,11 @@ def main():
     if args.device == "cuda" and not torch.cuda.is_available():
         sys.exit("--device cuda needs a CUDA GPU and none is visible here; run without it for CPU "
                  "ranks, or on a GPU machine (scripts/device_gpu.sh parity).")
-    worlds = [int(w) for w in args.worlds.split(",")]
+    # (world, shard group size) per run; 0: not hybrid.
+    meshes = [(int(w), 0) for w in args.worlds.split(",")]
+    if args.hsdp:
+        meshes = parse_meshes(args.hsdp_meshes)
+        pairs = HSDP_PAIRS
     failures = 0
     where = torch.cuda.get_device_name(0) if args.device == "cuda" else "cpu"
     print(f"torch {torch.__version__} on {where}, {args.precision}; tolerance: relative {tolerance} "
@@ -326,20 +361,23 @@ def main():
         sys.exit(f"--models: {', '.join(unknown)} not known; choose from {', '.join(MODELS)}")
     for model in models:
         model_args = MODELS[model]
-        for world in worlds:
+        for world, group in meshes:
             for strategy, mode in pairs:
                 export = os.path.join(args.workdir, f"{model}_w{world}_{strategy}_{args.precision}")
                 cmd = [args.shardscope, "run", *model_args, "--strategy", strategy, "--world", str(world),
                        "--batch", str(4 * world), "--steps", str(args.steps), "--lr", "0.01", "--seed", "3",
                        "--export", export, "--device", args.device, "--precision", args.precision]
+                if group:
+                    cmd += ["--shard-group-size", str(group)]
                 run = subprocess.run(cmd, capture_output=True, text=True)
-                label = f"{model:4s} world {world} {strategy:13s} vs PyTorch {mode:20s}"
+                where = f"world {world}" + (f" S={group}" if group else "")
+                label = f"{model:4s} {where} {strategy:13s} vs PyTorch {mode:20s}"
                 if run.returncode != 0:
                     print(f"FAIL {label}: shardscope failed\n{run.stdout}{run.stderr}")
                     failures += 1
                     continue
                 ours = torch.load(os.path.join(export, "losses.pt")).double()
-                theirs = run_pytorch(world, export, mode, args.device)
+                theirs = run_pytorch(world, export, mode, args.device, group)
                 if "error" in theirs:
                     print(f"FAIL {label}: PyTorch raised:\n{theirs['error']}")
                     failures += 1
@@ -350,7 +388,7 @@ def main():
                 failures += not ok
                 print(f"{'ok  ' if ok else 'FAIL'} {label}: max rel diff {rel:.2e}  "
                       f"losses {' '.join(f'{v:.6f}' for v in ref.tolist())}")
-    total = len(models) * len(worlds) * len(pairs)
+    total = len(models) * len(meshes) * len(pairs)
     print(f"{total - failures} passed, {failures} failed")
     return 1 if failures else 0
 

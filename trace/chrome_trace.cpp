@@ -70,8 +70,12 @@ void writeChromeTrace(std::ostream& out, const RunRecording& rec, const nlohmann
                              {"ring_received_bytes", ring.receivedBytes},
                              {"implementation", impl}};
       if (e.microBatch != 0) args["micro_batch"] = e.microBatch;
+      const auto group = static_cast<ProcessGroup>(e.processGroup);
+      args["process_group"] = processGroupName(group);
+      // Under HSDP the same unit is reduced twice, in two groups: the name says which.
+      const std::string inGroup = group == ProcessGroup::World ? "" : std::string(" [") + processGroupName(group) + "]";
       emit({{"ph", "X"}, {"cat", "comm"}, {"pid", r}, {"tid", 2},
-            {"name", std::string(collectiveOpName(op)) + " " + unit},
+            {"name", std::string(collectiveOpName(op)) + " " + unit + inGroup},
             {"ts", micros(e.beginNs, origin)}, {"dur", (e.endNs - e.beginNs) / 1e3}, {"args", args}});
     }
     for (const auto& g : t.groups) {

@@ -86,6 +86,15 @@ const char* groupKindName(GroupKind kind) {
   return "unknown";
 }
 
+const char* processGroupName(ProcessGroup group) {
+  switch (group) {
+    case ProcessGroup::World: return "world";
+    case ProcessGroup::Shard: return "shard";
+    case ProcessGroup::Replicate: return "replicate";
+  }
+  return "unknown";
+}
+
 int64_t nowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())

@@ -51,6 +51,11 @@ constexpr int kCollectiveOpCount = 5;
 
 enum class ComputeKind : uint8_t { Step, Forward, Backward, Optimizer };
 
+// Which process group a collective ran in, as FSDP2's 2-D DeviceMesh (replicate, shard) names its
+// dimensions: every rank (a 1-D mesh), this rank's shard group, or its replicate group (HSDP).
+enum class ProcessGroup : uint8_t { World, Shard, Replicate };
+constexpr int kProcessGroupCount = 3;
+
 // Where a rank's work divides into event groups: the hook points of the real algorithms, where
 // FSDP2's and DDP's hooks fire and where --step-gate stops. full_shard: all-gather of unit i,
 // forward i, reshard i, ..., all-gather before backward, backward i, reduce-scatter i, optimizer;
@@ -92,6 +97,7 @@ struct Event {
   uint8_t fromRole = kNoRole;  // Memory: re-attribution source role
   uint8_t phase = 0;       // Collective, Compute: Phase
   uint8_t op = 0;          // Collective: CollectiveOp; Compute: ComputeKind; Group: GroupKind
+  uint8_t processGroup = 0;  // Collective: ProcessGroup it ran in (worldSize is that group's size)
   std::string text;        // Collective: "unit" or "unit|implementation" for an op built from
                            // others; Compute: unit; RunInfo: device; RankError: message
 };
@@ -102,6 +108,7 @@ const char* phaseName(Phase phase);
 const char* collectiveOpName(CollectiveOp op);
 const char* computeKindName(ComputeKind kind);
 const char* groupKindName(GroupKind kind);
+const char* processGroupName(ProcessGroup group);  // "world" | "shard" | "replicate"
 std::optional<EventKind> eventKindFromName(const std::string& name);
 
 // Nanoseconds on the steady clock of this host; all ranks on one host share it.

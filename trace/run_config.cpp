@@ -64,6 +64,10 @@ const std::vector<ConfigField>& configFields() {
       {"prefetch", &RunConfig::prefetch, F::Training,
        "full_shard/shard_grad_op: units whose all-gather is issued ahead of the one computing, in forward "
        "and in backward (0..4; FSDP2 prefetches 1)"},
+      {"shard-group-size", &RunConfig::shardGroupSize, F::Training,
+       "hybrid_shard, hybrid_shard_zero2: ranks that split the parameters among them (FSDP2's 2-D mesh "
+       "(replicate, shard): rank r is in shard group r / S and replicate group r % S); a divisor of --world. "
+       "0: --world over its smallest prime factor (4 -> 2, 6 -> 3, 8 -> 4)"},
       {"precision", &RunConfig::precision, F::Training,
        "fp32 | bf16 (bf16 parameters and compute; fp32 gradient reduction and master weights, like "
        "FSDP2's MixedPrecisionPolicy)"},
@@ -297,6 +301,41 @@ std::optional<std::string> checkWritableFile(const char* option, const std::stri
 
 }  // namespace
 
+int shardGroupSize(const RunConfig& c) {
+  if (!traitsOf(c.strategy).replicatesShardGroups) return c.world;
+  if (c.shardGroupSize > 0) return c.shardGroupSize;
+  int smallestPrime = c.world;
+  for (int p = 2; p * p <= c.world; ++p) {
+    if (c.world % p == 0) {
+      smallestPrime = p;
+      break;
+    }
+  }
+  return std::max(1, c.world / std::max(1, smallestPrime));
+}
+
+int replicaCount(const RunConfig& c) { return c.world / std::max(1, shardGroupSize(c)); }
+
+std::optional<std::string> shardGroupProblem(const RunConfig& c) {
+  const bool hybrid = traitsOf(c.strategy).replicatesShardGroups;
+  if (!hybrid && c.shardGroupSize != 0) {
+    return "--shard-group-size " + std::to_string(c.shardGroupSize) + " is for the hybrid strategies; " +
+           strategyName(c.strategy) + " divides among the whole world. Use --strategy hybrid_shard (or " +
+           "hybrid_shard_zero2), or drop --shard-group-size.";
+  }
+  if (!hybrid) return std::nullopt;
+  if (c.shardGroupSize < 0 || c.shardGroupSize > c.world || c.world % std::max(1, c.shardGroupSize) != 0) {
+    std::string divisors;
+    for (int d = 1; d <= c.world; ++d) {
+      if (c.world % d == 0) divisors += (divisors.empty() ? "" : ", ") + std::to_string(d);
+    }
+    return "--shard-group-size " + std::to_string(c.shardGroupSize) + " does not divide --world " +
+           std::to_string(c.world) + " into equal shard groups; pass one of " + divisors +
+           " (ranks per shard group), or 0 to let shardscope pick.";
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> validate(const RunConfig& c) {
   if (c.stepGate != StepGateMode::Off && c.recording != RecordingMode::On) {
     return std::string("--step-gate ") + modeName(c.stepGate) + " shows each event group as the ranks reach it, which needs " +
@@ -312,6 +351,7 @@ std::optional<std::string> validate(const RunConfig& c) {
            std::to_string(kMaxWorldSize) + " (one OS process per rank on this host). Pass --world 1.." +
            std::to_string(kMaxWorldSize) + ".";
   }
+  if (auto e = shardGroupProblem(c)) return e;
   for (auto [name, value] : {std::pair<const char*, long long>{"layers", c.layers},
                              {"hidden", c.hidden},
                              {"batch", c.batch},
@@ -434,6 +474,7 @@ std::vector<RunConfig> comparisonRuns(const RunConfig& base, const std::vector<S
       RunConfig c = base;
       c.strategy = strategy;
       c.world = world;
+      if (!traitsOf(strategy).replicatesShardGroups) c.shardGroupSize = 0;  // the hybrid ones' only
       runs.push_back(c);
     }
   }

@@ -42,6 +42,8 @@ struct RunConfig {
                                          // cores the run may use (engine/core_binding.h)
   double bucketCapMb = 25.0;        // ddp: bucket size in MiB (the first bucket is 1 MiB)
   int prefetch = 1;                 // full_shard/shard_grad_op: units all-gathered ahead (0..4)
+  int shardGroupSize = 0;           // hybrid strategies: ranks that split the parameters among them
+                                    // (FSDP2's shard mesh dimension); 0: shardGroupSize(config) picks
   Precision precision = Precision::Fp32;  // bf16: bf16 params and compute; fp32 reduction and
                                           // master weights, as FSDP2's MixedPrecisionPolicy
   int accumulate = 1;               // micro-batches per optimizer step (gradient accumulation): each
@@ -71,6 +73,15 @@ struct RunConfig {
 
   nlohmann::json toJson() const;
 };
+
+// The ranks among which a run's parameters, gradients and optimizer state are divided: the whole
+// world, or for a hybrid strategy its --shard-group-size; 0 there means the world split into the
+// fewest replicas, world / (its smallest prime factor): 4 -> 2, 6 -> 3, 8 -> 4, 2 -> 1.
+int shardGroupSize(const RunConfig& config);
+// How many replicas of each shard there are: world / shardGroupSize (1 unless hybrid).
+int replicaCount(const RunConfig& config);
+// Why --shard-group-size does not fit the strategy and world, or nothing (part of validate()).
+std::optional<std::string> shardGroupProblem(const RunConfig& config);
 
 // Where a field of RunConfig lives, whatever its type.
 using ConfigMember =

@@ -1,6 +1,7 @@
 #include "trace/run_stats.h"
 
 #include "trace/model_layout.h"
+#include "trace/ring_schedule.h"
 
 #include <algorithm>
 #include <numeric>
@@ -109,6 +110,11 @@ std::vector<RankStats> computeRankStats(const RunConfig& config, const trace::Ru
     }
     // Only completed steps' collectives count; per-step figures divide them by recordedSteps.
     s.collectives = rec.collectiveTotals(r, steps);
+    for (const auto& c : t.collectives) {
+      if (c.step < 0 || c.step >= steps || c.processGroup >= trace::kProcessGroupCount) continue;
+      const auto op = static_cast<trace::CollectiveOp>(c.op);
+      s.sentBytesByGroup[c.processGroup] += trace::ringTrafficPerRank(op, c.worldSize, trace::collectiveSizeBytes(c)).sentBytes;
+    }
     s.overlapPercent = rec.overlapPercent(r);
     s.exposedCommSeconds = rec.exposedCommSeconds(r);
     s.exposedCommSeconds.resize(static_cast<size_t>(steps));

@@ -32,6 +32,9 @@ struct RankStats {
   double modelFlopsPerSecond = 0; // 6 x parameters x (tokens | samples) / s
   double mfu = 0;                 // model FLOP/s / the peak (device_limits.h); 0 without one
   std::array<trace::CollectiveTotals, trace::kCollectiveOpCount> collectives{};
+  // Bytes sent (ring schedule) in each process group (trace::ProcessGroup): under HSDP what stays in
+  // the shard group and what crosses to the other replicas.
+  std::array<int64_t, trace::kProcessGroupCount> sentBytesByGroup{};
   double overlapPercent = 0;
   std::vector<double> exposedCommSeconds;   // per completed step: collective time no compute hid
   double steadyExposedCommSeconds = 0;      // mean over recorded steps after the first (all if one)

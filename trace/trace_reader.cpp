@@ -25,6 +25,7 @@ std::optional<uint8_t> indexOf(const std::string& name, const char* (*nameOf)(in
 
 const char* roleName(int i) { return memoryRoleName(static_cast<MemoryRole>(i)); }
 const char* opName(int i) { return collectiveOpName(static_cast<CollectiveOp>(i)); }
+const char* processGroupOf(int i) { return processGroupName(static_cast<ProcessGroup>(i)); }
 const char* computeName(int i) { return computeKindName(static_cast<ComputeKind>(i)); }
 const char* phaseNameOf(int i) { return phaseName(static_cast<Phase>(i)); }
 const char* groupName(int i) { return groupKindName(static_cast<GroupKind>(i)); }
@@ -116,6 +117,7 @@ LoadedTrace loadChromeTrace(const std::string& path) {
           ev.bytes = a.value("bytes", int64_t{0});
           ev.bytesOut = a.value("bytes_out", int64_t{0});
           ev.worldSize = a.value("group_size", 0);
+          ev.processGroup = indexOf(a.value("process_group", ""), processGroupOf, kProcessGroupCount).value_or(0);
           ev.issueNs = nanos(a.value("issue_us", e["ts"].get<double>()));
           ev.text = collectiveText(a.value("unit", ""), a.value("implementation", ""),
                                    static_cast<CollectiveOp>(*op));

@@ -61,6 +61,7 @@ std::string encodeEventLine(const Event& e) {
       appendInt(out, "ph", e.phase);
       appendInt(out, "op", e.op);
       if (e.microBatch != 0) appendInt(out, "mb", e.microBatch);
+      if (e.processGroup != 0) appendInt(out, "pg", e.processGroup);
       appendString(out, "t", e.text);
       break;
     case EventKind::Compute:
@@ -101,6 +102,7 @@ bool assign(Event& e, std::string_view key, int64_t v) {
   else if (key == "op") e.op = static_cast<uint8_t>(v);
   else if (key == "u") e.unit = static_cast<int32_t>(v);
   else if (key == "pz") e.pausedNs = v;
+  else if (key == "pg") e.processGroup = static_cast<uint8_t>(v);
   else return false;
   return true;
 }
@@ -108,6 +110,7 @@ bool assign(Event& e, std::string_view key, int64_t v) {
 bool valid(const Event& e) {
   if (e.kind == EventKind::Memory && e.role >= kMemoryRoleCount) return false;
   if (e.kind == EventKind::Collective && e.op >= kCollectiveOpCount) return false;
+  if (e.kind == EventKind::Collective && e.processGroup >= kProcessGroupCount) return false;
   if (e.kind == EventKind::Group && e.op >= kGroupKindCount) return false;
   return true;
 }

@@ -28,8 +28,17 @@ using estimate::When;
 using trace::CollectiveOp;
 using trace::MemoryRole;
 
-const std::vector<StrategyKind> kStrategies = allModes<StrategyKind>();
-const int kStrategyCount = static_cast<int>(kStrategies.size());
+// Every strategy but the hybrid ones, which join when the configuration or a session is one (six
+// columns do not fit the tab's half at the default scale).
+std::vector<StrategyKind> predictedStrategies(const RunConfig& config, const std::vector<Session>& sessions) {
+  bool hybrid = traitsOf(config.strategy).replicatesShardGroups;
+  for (const auto& s : sessions) hybrid |= traitsOf(s.config.strategy).replicatesShardGroups;
+  std::vector<StrategyKind> kinds;
+  for (const auto& row : strategyTable()) {
+    if (hybrid || !row.replicatesShardGroups) kinds.push_back(row.kind);
+  }
+  return kinds;
+}
 constexpr MemoryRole kRoles[] = {MemoryRole::ParamShard, MemoryRole::ParamGathered, MemoryRole::GradFull,
                                  MemoryRole::GradShard, MemoryRole::OptimizerState};
 constexpr CollectiveOp kOps[] = {CollectiveOp::AllReduce, CollectiveOp::AllGather, CollectiveOp::ReduceScatter};
@@ -105,34 +114,38 @@ int64_t measuredSizePerStep(const std::vector<RankStats>& ranks, CollectiveOp op
   return rank0.collectives[static_cast<int>(op)].sizeBytes / steps - logging;
 }
 
-void updatePredictions(EstimatePanelState& st, const RunConfig& config) {
-  const std::string key = config.toJson().dump();
+void updatePredictions(EstimatePanelState& st, const RunConfig& config, const std::vector<StrategyKind>& strategies) {
+  const std::string key = config.toJson().dump() + std::to_string(strategies.size());
   if (key == st.predictedFor) return;
   st.predictedFor = key;
   st.predictions.clear();
+  st.strategies = strategies;
   auto problem = estimate::predictionProblem(config);
   st.predictionProblem = problem ? *problem : std::string();
   if (problem) return;
-  for (StrategyKind strategy : kStrategies) {
+  for (StrategyKind strategy : strategies) {
     RunConfig c = config;
     c.strategy = strategy;
+    if (!traitsOf(strategy).replicatesShardGroups) c.shardGroupSize = 0;
     st.predictions.push_back(estimate::predictRun(c));
   }
 }
 
 void drawRunPrediction(EstimatePanelState& st, const RunConfig& config, const std::vector<Session>& sessions,
                        const std::vector<std::vector<RankStats>>& stats) {
-  updatePredictions(st, config);
+  updatePredictions(st, config, predictedStrategies(config, sessions));
   if (!st.predictionProblem.empty()) {
     ImGui::TextColored(kMismatchColor, "no prediction: %s", st.predictionProblem.c_str());
     noteItem("estimate:run-problem");
     return;
   }
   const auto& predictions = st.predictions;
-  std::vector<int> measuring(kStrategies.size());
+  const std::vector<StrategyKind>& shown = st.strategies;
+  const int shownCount = static_cast<int>(shown.size());
+  std::vector<int> measuring(shown.size());
   bool anyMeasured = false;
-  for (int i = 0; i < kStrategyCount; ++i) {
-    measuring[i] = measuringSession(config, kStrategies[i], sessions, stats);
+  for (int i = 0; i < shownCount; ++i) {
+    measuring[i] = measuringSession(config, shown[i], sessions, stats);
     anyMeasured |= measuring[i] >= 0;
   }
   predictionBadge();
@@ -145,9 +158,9 @@ void drawRunPrediction(EstimatePanelState& st, const RunConfig& config, const st
                      modeName(config.precision), modeName(config.optimizer),
                      trace::formatCount(static_cast<double>(predictions[0].parameters)).c_str(), trained.c_str());
   const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp;
-  if (!ImGui::BeginTable("prediction", 1 + kStrategyCount, flags)) return;
+  if (!ImGui::BeginTable("prediction", 1 + shownCount, flags)) return;
   ImGui::TableSetupColumn("per rank", ImGuiTableColumnFlags_WidthStretch, 1.6f);
-  for (StrategyKind s : kStrategies) ImGui::TableSetupColumn(strategyName(s), ImGuiTableColumnFlags_WidthStretch, 1.0f);
+  for (StrategyKind s : shown) ImGui::TableSetupColumn(strategyName(s), ImGuiTableColumnFlags_WidthStretch, 1.0f);
   ImGui::TableHeadersRow();
   // One strategy's cell: the prediction (its formula on hover), then what the matching run measured.
   auto cell = [&](int strategy, int64_t predicted, const std::string& formula,
@@ -168,7 +181,7 @@ void drawRunPrediction(EstimatePanelState& st, const RunConfig& config, const st
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
     ImGui::Text("%s, %s", trace::memoryRoleName(role), any->when == When::Peak ? "peak" : "after step");
-    for (int i = 0; i < kStrategyCount; ++i) {
+    for (int i = 0; i < shownCount; ++i) {
       const auto* m = predictions[i].find(role);
       if (!m) {
         none();
@@ -195,7 +208,7 @@ void drawRunPrediction(EstimatePanelState& st, const RunConfig& config, const st
       for (const auto& r : ranks) largest = std::max(largest, r.activationSavedBytes);
       return largest;
     };
-    for (int i = 0; i < kStrategyCount; ++i) {
+    for (int i = 0; i < shownCount; ++i) {
       // A summary from before activation_saved_bytes existed has nothing to compare with.
       const bool known = measuring[i] >= 0 && largestSaved(stats[measuring[i]]) > 0;
       cell(i, predictions[i].activationSavedBytes, predictions[i].activationFormula,
@@ -206,7 +219,7 @@ void drawRunPrediction(EstimatePanelState& st, const RunConfig& config, const st
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
     ImGui::Text("%s per step", trace::collectiveOpName(op));
-    for (int i = 0; i < kStrategyCount; ++i) {
+    for (int i = 0; i < shownCount; ++i) {
       const auto* c = predictions[i].find(op);
       if (!c) {
         none();
@@ -219,7 +232,7 @@ void drawRunPrediction(EstimatePanelState& st, const RunConfig& config, const st
   ImGui::TableNextRow();
   ImGui::TableNextColumn();
   ImGui::TextUnformatted("sent per rank per step (ring)");
-  for (int i = 0; i < kStrategyCount; ++i) {
+  for (int i = 0; i < shownCount; ++i) {
     cell(i, predictions[i].sentBytesPerStep(),
          "all-reduce 2(N-1)/N x size, all-gather and reduce-scatter (N-1)/N x size, summed",
          [&](const std::vector<RankStats>& ranks) {

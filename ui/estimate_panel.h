@@ -34,6 +34,7 @@ struct EstimatePanelState {
   std::string predictedFor;
   std::string predictionProblem;
   std::vector<estimate::RunPrediction> predictions;
+  std::vector<StrategyKind> strategies;  // the predictions' strategies, one each
   // The inverse question for the what-if model, as last drawn: the fewest GPUs of that memory per
   // strategy ("ddp none, ..., full_shard 11").
   std::string fewestGpus;

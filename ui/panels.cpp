@@ -171,6 +171,14 @@ ConfigAction drawConfigPanel(RunConfig& c, CompareChoice& compare, bool busy, co
   ImGui::SliderInt("world", &c.world, 1, kMaxWorldSize);
   combo("strategy", c.strategy);
   ImGui::TextDisabled("%s", zeroName(c.strategy).c_str());
+  if (traitsOf(c.strategy).replicatesShardGroups) {
+    ImGui::InputInt("shard group", &c.shardGroupSize);
+    if (ImGui::IsItemHovered()) {
+      ImGui::SetTooltip("ranks that split the parameters among them (FSDP2's shard mesh dimension);\n"
+                        "the world is that many ranks times the replicas. 0: shardscope picks.");
+    }
+    ImGui::TextDisabled("mesh %d x %d (replicate, shard)", replicaCount(c), shardGroupSize(c));
+  }
   if (traitsOf(c.strategy).reducesInBuckets) {
     float cap = static_cast<float>(c.bucketCapMb);
     if (ImGui::InputFloat("bucket MiB", &cap, 0.5f, 5.0f, "%.2f")) c.bucketCapMb = cap;

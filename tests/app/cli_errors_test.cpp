@@ -404,8 +404,8 @@ TEST(CliErrors, EstimateIsLabelledAPrediction) {
   ASSERT_EQ(fewest.exitCode, 0) << fewest.output;
   EXPECT_NE(fewest.output.find("PREDICTION"), std::string::npos) << fewest.output;
   EXPECT_NE(fewest.output.find("72 GB for the model states"), std::string::npos) << fewest.output;
-  EXPECT_NE(fewest.output.find("full_shard                 12"), std::string::npos) << fewest.output;
-  EXPECT_NE(fewest.output.find("ddp                      none"), std::string::npos) << fewest.output;
+  EXPECT_NE(fewest.output.find("full_shard                   12"), std::string::npos) << fewest.output;
+  EXPECT_NE(fewest.output.find("ddp                        none"), std::string::npos) << fewest.output;
   // With a shape, activations per GPU join the model states: Llama-2 70B on 16 GPUs with full
   // recomputation, 52.5 GB of model states + 5.37 GB of activations.
   auto withActivations = runShardscope({"estimate", "--arch", "llama2-70b", "--params", "70B", "--worlds", "16",
@@ -423,7 +423,7 @@ TEST(CliErrors, EstimateIsLabelledAPrediction) {
   auto largest = runShardscope({"estimate", "--largest-model", "--worlds", "1,8"});
   ASSERT_EQ(largest.exitCode, 0) << largest.output;
   EXPECT_NE(largest.output.find("PREDICTION"), std::string::npos) << largest.output;
-  EXPECT_NE(largest.output.find("full_shard               5B        40B"), std::string::npos) << largest.output;
+  EXPECT_NE(largest.output.find("full_shard                 5B        40B"), std::string::npos) << largest.output;
   // no_sync's price: full_shard holds every (adapter) gradient unsharded, as ddp does.
   EXPECT_NE(accumulated.output.find("every unsharded gradient, kept from the first micro-batch to the last"),
             std::string::npos) << accumulated.output;

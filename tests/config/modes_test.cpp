@@ -58,8 +58,15 @@ TEST(StrategyTable, OneRowPerStrategyAndTheZeroStagesInOrder) {
   for (size_t i = 0; i < table.size(); ++i) {
     EXPECT_EQ(&traitsOf(table[i].kind), &table[i]);
     EXPECT_STREQ(modeNames(StrategyKind{})[i].name, table[i].name);
+    if (table[i].replicatesShardGroups) continue;
     EXPECT_EQ(table[i].zeroStage, "ZeRO-" + std::to_string(i)) << "rows go in the order of what they shard";
   }
+  // HSDP: ZeRO-3 (or ZeRO-2) inside each shard group, replicated across them.
+  EXPECT_EQ(zeroName(StrategyKind::HybridShard), "HYBRID_SHARD, ZeRO-3 per group");
+  EXPECT_EQ(traitsOf(StrategyKind::HybridShard).reshardsAfterForward, traitsOf(StrategyKind::FullShard).reshardsAfterForward);
+  EXPECT_EQ(traitsOf(StrategyKind::HybridShardZero2).reshardsAfterForward,
+            traitsOf(StrategyKind::ShardGradOp).reshardsAfterForward);
+  EXPECT_FALSE(traitsOf(StrategyKind::FullShard).replicatesShardGroups);
   // What each stage adds to the one before: the ZeRO paper's P_os, P_os+g, P_os+g+p.
   EXPECT_FALSE(traitsOf(StrategyKind::Ddp).shardsOptimizer);
   EXPECT_TRUE(traitsOf(StrategyKind::Zero1).shardsOptimizer && !traitsOf(StrategyKind::Zero1).shardsGradients);

@@ -134,6 +134,14 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values(1, 2, 3, 4), ::testing::Values("adam")),
     caseName);
 
+// HSDP against the same single-process reference: world 2 splits into shard groups of 1 (every
+// rank a replica), world 4 into two groups of 2. SGD, which a wrong averaging factor would move.
+INSTANTIATE_TEST_SUITE_P(
+    HybridStrategies, StrategyParity,
+    ::testing::Combine(::testing::Values("mlp", "gpt"), ::testing::Values("hybrid_shard", "hybrid_shard_zero2"),
+                       ::testing::Values(2, 4), ::testing::Values("sgd")),
+    caseName);
+
 // ZeRO-1 under bf16 keeps fp32 master weights for its slice only, yet computes exactly what DDP
 // does with its full fp32 masters: same bf16 compute copies, same fp32 reduction, same update.
 TEST(Zero1, Bf16TrainsExactlyAsDdpBf16) {

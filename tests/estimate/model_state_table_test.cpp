@@ -140,6 +140,29 @@ TEST(ModelStateTable, FewestGpusForLlama70B) {
   for (const auto& s : modelStateStrategies()) EXPECT_EQ(fewestGpus(c, s).value_or(-1), 1) << s.name;
 }
 
+// HSDP divides only among its shard group: Llama-70B (840 GB) with shard groups of 8 holds 105 GB
+// per GPU at any N >= 8, so no number of 80 GB GPUs fits it; groups of 16 do, at 16 GPUs or more.
+TEST(ModelStateTable, HybridShardDividesOnlyAmongItsShardGroup) {
+  ModelStateCase c;
+  c.parameters = 70e9;
+  c.bytes = {2, 2, 8};
+  c.gpuMemoryBytes = 80e9;
+  c.shardGroupSize = 8;
+  const ModelStateStrategy* hsdp = nullptr;
+  for (const auto& s : modelStateStrategies()) {
+    if (std::string(s.name) == "hybrid_shard") hsdp = &s;
+  }
+  ASSERT_NE(hsdp, nullptr);
+  EXPECT_DOUBLE_EQ(modelStateRow(c, *hsdp, 8).total(), 105e9);
+  EXPECT_DOUBLE_EQ(modelStateRow(c, *hsdp, 64).total(), 105e9) << "more replicas divide nothing further";
+  EXPECT_DOUBLE_EQ(modelStateRow(c, *hsdp, 4).total(), 210e9) << "fewer GPUs than a group: one group of them";
+  EXPECT_FALSE(fewestGpus(c, *hsdp).has_value());
+  c.shardGroupSize = 16;
+  ASSERT_TRUE(fewestGpus(c, *hsdp).has_value());
+  EXPECT_EQ(*fewestGpus(c, *hsdp), 11) << "as full_shard: 11 GPUs, within one group of up to 16";
+  EXPECT_DOUBLE_EQ(modelStateRow(c, *hsdp, 32).total(), 52.5e9);
+}
+
 // The largest model whose model states fit: 80 GB / 16 B per parameter = 5B on one GPU under any
 // strategy; on 8 GPUs full_shard holds 8x that, ddp still 5B, and every answer fits exactly.
 TEST(ModelStateTable, LargestModelForSoManyGpus) {

@@ -78,7 +78,45 @@ TEST(RunConfig, UnknownNamesListTheAllowedOnes) {
   RunConfig c;
   const auto error = applyConfigJson(nlohmann::json{{"strategy", 3}}, c);
   ASSERT_TRUE(error);
-  EXPECT_NE(error->find("must be one of ddp, zero1, shard_grad_op, full_shard, as a string"), std::string::npos) << *error;
+  EXPECT_NE(error->find("must be one of ddp, zero1, shard_grad_op, full_shard, hybrid_shard_zero2, hybrid_shard, as a string"),
+            std::string::npos) << *error;
+}
+
+// HSDP's shard group: a divisor of the world; by default the world split into the fewest replicas.
+TEST(RunConfig, ShardGroupSizeDividesTheWorldAndOnlyHybridStrategiesTakeIt) {
+  RunConfig c;
+  c.strategy = StrategyKind::HybridShard;
+  c.batch = 24;
+  for (auto [world, group] : {std::pair{4, 2}, {6, 3}, {8, 4}, {2, 1}, {3, 1}, {1, 1}}) {
+    c.world = world;
+    EXPECT_EQ(shardGroupSize(c), group) << "world " << world;
+    EXPECT_EQ(replicaCount(c), world / group) << "world " << world;
+    EXPECT_EQ(errorOf(c), "") << "world " << world;
+  }
+  c.world = 6;
+  c.shardGroupSize = 2;
+  EXPECT_EQ(shardGroupSize(c), 2);
+  EXPECT_EQ(errorOf(c), "");
+  c.shardGroupSize = 4;
+  EXPECT_NE(errorOf(c).find("--shard-group-size 4 does not divide --world 6"), std::string::npos) << errorOf(c);
+  EXPECT_NE(errorOf(c).find("pass one of 1, 2, 3, 6"), std::string::npos) << errorOf(c);
+  c.shardGroupSize = -1;
+  EXPECT_NE(errorOf(c).find("--shard-group-size -1"), std::string::npos) << errorOf(c);
+
+  c.strategy = StrategyKind::FullShard;
+  c.shardGroupSize = 2;
+  EXPECT_NE(errorOf(c).find("is for the hybrid strategies; full_shard divides among the whole world"),
+            std::string::npos) << errorOf(c);
+  c.shardGroupSize = 0;
+  EXPECT_EQ(shardGroupSize(c), 6) << "every other strategy shards over the world";
+  EXPECT_EQ(replicaCount(c), 1);
+
+  // A comparison passes the group size to the hybrid runs only.
+  c.shardGroupSize = 2;
+  const auto runs = comparisonRuns(c, {StrategyKind::Ddp, StrategyKind::HybridShard}, {2, 4});
+  EXPECT_EQ(runs[0].shardGroupSize, 0);
+  EXPECT_EQ(runs[3].shardGroupSize, 2);
+  EXPECT_EQ(comparisonProblem(runs), std::nullopt);
 }
 
 TEST(RunConfig, NonPositiveSizesAreRejected) {

@@ -55,6 +55,24 @@ TEST(Wire, CollectivesAndComputeSpansKeepTheirMicroBatch) {
   }
 }
 
+// HSDP's collectives say which group they ran in; a 1-D mesh's (the world) write nothing new.
+TEST(Wire, CollectivesKeepTheirProcessGroup) {
+  Event e;
+  e.kind = EventKind::Collective;
+  e.op = static_cast<uint8_t>(CollectiveOp::AllReduce);
+  e.processGroup = static_cast<uint8_t>(ProcessGroup::Replicate);
+  std::string line = encodeEventLine(e);
+  auto back = decodeEventLine(line.substr(0, line.size() - 1));
+  ASSERT_TRUE(back.has_value()) << line;
+  EXPECT_EQ(back->processGroup, static_cast<uint8_t>(ProcessGroup::Replicate));
+  e.processGroup = static_cast<uint8_t>(ProcessGroup::World);
+  line = encodeEventLine(e);
+  EXPECT_EQ(line.find("\"pg\""), std::string::npos) << line;
+  e.processGroup = kProcessGroupCount;  // no such group: refused, not drawn
+  line = encodeEventLine(e);
+  EXPECT_FALSE(decodeEventLine(line.substr(0, line.size() - 1)).has_value()) << line;
+}
+
 TEST(Wire, RejectsTornAndForeignLines) {
   Event e;
   e.kind = EventKind::RankError;

@@ -167,7 +167,8 @@ TEST_F(AppClicks, EstimateSeedExamplesAreOneClickAway) {
   openTab("Estimate", "estimate:seed-7b");
   EXPECT_STREQ(state_.estimate.parameters, "70B") << "opens on the Llama-70B example";
   // The inverse question for the Llama-70B example (2,2,8 B, 80 GB): only full_shard fits, on 11.
-  EXPECT_EQ(state_.estimate.fewestGpus, "ddp none, zero1 none, deepspeed_zero2 none, shard_grad_op none, full_shard 11");
+  EXPECT_EQ(state_.estimate.fewestGpus, "ddp none, zero1 none, deepspeed_zero2 none, shard_grad_op none, full_shard 11, hybrid_shard_zero2 none, "
+            "hybrid_shard none");
   clickOn("estimate:seed-7b");
   EXPECT_STREQ(state_.estimate.parameters, "7B");
   EXPECT_STREQ(state_.estimate.worlds, "1,3");
