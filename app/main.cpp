@@ -415,7 +415,8 @@ int dispatch(int argc, char** argv) {
   }
   // --worlds: every run is checked (a batch must divide by each world size) before any starts.
   const auto runs = shardscope::comparisonRuns(config, compareStrategies, compareWorlds);
-  if (auto err = compareWorlds.empty() ? shardscope::validate(config) : shardscope::comparisonProblem(runs)) {
+  // A compare checks the runs it makes (--shard-group-size goes to its hybrid runs only).
+  if (auto err = compare->parsed() ? shardscope::comparisonProblem(runs) : shardscope::validate(config)) {
     return failUsage(*err);
   }
   if (auto err = shardscope::checkDeviceAvailable(config)) return failUsage(*err);

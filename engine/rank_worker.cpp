@@ -119,6 +119,16 @@ void reportError(RankReporter& reporter, int rank, const std::string& text) {
   reporter.send(e);
 }
 
+// The shard group's size for the mesh: the hybrid strategies' S, resolved against the world the
+// launcher started (under torchrun WORLD_SIZE, not --world); 0, a 1-D mesh, for every other.
+int meshShardRanks(const RunConfig& config, int worldSize) {
+  if (!traitsOf(config.strategy).replicatesShardGroups) return 0;
+  RunConfig launched = config;
+  launched.world = worldSize;
+  if (auto problem = shardGroupProblem(launched)) throw std::runtime_error(*problem);
+  return shardGroupSize(launched);
+}
+
 }  // namespace
 
 // Events a rank may hold before the streaming thread drains them; beyond this they are dropped
@@ -187,7 +197,7 @@ int runRankWorker(const RunConfig& config) {
       const int cores = std::max(1, static_cast<int>(allowedCores().size()));
       at::set_num_threads(std::max(1, cores / info.worldSize));
     }
-    auto mesh = connectMesh(info, gpu.get(), shardGroupSize(config));
+    auto mesh = connectMesh(info, gpu.get(), meshShardRanks(config, info.worldSize));
     Communicator& comm = mesh->world();
     auto model = makeModel(config);
     auto strategy = makeStrategy(config, *model, *mesh, device);

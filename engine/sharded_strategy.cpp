@@ -24,7 +24,7 @@ ShardedStrategy::ShardedStrategy(const RunConfig& config, const StagedModel& mod
       reshardAfterForward_(reshardAfterForward),
       prefetchDepth_(config.prefetch),
       computeDtype_(config.precision == Precision::Bf16 ? at::kBFloat16 : at::kFloat) {
-  const int world = comm_.worldSize();
+  const int shardRanks = comm_.worldSize();  // the world, or under HSDP the shard group
   const int rank = comm_.rank();
   const auto& specs = model.params();
   // The units of trace/model_layout.h's flatUnits(): per block and the root, frozen and trained
@@ -42,7 +42,7 @@ ShardedStrategy::ShardedStrategy(const RunConfig& config, const StagedModel& mod
       unit.numel += specs[i].numel();
       unitOfParam[i] = static_cast<int>(units_.size());
     }
-    unit.paddedNumel = (unit.numel + world - 1) / world * world;
+    unit.paddedNumel = (unit.numel + shardRanks - 1) / shardRanks * shardRanks;
     slotUnits_[flat.unit == kRootUnit ? model.numUnits() : flat.unit].push_back(static_cast<int>(units_.size()));
     units_.push_back(std::move(unit));
   }
@@ -64,7 +64,7 @@ ShardedStrategy::ShardedStrategy(const RunConfig& config, const StagedModel& mod
       const size_t k = std::find(unit.params.begin(), unit.params.end(), static_cast<int>(i)) - unit.params.begin();
       filling[u].narrow(0, unit.offsets[k], value.numel()).copy_(value.reshape({-1}));
       if (++filled[u] == unit.params.size()) {
-        buildUnit(unit, filling[u], world, rank, device);
+        buildUnit(unit, filling[u], shardRanks, rank, device);
         filling[u] = at::Tensor();
       }
     });
@@ -76,12 +76,12 @@ ShardedStrategy::ShardedStrategy(const RunConfig& config, const StagedModel& mod
   optimizer_ = makeOptimizer(config, optimized);
 }
 
-void ShardedStrategy::buildUnit(Unit& unit, const at::Tensor& flat, int world, int rank,
+void ShardedStrategy::buildUnit(Unit& unit, const at::Tensor& flat, int shardRanks, int rank,
                                 const at::Device& device) {
   UnitScope memoryOf(unit.modelUnit);
   const auto& specs = model_.params();
   const auto floatOptions = at::TensorOptions().dtype(at::kFloat).device(device);
-  const int64_t shardNumel = unit.paddedNumel / world;
+  const int64_t shardNumel = unit.paddedNumel / shardRanks;
   {
     // A frozen unit (LoRA's base weights) is never stepped, so under bf16 its shard needs no fp32
     // master: it is held in bf16 and all-gathered as it is, as FSDP2 does for a base model loaded
@@ -239,6 +239,10 @@ void ShardedStrategy::waitForReduceScatter() {
   waitForAllReduce();  // one in flight, as one reduce-scatter is
   StepGate::instance().enter(trace::GroupKind::Collective, "all_reduce " + unit.name);
   UnitScope memoryOf(unit.modelUnit);
+  // On a GPU the gradient shard came from the shard group's stream pool and the all-reduce runs
+  // on the replicate group's stream: safe, as the wait above ordered this stream after the
+  // reduce-scatter, the all-reduce is ordered after this stream, and the shard is freed only in
+  // step(), after finishBackward has waited for the all-reduce.
   allReduce_ = replicate_->allReduceSumAsync(unit.gradShard, unit.name);
 }
 

@@ -83,7 +83,7 @@ class ShardedStrategy final : public Strategy {
   const std::vector<int>& unitsOfStage(int stage) const;  // indices into units_
   void unshardStage(int stage);     // every unit of the stage gathered and waited for
   // The unit's shard and gathered buffer from `flat`, its full fp32 values (padded).
-  void buildUnit(Unit& unit, const at::Tensor& flat, int world, int rank,
+  void buildUnit(Unit& unit, const at::Tensor& flat, int shardRanks, int rank,
                  const at::Device& device);
   void issueUnshard(Unit& unit);      // allocates and issues the all-gather, if not done yet
   void unshard(Unit& unit);           // issueUnshard, then waits for it

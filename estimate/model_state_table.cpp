@@ -98,7 +98,10 @@ std::optional<int> fewestGpus(const ModelStateCase& c, const ModelStateStrategy&
   if (strategy.withinShardGroup && n > std::max(1, c.shardGroupSize)) return std::nullopt;
   int fewest = static_cast<int>(n);
   // Guard the rounding at the boundary: the answer must fit, and one fewer must not.
-  while (modelStateRow(c, strategy, fewest).total() > budget) ++fewest;
+  while (modelStateRow(c, strategy, fewest).total() > budget) {
+    if (strategy.withinShardGroup && fewest >= std::max(1, c.shardGroupSize)) return std::nullopt;  // S is the limit
+    ++fewest;
+  }
   while (fewest > 1 && modelStateRow(c, strategy, fewest - 1).total() <= budget) --fewest;
   return fewest;
 }

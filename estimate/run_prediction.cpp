@@ -128,7 +128,7 @@ RunPrediction predictSharded(const RunConfig& c, const ParameterCounts& n) {
   const int64_t computeBytes = bf16 ? 2 : 4;
   const int k = optimizerStatesPerParameter(c.optimizer);
   // Units are divided among the shard group: the world, or under HSDP its --shard-group-size.
-  const int64_t world = shardGroupSize(c);
+  const int64_t shardRanks = shardGroupSize(c);
   const bool hybrid = traitsOf(c.strategy).replicatesShardGroups;
   const std::string N = hybrid ? "S" : "N";
   const auto perRank = [&](std::string text) {  // "/N" is "/S" under HSDP
@@ -139,7 +139,7 @@ RunPrediction predictSharded(const RunConfig& c, const ParameterCounts& n) {
   int64_t paddedTotal = 0, paddedTrained = 0, paddedRoot = 0, paddedBlocks = 0, rootUnits = 0, blockUnits = 0,
           trainedUnits = 0;
   for (const auto& u : flatUnits(modelLayout(c), layers)) {
-    const int64_t padded = (u.numel + world - 1) / world * world;
+    const int64_t padded = (u.numel + shardRanks - 1) / shardRanks * shardRanks;
     const bool root = u.unit == kRootUnit;
     paddedTotal += padded;
     paddedTrained += u.trainable ? padded : 0;
@@ -148,8 +148,8 @@ RunPrediction predictSharded(const RunConfig& c, const ParameterCounts& n) {
     (root ? rootUnits : blockUnits) += 1;
   }
   const int64_t largestBlock = paddedBlocks / layers;  // all blocks are the same size
-  const int64_t owned = paddedTotal / world;
-  const int64_t ownedTrained = paddedTrained / world;
+  const int64_t owned = paddedTotal / shardRanks;
+  const int64_t ownedTrained = paddedTrained / shardRanks;
   const std::string dtype = bf16 ? "2 B (bf16)" : "4 B";
   const std::string t = perRank(n.lora() ? "T'/N: this rank's slice of the trained (LoRA) units" : "P'/N: this rank's slice");
 
@@ -206,13 +206,13 @@ RunPrediction predictSharded(const RunConfig& c, const ParameterCounts& n) {
   p.perStep.push_back({CollectiveOp::ReduceScatter, trainedUnits, 4 * paddedTrained,
                        n.lora() ? "every trained (LoRA) unit's fp32 gradients once; frozen units have none"
                                 : "every unit's fp32 gradients once"});
-  if (hybrid) {
+  if (hybrid && replicaCount(c) > 1) {  // one replica is a 1-D mesh: the world, no all-reduce
     for (auto& collective : p.perStep) {
       collective.group = trace::ProcessGroup::Shard;
-      collective.formula += ", within the shard group of S = " + std::to_string(world);
+      collective.formula += ", within the shard group of S = " + std::to_string(shardRanks);
     }
     // FSDP2's all_reduce_group: each rank's reduced shard is summed with the other replicas'.
-    PredictedCollective allReduce{CollectiveOp::AllReduce, trainedUnits, 4 * (paddedTrained / world),
+    PredictedCollective allReduce{CollectiveOp::AllReduce, trainedUnits, 4 * (paddedTrained / shardRanks),
                                   "every unit's fp32 gradient shard once, across the " + std::to_string(replicaCount(c)) +
                                       " replicas (the replicate group)"};
     allReduce.group = trace::ProcessGroup::Replicate;
@@ -259,9 +259,21 @@ std::optional<std::string> predictionProblem(const RunConfig& config) {
   return validate(check);
 }
 
+namespace {
+
+// A hybrid run measures the prediction of its own shard group, whatever the other's raw option.
+bool sameShardGroup(const RunConfig& predicted, const RunConfig& measured) {
+  if (!traitsOf(measured.strategy).replicatesShardGroups) return true;
+  RunConfig asMeasured = predicted;
+  asMeasured.strategy = measured.strategy;
+  return shardGroupSize(asMeasured) == shardGroupSize(measured);
+}
+
+}  // namespace
+
 bool samePrediction(const RunConfig& a, const RunConfig& b) {
   return a.model == b.model && a.layers == b.layers && a.hidden == b.hidden && a.world == b.world &&
-         a.shardGroupSize == b.shardGroupSize &&
+         sameShardGroup(a, b) &&
          a.precision == b.precision && a.prefetch == b.prefetch && a.optimizer == b.optimizer &&
          a.loraRank == b.loraRank && a.accumulate == b.accumulate &&
          (a.model == ModelKind::Gpt ? a.seq == b.seq && a.vocab == b.vocab

@@ -191,6 +191,37 @@ def place_rank(rank, world):
     return torch.device("cuda", rank % gpus)
 
 
+def parallelize(model, c, mode, device, world, shard_group=0):
+    """`model` wrapped as PyTorch runs `mode` (DDP, DDP + ZeroRedundancyOptimizer, FSDP2 on a 1-D or,
+    for hsdp_*, a 2-D mesh of shard_group ranks per row), and its optimizer. Also bench/cpu_strategies.py's."""
+    if mode in ("ddp", "ddp_zero_redundancy"):
+        model = nn.parallel.DistributedDataParallel(model, bucket_cap_mb=c["bucket-cap-mb"])
+    else:
+        from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+
+        reshard = mode in ("fsdp2_reshard_true", "hsdp_reshard_true")
+        policy = MixedPrecisionPolicy()  # fp32: no casts
+        if c.get("precision") == "bf16":
+            policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+        mesh = None
+        if mode.startswith("hsdp"):
+            # HSDP: FSDP2 on a 2-D mesh, rows the shard groups, columns the replicate groups.
+            from torch.distributed.device_mesh import init_device_mesh
+
+            mesh = init_device_mesh(device.type, (world // shard_group, shard_group),
+                                    mesh_dim_names=("replicate", "shard"))
+        for block in model.blocks:
+            fully_shard(block, mesh=mesh, reshard_after_forward=reshard, mp_policy=policy)
+        fully_shard(model, mesh=mesh, reshard_after_forward=reshard, mp_policy=policy)
+    trained = [p for p in model.parameters() if p.requires_grad]
+    if mode == "ddp_zero_redundancy":
+        from torch.distributed.optim import ZeroRedundancyOptimizer
+
+        cls, kwargs = optimizer_class(c)
+        return model, ZeroRedundancyOptimizer(trained, optimizer_class=cls, **kwargs)
+    return model, make_optimizer(c, trained)
+
+
 def pytorch_rank(rank, world, port, export_dir, mode, out_path, device_kind="cpu", shard_group=0):
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     torch.set_num_threads(1)
@@ -208,33 +239,7 @@ def pytorch_rank(rank, world, port, export_dir, mode, out_path, device_kind="cpu
         if lora_rank(c):
             freeze_all_but_adapters(model)
         model.to(device)
-        if mode in ("ddp", "ddp_zero_redundancy"):
-            model = nn.parallel.DistributedDataParallel(model, bucket_cap_mb=c["bucket-cap-mb"])
-        else:
-            from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
-
-            reshard = mode in ("fsdp2_reshard_true", "hsdp_reshard_true")
-            policy = MixedPrecisionPolicy()  # fp32: no casts
-            if c.get("precision") == "bf16":
-                policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
-            mesh = None
-            if mode.startswith("hsdp"):
-                # HSDP: FSDP2 on a 2-D mesh, rows the shard groups, columns the replicate groups.
-                from torch.distributed.device_mesh import init_device_mesh
-
-                mesh = init_device_mesh(device.type, (world // shard_group, shard_group),
-                                        mesh_dim_names=("replicate", "shard"))
-            for block in model.blocks:
-                fully_shard(block, mesh=mesh, reshard_after_forward=reshard, mp_policy=policy)
-            fully_shard(model, mesh=mesh, reshard_after_forward=reshard, mp_policy=policy)
-        if mode == "ddp_zero_redundancy":
-            from torch.distributed.optim import ZeroRedundancyOptimizer
-
-            cls, kwargs = optimizer_class(c)
-            trained = [p for p in model.parameters() if p.requires_grad]
-            opt = ZeroRedundancyOptimizer(trained, optimizer_class=cls, **kwargs)
-        else:
-            opt = make_optimizer(c, [p for p in model.parameters() if p.requires_grad])
+        model, opt = parallelize(model, c, mode, device, world, shard_group)
         data = torch.load(os.path.join(export_dir, "data.pt"))
         per = c["batch"] // world
         micro_batches = c.get("accumulate", 1)

@@ -95,6 +95,23 @@ const char* processGroupName(ProcessGroup group) {
   return "unknown";
 }
 
+std::vector<int> processGroupMembers(ProcessGroup group, int rank, int groupSize, int worldRanks) {
+  std::vector<int> members;
+  const int size = std::max(1, groupSize);
+  for (int i = 0; i < size; ++i) {
+    switch (group) {
+      case ProcessGroup::World: members.push_back(i); break;
+      case ProcessGroup::Shard: members.push_back(rank / size * size + i); break;
+      case ProcessGroup::Replicate: {
+        const int shardRanks = std::max(1, worldRanks / size);
+        members.push_back(rank % shardRanks + i * shardRanks);
+        break;
+      }
+    }
+  }
+  return members;
+}
+
 int64_t nowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())

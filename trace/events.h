@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace shardscope::trace {
 
@@ -109,6 +110,10 @@ const char* collectiveOpName(CollectiveOp op);
 const char* computeKindName(ComputeKind kind);
 const char* groupKindName(GroupKind kind);
 const char* processGroupName(ProcessGroup group);  // "world" | "shard" | "replicate"
+// The ranks of `rank`'s `group` of `groupSize` among `worldRanks`, in the group's own order, on the
+// (replicate, shard) mesh of engine/process_mesh.h: a shard group is a row of the grid, a replicate
+// group a column (ranks r % S, r % S + S, ...).
+std::vector<int> processGroupMembers(ProcessGroup group, int rank, int groupSize, int worldRanks);
 std::optional<EventKind> eventKindFromName(const std::string& name);
 
 // Nanoseconds on the steady clock of this host; all ranks on one host share it.

@@ -1,5 +1,6 @@
 #include "trace/summary_reader.h"
 
+#include <cmath>
 #include <iterator>
 
 #include <nlohmann/json.hpp>
@@ -61,6 +62,17 @@ SummaryRun readRun(const nlohmann::json& j) {
       const auto ring = ringTrafficPerRank(static_cast<CollectiveOp>(op), run.config.world, t.sizeBytes);
       t.sentBytes = c.value("sent_bytes", ring.sentBytes);
       t.receivedBytes = c.value("received_bytes", ring.receivedBytes);
+    }
+    // What each process group carried, per recorded step; before HSDP every collective was the world's.
+    const auto traffic = objectAt("traffic_per_step");
+    const auto byGroup = traffic.value("sent_bytes_by_group", nlohmann::json());
+    if (byGroup.is_object()) {
+      for (int g = 0; g < kProcessGroupCount; ++g) {
+        const auto perStep = byGroup.value(processGroupName(static_cast<ProcessGroup>(g)), 0.0);
+        s.sentBytesByGroup[g] = static_cast<int64_t>(std::llround(perStep * s.recordedSteps));
+      }
+    } else {
+      s.sentBytesByGroup[static_cast<int>(ProcessGroup::World)] = allCollectives(s.collectives).sentBytes;
     }
     if (r.contains("exposed_comm_s") && r["exposed_comm_s"].is_array()) {  // summary/4
       s.exposedCommSeconds = r["exposed_comm_s"].get<std::vector<double>>();

@@ -228,7 +228,7 @@ void drawRunPrediction(EstimatePanelState& st, const RunConfig& config, const st
       cell(i, c->bytes, c->formula, [&](const std::vector<RankStats>& ranks) { return measuredSizePerStep(ranks, op); });
     }
   }
-  // What a rank sends of them: the ring schedule applied to the sizes, predicted and measured alike.
+  // What a rank sends of them under the ring schedule, each collective among its own group's ranks.
   ImGui::TableNextRow();
   ImGui::TableNextColumn();
   ImGui::TextUnformatted("sent per rank per step (ring)");
@@ -236,9 +236,12 @@ void drawRunPrediction(EstimatePanelState& st, const RunConfig& config, const st
     cell(i, predictions[i].sentBytesPerStep(),
          "all-reduce 2(N-1)/N x size, all-gather and reduce-scatter (N-1)/N x size, summed",
          [&](const std::vector<RankStats>& ranks) {
+           const auto& rank0 = ranks.front();
+           const int64_t steps = std::max<int64_t>(1, rank0.recordedSteps);
            int64_t sent = 0;
-           for (auto op : kOps) sent += trace::ringTrafficPerRank(op, config.world, measuredSizePerStep(ranks, op)).sentBytes;
-           return sent;
+           for (auto op : kOps) sent += rank0.collectives[static_cast<int>(op)].sentBytes / steps;
+           // Less the 4-byte loss all-reduced among every rank each step for the progress line.
+           return sent - trace::ringTrafficPerRank(CollectiveOp::AllReduce, config.world, 4).sentBytes;
          });
   }
   ImGui::EndTable();

@@ -170,6 +170,8 @@ ConfigAction drawConfigPanel(RunConfig& c, CompareChoice& compare, bool busy, co
   ImGui::TextUnformatted("Parallelism");
   ImGui::SliderInt("world", &c.world, 1, kMaxWorldSize);
   combo("strategy", c.strategy);
+  // The field shows for the hybrid strategies only; a value left in it would refuse the others.
+  if (!traitsOf(c.strategy).replicatesShardGroups) c.shardGroupSize = 0;
   ImGui::TextDisabled("%s", zeroName(c.strategy).c_str());
   if (traitsOf(c.strategy).replicatesShardGroups) {
     ImGui::InputInt("shard group", &c.shardGroupSize);

@@ -44,7 +44,7 @@ std::string phaseText(const trace::RingSchedule& s, int step) {
 
 }  // namespace
 
-void drawRingAnimation(const trace::Event& c, const std::string& backend, double progress,
+void drawRingAnimation(const trace::Event& c, int worldRanks, const std::string& backend, double progress,
                        const std::string& timingNote, float width, float height, RingFrameStats* stats) {
   RingFrameStats local;
   const auto op = static_cast<trace::CollectiveOp>(c.op);
@@ -64,6 +64,13 @@ void drawRingAnimation(const trace::Event& c, const std::string& backend, double
   const float within = static_cast<float>(clamped - local.stepsDone);
   ImGui::Text("size %s (as nccl-tests counts it), %d ranks, chunks of %s", trace::formatBytes(static_cast<double>(s.sizeBytes)).c_str(),
               s.ranks, trace::formatBytes(static_cast<double>(s.chunkBytes)).c_str());
+  const auto group = static_cast<trace::ProcessGroup>(c.processGroup);
+  const std::vector<int> members = trace::processGroupMembers(group, c.rank, s.ranks, worldRanks);
+  if (group != trace::ProcessGroup::World) {
+    std::string ranks;
+    for (int m : members) ranks += (ranks.empty() ? "" : ", ") + std::to_string(m);
+    ImGui::Text("in rank %d's %s group (HSDP): ranks %s", c.rank, trace::processGroupName(group), ranks.c_str());
+  }
   ImGui::Text("each rank sends %s and receives as much: %s x size", trace::formatBytes(static_cast<double>(local.bytesSentPerRank)).c_str(),
               s.op == trace::CollectiveOp::AllReduce ? "2(N-1)/N" : "(N-1)/N");
   ImGui::TextColored(ImVec4(1.0f, 0.86f, 0.35f, 1.0f), "%s", phaseText(s, local.stepsDone).c_str());
@@ -97,7 +104,7 @@ void drawRingAnimation(const trace::Event& c, const std::string& backend, double
     const ImVec2 a(n.x - rowW / 2, n.y - chunkH / 2);
     dl->AddRectFilled(ImVec2(a.x - px(6), a.y - ImGui::GetFontSize() - px(7)), ImVec2(a.x + rowW + px(6), a.y + chunkH + ImGui::GetFontSize() + px(5)), IM_COL32(22, 24, 28, 235), 4.0f);
     char label[16];
-    std::snprintf(label, sizeof label, "rank %d", r);
+    std::snprintf(label, sizeof label, "rank %d", members[static_cast<size_t>(r)]);
     dl->AddText(ImVec2(a.x - 2, a.y - ImGui::GetFontSize() - px(5)), IM_COL32(230, 230, 235, 255), label);
     for (int k = 0; k < s.ranks; ++k) {
       const ImVec2 ca(a.x + chunkW * static_cast<float>(k), a.y);

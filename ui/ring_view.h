@@ -20,7 +20,8 @@ struct RingFrameStats {
 // `progress`: steps of the schedule done, fractional (0 .. steps). `backend`: the session's device
 // line ("cpu / gloo"); `timingNote`: where the progress comes from (the playhead within the
 // recorded span, or a replay at one step a second).
-void drawRingAnimation(const trace::Event& collective, const std::string& backend, double progress,
+// `worldRanks`: the run's ranks, to name the members of a shard or replicate group's ring.
+void drawRingAnimation(const trace::Event& collective, int worldRanks, const std::string& backend, double progress,
                        const std::string& timingNote, float width, float height, RingFrameStats* stats = nullptr);
 
 }  // namespace shardscope::ui

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/process_mesh.h"
+#include "trace/events.h"
 #include "trace/model_layout.h"
 #include "tests/support/run_cli.h"
 
@@ -28,6 +29,16 @@ TEST(ProcessMesh, RowsAreShardGroupsAndColumnsReplicateGroups) {
   EXPECT_EQ(r2.shardRank, 2);
   EXPECT_EQ(r2.replicateGroup, 2);
   EXPECT_EQ(r2.replicateRank, 0);
+  // The trace's view of the same grid (what the ring view names its ranks by) agrees, rank by rank.
+  for (int rank = 0; rank < 6; ++rank) {
+    const MeshPlace place = meshPlace(rank, 3);
+    const auto row = trace::processGroupMembers(trace::ProcessGroup::Shard, rank, 3, 6);
+    const auto column = trace::processGroupMembers(trace::ProcessGroup::Replicate, rank, 2, 6);
+    EXPECT_EQ(row, (std::vector<int>{3 * place.shardGroup, 3 * place.shardGroup + 1, 3 * place.shardGroup + 2}));
+    EXPECT_EQ(column, (std::vector<int>{place.replicateGroup, place.replicateGroup + 3}));
+    EXPECT_EQ(row[place.shardRank], rank);
+    EXPECT_EQ(column[place.replicateRank], rank);
+  }
 }
 
 TEST(HybridShard, RanksHoldTheirGroupsShardAndEachCollectiveRunsInItsGroup) {
