@@ -28,6 +28,7 @@
 #include "estimate/memory_preflight.h"
 #include "trace/model_layout.h"
 #include "trace/output_file.h"
+#include "trace/view_tabs.h"
 
 namespace {
 
@@ -279,8 +280,11 @@ int dispatch(int argc, char** argv) {
                 "(as set by torchrun)");
   workerOptions.addTo(*worker);
 
-  const char* tabHelp = "with --screenshot: the tab below the timelines to show: comparison | memory | "
-                        "holdings (who holds what, and the ring) | estimate | export | help [default: comparison]";
+  std::string tabHelp = "with --screenshot: the tab below the timelines to show:";
+  for (const auto& tab : shardscope::trace::viewTabs()) {
+    tabHelp += std::string(tab.name == shardscope::trace::viewTabs().front().name ? " " : " | ") + tab.name + " (" + tab.shows + ")";
+  }
+  tabHelp += " [default: " + std::string(shardscope::trace::viewTabs().front().name) + "]";
   for (auto [command, choice] : {std::pair{run, &runWindow}, std::pair{compare, &compareWindow},
                                  std::pair{view, &viewWindow}}) {
     command->add_option("--tab", choice->tab, tabHelp);
@@ -316,7 +320,7 @@ int dispatch(int argc, char** argv) {
 
   for (const auto* choice : {&runWindow, &compareWindow, &viewWindow}) {
     if (!choice->tab.empty() && !shardscope::app::knownTab(choice->tab)) {
-      return failUsage("--tab '" + choice->tab + "' is not a tab: choose comparison, memory, holdings, estimate, export or help");
+      return failUsage("--tab '" + choice->tab + "' is not a tab: choose one of " + shardscope::trace::viewTabNames());
     }
   }
   for (const auto* choice : {&appWindow, &runWindow, &compareWindow, &viewWindow, &lessonWindow}) {

@@ -14,6 +14,7 @@
 #include "trace/format.h"
 #include "trace/user_json.h"
 #include "trace/model_layout.h"
+#include "trace/view_tabs.h"
 
 namespace shardscope::lessons {
 
@@ -98,8 +99,6 @@ std::string figureNames() {
   return names;
 }
 
-const char* const kTabs[] = {"comparison", "memory", "holdings", "estimate", "export", "help"};
-
 std::optional<std::string> readFigureRef(const nlohmann::json& j, const char* key, FigureRef& ref) {
   if (!j.is_array() || j.size() != 2 || !j[0].is_string() || !j[1].is_string()) {
     return std::string("\"") + key + "\" must be [\"RUN\", \"FIGURE\"], e.g. [\"ddp\", \"peak\"]";
@@ -149,8 +148,8 @@ std::optional<std::string> checkReferences(const Lesson& lesson) {
       return "caption '" + c.text.substr(0, 40) + "...' names what_if '" + c.whatIf +
              "'; the examples are seed-7b, seed-70b, seed-lora, zero-figure-1";
     }
-    if (!c.tab.empty() && std::find(std::begin(kTabs), std::end(kTabs), c.tab) == std::end(kTabs)) {
-      return "caption '" + c.text.substr(0, 40) + "...' names tab '" + c.tab + "'; the tabs are comparison, memory, holdings, estimate, export, help";
+    if (!c.tab.empty() && !trace::findViewTab(c.tab)) {
+      return "caption '" + c.text.substr(0, 40) + "...' names tab '" + c.tab + "'; the tabs are " + trace::viewTabNames();
     }
   }
   for (const auto& q : lesson.questions) {

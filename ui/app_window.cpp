@@ -7,6 +7,7 @@
 #include <imgui.h>
 
 #include "trace/model_layout.h"
+#include "trace/view_tabs.h"
 #include "ui/export_files.h"
 #include "ui/item_probe.h"
 #include "ui/panels.h"
@@ -171,11 +172,11 @@ void drawBottomTabs(AppState& state, SessionStore& store, const std::vector<Sess
       }
       return state.stats;
     };
-    if (ImGui::BeginTabItem("Comparison", nullptr, tabFlags(state, "Comparison"))) {
+    if (ImGui::BeginTabItem(bottomTabTitle("comparison"), nullptr, tabFlags(state, bottomTabTitle("comparison")))) {
       drawComparison(sessions, currentStats());
       ImGui::EndTabItem();
     }
-    if (ImGui::BeginTabItem("Memory breakdown", nullptr, tabFlags(state, "Memory breakdown"))) {
+    if (ImGui::BeginTabItem(bottomTabTitle("memory"), nullptr, tabFlags(state, bottomTabTitle("memory")))) {
       // At the playhead; the memory lanes' tooltips give the hovered time.
       const int index = cursorSession >= 0 ? cursorSession : std::min(state.playhead.session, static_cast<int>(sessions.size()) - 1);
       if (index >= 0) {
@@ -187,15 +188,15 @@ void drawBottomTabs(AppState& state, SessionStore& store, const std::vector<Sess
       }
       ImGui::EndTabItem();
     }
-    const bool holdingsOpen = ImGui::BeginTabItem("Who holds what", nullptr, tabFlags(state, "Who holds what"));
-    noteItem("tab:Who holds what");
+    const bool holdingsOpen = ImGui::BeginTabItem(bottomTabTitle("holdings"), nullptr, tabFlags(state, bottomTabTitle("holdings")));
+    noteItem((std::string("tab:") + bottomTabTitle("holdings")).c_str());
     state.holdingsShown = holdingsOpen;
     if (holdingsOpen) {
       drawHoldingsTab(state, sessions, playheadNs);
       ImGui::EndTabItem();
     }
-    const bool estimateOpen = ImGui::BeginTabItem("Estimate", nullptr, tabFlags(state, "Estimate"));
-    noteItem("tab:Estimate");
+    const bool estimateOpen = ImGui::BeginTabItem(bottomTabTitle("estimate"), nullptr, tabFlags(state, bottomTabTitle("estimate")));
+    noteItem((std::string("tab:") + bottomTabTitle("estimate")).c_str());
     state.estimateShown = estimateOpen;
     if (estimateOpen) {
       // What is on screen: a viewed file's own configuration, else the one Run would start.
@@ -203,8 +204,8 @@ void drawBottomTabs(AppState& state, SessionStore& store, const std::vector<Sess
       drawEstimatePanel(state.estimate, predicted, sessions, currentStats());
       ImGui::EndTabItem();
     }
-    const bool exportOpen = ImGui::BeginTabItem("Export", nullptr, tabFlags(state, "Export"));
-    noteItem("tab:Export");
+    const bool exportOpen = ImGui::BeginTabItem(bottomTabTitle("export"), nullptr, tabFlags(state, bottomTabTitle("export")));
+    noteItem((std::string("tab:") + bottomTabTitle("export")).c_str());
     if (exportOpen) {
       ImGui::TextUnformatted("Write what the app shows, for Perfetto, a spreadsheet or a slide.");
       ImGui::InputText("file name base", state.exportBase, sizeof state.exportBase);
@@ -230,7 +231,7 @@ void drawBottomTabs(AppState& state, SessionStore& store, const std::vector<Sess
       if (!state.exportMessage.empty()) ImGui::TextWrapped("%s", state.exportMessage.c_str());
       ImGui::EndTabItem();
     }
-    if (ImGui::BeginTabItem("Help", nullptr, tabFlags(state, "Help"))) {
+    if (ImGui::BeginTabItem(bottomTabTitle("help"), nullptr, tabFlags(state, bottomTabTitle("help")))) {
       drawHelp(state);
       ImGui::EndTabItem();
     }
@@ -243,13 +244,8 @@ void drawBottomTabs(AppState& state, SessionStore& store, const std::vector<Sess
 }  // namespace
 
 const char* bottomTabTitle(const std::string& name) {
-  if (name == "comparison") return "Comparison";
-  if (name == "memory") return "Memory breakdown";
-  if (name == "holdings") return "Who holds what";
-  if (name == "estimate") return "Estimate";
-  if (name == "export") return "Export";
-  if (name == "help") return "Help";
-  return nullptr;
+  const trace::ViewTab* tab = trace::findViewTab(name);
+  return tab ? tab->title : nullptr;
 }
 
 void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
