@@ -130,11 +130,7 @@ RunPrediction predictSharded(const RunConfig& c, const ParameterCounts& n) {
   // Units are divided among the shard group: the world, or under HSDP its --shard-group-size.
   const int64_t shardRanks = shardGroupSize(c);
   const bool hybrid = traitsOf(c.strategy).replicatesShardGroups;
-  const std::string N = hybrid ? "S" : "N";
-  const auto perRank = [&](std::string text) {  // "/N" is "/S" under HSDP
-    for (size_t at = text.find("/N"); at != std::string::npos; at = text.find("/N", at + 2)) text.replace(at + 1, 1, N);
-    return text;
-  };
+  const std::string N = hybrid ? "S" : "N";  // what a unit is divided by, in the formulas
   const int layers = c.layers;
   int64_t paddedTotal = 0, paddedTrained = 0, paddedRoot = 0, paddedBlocks = 0, rootUnits = 0, blockUnits = 0,
           trainedUnits = 0;
@@ -151,7 +147,7 @@ RunPrediction predictSharded(const RunConfig& c, const ParameterCounts& n) {
   const int64_t owned = paddedTotal / shardRanks;
   const int64_t ownedTrained = paddedTrained / shardRanks;
   const std::string dtype = bf16 ? "2 B (bf16)" : "4 B";
-  const std::string t = perRank(n.lora() ? "T'/N: this rank's slice of the trained (LoRA) units" : "P'/N: this rank's slice");
+  const std::string t = (n.lora() ? "T'/" + N + ": this rank's slice of the trained (LoRA) units" : "P'/" + N + ": this rank's slice");
 
   RunPrediction p;
   p.parameters = n.total;
@@ -160,9 +156,9 @@ RunPrediction predictSharded(const RunConfig& c, const ParameterCounts& n) {
   if (n.lora() && bf16) {
     // A frozen unit is never stepped: its shard is held in bf16, with no fp32 master.
     p.memory.push_back({MemoryRole::ParamShard, When::Peak, 4 * ownedTrained + 2 * ownedFrozen,
-                        perRank("4 B x T'/N + 2 B x F'/N: this rank's slice of every unit, fp32 adapters, the frozen units in bf16")});
+                        "4 B x T'/" + N + " + 2 B x F'/" + N + ": this rank's slice of every unit, fp32 adapters, the frozen units in bf16"});
   } else {
-    p.memory.push_back({MemoryRole::ParamShard, When::Peak, 4 * owned, perRank("4 B x P'/N: this rank's fp32 slice of every unit")});
+    p.memory.push_back({MemoryRole::ParamShard, When::Peak, 4 * owned, "4 B x P'/" + N + ": this rank's fp32 slice of every unit"});
   }
   if (traitsOf(c.strategy).reshardsAfterForward) {
     // The root stays gathered from forward start to the end of its backward; blocks come and go,
@@ -189,7 +185,7 @@ RunPrediction predictSharded(const RunConfig& c, const ParameterCounts& n) {
   }
   p.memory.push_back({MemoryRole::GradShard, When::Peak, 4 * ownedTrained, "4 B x " + t + " of the reduced gradients"});
   p.memory.push_back({MemoryRole::OptimizerState, When::AfterStep, 4 * k * ownedTrained,
-                      optimizerFormula(c.optimizer, perRank(n.lora() ? "T'/N" : "P'/N"))});
+                      optimizerFormula(c.optimizer, (n.lora() ? "T'/" : "P'/") + N)});
 
   const std::string perBlock = n.lora() ? " (a block is two units under LoRA: frozen weights and adapters)" : "";
   // Every micro-batch gathers again; gradients are reduced once per step, after the last.
