@@ -1,6 +1,9 @@
-// The controller: starts one OS process per rank (as torchrun does), hands each the torchrun
-// variables and a pipe for its events, follows their progress, and ends the run cleanly when any
-// rank fails or dies: the others are stopped and the error names the rank. Never blocks on a rank.
+// The controller: a run in three parts. Launch (engine/rank_processes.h): one OS process per rank,
+// as torchrun starts them, each handed the torchrun variables and a pipe for its events. Observe
+// (engine/run_observer.h): follow their progress, and end the run cleanly when any rank fails, dies
+// or falls silent: the others are stopped and the error names the rank. Conclude (here): the
+// finished steps, the message, and the outputs, written also when the run failed. Never blocks on
+// a rank.
 #pragma once
 
 #include <functional>

@@ -1,0 +1,281 @@
+#include "engine/rank_processes.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+extern char** environ;
+
+namespace shardscope {
+
+namespace {
+
+// The rendezvous store, hosted here as torchrun's elastic agent hosts it (the ranks are told so
+// with TORCHELASTIC_USE_AGENT_STORE). c10d's TCPStore would listen on every interface; it is handed
+// a socket of ours instead (masterListenFd), bound to the loopback address only, on a port the
+// kernel picks and that is held from the start: a port picked, released and then handed to rank 0
+// could be taken in between by another run starting at the same moment.
+c10::intrusive_ptr<c10d::TCPStore> hostRendezvousStore() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = 0;
+  socklen_t length = sizeof address;
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+      ::listen(fd, SOMAXCONN) != 0 || ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+    const std::string why = std::strerror(errno);
+    if (fd >= 0) ::close(fd);
+    throw std::runtime_error("cannot host the ranks' rendezvous store on 127.0.0.1: " + why +
+                             " (the ranks meet over the loopback interface; is it up?)");
+  }
+  c10d::TCPStoreOptions options;
+  options.port = ntohs(address.sin_port);
+  options.masterListenFd = fd;  // the store owns it from here
+  options.isServer = true;
+  options.waitWorkers = false;  // the ranks' backends wait for each other through it
+  options.timeout = std::chrono::seconds(120);
+  try {
+    return c10::make_intrusive<c10d::TCPStore>("127.0.0.1", options);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string("cannot host the ranks' rendezvous store on 127.0.0.1: ") +
+                             e.what() + " (the ranks meet over the loopback interface; is it up?)");
+  }
+}
+
+// Another local user can still reach a loopback port, and write keys a rank then reads as peers'
+// addresses. Each run's keys sit under a prefix of 128 random bits that only its ranks are told
+// (in their environment, which other users cannot read), so a stranger cannot name them.
+std::string unguessableStorePrefix() {
+  std::random_device entropy;  // /dev/urandom
+  std::string prefix = "run-";
+  char hex[9];
+  for (int i = 0; i < 4; ++i) {
+    std::snprintf(hex, sizeof hex, "%08x", static_cast<unsigned>(entropy()));
+    prefix += hex;
+  }
+  return prefix;
+}
+
+
+std::vector<std::string> rankEnvironment(const RunConfig& config, int rank, int port,
+                                         const std::string& storePrefix, int eventFd, int gateFd) {
+  std::vector<std::string> env;
+  static const char* kOwned[] = {"RANK=", "WORLD_SIZE=", "LOCAL_RANK=", "LOCAL_WORLD_SIZE=",
+                                 "MASTER_ADDR=", "MASTER_PORT=", "TORCHELASTIC_USE_AGENT_STORE=",
+                                 "SHARDSCOPE_EVENT_FD=", "SHARDSCOPE_GATE_FD=",
+                                 "SHARDSCOPE_STORE_PREFIX="};
+  for (char** e = environ; *e; ++e) {
+    bool owned = false;
+    for (const char* prefix : kOwned) owned |= std::strncmp(*e, prefix, std::strlen(prefix)) == 0;
+    if (!owned) env.emplace_back(*e);
+  }
+  env.push_back("RANK=" + std::to_string(rank));
+  env.push_back("WORLD_SIZE=" + std::to_string(config.world));
+  env.push_back("LOCAL_RANK=" + std::to_string(rank));
+  env.push_back("LOCAL_WORLD_SIZE=" + std::to_string(config.world));
+  env.push_back("MASTER_ADDR=127.0.0.1");
+  env.push_back("MASTER_PORT=" + std::to_string(port));
+  env.push_back("TORCHELASTIC_USE_AGENT_STORE=True");  // the controller hosts the store
+  env.push_back("SHARDSCOPE_EVENT_FD=" + std::to_string(eventFd));
+  env.push_back("SHARDSCOPE_STORE_PREFIX=" + storePrefix);
+  if (gateFd >= 0) env.push_back("SHARDSCOPE_GATE_FD=" + std::to_string(gateFd));
+  return env;
+}
+
+// The configuration the ranks read, in a file of its own under $TMPDIR (or /tmp).
+std::string writeTemporaryConfig(const RunConfig& config) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string name = std::string(tmp && *tmp ? tmp : "/tmp") + "/shardscope-run-XXXXXX";
+  const int fd = ::mkstemp(name.data());
+  if (fd < 0) {
+    throw std::runtime_error("cannot create a temporary config file in " + name.substr(0, name.rfind('/')) +
+                             ": " + std::strerror(errno) + " (set TMPDIR to a writable directory)");
+  }
+  ::close(fd);
+  auto json = config.toJson();
+  json["export"] = config.exportDir;
+  std::ofstream out(name);
+  out << json.dump() << "\n";
+  if (!out.flush()) {
+    ::unlink(name.c_str());
+    throw std::runtime_error("cannot write the temporary config file " + name + " (is its disk full?)");
+  }
+  return name;
+}
+
+// Starts rank `r`'s process; returns it with our ends of its pipe and gate socket.
+RankProcess startRank(const RunConfig& config, int r, const std::string& workerExecutable,
+                      const std::string& configPath, int port, const std::string& storePrefix) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    throw std::runtime_error(std::string("cannot open a pipe for rank ") + std::to_string(r) + ": " +
+                             std::strerror(errno) + " (too many open files? raise ulimit -n)");
+  }
+  int gate[2] = {-1, -1};  // [0]: ours, [1]: the rank's
+  if (config.stepGate != StepGateMode::Off && ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, gate) != 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw std::runtime_error("socketpair failed: cannot give the ranks a step gate");
+  }
+  // Everything the child needs is built before fork: after fork only async-signal-safe calls.
+  auto envStrings = rankEnvironment(config, r, port, storePrefix, fds[1], gate[1]);
+  std::vector<char*> envp;
+  for (auto& s : envStrings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::string arg0 = "shardscope", arg1 = "worker", arg2 = "--config", arg3 = configPath;
+  char* argv[] = {arg0.data(), arg1.data(), arg2.data(), arg3.data(), nullptr};
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a rank never outlives its controller
+    // A process group of its own: Ctrl-C in the terminal reaches the controller alone, which then
+    // stops the ranks and writes what they recorded (instead of every rank dying mid-event).
+    ::setpgid(0, 0);
+    if (::getppid() != parent) ::_exit(1);
+    ::fcntl(fds[1], F_SETFD, 0);  // the write end survives exec
+    if (gate[1] >= 0) ::fcntl(gate[1], F_SETFD, 0);
+    ::execve(workerExecutable.c_str(), argv, envp.data());
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  if (gate[1] >= 0) ::close(gate[1]);
+  if (pid < 0) {
+    ::close(fds[0]);
+    if (gate[0] >= 0) ::close(gate[0]);
+    throw std::runtime_error(std::string("cannot start rank ") + std::to_string(r) + ": fork failed: " +
+                             std::strerror(errno));
+  }
+  RankProcess process;
+  process.rank = r;
+  process.pid = pid;
+  process.eventFd = fds[0];
+  process.gateFd = gate[0];
+  return process;
+}
+
+// Closes our ends of a rank's pipe and socket.
+void closeRankFds(RankProcess& p) {
+  if (p.eventFd >= 0) ::close(p.eventFd);
+  if (p.gateFd >= 0) ::close(p.gateFd);
+  p.eventFd = p.gateFd = -1;
+}
+}  // namespace
+
+LaunchedRanks::LaunchedRanks(const RunConfig& config, const std::string& workerExecutable) {
+  configPath_ = writeTemporaryConfig(config);
+  try {
+    auto store = hostRendezvousStore();
+    const int port = store->getPort();
+    store_ = std::move(store);
+    const std::string storePrefix = unguessableStorePrefix();
+    ranks_.reserve(config.world);
+    for (int r = 0; r < config.world; ++r) {
+      ranks_.push_back(startRank(config, r, workerExecutable, configPath_, port, storePrefix));
+    }
+  } catch (...) {
+    // Ranks already started would wait for their peers at the rendezvous until its timeout.
+    signalRanks(ranks_, SIGKILL);
+    for (auto& p : ranks_) {
+      ::waitpid(p.pid, nullptr, 0);
+      closeRankFds(p);
+    }
+    ::unlink(configPath_.c_str());
+    throw;
+  }
+}
+
+LaunchedRanks::~LaunchedRanks() {
+  for (auto& p : ranks_) closeRankFds(p);
+  store_.reset();
+  ::unlink(configPath_.c_str());
+}
+
+void signalRanks(std::vector<RankProcess>& ranks, int signal) {
+  for (auto& p : ranks) {
+    if (p.exited) continue;
+    ::kill(p.pid, signal);
+    if (signal == SIGKILL) p.killedByController = true;  // counts only if SIGKILL is what ended it
+  }
+}
+
+// A socket, not a pipe, so a rank that died meanwhile is an error to ignore here (MSG_NOSIGNAL),
+// never a SIGPIPE.
+void releaseRanks(std::vector<RankProcess>& ranks, char token) {
+  for (auto& p : ranks) {
+    if (p.gateFd < 0 || p.exited) continue;
+    (void)::send(p.gateFd, &token, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+    p.waitingAtGate = false;
+  }
+}
+
+GateStatus gateStatusOf(const std::vector<RankProcess>& ranks) {
+  GateStatus status;
+  status.ranks = static_cast<int>(ranks.size());
+  for (const auto& p : ranks) {
+    if (!p.waitingAtGate || p.exited) continue;
+    if (status.waiting++ == 0) {
+      status.next = p.waitingBefore;
+      status.step = p.waitingStep;
+    }
+  }
+  return status;
+}
+
+bool wasKilledByController(const RankProcess& p) {
+  return p.killedByController && WIFSIGNALED(p.waitStatus) && WTERMSIG(p.waitStatus) == SIGKILL;
+}
+
+bool hasPendingBytes(const RankProcess& p) {
+  if (p.eventFd < 0) return false;
+  pollfd fd{p.eventFd, POLLIN, 0};
+  return ::poll(&fd, 1, 0) > 0 && (fd.revents & POLLIN);
+}
+
+std::string describeExit(const RankProcess& p) {
+  if (wasKilledByController(p)) {
+    return "was killed by shardscope (SIGKILL), as it had not stopped within " +
+           std::to_string(kStopGraceSeconds) + " s of being asked to";
+  }
+  if (WIFSIGNALED(p.waitStatus)) {
+    const int sig = WTERMSIG(p.waitStatus);
+    return "died: killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")";
+  }
+  return "exited with status " + std::to_string(WEXITSTATUS(p.waitStatus));
+}
+
+bool rankFailed(const RankProcess& p) {
+  return p.exited && (WIFSIGNALED(p.waitStatus) || WEXITSTATUS(p.waitStatus) != 0);
+}
+
+int rootCause(const std::vector<RankProcess>& ranks, const std::vector<int>& failureOrder) {
+  for (int r : failureOrder) {
+    if (WIFSIGNALED(ranks[r].waitStatus) && WTERMSIG(ranks[r].waitStatus) != SIGTERM &&
+        !wasKilledByController(ranks[r])) {
+      return r;
+    }
+  }
+  for (int r : failureOrder) {
+    const auto& e = ranks[r].reportedError;
+    if (!e.empty() && e.find("onnection") == std::string::npos &&
+        e.find("peer") == std::string::npos && e.find("Socket") == std::string::npos) {
+      return r;
+    }
+  }
+  return failureOrder.front();
+}
+
+}  // namespace shardscope
