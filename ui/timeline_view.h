@@ -1,4 +1,5 @@
-// The timeline of one session: a lane group per rank on the shared time axis.
+// The timeline of one session: a lane group per rank on the shared time axis, each lane drawn by
+// its own drawer on one shared geometry (timeline_lanes.h).
 //   memory   stacked area by role (bytes allocated), the total as a line, the peak as a dashed line
 //   compute  forward/backward spans per unit, optimizer steps
 //   comm     collectives as labelled blocks (op, unit or bucket, size); a red bar beneath where

@@ -1,0 +1,367 @@
+#include "ui/timeline_lanes.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "trace/forward_search.h"
+#include "trace/ring_schedule.h"
+#include "ui/theme.h"
+
+namespace shardscope::ui {
+
+using trace::Event;
+using trace::kMemoryRoleCount;
+
+namespace {
+
+constexpr ImU32 kPlayheadColor = IM_COL32(255, 220, 90, 235);
+constexpr ImU32 kTotalLineColor = IM_COL32(255, 255, 255, 200);
+
+// The last sample at or before tNs, searching forward from `from` (the previous column's last).
+size_t lastSampleAtOrBefore(const std::vector<int64_t>& times, size_t from, double tNs) {
+  return trace::firstNotBefore(times, from + 1, [tNs](int64_t t) { return static_cast<double>(t) <= tNs; }) - 1;
+}
+
+void drawFold(ImDrawList* dl, float x0, float x1, float y0, float y1) {
+  dl->AddRectFilled(ImVec2(x0, y0 + 2), ImVec2(std::max(x1, x0 + 1), y1 - 2), IM_COL32(110, 110, 120, 255));
+}
+
+// A compute span's short label: "optim", or F / R (forward again, activation checkpointing) / B
+// before its unit.
+std::string computeLabel(const Event& e) {
+  switch (static_cast<trace::ComputeKind>(e.op)) {
+    case trace::ComputeKind::Optimizer: return "optim";
+    case trace::ComputeKind::Forward: return trace::isRecomputation(e) ? "R " : "F ";
+    default: return "B ";
+  }
+}
+
+std::string stepText(const Event& e) {
+  std::string text = "step " + std::to_string(e.step);
+  if (e.microBatch != 0) text += ", micro-batch " + std::to_string(e.microBatch);
+  return text;
+}
+
+bool spansHaveSameTarget(const Event& e, const CollectiveSelection& sel) {
+  return sel.active && e.op == sel.op && e.step == sel.step && e.phase == sel.phase &&
+         e.microBatch == sel.microBatch && e.text == sel.unit;
+}
+
+// The device's capacity (--gpu-memory): a line across the memory lane where it falls on the lane's
+// scale, else a note at the top that it lies above, with the headroom left at the rank's peak.
+void drawCapacity(const LaneFrame& f, double capacity, int64_t peakDevice, double scale, float y0, float memBottom) {
+  if (capacity <= 0) return;
+  const ImU32 color = IM_COL32(120, 200, 255, 230);
+  const double left = capacity - static_cast<double>(peakDevice);
+  const std::string headroom = left >= 0 ? formatBytes(left) + " free at the peak"
+                                         : formatBytes(-left) + " OVER at the peak";
+  const float y = memBottom - static_cast<float>(capacity * scale);
+  if (y >= y0) {
+    f.drawList->AddLine(ImVec2(f.x0, y), ImVec2(f.x0 + f.width, y), color, 1.5f);
+    const std::string text = "capacity " + trace::formatDecimalGB(capacity) + ", " + headroom;
+    f.drawList->AddText(ImVec2(f.x0 + 4, y + 1), color, text.c_str());
+    return;
+  }
+  const std::string text = "capacity " + trace::formatDecimalGB(capacity) + " (above this scale), " + headroom;
+  f.drawList->AddText(ImVec2(f.x0 + 4, y0 + 1), color, text.c_str());
+}
+
+// The peak as a dashed red line with its figure at the right.
+void drawPeak(const LaneFrame& f, int64_t peakTotal, double scale, float y0, float memBottom) {
+  const float peakY = memBottom - static_cast<float>(static_cast<double>(peakTotal) * scale);
+  for (float x = f.x0; x < f.x0 + f.width; x += 8) {
+    f.drawList->AddLine(ImVec2(x, peakY), ImVec2(x + 4, peakY), IM_COL32(255, 90, 90, 220));
+  }
+  const std::string peak = "peak " + formatBytes(static_cast<double>(peakTotal));
+  f.drawList->AddText(ImVec2(f.x0 + f.width - ImGui::CalcTextSize(peak.c_str()).x - 4,
+                             std::max(peakY - ImGui::GetFontSize() - 1, y0)),
+                      IM_COL32(255, 120, 120, 255), peak.c_str());
+}
+
+void collectiveTooltip(const Event& e, double originNs) {
+  const auto op = static_cast<trace::CollectiveOp>(e.op);
+  const double seconds = (e.endNs - e.beginNs) / 1e9;
+  const double algbw = trace::algbwBytesPerSecond(trace::collectiveSizeBytes(e), seconds);
+  ImGui::Text("%s %s  (%s, %s)", trace::collectiveOpName(op), trace::collectiveUnit(e).c_str(), stepText(e).c_str(),
+              trace::phaseName(static_cast<trace::Phase>(e.phase)));
+  const std::string impl = trace::collectiveImplementation(e);
+  if (impl != trace::collectiveOpName(op)) ImGui::Text("implemented as %s", impl.c_str());
+  ImGui::Text("in %s, out %s, group of %d", formatBytes(static_cast<double>(e.bytes)).c_str(),
+              formatBytes(static_cast<double>(e.bytesOut)).c_str(), e.worldSize);
+  const auto ring = trace::ringTrafficPerRank(op, e.worldSize, trace::collectiveSizeBytes(e));
+  ImGui::Text("this rank sends %s and receives %s (ring schedule)",
+              formatBytes(static_cast<double>(ring.sentBytes)).c_str(),
+              formatBytes(static_cast<double>(ring.receivedBytes)).c_str());
+  ImGui::Text("issued %s, took %s", formatDuration(e.issueNs - originNs).c_str(),
+              formatDuration(static_cast<double>(e.endNs - e.beginNs)).c_str());
+  ImGui::Text("algbw %.3f GB/s, busbw %.3f GB/s", algbw / 1e9, algbw * trace::busbwFactor(op, e.worldSize) / 1e9);
+  ImGui::TextDisabled("click: highlight this collective on every rank");
+}
+
+void computeTooltip(const Event& e, double originNs) {
+  ImGui::Text("%s %s  (%s)",
+              trace::isRecomputation(e) ? "forward again (activation checkpointing)"
+                                        : trace::computeKindName(static_cast<trace::ComputeKind>(e.op)),
+              e.text.c_str(), stepText(e).c_str());
+  ImGui::Text("%s, at %s", formatDuration(static_cast<double>(e.endNs - e.beginNs)).c_str(),
+              formatDuration(e.beginNs - originNs).c_str());
+}
+
+// One span drawn in full: its block, its label where it fits, its outline when selected, and its
+// tooltip (and, for a collective, selection on click) when hovered.
+void drawSpan(const LaneFrame& f, const Event& e, bool comm, float xa, float xb, float y, float height,
+              CollectiveSelection& selection, TimelineFrameStats& stats) {
+  ImDrawList* dl = f.drawList;
+  ++stats.spansDrawn;
+  const ImU32 color = comm ? collectiveColor(static_cast<trace::CollectiveOp>(e.op))
+                           : computeColor(static_cast<trace::ComputeKind>(e.op));
+  dl->AddRectFilled(ImVec2(xa, y + 1), ImVec2(xb, y + height - 1), color, 2.0f);
+  if (comm && spansHaveSameTarget(e, selection)) {
+    ++stats.spansHighlighted;
+    dl->AddRect(ImVec2(xa - 1, y - 1), ImVec2(xb + 1, y + height + 1), IM_COL32(255, 255, 255, 255), 2.0f, 0, 2.0f);
+  }
+  const std::string text = comm ? std::string(collectiveShortName(static_cast<trace::CollectiveOp>(e.op))) + " " +
+                                      trace::collectiveUnit(e) + " " +
+                                      formatBytes(static_cast<double>(trace::collectiveSizeBytes(e)))
+                                : computeLabel(e) + e.text;
+  if (ImGui::CalcTextSize(text.c_str()).x + 4 < xb - xa) {
+    dl->AddText(ImVec2(xa + 2, y + 2), IM_COL32(15, 15, 20, 255), text.c_str());
+  }
+  const bool hovered = f.windowHovered && f.mouse.x >= xa && f.mouse.x <= xb && f.mouse.y >= y && f.mouse.y < y + height;
+  if (!hovered) return;
+  ImGui::BeginTooltip();
+  if (comm) collectiveTooltip(e, f.originNs);
+  else computeTooltip(e, f.originNs);
+  ImGui::EndTooltip();
+  if (comm && ImGui::IsMouseClicked(0)) {
+    selection.active = true;
+    selection.op = e.op;
+    selection.step = e.step;
+    selection.unit = e.text;
+    selection.phase = e.phase;
+    selection.microBatch = e.microBatch;
+  }
+}
+
+}  // namespace
+
+void drawTimeRuler(const LaneFrame& f, float y, float bottom) {
+  const TimeAxis& axis = *f.axis;
+  const double rawStep = (axis.endNs - axis.beginNs) / 8.0;
+  const double magnitude = std::pow(10.0, std::floor(std::log10(rawStep)));
+  double step = magnitude;
+  for (double m : {1.0, 2.0, 5.0, 10.0}) {
+    if (magnitude * m >= rawStep) {
+      step = magnitude * m;
+      break;
+    }
+  }
+  const float ruler = ImGui::GetFontSize() + px(5.0f);
+  for (double t = std::ceil(axis.beginNs / step) * step; t < axis.endNs; t += step) {
+    const float x = static_cast<float>(axis.toX(t, f.x0, f.width));
+    f.drawList->AddLine(ImVec2(x, y + ruler - px(6.0f)), ImVec2(x, bottom), IM_COL32(255, 255, 255, 18));
+    f.drawList->AddText(ImVec2(x + 2, y), IM_COL32(170, 170, 180, 255), formatDuration(t).c_str());
+  }
+}
+
+int drawMemoryLane(const LaneFrame& f, const trace::RankTimeline& t, float y0, float height, double scaleBytes,
+                   const TimelineStyle& style) {
+  ImDrawList* dl = f.drawList;
+  dl->AddRectFilled(ImVec2(f.x0, y0), ImVec2(f.x0 + f.width, y0 + height), laneBackground());
+  const float memBottom = y0 + height;
+  const double scale = scaleBytes > 0 ? (height - 4) / scaleBytes : 0;
+  const auto& samples = t.memory;
+  if (samples.empty() || scale <= 0) return 0;
+  auto it = std::upper_bound(samples.begin(), samples.end(), f.beginAbs,
+                             [](double v, const trace::MemorySample& s) { return v < s.tNs; });
+  size_t i = it == samples.begin() ? 0 : static_cast<size_t>(it - samples.begin()) - 1;
+  const int columns = static_cast<int>(f.width);
+  const double nsPerPixel = (f.endAbs - f.beginAbs) / f.width;
+  int drawn = 0;
+  float lastTotalY = -1;
+  // Columns showing the same sample merge into one run, drawn as one rect per role.
+  size_t runSample = SIZE_MAX;
+  float runStart = 0, runEnd = 0;
+  auto flushRun = [&] {
+    if (runSample == SIZE_MAX) return;
+    const auto& s = samples[runSample];
+    float y = memBottom;
+    for (int role = 0; role < kMemoryRoleCount; ++role) {
+      if (s.bytes[role] <= 0 || !style.showRole[role]) continue;
+      const float h = static_cast<float>(s.bytes[role] * scale);
+      dl->AddRectFilled(ImVec2(runStart, y - h), ImVec2(runEnd, y), roleColor(static_cast<trace::MemoryRole>(role)));
+      y -= h;
+    }
+  };
+  for (int c = 0; c < columns && i < samples.size(); ++c) {
+    const double colEnd = f.beginAbs + (c + 1) * nsPerPixel;
+    // The sample in force at the column start, then the largest one inside the column: the
+    // column's samples are [i, last]; the range-max tree finds the highest without walking
+    // them, so a lane costs O(width x log n) rather than O(samples in view).
+    const size_t last = lastSampleAtOrBefore(t.memoryTimes, i, colEnd);
+    const size_t best = last > i ? t.memoryTotals.argmax(i, last + 1) : i;
+    i = last;
+    if (static_cast<double>(t.memoryTimes[best]) > colEnd) continue;  // before the first sample
+    const float x = f.x0 + static_cast<float>(c);
+    if (best == runSample && runEnd == x) {
+      runEnd = x + 1.0f;
+    } else {
+      flushRun();
+      runSample = best;
+      runStart = x;
+      runEnd = x + 1.0f;
+    }
+    const float totalY = memBottom - static_cast<float>(static_cast<double>(t.memoryTotals.value(i)) * scale);
+    if (lastTotalY >= 0 && totalY != lastTotalY) dl->AddLine(ImVec2(x, lastTotalY), ImVec2(x, totalY), kTotalLineColor);
+    else if (lastTotalY >= 0) dl->AddLine(ImVec2(x - 1, totalY), ImVec2(x + 1, totalY), kTotalLineColor);
+    lastTotalY = totalY;
+    ++drawn;
+  }
+  flushRun();
+  drawPeak(f, t.peakTotal, scale, y0, memBottom);
+  drawCapacity(f, style.capacityBytes, t.peakDevice, scale, y0, memBottom);
+  return drawn;
+}
+
+void drawMemoryHover(const LaneFrame& f, const trace::RunRecording& rec, int r, float y0, float height,
+                     TimelineCursor& cursor) {
+  if (!f.mouseIn(y0, height)) return;
+  const double tNs = f.axis->toNs(f.mouse.x, f.x0, f.width);
+  cursor.valid = true;
+  cursor.tNs = tNs;
+  cursor.rank = r;
+  const auto bytes = memoryAt(rec, r, tNs);
+  int64_t total = 0;
+  for (auto b : bytes) total += b;
+  ImGui::BeginTooltip();
+  ImGui::Text("rank %d at %s: %s allocated", r, formatDuration(tNs).c_str(), formatBytes(static_cast<double>(total)).c_str());
+  for (int role = kMemoryRoleCount - 1; role >= 0; --role) {
+    ImGui::ColorButton("##c", ImGui::ColorConvertU32ToFloat4(roleColor(static_cast<trace::MemoryRole>(role))),
+                       ImGuiColorEditFlags_NoTooltip, ImVec2(px(10), px(10)));
+    ImGui::SameLine();
+    ImGui::Text("%-16s %12lld B  (%s)", trace::memoryRoleName(static_cast<trace::MemoryRole>(role)),
+                static_cast<long long>(bytes[role]), formatBytes(static_cast<double>(bytes[role])).c_str());
+  }
+  ImGui::EndTooltip();
+  f.drawList->AddLine(ImVec2(f.mouse.x, y0), ImVec2(f.mouse.x, y0 + height), IM_COL32(255, 255, 255, 120));
+}
+
+void drawSpanLane(const LaneFrame& f, const trace::RankTimeline& t, SpanLaneKind kind, float y,
+                  const TimelineStyle& style, CollectiveSelection& selection, TimelineFrameStats& stats) {
+  const bool comm = kind == SpanLaneKind::Collectives;
+  const std::vector<Event>& spans = comm ? t.collectives : t.compute;
+  const std::vector<int64_t>& begins = comm ? t.collectiveBegins : t.computeBegins;
+  const double slack = static_cast<double>(comm ? t.longestCollective : t.longestCompute);
+  const float height = style.spanLaneHeight;
+  size_t i = trace::firstSpanFrom(spans, f.beginAbs - slack);  // the widest span as slack
+  float foldStart = -1, foldEnd = -1;
+  int foldCount = 0;
+  for (; i < spans.size() && spans[i].beginNs < f.endAbs; ++i) {
+    const Event& e = spans[i];
+    if (!comm && static_cast<trace::ComputeKind>(e.op) == trace::ComputeKind::Step) continue;
+    if (e.endNs < f.beginAbs) continue;
+    const float xa = f.toX(static_cast<double>(e.beginNs));
+    const float xb = f.toX(static_cast<double>(e.endNs));
+    if (xb - xa < style.foldPixels) {
+      if (foldCount > 0 && xa - foldEnd < style.foldPixels) {
+        foldEnd = std::max(foldEnd, xb);
+        ++foldCount;
+      } else {
+        if (foldCount > 0) drawFold(f.drawList, foldStart, foldEnd, y, y + height);
+        foldStart = xa;
+        foldEnd = xb;
+        foldCount = 1;
+      }
+      ++stats.spansFolded;
+      // Skip everything that starts inside this pixel: it folds into the same block. A forward
+      // search per pixel keeps the lane O(width x log n) however many spans hide there.
+      const double skipTo = f.toAbsNs(xa + 1.0f);
+      const size_t jump =
+          trace::firstNotBefore(begins, i + 1, [skipTo](int64_t begin) { return static_cast<double>(begin) < skipTo; });
+      if (jump > i + 1) {
+        // Spans in between may end later than this one: keep the fold's extent honest.
+        foldEnd = std::max(foldEnd, xa + 1.0f);
+        foldCount += static_cast<int>(jump - i - 1);
+        stats.spansFolded += static_cast<int>(jump - i - 1);
+        i = jump - 1;
+      }
+      continue;
+    }
+    if (foldCount > 0) {
+      drawFold(f.drawList, foldStart, foldEnd, y, y + height);
+      foldCount = 0;
+    }
+    drawSpan(f, e, comm, xa, xb, y, height, selection, stats);
+  }
+  if (foldCount > 0) drawFold(f.drawList, foldStart, foldEnd, y, y + height);
+}
+
+// Intervals within one pixel merge, and those that start inside the pixel a run ends in are skipped
+// by a forward search (the last of them, disjoint and sorted, ends furthest), so the cost follows
+// the width.
+void drawExposedCommLane(const LaneFrame& f, const std::vector<std::pair<int64_t, int64_t>>& exposed, float y) {
+  auto i = std::lower_bound(exposed.begin(), exposed.end(), f.beginAbs,
+                            [](const std::pair<int64_t, int64_t>& e, double t) { return e.second < t; });
+  float runStart = -1, runEnd = -1;
+  const ImU32 red = IM_COL32(230, 70, 60, 255);
+  for (; i != exposed.end() && i->first < f.endAbs; ++i) {
+    const float xa = f.toX(static_cast<double>(i->first));
+    const float xb = std::max(xa + 1.0f, f.toX(static_cast<double>(i->second)));
+    if (runStart >= 0 && xa <= runEnd + 1.0f) {
+      runEnd = std::max(runEnd, xb);
+      const double skipTo = f.toAbsNs(runEnd + 1.0f);
+      const size_t at = static_cast<size_t>(i - exposed.begin());
+      const size_t next = trace::firstNotBefore(exposed, at + 1, [skipTo](const std::pair<int64_t, int64_t>& e) {
+        return static_cast<double>(e.first) < skipTo;
+      });
+      if (next > at + 1) {
+        i = exposed.begin() + static_cast<std::ptrdiff_t>(next - 1);
+        runEnd = std::max(runEnd, f.toX(static_cast<double>(i->second)));
+      }
+      continue;
+    }
+    if (runStart >= 0) f.drawList->AddRectFilled(ImVec2(runStart, y), ImVec2(runEnd, y + px(4.0f)), red);
+    runStart = xa;
+    runEnd = xb;
+  }
+  if (runStart >= 0) f.drawList->AddRectFilled(ImVec2(runStart, y), ImVec2(runEnd, y + px(4.0f)), red);
+}
+
+// There is one pause per Step a user pressed, so a plain pass over them.
+void drawPauses(const LaneFrame& f, const std::vector<Event>& pauses, float laneY, float laneHeight) {
+  ImDrawList* dl = f.drawList;
+  for (const auto& g : pauses) {
+    if (g.endNs < f.beginAbs || g.beginNs > f.endAbs) continue;
+    const float xa = std::max(f.x0, f.toX(static_cast<double>(g.beginNs)));
+    const float xb = std::min(f.x0 + f.width, f.toX(static_cast<double>(g.endNs)));
+    dl->AddRectFilled(ImVec2(xa, laneY), ImVec2(std::max(xb, xa + 1), laneY + laneHeight), IM_COL32(120, 120, 140, 90));
+    for (float x = xa - laneHeight; x < xb; x += 8) {  // hatching: a pause, not work
+      dl->AddLine(ImVec2(std::max(x, xa), laneY + laneHeight - std::max(0.0f, xa - x)),
+                  ImVec2(std::min(x + laneHeight, xb), laneY + std::max(0.0f, x + laneHeight - xb)),
+                  IM_COL32(200, 200, 220, 70));
+    }
+    if (xb - xa > 60) dl->AddText(ImVec2(xa + 3, laneY + 2), IM_COL32(230, 230, 240, 220), "paused");
+  }
+}
+
+void drawStepMarkers(const LaneFrame& f, const std::vector<Event>& steps, float y, float height) {
+  for (const auto& s : steps) {
+    if (s.beginNs < f.beginAbs || s.beginNs > f.endAbs) continue;
+    const float x = f.toX(static_cast<double>(s.beginNs));
+    f.drawList->AddLine(ImVec2(x, y), ImVec2(x, y + height), IM_COL32(255, 255, 255, 70));
+    char label[16];
+    std::snprintf(label, sizeof label, "s%d", s.step);
+    f.drawList->AddText(ImVec2(x + 2, y + 1), IM_COL32(200, 200, 210, 160), label);
+  }
+}
+
+void drawPlayhead(const LaneFrame& f, double playheadNs, float y, float height) {
+  if (playheadNs < f.axis->beginNs || playheadNs > f.axis->endNs) return;
+  const float x = static_cast<float>(f.axis->toX(playheadNs, f.x0, f.width));
+  f.drawList->AddLine(ImVec2(x, y), ImVec2(x, y + height), kPlayheadColor, px(2.0f));
+  f.drawList->AddTriangleFilled(ImVec2(x - 5, y), ImVec2(x + 5, y), ImVec2(x, y + 7), kPlayheadColor);
+}
+
+}  // namespace shardscope::ui

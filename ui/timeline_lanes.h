@@ -1,0 +1,72 @@
+// The lanes of a rank's timeline, each drawn by its own function on one shared geometry (LaneFrame:
+// where the time axis lies on screen, which slice of the run is visible, where the mouse is). A
+// lane is a horizontal band [y, y + height) across that axis; drawTimeline (timeline_view.h)
+// stacks them per rank. A new lane is one more drawer here and one line there.
+//   memory    stacked area by role, one column per pixel (the column's maximum), total and peak
+//   spans     compute or collectives: culled to the window, what is under a few pixels folded
+//   exposed   a red bar where collectives ran with no compute beside them
+//   pauses    waits at the step gate, shaded over the span lanes
+//   steps     a marker at each step start across the rank's lanes
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include <imgui.h>
+
+#include "trace/run_recording.h"
+#include "ui/time_axis.h"
+#include "ui/timeline_view.h"
+
+namespace shardscope::ui {
+
+struct LaneFrame {
+  ImDrawList* drawList = nullptr;
+  const TimeAxis* axis = nullptr;
+  float x0 = 0;          // where the time axis starts on screen, after the label column
+  float width = 0;       // its width in pixels
+  double originNs = 0;   // the run's origin: the axis counts from here
+  double beginAbs = 0;   // the visible window in absolute ns (the events' own clock)
+  double endAbs = 0;
+  ImVec2 mouse;
+  bool windowHovered = false;
+
+  float toX(double absNs) const { return static_cast<float>(axis->toX(absNs - originNs, x0, width)); }
+  double toAbsNs(float x) const { return originNs + axis->toNs(x, x0, width); }
+  bool mouseIn(float y, float height) const {
+    return windowHovered && mouse.x >= x0 && mouse.x < x0 + width && mouse.y >= y && mouse.y < y + height;
+  }
+};
+
+// Ticks and labels above the lanes, with faint lines down to `bottom`.
+void drawTimeRuler(const LaneFrame& frame, float y, float bottom);
+
+// The rank's memory by role. `scaleBytes` is the lane's top. Returns the columns drawn.
+int drawMemoryLane(const LaneFrame& frame, const trace::RankTimeline& rank, float y, float height,
+                   double scaleBytes, const TimelineStyle& style);
+
+// Hovering the memory lane: the exact bytes per role at that time, and the cursor set to it.
+void drawMemoryHover(const LaneFrame& frame, const trace::RunRecording& recording, int rank, float y, float height,
+                     TimelineCursor& cursor);
+
+enum class SpanLaneKind { Compute, Collectives };
+
+// The compute spans or collectives of a rank. Clicking a collective selects it (every rank's
+// matching one is outlined). Counts what it drew and folded into `stats`.
+void drawSpanLane(const LaneFrame& frame, const trace::RankTimeline& rank, SpanLaneKind kind, float y,
+                  const TimelineStyle& style, CollectiveSelection& selection, TimelineFrameStats& stats);
+
+// Exposed communication (RunRecording::exposedComm) as a thin red bar at `y`.
+void drawExposedCommLane(const LaneFrame& frame, const std::vector<std::pair<int64_t, int64_t>>& exposed, float y);
+
+// Waits at the step gate: a shaded, labelled band over [y, y + height).
+void drawPauses(const LaneFrame& frame, const std::vector<trace::Event>& pauses, float y, float height);
+
+// A marker and "sN" label at each step start, over [y, y + height).
+void drawStepMarkers(const LaneFrame& frame, const std::vector<trace::Event>& steps, float y, float height);
+
+// The playhead across [y, y + height), at `playheadNs` relative to the origin, if it is in view.
+void drawPlayhead(const LaneFrame& frame, double playheadNs, float y, float height);
+
+}  // namespace shardscope::ui
