@@ -4,44 +4,61 @@
 
 namespace shardscope::trace {
 
-uint32_t RangeMax::better(uint32_t a, uint32_t b) const {
-  if (a == kNone) return b;
-  if (b == kNone) return a;
-  const int64_t va = values_[a], vb = values_[b];
-  return vb > va || (vb == va && b < a) ? b : a;
+RangeMax::Best RangeMax::better(const Best& a, const Best& b) {
+  if (a.index == kNone) return b;
+  if (b.index == kNone) return a;
+  return b.value > a.value || (b.value == a.value && b.index < a.index) ? b : a;
+}
+
+RangeMax::Best RangeMax::scan(size_t begin, size_t end) const {
+  Best best;
+  for (size_t i = begin; i < end; ++i) {
+    if (best.index == kNone || values_[i] > best.value) best = {values_[i], static_cast<uint32_t>(i)};
+  }
+  return best;
 }
 
 void RangeMax::rebuild(size_t capacity) {
   capacity_ = capacity;
-  tree_.assign(2 * capacity_, kNone);
-  for (size_t i = 0; i < values_.size(); ++i) tree_[capacity_ + i] = static_cast<uint32_t>(i);
+  tree_.assign(2 * capacity_, Best{});
+  const size_t blocks = values_.size() / kBlock;
+  for (size_t b = 0; b < blocks; ++b) tree_[capacity_ + b] = scan(b * kBlock, (b + 1) * kBlock);
   for (size_t j = capacity_ - 1; j >= 1; --j) tree_[j] = better(tree_[2 * j], tree_[2 * j + 1]);
 }
 
 void RangeMax::push(int64_t value) {
   values_.push_back(value);
-  const size_t i = values_.size() - 1;
-  if (i >= capacity_) {
-    rebuild(std::max<size_t>(64, 2 * capacity_));
+  if (values_.size() % kBlock != 0) return;  // its block is not full yet: queries scan it
+  const size_t b = values_.size() / kBlock - 1;
+  if (b >= capacity_) {
+    rebuild(std::max<size_t>(16, 2 * capacity_));
     return;
   }
-  size_t j = capacity_ + i;
-  tree_[j] = static_cast<uint32_t>(i);
-  // Up the tree while the new value wins: where it does not, no ancestor changes either.
-  for (j /= 2; j >= 1; j /= 2) {
-    const uint32_t winner = better(tree_[2 * j], tree_[2 * j + 1]);
-    if (winner == tree_[j]) break;
-    tree_[j] = winner;
-  }
+  size_t j = capacity_ + b;
+  tree_[j] = scan(b * kBlock, (b + 1) * kBlock);
+  for (j /= 2; j >= 1; j /= 2) tree_[j] = better(tree_[2 * j], tree_[2 * j + 1]);
 }
 
 size_t RangeMax::argmax(size_t begin, size_t end) const {
-  uint32_t best = kNone;
-  for (size_t l = begin + capacity_, r = end + capacity_; l < r; l /= 2, r /= 2) {
-    if (l & 1) best = better(best, tree_[l++]);
-    if (r & 1) best = better(best, tree_[--r]);
+  const size_t firstBlock = (begin + kBlock - 1) / kBlock;  // the whole blocks inside the range
+  const size_t endBlock = end / kBlock;
+  if (firstBlock >= endBlock) return scan(begin, end).index;
+  // Earlier parts first, so a tie keeps the earliest index.
+  Best best = scan(begin, firstBlock * kBlock);
+  Best middle;
+  for (size_t l = firstBlock + capacity_, r = endBlock + capacity_; l < r; l /= 2, r /= 2) {
+    if (l & 1) middle = better(middle, tree_[l++]);
+    if (r & 1) middle = better(middle, tree_[--r]);
   }
-  return best == kNone ? begin : best;
+  best = better(best, middle);
+  best = better(best, scan(endBlock * kBlock, end));
+  return best.index;
+}
+
+void RangeMax::prefetchRange(size_t begin, size_t end) const {
+  // The ragged end is the part far from the last query (the head was its tail).
+  const size_t from = std::max(begin, end / kBlock * kBlock);
+  for (size_t i = from; i < end; i += 8) __builtin_prefetch(&values_[i]);
 }
 
 }  // namespace shardscope::trace

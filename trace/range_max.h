@@ -1,8 +1,15 @@
 // The index of the largest value in any range of an append-only sequence, in O(log n). The
 // timeline asks it for the highest memory sample under each pixel column, so drawing a lane costs
 // O(width x log n) however many samples the run holds (as Tracy folds what lies under a pixel,
-// instead of walking it every frame). A bottom-up segment tree over the values' indices; its
-// capacity doubles as values are appended, so appending stays O(1) amortised plus the walk up.
+// instead of walking it every frame).
+//
+// A pyramid over blocks of 64 values: a bottom-up segment tree whose leaves are whole blocks, each
+// node holding its best value beside its index, so a query compares nodes without reading the
+// values they point at (a cache miss each in a lane of millions). A range's ragged ends, under a
+// block each, are scanned: 64 consecutive values are 8 cache lines the prefetcher streams. Costs
+// about half a byte per value on top of the values (a tree over every value cost 8 to 16), and
+// appending stays O(1) amortised: a block enters the tree when it fills; the tree's capacity
+// doubles as blocks are added.
 #pragma once
 
 #include <cstddef>
@@ -18,15 +25,23 @@ class RangeMax {
   int64_t value(size_t i) const { return values_[i]; }
   // The index of the largest value in [begin, end), the earliest of equal ones; end > begin.
   size_t argmax(size_t begin, size_t end) const;
+  // Asks the cache for what argmax(begin, end) will scan, so a caller can do other work meanwhile.
+  void prefetchRange(size_t begin, size_t end) const;
 
  private:
+  static constexpr size_t kBlock = 64;
   static constexpr uint32_t kNone = UINT32_MAX;
-  uint32_t better(uint32_t a, uint32_t b) const;
+  struct Best {
+    int64_t value = 0;
+    uint32_t index = kNone;  // kNone: an empty node
+  };
+  static Best better(const Best& a, const Best& b);
+  Best scan(size_t begin, size_t end) const;  // the best of [begin, end) value by value
   void rebuild(size_t capacity);
 
   std::vector<int64_t> values_;
-  std::vector<uint32_t> tree_;  // tree_[capacity_ + i] = i; tree_[j] = the better of its children
-  size_t capacity_ = 0;
+  std::vector<Best> tree_;  // tree_[capacity_ + b]: block b's best; tree_[j]: the better child
+  size_t capacity_ = 0;     // blocks the tree has leaves for
 };
 
 }  // namespace shardscope::trace

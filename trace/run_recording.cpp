@@ -21,15 +21,14 @@ constexpr int32_t kMaxUnitIndex = 1 << 16;
 // Spans stay sorted by begin (viewers binary-search them) even when one arrives late: a collective
 // that completed while the ranks waited at the step gate, after the merger was flushed.
 // Into spans sorted by begin, and its begin at the same index of `begins`.
-void insertByBegin(std::vector<Event>& spans, std::vector<int64_t>& begins, const Event& e) {
+void insertByBegin(std::vector<Event>& spans, TimeIndex& begins, const Event& e) {
   if (spans.empty() || spans.back().beginNs <= e.beginNs) {
     spans.push_back(e);
-    begins.push_back(e.beginNs);
+    begins.push(e.beginNs);
     return;
   }
-  auto at = std::upper_bound(begins.begin(), begins.end(), e.beginNs);
-  spans.insert(spans.begin() + (at - begins.begin()), e);
-  begins.insert(at, e.beginNs);
+  const size_t at = begins.insert(e.beginNs);
+  spans.insert(spans.begin() + static_cast<std::ptrdiff_t>(at), e);
 }
 
 void addUnitMemory(RankTimeline& r, const Event& e) {
@@ -85,7 +84,7 @@ void RunRecording::add(const Event& e) {
         r.atPeakTotal = s.bytes;
       }
       r.memory.push_back(s);
-      r.memoryTimes.push_back(s.tNs);
+      r.memoryTimes.push(s.tNs);
       r.memoryTotals.push(s.total);
       if (e.unit != kNoUnit) addUnitMemory(r, e);
       break;

@@ -10,6 +10,7 @@
 
 #include "trace/events.h"
 #include "trace/range_max.h"
+#include "trace/time_index.h"
 
 namespace shardscope::trace {
 
@@ -51,12 +52,12 @@ struct RankTimeline {
   // Compact copies of what a view searches every frame, so a sweep over a lane of millions of
   // samples or spans reads 8 bytes per probe instead of a cache line: memory[i].tNs, and
   // compute[i].beginNs, collectives[i].beginNs. Their totals: the highest sample in any range.
-  std::vector<int64_t> memoryTimes;
+  TimeIndex memoryTimes;
   RangeMax memoryTotals;
   std::vector<Event> collectives;
   std::vector<Event> compute;
-  std::vector<int64_t> collectiveBegins;  // collectives[i].beginNs
-  std::vector<int64_t> computeBegins;     // compute[i].beginNs
+  TimeIndex collectiveBegins;  // collectives[i].beginNs
+  TimeIndex computeBegins;     // compute[i].beginNs
   std::vector<Event> steps;             // StepEnd events
   std::vector<Event> groups;            // Group events: the event groups the rank went through
   std::vector<Event> pauses;            // those the rank waited at the step gate before (few)

@@ -19,11 +19,6 @@ namespace {
 constexpr ImU32 kPlayheadColor = IM_COL32(255, 220, 90, 235);
 constexpr ImU32 kTotalLineColor = IM_COL32(255, 255, 255, 200);
 
-// The last sample at or before tNs, searching forward from `from` (the previous column's last).
-size_t lastSampleAtOrBefore(const std::vector<int64_t>& times, size_t from, double tNs) {
-  return trace::firstNotBefore(times, from + 1, [tNs](int64_t t) { return static_cast<double>(t) <= tNs; }) - 1;
-}
-
 void drawFold(ImDrawList* dl, float x0, float x1, float y0, float y1) {
   dl->AddRectFilled(ImVec2(x0, y0 + 2), ImVec2(std::max(x1, x0 + 1), y1 - 2), IM_COL32(110, 110, 120, 255));
 }
@@ -195,15 +190,23 @@ int drawMemoryLane(const LaneFrame& f, const trace::RankTimeline& t, float y0, f
       y -= h;
     }
   };
+  const auto columnEnd = [&](int c) { return f.beginAbs + (c + 1) * nsPerPixel; };
+  // The column's samples are [i, last]: the sample in force at its start, then those inside it.
+  // Each column's `last` is found one column ahead, so its search's cache misses overlap the
+  // range query of the column before (whose values were asked for meanwhile).
+  size_t last = t.memoryTimes.lastAtOrBefore(i, columnEnd(0));
   for (int c = 0; c < columns && i < samples.size(); ++c) {
-    const double colEnd = f.beginAbs + (c + 1) * nsPerPixel;
-    // The sample in force at the column start, then the largest one inside the column: the
-    // column's samples are [i, last]; the range-max tree finds the highest without walking
-    // them, so a lane costs O(width x log n) rather than O(samples in view).
-    const size_t last = lastSampleAtOrBefore(t.memoryTimes, i, colEnd);
+    const double colEnd = columnEnd(c);
+    t.memoryTotals.prefetchRange(i, last + 1);
+    const size_t nextLast = t.memoryTimes.lastAtOrBefore(last, columnEnd(c + 1), 2 * last - i);
+    // The largest sample in the column: the range-max pyramid finds it without walking them, so
+    // a lane costs O(width x log n) rather than O(samples in view).
     const size_t best = last > i ? t.memoryTotals.argmax(i, last + 1) : i;
     i = last;
+    last = nextLast;
     if (static_cast<double>(t.memoryTimes[best]) > colEnd) continue;  // before the first sample
+    // Its roles are read when its run of columns ends: fetch them meanwhile.
+    __builtin_prefetch(&samples[best]);
     const float x = f.x0 + static_cast<float>(c);
     if (best == runSample && runEnd == x) {
       runEnd = x + 1.0f;
@@ -252,12 +255,13 @@ void drawSpanLane(const LaneFrame& f, const trace::RankTimeline& t, SpanLaneKind
                   const TimelineStyle& style, CollectiveSelection& selection, TimelineFrameStats& stats) {
   const bool comm = kind == SpanLaneKind::Collectives;
   const std::vector<Event>& spans = comm ? t.collectives : t.compute;
-  const std::vector<int64_t>& begins = comm ? t.collectiveBegins : t.computeBegins;
+  const trace::TimeIndex& begins = comm ? t.collectiveBegins : t.computeBegins;
   const double slack = static_cast<double>(comm ? t.longestCollective : t.longestCompute);
   const float height = style.spanLaneHeight;
   size_t i = trace::firstSpanFrom(spans, f.beginAbs - slack);  // the widest span as slack
   float foldStart = -1, foldEnd = -1;
   int foldCount = 0;
+  size_t lastJump = 0;
   for (; i < spans.size() && spans[i].beginNs < f.endAbs; ++i) {
     const Event& e = spans[i];
     if (!comm && static_cast<trace::ComputeKind>(e.op) == trace::ComputeKind::Step) continue;
@@ -278,8 +282,8 @@ void drawSpanLane(const LaneFrame& f, const trace::RankTimeline& t, SpanLaneKind
       // Skip everything that starts inside this pixel: it folds into the same block. A forward
       // search per pixel keeps the lane O(width x log n) however many spans hide there.
       const double skipTo = f.toAbsNs(xa + 1.0f);
-      const size_t jump =
-          trace::firstNotBefore(begins, i + 1, [skipTo](int64_t begin) { return static_cast<double>(begin) < skipTo; });
+      const size_t jump = begins.lastBefore(i, skipTo, i + lastJump) + 1;
+      lastJump = jump - i;  // the next pixel likely hides as many
       if (jump > i + 1) {
         // Spans in between may end later than this one: keep the fold's extent honest.
         foldEnd = std::max(foldEnd, xa + 1.0f);

@@ -1,5 +1,5 @@
-// The range-max tree against the obvious scan, on random values with many ties, over every range
-// of a sequence that grows past several capacity doublings while it is queried.
+// The range-max pyramid against the obvious scan, on random values with many ties, over every range
+// of a sequence that grows past several blocks and capacity doublings while it is queried.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -22,11 +22,14 @@ TEST(RangeMax, AgreesWithAScanOnEveryRangeAsItGrows) {
   std::uniform_int_distribution<int64_t> value(0, 20);  // few distinct values: ties everywhere
   RangeMax tree;
   std::vector<int64_t> values;
-  for (int n = 1; n <= 300; ++n) {
+  for (int n = 1; n <= 3000; ++n) {
     values.push_back(value(rng));
     tree.push(values.back());
     ASSERT_EQ(tree.size(), values.size());
-    for (size_t begin = 0; begin < values.size(); begin += (n > 100 ? 7 : 1)) {
+    // Every range while the sequence is short; then ranges from every 7th (past 100) or 61st (past
+    // 500, on every 5th length) start, with every end: each block boundary is crossed both ways.
+    if (n > 500 && n % 5 != 0) continue;
+    for (size_t begin = 0; begin < values.size(); begin += (n > 500 ? 61 : n > 100 ? 7 : 1)) {
       for (size_t end = begin + 1; end <= values.size(); ++end) {
         ASSERT_EQ(tree.argmax(begin, end), scanArgmax(values, begin, end)) << "n " << n << " [" << begin << ", " << end << ")";
       }

@@ -1,0 +1,88 @@
+// The two-level forward search against the obvious scan, on times with long runs of equal values
+// and gaps, from every starting place, across block boundaries and at the ends.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+#include "trace/time_index.h"
+
+namespace shardscope::trace {
+namespace {
+
+size_t scanLastAtOrBefore(const std::vector<int64_t>& times, size_t from, double t) {
+  size_t last = from;
+  for (size_t i = from + 1; i < times.size() && static_cast<double>(times[i]) <= t; ++i) last = i;
+  return last;
+}
+
+size_t scanLastBefore(const std::vector<int64_t>& times, size_t from, double t) {
+  size_t last = from;
+  for (size_t i = from + 1; i < times.size() && static_cast<double>(times[i]) < t; ++i) last = i;
+  return last;
+}
+
+TEST(TimeIndex, AgreesWithAScanFromEveryPlace) {
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> gap(0, 3);  // a gap of 0: equal times, as samples share one
+  TimeIndex index;
+  std::vector<int64_t> times;
+  int64_t t = 1000;
+  for (int n = 0; n < 700; ++n) {
+    t += gap(rng) == 0 ? 0 : gap(rng) * 10;
+    times.push_back(t);
+    index.push(t);
+  }
+  ASSERT_EQ(index.size(), times.size());
+  for (size_t from = 0; from < times.size(); from += 3) {
+    for (double query = static_cast<double>(times[from]) - 5; query <= static_cast<double>(t) + 20; query += 7) {
+      const size_t expected = scanLastAtOrBefore(times, from, query);
+      ASSERT_EQ(index.lastAtOrBefore(from, query), expected) << "from " << from << " at " << query;
+      const size_t expectedBefore = scanLastBefore(times, from, query);
+      ASSERT_EQ(index.lastBefore(from, query), expectedBefore) << "from " << from << " before " << query;
+      // A guess anywhere, good or bad, changes nothing but the cost.
+      for (size_t guess : {from, from + 1, from + 5, from + 9, from + 40, expected, expected + 3, expected + 100}) {
+        ASSERT_EQ(index.lastAtOrBefore(from, query, guess), expected)
+            << "from " << from << " at " << query << " guessing " << guess;
+        ASSERT_EQ(index.lastBefore(from, query, guess), expectedBefore)
+            << "from " << from << " before " << query << " guessing " << guess;
+      }
+    }
+  }
+}
+
+// Spans that arrive late go in their place: the blocks' first times follow.
+TEST(TimeIndex, InsertsKeepTheSearchRight) {
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int64_t> time(0, 5000);
+  TimeIndex index;
+  std::vector<int64_t> times;
+  for (int n = 0; n < 400; ++n) {
+    const int64_t t = time(rng);
+    const size_t at = index.insert(t);
+    times.insert(std::upper_bound(times.begin(), times.end(), t), t);
+    ASSERT_EQ(index[at], t);
+  }
+  ASSERT_EQ(index.size(), times.size());
+  for (size_t i = 0; i < times.size(); ++i) ASSERT_EQ(index[i], times[i]);
+  for (size_t from = 0; from < times.size(); from += 13) {
+    for (double query = 0; query <= 5100; query += 37) {
+      ASSERT_EQ(index.lastAtOrBefore(from, query), scanLastAtOrBefore(times, from, query))
+          << "from " << from << " at " << query;
+    }
+  }
+}
+
+TEST(TimeIndex, ASingleTimeAndTheLastPlace) {
+  TimeIndex index;
+  index.push(5);
+  EXPECT_EQ(index.lastAtOrBefore(0, 100), 0u);
+  for (int64_t t = 6; t < 200; ++t) index.push(t);
+  EXPECT_EQ(index.lastAtOrBefore(0, 5.5), 0u);
+  EXPECT_EQ(index.lastAtOrBefore(0, 64), 59u) << "times 5, 6, ..., 64 sit at 0..59";
+  EXPECT_EQ(index.lastAtOrBefore(0, 1e9), index.size() - 1);
+  EXPECT_EQ(index.lastAtOrBefore(index.size() - 1, 1e9), index.size() - 1);
+}
+
+}  // namespace
+}  // namespace shardscope::trace

@@ -1,0 +1,64 @@
+#include "trace/time_index.h"
+
+#include <algorithm>
+
+#include "trace/forward_search.h"
+
+namespace shardscope::trace {
+
+void TimeIndex::push(int64_t tNs) {
+  if (times_.size() % kBlock == 0) blockFirsts_.push_back(tNs);
+  times_.push_back(tNs);
+}
+
+size_t TimeIndex::insert(int64_t tNs) {
+  const auto at = static_cast<size_t>(std::upper_bound(times_.begin(), times_.end(), tNs) - times_.begin());
+  times_.insert(times_.begin() + static_cast<std::ptrdiff_t>(at), tNs);
+  blockFirsts_.resize((times_.size() + kBlock - 1) / kBlock);
+  for (size_t k = at / kBlock; k < blockFirsts_.size(); ++k) blockFirsts_[k] = times_[k * kBlock];
+  return at;
+}
+
+// `before` is true for a prefix of the times and false for the rest.
+template <class Before>
+size_t TimeIndex::lastWhere(size_t from, Before before) const {
+  const size_t start = from + 1;
+  if (start >= times_.size()) return from;
+  // The first block that begins past the prefix: the answer lies in the block before it.
+  const size_t after = firstNotBefore(blockFirsts_, start / kBlock + 1, before);
+  const size_t lo = std::max(start, (after - 1) * kBlock);
+  const size_t hi = std::min(after * kBlock, times_.size());
+  // The binary search below probes these lines one after another: ask for all of them at once.
+  for (size_t i = lo; i < hi; i += 8) __builtin_prefetch(&times_[i]);
+  const auto first = std::partition_point(times_.begin() + static_cast<std::ptrdiff_t>(lo),
+                                          times_.begin() + static_cast<std::ptrdiff_t>(hi), before);
+  return static_cast<size_t>(first - times_.begin()) - 1;
+}
+
+template <class Before>
+size_t TimeIndex::lastWhereNear(size_t from, Before before, size_t guess) const {
+  constexpr size_t kNear = 8;  // a cache line of times either side of the guess
+  if (guess <= from || guess >= times_.size()) return lastWhere(from, before);
+  if (before(times_[guess])) {
+    const size_t end = std::min(guess + kNear, times_.size());
+    for (size_t i = guess + 1; i < end; ++i) {
+      if (!before(times_[i])) return i - 1;
+    }
+    return lastWhere(end - 1, before);
+  }
+  const size_t floor = guess > from + kNear ? guess - kNear : from;
+  for (size_t i = guess; i-- > floor + 1;) {
+    if (before(times_[i])) return i;
+  }
+  return floor == from ? from : lastWhere(from, before);
+}
+
+size_t TimeIndex::lastAtOrBefore(size_t from, double tNs, size_t guess) const {
+  return lastWhereNear(from, [tNs](int64_t t) { return static_cast<double>(t) <= tNs; }, guess);
+}
+
+size_t TimeIndex::lastBefore(size_t from, double tNs, size_t guess) const {
+  return lastWhereNear(from, [tNs](int64_t t) { return static_cast<double>(t) < tNs; }, guess);
+}
+
+}  // namespace shardscope::trace

@@ -1,0 +1,43 @@
+// Times kept in order (a lane's sample times, its spans' begins), searched forward from where the
+// last search ended, as a viewer sweeps a lane pixel column by pixel column. Two levels: every
+// 64th time in an array of its own, 1/64 the size, which stays in cache and takes the long
+// strides; then one block of 64 times (8 cache lines, fetched together) for the last step. Where a
+// gallop over millions of times cost a dependent cache miss per probe, about a dozen per column,
+// this costs about one; with a good guess, often none beyond the guess's own line. 1/8 byte per
+// time on top of the times.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace shardscope::trace {
+
+class TimeIndex {
+ public:
+  void push(int64_t tNs);  // not before the last one
+  // Anywhere, after the times equal to it; returns its index. O(distance from the end).
+  size_t insert(int64_t tNs);
+  size_t size() const { return times_.size(); }
+  bool empty() const { return times_.empty(); }
+  int64_t operator[](size_t i) const { return times_[i]; }
+
+  // The last index after `from` whose time is at or before tNs, or `from` when none after it is
+  // (the caller's own place: the sample in force so far). `guess` (a sweep's previous stride
+  // ahead) is looked at first; any guess gives the same answer, a good one sooner.
+  size_t lastAtOrBefore(size_t from, double tNs, size_t guess = 0) const;
+  // The same with times strictly before tNs.
+  size_t lastBefore(size_t from, double tNs, size_t guess = 0) const;
+
+ private:
+  static constexpr size_t kBlock = 64;
+  template <class Before>
+  size_t lastWhere(size_t from, Before before) const;
+  template <class Before>
+  size_t lastWhereNear(size_t from, Before before, size_t guess) const;
+
+  std::vector<int64_t> times_;
+  std::vector<int64_t> blockFirsts_;  // times_[k * kBlock]
+};
+
+}  // namespace shardscope::trace
