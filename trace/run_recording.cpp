@@ -31,6 +31,12 @@ void insertByBegin(std::vector<Event>& spans, TimeIndex& begins, const Event& e)
   spans.insert(spans.begin() + static_cast<std::ptrdiff_t>(at), e);
 }
 
+void insertGroupByBegin(std::vector<Event>& groups, const Event& e) {
+  const auto at = std::upper_bound(groups.begin(), groups.end(), e.beginNs,
+                                   [](int64_t t, const Event& g) { return t < g.beginNs; });
+  groups.insert(at, e);
+}
+
 void addUnitMemory(RankTimeline& r, const Event& e) {
   if (e.unit < -1 || e.unit > kMaxUnitIndex) return;
   const size_t slot = static_cast<size_t>(e.unit + 1);
@@ -91,8 +97,11 @@ void RunRecording::add(const Event& e) {
     }
     case EventKind::Group:
       if (e.endNs >= e.beginNs && e.op < kGroupKindCount) {  // not "waiting now"
-        r.groups.push_back(e);
-        if (e.endNs > e.beginNs) r.pauses.push_back(e);
+        // In the order the rank entered them. A paused group is sent when its pause ends, as a
+        // control event, and the recorder drains data first: the next group, unpaused, can arrive
+        // before it.
+        insertGroupByBegin(r.groups, e);
+        if (e.endNs > e.beginNs) insertGroupByBegin(r.pauses, e);
       }
       break;
     case EventKind::Collective:

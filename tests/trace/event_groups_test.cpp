@@ -125,6 +125,22 @@ TEST(EventGroups, AWaitingMarkIsNotAGroupOfTheRecording) {
   EXPECT_EQ(rec.rank(0).groups[0].endNs, 900);
 }
 
+// A paused group reaches the controller when its pause ends, as a control event the recorder may
+// send after the next group's data event: the recording keeps them in the order the rank entered
+// them (the step gate test saw "all_gather blocks.2" before the paused "reshard blocks.1").
+TEST(EventGroups, APausedGroupThatArrivesLateTakesItsPlace) {
+  RunRecording rec(1);
+  rec.add(group(0, 100, 100, GroupKind::Forward, "forward blocks.1"));
+  rec.add(group(0, 9000, 9000, GroupKind::Collective, "all_gather blocks.2"));  // sent first
+  rec.add(group(0, 200, 8900, GroupKind::Reshard, "reshard blocks.1"));       // paused 200..8900
+  const auto& groups = rec.rank(0).groups;
+  ASSERT_EQ(groups.size(), 3u);
+  EXPECT_EQ(groups[0].text, "forward blocks.1");
+  EXPECT_EQ(groups[1].text, "reshard blocks.1");
+  EXPECT_EQ(groups[2].text, "all_gather blocks.2");
+  ASSERT_EQ(rec.rank(0).pauses.size(), 1u);
+}
+
 TEST(EventGroups, ASavedTraceKeepsGroupsPausesAndUnits) {
   RunRecording rec(2);
   for (int r = 0; r < 2; ++r) {
