@@ -10,7 +10,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "trace/run_config.h"
+#include "config/run_config.h"
 
 namespace shardscope::app {
 

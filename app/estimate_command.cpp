@@ -11,7 +11,7 @@
 #include "estimate/parse_quantity.h"
 #include "estimate/run_prediction.h"
 #include "trace/format.h"
-#include "trace/model_layout.h"
+#include "config/model_layout.h"
 
 namespace shardscope::app {
 

@@ -5,7 +5,7 @@
 #include <cstdio>
 
 #include "app/engine_control.h"
-#include "trace/summary_reader.h"
+#include "stats/summary_reader.h"
 #include "trace/trace_reader.h"
 #include "ui/app_window.h"
 #include "ui/platform_window.h"
@@ -126,8 +126,8 @@ int viewFile(const std::string& path, const WindowChoice& choice) {
   ui::SessionStore store;
   ui::AppState state;
   if (const char* title = ui::bottomTabTitle(choice.tab)) state.openTab = title;
-  if (!trace::looksLikeTrace(path)) {
-    auto summary = trace::loadSummary(path);
+  if (!looksLikeTrace(path)) {
+    auto summary = loadSummary(path);
     if (!summary.error.empty()) {
       std::fprintf(stderr, "shardscope: %s\n", summary.error.c_str());
       return 2;

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "lessons/lesson.h"
-#include "trace/run_config.h"
+#include "config/run_config.h"
 
 namespace shardscope::app {
 

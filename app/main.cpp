@@ -26,8 +26,8 @@
 #include "engine/run_controller.h"
 #include "engine/run_summary.h"
 #include "estimate/memory_preflight.h"
-#include "trace/model_layout.h"
-#include "trace/output_file.h"
+#include "config/model_layout.h"
+#include "files/output_file.h"
 #include "trace/view_tabs.h"
 
 namespace {
@@ -171,7 +171,7 @@ int runCompare(const shardscope::RunConfig& base, const std::vector<shardscope::
   if (acrossWorlds) shardscope::app::printScalingTable(stdout, columns);
   if (!base.summaryPath.empty()) {
     const std::string text = nlohmann::json{{"schema", "shardscope.compare/1"}, {"runs", all}}.dump(2);
-    if (auto error = shardscope::trace::writeOutputFile(base.summaryPath,
+    if (auto error = shardscope::files::writeOutputFile(base.summaryPath,
                                                         [&](std::ostream& out) { out << text << "\n"; })) {
       outputFailed |= reportOutputErrors({*error});
     }

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "trace/run_stats.h"
+#include "stats/run_stats.h"
 
 namespace shardscope::app {
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The loaders' fuzz test (tests/trace/loader_fuzz_test.cpp) run for minutes instead of CI's 350
+"""The loaders' fuzz test (tests/stats/loader_fuzz_test.cpp) run for minutes instead of CI's 350
 mutants: seed after seed, each round 350 mutants (150 traces, 100 summaries, 100 configs of a real
 run; half byte-level, half tree-level), until the time is up. Prints mutants read, loaded,
 refused, and crashes (a test binary that died or failed). Run from the repository root after
@@ -17,7 +17,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--minutes", type=float, default=5.0)
     parser.add_argument("--rounds-per-seed", type=int, default=20)
-    parser.add_argument("--binary", default="build/tests/trace_tests")
+    parser.add_argument("--binary", default="build/tests/stats_tests")
     a = parser.parse_args()
     deadline = time.monotonic() + 60 * a.minutes
     seed, read, loaded, crashes = 1, 0, 0, []

@@ -1,4 +1,4 @@
-#include "trace/model_layout.h"
+#include "config/model_layout.h"
 
 #include <algorithm>
 #include <array>

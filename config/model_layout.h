@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "trace/run_config.h"
+#include "config/run_config.h"
 
 namespace shardscope {
 

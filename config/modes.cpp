@@ -1,5 +1,7 @@
 #include "config/modes.h"
 
+#include "files/user_json.h"
+
 namespace shardscope {
 
 const std::vector<ModeName<ModelKind>>& modeNames(ModelKind) {
@@ -60,10 +62,9 @@ const std::vector<ModeName<MemoryCheck>>& modeNames(MemoryCheck) {
 }
 const char* modeOption(MemoryCheck) { return "memory-check"; }
 
-std::string clipped(const std::string& text) { return text.size() > 60 ? text.substr(0, 57) + "..." : text; }
 
 std::string unknownModeMessage(const char* option, const std::string& given, const std::string& choices) {
-  return std::string("--") + option + " '" + clipped(given) + "' is not known; choose one of: " + choices + ".";
+  return std::string("--") + option + " '" + files::clipped(given) + "' is not known; choose one of: " + choices + ".";
 }
 
 }  // namespace shardscope

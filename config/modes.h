@@ -99,8 +99,6 @@ std::string modeChoices(const char* separator = " | ") {
   return list;
 }
 
-// A value as a message shows it: at most 60 characters (a 10 MB string is not echoed back).
-std::string clipped(const std::string& text);
 
 // The message for a name that is none of E's: "--precision 'fp64' is not known; choose one of: ...".
 std::string unknownModeMessage(const char* option, const std::string& given, const std::string& choices);

@@ -1,7 +1,7 @@
-#include "trace/run_config.h"
+#include "config/run_config.h"
 
-#include "trace/file_text.h"
-#include "trace/user_json.h"
+#include "files/file_text.h"
+#include "files/user_json.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -155,17 +155,17 @@ std::string normalizeKey(std::string key) {
 template <typename T>
 std::optional<std::string> readValue(const nlohmann::json& value, const std::string& key, T& out) {
   if constexpr (std::is_same_v<T, std::string>) {
-    if (!value.is_string()) return "config key '" + key + "' has value " + trace::shownValue(value) + "; it must be a string.";
+    if (!value.is_string()) return "config key '" + key + "' has value " + files::shownValue(value) + "; it must be a string.";
     out = value.get<std::string>();
   } else if constexpr (kIsMode<T>) {
     if (!value.is_string()) {
-      return "config key '" + key + "' has value " + trace::shownValue(value) + "; it must be one of " +
+      return "config key '" + key + "' has value " + files::shownValue(value) + "; it must be one of " +
              modeChoices<T>(", ") + ", as a string.";
     }
     return readMode(value.get<std::string>(), out);
   } else if constexpr (std::is_floating_point_v<T>) {
     if (!value.is_number() || !std::isfinite(value.get<double>())) {
-      return "config key '" + key + "' has value " + trace::shownValue(value) + "; it must be a finite number, e.g. \"" + key + "\": 1.5.";
+      return "config key '" + key + "' has value " + files::shownValue(value) + "; it must be a finite number, e.g. \"" + key + "\": 1.5.";
     }
     out = value.get<T>();
   } else {
@@ -173,13 +173,13 @@ std::optional<std::string> readValue(const nlohmann::json& value, const std::str
                        (value.is_number_float() && std::isfinite(value.get<double>()) &&
                         std::trunc(value.get<double>()) == value.get<double>());
     if (!whole) {
-      return "config key '" + key + "' has value " + trace::shownValue(value) + "; it must be a whole number, e.g. \"" + key + "\": 4.";
+      return "config key '" + key + "' has value " + files::shownValue(value) + "; it must be a whole number, e.g. \"" + key + "\": 4.";
     }
     const long double v = value.is_number_unsigned() ? static_cast<long double>(value.get<uint64_t>())
                           : value.is_number_integer() ? static_cast<long double>(value.get<int64_t>())
                                                       : static_cast<long double>(value.get<double>());
     if (v < static_cast<long double>(std::numeric_limits<T>::min()) || v > static_cast<long double>(std::numeric_limits<T>::max())) {
-      return "config key '" + key + "' has value " + trace::shownValue(value) + ", out of range: it must be a whole number from " +
+      return "config key '" + key + "' has value " + files::shownValue(value) + ", out of range: it must be a whole number from " +
              std::to_string(std::numeric_limits<T>::min()) + " to " + std::to_string(std::numeric_limits<T>::max()) + ".";
     }
     out = static_cast<T>(v);
@@ -199,7 +199,7 @@ std::optional<std::string> applyConfigJson(const nlohmann::json& json, RunConfig
     const auto field = std::find_if(configFields().begin(), configFields().end(),
                                     [&](const ConfigField& f) { return key == f.key; });
     if (field == configFields().end()) {
-      return "unknown config key '" + trace::clipped(it.key()) +
+      return "unknown config key '" + files::clipped(it.key()) +
              "'. Allowed keys are the option names of 'shardscope run --help' without dashes, "
              "e.g. model, layers, hidden, world, strategy, bucket-cap-mb.";
     }
@@ -211,10 +211,10 @@ std::optional<std::string> applyConfigJson(const nlohmann::json& json, RunConfig
 
 std::optional<std::string> loadConfigFile(const std::string& path, RunConfig& config) {
   std::string error;
-  const auto text = trace::readFileText(path, error, trace::kMaxConfigBytes);
+  const auto text = files::readFileText(path, error, files::kMaxConfigBytes);
   if (!text) return "cannot read config file: " + error;
   // A syntax error, a number beyond a double (1e400), or nesting past any config's.
-  const auto parsed = trace::parseUserJson(*text, /*allowComments=*/true);
+  const auto parsed = files::parseUserJson(*text, /*allowComments=*/true);
   if (!parsed.error.empty()) {
     return "config file '" + path + "' is not valid JSON (" + parsed.error +
            "). Write one JSON object, e.g. {\"model\": \"gpt\", \"world\": 4}.";

@@ -1,7 +1,7 @@
-// What one training run is: model, sizes, strategy, optimizer, data, outputs. Lives in the shared
-// library so the UI can edit and validate a configuration without LibTorch.
-// The CLI, the config file and (later) the GUI all fill this one struct; validate() is the single
-// gate every run passes through before any rank process starts.
+// What one training run is: model, sizes, strategy, optimizer, data, outputs. Lives below the
+// engine so the UI can edit and validate a configuration without LibTorch. The CLI, a config
+// file, a lesson and the app all fill this one struct; validate() is the single gate every run
+// passes through before any rank process starts.
 #pragma once
 
 #include <cstdint>

@@ -11,8 +11,8 @@
 
 #include <ATen/ATen.h>
 
-#include "trace/model_layout.h"
-#include "trace/run_config.h"
+#include "config/model_layout.h"
+#include "config/run_config.h"
 
 namespace shardscope {
 

@@ -7,7 +7,7 @@
 
 #include <torch/optim.h>
 
-#include "trace/run_config.h"
+#include "config/run_config.h"
 #include "engine/strategy.h"
 
 namespace shardscope {

@@ -2,7 +2,7 @@
 // train, report each step, write this rank's share of the exports.
 #pragma once
 
-#include "trace/run_config.h"
+#include "config/run_config.h"
 
 namespace shardscope {
 

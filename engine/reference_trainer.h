@@ -8,7 +8,7 @@
 
 #include <ATen/ATen.h>
 
-#include "trace/run_config.h"
+#include "config/run_config.h"
 
 namespace shardscope {
 

@@ -10,7 +10,7 @@
 #include "engine/run_summary.h"
 #include "engine/tensor_files.h"
 #include "trace/chrome_trace.h"
-#include "trace/output_file.h"
+#include "files/output_file.h"
 
 namespace shardscope {
 
@@ -23,12 +23,12 @@ void finishOutputs(const RunConfig& config, RunResult& result, const trace::RunR
     if (error) result.outputErrors.push_back(*error);
   };
   if (!config.tracePath.empty()) {
-    keep(trace::writeOutputFile(config.tracePath, [&](std::ostream& out) {
+    keep(files::writeOutputFile(config.tracePath, [&](std::ostream& out) {
       trace::writeChromeTrace(out, recording, summaryJson(config, result, recording)["config"]);
     }));
   }
   if (!config.memoryCsvPath.empty()) {
-    keep(trace::writeOutputFile(config.memoryCsvPath,
+    keep(files::writeOutputFile(config.memoryCsvPath,
                                 [&](std::ostream& out) { trace::writeMemoryCsv(out, recording); }));
   }
   if (!config.exportDir.empty() && !result.losses.empty()) {
@@ -120,7 +120,7 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
   if (!config.exportDir.empty()) {
     // The run's own description next to its tensors, so an outside check can rebuild the model.
     const std::string text = config.toJson().dump(2);
-    if (auto error = trace::writeOutputFile(config.exportDir + "/config.json",
+    if (auto error = files::writeOutputFile(config.exportDir + "/config.json",
                                             [&](std::ostream& out) { out << text << "\n"; })) {
       result.outputErrors.push_back(*error);
     }

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "trace/device_limits.h"
-#include "trace/run_config.h"
+#include "stats/device_limits.h"
+#include "config/run_config.h"
 #include "trace/events.h"
 #include "trace/run_recording.h"
 

@@ -5,8 +5,8 @@
 #include <stdexcept>
 
 #include "engine/run_controller.h"
-#include "trace/output_file.h"
-#include "trace/run_stats.h"
+#include "files/output_file.h"
+#include "stats/run_stats.h"
 
 namespace shardscope {
 
@@ -97,7 +97,7 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result, con
 std::optional<std::string> writeSummaryFile(const std::string& path, const RunConfig& config,
                                             const RunResult& result, const trace::RunRecording& recording) {
   const std::string text = summaryJson(config, result, recording).dump(2);
-  return trace::writeOutputFile(path, [&](std::ostream& out) { out << text << "\n"; });
+  return files::writeOutputFile(path, [&](std::ostream& out) { out << text << "\n"; });
 }
 
 }  // namespace shardscope

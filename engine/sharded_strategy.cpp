@@ -27,7 +27,7 @@ ShardedStrategy::ShardedStrategy(const RunConfig& config, const StagedModel& mod
   const int shardRanks = comm_.worldSize();  // the world, or under HSDP the shard group
   const int rank = comm_.rank();
   const auto& specs = model.params();
-  // The units of trace/model_layout.h's flatUnits(): per block and the root, frozen and trained
+  // The units of config/model_layout.h's flatUnits(): per block and the root, frozen and trained
   // parameters apart. slotUnits_ groups them by block (the root's last) for the stage hooks.
   slotUnits_.resize(model.numUnits() + 1);
   std::vector<int> unitOfParam(specs.size(), -1);

@@ -15,7 +15,7 @@
 #include "engine/communicator.h"
 #include "engine/process_mesh.h"
 #include "engine/model.h"
-#include "trace/run_config.h"
+#include "config/run_config.h"
 
 namespace shardscope {
 

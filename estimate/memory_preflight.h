@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "trace/run_config.h"
+#include "config/run_config.h"
 
 namespace shardscope::estimate {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "estimate/activation_memory.h"
-#include "trace/model_layout.h"
+#include "config/model_layout.h"
 #include "trace/ring_schedule.h"
 
 namespace shardscope::estimate {

@@ -1,5 +1,5 @@
 // Predictions, not measurements: what each rank of a shardscope run should hold and send per step,
-// from the model's layout (trace/model_layout.h), the world size, the strategy, the precision, the
+// from the model's layout (config/model_layout.h), the world size, the strategy, the precision, the
 // prefetch depth and the optimizer. The closed forms are written out in docs/estimate.md; the
 // tests hold them against measured runs. Activations and communication buffers are not predicted:
 // they depend on kernels and libraries, so they are left to the measurement.
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "trace/events.h"
-#include "trace/run_config.h"
+#include "config/run_config.h"
 
 namespace shardscope::estimate {
 

@@ -1,4 +1,4 @@
-#include "trace/file_text.h"
+#include "files/file_text.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -8,7 +8,7 @@
 #include <zlib.h>
 #endif
 
-namespace shardscope::trace {
+namespace shardscope::files {
 
 namespace {
 
@@ -85,4 +85,4 @@ std::optional<std::string> readFileText(const std::string& path, std::string& er
   return text;
 }
 
-}  // namespace shardscope::trace
+}  // namespace shardscope::files

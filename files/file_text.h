@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-namespace shardscope::trace {
+namespace shardscope::files {
 
 // The most each kind of file is read to (decompressed): a trace or summary takes about 12x its size
 // in memory once parsed; a config or lesson is a few hundred bytes.
@@ -22,4 +22,4 @@ constexpr size_t kMaxConfigBytes = size_t{1} << 20;  // 1 MiB
 std::optional<std::string> readFileText(const std::string& path, std::string& error, size_t maxBytes,
                                         size_t prefix = std::string::npos);
 
-}  // namespace shardscope::trace
+}  // namespace shardscope::files

@@ -1,4 +1,4 @@
-#include "trace/output_file.h"
+#include "files/output_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -9,7 +9,7 @@
 #include <ext/stdio_filebuf.h>
 #include <fstream>
 
-namespace shardscope::trace {
+namespace shardscope::files {
 
 namespace {
 
@@ -95,4 +95,4 @@ std::optional<std::string> writeOutputFile(const std::string& path,
   return std::nullopt;
 }
 
-}  // namespace shardscope::trace
+}  // namespace shardscope::files

@@ -9,7 +9,7 @@
 #include <ostream>
 #include <string>
 
-namespace shardscope::trace {
+namespace shardscope::files {
 
 // Writes what `write` puts out to `path`. Nothing on success; otherwise one line naming the path,
 // what went wrong (e.g. "No space left on device") and what to do. The temporary file is removed
@@ -17,4 +17,4 @@ namespace shardscope::trace {
 std::optional<std::string> writeOutputFile(const std::string& path,
                                            const std::function<void(std::ostream&)>& write);
 
-}  // namespace shardscope::trace
+}  // namespace shardscope::files

@@ -1,8 +1,8 @@
-#include "trace/user_json.h"
+#include "files/user_json.h"
 
 #include <algorithm>
 
-namespace shardscope::trace {
+namespace shardscope::files {
 
 namespace {
 
@@ -47,4 +47,6 @@ UserJson parseUserJson(const std::string& text, bool allowComments) {
 
 std::string shownValue(const nlohmann::json& value) { return clipped(value.dump()); }
 
-}  // namespace shardscope::trace
+std::string clipped(const std::string& text) { return text.size() > 60 ? text.substr(0, 57) + "..." : text; }
+
+}  // namespace shardscope::files

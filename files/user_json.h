@@ -7,9 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "config/modes.h"
 
-namespace shardscope::trace {
+namespace shardscope::files {
 
 constexpr int kMaxJsonDepth = 64;  // shardscope's own files nest 5 levels at most
 
@@ -20,7 +19,8 @@ struct UserJson {
 
 UserJson parseUserJson(const std::string& text, bool allowComments = false);
 
-using ::shardscope::clipped;  // config/modes.h: at most 60 characters of a value in a message
+// At most 60 characters of a value in a message (the first 57 and "..." past that).
+std::string clipped(const std::string& text);
 std::string shownValue(const nlohmann::json& value);  // clipped(value.dump())
 
-}  // namespace shardscope::trace
+}  // namespace shardscope::files

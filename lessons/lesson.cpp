@@ -10,10 +10,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "trace/file_text.h"
+#include "files/file_text.h"
 #include "trace/format.h"
-#include "trace/user_json.h"
-#include "trace/model_layout.h"
+#include "files/user_json.h"
+#include "config/model_layout.h"
 #include "trace/view_tabs.h"
 
 namespace shardscope::lessons {
@@ -296,7 +296,7 @@ std::optional<std::string> loadLesson(const std::string& nameOrPath, Lesson& les
                                                                         nameOrPath.compare(nameOrPath.size() - 5, 5, ".json") == 0;
   const std::string path = isPath ? nameOrPath : lessonDirectory() + "/" + nameOrPath + ".json";
   std::string readError;
-  const auto text = trace::readFileText(path, readError, trace::kMaxConfigBytes);
+  const auto text = files::readFileText(path, readError, files::kMaxConfigBytes);
   std::error_code ec;
   if (!text && std::filesystem::exists(path, ec)) return "lesson file: " + readError;
   if (!text) {
@@ -305,7 +305,7 @@ std::optional<std::string> loadLesson(const std::string& nameOrPath, Lesson& les
     return "no lesson '" + nameOrPath + "' (" + path + "): the lessons are " + (names.empty() ? "none (is SHARDSCOPE_LESSONS right?)" : names) +
            "; 'shardscope lesson' lists them";
   }
-  const auto parsed = trace::parseUserJson(*text);
+  const auto parsed = files::parseUserJson(*text);
   if (!parsed.error.empty()) return "lesson file '" + path + "' is not valid JSON: " + parsed.error;
   const nlohmann::json& j = parsed.value;
   lesson = Lesson{};

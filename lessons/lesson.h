@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "trace/run_config.h"
-#include "trace/run_stats.h"
+#include "config/run_config.h"
+#include "stats/run_stats.h"
 
 namespace shardscope::lessons {
 

@@ -1,4 +1,4 @@
-#include "trace/device_limits.h"
+#include "stats/device_limits.h"
 
 #include <cstdio>
 

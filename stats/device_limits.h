@@ -8,7 +8,7 @@
 #include <string>
 
 #include "trace/events.h"
-#include "trace/run_config.h"
+#include "config/run_config.h"
 
 namespace shardscope {
 

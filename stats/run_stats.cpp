@@ -1,6 +1,6 @@
-#include "trace/run_stats.h"
+#include "stats/run_stats.h"
 
-#include "trace/model_layout.h"
+#include "config/model_layout.h"
 #include "trace/ring_schedule.h"
 
 #include <algorithm>

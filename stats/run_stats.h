@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "trace/device_limits.h"
-#include "trace/run_config.h"
+#include "stats/device_limits.h"
+#include "config/run_config.h"
 #include "trace/run_recording.h"
 
 namespace shardscope {

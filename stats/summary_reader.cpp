@@ -1,15 +1,15 @@
-#include "trace/summary_reader.h"
+#include "stats/summary_reader.h"
 
 #include <cmath>
 #include <iterator>
 
 #include <nlohmann/json.hpp>
 
-#include "trace/file_text.h"
-#include "trace/user_json.h"
+#include "files/file_text.h"
+#include "files/user_json.h"
 #include "trace/ring_schedule.h"
 
-namespace shardscope::trace {
+namespace shardscope {
 
 namespace {
 
@@ -37,8 +37,8 @@ SummaryRun readRun(const nlohmann::json& j) {
     const auto peak = objectAt("peak_bytes");
     const auto atPeak = objectAt("at_peak_bytes");
     const auto afterStep = objectAt("after_step_bytes");
-    for (int i = 0; i < kMemoryRoleCount; ++i) {
-      const char* role = memoryRoleName(static_cast<MemoryRole>(i));
+    for (int i = 0; i < trace::kMemoryRoleCount; ++i) {
+      const char* role = trace::memoryRoleName(static_cast<trace::MemoryRole>(i));
       s.peakByRole[i] = peak.value(role, int64_t{0});
       s.atPeakTotal[i] = atPeak.value(role, int64_t{0});
       s.afterLastStep[i] = afterStep.value(role, int64_t{0});
@@ -51,15 +51,15 @@ SummaryRun readRun(const nlohmann::json& j) {
     s.modelFlopsPerSecond = tp.value("model_flops_per_s", 0.0);
     s.mfu = tp.contains("mfu") && tp["mfu"].is_number() ? tp["mfu"].get<double>() : 0.0;  // summary/4, with a peak
     const auto coll = objectAt("collectives");
-    for (int op = 0; op < kCollectiveOpCount; ++op) {
-      const auto& c = coll.value(collectiveOpName(static_cast<CollectiveOp>(op)), nlohmann::json::object());
+    for (int op = 0; op < trace::kCollectiveOpCount; ++op) {
+      const auto& c = coll.value(trace::collectiveOpName(static_cast<trace::CollectiveOp>(op)), nlohmann::json::object());
       auto& t = s.collectives[op];
       t.count = c.value("count", int64_t{0});
       t.sizeBytes = c.value("bytes", int64_t{0});
       t.seconds = c.value("time_s", 0.0);
       // Before summary/4 only the size was written: the ring's traffic follows from it, with every
       // collective among the whole world (the only group those versions had).
-      const auto ring = ringTrafficPerRank(static_cast<CollectiveOp>(op), run.config.world, t.sizeBytes);
+      const auto ring = trace::ringTrafficPerRank(static_cast<trace::CollectiveOp>(op), run.config.world, t.sizeBytes);
       t.sentBytes = c.value("sent_bytes", ring.sentBytes);
       t.receivedBytes = c.value("received_bytes", ring.receivedBytes);
     }
@@ -67,12 +67,12 @@ SummaryRun readRun(const nlohmann::json& j) {
     const auto traffic = objectAt("traffic_per_step");
     const auto byGroup = traffic.value("sent_bytes_by_group", nlohmann::json());
     if (byGroup.is_object()) {
-      for (int g = 0; g < kProcessGroupCount; ++g) {
-        const auto perStep = byGroup.value(processGroupName(static_cast<ProcessGroup>(g)), 0.0);
+      for (int g = 0; g < trace::kProcessGroupCount; ++g) {
+        const auto perStep = byGroup.value(trace::processGroupName(static_cast<trace::ProcessGroup>(g)), 0.0);
         s.sentBytesByGroup[g] = static_cast<int64_t>(std::llround(perStep * s.recordedSteps));
       }
     } else {
-      s.sentBytesByGroup[static_cast<int>(ProcessGroup::World)] = allCollectives(s.collectives).sentBytes;
+      s.sentBytesByGroup[static_cast<int>(trace::ProcessGroup::World)] = allCollectives(s.collectives).sentBytes;
     }
     if (r.contains("exposed_comm_s") && r["exposed_comm_s"].is_array()) {  // summary/4
       s.exposedCommSeconds = r["exposed_comm_s"].get<std::vector<double>>();
@@ -95,15 +95,15 @@ SummaryRun readRun(const nlohmann::json& j) {
 
 bool looksLikeTrace(const std::string& path) {
   std::string error;
-  const auto head = readFileText(path, error, kMaxTraceBytes, /*prefix=*/4096);
+  const auto head = files::readFileText(path, error, files::kMaxTraceBytes, /*prefix=*/4096);
   return head && head->find("\"traceEvents\"") != std::string::npos;
 }
 
 LoadedSummary loadSummary(const std::string& path) {
   LoadedSummary out;
-  const auto text = readFileText(path, out.error, kMaxSummaryBytes);
+  const auto text = files::readFileText(path, out.error, files::kMaxSummaryBytes);
   if (!text) return out;
-  const auto parsed = parseUserJson(*text);
+  const auto parsed = files::parseUserJson(*text);
   if (!parsed.error.empty() && parsed.error.rfind("it is nested", 0) == 0) {
     out.error = "'" + path + "' is not a shardscope summary: " + parsed.error + ".";
     return out;
@@ -118,7 +118,7 @@ LoadedSummary loadSummary(const std::string& path) {
       out.runs.push_back(readRun(j));
     } else {
       out.error = "'" + path + "' is not a shardscope summary or trace (written by --summary or --trace)" +
-                  (named ? ": its \"schema\" is " + shownValue(j["schema"]) +
+                  (named ? ": its \"schema\" is " + files::shownValue(j["schema"]) +
                                ", not \"shardscope.summary/4\" (run --summary) or \"shardscope.compare/1\" (compare --summary)"
                          : std::string()) +
                   ".";
@@ -129,4 +129,4 @@ LoadedSummary loadSummary(const std::string& path) {
   return out;
 }
 
-}  // namespace shardscope::trace
+}  // namespace shardscope

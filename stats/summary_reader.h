@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "trace/run_config.h"
-#include "trace/run_stats.h"
+#include "config/run_config.h"
+#include "stats/run_stats.h"
 
-namespace shardscope::trace {
+namespace shardscope {
 
 struct SummaryRun {
   RunConfig config;
@@ -29,4 +29,4 @@ LoadedSummary loadSummary(const std::string& path);
 // Whether a file starts like a trace written by --trace (rather than a summary), without parsing it.
 bool looksLikeTrace(const std::string& path);
 
-}  // namespace shardscope::trace
+}  // namespace shardscope

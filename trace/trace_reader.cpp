@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "trace/file_text.h"
-#include "trace/user_json.h"
+#include "files/file_text.h"
+#include "files/user_json.h"
 
 namespace shardscope::trace {
 
@@ -54,9 +54,9 @@ Event groupEvent(const nlohmann::json& e, int rank, bool paused) {
 
 LoadedTrace loadChromeTrace(const std::string& path) {
   LoadedTrace out;
-  const auto text = readFileText(path, out.error, kMaxTraceBytes);
+  const auto text = files::readFileText(path, out.error, files::kMaxTraceBytes);
   if (!text) return out;
-  auto parsed = parseUserJson(*text);
+  auto parsed = files::parseUserJson(*text);
   auto& json = parsed.value;
   if (json.is_discarded() || !json.is_object() || !json.contains("traceEvents") || !json["traceEvents"].is_array()) {
     out.error = "'" + path + "' is not a shardscope trace (Chrome trace JSON written by --trace)" +
@@ -82,7 +82,7 @@ LoadedTrace loadChromeTrace(const std::string& path) {
       if (!e.contains("pid") || !e.contains("ph")) continue;
       const auto pid = e["pid"].is_number_integer() ? e["pid"].get<int64_t>() : int64_t{-1};
       if (pid < 0 || pid >= kMaxTraceRanks) {
-        out.error = "'" + path + "' has an event whose pid is " + shownValue(e["pid"]) +
+        out.error = "'" + path + "' has an event whose pid is " + files::shownValue(e["pid"]) +
                     "; in a shardscope trace the pid is the rank, a whole number from 0 to " +
                     std::to_string(kMaxTraceRanks - 1) + ". Open a trace written by --trace or the app's Export.";
         return out;

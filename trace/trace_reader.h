@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "trace/run_config.h"
+#include "config/run_config.h"
 #include "trace/run_recording.h"
 
 namespace shardscope::trace {

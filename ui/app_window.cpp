@@ -6,7 +6,7 @@
 
 #include <imgui.h>
 
-#include "trace/model_layout.h"
+#include "config/model_layout.h"
 #include "trace/view_tabs.h"
 #include "ui/export_files.h"
 #include "ui/item_probe.h"

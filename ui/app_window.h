@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "trace/run_config.h"
+#include "config/run_config.h"
 #include "ui/estimate_panel.h"
 #include "ui/holdings_view.h"
 #include "ui/lesson_view.h"

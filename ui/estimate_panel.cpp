@@ -15,7 +15,7 @@
 #include "estimate/parse_quantity.h"
 #include "estimate/run_prediction.h"
 #include "trace/format.h"
-#include "trace/model_layout.h"
+#include "config/model_layout.h"
 #include "trace/ring_schedule.h"
 #include "ui/item_probe.h"
 #include "ui/theme.h"

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "estimate/run_prediction.h"
-#include "trace/run_config.h"
-#include "trace/run_stats.h"
+#include "config/run_config.h"
+#include "stats/run_stats.h"
 #include "ui/session_store.h"
 
 namespace shardscope::ui {

@@ -1,7 +1,7 @@
 #include "ui/export_files.h"
 
 #include "trace/chrome_trace.h"
-#include "trace/output_file.h"
+#include "files/output_file.h"
 
 namespace shardscope::ui {
 
@@ -18,7 +18,7 @@ std::string exportSessions(const std::vector<Session>& sessions, const std::stri
     }
     const std::string path = base + (sessions.size() > 1 ? "." + std::string(strategyName(s.config.strategy)) : std::string()) +
                              (trace ? ".json" : ".csv");
-    const auto error = trace::writeOutputFile(path, [&](std::ostream& out) {
+    const auto error = files::writeOutputFile(path, [&](std::ostream& out) {
       if (trace) trace::writeChromeTrace(out, s.recording, s.config.toJson());
       else trace::writeMemoryCsv(out, s.recording);
     });

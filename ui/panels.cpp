@@ -7,7 +7,7 @@
 #include <imgui.h>
 
 #include "estimate/run_prediction.h"
-#include "trace/run_stats.h"
+#include "stats/run_stats.h"
 #include "ui/item_probe.h"
 #include "ui/theme.h"
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "trace/run_config.h"
+#include "config/run_config.h"
 #include "ui/session_store.h"
 #include "ui/timeline_view.h"
 

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "trace/run_config.h"
+#include "config/run_config.h"
 #include "trace/run_recording.h"
-#include "trace/run_stats.h"
+#include "stats/run_stats.h"
 
 namespace shardscope::ui {
 

@@ -7,7 +7,7 @@
 #include <imgui.h>
 
 #include "trace/format.h"
-#include "trace/run_stats.h"
+#include "stats/run_stats.h"
 #include "ui/theme.h"
 
 namespace shardscope::ui {

@@ -7,8 +7,8 @@
 
 #include <string>
 
-#include "trace/device_limits.h"
-#include "trace/run_config.h"
+#include "stats/device_limits.h"
+#include "config/run_config.h"
 #include "trace/run_recording.h"
 #include "ui/time_axis.h"
 

@@ -1,4 +1,4 @@
-#include "trace/run_config.h"
+#include "config/run_config.h"
 
 #include <gtest/gtest.h>
 

@@ -11,7 +11,7 @@
 
 #include "engine/process_mesh.h"
 #include "trace/events.h"
-#include "trace/model_layout.h"
+#include "config/model_layout.h"
 #include "tests/support/run_cli.h"
 
 namespace shardscope {

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/model.h"
-#include "trace/model_layout.h"
+#include "config/model_layout.h"
 #include "tests/support/run_cli.h"
 #include "tests/support/mode_of.h"
 

@@ -12,7 +12,7 @@
 #include "engine/reference_trainer.h"
 #include "engine/tensor_files.h"
 #include "tests/support/run_cli.h"
-#include "trace/model_layout.h"
+#include "config/model_layout.h"
 #include "tests/support/mode_of.h"
 
 namespace shardscope {

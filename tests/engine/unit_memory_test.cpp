@@ -6,7 +6,7 @@
 
 #include "engine/run_controller.h"
 #include "tests/support/run_cli.h"
-#include "trace/model_layout.h"
+#include "config/model_layout.h"
 
 namespace shardscope {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "estimate/activation_memory.h"
 #include "tests/support/run_cli.h"
-#include "trace/model_layout.h"
+#include "config/model_layout.h"
 #include "trace/ring_schedule.h"
 #include "tests/support/mode_of.h"
 

@@ -13,9 +13,9 @@
 #include <sstream>
 
 #include "tests/support/run_cli.h"
-#include "trace/output_file.h"
+#include "files/output_file.h"
 
-namespace shardscope::trace {
+namespace shardscope::files {
 namespace {
 
 size_t entriesIn(const std::string& dir) {
@@ -112,4 +112,4 @@ TEST(OutputFile, TwoWritersAtOnceLeaveOneWholeFile) {
 }
 
 }  // namespace
-}  // namespace shardscope::trace
+}  // namespace shardscope::files

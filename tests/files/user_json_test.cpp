@@ -3,9 +3,9 @@
 // as nlohmann does.
 #include <gtest/gtest.h>
 
-#include "trace/user_json.h"
+#include "files/user_json.h"
 
-namespace shardscope::trace {
+namespace shardscope::files {
 namespace {
 
 std::string nested(int depth, const char* open, const char* close, const std::string& inner = "1") {
@@ -40,4 +40,4 @@ TEST(UserJson, SyntaxErrorsAndHugeNumbersAreMessagesNotExceptions) {
 }
 
 }  // namespace
-}  // namespace shardscope::trace
+}  // namespace shardscope::files

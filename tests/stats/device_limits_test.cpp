@@ -2,8 +2,8 @@
 // user states neither; a stated figure always wins; a CPU rank reports nothing, so nothing is drawn.
 #include <gtest/gtest.h>
 
-#include "trace/device_limits.h"
-#include "trace/run_stats.h"
+#include "stats/device_limits.h"
+#include "stats/run_stats.h"
 
 namespace shardscope {
 namespace {

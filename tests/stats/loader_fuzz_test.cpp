@@ -13,10 +13,10 @@
 #include <sstream>
 
 #include "tests/support/run_cli.h"
-#include "trace/run_stats.h"
-#include "trace/summary_reader.h"
+#include "stats/run_stats.h"
+#include "stats/summary_reader.h"
 #include "trace/trace_reader.h"
-#include "trace/user_json.h"
+#include "files/user_json.h"
 
 namespace shardscope::trace {
 namespace {
@@ -176,7 +176,7 @@ bool viewRead(const std::string& path, const std::string& text) {
 }
 
 bool configRead(const std::string& text) {
-  const auto parsed = parseUserJson(text, /*allowComments=*/true);
+  const auto parsed = files::parseUserJson(text, /*allowComments=*/true);
   if (!parsed.error.empty()) return false;
   RunConfig config;
   if (applyConfigJson(parsed.value, config)) return false;

@@ -6,10 +6,10 @@
 #include <fstream>
 
 #include "tests/support/run_cli.h"
-#include "trace/summary_reader.h"
+#include "stats/summary_reader.h"
 #include "trace/trace_reader.h"
 
-namespace shardscope::trace {
+namespace shardscope {
 namespace {
 
 std::string writeFile(const std::string& name, const std::string& text) {
@@ -62,8 +62,8 @@ TEST(SummaryReader, TrafficIsReadOrFollowsFromTheSizesOfOlderSummaries) {
         "all_reduce": {"count": 2, "bytes": 1000}, "all_gather": {"count": 1, "bytes": 800}}}]})");
   auto loaded = loadSummary(old);
   ASSERT_TRUE(loaded.error.empty()) << loaded.error;
-  const auto& ar = loaded.runs.at(0).ranks.at(0).collectives[static_cast<int>(CollectiveOp::AllReduce)];
-  const auto& ag = loaded.runs.at(0).ranks.at(0).collectives[static_cast<int>(CollectiveOp::AllGather)];
+  const auto& ar = loaded.runs.at(0).ranks.at(0).collectives[static_cast<int>(trace::CollectiveOp::AllReduce)];
+  const auto& ag = loaded.runs.at(0).ranks.at(0).collectives[static_cast<int>(trace::CollectiveOp::AllGather)];
   EXPECT_EQ(ar.sizeBytes, 1000);
   EXPECT_EQ(ar.sentBytes, 1500);
   EXPECT_EQ(ag.receivedBytes, 600);
@@ -73,7 +73,7 @@ TEST(SummaryReader, TrafficIsReadOrFollowsFromTheSizesOfOlderSummaries) {
         "all_reduce": {"count": 2, "bytes": 1000, "size_bytes": 1000, "sent_bytes": 1499, "received_bytes": 1498}}}]})");
   loaded = loadSummary(fresh);
   ASSERT_TRUE(loaded.error.empty()) << loaded.error;
-  const auto& written = loaded.runs.at(0).ranks.at(0).collectives[static_cast<int>(CollectiveOp::AllReduce)];
+  const auto& written = loaded.runs.at(0).ranks.at(0).collectives[static_cast<int>(trace::CollectiveOp::AllReduce)];
   EXPECT_EQ(written.sentBytes, 1499);
   EXPECT_EQ(written.receivedBytes, 1498);
 }
@@ -92,8 +92,8 @@ TEST(SavedRuns, GzippedTraceAndSummaryReadLikeThePlainOnes) {
 
   EXPECT_TRUE(looksLikeTrace(dir + "/trace.json.gz"));
   EXPECT_FALSE(looksLikeTrace(dir + "/summary.json.gz"));
-  const auto plain = loadChromeTrace(dir + "/trace.json");
-  const auto zipped = loadChromeTrace(dir + "/trace.json.gz");
+  const auto plain = trace::loadChromeTrace(dir + "/trace.json");
+  const auto zipped = trace::loadChromeTrace(dir + "/trace.json.gz");
   ASSERT_TRUE(zipped.error.empty()) << zipped.error;
   ASSERT_EQ(zipped.recording.ranks(), 2);
   for (int r = 0; r < 2; ++r) {
@@ -110,9 +110,9 @@ TEST(SavedRuns, GzippedTraceAndSummaryReadLikeThePlainOnes) {
 
   // A damaged file is an error that names it, not a crash.
   std::ofstream(dir + "/broken.json.gz", std::ios::binary) << "\x1f\x8b not really gzip";
-  const auto broken = loadChromeTrace(dir + "/broken.json.gz");
+  const auto broken = trace::loadChromeTrace(dir + "/broken.json.gz");
   EXPECT_NE(broken.error.find("broken.json.gz"), std::string::npos) << broken.error;
 }
 
 }  // namespace
-}  // namespace shardscope::trace
+}  // namespace shardscope
