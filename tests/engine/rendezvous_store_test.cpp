@@ -1,13 +1,20 @@
 // The run's rendezvous store listens on the loopback address only, and a stranger who reaches it
 // and writes the keys ranks meet through (c10d's Gloo rendezvous: <prefix>/0/rank_R) changes
-// nothing: the run's keys sit under a prefix only its ranks are told.
+// nothing: the run's keys sit under a prefix only its ranks are told. A worker whose rank 0 hosts
+// the store of a single-host job listens on the loopback address too.
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
 #include <dirent.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -18,6 +25,8 @@
 #include "engine/run_controller.h"
 #include "tests/support/run_cli.h"
 
+extern char** environ;
+
 namespace shardscope {
 namespace {
 
@@ -27,14 +36,14 @@ struct Listener {
   bool ipv6 = false;
 };
 
-// The socket inodes this process holds.
-std::set<std::string> ownSocketInodes() {
+// The socket inodes a process ("self" or a pid) holds.
+std::set<std::string> socketInodes(const std::string& process) {
   std::set<std::string> inodes;
-  DIR* dir = ::opendir("/proc/self/fd");
+  DIR* dir = ::opendir(("/proc/" + process + "/fd").c_str());
   if (!dir) return inodes;
   while (dirent* e = ::readdir(dir)) {
     char target[256] = {};
-    const std::string link = std::string("/proc/self/fd/") + e->d_name;
+    const std::string link = "/proc/" + process + "/fd/" + e->d_name;
     const ssize_t n = ::readlink(link.c_str(), target, sizeof target - 1);
     const std::string t(target, n > 0 ? static_cast<size_t>(n) : 0);
     if (t.rfind("socket:[", 0) == 0) inodes.insert(t.substr(8, t.size() - 9));
@@ -43,12 +52,12 @@ std::set<std::string> ownSocketInodes() {
   return inodes;
 }
 
-// TCP sockets of this process in the LISTEN state (0A), from /proc/net/tcp and tcp6.
-std::vector<Listener> ownListeners() {
-  const auto inodes = ownSocketInodes();
+// TCP sockets of a process in the LISTEN state (0A), from its /proc/net/tcp and tcp6.
+std::vector<Listener> listenersOf(const std::string& process) {
+  const auto inodes = socketInodes(process);
   std::vector<Listener> found;
   for (const bool v6 : {false, true}) {
-    std::ifstream table(v6 ? "/proc/self/net/tcp6" : "/proc/self/net/tcp");
+    std::ifstream table("/proc/" + process + (v6 ? "/net/tcp6" : "/net/tcp"));
     std::string line;
     std::getline(table, line);  // header
     while (std::getline(table, line)) {
@@ -61,6 +70,21 @@ std::vector<Listener> ownListeners() {
     }
   }
   return found;
+}
+
+std::vector<Listener> ownListeners() { return listenersOf("self"); }
+
+// A port nothing listens on now (the kernel's pick, released).
+int freeLoopbackPort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof a;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &length);
+  ::close(fd);
+  return ntohs(a.sin_port);
 }
 
 TEST(RendezvousStore, ListensOnLoopbackOnlyAndAStrangersKeysChangeNothing) {
@@ -116,6 +140,41 @@ TEST(RendezvousStore, ListensOnLoopbackOnlyAndAStrangersKeysChangeNothing) {
   EXPECT_GT(writes, 0);
   EXPECT_TRUE(result.ok) << result.error;
   EXPECT_EQ(result.losses.size(), 20u);
+}
+
+// Under a launcher that leaves the store to rank 0 (srun, mpirun), a single-host job's rank 0 hosts
+// it on the loopback address MASTER_ADDR names; c10d's own socket listened on every interface.
+TEST(RendezvousStore, Rank0HostingTheStoreOfALoopbackJobListensOnLoopbackOnly) {
+  const int port = freeLoopbackPort();
+  // Rank 0 of 2 with no rank 1: it hosts the store and waits there for its peer.
+  std::vector<std::string> env = {"RANK=0", "WORLD_SIZE=2", "LOCAL_RANK=0", "LOCAL_WORLD_SIZE=2",
+                                  "MASTER_ADDR=127.0.0.1", "MASTER_PORT=" + std::to_string(port),
+                                  "SHARDSCOPE_RENDEZVOUS_TIMEOUT_S=60"};
+  for (char** e = environ; *e; ++e) {
+    if (std::strncmp(*e, "TORCHELASTIC_", 13) != 0) env.emplace_back(*e);
+  }
+  std::vector<char*> envp;
+  for (auto& v : env) envp.push_back(v.data());
+  envp.push_back(nullptr);
+  std::string binary = SHARDSCOPE_BINARY, worker = "worker", steps = "--steps", one = "1";
+  char* argv[] = {binary.data(), worker.data(), steps.data(), one.data(), nullptr};
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::execve(binary.c_str(), argv, envp.data());
+    ::_exit(127);
+  }
+  ASSERT_GT(pid, 0);
+  std::vector<Listener> listeners;
+  for (int i = 0; i < 600 && listeners.empty(); ++i) {  // LibTorch loads first: up to 60 s
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    listeners = listenersOf(std::to_string(pid));
+  }
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, nullptr, 0);
+  ASSERT_EQ(listeners.size(), 1u) << "rank 0's store, listening";
+  EXPECT_EQ(listeners[0].port, port);
+  EXPECT_FALSE(listeners[0].ipv6) << "not the dual-stack wildcard";
+  EXPECT_EQ(listeners[0].address, "0100007F") << "127.0.0.1, not every interface";
 }
 
 }  // namespace
