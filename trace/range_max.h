@@ -7,7 +7,7 @@
 // node holding its best value beside its index, so a query compares nodes without reading the
 // values they point at (a cache miss each in a lane of millions). A range's ragged ends, under a
 // block each, are scanned: 64 consecutive values are 8 cache lines the prefetcher streams. Costs
-// about half a byte per value on top of the values (a tree over every value cost 8 to 16), and
+// half a byte to a byte per value on top of the values (a tree over every value cost 8 to 16), and
 // appending stays O(1) amortised: a block enters the tree when it fills; the tree's capacity
 // doubles as blocks are added.
 #pragma once
