@@ -1,8 +1,6 @@
 #include "engine/rank_processes.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -17,6 +15,8 @@
 
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include "engine/loopback_listener.h"
+
 extern char** environ;
 
 namespace shardscope {
@@ -29,22 +29,16 @@ namespace {
 // kernel picks and that is held from the start: a port picked, released and then handed to rank 0
 // could be taken in between by another run starting at the same moment.
 c10::intrusive_ptr<c10d::TCPStore> hostRendezvousStore() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = 0;
-  socklen_t length = sizeof address;
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
-      ::listen(fd, SOMAXCONN) != 0 || ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-    const std::string why = std::strerror(errno);
-    if (fd >= 0) ::close(fd);
-    throw std::runtime_error("cannot host the ranks' rendezvous store on 127.0.0.1: " + why +
+  LoopbackListener listener;
+  try {
+    listener = listenOnLoopback("127.0.0.1", 0);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string("cannot host the ranks' rendezvous store on 127.0.0.1: ") + e.what() +
                              " (the ranks meet over the loopback interface; is it up?)");
   }
   c10d::TCPStoreOptions options;
-  options.port = ntohs(address.sin_port);
-  options.masterListenFd = fd;  // the store owns it from here
+  options.port = static_cast<uint16_t>(listener.port);
+  options.masterListenFd = listener.fd;  // the store owns it from here
   options.isServer = true;
   options.waitWorkers = false;  // the ranks' backends wait for each other through it
   options.timeout = std::chrono::seconds(120);
@@ -69,7 +63,6 @@ std::string unguessableStorePrefix() {
   }
   return prefix;
 }
-
 
 std::vector<std::string> rankEnvironment(const RunConfig& config, int rank, int port,
                                          const std::string& storePrefix, int eventFd, int gateFd) {

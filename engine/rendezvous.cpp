@@ -3,13 +3,9 @@
 // it (shardscope's controller, torchrun's agent: TORCHELASTIC_USE_AGENT_STORE=True), or else rank 0.
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <chrono>
 #include <cstdlib>
-#include <cstring>
 #include <stdexcept>
 
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
@@ -17,6 +13,7 @@
 
 #include "engine/backend_factories.h"
 #include "engine/communicator.h"
+#include "engine/loopback_listener.h"
 #include "engine/process_mesh.h"
 #include "engine/recording_communicator.h"
 
@@ -95,38 +92,6 @@ bool isLoopback(const std::string& address) {
   return ::inet_pton(AF_INET6, address.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
 }
 
-// Rank 0 hosting the store of a single-host job (srun or mpirun, not torchrun's agent): a socket of
-// ours on the loopback address itself, handed to c10d, whose own would listen on every interface.
-// A job across hosts keeps c10d's: the other hosts must reach it.
-int loopbackListenSocket(const std::string& address, int port) {
-  const bool v6 = address.find(':') != std::string::npos;
-  const int fd = ::socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  const int one = 1;
-  if (fd >= 0) ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);  // as c10d's own
-  bool bound = false;
-  if (fd >= 0 && v6) {
-    sockaddr_in6 a{};
-    a.sin6_family = AF_INET6;
-    a.sin6_port = htons(static_cast<uint16_t>(port));
-    ::inet_pton(AF_INET6, address.c_str(), &a.sin6_addr);
-    bound = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-  } else if (fd >= 0) {
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<uint16_t>(port));
-    if (::inet_pton(AF_INET, address.c_str(), &a.sin_addr) != 1) a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    bound = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-  }
-  if (!bound || ::listen(fd, SOMAXCONN) != 0) {
-    const std::string why = std::strerror(errno);
-    if (fd >= 0) ::close(fd);
-    throw std::runtime_error("could not host the rendezvous store on " + address + ":" + std::to_string(port) +
-                             ": " + why + " (MASTER_ADDR, MASTER_PORT). Is another job using the port? Pick "
-                             "another MASTER_PORT.");
-  }
-  return fd;
-}
-
 c10::intrusive_ptr<c10d::TCPStore> connectStore(const RendezvousInfo& info) {
   c10d::TCPStoreOptions options;
   options.port = static_cast<uint16_t>(info.masterPort);
@@ -134,8 +99,18 @@ c10::intrusive_ptr<c10d::TCPStore> connectStore(const RendezvousInfo& info) {
   const char* agentStore = std::getenv("TORCHELASTIC_USE_AGENT_STORE");
   const bool agentHostsStore = agentStore && std::string(agentStore) == "True";
   options.isServer = info.rank == 0 && !agentHostsStore;
+  // Rank 0 hosting the store of a single-host job (srun or mpirun, not torchrun's agent): a socket
+  // of ours on the loopback address itself, where c10d's would listen on every interface. A job
+  // across hosts keeps c10d's: the other hosts must reach it.
   if (options.isServer && isLoopback(info.masterAddr)) {
-    options.masterListenFd = loopbackListenSocket(info.masterAddr, info.masterPort);  // the store's from here
+    try {
+      options.masterListenFd = listenOnLoopback(info.masterAddr, info.masterPort).fd;  // the store's from here
+    } catch (const std::exception& e) {
+      throw std::runtime_error("could not host the rendezvous store on " + info.masterAddr + ":" +
+                               std::to_string(info.masterPort) + ": " + e.what() +
+                               " (MASTER_ADDR, MASTER_PORT). Is another job using the port? Pick another "
+                               "MASTER_PORT.");
+    }
   }
   options.numWorkers = info.worldSize;
   options.waitWorkers = true;  // every rank registers; the host counts them in

@@ -134,9 +134,7 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
   RunObservation observed = observeRanks(config, launched->ranks(), callbacks, sink, result);
   concludeRun(config, launched->ranks(), std::move(observed), result);
   // Under the sink's lock: a window on another thread may still draw the recording meanwhile.
-  const auto write = [&](trace::RunRecording& r) { finishOutputs(config, result, r); };
-  if (sink.withRecording) sink.withRecording(write);
-  else write(result.recording);
+  sink.use(result.recording, [&](trace::RunRecording& r) { finishOutputs(config, result, r); });
   return result;
 }
 

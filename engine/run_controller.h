@@ -56,6 +56,12 @@ enum class GateCommand { None, Step, Continue };
 // appends a batch of events at a time, and reads it at the end for the summary, trace and CSV.
 struct RecordingSink {
   std::function<void(const std::function<void(trace::RunRecording&)>& use)> withRecording;
+
+  // `use` on the caller's recording (under its lock), or on the run's `own` when there is no caller's.
+  void use(trace::RunRecording& own, const std::function<void(trace::RunRecording&)>& fn) const {
+    if (withRecording) withRecording(fn);
+    else fn(own);
+  }
 };
 
 struct RunCallbacks {

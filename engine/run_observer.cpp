@@ -61,7 +61,7 @@ class RunObserver {
         gateReleased_(config.stepGate == StepGateMode::Off) {}
 
   RunObservation run() {
-    withRecording([&](trace::RunRecording& r) { r.reset(config_.world); });
+    sink_.use(result_.recording, [&](trace::RunRecording& r) { r.reset(config_.world); });
     while (!allDone()) {
       readPipes();
       reapExited();
@@ -79,11 +79,6 @@ class RunObserver {
   }
 
  private:
-  void withRecording(const std::function<void(trace::RunRecording&)>& use) {
-    if (sink_.withRecording) sink_.withRecording(use);
-    else use(result_.recording);
-  }
-
   // A caller's recording takes a batch per lock; the run's own takes each event as it comes, with
   // no copy in between.
   void takeMerged(const trace::Event& e) {
@@ -94,7 +89,7 @@ class RunObserver {
 
   void appendMerged() {
     if (merged_.empty()) return;
-    withRecording([&](trace::RunRecording& r) {
+    sink_.use(result_.recording, [&](trace::RunRecording& r) {
       for (const auto& e : merged_) r.add(e);
     });
     merged_.clear();
