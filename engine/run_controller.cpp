@@ -8,6 +8,7 @@
 #include "engine/rank_processes.h"
 #include "engine/run_observer.h"
 #include "engine/run_summary.h"
+#include "engine/streamed_outputs.h"
 #include "engine/tensor_files.h"
 #include "trace/chrome_trace.h"
 #include "files/output_file.h"
@@ -17,17 +18,21 @@ namespace shardscope {
 namespace {
 
 // Every output is written even when another fails (a CSV on a full disk must not cost the trace);
-// each failure is kept in the result, by name, and makes the run's exit status non-zero.
-void finishOutputs(const RunConfig& config, RunResult& result, const trace::RunRecording& recording) {
+// each failure is kept in the result, by name, and makes the run's exit status non-zero. A headless
+// run has streamed its trace and CSV as it went: `streamed` closes them.
+void finishOutputs(const RunConfig& config, RunResult& result, const trace::RunRecording& recording,
+                   StreamedOutputs* streamed = nullptr) {
   auto keep = [&](std::optional<std::string> error) {
     if (error) result.outputErrors.push_back(*error);
   };
-  if (!config.tracePath.empty()) {
+  if (streamed) {
+    streamed->finish(recording, result.outputErrors);
+  } else if (!config.tracePath.empty()) {
     keep(files::writeOutputFile(config.tracePath, [&](std::ostream& out) {
       trace::writeChromeTrace(out, recording, summaryJson(config, result, recording)["config"]);
     }));
   }
-  if (!config.memoryCsvPath.empty()) {
+  if (!streamed && !config.memoryCsvPath.empty()) {
     keep(files::writeOutputFile(config.memoryCsvPath,
                                 [&](std::ostream& out) { trace::writeMemoryCsv(out, recording); }));
   }
@@ -131,10 +136,15 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
   } catch (const std::exception& e) {
     return failedBeforeLaunch(config, std::move(result), e.what());
   }
+  // Headless, the run's own recording keeps only its last steps and streams the rest to the files;
+  // a caller's recording (the app's) keeps everything for its views.
+  std::optional<StreamedOutputs> streamed;
+  if (!sink.withRecording) streamed.emplace(config).attach(result.recording);
   RunObservation observed = observeRanks(config, launched->ranks(), callbacks, sink, result);
   concludeRun(config, launched->ranks(), std::move(observed), result);
   // Under the sink's lock: a window on another thread may still draw the recording meanwhile.
-  sink.use(result.recording, [&](trace::RunRecording& r) { finishOutputs(config, result, r); });
+  sink.use(result.recording,
+           [&](trace::RunRecording& r) { finishOutputs(config, result, r, streamed ? &*streamed : nullptr); });
   return result;
 }
 

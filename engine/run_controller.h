@@ -30,7 +30,9 @@ struct RunResult {
   int64_t parameterCount = 0;
   DeviceFacts device;                         // rank 0's GPU (memory, measured peak); zero on CPU
   int worldSize = 0;
-  trace::RunRecording recording;              // everything the ranks recorded, merged in time order
+  trace::RunRecording recording;              // what the ranks recorded, merged in time order; run
+                                              // headless, only the last steps in detail and the
+                                              // figures of the rest (StreamedOutputs)
                                               // (empty when the run was given a RecordingSink)
   int64_t outOfOrderEvents = 0;               // events the merger saw after later ones (counted)
   std::vector<std::string> outputErrors;      // --trace, --memory-csv, --summary that could not be

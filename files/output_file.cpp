@@ -6,7 +6,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <ext/stdio_filebuf.h>
 #include <fstream>
 
 namespace shardscope::files {
@@ -41,58 +40,77 @@ mode_t currentUmask() {
   return 022;
 }
 
-// A device or a pipe the user named is written as it is: there is nothing to replace atomically.
-std::optional<std::string> writeInPlace(const std::string& path,
-                                        const std::function<void(std::ostream&)>& write) {
-  std::ofstream out(path, std::ios::binary);
-  errno = 0;
-  if (out) write(out);
-  out.close();
-  if (!out) return failure(path, std::strerror(errno != 0 ? errno : EIO), /*replaced=*/false);
-  return std::nullopt;
-}
-
 }  // namespace
 
-std::optional<std::string> writeOutputFile(const std::string& path,
-                                           const std::function<void(std::ostream&)>& write) {
-  if (path.empty()) return failure(path, "the path is empty");
+OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
   struct stat existing {};
-  if (::stat(path.c_str(), &existing) == 0 && S_ISDIR(existing.st_mode)) {
-    return failure(path, "it is a directory; give a file name inside it");
-  }
-  if (::stat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode)) {
-    return writeInPlace(path, write);  // /dev/null, /dev/stdout, a FIFO: never renamed over
-  }
-  // Same directory as the target: a rename across file systems would not be atomic.
-  std::string temporary = directoryOf(path) + "/." + path.substr(path.find_last_of('/') + 1) + ".XXXXXX";
-  const int fd = ::mkstemp(temporary.data());
-  if (fd < 0) return failure(path, std::strerror(errno));
-  struct RemoveUnlessRenamed {
-    std::string path;
-    bool renamed = false;
-    ~RemoveUnlessRenamed() {
-      if (!renamed) ::unlink(path.c_str());
+  const bool exists = !path_.empty() && ::stat(path_.c_str(), &existing) == 0;
+  if (path_.empty()) {
+    openError_ = failure(path_, "the path is empty");
+  } else if (exists && S_ISDIR(existing.st_mode)) {
+    openError_ = failure(path_, "it is a directory; give a file name inside it");
+  } else if (exists && !S_ISREG(existing.st_mode)) {
+    // A device or a pipe the user named (/dev/null, /dev/stdout, a FIFO) is written as it is:
+    // there is nothing to replace atomically, and it is never renamed over.
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd_ < 0) openError_ = failure(path_, std::strerror(errno), /*replaced=*/false);
+  } else {
+    // Same directory as the target: a rename across file systems would not be atomic.
+    temporary_ = directoryOf(path_) + "/." + path_.substr(path_.find_last_of('/') + 1) + ".XXXXXX";
+    fd_ = ::mkstemp(temporary_.data());
+    if (fd_ < 0) {
+      openError_ = failure(path_, std::strerror(errno));
+      temporary_.clear();
     }
-  } cleanup{temporary};
+  }
+  // Everything goes through the descriptor opened here, never the name again: nobody can swap the
+  // file under us between creating and writing it. The buffer closes the descriptor.
+  if (fd_ >= 0) buffer_ = std::make_unique<__gnu_cxx::stdio_filebuf<char>>(fd_, std::ios::out | std::ios::binary);
+  out_ = std::make_unique<std::ostream>(buffer_.get());  // no buffer: a bad stream that drops writes
+  if (!buffer_) out_->setstate(std::ios::badbit);
+}
 
-  // Everything goes through the descriptor mkstemp opened, never the name again: nobody can swap
-  // the file under us between creating and writing it. The buffer closes the descriptor.
-  __gnu_cxx::stdio_filebuf<char> buffer(fd, std::ios::out | std::ios::binary);
-  std::ostream out(&buffer);
+OutputFile::~OutputFile() {
+  out_.reset();
+  buffer_.reset();
+  if (!finished_ && !temporary_.empty()) ::unlink(temporary_.c_str());
+}
+
+std::optional<std::string> OutputFile::finish() {
+  if (openError_) return openError_;
+  finished_ = true;
+  const bool inPlace = temporary_.empty();
+  auto failed = [&](int error) {
+    if (!inPlace) ::unlink(temporary_.c_str());
+    return failure(path_, std::strerror(error != 0 ? error : EIO), /*replaced=*/!inPlace);
+  };
+  // A write that failed already left its reason in errno (as writeOutputFile's callers expect:
+  // "No space left on device"); otherwise the flush's own.
+  if (!*out_) return failed(errno);
   errno = 0;
-  write(out);
-  out.flush();
-  if (!out) return failure(path, std::strerror(errno != 0 ? errno : EIO));
+  out_->flush();
+  if (!*out_) return failed(errno);
+  if (inPlace) {
+    if (buffer_->close() == nullptr) return failed(errno);
+    return std::nullopt;
+  }
   // A full disk may show only at fsync (delayed allocation): the bytes are on disk before the
   // rename makes them the file. mkstemp made it private (0600); an output is as readable as any
   // file the user creates.
-  if (::fsync(fd) != 0) return failure(path, std::strerror(errno));
-  (void)::fchmod(fd, 0666 & ~currentUmask());
-  if (buffer.close() == nullptr) return failure(path, std::strerror(errno != 0 ? errno : EIO));
-  if (::rename(temporary.c_str(), path.c_str()) != 0) return failure(path, std::strerror(errno));
-  cleanup.renamed = true;
+  if (::fsync(fd_) != 0) return failed(errno);
+  (void)::fchmod(fd_, 0666 & ~currentUmask());
+  if (buffer_->close() == nullptr) return failed(errno);
+  if (::rename(temporary_.c_str(), path_.c_str()) != 0) return failed(errno);
   return std::nullopt;
+}
+
+std::optional<std::string> writeOutputFile(const std::string& path,
+                                           const std::function<void(std::ostream&)>& write) {
+  OutputFile file(path);
+  if (file.openError()) return file.openError();
+  errno = 0;
+  write(file.out());
+  return file.finish();
 }
 
 }  // namespace shardscope::files

@@ -4,7 +4,10 @@
 // same path at once, cannot leave half a JSON behind.
 #pragma once
 
+#include <ext/stdio_filebuf.h>
+
 #include <functional>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -16,5 +19,31 @@ namespace shardscope::files {
 // on every path out, and the file already at `path`, if any, is left as it was.
 std::optional<std::string> writeOutputFile(const std::string& path,
                                            const std::function<void(std::ostream&)>& write);
+
+// The same, written a piece at a time as a run goes (a long run's trace streams to disk instead of
+// being held until the end): open, write to out() as often as needed, then finish(). Destroyed
+// unfinished (a failed run that writes no output, an exception), the temporary file is removed.
+class OutputFile {
+ public:
+  explicit OutputFile(std::string path);
+  ~OutputFile();
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+
+  std::ostream& out() { return *out_; }
+  // Why the file could not be opened, if it could not; out() then discards what it is given.
+  const std::optional<std::string>& openError() const { return openError_; }
+  // Flushes, syncs and renames it into place; the error, if any of that (or a write) failed.
+  std::optional<std::string> finish();
+
+ private:
+  std::string path_;
+  std::string temporary_;  // empty when written in place (a device or a pipe) or not opened
+  int fd_ = -1;
+  std::unique_ptr<__gnu_cxx::stdio_filebuf<char>> buffer_;
+  std::unique_ptr<std::ostream> out_;
+  std::optional<std::string> openError_;
+  bool finished_ = false;
+};
 
 }  // namespace shardscope::files

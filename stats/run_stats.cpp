@@ -1,7 +1,6 @@
 #include "stats/run_stats.h"
 
 #include "config/model_layout.h"
-#include "trace/ring_schedule.h"
 
 #include <algorithm>
 #include <numeric>
@@ -29,25 +28,6 @@ double modelFlopsPerItem(const RunConfig& config, int64_t parameterCount) {
   const double trained =
       config.loraRank > 0 ? static_cast<double>(trainableElements(config)) : static_cast<double>(parameterCount);
   return 4.0 * static_cast<double>(parameterCount) + 2.0 * trained;
-}
-
-int64_t activationSavedForBackward(const trace::RankTimeline& t) {
-  int64_t saved = 0;
-  bool inForward = false;
-  for (const auto& span : t.compute) {
-    const auto phase = static_cast<trace::Phase>(span.phase);
-    const auto kind = static_cast<trace::ComputeKind>(span.op);
-    if (kind == trace::ComputeKind::Forward && phase == trace::Phase::Forward) inForward = true;
-    if (kind != trace::ComputeKind::Backward || !inForward) continue;
-    inForward = false;
-    // The last sample at or before backward's first span: what forward left behind.
-    auto after = std::upper_bound(t.memory.begin(), t.memory.end(), span.beginNs,
-                                  [](int64_t time, const trace::MemorySample& s) { return time < s.tNs; });
-    if (after != t.memory.begin()) {
-      saved = std::max(saved, std::prev(after)->bytes[static_cast<int>(trace::MemoryRole::Activation)]);
-    }
-  }
-  return saved;
 }
 
 namespace {
@@ -110,21 +90,15 @@ std::vector<RankStats> computeRankStats(const RunConfig& config, const trace::Ru
     }
     // Only completed steps' collectives count; per-step figures divide them by recordedSteps.
     s.collectives = rec.collectiveTotals(r, steps);
-    for (const auto& c : t.collectives) {
-      if (c.step < 0 || c.step >= steps || c.processGroup >= trace::kProcessGroupCount) continue;
-      const auto op = static_cast<trace::CollectiveOp>(c.op);
-      s.sentBytesByGroup[c.processGroup] += trace::ringTrafficPerRank(op, c.worldSize, trace::collectiveSizeBytes(c)).sentBytes;
-    }
+    s.sentBytesByGroup = rec.sentBytesByGroup(r, steps);
     s.overlapPercent = rec.overlapPercent(r);
     s.exposedCommSeconds = rec.exposedCommSeconds(r);
     s.exposedCommSeconds.resize(static_cast<size_t>(steps));
     s.steadyExposedCommSeconds = steadyMeanOfRecorded(s.exposedCommSeconds, config.recording);
-    int64_t recomputeNs = 0;
-    for (const auto& span : t.compute) {
-      if (span.step >= 0 && span.step < steps && trace::isRecomputation(span)) recomputeNs += span.endNs - span.beginNs;
+    if (s.recordedSteps > 0) {
+      s.recomputeSecondsPerStep = static_cast<double>(rec.recomputeNs(r, steps)) / 1e9 / s.recordedSteps;
     }
-    if (s.recordedSteps > 0) s.recomputeSecondsPerStep = static_cast<double>(recomputeNs) / 1e9 / s.recordedSteps;
-    s.activationSavedBytes = activationSavedForBackward(t);
+    s.activationSavedBytes = rec.activationSavedBytes(r);
     s.droppedEvents = t.dropped;
     out.push_back(s);
   }

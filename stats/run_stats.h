@@ -57,10 +57,6 @@ bool anyRecorded(const std::vector<RankStats>& ranks);
 double itemsPerRankStep(const RunConfig& config);
 double modelFlopsPerItem(const RunConfig& config, int64_t parameterCount);
 
-// The activation bytes held at each moment backward began (a backward span right after forward
-// ones), the largest of them; 0 without compute spans.
-int64_t activationSavedForBackward(const trace::RankTimeline& timeline);
-
 // The split by role at the end of the last completed step (all zero before the first one ends).
 trace::RoleBytes rolesAfterLastStep(const trace::RankTimeline& timeline);
 

@@ -20,110 +20,141 @@ nlohmann::json spanName(const Event& e) {
 
 }  // namespace
 
-void writeChromeTrace(std::ostream& out, const RunRecording& rec, const nlohmann::json& metadata) {
-  const int64_t origin = rec.originNs() == INT64_MAX ? 0 : rec.originNs();
+ChromeTraceWriter::ChromeTraceWriter(std::ostream& out, const nlohmann::json& metadata, int ranks) : out_(out) {
   // Streamed event by event: a long run has millions of them.
-  out << "{\"displayTimeUnit\":\"ms\",\"otherData\":" << metadata.dump() << ",\"traceEvents\":[\n";
-  bool first = true;
-  auto emit = [&](const nlohmann::json& j) {
-    out << (first ? "" : ",\n") << j.dump();
-    first = false;
-  };
-  for (int r = 0; r < rec.ranks(); ++r) {
+  out_ << "{\"displayTimeUnit\":\"ms\",\"otherData\":" << metadata.dump() << ",\"traceEvents\":[\n";
+  for (int r = 0; r < ranks; ++r) {
     emit({{"ph", "M"}, {"pid", r}, {"name", "process_name"}, {"args", {{"name", "rank " + std::to_string(r)}}}});
     emit({{"ph", "M"}, {"pid", r}, {"name", "process_sort_index"}, {"args", {{"sort_index", r}}}});
     emit({{"ph", "M"}, {"pid", r}, {"tid", 1}, {"name", "thread_name"}, {"args", {{"name", "compute"}}}});
     emit({{"ph", "M"}, {"pid", r}, {"tid", 2}, {"name", "thread_name"}, {"args", {{"name", "comm"}}}});
     emit({{"ph", "M"}, {"pid", r}, {"tid", 3}, {"name", "thread_name"}, {"args", {{"name", "event groups"}}}});
-    const auto& t = rec.rank(r);
-    // The step gate's pauses per step (few: one per Step a user pressed), so a reader gets step
-    // times without them back.
-    std::map<int, int64_t> pausedOfStep;
-    for (const auto& s : t.steps) {
-      if (s.pausedNs > 0) pausedOfStep[s.step] = s.pausedNs;
+  }
+}
+
+void ChromeTraceWriter::emit(const nlohmann::json& event) {
+  out_ << (first_ ? "" : ",\n") << event.dump();
+  first_ = false;
+}
+
+void ChromeTraceWriter::finish() { out_ << "\n]}\n"; }
+
+void writeChromeTrace(std::ostream& out, const RunRecording& rec, const nlohmann::json& metadata) {
+  const int64_t origin = rec.originNs() == INT64_MAX ? 0 : rec.originNs();
+  ChromeTraceWriter writer(out, metadata, rec.ranks());
+  for (int r = 0; r < rec.ranks(); ++r) writer.write(r, rec.rank(r), origin);
+  writer.finish();
+}
+
+void ChromeTraceWriter::write(int rank, const RankTimeline& detail, int64_t originNs) {
+  writeCompute(rank, detail, originNs);
+  writeCollectives(rank, detail, originNs);
+  writeGroups(rank, detail, originNs);
+  writeMemory(rank, detail, originNs);
+}
+
+void ChromeTraceWriter::writeCompute(int r, const RankTimeline& t, int64_t origin) {
+  // The step gate's pauses per step (few: one per Step a user pressed), so a reader gets step
+  // times without them back.
+  std::map<int, int64_t> pausedOfStep;
+  for (const auto& s : t.steps) {
+    if (s.pausedNs > 0) pausedOfStep[s.step] = s.pausedNs;
+  }
+  for (const auto& e : t.compute) {
+    nlohmann::json args = {{"kind", computeKindName(static_cast<ComputeKind>(e.op))}, {"unit", e.text},
+                           {"phase", phaseName(static_cast<Phase>(e.phase))}, {"step", e.step}};
+    if (e.microBatch != 0) args["micro_batch"] = e.microBatch;
+    if (static_cast<ComputeKind>(e.op) == ComputeKind::Step) {
+      if (auto paused = pausedOfStep.find(e.step); paused != pausedOfStep.end()) args["paused_us"] = paused->second / 1e3;
     }
-    for (const auto& e : t.compute) {
-      nlohmann::json args = {{"kind", computeKindName(static_cast<ComputeKind>(e.op))}, {"unit", e.text},
-                             {"phase", phaseName(static_cast<Phase>(e.phase))}, {"step", e.step}};
-      if (e.microBatch != 0) args["micro_batch"] = e.microBatch;
-      if (static_cast<ComputeKind>(e.op) == ComputeKind::Step) {
-        if (auto paused = pausedOfStep.find(e.step); paused != pausedOfStep.end()) args["paused_us"] = paused->second / 1e3;
-      }
-      emit({{"ph", "X"}, {"cat", "compute"}, {"pid", r}, {"tid", 1}, {"name", spanName(e)},
-            {"ts", micros(e.beginNs, origin)}, {"dur", (e.endNs - e.beginNs) / 1e3}, {"args", args}});
-    }
-    for (const auto& e : t.collectives) {
-      const auto op = static_cast<CollectiveOp>(e.op);
-      const double seconds = (e.endNs - e.beginNs) / 1e9;
-      const double algbw = algbwBytesPerSecond(collectiveSizeBytes(e), seconds);
-      const std::string unit = collectiveUnit(e);
-      const std::string impl = collectiveImplementation(e);
-      const auto ring = ringTrafficPerRank(op, e.worldSize, collectiveSizeBytes(e));
-      nlohmann::json args = {{"op", collectiveOpName(op)}, {"bytes", e.bytes}, {"bytes_out", e.bytesOut},
-                             {"unit", unit}, {"phase", phaseName(static_cast<Phase>(e.phase))},
-                             {"group_size", e.worldSize}, {"step", e.step},
-                             {"issue_us", micros(e.issueNs, origin)},
-                             {"algbw_GBps", algbw / 1e9},
-                             {"busbw_GBps", algbw * busbwFactor(op, e.worldSize) / 1e9},
-                             {"size_bytes", collectiveSizeBytes(e)},
-                             {"ring_sent_bytes", ring.sentBytes},
-                             {"ring_received_bytes", ring.receivedBytes},
-                             {"implementation", impl}};
-      if (e.microBatch != 0) args["micro_batch"] = e.microBatch;
-      const auto group = static_cast<ProcessGroup>(e.processGroup);
-      args["process_group"] = processGroupName(group);
-      // Under HSDP the same unit is reduced twice, in two groups: the name says which.
-      const std::string inGroup = group == ProcessGroup::World ? "" : std::string(" [") + processGroupName(group) + "]";
-      emit({{"ph", "X"}, {"cat", "comm"}, {"pid", r}, {"tid", 2},
-            {"name", std::string(collectiveOpName(op)) + " " + unit + inGroup},
-            {"ts", micros(e.beginNs, origin)}, {"dur", (e.endNs - e.beginNs) / 1e3}, {"args", args}});
-    }
-    for (const auto& g : t.groups) {
-      // Unpaused groups are instants; a pause at the step gate is a slice of its own.
-      nlohmann::json args = {{"kind", groupKindName(static_cast<GroupKind>(g.op))}, {"label", g.text},
-                             {"phase", phaseName(static_cast<Phase>(g.phase))}, {"step", g.step}};
-      if (g.microBatch != 0) args["micro_batch"] = g.microBatch;
-      if (g.endNs > g.beginNs) {
-        emit({{"ph", "X"}, {"cat", "pause"}, {"pid", r}, {"tid", 3}, {"name", "paused before " + g.text},
-              {"ts", micros(g.beginNs, origin)}, {"dur", (g.endNs - g.beginNs) / 1e3}, {"args", args}});
-      } else {
-        emit({{"ph", "i"}, {"s", "t"}, {"cat", "group"}, {"pid", r}, {"tid", 3}, {"name", g.text},
-              {"ts", micros(g.beginNs, origin)}, {"args", args}});
-      }
-    }
-    for (const auto& track : t.units) {
-      if (track.unit == kNoUnit) continue;
-      // Per-unit counters ("who holds what"), with the roles the unit ever held.
-      const std::string name = "unit memory " + unitName(track.unit);
-      for (const auto& s : track.samples) {
-        nlohmann::json args = nlohmann::json::object();
-        for (int i = 0; i < kMemoryRoleCount; ++i) {
-          if (track.peakByRole[i] > 0) args[memoryRoleName(static_cast<MemoryRole>(i))] = s.bytes[i];
-        }
-        emit({{"ph", "C"}, {"pid", r}, {"name", name}, {"ts", micros(s.tNs, origin)}, {"args", args}});
-      }
-    }
-    for (const auto& s : t.memory) {
-      nlohmann::json args;
-      for (int i = 0; i < kMemoryRoleCount; ++i) args[memoryRoleName(static_cast<MemoryRole>(i))] = s.bytes[i];
-      emit({{"ph", "C"}, {"pid", r}, {"name", "memory"}, {"ts", micros(s.tNs, origin)}, {"args", args}});
+    emit({{"ph", "X"}, {"cat", "compute"}, {"pid", r}, {"tid", 1}, {"name", spanName(e)},
+          {"ts", micros(e.beginNs, origin)}, {"dur", (e.endNs - e.beginNs) / 1e3}, {"args", args}});
+  }
+}
+
+void ChromeTraceWriter::writeCollectives(int r, const RankTimeline& t, int64_t origin) {
+  for (const auto& e : t.collectives) {
+    const auto op = static_cast<CollectiveOp>(e.op);
+    const double seconds = (e.endNs - e.beginNs) / 1e9;
+    const double algbw = algbwBytesPerSecond(collectiveSizeBytes(e), seconds);
+    const std::string unit = collectiveUnit(e);
+    const std::string impl = collectiveImplementation(e);
+    const auto ring = ringTrafficPerRank(op, e.worldSize, collectiveSizeBytes(e));
+    nlohmann::json args = {{"op", collectiveOpName(op)}, {"bytes", e.bytes}, {"bytes_out", e.bytesOut},
+                           {"unit", unit}, {"phase", phaseName(static_cast<Phase>(e.phase))},
+                           {"group_size", e.worldSize}, {"step", e.step},
+                           {"issue_us", micros(e.issueNs, origin)},
+                           {"algbw_GBps", algbw / 1e9},
+                           {"busbw_GBps", algbw * busbwFactor(op, e.worldSize) / 1e9},
+                           {"size_bytes", collectiveSizeBytes(e)},
+                           {"ring_sent_bytes", ring.sentBytes},
+                           {"ring_received_bytes", ring.receivedBytes},
+                           {"implementation", impl}};
+    if (e.microBatch != 0) args["micro_batch"] = e.microBatch;
+    const auto group = static_cast<ProcessGroup>(e.processGroup);
+    args["process_group"] = processGroupName(group);
+    // Under HSDP the same unit is reduced twice, in two groups: the name says which.
+    const std::string inGroup = group == ProcessGroup::World ? "" : std::string(" [") + processGroupName(group) + "]";
+    emit({{"ph", "X"}, {"cat", "comm"}, {"pid", r}, {"tid", 2},
+          {"name", std::string(collectiveOpName(op)) + " " + unit + inGroup},
+          {"ts", micros(e.beginNs, origin)}, {"dur", (e.endNs - e.beginNs) / 1e3}, {"args", args}});
+  }
+}
+
+void ChromeTraceWriter::writeGroups(int r, const RankTimeline& t, int64_t origin) {
+  for (const auto& g : t.groups) {
+    // Unpaused groups are instants; a pause at the step gate is a slice of its own.
+    nlohmann::json args = {{"kind", groupKindName(static_cast<GroupKind>(g.op))}, {"label", g.text},
+                           {"phase", phaseName(static_cast<Phase>(g.phase))}, {"step", g.step}};
+    if (g.microBatch != 0) args["micro_batch"] = g.microBatch;
+    if (g.endNs > g.beginNs) {
+      emit({{"ph", "X"}, {"cat", "pause"}, {"pid", r}, {"tid", 3}, {"name", "paused before " + g.text},
+            {"ts", micros(g.beginNs, origin)}, {"dur", (g.endNs - g.beginNs) / 1e3}, {"args", args}});
+    } else {
+      emit({{"ph", "i"}, {"s", "t"}, {"cat", "group"}, {"pid", r}, {"tid", 3}, {"name", g.text},
+            {"ts", micros(g.beginNs, origin)}, {"args", args}});
     }
   }
-  out << "\n]}\n";
+}
+
+void ChromeTraceWriter::writeMemory(int r, const RankTimeline& t, int64_t origin) {
+  for (const auto& track : t.units) {
+    if (track.unit == kNoUnit) continue;
+    // Per-unit counters ("who holds what"), with the roles the unit ever held.
+    const std::string name = "unit memory " + unitName(track.unit);
+    for (const auto& s : track.samples) {
+      nlohmann::json args = nlohmann::json::object();
+      for (int i = 0; i < kMemoryRoleCount; ++i) {
+        if (track.peakByRole[i] > 0) args[memoryRoleName(static_cast<MemoryRole>(i))] = s.bytes[i];
+      }
+      emit({{"ph", "C"}, {"pid", r}, {"name", name}, {"ts", micros(s.tNs, origin)}, {"args", args}});
+    }
+  }
+  for (const auto& s : t.memory) {
+    nlohmann::json args;
+    for (int i = 0; i < kMemoryRoleCount; ++i) args[memoryRoleName(static_cast<MemoryRole>(i))] = s.bytes[i];
+    emit({{"ph", "C"}, {"pid", r}, {"name", "memory"}, {"ts", micros(s.tNs, origin)}, {"args", args}});
+  }
+}
+
+void writeMemoryCsvHeader(std::ostream& out) {
+  out << "rank,t_ns";
+  for (int i = 0; i < kMemoryRoleCount; ++i) out << ',' << memoryRoleName(static_cast<MemoryRole>(i));
+  out << ",total\n";
+}
+
+void writeMemoryCsvRows(std::ostream& out, int rank, const RankTimeline& detail, int64_t originNs) {
+  for (const auto& s : detail.memory) {
+    out << rank << ',' << (s.tNs - originNs);
+    for (int64_t b : s.bytes) out << ',' << b;
+    out << ',' << s.total << '\n';
+  }
 }
 
 void writeMemoryCsv(std::ostream& out, const RunRecording& rec) {
   const int64_t origin = rec.originNs() == INT64_MAX ? 0 : rec.originNs();
-  out << "rank,t_ns";
-  for (int i = 0; i < kMemoryRoleCount; ++i) out << ',' << memoryRoleName(static_cast<MemoryRole>(i));
-  out << ",total\n";
-  for (int r = 0; r < rec.ranks(); ++r) {
-    for (const auto& s : rec.rank(r).memory) {
-      out << r << ',' << (s.tNs - origin);
-      for (int64_t b : s.bytes) out << ',' << b;
-      out << ',' << s.total << '\n';
-    }
-  }
+  writeMemoryCsvHeader(out);
+  for (int r = 0; r < rec.ranks(); ++r) writeMemoryCsvRows(out, r, rec.rank(r), origin);
 }
 
 }  // namespace shardscope::trace

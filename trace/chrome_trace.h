@@ -19,7 +19,29 @@ namespace shardscope::trace {
 void writeChromeTrace(std::ostream& out, const RunRecording& recording,
                       const nlohmann::json& metadata);
 
+// The same trace written as a run goes (a long headless run streams its detail to disk instead of
+// holding it): the header and every rank's names first, then each rank's detail in pieces, each
+// later than that rank's previous piece, then the closing. Times are since `originNs`.
+class ChromeTraceWriter {
+ public:
+  ChromeTraceWriter(std::ostream& out, const nlohmann::json& metadata, int ranks);
+  void write(int rank, const RankTimeline& detail, int64_t originNs);
+  void finish();
+
+ private:
+  void emit(const nlohmann::json& event);
+  void writeCompute(int rank, const RankTimeline& detail, int64_t originNs);
+  void writeCollectives(int rank, const RankTimeline& detail, int64_t originNs);
+  void writeGroups(int rank, const RankTimeline& detail, int64_t originNs);
+  void writeMemory(int rank, const RankTimeline& detail, int64_t originNs);  // per unit, then the rank's
+  std::ostream& out_;
+  bool first_ = true;
+};
+
 // Columns: rank, t_ns (since the run's first event), one column per role in bytes, total.
 void writeMemoryCsv(std::ostream& out, const RunRecording& recording);
+// Its header line, and the rows of one rank's detail: written in pieces as the trace is.
+void writeMemoryCsvHeader(std::ostream& out);
+void writeMemoryCsvRows(std::ostream& out, int rank, const RankTimeline& detail, int64_t originNs);
 
 }  // namespace shardscope::trace

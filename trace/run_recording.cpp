@@ -112,7 +112,10 @@ void RunRecording::add(const Event& e) {
       insertByBegin(r.compute, r.computeBegins, e);
       r.longestCompute = std::max(r.longestCompute, e.endNs - e.beginNs);
       break;
-    case EventKind::StepEnd: r.steps.push_back(e); break;
+    case EventKind::StepEnd:
+      r.steps.push_back(e);
+      if (keepSteps_ > 0 && r.steps.size() >= 2 * static_cast<size_t>(keepSteps_)) foldOlderSteps(e.rank);
+      break;
     case EventKind::Dropped:
     case EventKind::RunDone: r.dropped += e.count; break;
     default: break;
@@ -125,31 +128,105 @@ size_t firstSpanFrom(const std::vector<Event>& spans, double tNs) {
   return static_cast<size_t>(it - spans.begin());
 }
 
+namespace {
+
+// Folded steps were completed, so they count whenever `steps` does not stop before them.
+bool countsFolded(const FoldedSteps& folded, int steps) { return steps < 0 || steps >= folded.steps; }
+
+bool inSteps(const Event& collectiveOrSpan, int steps) {
+  return steps < 0 || (collectiveOrSpan.step >= 0 && collectiveOrSpan.step < steps);
+}
+
+void addCollective(std::array<CollectiveTotals, kCollectiveOpCount>& totals, const Event& c) {
+  auto& t = totals[c.op];
+  ++t.count;
+  t.sizeBytes += collectiveSizeBytes(c);
+  const auto traffic = ringTrafficPerRank(static_cast<CollectiveOp>(c.op), c.worldSize, collectiveSizeBytes(c));
+  t.sentBytes += traffic.sentBytes;
+  t.receivedBytes += traffic.receivedBytes;
+  t.seconds += (c.endNs - c.beginNs) / 1e9;
+}
+
+std::array<CollectiveTotals, kCollectiveOpCount> sumOf(std::array<CollectiveTotals, kCollectiveOpCount> a,
+                                                      const std::array<CollectiveTotals, kCollectiveOpCount>& b) {
+  for (int op = 0; op < kCollectiveOpCount; ++op) addTotals(a[op], b[op]);
+  return a;
+}
+
+void addSentByGroup(std::array<int64_t, kProcessGroupCount>& sent, const Event& c) {
+  if (c.processGroup >= kProcessGroupCount) return;
+  const auto op = static_cast<CollectiveOp>(c.op);
+  sent[c.processGroup] += ringTrafficPerRank(op, c.worldSize, collectiveSizeBytes(c)).sentBytes;
+}
+
+}  // namespace
+
 std::array<CollectiveTotals, kCollectiveOpCount> RunRecording::collectiveTotals(int rank,
                                                                                int steps) const {
+  const auto& t = this->rank(rank);
   std::array<CollectiveTotals, kCollectiveOpCount> out{};
-  for (const auto& c : this->rank(rank).collectives) {
-    if (steps >= 0 && (c.step < 0 || c.step >= steps)) continue;
-    auto& t = out[c.op];
-    ++t.count;
-    t.sizeBytes += collectiveSizeBytes(c);
-    const auto traffic = ringTrafficPerRank(static_cast<CollectiveOp>(c.op), c.worldSize, collectiveSizeBytes(c));
-    t.sentBytes += traffic.sentBytes;
-    t.receivedBytes += traffic.receivedBytes;
-    t.seconds += (c.endNs - c.beginNs) / 1e9;
+  if (countsFolded(t.folded, steps)) out = t.folded.collectives;
+  if (steps < 0) out = sumOf(out, t.folded.outsideSteps);
+  for (const auto& c : t.collectives) {
+    if (inSteps(c, steps)) addCollective(out, c);
   }
   return out;
 }
 
+std::array<int64_t, kProcessGroupCount> RunRecording::sentBytesByGroup(int rank, int steps) const {
+  const auto& t = this->rank(rank);
+  std::array<int64_t, kProcessGroupCount> out{};
+  if (countsFolded(t.folded, steps)) out = t.folded.sentBytesByGroup;
+  for (const auto& c : t.collectives) {
+    if (inSteps(c, steps)) addSentByGroup(out, c);
+  }
+  return out;
+}
+
+int64_t RunRecording::recomputeNs(int rank, int steps) const {
+  const auto& t = this->rank(rank);
+  int64_t ns = countsFolded(t.folded, steps) ? t.folded.recomputeNs : 0;
+  for (const auto& span : t.compute) {
+    if (span.step >= 0 && inSteps(span, steps) && isRecomputation(span)) ns += span.endNs - span.beginNs;
+  }
+  return ns;
+}
+
+int64_t RunRecording::activationSavedBytes(int rank) const {
+  const auto& t = this->rank(rank);
+  return std::max(t.folded.activationSavedBytes, activationSavedForBackward(t));
+}
+
+int64_t activationSavedForBackward(const RankTimeline& t) {
+  int64_t saved = 0;
+  bool inForward = false;
+  for (const auto& span : t.compute) {
+    const auto phase = static_cast<Phase>(span.phase);
+    const auto kind = static_cast<ComputeKind>(span.op);
+    if (kind == ComputeKind::Forward && phase == Phase::Forward) inForward = true;
+    if (kind != ComputeKind::Backward || !inForward) continue;
+    inForward = false;
+    // The last sample at or before backward's first span: what forward left behind.
+    auto after = std::upper_bound(t.memory.begin(), t.memory.end(), span.beginNs,
+                                  [](int64_t time, const MemorySample& s) { return time < s.tNs; });
+    if (after != t.memory.begin()) {
+      saved = std::max(saved, std::prev(after)->bytes[static_cast<int>(MemoryRole::Activation)]);
+    }
+  }
+  return saved;
+}
+
+void addTotals(CollectiveTotals& into, const CollectiveTotals& t) {
+  into.count += t.count;
+  into.sizeBytes += t.sizeBytes;
+  into.sentBytes += t.sentBytes;
+  into.receivedBytes += t.receivedBytes;
+  into.seconds += t.seconds;
+}
+
 CollectiveTotals allCollectives(const std::array<CollectiveTotals, kCollectiveOpCount>& perOp) {
   CollectiveTotals sum;
-  for (const auto& t : perOp) {
-    sum.count += t.count;
-    sum.sizeBytes += t.sizeBytes;
-    sum.sentBytes += t.sentBytes;
-    sum.receivedBytes += t.receivedBytes;
-    sum.seconds += t.seconds;
-  }
+  for (const auto& t : perOp) addTotals(sum, t);
   return sum;
 }
 
@@ -192,10 +269,8 @@ std::pair<std::vector<Interval>, std::vector<Interval>> commAndCompute(const Ran
 
 }  // namespace
 
-double RunRecording::overlapPercent(int rank) const {
-  const auto [commU, computeU] = commAndCompute(this->rank(rank));
-  const int64_t commTime = length(commU);
-  if (commTime == 0) return 0.0;
+std::pair<int64_t, int64_t> commAndHiddenNs(const RankTimeline& detail) {
+  const auto [commU, computeU] = commAndCompute(detail);
   int64_t both = 0;
   size_t j = 0;
   for (const auto& a : commU) {
@@ -204,11 +279,23 @@ double RunRecording::overlapPercent(int rank) const {
       both += std::min(a.second, computeU[k].second) - std::max(a.first, computeU[k].first);
     }
   }
-  return 100.0 * static_cast<double>(both) / static_cast<double>(commTime);
+  return {length(commU), both};
+}
+
+double RunRecording::overlapPercent(int rank) const {
+  const auto& t = this->rank(rank);
+  const auto [comm, hidden] = commAndHiddenNs(t);
+  const int64_t commTime = comm + t.folded.commNs;
+  if (commTime == 0) return 0.0;
+  return 100.0 * static_cast<double>(hidden + t.folded.hiddenCommNs) / static_cast<double>(commTime);
 }
 
 std::vector<std::pair<int64_t, int64_t>> RunRecording::exposedComm(int rank) const {
-  const auto [commU, computeU] = commAndCompute(this->rank(rank));
+  return exposedCommOf(this->rank(rank));
+}
+
+std::vector<std::pair<int64_t, int64_t>> exposedCommOf(const RankTimeline& detail) {
+  const auto [commU, computeU] = commAndCompute(detail);
   std::vector<Interval> exposed;
   size_t j = 0;
   for (auto [begin, end] : commU) {
@@ -233,11 +320,11 @@ const std::vector<std::pair<int64_t, int64_t>>& RunRecording::exposedCommCached(
   return t.exposedComm;
 }
 
-std::vector<double> RunRecording::exposedCommSeconds(int rank) const {
-  const auto exposed = exposedComm(rank);
+std::vector<double> exposedCommSecondsOf(const RankTimeline& detail) {
+  const auto exposed = exposedCommOf(detail);
   std::vector<double> out;
   size_t j = 0;
-  for (const auto& step : this->rank(rank).steps) {
+  for (const auto& step : detail.steps) {
     int64_t ns = 0;
     while (j < exposed.size() && exposed[j].second <= step.beginNs) ++j;
     for (size_t k = j; k < exposed.size() && exposed[k].first < step.endNs; ++k) {
@@ -248,8 +335,16 @@ std::vector<double> RunRecording::exposedCommSeconds(int rank) const {
   return out;
 }
 
+std::vector<double> RunRecording::exposedCommSeconds(int rank) const {
+  const auto& t = this->rank(rank);
+  std::vector<double> out = t.folded.exposedCommSeconds;
+  const auto live = exposedCommSecondsOf(t);
+  out.insert(out.end(), live.begin(), live.end());
+  return out;
+}
+
 std::vector<double> RunRecording::stepSeconds(int rank) const {
-  std::vector<double> out;
+  std::vector<double> out = this->rank(rank).folded.stepSeconds;
   for (const auto& s : this->rank(rank).steps) out.push_back(activeStepNs(s) / 1e9);
   return out;
 }
@@ -277,6 +372,88 @@ std::vector<int32_t> RunRecording::recordedUnits() const {
     }
   }
   return out;
+}
+
+void RunRecording::keepLastSteps(int steps, Spill spill) {
+  keepSteps_ = std::max(steps, 0);
+  spill_ = std::move(spill);
+}
+
+namespace {
+
+// Moves the leading elements of `from` for which `older` holds into `to`.
+template <class T, class Older>
+void movePrefix(std::vector<T>& from, std::vector<T>& to, Older older) {
+  const auto end = std::find_if_not(from.begin(), from.end(), older);
+  to.assign(std::make_move_iterator(from.begin()), std::make_move_iterator(end));
+  from.erase(from.begin(), end);
+}
+
+void foldFigures(FoldedSteps& f, const RankTimeline& older) {
+  f.steps += static_cast<int>(older.steps.size());
+  for (const auto& s : older.steps) f.stepSeconds.push_back(activeStepNs(s) / 1e9);
+  const auto exposed = exposedCommSecondsOf(older);
+  f.exposedCommSeconds.insert(f.exposedCommSeconds.end(), exposed.begin(), exposed.end());
+  for (const auto& c : older.collectives) {
+    // One before the first step (the initial broadcast) is in no step's figures, only the run's.
+    if (c.step < 0) {
+      addCollective(f.outsideSteps, c);
+      continue;
+    }
+    addCollective(f.collectives, c);
+    addSentByGroup(f.sentBytesByGroup, c);
+  }
+  const auto [comm, hidden] = commAndHiddenNs(older);
+  f.commNs += comm;
+  f.hiddenCommNs += hidden;
+  for (const auto& span : older.compute) {
+    if (span.step >= 0 && isRecomputation(span)) f.recomputeNs += span.endNs - span.beginNs;
+  }
+  f.activationSavedBytes = std::max(f.activationSavedBytes, activationSavedForBackward(older));
+}
+
+// The indexes views search are over the detail kept: rebuilt from it (a fold keeps a few steps,
+// so this costs what adding them did).
+void reindex(RankTimeline& t) {
+  t.memoryTimes = TimeIndex{};
+  t.memoryTotals = RangeMax{};
+  for (const auto& s : t.memory) {
+    t.memoryTimes.push(s.tNs);
+    t.memoryTotals.push(s.total);
+  }
+  t.collectiveBegins = TimeIndex{};
+  for (const auto& c : t.collectives) t.collectiveBegins.push(c.beginNs);
+  t.computeBegins = TimeIndex{};
+  for (const auto& c : t.compute) t.computeBegins.push(c.beginNs);
+  t.exposedCommFor[0] = t.exposedCommFor[1] = SIZE_MAX;
+}
+
+}  // namespace
+
+void RunRecording::foldOlderSteps(int rank) {
+  RankTimeline& t = ranks_[static_cast<size_t>(rank)];
+  const size_t fold = t.steps.size() - static_cast<size_t>(keepSteps_);
+  const int64_t cut = t.steps[fold - 1].endNs;
+  const int32_t lastStep = t.steps[fold - 1].step;
+  RankTimeline older;
+  older.steps.assign(t.steps.begin(), t.steps.begin() + static_cast<std::ptrdiff_t>(fold));
+  t.steps.erase(t.steps.begin(), t.steps.begin() + static_cast<std::ptrdiff_t>(fold));
+  movePrefix(t.memory, older.memory, [&](const MemorySample& s) { return s.tNs <= cut; });
+  // A span of a folded step goes with it; one of no step (before the first) by its end.
+  const auto inOlderStep = [&](const Event& e) { return e.step >= 0 ? e.step <= lastStep : e.endNs <= cut; };
+  movePrefix(t.collectives, older.collectives, inOlderStep);
+  movePrefix(t.compute, older.compute, inOlderStep);
+  movePrefix(t.groups, older.groups, [&](const Event& g) { return g.beginNs <= cut; });
+  movePrefix(t.pauses, older.pauses, [&](const Event& g) { return g.beginNs <= cut; });
+  older.units.resize(t.units.size());
+  for (size_t u = 0; u < t.units.size(); ++u) {
+    older.units[u].unit = t.units[u].unit;
+    older.units[u].peakByRole = t.units[u].peakByRole;
+    movePrefix(t.units[u].samples, older.units[u].samples, [&](const UnitMemorySample& s) { return s.tNs <= cut; });
+  }
+  if (spill_) spill_(rank, older);
+  foldFigures(t.folded, older);
+  reindex(t);
 }
 
 }  // namespace shardscope::trace

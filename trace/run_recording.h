@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -31,7 +32,8 @@ struct CollectiveTotals {
   double seconds = 0;         // sum of start->end durations
 };
 
-// The totals over every collective type.
+// Adds `t` into `into`; the totals over every collective type.
+void addTotals(CollectiveTotals& into, const CollectiveTotals& t);
 CollectiveTotals allCollectives(const std::array<CollectiveTotals, kCollectiveOpCount>& perOp);
 
 // What one rank holds of one model unit (memory events that name it), after one of its events.
@@ -45,6 +47,21 @@ struct UnitMemoryTrack {
   std::vector<UnitMemorySample> samples;  // time-ordered
   RoleBytes current{};
   RoleBytes peakByRole{};
+};
+
+// What a recording that keeps only its last steps in detail (RunRecording::keepLastSteps) folded
+// away, as the running figures the summary reads: everything here is of completed steps.
+struct FoldedSteps {
+  int steps = 0;                             // StepEnd events folded
+  std::vector<double> stepSeconds;           // each one's time without step-gate pauses
+  std::vector<double> exposedCommSeconds;    // each one's collective time no compute hid
+  std::array<CollectiveTotals, kCollectiveOpCount> collectives{};  // of collectives in a step
+  std::array<CollectiveTotals, kCollectiveOpCount> outsideSteps{};  // before the first (a broadcast)
+  std::array<int64_t, kProcessGroupCount> sentBytesByGroup{};      // ring schedule, as collectives
+  int64_t commNs = 0;                        // the union of collective time
+  int64_t hiddenCommNs = 0;                  // of it, under forward or backward compute
+  int64_t recomputeNs = 0;                   // activation checkpointing's forwards in backward
+  int64_t activationSavedBytes = 0;          // the most held as any backward began
 };
 
 struct RankTimeline {
@@ -71,6 +88,7 @@ struct RankTimeline {
   int64_t peakDevice = 0;               // maximum of tensors + allocator cache + runtime
   int64_t dropped = 0;                  // events the rank could not record
   int64_t negativeBalance = 0;          // frees of bytes never seen allocated (should stay 0)
+  FoldedSteps folded;                   // the steps before `steps[0]` when detail is folded
   // RunRecording::exposedCommCached's last answer, and the span counts it holds for.
   mutable std::vector<std::pair<int64_t, int64_t>> exposedComm;
   mutable size_t exposedCommFor[2] = {SIZE_MAX, SIZE_MAX};
@@ -80,12 +98,30 @@ struct RankTimeline {
 // tNs. Viewers start from here, less the widest span's length, to find what is in flight at a time.
 size_t firstSpanFrom(const std::vector<Event>& spans, double tNs);
 
+// A rank's figures over the detail a timeline holds (its running figures over folded steps apart).
+// The collective time (union) and of it what forward or backward compute overlapped, in ns.
+std::pair<int64_t, int64_t> commAndHiddenNs(const RankTimeline& detail);
+// The collective time no forward or backward span overlaps, as sorted disjoint [begin, end) in ns,
+// and of it the seconds within each of the detail's steps.
+std::vector<std::pair<int64_t, int64_t>> exposedCommOf(const RankTimeline& detail);
+std::vector<double> exposedCommSecondsOf(const RankTimeline& detail);
+// The activation bytes held at each moment backward began (a backward span right after forward
+// ones), the largest of them; 0 without compute spans.
+int64_t activationSavedForBackward(const RankTimeline& detail);
+
 class RunRecording {
  public:
   explicit RunRecording(int ranks = 0);
 
   void reset(int ranks);
   void add(const Event& event);  // expects each rank's events in time order (see StreamMerger)
+
+  // Bounded memory for a long run: once a rank has finished 2 x `steps` steps in detail, the older
+  // half is handed to `spill` (to stream it to a trace file) and then dropped, keeping only its
+  // running figures (RankTimeline::folded) and the peaks. Every figure below still covers the whole
+  // run; views see only the detail kept. 0 (the default) keeps everything.
+  using Spill = std::function<void(int rank, const RankTimeline& olderDetail)>;
+  void keepLastSteps(int steps, Spill spill);
 
   int ranks() const { return static_cast<int>(ranks_.size()); }
   const RankTimeline& rank(int r) const { return ranks_.at(static_cast<size_t>(r)); }
@@ -106,6 +142,12 @@ class RunRecording {
   std::vector<double> exposedCommSeconds(int rank) const;
   // Each step's duration without the time it waited at the step gate.
   std::vector<double> stepSeconds(int rank) const;
+  // Bytes sent (ring schedule) per process group, over the collectives of steps [0, steps).
+  std::array<int64_t, kProcessGroupCount> sentBytesByGroup(int rank, int steps) const;
+  // Activation checkpointing's recomputation (forward spans in backward) in steps [0, steps), ns.
+  int64_t recomputeNs(int rank, int steps) const;
+  // The activation bytes held when backward began, the largest over the run.
+  int64_t activationSavedBytes(int rank) const;
   // What `rank` held of `unit` at absolute time tNs (the last sample at or before it); zeros when
   // nothing was recorded for that unit.
   RoleBytes unitMemoryAt(int rank, int32_t unit, int64_t tNs) const;
@@ -113,8 +155,12 @@ class RunRecording {
   std::vector<int32_t> recordedUnits() const;
 
  private:
+  void foldOlderSteps(int rank);
+
   std::vector<RankTimeline> ranks_;
   int64_t origin_ = INT64_MAX;
+  int keepSteps_ = 0;
+  Spill spill_;
 };
 
 }  // namespace shardscope::trace

@@ -62,6 +62,31 @@ TEST(OutputFile, AWriteThatRunsOutOfSpaceKeepsTheOldFile) {
   EXPECT_EQ(entriesIn(dir), 1u) << "the temporary file was removed";
 }
 
+// A streamed output (a long run's trace) is written in pieces as the run goes, and still appears
+// whole or not at all: the old file stays until finish(), and one never finished leaves nothing.
+TEST(OutputFile, AStreamedFileAppearsWholeAtFinishAndNotAtAllIfAbandoned) {
+  const auto dir = testing::freshTempDir("output_file_streamed");
+  const std::string path = dir + "/trace.json";
+  std::ofstream(path) << "old\n";
+  {
+    OutputFile file(path);
+    ASSERT_FALSE(file.openError());
+    file.out() << "piece 1\n";
+    file.out().flush();
+    EXPECT_EQ(testing::fileContents(path), "old\n") << "nothing replaces the old file before finish()";
+    EXPECT_EQ(entriesIn(dir), 2u) << "the pieces go to a temporary file beside it";
+  }
+  EXPECT_EQ(testing::fileContents(path), "old\n");
+  EXPECT_EQ(entriesIn(dir), 1u) << "an abandoned stream removes its temporary file";
+
+  OutputFile file(path);
+  for (int i = 0; i < 3; ++i) file.out() << "piece " << i << "\n";
+  const auto error = file.finish();
+  ASSERT_FALSE(error) << *error;
+  EXPECT_EQ(testing::fileContents(path), "piece 0\npiece 1\npiece 2\n");
+  EXPECT_EQ(entriesIn(dir), 1u);
+}
+
 TEST(OutputFile, AMissingDirectoryAndADirectoryAreNamed) {
   auto error = writeOutputFile("/nonexistent-dir/x.json", [](std::ostream& out) { out << "x"; });
   ASSERT_TRUE(error.has_value());

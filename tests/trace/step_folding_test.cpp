@@ -1,0 +1,191 @@
+// A recording that keeps only its last steps in detail (RunRecording::keepLastSteps) gives every
+// figure the summary reads exactly as one that keeps everything, and the pieces it hands out
+// (spilled) plus what it keeps make the same Chrome trace.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "trace/chrome_trace.h"
+#include "trace/run_recording.h"
+
+namespace shardscope::trace {
+namespace {
+
+constexpr int kRanks = 2;
+constexpr int kSteps = 23;
+constexpr int kUnits = 3;
+
+Event make(EventKind kind, int rank, int step, int64_t begin, int64_t end = 0) {
+  Event e;
+  e.kind = kind;
+  e.rank = rank;
+  e.step = step;
+  e.beginNs = begin;
+  e.endNs = end;
+  return e;
+}
+
+Event memory(int rank, int64_t t, MemoryRole role, int64_t bytes, int32_t unit) {
+  Event e = make(EventKind::Memory, rank, -1, t);
+  e.role = static_cast<uint8_t>(role);
+  e.bytes = bytes;
+  e.unit = unit;
+  return e;
+}
+
+Event compute(int rank, int step, ComputeKind kind, Phase phase, int64_t begin, int64_t end, int unit) {
+  Event e = make(EventKind::Compute, rank, step, begin, end);
+  e.op = static_cast<uint8_t>(kind);
+  e.phase = static_cast<uint8_t>(phase);
+  e.text = unitName(unit);
+  return e;
+}
+
+Event collective(int rank, int step, CollectiveOp op, ProcessGroup group, int64_t begin, int64_t end, int64_t bytes) {
+  Event e = make(EventKind::Collective, rank, step, begin, end);
+  e.issueNs = begin;
+  e.op = static_cast<uint8_t>(op);
+  e.processGroup = static_cast<uint8_t>(group);
+  e.worldSize = 2;
+  e.bytes = bytes;
+  e.bytesOut = op == CollectiveOp::AllGather ? 2 * bytes : bytes;
+  e.text = "blocks.0";
+  return e;
+}
+
+// One rank's run: a broadcast before the first step, then steps of 1000 ns with an all-gather,
+// forward and backward per unit (recomputing one, with the step's own activation sizes), a
+// reduce-scatter and an all-reduce that compute partly hides, the optimizer, a step-gate pause in
+// some, and memory for each unit. Varied per step so no two steps' figures are alike.
+std::vector<Event> rankEvents(int rank) {
+  std::vector<Event> out;
+  out.push_back(collective(rank, -1, CollectiveOp::Broadcast, ProcessGroup::World, 10, 40, 64));
+  for (int s = 0; s < kSteps; ++s) {
+    const int64_t base = 100 + 1000 * s;
+    Event group = make(EventKind::Group, rank, s, base, s % 5 == 2 ? base + 7 : base);
+    group.op = static_cast<uint8_t>(GroupKind::StepStart);
+    group.text = "step";
+    out.push_back(group);
+    int64_t t = base + 10;
+    for (int u = 0; u < kUnits; ++u) {
+      out.push_back(collective(rank, s, CollectiveOp::AllGather, ProcessGroup::Shard, t, t + 30 + s, 100 + u));
+      out.push_back(memory(rank, t + 1, MemoryRole::ParamGathered, 200, u));
+      out.push_back(compute(rank, s, ComputeKind::Forward, Phase::Forward, t + 20, t + 60, u));
+      out.push_back(memory(rank, t + 30, MemoryRole::Activation, 50 + 3 * s + u, u));
+      out.push_back(memory(rank, t + 61, MemoryRole::ParamGathered, -200, u));
+      t += 70;
+    }
+    for (int u = kUnits - 1; u >= 0; --u) {
+      if (u == 1) out.push_back(compute(rank, s, ComputeKind::Forward, Phase::Backward, t, t + 15, u));
+      out.push_back(compute(rank, s, ComputeKind::Backward, Phase::Backward, t + 16, t + 70, u));
+      out.push_back(memory(rank, t + 40, MemoryRole::GradFull, 40, u));
+      out.push_back(memory(rank, t + 69, MemoryRole::Activation, -(50 + 3 * s + u), u));
+      out.push_back(collective(rank, s, CollectiveOp::ReduceScatter, ProcessGroup::Shard, t + 60, t + 95 + s % 4, 40));
+      out.push_back(memory(rank, t + 96, MemoryRole::GradFull, -40, u));
+      t += 100;
+    }
+    out.push_back(collective(rank, s, CollectiveOp::AllReduce, ProcessGroup::Replicate, t, t + 20, 8));
+    out.push_back(compute(rank, s, ComputeKind::Optimizer, Phase::Optimizer, t + 25, t + 60, -1));
+    out.push_back(memory(rank, t + 30, MemoryRole::OptimizerState, s == 0 ? 500 : 0, kNoUnit));
+    out.push_back(compute(rank, s, ComputeKind::Step, Phase::None, base, t + 70, -1));
+    Event end = make(EventKind::StepEnd, rank, s, base, t + 70);
+    end.pausedNs = s % 5 == 2 ? 7 : 0;
+    end.loss = 1.0 / (s + 1);
+    out.push_back(end);
+  }
+  return out;
+}
+
+// Both ranks' events merged by time, as the controller's StreamMerger hands them over.
+std::vector<Event> runEvents() {
+  std::vector<Event> all;
+  for (int r = 0; r < kRanks; ++r) {
+    auto events = rankEvents(r);
+    all.insert(all.end(), events.begin(), events.end());
+  }
+  std::stable_sort(all.begin(), all.end(), [](const Event& a, const Event& b) { return a.beginNs < b.beginNs; });
+  return all;
+}
+
+std::vector<std::string> sortedTraceEvents(const std::string& text) {
+  std::vector<std::string> out;
+  const auto trace = nlohmann::json::parse(text);
+  for (const auto& e : trace["traceEvents"]) out.push_back(e.dump());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(StepFolding, KeepsTheLastStepsAndEveryFigureOfTheWholeRun) {
+  RunRecording whole(kRanks);
+  RunRecording folding(kRanks);
+  std::ostringstream streamed;
+  ChromeTraceWriter writer(streamed, nlohmann::json::object(), kRanks);
+  int spills = 0;
+  folding.keepLastSteps(4, [&](int rank, const RankTimeline& older) {
+    writer.write(rank, older, folding.originNs());
+    ++spills;
+  });
+  for (const auto& e : runEvents()) {
+    whole.add(e);
+    folding.add(e);
+  }
+  EXPECT_GE(spills, 2 * kRanks) << "23 steps keeping 4 fold at least twice per rank";
+
+  for (int r = 0; r < kRanks; ++r) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    const auto& kept = folding.rank(r);
+    EXPECT_GE(kept.steps.size(), 4u);
+    EXPECT_LT(kept.steps.size(), 8u);
+    EXPECT_EQ(kept.folded.steps + static_cast<int>(kept.steps.size()), kSteps);
+    EXPECT_LT(kept.memory.size(), whole.rank(r).memory.size() / 2);
+    EXPECT_EQ(kept.memoryTimes.size(), kept.memory.size()) << "the views' index covers the detail kept";
+    EXPECT_EQ(kept.computeBegins.size(), kept.compute.size());
+
+    EXPECT_EQ(folding.stepSeconds(r), whole.stepSeconds(r));
+    const auto exposedWhole = whole.exposedCommSeconds(r);
+    const auto exposedFolded = folding.exposedCommSeconds(r);
+    ASSERT_EQ(exposedFolded.size(), exposedWhole.size());
+    for (size_t s = 0; s < exposedWhole.size(); ++s) EXPECT_NEAR(exposedFolded[s], exposedWhole[s], 1e-15) << s;
+    EXPECT_DOUBLE_EQ(folding.overlapPercent(r), whole.overlapPercent(r));
+    for (int steps : {-1, kSteps, kSteps - 1}) {
+      const auto a = folding.collectiveTotals(r, steps);
+      const auto b = whole.collectiveTotals(r, steps);
+      for (int op = 0; op < kCollectiveOpCount; ++op) {
+        EXPECT_EQ(a[op].count, b[op].count) << op << " over " << steps;
+        EXPECT_EQ(a[op].sizeBytes, b[op].sizeBytes) << op;
+        EXPECT_EQ(a[op].sentBytes, b[op].sentBytes) << op;
+        EXPECT_NEAR(a[op].seconds, b[op].seconds, 1e-15) << op;
+      }
+    }
+    EXPECT_EQ(folding.sentBytesByGroup(r, kSteps), whole.sentBytesByGroup(r, kSteps));
+    EXPECT_EQ(folding.recomputeNs(r, kSteps), whole.recomputeNs(r, kSteps));
+    EXPECT_GT(whole.recomputeNs(r, kSteps), 0);
+    EXPECT_EQ(folding.activationSavedBytes(r), whole.activationSavedBytes(r));
+    EXPECT_EQ(whole.activationSavedBytes(r), 3 * (50 + 3 * (kSteps - 1)) + 3) << "the last step saves the most";
+    EXPECT_EQ(kept.peakTotal, whole.rank(r).peakTotal);
+    EXPECT_EQ(kept.peakByRole, whole.rank(r).peakByRole);
+    EXPECT_EQ(kept.memory.back().bytes, whole.rank(r).memory.back().bytes);
+  }
+
+  for (int r = 0; r < kRanks; ++r) writer.write(r, folding.rank(r), folding.originNs());
+  writer.finish();
+  std::ostringstream full;
+  writeChromeTrace(full, whole, nlohmann::json::object());
+  const auto a = sortedTraceEvents(streamed.str());
+  const auto b = sortedTraceEvents(full.str());
+  EXPECT_EQ(a.size(), b.size());
+  EXPECT_TRUE(a == b) << "the streamed pieces and the whole recording write the same events";
+}
+
+TEST(StepFolding, KeepingEverythingIsTheDefault) {
+  RunRecording rec(kRanks);
+  for (const auto& e : runEvents()) rec.add(e);
+  EXPECT_EQ(rec.rank(0).steps.size(), static_cast<size_t>(kSteps));
+  EXPECT_EQ(rec.rank(0).folded.steps, 0);
+}
+
+}  // namespace
+}  // namespace shardscope::trace
