@@ -205,6 +205,9 @@ class RunObserver {
     result_.stepSeconds[rank].push_back(trace::activeStepNs(event) / 1e9);
     observation_.lossOfStep[event.step] = event.loss;
     if (++ranksDoneWithStep_[event.step] != config_.world) return;
+    // Every rank has it: its loss is in the result now, and neither map grows with a long run.
+    ranksDoneWithStep_.erase(event.step);
+    observation_.lossOfStep.erase(event.step);
     double slowest = 0;
     for (const auto& s : result_.stepSeconds) slowest = std::max(slowest, s.back());
     result_.losses.push_back(event.loss);

@@ -20,7 +20,7 @@ struct RunObservation {
   std::string diverged;           // the message for a non-finite loss, or empty
   std::string stalled;            // which rank fell silent and what it did last, or empty
   std::vector<int> failureOrder;  // ranks that failed, in the order they were seen to
-  std::map<int, double> lossOfStep;  // step -> loss, from any rank that finished it
+  std::map<int, double> lossOfStep;  // step -> loss, of steps some ranks but not all finished
 };
 
 // Fills `result`'s per-rank facts (placements, device, step times), the losses of the steps every

@@ -1,6 +1,8 @@
 #include "files/user_json.h"
 
 #include <algorithm>
+#include <cmath>
+#include <vector>
 
 namespace shardscope::files {
 
@@ -48,5 +50,152 @@ UserJson parseUserJson(const std::string& text, bool allowComments) {
 std::string shownValue(const nlohmann::json& value) { return clipped(value.dump()); }
 
 std::string clipped(const std::string& text) { return text.size() > 60 ? text.substr(0, 57) + "..." : text; }
+
+}  // namespace shardscope::files
+
+namespace shardscope::files {
+
+namespace {
+
+// Builds one JSON value from SAX events, as nlohmann's own DOM parser does, refusing a number past
+// a double (1e400) as that parser does.
+class ValueBuilder {
+ public:
+  bool building() const { return started_; }
+  bool done() const { return started_ && open_.empty(); }
+  nlohmann::json take() {
+    started_ = false;
+    return std::move(root_);
+  }
+  void key(std::string k) { key_ = std::move(k); }
+  void value(nlohmann::json v) { place(std::move(v)); }
+  void start(nlohmann::json container) { open_.push_back(place(std::move(container))); }
+  void end() { open_.pop_back(); }
+
+ private:
+  // Only the open path is pointed into: an array's earlier children may move, never its last.
+  nlohmann::json* place(nlohmann::json v) {
+    if (!started_) {
+      started_ = true;
+      root_ = std::move(v);
+      return &root_;
+    }
+    nlohmann::json& parent = *open_.back();
+    if (parent.is_object()) return &(parent[key_] = std::move(v));
+    parent.push_back(std::move(v));
+    return &parent.back();
+  }
+
+  nlohmann::json root_;
+  std::vector<nlohmann::json*> open_;
+  std::string key_;
+  bool started_ = false;
+};
+
+// The top-level object's keys as values of their own, except the array under `arrayKey`, whose
+// elements go to `onElement` one by one.
+class StreamingSax : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  StreamingSax(std::string arrayKey, const std::function<bool(const nlohmann::json&)>& onElement)
+      : arrayKey_(std::move(arrayKey)), onElement_(onElement) {}
+
+  nlohmann::json top = nlohmann::json::object();
+  std::string error;
+
+  bool null() override { return scalar(nullptr); }
+  bool boolean(bool v) override { return scalar(v); }
+  bool number_integer(number_integer_t v) override { return scalar(v); }
+  bool number_unsigned(number_unsigned_t v) override { return scalar(v); }
+  bool number_float(number_float_t v, const string_t& text) override {
+    if (!std::isfinite(v)) return fail("the number " + clipped(text) + " is out of range");
+    return scalar(v);
+  }
+  bool string(string_t& v) override { return scalar(std::move(v)); }
+  bool binary(binary_t&) override { return fail("it holds binary data"); }
+  bool start_object(std::size_t) override { return open(nlohmann::json::object()); }
+  bool start_array(std::size_t) override {
+    if (depth_ == 1 && key_ == arrayKey_ && !value_.building()) {  // the streamed array itself
+      top[arrayKey_] = nlohmann::json::array();
+      inArray_ = true;
+      ++depth_;
+      return true;
+    }
+    return open(nlohmann::json::array());
+  }
+  bool key(string_t& k) override {
+    if (depth_ == 1) key_ = k;
+    else value_.key(k);
+    return true;
+  }
+  bool end_object() override { return close(); }
+  bool end_array() override {
+    if (inArray_ && depth_ == 2 && !value_.building()) {
+      inArray_ = false;
+      --depth_;
+      return true;
+    }
+    return close();
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
+    return fail(e.what());
+  }
+
+ private:
+  bool fail(std::string why) {
+    if (error.empty()) error = std::move(why);
+    return false;
+  }
+  bool open(nlohmann::json container) {
+    ++depth_;
+    if (depth_ == 1) return container.is_object() ? true : fail("it is not a JSON object");
+    value_.start(std::move(container));
+    return true;
+  }
+  bool close() {
+    --depth_;
+    if (depth_ == 0) return true;  // the top-level object
+    value_.end();
+    return finishValue();
+  }
+  bool scalar(nlohmann::json v) {
+    if (depth_ == 0) return fail("it is not a JSON object");
+    value_.value(std::move(v));
+    return finishValue();
+  }
+  // A whole value: an element of the array goes to the caller, any other is kept under its key.
+  bool finishValue() {
+    if (!value_.done()) return true;
+    if (inArray_) return onElement_(value_.take());
+    top[key_] = value_.take();
+    return true;
+  }
+
+  std::string arrayKey_;
+  const std::function<bool(const nlohmann::json&)>& onElement_;
+  ValueBuilder value_;
+  std::string key_;   // the top-level key whose value is being read
+  int depth_ = 0;     // 1 inside the top-level object, 2 inside the streamed array
+  bool inArray_ = false;
+};
+
+}  // namespace
+
+UserJson parseUserJsonStreaming(const std::string& text, const std::string& arrayKey,
+                                const std::function<bool(const nlohmann::json& element)>& onElement) {
+  UserJson out;
+  out.value = nlohmann::json(nlohmann::json::value_t::discarded);
+  if (nestingDepth(text) > kMaxJsonDepth) {
+    out.error = "it is nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
+    return out;
+  }
+  StreamingSax sax(arrayKey, onElement);
+  const bool whole = nlohmann::json::sax_parse(text, &sax);
+  if (!whole) {
+    out.error = sax.error;  // empty when the caller stopped the read: its own message says why
+    return out;
+  }
+  out.value = std::move(sax.top);
+  return out;
+}
 
 }  // namespace shardscope::files

@@ -3,10 +3,10 @@
 // deep tree is ever built for a recursive walk (dump, comparison, a message) to overflow the stack on.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include <nlohmann/json.hpp>
-
 
 namespace shardscope::files {
 
@@ -18,6 +18,13 @@ struct UserJson {
 };
 
 UserJson parseUserJson(const std::string& text, bool allowComments = false);
+
+// The same for a document too large to hold as one tree (a trace of millions of events): the
+// elements of the top-level object's array `arrayKey` are built one at a time, handed to
+// `onElement` (false stops the read) and dropped. `value` holds the other top-level keys, and
+// `arrayKey` as an empty array when it was one (as it was, when it was something else).
+UserJson parseUserJsonStreaming(const std::string& text, const std::string& arrayKey,
+                                const std::function<bool(const nlohmann::json& element)>& onElement);
 
 // At most 60 characters of a value in a message (the first 57 and "..." past that).
 std::string clipped(const std::string& text);

@@ -10,11 +10,7 @@ namespace shardscope {
 trace::RoleBytes rolesAfterLastStep(const trace::RankTimeline& t) {
   if (t.steps.empty()) return {};
   const int64_t end = t.steps.back().endNs;
-  // The last sample at or before the step's end: memory samples are time-ordered.
-  auto after = std::upper_bound(t.memory.begin(), t.memory.end(), end,
-                                [](int64_t time, const trace::MemorySample& s) { return time < s.tNs; });
-  if (after == t.memory.begin()) return {};
-  return std::prev(after)->bytes;
+  return t.memory.bytesAt(static_cast<double>(end));  // the last sample at or before the step's end
 }
 
 double itemsPerRankStep(const RunConfig& config) {

@@ -122,18 +122,20 @@ void ChromeTraceWriter::writeMemory(int r, const RankTimeline& t, int64_t origin
     if (track.unit == kNoUnit) continue;
     // Per-unit counters ("who holds what"), with the roles the unit ever held.
     const std::string name = "unit memory " + unitName(track.unit);
-    for (const auto& s : track.samples) {
+    for (size_t k = 0; k < track.samples.size(); ++k) {
+      const RoleBytes bytes = track.samples.bytes(k);
       nlohmann::json args = nlohmann::json::object();
       for (int i = 0; i < kMemoryRoleCount; ++i) {
-        if (track.peakByRole[i] > 0) args[memoryRoleName(static_cast<MemoryRole>(i))] = s.bytes[i];
+        if (track.peakByRole[i] > 0) args[memoryRoleName(static_cast<MemoryRole>(i))] = bytes[i];
       }
-      emit({{"ph", "C"}, {"pid", r}, {"name", name}, {"ts", micros(s.tNs, origin)}, {"args", args}});
+      emit({{"ph", "C"}, {"pid", r}, {"name", name}, {"ts", micros(track.samples.time(k), origin)}, {"args", args}});
     }
   }
-  for (const auto& s : t.memory) {
+  for (size_t k = 0; k < t.memory.size(); ++k) {
+    const RoleBytes bytes = t.memory.bytes(k);
     nlohmann::json args;
-    for (int i = 0; i < kMemoryRoleCount; ++i) args[memoryRoleName(static_cast<MemoryRole>(i))] = s.bytes[i];
-    emit({{"ph", "C"}, {"pid", r}, {"name", "memory"}, {"ts", micros(s.tNs, origin)}, {"args", args}});
+    for (int i = 0; i < kMemoryRoleCount; ++i) args[memoryRoleName(static_cast<MemoryRole>(i))] = bytes[i];
+    emit({{"ph", "C"}, {"pid", r}, {"name", "memory"}, {"ts", micros(t.memory.time(k), origin)}, {"args", args}});
   }
 }
 
@@ -144,10 +146,10 @@ void writeMemoryCsvHeader(std::ostream& out) {
 }
 
 void writeMemoryCsvRows(std::ostream& out, int rank, const RankTimeline& detail, int64_t originNs) {
-  for (const auto& s : detail.memory) {
-    out << rank << ',' << (s.tNs - originNs);
-    for (int64_t b : s.bytes) out << ',' << b;
-    out << ',' << s.total << '\n';
+  for (size_t k = 0; k < detail.memory.size(); ++k) {
+    out << rank << ',' << (detail.memory.time(k) - originNs);
+    for (int64_t b : detail.memory.bytes(k)) out << ',' << b;
+    out << ',' << detail.memoryTotals.value(k) << '\n';
   }
 }
 

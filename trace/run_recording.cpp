@@ -13,6 +13,10 @@ void RunRecording::reset(int ranks) {
   origin_ = INT64_MAX;
 }
 
+void RunRecording::ensureRanks(int ranks) {
+  if (ranks > this->ranks()) ranks_.resize(static_cast<size_t>(ranks));
+}
+
 namespace {
 
 // A unit index from a file may be anything: beyond this many blocks it is not a unit we draw.
@@ -45,13 +49,14 @@ void addUnitMemory(RankTimeline& r, const Event& e) {
   track.unit = e.unit;
   // Only tensor roles: a GPU allocation moves bytes from the allocator's cache lane, which is the
   // device's, not the unit's.
-  if (e.fromRole != e.role && e.fromRole < kTensorRoleCount) track.current[e.fromRole] -= e.bytes;
-  if (e.role < kTensorRoleCount) track.current[e.role] += e.bytes;
+  RoleBytes current = track.samples.last();
+  if (e.fromRole != e.role && e.fromRole < kTensorRoleCount) current[e.fromRole] -= e.bytes;
+  if (e.role < kTensorRoleCount) current[e.role] += e.bytes;
   for (int i = 0; i < kMemoryRoleCount; ++i) {
-    track.current[i] = std::max<int64_t>(track.current[i], 0);
-    track.peakByRole[i] = std::max(track.peakByRole[i], track.current[i]);
+    current[i] = std::max<int64_t>(current[i], 0);
+    track.peakByRole[i] = std::max(track.peakByRole[i], current[i]);
   }
-  track.samples.push_back({e.beginNs, track.current});
+  track.samples.push(e.beginNs, current);
 }
 
 }  // namespace
@@ -72,26 +77,23 @@ void RunRecording::add(const Event& e) {
       } else {
         r.current[e.role] += e.bytes;
       }
-      MemorySample s;
-      s.tNs = e.beginNs;
+      int64_t total = 0, device = 0;
       for (int i = 0; i < kMemoryRoleCount; ++i) {
         if (r.current[i] < 0) {
           r.negativeBalance += -r.current[i];
           r.current[i] = 0;
         }
-        s.bytes[i] = r.current[i];
-        if (i < kTensorRoleCount) s.total += r.current[i];
-        s.device += r.current[i];
+        if (i < kTensorRoleCount) total += r.current[i];
+        device += r.current[i];
         r.peakByRole[i] = std::max(r.peakByRole[i], r.current[i]);
       }
-      r.peakDevice = std::max(r.peakDevice, s.device);
-      if (s.total > r.peakTotal) {
-        r.peakTotal = s.total;
-        r.atPeakTotal = s.bytes;
+      r.peakDevice = std::max(r.peakDevice, device);
+      if (total > r.peakTotal) {
+        r.peakTotal = total;
+        r.atPeakTotal = r.current;
       }
-      r.memory.push_back(s);
-      r.memoryTimes.push(s.tNs);
-      r.memoryTotals.push(s.total);
+      r.memory.push(e.beginNs, r.current);
+      r.memoryTotals.push(total);
       if (e.unit != kNoUnit) addUnitMemory(r, e);
       break;
     }
@@ -207,11 +209,7 @@ int64_t activationSavedForBackward(const RankTimeline& t) {
     if (kind != ComputeKind::Backward || !inForward) continue;
     inForward = false;
     // The last sample at or before backward's first span: what forward left behind.
-    auto after = std::upper_bound(t.memory.begin(), t.memory.end(), span.beginNs,
-                                  [](int64_t time, const MemorySample& s) { return time < s.tNs; });
-    if (after != t.memory.begin()) {
-      saved = std::max(saved, std::prev(after)->bytes[static_cast<int>(MemoryRole::Activation)]);
-    }
+    saved = std::max(saved, t.memory.bytesAt(static_cast<double>(span.beginNs))[static_cast<int>(MemoryRole::Activation)]);
   }
   return saved;
 }
@@ -352,11 +350,7 @@ std::vector<double> RunRecording::stepSeconds(int rank) const {
 RoleBytes RunRecording::unitMemoryAt(int rank, int32_t unit, int64_t tNs) const {
   const auto& units = this->rank(rank).units;
   if (unit < -1 || static_cast<size_t>(unit + 1) >= units.size()) return {};
-  const auto& samples = units[static_cast<size_t>(unit + 1)].samples;
-  auto it = std::upper_bound(samples.begin(), samples.end(), tNs,
-                             [](int64_t t, const UnitMemorySample& s) { return t < s.tNs; });
-  if (it == samples.begin()) return {};
-  return std::prev(it)->bytes;
+  return units[static_cast<size_t>(unit + 1)].samples.bytesAt(static_cast<double>(tNs));
 }
 
 std::vector<int32_t> RunRecording::recordedUnits() const {
@@ -412,15 +406,16 @@ void foldFigures(FoldedSteps& f, const RankTimeline& older) {
   f.activationSavedBytes = std::max(f.activationSavedBytes, activationSavedForBackward(older));
 }
 
+// The memory totals of samples [begin, end) of `from`.
+RangeMax totalsOf(const RangeMax& from, size_t begin, size_t end) {
+  RangeMax out;
+  for (size_t i = begin; i < end; ++i) out.push(from.value(i));
+  return out;
+}
+
 // The indexes views search are over the detail kept: rebuilt from it (a fold keeps a few steps,
 // so this costs what adding them did).
 void reindex(RankTimeline& t) {
-  t.memoryTimes = TimeIndex{};
-  t.memoryTotals = RangeMax{};
-  for (const auto& s : t.memory) {
-    t.memoryTimes.push(s.tNs);
-    t.memoryTotals.push(s.total);
-  }
   t.collectiveBegins = TimeIndex{};
   for (const auto& c : t.collectives) t.collectiveBegins.push(c.beginNs);
   t.computeBegins = TimeIndex{};
@@ -438,7 +433,10 @@ void RunRecording::foldOlderSteps(int rank) {
   RankTimeline older;
   older.steps.assign(t.steps.begin(), t.steps.begin() + static_cast<std::ptrdiff_t>(fold));
   t.steps.erase(t.steps.begin(), t.steps.begin() + static_cast<std::ptrdiff_t>(fold));
-  movePrefix(t.memory, older.memory, [&](const MemorySample& s) { return s.tNs <= cut; });
+  const size_t olderSamples = t.memory.countAtOrBefore(static_cast<double>(cut));
+  older.memory = t.memory.takeFront(olderSamples);
+  older.memoryTotals = totalsOf(t.memoryTotals, 0, olderSamples);
+  t.memoryTotals = totalsOf(t.memoryTotals, olderSamples, t.memoryTotals.size());
   // A span of a folded step goes with it; one of no step (before the first) by its end.
   const auto inOlderStep = [&](const Event& e) { return e.step >= 0 ? e.step <= lastStep : e.endNs <= cut; };
   movePrefix(t.collectives, older.collectives, inOlderStep);
@@ -449,7 +447,8 @@ void RunRecording::foldOlderSteps(int rank) {
   for (size_t u = 0; u < t.units.size(); ++u) {
     older.units[u].unit = t.units[u].unit;
     older.units[u].peakByRole = t.units[u].peakByRole;
-    movePrefix(t.units[u].samples, older.units[u].samples, [&](const UnitMemorySample& s) { return s.tNs <= cut; });
+    auto& samples = t.units[u].samples;
+    older.units[u].samples = samples.takeFront(samples.countAtOrBefore(static_cast<double>(cut)));
   }
   if (spill_) spill_(rank, older);
   foldFigures(t.folded, older);

@@ -11,18 +11,10 @@
 
 #include "trace/events.h"
 #include "trace/range_max.h"
+#include "trace/role_track.h"
 #include "trace/time_index.h"
 
 namespace shardscope::trace {
-
-using RoleBytes = std::array<int64_t, kMemoryRoleCount>;
-
-struct MemorySample {
-  int64_t tNs = 0;
-  RoleBytes bytes{};  // bytes per role after this event
-  int64_t total = 0;  // tensor memory: the sum over the tensor roles (allocated, on a GPU)
-  int64_t device = 0; // total plus the device lanes: what the device holds for this rank
-};
 
 struct CollectiveTotals {
   int64_t count = 0;
@@ -36,16 +28,10 @@ struct CollectiveTotals {
 void addTotals(CollectiveTotals& into, const CollectiveTotals& t);
 CollectiveTotals allCollectives(const std::array<CollectiveTotals, kCollectiveOpCount>& perOp);
 
-// What one rank holds of one model unit (memory events that name it), after one of its events.
-struct UnitMemorySample {
-  int64_t tNs = 0;
-  RoleBytes bytes{};
-};
-
+// What one rank holds of one model unit, after each of its memory events that name it.
 struct UnitMemoryTrack {
   int32_t unit = kNoUnit;               // block index, or -1 for the root; kNoUnit: slot unused
-  std::vector<UnitMemorySample> samples;  // time-ordered
-  RoleBytes current{};
+  RoleTrack samples;                    // only tensor roles; time-ordered
   RoleBytes peakByRole{};
 };
 
@@ -65,11 +51,10 @@ struct FoldedSteps {
 };
 
 struct RankTimeline {
-  std::vector<MemorySample> memory;     // one sample per memory event, time-ordered
-  // Compact copies of what a view searches every frame, so a sweep over a lane of millions of
-  // samples or spans reads 8 bytes per probe instead of a cache line: memory[i].tNs, and
-  // compute[i].beginNs, collectives[i].beginNs. Their totals: the highest sample in any range.
-  TimeIndex memoryTimes;
+  RoleTrack memory;                     // bytes per role after each memory event, time-ordered
+  // Its tensor totals (the sum over the tensor roles: allocated, on a GPU), with the highest in
+  // any range. And compact copies of what a view searches every frame, so a sweep over millions of
+  // spans reads 8 bytes per probe instead of a cache line: compute[i].beginNs, collectives[i].beginNs.
   RangeMax memoryTotals;
   std::vector<Event> collectives;
   std::vector<Event> compute;
@@ -114,6 +99,7 @@ class RunRecording {
   explicit RunRecording(int ranks = 0);
 
   void reset(int ranks);
+  void ensureRanks(int ranks);  // at least this many (a reader learns them as it goes)
   void add(const Event& event);  // expects each rank's events in time order (see StreamMerger)
 
   // Bounded memory for a long run: once a rank has finished 2 x `steps` steps in detail, the older

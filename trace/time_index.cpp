@@ -11,6 +11,12 @@ void TimeIndex::push(int64_t tNs) {
   times_.push_back(tNs);
 }
 
+size_t TimeIndex::countAtOrBefore(double tNs) const {
+  const auto end = std::partition_point(times_.begin(), times_.end(),
+                                        [tNs](int64_t t) { return static_cast<double>(t) <= tNs; });
+  return static_cast<size_t>(end - times_.begin());
+}
+
 size_t TimeIndex::insert(int64_t tNs) {
   const auto at = static_cast<size_t>(std::upper_bound(times_.begin(), times_.end(), tNs) - times_.begin());
   times_.insert(times_.begin() + static_cast<std::ptrdiff_t>(at), tNs);

@@ -21,6 +21,8 @@ class TimeIndex {
   size_t size() const { return times_.size(); }
   bool empty() const { return times_.empty(); }
   int64_t operator[](size_t i) const { return times_[i]; }
+  // How many times are at or before tNs (a binary search over them all).
+  size_t countAtOrBefore(double tNs) const;
 
   // The last index after `from` whose time is at or before tNs, or `from` when none after it is
   // (the caller's own place: the sample in force so far). `guess` (a sweep's previous stride

@@ -50,147 +50,201 @@ Event groupEvent(const nlohmann::json& e, int rank, bool paused) {
   return g;
 }
 
+// Turns a trace's events, one at a time as they are parsed, into a recording: the file is never
+// held as one tree, nor its events as one list (a long run's trace has millions).
+class TraceEventReader {
+ public:
+  TraceEventReader(std::string path, RunRecording& recording) : path_(std::move(path)), recording_(recording) {}
+
+  // False, with error() saying why, for an event that makes the file unreadable.
+  bool read(const nlohmann::json& e) {
+    ++index_;
+    if (!e.is_object()) {
+      return fail("is not a shardscope trace: its event " + std::to_string(index_) + " is a " + e.type_name() +
+                  ", not an object (Chrome trace JSON written by --trace).");
+    }
+    try {
+      return readEvent(e);
+    } catch (const nlohmann::json::exception& ex) {
+      return fail("has a malformed event (" + std::string(ex.what()) + ").");
+    }
+  }
+  const std::string& error() const { return error_; }
+  int ranks() const { return ranks_; }
+
+ private:
+  bool fail(const std::string& what) {
+    error_ = "'" + path_ + "' " + what;
+    return false;
+  }
+
+  void add(const Event& e) {
+    if (e.rank >= recording_.ranks()) recording_.ensureRanks(e.rank + 1);
+    recording_.add(e);
+    // Step spans double as step ends, so step times and throughput come back too.
+    if (e.kind == EventKind::Compute && static_cast<ComputeKind>(e.op) == ComputeKind::Step) {
+      Event end = e;
+      end.kind = EventKind::StepEnd;
+      recording_.add(end);
+    }
+  }
+
+  bool readEvent(const nlohmann::json& e) {
+    if (!e.contains("pid") || !e.contains("ph")) return true;
+    const auto pid = e["pid"].is_number_integer() ? e["pid"].get<int64_t>() : int64_t{-1};
+    if (pid < 0 || pid >= kMaxTraceRanks) {
+      return fail("has an event whose pid is " + files::shownValue(e["pid"]) +
+                  "; in a shardscope trace the pid is the rank, a whole number from 0 to " +
+                  std::to_string(kMaxTraceRanks - 1) + ". Open a trace written by --trace or the app's Export.");
+    }
+    const int rank = static_cast<int>(pid);
+    ranks_ = std::max(ranks_, rank + 1);
+    const std::string ph = e["ph"];
+    if (ph == "X" && e.value("cat", "") == "pause") {
+      add(groupEvent(e, rank, /*paused=*/true));
+    } else if (ph == "i" && e.value("cat", "") == "group") {
+      add(groupEvent(e, rank, /*paused=*/false));
+    } else if (ph == "X") {
+      readSpan(e, rank);
+    } else if (ph == "C" && e.value("name", "").rfind(kUnitMemoryPrefix, 0) == 0) {
+      readUnitMemory(e, rank);
+    } else if (ph == "C" && e.value("name", "") == "memory") {
+      return readMemory(e, rank);
+    }
+    return true;
+  }
+
+  void readSpan(const nlohmann::json& e, int rank);
+  void readUnitMemory(const nlohmann::json& e, int rank);
+  bool readMemory(const nlohmann::json& e, int rank);
+
+  std::string path_;
+  RunRecording& recording_;
+  std::string error_;
+  size_t index_ = 0;
+  int ranks_ = 0;
+  std::map<int, RoleBytes> lastMemory_;
+  std::map<int, int64_t> lastMemoryTime_;
+  std::map<std::pair<int, int32_t>, RoleBytes> lastUnitMemory_;
+};
+
+void TraceEventReader::readSpan(const nlohmann::json& e, int rank) {
+  const auto& a = e["args"];
+  Event ev;
+  ev.rank = rank;
+  ev.beginNs = nanos(e["ts"].get<double>());
+  ev.endNs = ev.beginNs + nanos(e["dur"].get<double>()) - 1;
+  ev.step = a.value("step", -1);
+  ev.microBatch = a.value("micro_batch", 0);
+  if (e.value("cat", "") == "compute") {
+    ev.kind = EventKind::Compute;
+    ev.op = indexOf(a.value("kind", ""), computeName, 4).value_or(0);
+    ev.phase = indexOf(a.value("phase", ""), phaseNameOf, 4).value_or(0);
+    ev.text = a.value("unit", "");
+    ev.pausedNs = static_cast<int64_t>(a.value("paused_us", 0.0) * 1e3);
+  } else {
+    ev.kind = EventKind::Collective;
+    auto op = indexOf(a.value("op", ""), opName, kCollectiveOpCount);
+    if (!op) return;
+    ev.op = *op;
+    ev.phase = indexOf(a.value("phase", ""), phaseNameOf, 4).value_or(0);
+    ev.bytes = a.value("bytes", int64_t{0});
+    ev.bytesOut = a.value("bytes_out", int64_t{0});
+    ev.worldSize = a.value("group_size", 0);
+    ev.processGroup = indexOf(a.value("process_group", ""), processGroupOf, kProcessGroupCount).value_or(0);
+    ev.issueNs = nanos(a.value("issue_us", e["ts"].get<double>()));
+    ev.text = collectiveText(a.value("unit", ""), a.value("implementation", ""), static_cast<CollectiveOp>(*op));
+  }
+  add(ev);
+}
+
+// Per-unit counters become the same role "moved" into the unit: per-unit bytes change, the rank's
+// totals do not.
+void TraceEventReader::readUnitMemory(const nlohmann::json& e, int rank) {
+  const int32_t unit = unitFromName(e["name"].get<std::string>().substr(std::strlen(kUnitMemoryPrefix)));
+  if (unit == kNoUnit) return;
+  RoleBytes& last = lastUnitMemory_[{rank, unit}];
+  for (auto it = e["args"].begin(); it != e["args"].end(); ++it) {
+    auto role = indexOf(it.key(), roleName, kMemoryRoleCount);
+    if (!role) continue;
+    const int64_t delta = it.value().get<int64_t>() - last[*role];
+    last[*role] += delta;
+    Event m;
+    m.kind = EventKind::Memory;
+    m.rank = rank;
+    m.beginNs = nanos(e["ts"].get<double>());
+    m.role = *role;
+    m.fromRole = *role;
+    m.unit = unit;
+    m.bytes = delta;
+    if (delta != 0) add(m);
+  }
+}
+
+// Counter samples become per-role deltas against the rank's previous sample, so they must come in
+// time order, as shardscope writes them.
+bool TraceEventReader::readMemory(const nlohmann::json& e, int rank) {
+  RoleBytes now = lastMemory_[rank];
+  for (auto it = e["args"].begin(); it != e["args"].end(); ++it) {
+    if (auto role = indexOf(it.key(), roleName, kMemoryRoleCount)) now[*role] = it.value().get<int64_t>();
+  }
+  const int64_t t = nanos(e["ts"].get<double>());
+  auto last = lastMemoryTime_.find(rank);
+  if (last != lastMemoryTime_.end() && t < last->second) {
+    return fail("has memory samples of rank " + std::to_string(rank) + " out of time order (event " +
+                std::to_string(index_) + " at " + files::shownValue(e["ts"]) +
+                " us comes after a later one); shardscope writes each rank's samples in time order. Open "
+                "a trace written by --trace or the app's Export.");
+  }
+  lastMemoryTime_[rank] = t;
+  bool changed = false;
+  for (int i = 0; i < kMemoryRoleCount; ++i) {
+    const int64_t delta = now[i] - lastMemory_[rank][i];
+    if (delta == 0) continue;
+    Event m;
+    m.kind = EventKind::Memory;
+    m.rank = rank;
+    m.beginNs = t;
+    m.role = static_cast<uint8_t>(i);
+    m.bytes = delta;
+    add(m);
+    changed = true;
+  }
+  if (!changed) {  // keep the sample's time even when nothing changed
+    Event m;
+    m.kind = EventKind::Memory;
+    m.rank = rank;
+    m.beginNs = t;
+    add(m);
+  }
+  lastMemory_[rank] = now;
+  return true;
+}
+
 }  // namespace
 
 LoadedTrace loadChromeTrace(const std::string& path) {
   LoadedTrace out;
   const auto text = files::readFileText(path, out.error, files::kMaxTraceBytes);
   if (!text) return out;
-  auto parsed = files::parseUserJson(*text);
+  TraceEventReader reader(path, out.recording);
+  auto parsed = files::parseUserJsonStreaming(*text, "traceEvents",
+                                              [&](const nlohmann::json& e) { return reader.read(e); });
+  if (!reader.error().empty()) {
+    out.error = reader.error();
+    return out;
+  }
   auto& json = parsed.value;
   if (json.is_discarded() || !json.is_object() || !json.contains("traceEvents") || !json["traceEvents"].is_array()) {
     out.error = "'" + path + "' is not a shardscope trace (Chrome trace JSON written by --trace)" +
                 (parsed.error.empty() ? "" : ": " + parsed.error) + ".";
     return out;
   }
-  for (size_t i = 0; i < json["traceEvents"].size(); ++i) {
-    if (!json["traceEvents"][i].is_object()) {
-      out.error = "'" + path + "' is not a shardscope trace: its event " + std::to_string(i + 1) + " is a " +
-                  json["traceEvents"][i].type_name() + ", not an object (Chrome trace JSON written by --trace).";
-      return out;
-    }
-  }
   if (json.contains("otherData") && json["otherData"].is_object()) {
     (void)applyConfigJson(json["otherData"], out.config);  // best effort: keys from toJson()
   }
-  std::vector<Event> events;
-  std::map<int, RoleBytes> lastMemory;
-  std::map<std::pair<int, int32_t>, RoleBytes> lastUnitMemory;
-  int ranks = 0;
-  try {
-    for (const auto& e : json["traceEvents"]) {
-      if (!e.contains("pid") || !e.contains("ph")) continue;
-      const auto pid = e["pid"].is_number_integer() ? e["pid"].get<int64_t>() : int64_t{-1};
-      if (pid < 0 || pid >= kMaxTraceRanks) {
-        out.error = "'" + path + "' has an event whose pid is " + files::shownValue(e["pid"]) +
-                    "; in a shardscope trace the pid is the rank, a whole number from 0 to " +
-                    std::to_string(kMaxTraceRanks - 1) + ". Open a trace written by --trace or the app's Export.";
-        return out;
-      }
-      const int rank = static_cast<int>(pid);
-      ranks = std::max(ranks, rank + 1);
-      const std::string ph = e["ph"];
-      if (ph == "X" && e.value("cat", "") == "pause") {
-        events.push_back(groupEvent(e, rank, /*paused=*/true));
-      } else if (ph == "i" && e.value("cat", "") == "group") {
-        events.push_back(groupEvent(e, rank, /*paused=*/false));
-      } else if (ph == "X") {
-        const auto& a = e["args"];
-        Event ev;
-        ev.rank = rank;
-        ev.beginNs = nanos(e["ts"].get<double>());
-        ev.endNs = ev.beginNs + nanos(e["dur"].get<double>()) - 1;
-        ev.step = a.value("step", -1);
-        ev.microBatch = a.value("micro_batch", 0);
-        if (e.value("cat", "") == "compute") {
-          ev.kind = EventKind::Compute;
-          ev.op = indexOf(a.value("kind", ""), computeName, 4).value_or(0);
-          ev.phase = indexOf(a.value("phase", ""), phaseNameOf, 4).value_or(0);
-          ev.text = a.value("unit", "");
-          ev.pausedNs = static_cast<int64_t>(a.value("paused_us", 0.0) * 1e3);
-        } else {
-          ev.kind = EventKind::Collective;
-          auto op = indexOf(a.value("op", ""), opName, kCollectiveOpCount);
-          if (!op) continue;
-          ev.op = *op;
-          ev.phase = indexOf(a.value("phase", ""), phaseNameOf, 4).value_or(0);
-          ev.bytes = a.value("bytes", int64_t{0});
-          ev.bytesOut = a.value("bytes_out", int64_t{0});
-          ev.worldSize = a.value("group_size", 0);
-          ev.processGroup = indexOf(a.value("process_group", ""), processGroupOf, kProcessGroupCount).value_or(0);
-          ev.issueNs = nanos(a.value("issue_us", e["ts"].get<double>()));
-          ev.text = collectiveText(a.value("unit", ""), a.value("implementation", ""),
-                                   static_cast<CollectiveOp>(*op));
-        }
-        events.push_back(std::move(ev));
-      } else if (ph == "C" && e.value("name", "").rfind(kUnitMemoryPrefix, 0) == 0) {
-        const int32_t unit = unitFromName(e["name"].get<std::string>().substr(std::strlen(kUnitMemoryPrefix)));
-        if (unit == kNoUnit) continue;
-        RoleBytes& last = lastUnitMemory[{rank, unit}];
-        for (auto it = e["args"].begin(); it != e["args"].end(); ++it) {
-          auto role = indexOf(it.key(), roleName, kMemoryRoleCount);
-          if (!role) continue;
-          const int64_t delta = it.value().get<int64_t>() - last[*role];
-          last[*role] += delta;
-          // The same role "moved" into the unit: per-unit bytes change, the rank's totals do not.
-          Event m;
-          m.kind = EventKind::Memory;
-          m.rank = rank;
-          m.beginNs = nanos(e["ts"].get<double>());
-          m.role = *role;
-          m.fromRole = *role;
-          m.unit = unit;
-          m.bytes = delta;
-          if (delta != 0) events.push_back(m);
-        }
-      } else if (ph == "C" && e.value("name", "") == "memory") {
-        // Counter samples become per-role deltas against the rank's previous sample.
-        RoleBytes now = lastMemory[rank];
-        for (auto it = e["args"].begin(); it != e["args"].end(); ++it) {
-          if (auto role = indexOf(it.key(), roleName, kMemoryRoleCount)) now[*role] = it.value().get<int64_t>();
-        }
-        const int64_t t = nanos(e["ts"].get<double>());
-        bool changed = false;
-        for (int i = 0; i < kMemoryRoleCount; ++i) {
-          const int64_t delta = now[i] - lastMemory[rank][i];
-          if (delta == 0) continue;
-          Event m;
-          m.kind = EventKind::Memory;
-          m.rank = rank;
-          m.beginNs = t;
-          m.role = static_cast<uint8_t>(i);
-          m.bytes = delta;
-          events.push_back(m);
-          changed = true;
-        }
-        if (!changed) {  // keep the sample's time even when nothing changed
-          Event m;
-          m.kind = EventKind::Memory;
-          m.rank = rank;
-          m.beginNs = t;
-          events.push_back(m);
-        }
-        lastMemory[rank] = now;
-      }
-    }
-  } catch (const nlohmann::json::exception& ex) {
-    out.error = "'" + path + "' has a malformed event (" + ex.what() + ").";
-    return out;
-  }
-  // Step spans double as step ends, so step times and throughput come back too.
-  std::vector<Event> steps;
-  for (const auto& e : events) {
-    if (e.kind == EventKind::Compute && static_cast<ComputeKind>(e.op) == ComputeKind::Step) {
-      Event s = e;
-      s.kind = EventKind::StepEnd;
-      steps.push_back(s);
-    }
-  }
-  events.insert(events.end(), steps.begin(), steps.end());
-  std::stable_sort(events.begin(), events.end(),
-                   [](const Event& a, const Event& b) { return a.beginNs < b.beginNs; });
-  out.recording.reset(ranks);
-  for (const auto& e : events) out.recording.add(e);
+  const int ranks = reader.ranks();
+  out.recording.ensureRanks(ranks);  // a rank with names and nothing else
   if (out.config.world != ranks && ranks > 0) out.config.world = ranks;
   return out;
 }

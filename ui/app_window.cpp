@@ -35,7 +35,7 @@ double sessionDuration(const Session& s) {
   int64_t last = rec.originNs();
   for (int r = 0; r < rec.ranks(); ++r) {
     const auto& t = rec.rank(r);
-    if (!t.memory.empty()) last = std::max(last, t.memory.back().tNs);
+    if (!t.memory.empty()) last = std::max(last, t.memory.time(t.memory.size() - 1));
     if (!t.compute.empty()) last = std::max(last, t.compute.back().endNs);
     if (!t.collectives.empty()) last = std::max(last, t.collectives.back().endNs);
   }

@@ -169,9 +169,8 @@ int drawMemoryLane(const LaneFrame& f, const trace::RankTimeline& t, float y0, f
   const double scale = scaleBytes > 0 ? (height - 4) / scaleBytes : 0;
   const auto& samples = t.memory;
   if (samples.empty() || scale <= 0) return 0;
-  auto it = std::upper_bound(samples.begin(), samples.end(), f.beginAbs,
-                             [](double v, const trace::MemorySample& s) { return v < s.tNs; });
-  size_t i = it == samples.begin() ? 0 : static_cast<size_t>(it - samples.begin()) - 1;
+  const size_t inForce = samples.countAtOrBefore(f.beginAbs);
+  size_t i = inForce == 0 ? 0 : inForce - 1;
   const int columns = static_cast<int>(f.width);
   const double nsPerPixel = (f.endAbs - f.beginAbs) / f.width;
   int drawn = 0;
@@ -181,11 +180,11 @@ int drawMemoryLane(const LaneFrame& f, const trace::RankTimeline& t, float y0, f
   float runStart = 0, runEnd = 0;
   auto flushRun = [&] {
     if (runSample == SIZE_MAX) return;
-    const auto& s = samples[runSample];
+    const trace::RoleBytes bytes = samples.bytes(runSample);
     float y = memBottom;
     for (int role = 0; role < kMemoryRoleCount; ++role) {
-      if (s.bytes[role] <= 0 || !style.showRole[role]) continue;
-      const float h = static_cast<float>(s.bytes[role] * scale);
+      if (bytes[role] <= 0 || !style.showRole[role]) continue;
+      const float h = static_cast<float>(bytes[role] * scale);
       dl->AddRectFilled(ImVec2(runStart, y - h), ImVec2(runEnd, y), roleColor(static_cast<trace::MemoryRole>(role)));
       y -= h;
     }
@@ -194,19 +193,20 @@ int drawMemoryLane(const LaneFrame& f, const trace::RankTimeline& t, float y0, f
   // The column's samples are [i, last]: the sample in force at its start, then those inside it.
   // Each column's `last` is found one column ahead, so its search's cache misses overlap the
   // range query of the column before (whose values were asked for meanwhile).
-  size_t last = t.memoryTimes.lastAtOrBefore(i, columnEnd(0));
+  const trace::TimeIndex& times = samples.times();
+  size_t last = times.lastAtOrBefore(i, columnEnd(0));
   for (int c = 0; c < columns && i < samples.size(); ++c) {
     const double colEnd = columnEnd(c);
     t.memoryTotals.prefetchRange(i, last + 1);
-    const size_t nextLast = t.memoryTimes.lastAtOrBefore(last, columnEnd(c + 1), 2 * last - i);
+    const size_t nextLast = times.lastAtOrBefore(last, columnEnd(c + 1), 2 * last - i);
     // The largest sample in the column: the range-max pyramid finds it without walking them, so
     // a lane costs O(width x log n) rather than O(samples in view).
     const size_t best = last > i ? t.memoryTotals.argmax(i, last + 1) : i;
     i = last;
     last = nextLast;
-    if (static_cast<double>(t.memoryTimes[best]) > colEnd) continue;  // before the first sample
+    if (static_cast<double>(times[best]) > colEnd) continue;  // before the first sample
     // Its roles are read when its run of columns ends: fetch them meanwhile.
-    __builtin_prefetch(&samples[best]);
+    samples.prefetch(best);
     const float x = f.x0 + static_cast<float>(c);
     if (best == runSample && runEnd == x) {
       runEnd = x + 1.0f;

@@ -10,12 +10,7 @@
 namespace shardscope::ui {
 
 trace::RoleBytes memoryAt(const trace::RunRecording& rec, int rank, double tNs) {
-  const auto& samples = rec.rank(rank).memory;
-  const double t = tNs + static_cast<double>(rec.originNs());
-  auto it = std::upper_bound(samples.begin(), samples.end(), t,
-                             [](double value, const trace::MemorySample& s) { return value < s.tNs; });
-  if (it == samples.begin()) return {};
-  return std::prev(it)->bytes;
+  return rec.rank(rank).memory.bytesAt(tNs + static_cast<double>(rec.originNs()));
 }
 
 float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axis,

@@ -36,9 +36,9 @@ TEST(RunRecording, TracksBytesPerRolePeaksAndRetags) {
   ASSERT_EQ(r.memory.size(), 5u);
   EXPECT_EQ(r.peakTotal, 450);
   EXPECT_EQ(r.peakByRole[static_cast<int>(MemoryRole::ParamGathered)], 300);
-  EXPECT_EQ(r.memory[3].bytes[static_cast<int>(MemoryRole::Activation)], 0);
-  EXPECT_EQ(r.memory[3].bytes[static_cast<int>(MemoryRole::GradFull)], 50);
-  EXPECT_EQ(r.memory.back().total, 150);
+  EXPECT_EQ(r.memory.bytes(3)[static_cast<int>(MemoryRole::Activation)], 0);
+  EXPECT_EQ(r.memory.bytes(3)[static_cast<int>(MemoryRole::GradFull)], 50);
+  EXPECT_EQ(r.memoryTotals.value(4), 150);
   EXPECT_EQ(r.negativeBalance, 0);
   EXPECT_EQ(rec.originNs(), 1);
 }

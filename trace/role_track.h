@@ -1,0 +1,55 @@
+// Time-ordered snapshots of bytes per role: what a rank holds (its memory lane), or what it holds
+// of one model unit. A memory event changes one role (two when bytes are re-attributed), so each
+// sample keeps only the roles that changed, in blocks of 16 samples that begin with a full
+// snapshot: about 24 bytes a sample where a plain array of the roles took 88 to 104, and one
+// sample's bytes are rebuilt from one contiguous block (a few adjacent cache lines, fetched
+// together) rather than from scattered arrays. A long run's millions of samples are most of what
+// the app holds (issue 22's memory budget).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "trace/events.h"
+#include "trace/time_index.h"
+
+namespace shardscope::trace {
+
+using RoleBytes = std::array<int64_t, kMemoryRoleCount>;
+
+class RoleTrack {
+ public:
+  // `bytes` after the sample at tNs (not before the last sample's time).
+  void push(int64_t tNs, const RoleBytes& bytes);
+
+  size_t size() const { return times_.size(); }
+  bool empty() const { return times_.empty(); }
+  const TimeIndex& times() const { return times_; }  // for forward sweeps with a guess
+  int64_t time(size_t i) const { return times_[i]; }
+  RoleBytes bytes(size_t i) const;  // the block's snapshot and at most 15 samples' changes
+  void prefetch(size_t i) const;    // asks for sample i's block, for a bytes(i) soon after
+  // Asks for where the blocks of samples [begin, end) begin: a sweep one column ahead makes
+  // prefetch() of any of them cost no wait.
+  void prefetchBlockStarts(size_t begin, size_t end) const;
+  const RoleBytes& last() const { return current_; }  // the last sample's (zeros when empty)
+  // How many samples are at or before tNs: the one in force then is the one before that count.
+  size_t countAtOrBefore(double tNs) const { return times_.countAtOrBefore(tNs); }
+  // The bytes in force at tNs (zeros before the first sample).
+  RoleBytes bytesAt(double tNs) const;
+
+  // Splits off the first `count` samples as a track of their own (a run folding its older steps).
+  RoleTrack takeFront(size_t count);
+
+ private:
+  static constexpr size_t kBlock = 8;
+  TimeIndex times_;
+  // Per block: the bytes after its first sample (kMemoryRoleCount int64), then for each later
+  // sample a count of changed roles and that many (role: 1 byte, bytes after: 8 bytes, unaligned).
+  std::vector<uint8_t> blocks_;
+  std::vector<uint64_t> blockStart_;  // where each block begins in blocks_
+  RoleBytes current_{};
+};
+
+}  // namespace shardscope::trace
