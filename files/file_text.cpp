@@ -28,6 +28,11 @@ std::string sizeText(size_t bytes) {
   return std::to_string(bytes) + " B";
 }
 
+std::string tooLargeMessage(const std::string& path, size_t maxBytes) {
+  return "'" + path + "' holds more than " + sizeText(maxBytes) + (startsWithGzipMagic(path) ? " once decompressed" : "") +
+         ", the most shardscope reads of such a file: is it the right file?";
+}
+
 std::optional<std::string> readFileText(const std::string& path, std::string& error, size_t maxBytes, size_t prefix) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
@@ -41,8 +46,7 @@ std::optional<std::string> readFileText(const std::string& path, std::string& er
   // Read one byte past the cap to tell "exactly the cap" from "more than it".
   const size_t want = prefix != std::string::npos ? prefix : maxBytes + 1;
   auto tooLarge = [&] {
-    error = "'" + path + "' holds more than " + sizeText(maxBytes) + (startsWithGzipMagic(path) ? " once decompressed" : "") +
-            ", the most shardscope reads of such a file: is it the right file?";
+    error = tooLargeMessage(path, maxBytes);
     return std::nullopt;
   };
   std::string text;
@@ -83,6 +87,68 @@ std::optional<std::string> readFileText(const std::string& path, std::string& er
   }
   if (prefix == std::string::npos && text.size() > maxBytes) return tooLarge();
   return text;
+}
+
+// A plain file, or a gzip one when built with zlib.
+struct FileTextStream::Source {
+  std::ifstream plain;
+#ifdef SHARDSCOPE_HAVE_ZLIB
+  gzFile gz = nullptr;
+  ~Source() {
+    if (gz) gzclose(gz);
+  }
+#endif
+};
+
+FileTextStream::FileTextStream(const std::string& path, size_t maxBytes)
+    : source_(std::make_unique<Source>()), path_(path), maxBytes_(maxBytes) {
+  setg(buffer_, buffer_, buffer_);
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    error_ = "'" + path + "' is a directory: name a file in it.";
+  } else if (!std::ifstream(path)) {
+    error_ = "cannot read '" + path + "': check that the file exists.";
+  } else if (startsWithGzipMagic(path)) {
+#ifdef SHARDSCOPE_HAVE_ZLIB
+    source_->gz = gzopen(path.c_str(), "rb");
+    if (!source_->gz) error_ = "cannot open '" + path + "' as gzip.";
+#else
+    error_ = "'" + path + "' is gzip-compressed and this shardscope was built without zlib: run "
+             "`gunzip -k " + path + "` and open the .json.";
+#endif
+  } else {
+    source_->plain.open(path, std::ios::binary);
+  }
+}
+
+FileTextStream::~FileTextStream() = default;
+
+FileTextStream::int_type FileTextStream::underflow() {
+  if (!error_.empty()) return traits_type::eof();
+  long n = 0;
+#ifdef SHARDSCOPE_HAVE_ZLIB
+  if (source_->gz) {
+    n = gzread(source_->gz, buffer_, sizeof buffer_);
+    if (n < 0) {
+      int code = 0;
+      error_ = "'" + path_ + "' is a damaged gzip file (" + gzerror(source_->gz, &code) +
+               "): copy it again, or open the uncompressed .json.";
+      return traits_type::eof();
+    }
+  }
+#endif
+  if (source_->plain.is_open()) {
+    source_->plain.read(buffer_, sizeof buffer_);
+    n = static_cast<long>(source_->plain.gcount());
+  }
+  if (n <= 0) return traits_type::eof();
+  read_ += static_cast<size_t>(n);
+  if (read_ > maxBytes_) {
+    error_ = tooLargeMessage(path_, maxBytes_);
+    return traits_type::eof();
+  }
+  setg(buffer_, buffer_, buffer_ + n);
+  return traits_type::to_int_type(buffer_[0]);
 }
 
 }  // namespace shardscope::files

@@ -5,14 +5,18 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <optional>
+#include <streambuf>
 #include <string>
 
 namespace shardscope::files {
 
-// The most each kind of file is read to (decompressed): a trace or summary takes about 12x its size
-// in memory once parsed; a config or lesson is a few hundred bytes.
-constexpr size_t kMaxTraceBytes = size_t{1} << 30;   // 1 GiB
+// The most each kind of file is read to (decompressed). A trace is parsed as it is read and held
+// as its recording (about 110 bytes an event, against 160 to 240 in the file), so 4 GiB of it is
+// some 20 million events; a summary is parsed whole, about 12x its size in memory; a config or
+// lesson is a few hundred bytes.
+constexpr size_t kMaxTraceBytes = size_t{4} << 30;   // 4 GiB
 constexpr size_t kMaxSummaryBytes = size_t{256} << 20;
 constexpr size_t kMaxConfigBytes = size_t{1} << 20;  // 1 MiB
 
@@ -21,5 +25,29 @@ constexpr size_t kMaxConfigBytes = size_t{1} << 20;  // 1 MiB
 // cannot be read, is a directory, or holds more than `maxBytes`.
 std::optional<std::string> readFileText(const std::string& path, std::string& error, size_t maxBytes,
                                         size_t prefix = std::string::npos);
+
+// The same file as a stream, read a chunk at a time (a trace of gigabytes is parsed as it is
+// read, never held whole), gunzipped when compressed. It ends early, with error() saying why,
+// when the file cannot be read on or holds more than `maxBytes`.
+class FileTextStream : public std::streambuf {
+ public:
+  FileTextStream(const std::string& path, size_t maxBytes);
+  ~FileTextStream() override;
+  FileTextStream(const FileTextStream&) = delete;
+  FileTextStream& operator=(const FileTextStream&) = delete;
+  const std::string& error() const { return error_; }
+
+ protected:
+  int_type underflow() override;
+
+ private:
+  struct Source;
+  std::unique_ptr<Source> source_;
+  std::string path_;
+  size_t maxBytes_;
+  size_t read_ = 0;
+  std::string error_;
+  char buffer_[1 << 16];
+};
 
 }  // namespace shardscope::files

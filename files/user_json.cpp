@@ -117,6 +117,7 @@ class StreamingSax : public nlohmann::json_sax<nlohmann::json> {
     if (depth_ == 1 && key_ == arrayKey_ && !value_.building()) {  // the streamed array itself
       top[arrayKey_] = nlohmann::json::array();
       inArray_ = true;
+      ++nesting_;
       ++depth_;
       return true;
     }
@@ -131,6 +132,7 @@ class StreamingSax : public nlohmann::json_sax<nlohmann::json> {
   bool end_array() override {
     if (inArray_ && depth_ == 2 && !value_.building()) {
       inArray_ = false;
+      --nesting_;
       --depth_;
       return true;
     }
@@ -146,12 +148,15 @@ class StreamingSax : public nlohmann::json_sax<nlohmann::json> {
     return false;
   }
   bool open(nlohmann::json container) {
+    // nlohmann's parser keeps its own stack, so depth is refused here as it goes, not before.
+    if (++nesting_ > kMaxJsonDepth) return fail("it is nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
     ++depth_;
     if (depth_ == 1) return container.is_object() ? true : fail("it is not a JSON object");
     value_.start(std::move(container));
     return true;
   }
   bool close() {
+    --nesting_;
     --depth_;
     if (depth_ == 0) return true;  // the top-level object
     value_.end();
@@ -175,27 +180,38 @@ class StreamingSax : public nlohmann::json_sax<nlohmann::json> {
   ValueBuilder value_;
   std::string key_;   // the top-level key whose value is being read
   int depth_ = 0;     // 1 inside the top-level object, 2 inside the streamed array
+  int nesting_ = 0;   // containers open, the top-level object and the streamed array included
   bool inArray_ = false;
 };
 
 }  // namespace
 
-UserJson parseUserJsonStreaming(const std::string& text, const std::string& arrayKey,
-                                const std::function<bool(const nlohmann::json& element)>& onElement) {
+namespace {
+
+template <class Input>
+UserJson parseStreaming(Input&& text, const std::string& arrayKey,
+                        const std::function<bool(const nlohmann::json& element)>& onElement) {
   UserJson out;
   out.value = nlohmann::json(nlohmann::json::value_t::discarded);
-  if (nestingDepth(text) > kMaxJsonDepth) {
-    out.error = "it is nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
-    return out;
-  }
   StreamingSax sax(arrayKey, onElement);
-  const bool whole = nlohmann::json::sax_parse(text, &sax);
-  if (!whole) {
+  if (!nlohmann::json::sax_parse(std::forward<Input>(text), &sax)) {
     out.error = sax.error;  // empty when the caller stopped the read: its own message says why
     return out;
   }
   out.value = std::move(sax.top);
   return out;
+}
+
+}  // namespace
+
+UserJson parseUserJsonStreaming(const std::string& text, const std::string& arrayKey,
+                                const std::function<bool(const nlohmann::json& element)>& onElement) {
+  return parseStreaming(text, arrayKey, onElement);
+}
+
+UserJson parseUserJsonStreaming(std::istream& text, const std::string& arrayKey,
+                                const std::function<bool(const nlohmann::json& element)>& onElement) {
+  return parseStreaming(text, arrayKey, onElement);
 }
 
 }  // namespace shardscope::files

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <istream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -24,6 +25,9 @@ UserJson parseUserJson(const std::string& text, bool allowComments = false);
 // `onElement` (false stops the read) and dropped. `value` holds the other top-level keys, and
 // `arrayKey` as an empty array when it was one (as it was, when it was something else).
 UserJson parseUserJsonStreaming(const std::string& text, const std::string& arrayKey,
+                                const std::function<bool(const nlohmann::json& element)>& onElement);
+// The same, read from a stream as it is parsed (files::FileTextStream: a file of gigabytes).
+UserJson parseUserJsonStreaming(std::istream& text, const std::string& arrayKey,
                                 const std::function<bool(const nlohmann::json& element)>& onElement);
 
 // At most 60 characters of a value in a message (the first 57 and "..." past that).

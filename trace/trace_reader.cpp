@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <istream>
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -225,13 +226,14 @@ bool TraceEventReader::readMemory(const nlohmann::json& e, int rank) {
 
 LoadedTrace loadChromeTrace(const std::string& path) {
   LoadedTrace out;
-  const auto text = files::readFileText(path, out.error, files::kMaxTraceBytes);
-  if (!text) return out;
+  // Read, parsed and recorded as it comes: neither the file's text nor its tree is ever whole.
+  files::FileTextStream file(path, files::kMaxTraceBytes);
+  std::istream text(&file);
   TraceEventReader reader(path, out.recording);
-  auto parsed = files::parseUserJsonStreaming(*text, "traceEvents",
+  auto parsed = files::parseUserJsonStreaming(text, "traceEvents",
                                               [&](const nlohmann::json& e) { return reader.read(e); });
-  if (!reader.error().empty()) {
-    out.error = reader.error();
+  if (!file.error().empty() || !reader.error().empty()) {
+    out.error = !file.error().empty() ? file.error() : reader.error();
     return out;
   }
   auto& json = parsed.value;

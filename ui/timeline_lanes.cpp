@@ -216,7 +216,10 @@ int drawMemoryLane(const LaneFrame& f, const trace::RankTimeline& t, float y0, f
       runStart = x;
       runEnd = x + 1.0f;
     }
-    const float totalY = memBottom - static_cast<float>(static_cast<double>(t.memoryTotals.value(i)) * scale);
+    // The total line follows the column's highest sample, as the stack below it does: the last
+    // sample's total swung between a step's low and high in every column of a long run, and the
+    // lines joining them washed the whole lane white.
+    const float totalY = memBottom - static_cast<float>(static_cast<double>(t.memoryTotals.value(best)) * scale);
     if (lastTotalY >= 0 && totalY != lastTotalY) dl->AddLine(ImVec2(x, lastTotalY), ImVec2(x, totalY), kTotalLineColor);
     else if (lastTotalY >= 0) dl->AddLine(ImVec2(x - 1, totalY), ImVec2(x + 1, totalY), kTotalLineColor);
     lastTotalY = totalY;
@@ -351,13 +354,23 @@ void drawPauses(const LaneFrame& f, const std::vector<Event>& pauses, float lane
 }
 
 void drawStepMarkers(const LaneFrame& f, const std::vector<Event>& steps, float y, float height) {
-  for (const auto& s : steps) {
-    if (s.beginNs < f.beginAbs || s.beginNs > f.endAbs) continue;
-    const float x = f.toX(static_cast<double>(s.beginNs));
+  // A marker per step where they stand apart; where a long run puts many steps in a pixel, only
+  // the first a few pixels after the last one drawn, and a label only where one fits (thousands of
+  // overlapping lines and labels washed the lanes white).
+  const float minGap = px(4.0f), labelGap = px(8.0f);
+  float lastX = -1e9f, lastLabelEnd = -1e9f;
+  const auto first = std::lower_bound(steps.begin(), steps.end(), f.beginAbs,
+                                      [](const Event& s, double t) { return static_cast<double>(s.beginNs) < t; });
+  for (auto it = first; it != steps.end() && static_cast<double>(it->beginNs) <= f.endAbs; ++it) {
+    const float x = f.toX(static_cast<double>(it->beginNs));
+    if (x - lastX < minGap) continue;
+    lastX = x;
     f.drawList->AddLine(ImVec2(x, y), ImVec2(x, y + height), IM_COL32(255, 255, 255, 70));
+    if (x < lastLabelEnd + labelGap) continue;
     char label[16];
-    std::snprintf(label, sizeof label, "s%d", s.step);
+    std::snprintf(label, sizeof label, "s%d", it->step);
     f.drawList->AddText(ImVec2(x + 2, y + 1), IM_COL32(200, 200, 210, 160), label);
+    lastLabelEnd = x + 2 + ImGui::CalcTextSize(label).x;
   }
 }
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "ui/headless_frame.h"
+#include "ui/timeline_lanes.h"
 #include "ui/synthetic_recording.h"
 
 namespace shardscope::ui {
@@ -97,6 +98,47 @@ TEST(TimelineView, ClickHighlightsOneMicroBatchsCollectiveOnEveryRank) {
   EXPECT_EQ(selection.unit, "blocks.0");
   const auto stats = drawOnce(imgui, rec, axis, selection);
   EXPECT_EQ(stats.spansHighlighted, 2) << "micro-batch 2's all-gather on each of the 2 ranks, not micro-batch 1's";
+}
+
+// The vertices drawStepMarkers adds for `count` steps evenly over a 1000 px axis.
+int stepMarkerVertices(HeadlessImGui& imgui, int count) {
+  std::vector<trace::Event> steps(static_cast<size_t>(count));
+  for (int s = 0; s < count; ++s) {
+    steps[static_cast<size_t>(s)].step = s;
+    steps[static_cast<size_t>(s)].beginNs = 1000 + static_cast<int64_t>(s) * 1000000;  // 1 ms apart
+  }
+  TimeAxis axis;
+  axis.fit(1e6 * count);
+  int added = 0;
+  imgui.frame([&] {
+    ImGui::SetNextWindowPos(ImVec2(0, 0));
+    ImGui::SetNextWindowSize(ImVec2(1200, 900));
+    ImGui::Begin("markers");
+    LaneFrame f;
+    f.drawList = ImGui::GetWindowDrawList();
+    f.axis = &axis;
+    f.x0 = 100;
+    f.width = 1000;
+    f.originNs = 1000;
+    f.beginAbs = 1000 + axis.beginNs;
+    f.endAbs = 1000 + axis.endNs;
+    const int before = f.drawList->VtxBuffer.Size;
+    drawStepMarkers(f, steps, 10, 200);
+    added = f.drawList->VtxBuffer.Size - before;
+    ImGui::End();
+  });
+  return added;
+}
+
+// A long run's whole view puts many steps in a pixel: one marker every few pixels and labels that
+// do not overlap, not a line and a label per step (15,000 of them washed the lanes white).
+TEST(TimelineView, StepMarkersThinOutWhereStepsCrowd) {
+  HeadlessImGui imgui(1200, 900);
+  const int few = stepMarkerVertices(imgui, 20);
+  EXPECT_GE(few, 20 * 4 + 20 * 2 * 4) << "20 steps over 1000 px: every line and label (s0..s19)";
+  const int many = stepMarkerVertices(imgui, 15000);
+  EXPECT_LT(many, 1000 / 4 * 4 + 1000 * 4) << "at most a line per 4 px and labels side by side";
+  EXPECT_GT(many, few);
 }
 
 TEST(TimelineView, MemoryAtReturnsTheSampleInForce) {
