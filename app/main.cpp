@@ -21,6 +21,7 @@
 #include "app/interrupt.h"
 #include "app/lesson_command.h"
 #include "app/report_tables.h"
+#include "app/slow_step_notice.h"
 #include "app/terminal_gate.h"
 #include "engine/rank_worker.h"
 #include "engine/run_controller.h"
@@ -55,11 +56,24 @@ void printBanner(const shardscope::RunConfig& config) {
 
 shardscope::RunResult trainWithProgress(const shardscope::RunConfig& config) {
   shardscope::RunCallbacks callbacks;
+  using Clock = shardscope::app::SlowStepNotice::Clock;
+  shardscope::app::SlowStepNotice slowStep(config.world, config.steps, Clock::now());
   callbacks.onStep = [&](int step, double loss, double seconds) {
     std::printf("step %d/%d  loss %.6f  step time %.1f ms\n", step + 1, config.steps, loss,
                 seconds * 1e3);
     std::fflush(stdout);
+    slowStep.stepEnded(step, Clock::now());
   };
+  // A step-gated run waits on the user, not on work: it gets no notices.
+  if (config.stepGate == shardscope::StepGateMode::Off) {
+    callbacks.onEvent = [&](const shardscope::trace::Event& e) { slowStep.event(e); };
+    callbacks.onIdle = [&] {
+      const std::string line = slowStep.poll(Clock::now());
+      if (line.empty()) return;
+      std::printf("%s\n", line.c_str());
+      std::fflush(stdout);
+    };
+  }
   shardscope::app::TerminalGate gate;
   callbacks.shouldStop = [&] { return shardscope::app::interruptSignal() != 0 || gate.stopRequested(); };
   if (config.stepGate != shardscope::StepGateMode::Off) {
