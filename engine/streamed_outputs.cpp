@@ -11,10 +11,41 @@ StreamedOutputs::StreamedOutputs(const RunConfig& config) {
     csv_.emplace(config.memoryCsvPath);
     trace::writeMemoryCsvHeader(csv_->out());
   }
+  if (trace_ || csv_) writer_ = std::thread([this] { writeLoop(); });
 }
 
 StreamedOutputs::~StreamedOutputs() {
   if (recording_) recording_->keepLastSteps(0, {});
+  stopWriter();
+}
+
+void StreamedOutputs::stopWriter() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    closing_ = true;
+  }
+  ready_.notify_one();
+  if (writer_.joinable()) writer_.join();
+}
+
+void StreamedOutputs::writeLoop() {
+  for (;;) {
+    Piece piece;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      ready_.wait(lock, [&] { return closing_ || !pieces_.empty(); });
+      if (pieces_.empty()) return;  // closing, and everything handed over is written
+      piece = std::move(pieces_.front());
+      pieces_.pop_front();
+    }
+    room_.notify_one();
+    write(piece.rank, piece.detail, piece.originNs);
+  }
+}
+
+void StreamedOutputs::write(int rank, const trace::RankTimeline& detail, int64_t origin) {
+  if (traceWriter_) traceWriter_->write(rank, detail, origin);
+  if (csv_) trace::writeMemoryCsvRows(csv_->out(), rank, detail, origin);
 }
 
 void StreamedOutputs::attach(trace::RunRecording& recording) {
@@ -29,12 +60,18 @@ int64_t StreamedOutputs::originOf(const trace::RunRecording& recording) {
 }
 
 void StreamedOutputs::spill(int rank, const trace::RankTimeline& older) {
-  const int64_t origin = originOf(*recording_);
-  if (traceWriter_) traceWriter_->write(rank, older, origin);
-  if (csv_) trace::writeMemoryCsvRows(csv_->out(), rank, older, origin);
+  if (!writer_.joinable()) return;  // no file to stream to: the older steps are only dropped
+  Piece piece{rank, older, originOf(*recording_)};
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    room_.wait(lock, [&] { return pieces_.size() < kMaxWaitingPieces; });
+    pieces_.push_back(std::move(piece));
+  }
+  ready_.notify_one();
 }
 
 void StreamedOutputs::finish(const trace::RunRecording& recording, std::vector<std::string>& errors) {
+  stopWriter();  // every piece handed over is written before the rest, which follows them in time
   const int64_t origin = originOf(recording);
   if (traceWriter_) {
     for (int r = 0; r < recording.ranks(); ++r) traceWriter_->write(r, recording.rank(r), origin);

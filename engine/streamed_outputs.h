@@ -1,10 +1,17 @@
 // A headless run's trace and memory CSV, written to disk as the run goes, so that the controller
 // holds only its last steps in detail (trace::RunRecording::keepLastSteps) and its memory stays
 // flat however many steps it runs. The app keeps every event instead: its views draw them.
+// Formatting the JSON is the costly part: a thread of its own does it, so the controller's loop
+// only hands the older steps over and goes back to reading the ranks' pipes (when it fell behind,
+// a rank stopped after a peer's death could be killed at the grace with its step ends unsent).
 #pragma once
 
+#include <condition_variable>
+#include <deque>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "config/run_config.h"
@@ -36,6 +43,24 @@ class StreamedOutputs {
  private:
   void spill(int rank, const trace::RankTimeline& older);
   int64_t originOf(const trace::RunRecording& recording);
+  void writeLoop();   // the writer thread: pieces in the order handed over
+  void stopWriter();  // once every piece handed over is written
+  void write(int rank, const trace::RankTimeline& detail, int64_t origin);
+
+  struct Piece {
+    int rank = 0;
+    trace::RankTimeline detail;
+    int64_t originNs = 0;
+  };
+  // Pieces waiting for the writer, at most kMaxWaitingPieces: a writer slower than the run holds
+  // the controller back (as writing on its own loop did) instead of letting memory grow.
+  static constexpr size_t kMaxWaitingPieces = 64;
+  std::mutex mutex_;
+  std::condition_variable ready_;   // a piece to write, or closing
+  std::condition_variable room_;    // a piece taken: room for another
+  std::deque<Piece> pieces_;
+  bool closing_ = false;
+  std::thread writer_;
 
   trace::RunRecording* recording_ = nullptr;
   std::optional<files::OutputFile> trace_;
