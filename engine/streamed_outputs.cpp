@@ -51,7 +51,7 @@ void StreamedOutputs::write(int rank, const trace::RankTimeline& detail, int64_t
 void StreamedOutputs::attach(trace::RunRecording& recording) {
   recording_ = &recording;
   recording.keepLastSteps(kStreamedDetailSteps,
-                          [this](int rank, const trace::RankTimeline& older) { spill(rank, older); });
+                          [this](int rank, trace::RankTimeline&& older) { spill(rank, std::move(older)); });
 }
 
 int64_t StreamedOutputs::originOf(const trace::RunRecording& recording) {
@@ -59,9 +59,9 @@ int64_t StreamedOutputs::originOf(const trace::RunRecording& recording) {
   return *originNs_;
 }
 
-void StreamedOutputs::spill(int rank, const trace::RankTimeline& older) {
+void StreamedOutputs::spill(int rank, trace::RankTimeline&& older) {
   if (!writer_.joinable()) return;  // no file to stream to: the older steps are only dropped
-  Piece piece{rank, older, originOf(*recording_)};
+  Piece piece{rank, std::move(older), originOf(*recording_)};
   {
     std::unique_lock<std::mutex> lock(mutex_);
     room_.wait(lock, [&] { return pieces_.size() < kMaxWaitingPieces; });

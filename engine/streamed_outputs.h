@@ -41,7 +41,7 @@ class StreamedOutputs {
   void finish(const trace::RunRecording& recording, std::vector<std::string>& errors);
 
  private:
-  void spill(int rank, const trace::RankTimeline& older);
+  void spill(int rank, trace::RankTimeline&& older);
   int64_t originOf(const trace::RunRecording& recording);
   void writeLoop();   // the writer thread: pieces in the order handed over
   void stopWriter();  // once every piece handed over is written

@@ -1,6 +1,5 @@
 #include "trace/role_track.h"
 
-#include <algorithm>
 #include <cstring>
 
 namespace shardscope::trace {
@@ -53,13 +52,6 @@ void RoleTrack::prefetch(size_t i) const {
   const uint8_t* block = blocks_.data() + blockStart_[i / kBlock];
   // The snapshot and the first changes: three lines cover a block with a change a sample.
   for (int line = 0; line < 4; ++line) __builtin_prefetch(block + 64 * line);
-}
-
-void RoleTrack::prefetchBlockStarts(size_t begin, size_t end) const {
-  if (end <= begin) return;
-  const size_t last = std::min((end - 1) / kBlock, blockStart_.size() - 1);
-  for (size_t b = begin / kBlock; b <= last; b += 8) __builtin_prefetch(&blockStart_[b]);
-  __builtin_prefetch(&blockStart_[last]);
 }
 
 RoleBytes RoleTrack::bytesAt(double tNs) const {

@@ -30,9 +30,6 @@ class RoleTrack {
   int64_t time(size_t i) const { return times_[i]; }
   RoleBytes bytes(size_t i) const;  // the block's snapshot and at most 15 samples' changes
   void prefetch(size_t i) const;    // asks for sample i's block, for a bytes(i) soon after
-  // Asks for where the blocks of samples [begin, end) begin: a sweep one column ahead makes
-  // prefetch() of any of them cost no wait.
-  void prefetchBlockStarts(size_t begin, size_t end) const;
   const RoleBytes& last() const { return current_; }  // the last sample's (zeros when empty)
   // How many samples are at or before tNs: the one in force then is the one before that count.
   size_t countAtOrBefore(double tNs) const { return times_.countAtOrBefore(tNs); }

@@ -450,8 +450,8 @@ void RunRecording::foldOlderSteps(int rank) {
     auto& samples = t.units[u].samples;
     older.units[u].samples = samples.takeFront(samples.countAtOrBefore(static_cast<double>(cut)));
   }
-  if (spill_) spill_(rank, older);
   foldFigures(t.folded, older);
+  if (spill_) spill_(rank, std::move(older));
   reindex(t);
 }
 

@@ -106,7 +106,8 @@ class RunRecording {
   // half is handed to `spill` (to stream it to a trace file) and then dropped, keeping only its
   // running figures (RankTimeline::folded) and the peaks. Every figure below still covers the whole
   // run; views see only the detail kept. 0 (the default) keeps everything.
-  using Spill = std::function<void(int rank, const RankTimeline& olderDetail)>;
+  // The older detail is handed over to keep (a writer thread takes it as it is).
+  using Spill = std::function<void(int rank, RankTimeline&& olderDetail)>;
   void keepLastSteps(int steps, Spill spill);
 
   int ranks() const { return static_cast<int>(ranks_.size()); }
