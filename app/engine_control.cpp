@@ -8,8 +8,9 @@
 
 namespace shardscope::app {
 
-EngineSessionControl::EngineSessionControl(ui::SessionStore& store, std::string workerExecutable)
-    : store_(store), workerExecutable_(std::move(workerExecutable)) {}
+EngineSessionControl::EngineSessionControl(ui::SessionStore& store, std::string workerExecutable,
+                                           size_t detailEvents)
+    : store_(store), workerExecutable_(std::move(workerExecutable)), sessionDetailEvents_(detailEvents) {}
 
 EngineSessionControl::~EngineSessionControl() {
   stopRequested_.store(true);
@@ -68,12 +69,14 @@ void EngineSessionControl::launch(std::vector<RunConfig> runs, std::vector<std::
     }
   }
   worker_ = std::thread([this, runs, indices] {
-    for (size_t i = 0; i < runs.size() && !stopRequested_.load(); ++i) runOne(runs[i], indices[i]);
+    // The window's budget shared by its sessions: a compare of four long runs holds what one would.
+    const size_t sessionEvents = sessionDetailEvents_ / std::max<size_t>(runs.size(), 1);
+    for (size_t i = 0; i < runs.size() && !stopRequested_.load(); ++i) runOne(runs[i], indices[i], sessionEvents);
     busy_.store(false);
   });
 }
 
-void EngineSessionControl::runOne(const RunConfig& config, int index) {
+void EngineSessionControl::runOne(const RunConfig& config, int index, size_t detailEvents) {
   std::vector<std::string> placements(static_cast<size_t>(config.world));  // each rank's, as reported
   RunCallbacks callbacks;
   callbacks.onEvent = [&](const trace::Event& e) {
@@ -121,6 +124,7 @@ void EngineSessionControl::runOne(const RunConfig& config, int index) {
     use(store_.sessions()[index].recording);
     store_.touch();
   };
+  sink.maxDetailEventsPerRank = detailEvents / static_cast<size_t>(std::max(config.world, 1));
   RunResult result;
   try {
     result = runTraining(config, workerExecutable_, callbacks, sink);

@@ -12,9 +12,16 @@
 
 namespace shardscope::app {
 
+// The events the window's sessions hold in detail, over all their ranks, unless --window-events
+// says otherwise:
+// 0.6 to 1 GB at the 70 to 120 bytes an event takes (docs/benchmarks.md, "Bounded memory"). A
+// longer run folds its older steps.
+constexpr size_t kDefaultSessionDetailEvents = 8'000'000;
+
 class EngineSessionControl final : public ui::EngineControl {
  public:
-  EngineSessionControl(ui::SessionStore& store, std::string workerExecutable);
+  EngineSessionControl(ui::SessionStore& store, std::string workerExecutable,
+                       size_t detailEvents = kDefaultSessionDetailEvents);
   ~EngineSessionControl() override;
 
   void startRun(const RunConfig& config) override;
@@ -29,10 +36,12 @@ class EngineSessionControl final : public ui::EngineControl {
  private:
   // Titles: one per run, or none for "strategy (ZeRO name)".
   void launch(std::vector<RunConfig> runs, std::vector<std::string> titles = {});
-  void runOne(const RunConfig& config, int sessionIndex);
+  // The session holds at most `detailEvents` over its ranks; a longer run folds its older steps.
+  void runOne(const RunConfig& config, int sessionIndex, size_t detailEvents);
 
   ui::SessionStore& store_;
   std::string workerExecutable_;
+  size_t sessionDetailEvents_;  // over every session of a launch
   std::thread worker_;
   std::atomic<bool> busy_{false};
   std::atomic<bool> stopRequested_{false};

@@ -31,6 +31,13 @@ static ui::WindowOptions windowFor(const WindowChoice& choice, ui::AppState& sta
   return options;
 }
 
+// --window-events, checked before.
+static size_t sessionDetailEvents(const WindowChoice& choice) {
+  size_t events = kDefaultSessionDetailEvents;
+  (void)parseWindowEvents(choice.windowEvents, events);
+  return events;
+}
+
 // --focus: the first session that runs that strategy (checked against the runs before).
 static int focusIndex(const std::vector<RunConfig>& runs, const std::string& strategy) {
   for (size_t i = 0; i < runs.size(); ++i) {
@@ -72,7 +79,7 @@ int runGui(const RunConfig& config, const std::string& workerExecutable, bool st
            const std::vector<RunConfig>& compareRuns, const WindowChoice& choice) {
   const std::string& screenshotPath = choice.screenshotPath;
   ui::SessionStore store;
-  EngineSessionControl engine(store, workerExecutable);
+  EngineSessionControl engine(store, workerExecutable, sessionDetailEvents(choice));
   ui::AppState state;
   state.config = config;
   if (const char* title = ui::bottomTabTitle(choice.tab)) state.openTab = title;
@@ -101,7 +108,7 @@ int runGui(const RunConfig& config, const std::string& workerExecutable, bool st
 int runLessonGui(const lessons::Lesson& lesson, const std::string& workerExecutable, const WindowChoice& choice,
                  bool predict, const std::vector<std::string>& answers) {
   ui::SessionStore store;
-  EngineSessionControl engine(store, workerExecutable);
+  EngineSessionControl engine(store, workerExecutable, sessionDetailEvents(choice));
   ui::AppState state;
   ui::startLesson(state, &engine, lesson, predict);
   if (predict && !answers.empty()) {

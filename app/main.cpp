@@ -329,6 +329,13 @@ int dispatch(int argc, char** argv) {
                         "with the window: shared (every session's memory lanes on one scale) or own (each to its "
                         "own peak; S in the app) [default: shared]");
   }
+  for (auto [command, choice] : {std::pair{&app, &appWindow}, std::pair{run, &runWindow},
+                                 std::pair{compare, &compareWindow}, std::pair{lesson, &lessonWindow}}) {
+    command->add_option("--window-events", choice->windowEvents,
+                        "with the window: the most events its runs hold in detail, over their ranks (about 70 to "
+                        "120 MB a million; a compare's runs share them); a longer run folds its oldest steps: the figures still count them, "
+                        "the timeline shows the newer ones, and --trace keeps them all on disk [default: 8M]");
+  }
 
   if (auto stop = shardscope::app::parseCommandLine(app, argc, argv)) return *stop;
 
@@ -343,11 +350,14 @@ int dispatch(int argc, char** argv) {
     if (auto err = shardscope::app::parseWindowSize(choice->windowSize, width, height)) return failUsage(*err);
     if (auto err = shardscope::app::parseUiScale(choice->uiScale, scale)) return failUsage(*err);
     if (auto err = shardscope::app::checkMemoryScale(choice->memoryScale)) return failUsage(*err);
+    size_t events = 0;
+    if (auto err = shardscope::app::parseWindowEvents(choice->windowEvents, events)) return failUsage(*err);
   }
   for (const auto* choice : {&runWindow, &compareWindow}) {  // `view` always opens the window
     if (choice->setsUpWindow() && choice->screenshotPath.empty()) {
-      return failUsage("--tab, --at, --window-size, --focus, --ui-scale, --high-contrast and --memory-scale set up "
-                       "the window, and run/compare open one only with --screenshot FILE: add it, or drop them "
+      return failUsage("--tab, --at, --window-size, --focus, --ui-scale, --high-contrast, --memory-scale and "
+                       "--window-events set up the window, and run/compare open one only with --screenshot FILE: "
+                       "add it, or drop them "
                        "(or open the app: shardscope --ui-scale 1.5)");
     }
   }

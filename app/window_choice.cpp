@@ -37,9 +37,27 @@ std::optional<std::string> checkMemoryScale(const std::string& text) {
          "heights) or own (each session's lanes up to its own peak, to see its shape)";
 }
 
+std::optional<std::string> parseWindowEvents(const std::string& text, size_t& events) {
+  unsigned long long value = 0;
+  char unit = 0, extra = 0;
+  const int read = std::sscanf(text.c_str(), "%llu%c%c", &value, &unit, &extra);
+  const unsigned long long scale = read == 1 ? 1 : read == 2 && (unit == 'k' || unit == 'K') ? 1000
+                                   : read == 2 && unit == 'M'                            ? 1000000
+                                                                                         : 0;
+  const bool digitsFirst = !text.empty() && text[0] >= '0' && text[0] <= '9';
+  if (!digitsFirst || scale == 0 || value > 1'000'000'000ULL || value * scale < 10'000 ||
+      value * scale > 1'000'000'000) {
+    return "--window-events '" + text + "' is not a number of events from 10000 to 1000000000 (k and M allowed): "
+           "the most events the window's runs hold in detail, 70 to 120 MB a million; e.g. --window-events 2M on a "
+           "small machine";
+  }
+  events = static_cast<size_t>(value * scale);
+  return std::nullopt;
+}
+
 bool WindowChoice::setsUpWindow() const {
   return !at.empty() || windowSize != "1600x1000" || uiScale != "1" || highContrast || memoryScale != "shared" ||
-         !focus.empty() || !tab.empty() || caption != 1;
+         !focus.empty() || !tab.empty() || caption != 1 || windowEvents != "8000000";
 }
 
 }  // namespace shardscope::app

@@ -137,14 +137,22 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
     return failedBeforeLaunch(config, std::move(result), e.what());
   }
   // Headless, the run's own recording keeps only its last steps and streams the rest to the files;
-  // a caller's recording (the app's) keeps everything for its views.
+  // a caller's recording (the app's) keeps everything for its views, or what its budget allows.
   std::optional<StreamedOutputs> streamed;
-  if (!sink.withRecording) streamed.emplace(config).attach(result.recording);
+  if (!sink.withRecording) {
+    streamed.emplace(config).attach(result.recording);
+  } else if (sink.maxDetailEventsPerRank > 0) {
+    streamed.emplace(config);
+    sink.use(result.recording,
+             [&](trace::RunRecording& r) { streamed->attachWithin(r, sink.maxDetailEventsPerRank); });
+  }
   RunObservation observed = observeRanks(config, launched->ranks(), callbacks, sink, result);
   concludeRun(config, launched->ranks(), std::move(observed), result);
   // Under the sink's lock: a window on another thread may still draw the recording meanwhile.
-  sink.use(result.recording,
-           [&](trace::RunRecording& r) { finishOutputs(config, result, r, streamed ? &*streamed : nullptr); });
+  sink.use(result.recording, [&](trace::RunRecording& r) {
+    finishOutputs(config, result, r, streamed ? &*streamed : nullptr);
+    if (streamed) streamed->detach();
+  });
   return result;
 }
 

@@ -58,6 +58,10 @@ enum class GateCommand { None, Step, Continue };
 // appends a batch of events at a time, and reads it at the end for the summary, trace and CSV.
 struct RecordingSink {
   std::function<void(const std::function<void(trace::RunRecording&)>& use)> withRecording;
+  // The most events per rank the caller's recording holds in detail (0: every one). Past it, a
+  // rank's older steps are folded (their figures kept) and streamed to the run's --trace and
+  // --memory-csv: a window showing a long run stays within its memory.
+  size_t maxDetailEventsPerRank = 0;
 
   // `use` on the caller's recording (under its lock), or on the run's `own` when there is no caller's.
   void use(trace::RunRecording& own, const std::function<void(trace::RunRecording&)>& fn) const {

@@ -15,8 +15,13 @@ StreamedOutputs::StreamedOutputs(const RunConfig& config) {
 }
 
 StreamedOutputs::~StreamedOutputs() {
-  if (recording_) recording_->keepLastSteps(0, {});
+  detach();
   stopWriter();
+}
+
+void StreamedOutputs::detach() {
+  if (recording_) recording_->keepLastSteps(0, {});
+  recording_ = nullptr;
 }
 
 void StreamedOutputs::stopWriter() {
@@ -52,6 +57,11 @@ void StreamedOutputs::attach(trace::RunRecording& recording) {
   recording_ = &recording;
   recording.keepLastSteps(kStreamedDetailSteps,
                           [this](int rank, trace::RankTimeline&& older) { spill(rank, std::move(older)); });
+}
+
+void StreamedOutputs::attachWithin(trace::RunRecording& recording, size_t events) {
+  recording_ = &recording;
+  recording.keepDetailWithin(events, [this](int rank, trace::RankTimeline&& older) { spill(rank, std::move(older)); });
 }
 
 int64_t StreamedOutputs::originOf(const trace::RunRecording& recording) {

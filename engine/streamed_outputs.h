@@ -34,8 +34,13 @@ class StreamedOutputs {
   StreamedOutputs(const StreamedOutputs&) = delete;
   StreamedOutputs& operator=(const StreamedOutputs&) = delete;
 
-  // From now on `recording` hands its older steps here and drops them.
+  // From now on `recording` hands its older steps here and drops them: past kStreamedDetailSteps,
+  // or (a window's recording, which shows its detail) past `events` per rank.
   void attach(trace::RunRecording& recording);
+  void attachWithin(trace::RunRecording& recording, size_t events);
+  // The recording keeps everything again (done on the destructor too; a window's recording is
+  // detached under its lock).
+  void detach();
   // Writes the detail `recording` still holds, closes the files and renames them into place; each
   // failure, by path, goes into `errors`.
   void finish(const trace::RunRecording& recording, std::vector<std::string>& errors);

@@ -39,6 +39,14 @@ void RangeMax::push(int64_t value) {
   for (j /= 2; j >= 1; j /= 2) tree_[j] = better(tree_[2 * j], tree_[2 * j + 1]);
 }
 
+void RangeMax::dropFront(size_t count) {
+  count = std::min(count, values_.size());
+  values_.erase(values_.begin(), values_.begin() + static_cast<std::ptrdiff_t>(count));
+  size_t capacity = 16;
+  while (capacity < values_.size() / kBlock + 1) capacity *= 2;
+  rebuild(capacity);
+}
+
 size_t RangeMax::argmax(size_t begin, size_t end) const {
   const size_t firstBlock = (begin + kBlock - 1) / kBlock;  // the whole blocks inside the range
   const size_t endBlock = end / kBlock;

@@ -21,6 +21,9 @@ namespace shardscope::trace {
 class RangeMax {
  public:
   void push(int64_t value);
+  // Forgets the first `count` values (a run folding its older steps): indexes count from the rest.
+  // A pass over the rest (they are read once, in order).
+  void dropFront(size_t count);
   size_t size() const { return values_.size(); }
   int64_t value(size_t i) const { return values_[i]; }
   // The index of the largest value in [begin, end), the earliest of equal ones; end > begin.

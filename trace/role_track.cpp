@@ -15,7 +15,7 @@ void append(std::vector<uint8_t>& to, const T& value) {
 }  // namespace
 
 void RoleTrack::push(int64_t tNs, const RoleBytes& bytes) {
-  if (times_.size() % kBlock == 0) {
+  if ((times_.size() + lead_) % kBlock == 0) {
     blockStart_.push_back(blocks_.size());
     append(blocks_, bytes);
   } else {
@@ -32,7 +32,8 @@ void RoleTrack::push(int64_t tNs, const RoleBytes& bytes) {
   current_ = bytes;
 }
 
-RoleBytes RoleTrack::bytes(size_t i) const {
+RoleBytes RoleTrack::bytes(size_t sample) const {
+  const size_t i = sample + lead_;
   const uint8_t* p = blocks_.data() + blockStart_[i / kBlock];
   RoleBytes out;
   std::memcpy(out.data(), p, sizeof out);
@@ -49,7 +50,7 @@ RoleBytes RoleTrack::bytes(size_t i) const {
 }
 
 void RoleTrack::prefetch(size_t i) const {
-  const uint8_t* block = blocks_.data() + blockStart_[i / kBlock];
+  const uint8_t* block = blocks_.data() + blockStart_[(i + lead_) / kBlock];
   // The snapshot and the first changes: three lines cover a block with a change a sample.
   for (int line = 0; line < 4; ++line) __builtin_prefetch(block + 64 * line);
 }
@@ -60,11 +61,18 @@ RoleBytes RoleTrack::bytesAt(double tNs) const {
 }
 
 RoleTrack RoleTrack::takeFront(size_t count) {
-  RoleTrack front, back;
-  for (size_t i = 0; i < size(); ++i) (i < count ? front : back).push(time(i), bytes(i));
-  back.current_ = current_;  // what is held now, even when every sample went to the front
-  *this = std::move(back);
-  return front;
+  count = std::min(count, size());
+  RoleTrack front;
+  for (size_t i = 0; i < count; ++i) front.push(time(i), bytes(i));
+  // The whole blocks before the first sample kept go; its own block stays, led by those taken.
+  const size_t wholeBlocks = (count + lead_) / kBlock;
+  const uint64_t cut = wholeBlocks < blockStart_.size() ? blockStart_[wholeBlocks] : blocks_.size();
+  blocks_.erase(blocks_.begin(), blocks_.begin() + static_cast<std::ptrdiff_t>(cut));
+  blockStart_.erase(blockStart_.begin(), blockStart_.begin() + static_cast<std::ptrdiff_t>(wholeBlocks));
+  for (auto& start : blockStart_) start -= cut;
+  lead_ = (count + lead_) % kBlock;
+  times_.dropFront(count);
+  return front;  // current_ stays: what is held now, even when every sample went to the front
 }
 
 }  // namespace shardscope::trace

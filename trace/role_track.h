@@ -37,6 +37,8 @@ class RoleTrack {
   RoleBytes bytesAt(double tNs) const;
 
   // Splits off the first `count` samples as a track of their own (a run folding its older steps).
+  // Costs the samples taken and a move of the rest's bytes down, not a rebuild of the rest: a
+  // window's recording folds a few steps at a time under its lock.
   RoleTrack takeFront(size_t count);
 
  private:
@@ -46,6 +48,9 @@ class RoleTrack {
   // sample a count of changed roles and that many (role: 1 byte, bytes after: 8 bytes, unaligned).
   std::vector<uint8_t> blocks_;
   std::vector<uint64_t> blockStart_;  // where each block begins in blocks_
+  // Samples taken from the front of the first block (takeFront keeps whole blocks): sample i is
+  // the (i + lead_)-th of the blocks, the first block still replaying the ones before it.
+  size_t lead_ = 0;
   RoleBytes current_{};
 };
 

@@ -11,6 +11,7 @@ RunRecording::RunRecording(int ranks) { reset(ranks); }
 void RunRecording::reset(int ranks) {
   ranks_.assign(static_cast<size_t>(std::max(ranks, 0)), RankTimeline{});
   origin_ = INT64_MAX;
+  foldThroughStep_ = -1;
 }
 
 void RunRecording::ensureRanks(int ranks) {
@@ -116,7 +117,11 @@ void RunRecording::add(const Event& e) {
       break;
     case EventKind::StepEnd:
       r.steps.push_back(e);
-      if (keepSteps_ > 0 && r.steps.size() >= 2 * static_cast<size_t>(keepSteps_)) foldOlderSteps(e.rank);
+      if (keepSteps_ > 0 && r.steps.size() >= 2 * static_cast<size_t>(keepSteps_)) {
+        foldOlderSteps(e.rank, r.steps.size() - static_cast<size_t>(keepSteps_));
+      } else if (maxDetailEvents_ > 0) {
+        foldWithinBudget(e.rank);
+      }
       break;
     case EventKind::Dropped:
     case EventKind::RunDone: r.dropped += e.count; break;
@@ -370,7 +375,38 @@ std::vector<int32_t> RunRecording::recordedUnits() const {
 
 void RunRecording::keepLastSteps(int steps, Spill spill) {
   keepSteps_ = std::max(steps, 0);
+  maxDetailEvents_ = 0;
   spill_ = std::move(spill);
+}
+
+void RunRecording::keepDetailWithin(size_t events, Spill spill) {
+  keepSteps_ = 0;
+  maxDetailEvents_ = events;
+  foldThroughStep_ = -1;
+  spill_ = std::move(spill);
+}
+
+// Every rank folds through the same step, so the views' k-th event group stays the same moment
+// on every rank: the first rank over the budget sets it, each folds there at its own next step end.
+// A sixteenth of the steps held at a time: a fold runs under the window's lock on the thread that
+// drains the ranks' pipes. Folding half at once paused it a quarter of a second and more at the
+// budget (build/bench/fold_pause_bench), and in a first try the ranks' event queues overflowed.
+void RunRecording::foldWithinBudget(int rank) {
+  const auto& steps = ranks_[static_cast<size_t>(rank)].steps;
+  if (steps.size() >= 2 && detailEvents(rank) > maxDetailEvents_) {
+    const size_t fold = std::max<size_t>(1, steps.size() / kFoldShare);
+    foldThroughStep_ = std::max(foldThroughStep_, steps[fold - 1].step);
+  }
+  size_t through = 0;
+  while (through < steps.size() && steps[through].step <= foldThroughStep_) ++through;
+  if (through > 0 && through < steps.size()) foldOlderSteps(rank, through);
+}
+
+size_t RunRecording::detailEvents(int rank) const {
+  const auto& t = this->rank(rank);
+  size_t events = t.memory.size() + t.compute.size() + t.collectives.size() + t.groups.size();
+  for (const auto& u : t.units) events += u.samples.size();
+  return events;
 }
 
 namespace {
@@ -406,28 +442,24 @@ void foldFigures(FoldedSteps& f, const RankTimeline& older) {
   f.activationSavedBytes = std::max(f.activationSavedBytes, activationSavedForBackward(older));
 }
 
-// The memory totals of samples [begin, end) of `from`.
-RangeMax totalsOf(const RangeMax& from, size_t begin, size_t end) {
+// The memory totals of samples [0, end) of `from`.
+RangeMax frontTotals(const RangeMax& from, size_t end) {
   RangeMax out;
-  for (size_t i = begin; i < end; ++i) out.push(from.value(i));
+  for (size_t i = 0; i < end; ++i) out.push(from.value(i));
   return out;
 }
 
-// The indexes views search are over the detail kept: rebuilt from it (a fold keeps a few steps,
-// so this costs what adding them did).
-void reindex(RankTimeline& t) {
-  t.collectiveBegins = TimeIndex{};
-  for (const auto& c : t.collectives) t.collectiveBegins.push(c.beginNs);
-  t.computeBegins = TimeIndex{};
-  for (const auto& c : t.compute) t.computeBegins.push(c.beginNs);
+// The indexes views search are over the detail kept: the folded spans' begins leave them.
+void reindex(RankTimeline& t, const RankTimeline& older) {
+  t.collectiveBegins.dropFront(older.collectives.size());
+  t.computeBegins.dropFront(older.compute.size());
   t.exposedCommFor[0] = t.exposedCommFor[1] = SIZE_MAX;
 }
 
 }  // namespace
 
-void RunRecording::foldOlderSteps(int rank) {
+void RunRecording::foldOlderSteps(int rank, size_t fold) {
   RankTimeline& t = ranks_[static_cast<size_t>(rank)];
-  const size_t fold = t.steps.size() - static_cast<size_t>(keepSteps_);
   const int64_t cut = t.steps[fold - 1].endNs;
   const int32_t lastStep = t.steps[fold - 1].step;
   RankTimeline older;
@@ -435,8 +467,8 @@ void RunRecording::foldOlderSteps(int rank) {
   t.steps.erase(t.steps.begin(), t.steps.begin() + static_cast<std::ptrdiff_t>(fold));
   const size_t olderSamples = t.memory.countAtOrBefore(static_cast<double>(cut));
   older.memory = t.memory.takeFront(olderSamples);
-  older.memoryTotals = totalsOf(t.memoryTotals, 0, olderSamples);
-  t.memoryTotals = totalsOf(t.memoryTotals, olderSamples, t.memoryTotals.size());
+  older.memoryTotals = frontTotals(t.memoryTotals, olderSamples);
+  t.memoryTotals.dropFront(olderSamples);
   // A span of a folded step goes with it; one of no step (before the first) by its end.
   const auto inOlderStep = [&](const Event& e) { return e.step >= 0 ? e.step <= lastStep : e.endNs <= cut; };
   movePrefix(t.collectives, older.collectives, inOlderStep);
@@ -451,8 +483,8 @@ void RunRecording::foldOlderSteps(int rank) {
     older.units[u].samples = samples.takeFront(samples.countAtOrBefore(static_cast<double>(cut)));
   }
   foldFigures(t.folded, older);
+  reindex(t, older);
   if (spill_) spill_(rank, std::move(older));
-  reindex(t);
 }
 
 }  // namespace shardscope::trace

@@ -109,6 +109,12 @@ class RunRecording {
   // The older detail is handed over to keep (a writer thread takes it as it is).
   using Spill = std::function<void(int rank, RankTimeline&& olderDetail)>;
   void keepLastSteps(int steps, Spill spill);
+  // The same by size, for a window that shows the detail: once a rank holds more than `events`
+  // (memory samples, per-unit samples, spans and event groups), its oldest sixteenth of steps go, on
+  // every rank alike (each at its next step end).
+  void keepDetailWithin(size_t events, Spill spill);
+  // A rank's events held in detail, as keepDetailWithin counts them.
+  size_t detailEvents(int rank) const;
 
   int ranks() const { return static_cast<int>(ranks_.size()); }
   const RankTimeline& rank(int r) const { return ranks_.at(static_cast<size_t>(r)); }
@@ -142,11 +148,15 @@ class RunRecording {
   std::vector<int32_t> recordedUnits() const;
 
  private:
-  void foldOlderSteps(int rank);
+  void foldOlderSteps(int rank, size_t steps);
+  void foldWithinBudget(int rank);
 
   std::vector<RankTimeline> ranks_;
   int64_t origin_ = INT64_MAX;
   int keepSteps_ = 0;
+  size_t maxDetailEvents_ = 0;
+  int32_t foldThroughStep_ = -1;           // keepDetailWithin: every rank folds its steps up to this one
+  static constexpr size_t kFoldShare = 16;  // keepDetailWithin folds 1/kFoldShare of its steps at a time
   Spill spill_;
 };
 

@@ -25,6 +25,13 @@ size_t TimeIndex::insert(int64_t tNs) {
   return at;
 }
 
+void TimeIndex::dropFront(size_t count) {
+  count = std::min(count, times_.size());
+  times_.erase(times_.begin(), times_.begin() + static_cast<std::ptrdiff_t>(count));
+  blockFirsts_.clear();
+  for (size_t i = 0; i < times_.size(); i += kBlock) blockFirsts_.push_back(times_[i]);
+}
+
 // `before` is true for a prefix of the times and false for the rest.
 template <class Before>
 size_t TimeIndex::lastWhere(size_t from, Before before) const {

@@ -18,6 +18,8 @@ class TimeIndex {
   void push(int64_t tNs);  // not before the last one
   // Anywhere, after the times equal to it; returns its index. O(distance from the end).
   size_t insert(int64_t tNs);
+  // Forgets the first `count` times (a run folding its older steps): the rest move down.
+  void dropFront(size_t count);
   size_t size() const { return times_.size(); }
   bool empty() const { return times_.empty(); }
   int64_t operator[](size_t i) const { return times_[i]; }

@@ -1,6 +1,7 @@
 #include "ui/app_window.h"
 
 #include <algorithm>
+#include <limits>
 #include <chrono>
 #include <cstdio>
 
@@ -40,6 +41,23 @@ double sessionDuration(const Session& s) {
     if (!t.collectives.empty()) last = std::max(last, t.collectives.back().endNs);
   }
   return static_cast<double>(last - rec.originNs());
+}
+
+// The earliest time a session still holds in detail, from its origin: 0 unless it folded steps.
+double sessionDetailStart(const Session& s) {
+  const auto& rec = s.recording;
+  if (rec.originNs() == INT64_MAX) return 0;
+  int64_t first = INT64_MAX;
+  bool folded = false;
+  for (int r = 0; r < rec.ranks(); ++r) {
+    const auto& t = rec.rank(r);
+    folded = folded || t.folded.steps > 0;
+    if (!t.memory.empty()) first = std::min(first, t.memory.time(0));
+    if (!t.compute.empty()) first = std::min(first, t.compute.front().beginNs);
+    if (!t.collectives.empty()) first = std::min(first, t.collectives.front().beginNs);
+    if (!t.groups.empty()) first = std::min(first, t.groups.front().beginNs);
+  }
+  return folded && first != INT64_MAX ? static_cast<double>(first - rec.originNs()) : 0;
 }
 
 // Brings the tab named in state.openTab to the front once.
@@ -288,8 +306,12 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
     focused = false;
   }
   double duration = 0;
-  for (const auto& s : sessions) duration = std::max(duration, sessionDuration(s));
-  if (!state.axis.userMoved) state.axis.fit(duration);
+  state.detailStartNs = sessions.empty() ? 0 : std::numeric_limits<double>::infinity();
+  for (const auto& s : sessions) {
+    duration = std::max(duration, sessionDuration(s));
+    state.detailStartNs = std::min(state.detailStartNs, sessionDetailStart(s));
+  }
+  if (!state.axis.userMoved) state.axis.fit(state.detailStartNs, duration);
   const std::vector<double> memoryScale = memoryScales(sessions, state.style, state.display.ownMemoryScale);
   state.lastMemoryScales = memoryScale;
   if (state.marksVersion != store.version() || state.marks.size() != sessions.size()) {
@@ -364,8 +386,9 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
     ImGui::SameLine();
     ImGui::TextColored(statusColor, "[%s]", statusText(s.status));
     ImGui::SameLine();
+    const int folded = !s.fromSummary && s.recording.ranks() > 0 ? s.recording.rank(0).folded.steps : 0;
     const size_t stepsDone = s.fromSummary ? s.losses.size()
-                             : s.recording.ranks() > 0 ? s.recording.rank(0).steps.size() : 0;
+                             : s.recording.ranks() > 0 ? folded + s.recording.rank(0).steps.size() : 0;
     const int rankCount = s.fromSummary ? static_cast<int>(s.savedStats.size()) : s.recording.ranks();
     char lossText[48] = "";
     if (!s.losses.empty()) std::snprintf(lossText, sizeof lossText, "  loss %.4f", s.losses.back());
@@ -376,6 +399,14 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
       ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.4f, 1.0f));
       ImGui::TextWrapped("%s", s.error.c_str());
       ImGui::PopStyleColor();
+    }
+    if (folded > 0) {
+      // Steps numbered as the timeline's markers and event groups number them, from 0.
+      ImGui::TextDisabled("steps 0-%d are folded to keep this run within its memory (--window-events): the figures "
+                          "count them, the timeline and Export show step %d on%s",
+                          folded - 1, folded,
+                          s.config.tracePath.empty() ? " (run with --trace to keep every step on disk)"
+                                                     : "; the run's --trace has every step");
     }
     if (s.config.recording == RecordingMode::Off) {
       ImGui::TextDisabled("run with --recording off: only step times were measured, so the timeline has no "

@@ -27,6 +27,9 @@ struct AppState {
   int pendingFocus = -1;  // --focus: the session to focus once it exists
   LessonState lesson;     // a lesson being taught (--lesson, or the Lessons menu)
   TimeAxis axis;
+  // Where the sessions' detail begins (ns from their origins): after the steps a long run folded
+  // to stay within its budget of events, 0 otherwise. The axis fits from here, and play starts here.
+  double detailStartNs = 0;
   TimelineStyle style;
   CollectiveSelection selection;
   TimelineCursor cursor;

@@ -51,12 +51,13 @@ void stepBack(AppState& state, double durationNs) {
   }
 }
 
-void togglePlay(Playhead& p, double durationNs) {
+void togglePlay(Playhead& p, double startNs, double durationNs) {
   if (p.playing) {
     p.playing = false;
     return;
   }
-  if (!p.placed || p.tNs >= durationNs) p.tNs = 0;  // from the start, as a player does at the end
+  // From the start, as a player does at the end (the start of the detail a long run kept).
+  if (!p.placed || p.tNs >= durationNs) p.tNs = startNs;
   p.placed = true;
   p.playing = true;
 }
@@ -115,11 +116,11 @@ void handlePlayheadKeys(AppState& state, const std::vector<Session>& sessions, E
                         double durationNs) {
   if (ImGui::GetIO().WantTextInput) return;
   Playhead& p = state.playhead;
-  if (keyPressed(ImGuiKey_Space)) togglePlay(p, durationNs);
+  if (keyPressed(ImGuiKey_Space)) togglePlay(p, state.detailStartNs, durationNs);
   if (keyPressed(ImGuiKey_RightArrow)) stepForward(state, sessions, engine, durationNs);
   if (keyPressed(ImGuiKey_LeftArrow)) stepBack(state, durationNs);
   if (keyPressed(ImGuiKey_Home)) {
-    p = Playhead{0, true, false, p.speed, p.session};
+    p = Playhead{state.detailStartNs, true, false, p.speed, p.session};
   }
   if (keyPressed(ImGuiKey_End)) {
     p.placed = false;
@@ -131,13 +132,13 @@ void drawTransportBar(AppState& state, const std::vector<Session>& sessions, Eng
                       double durationNs) {
   Playhead& p = state.playhead;
   const double now = playheadTime(state, durationNs);
-  if (ImGui::Button("|<")) p = Playhead{0, true, false, p.speed, p.session};
+  if (ImGui::Button("|<")) p = Playhead{state.detailStartNs, true, false, p.speed, p.session};
   noteItem("play:start");
   ImGui::SameLine();
   if (ImGui::Button("< group")) stepBack(state, durationNs);
   noteItem("play:back");
   ImGui::SameLine();
-  if (ImGui::Button(p.playing ? "Pause" : "Play ", ImVec2(px(54), 0))) togglePlay(p, durationNs);
+  if (ImGui::Button(p.playing ? "Pause" : "Play ", ImVec2(px(54), 0))) togglePlay(p, state.detailStartNs, durationNs);
   noteItem("play:toggle");
   ImGui::SameLine();
   if (ImGui::Button("group >")) stepForward(state, sessions, engine, durationNs);

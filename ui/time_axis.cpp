@@ -9,9 +9,9 @@ namespace shardscope::ui {
 
 float timelineLabelWidth() { return px(64.0f); }
 
-void TimeAxis::fit(double durationNs) {
-  beginNs = 0;
-  endNs = std::max(durationNs * 1.02, 1e6);
+void TimeAxis::fit(double fromNs, double toNs) {
+  beginNs = fromNs;
+  endNs = fromNs + std::max((toNs - fromNs) * 1.02, 1e6);
 }
 
 void TimeAxis::zoom(double anchorNs, float wheel) {

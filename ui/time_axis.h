@@ -22,7 +22,8 @@ struct TimeAxis {
   double toNs(double x, float x0, float width) const {
     return beginNs + (x - x0) / width * (endNs - beginNs);
   }
-  void fit(double durationNs);
+  // The whole of [beginNs, endNs] in view, with a margin after it.
+  void fit(double beginNs, double endNs);
   // wheel > 0 zooms in around `anchorNs`.
   void zoom(double anchorNs, float wheel);
   void pan(double deltaNs);

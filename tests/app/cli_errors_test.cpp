@@ -45,6 +45,12 @@ TEST(CliErrors, RejectsBadValuesBeforeStartingRanks) {
   expectRejected({"--ui-scale", "5"}, "--ui-scale '5' is not a scale from 0.75 to 3; e.g. --ui-scale 1.5");
   expectRejected({"view", "x.json", "--ui-scale", "big"}, "--ui-scale 'big' is not a scale");
   expectRejected({"view", "x.json", "--memory-scale", "log"}, "--memory-scale 'log' is not a choice: shared");
+  expectRejected({"run", "--window-events", "2M"}, "open one only with --screenshot FILE");
+  for (const char* bad : {"lots", "5000", "2G", "-1", "1e6", "99999999999999999999"}) {
+    expectRejected({"run", "--window-events", bad, "--screenshot", "/tmp/x.png"},
+                   "--window-events '" + std::string(bad) + "' is not a number of events from 10000 to 1000000000");
+  }
+  expectRejected({"view", "x.json", "--window-events", "2M"}, "--window-events");
   expectRejected({"lesson", "nope"}, "no lesson 'nope'");
   expectRejected({"--lesson", "nope"}, "the lessons are accordion");
   expectRejected({"lesson", "accordion", "--caption", "9", "--screenshot", "/tmp/x.png"},

@@ -48,6 +48,38 @@ TEST(RecordingSink, TheCallersRecordingIsTheRunsOnlyCopy) {
   EXPECT_EQ(summary["ranks"][0]["peak_bytes"]["total"].get<int64_t>(), held.rank(0).peakTotal);
 }
 
+// A window's recording with a budget keeps its newer steps within it and folds the older ones,
+// whose figures still count and whose detail the run's --trace still gets.
+TEST(RecordingSink, ACallersBudgetFoldsOlderStepsAndTheTraceKeepsThemAll) {
+  RunConfig config = testing::tinyGptConfig();
+  config.strategy = StrategyKind::FullShard;
+  config.steps = 24;
+  const auto dir = testing::freshTempDir("recording_sink_budget");
+  config.summaryPath = dir + "/summary.json";
+  config.tracePath = dir + "/trace.json";
+  trace::RunRecording held;
+  RecordingSink sink;
+  sink.withRecording = [&](const std::function<void(trace::RunRecording&)>& use) { use(held); };
+  sink.maxDetailEventsPerRank = 2000;
+  const RunResult result = runTraining(config, SHARDSCOPE_BINARY, {}, sink);
+  ASSERT_TRUE(result.ok) << result.error;
+
+  const auto loaded = trace::loadChromeTrace(config.tracePath);
+  ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+  const auto summary = nlohmann::json::parse(std::ifstream(config.summaryPath));
+  for (int r = 0; r < config.world; ++r) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    const size_t perStep = loaded.recording.detailEvents(r) / static_cast<size_t>(config.steps);
+    ASSERT_LT(2000 + perStep, loaded.recording.detailEvents(r)) << "the run is larger than the budget";
+    EXPECT_GT(held.rank(r).folded.steps, 0);
+    EXPECT_LE(held.detailEvents(r), 2000 + perStep);
+    EXPECT_EQ(loaded.recording.rank(r).steps.size(), static_cast<size_t>(config.steps));
+    EXPECT_EQ(summary["ranks"][r]["step_time_s"].size(), static_cast<size_t>(config.steps));
+    EXPECT_EQ(summary["ranks"][r]["collectives"]["all_gather"]["count"].get<int64_t>(),
+              loaded.recording.collectiveTotals(r, config.steps)[static_cast<int>(trace::CollectiveOp::AllGather)].count);
+  }
+}
+
 // The trace and CSV streamed in pieces hold every step, and the summary's figures (from the
 // recording's running totals of the steps it dropped) are those of the whole trace read back.
 TEST(RecordingSink, AHeadlessRunKeepsItsLastStepsAndStreamsTheRestToItsFiles) {

@@ -37,6 +37,31 @@ TEST(RangeMax, AgreesWithAScanOnEveryRangeAsItGrows) {
   }
 }
 
+// A run folding its older steps drops the front over and over, by counts off the blocks' edges,
+// while it keeps growing: the rest answers as a fresh sequence of the same values would.
+TEST(RangeMax, DroppingTheFrontLeavesTheRestAsIfPushedAlone) {
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<int64_t> value(0, 50);
+  RangeMax tree;
+  std::vector<int64_t> values;
+  for (int round = 0; round < 40; ++round) {
+    for (int n = 0; n < 150; ++n) {
+      values.push_back(value(rng));
+      tree.push(values.back());
+    }
+    const size_t drop = rng() % (values.size() + 1);
+    tree.dropFront(drop);
+    values.erase(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(drop));
+    ASSERT_EQ(tree.size(), values.size());
+    for (size_t begin = 0; begin < values.size(); begin += 13) {
+      for (size_t end = begin + 1; end <= values.size(); end += 5) {
+        ASSERT_EQ(tree.argmax(begin, end), scanArgmax(values, begin, end))
+            << "round " << round << " [" << begin << ", " << end << ")";
+      }
+    }
+  }
+}
+
 TEST(RangeMax, RisingAndFallingRuns) {
   RangeMax tree;
   for (int64_t v : {5, 1, 9, 9, 3, 12, 0}) tree.push(v);

@@ -59,5 +59,26 @@ TEST(RoleTrack, TakingTheFrontSplitsTheSamplesAndKeepsWhatIsHeld) {
   EXPECT_EQ(track.bytes(0), next);
 }
 
+// A window's recording takes a few steps off the front at a time, by any count, while samples keep
+// coming: each sample left reads back as pushed, and the ones taken come out whole.
+TEST(RoleTrack, RepeatedTakesOfAnyCountInterleavedWithPushes) {
+  const auto samples = randomSamples(3000, 19);
+  RoleTrack track;
+  size_t pushed = 0, taken = 0;
+  for (size_t take : {0, 1, 7, 8, 9, 3, 16, 100, 5, 250, 1}) {
+    for (size_t n = 0; n < 250; ++n, ++pushed) track.push(static_cast<int64_t>(pushed), samples[pushed]);
+    const RoleTrack front = track.takeFront(take);
+    ASSERT_EQ(front.size(), take);
+    for (size_t i = 0; i < take; ++i) ASSERT_EQ(front.bytes(i), samples[taken + i]) << "taken " << taken + i;
+    taken += take;
+    ASSERT_EQ(track.size(), pushed - taken);
+    for (size_t i = 0; i < track.size(); ++i) {
+      ASSERT_EQ(track.bytes(i), samples[taken + i]) << "sample " << taken + i << " after taking " << take;
+      ASSERT_EQ(track.time(i), static_cast<int64_t>(taken + i));
+    }
+    EXPECT_EQ(track.bytesAt(static_cast<double>(taken) + 0.5), samples[taken]);
+  }
+}
+
 }  // namespace
 }  // namespace shardscope::trace

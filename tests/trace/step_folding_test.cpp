@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -118,13 +119,49 @@ std::vector<std::string> sortedTraceEvents(const std::string& text) {
   return out;
 }
 
-TEST(StepFolding, KeepsTheLastStepsAndEveryFigureOfTheWholeRun) {
-  RunRecording whole(kRanks);
-  RunRecording folding(kRanks);
+// Every figure the summary reads, the same from a folding recording as from the whole one.
+void expectTheWholeRunsFigures(const RunRecording& folding, const RunRecording& whole, int r) {
+  SCOPED_TRACE("rank " + std::to_string(r));
+  const auto& kept = folding.rank(r);
+  EXPECT_EQ(kept.folded.steps + static_cast<int>(kept.steps.size()), kSteps);
+  EXPECT_EQ(kept.memoryTotals.size(), kept.memory.size()) << "the views' index covers the detail kept";
+  EXPECT_EQ(kept.computeBegins.size(), kept.compute.size());
+
+  EXPECT_EQ(folding.stepSeconds(r), whole.stepSeconds(r));
+  const auto exposedWhole = whole.exposedCommSeconds(r);
+  const auto exposedFolded = folding.exposedCommSeconds(r);
+  ASSERT_EQ(exposedFolded.size(), exposedWhole.size());
+  for (size_t s = 0; s < exposedWhole.size(); ++s) EXPECT_NEAR(exposedFolded[s], exposedWhole[s], 1e-15) << s;
+  EXPECT_DOUBLE_EQ(folding.overlapPercent(r), whole.overlapPercent(r));
+  for (int steps : {-1, kSteps, kSteps - 1}) {
+    const auto a = folding.collectiveTotals(r, steps);
+    const auto b = whole.collectiveTotals(r, steps);
+    for (int op = 0; op < kCollectiveOpCount; ++op) {
+      EXPECT_EQ(a[op].count, b[op].count) << op << " over " << steps;
+      EXPECT_EQ(a[op].sizeBytes, b[op].sizeBytes) << op;
+      EXPECT_EQ(a[op].sentBytes, b[op].sentBytes) << op;
+      EXPECT_NEAR(a[op].seconds, b[op].seconds, 1e-15) << op;
+    }
+  }
+  EXPECT_EQ(folding.sentBytesByGroup(r, kSteps), whole.sentBytesByGroup(r, kSteps));
+  EXPECT_EQ(folding.recomputeNs(r, kSteps), whole.recomputeNs(r, kSteps));
+  EXPECT_GT(whole.recomputeNs(r, kSteps), 0);
+  EXPECT_EQ(folding.activationSavedBytes(r), whole.activationSavedBytes(r));
+  EXPECT_EQ(whole.activationSavedBytes(r), 3 * (50 + 3 * (kSteps - 1)) + 3) << "the last step saves the most";
+  EXPECT_EQ(kept.peakTotal, whole.rank(r).peakTotal);
+  EXPECT_EQ(kept.peakByRole, whole.rank(r).peakByRole);
+  EXPECT_EQ(kept.memory.last(), whole.rank(r).memory.last());
+}
+
+// Feeds the run to a whole recording and to `folding` (set up by `keep` to spill into a trace
+// writer), checks the figures, and that the pieces spilled plus the rest make the whole's trace.
+// Returns how many pieces were spilled.
+int foldAndCompare(const std::function<void(RunRecording&, RunRecording::Spill)>& keep,
+                   RunRecording& folding, RunRecording& whole) {
   std::ostringstream streamed;
   ChromeTraceWriter writer(streamed, nlohmann::json::object(), kRanks);
   int spills = 0;
-  folding.keepLastSteps(4, [&](int rank, const RankTimeline& older) {
+  keep(folding, [&](int rank, const RankTimeline& older) {
     writer.write(rank, older, folding.originNs());
     ++spills;
   });
@@ -132,44 +169,7 @@ TEST(StepFolding, KeepsTheLastStepsAndEveryFigureOfTheWholeRun) {
     whole.add(e);
     folding.add(e);
   }
-  EXPECT_GE(spills, 2 * kRanks) << "23 steps keeping 4 fold at least twice per rank";
-
-  for (int r = 0; r < kRanks; ++r) {
-    SCOPED_TRACE("rank " + std::to_string(r));
-    const auto& kept = folding.rank(r);
-    EXPECT_GE(kept.steps.size(), 4u);
-    EXPECT_LT(kept.steps.size(), 8u);
-    EXPECT_EQ(kept.folded.steps + static_cast<int>(kept.steps.size()), kSteps);
-    EXPECT_LT(kept.memory.size(), whole.rank(r).memory.size() / 2);
-    EXPECT_EQ(kept.memoryTotals.size(), kept.memory.size()) << "the views' index covers the detail kept";
-    EXPECT_EQ(kept.computeBegins.size(), kept.compute.size());
-
-    EXPECT_EQ(folding.stepSeconds(r), whole.stepSeconds(r));
-    const auto exposedWhole = whole.exposedCommSeconds(r);
-    const auto exposedFolded = folding.exposedCommSeconds(r);
-    ASSERT_EQ(exposedFolded.size(), exposedWhole.size());
-    for (size_t s = 0; s < exposedWhole.size(); ++s) EXPECT_NEAR(exposedFolded[s], exposedWhole[s], 1e-15) << s;
-    EXPECT_DOUBLE_EQ(folding.overlapPercent(r), whole.overlapPercent(r));
-    for (int steps : {-1, kSteps, kSteps - 1}) {
-      const auto a = folding.collectiveTotals(r, steps);
-      const auto b = whole.collectiveTotals(r, steps);
-      for (int op = 0; op < kCollectiveOpCount; ++op) {
-        EXPECT_EQ(a[op].count, b[op].count) << op << " over " << steps;
-        EXPECT_EQ(a[op].sizeBytes, b[op].sizeBytes) << op;
-        EXPECT_EQ(a[op].sentBytes, b[op].sentBytes) << op;
-        EXPECT_NEAR(a[op].seconds, b[op].seconds, 1e-15) << op;
-      }
-    }
-    EXPECT_EQ(folding.sentBytesByGroup(r, kSteps), whole.sentBytesByGroup(r, kSteps));
-    EXPECT_EQ(folding.recomputeNs(r, kSteps), whole.recomputeNs(r, kSteps));
-    EXPECT_GT(whole.recomputeNs(r, kSteps), 0);
-    EXPECT_EQ(folding.activationSavedBytes(r), whole.activationSavedBytes(r));
-    EXPECT_EQ(whole.activationSavedBytes(r), 3 * (50 + 3 * (kSteps - 1)) + 3) << "the last step saves the most";
-    EXPECT_EQ(kept.peakTotal, whole.rank(r).peakTotal);
-    EXPECT_EQ(kept.peakByRole, whole.rank(r).peakByRole);
-    EXPECT_EQ(kept.memory.last(), whole.rank(r).memory.last());
-  }
-
+  for (int r = 0; r < kRanks; ++r) expectTheWholeRunsFigures(folding, whole, r);
   for (int r = 0; r < kRanks; ++r) writer.write(r, folding.rank(r), folding.originNs());
   writer.finish();
   std::ostringstream full;
@@ -178,6 +178,37 @@ TEST(StepFolding, KeepsTheLastStepsAndEveryFigureOfTheWholeRun) {
   const auto b = sortedTraceEvents(full.str());
   EXPECT_EQ(a.size(), b.size());
   EXPECT_TRUE(a == b) << "the streamed pieces and the whole recording write the same events";
+  return spills;
+}
+
+TEST(StepFolding, KeepsTheLastStepsAndEveryFigureOfTheWholeRun) {
+  RunRecording whole(kRanks), folding(kRanks);
+  const int spills = foldAndCompare(
+      [](RunRecording& rec, RunRecording::Spill spill) { rec.keepLastSteps(4, std::move(spill)); }, folding, whole);
+  EXPECT_GE(spills, 2 * kRanks) << "23 steps keeping 4 fold at least twice per rank";
+  for (int r = 0; r < kRanks; ++r) {
+    EXPECT_GE(folding.rank(r).steps.size(), 4u);
+    EXPECT_LT(folding.rank(r).steps.size(), 8u);
+    EXPECT_LT(folding.rank(r).memory.size(), whole.rank(r).memory.size() / 2);
+  }
+}
+
+// A window's recording folds by size: the older half of its steps once a rank holds more events
+// than its budget, so what it shows stays within it (a step's events over it at most).
+TEST(StepFolding, AWindowsRecordingStaysWithinItsBudgetOfEvents) {
+  RunRecording whole(kRanks), folding(kRanks);
+  constexpr size_t kBudget = 200;  // about 4 steps of this run
+  const int spills = foldAndCompare(
+      [](RunRecording& rec, RunRecording::Spill spill) { rec.keepDetailWithin(kBudget, std::move(spill)); }, folding,
+      whole);
+  EXPECT_GE(spills, 2 * kRanks);
+  const size_t perStep = whole.detailEvents(0) / kSteps;
+  for (int r = 0; r < kRanks; ++r) {
+    EXPECT_LE(folding.detailEvents(r), kBudget + perStep) << "rank " << r;
+    EXPECT_GT(folding.detailEvents(r), kBudget / 4) << "the newer half stays";
+    EXPECT_EQ(folding.rank(r).steps.front().step, folding.rank(0).steps.front().step)
+        << "every rank folded through the same step: the views' k-th group is one moment";
+  }
 }
 
 TEST(StepFolding, KeepingEverythingIsTheDefault) {

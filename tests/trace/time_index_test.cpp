@@ -73,6 +73,29 @@ TEST(TimeIndex, InsertsKeepTheSearchRight) {
   }
 }
 
+// Dropping the front (a run folding its older steps) and pushing more: the searches stay right.
+TEST(TimeIndex, DroppingTheFrontKeepsTheSearchRight) {
+  TimeIndex index;
+  std::vector<int64_t> times;
+  int64_t t = 0;
+  for (size_t drop : {0, 1, 63, 64, 65, 200, 3, 500}) {
+    for (int n = 0; n < 300; ++n) {
+      t += n % 4 == 0 ? 0 : 10;
+      times.push_back(t);
+      index.push(t);
+    }
+    index.dropFront(drop);
+    times.erase(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(std::min(drop, times.size())));
+    ASSERT_EQ(index.size(), times.size());
+    for (size_t from = 0; from < times.size(); from += 17) {
+      for (double query = static_cast<double>(times.front()) - 5; query <= static_cast<double>(t) + 20; query += 29) {
+        ASSERT_EQ(index.lastAtOrBefore(from, query, from + 70), scanLastAtOrBefore(times, from, query))
+            << "after dropping " << drop << ", from " << from << " at " << query;
+      }
+    }
+  }
+}
+
 TEST(TimeIndex, ASingleTimeAndTheLastPlace) {
   TimeIndex index;
   index.push(5);

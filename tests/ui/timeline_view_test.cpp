@@ -36,7 +36,7 @@ TEST(TimelineView, FoldsWhatIsNarrowerThanAPixelAndCullsWhatIsOffscreen) {
   TimeAxis axis;
   double end = 0;
   for (int r = 0; r < rec.ranks(); ++r) end = std::max<double>(end, rec.rank(r).compute.back().endNs - rec.originNs());
-  axis.fit(end);
+  axis.fit(0, end);
   CollectiveSelection selection;
   auto whole = drawOnce(imgui, rec, axis, selection);
   EXPECT_LT(whole.spansDrawn, 100) << "at full view spans are far narrower than a pixel";
@@ -75,7 +75,7 @@ TEST(TimelineView, ClickHighlightsOneMicroBatchsCollectiveOnEveryRank) {
     }
   }
   TimeAxis axis;
-  axis.fit(5'000'000);
+  axis.fit(0, 5'000'000);
   CollectiveSelection selection;
   TimelineCursor cursor;
   TimelineStyle style;
@@ -108,7 +108,7 @@ int stepMarkerVertices(HeadlessImGui& imgui, int count) {
     steps[static_cast<size_t>(s)].beginNs = 1000 + static_cast<int64_t>(s) * 1000000;  // 1 ms apart
   }
   TimeAxis axis;
-  axis.fit(1e6 * count);
+  axis.fit(0, 1e6 * count);
   int added = 0;
   imgui.frame([&] {
     ImGui::SetNextWindowPos(ImVec2(0, 0));
@@ -161,7 +161,7 @@ TEST(TimelineView, MemoryAtReturnsTheSampleInForce) {
 
 TEST(TimelineView, AxisZoomKeepsTheAnchorAndPans) {
   TimeAxis axis;
-  axis.fit(1e9);
+  axis.fit(0, 1e9);
   const double anchor = 3e8;
   const double before = (anchor - axis.beginNs) / (axis.endNs - axis.beginNs);
   axis.zoom(anchor, 2.0f);
