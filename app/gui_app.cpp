@@ -6,6 +6,7 @@
 
 #include "app/engine_control.h"
 #include "stats/summary_reader.h"
+#include "trace/rank_event_files.h"
 #include "trace/trace_reader.h"
 #include "ui/app_window.h"
 #include "ui/platform_window.h"
@@ -133,7 +134,8 @@ int viewFile(const std::string& path, const WindowChoice& choice) {
   ui::SessionStore store;
   ui::AppState state;
   if (const char* title = ui::bottomTabTitle(choice.tab)) state.openTab = title;
-  if (!looksLikeTrace(path)) {
+  const bool rankFiles = trace::isDirectory(path);  // a job's --trace-dir
+  if (!rankFiles && !looksLikeTrace(path)) {
     auto summary = loadSummary(path);
     if (!summary.error.empty()) {
       std::fprintf(stderr, "shardscope: %s\n", summary.error.c_str());
@@ -157,20 +159,25 @@ int viewFile(const std::string& path, const WindowChoice& choice) {
     state.config = summary.runs.empty() ? RunConfig{} : summary.runs.front().config;
     return showStore(store, state, path, choice);
   }
-  auto loaded = trace::loadChromeTrace(path);
+  auto loaded = rankFiles ? trace::loadRankEventFiles(path) : trace::loadChromeTrace(path);
   if (!loaded.error.empty()) {
     std::fprintf(stderr, "shardscope: %s\n", loaded.error.c_str());
     return 2;
   }
+  if (!loaded.note.empty()) std::fprintf(stderr, "shardscope: %s: %s", path.c_str(), loaded.note.c_str());
   {
     auto lock = store.lock();
     ui::Session s;
     s.title = strategyTitle(loaded.config.strategy);
     s.config = loaded.config;
     s.recording = std::move(loaded.recording);
-    s.status = ui::SessionStatus::Done;
-    // The device and backend the trace's configuration names; the file records no placement.
-    s.device = loaded.config.device == DeviceKind::Cuda ? "cuda / nccl (recorded)" : "cpu / gloo (recorded)";
+    s.status = loaded.ranksFailed ? ui::SessionStatus::Failed : ui::SessionStatus::Done;
+    // The ranks' own placements where the files say; else the device and backend the trace's
+    // configuration names (a Chrome trace records no placement).
+    s.device = !loaded.device.empty()                   ? loaded.device
+               : loaded.config.device == DeviceKind::Cuda ? "cuda / nccl (recorded)"
+                                                         : "cpu / gloo (recorded)";
+    s.error = loaded.note;
     store.add(std::move(s));
   }
   state.config = loaded.config;

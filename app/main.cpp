@@ -293,6 +293,11 @@ int dispatch(int argc, char** argv) {
       "worker", "run one rank; reads RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT "
                 "(as set by torchrun)");
   workerOptions.addTo(*worker);
+  std::string workerTraceDir;
+  worker->add_option("--trace-dir", workerTraceDir,
+                     "record this rank into DIR/rank-R.events (rank 0 also writes DIR/config.json), for "
+                     "'shardscope view DIR' to merge the job's ranks afterwards; DIR is created, and shared "
+                     "or gathered from every host");
 
   std::string tabHelp = "with --screenshot: the tab below the timelines to show:";
   for (const auto& tab : shardscope::trace::viewTabs()) {
@@ -367,7 +372,7 @@ int dispatch(int argc, char** argv) {
     if (auto err = workerOptions.resolve(config)) return failUsage(*err);
     // Under torchrun no controller made --export's directory; every rank may (mkdir -p is idempotent).
     if (auto err = shardscope::makeOutputDirectories(config)) return failUsage(*err);
-    return shardscope::runRankWorker(config);
+    return shardscope::runRankWorker(config, workerTraceDir);
   }
 
   if (view->parsed()) return shardscope::app::viewFile(viewPath, viewWindow);

@@ -9,13 +9,18 @@ namespace shardscope {
 
 class RankReporter {
  public:
-  explicit RankReporter(int rank);
+  // `toRecording`: with no controller, the rank's own recording (its --trace-dir file) keeps its
+  // steps, placement and errors too, beside what the terminal is told.
+  explicit RankReporter(int rank, bool toRecording = false);
   void send(const trace::Event& event);
   bool hasController() const { return fd_ >= 0; }
 
  private:
+  void tellTerminal(const trace::Event& event) const;
+
   int rank_;
   int fd_ = -1;
+  bool toRecording_ = false;
 };
 
 }  // namespace shardscope

@@ -1,8 +1,13 @@
 #include "engine/rank_worker.h"
 
+#include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 
 #include <csignal>
 #include <cstdlib>
@@ -23,6 +28,8 @@
 #include "engine/strategy.h"
 #include "engine/tensor_files.h"
 #include "engine/train_step.h"
+#include "files/output_file.h"
+#include "trace/rank_event_files.h"
 
 namespace shardscope {
 
@@ -145,20 +152,43 @@ int meshShardRanks(const RunConfig& config, int worldSize) {
 
 }  // namespace
 
+// DIR/rank-R.events, created with DIR, for this rank's event stream; -1 with `problem` saying why.
+int openRankEventFile(const std::string& dir, int rank, std::string& problem) {
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  const std::string path = trace::rankEventFileName(dir, rank);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    problem = "--trace-dir: cannot write '" + path + "': " + std::strerror(errno) +
+              "; give it a directory every rank can write (on each host)";
+  }
+  return fd;
+}
+
 // Events a rank may hold before the streaming thread drains them; beyond this they are dropped
 // and counted (a drain runs every few milliseconds, so this is ample for any step).
 constexpr size_t kEventBufferCapacity = 1 << 18;
 
-int runRankWorker(const RunConfig& config) {
+int runRankWorker(const RunConfig& config, const std::string& traceDir) {
   int rank = std::getenv("RANK") ? std::atoi(std::getenv("RANK")) : 0;
   const char* eventFd = std::getenv("SHARDSCOPE_EVENT_FD");
   flushEventsOnTerminate();  // first: before any other thread exists
   keepFreedHostMemory();      // before the first large allocation
+  int eventOut = eventFd ? std::atoi(eventFd) : -1;
+  const bool toFile = !eventFd && !traceDir.empty();  // a controller's pipe wins: it records the run
+  if (toFile) {
+    std::string problem;
+    eventOut = openRankEventFile(traceDir, rank, problem);
+    if (eventOut < 0) {
+      std::fprintf(stderr, "shardscope worker, rank %d: %s\n", rank, problem.c_str());
+      return 1;
+    }
+  }
   auto& recorder = RankRecorder::instance();
   installRecordingCpuAllocator();  // before this rank creates any tensor
-  recorder.start(rank, eventFd ? std::atoi(eventFd) : -1, kEventBufferCapacity);
+  recorder.start(rank, eventOut, kEventBufferCapacity);
   recorder.setEnabled(config.recording != RecordingMode::Off);
-  RankReporter reporter(rank);
+  RankReporter reporter(rank, toFile);
   struct StopRecorder {
     ~StopRecorder() { RankRecorder::instance().stop(); }
   } stopRecorder;  // flushes what was recorded on every way out, errors included
@@ -211,6 +241,16 @@ int runRankWorker(const RunConfig& config) {
       // Ranks share the run's cores; one intra-op pool each would oversubscribe them.
       const int cores = std::max(1, static_cast<int>(allowedCores().size()));
       at::set_num_threads(std::max(1, cores / info.worldSize));
+    }
+    if (toFile && rank == 0) {
+      // What `view DIR` shows the job as: its options, with the world the launcher started.
+      RunConfig launched = config;
+      launched.world = info.worldSize;
+      if (auto error = files::writeOutputFile(trace::rankEventConfigName(traceDir), [&](std::ostream& out) {
+            out << launched.toJson().dump(2) << "\n";
+          })) {
+        throw std::runtime_error(*error);
+      }
     }
     auto mesh = connectMesh(info, gpu.get(), meshShardRanks(config, info.worldSize));
     Communicator& comm = mesh->world();

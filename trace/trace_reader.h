@@ -14,6 +14,9 @@ struct LoadedTrace {
   RunRecording recording;
   RunConfig config;        // from the trace's otherData (defaults where absent)
   std::string error;       // set when the file could not be read
+  std::string note;        // read, with something missing (said, not fatal): per-rank files
+  std::string device;      // each rank's device and backend, where the files say (per-rank files)
+  bool ranksFailed = false;  // a rank reported an error (per-rank files)
 };
 
 LoadedTrace loadChromeTrace(const std::string& path);

@@ -162,7 +162,8 @@ TEST(CliErrors, OversizedInputsAreRefusedAtTheirLimit) {
   expectRejected({"view", "/dev/zero"}, "'/dev/zero' holds more than 256 MiB");
   expectRejected({"--lesson", "/dev/zero"}, "lesson file: '/dev/zero' holds more than 1 MiB");
   const auto dir = testing::freshTempDir("oversized");
-  expectRejected({"view", dir}, "is a directory: name a file in it");
+  expectRejected({"view", dir}, "is a directory without rank-R.events files: name a trace or summary file in it, "
+                                 "or record a job into it with 'shardscope worker --trace-dir");
   const std::string bomb = dir + "/bomb.json.gz";
   ASSERT_EQ(testing::runCommand({"sh", "-c", "head -c 300000000 /dev/zero | gzip -1 > " + bomb}).exitCode, 0);
   expectRejected({"view", bomb}, "holds more than 256 MiB once decompressed");

@@ -74,19 +74,6 @@ std::vector<Listener> listenersOf(const std::string& process) {
 
 std::vector<Listener> ownListeners() { return listenersOf("self"); }
 
-// A port nothing listens on now (the kernel's pick, released).
-int freeLoopbackPort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof a;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &length);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
-
 TEST(RendezvousStore, ListensOnLoopbackOnlyAndAStrangersKeysChangeNothing) {
   const auto before = ownListeners();
   ASSERT_TRUE(before.empty()) << "this test process listens on nothing of its own";
@@ -145,7 +132,7 @@ TEST(RendezvousStore, ListensOnLoopbackOnlyAndAStrangersKeysChangeNothing) {
 // Under a launcher that leaves the store to rank 0 (srun, mpirun), a single-host job's rank 0 hosts
 // it on the loopback address MASTER_ADDR names; c10d's own socket listened on every interface.
 TEST(RendezvousStore, Rank0HostingTheStoreOfALoopbackJobListensOnLoopbackOnly) {
-  const int port = freeLoopbackPort();
+  const int port = testing::freeLoopbackPort();
   // Rank 0 of 2 with no rank 1: it hosts the store and waits there for its peer.
   std::vector<std::string> env = {"RANK=0", "WORLD_SIZE=2", "LOCAL_RANK=0", "LOCAL_WORLD_SIZE=2",
                                   "MASTER_ADDR=127.0.0.1", "MASTER_PORT=" + std::to_string(port),

@@ -1,8 +1,11 @@
 #include "tests/support/run_cli.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,6 +24,18 @@ CliResult runShardscope(const std::vector<std::string>& args, const std::vector<
   std::vector<std::string> argv = {SHARDSCOPE_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());
   return runCommand(argv, env, timeoutSeconds);
+}
+
+int freeLoopbackPort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof a;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &length);
+  ::close(fd);
+  return ntohs(a.sin_port);
 }
 
 RunConfig tinyGptConfig() {

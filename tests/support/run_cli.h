@@ -33,6 +33,9 @@ std::vector<std::string> runArgsOf(const RunConfig& config, const std::vector<st
 CliResult runCommand(const std::vector<std::string>& argv, const std::vector<std::string>& env = {},
                      int timeoutSeconds = 300);
 
+// A loopback port nothing listens on now (the kernel's pick, released): for a MASTER_PORT.
+int freeLoopbackPort();
+
 // A fresh empty directory under the test temp dir.
 std::string freshTempDir(const std::string& name);
 

@@ -1,0 +1,120 @@
+// A job launched by someone else (torchrun's variables, set here by hand) records each rank into
+// its own file with `worker --trace-dir`; `view DIR` merges them into the same recording a
+// shardscope run of the same job gives, and a job that fails keeps what its ranks recorded.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/support/run_cli.h"
+#include "trace/rank_event_files.h"
+
+namespace shardscope {
+namespace {
+
+// Runs one worker per rank as torchrun would start them, each with its own extra environment.
+std::vector<testing::CliResult> runJob(const RunConfig& config, const std::string& dir,
+                                       const std::vector<std::vector<std::string>>& extraEnv) {
+  const std::string port = std::to_string(testing::freeLoopbackPort());
+  std::vector<std::string> args = {"worker"};
+  for (const auto& option : testing::optionsOf(config)) args.push_back(option);
+  args.insert(args.end(), {"--trace-dir", dir});
+  std::vector<testing::CliResult> results(static_cast<size_t>(config.world));
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < config.world; ++r) {
+    std::vector<std::string> env = {"RANK=" + std::to_string(r), "WORLD_SIZE=" + std::to_string(config.world),
+                                    "LOCAL_RANK=" + std::to_string(r),
+                                    "LOCAL_WORLD_SIZE=" + std::to_string(config.world), "MASTER_ADDR=127.0.0.1",
+                                    "MASTER_PORT=" + port, "SHARDSCOPE_RENDEZVOUS_TIMEOUT_S=60"};
+    if (static_cast<size_t>(r) < extraEnv.size()) env.insert(env.end(), extraEnv[r].begin(), extraEnv[r].end());
+    ranks.emplace_back([&, r, env] { results[static_cast<size_t>(r)] = testing::runShardscope(args, env, 120); });
+  }
+  for (auto& t : ranks) t.join();
+  return results;
+}
+
+TEST(TraceDir, ALaunchedJobsRankFilesMergeIntoWhatARunOfItRecords) {
+  RunConfig config = testing::tinyGptConfig();
+  config.strategy = StrategyKind::FullShard;
+  config.steps = 3;
+  const std::string dir = testing::freshTempDir("trace_dir_job") + "/job";  // the worker creates it
+  const auto ranks = runJob(config, dir, {});
+  for (const auto& r : ranks) ASSERT_EQ(r.exitCode, 0) << r.output;
+
+  const std::string runDir = testing::freshTempDir("trace_dir_run");
+  const auto run = testing::runShardscope(
+      testing::runArgsOf(config, {"--trace", runDir + "/t.json", "--summary", runDir + "/s.json"}));
+  ASSERT_EQ(run.exitCode, 0) << run.output;
+  const auto ran = trace::loadChromeTrace(runDir + "/t.json");
+  ASSERT_TRUE(ran.error.empty()) << ran.error;
+  const auto summary = nlohmann::json::parse(std::ifstream(runDir + "/s.json"));
+
+  const auto job = trace::loadRankEventFiles(dir);
+  ASSERT_TRUE(job.error.empty()) << job.error;
+  EXPECT_TRUE(job.note.empty()) << job.note;
+  EXPECT_FALSE(job.ranksFailed);
+  EXPECT_EQ(job.config.world, 2);
+  EXPECT_EQ(job.config.strategy, StrategyKind::FullShard) << "config.json from rank 0";
+  EXPECT_EQ(job.device, "cpu / gloo");
+  ASSERT_EQ(job.recording.ranks(), 2);
+  for (int r = 0; r < 2; ++r) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    const auto& steps = job.recording.rank(r).steps;
+    ASSERT_EQ(steps.size(), 3u);
+    for (size_t s = 0; s < steps.size(); ++s) {
+      EXPECT_NEAR(steps[s].loss, summary["steps"][s]["loss"].get<double>(), 1e-6) << "the same job's loss, step " << s;
+    }
+    const auto a = job.recording.collectiveTotals(r, 3);
+    const auto b = ran.recording.collectiveTotals(r, 3);
+    for (int op = 0; op < trace::kCollectiveOpCount; ++op) {
+      EXPECT_EQ(a[op].count, b[op].count) << trace::collectiveOpName(static_cast<trace::CollectiveOp>(op));
+      EXPECT_EQ(a[op].sizeBytes, b[op].sizeBytes) << trace::collectiveOpName(static_cast<trace::CollectiveOp>(op));
+    }
+    EXPECT_GT(job.recording.rank(r).memory.size(), 100u);
+    // The model states are the same allocations (the total's peak moves with timing run to run).
+    for (auto role : {trace::MemoryRole::ParamShard, trace::MemoryRole::GradShard, trace::MemoryRole::OptimizerState}) {
+      const int i = static_cast<int>(role);
+      EXPECT_EQ(job.recording.rank(r).peakByRole[i], ran.recording.rank(r).peakByRole[i]) << trace::memoryRoleName(role);
+      EXPECT_GT(job.recording.rank(r).peakByRole[i], 0) << trace::memoryRoleName(role);
+    }
+    EXPECT_EQ(job.recording.rank(r).groups.size(), ran.recording.rank(r).groups.size());
+  }
+}
+
+// A job whose ranks fail mid-run: one killed, one raising an error. Each file keeps what its rank
+// recorded up to then, and the merge says which rank failed and how.
+TEST(TraceDir, AFailedJobKeepsWhatItsRanksRecorded) {
+  RunConfig config = testing::tinyGptConfig();
+  config.steps = 5;
+  const std::string dir = testing::freshTempDir("trace_dir_failed");
+  const auto ranks = runJob(config, dir,
+                            {{"SHARDSCOPE_FAULT=rank=0,step=2,mode=error"}, {"SHARDSCOPE_FAULT=rank=1,step=2,mode=kill"}});
+  EXPECT_EQ(ranks[0].exitCode, 1) << ranks[0].output;
+  EXPECT_NE(ranks[0].output.find("injected fault at step 2"), std::string::npos) << ranks[0].output;
+  EXPECT_EQ(ranks[1].exitCode, -1) << "killed: " << ranks[1].output;
+
+  const auto job = trace::loadRankEventFiles(dir);
+  ASSERT_TRUE(job.error.empty()) << job.error;
+  EXPECT_NE(job.note.find("rank 0 failed: injected fault at step 2"), std::string::npos) << job.note;
+  EXPECT_TRUE(job.ranksFailed);
+  ASSERT_EQ(job.recording.ranks(), 2);
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(job.recording.rank(r).steps.size(), 2u) << "rank " << r << ": steps 0 and 1, before the fault";
+    EXPECT_GT(job.recording.rank(r).collectives.size(), 0u);
+  }
+}
+
+TEST(TraceDir, ADirectoryWithoutRankFilesIsNotOne) {
+  const std::string dir = testing::freshTempDir("trace_dir_empty");
+  EXPECT_FALSE(trace::isRankEventDirectory(dir));
+  const auto loaded = trace::loadRankEventFiles(dir);
+  EXPECT_NE(loaded.error.find("is a directory without rank-R.events files: name a trace or summary file in it, or "
+                              "record a job into it with 'shardscope worker --trace-dir"),
+            std::string::npos)
+      << loaded.error;
+}
+
+}  // namespace
+}  // namespace shardscope

@@ -1,0 +1,150 @@
+#include "trace/rank_event_files.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+
+#include <nlohmann/json.hpp>
+
+#include "files/file_text.h"
+#include "trace/rank_placements.h"
+#include "trace/wire.h"
+
+namespace shardscope::trace {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// More ranks than a job shardscope reads (as a Chrome trace's pids).
+constexpr int kMaxRanks = 1024;
+
+// rank-R.events in `dir`, by rank.
+std::map<int, fs::path> rankFiles(const std::string& dir, std::error_code& error) {
+  static const std::regex name(R"(rank-([0-9]{1,4})\.events)");
+  std::map<int, fs::path> out;
+  for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
+    std::smatch match;
+    const std::string file = it->path().filename().string();
+    if (!std::regex_match(file, match, name)) continue;
+    const int rank = std::stoi(match[1].str());
+    if (rank < kMaxRanks) out[rank] = it->path();
+  }
+  return out;
+}
+
+// What a rank's file adds to the recording: what a controller merges (a rank's wait at the step
+// gate and its reports are for a live run only).
+bool recorded(const Event& e) {
+  switch (e.kind) {
+    case EventKind::Memory:
+    case EventKind::Collective:
+    case EventKind::Compute:
+    case EventKind::Dropped:
+    case EventKind::RunDone:
+    case EventKind::StepEnd: return true;
+    case EventKind::Group: return e.endNs != 0;
+    default: return false;
+  }
+}
+
+struct RankFile {
+  std::vector<Event> events;  // recorded ones, in file order
+  std::string placement;      // its RunInfo's device and backend
+  std::string error;          // the RankError it reported, if any
+  int64_t unreadLines = 0;    // lines that were not events (a torn last line)
+};
+
+RankFile readRankFile(const fs::path& path, int rank) {
+  RankFile out;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;  // a heartbeat
+    auto event = decodeEventLine(line);
+    if (!event || event->rank != rank) {
+      ++out.unreadLines;
+      continue;
+    }
+    if (event->kind == EventKind::RunInfo) out.placement = event->text;
+    if (event->kind == EventKind::RankError) out.error = event->text;
+    if (recorded(*event)) out.events.push_back(std::move(*event));
+  }
+  // Ordered as a controller's merge orders them: by their (begin) time, file order among equals.
+  std::stable_sort(out.events.begin(), out.events.end(),
+                   [](const Event& a, const Event& b) { return a.beginNs < b.beginNs; });
+  return out;
+}
+
+}  // namespace
+
+std::string rankEventFileName(const std::string& dir, int rank) {
+  return (fs::path(dir) / ("rank-" + std::to_string(rank) + ".events")).string();
+}
+
+std::string rankEventConfigName(const std::string& dir) { return (fs::path(dir) / "config.json").string(); }
+
+bool isDirectory(const std::string& path) {
+  std::error_code error;
+  return fs::is_directory(path, error);
+}
+
+bool isRankEventDirectory(const std::string& dir) {
+  std::error_code error;
+  if (!fs::is_directory(dir, error)) return false;
+  return !rankFiles(dir, error).empty();
+}
+
+LoadedTrace loadRankEventFiles(const std::string& dir) {
+  LoadedTrace out;
+  std::error_code error;
+  const auto files = rankFiles(dir, error);
+  if (error) {
+    out.error = "cannot read the directory '" + dir + "': " + error.message() + ".";
+    return out;
+  }
+  if (files.empty()) {
+    out.error = "'" + dir + "' is a directory without rank-R.events files: name a trace or summary file in "
+                "it, or record a job into it with 'shardscope worker --trace-dir " + dir + "' under torchrun.";
+    return out;
+  }
+  uintmax_t bytes = 0;
+  for (const auto& [rank, path] : files) bytes += fs::file_size(path, error);
+  if (bytes > files::kMaxTraceBytes) {
+    out.error = "the rank files in '" + dir + "' hold " + std::to_string(bytes >> 20) + " MiB, more than the " +
+                std::to_string(files::kMaxTraceBytes >> 20) + " MiB shardscope reads; view fewer steps of the job.";
+    return out;
+  }
+  std::string configError;
+  if (auto text = files::readFileText(rankEventConfigName(dir), configError, files::kMaxConfigBytes)) {
+    auto json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+    if (json.is_object()) (void)applyConfigJson(json, out.config);
+  }
+  const int ranks = std::max(out.config.world, files.rbegin()->first + 1);
+  out.config.world = ranks;
+  out.recording.reset(ranks);
+  std::vector<std::string> placements(static_cast<size_t>(ranks));
+  std::string missing, torn, failed;
+  for (int r = 0; r < ranks; ++r) {
+    const auto file = files.find(r);
+    if (file == files.end()) {
+      missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+      continue;
+    }
+    RankFile read = readRankFile(file->second, r);
+    for (const Event& e : read.events) out.recording.add(e);
+    placements[static_cast<size_t>(r)] = read.placement;
+    if (read.unreadLines > 0) torn += (torn.empty() ? "" : ", ") + std::to_string(r);
+    if (!read.error.empty()) failed += "rank " + std::to_string(r) + " failed: " + read.error + "\n";
+  }
+  out.device = describeRankPlacements(placements);
+  if (!missing.empty()) out.note += "no file for rank " + missing + " (it recorded nothing here)\n";
+  if (!torn.empty()) out.note += "lines that are not events skipped in rank " + torn + " (a rank that died mid-line)\n";
+  out.note += failed;
+  out.ranksFailed = !failed.empty();
+  return out;
+}
+
+}  // namespace shardscope::trace

@@ -1,0 +1,29 @@
+// A job's events as per-rank files: `shardscope worker --trace-dir DIR` under torchrun (or srun,
+// mpirun) has each rank write its event stream, the very lines it would send a controller
+// (trace/wire.h), to DIR/rank-R.events, and rank 0 the run's configuration to DIR/config.json.
+// `shardscope view DIR` merges them into one recording. Lines are self-delimiting, so a rank that
+// died mid-run leaves a readable file: everything before its torn last line.
+#pragma once
+
+#include <string>
+
+#include "trace/trace_reader.h"
+
+namespace shardscope::trace {
+
+// DIR/rank-R.events and DIR/config.json.
+std::string rankEventFileName(const std::string& dir, int rank);
+std::string rankEventConfigName(const std::string& dir);
+
+// Whether `dir` is a directory holding at least one rank-R.events file.
+bool isRankEventDirectory(const std::string& dir);
+// Whether `path` is a directory at all (`view` reads one as a job's --trace-dir).
+bool isDirectory(const std::string& path);
+
+// The ranks' files merged: each rank's events in time order, as a controller adds them. The ranks
+// are those config.json's world names (or one past the highest file's). What a file could not
+// give (a rank without a file, lines that were not events) is said in `note`; an unreadable
+// directory, or files past files::kMaxTraceBytes in all, in `error`.
+LoadedTrace loadRankEventFiles(const std::string& dir);
+
+}  // namespace shardscope::trace
