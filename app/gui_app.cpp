@@ -165,6 +165,7 @@ int viewFile(const std::string& path, const WindowChoice& choice) {
     return 2;
   }
   if (!loaded.note.empty()) std::fprintf(stderr, "shardscope: %s: %s", path.c_str(), loaded.note.c_str());
+  if (!loaded.clocks.empty()) std::fprintf(stderr, "shardscope: %s: clocks: %s", path.c_str(), loaded.clocks.c_str());
   {
     auto lock = store.lock();
     ui::Session s;

@@ -7,6 +7,7 @@
 
 #include <memory>
 
+#include "engine/clock_sync.h"
 #include "engine/communicator.h"
 
 namespace shardscope {
@@ -43,6 +44,9 @@ class ProcessMesh {
 // Connects this rank's world group and, when shardGroupSize < the world size, its shard and
 // replicate groups (each its own backend over the same store, under its own prefix, as new_group
 // does). Every group's collectives are recorded, named by group.
-std::unique_ptr<ProcessMesh> connectMesh(const RendezvousInfo& info, const RankDevice* gpu, int shardGroupSize);
+// With `clockToRank0`, every rank then measures its clock against rank 0's through the same store
+// (engine/clock_sync.h): for a job whose ranks run on several hosts.
+std::unique_ptr<ProcessMesh> connectMesh(const RendezvousInfo& info, const RankDevice* gpu, int shardGroupSize,
+                                         ClockReading* clockToRank0 = nullptr);
 
 }  // namespace shardscope

@@ -152,6 +152,19 @@ int meshShardRanks(const RunConfig& config, int worldSize) {
 
 }  // namespace
 
+// What the rank's file says of its clock (trace::EventKind::ClockOffset).
+trace::Event clockOffsetEvent(int rank, const ClockReading& clock) {
+  trace::Event e;
+  e.kind = trace::EventKind::ClockOffset;
+  e.rank = rank;
+  e.beginNs = clock.localNs;
+  e.endNs = clock.rank0Ns;
+  e.count = clock.uncertaintyNs;
+  char host[256] = {0};
+  if (::gethostname(host, sizeof host - 1) == 0) e.text = host;
+  return e;
+}
+
 // DIR/rank-R.events, created with DIR, for this rank's event stream; -1 with `problem` saying why.
 int openRankEventFile(const std::string& dir, int rank, std::string& problem) {
   std::error_code error;
@@ -252,7 +265,10 @@ int runRankWorker(const RunConfig& config, const std::string& traceDir) {
         throw std::runtime_error(*error);
       }
     }
-    auto mesh = connectMesh(info, gpu.get(), meshShardRanks(config, info.worldSize));
+    // A job that records into files may span hosts: each rank's clock against rank 0's.
+    ClockReading clock;
+    auto mesh = connectMesh(info, gpu.get(), meshShardRanks(config, info.worldSize), toFile ? &clock : nullptr);
+    if (toFile) reporter.send(clockOffsetEvent(rank, clock));
     Communicator& comm = mesh->world();
     auto model = makeModel(config);
     auto strategy = makeStrategy(config, *model, *mesh, device);

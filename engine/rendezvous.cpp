@@ -11,6 +11,8 @@
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include "engine/clock_sync.h"
+
 #include "engine/backend_factories.h"
 #include "engine/communicator.h"
 #include "engine/loopback_listener.h"
@@ -152,9 +154,12 @@ std::unique_ptr<Communicator> connectGroup(const c10::intrusive_ptr<c10d::Store>
 
 }  // namespace
 
-std::unique_ptr<ProcessMesh> connectMesh(const RendezvousInfo& info, const RankDevice* gpu, int shardGroupSize) {
+std::unique_ptr<ProcessMesh> connectMesh(const RendezvousInfo& info, const RankDevice* gpu, int shardGroupSize,
+                                         ClockReading* clockToRank0) {
   const c10::intrusive_ptr<c10d::Store> store = connectStore(info);
   auto world = connectGroup(store, info, gpu, "default_pg", info.rank, info.worldSize, trace::ProcessGroup::World);
+  // Every rank is up once the world group is: rank 0 is there to answer.
+  if (clockToRank0) *clockToRank0 = measureClockToRank0(*store, info.rank, info.worldSize);
   if (shardGroupSize <= 0 || shardGroupSize >= info.worldSize) return std::make_unique<ProcessMesh>(std::move(world));
   if (info.worldSize % shardGroupSize != 0) {
     throw std::runtime_error("a shard group of " + std::to_string(shardGroupSize) + " ranks does not divide the world of " +

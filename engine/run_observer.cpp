@@ -197,6 +197,8 @@ class RunObserver {
           merger_.push(event);
         }
         break;
+      case trace::EventKind::ClockOffset:  // a job's files across hosts; a controller's ranks share its clock
+        break;
     }
   }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 
 namespace shardscope::trace {
 
@@ -16,12 +17,13 @@ const char* eventKindName(EventKind kind) {
     case EventKind::Compute: return "compute";
     case EventKind::Dropped: return "dropped";
     case EventKind::Group: return "group";
+    case EventKind::ClockOffset: return "clock_offset";
   }
   return "unknown";
 }
 
 std::optional<EventKind> eventKindFromName(const std::string& name) {
-  for (int k = 0; k <= static_cast<int>(EventKind::Group); ++k) {
+  for (int k = 0; k <= static_cast<int>(EventKind::ClockOffset); ++k) {
     if (name == eventKindName(static_cast<EventKind>(k))) return static_cast<EventKind>(k);
   }
   return std::nullopt;
@@ -112,10 +114,22 @@ std::vector<int> processGroupMembers(ProcessGroup group, int rank, int groupSize
   return members;
 }
 
+namespace {
+
+// SHARDSCOPE_TEST_CLOCK_SHIFT_NS, for tests only: moves this process's clock as if it ran on another
+// host, so a test on one machine can check that a job's clocks are measured and aligned.
+int64_t testClockShift() {
+  const char* shift = std::getenv("SHARDSCOPE_TEST_CLOCK_SHIFT_NS");
+  return shift ? std::strtoll(shift, nullptr, 10) : 0;
+}
+
+}  // namespace
+
 int64_t nowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  static const int64_t shift = testClockShift();
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+             .count() +
+         shift;
 }
 
 double algbwBytesPerSecond(int64_t bytes, double seconds) {

@@ -23,6 +23,9 @@ enum class EventKind : uint8_t {
   Dropped,     // count = events a full buffer had to drop since the last Dropped event
   Group,       // a rank enters an event group (step_gate.h): op = GroupKind, text = its label;
                // endNs: when it went on (> beginNs after a pause at the step gate), 0 while waiting
+  ClockOffset, // this rank's clock against rank 0's (per-rank files of a job across hosts), measured
+               // NTP-style through the rendezvous store: beginNs on this rank's clock was endNs on
+               // rank 0's; count = the uncertainty (half the best round trip), ns; text = host name
 };
 
 // What a byte of memory is for. The timeline stacks these.

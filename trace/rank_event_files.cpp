@@ -1,6 +1,9 @@
 #include "trace/rank_event_files.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -52,6 +55,7 @@ bool recorded(const Event& e) {
 
 struct RankFile {
   std::vector<Event> events;  // recorded ones, in file order
+  std::optional<Event> clock; // its ClockOffset: its clock against rank 0's
   std::string placement;      // its RunInfo's device and backend
   std::string error;          // the RankError it reported, if any
   int64_t unreadLines = 0;    // lines that were not events (a torn last line)
@@ -70,12 +74,35 @@ RankFile readRankFile(const fs::path& path, int rank) {
     }
     if (event->kind == EventKind::RunInfo) out.placement = event->text;
     if (event->kind == EventKind::RankError) out.error = event->text;
+    if (event->kind == EventKind::ClockOffset) out.clock = *event;
     if (recorded(*event)) out.events.push_back(std::move(*event));
   }
   // Ordered as a controller's merge orders them: by their (begin) time, file order among equals.
   std::stable_sort(out.events.begin(), out.events.end(),
                    [](const Event& a, const Event& b) { return a.beginNs < b.beginNs; });
   return out;
+}
+
+// What to add to a rank's times to read them on rank 0's clock: the measured offset, or 0 where
+// the offset is within what it was measured to (ranks of one host share a clock; shifting them
+// by a measurement's noise would only misalign them).
+int64_t shiftToRank0(const std::optional<Event>& clock) {
+  if (!clock || clock->count < 0) return 0;
+  const int64_t offset = clock->endNs - clock->beginNs;
+  return std::llabs(offset) > clock->count ? offset : 0;
+}
+
+void shiftTimes(Event& e, int64_t shift) {
+  e.beginNs += shift;
+  if (e.endNs != 0) e.endNs += shift;
+  if (e.issueNs != 0) e.issueNs += shift;
+}
+
+std::string describeShift(int rank, const Event& clock, int64_t shift) {
+  char text[160];
+  std::snprintf(text, sizeof text, "rank %d (host %s) shifted by %+.6f s onto rank 0's clock, measured to within %.0f us\n",
+                rank, clock.text.c_str(), static_cast<double>(shift) / 1e9, static_cast<double>(clock.count) / 1e3);
+  return text;
 }
 
 }  // namespace
@@ -126,6 +153,7 @@ LoadedTrace loadRankEventFiles(const std::string& dir) {
   out.config.world = ranks;
   out.recording.reset(ranks);
   std::vector<std::string> placements(static_cast<size_t>(ranks));
+  out.rankClocks.assign(static_cast<size_t>(ranks), {});
   std::string missing, torn, failed;
   for (int r = 0; r < ranks; ++r) {
     const auto file = files.find(r);
@@ -134,7 +162,17 @@ LoadedTrace loadRankEventFiles(const std::string& dir) {
       continue;
     }
     RankFile read = readRankFile(file->second, r);
-    for (const Event& e : read.events) out.recording.add(e);
+    const int64_t shift = shiftToRank0(read.clock);
+    if (read.clock) {
+      out.rankClocks[static_cast<size_t>(r)] = {shift, read.clock->endNs - read.clock->beginNs, read.clock->count,
+                                                read.clock->text};
+    }
+    if (shift != 0) out.clocks += describeShift(r, *read.clock, shift);
+    if (read.clock && read.clock->count < 0) out.clocks += "rank " + std::to_string(r) + "'s clock could not be measured\n";
+    for (Event& e : read.events) {
+      shiftTimes(e, shift);
+      out.recording.add(e);
+    }
     placements[static_cast<size_t>(r)] = read.placement;
     if (read.unreadLines > 0) torn += (torn.empty() ? "" : ", ") + std::to_string(r);
     if (!read.error.empty()) failed += "rank " + std::to_string(r) + " failed: " + read.error + "\n";

@@ -20,7 +20,9 @@ bool isRankEventDirectory(const std::string& dir);
 // Whether `path` is a directory at all (`view` reads one as a job's --trace-dir).
 bool isDirectory(const std::string& path);
 
-// The ranks' files merged: each rank's events in time order, as a controller adds them. The ranks
+// The ranks' files merged: each rank's events in time order, as a controller adds them, on rank 0's
+// clock (a rank whose measured offset exceeds its uncertainty is shifted by it; `clocks` says
+// which, by how much, to within what). The ranks
 // are those config.json's world names (or one past the highest file's). What a file could not
 // give (a rank without a file, lines that were not events) is said in `note`; an unreadable
 // directory, or files past files::kMaxTraceBytes in all, in `error`.

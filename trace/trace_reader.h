@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "config/run_config.h"
 #include "trace/run_recording.h"
@@ -17,6 +18,14 @@ struct LoadedTrace {
   std::string note;        // read, with something missing (said, not fatal): per-rank files
   std::string device;      // each rank's device and backend, where the files say (per-rank files)
   bool ranksFailed = false;  // a rank reported an error (per-rank files)
+  std::string clocks;      // the ranks put on rank 0's clock, by how much (per-rank files)
+  struct RankClock {
+    int64_t shiftNs = 0;           // added to the rank's times
+    int64_t offsetNs = 0;          // as measured (the shift, unless within the uncertainty)
+    int64_t uncertaintyNs = -1;    // -1: not measured
+    std::string host;
+  };
+  std::vector<RankClock> rankClocks;  // per rank (per-rank files)
 };
 
 LoadedTrace loadChromeTrace(const std::string& path);

@@ -106,6 +106,60 @@ TEST(TraceDir, AFailedJobKeepsWhatItsRanksRecorded) {
   }
 }
 
+// One "host" whose clock runs 5 s ahead (the test-only clock shift): the rank measures its offset
+// to rank 0's clock through the store, and the merge puts it back, so that a collective ends at
+// the same moment on both ranks again.
+TEST(TraceDir, AnotherHostsClockIsMeasuredAndItsRanksAligned) {
+  constexpr int64_t kShift = 5'000'000'000;
+  RunConfig config = testing::tinyGptConfig();
+  config.steps = 3;
+  const std::string dir = testing::freshTempDir("trace_dir_clock");
+  const auto ranks = runJob(config, dir, {{}, {"SHARDSCOPE_TEST_CLOCK_SHIFT_NS=" + std::to_string(kShift)}});
+  for (const auto& r : ranks) ASSERT_EQ(r.exitCode, 0) << r.output;
+
+  const auto job = trace::loadRankEventFiles(dir);
+  ASSERT_TRUE(job.error.empty()) << job.error;
+  ASSERT_EQ(job.rankClocks.size(), 2u);
+  const auto& shifted = job.rankClocks[1];
+  EXPECT_EQ(job.rankClocks[0].shiftNs, 0);
+  EXPECT_GE(shifted.uncertaintyNs, 0) << "measured";
+  EXPECT_LT(shifted.uncertaintyNs, 100'000'000) << "a loopback round trip through the store";
+  EXPECT_LE(std::llabs(shifted.offsetNs + kShift), shifted.uncertaintyNs) << "the 5 s recovered within its bound";
+  EXPECT_EQ(shifted.shiftNs, shifted.offsetNs);
+  EXPECT_FALSE(shifted.host.empty());
+  EXPECT_NE(job.clocks.find("rank 1 (host " + shifted.host + ") shifted by -"), std::string::npos) << job.clocks;
+  EXPECT_NE(job.clocks.find(" s onto rank 0's clock, measured to within "), std::string::npos) << job.clocks;
+
+  // A collective ends together on every rank (the last one out releases both): each step's loss
+  // all-reduce, after the shift, ends on both ranks within the bound and a scheduling delay (a
+  // busy machine's; 50 ms is still a hundredth of the shift).
+  const auto& c0 = job.recording.rank(0).collectives;
+  const auto& c1 = job.recording.rank(1).collectives;
+  ASSERT_EQ(c0.size(), c1.size());
+  int compared = 0;
+  for (size_t i = 0; i < c0.size(); ++i) {
+    if (trace::collectiveUnit(c0[i]) != "loss (logging)") continue;
+    ASSERT_EQ(trace::collectiveUnit(c1[i]), "loss (logging)") << "the ranks' collectives in one order";
+    EXPECT_LT(std::llabs(c0[i].endNs - c1[i].endNs), shifted.uncertaintyNs + 50'000'000) << "collective " << i;
+    ++compared;
+  }
+  EXPECT_EQ(compared, config.steps);
+}
+
+// Ranks of one host share a clock: what they measure is within its own bound, and nothing moves.
+TEST(TraceDir, RanksOfOneHostAreNotShifted) {
+  RunConfig config = testing::tinyGptConfig();
+  const std::string dir = testing::freshTempDir("trace_dir_one_host");
+  for (const auto& r : runJob(config, dir, {})) ASSERT_EQ(r.exitCode, 0) << r.output;
+  const auto job = trace::loadRankEventFiles(dir);
+  ASSERT_TRUE(job.error.empty()) << job.error;
+  for (const auto& clock : job.rankClocks) {
+    EXPECT_EQ(clock.shiftNs, 0);
+    EXPECT_GE(clock.uncertaintyNs, 0);
+  }
+  EXPECT_TRUE(job.clocks.empty()) << job.clocks;
+}
+
 TEST(TraceDir, ADirectoryWithoutRankFilesIsNotOne) {
   const std::string dir = testing::freshTempDir("trace_dir_empty");
   EXPECT_FALSE(trace::isRankEventDirectory(dir));
