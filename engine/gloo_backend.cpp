@@ -1,6 +1,12 @@
-// ProcessGroupGloo for CPU ranks. Gloo talks over TCP on the loopback interface here, so ranks on
-// one host exchange real bytes through the kernel's network stack.
+// ProcessGroupGloo for CPU ranks. Gloo talks over TCP: on one host through the loopback interface,
+// so ranks exchange real bytes through the kernel's network stack; across hosts through the
+// interface that reaches MASTER_ADDR.
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <cstdlib>
+#include <string>
 
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 
@@ -21,13 +27,47 @@ std::chrono::milliseconds collectiveTimeout() {
   return std::chrono::minutes(5);
 }
 
+// This host's address on the route to `master` (a UDP socket "connected" there sends nothing; the
+// kernel picks the source address it would use), or "" when none is found.
+std::string localAddressToward(const std::string& master) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_DGRAM;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(master.c_str(), "9", &hints, &found) != 0 || !found) return "";
+  std::string address;
+  const int fd = ::socket(found->ai_family, SOCK_DGRAM, 0);
+  sockaddr_storage local{};
+  socklen_t length = sizeof local;
+  char text[NI_MAXHOST] = {0};
+  if (fd >= 0 && ::connect(fd, found->ai_addr, found->ai_addrlen) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &length) == 0 &&
+      ::getnameinfo(reinterpret_cast<sockaddr*>(&local), length, text, sizeof text, nullptr, 0, NI_NUMERICHOST) == 0) {
+    address = text;
+  }
+  if (fd >= 0) ::close(fd);
+  ::freeaddrinfo(found);
+  return address;
+}
+
+// Where this rank's Gloo listens and connects from: GLOO_SOCKET_IFNAME's interface when set (as
+// PyTorch reads it), else this host's address toward MASTER_ADDR: the loopback for a one-host job,
+// the interface the other hosts reach for a job across hosts (binding MASTER_ADDR itself, as
+// before, failed on every host but the master's).
+std::shared_ptr<::gloo::transport::Device> glooDevice(const std::string& master) {
+  if (const char* interface = std::getenv("GLOO_SOCKET_IFNAME"); interface && *interface) {
+    return c10d::ProcessGroupGloo::createDeviceForInterface(interface);
+  }
+  const std::string local = localAddressToward(master);
+  return c10d::ProcessGroupGloo::createDeviceForHostname(local.empty() ? master : local);
+}
+
 }  // namespace
 
 std::unique_ptr<Communicator> makeGlooCommunicator(const c10::intrusive_ptr<c10d::Store>& store,
                                                    const RendezvousInfo& info) {
   auto options = c10d::ProcessGroupGloo::Options::create();
   options->timeout = collectiveTimeout();
-  options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(info.masterAddr));
+  options->devices.push_back(glooDevice(info.masterAddr));
   auto backend = c10::make_intrusive<c10d::ProcessGroupGloo>(store, info.rank, info.worldSize,
                                                              options);
   // Gloo in LibTorch 2.11 implements _reduce_scatter_base natively. Older Gloo builds did not;

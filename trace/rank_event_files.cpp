@@ -58,6 +58,8 @@ struct RankFile {
   std::optional<Event> clock; // its ClockOffset: its clock against rank 0's
   std::string placement;      // its RunInfo's device and backend
   std::string error;          // the RankError it reported, if any
+  bool done = false;          // it reported RunDone: every step ran
+  int steps = 0;              // StepEnd events
   int64_t unreadLines = 0;    // lines that were not events (a torn last line)
 };
 
@@ -75,6 +77,8 @@ RankFile readRankFile(const fs::path& path, int rank) {
     if (event->kind == EventKind::RunInfo) out.placement = event->text;
     if (event->kind == EventKind::RankError) out.error = event->text;
     if (event->kind == EventKind::ClockOffset) out.clock = *event;
+    if (event->kind == EventKind::RunDone) out.done = true;
+    if (event->kind == EventKind::StepEnd) ++out.steps;
     if (recorded(*event)) out.events.push_back(std::move(*event));
   }
   // Ordered as a controller's merge orders them: by their (begin) time, file order among equals.
@@ -176,6 +180,10 @@ LoadedTrace loadRankEventFiles(const std::string& dir) {
     placements[static_cast<size_t>(r)] = read.placement;
     if (read.unreadLines > 0) torn += (torn.empty() ? "" : ", ") + std::to_string(r);
     if (!read.error.empty()) failed += "rank " + std::to_string(r) + " failed: " + read.error + "\n";
+    if (read.error.empty() && !read.done) {
+      failed += "rank " + std::to_string(r) + " stopped without finishing or an error after " +
+                std::to_string(read.steps) + " steps (killed, or its host lost)\n";
+    }
   }
   out.device = describeRankPlacements(placements);
   if (!missing.empty()) out.note += "no file for rank " + missing + " (it recorded nothing here)\n";

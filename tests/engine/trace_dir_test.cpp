@@ -99,6 +99,9 @@ TEST(TraceDir, AFailedJobKeepsWhatItsRanksRecorded) {
   ASSERT_TRUE(job.error.empty()) << job.error;
   EXPECT_NE(job.note.find("rank 0 failed: injected fault at step 2"), std::string::npos) << job.note;
   EXPECT_TRUE(job.ranksFailed);
+  EXPECT_NE(job.note.find("rank 1 stopped without finishing or an error after 2 steps (killed, or its host lost)"),
+            std::string::npos)
+      << job.note;
   ASSERT_EQ(job.recording.ranks(), 2);
   for (int r = 0; r < 2; ++r) {
     EXPECT_EQ(job.recording.rank(r).steps.size(), 2u) << "rank " << r << ": steps 0 and 1, before the fault";

@@ -38,7 +38,10 @@ TEST(RankEventFiles, ATornLineAndAMissingRankAreSaidAndTheRestIsRead) {
   ASSERT_EQ(loaded.recording.ranks(), 3) << "rank 2's file makes three ranks";
   EXPECT_NE(loaded.note.find("no file for rank 1"), std::string::npos) << loaded.note;
   EXPECT_NE(loaded.note.find("lines that are not events skipped in rank 0"), std::string::npos) << loaded.note;
-  EXPECT_FALSE(loaded.ranksFailed);
+  EXPECT_TRUE(loaded.ranksFailed) << "no rank finished";
+  EXPECT_NE(loaded.note.find("rank 2 stopped without finishing or an error after 0 steps (killed, or its host lost)"),
+            std::string::npos)
+      << loaded.note;
   const auto& memory = loaded.recording.rank(0).memory;
   ASSERT_EQ(memory.size(), 2u);
   EXPECT_EQ(memory.time(0), 1000);

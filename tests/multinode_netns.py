@@ -1,0 +1,229 @@
+#!/usr/bin/env python3
+"""Two "hosts" on one machine: a torchrun job across network namespaces, recorded per rank.
+
+Builds two network namespaces joined by a veth pair (addresses only inside them), runs
+`torchrun --nnodes 2 --nproc-per-node 2` in each with the rendezvous and Gloo on the veth addresses,
+each rank recording into its own file (`shardscope worker --trace-dir`), and the second node's
+clock moved by a known amount (SHARDSCOPE_TEST_CLOCK_SHIFT_NS, for tests only). Then checks:
+every rank's events are there (4 ranks, every step), the losses equal a single-host run's, each
+rank's measured clock offset recovers the shift within its stated bound, the loss all-reduce of
+every step ends on all four ranks within that bound (plus scheduling slack) once shifted, `view`
+merges and draws the job and says which ranks it shifted, and no process is left behind.
+Exits 77 (skipped) where namespaces cannot be created (no privilege), saying why.
+
+    tests/multinode_netns.py --shardscope build/app/shardscope --workdir DIR
+"""
+import argparse
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+SKIP = 77
+SHIFT_NS = 3_000_000_000
+STEPS = 3
+SLACK_NS = 50_000_000  # a busy machine's scheduling delay between a collective's end and its record
+
+
+def sh(*args, check=True, **kwargs):
+    return subprocess.run(list(args), check=check, capture_output=True, text=True, **kwargs)
+
+
+def events(path, kind):
+    out = []
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if line:
+                try:
+                    e = json.loads(line)
+                except json.JSONDecodeError:
+                    continue  # a torn last line
+                if e.get("k") == kind:
+                    out.append(e)
+    return out
+
+
+class Namespaces:
+    """Two namespaces and a veth pair between them; removed on exit."""
+
+    def __init__(self, tag):
+        self.names = [f"ss{tag}a", f"ss{tag}b"]
+        self.subnet = f"10.{77 + tag % 100}.{tag % 250}"
+        self.addresses = [f"{self.subnet}.1", f"{self.subnet}.2"]
+
+    def __enter__(self):
+        a, b = self.names
+        sh("ip", "netns", "add", a)
+        sh("ip", "netns", "add", b)
+        sh("ip", "link", "add", f"v{a}", "type", "veth", "peer", "name", f"v{b}")
+        for ns, address in zip(self.names, self.addresses):
+            sh("ip", "link", "set", f"v{ns}", "netns", ns)
+            sh("ip", "-n", ns, "addr", "add", f"{address}/24", "dev", f"v{ns}")
+            sh("ip", "-n", ns, "link", "set", "lo", "up")
+            sh("ip", "-n", ns, "link", "set", f"v{ns}", "up")
+        return self
+
+    def __exit__(self, *exc):
+        for ns in self.names:
+            sh("ip", "netns", "del", ns, check=False)
+
+
+def can_make_namespaces():
+    if shutil.which("ip") is None:
+        return "the 'ip' command (iproute2) is not installed"
+    probe = f"ssprobe{os.getpid()}"
+    r = sh("ip", "netns", "add", probe, check=False)
+    if r.returncode != 0:
+        return f"'ip netns add' failed ({r.stderr.strip()}): run as root, or where network namespaces are allowed"
+    sh("ip", "netns", "del", probe, check=False)
+    return None
+
+
+def run_job(ns, shardscope, workdir, port, node1_env=None, steps=STEPS):
+    procs = []
+    for node in (0, 1):
+        env = dict(os.environ)
+        if node == 1:
+            env["SHARDSCOPE_TEST_CLOCK_SHIFT_NS"] = str(SHIFT_NS)
+            env.update(node1_env or {})
+        cmd = ["ip", "netns", "exec", ns.names[node], sys.executable, "-m", "torch.distributed.run",
+               "--nnodes", "2", "--nproc-per-node", "2", "--node-rank", str(node),
+               "--master-addr", ns.addresses[0], "--master-port", str(port), "--no-python", shardscope,
+               "worker", "--model", "gpt", "--strategy", "full_shard", "--steps", str(steps), "--batch", "8",
+               "--trace-dir", os.path.join(workdir, f"node{node}")]
+        log = open(os.path.join(workdir, f"node{node}.log"), "w")
+        procs.append((subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env), log))
+    codes = []
+    for proc, log in procs:
+        try:
+            codes.append(proc.wait(timeout=240))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            codes.append("timeout")
+        log.close()
+    return codes
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--shardscope", required=True)
+    ap.add_argument("--workdir", required=True)
+    args = ap.parse_args()
+    why = can_make_namespaces()
+    if why:
+        print(f"SKIP: {why}")
+        return SKIP
+    shardscope = os.path.abspath(args.shardscope)
+    workdir = os.path.abspath(args.workdir)
+    shutil.rmtree(workdir, ignore_errors=True)
+    os.makedirs(workdir)
+    failures = []
+
+    def check(ok, what):
+        print(("ok    " if ok else "FAIL  ") + what)
+        if not ok:
+            failures.append(what)
+
+    with Namespaces(os.getpid() % 200) as ns:
+        codes = run_job(ns, shardscope, workdir, 29400 + os.getpid() % 500)
+        # The same job with rank 3, on the other host, killed in its third step.
+        killed_dir = os.path.join(workdir, "killed")
+        os.makedirs(killed_dir)
+        killed_codes = run_job(ns, shardscope, killed_dir, 29900 + os.getpid() % 90,
+                               {"SHARDSCOPE_FAULT": "rank=3,step=2,mode=kill"}, steps=6)
+    for node, code in enumerate(codes):
+        check(code == 0, f"node {node}'s torchrun exits 0 (got {code}; log {workdir}/node{node}.log)")
+    if failures:
+        for node in (0, 1):
+            print(open(os.path.join(workdir, f"node{node}.log")).read()[-3000:])
+        return 1
+
+    # The files as a user gathers them from the hosts into one directory.
+    job = os.path.join(workdir, "job")
+    os.makedirs(job)
+    for path in glob.glob(os.path.join(workdir, "node*", "*")):
+        shutil.copy(path, job)
+    files = sorted(glob.glob(os.path.join(job, "rank-*.events")))
+    check(len(files) == 4, f"4 rank files gathered ({len(files)})")
+    ranks = {int(os.path.basename(p)[5:-7]): p for p in files}
+
+    single = os.path.join(workdir, "single.json")
+    r = sh(shardscope, "run", "--model", "gpt", "--strategy", "full_shard", "--world", "4", "--steps", str(STEPS),
+           "--batch", "8", "--summary", single, check=False)
+    check(r.returncode == 0, "the same job on one host runs")
+    single_losses = [s["loss"] for s in json.load(open(single))["steps"]] if r.returncode == 0 else []
+
+    shifts, bounds = {}, {}
+    for rank, path in sorted(ranks.items()):
+        losses = [e["l"] for e in events(path, "step_end")]
+        check(len(losses) == STEPS, f"rank {rank}: {STEPS} steps recorded ({len(losses)})")
+        check(len(single_losses) == STEPS and all(abs(a - b) < 1e-6 for a, b in zip(losses, single_losses)),
+              f"rank {rank}: losses equal the single-host run's ({losses} vs {single_losses})")
+        clock = events(path, "clock_offset")
+        check(len(clock) == 1, f"rank {rank}: its clock measured")
+        if clock:
+            offset, bound = clock[0]["e"] - clock[0]["b"], clock[0]["c"]
+            expected = -SHIFT_NS if rank >= 2 else 0
+            check(0 <= bound < 100_000_000 and abs(offset - expected) <= bound,
+                  f"rank {rank}: offset {offset / 1e9:+.6f} s, expected {expected / 1e9:+.0f} s within {bound / 1e3:.0f} us")
+            shifts[rank] = offset if abs(offset) > bound else 0
+            bounds[rank] = bound
+
+    # Each step's loss all-reduce ends on every rank at about one moment, on rank 0's clock.
+    ends = {rank: [e["e"] + shifts.get(rank, 0) for e in events(path, "collective") if e.get("t") == "loss (logging)"]
+            for rank, path in ranks.items()}
+    worst_bound = max(bounds.values(), default=0)
+    for step in range(STEPS):
+        at = [ends[rank][step] for rank in sorted(ends) if step < len(ends[rank])]
+        spread = max(at) - min(at) if len(at) == 4 else None
+        check(spread is not None and spread < 2 * worst_bound + SLACK_NS,
+              f"step {step}: the loss all-reduce ends on all 4 ranks within {spread and spread / 1e6:.2f} ms")
+
+    if shutil.which("xvfb-run"):
+        png = os.path.join(workdir, "view.png")
+        v = sh("xvfb-run", "-a", "-s", "-screen 0 1600x1000x24", shardscope, "view", job, "--screenshot", png,
+               check=False, timeout=120)
+        check(v.returncode == 0 and os.path.getsize(png) > 0, f"view draws the merged job ({v.stderr.strip()[-300:]})")
+        check("rank 2 (host" in v.stderr and "rank 3 (host" in v.stderr and "rank 1 (host" not in v.stderr,
+              "view shifts the other host's ranks, and only them")
+    else:
+        print("note: xvfb-run is not installed; the view was not drawn")
+
+    # A rank killed on one host: both nodes' torchrun fail, and every rank's file keeps what it
+    # recorded before (its first two steps), which view merges and names the ranks that failed.
+    check(all(code not in (0, "timeout") for code in killed_codes),
+          f"with rank 3 killed, both nodes' torchrun fail, none hangs ({killed_codes})")
+    killed_job = os.path.join(killed_dir, "job")
+    os.makedirs(killed_job)
+    for path in glob.glob(os.path.join(killed_dir, "node*", "*")):
+        shutil.copy(path, killed_job)
+    for rank in range(4):
+        path = os.path.join(killed_job, f"rank-{rank}.events")
+        kept = len(events(path, "step_end")) if os.path.exists(path) else -1
+        check(kept >= 2, f"rank {rank}'s file keeps the steps before the kill ({kept})")
+    if shutil.which("xvfb-run"):
+        png = os.path.join(killed_dir, "view.png")
+        v = sh("xvfb-run", "-a", "-s", "-screen 0 1600x1000x24", shardscope, "view", killed_job, "--screenshot", png,
+               check=False, timeout=120)
+        check(v.returncode == 0, f"view draws the killed job ({v.stderr.strip()[-300:]})")
+        check("rank 3 stopped without finishing or an error after 2 steps" in v.stderr,
+              "view names the killed rank and the steps it finished")
+
+    # Anything still running with the job's paths in its command line, once exits have settled
+    # (xvfb-run's server takes a moment to go).
+    for _ in range(20):
+        found = sh("pgrep", "-af", workdir, check=False).stdout.splitlines()
+        left = "; ".join(line for line in found if line.split()[0] != str(os.getpid()))
+        if not left:
+            break
+        time.sleep(0.5)
+    check(not left, f"no process left behind ({left})")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
