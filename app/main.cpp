@@ -4,6 +4,7 @@
 //   estimate predict what each rank holds and sends (closed forms, labelled as predictions)
 //   view     browse a saved trace or summary in the window
 //   worker   one rank (started by `run`, or by torchrun/srun/mpirun with their variables)
+//   listen   collect a launched job's events as its ranks stream them
 // With no command, the desktop app opens.
 #include <unistd.h>
 
@@ -23,11 +24,14 @@
 #include "app/report_tables.h"
 #include "app/slow_step_notice.h"
 #include "app/terminal_gate.h"
+#include "engine/collector_link.h"
+#include "engine/event_collector.h"
 #include "engine/rank_worker.h"
 #include "engine/run_controller.h"
 #include "engine/run_summary.h"
 #include "estimate/memory_preflight.h"
 #include "config/model_layout.h"
+#include "files/file_text.h"
 #include "files/output_file.h"
 #include "trace/view_tabs.h"
 
@@ -298,6 +302,24 @@ int dispatch(int argc, char** argv) {
                      "record this rank into DIR/rank-R.events (rank 0 also writes DIR/config.json), for "
                      "'shardscope view DIR' to merge the job's ranks afterwards; DIR is created, and shared "
                      "or gathered from every host");
+  std::string workerCollector;
+  worker->add_option("--collector", workerCollector,
+                     "stream this rank's events, live, to 'shardscope listen' at HOST:PORT (presenting "
+                     "SHARDSCOPE_COLLECTOR_TOKEN when set); with --trace-dir too, a rank that cannot reach it, or "
+                     "loses it, writes its file instead");
+
+  shardscope::CollectorOptions listenOptions;
+  std::string listenTokenFile;
+  auto* listen = app.add_subcommand(
+      "listen", "collect a job's events as its ranks stream them ('shardscope worker --collector HOST:PORT' under "
+                "torchrun or srun): one file per rank in --trace-dir DIR for 'shardscope view DIR', progress here");
+  listen->add_option("--port", listenOptions.port, "the port to listen on [default: 29700]");
+  listen->add_option("--bind", listenOptions.bindAddress,
+                     "the address to listen on; anything but loopback needs a token [default: 127.0.0.1]");
+  listen->add_option("--trace-dir", listenOptions.dir, "where each rank's events go (created)")->required();
+  listen->add_option("--token-file", listenTokenFile,
+                     "a file whose first line every rank must present (as SHARDSCOPE_COLLECTOR_TOKEN); default: "
+                     "SHARDSCOPE_COLLECTOR_TOKEN from the environment");
 
   std::string tabHelp = "with --screenshot: the tab below the timelines to show:";
   for (const auto& tab : shardscope::trace::viewTabs()) {
@@ -372,7 +394,29 @@ int dispatch(int argc, char** argv) {
     if (auto err = workerOptions.resolve(config)) return failUsage(*err);
     // Under torchrun no controller made --export's directory; every rank may (mkdir -p is idempotent).
     if (auto err = shardscope::makeOutputDirectories(config)) return failUsage(*err);
-    return shardscope::runRankWorker(config, workerTraceDir);
+    shardscope::WorkerRecording recording;
+    recording.traceDir = workerTraceDir;
+    if (!workerCollector.empty()) {
+      if (auto err = shardscope::parseCollectorAddress(workerCollector, recording.collectorHost, recording.collectorPort)) {
+        return failUsage(*err);
+      }
+    }
+    if (const char* token = std::getenv("SHARDSCOPE_COLLECTOR_TOKEN")) recording.token = token;
+    return shardscope::runRankWorker(config, recording);
+  }
+
+  if (listen->parsed()) {
+    if (const char* token = std::getenv("SHARDSCOPE_COLLECTOR_TOKEN")) listenOptions.token = token;
+    if (!listenTokenFile.empty()) {
+      std::string error;
+      auto text = shardscope::files::readFileText(listenTokenFile, error, 4096);
+      if (!text) return failUsage("--token-file: " + error);
+      listenOptions.token = text->substr(0, text->find('\n'));
+      if (listenOptions.token.empty()) return failUsage("--token-file '" + listenTokenFile + "' starts with an empty line: put the token on its first line");
+    }
+    if (auto err = shardscope::checkCollectorOptions(listenOptions)) return failUsage(*err);
+    shardscope::app::installInterruptHandlers();
+    return shardscope::runCollector(listenOptions, [] { return shardscope::app::interruptSignal() != 0; });
   }
 
   if (view->parsed()) return shardscope::app::viewFile(viewPath, viewWindow);

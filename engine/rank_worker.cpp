@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 
 #include <csignal>
 #include <cstdlib>
@@ -17,6 +18,7 @@
 #include <ATen/Parallel.h>
 #include <nlohmann/json.hpp>
 
+#include "engine/collector_link.h"
 #include "engine/communicator.h"
 #include "engine/core_binding.h"
 #include "engine/model.h"
@@ -165,11 +167,11 @@ trace::Event clockOffsetEvent(int rank, const ClockReading& clock) {
   return e;
 }
 
-// DIR/rank-R.events, created with DIR, for this rank's event stream; -1 with `problem` saying why.
-int openRankEventFile(const std::string& dir, int rank, std::string& problem) {
+// DIR/rank-R{part}.events, created with DIR, for this rank's event stream; -1 with `problem` saying why.
+int openRankEventFile(const std::string& dir, int rank, const std::string& part, std::string& problem) {
   std::error_code error;
   std::filesystem::create_directories(dir, error);
-  const std::string path = trace::rankEventFileName(dir, rank);
+  const std::string path = trace::rankEventFileName(dir, rank, part);
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     problem = "--trace-dir: cannot write '" + path + "': " + std::strerror(errno) +
@@ -178,30 +180,82 @@ int openRankEventFile(const std::string& dir, int rank, std::string& problem) {
   return fd;
 }
 
+// Where a rank with no controller streams its events.
+struct EventOutput {
+  int fd = -1;          // -1: nowhere (events are counted, not kept)
+  bool socket = false;  // a collector's connection
+};
+
+// The job's options as this rank sees them: the world the launcher started.
+RunConfig launchedConfig(const RunConfig& config, int worldSize) {
+  RunConfig launched = config;
+  launched.world = worldSize;
+  return launched;
+}
+
+// The collector when one is named and reachable (with the rank's file to go on in if it is lost),
+// else the rank's file. Nothing, with `problem`, when the file cannot be written.
+std::optional<EventOutput> openEventOutput(const WorkerRecording& where, const RunConfig& config, int rank,
+                                           std::string& problem) {
+  EventOutput out;
+  const int world = std::getenv("WORLD_SIZE") ? std::atoi(std::getenv("WORLD_SIZE")) : 1;
+  const std::string dir = where.traceDir;
+  if (where.collectorPort > 0) {
+    trace::CollectorHello hello{rank, world, where.token, ""};
+    if (rank == 0) hello.configJson = launchedConfig(config, world).toJson().dump();
+    const std::string at = where.collectorHost + ":" + std::to_string(where.collectorPort);
+    std::string why;
+    out.fd = connectToCollector(where.collectorHost, where.collectorPort, hello, why);
+    if (out.fd >= 0) {
+      out.socket = true;
+      if (!dir.empty()) {
+        const int fallback = openRankEventFile(dir, rank, ".after-collector", problem);
+        if (fallback < 0) return std::nullopt;
+        RankRecorder::instance().divertOnLoss(
+            fallback, "shardscope worker, rank " + std::to_string(rank) + ": lost the collector at " + at +
+                          "; writing the rest to " + trace::rankEventFileName(dir, rank, ".after-collector"));
+      }
+      return out;
+    }
+    std::fprintf(stderr, "shardscope worker, rank %d: cannot reach the collector at %s (%s); %s\n", rank, at.c_str(),
+                 why.c_str(),
+                 dir.empty() ? "training on without recording (give --trace-dir DIR to keep the events in a file)"
+                             : ("writing " + trace::rankEventFileName(dir, rank) + " instead").c_str());
+  }
+  if (!dir.empty()) {
+    out.fd = openRankEventFile(dir, rank, "", problem);
+    if (out.fd < 0) return std::nullopt;
+  }
+  return out;
+}
+
 // Events a rank may hold before the streaming thread drains them; beyond this they are dropped
 // and counted (a drain runs every few milliseconds, so this is ample for any step).
 constexpr size_t kEventBufferCapacity = 1 << 18;
 
-int runRankWorker(const RunConfig& config, const std::string& traceDir) {
+int runRankWorker(const RunConfig& config, const WorkerRecording& recording) {
   int rank = std::getenv("RANK") ? std::atoi(std::getenv("RANK")) : 0;
   const char* eventFd = std::getenv("SHARDSCOPE_EVENT_FD");
   flushEventsOnTerminate();  // first: before any other thread exists
   keepFreedHostMemory();      // before the first large allocation
-  int eventOut = eventFd ? std::atoi(eventFd) : -1;
-  const bool toFile = !eventFd && !traceDir.empty();  // a controller's pipe wins: it records the run
-  if (toFile) {
+  EventOutput output{eventFd ? std::atoi(eventFd) : -1, false};
+  if (!eventFd) {  // a controller's pipe wins: it records the run
     std::string problem;
-    eventOut = openRankEventFile(traceDir, rank, problem);
-    if (eventOut < 0) {
+    const auto opened = openEventOutput(recording, config, rank, problem);
+    if (!opened) {
       std::fprintf(stderr, "shardscope worker, rank %d: %s\n", rank, problem.c_str());
       return 1;
     }
+    output = *opened;
   }
+  // A rank recording itself (a file, a collector) has no controller to tell its steps and clock to.
+  const bool recordsItself = !eventFd && output.fd >= 0;
+  const std::string& traceDir = recording.traceDir;
   auto& recorder = RankRecorder::instance();
   installRecordingCpuAllocator();  // before this rank creates any tensor
-  recorder.start(rank, eventOut, kEventBufferCapacity);
+  recorder.start(rank, output.fd, kEventBufferCapacity, output.socket);
   recorder.setEnabled(config.recording != RecordingMode::Off);
-  RankReporter reporter(rank, toFile);
+  RankReporter reporter(rank, recordsItself);
   struct StopRecorder {
     ~StopRecorder() { RankRecorder::instance().stop(); }
   } stopRecorder;  // flushes what was recorded on every way out, errors included
@@ -255,20 +309,20 @@ int runRankWorker(const RunConfig& config, const std::string& traceDir) {
       const int cores = std::max(1, static_cast<int>(allowedCores().size()));
       at::set_num_threads(std::max(1, cores / info.worldSize));
     }
-    if (toFile && rank == 0) {
+    if (!eventFd && !traceDir.empty() && rank == 0) {
       // What `view DIR` shows the job as: its options, with the world the launcher started.
-      RunConfig launched = config;
-      launched.world = info.worldSize;
       if (auto error = files::writeOutputFile(trace::rankEventConfigName(traceDir), [&](std::ostream& out) {
-            out << launched.toJson().dump(2) << "\n";
+            out << launchedConfig(config, info.worldSize).toJson().dump(2) << "\n";
           })) {
         throw std::runtime_error(*error);
       }
     }
-    // A job that records into files may span hosts: each rank's clock against rank 0's.
+    // A job that records itself may span hosts: each rank's clock against rank 0's. Decided by the
+    // options alone, the same on every rank (rank 0 answers every other rank's pings).
+    const bool measureClock = !eventFd && (!traceDir.empty() || recording.collectorPort > 0);
     ClockReading clock;
-    auto mesh = connectMesh(info, gpu.get(), meshShardRanks(config, info.worldSize), toFile ? &clock : nullptr);
-    if (toFile) reporter.send(clockOffsetEvent(rank, clock));
+    auto mesh = connectMesh(info, gpu.get(), meshShardRanks(config, info.worldSize), measureClock ? &clock : nullptr);
+    if (measureClock) reporter.send(clockOffsetEvent(rank, clock));
     Communicator& comm = mesh->world();
     auto model = makeModel(config);
     auto strategy = makeStrategy(config, *model, *mesh, device);

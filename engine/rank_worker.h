@@ -8,9 +8,17 @@
 
 namespace shardscope {
 
-// Returns the process exit status: 0 when every step ran, 1 after reporting an error. With no
-// controller (torchrun, srun) and a `traceDir`, the rank records into DIR/rank-R.events, and rank
-// 0 writes the run's configuration beside it (trace/rank_event_files.h).
-int runRankWorker(const RunConfig& config, const std::string& traceDir = "");
+// Where a rank with no controller (under torchrun, srun) records: into DIR/rank-R.events, rank 0's
+// configuration beside it (trace/rank_event_files.h); and/or to a collector at HOST:PORT
+// (`shardscope listen`), falling back to DIR when the collector cannot be reached or is lost.
+struct WorkerRecording {
+  std::string traceDir;
+  std::string collectorHost;
+  int collectorPort = 0;  // 0: no collector
+  std::string token;      // presented to the collector (SHARDSCOPE_COLLECTOR_TOKEN)
+};
+
+// Returns the process exit status: 0 when every step ran, 1 after reporting an error.
+int runRankWorker(const RunConfig& config, const WorkerRecording& recording = {});
 
 }  // namespace shardscope

@@ -2,11 +2,14 @@
 
 #include <pthread.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <utility>
 
 #include "engine/device_clock.h"
 #include "trace/wire.h"
@@ -52,9 +55,15 @@ RankRecorder& RankRecorder::instance() {
   return *recorder;
 }
 
-void RankRecorder::start(int rank, int fd, size_t capacity) {
+void RankRecorder::divertOnLoss(int fallbackFd, std::string notice) {
+  fallbackFd_ = fallbackFd;
+  fallbackNotice_ = std::move(notice);
+}
+
+void RankRecorder::start(int rank, int fd, size_t capacity, bool socket) {
   rank_ = rank;
   fd_ = fd;
+  socket_ = socket;
   queue_ = std::make_unique<trace::BoundedEventQueue<trace::Event>>(capacity);
   running_.store(true);
   enabled_.store(true);
@@ -90,8 +99,15 @@ void RankRecorder::writeAll(const std::string& bytes) {
   if (fd_ < 0) return;
   size_t done = 0;
   while (done < bytes.size()) {
-    ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
+    ssize_t n = socket_ ? ::send(fd_, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL)
+                        : ::write(fd_, bytes.data() + done, bytes.size() - done);
     if (n < 0 && errno == EINTR) continue;
+    if (n <= 0 && fallbackFd_ >= 0) {  // the collector is gone: the rest goes to the rank's file
+      std::fprintf(stderr, "%s\n", fallbackNotice_.c_str());
+      fd_ = std::exchange(fallbackFd_, -1);
+      socket_ = false;
+      continue;
+    }
     if (n <= 0) {
       fd_ = -1;  // the controller is gone; keep training quietly
       return;

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <deque>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #include "trace/event_queue.h"
@@ -25,8 +26,12 @@ class RankRecorder {
  public:
   static RankRecorder& instance();
 
-  // Starts streaming to `fd` (-1: no controller; events are discarded after counting).
-  void start(int rank, int fd, size_t capacity);
+  // Starts streaming to `fd` (-1: no controller; events are discarded after counting); a socket
+  // (a collector's) is written without SIGPIPE.
+  void start(int rank, int fd, size_t capacity, bool socket = false);
+  // Where to go on when `fd` fails (a collector lost mid-run): this file, after `notice` on stderr.
+  // Call before start.
+  void divertOnLoss(int fallbackFd, std::string notice);
   // Drains everything, reports the drop count, stops the writer. Safe to call twice.
   void stop();
   // Blocks until everything recorded so far has been written (for tests that kill a rank).
@@ -67,6 +72,9 @@ class RankRecorder {
 
   int rank_ = 0;
   int fd_ = -1;
+  bool socket_ = false;
+  int fallbackFd_ = -1;
+  std::string fallbackNotice_;
   std::unique_ptr<trace::BoundedEventQueue<trace::Event>> queue_;
   std::atomic<bool> enabled_{false};
   std::atomic<bool> running_{false};

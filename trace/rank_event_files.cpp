@@ -24,16 +24,16 @@ namespace {
 // More ranks than a job shardscope reads (as a Chrome trace's pids).
 constexpr int kMaxRanks = 1024;
 
-// rank-R.events in `dir`, by rank.
-std::map<int, fs::path> rankFiles(const std::string& dir, std::error_code& error) {
-  static const std::regex name(R"(rank-([0-9]{1,4})\.events)");
-  std::map<int, fs::path> out;
+// rank-R.events (and what a rank wrote after losing its collector) in `dir`, by rank.
+std::map<int, std::vector<fs::path>> rankFiles(const std::string& dir, std::error_code& error) {
+  static const std::regex name(R"(rank-([0-9]{1,4})(\.after-collector)?\.events)");
+  std::map<int, std::vector<fs::path>> out;
   for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
     std::smatch match;
     const std::string file = it->path().filename().string();
     if (!std::regex_match(file, match, name)) continue;
     const int rank = std::stoi(match[1].str());
-    if (rank < kMaxRanks) out[rank] = it->path();
+    if (rank < kMaxRanks) out[rank].push_back(it->path());
   }
   return out;
 }
@@ -63,23 +63,26 @@ struct RankFile {
   int64_t unreadLines = 0;    // lines that were not events (a torn last line)
 };
 
-RankFile readRankFile(const fs::path& path, int rank) {
+// A rank's files, read as one stream (its order restored below).
+RankFile readRankFile(const std::vector<fs::path>& paths, int rank) {
   RankFile out;
-  std::ifstream in(path);
   std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;  // a heartbeat
-    auto event = decodeEventLine(line);
-    if (!event || event->rank != rank) {
-      ++out.unreadLines;
-      continue;
+  for (const auto& path : paths) {
+    std::ifstream in(path);
+    while (std::getline(in, line)) {
+      if (line.empty()) continue;  // a heartbeat
+      auto event = decodeEventLine(line);
+      if (!event || event->rank != rank) {
+        ++out.unreadLines;
+        continue;
+      }
+      if (event->kind == EventKind::RunInfo) out.placement = event->text;
+      if (event->kind == EventKind::RankError) out.error = event->text;
+      if (event->kind == EventKind::ClockOffset) out.clock = *event;
+      if (event->kind == EventKind::RunDone) out.done = true;
+      if (event->kind == EventKind::StepEnd) ++out.steps;
+      if (recorded(*event)) out.events.push_back(std::move(*event));
     }
-    if (event->kind == EventKind::RunInfo) out.placement = event->text;
-    if (event->kind == EventKind::RankError) out.error = event->text;
-    if (event->kind == EventKind::ClockOffset) out.clock = *event;
-    if (event->kind == EventKind::RunDone) out.done = true;
-    if (event->kind == EventKind::StepEnd) ++out.steps;
-    if (recorded(*event)) out.events.push_back(std::move(*event));
   }
   // Ordered as a controller's merge orders them: by their (begin) time, file order among equals.
   std::stable_sort(out.events.begin(), out.events.end(),
@@ -111,8 +114,8 @@ std::string describeShift(int rank, const Event& clock, int64_t shift) {
 
 }  // namespace
 
-std::string rankEventFileName(const std::string& dir, int rank) {
-  return (fs::path(dir) / ("rank-" + std::to_string(rank) + ".events")).string();
+std::string rankEventFileName(const std::string& dir, int rank, const std::string& part) {
+  return (fs::path(dir) / ("rank-" + std::to_string(rank) + part + ".events")).string();
 }
 
 std::string rankEventConfigName(const std::string& dir) { return (fs::path(dir) / "config.json").string(); }
@@ -142,7 +145,9 @@ LoadedTrace loadRankEventFiles(const std::string& dir) {
     return out;
   }
   uintmax_t bytes = 0;
-  for (const auto& [rank, path] : files) bytes += fs::file_size(path, error);
+  for (const auto& [rank, paths] : files) {
+    for (const auto& path : paths) bytes += fs::file_size(path, error);
+  }
   if (bytes > files::kMaxTraceBytes) {
     out.error = "the rank files in '" + dir + "' hold " + std::to_string(bytes >> 20) + " MiB, more than the " +
                 std::to_string(files::kMaxTraceBytes >> 20) + " MiB shardscope reads; view fewer steps of the job.";

@@ -11,8 +11,9 @@
 
 namespace shardscope::trace {
 
-// DIR/rank-R.events and DIR/config.json.
-std::string rankEventFileName(const std::string& dir, int rank);
+// DIR/rank-R{part}.events (part: "" or ".after-collector", what a rank wrote once its collector was
+// lost) and DIR/config.json.
+std::string rankEventFileName(const std::string& dir, int rank, const std::string& part = "");
 std::string rankEventConfigName(const std::string& dir);
 
 // Whether `dir` is a directory holding at least one rank-R.events file.

@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -14,33 +13,12 @@
 namespace shardscope {
 namespace {
 
-// Runs one worker per rank as torchrun would start them, each with its own extra environment.
-std::vector<testing::CliResult> runJob(const RunConfig& config, const std::string& dir,
-                                       const std::vector<std::vector<std::string>>& extraEnv) {
-  const std::string port = std::to_string(testing::freeLoopbackPort());
-  std::vector<std::string> args = {"worker"};
-  for (const auto& option : testing::optionsOf(config)) args.push_back(option);
-  args.insert(args.end(), {"--trace-dir", dir});
-  std::vector<testing::CliResult> results(static_cast<size_t>(config.world));
-  std::vector<std::thread> ranks;
-  for (int r = 0; r < config.world; ++r) {
-    std::vector<std::string> env = {"RANK=" + std::to_string(r), "WORLD_SIZE=" + std::to_string(config.world),
-                                    "LOCAL_RANK=" + std::to_string(r),
-                                    "LOCAL_WORLD_SIZE=" + std::to_string(config.world), "MASTER_ADDR=127.0.0.1",
-                                    "MASTER_PORT=" + port, "SHARDSCOPE_RENDEZVOUS_TIMEOUT_S=60"};
-    if (static_cast<size_t>(r) < extraEnv.size()) env.insert(env.end(), extraEnv[r].begin(), extraEnv[r].end());
-    ranks.emplace_back([&, r, env] { results[static_cast<size_t>(r)] = testing::runShardscope(args, env, 120); });
-  }
-  for (auto& t : ranks) t.join();
-  return results;
-}
-
 TEST(TraceDir, ALaunchedJobsRankFilesMergeIntoWhatARunOfItRecords) {
   RunConfig config = testing::tinyGptConfig();
   config.strategy = StrategyKind::FullShard;
   config.steps = 3;
   const std::string dir = testing::freshTempDir("trace_dir_job") + "/job";  // the worker creates it
-  const auto ranks = runJob(config, dir, {});
+  const auto ranks = testing::runWorkerJob(config, {"--trace-dir", dir});
   for (const auto& r : ranks) ASSERT_EQ(r.exitCode, 0) << r.output;
 
   const std::string runDir = testing::freshTempDir("trace_dir_run");
@@ -89,8 +67,9 @@ TEST(TraceDir, AFailedJobKeepsWhatItsRanksRecorded) {
   RunConfig config = testing::tinyGptConfig();
   config.steps = 5;
   const std::string dir = testing::freshTempDir("trace_dir_failed");
-  const auto ranks = runJob(config, dir,
-                            {{"SHARDSCOPE_FAULT=rank=0,step=2,mode=error"}, {"SHARDSCOPE_FAULT=rank=1,step=2,mode=kill"}});
+  const auto ranks = testing::runWorkerJob(
+      config, {"--trace-dir", dir},
+      {{"SHARDSCOPE_FAULT=rank=0,step=2,mode=error"}, {"SHARDSCOPE_FAULT=rank=1,step=2,mode=kill"}});
   EXPECT_EQ(ranks[0].exitCode, 1) << ranks[0].output;
   EXPECT_NE(ranks[0].output.find("injected fault at step 2"), std::string::npos) << ranks[0].output;
   EXPECT_EQ(ranks[1].exitCode, -1) << "killed: " << ranks[1].output;
@@ -117,7 +96,8 @@ TEST(TraceDir, AnotherHostsClockIsMeasuredAndItsRanksAligned) {
   RunConfig config = testing::tinyGptConfig();
   config.steps = 3;
   const std::string dir = testing::freshTempDir("trace_dir_clock");
-  const auto ranks = runJob(config, dir, {{}, {"SHARDSCOPE_TEST_CLOCK_SHIFT_NS=" + std::to_string(kShift)}});
+  const auto ranks = testing::runWorkerJob(config, {"--trace-dir", dir},
+                                           {{}, {"SHARDSCOPE_TEST_CLOCK_SHIFT_NS=" + std::to_string(kShift)}});
   for (const auto& r : ranks) ASSERT_EQ(r.exitCode, 0) << r.output;
 
   const auto job = trace::loadRankEventFiles(dir);
@@ -153,7 +133,7 @@ TEST(TraceDir, AnotherHostsClockIsMeasuredAndItsRanksAligned) {
 TEST(TraceDir, RanksOfOneHostAreNotShifted) {
   RunConfig config = testing::tinyGptConfig();
   const std::string dir = testing::freshTempDir("trace_dir_one_host");
-  for (const auto& r : runJob(config, dir, {})) ASSERT_EQ(r.exitCode, 0) << r.output;
+  for (const auto& r : testing::runWorkerJob(config, {"--trace-dir", dir})) ASSERT_EQ(r.exitCode, 0) << r.output;
   const auto job = trace::loadRankEventFiles(dir);
   ASSERT_TRUE(job.error.empty()) << job.error;
   for (const auto& clock : job.rankClocks) {

@@ -16,6 +16,7 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 namespace shardscope::testing {
 
@@ -24,6 +25,27 @@ CliResult runShardscope(const std::vector<std::string>& args, const std::vector<
   std::vector<std::string> argv = {SHARDSCOPE_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());
   return runCommand(argv, env, timeoutSeconds);
+}
+
+std::vector<CliResult> runWorkerJob(const RunConfig& config, const std::vector<std::string>& extraArgs,
+                                    const std::vector<std::vector<std::string>>& rankEnv,
+                                    const std::vector<std::string>& env) {
+  const std::string port = std::to_string(freeLoopbackPort());
+  std::vector<std::string> args = {"worker"};
+  for (const auto& option : optionsOf(config)) args.push_back(option);
+  args.insert(args.end(), extraArgs.begin(), extraArgs.end());
+  std::vector<CliResult> results(static_cast<size_t>(config.world));
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < config.world; ++r) {
+    std::vector<std::string> vars = {"RANK=" + std::to_string(r), "WORLD_SIZE=" + std::to_string(config.world),
+                                     "LOCAL_RANK=" + std::to_string(r), "LOCAL_WORLD_SIZE=" + std::to_string(config.world),
+                                     "MASTER_ADDR=127.0.0.1", "MASTER_PORT=" + port, "SHARDSCOPE_RENDEZVOUS_TIMEOUT_S=60"};
+    vars.insert(vars.end(), env.begin(), env.end());
+    if (static_cast<size_t>(r) < rankEnv.size()) vars.insert(vars.end(), rankEnv[r].begin(), rankEnv[r].end());
+    ranks.emplace_back([&, r, vars] { results[static_cast<size_t>(r)] = runShardscope(args, vars, 120); });
+  }
+  for (auto& t : ranks) t.join();
+  return results;
 }
 
 int freeLoopbackPort() {

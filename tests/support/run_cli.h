@@ -33,6 +33,13 @@ std::vector<std::string> runArgsOf(const RunConfig& config, const std::vector<st
 CliResult runCommand(const std::vector<std::string>& argv, const std::vector<std::string>& env = {},
                      int timeoutSeconds = 300);
 
+// A job as torchrun starts it, without torchrun: one `shardscope worker` per rank of
+// config.world, each with torchrun's variables (a fresh MASTER_PORT on loopback), the options of
+// `config`, then `extraArgs`; rank r's environment adds `env` and rankEnv[r] (where given).
+std::vector<CliResult> runWorkerJob(const RunConfig& config, const std::vector<std::string>& extraArgs,
+                                    const std::vector<std::vector<std::string>>& rankEnv = {},
+                                    const std::vector<std::string>& env = {});
+
 // A loopback port nothing listens on now (the kernel's pick, released): for a MASTER_PORT.
 int freeLoopbackPort();
 

@@ -1,0 +1,259 @@
+#include "engine/event_collector.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <set>
+#include <vector>
+
+#include "engine/loopback_listener.h"
+#include "files/output_file.h"
+#include "trace/collector_hello.h"
+#include "trace/rank_event_files.h"
+#include "trace/wire.h"
+
+namespace shardscope {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr size_t kMaxHelloBytes = 64 * 1024;  // a hello is a few hundred bytes; rank 0's config a few KiB
+
+bool isLoopbackAddress(const std::string& address) {
+  return address.rfind("127.", 0) == 0 || address == "::1" || address == "localhost";
+}
+
+std::string peerOf(int fd) {
+  sockaddr_storage peer{};
+  socklen_t length = sizeof peer;
+  char text[INET6_ADDRSTRLEN] = "?";
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &length) == 0) {
+    const void* address = peer.ss_family == AF_INET6
+                              ? static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&peer)->sin6_addr)
+                              : static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&peer)->sin_addr);
+    ::inet_ntop(peer.ss_family, address, text, sizeof text);
+  }
+  return text;
+}
+
+// Compares without stopping at the first difference: how long a refusal takes says nothing of
+// how much of a guessed token was right.
+bool sameToken(const std::string& given, const std::string& expected) {
+  unsigned char differ = given.size() != expected.size() ? 1 : 0;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    differ |= static_cast<unsigned char>((i < given.size() ? given[i] : 0) ^ expected[i]);
+  }
+  return differ == 0;
+}
+
+struct Connection {
+  int fd = -1;
+  std::string peer;
+  Clock::time_point acceptedAt;
+  std::string pending;       // bytes before the hello's end
+  int rank = -1;             // once its hello is taken
+  std::ofstream file;        // DIR/rank-R.events
+  trace::LineSplitter lines;
+  int steps = 0;
+  bool finished = false;     // it sent RunDone
+  std::string error;         // its RankError
+};
+
+class Collector {
+ public:
+  explicit Collector(const CollectorOptions& options) : options_(options) {}
+
+  int run(const std::function<bool()>& shouldStop) {
+    std::error_code made;
+    std::filesystem::create_directories(options_.dir, made);
+    LoopbackListener listener;
+    try {
+      listener = listenOnLoopback(options_.bindAddress, options_.port);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "shardscope listen: cannot listen on %s:%d: %s; choose another --port\n",
+                   options_.bindAddress.c_str(), options_.port, e.what());
+      return 2;
+    }
+    std::printf("listening on %s:%d%s; each rank's events go to %s\n", options_.bindAddress.c_str(), listener.port,
+                options_.token.empty() ? "" : " (ranks must present the token)", options_.dir.c_str());
+    std::fflush(stdout);
+    while (!allGone()) {
+      if (shouldStop()) {
+        std::printf("stopped: what the ranks sent so far is in %s\n", options_.dir.c_str());
+        stopped_ = true;
+        break;
+      }
+      poll(listener.fd);
+    }
+    ::close(listener.fd);
+    for (auto& c : connections_) closeConnection(*c, "the collector stopped");
+    return stopped_ || failed_ ? 1 : 0;
+  }
+
+ private:
+  bool allGone() const { return world_ > 0 && static_cast<int>(ended_.size()) == world_ && connections_.empty(); }
+
+  void poll(int listenFd) {
+    std::vector<pollfd> fds{{listenFd, POLLIN, 0}};
+    for (const auto& c : connections_) fds.push_back({c->fd, POLLIN, 0});
+    ::poll(fds.data(), fds.size(), 100);
+    if (fds[0].revents & POLLIN) accept(listenFd);
+    for (size_t i = 1; i < fds.size(); ++i) {
+      if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) read(*connections_[i - 1]);
+    }
+    const auto now = Clock::now();
+    for (auto& c : connections_) {
+      if (c->rank < 0 && c->fd >= 0 && now - c->acceptedAt > std::chrono::milliseconds(options_.helloTimeoutMs)) {
+        refuse(*c, "it said nothing for " + std::to_string(options_.helloTimeoutMs / 1000) + " s");
+      }
+    }
+    connections_.erase(std::remove_if(connections_.begin(), connections_.end(), [](const auto& c) { return c->fd < 0; }),
+                       connections_.end());
+  }
+
+  void accept(int listenFd) {
+    const int fd = ::accept4(listenFd, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) return;
+    auto c = std::make_unique<Connection>();
+    c->fd = fd;
+    c->peer = peerOf(fd);
+    c->acceptedAt = Clock::now();
+    connections_.push_back(std::move(c));
+  }
+
+  void read(Connection& c) {
+    char buffer[65536];
+    const ssize_t n = ::recv(c.fd, buffer, sizeof buffer, 0);
+    if (n <= 0) {
+      if (c.rank < 0) refuse(c, "it closed before its hello");
+      else closeConnection(c, "");
+      return;
+    }
+    if (c.rank < 0) {
+      c.pending.append(buffer, static_cast<size_t>(n));
+      const size_t end = c.pending.find('\n');
+      if (end == std::string::npos) {
+        if (c.pending.size() > kMaxHelloBytes) refuse(c, "its first 64 KiB hold no line");
+        return;
+      }
+      if (!takeHello(c, c.pending.substr(0, end))) return;
+      const std::string rest = c.pending.substr(end + 1);
+      c.pending.clear();
+      take(c, rest.data(), rest.size());
+      return;
+    }
+    take(c, buffer, static_cast<size_t>(n));
+  }
+
+  bool takeHello(Connection& c, const std::string& line) {
+    std::string why;
+    const auto hello = trace::decodeCollectorHello(line, why);
+    if (!hello) return refuse(c, why);
+    if (!options_.token.empty() && !sameToken(hello->token, options_.token)) {
+      return refuse(c, hello->token.empty() ? "it presented no token" : "it presented a wrong token");
+    }
+    if (world_ > 0 && hello->world != world_) {
+      return refuse(c, "it says the world is " + std::to_string(hello->world) + ", not " + std::to_string(world_));
+    }
+    if (seen_.count(hello->rank)) return refuse(c, "rank " + std::to_string(hello->rank) + " is already here");
+    world_ = hello->world;
+    seen_.insert(hello->rank);
+    c.rank = hello->rank;
+    c.file.open(trace::rankEventFileName(options_.dir, c.rank), std::ios::binary | std::ios::trunc);
+    if (!hello->configJson.empty()) {
+      if (auto error = files::writeOutputFile(trace::rankEventConfigName(options_.dir),
+                                              [&](std::ostream& out) { out << hello->configJson << "\n"; })) {
+        std::fprintf(stderr, "shardscope listen: %s\n", error->c_str());
+      }
+    }
+    std::printf("rank %d of %d connected from %s\n", c.rank, world_, c.peer.c_str());
+    std::fflush(stdout);
+    return true;
+  }
+
+  // A rank's bytes: kept as they came (the file is the rank's stream; flushed at once, so what was
+  // received is on disk even if the collector is killed), and read for the terminal.
+  void take(Connection& c, const char* data, size_t size) {
+    c.file.write(data, static_cast<std::streamsize>(size));
+    c.file.flush();
+    c.lines.feed(data, size, [&](std::string_view line) {
+      if (line.empty()) return;
+      const auto e = trace::decodeEventLine(line);
+      if (!e) return;
+      if (e->kind == trace::EventKind::StepEnd) {
+        ++c.steps;
+        if (c.rank == 0) std::printf("step %d  loss %.6f\n", e->step + 1, e->loss);
+      }
+      if (e->kind == trace::EventKind::RunDone) c.finished = true;
+      if (e->kind == trace::EventKind::RankError) c.error = e->text;
+    });
+    std::fflush(stdout);
+  }
+
+  void closeConnection(Connection& c, const std::string& why) {
+    if (c.fd < 0) return;
+    ::close(c.fd);
+    c.fd = -1;
+    if (c.rank < 0) return;
+    c.file.close();
+    ended_.insert(c.rank);
+    if (c.finished) {
+      std::printf("rank %d finished (%d steps)\n", c.rank, c.steps);
+    } else {
+      failed_ = true;
+      const std::string how = !c.error.empty() ? "failed: " + c.error
+                              : !why.empty()   ? "was cut off: " + why
+                                               : "went without finishing (killed, or its host or link lost)";
+      std::printf("rank %d (%s) %s, after %d steps\n", c.rank, c.peer.c_str(), how.c_str(), c.steps);
+    }
+    std::fflush(stdout);
+  }
+
+  bool refuse(Connection& c, const std::string& why) {
+    std::fprintf(stderr, "shardscope listen: refused a connection from %s: %s\n", c.peer.c_str(), why.c_str());
+    ::close(c.fd);
+    c.fd = -1;
+    return false;
+  }
+
+  CollectorOptions options_;
+  std::vector<std::unique_ptr<Connection>> connections_;
+  std::set<int> seen_, ended_;
+  int world_ = 0;
+  bool failed_ = false, stopped_ = false;
+};
+
+}  // namespace
+
+std::optional<std::string> checkCollectorOptions(const CollectorOptions& options) {
+  if (options.dir.empty()) {
+    return std::string("listen needs --trace-dir DIR: where each rank's events are written, for 'shardscope view DIR'");
+  }
+  if (!isLoopbackAddress(options.bindAddress) && options.token.empty()) {
+    return "--bind " + options.bindAddress + " lets other hosts in, so the ranks must prove they belong to the job: "
+           "give a token in SHARDSCOPE_COLLECTOR_TOKEN or --token-file FILE, and the same to every rank "
+           "(SHARDSCOPE_COLLECTOR_TOKEN in the job's environment)";
+  }
+  if (options.port < 1 || options.port > 65535) {
+    return "--port " + std::to_string(options.port) + " is not a port from 1 to 65535";
+  }
+  return std::nullopt;
+}
+
+int runCollector(const CollectorOptions& options, const std::function<bool()>& shouldStop) {
+  return Collector(options).run(shouldStop);
+}
+
+}  // namespace shardscope

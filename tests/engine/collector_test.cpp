@@ -1,0 +1,156 @@
+// `shardscope listen` collects a launched job's events live (`worker --collector`): the ranks'
+// files it writes are the job; strangers (garbage, no token, a wrong token, silence) are refused
+// and logged without disturbing it; a rank that cannot reach it, or loses it, writes its own file.
+#include <gtest/gtest.h>
+
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "tests/support/run_cli.h"
+#include "trace/collector_hello.h"
+#include "trace/rank_event_files.h"
+
+namespace shardscope {
+namespace {
+
+// A stranger on the collector's port: connects, sends `bytes` (maybe nothing), and holds on.
+std::thread stranger(int port, std::string bytes, int holdMs) {
+  return std::thread([port, bytes, holdMs] {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && !bytes.empty()) {
+      (void)::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(holdMs));
+    ::close(fd);
+  });
+}
+
+void waitForListener(int port) {
+  for (int i = 0; i < 100; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const bool up = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    ::close(fd);  // a connection that says nothing and goes: refused, logged, harmless
+    if (up) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  FAIL() << "the collector never listened on " << port;
+}
+
+TEST(Collector, AJobStreamsToItLiveAndStrangersAreRefused) {
+  RunConfig config = testing::tinyGptConfig();
+  config.strategy = StrategyKind::FullShard;
+  config.steps = 3;
+  const std::string dir = testing::freshTempDir("collector_job");
+  const int port = testing::freeLoopbackPort();
+  const std::vector<std::string> token = {"SHARDSCOPE_COLLECTOR_TOKEN=s3cret-job-token"};
+  testing::CliResult collector;
+  std::thread listen([&] {
+    collector = testing::runShardscope({"listen", "--port", std::to_string(port), "--trace-dir", dir}, token, 120);
+  });
+  waitForListener(port);
+  trace::CollectorHello wrong{0, 2, "guess", ""};
+  trace::CollectorHello none{1, 2, "", ""};
+  std::vector<std::thread> strangers;
+  strangers.push_back(stranger(port, "GET / HTTP/1.0\r\n\r\n", 200));
+  strangers.push_back(stranger(port, trace::encodeCollectorHello(wrong), 200));
+  strangers.push_back(stranger(port, trace::encodeCollectorHello(none), 200));
+  strangers.push_back(stranger(port, "", 6500));  // silence past the 5 s a hello may take
+  strangers.push_back(stranger(port, std::string(70 * 1024, 'x'), 200));  // no line at all
+  const auto ranks = testing::runWorkerJob(config, {"--collector", "127.0.0.1:" + std::to_string(port)}, {}, token);
+  for (auto& s : strangers) s.join();
+  listen.join();
+  for (const auto& r : ranks) EXPECT_EQ(r.exitCode, 0) << r.output;
+
+  EXPECT_EQ(collector.exitCode, 0) << collector.output;
+  for (const char* said : {"rank 0 of 2 connected from 127.0.0.1", "step 3  loss", "rank 0 finished (3 steps)",
+                           "rank 1 finished (3 steps)", "its first line is not a shardscope rank's hello",
+                           "it presented a wrong token", "it presented no token", "it said nothing for 5 s",
+                           "its first 64 KiB hold no line"}) {
+    EXPECT_NE(collector.output.find(said), std::string::npos) << said << " in:\n" << collector.output;
+  }
+  EXPECT_EQ(collector.output.find("guess"), std::string::npos) << "a refused token is not echoed";
+
+  const auto job = trace::loadRankEventFiles(dir);
+  ASSERT_TRUE(job.error.empty()) << job.error;
+  EXPECT_TRUE(job.note.empty()) << job.note;
+  EXPECT_EQ(job.config.strategy, StrategyKind::FullShard) << "rank 0's options, from its hello";
+  ASSERT_EQ(job.recording.ranks(), 2);
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(job.recording.rank(r).steps.size(), 3u) << "rank " << r;
+    EXPECT_GT(job.recording.rank(r).collectives.size(), 10u) << "rank " << r;
+  }
+}
+
+// A rank that cannot reach its collector trains on and writes its file instead, and says so.
+TEST(Collector, AnUnreachableCollectorLeavesTheRanksTheirFiles) {
+  RunConfig config = testing::tinyGptConfig();
+  const std::string dir = testing::freshTempDir("collector_unreachable");
+  const std::string nobody = "127.0.0.1:" + std::to_string(testing::freeLoopbackPort());
+  const auto ranks = testing::runWorkerJob(config, {"--collector", nobody, "--trace-dir", dir});
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(ranks[r].exitCode, 0) << ranks[r].output;
+    EXPECT_NE(ranks[r].output.find("cannot reach the collector at " + nobody + " (Connection refused); writing " +
+                                   trace::rankEventFileName(dir, r) + " instead"),
+              std::string::npos)
+        << ranks[r].output;
+  }
+  const auto job = trace::loadRankEventFiles(dir);
+  ASSERT_TRUE(job.error.empty()) << job.error;
+  for (int r = 0; r < 2; ++r) EXPECT_EQ(job.recording.rank(r).steps.size(), 2u);
+}
+
+// The collector killed mid-run: the ranks train on, and what they record from then on goes to
+// their files beside what the collector wrote (one directory here, as on a shared file system).
+TEST(Collector, ACollectorLostMidRunLeavesTheRestInTheRanksFiles) {
+  RunConfig config = testing::tinyGptConfig();
+  config.steps = 40;
+  const std::string dir = testing::freshTempDir("collector_lost");
+  const int port = testing::freeLoopbackPort();
+  const std::string listenPort = std::to_string(port);
+  std::thread listen([&] {
+    (void)testing::runShardscope({"listen", "--port", listenPort, "--trace-dir", dir}, {}, 120);
+  });
+  waitForListener(port);
+  std::thread killer([&] {
+    // Once the collector has some of the run: the ranks' files hold their first steps.
+    for (int i = 0; i < 200 && testing::fileContents(trace::rankEventFileName(dir, 1)).find("step_end") == std::string::npos;
+         ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    (void)testing::runCommand({"pkill", "-KILL", "-f", "listen --port " + listenPort});
+  });
+  const auto ranks = testing::runWorkerJob(config, {"--collector", "127.0.0.1:" + listenPort, "--trace-dir", dir});
+  killer.join();
+  listen.join();
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(ranks[r].exitCode, 0) << ranks[r].output;
+    EXPECT_NE(ranks[r].output.find("lost the collector at 127.0.0.1:" + listenPort + "; writing the rest to"),
+              std::string::npos)
+        << ranks[r].output;
+  }
+  const auto job = trace::loadRankEventFiles(dir);
+  ASSERT_TRUE(job.error.empty()) << job.error;
+  for (int r = 0; r < 2; ++r) {
+    // What was in the sockets when the collector died is lost with it (what it had received is on
+    // disk): a few of these tiny steps.
+    EXPECT_GE(job.recording.rank(r).steps.size(), 30u) << "rank " << r;
+    EXPECT_NE(testing::fileContents(trace::rankEventFileName(dir, r, ".after-collector")).find("step_end"),
+              std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace shardscope

@@ -1,0 +1,41 @@
+#include "trace/collector_hello.h"
+
+#include <nlohmann/json.hpp>
+
+namespace shardscope::trace {
+
+namespace {
+
+constexpr const char* kProtocol = "shardscope.collector/1";
+constexpr int kMaxRanks = 1024;  // as a trace's pids
+
+}  // namespace
+
+std::string encodeCollectorHello(const CollectorHello& hello) {
+  nlohmann::json j = {{"hello", kProtocol}, {"rank", hello.rank}, {"world", hello.world}, {"token", hello.token}};
+  if (!hello.configJson.empty()) j["config"] = nlohmann::json::parse(hello.configJson, nullptr, false);
+  return j.dump() + "\n";
+}
+
+std::optional<CollectorHello> decodeCollectorHello(std::string_view line, std::string& why) {
+  const auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || j.value("hello", "") != kProtocol) {
+    why = "its first line is not a shardscope rank's hello";
+    return std::nullopt;
+  }
+  CollectorHello hello;
+  const auto& rank = j.contains("rank") ? j["rank"] : nlohmann::json();
+  const auto& world = j.contains("world") ? j["world"] : nlohmann::json();
+  if (!rank.is_number_integer() || !world.is_number_integer() || world.get<int64_t>() < 1 ||
+      world.get<int64_t>() > kMaxRanks || rank.get<int64_t>() < 0 || rank.get<int64_t>() >= world.get<int64_t>()) {
+    why = "its hello names no rank below a world of 1 to 1024";
+    return std::nullopt;
+  }
+  hello.rank = rank.get<int>();
+  hello.world = world.get<int>();
+  if (j.contains("token") && j["token"].is_string()) hello.token = j["token"].get<std::string>();
+  if (j.contains("config") && j["config"].is_object()) hello.configJson = j["config"].dump(2);
+  return hello;
+}
+
+}  // namespace shardscope::trace
