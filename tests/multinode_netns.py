@@ -8,7 +8,10 @@ clock moved by a known amount (SHARDSCOPE_TEST_CLOCK_SHIFT_NS, for tests only). 
 every rank's events are there (4 ranks, every step), the losses equal a single-host run's, each
 rank's measured clock offset recovers the shift within its stated bound, the loss all-reduce of
 every step ends on all four ranks within that bound (plus scheduling slack) once shifted, `view`
-merges and draws the job and says which ranks it shifted, and no process is left behind.
+merges and draws the job and says which ranks it shifted. With a rank of the second host killed
+mid-run: both torchruns fail without hanging and every file keeps its steps. Streamed live to a
+collector on the first host's veth address with a token: every rank's steps arrive, and a stranger
+on the second host without the token is refused. No process is left behind.
 Exits 77 (skipped) where namespaces cannot be created (no privilege), saying why.
 
     tests/multinode_netns.py --shardscope build/app/shardscope --workdir DIR
@@ -83,10 +86,11 @@ def can_make_namespaces():
     return None
 
 
-def run_job(ns, shardscope, workdir, port, node1_env=None, steps=STEPS):
+def run_job(ns, shardscope, workdir, port, node1_env=None, steps=STEPS, recording=None, env_all=None):
     procs = []
     for node in (0, 1):
         env = dict(os.environ)
+        env.update(env_all or {})
         if node == 1:
             env["SHARDSCOPE_TEST_CLOCK_SHIFT_NS"] = str(SHIFT_NS)
             env.update(node1_env or {})
@@ -94,7 +98,7 @@ def run_job(ns, shardscope, workdir, port, node1_env=None, steps=STEPS):
                "--nnodes", "2", "--nproc-per-node", "2", "--node-rank", str(node),
                "--master-addr", ns.addresses[0], "--master-port", str(port), "--no-python", shardscope,
                "worker", "--model", "gpt", "--strategy", "full_shard", "--steps", str(steps), "--batch", "8",
-               "--trace-dir", os.path.join(workdir, f"node{node}")]
+               *(recording or ["--trace-dir", os.path.join(workdir, f"node{node}")])]
         log = open(os.path.join(workdir, f"node{node}.log"), "w")
         procs.append((subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env), log))
     codes = []
@@ -106,6 +110,38 @@ def run_job(ns, shardscope, workdir, port, node1_env=None, steps=STEPS):
             codes.append("timeout")
         log.close()
     return codes
+
+
+def collect_live(ns, shardscope, workdir):
+    """The job streamed live to a collector on the first host's veth address, with a token; a
+    stranger on the other host presents none. Returns the collector's (code, stdout, stderr), the
+    job's codes and the stranger's address."""
+    collected_dir = os.path.join(workdir, "collected")
+    token_file = os.path.join(workdir, "token")
+    with open(token_file, "w") as f:
+        f.write(f"job-token-{os.getpid()}-{time.time_ns()}\n")
+    token = open(token_file).read().strip()
+    port = 30500 + os.getpid() % 400
+    listen = subprocess.Popen(["ip", "netns", "exec", ns.names[0], shardscope, "listen", "--bind", ns.addresses[0],
+                               "--port", str(port), "--trace-dir", collected_dir, "--token-file", token_file],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    listen.stdout.readline()  # "listening on ...": it is up
+    stranger = ("import socket, time, json; s = socket.create_connection(('%s', %d)); "
+                "s.sendall((json.dumps({'hello': 'shardscope.collector/1', 'rank': 0, 'world': 4}) + '\\n').encode()); "
+                "time.sleep(0.3)" % (ns.addresses[0], port))
+    sh("ip", "netns", "exec", ns.names[1], sys.executable, "-c", stranger, check=False)
+    logs = os.path.join(workdir, "collected-logs")
+    os.makedirs(logs)
+    codes = run_job(ns, shardscope, logs, 30100 + os.getpid() % 300,
+                    recording=["--collector", f"{ns.addresses[0]}:{port}"],
+                    env_all={"SHARDSCOPE_COLLECTOR_TOKEN": token})
+    try:
+        out, err = listen.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        listen.kill()
+        out, err = listen.communicate()
+    return {"code": listen.returncode, "out": out, "err": err, "job": codes, "dir": collected_dir,
+            "stranger": ns.addresses[1]}
 
 
 def main():
@@ -135,6 +171,7 @@ def main():
         os.makedirs(killed_dir)
         killed_codes = run_job(ns, shardscope, killed_dir, 29900 + os.getpid() % 90,
                                {"SHARDSCOPE_FAULT": "rank=3,step=2,mode=kill"}, steps=6)
+        collected = collect_live(ns, shardscope, workdir)
     for node, code in enumerate(codes):
         check(code == 0, f"node {node}'s torchrun exits 0 (got {code}; log {workdir}/node{node}.log)")
     if failures:
@@ -212,6 +249,20 @@ def main():
         check(v.returncode == 0, f"view draws the killed job ({v.stderr.strip()[-300:]})")
         check("rank 3 stopped without finishing or an error after 2 steps" in v.stderr,
               "view names the killed rank and the steps it finished")
+
+    # Live: the collector on the first host, the token, a stranger from the second host refused.
+    check(collected["job"] == [0, 0], f"the job streaming to the collector exits 0 on both hosts ({collected['job']})")
+    check(collected["code"] == 0, f"the collector ends 0 once every rank finished ({collected['err'][-300:]})")
+    check(f"refused a connection from {collected['stranger']}: it presented no token" in collected["err"],
+          "a stranger on the other host without the token is refused and logged")
+    check(f"rank 3 of 4 connected from {collected['stranger']}" in collected["out"],
+          "the other host's ranks connect from its address")
+    for rank in range(4):
+        path = os.path.join(collected["dir"], f"rank-{rank}.events")
+        losses = [e["l"] for e in events(path, "step_end")] if os.path.exists(path) else []
+        check(len(single_losses) == STEPS and len(losses) == STEPS and
+              all(abs(a - b) < 1e-6 for a, b in zip(losses, single_losses)),
+              f"the collector has rank {rank}'s every step, its losses the single-host run's")
 
     # Anything still running with the job's paths in its command line, once exits have settled
     # (xvfb-run's server takes a moment to go).
