@@ -1,10 +1,14 @@
 #include "app/gui_app.h"
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
 
 #include <cstdio>
 
 #include "app/engine_control.h"
+#include "app/interrupt.h"
+#include "app/live_job.h"
 #include "stats/summary_reader.h"
 #include "trace/rank_event_files.h"
 #include "trace/trace_reader.h"
@@ -183,6 +187,35 @@ int viewFile(const std::string& path, const WindowChoice& choice) {
   }
   state.config = loaded.config;
   return showStore(store, state, path, choice);
+}
+
+int runListenGui(const CollectorOptions& options, const WindowChoice& choice) {
+  ui::SessionStore store;
+  ui::AppState state;
+  if (const char* title = ui::bottomTabTitle(choice.tab)) state.openTab = title;
+  const std::string where = options.bindAddress + ":" + std::to_string(options.port);
+  LiveJobSink sink(store, where);
+  std::atomic<bool> collected{false}, windowClosed{false};
+  int collectorExit = 0;
+  std::thread collector([&] {
+    collectorExit = runCollector(options, [&] { return windowClosed.load() || interruptSignal() != 0; }, &sink);
+    sink.finish(collectorExit);
+    collected = true;
+  });
+  state.viewOnly = true;
+  state.banner = "a launched job, collected on " + where + " into " + options.dir;
+  state.viewNote = "(live: ranks appear as they stream to the collector)";
+  ui::WindowOptions window = windowFor(choice, state);
+  window.readyToCapture = [&] { return collected.load(); };  // a screenshot once every rank is done
+  std::string error;
+  const int rc = ui::runWindow(window, [&] { ui::drawAppFrame(state, store, nullptr); }, error);
+  windowClosed = true;  // the collector stops with the window, keeping what arrived
+  collector.join();
+  if (rc != 0) {
+    std::fprintf(stderr, "shardscope: %s\n", error.c_str());
+    return rc;
+  }
+  return collectorExit;
 }
 
 static int showStore(ui::SessionStore& store, ui::AppState& state, const std::string& path,

@@ -8,6 +8,7 @@
 
 #include "lessons/lesson.h"
 #include "config/run_config.h"
+#include "engine/event_collector.h"
 
 namespace shardscope::app {
 
@@ -52,6 +53,11 @@ int runGui(const RunConfig& config, const std::string& workerExecutable, bool st
 // lock them, so that the runs start at once (for a screenshot of the scores).
 int runLessonGui(const lessons::Lesson& lesson, const std::string& workerExecutable, const WindowChoice& choice,
                  bool predict = false, const std::vector<std::string>& answers = {});
+
+// `shardscope listen --window`: the collector on a thread, the window drawing the job it collects
+// live; with a screenshot path, the PNG is written once every rank has gone. The collector's exit
+// status (0: every rank finished).
+int runListenGui(const CollectorOptions& options, const WindowChoice& choice);
 
 // Whether `name` names a tab below the timelines (see WindowChoice::tab).
 bool knownTab(const std::string& name);

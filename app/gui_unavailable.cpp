@@ -26,6 +26,8 @@ int runLessonGui(const lessons::Lesson&, const std::string&, const WindowChoice&
   return windowNotBuilt();
 }
 
+int runListenGui(const CollectorOptions&, const WindowChoice&) { return windowNotBuilt(); }
+
 bool knownTab(const std::string&) { return true; }  // no window: runGui and viewFile say so
 
 }  // namespace shardscope::app

@@ -317,6 +317,12 @@ int dispatch(int argc, char** argv) {
   listen->add_option("--bind", listenOptions.bindAddress,
                      "the address to listen on; anything but loopback needs a token [default: 127.0.0.1]");
   listen->add_option("--trace-dir", listenOptions.dir, "where each rank's events go (created)")->required();
+  bool listenWindow = false;
+  shardscope::app::WindowChoice listenWindowChoice;
+  listen->add_flag("--window", listenWindow, "draw the job in the app's window as its ranks stream (Listen mode)");
+  listen->add_option("--screenshot", listenWindowChoice.screenshotPath,
+                     "with the window hidden: write a PNG of it to FILE once every rank has gone");
+  listen->add_option("--window-size", listenWindowChoice.windowSize, "with the window: WIDTHxHEIGHT [default: 1600x1000]");
   listen->add_option("--token-file", listenTokenFile,
                      "a file whose first line every rank must present (as SHARDSCOPE_COLLECTOR_TOKEN); default: "
                      "SHARDSCOPE_COLLECTOR_TOKEN from the environment");
@@ -416,6 +422,11 @@ int dispatch(int argc, char** argv) {
     }
     if (auto err = shardscope::checkCollectorOptions(listenOptions)) return failUsage(*err);
     shardscope::app::installInterruptHandlers();
+    if (listenWindow || !listenWindowChoice.screenshotPath.empty()) {
+      int width = 0, height = 0;
+      if (auto err = shardscope::app::parseWindowSize(listenWindowChoice.windowSize, width, height)) return failUsage(*err);
+      return shardscope::app::runListenGui(listenOptions, listenWindowChoice);
+    }
     return shardscope::runCollector(listenOptions, [] { return shardscope::app::interruptSignal() != 0; });
   }
 

@@ -73,7 +73,7 @@ struct Connection {
 
 class Collector {
  public:
-  explicit Collector(const CollectorOptions& options) : options_(options) {}
+  Collector(const CollectorOptions& options, CollectorSink* sink) : options_(options), sink_(sink) {}
 
   int run(const std::function<bool()>& shouldStop) {
     std::error_code made;
@@ -178,6 +178,7 @@ class Collector {
         std::fprintf(stderr, "shardscope listen: %s\n", error->c_str());
       }
     }
+    if (sink_) sink_->rankJoined(c.rank, world_, hello->configJson, c.peer);
     std::printf("rank %d of %d connected from %s\n", c.rank, world_, c.peer.c_str());
     std::fflush(stdout);
     return true;
@@ -188,17 +189,20 @@ class Collector {
   void take(Connection& c, const char* data, size_t size) {
     c.file.write(data, static_cast<std::streamsize>(size));
     c.file.flush();
+    std::vector<trace::Event> decoded;
     c.lines.feed(data, size, [&](std::string_view line) {
       if (line.empty()) return;
-      const auto e = trace::decodeEventLine(line);
-      if (!e) return;
+      auto e = trace::decodeEventLine(line);
+      if (!e || e->rank != c.rank) return;
       if (e->kind == trace::EventKind::StepEnd) {
         ++c.steps;
         if (c.rank == 0) std::printf("step %d  loss %.6f\n", e->step + 1, e->loss);
       }
       if (e->kind == trace::EventKind::RunDone) c.finished = true;
       if (e->kind == trace::EventKind::RankError) c.error = e->text;
+      if (sink_) decoded.push_back(std::move(*e));
     });
+    if (sink_ && !decoded.empty()) sink_->rankEvents(c.rank, decoded);
     std::fflush(stdout);
   }
 
@@ -211,12 +215,14 @@ class Collector {
     ended_.insert(c.rank);
     if (c.finished) {
       std::printf("rank %d finished (%d steps)\n", c.rank, c.steps);
+      if (sink_) sink_->rankEnded(c.rank, true, "finished");
     } else {
       failed_ = true;
       const std::string how = !c.error.empty() ? "failed: " + c.error
                               : !why.empty()   ? "was cut off: " + why
                                                : "went without finishing (killed, or its host or link lost)";
       std::printf("rank %d (%s) %s, after %d steps\n", c.rank, c.peer.c_str(), how.c_str(), c.steps);
+      if (sink_) sink_->rankEnded(c.rank, false, "rank " + std::to_string(c.rank) + " " + how);
     }
     std::fflush(stdout);
   }
@@ -229,6 +235,7 @@ class Collector {
   }
 
   CollectorOptions options_;
+  CollectorSink* sink_;
   std::vector<std::unique_ptr<Connection>> connections_;
   std::set<int> seen_, ended_;
   int world_ = 0;
@@ -252,8 +259,8 @@ std::optional<std::string> checkCollectorOptions(const CollectorOptions& options
   return std::nullopt;
 }
 
-int runCollector(const CollectorOptions& options, const std::function<bool()>& shouldStop) {
-  return Collector(options).run(shouldStop);
+int runCollector(const CollectorOptions& options, const std::function<bool()>& shouldStop, CollectorSink* sink) {
+  return Collector(options, sink).run(shouldStop);
 }
 
 }  // namespace shardscope

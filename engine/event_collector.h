@@ -11,6 +11,9 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "trace/events.h"
 
 namespace shardscope {
 
@@ -22,6 +25,19 @@ struct CollectorOptions {
   int helloTimeoutMs = 5000;
 };
 
+// What a collector hands on as it goes, besides the files it writes: the app's Listen mode draws
+// the job from it live. Called on the collector's thread.
+class CollectorSink {
+ public:
+  virtual ~CollectorSink() = default;
+  // A rank's hello was taken (rank 0's carries the job's options as JSON; others "").
+  virtual void rankJoined(int rank, int world, const std::string& configJson, const std::string& peer) = 0;
+  // Events the rank sent (in the order they came), each line decoded.
+  virtual void rankEvents(int rank, const std::vector<trace::Event>& events) = 0;
+  // The rank's connection ended: it finished its run, or not (`how` says what happened).
+  virtual void rankEnded(int rank, bool finished, const std::string& how) = 0;
+};
+
 // An error naming the option and the fix, for options that cannot work (a token missing off
 // loopback, no directory).
 std::optional<std::string> checkCollectorOptions(const CollectorOptions& options);
@@ -29,6 +45,7 @@ std::optional<std::string> checkCollectorOptions(const CollectorOptions& options
 // Collects until every rank of the job has connected and gone, or `shouldStop` (Ctrl-C) says so;
 // 0 when every rank finished its run, 1 when one failed or vanished (or it was stopped first), 2
 // when it could not listen. What arrived is on disk either way.
-int runCollector(const CollectorOptions& options, const std::function<bool()>& shouldStop);
+int runCollector(const CollectorOptions& options, const std::function<bool()>& shouldStop,
+                 CollectorSink* sink = nullptr);
 
 }  // namespace shardscope

@@ -38,9 +38,9 @@ std::map<int, std::vector<fs::path>> rankFiles(const std::string& dir, std::erro
   return out;
 }
 
-// What a rank's file adds to the recording: what a controller merges (a rank's wait at the step
-// gate and its reports are for a live run only).
-bool recorded(const Event& e) {
+}  // namespace
+
+bool isRecordedEvent(const Event& e) {
   switch (e.kind) {
     case EventKind::Memory:
     case EventKind::Collective:
@@ -52,6 +52,20 @@ bool recorded(const Event& e) {
     default: return false;
   }
 }
+
+int64_t clockShiftToRank0(const Event& clock) {
+  if (clock.count < 0) return 0;
+  const int64_t offset = clock.endNs - clock.beginNs;
+  return std::llabs(offset) > clock.count ? offset : 0;
+}
+
+void shiftEventTimes(Event& e, int64_t shift) {
+  e.beginNs += shift;
+  if (e.endNs != 0) e.endNs += shift;
+  if (e.issueNs != 0) e.issueNs += shift;
+}
+
+namespace {
 
 struct RankFile {
   std::vector<Event> events;  // recorded ones, in file order
@@ -81,28 +95,13 @@ RankFile readRankFile(const std::vector<fs::path>& paths, int rank) {
       if (event->kind == EventKind::ClockOffset) out.clock = *event;
       if (event->kind == EventKind::RunDone) out.done = true;
       if (event->kind == EventKind::StepEnd) ++out.steps;
-      if (recorded(*event)) out.events.push_back(std::move(*event));
+      if (isRecordedEvent(*event)) out.events.push_back(std::move(*event));
     }
   }
   // Ordered as a controller's merge orders them: by their (begin) time, file order among equals.
   std::stable_sort(out.events.begin(), out.events.end(),
                    [](const Event& a, const Event& b) { return a.beginNs < b.beginNs; });
   return out;
-}
-
-// What to add to a rank's times to read them on rank 0's clock: the measured offset, or 0 where
-// the offset is within what it was measured to (ranks of one host share a clock; shifting them
-// by a measurement's noise would only misalign them).
-int64_t shiftToRank0(const std::optional<Event>& clock) {
-  if (!clock || clock->count < 0) return 0;
-  const int64_t offset = clock->endNs - clock->beginNs;
-  return std::llabs(offset) > clock->count ? offset : 0;
-}
-
-void shiftTimes(Event& e, int64_t shift) {
-  e.beginNs += shift;
-  if (e.endNs != 0) e.endNs += shift;
-  if (e.issueNs != 0) e.issueNs += shift;
 }
 
 std::string describeShift(int rank, const Event& clock, int64_t shift) {
@@ -171,7 +170,7 @@ LoadedTrace loadRankEventFiles(const std::string& dir) {
       continue;
     }
     RankFile read = readRankFile(file->second, r);
-    const int64_t shift = shiftToRank0(read.clock);
+    const int64_t shift = read.clock ? clockShiftToRank0(*read.clock) : 0;
     if (read.clock) {
       out.rankClocks[static_cast<size_t>(r)] = {shift, read.clock->endNs - read.clock->beginNs, read.clock->count,
                                                 read.clock->text};
@@ -179,7 +178,7 @@ LoadedTrace loadRankEventFiles(const std::string& dir) {
     if (shift != 0) out.clocks += describeShift(r, *read.clock, shift);
     if (read.clock && read.clock->count < 0) out.clocks += "rank " + std::to_string(r) + "'s clock could not be measured\n";
     for (Event& e : read.events) {
-      shiftTimes(e, shift);
+      shiftEventTimes(e, shift);
       out.recording.add(e);
     }
     placements[static_cast<size_t>(r)] = read.placement;

@@ -16,6 +16,15 @@ namespace shardscope::trace {
 std::string rankEventFileName(const std::string& dir, int rank, const std::string& part = "");
 std::string rankEventConfigName(const std::string& dir);
 
+// What a recording keeps of a rank's stream (a controller merges these; a rank's wait at the step
+// gate, its placement, errors and clock are said otherwise).
+bool isRecordedEvent(const Event& e);
+// What to add to a rank's times to read them on rank 0's clock, from its ClockOffset event: the
+// measured offset, or 0 where the offset is within what it was measured to (ranks of one host
+// share a clock; shifting them by a measurement's noise would only misalign them).
+int64_t clockShiftToRank0(const Event& clockOffset);
+void shiftEventTimes(Event& e, int64_t shiftNs);
+
 // Whether `dir` is a directory holding at least one rank-R.events file.
 bool isRankEventDirectory(const std::string& dir);
 // Whether `path` is a directory at all (`view` reads one as a job's --trace-dir).

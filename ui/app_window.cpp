@@ -110,7 +110,9 @@ void drawSidebar(AppState& state, EngineControl* engine, int sessionCount) {
   ImGui::Separator();
   if (state.viewOnly) {
     ImGui::TextWrapped("Viewing %s", state.banner.c_str());
-    ImGui::TextDisabled("(recorded run; nothing is running)");
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped("%s", state.viewNote.c_str());
+    ImGui::PopStyleColor();
   } else if (engine) {
     std::string problem;
     if (auto e = validate(state.config)) problem = *e;

@@ -46,6 +46,7 @@ struct AppState {
   std::string openTab;       // a tab below the timelines to bring to the front, e.g. "Estimate"
   std::string banner;        // e.g. the file being viewed
   bool viewOnly = false;     // `shardscope view`: no configuration panel actions
+  std::string viewNote = "(recorded run; nothing is running)";  // under the banner when viewOnly
   double lastFrameBuildMs = 0;
   TimelineFrameStats lastStats;
   // The memory lanes as last drawn: how tall, and each session's top of scale in bytes (for tests).

@@ -5,7 +5,9 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <chrono>
 #include <set>
+#include <thread>
 
 #include <stb_image.h>
 
@@ -86,6 +88,35 @@ TEST(Screenshot, ViewOfASavedTraceShowsTheApp) {
   auto view = underXvfb({"view", dir + "/trace.json", "--screenshot", dir + "/view.png"}, 120);
   ASSERT_EQ(view.exitCode, 0) << view.output;
   expectShowsTheApp(load(dir + "/view.png"));
+}
+
+// Listen mode: a job launched without shardscope (torchrun's variables, set here) streams to
+// `listen --screenshot`, whose window draws it live; the picture, once the ranks are done, is the
+// app's, with the job's memory lanes and collectives.
+TEST(Screenshot, ListenModeDrawsALaunchedJob) {
+  if (!haveXvfb()) GTEST_SKIP() << "xvfb-run is not installed";
+  const auto dir = testing::freshTempDir("screenshot_listen");
+  const std::string port = std::to_string(testing::freeLoopbackPort());
+  testing::CliResult listen;
+  std::thread collector([&] {
+    listen = underXvfb({"listen", "--port", port, "--trace-dir", dir + "/job", "--screenshot", dir + "/live.png"}, 180);
+  });
+  RunConfig config = testing::tinyGptConfig();  // 2 ranks, 3 blocks, made wider for the picture
+  config.hidden = 96;
+  config.seq = 16;
+  config.steps = 3;
+  config.strategy = StrategyKind::FullShard;
+  std::vector<testing::CliResult> ranks;
+  for (int attempt = 0; attempt < 100; ++attempt) {  // until the collector (after Xvfb) listens
+    ranks = testing::runWorkerJob(config, {"--collector", "127.0.0.1:" + port});
+    if (ranks[0].output.find("cannot reach the collector") == std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  collector.join();
+  for (const auto& r : ranks) EXPECT_EQ(r.exitCode, 0) << r.output;
+  ASSERT_EQ(listen.exitCode, 0) << listen.output;
+  EXPECT_NE(listen.output.find("rank 1 finished (3 steps)"), std::string::npos) << listen.output;
+  expectShowsTheApp(load(dir + "/live.png"));
 }
 
 // A slide of one moment: the holdings tab at an event group, at projector resolution.
