@@ -1,5 +1,6 @@
 #include "engine/clock_sync.h"
 
+#include <cstdlib>
 #include <limits>
 #include <string>
 #include <vector>
@@ -12,8 +13,12 @@ namespace shardscope {
 
 namespace {
 
+// Keys of this attempt only: torchrun's store outlives a restarted attempt (--max-restarts), whose
+// old answers must not be read as this one's.
 std::string key(const char* what, int rank, int exchange) {
-  return std::string("shardscope_clock/") + what + "/" + std::to_string(rank) + "/" + std::to_string(exchange);
+  const char* attempt = std::getenv("TORCHELASTIC_RESTART_COUNT");
+  return std::string("shardscope_clock/") + (attempt ? attempt : "0") + "/" + what + "/" + std::to_string(rank) + "/" +
+         std::to_string(exchange);
 }
 
 std::vector<uint8_t> encode(int64_t value) {
@@ -21,17 +26,21 @@ std::vector<uint8_t> encode(int64_t value) {
   return {text.begin(), text.end()};
 }
 
-// A value rank 0 wrote; a stranger's garbage reads as nothing (the exchange is then not used).
-bool decode(const std::vector<uint8_t>& bytes, int64_t& value) {
+// Rank 0's answer to the ping sent at `sent`: its clock then, or false for anything else (a
+// stranger's garbage, another attempt's answer); that exchange is then not used.
+bool decodeAnswer(const std::vector<uint8_t>& bytes, int64_t sent, int64_t& rank0Ns) {
   const std::string text(bytes.begin(), bytes.end());
-  if (text.empty() || text.size() > 20) return false;
+  const size_t space = text.find(' ');
+  if (space == std::string::npos || space == 0 || space > 20 || text.substr(space + 1) != std::to_string(sent)) {
+    return false;
+  }
   size_t used = 0;
   try {
-    value = std::stoll(text, &used);
+    rank0Ns = std::stoll(text.substr(0, space), &used);
   } catch (const std::exception&) {
     return false;
   }
-  return used == text.size();
+  return used == space;
 }
 
 }  // namespace
@@ -42,8 +51,10 @@ ClockReading measureClockToRank0(c10d::Store& store, int rank, int worldSize, in
     // Each rank's pings in turn; the replies carry rank 0's clock when each ping arrived.
     for (int r = 1; r < worldSize; ++r) {
       for (int k = 0; k < exchanges; ++k) {
-        (void)store.get(key("ping", r, k));
-        store.set(key("pong", r, k), encode(trace::nowNs()));
+        // The answer carries rank 0's clock and, echoed, the ping it answers.
+        const auto ping = store.get(key("ping", r, k));
+        const std::string answer = std::to_string(trace::nowNs()) + " " + std::string(ping.begin(), ping.end());
+        store.set(key("pong", r, k), std::vector<uint8_t>(answer.begin(), answer.end()));
       }
     }
     best.localNs = best.rank0Ns = trace::nowNs();
@@ -57,7 +68,7 @@ ClockReading measureClockToRank0(c10d::Store& store, int rank, int worldSize, in
     const auto reply = store.get(key("pong", rank, k));
     const int64_t received = trace::nowNs();
     int64_t answered = 0;
-    if (!decode(reply, answered) || received - sent >= bestRoundTrip) continue;
+    if (!decodeAnswer(reply, sent, answered) || received - sent >= bestRoundTrip) continue;
     // Rank 0 read the clock about halfway through the round trip: at (sent + received) / 2 here.
     bestRoundTrip = received - sent;
     best.localNs = sent + bestRoundTrip / 2;

@@ -59,6 +59,18 @@ int connectWithin(const addrinfo& a, int timeoutMs, std::string& problem) {
 
 }  // namespace
 
+// The collector's answer to the hello: "ok", or "refused: why"; "" when none came in time.
+std::string readAnswer(int fd, int timeoutMs) {
+  std::string answer;
+  char c = 0;
+  while (answer.size() < 1024) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, timeoutMs) != 1 || ::recv(fd, &c, 1, 0) != 1 || c == '\n') break;
+    answer += c;
+  }
+  return answer;
+}
+
 int connectToCollector(const std::string& host, int port, const trace::CollectorHello& hello, std::string& problem,
                        int timeoutMs) {
   addrinfo hints{};
@@ -69,7 +81,8 @@ int connectToCollector(const std::string& host, int port, const trace::Collector
     problem = std::string("cannot resolve the host: ") + ::gai_strerror(resolved);
     return -1;
   }
-  const int fd = connectWithin(*found, timeoutMs, problem);
+  int fd = -1;
+  for (const addrinfo* a = found; a && fd < 0; a = a->ai_next) fd = connectWithin(*a, timeoutMs, problem);  // localhost: ::1, then 127.0.0.1
   ::freeaddrinfo(found);
   if (fd < 0) return -1;
   const std::string line = trace::encodeCollectorHello(hello);
@@ -78,6 +91,17 @@ int connectToCollector(const std::string& host, int port, const trace::Collector
     ::close(fd);
     return -1;
   }
+  const std::string answer = readAnswer(fd, timeoutMs);
+  if (answer != "ok") {
+    problem = answer.rfind("refused: ", 0) == 0 ? "it refused this rank: " + answer.substr(9)
+                                                : "it did not answer the hello within " + std::to_string(timeoutMs / 1000) + " s";
+    ::close(fd);
+    return -1;
+  }
+  // A collector that stops reading (stopped, hung) must not hold the rank's recorder: after 10 s
+  // a send fails and the rank goes on in its file.
+  timeval limit{10, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
   return fd;
 }
 

@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <thread>
 #include <vector>
 
 #include "engine/loopback_listener.h"
@@ -30,10 +31,26 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr size_t kMaxHelloBytes = 64 * 1024;  // a hello is a few hundred bytes; rank 0's config a few KiB
+constexpr size_t kMaxLineBytes = 1 << 20;      // an event line is under 1 KiB
+constexpr size_t kMaxWaitingHellos = 64;       // connections not yet past their hello
+// A rank says it is alive every second (an empty line); silence this long means its host or the
+// link is gone. And once every rank that came has gone, how long to wait for the ones that never did.
+constexpr auto kSilentRank = std::chrono::seconds(30);
+constexpr auto kMissingRanks = std::chrono::seconds(30);
 
-bool isLoopbackAddress(const std::string& address) {
-  return address.rfind("127.", 0) == 0 || address == "::1" || address == "localhost";
+// The address --bind names, parsed: whether it is a loopback one decides whether a token is needed.
+// Nothing for what is not a numeric IPv4 or IPv6 address (or "localhost").
+std::optional<bool> isLoopbackAddress(const std::string& address) {
+  if (address == "localhost") return true;
+  in_addr v4{};
+  in6_addr v6{};
+  if (::inet_pton(AF_INET, address.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  if (::inet_pton(AF_INET6, address.c_str(), &v6) == 1) return IN6_IS_ADDR_LOOPBACK(&v6) != 0;
+  return std::nullopt;
 }
+
+// Tells a connecting rank whether it is in ("ok") or why not, so a refused rank knows.
+void answer(int fd, const std::string& line) { (void)::send(fd, line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT); }
 
 std::string peerOf(int fd) {
   sockaddr_storage peer{};
@@ -62,6 +79,7 @@ struct Connection {
   int fd = -1;
   std::string peer;
   Clock::time_point acceptedAt;
+  Clock::time_point heardAt;   // its last bytes
   std::string pending;       // bytes before the hello's end
   int rank = -1;             // once its hello is taken
   std::ofstream file;        // DIR/rank-R.events
@@ -78,6 +96,12 @@ class Collector {
   int run(const std::function<bool()>& shouldStop) {
     std::error_code made;
     std::filesystem::create_directories(options_.dir, made);
+    if (!std::ofstream(trace::rankEventConfigName(options_.dir) + ".probe")) {
+      std::fprintf(stderr, "shardscope listen: cannot write in --trace-dir '%s'%s; give it a directory you can write\n",
+                   options_.dir.c_str(), made ? (": " + made.message()).c_str() : "");
+      return 2;
+    }
+    std::filesystem::remove(trace::rankEventConfigName(options_.dir) + ".probe", made);
     LoopbackListener listener;
     try {
       listener = listenOnLoopback(options_.bindAddress, options_.port);
@@ -103,7 +127,22 @@ class Collector {
   }
 
  private:
-  bool allGone() const { return world_ > 0 && static_cast<int>(ended_.size()) == world_ && connections_.empty(); }
+  // Every rank of the job connected and went; or every rank that came went, and the rest have not
+  // come for kMissingRanks (they fell back to their files, or died first): said, not waited for.
+  bool allGone() {
+    if (world_ == 0 || !connections_.empty()) return false;
+    if (static_cast<int>(ended_.size()) == world_) return true;
+    if (static_cast<int>(ended_.size()) != static_cast<int>(seen_.size())) return false;
+    if (Clock::now() - lastEnded_ < kMissingRanks) return false;
+    std::string missing;
+    for (int r = 0; r < world_; ++r) {
+      if (!seen_.count(r)) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+    }
+    std::printf("rank %s never connected (within %lld s of the last rank's end); ending\n", missing.c_str(),
+                static_cast<long long>(kMissingRanks.count()));
+    failed_ = true;
+    return true;
+  }
 
   void poll(int listenFd) {
     std::vector<pollfd> fds{{listenFd, POLLIN, 0}};
@@ -118,6 +157,10 @@ class Collector {
       if (c->rank < 0 && c->fd >= 0 && now - c->acceptedAt > std::chrono::milliseconds(options_.helloTimeoutMs)) {
         refuse(*c, "it said nothing for " + std::to_string(options_.helloTimeoutMs / 1000) + " s");
       }
+      if (c->rank >= 0 && c->fd >= 0 && now - c->heardAt > kSilentRank) {
+        closeConnection(*c, "it sent nothing for " + std::to_string(kSilentRank.count()) +
+                                " s, not even its heartbeat (its host or the link is gone, or it is stopped)");
+      }
     }
     connections_.erase(std::remove_if(connections_.begin(), connections_.end(), [](const auto& c) { return c->fd < 0; }),
                        connections_.end());
@@ -125,11 +168,21 @@ class Collector {
 
   void accept(int listenFd) {
     const int fd = ::accept4(listenFd, nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd < 0) return;
+    if (fd < 0) {
+      // Out of descriptors: let the waiting ones go (refused by their timeout) rather than spin.
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      return;
+    }
     auto c = std::make_unique<Connection>();
     c->fd = fd;
     c->peer = peerOf(fd);
-    c->acceptedAt = Clock::now();
+    c->acceptedAt = c->heardAt = Clock::now();
+    const size_t waiting = static_cast<size_t>(
+        std::count_if(connections_.begin(), connections_.end(), [](const auto& o) { return o->rank < 0; }));
+    if (waiting >= kMaxWaitingHellos) {
+      refuse(*c, "more than " + std::to_string(kMaxWaitingHellos) + " connections wait for their hello");
+      return;
+    }
     connections_.push_back(std::move(c));
   }
 
@@ -141,6 +194,7 @@ class Collector {
       else closeConnection(c, "");
       return;
     }
+    c.heardAt = Clock::now();
     if (c.rank < 0) {
       c.pending.append(buffer, static_cast<size_t>(n));
       const size_t end = c.pending.find('\n');
@@ -168,10 +222,12 @@ class Collector {
       return refuse(c, "it says the world is " + std::to_string(hello->world) + ", not " + std::to_string(world_));
     }
     if (seen_.count(hello->rank)) return refuse(c, "rank " + std::to_string(hello->rank) + " is already here");
+    c.file.open(trace::rankEventFileName(options_.dir, hello->rank), std::ios::binary | std::ios::trunc);
+    if (!c.file) return refuse(c, "its file " + trace::rankEventFileName(options_.dir, hello->rank) + " cannot be written");
     world_ = hello->world;
     seen_.insert(hello->rank);
     c.rank = hello->rank;
-    c.file.open(trace::rankEventFileName(options_.dir, c.rank), std::ios::binary | std::ios::trunc);
+    answer(c.fd, "ok\n");
     if (!hello->configJson.empty()) {
       if (auto error = files::writeOutputFile(trace::rankEventConfigName(options_.dir),
                                               [&](std::ostream& out) { out << hello->configJson << "\n"; })) {
@@ -202,6 +258,10 @@ class Collector {
       if (e->kind == trace::EventKind::RankError) c.error = e->text;
       if (sink_) decoded.push_back(std::move(*e));
     });
+    if (c.lines.pendingBytes() > kMaxLineBytes) {
+      closeConnection(c, "it sent more than 1 MiB without ending a line");
+      return;
+    }
     if (sink_ && !decoded.empty()) sink_->rankEvents(c.rank, decoded);
     std::fflush(stdout);
   }
@@ -213,6 +273,7 @@ class Collector {
     if (c.rank < 0) return;
     c.file.close();
     ended_.insert(c.rank);
+    lastEnded_ = Clock::now();
     if (c.finished) {
       std::printf("rank %d finished (%d steps)\n", c.rank, c.steps);
       if (sink_) sink_->rankEnded(c.rank, true, "finished");
@@ -229,6 +290,7 @@ class Collector {
 
   bool refuse(Connection& c, const std::string& why) {
     std::fprintf(stderr, "shardscope listen: refused a connection from %s: %s\n", c.peer.c_str(), why.c_str());
+    answer(c.fd, "refused: " + why + "\n");
     ::close(c.fd);
     c.fd = -1;
     return false;
@@ -240,6 +302,7 @@ class Collector {
   std::set<int> seen_, ended_;
   int world_ = 0;
   bool failed_ = false, stopped_ = false;
+  Clock::time_point lastEnded_;
 };
 
 }  // namespace
@@ -248,7 +311,12 @@ std::optional<std::string> checkCollectorOptions(const CollectorOptions& options
   if (options.dir.empty()) {
     return std::string("listen needs --trace-dir DIR: where each rank's events are written, for 'shardscope view DIR'");
   }
-  if (!isLoopbackAddress(options.bindAddress) && options.token.empty()) {
+  const auto loopback = isLoopbackAddress(options.bindAddress);
+  if (!loopback) {
+    return "--bind '" + options.bindAddress + "' is not an IP address: give the numeric address of the interface "
+           "to listen on (e.g. --bind 10.0.0.9, or 0.0.0.0 for all), and the port with --port";
+  }
+  if (!*loopback && options.token.empty()) {
     return "--bind " + options.bindAddress + " lets other hosts in, so the ranks must prove they belong to the job: "
            "give a token in SHARDSCOPE_COLLECTOR_TOKEN or --token-file FILE, and the same to every rank "
            "(SHARDSCOPE_COLLECTOR_TOKEN in the job's environment)";
@@ -260,7 +328,12 @@ std::optional<std::string> checkCollectorOptions(const CollectorOptions& options
 }
 
 int runCollector(const CollectorOptions& options, const std::function<bool()>& shouldStop, CollectorSink* sink) {
-  return Collector(options, sink).run(shouldStop);
+  try {
+    return Collector(options, sink).run(shouldStop);
+  } catch (const std::exception& e) {  // never a crash of the app's window around it
+    std::fprintf(stderr, "shardscope listen: stopped by an error: %s\n", e.what());
+    return 1;
+  }
 }
 
 }  // namespace shardscope

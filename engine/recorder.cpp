@@ -102,10 +102,16 @@ void RankRecorder::writeAll(const std::string& bytes) {
     ssize_t n = socket_ ? ::send(fd_, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL)
                         : ::write(fd_, bytes.data() + done, bytes.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0 && fallbackFd_ >= 0) {  // the collector is gone: the rest goes to the rank's file
+    if (n <= 0 && fallbackFd_ >= 0) {  // the collector is gone (or stalled): the rest goes to the rank's file
       std::fprintf(stderr, "%s\n", fallbackNotice_.c_str());
+      if (socket_) ::close(fd_);
       fd_ = std::exchange(fallbackFd_, -1);
       socket_ = false;
+      // The file starts at a line: the rest of a line the socket took in part went with it.
+      if (done > 0 && bytes[done - 1] != '\n') {
+        const size_t next = bytes.find('\n', done);
+        done = next == std::string::npos ? bytes.size() : next + 1;
+      }
       continue;
     }
     if (n <= 0) {

@@ -6,4 +6,6 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/build.sh"
 build=${SHARDSCOPE_BUILD_DIR:-$root/build}
 cd "$build"
-ctest --output-on-failure --timeout 900 "$@"
+# As many tests at once as there are cores (the suites are written to share a machine: each run
+# picks its own ports and directories); SHARDSCOPE_TEST_JOBS=1 runs them one by one.
+ctest --output-on-failure --timeout 900 -j "${SHARDSCOPE_TEST_JOBS:-$(nproc)}" "$@"

@@ -140,8 +140,10 @@ def collect_live(ns, shardscope, workdir):
     except subprocess.TimeoutExpired:
         listen.kill()
         out, err = listen.communicate()
+    # The live job's processes name the collector's address, not the work directory.
+    left = sh("pgrep", "-af", f"{ns.addresses[0]}:{port}", check=False).stdout.strip()
     return {"code": listen.returncode, "out": out, "err": err, "job": codes, "dir": collected_dir,
-            "stranger": ns.addresses[1]}
+            "stranger": ns.addresses[1], "left": left}
 
 
 def main():
@@ -257,6 +259,7 @@ def main():
           "a stranger on the other host without the token is refused and logged")
     check(f"rank 3 of 4 connected from {collected['stranger']}" in collected["out"],
           "the other host's ranks connect from its address")
+    check(not collected["left"], f"no process of the live job left behind ({collected['left']})")
     for rank in range(4):
         path = os.path.join(collected["dir"], f"rank-{rank}.events")
         losses = [e["l"] for e in events(path, "step_end")] if os.path.exists(path) else []

@@ -19,7 +19,8 @@ std::string encodeCollectorHello(const CollectorHello& hello) {
 
 std::optional<CollectorHello> decodeCollectorHello(std::string_view line, std::string& why) {
   const auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object() || j.value("hello", "") != kProtocol) {
+  // Every field's type is checked before it is read: a stranger's {"hello": 1} is refused, not thrown.
+  if (!j.is_object() || !j.contains("hello") || !j["hello"].is_string() || j["hello"].get<std::string>() != kProtocol) {
     why = "its first line is not a shardscope rank's hello";
     return std::nullopt;
   }

@@ -157,7 +157,9 @@ LoadedTrace loadRankEventFiles(const std::string& dir) {
     auto json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
     if (json.is_object()) (void)applyConfigJson(json, out.config);
   }
-  const int ranks = std::max(out.config.world, files.rbegin()->first + 1);
+  // config.json's world, unless out of reason (a file can say anything): the files' ranks then.
+  const int configured = out.config.world > 0 && out.config.world <= kMaxRanks ? out.config.world : 0;
+  const int ranks = std::max(configured, files.rbegin()->first + 1);
   out.config.world = ranks;
   out.recording.reset(ranks);
   std::vector<std::string> placements(static_cast<size_t>(ranks));

@@ -28,6 +28,8 @@ class LineSplitter {
     pending_.erase(0, start);
   }
 
+  size_t pendingBytes() const { return pending_.size(); }  // an unfinished line so far
+
  private:
   std::string pending_;
 };

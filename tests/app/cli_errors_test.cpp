@@ -51,6 +51,11 @@ TEST(CliErrors, RejectsBadValuesBeforeStartingRanks) {
                    "--window-events '" + std::string(bad) + "' is not a number of events from 10000 to 1000000000");
   }
   expectRejected({"view", "x.json", "--window-events", "2M"}, "--window-events");
+  expectRejected({"listen", "--trace-dir", "/tmp/x", "--bind", "127.0.0.1:29700"},
+                 "--bind '127.0.0.1:29700' is not an IP address: give the numeric address");
+  expectRejected({"listen", "--trace-dir", "/tmp/x", "--bind", "0.0.0.0"}, "--bind 0.0.0.0 lets other hosts in");
+  expectRejected({"listen", "--trace-dir", "/proc/nope"}, "cannot write in --trace-dir '/proc/nope'");
+  expectRejected({"worker", "--collector", "nohost"}, "--collector 'nohost' is not HOST:PORT");
   expectRejected({"lesson", "nope"}, "no lesson 'nope'");
   expectRejected({"--lesson", "nope"}, "the lessons are accordion");
   expectRejected({"lesson", "accordion", "--caption", "9", "--screenshot", "/tmp/x.png"},

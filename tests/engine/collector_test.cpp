@@ -34,21 +34,6 @@ std::thread stranger(int port, std::string bytes, int holdMs) {
   });
 }
 
-void waitForListener(int port) {
-  for (int i = 0; i < 100; ++i) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(static_cast<uint16_t>(port));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    const bool up = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-    ::close(fd);  // a connection that says nothing and goes: refused, logged, harmless
-    if (up) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  FAIL() << "the collector never listened on " << port;
-}
-
 TEST(Collector, AJobStreamsToItLiveAndStrangersAreRefused) {
   RunConfig config = testing::tinyGptConfig();
   config.strategy = StrategyKind::FullShard;
@@ -60,11 +45,12 @@ TEST(Collector, AJobStreamsToItLiveAndStrangersAreRefused) {
   std::thread listen([&] {
     collector = testing::runShardscope({"listen", "--port", std::to_string(port), "--trace-dir", dir}, token, 120);
   });
-  waitForListener(port);
+  ASSERT_TRUE(testing::waitForLoopbackListener(port)) << "the collector never listened";
   trace::CollectorHello wrong{0, 2, "guess", ""};
   trace::CollectorHello none{1, 2, "", ""};
   std::vector<std::thread> strangers;
   strangers.push_back(stranger(port, "GET / HTTP/1.0\r\n\r\n", 200));
+  strangers.push_back(stranger(port, "{\"hello\": 1}\n", 200));  // a hello of the wrong type
   strangers.push_back(stranger(port, trace::encodeCollectorHello(wrong), 200));
   strangers.push_back(stranger(port, trace::encodeCollectorHello(none), 200));
   strangers.push_back(stranger(port, "", 6500));  // silence past the 5 s a hello may take
@@ -92,6 +78,36 @@ TEST(Collector, AJobStreamsToItLiveAndStrangersAreRefused) {
     EXPECT_EQ(job.recording.rank(r).steps.size(), 3u) << "rank " << r;
     EXPECT_GT(job.recording.rank(r).collectives.size(), 10u) << "rank " << r;
   }
+}
+
+// Ranks with the wrong token are told why (the collector answers every hello), and keep their
+// files; the collector, which no rank joined, stops at SIGTERM keeping what it has (nothing).
+TEST(Collector, ARefusedRankIsToldWhyAndKeepsItsFile) {
+  RunConfig config = testing::tinyGptConfig();
+  const std::string dir = testing::freshTempDir("collector_refused");
+  const std::string port = std::to_string(testing::freeLoopbackPort());
+  testing::CliResult collector;
+  std::thread listen([&] {
+    collector = testing::runShardscope({"listen", "--port", port, "--trace-dir", dir + "/collected"},
+                                       {"SHARDSCOPE_COLLECTOR_TOKEN=right"}, 120);
+  });
+  ASSERT_TRUE(testing::waitForLoopbackListener(std::stoi(port)));
+  const auto ranks = testing::runWorkerJob(config, {"--collector", "127.0.0.1:" + port, "--trace-dir", dir + "/own"},
+                                           {}, {"SHARDSCOPE_COLLECTOR_TOKEN=wrong"});
+  (void)testing::runCommand({"pkill", "-TERM", "-f", "listen --port " + port});
+  listen.join();
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(ranks[r].exitCode, 0) << ranks[r].output;
+    EXPECT_NE(ranks[r].output.find("cannot reach the collector at 127.0.0.1:" + port +
+                                   " (it refused this rank: it presented a wrong token); writing"),
+              std::string::npos)
+        << ranks[r].output;
+  }
+  EXPECT_EQ(collector.exitCode, 1) << collector.output;
+  EXPECT_NE(collector.output.find("stopped: what the ranks sent so far is in"), std::string::npos) << collector.output;
+  const auto job = trace::loadRankEventFiles(dir + "/own");
+  ASSERT_TRUE(job.error.empty()) << job.error;
+  for (int r = 0; r < 2; ++r) EXPECT_EQ(job.recording.rank(r).steps.size(), 2u);
 }
 
 // A rank that cannot reach its collector trains on and writes its file instead, and says so.
@@ -123,7 +139,7 @@ TEST(Collector, ACollectorLostMidRunLeavesTheRestInTheRanksFiles) {
   std::thread listen([&] {
     (void)testing::runShardscope({"listen", "--port", listenPort, "--trace-dir", dir}, {}, 120);
   });
-  waitForListener(port);
+  ASSERT_TRUE(testing::waitForLoopbackListener(port)) << "the collector never listened";
   std::thread killer([&] {
     // Once the collector has some of the run: the ranks' files hold their first steps.
     for (int i = 0; i < 200 && testing::fileContents(trace::rankEventFileName(dir, 1)).find("step_end") == std::string::npos;

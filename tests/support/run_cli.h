@@ -40,6 +40,10 @@ std::vector<CliResult> runWorkerJob(const RunConfig& config, const std::vector<s
                                     const std::vector<std::vector<std::string>>& rankEnv = {},
                                     const std::vector<std::string>& env = {});
 
+// Waits (up to `seconds`) until something accepts connections on the loopback `port`; false if
+// nothing did. The probe connects and goes at once.
+bool waitForLoopbackListener(int port, int seconds = 30);
+
 // A loopback port nothing listens on now (the kernel's pick, released): for a MASTER_PORT.
 int freeLoopbackPort();
 

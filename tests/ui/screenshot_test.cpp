@@ -106,12 +106,8 @@ TEST(Screenshot, ListenModeDrawsALaunchedJob) {
   config.seq = 16;
   config.steps = 3;
   config.strategy = StrategyKind::FullShard;
-  std::vector<testing::CliResult> ranks;
-  for (int attempt = 0; attempt < 100; ++attempt) {  // until the collector (after Xvfb) listens
-    ranks = testing::runWorkerJob(config, {"--collector", "127.0.0.1:" + port});
-    if (ranks[0].output.find("cannot reach the collector") == std::string::npos) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  }
+  ASSERT_TRUE(testing::waitForLoopbackListener(std::stoi(port), 60)) << "the collector (after Xvfb) never listened";
+  const auto ranks = testing::runWorkerJob(config, {"--collector", "127.0.0.1:" + port});
   collector.join();
   for (const auto& r : ranks) EXPECT_EQ(r.exitCode, 0) << r.output;
   ASSERT_EQ(listen.exitCode, 0) << listen.output;
