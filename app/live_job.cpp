@@ -105,7 +105,8 @@ void LiveJobSink::finish(int collectorExit) {
   for (const auto& e : released_) s.recording.add(e);
   released_.clear();
   s.status = collectorExit == 0 ? ui::SessionStatus::Done : ui::SessionStatus::Failed;
-  if (collectorExit != 0 && ended_.empty()) s.error = "the collector stopped before every rank had finished";
+  if (collectorExit == 2) s.error = "the collector could not listen: the terminal says why";
+  else if (collectorExit != 0 && ended_.empty()) s.error = "the collector stopped before every rank had finished";
   store_.touch();
 }
 

@@ -67,5 +67,15 @@ TEST(LiveJob, RanksArriveOnRankZerosClockAndTheSessionEndsAsTheyDid) {
   EXPECT_NE(s.error.find("rank 1 went without finishing"), std::string::npos) << s.error;
 }
 
+// A collector that could not listen (exit 2) is not said to have stopped early.
+TEST(LiveJob, ACollectorThatCouldNotListenSaysSo) {
+  ui::SessionStore store;
+  LiveJobSink sink(store, "127.0.0.1:1");
+  sink.finish(2);
+  auto lock = store.lock();
+  EXPECT_EQ(store.sessions()[0].status, ui::SessionStatus::Failed);
+  EXPECT_EQ(store.sessions()[0].error, "the collector could not listen: the terminal says why");
+}
+
 }  // namespace
 }  // namespace shardscope::app
