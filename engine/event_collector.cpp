@@ -38,17 +38,6 @@ constexpr size_t kMaxWaitingHellos = 64;       // connections not yet past their
 constexpr auto kSilentRank = std::chrono::seconds(30);
 constexpr auto kMissingRanks = std::chrono::seconds(30);
 
-// The address --bind names, parsed: whether it is a loopback one decides whether a token is needed.
-// Nothing for what is not a numeric IPv4 or IPv6 address (or "localhost").
-std::optional<bool> isLoopbackAddress(const std::string& address) {
-  if (address == "localhost") return true;
-  in_addr v4{};
-  in6_addr v6{};
-  if (::inet_pton(AF_INET, address.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
-  if (::inet_pton(AF_INET6, address.c_str(), &v6) == 1) return IN6_IS_ADDR_LOOPBACK(&v6) != 0;
-  return std::nullopt;
-}
-
 // Tells a connecting rank whether it is in ("ok") or why not, so a refused rank knows.
 void answer(int fd, const std::string& line) { (void)::send(fd, line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT); }
 
@@ -311,6 +300,7 @@ std::optional<std::string> checkCollectorOptions(const CollectorOptions& options
   if (options.dir.empty()) {
     return std::string("listen needs --trace-dir DIR: where each rank's events are written, for 'shardscope view DIR'");
   }
+  // Parsed, not matched as text: whether it is a loopback address decides whether a token is needed.
   const auto loopback = isLoopbackAddress(options.bindAddress);
   if (!loopback) {
     return "--bind '" + options.bindAddress + "' is not an IP address: give the numeric address of the interface "

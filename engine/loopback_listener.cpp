@@ -11,6 +11,15 @@
 
 namespace shardscope {
 
+std::optional<bool> isLoopbackAddress(const std::string& address) {
+  if (address == "localhost") return true;
+  in_addr v4{};
+  if (::inet_pton(AF_INET, address.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6{};
+  if (::inet_pton(AF_INET6, address.c_str(), &v6) == 1) return IN6_IS_ADDR_LOOPBACK(&v6) != 0;
+  return std::nullopt;
+}
+
 LoopbackListener listenOnLoopback(const std::string& address, int port) {
   const bool v6 = address.find(':') != std::string::npos;
   sockaddr_storage storage{};

@@ -4,6 +4,7 @@
 // launcher leaves the store to it.
 #pragma once
 
+#include <optional>
 #include <string>
 
 namespace shardscope {
@@ -12,6 +13,10 @@ struct LoopbackListener {
   int fd = -1;    // listening, close-on-exec; the store owns it once handed over
   int port = 0;   // the port it listens on (the kernel's pick when 0 was asked for)
 };
+
+// Whether `address` (numeric IPv4 or IPv6, or "localhost") is a loopback one; nothing when it is
+// not an address at all (a host name, "127.0.0.1:29700").
+std::optional<bool> isLoopbackAddress(const std::string& address);
 
 // Listens on `address` (127.x or ::1) at `port` (0: any free one). Throws std::runtime_error with
 // the system's reason; the caller says what it was for.

@@ -142,17 +142,21 @@ void reportError(RankReporter& reporter, int rank, const std::string& text) {
   reporter.send(e);
 }
 
+// The job's options as this rank sees them: the world the launcher started.
+RunConfig launchedConfig(const RunConfig& config, int worldSize) {
+  RunConfig launched = config;
+  launched.world = worldSize;
+  return launched;
+}
+
 // The shard group's size for the mesh: the hybrid strategies' S, resolved against the world the
 // launcher started (under torchrun WORLD_SIZE, not --world); 0, a 1-D mesh, for every other.
 int meshShardRanks(const RunConfig& config, int worldSize) {
   if (!traitsOf(config.strategy).replicatesShardGroups) return 0;
-  RunConfig launched = config;
-  launched.world = worldSize;
+  const RunConfig launched = launchedConfig(config, worldSize);
   if (auto problem = shardGroupProblem(launched)) throw std::runtime_error(*problem);
   return shardGroupSize(launched);
 }
-
-}  // namespace
 
 // What the rank's file says of its clock (trace::EventKind::ClockOffset).
 trace::Event clockOffsetEvent(int rank, const ClockReading& clock) {
@@ -185,13 +189,6 @@ struct EventOutput {
   int fd = -1;          // -1: nowhere (events are counted, not kept)
   bool socket = false;  // a collector's connection
 };
-
-// The job's options as this rank sees them: the world the launcher started.
-RunConfig launchedConfig(const RunConfig& config, int worldSize) {
-  RunConfig launched = config;
-  launched.world = worldSize;
-  return launched;
-}
 
 // The collector when one is named and reachable (with the rank's file to go on in if it is lost),
 // else the rank's file. Nothing, with `problem`, when the file cannot be written.
@@ -228,6 +225,8 @@ std::optional<EventOutput> openEventOutput(const WorkerRecording& where, const R
   }
   return out;
 }
+
+}  // namespace
 
 // Events a rank may hold before the streaming thread drains them; beyond this they are dropped
 // and counted (a drain runs every few milliseconds, so this is ample for any step).

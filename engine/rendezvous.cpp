@@ -86,13 +86,7 @@ namespace {
 
 // A single-host job (MASTER_ADDR names the loopback: 127.x, ::1 or localhost), whose store no
 // other host has to reach.
-bool isLoopback(const std::string& address) {
-  if (address == "localhost") return true;
-  in_addr v4{};
-  if (::inet_pton(AF_INET, address.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
-  in6_addr v6{};
-  return ::inet_pton(AF_INET6, address.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
-}
+bool isLoopback(const std::string& address) { return isLoopbackAddress(address).value_or(false); }
 
 c10::intrusive_ptr<c10d::TCPStore> connectStore(const RendezvousInfo& info) {
   c10d::TCPStoreOptions options;

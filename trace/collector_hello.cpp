@@ -2,12 +2,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "trace/events.h"
+
 namespace shardscope::trace {
 
 namespace {
 
 constexpr const char* kProtocol = "shardscope.collector/1";
-constexpr int kMaxRanks = 1024;  // as a trace's pids
 
 }  // namespace
 

@@ -74,6 +74,10 @@ enum class GroupKind : uint8_t {
 };
 constexpr int kGroupKindCount = 6;
 
+// More ranks than any recording shardscope writes or reads (a trace's pids, a job's rank files, a
+// collector's hellos): 1024 GPUs at the most.
+constexpr int kMaxRanks = 1024;
+
 // Memory events name the model unit their bytes belong to: a block index, -1 for the root (as
 // model_layout.h's kRootUnit), or kNoUnit for memory of no one unit (buckets, flat buffers, data).
 constexpr int32_t kNoUnit = INT32_MIN;

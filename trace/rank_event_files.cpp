@@ -21,9 +21,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// More ranks than a job shardscope reads (as a Chrome trace's pids).
-constexpr int kMaxRanks = 1024;
-
 // rank-R.events (and what a rank wrote after losing its collector) in `dir`, by rank.
 std::map<int, std::vector<fs::path>> rankFiles(const std::string& dir, std::error_code& error) {
   static const std::regex name(R"(rank-([0-9]{1,4})(\.after-collector)?\.events)");

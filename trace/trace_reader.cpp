@@ -32,8 +32,6 @@ const char* phaseNameOf(int i) { return phaseName(static_cast<Phase>(i)); }
 const char* groupName(int i) { return groupKindName(static_cast<GroupKind>(i)); }
 
 constexpr const char* kUnitMemoryPrefix = "unit memory ";
-// More ranks than any trace shardscope writes or reads (a rank is a pid; 1024 GPUs at the most).
-constexpr int64_t kMaxTraceRanks = 1024;
 
 // An event group (instant) or a pause at the step gate before one (slice).
 Event groupEvent(const nlohmann::json& e, int rank, bool paused) {
@@ -93,10 +91,10 @@ class TraceEventReader {
   bool readEvent(const nlohmann::json& e) {
     if (!e.contains("pid") || !e.contains("ph")) return true;
     const auto pid = e["pid"].is_number_integer() ? e["pid"].get<int64_t>() : int64_t{-1};
-    if (pid < 0 || pid >= kMaxTraceRanks) {
+    if (pid < 0 || pid >= kMaxRanks) {
       return fail("has an event whose pid is " + files::shownValue(e["pid"]) +
                   "; in a shardscope trace the pid is the rank, a whole number from 0 to " +
-                  std::to_string(kMaxTraceRanks - 1) + ". Open a trace written by --trace or the app's Export.");
+                  std::to_string(kMaxRanks - 1) + ". Open a trace written by --trace or the app's Export.");
     }
     const int rank = static_cast<int>(pid);
     ranks_ = std::max(ranks_, rank + 1);
