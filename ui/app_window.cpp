@@ -13,6 +13,7 @@
 #include "ui/item_probe.h"
 #include "ui/panels.h"
 #include "ui/step_through.h"
+#include "ui/rank_rows.h"
 #include "ui/theme.h"
 #include "ui/throughput_lane.h"
 
@@ -90,9 +91,16 @@ std::vector<double> memoryScales(const std::vector<Session>& sessions, const Tim
 // The memory lane height that fits every shown rank into `avail` pixels, but never below a readable
 // minimum: below it the timelines scroll instead of shrinking (projector mode, four strategies).
 float fittedMemoryLaneHeight(const std::vector<Session>& sessions, const std::vector<size_t>& shown,
-                             const TimelineStyle& style, float avail) {
+                             const AppState& state, float avail) {
+  const TimelineStyle& style = state.style;
   int groups = 0;
-  for (size_t i : shown) groups += std::max(1, sessions[i].recording.ranks());
+  for (size_t i : shown) {
+    const auto expanded = state.expandedRankGroups.find(static_cast<int>(i));
+    const int rows = static_cast<int>(
+        rankRows(sessions[i].recording, expanded == state.expandedRankGroups.end() ? std::set<int>{} : expanded->second)
+            .size());
+    groups += std::max(1, rows);
+  }
   if (groups == 0) return style.memoryLaneHeight;
   const float line = ImGui::GetTextLineHeightWithSpacing();
   // Per session: title and details lines, the time ruler, the throughput lane, the separator.
@@ -373,7 +381,7 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
   }
   // Lanes share the height: a projector shows the memory areas as large as they can be.
   state.style.spanLaneHeight = ImGui::GetFontSize() + px(5);
-  state.style.memoryLaneHeight = fittedMemoryLaneHeight(sessions, shown, state.style, ImGui::GetContentRegionAvail().y);
+  state.style.memoryLaneHeight = fittedMemoryLaneHeight(sessions, shown, state, ImGui::GetContentRegionAvail().y);
   state.lastMemoryLaneHeight = state.style.memoryLaneHeight;
   TimelineCursor cursor;
   int cursorSession = -1;
@@ -407,8 +415,9 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
       ImGui::TextDisabled("steps 0-%d are folded to keep this run within its memory (--window-events): the figures "
                           "count them, the timeline and Export show step %d on%s",
                           folded - 1, folded,
-                          s.config.tracePath.empty() ? " (run with --trace to keep every step on disk)"
-                                                     : "; the run's --trace has every step");
+                          !s.everyStepIn.empty()      ? ("; every step is in " + s.everyStepIn).c_str()
+                          : s.config.tracePath.empty() ? " (run with --trace to keep every step on disk)"
+                                                       : "; the run's --trace has every step");
     }
     if (s.config.recording == RecordingMode::Off) {
       ImGui::TextDisabled("run with --recording off: only step times were measured, so the timeline has no "
@@ -428,7 +437,7 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
       ImGui::TextDisabled("memory lanes scaled to this session's own peak (S: one scale for every session)");
     }
     drawTimeline("timeline", s.recording, state.axis, memoryScale[i], ImGui::GetContentRegionAvail().x,
-                 style, state.selection, c, &st, playheadNs);
+                 style, state.selection, c, &st, playheadNs, &state.expandedRankGroups[static_cast<int>(i)]);
     drawThroughputLane(s.recording, state.axis, ImGui::GetContentRegionAvail().x,
                        throughputWorkOf(s.config, s.parameterCount, s.deviceFacts));
     if (c.seek) {
@@ -440,6 +449,7 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
     frameStats.spansDrawn += st.spansDrawn;
     frameStats.spansFolded += st.spansFolded;
     frameStats.memoryColumns += st.memoryColumns;
+    frameStats.rowsDrawn += st.rowsDrawn;
     if (c.valid) {
       cursor = c;
       cursorSession = static_cast<int>(i);

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -33,6 +35,8 @@ struct AppState {
   TimelineStyle style;
   CollectiveSelection selection;
   TimelineCursor cursor;
+  // Per session (by its index in the store): the rank groups of a large job shown rank by rank.
+  std::map<int, std::set<int>> expandedRankGroups;
   Playhead playhead;
   // Each session's event groups on one clock, rebuilt when the store changes (playhead.h).
   std::vector<std::vector<EventGroupMark>> marks;

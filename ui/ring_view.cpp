@@ -74,7 +74,15 @@ void drawRingAnimation(const trace::Event& c, int worldRanks, const std::string&
   ImGui::Text("each rank sends %s and receives as much: %s x size", trace::formatBytes(static_cast<double>(local.bytesSentPerRank)).c_str(),
               s.op == trace::CollectiveOp::AllReduce ? "2(N-1)/N" : "(N-1)/N");
   ImGui::TextColored(ImVec4(1.0f, 0.86f, 0.35f, 1.0f), "%s", phaseText(s, local.stepsDone).c_str());
-  ImGui::TextDisabled("each box a chunk, filled by the share of the ranks' data it holds; outlined when complete");
+  if (s.ranks > kRingRanksChunkByChunk) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped("%d ranks: each box a rank's chunks together, filled by its share of the data it ends with; "
+                       "outlined when complete (chunk by chunk up to %d ranks)",
+                       s.ranks, kRingRanksChunkByChunk);
+    ImGui::PopStyleColor();
+  } else {
+    ImGui::TextDisabled("each box a chunk, filled by the share of the ranks' data it holds; outlined when complete");
+  }
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
   ImGui::TextWrapped("Schedule: the textbook ring (Patarasuk & Yuan). Ran on %s as %s, which may use another "
                      "algorithm; the ring moves the fewest bytes per rank. Timing: %s.",
@@ -96,10 +104,30 @@ void drawRingAnimation(const trace::Event& c, int worldRanks, const std::string&
     node[static_cast<size_t>(r)] = ImVec2(center.x + radius * std::cos(angle), center.y + radius * std::sin(angle));
   }
   dl->AddCircle(center, radius, IM_COL32(255, 255, 255, 40), 64, 1.5f);
-  const float chunkW = std::clamp(px(160.0f) / static_cast<float>(s.ranks), px(10.0f), px(36.0f)), chunkH = px(24.0f);
-  // Each rank with its chunks: bright when complete, faint while partly reduced, dark when absent.
+  const bool compact = s.ranks > kRingRanksChunkByChunk;
+  // Chunk by chunk up to kRingRanksChunkByChunk ranks; past that a row of N chunks per rank would
+  // overlap its neighbours on the circle, so each rank is one gauge of its chunks together.
+  const float chunkW = compact ? px(14.0f) : std::clamp(px(160.0f) / static_cast<float>(s.ranks), px(10.0f), px(36.0f));
+  const float chunkH = compact ? px(20.0f) : px(24.0f);
+  const int labelEvery = compact ? (s.ranks + 15) / 16 : 1;
   for (int r = 0; r < s.ranks; ++r) {
     const ImVec2 n = node[static_cast<size_t>(r)];
+    const auto& held = holdings[static_cast<size_t>(r)];
+    if (compact) {
+      int contributions = 0;
+      for (int k = 0; k < s.ranks; ++k) contributions += std::min(held[static_cast<size_t>(k)], s.ranks);
+      // The gauge reads as one chunk holding the rank's share of everything it ends with.
+      const int share = contributions / s.ranks;
+      drawChunk(dl, s, share, ImVec2(n.x - chunkW / 2, n.y - chunkH / 2), ImVec2(n.x + chunkW / 2, n.y + chunkH / 2));
+      if (r % labelEvery == 0) {
+        char label[16];
+        std::snprintf(label, sizeof label, "%d", members[static_cast<size_t>(r)]);
+        const float out = px(16.0f);
+        const ImVec2 dir((n.x - center.x) / radius, (n.y - center.y) / radius);
+        dl->AddText(ImVec2(n.x + dir.x * out - px(6), n.y + dir.y * out - px(7)), IM_COL32(200, 200, 210, 255), label);
+      }
+      continue;
+    }
     const float rowW = chunkW * static_cast<float>(s.ranks);
     const ImVec2 a(n.x - rowW / 2, n.y - chunkH / 2);
     dl->AddRectFilled(ImVec2(a.x - px(6), a.y - ImGui::GetFontSize() - px(7)), ImVec2(a.x + rowW + px(6), a.y + chunkH + ImGui::GetFontSize() + px(5)), IM_COL32(22, 24, 28, 235), 4.0f);
@@ -122,12 +150,16 @@ void drawRingAnimation(const trace::Event& c, int worldRanks, const std::string&
       dl->AddLine(a, b, IM_COL32(255, 220, 90, 120), 2.0f);
       const ImVec2 p = lerp(a, b, within);
       const int sent = holdings[static_cast<size_t>(t.from)][static_cast<size_t>(t.chunk)];
-      const ImVec2 ca(p.x - chunkW / 2, p.y - chunkH / 2), cb(p.x + chunkW / 2, p.y + chunkH / 2);
+      // Past kRingRanksChunkByChunk ranks the neighbours sit close: a small square in flight.
+      const float halfW = compact ? px(4.0f) : chunkW / 2, halfH = compact ? px(4.0f) : chunkH / 2;
+      const ImVec2 ca(p.x - halfW, p.y - halfH), cb(p.x + halfW, p.y + halfH);
       drawChunk(dl, s, sent, ca, cb);
       dl->AddRect(ImVec2(ca.x - 1, ca.y - 1), ImVec2(cb.x + 1, cb.y + 1), IM_COL32(255, 220, 90, 255), 2.0f, 0, 2.0f);
-      char label[8];
-      std::snprintf(label, sizeof label, "%d", t.chunk);
-      dl->AddText(ImVec2(p.x + chunkW / 2 + 2, p.y - 7), IM_COL32(255, 220, 90, 255), label);
+      if (!compact) {
+        char label[8];
+        std::snprintf(label, sizeof label, "%d", t.chunk);
+        dl->AddText(ImVec2(p.x + chunkW / 2 + 2, p.y - 7), IM_COL32(255, 220, 90, 255), label);
+      }
       ++local.transfersDrawn;
     }
   }

@@ -10,6 +10,9 @@
 
 namespace shardscope::ui {
 
+// Past this many ranks a ring draws each rank as one gauge of its chunks, not chunk by chunk.
+constexpr int kRingRanksChunkByChunk = 12;
+
 struct RingFrameStats {
   int steps = 0;          // steps of the schedule
   int stepsDone = 0;      // completed at this frame

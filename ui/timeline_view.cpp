@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
 
+#include "ui/rank_rows.h"
 #include "ui/theme.h"
 #include "ui/timeline_lanes.h"
 
@@ -13,10 +15,65 @@ trace::RoleBytes memoryAt(const trace::RunRecording& rec, int rank, double tNs) 
   return rec.rank(rank).memory.bytesAt(tNs + static_cast<double>(rec.originNs()));
 }
 
+namespace {
+
+std::string rankRange(const RankRow& row) {
+  return std::to_string(row.groupFirst) + "-" + std::to_string(row.groupFirst + row.groupCount - 1);
+}
+
+// The label column of a row: its rank, and for grouped ranks the handle that folds or expands the
+// group (a click on the label).
+void drawRowLabel(const LaneFrame& frame, const RankRow& row, float x, float y, float height,
+                  std::set<int>* expanded) {
+  ImDrawList* dl = frame.drawList;
+  const ImU32 rankColor = IM_COL32(230, 230, 235, 255);
+  const float line = ImGui::GetFontSize();
+  char label[48];
+  if (row.folded) {
+    std::snprintf(label, sizeof label, "+ %s", rankRange(row).c_str());
+    dl->AddText(ImVec2(x + 4, y + 2), IM_COL32(150, 200, 255, 255), label);
+    std::snprintf(label, sizeof label, "rank %d", row.rank);
+    dl->AddText(ImVec2(x + 4, y + 2 + line), rankColor, label);
+  } else {
+    std::snprintf(label, sizeof label, "rank %d", row.rank);
+    dl->AddText(ImVec2(x + 4, y + 2), rankColor, label);
+    if (row.groupHead) {
+      std::snprintf(label, sizeof label, "- %s", rankRange(row).c_str());
+      dl->AddText(ImVec2(x + 4, y + 2 + line), IM_COL32(150, 200, 255, 255), label);
+    }
+  }
+  if (!expanded || row.group < 0 || !(row.folded || row.groupHead)) return;
+  const bool hovered = frame.windowHovered && frame.mouse.x >= x && frame.mouse.x < frame.x0 && frame.mouse.y >= y &&
+                       frame.mouse.y < y + height;
+  if (!hovered) return;
+  ImGui::SetTooltip(row.folded ? "click: show ranks %s one by one" : "click: fold ranks %s into one row again",
+                    rankRange(row).c_str());
+  if (ImGui::IsMouseClicked(0)) toggleRankGroup(*expanded, row.group);
+}
+
+// What a folded row stands for, over its memory lane: which rank it draws and why, and the span
+// of the group's peaks, so the ranks it hides are read as measured figures too.
+void drawFoldedGroupNote(const LaneFrame& frame, const trace::RunRecording& rec, const RankRow& row, float y) {
+  int64_t low = INT64_MAX, high = 0;
+  for (int r = row.groupFirst; r < row.groupFirst + row.groupCount; ++r) {
+    low = std::min(low, rec.rank(r).peakTotal);
+    high = std::max(high, rec.rank(r).peakTotal);
+  }
+  const std::string text = "ranks " + rankRange(row) + " folded: rank " + std::to_string(row.rank) +
+                           " drawn (the group's highest peak); their peaks " + formatBytes(static_cast<double>(low)) +
+                           " to " + formatBytes(static_cast<double>(high)) + "; click the label to expand";
+  const ImVec2 size = ImGui::CalcTextSize(text.c_str());
+  const ImVec2 at(frame.x0 + 4, y + 2);
+  frame.drawList->AddRectFilled(at, ImVec2(at.x + size.x + 6, at.y + size.y + 2), IM_COL32(20, 22, 28, 200));
+  frame.drawList->AddText(ImVec2(at.x + 3, at.y + 1), IM_COL32(150, 200, 255, 255), text.c_str());
+}
+
+}  // namespace
+
 float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axis,
                    double memoryScaleBytes, float width, const TimelineStyle& style,
                    CollectiveSelection& selection, TimelineCursor& cursor,
-                   TimelineFrameStats* stats, double playheadNs) {
+                   TimelineFrameStats* stats, double playheadNs, std::set<int>* expandedRankGroups) {
   ImGui::PushID(id);
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   LaneFrame frame;
@@ -34,18 +91,23 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
   const float ruler = ImGui::GetFontSize() + px(5.0f);  // the time labels above the lanes
   // A rank's lanes, top to bottom: memory, compute, comm, the exposed-comm bar in the gap below.
   const float groupHeight = style.memoryLaneHeight + 2 * style.spanLaneHeight + px(10.0f);
-  const float totalHeight = groupHeight * static_cast<float>(rec.ranks()) + ruler;
+  const std::vector<RankRow> rows = rankRows(rec, expandedRankGroups ? *expandedRankGroups : std::set<int>{});
+  const float totalHeight = groupHeight * static_cast<float>(rows.size()) + ruler;
   TimelineFrameStats local;
 
   drawTimeRuler(frame, origin.y, origin.y + totalHeight);
-  for (int r = 0; r < rec.ranks(); ++r) {
+  // Rows outside the window's visible part cost nothing: a 64-rank job scrolls.
+  const ImVec2 clipMin = dl->GetClipRectMin(), clipMax = dl->GetClipRectMax();
+  for (size_t row = 0; row < rows.size(); ++row) {
+    const RankRow& rr = rows[row];
+    const int r = rr.rank;
     const auto& t = rec.rank(r);
-    const float y0 = origin.y + ruler + groupHeight * static_cast<float>(r);
+    const float y0 = origin.y + ruler + groupHeight * static_cast<float>(row);
+    if (y0 > clipMax.y || y0 + groupHeight < clipMin.y) continue;
+    ++local.rowsDrawn;
     const float computeY = y0 + style.memoryLaneHeight;
     const float commY = computeY + style.spanLaneHeight;
-    char label[32];
-    std::snprintf(label, sizeof label, "rank %d", r);
-    dl->AddText(ImVec2(origin.x + 4, y0 + 2), IM_COL32(230, 230, 235, 255), label);
+    drawRowLabel(frame, rr, origin.x, y0, style.memoryLaneHeight, expandedRankGroups);
     dl->AddText(ImVec2(origin.x + 4, computeY + 2), laneLabelColor(), "compute");
     dl->AddText(ImVec2(origin.x + 4, commY + 2), laneLabelColor(), "comm");
     dl->PushClipRect(ImVec2(x0, y0), ImVec2(x0 + w, y0 + groupHeight), true);
@@ -55,6 +117,7 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
     drawExposedCommLane(frame, rec.exposedCommCached(r), commY + style.spanLaneHeight);
     drawPauses(frame, t.pauses, computeY, 2 * style.spanLaneHeight);
     drawStepMarkers(frame, t.steps, y0, groupHeight - px(8.0f));
+    if (rr.folded) drawFoldedGroupNote(frame, rec, rr, y0);
     dl->PopClipRect();
     drawMemoryHover(frame, rec, r, y0, style.memoryLaneHeight, cursor);
   }

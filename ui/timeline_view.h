@@ -12,6 +12,7 @@
 // per pixel (the column's maximum). So the cost follows the window's width, not the event count.
 #pragma once
 
+#include <set>
 #include <string>
 
 #include <imgui.h>
@@ -57,15 +58,19 @@ struct TimelineFrameStats {
   int spansFolded = 0;
   int memoryColumns = 0;
   int spansHighlighted = 0;  // drawn spans matching the selected collective
+  int rowsDrawn = 0;         // rank rows in the visible part of the window (ui/rank_rows.h)
 };
 
 // Draws the session's ranks into the current window at the cursor position, `width` wide.
 // memoryScaleBytes: the top of every memory lane (shared across sessions for comparison).
-// Returns the height used.
+// Past kRanksUnfolded ranks the rows fold into groups (ui/rank_rows.h); `expandedRankGroups` holds
+// the groups shown rank by rank, and a click on a group's label toggles it there (null: folded,
+// not clickable). Returns the height used.
 float drawTimeline(const char* id, const trace::RunRecording& recording, TimeAxis& axis,
                    double memoryScaleBytes, float width, const TimelineStyle& style,
                    CollectiveSelection& selection, TimelineCursor& cursor,
-                   TimelineFrameStats* stats = nullptr, double playheadNs = -1);
+                   TimelineFrameStats* stats = nullptr, double playheadNs = -1,
+                   std::set<int>* expandedRankGroups = nullptr);
 
 // The stacked bytes per role at time t (relative to origin) on a rank: the last sample at or
 // before t.

@@ -8,6 +8,8 @@
 #include "tests/ui/app_driver.h"
 #include "trace/trace_reader.h"
 #include "ui/app_window.h"
+#include "ui/headless_frame.h"
+#include "ui/ring_view.h"
 #include "ui/step_through.h"
 
 namespace shardscope::ui {
@@ -206,6 +208,39 @@ TEST_F(StepThrough, StepAndContinueOfAGatedRunReachTheEngine) {
   EXPECT_EQ(engine.steps, 2);
   clickOn("gate:continue", &engine);
   EXPECT_EQ(engine.continues, 1);
+}
+
+// A ring of 64 ranks: each rank one gauge instead of a row of 64 chunks (which overlapped its
+// neighbours), every transfer of the step in flight still drawn, at a bounded cost.
+TEST(RingView, SixtyFourRanksDrawOneGaugeEachAndEveryTransfer) {
+  trace::Event c;
+  c.kind = trace::EventKind::Collective;
+  c.op = static_cast<uint8_t>(trace::CollectiveOp::AllGather);
+  c.worldSize = 64;
+  c.bytes = 1024;
+  c.bytesOut = 64 * 1024;
+  c.text = "blocks.0";
+  auto draw = [&](int ranks, RingFrameStats& stats) {
+    c.worldSize = ranks;
+    c.bytesOut = ranks * 1024;
+    HeadlessImGui imgui(1200, 900);
+    return imgui.frame([&] {
+      ImGui::SetNextWindowPos(ImVec2(0, 0));
+      ImGui::SetNextWindowSize(ImVec2(1200, 900));
+      ImGui::Begin("ring");
+      drawRingAnimation(c, ranks, "cpu / gloo", 10.5, "a test", 1100, 700, &stats);
+      ImGui::End();
+    });
+  };
+  RingFrameStats wide, small;
+  const int wideVertices = draw(64, wide);
+  EXPECT_EQ(wide.steps, 63);
+  EXPECT_EQ(wide.stepsDone, 10);
+  EXPECT_EQ(wide.transfersDrawn, 64) << "every rank sends to its neighbour in every step";
+  const int smallVertices = draw(12, small);
+  EXPECT_EQ(small.transfersDrawn, 12);
+  // 12 ranks chunk by chunk draw 144 chunks with their labels; 64 ranks as 64 chunks would be 4,096.
+  EXPECT_LT(wideVertices, 2 * smallVertices) << wideVertices << " vs " << smallVertices;
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "ui/headless_frame.h"
+#include "ui/rank_rows.h"
 #include "ui/timeline_lanes.h"
 #include "ui/synthetic_recording.h"
 
@@ -157,6 +158,69 @@ TEST(TimelineView, MemoryAtReturnsTheSampleInForce) {
   EXPECT_EQ(memoryAt(rec, 0, 0)[gathered], 4096);
   EXPECT_EQ(memoryAt(rec, 0, 1999)[gathered], 4096);
   EXPECT_EQ(memoryAt(rec, 0, 2000)[gathered], 0);
+}
+
+// A job past 8 ranks folds into at most 8 rows, each a measured rank (its group's highest peak);
+// a click on a group's label shows its ranks one by one, and rows off screen are not drawn.
+TEST(TimelineView, SixtyFourRanksFoldIntoEightRowsAndAClickExpandsOne) {
+  auto rec = syntheticRecording(64, 2000);
+  trace::Event big;  // rank 11 holds the most of ranks 8-15
+  big.kind = trace::EventKind::Memory;
+  big.rank = 11;
+  big.beginNs = rec.originNs() + 1000;
+  big.role = static_cast<uint8_t>(trace::MemoryRole::Other);
+  big.bytes = 1 << 30;
+  rec.add(big);
+  big.beginNs += 1000;
+  big.bytes = -(1 << 30);
+  rec.add(big);
+
+  EXPECT_EQ(rankGroupSize(8), 1);
+  EXPECT_EQ(rankGroupSize(9), 2);
+  EXPECT_EQ(rankGroupSize(64), 8);
+  auto rows = rankRows(rec, {});
+  ASSERT_EQ(rows.size(), 8u);
+  EXPECT_TRUE(rows[1].folded);
+  EXPECT_EQ(rows[1].groupFirst, 8);
+  EXPECT_EQ(rows[1].groupCount, 8);
+  EXPECT_EQ(rows[1].rank, 11) << "the group's highest peak is drawn";
+  rows = rankRows(rec, {1});
+  ASSERT_EQ(rows.size(), 15u);
+  EXPECT_TRUE(rows[1].groupHead);
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(rows[static_cast<size_t>(1 + i)].rank, 8 + i);
+  EXPECT_EQ(rankRows(syntheticRecording(9, 100), {}).size(), 5u) << "groups of 2, the last of one rank";
+
+  TimeAxis axis;
+  axis.fit(0, 1e7);
+  CollectiveSelection selection;
+  TimelineCursor cursor;
+  TimelineStyle style;
+  std::set<int> expanded;
+  TimelineFrameStats stats;
+  float height = 0;
+  auto draw = [&] {
+    ImGui::SetNextWindowPos(ImVec2(0, 0));
+    ImGui::SetNextWindowSize(ImVec2(1200, 600));
+    ImGui::Begin("t", nullptr, ImGuiWindowFlags_NoTitleBar);
+    height = drawTimeline("tl", rec, axis, 2.0 * (1 << 30), 1180, style, selection, cursor, &stats, -1, &expanded);
+    ImGui::End();
+  };
+  HeadlessImGui imgui(1200, 600);
+  imgui.frame(draw);
+  // Rows of 116 px below an 18-px ruler: the sixth starts below the 600-px window.
+  EXPECT_EQ(stats.rowsDrawn, 5) << "rows below the window are culled";
+  const float rowHeight = style.memoryLaneHeight + 2 * style.spanLaneHeight + 10.0f;
+  const float ruler = ImGui::GetFontSize() + 5.0f;
+  EXPECT_FLOAT_EQ(height, 8 * rowHeight + ruler);
+  // The label of the second row (ranks 8-15), below the padding and the ruler.
+  const float y = ImGui::GetStyle().WindowPadding.y + ruler + rowHeight + 8.0f;
+  imgui.click(draw, ImGui::GetStyle().WindowPadding.x + 12.0f, y);
+  EXPECT_EQ(expanded, std::set<int>{1});
+  imgui.frame(draw);
+  EXPECT_FLOAT_EQ(height, 15 * rowHeight + ruler);
+  EXPECT_EQ(stats.rowsDrawn, 5) << "15 rows now, as many drawn";
+  imgui.click(draw, ImGui::GetStyle().WindowPadding.x + 12.0f, y);
+  EXPECT_TRUE(expanded.empty()) << "the group's head folds it again";
 }
 
 TEST(TimelineView, AxisZoomKeepsTheAnchorAndPans) {

@@ -1,0 +1,49 @@
+#include "ui/rank_rows.h"
+
+#include <algorithm>
+
+namespace shardscope::ui {
+
+int rankGroupSize(int ranks) {
+  if (ranks <= kRanksUnfolded) return 1;
+  return (ranks + kRanksUnfolded - 1) / kRanksUnfolded;
+}
+
+namespace {
+
+// The group's rank that held the most at its peak (the lowest such rank on a tie): the row a
+// folded group draws, so what the fold hides is never more than what it shows.
+int highestPeakRank(const trace::RunRecording& recording, int first, int count) {
+  int best = first;
+  for (int r = first + 1; r < first + count; ++r) {
+    if (recording.rank(r).peakTotal > recording.rank(best).peakTotal) best = r;
+  }
+  return best;
+}
+
+}  // namespace
+
+std::vector<RankRow> rankRows(const trace::RunRecording& recording, const std::set<int>& expanded) {
+  const int ranks = recording.ranks();
+  const int size = rankGroupSize(ranks);
+  std::vector<RankRow> rows;
+  if (size == 1) {
+    for (int r = 0; r < ranks; ++r) rows.push_back({r});
+    return rows;
+  }
+  for (int first = 0, group = 0; first < ranks; first += size, ++group) {
+    const int count = std::min(size, ranks - first);
+    if (!expanded.count(group)) {
+      rows.push_back({highestPeakRank(recording, first, count), group, first, count, /*folded=*/true});
+      continue;
+    }
+    for (int r = first; r < first + count; ++r) rows.push_back({r, group, first, count, false, r == first});
+  }
+  return rows;
+}
+
+void toggleRankGroup(std::set<int>& expanded, int group) {
+  if (!expanded.erase(group)) expanded.insert(group);
+}
+
+}  // namespace shardscope::ui
