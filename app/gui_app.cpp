@@ -194,7 +194,7 @@ int runListenGui(const CollectorOptions& options, const WindowChoice& choice) {
   ui::AppState state;
   if (const char* title = ui::bottomTabTitle(choice.tab)) state.openTab = title;
   const std::string where = options.bindAddress + ":" + std::to_string(options.port);
-  LiveJobSink sink(store, where);
+  LiveJobSink sink(store, where, sessionDetailEvents(choice), options.dir);
   std::atomic<bool> collected{false}, windowClosed{false};
   int collectorExit = 0;
   std::thread collector([&] {

@@ -14,8 +14,11 @@ constexpr int64_t kReorderWindowNs = 50'000'000;
 
 }  // namespace
 
-LiveJobSink::LiveJobSink(ui::SessionStore& store, const std::string& listeningOn) : store_(store) {
+LiveJobSink::LiveJobSink(ui::SessionStore& store, const std::string& listeningOn, size_t detailEvents,
+                         const std::string& keptIn)
+    : store_(store), detailEvents_(detailEvents) {
   ui::Session s;
+  s.everyStepIn = keptIn;
   s.title = "waiting for ranks on " + listeningOn;
   s.status = ui::SessionStatus::Starting;
   auto lock = store_.lock();
@@ -40,6 +43,11 @@ void LiveJobSink::rankJoined(int rank, int world, const std::string& configJson,
   auto lock = store_.lock();
   auto& s = store_.sessions()[static_cast<size_t>(session_)];
   s.recording.ensureRanks(world);
+  if (detailEvents_ > 0 && !bounded_ && world > 0) {
+    // Nothing to spill to: the collector writes every rank's events to its --trace-dir.
+    s.recording.keepDetailWithin(detailEvents_ / static_cast<size_t>(world), {});
+    bounded_ = true;
+  }
   if (!configJson.empty()) {
     const auto json = nlohmann::json::parse(configJson, nullptr, false);
     if (json.is_object()) (void)applyConfigJson(json, s.config);
@@ -56,7 +64,7 @@ void LiveJobSink::rankEvents(int rank, const std::vector<trace::Event>& events) 
   std::vector<double> losses;
   for (const trace::Event& e : events) {
     if (e.kind == trace::EventKind::ClockOffset) {
-      r.clockShiftNs = trace::clockShiftToRank0(e);
+      r.clock.add(e);
       r.clockKnown = true;
       for (auto& held : r.beforeClock) order(r, std::move(held));
       r.beforeClock.clear();
@@ -77,7 +85,7 @@ void LiveJobSink::rankEvents(int rank, const std::vector<trace::Event>& events) 
 }
 
 void LiveJobSink::order(Rank& r, trace::Event e) {
-  trace::shiftEventTimes(e, r.clockShiftNs);
+  trace::shiftOntoRank0(e, r.clock);
   e.rank = 0;  // its merger's only rank
   r.order->push(std::move(e));
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/event_collector.h"
+#include "trace/rank_clock.h"
 #include "trace/stream_merger.h"
 #include "ui/session_store.h"
 
@@ -15,8 +16,12 @@ namespace shardscope::app {
 
 class LiveJobSink final : public CollectorSink {
  public:
-  // Adds the job's session to `store` (titled by where it listens) and fills it from then on.
-  LiveJobSink(ui::SessionStore& store, const std::string& listeningOn);
+  // Adds the job's session to `store` (titled by where it listens) and fills it from then on,
+  // holding at most `detailEvents` over its ranks in detail (--window-events; 0: no bound): past it
+  // the oldest steps fold, as a long run's do in the app. The collector keeps every event on disk.
+  // `keptIn`: the collector's directory.
+  LiveJobSink(ui::SessionStore& store, const std::string& listeningOn, size_t detailEvents = 0,
+              const std::string& keptIn = "");
 
   void rankJoined(int rank, int world, const std::string& configJson, const std::string& peer) override;
   void rankEvents(int rank, const std::vector<trace::Event>& events) override;
@@ -27,7 +32,7 @@ class LiveJobSink final : public CollectorSink {
  private:
   struct Rank {
     std::unique_ptr<trace::StreamMerger> order;  // this rank's events in time order (as a controller's)
-    int64_t clockShiftNs = 0;
+    trace::RankClock clock;  // its readings so far (the latest holds for what follows it)
     // Its events before its clock was measured (the clock_offset line comes once its ranks are
     // up): held, and shifted with the rest when it comes.
     bool clockKnown = false;
@@ -39,6 +44,8 @@ class LiveJobSink final : public CollectorSink {
   void refreshDevice();  // under the store's lock
 
   ui::SessionStore& store_;
+  size_t detailEvents_ = 0;
+  bool bounded_ = false;  // the budget applied, once the job's world is known
   int session_ = -1;
   std::vector<Rank> ranks_;
   std::vector<trace::Event> released_;  // what the rank mergers let go of, added under one lock

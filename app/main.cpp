@@ -20,6 +20,7 @@
 #include "app/estimate_command.h"
 #include "app/gui_app.h"
 #include "app/interrupt.h"
+#include "app/job_summary.h"
 #include "app/lesson_command.h"
 #include "app/report_tables.h"
 #include "app/slow_step_notice.h"
@@ -274,6 +275,10 @@ int dispatch(int argc, char** argv) {
   view->add_option("FILE", viewPath, "a trace (--trace FILE) or a summary (--summary FILE) of run or compare")->required();
   view->add_option("--screenshot", viewWindow.screenshotPath,
                    "render headlessly and write a PNG of the window to FILE, then exit");
+  std::string viewSummary;
+  view->add_option("--summary", viewSummary,
+                   "for a job's --trace-dir DIR: write its summary JSON (as run --summary, with each rank's clock "
+                   "against rank 0's) to FILE instead of opening the window");
 
   std::string lessonName;
   shardscope::app::LessonOptions lessonOptions;
@@ -302,6 +307,12 @@ int dispatch(int argc, char** argv) {
                      "record this rank into DIR/rank-R.events (rank 0 also writes DIR/config.json), for "
                      "'shardscope view DIR' to merge the job's ranks afterwards; DIR is created, and shared "
                      "or gathered from every host");
+  double workerClockEvery = 60;
+  worker->add_option("--clock-every", workerClockEvery,
+                     "with --trace-dir or --collector: measure each rank's clock against rank 0's again every "
+                     "SECONDS between steps (besides at the start and the end), to follow a drifting host; 0: "
+                     "start and end only [default: 60]")
+      ->check(CLI::NonNegativeNumber);
   std::string workerCollector;
   worker->add_option("--collector", workerCollector,
                      "stream this rank's events, live, to 'shardscope listen' at HOST:PORT (presenting "
@@ -363,7 +374,8 @@ int dispatch(int argc, char** argv) {
                         "own peak; S in the app) [default: shared]");
   }
   for (auto [command, choice] : {std::pair{&app, &appWindow}, std::pair{run, &runWindow},
-                                 std::pair{compare, &compareWindow}, std::pair{lesson, &lessonWindow}}) {
+                                 std::pair{compare, &compareWindow}, std::pair{lesson, &lessonWindow},
+                                 std::pair{listen, &listenWindowChoice}}) {
     command->add_option("--window-events", choice->windowEvents,
                         "with the window: the most events its runs hold in detail, over their ranks (about 70 to "
                         "120 MB a million; a compare's runs share them); a longer run folds its oldest steps: the figures still count them, "
@@ -377,7 +389,7 @@ int dispatch(int argc, char** argv) {
       return failUsage("--tab '" + choice->tab + "' is not a tab: choose one of " + shardscope::trace::viewTabNames());
     }
   }
-  for (const auto* choice : {&appWindow, &runWindow, &compareWindow, &viewWindow, &lessonWindow}) {
+  for (const auto* choice : {&appWindow, &runWindow, &compareWindow, &viewWindow, &lessonWindow, &listenWindowChoice}) {
     int width = 0, height = 0;
     float scale = 1;
     if (auto err = shardscope::app::parseWindowSize(choice->windowSize, width, height)) return failUsage(*err);
@@ -402,6 +414,7 @@ int dispatch(int argc, char** argv) {
     if (auto err = shardscope::makeOutputDirectories(config)) return failUsage(*err);
     shardscope::WorkerRecording recording;
     recording.traceDir = workerTraceDir;
+    recording.clockEverySeconds = workerClockEvery;
     if (!workerCollector.empty()) {
       if (auto err = shardscope::parseCollectorAddress(workerCollector, recording.collectorHost, recording.collectorPort)) {
         return failUsage(*err);
@@ -422,6 +435,10 @@ int dispatch(int argc, char** argv) {
     }
     if (auto err = shardscope::checkCollectorOptions(listenOptions)) return failUsage(*err);
     shardscope::app::installInterruptHandlers();
+    if (!listenWindow && listenWindowChoice.screenshotPath.empty() && listenWindowChoice.setsUpWindow()) {
+      return failUsage("--window-size and --window-events set up the window, and listen opens one only with --window "
+                       "(or --screenshot FILE): add it, or drop them");
+    }
     if (listenWindow || !listenWindowChoice.screenshotPath.empty()) {
       int width = 0, height = 0;
       if (auto err = shardscope::app::parseWindowSize(listenWindowChoice.windowSize, width, height)) return failUsage(*err);
@@ -430,6 +447,7 @@ int dispatch(int argc, char** argv) {
     return shardscope::runCollector(listenOptions, [] { return shardscope::app::interruptSignal() != 0; });
   }
 
+  if (view->parsed() && !viewSummary.empty()) return shardscope::app::writeJobSummary(viewPath, viewSummary);
   if (view->parsed()) return shardscope::app::viewFile(viewPath, viewWindow);
 
   if (!appLesson.empty() && !app.get_subcommands().empty()) {

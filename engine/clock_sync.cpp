@@ -13,12 +13,12 @@ namespace shardscope {
 
 namespace {
 
-// Keys of this attempt only: torchrun's store outlives a restarted attempt (--max-restarts), whose
-// old answers must not be read as this one's.
-std::string key(const char* what, int rank, int exchange) {
+// Keys of this attempt and round only: torchrun's store outlives a restarted attempt
+// (--max-restarts), whose old answers must not be read as this one's.
+std::string key(const char* what, int round, int rank, int exchange) {
   const char* attempt = std::getenv("TORCHELASTIC_RESTART_COUNT");
-  return std::string("shardscope_clock/") + (attempt ? attempt : "0") + "/" + what + "/" + std::to_string(rank) + "/" +
-         std::to_string(exchange);
+  return std::string("shardscope_clock/") + (attempt ? attempt : "0") + "/" + std::to_string(round) + "/" + what + "/" +
+         std::to_string(rank) + "/" + std::to_string(exchange);
 }
 
 std::vector<uint8_t> encode(int64_t value) {
@@ -45,16 +45,19 @@ bool decodeAnswer(const std::vector<uint8_t>& bytes, int64_t sent, int64_t& rank
 
 }  // namespace
 
-ClockReading measureClockToRank0(c10d::Store& store, int rank, int worldSize, int exchanges) {
+ClockReading measureClockToRank0(c10d::Store& store, int rank, int worldSize, int round, int exchanges) {
   ClockReading best;
   if (rank == 0) {
     // Each rank's pings in turn; the replies carry rank 0's clock when each ping arrived.
     for (int r = 1; r < worldSize; ++r) {
       for (int k = 0; k < exchanges; ++k) {
         // The answer carries rank 0's clock and, echoed, the ping it answers.
-        const auto ping = store.get(key("ping", r, k));
+        const std::string pingKey = key("ping", round, r, k);
+        const auto ping = store.get(pingKey);
         const std::string answer = std::to_string(trace::nowNs()) + " " + std::string(ping.begin(), ping.end());
-        store.set(key("pong", r, k), std::vector<uint8_t>(answer.begin(), answer.end()));
+        store.set(key("pong", round, r, k), std::vector<uint8_t>(answer.begin(), answer.end()));
+        // Read once: a long job measuring every minute would otherwise grow the store without end.
+        store.deleteKey(pingKey);
       }
     }
     best.localNs = best.rank0Ns = trace::nowNs();
@@ -64,9 +67,11 @@ ClockReading measureClockToRank0(c10d::Store& store, int rank, int worldSize, in
   int64_t bestRoundTrip = std::numeric_limits<int64_t>::max();
   for (int k = 0; k < exchanges; ++k) {
     const int64_t sent = trace::nowNs();
-    store.set(key("ping", rank, k), encode(sent));
-    const auto reply = store.get(key("pong", rank, k));
+    store.set(key("ping", round, rank, k), encode(sent));
+    const std::string pongKey = key("pong", round, rank, k);
+    const auto reply = store.get(pongKey);
     const int64_t received = trace::nowNs();
+    store.deleteKey(pongKey);
     int64_t answered = 0;
     if (!decodeAnswer(reply, sent, answered) || received - sent >= bestRoundTrip) continue;
     // Rank 0 read the clock about halfway through the round trip: at (sent + received) / 2 here.
@@ -76,6 +81,44 @@ ClockReading measureClockToRank0(c10d::Store& store, int rank, int worldSize, in
     best.uncertaintyNs = (bestRoundTrip + 1) / 2;  // rounded up: the bound holds for an odd round trip
   }
   return best;
+}
+
+ClockRounds::ClockRounds(c10::intrusive_ptr<c10d::Store> store, int rank, int worldSize, int64_t everyNs)
+    : store_(std::move(store)), rank_(rank), worldSize_(worldSize), everyNs_(everyNs), lastNs_(trace::nowNs()),
+      round_(1) {}
+
+ClockRounds::~ClockRounds() = default;
+
+std::string ClockRounds::announceKey() const {
+  const char* attempt = std::getenv("TORCHELASTIC_RESTART_COUNT");
+  return std::string("shardscope_clock/") + (attempt ? attempt : "0") + "/" + std::to_string(round_) + "/after_step";
+}
+
+bool ClockRounds::dueAfter(int step) {
+  if (everyNs_ <= 0 || worldSize_ < 2) return false;
+  if (announcedStep_ < 0) {
+    const int64_t elapsed = trace::nowNs() - lastNs_;
+    if (rank_ == 0 && elapsed >= everyNs_) {
+      announcedStep_ = step + 2;
+      store_->set(announceKey(), encode(announcedStep_));
+    } else if (rank_ != 0 && elapsed >= everyNs_ / 2 && store_->check({announceKey()})) {
+      const auto bytes = store_->get(announceKey());
+      try {
+        announcedStep_ = std::stoi(std::string(bytes.begin(), bytes.end()));
+      } catch (const std::exception&) {
+        announcedStep_ = -1;  // not rank 0's (a stranger's write): never due, rather than out of step
+      }
+    }
+  }
+  return announcedStep_ == step;
+}
+
+ClockReading ClockRounds::measure() {
+  const ClockReading reading = measureClockToRank0(*store_, rank_, worldSize_, round_);
+  ++round_;
+  announcedStep_ = -1;
+  lastNs_ = trace::nowNs();
+  return reading;
 }
 
 }  // namespace shardscope

@@ -5,6 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+
+#include <c10/util/intrusive_ptr.h>
 
 namespace c10d {
 class Store;
@@ -18,8 +21,35 @@ struct ClockReading {
   int64_t uncertaintyNs = 0;  // half the round trip it was measured in (0 on rank 0; -1: no reply read)
 };
 
-// Every rank of the world calls it once, at the same point (after the rendezvous): rank 0 answers
-// `exchanges` pings from each other rank, the others send them.
-ClockReading measureClockToRank0(c10d::Store& store, int rank, int worldSize, int exchanges = 8);
+// Every rank of the world calls it at the same point (after the rendezvous, then between steps when
+// the ranks agree on it): rank 0 answers `exchanges` pings from each other rank, the others send
+// them. `round` numbers the calls (0 first), each with keys of its own, removed once read.
+ClockReading measureClockToRank0(c10d::Store& store, int rank, int worldSize, int round = 0, int exchanges = 8);
+
+// The readings after the first, every `everyNs` between steps and once more at the end, agreed on
+// without a collective of their own (a recorded run's traffic stays the run's): when the time has
+// come on its clock, rank 0 names a step two ahead in the store; every other rank looks for that
+// name after its steps (once half the time has passed on its own clock, so a long period costs no
+// store traffic most steps). No rank can pass the named step unseen: finishing the step before it
+// takes that step's collectives, which rank 0 joins only after naming it.
+class ClockRounds {
+ public:
+  ClockRounds(c10::intrusive_ptr<c10d::Store> store, int rank, int worldSize, int64_t everyNs);
+  ~ClockRounds();
+
+  // After step `step`: whether every rank measures now (the same answer on every rank).
+  bool dueAfter(int step);
+  // The next reading; every rank calls it together (after a step dueAfter named, or at the end).
+  ClockReading measure();
+
+ private:
+  c10::intrusive_ptr<c10d::Store> store_;
+  int rank_ = 0, worldSize_ = 1;
+  int64_t everyNs_ = 0;
+  int64_t lastNs_ = 0;       // when the last reading ended, on this rank's clock
+  int round_ = 0;            // readings so far, the first (at connect) included
+  int announcedStep_ = -1;   // the step after which the next round runs, once known
+  std::string announceKey() const;
+};
 
 }  // namespace shardscope

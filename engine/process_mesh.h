@@ -37,16 +37,22 @@ class ProcessMesh {
   // End of a finished run: every group's connections released (Communicator::close).
   void close();
 
+  // The clock readings after the first, for a mesh connected with one (else null).
+  ClockRounds* clockRounds() const { return clockRounds_.get(); }
+  void setClockRounds(std::unique_ptr<ClockRounds> rounds) { clockRounds_ = std::move(rounds); }
+
  private:
   std::unique_ptr<Communicator> world_, shard_, replicate_;
+  std::unique_ptr<ClockRounds> clockRounds_;
 };
 
 // Connects this rank's world group and, when shardGroupSize < the world size, its shard and
 // replicate groups (each its own backend over the same store, under its own prefix, as new_group
 // does). Every group's collectives are recorded, named by group.
 // With `clockToRank0`, every rank then measures its clock against rank 0's through the same store
-// (engine/clock_sync.h): for a job whose ranks run on several hosts.
+// (engine/clock_sync.h), for a job whose ranks run on several hosts, and the mesh keeps the
+// ClockRounds that measure it again (every `clockEverySeconds` between steps; 0: when asked).
 std::unique_ptr<ProcessMesh> connectMesh(const RendezvousInfo& info, const RankDevice* gpu, int shardGroupSize,
-                                         ClockReading* clockToRank0 = nullptr);
+                                         ClockReading* clockToRank0 = nullptr, double clockEverySeconds = 0);
 
 }  // namespace shardscope

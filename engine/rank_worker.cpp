@@ -320,7 +320,8 @@ int runRankWorker(const RunConfig& config, const WorkerRecording& recording) {
     // options alone, the same on every rank (rank 0 answers every other rank's pings).
     const bool measureClock = !eventFd && (!traceDir.empty() || recording.collectorPort > 0);
     ClockReading clock;
-    auto mesh = connectMesh(info, gpu.get(), meshShardRanks(config, info.worldSize), measureClock ? &clock : nullptr);
+    auto mesh = connectMesh(info, gpu.get(), meshShardRanks(config, info.worldSize), measureClock ? &clock : nullptr,
+                            recording.clockEverySeconds);
     if (measureClock) reporter.send(clockOffsetEvent(rank, clock));
     Communicator& comm = mesh->world();
     auto model = makeModel(config);
@@ -388,7 +389,12 @@ int runRankWorker(const RunConfig& config, const WorkerRecording& recording) {
       e.pausedNs = StepGate::instance().pausedNs() - pausedBefore;
       e.count = step % 2 == 0 || config.recording != RecordingMode::Alternate ? 1 : 0;  // recorded step?
       reporter.send(e);
+      if (mesh->clockRounds() && mesh->clockRounds()->dueAfter(step)) {
+        reporter.send(clockOffsetEvent(rank, mesh->clockRounds()->measure()));
+      }
     }
+    // A last reading at the end: with the first, it follows a clock that drifted during the run.
+    if (mesh->clockRounds()) reporter.send(clockOffsetEvent(rank, mesh->clockRounds()->measure()));
     // Exports below are not training: their collectives and buffers stay out of the recording.
     recorder.setEnabled(false);
 

@@ -16,6 +16,9 @@ struct WorkerRecording {
   std::string collectorHost;
   int collectorPort = 0;  // 0: no collector
   std::string token;      // presented to the collector (SHARDSCOPE_COLLECTOR_TOKEN)
+  // A job recording itself measures each rank's clock against rank 0's when its ranks are up, at
+  // the end, and again between steps every this many seconds (0: only those two).
+  double clockEverySeconds = 60;
 };
 
 // Returns the process exit status: 0 when every step ran, 1 after reporting an error.

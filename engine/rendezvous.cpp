@@ -149,22 +149,31 @@ std::unique_ptr<Communicator> connectGroup(const c10::intrusive_ptr<c10d::Store>
 }  // namespace
 
 std::unique_ptr<ProcessMesh> connectMesh(const RendezvousInfo& info, const RankDevice* gpu, int shardGroupSize,
-                                         ClockReading* clockToRank0) {
+                                         ClockReading* clockToRank0, double clockEverySeconds) {
   const c10::intrusive_ptr<c10d::Store> store = connectStore(info);
   auto world = connectGroup(store, info, gpu, "default_pg", info.rank, info.worldSize, trace::ProcessGroup::World);
   // Every rank is up once the world group is: rank 0 is there to answer.
   if (clockToRank0) *clockToRank0 = measureClockToRank0(*store, info.rank, info.worldSize);
-  if (shardGroupSize <= 0 || shardGroupSize >= info.worldSize) return std::make_unique<ProcessMesh>(std::move(world));
-  if (info.worldSize % shardGroupSize != 0) {
-    throw std::runtime_error("a shard group of " + std::to_string(shardGroupSize) + " ranks does not divide the world of " +
-                             std::to_string(info.worldSize) + " ranks; pass a divisor as --shard-group-size.");
+  std::unique_ptr<ProcessMesh> mesh;
+  if (shardGroupSize <= 0 || shardGroupSize >= info.worldSize) {
+    mesh = std::make_unique<ProcessMesh>(std::move(world));
+  } else {
+    if (info.worldSize % shardGroupSize != 0) {
+      throw std::runtime_error("a shard group of " + std::to_string(shardGroupSize) + " ranks does not divide the world of " +
+                               std::to_string(info.worldSize) + " ranks; pass a divisor as --shard-group-size.");
+    }
+    const MeshPlace place = meshPlace(info.rank, shardGroupSize);
+    auto shard = connectGroup(store, info, gpu, "shard_group_" + std::to_string(place.shardGroup), place.shardRank,
+                              shardGroupSize, trace::ProcessGroup::Shard);
+    auto replicate = connectGroup(store, info, gpu, "replicate_group_" + std::to_string(place.replicateGroup),
+                                  place.replicateRank, info.worldSize / shardGroupSize, trace::ProcessGroup::Replicate);
+    mesh = std::make_unique<ProcessMesh>(std::move(world), std::move(shard), std::move(replicate));
   }
-  const MeshPlace place = meshPlace(info.rank, shardGroupSize);
-  auto shard = connectGroup(store, info, gpu, "shard_group_" + std::to_string(place.shardGroup), place.shardRank,
-                            shardGroupSize, trace::ProcessGroup::Shard);
-  auto replicate = connectGroup(store, info, gpu, "replicate_group_" + std::to_string(place.replicateGroup),
-                                place.replicateRank, info.worldSize / shardGroupSize, trace::ProcessGroup::Replicate);
-  return std::make_unique<ProcessMesh>(std::move(world), std::move(shard), std::move(replicate));
+  if (clockToRank0) {
+    mesh->setClockRounds(std::make_unique<ClockRounds>(store, info.rank, info.worldSize,
+                                                       static_cast<int64_t>(clockEverySeconds * 1e9)));
+  }
+  return mesh;
 }
 
 }  // namespace shardscope

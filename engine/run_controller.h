@@ -14,6 +14,7 @@
 #include "stats/device_limits.h"
 #include "config/run_config.h"
 #include "trace/events.h"
+#include "trace/rank_clock.h"
 #include "trace/run_recording.h"
 
 namespace shardscope {
@@ -37,6 +38,8 @@ struct RunResult {
   int64_t outOfOrderEvents = 0;               // events the merger saw after later ones (counted)
   std::vector<std::string> outputErrors;      // --trace, --memory-csv, --summary that could not be
                                               // written, one line each; the others were written
+  std::vector<trace::RankClock> clocks;       // [rank] its clock against rank 0's, for a job whose
+                                              // ranks recorded themselves (view DIR --summary)
 };
 
 // --step-gate: where the ranks are. Every rank waits before `next` when waiting == ranks.

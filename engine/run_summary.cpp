@@ -10,6 +10,34 @@
 
 namespace shardscope {
 
+namespace {
+
+// Each rank's clock against rank 0's, as the merge applied it: its first and last readings'
+// offsets, the bound every reading held to, the drift between them where they differ by more
+// than their bounds (null: one offset throughout).
+nlohmann::json clocksJson(const std::vector<trace::RankClock>& clocks) {
+  nlohmann::json out = nlohmann::json::array();
+  for (size_t r = 0; r < clocks.size(); ++r) {
+    const auto& clock = clocks[r];
+    if (!clock.measured()) {
+      out.push_back({{"rank", r}, {"measured", false}});
+      continue;
+    }
+    out.push_back({{"rank", r},
+                   {"measured", true},
+                   {"host", clock.host()},
+                   {"offset_s", static_cast<double>(clock.readings().front().offsetNs) / 1e9},
+                   {"last_offset_s", static_cast<double>(clock.readings().back().offsetNs) / 1e9},
+                   {"uncertainty_s", static_cast<double>(clock.worstUncertaintyNs()) / 1e9},
+                   {"readings", clock.readings().size()},
+                   {"drift_ppm", clock.drifted() ? nlohmann::json(clock.driftPpm()) : nlohmann::json(nullptr)},
+                   {"shifted", clock.shifted()}});
+  }
+  return out;
+}
+
+}  // namespace
+
 nlohmann::json summaryJson(const RunConfig& config, const RunResult& result, const trace::RunRecording& recording) {
   nlohmann::json steps = nlohmann::json::array();
   for (size_t s = 0; s < result.losses.size(); ++s) {
@@ -91,6 +119,7 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result, con
                       {"out_of_order_events", result.outOfOrderEvents}};
   if (!result.ok) j["error"] = result.error;
   if (!result.outputErrors.empty()) j["output_errors"] = result.outputErrors;
+  if (!result.clocks.empty()) j["clocks"] = clocksJson(result.clocks);
   return j;
 }
 

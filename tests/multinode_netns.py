@@ -9,7 +9,9 @@ every rank's events are there (4 ranks, every step), the losses equal a single-h
 rank's measured clock offset recovers the shift within its stated bound, the loss all-reduce of
 every step ends on all four ranks within that bound (plus scheduling slack) once shifted, `view`
 merges and draws the job and says which ranks it shifted. With a rank of the second host killed
-mid-run: both torchruns fail without hanging and every file keeps its steps. Streamed live to a
+mid-run: both torchruns fail without hanging and every file keeps its steps. With the link between
+the namespaces set down mid-run: the same, and view names every rank with its host (each node runs
+under a hostname of its own). Streamed live to a
 collector on the first host's veth address with a token: every rank's steps arrive, and a stranger
 on the second host without the token is refused. No process is left behind.
 Exits 77 (skipped) where namespaces cannot be created (no privilege), saying why.
@@ -75,6 +77,32 @@ class Namespaces:
             sh("ip", "netns", "del", ns, check=False)
 
 
+def gather(run_dir):
+    """The nodes' files as a user gathers them from the hosts into one directory."""
+    job = os.path.join(run_dir, "job")
+    os.makedirs(job)
+    for path in glob.glob(os.path.join(run_dir, "node*", "*")):
+        shutil.copy(path, job)
+    return job
+
+
+def steps_kept(job, rank):
+    """The steps rank's file in `job` holds (-1: no file)."""
+    path = os.path.join(job, f"rank-{rank}.events")
+    return len(events(path, "step_end")) if os.path.exists(path) else -1
+
+
+def check_failed_job(check, codes, run_dir, steps_before, what):
+    """A job that failed mid-run: both nodes' torchrun fail without hanging, and every rank's file
+    keeps the steps it finished before. Returns the gathered job."""
+    check(all(code not in (0, "timeout") for code in codes), f"{what}, both nodes' torchrun fail, none hangs ({codes})")
+    job = gather(run_dir)
+    for rank in range(4):
+        kept = steps_kept(job, rank)
+        check(kept >= steps_before, f"{what}, rank {rank}'s file keeps the steps before ({kept})")
+    return job
+
+
 def can_make_namespaces():
     if shutil.which("ip") is None:
         return "the 'ip' command (iproute2) is not installed"
@@ -86,7 +114,9 @@ def can_make_namespaces():
     return None
 
 
-def run_job(ns, shardscope, workdir, port, node1_env=None, steps=STEPS, recording=None, env_all=None):
+def start_job(ns, shardscope, workdir, port, node1_env=None, steps=STEPS, recording=None, env_all=None):
+    """Both nodes' torchrun, each in its namespace under a hostname of its own (node0, node1: a UTS
+    namespace, so the ranks' files name their host as on two machines)."""
     procs = []
     for node in (0, 1):
         env = dict(os.environ)
@@ -94,22 +124,50 @@ def run_job(ns, shardscope, workdir, port, node1_env=None, steps=STEPS, recordin
         if node == 1:
             env["SHARDSCOPE_TEST_CLOCK_SHIFT_NS"] = str(SHIFT_NS)
             env.update(node1_env or {})
-        cmd = ["ip", "netns", "exec", ns.names[node], sys.executable, "-m", "torch.distributed.run",
+        cmd = ["ip", "netns", "exec", ns.names[node], "unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"',
+               f"node{node}", sys.executable, "-m", "torch.distributed.run",
                "--nnodes", "2", "--nproc-per-node", "2", "--node-rank", str(node),
                "--master-addr", ns.addresses[0], "--master-port", str(port), "--no-python", shardscope,
                "worker", "--model", "gpt", "--strategy", "full_shard", "--steps", str(steps), "--batch", "8",
                *(recording or ["--trace-dir", os.path.join(workdir, f"node{node}")])]
         log = open(os.path.join(workdir, f"node{node}.log"), "w")
         procs.append((subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env), log))
+    return procs
+
+
+def wait_job(procs, timeout=240):
     codes = []
+    deadline = time.time() + timeout
     for proc, log in procs:
         try:
-            codes.append(proc.wait(timeout=240))
+            codes.append(proc.wait(timeout=max(1, deadline - time.time())))
         except subprocess.TimeoutExpired:
             proc.kill()
             codes.append("timeout")
         log.close()
     return codes
+
+
+def run_job(ns, shardscope, workdir, port, node1_env=None, steps=STEPS, recording=None, env_all=None):
+    return wait_job(start_job(ns, shardscope, workdir, port, node1_env, steps, recording, env_all))
+
+
+def cut_link_mid_run(ns, shardscope, workdir, port):
+    """The job with the link between the hosts set down (ip link set ... down) once every rank of
+    the first host has recorded 3 steps; Gloo's timeout cut to 10 s (SHARDSCOPE_GLOO_TIMEOUT_MS) so
+    the ranks notice within the test. Returns the torchruns' codes and how long they took after
+    the cut."""
+    procs = start_job(ns, shardscope, workdir, port, steps=100000, env_all={"SHARDSCOPE_GLOO_TIMEOUT_MS": "10000"})
+    deadline = time.time() + 180
+    while time.time() < deadline and any(p.poll() is None for p, _ in procs):
+        paths = [os.path.join(workdir, "node0", f"rank-{r}.events") for r in (0, 1)]
+        if all(os.path.exists(p) and len(events(p, "step_end")) >= 3 for p in paths):
+            break
+        time.sleep(0.2)
+    sh("ip", "-n", ns.names[1], "link", "set", f"v{ns.names[1]}", "down")
+    cut = time.time()
+    codes = wait_job(procs, timeout=180)
+    return codes, time.time() - cut
 
 
 def collect_live(ns, shardscope, workdir):
@@ -174,6 +232,9 @@ def main():
         killed_codes = run_job(ns, shardscope, killed_dir, 29900 + os.getpid() % 90,
                                {"SHARDSCOPE_FAULT": "rank=3,step=2,mode=kill"}, steps=6)
         collected = collect_live(ns, shardscope, workdir)
+        cut_dir = os.path.join(workdir, "cut")
+        os.makedirs(cut_dir)
+        cut_codes, cut_seconds = cut_link_mid_run(ns, shardscope, cut_dir, 29300 + os.getpid() % 90)
     for node, code in enumerate(codes):
         check(code == 0, f"node {node}'s torchrun exits 0 (got {code}; log {workdir}/node{node}.log)")
     if failures:
@@ -181,11 +242,7 @@ def main():
             print(open(os.path.join(workdir, f"node{node}.log")).read()[-3000:])
         return 1
 
-    # The files as a user gathers them from the hosts into one directory.
-    job = os.path.join(workdir, "job")
-    os.makedirs(job)
-    for path in glob.glob(os.path.join(workdir, "node*", "*")):
-        shutil.copy(path, job)
+    job = gather(workdir)
     files = sorted(glob.glob(os.path.join(job, "rank-*.events")))
     check(len(files) == 4, f"4 rank files gathered ({len(files)})")
     ranks = {int(os.path.basename(p)[5:-7]): p for p in files}
@@ -203,14 +260,16 @@ def main():
         check(len(single_losses) == STEPS and all(abs(a - b) < 1e-6 for a, b in zip(losses, single_losses)),
               f"rank {rank}: losses equal the single-host run's ({losses} vs {single_losses})")
         clock = events(path, "clock_offset")
-        check(len(clock) == 1, f"rank {rank}: its clock measured")
-        if clock:
-            offset, bound = clock[0]["e"] - clock[0]["b"], clock[0]["c"]
+        check(len(clock) == 2, f"rank {rank}: its clock measured when the ranks are up and at the end ({len(clock)})")
+        for reading in clock:
+            offset, bound = reading["e"] - reading["b"], reading["c"]
             expected = -SHIFT_NS if rank >= 2 else 0
             check(0 <= bound < 100_000_000 and abs(offset - expected) <= bound,
                   f"rank {rank}: offset {offset / 1e9:+.6f} s, expected {expected / 1e9:+.0f} s within {bound / 1e3:.0f} us")
+        if clock:
+            offset, bound = clock[0]["e"] - clock[0]["b"], clock[0]["c"]
             shifts[rank] = offset if abs(offset) > bound else 0
-            bounds[rank] = bound
+            bounds[rank] = max(r["c"] for r in clock)
 
     # Each step's loss all-reduce ends on every rank at about one moment, on rank 0's clock.
     ends = {rank: [e["e"] + shifts.get(rank, 0) for e in events(path, "collective") if e.get("t") == "loss (logging)"]
@@ -227,30 +286,35 @@ def main():
         v = sh("xvfb-run", "-a", "-s", "-screen 0 1600x1000x24", shardscope, "view", job, "--screenshot", png,
                check=False, timeout=120)
         check(v.returncode == 0 and os.path.getsize(png) > 0, f"view draws the merged job ({v.stderr.strip()[-300:]})")
-        check("rank 2 (host" in v.stderr and "rank 3 (host" in v.stderr and "rank 1 (host" not in v.stderr,
+        check("rank 2 (host node1) shifted" in v.stderr and "rank 3 (host node1) shifted" in v.stderr and
+              "rank 1 (host node0) shifted" not in v.stderr,
               "view shifts the other host's ranks, and only them")
     else:
         print("note: xvfb-run is not installed; the view was not drawn")
 
     # A rank killed on one host: both nodes' torchrun fail, and every rank's file keeps what it
     # recorded before (its first two steps), which view merges and names the ranks that failed.
-    check(all(code not in (0, "timeout") for code in killed_codes),
-          f"with rank 3 killed, both nodes' torchrun fail, none hangs ({killed_codes})")
-    killed_job = os.path.join(killed_dir, "job")
-    os.makedirs(killed_job)
-    for path in glob.glob(os.path.join(killed_dir, "node*", "*")):
-        shutil.copy(path, killed_job)
-    for rank in range(4):
-        path = os.path.join(killed_job, f"rank-{rank}.events")
-        kept = len(events(path, "step_end")) if os.path.exists(path) else -1
-        check(kept >= 2, f"rank {rank}'s file keeps the steps before the kill ({kept})")
+    killed_job = check_failed_job(check, killed_codes, killed_dir, 2, "with rank 3 killed")
     if shutil.which("xvfb-run"):
         png = os.path.join(killed_dir, "view.png")
         v = sh("xvfb-run", "-a", "-s", "-screen 0 1600x1000x24", shardscope, "view", killed_job, "--screenshot", png,
                check=False, timeout=120)
         check(v.returncode == 0, f"view draws the killed job ({v.stderr.strip()[-300:]})")
-        check("rank 3 stopped without finishing or an error after 2 steps" in v.stderr,
+        check("rank 3 (host node1) stopped without finishing or an error after 2 steps" in v.stderr,
               "view names the killed rank and the steps it finished")
+
+    # The link between the hosts cut mid-run: every rank's collectives time out (Gloo's 10 s here),
+    # both torchruns end without hanging, every file keeps what its rank recorded, and view names
+    # each rank with its host and how it ended.
+    cut_job = check_failed_job(check, cut_codes, cut_dir, 3, f"with the link cut ({cut_seconds:.0f} s before the end)")
+    v = sh(shardscope, "view", cut_job, "--summary", os.path.join(cut_dir, "summary.json"), check=False, timeout=120)
+    check(v.returncode == 0, f"view summarizes the cut job ({v.stderr.strip()[-300:]})")
+    for rank in range(4):
+        host = "node0" if rank < 2 else "node1"
+        check(f"rank {rank} (host {host}) failed:" in v.stderr or
+              f"rank {rank} (host {host}) stopped without finishing" in v.stderr,
+              f"view names rank {rank}, its host {host}, and how it ended")
+    print(v.stderr.strip()[-1500:])
 
     # Live: the collector on the first host, the token, a stranger from the second host refused.
     check(collected["job"] == [0, 0], f"the job streaming to the collector exits 0 on both hosts ({collected['job']})")

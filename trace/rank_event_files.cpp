@@ -6,6 +6,7 @@
 #include <optional>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <regex>
 
@@ -50,50 +51,107 @@ bool isRecordedEvent(const Event& e) {
   }
 }
 
-int64_t clockShiftToRank0(const Event& clock) {
-  if (clock.count < 0) return 0;
-  const int64_t offset = clock.endNs - clock.beginNs;
-  return std::llabs(offset) > clock.count ? offset : 0;
-}
-
 void shiftEventTimes(Event& e, int64_t shift) {
   e.beginNs += shift;
   if (e.endNs != 0) e.endNs += shift;
   if (e.issueNs != 0) e.issueNs += shift;
 }
 
+void shiftOntoRank0(Event& e, const RankClock& clock) {
+  if (clock.shifted()) shiftEventTimes(e, clock.shiftAt(e.beginNs));
+}
+
 namespace {
 
 struct RankFile {
   std::vector<Event> events;  // recorded ones, in file order
-  std::optional<Event> clock; // its ClockOffset: its clock against rank 0's
+  RankClock clock;            // its ClockOffset readings: its clock against rank 0's
+  bool clockUnmeasured = false;  // a reading said no reply was read
   std::string placement;      // its RunInfo's device and backend
+  int64_t parameterCount = 0; // its RunInfo's count
   std::string error;          // the RankError it reported, if any
   bool done = false;          // it reported RunDone: every step ran
   int steps = 0;              // StepEnd events
   int64_t unreadLines = 0;    // lines that were not events (a torn last line)
 };
 
-// A rank's files, read as one stream (its order restored below).
-RankFile readRankFile(const std::vector<fs::path>& paths, int rank) {
+// A file's lines; a last one without its newline (a rank or collector that died mid-line) is
+// marked torn.
+struct FileLines {
+  std::vector<std::string> lines;
+  bool tornLast = false;
+};
+
+FileLines readLines(const fs::path& path) {
+  FileLines out;
+  std::ifstream in(path, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t begin = 0;
+  for (size_t end; (end = text.find('\n', begin)) != std::string::npos; begin = end + 1) {
+    out.lines.push_back(text.substr(begin, end - begin));
+  }
+  if (begin < text.size()) {
+    out.lines.push_back(text.substr(begin));
+    out.tornLast = true;
+  }
+  return out;
+}
+
+// How many of `next`'s first lines repeat the end of `before`: a rank that lost its collector
+// writes again, into its own file, what the collector had not confirmed keeping
+// (engine/unconfirmed_bytes.h), some of which it had kept. Event lines carry nanosecond times, so
+// the first line of `next` places the overlap.
+size_t repeatedLines(const FileLines& before, const FileLines& next) {
+  if (next.lines.empty()) return 0;
+  const size_t whole = before.lines.size() - (before.tornLast ? 1 : 0);
+  for (size_t p = whole; p-- > 0;) {
+    if (before.lines[p] != next.lines.front()) continue;
+    const size_t overlap = whole - p;
+    if (overlap > next.lines.size()) return 0;
+    return std::equal(before.lines.begin() + static_cast<std::ptrdiff_t>(p),
+                      before.lines.begin() + static_cast<std::ptrdiff_t>(whole), next.lines.begin())
+               ? overlap
+               : 0;
+  }
+  return 0;
+}
+
+// A rank's files, read as one stream: what the collector wrote, then what the rank wrote itself
+// once it lost it (the repeat between them dropped); its order restored below.
+RankFile readRankFile(std::vector<fs::path> paths, int rank) {
   RankFile out;
-  std::string line;
-  for (const auto& path : paths) {
-    std::ifstream in(path);
-    while (std::getline(in, line)) {
+  // rank-R.events before rank-R.after-collector.events.
+  std::sort(paths.begin(), paths.end(),
+            [](const fs::path& a, const fs::path& b) { return a.filename().string().size() < b.filename().string().size(); });
+  FileLines before;
+  for (size_t f = 0; f < paths.size(); ++f) {
+    FileLines file = readLines(paths[f]);
+    const size_t skip = f > 0 ? repeatedLines(before, file) : 0;
+    // A torn last line written again whole in the next file is not lost.
+    const bool tornThenWhole = f + 1 < paths.size() && file.tornLast;
+    for (size_t i = skip; i < file.lines.size(); ++i) {
+      const std::string& line = file.lines[i];
       if (line.empty()) continue;  // a heartbeat
+      if (tornThenWhole && i + 1 == file.lines.size()) continue;
       auto event = decodeEventLine(line);
       if (!event || event->rank != rank) {
         ++out.unreadLines;
         continue;
       }
-      if (event->kind == EventKind::RunInfo) out.placement = event->text;
+      if (event->kind == EventKind::RunInfo) {
+        out.placement = event->text;
+        out.parameterCount = event->count;
+      }
       if (event->kind == EventKind::RankError) out.error = event->text;
-      if (event->kind == EventKind::ClockOffset) out.clock = *event;
+      if (event->kind == EventKind::ClockOffset) {
+        out.clock.add(*event);
+        out.clockUnmeasured = out.clockUnmeasured || event->count < 0;
+      }
       if (event->kind == EventKind::RunDone) out.done = true;
       if (event->kind == EventKind::StepEnd) ++out.steps;
       if (isRecordedEvent(*event)) out.events.push_back(std::move(*event));
     }
+    before = std::move(file);
   }
   // Ordered as a controller's merge orders them: by their (begin) time, file order among equals.
   std::stable_sort(out.events.begin(), out.events.end(),
@@ -101,11 +159,21 @@ RankFile readRankFile(const std::vector<fs::path>& paths, int rank) {
   return out;
 }
 
-std::string describeShift(int rank, const Event& clock, int64_t shift) {
-  char text[160];
-  std::snprintf(text, sizeof text, "rank %d (host %s) shifted by %+.6f s onto rank 0's clock, measured to within %.0f us\n",
-                rank, clock.text.c_str(), static_cast<double>(shift) / 1e9, static_cast<double>(clock.count) / 1e3);
-  return text;
+std::string describeShift(int rank, const RankClock& clock) {
+  const int64_t first = clock.shiftAt(clock.readings().front().localNs);
+  char text[256];
+  std::snprintf(text, sizeof text, "rank %d (host %s) shifted by %+.6f s onto rank 0's clock, measured to within %.0f us",
+                rank, clock.host().c_str(), static_cast<double>(first) / 1e9,
+                static_cast<double>(clock.worstUncertaintyNs()) / 1e3);
+  std::string out = text;
+  if (clock.drifted()) {
+    std::snprintf(text, sizeof text, " (%zu readings, drifting %+.2f ppm, followed between them)", clock.readings().size(),
+                  clock.driftPpm());
+    out += text;
+  } else if (clock.readings().size() > 1) {
+    out += " (" + std::to_string(clock.readings().size()) + " readings, steady within their bounds)";
+  }
+  return out + "\n";
 }
 
 }  // namespace
@@ -169,26 +237,27 @@ LoadedTrace loadRankEventFiles(const std::string& dir) {
       continue;
     }
     RankFile read = readRankFile(file->second, r);
-    const int64_t shift = read.clock ? clockShiftToRank0(*read.clock) : 0;
-    if (read.clock) {
-      out.rankClocks[static_cast<size_t>(r)] = {shift, read.clock->endNs - read.clock->beginNs, read.clock->count,
-                                                read.clock->text};
-    }
-    if (shift != 0) out.clocks += describeShift(r, *read.clock, shift);
-    if (read.clock && read.clock->count < 0) out.clocks += "rank " + std::to_string(r) + "'s clock could not be measured\n";
+    out.rankClocks[static_cast<size_t>(r)] = read.clock;
+    if (read.clock.shifted()) out.clocks += describeShift(r, read.clock);
+    if (read.clockUnmeasured) out.clocks += "rank " + std::to_string(r) + "'s clock could not be measured\n";
     for (Event& e : read.events) {
-      shiftEventTimes(e, shift);
+      shiftOntoRank0(e, read.clock);
       out.recording.add(e);
     }
     placements[static_cast<size_t>(r)] = read.placement;
+    if (read.parameterCount > 0) out.parameterCount = read.parameterCount;
     if (read.unreadLines > 0) torn += (torn.empty() ? "" : ", ") + std::to_string(r);
-    if (!read.error.empty()) failed += "rank " + std::to_string(r) + " failed: " + read.error + "\n";
+    // Named with its host where its clock reading says it: on several hosts, where to look.
+    const std::string who =
+        "rank " + std::to_string(r) + (read.clock.host().empty() ? "" : " (host " + read.clock.host() + ")");
+    if (!read.error.empty()) failed += who + " failed: " + read.error + "\n";
     if (read.error.empty() && !read.done) {
-      failed += "rank " + std::to_string(r) + " stopped without finishing or an error after " +
-                std::to_string(read.steps) + " steps (killed, or its host lost)\n";
+      failed += who + " stopped without finishing or an error after " + std::to_string(read.steps) +
+                " steps (killed, or its host lost)\n";
     }
   }
   out.device = describeRankPlacements(placements);
+  out.rankPlacements = placements;
   if (!missing.empty()) out.note += "no file for rank " + missing + " (it recorded nothing here)\n";
   if (!torn.empty()) out.note += "lines that are not events skipped in rank " + torn + " (a rank that died mid-line)\n";
   out.note += failed;

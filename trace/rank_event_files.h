@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "trace/rank_clock.h"
 #include "trace/trace_reader.h"
 
 namespace shardscope::trace {
@@ -19,11 +20,10 @@ std::string rankEventConfigName(const std::string& dir);
 // What a recording keeps of a rank's stream (a controller merges these; a rank's wait at the step
 // gate, its placement, errors and clock are said otherwise).
 bool isRecordedEvent(const Event& e);
-// What to add to a rank's times to read them on rank 0's clock, from its ClockOffset event: the
-// measured offset, or 0 where the offset is within what it was measured to (ranks of one host
-// share a clock; shifting them by a measurement's noise would only misalign them).
-int64_t clockShiftToRank0(const Event& clockOffset);
+// Adds `shiftNs` to the event's times (onto rank 0's clock: trace/rank_clock.h).
 void shiftEventTimes(Event& e, int64_t shiftNs);
+// The event put on rank 0's clock by its rank's readings, at its own (begin) time.
+void shiftOntoRank0(Event& e, const RankClock& clock);
 
 // Whether `dir` is a directory holding at least one rank-R.events file.
 bool isRankEventDirectory(const std::string& dir);
@@ -31,8 +31,8 @@ bool isRankEventDirectory(const std::string& dir);
 bool isDirectory(const std::string& path);
 
 // The ranks' files merged: each rank's events in time order, as a controller adds them, on rank 0's
-// clock (a rank whose measured offset exceeds its uncertainty is shifted by it; `clocks` says
-// which, by how much, to within what). The ranks
+// clock (a rank whose measured offset exceeds its uncertainty is shifted by it, interpolated
+// between its readings; `clocks` says which, by how much, to within what). The ranks
 // are those config.json's world names (or one past the highest file's). What a file could not
 // give (a rank without a file, lines that were not events) is said in `note`; an unreadable
 // directory, or files past files::kMaxTraceBytes in all, in `error`.

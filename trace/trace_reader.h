@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "config/run_config.h"
+#include "trace/rank_clock.h"
 #include "trace/run_recording.h"
 
 namespace shardscope::trace {
@@ -19,13 +20,9 @@ struct LoadedTrace {
   std::string device;      // each rank's device and backend, where the files say (per-rank files)
   bool ranksFailed = false;  // a rank reported an error (per-rank files)
   std::string clocks;      // the ranks put on rank 0's clock, by how much (per-rank files)
-  struct RankClock {
-    int64_t shiftNs = 0;           // added to the rank's times
-    int64_t offsetNs = 0;          // as measured (the shift, unless within the uncertainty)
-    int64_t uncertaintyNs = -1;    // -1: not measured
-    std::string host;
-  };
-  std::vector<RankClock> rankClocks;  // per rank (per-rank files)
+  std::vector<RankClock> rankClocks;  // per rank (per-rank files): its readings, as applied
+  std::vector<std::string> rankPlacements;  // per rank: its device and backend (per-rank files)
+  int64_t parameterCount = 0;               // the model's, as the ranks reported it (per-rank files)
 };
 
 LoadedTrace loadChromeTrace(const std::string& path);

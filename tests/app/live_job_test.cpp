@@ -77,5 +77,42 @@ TEST(LiveJob, ACollectorThatCouldNotListenSaysSo) {
   EXPECT_EQ(store.sessions()[0].error, "the collector could not listen: the terminal says why");
 }
 
+// A long job in Listen mode stays within --window-events: its oldest steps fold, as a long run's
+// do in the app, every step still counted, and the session says where every step is kept.
+TEST(LiveJob, ALongJobFoldsItsOldestStepsWithinItsBudget) {
+  constexpr size_t kBudget = 400;  // events over the job's ranks
+  ui::SessionStore store;
+  LiveJobSink sink(store, "127.0.0.1:29700", kBudget, "/data/job");
+  sink.rankJoined(0, 1, R"({"strategy": "ddp"})", "127.0.0.1");
+  sink.rankEvents(0, {clockOffset(0, 0, 0, 0)});
+  constexpr int kSteps = 200;
+  for (int s = 0; s < kSteps; ++s) {
+    std::vector<trace::Event> events;
+    const int64_t t0 = 1'000'000LL * (s + 1);  // a step a millisecond
+    for (int k = 0; k < 5; ++k) {
+      events.push_back(memoryAt(0, t0 + 100 * k, 64));
+      events.push_back(memoryAt(0, t0 + 100 * k + 50, -64));
+    }
+    trace::Event step;
+    step.kind = trace::EventKind::StepEnd;
+    step.rank = 0;
+    step.step = s;
+    step.beginNs = t0;
+    step.endNs = t0 + 900;
+    events.push_back(step);
+    sink.rankEvents(0, events);
+  }
+  sink.rankEnded(0, true, "finished");
+  sink.finish(0);
+
+  auto lock = store.lock();
+  const auto& s = store.sessions()[0];
+  const auto& rank = s.recording.rank(0);
+  EXPECT_GT(rank.folded.steps, 0) << "2,200 events against a budget of 400";
+  EXPECT_EQ(rank.folded.steps + static_cast<int>(rank.steps.size()), kSteps) << "every step counted";
+  EXPECT_LE(s.recording.detailEvents(0), kBudget + kBudget / 8) << "held within the budget (and a step's worth)";
+  EXPECT_EQ(s.everyStepIn, "/data/job");
+}
+
 }  // namespace
 }  // namespace shardscope::app

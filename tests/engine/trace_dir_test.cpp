@@ -3,6 +3,8 @@
 // shardscope run of the same job gives, and a job that fails keeps what its ranks recorded.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -76,9 +78,12 @@ TEST(TraceDir, AFailedJobKeepsWhatItsRanksRecorded) {
 
   const auto job = trace::loadRankEventFiles(dir);
   ASSERT_TRUE(job.error.empty()) << job.error;
-  EXPECT_NE(job.note.find("rank 0 failed: injected fault at step 2"), std::string::npos) << job.note;
+  char host[256] = {0};
+  ASSERT_EQ(::gethostname(host, sizeof host - 1), 0);
+  const std::string on = std::string(" (host ") + host + ")";  // each rank named with its host
+  EXPECT_NE(job.note.find("rank 0" + on + " failed: injected fault at step 2"), std::string::npos) << job.note;
   EXPECT_TRUE(job.ranksFailed);
-  EXPECT_NE(job.note.find("rank 1 stopped without finishing or an error after 2 steps (killed, or its host lost)"),
+  EXPECT_NE(job.note.find("rank 1" + on + " stopped without finishing or an error after 2 steps (killed, or its host lost)"),
             std::string::npos)
       << job.note;
   ASSERT_EQ(job.recording.ranks(), 2);
@@ -94,9 +99,11 @@ TEST(TraceDir, AFailedJobKeepsWhatItsRanksRecorded) {
 TEST(TraceDir, AnotherHostsClockIsMeasuredAndItsRanksAligned) {
   constexpr int64_t kShift = 5'000'000'000;
   RunConfig config = testing::tinyGptConfig();
-  config.steps = 3;
+  config.steps = 6;
   const std::string dir = testing::freshTempDir("trace_dir_clock");
-  const auto ranks = testing::runWorkerJob(config, {"--trace-dir", dir},
+  // --clock-every that short: due at once after every reading, as a long job's is every minute.
+  // Rank 0 names the step two ahead, so rounds run after steps 2 and 5.
+  const auto ranks = testing::runWorkerJob(config, {"--trace-dir", dir, "--clock-every", "0.000001"},
                                            {{}, {"SHARDSCOPE_TEST_CLOCK_SHIFT_NS=" + std::to_string(kShift)}});
   for (const auto& r : ranks) ASSERT_EQ(r.exitCode, 0) << r.output;
 
@@ -104,13 +111,16 @@ TEST(TraceDir, AnotherHostsClockIsMeasuredAndItsRanksAligned) {
   ASSERT_TRUE(job.error.empty()) << job.error;
   ASSERT_EQ(job.rankClocks.size(), 2u);
   const auto& shifted = job.rankClocks[1];
-  EXPECT_EQ(job.rankClocks[0].shiftNs, 0);
-  EXPECT_GE(shifted.uncertaintyNs, 0) << "measured";
-  EXPECT_LT(shifted.uncertaintyNs, 100'000'000) << "a loopback round trip through the store";
-  EXPECT_LE(std::llabs(shifted.offsetNs + kShift), shifted.uncertaintyNs) << "the 5 s recovered within its bound";
-  EXPECT_EQ(shifted.shiftNs, shifted.offsetNs);
-  EXPECT_FALSE(shifted.host.empty());
-  EXPECT_NE(job.clocks.find("rank 1 (host " + shifted.host + ") shifted by -"), std::string::npos) << job.clocks;
+  EXPECT_FALSE(job.rankClocks[0].shifted());
+  EXPECT_EQ(shifted.readings().size(), 4u) << "measured when the ranks are up, after steps 2 and 5, and at the end";
+  for (const auto& reading : shifted.readings()) {
+    EXPECT_GE(reading.uncertaintyNs, 0) << "measured";
+    EXPECT_LT(reading.uncertaintyNs, 100'000'000) << "a loopback round trip through the store";
+    EXPECT_LE(std::llabs(reading.offsetNs + kShift), reading.uncertaintyNs) << "the 5 s recovered within its bound";
+  }
+  EXPECT_TRUE(shifted.shifted());
+  EXPECT_FALSE(shifted.host().empty());
+  EXPECT_NE(job.clocks.find("rank 1 (host " + shifted.host() + ") shifted by -"), std::string::npos) << job.clocks;
   EXPECT_NE(job.clocks.find(" s onto rank 0's clock, measured to within "), std::string::npos) << job.clocks;
 
   // A collective ends together on every rank (the last one out releases both): each step's loss
@@ -123,10 +133,26 @@ TEST(TraceDir, AnotherHostsClockIsMeasuredAndItsRanksAligned) {
   for (size_t i = 0; i < c0.size(); ++i) {
     if (trace::collectiveUnit(c0[i]) != "loss (logging)") continue;
     ASSERT_EQ(trace::collectiveUnit(c1[i]), "loss (logging)") << "the ranks' collectives in one order";
-    EXPECT_LT(std::llabs(c0[i].endNs - c1[i].endNs), shifted.uncertaintyNs + 50'000'000) << "collective " << i;
+    EXPECT_LT(std::llabs(c0[i].endNs - c1[i].endNs), shifted.worstUncertaintyNs() + 50'000'000) << "collective " << i;
     ++compared;
   }
   EXPECT_EQ(compared, config.steps);
+
+  // The job's summary records each rank's clock as the merge applied it.
+  const std::string summaryPath = dir + "/summary.json";
+  const auto written = testing::runShardscope({"view", dir, "--summary", summaryPath});
+  ASSERT_EQ(written.exitCode, 0) << written.output;
+  const auto summary = nlohmann::json::parse(std::ifstream(summaryPath));
+  EXPECT_EQ(summary["status"], "ok");
+  EXPECT_EQ(summary["steps"].size(), static_cast<size_t>(config.steps));
+  ASSERT_EQ(summary["clocks"].size(), 2u);
+  const auto& clock1 = summary["clocks"][1];
+  EXPECT_EQ(clock1["host"], shifted.host());
+  EXPECT_TRUE(clock1["shifted"].get<bool>());
+  EXPECT_EQ(clock1["readings"], 4);
+  EXPECT_LE(std::abs(clock1["offset_s"].get<double>() + kShift / 1e9), clock1["uncertainty_s"].get<double>() + 1e-9);
+  EXPECT_FALSE(summary["clocks"][0]["shifted"].get<bool>());
+  EXPECT_EQ(summary["clocks"][0]["offset_s"], 0.0) << "rank 0 is the reference";
 }
 
 // Ranks of one host share a clock: what they measure is within its own bound, and nothing moves.
@@ -137,8 +163,8 @@ TEST(TraceDir, RanksOfOneHostAreNotShifted) {
   const auto job = trace::loadRankEventFiles(dir);
   ASSERT_TRUE(job.error.empty()) << job.error;
   for (const auto& clock : job.rankClocks) {
-    EXPECT_EQ(clock.shiftNs, 0);
-    EXPECT_GE(clock.uncertaintyNs, 0);
+    EXPECT_FALSE(clock.shifted());
+    EXPECT_TRUE(clock.measured());
   }
   EXPECT_TRUE(job.clocks.empty()) << job.clocks;
 }

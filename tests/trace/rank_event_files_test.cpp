@@ -49,5 +49,75 @@ TEST(RankEventFiles, ATornLineAndAMissingRankAreSaidAndTheRestIsRead) {
   EXPECT_EQ(loaded.recording.rank(2).memory.size(), 1u);
 }
 
+// A rank that lost its collector wrote again what the collector had not confirmed, some of which
+// the collector had kept (here C, and D torn mid-line as it died): each event is read once.
+TEST(RankEventFiles, WhatARankWroteAgainAfterLosingItsCollectorIsReadOnce) {
+  const std::string dir = testing::freshTempDir("rank_event_files_replay");
+  const std::string a = encodeEventLine(memoryEvent(0, 1000, 1)), b = encodeEventLine(memoryEvent(0, 2000, 2)),
+                    c = encodeEventLine(memoryEvent(0, 3000, 4)), d = encodeEventLine(memoryEvent(0, 4000, 8)),
+                    e = encodeEventLine(memoryEvent(0, 5000, 16));
+  {
+    std::ofstream collected(rankEventFileName(dir, 0));
+    collected << a << "\n" << b << "\n\n" << c << "\n" << d.substr(0, d.size() / 2);
+    std::ofstream own(rankEventFileName(dir, 0, ".after-collector"));
+    own << c << "\n" << d << "\n" << e << "\n";
+  }
+  const auto loaded = loadRankEventFiles(dir);
+  ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+  EXPECT_EQ(loaded.note.find("lines that are not events"), std::string::npos) << "the torn line came again whole";
+  const auto& memory = loaded.recording.rank(0).memory;
+  ASSERT_EQ(memory.size(), 5u) << "A B C D E, C not twice";
+  EXPECT_EQ(memory.bytes(4)[static_cast<int>(MemoryRole::Activation)], 31);
+}
+
+// A rank's clock from its readings: a drifting host's offset interpolated between them, the
+// nearest reading outside them; a rank whose every offset lies within its bound is not moved.
+TEST(RankClock, FollowsADriftingClockBetweenReadingsAndLeavesOneWithinItsBound) {
+  auto reading = [](int64_t local, int64_t offset, int64_t bound) {
+    Event e;
+    e.kind = EventKind::ClockOffset;
+    e.beginNs = local;
+    e.endNs = local + offset;
+    e.count = bound;
+    e.text = "host-b";
+    return e;
+  };
+  RankClock clock;
+  clock.add(reading(2'000'000'000, 3'000'000, 50'000));  // added out of order: kept in time order
+  clock.add(reading(1'000'000'000, 1'000'000, 50'000));
+  clock.add(reading(1'500'000'000, 0, -1));  // no reply read: ignored
+  ASSERT_EQ(clock.readings().size(), 2u);
+  EXPECT_TRUE(clock.shifted());
+  EXPECT_EQ(clock.host(), "host-b");
+  EXPECT_EQ(clock.shiftAt(0), 1'000'000);
+  EXPECT_EQ(clock.shiftAt(1'500'000'000), 2'000'000) << "halfway between the readings";
+  EXPECT_EQ(clock.shiftAt(1'250'000'000), 1'500'000);
+  EXPECT_EQ(clock.shiftAt(9'000'000'000), 3'000'000);
+  EXPECT_TRUE(clock.drifted()) << "2 ms apart, bounds of 50 us";
+  EXPECT_DOUBLE_EQ(clock.driftPpm(), 2000.0) << "2 ms over 1 s";
+  EXPECT_EQ(clock.worstUncertaintyNs(), 50'000);
+
+  RankClock sameHost;
+  sameHost.add(reading(1'000'000'000, 20'000, 50'000));
+  sameHost.add(reading(2'000'000'000, -30'000, 50'000));
+  EXPECT_TRUE(sameHost.measured());
+  EXPECT_FALSE(sameHost.shifted());
+  EXPECT_EQ(sameHost.shiftAt(1'500'000'000), 0);
+  Event e = memoryEvent(0, 1'500'000'000, 64);
+  shiftOntoRank0(e, clock);
+  EXPECT_EQ(e.beginNs, 1'502'000'000);
+  EXPECT_EQ(RankClock().shiftAt(5), 0) << "never measured: not moved";
+
+  // Another host, steady: readings 40 us apart with bounds of 50 and 30 us measured one offset,
+  // and the most precise of them holds throughout (no drift read into noise).
+  RankClock steady;
+  steady.add(reading(1'000'000'000, 3'000'000, 50'000));
+  steady.add(reading(2'000'000'000, 3'000'040, 30'000));
+  EXPECT_TRUE(steady.shifted());
+  EXPECT_FALSE(steady.drifted());
+  EXPECT_EQ(steady.shiftAt(1'000'000'000), 3'000'040);
+  EXPECT_EQ(steady.shiftAt(1'500'000'000), 3'000'040);
+}
+
 }  // namespace
 }  // namespace shardscope::trace
