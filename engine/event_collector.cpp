@@ -33,6 +33,8 @@ using Clock = std::chrono::steady_clock;
 constexpr size_t kMaxHelloBytes = 64 * 1024;  // a hello is a few hundred bytes; rank 0's config a few KiB
 constexpr size_t kMaxLineBytes = 1 << 20;      // an event line is under 1 KiB
 constexpr size_t kMaxWaitingHellos = 64;       // connections not yet past their hello
+constexpr uint64_t kConfirmBytes = 64 * 1024;    // "ack N" at least this often in bytes ...
+constexpr auto kConfirmInterval = std::chrono::milliseconds(100);  // ... or in time
 // A rank says it is alive every second (an empty line); silence this long means its host or the
 // link is gone. And once every rank that came has gone, how long to wait for the ones that never did.
 constexpr auto kSilentRank = std::chrono::seconds(30);
@@ -74,6 +76,9 @@ struct Connection {
   std::ofstream file;        // DIR/rank-R.events
   trace::LineSplitter lines;
   int steps = 0;
+  uint64_t received = 0;     // bytes of its stream after the hello, written and flushed
+  uint64_t confirmed = 0;    // how far "ack N" has told it (engine/unconfirmed_bytes.h)
+  Clock::time_point confirmedAt;
   bool finished = false;     // it sent RunDone
   std::string error;         // its RankError
 };
@@ -234,6 +239,7 @@ class Collector {
   void take(Connection& c, const char* data, size_t size) {
     c.file.write(data, static_cast<std::streamsize>(size));
     c.file.flush();
+    c.received += size;
     std::vector<trace::Event> decoded;
     c.lines.feed(data, size, [&](std::string_view line) {
       if (line.empty()) return;
@@ -253,6 +259,19 @@ class Collector {
     }
     if (sink_ && !decoded.empty()) sink_->rankEvents(c.rank, decoded);
     std::fflush(stdout);
+    confirm(c);
+  }
+
+  // Tells the rank how much of its stream is on disk, up to its last whole line, every 64 KiB or
+  // 100 ms: what it must write again itself if this collector goes (engine/unconfirmed_bytes.h).
+  void confirm(Connection& c) {
+    if (!c.file) return;  // not written: nothing to confirm
+    const uint64_t kept = c.received - c.lines.pendingBytes();
+    const auto now = Clock::now();
+    if (kept == c.confirmed || (kept - c.confirmed < kConfirmBytes && now - c.confirmedAt < kConfirmInterval)) return;
+    answer(c.fd, "ack " + std::to_string(kept) + "\n");
+    c.confirmed = kept;
+    c.confirmedAt = now;
   }
 
   void closeConnection(Connection& c, const std::string& why) {

@@ -103,23 +103,28 @@ void RankRecorder::writeAll(const std::string& bytes) {
                         : ::write(fd_, bytes.data() + done, bytes.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0 && fallbackFd_ >= 0) {  // the collector is gone (or stalled): the rest goes to the rank's file
-      std::fprintf(stderr, "%s\n", fallbackNotice_.c_str());
+      if (socket_) unconfirmed_.readConfirmations(fd_);  // the last it said before it went
+      const std::string& replay = unconfirmed_.bytes();
+      std::fprintf(stderr, "%s (from the last line it confirmed: %zu bytes written again)\n", fallbackNotice_.c_str(),
+                   replay.size());
       if (socket_) ::close(fd_);
       fd_ = std::exchange(fallbackFd_, -1);
       socket_ = false;
-      // The file starts at a line: the rest of a line the socket took in part went with it.
-      if (done > 0 && bytes[done - 1] != '\n') {
-        const size_t next = bytes.find('\n', done);
-        done = next == std::string::npos ? bytes.size() : next + 1;
-      }
+      // What the collector did not confirm, from a line's start; it ends where the socket took
+      // this buffer up to, so the file goes on with the rest of it.
+      const std::string again = replay;
+      unconfirmed_ = UnconfirmedBytes();
+      writeAll(again);
       continue;
     }
     if (n <= 0) {
       fd_ = -1;  // the controller is gone; keep training quietly
       return;
     }
+    if (socket_) unconfirmed_.sent(bytes.data() + done, static_cast<size_t>(n));
     done += static_cast<size_t>(n);
   }
+  if (socket_) unconfirmed_.readConfirmations(fd_);
 }
 
 void RankRecorder::drainOnce(std::string& buffer) {

@@ -17,6 +17,7 @@
 #include <string>
 #include <thread>
 
+#include "engine/unconfirmed_bytes.h"
 #include "trace/event_queue.h"
 #include "trace/events.h"
 
@@ -29,7 +30,8 @@ class RankRecorder {
   // Starts streaming to `fd` (-1: no controller; events are discarded after counting); a socket
   // (a collector's) is written without SIGPIPE.
   void start(int rank, int fd, size_t capacity, bool socket = false);
-  // Where to go on when `fd` fails (a collector lost mid-run): this file, after `notice` on stderr.
+  // Where to go on when `fd` fails (a collector lost mid-run): this file, after `notice` on stderr,
+  // starting with what the collector had not confirmed keeping (engine/unconfirmed_bytes.h).
   // Call before start.
   void divertOnLoss(int fallbackFd, std::string notice);
   // Drains everything, reports the drop count, stops the writer. Safe to call twice.
@@ -75,6 +77,7 @@ class RankRecorder {
   bool socket_ = false;
   int fallbackFd_ = -1;
   std::string fallbackNotice_;
+  UnconfirmedBytes unconfirmed_;  // a collector's: what it has not yet said it kept (writer thread)
   std::unique_ptr<trace::BoundedEventQueue<trace::Event>> queue_;
   std::atomic<bool> enabled_{false};
   std::atomic<bool> running_{false};
