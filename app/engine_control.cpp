@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "app/live_job.h"
+#include "engine/event_collector.h"
 #include "engine/run_controller.h"
 #include "estimate/memory_preflight.h"
 #include "trace/rank_placements.h"
@@ -43,16 +45,38 @@ void EngineSessionControl::stepGate() { gateSteps_.fetch_add(1); }
 
 void EngineSessionControl::continueGate() { gateContinue_.store(true); }
 
-void EngineSessionControl::launch(std::vector<RunConfig> runs, std::vector<std::string> titles) {
-  if (busy_.exchange(true)) return;
+bool EngineSessionControl::beginLaunch() {
+  if (busy_.exchange(true)) return false;
   if (worker_.joinable()) worker_.join();
   stopRequested_.store(false);
   gateSteps_.store(0);
   gateContinue_.store(false);
+  auto lock = store_.lock();
+  store_.clear();
+  return true;
+}
+
+std::string EngineSessionControl::startListen(int port, const std::string& dir) {
+  CollectorOptions options;
+  options.port = port;
+  options.dir = dir;
+  if (port < 1 || port > 65535) return "port " + std::to_string(port) + " is not a port: give one from 1 to 65535";
+  if (auto problem = checkCollectorOptions(options)) return *problem;
+  if (!beginLaunch()) return "a run or a listen is under way: Stop it first";
+  auto sink = std::make_shared<LiveJobSink>(store_, "127.0.0.1:" + std::to_string(port), sessionDetailEvents_, dir);
+  worker_ = std::thread([this, options, sink] {
+    const int exit = runCollector(options, [this] { return stopRequested_.load(); }, sink.get());
+    sink->finish(exit);
+    busy_.store(false);
+  });
+  return "";
+}
+
+void EngineSessionControl::launch(std::vector<RunConfig> runs, std::vector<std::string> titles) {
+  if (!beginLaunch()) return;
   std::vector<int> indices;
   {
     auto lock = store_.lock();
-    store_.clear();
     for (size_t i = 0; i < runs.size(); ++i) {
       const RunConfig& c = runs[i];
       ui::Session s;

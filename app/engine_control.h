@@ -32,8 +32,12 @@ class EngineSessionControl final : public ui::EngineControl {
   void continueGate() override;
   bool busy() const override { return busy_.load(); }
   std::string checkConfig(const RunConfig& config) const override;
+  // The collector on loopback, its job one session (app/live_job.h); Stop ends it.
+  std::string startListen(int port, const std::string& dir) override;
 
  private:
+  // Clears the store and readies a new launch on the worker thread; false when one is under way.
+  bool beginLaunch();
   // Titles: one per run, or none for "strategy (ZeRO name)".
   void launch(std::vector<RunConfig> runs, std::vector<std::string> titles = {});
   // The session holds at most `detailEvents` over its ranks; a longer run folds its older steps.

@@ -16,7 +16,7 @@ constexpr int64_t kReorderWindowNs = 50'000'000;
 
 LiveJobSink::LiveJobSink(ui::SessionStore& store, const std::string& listeningOn, size_t detailEvents,
                          const std::string& keptIn)
-    : store_(store), detailEvents_(detailEvents) {
+    : store_(store), listeningOn_(listeningOn), detailEvents_(detailEvents) {
   ui::Session s;
   s.everyStepIn = keptIn;
   s.title = "waiting for ranks on " + listeningOn;
@@ -113,7 +113,10 @@ void LiveJobSink::finish(int collectorExit) {
   for (const auto& e : released_) s.recording.add(e);
   released_.clear();
   s.status = collectorExit == 0 ? ui::SessionStatus::Done : ui::SessionStatus::Failed;
-  if (collectorExit == 2) s.error = "the collector could not listen: the terminal says why";
+  if (collectorExit == 2) {
+    s.error = "the collector could not listen on " + listeningOn_ +
+              " (another process may hold the port: choose another); the terminal says why";
+  }
   else if (collectorExit != 0 && ended_.empty()) s.error = "the collector stopped before every rank had finished";
   store_.touch();
 }

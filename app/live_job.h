@@ -44,6 +44,7 @@ class LiveJobSink final : public CollectorSink {
   void refreshDevice();  // under the store's lock
 
   ui::SessionStore& store_;
+  std::string listeningOn_;
   size_t detailEvents_ = 0;
   bool bounded_ = false;  // the budget applied, once the job's world is known
   int session_ = -1;

@@ -13,7 +13,8 @@ mid-run: both torchruns fail without hanging and every file keeps its steps. Wit
 the namespaces set down mid-run: the same, and view names every rank with its host (each node runs
 under a hostname of its own). Streamed live to a
 collector on the first host's veth address with a token: every rank's steps arrive, and a stranger
-on the second host without the token is refused. No process is left behind.
+on the second host without the token is refused, and the app's Listen mode draws the job
+(a screenshot, with xvfb-run). No process is left behind.
 Exits 77 (skipped) where namespaces cannot be created (no privilege), saying why.
 
     tests/multinode_netns.py --shardscope build/app/shardscope --workdir DIR
@@ -180,8 +181,14 @@ def collect_live(ns, shardscope, workdir):
         f.write(f"job-token-{os.getpid()}-{time.time_ns()}\n")
     token = open(token_file).read().strip()
     port = 30500 + os.getpid() % 400
-    listen = subprocess.Popen(["ip", "netns", "exec", ns.names[0], shardscope, "listen", "--bind", ns.addresses[0],
-                               "--port", str(port), "--trace-dir", collected_dir, "--token-file", token_file],
+    # Drawn live in the app's Listen mode where a display can be had (the PNG once every rank has gone).
+    window = []
+    if shutil.which("xvfb-run"):
+        window = ["xvfb-run", "-a", "-s", "-screen 0 1920x1080x24"]
+    listen = subprocess.Popen(["ip", "netns", "exec", ns.names[0], *window, shardscope, "listen", "--bind", ns.addresses[0],
+                               "--port", str(port), "--trace-dir", collected_dir, "--token-file", token_file,
+                               *(["--window-size", "1920x1080", "--screenshot", os.path.join(workdir, "listen.png")]
+                                 if window else [])],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     listen.stdout.readline()  # "listening on ...": it is up
     stranger = ("import socket, time, json; s = socket.create_connection(('%s', %d)); "
@@ -324,6 +331,9 @@ def main():
     check(f"rank 3 of 4 connected from {collected['stranger']}" in collected["out"],
           "the other host's ranks connect from its address")
     check(not collected["left"], f"no process of the live job left behind ({collected['left']})")
+    if shutil.which("xvfb-run"):
+        png = os.path.join(workdir, "listen.png")
+        check(os.path.exists(png) and os.path.getsize(png) > 0, f"the app's Listen mode drew the job live ({png})")
     for rank in range(4):
         path = os.path.join(collected["dir"], f"rank-{rank}.events")
         losses = [e["l"] for e in events(path, "step_end")] if os.path.exists(path) else []

@@ -132,14 +132,25 @@ void drawSidebar(AppState& state, EngineControl* engine, int sessionCount) {
         engine->startRun(state.config);
         state.axis.userMoved = false;
         state.selection.active = false;
+        state.expandedRankGroups.clear();
         break;
       case ConfigAction::Compare:
         engine->startCompare(compareRuns);
         state.axis.userMoved = false;
         state.selection.active = false;
+        state.expandedRankGroups.clear();
         break;
       case ConfigAction::Stop: engine->stop(); break;
       case ConfigAction::None: break;
+    }
+    // The third way to fill the window, beside Run and Compare: a job someone else launches.
+    if (drawListenPanel(state.listen, engine->busy()) == ListenAction::Listen) {
+      state.listen.message = engine->startListen(state.listen.port, state.listen.dir);
+      if (state.listen.message.empty()) {
+        state.axis.userMoved = false;
+        state.selection.active = false;
+        state.expandedRankGroups.clear();
+      }
     }
   }
   ImGui::Separator();

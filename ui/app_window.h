@@ -13,6 +13,7 @@
 #include "ui/estimate_panel.h"
 #include "ui/holdings_view.h"
 #include "ui/lesson_view.h"
+#include "ui/listen_panel.h"
 #include "ui/panels.h"
 #include "ui/playhead.h"
 #include "ui/projector_mode.h"
@@ -35,6 +36,7 @@ struct AppState {
   TimelineStyle style;
   CollectiveSelection selection;
   TimelineCursor cursor;
+  ListenChoice listen;  // the sidebar's Listen for a launched job
   // Per session (by its index in the store): the rank groups of a large job shown rank by rank.
   std::map<int, std::set<int>> expandedRankGroups;
   Playhead playhead;

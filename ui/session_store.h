@@ -86,6 +86,13 @@ class EngineControl {
   virtual bool busy() const = 0;
   // A check of what only the engine knows (e.g. that --device cuda has a GPU); empty when fine.
   virtual std::string checkConfig(const RunConfig& config) const = 0;
+  // Listen mode: a collector on loopback `port` writing into `dir`, its job drawn as one session
+  // as the ranks stream; Stop ends it. Empty when it started, else why not.
+  virtual std::string startListen(int port, const std::string& dir) {
+    (void)port;
+    (void)dir;
+    return "listening for a launched job needs the app's engine";
+  }
 };
 
 }  // namespace shardscope::ui

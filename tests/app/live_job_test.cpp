@@ -74,7 +74,8 @@ TEST(LiveJob, ACollectorThatCouldNotListenSaysSo) {
   sink.finish(2);
   auto lock = store.lock();
   EXPECT_EQ(store.sessions()[0].status, ui::SessionStatus::Failed);
-  EXPECT_EQ(store.sessions()[0].error, "the collector could not listen: the terminal says why");
+  EXPECT_EQ(store.sessions()[0].error, "the collector could not listen on 127.0.0.1:1 (another process may hold the "
+                                       "port: choose another); the terminal says why");
 }
 
 // A long job in Listen mode stays within --window-events: its oldest steps fold, as a long run's

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
+#include <fstream>
 #include <thread>
 
 #include "app/engine_control.h"
@@ -96,6 +98,51 @@ TEST_F(LiveStepThrough, EachClickOnStepMovesEveryRankOneEventGroup) {
   const RunResult free = runTraining(c, SHARDSCOPE_BINARY, {});
   ASSERT_TRUE(free.ok) << free.error;
   EXPECT_EQ(gatedLosses, free.losses);
+}
+
+// Listen mode from the sidebar: the collector starts on the port the panel names, a job launched
+// by hand (torchrun's variables) streams to it, and the window draws it as one live session.
+TEST_F(LiveStepThrough, ListenFromTheSidebarDrawsALaunchedJob) {
+  const int port = testing::freeLoopbackPort();
+  state_.listen.port = port;
+  const std::string dir = testing::freshTempDir("listen_from_sidebar");
+  std::snprintf(state_.listen.dir, sizeof state_.listen.dir, "%s", dir.c_str());
+  draw();
+  click("listen:header");
+  click("listen");
+  ASSERT_EQ(state_.listen.message, "");
+  ASSERT_TRUE(engine_.busy()) << "listening";
+  ASSERT_TRUE(testing::waitForLoopbackListener(port)) << "the collector never listened";
+  RunConfig config = testing::tinyGptConfig();
+  config.steps = 3;
+  for (const auto& r : testing::runWorkerJob(config, {"--collector", "127.0.0.1:" + std::to_string(port)})) {
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+  }
+  ASSERT_TRUE(drawUntil([&](const ui::Session& s) {
+    return s.status == ui::SessionStatus::Done && s.recording.ranks() == 2 && s.recording.rank(1).steps.size() == 3;
+  })) << "the job never showed as done";
+  {
+    auto lock = store_.lock();
+    EXPECT_EQ(store_.sessions()[0].title, "ddp (a launched job, live)");
+    EXPECT_EQ(store_.sessions()[0].losses.size(), 3u);
+  }
+  EXPECT_TRUE(std::ifstream(dir + "/rank-1.events").good()) << "the collector wrote the ranks' files";
+  for (int i = 0; i < 100 && engine_.busy(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(engine_.busy()) << "the collector ended with the job";
+  draw();
+  click("listen");
+  EXPECT_EQ(state_.listen.message, "") << "and the panel can listen again";
+  engine_.stop();
+}
+
+// A port another process holds: the panel says so (the collector cannot listen), nothing hangs.
+TEST_F(LiveStepThrough, ListenOnABadPortSaysWhy) {
+  state_.listen.port = 70000;
+  draw();
+  click("listen:header");
+  click("listen");
+  EXPECT_EQ(state_.listen.message, "port 70000 is not a port: give one from 1 to 65535");
+  EXPECT_FALSE(engine_.busy());
 }
 
 }  // namespace
