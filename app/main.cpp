@@ -312,7 +312,7 @@ int dispatch(int argc, char** argv) {
                      "with --trace-dir or --collector: measure each rank's clock against rank 0's again every "
                      "SECONDS between steps (besides at the start and the end), to follow a drifting host; 0: "
                      "start and end only [default: 60]")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0.0, 86400.0 * 365));
   std::string workerCollector;
   worker->add_option("--collector", workerCollector,
                      "stream this rank's events, live, to 'shardscope listen' at HOST:PORT (presenting "

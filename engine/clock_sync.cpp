@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -84,15 +85,11 @@ ClockReading measureClockToRank0(c10d::Store& store, int rank, int worldSize, in
 }
 
 ClockRounds::ClockRounds(c10::intrusive_ptr<c10d::Store> store, int rank, int worldSize, int64_t everyNs)
-    : store_(std::move(store)), rank_(rank), worldSize_(worldSize), everyNs_(everyNs), lastNs_(trace::nowNs()),
-      round_(1) {}
+    : store_(std::move(store)), rank_(rank), worldSize_(worldSize), everyNs_(everyNs), lastNs_(trace::nowNs()) {}
 
 ClockRounds::~ClockRounds() = default;
 
-std::string ClockRounds::announceKey() const {
-  const char* attempt = std::getenv("TORCHELASTIC_RESTART_COUNT");
-  return std::string("shardscope_clock/") + (attempt ? attempt : "0") + "/" + std::to_string(round_) + "/after_step";
-}
+std::string ClockRounds::announceKey() const { return key("after_step", round_, 0, 0); }
 
 bool ClockRounds::dueAfter(int step) {
   if (everyNs_ <= 0 || worldSize_ < 2) return false;
@@ -101,20 +98,38 @@ bool ClockRounds::dueAfter(int step) {
     if (rank_ == 0 && elapsed >= everyNs_) {
       announcedStep_ = step + 2;
       store_->set(announceKey(), encode(announcedStep_));
+      // A set is not answered: a round trip makes sure the store has it before rank 0 goes on
+      // into the next step, whose collectives every other rank must finish before it looks.
+      (void)store_->check({announceKey()});
     } else if (rank_ != 0 && elapsed >= everyNs_ / 2 && store_->check({announceKey()})) {
-      const auto bytes = store_->get(announceKey());
-      try {
-        announcedStep_ = std::stoi(std::string(bytes.begin(), bytes.end()));
-      } catch (const std::exception&) {
-        announcedStep_ = -1;  // not rank 0's (a stranger's write): never due, rather than out of step
-      }
+      announcedStep_ = readAnnouncement(step);
     }
   }
   return announcedStep_ == step;
 }
 
+int ClockRounds::readAnnouncement(int step) {
+  const auto bytes = store_->get(announceKey());
+  const std::string text(bytes.begin(), bytes.end());
+  int named = -1;
+  try {
+    named = std::stoi(text);
+  } catch (const std::exception&) {
+  }
+  // Read too late (or not rank 0's): rank 0 would wait for this rank's pings forever while it
+  // waits in the next step's collectives. Said now, the job fails instead of hanging.
+  if (named < step) {
+    throw std::runtime_error("clock round " + std::to_string(round_) + ": rank 0 named step " + text +
+                             " for it, and this rank is already past step " + std::to_string(step) +
+                             "; use a longer --clock-every (or 0)");
+  }
+  return named;
+}
+
 ClockReading ClockRounds::measure() {
   const ClockReading reading = measureClockToRank0(*store_, rank_, worldSize_, round_);
+  // Every rank has read the announcement before its pings were answered: it can go.
+  if (rank_ == 0 && announcedStep_ >= 0) store_->deleteKey(announceKey());
   ++round_;
   announcedStep_ = -1;
   lastNs_ = trace::nowNs();

@@ -37,9 +37,12 @@ class ClockRounds {
   ClockRounds(c10::intrusive_ptr<c10d::Store> store, int rank, int worldSize, int64_t everyNs);
   ~ClockRounds();
 
-  // After step `step`: whether every rank measures now (the same answer on every rank).
+  // After step `step`: whether every rank measures now (the same answer on every rank). Throws
+  // when this rank learned of a round too late to take part (rather than leave rank 0 waiting).
   bool dueAfter(int step);
-  // The next reading; every rank calls it together (after a step dueAfter named, or at the end).
+  // The next reading (the first when the ranks are up, then those dueAfter names, then the last at
+  // the end); every rank calls it together. Rank 0 answers each other rank's 8 pings in turn: 3
+  // store operations a ping, about 1,500 round trips to the store for 64 ranks, every rank waiting.
   ClockReading measure();
 
  private:
@@ -47,9 +50,10 @@ class ClockRounds {
   int rank_ = 0, worldSize_ = 1;
   int64_t everyNs_ = 0;
   int64_t lastNs_ = 0;       // when the last reading ended, on this rank's clock
-  int round_ = 0;            // readings so far, the first (at connect) included
+  int round_ = 0;            // readings so far
   int announcedStep_ = -1;   // the step after which the next round runs, once known
   std::string announceKey() const;
+  int readAnnouncement(int step);
 };
 
 }  // namespace shardscope

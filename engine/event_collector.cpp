@@ -151,6 +151,9 @@ class Collector {
       if (c->rank < 0 && c->fd >= 0 && now - c->acceptedAt > std::chrono::milliseconds(options_.helloTimeoutMs)) {
         refuse(*c, "it said nothing for " + std::to_string(options_.helloTimeoutMs / 1000) + " s");
       }
+      // What came since the last confirmation, confirmed once it is 100 ms old even if nothing
+      // follows it (a rank waits for its last lines to be confirmed as it ends).
+      if (c->rank >= 0 && c->fd >= 0) confirm(*c);
       if (c->rank >= 0 && c->fd >= 0 && now - c->heardAt > kSilentRank) {
         closeConnection(*c, "it sent nothing for " + std::to_string(kSilentRank.count()) +
                                 " s, not even its heartbeat (its host or the link is gone, or it is stopped)");
@@ -262,8 +265,9 @@ class Collector {
     confirm(c);
   }
 
-  // Tells the rank how much of its stream is on disk, up to its last whole line, every 64 KiB or
-  // 100 ms: what it must write again itself if this collector goes (engine/unconfirmed_bytes.h).
+  // Tells the rank how much of its stream is written to its file (flushed to the OS), up to its
+  // last whole line, every 64 KiB or 100 ms: what it must write again itself if this collector
+  // goes (engine/unconfirmed_bytes.h).
   void confirm(Connection& c) {
     if (!c.file) return;  // not written: nothing to confirm
     const uint64_t kept = c.received - c.lines.pendingBytes();

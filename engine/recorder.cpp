@@ -1,5 +1,6 @@
 #include "engine/recorder.h"
 
+#include <poll.h>
 #include <pthread.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -9,9 +10,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <cstdlib>
 #include <utility>
 
 #include "engine/device_clock.h"
+#include "trace/rank_event_files.h"
 #include "trace/wire.h"
 
 namespace shardscope {
@@ -35,6 +38,18 @@ DeviceClock* gDeviceClock = nullptr;
 constexpr auto kDrainInterval = std::chrono::milliseconds(5);
 constexpr auto kHeartbeatInterval = std::chrono::seconds(1);
 constexpr size_t kWriteChunkBytes = size_t{1} << 20;
+
+// How long a collector may leave bytes unconfirmed before it is taken as gone: 10 s, or
+// SHARDSCOPE_COLLECTOR_CONFIRM_S (it confirms every 100 ms; a test shortens the wait).
+std::chrono::steady_clock::duration confirmationLimit() {
+  static const auto limit = [] {
+    const char* text = std::getenv("SHARDSCOPE_COLLECTOR_CONFIRM_S");
+    const double seconds = text ? std::atof(text) : 0;
+    return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+        std::chrono::duration<double>(seconds > 0 && seconds < 86400 ? seconds : 10.0));
+  }();
+  return limit;
+}
 
 // Gloo runs each collective on a worker thread of its own (c10d names them "pt_gloo_runloop")
 // and stages it there in flat buffers of the collective's size. Those are communication buffers,
@@ -97,34 +112,64 @@ void RankRecorder::control(trace::Event event) {
 
 void RankRecorder::writeAll(const std::string& bytes) {
   if (fd_ < 0) return;
+  // A collector that confirms, and a file to go on in (until the collector is lost, below).
+  const auto confirmed = [this] { return socket_ && fallbackFd_ >= 0; };
   size_t done = 0;
   while (done < bytes.size()) {
     ssize_t n = socket_ ? ::send(fd_, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL)
                         : ::write(fd_, bytes.data() + done, bytes.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0 && fallbackFd_ >= 0) {  // the collector is gone (or stalled): the rest goes to the rank's file
-      if (socket_) unconfirmed_.readConfirmations(fd_);  // the last it said before it went
-      const std::string& replay = unconfirmed_.bytes();
-      std::fprintf(stderr, "%s (from the last line it confirmed: %zu bytes written again)\n", fallbackNotice_.c_str(),
-                   replay.size());
-      if (socket_) ::close(fd_);
-      fd_ = std::exchange(fallbackFd_, -1);
-      socket_ = false;
-      // What the collector did not confirm, from a line's start; it ends where the socket took
-      // this buffer up to, so the file goes on with the rest of it.
-      const std::string again = replay;
-      unconfirmed_ = UnconfirmedBytes();
-      writeAll(again);
-      continue;
+      divertToFallback("a send failed");
+      continue;  // the file goes on from where the socket stopped taking this buffer
     }
     if (n <= 0) {
       fd_ = -1;  // the controller is gone; keep training quietly
       return;
     }
-    if (socket_) unconfirmed_.sent(bytes.data() + done, static_cast<size_t>(n));
+    if (confirmed()) unconfirmed_.sent(bytes.data() + done, static_cast<size_t>(n));
     done += static_cast<size_t>(n);
   }
-  if (socket_) unconfirmed_.readConfirmations(fd_);
+  if (!confirmed()) return;
+  // A collector that confirms nothing for long is gone even while sends still fit its socket's
+  // buffer (a host or link lost): what it did not confirm goes to the rank's file now.
+  if (!unconfirmed_.readConfirmations(fd_)) {
+    divertToFallback("it closed the connection");
+  } else if (unconfirmed_.oldestWait() > confirmationLimit()) {
+    divertToFallback("it confirmed nothing for " +
+                     std::to_string(std::chrono::duration_cast<std::chrono::seconds>(confirmationLimit()).count()) + " s");
+  }
+}
+
+void RankRecorder::divertToFallback(const std::string& why) {
+  if (fallbackFd_ < 0) return;  // diverted already
+  if (socket_) (void)unconfirmed_.readConfirmations(fd_);  // the last it said before it went
+  const UnconfirmedBytes pending = std::exchange(unconfirmed_, UnconfirmedBytes());
+  std::string lost;
+  if (pending.givenUp() > 0) {
+    lost = "; " + std::to_string(pending.givenUp()) + " bytes it never confirmed were past the " +
+           std::to_string(UnconfirmedBytes::kMaxBytes >> 20) + " MiB kept for this and are lost";
+  }
+  std::fprintf(stderr, "%s (%s; the %zu bytes it had not confirmed written there first%s)\n", fallbackNotice_.c_str(),
+               why.c_str(), pending.bytes().size(), lost.c_str());
+  if (socket_) ::close(fd_);
+  fd_ = std::exchange(fallbackFd_, -1);
+  socket_ = false;
+  // Where in the stream the file takes over (trace/rank_event_files.h), then from there on.
+  writeAll(trace::replayHeaderLine(pending.startOffset()) + "\n");
+  writeAll(pending.bytes());
+}
+
+void RankRecorder::settleCollector() {
+  if (!socket_ || fallbackFd_ < 0 || fd_ < 0) return;
+  // The collector confirms within 100 ms of the last bytes; a moment is enough for the end.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  while (!unconfirmed_.bytes().empty() && std::chrono::steady_clock::now() < deadline) {
+    pollfd p{fd_, POLLIN, 0};
+    ::poll(&p, 1, 50);
+    if (!unconfirmed_.readConfirmations(fd_)) break;
+  }
+  if (!unconfirmed_.bytes().empty()) divertToFallback("it did not confirm the end of the stream");
 }
 
 void RankRecorder::drainOnce(std::string& buffer) {
@@ -184,7 +229,10 @@ void RankRecorder::writerLoop() {
     drained_.notify_all();
     std::this_thread::sleep_for(kDrainInterval);
   }
-  if (!holding_.load()) drainOnce(buffer);
+  if (!holding_.load()) {
+    drainOnce(buffer);
+    settleCollector();
+  }
 }
 
 void RankRecorder::flushNow() {

@@ -71,6 +71,11 @@ class RankRecorder {
   void writerLoop();
   void drainOnce(std::string& buffer);
   void writeAll(const std::string& bytes);
+  // The collector is lost (`why`): what it had not confirmed, then everything after, to the file
+  // divertOnLoss named.
+  void divertToFallback(const std::string& why);
+  // At the end: waits a moment for the collector to confirm the stream's end, else diverts.
+  void settleCollector();
 
   int rank_ = 0;
   int fd_ = -1;

@@ -152,8 +152,13 @@ std::unique_ptr<ProcessMesh> connectMesh(const RendezvousInfo& info, const RankD
                                          ClockReading* clockToRank0, double clockEverySeconds) {
   const c10::intrusive_ptr<c10d::Store> store = connectStore(info);
   auto world = connectGroup(store, info, gpu, "default_pg", info.rank, info.worldSize, trace::ProcessGroup::World);
-  // Every rank is up once the world group is: rank 0 is there to answer.
-  if (clockToRank0) *clockToRank0 = measureClockToRank0(*store, info.rank, info.worldSize);
+  // Every rank is up once the world group is: rank 0 is there to answer. The rounds count their
+  // time from the end of this first reading, which every rank leaves together.
+  std::unique_ptr<ClockRounds> rounds;
+  if (clockToRank0) {
+    rounds = std::make_unique<ClockRounds>(store, info.rank, info.worldSize, static_cast<int64_t>(clockEverySeconds * 1e9));
+    *clockToRank0 = rounds->measure();
+  }
   std::unique_ptr<ProcessMesh> mesh;
   if (shardGroupSize <= 0 || shardGroupSize >= info.worldSize) {
     mesh = std::make_unique<ProcessMesh>(std::move(world));
@@ -169,10 +174,7 @@ std::unique_ptr<ProcessMesh> connectMesh(const RendezvousInfo& info, const RankD
                                   place.replicateRank, info.worldSize / shardGroupSize, trace::ProcessGroup::Replicate);
     mesh = std::make_unique<ProcessMesh>(std::move(world), std::move(shard), std::move(replicate));
   }
-  if (clockToRank0) {
-    mesh->setClockRounds(std::make_unique<ClockRounds>(store, info.rank, info.worldSize,
-                                                       static_cast<int64_t>(clockEverySeconds * 1e9)));
-  }
+  mesh->setClockRounds(std::move(rounds));
   return mesh;
 }
 

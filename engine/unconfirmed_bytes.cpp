@@ -8,8 +8,9 @@
 
 namespace shardscope {
 
-void UnconfirmedBytes::sent(const char* data, size_t size) {
+void UnconfirmedBytes::sent(const char* data, size_t size, Clock::time_point at) {
   bytes_.append(data, size);
+  sends_.emplace_back(start_ + bytes_.size(), at);
   if (bytes_.size() <= kMaxBytes) return;
   // Give up the older half, at a line's start so what is left can still be written as lines.
   const size_t cut = bytes_.find('\n', bytes_.size() / 2);
@@ -18,7 +19,7 @@ void UnconfirmedBytes::sent(const char* data, size_t size) {
   forgetThrough(start_ + drop);
 }
 
-void UnconfirmedBytes::readConfirmations(int fd) {
+bool UnconfirmedBytes::readConfirmations(int fd) {
   char buffer[4096];
   for (;;) {
     const ssize_t n = ::recv(fd, buffer, sizeof buffer, MSG_DONTWAIT);
@@ -27,7 +28,7 @@ void UnconfirmedBytes::readConfirmations(int fd) {
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
-    return;  // nothing waiting, or the connection is gone (the next send says so)
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);  // nothing more waiting: still open
   }
 }
 
@@ -50,6 +51,11 @@ void UnconfirmedBytes::forgetThrough(uint64_t offset) {
   const uint64_t drop = std::min<uint64_t>(offset - start_, bytes_.size());
   bytes_.erase(0, static_cast<size_t>(drop));
   start_ += drop;
+  while (!sends_.empty() && sends_.front().first <= start_) sends_.pop_front();
+}
+
+UnconfirmedBytes::Clock::duration UnconfirmedBytes::oldestWait(Clock::time_point now) const {
+  return bytes_.empty() || sends_.empty() ? Clock::duration::zero() : now - sends_.front().second;
 }
 
 }  // namespace shardscope

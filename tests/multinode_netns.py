@@ -267,7 +267,7 @@ def main():
         check(len(single_losses) == STEPS and all(abs(a - b) < 1e-6 for a, b in zip(losses, single_losses)),
               f"rank {rank}: losses equal the single-host run's ({losses} vs {single_losses})")
         clock = events(path, "clock_offset")
-        check(len(clock) == 2, f"rank {rank}: its clock measured when the ranks are up and at the end ({len(clock)})")
+        check(len(clock) >= 2, f"rank {rank}: its clock measured when the ranks are up and at the end ({len(clock)})")
         for reading in clock:
             offset, bound = reading["e"] - reading["b"], reading["c"]
             expected = -SHIFT_NS if rank >= 2 else 0

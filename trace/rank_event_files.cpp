@@ -6,7 +6,6 @@
 #include <optional>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <map>
 #include <regex>
 
@@ -75,83 +74,53 @@ struct RankFile {
   int64_t unreadLines = 0;    // lines that were not events (a torn last line)
 };
 
-// A file's lines; a last one without its newline (a rank or collector that died mid-line) is
-// marked torn.
-struct FileLines {
-  std::vector<std::string> lines;
-  bool tornLast = false;
-};
-
-FileLines readLines(const fs::path& path) {
-  FileLines out;
-  std::ifstream in(path, std::ios::binary);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  size_t begin = 0;
-  for (size_t end; (end = text.find('\n', begin)) != std::string::npos; begin = end + 1) {
-    out.lines.push_back(text.substr(begin, end - begin));
+// One line of a rank's stream, read into what the merge needs.
+void takeLine(RankFile& out, const std::string& line, int rank) {
+  if (line.empty()) return;  // a heartbeat
+  auto event = decodeEventLine(line);
+  if (!event || event->rank != rank) {
+    ++out.unreadLines;
+    return;
   }
-  if (begin < text.size()) {
-    out.lines.push_back(text.substr(begin));
-    out.tornLast = true;
+  if (event->kind == EventKind::RunInfo) {
+    out.placement = event->text;
+    out.parameterCount = event->count;
   }
-  return out;
+  if (event->kind == EventKind::RankError) out.error = event->text;
+  if (event->kind == EventKind::ClockOffset) {
+    out.clock.add(*event);
+    out.clockUnmeasured = out.clockUnmeasured || event->count < 0;
+  }
+  if (event->kind == EventKind::RunDone) out.done = true;
+  if (event->kind == EventKind::StepEnd) ++out.steps;
+  if (isRecordedEvent(*event)) out.events.push_back(std::move(*event));
 }
 
-// How many of `next`'s first lines repeat the end of `before`: a rank that lost its collector
-// writes again, into its own file, what the collector had not confirmed keeping
-// (engine/unconfirmed_bytes.h), some of which it had kept. Event lines carry nanosecond times, so
-// the first line of `next` places the overlap.
-size_t repeatedLines(const FileLines& before, const FileLines& next) {
-  if (next.lines.empty()) return 0;
-  const size_t whole = before.lines.size() - (before.tornLast ? 1 : 0);
-  for (size_t p = whole; p-- > 0;) {
-    if (before.lines[p] != next.lines.front()) continue;
-    const size_t overlap = whole - p;
-    if (overlap > next.lines.size()) return 0;
-    return std::equal(before.lines.begin() + static_cast<std::ptrdiff_t>(p),
-                      before.lines.begin() + static_cast<std::ptrdiff_t>(whole), next.lines.begin())
-               ? overlap
-               : 0;
-  }
-  return 0;
+// Where the rank's own file takes over from the collector's: its replay header, if it has one.
+std::optional<uint64_t> replayOffset(const fs::path& ownFile) {
+  std::ifstream in(ownFile);
+  std::string first;
+  return std::getline(in, first) ? decodeReplayHeader(first) : std::nullopt;
 }
 
-// A rank's files, read as one stream: what the collector wrote, then what the rank wrote itself
-// once it lost it (the repeat between them dropped); its order restored below.
+// A rank's files, read as one stream: what the collector wrote, up to where the rank wrote the
+// rest itself once it lost it (replayHeaderLine); its order restored below.
 RankFile readRankFile(std::vector<fs::path> paths, int rank) {
   RankFile out;
   // rank-R.events before rank-R.after-collector.events.
   std::sort(paths.begin(), paths.end(),
             [](const fs::path& a, const fs::path& b) { return a.filename().string().size() < b.filename().string().size(); });
-  FileLines before;
+  const std::optional<uint64_t> cut = paths.size() > 1 ? replayOffset(paths[1]) : std::nullopt;
   for (size_t f = 0; f < paths.size(); ++f) {
-    FileLines file = readLines(paths[f]);
-    const size_t skip = f > 0 ? repeatedLines(before, file) : 0;
-    // A torn last line written again whole in the next file is not lost.
-    const bool tornThenWhole = f + 1 < paths.size() && file.tornLast;
-    for (size_t i = skip; i < file.lines.size(); ++i) {
-      const std::string& line = file.lines[i];
-      if (line.empty()) continue;  // a heartbeat
-      if (tornThenWhole && i + 1 == file.lines.size()) continue;
-      auto event = decodeEventLine(line);
-      if (!event || event->rank != rank) {
-        ++out.unreadLines;
-        continue;
-      }
-      if (event->kind == EventKind::RunInfo) {
-        out.placement = event->text;
-        out.parameterCount = event->count;
-      }
-      if (event->kind == EventKind::RankError) out.error = event->text;
-      if (event->kind == EventKind::ClockOffset) {
-        out.clock.add(*event);
-        out.clockUnmeasured = out.clockUnmeasured || event->count < 0;
-      }
-      if (event->kind == EventKind::RunDone) out.done = true;
-      if (event->kind == EventKind::StepEnd) ++out.steps;
-      if (isRecordedEvent(*event)) out.events.push_back(std::move(*event));
+    std::ifstream in(paths[f]);
+    std::string line;
+    uint64_t consumed = 0;
+    for (bool first = true; std::getline(in, line); first = false) {
+      consumed += line.size() + 1;
+      if (f == 0 && cut && consumed > *cut) break;  // the rank wrote this again itself
+      if (f > 0 && first && decodeReplayHeader(line)) continue;
+      takeLine(out, line, rank);
     }
-    before = std::move(file);
   }
   // Ordered as a controller's merge orders them: by their (begin) time, file order among equals.
   std::stable_sort(out.events.begin(), out.events.end(),
@@ -177,6 +146,18 @@ std::string describeShift(int rank, const RankClock& clock) {
 }
 
 }  // namespace
+
+std::string replayHeaderLine(uint64_t streamOffset) {
+  return "{\"replay_from\":" + std::to_string(streamOffset) + "}";
+}
+
+std::optional<uint64_t> decodeReplayHeader(const std::string& line) {
+  static const std::string prefix = "{\"replay_from\":";
+  if (line.rfind(prefix, 0) != 0 || line.size() < prefix.size() + 2 || line.back() != '}') return std::nullopt;
+  const std::string digits = line.substr(prefix.size(), line.size() - prefix.size() - 1);
+  if (digits.empty() || digits.size() > 19 || digits.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  return std::stoull(digits);
+}
 
 std::string rankEventFileName(const std::string& dir, int rank, const std::string& part) {
   return (fs::path(dir) / ("rank-" + std::to_string(rank) + part + ".events")).string();

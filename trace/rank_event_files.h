@@ -5,6 +5,8 @@
 // died mid-run leaves a readable file: everything before its torn last line.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "trace/rank_clock.h"
@@ -24,6 +26,13 @@ bool isRecordedEvent(const Event& e);
 void shiftEventTimes(Event& e, int64_t shiftNs);
 // The event put on rank 0's clock by its rank's readings, at its own (begin) time.
 void shiftOntoRank0(Event& e, const RankClock& clock);
+
+// The first line of DIR/rank-R.after-collector.events when the rank wrote again what its collector
+// had not confirmed keeping (engine/unconfirmed_bytes.h): where in its stream (the bytes after its
+// hello, as the collector's rank-R.events holds them) the next line starts. The reader takes
+// rank-R.events up to there and the rest from the rank's own file.
+std::string replayHeaderLine(uint64_t streamOffset);
+std::optional<uint64_t> decodeReplayHeader(const std::string& line);
 
 // Whether `dir` is a directory holding at least one rank-R.events file.
 bool isRankEventDirectory(const std::string& dir);

@@ -123,6 +123,7 @@ static void startRuns(AppState& state, EngineControl* engine) {
   engine->startTitled(runs, runTitles(l.lesson));
   state.axis.userMoved = false;
   state.selection.active = false;
+  state.expandedRankGroups.clear();
 }
 
 void startLesson(AppState& state, EngineControl* engine, lessons::Lesson lesson, bool predictFirst) {

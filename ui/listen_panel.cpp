@@ -1,5 +1,7 @@
 #include "ui/listen_panel.h"
 
+#include <filesystem>
+
 #include <imgui.h>
 
 #include "ui/item_probe.h"
@@ -7,8 +9,11 @@
 namespace shardscope::ui {
 
 std::string listenWorkerCommand(const ListenChoice& choice) {
+  // Absolute: the ranks start from the user's shell, not from the app's working directory.
+  std::error_code error;
+  const std::string dir = std::filesystem::absolute(choice.dir, error).string();
   return "torchrun --nproc-per-node 4 --no-python shardscope worker --model gpt --collector 127.0.0.1:" +
-         std::to_string(choice.port) + " --trace-dir " + choice.dir;
+         std::to_string(choice.port) + " --trace-dir '" + (error ? std::string(choice.dir) : dir) + "'";
 }
 
 ListenAction drawListenPanel(ListenChoice& choice, bool busy) {

@@ -27,6 +27,27 @@ void drawChunk(ImDrawList* dl, const trace::RingSchedule& s, int contributions, 
   if (contributions >= s.ranks) dl->AddRect(a, b, IM_COL32(255, 255, 255, 220), 2.0f, 0, 1.5f);
 }
 
+// A rank's progress toward what it ends with, 0..1: all-gather's chunks received, all-reduce's
+// sums growing then copied, reduce-scatter's own chunk filling (its other chunks it passes on).
+double progressToward(const std::vector<int>& held, const std::vector<int>& ends) {
+  int64_t got = 0, total = 0;
+  for (size_t k = 0; k < ends.size(); ++k) {
+    got += std::min(held[k], ends[k]);
+    total += ends[k];
+  }
+  return total > 0 ? static_cast<double>(got) / static_cast<double>(total) : 1.0;
+}
+
+// A rank's chunks together as one gauge (rings past kRingRanksChunkByChunk ranks): filled by its
+// progress, outlined once it holds all it ends with.
+void drawGauge(ImDrawList* dl, const trace::RingSchedule& s, double progress, ImVec2 a, ImVec2 b) {
+  dl->AddRectFilled(a, b, IM_COL32(45, 48, 55, 255), 2.0f);
+  if (progress > 0) {
+    dl->AddRectFilled(ImVec2(a.x, b.y - (b.y - a.y) * static_cast<float>(progress)), b, collectiveColor(s.op), 2.0f);
+  }
+  if (progress >= 1.0) dl->AddRect(a, b, IM_COL32(255, 255, 255, 220), 2.0f, 0, 1.5f);
+}
+
 std::string phaseText(const trace::RingSchedule& s, int step) {
   const int total = static_cast<int>(s.steps.size());
   if (step >= total) return "done: every rank holds its result";
@@ -76,7 +97,7 @@ void drawRingAnimation(const trace::Event& c, int worldRanks, const std::string&
   ImGui::TextColored(ImVec4(1.0f, 0.86f, 0.35f, 1.0f), "%s", phaseText(s, local.stepsDone).c_str());
   if (s.ranks > kRingRanksChunkByChunk) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    ImGui::TextWrapped("%d ranks: each box a rank's chunks together, filled by its share of the data it ends with; "
+    ImGui::TextWrapped("%d ranks: each box a rank's chunks together, filled as it gathers what it ends with; "
                        "outlined when complete (chunk by chunk up to %d ranks)",
                        s.ranks, kRingRanksChunkByChunk);
     ImGui::PopStyleColor();
@@ -98,6 +119,7 @@ void drawRingAnimation(const trace::Event& c, int worldRanks, const std::string&
   const ImVec2 center(top.x + w / 2, top.y + h / 2);
   const float radius = std::max(px(50.0f), std::min(w * 0.8f, h) / 2 - px(30.0f));
   const auto holdings = trace::ringHoldingsAfter(s, local.stepsDone);
+  const auto finalHoldings = trace::ringHoldingsAfter(s, local.steps);  // what each rank ends with
   std::vector<ImVec2> node(static_cast<size_t>(s.ranks));
   for (int r = 0; r < s.ranks; ++r) {
     const float angle = -1.5707963f + 6.2831853f * static_cast<float>(r) / static_cast<float>(s.ranks);
@@ -114,11 +136,10 @@ void drawRingAnimation(const trace::Event& c, int worldRanks, const std::string&
     const ImVec2 n = node[static_cast<size_t>(r)];
     const auto& held = holdings[static_cast<size_t>(r)];
     if (compact) {
-      int contributions = 0;
-      for (int k = 0; k < s.ranks; ++k) contributions += std::min(held[static_cast<size_t>(k)], s.ranks);
-      // The gauge reads as one chunk holding the rank's share of everything it ends with.
-      const int share = contributions / s.ranks;
-      drawChunk(dl, s, share, ImVec2(n.x - chunkW / 2, n.y - chunkH / 2), ImVec2(n.x + chunkW / 2, n.y + chunkH / 2));
+      const double progress = progressToward(held, finalHoldings[static_cast<size_t>(r)]);
+      drawGauge(dl, s, progress, ImVec2(n.x - chunkW / 2, n.y - chunkH / 2), ImVec2(n.x + chunkW / 2, n.y + chunkH / 2));
+      local.meanProgress += progress / s.ranks;
+      local.ranksComplete += progress >= 1.0 ? 1 : 0;
       if (r % labelEvery == 0) {
         char label[16];
         std::snprintf(label, sizeof label, "%d", members[static_cast<size_t>(r)]);

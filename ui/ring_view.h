@@ -18,6 +18,9 @@ struct RingFrameStats {
   int stepsDone = 0;      // completed at this frame
   int transfersDrawn = 0; // arrows of the step in progress
   int64_t bytesSentPerRank = 0;
+  // Past kRingRanksChunkByChunk ranks: the ranks' gauges, their mean progress and how many are full.
+  double meanProgress = 0;
+  int ranksComplete = 0;
 };
 
 // `progress`: steps of the schedule done, fractional (0 .. steps). `backend`: the session's device

@@ -43,12 +43,18 @@ void drawRowLabel(const LaneFrame& frame, const RankRow& row, float x, float y, 
     }
   }
   if (!expanded || row.group < 0 || !(row.folded || row.groupHead)) return;
-  const bool hovered = frame.windowHovered && frame.mouse.x >= x && frame.mouse.x < frame.x0 && frame.mouse.y >= y &&
-                       frame.mouse.y < y + height;
-  if (!hovered) return;
-  ImGui::SetTooltip(row.folded ? "click: show ranks %s one by one" : "click: fold ranks %s into one row again",
-                    rankRange(row).c_str());
-  if (ImGui::IsMouseClicked(0)) toggleRankGroup(*expanded, row.group);
+  // A button of its own over the label, submitted before the timeline's: it takes the click, so
+  // the timeline does not pan under it.
+  ImGui::PushID(row.group);
+  ImGui::SetCursorScreenPos(ImVec2(x, y));
+  if (ImGui::InvisibleButton("rank group", ImVec2(std::max(frame.x0 - x, 1.0f), height))) {
+    toggleRankGroup(*expanded, row.group);
+  }
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip(row.folded ? "click: show ranks %s one by one" : "click: fold ranks %s into one row again",
+                      rankRange(row).c_str());
+  }
+  ImGui::PopID();
 }
 
 // What a folded row stands for, over its memory lane: which rank it draws and why, and the span
@@ -131,6 +137,7 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
     cursor.seekNs = std::max(0.0, axis.toNs(mouse.x, x0, w));
   }
   // Interaction over the whole timeline: wheel zooms around the cursor, dragging pans.
+  ImGui::SetCursorScreenPos(origin);  // the rank groups' label buttons moved it
   ImGui::InvisibleButton("timeline", ImVec2(width, totalHeight));
   if (ImGui::IsItemHovered()) {
     const float wheel = ImGui::GetIO().MouseWheel;

@@ -35,6 +35,31 @@ std::thread stranger(int port, std::string bytes, int holdMs) {
   });
 }
 
+// Sends the collector listening on `port` a signal once it has some of the run (rank 1's file
+// holds a step): SIGKILL, a collector gone; SIGSTOP, one that stops reading and confirming.
+std::thread signalCollectorMidRun(const std::string& dir, const std::string& port, const std::string& signal) {
+  return std::thread([dir, port, signal] {
+    for (int i = 0; i < 200 && testing::fileContents(trace::rankEventFileName(dir, 1)).find("step_end") == std::string::npos;
+         ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    (void)testing::runCommand({"pkill", "-" + signal, "-f", "listen --port " + port});
+  });
+}
+
+// The job in `dir` as `view` merges it: no rank failed, and each has every one of `steps` steps,
+// once (what was in flight when the collector went was written again by the rank itself).
+void expectEveryStepOnce(const std::string& dir, int steps) {
+  const auto job = trace::loadRankEventFiles(dir);
+  ASSERT_TRUE(job.error.empty()) << job.error;
+  EXPECT_FALSE(job.ranksFailed) << job.note;
+  for (int r = 0; r < job.recording.ranks(); ++r) {
+    const auto& kept = job.recording.rank(r).steps;
+    ASSERT_EQ(kept.size(), static_cast<size_t>(steps)) << "rank " << r;
+    for (int s = 0; s < steps; ++s) EXPECT_EQ(kept[static_cast<size_t>(s)].step, s) << "rank " << r;
+  }
+}
+
 TEST(Collector, AJobStreamsToItLiveAndStrangersAreRefused) {
   RunConfig config = testing::tinyGptConfig();
   config.strategy = StrategyKind::FullShard;
@@ -141,14 +166,7 @@ TEST(Collector, ACollectorLostMidRunLeavesTheRestInTheRanksFiles) {
     (void)testing::runShardscope({"listen", "--port", listenPort, "--trace-dir", dir}, {}, 120);
   });
   ASSERT_TRUE(testing::waitForLoopbackListener(port)) << "the collector never listened";
-  std::thread killer([&] {
-    // Once the collector has some of the run: the ranks' files hold their first steps.
-    for (int i = 0; i < 200 && testing::fileContents(trace::rankEventFileName(dir, 1)).find("step_end") == std::string::npos;
-         ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    (void)testing::runCommand({"pkill", "-KILL", "-f", "listen --port " + listenPort});
-  });
+  std::thread killer = signalCollectorMidRun(dir, listenPort, "KILL");
   const auto ranks = testing::runWorkerJob(config, {"--collector", "127.0.0.1:" + listenPort, "--trace-dir", dir});
   killer.join();
   listen.join();
@@ -158,18 +176,60 @@ TEST(Collector, ACollectorLostMidRunLeavesTheRestInTheRanksFiles) {
               std::string::npos)
         << ranks[r].output;
   }
-  const auto job = trace::loadRankEventFiles(dir);
-  ASSERT_TRUE(job.error.empty()) << job.error;
-  EXPECT_FALSE(job.ranksFailed) << job.note;
+  expectEveryStepOnce(dir, config.steps);
   for (int r = 0; r < 2; ++r) {
-    // What was in the sockets when the collector died was written again by the rank, from the
-    // last line the collector confirmed: every step is there, once.
-    const auto& steps = job.recording.rank(r).steps;
-    ASSERT_EQ(steps.size(), static_cast<size_t>(config.steps)) << "rank " << r;
-    for (int s = 0; s < config.steps; ++s) EXPECT_EQ(steps[static_cast<size_t>(s)].step, s) << "rank " << r;
     EXPECT_NE(testing::fileContents(trace::rankEventFileName(dir, r, ".after-collector")).find("step_end"),
               std::string::npos);
   }
+}
+
+// A collector that confirms what it keeps: the ranks end with nothing left to write again, so
+// their own files stay empty and nothing says the collector was lost.
+TEST(Collector, ARankThatEndsWithEverythingConfirmedKeepsNothingItself) {
+  RunConfig config = testing::tinyGptConfig();
+  config.steps = 3;
+  const std::string dir = testing::freshTempDir("collector_confirmed");
+  const std::string own = testing::freshTempDir("collector_confirmed_own");
+  const int port = testing::freeLoopbackPort();
+  std::thread listen([&] {
+    (void)testing::runShardscope({"listen", "--port", std::to_string(port), "--trace-dir", dir}, {}, 120);
+  });
+  ASSERT_TRUE(testing::waitForLoopbackListener(port)) << "the collector never listened";
+  const auto ranks =
+      testing::runWorkerJob(config, {"--collector", "127.0.0.1:" + std::to_string(port), "--trace-dir", own});
+  listen.join();
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(ranks[r].exitCode, 0) << ranks[r].output;
+    EXPECT_EQ(ranks[r].output.find("lost the collector"), std::string::npos) << ranks[r].output;
+    EXPECT_EQ(testing::fileContents(trace::rankEventFileName(own, r, ".after-collector")), "");
+  }
+}
+
+// A collector that stops confirming while sends still fit its socket (its host or the link lost;
+// here SIGSTOP): after SHARDSCOPE_COLLECTOR_CONFIRM_S (1 s here) each rank writes what it had not
+// confirmed, and everything after, to its own file; every step is there once.
+TEST(Collector, ACollectorThatStopsConfirmingIsLeftAndNothingIsLost) {
+  RunConfig config = testing::tinyGptConfig();
+  config.steps = 150;
+  const std::string dir = testing::freshTempDir("collector_stopped");
+  const int port = testing::freeLoopbackPort();
+  const std::string listenPort = std::to_string(port);
+  std::thread listen([&] {
+    (void)testing::runShardscope({"listen", "--port", listenPort, "--trace-dir", dir}, {}, 120);
+  });
+  ASSERT_TRUE(testing::waitForLoopbackListener(port)) << "the collector never listened";
+  std::thread stopper = signalCollectorMidRun(dir, listenPort, "STOP");
+  const std::vector<std::string> limit = {"SHARDSCOPE_COLLECTOR_CONFIRM_S=1"};
+  const auto ranks =
+      testing::runWorkerJob(config, {"--collector", "127.0.0.1:" + listenPort, "--trace-dir", dir}, {}, limit);
+  stopper.join();
+  (void)testing::runCommand({"pkill", "-KILL", "-f", "listen --port " + listenPort});
+  listen.join();
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(ranks[r].exitCode, 0) << ranks[r].output;
+    EXPECT_NE(ranks[r].output.find("it confirmed nothing for 1 s"), std::string::npos) << ranks[r].output;
+  }
+  expectEveryStepOnce(dir, config.steps);
 }
 
 // The collector's "ack N" lines: what they cover is forgotten, in pieces as the socket gives them;

@@ -50,18 +50,23 @@ TEST(RankEventFiles, ATornLineAndAMissingRankAreSaidAndTheRestIsRead) {
 }
 
 // A rank that lost its collector wrote again what the collector had not confirmed, some of which
-// the collector had kept (here C, and D torn mid-line as it died): each event is read once.
+// the collector had kept (here C, and D torn mid-line as it died): each event is read once, the
+// collector's file up to where the rank's own file says it takes over.
 TEST(RankEventFiles, WhatARankWroteAgainAfterLosingItsCollectorIsReadOnce) {
   const std::string dir = testing::freshTempDir("rank_event_files_replay");
   const std::string a = encodeEventLine(memoryEvent(0, 1000, 1)), b = encodeEventLine(memoryEvent(0, 2000, 2)),
                     c = encodeEventLine(memoryEvent(0, 3000, 4)), d = encodeEventLine(memoryEvent(0, 4000, 8)),
                     e = encodeEventLine(memoryEvent(0, 5000, 16));
   {
+    // The collector confirmed A, B and a heartbeat: the rank's own file takes over from there.
     std::ofstream collected(rankEventFileName(dir, 0));
     collected << a << "\n" << b << "\n\n" << c << "\n" << d.substr(0, d.size() / 2);
     std::ofstream own(rankEventFileName(dir, 0, ".after-collector"));
-    own << c << "\n" << d << "\n" << e << "\n";
+    own << replayHeaderLine(a.size() + b.size() + 3) << "\n" << c << "\n" << d << "\n" << e << "\n";
   }
+  EXPECT_EQ(decodeReplayHeader(replayHeaderLine(12345)), 12345u);
+  EXPECT_FALSE(decodeReplayHeader("{\"replay_from\":-1}"));
+  EXPECT_FALSE(decodeReplayHeader(a));
   const auto loaded = loadRankEventFiles(dir);
   ASSERT_TRUE(loaded.error.empty()) << loaded.error;
   EXPECT_EQ(loaded.note.find("lines that are not events"), std::string::npos) << "the torn line came again whole";

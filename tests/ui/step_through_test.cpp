@@ -220,7 +220,7 @@ TEST(RingView, SixtyFourRanksDrawOneGaugeEachAndEveryTransfer) {
   c.bytes = 1024;
   c.bytesOut = 64 * 1024;
   c.text = "blocks.0";
-  auto draw = [&](int ranks, RingFrameStats& stats) {
+  auto draw = [&](int ranks, RingFrameStats& stats, double progress = 10.5) {
     c.worldSize = ranks;
     c.bytesOut = ranks * 1024;
     HeadlessImGui imgui(1200, 900);
@@ -228,15 +228,25 @@ TEST(RingView, SixtyFourRanksDrawOneGaugeEachAndEveryTransfer) {
       ImGui::SetNextWindowPos(ImVec2(0, 0));
       ImGui::SetNextWindowSize(ImVec2(1200, 900));
       ImGui::Begin("ring");
-      drawRingAnimation(c, ranks, "cpu / gloo", 10.5, "a test", 1100, 700, &stats);
+      drawRingAnimation(c, ranks, "cpu / gloo", progress, "a test", 1100, 700, &stats);
       ImGui::End();
     });
   };
-  RingFrameStats wide, small;
+  RingFrameStats wide, small, done, scattered;
   const int wideVertices = draw(64, wide);
   EXPECT_EQ(wide.steps, 63);
   EXPECT_EQ(wide.stepsDone, 10);
   EXPECT_EQ(wide.transfersDrawn, 64) << "every rank sends to its neighbour in every step";
+  EXPECT_NEAR(wide.meanProgress, 11.0 / 64, 1e-9) << "after 10 steps each rank holds 11 of the 64 chunks";
+  EXPECT_EQ(wide.ranksComplete, 0);
+  draw(64, done, 63);
+  EXPECT_EQ(done.ranksComplete, 64) << "every gauge full and outlined at the end";
+  c.op = static_cast<uint8_t>(trace::CollectiveOp::ReduceScatter);
+  c.bytes = 64 * 1024;
+  draw(64, scattered, 63);
+  EXPECT_EQ(scattered.ranksComplete, 64) << "a reduce-scatter ends with each rank's own chunk complete";
+  c.op = static_cast<uint8_t>(trace::CollectiveOp::AllGather);
+  c.bytes = 1024;
   const int smallVertices = draw(12, small);
   EXPECT_EQ(small.transfersDrawn, 12);
   // 12 ranks chunk by chunk draw 144 chunks with their labels; 64 ranks as 64 chunks would be 4,096.
