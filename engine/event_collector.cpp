@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -36,9 +37,16 @@ constexpr size_t kMaxWaitingHellos = 64;       // connections not yet past their
 constexpr uint64_t kConfirmBytes = 64 * 1024;    // "ack N" at least this often in bytes ...
 constexpr auto kConfirmInterval = std::chrono::milliseconds(100);  // ... or in time
 // A rank says it is alive every second (an empty line); silence this long means its host or the
-// link is gone. And once every rank that came has gone, how long to wait for the ones that never did.
-constexpr auto kSilentRank = std::chrono::seconds(30);
-constexpr auto kMissingRanks = std::chrono::seconds(30);
+// link is gone. And once every rank that came has gone, how long to wait for the ones that never
+// did. 30 s, or SHARDSCOPE_COLLECTOR_WAIT_S (a test shortens it).
+std::chrono::seconds collectorWait() {
+  static const auto wait = [] {
+    const char* text = std::getenv("SHARDSCOPE_COLLECTOR_WAIT_S");
+    const long seconds = text ? std::atol(text) : 0;
+    return std::chrono::seconds(seconds > 0 && seconds <= 3600 ? seconds : 30);
+  }();
+  return wait;
+}
 
 // Tells a connecting rank whether it is in ("ok") or why not, so a refused rank knows.
 void answer(int fd, const std::string& line) { (void)::send(fd, line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT); }
@@ -122,18 +130,18 @@ class Collector {
 
  private:
   // Every rank of the job connected and went; or every rank that came went, and the rest have not
-  // come for kMissingRanks (they fell back to their files, or died first): said, not waited for.
+  // come for collectorWait() (they fell back to their files, or died first): said, not waited for.
   bool allGone() {
     if (world_ == 0 || !connections_.empty()) return false;
     if (static_cast<int>(ended_.size()) == world_) return true;
     if (static_cast<int>(ended_.size()) != static_cast<int>(seen_.size())) return false;
-    if (Clock::now() - lastEnded_ < kMissingRanks) return false;
+    if (Clock::now() - lastEnded_ < collectorWait()) return false;
     std::string missing;
     for (int r = 0; r < world_; ++r) {
       if (!seen_.count(r)) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
     }
     std::printf("rank %s never connected (within %lld s of the last rank's end); ending\n", missing.c_str(),
-                static_cast<long long>(kMissingRanks.count()));
+                static_cast<long long>(collectorWait().count()));
     failed_ = true;
     return true;
   }
@@ -154,8 +162,8 @@ class Collector {
       // What came since the last confirmation, confirmed once it is 100 ms old even if nothing
       // follows it (a rank waits for its last lines to be confirmed as it ends).
       if (c->rank >= 0 && c->fd >= 0) confirm(*c);
-      if (c->rank >= 0 && c->fd >= 0 && now - c->heardAt > kSilentRank) {
-        closeConnection(*c, "it sent nothing for " + std::to_string(kSilentRank.count()) +
+      if (c->rank >= 0 && c->fd >= 0 && now - c->heardAt > collectorWait()) {
+        closeConnection(*c, "it sent nothing for " + std::to_string(collectorWait().count()) +
                                 " s, not even its heartbeat (its host or the link is gone, or it is stopped)");
       }
     }

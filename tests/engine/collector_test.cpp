@@ -15,6 +15,7 @@
 #include "tests/support/run_cli.h"
 #include "trace/collector_hello.h"
 #include "trace/rank_event_files.h"
+#include "trace/wire.h"
 
 namespace shardscope {
 namespace {
@@ -230,6 +231,38 @@ TEST(Collector, ACollectorThatStopsConfirmingIsLeftAndNothingIsLost) {
     EXPECT_NE(ranks[r].output.find("it confirmed nothing for 1 s"), std::string::npos) << ranks[r].output;
   }
   expectEveryStepOnce(dir, config.steps);
+}
+
+// A rank that goes silent (not even its heartbeat: its host or the link gone) is cut off, and the
+// ranks that never came are named rather than waited for: both after SHARDSCOPE_COLLECTOR_WAIT_S
+// (30 s by default; 2 s here). The collector ends, failed, keeping what it had.
+TEST(Collector, ASilentRankIsCutOffAndRanksThatNeverCameAreNamed) {
+  const std::string dir = testing::freshTempDir("collector_silent");
+  const int port = testing::freeLoopbackPort();
+  testing::CliResult collector;
+  const auto start = std::chrono::steady_clock::now();
+  std::thread listen([&] {
+    collector = testing::runShardscope({"listen", "--port", std::to_string(port), "--trace-dir", dir},
+                                       {"SHARDSCOPE_COLLECTOR_WAIT_S=2"}, 60);
+  });
+  ASSERT_TRUE(testing::waitForLoopbackListener(port)) << "the collector never listened";
+  // Rank 0 of 2 says hello and one step, then nothing for 6 s; rank 1 never comes.
+  trace::Event step;
+  step.kind = trace::EventKind::StepEnd;
+  step.rank = 0;
+  step.step = 0;
+  stranger(port, trace::encodeCollectorHello({0, 2, "", ""}) + trace::encodeEventLine(step) + "\n", 6000).join();
+  listen.join();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(collector.exitCode, 1) << collector.output;
+  EXPECT_NE(collector.output.find("rank 0 (127.0.0.1) was cut off: it sent nothing for 2 s"), std::string::npos)
+      << collector.output;
+  EXPECT_NE(collector.output.find("rank 1 never connected (within 2 s of the last rank's end); ending"),
+            std::string::npos)
+      << collector.output;
+  EXPECT_LT(seconds, 20) << "neither wait is the 30 s default";
+  EXPECT_NE(testing::fileContents(trace::rankEventFileName(dir, 0)).find("step_end"), std::string::npos)
+      << "what it had is kept";
 }
 
 // The collector's "ack N" lines: what they cover is forgotten, in pieces as the socket gives them;
