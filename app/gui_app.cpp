@@ -10,6 +10,7 @@
 #include "app/interrupt.h"
 #include "app/live_job.h"
 #include "stats/summary_reader.h"
+#include "trace/profiler_trace.h"
 #include "trace/rank_event_files.h"
 #include "trace/trace_reader.h"
 #include "ui/app_window.h"
@@ -138,7 +139,7 @@ int viewFile(const std::string& path, const WindowChoice& choice) {
   ui::SessionStore store;
   ui::AppState state;
   if (const char* title = ui::bottomTabTitle(choice.tab)) state.openTab = title;
-  const bool rankFiles = trace::isDirectory(path);  // a job's --trace-dir
+  const bool rankFiles = trace::isDirectory(path);  // a job's --trace-dir, or its torch.profiler traces
   if (!rankFiles && !looksLikeTrace(path)) {
     auto summary = loadSummary(path);
     if (!summary.error.empty()) {
@@ -163,7 +164,9 @@ int viewFile(const std::string& path, const WindowChoice& choice) {
     state.config = summary.runs.empty() ? RunConfig{} : summary.runs.front().config;
     return showStore(store, state, path, choice);
   }
-  auto loaded = rankFiles ? trace::loadRankEventFiles(path) : trace::loadChromeTrace(path);
+  auto loaded = !rankFiles                             ? trace::loadChromeTrace(path)
+                : trace::isProfilerTraceDirectory(path) ? trace::loadProfilerTraces(path)
+                                                        : trace::loadRankEventFiles(path);
   if (!loaded.error.empty()) {
     std::fprintf(stderr, "shardscope: %s\n", loaded.error.c_str());
     return 2;
@@ -173,7 +176,8 @@ int viewFile(const std::string& path, const WindowChoice& choice) {
   {
     auto lock = store.lock();
     ui::Session s;
-    s.title = strategyTitle(loaded.config.strategy);
+    s.title = loaded.title.empty() ? strategyTitle(loaded.config.strategy) : loaded.title;
+    s.jobLabel = loaded.jobLabel;
     s.config = loaded.config;
     s.recording = std::move(loaded.recording);
     s.status = loaded.ranksFailed ? ui::SessionStatus::Failed : ui::SessionStatus::Done;
@@ -185,7 +189,7 @@ int viewFile(const std::string& path, const WindowChoice& choice) {
     s.error = loaded.note;
     store.add(std::move(s));
   }
-  state.config = loaded.config;
+  if (loaded.jobLabel.empty()) state.config = loaded.config;  // else the panels keep shardscope's own defaults
   return showStore(store, state, path, choice);
 }
 

@@ -4,6 +4,7 @@
 
 #include "engine/run_controller.h"
 #include "engine/run_summary.h"
+#include "trace/profiler_trace.h"
 #include "trace/rank_event_files.h"
 
 namespace shardscope::app {
@@ -14,7 +15,7 @@ int writeJobSummary(const std::string& dir, const std::string& summaryPath) {
                  "a run's own summary comes from 'shardscope run --summary FILE'.\n", dir.c_str());
     return 2;
   }
-  auto loaded = trace::loadRankEventFiles(dir);
+  auto loaded = trace::isProfilerTraceDirectory(dir) ? trace::loadProfilerTraces(dir) : trace::loadRankEventFiles(dir);
   if (!loaded.error.empty()) {
     std::fprintf(stderr, "shardscope: error: %s\n", loaded.error.c_str());
     return 2;
@@ -29,16 +30,18 @@ int writeJobSummary(const std::string& dir, const std::string& summaryPath) {
   result.deviceDescription = loaded.device;
   result.parameterCount = loaded.parameterCount;
   result.clocks = loaded.rankClocks;
-  // Every rank reports the global mean loss; rank 0's steps are the job's.
-  if (loaded.recording.ranks() > 0) {
+  // Every rank reports the global mean loss; rank 0's steps are the job's. torch.profiler records
+  // no loss: its steps are counted per rank (recorded_steps), with no loss to list.
+  if (loaded.recording.ranks() > 0 && !trace::isProfilerTraceDirectory(dir)) {
     for (const auto& step : loaded.recording.rank(0).steps) result.losses.push_back(step.loss);
   }
   if (auto error = writeSummaryFile(summaryPath, loaded.config, result, loaded.recording)) {
     std::fprintf(stderr, "shardscope: error: %s\n", error->c_str());
     return 2;
   }
+  const size_t steps = loaded.recording.ranks() > 0 ? loaded.recording.rank(0).steps.size() : 0;
   std::printf("shardscope view: the summary of the job in %s (%d ranks, %zu steps) written to %s\n", dir.c_str(),
-              result.worldSize, result.losses.size(), summaryPath.c_str());
+              result.worldSize, steps, summaryPath.c_str());
   return 0;
 }
 

@@ -78,6 +78,7 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result, con
     // With --recording off nothing was measured: null, not a zero that reads as a measurement.
     const bool recorded = s.recorded;
     const auto ifRecorded = [&](nlohmann::json value) { return recorded ? value : nlohmann::json(nullptr); };
+    const auto ifKnown = [&](double value) { return s.throughputKnown ? nlohmann::json(value) : nlohmann::json(nullptr); };
     const bool placed = s.rank < static_cast<int>(result.rankPlacements.size()) &&
                         !result.rankPlacements[s.rank].empty();
     ranks.push_back({{"rank", s.rank},
@@ -89,9 +90,9 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result, con
                      {"at_peak_bytes", ifRecorded(atPeak)},
                      {"after_step_bytes", ifRecorded(afterStep)},
                      {"throughput",
-                      {{"samples_per_s", s.samplesPerSecond},
-                       {"tokens_per_s", s.tokensPerSecond},
-                       {"model_flops_per_s", s.modelFlopsPerSecond},
+                      {{"samples_per_s", ifKnown(s.samplesPerSecond)},
+                       {"tokens_per_s", ifKnown(s.tokensPerSecond)},
+                       {"model_flops_per_s", ifKnown(s.modelFlopsPerSecond)},
                        {"mfu", limits.peakFlops > 0 ? nlohmann::json(s.mfu) : nlohmann::json(nullptr)}}},
                      {"collectives", ifRecorded(collectives)},
                      {"traffic_per_step", ifRecorded(trafficPerStep)},

@@ -76,7 +76,10 @@ std::vector<RankStats> computeRankStats(const RunConfig& config, const trace::Ru
           std::accumulate(s.stepSeconds.begin() + first, s.stepSeconds.end(), 0.0) /
           static_cast<double>(s.stepSeconds.size() - first);
     }
-    if (s.steadyStepSeconds > 0) {
+    // A job whose batch shardscope does not know (config.batch 0: a PyTorch job's own trace) has
+    // step times but no rate: none is made up.
+    s.throughputKnown = config.batch > 0;
+    if (s.steadyStepSeconds > 0 && s.throughputKnown) {
       const double samples = static_cast<double>(config.batch) / rec.ranks();
       s.samplesPerSecond = samples / s.steadyStepSeconds;
       const double items = itemsPerRankStep(config);

@@ -27,6 +27,7 @@ struct RankStats {
   int recordedSteps = 0;          // completed steps that were recorded: all with --recording on,
                                   // the even ones with alternate. Per-step figures divide by it.
   double steadyStepSeconds = 0;   // mean over steps after the first (warm-up); all if only one
+  bool throughputKnown = true;    // false: the job's batch is unknown (a PyTorch job's trace)
   double samplesPerSecond = 0;    // this rank's samples / steady step time
   double tokensPerSecond = 0;     // gpt: samples x seq; mlp: 0
   double modelFlopsPerSecond = 0; // 6 x parameters x (tokens | samples) / s

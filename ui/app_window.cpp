@@ -413,9 +413,14 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
     const int rankCount = s.fromSummary ? static_cast<int>(s.savedStats.size()) : s.recording.ranks();
     char lossText[48] = "";
     if (!s.losses.empty()) std::snprintf(lossText, sizeof lossText, "  loss %.4f", s.losses.back());
-    ImGui::TextDisabled("%s  %d ranks  %s %d layers, hidden %d%s  step %zu/%d%s", s.device.c_str(),
-                        rankCount, modeName(s.config.model), s.config.layers, s.config.hidden,
-                        trainingLabel(s.config).c_str(), stepsDone, s.config.steps, lossText);
+    if (!s.jobLabel.empty()) {
+      ImGui::TextDisabled("%s  %d ranks  %s  %zu steps recorded", s.device.c_str(), rankCount, s.jobLabel.c_str(),
+                          stepsDone);
+    } else {
+      ImGui::TextDisabled("%s  %d ranks  %s %d layers, hidden %d%s  step %zu/%d%s", s.device.c_str(), rankCount,
+                          modeName(s.config.model), s.config.layers, s.config.hidden, trainingLabel(s.config).c_str(),
+                          stepsDone, s.config.steps, lossText);
+    }
     if (!s.error.empty()) {
       ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.4f, 1.0f));
       ImGui::TextWrapped("%s", s.error.c_str());

@@ -375,6 +375,7 @@ void drawComparison(const std::vector<Session>& sessions,
     });
     row("step time", [&](const auto& r) { return formatDuration(1e9 * maxOf(r, [](const RankStats& s) { return s.steadyStepSeconds; })); });
     row("samples/s (all ranks)", [&](const auto& r) {
+      if (!r.empty() && !r.front().throughputKnown) return std::string("unknown (no batch in the trace)");
       double total = 0;
       for (const auto& s : r) total += s.samplesPerSecond;
       char buf[32];
@@ -470,7 +471,11 @@ void drawComparison(const std::vector<Session>& sessions,
   ImGui::Spacing();
   valueBars("Step time (slowest rank)", sessions, stepMs, [&](size_t i) { return ms(stepMs[i]); },
             IM_COL32(90, 140, 200, 255));
-  valueBars("Throughput, samples/s (all ranks)", sessions, samples, [&](size_t i) { return plain(samples[i]); },
+  valueBars("Throughput, samples/s (all ranks)", sessions, samples,
+            [&](size_t i) {
+              const bool known = stats[i].empty() || stats[i].front().throughputKnown;
+              return known ? plain(samples[i]) : std::string("unknown");
+            },
             IM_COL32(84, 162, 75, 255));
   // The ZeRO paper's comparison: what a rank sends, as a multiple of DDP's at the same world size
   // when DDP's run is on screen.

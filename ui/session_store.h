@@ -36,6 +36,8 @@ struct Session {
   int64_t parameterCount = 0;
   DeviceFacts deviceFacts;  // rank 0's GPU as it reported itself: capacity and MFU peak unless stated
   std::vector<double> losses;     // global mean loss per completed step
+  std::string jobLabel;           // what ran, when not shardscope's model (a PyTorch job's trace):
+                                  // shown instead of the model and steps of `config`
   std::string everyStepIn;        // where every step is on disk when the session folds its oldest
                                   // (a launched job's collector directory); else its --trace, if any
   SessionGate gate;

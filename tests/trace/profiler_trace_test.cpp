@@ -1,0 +1,136 @@
+// torch.profiler traces read as shardscope reads its own runs: a small trace written by hand in
+// the profiler's format (its fields as PyTorch 2.11 writes them) gives the steps, the collective
+// with its sizes, unit and backend, and allocations with the roles their spans name; files that
+// are not such traces are refused, naming the file and why.
+#include "trace/profiler_trace.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/support/run_cli.h"
+#include "trace/profiler_roles.h"
+
+namespace shardscope::trace {
+namespace {
+
+nlohmann::json span(const std::string& name, double ts, double dur, int tid, nlohmann::json args = nlohmann::json::object()) {
+  return {{"ph", "X"}, {"cat", "user_annotation"}, {"name", name}, {"pid", 1}, {"tid", tid},
+          {"ts", ts}, {"dur", dur}, {"args", args}};
+}
+
+nlohmann::json memory(double ts, int64_t bytes, int64_t addr, int tid, int64_t total) {
+  return {{"ph", "i"}, {"cat", "cpu_instant_event"}, {"name", "[memory]"}, {"pid", 1}, {"tid", tid}, {"ts", ts},
+          {"args", {{"Bytes", bytes}, {"Addr", addr}, {"Total Allocated", total}, {"Device Type", 0}}}};
+}
+
+void writeTrace(const std::string& path, int rank, const nlohmann::json& events) {
+  std::ofstream(path) << nlohmann::json{{"schemaVersion", 1},
+                                        {"distributedInfo", {{"backend", "gloo"}, {"rank", rank}, {"world_size", 2}}},
+                                        {"traceEvents", events}}
+                             .dump();
+}
+
+// One rank's step 7 (the job's; the first recorded): unit 2's all-gather (4 KiB in, 8 KiB out,
+// run by gloo on its own thread) and copy-out, an allocation in forward, the optimizer's, a free
+// of a block allocated before the profiler started.
+nlohmann::json rankEvents() {
+  nlohmann::json ev = nlohmann::json::array();
+  ev.push_back(span("ProfilerStep#7", 1000, 900, 10));
+  ev.push_back(span("FSDP::all_gather (2)", 1010, 100, 10));
+  auto op = span("c10d::_allgather_base_", 1020, 10, 10,
+                 {{"Input Dims", {{2048}, {1024}}}, {"Input type", {"float", "float"}}});
+  op["cat"] = "cpu_op";
+  ev.push_back(op);
+  ev.push_back(span("gloo:all_gather", 1025, 60, 11, {{"Input type", {"float"}}}));
+  ev.push_back(span("FSDP::all_gather_copy_out (2)", 1090, 15, 10));
+  ev.push_back(span("Optimizer.step#Adam.step", 1500, 200, 10));
+  ev.push_back(memory(1030, 8192, 0xa, 11, 108192));        // gloo's staging buffer
+  ev.push_back(memory(1095, 8192, 0xb, 10, 116384));        // unit 2's unsharded parameters
+  ev.push_back(memory(1200, 4096, 0xc, 10, 120480));        // forward, no span of its own
+  ev.push_back(memory(1600, 512, 0xd, 10, 120992));         // the optimizer's
+  ev.push_back(memory(1700, -8192, 0xb, 10, 112800));       // unit 2 resharded
+  ev.push_back(memory(1750, -1000, 0xeeee, 10, 111800));    // allocated before the profiler
+  return ev;
+}
+
+TEST(ProfilerTrace, StepsCollectivesAndRolesComeFromTheSpansAround) {
+  const std::string dir = testing::freshTempDir("profiler_trace");
+  writeTrace(profilerTraceFileName(dir, 0), 0, rankEvents());
+  writeTrace(profilerTraceFileName(dir, 1), 1, rankEvents());
+  ASSERT_TRUE(isProfilerTraceDirectory(dir));
+  const auto loaded = loadProfilerTraces(dir);
+  ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+  ASSERT_EQ(loaded.recording.ranks(), 2);
+  EXPECT_EQ(loaded.config.strategy, StrategyKind::FullShard) << "all-gathers: a sharded job";
+  EXPECT_EQ(loaded.config.batch, 0) << "the job's batch is not in its trace";
+  const auto& rank = loaded.recording.rank(0);
+  ASSERT_EQ(rank.steps.size(), 1u);
+  EXPECT_EQ(rank.steps[0].step, 0) << "the job's step 7, the first recorded";
+  EXPECT_NE(loaded.note.find("the profiler recorded the job's steps 7 to 7 (ProfilerStep#N), shown as steps 0 to 0"),
+            std::string::npos)
+      << loaded.note;
+
+  ASSERT_EQ(rank.collectives.size(), 1u);
+  const Event& c = rank.collectives[0];
+  EXPECT_EQ(static_cast<CollectiveOp>(c.op), CollectiveOp::AllGather);
+  EXPECT_EQ(c.bytes, 4096) << "the input (1024 floats)";
+  EXPECT_EQ(c.bytesOut, 8192) << "the output (2048 floats)";
+  EXPECT_EQ(collectiveUnit(c), "2") << "FSDP2's annotation names the unit";
+  EXPECT_EQ(static_cast<Phase>(c.phase), Phase::Forward);
+  EXPECT_EQ(c.endNs - c.beginNs, 65'000) << "from its issue to the end of gloo's span";
+  EXPECT_EQ(c.worldSize, 2);
+
+  auto peak = [&](MemoryRole role) { return rank.peakByRole[static_cast<int>(role)]; };
+  EXPECT_EQ(peak(MemoryRole::CommBuffer), 8192) << "on gloo's thread";
+  EXPECT_EQ(peak(MemoryRole::ParamGathered), 8192) << "inside all_gather_copy_out";
+  EXPECT_EQ(peak(MemoryRole::Activation), 4096) << "in the step before the optimizer, no span of its own";
+  EXPECT_EQ(peak(MemoryRole::OptimizerState), 512);
+  EXPECT_EQ(peak(MemoryRole::Other), 100000) << "held before the profiler started: the first event's total less its bytes";
+  EXPECT_EQ(rank.peakTotal, 120992) << "the lane's total is the allocator's";
+  EXPECT_NE(loaded.note.find("rank 0: 1 frees of blocks allocated before the profiler started"), std::string::npos)
+      << loaded.note;
+  EXPECT_TRUE(loaded.clocks.empty()) << "ranks of one host are not moved: " << loaded.clocks;
+}
+
+TEST(ProfilerTrace, FilesThatAreNotItsTracesAreRefusedByName) {
+  const std::string dir = testing::freshTempDir("profiler_trace_bad");
+  std::ofstream(profilerTraceFileName(dir, 0)) << R"({"schemaVersion": 1, "traceEvents": [{"ph": "X", )";
+  auto loaded = loadProfilerTraces(dir);
+  EXPECT_NE(loaded.error.find("rank-0.pt.trace.json' is not JSON (a truncated file, or not a trace)"), std::string::npos)
+      << loaded.error;
+
+  std::ofstream(profilerTraceFileName(dir, 0)) << R"({"schemaVersion": 2, "traceEvents": []})";
+  loaded = loadProfilerTraces(dir);
+  EXPECT_NE(loaded.error.find("has schemaVersion 2; this shardscope reads torch.profiler's schema 1 (PyTorch 2.x)"),
+            std::string::npos)
+      << loaded.error;
+
+  std::ofstream(profilerTraceFileName(dir, 0)) << R"({"displayTimeUnit": "ms"})";
+  loaded = loadProfilerTraces(dir);
+  EXPECT_NE(loaded.error.find("is not a torch.profiler trace (no traceEvents array)"), std::string::npos) << loaded.error;
+
+  std::ofstream(profilerTraceFileName(dir, 0))
+      << R"({"schemaVersion": 1, "traceEvents": [{"ph": "X", "name": "ProfilerStep#x", "ts": 1, "dur": 2, "tid": 1}]})";
+  loaded = loadProfilerTraces(dir);
+  EXPECT_NE(loaded.error.find("has a malformed event"), std::string::npos) << loaded.error;
+
+  EXPECT_FALSE(isProfilerTraceDirectory(testing::freshTempDir("profiler_trace_none")));
+}
+
+TEST(ProfilerTrace, RolesFollowTheInnermostSpanThatNamesOne) {
+  const std::string gloo = "gloo:all_gather", copyOut = "FSDP::all_gather_copy_out (1)", step = "ProfilerStep#3",
+                    optim = "Optimizer.step#AdamW.step", add = "aten::add";
+  EXPECT_EQ(profilerAllocationRole({&add, &copyOut, &step}, true), MemoryRole::ParamGathered);
+  EXPECT_EQ(profilerAllocationRole({&gloo}, false), MemoryRole::CommBuffer);
+  EXPECT_EQ(profilerAllocationRole({&add, &optim, &step}, false), MemoryRole::OptimizerState);
+  EXPECT_EQ(profilerAllocationRole({&add, &step}, true), MemoryRole::Activation);
+  EXPECT_EQ(profilerAllocationRole({&add, &step}, false), MemoryRole::Other);
+  EXPECT_EQ(fsdpUnitOf("FSDP::post_backward_reduce (layers.3)"), "layers.3");
+  EXPECT_EQ(fsdpUnitOf("Optimizer.step#Adam.step"), "");
+}
+
+}  // namespace
+}  // namespace shardscope::trace

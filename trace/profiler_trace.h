@@ -1,0 +1,36 @@
+// A PyTorch job's own records, per rank: the Chrome traces torch.profiler writes
+// (DIR/rank-R.pt.trace.json, e.g. by python/shardscope_record under torchrun), read into the
+// recording shardscope draws for its own runs, on one clock.
+//   steps        ProfilerStep#N annotations
+//   collectives  c10d's ops (c10d::_allgather_base_, c10d::allreduce_, ...): the op, the message
+//                sizes from their input dims and element type, from when the rank issued them to
+//                the end of the backend's span that ran them (gloo:all_gather, ...); the unit from
+//                FSDP2's annotation around them ("FSDP::all_gather (2)" -> unit 2)
+//   compute      FSDP2's forward and backward of each unit (between its pre_ and post_ hooks),
+//                DistributedDataParallel.forward, Optimizer.step
+//   memory       the profiler's [memory] events (profile_memory=True), each allocation given the
+//                role its annotation or op says (trace/profiler_roles.h); what none says is
+//                "other", and so is what was held before the profiler started
+// Ranks of one host share the profiler's clock; ranks of other hosts are aligned on their
+// collectives' ends (the median difference to rank 0's), and the note says by how much.
+#pragma once
+
+#include <string>
+
+#include "trace/trace_reader.h"
+
+namespace shardscope::trace {
+
+// DIR/rank-R.pt.trace.json
+std::string profilerTraceFileName(const std::string& dir, int rank);
+
+// Whether `dir` holds at least one rank-R.pt.trace.json.
+bool isProfilerTraceDirectory(const std::string& dir);
+
+// The ranks' traces merged. `error` for a file that is not a torch.profiler trace (not JSON,
+// truncated, no traceEvents, a schema this reader does not know), naming the file; `note` for
+// what was read with something missing or assumed (a rank without a file, frees of blocks
+// allocated before the profiler started, collectives whose element type the trace does not name).
+LoadedTrace loadProfilerTraces(const std::string& dir);
+
+}  // namespace shardscope::trace
