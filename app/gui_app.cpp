@@ -157,6 +157,7 @@ int viewFile(const std::string& path, const WindowChoice& choice) {
         s.device = run.device;
         s.losses = run.losses;
         s.fromSummary = true;
+        if (!run.source.empty()) s.jobLabel = "a PyTorch job's own model (recorded by " + run.source + ")";
         s.savedStats = std::move(run.ranks);
         store.add(std::move(s));
       }

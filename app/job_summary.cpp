@@ -30,6 +30,7 @@ int writeJobSummary(const std::string& dir, const std::string& summaryPath) {
   result.deviceDescription = loaded.device;
   result.parameterCount = loaded.parameterCount;
   result.clocks = loaded.rankClocks;
+  if (!loaded.jobLabel.empty()) result.source = "torch.profiler";
   // Every rank reports the global mean loss; rank 0's steps are the job's. torch.profiler records
   // no loss: its steps are counted per rank (recorded_steps), with no loss to list.
   if (loaded.recording.ranks() > 0 && !trace::isProfilerTraceDirectory(dir)) {

@@ -114,6 +114,12 @@ void RankRecorder::writeAll(const std::string& bytes) {
   if (fd_ < 0) return;
   // A collector that confirms, and a file to go on in (until the collector is lost, below).
   const auto confirmed = [this] { return socket_ && fallbackFd_ >= 0; };
+  // Checked before sending too: into a collector that stopped reading, a send would block until
+  // its timeout (10 s) once the sockets' buffers are full.
+  if (confirmed() && unconfirmed_.oldestWait() > confirmationLimit()) {
+    divertToFallback("it confirmed nothing for " +
+                     std::to_string(std::chrono::duration_cast<std::chrono::seconds>(confirmationLimit()).count()) + " s");
+  }
   size_t done = 0;
   while (done < bytes.size()) {
     ssize_t n = socket_ ? ::send(fd_, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL)

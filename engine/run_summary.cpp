@@ -121,6 +121,15 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result, con
   if (!result.ok) j["error"] = result.error;
   if (!result.outputErrors.empty()) j["output_errors"] = result.outputErrors;
   if (!result.clocks.empty()) j["clocks"] = clocksJson(result.clocks);
+  if (!result.source.empty()) {
+    // A PyTorch job's own records: only its world is known; the rest would be shardscope's
+    // defaults, written as if they were the job's.
+    j["source"] = result.source;
+    j["config"] = {{"world", result.worldSize}};
+    for (const char* unknown : {"zero_stage", "parameter_count", "device_memory_bytes", "measured_peak_flops", "mesh"}) {
+      j[unknown] = nullptr;
+    }
+  }
   return j;
 }
 

@@ -13,8 +13,14 @@ namespace shardscope {
 
 namespace {
 
+// A number, or `fallback` where the key is missing or null (a figure that was not measured).
+double numberOr(const nlohmann::json& j, const char* key, double fallback) {
+  return j.contains(key) && j[key].is_number() ? j[key].get<double>() : fallback;
+}
+
 SummaryRun readRun(const nlohmann::json& j) {
   SummaryRun run;
+  run.source = j.contains("source") && j["source"].is_string() ? j["source"].get<std::string>() : "";
   if (j.contains("config")) (void)applyConfigJson(j["config"], run.config);
   run.status = j.value("status", "");
   run.error = j.value("error", "");
@@ -46,9 +52,10 @@ SummaryRun readRun(const nlohmann::json& j) {
     s.peakTotal = peak.value("total", int64_t{0});
     s.peakDevice = peak.value("device_total", s.peakTotal);
     const auto& tp = r.value("throughput", nlohmann::json::object());
-    s.samplesPerSecond = tp.value("samples_per_s", 0.0);
-    s.tokensPerSecond = tp.value("tokens_per_s", 0.0);
-    s.modelFlopsPerSecond = tp.value("model_flops_per_s", 0.0);
+    s.throughputKnown = !tp.contains("samples_per_s") || tp["samples_per_s"].is_number();
+    s.samplesPerSecond = numberOr(tp, "samples_per_s", 0.0);
+    s.tokensPerSecond = numberOr(tp, "tokens_per_s", 0.0);
+    s.modelFlopsPerSecond = numberOr(tp, "model_flops_per_s", 0.0);
     s.mfu = tp.contains("mfu") && tp["mfu"].is_number() ? tp["mfu"].get<double>() : 0.0;  // summary/4, with a peak
     const auto coll = objectAt("collectives");
     for (int op = 0; op < trace::kCollectiveOpCount; ++op) {

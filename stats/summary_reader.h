@@ -17,6 +17,7 @@ struct SummaryRun {
   std::string device;
   std::vector<double> losses;
   std::vector<RankStats> ranks;
+  std::string source;   // "torch.profiler": a PyTorch job's own records (its model and batch unknown)
 };
 
 struct LoadedSummary {

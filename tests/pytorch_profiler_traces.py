@@ -11,6 +11,9 @@ the job ran (expected.json, derived from the model and checked against the trace
   - no rate is made up: the job's batch is not in its trace, so samples/s is null
   - FSDP2's gathered parameters rise and fall per unit: with resharding after forward the most
     held at once is less than every unit's together; without, it is all of them
+  - the gradients, known by their lives, are the model's: DDP's full gradients and FSDP2's
+    sharded ones peak at the job's parameter bytes (whole, or this rank's shards) within 10%
+  - the summary opens again in `view` (its unknown figures are null)
 and, where xvfb-run is there, that `view DIR --screenshot` draws the job.
 
     tests/pytorch_profiler_traces.py --shardscope build/app/shardscope --workdir DIR
@@ -40,6 +43,16 @@ def expected_totals(expected):
         count, size = totals.get(c["op"], (0, 0))
         totals[c["op"]] = (count + RECORDED_STEPS, size + RECORDED_STEPS * c[SIZE_OF[c["op"]]] * c["dtype_bytes"])
     return totals
+
+
+def shard_bytes(expected):
+    """This rank's parameter shards: the inputs of one forward's all-gathers (padded as FSDP2 pads)."""
+    seen, total = set(), 0
+    for c in expected["collectives_per_step"]:
+        if c["op"] == "all_gather" and c["elements_in"] not in seen:
+            seen.add(c["elements_in"])
+            total += c["elements_in"] * c["dtype_bytes"]
+    return total
 
 
 def gathered_bytes(expected):
@@ -78,6 +91,9 @@ def check_job(shardscope, workdir, mode, world, check):
             check((got["count"], got["size_bytes"]) == want,
                   f"{mode} rank {r}: {op} count and size {got['count']}, {got['size_bytes']} B (the job: {want[0]}, {want[1]} B)")
         check(rank["throughput"]["samples_per_s"] is None, f"{mode} rank {r}: no samples/s made up without a batch")
+        grads = rank["peak_bytes"]["grad_full" if mode == "ddp" else "grad_shard"]
+        want = expected["parameters"] * 4 if mode == "ddp" else shard_bytes(expected)
+        check(abs(grads - want) <= 0.1 * want, f"{mode} rank {r}: gradients peak at {grads} B, the job's {want} B")
         if mode != "ddp":
             peak = rank["peak_bytes"]["param_gathered"]
             units = gathered_bytes(expected)
@@ -87,7 +103,12 @@ def check_job(shardscope, workdir, mode, world, check):
             else:
                 check(peak >= units, f"{mode} rank {r}: gathered parameters kept through forward "
                                      f"(peak {peak} B, all units {units} B)")
+    check(summary.get("source") == "torch.profiler" and summary["config"] == {"world": world} and
+          summary["parameter_count"] is None, f"{mode}: the summary claims no config the job did not have")
     if shutil.which("xvfb-run"):
+        again = run(["xvfb-run", "-a", "-s", "-screen 0 1600x1000x24", shardscope, "view", str(summary_path),
+                     "--screenshot", str(job_dir / "summary.png")])
+        check(again.returncode == 0, f"{mode}: the summary opens again in view ({again.stderr.strip()[-300:]})")
         png = job_dir / "view.png"
         shot = run(["xvfb-run", "-a", "-s", "-screen 0 1920x1080x24", shardscope, "view", str(job_dir / "job"),
                     "--window-size", "1920x1080", "--screenshot", str(png)])

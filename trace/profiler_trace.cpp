@@ -1,11 +1,11 @@
 #include "trace/profiler_trace.h"
 
 #include <algorithm>
-#include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
-#include <functional>
 #include <regex>
 #include <unordered_map>
 
@@ -13,36 +13,19 @@
 
 #include "files/file_text.h"
 #include "trace/profiler_roles.h"
+#include "trace/profiler_trace_index.h"
 
 namespace shardscope::trace {
 
 namespace fs = std::filesystem;
+using profiler::RankTrace;
+using profiler::Span;
 
 namespace {
 
-constexpr int kSupportedSchema = 1;  // torch.profiler's Chrome trace "schemaVersion" (torch 2.x)
-
-// +1 keeps the first event off 0, which RunRecording reads as "no timestamp".
-int64_t nanos(double micros) { return static_cast<int64_t>(std::llround(micros * 1e3)) + 1; }
-
-struct Span {
-  std::string name;
-  int64_t begin = 0, end = 0;
-  int64_t tid = 0;
-  const nlohmann::json* args = nullptr;
-};
-
-// One rank's trace, its events sorted into what the reading below needs.
-struct RankTrace {
-  int rank = -1, world = 0;
-  int64_t mainTid = -1;                     // the thread of the ProfilerStep annotations
-  std::vector<Span> steps;                  // ProfilerStep#N, in order
-  int firstStep = 0;                        // the first N: the recording's steps count from it
-  std::vector<Span> c10dOps;                // c10d::..., in time order
-  std::vector<Span> backendSpans;           // gloo:... / nccl:..., in time order
-  std::map<int64_t, std::vector<Span>> spansByTid;  // every X event, by begin, per thread
-  std::vector<const nlohmann::json*> memory;        // [memory] instants
-};
+// The profiler's trace is parsed whole (a tree of about 8 times the file): past this, refused
+// with what to do rather than run out of memory.
+constexpr size_t kMaxProfilerTraceBytes = size_t{512} << 20;
 
 std::map<int, fs::path> traceFiles(const std::string& dir, std::error_code& error) {
   static const std::regex name(R"(rank-([0-9]{1,4})\.pt\.trace\.json(\.gz)?)");
@@ -50,88 +33,20 @@ std::map<int, fs::path> traceFiles(const std::string& dir, std::error_code& erro
   for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
     std::smatch match;
     const std::string file = it->path().filename().string();
-    if (std::regex_match(file, match, name) && std::stoi(match[1].str()) < kMaxRanks) {
-      out[std::stoi(match[1].str())] = it->path();
-    }
+    if (!std::regex_match(file, match, name) || std::stoi(match[1].str()) >= kMaxRanks) continue;
+    auto& kept = out[std::stoi(match[1].str())];
+    // Both rank-R.pt.trace.json and its .gz: the plain one, whatever the directory's order.
+    if (kept.empty() || kept.extension() == ".gz") kept = it->path();
   }
   return out;
 }
 
-// An event's thread: a number, or for the profiler's own rows a name ("PyTorch Profiler (0)").
-int64_t tidOf(const nlohmann::json& e) {
-  if (!e.contains("tid")) return 0;
-  const auto& tid = e["tid"];
-  if (tid.is_number_integer()) return tid.get<int64_t>();
-  return tid.is_string() ? -static_cast<int64_t>(std::hash<std::string>{}(tid.get<std::string>()) >> 1) - 1 : 0;
-}
+bool startsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
-int profilerStepNumber(const Span& s) { return std::stoi(s.name.substr(13)); }  // "ProfilerStep#N"
-
-bool isBackendSpan(const std::string& name) { return name.rfind("gloo:", 0) == 0 || name.rfind("nccl:", 0) == 0; }
-
-// The trace's events sorted per kind; "" or why the file is not a trace this reader knows.
-std::string indexTrace(const nlohmann::json& root, RankTrace& out) {
-  if (!root.is_object() || !root.contains("traceEvents") || !root["traceEvents"].is_array()) {
-    return "is not a torch.profiler trace (no traceEvents array): write it with torch.profiler's "
-           "export_chrome_trace, e.g. by python/shardscope_record";
-  }
-  const int schema = root.value("schemaVersion", -1);
-  if (schema != kSupportedSchema) {
-    return "has schemaVersion " + std::to_string(schema) + "; this shardscope reads torch.profiler's schema " +
-           std::to_string(kSupportedSchema) + " (PyTorch 2.x)";
-  }
-  if (root.contains("distributedInfo") && root["distributedInfo"].is_object()) {
-    out.rank = root["distributedInfo"].value("rank", -1);
-    out.world = root["distributedInfo"].value("world_size", 0);
-  }
-  for (const auto& e : root["traceEvents"]) {
-    if (!e.is_object() || !e.contains("name") || !e["name"].is_string() || !e.contains("ts")) continue;
-    const std::string& name = e["name"].get_ref<const std::string&>();
-    const std::string ph = e.value("ph", "");
-    if (ph == "i" && name == "[memory]") {
-      out.memory.push_back(&e);
-      continue;
-    }
-    if (ph != "X" || !e.contains("dur")) continue;
-    if (!e["ts"].is_number() || !e["dur"].is_number()) continue;
-    Span s{name, nanos(e["ts"].get<double>()), 0, tidOf(e), e.contains("args") ? &e["args"] : nullptr};
-    s.end = s.begin + static_cast<int64_t>(std::llround(e["dur"].get<double>() * 1e3));
-    if (name.rfind("ProfilerStep#", 0) == 0) {
-      out.steps.push_back(s);
-      out.mainTid = s.tid;
-    }
-    if (name.rfind("c10d::", 0) == 0) out.c10dOps.push_back(s);
-    if (isBackendSpan(name)) out.backendSpans.push_back(s);
-    out.spansByTid[s.tid].push_back(std::move(s));
-  }
-  const auto byBegin = [](const Span& a, const Span& b) { return a.begin < b.begin || (a.begin == b.begin && a.end > b.end); };
-  for (auto* list : {&out.steps, &out.c10dOps, &out.backendSpans}) std::sort(list->begin(), list->end(), byBegin);
-  if (!out.steps.empty()) out.firstStep = profilerStepNumber(out.steps.front());
-  for (auto& [tid, spans] : out.spansByTid) std::sort(spans.begin(), spans.end(), byBegin);
-  return "";
-}
-
-// The spans of `tid` in force at `t`, innermost first.
-std::vector<const Span*> spansAt(const RankTrace& trace, int64_t tid, int64_t t) {
-  std::vector<const Span*> out;
-  const auto found = trace.spansByTid.find(tid);
-  if (found == trace.spansByTid.end()) return out;
-  const auto& spans = found->second;
-  auto it = std::upper_bound(spans.begin(), spans.end(), t, [](int64_t v, const Span& s) { return v < s.begin; });
-  while (it != spans.begin()) {
-    --it;
-    if (it->end >= t) out.push_back(&*it);
-    if (it->name.rfind("ProfilerStep#", 0) == 0) break;  // nothing encloses a step that matters here
-  }
-  return out;
-}
-
-// The recorded step whose ProfilerStep holds `t` (0: the first recorded), or -1.
-int stepAt(const RankTrace& trace, int64_t t) {
-  for (const auto& s : trace.steps) {
-    if (t >= s.begin && t <= s.end) return profilerStepNumber(s) - trace.firstStep;
-  }
-  return -1;
+// The recording's step number for a time: 0 for the first recorded step, -1 outside every step.
+int stepNumberAt(const RankTrace& trace, int64_t t) {
+  const auto* step = profiler::stepAt(trace, t);
+  return step ? step->number - trace.steps.front().number : -1;
 }
 
 std::optional<CollectiveOp> collectiveOpOf(const std::string& c10dName) {
@@ -154,7 +69,7 @@ int64_t elementBytes(const std::string& type) {
   return 0;  // unknown (a TensorList says none)
 }
 
-// Elements of an "Input Dims" entry: a tensor's dims, or a list of tensors' dims.
+// Elements of an "Input Dims" entry: a tensor's dims, or a (nested) list of tensors' dims.
 int64_t elementsOf(const nlohmann::json& dims) {
   if (!dims.is_array() || dims.empty()) return 0;
   if (dims[0].is_array()) {
@@ -175,36 +90,63 @@ std::string firstInputType(const Span& s) {
   return (*s.args)["Input type"][0].get<std::string>();
 }
 
-// The backend span that ran a c10d op: the first unused one of its family from its issue on
-// (gloo runs reduce-scatter as an all-reduce of the whole input: "gloo:all_reduce").
-const Span* backendSpanOf(const RankTrace& trace, const Span& op, CollectiveOp kind, std::vector<bool>& used) {
-  auto ranIt = [kind](const std::string& name) {
+// The op's elements in and out. The ops that gather or scatter take (outputs, inputs), as tensors
+// (_base_, coalesced) or lists of them (allgather_, reduce_scatter_); the others one list of
+// tensors, reduced or sent in place.
+std::pair<int64_t, int64_t> elementsInOut(const Span& op, CollectiveOp kind) {
+  if (!op.args || !op.args->contains("Input Dims") || !(*op.args)["Input Dims"].is_array()) return {0, 0};
+  const auto& dims = (*op.args)["Input Dims"];
+  if (dims.empty()) return {0, 0};
+  const bool outputsFirst = (kind == CollectiveOp::AllGather || kind == CollectiveOp::ReduceScatter) && dims.size() >= 2;
+  const int64_t first = elementsOf(dims[0]);
+  return outputsFirst ? std::pair{elementsOf(dims[1]), first} : std::pair{first, first};
+}
+
+// Which backend span ran which c10d op: for each family, the first unused one from the op's issue
+// on (gloo runs a reduce-scatter as an all-reduce of the whole input: "gloo:all_reduce").
+class BackendMatch {
+ public:
+  explicit BackendMatch(const RankTrace& trace) : trace_(trace), used_(trace.backendSpans.size(), false) {}
+
+  const Span* of(const Span& op, CollectiveOp kind) {
+    size_t& from = next_[static_cast<int>(kind)];
+    for (size_t i = from; i < trace_.backendSpans.size(); ++i) {
+      const Span& b = trace_.backendSpans[i];
+      if (used_[i] || b.begin < op.begin || !ranIt(b.name, kind)) continue;
+      used_[i] = true;
+      if (i == from) ++from;
+      return &b;
+    }
+    return nullptr;
+  }
+
+ private:
+  static bool ranIt(const std::string& name, CollectiveOp kind) {
+    auto has = [&](const char* part) { return name.find(part) != std::string::npos; };
     switch (kind) {
-      case CollectiveOp::AllGather: return name.find("all_gather") != std::string::npos;
-      case CollectiveOp::Broadcast: return name.find("broadcast") != std::string::npos;
-      case CollectiveOp::Barrier: return name.find("barrier") != std::string::npos;
-      case CollectiveOp::ReduceScatter:
-        return name.find("reduce_scatter") != std::string::npos || name.find("all_reduce") != std::string::npos;
-      case CollectiveOp::AllReduce: return name.find("all_reduce") != std::string::npos;
+      case CollectiveOp::AllGather: return has("all_gather");
+      case CollectiveOp::Broadcast: return has("broadcast");
+      case CollectiveOp::Barrier: return has("barrier");
+      case CollectiveOp::ReduceScatter: return has("reduce_scatter") || has("all_reduce");
+      case CollectiveOp::AllReduce: return has("all_reduce");
     }
     return false;
-  };
-  for (size_t i = 0; i < trace.backendSpans.size(); ++i) {
-    const Span& b = trace.backendSpans[i];
-    if (used[i] || b.begin < op.begin || !ranIt(b.name)) continue;
-    used[i] = true;
-    return &b;
   }
-  return nullptr;
-}
+  const RankTrace& trace_;
+  std::vector<bool> used_;
+  size_t next_[kCollectiveOpCount] = {};
+};
 
 struct ReadNotes {
   int firstStep = -1, lastStep = -1;  // rank 0's ProfilerStep numbers
-  int64_t untypedCollectives = 0;  // element type not in the trace: counted as 4-byte
-  int64_t unknownFrees = 0;        // frees of blocks allocated before the profiler started
-  int64_t heldAtStart = 0;         // bytes allocated before the profiler started (rank 0's)
-  int64_t unnamedBytes = 0;        // rank 0's allocations no span named a role for (other)
-  int64_t allocatedBytes = 0;      // rank 0's allocations in all
+  int64_t untypedCollectives = 0;     // element type not in the trace: counted as 4-byte
+  int64_t unreadOps = 0;              // c10d ops shardscope has no collective for (send, all_to_all, ...)
+  int64_t unknownFrees = 0;           // rank 0's frees of blocks allocated before the profiler started
+  int64_t heldAtStart = 0;            // bytes rank 0's device held when the profiler started (GPU)
+  bool hostMemory = false;            // rank 0's memory events are the host's (CPU ranks)
+  int64_t unnamedBytes = 0;           // rank 0's allocations no span named a role for (other)
+  int64_t allocatedBytes = 0;         // rank 0's allocations in all
+  int64_t skippedEvents = 0;
 };
 
 Event collectiveEvent(const RankTrace& trace, const Span& op, CollectiveOp kind, const Span* backend, ReadNotes& notes) {
@@ -214,16 +156,9 @@ Event collectiveEvent(const RankTrace& trace, const Span& op, CollectiveOp kind,
   e.op = static_cast<uint8_t>(kind);
   e.issueNs = e.beginNs = op.begin;
   e.endNs = std::max(op.end, backend ? backend->end : op.end);
-  e.step = stepAt(trace, op.begin);
+  e.step = stepNumberAt(trace, op.begin);
   e.worldSize = trace.world;
-  // Input dims: the _base_ ops take (output, input); the others a list of tensors in and out alike.
-  const nlohmann::json* dims = op.args && op.args->contains("Input Dims") ? &(*op.args)["Input Dims"] : nullptr;
-  int64_t in = 0, out = 0;
-  if (dims && dims->is_array() && !dims->empty()) {
-    const bool base = op.name.find("_base_") != std::string::npos && dims->size() >= 2;
-    out = elementsOf((*dims)[0]);
-    in = base ? elementsOf((*dims)[1]) : out;
-  }
+  const auto [in, out] = elementsInOut(op, kind);
   int64_t width = elementBytes(firstInputType(op));
   if (width == 0 && backend) width = elementBytes(firstInputType(*backend));
   if (width == 0) {
@@ -235,10 +170,10 @@ Event collectiveEvent(const RankTrace& trace, const Span& op, CollectiveOp kind,
   // The unit and phase from FSDP2's annotation around it, where there is one.
   std::string unit = "model";
   e.phase = static_cast<uint8_t>(Phase::Backward);
-  for (const Span* s : spansAt(trace, op.tid, op.begin)) {
+  for (const Span* s : profiler::spansAt(trace, op.thread, op.begin)) {
     const std::string u = fsdpUnitOf(s->name);
     if (!u.empty() && unit == "model") unit = u;
-    if (s->name.find("forward") != std::string::npos || s->name.rfind("FSDP::all_gather", 0) == 0) {
+    if (s->name.find("forward") != std::string::npos || startsWith(s->name, "FSDP::all_gather")) {
       e.phase = static_cast<uint8_t>(Phase::Forward);
     }
     if (s->name.find("backward") != std::string::npos) e.phase = static_cast<uint8_t>(Phase::Backward);
@@ -249,11 +184,14 @@ Event collectiveEvent(const RankTrace& trace, const Span& op, CollectiveOp kind,
 }
 
 void readCollectives(const RankTrace& trace, std::vector<Event>& out, ReadNotes& notes) {
-  std::vector<bool> used(trace.backendSpans.size(), false);
+  BackendMatch backends(trace);
   for (const Span& op : trace.c10dOps) {
     const auto kind = collectiveOpOf(op.name);
-    if (!kind) continue;
-    out.push_back(collectiveEvent(trace, op, *kind, backendSpanOf(trace, op, *kind, used), notes));
+    if (!kind) {
+      if (trace.rank == 0) ++notes.unreadOps;
+      continue;
+    }
+    out.push_back(collectiveEvent(trace, op, *kind, backends.of(op, *kind), notes));
   }
 }
 
@@ -272,64 +210,58 @@ Event computeSpan(int rank, ComputeKind kind, Phase phase, int64_t begin, int64_
 
 // FSDP2's forward of unit i runs between the end of "FSDP::pre_forward (i)" and the start of
 // "FSDP::post_forward (i)"; its backward between "FSDP::pre_backward (i)" and the first
-// "FSDP::post_backward_* (i)". DDP's forward is its own span; the optimizer's is Optimizer.step.
+// "FSDP::post_backward_* (i)" (on whichever thread autograd ran it). DDP's forward is its own
+// span; its backward, per step, from autograd's first evaluate_function to its last. The
+// optimizer's is Optimizer.step.
 void readCompute(const RankTrace& trace, std::vector<Event>& out) {
-  const auto main = trace.spansByTid.find(trace.mainTid);
-  if (main == trace.spansByTid.end()) return;
-  std::map<std::string, int64_t> opened;  // "forward i" / "backward i" -> when it began
-  for (const Span& s : main->second) {
-    const int step = stepAt(trace, s.begin);
-    const std::string unit = fsdpUnitOf(s.name);
-    if (s.name.rfind("FSDP::pre_forward", 0) == 0) opened["forward " + unit] = s.end;
-    if (s.name.rfind("FSDP::pre_backward", 0) == 0) opened["backward " + unit] = s.end;
-    for (const char* phase : {"forward", "backward"}) {
-      const std::string closing = std::string("FSDP::post_") + phase;
-      const auto open = opened.find(std::string(phase) + " " + unit);
-      if (s.name.rfind(closing, 0) == 0 && open != opened.end()) {
+  std::map<int, std::pair<int64_t, int64_t>> autograd;  // step -> first begin, last end
+  std::map<int, bool> unitBackward;                     // step -> FSDP2 backward spans read
+  for (const auto& [thread, t] : trace.threads) {
+    std::map<std::string, int64_t> opened;  // "forward i" / "backward i" -> when it began
+    for (const Span& s : t.spans) {
+      const int step = stepNumberAt(trace, s.begin);
+      const std::string unit = fsdpUnitOf(s.name);
+      if (startsWith(s.name, "FSDP::pre_forward")) opened["forward " + unit] = s.end;
+      if (startsWith(s.name, "FSDP::pre_backward")) opened["backward " + unit] = s.end;
+      for (const char* phase : {"forward", "backward"}) {
+        const auto open = opened.find(std::string(phase) + " " + unit);
+        if (!startsWith(s.name, (std::string("FSDP::post_") + phase).c_str()) || open == opened.end()) continue;
         const bool forward = std::string(phase) == "forward";
         out.push_back(computeSpan(trace.rank, forward ? ComputeKind::Forward : ComputeKind::Backward,
                                   forward ? Phase::Forward : Phase::Backward, open->second, s.begin, step, unit));
+        if (!forward) unitBackward[step] = true;
         opened.erase(open);
       }
+      if (s.name == "DistributedDataParallel.forward") {
+        out.push_back(computeSpan(trace.rank, ComputeKind::Forward, Phase::Forward, s.begin, s.end, step, "model"));
+      }
+      if (startsWith(s.name, "Optimizer.step#")) {
+        out.push_back(computeSpan(trace.rank, ComputeKind::Optimizer, Phase::Optimizer, s.begin, s.end, step, ""));
+      }
+      if (startsWith(s.name, "autograd::engine::evaluate_function") && step >= 0) {
+        auto [span, added] = autograd.try_emplace(step, s.begin, s.end);
+        if (!added) span->second = {std::min(span->second.first, s.begin), std::max(span->second.second, s.end)};
+      }
     }
-    if (s.name == "DistributedDataParallel.forward") {
-      out.push_back(computeSpan(trace.rank, ComputeKind::Forward, Phase::Forward, s.begin, s.end, step, "model"));
-    }
-    if (s.name.rfind("Optimizer.step#", 0) == 0) {
-      out.push_back(computeSpan(trace.rank, ComputeKind::Optimizer, Phase::Optimizer, s.begin, s.end, step, ""));
+  }
+  for (const auto& [step, span] : autograd) {
+    if (!unitBackward[step]) {
+      out.push_back(computeSpan(trace.rank, ComputeKind::Backward, Phase::Backward, span.first, span.second, step, "model"));
     }
   }
 }
 
 void readSteps(const RankTrace& trace, std::vector<Event>& out) {
-  for (const Span& s : trace.steps) {
+  for (const auto& s : trace.steps) {
     Event e;
     e.kind = EventKind::StepEnd;
     e.rank = trace.rank;
-    e.step = profilerStepNumber(s) - trace.firstStep;
+    e.step = s.number - trace.steps.front().number;
     e.beginNs = s.begin;
     e.endNs = s.end;
     e.count = 1;  // recorded
     out.push_back(e);
   }
-}
-
-// When the step's optimizer began (its forward and backward end there), or its end.
-int64_t optimizerBeginOf(const RankTrace& trace, const Span& step) {
-  const auto main = trace.spansByTid.find(trace.mainTid);
-  if (main == trace.spansByTid.end()) return step.end;
-  for (const Span& s : main->second) {
-    if (s.begin >= step.begin && s.begin <= step.end && s.name.rfind("Optimizer.step#", 0) == 0) return s.begin;
-  }
-  return step.end;
-}
-
-bool inForwardOrBackward(const RankTrace& trace, int64_t tid, int64_t t) {
-  if (tid != trace.mainTid) return false;
-  for (const Span& s : trace.steps) {
-    if (t >= s.begin && t < optimizerBeginOf(trace, s)) return true;
-  }
-  return false;
 }
 
 Event memoryEvent(int rank, int64_t t, int64_t bytes, MemoryRole role, int step) {
@@ -343,74 +275,122 @@ Event memoryEvent(int rank, int64_t t, int64_t bytes, MemoryRole role, int step)
   return e;
 }
 
-// The profiler's allocations and frees, each given its role; a free goes to its allocation's role.
-// What was held before the profiler started is "other" from its first event on (the first event's
-// "Total Allocated" less its own bytes), and frees of it come out of "other": the lane's total is
-// the allocator's.
+bool anyNamed(const std::vector<const Span*>& spans, const char* prefix) {
+  return std::any_of(spans.begin(), spans.end(), [&](const Span* s) { return startsWith(s->name, prefix); });
+}
+
+// A block's whole life, for the roles spans alone cannot tell: a gradient is allocated by the
+// backward op that computes it (AccumulateGrad then takes the buffer over), so it is known by
+// where it dies or lives on.
+struct Block {
+  size_t allocation = 0;  // its events' indexes in `out`
+  size_t free = SIZE_MAX;
+  bool inBackward = false;        // allocated under autograd's evaluate_function
+  bool inReduce = false;          // allocated in FSDP::post_backward_reduce
+  bool freedInZeroGrad = false;   // freed by Optimizer.zero_grad: a .grad
+  bool freedInReduce = false;     // freed in FSDP::post_backward_reduce: consumed by the reduce-scatter
+};
+
+// A gradient, by its life: FSDP2's sharded gradient is made in post_backward_reduce and freed by
+// zero_grad; its unsharded one is made in backward and consumed by the reduce-scatter; DDP's is
+// made in backward and freed by zero_grad. (A block the trace never frees is not taken for one:
+// the last step's reduce-scatter buffers outlive the trace too. So gradients zero_grad keeps,
+// set_to_none=False, keep their spans' roles.)
+std::optional<MemoryRole> gradientRoleOf(const Block& b) {
+  if (b.inReduce && b.freedInZeroGrad) return MemoryRole::GradShard;
+  if (b.inBackward && (b.freedInReduce || b.freedInZeroGrad)) return MemoryRole::GradFull;
+  return std::nullopt;
+}
+
+// The profiler's allocations and frees, each given its role (profiler_roles.h, then a gradient's
+// by its life); a free goes to its allocation's role. On a GPU rank, what the device held when the
+// profiler started is "other" from its first event on (that event's "Total Allocated" less its own
+// bytes) and frees of it come out of "other", so the lane's total is the allocator's; on CPU the
+// profiler counts only from its start, and what was held before is not in the trace at all.
 void readMemory(const RankTrace& trace, std::vector<Event>& out, ReadNotes& notes) {
-  bool device = false;  // a GPU rank's device memory, else the host's
+  bool device = false;
   for (const auto* m : trace.memory) device = device || (*m)["args"].value("Device Type", 0) == 1;
-  std::unordered_map<int64_t, MemoryRole> live;
+  if (trace.rank == 0) notes.hostMemory = !device && !trace.memory.empty();
+  std::unordered_map<int64_t, size_t> live;  // address -> block
+  std::vector<Block> blocks;
   bool first = true;
   for (const auto* m : trace.memory) {
     const auto& a = (*m)["args"];
     if ((a.value("Device Type", 0) == 1) != device) continue;
-    const int64_t t = nanos((*m)["ts"].get<double>());
+    const int64_t t = profiler::nanos((*m)["ts"].get<double>());
     const int64_t bytes = a.value("Bytes", int64_t{0});
     const int64_t addr = a.value("Addr", int64_t{0});
-    const int step = stepAt(trace, t);
-    if (first) {
-      first = false;
+    const int step = stepNumberAt(trace, t);
+    if (first && device) {
       const int64_t held = a.value("Total Allocated", bytes) - bytes;
       if (held > 0) out.push_back(memoryEvent(trace.rank, t - 1, held, MemoryRole::Other, step));
       if (trace.rank == 0) notes.heldAtStart = held;
     }
+    first = false;
+    const int64_t thread = profiler::threadOf(*m);
+    const auto spans = profiler::spansAt(trace, thread, t);
     if (bytes >= 0) {
-      const int64_t tid = tidOf(*m);
       std::vector<const std::string*> names;
-      for (const Span* s : spansAt(trace, tid, t)) names.push_back(&s->name);
-      const MemoryRole role = profilerAllocationRole(names, inForwardOrBackward(trace, tid, t));
-      live[addr] = role;
+      for (const Span* s : spans) names.push_back(&s->name);
+      const MemoryRole role = profilerAllocationRole(names, profiler::inForwardOrBackward(trace, thread, t));
+      live[addr] = blocks.size();
+      blocks.push_back({out.size(), SIZE_MAX, anyNamed(spans, "autograd::engine::evaluate_function"),
+                        anyNamed(spans, "FSDP::post_backward_reduce")});
       out.push_back(memoryEvent(trace.rank, t, bytes, role, step));
-      if (trace.rank == 0) {
-        notes.allocatedBytes += bytes;
-        if (role == MemoryRole::Other) notes.unnamedBytes += bytes;
-      }
       continue;
     }
     const auto found = live.find(addr);
-    if (found == live.end() && trace.rank == 0) ++notes.unknownFrees;
-    out.push_back(memoryEvent(trace.rank, t, bytes, found == live.end() ? MemoryRole::Other : found->second, step));
-    if (found != live.end()) live.erase(found);
+    if (found == live.end()) {
+      if (trace.rank == 0) ++notes.unknownFrees;
+      out.push_back(memoryEvent(trace.rank, t, bytes, MemoryRole::Other, step));
+      continue;
+    }
+    Block& b = blocks[found->second];
+    b.free = out.size();
+    b.freedInZeroGrad = anyNamed(spans, "Optimizer.zero_grad#");
+    b.freedInReduce = anyNamed(spans, "FSDP::post_backward_reduce");
+    out.push_back(memoryEvent(trace.rank, t, bytes, static_cast<MemoryRole>(out[b.allocation].role), step));
+    live.erase(found);
+  }
+  for (const Block& b : blocks) {
+    if (auto role = gradientRoleOf(b)) {
+      out[b.allocation].role = static_cast<uint8_t>(*role);
+      if (b.free != SIZE_MAX) out[b.free].role = static_cast<uint8_t>(*role);
+    }
+    if (trace.rank == 0) {
+      notes.allocatedBytes += out[b.allocation].bytes;
+      if (out[b.allocation].role == static_cast<uint8_t>(MemoryRole::Other)) notes.unnamedBytes += out[b.allocation].bytes;
+    }
   }
 }
 
 // One rank's file read into its events, in time order; "" or why it could not be read.
 std::string readRankTrace(const fs::path& path, int fileRank, std::vector<Event>& events, RankTrace& trace,
-                          nlohmann::json& root, ReadNotes& notes) {
+                          ReadNotes& notes) {
   std::string error;
-  auto text = files::readFileText(path.string(), error, files::kMaxTraceBytes);
-  if (!text) return error;
-  root = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  auto text = files::readFileText(path.string(), error, kMaxProfilerTraceBytes);
+  if (!text) {
+    return error + " (shardscope reads torch.profiler traces up to " + std::to_string(kMaxProfilerTraceBytes >> 20) +
+           " MiB: record fewer steps, e.g. Recorder(active=1))";
+  }
+  const nlohmann::json root = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  text.reset();
   if (root.is_discarded()) {
     return "is not JSON (a truncated file, or not a trace): record it again, letting the profiler finish "
            "(export_chrome_trace writes the whole file at the end)";
   }
   try {
-    if (auto problem = indexTrace(root, trace); !problem.empty()) return problem;
-  } catch (const std::exception& ex) {  // a field of an unexpected type (json), a step name that is not one
-    return "has a malformed event (" + std::string(ex.what()) + ")";
-  }
-  if (trace.rank >= 0 && trace.rank != fileRank) {
-    return "says it is rank " + std::to_string(trace.rank) + " (distributedInfo) but is named for rank " +
-           std::to_string(fileRank);
-  }
-  trace.rank = fileRank;
-  if (fileRank == 0 && !trace.steps.empty()) {
-    notes.firstStep = trace.firstStep;
-    notes.lastStep = profilerStepNumber(trace.steps.back());
-  }
-  try {
+    if (auto problem = profiler::indexTrace(root, trace); !problem.empty()) return problem;
+    if (trace.rank >= 0 && trace.rank != fileRank) {
+      return "says it is rank " + std::to_string(trace.rank) + " (distributedInfo) but is named for rank " +
+             std::to_string(fileRank);
+    }
+    trace.rank = fileRank;
+    if (fileRank == 0 && !trace.steps.empty()) {
+      notes.firstStep = trace.steps.front().number;
+      notes.lastStep = trace.steps.back().number;
+    }
+    if (fileRank == 0) notes.skippedEvents = trace.skippedEvents;
     readSteps(trace, events);
     readCollectives(trace, events, notes);
     readCompute(trace, events);
@@ -467,6 +447,10 @@ std::string describeNotes(const ReadNotes& notes) {
            std::to_string(notes.lastStep) + " (ProfilerStep#N), shown as steps 0 to " +
            std::to_string(notes.lastStep - notes.firstStep) + "\n";
   }
+  if (notes.hostMemory) {
+    out += "host memory: the profiler counts it only from its start, so what was held before (the model, "
+           "the optimizer's state, allocated in the steps before) is not shown\n";
+  }
   if (notes.heldAtStart > 0) {
     out += "rank 0 held " + std::to_string(notes.heldAtStart) +
            " bytes when the profiler started (allocated before it, so their roles are unknown): shown as other\n";
@@ -486,17 +470,30 @@ std::string describeNotes(const ReadNotes& notes) {
     out += std::to_string(notes.untypedCollectives) +
            " collectives whose element type the trace does not name: their bytes counted at 4 per element\n";
   }
+  if (notes.unreadOps > 0) {
+    out += "rank 0: " + std::to_string(notes.unreadOps) +
+           " c10d ops that are not all-gather, reduce-scatter, all-reduce, broadcast or barrier (send, all_to_all, ...) "
+           "are not drawn\n";
+  }
+  if (notes.skippedEvents > 0) {
+    out += "rank 0: " + std::to_string(notes.skippedEvents) + " memory events without their fields skipped\n";
+  }
   return out;
 }
 
-// What the job ran, read from its collectives: shardscope's name for the closest strategy.
+// What the job ran, read from its collectives: shardscope's name for the closest strategy. A unit
+// gathered again for backward reshards after forward (FSDP's FULL_SHARD); gathered once a step,
+// it keeps its parameters through backward (SHARD_GRAD_OP).
 StrategyKind strategyFromCollectives(const std::vector<Event>& events) {
+  std::map<std::pair<int, std::string>, int> gathers;  // (step, unit) -> all-gathers
   for (const auto& e : events) {
     if (e.kind == EventKind::Collective && static_cast<CollectiveOp>(e.op) == CollectiveOp::AllGather) {
-      return StrategyKind::FullShard;
+      ++gathers[{e.step, collectiveUnit(e)}];
     }
   }
-  return StrategyKind::Ddp;
+  if (gathers.empty()) return StrategyKind::Ddp;
+  const bool again = std::any_of(gathers.begin(), gathers.end(), [](const auto& g) { return g.second > 1; });
+  return again ? StrategyKind::FullShard : StrategyKind::ShardGradOp;
 }
 
 }  // namespace
@@ -519,23 +516,26 @@ LoadedTrace loadProfilerTraces(const std::string& dir) {
                 "with python/shardscope_record, or name the files so";
     return out;
   }
-  const int ranks = files.rbegin()->first + 1;
+  int ranks = files.rbegin()->first + 1;
   std::vector<std::vector<Event>> events(static_cast<size_t>(ranks));
   ReadNotes notes;
-  std::string missing;
   for (int r = 0; r < ranks; ++r) {
     const auto file = files.find(r);
-    if (file == files.end()) {
-      missing += (missing.empty() ? "" : ", ") + std::to_string(r);
-      continue;
-    }
+    if (file == files.end()) continue;
     RankTrace trace;
-    nlohmann::json root;
-    if (auto problem = readRankTrace(file->second, r, events[static_cast<size_t>(r)], trace, root, notes);
-        !problem.empty()) {
+    if (auto problem = readRankTrace(file->second, r, events[static_cast<size_t>(r)], trace, notes); !problem.empty()) {
       out.error = "'" + file->second.string() + "' " + problem + ".";
       return out;
     }
+    // The job's world as its ranks say it: a missing last rank is a rank without a trace.
+    if (trace.world > ranks && trace.world <= kMaxRanks) {
+      ranks = trace.world;
+      events.resize(static_cast<size_t>(ranks));
+    }
+  }
+  std::string missing;
+  for (int r = 0; r < ranks; ++r) {
+    if (!files.count(r)) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
   }
   alignOnCollectiveEnds(events, out.clocks);
   out.recording.reset(ranks);
@@ -548,7 +548,10 @@ LoadedTrace loadProfilerTraces(const std::string& dir) {
   out.jobLabel = "a PyTorch job's own model (not in the trace)";
   out.config.strategy = strategyFromCollectives(events[0]);
   out.title = std::string("a PyTorch job (torch.profiler), ") +
-              (out.config.strategy == StrategyKind::FullShard ? "sharded: all-gathers and reduce-scatters" : "ddp-like: all-reduces");
+              (out.config.strategy == StrategyKind::Ddp ? "ddp-like: all-reduces"
+               : out.config.strategy == StrategyKind::FullShard
+                   ? "sharded, gathered again for backward (FULL_SHARD-like)"
+                   : "sharded, gathered once a step (SHARD_GRAD_OP-like)");
   out.device = "recorded by torch.profiler";
   if (!missing.empty()) out.note += "no trace for rank " + missing + "\n";
   out.note += describeNotes(notes);

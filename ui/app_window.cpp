@@ -238,9 +238,16 @@ void drawBottomTabs(AppState& state, SessionStore& store, const std::vector<Sess
     noteItem((std::string("tab:") + bottomTabTitle("estimate")).c_str());
     state.estimateShown = estimateOpen;
     if (estimateOpen) {
-      // What is on screen: a viewed file's own configuration, else the one Run would start.
-      const RunConfig& predicted = state.viewOnly && !sessions.empty() ? sessions.front().config : state.config;
-      drawEstimatePanel(state.estimate, predicted, sessions, currentStats());
+      if (state.viewOnly && !sessions.empty() && !sessions.front().jobLabel.empty()) {
+        // A PyTorch job's own trace: its model is not known, so there is nothing to predict for it
+        // (a prediction for shardscope's defaults would read as the job's).
+        ImGui::TextWrapped("No prediction: %s. Predictions are for shardscope's own models; open the app (shardscope) "
+                           "to predict for one.", sessions.front().jobLabel.c_str());
+      } else {
+        // What is on screen: a viewed file's own configuration, else the one Run would start.
+        const RunConfig& predicted = state.viewOnly && !sessions.empty() ? sessions.front().config : state.config;
+        drawEstimatePanel(state.estimate, predicted, sessions, currentStats());
+      }
       ImGui::EndTabItem();
     }
     const bool exportOpen = ImGui::BeginTabItem(bottomTabTitle("export"), nullptr, tabFlags(state, bottomTabTitle("export")));
@@ -414,8 +421,10 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
     char lossText[48] = "";
     if (!s.losses.empty()) std::snprintf(lossText, sizeof lossText, "  loss %.4f", s.losses.back());
     if (!s.jobLabel.empty()) {
+      const size_t recorded = s.fromSummary ? (s.savedStats.empty() ? 0 : static_cast<size_t>(s.savedStats[0].recordedSteps))
+                                            : stepsDone;
       ImGui::TextDisabled("%s  %d ranks  %s  %zu steps recorded", s.device.c_str(), rankCount, s.jobLabel.c_str(),
-                          stepsDone);
+                          recorded);
     } else {
       ImGui::TextDisabled("%s  %d ranks  %s %d layers, hidden %d%s  step %zu/%d%s", s.device.c_str(), rankCount,
                           modeName(s.config.model), s.config.layers, s.config.hidden, trainingLabel(s.config).c_str(),

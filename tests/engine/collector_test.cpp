@@ -228,7 +228,11 @@ TEST(Collector, ACollectorThatStopsConfirmingIsLeftAndNothingIsLost) {
   listen.join();
   for (int r = 0; r < 2; ++r) {
     EXPECT_EQ(ranks[r].exitCode, 0) << ranks[r].output;
-    EXPECT_NE(ranks[r].output.find("it confirmed nothing for 1 s"), std::string::npos) << ranks[r].output;
+    // Left because it confirmed nothing, or because a send into its full buffers timed out first
+    // (a busy machine fills them within the second): either way, left.
+    EXPECT_TRUE(ranks[r].output.find("(it confirmed nothing for 1 s;") != std::string::npos ||
+                ranks[r].output.find("(a send failed;") != std::string::npos)
+        << ranks[r].output;
   }
   expectEveryStepOnce(dir, config.steps);
 }

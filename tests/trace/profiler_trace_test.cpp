@@ -21,9 +21,10 @@ nlohmann::json span(const std::string& name, double ts, double dur, int tid, nlo
           {"ts", ts}, {"dur", dur}, {"args", args}};
 }
 
+// A GPU rank's device memory (Device Type 1): its "Total Allocated" counts what was held before.
 nlohmann::json memory(double ts, int64_t bytes, int64_t addr, int tid, int64_t total) {
   return {{"ph", "i"}, {"cat", "cpu_instant_event"}, {"name", "[memory]"}, {"pid", 1}, {"tid", tid}, {"ts", ts},
-          {"args", {{"Bytes", bytes}, {"Addr", addr}, {"Total Allocated", total}, {"Device Type", 0}}}};
+          {"args", {{"Bytes", bytes}, {"Addr", addr}, {"Total Allocated", total}, {"Device Type", 1}}}};
 }
 
 void writeTrace(const std::string& path, int rank, const nlohmann::json& events) {
@@ -34,8 +35,9 @@ void writeTrace(const std::string& path, int rank, const nlohmann::json& events)
 }
 
 // One rank's step 7 (the job's; the first recorded): unit 2's all-gather (4 KiB in, 8 KiB out,
-// run by gloo on its own thread) and copy-out, an allocation in forward, the optimizer's, a free
-// of a block allocated before the profiler started.
+// run by gloo on its own thread) and copy-out, an allocation in forward, a gradient made by a
+// backward op and freed by zero_grad, the optimizer's, a free of a block allocated before the
+// profiler started. The same annotation repeated on a GPU stream's row must not count.
 nlohmann::json rankEvents() {
   nlohmann::json ev = nlohmann::json::array();
   ev.push_back(span("ProfilerStep#7", 1000, 900, 10));
@@ -46,13 +48,22 @@ nlohmann::json rankEvents() {
   ev.push_back(op);
   ev.push_back(span("gloo:all_gather", 1025, 60, 11, {{"Input type", {"float"}}}));
   ev.push_back(span("FSDP::all_gather_copy_out (2)", 1090, 15, 10));
+  auto backwardOp = span("autograd::engine::evaluate_function: AddmmBackward0", 1300, 50, 10);
+  backwardOp["cat"] = "cpu_op";
+  ev.push_back(backwardOp);
   ev.push_back(span("Optimizer.step#Adam.step", 1500, 200, 10));
+  ev.push_back(span("Optimizer.zero_grad#Adam.zero_grad", 1800, 20, 10));
+  auto onStream = span("ProfilerStep#7", 1000, 900, 7);
+  onStream["cat"] = "gpu_user_annotation";
+  ev.push_back(onStream);
   ev.push_back(memory(1030, 8192, 0xa, 11, 108192));        // gloo's staging buffer
   ev.push_back(memory(1095, 8192, 0xb, 10, 116384));        // unit 2's unsharded parameters
   ev.push_back(memory(1200, 4096, 0xc, 10, 120480));        // forward, no span of its own
   ev.push_back(memory(1600, 512, 0xd, 10, 120992));         // the optimizer's
   ev.push_back(memory(1700, -8192, 0xb, 10, 112800));       // unit 2 resharded
-  ev.push_back(memory(1750, -1000, 0xeeee, 10, 111800));    // allocated before the profiler
+  ev.push_back(memory(1310, 2048, 0xf, 10, 113800));        // a .grad, made by the backward op
+  ev.push_back(memory(1750, -1000, 0xeeee, 10, 112800));    // allocated before the profiler
+  ev.push_back(memory(1810, -2048, 0xf, 10, 110752));       // zero_grad frees it
   return ev;
 }
 
@@ -64,10 +75,10 @@ TEST(ProfilerTrace, StepsCollectivesAndRolesComeFromTheSpansAround) {
   const auto loaded = loadProfilerTraces(dir);
   ASSERT_TRUE(loaded.error.empty()) << loaded.error;
   ASSERT_EQ(loaded.recording.ranks(), 2);
-  EXPECT_EQ(loaded.config.strategy, StrategyKind::FullShard) << "all-gathers: a sharded job";
+  EXPECT_EQ(loaded.config.strategy, StrategyKind::ShardGradOp) << "each unit gathered once a step: SHARD_GRAD_OP-like";
   EXPECT_EQ(loaded.config.batch, 0) << "the job's batch is not in its trace";
   const auto& rank = loaded.recording.rank(0);
-  ASSERT_EQ(rank.steps.size(), 1u);
+  ASSERT_EQ(rank.steps.size(), 1u) << "the GPU row's copy of ProfilerStep#7 is not a step";
   EXPECT_EQ(rank.steps[0].step, 0) << "the job's step 7, the first recorded";
   EXPECT_NE(loaded.note.find("the profiler recorded the job's steps 7 to 7 (ProfilerStep#N), shown as steps 0 to 0"),
             std::string::npos)
@@ -87,9 +98,11 @@ TEST(ProfilerTrace, StepsCollectivesAndRolesComeFromTheSpansAround) {
   EXPECT_EQ(peak(MemoryRole::CommBuffer), 8192) << "on gloo's thread";
   EXPECT_EQ(peak(MemoryRole::ParamGathered), 8192) << "inside all_gather_copy_out";
   EXPECT_EQ(peak(MemoryRole::Activation), 4096) << "in the step before the optimizer, no span of its own";
+  EXPECT_EQ(peak(MemoryRole::GradFull), 2048) << "made in backward, freed by zero_grad: a gradient, by its life";
   EXPECT_EQ(peak(MemoryRole::OptimizerState), 512);
   EXPECT_EQ(peak(MemoryRole::Other), 100000) << "held before the profiler started: the first event's total less its bytes";
-  EXPECT_EQ(rank.peakTotal, 120992) << "the lane's total is the allocator's";
+  EXPECT_EQ(rank.peakTotal, 100000 + 8192 + 8192 + 4096 + 2048 + 512)
+      << "the lane's total is the allocator's (GPU: it counts what was held before)";
   EXPECT_NE(loaded.note.find("rank 0: 1 frees of blocks allocated before the profiler started"), std::string::npos)
       << loaded.note;
   EXPECT_TRUE(loaded.clocks.empty()) << "ranks of one host are not moved: " << loaded.clocks;
@@ -113,7 +126,8 @@ TEST(ProfilerTrace, FilesThatAreNotItsTracesAreRefusedByName) {
   EXPECT_NE(loaded.error.find("is not a torch.profiler trace (no traceEvents array)"), std::string::npos) << loaded.error;
 
   std::ofstream(profilerTraceFileName(dir, 0))
-      << R"({"schemaVersion": 1, "traceEvents": [{"ph": "X", "name": "ProfilerStep#x", "ts": 1, "dur": 2, "tid": 1}]})";
+      << R"({"schemaVersion": 1, "traceEvents": [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#x", "ts": 1,)"
+         R"( "dur": 2, "tid": 1}]})";
   loaded = loadProfilerTraces(dir);
   EXPECT_NE(loaded.error.find("has a malformed event"), std::string::npos) << loaded.error;
 

@@ -1,0 +1,146 @@
+#include "trace/profiler_trace_index.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+namespace shardscope::trace::profiler {
+
+namespace {
+
+constexpr int kSupportedSchema = 1;  // torch.profiler's Chrome trace "schemaVersion" (PyTorch 2.x)
+
+int64_t idOf(const nlohmann::json& e, const char* key) {
+  if (!e.contains(key)) return 0;
+  const auto& v = e[key];
+  if (v.is_number_integer()) return v.get<int64_t>();
+  // The profiler's own rows are named ("PyTorch Profiler (0)"): a stable number for the name.
+  return v.is_string() ? static_cast<int64_t>(std::hash<std::string>{}(v.get<std::string>()) >> 1) : 0;
+}
+
+bool startsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+bool isHostSpan(const std::string& category) {
+  return category == "cpu_op" || category == "user_annotation" || category == "python_function";
+}
+
+bool isBackendSpan(const std::string& name) { return startsWith(name, "gloo:") || startsWith(name, "nccl:"); }
+
+// One event, if it is one this reader takes, into its list.
+void take(const nlohmann::json& e, RankTrace& out, std::vector<Span>& steps) {
+  if (!e.is_object() || !e.contains("name") || !e["name"].is_string() || !e.contains("ts") || !e["ts"].is_number()) {
+    return;
+  }
+  const std::string& name = e["name"].get_ref<const std::string&>();
+  const std::string ph = e.contains("ph") && e["ph"].is_string() ? e["ph"].get<std::string>() : "";
+  const std::string cat = e.contains("cat") && e["cat"].is_string() ? e["cat"].get<std::string>() : "";
+  if (ph == "i" && name == "[memory]") {
+    if (e.contains("args") && e["args"].is_object()) out.memory.push_back(&e);
+    else ++out.skippedEvents;
+    return;
+  }
+  if (ph != "X" || !isHostSpan(cat) || !e.contains("dur") || !e["dur"].is_number()) return;
+  Span s{name, nanos(e["ts"].get<double>()), 0, threadOf(e), e.contains("args") ? &e["args"] : nullptr};
+  s.end = s.begin + static_cast<int64_t>(std::llround(e["dur"].get<double>() * 1e3));
+  if (startsWith(name, "ProfilerStep#") && cat == "user_annotation") steps.push_back(s);
+  if (startsWith(name, "c10d::")) out.c10dOps.push_back(s);
+  if (isBackendSpan(name)) out.backendSpans.push_back(s);
+  out.threads[s.thread].spans.push_back(std::move(s));
+}
+
+bool byBegin(const Span& a, const Span& b) { return a.begin < b.begin || (a.begin == b.begin && a.end > b.end); }
+
+// Each span's parent: the innermost earlier span still open when it begins (one stack sweep).
+void linkParents(ThreadSpans& t) {
+  std::sort(t.spans.begin(), t.spans.end(), byBegin);
+  t.parent.assign(t.spans.size(), -1);
+  std::vector<int> open;
+  for (int i = 0; i < static_cast<int>(t.spans.size()); ++i) {
+    while (!open.empty() && t.spans[static_cast<size_t>(open.back())].end < t.spans[static_cast<size_t>(i)].begin) {
+      open.pop_back();
+    }
+    t.parent[static_cast<size_t>(i)] = open.empty() ? -1 : open.back();
+    open.push_back(i);
+  }
+}
+
+// The steps with their numbers and where their optimizer steps begin (a span on any thread).
+void indexSteps(std::vector<Span>& steps, RankTrace& out) {
+  std::sort(steps.begin(), steps.end(), byBegin);
+  for (const Span& s : steps) {
+    out.steps.push_back({std::stoi(s.name.substr(13)), s.begin, s.end, s.end});
+    out.mainThread = s.thread;
+  }
+  for (const auto& [thread, t] : out.threads) {
+    for (const Span& s : t.spans) {
+      if (!startsWith(s.name, "Optimizer.step#")) continue;
+      if (const Step* step = stepAt(out, s.begin)) {
+        auto& optimizer = out.steps[static_cast<size_t>(step - out.steps.data())].optimizerBegin;
+        optimizer = std::min(optimizer, s.begin);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+// +1 keeps the first event off 0, which RunRecording reads as "no timestamp".
+int64_t nanos(double micros) { return static_cast<int64_t>(std::llround(micros * 1e3)) + 1; }
+
+int64_t threadOf(const nlohmann::json& event) {
+  return static_cast<int64_t>(std::hash<int64_t>{}(idOf(event, "pid")) * 31 + std::hash<int64_t>{}(idOf(event, "tid")));
+}
+
+std::string indexTrace(const nlohmann::json& root, RankTrace& out) {
+  if (!root.is_object() || !root.contains("traceEvents") || !root["traceEvents"].is_array()) {
+    return "is not a torch.profiler trace (no traceEvents array): write it with torch.profiler's "
+           "export_chrome_trace, e.g. by python/shardscope_record";
+  }
+  const int schema = root.contains("schemaVersion") && root["schemaVersion"].is_number_integer()
+                         ? root["schemaVersion"].get<int>()
+                         : -1;
+  if (schema != kSupportedSchema) {
+    return "has schemaVersion " + std::to_string(schema) + "; this shardscope reads torch.profiler's schema " +
+           std::to_string(kSupportedSchema) + " (PyTorch 2.x)";
+  }
+  if (root.contains("distributedInfo") && root["distributedInfo"].is_object()) {
+    out.rank = root["distributedInfo"].value("rank", -1);
+    out.world = root["distributedInfo"].value("world_size", 0);
+  }
+  std::vector<Span> steps;
+  for (const auto& e : root["traceEvents"]) take(e, out, steps);
+  for (auto* list : {&out.c10dOps, &out.backendSpans}) std::sort(list->begin(), list->end(), byBegin);
+  for (auto& [thread, t] : out.threads) linkParents(t);
+  indexSteps(steps, out);
+  std::stable_sort(out.memory.begin(), out.memory.end(),
+                   [](const nlohmann::json* a, const nlohmann::json* b) { return (*a)["ts"].get<double>() < (*b)["ts"].get<double>(); });
+  return "";
+}
+
+std::vector<const Span*> spansAt(const RankTrace& trace, int64_t thread, int64_t t) {
+  std::vector<const Span*> out;
+  const auto found = trace.threads.find(thread);
+  if (found == trace.threads.end()) return out;
+  const auto& spans = found->second.spans;
+  const auto& parent = found->second.parent;
+  int i = static_cast<int>(std::upper_bound(spans.begin(), spans.end(), t, [](int64_t v, const Span& s) { return v < s.begin; }) -
+                           spans.begin()) - 1;
+  while (i >= 0 && spans[static_cast<size_t>(i)].end < t) i = parent[static_cast<size_t>(i)];  // ended: its parent may not have
+  for (; i >= 0; i = parent[static_cast<size_t>(i)]) out.push_back(&spans[static_cast<size_t>(i)]);
+  return out;
+}
+
+const Step* stepAt(const RankTrace& trace, int64_t t) {
+  auto it = std::upper_bound(trace.steps.begin(), trace.steps.end(), t, [](int64_t v, const Step& s) { return v < s.begin; });
+  if (it == trace.steps.begin()) return nullptr;
+  --it;
+  return t <= it->end ? &*it : nullptr;
+}
+
+bool inForwardOrBackward(const RankTrace& trace, int64_t thread, int64_t t) {
+  if (thread != trace.mainThread) return false;
+  const Step* step = stepAt(trace, t);
+  return step && t < step->optimizerBegin;
+}
+
+}  // namespace shardscope::trace::profiler
