@@ -45,23 +45,14 @@ def expected_totals(expected):
     return totals
 
 
-def shard_bytes(expected):
-    """This rank's parameter shards: the inputs of one forward's all-gathers (padded as FSDP2 pads)."""
+def unit_bytes(expected, side):
+    """One forward's all-gathers summed on one side: "elements_in", this rank's parameter shards
+    (padded as FSDP2 pads); "elements_out", every unit's unsharded parameters together."""
     seen, total = set(), 0
     for c in expected["collectives_per_step"]:
-        if c["op"] == "all_gather" and c["elements_in"] not in seen:
-            seen.add(c["elements_in"])
-            total += c["elements_in"] * c["dtype_bytes"]
-    return total
-
-
-def gathered_bytes(expected):
-    """Every FSDP unit's unsharded parameters together: the all-gathers of one forward."""
-    seen, total = set(), 0
-    for c in expected["collectives_per_step"]:
-        if c["op"] == "all_gather" and c["elements_out"] not in seen:
-            seen.add(c["elements_out"])
-            total += c["elements_out"] * c["dtype_bytes"]
+        if c["op"] == "all_gather" and c[side] not in seen:
+            seen.add(c[side])
+            total += c[side] * c["dtype_bytes"]
     return total
 
 
@@ -92,11 +83,11 @@ def check_job(shardscope, workdir, mode, world, check):
                   f"{mode} rank {r}: {op} count and size {got['count']}, {got['size_bytes']} B (the job: {want[0]}, {want[1]} B)")
         check(rank["throughput"]["samples_per_s"] is None, f"{mode} rank {r}: no samples/s made up without a batch")
         grads = rank["peak_bytes"]["grad_full" if mode == "ddp" else "grad_shard"]
-        want = expected["parameters"] * 4 if mode == "ddp" else shard_bytes(expected)
+        want = expected["parameters"] * 4 if mode == "ddp" else unit_bytes(expected, "elements_in")
         check(abs(grads - want) <= 0.1 * want, f"{mode} rank {r}: gradients peak at {grads} B, the job's {want} B")
         if mode != "ddp":
             peak = rank["peak_bytes"]["param_gathered"]
-            units = gathered_bytes(expected)
+            units = unit_bytes(expected, "elements_out")
             if mode == "fsdp":
                 check(0 < peak < units, f"{mode} rank {r}: gathered parameters freed after each unit "
                                         f"(peak {peak} B, all units {units} B)")
