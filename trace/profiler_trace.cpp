@@ -43,6 +43,19 @@ std::map<int, fs::path> traceFiles(const std::string& dir, std::error_code& erro
 
 bool startsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
+// The PyTorch that wrote a rank's trace, as python/shardscope_record notes it beside the trace
+// (rank-R.shardscope.json), or "".
+std::string torchVersionOf(const std::string& dir, int rank) {
+  std::string error;
+  const auto text = files::readFileText((fs::path(dir) / ("rank-" + std::to_string(rank) + ".shardscope.json")).string(),
+                                        error, files::kMaxConfigBytes);
+  if (!text) return "";
+  const auto json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  return json.is_object() && json.contains("torch_version") && json["torch_version"].is_string()
+             ? json["torch_version"].get<std::string>()
+             : "";
+}
+
 // The recording's step number for a time: 0 for the first recorded step, -1 outside every step.
 int stepNumberAt(const RankTrace& trace, int64_t t) {
   const auto* step = profiler::stepAt(trace, t);
@@ -524,7 +537,8 @@ LoadedTrace loadProfilerTraces(const std::string& dir) {
     if (file == files.end()) continue;
     RankTrace trace;
     if (auto problem = readRankTrace(file->second, r, events[static_cast<size_t>(r)], trace, notes); !problem.empty()) {
-      out.error = "'" + file->second.string() + "' " + problem + ".";
+      const std::string torch = torchVersionOf(dir, r);
+      out.error = "'" + file->second.string() + "' " + problem + (torch.empty() ? "" : " (written by PyTorch " + torch + ")") + ".";
       return out;
     }
     // The job's world as its ranks say it: a missing last rank is a rank without a trace.
@@ -552,7 +566,8 @@ LoadedTrace loadProfilerTraces(const std::string& dir) {
                : out.config.strategy == StrategyKind::FullShard
                    ? "sharded, gathered again for backward (FULL_SHARD-like)"
                    : "sharded, gathered once a step (SHARD_GRAD_OP-like)");
-  out.device = "recorded by torch.profiler";
+  const std::string torch = torchVersionOf(dir, 0);
+  out.device = "recorded by torch.profiler" + (torch.empty() ? std::string() : " (PyTorch " + torch + ")");
   if (!missing.empty()) out.note += "no trace for rank " + missing + "\n";
   out.note += describeNotes(notes);
   return out;

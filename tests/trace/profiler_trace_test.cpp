@@ -116,8 +116,10 @@ TEST(ProfilerTrace, FilesThatAreNotItsTracesAreRefusedByName) {
       << loaded.error;
 
   std::ofstream(profilerTraceFileName(dir, 0)) << R"({"schemaVersion": 2, "traceEvents": []})";
+  std::ofstream(dir + "/rank-0.shardscope.json") << R"({"rank": 0, "torch_version": "3.1.0"})";
   loaded = loadProfilerTraces(dir);
-  EXPECT_NE(loaded.error.find("has schemaVersion 2; this shardscope reads torch.profiler's schema 1 (PyTorch 2.x)"),
+  EXPECT_NE(loaded.error.find("has schemaVersion 2; this shardscope reads torch.profiler's schema 1 (PyTorch 2.x) "
+                              "(written by PyTorch 3.1.0)"),
             std::string::npos)
       << loaded.error;
 
