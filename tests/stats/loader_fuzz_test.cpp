@@ -15,6 +15,7 @@
 #include "tests/support/run_cli.h"
 #include "stats/run_stats.h"
 #include "stats/summary_reader.h"
+#include "trace/profiler_trace.h"
 #include "trace/trace_reader.h"
 #include "files/user_json.h"
 
@@ -207,6 +208,45 @@ TEST(LoaderFuzz, NoMutatedTraceSummaryOrConfigCrashesItsReader) {
   EXPECT_GE(traces + summaries + configs, 350);
   EXPECT_GT(loaded, 0) << "some mutants (a changed number) are still valid files";
   EXPECT_LT(loaded, traces + summaries + configs) << "the mutations must break files too";
+}
+
+// A torch.profiler trace (`view DIR` of a PyTorch job's own records), mutated the same ways: read
+// or refused naming its file, never a crash. The seed holds what the reader takes: a step, FSDP2's
+// hooks, a c10d op and gloo's span, memory events.
+TEST(LoaderFuzz, NoMutatedProfilerTraceCrashesItsReader) {
+  const std::string seedTrace = R"json({"schemaVersion": 1, "distributedInfo": {"rank": 0, "world_size": 1},
+    "traceEvents": [
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2", "pid": 1, "tid": 1, "ts": 1000, "dur": 5000},
+    {"ph": "X", "cat": "user_annotation", "name": "FSDP::pre_forward (0)", "pid": 1, "tid": 1, "ts": 1000, "dur": 400},
+    {"ph": "X", "cat": "user_annotation", "name": "FSDP::all_gather (0)", "pid": 1, "tid": 1, "ts": 1010, "dur": 300},
+    {"ph": "X", "cat": "cpu_op", "name": "c10d::_allgather_base_", "pid": 1, "tid": 1, "ts": 1020, "dur": 20,
+     "args": {"Input Dims": [[2048], [1024]], "Input type": ["float", "float"]}},
+    {"ph": "X", "cat": "user_annotation", "name": "gloo:all_gather", "pid": 1, "tid": 2, "ts": 1030, "dur": 250},
+    {"ph": "X", "cat": "user_annotation", "name": "FSDP::post_forward (0)", "pid": 1, "tid": 1, "ts": 3000, "dur": 50},
+    {"ph": "X", "cat": "user_annotation", "name": "Optimizer.step#Adam.step", "pid": 1, "tid": 1, "ts": 4000, "dur": 50},
+    {"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1, "ts": 1295,
+     "args": {"Bytes": 8192, "Addr": 11, "Total Allocated": 8192, "Device Type": 0}},
+    {"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1, "ts": 3020,
+     "args": {"Bytes": -8192, "Addr": 11, "Total Allocated": 0, "Device Type": 1}}]})json";
+  const uint32_t seed = static_cast<uint32_t>(envInt("SHARDSCOPE_FUZZ_SEED", 20261124));
+  Mutator bytes(seed);
+  TreeMutator tree(seedTrace, seed + 4);
+  const std::string dir = testing::freshTempDir("profiler_fuzz");
+  int loaded = 0, read = 0;
+  for (int i = 0; i < 150 * envInt("SHARDSCOPE_FUZZ_ITERATIONS", 1); ++i, ++read) {
+    std::ofstream(profilerTraceFileName(dir, 0), std::ios::binary | std::ios::trunc)
+        << (i % 2 ? tree.mutate() : bytes.mutate(seedTrace));
+    const auto trace = loadProfilerTraces(dir);
+    if (!trace.error.empty()) {
+      EXPECT_NE(trace.error.find("rank-0.pt.trace.json"), std::string::npos) << "names the file: " << trace.error;
+      continue;
+    }
+    (void)computeRankStats(trace.config, trace.recording, 0);
+    ++loaded;
+  }
+  std::printf("fuzzed %d profiler traces: %d still loaded, %d refused\n", read, loaded, read - loaded);
+  EXPECT_GT(loaded, 0) << "some mutants are still valid traces";
+  EXPECT_LT(loaded, read) << "the mutations must break traces too";
 }
 
 }  // namespace
