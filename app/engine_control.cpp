@@ -7,6 +7,7 @@
 #include "engine/run_controller.h"
 #include "estimate/memory_preflight.h"
 #include "trace/rank_placements.h"
+#include "ui/record_files.h"
 
 namespace shardscope::app {
 
@@ -70,6 +71,41 @@ std::string EngineSessionControl::startListen(int port, const std::string& dir) 
     busy_.store(false);
   });
   return "";
+}
+
+std::string EngineSessionControl::openRecord(const std::vector<std::string>& paths) {
+  if (paths.empty()) return "nothing to open: type a path, or pick one in the listing";
+  if (busy_.exchange(true)) return "a run or a listen is under way: Stop it first";
+  if (worker_.joinable()) worker_.join();
+  {
+    std::lock_guard<std::mutex> lock(openMutex_);
+    openStatus_.reading = true;
+    openStatus_.what = paths.front() + (paths.size() > 1 ? " and " + std::to_string(paths.size() - 1) + " more" : "");
+  }
+  worker_ = std::thread([this, paths] {
+    ui::OpenedRecord record = ui::openRecord(paths);
+    if (record.error.empty()) {  // else what is shown stays
+      auto lock = store_.lock();
+      store_.clear();
+      for (auto& s : record.sessions) store_.add(std::move(s));
+    }
+    {
+      std::lock_guard<std::mutex> lock(openMutex_);
+      openStatus_.reading = false;
+      ++openStatus_.finished;
+      openStatus_.error = record.error;
+      openStatus_.notes = record.notes;
+      openStatus_.ownConfig = record.ownConfig;
+      openStatus_.config = record.config;
+    }
+    busy_.store(false);
+  });
+  return "";
+}
+
+ui::OpenStatus EngineSessionControl::openStatus() const {
+  std::lock_guard<std::mutex> lock(openMutex_);
+  return openStatus_;
 }
 
 void EngineSessionControl::launch(std::vector<RunConfig> runs, std::vector<std::string> titles) {

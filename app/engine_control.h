@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -34,6 +35,9 @@ class EngineSessionControl final : public ui::EngineControl {
   std::string checkConfig(const RunConfig& config) const override;
   // The collector on loopback, its job one session (app/live_job.h); Stop ends it.
   std::string startListen(int port, const std::string& dir) override;
+  // Saved records read on the worker thread (ui/record_files.h), in place of the sessions once read.
+  std::string openRecord(const std::vector<std::string>& paths) override;
+  ui::OpenStatus openStatus() const override;
 
  private:
   // Clears the store and readies a new launch on the worker thread; false when one is under way.
@@ -56,6 +60,8 @@ class EngineSessionControl final : public ui::EngineControl {
   mutable std::string checkedConfig_;
   mutable std::chrono::steady_clock::time_point checkedAt_{};
   mutable std::optional<std::string> memoryProblem_;
+  mutable std::mutex openMutex_;  // guards openStatus_, which the worker thread writes
+  ui::OpenStatus openStatus_;
 };
 
 }  // namespace shardscope::app

@@ -8,6 +8,7 @@
 
 #include "app/engine_control.h"
 #include "app/interrupt.h"
+#include "app/job_summary.h"
 #include "app/live_job.h"
 #include "stats/summary_reader.h"
 #include "trace/profiler_trace.h"
@@ -15,6 +16,7 @@
 #include "trace/trace_reader.h"
 #include "ui/app_window.h"
 #include "ui/platform_window.h"
+#include "ui/record_files.h"
 
 namespace shardscope::app {
 
@@ -135,63 +137,24 @@ int runLessonGui(const lessons::Lesson& lesson, const std::string& workerExecuta
 
 bool knownTab(const std::string& name) { return ui::bottomTabTitle(name) != nullptr; }
 
-int viewFile(const std::string& path, const WindowChoice& choice) {
+int viewFile(const std::vector<std::string>& paths, const WindowChoice& choice) {
+  ui::OpenedRecord record = ui::openRecord(paths);
+  if (!record.error.empty()) {
+    std::fprintf(stderr, "shardscope: %s\n", record.error.c_str());
+    return 2;
+  }
+  printTerminalNotes(record.notes);
   ui::SessionStore store;
   ui::AppState state;
   if (const char* title = ui::bottomTabTitle(choice.tab)) state.openTab = title;
-  const bool rankFiles = trace::isDirectory(path);  // a job's --trace-dir, or its torch.profiler traces
-  if (!rankFiles && !looksLikeTrace(path)) {
-    auto summary = loadSummary(path);
-    if (!summary.error.empty()) {
-      std::fprintf(stderr, "shardscope: %s\n", summary.error.c_str());
-      return 2;
-    }
-    {
-      auto lock = store.lock();  // released before the window reads the store
-      for (auto& run : summary.runs) {
-        ui::Session s;
-        s.title = strategyTitle(run.config.strategy);
-        s.config = run.config;
-        s.status = run.status == "ok" ? ui::SessionStatus::Done : ui::SessionStatus::Failed;
-        s.error = run.error;
-        s.device = run.device;
-        s.losses = run.losses;
-        s.fromSummary = true;
-        if (!run.source.empty()) s.jobLabel = "a PyTorch job's own model (recorded by " + run.source + ")";
-        s.savedStats = std::move(run.ranks);
-        store.add(std::move(s));
-      }
-    }
-    state.config = summary.runs.empty() ? RunConfig{} : summary.runs.front().config;
-    return showStore(store, state, path, choice);
-  }
-  auto loaded = !rankFiles                             ? trace::loadChromeTrace(path)
-                : trace::isProfilerTraceDirectory(path) ? trace::loadProfilerTraces(path)
-                                                        : trace::loadRankEventFiles(path);
-  if (!loaded.error.empty()) {
-    std::fprintf(stderr, "shardscope: %s\n", loaded.error.c_str());
-    return 2;
-  }
-  if (!loaded.note.empty()) std::fprintf(stderr, "shardscope: %s: %s", path.c_str(), loaded.note.c_str());
-  if (!loaded.clocks.empty()) std::fprintf(stderr, "shardscope: %s: clocks: %s", path.c_str(), loaded.clocks.c_str());
   {
-    auto lock = store.lock();
-    ui::Session s;
-    s.title = loaded.title.empty() ? strategyTitle(loaded.config.strategy) : loaded.title;
-    s.jobLabel = loaded.jobLabel;
-    s.config = loaded.config;
-    s.recording = std::move(loaded.recording);
-    s.status = loaded.ranksFailed ? ui::SessionStatus::Failed : ui::SessionStatus::Done;
-    // The ranks' own placements where the files say; else the device and backend the trace's
-    // configuration names (a Chrome trace records no placement).
-    s.device = !loaded.device.empty()                   ? loaded.device
-               : loaded.config.device == DeviceKind::Cuda ? "cuda / nccl (recorded)"
-                                                         : "cpu / gloo (recorded)";
-    s.error = loaded.note;
-    store.add(std::move(s));
+    auto lock = store.lock();  // released before the window reads the store
+    for (auto& s : record.sessions) store.add(std::move(s));
   }
-  if (loaded.jobLabel.empty()) state.config = loaded.config;  // else the panels keep shardscope's own defaults
-  return showStore(store, state, path, choice);
+  if (record.ownConfig) state.config = record.config;  // else the panels keep shardscope's own defaults
+  std::string banner = paths.front();
+  if (paths.size() > 1) banner += " and " + std::to_string(paths.size() - 1) + " more";
+  return showStore(store, state, banner, choice);
 }
 
 int runListenGui(const CollectorOptions& options, const WindowChoice& choice) {
@@ -225,6 +188,8 @@ int runListenGui(const CollectorOptions& options, const WindowChoice& choice) {
 
 static int showStore(ui::SessionStore& store, ui::AppState& state, const std::string& path,
                      const WindowChoice& choice) {
+  // Runs nothing (no worker): the sidebar's Open reads another recording in place of this one.
+  EngineSessionControl control(store, "");
   state.viewOnly = true;
   state.banner = path;
   ui::WindowOptions options = windowFor(choice, state);
@@ -245,7 +210,7 @@ static int showStore(ui::SessionStore& store, ui::AppState& state, const std::st
   }
   options.readyToCapture = [&] { return state.pendingAt.empty() && state.pendingFocus < 0; };
   std::string error;
-  const int rc = ui::runWindow(options, [&] { ui::drawAppFrame(state, store, nullptr); }, error);
+  const int rc = ui::runWindow(options, [&] { ui::drawAppFrame(state, store, &control); }, error);
   if (rc != 0) std::fprintf(stderr, "shardscope: %s\n", error.c_str());
   return reportAtError(state, rc);
 }

@@ -62,7 +62,8 @@ int runListenGui(const CollectorOptions& options, const WindowChoice& choice);
 // Whether `name` names a tab below the timelines (see WindowChoice::tab).
 bool knownTab(const std::string& name);
 
-// Opens a saved trace for browsing; with a screenshot path, writes the PNG and exits.
-int viewFile(const std::string& path, const WindowChoice& choice);
+// Opens a saved record for browsing (ui/record_files.h: one file or directory, or a PyTorch job's
+// per-rank traces); with a screenshot path, writes the PNG and exits.
+int viewFile(const std::vector<std::string>& paths, const WindowChoice& choice);
 
 }  // namespace shardscope::app

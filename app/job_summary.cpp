@@ -9,19 +9,47 @@
 
 namespace shardscope::app {
 
-int writeJobSummary(const std::string& dir, const std::string& summaryPath) {
-  if (!trace::isDirectory(dir)) {
-    std::fprintf(stderr, "shardscope: error: view --summary reads a job's --trace-dir, and '%s' is not a directory; "
-                 "a run's own summary comes from 'shardscope run --summary FILE'.\n", dir.c_str());
-    return 2;
+namespace {
+
+// The job's ranks: its directory (shardscope's per-rank files, or torch.profiler traces), or
+// torch.profiler traces named one by one.
+trace::LoadedTrace loadJob(const std::vector<std::string>& paths, bool& profiler) {
+  if (paths.size() == 1 && trace::isDirectory(paths.front())) {
+    profiler = trace::isProfilerTraceDirectory(paths.front());
+    return profiler ? trace::loadProfilerTraces(paths.front()) : trace::loadRankEventFiles(paths.front());
   }
-  auto loaded = trace::isProfilerTraceDirectory(dir) ? trace::loadProfilerTraces(dir) : trace::loadRankEventFiles(dir);
+  profiler = true;
+  for (const auto& path : paths) {
+    if (!trace::isProfilerTraceFileName(path) || trace::isDirectory(path)) {
+      trace::LoadedTrace out;
+      out.error = "view --summary reads a job's --trace-dir, or a PyTorch job's torch.profiler traces (a directory, "
+                  "or files named *.pt.trace.json), and '" + path + "' is neither; a run's own summary comes from "
+                  "'shardscope run --summary FILE'.";
+      return out;
+    }
+  }
+  return trace::loadProfilerTraceFiles(paths);
+}
+
+}  // namespace
+
+void printTerminalNotes(const std::string& lines) {
+  for (size_t begin = 0, end; begin < lines.size(); begin = end + 1) {
+    end = lines.find('\n', begin);
+    if (end == std::string::npos) end = lines.size();
+    std::fprintf(stderr, "shardscope: %s\n", lines.substr(begin, end - begin).c_str());
+  }
+}
+
+int writeJobSummary(const std::vector<std::string>& paths, const std::string& summaryPath) {
+  bool profiler = false;
+  auto loaded = loadJob(paths, profiler);
+  const std::string dir = paths.front() + (paths.size() > 1 ? " and " + std::to_string(paths.size() - 1) + " more" : "");
   if (!loaded.error.empty()) {
     std::fprintf(stderr, "shardscope: error: %s\n", loaded.error.c_str());
     return 2;
   }
-  if (!loaded.note.empty()) std::fprintf(stderr, "shardscope: %s: %s", dir.c_str(), loaded.note.c_str());
-  if (!loaded.clocks.empty()) std::fprintf(stderr, "shardscope: %s: clocks: %s", dir.c_str(), loaded.clocks.c_str());
+  printTerminalNotes(trace::loaderNotes(dir, loaded));
   RunResult result;
   result.ok = !loaded.ranksFailed;
   result.error = loaded.note;
@@ -33,7 +61,7 @@ int writeJobSummary(const std::string& dir, const std::string& summaryPath) {
   if (!loaded.jobLabel.empty()) result.source = "torch.profiler";
   // Every rank reports the global mean loss; rank 0's steps are the job's. torch.profiler records
   // no loss: its steps are counted per rank (recorded_steps), with no loss to list.
-  if (loaded.recording.ranks() > 0 && !trace::isProfilerTraceDirectory(dir)) {
+  if (loaded.recording.ranks() > 0 && !profiler) {
     for (const auto& step : loaded.recording.rank(0).steps) result.losses.push_back(step.loss);
   }
   if (auto error = writeSummaryFile(summaryPath, loaded.config, result, loaded.recording)) {

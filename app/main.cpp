@@ -269,15 +269,19 @@ int dispatch(int argc, char** argv) {
   estimateRunOptions.addTo(*estimate, /*withOutputs=*/false);
   shardscope::app::addEstimateOptions(*estimate, estimateOptions);
 
-  std::string viewPath;
+  std::vector<std::string> viewPaths;
   shardscope::app::WindowChoice viewWindow;
   auto* view = app.add_subcommand("view", "browse a saved trace or summary in the window, without running anything");
-  view->add_option("FILE", viewPath, "a trace (--trace FILE) or a summary (--summary FILE) of run or compare")->required();
+  view->add_option("FILE", viewPaths,
+                   "a trace (--trace FILE) or a summary (--summary FILE) of run or compare; a job's --trace-dir; "
+                   "a PyTorch job's torch.profiler traces: their directory (rank-R.pt.trace.json), or its "
+                   "per-rank files, named any way (docs/profiler.md)")
+      ->required();
   view->add_option("--screenshot", viewWindow.screenshotPath,
                    "render headlessly and write a PNG of the window to FILE, then exit");
   std::string viewSummary;
   view->add_option("--summary", viewSummary,
-                   "for a job's --trace-dir DIR: write its summary JSON (as run --summary, with each rank's clock "
+                   "for a job's --trace-dir DIR, or its torch.profiler traces: write its summary JSON (as run --summary, with each rank's clock "
                    "against rank 0's) to FILE instead of opening the window");
 
   std::string lessonName;
@@ -447,8 +451,8 @@ int dispatch(int argc, char** argv) {
     return shardscope::runCollector(listenOptions, [] { return shardscope::app::interruptSignal() != 0; });
   }
 
-  if (view->parsed() && !viewSummary.empty()) return shardscope::app::writeJobSummary(viewPath, viewSummary);
-  if (view->parsed()) return shardscope::app::viewFile(viewPath, viewWindow);
+  if (view->parsed() && !viewSummary.empty()) return shardscope::app::writeJobSummary(viewPaths, viewSummary);
+  if (view->parsed()) return shardscope::app::viewFile(viewPaths, viewWindow);
 
   if (!appLesson.empty() && !app.get_subcommands().empty()) {
     return failUsage("--lesson opens the app on a lesson and goes without a command: 'shardscope --lesson " + appLesson +

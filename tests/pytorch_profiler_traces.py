@@ -14,6 +14,9 @@ the job ran (expected.json, derived from the model and checked against the trace
   - the gradients, known by their lives, are the model's: DDP's full gradients and FSDP2's
     sharded ones peak at the job's parameter bytes (whole, or this rank's shards) within 10%
   - the summary opens again in `view` (its unknown figures are null)
+  - (FSDP2 at world 2) the traces named as tensorboard_trace_handler names them and given as files
+    read as the directory does; a rank whose host clock is 3 s ahead is moved back onto rank 0's
+    clock by its collectives' ends, to within 5 ms, said on the terminal and in the summary's clocks
 and, where xvfb-run is there, that `view DIR --screenshot` draws the job.
 
     tests/pytorch_profiler_traces.py --shardscope build/app/shardscope --workdir DIR
@@ -21,6 +24,7 @@ and, where xvfb-run is there, that `view DIR --screenshot` draws the job.
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -54,6 +58,54 @@ def unit_bytes(expected, side):
             seen.add(c[side])
             total += c[side] * c["dtype_bytes"]
     return total
+
+
+def shifted_copy(source, target, shift_us):
+    """The trace as a host whose clock reads `shift_us` later would have written it."""
+    trace = json.loads(Path(source).read_text())
+    for e in trace["traceEvents"]:
+        if "ts" in e:
+            e["ts"] += shift_us
+    Path(target).write_text(json.dumps(trace))
+
+
+def check_files_and_other_hosts(shardscope, job_dir, mode, summary, check):
+    """The job's traces named as tensorboard_trace_handler names them, opened as files: the same
+    figures as the directory's. Then rank 1 as if on a host whose clock is 3 s ahead: shardscope
+    moves it back onto rank 0's clock by its collectives' ends, says by how much (terminal and the
+    summary's clocks), and reads the same collectives."""
+    files_dir = job_dir / "as_files"
+    files_dir.mkdir()
+    names = []
+    for r, rank in enumerate(summary["ranks"]):
+        name = files_dir / f"node{r}_{4000 + r}.1700000000{r}.pt.trace.json"
+        shutil.copy(job_dir / "job" / f"rank-{rank['rank']}.pt.trace.json", name)
+        names.append(str(name))
+    out = files_dir / "summary.json"
+    view = run([shardscope, "view", *reversed(names), "--summary", str(out)])
+    check(view.returncode == 0 and json.loads(out.read_text())["ranks"] == summary["ranks"],
+          f"{mode}: the per-rank files, named any way and in any order, read as the directory ({view.stderr.strip()[-300:]})")
+
+    shifted_dir = job_dir / "other_host"
+    shutil.copytree(job_dir / "job", shifted_dir)
+    shift_s = 3.0
+    shifted_copy(job_dir / "job" / "rank-1.pt.trace.json", shifted_dir / "rank-1.pt.trace.json", shift_s * 1e6)
+    out = shifted_dir / "summary.json"
+    view = run([shardscope, "view", str(shifted_dir), "--summary", str(out)])
+    moved = re.search(r"rank 1 shifted by ([-+0-9.]+) s onto rank 0's clock", view.stderr)
+    check(view.returncode == 0 and moved is not None and abs(float(moved.group(1)) + shift_s) < 0.005,
+          f"{mode}: rank 1's clock 3 s ahead is moved back by its collectives' ends, to within 5 ms "
+          f"({moved.group(0) if moved else view.stderr.strip()[-300:]})")
+    if view.returncode == 0:
+        clocks = json.loads(out.read_text()).get("clocks", [])
+        rank1 = [c for c in clocks if c["rank"] == 1]
+        check(len(rank1) == 1 and rank1[0]["shifted"] and abs(rank1[0]["offset_s"] + shift_s) < 0.005 and
+              not any(c["measured"] for c in clocks if c["rank"] != 1),
+              f"{mode}: the summary's clocks say rank 1 was moved, and by how much ({clocks})")
+        again = json.loads(out.read_text())["ranks"]
+        check([r["collectives"] for r in again] == [r["collectives"] for r in summary["ranks"]] and
+              [r["recorded_steps"] for r in again] == [r["recorded_steps"] for r in summary["ranks"]],
+              f"{mode}: the shifted rank's steps and collectives are read as before")
 
 
 def check_job(shardscope, workdir, mode, world, check):
@@ -96,6 +148,8 @@ def check_job(shardscope, workdir, mode, world, check):
                                      f"(peak {peak} B, all units {units} B)")
     check(summary.get("source") == "torch.profiler" and summary["config"] == {"world": world} and
           summary["parameter_count"] is None, f"{mode}: the summary claims no config the job did not have")
+    if mode == "fsdp":
+        check_files_and_other_hosts(shardscope, job_dir, mode, summary, check)
     if shutil.which("xvfb-run"):
         again = run(["xvfb-run", "-a", "-s", "-screen 0 1600x1000x24", shardscope, "view", str(summary_path),
                      "--screenshot", str(job_dir / "summary.png")])

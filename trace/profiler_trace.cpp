@@ -14,6 +14,7 @@
 #include "files/file_text.h"
 #include "trace/profiler_roles.h"
 #include "trace/profiler_trace_index.h"
+#include "trace/rank_clock.h"
 
 namespace shardscope::trace {
 
@@ -377,8 +378,10 @@ void readMemory(const RankTrace& trace, std::vector<Event>& out, ReadNotes& note
   }
 }
 
-// One rank's file read into its events, in time order; "" or why it could not be read.
-std::string readRankTrace(const fs::path& path, int fileRank, std::vector<Event>& events, RankTrace& trace,
+// One rank's file read into its events, in time order; "" or why it could not be read. The rank is
+// the one its name says (`namedRank`), which its distributedInfo must agree with; or, for a file
+// named otherwise (-1), the one its distributedInfo says.
+std::string readRankTrace(const fs::path& path, int namedRank, std::vector<Event>& events, RankTrace& trace,
                           ReadNotes& notes) {
   std::string error;
   auto text = files::readFileText(path.string(), error, kMaxProfilerTraceBytes);
@@ -394,10 +397,19 @@ std::string readRankTrace(const fs::path& path, int fileRank, std::vector<Event>
   }
   try {
     if (auto problem = profiler::indexTrace(root, trace); !problem.empty()) return problem;
-    if (trace.rank >= 0 && trace.rank != fileRank) {
+    if (namedRank >= 0 && trace.rank >= 0 && trace.rank != namedRank) {
       return "says it is rank " + std::to_string(trace.rank) + " (distributedInfo) but is named for rank " +
-             std::to_string(fileRank);
+             std::to_string(namedRank);
     }
+    if (namedRank < 0 && trace.rank < 0) {
+      return "names no rank: it has no distributedInfo (the job profiled before init_process_group) and is not "
+             "named rank-R.pt.trace.json: rename it for its rank";
+    }
+    if (trace.rank >= kMaxRanks) {
+      return "says it is rank " + std::to_string(trace.rank) + "; shardscope draws up to " +
+             std::to_string(kMaxRanks) + " ranks";
+    }
+    const int fileRank = namedRank >= 0 ? namedRank : trace.rank;
     trace.rank = fileRank;
     if (fileRank == 0 && !trace.steps.empty()) {
       notes.firstStep = trace.steps.front().number;
@@ -419,8 +431,11 @@ std::string readRankTrace(const fs::path& path, int fileRank, std::vector<Event>
 // difference between rank 0's collective ends and its own (a collective ends together on every
 // rank, to within the backend's last message), when the ranks ran the same collectives and none
 // of them ended within 1 ms of rank 0's: ranks of one host, whose ends straggle by milliseconds
-// on a busy machine, always have some that end together, and stay as they are.
-void alignOnCollectiveEnds(std::vector<std::vector<Event>>& ranks, std::string& clocks) {
+// on a busy machine, always have some that end together, and stay as they are. A moved rank's
+// shift is its clock reading in `rankClocks` (the summary's "clocks"), empty when none moved.
+void alignOnCollectiveEnds(std::vector<std::vector<Event>>& ranks, std::string& clocks,
+                           std::vector<RankClock>& rankClocks) {
+  rankClocks.assign(ranks.size(), RankClock{});
   auto ends = [](const std::vector<Event>& events) {
     std::vector<int64_t> out;
     for (const auto& e : events) {
@@ -441,6 +456,16 @@ void alignOnCollectiveEnds(std::vector<std::vector<Event>>& ranks, std::string& 
     if (closest <= 1'000'000) continue;
     std::nth_element(diffs.begin(), diffs.begin() + static_cast<std::ptrdiff_t>(diffs.size() / 2), diffs.end());
     const int64_t shift = diffs[diffs.size() / 2];
+    // As one clock reading for the summary: the bound is how far the ends straggle around it (the
+    // median absolute deviation).
+    std::vector<int64_t> spread;
+    for (const int64_t d : diffs) spread.push_back(std::llabs(d - shift));
+    std::nth_element(spread.begin(), spread.begin() + static_cast<std::ptrdiff_t>(spread.size() / 2), spread.end());
+    Event reading;
+    reading.beginNs = own.front();
+    reading.endNs = own.front() + shift;
+    reading.count = std::max<int64_t>(spread[spread.size() / 2], 1);
+    rankClocks[r].add(reading);
     for (auto& e : ranks[r]) {
       e.beginNs += shift;
       if (e.endNs != 0) e.endNs += shift;
@@ -450,6 +475,9 @@ void alignOnCollectiveEnds(std::vector<std::vector<Event>>& ranks, std::string& 
     std::snprintf(text, sizeof text, "rank %zu shifted by %+.6f s onto rank 0's clock (aligned on its %zu collectives' ends)\n",
                   r, static_cast<double>(shift) / 1e9, own.size());
     clocks += text;
+  }
+  if (std::none_of(rankClocks.begin(), rankClocks.end(), [](const RankClock& c) { return c.measured(); })) {
+    rankClocks.clear();
   }
 }
 
@@ -520,38 +548,51 @@ bool isProfilerTraceDirectory(const std::string& dir) {
   return fs::is_directory(dir, error) && !traceFiles(dir, error).empty();
 }
 
-LoadedTrace loadProfilerTraces(const std::string& dir) {
+namespace {
+
+struct RankFile {
+  fs::path path;
+  int namedRank = -1;  // the rank its name says (rank-R.pt.trace.json), or -1
+};
+
+// Each file read, its rank known (trace/profiler_trace.h), then merged on one clock.
+LoadedTrace loadRankFiles(const std::vector<RankFile>& files) {
   LoadedTrace out;
-  std::error_code error;
-  const auto files = traceFiles(dir, error);
-  if (error || files.empty()) {
-    out.error = "'" + dir + "' holds no rank-R.pt.trace.json (torch.profiler traces, one per rank): record a job "
-                "with python/shardscope_record, or name the files so";
-    return out;
-  }
-  int ranks = files.rbegin()->first + 1;
-  std::vector<std::vector<Event>> events(static_cast<size_t>(ranks));
+  std::vector<std::vector<Event>> events;
+  std::vector<fs::path> readFrom;  // per rank: the file it came from
+  int world = 0;
   ReadNotes notes;
-  for (int r = 0; r < ranks; ++r) {
-    const auto file = files.find(r);
-    if (file == files.end()) continue;
+  for (const auto& file : files) {
+    std::vector<Event> rankEvents;
     RankTrace trace;
-    if (auto problem = readRankTrace(file->second, r, events[static_cast<size_t>(r)], trace, notes); !problem.empty()) {
-      const std::string torch = torchVersionOf(dir, r);
-      out.error = "'" + file->second.string() + "' " + problem + (torch.empty() ? "" : " (written by PyTorch " + torch + ")") + ".";
+    if (auto problem = readRankTrace(file.path, file.namedRank, rankEvents, trace, notes); !problem.empty()) {
+      const std::string torch = torchVersionOf(file.path.parent_path().string(), std::max(file.namedRank, trace.rank));
+      out.error = "'" + file.path.string() + "' " + problem + (torch.empty() ? "" : " (written by PyTorch " + torch + ")") + ".";
       return out;
     }
-    // The job's world as its ranks say it: a missing last rank is a rank without a trace.
-    if (trace.world > ranks && trace.world <= kMaxRanks) {
-      ranks = trace.world;
-      events.resize(static_cast<size_t>(ranks));
+    const auto rank = static_cast<size_t>(trace.rank);
+    if (rank >= events.size()) {
+      events.resize(rank + 1);
+      readFrom.resize(rank + 1);
     }
+    if (!readFrom[rank].empty()) {
+      out.error = "'" + readFrom[rank].string() + "' and '" + file.path.string() + "' are both rank " +
+                  std::to_string(rank) + ": name one trace per rank";
+      return out;
+    }
+    events[rank] = std::move(rankEvents);
+    readFrom[rank] = file.path;
+    // The job's world as its ranks say it: a missing last rank is a rank without a trace.
+    if (trace.world <= kMaxRanks) world = std::max(world, trace.world);
   }
+  const int ranks = std::max(world, static_cast<int>(events.size()));
+  events.resize(static_cast<size_t>(ranks));
+  readFrom.resize(static_cast<size_t>(ranks));
   std::string missing;
   for (int r = 0; r < ranks; ++r) {
-    if (!files.count(r)) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+    if (readFrom[static_cast<size_t>(r)].empty()) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
   }
-  alignOnCollectiveEnds(events, out.clocks);
+  alignOnCollectiveEnds(events, out.clocks, out.rankClocks);
   out.recording.reset(ranks);
   for (const auto& rank : events) {
     for (const auto& e : rank) out.recording.add(e);
@@ -566,11 +607,47 @@ LoadedTrace loadProfilerTraces(const std::string& dir) {
                : out.config.strategy == StrategyKind::FullShard
                    ? "sharded, gathered again for backward (FULL_SHARD-like)"
                    : "sharded, gathered once a step (SHARD_GRAD_OP-like)");
-  const std::string torch = torchVersionOf(dir, 0);
+  const std::string torch = readFrom[0].empty() ? "" : torchVersionOf(readFrom[0].parent_path().string(), 0);
   out.device = "recorded by torch.profiler" + (torch.empty() ? std::string() : " (PyTorch " + torch + ")");
   if (!missing.empty()) out.note += "no trace for rank " + missing + "\n";
   out.note += describeNotes(notes);
   return out;
+}
+
+}  // namespace
+
+LoadedTrace loadProfilerTraces(const std::string& dir) {
+  std::error_code error;
+  const auto named = traceFiles(dir, error);
+  if (error || named.empty()) {
+    LoadedTrace out;
+    out.error = "'" + dir + "' holds no rank-R.pt.trace.json (torch.profiler traces, one per rank): record a job "
+                "with python/shardscope_record, or name the files so";
+    return out;
+  }
+  std::vector<RankFile> files;
+  for (const auto& [rank, path] : named) files.push_back({path, rank});
+  return loadRankFiles(files);
+}
+
+LoadedTrace loadProfilerTraceFiles(const std::vector<std::string>& paths) {
+  static const std::regex name(R"(rank-([0-9]{1,4})\.pt\.trace\.json(\.gz)?)");
+  std::vector<RankFile> files;
+  for (const auto& path : paths) {
+    std::smatch match;
+    const std::string file = fs::path(path).filename().string();
+    const int named = std::regex_match(file, match, name) ? std::stoi(match[1].str()) : -1;
+    files.push_back({fs::path(path), named < kMaxRanks ? named : -1});
+  }
+  return loadRankFiles(files);
+}
+
+bool isProfilerTraceFileName(const std::string& path) {
+  const std::string file = fs::path(path).filename().string();
+  auto endsWith = [&](const std::string& tail) {
+    return file.size() >= tail.size() && file.compare(file.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  return endsWith(".pt.trace.json") || endsWith(".pt.trace.json.gz");
 }
 
 }  // namespace shardscope::trace

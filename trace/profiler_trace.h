@@ -16,6 +16,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "trace/trace_reader.h"
 
@@ -32,5 +33,14 @@ bool isProfilerTraceDirectory(const std::string& dir);
 // what was read with something missing or assumed (a rank without a file, frees of blocks
 // allocated before the profiler started, collectives whose element type the trace does not name).
 LoadedTrace loadProfilerTraces(const std::string& dir);
+
+// The same from files named on the command line or in the app (one per rank, named any way, as
+// torch.profiler's tensorboard_trace_handler names them HOST_PID.TIME.pt.trace.json): each file's
+// rank from its distributedInfo, or from a name rank-R.pt.trace.json. Two files of one rank, or a
+// file that says neither, are refused naming them.
+LoadedTrace loadProfilerTraceFiles(const std::vector<std::string>& paths);
+
+// Whether a file's name is torch.profiler's (*.pt.trace.json, or .gz).
+bool isProfilerTraceFileName(const std::string& path);
 
 }  // namespace shardscope::trace

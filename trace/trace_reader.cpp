@@ -249,4 +249,25 @@ LoadedTrace loadChromeTrace(const std::string& path) {
   return out;
 }
 
+namespace {
+
+// Each line of a loader's text prefixed with where it came from, for the terminal.
+std::string linesAbout(const std::string& where, const std::string& what, const std::string& text) {
+  std::string out;
+  size_t begin = 0;
+  while (begin < text.size()) {
+    size_t end = text.find('\n', begin);
+    if (end == std::string::npos) end = text.size();
+    out += where + ": " + what + text.substr(begin, end - begin) + "\n";
+    begin = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string loaderNotes(const std::string& where, const LoadedTrace& loaded) {
+  return linesAbout(where, "", loaded.note) + linesAbout(where, "clocks: ", loaded.clocks);
+}
+
 }  // namespace shardscope::trace

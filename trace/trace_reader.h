@@ -29,4 +29,8 @@ struct LoadedTrace {
 
 LoadedTrace loadChromeTrace(const std::string& path);
 
+// Its note and clock lines, each prefixed with `where` (the record's path): for a terminal, or the
+// app's Open panel.
+std::string loaderNotes(const std::string& where, const LoadedTrace& loaded);
+
 }  // namespace shardscope::trace

@@ -11,6 +11,8 @@
 #include "trace/view_tabs.h"
 #include "ui/export_files.h"
 #include "ui/item_probe.h"
+#include "ui/key_codes.h"
+#include "ui/open_panel.h"
 #include "ui/panels.h"
 #include "ui/step_through.h"
 #include "ui/rank_rows.h"
@@ -110,6 +112,36 @@ float fittedMemoryLaneHeight(const std::vector<Session>& sessions, const std::ve
   return std::clamp(room / static_cast<float>(groups) - perGroup, px(56), px(240));
 }
 
+// The sidebar's Open: takes in an open that finished (its sessions are in the store by then: the
+// view is fitted to them again), then draws the panel and starts what it asks for.
+void drawOpenSection(AppState& state, EngineControl& engine) {
+  const OpenStatus status = engine.openStatus();
+  if (!status.reading && status.finished != state.open.seenFinished) {
+    state.open.seenFinished = status.finished;
+    if (status.error.empty()) {
+      state.axis.userMoved = false;
+      state.selection.active = false;
+      state.expandedRankGroups.clear();
+      state.display.focusSession = -1;
+      if (state.viewOnly) state.banner = status.what;
+      if (status.ownConfig && !state.viewOnly) state.config = status.config;  // Run runs it again
+    }
+  }
+  std::vector<std::string> paths;
+  if (drawOpenPanel(state.open, engine.busy(), status, paths) == OpenAction::Open) {
+    state.open.message = engine.openRecord(paths);
+  }
+}
+
+// Ctrl+O: the sidebar's Open, unfolded, its path field ready for typing (out of focus mode).
+void handleOpenKey(AppState& state) {
+  const ImGuiIO& io = ImGui::GetIO();
+  if (!io.KeyCtrl || io.WantTextInput || !ImGui::IsKeyPressed(keys::kO, false)) return;
+  state.display.focusSession = -1;
+  state.open.expand = true;
+  state.open.focusPath = true;
+}
+
 // The configuration panel on the left: Run / Compare / Stop, the role legend, the display choices.
 void drawSidebar(AppState& state, EngineControl* engine, int sessionCount) {
   ImGui::BeginChild("config", ImVec2(px(300.0f), 0), true);
@@ -121,7 +153,10 @@ void drawSidebar(AppState& state, EngineControl* engine, int sessionCount) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     ImGui::TextWrapped("%s", state.viewNote.c_str());
     ImGui::PopStyleColor();
-  } else if (engine) {
+  }
+  // First, folded to one line: what the window shows can come from a file instead of a run.
+  if (engine) drawOpenSection(state, *engine);
+  if (!state.viewOnly && engine) {
     std::string problem;
     if (auto e = validate(state.config)) problem = *e;
     else problem = engine->checkConfig(state.config);
@@ -238,7 +273,7 @@ void drawBottomTabs(AppState& state, SessionStore& store, const std::vector<Sess
     noteItem((std::string("tab:") + bottomTabTitle("estimate")).c_str());
     state.estimateShown = estimateOpen;
     if (estimateOpen) {
-      if (state.viewOnly && !sessions.empty() && !sessions.front().jobLabel.empty()) {
+      if (!sessions.empty() && !sessions.front().jobLabel.empty()) {
         // A PyTorch job's own trace: its model is not known, so there is nothing to predict for it
         // (a prediction for shardscope's defaults would read as the job's).
         ImGui::TextWrapped("No prediction: %s. Predictions are for shardscope's own models; open the app (shardscope) "
@@ -316,6 +351,7 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
     lockInAnswers(state, engine);
   }
   handleDisplayKeys(state.display, state.playhead.session, sessionCount);
+  if (engine) handleOpenKey(state);
   if (state.display.focusSession >= sessionCount) state.display.focusSession = -1;
   bool focused = state.display.focusSession >= 0;
 

@@ -14,6 +14,7 @@
 #include "ui/holdings_view.h"
 #include "ui/lesson_view.h"
 #include "ui/listen_panel.h"
+#include "ui/open_panel.h"
 #include "ui/panels.h"
 #include "ui/playhead.h"
 #include "ui/projector_mode.h"
@@ -37,6 +38,7 @@ struct AppState {
   CollectiveSelection selection;
   TimelineCursor cursor;
   ListenChoice listen;  // the sidebar's Listen for a launched job
+  OpenChoice open;      // the sidebar's Open a recording
   // Per session (by its index in the store): the rank groups of a large job shown rank by rank.
   std::map<int, std::set<int>> expandedRankGroups;
   Playhead playhead;

@@ -12,6 +12,7 @@ constexpr int kEqual = 61;  // '=' and, with Shift, '+'
 constexpr int kF = 70;
 constexpr int kH = 72;
 constexpr int kN = 78;
+constexpr int kO = 79;
 constexpr int kP = 80;
 constexpr int kS = 83;
 constexpr int kEscape = 256;

@@ -28,6 +28,7 @@ const char* const kShortcuts[] = {
     "S: each session's memory lanes scaled to its own peak (S again: one shared scale)",
     "PageUp / PageDown: page through the sessions when they do not all fit",
     "N / P: next / previous caption of a lesson (shardscope --lesson NAME, or the Lessons menu)",
+    "Ctrl O: open a recording (a trace, a summary, a job's directory, a PyTorch job's torch.profiler traces)",
     "Mouse wheel over a timeline: zoom; drag: pan; click the ruler: place the playhead",
     nullptr,
 };

@@ -68,6 +68,17 @@ class SessionStore {
   uint64_t version_ = 0;
 };
 
+// Where the controller's Open stands (EngineControl::openRecord).
+struct OpenStatus {
+  bool reading = false;
+  uint64_t finished = 0;  // opens finished so far: the window takes in each once
+  std::string what;       // the path (or the first of the files) read, or being read
+  std::string error;      // the last finished open's: why nothing was opened (the sessions stay)
+  std::string notes;      // its lines on what was read with something missing or moved
+  bool ownConfig = false;  // the record is shardscope's own run: `config` is its configuration
+  RunConfig config;
+};
+
 // What the UI asks of the engine. Implemented outside the UI library (app/), over the controller.
 class EngineControl {
  public:
@@ -95,6 +106,14 @@ class EngineControl {
     (void)dir;
     return "listening for a launched job needs the app's engine";
   }
+  // Reads saved records (ui/record_files.h) off the window's thread and, once read, shows them in
+  // place of the sessions; a record that cannot be read leaves them as they are. Empty when the
+  // reading started, else why not.
+  virtual std::string openRecord(const std::vector<std::string>& paths) {
+    (void)paths;
+    return "opening a recording needs the app's engine";
+  }
+  virtual OpenStatus openStatus() const { return {}; }
 };
 
 }  // namespace shardscope::ui

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "app/engine_control.h"
+#include "tests/app/app_over_engine.h"
 #include "engine/run_controller.h"
 #include "tests/support/run_cli.h"
 #include "tests/ui/app_driver.h"
@@ -19,13 +20,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-class LiveStepThrough : public ::testing::Test {
+class LiveStepThrough : public AppOverEngine {
  protected:
-  LiveStepThrough() : engine_(store_, SHARDSCOPE_BINARY) {}
   ~LiveStepThrough() override { engine_.continueGate(); }
 
-  void draw() { app_.draw(&engine_); }
-  void click(const std::string& name) { app_.clickOn(name, &engine_); }
   // Frames until `done` holds (under the store's lock), as the window would draw them.
   template <typename Done>
   bool drawUntil(Done done, double seconds = 60) {
@@ -47,11 +45,6 @@ class LiveStepThrough : public ::testing::Test {
     for (int r = 0; r < rec.ranks(); ++r) out.push_back(rec.rank(r).groups.size());
     return out;
   }
-
-  ui::SessionStore store_;
-  EngineSessionControl engine_;
-  ui::AppState state_;
-  ui::AppDriver app_{store_, state_, 1920, 1080};
 };
 
 TEST_F(LiveStepThrough, EachClickOnStepMovesEveryRankOneEventGroup) {

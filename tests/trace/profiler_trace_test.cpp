@@ -136,6 +136,45 @@ TEST(ProfilerTrace, FilesThatAreNotItsTracesAreRefusedByName) {
   EXPECT_FALSE(isProfilerTraceDirectory(testing::freshTempDir("profiler_trace_none")));
 }
 
+// Files named as torch.profiler's tensorboard_trace_handler names them (HOST_PID.TIME): each is
+// the rank its distributedInfo says, whatever order they are given in; two files of one rank, or
+// a file that says no rank and is not named for one, are refused naming them.
+TEST(ProfilerTrace, FilesNamedAnyWayAreTheRanksTheySayTheyAre) {
+  const std::string dir = testing::freshTempDir("profiler_trace_files");
+  const std::string first = dir + "/node7_4242.1700000000.pt.trace.json", second = dir + "/node7_4243.1700000001.pt.trace.json";
+  auto rank1 = rankEvents();
+  rank1.push_back(memory(1400, 333, 0x1234, 10, 200000));  // only rank 1 allocates this
+  writeTrace(first, 1, rank1);
+  writeTrace(second, 0, rankEvents());
+  EXPECT_TRUE(isProfilerTraceFileName(first));
+  EXPECT_FALSE(isProfilerTraceFileName(dir + "/summary.json"));
+  auto loaded = loadProfilerTraceFiles({first, second});
+  ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+  ASSERT_EQ(loaded.recording.ranks(), 2);
+  EXPECT_EQ(loaded.recording.rank(1).peakTotal, loaded.recording.rank(0).peakTotal + 333)
+      << "the first file named is rank 1, as its distributedInfo says";
+  EXPECT_EQ(loaded.note.find("no trace for rank"), std::string::npos) << loaded.note;
+
+  loaded = loadProfilerTraceFiles({second});
+  ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+  EXPECT_EQ(loaded.recording.ranks(), 2) << "the world its rank says";
+  EXPECT_NE(loaded.note.find("no trace for rank 1"), std::string::npos) << loaded.note;
+
+  loaded = loadProfilerTraceFiles({second, second});
+  EXPECT_NE(loaded.error.find("are both rank 0: name one trace per rank"), std::string::npos) << loaded.error;
+
+  const std::string anonymous = dir + "/job.pt.trace.json";
+  std::ofstream(anonymous) << nlohmann::json{{"schemaVersion", 1}, {"traceEvents", rankEvents()}}.dump();
+  loaded = loadProfilerTraceFiles({anonymous});
+  EXPECT_NE(loaded.error.find("job.pt.trace.json' names no rank: it has no distributedInfo"), std::string::npos)
+      << loaded.error;
+  const std::string renamed = dir + "/rank-1.pt.trace.json";
+  std::ofstream(renamed) << nlohmann::json{{"schemaVersion", 1}, {"traceEvents", rankEvents()}}.dump();
+  loaded = loadProfilerTraceFiles({renamed});
+  ASSERT_TRUE(loaded.error.empty()) << "its name says its rank: " << loaded.error;
+  EXPECT_EQ(loaded.recording.ranks(), 2);
+}
+
 TEST(ProfilerTrace, RolesFollowTheInnermostSpanThatNamesOne) {
   const std::string gloo = "gloo:all_gather", copyOut = "FSDP::all_gather_copy_out (1)", step = "ProfilerStep#3",
                     optim = "Optimizer.step#AdamW.step", add = "aten::add";

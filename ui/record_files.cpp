@@ -1,0 +1,137 @@
+#include "ui/record_files.h"
+
+#include <filesystem>
+#include <system_error>
+
+#include "files/file_text.h"
+#include "stats/summary_reader.h"
+#include "trace/profiler_trace.h"
+#include "trace/rank_event_files.h"
+#include "trace/trace_reader.h"
+
+namespace shardscope::ui {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr size_t kMaxListedSummaryBytes = size_t{16} << 20;
+
+// torch.profiler's Chrome trace starts with its schema version; shardscope's --trace does not.
+bool looksLikeProfilerTrace(const std::string& path) {
+  if (trace::isProfilerTraceFileName(path)) return true;
+  std::string error;
+  const auto head = files::readFileText(path, error, files::kMaxTraceBytes, /*prefix=*/4096);
+  return head && head->find("\"schemaVersion\"") != std::string::npos && head->find("\"traceEvents\"") != std::string::npos;
+}
+
+OpenedRecord fromSummary(const std::string& path) {
+  OpenedRecord out;
+  auto summary = loadSummary(path);
+  if (!summary.error.empty()) {
+    out.error = summary.error;
+    return out;
+  }
+  for (auto& run : summary.runs) {
+    Session s;
+    s.title = strategyTitle(run.config.strategy);
+    s.config = run.config;
+    s.status = run.status == "ok" ? SessionStatus::Done : SessionStatus::Failed;
+    s.error = run.error;
+    s.device = run.device;
+    s.losses = run.losses;
+    s.fromSummary = true;
+    if (!run.source.empty()) s.jobLabel = "a PyTorch job's own model (recorded by " + run.source + ")";
+    s.savedStats = std::move(run.ranks);
+    out.sessions.push_back(std::move(s));
+  }
+  out.ownConfig = !summary.runs.empty() && summary.runs.front().source.empty();
+  if (out.ownConfig) out.config = summary.runs.front().config;
+  return out;
+}
+
+OpenedRecord fromTrace(trace::LoadedTrace loaded, const std::string& where) {
+  OpenedRecord out;
+  if (!loaded.error.empty()) {
+    out.error = loaded.error;
+    return out;
+  }
+  out.notes = trace::loaderNotes(where, loaded);
+  Session s;
+  s.title = loaded.title.empty() ? strategyTitle(loaded.config.strategy) : loaded.title;
+  s.jobLabel = loaded.jobLabel;
+  s.config = loaded.config;
+  s.recording = std::move(loaded.recording);
+  s.status = loaded.ranksFailed ? SessionStatus::Failed : SessionStatus::Done;
+  // The ranks' own placements where the files say; else the device and backend the trace's
+  // configuration names (a Chrome trace records no placement).
+  s.device = !loaded.device.empty()                   ? loaded.device
+             : loaded.config.device == DeviceKind::Cuda ? "cuda / nccl (recorded)"
+                                                       : "cpu / gloo (recorded)";
+  s.error = loaded.note;
+  out.sessions.push_back(std::move(s));
+  out.ownConfig = loaded.jobLabel.empty();
+  if (out.ownConfig) out.config = loaded.config;
+  return out;
+}
+
+}  // namespace
+
+OpenedRecord openRecord(const std::vector<std::string>& paths) {
+  OpenedRecord out;
+  if (paths.empty()) {
+    out.error = "nothing to open: name a trace, a summary, a job's directory, or a PyTorch job's per-rank traces";
+    return out;
+  }
+  for (const auto& path : paths) {
+    std::error_code error;
+    if (!fs::exists(path, error)) {
+      out.error = "'" + path + "' does not exist: name a trace (run --trace), a summary (--summary), a job's "
+                  "--trace-dir, or torch.profiler traces (rank-R.pt.trace.json)";
+      return out;
+    }
+  }
+  if (paths.size() > 1) {
+    for (const auto& path : paths) {
+      if (trace::isDirectory(path) || !looksLikeProfilerTrace(path)) {
+        out.error = "'" + path + "' is not a torch.profiler trace: several files open as one PyTorch job's "
+                    "per-rank traces (*.pt.trace.json); open a directory, a trace or a summary on its own";
+        return out;
+      }
+    }
+    return fromTrace(trace::loadProfilerTraceFiles(paths), paths.front() + " and " +
+                                                                std::to_string(paths.size() - 1) + " more");
+  }
+  const std::string& path = paths.front();
+  if (trace::isDirectory(path)) {
+    return fromTrace(trace::isProfilerTraceDirectory(path) ? trace::loadProfilerTraces(path)
+                                                          : trace::loadRankEventFiles(path),
+                     path);
+  }
+  if (looksLikeProfilerTrace(path)) return fromTrace(trace::loadProfilerTraceFiles({path}), path);
+  if (looksLikeTrace(path)) return fromTrace(trace::loadChromeTrace(path), path);
+  return fromSummary(path);
+}
+
+std::string describeRecordPath(const std::string& path) {
+  std::error_code error;
+  if (fs::is_directory(path, error)) {
+    if (trace::isProfilerTraceDirectory(path)) return "torch.profiler traces";
+    if (trace::isRankEventDirectory(path)) return "a job's --trace-dir";
+    return "";
+  }
+  const std::string ext = fs::path(path).extension().string();
+  if (ext != ".json" && ext != ".gz") return "";
+  if (looksLikeProfilerTrace(path)) return "torch.profiler trace";
+  if (looksLikeTrace(path)) return "trace";
+  // A summary's keys are written in order, "schema" after its ranks: the whole file is searched,
+  // up to a size a listing can afford (a larger summary is still opened when chosen).
+  std::string readError;
+  const auto text = files::readFileText(path, readError, kMaxListedSummaryBytes);
+  if (!text) return "";
+  return text->find("\"shardscope.summary/") != std::string::npos || text->find("\"shardscope.compare/") != std::string::npos
+             ? "summary"
+             : "";
+}
+
+}  // namespace shardscope::ui

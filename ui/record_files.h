@@ -1,0 +1,33 @@
+// Saved records read into the sessions the window draws: a run's trace (--trace), a summary
+// (--summary, of a run or a compare), a launched job's directory (worker --trace-dir, or
+// listen's), or a PyTorch job's torch.profiler traces (a directory, or the per-rank files). One
+// reading for `shardscope view` and the app's Open; it reads files only (no engine), and is slow
+// for a large trace, so the app runs it off the window's thread.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "config/run_config.h"
+#include "ui/session_store.h"
+
+namespace shardscope::ui {
+
+struct OpenedRecord {
+  std::vector<Session> sessions;
+  // The record's configuration for the panels (Run again, Estimate), when it is shardscope's own
+  // run; a PyTorch job's model is not in its records (false).
+  bool ownConfig = false;
+  RunConfig config;
+  std::string error;  // why nothing was read, naming the file and what to do
+  std::string notes;  // what was read with something missing or moved, a line each (the clocks too)
+};
+
+// `paths`: one file or directory, or the per-rank torch.profiler traces of one job.
+OpenedRecord openRecord(const std::vector<std::string>& paths);
+
+// What a path would open as, for the Open panel's listing ("a job's --trace-dir", "torch.profiler
+// traces", "trace", "summary"), without reading it whole; "" when it is none of them.
+std::string describeRecordPath(const std::string& path);
+
+}  // namespace shardscope::ui
