@@ -7,7 +7,9 @@ True; fsdp_no_reshard: False), recorded by shardscope_record.Recorder(wait=1, wa
 Each rank writes into WORKDIR/job:
 
     rank-R.pt.trace.json     torch.profiler's Chrome trace of training steps 2..4
-    rank-R.shardscope.json   rank, world size, torch version, recorded steps, devices
+    rank-R.shardscope.json   rank, world size, torch version, recorded steps, devices, and
+                             what the rank held when step 2 began (its parameters and Adam's
+                             state), which the script checks against the model's shapes
 
 Then WORKDIR/expected.json says what every rank runs in every recorded step: the collectives
 c10d issues, in order, as {"op", "elements_in", "elements_out", "dtype_bytes"}. The list is
@@ -68,7 +70,8 @@ def train(args):
     model = wrap(build_model(), args.mode)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     data = torch.Generator().manual_seed(dist.get_rank())   # each rank its own batches
-    recorder = shardscope_record.start(args.out, wait=WAIT, warmup=WARMUP, active=ACTIVE)
+    recorder = shardscope_record.start(args.out, wait=WAIT, warmup=WARMUP, active=ACTIVE, model=model,
+                                       optimizer=optimizer)
     for _ in range(args.steps):
         x = torch.randn(BATCH, LAYERS[0][0], generator=data)
         y = torch.randint(0, LAYERS[-1][1], (BATCH,), generator=data)
@@ -199,13 +202,32 @@ def launch(args, job_dir, log_path):
              f"the end of {log_path}:\n{tail}")
 
 
+def expected_held(mode, world, rank):
+    """What a rank holds as a recorded step begins, from the model's shapes: its parameters
+    (DDP's whole replica; FSDP2's padded shards, as all-gathered) and Adam's state: exp_avg and
+    exp_avg_sq the shape of each parameter as the rank sees it (under FSDP2 its unpadded shard,
+    torch.chunk's rows for this rank: Linear(64,10)'s 10 rows are 4, 4 and 2 at world 3), and a
+    4-byte float step counter per parameter tensor on CPU. Gradients are None then (zero_grad
+    sets them so)."""
+    shapes = [s for layer in range(len(LAYERS)) for s in param_shapes(layer)]
+    if mode == "ddp":
+        params = own = sum(math.prod(s) for s in shapes)
+    else:
+        params = sum(fsdp_unit_numel(layer, world) for layer in range(len(LAYERS)))
+        chunk = [math.ceil(s[0] / world) for s in shapes]
+        own = sum(max(0, min(c, s[0] - rank * c)) * math.prod(s[1:]) for c, s in zip(chunk, shapes))
+    return {"cpu": {"param_shard": params * FLOAT_BYTES,
+                    "optimizer_state": 2 * own * FLOAT_BYTES + 4 * len(shapes)}}
+
+
 def check_rank(job_dir, rank, args, steps_recorded, expected):
     """The rank's metadata and its trace's collectives; returns the problems found."""
     import torch
     problems = []
     meta = json.loads((job_dir / f"rank-{rank}.shardscope.json").read_text())
     want = {"rank": rank, "world_size": args.world, "torch_version": torch.__version__,
-            "steps_recorded": steps_recorded, "devices": "cpu"}
+            "steps_recorded": steps_recorded, "devices": "cpu",
+            "held_when_recording_began": expected_held(args.mode, args.world, rank)}
     if meta != want:
         problems.append(f"rank-{rank}.shardscope.json is {meta}, expected {want}")
     trace = json.loads((job_dir / f"rank-{rank}.pt.trace.json").read_text())
@@ -275,6 +297,8 @@ def main():
         "files": files,
         "parameters": sum(math.prod(s) for layer in range(len(LAYERS))
                           for s in param_shapes(layer)),
+        # Per rank: what it held as the recorded steps began (shardscope shows it from there).
+        "held_when_recording_began": [expected_held(args.mode, args.world, r)["cpu"] for r in range(args.world)],
         # The same on every rank and in every recorded step, in issue order.
         "collectives_per_step": expected,
     }, indent=1) + "\n")

@@ -13,6 +13,10 @@ the job ran (expected.json, derived from the model and checked against the trace
     held at once is less than every unit's together; without, it is all of them
   - the gradients, known by their lives, are the model's: DDP's full gradients and FSDP2's
     sharded ones peak at the job's parameter bytes (whole, or this rank's shards) within 10%
+  - what the rank held before the profiler started, counted by the recorder (model=,
+    optimizer=), is drawn: param_shard peaks at exactly the model's parameter bytes (whole, or
+    this rank's padded shards), optimizer_state at Adam's state plus at most the step's
+    temporaries (up to twice the parameters)
   - the summary opens again in `view` (its unknown figures are null)
   - (FSDP2 at world 2) the traces named as tensorboard_trace_handler names them and given as files
     read as the directory does; a rank whose host clock is 3 s ahead is moved back onto rank 0's
@@ -81,6 +85,8 @@ def check_files_and_other_hosts(shardscope, job_dir, mode, summary, check):
         name = files_dir / f"node{r}_{4000 + r}.1700000000{r}.pt.trace.json"
         shutil.copy(job_dir / "job" / f"rank-{rank['rank']}.pt.trace.json", name)
         names.append(str(name))
+        # The recorder's notes keep their names: each is found by the rank its trace says.
+        shutil.copy(job_dir / "job" / f"rank-{rank['rank']}.shardscope.json", files_dir)
     out = files_dir / "summary.json"
     view = run([shardscope, "view", *reversed(names), "--summary", str(out)])
     check(view.returncode == 0 and json.loads(out.read_text())["ranks"] == summary["ranks"],
@@ -137,6 +143,14 @@ def check_job(shardscope, workdir, mode, world, check):
         grads = rank["peak_bytes"]["grad_full" if mode == "ddp" else "grad_shard"]
         want = expected["parameters"] * 4 if mode == "ddp" else unit_bytes(expected, "elements_in")
         check(abs(grads - want) <= 0.1 * want, f"{mode} rank {r}: gradients peak at {grads} B, the job's {want} B")
+        held = expected["held_when_recording_began"][r]
+        check(rank["peak_bytes"]["param_shard"] == held["param_shard"],
+              f"{mode} rank {r}: its parameters, allocated before the profiler started and counted by the "
+              f"recorder, are shown: {rank['peak_bytes']['param_shard']} B (the model's shapes: {held['param_shard']} B)")
+        optimizer = rank["peak_bytes"]["optimizer_state"]
+        check(held["optimizer_state"] <= optimizer <= held["optimizer_state"] + 2 * held["param_shard"],
+              f"{mode} rank {r}: Adam's state is shown from the start, and the step's temporaries over it: peak "
+              f"{optimizer} B (the model's shapes: {held['optimizer_state']} B held)")
         if mode != "ddp":
             peak = rank["peak_bytes"]["param_gathered"]
             units = unit_bytes(expected, "elements_out")

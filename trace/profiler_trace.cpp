@@ -1,11 +1,14 @@
 #include "trace/profiler_trace.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <numeric>
+#include <optional>
 #include <regex>
 #include <unordered_map>
 
@@ -55,6 +58,35 @@ std::string torchVersionOf(const std::string& dir, int rank) {
   return json.is_object() && json.contains("torch_version") && json["torch_version"].is_string()
              ? json["torch_version"].get<std::string>()
              : "";
+}
+
+// What a rank held when its recorded steps began, as python/shardscope_record counted it from
+// the job's model and optimizer (rank-R.shardscope.json's "held_when_recording_began"), for the
+// device whose memory the trace shows ("cpu" or "cuda"): bytes per tensor role, or none.
+struct HeldAtStart {
+  std::array<int64_t, kTensorRoleCount> bytes{};
+  int64_t total() const { return std::accumulate(bytes.begin(), bytes.end(), int64_t{0}); }
+};
+
+std::optional<HeldAtStart> heldAtStartOf(const fs::path& dir, int rank, bool device) {
+  std::string error;
+  const auto text = files::readFileText((dir / ("rank-" + std::to_string(rank) + ".shardscope.json")).string(), error,
+                                        files::kMaxConfigBytes);
+  if (!text) return std::nullopt;
+  const auto json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  const char* deviceKey = device ? "cuda" : "cpu";
+  if (!json.is_object() || !json.contains("held_when_recording_began") ||
+      !json["held_when_recording_began"].is_object() || !json["held_when_recording_began"].contains(deviceKey)) {
+    return std::nullopt;
+  }
+  const auto& roles = json["held_when_recording_began"][deviceKey];
+  if (!roles.is_object()) return std::nullopt;
+  HeldAtStart out;
+  for (int r = 0; r < kTensorRoleCount; ++r) {
+    const char* name = memoryRoleName(static_cast<MemoryRole>(r));
+    if (roles.contains(name) && roles[name].is_number_integer()) out.bytes[r] = std::max<int64_t>(roles[name].get<int64_t>(), 0);
+  }
+  return out;
 }
 
 // The recording's step number for a time: 0 for the first recorded step, -1 outside every step.
@@ -157,6 +189,7 @@ struct ReadNotes {
   int64_t unreadOps = 0;              // c10d ops shardscope has no collective for (send, all_to_all, ...)
   int64_t unknownFrees = 0;           // rank 0's frees of blocks allocated before the profiler started
   int64_t heldAtStart = 0;            // bytes rank 0's device held when the profiler started (GPU)
+  std::optional<HeldAtStart> counted;  // what rank 0's recorder counted of it (model, optimizer)
   bool hostMemory = false;            // rank 0's memory events are the host's (CPU ranks)
   int64_t unnamedBytes = 0;           // rank 0's allocations no span named a role for (other)
   int64_t allocatedBytes = 0;         // rank 0's allocations in all
@@ -321,10 +354,14 @@ std::optional<MemoryRole> gradientRoleOf(const Block& b) {
 // profiler started is "other" from its first event on (that event's "Total Allocated" less its own
 // bytes) and frees of it come out of "other", so the lane's total is the allocator's; on CPU the
 // profiler counts only from its start, and what was held before is not in the trace at all.
-void readMemory(const RankTrace& trace, std::vector<Event>& out, ReadNotes& notes) {
+void readMemory(const RankTrace& trace, const fs::path& dir, std::vector<Event>& out, ReadNotes& notes) {
   bool device = false;
   for (const auto* m : trace.memory) device = device || (*m)["args"].value("Device Type", 0) == 1;
-  if (trace.rank == 0) notes.hostMemory = !device && !trace.memory.empty();
+  const auto counted = heldAtStartOf(dir, trace.rank, device);
+  if (trace.rank == 0) {
+    notes.hostMemory = !device && !trace.memory.empty();
+    notes.counted = counted;
+  }
   std::unordered_map<int64_t, size_t> live;  // address -> block
   std::vector<Block> blocks;
   bool first = true;
@@ -335,9 +372,18 @@ void readMemory(const RankTrace& trace, std::vector<Event>& out, ReadNotes& note
     const int64_t bytes = a.value("Bytes", int64_t{0});
     const int64_t addr = a.value("Addr", int64_t{0});
     const int step = stepNumberAt(trace, t);
-    if (first && device) {
-      const int64_t held = a.value("Total Allocated", bytes) - bytes;
-      if (held > 0) out.push_back(memoryEvent(trace.rank, t - 1, held, MemoryRole::Other, step));
+    if (first) {
+      // What was held before the profiler started: the roles the recorder counted, and on a GPU
+      // the rest of what the allocator says it held as other.
+      int64_t held = counted ? counted->total() : 0;
+      for (int r = 0; counted && r < kTensorRoleCount; ++r) {
+        if (counted->bytes[r] > 0) out.push_back(memoryEvent(trace.rank, t - 1, counted->bytes[r], static_cast<MemoryRole>(r), step));
+      }
+      if (device) {
+        held = a.value("Total Allocated", bytes) - bytes;
+        const int64_t unnamed = held - (counted ? counted->total() : 0);
+        if (unnamed > 0) out.push_back(memoryEvent(trace.rank, t - 1, unnamed, MemoryRole::Other, step));
+      }
       if (trace.rank == 0) notes.heldAtStart = held;
     }
     first = false;
@@ -419,7 +465,7 @@ std::string readRankTrace(const fs::path& path, int namedRank, std::vector<Event
     readSteps(trace, events);
     readCollectives(trace, events, notes);
     readCompute(trace, events);
-    readMemory(trace, events, notes);
+    readMemory(trace, path.parent_path(), events, notes);
   } catch (const std::exception& ex) {  // a field of an unexpected type (json), a step name that is not one
     return "has a malformed event (" + std::string(ex.what()) + ")";
   }
@@ -488,13 +534,30 @@ std::string describeNotes(const ReadNotes& notes) {
            std::to_string(notes.lastStep) + " (ProfilerStep#N), shown as steps 0 to " +
            std::to_string(notes.lastStep - notes.firstStep) + "\n";
   }
-  if (notes.hostMemory) {
-    out += "host memory: the profiler counts it only from its start, so what was held before (the model, "
-           "the optimizer's state, allocated in the steps before) is not shown\n";
+  std::string countedRoles;
+  for (int r = 0; notes.counted && r < kTensorRoleCount; ++r) {
+    if (notes.counted->bytes[r] > 0) {
+      countedRoles += (countedRoles.empty() ? "" : ", ") + std::string(memoryRoleName(static_cast<MemoryRole>(r))) + " " +
+                      std::to_string(notes.counted->bytes[r]) + " B";
+    }
   }
-  if (notes.heldAtStart > 0) {
-    out += "rank 0 held " + std::to_string(notes.heldAtStart) +
-           " bytes when the profiler started (allocated before it, so their roles are unknown): shown as other\n";
+  if (!countedRoles.empty()) {
+    out += "held before the profiler started, as shardscope_record counted the model's and optimizer's tensors "
+           "(rank 0: " + countedRoles + "): shown from the first recorded step\n";
+  }
+  if (notes.hostMemory) {
+    out += std::string("host memory: the profiler counts it only from its start, so what else was held before") +
+           (countedRoles.empty() ? " (the model, the optimizer's state; pass model= and optimizer= to "
+                                   "shardscope_record.start to count them)"
+                                 : "") +
+           " is not shown\n";
+  }
+  if (notes.heldAtStart > 0 && !notes.hostMemory) {
+    const int64_t unnamed = notes.heldAtStart - (notes.counted ? notes.counted->total() : 0);
+    if (unnamed > 0) {
+      out += "rank 0 held " + std::to_string(unnamed) +
+             " bytes when the profiler started that no recorded role names (allocated before it): shown as other\n";
+    }
   }
   if (notes.unnamedBytes > 0) {
     char share[32];

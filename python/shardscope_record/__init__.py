@@ -18,8 +18,11 @@ Every rank R writes into DIRECTORY:
                                with every allocation's history and stack, taken when the active
                                steps end. On CPU there is no such allocator, so nothing is written.
     rank-R.shardscope.json     what the other two cannot say: which training steps the window
-                               holds, on which devices, under which torch. Written last, so its
-                               presence means the rank's files are complete.
+                               holds, on which devices, under which torch, and (given the model
+                               and optimizer) what the rank held when the window began: the
+                               storage bytes of its parameters, gradients and optimizer state,
+                               allocated before the profiler could see them. Written last, so
+                               its presence means the rank's files are complete.
 
 Each file is written under a hidden temporary name in DIRECTORY and renamed into place, so a
 rank killed while writing never leaves half a file under the final name.
@@ -57,9 +60,16 @@ class Recorder:
 
     memory_snapshot: on CUDA, record the caching allocator's history from start() on and dump it
     when the active steps end. Ignored (silently) where CUDA is not available.
+
+    model, optimizer: the job's (optional). When the active steps begin, the recorder counts what
+    they hold then (the profiler sees only what is allocated after it starts): the storage bytes
+    of the model's parameters (this rank's shards under FSDP2) and of their gradients where set,
+    and of the optimizer's state tensors, each storage once, per device. shardscope shows them as
+    held from the window's start, in their roles.
     """
 
-    def __init__(self, directory, wait=1, warmup=1, active=3, memory_snapshot=True):
+    def __init__(self, directory, wait=1, warmup=1, active=3, memory_snapshot=True, model=None,
+                 optimizer=None):
         if wait < 0 or warmup < 0 or active < 1:
             raise ValueError("Recorder needs wait >= 0, warmup >= 0 and active >= 1")
         self.directory = os.fspath(directory)
@@ -69,6 +79,8 @@ class Recorder:
         self._profiler = None
         self._steps_done = 0    # training steps ended by step()
         self._written = False   # the window's files are written
+        self._model, self._optimizer = model, optimizer
+        self._held = None       # what the rank held when the active steps began, by role
 
     # ---- lifecycle ---------------------------------------------------------------------------
 
@@ -91,6 +103,7 @@ class Recorder:
             on_trace_ready=self._write,
         )
         self._profiler.start()
+        self._count_held_if_active()
         return self
 
     def step(self):
@@ -101,6 +114,8 @@ class Recorder:
         self._profiler.step()   # calls _write when this step ends the active window
         if self._written:
             self._close()
+        else:
+            self._count_held_if_active()
 
     def stop(self):
         """Stops recording. A window still open is written with the steps it has (the step in
@@ -129,6 +144,11 @@ class Recorder:
                           lambda path: _write_json(path, self._metadata(rank)))
         self._written = True
 
+    def _count_held_if_active(self):
+        """Right as the profiler starts keeping what it sees (the first active step)."""
+        if self._steps_done == self.wait + self.warmup and self._held is None:
+            self._held = _held_by_role(self._model, self._optimizer)
+
     def _metadata(self, rank):
         first = self.wait + self.warmup
         # A full window ends with step first+active-1; a window cut short by stop() holds the
@@ -140,6 +160,7 @@ class Recorder:
             "torch_version": torch.__version__,
             "steps_recorded": [first, last],
             "devices": "cuda" if self._cuda else "cpu",
+            **({"held_when_recording_began": self._held} if self._held is not None else {}),
         }
 
     def _path(self, rank, suffix):
@@ -162,6 +183,36 @@ def start(directory, **kwargs):
 
 
 # ---- helpers ---------------------------------------------------------------------------------
+
+
+def _held_by_role(model, optimizer):
+    """{device type: {role: bytes}}: the storages of the model's parameters ("param_shard": a
+    DTensor's local shard, or DDP's whole replica), their gradients where set ("grad_shard" for a
+    DTensor, else "grad_full") and the optimizer's state tensors ("optimizer_state"), each
+    storage counted once (FSDP2's shards are views of one padded buffer per parameter)."""
+    held, seen = {}, set()
+
+    def add(role, tensor):
+        if tensor is None or not torch.is_tensor(tensor):
+            return
+        local = tensor.to_local() if hasattr(tensor, "to_local") else tensor   # DTensor
+        storage = local.untyped_storage()
+        key = (str(storage.device), storage.data_ptr())
+        if storage.nbytes() == 0 or key in seen:
+            return
+        seen.add(key)
+        by_role = held.setdefault(storage.device.type, {})
+        by_role[role] = by_role.get(role, 0) + storage.nbytes()
+
+    if model is not None:
+        for p in model.parameters():
+            add("param_shard", p)
+            add("grad_shard" if hasattr(p.grad, "to_local") else "grad_full", p.grad)
+    if optimizer is not None:
+        for state in optimizer.state.values():
+            for value in state.values():
+                add("optimizer_state", value)
+    return held
 
 
 def _global_rank():

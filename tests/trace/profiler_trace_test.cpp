@@ -136,6 +136,34 @@ TEST(ProfilerTrace, FilesThatAreNotItsTracesAreRefusedByName) {
   EXPECT_FALSE(isProfilerTraceDirectory(testing::freshTempDir("profiler_trace_none")));
 }
 
+// What the recorder counted of the job's model and optimizer when the window began is shown in its
+// roles from the start; on a GPU the rest of what the allocator held is other. Without the count
+// it would all be other (the test above).
+TEST(ProfilerTrace, WhatTheRecorderCountedAtTheStartIsShownInItsRoles) {
+  const std::string dir = testing::freshTempDir("profiler_trace_counted");
+  for (int r = 0; r < 2; ++r) {
+    writeTrace(profilerTraceFileName(dir, r), r, rankEvents());
+    std::ofstream(dir + "/rank-" + std::to_string(r) + ".shardscope.json")
+        << R"({"rank": )" << r
+        << R"(, "held_when_recording_began": {"cuda": {"param_shard": 60000, "optimizer_state": 30000}, "cpu": {"param_shard": 7}}})";
+  }
+  const auto loaded = loadProfilerTraces(dir);
+  ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+  const auto& rank = loaded.recording.rank(1);
+  auto peak = [&](MemoryRole role) { return rank.peakByRole[static_cast<int>(role)]; };
+  EXPECT_EQ(peak(MemoryRole::ParamShard), 60000) << "the device's count, not the host's";
+  EXPECT_EQ(peak(MemoryRole::OptimizerState), 30000 + 512) << "the moments, then the step's own";
+  EXPECT_EQ(peak(MemoryRole::Other), 100000 - 90000) << "the rest of what the allocator held";
+  EXPECT_EQ(rank.peakTotal, 100000 + 8192 + 8192 + 4096 + 2048 + 512) << "the allocator's total, as before";
+  EXPECT_NE(loaded.note.find("as shardscope_record counted the model's and optimizer's tensors (rank 0: param_shard "
+                             "60000 B, optimizer_state 30000 B)"),
+            std::string::npos)
+      << loaded.note;
+  EXPECT_NE(loaded.note.find("rank 0 held 10000 bytes when the profiler started that no recorded role names"),
+            std::string::npos)
+      << loaded.note;
+}
+
 // Files named as torch.profiler's tensorboard_trace_handler names them (HOST_PID.TIME): each is
 // the rank its distributedInfo says, whatever order they are given in; two files of one rank, or
 // a file that says no rank and is not named for one, are refused naming them.
