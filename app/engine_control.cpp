@@ -73,7 +73,7 @@ std::string EngineSessionControl::startListen(int port, const std::string& dir) 
   return "";
 }
 
-std::string EngineSessionControl::openRecord(const std::vector<std::string>& paths) {
+std::string EngineSessionControl::openRecord(const std::vector<std::string>& paths, bool beside) {
   if (paths.empty()) return "nothing to open: type a path, or pick one in the listing";
   if (busy_.exchange(true)) return "a run or a listen is under way: Stop it first";
   if (worker_.joinable()) worker_.join();
@@ -82,11 +82,11 @@ std::string EngineSessionControl::openRecord(const std::vector<std::string>& pat
     openStatus_.reading = true;
     openStatus_.what = paths.front() + (paths.size() > 1 ? " and " + std::to_string(paths.size() - 1) + " more" : "");
   }
-  worker_ = std::thread([this, paths] {
+  worker_ = std::thread([this, paths, beside] {
     ui::OpenedRecord record = ui::openRecord(paths);
     if (record.error.empty()) {  // else what is shown stays
       auto lock = store_.lock();
-      store_.clear();
+      if (!beside) store_.clear();
       for (auto& s : record.sessions) store_.add(std::move(s));
     }
     {

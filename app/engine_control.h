@@ -36,7 +36,7 @@ class EngineSessionControl final : public ui::EngineControl {
   // The collector on loopback, its job one session (app/live_job.h); Stop ends it.
   std::string startListen(int port, const std::string& dir) override;
   // Saved records read on the worker thread (ui/record_files.h), in place of the sessions once read.
-  std::string openRecord(const std::vector<std::string>& paths) override;
+  std::string openRecord(const std::vector<std::string>& paths, bool beside) override;
   ui::OpenStatus openStatus() const override;
 
  private:

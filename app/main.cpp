@@ -275,7 +275,8 @@ int dispatch(int argc, char** argv) {
   view->add_option("FILE", viewPaths,
                    "a trace (--trace FILE) or a summary (--summary FILE) of run or compare; a job's --trace-dir; "
                    "a PyTorch job's torch.profiler traces: their directory (rank-R.pt.trace.json), or its "
-                   "per-rank files, named any way (docs/profiler.md)")
+                   "per-rank files, named any way (docs/profiler.md); several recordings open side by side "
+                   "(e.g. a run's --trace beside a PyTorch job's directory)")
       ->required();
   view->add_option("--screenshot", viewWindow.screenshotPath,
                    "render headlessly and write a PNG of the window to FILE, then exit");

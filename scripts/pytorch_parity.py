@@ -212,7 +212,12 @@ def parallelize(model, c, mode, device, world, shard_group=0):
                                     mesh_dim_names=("replicate", "shard"))
         for block in model.blocks:
             fully_shard(block, mesh=mesh, reshard_after_forward=reshard, mp_policy=policy)
-        fully_shard(model, mesh=mesh, reshard_after_forward=reshard, mp_policy=policy)
+        # The root resharding left to FSDP2's default (None): the root's parameters (embeddings,
+        # final norm, head) then stay gathered from forward into backward, as the engine's
+        # full_shard keeps them. Passed True explicitly, FSDP2 2.11 gathers the root again for
+        # backward: one all-gather a step more than the engine runs.
+        root_reshard = {} if reshard else {"reshard_after_forward": False}
+        fully_shard(model, mesh=mesh, mp_policy=policy, **root_reshard)
     trained = [p for p in model.parameters() if p.requires_grad]
     if mode == "ddp_zero_redundancy":
         from torch.distributed.optim import ZeroRedundancyOptimizer

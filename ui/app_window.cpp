@@ -129,7 +129,7 @@ void drawOpenSection(AppState& state, EngineControl& engine) {
   }
   std::vector<std::string> paths;
   if (drawOpenPanel(state.open, engine.busy(), status, paths) == OpenAction::Open) {
-    state.open.message = engine.openRecord(paths);
+    state.open.message = engine.openRecord(paths, state.open.beside);
   }
 }
 

@@ -158,6 +158,9 @@ OpenAction drawOpenPanel(OpenChoice& choice, bool busy, const OpenStatus& status
   const bool pressed = ImGui::Button(button.c_str());
   ImGui::EndDisabled();
   noteItem("open");
+  ImGui::SameLine();
+  ImGui::Checkbox("beside what is shown", &choice.beside);
+  noteItem("open:beside");
   drawStatus(choice, status);
   if (busy || !(pressed || entered || doubleClicked)) return OpenAction::None;
   paths.clear();

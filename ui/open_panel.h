@@ -1,5 +1,6 @@
 // The sidebar's "Open a recording" (Ctrl+O): a run's trace or summary, a launched job's directory,
-// or a PyTorch job's torch.profiler traces, opened in place of the sessions shown. A path field
+// or a PyTorch job's torch.profiler traces, opened in place of the sessions shown or beside them
+// (a PyTorch job next to shardscope's run of the same model). A path field
 // and a listing of its folder that names what each entry would open as; a PyTorch job's per-rank
 // files can be ticked to open together. The reading runs on the controller's thread
 // (EngineControl::openRecord); the panel shows where it stands.
@@ -28,6 +29,7 @@ struct OpenChoice {
   std::vector<RecordEntry> entries;
   size_t unlisted = 0;          // files in it that are none of the kinds (not shown)
   std::set<std::string> ticked;  // torch.profiler traces to open together
+  bool beside = false;           // add what is opened to the sessions shown (e.g. a run beside a job)
   std::string message;          // why the last Open did not start, or ""
   uint64_t seenFinished = 0;    // the last finished open the window has taken in (OpenStatus)
 };

@@ -1,5 +1,6 @@
 #include "ui/record_files.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <system_error>
 
@@ -75,6 +76,19 @@ OpenedRecord fromTrace(trace::LoadedTrace loaded, const std::string& where) {
   return out;
 }
 
+// One path: a directory (a job's files, or torch.profiler traces), a profiler trace, a run's trace,
+// or a summary.
+OpenedRecord openOne(const std::string& path) {
+  if (trace::isDirectory(path)) {
+    return fromTrace(trace::isProfilerTraceDirectory(path) ? trace::loadProfilerTraces(path)
+                                                          : trace::loadRankEventFiles(path),
+                     path);
+  }
+  if (looksLikeProfilerTrace(path)) return fromTrace(trace::loadProfilerTraceFiles({path}), path);
+  if (looksLikeTrace(path)) return fromTrace(trace::loadChromeTrace(path), path);
+  return fromSummary(path);
+}
+
 }  // namespace
 
 OpenedRecord openRecord(const std::vector<std::string>& paths) {
@@ -91,26 +105,34 @@ OpenedRecord openRecord(const std::vector<std::string>& paths) {
       return out;
     }
   }
-  if (paths.size() > 1) {
-    for (const auto& path : paths) {
-      if (trace::isDirectory(path) || !looksLikeProfilerTrace(path)) {
-        out.error = "'" + path + "' is not a torch.profiler trace: several files open as one PyTorch job's "
-                    "per-rank traces (*.pt.trace.json); open a directory, a trace or a summary on its own";
-        return out;
-      }
-    }
+  const bool oneJob = std::all_of(paths.begin(), paths.end(), [](const std::string& path) {
+    return !trace::isDirectory(path) && looksLikeProfilerTrace(path);
+  });
+  if (paths.size() > 1 && oneJob) {
     return fromTrace(trace::loadProfilerTraceFiles(paths), paths.front() + " and " +
                                                                 std::to_string(paths.size() - 1) + " more");
   }
-  const std::string& path = paths.front();
-  if (trace::isDirectory(path)) {
-    return fromTrace(trace::isProfilerTraceDirectory(path) ? trace::loadProfilerTraces(path)
-                                                          : trace::loadRankEventFiles(path),
-                     path);
+  if (paths.size() == 1) return openOne(paths.front());
+  // Several recordings side by side (a run of shardscope's beside a PyTorch job's traces), in the
+  // order named; the first of shardscope's own gives the panels their configuration.
+  for (const auto& path : paths) {
+    if (!trace::isDirectory(path) && looksLikeProfilerTrace(path)) {
+      out.error = "'" + path + "' is one rank's torch.profiler trace: beside other recordings, name a PyTorch "
+                  "job by its folder (rank-R.pt.trace.json), or name only its per-rank files";
+      return out;
+    }
   }
-  if (looksLikeProfilerTrace(path)) return fromTrace(trace::loadProfilerTraceFiles({path}), path);
-  if (looksLikeTrace(path)) return fromTrace(trace::loadChromeTrace(path), path);
-  return fromSummary(path);
+  for (const auto& path : paths) {
+    OpenedRecord one = openOne(path);
+    if (!one.error.empty()) return one;
+    if (one.ownConfig && !out.ownConfig) {
+      out.ownConfig = true;
+      out.config = one.config;
+    }
+    out.notes += one.notes;
+    for (auto& s : one.sessions) out.sessions.push_back(std::move(s));
+  }
+  return out;
 }
 
 std::string describeRecordPath(const std::string& path) {

@@ -23,7 +23,8 @@ struct OpenedRecord {
   std::string notes;  // what was read with something missing or moved, a line each (the clocks too)
 };
 
-// `paths`: one file or directory, or the per-rank torch.profiler traces of one job.
+// `paths`: one file or directory; the per-rank torch.profiler traces of one job; or several
+// recordings side by side (a run's trace beside a PyTorch job's folder), a session each.
 OpenedRecord openRecord(const std::vector<std::string>& paths);
 
 // What a path would open as, for the Open panel's listing ("a job's --trace-dir", "torch.profiler

@@ -107,10 +107,11 @@ class EngineControl {
     return "listening for a launched job needs the app's engine";
   }
   // Reads saved records (ui/record_files.h) off the window's thread and, once read, shows them in
-  // place of the sessions; a record that cannot be read leaves them as they are. Empty when the
-  // reading started, else why not.
-  virtual std::string openRecord(const std::vector<std::string>& paths) {
+  // place of the sessions, or beside them (`beside`); a record that cannot be read leaves them as
+  // they are. Empty when the reading started, else why not.
+  virtual std::string openRecord(const std::vector<std::string>& paths, bool beside) {
     (void)paths;
+    (void)beside;
     return "opening a recording needs the app's engine";
   }
   virtual OpenStatus openStatus() const { return {}; }

@@ -174,14 +174,16 @@ TEST(CliErrors, OversizedInputsAreRefusedAtTheirLimit) {
   expectRejected({"view", bomb}, "holds more than 256 MiB once decompressed");
 }
 
-// view takes several files only as one PyTorch job's per-rank traces; anything else is named.
+// view takes several files as one PyTorch job's per-rank traces, or as recordings side by side;
+// what it cannot open is named.
 TEST(CliErrors, ViewNamesWhatItCannotOpen) {
   const auto dir = testing::freshTempDir("view_paths");
   expectRejected({"view", dir + "/nothing.json"}, "'" + dir + "/nothing.json' does not exist: name a trace");
   std::ofstream(dir + "/s.json") << R"({"schema": "shardscope.summary/4"})";
   std::ofstream(dir + "/a.pt.trace.json") << R"({"schemaVersion": 1, "traceEvents": []})";
   expectRejected({"view", dir + "/a.pt.trace.json", dir + "/s.json"},
-                 "'" + dir + "/s.json' is not a torch.profiler trace: several files open as one PyTorch job's per-rank traces");
+                 "'" + dir + "/a.pt.trace.json' is one rank's torch.profiler trace: beside other recordings, name a "
+                 "PyTorch job by its folder");
   expectRejected({"view", dir + "/a.pt.trace.json"}, "a.pt.trace.json' names no rank: it has no distributedInfo");
   expectRejected({"view", dir + "/a.pt.trace.json", dir + "/s.json", "--summary", dir + "/out.json"},
                  "'" + dir + "/s.json' is neither");

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -88,6 +89,37 @@ TEST_F(OpenFromTheSidebar, ARunsTraceOpensWithItsConfiguration) {
   EXPECT_EQ(state_.config.steps, 2);
   auto lock = store_.lock();
   EXPECT_EQ(store_.sessions()[0].recording.rank(1).steps.size(), 2u);
+}
+
+// "beside what is shown": a PyTorch job's traces added next to a run of shardscope's, two
+// sessions on one axis; without it, the next open replaces both.
+TEST_F(OpenFromTheSidebar, AJobOpensBesideARun) {
+  RunConfig c = testing::tinyGptConfig();
+  c.steps = 2;
+  const std::string dir = testing::freshTempDir("open_beside");
+  c.tracePath = dir + "/run.json";
+  ASSERT_TRUE(runTraining(c, SHARDSCOPE_BINARY, {}).ok);
+  const std::string job = dir + "/job";
+  std::filesystem::create_directories(job);
+  for (int r = 0; r < 2; ++r) writeProfilerTrace(job + "/rank-" + std::to_string(r) + ".pt.trace.json", r);
+  draw();
+  click("open:header");
+  typePath(c.tracePath);
+  click("open");
+  ASSERT_TRUE(drawUntilOpened());
+  click("open:beside");
+  ASSERT_TRUE(state_.open.beside);
+  typePath(job);
+  click("open");
+  ASSERT_TRUE(drawUntilOpened());
+  ASSERT_EQ(titles().size(), 2u) << engine_.openStatus().error;
+  EXPECT_EQ(titles()[0], strategyTitle(c.strategy));
+  EXPECT_NE(titles()[1].find("a PyTorch job (torch.profiler)"), std::string::npos) << titles()[1];
+  EXPECT_EQ(state_.config.strategy, c.strategy) << "the panels keep the run's configuration";
+  click("open:beside");
+  click("open");
+  ASSERT_TRUE(drawUntilOpened());
+  EXPECT_EQ(titles().size(), 1u) << "replaced";
 }
 
 // A PyTorch job's per-rank traces, named as the profiler names them, picked in the listing and
