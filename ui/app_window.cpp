@@ -467,7 +467,10 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
                           stepsDone, s.config.steps, lossText);
     }
     if (!s.error.empty()) {
-      ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.4f, 1.0f));
+      // Red for a run that failed; amber for what a finished recording was read with (a rank
+      // without a file, memory held before a profiler started): worth reading, not a failure.
+      const bool failed = s.status == SessionStatus::Failed;
+      ImGui::PushStyleColor(ImGuiCol_Text, failed ? ImVec4(1.0f, 0.45f, 0.4f, 1.0f) : ImVec4(0.95f, 0.78f, 0.45f, 1.0f));
       ImGui::TextWrapped("%s", s.error.c_str());
       ImGui::PopStyleColor();
     }
