@@ -302,6 +302,15 @@ ComputeSpan::ComputeSpan(trace::ComputeKind kind, std::string unit)
     enclosing_ = tOpenSpan;
     tOpenSpan = this;
   }
+  if (nvtxListening()) {
+    trace::Event named;
+    named.kind = trace::EventKind::Compute;
+    named.op = static_cast<uint8_t>(kind_);
+    named.phase = static_cast<uint8_t>(currentPhase());
+    named.step = RankRecorder::instance().step();
+    named.text = unit_;
+    nvtx_.push(trace::computeSpanName(named));
+  }
 }
 
 ComputeSpan::~ComputeSpan() {

@@ -17,6 +17,7 @@
 #include <string>
 #include <thread>
 
+#include "engine/nvtx_ranges.h"
 #include "engine/unconfirmed_bytes.h"
 #include "trace/event_queue.h"
 #include "trace/events.h"
@@ -171,6 +172,7 @@ class ComputeSpan {
   int unwindingAtStart_;  // std::uncaught_exceptions() when it began
   ComputeSpan* enclosing_ = nullptr;
   void* deviceBegin_ = nullptr;  // DeviceClock::Mark
+  NvtxRange nvtx_;               // the same span for nsys, when it listens
 };
 
 }  // namespace shardscope

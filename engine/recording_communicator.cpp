@@ -1,5 +1,6 @@
 #include "engine/recording_communicator.h"
 
+#include "engine/nvtx_ranges.h"
 #include "engine/recorder.h"
 
 namespace shardscope {
@@ -33,6 +34,9 @@ std::unique_ptr<PendingCollective> recorded(Issue&& issue, trace::Event event) {
   std::unique_ptr<PendingCollective> pending;
   {
     RoleScope role(trace::MemoryRole::CommBuffer);
+    // For nsys: the range holds the issue, so the kernel it launches is shown under its name.
+    NvtxRange nvtx;
+    if (nvtxListening()) nvtx.push(trace::collectiveSpanName(event));
     pending = issue();
   }
   if (!RankRecorder::instance().enabled()) return pending;
@@ -86,7 +90,11 @@ std::unique_ptr<PendingCollective> RecordingCommunicator::broadcastAsync(at::Ten
 
 void RecordingCommunicator::barrier(const std::string& label) {
   auto event = collectiveEvent(trace::CollectiveOp::Barrier, label, 0, 0);
-  inner_->barrier(label);
+  {
+    NvtxRange nvtx;
+    if (nvtxListening()) nvtx.push(trace::collectiveSpanName(event));
+    inner_->barrier(label);
+  }
   event.beginNs = event.issueNs;
   event.endNs = trace::nowNs();
   RankRecorder::instance().record(std::move(event));

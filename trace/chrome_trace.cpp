@@ -10,14 +10,6 @@ namespace {
 
 double micros(int64_t ns, int64_t origin) { return static_cast<double>(ns - origin) / 1e3; }
 
-nlohmann::json spanName(const Event& e) {
-  const auto kind = static_cast<ComputeKind>(e.op);
-  if (kind == ComputeKind::Step) return "step " + std::to_string(e.step);
-  if (kind == ComputeKind::Optimizer) return "optimizer.step";
-  if (isRecomputation(e)) return "recompute " + e.text;
-  return std::string(computeKindName(kind)) + " " + e.text;
-}
-
 }  // namespace
 
 ChromeTraceWriter::ChromeTraceWriter(std::ostream& out, const nlohmann::json& metadata, int ranks) : out_(out) {
@@ -67,7 +59,7 @@ void ChromeTraceWriter::writeCompute(int r, const RankTimeline& t, int64_t origi
     if (static_cast<ComputeKind>(e.op) == ComputeKind::Step) {
       if (auto paused = pausedOfStep.find(e.step); paused != pausedOfStep.end()) args["paused_us"] = paused->second / 1e3;
     }
-    emit({{"ph", "X"}, {"cat", "compute"}, {"pid", r}, {"tid", 1}, {"name", spanName(e)},
+    emit({{"ph", "X"}, {"cat", "compute"}, {"pid", r}, {"tid", 1}, {"name", computeSpanName(e)},
           {"ts", micros(e.beginNs, origin)}, {"dur", (e.endNs - e.beginNs) / 1e3}, {"args", args}});
   }
 }
@@ -94,9 +86,7 @@ void ChromeTraceWriter::writeCollectives(int r, const RankTimeline& t, int64_t o
     const auto group = static_cast<ProcessGroup>(e.processGroup);
     args["process_group"] = processGroupName(group);
     // Under HSDP the same unit is reduced twice, in two groups: the name says which.
-    const std::string inGroup = group == ProcessGroup::World ? "" : std::string(" [") + processGroupName(group) + "]";
-    emit({{"ph", "X"}, {"cat", "comm"}, {"pid", r}, {"tid", 2},
-          {"name", std::string(collectiveOpName(op)) + " " + unit + inGroup},
+    emit({{"ph", "X"}, {"cat", "comm"}, {"pid", r}, {"tid", 2}, {"name", collectiveSpanName(e)},
           {"ts", micros(e.beginNs, origin)}, {"dur", (e.endNs - e.beginNs) / 1e3}, {"args", args}});
   }
 }

@@ -141,6 +141,20 @@ bool isRecomputation(const Event& compute) {
          static_cast<Phase>(compute.phase) == Phase::Backward;
 }
 
+std::string computeSpanName(const Event& e) {
+  const auto kind = static_cast<ComputeKind>(e.op);
+  if (kind == ComputeKind::Step) return "step " + std::to_string(e.step);
+  if (kind == ComputeKind::Optimizer) return "optimizer.step";
+  if (isRecomputation(e)) return "recompute " + e.text;
+  return std::string(computeKindName(kind)) + " " + e.text;
+}
+
+std::string collectiveSpanName(const Event& e) {
+  const auto group = static_cast<ProcessGroup>(e.processGroup);
+  const std::string inGroup = group == ProcessGroup::World ? "" : std::string(" [") + processGroupName(group) + "]";
+  return std::string(collectiveOpName(static_cast<CollectiveOp>(e.op))) + " " + collectiveUnit(e) + inGroup;
+}
+
 int64_t collectiveSizeBytes(const Event& e) {
   return static_cast<CollectiveOp>(e.op) == CollectiveOp::AllGather ? e.bytesOut : e.bytes;
 }

@@ -134,6 +134,11 @@ double algbwBytesPerSecond(int64_t bytes, double seconds);
 // A forward compute span in the backward phase: activation checkpointing running a block's forward
 // again, with a graph, just before its backward.
 bool isRecomputation(const Event& compute);
+// What a trace (and an NVTX range, engine/nvtx_ranges.h) calls a span: "step 3", "forward
+// blocks.1", "recompute blocks.1", "optimizer.step"; a collective: "all_gather blocks.1", with
+// " [shard]" or " [replicate]" when it ran in a sub-group (HSDP reduces a unit in both).
+std::string computeSpanName(const Event& compute);
+std::string collectiveSpanName(const Event& collective);
 // That size for a Collective event: bytesOut for all-gather, bytes (in) otherwise.
 int64_t collectiveSizeBytes(const Event& collective);
 
