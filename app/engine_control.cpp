@@ -75,12 +75,16 @@ std::string EngineSessionControl::startListen(int port, const std::string& dir) 
 
 std::string EngineSessionControl::openRecord(const std::vector<std::string>& paths, bool beside) {
   if (paths.empty()) return "nothing to open: type a path, or pick one in the listing";
-  if (busy_.exchange(true)) return "a run or a listen is under way: Stop it first";
+  if (busy_.exchange(true)) {
+    std::lock_guard<std::mutex> lock(openMutex_);
+    return openStatus_.reading ? "a recording is being read: wait for it" : "a run or a listen is under way: Stop it first";
+  }
   if (worker_.joinable()) worker_.join();
   {
     std::lock_guard<std::mutex> lock(openMutex_);
     openStatus_.reading = true;
     openStatus_.what = paths.front() + (paths.size() > 1 ? " and " + std::to_string(paths.size() - 1) + " more" : "");
+    openStatus_.beside = beside;
   }
   worker_ = std::thread([this, paths, beside] {
     ui::OpenedRecord record = ui::openRecord(paths);

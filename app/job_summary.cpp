@@ -1,5 +1,6 @@
 #include "app/job_summary.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "engine/run_controller.h"
@@ -19,6 +20,12 @@ trace::LoadedTrace loadJob(const std::vector<std::string>& paths, bool& profiler
     return profiler ? trace::loadProfilerTraces(paths.front()) : trace::loadRankEventFiles(paths.front());
   }
   profiler = true;
+  if (paths.size() > 1 && std::any_of(paths.begin(), paths.end(), [](const std::string& p) { return trace::isDirectory(p); })) {
+    trace::LoadedTrace out;
+    out.error = "view --summary writes one job's summary: name one directory, or one PyTorch job's per-rank "
+                "traces (*.pt.trace.json), and run it once per job.";
+    return out;
+  }
   for (const auto& path : paths) {
     if (!trace::isProfilerTraceFileName(path) || trace::isDirectory(path)) {
       trace::LoadedTrace out;

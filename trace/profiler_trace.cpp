@@ -354,6 +354,20 @@ std::optional<MemoryRole> gradientRoleOf(const Block& b) {
 // profiler started is "other" from its first event on (that event's "Total Allocated" less its own
 // bytes) and frees of it come out of "other", so the lane's total is the allocator's; on CPU the
 // profiler counts only from its start, and what was held before is not in the trace at all.
+// The role a free of `bytes` from before the profiler comes out of: inside zero_grad, the counted
+// gradients (full, then sharded) while enough of them is left; else other.
+MemoryRole takeFromCounted(std::array<int64_t, kTensorRoleCount>& heldBefore, int64_t bytes, bool inZeroGrad) {
+  if (!inZeroGrad) return MemoryRole::Other;
+  for (const MemoryRole role : {MemoryRole::GradFull, MemoryRole::GradShard}) {
+    int64_t& left = heldBefore[static_cast<int>(role)];
+    if (left >= bytes) {
+      left -= bytes;
+      return role;
+    }
+  }
+  return MemoryRole::Other;
+}
+
 void readMemory(const RankTrace& trace, const fs::path& dir, std::vector<Event>& out, ReadNotes& notes) {
   bool device = false;
   for (const auto* m : trace.memory) device = device || (*m)["args"].value("Device Type", 0) == 1;
@@ -364,6 +378,7 @@ void readMemory(const RankTrace& trace, const fs::path& dir, std::vector<Event>&
   }
   std::unordered_map<int64_t, size_t> live;  // address -> block
   std::vector<Block> blocks;
+  std::array<int64_t, kTensorRoleCount> heldBefore{};  // what is left of the counted roles
   bool first = true;
   for (const auto* m : trace.memory) {
     const auto& a = (*m)["args"];
@@ -373,18 +388,17 @@ void readMemory(const RankTrace& trace, const fs::path& dir, std::vector<Event>&
     const int64_t addr = a.value("Addr", int64_t{0});
     const int step = stepNumberAt(trace, t);
     if (first) {
-      // What was held before the profiler started: the roles the recorder counted, and on a GPU
-      // the rest of what the allocator says it held as other.
-      int64_t held = counted ? counted->total() : 0;
+      // What was held before the profiler started: the roles the recorder counted (on a GPU no
+      // more than the allocator says it held), and on a GPU the rest of that as other.
+      const int64_t allocatorHeld = device ? a.value("Total Allocated", bytes) - bytes : INT64_MAX;
+      int64_t room = allocatorHeld;
       for (int r = 0; counted && r < kTensorRoleCount; ++r) {
-        if (counted->bytes[r] > 0) out.push_back(memoryEvent(trace.rank, t - 1, counted->bytes[r], static_cast<MemoryRole>(r), step));
+        heldBefore[r] = std::min(counted->bytes[r], std::max<int64_t>(room, 0));
+        room -= heldBefore[r];
+        if (heldBefore[r] > 0) out.push_back(memoryEvent(trace.rank, t - 1, heldBefore[r], static_cast<MemoryRole>(r), step));
       }
-      if (device) {
-        held = a.value("Total Allocated", bytes) - bytes;
-        const int64_t unnamed = held - (counted ? counted->total() : 0);
-        if (unnamed > 0) out.push_back(memoryEvent(trace.rank, t - 1, unnamed, MemoryRole::Other, step));
-      }
-      if (trace.rank == 0) notes.heldAtStart = held;
+      if (device && room > 0) out.push_back(memoryEvent(trace.rank, t - 1, room, MemoryRole::Other, step));
+      if (trace.rank == 0) notes.heldAtStart = device ? allocatorHeld : (counted ? counted->total() : 0);
     }
     first = false;
     const int64_t thread = profiler::threadOf(*m);
@@ -401,8 +415,11 @@ void readMemory(const RankTrace& trace, const fs::path& dir, std::vector<Event>&
     }
     const auto found = live.find(addr);
     if (found == live.end()) {
-      if (trace.rank == 0) ++notes.unknownFrees;
-      out.push_back(memoryEvent(trace.rank, t, bytes, MemoryRole::Other, step));
+      // A block from before the profiler: freed by zero_grad, one of the gradients the recorder
+      // counted (while they last); else other's.
+      const MemoryRole from = takeFromCounted(heldBefore, -bytes, anyNamed(spans, "Optimizer.zero_grad#"));
+      if (trace.rank == 0 && from == MemoryRole::Other) ++notes.unknownFrees;
+      out.push_back(memoryEvent(trace.rank, t, bytes, from, step));
       continue;
     }
     Block& b = blocks[found->second];
@@ -694,6 +711,11 @@ LoadedTrace loadProfilerTraces(const std::string& dir) {
 }
 
 LoadedTrace loadProfilerTraceFiles(const std::vector<std::string>& paths) {
+  if (paths.empty()) {
+    LoadedTrace out;
+    out.error = "no torch.profiler traces named: name each rank's rank-R.pt.trace.json, or their directory";
+    return out;
+  }
   static const std::regex name(R"(rank-([0-9]{1,4})\.pt\.trace\.json(\.gz)?)");
   std::vector<RankFile> files;
   for (const auto& path : paths) {

@@ -112,21 +112,24 @@ float fittedMemoryLaneHeight(const std::vector<Session>& sessions, const std::ve
   return std::clamp(room / static_cast<float>(groups) - perGroup, px(56), px(240));
 }
 
-// The sidebar's Open: takes in an open that finished (its sessions are in the store by then: the
-// view is fitted to them again), then draws the panel and starts what it asks for.
+// An open that finished, taken in once (its sessions are in the store by then): the view is fitted
+// to them again. Every frame, whether or not the sidebar is shown (focus mode hides it).
+void takeInFinishedOpen(AppState& state, const EngineControl& engine) {
+  const OpenStatus status = engine.openStatus();
+  if (status.reading || status.finished == state.open.seenFinished) return;
+  state.open.seenFinished = status.finished;
+  if (!status.error.empty()) return;
+  state.axis.userMoved = false;
+  state.selection.active = false;
+  state.expandedRankGroups.clear();
+  state.display.focusSession = -1;
+  if (state.viewOnly) state.banner = status.beside ? state.banner + ", " + status.what : status.what;
+  if (status.ownConfig && !state.viewOnly) state.config = status.config;  // Run runs it again
+}
+
+// The sidebar's Open: the panel, and the open it asks for.
 void drawOpenSection(AppState& state, EngineControl& engine) {
   const OpenStatus status = engine.openStatus();
-  if (!status.reading && status.finished != state.open.seenFinished) {
-    state.open.seenFinished = status.finished;
-    if (status.error.empty()) {
-      state.axis.userMoved = false;
-      state.selection.active = false;
-      state.expandedRankGroups.clear();
-      state.display.focusSession = -1;
-      if (state.viewOnly) state.banner = status.what;
-      if (status.ownConfig && !state.viewOnly) state.config = status.config;  // Run runs it again
-    }
-  }
   std::vector<std::string> paths;
   if (drawOpenPanel(state.open, engine.busy(), status, paths) == OpenAction::Open) {
     state.open.message = engine.openRecord(paths, state.open.beside);
@@ -276,8 +279,10 @@ void drawBottomTabs(AppState& state, SessionStore& store, const std::vector<Sess
       if (!sessions.empty() && !sessions.front().jobLabel.empty()) {
         // A PyTorch job's own trace: its model is not known, so there is nothing to predict for it
         // (a prediction for shardscope's defaults would read as the job's).
-        ImGui::TextWrapped("No prediction: %s. Predictions are for shardscope's own models; open the app (shardscope) "
-                           "to predict for one.", sessions.front().jobLabel.c_str());
+        ImGui::TextWrapped("No prediction: %s. Predictions are for shardscope's own models; %s",
+                           sessions.front().jobLabel.c_str(),
+                           state.viewOnly ? "open the app (shardscope) to predict for one."
+                                          : "Run or Compare one of them (the sidebar) to predict for it.");
       } else {
         // What is on screen: a viewed file's own configuration, else the one Run would start.
         const RunConfig& predicted = state.viewOnly && !sessions.empty() ? sessions.front().config : state.config;
@@ -351,7 +356,10 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
     lockInAnswers(state, engine);
   }
   handleDisplayKeys(state.display, state.playhead.session, sessionCount);
-  if (engine) handleOpenKey(state);
+  if (engine) {
+    handleOpenKey(state);
+    takeInFinishedOpen(state, *engine);
+  }
   if (state.display.focusSession >= sessionCount) state.display.focusSession = -1;
   bool focused = state.display.focusSession >= 0;
 

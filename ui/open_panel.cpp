@@ -15,8 +15,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A listing reads the start of every JSON file in the folder: past this many entries the rest
-// are not looked at (said under the listing), so a huge folder does not stall the window.
+// A listing looks into every entry of the folder (the start and end of a JSON file, a subfolder's
+// names; ui/record_files.h), on the window's thread: past this many entries the rest are not
+// looked at (said under the listing), so a huge folder does not stall the window.
 constexpr size_t kMaxListedEntries = 400;
 
 void grey(const char* text) {
@@ -45,10 +46,18 @@ void setPath(OpenChoice& choice, const std::string& path) {
   std::snprintf(choice.path, sizeof choice.path, "%s", path.c_str());
 }
 
-// The folder's entries, one line each: a click picks it (a folder: goes into it), a double click
-// opens it, a tick adds a torch.profiler trace to those opened together.
-bool drawListing(OpenChoice& choice) {
-  bool openNow = false;
+// Lists `folder` (once per folder, not every frame); the ticks belonged to the folder left.
+void listFolder(OpenChoice& choice, const std::string& folder) {
+  choice.listedFolder = folder;
+  choice.entries = listRecordFolder(folder, choice.unlisted, choice.unexamined);
+  choice.ticked.clear();
+}
+
+// The folder's entries, one line each: a click picks one (the path field shows it); a double click
+// goes into a plain folder (and "../" up) and opens a recording; a tick adds a torch.profiler
+// trace to those opened together. Returns the recording double-clicked, or "".
+std::string drawListing(OpenChoice& choice) {
+  std::string openNow, enter;
   ImGui::BeginChild("open:listing", ImVec2(0, ImGui::GetTextLineHeightWithSpacing() * 9), true);
   for (const auto& entry : choice.entries) {
     ImGui::PushID(entry.path.c_str());
@@ -66,16 +75,19 @@ bool drawListing(OpenChoice& choice) {
       ImGui::SameLine();
     }
     const std::string label = entry.name + (entry.directory && entry.name != "../" ? "/" : "");
-    if (ImGui::Selectable(label.c_str(), false, ImGuiSelectableFlags_AllowDoubleClick)) {
+    if (ImGui::Selectable(label.c_str(), entry.path == choice.path, ImGuiSelectableFlags_AllowDoubleClick)) {
       setPath(choice, entry.path);
-      if (ImGui::IsMouseDoubleClicked(0) && !entry.kind.empty()) openNow = true;
+      choice.picked = entry.path;
+      if (ImGui::IsMouseDoubleClicked(0)) (entry.kind.empty() ? enter : openNow) = entry.path;
     }
     noteItem(("open:entry:" + entry.name).c_str());
     if (!entry.kind.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s: %s", entry.kind.c_str(), entry.path.c_str());
     ImGui::PopID();
   }
   if (choice.unlisted > 0) ImGui::TextDisabled("(%zu other files)", choice.unlisted);
+  if (choice.unexamined > 0) ImGui::TextDisabled("(%zu more entries not examined: type a path)", choice.unexamined);
   ImGui::EndChild();
+  if (!enter.empty()) listFolder(choice, enter);  // after the loop: it replaces the entries
   return openNow;
 }
 
@@ -101,14 +113,14 @@ std::string folderToList(const std::string& path) {
   return parent.empty() ? std::string(".") : parent.lexically_normal().string();
 }
 
-std::vector<RecordEntry> listRecordFolder(const std::string& folder, size_t& unlisted) {
+std::vector<RecordEntry> listRecordFolder(const std::string& folder, size_t& unlisted, size_t& unexamined) {
   std::vector<RecordEntry> dirs, records;
-  unlisted = 0;
+  unlisted = unexamined = 0;
   std::error_code error;
   size_t seen = 0;
   for (fs::directory_iterator it(folder, error), end; !error && it != end; it.increment(error)) {
     if (++seen > kMaxListedEntries) {
-      ++unlisted;
+      ++unexamined;
       continue;
     }
     RecordEntry entry;
@@ -141,18 +153,19 @@ OpenAction drawOpenPanel(OpenChoice& choice, bool busy, const OpenStatus& status
   choice.expand = false;
   if (!open) return OpenAction::None;
   grey("A run's --trace or --summary, a job's --trace-dir, or a PyTorch job's torch.profiler traces (a folder, "
-       "or its per-rank files ticked). Double-click opens.");
+       "or its per-rank files ticked). Double-click: into a folder, or open a recording.");
   if (choice.focusPath) ImGui::SetKeyboardFocusHere();
   choice.focusPath = false;
-  const bool entered = ImGui::InputText("path", choice.path, sizeof choice.path, ImGuiInputTextFlags_EnterReturnsTrue);
+  const bool edited = ImGui::InputText("path", choice.path, sizeof choice.path);
+  const bool entered = ImGui::IsItemFocused() && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Enter), false);
   noteItem("open:path");
-  const std::string folder = folderToList(choice.path);
-  if (folder != choice.listedFolder) {  // listed once per folder, not every frame
-    choice.listedFolder = folder;
-    choice.entries = listRecordFolder(folder, choice.unlisted);
-    choice.ticked.clear();
+  // The listing follows the path field, except where a click in the listing put it there: a
+  // click only picks (so a double click lands on the entry it began on).
+  if (edited || choice.listedFolder.empty() || choice.path != choice.picked) {
+    const std::string folder = folderToList(choice.path);
+    if (folder != choice.listedFolder) listFolder(choice, folder);
   }
-  const bool doubleClicked = drawListing(choice);
+  const std::string doubleClicked = drawListing(choice);
   ImGui::BeginDisabled(busy);
   const std::string button = choice.ticked.empty() ? "Open" : "Open " + std::to_string(choice.ticked.size()) + " ticked";
   const bool pressed = ImGui::Button(button.c_str());
@@ -162,9 +175,10 @@ OpenAction drawOpenPanel(OpenChoice& choice, bool busy, const OpenStatus& status
   ImGui::Checkbox("beside what is shown", &choice.beside);
   noteItem("open:beside");
   drawStatus(choice, status);
-  if (busy || !(pressed || entered || doubleClicked)) return OpenAction::None;
+  if (busy || !(pressed || entered || !doubleClicked.empty())) return OpenAction::None;
   paths.clear();
-  if (!choice.ticked.empty() && !doubleClicked) paths.assign(choice.ticked.begin(), choice.ticked.end());
+  if (!doubleClicked.empty()) paths.push_back(doubleClicked);
+  else if (pressed && !choice.ticked.empty()) paths.assign(choice.ticked.begin(), choice.ticked.end());
   else paths.push_back(choice.path);
   return OpenAction::Open;
 }

@@ -1,9 +1,10 @@
 // The sidebar's "Open a recording" (Ctrl+O): a run's trace or summary, a launched job's directory,
 // or a PyTorch job's torch.profiler traces, opened in place of the sessions shown or beside them
-// (a PyTorch job next to shardscope's run of the same model). A path field
-// and a listing of its folder that names what each entry would open as; a PyTorch job's per-rank
-// files can be ticked to open together. The reading runs on the controller's thread
-// (EngineControl::openRecord); the panel shows where it stands.
+// (a PyTorch job next to shardscope's run of the same model). A path field and a listing of its
+// folder that names what each entry would open as: a click picks, a double click goes into a
+// folder or opens a recording; a PyTorch job's per-rank files can be ticked to open together. The
+// reading runs on the controller's thread (EngineControl::openRecord); the panel shows where it
+// stands.
 #pragma once
 
 #include <set>
@@ -26,8 +27,10 @@ struct OpenChoice {
   bool expand = false;      // Ctrl+O: open the header and put the cursor in the path field
   bool focusPath = false;
   std::string listedFolder;  // the folder `entries` lists (re-listed when the path leaves it)
+  std::string picked;        // the path a click in the listing put in the field
   std::vector<RecordEntry> entries;
   size_t unlisted = 0;          // files in it that are none of the kinds (not shown)
+  size_t unexamined = 0;        // entries past the most a listing looks into
   std::set<std::string> ticked;  // torch.profiler traces to open together
   bool beside = false;           // add what is opened to the sessions shown (e.g. a run beside a job)
   std::string message;          // why the last Open did not start, or ""
@@ -44,6 +47,6 @@ OpenAction drawOpenPanel(OpenChoice& choice, bool busy, const OpenStatus& status
 std::string folderToList(const std::string& path);
 
 // The folder's entries: its parent, its subfolders, and the files that are a recording, by name.
-std::vector<RecordEntry> listRecordFolder(const std::string& folder, size_t& unlisted);
+std::vector<RecordEntry> listRecordFolder(const std::string& folder, size_t& unlisted, size_t& unexamined);
 
 }  // namespace shardscope::ui

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <system_error>
 
 #include "files/file_text.h"
@@ -16,7 +17,19 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr size_t kMaxListedSummaryBytes = size_t{16} << 20;
+constexpr std::streamoff kSummaryTailBytes = 256 << 10;
+
+bool summarySchemaNearEnd(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  const std::streamoff from = std::max<std::streamoff>(0, size - kSummaryTailBytes);
+  in.seekg(from);
+  std::string tail(static_cast<size_t>(size - from), '\0');
+  in.read(tail.data(), static_cast<std::streamsize>(tail.size()));
+  return tail.find("\"shardscope.summary/") != std::string::npos || tail.find("\"shardscope.compare/") != std::string::npos;
+}
 
 // torch.profiler's Chrome trace starts with its schema version; shardscope's --trace does not.
 bool looksLikeProfilerTrace(const std::string& path) {
@@ -146,14 +159,9 @@ std::string describeRecordPath(const std::string& path) {
   if (ext != ".json" && ext != ".gz") return "";
   if (looksLikeProfilerTrace(path)) return "torch.profiler trace";
   if (looksLikeTrace(path)) return "trace";
-  // A summary's keys are written in order, "schema" after its ranks: the whole file is searched,
-  // up to a size a listing can afford (a larger summary is still opened when chosen).
-  std::string readError;
-  const auto text = files::readFileText(path, readError, kMaxListedSummaryBytes);
-  if (!text) return "";
-  return text->find("\"shardscope.summary/") != std::string::npos || text->find("\"shardscope.compare/") != std::string::npos
-             ? "summary"
-             : "";
+  // A summary's keys are written in name order: "schema" comes after its ranks and before its
+  // steps, so near its end; only the end is read (a listing must stay quick).
+  return summarySchemaNearEnd(path) ? "summary" : "";
 }
 
 }  // namespace shardscope::ui

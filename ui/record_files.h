@@ -28,7 +28,9 @@ struct OpenedRecord {
 OpenedRecord openRecord(const std::vector<std::string>& paths);
 
 // What a path would open as, for the Open panel's listing ("a job's --trace-dir", "torch.profiler
-// traces", "trace", "summary"), without reading it whole; "" when it is none of them.
+// traces", "trace", "summary"), from a folder's file names or a file's first 4 KiB and (for a
+// summary) last 256 KiB; "" when it is none of them (a gzipped summary is not recognised here,
+// and opens when named).
 std::string describeRecordPath(const std::string& path);
 
 }  // namespace shardscope::ui

@@ -44,6 +44,11 @@ void writeProfilerTrace(const std::string& path, int rank) {
 
 class OpenFromTheSidebar : public AppOverEngine {
  protected:
+  // Frames past ImGui's double-click time, so that the next two clicks are a double click of
+  // their own (not the second and third clicks after an earlier one).
+  void settle() {
+    for (int i = 0; i < 30; ++i) draw();
+  }
   void typePath(const std::string& path) {
     std::snprintf(state_.open.path, sizeof state_.open.path, "%s", path.c_str());
     draw();
@@ -87,6 +92,7 @@ TEST_F(OpenFromTheSidebar, ARunsTraceOpensWithItsConfiguration) {
   EXPECT_EQ(titles()[0], strategyTitle(StrategyKind::FullShard));
   EXPECT_EQ(state_.config.strategy, StrategyKind::FullShard) << "Run runs what was opened again";
   EXPECT_EQ(state_.config.steps, 2);
+  EXPECT_EQ(state_.config.hidden, c.hidden) << "tiny: not the panel's default";
   auto lock = store_.lock();
   EXPECT_EQ(store_.sessions()[0].recording.rank(1).steps.size(), 2u);
 }
@@ -115,7 +121,8 @@ TEST_F(OpenFromTheSidebar, AJobOpensBesideARun) {
   ASSERT_EQ(titles().size(), 2u) << engine_.openStatus().error;
   EXPECT_EQ(titles()[0], strategyTitle(c.strategy));
   EXPECT_NE(titles()[1].find("a PyTorch job (torch.profiler)"), std::string::npos) << titles()[1];
-  EXPECT_EQ(state_.config.strategy, c.strategy) << "the panels keep the run's configuration";
+  EXPECT_EQ(state_.config.hidden, c.hidden) << "the panels keep the run's configuration (tiny: not the default)";
+  EXPECT_EQ(state_.config.layers, c.layers);
   click("open:beside");
   click("open");
   ASSERT_TRUE(drawUntilOpened());
@@ -148,6 +155,33 @@ TEST_F(OpenFromTheSidebar, TickedProfilerTracesOpenAsOneJob) {
   ASSERT_EQ(s.recording.ranks(), 2);
   EXPECT_EQ(s.recording.rank(1).collectives.size(), 1u);
   EXPECT_EQ(s.recording.rank(0).peakTotal, 8192);
+}
+
+// A double click goes into a plain folder (the listing shows it) and opens a recording, a
+// PyTorch job's folder too; one click only picks.
+TEST_F(OpenFromTheSidebar, DoubleClickGoesIntoAFolderAndOpensARecording) {
+  const std::string dir = testing::freshTempDir("open_double_click");
+  std::filesystem::create_directories(dir + "/runs/job");
+  for (int r = 0; r < 2; ++r) writeProfilerTrace(dir + "/runs/job/rank-" + std::to_string(r) + ".pt.trace.json", r);
+  draw();
+  click("open:header");
+  typePath(dir);
+  settle();
+  click("open:entry:runs");
+  EXPECT_EQ(std::string(state_.open.path), dir + "/runs") << "one click picks";
+  EXPECT_EQ(state_.open.listedFolder, dir) << "and stays in the folder";
+  click("open:entry:runs");  // the second click of a double click
+  EXPECT_EQ(state_.open.listedFolder, dir + "/runs") << "a double click goes in";
+  ASSERT_TRUE(app_.items().count("open:entry:job")) << "the listing shows what is in it";
+  EXPECT_EQ(state_.open.entries.back().kind, "torch.profiler traces");
+  settle();
+  click("open:entry:job");
+  click("open:entry:job");
+  ASSERT_TRUE(drawUntilOpened());
+  EXPECT_EQ(engine_.openStatus().error, "");
+  EXPECT_EQ(engine_.openStatus().what, dir + "/runs/job");
+  ASSERT_EQ(titles().size(), 1u);
+  EXPECT_NE(titles()[0].find("a PyTorch job (torch.profiler)"), std::string::npos) << titles()[0];
 }
 
 // A path that is not there: the panel says why, naming it, and what was shown stays; Ctrl+O

@@ -164,6 +164,40 @@ TEST(ProfilerTrace, WhatTheRecorderCountedAtTheStartIsShownInItsRoles) {
       << loaded.note;
 }
 
+// The textbook loop (zero_grad first): the gradients still set when the window began are
+// counted, and zero_grad's frees of them come out of the gradients, not out of other.
+TEST(ProfilerTrace, ZeroGradFreesTheCountedGradients) {
+  const std::string dir = testing::freshTempDir("profiler_trace_zero_grad");
+  auto hostMemory = [](double ts, int64_t bytes, int64_t addr) {
+    return nlohmann::json{{"ph", "i"}, {"cat", "cpu_instant_event"}, {"name", "[memory]"}, {"pid", 1}, {"tid", 10},
+                          {"ts", ts}, {"args", {{"Bytes", bytes}, {"Addr", addr}, {"Total Allocated", 0}, {"Device Type", 0}}}};
+  };
+  nlohmann::json ev = nlohmann::json::array();
+  ev.push_back(span("ProfilerStep#2", 1000, 1000, 10));
+  ev.push_back(span("Optimizer.zero_grad#Adam.zero_grad", 1005, 20, 10));
+  ev.push_back(hostMemory(1010, -3000, 0x1));  // last step's gradients, allocated before the profiler
+  ev.push_back(hostMemory(1015, -1000, 0x2));
+  ev.push_back(hostMemory(1500, -700, 0x3));   // something else from before: other's
+  for (int r = 0; r < 2; ++r) {
+    writeTrace(profilerTraceFileName(dir, r), r, ev);
+    std::ofstream(dir + "/rank-" + std::to_string(r) + ".shardscope.json")
+        << R"({"held_when_recording_began": {"cpu": {"grad_full": 4000, "param_shard": 100}}})";
+  }
+  const auto loaded = loadProfilerTraces(dir);
+  ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+  const auto& memory = loaded.recording.rank(0).memory;
+  auto at = [&](double t, MemoryRole role) { return memory.bytesAt(t * 1000)[static_cast<int>(role)]; };
+  EXPECT_EQ(loaded.recording.rank(0).peakByRole[static_cast<int>(MemoryRole::GradFull)], 4000) << "counted";
+  EXPECT_EQ(at(1012, MemoryRole::GradFull), 1000) << "zero_grad's first free";
+  EXPECT_EQ(at(1100, MemoryRole::GradFull), 0) << "zero_grad freed them";
+  EXPECT_EQ(at(1100, MemoryRole::Other), 0) << "not taken from other";
+  EXPECT_EQ(at(1100, MemoryRole::ParamShard), 100);
+  EXPECT_EQ(loaded.recording.rank(0).negativeBalance, 700)
+      << "only the free no count explains went below zero (other's, as before), not the gradients'";
+  EXPECT_NE(loaded.note.find("rank 0: 1 frees of blocks allocated before the profiler started"), std::string::npos)
+      << loaded.note;
+}
+
 // Files named as torch.profiler's tensorboard_trace_handler names them (HOST_PID.TIME): each is
 // the rank its distributedInfo says, whatever order they are given in; two files of one rank, or
 // a file that says no rank and is not named for one, are refused naming them.
