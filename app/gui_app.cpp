@@ -31,6 +31,7 @@ static ui::WindowOptions windowFor(const WindowChoice& choice, ui::AppState& sta
   options.screenshotPath = choice.screenshotPath;
   options.captureRequest = &state.pngRequest;
   options.captureResult = &state.exportMessage;
+  options.droppedPaths = &state.droppedPaths;
   options.look = &state.display.look;
   state.pendingAt = choice.at;
   (void)parseUiScale(choice.uiScale, state.display.look.scale);  // checked before

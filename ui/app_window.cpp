@@ -136,6 +136,17 @@ void drawOpenSection(AppState& state, EngineControl& engine) {
   }
 }
 
+// Files or folders dropped on the window: opened as the Open panel would open them (several: a
+// job's per-rank traces, or recordings side by side), the panel unfolded to say how it went.
+void openDropped(AppState& state, EngineControl& engine) {
+  if (state.droppedPaths.empty()) return;
+  state.display.focusSession = -1;
+  state.open.expand = true;
+  std::snprintf(state.open.path, sizeof state.open.path, "%s", state.droppedPaths.front().c_str());
+  state.open.message = engine.openRecord(state.droppedPaths, state.open.beside);
+  state.droppedPaths.clear();
+}
+
 // Ctrl+O: the sidebar's Open, unfolded, its path field ready for typing (out of focus mode).
 void handleOpenKey(AppState& state) {
   const ImGuiIO& io = ImGui::GetIO();
@@ -358,6 +369,7 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
   handleDisplayKeys(state.display, state.playhead.session, sessionCount);
   if (engine) {
     handleOpenKey(state);
+    openDropped(state, *engine);
     takeInFinishedOpen(state, *engine);
   }
   if (state.display.focusSession >= sessionCount) state.display.focusSession = -1;

@@ -39,6 +39,7 @@ struct AppState {
   TimelineCursor cursor;
   ListenChoice listen;  // the sidebar's Listen for a launched job
   OpenChoice open;      // the sidebar's Open a recording
+  std::vector<std::string> droppedPaths;  // dropped on the window since the last frame: opened
   // Per session (by its index in the store): the rank groups of a large job shown rank by rank.
   std::map<int, std::set<int>> expandedRankGroups;
   Playhead playhead;

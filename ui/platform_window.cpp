@@ -59,7 +59,14 @@ int runWindow(const WindowOptions& options, const std::function<void()>& drawFra
   ImGui::GetIO().IniFilename = nullptr;
   Look appliedLook = options.look ? *options.look : Look{};
   applyLook(appliedLook);
-  ImGui_ImplGlfw_InitForOpenGL(window, true);
+  ImGui_ImplGlfw_InitForOpenGL(window, true);  // installs ImGui's callbacks; a drop is not one of them
+  if (options.droppedPaths) {
+    glfwSetWindowUserPointer(window, options.droppedPaths);
+    glfwSetDropCallback(window, [](GLFWwindow* w, int count, const char** paths) {
+      auto* dropped = static_cast<std::vector<std::string>*>(glfwGetWindowUserPointer(w));
+      for (int i = 0; i < count; ++i) dropped->emplace_back(paths[i]);
+    });
+  }
   ImGui_ImplOpenGL3_Init("#version 130");
 
   int frames = 0;

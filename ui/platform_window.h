@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "ui/theme.h"
 
@@ -26,6 +27,9 @@ struct WindowOptions {
   // The look to draw with (projector mode): read before every frame; when it changes, the fonts are
   // rasterised again at the new scale and uploaded. nullptr: scale 1, default palette.
   const Look* look = nullptr;
+  // Files and folders dropped on the window are added here, in the order dropped (the app opens
+  // them: AppState::droppedPaths). nullptr: drops are ignored.
+  std::vector<std::string>* droppedPaths = nullptr;
 };
 
 // Runs the window until it is closed (or the screenshot is written). `drawFrame` builds one ImGui

@@ -184,6 +184,23 @@ TEST_F(OpenFromTheSidebar, DoubleClickGoesIntoAFolderAndOpensARecording) {
   EXPECT_NE(titles()[0].find("a PyTorch job (torch.profiler)"), std::string::npos) << titles()[0];
 }
 
+// Files dropped on the window (GLFW's drop callback fills AppState::droppedPaths): a PyTorch job's
+// per-rank traces open as one job, and the panel unfolds to say so.
+TEST_F(OpenFromTheSidebar, DroppedFilesOpen) {
+  const std::string dir = testing::freshTempDir("open_dropped");
+  for (int r = 0; r < 2; ++r) writeProfilerTrace(dir + "/node" + std::to_string(r) + ".pt.trace.json", r);
+  draw();
+  state_.droppedPaths = {dir + "/node1.pt.trace.json", dir + "/node0.pt.trace.json"};
+  draw();
+  EXPECT_TRUE(state_.droppedPaths.empty()) << "taken";
+  ASSERT_TRUE(drawUntilOpened());
+  EXPECT_EQ(engine_.openStatus().error, "");
+  ASSERT_TRUE(app_.items().count("open:path")) << "the panel unfolded";
+  auto lock = store_.lock();
+  ASSERT_EQ(store_.sessions().size(), 1u);
+  EXPECT_EQ(store_.sessions()[0].recording.ranks(), 2);
+}
+
 // A path that is not there: the panel says why, naming it, and what was shown stays; Ctrl+O
 // unfolds the panel from the keyboard.
 TEST_F(OpenFromTheSidebar, APathThatCannotBeOpenedKeepsWhatWasShown) {
