@@ -156,8 +156,8 @@ OpenAction drawOpenPanel(OpenChoice& choice, bool busy, const OpenStatus& status
        "or its per-rank files ticked). Double-click: into a folder, or open a recording.");
   if (choice.focusPath) ImGui::SetKeyboardFocusHere();
   choice.focusPath = false;
-  const bool edited = ImGui::InputText("path", choice.path, sizeof choice.path);
-  const bool entered = ImGui::IsItemFocused() && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Enter), false);
+  const bool entered = ImGui::InputText("path", choice.path, sizeof choice.path, ImGuiInputTextFlags_EnterReturnsTrue);
+  const bool edited = ImGui::IsItemEdited();
   noteItem("open:path");
   // The listing follows the path field, except where a click in the listing put it there: a
   // click only picks (so a double click lands on the entry it began on).
