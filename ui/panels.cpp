@@ -373,7 +373,12 @@ void drawComparison(const std::vector<Session>& sessions,
     row("  activation saved for backward", [&](const auto& r) {
       return recorded(r, [&](const auto& rr) { return formatBytes(maxOf(rr, [](const RankStats& s) { return s.activationSavedBytes; })); });
     });
-    row("step time", [&](const auto& r) { return formatDuration(1e9 * maxOf(r, [](const RankStats& s) { return s.steadyStepSeconds; })); });
+    row("step time", [&](const auto& r) {
+      const std::string time = formatDuration(1e9 * maxOf(r, [](const RankStats& s) { return s.steadyStepSeconds; }));
+      // A PyTorch job's own trace (no batch in it) timed its steps under torch.profiler, which
+      // records shapes and memory: slower than the job runs, so not a figure to compare.
+      return !r.empty() && !r.front().throughputKnown ? time + " (under torch.profiler)" : time;
+    });
     row("samples/s (all ranks)", [&](const auto& r) {
       if (!r.empty() && !r.front().throughputKnown) return std::string("unknown (no batch in the trace)");
       double total = 0;
