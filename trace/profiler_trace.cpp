@@ -31,6 +31,10 @@ namespace {
 // with what to do rather than run out of memory.
 constexpr size_t kMaxProfilerTraceBytes = size_t{512} << 20;
 
+// The PyTorch whose traces the tests record (tests/pytorch_profiler_traces.py) and whose FSDP2
+// annotations the roles follow.
+constexpr const char* kTestedTorch = "2.11";
+
 std::map<int, fs::path> traceFiles(const std::string& dir, std::error_code& error) {
   static const std::regex name(R"(rank-([0-9]{1,4})\.pt\.trace\.json(\.gz)?)");
   std::map<int, fs::path> out;
@@ -643,6 +647,15 @@ LoadedTrace loadRankFiles(const std::vector<RankFile>& files) {
   int world = 0;
   ReadNotes notes;
   for (const auto& file : files) {
+    // The PyTorch the package noted beside the trace: a major version this reader was not written
+    // for is refused before reading (its annotations and op names may differ).
+    const std::string noted = file.namedRank >= 0 ? torchVersionOf(file.path.parent_path().string(), file.namedRank) : "";
+    if (!noted.empty() && noted.rfind("2.", 0) != 0) {
+      out.error = "'" + file.path.string() + "' was written by PyTorch " + noted +
+                  " (rank-" + std::to_string(file.namedRank) + ".shardscope.json); this shardscope reads torch.profiler "
+                  "traces of PyTorch 2.x (tested with " + kTestedTorch + "): record the job under PyTorch 2.x.";
+      return out;
+    }
     std::vector<Event> rankEvents;
     RankTrace trace;
     if (auto problem = readRankTrace(file.path, file.namedRank, rankEvents, trace, notes); !problem.empty()) {

@@ -116,12 +116,21 @@ TEST(ProfilerTrace, FilesThatAreNotItsTracesAreRefusedByName) {
       << loaded.error;
 
   std::ofstream(profilerTraceFileName(dir, 0)) << R"({"schemaVersion": 2, "traceEvents": []})";
-  std::ofstream(dir + "/rank-0.shardscope.json") << R"({"rank": 0, "torch_version": "3.1.0"})";
+  std::ofstream(dir + "/rank-0.shardscope.json") << R"({"rank": 0, "torch_version": "2.12.0"})";
   loaded = loadProfilerTraces(dir);
   EXPECT_NE(loaded.error.find("has schemaVersion 2; this shardscope reads torch.profiler's schema 1 (PyTorch 2.x) "
-                              "(written by PyTorch 3.1.0)"),
+                              "(written by PyTorch 2.12.0)"),
             std::string::npos)
       << loaded.error;
+
+  std::ofstream(profilerTraceFileName(dir, 0)) << R"({"schemaVersion": 1, "traceEvents": []})";
+  std::ofstream(dir + "/rank-0.shardscope.json") << R"({"rank": 0, "torch_version": "1.13.1+cu117"})";
+  loaded = loadProfilerTraces(dir);
+  EXPECT_NE(loaded.error.find("was written by PyTorch 1.13.1+cu117 (rank-0.shardscope.json); this shardscope reads "
+                              "torch.profiler traces of PyTorch 2.x (tested with 2.11)"),
+            std::string::npos)
+      << loaded.error;
+  std::ofstream(dir + "/rank-0.shardscope.json") << R"({"rank": 0, "torch_version": "2.11.0"})";
 
   std::ofstream(profilerTraceFileName(dir, 0)) << R"({"displayTimeUnit": "ms"})";
   loaded = loadProfilerTraces(dir);
