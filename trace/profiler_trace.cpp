@@ -207,6 +207,11 @@ Event collectiveEvent(const RankTrace& trace, const Span& op, CollectiveOp kind,
   e.op = static_cast<uint8_t>(kind);
   e.issueNs = e.beginNs = op.begin;
   e.endNs = std::max(op.end, backend ? backend->end : op.end);
+  // On a GPU the host only launches it: it ran when its NCCL kernel ran.
+  if (const Span* kernel = profiler::ncclKernelOf(trace, op)) {
+    e.beginNs = std::max(kernel->begin, op.begin);
+    e.endNs = std::max(kernel->end, e.beginNs);
+  }
   e.step = stepNumberAt(trace, op.begin);
   e.worldSize = trace.world;
   const auto [in, out] = elementsInOut(op, kind);

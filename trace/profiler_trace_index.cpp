@@ -26,6 +26,29 @@ bool isHostSpan(const std::string& category) {
 
 bool isBackendSpan(const std::string& name) { return startsWith(name, "gloo:") || startsWith(name, "nccl:"); }
 
+int64_t correlationOf(const nlohmann::json& e) {
+  if (!e.contains("args") || !e["args"].is_object() || !e["args"].contains("correlation")) return -1;
+  const auto& c = e["args"]["correlation"];
+  return c.is_number_integer() ? c.get<int64_t>() : -1;
+}
+
+// A kernel launch on the host, or an NCCL kernel on the device: kept (true) for ncclKernelOf.
+bool takeGpuEvent(const nlohmann::json& e, const std::string& name, const std::string& cat, RankTrace& out) {
+  const bool launch = (cat == "cuda_runtime" || cat == "cuda_driver") && name.find("LaunchKernel") != std::string::npos;
+  const bool ncclKernel = cat == "kernel" && startsWith(name, "nccl");
+  if (!launch && !ncclKernel) return false;
+  const int64_t correlation = correlationOf(e);
+  if (correlation < 0 || !e.contains("dur") || !e["dur"].is_number()) return true;
+  const int64_t begin = nanos(e["ts"].get<double>());
+  if (launch) {
+    out.launches.push_back({threadOf(e), begin, correlation});
+  } else {
+    Span kernel{name, begin, begin + static_cast<int64_t>(std::llround(e["dur"].get<double>() * 1e3)), threadOf(e), nullptr};
+    out.ncclKernels.emplace(correlation, std::move(kernel));
+  }
+  return true;
+}
+
 // One event, if it is one this reader takes, into its list.
 void take(const nlohmann::json& e, RankTrace& out, std::vector<Span>& steps) {
   if (!e.is_object() || !e.contains("name") || !e["name"].is_string() || !e.contains("ts") || !e["ts"].is_number()) {
@@ -39,6 +62,7 @@ void take(const nlohmann::json& e, RankTrace& out, std::vector<Span>& steps) {
     else ++out.skippedEvents;
     return;
   }
+  if (ph == "X" && takeGpuEvent(e, name, cat, out)) return;
   if (ph != "X" || !isHostSpan(cat) || !e.contains("dur") || !e["dur"].is_number()) return;
   Span s{name, nanos(e["ts"].get<double>()), 0, threadOf(e), e.contains("args") ? &e["args"] : nullptr};
   s.end = s.begin + static_cast<int64_t>(std::llround(e["dur"].get<double>() * 1e3));
@@ -111,6 +135,7 @@ std::string indexTrace(const nlohmann::json& root, RankTrace& out) {
   for (const auto& e : root["traceEvents"]) take(e, out, steps);
   for (auto* list : {&out.c10dOps, &out.backendSpans}) std::sort(list->begin(), list->end(), byBegin);
   for (auto& [thread, t] : out.threads) linkParents(t);
+  std::sort(out.launches.begin(), out.launches.end(), [](const Launch& a, const Launch& b) { return a.at < b.at; });
   indexSteps(steps, out);
   std::stable_sort(out.memory.begin(), out.memory.end(),
                    [](const nlohmann::json* a, const nlohmann::json* b) { return (*a)["ts"].get<double>() < (*b)["ts"].get<double>(); });
@@ -141,6 +166,17 @@ bool inForwardOrBackward(const RankTrace& trace, int64_t thread, int64_t t) {
   if (thread != trace.mainThread) return false;
   const Step* step = stepAt(trace, t);
   return step && t < step->optimizerBegin;
+}
+
+const Span* ncclKernelOf(const RankTrace& trace, const Span& op) {
+  auto it = std::lower_bound(trace.launches.begin(), trace.launches.end(), op.begin,
+                             [](const Launch& l, int64_t t) { return l.at < t; });
+  for (; it != trace.launches.end() && it->at <= op.end; ++it) {
+    if (it->thread != op.thread) continue;
+    const auto kernel = trace.ncclKernels.find(it->correlation);
+    if (kernel != trace.ncclKernels.end()) return &kernel->second;
+  }
+  return nullptr;
 }
 
 }  // namespace shardscope::trace::profiler

@@ -34,6 +34,14 @@ struct Step {
   int64_t optimizerBegin = 0;  // its Optimizer.step's begin (its forward and backward end there), or its end
 };
 
+// A CUDA kernel launch on the host (cudaLaunchKernel and its kin), by the id that correlates it
+// with the kernel it started.
+struct Launch {
+  int64_t thread = 0;
+  int64_t at = 0;  // ns
+  int64_t correlation = 0;
+};
+
 struct RankTrace {
   int rank = -1, world = 0;           // from distributedInfo, when the trace has it
   int64_t mainThread = -1;            // the thread of the ProfilerStep annotations
@@ -42,6 +50,11 @@ struct RankTrace {
   std::vector<Span> backendSpans;     // gloo:... / nccl:..., in time order
   std::map<int64_t, ThreadSpans> threads;
   std::vector<const nlohmann::json*> memory;  // [memory] instants with their args, in time order
+  // GPU traces: the host's kernel launches in time order, and the NCCL kernels (ncclDevKernel_*,
+  // ncclKernel_*) by their launch's correlation id, timed on the device (Kineto puts the GPU's
+  // times on the host's clock).
+  std::vector<Launch> launches;
+  std::map<int64_t, Span> ncclKernels;
   int64_t skippedEvents = 0;          // events that could not be read (a field of another type)
 };
 
@@ -53,6 +66,10 @@ std::string indexTrace(const nlohmann::json& root, RankTrace& out);
 
 // The spans of `thread` in force at `t`, innermost first.
 std::vector<const Span*> spansAt(const RankTrace& trace, int64_t thread, int64_t t);
+
+// The NCCL kernel that a launch inside `op` (on its thread, between its begin and end) started,
+// or null: where a collective ran on the GPU.
+const Span* ncclKernelOf(const RankTrace& trace, const Span& op);
 
 // The step holding `t`, or null.
 const Step* stepAt(const RankTrace& trace, int64_t t);

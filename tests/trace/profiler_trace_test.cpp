@@ -207,6 +207,36 @@ TEST(ProfilerTrace, ZeroGradFreesTheCountedGradients) {
       << loaded.note;
 }
 
+// A GPU rank's trace: the host only launches NCCL's kernel inside c10d's op; the collective ran
+// when the kernel ran on the device, matched by the launch's correlation id (Kineto's fields).
+// Written by hand in Kineto's format: no GPU trace has been read yet.
+TEST(ProfilerTrace, OnAGpuACollectiveRunsWhenItsNcclKernelRuns) {
+  const std::string dir = testing::freshTempDir("profiler_trace_nccl");
+  auto event = [](const std::string& cat, const std::string& name, double ts, double dur, int pid, int tid,
+                  nlohmann::json args) {
+    return nlohmann::json{{"ph", "X"}, {"cat", cat}, {"name", name}, {"pid", pid}, {"tid", tid},
+                          {"ts", ts}, {"dur", dur}, {"args", args}};
+  };
+  nlohmann::json ev = nlohmann::json::array();
+  ev.push_back(span("ProfilerStep#2", 1000, 2000, 10));
+  ev.push_back(event("cpu_op", "c10d::_allgather_base_", 1020, 20, 1, 10,
+                     {{"Input Dims", {{2048}, {1024}}}, {"Input type", {"c10::BFloat16", "c10::BFloat16"}}}));
+  ev.push_back(event("cuda_runtime", "cudaLaunchKernelExC", 1030, 5, 1, 10, {{"correlation", 77}}));
+  ev.push_back(event("cuda_runtime", "cudaLaunchKernel", 1500, 5, 1, 10, {{"correlation", 78}}));  // a matmul's
+  ev.push_back(event("kernel", "ncclDevKernel_AllGather_RING_LL(ncclDevComm*, unsigned long, ncclWork*)", 1100, 300, 0,
+                     7, {{"correlation", 77}, {"device", 0}, {"stream", 7}}));
+  ev.push_back(event("kernel", "sm90_xmma_gemm_bf16bf16_bf16f32", 1510, 50, 0, 8, {{"correlation", 78}}));
+  for (int r = 0; r < 2; ++r) writeTrace(profilerTraceFileName(dir, r), r, ev);
+  const auto loaded = loadProfilerTraces(dir);
+  ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+  ASSERT_EQ(loaded.recording.rank(0).collectives.size(), 1u);
+  const Event& c = loaded.recording.rank(0).collectives[0];
+  EXPECT_EQ(c.issueNs, 1'020'001) << "issued by the host (ns; +1 keeps 0 free)";
+  EXPECT_EQ(c.beginNs, 1'100'001) << "begun when the kernel began";
+  EXPECT_EQ(c.endNs - c.beginNs, 300'000) << "the kernel's time, not the host op's 20 us";
+  EXPECT_EQ(c.bytesOut, 4096) << "2048 bf16";
+}
+
 // Files named as torch.profiler's tensorboard_trace_handler names them (HOST_PID.TIME): each is
 // the rank its distributedInfo says, whatever order they are given in; two files of one rank, or
 // a file that says no rank and is not named for one, are refused naming them.
