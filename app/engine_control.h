@@ -38,6 +38,8 @@ class EngineSessionControl final : public ui::EngineControl {
   // Saved records read on the worker thread (ui/record_files.h), in place of the sessions once read.
   std::string openRecord(const std::vector<std::string>& paths, bool beside) override;
   ui::OpenStatus openStatus() const override;
+  // Whether an open is reading now (its worker cannot be interrupted mid-file).
+  bool readingRecord() const { return openStatus().reading; }
 
  private:
   // Clears the store and readies a new launch on the worker thread; false when one is under way.

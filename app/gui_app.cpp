@@ -5,6 +5,7 @@
 #include <thread>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "app/engine_control.h"
 #include "app/interrupt.h"
@@ -62,12 +63,24 @@ static int reportAtError(const ui::AppState& state, int rc) {
   return rc == 0 ? 2 : rc;
 }
 
+// The window closed while a recording was being read (a trace of gigabytes takes minutes): the
+// read writes nothing, so the process ends now rather than wait for it in the controller's
+// destructor.
+static void endIfStillReading(const EngineSessionControl& engine, int rc) {
+  if (!engine.readingRecord()) return;
+  std::fprintf(stderr, "shardscope: the window closed while %s was being read; stopped (nothing was being written)\n",
+               engine.openStatus().what.c_str());
+  std::fflush(nullptr);
+  std::_Exit(rc);
+}
+
 // The window over a live engine until it closes. A run that failed is said on the terminal; with a
 // screenshot it is also the exit status.
 static int runEngineWindow(ui::SessionStore& store, EngineSessionControl& engine, ui::AppState& state,
                            const ui::WindowOptions& options, const std::string& screenshotPath) {
   std::string error;
   const int rc = ui::runWindow(options, [&] { ui::drawAppFrame(state, store, &engine); }, error);
+  endIfStillReading(engine, rc);
   if (rc != 0) {
     std::fprintf(stderr, "shardscope: %s\n", error.c_str());
     engine.stop();
@@ -212,6 +225,7 @@ static int showStore(ui::SessionStore& store, ui::AppState& state, const std::st
   options.readyToCapture = [&] { return state.pendingAt.empty() && state.pendingFocus < 0; };
   std::string error;
   const int rc = ui::runWindow(options, [&] { ui::drawAppFrame(state, store, &control); }, error);
+  endIfStillReading(control, rc);
   if (rc != 0) std::fprintf(stderr, "shardscope: %s\n", error.c_str());
   return reportAtError(state, rc);
 }
