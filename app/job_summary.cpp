@@ -14,12 +14,8 @@ namespace {
 
 // The job's ranks: its directory (shardscope's per-rank files, or torch.profiler traces), or
 // torch.profiler traces named one by one.
-trace::LoadedTrace loadJob(const std::vector<std::string>& paths, bool& profiler) {
-  if (paths.size() == 1 && trace::isDirectory(paths.front())) {
-    profiler = trace::isProfilerTraceDirectory(paths.front());
-    return profiler ? trace::loadProfilerTraces(paths.front()) : trace::loadRankEventFiles(paths.front());
-  }
-  profiler = true;
+trace::LoadedTrace loadJob(const std::vector<std::string>& paths) {
+  if (paths.size() == 1 && trace::isDirectory(paths.front())) return trace::loadJobDirectory(paths.front());
   if (paths.size() > 1 && std::any_of(paths.begin(), paths.end(), [](const std::string& p) { return trace::isDirectory(p); })) {
     trace::LoadedTrace out;
     out.error = "view --summary writes one job's summary: name one directory, or one PyTorch job's per-rank "
@@ -49,8 +45,8 @@ void printTerminalNotes(const std::string& lines) {
 }
 
 int writeJobSummary(const std::vector<std::string>& paths, const std::string& summaryPath) {
-  bool profiler = false;
-  auto loaded = loadJob(paths, profiler);
+  auto loaded = loadJob(paths);
+  const bool profiler = !loaded.jobLabel.empty();  // a PyTorch job's own traces
   const std::string dir = paths.front() + (paths.size() > 1 ? " and " + std::to_string(paths.size() - 1) + " more" : "");
   if (!loaded.error.empty()) {
     std::fprintf(stderr, "shardscope: error: %s\n", loaded.error.c_str());
@@ -65,7 +61,7 @@ int writeJobSummary(const std::vector<std::string>& paths, const std::string& su
   result.deviceDescription = loaded.device;
   result.parameterCount = loaded.parameterCount;
   result.clocks = loaded.rankClocks;
-  if (!loaded.jobLabel.empty()) result.source = "torch.profiler";
+  if (profiler) result.source = "torch.profiler";
   // Every rank reports the global mean loss; rank 0's steps are the job's. torch.profiler records
   // no loss: its steps are counted per rank (recorded_steps), with no loss to list.
   if (loaded.recording.ranks() > 0 && !profiler) {

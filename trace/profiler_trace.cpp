@@ -18,6 +18,7 @@
 #include "trace/profiler_roles.h"
 #include "trace/profiler_trace_index.h"
 #include "trace/rank_clock.h"
+#include "trace/rank_event_files.h"
 
 namespace shardscope::trace {
 
@@ -51,45 +52,43 @@ std::map<int, fs::path> traceFiles(const std::string& dir, std::error_code& erro
 
 bool startsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
-// The PyTorch that wrote a rank's trace, as python/shardscope_record notes it beside the trace
-// (rank-R.shardscope.json), or "".
-std::string torchVersionOf(const std::string& dir, int rank) {
-  std::string error;
-  const auto text = files::readFileText((fs::path(dir) / ("rank-" + std::to_string(rank) + ".shardscope.json")).string(),
-                                        error, files::kMaxConfigBytes);
-  if (!text) return "";
-  const auto json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  return json.is_object() && json.contains("torch_version") && json["torch_version"].is_string()
-             ? json["torch_version"].get<std::string>()
-             : "";
-}
-
-// What a rank held when its recorded steps began, as python/shardscope_record counted it from
-// the job's model and optimizer (rank-R.shardscope.json's "held_when_recording_began"), for the
-// device whose memory the trace shows ("cpu" or "cuda"): bytes per tensor role, or none.
+// What a rank held when its recorded steps began, by tensor role, as python/shardscope_record
+// counted it from the job's model and optimizer.
 struct HeldAtStart {
   std::array<int64_t, kTensorRoleCount> bytes{};
   int64_t total() const { return std::accumulate(bytes.begin(), bytes.end(), int64_t{0}); }
 };
 
-std::optional<HeldAtStart> heldAtStartOf(const fs::path& dir, int rank, bool device) {
+// What python/shardscope_record noted beside a rank's trace (rank-R.shardscope.json), read once
+// per rank: the PyTorch that wrote it, and what the rank held when recording began, per device.
+struct RecorderNotes {
+  std::string torchVersion;  // "" when not noted
+  nlohmann::json held;       // "held_when_recording_began": {"cpu" | "cuda": {role: bytes}}, or null
+
+  // For the device whose memory the trace shows; none when not counted.
+  std::optional<HeldAtStart> heldOn(bool device) const {
+    const char* key = device ? "cuda" : "cpu";
+    if (!held.is_object() || !held.contains(key) || !held[key].is_object()) return std::nullopt;
+    const auto& roles = held[key];
+    HeldAtStart out;
+    for (int r = 0; r < kTensorRoleCount; ++r) {
+      const char* name = memoryRoleName(static_cast<MemoryRole>(r));
+      if (roles.contains(name) && roles[name].is_number_integer()) out.bytes[r] = std::max<int64_t>(roles[name].get<int64_t>(), 0);
+    }
+    return out;
+  }
+};
+
+RecorderNotes recorderNotesOf(const fs::path& dir, int rank) {
+  RecorderNotes out;
   std::string error;
   const auto text = files::readFileText((dir / ("rank-" + std::to_string(rank) + ".shardscope.json")).string(), error,
                                         files::kMaxConfigBytes);
-  if (!text) return std::nullopt;
+  if (!text) return out;
   const auto json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  const char* deviceKey = device ? "cuda" : "cpu";
-  if (!json.is_object() || !json.contains("held_when_recording_began") ||
-      !json["held_when_recording_began"].is_object() || !json["held_when_recording_began"].contains(deviceKey)) {
-    return std::nullopt;
-  }
-  const auto& roles = json["held_when_recording_began"][deviceKey];
-  if (!roles.is_object()) return std::nullopt;
-  HeldAtStart out;
-  for (int r = 0; r < kTensorRoleCount; ++r) {
-    const char* name = memoryRoleName(static_cast<MemoryRole>(r));
-    if (roles.contains(name) && roles[name].is_number_integer()) out.bytes[r] = std::max<int64_t>(roles[name].get<int64_t>(), 0);
-  }
+  if (!json.is_object()) return out;
+  if (json.contains("torch_version") && json["torch_version"].is_string()) out.torchVersion = json["torch_version"];
+  if (json.contains("held_when_recording_began")) out.held = json["held_when_recording_began"];
   return out;
 }
 
@@ -377,10 +376,10 @@ MemoryRole takeFromCounted(std::array<int64_t, kTensorRoleCount>& heldBefore, in
   return MemoryRole::Other;
 }
 
-void readMemory(const RankTrace& trace, const fs::path& dir, std::vector<Event>& out, ReadNotes& notes) {
+void readMemory(const RankTrace& trace, const RecorderNotes& noted, std::vector<Event>& out, ReadNotes& notes) {
   bool device = false;
   for (const auto* m : trace.memory) device = device || (*m)["args"].value("Device Type", 0) == 1;
-  const auto counted = heldAtStartOf(dir, trace.rank, device);
+  const auto counted = noted.heldOn(device);
   if (trace.rank == 0) {
     notes.hostMemory = !device && !trace.memory.empty();
     notes.counted = counted;
@@ -452,9 +451,10 @@ void readMemory(const RankTrace& trace, const fs::path& dir, std::vector<Event>&
 
 // One rank's file read into its events, in time order; "" or why it could not be read. The rank is
 // the one its name says (`namedRank`), which its distributedInfo must agree with; or, for a file
-// named otherwise (-1), the one its distributedInfo says.
-std::string readRankTrace(const fs::path& path, int namedRank, std::vector<Event>& events, RankTrace& trace,
-                          ReadNotes& notes) {
+// named otherwise (-1), the one its distributedInfo says: its recorder's notes (`noted`, read by
+// the caller for a named file) are read then.
+std::string readRankTrace(const fs::path& path, int namedRank, RecorderNotes& noted, std::vector<Event>& events,
+                          RankTrace& trace, ReadNotes& notes) {
   std::string error;
   auto text = files::readFileText(path.string(), error, kMaxProfilerTraceBytes);
   if (!text) {
@@ -483,6 +483,7 @@ std::string readRankTrace(const fs::path& path, int namedRank, std::vector<Event
     }
     const int fileRank = namedRank >= 0 ? namedRank : trace.rank;
     trace.rank = fileRank;
+    if (namedRank < 0) noted = recorderNotesOf(path.parent_path(), fileRank);
     if (fileRank == 0 && !trace.steps.empty()) {
       notes.firstStep = trace.steps.front().number;
       notes.lastStep = trace.steps.back().number;
@@ -491,7 +492,7 @@ std::string readRankTrace(const fs::path& path, int namedRank, std::vector<Event
     readSteps(trace, events);
     readCollectives(trace, events, notes);
     readCompute(trace, events);
-    readMemory(trace, path.parent_path(), events, notes);
+    readMemory(trace, noted, events, notes);
   } catch (const std::exception& ex) {  // a field of an unexpected type (json), a step name that is not one
     return "has a malformed event (" + std::string(ex.what()) + ")";
   }
@@ -649,29 +650,36 @@ LoadedTrace loadRankFiles(const std::vector<RankFile>& files) {
   LoadedTrace out;
   std::vector<std::vector<Event>> events;
   std::vector<fs::path> readFrom;  // per rank: the file it came from
+  std::vector<std::string> torchOf;  // per rank: the PyTorch its recorder noted, or ""
   int world = 0;
   ReadNotes notes;
   for (const auto& file : files) {
     // The PyTorch the package noted beside the trace: a major version this reader was not written
-    // for is refused before reading (its annotations and op names may differ).
-    const std::string noted = file.namedRank >= 0 ? torchVersionOf(file.path.parent_path().string(), file.namedRank) : "";
-    if (!noted.empty() && noted.rfind("2.", 0) != 0) {
-      out.error = "'" + file.path.string() + "' was written by PyTorch " + noted +
-                  " (rank-" + std::to_string(file.namedRank) + ".shardscope.json); this shardscope reads torch.profiler "
-                  "traces of PyTorch 2.x (tested with " + kTestedTorch + "): record the job under PyTorch 2.x.";
+    // for is refused before reading a named file (its annotations and op names may differ), and
+    // once its rank is known for one named otherwise.
+    RecorderNotes noted;
+    if (file.namedRank >= 0) noted = recorderNotesOf(file.path.parent_path(), file.namedRank);
+    auto unsupported = [&](int rank) {
+      out.error = "'" + file.path.string() + "' was written by PyTorch " + noted.torchVersion + " (rank-" +
+                  std::to_string(rank) + ".shardscope.json); this shardscope reads torch.profiler traces of PyTorch "
+                  "2.x (tested with " + kTestedTorch + "): record the job under PyTorch 2.x.";
       return out;
-    }
+    };
+    auto supported = [&] { return noted.torchVersion.empty() || noted.torchVersion.rfind("2.", 0) == 0; };
+    if (!supported()) return unsupported(file.namedRank);
     std::vector<Event> rankEvents;
     RankTrace trace;
-    if (auto problem = readRankTrace(file.path, file.namedRank, rankEvents, trace, notes); !problem.empty()) {
-      const std::string torch = torchVersionOf(file.path.parent_path().string(), std::max(file.namedRank, trace.rank));
+    if (auto problem = readRankTrace(file.path, file.namedRank, noted, rankEvents, trace, notes); !problem.empty()) {
+      const std::string& torch = noted.torchVersion;
       out.error = "'" + file.path.string() + "' " + problem + (torch.empty() ? "" : " (written by PyTorch " + torch + ")") + ".";
       return out;
     }
+    if (!supported()) return unsupported(trace.rank);
     const auto rank = static_cast<size_t>(trace.rank);
     if (rank >= events.size()) {
       events.resize(rank + 1);
       readFrom.resize(rank + 1);
+      torchOf.resize(rank + 1);
     }
     if (!readFrom[rank].empty()) {
       out.error = "'" + readFrom[rank].string() + "' and '" + file.path.string() + "' are both rank " +
@@ -680,6 +688,7 @@ LoadedTrace loadRankFiles(const std::vector<RankFile>& files) {
     }
     events[rank] = std::move(rankEvents);
     readFrom[rank] = file.path;
+    torchOf[rank] = noted.torchVersion;
     // The job's world as its ranks say it: a missing last rank is a rank without a trace.
     if (trace.world <= kMaxRanks) world = std::max(world, trace.world);
   }
@@ -705,7 +714,7 @@ LoadedTrace loadRankFiles(const std::vector<RankFile>& files) {
                : out.config.strategy == StrategyKind::FullShard
                    ? "sharded, gathered again for backward (FULL_SHARD-like)"
                    : "sharded, gathered once a step (SHARD_GRAD_OP-like)");
-  const std::string torch = readFrom[0].empty() ? "" : torchVersionOf(readFrom[0].parent_path().string(), 0);
+  const std::string torch = torchOf.empty() ? "" : torchOf[0];
   out.device = "recorded by torch.profiler" + (torch.empty() ? std::string() : " (PyTorch " + torch + ")");
   if (!missing.empty()) out.note += "no trace for rank " + missing + "\n";
   out.note += describeNotes(notes);
@@ -743,6 +752,10 @@ LoadedTrace loadProfilerTraceFiles(const std::vector<std::string>& paths) {
     files.push_back({fs::path(path), named < kMaxRanks ? named : -1});
   }
   return loadRankFiles(files);
+}
+
+LoadedTrace loadJobDirectory(const std::string& dir) {
+  return isProfilerTraceDirectory(dir) ? loadProfilerTraces(dir) : loadRankEventFiles(dir);
 }
 
 bool isProfilerTraceFileName(const std::string& path) {

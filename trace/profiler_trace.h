@@ -40,6 +40,10 @@ LoadedTrace loadProfilerTraces(const std::string& dir);
 // file that says neither, are refused naming them.
 LoadedTrace loadProfilerTraceFiles(const std::vector<std::string>& paths);
 
+// A job's directory: its torch.profiler traces when it holds them, else shardscope's own per-rank
+// files (worker --trace-dir, or listen's).
+LoadedTrace loadJobDirectory(const std::string& dir);
+
 // Whether a file's name is torch.profiler's (*.pt.trace.json, or .gz).
 bool isProfilerTraceFileName(const std::string& path);
 

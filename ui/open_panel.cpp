@@ -161,7 +161,9 @@ OpenAction drawOpenPanel(OpenChoice& choice, bool busy, const OpenStatus& status
   noteItem("open:path");
   // The listing follows the path field, except where a click in the listing put it there: a
   // click only picks (so a double click lands on the entry it began on).
-  if (edited || choice.listedFolder.empty() || choice.path != choice.picked) {
+  // Looked up once per path, not every frame (it asks the file system).
+  if (edited || choice.listedFolder.empty() || (choice.path != choice.picked && choice.path != choice.followed)) {
+    choice.followed = choice.path;
     const std::string folder = folderToList(choice.path);
     if (folder != choice.listedFolder) listFolder(choice, folder);
   }

@@ -28,6 +28,7 @@ struct OpenChoice {
   bool focusPath = false;
   std::string listedFolder;  // the folder `entries` lists (re-listed when the path leaves it)
   std::string picked;        // the path a click in the listing put in the field
+  std::string followed;      // the path the listing was last looked up for
   std::vector<RecordEntry> entries;
   size_t unlisted = 0;          // files in it that are none of the kinds (not shown)
   size_t unexamined = 0;        // entries past the most a listing looks into

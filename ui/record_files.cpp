@@ -93,9 +93,7 @@ OpenedRecord fromTrace(trace::LoadedTrace loaded, const std::string& where) {
 // or a summary.
 OpenedRecord openOne(const std::string& path) {
   if (trace::isDirectory(path)) {
-    return fromTrace(trace::isProfilerTraceDirectory(path) ? trace::loadProfilerTraces(path)
-                                                          : trace::loadRankEventFiles(path),
-                     path);
+    return fromTrace(trace::loadJobDirectory(path), path);
   }
   if (looksLikeProfilerTrace(path)) return fromTrace(trace::loadProfilerTraceFiles({path}), path);
   if (looksLikeTrace(path)) return fromTrace(trace::loadChromeTrace(path), path);
