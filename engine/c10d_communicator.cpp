@@ -1,5 +1,7 @@
 #include "engine/c10d_communicator.h"
 
+#include <algorithm>
+#include <climits>
 #include <mutex>
 #include <typeindex>
 #include <unordered_set>
@@ -89,16 +91,54 @@ class SlicedPending final : public PendingCollective {
   std::function<void()> slice_;
 };
 
+// Several collectives that make one: waited for together, timed from the first's issue to the
+// last's end.
+class AllOfPending final : public PendingCollective {
+ public:
+  explicit AllOfPending(std::vector<std::unique_ptr<PendingCollective>> parts)
+      : parts_(std::move(parts)) {}
+  void wait() override {
+    for (auto& part : parts_) part->wait();
+  }
+  void onTimed(std::function<void(int64_t, int64_t)> timed) override {
+    struct Span {
+      std::mutex mutex;
+      size_t left;
+      int64_t begin = INT64_MAX;
+      int64_t end = 0;
+      std::function<void(int64_t, int64_t)> timed;
+    };
+    auto span = std::make_shared<Span>();
+    span->left = parts_.size();
+    span->timed = std::move(timed);
+    for (auto& part : parts_) {
+      part->onTimed([span](int64_t begin, int64_t end) {
+        std::function<void(int64_t, int64_t)> done;
+        {
+          std::lock_guard<std::mutex> lock(span->mutex);
+          span->begin = std::min(span->begin, begin);
+          span->end = std::max(span->end, end);
+          if (--span->left == 0) done = std::move(span->timed);
+        }
+        if (done) done(span->begin, span->end);
+      });
+    }
+  }
+
+ private:
+  std::vector<std::unique_ptr<PendingCollective>> parts_;
+};
+
 }  // namespace
 
 C10dCommunicator::C10dCommunicator(c10::intrusive_ptr<c10d::Backend> backend,
                                    c10::intrusive_ptr<c10d::Store> store, std::string backendName,
-                                   bool nativeReduceScatter,
+                                   CollectiveRecipes recipes,
                                    std::unique_ptr<CollectiveStream> stream)
     : backend_(std::move(backend)),
       store_(std::move(store)),
       backendName_(std::move(backendName)),
-      nativeReduceScatter_(nativeReduceScatter),
+      recipes_(recipes),
       stream_(std::move(stream)) {}
 
 int C10dCommunicator::rank() const { return backend_->getRank(); }
@@ -115,6 +155,7 @@ std::unique_ptr<PendingCollective> C10dCommunicator::allGatherAsync(at::Tensor& 
                                                                     const std::string&) {
   TORCH_CHECK(output.numel() == input.numel() * worldSize(), "allGather: output must hold ",
               worldSize(), " x ", input.numel(), " elements, has ", output.numel());
+  if (recipes_.allGatherFromBroadcasts) return allGatherFromBroadcasts(output, input);
   return launch([&](bool asyncOp) {
     c10d::AllgatherOptions opts;
     opts.asyncOp = asyncOp;
@@ -122,12 +163,29 @@ std::unique_ptr<PendingCollective> C10dCommunicator::allGatherAsync(at::Tensor& 
   });
 }
 
+// Rank k's part of the output is broadcast from rank k, in place: no staging buffer, no copy out.
+// Every rank issues the broadcasts in the same order, so the backend's queue pairs them up.
+std::unique_ptr<PendingCollective> C10dCommunicator::allGatherFromBroadcasts(at::Tensor& output,
+                                                                             at::Tensor& input) {
+  TORCH_CHECK(output.is_contiguous(), "allGather: output must be contiguous");
+  at::Tensor flat = output.view({-1});
+  const int64_t part = input.numel();
+  at::Tensor mine = flat.narrow(0, rank() * part, part);
+  if (mine.data_ptr() != input.data_ptr()) mine.copy_(input.reshape({-1}));
+  std::vector<std::unique_ptr<PendingCollective>> broadcasts;
+  for (int root = 0; root < worldSize(); ++root) {
+    at::Tensor slot = flat.narrow(0, root * part, part);
+    broadcasts.push_back(broadcastAsync(slot, root, ""));
+  }
+  return std::make_unique<AllOfPending>(std::move(broadcasts));
+}
+
 std::unique_ptr<PendingCollective> C10dCommunicator::reduceScatterSumAsync(at::Tensor& output,
                                                                            at::Tensor& input,
                                                                            const std::string&) {
   TORCH_CHECK(input.numel() == output.numel() * worldSize(), "reduceScatterSum: input must hold ",
               worldSize(), " x ", output.numel(), " elements, has ", input.numel());
-  if (nativeReduceScatter_) {
+  if (recipes_.nativeReduceScatter) {
     return launch([&](bool asyncOp) {
       c10d::ReduceScatterOptions opts;
       opts.reduceOp = c10d::ReduceOp::SUM;
@@ -187,7 +245,11 @@ std::optional<c10::Stream> C10dCommunicator::collectiveStream() const {
 }
 
 std::string C10dCommunicator::reduceScatterImplementation() const {
-  return nativeReduceScatter_ ? "reduce_scatter" : "reduce_scatter(all_reduce+slice)";
+  return recipes_.nativeReduceScatter ? "reduce_scatter" : "reduce_scatter(all_reduce+slice)";
+}
+
+std::string C10dCommunicator::allGatherImplementation() const {
+  return recipes_.allGatherFromBroadcasts ? "all_gather(broadcast from each rank)" : "all_gather";
 }
 
 }  // namespace shardscope

@@ -11,12 +11,19 @@
 
 namespace shardscope {
 
+// How a backend runs the ops it lacks or runs slowly, composed from others it runs well. Events
+// name the composition (Communicator::reduceScatterImplementation, allGatherImplementation).
+struct CollectiveRecipes {
+  bool nativeReduceScatter = true;       // false: all-reduce, then keep this rank's slice
+  bool allGatherFromBroadcasts = false;  // true: each rank's part broadcast in place from it
+};
+
 class C10dCommunicator final : public Communicator {
  public:
   // `store` is the rendezvous store the backend bootstrapped from; close() meets the other ranks
   // there, outside the backend's own connections.
   C10dCommunicator(c10::intrusive_ptr<c10d::Backend> backend, c10::intrusive_ptr<c10d::Store> store,
-                   std::string backendName, bool nativeReduceScatter,
+                   std::string backendName, CollectiveRecipes recipes,
                    std::unique_ptr<CollectiveStream> stream = nullptr);
 
   int rank() const override;
@@ -40,17 +47,19 @@ class C10dCommunicator final : public Communicator {
   // shutdown(): shutdown waits for the communicators without a timeout. (Gloo implements neither.)
   void close() override;
   std::string reduceScatterImplementation() const override;
+  std::string allGatherImplementation() const override;
   std::optional<c10::Stream> collectiveStream() const override;
 
  private:
   // `issue` gets the c10d asyncOp to pass (CollectiveStream::run).
   std::unique_ptr<PendingCollective> launch(
       const std::function<c10::intrusive_ptr<c10d::Work>(bool asyncOp)>& issue);
+  std::unique_ptr<PendingCollective> allGatherFromBroadcasts(at::Tensor& output, at::Tensor& input);
 
   c10::intrusive_ptr<c10d::Backend> backend_;
   c10::intrusive_ptr<c10d::Store> store_;
   std::string backendName_;
-  bool nativeReduceScatter_;
+  CollectiveRecipes recipes_;
   std::unique_ptr<CollectiveStream> stream_;
 };
 

@@ -75,6 +75,8 @@ class Communicator {
   // How the op is implemented by this backend, e.g. "reduce_scatter" or
   // "reduce_scatter(all_reduce+slice)" where the backend lacks the native op.
   virtual std::string reduceScatterImplementation() const = 0;
+  // "all_gather", or "all_gather(broadcast from each rank)" where the backend's own is slower.
+  virtual std::string allGatherImplementation() const = 0;
 };
 
 struct RendezvousInfo {

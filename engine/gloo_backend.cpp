@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
 
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
@@ -61,21 +62,40 @@ std::shared_ptr<::gloo::transport::Device> glooDevice(const std::string& master)
   return c10d::ProcessGroupGloo::createDeviceForHostname(local.empty() ? master : local);
 }
 
+// Gloo in LibTorch 2.11 implements _reduce_scatter_base natively. Older Gloo builds did not;
+// SHARDSCOPE_GLOO_REDUCE_SCATTER=all_reduce selects the composed version (all-reduce, keep this
+// rank's slice), which the events then name, so both paths stay tested.
+//
+// Gloo's own all-gather stages the whole output in a flat buffer of its own and copies it out, and
+// on a 2-core host it moved 92 MB in about 130 ms where one in-place broadcast from each rank took
+// about 30 ms (docs/benchmarks.md). So ranks all-gather by broadcasts unless
+// SHARDSCOPE_GLOO_ALL_GATHER=native asks for Gloo's own.
+CollectiveRecipes glooRecipes() {
+  CollectiveRecipes recipes;
+  const char* reduceScatter = std::getenv("SHARDSCOPE_GLOO_REDUCE_SCATTER");
+  recipes.nativeReduceScatter = !(reduceScatter && std::string(reduceScatter) == "all_reduce");
+  const char* allGatherSetting = std::getenv("SHARDSCOPE_GLOO_ALL_GATHER");
+  const std::string allGather = allGatherSetting ? allGatherSetting : "";
+  if (!allGather.empty() && allGather != "native" && allGather != "broadcasts") {
+    throw std::runtime_error("SHARDSCOPE_GLOO_ALL_GATHER is '" + allGather +
+                             "'; it takes 'broadcasts' (the default) or 'native' (Gloo's own "
+                             "all-gather). Unset it or set one of those");
+  }
+  recipes.allGatherFromBroadcasts = allGather != "native";
+  return recipes;
+}
+
 }  // namespace
 
 std::unique_ptr<Communicator> makeGlooCommunicator(const c10::intrusive_ptr<c10d::Store>& store,
                                                    const RendezvousInfo& info) {
+  const CollectiveRecipes recipes = glooRecipes();  // a bad setting is refused before connecting
   auto options = c10d::ProcessGroupGloo::Options::create();
   options->timeout = collectiveTimeout();
   options->devices.push_back(glooDevice(info.masterAddr));
   auto backend = c10::make_intrusive<c10d::ProcessGroupGloo>(store, info.rank, info.worldSize,
                                                              options);
-  // Gloo in LibTorch 2.11 implements _reduce_scatter_base natively. Older Gloo builds did not;
-  // SHARDSCOPE_GLOO_REDUCE_SCATTER=all_reduce selects the composed version (all-reduce, keep this
-  // rank's slice), which the events then name, so both paths stay tested.
-  const char* mode = std::getenv("SHARDSCOPE_GLOO_REDUCE_SCATTER");
-  const bool native = !(mode && std::string(mode) == "all_reduce");
-  return std::make_unique<C10dCommunicator>(backend, store, "gloo", native);
+  return std::make_unique<C10dCommunicator>(backend, store, "gloo", recipes);
 }
 
 }  // namespace shardscope

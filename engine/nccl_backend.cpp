@@ -16,7 +16,7 @@ std::unique_ptr<Communicator> makeNcclCommunicator(const c10::intrusive_ptr<c10d
   // Create the NCCL communicator now, not inside the first all-gather, so its setup (seconds over
   // sockets) is not drawn as communication time of the first step.
   backend->eagerConnectSingleDevice(gpu.device());
-  return std::make_unique<C10dCommunicator>(backend, store, "nccl", /*nativeReduceScatter=*/true,
+  return std::make_unique<C10dCommunicator>(backend, store, "nccl", CollectiveRecipes{},
                                             gpu.makeCollectiveStream());
 }
 

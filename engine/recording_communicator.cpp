@@ -56,8 +56,10 @@ RecordingCommunicator::RecordingCommunicator(std::unique_ptr<Communicator> inner
 std::unique_ptr<PendingCollective> RecordingCommunicator::allGatherAsync(at::Tensor& output,
                                                                          at::Tensor& input,
                                                                          const std::string& label) {
-  // nccl-tests size for all-gather: the whole output.
-  auto event = collectiveEvent(trace::CollectiveOp::AllGather, label, bytesOf(input),
+  // nccl-tests size for all-gather: the whole output. Names an op built from others in the event.
+  const std::string text = trace::collectiveText(label, inner_->allGatherImplementation(),
+                                                 trace::CollectiveOp::AllGather);
+  auto event = collectiveEvent(trace::CollectiveOp::AllGather, text, bytesOf(input),
                                bytesOf(output));
   return recorded([&] { return inner_->allGatherAsync(output, input, label); }, std::move(event));
 }

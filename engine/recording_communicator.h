@@ -22,6 +22,7 @@ class RecordingCommunicator final : public Communicator {
   std::string reduceScatterImplementation() const override {
     return inner_->reduceScatterImplementation();
   }
+  std::string allGatherImplementation() const override { return inner_->allGatherImplementation(); }
   std::optional<c10::Stream> collectiveStream() const override { return inner_->collectiveStream(); }
 
   std::unique_ptr<PendingCollective> allGatherAsync(at::Tensor& output, at::Tensor& input,

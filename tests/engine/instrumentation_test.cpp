@@ -75,9 +75,11 @@ struct Recorded {
   std::vector<std::map<std::string, int64_t>> lastCsvRow;  // per rank
 };
 
-Recorded runAndRead(const std::string& strategy, const std::vector<std::string>& extra = {}) {
+Recorded runAndRead(const std::string& strategy, const std::vector<std::string>& extra = {},
+                    const std::vector<std::string>& env = {}) {
   std::string name = "instrumentation_" + strategy;
   for (const auto& e : extra) name += "_" + e;
+  for (const auto& e : env) name += "_" + e;
   const auto dir = testing::freshTempDir(name);
   std::vector<std::string> args = {"run", "--model", "gpt", "--layers", std::to_string(kLayers),
                                    "--hidden", "20", "--heads", "4", "--vocab", "37", "--seq", "6",
@@ -86,7 +88,7 @@ Recorded runAndRead(const std::string& strategy, const std::vector<std::string>&
                                    dir + "/trace.json", "--summary", dir + "/summary.json",
                                    "--memory-csv", dir + "/memory.csv"};
   args.insert(args.end(), extra.begin(), extra.end());
-  auto r = testing::runShardscope(args);
+  auto r = testing::runShardscope(args, env);
   EXPECT_EQ(r.exitCode, 0) << r.output;
   Recorded out;
   auto trace = nlohmann::json::parse(std::ifstream(dir + "/trace.json"));
@@ -289,33 +291,42 @@ TEST(Instrumentation, Bf16GathersHalfTheBytesAndReducesInFp32) {
 
 // Gloo stages every collective in flat buffers of its own, allocated as the collective is issued
 // and on Gloo's worker threads while the training thread computes. They are communication memory,
-// never whatever role the training thread happens to be in. Under fp32, forward allocates no communication buffer of shardscope's own (the
-// shard is sent as it is), so what the comm_buffer lane shows in forward is Gloo's staging of the
-// all-gathers: at least one unit's gathered bytes.
+// never whatever role the training thread happens to be in. Under fp32, forward allocates no
+// communication buffer of shardscope's own (the shard is sent as it is), so what the comm_buffer
+// lane shows in forward is Gloo's staging of its own all-gathers: at least one unit's gathered
+// bytes. Broadcast from each rank (the default on Gloo), the parts land in place: nothing staged.
 TEST(Instrumentation, GlooStagingBuffersAreCommBuffers) {
   const auto s = sizes();
   const int64_t smallestBlock = *std::min_element(s.blockPadded.begin(), s.blockPadded.end()) * 4;
-  auto rec = runAndRead("full_shard");
-  for (const auto& [rank, t] : rec.ranks) {
-    for (int step = 0; step < kSteps; ++step) {
-      const Span& stepSpan = only(t.compute, "step", "", step);
-      double backwardBegins = stepSpan.end;
-      for (const auto& c : t.compute) {
-        if (c.step == step && c.kind == "backward") {
-          backwardBegins = std::min(backwardBegins, c.begin);
+  for (const bool glooOwn : {true, false}) {
+    const std::vector<std::string> env = {glooOwn ? "SHARDSCOPE_GLOO_ALL_GATHER=native"
+                                                  : "SHARDSCOPE_GLOO_ALL_GATHER=broadcasts"};
+    auto rec = runAndRead("full_shard", {}, env);
+    for (const auto& [rank, t] : rec.ranks) {
+      for (int step = 0; step < kSteps; ++step) {
+        const Span& stepSpan = only(t.compute, "step", "", step);
+        double backwardBegins = stepSpan.end;
+        for (const auto& c : t.compute) {
+          if (c.step == step && c.kind == "backward") {
+            backwardBegins = std::min(backwardBegins, c.begin);
+          }
         }
+        int64_t commInForward = 0, otherLow = INT64_MAX, otherHigh = 0;
+        for (const auto& [ts, roles] : t.memory) {
+          if (ts < stepSpan.begin || ts > stepSpan.end) continue;
+          if (ts < backwardBegins) commInForward = std::max(commInForward, roles.at("comm_buffer"));
+          otherLow = std::min(otherLow, roles.at("other"));
+          otherHigh = std::max(otherHigh, roles.at("other"));
+        }
+        if (glooOwn) {
+          EXPECT_GE(commInForward, smallestBlock) << "rank " << rank << " step " << step;
+        } else {
+          EXPECT_LT(commInForward, smallestBlock) << "rank " << rank << " step " << step;
+        }
+        EXPECT_LT(otherHigh - otherLow, smallestBlock)
+            << "nothing of a collective's size is left unattributed: rank " << rank << " step "
+            << step << (glooOwn ? " (Gloo's all-gather)" : " (broadcasts)");
       }
-      int64_t commInForward = 0, otherLow = INT64_MAX, otherHigh = 0;
-      for (const auto& [ts, roles] : t.memory) {
-        if (ts < stepSpan.begin || ts > stepSpan.end) continue;
-        if (ts < backwardBegins) commInForward = std::max(commInForward, roles.at("comm_buffer"));
-        otherLow = std::min(otherLow, roles.at("other"));
-        otherHigh = std::max(otherHigh, roles.at("other"));
-      }
-      EXPECT_GE(commInForward, smallestBlock) << "rank " << rank << " step " << step;
-      EXPECT_LT(otherHigh - otherLow, smallestBlock)
-          << "nothing of a collective's size is left unattributed: rank " << rank << " step "
-          << step;
     }
   }
 }
@@ -457,38 +468,69 @@ TEST(Instrumentation, TraceHasRankProcessesAndNamedTracks) {
 namespace shardscope {
 namespace {
 
+// A small full_shard run on three ranks that exports its final parameters, under `env`.
+std::string composedRun(const std::string& name, const std::vector<std::string>& env) {
+  const auto dir = testing::freshTempDir(name);
+  auto r = testing::runShardscope(
+      {"run", "--model", "mlp", "--hidden", "13", "--layers", "2", "--world", "3", "--batch", "6",
+       "--steps", "2", "--strategy", "full_shard", "--export", dir, "--trace", dir + "/trace.json"},
+      env);
+  EXPECT_EQ(r.exitCode, 0) << r.output;
+  return dir;
+}
+
+std::set<std::string> implementationsOf(const std::string& dir, const std::string& op) {
+  std::set<std::string> out;
+  auto trace = nlohmann::json::parse(std::ifstream(dir + "/trace.json"));
+  for (const auto& e : trace["traceEvents"]) {
+    if (e.value("cat", "") == "comm" && e["args"]["op"] == op) {
+      out.insert(e["args"]["implementation"].get<std::string>());
+    }
+  }
+  return out;
+}
+
+void expectSameFinalParameters(const std::string& dirA, const std::string& dirB) {
+  auto a = loadTensorDict(dirA + "/final.pt");
+  auto b = loadTensorDict(dirB + "/final.pt");
+  ASSERT_FALSE(a.empty());
+  for (const auto& [name, t] : a) {
+    const double scale = std::max(t.abs().max().item<double>(), 1e-12);
+    EXPECT_LE((t - b[name]).abs().max().item<double>() / scale, 1e-5) << name;
+  }
+}
+
 // Where the backend lacks reduce-scatter, it is built from all-reduce + slice, named so in the
 // events, and trains to the same parameters.
 TEST(Instrumentation, ComposedReduceScatterIsNamedAndEquivalent) {
-  const auto nativeDir = testing::freshTempDir("rs_native");
-  const auto composedDir = testing::freshTempDir("rs_composed");
-  auto args = [](const std::string& dir) {
-    return std::vector<std::string>{"run", "--model", "mlp", "--hidden", "13", "--layers", "2",
-                                    "--world", "3", "--batch", "6", "--steps", "2", "--strategy",
-                                    "full_shard", "--export", dir, "--trace", dir + "/trace.json"};
-  };
-  auto a = testing::runShardscope(args(nativeDir));
-  ASSERT_EQ(a.exitCode, 0) << a.output;
-  auto b = testing::runShardscope(args(composedDir), {"SHARDSCOPE_GLOO_REDUCE_SCATTER=all_reduce"});
-  ASSERT_EQ(b.exitCode, 0) << b.output;
-  auto implementations = [](const std::string& dir) {
-    std::set<std::string> out;
-    auto trace = nlohmann::json::parse(std::ifstream(dir + "/trace.json"));
-    for (const auto& e : trace["traceEvents"]) {
-      if (e.value("cat", "") == "comm" && e["args"]["op"] == "reduce_scatter") {
-        out.insert(e["args"]["implementation"].get<std::string>());
-      }
-    }
-    return out;
-  };
-  EXPECT_EQ(implementations(nativeDir), std::set<std::string>{"reduce_scatter"});
-  EXPECT_EQ(implementations(composedDir), std::set<std::string>{"reduce_scatter(all_reduce+slice)"});
-  auto p1 = loadTensorDict(nativeDir + "/final.pt");
-  auto p2 = loadTensorDict(composedDir + "/final.pt");
-  for (const auto& [name, t] : p1) {
-    const double scale = std::max(t.abs().max().item<double>(), 1e-12);
-    EXPECT_LE((t - p2[name]).abs().max().item<double>() / scale, 1e-5) << name;
-  }
+  const auto native = composedRun("rs_native", {});
+  const auto composed = composedRun("rs_composed", {"SHARDSCOPE_GLOO_REDUCE_SCATTER=all_reduce"});
+  EXPECT_EQ(implementationsOf(native, "reduce_scatter"), std::set<std::string>{"reduce_scatter"});
+  EXPECT_EQ(implementationsOf(composed, "reduce_scatter"),
+            std::set<std::string>{"reduce_scatter(all_reduce+slice)"});
+  expectSameFinalParameters(native, composed);
+}
+
+// On Gloo, ranks all-gather by one broadcast from each rank (faster than Gloo's own, which stages
+// the output): named so in the events, and the same parameters as Gloo's own all-gather gives.
+TEST(Instrumentation, AllGatherFromBroadcastsIsNamedAndEquivalent) {
+  const auto broadcasts = composedRun("ag_broadcasts", {});
+  const auto native = composedRun("ag_native", {"SHARDSCOPE_GLOO_ALL_GATHER=native"});
+  EXPECT_EQ(implementationsOf(broadcasts, "all_gather"),
+            std::set<std::string>{"all_gather(broadcast from each rank)"});
+  EXPECT_EQ(implementationsOf(native, "all_gather"), std::set<std::string>{"all_gather"});
+  expectSameFinalParameters(broadcasts, native);
+}
+
+TEST(Instrumentation, UnknownAllGatherSettingIsRefusedByName) {
+  const auto dir = testing::freshTempDir("ag_unknown");
+  auto r = testing::runShardscope({"run", "--model", "mlp", "--hidden", "13", "--layers", "2",
+                                   "--world", "2", "--batch", "4", "--steps", "1", "--strategy",
+                                   "full_shard"},
+                                  {"SHARDSCOPE_GLOO_ALL_GATHER=tree"});
+  EXPECT_NE(r.exitCode, 0);
+  EXPECT_NE(r.output.find("SHARDSCOPE_GLOO_ALL_GATHER is 'tree'"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("'native'"), std::string::npos) << r.output;
 }
 
 }  // namespace
