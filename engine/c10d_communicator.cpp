@@ -168,6 +168,8 @@ std::unique_ptr<PendingCollective> C10dCommunicator::allGatherAsync(at::Tensor& 
 std::unique_ptr<PendingCollective> C10dCommunicator::allGatherFromBroadcasts(at::Tensor& output,
                                                                              at::Tensor& input) {
   TORCH_CHECK(output.is_contiguous(), "allGather: output must be contiguous");
+  TORCH_CHECK(input.scalar_type() == output.scalar_type() && input.device() == output.device(),
+              "allGather: input and output must have one dtype and device, as Gloo's own requires");
   at::Tensor flat = output.view({-1});
   const int64_t part = input.numel();
   at::Tensor mine = flat.narrow(0, rank() * part, part);

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 
@@ -85,11 +86,38 @@ CollectiveRecipes glooRecipes() {
   return recipes;
 }
 
+std::string recipesText(const CollectiveRecipes& recipes) {
+  return std::string("all_gather=") + (recipes.allGatherFromBroadcasts ? "broadcasts" : "native") +
+         " reduce_scatter=" + (recipes.nativeReduceScatter ? "native" : "all_reduce");
+}
+
+// Every rank must compose its collectives alike: one rank's all-gather against its peers'
+// broadcasts would pair different ops in Gloo and wait out the timeout. Under torchrun across
+// hosts each host has its own environment, so the ranks compare settings through the store first.
+void requireSameRecipesOnEveryRank(c10d::Store& store, const RendezvousInfo& info,
+                                   const CollectiveRecipes& recipes) {
+  const std::string mine = recipesText(recipes);
+  auto keyOf = [](int rank) { return "gloo_recipes/" + std::to_string(rank); };
+  store.set(keyOf(info.rank), std::vector<uint8_t>(mine.begin(), mine.end()));
+  for (int rank = 0; rank < info.worldSize; ++rank) {
+    if (rank == info.rank) continue;
+    const std::vector<uint8_t> bytes = store.get(keyOf(rank));
+    const std::string theirs(bytes.begin(), bytes.end());
+    if (theirs != mine) {
+      throw std::runtime_error("this rank composes its collectives as '" + mine + "' and rank " +
+                               std::to_string(rank) + " as '" + theirs +
+                               "' (SHARDSCOPE_GLOO_ALL_GATHER, SHARDSCOPE_GLOO_REDUCE_SCATTER): "
+                               "set them alike on every host, or unset them");
+    }
+  }
+}
+
 }  // namespace
 
 std::unique_ptr<Communicator> makeGlooCommunicator(const c10::intrusive_ptr<c10d::Store>& store,
                                                    const RendezvousInfo& info) {
   const CollectiveRecipes recipes = glooRecipes();  // a bad setting is refused before connecting
+  requireSameRecipesOnEveryRank(*store, info, recipes);
   auto options = c10d::ProcessGroupGloo::Options::create();
   options->timeout = collectiveTimeout();
   options->devices.push_back(glooDevice(info.masterAddr));

@@ -468,12 +468,13 @@ TEST(Instrumentation, TraceHasRankProcessesAndNamedTracks) {
 namespace shardscope {
 namespace {
 
-// A small full_shard run on three ranks that exports its final parameters, under `env`.
-std::string composedRun(const std::string& name, const std::vector<std::string>& env) {
+// A small run on three ranks (full_shard unless said) that exports its final parameters, under `env`.
+std::string composedRun(const std::string& name, const std::vector<std::string>& env,
+                        const std::string& strategy = "full_shard") {
   const auto dir = testing::freshTempDir(name);
   auto r = testing::runShardscope(
       {"run", "--model", "mlp", "--hidden", "13", "--layers", "2", "--world", "3", "--batch", "6",
-       "--steps", "2", "--strategy", "full_shard", "--export", dir, "--trace", dir + "/trace.json"},
+       "--steps", "2", "--strategy", strategy, "--export", dir, "--trace", dir + "/trace.json"},
       env);
   EXPECT_EQ(r.exitCode, 0) << r.output;
   return dir;
@@ -512,14 +513,36 @@ TEST(Instrumentation, ComposedReduceScatterIsNamedAndEquivalent) {
 }
 
 // On Gloo, ranks all-gather by one broadcast from each rank (faster than Gloo's own, which stages
-// the output): named so in the events, and the same parameters as Gloo's own all-gather gives.
+// the output): named so in the events, and the same parameters as Gloo's own all-gather gives,
+// whether the rank's part is copied into place (full_shard's shard) or already there (zero1's
+// slice of its flat parameters).
 TEST(Instrumentation, AllGatherFromBroadcastsIsNamedAndEquivalent) {
-  const auto broadcasts = composedRun("ag_broadcasts", {});
-  const auto native = composedRun("ag_native", {"SHARDSCOPE_GLOO_ALL_GATHER=native"});
-  EXPECT_EQ(implementationsOf(broadcasts, "all_gather"),
-            std::set<std::string>{"all_gather(broadcast from each rank)"});
-  EXPECT_EQ(implementationsOf(native, "all_gather"), std::set<std::string>{"all_gather"});
-  expectSameFinalParameters(broadcasts, native);
+  for (const std::string strategy : {"full_shard", "zero1"}) {
+    const auto broadcasts = composedRun("ag_broadcasts_" + strategy, {}, strategy);
+    const auto native = composedRun("ag_native_" + strategy, {"SHARDSCOPE_GLOO_ALL_GATHER=native"}, strategy);
+    EXPECT_EQ(implementationsOf(broadcasts, "all_gather"),
+              std::set<std::string>{"all_gather(broadcast from each rank)"})
+        << strategy;
+    EXPECT_EQ(implementationsOf(native, "all_gather"), std::set<std::string>{"all_gather"}) << strategy;
+    expectSameFinalParameters(broadcasts, native);
+  }
+}
+
+// Ranks started with different settings (torchrun on two hosts, each its own environment) are
+// told so by name before any collective, rather than waiting out Gloo's timeout.
+TEST(Instrumentation, RanksWithDifferentAllGatherSettingsAreRefused) {
+  const auto results = testing::runWorkerJob(testing::tinyGptConfig(), {},
+                                             {{}, {"SHARDSCOPE_GLOO_ALL_GATHER=native"}});
+  ASSERT_EQ(results.size(), 2u);
+  for (const auto& r : results) {
+    EXPECT_NE(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find("set them alike on every host"), std::string::npos) << r.output;
+    EXPECT_LT(r.seconds, 60.0) << r.output;
+  }
+  EXPECT_NE(results[0].output.find("as 'all_gather=broadcasts reduce_scatter=native' and rank 1 as "
+                                   "'all_gather=native reduce_scatter=native'"),
+            std::string::npos)
+      << results[0].output;
 }
 
 TEST(Instrumentation, UnknownAllGatherSettingIsRefusedByName) {
