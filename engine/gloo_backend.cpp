@@ -99,10 +99,11 @@ void requireSameRecipesOnEveryRank(c10d::Store& store, const RendezvousInfo& inf
   const std::string mine = recipesText(recipes);
   auto keyOf = [](int rank) { return "gloo_recipes/" + std::to_string(rank); };
   store.set(keyOf(info.rank), std::vector<uint8_t>(mine.begin(), mine.end()));
+  std::vector<std::string> keys;
+  for (int rank = 0; rank < info.worldSize; ++rank) keys.push_back(keyOf(rank));
+  const auto values = store.multiGet(keys);  // waits for every rank's; one round trip on a TCPStore
   for (int rank = 0; rank < info.worldSize; ++rank) {
-    if (rank == info.rank) continue;
-    const std::vector<uint8_t> bytes = store.get(keyOf(rank));
-    const std::string theirs(bytes.begin(), bytes.end());
+    const std::string theirs(values[rank].begin(), values[rank].end());
     if (theirs != mine) {
       throw std::runtime_error("this rank composes its collectives as '" + mine + "' and rank " +
                                std::to_string(rank) + " as '" + theirs +
