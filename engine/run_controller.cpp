@@ -62,7 +62,7 @@ namespace {
 
 // What ended the run, in one message naming the rank and the step where one is to blame.
 std::string conclusionMessage(const RunConfig& config, const std::vector<RankProcess>& ranks,
-                              const RunObservation& observed, int finishedSteps) {
+                              const RunObservation& observed, const RunResult& result, int finishedSteps) {
   const std::string stepsDone = std::to_string(finishedSteps) + " of " + std::to_string(config.steps) + " steps";
   if (!observed.diverged.empty()) return observed.diverged;
   if (observed.stoppedByUser) return "stopped by the user after " + stepsDone + ".";
@@ -81,9 +81,14 @@ std::string conclusionMessage(const RunConfig& config, const std::vector<RankPro
   if (observed.failureOrder.empty()) return "";
   const RankProcess& cause = ranks[rootCause(ranks, observed.failureOrder)];
   // The step it was in: the first that not every rank finished (its own step ends may have been
-  // lost with it, so its lastStep can lag behind).
-  const std::string where = finishedSteps < config.steps ? " during step " + std::to_string(finishedSteps + 1)
-                                                         : " after the last step";
+  // lost with it, so its lastStep can lag behind). A rank that never said where it runs (the
+  // RunInfo it sends once its process group, model and strategy are up) was still setting up.
+  const auto& placements = result.rankPlacements;
+  const bool settingUp = finishedSteps == 0 && cause.rank < static_cast<int>(placements.size()) &&
+                         placements[cause.rank].empty();
+  const std::string where = settingUp ? " while setting up, before step 1"
+                            : finishedSteps < config.steps ? " during step " + std::to_string(finishedSteps + 1)
+                                                           : " after the last step";
   return "rank " + std::to_string(cause.rank) + " " +
          (cause.reportedError.empty() ? describeExit(cause) + where
                                       : "failed" + where + ": " + cause.reportedError) +
@@ -101,7 +106,7 @@ void concludeRun(const RunConfig& config, const std::vector<RankProcess>& ranks,
     result.losses.push_back(observed.lossOfStep[s]);
   }
   result.stopped = observed.diverged.empty() && observed.stoppedByUser;
-  result.error = conclusionMessage(config, ranks, observed, static_cast<int>(result.losses.size()));
+  result.error = conclusionMessage(config, ranks, observed, result, static_cast<int>(result.losses.size()));
   result.ok = result.error.empty();
 }
 

@@ -62,6 +62,19 @@ TEST(RankFailure, RankErrorMessageReachesTheUser) {
   EXPECT_LT(r.seconds, 60.0);
 }
 
+// A rank that fails before its first step (here its process group refuses a setting) is said to
+// have failed while setting up, not during a step it never began.
+TEST(RankFailure, ARankThatFailsWhileSettingUpIsNotSaidToBeInAStep) {
+  const auto dir = testing::freshTempDir("rank_setup_error");
+  auto r = testing::runShardscope(argsWithSummary(dir + "/summary.json"), {"SHARDSCOPE_GLOO_ALL_GATHER=tree"}, 120);
+  EXPECT_EQ(r.exitCode, 1) << r.output;
+  EXPECT_NE(r.output.find("failed while setting up, before step 1: "), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("during step"), std::string::npos) << r.output;
+  auto summary = nlohmann::json::parse(std::ifstream(dir + "/summary.json"));
+  EXPECT_EQ(summary["status"], "failed");
+  EXPECT_EQ(summary["steps"].size(), 0u);
+}
+
 // Counts each rank's "step N" spans in a Chrome trace: the steps the trace says it finished.
 std::map<int, int> stepSpansPerRank(const std::string& tracePath) {
   auto trace = nlohmann::json::parse(std::ifstream(tracePath));
