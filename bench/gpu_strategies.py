@@ -100,7 +100,9 @@ def build_pytorch(c, mode, device, fp32_loss):
             model.blocks[i] = checkpoint_wrapper(block)
     autocast = mode in ("ddp", "ddp_zero_redundancy")
     if autocast:
-        model = torch.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=25)
+        # DDP's default buckets (first 1 MiB, then 25 MiB), shardscope's: bucket_cap_mb=25 passed
+        # explicitly would size the first bucket at 25 MiB too (scripts/pytorch_parity.py).
+        model = torch.nn.parallel.DistributedDataParallel(model)
     else:
         from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 

@@ -191,11 +191,23 @@ def place_rank(rank, world):
     return torch.device("cuda", rank % gpus)
 
 
+def ddp_bucket_options(cap_mb):
+    """DDP's keyword arguments for the bucket layout of shardscope's ddp and zero1 at --bucket-cap-mb
+    cap_mb: the first bucket 1 MiB, every later one up to the cap (engine/gradient_buckets.cpp).
+    DDP 2.11 builds that layout only with bucket_cap_mb left unset (25 MiB); a cap passed explicitly
+    sizes the first bucket too (bucket_cap_mb=25 puts this GPT's 14.8 MB of gradients in one bucket,
+    a single all-reduce a step where shardscope runs two). Any other cap goes through
+    bucket_cap_mb_list, whose first entry is the first bucket's."""
+    if cap_mb == 25:
+        return {}
+    return {"bucket_cap_mb_list": [1, cap_mb]}
+
+
 def parallelize(model, c, mode, device, world, shard_group=0):
     """`model` wrapped as PyTorch runs `mode` (DDP, DDP + ZeroRedundancyOptimizer, FSDP2 on a 1-D or,
     for hsdp_*, a 2-D mesh of shard_group ranks per row), and its optimizer. Also bench/cpu_strategies.py's."""
     if mode in ("ddp", "ddp_zero_redundancy"):
-        model = nn.parallel.DistributedDataParallel(model, bucket_cap_mb=c["bucket-cap-mb"])
+        model = nn.parallel.DistributedDataParallel(model, **ddp_bucket_options(c["bucket-cap-mb"]))
     else:
         from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
