@@ -447,7 +447,7 @@ void addEstimateOptions(CLI::App& cmd, EstimateOptions& o) {
   cmd.add_option("--params", o.params,
                  "instead of a run: a model of this many parameters (7B, 70B, 1.3e9), shown per GPU for "
                  "each strategy and each of --worlds");
-  cmd.add_option("--worlds", o.worlds, "with --params: GPU counts, e.g. 1,8,16 [default: 1,8,16]");
+  cmd.add_option("--worlds", o.worlds, "with --params: GPU counts, e.g. 1,8,16 (--world N alone: N GPUs) [default: 1,8,16]");
   cmd.add_option("--bytes-per-param", o.bytesPerParameter,
                  "with --params: bytes per parameter of weights, gradients and optimizer state [default: "
                  "2,2,12, bf16 with fp32 Adam master weights and moments; the seeds' 7B example is 2,2,4, "
@@ -478,8 +478,26 @@ void addEstimateOptions(CLI::App& cmd, EstimateOptions& o) {
   cmd.add_flag("--json", o.json, "print the prediction as JSON for scripts");
 }
 
+bool asksAboutModelStates(const EstimateOptions& options) {
+  return !options.params.empty() || options.largestModel || options.fewestGpus || !options.arch.empty();
+}
+
+std::optional<std::string> takeWorldAsWorlds(int world, bool worldsGiven, EstimateOptions& options) {
+  const std::string n = std::to_string(world);
+  if (options.fewestGpus) {
+    return "--fewest-gpus finds the GPU count itself; drop --world " + n + " (or drop --fewest-gpus and "
+           "give --worlds " + n + " to see " + n + " GPUs)";
+  }
+  if (worldsGiven) {
+    return "--world " + n + " and --worlds " + options.worlds + " both give GPU counts; this table is per "
+           "--worlds, so drop --world (or write --worlds " + n + ")";
+  }
+  options.worlds = n;
+  return std::nullopt;
+}
+
 int runEstimate(const RunConfig& config, const EstimateOptions& options) {
-  if (!options.params.empty() || options.largestModel || options.fewestGpus || !options.arch.empty()) {
+  if (asksAboutModelStates(options)) {
     return estimateModelStates(options, config.shardGroupSize);
   }
   return estimateRun(config, options.json);

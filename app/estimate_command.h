@@ -5,6 +5,7 @@
 // (--largest-model).
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -30,6 +31,15 @@ struct EstimateOptions {
 };
 
 void addEstimateOptions(CLI::App& command, EstimateOptions& options);
+
+// Whether `options` ask about model states (--params, --arch, --fewest-gpus, --largest-model)
+// rather than the run the run options describe.
+bool asksAboutModelStates(const EstimateOptions& options);
+
+// `--world N` typed with a model-state question, which counts GPUs by --worlds: taken as
+// --worlds N, so the table is for the N asked about; an error where it contradicts --worlds or
+// --fewest-gpus (which finds the count itself).
+std::optional<std::string> takeWorldAsWorlds(int world, bool worldsGiven, EstimateOptions& options);
 
 // Prints the prediction; returns the exit status (2 with one message for a bad value).
 int runEstimate(const RunConfig& config, const EstimateOptions& options);

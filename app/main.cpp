@@ -495,6 +495,11 @@ int dispatch(int argc, char** argv) {
   if (estimate->parsed()) {
     shardscope::RunConfig config;
     if (auto err = estimateRunOptions.resolve(config)) return failUsage(*err);
+    if (shardscope::app::asksAboutModelStates(estimateOptions) && estimate->count("--world") > 0) {
+      if (auto err = shardscope::app::takeWorldAsWorlds(config.world, estimate->count("--worlds") > 0, estimateOptions)) {
+        return failUsage(*err);
+      }
+    }
     return shardscope::app::runEstimate(config, estimateOptions);
   }
 

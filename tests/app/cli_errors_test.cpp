@@ -402,6 +402,21 @@ TEST(CliErrors, PeakTflopsGivesMfu) {
   expectRejected({"run", "--peak-tflops", "-1"}, "--peak-tflops is -1; give one device's peak in TFLOP/s");
 }
 
+// `--world N` with a model-state question is the N asked about, not silently the default
+// --worlds 1,8,16; where it contradicts --worlds or --fewest-gpus it is refused by name.
+TEST(CliErrors, EstimateOfAModelTakesWorldAsTheGpuCount) {
+  auto three = runShardscope({"estimate", "--params", "7B", "--world", "3", "--bytes-per-param", "2,2,4"});
+  EXPECT_EQ(three.exitCode, 0) << three.output;
+  // The seeds' 7B on 3 GPUs: full_shard holds (2+2+4) x 7B / 3 = 18.7 GB; no row for 8 or 16 GPUs.
+  EXPECT_NE(three.output.find("full_shard             3"), std::string::npos) << three.output;
+  EXPECT_NE(three.output.find("18.7 GB  fits in 80 GB"), std::string::npos) << three.output;
+  EXPECT_EQ(three.output.find("full_shard             8"), std::string::npos) << three.output;
+  expectRejected({"estimate", "--params", "7B", "--world", "3", "--worlds", "1,8"},
+                 "--world 3 and --worlds 1,8 both give GPU counts");
+  expectRejected({"estimate", "--params", "7B", "--world", "3", "--fewest-gpus"},
+                 "--fewest-gpus finds the GPU count itself; drop --world 3");
+}
+
 // What the estimate command prints is a prediction and says so, in the table and in the JSON.
 TEST(CliErrors, EstimateIsLabelledAPrediction) {
   auto table = runShardscope({"estimate", "--model", "gpt", "--world", "2"});
