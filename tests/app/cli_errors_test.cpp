@@ -110,6 +110,9 @@ TEST(CliErrors, NumbersOutOfRangeEmptyOrOfTheWrongKindAreRefused) {
   expectRejected({"run", "--trace", ""}, "--trace is empty; give it a value, or leave it out");
   expectRejected({"run", "--lr", "1e400"}, "--lr is '1e400'; it takes a finite number");
   expectRejected({"run", "--lr", "nan"}, "--lr is 'nan'; it takes a finite number");
+  // A number out of its range is named as typed (not "-1.000000").
+  expectRejected({"run", "--lr", "-1"}, "--lr is -1; it must be a positive finite number");
+  expectRejected({"run", "--bucket-cap-mb", "0"}, "--bucket-cap-mb is 0; it must be a positive number");
   expectRejected({"estimate", "--params", ""}, "--params is empty");
   expectRejected({"estimate", "--params", "1e-9"}, "from 1 to 1000T");
   expectRejected({"estimate", "--params", "99999999999999T"}, "from 1 to 1000T");
