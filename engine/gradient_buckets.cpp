@@ -116,6 +116,18 @@ void GradientBuckets::onGradReady(int param) {
   if (--bucket.pending == 0) launchReadyBuckets();
 }
 
+// On the host, a bucket whose gradients are all fp32 and none summed in its slot already (bf16
+// micro-batches) is divided as it is filled. Not on a GPU, where one launch per parameter costs
+// more than the pass it saves, nor for bf16 gradients, whose product would round in bf16 first.
+bool GradientBuckets::dividesWhileCopying(const Bucket& bucket, const std::vector<at::Tensor>& grads,
+                                          const std::vector<at::Tensor>& partialSlots) {
+  if (!bucket.buffer.is_cpu() || !partialSlots.empty()) return false;
+  for (const auto& g : grads) {
+    if (g.scalar_type() != at::kFloat) return false;
+  }
+  return true;
+}
+
 void GradientBuckets::launchReadyBuckets() {
   const double scale = 1.0 / comm_.worldSize();
   while (nextToLaunch_ < static_cast<int>(buckets_.size()) &&
@@ -134,12 +146,18 @@ void GradientBuckets::launchReadyBuckets() {
       from.push_back(g.reshape({-1}));
       inSlot_[i] = false;
     }
-    // One multi-tensor launch per bucket on CUDA (casting bf16 gradients to fp32 on the way), not
-    // one per parameter: the reducer's per-parameter copies are launch-bound on a GPU that is fast.
-    if (!slots.empty()) at::_foreach_copy_(slots, grads);
-    if (!partialSlots.empty()) at::_foreach_add_(partialSlots, lastGrads);
     // Pre-divide, then sum: the average that DDP's default allreduce hook computes.
-    b.buffer.mul_(scale);
+    if (dividesWhileCopying(b, grads, partialSlots)) {
+      // As the reducer does (its mul_out): each fp32 gradient divided on its way into the bucket,
+      // one pass over it instead of a copy and then a pass over the whole bucket; the same product.
+      for (size_t k = 0; k < slots.size(); ++k) at::mul_out(slots[k], grads[k], scale);
+    } else {
+      // One multi-tensor launch per bucket on CUDA (casting bf16 gradients to fp32 on the way), not
+      // one per parameter: the reducer's per-parameter copies are launch-bound on a GPU that is fast.
+      if (!slots.empty()) at::_foreach_copy_(slots, grads);
+      if (!partialSlots.empty()) at::_foreach_add_(partialSlots, lastGrads);
+      b.buffer.mul_(scale);
+    }
     b.work = comm_.allReduceSumAsync(b.buffer, label);
   }
 }

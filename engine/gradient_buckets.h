@@ -52,6 +52,8 @@ class GradientBuckets {
     std::unique_ptr<PendingCollective> work;
   };
 
+  static bool dividesWhileCopying(const Bucket& bucket, const std::vector<at::Tensor>& grads,
+                                 const std::vector<at::Tensor>& partialSlots);
   void onGradReady(int param);
   void launchReadyBuckets();
   at::Tensor slotOf(int param);
