@@ -12,6 +12,7 @@
 #include "estimate/run_prediction.h"
 #include "trace/format.h"
 #include "config/model_layout.h"
+#include "files/user_json.h"
 
 namespace shardscope::app {
 
@@ -239,10 +240,9 @@ std::optional<std::string> modelStateCaseOf(const EstimateOptions& o, estimate::
     return "--worlds '" + o.worlds + "' is not a list of GPU counts: write whole numbers >= 1 "
            "separated by commas, e.g. --worlds 1,8,16";
   }
-  char given[32];
-  std::snprintf(given, sizeof given, "%g", o.gpuMemoryGB);
+  const std::string given = files::shownNumber(o.gpuMemoryGB);
   if (!(o.gpuMemoryGB >= 0)) {
-    return "--gpu-memory " + std::string(given) + " is negative: give the GPU's memory in GB "
+    return "--gpu-memory " + given + " is negative: give the GPU's memory in GB "
            "(e.g. 80 for an H100), or 0 for no verdict";
   }
   if ((o.fewestGpus || o.largestModel) && !(o.gpuMemoryGB > 0)) {
@@ -250,8 +250,7 @@ std::optional<std::string> modelStateCaseOf(const EstimateOptions& o, estimate::
            given + " gives none. Pass e.g. --gpu-memory 80";
   }
   if (!(o.trainedFraction > 0 && o.trainedFraction <= 1)) {
-    std::snprintf(given, sizeof given, "%g", o.trainedFraction);
-    return "--trained-fraction " + std::string(given) + " is not a share of the parameters: give a "
+    return "--trained-fraction " + files::shownNumber(o.trainedFraction) + " is not a share of the parameters: give a "
            "number above 0 and at most 1 (1: full fine-tuning; LoRA's adapters e.g. 0.01)";
   }
   auto reserve = estimate::parsePercent(o.reserve);

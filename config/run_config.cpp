@@ -20,13 +20,6 @@ namespace shardscope {
 
 namespace {
 
-// A number as the user would have typed it: "1e-30", "-1", "0.5" (not std::to_string's "-1.000000").
-std::string asTyped(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", value);
-  return text;
-}
-
 // "ddp (NO_SHARD, ZeRO-0) | zero1 (...) | ...", from the strategy table.
 std::string strategyChoices() {
   std::string text;
@@ -401,26 +394,26 @@ std::optional<std::string> validate(const RunConfig& c) {
            "Pass a divisor of " + std::to_string(local) + " (1: no accumulation), or a larger --batch.";
   }
   if (!(c.lr > 0.0) || !std::isfinite(c.lr)) {
-    return "--lr is " + asTyped(c.lr) + "; it must be a positive finite number (e.g. 1e-3).";
+    return "--lr is " + files::shownNumber(c.lr) + "; it must be a positive finite number (e.g. 1e-3).";
   }
   if (!(c.bucketCapMb > 0.0) || !std::isfinite(c.bucketCapMb)) {
-    return "--bucket-cap-mb is " + asTyped(c.bucketCapMb) +
+    return "--bucket-cap-mb is " + files::shownNumber(c.bucketCapMb) +
            "; it must be a positive number of MiB (default 25).";
   }
   if (!(c.gpuMemoryGB >= 0) || !std::isfinite(c.gpuMemoryGB)) {
-    const std::string given = asTyped(c.gpuMemoryGB);
+    const std::string given = files::shownNumber(c.gpuMemoryGB);
     return "--gpu-memory is " + given + "; give one device's memory in GB (e.g. 80 for "
            "an H100) for a capacity line and the headroom per rank, or 0 for none.";
   }
   if (!(c.peakTflops >= 0) || !std::isfinite(c.peakTflops)) {
-    const std::string given = asTyped(c.peakTflops);
+    const std::string given = files::shownNumber(c.peakTflops);
     return "--peak-tflops is " + given + "; give one device's peak in TFLOP/s (e.g. 989 for an "
            "H100's dense bf16, or what a matmul benchmark measured on this CPU) for MFU, or 0 for none.";
   }
   // A rank says it is alive once a second: a limit under 3 s would catch a rank between two
   // heartbeats; over a day is no limit at all (and would overflow the controller's clock).
   if (!(c.stallTimeoutS == 0 || (c.stallTimeoutS >= 3 && c.stallTimeoutS <= 86400))) {
-    const std::string given = asTyped(c.stallTimeoutS);
+    const std::string given = files::shownNumber(c.stallTimeoutS);
     return "--stall-timeout is " + given + "; give the seconds a rank may send nothing before "
            "the run is stopped as stalled, from 3 to 86400 (default 30; Gloo's own timeout is 300), or 0 never to stop.";
   }

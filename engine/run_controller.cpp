@@ -12,6 +12,7 @@
 #include "engine/tensor_files.h"
 #include "trace/chrome_trace.h"
 #include "files/output_file.h"
+#include "files/user_json.h"
 
 namespace shardscope {
 
@@ -71,8 +72,7 @@ std::string conclusionMessage(const RunConfig& config, const std::vector<RankPro
     for (const auto& p : ranks) {
       if (wasKilledByController(p)) killed += (killed.empty() ? "" : ", ") + std::to_string(p.rank);
     }
-    char limit[32];
-    std::snprintf(limit, sizeof limit, "%g", config.stallTimeoutS);
+    const std::string limit = files::shownNumber(config.stallTimeoutS);
     return observed.stalled + ". The run was stopped after " + stepsDone +
            (killed.empty() ? "" : " (shardscope killed rank " + killed + ", which did not stop when asked)") +
            "; what was recorded is kept. Is the rank stopped (SIGSTOP, a debugger)? If it may "

@@ -14,6 +14,7 @@
 #include "engine/stall_watch.h"
 #include "trace/rank_placements.h"
 #include "trace/stream_merger.h"
+#include "files/user_json.h"
 
 namespace shardscope {
 
@@ -37,8 +38,7 @@ class LowerPriorityWhileAlive {
 };
 
 std::string divergedMessage(const RunConfig& config, int step, double loss) {
-  char lr[32];
-  std::snprintf(lr, sizeof lr, "%g", config.lr);
+  const std::string lr = files::shownNumber(config.lr);
   return "the loss is " + std::string(std::isnan(loss) ? "nan" : "infinite") + " after step " +
          std::to_string(step + 1) + " of " + std::to_string(config.steps) +
          ": training diverged, so the run was stopped (what it recorded is kept). Lower --lr (it is " + lr +

@@ -1,6 +1,6 @@
 #include "estimate/activation_memory.h"
 
-#include <cstdio>
+#include "files/user_json.h"
 
 namespace shardscope::estimate {
 
@@ -9,12 +9,6 @@ namespace {
 // The paper's per-layer coefficients for e-byte activations: bytes per s b h, and per a s^2 b.
 double perSbh(int e) { return 16.0 * e + 2.0; }
 double perAssb(int e) { return 2.0 * e + 1.0; }
-
-std::string number(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", v);
-  return text;
-}
 
 }  // namespace
 
@@ -33,9 +27,9 @@ double transformerActivationBytes(const TransformerShape& t, Recompute recompute
 
 std::string transformerActivationFormula(Recompute recompute, int e) {
   switch (recompute) {
-    case Recompute::None: return "sbh(" + number(perSbh(e)) + " + " + number(perAssb(e)) + "as/h)";
-    case Recompute::Selective: return number(perSbh(e)) + " sbh";
-    case Recompute::Full: return number(e) + " sbh";
+    case Recompute::None: return "sbh(" + files::shownNumber(perSbh(e)) + " + " + files::shownNumber(perAssb(e)) + "as/h)";
+    case Recompute::Selective: return files::shownNumber(perSbh(e)) + " sbh";
+    case Recompute::Full: return files::shownNumber(e) + " sbh";
   }
   return "";
 }

@@ -1,6 +1,7 @@
 #include "files/user_json.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <vector>
 
@@ -48,6 +49,12 @@ UserJson parseUserJson(const std::string& text, bool allowComments) {
 }
 
 std::string shownValue(const nlohmann::json& value) { return clipped(value.dump()); }
+
+std::string shownNumber(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
 
 std::string clipped(const std::string& text) { return text.size() > 60 ? text.substr(0, 57) + "..." : text; }
 

@@ -33,5 +33,8 @@ UserJson parseUserJsonStreaming(std::istream& text, const std::string& arrayKey,
 // At most 60 characters of a value in a message (the first 57 and "..." past that).
 std::string clipped(const std::string& text);
 std::string shownValue(const nlohmann::json& value);  // clipped(value.dump())
+// A number in a message as the user would have typed it: "1e-30", "-1", "0.5", "80" (%g; not
+// std::to_string's "-1.000000").
+std::string shownNumber(double value);
 
 }  // namespace shardscope::files
