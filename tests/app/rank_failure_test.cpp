@@ -39,9 +39,10 @@ TEST(RankFailure, KilledRankIsNamedAndPeersAreStopped) {
 // would be nan too), says why and what to change, exits 1, and keeps what was recorded.
 TEST(RankFailure, ANonFiniteLossStopsTheRunAndSaysWhy) {
   const auto dir = testing::freshTempDir("diverged");
-  // Hidden 512: steps of about 10 ms, so the few milliseconds a stop takes to reach the ranks cost
-  // a step or two (at the default 64, 1-ms steps ran up to 11 before the stop landed).
-  auto r = testing::runShardscope({"run", "--model", "mlp", "--world", "2", "--hidden", "512", "--lr", "1e30",
+  // Hidden 2048: steps of about 90 ms, so the time a stop takes to reach the ranks (up to a poll,
+  // 100 ms, and longer on a loaded machine) costs a step or two. At the default 64, 1-ms steps ran
+  // up to 11 before the stop landed; at 512 (5 ms steps) a loaded CI run once ran 23.
+  auto r = testing::runShardscope({"run", "--model", "mlp", "--world", "2", "--hidden", "2048", "--lr", "1e30",
                                    "--steps", "200", "--summary", dir + "/summary.json"}, {}, 120);
   EXPECT_EQ(r.exitCode, 1) << r.output;
   EXPECT_NE(r.output.find("training diverged, so the run was stopped"), std::string::npos) << r.output;
