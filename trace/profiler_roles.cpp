@@ -1,5 +1,6 @@
 #include "trace/profiler_roles.h"
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 
@@ -28,7 +29,43 @@ std::optional<MemoryRole> roleNamedBy(const std::string& span) {
   return std::nullopt;
 }
 
+bool has(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
+bool begins(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+// The role one stack frame names, if it names one (the header's second table, in its order).
+std::optional<MemoryRole> roleNamedBy(const StackFrame& f) {
+  const bool fsdp = has(f.file, "/fsdp/");
+  if (begins(f.name, "c10d::") || begins(f.name, "gloo::") || begins(f.name, "nccl")) return MemoryRole::CommBuffer;
+  if (has(f.name, "AccumulateGrad")) return MemoryRole::GradFull;
+  if (f.name == "foreach_all_gather_copy_out") return MemoryRole::ParamGathered;
+  if (f.name == "foreach_all_gather" || (fsdp && f.name == "unshard")) return MemoryRole::CommBuffer;
+  if (f.name == "foreach_reduce") return MemoryRole::CommBuffer;
+  if (has(f.file, "torch/optim/")) return f.name == "zero_grad" ? MemoryRole::GradFull : MemoryRole::OptimizerState;
+  if (begins(f.name, "torch::autograd::Engine::evaluate_function")) return MemoryRole::Activation;
+  if ((f.name == "forward" && has(f.file, "torch/nn/parallel/distributed.py")) ||
+      (fsdp && (f.name == "pre_forward" || f.name == "post_forward")) ||
+      (f.name == "_call_impl" && has(f.file, "torch/nn/modules/module.py"))) {
+    return MemoryRole::Activation;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
+
+MemoryRole snapshotAllocationRole(const std::vector<StackFrame>& stackInnermostFirst, bool inForwardOrBackward) {
+  for (const StackFrame& f : stackInnermostFirst) {
+    if (auto role = roleNamedBy(f)) return *role;
+  }
+  return inForwardOrBackward ? MemoryRole::Activation : MemoryRole::Other;
+}
+
+bool stackRuns(const std::vector<StackFrame>& stack, std::string_view function, std::string_view fileHint) {
+  return std::any_of(stack.begin(), stack.end(), [&](const StackFrame& f) {
+    const bool python = f.file.size() > 3 && f.file.substr(f.file.size() - 3) == ".py";
+    const bool named = python ? f.name == function : has(f.name, function);
+    return named && (fileHint.empty() || has(f.file, fileHint));
+  });
+}
 
 MemoryRole profilerAllocationRole(const std::vector<const std::string*>& spansInnermostFirst,
                                   bool inForwardOrBackward) {

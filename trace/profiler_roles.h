@@ -18,6 +18,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "trace/events.h"
@@ -26,6 +27,36 @@ namespace shardscope::trace {
 
 MemoryRole profilerAllocationRole(const std::vector<const std::string*>& spansInnermostFirst,
                                   bool inForwardOrBackward);
+
+// One frame of a stack a CUDA memory snapshot recorded: a C++ function (its demangled name) or a
+// Python one (its name and file).
+struct StackFrame {
+  std::string_view name, file;
+};
+
+// The same roles for an allocation in a CUDA memory snapshot, from the stack where it was made,
+// innermost frame first: the first frame a rule below names decides. The rules are the table
+// above by the functions FSDP2, DDP and the optimizers run inside those annotations (PyTorch
+// 2.11's torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py and _fsdp_param_group.py):
+//   c10d::... / gloo::... / nccl...        comm_buffer     (process groups, DDP's Reducer buckets)
+//   ...AccumulateGrad...                   grad_full
+//   foreach_all_gather_copy_out            param_gathered
+//   foreach_all_gather, unshard (FSDP)     comm_buffer
+//   foreach_reduce (FSDP)                  comm_buffer
+//   zero_grad in torch/optim/              grad_full
+//   anything else in torch/optim/          optimizer_state
+//   torch::autograd::Engine::evaluate_function
+//                                          activation      (activation gradients in backward)
+//   forward in torch/nn/parallel/distributed.py, pre_forward / post_forward (FSDP),
+//   _call_impl in torch/nn/modules/module.py
+//                                          activation
+// and, named by none, `inForwardOrBackward` (the time is inside a step before its optimizer step,
+// on the training thread's clock): activation; else other.
+MemoryRole snapshotAllocationRole(const std::vector<StackFrame>& stackInnermostFirst, bool inForwardOrBackward);
+
+// Whether the stack ran `function` (a Python frame's name, or part of a C++ frame's), in a file whose
+// path holds `fileHint` ("" for any).
+bool stackRuns(const std::vector<StackFrame>& stack, std::string_view function, std::string_view fileHint = "");
 
 // The unit FSDP2's annotation names ("FSDP::all_gather (2)" -> "2"), or "" for none.
 std::string fsdpUnitOf(const std::string& annotation);

@@ -15,6 +15,8 @@
 #include <nlohmann/json.hpp>
 
 #include "files/file_text.h"
+#include "trace/cuda_snapshot.h"
+#include "trace/profiler_memory.h"
 #include "trace/profiler_roles.h"
 #include "trace/profiler_trace_index.h"
 #include "trace/rank_clock.h"
@@ -52,13 +54,6 @@ std::map<int, fs::path> traceFiles(const std::string& dir, std::error_code& erro
 
 bool startsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
-// What a rank held when its recorded steps began, by tensor role, as python/shardscope_record
-// counted it from the job's model and optimizer.
-struct HeldAtStart {
-  std::array<int64_t, kTensorRoleCount> bytes{};
-  int64_t total() const { return std::accumulate(bytes.begin(), bytes.end(), int64_t{0}); }
-};
-
 // What python/shardscope_record noted beside a rank's trace (rank-R.shardscope.json), read once
 // per rank: the PyTorch that wrote it, and what the rank held when recording began, per device.
 struct RecorderNotes {
@@ -92,11 +87,6 @@ RecorderNotes recorderNotesOf(const fs::path& dir, int rank) {
   return out;
 }
 
-// The recording's step number for a time: 0 for the first recorded step, -1 outside every step.
-int stepNumberAt(const RankTrace& trace, int64_t t) {
-  const auto* step = profiler::stepAt(trace, t);
-  return step ? step->number - trace.steps.front().number : -1;
-}
 
 std::optional<CollectiveOp> collectiveOpOf(const std::string& c10dName) {
   const std::string op = c10dName.substr(6);
@@ -190,13 +180,10 @@ struct ReadNotes {
   int firstStep = -1, lastStep = -1;  // rank 0's ProfilerStep numbers
   int64_t untypedCollectives = 0;     // element type not in the trace: counted as 4-byte
   int64_t unreadOps = 0;              // c10d ops shardscope has no collective for (send, all_to_all, ...)
-  int64_t unknownFrees = 0;           // rank 0's frees of blocks allocated before the profiler started
-  int64_t heldAtStart = 0;            // bytes rank 0's device held when the profiler started (GPU)
-  std::optional<HeldAtStart> counted;  // what rank 0's recorder counted of it (model, optimizer)
-  bool hostMemory = false;            // rank 0's memory events are the host's (CPU ranks)
-  int64_t unnamedBytes = 0;           // rank 0's allocations no span named a role for (other)
-  int64_t allocatedBytes = 0;         // rank 0's allocations in all
   int64_t skippedEvents = 0;
+  MemoryNotes memory;                 // rank 0's
+  std::vector<int> snapshotRanks;     // ranks whose memory came from their CUDA memory snapshots
+  std::string unusedSnapshots;        // snapshots not read, each with why
 };
 
 Event collectiveEvent(const RankTrace& trace, const Span& op, CollectiveOp kind, const Span* backend, ReadNotes& notes) {
@@ -211,7 +198,7 @@ Event collectiveEvent(const RankTrace& trace, const Span& op, CollectiveOp kind,
     e.beginNs = std::max(kernel->begin, op.begin);
     e.endNs = std::max(kernel->end, e.beginNs);
   }
-  e.step = stepNumberAt(trace, op.begin);
+  e.step = profiler::recordedStepAt(trace, op.begin);
   e.worldSize = trace.world;
   const auto [in, out] = elementsInOut(op, kind);
   int64_t width = elementBytes(firstInputType(op));
@@ -274,7 +261,7 @@ void readCompute(const RankTrace& trace, std::vector<Event>& out) {
   for (const auto& [thread, t] : trace.threads) {
     std::map<std::string, int64_t> opened;  // "forward i" / "backward i" -> when it began
     for (const Span& s : t.spans) {
-      const int step = stepNumberAt(trace, s.begin);
+      const int step = profiler::recordedStepAt(trace, s.begin);
       const std::string unit = fsdpUnitOf(s.name);
       if (startsWith(s.name, "FSDP::pre_forward")) opened["forward " + unit] = s.end;
       if (startsWith(s.name, "FSDP::pre_backward")) opened["backward " + unit] = s.end;
@@ -319,134 +306,27 @@ void readSteps(const RankTrace& trace, std::vector<Event>& out) {
   }
 }
 
-Event memoryEvent(int rank, int64_t t, int64_t bytes, MemoryRole role, int step) {
-  Event e;
-  e.kind = EventKind::Memory;
-  e.rank = rank;
-  e.beginNs = t;
-  e.bytes = bytes;
-  e.role = static_cast<uint8_t>(role);
-  e.step = step;
-  return e;
-}
-
-bool anyNamed(const std::vector<const Span*>& spans, const char* prefix) {
-  return std::any_of(spans.begin(), spans.end(), [&](const Span* s) { return startsWith(s->name, prefix); });
-}
-
-// A block's whole life, for the roles spans alone cannot tell: a gradient is allocated by the
-// backward op that computes it (AccumulateGrad then takes the buffer over), so it is known by
-// where it dies or lives on.
-struct Block {
-  size_t allocation = 0;  // its events' indexes in `out`
-  size_t free = SIZE_MAX;
-  bool inBackward = false;        // allocated under autograd's evaluate_function
-  bool inReduce = false;          // allocated in FSDP::post_backward_reduce
-  bool freedInZeroGrad = false;   // freed by Optimizer.zero_grad: a .grad
-  bool freedInReduce = false;     // freed in FSDP::post_backward_reduce: consumed by the reduce-scatter
-};
-
-// A gradient, by its life: FSDP2's sharded gradient is made in post_backward_reduce and freed by
-// zero_grad; its unsharded one is made in backward and consumed by the reduce-scatter; DDP's is
-// made in backward and freed by zero_grad. (A block the trace never frees is not taken for one:
-// the last step's reduce-scatter buffers outlive the trace too. So gradients zero_grad keeps,
-// set_to_none=False, keep their spans' roles.)
-std::optional<MemoryRole> gradientRoleOf(const Block& b) {
-  if (b.inReduce && b.freedInZeroGrad) return MemoryRole::GradShard;
-  if (b.inBackward && (b.freedInReduce || b.freedInZeroGrad)) return MemoryRole::GradFull;
-  return std::nullopt;
-}
-
-// The profiler's allocations and frees, each given its role (profiler_roles.h, then a gradient's
-// by its life); a free goes to its allocation's role. On a GPU rank, what the device held when the
-// profiler started is "other" from its first event on (that event's "Total Allocated" less its own
-// bytes) and frees of it come out of "other", so the lane's total is the allocator's; on CPU the
-// profiler counts only from its start, and what was held before is not in the trace at all.
-// The role a free of `bytes` from before the profiler comes out of: inside zero_grad, the counted
-// gradients (full, then sharded) while enough of them is left; else other.
-MemoryRole takeFromCounted(std::array<int64_t, kTensorRoleCount>& heldBefore, int64_t bytes, bool inZeroGrad) {
-  if (!inZeroGrad) return MemoryRole::Other;
-  for (const MemoryRole role : {MemoryRole::GradFull, MemoryRole::GradShard}) {
-    int64_t& left = heldBefore[static_cast<int>(role)];
-    if (left >= bytes) {
-      left -= bytes;
-      return role;
+// A rank's memory: from its CUDA memory snapshot when one lies beside its trace
+// (rank-R.memory.pickle), else from the trace's [memory] events. A snapshot that cannot be read is
+// named in the note with why, and the trace's events are shown instead.
+void readRankMemory(const fs::path& dir, const RankTrace& trace, const RecorderNotes& noted, std::vector<Event>& events,
+                    ReadNotes& notes) {
+  MemoryNotes rankNotes;
+  MemoryNotes& memoryNotes = trace.rank == 0 ? notes.memory : rankNotes;
+  const std::string snapshotPath = cudaSnapshotFileName(dir.string(), trace.rank);
+  std::error_code missing;
+  if (fs::exists(snapshotPath, missing)) {
+    CudaSnapshot snapshot;
+    const std::string problem = readCudaSnapshot(snapshotPath, traceMemoryDevice(trace), snapshot);
+    if (problem.empty()) {
+      readSnapshotMemory(trace, snapshot, noted.heldOn(/*device=*/true), events, memoryNotes);
+      notes.snapshotRanks.push_back(trace.rank);
+      return;
     }
+    notes.unusedSnapshots += "'" + snapshotPath + "' " + problem + ": rank " + std::to_string(trace.rank) +
+                             "'s memory is the profiler's [memory] events instead\n";
   }
-  return MemoryRole::Other;
-}
-
-void readMemory(const RankTrace& trace, const RecorderNotes& noted, std::vector<Event>& out, ReadNotes& notes) {
-  bool device = false;
-  for (const auto* m : trace.memory) device = device || (*m)["args"].value("Device Type", 0) == 1;
-  const auto counted = noted.heldOn(device);
-  if (trace.rank == 0) {
-    notes.hostMemory = !device && !trace.memory.empty();
-    notes.counted = counted;
-  }
-  std::unordered_map<int64_t, size_t> live;  // address -> block
-  std::vector<Block> blocks;
-  std::array<int64_t, kTensorRoleCount> heldBefore{};  // what is left of the counted roles
-  bool first = true;
-  for (const auto* m : trace.memory) {
-    const auto& a = (*m)["args"];
-    if ((a.value("Device Type", 0) == 1) != device) continue;
-    const int64_t t = profiler::nanos((*m)["ts"].get<double>());
-    const int64_t bytes = a.value("Bytes", int64_t{0});
-    const int64_t addr = a.value("Addr", int64_t{0});
-    const int step = stepNumberAt(trace, t);
-    if (first) {
-      // What was held before the profiler started: the roles the recorder counted (on a GPU no
-      // more than the allocator says it held), and on a GPU the rest of that as other.
-      const int64_t allocatorHeld = device ? a.value("Total Allocated", bytes) - bytes : INT64_MAX;
-      int64_t room = allocatorHeld;
-      for (int r = 0; counted && r < kTensorRoleCount; ++r) {
-        heldBefore[r] = std::min(counted->bytes[r], std::max<int64_t>(room, 0));
-        room -= heldBefore[r];
-        if (heldBefore[r] > 0) out.push_back(memoryEvent(trace.rank, t - 1, heldBefore[r], static_cast<MemoryRole>(r), step));
-      }
-      if (device && room > 0) out.push_back(memoryEvent(trace.rank, t - 1, room, MemoryRole::Other, step));
-      if (trace.rank == 0) notes.heldAtStart = device ? allocatorHeld : (counted ? counted->total() : 0);
-    }
-    first = false;
-    const int64_t thread = profiler::threadOf(*m);
-    const auto spans = profiler::spansAt(trace, thread, t);
-    if (bytes >= 0) {
-      std::vector<const std::string*> names;
-      for (const Span* s : spans) names.push_back(&s->name);
-      const MemoryRole role = profilerAllocationRole(names, profiler::inForwardOrBackward(trace, thread, t));
-      live[addr] = blocks.size();
-      blocks.push_back({out.size(), SIZE_MAX, anyNamed(spans, "autograd::engine::evaluate_function"),
-                        anyNamed(spans, "FSDP::post_backward_reduce")});
-      out.push_back(memoryEvent(trace.rank, t, bytes, role, step));
-      continue;
-    }
-    const auto found = live.find(addr);
-    if (found == live.end()) {
-      // A block from before the profiler: freed by zero_grad, one of the gradients the recorder
-      // counted (while they last); else other's.
-      const MemoryRole from = takeFromCounted(heldBefore, -bytes, anyNamed(spans, "Optimizer.zero_grad#"));
-      if (trace.rank == 0 && from == MemoryRole::Other) ++notes.unknownFrees;
-      out.push_back(memoryEvent(trace.rank, t, bytes, from, step));
-      continue;
-    }
-    Block& b = blocks[found->second];
-    b.free = out.size();
-    b.freedInZeroGrad = anyNamed(spans, "Optimizer.zero_grad#");
-    b.freedInReduce = anyNamed(spans, "FSDP::post_backward_reduce");
-    out.push_back(memoryEvent(trace.rank, t, bytes, static_cast<MemoryRole>(out[b.allocation].role), step));
-    live.erase(found);
-  }
-  for (const Block& b : blocks) {
-    if (auto role = gradientRoleOf(b)) {
-      out[b.allocation].role = static_cast<uint8_t>(*role);
-      if (b.free != SIZE_MAX) out[b.free].role = static_cast<uint8_t>(*role);
-    }
-    if (trace.rank == 0) {
-      notes.allocatedBytes += out[b.allocation].bytes;
-      if (out[b.allocation].role == static_cast<uint8_t>(MemoryRole::Other)) notes.unnamedBytes += out[b.allocation].bytes;
-    }
-  }
+  readProfilerMemory(trace, noted.heldOn(tracesDeviceMemory(trace)), events, memoryNotes);
 }
 
 // One rank's file read into its events, in time order; "" or why it could not be read. The rank is
@@ -492,7 +372,7 @@ std::string readRankTrace(const fs::path& path, int namedRank, RecorderNotes& no
     readSteps(trace, events);
     readCollectives(trace, events, notes);
     readCompute(trace, events);
-    readMemory(trace, noted, events, notes);
+    readRankMemory(path.parent_path(), trace, noted, events, notes);
   } catch (const std::exception& ex) {  // a field of an unexpected type (json), a step name that is not one
     return "has a malformed event (" + std::string(ex.what()) + ")";
   }
@@ -554,6 +434,61 @@ void alignOnCollectiveEnds(std::vector<std::vector<Event>>& ranks, std::string& 
   }
 }
 
+// What the note says of the ranks' memory: where it came from, and what no record names.
+std::string describeMemoryNotes(const ReadNotes& notes) {
+  std::string out;
+  const MemoryNotes& memory = notes.memory;
+  if (!notes.snapshotRanks.empty()) {
+    std::string ranks;
+    for (int r : notes.snapshotRanks) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+    out += "GPU memory of rank " + ranks + " from the CUDA allocator's snapshot (rank-R.memory.pickle): each "
+           "allocation's role from the stack that made it, what was held when the recorded steps began from the "
+           "allocator's history\n";
+  }
+  out += notes.unusedSnapshots;
+  const std::string before = memory.fromSnapshot ? "the snapshot's history began" : "the profiler started";
+  std::string countedRoles;
+  for (int r = 0; memory.counted && r < kTensorRoleCount; ++r) {
+    if (memory.counted->bytes[r] > 0) {
+      countedRoles += (countedRoles.empty() ? "" : ", ") + std::string(memoryRoleName(static_cast<MemoryRole>(r))) + " " +
+                      std::to_string(memory.counted->bytes[r]) + " B";
+    }
+  }
+  if (!countedRoles.empty()) {
+    out += "held before " + before + ", as shardscope_record counted the model's and optimizer's tensors (rank 0: " +
+           countedRoles + "): shown from the first recorded step" +
+           (memory.fromSnapshot ? ", no more than the allocator held from before its history" : "") + "\n";
+  }
+  if (memory.hostMemory) {
+    out += std::string("host memory: the profiler counts it only from its start, so what else was held before") +
+           (countedRoles.empty() ? " (the model, the optimizer's state; pass model= and optimizer= to "
+                                   "shardscope_record.start to count them)"
+                                 : "") +
+           " is not shown\n";
+  }
+  if (memory.heldAtStart > 0 && !memory.hostMemory) {
+    const int64_t unnamed = memory.heldAtStart - (memory.counted ? memory.counted->total() : 0);
+    if (unnamed > 0) {
+      out += "rank 0 held " + std::to_string(unnamed) +
+             (memory.fromSnapshot ? " bytes allocated before the snapshot's history began that no recorded role names"
+                                  : " bytes when the profiler started that no recorded role names (allocated before it)") +
+             ": shown as other\n";
+    }
+  }
+  if (memory.unnamedBytes > 0) {
+    char share[32];
+    std::snprintf(share, sizeof share, "%.1f%%", 100.0 * static_cast<double>(memory.unnamedBytes) /
+                                                     static_cast<double>(std::max<int64_t>(memory.allocatedBytes, 1)));
+    out += "rank 0: " + std::to_string(memory.unnamedBytes) + " bytes allocated where no " + std::string(memory.fromSnapshot ? "stack frame" : "span") + " names a role (" + share +
+           " of what it allocated while recorded): shown as other\n";
+  }
+  if (memory.unknownFrees > 0) {
+    out += "rank 0: " + std::to_string(memory.unknownFrees) +
+           " frees of blocks allocated before " + before + ": taken from other\n";
+  }
+  return out;
+}
+
 std::string describeNotes(const ReadNotes& notes) {
   std::string out;
   if (notes.firstStep > 0) {
@@ -561,42 +496,7 @@ std::string describeNotes(const ReadNotes& notes) {
            std::to_string(notes.lastStep) + " (ProfilerStep#N), shown as steps 0 to " +
            std::to_string(notes.lastStep - notes.firstStep) + "\n";
   }
-  std::string countedRoles;
-  for (int r = 0; notes.counted && r < kTensorRoleCount; ++r) {
-    if (notes.counted->bytes[r] > 0) {
-      countedRoles += (countedRoles.empty() ? "" : ", ") + std::string(memoryRoleName(static_cast<MemoryRole>(r))) + " " +
-                      std::to_string(notes.counted->bytes[r]) + " B";
-    }
-  }
-  if (!countedRoles.empty()) {
-    out += "held before the profiler started, as shardscope_record counted the model's and optimizer's tensors "
-           "(rank 0: " + countedRoles + "): shown from the first recorded step\n";
-  }
-  if (notes.hostMemory) {
-    out += std::string("host memory: the profiler counts it only from its start, so what else was held before") +
-           (countedRoles.empty() ? " (the model, the optimizer's state; pass model= and optimizer= to "
-                                   "shardscope_record.start to count them)"
-                                 : "") +
-           " is not shown\n";
-  }
-  if (notes.heldAtStart > 0 && !notes.hostMemory) {
-    const int64_t unnamed = notes.heldAtStart - (notes.counted ? notes.counted->total() : 0);
-    if (unnamed > 0) {
-      out += "rank 0 held " + std::to_string(unnamed) +
-             " bytes when the profiler started that no recorded role names (allocated before it): shown as other\n";
-    }
-  }
-  if (notes.unnamedBytes > 0) {
-    char share[32];
-    std::snprintf(share, sizeof share, "%.1f%%", 100.0 * static_cast<double>(notes.unnamedBytes) /
-                                                     static_cast<double>(std::max<int64_t>(notes.allocatedBytes, 1)));
-    out += "rank 0: " + std::to_string(notes.unnamedBytes) + " bytes allocated where no span names a role (" + share +
-           " of what it allocated while recorded): shown as other\n";
-  }
-  if (notes.unknownFrees > 0) {
-    out += "rank 0: " + std::to_string(notes.unknownFrees) +
-           " frees of blocks allocated before the profiler started: taken from other\n";
-  }
+  out += describeMemoryNotes(notes);
   if (notes.untypedCollectives > 0) {
     out += std::to_string(notes.untypedCollectives) +
            " collectives whose element type the trace does not name: their bytes counted at 4 per element\n";

@@ -127,6 +127,11 @@ std::string indexTrace(const nlohmann::json& root, RankTrace& out) {
     return "has schemaVersion " + std::to_string(schema) + "; this shardscope reads torch.profiler's schema " +
            std::to_string(kSupportedSchema) + " (PyTorch 2.x)";
   }
+  // Kineto writes times as microseconds after this (an epoch time in ns); older traces, as times
+  // since the epoch (0 here).
+  if (root.contains("baseTimeNanoseconds") && root["baseTimeNanoseconds"].is_number_integer()) {
+    out.baseTimeNs = root["baseTimeNanoseconds"].get<int64_t>();
+  }
   if (root.contains("distributedInfo") && root["distributedInfo"].is_object()) {
     out.rank = root["distributedInfo"].value("rank", -1);
     out.world = root["distributedInfo"].value("world_size", 0);
@@ -160,6 +165,11 @@ const Step* stepAt(const RankTrace& trace, int64_t t) {
   if (it == trace.steps.begin()) return nullptr;
   --it;
   return t <= it->end ? &*it : nullptr;
+}
+
+int recordedStepAt(const RankTrace& trace, int64_t t) {
+  const Step* step = stepAt(trace, t);
+  return step ? step->number - trace.steps.front().number : -1;
 }
 
 bool inForwardOrBackward(const RankTrace& trace, int64_t thread, int64_t t) {

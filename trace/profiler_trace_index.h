@@ -45,6 +45,7 @@ struct Launch {
 struct RankTrace {
   int rank = -1, world = 0;           // from distributedInfo, when the trace has it
   int64_t mainThread = -1;            // the thread of the ProfilerStep annotations
+  int64_t baseTimeNs = 0;             // the epoch time (ns) the trace's times count from
   std::vector<Step> steps;            // in time order
   std::vector<Span> c10dOps;          // c10d::..., in time order
   std::vector<Span> backendSpans;     // gloo:... / nccl:..., in time order
@@ -73,6 +74,9 @@ const Span* ncclKernelOf(const RankTrace& trace, const Span& op);
 
 // The step holding `t`, or null.
 const Step* stepAt(const RankTrace& trace, int64_t t);
+
+// The recording's step number for a time: 0 for the first recorded step, -1 outside every step.
+int recordedStepAt(const RankTrace& trace, int64_t t);
 
 // Whether `t` on `thread` is in a step's forward or backward: on the training thread, before its
 // optimizer step.
