@@ -15,6 +15,9 @@
 #           BENCH_VARIANTS="default=;unrecorded=--recording off")
 #   profile bench/gpu_comm_profile.py: GPU time per step by collective on both sides of a pair
 #           (default: world 4 full_shard; more options through PROFILE_ARGS), with both traces
+#   records tests/pytorch_profiler_traces.py --device cuda: real PyTorch DDP and FSDP2 jobs on NCCL
+#           recorded by python/shardscope_record (traces and CUDA memory snapshots), opened by
+#           `shardscope view` and checked; the FSDP2 world-2 job's files come back in $OUT/records
 #   demo    a GPU compare run with --trace/--summary, to open here with `shardscope view`
 #   pack    everything in $OUT into one $OUT/results.tar.gz, in 15 MiB pieces if larger (the device
 #           tool brings back at most 8 files a call, 16 MiB each; give it last)
@@ -75,6 +78,15 @@ stage_profile() {
   # (Perfetto opens .json.gz as it is; gunzip for `shardscope view`).
   gzip -f "$OUT"/profile/*.json 2>/dev/null || true
   ls -l "$OUT/profile" 2>/dev/null || true
+  return $status
+}
+
+stage_records() {
+  local status=0
+  "$PY" tests/pytorch_profiler_traces.py --shardscope "$BIN" --workdir /tmp/gpu_records --device cuda 2>&1 \
+    | tee "$OUT/records.log" | grep -vE "^\s*$" || status=1
+  grep -q "^FAIL" "$OUT/records.log" && status=1
+  mkdir -p "$OUT/records" && cp /tmp/gpu_records/fsdp_w2/job/* "$OUT/records/" 2>/dev/null
   return $status
 }
 

@@ -19,6 +19,11 @@ with a message when the job fails or the two disagree.
 
     python tests/pytorch_profiler_jobs.py --workdir /tmp/pj --mode fsdp --world 3
 
+With --device cuda (a GPU machine) the ranks train on CUDA with NCCL, several sharing one GPU
+where there are fewer GPUs than ranks (as scripts/pytorch_parity.py places them), and each rank
+also writes rank-R.memory.pickle, the CUDA allocator's snapshot; the parameters the recorder
+counts are then the "cuda" device's.
+
 It runs under the Python that has torch (the shardscope venv); the package is imported from
 python/ in this checkout (sys.path), not installed.
 """
@@ -65,16 +70,22 @@ def train(args):
     sys.path.insert(0, str(REPO / "python"))
     import shardscope_record
 
-    dist.init_process_group("gloo")
+    device = torch.device("cpu")
+    if args.device == "cuda":
+        sys.path.insert(0, str(REPO / "scripts"))
+        from pytorch_parity import place_rank   # sets NCCL's environment for a shared GPU
+        device = place_rank(int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]))
+        torch.cuda.set_device(device)
+    dist.init_process_group("nccl" if args.device == "cuda" else "gloo")
     torch.manual_seed(0)    # the same initial model on every rank
-    model = wrap(build_model(), args.mode)
+    model = wrap(build_model().to(device), args.mode)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     data = torch.Generator().manual_seed(dist.get_rank())   # each rank its own batches
     recorder = shardscope_record.start(args.out, wait=WAIT, warmup=WARMUP, active=ACTIVE, model=model,
                                        optimizer=optimizer)
     for _ in range(args.steps):
-        x = torch.randn(BATCH, LAYERS[0][0], generator=data)
-        y = torch.randint(0, LAYERS[-1][1], (BATCH,), generator=data)
+        x = torch.randn(BATCH, LAYERS[0][0], generator=data).to(device)
+        y = torch.randint(0, LAYERS[-1][1], (BATCH,), generator=data).to(device)
         F.cross_entropy(model(x), y).backward()
         optimizer.step()
         optimizer.zero_grad()
@@ -189,10 +200,13 @@ def same_collective(seen, expected):
 def launch(args, job_dir, log_path):
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone",
                "--nproc-per-node", str(args.world), str(Path(__file__).resolve()), "--train",
-               "--mode", args.mode, "--steps", str(args.steps), "--out", str(job_dir)]
-    # CPU ranks even on a GPU machine, so the recorder writes the same files everywhere (no
-    # CUDA activity, no memory snapshot) and the job matches expected.json.
-    env = dict(os.environ, CUDA_VISIBLE_DEVICES="", OMP_NUM_THREADS="1")
+               "--mode", args.mode, "--steps", str(args.steps), "--out", str(job_dir),
+               "--device", args.device]
+    # CPU ranks even on a GPU machine unless asked for CUDA, so the recorder writes the same
+    # files everywhere (no CUDA activity, no memory snapshot) and the job matches expected.json.
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    if args.device == "cpu":
+        env["CUDA_VISIBLE_DEVICES"] = ""
     with open(log_path, "w") as log:
         result = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=env,
                                 timeout=600)
@@ -202,13 +216,13 @@ def launch(args, job_dir, log_path):
              f"the end of {log_path}:\n{tail}")
 
 
-def expected_held(mode, world, rank):
+def expected_held(mode, world, rank, device="cpu"):
     """What a rank holds as a recorded step begins, from the model's shapes: its parameters
     (DDP's whole replica; FSDP2's padded shards, as all-gathered) and Adam's state: exp_avg and
     exp_avg_sq the shape of each parameter as the rank sees it (under FSDP2 its unpadded shard,
     torch.chunk's rows for this rank: Linear(64,10)'s 10 rows are 4, 4 and 2 at world 3), and a
-    4-byte float step counter per parameter tensor on CPU. Gradients are None then (zero_grad
-    sets them so)."""
+    4-byte float step counter per parameter tensor, on CPU (Adam keeps it there unless capturable
+    or fused, also for CUDA parameters). Gradients are None then (zero_grad sets them so)."""
     shapes = [s for layer in range(len(LAYERS)) for s in param_shapes(layer)]
     if mode == "ddp":
         params = own = sum(math.prod(s) for s in shapes)
@@ -216,8 +230,11 @@ def expected_held(mode, world, rank):
         params = sum(fsdp_unit_numel(layer, world) for layer in range(len(LAYERS)))
         chunk = [math.ceil(s[0] / world) for s in shapes]
         own = sum(max(0, min(c, s[0] - rank * c)) * math.prod(s[1:]) for c, s in zip(chunk, shapes))
-    return {"cpu": {"param_shard": params * FLOAT_BYTES,
-                    "optimizer_state": 2 * own * FLOAT_BYTES + 4 * len(shapes)}}
+    steps = 4 * len(shapes)
+    if device == "cpu":
+        return {"cpu": {"param_shard": params * FLOAT_BYTES, "optimizer_state": 2 * own * FLOAT_BYTES + steps}}
+    return {"cuda": {"param_shard": params * FLOAT_BYTES, "optimizer_state": 2 * own * FLOAT_BYTES},
+            "cpu": {"optimizer_state": steps}}
 
 
 def check_rank(job_dir, rank, args, steps_recorded, expected):
@@ -226,8 +243,8 @@ def check_rank(job_dir, rank, args, steps_recorded, expected):
     problems = []
     meta = json.loads((job_dir / f"rank-{rank}.shardscope.json").read_text())
     want = {"rank": rank, "world_size": args.world, "torch_version": torch.__version__,
-            "steps_recorded": steps_recorded, "devices": "cpu",
-            "held_when_recording_began": expected_held(args.mode, args.world, rank)}
+            "steps_recorded": steps_recorded, "devices": args.device,
+            "held_when_recording_began": expected_held(args.mode, args.world, rank, args.device)}
     if meta != want:
         problems.append(f"rank-{rank}.shardscope.json is {meta}, expected {want}")
     trace = json.loads((job_dir / f"rank-{rank}.pt.trace.json").read_text())
@@ -245,9 +262,9 @@ def check_rank(job_dir, rank, args, steps_recorded, expected):
     return problems
 
 
-def check_files(job_dir, world):
-    wanted = {f"rank-{r}.{suffix}" for r in range(world)
-              for suffix in ("pt.trace.json", "shardscope.json")}
+def check_files(job_dir, world, device):
+    suffixes = ("pt.trace.json", "shardscope.json") + (("memory.pickle",) if device == "cuda" else ())
+    wanted = {f"rank-{r}.{suffix}" for r in range(world) for suffix in suffixes}
     present = {p.name for p in job_dir.iterdir()}
     if present != wanted:
         fail(f"{job_dir} holds {sorted(present)}, expected {sorted(wanted)}")
@@ -265,6 +282,8 @@ def main():
     parser.add_argument("--mode", choices=MODES, required=True)
     parser.add_argument("--world", type=int, default=2)
     parser.add_argument("--steps", type=int, default=WAIT + WARMUP + ACTIVE)
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                        help="cuda: NCCL ranks on the GPUs (sharing one where fewer), with memory snapshots")
     parser.add_argument("--train", action="store_true", help=argparse.SUPPRESS)  # a rank
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -275,13 +294,18 @@ def main():
     if args.steps <= WAIT + WARMUP:
         parser.error(f"--steps must exceed wait+warmup ({WAIT + WARMUP}) to record a step")
 
+    if args.device == "cuda":
+        import torch
+        if not torch.cuda.is_available():
+            parser.error("--device cuda: this machine has no CUDA device torch can use; leave it out for CPU ranks")
+
     job_dir = args.workdir / "job"
     job_dir.mkdir(parents=True, exist_ok=True)
     for old in [*job_dir.iterdir(), args.workdir / "expected.json"]:
         old.unlink(missing_ok=True)     # nothing from an earlier run may pass for this one's
     launch(args, job_dir, args.workdir / "torchrun.log")
 
-    files = check_files(job_dir, args.world)
+    files = check_files(job_dir, args.world, args.device)
     # Steps ended by recorder.step() inside the window (ProfilerStep#k is training step k).
     steps_recorded = [WAIT + WARMUP, min(args.steps, WAIT + WARMUP + ACTIVE) - 1]
     expected = expected_collectives(args.mode, args.world)
@@ -298,7 +322,9 @@ def main():
         "parameters": sum(math.prod(s) for layer in range(len(LAYERS))
                           for s in param_shapes(layer)),
         # Per rank: what it held as the recorded steps began (shardscope shows it from there).
-        "held_when_recording_began": [expected_held(args.mode, args.world, r)["cpu"] for r in range(args.world)],
+        "device": args.device,
+        "held_when_recording_began": [expected_held(args.mode, args.world, r, args.device)[args.device]
+                                      for r in range(args.world)],
         # The same on every rank and in every recorded step, in issue order.
         "collectives_per_step": expected,
     }, indent=1) + "\n")

@@ -23,6 +23,10 @@ the job ran (expected.json, derived from the model and checked against the trace
     clock by its collectives' ends, to within 5 ms, said on the terminal and in the summary's clocks
 and, where xvfb-run is there, that `view DIR --screenshot` draws the job.
 
+With --device cuda (a GPU machine: scripts/device_gpu.sh records) the same jobs run on CUDA with
+NCCL and write the CUDA allocator's snapshots beside their traces, from which the view then draws
+each rank's memory: the same checks hold of it, and the view says it read them.
+
     tests/pytorch_profiler_traces.py --shardscope build/app/shardscope --workdir DIR
 """
 import argparse
@@ -73,6 +77,19 @@ def shifted_copy(source, target, shift_us):
     Path(target).write_text(json.dumps(trace))
 
 
+def shifted_snapshot(source, target, shift_us):
+    """The CUDA memory snapshot as that host would have written it: its times as much later."""
+    import pickle
+    with open(source, "rb") as f:
+        snapshot = pickle.load(f)
+    for trace in snapshot["device_traces"]:
+        for entry in trace:
+            if "time_us" in entry:
+                entry["time_us"] += int(shift_us)
+    with open(target, "wb") as f:
+        pickle.dump(snapshot, f)
+
+
 def check_files_and_other_hosts(shardscope, job_dir, mode, summary, check):
     """The job's traces named as tensorboard_trace_handler names them, opened as files: the same
     figures as the directory's. Then rank 1 as if on a host whose clock is 3 s ahead: shardscope
@@ -85,8 +102,11 @@ def check_files_and_other_hosts(shardscope, job_dir, mode, summary, check):
         name = files_dir / f"node{r}_{4000 + r}.1700000000{r}.pt.trace.json"
         shutil.copy(job_dir / "job" / f"rank-{rank['rank']}.pt.trace.json", name)
         names.append(str(name))
-        # The recorder's notes keep their names: each is found by the rank its trace says.
-        shutil.copy(job_dir / "job" / f"rank-{rank['rank']}.shardscope.json", files_dir)
+        # The recorder's notes and the memory snapshots keep their names: each is found by the
+        # rank its trace says.
+        for kept in (f"rank-{rank['rank']}.shardscope.json", f"rank-{rank['rank']}.memory.pickle"):
+            if (job_dir / "job" / kept).exists():
+                shutil.copy(job_dir / "job" / kept, files_dir)
     out = files_dir / "summary.json"
     view = run([shardscope, "view", *reversed(names), "--summary", str(out)])
     check(view.returncode == 0 and json.loads(out.read_text())["ranks"] == summary["ranks"],
@@ -96,6 +116,8 @@ def check_files_and_other_hosts(shardscope, job_dir, mode, summary, check):
     shutil.copytree(job_dir / "job", shifted_dir)
     shift_s = 3.0
     shifted_copy(job_dir / "job" / "rank-1.pt.trace.json", shifted_dir / "rank-1.pt.trace.json", shift_s * 1e6)
+    if (shifted_dir / "rank-1.memory.pickle").exists():
+        shifted_snapshot(job_dir / "job" / "rank-1.memory.pickle", shifted_dir / "rank-1.memory.pickle", shift_s * 1e6)
     out = shifted_dir / "summary.json"
     view = run([shardscope, "view", str(shifted_dir), "--summary", str(out)])
     moved = re.search(r"rank 1 shifted by ([-+0-9.]+) s onto rank 0's clock", view.stderr)
@@ -114,10 +136,10 @@ def check_files_and_other_hosts(shardscope, job_dir, mode, summary, check):
               f"{mode}: the shifted rank's steps and collectives are read as before")
 
 
-def check_job(shardscope, workdir, mode, world, check):
+def check_job(shardscope, workdir, mode, world, device, check):
     job_dir = Path(workdir) / f"{mode}_w{world}"
     driver = run([sys.executable, str(REPO / "tests" / "pytorch_profiler_jobs.py"), "--workdir", str(job_dir),
-                  "--mode", mode, "--world", str(world)])
+                  "--mode", mode, "--world", str(world), "--device", device])
     check(driver.returncode == 0, f"{mode} at world {world}: the job runs and its traces hold what it ran "
                                   f"({(driver.stdout + driver.stderr).strip()[-400:]})")
     if driver.returncode != 0:
@@ -129,6 +151,10 @@ def check_job(shardscope, workdir, mode, world, check):
     if view.returncode != 0:
         return
     summary = json.loads(summary_path.read_text())
+    if device == "cuda":
+        ranks = ", ".join(str(r) for r in range(world))
+        check(f"GPU memory of rank {ranks} from the CUDA allocator's snapshot" in view.stdout + view.stderr,
+              f"{mode}: every rank's memory drawn from its snapshot ({(view.stdout + view.stderr).strip()[-600:]})")
     check(summary["world_size"] == world and len(summary["ranks"]) == world, f"{mode}: {world} ranks")
     totals = expected_totals(expected)
     for rank in summary["ranks"]:
@@ -179,6 +205,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--shardscope", required=True)
     ap.add_argument("--workdir", required=True)
+    ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     args = ap.parse_args()
     shutil.rmtree(args.workdir, ignore_errors=True)
     os.makedirs(args.workdir)
@@ -190,7 +217,7 @@ def main():
             failures.append(what)
 
     for mode, world in JOBS:
-        check_job(os.path.abspath(args.shardscope), args.workdir, mode, world, check)
+        check_job(os.path.abspath(args.shardscope), args.workdir, mode, world, args.device, check)
     return 1 if failures else 0
 
 

@@ -256,7 +256,7 @@ class Reader {
     switch (op) {
       case 0x80:  // PROTO
         if (!unsignedLE(1, n)) return false;
-        if (n > 5) return fail("is pickle protocol " + std::to_string(n) + "; shardscope reads protocols 1 to 5");
+        if (n > 5) return fail("is pickle protocol " + std::to_string(n) + "; shardscope reads protocols 2 to 5");
         return true;
       case 0x95: return unsignedLE(8, n);  // FRAME: a length this reader has no use for
       case '(': marks_.push_back(stack_.size()); return true;

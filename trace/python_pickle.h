@@ -1,8 +1,8 @@
 // A Python pickle of plain values, read into a tree: what PyTorch writes with pickle.dump for its
 // records (torch.cuda.memory._dump_snapshot). Dicts, lists, tuples, sets (as lists), strings,
-// bytes, integers up to 64 bits, floats, booleans and None, at protocols 1 to 5. An opcode that
-// would build a Python object (GLOBAL, REDUCE, BUILD, ...) is refused, never run: here a pickle is
-// data, not code. A value the pickle shares (its memo) is one node with several parents, so a
+// bytes, integers up to 64 bits, floats, booleans and None, at protocols 2 to 5 (pickle.dump
+// writes 4 or 5; protocol 1, without booleans, reads too). An opcode that would build a Python
+// object (GLOBAL, REDUCE, BUILD, ...) is refused, never run: here a pickle is data, not code. A value the pickle shares (its memo) is one node with several parents, so a
 // snapshot's frames, repeated in every entry, are held once.
 #pragma once
 
