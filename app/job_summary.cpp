@@ -23,7 +23,8 @@ trace::LoadedTrace loadJob(const std::vector<std::string>& paths) {
     return out;
   }
   for (const auto& path : paths) {
-    if (!trace::isProfilerTraceFileName(path) || trace::isDirectory(path)) {
+    const bool profilerFile = trace::isProfilerTraceFileName(path) || trace::isCudaSnapshotFileName(path);
+    if (!profilerFile || trace::isDirectory(path)) {
       trace::LoadedTrace out;
       out.error = "view --summary reads a job's --trace-dir, or a PyTorch job's torch.profiler traces (a directory, "
                   "or files named *.pt.trace.json), and '" + path + "' is neither; a run's own summary comes from "

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <iterator>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -637,6 +638,25 @@ LoadedTrace loadProfilerTraces(const std::string& dir) {
   return loadRankFiles(files);
 }
 
+namespace {
+
+// A CUDA memory snapshot among the files named: read with its rank's trace when it lies beside one
+// of them as rank-R.memory.pickle (and then nothing more to do here), else why not.
+std::string snapshotNamedAlone(const std::string& path, const std::vector<std::string>& traces) {
+  if (!isCudaSnapshotFileName(path)) return "";
+  static const std::regex name(R"(rank-[0-9]{1,4}\.memory\.pickle)");
+  const fs::path p(path);
+  const bool besideATrace = std::any_of(traces.begin(), traces.end(), [&](const std::string& t) {
+    return fs::path(t).parent_path() == p.parent_path();
+  });
+  if (std::regex_match(p.filename().string(), name) && besideATrace) return "";
+  return "'" + path + "' is a CUDA memory snapshot: shardscope reads one with its rank's torch.profiler trace, named "
+         "rank-R.memory.pickle in the trace's directory (R: the rank); " +
+         std::string(traces.empty() ? "open that directory, or the traces in it" : "rename or move it there");
+}
+
+}  // namespace
+
 LoadedTrace loadProfilerTraceFiles(const std::vector<std::string>& paths) {
   if (paths.empty()) {
     LoadedTrace out;
@@ -644,8 +664,17 @@ LoadedTrace loadProfilerTraceFiles(const std::vector<std::string>& paths) {
     return out;
   }
   static const std::regex name(R"(rank-([0-9]{1,4})\.pt\.trace\.json(\.gz)?)");
-  std::vector<RankFile> files;
+  std::vector<std::string> traces;
+  std::copy_if(paths.begin(), paths.end(), std::back_inserter(traces), [](const std::string& p) { return !isCudaSnapshotFileName(p); });
   for (const auto& path : paths) {
+    if (auto problem = snapshotNamedAlone(path, traces); !problem.empty()) {
+      LoadedTrace out;
+      out.error = problem;
+      return out;
+    }
+  }
+  std::vector<RankFile> files;
+  for (const auto& path : traces) {
     std::smatch match;
     const std::string file = fs::path(path).filename().string();
     const int named = std::regex_match(file, match, name) ? std::stoi(match[1].str()) : -1;
@@ -656,6 +685,11 @@ LoadedTrace loadProfilerTraceFiles(const std::vector<std::string>& paths) {
 
 LoadedTrace loadJobDirectory(const std::string& dir) {
   return isProfilerTraceDirectory(dir) ? loadProfilerTraces(dir) : loadRankEventFiles(dir);
+}
+
+bool isCudaSnapshotFileName(const std::string& path) {
+  const std::string file = fs::path(path).filename().string();
+  return file.size() > 7 && file.compare(file.size() - 7, 7, ".pickle") == 0;
 }
 
 bool isProfilerTraceFileName(const std::string& path) {

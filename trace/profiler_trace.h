@@ -37,12 +37,17 @@ LoadedTrace loadProfilerTraces(const std::string& dir);
 // The same from files named on the command line or in the app (one per rank, named any way, as
 // torch.profiler's tensorboard_trace_handler names them HOST_PID.TIME.pt.trace.json): each file's
 // rank from its distributedInfo, or from a name rank-R.pt.trace.json. Two files of one rank, or a
-// file that says neither, are refused naming them.
+// file that says neither, are refused naming them. A CUDA memory snapshot (*.pickle) among them
+// is read with its rank's trace when it lies beside one as rank-R.memory.pickle, and refused,
+// saying how to place it, otherwise.
 LoadedTrace loadProfilerTraceFiles(const std::vector<std::string>& paths);
 
 // A job's directory: its torch.profiler traces when it holds them, else shardscope's own per-rank
 // files (worker --trace-dir, or listen's).
 LoadedTrace loadJobDirectory(const std::string& dir);
+
+// Whether a file's name is a CUDA memory snapshot's (*.pickle).
+bool isCudaSnapshotFileName(const std::string& path);
 
 // Whether a file's name is torch.profiler's (*.pt.trace.json, or .gz).
 bool isProfilerTraceFileName(const std::string& path);

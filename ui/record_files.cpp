@@ -33,7 +33,7 @@ bool summarySchemaNearEnd(const std::string& path) {
 
 // torch.profiler's Chrome trace starts with its schema version; shardscope's --trace does not.
 bool looksLikeProfilerTrace(const std::string& path) {
-  if (trace::isProfilerTraceFileName(path)) return true;
+  if (trace::isProfilerTraceFileName(path) || trace::isCudaSnapshotFileName(path)) return true;
   std::string error;
   const auto head = files::readFileText(path, error, files::kMaxTraceBytes, /*prefix=*/4096);
   return head && head->find("\"schemaVersion\"") != std::string::npos && head->find("\"traceEvents\"") != std::string::npos;
@@ -153,6 +153,7 @@ std::string describeRecordPath(const std::string& path) {
     if (trace::isRankEventDirectory(path)) return "a job's --trace-dir";
     return "";
   }
+  if (trace::isCudaSnapshotFileName(path)) return "CUDA memory snapshot (read with its rank's trace)";
   const std::string ext = fs::path(path).extension().string();
   if (ext != ".json" && ext != ".gz") return "";
   if (looksLikeProfilerTrace(path)) return "torch.profiler trace";

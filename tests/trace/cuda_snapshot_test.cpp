@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <deque>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -266,6 +267,28 @@ TEST(CudaSnapshot, BesideARanksTraceItsGpuMemoryComesFromTheSnapshot) {
   EXPECT_NE(loaded.note.find("rank 1's memory is the profiler's [memory] events instead"), std::string::npos) << loaded.note;
   EXPECT_NE(loaded.note.find("rank 0 held 30000 bytes allocated before the snapshot's history began"), std::string::npos)
       << loaded.note;
+}
+
+// Named among the files to open: a snapshot beside its rank's trace is read with it; one alone,
+// misnamed or elsewhere is refused saying how to place it.
+TEST(CudaSnapshot, ASnapshotNamedAmongFilesIsReadBesideItsTraceOnly) {
+  const std::string dir = testing::freshTempDir("cuda_snapshot_named");
+  writeTrace(profilerTraceFileName(dir, 0), 0);
+  pickleJson(rankZeroSnapshot(), cudaSnapshotFileName(dir, 0));
+  const std::string trace = profilerTraceFileName(dir, 0), snapshot = cudaSnapshotFileName(dir, 0);
+  const auto both = loadProfilerTraceFiles({snapshot, trace});
+  ASSERT_EQ(both.error, "");
+  EXPECT_NE(both.note.find("GPU memory of rank 0 from the CUDA allocator's snapshot"), std::string::npos) << both.note;
+
+  const auto alone = loadProfilerTraceFiles({snapshot});
+  EXPECT_NE(alone.error.find("is a CUDA memory snapshot: shardscope reads one with its rank's torch.profiler trace"),
+            std::string::npos)
+      << alone.error;
+  EXPECT_NE(alone.error.find("open that directory"), std::string::npos) << alone.error;
+  const std::string elsewhere = testing::freshTempDir("cuda_snapshot_elsewhere") + "/rank-0.memory.pickle";
+  std::filesystem::copy_file(snapshot, elsewhere);
+  const auto apart = loadProfilerTraceFiles({trace, elsewhere});
+  EXPECT_NE(apart.error.find("rename or move it there"), std::string::npos) << apart.error;
 }
 
 // A damaged snapshot beside a trace: the job still opens (its memory then the profiler's, the note
