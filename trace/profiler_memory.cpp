@@ -209,7 +209,10 @@ SnapshotLives snapshotLives(const RankTrace& trace, const CudaSnapshot& snapshot
       SnapshotBlock b;
       b.allocation = i;
       b.role = snapshotAllocationRole(stack, profiler::inForwardOrBackward(trace, trace.mainThread, onProfilerClock(trace, a.timeUs)));
-      b.life.inBackward = stackRuns(stack, "torch::autograd::Engine::evaluate_function");
+      // Autograd's engine is C++: a snapshot of Python stacks only (stacks="python") has no frame
+      // of it, and then the profiler's own span of it, on any thread, says so.
+      b.life.inBackward = stackRuns(stack, "torch::autograd::Engine::evaluate_function") ||
+                          profiler::anyThreadInside(trace, onProfilerClock(trace, a.timeUs), "autograd::engine::evaluate_function");
       b.life.inReduce = stackRuns(stack, "foreach_reduce");
       out.blocks.push_back(b);
       continue;
@@ -233,7 +236,9 @@ SnapshotLives snapshotLives(const RankTrace& trace, const CudaSnapshot& snapshot
     // used the block are done with it).
     const auto stack = stackOf(actions[out.requestOf[i]].frames);
     b.life.freedInZeroGrad = freedInZeroGrad(stack);
-    b.life.freedInReduce = stackRuns(stack, "foreach_reduce") || stackRuns(stack, "post_backward", "/fsdp/");
+    // foreach_reduce drops the unsharded gradients once copied into the reduce-scatter's input
+    // (unsharded_grads.clear()); the reshard and the input's own release run outside it.
+    b.life.freedInReduce = stackRuns(stack, "foreach_reduce");
     live.erase(found);
   }
   for (auto& b : out.blocks) {

@@ -167,6 +167,15 @@ const Step* stepAt(const RankTrace& trace, int64_t t) {
   return t <= it->end ? &*it : nullptr;
 }
 
+bool anyThreadInside(const RankTrace& trace, int64_t t, const std::string& prefix) {
+  for (const auto& [thread, spans] : trace.threads) {
+    for (const Span* s : spansAt(trace, thread, t)) {
+      if (s->name.rfind(prefix, 0) == 0) return true;
+    }
+  }
+  return false;
+}
+
 int recordedStepAt(const RankTrace& trace, int64_t t) {
   const Step* step = stepAt(trace, t);
   return step ? step->number - trace.steps.front().number : -1;

@@ -68,6 +68,10 @@ std::string indexTrace(const nlohmann::json& root, RankTrace& out);
 // The spans of `thread` in force at `t`, innermost first.
 std::vector<const Span*> spansAt(const RankTrace& trace, int64_t thread, int64_t t);
 
+// Whether any thread is inside a span whose name starts with `prefix` at `t` (a record with no
+// thread of its own, such as a CUDA memory snapshot's entry, placed by its time).
+bool anyThreadInside(const RankTrace& trace, int64_t t, const std::string& prefix);
+
 // The NCCL kernel that a launch inside `op` (on its thread, between its begin and end) started,
 // or null: where a collective ran on the GPU.
 const Span* ncclKernelOf(const RankTrace& trace, const Span& op);

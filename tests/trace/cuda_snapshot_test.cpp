@@ -196,7 +196,6 @@ TEST(CudaSnapshot, TheFunctionsTheRulesNameAreTorchsOwn) {
 import inspect, torch
 from torch.distributed.fsdp._fully_shard import _fsdp_collectives as c
 from torch.distributed.fsdp._fully_shard._fsdp_param_group import FSDPParamGroup as G
-G.post_backward  # its frees are the reduce-scatter's (a gradient's life), not a role of its own
 for f in (c.foreach_all_gather, c.foreach_all_gather_copy_out, c.foreach_reduce, G.unshard, G.pre_forward,
           G.post_forward, torch.optim.Optimizer.zero_grad, torch.optim.Adam.step,
           torch.nn.parallel.DistributedDataParallel.forward, torch.nn.Module._call_impl):
@@ -217,12 +216,13 @@ for f in (c.foreach_all_gather, c.foreach_all_gather_copy_out, c.foreach_reduce,
   EXPECT_EQ(checked, 10) << result.output;
 }
 
-void writeTrace(const std::string& path, int rank) {
+void writeTrace(const std::string& path, int rank, json extra = json::array()) {
   auto span = [](const std::string& name, double ts, double dur) {
     return json{{"ph", "X"}, {"cat", "user_annotation"}, {"name", name}, {"pid", 1}, {"tid", 10}, {"ts", ts}, {"dur", dur}};
   };
   json events = json::array({span("ProfilerStep#3", 1000, 900), span("Optimizer.step#Adam.step", 1500, 200),
                              span("Optimizer.zero_grad#Adam.zero_grad", 1800, 20)});
+  for (auto& e : extra) events.push_back(e);
   // The profiler's own [memory] event of the device: 100000 B held before it, all "other".
   events.push_back({{"ph", "i"}, {"cat", "cpu_instant_event"}, {"name", "[memory]"}, {"pid", 1}, {"tid", 10}, {"ts", 1030},
                     {"args", {{"Bytes", 512}, {"Addr", 0xe0}, {"Total Allocated", 100512}, {"Device Type", 1}, {"Device Id", 0}}}});
@@ -267,6 +267,49 @@ TEST(CudaSnapshot, BesideARanksTraceItsGpuMemoryComesFromTheSnapshot) {
   EXPECT_NE(loaded.note.find("rank 1's memory is the profiler's [memory] events instead"), std::string::npos) << loaded.note;
   EXPECT_NE(loaded.note.find("rank 0 held 30000 bytes allocated before the snapshot's history began"), std::string::npos)
       << loaded.note;
+}
+
+// FSDP2's backward, as its stacks show it: a gradient autograd made, dropped by foreach_reduce
+// once copied in, or kept until zero_grad (seen here through a Python-only stack: the profiler's
+// span says it was made in backward); a unit gathered again for backward and resharded in
+// post_backward (not a gradient); the reduce-scatter's input (released outside foreach_reduce) and
+// its output, the sharded gradient.
+TEST(CudaSnapshot, GradientsAreKnownByTheirLivesAndTheRestIsNot) {
+  const std::string dir = testing::freshTempDir("cuda_snapshot_backward");
+  // Autograd's engine on its own thread (11), its span in the profiler's trace.
+  json backwardSpan = {{"ph", "X"}, {"cat", "cpu_op"}, {"name", "autograd::engine::evaluate_function: MmBackward0"},
+                       {"pid", 1}, {"tid", 11}, {"ts", 1300}, {"dur", 100}};
+  writeTrace(profilerTraceFileName(dir, 0), 0, json::array({backwardSpan}));
+  const json engine = frame("torch::autograd::Engine::evaluate_function(std::shared_ptr<torch::autograd::GraphTask>&, ...)");
+  const json zeroGrad = stack({frame("zero_grad", kOptim + "optimizer.py")});
+  const json reduce = stack({frame("foreach_reduce", kFsdp + "_fsdp_collectives.py"), frame("post_backward", kFsdp + "_fsdp_param_group.py"), engine});
+  const json postBackward = stack({frame("post_backward", kFsdp + "_fsdp_param_group.py"), engine});
+  json t = json::array();
+  t.push_back(entry("alloc", 0xe1, 2048, 1310, json::array()));  // Python stacks only: none on autograd's thread
+  t.push_back(entry("alloc", 0xe5, 2048, 1312, stack({frame("at::mm(at::Tensor const&, at::Tensor const&)"), engine})));
+  t.push_back(entry("alloc", 0xe2, 8192, 1320, stack({frame("foreach_all_gather_copy_out", kFsdp + "_fsdp_collectives.py"), engine})));
+  t.push_back(entry("alloc", 0xe3, 4096, 1330, reduce));
+  t.push_back(entry("alloc", 0xe4, 1024, 1335, reduce));
+  t.push_back(entry("free_requested", 0xe5, 2048, 1336, reduce));
+  t.push_back(entry("free_completed", 0xe5, 2048, 1336));
+  t.push_back(entry("free_requested", 0xe2, 8192, 1350, stack({frame("reshard", kFsdp + "_fsdp_param_group.py"), frame("post_backward", kFsdp + "_fsdp_param_group.py"), engine})));
+  t.push_back(entry("free_completed", 0xe2, 8192, 1350));
+  t.push_back(entry("free_requested", 0xe3, 4096, 1600, postBackward));
+  t.push_back(entry("free_completed", 0xe3, 4096, 1600));
+  t.push_back(entry("free_requested", 0xe1, 2048, 1810, zeroGrad));
+  t.push_back(entry("free_completed", 0xe1, 2048, 1810));
+  t.push_back(entry("free_requested", 0xe4, 1024, 1815, zeroGrad));
+  t.push_back(entry("free_completed", 0xe4, 1024, 1815));
+  pickleJson({{"segments", json::array()}, {"device_traces", json::array({t})}}, cudaSnapshotFileName(dir, 0));
+  const auto loaded = loadProfilerTraces(dir);
+  ASSERT_EQ(loaded.error, "");
+  const auto& rank = loaded.recording.rank(0);
+  auto peak = [&](MemoryRole role) { return rank.peakByRole[static_cast<int>(role)]; };
+  EXPECT_EQ(peak(MemoryRole::GradFull), 2048 + 2048) << "both gradients autograd made, at once from 1312 to 1336";
+  EXPECT_EQ(peak(MemoryRole::ParamGathered), 8192) << "resharded in post_backward: not a gradient";
+  EXPECT_EQ(peak(MemoryRole::CommBuffer), 4096) << "the reduce-scatter's input, released outside foreach_reduce";
+  EXPECT_EQ(peak(MemoryRole::GradShard), 1024) << "made in foreach_reduce, freed by zero_grad";
+  EXPECT_EQ(peak(MemoryRole::Activation), 0);
 }
 
 // Named among the files to open: a snapshot beside its rank's trace is read with it; one alone,
