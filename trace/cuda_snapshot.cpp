@@ -1,5 +1,6 @@
 #include "trace/cuda_snapshot.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "files/file_text.h"
@@ -21,10 +22,17 @@ const char* kHowToWrite =
 
 bool isActive(std::string_view state) { return state.substr(0, 6) == "active"; }
 
-// Past these a number is not one a snapshot holds (and sums and clocks of it would overflow):
-// 256 TiB for a block, the year 2255 for a time.
-constexpr int64_t kMaxBlockBytes = int64_t{1} << 48;
-constexpr int64_t kMaxTimeUs = int64_t{9} << 50;
+// Past these a number is not one a snapshot holds (and sums and clocks of it would overflow): 1 TiB
+// for a block, 4 million entries or blocks (any sum of sizes then fits 63 bits twice over), the
+// year 2255 for a time (2^53 us; in ns still within 63 bits).
+constexpr int64_t kMaxBlockBytes = int64_t{1} << 40;
+constexpr size_t kMaxSnapshotEntries = 4'000'000;
+constexpr int64_t kMaxTimeUs = int64_t{1} << 53;
+// An entry, segment or block is a dict of a few keys (about 6 to 12): one of many more is not
+// one, and looking keys up in it for every entry sharing it would take forever.
+constexpr size_t kMaxKeys = 64;
+
+bool isRecord(const Value& v) { return v.kind == Value::Kind::Dict && v.items.size() <= 2 * kMaxKeys; }
 
 std::string outOfRange(const char* what, int64_t value) {
   return "has " + std::string(what) + " " + std::to_string(value) + ", which no memory snapshot holds: a damaged file";
@@ -32,16 +40,24 @@ std::string outOfRange(const char* what, int64_t value) {
 
 // The bytes still allocated on `device` when the snapshot was written: its segments' blocks in use
 // or awaiting a free on another stream.
-int64_t heldOnDevice(const Value& root, int device) {
+int64_t heldOnDevice(const Value& root, int device, std::string& error) {
   const Value* segments = root.get("segments");
   int64_t held = 0;
+  size_t blocksSeen = 0;
   for (size_t s = 0; segments && segments->isList() && s < segments->items.size(); ++s) {
     const Value& segment = *segments->items[s];
-    if (Value::intOr(segment.get("device"), device) != device) continue;
+    if (!isRecord(segment) || Value::intOr(segment.get("device"), device) != device) continue;
     const Value* blocks = segment.get("blocks");
     for (size_t b = 0; blocks && blocks->isList() && b < blocks->items.size(); ++b) {
       const Value& block = *blocks->items[b];
-      const int64_t size = Value::intOr(block.get("size"), 0);
+      if (++blocksSeen > kMaxSnapshotEntries) {
+        error = "has more than " + std::to_string(kMaxSnapshotEntries) + " blocks, more than any allocator holds: a damaged file";
+        return 0;
+      }
+      if (!isRecord(block)) continue;
+      // The size the tensor asked for, as the history's entries give it (the block's own size is
+      // rounded up to the allocator's granularity).
+      const int64_t size = Value::intOr(block.get("requested_size"), Value::intOr(block.get("size"), 0));
       if (isActive(Value::textOf(block.get("state"))) && size > 0 && size <= kMaxBlockBytes) held += size;
     }
   }
@@ -68,8 +84,16 @@ int pickDevice(const Value& traces, int wanted) {
 }
 
 std::string readActions(const Value& trace, CudaSnapshot& out) {
+  if (trace.items.size() > kMaxSnapshotEntries) {
+    return "has a history of " + std::to_string(trace.items.size()) + " entries; shardscope reads up to " +
+           std::to_string(kMaxSnapshotEntries) + ": record with _record_memory_history(max_entries=...) below that";
+  }
   for (const auto& item : trace.items) {
     const Value& entry = *item;
+    if (!isRecord(entry)) {
+      ++out.otherActions;
+      continue;
+    }
     const std::string_view action = Value::textOf(entry.get("action"));
     AllocatorAction a;
     if (action == "alloc") a.kind = AllocatorAction::Kind::Alloc;
@@ -102,8 +126,12 @@ std::string readActions(const Value& trace, CudaSnapshot& out) {
 std::vector<StackFrame> stackOf(const Value* frames) {
   std::vector<StackFrame> out;
   if (!frames || !frames->isList()) return out;
-  out.reserve(frames->items.size());
-  for (const auto& f : frames->items) out.push_back({Value::textOf(f->get("name")), Value::textOf(f->get("filename"))});
+  const size_t n = std::min(frames->items.size(), kMaxStackFrames);
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    const Value& f = *frames->items[i];
+    if (isRecord(f)) out.push_back({Value::textOf(f.get("name")), Value::textOf(f.get("filename"))});
+  }
   return out;
 }
 
@@ -133,8 +161,8 @@ std::string readCudaSnapshot(const std::string& path, int device, CudaSnapshot& 
                              std::string(kHowToWrite);
   }
   if (auto problem = readActions(*traces->items[static_cast<size_t>(out.device)], out); !problem.empty()) return problem;
-  out.heldWhenWritten = heldOnDevice(*out.root, out.device);
-  return "";
+  out.heldWhenWritten = heldOnDevice(*out.root, out.device, error);
+  return error;
 }
 
 }  // namespace shardscope::trace

@@ -31,7 +31,9 @@ struct CudaSnapshot {
   int64_t otherActions = 0;              // segment, snapshot and out-of-memory entries, not read
 };
 
-// A stack's frames, innermost first (views into the snapshot, valid while it is).
+// A stack's frames, innermost first (views into the snapshot, valid while it is), at most
+// kMaxStackFrames of them: the roles' functions are within the innermost few dozen.
+constexpr size_t kMaxStackFrames = 512;
 std::vector<StackFrame> stackOf(const pickle::Value* frames);
 
 // DIR/rank-R.memory.pickle

@@ -192,9 +192,32 @@ struct SnapshotLives {
 // The snapshot's times are microseconds since the epoch; the profiler's count from its base time.
 int64_t onProfilerClock(const RankTrace& trace, int64_t timeUs) { return timeUs * 1000 - trace.baseTimeNs; }
 
-bool freedInZeroGrad(const std::vector<StackFrame>& stack) { return stackRuns(stack, "zero_grad", "torch/optim/"); }
+// What a stack says, read once per stack: a snapshot's entries share their frames lists (pickle's
+// memo), so the same stack is asked about again and again.
+struct StackFacts {
+  std::optional<MemoryRole> named;  // the role a frame names
+  bool autogradEngine = false;      // made in backward, by autograd's engine
+  bool foreachReduce = false;       // inside FSDP2's foreach_reduce
+  bool zeroGrad = false;            // inside an optimizer's zero_grad
+};
 
-SnapshotLives snapshotLives(const RankTrace& trace, const CudaSnapshot& snapshot) {
+class StackFactsCache {
+ public:
+  const StackFacts& of(const pickle::Value* frames) {
+    auto [it, fresh] = facts_.try_emplace(frames);
+    if (fresh) {
+      const auto stack = stackOf(frames);
+      it->second = {stackNamedRole(stack), stackRuns(stack, "torch::autograd::Engine::evaluate_function"),
+                    stackRuns(stack, "foreach_reduce"), stackRuns(stack, "zero_grad", "torch/optim/")};
+    }
+    return it->second;
+  }
+
+ private:
+  std::unordered_map<const pickle::Value*, StackFacts> facts_;
+};
+
+SnapshotLives snapshotLives(const RankTrace& trace, const CudaSnapshot& snapshot, StackFactsCache& stacks) {
   SnapshotLives out;
   const auto& actions = snapshot.actions;
   out.blockOf.assign(actions.size(), SIZE_MAX);
@@ -205,15 +228,16 @@ SnapshotLives snapshotLives(const RankTrace& trace, const CudaSnapshot& snapshot
     if (a.kind == AllocatorAction::Kind::Alloc) {
       live[a.address] = out.blocks.size();
       out.blockOf[i] = out.blocks.size();
-      const auto stack = stackOf(a.frames);
+      const StackFacts& stack = stacks.of(a.frames);
+      const int64_t t = onProfilerClock(trace, a.timeUs);
       SnapshotBlock b;
       b.allocation = i;
-      b.role = snapshotAllocationRole(stack, profiler::inForwardOrBackward(trace, trace.mainThread, onProfilerClock(trace, a.timeUs)));
+      b.role = stack.named.value_or(profiler::inForwardOrBackward(trace, trace.mainThread, t) ? MemoryRole::Activation
+                                                                                              : MemoryRole::Other);
       // Autograd's engine is C++: a snapshot of Python stacks only (stacks="python") has no frame
       // of it, and then the profiler's own span of it, on any thread, says so.
-      b.life.inBackward = stackRuns(stack, "torch::autograd::Engine::evaluate_function") ||
-                          profiler::anyThreadInside(trace, onProfilerClock(trace, a.timeUs), "autograd::engine::evaluate_function");
-      b.life.inReduce = stackRuns(stack, "foreach_reduce");
+      b.life.inBackward = stack.autogradEngine || profiler::anyThreadInside(trace, t, "autograd::engine::evaluate_function");
+      b.life.inReduce = stack.foreachReduce;
       out.blocks.push_back(b);
       continue;
     }
@@ -234,11 +258,11 @@ SnapshotLives snapshotLives(const RankTrace& trace, const CudaSnapshot& snapshot
     out.blockOf[i] = found->second;
     // The stack of the free itself is its request's (free_completed comes when the streams that
     // used the block are done with it).
-    const auto stack = stackOf(actions[out.requestOf[i]].frames);
-    b.life.freedInZeroGrad = freedInZeroGrad(stack);
+    const StackFacts& stack = stacks.of(actions[out.requestOf[i]].frames);
+    b.life.freedInZeroGrad = stack.zeroGrad;
     // foreach_reduce drops the unsharded gradients once copied into the reduce-scatter's input
     // (unsharded_grads.clear()); the reshard and the input's own release run outside it.
-    b.life.freedInReduce = stackRuns(stack, "foreach_reduce");
+    b.life.freedInReduce = stack.foreachReduce;
     live.erase(found);
   }
   for (auto& b : out.blocks) {
@@ -251,14 +275,12 @@ SnapshotLives snapshotLives(const RankTrace& trace, const CudaSnapshot& snapshot
 
 void readSnapshotMemory(const RankTrace& trace, const CudaSnapshot& snapshot, const std::optional<HeldAtStart>& counted,
                         std::vector<Event>& out, MemoryNotes& notes) {
-  if (trace.rank == 0) {
-    notes.fromSnapshot = true;
-    notes.counted = counted;
-  }
+  if (trace.rank == 0) notes.fromSnapshot = true;
   if (trace.steps.empty()) return;
   const int64_t begin = trace.steps.front().begin, end = trace.steps.back().end;
   const auto& actions = snapshot.actions;
-  const SnapshotLives lives = snapshotLives(trace, snapshot);
+  StackFactsCache stacks;
+  const SnapshotLives lives = snapshotLives(trace, snapshot, stacks);
   auto at = [&](size_t action) { return onProfilerClock(trace, actions[action].timeUs); };
 
   // Held when the first recorded step began: the history's blocks alive then, by role; and what
@@ -278,7 +300,14 @@ void readSnapshotMemory(const RankTrace& trace, const CudaSnapshot& snapshot, co
   for (int r = 0; r < kTensorRoleCount; ++r) {
     if (heldByRole[r] > 0) out.push_back(memoryEvent(trace.rank, begin - 1, heldByRole[r], static_cast<MemoryRole>(r), 0));
   }
-  auto heldBefore = heldBeforeRecord(trace.rank, begin - 1, 0, olderThanHistory, true, counted, out);
+  // The recorder counted at the first step what the history may already hold (the optimizer's
+  // state made in the steps before): only the rest of its count is older than the history.
+  std::optional<HeldAtStart> countedBefore = counted;
+  for (int r = 0; countedBefore && r < kTensorRoleCount; ++r) {
+    countedBefore->bytes[r] = std::max<int64_t>(countedBefore->bytes[r] - heldByRole[r], 0);
+  }
+  if (trace.rank == 0) notes.counted = countedBefore;
+  auto heldBefore = heldBeforeRecord(trace.rank, begin - 1, 0, olderThanHistory, true, countedBefore, out);
   if (trace.rank == 0) notes.heldAtStart = olderThanHistory;
 
   for (size_t i = 0; i < actions.size(); ++i) {
@@ -295,7 +324,7 @@ void readSnapshotMemory(const RankTrace& trace, const CudaSnapshot& snapshot, co
       continue;
     }
     // A block from before the history: as the profiler's reader takes such frees.
-    const bool zeroGrad = freedInZeroGrad(stackOf(actions[lives.requestOf[i]].frames));
+    const bool zeroGrad = stacks.of(actions[lives.requestOf[i]].frames).zeroGrad;
     const MemoryRole from = takeFromCounted(heldBefore, bytes, zeroGrad);
     if (trace.rank == 0 && from == MemoryRole::Other) ++notes.unknownFrees;
     out.push_back(memoryEvent(trace.rank, t, -bytes, from, step));

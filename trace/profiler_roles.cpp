@@ -52,11 +52,15 @@ std::optional<MemoryRole> roleNamedBy(const StackFrame& f) {
 
 }  // namespace
 
-MemoryRole snapshotAllocationRole(const std::vector<StackFrame>& stackInnermostFirst, bool inForwardOrBackward) {
+std::optional<MemoryRole> stackNamedRole(const std::vector<StackFrame>& stackInnermostFirst) {
   for (const StackFrame& f : stackInnermostFirst) {
-    if (auto role = roleNamedBy(f)) return *role;
+    if (auto role = roleNamedBy(f)) return role;
   }
-  return inForwardOrBackward ? MemoryRole::Activation : MemoryRole::Other;
+  return std::nullopt;
+}
+
+MemoryRole snapshotAllocationRole(const std::vector<StackFrame>& stackInnermostFirst, bool inForwardOrBackward) {
+  return stackNamedRole(stackInnermostFirst).value_or(inForwardOrBackward ? MemoryRole::Activation : MemoryRole::Other);
 }
 
 bool stackRuns(const std::vector<StackFrame>& stack, std::string_view function, std::string_view fileHint) {

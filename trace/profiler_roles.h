@@ -17,6 +17,7 @@
 // (forward, loss and backward, which FSDP2 leaves unannotated): activation.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,6 +54,8 @@ struct StackFrame {
 // and, named by none, `inForwardOrBackward` (the time is inside a step before its optimizer step,
 // on the training thread's clock): activation; else other.
 MemoryRole snapshotAllocationRole(const std::vector<StackFrame>& stackInnermostFirst, bool inForwardOrBackward);
+// The role the first frame that names one names, or none (then the time decides, as above).
+std::optional<MemoryRole> stackNamedRole(const std::vector<StackFrame>& stackInnermostFirst);
 
 // Whether the stack ran `function` (a Python frame's name, or part of a C++ frame's), in a file whose
 // path holds `fileHint` ("" for any).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <functional>
 
 namespace shardscope::trace::profiler {
@@ -129,7 +130,8 @@ std::string indexTrace(const nlohmann::json& root, RankTrace& out) {
   }
   // Kineto writes times as microseconds after this (an epoch time in ns); older traces, as times
   // since the epoch (0 here).
-  if (root.contains("baseTimeNanoseconds") && root["baseTimeNanoseconds"].is_number_integer()) {
+  if (root.contains("baseTimeNanoseconds") && root["baseTimeNanoseconds"].is_number_unsigned() &&
+      root["baseTimeNanoseconds"].get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX)) {
     out.baseTimeNs = root["baseTimeNanoseconds"].get<int64_t>();
   }
   if (root.contains("distributedInfo") && root["distributedInfo"].is_object()) {

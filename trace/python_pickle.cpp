@@ -37,7 +37,7 @@ const char* objectOpcodeName(unsigned char op) {
     case 'P': return "PERSID";
     case 'Q': return "BINPERSID";
     case 0x82: case 0x83: case 0x84: return "EXT";
-    case 0x96: case 0x97: case 0x98: return "out-of-band buffer";
+    case 0x97: case 0x98: return "out-of-band buffer";
     default: return nullptr;
   }
 }
@@ -79,6 +79,7 @@ class Reader {
   std::vector<ValuePtr> stack_;
   std::vector<size_t> marks_;  // stack sizes at each MARK
   std::unordered_map<uint64_t, ValuePtr> memo_;
+  int64_t made_ = 0;  // values made so far
   std::string error_;
 
   bool fail(std::string why) {
@@ -104,13 +105,18 @@ class Reader {
     return true;
   }
 
-  static ValuePtr make(Kind kind) {
+  ValuePtr make(Kind kind) {
+    ++made_;
     auto v = std::make_shared<Value>();
     v->kind = kind;
     return v;
   }
 
   bool push(ValuePtr v) {
+    if (made_ + static_cast<int64_t>(stack_.size()) > kMaxPickleValues) {
+      return fail("holds more than " + std::to_string(kMaxPickleValues) +
+                  " values, more than shardscope reads: record a shorter history");
+    }
     stack_.push_back(std::move(v));
     return true;
   }
@@ -286,6 +292,7 @@ class Reader {
       case 'C': return text(1, Kind::Bytes);     // SHORT_BINBYTES
       case 'B': return text(4, Kind::Bytes);     // BINBYTES
       case 0x8e: return text(8, Kind::Bytes);    // BINBYTES8
+      case 0x96: return text(8, Kind::Bytes);    // BYTEARRAY8 (protocol 5's in-band bytearray)
       case '}': return push(make(Kind::Dict));
       case ']': return push(make(Kind::List));
       case ')': return push(make(Kind::Tuple));

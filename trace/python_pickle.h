@@ -1,9 +1,10 @@
 // A Python pickle of plain values, read into a tree: what PyTorch writes with pickle.dump for its
-// records (torch.cuda.memory._dump_snapshot). Dicts, lists, tuples, sets (as lists), strings,
-// bytes, integers up to 64 bits, floats, booleans and None, at protocols 2 to 5 (pickle.dump
-// writes 4 or 5; protocol 1, without booleans, reads too). An opcode that would build a Python
-// object (GLOBAL, REDUCE, BUILD, ...) is refused, never run: here a pickle is data, not code. A value the pickle shares (its memo) is one node with several parents, so a
-// snapshot's frames, repeated in every entry, are held once.
+// records (torch.cuda.memory._dump_snapshot). Dicts, lists, tuples, strings, integers up to 64
+// bits, floats, booleans and None at protocols 2 to 5 (pickle.dump writes 4 or 5); bytes from
+// protocol 3 on and sets (read as lists) from 4 on, as earlier protocols write those through a
+// GLOBAL. An opcode that would build a Python object (GLOBAL, REDUCE, BUILD, ...) is refused,
+// never run: here a pickle is data, not code. A value the pickle shares (its memo) is one node
+// with several parents, so a snapshot's frames, repeated in every entry, are held once.
 #pragma once
 
 #include <cstdint>
@@ -42,6 +43,9 @@ using ValuePtr = std::shared_ptr<Value>;
 // Nesting past this is refused: no real record nests so deep, and a tree this deep is still
 // freed without exhausting the stack.
 constexpr int kMaxPickleDepth = 200;
+// Values (and stack entries) past this are refused: each costs about 100 bytes, however few bytes
+// of the file made it, so the file's size alone does not bound the memory a read takes.
+constexpr int64_t kMaxPickleValues = 24'000'000;
 
 // The pickle's value, or null with `error` saying why: the opcode and its byte offset for one
 // this reader refuses or does not know, "ends at byte N" for a file cut short.

@@ -57,10 +57,19 @@ void pickleJson(const json& value, const std::string& path) {
   ASSERT_EQ(result.exitCode, 0) << result.output;
 }
 
-json segment(int device, std::vector<std::pair<int64_t, std::string>> blocks) {
+struct Block {
+  int64_t requested;  // what the tensor asked for, as the history's entries give it
+  std::string state;
+};
+
+// A segment's blocks, each rounded up to 512 bytes as the allocator rounds them.
+json segment(int device, std::vector<Block> blocks) {
   json out = {{"device", device}, {"address", 0}, {"total_size", 0}, {"stream", 0}, {"segment_type", "large"},
               {"allocated_size", 0}, {"active_size", 0}, {"frames", json::array()}, {"blocks", json::array()}};
-  for (const auto& [size, state] : blocks) out["blocks"].push_back({{"size", size}, {"state", state}, {"frames", json::array()}});
+  for (const auto& b : blocks) {
+    out["blocks"].push_back({{"size", (b.requested + 511) / 512 * 512}, {"requested_size", b.requested}, {"state", b.state},
+                             {"frames", json::array()}});
+  }
   return out;
 }
 
@@ -127,7 +136,9 @@ TEST(CudaSnapshot, ReadsOneDevicesHistoryInOrderAndWhatItStillHeld) {
   ASSERT_EQ(frames.size(), 6u);
   EXPECT_EQ(frames[2].name, "foreach_all_gather");
   EXPECT_EQ(frames[5].file, "/home/me/train.py");
-  EXPECT_EQ(s.heldWhenWritten, 50000 + 4096 + 1000 + 300) << "device 0's active blocks; not the inactive one, not device 1's";
+  EXPECT_EQ(s.heldWhenWritten, 50000 + 4096 + 1000 + 300)
+      << "device 0's active blocks as their tensors asked (the history's sizes, not the rounded ones); not the "
+         "inactive one, not device 1's";
 
   EXPECT_NE(readCudaSnapshot(path, 1, s).find("has no history for device 1"), std::string::npos);
 }
@@ -147,6 +158,11 @@ TEST(CudaSnapshot, FilesThatAreNotSnapshotsWithAHistoryAreRefusedSayingWhy) {
   json untimed = entry("alloc", 1, 2, 3);
   untimed.erase("time_us");
   EXPECT_NE(why({{"device_traces", json::array({json::array({untimed})})}}).find("without a time (time_us)"), std::string::npos);
+  json late = entry("alloc", 1, 2, 3);
+  late["time_us"] = int64_t{1} << 60;
+  EXPECT_NE(why({{"device_traces", json::array({json::array({late})})}}).find("which no memory snapshot holds"), std::string::npos);
+  json huge = entry("alloc", 1, int64_t{1} << 50, 3);
+  EXPECT_NE(why({{"device_traces", json::array({json::array({huge})})}}).find("has a block of"), std::string::npos);
   std::ofstream(dir + "/text.pickle") << "{\"device_traces\": []}";
   CudaSnapshot s;
   const std::string notPickle = readCudaSnapshot(dir + "/text.pickle", -1, s);
@@ -235,7 +251,9 @@ void writeTrace(const std::string& path, int rank, json extra = json::array()) {
 TEST(CudaSnapshot, BesideARanksTraceItsGpuMemoryComesFromTheSnapshot) {
   const std::string dir = testing::freshTempDir("cuda_snapshot_view");
   for (int r = 0; r < 2; ++r) writeTrace(profilerTraceFileName(dir, r), r);
-  std::ofstream(dir + "/rank-0.shardscope.json") << R"({"rank": 0, "held_when_recording_began": {"cuda": {"param_shard": 40000}}})";
+  // The recorder also counted Adam's state, which the history holds already (made at 500).
+  std::ofstream(dir + "/rank-0.shardscope.json")
+      << R"({"rank": 0, "held_when_recording_began": {"cuda": {"param_shard": 40000, "optimizer_state": 4096}}})";
   pickleJson(rankZeroSnapshot(), cudaSnapshotFileName(dir, 0));
   std::ofstream(cudaSnapshotFileName(dir, 1)) << "not a pickle";
   const auto loaded = loadProfilerTraces(dir);
@@ -245,7 +263,8 @@ TEST(CudaSnapshot, BesideARanksTraceItsGpuMemoryComesFromTheSnapshot) {
   auto peak = [&](MemoryRole role) { return rank.peakByRole[static_cast<int>(role)]; };
   EXPECT_EQ(peak(MemoryRole::ParamShard), 40000) << "what the recorder counted, of what was held before the history";
   EXPECT_EQ(peak(MemoryRole::Other), 30000) << "the rest of that (50000 held to the end, 20000 freed in the step)";
-  EXPECT_EQ(peak(MemoryRole::OptimizerState), 4096 + 512) << "Adam's state from before the step, then its temporary";
+  EXPECT_EQ(peak(MemoryRole::OptimizerState), 4096 + 512)
+      << "Adam's state from before the step (once: the history's, not again from the recorder's count), then its temporary";
   EXPECT_EQ(peak(MemoryRole::CommBuffer), 8192) << "the all-gather's output, freed when its free completed";
   EXPECT_EQ(peak(MemoryRole::ParamGathered), 8192);
   EXPECT_EQ(peak(MemoryRole::Activation), 4096) << "no frame names it; in the step before its optimizer step";

@@ -78,7 +78,7 @@ value = {
 def plain(v):
     if isinstance(v, dict): return {k: plain(x) for k, x in v.items()}
     if isinstance(v, (list, tuple, set, frozenset)): return [plain(x) for x in v]
-    if isinstance(v, bytes): return {"bytes": v.hex()}
+    if isinstance(v, (bytes, bytearray)): return {"bytes": v.hex()}
     return v
 for p in range(2, pickle.HIGHEST_PROTOCOL + 1):
     v = dict(value)
@@ -86,6 +86,8 @@ for p in range(2, pickle.HIGHEST_PROTOCOL + 1):
         v["bytes"] = b"\x00\x01\xfe\xff"   # protocol 2 pickles bytes through a GLOBAL
     if p < 4:
         del v["set"]                        # and sets, before protocol 4
+    if p >= 5:
+        v["bytearray"] = bytearray(b"ab")   # BYTEARRAY8, in band
     pickle.dump(v, open(d + "/p%d.pickle" % p, "wb"), protocol=p)
     json.dump(plain(v), open(d + "/p%d.json" % p, "w"))
 )";
