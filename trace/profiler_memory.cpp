@@ -276,9 +276,19 @@ SnapshotLives snapshotLives(const RankTrace& trace, const CudaSnapshot& snapshot
 void readSnapshotMemory(const RankTrace& trace, const CudaSnapshot& snapshot, const std::optional<HeldAtStart>& counted,
                         std::vector<Event>& out, MemoryNotes& notes) {
   if (trace.rank == 0) notes.fromSnapshot = true;
-  if (trace.steps.empty()) return;
-  const int64_t begin = trace.steps.front().begin, end = trace.steps.back().end;
   const auto& actions = snapshot.actions;
+  if (actions.empty()) return;
+  // The recorded steps, or without a profiler trace the whole history.
+  int64_t begin = INT64_MAX, end = INT64_MIN;
+  if (!trace.steps.empty()) {
+    begin = trace.steps.front().begin;
+    end = trace.steps.back().end;
+  } else {
+    for (const auto& a : actions) {
+      begin = std::min(begin, onProfilerClock(trace, a.timeUs));
+      end = std::max(end, onProfilerClock(trace, a.timeUs));
+    }
+  }
   StackFactsCache stacks;
   const SnapshotLives lives = snapshotLives(trace, snapshot, stacks);
   auto at = [&](size_t action) { return onProfilerClock(trace, actions[action].timeUs); };

@@ -49,8 +49,9 @@ int traceMemoryDevice(const profiler::RankTrace& trace);
 void readProfilerMemory(const profiler::RankTrace& trace, const std::optional<HeldAtStart>& counted,
                         std::vector<Event>& out, MemoryNotes& notes);
 
-// The snapshot's allocations and frees from the first recorded step's start to the last one's end,
-// in roles, after what the device held at that start, by role.
+// The snapshot's allocations and frees from the first recorded step's start to the last one's end
+// (a trace without steps: over the whole history, on the snapshot's own clock when the trace has
+// no base time), in roles, after what the device held at that start, by role.
 void readSnapshotMemory(const profiler::RankTrace& trace, const CudaSnapshot& snapshot,
                         const std::optional<HeldAtStart>& counted, std::vector<Event>& out, MemoryNotes& notes);
 

@@ -22,6 +22,7 @@
 #include "trace/profiler_trace_index.h"
 #include "trace/rank_clock.h"
 #include "trace/rank_event_files.h"
+#include "trace/snapshot_job.h"
 
 namespace shardscope::trace {
 
@@ -609,6 +610,7 @@ LoadedTrace loadRankFiles(const std::vector<RankFile>& files) {
   out.config.batch = 0;  // the job's batch and model are not in its trace: no rates are derived
   out.config.steps = static_cast<int>(out.recording.rank(0).steps.size());
   out.jobLabel = "a PyTorch job's own model (not in the trace)";
+  out.source = "torch.profiler";
   out.config.strategy = strategyFromCollectives(events[0]);
   out.title = std::string("a PyTorch job (torch.profiler), ") +
               (out.config.strategy == StrategyKind::Ddp ? "ddp-like: all-reduces"
@@ -650,9 +652,9 @@ std::string snapshotNamedAlone(const std::string& path, const std::vector<std::s
     return fs::path(t).parent_path() == p.parent_path();
   });
   if (std::regex_match(p.filename().string(), name) && besideATrace) return "";
-  return "'" + path + "' is a CUDA memory snapshot: shardscope reads one with its rank's torch.profiler trace, named "
-         "rank-R.memory.pickle in the trace's directory (R: the rank); " +
-         std::string(traces.empty() ? "open that directory, or the traces in it" : "rename or move it there");
+  return "'" + path + "' is a CUDA memory snapshot: beside torch.profiler traces, shardscope reads one with its rank's "
+         "trace, named rank-R.memory.pickle in the trace's directory (R: the rank): rename or move it there, or open "
+         "the snapshots on their own";
 }
 
 }  // namespace
@@ -666,6 +668,7 @@ LoadedTrace loadProfilerTraceFiles(const std::vector<std::string>& paths) {
   static const std::regex name(R"(rank-([0-9]{1,4})\.pt\.trace\.json(\.gz)?)");
   std::vector<std::string> traces;
   std::copy_if(paths.begin(), paths.end(), std::back_inserter(traces), [](const std::string& p) { return !isCudaSnapshotFileName(p); });
+  if (traces.empty()) return loadCudaSnapshotFiles(paths);  // snapshots alone: memory only
   for (const auto& path : paths) {
     if (auto problem = snapshotNamedAlone(path, traces); !problem.empty()) {
       LoadedTrace out;
@@ -684,7 +687,8 @@ LoadedTrace loadProfilerTraceFiles(const std::vector<std::string>& paths) {
 }
 
 LoadedTrace loadJobDirectory(const std::string& dir) {
-  return isProfilerTraceDirectory(dir) ? loadProfilerTraces(dir) : loadRankEventFiles(dir);
+  if (isProfilerTraceDirectory(dir)) return loadProfilerTraces(dir);
+  return isCudaSnapshotDirectory(dir) ? loadCudaSnapshotDirectory(dir) : loadRankEventFiles(dir);
 }
 
 bool isCudaSnapshotFileName(const std::string& path) {

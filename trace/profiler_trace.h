@@ -39,11 +39,12 @@ LoadedTrace loadProfilerTraces(const std::string& dir);
 // rank from its distributedInfo, or from a name rank-R.pt.trace.json. Two files of one rank, or a
 // file that says neither, are refused naming them. A CUDA memory snapshot (*.pickle) among them
 // is read with its rank's trace when it lies beside one as rank-R.memory.pickle, and refused,
-// saying how to place it, otherwise.
+// saying how to place it, otherwise; snapshots named alone open on their own
+// (trace/snapshot_job.h).
 LoadedTrace loadProfilerTraceFiles(const std::vector<std::string>& paths);
 
-// A job's directory: its torch.profiler traces when it holds them, else shardscope's own per-rank
-// files (worker --trace-dir, or listen's).
+// A job's directory: its torch.profiler traces when it holds them, else its CUDA memory snapshots
+// when it holds only those, else shardscope's own per-rank files (worker --trace-dir, or listen's).
 LoadedTrace loadJobDirectory(const std::string& dir);
 
 // Whether a file's name is a CUDA memory snapshot's (*.pickle).

@@ -374,13 +374,16 @@ void drawComparison(const std::vector<Session>& sessions,
       return recorded(r, [&](const auto& rr) { return formatBytes(maxOf(rr, [](const RankStats& s) { return s.activationSavedBytes; })); });
     });
     row("step time", [&](const auto& r) {
-      const std::string time = formatDuration(1e9 * maxOf(r, [](const RankStats& s) { return s.steadyStepSeconds; }));
+      const double seconds = maxOf(r, [](const RankStats& s) { return s.steadyStepSeconds; });
+      // CUDA memory snapshots on their own hold no steps.
+      if (!r.empty() && !r.front().throughputKnown && seconds <= 0) return std::string("unknown (no steps recorded)");
+      const std::string time = formatDuration(1e9 * seconds);
       // A PyTorch job's own trace (no batch in it) timed its steps under torch.profiler, which
       // records shapes and memory: slower than the job runs, so not a figure to compare.
       return !r.empty() && !r.front().throughputKnown ? time + " (under torch.profiler)" : time;
     });
     row("samples/s (all ranks)", [&](const auto& r) {
-      if (!r.empty() && !r.front().throughputKnown) return std::string("unknown (no batch in the trace)");
+      if (!r.empty() && !r.front().throughputKnown) return std::string("unknown (no batch in the record)");
       double total = 0;
       for (const auto& s : r) total += s.samplesPerSecond;
       char buf[32];

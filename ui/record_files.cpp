@@ -9,6 +9,7 @@
 #include "stats/summary_reader.h"
 #include "trace/profiler_trace.h"
 #include "trace/rank_event_files.h"
+#include "trace/snapshot_job.h"
 #include "trace/trace_reader.h"
 
 namespace shardscope::ui {
@@ -150,10 +151,11 @@ std::string describeRecordPath(const std::string& path) {
   std::error_code error;
   if (fs::is_directory(path, error)) {
     if (trace::isProfilerTraceDirectory(path)) return "torch.profiler traces";
+    if (trace::isCudaSnapshotDirectory(path)) return "CUDA memory snapshots";
     if (trace::isRankEventDirectory(path)) return "a job's --trace-dir";
     return "";
   }
-  if (trace::isCudaSnapshotFileName(path)) return "CUDA memory snapshot (read with its rank's trace)";
+  if (trace::isCudaSnapshotFileName(path)) return "CUDA memory snapshot";
   const std::string ext = fs::path(path).extension().string();
   if (ext != ".json" && ext != ".gz") return "";
   if (looksLikeProfilerTrace(path)) return "torch.profiler trace";

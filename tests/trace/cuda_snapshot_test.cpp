@@ -331,8 +331,8 @@ TEST(CudaSnapshot, GradientsAreKnownByTheirLivesAndTheRestIsNot) {
   EXPECT_EQ(peak(MemoryRole::Activation), 0);
 }
 
-// Named among the files to open: a snapshot beside its rank's trace is read with it; one alone,
-// misnamed or elsewhere is refused saying how to place it.
+// Named among the files to open: a snapshot beside its rank's trace is read with it; one misnamed
+// or elsewhere is refused saying how to place it.
 TEST(CudaSnapshot, ASnapshotNamedAmongFilesIsReadBesideItsTraceOnly) {
   const std::string dir = testing::freshTempDir("cuda_snapshot_named");
   writeTrace(profilerTraceFileName(dir, 0), 0);
@@ -342,15 +342,45 @@ TEST(CudaSnapshot, ASnapshotNamedAmongFilesIsReadBesideItsTraceOnly) {
   ASSERT_EQ(both.error, "");
   EXPECT_NE(both.note.find("GPU memory of rank 0 from the CUDA allocator's snapshot"), std::string::npos) << both.note;
 
-  const auto alone = loadProfilerTraceFiles({snapshot});
-  EXPECT_NE(alone.error.find("is a CUDA memory snapshot: shardscope reads one with its rank's torch.profiler trace"),
-            std::string::npos)
-      << alone.error;
-  EXPECT_NE(alone.error.find("open that directory"), std::string::npos) << alone.error;
   const std::string elsewhere = testing::freshTempDir("cuda_snapshot_elsewhere") + "/rank-0.memory.pickle";
   std::filesystem::copy_file(snapshot, elsewhere);
   const auto apart = loadProfilerTraceFiles({trace, elsewhere});
   EXPECT_NE(apart.error.find("rename or move it there"), std::string::npos) << apart.error;
+}
+
+// Snapshots with no trace (as a job records them for memory_viz): each rank's memory over its whole
+// history, roles from the stacks alone (no step to place an allocation in), what was held before
+// the history as other; nothing else made up.
+TEST(CudaSnapshot, SnapshotsOnTheirOwnOpenAsMemoryOnly) {
+  const std::string dir = testing::freshTempDir("cuda_snapshot_alone");
+  pickleJson(rankZeroSnapshot(), cudaSnapshotFileName(dir, 0));
+  pickleJson(rankZeroSnapshot(), cudaSnapshotFileName(dir, 1));
+  for (const auto& loaded : {loadJobDirectory(dir),
+                             loadProfilerTraceFiles({cudaSnapshotFileName(dir, 1), cudaSnapshotFileName(dir, 0)})}) {
+    ASSERT_EQ(loaded.error, "");
+    ASSERT_EQ(loaded.recording.ranks(), 2);
+    EXPECT_EQ(loaded.source, "torch.cuda.memory");
+    EXPECT_EQ(loaded.config.batch, 0) << "nothing of the job but its memory";
+    EXPECT_TRUE(loaded.recording.rank(0).steps.empty());
+    EXPECT_TRUE(loaded.recording.rank(0).collectives.empty());
+    const auto& rank = loaded.recording.rank(1);
+    auto peak = [&](MemoryRole role) { return rank.peakByRole[static_cast<int>(role)]; };
+    EXPECT_EQ(peak(MemoryRole::Other), 70000 + 4096)
+        << "what was held before the history, with the forward's allocation that no frame names (1200..1400)";
+    EXPECT_EQ(peak(MemoryRole::OptimizerState), 4096 + 512);
+    EXPECT_EQ(peak(MemoryRole::ParamGathered), 8192);
+    EXPECT_EQ(peak(MemoryRole::GradFull), 2048) << "by its life, from the stacks";
+    EXPECT_EQ(peak(MemoryRole::Activation), 0) << "no step says when forward ran";
+    EXPECT_NE(loaded.note.find("CUDA memory snapshots without torch.profiler traces: memory only"), std::string::npos)
+        << loaded.note;
+    EXPECT_NE(loaded.note.find("rank 0 held 70000 bytes allocated before its history began"), std::string::npos)
+        << loaded.note;
+  }
+  const std::string one = testing::freshTempDir("cuda_snapshot_one") + "/dump_snapshot.pickle";
+  std::filesystem::copy_file(cudaSnapshotFileName(dir, 0), one);
+  EXPECT_EQ(loadProfilerTraceFiles({one}).error, "") << "one snapshot named any way: rank 0";
+  EXPECT_NE(loadProfilerTraceFiles({one, cudaSnapshotFileName(dir, 1)}).error.find("is not named for its rank"),
+            std::string::npos);
 }
 
 // A damaged snapshot beside a trace: the job still opens (its memory then the profiler's, the note

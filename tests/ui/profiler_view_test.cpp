@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <memory>
 
 #include "tests/support/run_cli.h"
 #include "tests/ui/app_driver.h"
@@ -29,6 +30,33 @@ const char* kRankTrace = R"json({"schemaVersion": 1, "distributedInfo": {"rank":
    "args": {"Bytes": -8192, "Addr": 11, "Total Allocated": 0, "Device Type": 0}}
 ]})json";
 
+// The loaded record as a session, as viewFile (app/gui_app.cpp) adds it.
+void addAsViewed(SessionStore& store, trace::LoadedTrace loaded) {
+  auto lock = store.lock();
+  Session s;
+  s.title = loaded.title;
+  s.jobLabel = loaded.jobLabel;
+  s.config = loaded.config;
+  s.recording = std::move(loaded.recording);
+  s.status = SessionStatus::Done;
+  s.device = loaded.device;
+  store.add(std::move(s));
+}
+
+// The record in a view-only window, drawn twice (the second frame is the settled one).
+struct ViewedRecord {
+  explicit ViewedRecord(trace::LoadedTrace loaded) {
+    addAsViewed(store, std::move(loaded));
+    state.viewOnly = true;
+    app = std::make_unique<AppDriver>(store, state, 1600, 900);
+    app->draw();
+    app->draw();
+  }
+  SessionStore store;
+  AppState state;
+  std::unique_ptr<AppDriver> app;
+};
+
 TEST(ProfilerView, AJobsOwnTraceDrawsAndIsNotPredicted) {
   const std::string dir = testing::freshTempDir("profiler_view");
   for (int r = 0; r < 2; ++r) {
@@ -38,23 +66,10 @@ TEST(ProfilerView, AJobsOwnTraceDrawsAndIsNotPredicted) {
   }
   auto loaded = trace::loadProfilerTraces(dir);
   ASSERT_TRUE(loaded.error.empty()) << loaded.error;
-  SessionStore store;
-  {
-    auto lock = store.lock();
-    Session s;  // as viewFile (app/gui_app.cpp) adds it
-    s.title = loaded.title;
-    s.jobLabel = loaded.jobLabel;
-    s.config = loaded.config;
-    s.recording = std::move(loaded.recording);
-    s.status = SessionStatus::Done;
-    s.device = loaded.device;
-    store.add(std::move(s));
-  }
-  AppState state;
-  state.viewOnly = true;
-  AppDriver app(store, state, 1600, 900);
-  app.draw();
-  app.draw();
+  ViewedRecord viewed(std::move(loaded));
+  auto& app = *viewed.app;
+  auto& state = viewed.state;
+  auto& store = viewed.store;
   EXPECT_GT(state.lastStats.memoryColumns, 0) << "the gathered parameters' lane";
   EXPECT_GE(state.lastStats.spansDrawn + state.lastStats.spansFolded, 2 * 2) << "each rank's forward and all-gather";
   app.clickOn("tab:Estimate");
@@ -66,6 +81,32 @@ TEST(ProfilerView, AJobsOwnTraceDrawsAndIsNotPredicted) {
   }
   app.draw();
   EXPECT_TRUE(app.items().count("estimate:seed-7b")) << "the panel, where there is a model to predict for";
+}
+
+// CUDA memory snapshots on their own: memory only, no steps; the frame draws its lane and the
+// panels say what is unknown rather than 0.
+TEST(ProfilerView, SnapshotsOnTheirOwnDrawTheirMemory) {
+  const std::string dir = testing::freshTempDir("snapshot_view");
+  const auto python = testing::runCommand({"python3", "-c", R"(
+import pickle, sys
+frames = [{"name": "_multi_tensor_adam", "filename": "/x/torch/optim/adam.py", "line": 1}]
+def entry(action, addr, size, t):
+    return {"action": action, "addr": addr, "size": size, "stream": 0, "time_us": 1790000000000000 + t, "frames": frames}
+trace = [entry("alloc", 1, 4096, 0), entry("alloc", 2, 8192, 500), entry("free_requested", 2, 8192, 900),
+         entry("free_completed", 2, 8192, 900)]
+pickle.dump({"segments": [], "device_traces": [trace]}, open(sys.argv[1] + "/rank-0.memory.pickle", "wb"))
+)", dir});
+  ASSERT_EQ(python.exitCode, 0) << python.output;
+  auto loaded = trace::loadJobDirectory(dir);
+  ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+  ViewedRecord viewed(std::move(loaded));
+  auto& app = *viewed.app;
+  auto& state = viewed.state;
+  EXPECT_GT(state.lastStats.memoryColumns, 0) << "the optimizer's state, 4 KiB then 12 KiB";
+  EXPECT_EQ(state.lastStats.spansDrawn + state.lastStats.spansFolded, 0) << "no compute in a snapshot";
+  app.clickOn("tab:Estimate");
+  app.draw();
+  EXPECT_FALSE(app.items().count("estimate:seed-7b")) << "no prediction for a model the snapshot does not name";
 }
 
 }  // namespace

@@ -1,0 +1,137 @@
+#include "trace/snapshot_job.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <regex>
+
+#include "trace/cuda_snapshot.h"
+#include "trace/profiler_memory.h"
+
+namespace shardscope::trace {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::regex& snapshotName() {
+  static const std::regex name(R"(rank-([0-9]{1,4})\.memory\.pickle)");
+  return name;
+}
+
+// The rank a file's name says, or -1.
+int namedRank(const fs::path& path) {
+  std::smatch match;
+  const std::string file = path.filename().string();
+  if (!std::regex_match(file, match, snapshotName())) return -1;
+  const int rank = std::stoi(match[1].str());
+  return rank < kMaxRanks ? rank : -1;
+}
+
+std::string describe(const MemoryNotes& notes, int ranks) {
+  std::string out =
+      "CUDA memory snapshots without torch.profiler traces: memory only, over each rank's whole allocator "
+      "history (no steps, collectives or compute: record with python/shardscope_record for those); each "
+      "allocation's role from the stack that made it\n";
+  if (ranks > 1) out += "ranks on the allocators' own clocks: those of one host share it, other hosts' are not aligned\n";
+  if (notes.heldAtStart > 0) {
+    out += "rank 0 held " + std::to_string(notes.heldAtStart) +
+           " bytes allocated before its history began (no stack for them): shown as other from the start\n";
+  }
+  if (notes.unnamedBytes > 0) {
+    char share[32];
+    std::snprintf(share, sizeof share, "%.1f%%", 100.0 * static_cast<double>(notes.unnamedBytes) /
+                                                     static_cast<double>(std::max<int64_t>(notes.allocatedBytes, 1)));
+    out += "rank 0: " + std::to_string(notes.unnamedBytes) + " bytes allocated where no stack frame names a role (" +
+           share + " of what it allocated): shown as other\n";
+  }
+  return out;
+}
+
+LoadedTrace loadRanks(const std::map<int, fs::path>& files) {
+  LoadedTrace out;
+  const int ranks = files.rbegin()->first + 1;
+  out.recording.reset(ranks);
+  MemoryNotes notes;
+  std::string missing;
+  for (int r = 0; r < ranks; ++r) {
+    const auto file = files.find(r);
+    if (file == files.end()) {
+      missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+      continue;
+    }
+    CudaSnapshot snapshot;
+    if (auto problem = readCudaSnapshot(file->second.string(), -1, snapshot); !problem.empty()) {
+      out.error = "'" + file->second.string() + "' " + problem + ".";
+      return out;
+    }
+    profiler::RankTrace clock;  // no trace: the snapshot's own clock, no steps
+    clock.rank = r;
+    std::vector<Event> events;
+    MemoryNotes rankNotes;
+    readSnapshotMemory(clock, snapshot, std::nullopt, events, r == 0 ? notes : rankNotes);
+    std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return a.beginNs < b.beginNs; });
+    for (const auto& e : events) out.recording.add(e);
+  }
+  out.config.world = ranks;
+  out.config.batch = 0;  // nothing about the job but its memory is in a snapshot
+  out.config.steps = 0;
+  out.jobLabel = "a PyTorch job's own model (not in the snapshot)";
+  out.source = "torch.cuda.memory";
+  out.title = "a PyTorch job (CUDA memory snapshots): memory only";
+  out.device = "recorded by torch.cuda.memory._dump_snapshot";
+  if (!missing.empty()) out.note += "no snapshot for rank " + missing + "\n";
+  out.note += describe(notes, ranks);
+  return out;
+}
+
+}  // namespace
+
+bool isCudaSnapshotDirectory(const std::string& dir) {
+  std::error_code error;
+  for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
+    if (namedRank(it->path()) >= 0) return true;
+  }
+  return false;
+}
+
+LoadedTrace loadCudaSnapshotDirectory(const std::string& dir) {
+  std::map<int, fs::path> files;
+  std::error_code error;
+  for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
+    if (const int rank = namedRank(it->path()); rank >= 0) files[rank] = it->path();
+  }
+  if (files.empty()) {
+    LoadedTrace out;
+    out.error = "'" + dir + "' holds no rank-R.memory.pickle (CUDA memory snapshots, one per rank)";
+    return out;
+  }
+  return loadRanks(files);
+}
+
+LoadedTrace loadCudaSnapshotFiles(const std::vector<std::string>& paths) {
+  LoadedTrace out;
+  std::map<int, fs::path> files;
+  for (const auto& path : paths) {
+    int rank = namedRank(path);
+    if (rank < 0 && paths.size() == 1) rank = 0;  // one snapshot, named any way: the only rank
+    if (rank < 0) {
+      out.error = "'" + path + "' is not named for its rank: name each rank's snapshot rank-R.memory.pickle (R: the "
+                  "rank), or open one at a time";
+      return out;
+    }
+    if (files.count(rank)) {
+      out.error = "'" + files[rank].string() + "' and '" + path + "' are both rank " + std::to_string(rank) +
+                  ": name one snapshot per rank";
+      return out;
+    }
+    files[rank] = path;
+  }
+  if (files.empty()) {
+    out.error = "no CUDA memory snapshots named";
+    return out;
+  }
+  return loadRanks(files);
+}
+
+}  // namespace shardscope::trace
