@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <string>
 #include <unordered_map>
 
@@ -272,6 +273,23 @@ SnapshotLives snapshotLives(const RankTrace& trace, const CudaSnapshot& snapshot
 }
 
 }  // namespace
+
+std::string snapshotMissesSteps(const RankTrace& trace, const CudaSnapshot& snapshot) {
+  if (trace.steps.empty() || snapshot.actions.empty()) return "";
+  const int64_t begin = trace.steps.front().begin, end = trace.steps.back().end;
+  int64_t first = INT64_MAX, last = INT64_MIN;
+  for (const auto& a : snapshot.actions) {
+    const int64_t t = onProfilerClock(trace, a.timeUs);
+    if (t >= begin && t <= end) return "";
+    first = std::min(first, t);
+    last = std::max(last, t);
+  }
+  char text[200];
+  std::snprintf(text, sizeof text, "has no allocation or free during the recorded steps (its history %+.3f s to %+.3f s "
+                "from the first step's start): not this recording's snapshot", static_cast<double>(first - begin) / 1e9,
+                static_cast<double>(last - begin) / 1e9);
+  return text;
+}
 
 void readSnapshotMemory(const RankTrace& trace, const CudaSnapshot& snapshot, const std::optional<HeldAtStart>& counted,
                         std::vector<Event>& out, MemoryNotes& notes) {

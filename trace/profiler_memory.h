@@ -49,6 +49,11 @@ int traceMemoryDevice(const profiler::RankTrace& trace);
 void readProfilerMemory(const profiler::RankTrace& trace, const std::optional<HeldAtStart>& counted,
                         std::vector<Event>& out, MemoryNotes& notes);
 
+// "" when the snapshot's history has allocations or frees inside the trace's recorded steps (or the
+// trace has no steps), else why it is not this recording's: a snapshot of another run left in the
+// directory would draw only what was held, silently.
+std::string snapshotMissesSteps(const profiler::RankTrace& trace, const CudaSnapshot& snapshot);
+
 // The snapshot's allocations and frees from the first recorded step's start to the last one's end
 // (a trace without steps: over the whole history, on the snapshot's own clock when the trace has
 // no base time), in roles, after what the device held at that start, by role.

@@ -319,7 +319,8 @@ void readRankMemory(const fs::path& dir, const RankTrace& trace, const RecorderN
   std::error_code missing;
   if (fs::exists(snapshotPath, missing)) {
     CudaSnapshot snapshot;
-    const std::string problem = readCudaSnapshot(snapshotPath, traceMemoryDevice(trace), snapshot);
+    std::string problem = readCudaSnapshot(snapshotPath, traceMemoryDevice(trace), snapshot);
+    if (problem.empty()) problem = snapshotMissesSteps(trace, snapshot);
     if (problem.empty()) {
       readSnapshotMemory(trace, snapshot, noted.heldOn(/*device=*/true), events, memoryNotes);
       notes.snapshotRanks.push_back(trace.rank);

@@ -331,6 +331,23 @@ TEST(CudaSnapshot, GradientsAreKnownByTheirLivesAndTheRestIsNot) {
   EXPECT_EQ(peak(MemoryRole::Activation), 0);
 }
 
+// A snapshot of another run left beside the traces (its history an hour later) is not drawn as
+// this one's: the note says so and the profiler's memory events are shown.
+TEST(CudaSnapshot, ASnapshotOfAnotherRunIsNotTakenForThisOne) {
+  const std::string dir = testing::freshTempDir("cuda_snapshot_stale");
+  writeTrace(profilerTraceFileName(dir, 0), 0);
+  json snapshot = rankZeroSnapshot();
+  for (auto& e : snapshot["device_traces"][0]) e["time_us"] = e["time_us"].get<int64_t>() + int64_t{3600} * 1'000'000;
+  pickleJson(snapshot, cudaSnapshotFileName(dir, 0));
+  const auto loaded = loadProfilerTraces(dir);
+  ASSERT_EQ(loaded.error, "");
+  EXPECT_NE(loaded.note.find("has no allocation or free during the recorded steps (its history +3599.999 s to "
+                             "+3600.001 s from the first step's start): not this recording's snapshot"),
+            std::string::npos)
+      << loaded.note;
+  EXPECT_EQ(loaded.recording.rank(0).peakByRole[static_cast<int>(MemoryRole::Other)], 100000) << "the profiler's";
+}
+
 // Named among the files to open: a snapshot beside its rank's trace is read with it; one misnamed
 // or elsewhere is refused saying how to place it.
 TEST(CudaSnapshot, ASnapshotNamedAmongFilesIsReadBesideItsTraceOnly) {
