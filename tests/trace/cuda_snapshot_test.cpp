@@ -167,7 +167,7 @@ TEST(CudaSnapshot, FilesThatAreNotSnapshotsWithAHistoryAreRefusedSayingWhy) {
   CudaSnapshot s;
   const std::string notPickle = readCudaSnapshot(dir + "/text.pickle", -1, s);
   EXPECT_NE(notPickle.find("is not a readable pickle"), std::string::npos) << notPickle;
-  EXPECT_NE(readCudaSnapshot(dir + "/missing.pickle", -1, s), "");
+  EXPECT_EQ(readCudaSnapshot(dir + "/missing.pickle", -1, s), "does not exist: check the path");
 }
 
 std::vector<StackFrame> frames(const json& j) {
