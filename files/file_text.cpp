@@ -151,4 +151,17 @@ FileTextStream::int_type FileTextStream::underflow() {
   return traits_type::to_int_type(buffer_[0]);
 }
 
+std::string unreadableReason(const std::string& path, const std::string& error, size_t maxBytes, const std::string& kind,
+                             const std::string& shrink) {
+  std::error_code failed;
+  if (!std::filesystem::exists(path, failed)) return "does not exist: check the path";
+  if (std::filesystem::is_directory(path, failed)) return "is a directory: open it as a job's directory, or name a file in it";
+  const auto size = std::filesystem::file_size(path, failed);
+  if (!failed && size > maxBytes) {
+    return "is " + std::to_string(size >> 20) + " MiB; shardscope reads " + kind + " up to " +
+           std::to_string(maxBytes >> 20) + " MiB: " + shrink;
+  }
+  return "cannot be read: " + error;
+}
+
 }  // namespace shardscope::files

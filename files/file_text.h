@@ -26,6 +26,12 @@ constexpr size_t kMaxConfigBytes = size_t{1} << 20;  // 1 MiB
 std::optional<std::string> readFileText(const std::string& path, std::string& error, size_t maxBytes,
                                         size_t prefix = std::string::npos);
 
+// Why readFileText could not read `path`, worded to follow its name ("'PATH' " + this): missing, a
+// directory, more than `maxBytes` (its size, the limit for `kind`, then `shrink`: how to make it
+// smaller), or the reader's own `error`.
+std::string unreadableReason(const std::string& path, const std::string& error, size_t maxBytes, const std::string& kind,
+                             const std::string& shrink);
+
 // The same file as a stream, read a chunk at a time (a trace of gigabytes is parsed as it is
 // read, never held whole), gunzipped when compressed. It ends early, with error() saying why,
 // when the file cannot be read on or holds more than `maxBytes`.

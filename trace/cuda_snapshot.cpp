@@ -121,21 +121,6 @@ std::string readActions(const Value& trace, CudaSnapshot& out) {
   return "";
 }
 
-// Why `path` could not be read, said of the file the caller names: `error` is the file reader's own
-// wording, which names the path again.
-std::string unreadable(const std::string& path, const std::string& error) {
-  std::error_code failed;
-  if (!std::filesystem::exists(path, failed)) return "does not exist: check the path";
-  if (std::filesystem::is_directory(path, failed)) return "is a directory: open it as a job's directory, or name a snapshot in it";
-  const auto size = std::filesystem::file_size(path, failed);
-  if (!failed && size > kMaxSnapshotBytes) {
-    return "is " + std::to_string(size >> 20) + " MiB; shardscope reads memory snapshots up to " +
-           std::to_string(kMaxSnapshotBytes >> 20) +
-           " MiB: record fewer steps, or a shorter history with _record_memory_history(max_entries=...)";
-  }
-  return "cannot be read: " + error;
-}
-
 }  // namespace
 
 std::vector<StackFrame> stackOf(const Value* frames) {
@@ -158,7 +143,10 @@ std::string readCudaSnapshot(const std::string& path, int device, CudaSnapshot& 
   out = CudaSnapshot{};
   std::string error;
   auto bytes = files::readFileText(path, error, kMaxSnapshotBytes);
-  if (!bytes) return unreadable(path, error);
+  if (!bytes) {
+    return files::unreadableReason(path, error, kMaxSnapshotBytes, "memory snapshots",
+                                   "record fewer steps, or a shorter history with _record_memory_history(max_entries=...)");
+  }
   out.root = pickle::readPickle(*bytes, error);
   bytes.reset();
   if (!out.root) return "is not a readable pickle: it " + error;

@@ -341,8 +341,8 @@ std::string readRankTrace(const fs::path& path, int namedRank, RecorderNotes& no
   std::string error;
   auto text = files::readFileText(path.string(), error, kMaxProfilerTraceBytes);
   if (!text) {
-    return error + " (shardscope reads torch.profiler traces up to " + std::to_string(kMaxProfilerTraceBytes >> 20) +
-           " MiB: record fewer steps, e.g. Recorder(active=1))";
+    return files::unreadableReason(path.string(), error, kMaxProfilerTraceBytes, "torch.profiler traces",
+                                   "record fewer steps, e.g. Recorder(active=1)");
   }
   const nlohmann::json root = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   text.reset();
