@@ -1,5 +1,7 @@
 #include "engine/recording_allocator.h"
 
+#include <atomic>
+
 #include <c10/core/CPUAllocator.h>
 
 #include "engine/recorder.h"
@@ -14,7 +16,8 @@ namespace {
 struct alignas(64) Header {
   size_t bytes;
   trace::MemoryRole role;
-  int32_t unit;  // the model unit the bytes belong to, or trace::kNoUnit
+  int32_t unit;   // the model unit the bytes belong to, or trace::kNoUnit
+  bool recorded;  // its allocation was recorded, so its free and retags are too
 };
 static_assert(sizeof(Header) == 64);
 
@@ -23,20 +26,23 @@ c10::DeleterFnPtr gInnerFree = nullptr;  // the wrapped allocator's raw deleter
 Header* headerOf(void* data) { return reinterpret_cast<Header*>(static_cast<char*>(data) - sizeof(Header)); }
 
 DeviceRetagger gDeviceRetagger = nullptr;
+std::atomic<bool> gRecordHost{true};
 DeviceUnitAssigner gDeviceUnitAssigner = nullptr;
 
 void recordingFree(void* data) {
   if (!data) return;
   Header* header = headerOf(data);
-  recordMemoryEvent(-static_cast<int64_t>(header->bytes), header->role, trace::kNoRole, header->unit);
+  if (header->recorded) recordMemoryEvent(-static_cast<int64_t>(header->bytes), header->role, trace::kNoRole, header->unit);
   gInnerFree(header);
 }
 
-// The header of a CPU tensor's storage, or nullptr for memory this hook did not allocate.
+// The header of a CPU tensor's storage, or nullptr for memory this hook did not allocate or did
+// not record.
 Header* recordedHeader(const at::Tensor& tensor) {
   const auto& dataPtr = tensor.storage().data_ptr();
   if (dataPtr.get_deleter() != &recordingFree || !dataPtr.get()) return nullptr;
-  return headerOf(dataPtr.get());
+  Header* header = headerOf(dataPtr.get());
+  return header->recorded ? header : nullptr;
 }
 
 class RecordingCpuAllocator final : public c10::Allocator {
@@ -50,9 +56,9 @@ class RecordingCpuAllocator final : public c10::Allocator {
     const c10::Device cpu(c10::DeviceType::CPU);
     if (bytes == 0) return {nullptr, nullptr, &recordingFree, cpu};
     void* base = inner_->raw_allocate(bytes + sizeof(Header));
-    auto* header = new (base) Header{bytes, currentRole(), currentUnit()};
+    auto* header = new (base) Header{bytes, currentRole(), currentUnit(), gRecordHost.load(std::memory_order_relaxed)};
     void* data = header + 1;
-    recordMemoryEvent(static_cast<int64_t>(bytes), header->role, trace::kNoRole, header->unit);
+    if (header->recorded) recordMemoryEvent(static_cast<int64_t>(bytes), header->role, trace::kNoRole, header->unit);
     return {data, data, &recordingFree, cpu};
   }
 
@@ -67,6 +73,8 @@ class RecordingCpuAllocator final : public c10::Allocator {
 };
 
 }  // namespace
+
+void setHostMemoryRecorded(bool recorded) { gRecordHost.store(recorded, std::memory_order_relaxed); }
 
 void installRecordingCpuAllocator() {
   static RecordingCpuAllocator allocator(c10::GetDefaultCPUAllocator());

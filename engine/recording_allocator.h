@@ -15,6 +15,13 @@ namespace shardscope {
 // Wraps LibTorch's default CPU allocator; call once, before the rank creates tensors.
 void installRecordingCpuAllocator();
 
+// Whether the CPU allocations made from now on are recorded (true until told otherwise). A GPU
+// rank's lanes are its device's memory (what torch.cuda.memory_allocated counts): the host memory
+// it allocates (initial values built on the CPU, copies to and from it) is not, so a GPU rank stops
+// recording it once the CUDA allocator's hook is on. A block's free and retags follow whether its
+// allocation was recorded.
+void setHostMemoryRecorded(bool recorded);
+
 // Re-attributes the storage behind `tensor` to `role` (no-op for memory the hook did not see).
 // Non-CPU tensors go to the device's retagger (the CUDA allocator hook registers one).
 void retagStorage(const at::Tensor& tensor, trace::MemoryRole role);

@@ -10,6 +10,7 @@
 #include "engine/cuda/cuda_collective_stream.h"
 #include "engine/cuda/cuda_matmul_peak.h"
 #include "engine/cuda/cuda_memory_tracker.h"
+#include "engine/recording_allocator.h"
 #include "engine/rank_device.h"
 
 namespace shardscope {
@@ -37,6 +38,7 @@ class CudaRankDevice final : public RankDevice {
     if (placement.ranksOnGpu == 1) measuredPeakFlops_ = measureMatmulPeakFlops(index, computeDtype);
     if (!instrumented) return;
     attachCudaMemoryTracker(placement.gpu, placement.ranksOnGpu > 1);
+    setHostMemoryRecorded(false);  // the lanes are the device's memory from here on
     clock_ = std::make_unique<CudaClock>(placement.gpu, [] { sampleDeviceRuntimeMemory(); });
     setDeviceClock(clock_.get());
   }
