@@ -312,8 +312,9 @@ void readSnapshotMemory(const RankTrace& trace, const CudaSnapshot& snapshot, co
   auto at = [&](size_t action) { return onProfilerClock(trace, actions[action].timeUs); };
 
   // Held when the first recorded step began: the history's blocks alive then, by role; and what
-  // was allocated before the history began and is still held (the allocator's count at the end,
-  // less the history's blocks alive then, plus the older blocks freed since).
+  // was allocated before the history began and still held then (the allocator's count at the end,
+  // less the history's blocks alive at the end, plus the older blocks freed since that start).
+  const int firstStep = profiler::recordedStepAt(trace, begin);  // 0, or -1 with no steps
   std::array<int64_t, kTensorRoleCount> heldByRole{};
   int64_t aliveAtEnd = 0;
   for (const auto& b : lives.blocks) {
@@ -326,7 +327,7 @@ void readSnapshotMemory(const RankTrace& trace, const CudaSnapshot& snapshot, co
     if (at(i) >= begin) olderThanHistory += actions[i].bytes;
   }
   for (int r = 0; r < kTensorRoleCount; ++r) {
-    if (heldByRole[r] > 0) out.push_back(memoryEvent(trace.rank, begin - 1, heldByRole[r], static_cast<MemoryRole>(r), 0));
+    if (heldByRole[r] > 0) out.push_back(memoryEvent(trace.rank, begin - 1, heldByRole[r], static_cast<MemoryRole>(r), firstStep));
   }
   // The recorder counted at the first step what the history may already hold (the optimizer's
   // state made in the steps before): only the rest of its count is older than the history.
@@ -335,7 +336,7 @@ void readSnapshotMemory(const RankTrace& trace, const CudaSnapshot& snapshot, co
     countedBefore->bytes[r] = std::max<int64_t>(countedBefore->bytes[r] - heldByRole[r], 0);
   }
   if (trace.rank == 0) notes.counted = countedBefore;
-  auto heldBefore = heldBeforeRecord(trace.rank, begin - 1, 0, olderThanHistory, true, countedBefore, out);
+  auto heldBefore = heldBeforeRecord(trace.rank, begin - 1, firstStep, olderThanHistory, true, countedBefore, out);
   if (trace.rank == 0) notes.heldAtStart = olderThanHistory;
 
   for (size_t i = 0; i < actions.size(); ++i) {
