@@ -62,7 +62,10 @@ int writeJobSummary(const std::vector<std::string>& paths, const std::string& su
   result.deviceDescription = loaded.device;
   result.parameterCount = loaded.parameterCount;
   result.clocks = loaded.rankClocks;
-  if (profiler) result.source = loaded.source.empty() ? "torch.profiler" : loaded.source;
+  if (profiler) {
+    result.source = loaded.source.empty() ? "torch.profiler" : loaded.source;
+    result.title = loaded.title;
+  }
   // Every rank reports the global mean loss; rank 0's steps are the job's. torch.profiler records
   // no loss: its steps are counted per rank (recorded_steps), with no loss to list.
   if (loaded.recording.ranks() > 0 && !profiler) {

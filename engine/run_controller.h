@@ -38,8 +38,11 @@ struct RunResult {
   int64_t outOfOrderEvents = 0;               // events the merger saw after later ones (counted)
   std::vector<std::string> outputErrors;      // --trace, --memory-csv, --summary that could not be
                                               // written, one line each; the others were written
-  std::string source;                         // "torch.profiler": a PyTorch job's own records, whose
-                                              // model, batch and device shardscope does not know
+  std::string source;                         // "torch.profiler" / "torch.cuda.memory": a PyTorch
+                                              // job's own records, whose model, batch and device
+                                              // shardscope does not know
+  std::string title;                          // such a job's session title (its closest strategy, or
+                                              // "memory only"), which its config cannot carry
   std::vector<trace::RankClock> clocks;       // [rank] its clock against rank 0's, for a job whose
                                               // ranks recorded themselves (view DIR --summary)
 };

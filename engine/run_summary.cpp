@@ -125,6 +125,7 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result, con
     // A PyTorch job's own records: only its world is known; the rest would be shardscope's
     // defaults, written as if they were the job's.
     j["source"] = result.source;
+    if (!result.title.empty()) j["title"] = result.title;
     j["config"] = {{"world", result.worldSize}};
     for (const char* unknown : {"zero_stage", "parameter_count", "device_memory_bytes", "measured_peak_flops", "mesh"}) {
       j[unknown] = nullptr;

@@ -21,6 +21,7 @@ double numberOr(const nlohmann::json& j, const char* key, double fallback) {
 SummaryRun readRun(const nlohmann::json& j) {
   SummaryRun run;
   run.source = j.contains("source") && j["source"].is_string() ? j["source"].get<std::string>() : "";
+  run.title = j.contains("title") && j["title"].is_string() ? j["title"].get<std::string>() : "";
   if (j.contains("config")) (void)applyConfigJson(j["config"], run.config);
   run.status = j.value("status", "");
   run.error = j.value("error", "");

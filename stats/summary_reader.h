@@ -17,7 +17,9 @@ struct SummaryRun {
   std::string device;
   std::vector<double> losses;
   std::vector<RankStats> ranks;
-  std::string source;   // "torch.profiler": a PyTorch job's own records (its model and batch unknown)
+  std::string source;   // "torch.profiler" / "torch.cuda.memory": a PyTorch job's own records (its
+                        // model and batch unknown)
+  std::string title;    // such a job's session title, as its summary gives it ("": none)
 };
 
 struct LoadedSummary {

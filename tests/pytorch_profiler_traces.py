@@ -188,6 +188,10 @@ def check_job(shardscope, workdir, mode, world, device, check):
                                      f"(peak {peak} B, all units {units} B)")
     check(summary.get("source") == "torch.profiler" and summary["config"] == {"world": world} and
           summary["parameter_count"] is None, f"{mode}: the summary claims no config the job did not have")
+    closest = "ddp-like" if mode == "ddp" else "FULL_SHARD-like" if mode == "fsdp" else "SHARD_GRAD_OP-like"
+    check(closest in summary.get("title", ""),
+          f"{mode}: the summary names the session by what the job ran ({summary.get('title')!r}), which a "
+          f"reopened summary shows instead of shardscope's default strategy")
     if mode == "fsdp":
         check_files_and_other_hosts(shardscope, job_dir, mode, summary, check)
     if shutil.which("xvfb-run"):

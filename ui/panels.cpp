@@ -49,14 +49,14 @@ void stackedBar(const trace::RoleBytes& bytes, double scale, float width, float 
 }
 
 // One horizontal bar per session on a shared scale, labelled with the formatted value.
-// A session's name in the bar charts: its strategy, and its world size when the sessions differ in it.
+// A session's name in the bar charts: its strategy (a PyTorch job's records: "PyTorch job", as
+// its strategy is only the closest to what it ran), and its world size when the sessions differ in it.
 std::string sessionLabel(const std::vector<Session>& sessions, size_t i) {
+  const std::string name = sessions[i].jobLabel.empty() ? strategyName(sessions[i].config.strategy) : "PyTorch job";
   for (const auto& s : sessions) {
-    if (s.config.world != sessions[i].config.world) {
-      return strategyName(sessions[i].config.strategy) + std::string(" N=") + std::to_string(sessions[i].config.world);
-    }
+    if (s.config.world != sessions[i].config.world) return name + " N=" + std::to_string(sessions[i].config.world);
   }
-  return strategyName(sessions[i].config.strategy);
+  return name;
 }
 
 // `format` labels session i's value.
@@ -487,8 +487,11 @@ void drawComparison(const std::vector<Session>& sessions,
             IM_COL32(84, 162, 75, 255));
   // The ZeRO paper's comparison: what a rank sends, as a multiple of DDP's at the same world size
   // when DDP's run is on screen.
+  // A PyTorch job's strategy is only the closest one to what it ran (a reopened summary's, the
+  // default): it is not measured against itself as if it were DDP.
   const auto ddpSent = [&](size_t i) {
     for (size_t j = 0; j < sessions.size(); ++j) {
+      if (j == i && !sessions[i].jobLabel.empty()) continue;
       if (sessions[j].config.strategy == StrategyKind::Ddp && sessions[j].config.world == sessions[i].config.world) return bytes[j];
     }
     return 0.0;

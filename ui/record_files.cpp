@@ -49,7 +49,9 @@ OpenedRecord fromSummary(const std::string& path) {
   }
   for (auto& run : summary.runs) {
     Session s;
-    s.title = strategyTitle(run.config.strategy);
+    // A PyTorch job's summary names its session: its config holds only the world, and a
+    // strategy title would be shardscope's default (ddp), not the job's.
+    s.title = run.title.empty() ? strategyTitle(run.config.strategy) : run.title;
     s.config = run.config;
     s.status = run.status == "ok" ? SessionStatus::Done : SessionStatus::Failed;
     s.error = run.error;

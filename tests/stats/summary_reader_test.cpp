@@ -39,6 +39,23 @@ TEST(SummaryReader, UnrecordedRunReadsBackAsNotRecorded) {
   EXPECT_DOUBLE_EQ(rank.samplesPerSecond, 40.0);
 }
 
+// A PyTorch job's summary names what recorded it and its session; its config only its world, so
+// it does not come back as shardscope's default strategy.
+TEST(SummaryReader, APyTorchJobsSummaryKeepsItsSourceAndTitle) {
+  const auto path = writeFile("job.json", R"json({
+    "schema": "shardscope.summary/3", "status": "ok", "source": "torch.profiler",
+    "title": "a PyTorch job (torch.profiler), sharded, gathered again for backward (FULL_SHARD-like)",
+    "config": {"world": 2}, "steps": [],
+    "ranks": [{"rank": 0, "step_time_s": [0.02], "steady_step_time_s": 0.02, "recorded_steps": 1,
+               "peak_bytes": {"param_shard": 10}, "throughput": {"samples_per_s": null}, "dropped_events": 0}]})json");
+  auto loaded = loadSummary(path);
+  ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+  ASSERT_EQ(loaded.runs.size(), 1u);
+  EXPECT_EQ(loaded.runs[0].source, "torch.profiler");
+  EXPECT_EQ(loaded.runs[0].title, "a PyTorch job (torch.profiler), sharded, gathered again for backward (FULL_SHARD-like)");
+  EXPECT_EQ(loaded.runs[0].config.world, 2);
+}
+
 TEST(SummaryReader, OlderSummariesTakeRecordedStepsFromTheirConfig) {
   // schema /2 wrote zeros and no recorded_steps; its config still says how the run recorded.
   const char* ranks = R"("ranks": [{"rank": 0, "step_time_s": [0.2, 0.1, 0.1],
