@@ -274,16 +274,18 @@ int dispatch(int argc, char** argv) {
   auto* view = app.add_subcommand("view", "browse a saved trace or summary in the window, without running anything");
   view->add_option("FILE", viewPaths,
                    "a trace (--trace FILE) or a summary (--summary FILE) of run or compare; a job's --trace-dir; "
-                   "a PyTorch job's torch.profiler traces: their directory (rank-R.pt.trace.json), or its "
-                   "per-rank files, named any way (docs/profiler.md); several recordings open side by side "
-                   "(e.g. a run's --trace beside a PyTorch job's directory)")
+                   "a PyTorch job's torch.profiler traces: their directory (rank-R.pt.trace.json, with the CUDA "
+                   "memory snapshots rank-R.memory.pickle beside them read as the GPU ranks' memory), or its "
+                   "per-rank files, named any way; CUDA memory snapshots on their own, memory only "
+                   "(docs/profiler.md); several recordings open side by side (e.g. a run's --trace beside a "
+                   "PyTorch job's directory)")
       ->required();
   view->add_option("--screenshot", viewWindow.screenshotPath,
                    "render headlessly and write a PNG of the window to FILE, then exit");
   std::string viewSummary;
   view->add_option("--summary", viewSummary,
-                   "for a job's --trace-dir DIR, or its torch.profiler traces: write its summary JSON (as run --summary, with each rank's clock "
-                   "against rank 0's) to FILE instead of opening the window");
+                   "for a job's --trace-dir DIR, or its torch.profiler traces or CUDA memory snapshots: write its summary "
+                   "JSON (as run --summary, with each rank's clock against rank 0's) to FILE instead of opening the window");
 
   std::string lessonName;
   shardscope::app::LessonOptions lessonOptions;

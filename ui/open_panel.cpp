@@ -152,8 +152,8 @@ OpenAction drawOpenPanel(OpenChoice& choice, bool busy, const OpenStatus& status
   noteItem("open:header");
   choice.expand = false;
   if (!open) return OpenAction::None;
-  grey("A run's --trace or --summary, a job's --trace-dir, or a PyTorch job's torch.profiler traces (a folder, "
-       "or its per-rank files ticked). Double-click: into a folder, or open a recording.");
+  grey("A run's --trace or --summary, a job's --trace-dir, or a PyTorch job's torch.profiler traces or CUDA memory "
+       "snapshots (a folder, or its per-rank files ticked). Double-click: into a folder, or open a recording.");
   if (choice.focusPath) ImGui::SetKeyboardFocusHere();
   choice.focusPath = false;
   const bool entered = ImGui::InputText("path", choice.path, sizeof choice.path, ImGuiInputTextFlags_EnterReturnsTrue);
