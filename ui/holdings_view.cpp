@@ -77,8 +77,14 @@ void drawHoldings(const Session& session, double tNs, float width, float height,
   const auto& rec = session.recording;
   const std::vector<int32_t> units = rec.recordedUnits();
   if (rec.ranks() == 0 || units.empty() || rec.originNs() == INT64_MAX) {
-    ImGui::TextDisabled("Nothing recorded per model unit yet: run (or open a trace written by this version) to see\n"
-                        "what each rank holds of each unit.");
+    if (!session.jobLabel.empty()) {
+      // torch.profiler's events and the allocator's snapshots carry no model unit per allocation.
+      ImGui::TextDisabled("A PyTorch job's own records do not say which model unit each allocation belongs to:\n"
+                          "its memory by role is in the lanes above.");
+    } else {
+      ImGui::TextDisabled("Nothing recorded per model unit yet: run (or open a trace written by this version) to see\n"
+                          "what each rank holds of each unit.");
+    }
     if (stats) *stats = local;
     return;
   }
