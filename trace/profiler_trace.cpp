@@ -11,6 +11,7 @@
 #include <numeric>
 #include <optional>
 #include <regex>
+#include <tuple>
 #include <unordered_map>
 
 #include <nlohmann/json.hpp>
@@ -143,6 +144,50 @@ std::pair<int64_t, int64_t> elementsInOut(const Span& op, CollectiveOp kind) {
   return outputsFirst ? std::pair{elementsOf(dims[1]), first} : std::pair{first, first};
 }
 
+// What NCCL's process group records of a collective (PyTorch's record_param_comms span inside the
+// c10d op, its arguments repeated on the NCCL kernel): the message sizes, element type and group
+// size, which a trace recorded without shapes (record_shapes=False) has nowhere else. Gloo's
+// process group records none of it.
+struct CommParams {
+  int64_t in = 0, out = 0;  // elements
+  int64_t width = 0;        // bytes per element; 0: not named
+  int groupSize = 0;        // 0: not named
+};
+
+int64_t dtypeBytes(const std::string& dtype) {
+  if (dtype == "Float" || dtype == "Int") return 4;
+  if (dtype == "Double" || dtype == "Long") return 8;
+  if (dtype == "BFloat16" || dtype == "Half" || dtype == "Short") return 2;
+  if (dtype == "Byte" || dtype == "Char" || dtype == "Bool" || startsWith(dtype, "Float8")) return 1;
+  return 0;
+}
+
+std::optional<CommParams> commParamsFrom(const nlohmann::json* args) {
+  if (!args || !args->is_object() || !args->contains("In msg nelems")) return std::nullopt;
+  auto number = [&](const char* key) {
+    return args->contains(key) && (*args)[key].is_number_integer() ? std::max<int64_t>((*args)[key].get<int64_t>(), 0) : 0;
+  };
+  CommParams p;
+  p.in = number("In msg nelems");
+  p.out = number("Out msg nelems");
+  p.groupSize = static_cast<int>(std::min<int64_t>(number("Group size"), kMaxRanks));
+  if (args->contains("dtype") && (*args)["dtype"].is_string()) p.width = dtypeBytes((*args)["dtype"].get<std::string>());
+  return p;
+}
+
+std::optional<CommParams> commParamsOf(const RankTrace& trace, const Span& op) {
+  const auto thread = trace.threads.find(op.thread);
+  if (thread != trace.threads.end()) {
+    const auto& spans = thread->second.spans;
+    auto it = std::lower_bound(spans.begin(), spans.end(), op.begin, [](const Span& s, int64_t t) { return s.begin < t; });
+    for (; it != spans.end() && it->begin <= op.end; ++it) {
+      if (it->name == "record_param_comms") return commParamsFrom(it->args);
+    }
+  }
+  const Span* kernel = profiler::ncclKernelOf(trace, op);
+  return kernel ? commParamsFrom(kernel->args) : std::nullopt;
+}
+
 // Which backend span ran which c10d op: for each family, the first unused one from the op's issue
 // on (gloo runs a reduce-scatter as an all-reduce of the whole input: "gloo:all_reduce").
 class BackendMatch {
@@ -202,9 +247,14 @@ Event collectiveEvent(const RankTrace& trace, const Span& op, CollectiveOp kind,
   }
   e.step = profiler::recordedStepAt(trace, op.begin);
   e.worldSize = trace.world;
-  const auto [in, out] = elementsInOut(op, kind);
+  auto [in, out] = elementsInOut(op, kind);
   int64_t width = elementBytes(firstInputType(op));
   if (width == 0 && backend) width = elementBytes(firstInputType(*backend));
+  if (const auto params = commParamsOf(trace, op)) {
+    if (in == 0 && out == 0) std::tie(in, out) = std::pair{params->in, params->out};  // no shapes recorded
+    if (width == 0) width = params->width;
+    if (params->groupSize > 0) e.worldSize = params->groupSize;  // a sub-group's (HSDP), not the world's
+  }
   if (width == 0) {
     width = 4;
     ++notes.untypedCollectives;

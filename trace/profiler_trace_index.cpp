@@ -44,7 +44,8 @@ bool takeGpuEvent(const nlohmann::json& e, const std::string& name, const std::s
   if (launch) {
     out.launches.push_back({threadOf(e), begin, correlation});
   } else {
-    Span kernel{name, begin, begin + static_cast<int64_t>(std::llround(e["dur"].get<double>() * 1e3)), threadOf(e), nullptr};
+    Span kernel{name, begin, begin + static_cast<int64_t>(std::llround(e["dur"].get<double>() * 1e3)), threadOf(e),
+                e.contains("args") && e["args"].is_object() ? &e["args"] : nullptr};
     out.ncclKernels.emplace(correlation, std::move(kernel));
   }
   return true;

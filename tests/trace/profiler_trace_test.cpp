@@ -21,6 +21,12 @@ nlohmann::json span(const std::string& name, double ts, double dur, int tid, nlo
           {"ts", ts}, {"dur", dur}, {"args", args}};
 }
 
+// Any complete event of the profiler's, on a process and thread.
+nlohmann::json event(const std::string& cat, const std::string& name, double ts, double dur, int pid, int tid,
+                     nlohmann::json args) {
+  return {{"ph", "X"}, {"cat", cat}, {"name", name}, {"pid", pid}, {"tid", tid}, {"ts", ts}, {"dur", dur}, {"args", args}};
+}
+
 // A GPU rank's device memory (Device Type 1): its "Total Allocated" counts what was held before.
 nlohmann::json memory(double ts, int64_t bytes, int64_t addr, int tid, int64_t total) {
   return {{"ph", "i"}, {"cat", "cpu_instant_event"}, {"name", "[memory]"}, {"pid", 1}, {"tid", tid}, {"ts", ts},
@@ -212,11 +218,6 @@ TEST(ProfilerTrace, ZeroGradFreesTheCountedGradients) {
 // Written by hand in Kineto's format: no GPU trace has been read yet.
 TEST(ProfilerTrace, OnAGpuACollectiveRunsWhenItsNcclKernelRuns) {
   const std::string dir = testing::freshTempDir("profiler_trace_nccl");
-  auto event = [](const std::string& cat, const std::string& name, double ts, double dur, int pid, int tid,
-                  nlohmann::json args) {
-    return nlohmann::json{{"ph", "X"}, {"cat", cat}, {"name", name}, {"pid", pid}, {"tid", tid},
-                          {"ts", ts}, {"dur", dur}, {"args", args}};
-  };
   nlohmann::json ev = nlohmann::json::array();
   ev.push_back(span("ProfilerStep#2", 1000, 2000, 10));
   ev.push_back(event("cpu_op", "c10d::_allgather_base_", 1020, 20, 1, 10,
@@ -240,6 +241,45 @@ TEST(ProfilerTrace, OnAGpuACollectiveRunsWhenItsNcclKernelRuns) {
 // Files named as torch.profiler's tensorboard_trace_handler names them (HOST_PID.TIME): each is
 // the rank its distributedInfo says, whatever order they are given in; two files of one rank, or
 // a file that says no rank and is not named for one, are refused naming them.
+// A GPU job profiled without shapes (record_shapes=False): the c10d op names no sizes, and NCCL's
+// process group's record_param_comms span inside it, or else its kernel, gives them, with the
+// element type and the group the collective ran in (a sub-group under HSDP, not the world).
+TEST(ProfilerTrace, WithoutShapesNcclsOwnRecordGivesTheSizesAndGroup) {
+  const std::string dir = testing::freshTempDir("profiler_trace_comms");
+  const nlohmann::json gather = {{"Collective name", "_allgather_base"}, {"In msg nelems", 1024}, {"Out msg nelems", 2048},
+                                 {"dtype", "BFloat16"}, {"Group size", 2}};
+  nlohmann::json ev = nlohmann::json::array();
+  ev.push_back(span("ProfilerStep#2", 1000, 2000, 10));
+  // The all-gather: sizes on record_param_comms inside the op.
+  ev.push_back(event("cpu_op", "c10d::_allgather_base_", 1020, 40, 1, 10, {{"External id", 1}}));
+  ev.push_back(event("cpu_op", "record_param_comms", 1025, 30, 1, 10, gather));
+  ev.push_back(event("cuda_runtime", "cudaLaunchKernel", 1030, 5, 1, 10, {{"correlation", 77}}));
+  ev.push_back(event("kernel", "ncclDevKernel_AllGather_RING_LL(ncclDevComm*, unsigned long, ncclWork*)", 1100, 300, 0,
+                     7, {{"correlation", 77}}));
+  // The all-reduce: only its kernel says (an older PyTorch's record without the span's arguments).
+  ev.push_back(event("cpu_op", "c10d::allreduce_", 1500, 40, 1, 10, {{"External id", 2}}));
+  ev.push_back(event("cuda_runtime", "cudaLaunchKernel", 1510, 5, 1, 10, {{"correlation", 78}}));
+  ev.push_back(event("kernel", "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)", 1600,
+                     200, 0, 7, {{"correlation", 78}, {"In msg nelems", 500}, {"Out msg nelems", 500}, {"dtype", "Float"},
+                                 {"Group size", 4}}));
+  for (int r = 0; r < 4; ++r) {
+    std::ofstream(profilerTraceFileName(dir, r))
+        << nlohmann::json{{"schemaVersion", 1}, {"distributedInfo", {{"backend", "nccl"}, {"rank", r}, {"world_size", 4}}},
+                          {"traceEvents", ev}}
+               .dump();
+  }
+  const auto loaded = loadProfilerTraces(dir);
+  ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+  const auto& collectives = loaded.recording.rank(0).collectives;
+  ASSERT_EQ(collectives.size(), 2u);
+  EXPECT_EQ(collectives[0].bytes, 2048) << "1024 bf16 in";
+  EXPECT_EQ(collectives[0].bytesOut, 4096) << "2048 bf16 out";
+  EXPECT_EQ(collectives[0].worldSize, 2) << "its group, not the world of 4";
+  EXPECT_EQ(collectives[1].bytes, 2000) << "500 floats, from the kernel's arguments";
+  EXPECT_EQ(collectives[1].worldSize, 4);
+  EXPECT_EQ(loaded.note.find("whose element type the trace does not name"), std::string::npos) << loaded.note;
+}
+
 TEST(ProfilerTrace, FilesNamedAnyWayAreTheRanksTheySayTheyAre) {
   const std::string dir = testing::freshTempDir("profiler_trace_files");
   const std::string first = dir + "/node7_4242.1700000000.pt.trace.json", second = dir + "/node7_4243.1700000001.pt.trace.json";
