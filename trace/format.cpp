@@ -40,4 +40,21 @@ std::string formatDuration(double ns) {
   return buf;
 }
 
+std::string formatRanks(const std::vector<int>& ascending) {
+  std::string out;
+  for (size_t i = 0; i < ascending.size();) {
+    size_t j = i;
+    while (j + 1 < ascending.size() && ascending[j + 1] == ascending[j] + 1) ++j;
+    out += out.empty() ? "" : ", ";
+    if (j >= i + 2) {
+      out += std::to_string(ascending[i]) + " to " + std::to_string(ascending[j]);
+      i = j + 1;
+    } else {
+      out += std::to_string(ascending[i]);
+      ++i;
+    }
+  }
+  return out;
+}
+
 }  // namespace shardscope::trace

@@ -18,6 +18,7 @@
 
 #include "files/file_text.h"
 #include "trace/cuda_snapshot.h"
+#include "trace/format.h"
 #include "trace/profiler_memory.h"
 #include "trace/profiler_roles.h"
 #include "trace/profiler_trace_index.h"
@@ -250,6 +251,9 @@ Event collectiveEvent(const RankTrace& trace, const Span& op, CollectiveOp kind,
   auto [in, out] = elementsInOut(op, kind);
   int64_t width = elementBytes(firstInputType(op));
   if (width == 0 && backend) width = elementBytes(firstInputType(*backend));
+  // An older PyTorch records no shapes for a TensorList argument (allreduce_): its backend's span
+  // ("nccl:all_reduce") names the tensor it ran on.
+  if (in == 0 && out == 0 && backend) std::tie(in, out) = elementsInOut(*backend, kind);
   if (const auto params = commParamsOf(trace, op)) {
     if (in == 0 && out == 0) std::tie(in, out) = std::pair{params->in, params->out};  // no shapes recorded
     if (width == 0) width = params->width;
@@ -492,8 +496,7 @@ std::string describeMemoryNotes(const ReadNotes& notes) {
   std::string out;
   const MemoryNotes& memory = notes.memory;
   if (!notes.snapshotRanks.empty()) {
-    std::string ranks;
-    for (int r : notes.snapshotRanks) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+    const std::string ranks = formatRanks(notes.snapshotRanks);
     out += "GPU memory of rank " + ranks + " from the CUDA allocator's snapshot (rank-R.memory.pickle): each "
            "allocation's role from the stack that made it, what was held when the recorded steps began from the "
            "allocator's history\n";
@@ -648,9 +651,9 @@ LoadedTrace loadRankFiles(const std::vector<RankFile>& files) {
   const int ranks = std::max(world, static_cast<int>(events.size()));
   events.resize(static_cast<size_t>(ranks));
   readFrom.resize(static_cast<size_t>(ranks));
-  std::string missing;
+  std::vector<int> missing;
   for (int r = 0; r < ranks; ++r) {
-    if (readFrom[static_cast<size_t>(r)].empty()) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+    if (readFrom[static_cast<size_t>(r)].empty()) missing.push_back(r);
   }
   alignOnCollectiveEnds(events, out.clocks, out.rankClocks);
   out.recording.reset(ranks);
@@ -670,7 +673,7 @@ LoadedTrace loadRankFiles(const std::vector<RankFile>& files) {
                    : "sharded, gathered once a step (SHARD_GRAD_OP-like)");
   const std::string torch = torchOf.empty() ? "" : torchOf[0];
   out.device = "recorded by torch.profiler" + (torch.empty() ? std::string() : " (PyTorch " + torch + ")");
-  if (!missing.empty()) out.note += "no trace for rank " + missing + "\n";
+  if (!missing.empty()) out.note += "no trace for rank " + formatRanks(missing) + "\n";
   out.note += describeNotes(notes);
   return out;
 }

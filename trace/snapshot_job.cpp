@@ -6,6 +6,7 @@
 #include <regex>
 
 #include "trace/cuda_snapshot.h"
+#include "trace/format.h"
 #include "trace/profiler_memory.h"
 
 namespace shardscope::trace {
@@ -53,11 +54,11 @@ LoadedTrace loadRanks(const std::map<int, fs::path>& files) {
   const int ranks = files.rbegin()->first + 1;
   out.recording.reset(ranks);
   MemoryNotes notes;
-  std::string missing;
+  std::vector<int> missing;
   for (int r = 0; r < ranks; ++r) {
     const auto file = files.find(r);
     if (file == files.end()) {
-      missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+      missing.push_back(r);
       continue;
     }
     CudaSnapshot snapshot;
@@ -80,7 +81,7 @@ LoadedTrace loadRanks(const std::map<int, fs::path>& files) {
   out.source = "torch.cuda.memory";
   out.title = "a PyTorch job (CUDA memory snapshots): memory only";
   out.device = "recorded by torch.cuda.memory._dump_snapshot";
-  if (!missing.empty()) out.note += "no snapshot for rank " + missing + "\n";
+  if (!missing.empty()) out.note += "no snapshot for rank " + formatRanks(missing) + "\n";
   out.note += describe(notes, ranks);
   return out;
 }

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/run_cli.h"
+#include "trace/format.h"
 #include "trace/profiler_roles.h"
 
 namespace shardscope::trace {
@@ -256,12 +257,17 @@ TEST(ProfilerTrace, WithoutShapesNcclsOwnRecordGivesTheSizesAndGroup) {
   ev.push_back(event("cuda_runtime", "cudaLaunchKernel", 1030, 5, 1, 10, {{"correlation", 77}}));
   ev.push_back(event("kernel", "ncclDevKernel_AllGather_RING_LL(ncclDevComm*, unsigned long, ncclWork*)", 1100, 300, 0,
                      7, {{"correlation", 77}}));
-  // The all-reduce: only its kernel says (an older PyTorch's record without the span's arguments).
+  // An all-reduce: only its kernel says (an older PyTorch's record without the span's arguments).
   ev.push_back(event("cpu_op", "c10d::allreduce_", 1500, 40, 1, 10, {{"External id", 2}}));
+  ev.push_back(event("user_annotation", "nccl:all_reduce", 1505, 30, 1, 10, {{"External id", 3}}));
   ev.push_back(event("cuda_runtime", "cudaLaunchKernel", 1510, 5, 1, 10, {{"correlation", 78}}));
   ev.push_back(event("kernel", "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)", 1600,
                      200, 0, 7, {{"correlation", 78}, {"In msg nelems", 500}, {"Out msg nelems", 500}, {"dtype", "Float"},
                                  {"Group size", 4}}));
+  // Another: a PyTorch that recorded no shapes for a TensorList, but the backend's span names the tensor.
+  ev.push_back(event("cpu_op", "c10d::allreduce_", 1900, 40, 1, 10,
+                     {{"Input Dims", {nlohmann::json::array(), nlohmann::json::array()}}, {"Input type", {"TensorList", ""}}}));
+  ev.push_back(event("user_annotation", "nccl:all_reduce", 1905, 30, 1, 10, {{"Input Dims", {{300}}}, {"Input type", {"float"}}}));
   for (int r = 0; r < 4; ++r) {
     std::ofstream(profilerTraceFileName(dir, r))
         << nlohmann::json{{"schemaVersion", 1}, {"distributedInfo", {{"backend", "nccl"}, {"rank", r}, {"world_size", 4}}},
@@ -271,13 +277,23 @@ TEST(ProfilerTrace, WithoutShapesNcclsOwnRecordGivesTheSizesAndGroup) {
   const auto loaded = loadProfilerTraces(dir);
   ASSERT_TRUE(loaded.error.empty()) << loaded.error;
   const auto& collectives = loaded.recording.rank(0).collectives;
-  ASSERT_EQ(collectives.size(), 2u);
+  ASSERT_EQ(collectives.size(), 3u);
   EXPECT_EQ(collectives[0].bytes, 2048) << "1024 bf16 in";
   EXPECT_EQ(collectives[0].bytesOut, 4096) << "2048 bf16 out";
   EXPECT_EQ(collectives[0].worldSize, 2) << "its group, not the world of 4";
   EXPECT_EQ(collectives[1].bytes, 2000) << "500 floats, from the kernel's arguments";
   EXPECT_EQ(collectives[1].worldSize, 4);
+  EXPECT_EQ(collectives[2].bytes, 1200) << "300 floats, from nccl:all_reduce's own dims";
   EXPECT_EQ(loaded.note.find("whose element type the trace does not name"), std::string::npos) << loaded.note;
+}
+
+// Ranks listed in a note: runs of three or more as ranges, so a 128-rank job's missing ranks are one line.
+TEST(FormatRanks, RunsOfThreeOrMoreBecomeRanges) {
+  EXPECT_EQ(formatRanks({}), "");
+  EXPECT_EQ(formatRanks({3}), "3");
+  EXPECT_EQ(formatRanks({0, 1}), "0, 1");
+  EXPECT_EQ(formatRanks({0, 1, 2}), "0 to 2");
+  EXPECT_EQ(formatRanks({0, 2, 5, 6, 7, 8, 10, 11}), "0, 2, 5 to 8, 10, 11");
 }
 
 TEST(ProfilerTrace, FilesNamedAnyWayAreTheRanksTheySayTheyAre) {
