@@ -78,6 +78,7 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result, con
     // With --recording off nothing was measured: null, not a zero that reads as a measurement.
     const bool recorded = s.recorded;
     const auto ifRecorded = [&](nlohmann::json value) { return recorded ? value : nlohmann::json(nullptr); };
+    const auto ifMemory = [&](nlohmann::json value) { return recorded && s.memoryRecorded ? value : nlohmann::json(nullptr); };
     const auto ifKnown = [&](double value) { return s.throughputKnown ? nlohmann::json(value) : nlohmann::json(nullptr); };
     const bool placed = s.rank < static_cast<int>(result.rankPlacements.size()) &&
                         !result.rankPlacements[s.rank].empty();
@@ -86,9 +87,9 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result, con
                      {"step_time_s", s.stepSeconds},
                      {"steady_step_time_s", s.steadyStepSeconds},
                      {"recorded_steps", s.recordedSteps},
-                     {"peak_bytes", ifRecorded(peak)},
-                     {"at_peak_bytes", ifRecorded(atPeak)},
-                     {"after_step_bytes", ifRecorded(afterStep)},
+                     {"peak_bytes", ifMemory(peak)},
+                     {"at_peak_bytes", ifMemory(atPeak)},
+                     {"after_step_bytes", ifMemory(afterStep)},
                      {"throughput",
                       {{"samples_per_s", ifKnown(s.samplesPerSecond)},
                        {"tokens_per_s", ifKnown(s.tokensPerSecond)},
@@ -100,7 +101,7 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result, con
                      {"exposed_comm_s", ifRecorded(s.exposedCommSeconds)},
                      {"steady_exposed_comm_s", ifRecorded(s.steadyExposedCommSeconds)},
                      {"recompute_s_per_step", ifRecorded(s.recomputeSecondsPerStep)},
-                     {"activation_saved_bytes", ifRecorded(s.activationSavedBytes)},
+                     {"activation_saved_bytes", ifMemory(s.activationSavedBytes)},
                      {"dropped_events", s.droppedEvents}});
   }
   nlohmann::json j = {{"schema", "shardscope.summary/4"},

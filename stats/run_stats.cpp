@@ -53,6 +53,10 @@ bool anyRecorded(const std::vector<RankStats>& ranks) {
   return std::any_of(ranks.begin(), ranks.end(), [](const RankStats& r) { return r.recorded; });
 }
 
+bool anyMemoryRecorded(const std::vector<RankStats>& ranks) {
+  return std::any_of(ranks.begin(), ranks.end(), [](const RankStats& s) { return s.recorded && s.memoryRecorded; });
+}
+
 std::vector<RankStats> computeRankStats(const RunConfig& config, const trace::RunRecording& rec,
                                         int64_t parameterCount, const DeviceFacts& device) {
   std::vector<RankStats> out;
@@ -69,6 +73,7 @@ std::vector<RankStats> computeRankStats(const RunConfig& config, const trace::Ru
     s.stepSeconds = rec.stepSeconds(r);
     const int steps = static_cast<int>(s.stepSeconds.size());
     s.recorded = config.recording != RecordingMode::Off;
+    s.memoryRecorded = !t.memory.empty();  // a rank that recorded nothing holds no measured zero
     s.recordedSteps = recordedStepsOf(config.recording, steps);
     if (!s.stepSeconds.empty()) {
       const size_t first = s.stepSeconds.size() > 1 ? 1 : 0;

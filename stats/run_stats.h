@@ -24,6 +24,8 @@ struct RankStats {
   std::vector<double> stepSeconds;
   bool recorded = true;           // memory, collectives and compute spans were recorded (not
                                   // --recording off); if not, only times and throughput are real
+  bool memoryRecorded = true;     // and memory among them: false for a PyTorch job's trace
+                                  // without [memory] events (profile_memory=False)
   int recordedSteps = 0;          // completed steps that were recorded: all with --recording on,
                                   // the even ones with alternate. Per-step figures divide by it.
   double steadyStepSeconds = 0;   // mean over steps after the first (warm-up); all if only one
@@ -52,6 +54,8 @@ int recordedStepsOf(RecordingMode recording, int completedSteps);
 
 // Whether any rank recorded memory and collectives (a run not made with --recording off).
 bool anyRecorded(const std::vector<RankStats>& ranks);
+// Whether any rank's memory was recorded.
+bool anyMemoryRecorded(const std::vector<RankStats>& ranks);
 
 // What one rank processes per step: tokens (gpt) or samples (mlp), and the model FLOPs per one of
 // them (6 x parameters; under LoRA 4 x parameters + 2 x the trained adapters).

@@ -41,6 +41,9 @@ SummaryRun readRun(const nlohmann::json& j) {
     s.recorded = run.config.recording != RecordingMode::Off;
     s.recordedSteps = r.value("recorded_steps",
                               recordedStepsOf(run.config.recording, static_cast<int>(s.stepSeconds.size())));
+    // A summary of a job whose trace held no memory events has null memory but recorded the rest.
+    s.memoryRecorded = !(r.contains("peak_bytes") && r["peak_bytes"].is_null() && r.contains("collectives") &&
+                         r["collectives"].is_object());
     const auto peak = objectAt("peak_bytes");
     const auto atPeak = objectAt("at_peak_bytes");
     const auto afterStep = objectAt("after_step_bytes");

@@ -674,6 +674,11 @@ LoadedTrace loadRankFiles(const std::vector<RankFile>& files) {
   const std::string torch = torchOf.empty() ? "" : torchOf[0];
   out.device = "recorded by torch.profiler" + (torch.empty() ? std::string() : " (PyTorch " + torch + ")");
   if (!missing.empty()) out.note += "no trace for rank " + formatRanks(missing) + "\n";
+  if (std::all_of(events.begin(), events.end(), [](const std::vector<Event>& rank) {
+        return std::none_of(rank.begin(), rank.end(), [](const Event& e) { return e.kind == EventKind::Memory; });
+      })) {
+    out.note += "the traces hold no [memory] events (recorded with profile_memory=False): memory is not recorded\n";
+  }
   out.note += describeNotes(notes);
   return out;
 }

@@ -351,11 +351,13 @@ void drawComparison(const std::vector<Session>& sessions,
       return m;
     };
     // A run with --recording off measured step times only: its memory and traffic say so.
-    auto recorded = [&](const std::vector<RankStats>& r, auto&& cell) {
-      return anyRecorded(r) ? cell(r) : std::string("not recorded");
+    // Memory cells: "not recorded" where no rank's memory was (--recording off, or a PyTorch job's
+    // trace without [memory] events), not a 0 that reads as measured.
+    auto memoryCell = [&](const std::vector<RankStats>& r, auto&& cell) {
+      return anyMemoryRecorded(r) ? cell(r) : std::string("not recorded");
     };
     row("peak memory", [&](const auto& r) {
-      return recorded(r, [&](const auto& rr) { return formatBytes(maxOf(rr, [](const RankStats& s) { return s.peakTotal; })); });
+      return memoryCell(r, [&](const auto& rr) { return formatBytes(maxOf(rr, [](const RankStats& s) { return s.peakTotal; })); });
     });
     bool anyDeviceLanes = false;
     for (const auto& r : stats) {
@@ -367,11 +369,11 @@ void drawComparison(const std::vector<Session>& sessions,
     for (int role = 0; role < trace::kMemoryRoleCount; ++role) {
       const std::string name = std::string("  ") + trace::memoryRoleName(static_cast<trace::MemoryRole>(role));
       row(name.c_str(), [&](const auto& r) {
-        return recorded(r, [&](const auto& rr) { return formatBytes(maxOf(rr, [&](const RankStats& s) { return s.peakByRole[role]; })); });
+        return memoryCell(r, [&](const auto& rr) { return formatBytes(maxOf(rr, [&](const RankStats& s) { return s.peakByRole[role]; })); });
       });
     }
     row("  activation saved for backward", [&](const auto& r) {
-      return recorded(r, [&](const auto& rr) { return formatBytes(maxOf(rr, [](const RankStats& s) { return s.activationSavedBytes; })); });
+      return memoryCell(r, [&](const auto& rr) { return formatBytes(maxOf(rr, [](const RankStats& s) { return s.activationSavedBytes; })); });
     });
     row("step time", [&](const auto& r) {
       const double seconds = maxOf(r, [](const RankStats& s) { return s.steadyStepSeconds; });
@@ -414,9 +416,8 @@ void drawComparison(const std::vector<Session>& sessions,
     for (const auto& r : stats) anyRecompute |= maxOf(r, [](const RankStats& s) { return s.recomputeSecondsPerStep; }) > 0;
     if (anyRecompute) {  // activation checkpointing: what the memory it saves costs in compute
       row("recompute per step", [&](const auto& r) {
-        return recorded(r, [&](const auto& rr) {
-          return formatDuration(1e9 * maxOf(rr, [](const RankStats& s) { return s.recomputeSecondsPerStep; }));
-        });
+        if (!anyRecorded(r)) return std::string("not recorded");
+        return formatDuration(1e9 * maxOf(r, [](const RankStats& s) { return s.recomputeSecondsPerStep; }));
       });
     }
     row("exposed comm per step", [&](const auto& r) {
@@ -446,8 +447,9 @@ void drawComparison(const std::vector<Session>& sessions,
       for (const auto& s : stats[i]) {
         if (!largest || s.peakTotal > largest->peakTotal) largest = &s;
       }
+      const bool measured = largest && anyMemoryRecorded(stats[i]);
       ImGui::Text("  %-20s %18s", sessionLabel(sessions, i).c_str(),
-                  largest ? formatBytes(static_cast<double>(largest->peakTotal)).c_str() : "-");
+                  measured ? formatBytes(static_cast<double>(largest->peakTotal)).c_str() : "not recorded");
       ImGui::SameLine(labelWidth());
       stackedBar(largest ? largest->atPeakTotal : trace::RoleBytes{}, scale, barWidth, px(14));
     }

@@ -56,6 +56,26 @@ TEST(SummaryReader, APyTorchJobsSummaryKeepsItsSourceAndTitle) {
   EXPECT_EQ(loaded.runs[0].config.world, 2);
 }
 
+// A PyTorch job traced without memory events (profile_memory=False): its collectives were
+// recorded, its memory was not, and it reads back so (the tables say "not recorded", not 0 B).
+TEST(SummaryReader, AJobWithoutMemoryEventsReadsBackWithItsCollectivesOnly) {
+  const auto path = writeFile("nomem.json", R"json({
+    "schema": "shardscope.summary/4", "status": "ok", "source": "torch.profiler", "config": {"world": 2},
+    "steps": [],
+    "ranks": [{"rank": 0, "step_time_s": [0.2], "steady_step_time_s": 0.2, "recorded_steps": 1,
+               "peak_bytes": null, "at_peak_bytes": null, "after_step_bytes": null,
+               "collectives": {"all_reduce": {"count": 5, "size_bytes": 100, "sent_bytes": 100, "received_bytes": 100,
+                                              "time_s": 0.01}},
+               "throughput": {"samples_per_s": null}, "dropped_events": 0}]})json");
+  auto loaded = loadSummary(path);
+  ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+  const auto& rank = loaded.runs.at(0).ranks.at(0);
+  EXPECT_TRUE(rank.recorded);
+  EXPECT_FALSE(rank.memoryRecorded);
+  EXPECT_FALSE(anyMemoryRecorded(loaded.runs[0].ranks));
+  EXPECT_TRUE(anyRecorded(loaded.runs[0].ranks));
+}
+
 TEST(SummaryReader, OlderSummariesTakeRecordedStepsFromTheirConfig) {
   // schema /2 wrote zeros and no recorded_steps; its config still says how the run recorded.
   const char* ranks = R"("ranks": [{"rank": 0, "step_time_s": [0.2, 0.1, 0.1],

@@ -284,6 +284,10 @@ TEST(ProfilerTrace, WithoutShapesNcclsOwnRecordGivesTheSizesAndGroup) {
   EXPECT_EQ(collectives[1].bytes, 2000) << "500 floats, from the kernel's arguments";
   EXPECT_EQ(collectives[1].worldSize, 4);
   EXPECT_EQ(collectives[2].bytes, 1200) << "300 floats, from nccl:all_reduce's own dims";
+  EXPECT_NE(loaded.note.find("the traces hold no [memory] events (recorded with profile_memory=False): memory is not "
+                             "recorded"),
+            std::string::npos)
+      << loaded.note;
   EXPECT_EQ(loaded.note.find("whose element type the trace does not name"), std::string::npos) << loaded.note;
 }
 
