@@ -72,8 +72,11 @@ std::vector<RankStats> computeRankStats(const RunConfig& config, const trace::Ru
     s.afterLastStep = rolesAfterLastStep(t);
     s.stepSeconds = rec.stepSeconds(r);
     const int steps = static_cast<int>(s.stepSeconds.size());
-    s.recorded = config.recording != RecordingMode::Off;
-    s.memoryRecorded = !t.memory.empty();  // a rank that recorded nothing holds no measured zero
+    // A rank with nothing at all (a PyTorch job's rank without a trace, a rank that failed before
+    // its first event) measured nothing: its zeros would read as measurements.
+    const bool nothing = t.memory.empty() && t.collectives.empty() && t.compute.empty() && t.steps.empty();
+    s.recorded = config.recording != RecordingMode::Off && !nothing;
+    s.memoryRecorded = !t.memory.empty();
     s.recordedSteps = recordedStepsOf(config.recording, steps);
     if (!s.stepSeconds.empty()) {
       const size_t first = s.stepSeconds.size() > 1 ? 1 : 0;

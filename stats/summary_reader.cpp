@@ -38,7 +38,7 @@ SummaryRun readRun(const nlohmann::json& j) {
       return it != r.end() && it->is_object() ? *it : nlohmann::json::object();
     };
     // Before summary/3 the count is not written; the config's --recording gives it.
-    s.recorded = run.config.recording != RecordingMode::Off;
+    s.recorded = run.config.recording != RecordingMode::Off && !(r.contains("collectives") && r["collectives"].is_null());
     s.recordedSteps = r.value("recorded_steps",
                               recordedStepsOf(run.config.recording, static_cast<int>(s.stepSeconds.size())));
     // A summary of a job whose trace held no memory events has null memory but recorded the rest.
