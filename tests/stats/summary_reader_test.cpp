@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "tests/support/run_cli.h"
+#include "stats/run_stats.h"
 #include "stats/summary_reader.h"
 #include "trace/trace_reader.h"
 
@@ -74,6 +75,27 @@ TEST(SummaryReader, AJobWithoutMemoryEventsReadsBackWithItsCollectivesOnly) {
   EXPECT_FALSE(rank.memoryRecorded);
   EXPECT_FALSE(anyMemoryRecorded(loaded.runs[0].ranks));
   EXPECT_TRUE(anyRecorded(loaded.runs[0].ranks));
+}
+
+// Of two ranks, one recorded its memory and a collective, the other nothing at all (a PyTorch job's
+// rank without a trace): that one measured nothing, and its figures are not zeros.
+TEST(RankStatsOf, ARankThatRecordedNothingIsNotRecorded) {
+  trace::RunRecording rec;
+  rec.reset(2);
+  trace::Event memory;
+  memory.kind = trace::EventKind::Memory;
+  memory.rank = 0;
+  memory.beginNs = 10;
+  memory.bytes = 4096;
+  rec.add(memory);
+  RunConfig config;
+  config.world = 2;
+  const auto stats = computeRankStats(config, rec, 0, DeviceFacts{});
+  ASSERT_EQ(stats.size(), 2u);
+  EXPECT_TRUE(stats[0].recorded);
+  EXPECT_TRUE(stats[0].memoryRecorded);
+  EXPECT_FALSE(stats[1].recorded);
+  EXPECT_FALSE(stats[1].memoryRecorded);
 }
 
 TEST(SummaryReader, OlderSummariesTakeRecordedStepsFromTheirConfig) {
