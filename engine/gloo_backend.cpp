@@ -5,9 +5,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
@@ -102,9 +104,25 @@ void requireSameRecipesOnEveryRank(c10d::Store& store, const RendezvousInfo& inf
   std::vector<std::string> keys;
   for (int rank = 0; rank < info.worldSize; ++rank) keys.push_back(keyOf(rank));
   const auto values = store.multiGet(keys);  // waits for every rank's; one round trip on a TCPStore
+  // Every rank says it has read them all. A rank that refuses waits for that before it exits: rank
+  // 0 hosts the store, and leaving at once took it away from a rank still reading, which then
+  // failed with the store's "Connection was likely closed" instead of this message.
+  const std::string readKey = "gloo_recipes/read";
+  store.add(readKey, 1);
+  auto waitUntilAllRead = [&] {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    try {
+      while (store.add(readKey, 0) < info.worldSize && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+    } catch (const std::exception&) {
+      // The store's host has left, everyone having read: nothing more to wait for.
+    }
+  };
   for (int rank = 0; rank < info.worldSize; ++rank) {
     const std::string theirs(values[rank].begin(), values[rank].end());
     if (theirs != mine) {
+      waitUntilAllRead();
       throw std::runtime_error("this rank composes its collectives as '" + mine + "' and rank " +
                                std::to_string(rank) + " as '" + theirs +
                                "' (SHARDSCOPE_GLOO_ALL_GATHER, SHARDSCOPE_GLOO_REDUCE_SCATTER): "
