@@ -90,6 +90,16 @@ void countAllocation(const Event& e, MemoryNotes& notes) {
 
 }  // namespace
 
+std::string describeUnnamedBytes(const MemoryNotes& notes) {
+  if (notes.unnamedBytes <= 0) return "";
+  char share[32];
+  std::snprintf(share, sizeof share, "%.1f%%",
+                100.0 * static_cast<double>(notes.unnamedBytes) / static_cast<double>(std::max<int64_t>(notes.allocatedBytes, 1)));
+  return "rank 0: " + std::to_string(notes.unnamedBytes) + " bytes allocated where no " +
+         (notes.fromSnapshot ? "stack frame" : "span") + " names a role (" + share +
+         " of what it allocated while recorded): shown as other\n";
+}
+
 bool tracesDeviceMemory(const RankTrace& trace) {
   return std::any_of(trace.memory.begin(), trace.memory.end(),
                      [](const nlohmann::json* m) { return (*m)["args"].value("Device Type", 0) == 1; });

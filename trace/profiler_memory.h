@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <numeric>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "trace/cuda_snapshot.h"
@@ -38,6 +39,9 @@ struct MemoryNotes {
   int64_t unnamedBytes = 0;           // its allocations no span or frame named a role for (other)
   int64_t allocatedBytes = 0;         // its allocations in all
 };
+
+// The note's line for rank 0's allocations that no span or stack frame named ("" when none).
+std::string describeUnnamedBytes(const MemoryNotes& notes);
 
 // Whether the trace's memory events are a GPU's (else the host's).
 bool tracesDeviceMemory(const profiler::RankTrace& trace);

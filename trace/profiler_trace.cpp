@@ -531,13 +531,7 @@ std::string describeMemoryNotes(const ReadNotes& notes) {
              ": shown as other\n";
     }
   }
-  if (memory.unnamedBytes > 0) {
-    char share[32];
-    std::snprintf(share, sizeof share, "%.1f%%", 100.0 * static_cast<double>(memory.unnamedBytes) /
-                                                     static_cast<double>(std::max<int64_t>(memory.allocatedBytes, 1)));
-    out += "rank 0: " + std::to_string(memory.unnamedBytes) + " bytes allocated where no " + std::string(memory.fromSnapshot ? "stack frame" : "span") + " names a role (" + share +
-           " of what it allocated while recorded): shown as other\n";
-  }
+  out += describeUnnamedBytes(memory);
   if (memory.unknownFrees > 0) {
     out += "rank 0: " + std::to_string(memory.unknownFrees) +
            " frees of blocks allocated before " + before + ": taken from other\n";

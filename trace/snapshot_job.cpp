@@ -39,14 +39,7 @@ std::string describe(const MemoryNotes& notes, int ranks) {
     out += "rank 0 held " + std::to_string(notes.heldAtStart) +
            " bytes allocated before its history began (no stack for them): shown as other from the start\n";
   }
-  if (notes.unnamedBytes > 0) {
-    char share[32];
-    std::snprintf(share, sizeof share, "%.1f%%", 100.0 * static_cast<double>(notes.unnamedBytes) /
-                                                     static_cast<double>(std::max<int64_t>(notes.allocatedBytes, 1)));
-    out += "rank 0: " + std::to_string(notes.unnamedBytes) + " bytes allocated where no stack frame names a role (" +
-           share + " of what it allocated): shown as other\n";
-  }
-  return out;
+  return out + describeUnnamedBytes(notes);
 }
 
 LoadedTrace loadRanks(const std::map<int, fs::path>& files) {
