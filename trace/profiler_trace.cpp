@@ -699,12 +699,11 @@ namespace {
 // of them as rank-R.memory.pickle (and then nothing more to do here), else why not.
 std::string snapshotNamedAlone(const std::string& path, const std::vector<std::string>& traces) {
   if (!isCudaSnapshotFileName(path)) return "";
-  static const std::regex name(R"(rank-[0-9]{1,4}\.memory\.pickle)");
   const fs::path p(path);
   const bool besideATrace = std::any_of(traces.begin(), traces.end(), [&](const std::string& t) {
     return fs::path(t).parent_path() == p.parent_path();
   });
-  if (std::regex_match(p.filename().string(), name) && besideATrace) return "";
+  if (snapshotFileRank(path) >= 0 && besideATrace) return "";
   return "'" + path + "' is a CUDA memory snapshot: beside torch.profiler traces, shardscope reads one with its rank's "
          "trace, named rank-R.memory.pickle in the trace's directory (R: the rank): rename or move it there, or open "
          "the snapshots on their own";

@@ -15,20 +15,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::regex& snapshotName() {
-  static const std::regex name(R"(rank-([0-9]{1,4})\.memory\.pickle)");
-  return name;
-}
-
-// The rank a file's name says, or -1.
-int namedRank(const fs::path& path) {
-  std::smatch match;
-  const std::string file = path.filename().string();
-  if (!std::regex_match(file, match, snapshotName())) return -1;
-  const int rank = std::stoi(match[1].str());
-  return rank < kMaxRanks ? rank : -1;
-}
-
 std::string describe(const MemoryNotes& notes, int ranks) {
   std::string out =
       "CUDA memory snapshots without torch.profiler traces: memory only, over each rank's whole allocator "
@@ -81,10 +67,19 @@ LoadedTrace loadRanks(const std::map<int, fs::path>& files) {
 
 }  // namespace
 
+int snapshotFileRank(const std::string& path) {
+  static const std::regex name(R"(rank-([0-9]{1,4})\.memory\.pickle)");
+  std::smatch match;
+  const std::string file = fs::path(path).filename().string();
+  if (!std::regex_match(file, match, name)) return -1;
+  const int rank = std::stoi(match[1].str());
+  return rank < kMaxRanks ? rank : -1;
+}
+
 bool isCudaSnapshotDirectory(const std::string& dir) {
   std::error_code error;
   for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
-    if (namedRank(it->path()) >= 0) return true;
+    if (snapshotFileRank(it->path().string()) >= 0) return true;
   }
   return false;
 }
@@ -93,7 +88,7 @@ LoadedTrace loadCudaSnapshotDirectory(const std::string& dir) {
   std::map<int, fs::path> files;
   std::error_code error;
   for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
-    if (const int rank = namedRank(it->path()); rank >= 0) files[rank] = it->path();
+    if (const int rank = snapshotFileRank(it->path().string()); rank >= 0) files[rank] = it->path();
   }
   if (files.empty()) {
     LoadedTrace out;
@@ -107,7 +102,7 @@ LoadedTrace loadCudaSnapshotFiles(const std::vector<std::string>& paths) {
   LoadedTrace out;
   std::map<int, fs::path> files;
   for (const auto& path : paths) {
-    int rank = namedRank(path);
+    int rank = snapshotFileRank(path);
     if (rank < 0 && paths.size() == 1) rank = 0;  // one snapshot, named any way: the only rank
     if (rank < 0) {
       out.error = "'" + path + "' is not named for its rank: name each rank's snapshot rank-R.memory.pickle (R: the "

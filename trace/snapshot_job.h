@@ -13,6 +13,9 @@
 
 namespace shardscope::trace {
 
+// The rank a snapshot's file name says (rank-R.memory.pickle), or -1.
+int snapshotFileRank(const std::string& path);
+
 // Whether `dir` holds rank-R.memory.pickle files.
 bool isCudaSnapshotDirectory(const std::string& dir);
 
