@@ -72,6 +72,11 @@ std::string encodeEventLine(const Event& e) {
       appendString(out, "t", e.text);
       break;
     default:
+      // RunInfo: the GPU's memory (bytes) and the matmul peak it measured (bytesOut), both 0 on CPU.
+      if (e.kind == EventKind::RunInfo) {
+        appendInt(out, "by", e.bytes);
+        appendInt(out, "bo", e.bytesOut);
+      }
       if (e.pausedNs != 0) appendInt(out, "pz", e.pausedNs);
       appendNumber(out, "l", e.loss);
       appendInt(out, "c", e.count);

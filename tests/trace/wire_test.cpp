@@ -34,6 +34,25 @@ TEST(Wire, RoundTripsEveryField) {
   EXPECT_EQ(back->text, e.text);
 }
 
+// A GPU rank's RunInfo carries its device's memory and the matmul peak it measured; the run's
+// capacity line and MFU come from them (they were once dropped on the wire, so a GPU run reported
+// neither: found on an H200).
+TEST(Wire, RunInfoKeepsTheDevicesMemoryAndMeasuredPeak) {
+  Event e;
+  e.kind = EventKind::RunInfo;
+  e.count = 1341624320;
+  e.bytes = 150'754'820'096;
+  e.bytesOut = 779'000'000'000'000;
+  e.text = "cuda:0 / nccl";
+  const std::string line = encodeEventLine(e);
+  auto back = decodeEventLine(line.substr(0, line.size() - 1));
+  ASSERT_TRUE(back.has_value()) << line;
+  EXPECT_EQ(back->bytes, e.bytes);
+  EXPECT_EQ(back->bytesOut, e.bytesOut);
+  EXPECT_EQ(back->count, e.count);
+  EXPECT_EQ(back->text, e.text);
+}
+
 TEST(Wire, CollectivesAndComputeSpansKeepTheirMicroBatch) {
   for (EventKind kind : {EventKind::Collective, EventKind::Compute}) {
     Event e;
