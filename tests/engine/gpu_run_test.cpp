@@ -241,7 +241,9 @@ TEST(GpuRun, RanksPinnedToCoresTrainTheSame) {
   ASSERT_TRUE(ok);
   EXPECT_LT(maxRelDiff(loadTensor(pinned + "/losses.pt"), loadTensor(unpinned + "/losses.pt")), 1e-6);
   std::vector<std::string> slices;
-  for (const auto& rank : readJson(pinned + "/summary.json")["ranks"]) {
+  // Held in a variable: a range-for over readJson(...)["ranks"] would iterate a destroyed temporary.
+  const auto summary = readJson(pinned + "/summary.json");
+  for (const auto& rank : summary["ranks"]) {
     const std::string placement = rank["placement"];
     const auto at = placement.rfind(" / cores ");
     ASSERT_NE(at, std::string::npos) << placement;
