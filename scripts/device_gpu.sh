@@ -12,12 +12,14 @@
 #   bench   bench/gpu_strategies.py: step time, peak allocated, MFU vs PyTorch DDP/FSDP2
 #           (more options through BENCH_ARGS, e.g. BENCH_ARGS="--repeats 3"; BENCH_VARIANTS, one
 #           argument with spaces inside, becomes --variants, e.g.
-#           BENCH_VARIANTS="default=;unrecorded=--recording off")
+#           BENCH_VARIANTS="default=;unrecorded=--recording off"; BENCH_NAME names its .json and
+#           .log, default gpu_strategies)
 #   profile bench/gpu_comm_profile.py: GPU time per step by collective on both sides of a pair
 #           (default: world 4 full_shard; more options through PROFILE_ARGS), with both traces
 #   records tests/pytorch_profiler_traces.py --device cuda: real PyTorch DDP and FSDP2 jobs on NCCL
 #           recorded by python/shardscope_record (traces and CUDA memory snapshots), opened by
-#           `shardscope view` and checked; the FSDP2 world-2 job's files come back in $OUT/records
+#           `shardscope view` and checked; each job's files come back in $OUT/records/MODE_wWORLD
+#           (end with pack)
 #   demo    a GPU compare run with --trace/--summary, to open here with `shardscope view`
 #   pack    everything in $OUT into one $OUT/results.tar.gz, in 15 MiB pieces if larger (the device
 #           tool brings back at most 8 files a call, 16 MiB each; give it last)
@@ -65,8 +67,10 @@ stage_parity() {
 
 stage_bench() {
   # shellcheck disable=SC2086  # BENCH_ARGS is a list of options
-  "$PY" bench/gpu_strategies.py --shardscope "$BIN" --out "$OUT/gpu_strategies.json" ${BENCH_ARGS:-} \
-    ${BENCH_VARIANTS:+--variants "$BENCH_VARIANTS"} 2>&1 | tee "$OUT/bench.log"
+  # BENCH_NAME names its files, so two bench calls in one command keep both.
+  local name=${BENCH_NAME:-gpu_strategies}
+  "$PY" bench/gpu_strategies.py --shardscope "$BIN" --out "$OUT/$name.json" ${BENCH_ARGS:-} \
+    ${BENCH_VARIANTS:+--variants "$BENCH_VARIANTS"} 2>&1 | tee "$OUT/$name.log"
 }
 
 stage_profile() {
@@ -86,7 +90,11 @@ stage_records() {
   "$PY" tests/pytorch_profiler_traces.py --shardscope "$BIN" --workdir /tmp/gpu_records --device cuda 2>&1 \
     | tee "$OUT/records.log" | grep -vE "^\s*$" || status=1
   grep -q "^FAIL" "$OUT/records.log" && status=1
-  mkdir -p "$OUT/records" && cp /tmp/gpu_records/fsdp_w2/job/* "$OUT/records/" 2>/dev/null
+  # Every job's files, to check here again (tests/pytorch_profiler_traces.py --recorded) and open.
+  local job
+  for job in /tmp/gpu_records/*/job; do
+    mkdir -p "$OUT/records/$(basename "$(dirname "$job")")" && cp "$job"/rank-* "$OUT/records/$(basename "$(dirname "$job")")/"
+  done
   return $status
 }
 

@@ -181,8 +181,11 @@ def collective_from_event(event):
 def collectives_per_step(trace):
     """{k: [collectives]} for each "ProfilerStep#k", from the c10d ops that start inside it."""
     events = trace["traceEvents"]
+    # The host's spans only: on CUDA each step also has a "gpu_user_annotation" span of the same
+    # name on the GPU's timeline, later and shorter, which would replace the host's here.
     steps = {int(e["name"].split("#")[1]): (e["ts"], e["ts"] + e["dur"]) for e in events
-             if e.get("ph") == "X" and e.get("name", "").startswith("ProfilerStep#")}
+             if e.get("ph") == "X" and e.get("cat") == "user_annotation"
+             and e.get("name", "").startswith("ProfilerStep#")}
     c10d = sorted((e for e in events if e.get("ph") == "X" and e.get("cat") == "cpu_op"
                    and e.get("name", "").startswith("c10d::")), key=lambda e: e["ts"])
     return {k: [collective_from_event(e) for e in c10d if begin <= e["ts"] <= end]
@@ -242,7 +245,9 @@ def check_rank(job_dir, rank, args, steps_recorded, expected):
     import torch
     problems = []
     meta = json.loads((job_dir / f"rank-{rank}.shardscope.json").read_text())
-    want = {"rank": rank, "world_size": args.world, "torch_version": torch.__version__,
+    # A job recorded elsewhere (--recorded) ran under that machine's torch build.
+    torch_version = meta.get("torch_version") if args.recorded else torch.__version__
+    want = {"rank": rank, "world_size": args.world, "torch_version": torch_version,
             "steps_recorded": steps_recorded, "devices": args.device,
             "held_when_recording_began": expected_held(args.mode, args.world, rank, args.device)}
     if meta != want:
@@ -284,6 +289,9 @@ def main():
     parser.add_argument("--steps", type=int, default=WAIT + WARMUP + ACTIVE)
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
                         help="cuda: NCCL ranks on the GPUs (sharing one where fewer), with memory snapshots")
+    parser.add_argument("--recorded", action="store_true",
+                        help="check the job already recorded in WORKDIR/job (e.g. brought back from a GPU "
+                             "machine) instead of running it")
     parser.add_argument("--train", action="store_true", help=argparse.SUPPRESS)  # a rank
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -294,16 +302,20 @@ def main():
     if args.steps <= WAIT + WARMUP:
         parser.error(f"--steps must exceed wait+warmup ({WAIT + WARMUP}) to record a step")
 
-    if args.device == "cuda":
+    if args.device == "cuda" and not args.recorded:
         import torch
         if not torch.cuda.is_available():
             parser.error("--device cuda: this machine has no CUDA device torch can use; leave it out for CPU ranks")
 
     job_dir = args.workdir / "job"
-    job_dir.mkdir(parents=True, exist_ok=True)
-    for old in [*job_dir.iterdir(), args.workdir / "expected.json"]:
-        old.unlink(missing_ok=True)     # nothing from an earlier run may pass for this one's
-    launch(args, job_dir, args.workdir / "torchrun.log")
+    if args.recorded:
+        if not job_dir.is_dir():
+            parser.error(f"--recorded: {job_dir} is not a directory; put the job's rank-R.* files there")
+    else:
+        job_dir.mkdir(parents=True, exist_ok=True)
+        for old in [*job_dir.iterdir(), args.workdir / "expected.json"]:
+            old.unlink(missing_ok=True)     # nothing from an earlier run may pass for this one's
+        launch(args, job_dir, args.workdir / "torchrun.log")
 
     files = check_files(job_dir, args.world, args.device)
     # Steps ended by recorder.step() inside the window (ProfilerStep#k is training step k).

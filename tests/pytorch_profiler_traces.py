@@ -28,8 +28,14 @@ NCCL and write the CUDA allocator's snapshots beside their traces, from which th
 each rank's memory: the same checks hold of it, and the view says it read them.
 
     tests/pytorch_profiler_traces.py --shardscope build/app/shardscope --workdir DIR
+
+Jobs recorded on a GPU machine (scripts/device_gpu.sh records brings each one's files back) are
+checked again without a GPU by --recorded FOLDER --device cuda, FOLDER holding MODE_wWORLD/ per
+job; tests/data/pytorch_cuda_h200/ holds the three jobs recorded on an H200 under PyTorch 2.11,
+checked so in CI.
 """
 import argparse
+import gzip
 import json
 import os
 import re
@@ -136,10 +142,10 @@ def check_files_and_other_hosts(shardscope, job_dir, mode, summary, check):
               f"{mode}: the shifted rank's steps and collectives are read as before")
 
 
-def check_job(shardscope, workdir, mode, world, device, check):
+def check_job(shardscope, workdir, mode, world, device, check, recorded=False):
     job_dir = Path(workdir) / f"{mode}_w{world}"
     driver = run([sys.executable, str(REPO / "tests" / "pytorch_profiler_jobs.py"), "--workdir", str(job_dir),
-                  "--mode", mode, "--world", str(world), "--device", device])
+                  "--mode", mode, "--world", str(world), "--device", device] + (["--recorded"] if recorded else []))
     check(driver.returncode == 0, f"{mode} at world {world}: the job runs and its traces hold what it ran "
                                   f"({(driver.stdout + driver.stderr).strip()[-400:]})")
     if driver.returncode != 0:
@@ -205,14 +211,43 @@ def check_job(shardscope, workdir, mode, world, device, check):
               f"{mode}: view draws the job ({shot.stderr.strip()[-300:]})")
 
 
+def copy_recorded(source, job_dir):
+    """A job's rank-R.* files from `source` into job_dir, each as its recorder wrote it (a .gz
+    decompressed: the driver reads the files by their plain names)."""
+    files = sorted(source.glob("rank-*")) if source.is_dir() else []
+    if not files:
+        sys.exit(f"pytorch_profiler_traces: --recorded: {source} holds no rank-R.* files")
+    job_dir.mkdir(parents=True)
+    for f in files:
+        if f.suffix == ".gz":
+            with gzip.open(f, "rb") as packed, open(job_dir / f.stem, "wb") as plain:
+                shutil.copyfileobj(packed, plain)
+        else:
+            shutil.copy(f, job_dir / f.name)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--shardscope", required=True)
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    ap.add_argument("--jobs", default=",".join(f"{m}:{w}" for m, w in JOBS),
+                    help="MODE:WORLD entries to check, comma-separated (default: all three)")
+    ap.add_argument("--recorded", type=Path, metavar="DIR",
+                    help="check jobs already recorded, in DIR/MODE_wWORLD/ (their rank-R.* files, each plain or "
+                         ".gz, as brought back from a GPU machine), instead of running them")
     args = ap.parse_args()
+    jobs = []
+    for entry in args.jobs.split(","):
+        mode, _, world = entry.partition(":")
+        if (mode, int(world) if world.isdigit() else None) not in JOBS:
+            ap.error(f"--jobs: {entry!r} is not one of {', '.join(f'{m}:{w}' for m, w in JOBS)}")
+        jobs.append((mode, int(world)))
     shutil.rmtree(args.workdir, ignore_errors=True)
     os.makedirs(args.workdir)
+    if args.recorded:
+        for mode, world in jobs:
+            copy_recorded(args.recorded / f"{mode}_w{world}", Path(args.workdir) / f"{mode}_w{world}" / "job")
     failures = []
 
     def check(ok, what):
@@ -220,8 +255,9 @@ def main():
         if not ok:
             failures.append(what)
 
-    for mode, world in JOBS:
-        check_job(os.path.abspath(args.shardscope), args.workdir, mode, world, args.device, check)
+    for mode, world in jobs:
+        check_job(os.path.abspath(args.shardscope), args.workdir, mode, world, args.device, check,
+                  args.recorded is not None)
     return 1 if failures else 0
 
 
