@@ -136,7 +136,11 @@ std::vector<StackFrame> stackOf(const Value* frames) {
 }
 
 std::string cudaSnapshotFileName(const std::string& dir, int rank) {
-  return (std::filesystem::path(dir) / ("rank-" + std::to_string(rank) + ".memory.pickle")).string();
+  const auto plain = std::filesystem::path(dir) / ("rank-" + std::to_string(rank) + ".memory.pickle");
+  auto gzipped = plain;
+  gzipped += ".gz";
+  std::error_code error;
+  return (!std::filesystem::exists(plain, error) && std::filesystem::exists(gzipped, error) ? gzipped : plain).string();
 }
 
 std::string readCudaSnapshot(const std::string& path, int device, CudaSnapshot& out) {

@@ -36,7 +36,7 @@ struct CudaSnapshot {
 constexpr size_t kMaxStackFrames = 512;
 std::vector<StackFrame> stackOf(const pickle::Value* frames);
 
-// DIR/rank-R.memory.pickle
+// DIR/rank-R.memory.pickle, or its gzipped copy (.gz) where only that one is there.
 std::string cudaSnapshotFileName(const std::string& dir, int rank);
 
 // Reads `path`'s history of `device`, or with -1 of the device that has one (the longest, when

@@ -35,6 +35,9 @@ bool begins(std::string_view s, std::string_view prefix) { return s.substr(0, pr
 // The role one stack frame names, if it names one (the header's second table, in its order).
 std::optional<MemoryRole> roleNamedBy(const StackFrame& f) {
   const bool fsdp = has(f.file, "/fsdp/");
+  if (begins(f.name, "at::cuda::setWorkspaceForHandle") || begins(f.name, "at::cuda::getCUDABlasLtWorkspace")) {
+    return MemoryRole::Other;
+  }
   if (begins(f.name, "c10d::") || begins(f.name, "gloo::") || begins(f.name, "nccl")) return MemoryRole::CommBuffer;
   if (has(f.name, "AccumulateGrad")) return MemoryRole::GradFull;
   if (f.name == "foreach_all_gather_copy_out") return MemoryRole::ParamGathered;

@@ -39,6 +39,10 @@ struct StackFrame {
 // innermost frame first: the first frame a rule below names decides. The rules are the table
 // above by the functions FSDP2, DDP and the optimizers run inside those annotations (PyTorch
 // 2.11's torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py and _fsdp_param_group.py):
+//   at::cuda::setWorkspaceForHandle,
+//   at::cuda::getCUDABlasLtWorkspace       other           (cuBLAS's workspace: 32 MiB per handle on
+//                                                          Hopper, made by a rank's first matmul on
+//                                                          each thread and kept, not an activation)
 //   c10d::... / gloo::... / nccl...        comm_buffer     (process groups, DDP's Reducer buckets)
 //   ...AccumulateGrad...                   grad_full
 //   foreach_all_gather_copy_out            param_gathered

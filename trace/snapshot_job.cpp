@@ -68,7 +68,7 @@ LoadedTrace loadRanks(const std::map<int, fs::path>& files) {
 }  // namespace
 
 int snapshotFileRank(const std::string& path) {
-  static const std::regex name(R"(rank-([0-9]{1,4})\.memory\.pickle)");
+  static const std::regex name(R"(rank-([0-9]{1,4})\.memory\.pickle(\.gz)?)");
   std::smatch match;
   const std::string file = fs::path(path).filename().string();
   if (!std::regex_match(file, match, name)) return -1;
@@ -88,7 +88,11 @@ LoadedTrace loadCudaSnapshotDirectory(const std::string& dir) {
   std::map<int, fs::path> files;
   std::error_code error;
   for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
-    if (const int rank = snapshotFileRank(it->path().string()); rank >= 0) files[rank] = it->path();
+    // Both rank-R.memory.pickle and its .gz: the plain one, whatever the directory's order.
+    if (const int rank = snapshotFileRank(it->path().string()); rank >= 0) {
+      auto& kept = files[rank];
+      if (kept.empty() || kept.extension() == ".gz") kept = it->path();
+    }
   }
   if (files.empty()) {
     LoadedTrace out;

@@ -13,7 +13,7 @@
 
 namespace shardscope::trace {
 
-// The rank a snapshot's file name says (rank-R.memory.pickle), or -1.
+// The rank a snapshot's file name says (rank-R.memory.pickle, or .memory.pickle.gz), or -1.
 int snapshotFileRank(const std::string& path);
 
 // Whether `dir` holds rank-R.memory.pickle files.

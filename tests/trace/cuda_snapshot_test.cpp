@@ -202,6 +202,18 @@ TEST(CudaSnapshot, AnAllocationsRoleIsTheFirstFrameThatNamesOne) {
   EXPECT_EQ(role(stack({frame("forward", "/home/me/model.py")}), true), MemoryRole::Activation)
       << "named by none, inside a step before its optimizer step";
   EXPECT_EQ(role(stack({frame("forward", "/home/me/model.py")}), false), MemoryRole::Other);
+  // cuBLAS's workspace, made by a rank's first matmul on a thread (inside forward, or backward on
+  // the autograd thread) and kept: other, not an activation held for good (seen in an FSDP2 job on
+  // an H200: two of 32 MiB, one per thread, drawn as 65 MiB of activation until this rule).
+  EXPECT_EQ(role(stack({frame("at::cuda::setWorkspaceForHandle(cublasContext*, c10::cuda::CUDAStream)"),
+                        frame("at::cuda::getCurrentCUDABlasHandle()"),
+                        frame("torch::autograd::Engine::evaluate_function(...)")}),
+                 true),
+            MemoryRole::Other);
+  EXPECT_EQ(role(stack({frame("at::cuda::getCUDABlasLtWorkspace()"), frame("forward", "/x/torch/nn/modules/linear.py"),
+                        frame("_call_impl", kModule)}),
+                 true),
+            MemoryRole::Other);
 }
 
 // The rules name FSDP2's and the optimizers' functions as PyTorch defines them: a PyTorch that
@@ -398,6 +410,36 @@ TEST(CudaSnapshot, SnapshotsOnTheirOwnOpenAsMemoryOnly) {
   EXPECT_EQ(loadProfilerTraceFiles({one}).error, "") << "one snapshot named any way: rank 0";
   EXPECT_NE(loadProfilerTraceFiles({one, cudaSnapshotFileName(dir, 1)}).error.find("is not named for its rank"),
             std::string::npos);
+}
+
+// A real FSDP2 job recorded on an H200 (tests/data/pytorch_cuda_h200), its traces and snapshots
+// gzipped as they are kept: opened as written, each rank's memory from its snapshot. Its 64 MiB of
+// cuBLAS workspaces (one per thread that ran a matmul) are other, so the activations are the
+// job's own, under a MiB for this small model; its parameters are what the recorder counted.
+TEST(CudaSnapshot, ARealGpuJobOpensGzippedWithItsMemoryFromTheSnapshots) {
+  const auto loaded = loadJobDirectory(std::string(SHARDSCOPE_TEST_DATA) + "/pytorch_cuda_h200/fsdp_w2");
+  ASSERT_EQ(loaded.error, "");
+  ASSERT_EQ(loaded.recording.ranks(), 2);
+  EXPECT_NE(loaded.note.find("GPU memory of rank 0, 1 from the CUDA allocator's snapshot"), std::string::npos)
+      << loaded.note;
+  for (int r = 0; r < 2; ++r) {
+    const auto& rank = loaded.recording.rank(r);
+    auto peak = [&](MemoryRole role) { return rank.peakByRole[static_cast<int>(role)]; };
+    EXPECT_EQ(peak(MemoryRole::ParamShard), 34452) << "rank-" << r << ".shardscope.json's count";
+    EXPECT_GE(peak(MemoryRole::Other), 2 * (32 << 20)) << "the two cuBLAS workspaces";
+    EXPECT_GT(peak(MemoryRole::Activation), 0);
+    EXPECT_LT(peak(MemoryRole::Activation), 1 << 20) << "no workspace among the activations";
+  }
+  // Beside a plain copy, the gzipped one is not read twice: the plain one is.
+  const std::string dir = testing::freshTempDir("cuda_snapshot_both");
+  pickleJson(rankZeroSnapshot(), cudaSnapshotFileName(dir, 0));
+  std::filesystem::copy_file(std::string(SHARDSCOPE_TEST_DATA) + "/pytorch_cuda_h200/fsdp_w2/rank-0.memory.pickle.gz",
+                             dir + "/rank-0.memory.pickle.gz");
+  EXPECT_EQ(cudaSnapshotFileName(dir, 0), dir + "/rank-0.memory.pickle");
+  const auto both = loadJobDirectory(dir);
+  ASSERT_EQ(both.error, "");
+  EXPECT_EQ(both.recording.ranks(), 1);
+  EXPECT_EQ(both.recording.rank(0).peakByRole[static_cast<int>(MemoryRole::GradFull)], 2048) << "the plain one's";
 }
 
 // A damaged snapshot beside a trace: the job still opens (its memory then the profiler's, the note
