@@ -61,6 +61,7 @@ int writeJobSummary(const std::vector<std::string>& paths, const std::string& su
   result.rankPlacements = loaded.rankPlacements;
   result.deviceDescription = loaded.device;
   result.parameterCount = loaded.parameterCount;
+  result.device = {loaded.deviceMemoryBytes, loaded.measuredPeakFlops};
   result.clocks = loaded.rankClocks;
   if (profiler) {
     result.source = loaded.source.empty() ? "torch.profiler" : loaded.source;

@@ -18,6 +18,11 @@ namespace shardscope {
 
 namespace {
 
+// What the ranks reported of themselves, kept at the trace's end for the run opened again.
+trace::RunFacts runFactsOf(const RunResult& result) {
+  return {result.parameterCount, result.device.memoryBytes, result.device.peakFlops, result.rankPlacements};
+}
+
 // Every output is written even when another fails (a CSV on a full disk must not cost the trace);
 // each failure is kept in the result, by name, and makes the run's exit status non-zero. A headless
 // run has streamed its trace and CSV as it went: `streamed` closes them.
@@ -27,10 +32,10 @@ void finishOutputs(const RunConfig& config, RunResult& result, const trace::RunR
     if (error) result.outputErrors.push_back(*error);
   };
   if (streamed) {
-    streamed->finish(recording, result.outputErrors);
+    streamed->finish(recording, runFactsOf(result), result.outputErrors);
   } else if (!config.tracePath.empty()) {
     keep(files::writeOutputFile(config.tracePath, [&](std::ostream& out) {
-      trace::writeChromeTrace(out, recording, summaryJson(config, result, recording)["config"]);
+      trace::writeChromeTrace(out, recording, summaryJson(config, result, recording)["config"], runFactsOf(result));
     }));
   }
   if (!streamed && !config.memoryCsvPath.empty()) {

@@ -80,12 +80,13 @@ void StreamedOutputs::spill(int rank, trace::RankTimeline&& older) {
   ready_.notify_one();
 }
 
-void StreamedOutputs::finish(const trace::RunRecording& recording, std::vector<std::string>& errors) {
+void StreamedOutputs::finish(const trace::RunRecording& recording, const trace::RunFacts& facts,
+                             std::vector<std::string>& errors) {
   stopWriter();  // every piece handed over is written before the rest, which follows them in time
   const int64_t origin = originOf(recording);
   if (traceWriter_) {
     for (int r = 0; r < recording.ranks(); ++r) traceWriter_->write(r, recording.rank(r), origin);
-    traceWriter_->finish();
+    traceWriter_->finish(facts);
     if (auto error = trace_->finish()) errors.push_back(*error);
   }
   if (csv_) {

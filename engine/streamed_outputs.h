@@ -41,9 +41,9 @@ class StreamedOutputs {
   // The recording keeps everything again (done on the destructor too; a window's recording is
   // detached under its lock).
   void detach();
-  // Writes the detail `recording` still holds, closes the files and renames them into place; each
-  // failure, by path, goes into `errors`.
-  void finish(const trace::RunRecording& recording, std::vector<std::string>& errors);
+  // Writes the detail `recording` still holds and the ranks' facts, closes the files and renames
+  // them into place; each failure, by path, goes into `errors`.
+  void finish(const trace::RunRecording& recording, const trace::RunFacts& facts, std::vector<std::string>& errors);
 
  private:
   void spill(int rank, trace::RankTimeline&& older);

@@ -29,13 +29,44 @@ void ChromeTraceWriter::emit(const nlohmann::json& event) {
   first_ = false;
 }
 
-void ChromeTraceWriter::finish() { out_ << "\n]}\n"; }
+void ChromeTraceWriter::finish(const RunFacts& facts) {
+  out_ << "\n],\"" << kRunFactsKey << "\":" << runFactsJson(facts).dump() << "}\n";
+}
 
-void writeChromeTrace(std::ostream& out, const RunRecording& rec, const nlohmann::json& metadata) {
+nlohmann::json runFactsJson(const RunFacts& facts) {
+  return {{"parameter_count", facts.parameterCount},
+          {"device_memory_bytes", facts.deviceMemoryBytes},
+          {"measured_peak_flops", facts.measuredPeakFlops},
+          {"rank_placements", facts.rankPlacements}};
+}
+
+RunFacts runFactsOf(const nlohmann::json& json) {
+  RunFacts facts;
+  if (!json.is_object()) return facts;
+  // Positive and below 1e18 (a cast to int64 of more is undefined), else 0: a hand-edited file
+  // may hold anything.
+  auto number = [&](const char* key) {
+    const auto it = json.find(key);
+    const double value = it != json.end() && it->is_number() ? it->get<double>() : 0.0;
+    return value > 0 && value < 1e18 ? value : 0.0;
+  };
+  facts.parameterCount = static_cast<int64_t>(number("parameter_count"));
+  facts.deviceMemoryBytes = static_cast<int64_t>(number("device_memory_bytes"));
+  facts.measuredPeakFlops = number("measured_peak_flops");
+  if (const auto it = json.find("rank_placements"); it != json.end() && it->is_array()) {
+    for (const auto& placement : *it) {
+      if (facts.rankPlacements.size() == static_cast<size_t>(kMaxRanks)) break;
+      facts.rankPlacements.push_back(placement.is_string() ? placement.get<std::string>() : "");
+    }
+  }
+  return facts;
+}
+
+void writeChromeTrace(std::ostream& out, const RunRecording& rec, const nlohmann::json& metadata, const RunFacts& facts) {
   const int64_t origin = rec.originNs() == INT64_MAX ? 0 : rec.originNs();
   ChromeTraceWriter writer(out, metadata, rec.ranks());
   for (int r = 0; r < rec.ranks(); ++r) writer.write(r, rec.rank(r), origin);
-  writer.finish();
+  writer.finish(facts);
 }
 
 void ChromeTraceWriter::write(int rank, const RankTimeline& detail, int64_t originNs) {

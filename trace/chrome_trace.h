@@ -5,10 +5,14 @@
 // (ph "X", cat "compute") for steps, per-unit forward/backward and optimizer steps; tid 2 "comm"
 // holds collectives (ph "X", cat "comm", args: op, bytes, bytes_out, unit, phase, group_size,
 // algbw_GBps, busbw_GBps, implementation); counter events (ph "C") named "memory" carry one
-// series per role in bytes. Times are microseconds since the first event of the run.
+// series per role in bytes. Times are microseconds since the first event of the run. After
+// traceEvents, "shardscope_run" holds what the ranks reported of themselves (RunFacts).
 #pragma once
 
+#include <cstdint>
 #include <ostream>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -16,8 +20,23 @@
 
 namespace shardscope::trace {
 
+// What the ranks reported of themselves in their RunInfo events, known only once they are up: kept
+// at the end of a trace, so that the trace opened again shows the capacity line, MFU and the
+// ranks' placements as the run did.
+struct RunFacts {
+  int64_t parameterCount = 0;
+  int64_t deviceMemoryBytes = 0;  // rank 0's GPU; 0 on CPU
+  double measuredPeakFlops = 0;   // the matmul peak rank 0 measured; 0 when none was
+  std::vector<std::string> rankPlacements;  // [rank] its device, backend, cores
+};
+
+inline constexpr const char* kRunFactsKey = "shardscope_run";
+nlohmann::json runFactsJson(const RunFacts& facts);
+// Fields missing or of another type read as zero or empty (a trace from before they were kept).
+RunFacts runFactsOf(const nlohmann::json& json);
+
 void writeChromeTrace(std::ostream& out, const RunRecording& recording,
-                      const nlohmann::json& metadata);
+                      const nlohmann::json& metadata, const RunFacts& facts = {});
 
 // The same trace written as a run goes (a long headless run streams its detail to disk instead of
 // holding it): the header and every rank's names first, then each rank's detail in pieces, each
@@ -26,7 +45,7 @@ class ChromeTraceWriter {
  public:
   ChromeTraceWriter(std::ostream& out, const nlohmann::json& metadata, int ranks);
   void write(int rank, const RankTimeline& detail, int64_t originNs);
-  void finish();
+  void finish(const RunFacts& facts = {});
 
  private:
   void emit(const nlohmann::json& event);

@@ -68,6 +68,8 @@ struct RankFile {
   bool clockUnmeasured = false;  // a reading said no reply was read
   std::string placement;      // its RunInfo's device and backend
   int64_t parameterCount = 0; // its RunInfo's count
+  int64_t deviceMemoryBytes = 0;  // its RunInfo's GPU memory and measured peak (0 on CPU)
+  double measuredPeakFlops = 0;
   std::string error;          // the RankError it reported, if any
   bool done = false;          // it reported RunDone: every step ran
   int steps = 0;              // StepEnd events
@@ -85,6 +87,8 @@ void takeLine(RankFile& out, const std::string& line, int rank) {
   if (event->kind == EventKind::RunInfo) {
     out.placement = event->text;
     out.parameterCount = event->count;
+    out.deviceMemoryBytes = std::max<int64_t>(event->bytes, 0);
+    out.measuredPeakFlops = static_cast<double>(std::max<int64_t>(event->bytesOut, 0));
   }
   if (event->kind == EventKind::RankError) out.error = event->text;
   if (event->kind == EventKind::ClockOffset) {
@@ -227,6 +231,10 @@ LoadedTrace loadRankEventFiles(const std::string& dir) {
     }
     placements[static_cast<size_t>(r)] = read.placement;
     if (read.parameterCount > 0) out.parameterCount = read.parameterCount;
+    if (r == 0) {  // the capacity line and MFU are rank 0's device's, as in a live run
+      out.deviceMemoryBytes = read.deviceMemoryBytes;
+      out.measuredPeakFlops = read.measuredPeakFlops;
+    }
     if (read.unreadLines > 0) torn += (torn.empty() ? "" : ", ") + std::to_string(r);
     // Named with its host where its clock reading says it: on several hosts, where to look.
     const std::string who =

@@ -9,6 +9,8 @@
 
 #include "files/file_text.h"
 #include "files/user_json.h"
+#include "trace/chrome_trace.h"
+#include "trace/rank_placements.h"
 
 namespace shardscope::trace {
 
@@ -246,6 +248,16 @@ LoadedTrace loadChromeTrace(const std::string& path) {
   const int ranks = reader.ranks();
   out.recording.ensureRanks(ranks);  // a rank with names and nothing else
   if (out.config.world != ranks && ranks > 0) out.config.world = ranks;
+  if (json.contains(kRunFactsKey)) {
+    const RunFacts facts = runFactsOf(json[kRunFactsKey]);
+    out.parameterCount = facts.parameterCount;
+    out.deviceMemoryBytes = facts.deviceMemoryBytes;
+    out.measuredPeakFlops = facts.measuredPeakFlops;
+    if (!facts.rankPlacements.empty() && static_cast<int>(facts.rankPlacements.size()) == ranks) {
+      out.rankPlacements = facts.rankPlacements;
+      out.device = describeRankPlacements(facts.rankPlacements);
+    }
+  }
   return out;
 }
 

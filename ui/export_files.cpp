@@ -19,7 +19,9 @@ std::string exportSessions(const std::vector<Session>& sessions, const std::stri
     const std::string path = base + (sessions.size() > 1 ? "." + std::string(strategyName(s.config.strategy)) : std::string()) +
                              (trace ? ".json" : ".csv");
     const auto error = files::writeOutputFile(path, [&](std::ostream& out) {
-      if (trace) trace::writeChromeTrace(out, s.recording, s.config.toJson());
+      // What the ranks reported, for the trace opened again (its capacity line and MFU).
+      const trace::RunFacts facts{s.parameterCount, s.deviceFacts.memoryBytes, s.deviceFacts.peakFlops, {}};
+      if (trace) trace::writeChromeTrace(out, s.recording, s.config.toJson(), facts);
       else trace::writeMemoryCsv(out, s.recording);
     });
     message += error ? *error + "\n" : "wrote " + path + "\n";

@@ -86,6 +86,8 @@ OpenedRecord fromTrace(trace::LoadedTrace loaded, const std::string& where) {
              : loaded.config.device == DeviceKind::Cuda ? "cuda / nccl (recorded)"
                                                        : "cpu / gloo (recorded)";
   s.error = loaded.note;
+  s.parameterCount = loaded.parameterCount;
+  s.deviceFacts = {loaded.deviceMemoryBytes, loaded.measuredPeakFlops};
   out.sessions.push_back(std::move(s));
   out.ownConfig = loaded.jobLabel.empty();
   if (out.ownConfig) out.config = loaded.config;

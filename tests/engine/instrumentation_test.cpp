@@ -72,6 +72,7 @@ struct RankTrace {
 struct Recorded {
   std::map<int, RankTrace> ranks;
   nlohmann::json summary;
+  nlohmann::json runFacts;  // what the ranks reported of themselves, after the trace's events
   std::vector<std::map<std::string, int64_t>> lastCsvRow;  // per rank
 };
 
@@ -125,6 +126,7 @@ Recorded runAndRead(const std::string& strategy, const std::vector<std::string>&
     }
   }
   out.summary = nlohmann::json::parse(std::ifstream(dir + "/summary.json"));
+  out.runFacts = trace.value("shardscope_run", nlohmann::json());
   std::ifstream csv(dir + "/memory.csv");
   std::string header, line;
   std::getline(csv, header);
@@ -459,7 +461,13 @@ TEST(Instrumentation, TraceHasRankProcessesAndNamedTracks) {
     EXPECT_GT(ranks["throughput"]["tokens_per_s"].get<double>(), 0);
     EXPECT_GT(ranks["collectives"]["all_gather"]["count"].get<int>(), 0);
     EXPECT_EQ(ranks["dropped_events"].get<int>(), 0);
+    // Each rank's placement is kept in the trace, for the trace opened again.
+    EXPECT_EQ(rec.runFacts["rank_placements"][r], ranks["placement"]);
   }
+  EXPECT_EQ(rec.runFacts["rank_placements"].size(), static_cast<size_t>(kWorld));
+  EXPECT_EQ(rec.runFacts["parameter_count"], rec.summary["parameter_count"]);
+  EXPECT_GT(rec.runFacts["parameter_count"].get<int64_t>(), 0);
+  EXPECT_EQ(rec.runFacts["device_memory_bytes"], 0) << "CPU ranks have no device memory to report";
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "tests/support/run_cli.h"
+#include "trace/chrome_trace.h"
 #include "trace/trace_reader.h"
 
 namespace shardscope::trace {
@@ -43,6 +44,50 @@ TEST(TraceReader, MemorySamplesOutOfTimeOrderAreRefusedByName) {
   const auto loaded = loadChromeTrace(path);
   EXPECT_NE(loaded.error.find("memory samples of rank 3 out of time order (event 2 at 5 us"), std::string::npos)
       << loaded.error;
+}
+
+// What the ranks reported of themselves (their GPU's memory, the peak rank 0 measured, the model's
+// size, each rank's placement) is written after the events, as it is known only once the ranks are
+// up, and read back, so a GPU run's trace opens with its capacity line and MFU.
+TEST(TraceReader, ReadsBackWhatTheRanksReportedOfThemselves) {
+  RunRecording recording;
+  recording.reset(2);
+  for (int rank : {0, 1}) {
+    Event step;
+    step.kind = EventKind::StepEnd;
+    step.rank = rank;
+    step.beginNs = 1000;
+    step.endNs = 2000;
+    recording.add(step);
+  }
+  RunFacts facts;
+  facts.parameterCount = 1341624320;
+  facts.deviceMemoryBytes = 150'754'820'096;
+  facts.measuredPeakFlops = 8.095e14;
+  facts.rankPlacements = {"cuda:0 / nccl / cuda:0", "cuda:0 / nccl / cuda:0, shared"};
+  const std::string path = testing::freshTempDir("trace_reader") + "/facts.json";
+  {
+    std::ofstream out(path);
+    writeChromeTrace(out, recording, {{"strategy", "ddp"}, {"device", "cuda"}}, facts);
+  }
+  const auto loaded = loadChromeTrace(path);
+  ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+  EXPECT_EQ(loaded.parameterCount, facts.parameterCount);
+  EXPECT_EQ(loaded.deviceMemoryBytes, facts.deviceMemoryBytes);
+  EXPECT_DOUBLE_EQ(loaded.measuredPeakFlops, facts.measuredPeakFlops);
+  EXPECT_EQ(loaded.rankPlacements, facts.rankPlacements);
+  EXPECT_NE(loaded.device.find("cuda:0 / nccl"), std::string::npos) << loaded.device;
+
+  // A trace from before they were kept, or with values no run reports, reads as "not known".
+  const auto old = loadChromeTrace(writeTrace("old.json", ""));
+  EXPECT_EQ(old.deviceMemoryBytes, 0);
+  EXPECT_EQ(old.parameterCount, 0);
+  const auto odd = runFactsOf({{"device_memory_bytes", -5}, {"measured_peak_flops", 1e300},
+                               {"parameter_count", "many"}, {"rank_placements", {"cpu", 3}}});
+  EXPECT_EQ(odd.deviceMemoryBytes, 0);
+  EXPECT_EQ(odd.measuredPeakFlops, 0);
+  EXPECT_EQ(odd.parameterCount, 0);
+  EXPECT_EQ(odd.rankPlacements, (std::vector<std::string>{"cpu", ""}));
 }
 
 }  // namespace
