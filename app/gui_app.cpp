@@ -35,6 +35,7 @@ static ui::WindowOptions windowFor(const WindowChoice& choice, ui::AppState& sta
   options.droppedPaths = &state.droppedPaths;
   options.look = &state.display.look;
   state.pendingAt = choice.at;
+  state.pendingZoom = choice.zoom;
   (void)parseUiScale(choice.uiScale, state.display.look.scale);  // checked before
   state.display.look.highContrast = choice.highContrast;
   state.display.ownMemoryScale = choice.memoryScale == "own";

@@ -16,6 +16,7 @@ struct WindowChoice {
   std::string screenshotPath;  // hidden window; the PNG is written when there is nothing left to wait for
   std::string tab;             // tab below the timelines to show first (bottomTabTitle's names)
   std::string at;              // where to put the playhead: a time or an event group (playhead.h)
+  std::string zoom;            // the timelines' visible window: FROM..TO, each as `at` (playhead.h)
   std::string windowSize = "1600x1000";  // WIDTHxHEIGHT of the window (and so of the PNG)
   // Projector mode (ui/projector_mode.h).
   std::string uiScale = "1";         // text and sizes, 0.75 to 3

@@ -356,6 +356,9 @@ int dispatch(int argc, char** argv) {
     command->add_option("--at", choice->at,
                         "with the window: put the playhead at a time (12.5ms, 800us, 1.2s) or at an event group "
                         "by its label, in step S with @S (e.g. 'backward blocks.1@1'); for a run, once it has ended");
+    command->add_option("--zoom", choice->zoom,
+                        "with the window: show only FROM..TO of the timelines, each a time or an event group as --at "
+                        "takes it (e.g. 9.2s..12s, or 'step start@1..optimizer step@3'); the wheel zooms from there");
     command->add_option("--window-size", choice->windowSize, "the window's WIDTHxHEIGHT, e.g. 1920x1080 [default: 1600x1000]");
     command->add_option("--focus", choice->focus,
                         "with the window: show only this strategy's session, full screen (F in the app)");
@@ -407,7 +410,7 @@ int dispatch(int argc, char** argv) {
   }
   for (const auto* choice : {&runWindow, &compareWindow}) {  // `view` always opens the window
     if (choice->setsUpWindow() && choice->screenshotPath.empty()) {
-      return failUsage("--tab, --at, --window-size, --focus, --ui-scale, --high-contrast, --memory-scale and "
+      return failUsage("--tab, --at, --zoom, --window-size, --focus, --ui-scale, --high-contrast, --memory-scale and "
                        "--window-events set up the window, and run/compare open one only with --screenshot FILE: "
                        "add it, or drop them "
                        "(or open the app: shardscope --ui-scale 1.5)");

@@ -412,6 +412,18 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
     }
     state.pendingAt.clear();
   }
+  if (!state.pendingZoom.empty() && !(engine && engine->busy()) && !state.marks.empty()) {
+    const int focus = std::clamp(state.playhead.session, 0, static_cast<int>(state.marks.size()) - 1);
+    std::string error;
+    if (auto window = resolveZoomWindow(state.pendingZoom, state.marks[static_cast<size_t>(focus)], error)) {
+      state.axis.beginNs = window->first;
+      state.axis.endNs = window->second;
+      state.axis.userMoved = true;  // kept, as a zoom by the wheel is
+    } else if (state.atError.empty()) {
+      state.atError = error;
+    }
+    state.pendingZoom.clear();
+  }
   handlePlayheadKeys(state, sessions, engine, duration);
   advancePlayhead(state.playhead, ImGui::GetIO().DeltaTime, duration);
   if (state.playhead.playing) keepInView(state.axis, state.playhead.tNs);

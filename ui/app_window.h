@@ -49,7 +49,8 @@ struct AppState {
   HoldingsFrameStats lastHoldings;
   RingFrameStats lastRing;
   std::string pendingAt;       // --at: where to put the playhead once the run has ended
-  std::string atError;         // why it could not be put there
+  std::string pendingZoom;     // --zoom: the timelines' visible window, likewise
+  std::string atError;         // why either could not be put there
   bool ringShown = false;      // a collective was animated in the last frame
   std::string ringCollective;  // which ("all_gather blocks.1, step 0"), for tests and the caption
   std::string openTab;       // a tab below the timelines to bring to the front, e.g. "Estimate"

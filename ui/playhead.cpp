@@ -95,7 +95,7 @@ double previousGroupTime(const std::vector<EventGroupMark>& marks, double tNs) {
 }
 
 std::optional<double> resolvePlayheadPosition(const std::string& text, const std::vector<EventGroupMark>& marks,
-                                              std::string& error) {
+                                              std::string& error, const char* option) {
   // A time: a number and a unit.
   for (const auto& [suffix, ns] : {std::pair<const char*, double>{"ns", 1.0}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}}) {
     const std::string unit = suffix;
@@ -125,10 +125,29 @@ std::optional<double> resolvePlayheadPosition(const std::string& text, const std
     examples += "'" + m.label + "'";
     if (examples.size() > 160) break;
   }
-  error = "--at '" + text + "' is neither a time (a number with ns, us, ms or s: e.g. 12.5ms) nor an event group of " +
+  error = std::string(option) + " '" + text + "' is neither a time (a number with ns, us, ms or s: e.g. 12.5ms) nor an event group of " +
           "this run" + (step >= 0 ? " in step " + std::to_string(step) : std::string()) +
           (examples.empty() ? std::string(" (it recorded none)") : " (its groups: " + examples + "; add @STEP for a later step)") + ".";
   return std::nullopt;
+}
+
+std::optional<std::pair<double, double>> resolveZoomWindow(const std::string& text,
+                                                          const std::vector<EventGroupMark>& marks, std::string& error) {
+  const auto dots = text.find("..");
+  if (dots == std::string::npos || dots == 0 || dots + 2 >= text.size()) {
+    error = "--zoom '" + text + "' is not FROM..TO: give two times or event groups joined by '..', e.g. "
+            "9.2s..12s or 'step start@1..optimizer step@3'.";
+    return std::nullopt;
+  }
+  const auto from = resolvePlayheadPosition(text.substr(0, dots), marks, error, "--zoom's FROM");
+  if (!from) return std::nullopt;
+  const auto to = resolvePlayheadPosition(text.substr(dots + 2), marks, error, "--zoom's TO");
+  if (!to) return std::nullopt;
+  if (!(*to > *from)) {
+    error = "--zoom '" + text + "': FROM is not before TO; give the earlier time or event group first.";
+    return std::nullopt;
+  }
+  return std::pair{*from, *to};
 }
 
 void advancePlayhead(Playhead& p, double seconds, double durationNs) {

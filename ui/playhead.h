@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "trace/run_recording.h"
@@ -47,7 +48,12 @@ double previousGroupTime(const std::vector<EventGroupMark>& marks, double tNs);
 // group by its label, the first of the run or of step S with "@S" ("backward blocks.1@1"). An
 // error names the text and what is allowed otherwise.
 std::optional<double> resolvePlayheadPosition(const std::string& text, const std::vector<EventGroupMark>& marks,
-                                              std::string& error);
+                                              std::string& error, const char* option = "--at");
+
+// Where `--zoom FROM..TO` puts the timelines' visible window: each end as --at takes it (a time,
+// or an event group, e.g. "step start@1..optimizer step@3" or "9.2s..12s"), FROM before TO.
+std::optional<std::pair<double, double>> resolveZoomWindow(const std::string& text,
+                                                          const std::vector<EventGroupMark>& marks, std::string& error);
 
 // Moves a playing playhead on by `seconds` of wall time at its speed; stops at `durationNs`.
 void advancePlayhead(Playhead& playhead, double seconds, double durationNs);

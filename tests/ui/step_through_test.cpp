@@ -114,6 +114,37 @@ TEST_F(StepThrough, ArrowButtonsMoveThePlayheadOneGroupAtATime) {
   EXPECT_DOUBLE_EQ(state_.playhead.tNs, distinct[2]);
 }
 
+// --zoom FROM..TO: the timelines show that window of the run once it is drawn, each end a time or
+// an event group as --at takes it; a window that is not one is refused by name.
+TEST_F(StepThrough, ZoomShowsTheWindowItNames) {
+  const auto marks = eventGroupMarks(rec());
+  std::string error;
+  const auto steps = resolveZoomWindow("step start@1..optimizer step@1", marks, error);
+  ASSERT_TRUE(steps.has_value()) << error;
+  EXPECT_DOUBLE_EQ(steps->first, *resolvePlayheadPosition("step start@1", marks, error));
+  EXPECT_DOUBLE_EQ(steps->second, *resolvePlayheadPosition("optimizer step@1", marks, error));
+  EXPECT_LT(steps->first, steps->second);
+  const auto times = resolveZoomWindow("1ms..2.5ms", marks, error);
+  ASSERT_TRUE(times.has_value()) << error;
+  EXPECT_DOUBLE_EQ(times->first, 1e6);
+  EXPECT_DOUBLE_EQ(times->second, 2.5e6);
+  EXPECT_FALSE(resolveZoomWindow("2ms", marks, error));
+  EXPECT_NE(error.find("is not FROM..TO"), std::string::npos) << error;
+  EXPECT_FALSE(resolveZoomWindow("2ms..1ms", marks, error));
+  EXPECT_NE(error.find("FROM is not before TO"), std::string::npos) << error;
+  EXPECT_FALSE(resolveZoomWindow("1ms..lunch", marks, error));
+  EXPECT_NE(error.find("--zoom's TO 'lunch' is neither a time"), std::string::npos) << error;
+
+  state_.pendingZoom = "step start@1..optimizer step@1";
+  draw();
+  draw();
+  EXPECT_DOUBLE_EQ(state_.axis.beginNs, steps->first);
+  EXPECT_DOUBLE_EQ(state_.axis.endNs, steps->second);
+  EXPECT_TRUE(state_.atError.empty()) << state_.atError;
+  draw();
+  EXPECT_DOUBLE_EQ(state_.axis.endNs, steps->second) << "kept, not fitted to the run again";
+}
+
 TEST_F(StepThrough, PlayingMovesAtAFractionOfRealTime) {
   Playhead p;
   p.placed = true;
