@@ -35,6 +35,12 @@ class StagedModel {
   // returns the mean cross-entropy of this batch.
   virtual at::Tensor forwardStage(int stage, const at::Tensor& input, const Batch& batch,
                                   const std::vector<at::Tensor>& p) const = 0;
+  // The same stage run again for its backward (activation checkpointing): the output's value is
+  // not read, only its graph, so a model may leave out what backward does not need.
+  virtual at::Tensor recomputeStage(int stage, const at::Tensor& input, const Batch& batch,
+                                    const std::vector<at::Tensor>& p) const {
+    return forwardStage(stage, input, batch, p);
+  }
 
   // Deterministic initial parameters (float32, CPU) from the seed; identical on every rank.
   // Streams them one at a time in params() order, so a sharded strategy never holds them all.

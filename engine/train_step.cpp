@@ -86,7 +86,7 @@ at::Tensor forwardBackward(const StagedModel& model, Strategy& strategy, const B
         RoleScope role(trace::MemoryRole::Activation);
         UnitScope unit(unitOfStage);
         ComputeSpan span(trace::ComputeKind::Forward, StagedModel::unitName(unitOfStage));
-        outputs[s] = model.forwardStage(s, inputs[s], batch, strategy.liveParameters());
+        outputs[s] = model.recomputeStage(s, inputs[s], batch, strategy.liveParameters());
       }
       enterGroup(trace::GroupKind::Backward, "backward", unitOfStage);
       {

@@ -2,6 +2,8 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
+#include "engine/models/unread_output_projection.h"
+
 namespace shardscope {
 
 namespace {
@@ -14,7 +16,7 @@ GptModel::GptModel(const RunConfig& c)
   params_ = modelLayout(c);  // block() indexes a block's parameters by position
 }
 
-at::Tensor GptModel::block(const at::Tensor& x, const std::vector<at::Tensor>& p, int f) const {
+at::Tensor GptModel::block(const at::Tensor& x, const std::vector<at::Tensor>& p, int f, bool outputRead) const {
   const int64_t B = x.size(0), T = x.size(1), H = hidden_, hd = H / heads_;
   // Adapter k (qkv, attn proj, fc, mlp proj) is the pair after the block's own 11 parameters.
   const int adapters = f + kBlockParams;
@@ -31,8 +33,16 @@ at::Tensor GptModel::block(const at::Tensor& x, const std::vector<at::Tensor>& p
   y = y.transpose(1, 2).contiguous().view({B, T, H});
   auto h = x + linear(y, f + 3, p[f + 4], 1);
   auto m = at::layer_norm(h, {H}, p[f + 5], p[f + 6], kLayerNormEps);
-  m = linear(at::gelu(linear(m, f + 7, p[f + 8], 2)), f + 9, p[f + 10], 3);
-  return h + m;
+  m = at::gelu(linear(m, f + 7, p[f + 8], 2));
+  // Under LoRA the projection has an adapter too: recomputed whole.
+  if (!outputRead && !lora_) return unreadOutputProjection(h, m, p[f + 9], p[f + 10]);
+  return h + linear(m, f + 9, p[f + 10], 3);
+}
+
+at::Tensor GptModel::recomputeStage(int stage, const at::Tensor& input, const Batch& batch,
+                                    const std::vector<at::Tensor>& p) const {
+  if (stage < 1 || stage > numBlocks_) return forwardStage(stage, input, batch, p);
+  return block(input, p, 2 + blockParams() * (stage - 1), /*outputRead=*/false);
 }
 
 at::Tensor GptModel::forwardStage(int stage, const at::Tensor& input, const Batch& batch,

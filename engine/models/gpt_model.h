@@ -11,12 +11,16 @@ class GptModel final : public StagedModel {
   explicit GptModel(const RunConfig& config);
   at::Tensor forwardStage(int stage, const at::Tensor& input, const Batch& batch,
                           const std::vector<at::Tensor>& p) const override;
+  // A block recomputed stops before its MLP's output projection (engine/models/unread_output_projection.h).
+  at::Tensor recomputeStage(int stage, const at::Tensor& input, const Batch& batch,
+                            const std::vector<at::Tensor>& p) const override;
   void forEachInitialParameter(
       int64_t seed, const std::function<void(size_t, at::Tensor)>& fn) const override;
   Batch globalBatch(int64_t seed, int step, int batchSize) const override;
 
  private:
-  at::Tensor block(const at::Tensor& x, const std::vector<at::Tensor>& p, int first) const;
+  // outputRead false: the output projection is left uncomputed (a recomputation for backward).
+  at::Tensor block(const at::Tensor& x, const std::vector<at::Tensor>& p, int first, bool outputRead = true) const;
 
   int hidden_, heads_, seq_, vocab_;
   bool lora_;
