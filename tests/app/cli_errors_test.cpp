@@ -309,7 +309,7 @@ TEST(CliErrors, EstimateRejectsWhatItCannotRead) {
 #else  // the tab names belong to the window; a build without it says that first
   expectRejected({"run", "--tab", "charts", "--screenshot", "/tmp/x.png"}, "built without the window");
 #endif
-  expectRejected({"compare", "--tab", "estimate"}, "--tab, --at, --window-size, --focus");
+  expectRejected({"compare", "--tab", "estimate"}, "--tab, --at, --zoom, --window-size, --focus");
   expectRejected({"compare", "--strategies", "ddp,zero3"}, "'zero3' is not a strategy");
   expectRejected({"compare", "--strategies", "ddp,"}, "has an empty entry");
   expectRejected({"run", "--gpu-memory", "-3"}, "--gpu-memory is -3; give one device's memory in GB");
