@@ -138,8 +138,9 @@ int estimateRun(const RunConfig& config, bool json) {
   std::printf("\n%-30s", "  ratio to ddp");
   for (const auto& p : predictions) {
     const double ddp = static_cast<double>(predictions[0].sentBytesPerStep());
-    char cell[32];
-    std::snprintf(cell, sizeof cell, "%.2fx", ddp > 0 ? p.sentBytesPerStep() / ddp : 0.0);
+    // At one rank nothing is sent: no ratio, rather than 0.00x for ddp itself.
+    char cell[32] = "-";
+    if (ddp > 0) std::snprintf(cell, sizeof cell, "%.2fx", p.sentBytesPerStep() / ddp);
     std::printf(" %16s", cell);
   }
   RunConfig hybrid = config;

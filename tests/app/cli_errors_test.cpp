@@ -427,6 +427,12 @@ TEST(CliErrors, EstimateIsLabelledAPrediction) {
   EXPECT_NE(table.output.find("PREDICTION"), std::string::npos) << table.output;
   EXPECT_NE(table.output.find("Not predicted: the activation peak"), std::string::npos) << table.output;
   EXPECT_NE(table.output.find("activation (saved for backward)"), std::string::npos) << table.output;
+  EXPECT_NE(table.output.find("1.00x"), std::string::npos) << "ddp against itself at 2 ranks: " << table.output;
+  // One rank sends nothing: no ratio to ddp there, not 0.00x for ddp itself.
+  auto alone = runShardscope({"estimate", "--model", "gpt", "--world", "1", "--batch", "4"});
+  EXPECT_EQ(alone.exitCode, 0) << alone.output;
+  EXPECT_NE(alone.output.find("ratio to ddp"), std::string::npos) << alone.output;
+  EXPECT_EQ(alone.output.find("0.00x"), std::string::npos) << alone.output;
   auto fit = runShardscope({"estimate", "--params", "70B", "--worlds", "8,16", "--bytes-per-param", "2,2,8"});
   EXPECT_EQ(fit.exitCode, 0) << fit.output;
   EXPECT_NE(fit.output.find("PREDICTION"), std::string::npos) << fit.output;
