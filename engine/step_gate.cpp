@@ -4,7 +4,6 @@
 
 #include <cerrno>
 
-#include "engine/device_clock.h"
 #include "engine/recorder.h"
 
 namespace shardscope {
@@ -45,18 +44,6 @@ void StepGate::enter(trace::GroupKind kind, const std::string& label) {
   const bool pause = gating_ && (mode_ == StepGateMode::Group || kind == trace::GroupKind::StepStart);
   if (!pause) {
     group.endNs = group.beginNs;
-    // On a GPU rank, ungated, the hook point is where the compute stream reaches it, as the spans
-    // around it are timed: the host runs ahead of the device (a whole step on a 1B model), and at
-    // the host's time "backward blocks.12" fell where the device still ran forward. A gated run
-    // keeps the host's times: its pauses are the host's, and the device drains while it waits.
-    if (DeviceClock* clock = deviceClock(); clock && !gating_ && recorder.enabled()) {
-      DeviceClock::Mark reached = clock->mark();
-      clock->whenReached(reached, clock->mark(), [group = std::move(group)](int64_t reachedNs, int64_t) mutable {
-        group.beginNs = group.endNs = reachedNs;
-        RankRecorder::instance().recordLate(std::move(group));
-      });
-      return;
-    }
     recorder.record(std::move(group));
     return;
   }
