@@ -124,7 +124,9 @@ int runGui(const RunConfig& config, const std::string& workerExecutable, bool st
   }
   ui::WindowOptions options = windowFor(choice, state);
   if (!choice.focus.empty()) state.pendingFocus = focusIndex(compareRuns.empty() ? std::vector<RunConfig>{config} : compareRuns, choice.focus);
-  options.readyToCapture = [&] { return !engine.busy() && state.pendingAt.empty() && state.pendingFocus < 0; };
+  options.readyToCapture = [&] {
+    return !engine.busy() && state.pendingAt.empty() && state.pendingZoom.empty() && state.pendingFocus < 0;
+  };
   return runEngineWindow(store, engine, state, options, screenshotPath);
 }
 
@@ -223,7 +225,7 @@ static int showStore(ui::SessionStore& store, ui::AppState& state, const std::st
       return 2;
     }
   }
-  options.readyToCapture = [&] { return state.pendingAt.empty() && state.pendingFocus < 0; };
+  options.readyToCapture = [&] { return state.pendingAt.empty() && state.pendingZoom.empty() && state.pendingFocus < 0; };
   std::string error;
   const int rc = ui::runWindow(options, [&] { ui::drawAppFrame(state, store, &control); }, error);
   endIfStillReading(control, rc);

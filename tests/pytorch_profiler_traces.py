@@ -238,7 +238,7 @@ def main():
                          ".gz, as brought back from a GPU machine), instead of running them")
     args = ap.parse_args()
     jobs = []
-    for entry in args.jobs.split(","):
+    for entry in dict.fromkeys(args.jobs.split(",")):   # each job once, in the order given
         mode, _, world = entry.partition(":")
         if (mode, int(world) if world.isdigit() else None) not in JOBS:
             ap.error(f"--jobs: {entry!r} is not one of {', '.join(f'{m}:{w}' for m, w in JOBS)}")

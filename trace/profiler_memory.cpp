@@ -83,9 +83,10 @@ std::array<int64_t, kTensorRoleCount> heldBeforeRecord(int rank, int64_t t, int 
   return heldBefore;
 }
 
-void countAllocation(const Event& e, MemoryNotes& notes) {
+// `named`: a stack frame named its role (other too: cuBLAS's workspace), so it is not unnamed.
+void countAllocation(const Event& e, MemoryNotes& notes, bool named = false) {
   notes.allocatedBytes += e.bytes;
-  if (e.role == static_cast<uint8_t>(MemoryRole::Other)) notes.unnamedBytes += e.bytes;
+  if (e.role == static_cast<uint8_t>(MemoryRole::Other) && !named) notes.unnamedBytes += e.bytes;
 }
 
 }  // namespace
@@ -190,6 +191,7 @@ struct SnapshotBlock {
   size_t freed = SIZE_MAX;  // its free_completed, when the history has it
   BlockLife life;
   MemoryRole role = MemoryRole::Other;
+  bool named = false;  // its role from a stack frame that names one
 };
 
 // The whole history's blocks, and the frees of blocks allocated before it began.
@@ -245,6 +247,7 @@ SnapshotLives snapshotLives(const RankTrace& trace, const CudaSnapshot& snapshot
       b.allocation = i;
       b.role = stack.named.value_or(profiler::inForwardOrBackward(trace, trace.mainThread, t) ? MemoryRole::Activation
                                                                                               : MemoryRole::Other);
+      b.named = stack.named.has_value();
       // Autograd's engine is C++: a snapshot of Python stacks only (stacks="python") has no frame
       // of it, and then the profiler's own span of it, on any thread, says so.
       b.life.inBackward = stack.autogradEngine || profiler::anyThreadInside(trace, t, "autograd::engine::evaluate_function");
@@ -359,7 +362,7 @@ void readSnapshotMemory(const RankTrace& trace, const CudaSnapshot& snapshot, co
       const MemoryRole role = lives.blocks[block].role;
       const bool allocation = actions[i].kind == AllocatorAction::Kind::Alloc;
       out.push_back(memoryEvent(trace.rank, t, allocation ? bytes : -bytes, role, step));
-      if (allocation && trace.rank == 0) countAllocation(out.back(), notes);
+      if (allocation && trace.rank == 0) countAllocation(out.back(), notes, lives.blocks[block].named);
       continue;
     }
     // A block from before the history: as the profiler's reader takes such frees.

@@ -745,7 +745,10 @@ LoadedTrace loadJobDirectory(const std::string& dir) {
 
 bool isCudaSnapshotFileName(const std::string& path) {
   const std::string file = fs::path(path).filename().string();
-  return file.size() > 7 && file.compare(file.size() - 7, 7, ".pickle") == 0;
+  auto endsWith = [&](const std::string& suffix) {
+    return file.size() > suffix.size() && file.compare(file.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return endsWith(".pickle") || endsWith(".pickle.gz");
 }
 
 bool isProfilerTraceFileName(const std::string& path) {

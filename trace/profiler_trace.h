@@ -47,7 +47,7 @@ LoadedTrace loadProfilerTraceFiles(const std::vector<std::string>& paths);
 // when it holds only those, else shardscope's own per-rank files (worker --trace-dir, or listen's).
 LoadedTrace loadJobDirectory(const std::string& dir);
 
-// Whether a file's name is a CUDA memory snapshot's (*.pickle).
+// Whether a file's name is a CUDA memory snapshot's (*.pickle, or gzipped *.pickle.gz).
 bool isCudaSnapshotFileName(const std::string& path);
 
 // Whether a file's name is torch.profiler's (*.pt.trace.json, or .gz).

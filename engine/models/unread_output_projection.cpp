@@ -26,9 +26,10 @@ struct UnreadOutputProjection : torch::autograd::Function<UnreadOutputProjection
     // As linear's backward on the flattened rows (AddmmBackward): d x = g W, d W = g^T x, d b = sum g.
     const at::Tensor g = grads[0].reshape({-1, out});
     const at::Tensor rows = x.reshape({-1, in});
-    at::Tensor dx = g.mm(weight).view(x.sizes());
-    at::Tensor dWeight = g.t().mm(rows);
-    at::Tensor dBias = ctx->saved_data["bias"].toBool() ? g.sum(0) : at::Tensor();
+    // Only what autograd asks for (a frozen weight gets no product).
+    at::Tensor dx = ctx->needs_input_grad(1) ? g.mm(weight).view(x.sizes()) : at::Tensor();
+    at::Tensor dWeight = ctx->needs_input_grad(2) ? g.t().mm(rows) : at::Tensor();
+    at::Tensor dBias = ctx->saved_data["bias"].toBool() && ctx->needs_input_grad(3) ? g.sum(0) : at::Tensor();
     return {grads[0], dx, dWeight, dBias};
   }
 };

@@ -430,6 +430,15 @@ TEST(CudaSnapshot, ARealGpuJobOpensGzippedWithItsMemoryFromTheSnapshots) {
     EXPECT_GT(peak(MemoryRole::Activation), 0);
     EXPECT_LT(peak(MemoryRole::Activation), 1 << 20) << "no workspace among the activations";
   }
+  // Opened alone (memory only), the workspaces are other by their stacks, not counted among the
+  // bytes no frame names.
+  const std::string data = std::string(SHARDSCOPE_TEST_DATA) + "/pytorch_cuda_h200/fsdp_w2/";
+  const auto alone = loadProfilerTraceFiles({data + "rank-0.memory.pickle.gz", data + "rank-1.memory.pickle.gz"});
+  ASSERT_EQ(alone.error, "");
+  const auto at = alone.note.find(" bytes allocated where no stack frame names a role");
+  ASSERT_NE(at, std::string::npos) << alone.note;
+  const auto begin = alone.note.rfind("rank 0: ", at) + 8;
+  EXPECT_LT(std::stoll(alone.note.substr(begin, at - begin)), 1 << 20) << alone.note;
   // Beside a plain copy, the gzipped one is not read twice: the plain one is.
   const std::string dir = testing::freshTempDir("cuda_snapshot_both");
   pickleJson(rankZeroSnapshot(), cudaSnapshotFileName(dir, 0));
