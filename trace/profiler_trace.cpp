@@ -743,20 +743,21 @@ LoadedTrace loadJobDirectory(const std::string& dir) {
   return isCudaSnapshotDirectory(dir) ? loadCudaSnapshotDirectory(dir) : loadRankEventFiles(dir);
 }
 
-bool isCudaSnapshotFileName(const std::string& path) {
-  const std::string file = fs::path(path).filename().string();
-  auto endsWith = [&](const std::string& suffix) {
-    return file.size() > suffix.size() && file.compare(file.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
-  return endsWith(".pickle") || endsWith(".pickle.gz");
-}
+namespace {
 
-bool isProfilerTraceFileName(const std::string& path) {
+// Whether the file's name (not its directory) ends in `plain` or in `plain` gzipped.
+bool fileNameEndsIn(const std::string& path, const std::string& plain) {
   const std::string file = fs::path(path).filename().string();
   auto endsWith = [&](const std::string& tail) {
-    return file.size() >= tail.size() && file.compare(file.size() - tail.size(), tail.size(), tail) == 0;
+    return file.size() > tail.size() && file.compare(file.size() - tail.size(), tail.size(), tail) == 0;
   };
-  return endsWith(".pt.trace.json") || endsWith(".pt.trace.json.gz");
+  return endsWith(plain) || endsWith(plain + ".gz");
 }
+
+}  // namespace
+
+bool isCudaSnapshotFileName(const std::string& path) { return fileNameEndsIn(path, ".pickle"); }
+
+bool isProfilerTraceFileName(const std::string& path) { return fileNameEndsIn(path, ".pt.trace.json"); }
 
 }  // namespace shardscope::trace
