@@ -62,6 +62,12 @@ const std::vector<ModeName<MemoryCheck>>& modeNames(MemoryCheck) {
 }
 const char* modeOption(MemoryCheck) { return "memory-check"; }
 
+const std::vector<ModeName<Offload>>& modeNames(Offload) {
+  static const std::vector<ModeName<Offload>> names = {{Offload::Off, "off"}, {Offload::Cpu, "cpu"}};
+  return names;
+}
+const char* modeOption(Offload) { return "offload"; }
+
 
 std::string unknownModeMessage(const char* option, const std::string& given, const std::string& choices) {
   return std::string("--") + option + " '" + files::clipped(given) + "' is not known; choose one of: " + choices + ".";

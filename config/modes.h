@@ -30,6 +30,7 @@ enum class Checkpointing : uint8_t { Off, Blocks };
 enum class RecordingMode : uint8_t { On, Off, Alternate };
 enum class StepGateMode : uint8_t { Off, Group, Step };
 enum class MemoryCheck : uint8_t { On, Off };
+enum class Offload : uint8_t { Off, Cpu };
 
 template <typename E>
 struct ModeName {
@@ -48,6 +49,7 @@ const std::vector<ModeName<Checkpointing>>& modeNames(Checkpointing);
 const std::vector<ModeName<RecordingMode>>& modeNames(RecordingMode);
 const std::vector<ModeName<StepGateMode>>& modeNames(StepGateMode);
 const std::vector<ModeName<MemoryCheck>>& modeNames(MemoryCheck);
+const std::vector<ModeName<Offload>>& modeNames(Offload);
 
 const char* modeOption(ModelKind);
 const char* modeOption(StrategyKind);
@@ -59,6 +61,7 @@ const char* modeOption(Checkpointing);
 const char* modeOption(RecordingMode);
 const char* modeOption(StepGateMode);
 const char* modeOption(MemoryCheck);
+const char* modeOption(Offload);
 
 template <typename E, typename = void>
 struct IsMode : std::false_type {};

@@ -79,6 +79,11 @@ const std::vector<ConfigField>& configFields() {
        "off | blocks (each block keeps only its input in forward and recomputes its activations in "
        "backward, as checkpoint_wrapper on every block: less activation memory for one more forward per "
        "block)"},
+      {"offload", &RunConfig::offload, F::Training,
+       "off | cpu (full_shard, shard_grad_op and the hybrid strategies on --device cuda: each rank keeps its "
+       "parameter shards, their gradients and the optimizer state in host memory, pinned, copies a unit's "
+       "shard to the GPU for its all-gather and its reduced gradient back, and runs the optimizer step on "
+       "the CPU, as FSDP2's CPUOffloadPolicy; less GPU memory for host traffic and a CPU step)"},
       {"lora-rank", &RunConfig::loraRank, F::Training,
        "0: full fine-tuning | r (1..--hidden): LoRA fine-tuning, the base weights frozen and rank-r "
        "adapters on every block's linear layers trained (PEFT's LoraConfig(r, lora_alpha=r)); only the "
@@ -336,6 +341,22 @@ std::optional<std::string> shardGroupProblem(const RunConfig& c) {
   return std::nullopt;
 }
 
+std::optional<std::string> offloadProblem(const RunConfig& c) {
+  if (c.offload == Offload::Off) return std::nullopt;
+  if (!traitsOf(c.strategy).shardsParameters) {
+    return std::string("--offload cpu moves the parameter shards, gradients and optimizer state of a sharded "
+                       "strategy to host memory (FSDP2's CPUOffloadPolicy); --strategy ") +
+           strategyName(c.strategy) + " does not shard parameters. Use --strategy full_shard (or shard_grad_op, "
+           "hybrid_shard, hybrid_shard_zero2), or drop --offload.";
+  }
+  if (c.device != DeviceKind::Cuda) {
+    return std::string("--offload cpu moves a GPU rank's training state to host memory, but --device is ") +
+           modeName(c.device) + ": a CPU run's state is in host memory already. Pass --device cuda on a "
+           "machine with a GPU, or drop --offload.";
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> validate(const RunConfig& c) {
   if (c.stepGate != StepGateMode::Off && c.recording != RecordingMode::On) {
     return std::string("--step-gate ") + modeName(c.stepGate) + " shows each event group as the ranks reach it, which needs " +
@@ -352,6 +373,7 @@ std::optional<std::string> validate(const RunConfig& c) {
            std::to_string(kMaxWorldSize) + ".";
   }
   if (auto e = shardGroupProblem(c)) return e;
+  if (auto e = offloadProblem(c)) return e;
   for (auto [name, value] : {std::pair<const char*, long long>{"layers", c.layers},
                              {"hidden", c.hidden},
                              {"batch", c.batch},

@@ -53,6 +53,9 @@ struct RunConfig {
   Checkpointing activationCheckpointing = Checkpointing::Off;  // blocks: each block keeps only its
                                     // input in forward and recomputes the rest in backward
                                     // (checkpoint_wrapper on the blocks)
+  Offload offload = Offload::Off;   // cpu: a GPU rank keeps its shards, their gradients and the
+                                    // optimizer state in host memory and steps on the CPU
+                                    // (FSDP2's CPUOffloadPolicy); sharded strategies, GPU only
   int loraRank = 0;                 // 0: full fine-tuning; r > 0: LoRA, the base weights frozen and
                                     // rank-r adapters on the blocks' matrices trained (model_layout.h)
   std::string exportDir;            // --export DIR: init.pt, data.pt, losses.pt, final.pt
@@ -83,13 +86,16 @@ int replicaCount(const RunConfig& config);
 // Why --shard-group-size does not fit the strategy and world, or nothing (part of validate()).
 std::optional<std::string> shardGroupProblem(const RunConfig& config);
 
+// Why --offload does not fit the strategy and device, or nothing (part of validate()).
+std::optional<std::string> offloadProblem(const RunConfig& config);
+
 // Where a field of RunConfig lives, whatever its type.
 using ConfigMember =
     std::variant<int RunConfig::*, int64_t RunConfig::*, double RunConfig::*, std::string RunConfig::*,
                  ModelKind RunConfig::*, StrategyKind RunConfig::*, OptimizerKind RunConfig::*,
                  DeviceKind RunConfig::*, BindCores RunConfig::*, Precision RunConfig::*,
                  Checkpointing RunConfig::*, RecordingMode RunConfig::*, StepGateMode RunConfig::*,
-                 MemoryCheck RunConfig::*>;
+                 MemoryCheck RunConfig::*, Offload RunConfig::*>;
 
 // Training options shape the run (every command that runs or predicts one takes them); the others
 // only matter to a run that happens (run, compare, worker): how it is watched and judged, and the

@@ -10,8 +10,9 @@ std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const RunConfig& config,
   if (config.optimizer == OptimizerKind::Sgd) {
     return std::make_unique<torch::optim::SGD>(params, torch::optim::SGDOptions(config.lr));
   }
-  // torch.optim's default: the multi-tensor path on CUDA, one tensor at a time on CPU.
-  const bool foreach = config.device == DeviceKind::Cuda;
+  // torch.optim's default: the multi-tensor path for parameters on CUDA, one tensor at a time on
+  // the CPU (which is where --offload cpu's shards are, on a GPU rank too).
+  const bool foreach = !params.empty() && params.front().is_cuda();
   if (config.optimizer == OptimizerKind::AdamW) {
     auto options = torch::optim::AdamWOptions(config.lr).weight_decay(0.01);
     if (foreach) return std::make_unique<ForeachAdamW>(params, options);
@@ -40,14 +41,15 @@ std::vector<std::pair<const char*, at::Tensor>> namedState(const torch::optim::O
 
 }  // namespace
 
-std::vector<HeldTensor> optimizerStateTensors(const torch::optim::Optimizer& optimizer) {
+std::vector<HeldTensor> optimizerStateTensors(const torch::optim::Optimizer& optimizer, bool inHostMemory) {
   std::vector<HeldTensor> out;
   int index = 0;
   for (const auto& [key, state] : optimizer.state()) {
     const std::string name = "state." + std::to_string(index++);
     for (const auto& [field, t] : namedState(state.get())) {
       if (!t.defined()) continue;
-      out.push_back({name + "." + field, "optimizer_state", t.numel(), static_cast<int64_t>(t.storage().nbytes())});
+      out.push_back({name + "." + field, "optimizer_state", t.numel(), static_cast<int64_t>(t.storage().nbytes()),
+                     inHostMemory});
     }
   }
   return out;

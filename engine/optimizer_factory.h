@@ -19,7 +19,8 @@ std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const RunConfig& config,
                                                        std::vector<at::Tensor> params);
 
 // The optimizer's state tensors as held tensors (role optimizer_state).
-std::vector<HeldTensor> optimizerStateTensors(const torch::optim::Optimizer& optimizer);
+// `inHostMemory`: the state is a GPU rank's host memory (--offload cpu).
+std::vector<HeldTensor> optimizerStateTensors(const torch::optim::Optimizer& optimizer, bool inHostMemory = false);
 
 // Counts the state of params[i] in model unit units[i] ("who holds what"): torch::optim makes its
 // state lazily inside the first step, where no unit is in force.

@@ -99,7 +99,8 @@ std::unique_ptr<RankDevice> setUpGpu(const RendezvousInfo& info, bool instrument
 void writeHeldTensors(const std::string& path, const std::vector<HeldTensor>& held, int rank) {
   nlohmann::json tensors = nlohmann::json::array();
   for (const auto& h : held) {
-    tensors.push_back({{"name", h.name}, {"role", h.role}, {"numel", h.numel}, {"bytes", h.bytes}});
+    tensors.push_back({{"name", h.name}, {"role", h.role}, {"numel", h.numel}, {"bytes", h.bytes},
+                       {"space", h.host ? "host" : "device"}});
   }
   std::ofstream(path) << nlohmann::json{{"rank", rank}, {"tensors", tensors}}.dump(1) << "\n";
 }

@@ -18,6 +18,7 @@ struct alignas(64) Header {
   trace::MemoryRole role;
   int32_t unit;   // the model unit the bytes belong to, or trace::kNoUnit
   bool recorded;  // its allocation was recorded, so its free and retags are too
+  trace::MemorySpace space;  // Host when made inside a HostMemoryScope
 };
 static_assert(sizeof(Header) == 64);
 
@@ -27,12 +28,15 @@ Header* headerOf(void* data) { return reinterpret_cast<Header*>(static_cast<char
 
 DeviceRetagger gDeviceRetagger = nullptr;
 std::atomic<bool> gRecordHost{true};
+thread_local bool tHostScope = false;
 DeviceUnitAssigner gDeviceUnitAssigner = nullptr;
 
 void recordingFree(void* data) {
   if (!data) return;
   Header* header = headerOf(data);
-  if (header->recorded) recordMemoryEvent(-static_cast<int64_t>(header->bytes), header->role, trace::kNoRole, header->unit);
+  if (header->recorded) {
+    recordMemoryEvent(-static_cast<int64_t>(header->bytes), header->role, trace::kNoRole, header->unit, header->space);
+  }
   gInnerFree(header);
 }
 
@@ -56,9 +60,11 @@ class RecordingCpuAllocator final : public c10::Allocator {
     const c10::Device cpu(c10::DeviceType::CPU);
     if (bytes == 0) return {nullptr, nullptr, &recordingFree, cpu};
     void* base = inner_->raw_allocate(bytes + sizeof(Header));
-    auto* header = new (base) Header{bytes, currentRole(), currentUnit(), gRecordHost.load(std::memory_order_relaxed)};
+    const bool recorded = tHostScope || gRecordHost.load(std::memory_order_relaxed);
+    const auto space = tHostScope ? trace::MemorySpace::Host : trace::MemorySpace::Device;
+    auto* header = new (base) Header{bytes, currentRole(), currentUnit(), recorded, space};
     void* data = header + 1;
-    if (header->recorded) recordMemoryEvent(static_cast<int64_t>(bytes), header->role, trace::kNoRole, header->unit);
+    if (recorded) recordMemoryEvent(static_cast<int64_t>(bytes), header->role, trace::kNoRole, header->unit, space);
     return {data, data, &recordingFree, cpu};
   }
 
@@ -72,7 +78,38 @@ class RecordingCpuAllocator final : public c10::Allocator {
   c10::Allocator* inner_;
 };
 
+// A pinned block from the CUDA host allocator, wrapped so that its free is recorded: the tensor's
+// storage holds this as its context, and the original DataPtr frees the block when this goes.
+// CUDA's asynchronous copies find the block by its address, so the other context does not hide it.
+struct PinnedBlock {
+  c10::DataPtr original;
+  int64_t bytes;
+  trace::MemoryRole role;
+  int32_t unit;
+};
+
+void freePinnedBlock(void* context) {
+  auto* block = static_cast<PinnedBlock*>(context);
+  recordMemoryEvent(-block->bytes, block->role, trace::kNoRole, block->unit, trace::MemorySpace::Host);
+  delete block;
+}
+
 }  // namespace
+
+HostMemoryScope::HostMemoryScope() : previous_(tHostScope) { tHostScope = true; }
+HostMemoryScope::~HostMemoryScope() { tHostScope = previous_; }
+
+at::Tensor emptyHostTensor(at::IntArrayRef sizes, at::ScalarType dtype, bool pinned) {
+  HostMemoryScope host;
+  if (!pinned) return at::empty(sizes, at::TensorOptions().dtype(dtype));
+  at::Tensor tensor = at::empty(sizes, at::TensorOptions().dtype(dtype).pinned_memory(true));
+  const c10::Storage& storage = tensor.storage();
+  auto* block = new PinnedBlock{{}, static_cast<int64_t>(storage.nbytes()), currentRole(), currentUnit()};
+  void* data = storage.data_ptr().get();
+  block->original = storage.set_data_ptr(c10::DataPtr(data, block, &freePinnedBlock, storage.device()));
+  recordMemoryEvent(block->bytes, block->role, trace::kNoRole, block->unit, trace::MemorySpace::Host);
+  return tensor;
+}
 
 void setHostMemoryRecorded(bool recorded) { gRecordHost.store(recorded, std::memory_order_relaxed); }
 
@@ -81,7 +118,8 @@ void installRecordingCpuAllocator() {
   c10::SetCPUAllocator(&allocator, /*priority=*/10);
 }
 
-void recordMemoryEvent(int64_t bytes, trace::MemoryRole role, uint8_t fromRole, int32_t unit) {
+void recordMemoryEvent(int64_t bytes, trace::MemoryRole role, uint8_t fromRole, int32_t unit,
+                       trace::MemorySpace space) {
   auto& recorder = RankRecorder::instance();
   if (!recorder.enabled()) return;
   trace::Event e;
@@ -92,6 +130,7 @@ void recordMemoryEvent(int64_t bytes, trace::MemoryRole role, uint8_t fromRole, 
   e.role = static_cast<uint8_t>(role);
   e.fromRole = fromRole;
   e.unit = unit;
+  e.space = static_cast<uint8_t>(space);
   recorder.record(std::move(e));
 }
 
@@ -107,9 +146,11 @@ void assignUnit(const at::Tensor& tensor, int32_t unit) {
   Header* header = recordedHeader(tensor);
   if (!header || header->unit == unit) return;
   if (header->unit != trace::kNoUnit) {  // taken from the unit it was counted in
-    recordMemoryEvent(-static_cast<int64_t>(header->bytes), header->role, static_cast<uint8_t>(header->role), header->unit);
+    recordMemoryEvent(-static_cast<int64_t>(header->bytes), header->role, static_cast<uint8_t>(header->role),
+                      header->unit, header->space);
   }
-  recordMemoryEvent(static_cast<int64_t>(header->bytes), header->role, static_cast<uint8_t>(header->role), unit);
+  recordMemoryEvent(static_cast<int64_t>(header->bytes), header->role, static_cast<uint8_t>(header->role), unit,
+                    header->space);
   header->unit = unit;
 }
 
@@ -121,7 +162,8 @@ void retagStorage(const at::Tensor& tensor, trace::MemoryRole role) {
   }
   Header* header = recordedHeader(tensor);
   if (!header || header->role == role) return;
-  recordMemoryEvent(static_cast<int64_t>(header->bytes), role, static_cast<uint8_t>(header->role), header->unit);
+  recordMemoryEvent(static_cast<int64_t>(header->bytes), role, static_cast<uint8_t>(header->role), header->unit,
+                    header->space);
   header->role = role;
 }
 

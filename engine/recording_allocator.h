@@ -22,6 +22,25 @@ void installRecordingCpuAllocator();
 // allocation was recorded.
 void setHostMemoryRecorded(bool recorded);
 
+// CPU allocations made inside, on this thread, are a GPU rank's host memory for training (--offload
+// cpu: the optimizer's state, its step's temporaries): recorded in MemorySpace::Host, whether or not
+// host memory is recorded otherwise (setHostMemoryRecorded), and their frees and retags with them.
+class HostMemoryScope {
+ public:
+  HostMemoryScope();
+  ~HostMemoryScope();
+  HostMemoryScope(const HostMemoryScope&) = delete;
+  HostMemoryScope& operator=(const HostMemoryScope&) = delete;
+
+ private:
+  bool previous_;
+};
+
+// An uninitialised host tensor for training state, recorded in MemorySpace::Host with the role and
+// unit in force: pinned (page-locked, through the CUDA host allocator, so copies to and from a GPU
+// run asynchronously) when `pinned`, else from the recording CPU allocator.
+at::Tensor emptyHostTensor(at::IntArrayRef sizes, at::ScalarType dtype, bool pinned);
+
 // Re-attributes the storage behind `tensor` to `role` (no-op for memory the hook did not see).
 // Non-CPU tensors go to the device's retagger (the CUDA allocator hook registers one).
 void retagStorage(const at::Tensor& tensor, trace::MemoryRole role);
@@ -38,6 +57,6 @@ void setDeviceUnitAssigner(DeviceUnitAssigner assigner);
 // from `fromRole` to `role` (fromRole == role: bytes of that role counted in `unit` from now on).
 // `unit`: the model unit the bytes belong to. Never blocks; dropped when recording is off.
 void recordMemoryEvent(int64_t bytes, trace::MemoryRole role, uint8_t fromRole = trace::kNoRole,
-                       int32_t unit = trace::kNoUnit);
+                       int32_t unit = trace::kNoUnit, trace::MemorySpace space = trace::MemorySpace::Device);
 
 }  // namespace shardscope

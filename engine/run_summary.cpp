@@ -55,6 +55,15 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result, con
     }
     peak["total"] = s.peakTotal;
     peak["device_total"] = s.peakDevice;
+    // --offload cpu: the host memory beside the device's, by tensor role; null when none was held.
+    nlohmann::json peakHost = nullptr;
+    if (s.peakHost > 0) {
+      peakHost = nlohmann::json::object();
+      for (int i = 0; i < trace::kTensorRoleCount; ++i) {
+        peakHost[trace::memoryRoleName(static_cast<trace::MemoryRole>(i))] = s.peakHostByRole[i];
+      }
+      peakHost["total"] = s.peakHost;
+    }
     nlohmann::json collectives;
     for (int op = 0; op < trace::kCollectiveOpCount; ++op) {
       const auto& c = s.collectives[op];
@@ -89,6 +98,7 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result, con
                      {"recorded_steps", s.recordedSteps},
                      {"peak_bytes", ifMemory(peak)},
                      {"at_peak_bytes", ifMemory(atPeak)},
+                     {"peak_host_bytes", ifMemory(peakHost)},
                      {"after_step_bytes", ifMemory(afterStep)},
                      {"throughput",
                       {{"samples_per_s", ifKnown(s.samplesPerSecond)},

@@ -1,14 +1,18 @@
 #include "engine/sharded_strategy.h"
 
 #include <algorithm>
+#include <optional>
 
 #include <torch/optim.h>
 
+#include <c10/core/Event.h>
 #include <c10/core/StreamGuard.h>
+#include <c10/core/impl/VirtualGuardImpl.h>
 #include <c10/util/strides.h>
 
 #include "engine/optimizer_factory.h"
 #include "engine/recorder.h"
+#include "engine/recording_allocator.h"
 #include "engine/step_gate.h"
 #include "engine/storage_resize.h"
 
@@ -23,7 +27,9 @@ ShardedStrategy::ShardedStrategy(const RunConfig& config, const StagedModel& mod
       dataParallelRanks_(mesh.world().worldSize()),
       reshardAfterForward_(reshardAfterForward),
       prefetchDepth_(config.prefetch),
-      computeDtype_(config.precision == Precision::Bf16 ? at::kBFloat16 : at::kFloat) {
+      computeDtype_(config.precision == Precision::Bf16 ? at::kBFloat16 : at::kFloat),
+      device_(device),
+      offload_(config.offload == Offload::Cpu) {
   const int shardRanks = comm_.worldSize();  // the world, or under HSDP the shard group
   const int rank = comm_.rank();
   const auto& specs = model.params();
@@ -89,7 +95,12 @@ void ShardedStrategy::buildUnit(Unit& unit, const at::Tensor& flat, int shardRan
     // goes through a host copy.
     const at::Tensor slice = flat.narrow(0, rank * shardNumel, shardNumel).to(unit.trainable ? at::kFloat : computeDtype_);
     RoleScope role(trace::MemoryRole::ParamShard);
-    unit.shard = slice.to(device, slice.scalar_type(), false, /*copy=*/true);  // one copy, on the device
+    if (offload_) {
+      unit.shard = emptyHostTensor({shardNumel}, slice.scalar_type(), /*pinned=*/device.is_cuda());
+      unit.shard.copy_(slice);
+    } else {
+      unit.shard = slice.to(device, slice.scalar_type(), false, /*copy=*/true);  // one copy, on the device
+    }
     unit.shard.set_requires_grad(unit.trainable);
   }
   RoleScope gatheredRole(trace::MemoryRole::ParamGathered);
@@ -139,7 +150,9 @@ void ShardedStrategy::issueUnshard(Unit& unit) {
       return 0;
     });
   }
-  if (unit.shard.scalar_type() == computeDtype_) {
+  if (offload_) {
+    unit.gatherInput = copyShardToDevice(unit);
+  } else if (unit.shard.scalar_type() == computeDtype_) {
     unit.gatherInput = unit.shard.detach();
   } else {
     // In place, as FSDP2 does: the bf16 copy of this rank's shard goes straight into its own slice
@@ -150,6 +163,59 @@ void ShardedStrategy::issueUnshard(Unit& unit) {
   }
   unit.gather = comm_.allGatherAsync(unit.gathered, unit.gatherInput, unit.name);
   unit.isGathered = true;
+}
+
+template <typename Fn>
+void ShardedStrategy::onCommunicationStream(Fn&& copy) {
+  const auto stream = comm_.collectiveStream();
+  if (!stream) {
+    copy();
+    return;
+  }
+  c10::impl::VirtualGuardImpl guard(stream->device_type());
+  c10::Event ready(stream->device_type());
+  ready.record(guard.getStream(stream->device()));
+  ready.block(*stream);
+  c10::StreamGuard onComm(*stream);
+  copy();
+}
+
+at::Tensor ShardedStrategy::copyShardToDevice(Unit& unit) {
+  const at::Tensor host = unit.shard.detach();
+  const int64_t shardNumel = host.numel();
+  at::Tensor input;
+  onCommunicationStream([&] {
+    ComputeSpan span(trace::ComputeKind::CopyToDevice, unit.name);
+    at::Tensor onDevice;
+    {
+      RoleScope role(trace::MemoryRole::ParamShard);  // the shard itself, brought in for its gather
+      onDevice = at::empty({shardNumel}, host.options().device(device_).pinned_memory(false));
+      onDevice.copy_(host, /*non_blocking=*/true);
+    }
+    if (onDevice.scalar_type() == computeDtype_) {
+      input = onDevice;
+      return;
+    }
+    // Cast into this rank's slice of the gathered buffer, as without offload; the fp32 copy is
+    // freed here, on the stream that used it.
+    input = unit.gathered.narrow(0, comm_.rank() * shardNumel, shardNumel);
+    input.copy_(onDevice);
+  });
+  return input;
+}
+
+void ShardedStrategy::copyGradientToHost(Unit& unit) {
+  UnitScope memoryOf(unit.modelUnit);
+  if (!unit.hostGradShard.defined()) {
+    RoleScope role(trace::MemoryRole::GradShard);
+    unit.hostGradShard = emptyHostTensor({unit.gradShard.numel()}, at::kFloat, /*pinned=*/device_.is_cuda());
+  }
+  onCommunicationStream([&] {
+    ComputeSpan span(trace::ComputeKind::CopyToHost, unit.name);
+    unit.hostGradShard.copy_(unit.gradShard, /*non_blocking=*/true);
+    // Allocated on this stream and last used on it: free once the copy is queued.
+    unit.gradShard = at::Tensor();
+  });
 }
 
 void ShardedStrategy::unshard(Unit& unit) {
@@ -235,7 +301,10 @@ void ShardedStrategy::waitForReduceScatter() {
   reduceScatterInput_ = at::Tensor();
   Unit& unit = *reduceScatterUnit_;
   reduceScatterUnit_ = nullptr;
-  if (!replicate_) return;
+  if (!replicate_) {
+    if (offload_) copyGradientToHost(unit);
+    return;
+  }
   waitForAllReduce();  // one in flight, as one reduce-scatter is
   StepGate::instance().enter(trace::GroupKind::Collective, "all_reduce " + unit.name);
   UnitScope memoryOf(unit.modelUnit);
@@ -244,12 +313,16 @@ void ShardedStrategy::waitForReduceScatter() {
   // reduce-scatter, the all-reduce is ordered after this stream, and the shard is freed only in
   // step(), after finishBackward has waited for the all-reduce.
   allReduce_ = replicate_->allReduceSumAsync(unit.gradShard, unit.name);
+  allReduceUnit_ = &unit;
 }
 
 void ShardedStrategy::waitForAllReduce() {
   if (!allReduce_) return;
   allReduce_->wait();
   allReduce_.reset();
+  Unit& unit = *allReduceUnit_;
+  allReduceUnit_ = nullptr;
+  if (offload_) copyGradientToHost(unit);
 }
 
 void ShardedStrategy::unshardStage(int stage) {
@@ -289,13 +362,22 @@ void ShardedStrategy::afterBackward(int stage) {
 void ShardedStrategy::finishBackward() {
   waitForReduceScatter();
   waitForAllReduce();
+  // Offload: the optimizer steps on the CPU, so the host waits until every gradient has landed.
+  if (offload_) {
+    if (const auto stream = comm_.collectiveStream()) stream->synchronize();
+  }
 }
 
 void ShardedStrategy::step() {
   for (Unit& unit : units_) {
-    if (unit.trainable) unit.shard.mutable_grad() = unit.gradShard;
+    if (unit.trainable) unit.shard.mutable_grad() = offload_ ? unit.hostGradShard : unit.gradShard;
   }
-  optimizer_->step();
+  {
+    // Offload: the step runs on the host, and what it allocates there (its state) is host memory.
+    std::optional<HostMemoryScope> host;
+    if (offload_) host.emplace();
+    optimizer_->step();
+  }
   if (!optimizerStateAssigned_) {
     std::vector<at::Tensor> shards;
     std::vector<int32_t> owners;
@@ -310,6 +392,7 @@ void ShardedStrategy::step() {
     if (!unit.trainable) continue;
     unit.shard.mutable_grad() = at::Tensor();
     unit.gradShard = at::Tensor();  // zero_grad(set_to_none=True)
+    unit.hostGradShard = at::Tensor();
   }
 }
 
@@ -317,8 +400,9 @@ std::map<std::string, at::Tensor> ShardedStrategy::fullParameters() {
   std::map<std::string, at::Tensor> out;
   const auto& specs = model_.params();
   for (Unit& unit : units_) {
-    auto full = at::empty({unit.paddedNumel}, unit.shard.options().requires_grad(false));
-    auto shard = unit.shard.detach();
+    const auto options = unit.shard.options().device(device_).pinned_memory(false).requires_grad(false);
+    auto full = at::empty({unit.paddedNumel}, options);
+    auto shard = unit.shard.detach().to(device_);  // offload: from the host for the collective
     comm_.allGather(full, shard, unit.name + " (export)");
     for (size_t k = 0; k < unit.params.size(); ++k) {
       const int i = unit.params[k];
@@ -333,10 +417,14 @@ std::vector<HeldTensor> ShardedStrategy::heldTensors() const {
   std::vector<HeldTensor> out;
   for (const Unit& unit : units_) {
     auto bytesOf = [](const at::Tensor& t) { return static_cast<int64_t>(t.storage().nbytes()); };
-    out.push_back({unit.name + ".shard", "param_shard", unit.shard.numel(), bytesOf(unit.shard)});
+    out.push_back({unit.name + ".shard", "param_shard", unit.shard.numel(), bytesOf(unit.shard), offload_});
     if (unit.gradShard.defined()) {
       out.push_back({unit.name + ".grad_shard", "grad_shard", unit.gradShard.numel(),
                      bytesOf(unit.gradShard)});
+    }
+    if (unit.hostGradShard.defined()) {
+      out.push_back({unit.name + ".grad_shard", "grad_shard", unit.hostGradShard.numel(),
+                     bytesOf(unit.hostGradShard), /*host=*/true});
     }
     const int64_t gatheredBytes = bytesOf(unit.gathered);
     out.push_back({unit.name + ".gathered", "param_gathered",
@@ -352,7 +440,7 @@ std::vector<HeldTensor> ShardedStrategy::heldTensors() const {
       }
     }
   }
-  append(out, optimizerStateTensors(*optimizer_));
+  append(out, optimizerStateTensors(*optimizer_, offload_));
   return out;
 }
 

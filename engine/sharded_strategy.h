@@ -35,6 +35,14 @@
 // each all-gather sends a bf16 copy of the shard, written in place into the rank's own slice of
 // the bf16 buffer the model computes with; bf16 gradients are cast to fp32 before the
 // reduce-scatter.
+//
+// CPU offload (--offload cpu, FSDP2's CPUOffloadPolicy(pin_memory=True)): shards, gradient shards
+// and optimizer state live in pinned host memory. Before a unit's all-gather its shard is copied to
+// the device (and cast there under bf16) on the communication stream, so the copy overlaps compute
+// as FSDP2's copy-in on its all-gather stream does; once a unit's gradient shard is reduced (after
+// the replicate all-reduce on a hybrid mesh) it is copied back to the host on that stream and its
+// device copy freed. Before the optimizer step, which runs on the CPU, the host waits for those
+// copies, as FSDP2 waits on its grad_offload_event.
 #pragma once
 
 #include "engine/strategy.h"
@@ -73,6 +81,8 @@ class ShardedStrategy final : public Strategy {
     int64_t paddedNumel = 0;        // multiple of the world size
     at::Tensor shard;               // [paddedNumel / N], owned by the optimizer
     at::Tensor gradShard;           // [paddedNumel / N] during backward and the optimizer step
+                                    // (offload: on the device until copied to hostGradShard)
+    at::Tensor hostGradShard;       // offload: the gradient shard in pinned host memory
     at::Tensor gathered;            // [paddedNumel], compute dtype; storage freed while resharded
     bool isGathered = false;        // storage holds (or will hold, once waited for) the gather
     std::unique_ptr<PendingCollective> gather;  // issued, not yet waited for
@@ -86,6 +96,15 @@ class ShardedStrategy final : public Strategy {
   void buildUnit(Unit& unit, const at::Tensor& flat, int shardRanks, int rank,
                  const at::Device& device);
   void issueUnshard(Unit& unit);      // allocates and issues the all-gather, if not done yet
+  // Offload: the unit's shard copied to the device, in the compute dtype: the all-gather's input
+  // (under bf16 this rank's slice of `gathered`).
+  at::Tensor copyShardToDevice(Unit& unit);
+  // Offload: the unit's reduced gradient shard copied to pinned host memory; the device's freed.
+  void copyGradientToHost(Unit& unit);
+  // Runs `copy` on the communication stream once the caller's stream has queued what precedes it
+  // (so memory reused from that stream's pool is free), or in place where there is no such stream.
+  template <typename Fn>
+  void onCommunicationStream(Fn&& copy);
   void unshard(Unit& unit);           // issueUnshard, then waits for it
   void prefetch(int stage, int direction);  // issueUnshard for the next --prefetch stages' units
   void reshard(Unit& unit);
@@ -111,6 +130,9 @@ class ShardedStrategy final : public Strategy {
   at::Tensor reduceScatterInput_;                     // its flat fp32 gradients
   Unit* reduceScatterUnit_ = nullptr;                 // whose gradients it reduces
   std::unique_ptr<PendingCollective> allReduce_;      // hybrid: the gradient shard's all-reduce in flight
+  Unit* allReduceUnit_ = nullptr;                     // whose gradient shard it reduces
+  at::Device device_;          // where units compute
+  bool offload_;               // --offload cpu: shards, gradients and optimizer state on the host
   std::vector<Unit> units_;  // blocks 0..L-1, then root (frozen before trained units of a slot)
   std::vector<std::vector<int>> slotUnits_;  // per block, then the root: its units' indices
   std::vector<at::Tensor> live_;

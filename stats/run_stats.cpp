@@ -69,6 +69,8 @@ std::vector<RankStats> computeRankStats(const RunConfig& config, const trace::Ru
     s.peakTotal = t.peakTotal;
     s.peakDevice = t.peakDevice;
     s.atPeakTotal = t.atPeakTotal;
+    s.peakHost = t.host.peakTotal;
+    s.peakHostByRole = t.host.peakByRole;
     s.afterLastStep = rolesAfterLastStep(t);
     s.stepSeconds = rec.stepSeconds(r);
     const int steps = static_cast<int>(s.stepSeconds.size());

@@ -19,6 +19,10 @@ struct RankStats {
   int64_t peakTotal = 0;          // maximum of the sum over tensor roles (peak allocated)
   int64_t peakDevice = 0;         // maximum with the device lanes (GPU: reserved + runtime)
   trace::RoleBytes atPeakTotal{}; // the split by role at that moment
+  // --offload cpu on a GPU: the host memory the rank held for training (pinned shards and
+  // gradients, the optimizer's state), its peak and each role's own maximum; 0 otherwise.
+  int64_t peakHost = 0;
+  trace::RoleBytes peakHostByRole{};
   trace::RoleBytes afterLastStep{}; // the split by role when the last completed step ended: what
                                     // a rank keeps between steps (the optimizer's temporaries gone)
   std::vector<double> stepSeconds;

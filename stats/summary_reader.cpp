@@ -55,6 +55,11 @@ SummaryRun readRun(const nlohmann::json& j) {
     }
     s.peakTotal = peak.value("total", int64_t{0});
     s.peakDevice = peak.value("device_total", s.peakTotal);
+    const auto peakHost = objectAt("peak_host_bytes");
+    for (int i = 0; i < trace::kTensorRoleCount; ++i) {
+      s.peakHostByRole[i] = peakHost.value(trace::memoryRoleName(static_cast<trace::MemoryRole>(i)), int64_t{0});
+    }
+    s.peakHost = peakHost.value("total", int64_t{0});
     const auto& tp = r.value("throughput", nlohmann::json::object());
     s.throughputKnown = !tp.contains("samples_per_s") || tp["samples_per_s"].is_number();
     s.samplesPerSecond = numberOr(tp, "samples_per_s", 0.0);

@@ -158,6 +158,14 @@ void ChromeTraceWriter::writeMemory(int r, const RankTimeline& t, int64_t origin
     for (int i = 0; i < kMemoryRoleCount; ++i) args[memoryRoleName(static_cast<MemoryRole>(i))] = bytes[i];
     emit({{"ph", "C"}, {"pid", r}, {"name", "memory"}, {"ts", micros(t.memory.time(k), origin)}, {"args", args}});
   }
+  // --offload cpu: the rank's host memory, a counter of its own beside the device's.
+  for (size_t k = 0; k < t.host.memory.size(); ++k) {
+    const RoleBytes bytes = t.host.memory.bytes(k);
+    nlohmann::json args;
+    for (int i = 0; i < kTensorRoleCount; ++i) args[memoryRoleName(static_cast<MemoryRole>(i))] = bytes[i];
+    emit({{"ph", "C"}, {"pid", r}, {"name", kHostMemoryCounter}, {"ts", micros(t.host.memory.time(k), origin)},
+          {"args", args}});
+  }
 }
 
 void writeMemoryCsvHeader(std::ostream& out) {

@@ -5,7 +5,8 @@
 // (ph "X", cat "compute") for steps, per-unit forward/backward and optimizer steps; tid 2 "comm"
 // holds collectives (ph "X", cat "comm", args: op, bytes, bytes_out, unit, phase, group_size,
 // algbw_GBps, busbw_GBps, implementation); counter events (ph "C") named "memory" carry one
-// series per role in bytes. Times are microseconds since the first event of the run. After
+// series per role in bytes, and under --offload cpu counters named "host memory" the host's, by
+// tensor role. Times are microseconds since the first event of the run. After
 // traceEvents, "shardscope_run" holds what the ranks reported of themselves (RunFacts).
 #pragma once
 
@@ -31,6 +32,7 @@ struct RunFacts {
 };
 
 inline constexpr const char* kRunFactsKey = "shardscope_run";
+inline constexpr const char* kHostMemoryCounter = "host memory";
 nlohmann::json runFactsJson(const RunFacts& facts);
 // Fields missing or of another type read as zero or empty (a trace from before they were kept).
 RunFacts runFactsOf(const nlohmann::json& json);

@@ -72,6 +72,8 @@ const char* computeKindName(ComputeKind kind) {
     case ComputeKind::Forward: return "forward";
     case ComputeKind::Backward: return "backward";
     case ComputeKind::Optimizer: return "optimizer";
+    case ComputeKind::CopyToDevice: return "copy_to_device";
+    case ComputeKind::CopyToHost: return "copy_to_host";
   }
   return "unknown";
 }
@@ -139,6 +141,11 @@ double algbwBytesPerSecond(int64_t bytes, double seconds) {
 bool isRecomputation(const Event& compute) {
   return compute.kind == EventKind::Compute && static_cast<ComputeKind>(compute.op) == ComputeKind::Forward &&
          static_cast<Phase>(compute.phase) == Phase::Backward;
+}
+
+bool isHostCopy(const Event& compute) {
+  const auto kind = static_cast<ComputeKind>(compute.op);
+  return compute.kind == EventKind::Compute && (kind == ComputeKind::CopyToDevice || kind == ComputeKind::CopyToHost);
 }
 
 std::string computeSpanName(const Event& e) {

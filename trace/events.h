@@ -53,7 +53,16 @@ enum class Phase : uint8_t { None, Forward, Backward, Optimizer };
 enum class CollectiveOp : uint8_t { AllGather, ReduceScatter, AllReduce, Broadcast, Barrier };
 constexpr int kCollectiveOpCount = 5;
 
-enum class ComputeKind : uint8_t { Step, Forward, Backward, Optimizer };
+// CopyToDevice, CopyToHost: --offload cpu's copies of a unit's shard to the device before its
+// all-gather and of its reduced gradient shard back to pinned host memory.
+enum class ComputeKind : uint8_t { Step, Forward, Backward, Optimizer, CopyToDevice, CopyToHost };
+constexpr int kComputeKindCount = 6;
+
+// Where a Memory event's bytes are. Device: the memory the rank computes in (its GPU's on a GPU
+// rank, the process's heap on a CPU rank). Host: a GPU rank's host memory that holds training
+// state under --offload cpu (pinned shards and gradients, the optimizer's state), drawn in a lane
+// of its own beside the device's.
+enum class MemorySpace : uint8_t { Device, Host };
 
 // Which process group a collective ran in, as FSDP2's 2-D DeviceMesh (replicate, shard) names its
 // dimensions: every rank (a 1-D mesh), this rank's shard group, or its replicate group (HSDP).
@@ -103,6 +112,7 @@ struct Event {
   int32_t unit = kNoUnit;  // Memory: the model unit the bytes belong to
   uint8_t role = 0;        // Memory: MemoryRole
   uint8_t fromRole = kNoRole;  // Memory: re-attribution source role
+  uint8_t space = 0;       // Memory: MemorySpace
   uint8_t phase = 0;       // Collective, Compute: Phase
   uint8_t op = 0;          // Collective: CollectiveOp; Compute: ComputeKind; Group: GroupKind
   uint8_t processGroup = 0;  // Collective: ProcessGroup it ran in (worldSize is that group's size)
@@ -134,6 +144,8 @@ double algbwBytesPerSecond(int64_t bytes, double seconds);
 // A forward compute span in the backward phase: activation checkpointing running a block's forward
 // again, with a graph, just before its backward.
 bool isRecomputation(const Event& compute);
+// A compute span that is --offload cpu's copy of a shard to the device or of a gradient to the host.
+bool isHostCopy(const Event& compute);
 // What a trace (and an NVTX range, engine/nvtx_ranges.h) calls a span: "step 3", "forward
 // blocks.1", "recompute blocks.1", "optimizer.step"; a collective: "all_gather blocks.1", with
 // " [shard]" or " [replicate]" when it ran in a sub-group (HSDP reduces a unit in both).

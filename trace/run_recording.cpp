@@ -60,6 +60,28 @@ void addUnitMemory(RankTimeline& r, const Event& e) {
   track.samples.push(e.beginNs, current);
 }
 
+// A Memory event in host memory: its own lane, tensor roles only.
+void addHostMemory(HostMemory& host, const Event& e, int64_t& negativeBalance) {
+  if (e.role >= kTensorRoleCount || e.fromRole == e.role) return;
+  if (e.fromRole != kNoRole && e.fromRole < kTensorRoleCount) host.current[e.fromRole] -= e.bytes;
+  host.current[e.role] += e.bytes;
+  int64_t total = 0;
+  for (int i = 0; i < kTensorRoleCount; ++i) {
+    if (host.current[i] < 0) {
+      negativeBalance += -host.current[i];
+      host.current[i] = 0;
+    }
+    total += host.current[i];
+    host.peakByRole[i] = std::max(host.peakByRole[i], host.current[i]);
+  }
+  if (total > host.peakTotal) {
+    host.peakTotal = total;
+    host.atPeakTotal = host.current;
+  }
+  host.memory.push(e.beginNs, host.current);
+  host.totals.push(total);
+}
+
 }  // namespace
 
 void RunRecording::add(const Event& e) {
@@ -68,6 +90,10 @@ void RunRecording::add(const Event& e) {
   if (e.beginNs > 0) origin_ = std::min(origin_, e.beginNs);
   switch (e.kind) {
     case EventKind::Memory: {
+      if (e.space == static_cast<uint8_t>(MemorySpace::Host)) {
+        addHostMemory(r.host, e, r.negativeBalance);
+        break;
+      }
       if (e.fromRole == e.role) {  // bytes assigned to a unit: the rank's totals do not change
         if (e.unit != kNoUnit) addUnitMemory(r, e);
         break;
@@ -114,6 +140,7 @@ void RunRecording::add(const Event& e) {
     case EventKind::Compute:
       insertByBegin(r.compute, r.computeBegins, e);
       r.longestCompute = std::max(r.longestCompute, e.endNs - e.beginNs);
+      r.hostCopies |= isHostCopy(e);
       break;
     case EventKind::StepEnd:
       r.steps.push_back(e);
@@ -404,7 +431,7 @@ void RunRecording::foldWithinBudget(int rank) {
 
 size_t RunRecording::detailEvents(int rank) const {
   const auto& t = this->rank(rank);
-  size_t events = t.memory.size() + t.compute.size() + t.collectives.size() + t.groups.size();
+  size_t events = t.memory.size() + t.host.memory.size() + t.compute.size() + t.collectives.size() + t.groups.size();
   for (const auto& u : t.units) events += u.samples.size();
   return events;
 }
@@ -469,6 +496,10 @@ void RunRecording::foldOlderSteps(int rank, size_t fold) {
   older.memory = t.memory.takeFront(olderSamples);
   older.memoryTotals = frontTotals(t.memoryTotals, olderSamples);
   t.memoryTotals.dropFront(olderSamples);
+  const size_t olderHostSamples = t.host.memory.countAtOrBefore(static_cast<double>(cut));
+  older.host.memory = t.host.memory.takeFront(olderHostSamples);
+  older.host.totals = frontTotals(t.host.totals, olderHostSamples);
+  t.host.totals.dropFront(olderHostSamples);
   // A span of a folded step goes with it; one of no step (before the first) by its end.
   const auto inOlderStep = [&](const Event& e) { return e.step >= 0 ? e.step <= lastStep : e.endNs <= cut; };
   movePrefix(t.collectives, older.collectives, inOlderStep);

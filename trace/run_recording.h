@@ -50,6 +50,17 @@ struct FoldedSteps {
   int64_t activationSavedBytes = 0;          // the most held as any backward began
 };
 
+// A GPU rank's host memory under --offload cpu (Memory events in MemorySpace::Host), by tensor
+// role; empty for every other run. Not split by model unit: "who holds what" is the device's.
+struct HostMemory {
+  RoleTrack memory;    // bytes per role after each host memory event, time-ordered
+  RangeMax totals;     // their sums, with the highest in any range
+  RoleBytes current{};
+  RoleBytes peakByRole{};
+  int64_t peakTotal = 0;
+  RoleBytes atPeakTotal{};
+};
+
 struct RankTimeline {
   RoleTrack memory;                     // bytes per role after each memory event, time-ordered
   // Its tensor totals (the sum over the tensor roles: allocated, on a GPU), with the highest in
@@ -71,6 +82,8 @@ struct RankTimeline {
   int64_t peakTotal = 0;                // maximum of the tensor total (peak allocated)
   RoleBytes atPeakTotal{};              // the split by role at the moment of peakTotal
   int64_t peakDevice = 0;               // maximum of tensors + allocator cache + runtime
+  HostMemory host;                      // --offload cpu on a GPU: what the rank holds in host memory
+  bool hostCopies = false;              // compute holds --offload cpu's host<->device copies
   int64_t dropped = 0;                  // events the rank could not record
   int64_t negativeBalance = 0;          // frees of bytes never seen allocated (should stay 0)
   FoldedSteps folded;                   // the steps before `steps[0]` when detail is folded

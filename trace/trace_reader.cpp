@@ -110,22 +110,24 @@ class TraceEventReader {
     } else if (ph == "C" && e.value("name", "").rfind(kUnitMemoryPrefix, 0) == 0) {
       readUnitMemory(e, rank);
     } else if (ph == "C" && e.value("name", "") == "memory") {
-      return readMemory(e, rank);
+      return readMemory(e, rank, MemorySpace::Device);
+    } else if (ph == "C" && e.value("name", "") == kHostMemoryCounter) {
+      return readMemory(e, rank, MemorySpace::Host);
     }
     return true;
   }
 
   void readSpan(const nlohmann::json& e, int rank);
   void readUnitMemory(const nlohmann::json& e, int rank);
-  bool readMemory(const nlohmann::json& e, int rank);
+  bool readMemory(const nlohmann::json& e, int rank, MemorySpace space);
 
   std::string path_;
   RunRecording& recording_;
   std::string error_;
   size_t index_ = 0;
   int ranks_ = 0;
-  std::map<int, RoleBytes> lastMemory_;
-  std::map<int, int64_t> lastMemoryTime_;
+  std::map<std::pair<int, MemorySpace>, RoleBytes> lastMemory_;  // per rank and memory space
+  std::map<std::pair<int, MemorySpace>, int64_t> lastMemoryTime_;
   std::map<std::pair<int, int32_t>, RoleBytes> lastUnitMemory_;
 };
 
@@ -139,7 +141,7 @@ void TraceEventReader::readSpan(const nlohmann::json& e, int rank) {
   ev.microBatch = a.value("micro_batch", 0);
   if (e.value("cat", "") == "compute") {
     ev.kind = EventKind::Compute;
-    ev.op = indexOf(a.value("kind", ""), computeName, 4).value_or(0);
+    ev.op = indexOf(a.value("kind", ""), computeName, kComputeKindCount).value_or(0);
     ev.phase = indexOf(a.value("phase", ""), phaseNameOf, 4).value_or(0);
     ev.text = a.value("unit", "");
     ev.pausedNs = static_cast<int64_t>(a.value("paused_us", 0.0) * 1e3);
@@ -184,26 +186,28 @@ void TraceEventReader::readUnitMemory(const nlohmann::json& e, int rank) {
 
 // Counter samples become per-role deltas against the rank's previous sample, so they must come in
 // time order, as shardscope writes them.
-bool TraceEventReader::readMemory(const nlohmann::json& e, int rank) {
-  RoleBytes now = lastMemory_[rank];
+bool TraceEventReader::readMemory(const nlohmann::json& e, int rank, MemorySpace space) {
+  const std::pair<int, MemorySpace> lane{rank, space};
+  RoleBytes now = lastMemory_[lane];
   for (auto it = e["args"].begin(); it != e["args"].end(); ++it) {
     if (auto role = indexOf(it.key(), roleName, kMemoryRoleCount)) now[*role] = it.value().get<int64_t>();
   }
   const int64_t t = nanos(e["ts"].get<double>());
-  auto last = lastMemoryTime_.find(rank);
+  auto last = lastMemoryTime_.find(lane);
   if (last != lastMemoryTime_.end() && t < last->second) {
     return fail("has memory samples of rank " + std::to_string(rank) + " out of time order (event " +
                 std::to_string(index_) + " at " + files::shownValue(e["ts"]) +
                 " us comes after a later one); shardscope writes each rank's samples in time order. Open "
                 "a trace written by --trace or the app's Export.");
   }
-  lastMemoryTime_[rank] = t;
+  lastMemoryTime_[lane] = t;
   bool changed = false;
   for (int i = 0; i < kMemoryRoleCount; ++i) {
-    const int64_t delta = now[i] - lastMemory_[rank][i];
+    const int64_t delta = now[i] - lastMemory_[lane][i];
     if (delta == 0) continue;
     Event m;
     m.kind = EventKind::Memory;
+    m.space = static_cast<uint8_t>(space);
     m.rank = rank;
     m.beginNs = t;
     m.role = static_cast<uint8_t>(i);
@@ -214,11 +218,12 @@ bool TraceEventReader::readMemory(const nlohmann::json& e, int rank) {
   if (!changed) {  // keep the sample's time even when nothing changed
     Event m;
     m.kind = EventKind::Memory;
+    m.space = static_cast<uint8_t>(space);
     m.rank = rank;
     m.beginNs = t;
     add(m);
   }
-  lastMemory_[rank] = now;
+  lastMemory_[lane] = now;
   return true;
 }
 

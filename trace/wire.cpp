@@ -52,6 +52,7 @@ std::string encodeEventLine(const Event& e) {
       appendInt(out, "ro", e.role);
       if (e.fromRole != kNoRole) appendInt(out, "fr", e.fromRole);
       if (e.unit != kNoUnit) appendInt(out, "u", e.unit);
+      if (e.space != 0) appendInt(out, "sp", e.space);
       break;
     case EventKind::Collective:
       appendInt(out, "i", e.issueNs);
@@ -108,12 +109,15 @@ bool assign(Event& e, std::string_view key, int64_t v) {
   else if (key == "u") e.unit = static_cast<int32_t>(v);
   else if (key == "pz") e.pausedNs = v;
   else if (key == "pg") e.processGroup = static_cast<uint8_t>(v);
+  else if (key == "sp") e.space = static_cast<uint8_t>(v);
   else return false;
   return true;
 }
 
 bool valid(const Event& e) {
   if (e.kind == EventKind::Memory && e.role >= kMemoryRoleCount) return false;
+  if (e.kind == EventKind::Memory && e.space > static_cast<uint8_t>(MemorySpace::Host)) return false;
+  if (e.kind == EventKind::Compute && e.op >= kComputeKindCount) return false;
   if (e.kind == EventKind::Collective && e.op >= kCollectiveOpCount) return false;
   if (e.kind == EventKind::Collective && e.processGroup >= kProcessGroupCount) return false;
   if (e.kind == EventKind::Group && e.op >= kGroupKindCount) return false;

@@ -96,12 +96,14 @@ float fittedMemoryLaneHeight(const std::vector<Session>& sessions, const std::ve
                              const AppState& state, float avail) {
   const TimelineStyle& style = state.style;
   int groups = 0;
+  float hostShares = 0;  // memory lane heights the host lanes add (--offload cpu)
   for (size_t i : shown) {
     const auto expanded = state.expandedRankGroups.find(static_cast<int>(i));
     const int rows = static_cast<int>(
         rankRows(sessions[i].recording, expanded == state.expandedRankGroups.end() ? std::set<int>{} : expanded->second)
             .size());
     groups += std::max(1, rows);
+    if (recordsHostMemory(sessions[i].recording)) hostShares += kHostLaneShare * static_cast<float>(std::max(1, rows));
   }
   if (groups == 0) return style.memoryLaneHeight;
   const float line = ImGui::GetTextLineHeightWithSpacing();
@@ -109,7 +111,8 @@ float fittedMemoryLaneHeight(const std::vector<Session>& sessions, const std::ve
   const float perSession = 2 * line + (ImGui::GetFontSize() + px(5)) + px(30) + 3 * ImGui::GetStyle().ItemSpacing.y;
   const float perGroup = 2 * style.spanLaneHeight + px(10);
   const float room = avail - perSession * static_cast<float>(shown.size()) - px(8);
-  return std::clamp(room / static_cast<float>(groups) - perGroup, px(56), px(240));
+  const float memoryLanes = static_cast<float>(groups) + hostShares;
+  return std::clamp((room - perGroup * static_cast<float>(groups)) / memoryLanes, px(56), px(240));
 }
 
 // An open that finished, taken in once (its sessions are in the store by then): the view is fitted

@@ -29,6 +29,8 @@ std::string computeLabel(const Event& e) {
   switch (static_cast<trace::ComputeKind>(e.op)) {
     case trace::ComputeKind::Optimizer: return "optim";
     case trace::ComputeKind::Forward: return trace::isRecomputation(e) ? "R " : "F ";
+    case trace::ComputeKind::CopyToDevice: return "H2D ";
+    case trace::ComputeKind::CopyToHost: return "D2H ";
     default: return "B ";
   }
 }
@@ -140,6 +142,23 @@ void drawSpan(const LaneFrame& f, const Event& e, bool comm, float xa, float xb,
   }
 }
 
+// --offload cpu's copies, over the compute lane's lower third: they run on the communication
+// stream, so they overlap the spans above them. At least a pixel each; only ranks that have them
+// pay for this pass.
+void drawHostCopies(const LaneFrame& f, const trace::RankTimeline& t, float y, const TimelineStyle& style,
+                    CollectiveSelection& selection, TimelineFrameStats& stats) {
+  const float band = style.spanLaneHeight / 3;
+  const float bandY = y + style.spanLaneHeight - band;
+  for (size_t i = trace::firstSpanFrom(t.compute, f.beginAbs - static_cast<double>(t.longestCompute));
+       i < t.compute.size() && t.compute[i].beginNs < f.endAbs; ++i) {
+    const Event& e = t.compute[i];
+    if (!trace::isHostCopy(e) || e.endNs < f.beginAbs) continue;
+    const float xa = f.toX(static_cast<double>(e.beginNs));
+    const float xb = std::max(xa + 1.0f, f.toX(static_cast<double>(e.endNs)));
+    drawSpan(f, e, /*comm=*/false, xa, xb, bandY, band, selection, stats);
+  }
+}
+
 }  // namespace
 
 void drawTimeRuler(const LaneFrame& f, float y, float bottom) {
@@ -161,13 +180,14 @@ void drawTimeRuler(const LaneFrame& f, float y, float bottom) {
   }
 }
 
-int drawMemoryLane(const LaneFrame& f, const trace::RankTimeline& t, float y0, float height, double scaleBytes,
-                   const TimelineStyle& style) {
+namespace {
+
+// A stack of bytes by role over time, one column per pixel (the column's highest sample) with the
+// total as a line: the body of a memory lane. Returns the columns drawn.
+int drawRoleStack(const LaneFrame& f, const trace::RoleTrack& samples, const trace::RangeMax& totals, float y0,
+                  float height, double scale, const TimelineStyle& style) {
   ImDrawList* dl = f.drawList;
-  dl->AddRectFilled(ImVec2(f.x0, y0), ImVec2(f.x0 + f.width, y0 + height), laneBackground());
   const float memBottom = y0 + height;
-  const double scale = scaleBytes > 0 ? (height - 4) / scaleBytes : 0;
-  const auto& samples = t.memory;
   if (samples.empty() || scale <= 0) return 0;
   const size_t inForce = samples.countAtOrBefore(f.beginAbs);
   size_t i = inForce == 0 ? 0 : inForce - 1;
@@ -197,11 +217,11 @@ int drawMemoryLane(const LaneFrame& f, const trace::RankTimeline& t, float y0, f
   size_t last = times.lastAtOrBefore(i, columnEnd(0));
   for (int c = 0; c < columns && i < samples.size(); ++c) {
     const double colEnd = columnEnd(c);
-    t.memoryTotals.prefetchRange(i, last + 1);
+    totals.prefetchRange(i, last + 1);
     const size_t nextLast = times.lastAtOrBefore(last, columnEnd(c + 1), 2 * last - i);
     // The largest sample in the column: the range-max pyramid finds it without walking them, so
     // a lane costs O(width x log n) rather than O(samples in view).
-    const size_t best = last > i ? t.memoryTotals.argmax(i, last + 1) : i;
+    const size_t best = last > i ? totals.argmax(i, last + 1) : i;
     i = last;
     last = nextLast;
     if (static_cast<double>(times[best]) > colEnd) continue;  // before the first sample
@@ -219,31 +239,58 @@ int drawMemoryLane(const LaneFrame& f, const trace::RankTimeline& t, float y0, f
     // The total line follows the column's highest sample, as the stack below it does: the last
     // sample's total swung between a step's low and high in every column of a long run, and the
     // lines joining them washed the whole lane white.
-    const float totalY = memBottom - static_cast<float>(static_cast<double>(t.memoryTotals.value(best)) * scale);
+    const float totalY = memBottom - static_cast<float>(static_cast<double>(totals.value(best)) * scale);
     if (lastTotalY >= 0 && totalY != lastTotalY) dl->AddLine(ImVec2(x, lastTotalY), ImVec2(x, totalY), kTotalLineColor);
     else if (lastTotalY >= 0) dl->AddLine(ImVec2(x - 1, totalY), ImVec2(x + 1, totalY), kTotalLineColor);
     lastTotalY = totalY;
     ++drawn;
   }
   flushRun();
-  drawPeak(f, t.peakTotal, scale, y0, memBottom);
-  drawCapacity(f, style.capacityBytes, t.peakDevice, scale, y0, memBottom);
+  return drawn;
+}
+
+double laneScale(float height, double scaleBytes) { return scaleBytes > 0 ? (height - 4) / scaleBytes : 0; }
+
+}  // namespace
+
+int drawMemoryLane(const LaneFrame& f, const trace::RankTimeline& t, float y0, float height, double scaleBytes,
+                   const TimelineStyle& style) {
+  f.drawList->AddRectFilled(ImVec2(f.x0, y0), ImVec2(f.x0 + f.width, y0 + height), laneBackground());
+  const double scale = laneScale(height, scaleBytes);
+  if (t.memory.empty() || scale <= 0) return 0;
+  const int drawn = drawRoleStack(f, t.memory, t.memoryTotals, y0, height, scale, style);
+  drawPeak(f, t.peakTotal, scale, y0, y0 + height);
+  drawCapacity(f, style.capacityBytes, t.peakDevice, scale, y0, y0 + height);
+  return drawn;
+}
+
+int drawHostMemoryLane(const LaneFrame& f, const trace::RankTimeline& t, float y0, float height, double scaleBytes,
+                       const TimelineStyle& style) {
+  f.drawList->AddRectFilled(ImVec2(f.x0, y0), ImVec2(f.x0 + f.width, y0 + height), laneBackground());
+  const double scale = laneScale(height, scaleBytes);
+  if (t.host.memory.empty() || scale <= 0) return 0;
+  const int drawn = drawRoleStack(f, t.host.memory, t.host.totals, y0, height, scale, style);
+  drawPeak(f, t.host.peakTotal, scale, y0, y0 + height);
+  f.drawList->AddText(ImVec2(f.x0 + 4, y0 + 1), laneLabelColor(), "host memory (--offload cpu), its own scale");
   return drawn;
 }
 
 void drawMemoryHover(const LaneFrame& f, const trace::RunRecording& rec, int r, float y0, float height,
-                     TimelineCursor& cursor) {
+                     TimelineCursor& cursor, trace::MemorySpace space) {
   if (!f.mouseIn(y0, height)) return;
   const double tNs = f.axis->toNs(f.mouse.x, f.x0, f.width);
   cursor.valid = true;
   cursor.tNs = tNs;
   cursor.rank = r;
-  const auto bytes = memoryAt(rec, r, tNs);
+  const bool host = space == trace::MemorySpace::Host;
+  const auto bytes = host ? rec.rank(r).host.memory.bytesAt(tNs + static_cast<double>(rec.originNs()))
+                          : memoryAt(rec, r, tNs);
   int64_t total = 0;
   for (auto b : bytes) total += b;
   ImGui::BeginTooltip();
-  ImGui::Text("rank %d at %s: %s allocated", r, formatDuration(tNs).c_str(), formatBytes(static_cast<double>(total)).c_str());
-  for (int role = kMemoryRoleCount - 1; role >= 0; --role) {
+  ImGui::Text("rank %d at %s: %s allocated%s", r, formatDuration(tNs).c_str(), formatBytes(static_cast<double>(total)).c_str(),
+              host ? " in host memory" : "");
+  for (int role = (host ? trace::kTensorRoleCount : kMemoryRoleCount) - 1; role >= 0; --role) {
     ImGui::ColorButton("##c", ImGui::ColorConvertU32ToFloat4(roleColor(static_cast<trace::MemoryRole>(role))),
                        ImGuiColorEditFlags_NoTooltip, ImVec2(px(10), px(10)));
     ImGui::SameLine();
@@ -267,7 +314,7 @@ void drawSpanLane(const LaneFrame& f, const trace::RankTimeline& t, SpanLaneKind
   size_t lastJump = 0;
   for (; i < spans.size() && spans[i].beginNs < f.endAbs; ++i) {
     const Event& e = spans[i];
-    if (!comm && static_cast<trace::ComputeKind>(e.op) == trace::ComputeKind::Step) continue;
+    if (!comm && (static_cast<trace::ComputeKind>(e.op) == trace::ComputeKind::Step || trace::isHostCopy(e))) continue;
     if (e.endNs < f.beginAbs) continue;
     const float xa = f.toX(static_cast<double>(e.beginNs));
     const float xb = f.toX(static_cast<double>(e.endNs));
@@ -303,6 +350,7 @@ void drawSpanLane(const LaneFrame& f, const trace::RankTimeline& t, SpanLaneKind
     drawSpan(f, e, comm, xa, xb, y, height, selection, stats);
   }
   if (foldCount > 0) drawFold(f.drawList, foldStart, foldEnd, y, y + height);
+  if (!comm && t.hostCopies) drawHostCopies(f, t, y, style, selection, stats);
 }
 
 // Intervals within one pixel merge, and those that start inside the pixel a run ends in are skipped

@@ -3,7 +3,10 @@
 // lane is a horizontal band [y, y + height) across that axis; drawTimeline (timeline_view.h)
 // stacks them per rank. A new lane is one more drawer here and one line there.
 //   memory    stacked area by role, one column per pixel (the column's maximum), total and peak
-//   spans     compute or collectives: culled to the window, what is under a few pixels folded
+//   host      the same for a GPU rank's host memory under --offload cpu, on its own scale
+//   spans     compute or collectives: culled to the window, what is under a few pixels folded;
+//             --offload cpu's host<->device copies in the compute lane's lower third (they run on
+//             the communication stream, beside compute)
 //   exposed   a red bar where collectives ran with no compute beside them
 //   pauses    waits at the step gate, shaded over the span lanes
 //   steps     a marker at each step start across the rank's lanes
@@ -46,9 +49,14 @@ void drawTimeRuler(const LaneFrame& frame, float y, float bottom);
 int drawMemoryLane(const LaneFrame& frame, const trace::RankTimeline& rank, float y, float height,
                    double scaleBytes, const TimelineStyle& style);
 
-// Hovering the memory lane: the exact bytes per role at that time, and the cursor set to it.
+// The rank's host memory under --offload cpu, by role, on its own scale (`scaleBytes`).
+int drawHostMemoryLane(const LaneFrame& frame, const trace::RankTimeline& rank, float y, float height,
+                       double scaleBytes, const TimelineStyle& style);
+
+// Hovering a memory lane (the device's or the host's): the exact bytes per role at that time, and
+// the cursor set to it.
 void drawMemoryHover(const LaneFrame& frame, const trace::RunRecording& recording, int rank, float y, float height,
-                     TimelineCursor& cursor);
+                     TimelineCursor& cursor, trace::MemorySpace space = trace::MemorySpace::Device);
 
 enum class SpanLaneKind { Compute, Collectives };
 

@@ -15,6 +15,23 @@ trace::RoleBytes memoryAt(const trace::RunRecording& rec, int rank, double tNs) 
   return rec.rank(rank).memory.bytesAt(tNs + static_cast<double>(rec.originNs()));
 }
 
+bool recordsHostMemory(const trace::RunRecording& rec) {
+  for (int r = 0; r < rec.ranks(); ++r) {
+    if (rec.rank(r).host.peakTotal > 0) return true;
+  }
+  return false;
+}
+
+float hostLaneHeight(const trace::RunRecording& rec, const TimelineStyle& style) {
+  return recordsHostMemory(rec) ? std::round(style.memoryLaneHeight * kHostLaneShare) : 0.0f;
+}
+
+double hostMemoryScaleBytes(const trace::RunRecording& rec) {
+  int64_t peak = 0;
+  for (int r = 0; r < rec.ranks(); ++r) peak = std::max(peak, rec.rank(r).host.peakTotal);
+  return static_cast<double>(peak) * 1.1;
+}
+
 namespace {
 
 std::string rankRange(const RankRow& row) {
@@ -95,8 +112,11 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
   ImDrawList* dl = frame.drawList;
   const float x0 = frame.x0, w = frame.width;
   const float ruler = ImGui::GetFontSize() + px(5.0f);  // the time labels above the lanes
-  // A rank's lanes, top to bottom: memory, compute, comm, the exposed-comm bar in the gap below.
-  const float groupHeight = style.memoryLaneHeight + 2 * style.spanLaneHeight + px(10.0f);
+  // A rank's lanes, top to bottom: memory, host memory (--offload cpu only), compute, comm, the
+  // exposed-comm bar in the gap below.
+  const float hostHeight = hostLaneHeight(rec, style);
+  const double hostScale = hostMemoryScaleBytes(rec);
+  const float groupHeight = style.memoryLaneHeight + hostHeight + 2 * style.spanLaneHeight + px(10.0f);
   const std::vector<RankRow> rows = rankRows(rec, expandedRankGroups ? *expandedRankGroups : std::set<int>{});
   const float totalHeight = groupHeight * static_cast<float>(rows.size()) + ruler;
   TimelineFrameStats local;
@@ -111,13 +131,16 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
     const float y0 = origin.y + ruler + groupHeight * static_cast<float>(row);
     if (y0 > clipMax.y || y0 + groupHeight < clipMin.y) continue;
     ++local.rowsDrawn;
-    const float computeY = y0 + style.memoryLaneHeight;
+    const float hostY = y0 + style.memoryLaneHeight;
+    const float computeY = hostY + hostHeight;
     const float commY = computeY + style.spanLaneHeight;
     drawRowLabel(frame, rr, origin.x, y0, style.memoryLaneHeight, expandedRankGroups);
+    if (hostHeight > 0) dl->AddText(ImVec2(origin.x + 4, hostY + 2), laneLabelColor(), "host");
     dl->AddText(ImVec2(origin.x + 4, computeY + 2), laneLabelColor(), "compute");
     dl->AddText(ImVec2(origin.x + 4, commY + 2), laneLabelColor(), "comm");
     dl->PushClipRect(ImVec2(x0, y0), ImVec2(x0 + w, y0 + groupHeight), true);
     local.memoryColumns += drawMemoryLane(frame, t, y0, style.memoryLaneHeight, memoryScaleBytes, style);
+    if (hostHeight > 0) local.memoryColumns += drawHostMemoryLane(frame, t, hostY, hostHeight, hostScale, style);
     drawSpanLane(frame, t, SpanLaneKind::Compute, computeY, style, selection, local);
     drawSpanLane(frame, t, SpanLaneKind::Collectives, commY, style, selection, local);
     drawExposedCommLane(frame, rec.exposedCommCached(r), commY + style.spanLaneHeight);
@@ -126,6 +149,7 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
     if (rr.folded) drawFoldedGroupNote(frame, rec, rr, y0);
     dl->PopClipRect();
     drawMemoryHover(frame, rec, r, y0, style.memoryLaneHeight, cursor);
+    if (hostHeight > 0) drawMemoryHover(frame, rec, r, hostY, hostHeight, cursor, trace::MemorySpace::Host);
   }
   drawPlayhead(frame, playheadNs, origin.y, totalHeight);
 

@@ -76,6 +76,13 @@ float drawTimeline(const char* id, const trace::RunRecording& recording, TimeAxi
 // before t.
 trace::RoleBytes memoryAt(const trace::RunRecording& recording, int rank, double tNs);
 
+// --offload cpu: a rank's host memory gets a lane under its device memory lane, this share of its
+// height, on a scale of its own (the highest host peak of any rank, with a margin).
+constexpr float kHostLaneShare = 0.5f;
+bool recordsHostMemory(const trace::RunRecording& recording);
+float hostLaneHeight(const trace::RunRecording& recording, const TimelineStyle& style);  // 0 without
+double hostMemoryScaleBytes(const trace::RunRecording& recording);
+
 using trace::formatBytes;
 using trace::formatDuration;
 

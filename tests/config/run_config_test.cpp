@@ -7,6 +7,7 @@
 #include <fstream>
 #include <set>
 
+#include "config/strategies.h"
 #include "tests/support/run_cli.h"
 
 namespace shardscope {
@@ -117,6 +118,26 @@ TEST(RunConfig, ShardGroupSizeDividesTheWorldAndOnlyHybridStrategiesTakeIt) {
   EXPECT_EQ(runs[0].shardGroupSize, 0);
   EXPECT_EQ(runs[3].shardGroupSize, 2);
   EXPECT_EQ(comparisonProblem(runs), std::nullopt);
+}
+
+TEST(RunConfig, OffloadIsForShardedStrategiesOnGpuRanks) {
+  RunConfig c;
+  c.offload = Offload::Cpu;
+  c.strategy = StrategyKind::FullShard;
+  EXPECT_NE(errorOf(c).find("but --device is cpu: a CPU run's state is in host memory already"), std::string::npos)
+      << errorOf(c);
+  c.device = DeviceKind::Cuda;
+  EXPECT_EQ(errorOf(c), "");
+  for (StrategyKind unsharded : {StrategyKind::Ddp, StrategyKind::Zero1}) {
+    c.strategy = unsharded;
+    EXPECT_NE(errorOf(c).find(std::string("--strategy ") + strategyName(unsharded) + " does not shard parameters"),
+              std::string::npos)
+        << errorOf(c);
+  }
+  c.strategy = StrategyKind::HybridShardZero2;
+  c.world = 4;
+  c.batch = 16;
+  EXPECT_EQ(errorOf(c), "");
 }
 
 TEST(RunConfig, NonPositiveSizesAreRejected) {

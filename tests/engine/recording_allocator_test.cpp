@@ -1,7 +1,8 @@
 // The CPU allocator hook records what a rank allocates on the host, each block with its role, and
 // its free; told to stop (a GPU rank, whose lanes are its device's memory), it records neither the
 // allocations made from then on nor their frees and retags, while a block recorded before keeps
-// its free recorded, so the host lanes never go out of balance.
+// its free recorded, so the host lanes never go out of balance. Inside a HostMemoryScope (--offload
+// cpu's host-side training state on a GPU rank) it records them again, in the host's memory space.
 #include "engine/recording_allocator.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <set>
 #include <string>
 
 #include <ATen/ATen.h>
@@ -21,33 +23,43 @@
 namespace shardscope {
 namespace {
 
-// In a child process (EXPECT_EXIT): the hook replaces the process's CPU allocator.
+// In a child process (EXPECT_EXIT): the hook replaces the process's CPU allocator. Recording starts
+// into a pipe; stopRecording() ends it and hands each memory event written to `seen`.
+struct PipeRecording {
+  int fds[2] = {-1, -1};
+  PipeRecording() {
+    if (::pipe(fds) != 0) std::exit(2);
+    installRecordingCpuAllocator();
+    RankRecorder::instance().start(0, fds[1], 1 << 12);
+    RankRecorder::instance().setEnabled(true);
+  }
+  template <typename Fn>
+  void stopRecording(Fn&& seen) {
+    RankRecorder::instance().stop();
+    ::close(fds[1]);
+    trace::LineSplitter lines;
+    char buffer[4096];
+    for (ssize_t n; (n = ::read(fds[0], buffer, sizeof buffer)) > 0;) {
+      lines.feed(buffer, static_cast<size_t>(n), [&](std::string_view line) {
+        const auto e = trace::decodeEventLine(line);
+        if (e && e->kind == trace::EventKind::Memory) seen(*e);
+      });
+    }
+  }
+};
+
 void recordAroundTheSwitch() {
-  int fds[2];
-  if (::pipe(fds) != 0) std::exit(2);
-  installRecordingCpuAllocator();
-  auto& recorder = RankRecorder::instance();
-  recorder.start(0, fds[1], 1 << 12);
-  recorder.setEnabled(true);
+  PipeRecording recording;
   at::Tensor before = at::empty({1000}, at::kFloat);  // 4000 bytes, recorded
   setHostMemoryRecorded(false);
   at::Tensor after = at::empty({2000}, at::kFloat);  // 8000 bytes, not
   retagStorage(after, trace::MemoryRole::Activation);
   after = at::Tensor();
   before = at::Tensor();
-  recorder.stop();
-  ::close(fds[1]);
   std::map<int64_t, int> seen;  // bytes -> memory events of that size (4000 and 8000 only)
-  trace::LineSplitter lines;
-  char buffer[4096];
-  for (ssize_t n; (n = ::read(fds[0], buffer, sizeof buffer)) > 0;) {
-    lines.feed(buffer, static_cast<size_t>(n), [&](std::string_view line) {
-      const auto e = trace::decodeEventLine(line);
-      if (e && e->kind == trace::EventKind::Memory && (std::llabs(e->bytes) == 4000 || std::llabs(e->bytes) == 8000)) {
-        ++seen[e->bytes];
-      }
-    });
-  }
+  recording.stopRecording([&](const trace::Event& e) {
+    if (std::llabs(e.bytes) == 4000 || std::llabs(e.bytes) == 8000) ++seen[e.bytes];
+  });
   const std::map<int64_t, int> want = {{4000, 1}, {-4000, 1}};
   if (seen != want) {
     for (const auto& [bytes, count] : seen) std::fprintf(stderr, "%lld B: %d events\n", static_cast<long long>(bytes), count);
@@ -58,6 +70,46 @@ void recordAroundTheSwitch() {
 
 TEST(RecordingAllocator, HostMemoryStopsBeingRecordedWhenAGpuRankSaysSo) {
   EXPECT_EXIT(recordAroundTheSwitch(), ::testing::ExitedWithCode(0), "");
+}
+
+// Memory events of the sizes the test allocates (3000, 5000 and 7000 bytes), as "space role bytes"
+// lines read back through the wire format.
+void recordHostScopes() {
+  PipeRecording recording;
+  setHostMemoryRecorded(false);  // a GPU rank
+  at::Tensor outside = at::empty({750}, at::kFloat);  // 3000 bytes: not recorded
+  at::Tensor state, shard;
+  {
+    RoleScope role(trace::MemoryRole::OptimizerState);
+    HostMemoryScope host;
+    state = at::zeros({1250}, at::kFloat);  // 5000 bytes: the optimizer's state on the host
+  }
+  {
+    RoleScope role(trace::MemoryRole::ParamShard);
+    shard = emptyHostTensor({1750}, at::kFloat, /*pinned=*/false);  // 7000 bytes, outside any scope after
+  }
+  retagStorage(state, trace::MemoryRole::Other);  // outside the scope: the block remembers its space
+  outside = at::Tensor();
+  state = at::Tensor();
+  shard = at::Tensor();
+  std::multiset<std::string> seen;
+  recording.stopRecording([&](const trace::Event& e) {
+    const int64_t size = std::llabs(e.bytes);
+    if (size != 3000 && size != 5000 && size != 7000) return;
+    seen.insert(std::to_string(e.space) + " " + trace::memoryRoleName(static_cast<trace::MemoryRole>(e.role)) + " " +
+                std::to_string(e.bytes));
+  });
+  const std::multiset<std::string> want = {"1 optimizer_state 5000", "1 other 5000", "1 other -5000",
+                                           "1 param_shard 7000", "1 param_shard -7000"};
+  if (seen != want) {
+    for (const auto& line : seen) std::fprintf(stderr, "%s\n", line.c_str());
+    std::exit(1);
+  }
+  std::exit(0);
+}
+
+TEST(RecordingAllocator, HostScopesAreRecordedInTheHostsSpaceOnAGpuRank) {
+  EXPECT_EXIT(recordHostScopes(), ::testing::ExitedWithCode(0), "");
 }
 
 }  // namespace

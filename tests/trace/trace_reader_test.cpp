@@ -8,6 +8,7 @@
 #include "tests/support/run_cli.h"
 #include "trace/chrome_trace.h"
 #include "trace/trace_reader.h"
+#include "trace/wire.h"
 
 namespace shardscope::trace {
 namespace {
@@ -88,6 +89,48 @@ TEST(TraceReader, ReadsBackWhatTheRanksReportedOfThemselves) {
   EXPECT_EQ(odd.measuredPeakFlops, 0);
   EXPECT_EQ(odd.parameterCount, 0);
   EXPECT_EQ(odd.rankPlacements, (std::vector<std::string>{"cpu", ""}));
+}
+
+// --offload cpu: a rank's host memory is a lane of its own, beside the device's, through the wire
+// format, a recording and a trace written and read back; the device's figures do not include it.
+TEST(TraceReader, HostMemoryKeepsItsOwnLaneThroughAWrittenTrace) {
+  RunRecording recording(1);
+  auto memory = [&](int64_t t, MemoryRole role, int64_t bytes, MemorySpace space) {
+    Event e;
+    e.kind = EventKind::Memory;
+    e.beginNs = t;
+    e.role = static_cast<uint8_t>(role);
+    e.bytes = bytes;
+    e.space = static_cast<uint8_t>(space);
+    const std::string line = encodeEventLine(e);
+    const auto back = decodeEventLine(line.substr(0, line.size() - 1));
+    ASSERT_TRUE(back.has_value()) << line;
+    EXPECT_EQ(back->space, e.space) << line;
+    recording.add(*back);
+  };
+  memory(1000, MemoryRole::ParamShard, 400, MemorySpace::Host);
+  memory(2000, MemoryRole::ParamGathered, 1600, MemorySpace::Device);
+  memory(3000, MemoryRole::OptimizerState, 800, MemorySpace::Host);
+  memory(4000, MemoryRole::ParamGathered, -1600, MemorySpace::Device);
+  memory(5000, MemoryRole::OptimizerState, -300, MemorySpace::Host);
+  auto check = [](const RankTimeline& t) {
+    EXPECT_EQ(t.peakTotal, 1600);  // the device's alone
+    EXPECT_EQ(t.host.peakTotal, 1200);
+    EXPECT_EQ(t.host.peakByRole[static_cast<int>(MemoryRole::OptimizerState)], 800);
+    EXPECT_EQ(t.host.memory.last()[static_cast<int>(MemoryRole::ParamShard)], 400);
+    EXPECT_EQ(t.host.memory.last()[static_cast<int>(MemoryRole::OptimizerState)], 500);
+    EXPECT_EQ(t.peakByRole[static_cast<int>(MemoryRole::OptimizerState)], 0);
+  };
+  check(recording.rank(0));
+  const std::string path = testing::freshTempDir("trace_reader") + "/offload.json";
+  {
+    std::ofstream out(path);
+    writeChromeTrace(out, recording, {{"strategy", "full_shard"}});
+  }
+  const auto loaded = loadChromeTrace(path);
+  ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+  check(loaded.recording.rank(0));
+  EXPECT_EQ(loaded.recording.rank(0).host.memory.size(), 3u);
 }
 
 }  // namespace
