@@ -46,6 +46,9 @@ of a variant are set in shardscope's environment, as a shell does, e.g.
 --bind-cores rank; the PyTorch rank processes the same slices, by the same rule), to see whether
 the world-4 run-to-run levels come from how the ranks' threads, NCCL's proxy and socket threads
 among them, share the cores.
+--offload cpu runs the sharded pairs with shardscope --offload cpu against FSDP2 with
+CPUOffloadPolicy(pin_memory=True) (shards, gradients and optimizer state in host memory, Adam on
+the CPU, on both sides); the peak is then the device's, and shardscope's host peak is printed beside.
 Writes a JSON with every number (--out) and prints a table.
 """
 import argparse
@@ -107,14 +110,19 @@ def build_pytorch(c, mode, device, fp32_loss):
         from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
         mp_policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+        offload = {}
+        if c.get("offload") == "cpu":
+            from torch.distributed.fsdp import CPUOffloadPolicy
+
+            offload = {"offload_policy": CPUOffloadPolicy(pin_memory=True)}
         reshard = mode == "fsdp2_reshard_true"
         for block in model.blocks:
-            fully_shard(block, reshard_after_forward=reshard, mp_policy=mp_policy)
+            fully_shard(block, reshard_after_forward=reshard, mp_policy=mp_policy, **offload)
         # An explicit True reshards the root too, so FSDP2 gathers it again at the start of
         # backward: one all-gather per step more than shardscope's full_shard, which keeps the
         # root gathered (as FSDP1 and FSDP2's default, None, do). --fsdp2-root says which.
         root_reshard = None if reshard and c.get("fsdp2_root") == "kept" else reshard
-        fully_shard(model, reshard_after_forward=root_reshard, mp_policy=mp_policy)
+        fully_shard(model, reshard_after_forward=root_reshard, mp_policy=mp_policy, **offload)
     if mode == "ddp_zero_redundancy":
         from torch.distributed.optim import ZeroRedundancyOptimizer
 
@@ -167,12 +175,16 @@ def add_model_arguments(ap):
     ap.add_argument("--activation-checkpointing", choices=["off", "blocks"], default="off",
                     help="blocks: every block checkpointed on both sides (shardscope "
                          "--activation-checkpointing blocks; PyTorch checkpoint_wrapper on each block)")
+    ap.add_argument("--offload", choices=["off", "cpu"], default="off",
+                    help="cpu: the sharded pairs with shardscope --offload cpu against FSDP2 with "
+                         "CPUOffloadPolicy(pin_memory=True)")
 
 
 def model_config(args, world):
     return {"layers": args.layers, "hidden": args.hidden, "heads": args.heads, "seq": args.seq,
             "vocab": args.vocab, "batch": args.batch_per_rank * world, "fsdp2_root": args.fsdp2_root,
-            "activation_checkpointing": args.activation_checkpointing, "bind_cores": args.bind_cores}
+            "activation_checkpointing": args.activation_checkpointing, "bind_cores": args.bind_cores,
+            "offload": args.offload}
 
 
 def core_slice(allowed, local_rank, local_world):
@@ -248,6 +260,8 @@ def run_shardscope(binary, world, c, strategy, steps, workdir, extra=()):
         cmd += ["--activation-checkpointing", "blocks"]
     if c.get("bind_cores") == "rank":
         cmd += ["--bind-cores", "rank"]
+    if c.get("offload") == "cpu":
+        cmd += ["--offload", "cpu"]
     run = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **env})
     if run.returncode != 0:
         raise RuntimeError(f"shardscope failed: {' '.join(f'{k}={v}' for k, v in env.items())} {' '.join(cmd)}\n{run.stdout}{run.stderr}")
@@ -255,6 +269,9 @@ def run_shardscope(binary, world, c, strategy, steps, workdir, extra=()):
     step_times = [max(r["step_time_s"][i] for r in s["ranks"]) for i in range(steps)]
     # peak_bytes is null when the run recorded nothing (--recording off)
     peaks = [r["peak_bytes"]["total"] for r in s["ranks"] if r["peak_bytes"] is not None]
+    host_peaks = [r["peak_host_bytes"]["total"] for r in s["ranks"] if r.get("peak_host_bytes")]
+    if host_peaks:
+        print(f"  shardscope {strategy}: host peak {max(host_peaks) / 2**30:.2f} GiB (--offload cpu)", flush=True)
     return step_times, (max(peaks) if peaks else None), s["parameter_count"]
 
 
@@ -301,6 +318,10 @@ def main():
     pairs = [(p, known[p]) for p in args.pairs.split(",")]
     if args.with_zero1 and ZERO1_PAIR not in pairs:
         pairs.append(ZERO1_PAIR)
+    unsharded = [p for p, _ in pairs if p in ("ddp", "zero1")]
+    if args.offload == "cpu" and unsharded:
+        sys.exit(f"--offload cpu is for the sharded pairs; these shard no parameters: {', '.join(unsharded)}. "
+                 "Pass --pairs full_shard,shard_grad_op (and no --with-zero1).")
     variants = parse_variants(args.variants)
     if not torch.cuda.is_available():
         sys.exit("bench/gpu_strategies.py needs a CUDA GPU and none is visible here; run it on a GPU "

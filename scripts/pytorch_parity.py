@@ -18,6 +18,9 @@ With --hsdp, the hybrid strategies against FSDP2 on a 2-D DeviceMesh (replicate,
 at each world:S of --hsdp-meshes (S ranks per shard group):
     shardscope hybrid_shard       <-> PyTorch FSDP2 on the 2-D mesh, reshard_after_forward=True
     shardscope hybrid_shard_zero2 <-> PyTorch FSDP2 on the 2-D mesh, reshard_after_forward=False
+With --offload (GPU only), the sharded pairs run with shardscope --offload cpu against FSDP2 with
+CPUOffloadPolicy(pin_memory=True): shards, gradients and optimizer state on the host, the optimizer
+step on the CPU, on both sides.
 Exit status 0 when every pair agrees, 1 otherwise. Run by ctest as `pytorch_parity`.
 """
 import argparse
@@ -215,6 +218,10 @@ def parallelize(model, c, mode, device, world, shard_group=0):
         policy = MixedPrecisionPolicy()  # fp32: no casts
         if c.get("precision") == "bf16":
             policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+        # --offload cpu (the export's config says so): FSDP2's CPUOffloadPolicy on every unit.
+        from torch.distributed.fsdp import CPUOffloadPolicy
+
+        offload = {"offload_policy": CPUOffloadPolicy(pin_memory=True)} if c.get("offload") == "cpu" else {}
         mesh = None
         if mode.startswith("hsdp"):
             # HSDP: FSDP2 on a 2-D mesh, rows the shard groups, columns the replicate groups.
@@ -223,13 +230,13 @@ def parallelize(model, c, mode, device, world, shard_group=0):
             mesh = init_device_mesh(device.type, (world // shard_group, shard_group),
                                     mesh_dim_names=("replicate", "shard"))
         for block in model.blocks:
-            fully_shard(block, mesh=mesh, reshard_after_forward=reshard, mp_policy=policy)
+            fully_shard(block, mesh=mesh, reshard_after_forward=reshard, mp_policy=policy, **offload)
         # The root resharding left to FSDP2's default (None): the root's parameters (embeddings,
         # final norm, head) then stay gathered from forward into backward, as the engine's
         # full_shard keeps them. Passed True explicitly, FSDP2 2.11 gathers the root again for
         # backward: one all-gather a step more than the engine runs.
         root_reshard = {} if reshard else {"reshard_after_forward": False}
-        fully_shard(model, mesh=mesh, mp_policy=policy, **root_reshard)
+        fully_shard(model, mesh=mesh, mp_policy=policy, **root_reshard, **offload)
     trained = [p for p in model.parameters() if p.requires_grad]
     if mode == "ddp_zero_redundancy":
         from torch.distributed.optim import ZeroRedundancyOptimizer
@@ -361,10 +368,18 @@ def main():
                     help="compare the hybrid strategies against FSDP2 on a 2-D mesh, at --hsdp-meshes")
     ap.add_argument("--hsdp-meshes", default="4:2,6:3",
                     help="with --hsdp: WORLD:S pairs, S ranks per shard group [4:2,6:3]")
+    ap.add_argument("--offload", action="store_true",
+                    help="with --device cuda: the sharded strategies with --offload cpu against FSDP2 with "
+                         "CPUOffloadPolicy(pin_memory=True); the unsharded pairs are left out")
     args = ap.parse_args()
     tolerance = TOLERANCE if args.precision == "fp32" else TOLERANCE_BF16
     # PyTorch's DDP has no bf16-compute, fp32-reduce mode: bf16 compares the FSDP pairs only.
     pairs = PAIRS if args.precision == "fp32" else [p for p in PAIRS if p[0] not in ("ddp", "zero1")]
+    if args.offload and args.device != "cuda":
+        sys.exit("--offload moves a GPU rank's shards to host memory; it needs --device cuda (a CPU "
+                 "run's state is in host memory already).")
+    if args.offload:
+        pairs = [p for p in pairs if p[0] not in ("ddp", "zero1")]
     if args.device == "cuda" and not torch.cuda.is_available():
         sys.exit("--device cuda needs a CUDA GPU and none is visible here; run without it for CPU "
                  "ranks, or on a GPU machine (scripts/device_gpu.sh parity).")
@@ -375,7 +390,7 @@ def main():
         pairs = HSDP_PAIRS
     failures = 0
     where = torch.cuda.get_device_name(0) if args.device == "cuda" else "cpu"
-    print(f"torch {torch.__version__} on {where}, {args.precision}; tolerance: relative {tolerance} "
+    print(f"torch {torch.__version__} on {where}, {args.precision}{', offload cpu' if args.offload else ''}; tolerance: relative {tolerance} "
           f"on each step's global mean loss")
     models = args.models.split(",")
     unknown = [m for m in models if m not in MODELS]
@@ -391,6 +406,8 @@ def main():
                        "--export", export, "--device", args.device, "--precision", args.precision]
                 if group:
                     cmd += ["--shard-group-size", str(group)]
+                if args.offload:
+                    cmd += ["--offload", "cpu"]
                 run = subprocess.run(cmd, capture_output=True, text=True)
                 where = f"world {world}" + (f" S={group}" if group else "")
                 label = f"{model:4s} {where} {strategy:13s} vs PyTorch {mode:20s}"
