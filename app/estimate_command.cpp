@@ -35,7 +35,8 @@ int badValue(const std::string& message) {
 }
 
 std::string rowLabel(const estimate::PredictedMemory& m) {
-  return std::string(trace::memoryRoleName(m.role)) + (m.when == When::Peak ? " (peak)" : " (after a step)");
+  return std::string(trace::memoryRoleName(m.role)) + (m.when == When::Peak ? " (peak" : " (after a step") +
+         (m.host ? ", host)" : ")");
 }
 
 int estimateRun(const RunConfig& config, bool json) {
@@ -43,6 +44,11 @@ int estimateRun(const RunConfig& config, bool json) {
   // Every strategy is predicted: --shard-group-size is checked as the hybrid ones take it.
   RunConfig checked = config;
   if (config.shardGroupSize != 0) checked.strategy = StrategyKind::HybridShard;
+  // --offload cpu is the sharded strategies': checked as one of them takes it (ddp and zero1 are
+  // predicted without it).
+  if (config.offload == Offload::Cpu && !traitsOf(checked.strategy).shardsParameters) {
+    checked.strategy = StrategyKind::FullShard;
+  }
   if (auto err = estimate::predictionProblem(checked)) return badValue(*err);
 
   std::vector<estimate::RunPrediction> predictions;
@@ -63,6 +69,7 @@ int estimateRun(const RunConfig& config, bool json) {
       for (const auto& m : predictions[i].memory) {
         memory[trace::memoryRoleName(m.role)] = {{"bytes", m.bytes},
                                                  {"when", m.when == When::Peak ? "peak" : "after_step"},
+                                                 {"memory", m.host ? "host" : "device"},
                                                  {"formula", m.formula}};
       }
       for (const auto& c : predictions[i].perStep) {
@@ -77,7 +84,8 @@ int estimateRun(const RunConfig& config, bool json) {
                                            {"activation_saved_bytes", predictions[i].activationSavedBytes > 0
                                                                           ? nlohmann::json(predictions[i].activationSavedBytes)
                                                                           : nlohmann::json(nullptr)},
-                                           {"model_state_bytes", predictions[i].modelStateBytes()}};
+                                           {"model_state_bytes", predictions[i].modelStateBytes()},
+                                           {"host_bytes", predictions[i].hostBytes()}};
     }
     std::printf("%s\n", out.dump(2).c_str());
     return 0;
@@ -101,9 +109,11 @@ int estimateRun(const RunConfig& config, bool json) {
     bool any = false;
     for (size_t i = 0; i < predictions.size(); ++i) {
       const auto* m = predictions[i].find(role);
-      cells[i] = m ? formatBytes(static_cast<double>(m->bytes)) : "-";
+      cells[i] = m ? formatBytes(static_cast<double>(m->bytes)) + (m->host ? " host" : "") : "-";
       if (m) {
-        label = rowLabel(*m);
+        estimate::PredictedMemory onDevice = *m;
+        onDevice.host = false;  // the cells say which strategies keep it on the host
+        label = rowLabel(onDevice);
         any = true;
       }
     }
@@ -112,8 +122,15 @@ int estimateRun(const RunConfig& config, bool json) {
     for (const auto& cell : cells) std::printf(" %16s", cell.c_str());
     std::printf("\n");
   }
-  std::printf("%-30s", "sum of the above");
+  const bool offloaded = config.offload == Offload::Cpu;
+  std::printf("%-30s", offloaded ? "sum of the above on device" : "sum of the above");
   for (const auto& p : predictions) std::printf(" %16s", formatBytes(static_cast<double>(p.modelStateBytes())).c_str());
+  if (offloaded) {
+    std::printf("\n%-30s", "sum of the above on host");
+    for (const auto& p : predictions) std::printf(" %16s", formatBytes(static_cast<double>(p.hostBytes())).c_str());
+    std::printf("\n(--offload cpu: the sharded strategies keep their shards, gradient shards and optimizer state in\n"
+                " pinned host memory, FSDP2's CPUOffloadPolicy; ddp and zero1 have no shards to offload)");
+  }
   if (predictions[0].activationSavedBytes > 0) {
     std::printf("\n%-30s", "activation (saved for backward)");
     for (const auto& p : predictions) std::printf(" %16s", formatBytes(static_cast<double>(p.activationSavedBytes)).c_str());
@@ -164,10 +181,11 @@ int estimateRun(const RunConfig& config, bool json) {
     std::printf("\nActivations are what forward saves for backward, when backward begins (the summary's\n"
                 "activation_saved_bytes); the activation peak adds backward's working memory and is not predicted.\n");
   }
-  std::printf("\nNot predicted: %scommunication buffers, allocator overhead. To measure them,\n"
+  std::printf("\nNot predicted: %scommunication buffers, allocator overhead%s. To measure them,\n"
               "run the same options with `shardscope compare` (or the app's Estimate tab, which puts the\n"
               "measured figures next to these).\n",
-              predictions[0].activationSavedBytes > 0 ? "the activation peak, " : "activations, ");
+              predictions[0].activationSavedBytes > 0 ? "the activation peak, " : "activations, ",
+              config.offload == Offload::Cpu ? ",\nunder --offload cpu a unit's shard and gradient shard passing through the device" : "");
   return 0;
 }
 

@@ -72,6 +72,25 @@ void printTrafficTable(std::FILE* out, const std::vector<RankStats>& ranks) {
   }
 }
 
+// --offload cpu: what each rank held in host memory (the CPU allocator hook and the pinned blocks
+// it wraps), beside the device's table; nothing for any other run.
+void printHostMemoryTable(std::FILE* out, const std::vector<RankStats>& ranks) {
+  if (std::none_of(ranks.begin(), ranks.end(), [](const RankStats& r) { return r.peakHost > 0; })) return;
+  constexpr trace::MemoryRole kHostRoles[] = {trace::MemoryRole::ParamShard, trace::MemoryRole::GradShard,
+                                              trace::MemoryRole::OptimizerState};
+  std::fprintf(out, "\nPeak host memory per rank (--offload cpu: pinned shards and gradients, the optimizer's state)\n");
+  std::fprintf(out, "%-5s %11s", "rank", "peak total");
+  for (auto role : kHostRoles) std::fprintf(out, " %15s", trace::memoryRoleName(role));
+  std::fprintf(out, "\n");
+  for (const auto& r : ranks) {
+    std::fprintf(out, "%-5d %11s", r.rank, formatBytes(static_cast<double>(r.peakHost)).c_str());
+    for (auto role : kHostRoles) {
+      std::fprintf(out, " %15s", formatBytes(static_cast<double>(r.peakHostByRole[static_cast<int>(role)])).c_str());
+    }
+    std::fprintf(out, "\n");
+  }
+}
+
 void printMemoryTable(std::FILE* out, const RunConfig& config, const std::vector<RankStats>& ranks,
                       const DeviceLimits& limits) {
   // Say which allocator measured it: on GPU ranks the tensors live in the CUDA caching allocator.
@@ -94,6 +113,7 @@ void printMemoryTable(std::FILE* out, const RunConfig& config, const std::vector
   if (capacity > 0) {
     std::fprintf(out, "headroom: %s less the rank's peak on the device\n", limits.capacityNote.c_str());
   }
+  printHostMemoryTable(out, ranks);
 }
 
 }  // namespace
@@ -309,8 +329,7 @@ void printScalingTable(std::FILE* out, const std::vector<StrategyColumn>& column
       // The roles the estimator predicts, each as it predicts it (its peak, or what stays after a step).
       int64_t states = 0;
       for (const auto& m : prediction.memory) {
-        const int k = static_cast<int>(m.role);
-        states += m.when == estimate::When::Peak ? r->peakByRole[k] : r->afterLastStep[k];
+        if (!m.host) states += measuredRoleBytes(*r, m.role, m.when == estimate::When::AfterStep, false);
       }
       const auto role = [&](MemoryRole m) { return formatBytes(static_cast<double>(r->peakByRole[static_cast<int>(m)])); };
       std::fprintf(out, "%-14s %4d %12s %13s %13s %12s %12s %12s\n", strategyName(strategy), c.config.world,

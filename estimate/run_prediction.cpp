@@ -13,7 +13,13 @@ using trace::MemoryRole;
 
 int64_t RunPrediction::modelStateBytes() const {
   int64_t total = 0;
-  for (const auto& m : memory) total += m.bytes;
+  for (const auto& m : memory) total += m.host ? 0 : m.bytes;
+  return total;
+}
+
+int64_t RunPrediction::hostBytes() const {
+  int64_t total = 0;
+  for (const auto& m : memory) total += m.host ? m.bytes : 0;
   return total;
 }
 
@@ -217,6 +223,18 @@ RunPrediction predictSharded(const RunConfig& c, const ParameterCounts& n) {
   return p;
 }
 
+// --offload cpu (FSDP2's CPUOffloadPolicy): the shards, their reduced gradients and the optimizer's
+// state live in the host's memory; the device keeps the gathered units and, briefly, a unit's shard
+// copied in for its all-gather and its gradient shard on the way out (not predicted).
+void moveStateToHost(RunPrediction& p) {
+  for (auto& m : p.memory) {
+    if (m.role == MemoryRole::ParamShard || m.role == MemoryRole::GradShard || m.role == MemoryRole::OptimizerState) {
+      m.host = true;
+      m.formula = "in host memory (--offload cpu): " + m.formula;
+    }
+  }
+}
+
 }  // namespace
 
 RunPrediction predictRun(const RunConfig& config) {
@@ -230,6 +248,7 @@ RunPrediction predictRun(const RunConfig& config) {
     case StrategyKind::HybridShardZero2:
     case StrategyKind::HybridShard: p = predictSharded(config, counts); break;
   }
+  if (config.offload == Offload::Cpu && traitsOf(config.strategy).shardsParameters) moveStateToHost(p);
   for (auto& c : p.perStep) {
     c.groupSize = c.group == trace::ProcessGroup::World ? config.world
                   : c.group == trace::ProcessGroup::Shard ? shardGroupSize(config)
@@ -271,7 +290,7 @@ bool samePrediction(const RunConfig& a, const RunConfig& b) {
   return a.model == b.model && a.layers == b.layers && a.hidden == b.hidden && a.world == b.world &&
          sameShardGroup(a, b) &&
          a.precision == b.precision && a.prefetch == b.prefetch && a.optimizer == b.optimizer &&
-         a.loraRank == b.loraRank && a.accumulate == b.accumulate &&
+         a.loraRank == b.loraRank && a.accumulate == b.accumulate && a.offload == b.offload &&
          (a.model == ModelKind::Gpt ? a.seq == b.seq && a.vocab == b.vocab
                            : a.features == b.features && a.classes == b.classes);
 }

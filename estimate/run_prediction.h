@@ -22,6 +22,7 @@ struct PredictedMemory {
   When when;
   int64_t bytes;
   std::string formula;  // how the bytes come about, e.g. "4 B x 1/N of the padded parameters"
+  bool host = false;    // --offload cpu: in the rank's host memory, not the device's
 };
 
 struct PredictedCollective {
@@ -43,8 +44,11 @@ struct RunPrediction {
   // gpt: the activations a rank saves for backward (activation_memory.h); 0 for mlp, not predicted.
   int64_t activationSavedBytes = 0;
   std::string activationFormula;
-  // The sum of the predicted roles: parameters, gradients and optimizer state at their peaks.
+  // The sum of the predicted roles on the device: parameters, gradients and optimizer state at
+  // their peaks (under --offload cpu the shards, their gradients and the optimizer's state are the
+  // host's instead: hostBytes()).
   int64_t modelStateBytes() const;
+  int64_t hostBytes() const;
   const PredictedMemory* find(trace::MemoryRole role) const;
   const PredictedCollective* find(trace::CollectiveOp op) const;
 };
@@ -57,7 +61,7 @@ RunPrediction predictRun(const RunConfig& config);
 std::optional<std::string> predictionProblem(const RunConfig& config);
 
 // Whether a run of `measured` is a measurement of what predictRun(`predicted`) predicts, strategy
-// aside: the same model sizes, world size, precision, prefetch depth and optimizer.
+// aside: the same model sizes, world size, precision, prefetch depth, optimizer and offload.
 bool samePrediction(const RunConfig& predicted, const RunConfig& measured);
 
 }  // namespace shardscope::estimate

@@ -7,10 +7,10 @@
 
 namespace shardscope {
 
-trace::RoleBytes rolesAfterLastStep(const trace::RankTimeline& t) {
+// The last sample at or before the last step's end, of the device's memory or the host's.
+trace::RoleBytes rolesAfterLastStep(const trace::RankTimeline& t, const trace::RoleTrack& track) {
   if (t.steps.empty()) return {};
-  const int64_t end = t.steps.back().endNs;
-  return t.memory.bytesAt(static_cast<double>(end));  // the last sample at or before the step's end
+  return track.bytesAt(static_cast<double>(t.steps.back().endNs));
 }
 
 double itemsPerRankStep(const RunConfig& config) {
@@ -53,6 +53,12 @@ bool anyRecorded(const std::vector<RankStats>& ranks) {
   return std::any_of(ranks.begin(), ranks.end(), [](const RankStats& r) { return r.recorded; });
 }
 
+int64_t measuredRoleBytes(const RankStats& r, trace::MemoryRole role, bool afterStep, bool host) {
+  const int k = static_cast<int>(role);
+  if (host) return afterStep ? r.hostAfterLastStep[k] : r.peakHostByRole[k];
+  return afterStep ? r.afterLastStep[k] : r.peakByRole[k];
+}
+
 bool anyMemoryRecorded(const std::vector<RankStats>& ranks) {
   return std::any_of(ranks.begin(), ranks.end(), [](const RankStats& s) { return s.recorded && s.memoryRecorded; });
 }
@@ -71,7 +77,8 @@ std::vector<RankStats> computeRankStats(const RunConfig& config, const trace::Ru
     s.atPeakTotal = t.atPeakTotal;
     s.peakHost = t.host.peakTotal;
     s.peakHostByRole = t.host.peakByRole;
-    s.afterLastStep = rolesAfterLastStep(t);
+    s.afterLastStep = rolesAfterLastStep(t, t.memory);
+    s.hostAfterLastStep = rolesAfterLastStep(t, t.host.memory);
     s.stepSeconds = rec.stepSeconds(r);
     const int steps = static_cast<int>(s.stepSeconds.size());
     // A rank with nothing at all (a PyTorch job's rank without a trace, a rank that failed before

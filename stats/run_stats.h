@@ -13,6 +13,11 @@
 
 namespace shardscope {
 
+struct RankStats;
+// What a rank measured of one role, as a prediction states it: at its peak or after the last step,
+// in the device's memory or (--offload cpu) the host's.
+int64_t measuredRoleBytes(const RankStats& rank, trace::MemoryRole role, bool afterStep, bool host);
+
 struct RankStats {
   int rank = 0;
   trace::RoleBytes peakByRole{};  // each role's own maximum
@@ -23,6 +28,7 @@ struct RankStats {
   // gradients, the optimizer's state), its peak and each role's own maximum; 0 otherwise.
   int64_t peakHost = 0;
   trace::RoleBytes peakHostByRole{};
+  trace::RoleBytes hostAfterLastStep{};  // and what it kept there when the last step ended
   trace::RoleBytes afterLastStep{}; // the split by role when the last completed step ended: what
                                     // a rank keeps between steps (the optimizer's temporaries gone)
   std::vector<double> stepSeconds;

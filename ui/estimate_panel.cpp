@@ -163,10 +163,11 @@ void drawRunPrediction(EstimatePanelState& st, const RunConfig& config, const st
   for (StrategyKind s : shown) ImGui::TableSetupColumn(strategyName(s), ImGuiTableColumnFlags_WidthStretch, 1.0f);
   ImGui::TableHeadersRow();
   // One strategy's cell: the prediction (its formula on hover), then what the matching run measured.
+  // `host`: the prediction is of host memory (--offload cpu), and so is what it is measured against.
   auto cell = [&](int strategy, int64_t predicted, const std::string& formula,
-                  const std::function<int64_t(const std::vector<RankStats>&)>& measure) {
+                  const std::function<int64_t(const std::vector<RankStats>&)>& measure, bool host = false) {
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(trace::formatBytes(static_cast<double>(predicted)).c_str());
+    ImGui::TextUnformatted((trace::formatBytes(static_cast<double>(predicted)) + (host ? " on host" : "")).c_str());
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", formula.c_str());
     if (measure && measuring[strategy] >= 0) measuredCell(measure(stats[measuring[strategy]]), predicted);
   };
@@ -188,15 +189,14 @@ void drawRunPrediction(EstimatePanelState& st, const RunConfig& config, const st
         continue;
       }
       if (m->when == When::AfterStep && measuring[i] >= 0 && !knowsAfterStep(stats[measuring[i]].front())) {
-        cell(i, m->bytes, m->formula, nullptr);  // an older summary: nothing to compare with
+        cell(i, m->bytes, m->formula, nullptr, m->host);  // an older summary: nothing to compare with
         continue;
       }
       cell(i, m->bytes, m->formula, [&](const std::vector<RankStats>& ranks) {
         int64_t largest = 0;
-        const int k = static_cast<int>(role);
-        for (const auto& r : ranks) largest = std::max(largest, m->when == When::Peak ? r.peakByRole[k] : r.afterLastStep[k]);
+        for (const auto& r : ranks) largest = std::max(largest, measuredRoleBytes(r, role, m->when == When::AfterStep, m->host));
         return largest;
-      });
+      }, m->host);
     }
   }
   if (predictions[0].activationSavedBytes > 0) {  // gpt: what forward saves for backward

@@ -372,6 +372,15 @@ void drawComparison(const std::vector<Session>& sessions,
         return memoryCell(r, [&](const auto& rr) { return formatBytes(maxOf(rr, [&](const RankStats& s) { return s.peakByRole[role]; })); });
       });
     }
+    bool anyHost = false;
+    for (const auto& r : stats) {
+      for (const auto& s : r) anyHost |= s.peakHost > 0;
+    }
+    if (anyHost) {
+      row("peak in host memory (--offload cpu)", [&](const auto& r) {
+        return formatBytes(maxOf(r, [](const RankStats& s) { return s.peakHost; }));
+      });
+    }
     row("  activation saved for backward", [&](const auto& r) {
       return memoryCell(r, [&](const auto& rr) { return formatBytes(maxOf(rr, [](const RankStats& s) { return s.activationSavedBytes; })); });
     });

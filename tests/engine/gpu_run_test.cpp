@@ -332,6 +332,8 @@ TEST(GpuRun, CpuOffloadTrainsAsWithoutAndKeepsItsStateInHostMemory) {
     auto b = runShardscope(runArgs(strategy, 2, "cuda", moved, {"--offload", "cpu", "--trace", moved + "/trace.json"}));
     ASSERT_EQ(a.exitCode, 0) << a.output;
     ASSERT_EQ(b.exitCode, 0) << b.output;
+    EXPECT_NE(b.output.find("Peak host memory per rank"), std::string::npos) << b.output;
+    EXPECT_EQ(a.output.find("Peak host memory per rank"), std::string::npos) << a.output;
     EXPECT_LT(maxRelDiff(loadTensor(moved + "/losses.pt"), loadTensor(plain + "/losses.pt")), 1e-5);
     const auto off = readJson(plain + "/summary.json"), on = readJson(moved + "/summary.json");
     for (size_t r = 0; r < off["ranks"].size(); ++r) {

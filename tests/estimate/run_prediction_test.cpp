@@ -13,6 +13,7 @@
 #include "estimate/activation_memory.h"
 #include "tests/support/run_cli.h"
 #include "config/model_layout.h"
+#include "config/strategies.h"
 #include "trace/ring_schedule.h"
 #include "tests/support/mode_of.h"
 
@@ -141,6 +142,37 @@ INSTANTIATE_TEST_SUITE_P(
 
 // Activation checkpointing keeps only each block's output; the prediction follows it there too, in
 // both precisions, with and without LoRA, and at a shape where activations outweigh the weights.
+// --offload cpu moves the sharded strategies' shards, gradient shards and optimizer state to the
+// host: the same bytes, counted on the host and not in the device's sum; the gathered units stay.
+// ddp and zero1 have no shards to offload and are predicted as without it.
+TEST(OffloadPrediction, ShardsGradientsAndOptimizerStateMoveToTheHost) {
+  RunConfig c;
+  c.model = ModelKind::Gpt;
+  c.world = 4;
+  c.device = DeviceKind::Cuda;
+  for (StrategyKind strategy : allModes<StrategyKind>()) {
+    SCOPED_TRACE(strategyName(strategy));
+    c.strategy = strategy;
+    c.offload = Offload::Off;
+    const RunPrediction plain = predictRun(c);
+    c.offload = Offload::Cpu;
+    const RunPrediction moved = predictRun(c);
+    ASSERT_EQ(moved.memory.size(), plain.memory.size());
+    int64_t movedBytes = 0;
+    for (size_t i = 0; i < plain.memory.size(); ++i) {
+      const auto& m = moved.memory[i];
+      EXPECT_EQ(m.bytes, plain.memory[i].bytes) << trace::memoryRoleName(m.role);
+      const bool state = m.role == trace::MemoryRole::ParamShard || m.role == trace::MemoryRole::GradShard ||
+                         m.role == trace::MemoryRole::OptimizerState;
+      EXPECT_EQ(m.host, state && traitsOf(strategy).shardsParameters) << trace::memoryRoleName(m.role);
+      movedBytes += m.host ? m.bytes : 0;
+    }
+    EXPECT_EQ(moved.hostBytes(), movedBytes);
+    EXPECT_EQ(moved.modelStateBytes() + moved.hostBytes(), plain.modelStateBytes());
+    EXPECT_EQ(movedBytes > 0, traitsOf(strategy).shardsParameters);
+  }
+}
+
 TEST(ActivationPrediction, SavedForBackwardWithAndWithoutCheckpointing) {
   for (const char* checkpointing : {"off", "blocks"}) {
     for (const char* precision : {"fp32", "bf16"}) {

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "ui/headless_frame.h"
 #include "ui/rank_rows.h"
 #include "ui/timeline_lanes.h"
@@ -235,6 +237,48 @@ TEST(TimelineView, AxisZoomKeepsTheAnchorAndPans) {
   axis.pan(1e6);
   EXPECT_NEAR(axis.endNs - axis.beginNs, span, 1e-3);
   EXPECT_TRUE(axis.userMoved);
+}
+
+// --offload cpu: a rank with host memory gets a lane of its own under the device's (the timeline
+// grows by it, and its columns are drawn), and the copies to and from the device are drawn over the
+// compute lane even where a forward span covers the same time, as on the communication stream.
+TEST(TimelineView, HostMemoryGetsItsOwnLaneAndCopiesAreDrawnOverCompute) {
+  auto add = [](trace::RunRecording& rec, trace::EventKind kind, uint8_t op, int64_t begin, int64_t end,
+                trace::MemorySpace space = trace::MemorySpace::Device) {
+    trace::Event e;
+    e.kind = kind;
+    e.op = op;
+    e.beginNs = begin;
+    e.endNs = end;
+    e.text = "blocks.0";
+    e.role = static_cast<uint8_t>(trace::MemoryRole::ParamShard);
+    e.bytes = 1 << 20;
+    e.space = static_cast<uint8_t>(space);
+    rec.add(e);
+  };
+  const uint8_t forward = static_cast<uint8_t>(trace::ComputeKind::Forward);
+  const uint8_t toDevice = static_cast<uint8_t>(trace::ComputeKind::CopyToDevice);
+  trace::RunRecording plain(1), offloaded(1);
+  for (trace::RunRecording* rec : {&plain, &offloaded}) {
+    add(*rec, trace::EventKind::Memory, 0, 1'000'000, 0);
+    add(*rec, trace::EventKind::Compute, forward, 1'000'000, 4'000'000);
+  }
+  add(offloaded, trace::EventKind::Memory, 0, 1'500'000, 0, trace::MemorySpace::Host);
+  add(offloaded, trace::EventKind::Compute, toDevice, 2'000'000, 3'000'000);  // under the forward span
+  EXPECT_TRUE(recordsHostMemory(offloaded));
+  EXPECT_FALSE(recordsHostMemory(plain));
+
+  HeadlessImGui imgui(1200, 900);
+  TimeAxis axis;
+  axis.fit(0, 5'000'000);
+  CollectiveSelection selection;
+  TimelineStyle style;
+  EXPECT_EQ(hostLaneHeight(plain, style), 0.0f);
+  EXPECT_EQ(hostLaneHeight(offloaded, style), std::round(style.memoryLaneHeight * kHostLaneShare));
+  const auto before = drawOnce(imgui, plain, axis, selection);
+  const auto after = drawOnce(imgui, offloaded, axis, selection);
+  EXPECT_GT(after.memoryColumns, before.memoryColumns) << "the host lane's columns";
+  EXPECT_EQ(after.spansDrawn, before.spansDrawn + 1) << "the copy, drawn beside the forward it overlaps";
 }
 
 }  // namespace
