@@ -25,13 +25,16 @@ int64_t shownBytes(const RoleBytes& bytes) {
   return total;
 }
 
-// The compute span a rank is inside at absolute time t (step spans aside), or nullptr.
+// The compute span a rank is inside at absolute time t (step spans and --offload cpu's copies
+// aside: they run beside compute, on the communication stream), or nullptr.
 const trace::Event* computingAt(const trace::RankTimeline& t, double tAbs) {
   const trace::Event* inside = nullptr;
   for (size_t i = trace::firstSpanFrom(t.compute, tAbs - static_cast<double>(t.longestCompute));
        i < t.compute.size() && t.compute[i].beginNs <= tAbs; ++i) {
     const trace::Event& c = t.compute[i];
-    if (static_cast<trace::ComputeKind>(c.op) != trace::ComputeKind::Step && c.endNs >= tAbs) inside = &c;
+    if (static_cast<trace::ComputeKind>(c.op) != trace::ComputeKind::Step && !trace::isHostCopy(c) && c.endNs >= tAbs) {
+      inside = &c;
+    }
   }
   return inside;
 }
