@@ -189,6 +189,17 @@ ConfigAction drawConfigPanel(RunConfig& c, CompareChoice& compare, bool busy, co
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("units all-gathered ahead of the one computing");
   }
   combo("device", c.device);
+  // Offload is the sharded strategies' (FSDP2's CPUOffloadPolicy); a value left in it would refuse
+  // the others.
+  if (!traitsOf(c.strategy).shardsParameters) c.offload = Offload::Off;
+  if (traitsOf(c.strategy).shardsParameters) {
+    combo("offload", c.offload);
+    if (ImGui::IsItemHovered()) {
+      ImGui::SetTooltip("cpu (GPU ranks): shards, their gradients and the optimizer state in pinned host\n"
+                        "memory, copied to the GPU for each all-gather and back after each reduce-scatter;\n"
+                        "the optimizer steps on the CPU. A host lane under each rank shows that memory.");
+    }
+  }
   combo("bind cores", c.bindCores);
   if (ImGui::IsItemHovered()) {
     ImGui::SetTooltip("rank: each rank process (and its NCCL threads) pinned to its own slice of\n"
