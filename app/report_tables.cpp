@@ -195,6 +195,12 @@ void printComparisonTable(std::FILE* out, const std::vector<StrategyColumn>& col
   row("  activation saved (bwd)", [&](const StrategyColumn& c) {
     return recorded(c, [&] { return formatBytes(maxOver(c.ranks, [](const RankStats& r) { return double(r.activationSavedBytes); })); });
   });
+  const auto hostPeak = [&](const StrategyColumn& c) { return maxOver(c.ranks, [](const RankStats& r) { return double(r.peakHost); }); };
+  if (std::any_of(columns.begin(), columns.end(), [&](const StrategyColumn& c) { return hostPeak(c) > 0; })) {
+    row("peak host memory (--offload)", [&](const StrategyColumn& c) {
+      return recorded(c, [&] { return formatBytes(hostPeak(c)); });
+    });
+  }
   const auto capacityOf = [](const StrategyColumn& c) { return deviceLimitsOf(c.config, c.device).capacityBytes; };
   if (std::any_of(columns.begin(), columns.end(), [&](const StrategyColumn& c) { return capacityOf(c) > 0; })) {
     row("headroom (fullest rank)", [&](const StrategyColumn& c) {

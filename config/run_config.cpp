@@ -501,6 +501,18 @@ std::vector<RunConfig> comparisonRuns(const RunConfig& base, const std::vector<S
 }
 
 std::optional<std::string> comparisonProblem(const std::vector<RunConfig>& runs) {
+  // --offload cpu is the sharded strategies' alone: the fix for a comparison is its strategy list.
+  std::string unsharded;
+  for (const auto& c : runs) {
+    if (c.offload == Offload::Cpu && !traitsOf(c.strategy).shardsParameters &&
+        unsharded.find(strategyName(c.strategy)) == std::string::npos) {
+      unsharded += (unsharded.empty() ? "" : ", ") + std::string(strategyName(c.strategy));
+    }
+  }
+  if (!unsharded.empty()) {
+    return "--offload cpu moves the shards of the sharded strategies to host memory; these shard no parameters: " +
+           unsharded + ". Compare the sharded ones alone (--strategies full_shard,shard_grad_op), or drop --offload.";
+  }
   for (const auto& c : runs) {
     if (auto e = validate(c)) return "at world " + std::to_string(c.world) + ": " + *e;
   }

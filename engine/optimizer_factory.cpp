@@ -11,8 +11,8 @@ std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const RunConfig& config,
     return std::make_unique<torch::optim::SGD>(params, torch::optim::SGDOptions(config.lr));
   }
   // torch.optim's default: the multi-tensor path for parameters on CUDA, one tensor at a time on
-  // the CPU (which is where --offload cpu's shards are, on a GPU rank too).
-  const bool foreach = !params.empty() && params.front().is_cuda();
+  // the CPU, which is where --offload cpu's shards are, on a GPU rank too.
+  const bool foreach = config.device == DeviceKind::Cuda && config.offload == Offload::Off;
   if (config.optimizer == OptimizerKind::AdamW) {
     auto options = torch::optim::AdamWOptions(config.lr).weight_decay(0.01);
     if (foreach) return std::make_unique<ForeachAdamW>(params, options);

@@ -41,6 +41,8 @@ TEST(CliErrors, RejectsBadValuesBeforeStartingRanks) {
   expectRejected({"run", "--offload", "nvme"}, "--offload 'nvme' is not known; choose one of: off, cpu");
   expectRejected({"run", "--strategy", "full_shard", "--offload", "cpu"}, "Pass --device cuda on a machine with a GPU");
   expectRejected({"run", "--strategy", "ddp", "--device", "cuda", "--offload", "cpu"}, "--strategy ddp does not shard");
+  expectRejected({"compare", "--device", "cuda", "--offload", "cpu"},
+                 "these shard no parameters: ddp. Compare the sharded ones alone (--strategies full_shard,shard_grad_op)");
   expectRejected({"view", "x.json", "--window-size", "big"}, "--window-size 'big' is not WIDTHxHEIGHT");
   expectRejected({"run", "--window-size", "100x100", "--screenshot", "/tmp/x.png"}, "from 640x480 to 7680x4320");
   expectRejected({"run", "--at", "1ms"}, "set up the window, and run/compare open one only with --screenshot FILE");

@@ -10,6 +10,7 @@
 #include <map>
 #include <thread>
 
+#include <ATen/Parallel.h>
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 
 #include "engine/backend_factories.h"
@@ -28,8 +29,11 @@ struct RankResult {
   std::vector<HeldTensor> heldAfterStep;  // what the rank holds after its last step
 };
 
-// `world` ranks on threads, `steps` steps of `config` each; rank 0's result.
+// `world` ranks on threads, `steps` steps of `config` each; rank 0's result. One intra-op thread,
+// as each rank process has its own share of the cores: a BLAS that picks its thread count by the
+// machine's load sums in another order from run to run, and the comparisons here are exact.
 RankResult trainOnThreads(const RunConfig& config, int world) {
+  at::set_num_threads(1);
   auto store = c10::make_intrusive<c10d::HashStore>();
   std::vector<RankResult> results(world);
   std::vector<std::string> errors(world);

@@ -127,7 +127,8 @@ TEST(ForeachAdam, ParametersWithoutGradientsAreLeftAlone) {
   EXPECT_EQ(optimizerStateTensors(adam).size(), 2u * (params.size() - 1));
 }
 
-// torch.optim's default implementation choice: multi-tensor on CUDA, one tensor at a time on CPU.
+// torch.optim's default implementation choice: multi-tensor on CUDA, one tensor at a time on CPU,
+// where --offload cpu keeps a GPU rank's shards.
 TEST(ForeachAdam, FactoryPicksItForCudaRunsOnly) {
   RunConfig config;
   for (const std::string optimizer : {"adam", "adamw"}) {
@@ -138,8 +139,13 @@ TEST(ForeachAdam, FactoryPicksItForCudaRunsOnly) {
     auto cuda = makeOptimizer(config, makeParams(at::kCPU));
     const bool cpuForeach = dynamic_cast<ForeachAdam*>(cpu.get()) || dynamic_cast<ForeachAdamW*>(cpu.get());
     const bool cudaForeach = dynamic_cast<ForeachAdam*>(cuda.get()) || dynamic_cast<ForeachAdamW*>(cuda.get());
+    config.offload = Offload::Cpu;
+    auto offloaded = makeOptimizer(config, makeParams(at::kCPU));
+    config.offload = Offload::Off;
+    const bool offloadForeach = dynamic_cast<ForeachAdam*>(offloaded.get()) || dynamic_cast<ForeachAdamW*>(offloaded.get());
     EXPECT_FALSE(cpuForeach) << optimizer;
     EXPECT_TRUE(cudaForeach) << optimizer;
+    EXPECT_FALSE(offloadForeach) << optimizer;
   }
 }
 
