@@ -224,6 +224,11 @@ def pytorch_rank(rank, world, port, c, mode, steps, out_path, fp32_loss):
         bind_to_cores(core_slice(sorted(os.sched_getaffinity(0)), rank, world))
     device = join_nccl_group(rank, world, port)
     model, opt, autocast = build_pytorch(c, mode, device, fp32_loss)
+    if c.get("offload") == "cpu":
+        # The whole model was on the GPU before its shards went to the host (built there, and
+        # fully_shard moves parameters to the device first anyway: _move_states_to_device);
+        # shardscope builds its shards on the host. The peak compared is training's, from here.
+        torch.cuda.reset_peak_memory_stats(device)
     times = pytorch_steps(model, opt, autocast, c, world, rank, device, steps)
     peak = torch.cuda.max_memory_allocated(device)
     result = {"rank": rank, "step_time_s": times, "peak_allocated": peak}

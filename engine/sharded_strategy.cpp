@@ -166,17 +166,20 @@ void ShardedStrategy::issueUnshard(Unit& unit) {
 }
 
 template <typename Fn>
-void ShardedStrategy::onCommunicationStream(Fn&& copy) {
+void ShardedStrategy::onCommunicationStream(PendingCollective* after, Fn&& copy) {
   const auto stream = comm_.collectiveStream();
   if (!stream) {
     copy();
     return;
   }
-  c10::impl::VirtualGuardImpl guard(stream->device_type());
-  c10::Event ready(stream->device_type());
-  ready.record(guard.getStream(stream->device()));
-  ready.block(*stream);
+  if (!after) {
+    c10::impl::VirtualGuardImpl guard(stream->device_type());
+    c10::Event ready(stream->device_type());
+    ready.record(guard.getStream(stream->device()));
+    ready.block(*stream);
+  }
   c10::StreamGuard onComm(*stream);
+  if (after) after->wait();  // orders the current stream, the communication stream here, after it
   copy();
 }
 
@@ -184,7 +187,7 @@ at::Tensor ShardedStrategy::copyShardToDevice(Unit& unit) {
   const at::Tensor host = unit.shard.detach();
   const int64_t shardNumel = host.numel();
   at::Tensor input;
-  onCommunicationStream([&] {
+  onCommunicationStream(nullptr, [&] {
     ComputeSpan span(trace::ComputeKind::CopyToDevice, unit.name);
     at::Tensor onDevice;
     {
@@ -204,13 +207,17 @@ at::Tensor ShardedStrategy::copyShardToDevice(Unit& unit) {
   return input;
 }
 
-void ShardedStrategy::copyGradientToHost(Unit& unit) {
+void ShardedStrategy::copyGradientToHost(Unit& unit, PendingCollective& reduction) {
   UnitScope memoryOf(unit.modelUnit);
   if (!unit.hostGradShard.defined()) {
     RoleScope role(trace::MemoryRole::GradShard);
     unit.hostGradShard = emptyHostTensor({unit.gradShard.numel()}, at::kFloat, /*pinned=*/device_.is_cuda());
   }
-  onCommunicationStream([&] {
+  // After the reduction that wrote the shard, not after the compute queued since: the copy reads
+  // a buffer of the communication stream's own and writes host memory, so no device memory is
+  // reused under it, and it overlaps the backward that follows, as FSDP2's copy on its
+  // reduce-scatter stream does.
+  onCommunicationStream(&reduction, [&] {
     ComputeSpan span(trace::ComputeKind::CopyToHost, unit.name);
     unit.hostGradShard.copy_(unit.gradShard, /*non_blocking=*/true);
     // Allocated on this stream and last used on it: free once the copy is queued.
@@ -254,7 +261,8 @@ void ShardedStrategy::reduceGradients(Unit& unit) {
   at::Tensor flat;
   {
     RoleScope role(trace::MemoryRole::CommBuffer);
-    const auto fp32 = unit.shard.options().dtype(at::kFloat).requires_grad(false);  // reduce dtype
+    // On the device, where the shard is not under --offload cpu. fp32: the reduce dtype.
+    const auto fp32 = at::TensorOptions().dtype(at::kFloat).device(device_);
     flat = allocateForCollective([&] { return at::empty({unit.paddedNumel}, fp32); });
     flat.zero_();
   }
@@ -262,7 +270,7 @@ void ShardedStrategy::reduceGradients(Unit& unit) {
     // Allocated when first reduced into and freed after the optimizer step, like .grad under
     // zero_grad(set_to_none=True): between steps a rank holds no gradients.
     RoleScope role(trace::MemoryRole::GradShard);
-    const auto fp32 = unit.shard.options().dtype(at::kFloat).requires_grad(false);
+    const auto fp32 = at::TensorOptions().dtype(at::kFloat).device(device_);
     unit.gradShard = allocateForCollective([&] { return at::empty({unit.shard.numel()}, fp32); });
   }
   for (size_t k = 0; k < unit.params.size(); ++k) {
@@ -297,21 +305,20 @@ void ShardedStrategy::keepUnreduced(Unit& unit) {
 void ShardedStrategy::waitForReduceScatter() {
   if (!reduceScatter_) return;
   reduceScatter_->wait();
+  Unit& unit = *reduceScatterUnit_;
+  if (offload_ && !replicate_) copyGradientToHost(unit, *reduceScatter_);
   reduceScatter_.reset();
   reduceScatterInput_ = at::Tensor();
-  Unit& unit = *reduceScatterUnit_;
   reduceScatterUnit_ = nullptr;
-  if (!replicate_) {
-    if (offload_) copyGradientToHost(unit);
-    return;
-  }
+  if (!replicate_) return;
   waitForAllReduce();  // one in flight, as one reduce-scatter is
   StepGate::instance().enter(trace::GroupKind::Collective, "all_reduce " + unit.name);
   UnitScope memoryOf(unit.modelUnit);
   // On a GPU the gradient shard came from the shard group's stream pool and the all-reduce runs
   // on the replicate group's stream: safe, as the wait above ordered this stream after the
   // reduce-scatter, the all-reduce is ordered after this stream, and the shard is freed only in
-  // step(), after finishBackward has waited for the all-reduce.
+  // step(), after finishBackward has waited for the all-reduce (under --offload cpu once its copy
+  // to the host is queued on the shard group's stream, after the all-reduce's end).
   allReduce_ = replicate_->allReduceSumAsync(unit.gradShard, unit.name);
   allReduceUnit_ = &unit;
 }
@@ -319,10 +326,9 @@ void ShardedStrategy::waitForReduceScatter() {
 void ShardedStrategy::waitForAllReduce() {
   if (!allReduce_) return;
   allReduce_->wait();
+  if (offload_) copyGradientToHost(*allReduceUnit_, *allReduce_);
   allReduce_.reset();
-  Unit& unit = *allReduceUnit_;
   allReduceUnit_ = nullptr;
-  if (offload_) copyGradientToHost(unit);
 }
 
 void ShardedStrategy::unshardStage(int stage) {

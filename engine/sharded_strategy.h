@@ -40,8 +40,8 @@
 // and optimizer state live in pinned host memory. Before a unit's all-gather its shard is copied to
 // the device (and cast there under bf16) on the communication stream, so the copy overlaps compute
 // as FSDP2's copy-in on its all-gather stream does; once a unit's gradient shard is reduced (after
-// the replicate all-reduce on a hybrid mesh) it is copied back to the host on that stream and its
-// device copy freed. Before the optimizer step, which runs on the CPU, the host waits for those
+// the replicate all-reduce on a hybrid mesh) it is copied back to the host on that stream, after
+// the reduction and not after the compute queued since, and its device copy freed. Before the optimizer step, which runs on the CPU, the host waits for those
 // copies, as FSDP2 waits on its grad_offload_event.
 #pragma once
 
@@ -99,12 +99,14 @@ class ShardedStrategy final : public Strategy {
   // Offload: the unit's shard copied to the device, in the compute dtype: the all-gather's input
   // (under bf16 this rank's slice of `gathered`).
   at::Tensor copyShardToDevice(Unit& unit);
-  // Offload: the unit's reduced gradient shard copied to pinned host memory; the device's freed.
-  void copyGradientToHost(Unit& unit);
-  // Runs `copy` on the communication stream once the caller's stream has queued what precedes it
-  // (so memory reused from that stream's pool is free), or in place where there is no such stream.
+  // Offload: the unit's gradient shard, once `reduction` (its last) has written it, copied to
+  // pinned host memory; the device's freed.
+  void copyGradientToHost(Unit& unit, PendingCollective& reduction);
+  // Runs `copy` on the communication stream, after `after` there or, without one, once the
+  // caller's stream has queued what precedes it (so memory reused from that stream's pool is
+  // free); in place where there is no such stream.
   template <typename Fn>
-  void onCommunicationStream(Fn&& copy);
+  void onCommunicationStream(PendingCollective* after, Fn&& copy);
   void unshard(Unit& unit);           // issueUnshard, then waits for it
   void prefetch(int stage, int direction);  // issueUnshard for the next --prefetch stages' units
   void reshard(Unit& unit);
