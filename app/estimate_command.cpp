@@ -35,8 +35,7 @@ int badValue(const std::string& message) {
 }
 
 std::string rowLabel(const estimate::PredictedMemory& m) {
-  return std::string(trace::memoryRoleName(m.role)) + (m.when == When::Peak ? " (peak" : " (after a step") +
-         (m.host ? ", host)" : ")");
+  return std::string(trace::memoryRoleName(m.role)) + (m.when == When::Peak ? " (peak)" : " (after a step)");
 }
 
 int estimateRun(const RunConfig& config, bool json) {
@@ -111,9 +110,7 @@ int estimateRun(const RunConfig& config, bool json) {
       const auto* m = predictions[i].find(role);
       cells[i] = m ? formatBytes(static_cast<double>(m->bytes)) + (m->host ? " host" : "") : "-";
       if (m) {
-        estimate::PredictedMemory onDevice = *m;
-        onDevice.host = false;  // the cells say which strategies keep it on the host
-        label = rowLabel(onDevice);
+        label = rowLabel(*m);  // the cells and formulas say which strategies keep it on the host
         any = true;
       }
     }

@@ -152,19 +152,17 @@ void ChromeTraceWriter::writeMemory(int r, const RankTimeline& t, int64_t origin
       emit({{"ph", "C"}, {"pid", r}, {"name", name}, {"ts", micros(track.samples.time(k), origin)}, {"args", args}});
     }
   }
-  for (size_t k = 0; k < t.memory.size(); ++k) {
-    const RoleBytes bytes = t.memory.bytes(k);
-    nlohmann::json args;
-    for (int i = 0; i < kMemoryRoleCount; ++i) args[memoryRoleName(static_cast<MemoryRole>(i))] = bytes[i];
-    emit({{"ph", "C"}, {"pid", r}, {"name", "memory"}, {"ts", micros(t.memory.time(k), origin)}, {"args", args}});
-  }
+  writeRoleCounter(r, "memory", t.memory, kMemoryRoleCount, origin);
   // --offload cpu: the rank's host memory, a counter of its own beside the device's.
-  for (size_t k = 0; k < t.host.memory.size(); ++k) {
-    const RoleBytes bytes = t.host.memory.bytes(k);
+  writeRoleCounter(r, kHostMemoryCounter, t.host.memory, kTensorRoleCount, origin);
+}
+
+void ChromeTraceWriter::writeRoleCounter(int r, const char* name, const RoleTrack& track, int roles, int64_t origin) {
+  for (size_t k = 0; k < track.size(); ++k) {
+    const RoleBytes bytes = track.bytes(k);
     nlohmann::json args;
-    for (int i = 0; i < kTensorRoleCount; ++i) args[memoryRoleName(static_cast<MemoryRole>(i))] = bytes[i];
-    emit({{"ph", "C"}, {"pid", r}, {"name", kHostMemoryCounter}, {"ts", micros(t.host.memory.time(k), origin)},
-          {"args", args}});
+    for (int i = 0; i < roles; ++i) args[memoryRoleName(static_cast<MemoryRole>(i))] = bytes[i];
+    emit({{"ph", "C"}, {"pid", r}, {"name", name}, {"ts", micros(track.time(k), origin)}, {"args", args}});
   }
 }
 

@@ -55,6 +55,8 @@ class ChromeTraceWriter {
   void writeCollectives(int rank, const RankTimeline& detail, int64_t originNs);
   void writeGroups(int rank, const RankTimeline& detail, int64_t originNs);
   void writeMemory(int rank, const RankTimeline& detail, int64_t originNs);  // per unit, then the rank's
+  // One counter sample per entry of `track`, a series for each of its first `roles` roles.
+  void writeRoleCounter(int rank, const char* name, const RoleTrack& track, int roles, int64_t originNs);
   std::ostream& out_;
   bool first_ = true;
 };

@@ -191,8 +191,9 @@ ConfigAction drawConfigPanel(RunConfig& c, CompareChoice& compare, bool busy, co
   combo("device", c.device);
   // Offload is the sharded strategies' (FSDP2's CPUOffloadPolicy); a value left in it would refuse
   // the others.
-  if (!traitsOf(c.strategy).shardsParameters) c.offload = Offload::Off;
-  if (traitsOf(c.strategy).shardsParameters) {
+  if (!traitsOf(c.strategy).shardsParameters) {
+    c.offload = Offload::Off;
+  } else {
     combo("offload", c.offload);
     if (ImGui::IsItemHovered()) {
       ImGui::SetTooltip("cpu (GPU ranks): shards, their gradients and the optimizer state in pinned host\n"
