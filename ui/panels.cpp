@@ -337,6 +337,29 @@ std::vector<std::vector<RankStats>> sessionStats(const std::vector<Session>& ses
   return stats;
 }
 
+// --offload cpu: what the ranks held in host memory, its total and the roles that live there, after
+// the device's rows; a session that kept everything on its device says so rather than "0 B".
+template <typename Row>
+void hostMemoryRows(const std::vector<std::vector<RankStats>>& stats, Row&& row) {
+  auto offloaded = [](const std::vector<RankStats>& ranks) {
+    return std::any_of(ranks.begin(), ranks.end(), [](const RankStats& s) { return s.peakHost > 0; });
+  };
+  if (std::none_of(stats.begin(), stats.end(), offloaded)) return;
+  auto cell = [&](const std::vector<RankStats>& ranks, auto&& bytes) {
+    if (!offloaded(ranks)) return std::string("none (not offloaded)");
+    int64_t m = 0;
+    for (const auto& s : ranks) m = std::max(m, bytes(s));
+    return formatBytes(static_cast<double>(m));
+  };
+  row("peak in host memory (--offload cpu)", [&](const auto& r) { return cell(r, [](const RankStats& s) { return s.peakHost; }); });
+  for (auto role : {trace::MemoryRole::ParamShard, trace::MemoryRole::GradShard, trace::MemoryRole::OptimizerState}) {
+    const std::string name = std::string("  ") + trace::memoryRoleName(role) + " (host)";
+    row(name.c_str(), [&](const auto& r) {
+      return cell(r, [role](const RankStats& s) { return s.peakHostByRole[static_cast<int>(role)]; });
+    });
+  }
+}
+
 void drawComparison(const std::vector<Session>& sessions,
                     const std::vector<std::vector<RankStats>>& stats) {
   if (sessions.empty() || stats.size() != sessions.size()) {
@@ -384,18 +407,10 @@ void drawComparison(const std::vector<Session>& sessions,
         return memoryCell(r, [&](const auto& rr) { return formatBytes(maxOf(rr, [&](const RankStats& s) { return s.peakByRole[role]; })); });
       });
     }
-    bool anyHost = false;
-    for (const auto& r : stats) {
-      for (const auto& s : r) anyHost |= s.peakHost > 0;
-    }
-    if (anyHost) {
-      row("peak in host memory (--offload cpu)", [&](const auto& r) {
-        return formatBytes(maxOf(r, [](const RankStats& s) { return s.peakHost; }));
-      });
-    }
     row("  activation saved for backward", [&](const auto& r) {
       return memoryCell(r, [&](const auto& rr) { return formatBytes(maxOf(rr, [](const RankStats& s) { return s.activationSavedBytes; })); });
     });
+    hostMemoryRows(stats, row);
     row("step time", [&](const auto& r) {
       const double seconds = maxOf(r, [](const RankStats& s) { return s.steadyStepSeconds; });
       // CUDA memory snapshots on their own hold no steps.
