@@ -6,6 +6,7 @@
 #include <c10/cuda/CUDAFunctions.h>
 #include <torch/cuda.h>
 
+#include "engine/cuda/cublas_warmup.h"
 #include "engine/cuda/cuda_clock.h"
 #include "engine/cuda/cuda_collective_stream.h"
 #include "engine/cuda/cuda_matmul_peak.h"
@@ -39,6 +40,7 @@ class CudaRankDevice final : public RankDevice {
     if (!instrumented) return;
     attachCudaMemoryTracker(placement.gpu, placement.ranksOnGpu > 1);
     setHostMemoryRecorded(false);  // the lanes are the device's memory from here on
+    makeCublasWorkspacesAsOther(index, computeDtype);
     clock_ = std::make_unique<CudaClock>(placement.gpu, [] { sampleDeviceRuntimeMemory(); });
     setDeviceClock(clock_.get());
   }
