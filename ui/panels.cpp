@@ -300,31 +300,52 @@ void drawRoleLegend(bool (&showRole)[trace::kMemoryRoleCount]) {
   ImGui::TextDisabled("GPU lanes: allocator_cache =\nreserved - allocated; device_runtime\n= CUDA context, NCCL, non-PyTorch");
 }
 
+// A label, then its roles as one stacked bar against `scale`; hovered, the roles' bytes.
+void labelledRoleBar(const std::string& label, const trace::RoleBytes& bytes, double scale, float barWidth) {
+  ImGui::TextUnformatted(label.c_str());
+  ImGui::SameLine(labelWidth());
+  stackedBar(bytes, scale, barWidth, px(12));
+  if (!ImGui::IsItemHovered()) return;
+  ImGui::BeginTooltip();
+  for (int role = 0; role < trace::kMemoryRoleCount; ++role) {
+    ImGui::Text("%-16s %s", trace::memoryRoleName(static_cast<trace::MemoryRole>(role)),
+                formatBytes(static_cast<double>(bytes[role])).c_str());
+  }
+  ImGui::EndTooltip();
+}
+
+std::string barLabel(int rank, const char* where, const std::string& when, int64_t total) {
+  char text[96];
+  std::snprintf(text, sizeof text, "rank %d %s%-10s %10s", rank, where, when.c_str(), formatBytes(static_cast<double>(total)).c_str());
+  return text;
+}
+
 void drawMemoryBreakdown(const Session& session, const TimelineCursor& cursor) {
   const auto& rec = session.recording;
-  double scale = 1;
-  for (int r = 0; r < rec.ranks(); ++r) scale = std::max(scale, static_cast<double>(rec.rank(r).peakTotal));
+  double scale = 1, hostScale = 1;
+  for (int r = 0; r < rec.ranks(); ++r) {
+    scale = std::max(scale, static_cast<double>(rec.rank(r).peakTotal));
+    hostScale = std::max(hostScale, static_cast<double>(rec.rank(r).host.peakTotal));
+  }
   const float barWidth = std::max(ImGui::GetContentRegionAvail().x - labelWidth() - 10.0f, 100.0f);
+  const double originNs = static_cast<double>(rec.originNs());
   for (int r = 0; r < rec.ranks(); ++r) {
     const auto& t = rec.rank(r);
+    const std::string now = cursor.valid ? "at " + formatDuration(cursor.tNs) : "";
     if (cursor.valid) {
       const auto at = memoryAt(rec, r, cursor.tNs);
-      ImGui::Text("rank %d at %-10s %10s", r, formatDuration(cursor.tNs).c_str(), formatBytes(static_cast<double>(sum(at))).c_str());
-      ImGui::SameLine(labelWidth());
-      stackedBar(at, scale, barWidth, px(12));
+      labelledRoleBar(barLabel(r, "", now, sum(at)), at, scale, barWidth);
     }
-    ImGui::Text("rank %d at peak     %10s", r, formatBytes(static_cast<double>(t.peakTotal)).c_str());
-    ImGui::SameLine(labelWidth());
-    stackedBar(t.atPeakTotal, scale, barWidth, px(12));
-    if (ImGui::IsItemHovered()) {
-      ImGui::BeginTooltip();
-      for (int role = 0; role < trace::kMemoryRoleCount; ++role) {
-        ImGui::Text("%-16s %s", trace::memoryRoleName(static_cast<trace::MemoryRole>(role)),
-                    formatBytes(static_cast<double>(t.atPeakTotal[role])).c_str());
-      }
-      ImGui::EndTooltip();
+    labelledRoleBar(barLabel(r, "", "at peak", t.peakTotal), t.atPeakTotal, scale, barWidth);
+    // --offload cpu: the host's bars under the device's, on the host lane's own scale.
+    if (t.host.peakTotal == 0) continue;
+    if (cursor.valid) {
+      const auto at = t.host.memory.bytesAt(cursor.tNs + originNs);
+      labelledRoleBar(barLabel(r, "host ", now, sum(at)), at, hostScale, barWidth);
     }
+    labelledRoleBar(barLabel(r, "host ", "at peak", t.host.peakTotal), t.host.atPeakTotal, hostScale, barWidth);
   }
+  if (recordsHostMemory(rec)) ImGui::TextDisabled("host bars (--offload cpu): on their own scale, the host lane's");
   if (!cursor.valid) ImGui::TextDisabled("hover a memory lane to see the split at that moment");
 }
 
