@@ -169,15 +169,26 @@ void ChromeTraceWriter::writeRoleCounter(int r, const char* name, const RoleTrac
 void writeMemoryCsvHeader(std::ostream& out) {
   out << "rank,t_ns";
   for (int i = 0; i < kMemoryRoleCount; ++i) out << ',' << memoryRoleName(static_cast<MemoryRole>(i));
-  out << ",total\n";
+  out << ",total,space\n";
 }
 
-void writeMemoryCsvRows(std::ostream& out, int rank, const RankTimeline& detail, int64_t originNs) {
-  for (size_t k = 0; k < detail.memory.size(); ++k) {
-    out << rank << ',' << (detail.memory.time(k) - originNs);
-    for (int64_t b : detail.memory.bytes(k)) out << ',' << b;
-    out << ',' << detail.memoryTotals.value(k) << '\n';
+namespace {
+
+void writeMemoryCsvTrack(std::ostream& out, int rank, const RoleTrack& track, const RangeMax& totals,
+                         const char* space, int64_t originNs) {
+  for (size_t k = 0; k < track.size(); ++k) {
+    out << rank << ',' << (track.time(k) - originNs);
+    for (int64_t b : track.bytes(k)) out << ',' << b;
+    out << ',' << totals.value(k) << ',' << space << '\n';
   }
+}
+
+}  // namespace
+
+void writeMemoryCsvRows(std::ostream& out, int rank, const RankTimeline& detail, int64_t originNs) {
+  writeMemoryCsvTrack(out, rank, detail.memory, detail.memoryTotals, "device", originNs);
+  // --offload cpu: the rank's host memory, in rows of their own after the device's.
+  writeMemoryCsvTrack(out, rank, detail.host.memory, detail.host.totals, "host", originNs);
 }
 
 void writeMemoryCsv(std::ostream& out, const RunRecording& rec) {

@@ -138,7 +138,9 @@ Recorded runAndRead(const std::string& strategy, const std::vector<std::string>&
     std::stringstream ls(line);
     std::map<std::string, int64_t> row;
     size_t i = 0;
-    for (std::string v; std::getline(ls, v, ',') && i < columns.size(); ++i) row[columns[i]] = std::stoll(v);
+    for (std::string v; std::getline(ls, v, ',') && i < columns.size(); ++i) {
+      if (columns[i] != "space") row[columns[i]] = std::stoll(v);  // device: no --offload cpu here
+    }
     out.lastCsvRow[row["rank"]] = row;
   }
   return out;

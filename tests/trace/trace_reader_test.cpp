@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <sstream>
 
 #include "tests/support/run_cli.h"
 #include "trace/chrome_trace.h"
@@ -93,15 +94,21 @@ TEST(TraceReader, ReadsBackWhatTheRanksReportedOfThemselves) {
 
 // --offload cpu: a rank's host memory is a lane of its own, beside the device's, through the wire
 // format, a recording and a trace written and read back; the device's figures do not include it.
+// A memory event of `bytes` (negative: freed) in `role` and `space` at time `t`.
+Event memoryEvent(int64_t t, MemoryRole role, int64_t bytes, MemorySpace space) {
+  Event e;
+  e.kind = EventKind::Memory;
+  e.beginNs = t;
+  e.role = static_cast<uint8_t>(role);
+  e.bytes = bytes;
+  e.space = static_cast<uint8_t>(space);
+  return e;
+}
+
 TEST(TraceReader, HostMemoryKeepsItsOwnLaneThroughAWrittenTrace) {
   RunRecording recording(1);
   auto memory = [&](int64_t t, MemoryRole role, int64_t bytes, MemorySpace space) {
-    Event e;
-    e.kind = EventKind::Memory;
-    e.beginNs = t;
-    e.role = static_cast<uint8_t>(role);
-    e.bytes = bytes;
-    e.space = static_cast<uint8_t>(space);
+    const Event e = memoryEvent(t, role, bytes, space);
     const std::string line = encodeEventLine(e);
     const auto back = decodeEventLine(line.substr(0, line.size() - 1));
     ASSERT_TRUE(back.has_value()) << line;
@@ -131,6 +138,32 @@ TEST(TraceReader, HostMemoryKeepsItsOwnLaneThroughAWrittenTrace) {
   ASSERT_TRUE(loaded.error.empty()) << loaded.error;
   check(loaded.recording.rank(0));
   EXPECT_EQ(loaded.recording.rank(0).host.memory.size(), 3u);
+}
+
+// The memory CSV: the device's rows, then the host's, each saying its space, bytes per role after
+// the event and their total.
+TEST(MemoryCsv, HostMemoryRowsFollowTheDevicesWithTheirSpace) {
+  RunRecording recording(1);
+  auto memory = [&](int64_t t, MemoryRole role, int64_t bytes, MemorySpace space) {
+    recording.add(memoryEvent(t, role, bytes, space));
+  };
+  memory(1000, MemoryRole::ParamShard, 400, MemorySpace::Host);
+  memory(2000, MemoryRole::ParamGathered, 1600, MemorySpace::Device);
+  memory(3000, MemoryRole::OptimizerState, 800, MemorySpace::Host);
+  std::ostringstream out;
+  writeMemoryCsv(out, recording);
+  std::istringstream in(out.str());
+  std::string header, line;
+  std::getline(in, header);
+  EXPECT_EQ(header.substr(header.size() - 12), ",total,space") << header;
+  std::vector<std::string> rows;
+  while (std::getline(in, line)) rows.push_back(line);
+  // Times from the first event; roles in the header's order (param_shard, param_gathered, grad_shard,
+  // grad_full, optimizer_state, activation, comm_buffer, other, allocator_cache, device_runtime).
+  ASSERT_EQ(rows.size(), 3u) << out.str();
+  EXPECT_EQ(rows[0], "0,1000,0,1600,0,0,0,0,0,0,0,0,1600,device");
+  EXPECT_EQ(rows[1], "0,0,400,0,0,0,0,0,0,0,0,0,400,host");
+  EXPECT_EQ(rows[2], "0,2000,400,0,0,0,800,0,0,0,0,0,1200,host");
 }
 
 }  // namespace
