@@ -139,10 +139,19 @@ void ChromeTraceWriter::writeGroups(int r, const RankTimeline& t, int64_t origin
 }
 
 void ChromeTraceWriter::writeMemory(int r, const RankTimeline& t, int64_t origin) {
-  for (const auto& track : t.units) {
+  writeUnitCounters(r, kUnitMemoryCounterPrefix, t.units, origin);
+  writeUnitCounters(r, kUnitHostMemoryCounterPrefix, t.host.units, origin);
+  writeRoleCounter(r, "memory", t.memory, kMemoryRoleCount, origin);
+  // --offload cpu: the rank's host memory, a counter of its own beside the device's.
+  writeRoleCounter(r, kHostMemoryCounter, t.host.memory, kTensorRoleCount, origin);
+}
+
+// Per-unit counters ("who holds what"), named prefix + the unit, with the roles the unit ever held.
+void ChromeTraceWriter::writeUnitCounters(int r, const char* prefix, const std::vector<UnitMemoryTrack>& units,
+                                          int64_t origin) {
+  for (const auto& track : units) {
     if (track.unit == kNoUnit) continue;
-    // Per-unit counters ("who holds what"), with the roles the unit ever held.
-    const std::string name = "unit memory " + unitName(track.unit);
+    const std::string name = prefix + unitName(track.unit);
     for (size_t k = 0; k < track.samples.size(); ++k) {
       const RoleBytes bytes = track.samples.bytes(k);
       nlohmann::json args = nlohmann::json::object();
@@ -152,9 +161,6 @@ void ChromeTraceWriter::writeMemory(int r, const RankTimeline& t, int64_t origin
       emit({{"ph", "C"}, {"pid", r}, {"name", name}, {"ts", micros(track.samples.time(k), origin)}, {"args", args}});
     }
   }
-  writeRoleCounter(r, "memory", t.memory, kMemoryRoleCount, origin);
-  // --offload cpu: the rank's host memory, a counter of its own beside the device's.
-  writeRoleCounter(r, kHostMemoryCounter, t.host.memory, kTensorRoleCount, origin);
 }
 
 void ChromeTraceWriter::writeRoleCounter(int r, const char* name, const RoleTrack& track, int roles, int64_t origin) {

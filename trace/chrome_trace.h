@@ -33,6 +33,10 @@ struct RunFacts {
 
 inline constexpr const char* kRunFactsKey = "shardscope_run";
 inline constexpr const char* kHostMemoryCounter = "host memory";
+// Counters of one model unit's bytes by role, the unit's name after the prefix ("unit memory
+// blocks.3"); the host's (--offload cpu) apart from the device's.
+inline constexpr const char* kUnitMemoryCounterPrefix = "unit memory ";
+inline constexpr const char* kUnitHostMemoryCounterPrefix = "unit host memory ";
 nlohmann::json runFactsJson(const RunFacts& facts);
 // Fields missing or of another type read as zero or empty (a trace from before they were kept).
 RunFacts runFactsOf(const nlohmann::json& json);
@@ -55,6 +59,7 @@ class ChromeTraceWriter {
   void writeCollectives(int rank, const RankTimeline& detail, int64_t originNs);
   void writeGroups(int rank, const RankTimeline& detail, int64_t originNs);
   void writeMemory(int rank, const RankTimeline& detail, int64_t originNs);  // per unit, then the rank's
+  void writeUnitCounters(int rank, const char* prefix, const std::vector<UnitMemoryTrack>& units, int64_t originNs);
   // One counter sample per entry of `track`, a series for each of its first `roles` roles.
   void writeRoleCounter(int rank, const char* name, const RoleTrack& track, int roles, int64_t originNs);
   std::ostream& out_;

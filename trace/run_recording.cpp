@@ -42,11 +42,11 @@ void insertGroupByBegin(std::vector<Event>& groups, const Event& e) {
   groups.insert(at, e);
 }
 
-void addUnitMemory(RankTimeline& r, const Event& e) {
+void addUnitMemory(std::vector<UnitMemoryTrack>& units, const Event& e) {
   if (e.unit < -1 || e.unit > kMaxUnitIndex) return;
   const size_t slot = static_cast<size_t>(e.unit + 1);
-  if (r.units.size() <= slot) r.units.resize(slot + 1);
-  UnitMemoryTrack& track = r.units[slot];
+  if (units.size() <= slot) units.resize(slot + 1);
+  UnitMemoryTrack& track = units[slot];
   track.unit = e.unit;
   // Only tensor roles: a GPU allocation moves bytes from the allocator's cache lane, which is the
   // device's, not the unit's.
@@ -62,7 +62,9 @@ void addUnitMemory(RankTimeline& r, const Event& e) {
 
 // A Memory event in host memory: its own lane, tensor roles only.
 void addHostMemory(HostMemory& host, const Event& e, int64_t& negativeBalance) {
-  if (e.role >= kTensorRoleCount || e.fromRole == e.role) return;
+  if (e.role >= kTensorRoleCount) return;
+  if (e.unit != kNoUnit) addUnitMemory(host.units, e);
+  if (e.fromRole == e.role) return;  // bytes assigned to a unit: the totals do not change
   if (e.fromRole != kNoRole && e.fromRole < kTensorRoleCount) host.current[e.fromRole] -= e.bytes;
   host.current[e.role] += e.bytes;
   int64_t total = 0;
@@ -95,7 +97,7 @@ void RunRecording::add(const Event& e) {
         break;
       }
       if (e.fromRole == e.role) {  // bytes assigned to a unit: the rank's totals do not change
-        if (e.unit != kNoUnit) addUnitMemory(r, e);
+        if (e.unit != kNoUnit) addUnitMemory(r.units, e);
         break;
       }
       if (e.fromRole != kNoRole && e.fromRole < kMemoryRoleCount) {
@@ -121,7 +123,7 @@ void RunRecording::add(const Event& e) {
       }
       r.memory.push(e.beginNs, r.current);
       r.memoryTotals.push(total);
-      if (e.unit != kNoUnit) addUnitMemory(r, e);
+      if (e.unit != kNoUnit) addUnitMemory(r.units, e);
       break;
     }
     case EventKind::Group:
@@ -379,19 +381,22 @@ std::vector<double> RunRecording::stepSeconds(int rank) const {
   return out;
 }
 
-RoleBytes RunRecording::unitMemoryAt(int rank, int32_t unit, int64_t tNs) const {
-  const auto& units = this->rank(rank).units;
+RoleBytes RunRecording::unitMemoryAt(int rank, int32_t unit, int64_t tNs, MemorySpace space) const {
+  const auto& units = space == MemorySpace::Host ? this->rank(rank).host.units : this->rank(rank).units;
   if (unit < -1 || static_cast<size_t>(unit + 1) >= units.size()) return {};
   return units[static_cast<size_t>(unit + 1)].samples.bytesAt(static_cast<double>(tNs));
 }
 
 std::vector<int32_t> RunRecording::recordedUnits() const {
   size_t slots = 0;
-  for (const auto& r : ranks_) slots = std::max(slots, r.units.size());
+  for (const auto& r : ranks_) slots = std::max({slots, r.units.size(), r.host.units.size()});
+  auto recorded = [](const std::vector<UnitMemoryTrack>& units, size_t slot) {
+    return slot < units.size() && units[slot].unit != kNoUnit;
+  };
   std::vector<int32_t> out;
   for (size_t slot = 0; slot < slots; ++slot) {
     for (const auto& r : ranks_) {
-      if (slot < r.units.size() && r.units[slot].unit != kNoUnit) {
+      if (recorded(r.units, slot) || recorded(r.host.units, slot)) {
         out.push_back(static_cast<int32_t>(slot) - 1);
         break;
       }
@@ -433,6 +438,7 @@ size_t RunRecording::detailEvents(int rank) const {
   const auto& t = this->rank(rank);
   size_t events = t.memory.size() + t.host.memory.size() + t.compute.size() + t.collectives.size() + t.groups.size();
   for (const auto& u : t.units) events += u.samples.size();
+  for (const auto& u : t.host.units) events += u.samples.size();
   return events;
 }
 
@@ -476,6 +482,17 @@ RangeMax frontTotals(const RangeMax& from, size_t end) {
   return out;
 }
 
+// Each unit's samples up to `cut` move from `kept` to `older` (same slots, same peaks).
+void foldUnitTracks(std::vector<UnitMemoryTrack>& kept, std::vector<UnitMemoryTrack>& older, int64_t cut) {
+  older.resize(kept.size());
+  for (size_t u = 0; u < kept.size(); ++u) {
+    older[u].unit = kept[u].unit;
+    older[u].peakByRole = kept[u].peakByRole;
+    auto& samples = kept[u].samples;
+    older[u].samples = samples.takeFront(samples.countAtOrBefore(static_cast<double>(cut)));
+  }
+}
+
 // The indexes views search are over the detail kept: the folded spans' begins leave them.
 void reindex(RankTimeline& t, const RankTimeline& older) {
   t.collectiveBegins.dropFront(older.collectives.size());
@@ -506,13 +523,8 @@ void RunRecording::foldOlderSteps(int rank, size_t fold) {
   movePrefix(t.compute, older.compute, inOlderStep);
   movePrefix(t.groups, older.groups, [&](const Event& g) { return g.beginNs <= cut; });
   movePrefix(t.pauses, older.pauses, [&](const Event& g) { return g.beginNs <= cut; });
-  older.units.resize(t.units.size());
-  for (size_t u = 0; u < t.units.size(); ++u) {
-    older.units[u].unit = t.units[u].unit;
-    older.units[u].peakByRole = t.units[u].peakByRole;
-    auto& samples = t.units[u].samples;
-    older.units[u].samples = samples.takeFront(samples.countAtOrBefore(static_cast<double>(cut)));
-  }
+  foldUnitTracks(t.units, older.units, cut);
+  foldUnitTracks(t.host.units, older.host.units, cut);
   foldFigures(t.folded, older);
   reindex(t, older);
   if (spill_) spill_(rank, std::move(older));

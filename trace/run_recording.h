@@ -51,10 +51,12 @@ struct FoldedSteps {
 };
 
 // A GPU rank's host memory under --offload cpu (Memory events in MemorySpace::Host), by tensor
-// role; empty for every other run. Not split by model unit: "who holds what" is the device's.
+// role and per model unit ("who holds what" draws the host's row under the device's); empty for
+// every other run.
 struct HostMemory {
   RoleTrack memory;    // bytes per role after each host memory event, time-ordered
   RangeMax totals;     // their sums, with the highest in any range
+  std::vector<UnitMemoryTrack> units;  // per model unit, at index unit + 1 (the root at 0)
   RoleBytes current{};
   RoleBytes peakByRole{};
   int64_t peakTotal = 0;
@@ -156,8 +158,9 @@ class RunRecording {
   int64_t activationSavedBytes(int rank) const;
   // What `rank` held of `unit` at absolute time tNs (the last sample at or before it); zeros when
   // nothing was recorded for that unit.
-  RoleBytes unitMemoryAt(int rank, int32_t unit, int64_t tNs) const;
-  // The model units any rank recorded memory for, root first then blocks in order.
+  RoleBytes unitMemoryAt(int rank, int32_t unit, int64_t tNs, MemorySpace space = MemorySpace::Device) const;
+  // The model units any rank recorded memory for, on the device or the host, root first then
+  // blocks in order.
   std::vector<int32_t> recordedUnits() const;
 
  private:

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <istream>
 #include <map>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -32,8 +33,6 @@ const char* processGroupOf(int i) { return processGroupName(static_cast<ProcessG
 const char* computeName(int i) { return computeKindName(static_cast<ComputeKind>(i)); }
 const char* phaseNameOf(int i) { return phaseName(static_cast<Phase>(i)); }
 const char* groupName(int i) { return groupKindName(static_cast<GroupKind>(i)); }
-
-constexpr const char* kUnitMemoryPrefix = "unit memory ";
 
 // An event group (instant) or a pause at the step gate before one (slice).
 Event groupEvent(const nlohmann::json& e, int rank, bool paused) {
@@ -107,8 +106,10 @@ class TraceEventReader {
       add(groupEvent(e, rank, /*paused=*/false));
     } else if (ph == "X") {
       readSpan(e, rank);
-    } else if (ph == "C" && e.value("name", "").rfind(kUnitMemoryPrefix, 0) == 0) {
-      readUnitMemory(e, rank);
+    } else if (ph == "C" && e.value("name", "").rfind(kUnitMemoryCounterPrefix, 0) == 0) {
+      readUnitMemory(e, rank, MemorySpace::Device);
+    } else if (ph == "C" && e.value("name", "").rfind(kUnitHostMemoryCounterPrefix, 0) == 0) {
+      readUnitMemory(e, rank, MemorySpace::Host);
     } else if (ph == "C" && e.value("name", "") == "memory") {
       return readMemory(e, rank, MemorySpace::Device);
     } else if (ph == "C" && e.value("name", "") == kHostMemoryCounter) {
@@ -118,7 +119,7 @@ class TraceEventReader {
   }
 
   void readSpan(const nlohmann::json& e, int rank);
-  void readUnitMemory(const nlohmann::json& e, int rank);
+  void readUnitMemory(const nlohmann::json& e, int rank, MemorySpace space);
   bool readMemory(const nlohmann::json& e, int rank, MemorySpace space);
 
   std::string path_;
@@ -128,7 +129,7 @@ class TraceEventReader {
   int ranks_ = 0;
   std::map<std::pair<int, MemorySpace>, RoleBytes> lastMemory_;  // per rank and memory space
   std::map<std::pair<int, MemorySpace>, int64_t> lastMemoryTime_;
-  std::map<std::pair<int, int32_t>, RoleBytes> lastUnitMemory_;
+  std::map<std::tuple<int, MemorySpace, int32_t>, RoleBytes> lastUnitMemory_;  // per rank, space, unit
 };
 
 void TraceEventReader::readSpan(const nlohmann::json& e, int rank) {
@@ -163,10 +164,11 @@ void TraceEventReader::readSpan(const nlohmann::json& e, int rank) {
 
 // Per-unit counters become the same role "moved" into the unit: per-unit bytes change, the rank's
 // totals do not.
-void TraceEventReader::readUnitMemory(const nlohmann::json& e, int rank) {
-  const int32_t unit = unitFromName(e["name"].get<std::string>().substr(std::strlen(kUnitMemoryPrefix)));
+void TraceEventReader::readUnitMemory(const nlohmann::json& e, int rank, MemorySpace space) {
+  const char* prefix = space == MemorySpace::Host ? kUnitHostMemoryCounterPrefix : kUnitMemoryCounterPrefix;
+  const int32_t unit = unitFromName(e["name"].get<std::string>().substr(std::strlen(prefix)));
   if (unit == kNoUnit) return;
-  RoleBytes& last = lastUnitMemory_[{rank, unit}];
+  RoleBytes& last = lastUnitMemory_[{rank, space, unit}];
   for (auto it = e["args"].begin(); it != e["args"].end(); ++it) {
     auto role = indexOf(it.key(), roleName, kMemoryRoleCount);
     if (!role) continue;
@@ -180,6 +182,7 @@ void TraceEventReader::readUnitMemory(const nlohmann::json& e, int rank) {
     m.fromRole = *role;
     m.unit = unit;
     m.bytes = delta;
+    m.space = static_cast<uint8_t>(space);
     if (delta != 0) add(m);
   }
 }

@@ -62,6 +62,42 @@ void cellTooltip(int rank, const std::string& unit, const RoleBytes& bytes) {
   ImGui::EndTooltip();
 }
 
+// The most any rank held of any unit in `space`, in the roles a cell shows.
+double unitScale(const trace::RunRecording& rec, trace::MemorySpace space) {
+  double scale = 0;
+  for (int r = 0; r < rec.ranks(); ++r) {
+    const auto& tracks = space == trace::MemorySpace::Host ? rec.rank(r).host.units : rec.rank(r).units;
+    for (const auto& track : tracks) scale = std::max(scale, static_cast<double>(shownBytes(track.peakByRole)));
+  }
+  return scale;
+}
+
+// --offload cpu: rank r's host memory per unit, a row of cells under its device row (the shards,
+// their gradients and the optimizer's state, moved off the device), to the host's own scale.
+void drawHostRow(ImDrawList* dl, const trace::RunRecording& rec, int r, const std::vector<int32_t>& units,
+                 int64_t tAbs, double scale, const std::vector<float>& columnX, float cellWidth, float y0,
+                 float rowHeight, HoldingsFrameStats& stats) {
+  dl->AddText(ImVec2(columnX.front() - px(56.0f), y0 + (rowHeight - ImGui::GetFontSize()) / 2),
+              IM_COL32(170, 170, 180, 255), "  host");
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  for (size_t c = 0; c < units.size(); ++c) {
+    const ImVec2 a(columnX[c] + 3, y0 + 2), b(columnX[c] + cellWidth - 3, y0 + rowHeight - 2);
+    const RoleBytes held = rec.unitMemoryAt(r, units[c], tAbs, trace::MemorySpace::Host);
+    const int64_t total = shownBytes(held);
+    dl->AddRectFilled(a, b, IM_COL32(22, 24, 30, 255), 3.0f);
+    dl->AddRect(a, b, IM_COL32(120, 120, 135, 90), 3.0f);  // framed: not the device's memory
+    drawStack(dl, held, scale, ImVec2(a.x + 6, a.y + ImGui::GetFontSize() + 1), ImVec2(b.x - 6, b.y));
+    if (total > 0) {
+      dl->AddText(ImVec2(a.x + 4, a.y), IM_COL32(190, 190, 200, 255), trace::formatBytes(static_cast<double>(total)).c_str());
+    }
+    ++stats.hostCells;
+    stats.hostBytesShown += total;
+    if (mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y && ImGui::IsWindowHovered()) {
+      cellTooltip(r, trace::unitName(units[c]) + " in host memory", held);
+    }
+  }
+}
+
 }  // namespace
 
 bool holdingsRole(MemoryRole role) {
@@ -92,11 +128,10 @@ void drawHoldings(const Session& session, double tNs, float width, float height,
     return;
   }
   const int64_t tAbs = rec.originNs() + static_cast<int64_t>(tNs);
-  // One scale for every unit cell: the most any rank ever held of any unit.
-  double scale = 0;
-  for (int r = 0; r < rec.ranks(); ++r) {
-    for (const auto& track : rec.rank(r).units) scale = std::max(scale, static_cast<double>(shownBytes(track.peakByRole)));
-  }
+  // One scale for every unit cell: the most any rank ever held of any unit; the host's its own.
+  const double scale = unitScale(rec, trace::MemorySpace::Device);
+  const double hostScale = unitScale(rec, trace::MemorySpace::Host);
+  const int rowsPerRank = hostScale > 0 ? 2 : 1;
   // What no unit owns: the rank's total in the same roles, less the units'.
   std::vector<RoleBytes> unowned(static_cast<size_t>(rec.ranks()));
   double unownedScale = 0;
@@ -116,7 +151,7 @@ void drawHoldings(const Session& session, double tNs, float width, float height,
   const float labelWidth = px(60.0f), headerHeight = ImGui::GetFontSize() + px(7.0f);
   const int columns = static_cast<int>(units.size()) + (showUnowned ? 1 : 0);
   const float cellWidth = std::max(px(24.0f), (width - labelWidth) / static_cast<float>(columns));
-  const float rowHeight = std::clamp((height - headerHeight) / static_cast<float>(rec.ranks()), px(22.0f), px(140.0f));
+  const float rowHeight = std::clamp((height - headerHeight) / static_cast<float>(rec.ranks() * rowsPerRank), px(22.0f), px(140.0f));
   const ImVec2 mouse = ImGui::GetIO().MousePos;
   auto columnX = [&](int c) { return origin.x + labelWidth + cellWidth * static_cast<float>(c); };
 
@@ -126,8 +161,13 @@ void drawHoldings(const Session& session, double tNs, float width, float height,
   if (showUnowned) {
     dl->AddText(ImVec2(columnX(columns - 1) + 4, origin.y + 2), IM_COL32(160, 160, 170, 255), "no one unit (own scale)");
   }
+  std::vector<float> unitColumnX;
+  for (size_t c = 0; c < units.size(); ++c) unitColumnX.push_back(columnX(static_cast<int>(c)));
   for (int r = 0; r < rec.ranks(); ++r) {
-    const float y0 = origin.y + headerHeight + rowHeight * static_cast<float>(r);
+    const float y0 = origin.y + headerHeight + rowHeight * static_cast<float>(r * rowsPerRank);
+    if (rowsPerRank == 2) {
+      drawHostRow(dl, rec, r, units, tAbs, hostScale, unitColumnX, cellWidth, y0 + rowHeight, rowHeight, local);
+    }
     char label[16];
     std::snprintf(label, sizeof label, "rank %d", r);
     dl->AddText(ImVec2(origin.x + 4, y0 + (rowHeight - ImGui::GetFontSize()) / 2), IM_COL32(230, 230, 235, 255), label);
@@ -175,7 +215,7 @@ void drawHoldings(const Session& session, double tNs, float width, float height,
       }
     }
   }
-  ImGui::Dummy(ImVec2(width, headerHeight + rowHeight * static_cast<float>(rec.ranks())));
+  ImGui::Dummy(ImVec2(width, headerHeight + rowHeight * static_cast<float>(rec.ranks() * rowsPerRank)));
   if (stats) *stats = local;
 }
 

@@ -5,7 +5,8 @@
 // vanish unit by unit: FSDP's accordion. Every byte comes from the recorded memory events that
 // name their unit (trace::Event::unit); what no unit owns (DDP's buckets, ZeRO-1's flat buffers)
 // is a column of its own, measured as the rank's total less the units'. A cell is framed while its
-// rank computes that unit (the compute spans).
+// rank computes that unit (the compute spans). Under --offload cpu each rank has a second row, its
+// host memory per unit, to the host's own scale.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +21,8 @@ struct HoldingsFrameStats {
   int filledCells = 0;     // cells holding anything
   int computingCells = 0;  // cells framed because their rank computes that unit now
   int64_t bytesShown = 0;  // sum over the unit cells
+  int hostCells = 0;            // --offload cpu: rank x unit cells of host memory, a row per rank
+  int64_t hostBytesShown = 0;   // sum over them
 };
 
 // The roles a cell shows: the model states.

@@ -140,6 +140,47 @@ TEST(TraceReader, HostMemoryKeepsItsOwnLaneThroughAWrittenTrace) {
   EXPECT_EQ(loaded.recording.rank(0).host.memory.size(), 3u);
 }
 
+// --offload cpu's host memory per model unit ("who holds what" draws it under the device's row):
+// a pinned shard and gradient made for their unit, and optimizer state made in no unit and then
+// assigned to one (the totals unchanged), kept through a written trace.
+TEST(TraceReader, HostMemoryPerUnitThroughAWrittenTrace) {
+  RunRecording recording(1);
+  auto add = [&](Event e, int32_t unit, uint8_t fromRole = kNoRole) {
+    e.unit = unit;
+    e.fromRole = fromRole;
+    recording.add(e);
+  };
+  const auto state = static_cast<uint8_t>(MemoryRole::OptimizerState);
+  add(memoryEvent(1000, MemoryRole::ParamShard, 400, MemorySpace::Host), 0);
+  add(memoryEvent(1500, MemoryRole::ParamShard, 100, MemorySpace::Host), -1);
+  add(memoryEvent(2000, MemoryRole::ParamGathered, 1600, MemorySpace::Device), 0);
+  add(memoryEvent(3000, MemoryRole::GradShard, 400, MemorySpace::Host), 0);
+  add(memoryEvent(4000, MemoryRole::OptimizerState, 800, MemorySpace::Host), kNoUnit);
+  add(memoryEvent(4500, MemoryRole::OptimizerState, 800, MemorySpace::Host), 0, state);  // assigned to blocks.0
+  auto check = [](const RunRecording& r) {
+    const RoleBytes late = r.unitMemoryAt(0, 0, 5000, MemorySpace::Host);
+    EXPECT_EQ(late[static_cast<int>(MemoryRole::ParamShard)], 400);
+    EXPECT_EQ(late[static_cast<int>(MemoryRole::GradShard)], 400);
+    EXPECT_EQ(late[static_cast<int>(MemoryRole::OptimizerState)], 800);
+    EXPECT_EQ(r.unitMemoryAt(0, 0, 3500, MemorySpace::Host)[static_cast<int>(MemoryRole::OptimizerState)], 0);
+    EXPECT_EQ(r.unitMemoryAt(0, -1, 5000, MemorySpace::Host)[static_cast<int>(MemoryRole::ParamShard)], 100);
+    // The device's unit track has the gathered weights alone; the host's total counts the state once.
+    EXPECT_EQ(r.unitMemoryAt(0, 0, 5000)[static_cast<int>(MemoryRole::ParamShard)], 0);
+    EXPECT_EQ(r.unitMemoryAt(0, 0, 5000)[static_cast<int>(MemoryRole::ParamGathered)], 1600);
+    EXPECT_EQ(r.rank(0).host.peakTotal, 1700);
+    EXPECT_EQ(r.recordedUnits(), (std::vector<int32_t>{-1, 0}));
+  };
+  check(recording);
+  const std::string path = testing::freshTempDir("trace_reader") + "/offload_units.json";
+  {
+    std::ofstream out(path);
+    writeChromeTrace(out, recording, {{"strategy", "full_shard"}});
+  }
+  const auto loaded = loadChromeTrace(path);
+  ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+  check(loaded.recording);
+}
+
 // The memory CSV: the device's rows, then the host's, each saying its space, bytes per role after
 // the event and their total.
 TEST(MemoryCsv, HostMemoryRowsFollowTheDevicesWithTheirSpace) {
