@@ -72,29 +72,46 @@ double unitScale(const trace::RunRecording& rec, trace::MemorySpace space) {
   return scale;
 }
 
-// --offload cpu: rank r's host memory per unit, a row of cells under its device row (the shards,
-// their gradients and the optimizer's state, moved off the device), to the host's own scale.
-void drawHostRow(ImDrawList* dl, const trace::RunRecording& rec, int r, const std::vector<int32_t>& units,
-                 int64_t tAbs, double scale, const std::vector<float>& columnX, float cellWidth, float y0,
-                 float rowHeight, HoldingsFrameStats& stats) {
-  dl->AddText(ImVec2(columnX.front() - px(56.0f), y0 + (rowHeight - ImGui::GetFontSize()) / 2),
-              IM_COL32(170, 170, 180, 255), "  host");
+// Where the grid's cells lie: a label column, then one column per unit (and the "no one unit" one).
+struct CellGrid {
+  ImVec2 origin;
+  float labelWidth = 0, headerHeight = 0, cellWidth = 0, rowHeight = 0;
+  float columnX(int c) const { return origin.x + labelWidth + cellWidth * static_cast<float>(c); }
+  float rowY(int row) const { return origin.y + headerHeight + rowHeight * static_cast<float>(row); }
+  ImVec2 topLeft(int c, int row) const { return ImVec2(columnX(c) + 3, rowY(row) + 2); }
+  ImVec2 bottomRight(int c, int row) const { return ImVec2(columnX(c) + cellWidth - 3, rowY(row) + rowHeight - 2); }
+  void label(ImDrawList* dl, int row, const char* text, ImU32 color) const {
+    dl->AddText(ImVec2(origin.x + 4, rowY(row) + (rowHeight - ImGui::GetFontSize()) / 2), color, text);
+  }
+};
+
+// One cell from a to b: its background, the roles stacked to `scale`, its total above them (when
+// it holds anything) and, hovered, the bytes of each role. Returns the total shown.
+int64_t drawCell(ImDrawList* dl, ImVec2 a, ImVec2 b, const RoleBytes& held, double scale, ImU32 textColor,
+                 int rank, const std::string& what) {
+  const int64_t total = shownBytes(held);
+  dl->AddRectFilled(a, b, IM_COL32(26, 28, 33, 255), 3.0f);
+  drawStack(dl, held, scale, ImVec2(a.x + 6, a.y + ImGui::GetFontSize() + 1), ImVec2(b.x - 6, b.y));
+  if (total > 0) dl->AddText(ImVec2(a.x + 4, a.y), textColor, trace::formatBytes(static_cast<double>(total)).c_str());
   const ImVec2 mouse = ImGui::GetIO().MousePos;
+  if (mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y && ImGui::IsWindowHovered()) {
+    cellTooltip(rank, what, held);
+  }
+  return total;
+}
+
+// --offload cpu: rank r's host memory per unit, a row of framed cells under its device row (the
+// shards, their gradients and the optimizer's state, moved off the device), to the host's scale.
+void drawHostRow(ImDrawList* dl, const trace::RunRecording& rec, int r, const std::vector<int32_t>& units,
+                 int64_t tAbs, double scale, const CellGrid& grid, int row, HoldingsFrameStats& stats) {
+  grid.label(dl, row, "  host", IM_COL32(170, 170, 180, 255));
   for (size_t c = 0; c < units.size(); ++c) {
-    const ImVec2 a(columnX[c] + 3, y0 + 2), b(columnX[c] + cellWidth - 3, y0 + rowHeight - 2);
+    const ImVec2 a = grid.topLeft(static_cast<int>(c), row), b = grid.bottomRight(static_cast<int>(c), row);
     const RoleBytes held = rec.unitMemoryAt(r, units[c], tAbs, trace::MemorySpace::Host);
-    const int64_t total = shownBytes(held);
-    dl->AddRectFilled(a, b, IM_COL32(22, 24, 30, 255), 3.0f);
+    stats.hostBytesShown += drawCell(dl, a, b, held, scale, IM_COL32(190, 190, 200, 255), r,
+                                     trace::unitName(units[c]) + " in host memory");
     dl->AddRect(a, b, IM_COL32(120, 120, 135, 90), 3.0f);  // framed: not the device's memory
-    drawStack(dl, held, scale, ImVec2(a.x + 6, a.y + ImGui::GetFontSize() + 1), ImVec2(b.x - 6, b.y));
-    if (total > 0) {
-      dl->AddText(ImVec2(a.x + 4, a.y), IM_COL32(190, 190, 200, 255), trace::formatBytes(static_cast<double>(total)).c_str());
-    }
     ++stats.hostCells;
-    stats.hostBytesShown += total;
-    if (mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y && ImGui::IsWindowHovered()) {
-      cellTooltip(r, trace::unitName(units[c]) + " in host memory", held);
-    }
   }
 }
 
@@ -147,49 +164,41 @@ void drawHoldings(const Session& session, double tNs, float width, float height,
   const bool showUnowned = unownedScale > 0;
 
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const float labelWidth = px(60.0f), headerHeight = ImGui::GetFontSize() + px(7.0f);
   const int columns = static_cast<int>(units.size()) + (showUnowned ? 1 : 0);
-  const float cellWidth = std::max(px(24.0f), (width - labelWidth) / static_cast<float>(columns));
-  const float rowHeight = std::clamp((height - headerHeight) / static_cast<float>(rec.ranks() * rowsPerRank), px(22.0f), px(140.0f));
-  const ImVec2 mouse = ImGui::GetIO().MousePos;
-  auto columnX = [&](int c) { return origin.x + labelWidth + cellWidth * static_cast<float>(c); };
+  CellGrid grid;
+  grid.origin = ImGui::GetCursorScreenPos();
+  grid.labelWidth = px(60.0f);
+  grid.headerHeight = ImGui::GetFontSize() + px(7.0f);
+  grid.cellWidth = std::max(px(24.0f), (width - grid.labelWidth) / static_cast<float>(columns));
+  grid.rowHeight = std::clamp((height - grid.headerHeight) / static_cast<float>(rec.ranks() * rowsPerRank), px(22.0f), px(140.0f));
 
   for (size_t c = 0; c < units.size(); ++c) {
-    dl->AddText(ImVec2(columnX(static_cast<int>(c)) + 4, origin.y + 2), IM_COL32(200, 200, 210, 255), trace::unitName(units[c]).c_str());
+    dl->AddText(ImVec2(grid.columnX(static_cast<int>(c)) + 4, grid.origin.y + 2), IM_COL32(200, 200, 210, 255),
+                trace::unitName(units[c]).c_str());
   }
   if (showUnowned) {
-    dl->AddText(ImVec2(columnX(columns - 1) + 4, origin.y + 2), IM_COL32(160, 160, 170, 255), "no one unit (own scale)");
+    dl->AddText(ImVec2(grid.columnX(columns - 1) + 4, grid.origin.y + 2), IM_COL32(160, 160, 170, 255), "no one unit (own scale)");
   }
-  std::vector<float> unitColumnX;
-  for (size_t c = 0; c < units.size(); ++c) unitColumnX.push_back(columnX(static_cast<int>(c)));
   for (int r = 0; r < rec.ranks(); ++r) {
-    const float y0 = origin.y + headerHeight + rowHeight * static_cast<float>(r * rowsPerRank);
-    if (rowsPerRank == 2) {
-      drawHostRow(dl, rec, r, units, tAbs, hostScale, unitColumnX, cellWidth, y0 + rowHeight, rowHeight, local);
-    }
+    const int row = r * rowsPerRank;
     char label[16];
     std::snprintf(label, sizeof label, "rank %d", r);
-    dl->AddText(ImVec2(origin.x + 4, y0 + (rowHeight - ImGui::GetFontSize()) / 2), IM_COL32(230, 230, 235, 255), label);
+    grid.label(dl, row, label, IM_COL32(230, 230, 235, 255));
+    if (rowsPerRank == 2) drawHostRow(dl, rec, r, units, tAbs, hostScale, grid, row + 1, local);
     const trace::Event* computing = computingAt(rec.rank(r), static_cast<double>(tAbs));
     const int32_t computingUnit = computing ? trace::unitFromName(computing->text) : trace::kNoUnit;
     for (size_t c = 0; c < units.size(); ++c) {
-      const ImVec2 a(columnX(static_cast<int>(c)) + 3, y0 + 2), b(columnX(static_cast<int>(c)) + cellWidth - 3, y0 + rowHeight - 2);
-      const RoleBytes held = rec.unitMemoryAt(r, units[c], tAbs);
-      const int64_t total = shownBytes(held);
-      dl->AddRectFilled(a, b, IM_COL32(26, 28, 33, 255), 3.0f);
+      const ImVec2 a = grid.topLeft(static_cast<int>(c), row), b = grid.bottomRight(static_cast<int>(c), row);
       // The unit's own most, faintly: what "full" looks like for this cell.
       const auto& tracks = rec.rank(r).units;
       const size_t slot = static_cast<size_t>(units[c] + 1);
+      const int64_t total = drawCell(dl, a, b, rec.unitMemoryAt(r, units[c], tAbs), scale, IM_COL32(210, 210, 220, 255), r,
+                                     trace::unitName(units[c]));
       if (slot < tracks.size() && scale > 0) {
         const float top = b.y - static_cast<float>(shownBytes(tracks[slot].peakByRole) / scale) * (b.y - a.y - 14);
         dl->AddRect(ImVec2(a.x + 6, top), ImVec2(b.x - 6, b.y), IM_COL32(255, 255, 255, 30));
       }
-      drawStack(dl, held, scale, ImVec2(a.x + 6, a.y + ImGui::GetFontSize() + 1), ImVec2(b.x - 6, b.y));
-      if (total > 0) {
-        ++local.filledCells;
-        dl->AddText(ImVec2(a.x + 4, a.y), IM_COL32(210, 210, 220, 255), trace::formatBytes(static_cast<double>(total)).c_str());
-      }
+      if (total > 0) ++local.filledCells;
       if (units[c] == computingUnit) {
         ++local.computingCells;
         dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), IM_COL32(255, 220, 90, 255), 3.0f, 0, 2.0f);
@@ -200,22 +209,13 @@ void drawHoldings(const Session& session, double tNs, float width, float height,
       }
       ++local.cells;
       local.bytesShown += total;
-      if (mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y && ImGui::IsWindowHovered()) {
-        cellTooltip(r, trace::unitName(units[c]), held);
-      }
     }
     if (showUnowned) {
-      const ImVec2 a(columnX(columns - 1) + 3, y0 + 2), b(columnX(columns - 1) + cellWidth - 3, y0 + rowHeight - 2);
-      const RoleBytes& rest = unowned[static_cast<size_t>(r)];
-      dl->AddRectFilled(a, b, IM_COL32(26, 28, 33, 255), 3.0f);
-      drawStack(dl, rest, unownedScale, ImVec2(a.x + 6, a.y + ImGui::GetFontSize() + 1), ImVec2(b.x - 6, b.y));
-      dl->AddText(ImVec2(a.x + 4, a.y), IM_COL32(170, 170, 180, 255), trace::formatBytes(static_cast<double>(shownBytes(rest))).c_str());
-      if (mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y && ImGui::IsWindowHovered()) {
-        cellTooltip(r, "no one unit (buckets, flat buffers)", rest);
-      }
+      drawCell(dl, grid.topLeft(columns - 1, row), grid.bottomRight(columns - 1, row), unowned[static_cast<size_t>(r)],
+               unownedScale, IM_COL32(170, 170, 180, 255), r, "no one unit (buckets, flat buffers)");
     }
   }
-  ImGui::Dummy(ImVec2(width, headerHeight + rowHeight * static_cast<float>(rec.ranks() * rowsPerRank)));
+  ImGui::Dummy(ImVec2(width, grid.headerHeight + grid.rowHeight * static_cast<float>(rec.ranks() * rowsPerRank)));
   if (stats) *stats = local;
 }
 

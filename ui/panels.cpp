@@ -300,14 +300,16 @@ void drawRoleLegend(bool (&showRole)[trace::kMemoryRoleCount]) {
   ImGui::TextDisabled("GPU lanes: allocator_cache =\nreserved - allocated; device_runtime\n= CUDA context, NCCL, non-PyTorch");
 }
 
-// A label, then its roles as one stacked bar against `scale`; hovered, the roles' bytes.
-void labelledRoleBar(const std::string& label, const trace::RoleBytes& bytes, double scale, float barWidth) {
+// A label, then its roles as one stacked bar against `scale`; hovered, the bytes of its first
+// `roles` roles (the host has the tensor roles alone).
+void labelledRoleBar(const std::string& label, const trace::RoleBytes& bytes, double scale, float barWidth,
+                     int roles = trace::kMemoryRoleCount) {
   ImGui::TextUnformatted(label.c_str());
   ImGui::SameLine(labelWidth());
   stackedBar(bytes, scale, barWidth, px(12));
   if (!ImGui::IsItemHovered()) return;
   ImGui::BeginTooltip();
-  for (int role = 0; role < trace::kMemoryRoleCount; ++role) {
+  for (int role = 0; role < roles; ++role) {
     ImGui::Text("%-16s %s", trace::memoryRoleName(static_cast<trace::MemoryRole>(role)),
                 formatBytes(static_cast<double>(bytes[role])).c_str());
   }
@@ -328,7 +330,6 @@ void drawMemoryBreakdown(const Session& session, const TimelineCursor& cursor) {
     hostScale = std::max(hostScale, static_cast<double>(rec.rank(r).host.peakTotal));
   }
   const float barWidth = std::max(ImGui::GetContentRegionAvail().x - labelWidth() - 10.0f, 100.0f);
-  const double originNs = static_cast<double>(rec.originNs());
   for (int r = 0; r < rec.ranks(); ++r) {
     const auto& t = rec.rank(r);
     const std::string now = cursor.valid ? "at " + formatDuration(cursor.tNs) : "";
@@ -337,15 +338,16 @@ void drawMemoryBreakdown(const Session& session, const TimelineCursor& cursor) {
       labelledRoleBar(barLabel(r, "", now, sum(at)), at, scale, barWidth);
     }
     labelledRoleBar(barLabel(r, "", "at peak", t.peakTotal), t.atPeakTotal, scale, barWidth);
-    // --offload cpu: the host's bars under the device's, on the host lane's own scale.
+    // --offload cpu: the host's bars under the device's, to the highest host peak of any rank.
     if (t.host.peakTotal == 0) continue;
     if (cursor.valid) {
-      const auto at = t.host.memory.bytesAt(cursor.tNs + originNs);
-      labelledRoleBar(barLabel(r, "host ", now, sum(at)), at, hostScale, barWidth);
+      const auto at = memoryAt(rec, r, cursor.tNs, trace::MemorySpace::Host);
+      labelledRoleBar(barLabel(r, "host ", now, sum(at)), at, hostScale, barWidth, trace::kTensorRoleCount);
     }
-    labelledRoleBar(barLabel(r, "host ", "at peak", t.host.peakTotal), t.host.atPeakTotal, hostScale, barWidth);
+    labelledRoleBar(barLabel(r, "host ", "at peak", t.host.peakTotal), t.host.atPeakTotal, hostScale, barWidth,
+                    trace::kTensorRoleCount);
   }
-  if (recordsHostMemory(rec)) ImGui::TextDisabled("host bars (--offload cpu): on their own scale, the host lane's");
+  if (recordsHostMemory(rec)) ImGui::TextDisabled("host bars (--offload cpu): to their own scale, the highest host peak");
   if (!cursor.valid) ImGui::TextDisabled("hover a memory lane to see the split at that moment");
 }
 
@@ -367,6 +369,7 @@ void hostMemoryRows(const std::vector<std::vector<RankStats>>& stats, Row&& row)
   };
   if (std::none_of(stats.begin(), stats.end(), offloaded)) return;
   auto cell = [&](const std::vector<RankStats>& ranks, auto&& bytes) {
+    if (!anyMemoryRecorded(ranks)) return std::string("not recorded");  // --recording off
     if (!offloaded(ranks)) return std::string("none (not offloaded)");
     int64_t m = 0;
     for (const auto& s : ranks) m = std::max(m, bytes(s));

@@ -283,8 +283,7 @@ void drawMemoryHover(const LaneFrame& f, const trace::RunRecording& rec, int r, 
   cursor.tNs = tNs;
   cursor.rank = r;
   const bool host = space == trace::MemorySpace::Host;
-  const auto bytes = host ? rec.rank(r).host.memory.bytesAt(tNs + static_cast<double>(rec.originNs()))
-                          : memoryAt(rec, r, tNs);
+  const auto bytes = memoryAt(rec, r, tNs, space);
   int64_t total = 0;
   for (auto b : bytes) total += b;
   ImGui::BeginTooltip();

@@ -75,6 +75,8 @@ float drawTimeline(const char* id, const trace::RunRecording& recording, TimeAxi
 // The stacked bytes per role at time t (relative to origin) on a rank: the last sample at or
 // before t.
 trace::RoleBytes memoryAt(const trace::RunRecording& recording, int rank, double tNs);
+// The same in `space`: the host's (--offload cpu) or the device's.
+trace::RoleBytes memoryAt(const trace::RunRecording& recording, int rank, double tNs, trace::MemorySpace space);
 
 // --offload cpu: a rank's host memory gets a lane under its device memory lane, this share of its
 // height, on a scale of its own (the highest host peak of any rank, with a margin).

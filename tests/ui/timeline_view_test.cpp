@@ -7,7 +7,6 @@
 #include <cmath>
 
 #include "ui/headless_frame.h"
-#include "ui/holdings_view.h"
 #include "ui/rank_rows.h"
 #include "ui/timeline_lanes.h"
 #include "ui/synthetic_recording.h"
@@ -280,48 +279,6 @@ TEST(TimelineView, HostMemoryGetsItsOwnLaneAndCopiesAreDrawnOverCompute) {
   const auto after = drawOnce(imgui, offloaded, axis, selection);
   EXPECT_GT(after.memoryColumns, before.memoryColumns) << "the host lane's columns";
   EXPECT_EQ(after.spansDrawn, before.spansDrawn + 1) << "the copy, drawn beside the forward it overlaps";
-}
-
-// --offload cpu in "who holds what": each rank gets a host row under its device row, a cell per
-// unit with what the rank holds of it in host memory at the playhead; a run without offload none.
-TEST(HoldingsView, OffloadedRanksGetAHostRowPerUnit) {
-  auto memory = [](trace::RunRecording& rec, int rank, int32_t unit, trace::MemoryRole role, int64_t bytes,
-                   trace::MemorySpace space) {
-    trace::Event e;
-    e.kind = trace::EventKind::Memory;
-    e.rank = rank;
-    e.beginNs = 1'000'000;
-    e.unit = unit;
-    e.role = static_cast<uint8_t>(role);
-    e.bytes = bytes;
-    e.space = static_cast<uint8_t>(space);
-    rec.add(e);
-  };
-  Session plain, offloaded;
-  plain.recording = trace::RunRecording(2);
-  offloaded.recording = trace::RunRecording(2);
-  for (int rank = 0; rank < 2; ++rank) {
-    for (int32_t unit : {-1, 0, 1}) {
-      for (Session* s : {&plain, &offloaded}) {
-        memory(s->recording, rank, unit, trace::MemoryRole::ParamGathered, 64, trace::MemorySpace::Device);
-      }
-      memory(offloaded.recording, rank, unit, trace::MemoryRole::ParamShard, 100, trace::MemorySpace::Host);
-      memory(offloaded.recording, rank, unit, trace::MemoryRole::OptimizerState, 200, trace::MemorySpace::Host);
-    }
-  }
-  HeadlessImGui imgui(1200, 900);
-  auto draw = [&](const Session& s) {
-    HoldingsFrameStats stats;
-    imgui.frame([&] { drawHoldings(s, 2'000'000 - static_cast<double>(s.recording.originNs()), 1000, 600, &stats); });
-    return stats;
-  };
-  const HoldingsFrameStats without = draw(plain), with = draw(offloaded);
-  EXPECT_EQ(without.cells, 6);
-  EXPECT_EQ(without.hostCells, 0);
-  EXPECT_EQ(with.cells, 6);
-  EXPECT_EQ(with.bytesShown, without.bytesShown) << "the device's cells are the device's alone";
-  EXPECT_EQ(with.hostCells, 6) << "a host row per rank, a cell per unit";
-  EXPECT_EQ(with.hostBytesShown, 2 * 3 * 300);
 }
 
 }  // namespace
