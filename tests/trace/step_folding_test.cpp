@@ -37,6 +37,13 @@ Event memory(int rank, int64_t t, MemoryRole role, int64_t bytes, int32_t unit) 
   return e;
 }
 
+// --offload cpu's host memory: its own lane and its own per-unit tracks, folded like the device's.
+Event hostMemory(int rank, int64_t t, MemoryRole role, int64_t bytes, int32_t unit) {
+  Event e = memory(rank, t, role, bytes, unit);
+  e.space = static_cast<uint8_t>(MemorySpace::Host);
+  return e;
+}
+
 Event compute(int rank, int step, ComputeKind kind, Phase phase, int64_t begin, int64_t end, int unit) {
   Event e = make(EventKind::Compute, rank, step, begin, end);
   e.op = static_cast<uint8_t>(kind);
@@ -60,10 +67,12 @@ Event collective(int rank, int step, CollectiveOp op, ProcessGroup group, int64_
 // One rank's run: a broadcast before the first step, then steps of 1000 ns with an all-gather,
 // forward and backward per unit (recomputing one, with the step's own activation sizes), a
 // reduce-scatter and an all-reduce that compute partly hides, the optimizer, a step-gate pause in
-// some, and memory for each unit. Varied per step so no two steps' figures are alike.
+// some, and memory for each unit, on the device and (shards, gradient shards) on the host. Varied
+// per step so no two steps' figures are alike.
 std::vector<Event> rankEvents(int rank) {
   std::vector<Event> out;
   out.push_back(collective(rank, -1, CollectiveOp::Broadcast, ProcessGroup::World, 10, 40, 64));
+  for (int u = 0; u < kUnits; ++u) out.push_back(hostMemory(rank, 50 + u, MemoryRole::ParamShard, 300 + u, u));
   for (int s = 0; s < kSteps; ++s) {
     const int64_t base = 100 + 1000 * s;
     Event group = make(EventKind::Group, rank, s, base, s % 5 == 2 ? base + 7 : base);
@@ -86,11 +95,13 @@ std::vector<Event> rankEvents(int rank) {
       out.push_back(memory(rank, t + 69, MemoryRole::Activation, -(50 + 3 * s + u), u));
       out.push_back(collective(rank, s, CollectiveOp::ReduceScatter, ProcessGroup::Shard, t + 60, t + 95 + s % 4, 40));
       out.push_back(memory(rank, t + 96, MemoryRole::GradFull, -40, u));
+      out.push_back(hostMemory(rank, t + 97, MemoryRole::GradShard, 40 + s, u));
       t += 100;
     }
     out.push_back(collective(rank, s, CollectiveOp::AllReduce, ProcessGroup::Replicate, t, t + 20, 8));
     out.push_back(compute(rank, s, ComputeKind::Optimizer, Phase::Optimizer, t + 25, t + 60, -1));
     out.push_back(memory(rank, t + 30, MemoryRole::OptimizerState, s == 0 ? 500 : 0, kNoUnit));
+    for (int u = 0; u < kUnits; ++u) out.push_back(hostMemory(rank, t + 62, MemoryRole::GradShard, -(40 + s), u));
     out.push_back(compute(rank, s, ComputeKind::Step, Phase::None, base, t + 70, -1));
     Event end = make(EventKind::StepEnd, rank, s, base, t + 70);
     end.pausedNs = s % 5 == 2 ? 7 : 0;
@@ -151,6 +162,22 @@ void expectTheWholeRunsFigures(const RunRecording& folding, const RunRecording& 
   EXPECT_EQ(kept.peakTotal, whole.rank(r).peakTotal);
   EXPECT_EQ(kept.peakByRole, whole.rank(r).peakByRole);
   EXPECT_EQ(kept.memory.last(), whole.rank(r).memory.last());
+  EXPECT_EQ(kept.host.peakTotal, whole.rank(r).host.peakTotal);
+  EXPECT_EQ(kept.host.memory.last(), whole.rank(r).host.memory.last());
+  EXPECT_EQ(kept.host.totals.size(), kept.host.memory.size());
+  const int64_t end = kept.steps.back().endNs;
+  for (int u = 0; u < kUnits; ++u) {
+    EXPECT_EQ(folding.unitMemoryAt(r, u, end, MemorySpace::Host), whole.unitMemoryAt(r, u, end, MemorySpace::Host));
+  }
+  EXPECT_EQ(whole.rank(r).host.peakTotal, 3 * 300 + 3 + 3 * (40 + kSteps - 1)) << "the last step's gradients";
+}
+
+std::vector<std::string> sortedLines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 // Feeds the run to a whole recording and to `folding` (set up by `keep` to spill into a trace
@@ -158,11 +185,13 @@ void expectTheWholeRunsFigures(const RunRecording& folding, const RunRecording& 
 // Returns how many pieces were spilled.
 int foldAndCompare(const std::function<void(RunRecording&, RunRecording::Spill)>& keep,
                    RunRecording& folding, RunRecording& whole) {
-  std::ostringstream streamed;
+  std::ostringstream streamed, streamedCsv;
   ChromeTraceWriter writer(streamed, nlohmann::json::object(), kRanks);
+  writeMemoryCsvHeader(streamedCsv);
   int spills = 0;
   keep(folding, [&](int rank, const RankTimeline& older) {
     writer.write(rank, older, folding.originNs());
+    writeMemoryCsvRows(streamedCsv, rank, older, folding.originNs());
     ++spills;
   });
   for (const auto& e : runEvents()) {
@@ -170,8 +199,15 @@ int foldAndCompare(const std::function<void(RunRecording&, RunRecording::Spill)>
     folding.add(e);
   }
   for (int r = 0; r < kRanks; ++r) expectTheWholeRunsFigures(folding, whole, r);
-  for (int r = 0; r < kRanks; ++r) writer.write(r, folding.rank(r), folding.originNs());
+  for (int r = 0; r < kRanks; ++r) {
+    writer.write(r, folding.rank(r), folding.originNs());
+    writeMemoryCsvRows(streamedCsv, r, folding.rank(r), folding.originNs());
+  }
   writer.finish();
+  std::ostringstream wholeCsv;
+  writeMemoryCsv(wholeCsv, whole);
+  EXPECT_TRUE(sortedLines(streamedCsv.str()) == sortedLines(wholeCsv.str()))
+      << "the memory CSV's pieces, host rows too, make the whole's";
   std::ostringstream full;
   writeChromeTrace(full, whole, nlohmann::json::object());
   const auto a = sortedTraceEvents(streamed.str());

@@ -92,8 +92,6 @@ TEST(TraceReader, ReadsBackWhatTheRanksReportedOfThemselves) {
   EXPECT_EQ(odd.rankPlacements, (std::vector<std::string>{"cpu", ""}));
 }
 
-// --offload cpu: a rank's host memory is a lane of its own, beside the device's, through the wire
-// format, a recording and a trace written and read back; the device's figures do not include it.
 // A memory event of `bytes` (negative: freed) in `role` and `space` at time `t`.
 Event memoryEvent(int64_t t, MemoryRole role, int64_t bytes, MemorySpace space) {
   Event e;
@@ -105,6 +103,8 @@ Event memoryEvent(int64_t t, MemoryRole role, int64_t bytes, MemorySpace space) 
   return e;
 }
 
+// --offload cpu: a rank's host memory is a lane of its own, beside the device's, through the wire
+// format, a recording and a trace written and read back; the device's figures do not include it.
 TEST(TraceReader, HostMemoryKeepsItsOwnLaneThroughAWrittenTrace) {
   RunRecording recording(1);
   auto memory = [&](int64_t t, MemoryRole role, int64_t bytes, MemorySpace space) {
