@@ -154,7 +154,8 @@ const std::vector<std::string> kSgd = {"--optimizer", "sgd", "--lr", "0.05"};
 
 // With no --gpu-memory and no --peak-tflops, a rank alone on its GPU reports the GPU's memory and
 // the matmul peak it measured before training: the capacity line, headroom and MFU use them, and
-// the measurement's tensors never show in the memory lanes (the first sample is the model's).
+// the measurement's tensors never show in the memory lanes (the first samples are cuBLAS's
+// workspaces, made at setup, then the model's).
 TEST(GpuRun, ARankAloneOnItsGpuReportsItsMemoryAndMeasuredPeak) {
   REQUIRE_GPU();
   const std::string dir = freshTempDir("gpu_device_facts");
@@ -181,7 +182,7 @@ TEST(GpuRun, ARankAloneOnItsGpuReportsItsMemoryAndMeasuredPeak) {
 // no activation (the last loss scalar's few bytes at most).
 TEST(GpuRun, CublasWorkspacesAreOtherNotActivationHeldBetweenSteps) {
   REQUIRE_GPU();
-  for (int world : {1, 2}) {  // alone, with its peak measured first; and two ranks on one GPU
+  for (int world : {1, 2}) {  // alone, with its peak measured first; and (on a one-GPU machine) shared
     SCOPED_TRACE("world " + std::to_string(world));
     const std::string dir = freshTempDir("gpu_cublas_workspaces_w" + std::to_string(world));
     auto r = runShardscope(runArgs("full_shard", world, "cuda", dir, {"--precision", "bf16"}));
@@ -190,7 +191,8 @@ TEST(GpuRun, CublasWorkspacesAreOtherNotActivationHeldBetweenSteps) {
     for (const auto& rank : summary["ranks"]) {
       const auto& after = rank["after_step_bytes"];
       EXPECT_LT(after["activation"].get<int64_t>(), 1024) << after.dump();
-      EXPECT_GE(after["other"].get<int64_t>(), 1 << 20) << "the workspaces, held as other: " << after.dump();
+      // Two threads' cuBLAS workspaces: 32 MiB each on a Hopper GPU, at least 4 MiB on any other.
+      EXPECT_GE(after["other"].get<int64_t>(), 8 << 20) << "the workspaces, held as other: " << after.dump();
     }
   }
 }
