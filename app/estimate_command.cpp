@@ -125,8 +125,9 @@ int estimateRun(const RunConfig& config, bool json) {
   if (offloaded) {
     std::printf("\n%-30s", "sum of the above on host");
     for (const auto& p : predictions) std::printf(" %16s", formatBytes(static_cast<double>(p.hostBytes())).c_str());
-    std::printf("\n(--offload cpu: the sharded strategies keep their shards, gradient shards and optimizer state in\n"
-                " pinned host memory, FSDP2's CPUOffloadPolicy; ddp and zero1 have no shards to offload)");
+    std::printf("\n(--offload cpu: the sharded strategies keep their shards and gradient shards in pinned host\n"
+                " memory and the optimizer state in host memory, FSDP2's CPUOffloadPolicy; ddp and zero1 have no\n"
+                " shards to offload)");
   }
   if (predictions[0].activationSavedBytes > 0) {
     std::printf("\n%-30s", "activation (saved for backward)");

@@ -76,15 +76,13 @@ void printTrafficTable(std::FILE* out, const std::vector<RankStats>& ranks) {
 // it wraps), beside the device's table; nothing for any other run.
 void printHostMemoryTable(std::FILE* out, const std::vector<RankStats>& ranks) {
   if (std::none_of(ranks.begin(), ranks.end(), [](const RankStats& r) { return r.peakHost > 0; })) return;
-  constexpr trace::MemoryRole kHostRoles[] = {trace::MemoryRole::ParamShard, trace::MemoryRole::GradShard,
-                                              trace::MemoryRole::OptimizerState};
   std::fprintf(out, "\nPeak host memory per rank (--offload cpu: pinned shards and gradients, the optimizer's state)\n");
   std::fprintf(out, "%-5s %11s", "rank", "peak total");
-  for (auto role : kHostRoles) std::fprintf(out, " %15s", trace::memoryRoleName(role));
+  for (auto role : trace::kOffloadedRoles) std::fprintf(out, " %15s", trace::memoryRoleName(role));
   std::fprintf(out, "\n");
   for (const auto& r : ranks) {
     std::fprintf(out, "%-5d %11s", r.rank, formatBytes(static_cast<double>(r.peakHost)).c_str());
-    for (auto role : kHostRoles) {
+    for (auto role : trace::kOffloadedRoles) {
       std::fprintf(out, " %15s", formatBytes(static_cast<double>(r.peakHostByRole[static_cast<int>(role)])).c_str());
     }
     std::fprintf(out, "\n");

@@ -81,7 +81,7 @@ const std::vector<ConfigField>& configFields() {
        "block)"},
       {"offload", &RunConfig::offload, F::Training,
        "off | cpu (full_shard, shard_grad_op and the hybrid strategies on --device cuda: each rank keeps its "
-       "parameter shards, their gradients and the optimizer state in host memory, pinned, copies a unit's "
+       "parameter shards and their gradients in pinned host memory and the optimizer state in host memory, copies a unit's "
        "shard to the GPU for its all-gather and its reduced gradient back, and runs the optimizer step on "
        "the CPU, as FSDP2's CPUOffloadPolicy; less GPU memory for host traffic and a CPU step)"},
       {"lora-rank", &RunConfig::loraRank, F::Training,

@@ -36,13 +36,14 @@
 // the bf16 buffer the model computes with; bf16 gradients are cast to fp32 before the
 // reduce-scatter.
 //
-// CPU offload (--offload cpu, FSDP2's CPUOffloadPolicy(pin_memory=True)): shards, gradient shards
-// and optimizer state live in pinned host memory. Before a unit's all-gather its shard is copied to
-// the device (and cast there under bf16) on the communication stream, so the copy overlaps compute
-// as FSDP2's copy-in on its all-gather stream does; once a unit's gradient shard is reduced (after
-// the replicate all-reduce on a hybrid mesh) it is copied back to the host on that stream, after
-// the reduction and not after the compute queued since, and its device copy freed. Before the optimizer step, which runs on the CPU, the host waits for those
-// copies, as FSDP2 waits on its grad_offload_event.
+// CPU offload (--offload cpu, FSDP2's CPUOffloadPolicy(pin_memory=True)): shards and gradient
+// shards live in pinned host memory, the optimizer state in host memory. Before a unit's
+// all-gather its shard is copied to the device (and cast there under bf16) on the communication
+// stream, so the copy overlaps compute as FSDP2's copy-in on its all-gather stream does; once a
+// unit's gradient shard is reduced (after the replicate all-reduce on a hybrid mesh) it is copied
+// back to the host on that stream, after the reduction and not after the compute queued since,
+// and its device copy freed. Before the optimizer step, which runs on the CPU, the host waits for
+// those copies, as FSDP2 waits on its grad_offload_event.
 #pragma once
 
 #include "engine/strategy.h"

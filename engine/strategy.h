@@ -25,7 +25,7 @@ struct HeldTensor {
   std::string role;    // param_shard | param_gathered | grad_shard | grad_full | optimizer_state
   int64_t numel = 0;   // elements the tensor's storage holds right now
   int64_t bytes = 0;   // bytes of that storage
-  bool host = false;   // in host memory on a GPU rank (--offload cpu); on a CPU rank always false
+  bool host = false;   // kept in host memory under --offload cpu (a GPU rank's state moved off it)
 };
 
 // Inventories are assembled from parts (parameters, buckets, optimizer state).

@@ -1,6 +1,7 @@
 #include "estimate/run_prediction.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "estimate/activation_memory.h"
 #include "config/model_layout.h"
@@ -228,7 +229,8 @@ RunPrediction predictSharded(const RunConfig& c, const ParameterCounts& n) {
 // copied in for its all-gather and its gradient shard on the way out (not predicted).
 void moveStateToHost(RunPrediction& p) {
   for (auto& m : p.memory) {
-    if (m.role == MemoryRole::ParamShard || m.role == MemoryRole::GradShard || m.role == MemoryRole::OptimizerState) {
+    if (std::find(std::begin(trace::kOffloadedRoles), std::end(trace::kOffloadedRoles), m.role) !=
+        std::end(trace::kOffloadedRoles)) {
       m.host = true;
       m.formula = "in host memory (--offload cpu): " + m.formula;
     }

@@ -63,6 +63,10 @@ constexpr int kComputeKindCount = 6;
 // state under --offload cpu (pinned shards and gradients, the optimizer's state), drawn in a lane
 // of its own beside the device's.
 enum class MemorySpace : uint8_t { Device, Host };
+// The roles --offload cpu keeps in host memory: what the tables, the estimator and the views list
+// for the host.
+inline constexpr MemoryRole kOffloadedRoles[] = {MemoryRole::ParamShard, MemoryRole::GradShard,
+                                                 MemoryRole::OptimizerState};
 
 // Which process group a collective ran in, as FSDP2's 2-D DeviceMesh (replicate, shard) names its
 // dimensions: every rank (a 1-D mesh), this rank's shard group, or its replicate group (HSDP).

@@ -196,9 +196,9 @@ ConfigAction drawConfigPanel(RunConfig& c, CompareChoice& compare, bool busy, co
   } else {
     combo("offload", c.offload);
     if (ImGui::IsItemHovered()) {
-      ImGui::SetTooltip("cpu (GPU ranks): shards, their gradients and the optimizer state in pinned host\n"
-                        "memory, copied to the GPU for each all-gather and back after each reduce-scatter;\n"
-                        "the optimizer steps on the CPU. A host lane under each rank shows that memory.");
+      ImGui::SetTooltip("cpu (GPU ranks): shards and their gradients in pinned host memory, copied to the GPU\n"
+                        "for each all-gather and back after each reduce-scatter; the optimizer steps on the\n"
+                        "CPU, its state in host memory. A host lane under each rank shows that memory.");
     }
   }
   combo("bind cores", c.bindCores);
@@ -376,7 +376,7 @@ void hostMemoryRows(const std::vector<std::vector<RankStats>>& stats, Row&& row)
     return formatBytes(static_cast<double>(m));
   };
   row("peak in host memory (--offload cpu)", [&](const auto& r) { return cell(r, [](const RankStats& s) { return s.peakHost; }); });
-  for (auto role : {trace::MemoryRole::ParamShard, trace::MemoryRole::GradShard, trace::MemoryRole::OptimizerState}) {
+  for (auto role : trace::kOffloadedRoles) {
     const std::string name = std::string("  ") + trace::memoryRoleName(role) + " (host)";
     row(name.c_str(), [&](const auto& r) {
       return cell(r, [role](const RankStats& s) { return s.peakHostByRole[static_cast<int>(role)]; });
