@@ -13,8 +13,9 @@ The loss is computed on fp32 logits on both sides (shardscope always does; torch
 same; autocast does it for DDP). --pytorch-loss compute keeps FSDP2's loss on the bf16 logits, as a
 model that does not cast would: cheaper in memory (measured on CPU by bench/loss_memory_cpu.py),
 but a different computation from shardscope's.
-at each world size (1, 2, 4 by default). With fewer GPUs than ranks, ranks share a GPU: each rank
-process gets its own NCCL_HOSTID (NCCL over sockets on loopback), on both sides alike.
+at each world size (1, 2, 4 by default). With fewer GPUs than ranks, ranks share a GPU, on both
+sides alike (pytorch_parity.place_rank): with NCCL 2.30+ through NCCL_MULTI_RANK_GPU_ENABLE, with an
+older NCCL each rank process gets its own NCCL_HOSTID (NCCL over sockets on loopback).
 
 Step time: per step, the slowest rank's wall time (both sides end a step with the loss all-reduce
 and .item(), so the host waits for the GPU); the median over the steps after --warmup.
