@@ -93,12 +93,21 @@ bool knowsAfterStep(const RankStats& r) {
          r.afterLastStep[static_cast<int>(MemoryRole::ParamGathered)] > 0;
 }
 
+// "estimate:KIND:ROW:COLUMN": where a figure of the prediction table was drawn, for the tests.
+std::string cellProbeName(const char* kind) {
+  return std::string("estimate:") + kind + ":" + std::to_string(ImGui::TableGetRowIndex()) + ":" +
+         std::to_string(ImGui::TableGetColumnIndex());
+}
+
 // Shown after the predicted figure in the same cell: a green "= run" when the run measured
-// exactly that, else what it measured instead.
+// exactly that, else what it measured instead. Below the figure when the column is too narrow
+// for both (four strategies, host figures, projector text), so that nothing is cut off.
 void measuredCell(int64_t measured, int64_t predicted) {
+  const std::string text = measured == predicted ? "= run" : "measured " + trace::formatBytes(static_cast<double>(measured));
   ImGui::SameLine();
-  if (measured == predicted) ImGui::TextColored(kMatchColor, "= run");
-  else ImGui::TextColored(kMismatchColor, "measured %s", trace::formatBytes(static_cast<double>(measured)).c_str());
+  if (ImGui::CalcTextSize(text.c_str()).x > ImGui::GetContentRegionAvail().x) ImGui::NewLine();
+  ImGui::TextColored(measured == predicted ? kMatchColor : kMismatchColor, "%s", text.c_str());
+  noteItem(cellProbeName("measured").c_str());
   if (ImGui::IsItemHovered()) {
     ImGui::SetTooltip("measured %lld bytes, predicted %lld", static_cast<long long>(measured),
                       static_cast<long long>(predicted));
@@ -168,6 +177,7 @@ void drawRunPrediction(EstimatePanelState& st, const RunConfig& config, const st
                   const std::function<int64_t(const std::vector<RankStats>&)>& measure, bool host = false) {
     ImGui::TableNextColumn();
     ImGui::TextUnformatted((trace::formatBytes(static_cast<double>(predicted)) + (host ? " on host" : "")).c_str());
+    noteItem(cellProbeName("figure").c_str());
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", formula.c_str());
     if (measure && measuring[strategy] >= 0) measuredCell(measure(stats[measuring[strategy]]), predicted);
   };
@@ -245,6 +255,7 @@ void drawRunPrediction(EstimatePanelState& st, const RunConfig& config, const st
          });
   }
   ImGui::EndTable();
+  noteItem("estimate:prediction-table");
   ImGui::TextDisabled(anyMeasured ? "\"= run\": the matching run's largest rank measured exactly the predicted bytes"
                                   : "measured: press Compare with this configuration to put the runs' figures here");
   ImGui::TextDisabled("not predicted: the activation peak (backward's working memory), communication buffers, allocator "

@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <map>
 
 #include "estimate/activation_memory.h"
 #include "tests/support/run_cli.h"
@@ -13,6 +15,7 @@
 #include "ui/app_window.h"
 #include "ui/headless_frame.h"
 #include "ui/item_probe.h"
+#include "ui/record_files.h"
 #include "ui/synthetic_recording.h"
 #include "tests/support/mode_of.h"
 
@@ -203,6 +206,44 @@ TEST_F(AppClicks, EstimateTabDrawsBadInputAsAMessage) {
   state_.config.accumulate = 4;  // a valid run: it gets a prediction too
   draw();
   EXPECT_FALSE(app_.items().count("estimate:run-problem")) << state_.estimate.predictionProblem;
+}
+
+// The H200's offloaded run opened beside its prediction: "225.16 MiB on host" and what the run
+// measured do not fit one line of a quarter of the pane. Every figure stays inside its column (the
+// measured one goes below the prediction) instead of running into the next one or off the table.
+TEST_F(AppClicks, EstimateFiguresStayInsideTheirColumns) {
+  OpenedRecord record = openRecord({std::string(SHARDSCOPE_RESULTS_DIR) + "/gpu_offload_world2_summary_h200.json"});
+  ASSERT_TRUE(record.error.empty()) << record.error;
+  ASSERT_TRUE(record.ownConfig);
+  state_.config = record.config;
+  {
+    auto lock = store_.lock();
+    for (auto& s : record.sessions) store_.add(std::move(s));
+  }
+  openTab("Estimate", "estimate:seed-7b");
+  draw();
+  const auto& items = app_.items();
+  ASSERT_TRUE(items.count("estimate:prediction-table"));
+  const float tableRight = items.at("estimate:prediction-table").x1;
+  // Where each column starts: the left edge of its figures.
+  std::map<int, float> columnLeft;
+  int measured = 0, wrapped = 0;
+  for (const auto& [name, rect] : items) {
+    int row = 0, column = 0;
+    if (std::sscanf(name.c_str(), "estimate:figure:%d:%d", &row, &column) == 2) columnLeft[column] = rect.x0;
+  }
+  for (const auto& [name, rect] : items) {
+    int row = 0, column = 0;
+    if (std::sscanf(name.c_str(), "estimate:measured:%d:%d", &row, &column) != 2) continue;
+    ++measured;
+    const float right = columnLeft.count(column + 1) ? columnLeft.at(column + 1) : tableRight;
+    EXPECT_LE(rect.x1, right) << name << " runs past its column";
+    const std::string figure = "estimate:figure:" + std::to_string(row) + ":" + std::to_string(column);
+    ASSERT_TRUE(items.count(figure)) << figure;
+    wrapped += rect.y0 >= items.at(figure).y1 ? 1 : 0;
+  }
+  EXPECT_GE(measured, 6) << "the full_shard run is compared with its prediction";
+  EXPECT_GT(wrapped, 0) << "at 1600 px the host figures leave no room beside them";
 }
 
 // A transformer shape adds activations to every bar, and the inverse questions come with it:
