@@ -89,12 +89,17 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result, con
     const auto ifRecorded = [&](nlohmann::json value) { return recorded ? value : nlohmann::json(nullptr); };
     const auto ifMemory = [&](nlohmann::json value) { return recorded && s.memoryRecorded ? value : nlohmann::json(nullptr); };
     const auto ifKnown = [&](double value) { return s.throughputKnown ? nlohmann::json(value) : nlohmann::json(nullptr); };
+    // Per-step figures need a recorded step: CUDA memory snapshots on their own have none, and a
+    // run can stop in its first. What forward saved is measured when backward begins.
+    const bool stepRecorded = recorded && s.recordedSteps > 0;
+    const auto ifStep = [&](nlohmann::json value) { return stepRecorded ? value : nlohmann::json(nullptr); };
+    const bool savedKnown = recorded && s.memoryRecorded && (stepRecorded || s.activationSavedBytes > 0);
     const bool placed = s.rank < static_cast<int>(result.rankPlacements.size()) &&
                         !result.rankPlacements[s.rank].empty();
     ranks.push_back({{"rank", s.rank},
                      {"placement", placed ? nlohmann::json(result.rankPlacements[s.rank]) : nlohmann::json(nullptr)},
                      {"step_time_s", s.stepSeconds},
-                     {"steady_step_time_s", s.steadyStepSeconds},
+                     {"steady_step_time_s", s.stepSeconds.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.steadyStepSeconds)},
                      {"recorded_steps", s.recordedSteps},
                      {"peak_bytes", ifMemory(peak)},
                      {"at_peak_bytes", ifMemory(atPeak)},
@@ -107,11 +112,11 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result, con
                        {"mfu", limits.peakFlops > 0 ? nlohmann::json(s.mfu) : nlohmann::json(nullptr)}}},
                      {"collectives", ifRecorded(collectives)},
                      {"traffic_per_step", ifRecorded(trafficPerStep)},
-                     {"overlap_pct", ifRecorded(s.overlapPercent)},
+                     {"overlap_pct", ifStep(s.overlapPercent)},
                      {"exposed_comm_s", ifRecorded(s.exposedCommSeconds)},
-                     {"steady_exposed_comm_s", ifRecorded(s.steadyExposedCommSeconds)},
-                     {"recompute_s_per_step", ifRecorded(s.recomputeSecondsPerStep)},
-                     {"activation_saved_bytes", ifMemory(s.activationSavedBytes)},
+                     {"steady_exposed_comm_s", ifStep(s.steadyExposedCommSeconds)},
+                     {"recompute_s_per_step", ifStep(s.recomputeSecondsPerStep)},
+                     {"activation_saved_bytes", savedKnown ? nlohmann::json(s.activationSavedBytes) : nlohmann::json(nullptr)},
                      {"dropped_events", s.droppedEvents}});
   }
   nlohmann::json j = {{"schema", "shardscope.summary/4"},

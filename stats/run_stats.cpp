@@ -53,6 +53,14 @@ bool anyRecorded(const std::vector<RankStats>& ranks) {
   return std::any_of(ranks.begin(), ranks.end(), [](const RankStats& r) { return r.recorded; });
 }
 
+bool anyStepRecorded(const std::vector<RankStats>& ranks) {
+  return std::any_of(ranks.begin(), ranks.end(), [](const RankStats& r) { return r.recorded && r.recordedSteps > 0; });
+}
+
+bool anyStepTimed(const std::vector<RankStats>& ranks) {
+  return std::any_of(ranks.begin(), ranks.end(), [](const RankStats& r) { return !r.stepSeconds.empty(); });
+}
+
 int64_t measuredRoleBytes(const RankStats& r, trace::MemoryRole role, bool afterStep, bool host) {
   const int k = static_cast<int>(role);
   if (host) return afterStep ? r.hostAfterLastStep[k] : r.peakHostByRole[k];

@@ -66,6 +66,12 @@ int recordedStepsOf(RecordingMode recording, int completedSteps);
 bool anyRecorded(const std::vector<RankStats>& ranks);
 // Whether any rank's memory was recorded.
 bool anyMemoryRecorded(const std::vector<RankStats>& ranks);
+// Whether any rank recorded a completed step. Per-step figures (collectives, overlap, exposed
+// communication, what forward saved) mean nothing without one: CUDA memory snapshots on their own
+// have no steps, and a run can stop in its first.
+bool anyStepRecorded(const std::vector<RankStats>& ranks);
+// Whether any rank timed a completed step (--recording off times them too).
+bool anyStepTimed(const std::vector<RankStats>& ranks);
 
 // What one rank processes per step: tokens (gpt) or samples (mlp), and the model FLOPs per one of
 // them (6 x parameters; under LoRA 4 x parameters + 2 x the trained adapters).

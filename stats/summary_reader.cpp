@@ -31,7 +31,7 @@ SummaryRun readRun(const nlohmann::json& j) {
     RankStats s;
     s.rank = r.value("rank", 0);
     s.stepSeconds = r.value("step_time_s", std::vector<double>{});
-    s.steadyStepSeconds = r.value("steady_step_time_s", 0.0);
+    s.steadyStepSeconds = numberOr(r, "steady_step_time_s", 0.0);  // null: no step completed
     // Objects that may be absent (after_step_bytes before summary/2) or null (not recorded, /3).
     const auto objectAt = [&](const char* key) {
       auto it = r.find(key);
@@ -92,7 +92,7 @@ SummaryRun readRun(const nlohmann::json& j) {
     }
     if (r.contains("exposed_comm_s") && r["exposed_comm_s"].is_array()) {  // summary/4
       s.exposedCommSeconds = r["exposed_comm_s"].get<std::vector<double>>();
-      s.steadyExposedCommSeconds = r.value("steady_exposed_comm_s", 0.0);
+      s.steadyExposedCommSeconds = numberOr(r, "steady_exposed_comm_s", 0.0);
     }
     s.overlapPercent = r.contains("overlap_pct") && r["overlap_pct"].is_number() ? r["overlap_pct"].get<double>() : 0.0;
     s.recomputeSecondsPerStep = r.contains("recompute_s_per_step") && r["recompute_s_per_step"].is_number()

@@ -60,6 +60,15 @@ std::string sessionLabel(const std::vector<Session>& sessions, size_t i) {
 }
 
 // `format` labels session i's value.
+// Why a per-step figure of these ranks is not known: "not recorded" (--recording off), "unknown" (no
+// step recorded: CUDA memory snapshots on their own, a run stopped in its first step); "" if known.
+// `brief`: for a bar's label, which has room for 18 characters.
+std::string perStepFigureMissing(const std::vector<RankStats>& ranks, bool brief = false) {
+  if (!anyRecorded(ranks)) return "not recorded";
+  if (!anyStepRecorded(ranks)) return brief ? "unknown" : "unknown (no steps recorded)";
+  return "";
+}
+
 void valueBars(const char* title, const std::vector<Session>& sessions, const std::vector<double>& values,
                const std::function<std::string(size_t)>& format, ImU32 color) {
   double scale = 0;
@@ -415,6 +424,11 @@ void drawComparison(const std::vector<Session>& sessions,
     auto memoryCell = [&](const std::vector<RankStats>& r, auto&& cell) {
       return anyMemoryRecorded(r) ? cell(r) : std::string("not recorded");
     };
+    // Per-step cells: why there is no figure (perStepFigureMissing), else the figure.
+    auto perStepCell = [&](const std::vector<RankStats>& r, auto&& cell) {
+      const std::string missing = perStepFigureMissing(r);
+      return missing.empty() ? cell(r) : missing;
+    };
     row("peak memory", [&](const auto& r) {
       return memoryCell(r, [&](const auto& rr) { return formatBytes(maxOf(rr, [](const RankStats& s) { return s.peakTotal; })); });
     });
@@ -432,13 +446,17 @@ void drawComparison(const std::vector<Session>& sessions,
       });
     }
     row("  activation saved for backward", [&](const auto& r) {
-      return memoryCell(r, [&](const auto& rr) { return formatBytes(maxOf(rr, [](const RankStats& s) { return s.activationSavedBytes; })); });
+      return memoryCell(r, [&](const auto& rr) {
+        const double saved = maxOf(rr, [](const RankStats& s) { return s.activationSavedBytes; });
+        // Measured when backward begins: with no step, a 0 says nothing.
+        return saved > 0 || anyStepRecorded(rr) ? formatBytes(saved) : std::string("unknown (no steps recorded)");
+      });
     });
     hostMemoryRows(stats, row);
     row("step time", [&](const auto& r) {
       const double seconds = maxOf(r, [](const RankStats& s) { return s.steadyStepSeconds; });
-      // CUDA memory snapshots on their own hold no steps.
-      if (!r.empty() && !r.front().throughputKnown && seconds <= 0) return std::string("unknown (no steps recorded)");
+      // CUDA memory snapshots on their own hold no steps; a run can stop in its first.
+      if (!anyStepTimed(r)) return std::string("unknown (no steps recorded)");
       const std::string time = formatDuration(1e9 * seconds);
       // A PyTorch job's own trace (no batch in it) timed its steps under torch.profiler, which
       // records shapes and memory: slower than the job runs, so not a figure to compare.
@@ -456,39 +474,44 @@ void drawComparison(const std::vector<Session>& sessions,
       const std::string name = std::string(trace::collectiveOpName(op)) + "/step: size / sent / time";
       row(name.c_str(), [&](const auto& r) {
         if (r.empty()) return std::string("-");
-        if (!anyRecorded(r)) return std::string("not recorded");
-        const auto& c = r.front().collectives[static_cast<int>(op)];
-        const double steps = std::max<double>(1, r.front().recordedSteps);
-        if (c.count == 0) return std::string("-");
-        return formatBytes(c.sizeBytes / steps) + " / " + formatBytes(c.sentBytes / steps) + " / " +
-               formatDuration(c.seconds * 1e9 / steps);
+        return perStepCell(r, [&](const auto& rr) {
+          const auto& c = rr.front().collectives[static_cast<int>(op)];
+          const double steps = std::max<double>(1, rr.front().recordedSteps);
+          if (c.count == 0) return std::string("-");
+          return formatBytes(c.sizeBytes / steps) + " / " + formatBytes(c.sentBytes / steps) + " / " +
+                 formatDuration(c.seconds * 1e9 / steps);
+        });
       });
     }
     row("all/step: size / sent / received", [&](const auto& r) {
       if (r.empty()) return std::string("-");
-      if (!anyRecorded(r)) return std::string("not recorded");
-      const auto all = trace::allCollectives(r.front().collectives);
-      const double steps = std::max<double>(1, r.front().recordedSteps);
-      return formatBytes(all.sizeBytes / steps) + " / " + formatBytes(all.sentBytes / steps) + " / " +
-             formatBytes(all.receivedBytes / steps);
+      return perStepCell(r, [&](const auto& rr) {
+        const auto all = trace::allCollectives(rr.front().collectives);
+        const double steps = std::max<double>(1, rr.front().recordedSteps);
+        return formatBytes(all.sizeBytes / steps) + " / " + formatBytes(all.sentBytes / steps) + " / " +
+               formatBytes(all.receivedBytes / steps);
+      });
     });
     bool anyRecompute = false;
     for (const auto& r : stats) anyRecompute |= maxOf(r, [](const RankStats& s) { return s.recomputeSecondsPerStep; }) > 0;
     if (anyRecompute) {  // activation checkpointing: what the memory it saves costs in compute
       row("recompute per step", [&](const auto& r) {
-        if (!anyRecorded(r)) return std::string("not recorded");
-        return formatDuration(1e9 * maxOf(r, [](const RankStats& s) { return s.recomputeSecondsPerStep; }));
+        return perStepCell(r, [&](const auto& rr) {
+          return formatDuration(1e9 * maxOf(rr, [](const RankStats& s) { return s.recomputeSecondsPerStep; }));
+        });
       });
     }
     row("exposed comm per step", [&](const auto& r) {
-      if (!anyRecorded(r)) return std::string("not recorded");
-      return formatDuration(1e9 * maxOf(r, [](const RankStats& s) { return s.steadyExposedCommSeconds; }));
+      return perStepCell(r, [&](const auto& rr) {
+        return formatDuration(1e9 * maxOf(rr, [](const RankStats& s) { return s.steadyExposedCommSeconds; }));
+      });
     });
     row("comm/compute overlap", [&](const auto& r) {
-      if (!anyRecorded(r)) return std::string("not recorded");
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%.1f %%", maxOf(r, [](const RankStats& s) { return s.overlapPercent; }));
-      return std::string(buf);
+      return perStepCell(r, [&](const auto& rr) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.1f %%", maxOf(rr, [](const RankStats& s) { return s.overlapPercent; }));
+        return std::string(buf);
+      });
     });
     ImGui::EndTable();
   }
@@ -538,8 +561,14 @@ void drawComparison(const std::vector<Session>& sessions,
   auto ms = [](double v) { char b[32]; std::snprintf(b, sizeof b, "%.1f ms", v); return std::string(b); };
   auto plain = [](double v) { char b[32]; std::snprintf(b, sizeof b, "%.1f", v); return std::string(b); };
   auto pct = [](double v) { char b[32]; std::snprintf(b, sizeof b, "%.1f %%", v); return std::string(b); };
+  // A bar's label: the figure, or why there is none (its bar is then empty, not a measured zero).
+  auto perStep = [&](size_t i, const std::string& figure) {
+    const std::string missing = perStepFigureMissing(stats[i], /*brief=*/true);
+    return missing.empty() ? figure : missing;
+  };
   ImGui::Spacing();
-  valueBars("Step time (slowest rank)", sessions, stepMs, [&](size_t i) { return ms(stepMs[i]); },
+  valueBars("Step time (slowest rank)", sessions, stepMs,
+            [&](size_t i) { return anyStepTimed(stats[i]) ? ms(stepMs[i]) : std::string("unknown"); },
             IM_COL32(90, 140, 200, 255));
   valueBars("Throughput, samples/s (all ranks)", sessions, samples,
             [&](size_t i) {
@@ -560,17 +589,17 @@ void drawComparison(const std::vector<Session>& sessions,
   };
   valueBars("Bytes a rank sends per step under the ring schedule (rank 0, all collectives)", sessions, bytes,
             [&](size_t i) {
-              if (ddpSent(i) <= 0) return formatBytes(bytes[i]);
+              if (ddpSent(i) <= 0) return perStep(i, formatBytes(bytes[i]));
               char ratio[32];
               std::snprintf(ratio, sizeof ratio, " (%.2fx ddp)", bytes[i] / ddpSent(i));
-              return formatBytes(bytes[i]) + ratio;
+              return perStep(i, formatBytes(bytes[i]) + ratio);
             },
             IM_COL32(245, 133, 24, 255));
   ImGui::TextDisabled("all-reduce 2(N-1)/N x size, all-gather and reduce-scatter (N-1)/N x size: the bytes the "
                       "rank puts on the wire, not the collectives' sizes (the table has both)");
-  valueBars("Time in collectives per step (rank 0)", sessions, commMs, [&](size_t i) { return ms(commMs[i]); },
+  valueBars("Time in collectives per step (rank 0)", sessions, commMs, [&](size_t i) { return perStep(i, ms(commMs[i])); },
             IM_COL32(114, 183, 178, 255));
-  valueBars("Comm/compute overlap", sessions, overlap, [&](size_t i) { return pct(overlap[i]); },
+  valueBars("Comm/compute overlap", sessions, overlap, [&](size_t i) { return perStep(i, pct(overlap[i])); },
             IM_COL32(178, 121, 162, 255));
 }
 
