@@ -297,7 +297,10 @@ PhaseScope::~PhaseScope() {
 
 ComputeSpan::ComputeSpan(trace::ComputeKind kind, std::string unit)
     : kind_(kind), unit_(std::move(unit)), begin_(trace::nowNs()), unwindingAtStart_(std::uncaught_exceptions()) {
-  if (gDeviceClock && RankRecorder::instance().enabled()) deviceBegin_ = gDeviceClock->mark();
+  // Pinning host memory is the host's work, not the device's: the host's clock times it.
+  if (gDeviceClock && RankRecorder::instance().enabled() && kind_ != trace::ComputeKind::PinHostMemory) {
+    deviceBegin_ = gDeviceClock->mark();
+  }
   if (kind_ != trace::ComputeKind::Step) {
     enclosing_ = tOpenSpan;
     tOpenSpan = this;

@@ -99,10 +99,14 @@ void freePinnedBlock(void* context) {
 HostMemoryScope::HostMemoryScope() : previous_(tHostScope) { tHostScope = true; }
 HostMemoryScope::~HostMemoryScope() { tHostScope = previous_; }
 
-at::Tensor emptyHostTensor(at::IntArrayRef sizes, at::ScalarType dtype, bool pinned) {
+at::Tensor emptyHostTensor(at::IntArrayRef sizes, at::ScalarType dtype, bool pinned, const std::string& unitName) {
   HostMemoryScope host;
   if (!pinned) return at::empty(sizes, at::TensorOptions().dtype(dtype));
-  at::Tensor tensor = at::empty(sizes, at::TensorOptions().dtype(dtype).pinned_memory(true));
+  at::Tensor tensor;
+  {
+    ComputeSpan pin(trace::ComputeKind::PinHostMemory, unitName);
+    tensor = at::empty(sizes, at::TensorOptions().dtype(dtype).pinned_memory(true));
+  }
   const c10::Storage& storage = tensor.storage();
   auto* block = new PinnedBlock{{}, static_cast<int64_t>(storage.nbytes()), currentRole(), currentUnit()};
   void* data = storage.data_ptr().get();

@@ -96,7 +96,7 @@ void ShardedStrategy::buildUnit(Unit& unit, const at::Tensor& flat, int shardRan
     const at::Tensor slice = flat.narrow(0, rank * shardNumel, shardNumel).to(unit.trainable ? at::kFloat : computeDtype_);
     RoleScope role(trace::MemoryRole::ParamShard);
     if (offload_) {
-      unit.shard = emptyHostTensor({shardNumel}, slice.scalar_type(), /*pinned=*/device.is_cuda());
+      unit.shard = emptyHostTensor({shardNumel}, slice.scalar_type(), /*pinned=*/device.is_cuda(), unit.name);
       unit.shard.copy_(slice);
     } else {
       unit.shard = slice.to(device, slice.scalar_type(), false, /*copy=*/true);  // one copy, on the device
@@ -211,7 +211,7 @@ void ShardedStrategy::copyGradientToHost(Unit& unit, PendingCollective& reductio
   UnitScope memoryOf(unit.modelUnit);
   if (!unit.hostGradShard.defined()) {
     RoleScope role(trace::MemoryRole::GradShard);
-    unit.hostGradShard = emptyHostTensor({unit.gradShard.numel()}, at::kFloat, /*pinned=*/device_.is_cuda());
+    unit.hostGradShard = emptyHostTensor({unit.gradShard.numel()}, at::kFloat, /*pinned=*/device_.is_cuda(), unit.name);
   }
   // After the reduction that wrote the shard, not after the compute queued since: the copy reads
   // a buffer of the communication stream's own and writes host memory, so no device memory is

@@ -74,6 +74,7 @@ const char* computeKindName(ComputeKind kind) {
     case ComputeKind::Optimizer: return "optimizer";
     case ComputeKind::CopyToDevice: return "copy_to_device";
     case ComputeKind::CopyToHost: return "copy_to_host";
+    case ComputeKind::PinHostMemory: return "pin_host_memory";
   }
   return "unknown";
 }
@@ -143,9 +144,10 @@ bool isRecomputation(const Event& compute) {
          static_cast<Phase>(compute.phase) == Phase::Backward;
 }
 
-bool isHostCopy(const Event& compute) {
+bool isOffloadSpan(const Event& compute) {
   const auto kind = static_cast<ComputeKind>(compute.op);
-  return compute.kind == EventKind::Compute && (kind == ComputeKind::CopyToDevice || kind == ComputeKind::CopyToHost);
+  return compute.kind == EventKind::Compute && (kind == ComputeKind::CopyToDevice || kind == ComputeKind::CopyToHost ||
+                                                kind == ComputeKind::PinHostMemory);
 }
 
 std::string computeSpanName(const Event& e) {

@@ -54,9 +54,11 @@ enum class CollectiveOp : uint8_t { AllGather, ReduceScatter, AllReduce, Broadca
 constexpr int kCollectiveOpCount = 5;
 
 // CopyToDevice, CopyToHost: --offload cpu's copies of a unit's shard to the device before its
-// all-gather and of its reduced gradient shard back to pinned host memory.
-enum class ComputeKind : uint8_t { Step, Forward, Backward, Optimizer, CopyToDevice, CopyToHost };
-constexpr int kComputeKindCount = 6;
+// all-gather and of its reduced gradient shard back to pinned host memory. PinHostMemory: the
+// allocation of that pinned memory (cudaHostAlloc, on the host; the first step's gradient shards
+// and the shards at setup, the host allocator's cache after), timed by the host's clock.
+enum class ComputeKind : uint8_t { Step, Forward, Backward, Optimizer, CopyToDevice, CopyToHost, PinHostMemory };
+constexpr int kComputeKindCount = 7;
 
 // Where a Memory event's bytes are. Device: the memory the rank computes in (its GPU's on a GPU
 // rank, the process's heap on a CPU rank). Host: a GPU rank's host memory that holds training
@@ -148,8 +150,9 @@ double algbwBytesPerSecond(int64_t bytes, double seconds);
 // A forward compute span in the backward phase: activation checkpointing running a block's forward
 // again, with a graph, just before its backward.
 bool isRecomputation(const Event& compute);
-// A compute span that is --offload cpu's copy of a shard to the device or of a gradient to the host.
-bool isHostCopy(const Event& compute);
+// A compute span of --offload cpu's traffic with the host: a shard's copy to the device, a
+// gradient's copy to the host, or the pinning of host memory for them. Drawn apart from compute.
+bool isOffloadSpan(const Event& compute);
 // What a trace (and an NVTX range, engine/nvtx_ranges.h) calls a span: "step 3", "forward
 // blocks.1", "recompute blocks.1", "optimizer.step"; a collective: "all_gather blocks.1", with
 // " [shard]" or " [replicate]" when it ran in a sub-group (HSDP reduces a unit in both).

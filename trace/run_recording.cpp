@@ -142,7 +142,7 @@ void RunRecording::add(const Event& e) {
     case EventKind::Compute:
       insertByBegin(r.compute, r.computeBegins, e);
       r.longestCompute = std::max(r.longestCompute, e.endNs - e.beginNs);
-      r.hostCopies |= isHostCopy(e);
+      r.offloadSpans |= isOffloadSpan(e);
       break;
     case EventKind::StepEnd:
       r.steps.push_back(e);

@@ -85,7 +85,7 @@ struct RankTimeline {
   RoleBytes atPeakTotal{};              // the split by role at the moment of peakTotal
   int64_t peakDevice = 0;               // maximum of tensors + allocator cache + runtime
   HostMemory host;                      // --offload cpu on a GPU: what the rank holds in host memory
-  bool hostCopies = false;              // compute holds --offload cpu's host<->device copies
+  bool offloadSpans = false;            // compute holds --offload cpu's copies and pinning
   int64_t dropped = 0;                  // events the rank could not record
   int64_t negativeBalance = 0;          // frees of bytes never seen allocated (should stay 0)
   FoldedSteps folded;                   // the steps before `steps[0]` when detail is folded

@@ -32,7 +32,7 @@ const trace::Event* computingAt(const trace::RankTimeline& t, double tAbs) {
   for (size_t i = trace::firstSpanFrom(t.compute, tAbs - static_cast<double>(t.longestCompute));
        i < t.compute.size() && t.compute[i].beginNs <= tAbs; ++i) {
     const trace::Event& c = t.compute[i];
-    if (static_cast<trace::ComputeKind>(c.op) != trace::ComputeKind::Step && !trace::isHostCopy(c) && c.endNs >= tAbs) {
+    if (static_cast<trace::ComputeKind>(c.op) != trace::ComputeKind::Step && !trace::isOffloadSpan(c) && c.endNs >= tAbs) {
       inside = &c;
     }
   }

@@ -17,7 +17,7 @@ std::vector<std::vector<trace::Event>> fallbackGroups(const trace::RunRecording&
   for (int r = 0; r < rec.ranks(); ++r) {
     auto& groups = out[static_cast<size_t>(r)];
     for (const auto& c : rec.rank(r).compute) {
-      if (static_cast<trace::ComputeKind>(c.op) == trace::ComputeKind::Step || trace::isHostCopy(c)) continue;
+      if (static_cast<trace::ComputeKind>(c.op) == trace::ComputeKind::Step || trace::isOffloadSpan(c)) continue;
       trace::Event g = c;
       g.op = static_cast<uint8_t>(static_cast<trace::ComputeKind>(c.op) == trace::ComputeKind::Backward
                                       ? trace::GroupKind::Backward

@@ -128,6 +128,7 @@ ImU32 computeColor(trace::ComputeKind kind) {
     case trace::ComputeKind::Optimizer: return inPalette(IM_COL32(178, 121, 162, 255));
     case trace::ComputeKind::CopyToDevice: return inPalette(IM_COL32(80, 190, 150, 255));
     case trace::ComputeKind::CopyToHost: return inPalette(IM_COL32(200, 170, 60, 255));
+    case trace::ComputeKind::PinHostMemory: return inPalette(IM_COL32(150, 150, 160, 255));
   }
   return IM_COL32(200, 200, 200, 255);
 }

@@ -31,6 +31,7 @@ std::string computeLabel(const Event& e) {
     case trace::ComputeKind::Forward: return trace::isRecomputation(e) ? "R " : "F ";
     case trace::ComputeKind::CopyToDevice: return "H2D ";
     case trace::ComputeKind::CopyToHost: return "D2H ";
+    case trace::ComputeKind::PinHostMemory: return "pin ";
     default: return "B ";
   }
 }
@@ -142,17 +143,17 @@ void drawSpan(const LaneFrame& f, const Event& e, bool comm, float xa, float xb,
   }
 }
 
-// --offload cpu's copies, over the compute lane's lower third: they run on the communication
-// stream, so they overlap the spans above them. At least a pixel each; only ranks that have them
-// pay for this pass.
-void drawHostCopies(const LaneFrame& f, const trace::RankTimeline& t, float y, const TimelineStyle& style,
+// --offload cpu's copies and pinning, over the compute lane's lower third: the copies run on the
+// communication stream and the pinning on the host, so they overlap the spans above them. At
+// least a pixel each; only ranks that have them pay for this pass.
+void drawOffloadSpans(const LaneFrame& f, const trace::RankTimeline& t, float y, const TimelineStyle& style,
                     CollectiveSelection& selection, TimelineFrameStats& stats) {
   const float band = style.spanLaneHeight / 3;
   const float bandY = y + style.spanLaneHeight - band;
   for (size_t i = trace::firstSpanFrom(t.compute, f.beginAbs - static_cast<double>(t.longestCompute));
        i < t.compute.size() && t.compute[i].beginNs < f.endAbs; ++i) {
     const Event& e = t.compute[i];
-    if (!trace::isHostCopy(e) || e.endNs < f.beginAbs) continue;
+    if (!trace::isOffloadSpan(e) || e.endNs < f.beginAbs) continue;
     const float xa = f.toX(static_cast<double>(e.beginNs));
     const float xb = std::max(xa + 1.0f, f.toX(static_cast<double>(e.endNs)));
     drawSpan(f, e, /*comm=*/false, xa, xb, bandY, band, selection, stats);
@@ -313,7 +314,7 @@ void drawSpanLane(const LaneFrame& f, const trace::RankTimeline& t, SpanLaneKind
   size_t lastJump = 0;
   for (; i < spans.size() && spans[i].beginNs < f.endAbs; ++i) {
     const Event& e = spans[i];
-    if (!comm && (static_cast<trace::ComputeKind>(e.op) == trace::ComputeKind::Step || trace::isHostCopy(e))) continue;
+    if (!comm && (static_cast<trace::ComputeKind>(e.op) == trace::ComputeKind::Step || trace::isOffloadSpan(e))) continue;
     if (e.endNs < f.beginAbs) continue;
     const float xa = f.toX(static_cast<double>(e.beginNs));
     const float xb = f.toX(static_cast<double>(e.endNs));
@@ -349,7 +350,7 @@ void drawSpanLane(const LaneFrame& f, const trace::RankTimeline& t, SpanLaneKind
     drawSpan(f, e, comm, xa, xb, y, height, selection, stats);
   }
   if (foldCount > 0) drawFold(f.drawList, foldStart, foldEnd, y, y + height);
-  if (!comm && t.hostCopies) drawHostCopies(f, t, y, style, selection, stats);
+  if (!comm && t.offloadSpans) drawOffloadSpans(f, t, y, style, selection, stats);
 }
 
 // Intervals within one pixel merge, and those that start inside the pixel a run ends in are skipped

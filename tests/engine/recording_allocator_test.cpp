@@ -14,9 +14,11 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <ATen/ATen.h>
 
+#include "engine/device_clock.h"
 #include "engine/recorder.h"
 #include "trace/wire.h"
 
@@ -24,7 +26,7 @@ namespace shardscope {
 namespace {
 
 // In a child process (EXPECT_EXIT): the hook replaces the process's CPU allocator. Recording starts
-// into a pipe; stopRecording() ends it and hands each memory event written to `seen`.
+// into a pipe; stopRecording() ends it and hands each event of `kind` written to `seen`.
 struct PipeRecording {
   int fds[2] = {-1, -1};
   PipeRecording() {
@@ -34,7 +36,7 @@ struct PipeRecording {
     RankRecorder::instance().setEnabled(true);
   }
   template <typename Fn>
-  void stopRecording(Fn&& seen) {
+  void stopRecording(Fn&& seen, trace::EventKind kind = trace::EventKind::Memory) {
     RankRecorder::instance().stop();
     ::close(fds[1]);
     trace::LineSplitter lines;
@@ -42,7 +44,7 @@ struct PipeRecording {
     for (ssize_t n; (n = ::read(fds[0], buffer, sizeof buffer)) > 0;) {
       lines.feed(buffer, static_cast<size_t>(n), [&](std::string_view line) {
         const auto e = trace::decodeEventLine(line);
-        if (e && e->kind == trace::EventKind::Memory) seen(*e);
+        if (e && e->kind == kind) seen(*e);
       });
     }
   }
@@ -86,7 +88,7 @@ void recordHostScopes() {
   }
   {
     RoleScope role(trace::MemoryRole::ParamShard);
-    shard = emptyHostTensor({1750}, at::kFloat, /*pinned=*/false);  // 7000 bytes, outside any scope after
+    shard = emptyHostTensor({1750}, at::kFloat, /*pinned=*/false, "blocks.0");  // 7000 bytes, outside any scope after
   }
   retagStorage(state, trace::MemoryRole::Other);  // outside the scope: the block remembers its space
   outside = at::Tensor();
@@ -110,6 +112,53 @@ void recordHostScopes() {
 
 TEST(RecordingAllocator, HostScopesAreRecordedInTheHostsSpaceOnAGpuRank) {
   EXPECT_EXIT(recordHostScopes(), ::testing::ExitedWithCode(0), "");
+}
+
+// A GPU rank's device clock, standing in: every span it times ran at 1 to 2 ms on it.
+class FixedDeviceClock : public DeviceClock {
+ public:
+  Mark mark() override {
+    ++marks;
+    return this;
+  }
+  void whenReached(Mark, Mark, std::function<void(int64_t, int64_t)> done) override { done(1'000'000, 2'000'000); }
+  int marks = 0;
+};
+
+// Pinning host memory is the host's work: its span is timed by the host's clock even where a
+// device clock times the rank's compute. Only pinned memory gets one: the CPU stand-in for a GPU
+// (pinned false) allocates without a span.
+void recordPinSpans() {
+  PipeRecording recording;
+  FixedDeviceClock clock;
+  setDeviceClock(&clock);
+  const int64_t before = trace::nowNs();
+  { ComputeSpan pin(trace::ComputeKind::PinHostMemory, "blocks.3"); }
+  { ComputeSpan forward(trace::ComputeKind::Forward, "blocks.3"); }
+  at::Tensor unpinned = emptyHostTensor({100}, at::kFloat, /*pinned=*/false, "blocks.4");
+  const int64_t after = trace::nowNs();
+  setDeviceClock(nullptr);
+  std::vector<trace::Event> spans;
+  recording.stopRecording([&](const trace::Event& e) { spans.push_back(e); }, trace::EventKind::Compute);
+  const auto fail = [](const char* why) {
+    std::fprintf(stderr, "%s\n", why);
+    std::exit(1);
+  };
+  if (spans.size() != 2) fail("want the pin and the forward, and no span for unpinned memory");
+  for (const auto& e : spans) {
+    const auto kind = static_cast<trace::ComputeKind>(e.op);
+    if (kind == trace::ComputeKind::PinHostMemory) {
+      if (e.text != "blocks.3" || e.beginNs < before || e.endNs > after) fail("the pin is timed by the host");
+    } else if (e.beginNs != 1'000'000 || e.endNs != 2'000'000) {
+      fail("the forward is timed by the device");
+    }
+  }
+  if (clock.marks != 2) fail("only the forward marks the device's queue");
+  std::exit(0);
+}
+
+TEST(RecordingAllocator, PinningIsAHostTimedSpanAndOnlyForPinnedMemory) {
+  EXPECT_EXIT(recordPinSpans(), ::testing::ExitedWithCode(0), "");
 }
 
 }  // namespace

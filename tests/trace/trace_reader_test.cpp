@@ -3,8 +3,11 @@
 // the order is not the one shardscope writes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <numeric>
 #include <sstream>
+#include <vector>
 
 #include "tests/support/run_cli.h"
 #include "trace/chrome_trace.h"
@@ -138,6 +141,46 @@ TEST(TraceReader, HostMemoryKeepsItsOwnLaneThroughAWrittenTrace) {
   ASSERT_TRUE(loaded.error.empty()) << loaded.error;
   check(loaded.recording.rank(0));
   EXPECT_EQ(loaded.recording.rank(0).host.memory.size(), 3u);
+}
+
+// Every kind of compute span, the newest (pin_host_memory) too, goes through the wire and a written
+// trace as the kind it was, with its unit and times, and marks the rank as having offload spans
+// only for the copies and the pinning.
+TEST(TraceReader, EveryComputeKindThroughTheWireAndAWrittenTrace) {
+  RunRecording recording(1);
+  for (int k = 0; k < kComputeKindCount; ++k) {
+    Event e;
+    e.kind = EventKind::Compute;
+    e.op = static_cast<uint8_t>(k);
+    e.beginNs = 1000 * (k + 1);
+    e.endNs = e.beginNs + 500;
+    e.text = "blocks." + std::to_string(k);
+    const std::string line = encodeEventLine(e);
+    const auto back = decodeEventLine(line.substr(0, line.size() - 1));
+    ASSERT_TRUE(back.has_value()) << line;
+    EXPECT_EQ(back->op, e.op) << line;
+    recording.add(*back);
+  }
+  const std::string path = testing::freshTempDir("trace_reader") + "/kinds.json";
+  {
+    std::ofstream out(path);
+    writeChromeTrace(out, recording, {{"strategy", "full_shard"}});
+  }
+  const auto loaded = loadChromeTrace(path);
+  ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+  const auto& compute = loaded.recording.rank(0).compute;
+  std::vector<int> kinds;
+  for (const auto& e : compute) {
+    kinds.push_back(e.op);
+    EXPECT_EQ(e.text, "blocks." + std::to_string(e.op));
+    EXPECT_EQ(e.endNs - e.beginNs, 500);
+    EXPECT_EQ(isOffloadSpan(e), e.op >= static_cast<uint8_t>(ComputeKind::CopyToDevice)) << computeKindName(static_cast<ComputeKind>(e.op));
+  }
+  std::sort(kinds.begin(), kinds.end());
+  std::vector<int> all(kComputeKindCount);
+  std::iota(all.begin(), all.end(), 0);
+  EXPECT_EQ(kinds, all);
+  EXPECT_TRUE(loaded.recording.rank(0).offloadSpans);
 }
 
 // --offload cpu's host memory per model unit ("who holds what" draws it under the device's row):

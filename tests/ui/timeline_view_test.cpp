@@ -242,7 +242,7 @@ TEST(TimelineView, AxisZoomKeepsTheAnchorAndPans) {
 // --offload cpu: a rank with host memory gets a lane of its own under the device's (the timeline
 // grows by it, and its columns are drawn), and the copies to and from the device are drawn over the
 // compute lane even where a forward span covers the same time, as on the communication stream.
-TEST(TimelineView, HostMemoryGetsItsOwnLaneAndCopiesAreDrawnOverCompute) {
+TEST(TimelineView, HostMemoryGetsItsOwnLaneAndCopiesAndPinningAreDrawnOverCompute) {
   auto add = [](trace::RunRecording& rec, trace::EventKind kind, uint8_t op, int64_t begin, int64_t end,
                 trace::MemorySpace space = trace::MemorySpace::Device) {
     trace::Event e;
@@ -265,6 +265,8 @@ TEST(TimelineView, HostMemoryGetsItsOwnLaneAndCopiesAreDrawnOverCompute) {
   }
   add(offloaded, trace::EventKind::Memory, 0, 1'500'000, 0, trace::MemorySpace::Host);
   add(offloaded, trace::EventKind::Compute, toDevice, 2'000'000, 3'000'000);  // under the forward span
+  add(offloaded, trace::EventKind::Compute, static_cast<uint8_t>(trace::ComputeKind::PinHostMemory), 1'200'000,
+      1'800'000);  // on the host, under the forward too
   EXPECT_TRUE(recordsHostMemory(offloaded));
   EXPECT_FALSE(recordsHostMemory(plain));
 
@@ -278,7 +280,7 @@ TEST(TimelineView, HostMemoryGetsItsOwnLaneAndCopiesAreDrawnOverCompute) {
   const auto before = drawOnce(imgui, plain, axis, selection);
   const auto after = drawOnce(imgui, offloaded, axis, selection);
   EXPECT_GT(after.memoryColumns, before.memoryColumns) << "the host lane's columns";
-  EXPECT_EQ(after.spansDrawn, before.spansDrawn + 1) << "the copy, drawn beside the forward it overlaps";
+  EXPECT_EQ(after.spansDrawn, before.spansDrawn + 2) << "the copy and the pinning, drawn beside the forward they overlap";
 }
 
 }  // namespace
