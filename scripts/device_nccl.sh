@@ -11,7 +11,7 @@
 #   there:  run(command="bash scripts/device_nccl.sh assemble && export LD_PRELOAD=$PWD/.nccl/libnccl.so.2 && ...",
 #               carry=[".deps", ".nccl/part-0", ".nccl/manifest"])
 # (name the two files, not .nccl: an assembled libnccl.so.2 left there would not fit the carry)
-# NCCL_KEEP_ARCH=all packs the whole library instead: four parts of at most 56 MiB, one carry
+# NCCL_KEEP_ARCH=all packs the whole library instead: parts of at most 56 MiB (about four), one carry
 # each, every call within the machine's 30 s idle release of the one before (or the parts already
 # sent are lost with the machine), assemble with the last.
 # With LD_PRELOAD every process of the call (shardscope's ranks and PyTorch's) loads this NCCL, and

@@ -93,6 +93,9 @@ bool knowsAfterStep(const RankStats& r) {
          r.afterLastStep[static_cast<int>(MemoryRole::ParamGathered)] > 0;
 }
 
+// The width (at text scale 1) below which the run's prediction and the what-if stack.
+constexpr float kSideBySideWidth = 1500.0f;
+
 // "estimate:KIND:ROW:COLUMN": where a figure of the prediction table was drawn, for the tests.
 std::string cellProbeName(const char* kind) {
   return std::string("estimate:") + kind + ":" + std::to_string(ImGui::TableGetRowIndex()) + ":" +
@@ -106,7 +109,9 @@ void measuredCell(int64_t measured, int64_t predicted) {
   const std::string text = measured == predicted ? "= run" : "measured " + trace::formatBytes(static_cast<double>(measured));
   ImGui::SameLine();
   if (ImGui::CalcTextSize(text.c_str()).x > ImGui::GetContentRegionAvail().x) ImGui::NewLine();
+  ImGui::PushTextWrapPos(0.0f);  // at the column's edge: "measured" and its figure on two lines if need be
   ImGui::TextColored(measured == predicted ? kMatchColor : kMismatchColor, "%s", text.c_str());
+  ImGui::PopTextWrapPos();
   noteItem(cellProbeName("measured").c_str());
   if (ImGui::IsItemHovered()) {
     ImGui::SetTooltip("measured %lld bytes, predicted %lld", static_cast<long long>(measured),
@@ -176,9 +181,16 @@ void drawRunPrediction(EstimatePanelState& st, const RunConfig& config, const st
   auto cell = [&](int strategy, int64_t predicted, const std::string& formula,
                   const std::function<int64_t(const std::vector<RankStats>&)>& measure, bool host = false) {
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted((trace::formatBytes(static_cast<double>(predicted)) + (host ? " on host" : "")).c_str());
+    const std::string bytes = trace::formatBytes(static_cast<double>(predicted));
+    ImGui::TextUnformatted(bytes.c_str());
     noteItem(cellProbeName("figure").c_str());
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", formula.c_str());
+    if (host) {  // beside the figure, or under it in a narrow column
+      ImGui::SameLine(0, ImGui::CalcTextSize(" ").x);
+      if (ImGui::CalcTextSize("on host").x > ImGui::GetContentRegionAvail().x) ImGui::NewLine();
+      ImGui::TextUnformatted("on host");
+      noteItem(cellProbeName("host").c_str());
+    }
     if (measure && measuring[strategy] >= 0) measuredCell(measure(stats[measuring[strategy]]), predicted);
   };
   auto none = [] {
@@ -258,8 +270,16 @@ void drawRunPrediction(EstimatePanelState& st, const RunConfig& config, const st
   noteItem("estimate:prediction-table");
   ImGui::TextDisabled(anyMeasured ? "\"= run\": the matching run's largest rank measured exactly the predicted bytes"
                                   : "measured: press Compare with this configuration to put the runs' figures here");
-  ImGui::TextDisabled("not predicted: the activation peak (backward's working memory), communication buffers, allocator "
-                      "overhead (see Comparison)");
+  // Under offload the device still holds each unit's shard and gradient shard for a moment (the
+  // copy in for its all-gather, the reduced shard before its copy out): when depends on the
+  // schedule, so the table's figures for those roles are the host's.
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+  ImGui::TextWrapped("not predicted: the activation peak (backward's working memory), communication buffers, allocator "
+                     "overhead%s (see Comparison)",
+                     config.offload == Offload::Cpu
+                         ? ", and under --offload cpu the device's passing copies of a unit's shard and gradient shard"
+                         : "");
+  ImGui::PopStyleColor();
 }
 
 // A small button on the current line where it fits, else at the start of the next: a row of
@@ -512,6 +532,14 @@ void drawWhatIf(EstimatePanelState& st) {
 
 void drawEstimatePanel(EstimatePanelState& state, const RunConfig& config, const std::vector<Session>& sessions,
                        const std::vector<std::vector<RankStats>>& stats) {
+  // Side by side where the run's table keeps room for five columns of figures; else (a narrower
+  // window, projector text) one above the other, so that neither is cut off.
+  if (ImGui::GetContentRegionAvail().x < px(kSideBySideWidth)) {
+    drawRunPrediction(state, config, sessions, stats);
+    ImGui::Separator();
+    drawWhatIf(state);
+    return;
+  }
   if (!ImGui::BeginTable("estimate", 2, ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingStretchProp)) return;
   ImGui::TableSetupColumn("this run", ImGuiTableColumnFlags_WidthStretch, 1.15f);
   ImGui::TableSetupColumn("will it fit", ImGuiTableColumnFlags_WidthStretch, 1.0f);

@@ -59,7 +59,6 @@ std::string sessionLabel(const std::vector<Session>& sessions, size_t i) {
   return name;
 }
 
-// `format` labels session i's value.
 // Why a per-step figure of these ranks is not known: "not recorded" (--recording off), "unknown" (no
 // step recorded: CUDA memory snapshots on their own, a run stopped in its first step); "" if known.
 // `brief`: for a bar's label, which has room for 18 characters.
@@ -69,6 +68,7 @@ std::string perStepFigureMissing(const std::vector<RankStats>& ranks, bool brief
   return "";
 }
 
+// `format` labels session i's value.
 void valueBars(const char* title, const std::vector<Session>& sessions, const std::vector<double>& values,
                const std::function<std::string(size_t)>& format, ImU32 color) {
   double scale = 0;

@@ -17,6 +17,7 @@
 #include "ui/item_probe.h"
 #include "ui/record_files.h"
 #include "ui/synthetic_recording.h"
+#include "ui/theme.h"
 #include "tests/support/mode_of.h"
 
 namespace shardscope::ui {
@@ -208,9 +209,38 @@ TEST_F(AppClicks, EstimateTabDrawsBadInputAsAMessage) {
   EXPECT_FALSE(app_.items().count("estimate:run-problem")) << state_.estimate.predictionProblem;
 }
 
-// The H200's offloaded run opened beside its prediction: "225.16 MiB on host" and what the run
-// measured do not fit one line of a quarter of the pane. Every figure stays inside its column (the
-// measured one goes below the prediction) instead of running into the next one or off the table.
+// Where the estimate tab drew the prediction table's figures: how many "on host" and measured
+// figures went beside or under their prediction, each checked to stay inside its column.
+struct EstimateCells {
+  int measured = 0, host = 0, below = 0;
+};
+EstimateCells checkEstimateCells(const std::map<std::string, ItemRect>& items) {
+  EstimateCells cells;
+  const ItemRect table = items.at("estimate:prediction-table");
+  std::map<int, float> columnLeft;  // where each column starts: the left edge of its figures
+  for (const auto& [name, rect] : items) {
+    int row = 0, column = 0;
+    if (std::sscanf(name.c_str(), "estimate:figure:%d:%d", &row, &column) == 2) columnLeft[column] = rect.x0;
+  }
+  for (const auto& [name, rect] : items) {
+    char kind[16] = {0};
+    int row = 0, column = 0;
+    if (std::sscanf(name.c_str(), "estimate:%15[a-z]:%d:%d", kind, &row, &column) != 3) continue;
+    const float right = columnLeft.count(column + 1) ? columnLeft.at(column + 1) : table.x1;
+    EXPECT_LE(rect.x1, right) << name << " runs past its column";
+    if (std::string(kind) == "figure") continue;
+    (std::string(kind) == "host" ? cells.host : cells.measured) += 1;
+    const std::string figure = "estimate:figure:" + std::to_string(row) + ":" + std::to_string(column);
+    EXPECT_TRUE(items.count(figure)) << figure;
+    if (items.count(figure)) cells.below += rect.y0 >= items.at(figure).y1 ? 1 : 0;
+  }
+  return cells;
+}
+
+// The H200's offloaded run opened beside its prediction ("225.16 MiB on host", and what the run
+// measured). At 1600 px the what-if goes under the run's table, which then has the width for every
+// figure on one line; at projector scale 2 "on host" and the measured figures go below the
+// prediction. Either way every figure stays inside its column instead of running into the next.
 TEST_F(AppClicks, EstimateFiguresStayInsideTheirColumns) {
   OpenedRecord record = openRecord({std::string(SHARDSCOPE_RESULTS_DIR) + "/gpu_offload_world2_summary_h200.json"});
   ASSERT_TRUE(record.error.empty()) << record.error;
@@ -222,28 +252,21 @@ TEST_F(AppClicks, EstimateFiguresStayInsideTheirColumns) {
   }
   openTab("Estimate", "estimate:seed-7b");
   draw();
-  const auto& items = app_.items();
-  ASSERT_TRUE(items.count("estimate:prediction-table"));
-  const float tableRight = items.at("estimate:prediction-table").x1;
-  // Where each column starts: the left edge of its figures.
-  std::map<int, float> columnLeft;
-  int measured = 0, wrapped = 0;
-  for (const auto& [name, rect] : items) {
-    int row = 0, column = 0;
-    if (std::sscanf(name.c_str(), "estimate:figure:%d:%d", &row, &column) == 2) columnLeft[column] = rect.x0;
-  }
-  for (const auto& [name, rect] : items) {
-    int row = 0, column = 0;
-    if (std::sscanf(name.c_str(), "estimate:measured:%d:%d", &row, &column) != 2) continue;
-    ++measured;
-    const float right = columnLeft.count(column + 1) ? columnLeft.at(column + 1) : tableRight;
-    EXPECT_LE(rect.x1, right) << name << " runs past its column";
-    const std::string figure = "estimate:figure:" + std::to_string(row) + ":" + std::to_string(column);
-    ASSERT_TRUE(items.count(figure)) << figure;
-    wrapped += rect.y0 >= items.at(figure).y1 ? 1 : 0;
-  }
-  EXPECT_GE(measured, 6) << "the full_shard run is compared with its prediction";
-  EXPECT_GT(wrapped, 0) << "at 1600 px the host figures leave no room beside them";
+  ASSERT_TRUE(app_.items().count("estimate:prediction-table"));
+  EXPECT_GT(app_.items().at("estimate:seed-7b").y0, app_.items().at("estimate:prediction-table").y1)
+      << "the what-if under the run's table at this width";
+  const EstimateCells one = checkEstimateCells(app_.items());
+  EXPECT_GE(one.measured, 6) << "the full_shard run is compared with its prediction";
+  EXPECT_GE(one.host, 6) << "shards, gradients and optimizer state on the host under shard_grad_op and full_shard";
+  EXPECT_EQ(one.below, 0) << "the whole width leaves room beside every figure";
+
+  applyLook(Look{2.0f, false});
+  draw();
+  draw();
+  const EstimateCells two = checkEstimateCells(app_.items());
+  EXPECT_EQ(two.host, one.host);
+  EXPECT_GT(two.below, 0) << "at twice the text size some go below their figure";
+  applyLook(Look{});
 }
 
 // A transformer shape adds activations to every bar, and the inverse questions come with it:

@@ -175,25 +175,26 @@ TEST(Screenshot, SavedCompareSummaryOpensWithItsFigures) {
 
 // The Estimate tab after a compare of all four strategies: the predictions are labelled, every
 // predicted figure is marked as measured exactly ("= run", green) and none differs (orange), and
-// the what-if bars are drawn against the GPU's memory line.
+// the what-if bars are drawn against the GPU's memory line. At 1920 px the two sit side by side
+// (narrower, the what-if goes under the table: AppClicks.EstimateFiguresStayInsideTheirColumns).
 TEST(Screenshot, EstimateTabPutsMeasurementsNextToPredictions) {
   if (!haveXvfb()) GTEST_SKIP() << "xvfb-run is not installed";
   const auto dir = testing::freshTempDir("screenshot_estimate");
   auto compare = underXvfb({"compare", "--strategies", "ddp,zero1,shard_grad_op,full_shard", "--model", "mlp",
                             "--layers", "2", "--world", "2", "--steps", "2", "--tab", "estimate",
-                            "--screenshot", dir + "/estimate.png"},
+                            "--window-size", "1920x1080", "--screenshot", dir + "/estimate.png"},
                            240);
   ASSERT_EQ(compare.exitCode, 0) << compare.output;
   const Image img = load(dir + "/estimate.png");
-  ASSERT_EQ(img.width, 1600);
+  ASSERT_EQ(img.width, 1920);
   // The tab takes the lower half; its left part is this run's prediction, its right the what-if.
   constexpr int kText = 45;
-  EXPECT_GT(countColor(img, 255, 199, 89, 320, 500, 1600, 1000, kText), 40) << "PREDICTION labels";
-  // The left table ends short of x = 1000, where the what-if's orange "does NOT fit" begins.
-  EXPECT_GT(countColor(img, 128, 217, 128, 320, 500, 990, 1000, kText), 60) << "\"= run\" marks";
-  EXPECT_EQ(countColor(img, 255, 140, 102, 320, 500, 990, 1000, kText), 0) << "a figure differs from its prediction";
-  EXPECT_GT(countColor(img, 178, 121, 162, 950, 500, 1600, 1000), 200) << "optimizer-state bars";
-  EXPECT_GT(countColor(img, 255, 80, 80, 950, 500, 1600, 1000), 20) << "the GPU memory line";
+  EXPECT_GT(countColor(img, 255, 199, 89, 320, 560, 1920, 1080, kText), 40) << "PREDICTION labels";
+  // The left table ends short of x = 1160, where the what-if's orange "does NOT fit" begins.
+  EXPECT_GT(countColor(img, 128, 217, 128, 320, 560, 1150, 1080, kText), 60) << "\"= run\" marks";
+  EXPECT_EQ(countColor(img, 255, 140, 102, 320, 560, 1150, 1080, kText), 0) << "a figure differs from its prediction";
+  EXPECT_GT(countColor(img, 178, 121, 162, 1170, 560, 1920, 1080), 200) << "optimizer-state bars";
+  EXPECT_GT(countColor(img, 255, 80, 80, 1170, 560, 1920, 1080), 20) << "the GPU memory line";
 }
 
 TEST(Screenshot, UnreadableTraceIsAClearError) {
