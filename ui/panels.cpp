@@ -331,7 +331,31 @@ std::string barLabel(int rank, const char* where, const std::string& when, int64
   return text;
 }
 
+// A summary keeps each rank's split at its peak, not memory over time: those bars, and what the
+// rest needs.
+void drawSavedPeaks(const std::vector<RankStats>& ranks) {
+  if (!anyMemoryRecorded(ranks)) {
+    ImGui::TextDisabled("memory was not recorded in this run (--recording off, or a trace without memory events)");
+    return;
+  }
+  double scale = 1;
+  for (const auto& r : ranks) scale = std::max(scale, static_cast<double>(r.peakTotal));
+  const float barWidth = std::max(ImGui::GetContentRegionAvail().x - labelWidth() - 10.0f, 100.0f);
+  for (const auto& r : ranks) {
+    labelledRoleBar(barLabel(r.rank, "", "at peak", r.peakTotal), r.atPeakTotal, scale, barWidth);
+    noteItem(("memory:saved-peak:" + std::to_string(r.rank)).c_str());
+  }
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+  ImGui::TextWrapped("a summary keeps each rank's split at its peak; the split at the playhead, and the host's under "
+                     "--offload cpu, need the run's --trace (the host's peaks are in Comparison)");
+  ImGui::PopStyleColor();
+}
+
 void drawMemoryBreakdown(const Session& session, const TimelineCursor& cursor) {
+  if (session.fromSummary) {
+    drawSavedPeaks(session.savedStats);
+    return;
+  }
   const auto& rec = session.recording;
   double scale = 1, hostScale = 1;
   for (int r = 0; r < rec.ranks(); ++r) {

@@ -33,7 +33,8 @@ ConfigAction drawConfigPanel(RunConfig& config, CompareChoice& compare, bool bus
 // The role legend; each role's checkbox shows or hides it in the memory lanes.
 void drawRoleLegend(bool (&showRole)[trace::kMemoryRoleCount]);
 
-// Bars by role for every rank of `session`: at the cursor (when valid) and at each rank's peak.
+// Bars by role for every rank of `session`: at the cursor (when valid) and at each rank's peak (a
+// summary's session: at its peak only, as the summary kept it).
 void drawMemoryBreakdown(const Session& session, const TimelineCursor& cursor);
 
 // Per-rank figures of every session (the saved ones of a summary, or derived from the recording).

@@ -269,6 +269,23 @@ TEST_F(AppClicks, EstimateFiguresStayInsideTheirColumns) {
   applyLook(Look{});
 }
 
+// A summary has no memory over time, but it kept each rank's split at its peak: the memory tab
+// draws those bars (the H200's offloaded world-2 run: two ranks) rather than nothing.
+TEST_F(AppClicks, MemoryTabOfASummaryDrawsEachRanksPeak) {
+  OpenedRecord record = openRecord({std::string(SHARDSCOPE_RESULTS_DIR) + "/gpu_offload_world2_summary_h200.json"});
+  ASSERT_TRUE(record.error.empty()) << record.error;
+  {
+    auto lock = store_.lock();
+    for (auto& s : record.sessions) store_.add(std::move(s));
+  }
+  state_.openTab = bottomTabTitle("memory");
+  draw();
+  draw();
+  EXPECT_TRUE(app_.items().count("memory:saved-peak:0"));
+  EXPECT_TRUE(app_.items().count("memory:saved-peak:1"));
+  EXPECT_FALSE(app_.items().count("memory:saved-peak:2"));
+}
+
 // A transformer shape adds activations to every bar, and the inverse questions come with it:
 // Llama-2 70B with full recomputation keeps 2 x 4096 x 8192 x 80 B = 5.37 GB per GPU (Korthikanti
 // et al.'s 2 sbh per layer); fp32 doubles that. The largest model whose model states fit 16 GPUs
