@@ -273,13 +273,12 @@ void drawRunPrediction(EstimatePanelState& st, const RunConfig& config, const st
   // Under offload the device still holds each unit's shard and gradient shard for a moment (the
   // copy in for its all-gather, the reduced shard before its copy out): when depends on the
   // schedule, so the table's figures for those roles are the host's.
-  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-  ImGui::TextWrapped("not predicted: the activation peak (backward's working memory), communication buffers, allocator "
-                     "overhead%s (see Comparison)",
-                     config.offload == Offload::Cpu
-                         ? ", and under --offload cpu the device's passing copies of a unit's shard and gradient shard"
-                         : "");
-  ImGui::PopStyleColor();
+  wrappedHint(config.offload == Offload::Cpu
+                  ? "not predicted: the activation peak (backward's working memory), communication buffers, "
+                    "allocator overhead, and under --offload cpu the device's passing copies of a unit's shard and "
+                    "gradient shard (see Comparison)"
+                  : "not predicted: the activation peak (backward's working memory), communication buffers, "
+                    "allocator overhead (see Comparison)");
 }
 
 // A small button on the current line where it fits, else at the start of the next: a row of

@@ -115,6 +115,19 @@ void drawHostRow(ImDrawList* dl, const trace::RunRecording& rec, int r, const st
   }
 }
 
+// A column's unit name where it fits: "blocks.12", else "b12", else "12", else nothing (hovering
+// a cell names its unit), so that no label runs into the next column's.
+std::string fittedUnitLabel(const std::string& name, float width) {
+  if (ImGui::CalcTextSize(name.c_str()).x <= width) return name;
+  const size_t dot = name.rfind('.');
+  if (dot == std::string::npos) return "";
+  const std::string index = name.substr(dot + 1);
+  for (const std::string& shorter : {name.substr(0, 1) + index, index}) {
+    if (ImGui::CalcTextSize(shorter.c_str()).x <= width) return shorter;
+  }
+  return "";
+}
+
 }  // namespace
 
 bool holdingsRole(MemoryRole role) {
@@ -172,12 +185,14 @@ void drawHoldings(const Session& session, double tNs, float width, float height,
   grid.cellWidth = std::max(px(24.0f), (width - grid.labelWidth) / static_cast<float>(columns));
   grid.rowHeight = std::clamp((height - grid.headerHeight) / static_cast<float>(rec.ranks() * rowsPerRank), px(22.0f), px(140.0f));
 
+  const float labelRoom = grid.cellWidth - 8;
   for (size_t c = 0; c < units.size(); ++c) {
     dl->AddText(ImVec2(grid.columnX(static_cast<int>(c)) + 4, grid.origin.y + 2), IM_COL32(200, 200, 210, 255),
-                trace::unitName(units[c]).c_str());
+                fittedUnitLabel(trace::unitName(units[c]), labelRoom).c_str());
   }
   if (showUnowned) {
-    dl->AddText(ImVec2(grid.columnX(columns - 1) + 4, grid.origin.y + 2), IM_COL32(160, 160, 170, 255), "no one unit (own scale)");
+    const char* label = ImGui::CalcTextSize("no one unit (own scale)").x <= labelRoom ? "no one unit (own scale)" : "none";
+    dl->AddText(ImVec2(grid.columnX(columns - 1) + 4, grid.origin.y + 2), IM_COL32(160, 160, 170, 255), label);
   }
   for (int r = 0; r < rec.ranks(); ++r) {
     const int row = r * rowsPerRank;

@@ -345,10 +345,8 @@ void drawSavedPeaks(const std::vector<RankStats>& ranks) {
     labelledRoleBar(barLabel(r.rank, "", "at peak", r.peakTotal), r.atPeakTotal, scale, barWidth);
     noteItem(("memory:saved-peak:" + std::to_string(r.rank)).c_str());
   }
-  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-  ImGui::TextWrapped("a summary keeps each rank's split at its peak; the split at the playhead, and the host's under "
-                     "--offload cpu, need the run's --trace (the host's peaks are in Comparison)");
-  ImGui::PopStyleColor();
+  wrappedHint("a summary keeps each rank's split at its peak; the split at the playhead, and the host's under "
+              "--offload cpu, need the run's --trace (the host's peaks are in Comparison)");
 }
 
 void drawMemoryBreakdown(const Session& session, const TimelineCursor& cursor) {

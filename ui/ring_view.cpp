@@ -70,7 +70,7 @@ void drawRingAnimation(const trace::Event& c, int worldRanks, const std::string&
   RingFrameStats local;
   const auto op = static_cast<trace::CollectiveOp>(c.op);
   const trace::RingSchedule s = trace::ringSchedule(op, c.worldSize, trace::collectiveSizeBytes(c));
-  ImGui::Text("%s %s  (step %d, %s)", trace::collectiveOpName(op), trace::collectiveUnit(c).c_str(), c.step,
+  ImGui::TextWrapped("%s %s  (step %d, %s)", trace::collectiveOpName(op), trace::collectiveUnit(c).c_str(), c.step,
               trace::phaseName(static_cast<trace::Phase>(c.phase)));
   if (!s.animatable()) {
     ImGui::TextDisabled("a %s among %d rank(s) moves no chunks around a ring: nothing to animate.",
@@ -83,18 +83,20 @@ void drawRingAnimation(const trace::Event& c, int worldRanks, const std::string&
   const double clamped = std::clamp(progress, 0.0, static_cast<double>(local.steps));
   local.stepsDone = static_cast<int>(std::floor(clamped));
   const float within = static_cast<float>(clamped - local.stepsDone);
-  ImGui::Text("size %s (as nccl-tests counts it), %d ranks, chunks of %s", trace::formatBytes(static_cast<double>(s.sizeBytes)).c_str(),
+  ImGui::TextWrapped("size %s (as nccl-tests counts it), %d ranks, chunks of %s", trace::formatBytes(static_cast<double>(s.sizeBytes)).c_str(),
               s.ranks, trace::formatBytes(static_cast<double>(s.chunkBytes)).c_str());
   const auto group = static_cast<trace::ProcessGroup>(c.processGroup);
   const std::vector<int> members = trace::processGroupMembers(group, c.rank, s.ranks, worldRanks);
   if (group != trace::ProcessGroup::World) {
     std::string ranks;
     for (int m : members) ranks += (ranks.empty() ? "" : ", ") + std::to_string(m);
-    ImGui::Text("in rank %d's %s group (HSDP): ranks %s", c.rank, trace::processGroupName(group), ranks.c_str());
+    ImGui::TextWrapped("in rank %d's %s group (HSDP): ranks %s", c.rank, trace::processGroupName(group), ranks.c_str());
   }
-  ImGui::Text("each rank sends %s and receives as much: %s x size", trace::formatBytes(static_cast<double>(local.bytesSentPerRank)).c_str(),
+  ImGui::TextWrapped("each rank sends %s and receives as much: %s x size", trace::formatBytes(static_cast<double>(local.bytesSentPerRank)).c_str(),
               s.op == trace::CollectiveOp::AllReduce ? "2(N-1)/N" : "(N-1)/N");
+  ImGui::PushTextWrapPos(0.0f);  // the panel is narrow beside the grid, and narrower at projector scale
   ImGui::TextColored(ImVec4(1.0f, 0.86f, 0.35f, 1.0f), "%s", phaseText(s, local.stepsDone).c_str());
+  ImGui::PopTextWrapPos();
   if (s.ranks > kRingRanksChunkByChunk) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
     ImGui::TextWrapped("%d ranks: each box a rank's chunks together, filled as it gathers what it ends with; "
@@ -102,7 +104,7 @@ void drawRingAnimation(const trace::Event& c, int worldRanks, const std::string&
                        s.ranks, kRingRanksChunkByChunk);
     ImGui::PopStyleColor();
   } else {
-    ImGui::TextDisabled("each box a chunk, filled by the share of the ranks' data it holds; outlined when complete");
+    wrappedHint("each box a chunk, filled by the share of the ranks' data it holds; outlined when complete");
   }
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
   ImGui::TextWrapped("Schedule: the textbook ring (Patarasuk & Yuan). Ran on %s as %s, which may use another "

@@ -205,12 +205,11 @@ void drawHoldingsTab(AppState& state, const std::vector<Session>& sessions, doub
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float gridWidth = collective ? avail.x * 0.58f : avail.x;
   ImGui::BeginChild("holdings", ImVec2(gridWidth, 0), false);
-  ImGui::Text("%s at %s: what each rank holds of each unit, measured (hover a cell for bytes)", s.title.c_str(),
+  ImGui::TextWrapped("%s at %s: what each rank holds of each unit, measured (hover a cell for bytes)", s.title.c_str(),
               formatDuration(playheadNs).c_str());
-  ImGui::TextDisabled(recordsHostMemory(s.recording)
-                          ? "model states by role (buffers, activations: the lanes above); host rows: --offload cpu, "
-                            "own scale"
-                          : "model states by role; collective buffers and activations are in the lanes above");
+  wrappedHint(recordsHostMemory(s.recording)
+                  ? "model states by role (buffers, activations: the lanes above); host rows: --offload cpu, own scale"
+                  : "model states by role; collective buffers and activations are in the lanes above");
   drawHoldings(s, playheadNs, ImGui::GetContentRegionAvail().x, ImGui::GetContentRegionAvail().y, &state.lastHoldings);
   ImGui::EndChild();
   if (!collective) return;

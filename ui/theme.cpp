@@ -133,6 +133,12 @@ ImU32 computeColor(trace::ComputeKind kind) {
   return IM_COL32(200, 200, 200, 255);
 }
 
+void wrappedHint(const char* text) {
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+  ImGui::TextWrapped("%s", text);
+  ImGui::PopStyleColor();
+}
+
 ImU32 laneBackground() { return gLook.highContrast ? IM_COL32(0, 0, 0, 255) : IM_COL32(22, 24, 28, 255); }
 
 ImU32 laneLabelColor() { return gLook.highContrast ? IM_COL32(235, 235, 235, 255) : IM_COL32(150, 150, 160, 255); }
