@@ -88,7 +88,11 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result, con
     const bool recorded = s.recorded;
     const auto ifRecorded = [&](nlohmann::json value) { return recorded ? value : nlohmann::json(nullptr); };
     const auto ifMemory = [&](nlohmann::json value) { return recorded && s.memoryRecorded ? value : nlohmann::json(nullptr); };
-    const auto ifKnown = [&](double value) { return s.throughputKnown ? nlohmann::json(value) : nlohmann::json(nullptr); };
+    // Throughput follows from step times: none without a completed step (a run stopped in its first).
+    const bool stepTimed = !s.stepSeconds.empty();
+    const auto ifKnown = [&](double value) {
+      return s.throughputKnown && stepTimed ? nlohmann::json(value) : nlohmann::json(nullptr);
+    };
     // Per-step figures need a recorded step: CUDA memory snapshots on their own have none, and a
     // run can stop in its first. What forward saved is measured when backward begins.
     const bool stepRecorded = recorded && s.recordedSteps > 0;
@@ -99,7 +103,7 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result, con
     ranks.push_back({{"rank", s.rank},
                      {"placement", placed ? nlohmann::json(result.rankPlacements[s.rank]) : nlohmann::json(nullptr)},
                      {"step_time_s", s.stepSeconds},
-                     {"steady_step_time_s", s.stepSeconds.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.steadyStepSeconds)},
+                     {"steady_step_time_s", stepTimed ? nlohmann::json(s.steadyStepSeconds) : nlohmann::json(nullptr)},
                      {"recorded_steps", s.recordedSteps},
                      {"peak_bytes", ifMemory(peak)},
                      {"at_peak_bytes", ifMemory(atPeak)},
@@ -109,9 +113,9 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result, con
                       {{"samples_per_s", ifKnown(s.samplesPerSecond)},
                        {"tokens_per_s", ifKnown(s.tokensPerSecond)},
                        {"model_flops_per_s", ifKnown(s.modelFlopsPerSecond)},
-                       {"mfu", limits.peakFlops > 0 ? nlohmann::json(s.mfu) : nlohmann::json(nullptr)}}},
+                       {"mfu", limits.peakFlops > 0 && stepTimed ? nlohmann::json(s.mfu) : nlohmann::json(nullptr)}}},
                      {"collectives", ifRecorded(collectives)},
-                     {"traffic_per_step", ifRecorded(trafficPerStep)},
+                     {"traffic_per_step", ifStep(trafficPerStep)},
                      {"overlap_pct", ifStep(s.overlapPercent)},
                      {"exposed_comm_s", ifRecorded(s.exposedCommSeconds)},
                      {"steady_exposed_comm_s", ifStep(s.steadyExposedCommSeconds)},

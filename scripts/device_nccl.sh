@@ -24,12 +24,23 @@ PART_MIB=${NCCL_PART_MIB:-56}          # leaves room for the working tree in a 6
 DIR=.nccl
 PY=${SHARDSCOPE_PYTHON:-python3}
 
-# The cubins of one architecture, as sorted checksums: to compare the pruned library with the wheel's.
-cubin_checksums() { # cuobjdump library arch
-  local dir
+# The cubins of one architecture in a library, as sorted checksums in `out`: to compare the pruned
+# library with the wheel's. Fails (in this shell, not a subshell) when there are none to compare.
+cubin_checksums() { # cuobjdump library arch out
+  local dir cubins
   dir=$(mktemp -d)
-  (cd "$dir" && "$1" -xelf all "$2" > /dev/null) || { echo "error: cuobjdump could not read $2" >&2; exit 1; }
-  sha256sum "$dir"/*".sm_$3.cubin" | cut -d' ' -f1 | sort
+  if ! (cd "$dir" && "$1" -xelf all "$2" > /dev/null); then
+    rm -rf "$dir"
+    echo "error: cuobjdump could not read $2" >&2
+    exit 1
+  fi
+  cubins=("$dir"/*".sm_$3.cubin")
+  if [ ! -e "${cubins[0]}" ]; then
+    rm -rf "$dir"
+    echo "error: cuobjdump found no sm_$3 cubin in $2" >&2
+    exit 1
+  fi
+  sha256sum "${cubins[@]}" | cut -d' ' -f1 | sort > "$4"
   rm -rf "$dir"
 }
 
@@ -41,19 +52,21 @@ prune_and_check() { # scratch: has libnccl.so.2; leaves the pruned one in its pl
   (cd "$scratch" && unzip -q -o nvidia_cuda_cuobjdump-*.whl 'nvidia/*/bin/cuobjdump' -d cuobjdump)
   cuobjdump=$(ls "$scratch"/cuobjdump/nvidia/*/bin/cuobjdump)
   chmod +x "$cuobjdump"
-  if ! diff -q <(cubin_checksums "$cuobjdump" "$scratch/libnccl.so.2" "$KEEP_ARCH") \
-               <(cubin_checksums "$cuobjdump" "$scratch/pruned.so" "$KEEP_ARCH") > /dev/null; then
+  cubin_checksums "$cuobjdump" "$scratch/libnccl.so.2" "$KEEP_ARCH" "$scratch/wheel.sums"
+  cubin_checksums "$cuobjdump" "$scratch/pruned.so" "$KEEP_ARCH" "$scratch/pruned.sums"
+  if ! cmp -s "$scratch/wheel.sums" "$scratch/pruned.sums"; then
     echo "error: the pruned library's sm_$KEEP_ARCH cubins differ from the wheel's: pack with NCCL_KEEP_ARCH=all" >&2
     exit 1
   fi
+  echo "the $(wc -l < "$scratch/wheel.sums") sm_$KEEP_ARCH cubins are byte-identical to the wheel's"
   echo "the pruned library lists: $("$cuobjdump" --list-elf "$scratch/pruned.so" | grep -o 'sm_[0-9a-z]*' | sort | uniq -c | xargs)"
   mv "$scratch/pruned.so" "$scratch/libnccl.so.2"
 }
 
 pack() {
   mkdir -p "$DIR"
-  local scratch
-  scratch=$(mktemp -d)
+  scratch=$(mktemp -d)  # global: the trap removes it on any exit
+  trap 'rm -rf "${scratch:-}"' EXIT
   echo "downloading nvidia-nccl-cu13==$VERSION from PyPI (about 200 MB)"
   "$PY" -m pip download --quiet --no-deps "nvidia-nccl-cu13==$VERSION" -d "$scratch"
   (cd "$scratch" && unzip -q -j -o nvidia_nccl_cu13-*.whl nvidia/nccl/lib/libnccl.so.2)
@@ -67,7 +80,7 @@ pack() {
   ls -l "$DIR"
   local parts=("$DIR"/part-*)
   if [ "${#parts[@]}" -eq 1 ]; then
-    echo "one part: carry .nccl with .deps in one call (header of this script)"
+    echo "one part: carry .deps, .nccl/part-0 and .nccl/manifest in one call (header of this script)"
   else
     echo "${#parts[@]} parts: carry .nccl/manifest with the first, then one part per call (header of this script)"
   fi
@@ -80,6 +93,7 @@ check_gpu_arch() {
   local arch gpu
   arch=$(manifest_value arch)
   [ "$arch" = all ] && return
+  command -v nvidia-smi > /dev/null || { echo "error: no nvidia-smi here: assemble runs on the GPU machine" >&2; exit 1; }
   gpu=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d '.')
   if [ "$gpu" != "$arch" ]; then
     echo "error: this GPU is sm_$gpu but .nccl was packed with sm_$arch code only: pack again here with NCCL_KEEP_ARCH=$gpu (or all)" >&2

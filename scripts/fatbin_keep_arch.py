@@ -46,15 +46,18 @@ def elf_sections(data):
 def fatbins(data, offset, size):
     """Yields (start, header size, entries size) of each fat binary in a section.
 
-    Fat binaries are 8-byte aligned, with padding between them."""
+    Fat binaries start 8-byte aligned (from the section's start), with padding between them."""
     pos = offset
     while pos + 16 <= offset + size:
         magic, _, header_size, entries_size = struct.unpack_from("<IHHQ", data, pos)
         if magic != FATBIN_MAGIC:
             pos += 8
             continue
+        if header_size < 16 or pos + header_size + entries_size > offset + size:
+            raise ValueError(f"malformed fat binary header at byte {pos}")
         yield pos, header_size, entries_size
-        pos += header_size + entries_size
+        end = pos + header_size + entries_size
+        pos = end + (-(end - offset) % 8)
 
 
 def entries(data, start, end):
@@ -70,25 +73,28 @@ def entries(data, start, end):
 
 
 def keep_arch(data, arch):
-    """Prunes data (a bytearray) in place; returns (bytes dropped, fat binaries without arch)."""
+    """Prunes data (a bytearray) in place; returns (bytes dropped, fat binaries without arch,
+    entries kept)."""
     sections = elf_sections(data)
     missing = [name for name in FATBIN_SECTIONS if name not in sections]
     if len(missing) == len(FATBIN_SECTIONS):
         raise ValueError("no CUDA fat binary sections (.nv_fatbin, __nv_relfatbin)")
-    dropped = left_whole = 0
+    dropped = left_whole = kept_entries = 0
     for name in FATBIN_SECTIONS:
         if name not in sections:
             continue
         for start, header_size, size in list(fatbins(data, *sections[name])):
             body_start, body_end = start + header_size, start + header_size + size
-            kept = b"".join(e for a, e in entries(data, body_start, body_end) if a == arch)
+            ours = [e for a, e in entries(data, body_start, body_end) if a == arch]
+            kept_entries += len(ours)
+            kept = b"".join(ours)
             if not kept:
                 left_whole += 1
                 continue
             data[body_start:body_end] = kept + bytes(size - len(kept))
             struct.pack_into("<Q", data, start + 8, len(kept))
             dropped += size - len(kept)
-    return dropped, left_whole
+    return dropped, left_whole, kept_entries
 
 
 def main():
@@ -103,17 +109,17 @@ def main():
     except OSError as error:
         sys.exit(f"error: cannot read '{args.source}': {error.strerror}")
     try:
-        dropped, left_whole = keep_arch(data, args.arch)
+        dropped, left_whole, kept_entries = keep_arch(data, args.arch)
     except ValueError as error:
         sys.exit(f"error: '{args.source}': {error}")
     except (struct.error, IndexError):
         sys.exit(f"error: '{args.source}' is cut short: its headers point past its end")
-    if dropped == 0:
+    if kept_entries == 0:
         sys.exit(f"error: '{args.source}' has no sm_{args.arch} device code to keep "
                  "(pick --arch from what `cuobjdump --list-elf` shows)")
     open(args.destination, "wb").write(data)
-    print(f"kept sm_{args.arch}: dropped {dropped / 2**20:.1f} MiB of other architectures' code; "
-          f"{left_whole} fat binaries had no sm_{args.arch} entry and stay whole")
+    print(f"kept sm_{args.arch} ({kept_entries} entries): dropped {dropped / 2**20:.1f} MiB of other "
+          f"architectures' code; {left_whole} fat binaries had no sm_{args.arch} entry and stay whole")
 
 
 if __name__ == "__main__":

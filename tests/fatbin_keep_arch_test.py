@@ -59,7 +59,8 @@ class KeepArch(unittest.TestCase):
         self.ptx120 = entry(1, 120, b"ptx" * 30)
         self.mixed = fatbin(self.sm80, self.sm90, self.ptx120)
         self.only100 = fatbin(entry(2, 100, b"hundred" * 20))
-        self.padding = bytes(8)
+        self.padding = bytes(-len(self.mixed) % 8)  # the next fat binary starts 8-byte aligned
+        assert self.padding, "the test wants a fat binary whose size is not a multiple of 8"
         text = b"host code " * 20
         self.original = elf([(".text", text), (".nv_fatbin", self.mixed + self.padding + self.only100)])
         with open(self.src, "wb") as f:
@@ -91,6 +92,23 @@ class KeepArch(unittest.TestCase):
         rest = self.fatbin_at + len(self.mixed)
         self.assertEqual(data[rest:], self.original[rest:])  # the padding, sm_100's fat binary, headers
         self.assertIn("1 fat binaries had no sm_90 entry", stdout)
+
+    def test_a_library_pruned_already_keeps_its_code(self):
+        first, _ = self.pruned()
+        with open(self.src, "wb") as f:
+            f.write(first)
+        again, stdout = self.pruned()
+        self.assertEqual(again, first)
+        self.assertIn("dropped 0.0 MiB", stdout)
+
+    def test_refuses_a_fat_binary_header_that_does_not_add_up(self):
+        broken = bytearray(self.original)
+        struct.pack_into("<H", broken, self.fatbin_at + 6, 0)  # header size 0
+        with open(self.src, "wb") as f:
+            f.write(broken)
+        result = run(self.src, self.dst)
+        self.assertNotEqual(result.returncode, 0)
+        self.assertIn("malformed fat binary header", result.stderr)
 
     def test_refuses_an_arch_the_library_has_no_code_for(self):
         result = run(self.src, self.dst, "--arch", "86")

@@ -74,12 +74,13 @@ void predictionBadge() {
   ImGui::SameLine();
 }
 
-// The finished session that measured this strategy under the predicted configuration, if any.
+// The finished session that measured this strategy under the predicted configuration, if any (and
+// recorded a step: the per-step figures compare per step).
 int measuringSession(const RunConfig& config, StrategyKind strategy, const std::vector<Session>& sessions,
                      const std::vector<std::vector<RankStats>>& stats) {
   for (size_t i = 0; i < sessions.size() && i < stats.size(); ++i) {
     if (sessions[i].status == SessionStatus::Done && sessions[i].config.strategy == strategy &&
-        estimate::samePrediction(config, sessions[i].config) && anyRecorded(stats[i])) {
+        estimate::samePrediction(config, sessions[i].config) && anyStepRecorded(stats[i])) {
       return static_cast<int>(i);
     }
   }

@@ -115,8 +115,8 @@ void drawHostRow(ImDrawList* dl, const trace::RunRecording& rec, int r, const st
   }
 }
 
-// A column's unit name where it fits: "blocks.12", else "b12", else "12", else nothing (hovering
-// a cell names its unit), so that no label runs into the next column's.
+}  // namespace
+
 std::string fittedUnitLabel(const std::string& name, float width) {
   if (ImGui::CalcTextSize(name.c_str()).x <= width) return name;
   const size_t dot = name.rfind('.');
@@ -127,8 +127,6 @@ std::string fittedUnitLabel(const std::string& name, float width) {
   }
   return "";
 }
-
-}  // namespace
 
 bool holdingsRole(MemoryRole role) {
   switch (role) {

@@ -28,6 +28,10 @@ struct HoldingsFrameStats {
 // The roles a cell shows: the model states.
 bool holdingsRole(trace::MemoryRole role);
 
+// A column's unit name where it fits `width` pixels in the current font: "blocks.12", else "b12",
+// else "12", else "" (hovering a cell names its unit), so that no label runs into the next one's.
+std::string fittedUnitLabel(const std::string& name, float width);
+
 // Draws the grid into the current window at the cursor, `width` x `height`, for time `tNs`
 // (relative to the session's origin).
 void drawHoldings(const Session& session, double tNs, float width, float height, HoldingsFrameStats* stats = nullptr);

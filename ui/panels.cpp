@@ -59,12 +59,14 @@ std::string sessionLabel(const std::vector<Session>& sessions, size_t i) {
   return name;
 }
 
+constexpr const char* kNoStepsRecorded = "unknown (no steps recorded)";
+
 // Why a per-step figure of these ranks is not known: "not recorded" (--recording off), "unknown" (no
 // step recorded: CUDA memory snapshots on their own, a run stopped in its first step); "" if known.
 // `brief`: for a bar's label, which has room for 18 characters.
 std::string perStepFigureMissing(const std::vector<RankStats>& ranks, bool brief = false) {
   if (!anyRecorded(ranks)) return "not recorded";
-  if (!anyStepRecorded(ranks)) return brief ? "unknown" : "unknown (no steps recorded)";
+  if (!anyStepRecorded(ranks)) return brief ? "unknown" : kNoStepsRecorded;
   return "";
 }
 
@@ -471,20 +473,21 @@ void drawComparison(const std::vector<Session>& sessions,
       return memoryCell(r, [&](const auto& rr) {
         const double saved = maxOf(rr, [](const RankStats& s) { return s.activationSavedBytes; });
         // Measured when backward begins: with no step, a 0 says nothing.
-        return saved > 0 || anyStepRecorded(rr) ? formatBytes(saved) : std::string("unknown (no steps recorded)");
+        return saved > 0 || anyStepRecorded(rr) ? formatBytes(saved) : std::string(kNoStepsRecorded);
       });
     });
     hostMemoryRows(stats, row);
     row("step time", [&](const auto& r) {
       const double seconds = maxOf(r, [](const RankStats& s) { return s.steadyStepSeconds; });
       // CUDA memory snapshots on their own hold no steps; a run can stop in its first.
-      if (!anyStepTimed(r)) return std::string("unknown (no steps recorded)");
+      if (!anyStepTimed(r)) return std::string(kNoStepsRecorded);
       const std::string time = formatDuration(1e9 * seconds);
       // A PyTorch job's own trace (no batch in it) timed its steps under torch.profiler, which
       // records shapes and memory: slower than the job runs, so not a figure to compare.
       return !r.empty() && !r.front().throughputKnown ? time + " (under torch.profiler)" : time;
     });
     row("samples/s (all ranks)", [&](const auto& r) {
+      if (!anyStepTimed(r)) return std::string(kNoStepsRecorded);
       if (!r.empty() && !r.front().throughputKnown) return std::string("unknown (no batch in the record)");
       double total = 0;
       for (const auto& s : r) total += s.samplesPerSecond;
@@ -574,6 +577,9 @@ void drawComparison(const std::vector<Session>& sessions,
       traffic = static_cast<double>(all.sentBytes) / steps;
       comm = all.seconds * 1e3 / steps;
     }
+    // No figure, no bar: what a step that never completed holds is not a measurement.
+    if (!perStepFigureMissing(r).empty()) traffic = comm = over = 0;
+    if (!anyStepTimed(r)) step = rate = 0;
     stepMs.push_back(step);
     samples.push_back(rate);
     bytes.push_back(traffic);
@@ -594,7 +600,7 @@ void drawComparison(const std::vector<Session>& sessions,
             IM_COL32(90, 140, 200, 255));
   valueBars("Throughput, samples/s (all ranks)", sessions, samples,
             [&](size_t i) {
-              const bool known = stats[i].empty() || stats[i].front().throughputKnown;
+              const bool known = anyStepTimed(stats[i]) && (stats[i].empty() || stats[i].front().throughputKnown);
               return known ? plain(samples[i]) : std::string("unknown");
             },
             IM_COL32(84, 162, 75, 255));

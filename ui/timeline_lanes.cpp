@@ -37,6 +37,7 @@ std::string computeLabel(const Event& e) {
 }
 
 std::string stepText(const Event& e) {
+  if (e.step < 0) return "setup, before the first step";  // e.g. --offload cpu pinning the shards
   std::string text = "step " + std::to_string(e.step);
   if (e.microBatch != 0) text += ", micro-batch " + std::to_string(e.microBatch);
   return text;

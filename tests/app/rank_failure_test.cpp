@@ -61,6 +61,17 @@ TEST(RankFailure, RankErrorMessageReachesTheUser) {
   EXPECT_NE(r.output.find("rank 2 failed during step 1: injected fault"), std::string::npos)
       << r.output;
   EXPECT_LT(r.seconds, 60.0);
+  // Nothing completed a step: the summary keeps what was recorded (memory), and every figure that
+  // needs a step is null rather than a zero that reads as measured.
+  const auto summary = nlohmann::json::parse(std::ifstream(dir + "/summary.json"));
+  EXPECT_EQ(summary["status"], "failed");
+  for (const auto& rank : summary["ranks"]) {
+    ASSERT_TRUE(rank["step_time_s"].empty()) << rank.dump();
+    for (const char* key : {"steady_step_time_s", "overlap_pct", "steady_exposed_comm_s", "traffic_per_step"}) {
+      EXPECT_TRUE(rank[key].is_null()) << key << ": " << rank[key].dump();
+    }
+    EXPECT_TRUE(rank["throughput"]["samples_per_s"].is_null()) << rank["throughput"].dump();
+  }
 }
 
 // A rank that fails before its first step (here its process group refuses a setting) is said to

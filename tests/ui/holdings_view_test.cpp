@@ -4,10 +4,27 @@
 
 #include <gtest/gtest.h>
 
+#include <imgui.h>
+
 #include "ui/headless_frame.h"
 
 namespace shardscope::ui {
 namespace {
+
+// Column labels shorten to what fits their cell, never wider: the full name, then its initial and
+// index, then the index, then nothing.
+TEST(HoldingsView, UnitLabelsShortenToFitTheirColumn) {
+  HeadlessImGui imgui(1200, 900);
+  imgui.frame([] {
+    const auto width = [](const char* text) { return ImGui::CalcTextSize(text).x; };
+    EXPECT_EQ(fittedUnitLabel("blocks.12", width("blocks.12")), "blocks.12");
+    EXPECT_EQ(fittedUnitLabel("blocks.12", width("blocks.12") - 1), "b12");
+    EXPECT_EQ(fittedUnitLabel("blocks.12", width("b12") - 1), "12");
+    EXPECT_EQ(fittedUnitLabel("blocks.12", width("12") - 1), "");
+    EXPECT_EQ(fittedUnitLabel("root", width("root")), "root");
+    EXPECT_EQ(fittedUnitLabel("root", width("root") - 1), "") << "no index to fall back on";
+  });
+}
 
 // --offload cpu in "who holds what": each rank gets a host row under its device row, a cell per
 // unit with what the rank holds of it in host memory at the playhead; a run without offload none.
