@@ -20,6 +20,10 @@
 #           recorded by python/shardscope_record (traces and CUDA memory snapshots), opened by
 #           `shardscope view` and checked; each job's files come back in $OUT/records/MODE_wWORLD
 #           (end with pack)
+#   nccl    NCCL 2.30+ for the stages after it (issue 25 part 2): assembles the library carried
+#           in .nccl (scripts/device_nccl.sh pack, here; carry .nccl/part-0 and .nccl/manifest),
+#           preloads it, and checks torch loads it; ranks that share the GPU then go through
+#           NCCL_MULTI_RANK_GPU_ENABLE, on both sides of parity and bench. Give it after build.
 #   demo    a GPU compare run with --trace/--summary, to open here with `shardscope view`
 #   pack    everything in $OUT into one $OUT/results.tar.gz, in 15 MiB pieces if larger (the device
 #           tool brings back at most 8 files a call, 16 MiB each; give it last)
@@ -96,6 +100,24 @@ stage_records() {
     mkdir -p "$OUT/records/$(basename "$(dirname "$job")")" && cp "$job"/rank-* "$OUT/records/$(basename "$(dirname "$job")")/"
   done
   return $status
+}
+
+stage_nccl() {
+  bash scripts/device_nccl.sh assemble || return 1
+  export LD_PRELOAD="$ROOT/.nccl/libnccl.so.2"
+  local version
+  # What the process runs (ncclGetVersion), after torch loaded its own: torch.cuda.nccl.version()
+  # is the version torch was built with, whatever is preloaded.
+  version=$("$PY" -c 'import ctypes, torch
+code = ctypes.c_int()
+ctypes.CDLL("libnccl.so.2").ncclGetVersion(ctypes.byref(code))
+print(f"{code.value // 10000}.{code.value // 100 % 100}.{code.value % 100}")') || return 1
+  echo "NCCL that torch runs now: $version"
+  if [ "$("$PY" -c "print(tuple(map(int, '$version'.split('.'))) >= (2, 30, 0))")" != True ]; then
+    echo "nccl: the preloaded library did not take (torch reports $version): the later stages would use sockets" >&2
+    unset LD_PRELOAD
+    return 1
+  fi
 }
 
 stage_demo() {
