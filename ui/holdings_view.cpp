@@ -117,6 +117,10 @@ void drawHostRow(ImDrawList* dl, const trace::RunRecording& rec, int r, const st
 
 }  // namespace
 
+bool recordsHostMemoryPerUnit(const trace::RunRecording& rec) {
+  return unitScale(rec, trace::MemorySpace::Host) > 0;
+}
+
 std::string fittedUnitLabel(const std::string& name, float width) {
   if (ImGui::CalcTextSize(name.c_str()).x <= width) return name;
   const size_t dot = name.rfind('.');

@@ -28,6 +28,10 @@ struct HoldingsFrameStats {
 // The roles a cell shows: the model states.
 bool holdingsRole(trace::MemoryRole role);
 
+// Whether any rank recorded host memory per model unit (--offload cpu, recorded by a version that
+// writes the trace's `unit host memory` counters): the grid's host rows.
+bool recordsHostMemoryPerUnit(const trace::RunRecording& rec);
+
 // A column's unit name where it fits `width` pixels in the current font: "blocks.12", else "b12",
 // else "12", else "" (hovering a cell names its unit), so that no label runs into the next one's.
 std::string fittedUnitLabel(const std::string& name, float width);

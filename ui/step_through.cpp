@@ -8,6 +8,7 @@
 
 #include "trace/ring_schedule.h"
 #include "ui/item_probe.h"
+#include "ui/holdings_view.h"
 #include "ui/theme.h"
 
 namespace shardscope::ui {
@@ -207,8 +208,11 @@ void drawHoldingsTab(AppState& state, const std::vector<Session>& sessions, doub
   ImGui::BeginChild("holdings", ImVec2(gridWidth, 0), false);
   ImGui::TextWrapped("%s at %s: what each rank holds of each unit, measured (hover a cell for bytes)", s.title.c_str(),
               formatDuration(playheadNs).c_str());
-  wrappedHint(recordsHostMemory(s.recording)
+  wrappedHint(recordsHostMemoryPerUnit(s.recording)
                   ? "model states by role (buffers, activations: the lanes above); host rows: --offload cpu, own scale"
+                  : recordsHostMemory(s.recording)
+                  ? "model states by role (buffers, activations: the lanes above); the host's memory is in its "
+                    "lane above, not per unit (a trace from before unit host memory was recorded)"
                   : "model states by role; collective buffers and activations are in the lanes above");
   drawHoldings(s, playheadNs, ImGui::GetContentRegionAvail().x, ImGui::GetContentRegionAvail().y, &state.lastHoldings);
   ImGui::EndChild();

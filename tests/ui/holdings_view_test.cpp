@@ -66,6 +66,8 @@ TEST(HoldingsView, OffloadedRanksGetAHostRowPerUnit) {
   EXPECT_EQ(with.bytesShown, without.bytesShown) << "the device's cells are the device's alone";
   EXPECT_EQ(with.hostCells, 6) << "a host row per rank, a cell per unit";
   EXPECT_EQ(with.hostBytesShown, 2 * 3 * 300);
+  EXPECT_TRUE(recordsHostMemoryPerUnit(offloaded.recording));
+  EXPECT_FALSE(recordsHostMemoryPerUnit(plain.recording));
 }
 
 }  // namespace
