@@ -167,9 +167,7 @@ void drawSidebar(AppState& state, EngineControl* engine, int sessionCount) {
   ImGui::Separator();
   if (state.viewOnly) {
     ImGui::TextWrapped("Viewing %s", state.banner.c_str());
-    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    ImGui::TextWrapped("%s", state.viewNote.c_str());
-    ImGui::PopStyleColor();
+    wrappedHint("%s", state.viewNote.c_str());
   }
   // First, folded to one line: what the window shows can come from a file instead of a run.
   if (engine) drawOpenSection(state, *engine);

@@ -94,13 +94,22 @@ bool knowsAfterStep(const RankStats& r) {
          r.afterLastStep[static_cast<int>(MemoryRole::ParamGathered)] > 0;
 }
 
+// Continues the current line where `width` more pixels fit, else starts the next: figures and
+// buttons wrap in a narrow column or window instead of running off it. `spacing` as SameLine's.
+void sameLineIfRoom(float width, float spacing = -1.0f) {
+  ImGui::SameLine(0, spacing);
+  if (ImGui::GetContentRegionAvail().x < width) ImGui::NewLine();
+}
+
 // The width (at text scale 1) below which the run's prediction and the what-if stack.
 constexpr float kSideBySideWidth = 1500.0f;
 
-// "estimate:KIND:ROW:COLUMN": where a figure of the prediction table was drawn, for the tests.
-std::string cellProbeName(const char* kind) {
-  return std::string("estimate:") + kind + ":" + std::to_string(ImGui::TableGetRowIndex()) + ":" +
-         std::to_string(ImGui::TableGetColumnIndex());
+// Notes where a figure of the prediction table was drawn, as "estimate:KIND:ROW:COLUMN", for the tests.
+void noteCell(const char* kind) {
+  if (!itemProbeOn()) return;
+  noteItem((std::string("estimate:") + kind + ":" + std::to_string(ImGui::TableGetRowIndex()) + ":" +
+            std::to_string(ImGui::TableGetColumnIndex()))
+               .c_str());
 }
 
 // Shown after the predicted figure in the same cell: a green "= run" when the run measured
@@ -108,12 +117,11 @@ std::string cellProbeName(const char* kind) {
 // for both (four strategies, host figures, projector text), so that nothing is cut off.
 void measuredCell(int64_t measured, int64_t predicted) {
   const std::string text = measured == predicted ? "= run" : "measured " + trace::formatBytes(static_cast<double>(measured));
-  ImGui::SameLine();
-  if (ImGui::CalcTextSize(text.c_str()).x > ImGui::GetContentRegionAvail().x) ImGui::NewLine();
+  sameLineIfRoom(ImGui::CalcTextSize(text.c_str()).x);
   ImGui::PushTextWrapPos(0.0f);  // at the column's edge: "measured" and its figure on two lines if need be
   ImGui::TextColored(measured == predicted ? kMatchColor : kMismatchColor, "%s", text.c_str());
   ImGui::PopTextWrapPos();
-  noteItem(cellProbeName("measured").c_str());
+  noteCell("measured");
   if (ImGui::IsItemHovered()) {
     ImGui::SetTooltip("measured %lld bytes, predicted %lld", static_cast<long long>(measured),
                       static_cast<long long>(predicted));
@@ -184,13 +192,12 @@ void drawRunPrediction(EstimatePanelState& st, const RunConfig& config, const st
     ImGui::TableNextColumn();
     const std::string bytes = trace::formatBytes(static_cast<double>(predicted));
     ImGui::TextUnformatted(bytes.c_str());
-    noteItem(cellProbeName("figure").c_str());
+    noteCell("figure");
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", formula.c_str());
     if (host) {  // beside the figure, or under it in a narrow column
-      ImGui::SameLine(0, ImGui::CalcTextSize(" ").x);
-      if (ImGui::CalcTextSize("on host").x > ImGui::GetContentRegionAvail().x) ImGui::NewLine();
+      sameLineIfRoom(ImGui::CalcTextSize("on host").x, ImGui::CalcTextSize(" ").x);
       ImGui::TextUnformatted("on host");
-      noteItem(cellProbeName("host").c_str());
+      noteCell("host");
     }
     if (measure && measuring[strategy] >= 0) measuredCell(measure(stats[measuring[strategy]]), predicted);
   };
@@ -285,11 +292,7 @@ void drawRunPrediction(EstimatePanelState& st, const RunConfig& config, const st
 // A small button on the current line where it fits, else at the start of the next: a row of
 // example buttons wraps in a narrow window instead of running off its edge.
 bool smallButtonWrapping(const char* label, bool firstInRow) {
-  if (!firstInRow) {
-    ImGui::SameLine();
-    const float width = ImGui::CalcTextSize(label).x + 2.0f * ImGui::GetStyle().FramePadding.x;
-    if (ImGui::GetContentRegionAvail().x < width) ImGui::NewLine();
-  }
+  if (!firstInRow) sameLineIfRoom(ImGui::CalcTextSize(label).x + 2.0f * ImGui::GetStyle().FramePadding.x);
   return ImGui::SmallButton(label);
 }
 
@@ -369,13 +372,11 @@ std::optional<std::string> drawArchitectureInputs(EstimatePanelState& st, estima
   const auto recompute = *estimate::parseRecompute(kRecomputeNames[st.recompute]);
   c.activationBytes = estimate::transformerActivationBytes(shape, recompute, e);
   st.activationBytes = c.activationBytes;
-  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-  ImGui::TextWrapped("activations per GPU %s, any N: per layer %s (Korthikanti et al. 2022, dropout and attention "
-                     "scores kept)%s",
-                     trace::formatDecimalGB(c.activationBytes).c_str(),
-                     estimate::transformerActivationFormula(recompute, e).c_str(),
-                     arch->gptLayer ? "" : "; for Llama's layer an approximation");
-  ImGui::PopStyleColor();
+  wrappedHint("activations per GPU %s, any N: per layer %s (Korthikanti et al. 2022, dropout and attention "
+              "scores kept)%s",
+              trace::formatDecimalGB(c.activationBytes).c_str(),
+              estimate::transformerActivationFormula(recompute, e).c_str(),
+              arch->gptLayer ? "" : "; for Llama's layer an approximation");
   return std::nullopt;
 }
 
@@ -519,13 +520,11 @@ void drawWhatIf(EstimatePanelState& st) {
     noteItem("estimate:fewest");
     drawLargestModels(st, c);
   }
-  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-  ImGui::TextWrapped("blue weights, orange gathered, green gradients, purple optimizer%s; red line: %.0f GB "
-                     "(GB = 10^9 B)%s.%s",
-                     c.activationBytes > 0 ? ", then activations" : "", st.gpuMemoryGB,
-                     c.reserve > 0 ? ", thin line: what is left after the share kept free" : "",
-                     c.activationBytes > 0 ? "" : " Activations not included: choose a shape above.");
-  ImGui::PopStyleColor();
+  wrappedHint("blue weights, orange gathered, green gradients, purple optimizer%s; red line: %.0f GB "
+              "(GB = 10^9 B)%s.%s",
+              c.activationBytes > 0 ? ", then activations" : "", st.gpuMemoryGB,
+              c.reserve > 0 ? ", thin line: what is left after the share kept free" : "",
+              c.activationBytes > 0 ? "" : " Activations not included: choose a shape above.");
 }
 
 }  // namespace

@@ -10,6 +10,8 @@ std::map<std::string, ItemRect>* probe = nullptr;  // the UI draws on one thread
 
 void setItemProbe(std::map<std::string, ItemRect>* p) { probe = p; }
 
+bool itemProbeOn() { return probe != nullptr; }
+
 void noteItem(const char* name) {
   if (!probe) return;
   const ImVec2 min = ImGui::GetItemRectMin(), max = ImGui::GetItemRectMax();

@@ -19,5 +19,7 @@ void setItemProbe(std::map<std::string, ItemRect>* probe);
 
 // Records the rectangle of the item ImGui drew last under `name`, when a probe is set.
 void noteItem(const char* name);
+// Whether a probe is set: a name that costs a string to build is built only then, not every frame.
+bool itemProbeOn();
 
 }  // namespace shardscope::ui

@@ -5,6 +5,7 @@
 #include <imgui.h>
 
 #include "ui/item_probe.h"
+#include "ui/theme.h"
 
 namespace shardscope::ui {
 
@@ -20,10 +21,8 @@ ListenAction drawListenPanel(ListenChoice& choice, bool busy) {
   const bool open = ImGui::CollapsingHeader("Listen for a launched job");
   noteItem("listen:header");
   if (!open) return ListenAction::None;
-  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-  ImGui::TextWrapped("Draw a job that torchrun or srun started, live, as its ranks stream to a collector "
-                     "here (127.0.0.1; other hosts: shardscope listen --bind ADDR --token-file F --window).");
-  ImGui::PopStyleColor();
+  wrappedHint("Draw a job that torchrun or srun started, live, as its ranks stream to a collector "
+              "here (127.0.0.1; other hosts: shardscope listen --bind ADDR --token-file F --window).");
   ImGui::InputInt("port", &choice.port);
   noteItem("listen:port");
   ImGui::InputText("directory", choice.dir, sizeof choice.dir);
@@ -32,9 +31,7 @@ ListenAction drawListenPanel(ListenChoice& choice, bool busy) {
   const bool pressed = ImGui::Button("Listen");
   ImGui::EndDisabled();
   noteItem("listen");
-  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-  ImGui::TextWrapped("Then run each host's ranks with: %s", listenWorkerCommand(choice).c_str());
-  ImGui::PopStyleColor();
+  wrappedHint("Then run each host's ranks with: %s", listenWorkerCommand(choice).c_str());
   if (!choice.message.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.4f, 1.0f));
     ImGui::TextWrapped("%s", choice.message.c_str());

@@ -7,6 +7,7 @@
 #include <imgui.h>
 
 #include "ui/item_probe.h"
+#include "ui/theme.h"
 #include "ui/record_files.h"
 
 namespace shardscope::ui {
@@ -19,12 +20,6 @@ namespace {
 // names; ui/record_files.h), on the window's thread: past this many entries the rest are not
 // looked at (said under the listing), so a huge folder does not stall the window.
 constexpr size_t kMaxListedEntries = 400;
-
-void grey(const char* text) {
-  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-  ImGui::TextWrapped("%s", text);
-  ImGui::PopStyleColor();
-}
 
 void red(const std::string& text) {
   ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.45f, 0.4f, 1.0f));
@@ -94,12 +89,12 @@ std::string drawListing(OpenChoice& choice) {
 void drawStatus(const OpenChoice& choice, const OpenStatus& status) {
   if (!choice.message.empty()) red(choice.message);
   if (status.reading) {
-    grey(("Reading " + status.what + " ...").c_str());
+    wrappedHint("%s", ("Reading " + status.what + " ...").c_str());
   } else if (status.finished > 0 && !status.error.empty()) {
     red("Could not open: " + status.error);
   } else if (status.finished > 0) {
-    grey(("Opened " + status.what).c_str());
-    if (!status.notes.empty()) grey(status.notes.c_str());
+    wrappedHint("%s", ("Opened " + status.what).c_str());
+    if (!status.notes.empty()) wrappedHint("%s", status.notes.c_str());
   }
 }
 
@@ -152,8 +147,8 @@ OpenAction drawOpenPanel(OpenChoice& choice, bool busy, const OpenStatus& status
   noteItem("open:header");
   choice.expand = false;
   if (!open) return OpenAction::None;
-  grey("A run's --trace or --summary, a job's --trace-dir, or a PyTorch job's torch.profiler traces or CUDA memory "
-       "snapshots (a folder, or its per-rank files ticked). Double-click: into a folder, or open a recording.");
+  wrappedHint("A run's --trace or --summary, a job's --trace-dir, or a PyTorch job's torch.profiler traces or CUDA memory "
+              "snapshots (a folder, or its per-rank files ticked). Double-click: into a folder, or open a recording.");
   if (choice.focusPath) ImGui::SetKeyboardFocusHere();
   choice.focusPath = false;
   const bool entered = ImGui::InputText("path", choice.path, sizeof choice.path, ImGuiInputTextFlags_EnterReturnsTrue);

@@ -345,7 +345,7 @@ void drawSavedPeaks(const std::vector<RankStats>& ranks) {
   const float barWidth = std::max(ImGui::GetContentRegionAvail().x - labelWidth() - 10.0f, 100.0f);
   for (const auto& r : ranks) {
     labelledRoleBar(barLabel(r.rank, "", "at peak", r.peakTotal), r.atPeakTotal, scale, barWidth);
-    noteItem(("memory:saved-peak:" + std::to_string(r.rank)).c_str());
+    if (itemProbeOn()) noteItem(("memory:saved-peak:" + std::to_string(r.rank)).c_str());
   }
   wrappedHint("a summary keeps each rank's split at its peak; the split at the playhead, and the host's under "
               "--offload cpu, need the run's --trace (the host's peaks are in Comparison)");

@@ -98,20 +98,16 @@ void drawRingAnimation(const trace::Event& c, int worldRanks, const std::string&
   ImGui::TextColored(ImVec4(1.0f, 0.86f, 0.35f, 1.0f), "%s", phaseText(s, local.stepsDone).c_str());
   ImGui::PopTextWrapPos();
   if (s.ranks > kRingRanksChunkByChunk) {
-    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    ImGui::TextWrapped("%d ranks: each box a rank's chunks together, filled as it gathers what it ends with; "
-                       "outlined when complete (chunk by chunk up to %d ranks)",
-                       s.ranks, kRingRanksChunkByChunk);
-    ImGui::PopStyleColor();
+    wrappedHint("%d ranks: each box a rank's chunks together, filled as it gathers what it ends with; "
+                "outlined when complete (chunk by chunk up to %d ranks)",
+                s.ranks, kRingRanksChunkByChunk);
   } else {
     wrappedHint("each box a chunk, filled by the share of the ranks' data it holds; outlined when complete");
   }
-  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-  ImGui::TextWrapped("Schedule: the textbook ring (Patarasuk & Yuan). Ran on %s as %s, which may use another "
-                     "algorithm; the ring moves the fewest bytes per rank. Timing: %s.",
-                     backend.empty() ? "the recorded backend" : backend.c_str(), trace::collectiveImplementation(c).c_str(),
-                     timingNote.c_str());
-  ImGui::PopStyleColor();
+  wrappedHint("Schedule: the textbook ring (Patarasuk & Yuan). Ran on %s as %s, which may use another "
+              "algorithm; the ring moves the fewest bytes per rank. Timing: %s.",
+              backend.empty() ? "the recorded backend" : backend.c_str(), trace::collectiveImplementation(c).c_str(),
+              timingNote.c_str());
 
   // The ring takes what is left of the area below the text.
   ImDrawList* dl = ImGui::GetWindowDrawList();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdarg>
 #include <cstdlib>
 #include <fstream>
 #include <vector>
@@ -133,9 +134,12 @@ ImU32 computeColor(trace::ComputeKind kind) {
   return IM_COL32(200, 200, 200, 255);
 }
 
-void wrappedHint(const char* text) {
+void wrappedHint(const char* fmt, ...) {
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-  ImGui::TextWrapped("%s", text);
+  va_list args;
+  va_start(args, fmt);
+  ImGui::TextWrappedV(fmt, args);
+  va_end(args);
   ImGui::PopStyleColor();
 }
 

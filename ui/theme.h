@@ -40,8 +40,8 @@ ImU32 laneBackground();
 ImU32 laneLabelColor();  // "compute", "comm" beside the lanes
 const char* collectiveShortName(trace::CollectiveOp op);  // "AG", "RS", "AR", ...
 // A hint in the disabled colour that wraps at its window's or column's edge instead of running
-// off it (narrow panels, projector scale).
-void wrappedHint(const char* text);
+// off it (narrow panels, projector scale); printf-style, as ImGui::Text.
+void wrappedHint(const char* fmt, ...) IM_FMTARGS(1);
 
 // The look at scale 1 with the default palette (kept for callers without a look to apply).
 void applyTheme();
