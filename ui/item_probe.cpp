@@ -18,4 +18,10 @@ void noteItem(const char* name) {
   (*probe)[name] = {min.x, min.y, max.x, max.y};
 }
 
+void noteText(const std::string& name, float x, float y, const char* text) {
+  if (!probe) return;
+  const ImVec2 size = ImGui::CalcTextSize(text);
+  (*probe)[name] = {x, y, x + size.x, y + size.y};
+}
+
 }  // namespace shardscope::ui

@@ -19,6 +19,9 @@ void setItemProbe(std::map<std::string, ItemRect>* probe);
 
 // Records the rectangle of the item ImGui drew last under `name`, when a probe is set.
 void noteItem(const char* name);
+// Records where a text drawn straight onto a draw list (not an item) lies, when a probe is set:
+// the lanes' labels, which a test checks do not run over each other.
+void noteText(const std::string& name, float x, float y, const char* text);
 // Whether a probe is set: a name that costs a string to build is built only then, not every frame.
 bool itemProbeOn();
 

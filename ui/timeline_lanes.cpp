@@ -7,6 +7,7 @@
 
 #include "trace/forward_search.h"
 #include "trace/ring_schedule.h"
+#include "ui/item_probe.h"
 #include "ui/theme.h"
 
 namespace shardscope::ui {
@@ -18,6 +19,15 @@ namespace {
 
 constexpr ImU32 kPlayheadColor = IM_COL32(255, 220, 90, 235);
 constexpr ImU32 kTotalLineColor = IM_COL32(255, 255, 255, 200);
+
+// A label drawn onto a lane, noted for a test (under its kind and the lane's top) when one listens.
+void laneText(const LaneFrame& f, ImVec2 at, ImU32 color, const char* text, const char* kind, float laneTop) {
+  f.drawList->AddText(at, color, text);
+  if (itemProbeOn()) noteText(std::string("lane-text:") + kind + "@" + std::to_string(laneTop) + ":" + text, at.x, at.y, text);
+}
+
+// The memory lane's top line holds the step markers' labels ("s3"); its other labels start below.
+float belowStepLabels(float laneTop) { return laneTop + 1 + ImGui::GetTextLineHeight(); }
 
 void drawFold(ImDrawList* dl, float x0, float x1, float y0, float y1) {
   dl->AddRectFilled(ImVec2(x0, y0 + 2), ImVec2(std::max(x1, x0 + 1), y1 - 2), IM_COL32(110, 110, 120, 255));
@@ -50,6 +60,7 @@ bool spansHaveSameTarget(const Event& e, const CollectiveSelection& sel) {
 
 // The device's capacity (--gpu-memory): a line across the memory lane where it falls on the lane's
 // scale, else a note at the top that it lies above, with the headroom left at the rank's peak.
+// Its text keeps below the step labels' line, as the peak's does.
 void drawCapacity(const LaneFrame& f, double capacity, int64_t peakDevice, double scale, float y0, float memBottom) {
   if (capacity <= 0) return;
   const ImU32 color = IM_COL32(120, 200, 255, 230);
@@ -57,26 +68,28 @@ void drawCapacity(const LaneFrame& f, double capacity, int64_t peakDevice, doubl
   const std::string headroom = left >= 0 ? formatBytes(left) + " free at the peak"
                                          : formatBytes(-left) + " OVER at the peak";
   const float y = memBottom - static_cast<float>(capacity * scale);
+  const float textTop = belowStepLabels(y0);
   if (y >= y0) {
     f.drawList->AddLine(ImVec2(f.x0, y), ImVec2(f.x0 + f.width, y), color, 1.5f);
     const std::string text = "capacity " + trace::formatDecimalGB(capacity) + ", " + headroom;
-    f.drawList->AddText(ImVec2(f.x0 + 4, y + 1), color, text.c_str());
+    laneText(f, ImVec2(f.x0 + 4, std::max(y + 1, textTop)), color, text.c_str(), "capacity", y0);
     return;
   }
   const std::string text = "capacity " + trace::formatDecimalGB(capacity) + " (above this scale), " + headroom;
-  f.drawList->AddText(ImVec2(f.x0 + 4, y0 + 1), color, text.c_str());
+  laneText(f, ImVec2(f.x0 + 4, textTop), color, text.c_str(), "capacity", y0);
 }
 
-// The peak as a dashed red line with its figure at the right.
-void drawPeak(const LaneFrame& f, int64_t peakTotal, double scale, float y0, float memBottom) {
+// The peak as a dashed red line with its figure at the right, below the step labels' line (the
+// lane's top, where a run's peak usually is).
+void drawPeak(const LaneFrame& f, int64_t peakTotal, double scale, float y0, float memBottom, float textTop) {
   const float peakY = memBottom - static_cast<float>(static_cast<double>(peakTotal) * scale);
   for (float x = f.x0; x < f.x0 + f.width; x += 8) {
     f.drawList->AddLine(ImVec2(x, peakY), ImVec2(x + 4, peakY), IM_COL32(255, 90, 90, 220));
   }
   const std::string peak = "peak " + formatBytes(static_cast<double>(peakTotal));
-  f.drawList->AddText(ImVec2(f.x0 + f.width - ImGui::CalcTextSize(peak.c_str()).x - 4,
-                             std::max(peakY - ImGui::GetFontSize() - 1, y0)),
-                      IM_COL32(255, 120, 120, 255), peak.c_str());
+  laneText(f, ImVec2(f.x0 + f.width - ImGui::CalcTextSize(peak.c_str()).x - 4,
+                     std::max(peakY - ImGui::GetFontSize() - 1, textTop)),
+           IM_COL32(255, 120, 120, 255), peak.c_str(), "peak", y0);
 }
 
 void collectiveTooltip(const Event& e, double originNs) {
@@ -261,7 +274,7 @@ int drawMemoryLane(const LaneFrame& f, const trace::RankTimeline& t, float y0, f
   const double scale = laneScale(height, scaleBytes);
   if (t.memory.empty() || scale <= 0) return 0;
   const int drawn = drawRoleStack(f, t.memory, t.memoryTotals, y0, height, scale, style);
-  drawPeak(f, t.peakTotal, scale, y0, y0 + height);
+  drawPeak(f, t.peakTotal, scale, y0, y0 + height, belowStepLabels(y0));
   drawCapacity(f, style.capacityBytes, t.peakDevice, scale, y0, y0 + height);
   return drawn;
 }
@@ -272,8 +285,8 @@ int drawHostMemoryLane(const LaneFrame& f, const trace::RankTimeline& t, float y
   const double scale = laneScale(height, scaleBytes);
   if (t.host.memory.empty() || scale <= 0) return 0;
   const int drawn = drawRoleStack(f, t.host.memory, t.host.totals, y0, height, scale, style);
-  drawPeak(f, t.host.peakTotal, scale, y0, y0 + height);
-  f.drawList->AddText(ImVec2(f.x0 + 4, y0 + 1), laneLabelColor(), "host memory (--offload cpu), its own scale");
+  drawPeak(f, t.host.peakTotal, scale, y0, y0 + height, y0);  // no step labels in this lane
+  laneText(f, ImVec2(f.x0 + 4, y0 + 1), laneLabelColor(), "host memory (--offload cpu), its own scale", "host", y0);
   return drawn;
 }
 
@@ -418,7 +431,7 @@ void drawStepMarkers(const LaneFrame& f, const std::vector<Event>& steps, float 
     if (x < lastLabelEnd + labelGap) continue;
     char label[16];
     std::snprintf(label, sizeof label, "s%d", it->step);
-    f.drawList->AddText(ImVec2(x + 2, y + 1), IM_COL32(200, 200, 210, 160), label);
+    laneText(f, ImVec2(x + 2, y + 1), IM_COL32(200, 200, 210, 160), label, "step", y);
     lastLabelEnd = x + 2 + ImGui::CalcTextSize(label).x;
   }
 }

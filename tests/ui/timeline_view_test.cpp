@@ -4,9 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "ui/headless_frame.h"
+#include "ui/item_probe.h"
 #include "ui/rank_rows.h"
 #include "ui/timeline_lanes.h"
 #include "ui/synthetic_recording.h"
@@ -281,6 +284,62 @@ TEST(TimelineView, HostMemoryGetsItsOwnLaneAndCopiesAndPinningAreDrawnOverComput
   const auto after = drawOnce(imgui, offloaded, axis, selection);
   EXPECT_GT(after.memoryColumns, before.memoryColumns) << "the host lane's columns";
   EXPECT_EQ(after.spansDrawn, before.spansDrawn + 2) << "the copy and the pinning, drawn beside the forward they overlap";
+}
+
+// The memory lane's top line is the step markers' ("s0", "s1", ...): the capacity note and the peak's
+// figure keep below it, and nothing drawn onto the lanes runs over anything else (at a projector's
+// scale the capacity note ran through the first steps' labels and the peak through the last's).
+TEST(TimelineView, LaneLabelsKeepClearOfTheStepMarkers) {
+  trace::RunRecording rec(1);
+  for (int s = 0; s < 6; ++s) {
+    trace::Event step;
+    step.kind = trace::EventKind::StepEnd;
+    step.step = s;
+    step.beginNs = 100'000 + s * 1'000'000;
+    step.endNs = step.beginNs + 1'000'000;
+    rec.add(step);
+    trace::Event memory;
+    memory.kind = trace::EventKind::Memory;
+    memory.role = static_cast<uint8_t>(trace::MemoryRole::Activation);
+    memory.beginNs = step.beginNs + 500'000;
+    memory.bytes = (s % 2 + 1) << 20;
+    rec.add(memory);
+  }
+  TimeAxis axis;
+  axis.fit(0, 6'100'000);
+  CollectiveSelection selection;
+  TimelineCursor cursor;
+  TimelineStyle style;
+  style.capacityBytes = 80e9;  // far above the lane's scale: the note at the top
+  std::map<std::string, ItemRect> probe;
+  HeadlessImGui imgui(1200, 900);
+  setItemProbe(&probe);
+  imgui.frame([&] {
+    ImGui::SetNextWindowPos(ImVec2(0, 0));
+    ImGui::SetNextWindowSize(ImVec2(1200, 900));
+    ImGui::Begin("t");
+    drawTimeline("tl", rec, axis, 2.0 * (1 << 20), 1180, style, selection, cursor);
+    ImGui::End();
+  });
+  setItemProbe(nullptr);
+  std::vector<std::pair<std::string, ItemRect>> texts;
+  for (const auto& [name, rect] : probe) {
+    if (name.rfind("lane-text:", 0) == 0) texts.emplace_back(name, rect);
+  }
+  auto count = [&](const std::string& kind) {
+    return std::count_if(texts.begin(), texts.end(), [&](const auto& t) { return t.first.rfind("lane-text:" + kind, 0) == 0; });
+  };
+  EXPECT_EQ(count("step"), 6) << "s0..s5 all have room at 1180 px";
+  EXPECT_EQ(count("capacity"), 1);
+  EXPECT_EQ(count("peak"), 1);
+  for (size_t i = 0; i < texts.size(); ++i) {
+    for (size_t j = i + 1; j < texts.size(); ++j) {
+      const ItemRect& a = texts[i].second;
+      const ItemRect& b = texts[j].second;
+      const bool apart = a.x1 <= b.x0 || b.x1 <= a.x0 || a.y1 <= b.y0 || b.y1 <= a.y0;
+      EXPECT_TRUE(apart) << texts[i].first << " runs over " << texts[j].first;
+    }
+  }
 }
 
 }  // namespace
