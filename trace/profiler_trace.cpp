@@ -226,6 +226,7 @@ class BackendMatch {
 
 struct ReadNotes {
   int firstStep = -1, lastStep = -1;  // rank 0's ProfilerStep numbers
+  int stepsFromOptimizer = 0;         // rank 0's steps where its trace had no ProfilerStep#N
   int64_t untypedCollectives = 0;     // element type not in the trace: counted as 4-byte
   int64_t unreadOps = 0;              // c10d ops shardscope has no collective for (send, all_to_all, ...)
   int64_t skippedEvents = 0;
@@ -424,6 +425,7 @@ std::string readRankTrace(const fs::path& path, int namedRank, RecorderNotes& no
     if (fileRank == 0 && !trace.steps.empty()) {
       notes.firstStep = trace.steps.front().number;
       notes.lastStep = trace.steps.back().number;
+      if (trace.stepsFromOptimizer) notes.stepsFromOptimizer = static_cast<int>(trace.steps.size());
     }
     if (fileRank == 0) notes.skippedEvents = trace.skippedEvents;
     readSteps(trace, events);
@@ -545,6 +547,12 @@ std::string describeNotes(const ReadNotes& notes) {
     out += "the profiler recorded the job's steps " + std::to_string(notes.firstStep) + " to " +
            std::to_string(notes.lastStep) + " (ProfilerStep#N), shown as steps 0 to " +
            std::to_string(notes.lastStep - notes.firstStep) + "\n";
+  }
+  if (notes.stepsFromOptimizer > 0) {
+    out += "rank 0's trace marks no steps (no ProfilerStep#N: the job did not call the profiler's step()): its " +
+           std::to_string(notes.stepsFromOptimizer) +
+           " steps are taken from its optimizer's, each from the end of the one before (the first from the trace's "
+           "first span) to the end of its own Optimizer.step; call prof.step() after each step for the job's own\n";
   }
   out += describeMemoryNotes(notes);
   if (notes.untypedCollectives > 0) {

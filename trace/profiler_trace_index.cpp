@@ -90,8 +90,35 @@ void linkParents(ThreadSpans& t) {
   }
 }
 
+// A trace without ProfilerStep#N still says where each step ends: at the end of its optimizer
+// step (torch.optim annotates every step() as Optimizer.step#...). A step is taken to begin where
+// the one before ended; the first, at its thread's first span. An optimizer's step inside
+// another's (ZeroRedundancyOptimizer stepping its local Adam) is part of that one.
+void stepsFromOptimizerSteps(RankTrace& out) {
+  std::vector<const Span*> optimizerSteps;
+  for (const auto& [thread, t] : out.threads) {
+    for (const Span& s : t.spans) {
+      if (startsWith(s.name, "Optimizer.step#")) optimizerSteps.push_back(&s);
+    }
+  }
+  if (optimizerSteps.empty()) return;
+  std::sort(optimizerSteps.begin(), optimizerSteps.end(), [](const Span* a, const Span* b) { return byBegin(*a, *b); });
+  out.mainThread = optimizerSteps.front()->thread;
+  int64_t begin = out.threads.at(out.mainThread).spans.front().begin;  // sorted by linkParents
+  for (const Span* s : optimizerSteps) {
+    if (s->thread != out.mainThread || (!out.steps.empty() && s->begin < out.steps.back().end)) continue;
+    out.steps.push_back({static_cast<int>(out.steps.size()), begin, s->end, s->begin});
+    begin = s->end + 1;
+  }
+  out.stepsFromOptimizer = true;
+}
+
 // The steps with their numbers and where their optimizer steps begin (a span on any thread).
 void indexSteps(std::vector<Span>& steps, RankTrace& out) {
+  if (steps.empty()) {
+    stepsFromOptimizerSteps(out);
+    return;
+  }
   std::sort(steps.begin(), steps.end(), byBegin);
   for (const Span& s : steps) {
     out.steps.push_back({std::stoi(s.name.substr(13)), s.begin, s.end, s.end});

@@ -45,6 +45,9 @@ struct Launch {
 struct RankTrace {
   int rank = -1, world = 0;           // from distributedInfo, when the trace has it
   int64_t mainThread = -1;            // the thread of the ProfilerStep annotations
+  // No ProfilerStep#N (the job never called the profiler's step()): the steps are its optimizer
+  // steps, each from the end of the one before to the end of its own, numbered from 0.
+  bool stepsFromOptimizer = false;
   int64_t baseTimeNs = 0;             // the epoch time (ns) the trace's times count from
   std::vector<Step> steps;            // in time order
   std::vector<Span> c10dOps;          // c10d::..., in time order

@@ -115,6 +115,42 @@ TEST(ProfilerTrace, StepsCollectivesAndRolesComeFromTheSpansAround) {
   EXPECT_TRUE(loaded.clocks.empty()) << "ranks of one host are not moved: " << loaded.clocks;
 }
 
+// A job that never called the profiler's step() writes no ProfilerStep#N: its steps are its
+// optimizer steps, each from the end of the one before, and the note says so. An optimizer's step
+// inside another's (ZeroRedundancyOptimizer's local Adam) is not a step of its own.
+TEST(ProfilerTrace, WithoutProfilerStepsTheOptimizerStepsMarkTheSteps) {
+  nlohmann::json ev = nlohmann::json::array();
+  for (const auto& e : rankEvents()) {
+    if (e["name"].get<std::string>().rfind("ProfilerStep#", 0) != 0) ev.push_back(e);
+  }
+  // A second step: its all-gather in forward, then a wrapping optimizer step with one inside.
+  ev.push_back(span("FSDP::all_gather (3)", 2000, 100, 10));
+  auto op = span("c10d::_allgather_base_", 2010, 10, 10, {{"Input Dims", {{2048}, {1024}}}, {"Input type", {"float", "float"}}});
+  op["cat"] = "cpu_op";
+  ev.push_back(op);
+  ev.push_back(span("Optimizer.step#ZeroRedundancyOptimizer.step", 2500, 300, 10));
+  ev.push_back(span("Optimizer.step#Adam.step", 2550, 200, 10));
+  const std::string dir = testing::freshTempDir("profiler_trace_no_steps");
+  writeTrace(profilerTraceFileName(dir, 0), 0, ev);
+  writeTrace(profilerTraceFileName(dir, 1), 1, ev);
+  const auto loaded = loadProfilerTraces(dir);
+  ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+  EXPECT_EQ(loaded.config.steps, 2);
+  const auto& rank = loaded.recording.rank(0);
+  ASSERT_EQ(rank.steps.size(), 2u) << "two optimizer steps at the top, one nested inside the second";
+  EXPECT_EQ(rank.steps[0].step, 0);
+  EXPECT_EQ(rank.steps[1].step, 1);
+  EXPECT_EQ(rank.steps[0].endNs - rank.steps[0].beginNs, 690'000)
+      << "from the thread's first span (1010 us) to the end of its optimizer step (1700 us)";
+  EXPECT_EQ(rank.steps[1].beginNs, rank.steps[0].endNs + 1) << "the next from there";
+  EXPECT_EQ(rank.steps[1].endNs - rank.steps[0].endNs, 1'100'000) << "to the end of the outer optimizer step (2800 us)";
+  ASSERT_EQ(rank.collectives.size(), 2u);
+  EXPECT_EQ(rank.collectives[0].step, 0);
+  EXPECT_EQ(rank.collectives[1].step, 1);
+  EXPECT_EQ(static_cast<Phase>(rank.collectives[1].phase), Phase::Forward) << "before its optimizer step";
+  EXPECT_NE(loaded.note.find("its 2 steps are taken from its optimizer's"), std::string::npos) << loaded.note;
+}
+
 TEST(ProfilerTrace, FilesThatAreNotItsTracesAreRefusedByName) {
   const std::string dir = testing::freshTempDir("profiler_trace_bad");
   std::ofstream(profilerTraceFileName(dir, 0)) << R"({"schemaVersion": 1, "traceEvents": [{"ph": "X", )";
