@@ -347,12 +347,14 @@ TEST(GpuRun, ActivationCheckpointingKeepsTheLossesAndLowersTheActivationPeak) {
 // --offload (scripts/device_gpu.sh parity).
 TEST(GpuRun, CpuOffloadTrainsAsWithoutAndKeepsItsStateInHostMemory) {
   REQUIRE_GPU();
-  for (const std::string strategy : {"full_shard", "shard_grad_op"}) {
+  // hybrid_shard at world 4: 2 shard groups of 2, its gradients copied after the replicate all-reduce.
+  const std::pair<std::string, int> runs[] = {{"full_shard", 2}, {"shard_grad_op", 2}, {"hybrid_shard", 4}};
+  for (const auto& [strategy, world] : runs) {
     SCOPED_TRACE(strategy);
     const std::string plain = freshTempDir("offload_without_" + strategy);
     const std::string moved = freshTempDir("offload_with_" + strategy);
-    auto a = runShardscope(runArgs(strategy, 2, "cuda", plain));
-    auto b = runShardscope(runArgs(strategy, 2, "cuda", moved, {"--offload", "cpu", "--trace", moved + "/trace.json"}));
+    auto a = runShardscope(runArgs(strategy, world, "cuda", plain));
+    auto b = runShardscope(runArgs(strategy, world, "cuda", moved, {"--offload", "cpu", "--trace", moved + "/trace.json"}));
     ASSERT_EQ(a.exitCode, 0) << a.output;
     ASSERT_EQ(b.exitCode, 0) << b.output;
     EXPECT_NE(b.output.find("Peak host memory per rank"), std::string::npos) << b.output;
