@@ -44,14 +44,18 @@ std::string formatTraffic(const trace::CollectiveTotals& c, int steps) {
 constexpr const char* kTrafficLegend =
     "size: the collectives' sizes as nccl-tests counts them (the all-reduce buffer, the all-gather\n"
     "output, the reduce-scatter input); sent, received: what the rank moves under the ring schedule\n"
-    "(all-reduce 2(N-1)/N x size, all-gather and reduce-scatter (N-1)/N x size each way)";
+    "(all-reduce 2(N-1)/N x size, all-gather and reduce-scatter (N-1)/N x size each way; a PyTorch\n"
+    "job's all-to-all (N-1)/N x its input under any schedule, its send and recv their message one way)";
 
 constexpr MemoryRole kRoles[] = {MemoryRole::ParamShard,     MemoryRole::ParamGathered,
                                  MemoryRole::GradShard,      MemoryRole::GradFull,
                                  MemoryRole::OptimizerState, MemoryRole::Activation,
                                  MemoryRole::CommBuffer,     MemoryRole::Other};
-constexpr CollectiveOp kOps[] = {CollectiveOp::AllGather, CollectiveOp::ReduceScatter,
-                                 CollectiveOp::AllReduce};
+std::vector<CollectiveOp> opsShown(const std::vector<RankStats>& ranks) {
+  std::vector<const RankStats*> all;
+  for (const auto& r : ranks) all.push_back(&r);
+  return collectiveOpsShown(all);
+}
 
 // What is left of `capacity` at the rank's peak on the device; negative: it would not fit.
 std::string formatHeadroom(double capacity, const RankStats& r) {
@@ -61,11 +65,13 @@ std::string formatHeadroom(double capacity, const RankStats& r) {
 
 void printTrafficTable(std::FILE* out, const std::vector<RankStats>& ranks) {
   std::fprintf(out, "\nTraffic per rank per step, size / sent\n%s\n", kTrafficLegend);
-  std::fprintf(out, "%-5s %22s %22s %22s %12s %12s %12s\n", "rank", "all_gather", "reduce_scatter", "all_reduce",
-               "total size", "total sent", "received");
+  const auto ops = opsShown(ranks);
+  std::fprintf(out, "%-5s", "rank");
+  for (auto op : ops) std::fprintf(out, " %22s", trace::collectiveOpName(op));
+  std::fprintf(out, " %12s %12s %12s\n", "total size", "total sent", "received");
   for (const auto& r : ranks) {
     std::fprintf(out, "%-5d", r.rank);
-    for (auto op : kOps) std::fprintf(out, " %22s", formatTraffic(r.collectives[static_cast<int>(op)], r.recordedSteps).c_str());
+    for (auto op : ops) std::fprintf(out, " %22s", formatTraffic(r.collectives[static_cast<int>(op)], r.recordedSteps).c_str());
     const auto all = trace::allCollectives(r.collectives);
     std::fprintf(out, " %12s %12s %12s\n", perStep(all.sizeBytes, r.recordedSteps).c_str(),
                  perStep(all.sentBytes, r.recordedSteps).c_str(), perStep(all.receivedBytes, r.recordedSteps).c_str());
@@ -128,15 +134,16 @@ void printRunTables(std::FILE* out, const RunConfig& config, const std::vector<R
                       "times and throughput only\n", modeName(config.recording));
   }
   std::fprintf(out, "\nTime, throughput and time in collectives per rank per step (steps after the first)\n");
-  std::fprintf(out, "%-5s %9s %12s %12s %12s %15s %15s %15s %8s %10s%s\n", "rank", "step ms", "samples/s",
-               "tokens/s", "model FLOP/s", "all_gather", "reduce_scatter", "all_reduce", "overlap", "exposed",
-               limits.peakFlops > 0 ? "     MFU" : "");
+  const auto ops = opsShown(ranks);
+  std::fprintf(out, "%-5s %9s %12s %12s %12s", "rank", "step ms", "samples/s", "tokens/s", "model FLOP/s");
+  for (auto op : ops) std::fprintf(out, " %15s", trace::collectiveOpName(op));
+  std::fprintf(out, " %8s %10s%s\n", "overlap", "exposed", limits.peakFlops > 0 ? "     MFU" : "");
   for (const auto& r : ranks) {
     std::fprintf(out, "%-5d %9.1f %12s %12s %12s", r.rank, r.steadyStepSeconds * 1e3,
                  formatRate(r.samplesPerSecond, "").c_str(),
                  config.model == ModelKind::Gpt ? formatRate(r.tokensPerSecond, "").c_str() : "-",
                  formatRate(r.modelFlopsPerSecond, "").c_str());
-    for (auto op : kOps) {
+    for (auto op : ops) {
       std::fprintf(out, " %15s", recorded ? formatCollectiveTime(r.collectives[static_cast<int>(op)], r.recordedSteps).c_str()
                                           : "not recorded");
     }
@@ -223,7 +230,11 @@ void printComparisonTable(std::FILE* out, const std::vector<StrategyColumn>& col
     return formatRate(total, "");
   });
   const auto rank0 = [](const StrategyColumn& c) -> const RankStats* { return c.ranks.empty() ? nullptr : &c.ranks.front(); };
-  for (auto op : kOps) {
+  std::vector<const RankStats*> firstRanks;
+  for (const auto& c : columns) {
+    if (const auto* r = rank0(c)) firstRanks.push_back(r);
+  }
+  for (auto op : collectiveOpsShown(firstRanks)) {
     // One figure of rank 0's collectives of this type per step, "-" where it ran none.
     const auto figure = [&](const std::function<std::string(const trace::CollectiveTotals&, int)>& format) {
       return [&, format](const StrategyColumn& c) {

@@ -61,6 +61,16 @@ bool anyStepTimed(const std::vector<RankStats>& ranks) {
   return std::any_of(ranks.begin(), ranks.end(), [](const RankStats& r) { return !r.stepSeconds.empty(); });
 }
 
+std::vector<trace::CollectiveOp> collectiveOpsShown(const std::vector<const RankStats*>& ranks) {
+  using trace::CollectiveOp;
+  std::vector<CollectiveOp> ops = {CollectiveOp::AllGather, CollectiveOp::ReduceScatter, CollectiveOp::AllReduce};
+  for (auto op : {CollectiveOp::AllToAll, CollectiveOp::Send, CollectiveOp::Recv}) {
+    const auto ran = [&](const RankStats* r) { return r->collectives[static_cast<int>(op)].count > 0; };
+    if (std::any_of(ranks.begin(), ranks.end(), ran)) ops.push_back(op);
+  }
+  return ops;
+}
+
 int64_t measuredRoleBytes(const RankStats& r, trace::MemoryRole role, bool afterStep, bool host) {
   const int k = static_cast<int>(role);
   if (host) return afterStep ? r.hostAfterLastStep[k] : r.peakHostByRole[k];

@@ -73,6 +73,10 @@ bool anyStepRecorded(const std::vector<RankStats>& ranks);
 // Whether any rank timed a completed step (--recording off times them too).
 bool anyStepTimed(const std::vector<RankStats>& ranks);
 
+// The collectives a table gives a row or column of: all-gather, reduce-scatter and all-reduce
+// always, and all-to-all, send and recv (a PyTorch job's) where one of `ranks` ran any.
+std::vector<trace::CollectiveOp> collectiveOpsShown(const std::vector<const RankStats*>& ranks);
+
 // What one rank processes per step: tokens (gpt) or samples (mlp), and the model FLOPs per one of
 // them (6 x parameters; under LoRA 4 x parameters + 2 x the trained adapters).
 double itemsPerRankStep(const RunConfig& config);

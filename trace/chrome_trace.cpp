@@ -102,7 +102,7 @@ void ChromeTraceWriter::writeCollectives(int r, const RankTimeline& t, int64_t o
     const double algbw = algbwBytesPerSecond(collectiveSizeBytes(e), seconds);
     const std::string unit = collectiveUnit(e);
     const std::string impl = collectiveImplementation(e);
-    const auto ring = ringTrafficPerRank(op, e.worldSize, collectiveSizeBytes(e));
+    const auto ring = collectiveTraffic(e);
     nlohmann::json args = {{"op", collectiveOpName(op)}, {"bytes", e.bytes}, {"bytes_out", e.bytesOut},
                            {"unit", unit}, {"phase", phaseName(static_cast<Phase>(e.phase))},
                            {"group_size", e.worldSize}, {"step", e.step},
@@ -114,6 +114,7 @@ void ChromeTraceWriter::writeCollectives(int r, const RankTimeline& t, int64_t o
                            {"ring_received_bytes", ring.receivedBytes},
                            {"implementation", impl}};
     if (e.microBatch != 0) args["micro_batch"] = e.microBatch;
+    if (op == CollectiveOp::AllToAll && e.count >= 0) args["own_part_bytes"] = e.count;  // what it keeps
     const auto group = static_cast<ProcessGroup>(e.processGroup);
     args["process_group"] = processGroupName(group);
     // Under HSDP the same unit is reduced twice, in two groups: the name says which.

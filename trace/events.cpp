@@ -62,6 +62,9 @@ const char* collectiveOpName(CollectiveOp op) {
     case CollectiveOp::AllReduce: return "all_reduce";
     case CollectiveOp::Broadcast: return "broadcast";
     case CollectiveOp::Barrier: return "barrier";
+    case CollectiveOp::AllToAll: return "all_to_all";
+    case CollectiveOp::Send: return "send";
+    case CollectiveOp::Recv: return "recv";
   }
   return "unknown";
 }
@@ -183,13 +186,17 @@ std::string collectiveImplementation(const Event& e) {
 }
 
 double busbwFactor(CollectiveOp op, int ranks) {
+  if (isPointToPoint(op)) return 1.0;  // nccl-tests' sendrecv: the bus carries the message once
   if (ranks <= 1) return op == CollectiveOp::Broadcast ? 1.0 : 0.0;
   const double n = ranks;
   switch (op) {
     case CollectiveOp::AllReduce: return 2.0 * (n - 1) / n;
     case CollectiveOp::AllGather:
-    case CollectiveOp::ReduceScatter: return (n - 1) / n;
-    case CollectiveOp::Broadcast: return 1.0;
+    case CollectiveOp::ReduceScatter:
+    case CollectiveOp::AllToAll: return (n - 1) / n;
+    case CollectiveOp::Broadcast:
+    case CollectiveOp::Send:
+    case CollectiveOp::Recv: return 1.0;
     case CollectiveOp::Barrier: return 0.0;
   }
   return 0.0;

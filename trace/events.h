@@ -50,8 +50,12 @@ constexpr uint8_t kNoRole = 255;
 
 enum class Phase : uint8_t { None, Forward, Backward, Optimizer };
 
-enum class CollectiveOp : uint8_t { AllGather, ReduceScatter, AllReduce, Broadcast, Barrier };
-constexpr int kCollectiveOpCount = 5;
+// AllToAll, Send, Recv: read from PyTorch's own traces (MoE's expert exchange, pipeline stages);
+// shardscope's strategies issue none of them.
+enum class CollectiveOp : uint8_t { AllGather, ReduceScatter, AllReduce, Broadcast, Barrier, AllToAll, Send, Recv };
+constexpr int kCollectiveOpCount = 8;
+// Point to point: one peer, no group schedule.
+inline bool isPointToPoint(CollectiveOp op) { return op == CollectiveOp::Send || op == CollectiveOp::Recv; }
 
 // CopyToDevice, CopyToHost: --offload cpu's copies of a unit's shard to the device before its
 // all-gather and of its reduced gradient shard back to pinned host memory. PinHostMemory: the
@@ -111,7 +115,9 @@ struct Event {
                            // (0 on CPU)
   int64_t bytesOut = 0;    // Collective: bytes this rank receives out; RunInfo: the GPU's measured
                            // matmul peak in FLOP/s (0 on CPU or a shared GPU)
-  int64_t count = 0;       // RunInfo: parameter count; Dropped/RunDone: dropped events
+  int64_t count = 0;       // RunInfo: parameter count; Dropped/RunDone: dropped events;
+                           // Collective (all-to-all): the bytes of its own part, which stays on the
+                           // rank (its input split to itself); -1: not recorded, even splits assumed
   double loss = 0.0;       // StepEnd: global mean loss
   int64_t pausedNs = 0;    // StepEnd: of [beginNs, endNs], the time waited at the step gate
   int32_t worldSize = 0;   // RunInfo; Collective: group size

@@ -10,6 +10,7 @@
 #include <map>
 #include <numeric>
 #include <optional>
+#include <set>
 #include <regex>
 #include <tuple>
 #include <unordered_map>
@@ -101,6 +102,9 @@ std::optional<CollectiveOp> collectiveOpOf(const std::string& c10dName) {
   }
   if (op == "broadcast_") return CollectiveOp::Broadcast;
   if (op == "barrier") return CollectiveOp::Barrier;
+  if (op == "alltoall_base_" || op == "alltoall_") return CollectiveOp::AllToAll;
+  if (op == "send") return CollectiveOp::Send;
+  if (op == "recv_" || op == "recv_any_source_") return CollectiveOp::Recv;
   return std::nullopt;
 }
 
@@ -133,14 +137,16 @@ std::string firstInputType(const Span& s) {
   return (*s.args)["Input type"][0].get<std::string>();
 }
 
-// The op's elements in and out. The ops that gather or scatter take (outputs, inputs), as tensors
-// (_base_, coalesced) or lists of them (allgather_, reduce_scatter_); the others one list of
-// tensors, reduced or sent in place.
+// The op's elements in and out. The ops that gather, scatter or exchange take (outputs, inputs), as
+// tensors (_base_, coalesced) or lists of them (allgather_, reduce_scatter_, alltoall_); the others
+// one list of tensors, reduced, sent or received in place.
 std::pair<int64_t, int64_t> elementsInOut(const Span& op, CollectiveOp kind) {
   if (!op.args || !op.args->contains("Input Dims") || !(*op.args)["Input Dims"].is_array()) return {0, 0};
   const auto& dims = (*op.args)["Input Dims"];
   if (dims.empty()) return {0, 0};
-  const bool outputsFirst = (kind == CollectiveOp::AllGather || kind == CollectiveOp::ReduceScatter) && dims.size() >= 2;
+  const bool outputsFirst = (kind == CollectiveOp::AllGather || kind == CollectiveOp::ReduceScatter ||
+                             kind == CollectiveOp::AllToAll) &&
+                            dims.size() >= 2;
   const int64_t first = elementsOf(dims[0]);
   return outputsFirst ? std::pair{elementsOf(dims[1]), first} : std::pair{first, first};
 }
@@ -153,7 +159,27 @@ struct CommParams {
   int64_t in = 0, out = 0;  // elements
   int64_t width = 0;        // bytes per element; 0: not named
   int groupSize = 0;        // 0: not named
+  std::vector<int64_t> inSplits;    // all-to-all: rows of the input for each rank of the group; empty: even
+  std::vector<int64_t> groupRanks;  // the group's global ranks, in its order; empty: not named
 };
+
+// "[3, 5]", as the profiler records a list of integers; empty for "[]" or anything else.
+std::vector<int64_t> integerList(const nlohmann::json& value) {
+  std::vector<int64_t> out;
+  if (!value.is_string()) return out;
+  const std::string s = value.get<std::string>();
+  if (s.size() < 2 || s.front() != '[' || s.back() != ']') return out;
+  size_t at = 1;
+  while (at < s.size() - 1) {
+    size_t end = s.find_first_of(",]", at);
+    const std::string item = s.substr(at, end - at);
+    const size_t digits = item.find_first_of("0123456789");
+    if (digits == std::string::npos || item.find_first_not_of(" 0123456789") != std::string::npos) return {};
+    out.push_back(std::stoll(item.substr(digits)));
+    at = end + 1;
+  }
+  return out;
+}
 
 int64_t dtypeBytes(const std::string& dtype) {
   if (dtype == "Float" || dtype == "Int") return 4;
@@ -173,6 +199,8 @@ std::optional<CommParams> commParamsFrom(const nlohmann::json* args) {
   p.out = number("Out msg nelems");
   p.groupSize = static_cast<int>(std::min<int64_t>(number("Group size"), kMaxRanks));
   if (args->contains("dtype") && (*args)["dtype"].is_string()) p.width = dtypeBytes((*args)["dtype"].get<std::string>());
+  if (args->contains("In split size")) p.inSplits = integerList((*args)["In split size"]);
+  if (args->contains("Process Group Ranks")) p.groupRanks = integerList((*args)["Process Group Ranks"]);
   return p;
 }
 
@@ -214,6 +242,9 @@ class BackendMatch {
       case CollectiveOp::AllGather: return has("all_gather");
       case CollectiveOp::Broadcast: return has("broadcast");
       case CollectiveOp::Barrier: return has("barrier");
+      case CollectiveOp::AllToAll: return has("all_to_all");
+      case CollectiveOp::Send: return has("send");
+      case CollectiveOp::Recv: return has("recv");
       case CollectiveOp::ReduceScatter: return has("reduce_scatter") || has("all_reduce");
       case CollectiveOp::AllReduce: return has("all_reduce");
     }
@@ -228,12 +259,46 @@ struct ReadNotes {
   int firstStep = -1, lastStep = -1;  // rank 0's ProfilerStep numbers
   int stepsFromOptimizer = 0;         // rank 0's steps where its trace had no ProfilerStep#N
   int64_t untypedCollectives = 0;     // element type not in the trace: counted as 4-byte
-  int64_t unreadOps = 0;              // c10d ops shardscope has no collective for (send, all_to_all, ...)
+  int64_t unreadOps = 0;              // c10d ops shardscope has no collective for (gather, scatter, ...)
   int64_t skippedEvents = 0;
   MemoryNotes memory;                 // rank 0's
   std::vector<int> snapshotRanks;     // ranks whose memory came from their CUDA memory snapshots
   std::string unusedSnapshots;        // snapshots not read, each with why
 };
+
+// A send's or recv's peer, "to rank 1" or "from rank 0" (its rank in the op's group), from the
+// values the profiler records with shapes: c10d::send(tensors, group, peer, tag).
+std::optional<std::string> peerOf(const Span& op, CollectiveOp kind) {
+  if (!op.args || !op.args->contains("Concrete Inputs")) return std::nullopt;
+  const auto& values = (*op.args)["Concrete Inputs"];
+  if (!values.is_array() || values.size() < 3 || !values[2].is_string()) return std::nullopt;
+  const std::string peer = values[2].get<std::string>();
+  if (peer.empty() || peer.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;  // any source
+  return std::string(kind == CollectiveOp::Send ? "to rank " : "from rank ") + peer;
+}
+
+// An all-to-all's own part: the bytes of its input it sends to itself, which is also what its
+// output gets from itself, so it sends its input less this and receives its output less this. From
+// the input's split sizes the profiler records (NCCL's record_param_comms "In split size"; gloo's
+// c10d::alltoall_base_(output, input, group, output_splits, input_splits, ...) concrete inputs) and
+// this rank's place in the group. -1 where either is not recorded, or the splits are even ("[]").
+int64_t ownPartBytes(const RankTrace& trace, const Span& op, const std::optional<CommParams>& params, const Event& e) {
+  std::vector<int64_t> splits = params ? params->inSplits : std::vector<int64_t>{};
+  if (splits.empty() && op.args && op.args->contains("Concrete Inputs")) {
+    const auto& values = (*op.args)["Concrete Inputs"];
+    if (values.is_array() && values.size() > 4) splits = integerList(values[4]);
+  }
+  int index = -1;
+  if (params && !params->groupRanks.empty()) {
+    const auto at = std::find(params->groupRanks.begin(), params->groupRanks.end(), trace.rank);
+    if (at != params->groupRanks.end()) index = static_cast<int>(at - params->groupRanks.begin());
+  } else if (e.worldSize == trace.world) {
+    index = trace.rank;  // the world's group: its ranks in order
+  }
+  const int64_t rows = std::accumulate(splits.begin(), splits.end(), int64_t{0});
+  if (index < 0 || static_cast<size_t>(index) >= splits.size() || rows <= 0 || e.bytes % rows != 0) return -1;
+  return splits[static_cast<size_t>(index)] * (e.bytes / rows);
+}
 
 Event collectiveEvent(const RankTrace& trace, const Span& op, CollectiveOp kind, const Span* backend, ReadNotes& notes) {
   Event e;
@@ -255,7 +320,8 @@ Event collectiveEvent(const RankTrace& trace, const Span& op, CollectiveOp kind,
   // An older PyTorch records no shapes for a TensorList argument (allreduce_): its backend's span
   // ("nccl:all_reduce") names the tensor it ran on.
   if (in == 0 && out == 0 && backend) std::tie(in, out) = elementsInOut(*backend, kind);
-  if (const auto params = commParamsOf(trace, op)) {
+  const auto params = commParamsOf(trace, op);
+  if (params) {
     if (in == 0 && out == 0) std::tie(in, out) = std::pair{params->in, params->out};  // no shapes recorded
     if (width == 0) width = params->width;
     if (params->groupSize > 0) e.worldSize = params->groupSize;  // a sub-group's (HSDP), not the world's
@@ -266,6 +332,7 @@ Event collectiveEvent(const RankTrace& trace, const Span& op, CollectiveOp kind,
   }
   e.bytes = in * width;
   e.bytesOut = out * width;
+  if (kind == CollectiveOp::AllToAll) e.count = ownPartBytes(trace, op, params, e);
   // The unit and phase from FSDP2's annotation around it, where there is one.
   std::string unit = "model";
   e.phase = static_cast<uint8_t>(Phase::Backward);
@@ -277,6 +344,7 @@ Event collectiveEvent(const RankTrace& trace, const Span& op, CollectiveOp kind,
     }
     if (s->name.find("backward") != std::string::npos) e.phase = static_cast<uint8_t>(Phase::Backward);
   }
+  if (isPointToPoint(kind)) unit = peerOf(op, kind).value_or(unit);
   e.text = unit;
   if (backend && backend->name.find(collectiveOpName(kind)) == std::string::npos) e.text += "|" + backend->name;
   return e;
@@ -561,8 +629,8 @@ std::string describeNotes(const ReadNotes& notes) {
   }
   if (notes.unreadOps > 0) {
     out += "rank 0: " + std::to_string(notes.unreadOps) +
-           " c10d ops that are not all-gather, reduce-scatter, all-reduce, broadcast or barrier (send, all_to_all, ...) "
-           "are not drawn\n";
+           " c10d ops that are not all-gather, reduce-scatter, all-reduce, broadcast, barrier, all-to-all, send or "
+           "recv (gather, scatter, reduce, ...) are not drawn\n";
   }
   if (notes.skippedEvents > 0) {
     out += "rank 0: " + std::to_string(notes.skippedEvents) + " memory events without their fields skipped\n";
@@ -583,6 +651,22 @@ StrategyKind strategyFromCollectives(const std::vector<Event>& events) {
   if (gathers.empty()) return StrategyKind::Ddp;
   const bool again = std::any_of(gathers.begin(), gathers.end(), [](const auto& g) { return g.second > 1; });
   return again ? StrategyKind::FullShard : StrategyKind::ShardGradOp;
+}
+
+// How the view's title describes the job: by the strategy its collectives are closest to, or, for
+// a job with no all-gather or all-reduce (a pipeline's sends, an MoE's all-to-all), by what it ran.
+std::string jobDescription(const std::vector<Event>& events, StrategyKind strategy) {
+  if (strategy == StrategyKind::FullShard) return "sharded, gathered again for backward (FULL_SHARD-like)";
+  if (strategy == StrategyKind::ShardGradOp) return "sharded, gathered once a step (SHARD_GRAD_OP-like)";
+  std::set<CollectiveOp> ran;
+  for (const auto& e : events) {
+    if (e.kind == EventKind::Collective) ran.insert(static_cast<CollectiveOp>(e.op));
+  }
+  if (ran.count(CollectiveOp::AllReduce)) return "ddp-like: all-reduces";
+  if (ran.empty()) return "no collectives recorded";
+  std::string names;
+  for (CollectiveOp op : ran) names += (names.empty() ? "" : ", ") + std::string(collectiveOpName(op));
+  return "not data-parallel: " + names;
 }
 
 }  // namespace
@@ -668,11 +752,7 @@ LoadedTrace loadRankFiles(const std::vector<RankFile>& files) {
   out.jobLabel = "a PyTorch job's own model (not in the trace)";
   out.source = "torch.profiler";
   out.config.strategy = strategyFromCollectives(events[0]);
-  out.title = std::string("a PyTorch job (torch.profiler), ") +
-              (out.config.strategy == StrategyKind::Ddp ? "ddp-like: all-reduces"
-               : out.config.strategy == StrategyKind::FullShard
-                   ? "sharded, gathered again for backward (FULL_SHARD-like)"
-                   : "sharded, gathered once a step (SHARD_GRAD_OP-like)");
+  out.title = "a PyTorch job (torch.profiler), " + jobDescription(events[0], out.config.strategy);
   const std::string torch = torchOf.empty() ? "" : torchOf[0];
   out.device = "recorded by torch.profiler" + (torch.empty() ? std::string() : " (PyTorch " + torch + ")");
   if (!missing.empty()) out.note += "no trace for rank " + formatRanks(missing) + "\n";

@@ -19,6 +19,9 @@ std::vector<RingTransfer> ringStep(int n, bool reduce, ChunkOf chunkOf) {
 }  // namespace
 
 RankTraffic ringTrafficPerRank(CollectiveOp op, int ranks, int64_t sizeBytes) {
+  // One peer, whatever the group: the message leaves the sender and arrives at the receiver.
+  if (op == CollectiveOp::Send) return {std::max<int64_t>(sizeBytes, 0), 0};
+  if (op == CollectiveOp::Recv) return {0, std::max<int64_t>(sizeBytes, 0)};
   if (ranks < 2 || sizeBytes <= 0) return {};
   // Exact in integers: (N-1) x size / N, rounded to the nearest byte (chunks differ by at most one
   // element when N does not divide the size; their sum is what is sent).
@@ -28,10 +31,25 @@ RankTraffic ringTrafficPerRank(CollectiveOp op, int ranks, int64_t sizeBytes) {
     case CollectiveOp::AllReduce: each = share(2 * int64_t{ranks - 1}); break;
     case CollectiveOp::AllGather:
     case CollectiveOp::ReduceScatter:
-    case CollectiveOp::Broadcast: each = share(ranks - 1); break;
-    case CollectiveOp::Barrier: each = 0; break;
+    case CollectiveOp::Broadcast:
+    // Every rank's input split N ways, all but its own part sent straight to its owner (not a
+    // ring: any schedule moves these bytes); received as much when the splits are even.
+    case CollectiveOp::AllToAll: each = share(ranks - 1); break;
+    case CollectiveOp::Barrier:
+    case CollectiveOp::Send:
+    case CollectiveOp::Recv: each = 0; break;
   }
   return {each, each};
+}
+
+RankTraffic collectiveTraffic(const Event& c) {
+  const auto op = static_cast<CollectiveOp>(c.op);
+  if (op == CollectiveOp::AllToAll && c.count >= 0) {  // its own part known: the rest leaves and arrives
+    return {std::max<int64_t>(c.bytes - c.count, 0), std::max<int64_t>(c.bytesOut - c.count, 0)};
+  }
+  RankTraffic t = ringTrafficPerRank(op, c.worldSize, collectiveSizeBytes(c));
+  if (op == CollectiveOp::AllToAll) t.receivedBytes = ringTrafficPerRank(op, c.worldSize, c.bytesOut).receivedBytes;
+  return t;
 }
 
 RingSchedule ringSchedule(CollectiveOp op, int ranks, int64_t sizeBytes) {
@@ -59,7 +77,10 @@ RingSchedule ringSchedule(CollectiveOp op, int ranks, int64_t sizeBytes) {
       for (int k = 0; k < n - 1; ++k) s.steps.push_back(ringStep(n, false, [&](int r) { return r - k; }));
       break;
     case CollectiveOp::Broadcast:
-    case CollectiveOp::Barrier: break;
+    case CollectiveOp::Barrier:
+    case CollectiveOp::AllToAll:
+    case CollectiveOp::Send:
+    case CollectiveOp::Recv: break;
   }
   return s;
 }

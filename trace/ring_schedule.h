@@ -43,13 +43,20 @@ struct RingSchedule {
 // the size: an all-reduce of 1 GB among 2 ranks sends 1 GB per rank, among 8 ranks 1.75 GB.
 // Broadcast (pipelined along the chain: every rank but the last sends the size, every rank but the
 // root receives it) is given as the average over ranks, (N-1)/N x size; barrier moves nothing.
+// All-to-all (read from PyTorch's traces) sends (N-1)/N of its input, the parts of it other ranks
+// own, under any schedule; send and recv move their message one way, to or from one peer.
 struct RankTraffic {
   int64_t sentBytes = 0;
   int64_t receivedBytes = 0;
 };
 RankTraffic ringTrafficPerRank(CollectiveOp op, int ranks, int64_t sizeBytes);
 
-// Empty (no steps) for broadcast, barrier, or fewer than two ranks.
+// The same for one recorded collective, in its group. An all-to-all's splits may be uneven (an
+// MoE's tokens per expert): where its own part is recorded (Event::count) it sends its input less
+// that and receives its output less that; else (N-1)/N of its input and of its output.
+RankTraffic collectiveTraffic(const Event& collective);
+
+// Empty (no steps) for broadcast, barrier, all-to-all, send and recv, or fewer than two ranks.
 RingSchedule ringSchedule(CollectiveOp op, int ranks, int64_t sizeBytes);
 
 // What each rank holds of each chunk after the first `stepsDone` steps: the number of ranks whose

@@ -177,7 +177,7 @@ void addCollective(std::array<CollectiveTotals, kCollectiveOpCount>& totals, con
   auto& t = totals[c.op];
   ++t.count;
   t.sizeBytes += collectiveSizeBytes(c);
-  const auto traffic = ringTrafficPerRank(static_cast<CollectiveOp>(c.op), c.worldSize, collectiveSizeBytes(c));
+  const auto traffic = collectiveTraffic(c);
   t.sentBytes += traffic.sentBytes;
   t.receivedBytes += traffic.receivedBytes;
   t.seconds += (c.endNs - c.beginNs) / 1e9;
@@ -191,8 +191,7 @@ std::array<CollectiveTotals, kCollectiveOpCount> sumOf(std::array<CollectiveTota
 
 void addSentByGroup(std::array<int64_t, kProcessGroupCount>& sent, const Event& c) {
   if (c.processGroup >= kProcessGroupCount) return;
-  const auto op = static_cast<CollectiveOp>(c.op);
-  sent[c.processGroup] += ringTrafficPerRank(op, c.worldSize, collectiveSizeBytes(c)).sentBytes;
+  sent[c.processGroup] += collectiveTraffic(c).sentBytes;
 }
 
 }  // namespace

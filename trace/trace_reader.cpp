@@ -154,6 +154,7 @@ void TraceEventReader::readSpan(const nlohmann::json& e, int rank) {
     ev.phase = indexOf(a.value("phase", ""), phaseNameOf, 4).value_or(0);
     ev.bytes = a.value("bytes", int64_t{0});
     ev.bytesOut = a.value("bytes_out", int64_t{0});
+    if (*op == static_cast<int>(CollectiveOp::AllToAll)) ev.count = a.value("own_part_bytes", int64_t{-1});
     ev.worldSize = a.value("group_size", 0);
     ev.processGroup = indexOf(a.value("process_group", ""), processGroupOf, kProcessGroupCount).value_or(0);
     ev.issueNs = nanos(a.value("issue_us", e["ts"].get<double>()));

@@ -495,7 +495,11 @@ void drawComparison(const std::vector<Session>& sessions,
       std::snprintf(buf, sizeof buf, "%.1f", total);
       return std::string(buf);
     });
-    for (auto op : {trace::CollectiveOp::AllGather, trace::CollectiveOp::ReduceScatter, trace::CollectiveOp::AllReduce}) {
+    std::vector<const RankStats*> firstRanks;
+    for (const auto& r : stats) {
+      if (!r.empty()) firstRanks.push_back(&r.front());
+    }
+    for (auto op : collectiveOpsShown(firstRanks)) {
       const std::string name = std::string(trace::collectiveOpName(op)) + "/step: size / sent / time";
       row(name.c_str(), [&](const auto& r) {
         if (r.empty()) return std::string("-");

@@ -23,6 +23,15 @@ int highestPeakRank(const trace::RunRecording& recording, int first, int count) 
 
 }  // namespace
 
+int ranksWithRecords(const trace::RunRecording& recording, int first, int count) {
+  int n = 0;
+  for (int r = first; r < first + count; ++r) {
+    const auto& t = recording.rank(r);
+    n += !t.steps.empty() || !t.memory.empty() || !t.collectives.empty() || !t.compute.empty();
+  }
+  return n;
+}
+
 std::vector<RankRow> rankRows(const trace::RunRecording& recording, const std::set<int>& expanded) {
   const int ranks = recording.ranks();
   const int size = rankGroupSize(ranks);

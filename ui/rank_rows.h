@@ -23,6 +23,10 @@ struct RankRow {
   bool groupHead = false;  // the first row of an expanded group (its label folds it again)
 };
 
+// How many of ranks [first, first + count) recorded anything: a PyTorch job's traces may be of a
+// few of its ranks only (the others' rows are empty, not idle).
+int ranksWithRecords(const trace::RunRecording& recording, int first, int count);
+
 // Ranks per group: 1 (no grouping) up to kRanksUnfolded ranks, else enough that the groups number
 // at most kRanksUnfolded.
 int rankGroupSize(int ranks);

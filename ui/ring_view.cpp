@@ -73,8 +73,16 @@ void drawRingAnimation(const trace::Event& c, int worldRanks, const std::string&
   ImGui::TextWrapped("%s %s  (step %d, %s)", trace::collectiveOpName(op), trace::collectiveUnit(c).c_str(), c.step,
               trace::phaseName(static_cast<trace::Phase>(c.phase)));
   if (!s.animatable()) {
-    ImGui::TextDisabled("a %s among %d rank(s) moves no chunks around a ring: nothing to animate.",
-                        trace::collectiveOpName(op), c.worldSize);
+    if (op == trace::CollectiveOp::AllToAll) {
+      wrappedHint("an all_to_all is not a ring: each rank sends every other rank its part of the input "
+                  "directly, (N-1)/N of it: nothing to animate.");
+    } else if (trace::isPointToPoint(op)) {
+      wrappedHint("a %s moves one message between two ranks, not around a ring: nothing to animate.",
+                  trace::collectiveOpName(op));
+    } else {
+      wrappedHint("a %s among %d rank(s) moves no chunks around a ring: nothing to animate.",
+                  trace::collectiveOpName(op), c.worldSize);
+    }
     if (stats) *stats = local;
     return;
   }

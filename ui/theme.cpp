@@ -117,6 +117,9 @@ ImU32 collectiveColor(trace::CollectiveOp op) {
     case trace::CollectiveOp::AllReduce: return inPalette(IM_COL32(114, 183, 178, 255));
     case trace::CollectiveOp::Broadcast: return inPalette(IM_COL32(255, 157, 166, 255));
     case trace::CollectiveOp::Barrier: return inPalette(IM_COL32(157, 117, 93, 255));
+    case trace::CollectiveOp::AllToAll: return inPalette(IM_COL32(178, 121, 162, 255));  // mauve
+    case trace::CollectiveOp::Send: return inPalette(IM_COL32(76, 120, 168, 255));       // blue
+    case trace::CollectiveOp::Recv: return inPalette(IM_COL32(121, 160, 214, 255));      // light blue
   }
   return IM_COL32(200, 200, 200, 255);
 }
@@ -154,6 +157,9 @@ const char* collectiveShortName(trace::CollectiveOp op) {
     case trace::CollectiveOp::AllReduce: return "AR";
     case trace::CollectiveOp::Broadcast: return "BC";
     case trace::CollectiveOp::Barrier: return "BAR";
+    case trace::CollectiveOp::AllToAll: return "A2A";
+    case trace::CollectiveOp::Send: return "SEND";
+    case trace::CollectiveOp::Recv: return "RECV";
   }
   return "?";
 }

@@ -102,10 +102,14 @@ void collectiveTooltip(const Event& e, double originNs) {
   if (impl != trace::collectiveOpName(op)) ImGui::Text("implemented as %s", impl.c_str());
   ImGui::Text("in %s, out %s, group of %d", formatBytes(static_cast<double>(e.bytes)).c_str(),
               formatBytes(static_cast<double>(e.bytesOut)).c_str(), e.worldSize);
-  const auto ring = trace::ringTrafficPerRank(op, e.worldSize, trace::collectiveSizeBytes(e));
-  ImGui::Text("this rank sends %s and receives %s (ring schedule)",
-              formatBytes(static_cast<double>(ring.sentBytes)).c_str(),
-              formatBytes(static_cast<double>(ring.receivedBytes)).c_str());
+  const auto ring = trace::collectiveTraffic(e);
+  // The ring's shares for the ring's collectives; any schedule moves an all-to-all's or a send's.
+  const bool ringOp = op != trace::CollectiveOp::AllToAll && !trace::isPointToPoint(op);
+  ImGui::Text("this rank sends %s and receives %s%s", formatBytes(static_cast<double>(ring.sentBytes)).c_str(),
+              formatBytes(static_cast<double>(ring.receivedBytes)).c_str(),
+              op != trace::CollectiveOp::AllToAll ? (ringOp ? " (ring schedule)" : "")
+              : e.count >= 0                      ? " (in and out less its own part, which stays)"
+                                                  : " ((N-1)/N of in and out: splits not recorded, taken as even)");
   ImGui::Text("issued %s, took %s", formatDuration(e.issueNs - originNs).c_str(),
               formatDuration(static_cast<double>(e.endNs - e.beginNs)).c_str());
   ImGui::Text("algbw %.3f GB/s, busbw %.3f GB/s", algbw / 1e9, algbw * trace::busbwFactor(op, e.worldSize) / 1e9);

@@ -87,9 +87,20 @@ void drawFoldedGroupNote(const LaneFrame& frame, const trace::RunRecording& rec,
     low = std::min(low, rec.rank(r).peakTotal);
     high = std::max(high, rec.rank(r).peakTotal);
   }
-  const std::string text = "ranks " + rankRange(row) + " folded: rank " + std::to_string(row.rank) +
-                           " drawn (the group's highest peak); their peaks " + formatBytes(static_cast<double>(low)) +
-                           " to " + formatBytes(static_cast<double>(high)) + "; click the label to expand";
+  const int recorded = ranksWithRecords(rec, row.groupFirst, row.groupCount);
+  std::string text;
+  if (recorded == 0) {
+    text = "ranks " + rankRange(row) + ": nothing recorded of them (no trace of theirs was opened)";
+  } else {
+    text = "ranks " + rankRange(row) + " folded: rank " + std::to_string(row.rank) + " drawn";
+    text += high > 0 ? " (the group's highest peak); their peaks " + formatBytes(static_cast<double>(low)) + " to " +
+                           formatBytes(static_cast<double>(high))
+                     : "; no memory recorded";
+    if (recorded < row.groupCount) {
+      text += "; " + std::to_string(row.groupCount - recorded) + " of them recorded nothing";
+    }
+    text += "; click the label to expand";
+  }
   const ImVec2 size = ImGui::CalcTextSize(text.c_str());
   const ImVec2 at(frame.x0 + 4, y + 2);
   frame.drawList->AddRectFilled(at, ImVec2(at.x + size.x + 6, at.y + size.y + 2), IM_COL32(20, 22, 28, 200));

@@ -151,6 +151,72 @@ TEST(ProfilerTrace, WithoutProfilerStepsTheOptimizerStepsMarkTheSteps) {
   EXPECT_NE(loaded.note.find("its 2 steps are taken from its optimizer's"), std::string::npos) << loaded.note;
 }
 
+// A job's all-to-all, send and recv (an MoE's expert exchange, a pipeline's stages) are drawn as
+// collectives of their own, with what each rank sends and receives: all-to-all (N-1)/N of its
+// input each way, a send its message out, a recv its message in, with the peer named. The
+// arguments are as PyTorch 2.11 records them under gloo (alltoall_base_(output, input, ...),
+// send(tensors, group, peer, tag)).
+TEST(ProfilerTrace, AllToAllSendAndRecvAreDrawnWithWhatEachRankMoves) {
+  auto c10d = [](const std::string& name, double ts, nlohmann::json dims, nlohmann::json types, nlohmann::json concrete) {
+    auto op = span(name, ts, 10, 10, {{"Input Dims", dims}, {"Input type", types}, {"Concrete Inputs", concrete}});
+    op["cat"] = "cpu_op";
+    return op;
+  };
+  auto events = [&](int rank) {
+    nlohmann::json ev = nlohmann::json::array();
+    ev.push_back(span("ProfilerStep#0", 1000, 900, 10));
+    // 8 x 16 floats sent (output first, input second). Rank 0's splits are even ("[]"); rank 1's
+    // are not (an MoE's tokens per expert): it sends 6 rows to rank 0 and keeps 2, and gets 12 rows
+    // back (10 from rank 0).
+    const int rows = rank == 0 ? 8 : 12;
+    const nlohmann::json splits = rank == 0 ? nlohmann::json{"", "", "", "[]", "[]", "False", "-1"}
+                                            : nlohmann::json{"", "", "", "[10, 2]", "[6, 2]", "False", "-1"};
+    ev.push_back(c10d("c10d::alltoall_base_", 1010, {{rows, 16}, {8, 16}, {}, {}, {}, {}, {}},
+                      {"float", "float", "", "ScalarList", "ScalarList", "Scalar", "Scalar"}, splits));
+    ev.push_back(span("gloo:all_to_all", 1015, 60, 11, {{"Input type", {"float"}}}));
+    // A TensorList names no element type: gloo's span does.
+    const bool sender = rank == 0;
+    ev.push_back(c10d(sender ? "c10d::send" : "c10d::recv_", 1100, {{{32}}, {}, {}, {}}, {"TensorList", "", "Scalar", "Scalar"},
+                      {"", "", sender ? "1" : "0", "0"}));
+    ev.push_back(span(sender ? "gloo:send" : "gloo:recv", 1105, 30, 10, {{"Input type", {"float"}}}));
+    return ev;
+  };
+  const std::string dir = testing::freshTempDir("profiler_trace_p2p");
+  writeTrace(profilerTraceFileName(dir, 0), 0, events(0));
+  writeTrace(profilerTraceFileName(dir, 1), 1, events(1));
+  const auto loaded = loadProfilerTraces(dir);
+  ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+  EXPECT_NE(loaded.title.find("not data-parallel: all_to_all, send"), std::string::npos) << loaded.title;
+  EXPECT_EQ(loaded.note.find("are not drawn"), std::string::npos) << loaded.note;
+  for (int r = 0; r < 2; ++r) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    const auto& rank = loaded.recording.rank(r);
+    ASSERT_EQ(rank.collectives.size(), 2u);
+    const Event& a2a = rank.collectives[0];
+    EXPECT_EQ(static_cast<CollectiveOp>(a2a.op), CollectiveOp::AllToAll);
+    EXPECT_EQ(a2a.bytes, 512);
+    EXPECT_EQ(a2a.endNs - a2a.beginNs, 65'000) << "to the end of gloo's span on its own thread";
+    const Event& p2p = rank.collectives[1];
+    EXPECT_EQ(static_cast<CollectiveOp>(p2p.op), r == 0 ? CollectiveOp::Send : CollectiveOp::Recv);
+    EXPECT_EQ(p2p.bytes, 128) << "32 floats, the type from gloo's span";
+    EXPECT_EQ(collectiveUnit(p2p), r == 0 ? "to rank 1" : "from rank 0");
+    const auto totals = loaded.recording.collectiveTotals(r);
+    const auto& exchanged = totals[static_cast<int>(CollectiveOp::AllToAll)];
+    if (r == 0) {
+      EXPECT_EQ(exchanged.sentBytes, 256) << "even splits: the half of its input the other rank owns";
+      EXPECT_EQ(exchanged.receivedBytes, 256);
+    } else {
+      EXPECT_EQ(exchanged.sentBytes, 6 * 64) << "its input less the 2 rows it keeps";
+      EXPECT_EQ(exchanged.receivedBytes, 10 * 64) << "its output less the 2 rows it kept";
+    }
+    const auto& sent = totals[static_cast<int>(CollectiveOp::Send)];
+    const auto& received = totals[static_cast<int>(CollectiveOp::Recv)];
+    EXPECT_EQ(sent.sentBytes, r == 0 ? 128 : 0);
+    EXPECT_EQ(received.receivedBytes, r == 0 ? 0 : 128);
+    EXPECT_EQ(sent.receivedBytes + received.sentBytes, 0) << "one way each";
+  }
+}
+
 TEST(ProfilerTrace, FilesThatAreNotItsTracesAreRefusedByName) {
   const std::string dir = testing::freshTempDir("profiler_trace_bad");
   std::ofstream(profilerTraceFileName(dir, 0)) << R"({"schemaVersion": 1, "traceEvents": [{"ph": "X", )";

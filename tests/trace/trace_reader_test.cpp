@@ -11,6 +11,7 @@
 
 #include "tests/support/run_cli.h"
 #include "trace/chrome_trace.h"
+#include "trace/ring_schedule.h"
 #include "trace/trace_reader.h"
 #include "trace/wire.h"
 
@@ -181,6 +182,55 @@ TEST(TraceReader, EveryComputeKindThroughTheWireAndAWrittenTrace) {
   std::iota(all.begin(), all.end(), 0);
   EXPECT_EQ(kinds, all);
   EXPECT_TRUE(loaded.recording.rank(0).offloadSpans);
+}
+
+// Every collective op, those only a PyTorch job's trace has (all-to-all, send, recv) too, goes
+// through a written trace as the op it was, with its sizes and what the rank sends and receives:
+// an all-to-all with uneven splits keeps its own part, one with even splits stays (N-1)/N.
+TEST(TraceReader, EveryCollectiveOpThroughAWrittenTrace) {
+  RunRecording recording(1);
+  auto collective = [](int op, int64_t begin, int64_t ownPart) {
+    Event e;
+    e.kind = EventKind::Collective;
+    e.op = static_cast<uint8_t>(op);
+    e.step = 0;
+    e.beginNs = e.issueNs = begin;
+    e.endNs = begin + 500;
+    e.bytes = 4096;
+    e.bytesOut = op == static_cast<int>(CollectiveOp::AllGather) ? 8192 : 6144;
+    e.worldSize = 4;
+    e.count = ownPart;
+    e.text = "blocks.0";
+    return e;
+  };
+  for (int k = 0; k < kCollectiveOpCount; ++k) recording.add(collective(k, 1000 * (k + 1), -1));
+  recording.add(collective(static_cast<int>(CollectiveOp::AllToAll), 20000, 1024));
+  const std::string path = testing::freshTempDir("trace_reader") + "/collectives.json";
+  {
+    std::ofstream out(path);
+    writeChromeTrace(out, recording, {{"strategy", "full_shard"}});
+  }
+  const auto loaded = loadChromeTrace(path);
+  ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+  const auto& before = recording.rank(0).collectives;
+  const auto& after = loaded.recording.rank(0).collectives;
+  ASSERT_EQ(after.size(), before.size());
+  for (size_t i = 0; i < after.size(); ++i) {
+    SCOPED_TRACE(collectiveOpName(static_cast<CollectiveOp>(before[i].op)));
+    EXPECT_EQ(after[i].op, before[i].op);
+    EXPECT_EQ(after[i].bytes, before[i].bytes);
+    EXPECT_EQ(after[i].bytesOut, before[i].bytesOut);
+    EXPECT_EQ(collectiveTraffic(after[i]).sentBytes, collectiveTraffic(before[i]).sentBytes);
+    EXPECT_EQ(collectiveTraffic(after[i]).receivedBytes, collectiveTraffic(before[i]).receivedBytes);
+  }
+  const Event& uneven = after.back();
+  EXPECT_EQ(collectiveTraffic(uneven).sentBytes, 4096 - 1024) << "its input less the part it keeps";
+  EXPECT_EQ(collectiveTraffic(uneven).receivedBytes, 6144 - 1024);
+  const Event& even = after[static_cast<size_t>(CollectiveOp::AllToAll)];
+  EXPECT_EQ(collectiveTraffic(even).sentBytes, 3072) << "3/4 of its input among 4 ranks";
+  EXPECT_EQ(collectiveTraffic(even).receivedBytes, 4608) << "3/4 of its output";
+  EXPECT_EQ(collectiveTraffic(after[static_cast<size_t>(CollectiveOp::Send)]).receivedBytes, 0);
+  EXPECT_EQ(collectiveTraffic(after[static_cast<size_t>(CollectiveOp::Recv)]).sentBytes, 0);
 }
 
 // --offload cpu's host memory per model unit ("who holds what" draws it under the device's row):

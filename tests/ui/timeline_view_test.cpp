@@ -194,6 +194,13 @@ TEST(TimelineView, SixtyFourRanksFoldIntoEightRowsAndAClickExpandsOne) {
   EXPECT_TRUE(rows[1].groupHead);
   for (int i = 0; i < 8; ++i) EXPECT_EQ(rows[static_cast<size_t>(1 + i)].rank, 8 + i);
   EXPECT_EQ(rankRows(syntheticRecording(9, 100), {}).size(), 5u) << "groups of 2, the last of one rank";
+  // A PyTorch job's traces of 2 of its 128 ranks: the other groups recorded nothing, not idled.
+  trace::RunRecording sampled(128);
+  big.rank = 1;
+  sampled.add(big);
+  EXPECT_EQ(ranksWithRecords(sampled, 0, 16), 1);
+  EXPECT_EQ(ranksWithRecords(sampled, 16, 16), 0);
+  EXPECT_EQ(ranksWithRecords(rec, 8, 8), 8);
 
   TimeAxis axis;
   axis.fit(0, 1e7);

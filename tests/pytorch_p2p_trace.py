@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""A real PyTorch job of all-to-alls, sends and recvs, recorded without prof.step(), opened by shardscope.
+
+Two CPU ranks on gloo, each spawned by torch.multiprocessing, run STEPS steps under one
+torch.profiler.profile (record_shapes, profile_memory) that never calls prof.step(), so the traces
+have no ProfilerStep#N. Each step:
+  - an all_to_all_single with uneven splits (as an MoE's tokens per expert): rank r sends
+    SPLITS[r][p] rows of WIDTH floats to rank p
+  - rank 0 sends SEND_FLOATS floats to rank 1 (send / recv)
+  - rank 1 sends ISEND_FLOATS floats to rank 0 (isend / irecv)
+  - an SGD step (torch.optim annotates it Optimizer.step#SGD.step)
+
+Then `shardscope view DIR --summary FILE`, and checks what it read against what the job ran:
+  - the steps are the optimizer's: STEPS of them, and the note says so
+  - per rank, the all-to-alls' count, size (the input), sent bytes (the rows other ranks get, from
+    the split sizes the profiler records) and received bytes (the rows other ranks sent); a send's
+    bytes sent only, a recv's received only
+  - the title says the job is not data-parallel, and names what it ran
+and, where xvfb-run is there, that `view DIR --screenshot` draws it.
+
+    tests/pytorch_p2p_trace.py --shardscope build/app/shardscope --workdir DIR
+"""
+import argparse
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+STEPS = 3
+WIDTH = 16
+SPLITS = [[3, 5], [6, 2]]  # SPLITS[r][p]: rows rank r sends to rank p
+SEND_FLOATS, ISEND_FLOATS = 32, 24
+FLOAT = 4
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def rank_main(rank, out_dir, port):
+    import torch
+    import torch.distributed as dist
+    from torch.profiler import ProfilerActivity, profile
+
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("gloo", rank=rank, world_size=2)
+    weight = torch.nn.Parameter(torch.zeros(8))
+    optimizer = torch.optim.SGD([weight], lr=0.1)
+    sends = SPLITS[rank]
+    receives = [SPLITS[p][rank] for p in range(2)]
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True, profile_memory=True) as prof:
+        for _ in range(STEPS):
+            tokens = torch.randn(sum(sends), WIDTH)
+            routed = torch.empty(sum(receives), WIDTH)
+            dist.all_to_all_single(routed, tokens, output_split_sizes=receives, input_split_sizes=sends)
+            if rank == 0:
+                dist.send(torch.randn(SEND_FLOATS), 1)
+                incoming = torch.empty(ISEND_FLOATS)
+                dist.irecv(incoming, 1).wait()
+            else:
+                incoming = torch.empty(SEND_FLOATS)
+                dist.recv(incoming, 0)
+                dist.isend(torch.randn(ISEND_FLOATS), 0).wait()
+            weight.grad = routed.mean() * torch.ones(8)
+            optimizer.step()
+    prof.export_chrome_trace(str(Path(out_dir) / f"rank-{rank}.pt.trace.json"))
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+def expected(rank):
+    """Per op: (count, size, sent, received) over the steps, as the summary counts them."""
+    rows_in, rows_out = sum(SPLITS[rank]), sum(SPLITS[p][rank] for p in range(2))
+    row = WIDTH * FLOAT
+    kept = SPLITS[rank][rank]  # rows it sends itself: they never leave the rank
+    a2a = (STEPS, STEPS * rows_in * row, STEPS * (rows_in - kept) * row, STEPS * (rows_out - kept) * row)
+    sent = SEND_FLOATS if rank == 0 else ISEND_FLOATS
+    received = ISEND_FLOATS if rank == 0 else SEND_FLOATS
+    return {"all_to_all": a2a,
+            "send": (STEPS, STEPS * sent * FLOAT, STEPS * sent * FLOAT, 0),
+            "recv": (STEPS, STEPS * received * FLOAT, 0, STEPS * received * FLOAT)}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--shardscope", required=True)
+    ap.add_argument("--workdir", required=True)
+    args = ap.parse_args()
+    work = Path(args.workdir)
+    shutil.rmtree(work, ignore_errors=True)
+    job = work / "job"
+    job.mkdir(parents=True)
+
+    import torch.multiprocessing as mp
+    mp.spawn(rank_main, args=(str(job), free_port()), nprocs=2)
+
+    failures = []
+
+    def check(ok, what):
+        print(("ok    " if ok else "FAIL  ") + what)
+        if not ok:
+            failures.append(what)
+
+    summary_path = work / "summary.json"
+    view = subprocess.run([args.shardscope, "view", str(job), "--summary", str(summary_path)],
+                          capture_output=True, text=True, timeout=120)
+    check(view.returncode == 0, f"shardscope view reads the traces ({view.stderr.strip()[-400:]})")
+    if view.returncode != 0:
+        sys.exit(1)
+    check(f"its {STEPS} steps are taken from its optimizer's" in view.stderr,
+          "without ProfilerStep#N the note says the steps are the optimizer's")
+    check("are not drawn" not in view.stderr, "no c10d op is left undrawn")
+    summary = json.loads(summary_path.read_text())
+    check("not data-parallel: all_to_all, send, recv" in summary.get("title", ""),
+          f"the title says what the job ran ({summary.get('title')!r})")
+    for rank in summary["ranks"]:
+        r = rank["rank"]
+        check(rank["recorded_steps"] == STEPS, f"rank {r}: {rank['recorded_steps']} steps, the job's {STEPS}")
+        for op, want in expected(r).items():
+            c = rank["collectives"][op]
+            got = (c["count"], c["size_bytes"], c["sent_bytes"], c["received_bytes"])
+            check(got == want, f"rank {r}: {op} count, size, sent, received {got} (the job: {want})")
+    if shutil.which("xvfb-run"):
+        shot = subprocess.run(["xvfb-run", "-a", "-s", "-screen 0 1600x1000x24", args.shardscope, "view", str(job),
+                               "--screenshot", str(work / "p2p.png")], capture_output=True, text=True, timeout=120)
+        check(shot.returncode == 0 and (work / "p2p.png").stat().st_size > 0,
+              f"view draws the job ({shot.stderr.strip()[-300:]})")
+    if failures:
+        print(f"{len(failures)} check(s) failed")
+        sys.exit(1)
+    print("all checks passed")
+
+
+if __name__ == "__main__":
+    main()
