@@ -65,11 +65,13 @@ int estimateRun(const RunConfig& config, bool json) {
                           {"strategies", nlohmann::json::object()}};
     for (size_t i = 0; i < predictions.size(); ++i) {
       nlohmann::json memory = nlohmann::json::object(), wire = nlohmann::json::object();
+      nlohmann::json deviceCopies = nlohmann::json::object();  // --offload cpu: a role on both sides
       for (const auto& m : predictions[i].memory) {
-        memory[trace::memoryRoleName(m.role)] = {{"bytes", m.bytes},
-                                                 {"when", m.when == When::Peak ? "peak" : "after_step"},
-                                                 {"memory", m.host ? "host" : "device"},
-                                                 {"formula", m.formula}};
+        auto& into = memory.contains(trace::memoryRoleName(m.role)) ? deviceCopies : memory;
+        into[trace::memoryRoleName(m.role)] = {{"bytes", m.bytes},
+                                               {"when", m.when == When::Peak ? "peak" : "after_step"},
+                                               {"memory", m.host ? "host" : "device"},
+                                               {"formula", m.formula}};
       }
       for (const auto& c : predictions[i].perStep) {
         wire[trace::collectiveOpName(c.op)] = {{"count", c.count},          {"bytes", c.bytes},
@@ -78,6 +80,7 @@ int estimateRun(const RunConfig& config, bool json) {
       }
       out["strategies"][strategyName(kStrategies[i])] = {{"padded_parameters", predictions[i].paddedParameters},
                                            {"memory_per_rank", memory},
+                                           {"offload_device_copies", deviceCopies},
                                            {"per_step", wire},
                                            {"sent_bytes_per_step", predictions[i].sentBytesPerStep()},
                                            {"activation_saved_bytes", predictions[i].activationSavedBytes > 0
@@ -102,22 +105,25 @@ int estimateRun(const RunConfig& config, bool json) {
   std::printf("%-30s", "per rank");
   for (StrategyKind s : kStrategies) std::printf(" %16s", strategyName(s));
   std::printf("\n");
-  for (auto role : kRoles) {
-    std::string label;
-    std::vector<std::string> cells(kStrategies.size());
-    bool any = false;
-    for (size_t i = 0; i < predictions.size(); ++i) {
-      const auto* m = predictions[i].find(role);
-      cells[i] = m ? formatBytes(static_cast<double>(m->bytes)) + (m->host ? " host" : "") : "-";
-      if (m) {
-        label = rowLabel(*m);  // the cells and formulas say which strategies keep it on the host
-        any = true;
+  // A row per role on the device, and under --offload cpu one more per role the host holds.
+  for (bool host : {false, true}) {
+    for (auto role : kRoles) {
+      std::string label;
+      std::vector<std::string> cells(kStrategies.size());
+      bool any = false;
+      for (size_t i = 0; i < predictions.size(); ++i) {
+        const auto* m = predictions[i].find(role, host);
+        cells[i] = m ? formatBytes(static_cast<double>(m->bytes)) + (m->host ? " host" : "") : "-";
+        if (m) {
+          label = rowLabel(*m);
+          any = true;
+        }
       }
+      if (!any) continue;
+      std::printf("%-30s", label.c_str());
+      for (const auto& cell : cells) std::printf(" %16s", cell.c_str());
+      std::printf("\n");
     }
-    if (!any) continue;
-    std::printf("%-30s", label.c_str());
-    for (const auto& cell : cells) std::printf(" %16s", cell.c_str());
-    std::printf("\n");
   }
   const bool offloaded = config.offload == Offload::Cpu;
   std::printf("%-30s", offloaded ? "sum of the above on device" : "sum of the above");
@@ -127,7 +133,9 @@ int estimateRun(const RunConfig& config, bool json) {
     for (const auto& p : predictions) std::printf(" %16s", formatBytes(static_cast<double>(p.hostBytes())).c_str());
     std::printf("\n(--offload cpu: the sharded strategies keep their shards and gradient shards in pinned host\n"
                 " memory and the optimizer state in host memory, FSDP2's CPUOffloadPolicy; ddp and zero1 have no\n"
-                " shards to offload)");
+                " shards to offload. On the device full_shard and shard_grad_op keep a unit's shard copied in\n"
+                " for its all-gather and its gradient shard on the way out; the hybrid strategies' are not\n"
+                " predicted)");
   }
   if (predictions[0].activationSavedBytes > 0) {
     std::printf("\n%-30s", "activation (saved for backward)");

@@ -37,6 +37,13 @@ const PredictedMemory* RunPrediction::find(MemoryRole role) const {
   return nullptr;
 }
 
+const PredictedMemory* RunPrediction::find(MemoryRole role, bool host) const {
+  for (const auto& m : memory) {
+    if (m.role == role && m.host == host) return &m;
+  }
+  return nullptr;
+}
+
 const PredictedCollective* RunPrediction::find(CollectiveOp op) const {
   for (const auto& c : perStep) {
     if (c.op == op) return &c;
@@ -226,7 +233,7 @@ RunPrediction predictSharded(const RunConfig& c, const ParameterCounts& n) {
 
 // --offload cpu (FSDP2's CPUOffloadPolicy): the shards, their reduced gradients and the optimizer's
 // state live in the host's memory; the device keeps the gathered units and, briefly, a unit's shard
-// copied in for its all-gather and its gradient shard on the way out (not predicted).
+// copied in for its all-gather and its gradient shard on the way out (offloadDeviceCopies).
 void moveStateToHost(RunPrediction& p) {
   for (auto& m : p.memory) {
     if (std::find(std::begin(trace::kOffloadedRoles), std::end(trace::kOffloadedRoles), m.role) !=
@@ -235,6 +242,38 @@ void moveStateToHost(RunPrediction& p) {
       m.formula = "in host memory (--offload cpu): " + m.formula;
     }
   }
+}
+
+// What --offload cpu still puts on the device of full_shard and shard_grad_op, from their schedule
+// (engine/sharded_strategy.cpp): a unit's fp32 shard copied in for its all-gather, and its reduced
+// gradient shard until it is copied out. One reduce-scatter is in flight at a time, and its shard
+// is copied out before the next is made: one gradient shard. Under bf16 the shard's copy is cast
+// into the gathered buffer and freed at once: one at a time. Under fp32 it is the all-gather's
+// input, held until the gather completes: the root's alone first, then --prefetch blocks' at once.
+// Checked against two H200 runs (bf16: the root's shard, both roles). Not predicted for the hybrid
+// strategies (the replicate all-reduce holds a second gradient shard at times) or under LoRA
+// (frozen and trained units of two sizes).
+std::vector<PredictedMemory> offloadDeviceCopies(const RunConfig& c) {
+  if (traitsOf(c.strategy).replicatesShardGroups || c.loraRank > 0) return {};
+  const int64_t ranks = shardGroupSize(c);
+  int64_t root = 0, block = 0;
+  for (const auto& u : flatUnits(modelLayout(c), c.layers)) {
+    const int64_t shard = (u.numel + ranks - 1) / ranks;
+    (u.unit == kRootUnit ? root : block) = std::max(u.unit == kRootUnit ? root : block, shard);
+  }
+  const int64_t largest = std::max(root, block);
+  const bool bf16 = c.precision == Precision::Bf16;
+  const int window = std::max(1, std::min(c.prefetch, c.layers));
+  const int64_t inFlight = bf16 ? largest : std::max(root, window * block);
+  const std::string unitShard = "the largest unit's P'/N";
+  return {
+      {MemoryRole::ParamShard, When::Peak, 4 * inFlight,
+       bf16 ? "4 B x " + unitShard + ": a unit's fp32 shard copied in for its all-gather, cast to bf16 and freed, one at a time"
+            : "4 B x max(root, " + std::to_string(window) +
+                  " block(s)) of P'/N: each fp32 shard copied in is its all-gather's input until the gather completes "
+                  "(--prefetch " + std::to_string(c.prefetch) + " blocks at once)"},
+      {MemoryRole::GradShard, When::Peak, 4 * largest,
+       "4 B x " + unitShard + ": a unit's reduced gradient shard, on the device until it is copied out (one at a time)"}};
 }
 
 }  // namespace
@@ -250,7 +289,10 @@ RunPrediction predictRun(const RunConfig& config) {
     case StrategyKind::HybridShardZero2:
     case StrategyKind::HybridShard: p = predictSharded(config, counts); break;
   }
-  if (config.offload == Offload::Cpu && traitsOf(config.strategy).shardsParameters) moveStateToHost(p);
+  if (config.offload == Offload::Cpu && traitsOf(config.strategy).shardsParameters) {
+    moveStateToHost(p);
+    for (auto& copy : offloadDeviceCopies(config)) p.memory.push_back(std::move(copy));
+  }
   for (auto& c : p.perStep) {
     c.groupSize = c.group == trace::ProcessGroup::World ? config.world
                   : c.group == trace::ProcessGroup::Shard ? shardGroupSize(config)

@@ -46,10 +46,12 @@ struct RunPrediction {
   std::string activationFormula;
   // The sum of the predicted roles on the device: parameters, gradients and optimizer state at
   // their peaks (under --offload cpu the shards, their gradients and the optimizer's state are the
-  // host's instead: hostBytes()).
+  // host's instead: hostBytes(); the device keeps a unit's passing copies of them).
   int64_t modelStateBytes() const;
   int64_t hostBytes() const;
-  const PredictedMemory* find(trace::MemoryRole role) const;
+  const PredictedMemory* find(trace::MemoryRole role) const;  // the first, on either side
+  // Under --offload cpu a role can be predicted twice: on the host, and the device's passing copies.
+  const PredictedMemory* find(trace::MemoryRole role, bool host) const;
   const PredictedCollective* find(trace::CollectiveOp op) const;
 };
 

@@ -205,28 +205,31 @@ void drawRunPrediction(EstimatePanelState& st, const RunConfig& config, const st
     ImGui::TableNextColumn();
     ImGui::TextDisabled("-");
   };
-  for (auto role : kRoles) {
-    const estimate::PredictedMemory* any = nullptr;
-    for (const auto& p : predictions) any = any ? any : p.find(role);
-    if (!any) continue;
-    ImGui::TableNextRow();
-    ImGui::TableNextColumn();
-    ImGui::Text("%s, %s", trace::memoryRoleName(role), any->when == When::Peak ? "peak" : "after step");
-    for (int i = 0; i < shownCount; ++i) {
-      const auto* m = predictions[i].find(role);
-      if (!m) {
-        none();
-        continue;
+  // A row per role on the device; under --offload cpu, the roles the host holds in rows of their own.
+  for (bool host : {false, true}) {
+    for (auto role : kRoles) {
+      const estimate::PredictedMemory* any = nullptr;
+      for (const auto& p : predictions) any = any ? any : p.find(role, host);
+      if (!any) continue;
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::Text("%s, %s", trace::memoryRoleName(role), any->when == When::Peak ? "peak" : "after step");
+      for (int i = 0; i < shownCount; ++i) {
+        const auto* m = predictions[i].find(role, host);
+        if (!m) {
+          none();
+          continue;
+        }
+        if (m->when == When::AfterStep && measuring[i] >= 0 && !knowsAfterStep(stats[measuring[i]].front())) {
+          cell(i, m->bytes, m->formula, nullptr, m->host);  // an older summary: nothing to compare with
+          continue;
+        }
+        cell(i, m->bytes, m->formula, [&](const std::vector<RankStats>& ranks) {
+          int64_t largest = 0;
+          for (const auto& r : ranks) largest = std::max(largest, measuredRoleBytes(r, role, m->when == When::AfterStep, m->host));
+          return largest;
+        }, m->host);
       }
-      if (m->when == When::AfterStep && measuring[i] >= 0 && !knowsAfterStep(stats[measuring[i]].front())) {
-        cell(i, m->bytes, m->formula, nullptr, m->host);  // an older summary: nothing to compare with
-        continue;
-      }
-      cell(i, m->bytes, m->formula, [&](const std::vector<RankStats>& ranks) {
-        int64_t largest = 0;
-        for (const auto& r : ranks) largest = std::max(largest, measuredRoleBytes(r, role, m->when == When::AfterStep, m->host));
-        return largest;
-      }, m->host);
     }
   }
   if (predictions[0].activationSavedBytes > 0) {  // gpt: what forward saves for backward
@@ -278,15 +281,17 @@ void drawRunPrediction(EstimatePanelState& st, const RunConfig& config, const st
   noteItem("estimate:prediction-table");
   ImGui::TextDisabled(anyMeasured ? "\"= run\": the matching run's largest rank measured exactly the predicted bytes"
                                   : "measured: press Compare with this configuration to put the runs' figures here");
-  // Under offload the device still holds each unit's shard and gradient shard for a moment (the
-  // copy in for its all-gather, the reduced shard before its copy out): when depends on the
-  // schedule, so the table's figures for those roles are the host's.
-  wrappedHint(config.offload == Offload::Cpu
-                  ? "not predicted: the activation peak (backward's working memory), communication buffers, "
-                    "allocator overhead, and under --offload cpu the device's passing copies of a unit's shard and "
-                    "gradient shard (see Comparison)"
-                  : "not predicted: the activation peak (backward's working memory), communication buffers, "
-                    "allocator overhead (see Comparison)");
+  // Under offload the device still holds a unit's shard and gradient shard for a moment (the copy in
+  // for its all-gather, the reduced shard before its copy out): predicted for full_shard and
+  // shard_grad_op (their rows above), not for the hybrid strategies or under LoRA.
+  const char* unpredictedCopies = config.offload != Offload::Cpu ? ""
+                                  : config.loraRank > 0          ? ", and under --offload cpu with LoRA the device's passing "
+                                                                   "copies of a unit's shard and gradient shard"
+                                                                 : ", and under --offload cpu the hybrid strategies' passing "
+                                                                   "copies of a unit's shard and gradient shard on the device";
+  wrappedHint("not predicted: the activation peak (backward's working memory), communication buffers, allocator "
+              "overhead%s (see Comparison)",
+              unpredictedCopies);
 }
 
 // A small button on the current line where it fits, else at the start of the next: a row of
