@@ -34,8 +34,29 @@ int badValue(const std::string& message) {
   return 2;
 }
 
+// A role's row; the host's rows under --offload cpu say "host" in their cells.
 std::string rowLabel(const estimate::PredictedMemory& m) {
   return std::string(trace::memoryRoleName(m.role)) + (m.when == When::Peak ? " (peak)" : " (after a step)");
+}
+
+// A row per role on the device, and under --offload cpu one more per role the host holds (its
+// cells say "host"), each strategy's prediction in its column.
+void printMemoryRows(const std::vector<estimate::RunPrediction>& predictions) {
+  for (bool host : {false, true}) {
+    for (auto role : kRoles) {
+      std::string label;
+      std::vector<std::string> cells(predictions.size());
+      for (size_t i = 0; i < predictions.size(); ++i) {
+        const auto* m = predictions[i].find(role, host);
+        cells[i] = m ? formatBytes(static_cast<double>(m->bytes)) + (m->host ? " host" : "") : "-";
+        if (m) label = rowLabel(*m);
+      }
+      if (label.empty()) continue;
+      std::printf("%-30s", label.c_str());
+      for (const auto& cell : cells) std::printf(" %16s", cell.c_str());
+      std::printf("\n");
+    }
+  }
 }
 
 int estimateRun(const RunConfig& config, bool json) {
@@ -67,7 +88,9 @@ int estimateRun(const RunConfig& config, bool json) {
       nlohmann::json memory = nlohmann::json::object(), wire = nlohmann::json::object();
       nlohmann::json deviceCopies = nlohmann::json::object();  // --offload cpu: a role on both sides
       for (const auto& m : predictions[i].memory) {
-        auto& into = memory.contains(trace::memoryRoleName(m.role)) ? deviceCopies : memory;
+        // A role the host holds and the device passes through: the device's figure is its copies.
+        const bool passingCopy = !m.host && predictions[i].find(m.role, /*host=*/true);
+        auto& into = passingCopy ? deviceCopies : memory;
         into[trace::memoryRoleName(m.role)] = {{"bytes", m.bytes},
                                                {"when", m.when == When::Peak ? "peak" : "after_step"},
                                                {"memory", m.host ? "host" : "device"},
@@ -105,26 +128,7 @@ int estimateRun(const RunConfig& config, bool json) {
   std::printf("%-30s", "per rank");
   for (StrategyKind s : kStrategies) std::printf(" %16s", strategyName(s));
   std::printf("\n");
-  // A row per role on the device, and under --offload cpu one more per role the host holds.
-  for (bool host : {false, true}) {
-    for (auto role : kRoles) {
-      std::string label;
-      std::vector<std::string> cells(kStrategies.size());
-      bool any = false;
-      for (size_t i = 0; i < predictions.size(); ++i) {
-        const auto* m = predictions[i].find(role, host);
-        cells[i] = m ? formatBytes(static_cast<double>(m->bytes)) + (m->host ? " host" : "") : "-";
-        if (m) {
-          label = rowLabel(*m);
-          any = true;
-        }
-      }
-      if (!any) continue;
-      std::printf("%-30s", label.c_str());
-      for (const auto& cell : cells) std::printf(" %16s", cell.c_str());
-      std::printf("\n");
-    }
-  }
+  printMemoryRows(predictions);
   const bool offloaded = config.offload == Offload::Cpu;
   std::printf("%-30s", offloaded ? "sum of the above on device" : "sum of the above");
   for (const auto& p : predictions) std::printf(" %16s", formatBytes(static_cast<double>(p.modelStateBytes())).c_str());
@@ -135,7 +139,7 @@ int estimateRun(const RunConfig& config, bool json) {
                 " memory and the optimizer state in host memory, FSDP2's CPUOffloadPolicy; ddp and zero1 have no\n"
                 " shards to offload. On the device full_shard and shard_grad_op keep a unit's shard copied in\n"
                 " for its all-gather and its gradient shard on the way out; the hybrid strategies' are not\n"
-                " predicted)");
+                " predicted, nor any under LoRA)");
   }
   if (predictions[0].activationSavedBytes > 0) {
     std::printf("\n%-30s", "activation (saved for backward)");

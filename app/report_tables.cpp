@@ -5,6 +5,7 @@
 
 #include "estimate/run_prediction.h"
 #include "trace/format.h"
+#include "trace/ring_schedule.h"
 
 namespace shardscope::app {
 
@@ -248,7 +249,8 @@ void printComparisonTable(std::FILE* out, const std::vector<StrategyColumn>& col
     };
     const std::string name = std::string(trace::collectiveOpName(op)) + " per step: size";
     row(name.c_str(), figure([](const trace::CollectiveTotals& t, int steps) { return perStep(t.sizeBytes, steps); }));
-    row("  sent (ring schedule)", figure([](const trace::CollectiveTotals& t, int steps) { return perStep(t.sentBytes, steps); }));
+    const std::string sent = std::string("  sent (") + trace::trafficBasis(op) + ")";
+    row(sent.c_str(), figure([](const trace::CollectiveTotals& t, int steps) { return perStep(t.sentBytes, steps); }));
     row("  time", figure([](const trace::CollectiveTotals& t, int steps) {
       return trace::formatDuration(t.seconds * 1e9 / std::max(steps, 1));
     }));

@@ -30,13 +30,6 @@ int64_t RunPrediction::sentBytesPerStep() const {
   return total;
 }
 
-const PredictedMemory* RunPrediction::find(MemoryRole role) const {
-  for (const auto& m : memory) {
-    if (m.role == role) return &m;
-  }
-  return nullptr;
-}
-
 const PredictedMemory* RunPrediction::find(MemoryRole role, bool host) const {
   for (const auto& m : memory) {
     if (m.role == role && m.host == host) return &m;
@@ -258,8 +251,8 @@ std::vector<PredictedMemory> offloadDeviceCopies(const RunConfig& c) {
   const int64_t ranks = shardGroupSize(c);
   int64_t root = 0, block = 0;
   for (const auto& u : flatUnits(modelLayout(c), c.layers)) {
-    const int64_t shard = (u.numel + ranks - 1) / ranks;
-    (u.unit == kRootUnit ? root : block) = std::max(u.unit == kRootUnit ? root : block, shard);
+    int64_t& largestOfKind = u.unit == kRootUnit ? root : block;
+    largestOfKind = std::max(largestOfKind, (u.numel + ranks - 1) / ranks);
   }
   const int64_t largest = std::max(root, block);
   const bool bf16 = c.precision == Precision::Bf16;
@@ -270,8 +263,8 @@ std::vector<PredictedMemory> offloadDeviceCopies(const RunConfig& c) {
       {MemoryRole::ParamShard, When::Peak, 4 * inFlight,
        bf16 ? "4 B x " + unitShard + ": a unit's fp32 shard copied in for its all-gather, cast to bf16 and freed, one at a time"
             : "4 B x max(root, " + std::to_string(window) +
-                  " block(s)) of P'/N: each fp32 shard copied in is its all-gather's input until the gather completes "
-                  "(--prefetch " + std::to_string(c.prefetch) + " blocks at once)"},
+                  " block(s)) of P'/N: each fp32 shard copied in is its all-gather's input until the gather completes (" +
+                  std::to_string(window) + " block(s) at once under --prefetch " + std::to_string(c.prefetch) + ")"},
       {MemoryRole::GradShard, When::Peak, 4 * largest,
        "4 B x " + unitShard + ": a unit's reduced gradient shard, on the device until it is copied out (one at a time)"}};
 }

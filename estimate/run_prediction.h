@@ -49,8 +49,8 @@ struct RunPrediction {
   // host's instead: hostBytes(); the device keeps a unit's passing copies of them).
   int64_t modelStateBytes() const;
   int64_t hostBytes() const;
-  const PredictedMemory* find(trace::MemoryRole role) const;  // the first, on either side
-  // Under --offload cpu a role can be predicted twice: on the host, and the device's passing copies.
+  // A role's prediction on the device or on the host: under --offload cpu a role can be predicted
+  // on both (the host's, and the device's passing copies).
   const PredictedMemory* find(trace::MemoryRole role, bool host) const;
   const PredictedCollective* find(trace::CollectiveOp op) const;
 };

@@ -71,6 +71,14 @@ std::vector<trace::CollectiveOp> collectiveOpsShown(const std::vector<const Rank
   return ops;
 }
 
+std::vector<trace::CollectiveOp> collectiveOpsShown(const std::vector<std::vector<RankStats>>& sessions) {
+  std::vector<const RankStats*> firstRanks;
+  for (const auto& ranks : sessions) {
+    if (!ranks.empty()) firstRanks.push_back(&ranks.front());
+  }
+  return collectiveOpsShown(firstRanks);
+}
+
 int64_t measuredRoleBytes(const RankStats& r, trace::MemoryRole role, bool afterStep, bool host) {
   const int k = static_cast<int>(role);
   if (host) return afterStep ? r.hostAfterLastStep[k] : r.peakHostByRole[k];

@@ -76,6 +76,8 @@ bool anyStepTimed(const std::vector<RankStats>& ranks);
 // The collectives a table gives a row or column of: all-gather, reduce-scatter and all-reduce
 // always, and all-to-all, send and recv (a PyTorch job's) where one of `ranks` ran any.
 std::vector<trace::CollectiveOp> collectiveOpsShown(const std::vector<const RankStats*>& ranks);
+// The same over sessions side by side, by their first ranks (rank 0's figures are the ones shown).
+std::vector<trace::CollectiveOp> collectiveOpsShown(const std::vector<std::vector<RankStats>>& sessions);
 
 // What one rank processes per step: tokens (gpt) or samples (mlp), and the model FLOPs per one of
 // them (6 x parameters; under LoRA 4 x parameters + 2 x the trained adapters).

@@ -186,8 +186,8 @@ std::string collectiveImplementation(const Event& e) {
 }
 
 double busbwFactor(CollectiveOp op, int ranks) {
-  if (isPointToPoint(op)) return 1.0;  // nccl-tests' sendrecv: the bus carries the message once
-  if (ranks <= 1) return op == CollectiveOp::Broadcast ? 1.0 : 0.0;
+  // A send or recv has one peer whatever its group (nccl-tests' sendrecv: the bus carries it once).
+  if (ranks <= 1 && !isPointToPoint(op)) return op == CollectiveOp::Broadcast ? 1.0 : 0.0;
   const double n = ranks;
   switch (op) {
     case CollectiveOp::AllReduce: return 2.0 * (n - 1) / n;

@@ -10,8 +10,8 @@
 #include <map>
 #include <numeric>
 #include <optional>
-#include <set>
 #include <regex>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 
@@ -174,7 +174,10 @@ std::vector<int64_t> integerList(const nlohmann::json& value) {
     size_t end = s.find_first_of(",]", at);
     const std::string item = s.substr(at, end - at);
     const size_t digits = item.find_first_of("0123456789");
-    if (digits == std::string::npos || item.find_first_not_of(" 0123456789") != std::string::npos) return {};
+    if (digits == std::string::npos || item.find_first_not_of(" 0123456789") != std::string::npos ||
+        item.size() - digits > 18) {  // not a count (or one stoll cannot hold): no list
+      return {};
+    }
     out.push_back(std::stoll(item.substr(digits)));
     at = end + 1;
   }
@@ -267,13 +270,16 @@ struct ReadNotes {
 };
 
 // A send's or recv's peer, "to rank 1" or "from rank 0" (its rank in the op's group), from the
-// values the profiler records with shapes: c10d::send(tensors, group, peer, tag).
-std::optional<std::string> peerOf(const Span& op, CollectiveOp kind) {
-  if (!op.args || !op.args->contains("Concrete Inputs")) return std::nullopt;
+// values the profiler records with shapes: c10d::send(tensors, group, peer, tag) and
+// c10d::recv_(tensors, group, peer, tag); c10d::recv_any_source_(tensors, group, tag) names none.
+std::string peerOf(const Span& op, CollectiveOp kind) {
+  if (op.name == "c10d::recv_any_source_") return "from any rank";
+  const std::string unknown = kind == CollectiveOp::Send ? "to a rank not recorded" : "from a rank not recorded";
+  if (!op.args || !op.args->contains("Concrete Inputs")) return unknown;
   const auto& values = (*op.args)["Concrete Inputs"];
-  if (!values.is_array() || values.size() < 3 || !values[2].is_string()) return std::nullopt;
+  if (!values.is_array() || values.size() < 3 || !values[2].is_string()) return unknown;
   const std::string peer = values[2].get<std::string>();
-  if (peer.empty() || peer.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;  // any source
+  if (peer.empty() || peer.find_first_not_of("0123456789") != std::string::npos) return unknown;
   return std::string(kind == CollectiveOp::Send ? "to rank " : "from rank ") + peer;
 }
 
@@ -288,15 +294,19 @@ int64_t ownPartBytes(const RankTrace& trace, const Span& op, const std::optional
     const auto& values = (*op.args)["Concrete Inputs"];
     if (values.is_array() && values.size() > 4) splits = integerList(values[4]);
   }
+  // This rank's split: by its place among the group's ranks where NCCL names them; else (gloo names
+  // none) only in the world's group, a split per rank: a sub-group's has fewer, and stays unknown.
   int index = -1;
   if (params && !params->groupRanks.empty()) {
     const auto at = std::find(params->groupRanks.begin(), params->groupRanks.end(), trace.rank);
-    if (at != params->groupRanks.end()) index = static_cast<int>(at - params->groupRanks.begin());
-  } else if (e.worldSize == trace.world) {
+    if (at != params->groupRanks.end() && params->groupRanks.size() == splits.size()) {
+      index = static_cast<int>(at - params->groupRanks.begin());
+    }
+  } else if (static_cast<int>(splits.size()) == trace.world && e.worldSize == trace.world) {
     index = trace.rank;  // the world's group: its ranks in order
   }
   const int64_t rows = std::accumulate(splits.begin(), splits.end(), int64_t{0});
-  if (index < 0 || static_cast<size_t>(index) >= splits.size() || rows <= 0 || e.bytes % rows != 0) return -1;
+  if (index < 0 || rows <= 0 || e.bytes % rows != 0) return -1;
   return splits[static_cast<size_t>(index)] * (e.bytes / rows);
 }
 
@@ -344,7 +354,7 @@ Event collectiveEvent(const RankTrace& trace, const Span& op, CollectiveOp kind,
     }
     if (s->name.find("backward") != std::string::npos) e.phase = static_cast<uint8_t>(Phase::Backward);
   }
-  if (isPointToPoint(kind)) unit = peerOf(op, kind).value_or(unit);
+  if (isPointToPoint(kind)) unit = peerOf(op, kind);
   e.text = unit;
   if (backend && backend->name.find(collectiveOpName(kind)) == std::string::npos) e.text += "|" + backend->name;
   return e;
@@ -516,10 +526,12 @@ std::string readRankTrace(const fs::path& path, int namedRank, RecorderNotes& no
 void alignOnCollectiveEnds(std::vector<std::vector<Event>>& ranks, std::string& clocks,
                            std::vector<RankClock>& rankClocks) {
   rankClocks.assign(ranks.size(), RankClock{});
+  // A send and its recv end together, but ranks of a pipeline's stages run different numbers of
+  // them: only the collectives every rank of a group runs are paired by their order.
   auto ends = [](const std::vector<Event>& events) {
     std::vector<int64_t> out;
     for (const auto& e : events) {
-      if (e.kind == EventKind::Collective) out.push_back(e.endNs);
+      if (e.kind == EventKind::Collective && !isPointToPoint(static_cast<CollectiveOp>(e.op))) out.push_back(e.endNs);
     }
     return out;
   };
@@ -656,13 +668,19 @@ StrategyKind strategyFromCollectives(const std::vector<Event>& events) {
 // How the view's title describes the job: by the strategy its collectives are closest to, or, for
 // a job with no all-gather or all-reduce (a pipeline's sends, an MoE's all-to-all), by what it ran.
 std::string jobDescription(const std::vector<Event>& events, StrategyKind strategy) {
-  if (strategy == StrategyKind::FullShard) return "sharded, gathered again for backward (FULL_SHARD-like)";
-  if (strategy == StrategyKind::ShardGradOp) return "sharded, gathered once a step (SHARD_GRAD_OP-like)";
   std::set<CollectiveOp> ran;
   for (const auto& e : events) {
     if (e.kind == EventKind::Collective) ran.insert(static_cast<CollectiveOp>(e.op));
   }
-  if (ran.count(CollectiveOp::AllReduce)) return "ddp-like: all-reduces";
+  // An MoE's all-to-alls or a pipeline's sends beside the data-parallel ones are named after them.
+  std::string others;
+  for (CollectiveOp op : {CollectiveOp::AllToAll, CollectiveOp::Send, CollectiveOp::Recv}) {
+    if (ran.count(op)) others += (others.empty() ? "" : ", ") + std::string(collectiveOpName(op));
+  }
+  const std::string also = others.empty() ? "" : ", with " + others;
+  if (strategy == StrategyKind::FullShard) return "sharded, gathered again for backward (FULL_SHARD-like)" + also;
+  if (strategy == StrategyKind::ShardGradOp) return "sharded, gathered once a step (SHARD_GRAD_OP-like)" + also;
+  if (ran.count(CollectiveOp::AllReduce)) return "ddp-like: all-reduces" + also;
   if (ran.empty()) return "no collectives recorded";
   std::string names;
   for (CollectiveOp op : ran) names += (names.empty() ? "" : ", ") + std::string(collectiveOpName(op));

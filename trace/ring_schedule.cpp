@@ -27,19 +27,24 @@ RankTraffic ringTrafficPerRank(CollectiveOp op, int ranks, int64_t sizeBytes) {
   // element when N does not divide the size; their sum is what is sent).
   const auto share = [&](int64_t numerator) { return (numerator * sizeBytes + ranks / 2) / ranks; };
   int64_t each = 0;
+  // All-to-all: every rank's input split N ways, all but its own part sent straight to its owner
+  // (not a ring: any schedule moves these bytes); received as much when the splits are even.
   switch (op) {
     case CollectiveOp::AllReduce: each = share(2 * int64_t{ranks - 1}); break;
     case CollectiveOp::AllGather:
     case CollectiveOp::ReduceScatter:
     case CollectiveOp::Broadcast:
-    // Every rank's input split N ways, all but its own part sent straight to its owner (not a
-    // ring: any schedule moves these bytes); received as much when the splits are even.
     case CollectiveOp::AllToAll: each = share(ranks - 1); break;
     case CollectiveOp::Barrier:
     case CollectiveOp::Send:
     case CollectiveOp::Recv: each = 0; break;
   }
   return {each, each};
+}
+
+const char* trafficBasis(CollectiveOp op) {
+  if (op == CollectiveOp::AllToAll) return "all but its own part";
+  return isPointToPoint(op) ? "one way" : "ring schedule";
 }
 
 RankTraffic collectiveTraffic(const Event& c) {

@@ -51,6 +51,10 @@ struct RankTraffic {
 };
 RankTraffic ringTrafficPerRank(CollectiveOp op, int ranks, int64_t sizeBytes);
 
+// How a collective's sent and received bytes are counted, for a label: "ring schedule" for the
+// ring's collectives, "all but its own part" for an all-to-all, "one way" for a send or recv.
+const char* trafficBasis(CollectiveOp op);
+
 // The same for one recorded collective, in its group. An all-to-all's splits may be uneven (an
 // MoE's tokens per expert): where its own part is recorded (Event::count) it sends its input less
 // that and receives its output less that; else (N-1)/N of its input and of its output.

@@ -137,6 +137,132 @@ int64_t measuredSizePerStep(const std::vector<RankStats>& ranks, CollectiveOp op
   return rank0.collectives[static_cast<int>(op)].sizeBytes / steps - logging;
 }
 
+// The prediction table's rows: each strategy's predicted figure (its formula on hover), and under
+// it what the matching session measured, where one is on screen (`measuring`: its index, or -1).
+class PredictionTable {
+ public:
+  using Measure = std::function<int64_t(const std::vector<RankStats>&)>;
+
+  PredictionTable(const std::vector<estimate::RunPrediction>& predictions, const std::vector<int>& measuring,
+                  const std::vector<std::vector<RankStats>>& stats)
+      : predictions_(predictions), measuring_(measuring), stats_(stats) {}
+
+  // A row per role on the device; under --offload cpu, the roles the host holds in rows of their own.
+  void memoryRows() const {
+    for (bool host : {false, true}) {
+      for (auto role : kRoles) memoryRow(role, host);
+    }
+  }
+
+  // gpt: what forward saves for backward.
+  void activationRow() const {
+    if (predictions_[0].activationSavedBytes <= 0) return;
+    label("activation, saved for backward");
+    const Measure largestSaved = [](const std::vector<RankStats>& ranks) {
+      int64_t largest = 0;
+      for (const auto& r : ranks) largest = std::max(largest, r.activationSavedBytes);
+      return largest;
+    };
+    for (int i = 0; i < count(); ++i) {
+      // A summary from before activation_saved_bytes existed has nothing to compare with.
+      const bool known = measuring_[i] >= 0 && largestSaved(stats_[measuring_[i]]) > 0;
+      cell(i, predictions_[i].activationSavedBytes, predictions_[i].activationFormula, known ? largestSaved : nullptr);
+    }
+  }
+
+  void collectiveRows() const {
+    for (auto op : kOps) {
+      const std::string name = std::string(trace::collectiveOpName(op)) + " per step";
+      label(name.c_str());
+      for (int i = 0; i < count(); ++i) {
+        const auto* c = predictions_[i].find(op);
+        if (!c) {
+          none();
+          continue;
+        }
+        cell(i, c->bytes, c->formula, [op](const std::vector<RankStats>& ranks) { return measuredSizePerStep(ranks, op); });
+      }
+    }
+  }
+
+  // What a rank sends of them under the ring schedule, each collective among its own group's ranks.
+  void sentRow(int world) const {
+    label("sent per rank per step (ring)");
+    for (int i = 0; i < count(); ++i) {
+      cell(i, predictions_[i].sentBytesPerStep(),
+           "all-reduce 2(N-1)/N x size, all-gather and reduce-scatter (N-1)/N x size, summed",
+           [world](const std::vector<RankStats>& ranks) {
+             const auto& rank0 = ranks.front();
+             const int64_t steps = std::max<int64_t>(1, rank0.recordedSteps);
+             int64_t sent = 0;
+             for (auto op : kOps) sent += rank0.collectives[static_cast<int>(op)].sentBytes / steps;
+             // Less the 4-byte loss all-reduced among every rank each step for the progress line.
+             return sent - trace::ringTrafficPerRank(CollectiveOp::AllReduce, world, 4).sentBytes;
+           });
+    }
+  }
+
+ private:
+  int count() const { return static_cast<int>(predictions_.size()); }
+
+  static void label(const char* text) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(text);
+  }
+
+  static void none() {
+    ImGui::TableNextColumn();
+    ImGui::TextDisabled("-");
+  }
+
+  void memoryRow(MemoryRole role, bool host) const {
+    const estimate::PredictedMemory* any = nullptr;
+    for (const auto& p : predictions_) any = any ? any : p.find(role, host);
+    if (!any) return;
+    const std::string name = std::string(trace::memoryRoleName(role)) + (any->when == When::Peak ? ", peak" : ", after step") +
+                             (host ? ", host" : "");
+    label(name.c_str());
+    for (int i = 0; i < count(); ++i) {
+      const auto* m = predictions_[i].find(role, host);
+      if (!m) {
+        none();
+        continue;
+      }
+      if (m->when == When::AfterStep && measuring_[i] >= 0 && !knowsAfterStep(stats_[measuring_[i]].front())) {
+        cell(i, m->bytes, m->formula, nullptr, m->host);  // an older summary: nothing to compare with
+        continue;
+      }
+      const bool afterStep = m->when == When::AfterStep;
+      cell(i, m->bytes, m->formula, [role, afterStep, host](const std::vector<RankStats>& ranks) {
+        int64_t largest = 0;
+        for (const auto& r : ranks) largest = std::max(largest, measuredRoleBytes(r, role, afterStep, host));
+        return largest;
+      }, m->host);
+    }
+  }
+
+  // One strategy's cell. `host`: the prediction is of host memory (--offload cpu), and so is what it
+  // is measured against.
+  void cell(int strategy, int64_t predicted, const std::string& formula, const Measure& measure, bool host = false) const {
+    ImGui::TableNextColumn();
+    const std::string bytes = trace::formatBytes(static_cast<double>(predicted));
+    ImGui::TextUnformatted(bytes.c_str());
+    noteCell("figure");
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", formula.c_str());
+    if (host) {  // beside the figure, or under it in a narrow column
+      sameLineIfRoom(ImGui::CalcTextSize("on host").x, ImGui::CalcTextSize(" ").x);
+      ImGui::TextUnformatted("on host");
+      noteCell("host");
+    }
+    if (measure && measuring_[strategy] >= 0) measuredCell(measure(stats_[measuring_[strategy]]), predicted);
+  }
+
+  const std::vector<estimate::RunPrediction>& predictions_;
+  const std::vector<int>& measuring_;
+  const std::vector<std::vector<RankStats>>& stats_;
+};
+
 void updatePredictions(EstimatePanelState& st, const RunConfig& config, const std::vector<StrategyKind>& strategies) {
   const std::string key = config.toJson().dump() + std::to_string(strategies.size());
   if (key == st.predictedFor) return;
@@ -185,98 +311,11 @@ void drawRunPrediction(EstimatePanelState& st, const RunConfig& config, const st
   ImGui::TableSetupColumn("per rank", ImGuiTableColumnFlags_WidthStretch, 1.6f);
   for (StrategyKind s : shown) ImGui::TableSetupColumn(strategyName(s), ImGuiTableColumnFlags_WidthStretch, 1.0f);
   ImGui::TableHeadersRow();
-  // One strategy's cell: the prediction (its formula on hover), then what the matching run measured.
-  // `host`: the prediction is of host memory (--offload cpu), and so is what it is measured against.
-  auto cell = [&](int strategy, int64_t predicted, const std::string& formula,
-                  const std::function<int64_t(const std::vector<RankStats>&)>& measure, bool host = false) {
-    ImGui::TableNextColumn();
-    const std::string bytes = trace::formatBytes(static_cast<double>(predicted));
-    ImGui::TextUnformatted(bytes.c_str());
-    noteCell("figure");
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", formula.c_str());
-    if (host) {  // beside the figure, or under it in a narrow column
-      sameLineIfRoom(ImGui::CalcTextSize("on host").x, ImGui::CalcTextSize(" ").x);
-      ImGui::TextUnformatted("on host");
-      noteCell("host");
-    }
-    if (measure && measuring[strategy] >= 0) measuredCell(measure(stats[measuring[strategy]]), predicted);
-  };
-  auto none = [] {
-    ImGui::TableNextColumn();
-    ImGui::TextDisabled("-");
-  };
-  // A row per role on the device; under --offload cpu, the roles the host holds in rows of their own.
-  for (bool host : {false, true}) {
-    for (auto role : kRoles) {
-      const estimate::PredictedMemory* any = nullptr;
-      for (const auto& p : predictions) any = any ? any : p.find(role, host);
-      if (!any) continue;
-      ImGui::TableNextRow();
-      ImGui::TableNextColumn();
-      ImGui::Text("%s, %s", trace::memoryRoleName(role), any->when == When::Peak ? "peak" : "after step");
-      for (int i = 0; i < shownCount; ++i) {
-        const auto* m = predictions[i].find(role, host);
-        if (!m) {
-          none();
-          continue;
-        }
-        if (m->when == When::AfterStep && measuring[i] >= 0 && !knowsAfterStep(stats[measuring[i]].front())) {
-          cell(i, m->bytes, m->formula, nullptr, m->host);  // an older summary: nothing to compare with
-          continue;
-        }
-        cell(i, m->bytes, m->formula, [&](const std::vector<RankStats>& ranks) {
-          int64_t largest = 0;
-          for (const auto& r : ranks) largest = std::max(largest, measuredRoleBytes(r, role, m->when == When::AfterStep, m->host));
-          return largest;
-        }, m->host);
-      }
-    }
-  }
-  if (predictions[0].activationSavedBytes > 0) {  // gpt: what forward saves for backward
-    ImGui::TableNextRow();
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted("activation, saved for backward");
-    const auto largestSaved = [](const std::vector<RankStats>& ranks) {
-      int64_t largest = 0;
-      for (const auto& r : ranks) largest = std::max(largest, r.activationSavedBytes);
-      return largest;
-    };
-    for (int i = 0; i < shownCount; ++i) {
-      // A summary from before activation_saved_bytes existed has nothing to compare with.
-      const bool known = measuring[i] >= 0 && largestSaved(stats[measuring[i]]) > 0;
-      cell(i, predictions[i].activationSavedBytes, predictions[i].activationFormula,
-           known ? std::function<int64_t(const std::vector<RankStats>&)>(largestSaved) : nullptr);
-    }
-  }
-  for (auto op : kOps) {
-    ImGui::TableNextRow();
-    ImGui::TableNextColumn();
-    ImGui::Text("%s per step", trace::collectiveOpName(op));
-    for (int i = 0; i < shownCount; ++i) {
-      const auto* c = predictions[i].find(op);
-      if (!c) {
-        none();
-        continue;
-      }
-      cell(i, c->bytes, c->formula, [&](const std::vector<RankStats>& ranks) { return measuredSizePerStep(ranks, op); });
-    }
-  }
-  // What a rank sends of them under the ring schedule, each collective among its own group's ranks.
-  ImGui::TableNextRow();
-  ImGui::TableNextColumn();
-  ImGui::TextUnformatted("sent per rank per step (ring)");
-  for (int i = 0; i < shownCount; ++i) {
-    cell(i, predictions[i].sentBytesPerStep(),
-         "all-reduce 2(N-1)/N x size, all-gather and reduce-scatter (N-1)/N x size, summed",
-         [&](const std::vector<RankStats>& ranks) {
-           const auto& rank0 = ranks.front();
-           const int64_t steps = std::max<int64_t>(1, rank0.recordedSteps);
-           int64_t sent = 0;
-           for (auto op : kOps) sent += rank0.collectives[static_cast<int>(op)].sentBytes / steps;
-           // Less the 4-byte loss all-reduced among every rank each step for the progress line.
-           return sent - trace::ringTrafficPerRank(CollectiveOp::AllReduce, config.world, 4).sentBytes;
-         });
-  }
+  const PredictionTable table{predictions, measuring, stats};
+  table.memoryRows();
+  table.activationRow();
+  table.collectiveRows();
+  table.sentRow(config.world);
   ImGui::EndTable();
   noteItem("estimate:prediction-table");
   ImGui::TextDisabled(anyMeasured ? "\"= run\": the matching run's largest rank measured exactly the predicted bytes"

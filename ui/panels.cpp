@@ -495,11 +495,7 @@ void drawComparison(const std::vector<Session>& sessions,
       std::snprintf(buf, sizeof buf, "%.1f", total);
       return std::string(buf);
     });
-    std::vector<const RankStats*> firstRanks;
-    for (const auto& r : stats) {
-      if (!r.empty()) firstRanks.push_back(&r.front());
-    }
-    for (auto op : collectiveOpsShown(firstRanks)) {
+    for (auto op : collectiveOpsShown(stats)) {
       const std::string name = std::string(trace::collectiveOpName(op)) + "/step: size / sent / time";
       row(name.c_str(), [&](const auto& r) {
         if (r.empty()) return std::string("-");
@@ -627,8 +623,10 @@ void drawComparison(const std::vector<Session>& sessions,
               return perStep(i, formatBytes(bytes[i]) + ratio);
             },
             IM_COL32(245, 133, 24, 255));
-  ImGui::TextDisabled("all-reduce 2(N-1)/N x size, all-gather and reduce-scatter (N-1)/N x size: the bytes the "
-                      "rank puts on the wire, not the collectives' sizes (the table has both)");
+  const bool jobOps = collectiveOpsShown(stats).size() > 3;  // a PyTorch job's all-to-all, send, recv
+  ImGui::TextDisabled("all-reduce 2(N-1)/N x size, all-gather and reduce-scatter (N-1)/N x size%s: the bytes the "
+                      "rank puts on the wire, not the collectives' sizes (the table has both)",
+                      jobOps ? "; all-to-all all but its own part, a send its message" : "");
   valueBars("Time in collectives per step (rank 0)", sessions, commMs, [&](size_t i) { return perStep(i, ms(commMs[i])); },
             IM_COL32(114, 183, 178, 255));
   valueBars("Comm/compute overlap", sessions, overlap, [&](size_t i) { return perStep(i, pct(overlap[i])); },

@@ -11,12 +11,21 @@ int rankGroupSize(int ranks) {
 
 namespace {
 
-// The group's rank that held the most at its peak (the lowest such rank on a tie): the row a
-// folded group draws, so what the fold hides is never more than what it shows.
+bool recordedAnything(const trace::RankTimeline& t) {
+  return !t.steps.empty() || !t.memory.empty() || !t.collectives.empty() || !t.compute.empty();
+}
+
+// The group's rank that held the most at its peak (on a tie, the lowest that recorded anything):
+// the row a folded group draws, so what the fold hides is never more than what it shows.
 int highestPeakRank(const trace::RunRecording& recording, int first, int count) {
   int best = first;
   for (int r = first + 1; r < first + count; ++r) {
-    if (recording.rank(r).peakTotal > recording.rank(best).peakTotal) best = r;
+    const auto& candidate = recording.rank(r);
+    const auto& held = recording.rank(best);
+    if (candidate.peakTotal > held.peakTotal ||
+        (candidate.peakTotal == held.peakTotal && recordedAnything(candidate) && !recordedAnything(held))) {
+      best = r;
+    }
   }
   return best;
 }
@@ -25,10 +34,7 @@ int highestPeakRank(const trace::RunRecording& recording, int first, int count) 
 
 int ranksWithRecords(const trace::RunRecording& recording, int first, int count) {
   int n = 0;
-  for (int r = first; r < first + count; ++r) {
-    const auto& t = recording.rank(r);
-    n += !t.steps.empty() || !t.memory.empty() || !t.collectives.empty() || !t.compute.empty();
-  }
+  for (int r = first; r < first + count; ++r) n += recordedAnything(recording.rank(r));
   return n;
 }
 

@@ -75,7 +75,7 @@ void drawRingAnimation(const trace::Event& c, int worldRanks, const std::string&
   if (!s.animatable()) {
     if (op == trace::CollectiveOp::AllToAll) {
       wrappedHint("an all_to_all is not a ring: each rank sends every other rank its part of the input "
-                  "directly, (N-1)/N of it: nothing to animate.");
+                  "directly, all of it but its own part: nothing to animate.");
     } else if (trace::isPointToPoint(op)) {
       wrappedHint("a %s moves one message between two ranks, not around a ring: nothing to animate.",
                   trace::collectiveOpName(op));

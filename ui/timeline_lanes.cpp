@@ -58,38 +58,49 @@ bool spansHaveSameTarget(const Event& e, const CollectiveSelection& sel) {
          e.microBatch == sel.microBatch && e.text == sel.unit;
 }
 
+// The peak as a dashed red line with its figure at the right, below the step labels' line (the
+// lane's top, where a run's peak usually is). Returns where its figure was drawn.
+ImVec2 drawPeak(const LaneFrame& f, int64_t peakTotal, double scale, float y0, float memBottom, float textTop) {
+  const float peakY = memBottom - static_cast<float>(static_cast<double>(peakTotal) * scale);
+  for (float x = f.x0; x < f.x0 + f.width; x += 8) {
+    f.drawList->AddLine(ImVec2(x, peakY), ImVec2(x + 4, peakY), IM_COL32(255, 90, 90, 220));
+  }
+  const std::string peak = "peak " + formatBytes(static_cast<double>(peakTotal));
+  const ImVec2 at(f.x0 + f.width - ImGui::CalcTextSize(peak.c_str()).x - 4, std::max(peakY - ImGui::GetFontSize() - 1, textTop));
+  laneText(f, at, IM_COL32(255, 120, 120, 255), peak.c_str(), "peak", y0);
+  return at;
+}
+
 // The device's capacity (--gpu-memory): a line across the memory lane where it falls on the lane's
 // scale, else a note at the top that it lies above, with the headroom left at the rank's peak.
-// Its text keeps below the step labels' line, as the peak's does.
-void drawCapacity(const LaneFrame& f, double capacity, int64_t peakDevice, double scale, float y0, float memBottom) {
+// Its text keeps below the step labels' line, and a line below the peak's figure where a narrow
+// lane would run the two together.
+void drawCapacity(const LaneFrame& f, double capacity, int64_t peakDevice, double scale, float y0, float memBottom,
+                  ImVec2 peakLabel) {
   if (capacity <= 0) return;
   const ImU32 color = IM_COL32(120, 200, 255, 230);
   const double left = capacity - static_cast<double>(peakDevice);
   const std::string headroom = left >= 0 ? formatBytes(left) + " free at the peak"
                                          : formatBytes(-left) + " OVER at the peak";
   const float y = memBottom - static_cast<float>(capacity * scale);
-  const float textTop = belowStepLabels(y0);
-  if (y >= y0) {
-    f.drawList->AddLine(ImVec2(f.x0, y), ImVec2(f.x0 + f.width, y), color, 1.5f);
-    const std::string text = "capacity " + trace::formatDecimalGB(capacity) + ", " + headroom;
-    laneText(f, ImVec2(f.x0 + 4, std::max(y + 1, textTop)), color, text.c_str(), "capacity", y0);
-    return;
+  const bool onScale = y >= y0;
+  if (onScale) f.drawList->AddLine(ImVec2(f.x0, y), ImVec2(f.x0 + f.width, y), color, 1.5f);
+  const std::string text = "capacity " + trace::formatDecimalGB(capacity) + (onScale ? ", " : " (above this scale), ") + headroom;
+  ImVec2 at(f.x0 + 4, onScale ? std::max(y + 1, belowStepLabels(y0)) : belowStepLabels(y0));
+  const float line = ImGui::GetTextLineHeight();
+  if (std::abs(at.y - peakLabel.y) < line && at.x + ImGui::CalcTextSize(text.c_str()).x + px(8.0f) > peakLabel.x) {
+    at.y = peakLabel.y + line;
   }
-  const std::string text = "capacity " + trace::formatDecimalGB(capacity) + " (above this scale), " + headroom;
-  laneText(f, ImVec2(f.x0 + 4, textTop), color, text.c_str(), "capacity", y0);
+  laneText(f, at, color, text.c_str(), "capacity", y0);
 }
 
-// The peak as a dashed red line with its figure at the right, below the step labels' line (the
-// lane's top, where a run's peak usually is).
-void drawPeak(const LaneFrame& f, int64_t peakTotal, double scale, float y0, float memBottom, float textTop) {
-  const float peakY = memBottom - static_cast<float>(static_cast<double>(peakTotal) * scale);
-  for (float x = f.x0; x < f.x0 + f.width; x += 8) {
-    f.drawList->AddLine(ImVec2(x, peakY), ImVec2(x + 4, peakY), IM_COL32(255, 90, 90, 220));
+// How the tooltip's sent and received bytes were counted.
+const char* trafficNote(const Event& e) {
+  if (static_cast<trace::CollectiveOp>(e.op) != trace::CollectiveOp::AllToAll) {
+    return trace::trafficBasis(static_cast<trace::CollectiveOp>(e.op));
   }
-  const std::string peak = "peak " + formatBytes(static_cast<double>(peakTotal));
-  laneText(f, ImVec2(f.x0 + f.width - ImGui::CalcTextSize(peak.c_str()).x - 4,
-                     std::max(peakY - ImGui::GetFontSize() - 1, textTop)),
-           IM_COL32(255, 120, 120, 255), peak.c_str(), "peak", y0);
+  return e.count >= 0 ? "in and out less its own part, which stays"
+                      : "(N-1)/N of in and out: its splits not recorded, taken as even";
 }
 
 void collectiveTooltip(const Event& e, double originNs) {
@@ -103,13 +114,8 @@ void collectiveTooltip(const Event& e, double originNs) {
   ImGui::Text("in %s, out %s, group of %d", formatBytes(static_cast<double>(e.bytes)).c_str(),
               formatBytes(static_cast<double>(e.bytesOut)).c_str(), e.worldSize);
   const auto ring = trace::collectiveTraffic(e);
-  // The ring's shares for the ring's collectives; any schedule moves an all-to-all's or a send's.
-  const bool ringOp = op != trace::CollectiveOp::AllToAll && !trace::isPointToPoint(op);
-  ImGui::Text("this rank sends %s and receives %s%s", formatBytes(static_cast<double>(ring.sentBytes)).c_str(),
-              formatBytes(static_cast<double>(ring.receivedBytes)).c_str(),
-              op != trace::CollectiveOp::AllToAll ? (ringOp ? " (ring schedule)" : "")
-              : e.count >= 0                      ? " (in and out less its own part, which stays)"
-                                                  : " ((N-1)/N of in and out: splits not recorded, taken as even)");
+  ImGui::Text("this rank sends %s and receives %s (%s)", formatBytes(static_cast<double>(ring.sentBytes)).c_str(),
+              formatBytes(static_cast<double>(ring.receivedBytes)).c_str(), trafficNote(e));
   ImGui::Text("issued %s, took %s", formatDuration(e.issueNs - originNs).c_str(),
               formatDuration(static_cast<double>(e.endNs - e.beginNs)).c_str());
   ImGui::Text("algbw %.3f GB/s, busbw %.3f GB/s", algbw / 1e9, algbw * trace::busbwFactor(op, e.worldSize) / 1e9);
@@ -278,8 +284,8 @@ int drawMemoryLane(const LaneFrame& f, const trace::RankTimeline& t, float y0, f
   const double scale = laneScale(height, scaleBytes);
   if (t.memory.empty() || scale <= 0) return 0;
   const int drawn = drawRoleStack(f, t.memory, t.memoryTotals, y0, height, scale, style);
-  drawPeak(f, t.peakTotal, scale, y0, y0 + height, belowStepLabels(y0));
-  drawCapacity(f, style.capacityBytes, t.peakDevice, scale, y0, y0 + height);
+  const ImVec2 peakLabel = drawPeak(f, t.peakTotal, scale, y0, y0 + height, belowStepLabels(y0));
+  drawCapacity(f, style.capacityBytes, t.peakDevice, scale, y0, y0 + height, peakLabel);
   return drawn;
 }
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "ui/item_probe.h"
 #include "ui/rank_rows.h"
 #include "ui/theme.h"
 #include "ui/timeline_lanes.h"
@@ -79,32 +80,36 @@ void drawRowLabel(const LaneFrame& frame, const RankRow& row, float x, float y, 
   ImGui::PopID();
 }
 
-// What a folded row stands for, over its memory lane: which rank it draws and why, and the span
-// of the group's peaks, so the ranks it hides are read as measured figures too.
-void drawFoldedGroupNote(const LaneFrame& frame, const trace::RunRecording& rec, const RankRow& row, float y) {
+// What a folded row stands for: which rank it draws and why, and the span of the peaks of the
+// group's ranks that recorded anything, so the ranks it hides are read as measured figures too. A
+// PyTorch job's traces may be of a few ranks only; a live run's ranks may not have sent yet.
+std::string foldedGroupText(const trace::RunRecording& rec, const RankRow& row) {
+  const int recorded = ranksWithRecords(rec, row.groupFirst, row.groupCount);
+  if (recorded == 0) return "ranks " + rankRange(row) + ": nothing recorded of them";
   int64_t low = INT64_MAX, high = 0;
   for (int r = row.groupFirst; r < row.groupFirst + row.groupCount; ++r) {
+    if (ranksWithRecords(rec, r, 1) == 0) continue;
     low = std::min(low, rec.rank(r).peakTotal);
     high = std::max(high, rec.rank(r).peakTotal);
   }
-  const int recorded = ranksWithRecords(rec, row.groupFirst, row.groupCount);
-  std::string text;
-  if (recorded == 0) {
-    text = "ranks " + rankRange(row) + ": nothing recorded of them (no trace of theirs was opened)";
-  } else {
-    text = "ranks " + rankRange(row) + " folded: rank " + std::to_string(row.rank) + " drawn";
-    text += high > 0 ? " (the group's highest peak); their peaks " + formatBytes(static_cast<double>(low)) + " to " +
-                           formatBytes(static_cast<double>(high))
-                     : "; no memory recorded";
-    if (recorded < row.groupCount) {
-      text += "; " + std::to_string(row.groupCount - recorded) + " of them recorded nothing";
-    }
-    text += "; click the label to expand";
-  }
+  std::string text = "ranks " + rankRange(row) + " folded: rank " + std::to_string(row.rank) + " drawn";
+  text += high > 0 ? " (the group's highest peak); their peaks " + formatBytes(static_cast<double>(low)) + " to " +
+                         formatBytes(static_cast<double>(high))
+                   : "; no memory recorded";
+  if (recorded < row.groupCount) text += "; " + std::to_string(row.groupCount - recorded) + " of them recorded nothing";
+  return text + "; click the label to expand";
+}
+
+// The note at the foot of the folded row's memory lane, on a box of its own: the lane's top lines
+// hold the step labels, the capacity and the peak.
+void drawFoldedGroupNote(const LaneFrame& frame, const trace::RunRecording& rec, const RankRow& row, float y,
+                         float laneHeight) {
+  const std::string text = foldedGroupText(rec, row);
   const ImVec2 size = ImGui::CalcTextSize(text.c_str());
-  const ImVec2 at(frame.x0 + 4, y + 2);
+  const ImVec2 at(frame.x0 + 4, y + laneHeight - size.y - 4);
   frame.drawList->AddRectFilled(at, ImVec2(at.x + size.x + 6, at.y + size.y + 2), IM_COL32(20, 22, 28, 200));
   frame.drawList->AddText(ImVec2(at.x + 3, at.y + 1), IM_COL32(150, 200, 255, 255), text.c_str());
+  if (itemProbeOn()) noteText("lane-text:folded@" + std::to_string(y) + ":" + text, at.x + 3, at.y + 1, text.c_str());
 }
 
 }  // namespace
@@ -162,7 +167,7 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
     drawExposedCommLane(frame, rec.exposedCommCached(r), commY + style.spanLaneHeight);
     drawPauses(frame, t.pauses, computeY, 2 * style.spanLaneHeight);
     drawStepMarkers(frame, t.steps, y0, groupHeight - px(8.0f));
-    if (rr.folded) drawFoldedGroupNote(frame, rec, rr, y0);
+    if (rr.folded) drawFoldedGroupNote(frame, rec, rr, y0, style.memoryLaneHeight);
     dl->PopClipRect();
     drawMemoryHover(frame, rec, r, y0, style.memoryLaneHeight, cursor);
     if (hostHeight > 0) drawMemoryHover(frame, rec, r, hostY, hostHeight, cursor, trace::MemorySpace::Host);

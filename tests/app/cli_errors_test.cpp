@@ -451,6 +451,17 @@ TEST(CliErrors, EstimateIsLabelledAPrediction) {
   EXPECT_EQ(accumulated.exitCode, 0) << accumulated.output;
   EXPECT_NE(accumulated.output.find("per micro-batch (x 4)"), std::string::npos) << accumulated.output;
   EXPECT_NE(accumulated.output.find("LoRA rank 2, 4 micro-batches per step"), std::string::npos) << accumulated.output;
+  // Under --offload cpu the JSON keeps each role's host figure where it was and the device's passing
+  // copies of full_shard and shard_grad_op beside it; ddp has nothing to offload.
+  auto offloaded = runShardscope({"estimate", "--model", "gpt", "--world", "2", "--device", "cuda", "--offload", "cpu", "--json"});
+  ASSERT_EQ(offloaded.exitCode, 0) << offloaded.output;
+  const auto predicted = nlohmann::json::parse(offloaded.output.substr(offloaded.output.find('{')))["strategies"];
+  EXPECT_EQ(predicted["full_shard"]["memory_per_rank"]["param_shard"]["memory"], "host");
+  EXPECT_EQ(predicted["full_shard"]["offload_device_copies"]["param_shard"]["memory"], "device");
+  EXPECT_LT(predicted["full_shard"]["offload_device_copies"]["grad_shard"]["bytes"].get<int64_t>(),
+            predicted["full_shard"]["memory_per_rank"]["grad_shard"]["bytes"].get<int64_t>());
+  EXPECT_TRUE(predicted["ddp"]["offload_device_copies"].empty());
+  EXPECT_TRUE(predicted["hybrid_shard"]["offload_device_copies"].empty()) << "not predicted";
   // Nothing runs, so any world size can be predicted (only `run` is capped at one host's ranks).
   auto wide = runShardscope({"estimate", "--model", "gpt", "--world", "64", "--json"});
   ASSERT_EQ(wide.exitCode, 0) << wide.output;

@@ -151,34 +151,46 @@ TEST(ProfilerTrace, WithoutProfilerStepsTheOptimizerStepsMarkTheSteps) {
   EXPECT_NE(loaded.note.find("its 2 steps are taken from its optimizer's"), std::string::npos) << loaded.note;
 }
 
+// A c10d op as the profiler records it with shapes: its tensors' dims and types, and the values of
+// its other arguments ("Concrete Inputs").
+nlohmann::json c10dOp(const std::string& name, double ts, nlohmann::json dims, nlohmann::json types, nlohmann::json concrete) {
+  auto op = span(name, ts, 10, 10, {{"Input Dims", dims}, {"Input type", types}, {"Concrete Inputs", concrete}});
+  op["cat"] = "cpu_op";
+  return op;
+}
+
+// c10d::alltoall_base_(output, input, group, output_splits, input_splits, async, timeout) of rows
+// of 16 floats, output first; "[]" splits are even.
+nlohmann::json allToAll(double ts, int rowsOut, int rowsIn, const std::string& outSplits, const std::string& inSplits) {
+  return c10dOp("c10d::alltoall_base_", ts, {{rowsOut, 16}, {rowsIn, 16}, {}, {}, {}, {}, {}},
+                {"float", "float", "", "ScalarList", "ScalarList", "Scalar", "Scalar"},
+                {"", "", "", outSplits, inSplits, "False", "-1"});
+}
+
 // A job's all-to-all, send and recv (an MoE's expert exchange, a pipeline's stages) are drawn as
-// collectives of their own, with what each rank sends and receives: all-to-all (N-1)/N of its
-// input each way, a send its message out, a recv its message in, with the peer named. The
-// arguments are as PyTorch 2.11 records them under gloo (alltoall_base_(output, input, ...),
-// send(tensors, group, peer, tag)).
+// collectives of their own, with what each rank sends and receives: an all-to-all its input and its
+// output less its own part where the splits are recorded (else (N-1)/N of each), a send its message
+// out, a recv its message in, with the peer named. The arguments are as PyTorch 2.11 records them
+// under gloo (send(tensors, group, peer, tag), recv_any_source_(tensors, group, tag)).
 TEST(ProfilerTrace, AllToAllSendAndRecvAreDrawnWithWhatEachRankMoves) {
-  auto c10d = [](const std::string& name, double ts, nlohmann::json dims, nlohmann::json types, nlohmann::json concrete) {
-    auto op = span(name, ts, 10, 10, {{"Input Dims", dims}, {"Input type", types}, {"Concrete Inputs", concrete}});
-    op["cat"] = "cpu_op";
-    return op;
-  };
   auto events = [&](int rank) {
     nlohmann::json ev = nlohmann::json::array();
     ev.push_back(span("ProfilerStep#0", 1000, 900, 10));
-    // 8 x 16 floats sent (output first, input second). Rank 0's splits are even ("[]"); rank 1's
-    // are not (an MoE's tokens per expert): it sends 6 rows to rank 0 and keeps 2, and gets 12 rows
-    // back (10 from rank 0).
-    const int rows = rank == 0 ? 8 : 12;
-    const nlohmann::json splits = rank == 0 ? nlohmann::json{"", "", "", "[]", "[]", "False", "-1"}
-                                            : nlohmann::json{"", "", "", "[10, 2]", "[6, 2]", "False", "-1"};
-    ev.push_back(c10d("c10d::alltoall_base_", 1010, {{rows, 16}, {8, 16}, {}, {}, {}, {}, {}},
-                      {"float", "float", "", "ScalarList", "ScalarList", "Scalar", "Scalar"}, splits));
+    // Uneven, as an MoE's tokens per expert: rank 0 keeps 5 rows and sends 3; rank 1 keeps 2 and
+    // sends 6. Then an even one: 8 rows each way.
+    ev.push_back(rank == 0 ? allToAll(1010, 11, 8, "[5, 6]", "[5, 3]") : allToAll(1010, 5, 8, "[3, 2]", "[6, 2]"));
     ev.push_back(span("gloo:all_to_all", 1015, 60, 11, {{"Input type", {"float"}}}));
+    ev.push_back(allToAll(1080, 8, 8, "[]", "[]"));
+    ev.push_back(span("gloo:all_to_all", 1082, 10, 11, {{"Input type", {"float"}}}));
     // A TensorList names no element type: gloo's span does.
     const bool sender = rank == 0;
-    ev.push_back(c10d(sender ? "c10d::send" : "c10d::recv_", 1100, {{{32}}, {}, {}, {}}, {"TensorList", "", "Scalar", "Scalar"},
-                      {"", "", sender ? "1" : "0", "0"}));
+    const nlohmann::json tensorList = {"TensorList", "", "Scalar", "Scalar"};
+    ev.push_back(c10dOp(sender ? "c10d::send" : "c10d::recv_", 1100, {{{32}}, {}, {}, {}}, tensorList,
+                        {"", "", sender ? "1" : "0", "0"}));
     ev.push_back(span(sender ? "gloo:send" : "gloo:recv", 1105, 30, 10, {{"Input type", {"float"}}}));
+    ev.push_back(sender ? c10dOp("c10d::send", 1200, {{{8}}, {}, {}, {}}, tensorList, {"", "", "1", "7"})
+                        : c10dOp("c10d::recv_any_source_", 1200, {{{8}}, {}, {}}, {"TensorList", "", "Scalar"}, {"", "", "7"}));
+    ev.push_back(span(sender ? "gloo:send" : "gloo:recv", 1205, 30, 10, {{"Input type", {"float"}}}));
     return ev;
   };
   const std::string dir = testing::freshTempDir("profiler_trace_p2p");
@@ -188,33 +200,67 @@ TEST(ProfilerTrace, AllToAllSendAndRecvAreDrawnWithWhatEachRankMoves) {
   ASSERT_TRUE(loaded.error.empty()) << loaded.error;
   EXPECT_NE(loaded.title.find("not data-parallel: all_to_all, send"), std::string::npos) << loaded.title;
   EXPECT_EQ(loaded.note.find("are not drawn"), std::string::npos) << loaded.note;
+  const int64_t row = 16 * 4;
   for (int r = 0; r < 2; ++r) {
     SCOPED_TRACE("rank " + std::to_string(r));
     const auto& rank = loaded.recording.rank(r);
-    ASSERT_EQ(rank.collectives.size(), 2u);
+    ASSERT_EQ(rank.collectives.size(), 4u);
     const Event& a2a = rank.collectives[0];
     EXPECT_EQ(static_cast<CollectiveOp>(a2a.op), CollectiveOp::AllToAll);
-    EXPECT_EQ(a2a.bytes, 512);
+    EXPECT_EQ(a2a.bytes, 8 * row) << "its input";
+    EXPECT_EQ(a2a.count, (r == 0 ? 5 : 2) * row) << "the rows it sends itself";
     EXPECT_EQ(a2a.endNs - a2a.beginNs, 65'000) << "to the end of gloo's span on its own thread";
-    const Event& p2p = rank.collectives[1];
+    EXPECT_EQ(rank.collectives[1].count, -1) << "even splits: no own part recorded";
+    const Event& p2p = rank.collectives[2];
     EXPECT_EQ(static_cast<CollectiveOp>(p2p.op), r == 0 ? CollectiveOp::Send : CollectiveOp::Recv);
     EXPECT_EQ(p2p.bytes, 128) << "32 floats, the type from gloo's span";
     EXPECT_EQ(collectiveUnit(p2p), r == 0 ? "to rank 1" : "from rank 0");
+    EXPECT_EQ(collectiveUnit(rank.collectives[3]), r == 0 ? "to rank 1" : "from any rank") << "not its tag, 7";
     const auto totals = loaded.recording.collectiveTotals(r);
     const auto& exchanged = totals[static_cast<int>(CollectiveOp::AllToAll)];
-    if (r == 0) {
-      EXPECT_EQ(exchanged.sentBytes, 256) << "even splits: the half of its input the other rank owns";
-      EXPECT_EQ(exchanged.receivedBytes, 256);
-    } else {
-      EXPECT_EQ(exchanged.sentBytes, 6 * 64) << "its input less the 2 rows it keeps";
-      EXPECT_EQ(exchanged.receivedBytes, 10 * 64) << "its output less the 2 rows it kept";
-    }
+    // The uneven one's rows that cross (3 from rank 0, 6 from rank 1), and half of the even one's.
+    EXPECT_EQ(exchanged.sentBytes, (r == 0 ? 3 : 6) * row + 4 * row);
+    EXPECT_EQ(exchanged.receivedBytes, (r == 0 ? 6 : 3) * row + 4 * row);
     const auto& sent = totals[static_cast<int>(CollectiveOp::Send)];
     const auto& received = totals[static_cast<int>(CollectiveOp::Recv)];
-    EXPECT_EQ(sent.sentBytes, r == 0 ? 128 : 0);
-    EXPECT_EQ(received.receivedBytes, r == 0 ? 0 : 128);
+    EXPECT_EQ(sent.sentBytes, r == 0 ? 160 : 0);
+    EXPECT_EQ(received.receivedBytes, r == 0 ? 0 : 160);
     EXPECT_EQ(sent.receivedBytes + received.sentBytes, 0) << "one way each";
   }
+}
+
+// An all-to-all among a sub-group (an MoE's expert group): NCCL's record_param_comms names the
+// group's ranks and the input's splits, which place this rank (rank 2 is second in [0, 2]); gloo
+// names no group, and splits fewer than the world's ranks leave its own part unknown.
+TEST(ProfilerTrace, AnAllToAllOfASubGroupFindsItsOwnPartByTheGroupsRanks) {
+  auto events = [&](int rank) {
+    nlohmann::json ev = nlohmann::json::array();
+    ev.push_back(span("ProfilerStep#0", 1000, 900, 10));
+    ev.push_back(allToAll(1010, 8, 8, "[5, 3]", "[5, 3]"));
+    if (rank == 2) {
+      ev.push_back(event("cpu_op", "record_param_comms", 1012, 5, 1, 10,
+                         {{"Collective name", "all_to_allv"}, {"In msg nelems", 128}, {"Out msg nelems", 128},
+                          {"Group size", 2}, {"dtype", "Float"}, {"In split size", "[6, 2]"},
+                          {"Out split size", "[6, 2]"}, {"Process Group Ranks", "[0, 2]"}}));
+    }
+    return ev;
+  };
+  const std::string dir = testing::freshTempDir("profiler_trace_subgroup");
+  auto world4 = [&](int rank) {
+    std::ofstream(profilerTraceFileName(dir, rank))
+        << nlohmann::json{{"schemaVersion", 1},
+                          {"distributedInfo", {{"backend", "nccl"}, {"rank", rank}, {"world_size", 4}}},
+                          {"traceEvents", events(rank)}}
+               .dump();
+  };
+  world4(0);
+  world4(2);
+  const auto loaded = loadProfilerTraces(dir);
+  ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+  const Event& named = loaded.recording.rank(2).collectives.at(0);
+  EXPECT_EQ(named.worldSize, 2);
+  EXPECT_EQ(named.count, 2 * 64) << "its split at its place in the group, not at its rank";
+  EXPECT_EQ(loaded.recording.rank(0).collectives.at(0).count, -1) << "2 splits, 4 ranks, no group named";
 }
 
 TEST(ProfilerTrace, FilesThatAreNotItsTracesAreRefusedByName) {

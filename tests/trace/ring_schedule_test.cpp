@@ -156,5 +156,45 @@ TEST(RingTraffic, NothingMovesAloneOrAtABarrier) {
   EXPECT_EQ(ringTrafficPerRank(CollectiveOp::AllGather, 3, 1000).sentBytes, 667);
 }
 
+// What a PyTorch job's other collectives move: an all-to-all what leaves of its input and arrives
+// of its output, (N-1)/N of each with even splits, exactly its input and output less its own part
+// where that is recorded; a send its message out and nothing in, a recv the reverse, at any group
+// size; none of them animates as a ring. Their bus bandwidth: all-to-all (N-1)/N, a send's 1.
+TEST(RingTraffic, AllToAllSendAndRecvMoveWhatLeavesAndArrives) {
+  const auto even = ringTrafficPerRank(CollectiveOp::AllToAll, 4, 1000);
+  EXPECT_EQ(even.sentBytes, 750);
+  EXPECT_EQ(even.receivedBytes, 750);
+  Event a2a;
+  a2a.kind = EventKind::Collective;
+  a2a.op = static_cast<uint8_t>(CollectiveOp::AllToAll);
+  a2a.worldSize = 4;
+  a2a.bytes = 1000;
+  a2a.bytesOut = 1400;
+  a2a.count = -1;
+  EXPECT_EQ(collectiveTraffic(a2a).sentBytes, 750) << "even splits taken: 3/4 of its input";
+  EXPECT_EQ(collectiveTraffic(a2a).receivedBytes, 1050) << "and 3/4 of its output";
+  a2a.count = 100;
+  EXPECT_EQ(collectiveTraffic(a2a).sentBytes, 900) << "all but the 100 bytes it keeps";
+  EXPECT_EQ(collectiveTraffic(a2a).receivedBytes, 1300);
+  a2a.count = 0;
+  EXPECT_EQ(collectiveTraffic(a2a).sentBytes, 1000) << "a rank that keeps nothing sends it all";
+  for (int n : {1, 2, 8}) {
+    SCOPED_TRACE(n);
+    const auto send = ringTrafficPerRank(CollectiveOp::Send, n, 640);
+    const auto recv = ringTrafficPerRank(CollectiveOp::Recv, n, 640);
+    EXPECT_EQ(send.sentBytes, 640);
+    EXPECT_EQ(send.receivedBytes, 0);
+    EXPECT_EQ(recv.sentBytes, 0);
+    EXPECT_EQ(recv.receivedBytes, 640);
+    EXPECT_EQ(busbwFactor(CollectiveOp::Send, n), 1.0);
+  }
+  EXPECT_DOUBLE_EQ(busbwFactor(CollectiveOp::AllToAll, 4), 0.75);
+  for (auto op : {CollectiveOp::AllToAll, CollectiveOp::Send, CollectiveOp::Recv}) {
+    EXPECT_FALSE(ringSchedule(op, 4, 1024).animatable()) << collectiveOpName(op);
+  }
+  EXPECT_STREQ(trafficBasis(CollectiveOp::AllReduce), "ring schedule");
+  EXPECT_STREQ(trafficBasis(CollectiveOp::Recv), "one way");
+}
+
 }  // namespace
 }  // namespace shardscope::trace

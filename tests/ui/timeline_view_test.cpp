@@ -293,39 +293,23 @@ TEST(TimelineView, HostMemoryGetsItsOwnLaneAndCopiesAndPinningAreDrawnOverComput
   EXPECT_EQ(after.spansDrawn, before.spansDrawn + 2) << "the copy and the pinning, drawn beside the forward they overlap";
 }
 
-// The memory lane's top line is the step markers' ("s0", "s1", ...): the capacity note and the peak's
-// figure keep below it, and nothing drawn onto the lanes runs over anything else (at a projector's
-// scale the capacity note ran through the first steps' labels and the peak through the last's).
-TEST(TimelineView, LaneLabelsKeepClearOfTheStepMarkers) {
-  trace::RunRecording rec(1);
-  for (int s = 0; s < 6; ++s) {
-    trace::Event step;
-    step.kind = trace::EventKind::StepEnd;
-    step.step = s;
-    step.beginNs = 100'000 + s * 1'000'000;
-    step.endNs = step.beginNs + 1'000'000;
-    rec.add(step);
-    trace::Event memory;
-    memory.kind = trace::EventKind::Memory;
-    memory.role = static_cast<uint8_t>(trace::MemoryRole::Activation);
-    memory.beginNs = step.beginNs + 500'000;
-    memory.bytes = (s % 2 + 1) << 20;
-    rec.add(memory);
-  }
+// Where the labels drawn onto the lanes of `rec` went, at `width`, with a capacity far above the
+// lanes' scale (its note at the top).
+std::vector<std::pair<std::string, ItemRect>> laneTexts(const trace::RunRecording& rec, float width) {
   TimeAxis axis;
   axis.fit(0, 6'100'000);
   CollectiveSelection selection;
   TimelineCursor cursor;
   TimelineStyle style;
-  style.capacityBytes = 80e9;  // far above the lane's scale: the note at the top
+  style.capacityBytes = 80e9;
   std::map<std::string, ItemRect> probe;
-  HeadlessImGui imgui(1200, 900);
+  HeadlessImGui imgui(1200, 2400);
   setItemProbe(&probe);
   imgui.frame([&] {
     ImGui::SetNextWindowPos(ImVec2(0, 0));
-    ImGui::SetNextWindowSize(ImVec2(1200, 900));
+    ImGui::SetNextWindowSize(ImVec2(1200, 2400));
     ImGui::Begin("t");
-    drawTimeline("tl", rec, axis, 2.0 * (1 << 20), 1180, style, selection, cursor);
+    drawTimeline("tl", rec, axis, 2.0 * (1 << 20), width, style, selection, cursor);
     ImGui::End();
   });
   setItemProbe(nullptr);
@@ -333,12 +317,16 @@ TEST(TimelineView, LaneLabelsKeepClearOfTheStepMarkers) {
   for (const auto& [name, rect] : probe) {
     if (name.rfind("lane-text:", 0) == 0) texts.emplace_back(name, rect);
   }
-  auto count = [&](const std::string& kind) {
-    return std::count_if(texts.begin(), texts.end(), [&](const auto& t) { return t.first.rfind("lane-text:" + kind, 0) == 0; });
-  };
-  EXPECT_EQ(count("step"), 6) << "s0..s5 all have room at 1180 px";
-  EXPECT_EQ(count("capacity"), 1);
-  EXPECT_EQ(count("peak"), 1);
+  return texts;
+}
+
+size_t countOf(const std::vector<std::pair<std::string, ItemRect>>& texts, const std::string& kind) {
+  return static_cast<size_t>(std::count_if(texts.begin(), texts.end(), [&](const auto& t) {
+    return t.first.rfind("lane-text:" + kind, 0) == 0;
+  }));
+}
+
+void expectNoneOverlap(const std::vector<std::pair<std::string, ItemRect>>& texts) {
   for (size_t i = 0; i < texts.size(); ++i) {
     for (size_t j = i + 1; j < texts.size(); ++j) {
       const ItemRect& a = texts[i].second;
@@ -347,6 +335,52 @@ TEST(TimelineView, LaneLabelsKeepClearOfTheStepMarkers) {
       EXPECT_TRUE(apart) << texts[i].first << " runs over " << texts[j].first;
     }
   }
+}
+
+// `ranks` ranks (the first `recording` of them with anything), 6 steps each with some memory.
+trace::RunRecording steppedRecording(int ranks, int recording) {
+  trace::RunRecording rec(ranks);
+  for (int r = 0; r < recording; ++r) {
+    for (int s = 0; s < 6; ++s) {
+      trace::Event step;
+      step.kind = trace::EventKind::StepEnd;
+      step.rank = r;
+      step.step = s;
+      step.beginNs = 100'000 + s * 1'000'000;
+      step.endNs = step.beginNs + 1'000'000;
+      rec.add(step);
+      trace::Event memory;
+      memory.kind = trace::EventKind::Memory;
+      memory.rank = r;
+      memory.role = static_cast<uint8_t>(trace::MemoryRole::Activation);
+      memory.beginNs = step.beginNs + 500'000;
+      memory.bytes = (s % 2 + 1) << 20;
+      rec.add(memory);
+    }
+  }
+  return rec;
+}
+
+// The memory lane's top line is the step markers' ("s0", "s1", ...): the capacity note and the peak's
+// figure keep below it, a narrow lane puts the capacity note a line below the peak's figure, and a
+// folded group's note sits at the lane's foot: nothing drawn onto the lanes runs over anything else
+// (at a projector's scale the capacity note ran through the first steps' labels and the peak
+// through the last's).
+TEST(TimelineView, LaneLabelsKeepClearOfTheStepMarkers) {
+  const auto one = steppedRecording(1, 1);
+  const auto wide = laneTexts(one, 1180);
+  EXPECT_EQ(countOf(wide, "step"), 6u) << "s0..s5 all have room at 1180 px";
+  EXPECT_EQ(countOf(wide, "capacity"), 1u);
+  EXPECT_EQ(countOf(wide, "peak"), 1u);
+  expectNoneOverlap(wide);
+  const auto narrow = laneTexts(one, 520);
+  EXPECT_EQ(countOf(narrow, "capacity"), 1u);
+  EXPECT_EQ(countOf(narrow, "peak"), 1u);
+  expectNoneOverlap(narrow);
+  // 16 ranks fold in pairs; ranks 4 to 15 recorded nothing (a PyTorch job traced on 4 ranks).
+  const auto folded = laneTexts(steppedRecording(16, 4), 1180);
+  EXPECT_EQ(countOf(folded, "folded"), 8u);
+  expectNoneOverlap(folded);
 }
 
 }  // namespace
