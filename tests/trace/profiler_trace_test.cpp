@@ -229,6 +229,40 @@ TEST(ProfilerTrace, AllToAllSendAndRecvAreDrawnWithWhatEachRankMoves) {
   }
 }
 
+// A rank on another host, its clock 3 s ahead, is moved back by the ends of the collectives every
+// rank ran, and a pipeline's sends and recvs, which ranks run in different numbers, stay out of it:
+// rank 0 sends twice where rank 1 receives once.
+TEST(ProfilerTrace, AnotherHostsRankIsAlignedByItsCollectivesNotItsSends) {
+  auto events = [&](int rank) {
+    const double shift = rank == 1 ? 3e6 : 0;  // us
+    nlohmann::json ev = nlohmann::json::array();
+    ev.push_back(span("ProfilerStep#0", 1000 + shift, 5000, 10));
+    for (int k = 0; k < 3; ++k) {
+      auto op = c10dOp("c10d::allreduce_", 1100 + 1000 * k + shift, {{{256}}, {}, {}}, {"TensorList", "", ""}, {"", "", ""});
+      ev.push_back(op);
+      // Ends together on both ranks (to within a few us), on the backend's thread.
+      ev.push_back(span("gloo:all_reduce", 1105 + 1000 * k + shift, 200 + rank * 3, 11, {{"Input type", {"float"}}}));
+    }
+    const int sends = rank == 0 ? 2 : 1;
+    for (int k = 0; k < sends; ++k) {
+      ev.push_back(c10dOp(rank == 0 ? "c10d::send" : "c10d::recv_", 4500 + 100 * k + shift, {{{8}}, {}, {}, {}},
+                          {"TensorList", "", "Scalar", "Scalar"}, {"", "", rank == 0 ? "1" : "0", "0"}));
+    }
+    return ev;
+  };
+  const std::string dir = testing::freshTempDir("profiler_trace_hosts");
+  writeTrace(profilerTraceFileName(dir, 0), 0, events(0));
+  writeTrace(profilerTraceFileName(dir, 1), 1, events(1));
+  const auto loaded = loadProfilerTraces(dir);
+  ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+  EXPECT_FALSE(loaded.clocks.empty()) << "rank 1 is moved";
+  const auto& a = loaded.recording.rank(0).steps;
+  const auto& b = loaded.recording.rank(1).steps;
+  ASSERT_EQ(a.size(), 1u);
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_LT(std::llabs(a[0].beginNs - b[0].beginNs), 10'000) << "within 10 us once moved back 3 s";
+}
+
 // An all-to-all among a sub-group (an MoE's expert group): NCCL's record_param_comms names the
 // group's ranks and the input's splits, which place this rank (rank 2 is second in [0, 2]); gloo
 // names no group, and splits fewer than the world's ranks leave its own part unknown.
