@@ -185,7 +185,7 @@ TEST(TraceReader, EveryComputeKindThroughTheWireAndAWrittenTrace) {
 }
 
 // Every collective op, those only a PyTorch job's trace has (all-to-all, send, recv) too, goes
-// through a written trace as the op it was, with its sizes and what the rank sends and receives:
+// through the wire and a written trace as the op it was, with its sizes and what the rank sends and receives:
 // an all-to-all with uneven splits keeps its own part, one with even splits stays (N-1)/N.
 TEST(TraceReader, EveryCollectiveOpThroughAWrittenTrace) {
   RunRecording recording(1);
@@ -203,8 +203,15 @@ TEST(TraceReader, EveryCollectiveOpThroughAWrittenTrace) {
     e.text = "blocks.0";
     return e;
   };
-  for (int k = 0; k < kCollectiveOpCount; ++k) recording.add(collective(k, 1000 * (k + 1), -1));
-  recording.add(collective(static_cast<int>(CollectiveOp::AllToAll), 20000, 1024));
+  // Through the wire first, as a rank's events reach the controller.
+  auto viaWire = [](const Event& e) {
+    const std::string line = encodeEventLine(e);
+    const auto back = decodeEventLine(line.substr(0, line.size() - 1));
+    EXPECT_TRUE(back.has_value()) << line;
+    return back.value_or(e);
+  };
+  for (int k = 0; k < kCollectiveOpCount; ++k) recording.add(viaWire(collective(k, 1000 * (k + 1), -1)));
+  recording.add(viaWire(collective(static_cast<int>(CollectiveOp::AllToAll), 20000, 1024)));
   const std::string path = testing::freshTempDir("trace_reader") + "/collectives.json";
   {
     std::ofstream out(path);
