@@ -115,6 +115,7 @@ void ChromeTraceWriter::writeCollectives(int r, const RankTimeline& t, int64_t o
                            {"implementation", impl}};
     if (e.microBatch != 0) args["micro_batch"] = e.microBatch;
     if (op == CollectiveOp::AllToAll && e.count >= 0) args["own_part_bytes"] = e.count;  // what it keeps
+    if (isPointToPoint(op) && e.count >= 0) args["peer"] = e.count;
     const auto group = static_cast<ProcessGroup>(e.processGroup);
     args["process_group"] = processGroupName(group);
     // Under HSDP the same unit is reduced twice, in two groups: the name says which.

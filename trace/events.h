@@ -116,8 +116,9 @@ struct Event {
   int64_t bytesOut = 0;    // Collective: bytes this rank receives out; RunInfo: the GPU's measured
                            // matmul peak in FLOP/s (0 on CPU or a shared GPU)
   int64_t count = 0;       // RunInfo: parameter count; Dropped/RunDone: dropped events;
-                           // Collective (all-to-all): the bytes of its own part, which stays on the
-                           // rank (its input split to itself); -1: not recorded, even splits assumed
+                           // Collective: an all-to-all's own part, the bytes that stay on the rank
+                           // (its input split to itself), -1: not recorded, even splits assumed; a
+                           // send's or recv's peer, its rank in the group, -1: not recorded
   double loss = 0.0;       // StepEnd: global mean loss
   int64_t pausedNs = 0;    // StepEnd: of [beginNs, endNs], the time waited at the step gate
   int32_t worldSize = 0;   // RunInfo; Collective: group size

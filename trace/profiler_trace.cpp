@@ -269,18 +269,23 @@ struct ReadNotes {
   std::string unusedSnapshots;        // snapshots not read, each with why
 };
 
-// A send's or recv's peer, "to rank 1" or "from rank 0" (its rank in the op's group), from the
-// values the profiler records with shapes: c10d::send(tensors, group, peer, tag) and
-// c10d::recv_(tensors, group, peer, tag); c10d::recv_any_source_(tensors, group, tag) names none.
-std::string peerOf(const Span& op, CollectiveOp kind) {
-  if (op.name == "c10d::recv_any_source_") return "from any rank";
-  const std::string unknown = kind == CollectiveOp::Send ? "to a rank not recorded" : "from a rank not recorded";
-  if (!op.args || !op.args->contains("Concrete Inputs")) return unknown;
+// A send's or recv's peer, its rank in the op's group, from the values the profiler records with
+// shapes: c10d::send(tensors, group, peer, tag) and c10d::recv_(tensors, group, peer, tag); -1 for
+// c10d::recv_any_source_(tensors, group, tag), which names none, or where none is recorded.
+int64_t peerOf(const Span& op) {
+  if (op.name == "c10d::recv_any_source_" || !op.args || !op.args->contains("Concrete Inputs")) return -1;
   const auto& values = (*op.args)["Concrete Inputs"];
-  if (!values.is_array() || values.size() < 3 || !values[2].is_string()) return unknown;
+  if (!values.is_array() || values.size() < 3 || !values[2].is_string()) return -1;
   const std::string peer = values[2].get<std::string>();
-  if (peer.empty() || peer.find_first_not_of("0123456789") != std::string::npos) return unknown;
-  return std::string(kind == CollectiveOp::Send ? "to rank " : "from rank ") + peer;
+  if (peer.empty() || peer.size() > 9 || peer.find_first_not_of("0123456789") != std::string::npos) return -1;
+  return std::stoll(peer);
+}
+
+// "to rank 1", "from rank 0", "from any rank".
+std::string peerText(const Span& op, CollectiveOp kind, int64_t peer) {
+  const std::string way = kind == CollectiveOp::Send ? "to " : "from ";
+  if (peer >= 0) return way + "rank " + std::to_string(peer);
+  return way + (op.name == "c10d::recv_any_source_" ? "any rank" : "a rank not recorded");
 }
 
 // An all-to-all's own part: the bytes of its input it sends to itself, which is also what its
@@ -343,6 +348,7 @@ Event collectiveEvent(const RankTrace& trace, const Span& op, CollectiveOp kind,
   e.bytes = in * width;
   e.bytesOut = out * width;
   if (kind == CollectiveOp::AllToAll) e.count = ownPartBytes(trace, op, params, e);
+  if (isPointToPoint(kind)) e.count = peerOf(op);
   // The unit and phase from FSDP2's annotation around it, where there is one.
   std::string unit = "model";
   e.phase = static_cast<uint8_t>(Phase::Backward);
@@ -354,7 +360,7 @@ Event collectiveEvent(const RankTrace& trace, const Span& op, CollectiveOp kind,
     }
     if (s->name.find("backward") != std::string::npos) e.phase = static_cast<uint8_t>(Phase::Backward);
   }
-  if (isPointToPoint(kind)) unit = peerOf(op, kind);
+  if (isPointToPoint(kind)) unit = peerText(op, kind, e.count);
   e.text = unit;
   if (backend && backend->name.find(collectiveOpName(kind)) == std::string::npos) e.text += "|" + backend->name;
   return e;
@@ -517,56 +523,123 @@ std::string readRankTrace(const fs::path& path, int namedRank, RecorderNotes& no
   return "";
 }
 
-// Ranks on other hosts than rank 0 have clocks of their own: each is moved by the median
-// difference between rank 0's collective ends and its own (a collective ends together on every
-// rank, to within the backend's last message), when the ranks ran the same collectives and none
-// of them ended within 1 ms of rank 0's: ranks of one host, whose ends straggle by milliseconds
-// on a busy machine, always have some that end together, and stay as they are. A moved rank's
-// shift is its clock reading in `rankClocks` (the summary's "clocks"), empty when none moved.
+// How one rank's clock reads against another's, from ends that happened together on both (a
+// collective's, a send's and its recv's): the median difference, and how far they straggle around
+// it (the median absolute deviation). None when they are too few, or when any two ended within
+// 1 ms: ranks of one host, whose ends straggle by milliseconds on a busy machine, always have some
+// that end together, and keep the clock they share.
+struct ClockOffset {
+  int64_t shiftNs = 0, boundNs = 0;
+  int64_t atNs = 0;  // when, on the rank's own clock: its first end
+};
+
+std::optional<ClockOffset> offsetFromEnds(const std::vector<int64_t>& reference, const std::vector<int64_t>& own) {
+  if (own.size() != reference.size() || own.empty()) return std::nullopt;
+  std::vector<int64_t> diffs;
+  int64_t closest = INT64_MAX;
+  for (size_t i = 0; i < own.size(); ++i) {
+    diffs.push_back(reference[i] - own[i]);
+    closest = std::min<int64_t>(closest, std::llabs(diffs.back()));
+  }
+  if (closest <= 1'000'000) return ClockOffset{};
+  const auto middle = [](std::vector<int64_t>& v) {
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+    return v[v.size() / 2];
+  };
+  const int64_t shift = middle(diffs);
+  std::vector<int64_t> spread;
+  for (const int64_t d : diffs) spread.push_back(std::llabs(d - shift));
+  return ClockOffset{shift, std::max<int64_t>(middle(spread), 1), own.front()};
+}
+
+// The ends of the collectives every rank of a group runs, in order (not sends and recvs: a
+// pipeline's stages run different numbers of them).
+std::vector<int64_t> groupCollectiveEnds(const std::vector<Event>& events) {
+  std::vector<int64_t> out;
+  for (const auto& e : events) {
+    if (e.kind == EventKind::Collective && !isPointToPoint(static_cast<CollectiveOp>(e.op))) out.push_back(e.endNs);
+  }
+  return out;
+}
+
+// The ends of `events`' sends to, or recvs from (`op`), `peer`, in order. Only the world's group's:
+// a peer is its rank in the op's group.
+std::vector<int64_t> pointToPointEnds(const std::vector<Event>& events, CollectiveOp op, int peer, size_t world) {
+  std::vector<int64_t> out;
+  for (const auto& e : events) {
+    if (e.kind == EventKind::Collective && static_cast<CollectiveOp>(e.op) == op && e.count == peer &&
+        static_cast<size_t>(e.worldSize) == world) {
+      out.push_back(e.endNs);
+    }
+  }
+  return out;
+}
+
+// Rank b's clock against placed rank a's, from the messages between them: each of a's sends to b
+// ends with b's matching recv (in order, as c10d delivers them between two ranks), and b's sends
+// to a with a's recvs.
+std::optional<ClockOffset> offsetFromMessages(const std::vector<std::vector<Event>>& ranks, int a, int b) {
+  const size_t world = ranks.size();
+  auto fromA = pointToPointEnds(ranks[a], CollectiveOp::Send, b, world);
+  auto atB = pointToPointEnds(ranks[b], CollectiveOp::Recv, a, world);
+  const auto fromB = pointToPointEnds(ranks[b], CollectiveOp::Send, a, world);
+  const auto atA = pointToPointEnds(ranks[a], CollectiveOp::Recv, b, world);
+  if (fromA.size() != atB.size() || fromB.size() != atA.size()) return std::nullopt;
+  fromA.insert(fromA.end(), atA.begin(), atA.end());
+  atB.insert(atB.end(), fromB.begin(), fromB.end());
+  return offsetFromEnds(fromA, atB);
+}
+
+void shiftRank(std::vector<Event>& events, int64_t shift) {
+  for (auto& e : events) {
+    e.beginNs += shift;
+    if (e.endNs != 0) e.endNs += shift;
+    if (e.issueNs != 0) e.issueNs += shift;
+  }
+}
+
+// Ranks on other hosts than rank 0 have clocks of their own: each is moved onto rank 0's by the
+// ends of the collectives both ran, when they ran the same ones; a rank they cannot place (a
+// pipeline's stage) by the messages it exchanged with a rank already placed, rank by rank from
+// rank 0. A moved rank's shift is its clock reading in `rankClocks` (the summary's "clocks"), empty
+// when none moved.
 void alignOnCollectiveEnds(std::vector<std::vector<Event>>& ranks, std::string& clocks,
                            std::vector<RankClock>& rankClocks) {
   rankClocks.assign(ranks.size(), RankClock{});
-  // A send and its recv end together, but ranks of a pipeline's stages run different numbers of
-  // them: only the collectives every rank of a group runs are paired by their order.
-  auto ends = [](const std::vector<Event>& events) {
-    std::vector<int64_t> out;
-    for (const auto& e : events) {
-      if (e.kind == EventKind::Collective && !isPointToPoint(static_cast<CollectiveOp>(e.op))) out.push_back(e.endNs);
-    }
-    return out;
-  };
-  const auto reference = ends(ranks[0]);
-  for (size_t r = 1; r < ranks.size(); ++r) {
-    const auto own = ends(ranks[r]);
-    if (own.size() != reference.size() || own.empty()) continue;
-    std::vector<int64_t> diffs;
-    int64_t closest = INT64_MAX;
-    for (size_t i = 0; i < own.size(); ++i) {
-      diffs.push_back(reference[i] - own[i]);
-      closest = std::min<int64_t>(closest, std::llabs(diffs.back()));
-    }
-    if (closest <= 1'000'000) continue;
-    std::nth_element(diffs.begin(), diffs.begin() + static_cast<std::ptrdiff_t>(diffs.size() / 2), diffs.end());
-    const int64_t shift = diffs[diffs.size() / 2];
-    // As one clock reading for the summary: the bound is how far the ends straggle around it (the
-    // median absolute deviation).
-    std::vector<int64_t> spread;
-    for (const int64_t d : diffs) spread.push_back(std::llabs(d - shift));
-    std::nth_element(spread.begin(), spread.begin() + static_cast<std::ptrdiff_t>(spread.size() / 2), spread.end());
+  std::vector<bool> placed(ranks.size(), false);
+  placed[0] = true;
+  auto place = [&](size_t r, const ClockOffset& offset, const std::string& basis) {
+    placed[r] = true;
+    if (offset.shiftNs == 0) return;
     Event reading;
-    reading.beginNs = own.front();
-    reading.endNs = own.front() + shift;
-    reading.count = std::max<int64_t>(spread[spread.size() / 2], 1);
+    reading.beginNs = offset.atNs;
+    reading.endNs = offset.atNs + offset.shiftNs;
+    reading.count = offset.boundNs;
     rankClocks[r].add(reading);
-    for (auto& e : ranks[r]) {
-      e.beginNs += shift;
-      if (e.endNs != 0) e.endNs += shift;
-      if (e.issueNs != 0) e.issueNs += shift;
-    }
-    char text[160];
-    std::snprintf(text, sizeof text, "rank %zu shifted by %+.6f s onto rank 0's clock (aligned on its %zu collectives' ends)\n",
-                  r, static_cast<double>(shift) / 1e9, own.size());
+    shiftRank(ranks[r], offset.shiftNs);
+    char text[200];
+    std::snprintf(text, sizeof text, "rank %zu shifted by %+.6f s onto rank 0's clock (aligned on %s)\n", r,
+                  static_cast<double>(offset.shiftNs) / 1e9, basis.c_str());
     clocks += text;
+  };
+  const auto reference = groupCollectiveEnds(ranks[0]);
+  for (size_t r = 1; r < ranks.size(); ++r) {
+    const auto own = groupCollectiveEnds(ranks[r]);
+    if (const auto offset = offsetFromEnds(reference, own)) {
+      place(r, *offset, "its " + std::to_string(own.size()) + " collectives' ends");
+    }
+  }
+  for (bool more = true; more;) {
+    more = false;
+    for (size_t b = 1; b < ranks.size(); ++b) {
+      for (size_t a = 0; a < ranks.size() && !placed[b]; ++a) {
+        if (!placed[a]) continue;
+        if (const auto offset = offsetFromMessages(ranks, static_cast<int>(a), static_cast<int>(b))) {
+          place(b, *offset, "its messages with rank " + std::to_string(a));
+          more = true;
+        }
+      }
+    }
   }
   if (std::none_of(rankClocks.begin(), rankClocks.end(), [](const RankClock& c) { return c.measured(); })) {
     rankClocks.clear();

@@ -155,6 +155,7 @@ void TraceEventReader::readSpan(const nlohmann::json& e, int rank) {
     ev.bytes = a.value("bytes", int64_t{0});
     ev.bytesOut = a.value("bytes_out", int64_t{0});
     if (*op == static_cast<int>(CollectiveOp::AllToAll)) ev.count = a.value("own_part_bytes", int64_t{-1});
+    if (isPointToPoint(static_cast<CollectiveOp>(*op))) ev.count = a.value("peer", int64_t{-1});
     ev.worldSize = a.value("group_size", 0);
     ev.processGroup = indexOf(a.value("process_group", ""), processGroupOf, kProcessGroupCount).value_or(0);
     ev.issueNs = nanos(a.value("issue_us", e["ts"].get<double>()));

@@ -63,7 +63,10 @@ std::string encodeEventLine(const Event& e) {
       appendInt(out, "op", e.op);
       if (e.microBatch != 0) appendInt(out, "mb", e.microBatch);
       if (e.processGroup != 0) appendInt(out, "pg", e.processGroup);
-      if (e.op == static_cast<uint8_t>(CollectiveOp::AllToAll)) appendInt(out, "c", e.count);  // its own part, or -1
+      // An all-to-all's own part, a send's or recv's peer (or -1).
+      if (e.op == static_cast<uint8_t>(CollectiveOp::AllToAll) || isPointToPoint(static_cast<CollectiveOp>(e.op))) {
+        appendInt(out, "c", e.count);
+      }
       appendString(out, "t", e.text);
       break;
     case EventKind::Compute:

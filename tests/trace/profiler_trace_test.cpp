@@ -263,6 +263,44 @@ TEST(ProfilerTrace, AnotherHostsRankIsAlignedByItsCollectivesNotItsSends) {
   EXPECT_LT(std::llabs(a[0].beginNs - b[0].beginNs), 10'000) << "within 10 us once moved back 3 s";
 }
 
+// A pipeline across hosts has no collective every rank runs: its stages are placed by the messages
+// between them, each send ending with its recv. Rank 0 on one host sends to rank 1, rank 1 to rank
+// 2, both of those on a host whose clock reads 3 s ahead: rank 1 is placed by its messages with
+// rank 0, then rank 2 by its messages with rank 1.
+TEST(ProfilerTrace, APipelinesStagesOnAnotherHostArePlacedByTheirMessages) {
+  const nlohmann::json tensorList = {"TensorList", "", "Scalar", "Scalar"};
+  auto message = [&](const char* op, double ts, int peer, int rank) {
+    return c10dOp(op, ts + (rank > 0 ? 3e6 : 0), {{{64}}, {}, {}, {}}, tensorList, {"", "", std::to_string(peer), "0"});
+  };
+  std::vector<nlohmann::json> ranks(3, nlohmann::json::array());
+  for (int r = 0; r < 3; ++r) ranks[r].push_back(span("ProfilerStep#0", 1000 + (r > 0 ? 3e6 : 0), 5000, 10));
+  for (int k = 0; k < 2; ++k) {
+    const double t = 1100 + 1000 * k;
+    ranks[0].push_back(message("c10d::send", t, 1, 0));
+    ranks[1].push_back(message("c10d::recv_", t + 1, 0, 1));
+    ranks[1].push_back(message("c10d::send", t + 300, 2, 1));
+    ranks[2].push_back(message("c10d::recv_", t + 302, 1, 2));
+  }
+  const std::string dir = testing::freshTempDir("profiler_trace_pipeline");
+  for (int r = 0; r < 3; ++r) {
+    std::ofstream(profilerTraceFileName(dir, r))
+        << nlohmann::json{{"schemaVersion", 1},
+                          {"distributedInfo", {{"backend", "gloo"}, {"rank", r}, {"world_size", 3}}},
+                          {"traceEvents", ranks[r]}}
+               .dump();
+  }
+  const auto loaded = loadProfilerTraces(dir);
+  ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+  EXPECT_NE(loaded.clocks.find("rank 1 shifted by -3.000"), std::string::npos) << loaded.clocks;
+  EXPECT_NE(loaded.clocks.find("rank 2 shifted by -3.000"), std::string::npos) << loaded.clocks;
+  EXPECT_NE(loaded.clocks.find("its messages with rank 1"), std::string::npos) << loaded.clocks;
+  for (int r = 1; r < 3; ++r) {
+    EXPECT_LT(std::llabs(loaded.recording.rank(r).steps.at(0).beginNs - loaded.recording.rank(0).steps.at(0).beginNs), 10'000)
+        << "rank " << r;
+  }
+  EXPECT_EQ(loaded.recording.rank(1).collectives.at(0).count, 0) << "its recv's peer: rank 0";
+}
+
 // An all-to-all among a sub-group (an MoE's expert group): NCCL's record_param_comms names the
 // group's ranks and the input's splits, which place this rank (rank 2 is second in [0, 2]); gloo
 // names no group, and splits fewer than the world's ranks leave its own part unknown.
