@@ -18,6 +18,12 @@ Then `shardscope view DIR --summary FILE`, and checks what it read against what 
   - the title says the job is not data-parallel, and names what it ran
 and, where xvfb-run is there, that `view DIR --screenshot` draws it.
 
+Then a pipeline of 3 stages (rank r sends its activations to r + 1 each step, nothing else), its
+ranks 1 and 2 moved 3 s ahead as another host's clock would have them: with no collective every
+rank runs, `view` places them back on rank 0's clock by their messages, each recv ending after its
+send was issued, to within 2 ms (the quickest message's latency, from its send's issue to its
+recv's end: a few hundred microseconds for gloo under the profiler on a 2-core machine).
+
     tests/pytorch_p2p_trace.py --shardscope build/app/shardscope --workdir DIR
 """
 import argparse
@@ -71,6 +77,58 @@ def rank_main(rank, out_dir, port):
     prof.export_chrome_trace(str(Path(out_dir) / f"rank-{rank}.pt.trace.json"))
     dist.barrier()
     dist.destroy_process_group()
+
+
+def pipeline_main(rank, out_dir, port):
+    """Stage `rank` of 3: receives from the one before, sends to the one after, STEPS times."""
+    import torch
+    import torch.distributed as dist
+    from torch.profiler import ProfilerActivity, profile
+
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("gloo", rank=rank, world_size=3)
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+        for _ in range(STEPS):
+            activations = torch.randn(SEND_FLOATS)
+            if rank > 0:
+                dist.recv(activations, rank - 1)
+            if rank < 2:
+                dist.send(activations * 2, rank + 1)
+            prof.step()
+    prof.export_chrome_trace(str(Path(out_dir) / f"rank-{rank}.pt.trace.json"))
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+def shift_trace(path, shift_us):
+    """The trace as a host whose clock reads `shift_us` later would have written it."""
+    trace = json.loads(Path(path).read_text())
+    for e in trace["traceEvents"]:
+        if "ts" in e:
+            e["ts"] += shift_us
+    Path(path).write_text(json.dumps(trace))
+
+
+def check_pipeline(shardscope, work, check):
+    import torch.multiprocessing as mp
+    job = work / "pipeline"
+    job.mkdir()
+    mp.spawn(pipeline_main, args=(str(job), free_port()), nprocs=3)
+    for rank in (1, 2):
+        shift_trace(job / f"rank-{rank}.pt.trace.json", 3e6)
+    summary_path = work / "pipeline.json"
+    view = subprocess.run([shardscope, "view", str(job), "--summary", str(summary_path)],
+                          capture_output=True, text=True, timeout=120)
+    check(view.returncode == 0, f"pipeline: view reads the traces ({view.stderr.strip()[-300:]})")
+    if view.returncode != 0:
+        return
+    check("rank 2 shifted by" in view.stderr and "its messages with rank 1" in view.stderr,
+          f"pipeline: rank 2 is placed by its messages with rank 1 ({view.stderr.strip()[-400:]})")
+    clocks = {c["rank"]: c for c in json.loads(summary_path.read_text()).get("clocks", [])}
+    for rank in (1, 2):
+        offset = clocks.get(rank, {}).get("offset_s")
+        check(offset is not None and abs(offset + 3.0) < 0.002,
+              f"pipeline: rank {rank} moved back 3 s onto rank 0's clock, to within 2 ms ({offset})")
 
 
 def expected(rank):
@@ -130,6 +188,7 @@ def main():
                                "--screenshot", str(work / "p2p.png")], capture_output=True, text=True, timeout=120)
         check(shot.returncode == 0 and (work / "p2p.png").stat().st_size > 0,
               f"view draws the job ({shot.stderr.strip()[-300:]})")
+    check_pipeline(args.shardscope, work, check)
     if failures:
         print(f"{len(failures)} check(s) failed")
         sys.exit(1)

@@ -562,32 +562,53 @@ std::vector<int64_t> groupCollectiveEnds(const std::vector<Event>& events) {
   return out;
 }
 
-// The ends of `events`' sends to, or recvs from (`op`), `peer`, in order. Only the world's group's:
-// a peer is its rank in the op's group.
-std::vector<int64_t> pointToPointEnds(const std::vector<Event>& events, CollectiveOp op, int peer, size_t world) {
+// When `events`' sends to `peer` were issued, or their recvs from it ended (`op`), in order. Only
+// the world's group's: a peer is its rank in the op's group.
+std::vector<int64_t> messageTimes(const std::vector<Event>& events, CollectiveOp op, int peer, size_t world) {
   std::vector<int64_t> out;
   for (const auto& e : events) {
     if (e.kind == EventKind::Collective && static_cast<CollectiveOp>(e.op) == op && e.count == peer &&
         static_cast<size_t>(e.worldSize) == world) {
-      out.push_back(e.endNs);
+      out.push_back(op == CollectiveOp::Send ? e.issueNs : e.endNs);
     }
   }
   return out;
 }
 
-// Rank b's clock against placed rank a's, from the messages between them: each of a's sends to b
-// ends with b's matching recv (in order, as c10d delivers them between two ranks), and b's sends
-// to a with a's recvs.
+// Rank b's clock against placed rank a's, from the messages between them, paired in order (as c10d
+// delivers them between two ranks). A message arrives after it was sent: a recv ends after its
+// send was issued, in true time, however late either side ran (a send's end is no such bound: a
+// send of a few bytes ends once they are written, or later when its process is descheduled). So
+// each of a's sends to b bounds b's shift from below, each of b's sends to a from above, and the
+// message whose receiver was already waiting bounds it closest, to within its latency (NTP keeps
+// its least-delayed samples alike). The shift is the tightest bound, or the middle of the two; the
+// uncertainty, half the gap between them, or with one direction only how far the pairs straggle.
+// Times within 1 ms of each other are one host's: not moved.
 std::optional<ClockOffset> offsetFromMessages(const std::vector<std::vector<Event>>& ranks, int a, int b) {
   const size_t world = ranks.size();
-  auto fromA = pointToPointEnds(ranks[a], CollectiveOp::Send, b, world);
-  auto atB = pointToPointEnds(ranks[b], CollectiveOp::Recv, a, world);
-  const auto fromB = pointToPointEnds(ranks[b], CollectiveOp::Send, a, world);
-  const auto atA = pointToPointEnds(ranks[a], CollectiveOp::Recv, b, world);
-  if (fromA.size() != atB.size() || fromB.size() != atA.size()) return std::nullopt;
-  fromA.insert(fromA.end(), atA.begin(), atA.end());
-  atB.insert(atB.end(), fromB.begin(), fromB.end());
-  return offsetFromEnds(fromA, atB);
+  const auto fromA = messageTimes(ranks[a], CollectiveOp::Send, b, world);
+  const auto atB = messageTimes(ranks[b], CollectiveOp::Recv, a, world);
+  const auto fromB = messageTimes(ranks[b], CollectiveOp::Send, a, world);
+  const auto atA = messageTimes(ranks[a], CollectiveOp::Recv, b, world);
+  if (fromA.size() != atB.size() || fromB.size() != atA.size() || fromA.size() + fromB.size() == 0) return std::nullopt;
+  std::vector<int64_t> sent(fromA), arrived(atB);  // in the pairs' order for the spread below
+  sent.insert(sent.end(), atA.begin(), atA.end());
+  arrived.insert(arrived.end(), fromB.begin(), fromB.end());
+  const auto spread = offsetFromEnds(sent, arrived);
+  if (!spread || spread->shiftNs == 0) return spread;  // one host's clock
+  int64_t lower = INT64_MIN, upper = INT64_MAX;
+  for (size_t i = 0; i < fromA.size(); ++i) lower = std::max(lower, fromA[i] - atB[i]);
+  for (size_t i = 0; i < fromB.size(); ++i) upper = std::min(upper, atA[i] - fromB[i]);
+  ClockOffset offset = *spread;
+  if (fromB.empty()) {
+    offset.shiftNs = lower;
+  } else if (fromA.empty()) {
+    offset.shiftNs = upper;
+  } else {
+    offset.shiftNs = lower + (upper - lower) / 2;
+    offset.boundNs = std::max<int64_t>(std::llabs(upper - lower) / 2, 1);
+  }
+  return offset;
 }
 
 void shiftRank(std::vector<Event>& events, int64_t shift) {
