@@ -530,7 +530,7 @@ std::string readRankTrace(const fs::path& path, int namedRank, RecorderNotes& no
 // that end together, and keep the clock they share.
 struct ClockOffset {
   int64_t shiftNs = 0, boundNs = 0;
-  int64_t atNs = 0;  // when, on the rank's own clock: its first end
+  int64_t atNs = 0;  // when, on the rank's own clock: its first end (or message)
 };
 
 std::optional<ClockOffset> offsetFromEnds(const std::vector<int64_t>& reference, const std::vector<int64_t>& own) {
@@ -562,52 +562,74 @@ std::vector<int64_t> groupCollectiveEnds(const std::vector<Event>& events) {
   return out;
 }
 
-// When `events`' sends to `peer` were issued, or their recvs from it ended (`op`), in order. Only
-// the world's group's: a peer is its rank in the op's group.
-std::vector<int64_t> messageTimes(const std::vector<Event>& events, CollectiveOp op, int peer, size_t world) {
-  std::vector<int64_t> out;
-  for (const auto& e : events) {
-    if (e.kind == EventKind::Collective && static_cast<CollectiveOp>(e.op) == op && e.count == peer &&
-        static_cast<size_t>(e.worldSize) == world) {
-      out.push_back(op == CollectiveOp::Send ? e.issueNs : e.endNs);
+// Each rank's sends and recvs in the world's group (a peer is its rank in the op's group), as
+// indices into its events: found once, read again as ranks are moved.
+std::vector<std::vector<size_t>> messagesOf(const std::vector<std::vector<Event>>& ranks) {
+  std::vector<std::vector<size_t>> out(ranks.size());
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    for (size_t i = 0; i < ranks[r].size(); ++i) {
+      const Event& e = ranks[r][i];
+      if (e.kind == EventKind::Collective && isPointToPoint(static_cast<CollectiveOp>(e.op)) && e.count >= 0 &&
+          static_cast<size_t>(e.worldSize) == ranks.size()) {
+        out[r].push_back(i);
+      }
     }
+  }
+  return out;
+}
+
+// When a rank's sends to `peer` began (on a GPU, when their kernel did), or its recvs from it
+// ended (`op`), in order.
+std::vector<int64_t> messageTimes(const std::vector<Event>& events, const std::vector<size_t>& messages,
+                                  CollectiveOp op, int peer) {
+  std::vector<int64_t> out;
+  for (size_t i : messages) {
+    const Event& e = events[i];
+    if (static_cast<CollectiveOp>(e.op) == op && e.count == peer) out.push_back(op == CollectiveOp::Send ? e.beginNs : e.endNs);
   }
   return out;
 }
 
 // Rank b's clock against placed rank a's, from the messages between them, paired in order (as c10d
 // delivers them between two ranks). A message arrives after it was sent: a recv ends after its
-// send was issued, in true time, however late either side ran (a send's end is no such bound: a
-// send of a few bytes ends once they are written, or later when its process is descheduled). So
-// each of a's sends to b bounds b's shift from below, each of b's sends to a from above, and the
-// message whose receiver was already waiting bounds it closest, to within its latency (NTP keeps
-// its least-delayed samples alike). The shift is the tightest bound, or the middle of the two; the
-// uncertainty, half the gap between them, or with one direction only how far the pairs straggle.
-// Times within 1 ms of each other are one host's: not moved.
-std::optional<ClockOffset> offsetFromMessages(const std::vector<std::vector<Event>>& ranks, int a, int b) {
-  const size_t world = ranks.size();
-  const auto fromA = messageTimes(ranks[a], CollectiveOp::Send, b, world);
-  const auto atB = messageTimes(ranks[b], CollectiveOp::Recv, a, world);
-  const auto fromB = messageTimes(ranks[b], CollectiveOp::Send, a, world);
-  const auto atA = messageTimes(ranks[a], CollectiveOp::Recv, b, world);
+// send began, in true time, however late either side ran (a send's end is no such bound: a send of
+// a few bytes ends once they are written, or later when its process is descheduled). So each of
+// a's sends to b bounds b's shift from below, each of b's sends to a from above, and the message
+// whose receiver was already waiting bounds it closest, to within its latency (NTP keeps its
+// least-delayed samples alike). The shift is the tightest bound, or the middle of the two, and its
+// uncertainty half the gap between them; with one direction only, the messages' median delay
+// beyond the quickest one's (the quickest one's own latency is not known). Not moved where the
+// bounds allow the clocks to agree (one direction: the bound within 1 ms of 0, one host's
+// latencies); none where they contradict each other (messages paired wrongly, such as
+// differently tagged ones posted at once, or a recv timed by its launch, not its arrival).
+std::optional<ClockOffset> offsetFromMessages(const std::vector<std::vector<Event>>& ranks,
+                                              const std::vector<std::vector<size_t>>& messages, int a, int b) {
+  const auto fromA = messageTimes(ranks[a], messages[a], CollectiveOp::Send, b);
+  const auto atB = messageTimes(ranks[b], messages[b], CollectiveOp::Recv, a);
+  const auto fromB = messageTimes(ranks[b], messages[b], CollectiveOp::Send, a);
+  const auto atA = messageTimes(ranks[a], messages[a], CollectiveOp::Recv, b);
   if (fromA.size() != atB.size() || fromB.size() != atA.size() || fromA.size() + fromB.size() == 0) return std::nullopt;
-  std::vector<int64_t> sent(fromA), arrived(atB);  // in the pairs' order for the spread below
-  sent.insert(sent.end(), atA.begin(), atA.end());
-  arrived.insert(arrived.end(), fromB.begin(), fromB.end());
-  const auto spread = offsetFromEnds(sent, arrived);
-  if (!spread || spread->shiftNs == 0) return spread;  // one host's clock
-  int64_t lower = INT64_MIN, upper = INT64_MAX;
-  for (size_t i = 0; i < fromA.size(); ++i) lower = std::max(lower, fromA[i] - atB[i]);
-  for (size_t i = 0; i < fromB.size(); ++i) upper = std::min(upper, atA[i] - fromB[i]);
-  ClockOffset offset = *spread;
-  if (fromB.empty()) {
-    offset.shiftNs = lower;
-  } else if (fromA.empty()) {
-    offset.shiftNs = upper;
-  } else {
+  std::vector<int64_t> below, above;  // each message's bound on b's shift
+  for (size_t i = 0; i < fromA.size(); ++i) below.push_back(fromA[i] - atB[i]);
+  for (size_t i = 0; i < fromB.size(); ++i) above.push_back(atA[i] - fromB[i]);
+  const int64_t lower = below.empty() ? INT64_MIN : *std::max_element(below.begin(), below.end());
+  const int64_t upper = above.empty() ? INT64_MAX : *std::min_element(above.begin(), above.end());
+  if (lower > upper) return std::nullopt;
+  ClockOffset offset;
+  offset.atNs = atB.empty() ? fromB.front() : atB.front();
+  if (!below.empty() && !above.empty()) {
+    if (lower <= 0 && upper >= 0) return ClockOffset{};  // the clocks may agree: one host's
     offset.shiftNs = lower + (upper - lower) / 2;
-    offset.boundNs = std::max<int64_t>(std::llabs(upper - lower) / 2, 1);
+    offset.boundNs = std::max<int64_t>((upper - lower) / 2, 1);
+    return offset;
   }
+  offset.shiftNs = below.empty() ? upper : lower;
+  if (std::llabs(offset.shiftNs) <= 1'000'000) return ClockOffset{};
+  std::vector<int64_t> delays;  // how much later than the tightest each message's bound lies
+  for (int64_t d : below) delays.push_back(lower - d);
+  for (int64_t d : above) delays.push_back(d - upper);
+  std::nth_element(delays.begin(), delays.begin() + static_cast<std::ptrdiff_t>(delays.size() / 2), delays.end());
+  offset.boundNs = std::max<int64_t>(delays[delays.size() / 2], 1);
   return offset;
 }
 
@@ -643,6 +665,7 @@ void alignOnCollectiveEnds(std::vector<std::vector<Event>>& ranks, std::string& 
                   static_cast<double>(offset.shiftNs) / 1e9, basis.c_str());
     clocks += text;
   };
+  const auto messages = messagesOf(ranks);
   const auto reference = groupCollectiveEnds(ranks[0]);
   for (size_t r = 1; r < ranks.size(); ++r) {
     const auto own = groupCollectiveEnds(ranks[r]);
@@ -655,7 +678,7 @@ void alignOnCollectiveEnds(std::vector<std::vector<Event>>& ranks, std::string& 
     for (size_t b = 1; b < ranks.size(); ++b) {
       for (size_t a = 0; a < ranks.size() && !placed[b]; ++a) {
         if (!placed[a]) continue;
-        if (const auto offset = offsetFromMessages(ranks, static_cast<int>(a), static_cast<int>(b))) {
+        if (const auto offset = offsetFromMessages(ranks, messages, static_cast<int>(a), static_cast<int>(b))) {
           place(b, *offset, "its messages with rank " + std::to_string(a));
           more = true;
         }

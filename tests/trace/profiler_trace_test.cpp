@@ -263,23 +263,31 @@ TEST(ProfilerTrace, AnotherHostsRankIsAlignedByItsCollectivesNotItsSends) {
   EXPECT_LT(std::llabs(a[0].beginNs - b[0].beginNs), 10'000) << "within 10 us once moved back 3 s";
 }
 
-// A pipeline across hosts has no collective every rank runs: its stages are placed by the messages
-// between them, each send ending with its recv. Rank 0 on one host sends to rank 1, rank 1 to rank
-// 2, both of those on a host whose clock reads 3 s ahead: rank 1 is placed by its messages with
-// rank 0, then rank 2 by its messages with rank 1.
-TEST(ProfilerTrace, APipelinesStagesOnAnotherHostArePlacedByTheirMessages) {
+// A 3-stage pipeline's traces: each step rank 0 sends to rank 1 and rank 1 to rank 2, each recv
+// ending `forwardLatencyUs` + the hop after its send began; with `backward`, 1F1B's gradients go
+// back too (2 to 1, 1 to 0, `backwardLatencyUs` + the hop). Ranks 1 and 2 read `shiftUs` ahead.
+std::string pipelineTraces(double shiftUs, bool backward, double forwardLatencyUs = 11, double backwardLatencyUs = 13) {
   const nlohmann::json tensorList = {"TensorList", "", "Scalar", "Scalar"};
-  auto message = [&](const char* op, double ts, int peer, int rank) {
-    return c10dOp(op, ts + (rank > 0 ? 3e6 : 0), {{{64}}, {}, {}, {}}, tensorList, {"", "", std::to_string(peer), "0"});
-  };
   std::vector<nlohmann::json> ranks(3, nlohmann::json::array());
-  for (int r = 0; r < 3; ++r) ranks[r].push_back(span("ProfilerStep#0", 1000 + (r > 0 ? 3e6 : 0), 5000, 10));
+  auto message = [&](int rank, const char* op, double ts, double dur, int peer) {
+    ranks[rank].push_back(
+        c10dOp(op, ts + (rank > 0 ? shiftUs : 0), {{{64}}, {}, {}, {}}, tensorList, {"", "", std::to_string(peer), "0"}));
+    ranks[rank].back()["dur"] = dur;
+  };
+  for (int r = 0; r < 3; ++r) ranks[r].push_back(span("ProfilerStep#0", 1000 + (r > 0 ? shiftUs : 0), 5000, 10));
   for (int k = 0; k < 2; ++k) {
     const double t = 1100 + 1000 * k;
-    ranks[0].push_back(message("c10d::send", t, 1, 0));
-    ranks[1].push_back(message("c10d::recv_", t + 1, 0, 1));
-    ranks[1].push_back(message("c10d::send", t + 300, 2, 1));
-    ranks[2].push_back(message("c10d::recv_", t + 302, 1, 2));
+    for (int hop = 0; hop < 2; ++hop) {  // rank hop sends to hop + 1
+      const double sent = t + 300 * hop;
+      message(hop, "c10d::send", sent, 5, hop + 1);
+      message(hop + 1, "c10d::recv_", sent - 20, 20 + forwardLatencyUs + hop, hop);
+    }
+    if (!backward) continue;
+    for (int hop = 1; hop >= 0; --hop) {  // rank hop + 1 sends its gradients back to hop
+      const double sent = t + 700 + 100 * (1 - hop);
+      message(hop + 1, "c10d::send", sent, 5, hop);
+      message(hop, "c10d::recv_", sent - 20, 20 + backwardLatencyUs + hop, hop + 1);
+    }
   }
   const std::string dir = testing::freshTempDir("profiler_trace_pipeline");
   for (int r = 0; r < 3; ++r) {
@@ -289,19 +297,45 @@ TEST(ProfilerTrace, APipelinesStagesOnAnotherHostArePlacedByTheirMessages) {
                           {"traceEvents", ranks[r]}}
                .dump();
   }
-  const auto loaded = loadProfilerTraces(dir);
-  ASSERT_TRUE(loaded.error.empty()) << loaded.error;
-  EXPECT_NE(loaded.clocks.find("rank 1 shifted by -3.000"), std::string::npos) << loaded.clocks;
-  EXPECT_NE(loaded.clocks.find("rank 2 shifted by -3.000"), std::string::npos) << loaded.clocks;
-  EXPECT_NE(loaded.clocks.find("its messages with rank 1"), std::string::npos) << loaded.clocks;
-  for (int r = 1; r < 3; ++r) {
-    // Each hop's bound is off by its quickest message's latency, from its send's issue to its recv's
-    // end: 11 us from rank 0 to 1, 12 us from 1 to 2, so rank 2 by both.
-    EXPECT_EQ(loaded.recording.rank(r).steps.at(0).beginNs - loaded.recording.rank(0).steps.at(0).beginNs,
-              r == 1 ? -11'000 : -23'000)
-        << "rank " << r;
-  }
-  EXPECT_EQ(loaded.recording.rank(1).collectives.at(0).count, 0) << "its recv's peer: rank 0";
+  return dir;
+}
+
+// Where rank r's step begins against rank 0's, in ns, once the traces are read.
+int64_t stepOffset(const LoadedTrace& loaded, int r) {
+  return loaded.recording.rank(r).steps.at(0).beginNs - loaded.recording.rank(0).steps.at(0).beginNs;
+}
+
+// A pipeline across hosts has no collective every rank runs: its stages are placed by their
+// messages, a recv ending after its send began. Ranks 1 and 2 on a host whose clock reads 3 s
+// ahead: rank 1 by its messages with rank 0, then rank 2 by its messages with rank 1. One way, each
+// hop's bound is off by its quickest message's latency; with 1F1B's gradients coming back, by half
+// the difference of the two ways' latencies, which the reading's uncertainty covers. On one host
+// nothing moves.
+TEST(ProfilerTrace, APipelinesStagesOnAnotherHostArePlacedByTheirMessages) {
+  const auto forward = loadProfilerTraces(pipelineTraces(3e6, /*backward=*/false));
+  ASSERT_TRUE(forward.error.empty()) << forward.error;
+  EXPECT_NE(forward.clocks.find("rank 1 shifted by -3.000"), std::string::npos) << forward.clocks;
+  EXPECT_NE(forward.clocks.find("rank 2 shifted by -3.000"), std::string::npos) << forward.clocks;
+  EXPECT_NE(forward.clocks.find("its messages with rank 1"), std::string::npos) << forward.clocks;
+  EXPECT_EQ(stepOffset(forward, 1), -11'000) << "the latency from rank 0 to 1";
+  EXPECT_EQ(stepOffset(forward, 2), -23'000) << "and from 1 to 2 (12 us)";
+  EXPECT_EQ(forward.recording.rank(1).collectives.at(1).count, 2) << "rank 1's send's peer";
+  EXPECT_EQ(forward.recording.rank(2).collectives.at(0).count, 1) << "rank 2's recv's peer";
+
+  const auto both = loadProfilerTraces(pipelineTraces(3e6, /*backward=*/true));
+  ASSERT_TRUE(both.error.empty()) << both.error;
+  // Rank 1: at least -11 us (forward), at most +13 us (backward): the middle, +1 us, +-12 us.
+  EXPECT_EQ(stepOffset(both, 1), 1'000);
+  EXPECT_EQ(stepOffset(both, 2), 2'000) << "rank 1's +1 us and its own hop's (-12 .. +14 us)";
+  ASSERT_EQ(both.rankClocks.size(), 3u);
+  for (int r = 1; r < 3; ++r) EXPECT_TRUE(both.rankClocks[r].shifted()) << "rank " << r;
+
+  const auto oneHost = loadProfilerTraces(pipelineTraces(0, /*backward=*/false));
+  ASSERT_TRUE(oneHost.error.empty()) << oneHost.error;
+  EXPECT_TRUE(oneHost.clocks.empty()) << "ranks of one host keep their clock: " << oneHost.clocks;
+  EXPECT_EQ(stepOffset(oneHost, 2), 0);
+  const auto oneHostBoth = loadProfilerTraces(pipelineTraces(0, /*backward=*/true));
+  EXPECT_TRUE(oneHostBoth.clocks.empty()) << oneHostBoth.clocks;
 }
 
 // An all-to-all among a sub-group (an MoE's expert group): NCCL's record_param_comms names the
