@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "files/file_text.h"
+#include "files/user_json.h"
 #include "trace/cuda_snapshot.h"
 #include "trace/format.h"
 #include "trace/profiler_memory.h"
@@ -163,23 +164,15 @@ struct CommParams {
   std::vector<int64_t> groupRanks;  // the group's global ranks, in its order; empty: not named
 };
 
-// "[3, 5]", as the profiler records a list of integers; empty for "[]" or anything else.
+// "[3, 5]", as the profiler records a list of counts; empty for "[]" or anything else.
 std::vector<int64_t> integerList(const nlohmann::json& value) {
+  if (!value.is_string()) return {};
+  const auto list = files::parseUserJson(value.get<std::string>()).value;  // a trace's text: untrusted
+  if (!list.is_array()) return {};
   std::vector<int64_t> out;
-  if (!value.is_string()) return out;
-  const std::string s = value.get<std::string>();
-  if (s.size() < 2 || s.front() != '[' || s.back() != ']') return out;
-  size_t at = 1;
-  while (at < s.size() - 1) {
-    size_t end = s.find_first_of(",]", at);
-    const std::string item = s.substr(at, end - at);
-    const size_t digits = item.find_first_of("0123456789");
-    if (digits == std::string::npos || item.find_first_not_of(" 0123456789") != std::string::npos ||
-        item.size() - digits > 18) {  // not a count (or one stoll cannot hold): no list
-      return {};
-    }
-    out.push_back(std::stoll(item.substr(digits)));
-    at = end + 1;
+  for (const auto& n : list) {
+    if (!n.is_number_integer() || n.get<int64_t>() < 0) return {};
+    out.push_back(n.get<int64_t>());
   }
   return out;
 }
