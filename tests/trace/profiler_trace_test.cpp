@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
 
 #include <nlohmann/json.hpp>
 
@@ -34,11 +35,20 @@ nlohmann::json memory(double ts, int64_t bytes, int64_t addr, int tid, int64_t t
           {"args", {{"Bytes", bytes}, {"Addr", addr}, {"Total Allocated", total}, {"Device Type", 1}}}};
 }
 
-void writeTrace(const std::string& path, int rank, const nlohmann::json& events) {
+void writeTrace(const std::string& path, int rank, const nlohmann::json& events, int world = 2,
+                const char* backend = "gloo") {
   std::ofstream(path) << nlohmann::json{{"schemaVersion", 1},
-                                        {"distributedInfo", {{"backend", "gloo"}, {"rank", rank}, {"world_size", 2}}},
+                                        {"distributedInfo", {{"backend", backend}, {"rank", rank}, {"world_size", world}}},
                                         {"traceEvents", events}}
                              .dump();
+}
+
+// A job's traces of `ranks` (of `world`), each `events(rank)`, in a fresh directory: its path.
+std::string writeJob(const std::string& name, const std::vector<int>& ranks,
+                     const std::function<nlohmann::json(int)>& events, int world = 2, const char* backend = "gloo") {
+  const std::string dir = testing::freshTempDir(name);
+  for (int r : ranks) writeTrace(profilerTraceFileName(dir, r), r, events(r), world, backend);
+  return dir;
 }
 
 // One rank's step 7 (the job's; the first recorded): unit 2's all-gather (4 KiB in, 8 KiB out,
@@ -130,10 +140,7 @@ TEST(ProfilerTrace, WithoutProfilerStepsTheOptimizerStepsMarkTheSteps) {
   ev.push_back(op);
   ev.push_back(span("Optimizer.step#ZeroRedundancyOptimizer.step", 2500, 300, 10));
   ev.push_back(span("Optimizer.step#Adam.step", 2550, 200, 10));
-  const std::string dir = testing::freshTempDir("profiler_trace_no_steps");
-  writeTrace(profilerTraceFileName(dir, 0), 0, ev);
-  writeTrace(profilerTraceFileName(dir, 1), 1, ev);
-  const auto loaded = loadProfilerTraces(dir);
+  const auto loaded = loadProfilerTraces(writeJob("profiler_trace_no_steps", {0, 1}, [&](int) { return ev; }));
   ASSERT_TRUE(loaded.error.empty()) << loaded.error;
   EXPECT_EQ(loaded.config.steps, 2);
   const auto& rank = loaded.recording.rank(0);
@@ -193,10 +200,7 @@ TEST(ProfilerTrace, AllToAllSendAndRecvAreDrawnWithWhatEachRankMoves) {
     ev.push_back(span(sender ? "gloo:send" : "gloo:recv", 1205, 30, 10, {{"Input type", {"float"}}}));
     return ev;
   };
-  const std::string dir = testing::freshTempDir("profiler_trace_p2p");
-  writeTrace(profilerTraceFileName(dir, 0), 0, events(0));
-  writeTrace(profilerTraceFileName(dir, 1), 1, events(1));
-  const auto loaded = loadProfilerTraces(dir);
+  const auto loaded = loadProfilerTraces(writeJob("profiler_trace_p2p", {0, 1}, events));
   ASSERT_TRUE(loaded.error.empty()) << loaded.error;
   EXPECT_NE(loaded.title.find("not data-parallel: all_to_all, send"), std::string::npos) << loaded.title;
   EXPECT_EQ(loaded.note.find("are not drawn"), std::string::npos) << loaded.note;
@@ -250,10 +254,7 @@ TEST(ProfilerTrace, AnotherHostsRankIsAlignedByItsCollectivesNotItsSends) {
     }
     return ev;
   };
-  const std::string dir = testing::freshTempDir("profiler_trace_hosts");
-  writeTrace(profilerTraceFileName(dir, 0), 0, events(0));
-  writeTrace(profilerTraceFileName(dir, 1), 1, events(1));
-  const auto loaded = loadProfilerTraces(dir);
+  const auto loaded = loadProfilerTraces(writeJob("profiler_trace_hosts", {0, 1}, events));
   ASSERT_TRUE(loaded.error.empty()) << loaded.error;
   EXPECT_FALSE(loaded.clocks.empty()) << "rank 1 is moved";
   const auto& a = loaded.recording.rank(0).steps;
@@ -289,15 +290,7 @@ std::string pipelineTraces(double shiftUs, bool backward, double forwardLatencyU
       message(hop, "c10d::recv_", sent - 20, 20 + backwardLatencyUs + hop, hop + 1);
     }
   }
-  const std::string dir = testing::freshTempDir("profiler_trace_pipeline");
-  for (int r = 0; r < 3; ++r) {
-    std::ofstream(profilerTraceFileName(dir, r))
-        << nlohmann::json{{"schemaVersion", 1},
-                          {"distributedInfo", {{"backend", "gloo"}, {"rank", r}, {"world_size", 3}}},
-                          {"traceEvents", ranks[r]}}
-               .dump();
-  }
-  return dir;
+  return writeJob("profiler_trace_pipeline", {0, 1, 2}, [&](int r) { return ranks[r]; }, 3);
 }
 
 // Where rank r's step begins against rank 0's, in ns, once the traces are read.
@@ -354,17 +347,7 @@ TEST(ProfilerTrace, AnAllToAllOfASubGroupFindsItsOwnPartByTheGroupsRanks) {
     }
     return ev;
   };
-  const std::string dir = testing::freshTempDir("profiler_trace_subgroup");
-  auto world4 = [&](int rank) {
-    std::ofstream(profilerTraceFileName(dir, rank))
-        << nlohmann::json{{"schemaVersion", 1},
-                          {"distributedInfo", {{"backend", "nccl"}, {"rank", rank}, {"world_size", 4}}},
-                          {"traceEvents", events(rank)}}
-               .dump();
-  };
-  world4(0);
-  world4(2);
-  const auto loaded = loadProfilerTraces(dir);
+  const auto loaded = loadProfilerTraces(writeJob("profiler_trace_subgroup", {0, 2}, events, 4, "nccl"));
   ASSERT_TRUE(loaded.error.empty()) << loaded.error;
   const Event& named = loaded.recording.rank(2).collectives.at(0);
   EXPECT_EQ(named.worldSize, 2);
