@@ -9,11 +9,11 @@ int rankGroupSize(int ranks) {
   return (ranks + kRanksUnfolded - 1) / kRanksUnfolded;
 }
 
-namespace {
-
 bool recordedAnything(const trace::RankTimeline& t) {
   return !t.steps.empty() || !t.memory.empty() || !t.collectives.empty() || !t.compute.empty();
 }
+
+namespace {
 
 // The group's rank that held the most at its peak (on a tie, the lowest that recorded anything):
 // the row a folded group draws, so what the fold hides is never more than what it shows.

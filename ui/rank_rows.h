@@ -23,6 +23,9 @@ struct RankRow {
   bool groupHead = false;  // the first row of an expanded group (its label folds it again)
 };
 
+// Whether a rank recorded anything at all: steps, memory, collectives or compute.
+bool recordedAnything(const trace::RankTimeline& rank);
+
 // How many of ranks [first, first + count) recorded anything: a PyTorch job's traces may be of a
 // few of its ranks only (the others' rows are empty, not idle).
 int ranksWithRecords(const trace::RunRecording& recording, int first, int count);

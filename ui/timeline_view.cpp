@@ -88,7 +88,7 @@ std::string foldedGroupText(const trace::RunRecording& rec, const RankRow& row) 
   if (recorded == 0) return "ranks " + rankRange(row) + ": nothing recorded of them";
   int64_t low = INT64_MAX, high = 0;
   for (int r = row.groupFirst; r < row.groupFirst + row.groupCount; ++r) {
-    if (ranksWithRecords(rec, r, 1) == 0) continue;
+    if (!recordedAnything(rec.rank(r))) continue;
     low = std::min(low, rec.rank(r).peakTotal);
     high = std::max(high, rec.rank(r).peakTotal);
   }
