@@ -46,7 +46,7 @@ constexpr const char* kTrafficLegend =
     "size: the collectives' sizes as nccl-tests counts them (the all-reduce buffer, the all-gather\n"
     "output, the reduce-scatter input); sent, received: what the rank moves under the ring schedule\n"
     "(all-reduce 2(N-1)/N x size, all-gather and reduce-scatter (N-1)/N x size each way; a PyTorch\n"
-    "job's all-to-all (N-1)/N x its input under any schedule, its send and recv their message one way)";
+    "job's all-to-all its input and output less its own part, its send and recv their message one way)";
 
 constexpr MemoryRole kRoles[] = {MemoryRole::ParamShard,     MemoryRole::ParamGathered,
                                  MemoryRole::GradShard,      MemoryRole::GradFull,
