@@ -189,6 +189,29 @@ int reportParseError(CLI::App& app, const CLI::ParseError& error) {
   return fail(message + "." + seeHelp(command, app));
 }
 
+// A number as the README says they are read: decimal digits with an optional sign, and for a
+// FLOAT a fraction and an exponent (1e-3, .5). CLI11 and strtod also take 0x2, 0b10, 0o7 and hex
+// floats (0x1p-3), which nobody means on a command line that documents decimal.
+bool isDecimal(const std::string& text, bool fractional) {
+  size_t i = text.find_first_not_of(" \t");
+  if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+  const auto digitsFrom = [&](size_t& at) {
+    const size_t start = at;
+    while (at < text.size() && text[at] >= '0' && text[at] <= '9') ++at;
+    return at - start;
+  };
+  size_t digits = digitsFrom(i);
+  if (fractional && i < text.size() && text[i] == '.') digits += digitsFrom(++i);
+  if (digits == 0)
+    return fractional && i < text.size() && (text[i] == 'i' || text[i] == 'n' || text[i] == 'I' || text[i] == 'N');
+  if (fractional && i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+    if (digitsFrom(i) == 0) return false;
+  }
+  return text.find_first_not_of(" \t", i) == std::string::npos;
+}
+
 // What CLI11 converts without complaint: an empty value to 0 (or an empty text), a whole number past 64 bits to the
 // largest one, 1e400 to infinity, "nan". Each is a usage error naming the option.
 std::optional<int> checkNumbers(CLI::App& app, CLI::App& command) {
@@ -204,6 +227,10 @@ std::optional<int> checkNumbers(CLI::App& app, CLI::App& command) {
     }
     if (type != "INT" && type != "FLOAT" && type != "UINT") continue;
     for (const std::string& text : option->results()) {
+      if (!isDecimal(text, type == "FLOAT")) {
+        return fail(name + " is '" + text + "'; numbers are read in decimal only (not 0x.., 0b.. or 0o..): " +
+                    expectedValue(*option) + "." + seeHelp(command, app));
+      }
       errno = 0;
       if (type != "FLOAT") {
         (void)std::strtoll(text.c_str(), nullptr, 10);

@@ -182,11 +182,19 @@ class Collector {
     c->fd = fd;
     c->peer = peerOf(fd);
     c->acceptedAt = c->heardAt = Clock::now();
-    const size_t waiting = static_cast<size_t>(
-        std::count_if(connections_.begin(), connections_.end(), [](const auto& o) { return o->rank < 0; }));
-    if (waiting >= kMaxWaitingHellos) {
-      refuse(*c, "more than " + std::to_string(kMaxWaitingHellos) + " connections wait for their hello");
-      return;
+    // Full of connections that said nothing: the oldest of them goes, not the newcomer. Refusing
+    // newcomers let 64 idle connections keep every real rank out until they timed out; a rank
+    // says its hello at once, so the newest connection is the likeliest to be one.
+    std::vector<Connection*> waiting;
+    for (const auto& o : connections_) {
+      if (o->rank < 0 && o->fd >= 0) waiting.push_back(o.get());
+    }
+    if (waiting.size() >= kMaxWaitingHellos) {
+      Connection* oldest =
+          *std::min_element(waiting.begin(), waiting.end(),
+                            [](const Connection* a, const Connection* b) { return a->acceptedAt < b->acceptedAt; });
+      refuse(*oldest, "it had said no hello when " + std::to_string(kMaxWaitingHellos) +
+                          " connections waited and another came (the oldest silent one makes room)");
     }
     connections_.push_back(std::move(c));
   }

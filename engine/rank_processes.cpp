@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -89,30 +90,33 @@ std::vector<std::string> rankEnvironment(const RunConfig& config, int rank, int 
   return env;
 }
 
-// The configuration the ranks read, in a file of its own under $TMPDIR (or /tmp).
-std::string writeTemporaryConfig(const RunConfig& config) {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string name = std::string(tmp && *tmp ? tmp : "/tmp") + "/shardscope-run-XXXXXX";
-  const int fd = ::mkstemp(name.data());
-  if (fd < 0) {
-    throw std::runtime_error("cannot create a temporary config file in " + name.substr(0, name.rfind('/')) +
-                             ": " + std::strerror(errno) + " (set TMPDIR to a writable directory)");
-  }
-  ::close(fd);
+// The configuration the ranks read, in an anonymous file in memory (memfd) that each rank opens as
+// /dev/fd/N: no name on any disk, so a controller killed by SIGKILL or a double Ctrl-C leaves no
+// shardscope-run-* file behind (a file under $TMPDIR did). Close-on-exec here; each rank's child
+// clears it for its own exec only. Returns the descriptor.
+int writeConfigInMemory(const RunConfig& config) {
+  const int fd = ::memfd_create("shardscope-run-config", MFD_CLOEXEC);
+  if (fd < 0)
+    throw std::runtime_error(std::string("cannot hold the ranks' configuration in memory: ") + std::strerror(errno));
   auto json = config.toJson();
   json["export"] = config.exportDir;
-  std::ofstream out(name);
-  out << json.dump() << "\n";
-  if (!out.flush()) {
-    ::unlink(name.c_str());
-    throw std::runtime_error("cannot write the temporary config file " + name + " (is its disk full?)");
+  const std::string text = json.dump() + "\n";
+  for (size_t at = 0; at < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + at, text.size() - at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int error = errno;
+      ::close(fd);
+      throw std::runtime_error(std::string("cannot write the ranks' configuration: ") + std::strerror(error));
+    }
+    at += static_cast<size_t>(n);
   }
-  return name;
+  return fd;
 }
 
 // Starts rank `r`'s process; returns it with our ends of its pipe and gate socket.
-RankProcess startRank(const RunConfig& config, int r, const std::string& workerExecutable,
-                      const std::string& configPath, int port, const std::string& storePrefix) {
+RankProcess startRank(const RunConfig& config, int r, const std::string& workerExecutable, int configFd, int port,
+                      const std::string& storePrefix) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) {
     throw std::runtime_error(std::string("cannot open a pipe for rank ") + std::to_string(r) + ": " +
@@ -129,7 +133,7 @@ RankProcess startRank(const RunConfig& config, int r, const std::string& workerE
   std::vector<char*> envp;
   for (auto& s : envStrings) envp.push_back(s.data());
   envp.push_back(nullptr);
-  std::string arg0 = "shardscope", arg1 = "worker", arg2 = "--config", arg3 = configPath;
+  std::string arg0 = "shardscope", arg1 = "worker", arg2 = "--config", arg3 = "/dev/fd/" + std::to_string(configFd);
   char* argv[] = {arg0.data(), arg1.data(), arg2.data(), arg3.data(), nullptr};
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
@@ -141,6 +145,7 @@ RankProcess startRank(const RunConfig& config, int r, const std::string& workerE
     if (::getppid() != parent) ::_exit(1);
     ::fcntl(fds[1], F_SETFD, 0);  // the write end survives exec
     if (gate[1] >= 0) ::fcntl(gate[1], F_SETFD, 0);
+    ::fcntl(configFd, F_SETFD, 0);
     ::execve(workerExecutable.c_str(), argv, envp.data());
     ::_exit(127);
   }
@@ -169,7 +174,7 @@ void closeRankFds(RankProcess& p) {
 }  // namespace
 
 LaunchedRanks::LaunchedRanks(const RunConfig& config, const std::string& workerExecutable) {
-  configPath_ = writeTemporaryConfig(config);
+  configFd_ = writeConfigInMemory(config);
   try {
     auto store = hostRendezvousStore();
     const int port = store->getPort();
@@ -177,7 +182,7 @@ LaunchedRanks::LaunchedRanks(const RunConfig& config, const std::string& workerE
     const std::string storePrefix = unguessableStorePrefix();
     ranks_.reserve(config.world);
     for (int r = 0; r < config.world; ++r) {
-      ranks_.push_back(startRank(config, r, workerExecutable, configPath_, port, storePrefix));
+      ranks_.push_back(startRank(config, r, workerExecutable, configFd_, port, storePrefix));
     }
   } catch (...) {
     // Ranks already started would wait for their peers at the rendezvous until its timeout.
@@ -186,7 +191,7 @@ LaunchedRanks::LaunchedRanks(const RunConfig& config, const std::string& workerE
       ::waitpid(p.pid, nullptr, 0);
       closeRankFds(p);
     }
-    ::unlink(configPath_.c_str());
+    ::close(configFd_);
     throw;
   }
 }
@@ -194,7 +199,7 @@ LaunchedRanks::LaunchedRanks(const RunConfig& config, const std::string& workerE
 LaunchedRanks::~LaunchedRanks() {
   for (auto& p : ranks_) closeRankFds(p);
   store_.reset();
-  ::unlink(configPath_.c_str());
+  ::close(configFd_);
 }
 
 void signalRanks(std::vector<RankProcess>& ranks, int signal) {

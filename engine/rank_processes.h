@@ -49,7 +49,7 @@ class LaunchedRanks {
   std::vector<RankProcess>& ranks() { return ranks_; }
 
  private:
-  std::string configPath_;                // the temporary config file every rank reads
+  int configFd_ = -1;                     // the configuration every rank reads (a memfd, /dev/fd/N)
   c10::intrusive_ptr<c10d::Store> store_; // the rendezvous store on 127.0.0.1
   std::vector<RankProcess> ranks_;
 };

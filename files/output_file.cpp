@@ -1,14 +1,63 @@
 #include "files/output_file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <streambuf>
+#include <vector>
 
 namespace shardscope::files {
+
+// A stream buffer over a file descriptor that keeps the errno of its first failed write. A failed
+// write's reason was read from errno at finish(), long after: by then other calls had set it, and
+// a full disk was reported as "No such file or directory".
+class DescriptorBuffer : public std::streambuf {
+ public:
+  explicit DescriptorBuffer(int fd) : fd_(fd), buffer_(1 << 16) {
+    setp(buffer_.data(), buffer_.data() + buffer_.size());
+  }
+  ~DescriptorBuffer() override { close(); }
+
+  int firstError() const { return error_; }
+  bool close() {  // flushes; false (with firstError) when anything could not be written or closed
+    if (fd_ < 0) return error_ == 0;
+    const bool flushed = sync() == 0;
+    if (::close(fd_) != 0 && error_ == 0) error_ = errno;
+    fd_ = -1;
+    return flushed && error_ == 0;
+  }
+
+ protected:
+  int overflow(int c) override {
+    if (sync() != 0) return traits_type::eof();
+    if (c != traits_type::eof()) sputc(static_cast<char>(c));
+    return traits_type::not_eof(c);
+  }
+  int sync() override {
+    const char* at = pbase();
+    while (at < pptr() && error_ == 0) {
+      const ssize_t n = ::write(fd_, at, static_cast<size_t>(pptr() - at));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0)
+        error_ = n < 0 ? errno : EIO;
+      else
+        at += n;
+    }
+    setp(buffer_.data(), buffer_.data() + buffer_.size());
+    return error_ == 0 ? 0 : -1;
+  }
+
+ private:
+  int fd_;
+  std::vector<char> buffer_;
+  int error_ = 0;  // errno of the first write that failed
+};
 
 namespace {
 
@@ -20,7 +69,8 @@ std::string directoryOf(const std::string& path) {
 
 std::string failure(const std::string& path, const std::string& why, bool replaced = true) {
   return "cannot write '" + path + "': " + why +
-         (replaced ? ". Nothing was written there: free space, or choose a path in a writable directory."
+         (replaced ? ". Nothing was written there, and a file already there is as it was: free space, or choose a path "
+                     "in a writable directory."
                    : ". Choose a path in a writable directory.");
 }
 
@@ -40,6 +90,40 @@ mode_t currentUmask() {
   return 022;
 }
 
+// A temporary file's name beside its target: ".NAME.HOST-PID.XXXXXX". The host and pid tell whose
+// it is: a writer killed by SIGKILL (or a second Ctrl-C) leaves its file, and the next writer of
+// the same path on the same host removes those whose process is gone. Another host's files (a
+// shared trace directory) are never touched.
+std::string hostName() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "host";
+  std::string host = name;
+  for (char& c : host) {
+    if (c == '/' || c == '.') c = '_';
+  }
+  return host;
+}
+
+std::string temporaryPrefix(const std::string& path) {
+  return "." + path.substr(path.find_last_of('/') + 1) + "." + hostName() + "-";
+}
+
+void removeStaleTemporaries(const std::string& path, const std::string& prefix) {
+  const std::string dir = directoryOf(path);
+  DIR* listing = ::opendir(dir.c_str());
+  if (!listing) return;
+  while (const dirent* entry = ::readdir(listing)) {
+    const std::string name = entry->d_name;
+    if (name.rfind(prefix, 0) != 0) continue;
+    const size_t dot = name.find('.', prefix.size());
+    const std::string pid = name.substr(prefix.size(), dot == std::string::npos ? 0 : dot - prefix.size());
+    if (pid.empty() || pid.size() > 9 || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (name.size() != dot + 7) continue;  // mkstemp's six characters after the dot
+    if (::kill(static_cast<pid_t>(std::stol(pid)), 0) != 0 && errno == ESRCH) ::unlink((dir + "/" + name).c_str());
+  }
+  ::closedir(listing);
+}
+
 }  // namespace
 
 OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
@@ -56,7 +140,9 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
     if (fd_ < 0) openError_ = failure(path_, std::strerror(errno), /*replaced=*/false);
   } else {
     // Same directory as the target: a rename across file systems would not be atomic.
-    temporary_ = directoryOf(path_) + "/." + path_.substr(path_.find_last_of('/') + 1) + ".XXXXXX";
+    const std::string prefix = temporaryPrefix(path_);
+    removeStaleTemporaries(path_, prefix);
+    temporary_ = directoryOf(path_) + "/" + prefix + std::to_string(::getpid()) + ".XXXXXX";
     fd_ = ::mkstemp(temporary_.data());
     if (fd_ < 0) {
       openError_ = failure(path_, std::strerror(errno));
@@ -65,7 +151,7 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
   }
   // Everything goes through the descriptor opened here, never the name again: nobody can swap the
   // file under us between creating and writing it. The buffer closes the descriptor.
-  if (fd_ >= 0) buffer_ = std::make_unique<__gnu_cxx::stdio_filebuf<char>>(fd_, std::ios::out | std::ios::binary);
+  if (fd_ >= 0) buffer_ = std::make_unique<DescriptorBuffer>(fd_);
   out_ = std::make_unique<std::ostream>(buffer_.get());  // no buffer: a bad stream that drops writes
   if (!buffer_) out_->setstate(std::ios::badbit);
 }
@@ -84,14 +170,11 @@ std::optional<std::string> OutputFile::finish() {
     if (!inPlace) ::unlink(temporary_.c_str());
     return failure(path_, std::strerror(error != 0 ? error : EIO), /*replaced=*/!inPlace);
   };
-  // A write that failed already left its reason in errno (as writeOutputFile's callers expect:
-  // "No space left on device"); otherwise the flush's own.
-  if (!*out_) return failed(errno);
-  errno = 0;
+  // The first write that failed says why ("No space left on device"), however long ago it was.
   out_->flush();
-  if (!*out_) return failed(errno);
+  if (!*out_ || buffer_->firstError() != 0) return failed(buffer_->firstError());
   if (inPlace) {
-    if (buffer_->close() == nullptr) return failed(errno);
+    if (!buffer_->close()) return failed(buffer_->firstError());
     return std::nullopt;
   }
   // A full disk may show only at fsync (delayed allocation): the bytes are on disk before the
@@ -99,9 +182,24 @@ std::optional<std::string> OutputFile::finish() {
   // file the user creates.
   if (::fsync(fd_) != 0) return failed(errno);
   (void)::fchmod(fd_, 0666 & ~currentUmask());
-  if (buffer_->close() == nullptr) return failed(errno);
+  if (!buffer_->close()) return failed(buffer_->firstError());
   if (::rename(temporary_.c_str(), path_.c_str()) != 0) return failed(errno);
   return std::nullopt;
+}
+
+FileStamp stampOf(const std::string& path) {
+  struct stat st {};
+  if (path.empty() || ::stat(path.c_str(), &st) != 0) return {};
+  return {true, static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
+          static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec, static_cast<int64_t>(st.st_size)};
+}
+
+std::string changedMeanwhile(const std::string& path, const FileStamp& before, const std::string& what) {
+  if (path.empty() || stampOf(path) == before) return "";
+  return "'" + path +
+         "' was written by someone else while this run went (another run given the same path?); "
+         "this run's " +
+         what + " replaces it. Give each run its own path to keep both.";
 }
 
 std::optional<std::string> writeOutputFile(const std::string& path,

@@ -4,8 +4,7 @@
 // same path at once, cannot leave half a JSON behind.
 #pragma once
 
-#include <ext/stdio_filebuf.h>
-
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -13,6 +12,26 @@
 #include <string>
 
 namespace shardscope::files {
+
+class DescriptorBuffer;
+
+// Which file a path names and when it last changed: two stamps of one path differ when someone
+// wrote or replaced it in between (another run given the same --summary).
+struct FileStamp {
+  bool exists = false;
+  uint64_t device = 0, inode = 0;
+  int64_t modifiedNs = 0;
+  int64_t bytes = 0;
+  bool operator==(const FileStamp& o) const {
+    return exists == o.exists && device == o.device && inode == o.inode && modifiedNs == o.modifiedNs &&
+           bytes == o.bytes;
+  }
+};
+FileStamp stampOf(const std::string& path);
+// A warning when `path` changed since `before` (its stamp when a run started), as a run would
+// replace it: "'s.json' was written by someone else while this run went (another run given the
+// same path?); this run's summary replaces it". Empty when it did not, or for no path.
+std::string changedMeanwhile(const std::string& path, const FileStamp& before, const std::string& what);
 
 // Writes what `write` puts out to `path`. Nothing on success; otherwise one line naming the path,
 // what went wrong (e.g. "No space left on device") and what to do. The temporary file is removed
@@ -40,7 +59,7 @@ class OutputFile {
   std::string path_;
   std::string temporary_;  // empty when written in place (a device or a pipe) or not opened
   int fd_ = -1;
-  std::unique_ptr<__gnu_cxx::stdio_filebuf<char>> buffer_;
+  std::unique_ptr<DescriptorBuffer> buffer_;  // remembers why its first write failed
   std::unique_ptr<std::ostream> out_;
   std::optional<std::string> openError_;
   bool finished_ = false;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cmath>
+#include <set>
 #include <vector>
 
 namespace shardscope::files {
@@ -39,16 +40,61 @@ UserJson parseUserJson(const std::string& text, bool allowComments) {
     out.error = "it is nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
     return out;
   }
+  // A key twice in one object: nlohmann keeps the last value without a word, so {"world": 2,
+  // "world": 3} would run at 3. Each open object's keys so far, to refuse the second one.
+  std::vector<std::set<std::string>> keysOfOpenObjects;
+  std::string duplicate;
+  const auto noteKeys = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using Event = nlohmann::json::parse_event_t;
+    if (event == Event::object_start) keysOfOpenObjects.emplace_back();
+    if (event == Event::object_end && !keysOfOpenObjects.empty()) keysOfOpenObjects.pop_back();
+    if (event == Event::key && !keysOfOpenObjects.back().insert(parsed.get<std::string>()).second &&
+        duplicate.empty()) {
+      duplicate = parsed.get<std::string>();
+    }
+    return true;
+  };
   try {
-    out.value = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/true, allowComments);
+    out.value = nlohmann::json::parse(text, noteKeys, /*allow_exceptions=*/true, allowComments);
   } catch (const nlohmann::json::exception& e) {  // a syntax error, a number past a double (1e400)
     out.value = nlohmann::json(nlohmann::json::value_t::discarded);
     out.error = e.what();
+  }
+  if (out.error.empty() && !duplicate.empty()) {
+    out.value = nlohmann::json(nlohmann::json::value_t::discarded);
+    out.error = "the key \"" + clipped(duplicate) + "\" appears twice in one object; keep the one you mean";
   }
   return out;
 }
 
 std::string shownValue(const nlohmann::json& value) { return clipped(value.dump()); }
+
+std::string jsonKindName(const nlohmann::json& value) {
+  if (value.is_number()) return "a number";
+  if (value.is_string()) return "a string";
+  if (value.is_object()) return "an object";
+  if (value.is_array()) return "an array";
+  if (value.is_boolean()) return "true or false";
+  return "null";
+}
+
+std::string wrongKindOfField(const nlohmann::json& object, const std::vector<ExpectedField>& fields,
+                             const std::string& path) {
+  if (!object.is_object()) return "";
+  for (const auto& field : fields) {
+    const auto it = object.find(field.name);
+    if (it == object.end()) continue;
+    const bool fits = field.kind == JsonKind::Number   ? it->is_number()
+                      : field.kind == JsonKind::String ? it->is_string()
+                                                       : it->is_object();
+    if (fits) continue;
+    const char* wanted = field.kind == JsonKind::Number   ? "a number"
+                         : field.kind == JsonKind::String ? "a string"
+                                                          : "an object";
+    return "\"" + path + field.name + "\" is " + jsonKindName(*it) + " where " + wanted + " belongs";
+  }
+  return "";
+}
 
 std::string shownNumber(double value) {
   char text[32];

@@ -6,6 +6,7 @@
 #include <functional>
 #include <istream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -29,6 +30,22 @@ UserJson parseUserJsonStreaming(const std::string& text, const std::string& arra
 // The same, read from a stream as it is parsed (files::FileTextStream: a file of gigabytes).
 UserJson parseUserJsonStreaming(std::istream& text, const std::string& arrayKey,
                                 const std::function<bool(const nlohmann::json& element)>& onElement);
+
+// What a JSON value is, for a message: "a number", "a string", "an object", "an array", "true or
+// false", "null".
+std::string jsonKindName(const nlohmann::json& value);
+
+// What a field of a file's object should hold: a number, a string or an object.
+enum class JsonKind { Number, String, Object };
+struct ExpectedField {
+  const char* name;
+  JsonKind kind;
+};
+// The first of `fields` that `object` holds as something else, said as `"ts" is a string where a
+// number belongs` (prefixed with `path`, e.g. "args."); "" when each is absent or of its kind. A
+// reader names this instead of the JSON library's "type must be number, but is string".
+std::string wrongKindOfField(const nlohmann::json& object, const std::vector<ExpectedField>& fields,
+                             const std::string& path = "");
 
 // At most 60 characters of a value in a message (the first 57 and "..." past that).
 std::string clipped(const std::string& text);

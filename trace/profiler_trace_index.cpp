@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <functional>
 
+#include "files/user_json.h"
+
 namespace shardscope::trace::profiler {
 
 namespace {
@@ -51,27 +53,43 @@ bool takeGpuEvent(const nlohmann::json& e, const std::string& name, const std::s
   return true;
 }
 
-// One event, if it is one this reader takes, into its list.
-void take(const nlohmann::json& e, RankTrace& out, std::vector<Span>& steps) {
+// The fields of a memory event that profiler_memory.cpp reads as numbers: one of another kind is
+// refused at the event, by its index and name.
+const std::vector<files::ExpectedField> kMemoryArgs = {
+    {"Device Type", files::JsonKind::Number},     {"Device Id", files::JsonKind::Number},
+    {"Bytes", files::JsonKind::Number},           {"Addr", files::JsonKind::Number},
+    {"Total Allocated", files::JsonKind::Number}, {"Total Reserved", files::JsonKind::Number}};
+
+// One event, if it is one this reader takes, into its list; false (with `error`) for one whose
+// fields a reader could not read.
+bool take(const nlohmann::json& e, size_t index, RankTrace& out, std::vector<Span>& steps, std::string& error) {
   if (!e.is_object() || !e.contains("name") || !e["name"].is_string() || !e.contains("ts") || !e["ts"].is_number()) {
-    return;
+    return true;
   }
   const std::string& name = e["name"].get_ref<const std::string&>();
   const std::string ph = e.contains("ph") && e["ph"].is_string() ? e["ph"].get<std::string>() : "";
   const std::string cat = e.contains("cat") && e["cat"].is_string() ? e["cat"].get<std::string>() : "";
   if (ph == "i" && name == "[memory]") {
-    if (e.contains("args") && e["args"].is_object()) out.memory.push_back(&e);
-    else ++out.skippedEvents;
-    return;
+    if (!e.contains("args") || !e["args"].is_object()) {
+      ++out.skippedEvents;
+      return true;
+    }
+    if (auto wrong = files::wrongKindOfField(e["args"], kMemoryArgs, "args."); !wrong.empty()) {
+      error = "has a malformed event: in its event " + std::to_string(index) + " (a [memory] event), " + wrong;
+      return false;
+    }
+    out.memory.push_back(&e);
+    return true;
   }
-  if (ph == "X" && takeGpuEvent(e, name, cat, out)) return;
-  if (ph != "X" || !isHostSpan(cat) || !e.contains("dur") || !e["dur"].is_number()) return;
+  if (ph == "X" && takeGpuEvent(e, name, cat, out)) return true;
+  if (ph != "X" || !isHostSpan(cat) || !e.contains("dur") || !e["dur"].is_number()) return true;
   Span s{name, nanos(e["ts"].get<double>()), 0, threadOf(e), e.contains("args") ? &e["args"] : nullptr};
   s.end = s.begin + static_cast<int64_t>(std::llround(e["dur"].get<double>() * 1e3));
   if (startsWith(name, "ProfilerStep#") && cat == "user_annotation") steps.push_back(s);
   if (startsWith(name, "c10d::")) out.c10dOps.push_back(s);
   if (isBackendSpan(name)) out.backendSpans.push_back(s);
   out.threads[s.thread].spans.push_back(std::move(s));
+  return true;
 }
 
 bool byBegin(const Span& a, const Span& b) { return a.begin < b.begin || (a.begin == b.begin && a.end > b.end); }
@@ -167,7 +185,10 @@ std::string indexTrace(const nlohmann::json& root, RankTrace& out) {
     out.world = root["distributedInfo"].value("world_size", 0);
   }
   std::vector<Span> steps;
-  for (const auto& e : root["traceEvents"]) take(e, out, steps);
+  size_t index = 0;
+  for (const auto& e : root["traceEvents"]) {
+    if (std::string error; !take(e, ++index, out, steps, error)) return error;  // from 1, as trace_reader counts
+  }
   for (auto* list : {&out.c10dOps, &out.backendSpans}) std::sort(list->begin(), list->end(), byBegin);
   for (auto& [thread, t] : out.threads) linkParents(t);
   std::sort(out.launches.begin(), out.launches.end(), [](const Launch& a, const Launch& b) { return a.at < b.at; });

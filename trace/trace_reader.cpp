@@ -10,6 +10,7 @@
 
 #include "files/file_text.h"
 #include "files/user_json.h"
+#include "trace/enum_names.h"
 #include "trace/chrome_trace.h"
 #include "trace/rank_placements.h"
 
@@ -20,19 +21,13 @@ namespace {
 // +1 keeps the first event off 0, which RunRecording reads as "no timestamp".
 int64_t nanos(double micros) { return static_cast<int64_t>(micros * 1e3 + 0.5) + 1; }
 
-std::optional<uint8_t> indexOf(const std::string& name, const char* (*nameOf)(int), int count) {
-  for (int i = 0; i < count; ++i) {
-    if (name == nameOf(i)) return static_cast<uint8_t>(i);
-  }
-  return std::nullopt;
-}
-
-const char* roleName(int i) { return memoryRoleName(static_cast<MemoryRole>(i)); }
-const char* opName(int i) { return collectiveOpName(static_cast<CollectiveOp>(i)); }
-const char* processGroupOf(int i) { return processGroupName(static_cast<ProcessGroup>(i)); }
-const char* computeName(int i) { return computeKindName(static_cast<ComputeKind>(i)); }
-const char* phaseNameOf(int i) { return phaseName(static_cast<Phase>(i)); }
-const char* groupName(int i) { return groupKindName(static_cast<GroupKind>(i)); }
+using names::indexOf;
+const auto roleName = names::role;
+const auto opName = names::op;
+const auto processGroupOf = names::processGroup;
+const auto computeName = names::compute;
+const auto phaseNameOf = names::phase;
+const auto groupName = names::group;
 
 // An event group (instant) or a pause at the step gate before one (slice).
 Event groupEvent(const nlohmann::json& e, int rank, bool paused) {
@@ -50,6 +45,29 @@ Event groupEvent(const nlohmann::json& e, int rank, bool paused) {
   return g;
 }
 
+// The kinds of the fields shardscope's traces give their events (chrome_trace.h), for a message that
+// names the field a malformed event has wrong.
+using files::JsonKind;
+const std::vector<files::ExpectedField> kEventFields = {{"ts", JsonKind::Number},  {"dur", JsonKind::Number},
+                                                        {"ph", JsonKind::String},  {"name", JsonKind::String},
+                                                        {"cat", JsonKind::String}, {"args", JsonKind::Object}};
+std::vector<files::ExpectedField> argsFields(const nlohmann::json& event) {
+  std::vector<files::ExpectedField> fields;
+  const auto args = event.find("args");
+  if (event.value("ph", "") == "C" && args != event.end() && args->is_object()) {  // a counter: every series a number
+    for (auto it = args->begin(); it != args->end(); ++it) fields.push_back({it.key().c_str(), JsonKind::Number});
+    return fields;
+  }
+  for (const char* number :
+       {"step", "micro_batch", "paused_us", "bytes", "bytes_out", "own_part_bytes", "peer", "group_size", "issue_us"}) {
+    fields.push_back({number, JsonKind::Number});
+  }
+  for (const char* text : {"kind", "phase", "unit", "op", "process_group", "implementation", "label"}) {
+    fields.push_back({text, JsonKind::String});
+  }
+  return fields;
+}
+
 // Turns a trace's events, one at a time as they are parsed, into a recording: the file is never
 // held as one tree, nor its events as one list (a long run's trace has millions).
 class TraceEventReader {
@@ -65,8 +83,13 @@ class TraceEventReader {
     }
     try {
       return readEvent(e);
-    } catch (const nlohmann::json::exception& ex) {
-      return fail("has a malformed event (" + std::string(ex.what()) + ").");
+    } catch (const nlohmann::json::exception&) {
+      // Named by its field, not by the JSON library's "type must be number, but is object".
+      std::string field = files::wrongKindOfField(e, kEventFields);
+      if (field.empty()) field = files::wrongKindOfField(e.value("args", nlohmann::json()), argsFields(e), "args.");
+      return fail("has a malformed event: in its event " + std::to_string(index_) + ", " +
+                  (field.empty() ? "a field holds a value of the wrong kind" : field) +
+                  ". Open a trace written by --trace or the app's Export.");
     }
   }
   const std::string& error() const { return error_; }

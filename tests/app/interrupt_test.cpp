@@ -123,6 +123,30 @@ TEST(Interrupt, SignalsIgnoredAtStartStayIgnored) {
   EXPECT_EQ(r.output.find("SIGHUP"), std::string::npos) << r.output;
 }
 
+// A controller killed by SIGKILL cannot clean up: it leaves no file under TMPDIR (the ranks' config
+// was a shardscope-run-* file there), and the hidden partial trace it left beside --trace is
+// removed by the next run that writes that path, its owner being gone.
+TEST(Interrupt, AKilledControllerLeavesNothingTheNextRunKeeps) {
+  const auto dir = testing::freshTempDir("interrupt_kill");
+  const auto tmp = testing::freshTempDir("interrupt_kill_tmp");
+  const std::vector<std::string> args = {"run",     "--model", "mlp",     "--world",      "2",
+                                         "--steps", "2000",    "--trace", dir + "/t.json"};
+  const auto r = interruptAfter(args, "step 3/", {SIGKILL}, tmp);
+  EXPECT_EQ(r.exitCode, -1) << "killed: " << r.output;
+  ::usleep(500000);  // the ranks die with their controller (PR_SET_PDEATHSIG)
+  EXPECT_TRUE(std::filesystem::is_empty(tmp)) << "nothing of the run is left in TMPDIR";
+  size_t partial = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    partial += e.path().filename().string().rfind(".t.json.", 0) == 0;
+  EXPECT_EQ(partial, 1u) << "the killed run's partial trace is there";
+  const auto again =
+      testing::runShardscope({"run", "--model", "mlp", "--world", "2", "--steps", "2", "--trace", dir + "/t.json"});
+  EXPECT_EQ(again.exitCode, 0) << again.output;
+  std::vector<std::string> left;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) left.push_back(e.path().filename().string());
+  EXPECT_EQ(left, std::vector<std::string>{"t.json"}) << "the stale partial trace is removed";
+}
+
 INSTANTIATE_TEST_SUITE_P(Signals, Interrupt, ::testing::Values(SIGINT, SIGTERM, SIGHUP),
                          [](const ::testing::TestParamInfo<int>& info) {
                            return info.param == SIGINT ? "SIGINT" : info.param == SIGTERM ? "SIGTERM" : "SIGHUP";

@@ -107,6 +107,47 @@ TEST(Collector, AJobStreamsToItLiveAndStrangersAreRefused) {
   }
 }
 
+// 500 connections that say nothing, held open: the ranks still get in at once (64 idle ones kept
+// every rank out until they timed out 5 s later), the oldest silent ones making room.
+TEST(Collector, IdleConnectionsDoNotKeepTheRanksOut) {
+  RunConfig config = testing::tinyGptConfig();
+  config.steps = 2;
+  const std::string dir = testing::freshTempDir("collector_idle");
+  const int port = testing::freeLoopbackPort();
+  testing::CliResult collector;
+  std::thread listen([&] {
+    collector = testing::runShardscope({"listen", "--port", std::to_string(port), "--trace-dir", dir}, {}, 120);
+  });
+  ASSERT_TRUE(testing::waitForLoopbackListener(port)) << "the collector never listened";
+  std::vector<int> idle;
+  for (int i = 0; i < 500; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0)
+      idle.push_back(fd);
+    else
+      ::close(fd);
+  }
+  EXPECT_EQ(idle.size(), 500u);
+  const auto started = std::chrono::steady_clock::now();
+  const auto ranks = testing::runWorkerJob(config, {"--collector", "127.0.0.1:" + std::to_string(port)});
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  listen.join();
+  for (int fd : idle) ::close(fd);
+  for (const auto& r : ranks) {
+    EXPECT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_EQ(r.output.find("refused"), std::string::npos) << "no rank was refused: " << r.output;
+  }
+  EXPECT_EQ(collector.exitCode, 0) << collector.output;
+  EXPECT_NE(collector.output.find("rank 1 finished (2 steps)"), std::string::npos) << collector.output;
+  EXPECT_NE(collector.output.find("the oldest silent one makes room"), std::string::npos) << collector.output;
+  EXPECT_LT(seconds, 60.0);
+  expectEveryStepOnce(dir, 2);
+}
+
 // Ranks with the wrong token are told why (the collector answers every hello), and keep their
 // files; the collector, which no rank joined, stops at SIGTERM keeping what it has (nothing).
 TEST(Collector, ARefusedRankIsToldWhyAndKeepsItsFile) {

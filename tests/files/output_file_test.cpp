@@ -6,9 +6,11 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <future>
+#include <set>
 #include <fstream>
 #include <sstream>
 
@@ -23,6 +25,31 @@ size_t entriesIn(const std::string& dir) {
   for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) ++n;
   return n;
 }
+
+// A disk that fills mid-write: a 4 KiB file-size limit on this process (RLIMIT_FSIZE), past which
+// the kernel refuses the bytes (EFBIG) as it would with ENOSPC; SIGXFSZ ignored meanwhile.
+class SmallFileLimit {
+ public:
+  SmallFileLimit() {
+    ::getrlimit(RLIMIT_FSIZE, &before_);
+    previous_ = ::signal(SIGXFSZ, SIG_IGN);
+    rlimit small = before_;
+    small.rlim_cur = 4096;
+    ::setrlimit(RLIMIT_FSIZE, &small);
+  }
+  ~SmallFileLimit() { lift(); }
+  void lift() {
+    if (lifted_) return;
+    lifted_ = true;
+    ::setrlimit(RLIMIT_FSIZE, &before_);
+    ::signal(SIGXFSZ, previous_);
+  }
+
+ private:
+  rlimit before_{};
+  sighandler_t previous_ = SIG_DFL;
+  bool lifted_ = false;
+};
 
 TEST(OutputFile, WritesTheWholeTextAndNothingElse) {
   const auto dir = testing::freshTempDir("output_file_ok");
@@ -44,22 +71,40 @@ TEST(OutputFile, AWriteThatRunsOutOfSpaceKeepsTheOldFile) {
   const auto dir = testing::freshTempDir("output_file_full");
   const std::string path = dir + "/trace.json";
   std::ofstream(path) << "old complete file\n";
-  rlimit before{};
-  ::getrlimit(RLIMIT_FSIZE, &before);
-  auto previous = ::signal(SIGXFSZ, SIG_IGN);
-  rlimit small = before;
-  small.rlim_cur = 4096;
-  ::setrlimit(RLIMIT_FSIZE, &small);
+  SmallFileLimit limit;
   const auto error = writeOutputFile(path, [](std::ostream& out) {
     for (int i = 0; i < 10000; ++i) out << "0123456789";
   });
-  ::setrlimit(RLIMIT_FSIZE, &before);
-  ::signal(SIGXFSZ, previous);
+  limit.lift();
   ASSERT_TRUE(error.has_value()) << "100 kB past a 4 kB limit must fail";
   EXPECT_NE(error->find("cannot write '" + path + "'"), std::string::npos) << *error;
   EXPECT_NE(error->find("too large"), std::string::npos) << *error;  // strerror(EFBIG)
   EXPECT_EQ(testing::fileContents(path), "old complete file\n");
   EXPECT_EQ(entriesIn(dir), 1u) << "the temporary file was removed";
+}
+
+// A streamed output that fails in its first pieces is reported at finish() by the reason of that
+// write, though much ran in between: the reason was read from errno at the end, and a full disk
+// under a run's --trace came out as "No such file or directory".
+TEST(OutputFile, AStreamedFileThatFillsTheDiskSaysSoAtTheEnd) {
+  const auto dir = testing::freshTempDir("output_file_streamed_full");
+  const std::string path = dir + "/trace.json";
+  SmallFileLimit limit;
+  std::optional<std::string> error;
+  {
+    OutputFile file(path);
+    for (int i = 0; i < 10000; ++i) file.out() << "0123456789";
+    file.out().flush();
+    limit.lift();
+    struct stat missing {};
+    EXPECT_NE(::stat((dir + "/no-such-file").c_str(), &missing), 0);  // errno is ENOENT now
+    file.out() << "the closing piece\n";
+    error = file.finish();
+  }
+  ASSERT_TRUE(error.has_value());
+  EXPECT_NE(error->find("too large"), std::string::npos) << *error;  // strerror(EFBIG), the write's own
+  EXPECT_EQ(error->find("No such file"), std::string::npos) << *error;
+  EXPECT_EQ(entriesIn(dir), 0u) << "no partial file and no temporary one";
 }
 
 // A streamed output (a long run's trace) is written in pieces as the run goes, and still appears
@@ -85,6 +130,25 @@ TEST(OutputFile, AStreamedFileAppearsWholeAtFinishAndNotAtAllIfAbandoned) {
   ASSERT_FALSE(error) << *error;
   EXPECT_EQ(testing::fileContents(path), "piece 0\npiece 1\npiece 2\n");
   EXPECT_EQ(entriesIn(dir), 1u);
+}
+
+// Temporary files whose writer on this host is gone (killed by SIGKILL) are removed by the next
+// writer of the path; a live writer's, another host's and other files are left alone.
+TEST(OutputFile, StaleTemporaryFilesOfGoneWritersAreRemoved) {
+  const auto dir = testing::freshTempDir("output_file_stale");
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  std::string ours = host;
+  for (char& c : ours) c = c == '.' || c == '/' ? '_' : c;
+  const std::string gone = ".t.json." + ours + "-999999999.abcdef";  // past any pid_max
+  const std::string live = ".t.json." + ours + "-" + std::to_string(::getpid()) + ".ghijkl";
+  const std::string otherHost = ".t.json.elsewhere-999999999.mnopqr";
+  const std::string otherFile = ".u.json." + ours + "-999999999.stuvwx";
+  for (const auto& name : {gone, live, otherHost, otherFile}) std::ofstream(dir + "/" + name) << "partial";
+  ASSERT_FALSE(writeOutputFile(dir + "/t.json", [](std::ostream& out) { out << "x"; }));
+  std::set<std::string> left;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) left.insert(e.path().filename().string());
+  EXPECT_EQ(left, (std::set<std::string>{"t.json", live, otherHost, otherFile}));
 }
 
 TEST(OutputFile, AMissingDirectoryAndADirectoryAreNamed) {
