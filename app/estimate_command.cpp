@@ -59,63 +59,50 @@ void printMemoryRows(const std::vector<estimate::RunPrediction>& predictions) {
   }
 }
 
-int estimateRun(const RunConfig& config, bool json) {
-  // The batch and the output paths a --config file may carry are not its business.
-  // Every strategy is predicted: --shard-group-size is checked as the hybrid ones take it.
-  RunConfig checked = config;
-  if (config.shardGroupSize != 0) checked.strategy = StrategyKind::HybridShard;
-  // --offload cpu is the sharded strategies': checked as one of them takes it (ddp and zero1 are
-  // predicted without it).
-  if (config.offload == Offload::Cpu && !traitsOf(checked.strategy).shardsParameters) {
-    checked.strategy = StrategyKind::FullShard;
-  }
-  if (auto err = estimate::predictionProblem(checked)) return badValue(*err);
-
-  std::vector<estimate::RunPrediction> predictions;
-  for (StrategyKind s : kStrategies) {
-    RunConfig c = config;
-    c.strategy = s;
-    if (!traitsOf(s).replicatesShardGroups) c.shardGroupSize = 0;
-    predictions.push_back(estimate::predictRun(c));
-  }
-  if (json) {
-    nlohmann::json out = {{"schema", "shardscope.estimate/1"},
-                          {"prediction", true},
-                          {"config", config.toJson()},
-                          {"parameters", predictions[0].parameters},
-                          {"strategies", nlohmann::json::object()}};
-    for (size_t i = 0; i < predictions.size(); ++i) {
-      nlohmann::json memory = nlohmann::json::object(), wire = nlohmann::json::object();
-      nlohmann::json deviceCopies = nlohmann::json::object();  // --offload cpu: a role on both sides
-      for (const auto& m : predictions[i].memory) {
-        // A role the host holds and the device passes through: the device's figure is its copies.
-        const bool passingCopy = !m.host && predictions[i].find(m.role, /*host=*/true);
-        auto& into = passingCopy ? deviceCopies : memory;
-        into[trace::memoryRoleName(m.role)] = {{"bytes", m.bytes},
-                                               {"when", m.when == When::Peak ? "peak" : "after_step"},
-                                               {"memory", m.host ? "host" : "device"},
-                                               {"formula", m.formula}};
-      }
-      for (const auto& c : predictions[i].perStep) {
-        wire[trace::collectiveOpName(c.op)] = {{"count", c.count},          {"bytes", c.bytes},
-                                               {"size_bytes", c.bytes},       {"sent_bytes", c.sentBytes},
-                                               {"received_bytes", c.sentBytes}, {"formula", c.formula}};
-      }
-      out["strategies"][strategyName(kStrategies[i])] = {{"padded_parameters", predictions[i].paddedParameters},
-                                           {"memory_per_rank", memory},
-                                           {"offload_device_copies", deviceCopies},
-                                           {"per_step", wire},
-                                           {"sent_bytes_per_step", predictions[i].sentBytesPerStep()},
-                                           {"activation_saved_bytes", predictions[i].activationSavedBytes > 0
-                                                                          ? nlohmann::json(predictions[i].activationSavedBytes)
-                                                                          : nlohmann::json(nullptr)},
-                                           {"model_state_bytes", predictions[i].modelStateBytes()},
-                                           {"host_bytes", predictions[i].hostBytes()}};
+// --json: every strategy's prediction, each figure with its formula.
+void printPredictionJson(const RunConfig& config, const std::vector<estimate::RunPrediction>& predictions) {
+  nlohmann::json out = {{"schema", "shardscope.estimate/1"},
+                        {"prediction", true},
+                        {"config", config.toJson()},
+                        {"parameters", predictions[0].parameters},
+                        {"strategies", nlohmann::json::object()}};
+  for (size_t i = 0; i < predictions.size(); ++i) {
+    nlohmann::json memory = nlohmann::json::object(), wire = nlohmann::json::object();
+    nlohmann::json deviceCopies = nlohmann::json::object();  // --offload cpu: a role on both sides
+    for (const auto& m : predictions[i].memory) {
+      // A role the host holds and the device passes through: the device's figure is its copies.
+      const bool passingCopy = !m.host && predictions[i].find(m.role, /*host=*/true);
+      auto& into = passingCopy ? deviceCopies : memory;
+      into[trace::memoryRoleName(m.role)] = {{"bytes", m.bytes},
+                                             {"when", m.when == When::Peak ? "peak" : "after_step"},
+                                             {"memory", m.host ? "host" : "device"},
+                                             {"formula", m.formula}};
     }
-    std::printf("%s\n", out.dump(2).c_str());
-    return 0;
+    for (const auto& c : predictions[i].perStep) {
+      wire[trace::collectiveOpName(c.op)] = {{"count", c.count},
+                                             {"bytes", c.bytes},
+                                             {"size_bytes", c.bytes},
+                                             {"sent_bytes", c.sentBytes},
+                                             {"received_bytes", c.sentBytes},
+                                             {"formula", c.formula}};
+    }
+    out["strategies"][strategyName(kStrategies[i])] = {
+        {"padded_parameters", predictions[i].paddedParameters},
+        {"memory_per_rank", memory},
+        {"offload_device_copies", deviceCopies},
+        {"per_step", wire},
+        {"sent_bytes_per_step", predictions[i].sentBytesPerStep()},
+        {"activation_saved_bytes", predictions[i].activationSavedBytes > 0
+                                       ? nlohmann::json(predictions[i].activationSavedBytes)
+                                       : nlohmann::json(nullptr)},
+        {"model_state_bytes", predictions[i].modelStateBytes()},
+        {"host_bytes", predictions[i].hostBytes()}};
   }
+  std::printf("%s\n", out.dump(2).c_str());
+}
 
+// The memory table: per rank, by role, each strategy a column.
+void printMemoryTable(const RunConfig& config, const std::vector<estimate::RunPrediction>& predictions) {
   std::printf("shardscope estimate: a PREDICTION from closed forms (nothing was run or measured)\n");
   std::printf("%s, %d layers, hidden %d%s, world %d, %s, %s; P = %lld parameters (%s)", modeName(config.model),
               config.layers, config.hidden, trainingLabel(config).c_str(), config.world, modeName(config.precision),
@@ -145,6 +132,10 @@ int estimateRun(const RunConfig& config, bool json) {
     std::printf("\n%-30s", "activation (saved for backward)");
     for (const auto& p : predictions) std::printf(" %16s", formatBytes(static_cast<double>(p.activationSavedBytes)).c_str());
   }
+}
+
+// The collectives per step: each op's size and what a rank sends, and all of it against ddp's.
+void printTrafficTable(const std::vector<estimate::RunPrediction>& predictions) {
   std::printf("\n\n%-30s\n", "collectives per step");
   for (auto op : kOps) {
     for (bool sent : {false, true}) {
@@ -170,6 +161,10 @@ int estimateRun(const RunConfig& config, bool json) {
     if (ddp > 0) std::snprintf(cell, sizeof cell, "%.2fx", p.sentBytesPerStep() / ddp);
     std::printf(" %16s", cell);
   }
+}
+
+// The mesh the hybrid strategies assume, how each figure comes about, and what is not predicted.
+void printFormulas(const RunConfig& config, const std::vector<estimate::RunPrediction>& predictions) {
   RunConfig hybrid = config;
   hybrid.strategy = StrategyKind::HybridShard;
   const int s = shardGroupSize(hybrid), replicas = replicaCount(hybrid);
@@ -196,6 +191,34 @@ int estimateRun(const RunConfig& config, bool json) {
               "measured figures next to these).\n",
               predictions[0].activationSavedBytes > 0 ? "the activation peak, " : "activations, ",
               config.offload == Offload::Cpu ? ",\nunder --offload cpu a unit's shard and gradient shard passing through the device" : "");
+}
+
+int estimateRun(const RunConfig& config, bool json) {
+  // The batch and the output paths a --config file may carry are not its business.
+  // Every strategy is predicted: --shard-group-size is checked as the hybrid ones take it.
+  RunConfig checked = config;
+  if (config.shardGroupSize != 0) checked.strategy = StrategyKind::HybridShard;
+  // --offload cpu is the sharded strategies': checked as one of them takes it (ddp and zero1 are
+  // predicted without it).
+  if (config.offload == Offload::Cpu && !traitsOf(checked.strategy).shardsParameters) {
+    checked.strategy = StrategyKind::FullShard;
+  }
+  if (auto err = estimate::predictionProblem(checked)) return badValue(*err);
+
+  std::vector<estimate::RunPrediction> predictions;
+  for (StrategyKind s : kStrategies) {
+    RunConfig c = config;
+    c.strategy = s;
+    if (!traitsOf(s).replicatesShardGroups) c.shardGroupSize = 0;
+    predictions.push_back(estimate::predictRun(c));
+  }
+  if (json) {
+    printPredictionJson(config, predictions);
+    return 0;
+  }
+  printMemoryTable(config, predictions);
+  printTrafficTable(predictions);
+  printFormulas(config, predictions);
   return 0;
 }
 

@@ -1,10 +1,14 @@
 #include "app/job_summary.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdio>
 
 #include "engine/run_controller.h"
 #include "engine/run_summary.h"
+#include "stats/summary_reader.h"
+#include "trace/perfetto_reader.h"
 #include "trace/profiler_trace.h"
 #include "trace/rank_event_files.h"
 
@@ -12,23 +16,37 @@ namespace shardscope::app {
 
 namespace {
 
-// The job's ranks: its directory (shardscope's per-rank files, or torch.profiler traces), or
-// torch.profiler traces named one by one.
+// The job's ranks: its directory (shardscope's per-rank files, or torch.profiler traces),
+// torch.profiler traces named one by one, or a run's own --trace (Perfetto's protobuf or Chrome
+// JSON), each told by its content.
 trace::LoadedTrace loadJob(const std::vector<std::string>& paths) {
   if (paths.size() == 1 && trace::isDirectory(paths.front())) return trace::loadJobDirectory(paths.front());
+  if (paths.size() == 1 && trace::looksLikePerfettoTrace(paths.front())) return trace::loadPerfettoTrace(paths.front());
+  if (paths.size() == 1 && !trace::looksLikeProfilerTrace(paths.front()) && looksLikeTrace(paths.front())) {
+    return trace::loadChromeTrace(paths.front());
+  }
   if (paths.size() > 1 && std::any_of(paths.begin(), paths.end(), [](const std::string& p) { return trace::isDirectory(p); })) {
     trace::LoadedTrace out;
-    out.error = "view --summary writes one job's summary: name one directory, or one PyTorch job's per-rank "
-                "traces (*.pt.trace.json), and run it once per job.";
+    out.error =
+        "view --summary writes one job's summary: name one directory, or one PyTorch job's per-rank "
+        "traces, and run it once per job.";
     return out;
   }
   for (const auto& path : paths) {
-    const bool profilerFile = trace::isProfilerTraceFileName(path) || trace::isCudaSnapshotFileName(path);
+    if (struct stat there{}; ::stat(path.c_str(), &there) != 0) {
+      trace::LoadedTrace out;
+      out.error = "'" + path +
+                  "' does not exist: name a job's --trace-dir, or a PyTorch job's torch.profiler "
+                  "traces (their directory, or the files, named any way).";
+      return out;
+    }
+    const bool profilerFile = trace::looksLikeProfilerTrace(path) || trace::isCudaSnapshotFileName(path);
     if (!profilerFile || trace::isDirectory(path)) {
       trace::LoadedTrace out;
-      out.error = "view --summary reads a job's --trace-dir, or a PyTorch job's torch.profiler traces (a directory, "
-                  "or files named *.pt.trace.json), and '" + path + "' is neither; a run's own summary comes from "
-                  "'shardscope run --summary FILE'.";
+      out.error =
+          "view --summary reads a job's --trace-dir, or a PyTorch job's torch.profiler traces (their "
+          "directory, or the files: JSON that starts with Kineto's schemaVersion), and '" +
+          path + "' is neither; a run's own summary comes from 'shardscope run --summary FILE'.";
       return out;
     }
   }

@@ -121,6 +121,23 @@ void printMemoryTable(std::FILE* out, const RunConfig& config, const std::vector
   printHostMemoryTable(out, ranks);
 }
 
+// Who arrived last at the collectives, and what it cost the others (stats/stragglers.h).
+void printStragglers(std::FILE* out, const std::vector<RankStats>& ranks) {
+  if (ranks.size() < 2 ||
+      std::none_of(ranks.begin(), ranks.end(), [](const RankStats& r) { return r.groupCollectives > 0; })) {
+    return;
+  }
+  std::fprintf(out,
+               "\nStragglers: of the collectives one rank issued clearly last (past scheduling noise), how many\n"
+               "were this rank's, and how long the others had waited for it where it was last\n");
+  std::fprintf(out, "%-5s %12s %11s %16s\n", "rank", "last, of", "share", "others waited");
+  for (const auto& r : ranks) {
+    const std::string of = std::to_string(r.lastArrivals) + " / " + std::to_string(r.withAStraggler);
+    std::fprintf(out, "%-5d %12s %10.0f%% %16s\n", r.rank, of.c_str(), 100.0 * r.lastArrivalShare,
+                 trace::formatDuration(r.waitCausedSeconds * 1e9).c_str());
+  }
+}
+
 }  // namespace
 
 void printRunTables(std::FILE* out, const RunConfig& config, const std::vector<RankStats>& ranks,
@@ -161,6 +178,7 @@ void printRunTables(std::FILE* out, const RunConfig& config, const std::vector<R
     std::fprintf(out, "overlap: the share of collective time forward or backward compute hid; exposed: the rest, per\n"
                       "step, when the rank waited on the network with nothing to compute (HTA's comm/compute overlap)\n");
   }
+  if (recorded) printStragglers(out, ranks);
   int64_t dropped = 0;
   for (const auto& r : ranks) dropped += r.droppedEvents;
   if (dropped > 0) {
@@ -169,24 +187,63 @@ void printRunTables(std::FILE* out, const RunConfig& config, const std::vector<R
   }
 }
 
-void printComparisonTable(std::FILE* out, const std::vector<StrategyColumn>& columns) {
-  auto maxOver = [](const std::vector<RankStats>& ranks, const std::function<double(const RankStats&)>& f) {
+namespace {
+
+// printComparisonTable's rows: one a figure, each strategy a column ("failed" where its run failed,
+// "not recorded" where it ran with --recording off).
+class ComparisonTable {
+ public:
+  ComparisonTable(std::FILE* out, const std::vector<StrategyColumn>& columns) : out(out), columns(columns) {}
+
+  void header() const {
+    std::fprintf(out, "\n%-30s", "");
+    for (const auto& c : columns) std::fprintf(out, " %22s", c.strategy.c_str());
+    std::fprintf(out, "\n");
+  }
+  void memoryRows() const;
+  void stepRows() const;
+  void stragglerRow() const;
+  void collectiveRows() const;
+  void sentRows() const;
+  void overlapRows() const;
+
+ private:
+  static double maxOver(const std::vector<RankStats>& ranks, const std::function<double(const RankStats&)>& f) {
     double m = 0;
     for (const auto& r : ranks) m = std::max(m, f(r));
     return m;
-  };
-  std::fprintf(out, "\n%-30s", "");
-  for (const auto& c : columns) std::fprintf(out, " %22s", c.strategy.c_str());
-  std::fprintf(out, "\n");
-  auto row = [&](const char* name, const std::function<std::string(const StrategyColumn&)>& cell) {
+  }
+  static std::string recorded(const StrategyColumn& c, const std::function<std::string()>& cell) {
+    return anyRecorded(c.ranks) ? cell() : std::string("not recorded");
+  }
+  static const RankStats* rank0(const StrategyColumn& c) { return c.ranks.empty() ? nullptr : &c.ranks.front(); }
+  // What the ZeRO paper compares: the bytes a rank sends per step.
+  static double sentPerStep(const StrategyColumn& c) {
+    const auto* r = rank0(c);
+    return r ? static_cast<double>(trace::allCollectives(r->collectives).sentBytes) / std::max(r->recordedSteps, 1)
+             : 0.0;
+  }
+  void row(const char* name, const std::function<std::string(const StrategyColumn&)>& cell) const {
     std::fprintf(out, "%-30s", name);
     for (const auto& c : columns) std::fprintf(out, " %22s", c.ok ? cell(c).c_str() : "failed");
     std::fprintf(out, "\n");
-  };
-  // A column run with --recording off measured step times only.
-  const auto recorded = [](const StrategyColumn& c, const std::function<std::string()>& cell) {
-    return anyRecorded(c.ranks) ? cell() : std::string("not recorded");
-  };
+  }
+  // DDP's run at the same world size, when the comparison has one that recorded.
+  const StrategyColumn* ddpFor(const StrategyColumn& c) const {
+    for (const auto& d : columns) {
+      if (d.config.strategy == StrategyKind::Ddp && d.config.world == c.config.world && d.ok && anyRecorded(d.ranks) &&
+          sentPerStep(d) > 0) {
+        return &d;
+      }
+    }
+    return nullptr;
+  }
+
+  std::FILE* out;
+  const std::vector<StrategyColumn>& columns;
+};
+
+void ComparisonTable::memoryRows() const {
   row("peak memory (max rank)", [&](const StrategyColumn& c) {
     return recorded(c, [&] { return formatBytes(maxOver(c.ranks, [](const RankStats& r) { return double(r.peakTotal); })); });
   });
@@ -220,6 +277,9 @@ void printComparisonTable(std::FILE* out, const std::vector<StrategyColumn>& col
       });
     });
   }
+}
+
+void ComparisonTable::stepRows() const {
   row("step time (slowest rank)", [&](const StrategyColumn& c) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.1f ms", 1e3 * maxOver(c.ranks, [](const RankStats& r) { return r.steadyStepSeconds; }));
@@ -230,7 +290,24 @@ void printComparisonTable(std::FILE* out, const std::vector<StrategyColumn>& col
     for (const auto& r : c.ranks) total += r.samplesPerSecond;
     return formatRate(total, "");
   });
-  const auto rank0 = [](const StrategyColumn& c) -> const RankStats* { return c.ranks.empty() ? nullptr : &c.ranks.front(); };
+}
+
+void ComparisonTable::stragglerRow() const {
+  row("most often last (share)", [&](const StrategyColumn& c) {
+    return recorded(c, [&] {
+      const RankStats* last = nullptr;
+      for (const auto& r : c.ranks) {
+        if (r.groupCollectives > 0 && (!last || r.lastArrivalShare > last->lastArrivalShare)) last = &r;
+      }
+      if (!last || c.ranks.size() < 2) return std::string("-");
+      char buf[48];
+      std::snprintf(buf, sizeof buf, "rank %d (%.0f%%)", last->rank, 100.0 * last->lastArrivalShare);
+      return std::string(buf);
+    });
+  });
+}
+
+void ComparisonTable::collectiveRows() const {
   std::vector<const RankStats*> firstRanks;
   for (const auto& c : columns) {
     if (const auto* r = rank0(c)) firstRanks.push_back(r);
@@ -255,21 +332,9 @@ void printComparisonTable(std::FILE* out, const std::vector<StrategyColumn>& col
       return trace::formatDuration(t.seconds * 1e9 / std::max(steps, 1));
     }));
   }
-  // What the ZeRO paper compares: the bytes a rank sends per step, against DDP's.
-  const auto sentPerStep = [&](const StrategyColumn& c) {
-    const auto* r = rank0(c);
-    return r ? static_cast<double>(trace::allCollectives(r->collectives).sentBytes) / std::max(r->recordedSteps, 1) : 0.0;
-  };
-  // DDP's run at the same world size, when the comparison has one that recorded.
-  const auto ddpFor = [&](const StrategyColumn& c) -> const StrategyColumn* {
-    for (const auto& d : columns) {
-      if (d.config.strategy == StrategyKind::Ddp && d.config.world == c.config.world && d.ok && anyRecorded(d.ranks) &&
-          sentPerStep(d) > 0) {
-        return &d;
-      }
-    }
-    return nullptr;
-  };
+}
+
+void ComparisonTable::sentRows() const {
   row("sent per step (rank 0, ring)", [&](const StrategyColumn& c) {
     return recorded(c, [&] { return formatBytes(sentPerStep(c)); });
   });
@@ -284,6 +349,9 @@ void printComparisonTable(std::FILE* out, const std::vector<StrategyColumn>& col
       });
     });
   }
+}
+
+void ComparisonTable::overlapRows() const {
   bool anyRecompute = false;
   for (const auto& c : columns) anyRecompute |= maxOver(c.ranks, [](const RankStats& r) { return r.recomputeSecondsPerStep; }) > 0;
   if (anyRecompute) {  // activation checkpointing: what the memory it saves costs in compute
@@ -305,6 +373,19 @@ void printComparisonTable(std::FILE* out, const std::vector<StrategyColumn>& col
       return std::string(buf);
     });
   });
+}
+
+}  // namespace
+
+void printComparisonTable(std::FILE* out, const std::vector<StrategyColumn>& columns) {
+  const ComparisonTable table(out, columns);
+  table.header();
+  table.memoryRows();
+  table.stepRows();
+  table.stragglerRow();
+  table.collectiveRows();
+  table.sentRows();
+  table.overlapRows();
   if (std::any_of(columns.begin(), columns.end(), [](const StrategyColumn& c) { return anyRecorded(c.ranks); })) {
     std::fprintf(out, "Collectives: rank 0's, per step.\n%s\n", kTrafficLegend);
   }

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -31,9 +32,12 @@ std::string strategyChoices() {
 
 }  // namespace
 
-const std::vector<ConfigField>& configFields() {
+namespace {
+
+// What a run trains: the model, data, strategy and training options.
+std::vector<ConfigField> trainingFields() {
   using F = FieldGroup;
-  static const std::vector<ConfigField> fields = {
+  return {
       {"model", &RunConfig::model, F::Training, "model: " + modeChoices<ModelKind>()},
       {"layers", &RunConfig::layers, F::Training, "blocks; each block is one FSDP unit"},
       {"hidden", &RunConfig::hidden, F::Training, "hidden width"},
@@ -81,7 +85,8 @@ const std::vector<ConfigField>& configFields() {
        "block)"},
       {"offload", &RunConfig::offload, F::Training,
        "off | cpu (full_shard, shard_grad_op and the hybrid strategies on --device cuda: each rank keeps its "
-       "parameter shards and their gradients in pinned host memory and the optimizer state in host memory, copies a unit's "
+       "parameter shards and their gradients in pinned host memory and the optimizer state in host memory, copies a "
+       "unit's "
        "shard to the GPU for its all-gather and its reduced gradient back, and runs the optimizer step on "
        "the CPU, as FSDP2's CPUOffloadPolicy; less GPU memory for host traffic and a CPU step)"},
       {"lora-rank", &RunConfig::loraRank, F::Training,
@@ -94,13 +99,22 @@ const std::vector<ConfigField>& configFields() {
        "optimizer step, until released) | step (before each training step). In a terminal: Enter "
        "releases one, c + Enter continues, q + Enter stops; the app has Step and Continue. Pauses are "
        "marked and left out of step times"},
+  };
+}
+
+// Where a run's outputs go, and how it is watched and checked.
+std::vector<ConfigField> outputAndControlFields() {
+  using F = FieldGroup;
+  return {
       {"export", &RunConfig::exportDir, F::OutputPath,
        "write init.pt, data.pt, losses.pt and final.pt (torch.load reads them) into DIR"},
       {"summary", &RunConfig::summaryPath, F::OutputPath,
        "write a JSON summary (per-step loss; per rank: peak memory by role, step times, throughput, "
        "collectives, overlap; docs/outputs.md) to FILE"},
       {"trace", &RunConfig::tracePath, F::OutputPath,
-       "write a Chrome trace JSON (open it in Perfetto: ui.perfetto.dev) to FILE"},
+       "write the run's trace to FILE, in the format its name ends in: FILE.pftrace (Perfetto's protobuf: "
+       "compact, for runs of any length) or FILE.json (Chrome trace JSON, for short runs); Perfetto "
+       "(ui.perfetto.dev) and 'shardscope view' open both"},
       {"memory-csv", &RunConfig::memoryCsvPath, F::OutputPath,
        "write every memory sample (rank, time, bytes per role) as CSV to FILE"},
       {"gpu-memory", &RunConfig::gpuMemoryGB, F::RunControl,
@@ -118,10 +132,25 @@ const std::vector<ConfigField>& configFields() {
        "seconds a rank may send nothing (its recorder says it is alive every second, even while it waits "
        "at the step gate) before the run is stopped, the rank named with its last event, and what was "
        "recorded kept; 0: never"},
+      {"slow-rank", &RunConfig::slowRank, F::Training,
+       "R:FACTOR, e.g. 1:3: rank R's compute takes FACTOR times as long: after each of its forward, backward "
+       "and optimizer spans it sleeps FACTOR - 1 times the span's measured time (a measured sleep, not extra "
+       "arithmetic: the core it frees goes to the others), so it arrives late at every collective, for teaching "
+       "and for testing who the straggler is; empty: none"},
       {"recording", &RunConfig::recording, F::RunControl,
        "on | off (step times only; on a GPU also no CUDA events, polling thread or allocator hook) | "
        "alternate (record even steps only: measures recording overhead)"},
   };
+}
+
+}  // namespace
+
+const std::vector<ConfigField>& configFields() {
+  static const std::vector<ConfigField> fields = [] {
+    std::vector<ConfigField> all = trainingFields();
+    for (auto& field : outputAndControlFields()) all.push_back(std::move(field));
+    return all;
+  }();
   return fields;
 }
 
@@ -237,6 +266,31 @@ std::optional<std::string> positive(const char* option, long long value) {
          "; it must be a positive integer. Pass --" + option + " 1 or more.";
 }
 
+// A model whose parameter count a 64-bit integer cannot hold (--hidden 2147483647 printed
+// P = -9223371948807946273). The count is bounded from above in floating point, every term of
+// model_layout.h's layouts taken at its largest (a block of the gpt holds 12 h^2 + 13 h, with LoRA's
+// adapters at most 4 r (4 h + h) more); a model refused here has over 2e18 parameters, past
+// anything a run or a prediction means.
+std::optional<std::string> modelSizeProblem(const RunConfig& c) {
+  const long double h = c.hidden, layers = c.layers, r = c.loraRank;
+  const long double block = 12 * h * h + 13 * h + 4 * r * 5 * h;
+  const long double root = c.model == ModelKind::Gpt ? (2.0L * c.vocab + c.seq + 2) * h
+                                                     : (1.0L * c.features + c.classes + 1) * h + c.classes;
+  if (layers * block + root < 2e18L) return std::nullopt;
+  // The sizes that make it, and the largest of them as the one to shrink.
+  const bool gpt = c.model == ModelKind::Gpt;
+  std::string sizes;
+  std::pair<const char*, long long> largest{"hidden", 0};
+  for (auto size : {std::pair<const char*, long long>{"layers", c.layers},
+                    {"hidden", c.hidden},
+                    {gpt ? "vocab" : "features", gpt ? c.vocab : c.features}}) {
+    sizes += (sizes.empty() ? "--" : ", --") + std::string(size.first) + " " + std::to_string(size.second);
+    if (size.second > largest.second) largest = size;
+  }
+  return sizes + " make a model of more parameters than a 64-bit count holds (over 2e18): pass a smaller --" +
+         largest.first + ".";
+}
+
 // stat and mkdir rather than std::filesystem: the binaries link libtorch.so, which exports its
 // own copies of several std::filesystem functions, built against an older libstdc++ (its
 // remove_all crashes on a non-empty directory); the C library has one definition of each.
@@ -289,6 +343,22 @@ std::optional<std::string> checkWritableDir(const char* option, const std::strin
            ". Choose a directory you can write to.";
   }
   return std::nullopt;
+}
+
+// --trace's format comes from its name (trace/trace_files.h, which config cannot include: the
+// trace library is above it): FILE.json or FILE.pftrace. A device or pipe the user names
+// (/dev/null, a FIFO) is written as Chrome JSON, as it always was.
+std::optional<std::string> traceNameProblem(const std::string& path) {
+  const auto endsWith = [&](const std::string& end) {
+    return path.size() >= end.size() && path.compare(path.size() - end.size(), end.size(), end) == 0;
+  };
+  struct stat st {};
+  if (endsWith(".json") || endsWith(".pftrace") || (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))) {
+    return std::nullopt;
+  }
+  return "--trace '" + path +
+         "' names no trace format: end it in .pftrace (Perfetto's protobuf trace, compact, for "
+         "runs of any length) or .json (Chrome trace JSON, for short runs), e.g. --trace run.pftrace";
 }
 
 std::optional<std::string> checkWritableFile(const char* option, const std::string& path) {
@@ -357,6 +427,65 @@ std::optional<std::string> offloadProblem(const RunConfig& c) {
   return std::nullopt;
 }
 
+std::optional<SlowRank> slowRankOf(const std::string& text, std::string* error) {
+  if (text.empty()) return std::nullopt;
+  const auto colon = text.find(':');
+  SlowRank out;
+  char* end = nullptr;
+  const std::string rank = text.substr(0, colon);
+  const bool rankRead = colon != std::string::npos && !rank.empty() &&
+                        rank.find_first_not_of("0123456789") == std::string::npos && rank.size() <= 4;
+  if (rankRead) out.rank = std::stoi(rank);
+  const std::string factor = colon == std::string::npos ? "" : text.substr(colon + 1);
+  if (rankRead && !factor.empty() && factor.find_first_not_of("0123456789.") == std::string::npos) {
+    out.factor = std::strtod(factor.c_str(), &end);
+  }
+  if (!rankRead || end == nullptr || *end != '\0' || !(out.factor >= 1 && out.factor <= 100)) {
+    if (error) {
+      *error = "--slow-rank '" + files::clipped(text) +
+               "' is not R:FACTOR, a rank and how many times as long its "
+               "compute takes, from 1 to 100: e.g. --slow-rank 1:3";
+    }
+    return std::nullopt;
+  }
+  return out;
+}
+
+namespace {
+
+// Why --slow-rank names no rank of the run, or nothing.
+std::optional<std::string> slowRankProblem(const RunConfig& c) {
+  if (c.slowRank.empty()) return std::nullopt;
+  std::string error;
+  const auto slow = slowRankOf(c.slowRank, &error);
+  if (!slow) return error;
+  if (slow->rank >= c.world) {
+    return "--slow-rank " + c.slowRank + " names rank " + std::to_string(slow->rank) + ", but the ranks are 0 to " +
+           std::to_string(c.world - 1) + " (--world " + std::to_string(c.world) + "): name one of them";
+  }
+  return std::nullopt;
+}
+
+// Why an output path cannot be written (or, for --trace, names no format), or nothing.
+std::optional<std::string> outputPathProblem(const RunConfig& c) {
+  if (!c.exportDir.empty()) {
+    if (auto e = checkWritableDir("export", c.exportDir)) return e;
+  }
+  if (!c.summaryPath.empty()) {
+    if (auto e = checkWritableFile("summary", c.summaryPath)) return e;
+  }
+  if (!c.tracePath.empty()) {
+    if (auto e = checkWritableFile("trace", c.tracePath)) return e;
+    if (auto e = traceNameProblem(c.tracePath)) return e;
+  }
+  if (!c.memoryCsvPath.empty()) {
+    if (auto e = checkWritableFile("memory-csv", c.memoryCsvPath)) return e;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<std::string> validate(const RunConfig& c) {
   if (c.stepGate != StepGateMode::Off && c.recording != RecordingMode::On) {
     return std::string("--step-gate ") + modeName(c.stepGate) + " shows each event group as the ranks reach it, which needs " +
@@ -398,6 +527,7 @@ std::optional<std::string> validate(const RunConfig& c) {
              "divide hidden (e.g. --heads " + std::to_string(c.hidden % 4 == 0 ? 4 : 1) + ").";
     }
   }
+  if (auto e = modelSizeProblem(c)) return e;
   if (c.batch % c.world != 0) {
     return "--batch " + std::to_string(c.batch) + " is not divisible by --world " +
            std::to_string(c.world) + "; every rank takes an equal shard of the global batch. Use a " +
@@ -442,19 +572,8 @@ std::optional<std::string> validate(const RunConfig& c) {
   if (c.seed < 0) {
     return "--seed is " + std::to_string(c.seed) + "; it must be 0 or more.";
   }
-  if (!c.exportDir.empty()) {
-    if (auto e = checkWritableDir("export", c.exportDir)) return e;
-  }
-  if (!c.summaryPath.empty()) {
-    if (auto e = checkWritableFile("summary", c.summaryPath)) return e;
-  }
-  if (!c.tracePath.empty()) {
-    if (auto e = checkWritableFile("trace", c.tracePath)) return e;
-  }
-  if (!c.memoryCsvPath.empty()) {
-    if (auto e = checkWritableFile("memory-csv", c.memoryCsvPath)) return e;
-  }
-  return std::nullopt;
+  if (auto e = slowRankProblem(c)) return e;
+  return outputPathProblem(c);
 }
 
 std::optional<std::string> makeOutputDirectories(const RunConfig& c) {

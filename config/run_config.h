@@ -73,6 +73,8 @@ struct RunConfig {
                                     // what the host has free (estimate/memory_preflight.h)
   double stallTimeoutS = 30;        // a rank silent this long (not even its recorder's heartbeat) is
                                     // stalled: the run is stopped and the rank named; 0: never
+  std::string slowRank;             // --slow-rank R:FACTOR: rank R's compute FACTOR times as long (a
+                                    // measured sleep after each span; slowRankOf); "": none
 
   nlohmann::json toJson() const;
 };
@@ -125,6 +127,15 @@ std::optional<std::string> applyConfigJson(const nlohmann::json& json, RunConfig
 
 // Reads a JSON config file onto `config`; errors say which file, what is wrong and how to fix it.
 std::optional<std::string> loadConfigFile(const std::string& path, RunConfig& config);
+
+// --slow-rank R:FACTOR read: the rank whose compute is FACTOR times as long, for teaching and for
+// testing straggler detection. Nothing for "".
+struct SlowRank {
+  int rank = -1;
+  double factor = 1;
+};
+// The rank and factor, or nothing when `text` is empty; an error names the value and the form.
+std::optional<SlowRank> slowRankOf(const std::string& text, std::string* error = nullptr);
 
 // Checks every value and the writability of output paths. One message, naming the value, what is
 // allowed and the fix; nothing on success. Only looks: it creates nothing (the app calls it as the

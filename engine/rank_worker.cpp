@@ -227,6 +227,147 @@ std::optional<EventOutput> openEventOutput(const WorkerRecording& where, const R
   return out;
 }
 
+// What shardscope's controller gives a rank and another launcher cannot, and what WORLD_SIZE (which
+// validate() did not see under torchrun) must divide: refused before anything starts.
+void checkLaunch(const RunConfig& config, const RendezvousInfo& info) {
+  const char* gateFd = std::getenv("SHARDSCOPE_GATE_FD");
+  if (config.stepGate != StepGateMode::Off && !gateFd) {
+    throw std::runtime_error(std::string("--step-gate ") + modeName(config.stepGate) +
+                             " needs shardscope's controller to release the ranks (shardscope run, compare or the "
+                             "app); a worker started by another launcher cannot be released, so run it with "
+                             "--step-gate off.");
+  }
+  StepGate::instance().start(config.stepGate, gateFd ? std::atoi(gateFd) : -1);
+  if (config.batch % info.worldSize != 0) {
+    throw std::runtime_error("--batch " + std::to_string(config.batch) +
+                             " is not divisible by WORLD_SIZE=" + std::to_string(info.worldSize));
+  }
+  const int localBatch = config.batch / info.worldSize;
+  if (config.accumulate < 1 || localBatch % config.accumulate != 0) {
+    throw std::runtime_error("--accumulate " + std::to_string(config.accumulate) +
+                             " does not divide a rank's batch of " + std::to_string(localBatch) + " (--batch " +
+                             std::to_string(config.batch) + " / WORLD_SIZE=" + std::to_string(info.worldSize) + ")");
+  }
+}
+
+void setIntraOpThreads(int boundCores, const at::Device& device, int worldSize) {
+  if (boundCores > 0) {
+    // Its slice, on any device: the OpenMP pool was sized from the whole mask at load time.
+    at::set_num_threads(boundCores);
+  } else if (device.is_cpu()) {
+    // Ranks share the run's cores; one intra-op pool each would oversubscribe them.
+    const int cores = std::max(1, static_cast<int>(allowedCores().size()));
+    at::set_num_threads(std::max(1, cores / worldSize));
+  }
+}
+
+// --export's starting point: the initial parameters and every step's global batch (rank 0).
+void exportInitialState(const RunConfig& config, const StagedModel& model) {
+  std::map<std::string, at::Tensor> init;
+  auto values = model.initParameters(config.seed);
+  for (size_t i = 0; i < values.size(); ++i) init[model.params()[i].name] = values[i];
+  saveTensorDict(config.exportDir + "/init.pt", init);
+  std::vector<at::Tensor> xs, ys;
+  for (int s = 0; s < config.steps; ++s) {
+    auto b = model.globalBatch(config.seed, s, config.batch);
+    xs.push_back(b.x);
+    ys.push_back(b.y);
+  }
+  saveTensorDict(config.exportDir + "/data.pt", {{"x", at::stack(xs)}, {"y", at::stack(ys)}});
+}
+
+// The rank is up: where it runs (device, backend, GPU, cores), its world and the parameter count.
+trace::Event runInfoEvent(const RunConfig& config, int rank, int worldSize, const StagedModel& model,
+                          const at::Device& device, Communicator& comm, RankDevice* gpu, const std::string& coresNote) {
+  trace::Event info;
+  info.kind = trace::EventKind::RunInfo;
+  info.rank = rank;
+  info.worldSize = worldSize;
+  info.count = model.parameterCount();
+  info.text = device.str() + " / " + comm.backendName();
+  if (gpu) {
+    info.bytes = gpu->totalMemoryBytes();
+    info.bytesOut = static_cast<int64_t>(gpu->measuredPeakFlops());
+    info.text += " / " + gpu->placement().describe();
+    const std::string note = gpu->runtimeLaneNote();
+    if (!note.empty()) info.text += " / " + note;
+  }
+  if (config.precision == Precision::Bf16) info.text += " / bf16 compute, fp32 reduce";
+  info.text += coresNote;
+  return info;
+}
+
+struct RankPlace {
+  int rank;
+  int worldSize;
+  at::Device device;
+};
+
+// One training step on this rank's shard of the global batch, then the global mean loss (for the
+// progress line) and the step's end sent.
+void trainOneStep(const RunConfig& config, int step, const RankPlace& place, const StagedModel& model,
+                  Strategy& strategy, Communicator& comm, RankReporter& reporter) {
+  maybeInjectFault(place.rank, step);
+  auto& recorder = RankRecorder::instance();
+  recorder.setStep(step);
+  // --recording alternate: even steps recorded, odd steps not (the overhead benchmark).
+  if (config.recording == RecordingMode::Alternate) recorder.setEnabled(step % 2 == 0);
+  const int64_t begin = trace::nowNs();
+  const int64_t pausedBefore = StepGate::instance().pausedNs();
+  Batch local;
+  {
+    RoleScope role(trace::MemoryRole::Other);
+    Batch global = model.globalBatch(config.seed, step, config.batch);
+    local = localShard(global, place.rank, place.worldSize);
+    local.x = local.x.to(place.device);
+    local.y = local.y.to(place.device);
+  }
+  at::Tensor loss =
+      trainStep(model, strategy, local, {config.accumulate, config.activationCheckpointing == Checkpointing::Blocks});
+  // Every rank's local batch is the same size: the sum over ranks / world is the global mean.
+  at::Tensor globalLoss = loss.reshape({1}).clone();
+  comm.allReduceSumAsync(globalLoss, "loss (logging)")->wait();
+  trace::Event e;
+  e.kind = trace::EventKind::StepEnd;
+  e.rank = place.rank;
+  e.step = step;
+  e.loss = globalLoss.item<double>() / place.worldSize;
+  e.beginNs = begin;
+  e.endNs = trace::nowNs();
+  e.pausedNs = StepGate::instance().pausedNs() - pausedBefore;
+  e.count = step % 2 == 0 || config.recording != RecordingMode::Alternate ? 1 : 0;  // recorded step?
+  reporter.send(e);
+}
+
+// --bind-cores rank: this rank's process on its own slice of the cores; their count (0: not bound).
+int bindToCoreSlice(const RunConfig& config, const RendezvousInfo& info, std::string& coresNote) {
+  if (config.bindCores != BindCores::Rank) return 0;
+  const auto cores = bindProcessToCores(coreSlice(allowedCores(), info.localRank, info.localWorldSize));
+  coresNote = " / cores " + describeCores(cores);
+  return static_cast<int>(cores.size());
+}
+
+// What `view DIR` shows a job that recorded itself as: its options, with the world the launcher started.
+void writeJobConfig(const RunConfig& config, const std::string& traceDir, int worldSize) {
+  if (auto error = files::writeOutputFile(trace::rankEventConfigName(traceDir), [&](std::ostream& out) {
+        out << launchedConfig(config, worldSize).toJson().dump(2) << "\n";
+      })) {
+    throw std::runtime_error(*error);
+  }
+}
+
+// After the last step: --export's held tensors and final parameters (a collective every rank
+// takes part in), then a barrier, so no rank leaves while a peer still needs it.
+void finishRun(const RunConfig& config, int rank, Strategy& strategy, Communicator& comm) {
+  const bool exporting = !config.exportDir.empty();
+  if (exporting) {
+    writeHeldTensors(config.exportDir + "/held_rank" + std::to_string(rank) + ".json", strategy.heldTensors(), rank);
+  }
+  auto finalParams = strategy.fullParameters();
+  if (exporting && rank == 0) saveTensorDict(config.exportDir + "/final.pt", finalParams);
+  comm.barrier("end of run");
+}
+
 }  // namespace
 
 // Events a rank may hold before the streaming thread drains them; beyond this they are dropped
@@ -263,33 +404,11 @@ int runRankWorker(const RunConfig& config, const WorkerRecording& recording) {
   try {
     const RendezvousInfo info = rendezvousFromEnvironment();
     rank = info.rank;
-    const char* gateFd = std::getenv("SHARDSCOPE_GATE_FD");
-    if (config.stepGate != StepGateMode::Off && !gateFd) {
-      throw std::runtime_error(std::string("--step-gate ") + modeName(config.stepGate) + " needs shardscope's controller to release "
-                               "the ranks (shardscope run, compare or the app); a worker started by "
-                               "another launcher cannot be released, so run it with --step-gate off.");
-    }
-    StepGate::instance().start(config.stepGate, gateFd ? std::atoi(gateFd) : -1);
-    if (config.batch % info.worldSize != 0) {
-      throw std::runtime_error("--batch " + std::to_string(config.batch) +
-                               " is not divisible by WORLD_SIZE=" + std::to_string(info.worldSize));
-    }
-    // validate() checked this against --world; a worker under torchrun gets its world from WORLD_SIZE.
-    const int localBatch = config.batch / info.worldSize;
-    if (config.accumulate < 1 || localBatch % config.accumulate != 0) {
-      throw std::runtime_error("--accumulate " + std::to_string(config.accumulate) + " does not divide a rank's batch of " +
-                               std::to_string(localBatch) + " (--batch " + std::to_string(config.batch) +
-                               " / WORLD_SIZE=" + std::to_string(info.worldSize) + ")");
-    }
+    checkLaunch(config, info);
+    if (const auto slow = slowRankOf(config.slowRank); slow && slow->rank == rank) setComputeSlowdown(slow->factor);
     // Before CUDA and NCCL start their threads, which then inherit the slice.
     std::string coresNote;
-    int boundCores = 0;
-    if (config.bindCores == BindCores::Rank) {
-      const auto cores = bindProcessToCores(
-          coreSlice(allowedCores(), info.localRank, info.localWorldSize));
-      coresNote = " / cores " + describeCores(cores);
-      boundCores = static_cast<int>(cores.size());
-    }
+    const int boundCores = bindToCoreSlice(config, info, coresNote);
     // Declared before the communicator so it outlives it: the clock's last poll still sees the
     // communication stream's final collectives.
     const bool instrumented = config.recording != RecordingMode::Off;
@@ -301,22 +420,8 @@ int runRankWorker(const RunConfig& config, const WorkerRecording& recording) {
                     "support; SHARDSCOPE_SHARED_GPU=hostid shares it over sockets instead)";
     }
     const at::Device device = gpu ? gpu->device() : at::Device(at::kCPU);
-    if (boundCores > 0) {
-      // Its slice, on any device: the OpenMP pool was sized from the whole mask at load time.
-      at::set_num_threads(boundCores);
-    } else if (device.is_cpu()) {
-      // Ranks share the run's cores; one intra-op pool each would oversubscribe them.
-      const int cores = std::max(1, static_cast<int>(allowedCores().size()));
-      at::set_num_threads(std::max(1, cores / info.worldSize));
-    }
-    if (!eventFd && !traceDir.empty() && rank == 0) {
-      // What `view DIR` shows the job as: its options, with the world the launcher started.
-      if (auto error = files::writeOutputFile(trace::rankEventConfigName(traceDir), [&](std::ostream& out) {
-            out << launchedConfig(config, info.worldSize).toJson().dump(2) << "\n";
-          })) {
-        throw std::runtime_error(*error);
-      }
-    }
+    setIntraOpThreads(boundCores, device, info.worldSize);
+    if (!eventFd && !traceDir.empty() && rank == 0) writeJobConfig(config, traceDir, info.worldSize);
     // A job that records itself may span hosts: each rank's clock against rank 0's. Decided by the
     // options alone, the same on every rank (rank 0 answers every other rank's pings).
     const bool measureClock = !eventFd && (!traceDir.empty() || recording.collectorPort > 0);
@@ -328,68 +433,10 @@ int runRankWorker(const RunConfig& config, const WorkerRecording& recording) {
     auto model = makeModel(config);
     auto strategy = makeStrategy(config, *model, *mesh, device);
 
-    const bool exporting = !config.exportDir.empty();
-    if (exporting && rank == 0) {
-      std::map<std::string, at::Tensor> init;
-      auto values = model->initParameters(config.seed);
-      for (size_t i = 0; i < values.size(); ++i) init[model->params()[i].name] = values[i];
-      saveTensorDict(config.exportDir + "/init.pt", init);
-      std::vector<at::Tensor> xs, ys;
-      for (int s = 0; s < config.steps; ++s) {
-        auto b = model->globalBatch(config.seed, s, config.batch);
-        xs.push_back(b.x);
-        ys.push_back(b.y);
-      }
-      saveTensorDict(config.exportDir + "/data.pt", {{"x", at::stack(xs)}, {"y", at::stack(ys)}});
-    }
-
-    trace::Event info_event;
-    info_event.kind = trace::EventKind::RunInfo;
-    info_event.rank = rank;
-    info_event.worldSize = info.worldSize;
-    info_event.count = model->parameterCount();
-    info_event.text = device.str() + " / " + comm.backendName();
-    if (gpu) {
-      info_event.bytes = gpu->totalMemoryBytes();
-      info_event.bytesOut = static_cast<int64_t>(gpu->measuredPeakFlops());
-      info_event.text += " / " + gpu->placement().describe();
-      const std::string note = gpu->runtimeLaneNote();
-      if (!note.empty()) info_event.text += " / " + note;
-    }
-    if (config.precision == Precision::Bf16) info_event.text += " / bf16 compute, fp32 reduce";
-    info_event.text += coresNote;
-    reporter.send(info_event);
-
+    if (!config.exportDir.empty() && rank == 0) exportInitialState(config, *model);
+    reporter.send(runInfoEvent(config, rank, info.worldSize, *model, device, comm, gpu.get(), coresNote));
     for (int step = 0; step < config.steps; ++step) {
-      maybeInjectFault(rank, step);
-      recorder.setStep(step);
-      // --recording alternate: even steps recorded, odd steps not (the overhead benchmark).
-      if (config.recording == RecordingMode::Alternate) recorder.setEnabled(step % 2 == 0);
-      const int64_t begin = trace::nowNs();
-      const int64_t pausedBefore = StepGate::instance().pausedNs();
-      Batch local;
-      {
-        RoleScope role(trace::MemoryRole::Other);
-        Batch global = model->globalBatch(config.seed, step, config.batch);
-        local = localShard(global, rank, info.worldSize);
-        local.x = local.x.to(device);
-        local.y = local.y.to(device);
-      }
-      at::Tensor loss = trainStep(*model, *strategy, local,
-                                  {config.accumulate, config.activationCheckpointing == Checkpointing::Blocks});
-      // The global mean loss, for the progress line (every rank's local batch is the same size).
-      at::Tensor globalLoss = loss.reshape({1}).clone();
-      comm.allReduceSumAsync(globalLoss, "loss (logging)")->wait();
-      trace::Event e;
-      e.kind = trace::EventKind::StepEnd;
-      e.rank = rank;
-      e.step = step;
-      e.loss = globalLoss.item<double>() / info.worldSize;
-      e.beginNs = begin;
-      e.endNs = trace::nowNs();
-      e.pausedNs = StepGate::instance().pausedNs() - pausedBefore;
-      e.count = step % 2 == 0 || config.recording != RecordingMode::Alternate ? 1 : 0;  // recorded step?
-      reporter.send(e);
+      trainOneStep(config, step, {rank, info.worldSize, device}, *model, *strategy, comm, reporter);
       if (mesh->clockRounds() && mesh->clockRounds()->dueAfter(step)) {
         reporter.send(clockOffsetEvent(rank, mesh->clockRounds()->measure()));
       }
@@ -398,16 +445,8 @@ int runRankWorker(const RunConfig& config, const WorkerRecording& recording) {
     if (mesh->clockRounds()) reporter.send(clockOffsetEvent(rank, mesh->clockRounds()->measure()));
     // Exports below are not training: their collectives and buffers stay out of the recording.
     recorder.setEnabled(false);
-
-    if (exporting) {
-      writeHeldTensors(config.exportDir + "/held_rank" + std::to_string(rank) + ".json",
-                       strategy->heldTensors(), rank);
-    }
-    auto finalParams = strategy->fullParameters();  // collective: every rank takes part
-    if (exporting && rank == 0) saveTensorDict(config.exportDir + "/final.pt", finalParams);
-    comm.barrier("end of run");
+    finishRun(config, rank, *strategy, comm);
     mesh->close();
-
     trace::Event done;
     done.kind = trace::EventKind::RunDone;
     done.rank = rank;

@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <chrono>
+#include <thread>
 #include <cstdio>
 #include <cstring>
 #include <cstdlib>
@@ -35,6 +37,7 @@ std::atomic<int32_t> gUnit{trace::kNoUnit};
 thread_local ComputeSpan* tOpenSpan = nullptr;
 std::atomic<uint8_t> gPhase{static_cast<uint8_t>(trace::Phase::None)};
 DeviceClock* gDeviceClock = nullptr;
+double gComputeSlowdown = 1;  // --slow-rank's factor on this rank; set before training, read after
 constexpr auto kDrainInterval = std::chrono::milliseconds(5);
 constexpr auto kHeartbeatInterval = std::chrono::seconds(1);
 constexpr size_t kWriteChunkBytes = size_t{1} << 20;
@@ -316,11 +319,21 @@ ComputeSpan::ComputeSpan(trace::ComputeKind kind, std::string unit)
   }
 }
 
+void setComputeSlowdown(double factor) { gComputeSlowdown = std::max(1.0, factor); }
+
 ComputeSpan::~ComputeSpan() {
   if (kind_ != trace::ComputeKind::Step) tOpenSpan = enclosing_;
   // A step that failed (a peer died in its collective) did not happen: a "step N" span would tell
   // a reader it finished. A shorter span (a forward cut off) is still true, and kept.
   const bool failed = std::uncaught_exceptions() > unwindingAtStart_;
+  // --slow-rank: the outermost compute span (a recomputation inside a backward is slowed with it)
+  // lasts `factor` times its own time. A sleep, measured on the host.
+  const bool slowed = kind_ == trace::ComputeKind::Forward || kind_ == trace::ComputeKind::Backward ||
+                      kind_ == trace::ComputeKind::Optimizer;
+  if (gComputeSlowdown > 1 && slowed && !enclosing_ && !failed) {
+    const auto spent = static_cast<double>(trace::nowNs() - begin_);
+    std::this_thread::sleep_for(std::chrono::nanoseconds(static_cast<int64_t>((gComputeSlowdown - 1) * spent)));
+  }
   if (kind_ == trace::ComputeKind::Step && failed) {
     if (deviceBegin_) gDeviceClock->whenReached(deviceBegin_, gDeviceClock->mark(), [](int64_t, int64_t) {});
     return;

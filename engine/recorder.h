@@ -148,6 +148,10 @@ class UnitScope {
   int32_t previousGlobal_;
 };
 
+// --slow-rank: this rank's forward, backward and optimizer spans each take `factor` times as long,
+// by a sleep of (factor - 1) times the span's own measured time before it ends. 1: none.
+void setComputeSlowdown(double factor);
+
 // Records a compute span from construction to destruction: on the host clock on CPU ranks; on a GPU
 // rank, from where the device reached the span's start to where it reached its end (DeviceClock).
 class ComputeSpan {

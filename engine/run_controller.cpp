@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <optional>
+#include <tuple>
 
 #include <torch/cuda.h>
 
@@ -11,6 +12,7 @@
 #include "engine/streamed_outputs.h"
 #include "engine/tensor_files.h"
 #include "trace/chrome_trace.h"
+#include "trace/trace_files.h"
 #include "files/output_file.h"
 #include "files/user_json.h"
 
@@ -26,16 +28,36 @@ trace::RunFacts runFactsOf(const RunResult& result) {
 // Every output is written even when another fails (a CSV on a full disk must not cost the trace);
 // each failure is kept in the result, by name, and makes the run's exit status non-zero. A headless
 // run has streamed its trace and CSV as it went: `streamed` closes them.
+// The outputs as they were when the run started: one that changed by the end was written by
+// someone else meanwhile (two runs given one --summary), and the run says so as it replaces it.
+struct OutputStamps {
+  explicit OutputStamps(const RunConfig& c)
+      : trace(files::stampOf(c.tracePath)),
+        csv(files::stampOf(c.memoryCsvPath)),
+        summary(files::stampOf(c.summaryPath)) {}
+  void warnOfChanges(const RunConfig& c, RunResult& result) const {
+    for (const auto& [path, stamp, what] : {std::tuple{&c.tracePath, &trace, "trace"},
+                                            {&c.memoryCsvPath, &csv, "memory CSV"},
+                                            {&c.summaryPath, &summary, "summary"}}) {
+      if (auto warning = files::changedMeanwhile(*path, *stamp, what); !warning.empty())
+        result.warnings.push_back(warning);
+    }
+  }
+  files::FileStamp trace, csv, summary;
+};
+
 void finishOutputs(const RunConfig& config, RunResult& result, const trace::RunRecording& recording,
-                   StreamedOutputs* streamed = nullptr) {
+                   StreamedOutputs* streamed = nullptr, const OutputStamps* atStart = nullptr) {
   auto keep = [&](std::optional<std::string> error) {
     if (error) result.outputErrors.push_back(*error);
   };
+  if (atStart) atStart->warnOfChanges(config, result);
   if (streamed) {
     streamed->finish(recording, runFactsOf(result), result.outputErrors);
   } else if (!config.tracePath.empty()) {
     keep(files::writeOutputFile(config.tracePath, [&](std::ostream& out) {
-      trace::writeChromeTrace(out, recording, summaryJson(config, result, recording)["config"], runFactsOf(result));
+      trace::writeTrace(trace::traceFormatOfName(config.tracePath).value_or(trace::TraceFormat::ChromeJson), out,
+                        recording, summaryJson(config, result, recording)["config"], runFactsOf(result));
     }));
   }
   if (!streamed && !config.memoryCsvPath.empty()) {
@@ -94,10 +116,12 @@ std::string conclusionMessage(const RunConfig& config, const std::vector<RankPro
   const std::string where = settingUp ? " while setting up, before step 1"
                             : finishedSteps < config.steps ? " during step " + std::to_string(finishedSteps + 1)
                                                            : " after the last step";
+  // The finished count, as the summary has it: the printed "step N/M" lines come from step ends
+  // as they arrive, and lag behind those a killed rank's peers prove (concludeRun).
   return "rank " + std::to_string(cause.rank) + " " +
-         (cause.reportedError.empty() ? describeExit(cause) + where
-                                      : "failed" + where + ": " + cause.reportedError) +
-         ". The other ranks were stopped.";
+         (cause.reportedError.empty() ? describeExit(cause) + where : "failed" + where + ": " + cause.reportedError) +
+         ". The other ranks were stopped; " + std::to_string(finishedSteps) + " of " + std::to_string(config.steps) +
+         " steps finished on every rank, and what was recorded is kept.";
 }
 
 // Conclude: the finished steps, whether the run succeeded, and why not.
@@ -126,6 +150,7 @@ RunResult failedBeforeLaunch(const RunConfig& config, RunResult result, std::str
 
 RunResult runTraining(const RunConfig& config, const std::string& workerExecutable,
                       const RunCallbacks& callbacks, const RecordingSink& sink) {
+  const OutputStamps outputsAtStart(config);
   RunResult result;
   result.worldSize = config.world;
   result.stepSeconds.assign(config.world, {});
@@ -160,7 +185,7 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
   concludeRun(config, launched->ranks(), std::move(observed), result);
   // Under the sink's lock: a window on another thread may still draw the recording meanwhile.
   sink.use(result.recording, [&](trace::RunRecording& r) {
-    finishOutputs(config, result, r, streamed ? &*streamed : nullptr);
+    finishOutputs(config, result, r, streamed ? &*streamed : nullptr, &outputsAtStart);
     if (streamed) streamed->detach();
   });
   return result;

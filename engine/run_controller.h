@@ -38,6 +38,8 @@ struct RunResult {
   int64_t outOfOrderEvents = 0;               // events the merger saw after later ones (counted)
   std::vector<std::string> outputErrors;      // --trace, --memory-csv, --summary that could not be
                                               // written, one line each; the others were written
+  std::vector<std::string> warnings;          // outputs someone else wrote while the run went, which
+                                              // the run's own replaced, one line each
   std::string source;                         // "torch.profiler" / "torch.cuda.memory": a PyTorch
                                               // job's own records, whose model, batch and device
                                               // shardscope does not know

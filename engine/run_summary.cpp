@@ -36,6 +36,111 @@ nlohmann::json clocksJson(const std::vector<trace::RankClock>& clocks) {
   return out;
 }
 
+// A rank's memory figures: the peak by role, the split at the peak, after the last step, and the
+// host's under --offload cpu (null when none was held).
+struct RankMemoryJson {
+  nlohmann::json peak, atPeak, afterStep, peakHost;
+};
+RankMemoryJson rankMemoryJson(const RankStats& s) {
+  RankMemoryJson m;
+  for (int i = 0; i < trace::kMemoryRoleCount; ++i) {
+    const char* role = trace::memoryRoleName(static_cast<trace::MemoryRole>(i));
+    m.peak[role] = s.peakByRole[i];
+    m.atPeak[role] = s.atPeakTotal[i];
+    m.afterStep[role] = s.afterLastStep[i];
+  }
+  m.peak["total"] = s.peakTotal;
+  m.peak["device_total"] = s.peakDevice;
+  m.peakHost = nullptr;
+  if (s.peakHost > 0) {
+    m.peakHost = nlohmann::json::object();
+    for (int i = 0; i < trace::kTensorRoleCount; ++i) {
+      m.peakHost[trace::memoryRoleName(static_cast<trace::MemoryRole>(i))] = s.peakHostByRole[i];
+    }
+    m.peakHost["total"] = s.peakHost;
+  }
+  return m;
+}
+
+// Per collective op: count, size, ring traffic, time; and the traffic of one step.
+nlohmann::json collectivesJson(const RankStats& s) {
+  nlohmann::json collectives;
+  for (int op = 0; op < trace::kCollectiveOpCount; ++op) {
+    const auto& c = s.collectives[op];
+    // "bytes" is the size as before summary/4; the ring's sent and received bytes are new.
+    collectives[trace::collectiveOpName(static_cast<trace::CollectiveOp>(op))] = {{"count", c.count},
+                                                                                  {"bytes", c.sizeBytes},
+                                                                                  {"size_bytes", c.sizeBytes},
+                                                                                  {"sent_bytes", c.sentBytes},
+                                                                                  {"received_bytes", c.receivedBytes},
+                                                                                  {"time_s", c.seconds}};
+  }
+  return collectives;
+}
+
+nlohmann::json trafficPerStepJson(const RankStats& s) {
+  const auto all = trace::allCollectives(s.collectives);
+  const double perStep = 1.0 / std::max(s.recordedSteps, 1);
+  nlohmann::json sentByGroup;
+  for (int g = 0; g < trace::kProcessGroupCount; ++g) {
+    sentByGroup[trace::processGroupName(static_cast<trace::ProcessGroup>(g))] = s.sentBytesByGroup[g] * perStep;
+  }
+  return {{"schedule", "ring"},
+          {"size_bytes", all.sizeBytes * perStep},
+          {"sent_bytes", all.sentBytes * perStep},
+          {"received_bytes", all.receivedBytes * perStep},
+          {"sent_bytes_by_group", sentByGroup}};
+}
+
+nlohmann::json rankJson(const RankStats& s, const RunResult& result, const DeviceLimits& limits) {
+  const auto [peak, atPeak, afterStep, peakHost] = rankMemoryJson(s);
+  const nlohmann::json collectives = collectivesJson(s);
+  const nlohmann::json trafficPerStep = trafficPerStepJson(s);
+  // With --recording off nothing was measured: null, not a zero that reads as a measurement.
+  const bool recorded = s.recorded;
+  const auto ifRecorded = [&](nlohmann::json value) { return recorded ? value : nlohmann::json(nullptr); };
+  const auto ifMemory = [&](nlohmann::json value) {
+    return recorded && s.memoryRecorded ? value : nlohmann::json(nullptr);
+  };
+  // Throughput follows from step times: none without a completed step (a run stopped in its first).
+  const bool stepTimed = !s.stepSeconds.empty();
+  const auto ifKnown = [&](double value) {
+    return s.throughputKnown && stepTimed ? nlohmann::json(value) : nlohmann::json(nullptr);
+  };
+  // Per-step figures need a recorded step: CUDA memory snapshots on their own have none, and a
+  // run can stop in its first. What forward saved is measured when backward begins.
+  const bool stepRecorded = recorded && s.recordedSteps > 0;
+  const auto ifStep = [&](nlohmann::json value) { return stepRecorded ? value : nlohmann::json(nullptr); };
+  const bool savedKnown = recorded && s.memoryRecorded && (stepRecorded || s.activationSavedBytes > 0);
+  const bool placed = s.rank < static_cast<int>(result.rankPlacements.size()) && !result.rankPlacements[s.rank].empty();
+  return {{"rank", s.rank},
+          {"placement", placed ? nlohmann::json(result.rankPlacements[s.rank]) : nlohmann::json(nullptr)},
+          {"step_time_s", s.stepSeconds},
+          {"steady_step_time_s", stepTimed ? nlohmann::json(s.steadyStepSeconds) : nlohmann::json(nullptr)},
+          {"recorded_steps", s.recordedSteps},
+          {"peak_bytes", ifMemory(peak)},
+          {"at_peak_bytes", ifMemory(atPeak)},
+          {"peak_host_bytes", ifMemory(peakHost)},
+          {"after_step_bytes", ifMemory(afterStep)},
+          {"throughput",
+           {{"samples_per_s", ifKnown(s.samplesPerSecond)},
+            {"tokens_per_s", ifKnown(s.tokensPerSecond)},
+            {"model_flops_per_s", ifKnown(s.modelFlopsPerSecond)},
+            {"mfu", limits.peakFlops > 0 && stepTimed ? nlohmann::json(s.mfu) : nlohmann::json(nullptr)}}},
+          {"collectives", ifRecorded(collectives)},
+          {"traffic_per_step", ifStep(trafficPerStep)},
+          {"overlap_pct", ifStep(s.overlapPercent)},
+          {"exposed_comm_s", ifRecorded(s.exposedCommSeconds)},
+          {"steady_exposed_comm_s", ifStep(s.steadyExposedCommSeconds)},
+          {"recompute_s_per_step", ifStep(s.recomputeSecondsPerStep)},
+          {"activation_saved_bytes", savedKnown ? nlohmann::json(s.activationSavedBytes) : nlohmann::json(nullptr)},
+          {"dropped_events", s.droppedEvents},
+          // Who made the others wait (stats/stragglers.h): null where no collective was recorded.
+          {"last_arrivals", ifRecorded(s.lastArrivals)},
+          {"last_arrival_share", ifRecorded(s.groupCollectives > 0 ? nlohmann::json(s.lastArrivalShare) : nullptr)},
+          {"wait_caused_s", ifRecorded(s.waitCausedSeconds)}};
+}
+
 }  // namespace
 
 nlohmann::json summaryJson(const RunConfig& config, const RunResult& result, const trace::RunRecording& recording) {
@@ -46,85 +151,13 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result, con
   nlohmann::json ranks = nlohmann::json::array();
   const auto limits = deviceLimitsOf(config, result.device);
   for (const auto& s : computeRankStats(config, recording, result.parameterCount, result.device)) {
-    nlohmann::json peak, atPeak, afterStep;
-    for (int i = 0; i < trace::kMemoryRoleCount; ++i) {
-      const char* role = trace::memoryRoleName(static_cast<trace::MemoryRole>(i));
-      peak[role] = s.peakByRole[i];
-      atPeak[role] = s.atPeakTotal[i];
-      afterStep[role] = s.afterLastStep[i];
-    }
-    peak["total"] = s.peakTotal;
-    peak["device_total"] = s.peakDevice;
-    // --offload cpu: the host memory beside the device's, by tensor role; null when none was held.
-    nlohmann::json peakHost = nullptr;
-    if (s.peakHost > 0) {
-      peakHost = nlohmann::json::object();
-      for (int i = 0; i < trace::kTensorRoleCount; ++i) {
-        peakHost[trace::memoryRoleName(static_cast<trace::MemoryRole>(i))] = s.peakHostByRole[i];
-      }
-      peakHost["total"] = s.peakHost;
-    }
-    nlohmann::json collectives;
-    for (int op = 0; op < trace::kCollectiveOpCount; ++op) {
-      const auto& c = s.collectives[op];
-      // "bytes" is the size as before summary/4; the ring's sent and received bytes are new.
-      collectives[trace::collectiveOpName(static_cast<trace::CollectiveOp>(op))] = {
-          {"count", c.count},          {"bytes", c.sizeBytes},
-          {"size_bytes", c.sizeBytes}, {"sent_bytes", c.sentBytes},
-          {"received_bytes", c.receivedBytes}, {"time_s", c.seconds}};
-    }
-    const auto all = trace::allCollectives(s.collectives);
-    const double perStep = 1.0 / std::max(s.recordedSteps, 1);
-    nlohmann::json sentByGroup;
-    for (int g = 0; g < trace::kProcessGroupCount; ++g) {
-      sentByGroup[trace::processGroupName(static_cast<trace::ProcessGroup>(g))] = s.sentBytesByGroup[g] * perStep;
-    }
-    const nlohmann::json trafficPerStep = {{"schedule", "ring"},
-                                           {"size_bytes", all.sizeBytes * perStep},
-                                           {"sent_bytes", all.sentBytes * perStep},
-                                           {"received_bytes", all.receivedBytes * perStep},
-                                           {"sent_bytes_by_group", sentByGroup}};
-    // With --recording off nothing was measured: null, not a zero that reads as a measurement.
-    const bool recorded = s.recorded;
-    const auto ifRecorded = [&](nlohmann::json value) { return recorded ? value : nlohmann::json(nullptr); };
-    const auto ifMemory = [&](nlohmann::json value) { return recorded && s.memoryRecorded ? value : nlohmann::json(nullptr); };
-    // Throughput follows from step times: none without a completed step (a run stopped in its first).
-    const bool stepTimed = !s.stepSeconds.empty();
-    const auto ifKnown = [&](double value) {
-      return s.throughputKnown && stepTimed ? nlohmann::json(value) : nlohmann::json(nullptr);
-    };
-    // Per-step figures need a recorded step: CUDA memory snapshots on their own have none, and a
-    // run can stop in its first. What forward saved is measured when backward begins.
-    const bool stepRecorded = recorded && s.recordedSteps > 0;
-    const auto ifStep = [&](nlohmann::json value) { return stepRecorded ? value : nlohmann::json(nullptr); };
-    const bool savedKnown = recorded && s.memoryRecorded && (stepRecorded || s.activationSavedBytes > 0);
-    const bool placed = s.rank < static_cast<int>(result.rankPlacements.size()) &&
-                        !result.rankPlacements[s.rank].empty();
-    ranks.push_back({{"rank", s.rank},
-                     {"placement", placed ? nlohmann::json(result.rankPlacements[s.rank]) : nlohmann::json(nullptr)},
-                     {"step_time_s", s.stepSeconds},
-                     {"steady_step_time_s", stepTimed ? nlohmann::json(s.steadyStepSeconds) : nlohmann::json(nullptr)},
-                     {"recorded_steps", s.recordedSteps},
-                     {"peak_bytes", ifMemory(peak)},
-                     {"at_peak_bytes", ifMemory(atPeak)},
-                     {"peak_host_bytes", ifMemory(peakHost)},
-                     {"after_step_bytes", ifMemory(afterStep)},
-                     {"throughput",
-                      {{"samples_per_s", ifKnown(s.samplesPerSecond)},
-                       {"tokens_per_s", ifKnown(s.tokensPerSecond)},
-                       {"model_flops_per_s", ifKnown(s.modelFlopsPerSecond)},
-                       {"mfu", limits.peakFlops > 0 && stepTimed ? nlohmann::json(s.mfu) : nlohmann::json(nullptr)}}},
-                     {"collectives", ifRecorded(collectives)},
-                     {"traffic_per_step", ifStep(trafficPerStep)},
-                     {"overlap_pct", ifStep(s.overlapPercent)},
-                     {"exposed_comm_s", ifRecorded(s.exposedCommSeconds)},
-                     {"steady_exposed_comm_s", ifStep(s.steadyExposedCommSeconds)},
-                     {"recompute_s_per_step", ifStep(s.recomputeSecondsPerStep)},
-                     {"activation_saved_bytes", savedKnown ? nlohmann::json(s.activationSavedBytes) : nlohmann::json(nullptr)},
-                     {"dropped_events", s.droppedEvents}});
+    ranks.push_back(rankJson(s, result, limits));
   }
   nlohmann::json j = {{"schema", "shardscope.summary/4"},
-                      {"status", result.ok ? "ok" : result.stopped ? "interrupted" : "failed"},
+                      // "incomplete": the run finished, and its recording lost events (full buffers).
+                      {"status", !result.ok                            ? (result.stopped ? "interrupted" : "failed")
+                                 : trace::droppedEvents(recording) > 0 ? "incomplete"
+                                                                       : "ok"},
                       {"config", config.toJson()},
                       {"zero_stage", zeroName(config.strategy)},
                       {"device", result.deviceDescription},

@@ -5,7 +5,10 @@ namespace shardscope {
 StreamedOutputs::StreamedOutputs(const RunConfig& config) {
   if (!config.tracePath.empty()) {
     trace_.emplace(config.tracePath);
-    traceWriter_.emplace(trace_->out(), config.toJson(), config.world);
+    // A device (/dev/null) or pipe named by the user has no ending: Chrome JSON, as before.
+    traceWriter_ =
+        trace::makeTraceWriter(trace::traceFormatOfName(config.tracePath).value_or(trace::TraceFormat::ChromeJson),
+                               trace_->out(), config.toJson(), config.world);
   }
   if (!config.memoryCsvPath.empty()) {
     csv_.emplace(config.memoryCsvPath);

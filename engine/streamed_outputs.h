@@ -8,6 +8,7 @@
 
 #include <condition_variable>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -17,6 +18,7 @@
 #include "config/run_config.h"
 #include "files/output_file.h"
 #include "trace/chrome_trace.h"
+#include "trace/trace_files.h"
 #include "trace/run_recording.h"
 
 namespace shardscope {
@@ -69,7 +71,7 @@ class StreamedOutputs {
 
   trace::RunRecording* recording_ = nullptr;
   std::optional<files::OutputFile> trace_;
-  std::optional<trace::ChromeTraceWriter> traceWriter_;
+  std::unique_ptr<trace::TraceWriter> traceWriter_;  // Chrome JSON or Perfetto, by --trace's name
   std::optional<files::OutputFile> csv_;
   // Trace times count from here: the earliest event when the first steps were streamed, before
   // which every rank had started. Fixed then, so every piece shares it.

@@ -70,6 +70,9 @@ std::vector<FigureDef> buildFigures() {
                      [](const RankStats& r) { return r.steadyStepSeconds; }});
   figures.push_back({"recompute_time", "time spent recomputing forward per step (activation checkpointing)",
                      Unit::Seconds, [](const RankStats& r) { return r.recomputeSecondsPerStep; }});
+  figures.push_back({"wait_caused_per_step",
+                     "per step, the time the other ranks waited for this one where it arrived last at a collective",
+                     Unit::Seconds, [](const RankStats& r) { return perRecordedStep(r, r.waitCausedSeconds); }});
   return figures;
 }
 
@@ -219,7 +222,9 @@ std::optional<std::string> readQuestions(const nlohmann::json& predict, Lesson& 
 std::optional<std::string> parseLesson(const nlohmann::json& j, Lesson& lesson) {
   if (!j.is_object()) return std::string("a lesson is a JSON object with title, config, runs, captions and claims");
   for (const char* key : {"title", "teaches"}) {
-    if (!j.contains(key) || !j[key].is_string()) return std::string("\"") + key + "\" is missing (a string)";
+    if (!j.contains(key)) return std::string("\"") + key + "\" is missing (a string)";
+    if (!j[key].is_string())
+      return std::string("\"") + key + "\" is " + files::jsonKindName(j[key]) + " where a string belongs";
   }
   lesson.title = j["title"].get<std::string>();
   lesson.teaches = j["teaches"].get<std::string>();

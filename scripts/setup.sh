@@ -2,7 +2,8 @@
 # Installs what shardscope needs to build and test, and is quick to re-run (everything present: seconds).
 #   - Debian packages: compilers, CMake, GoogleTest, JSON, CLI11, Gloo headers, ImGui/GLFW, Xvfb, the
 #     DejaVu font (the window rasterises it at the UI scale)
-#   - LibTorch: the PyPI torch wheel pinned to 2.11.0, in a virtualenv in a cache outside the tree
+#   - LibTorch: the PyPI torch wheel pinned to 2.11.0, in a virtualenv in a cache outside the tree, with
+#     the perfetto package (Perfetto's trace schema, for the tests)
 # Use an existing LibTorch instead by setting one of:
 #   Torch_DIR=/path/to/share/cmake/Torch      (a LibTorch or torch install's CMake config)
 #   SHARDSCOPE_PYTHON=/path/to/python          (a Python whose torch should be used)
@@ -10,6 +11,7 @@
 set -euo pipefail
 
 TORCH_VERSION=2.11.0
+PERFETTO_VERSION=0.59.1  # its perfetto_trace_pb2 decodes --trace FILE.pftrace in the tests
 CACHE=${SHARDSCOPE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/shardscope}
 mkdir -p "$CACHE"
 say() { printf 'setup: %s\n' "$*" >&2; }
@@ -52,13 +54,13 @@ elif [ -n "${SHARDSCOPE_PYTHON:-}" ]; then
 else
   venv="$CACHE/venv"
   python_bin="$venv/bin/python"
-  have=$("$python_bin" -c 'import torch; print(torch.__version__.split("+")[0])' 2>/dev/null || true)
+  have=$("$python_bin" -c 'import torch, perfetto; print(torch.__version__.split("+")[0])' 2>/dev/null || true)
   if [ "$have" != "$TORCH_VERSION" ]; then
-    say "installing torch==$TORCH_VERSION from PyPI into $venv (several GB, a few minutes the first time)"
+    say "installing torch==$TORCH_VERSION and perfetto from PyPI into $venv (several GB, a few minutes the first time)"
     [ -x "$python_bin" ] || python3 -m venv "$venv" ||
       { say "cannot create a virtualenv: install python3-venv"; exit 1; }
     if ! "$venv/bin/pip" install --disable-pip-version-check --progress-bar off -q \
-         "torch==$TORCH_VERSION" numpy >"$CACHE/pip.log" 2>&1; then
+         "torch==$TORCH_VERSION" numpy "perfetto==$PERFETTO_VERSION" >"$CACHE/pip.log" 2>&1; then
       say "pip could not install torch==$TORCH_VERSION (log: $CACHE/pip.log); last lines:"
       tail -n 5 "$CACHE/pip.log" >&2
       exit 1

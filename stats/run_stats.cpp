@@ -1,5 +1,7 @@
 #include "stats/run_stats.h"
 
+#include "stats/stragglers.h"
+
 #include "config/model_layout.h"
 
 #include <algorithm>
@@ -93,10 +95,16 @@ std::vector<RankStats> computeRankStats(const RunConfig& config, const trace::Ru
                                         int64_t parameterCount, const DeviceFacts& device) {
   std::vector<RankStats> out;
   const double peakFlops = deviceLimitsOf(config, device).peakFlops;
+  const std::vector<RankStraggling> straggling = stragglingOf(rec);
   for (int r = 0; r < rec.ranks(); ++r) {
     const auto& t = rec.rank(r);
     RankStats s;
     s.rank = r;
+    s.groupCollectives = straggling[static_cast<size_t>(r)].collectives;
+    s.withAStraggler = straggling[static_cast<size_t>(r)].withAStraggler;
+    s.lastArrivals = straggling[static_cast<size_t>(r)].lastArrivals;
+    s.lastArrivalShare = straggling[static_cast<size_t>(r)].lastArrivalShare();
+    s.waitCausedSeconds = straggling[static_cast<size_t>(r)].waitCausedSeconds;
     s.peakByRole = t.peakByRole;
     s.peakTotal = t.peakTotal;
     s.peakDevice = t.peakDevice;

@@ -57,6 +57,13 @@ struct RankStats {
   // higher: it adds backward's activation gradients and temporaries.
   int64_t activationSavedBytes = 0;
   int64_t droppedEvents = 0;
+  // Stragglers (stats/stragglers.h): of the collectives of its groups every member recorded, those
+  // this rank issued last, and the time the others had waited for it there.
+  int64_t groupCollectives = 0;
+  int64_t withAStraggler = 0;   // of them, those one member issued clearly last (past the noise floor)
+  int64_t lastArrivals = 0;     // of those, this rank's
+  double lastArrivalShare = 0;  // lastArrivals / withAStraggler, 0 to 1
+  double waitCausedSeconds = 0;
 };
 
 // How many of `completedSteps` a run with this --recording mode recorded.

@@ -18,18 +18,9 @@
 #include <nlohmann/json.hpp>
 
 #include "trace/run_recording.h"
+#include "trace/trace_writer.h"
 
 namespace shardscope::trace {
-
-// What the ranks reported of themselves in their RunInfo events, known only once they are up: kept
-// at the end of a trace, so that the trace opened again shows the capacity line, MFU and the
-// ranks' placements as the run did.
-struct RunFacts {
-  int64_t parameterCount = 0;
-  int64_t deviceMemoryBytes = 0;  // rank 0's GPU; 0 on CPU
-  double measuredPeakFlops = 0;   // the matmul peak rank 0 measured; 0 when none was
-  std::vector<std::string> rankPlacements;  // [rank] its device, backend, cores
-};
 
 inline constexpr const char* kRunFactsKey = "shardscope_run";
 inline constexpr const char* kHostMemoryCounter = "host memory";
@@ -47,11 +38,11 @@ void writeChromeTrace(std::ostream& out, const RunRecording& recording,
 // The same trace written as a run goes (a long headless run streams its detail to disk instead of
 // holding it): the header and every rank's names first, then each rank's detail in pieces, each
 // later than that rank's previous piece, then the closing. Times are since `originNs`.
-class ChromeTraceWriter {
+class ChromeTraceWriter : public TraceWriter {
  public:
   ChromeTraceWriter(std::ostream& out, const nlohmann::json& metadata, int ranks);
-  void write(int rank, const RankTimeline& detail, int64_t originNs);
-  void finish(const RunFacts& facts = {});
+  void write(int rank, const RankTimeline& detail, int64_t originNs) override;
+  void finish(const RunFacts& facts = {}) override;
 
  private:
   void emit(const nlohmann::json& event);

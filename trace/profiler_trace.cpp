@@ -44,17 +44,42 @@ constexpr size_t kMaxProfilerTraceBytes = size_t{512} << 20;
 // annotations the roles follow.
 constexpr const char* kTestedTorch = "2.11";
 
-std::map<int, fs::path> traceFiles(const std::string& dir, std::error_code& error) {
-  static const std::regex name(R"(rank-([0-9]{1,4})\.pt\.trace\.json(\.gz)?)");
-  std::map<int, fs::path> out;
+// Whether the file's name (not its directory) ends in `plain` or in `plain` gzipped.
+bool fileNameEndsIn(const std::string& path, const std::string& plain) {
+  const std::string file = fs::path(path).filename().string();
+  auto endsWith = [&](const std::string& tail) {
+    return file.size() > tail.size() && file.compare(file.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  return endsWith(plain) || endsWith(plain + ".gz");
+}
+
+// The rank a file's name gives, as launchers and handlers name them: rank-3.pt.trace.json,
+// rank3.json, trace_rank_3.json.gz; -1 for none (tensorboard_trace_handler's HOST_PID.TIME names).
+int rankInFileName(const std::string& path) {
+  static const std::regex rank(R"((?:^|[^A-Za-z0-9])rank[-_]?([0-9]{1,4})(?:[^0-9]|$))", std::regex::icase);
+  std::smatch match;
+  const std::string file = fs::path(path).filename().string();
+  if (!std::regex_search(file, match, rank)) return -1;
+  const int r = std::stoi(match[1].str());
+  return r < kMaxRanks ? r : -1;
+}
+
+// The torch.profiler traces in `dir`, told by their content (profiler_trace.h), each with the rank
+// its name gives (or -1: its distributedInfo says). Of a trace kept plain and gzipped, the plain one.
+std::vector<std::pair<int, fs::path>> traceFiles(const std::string& dir, std::error_code& error) {
+  std::map<std::string, fs::path> byStem;  // the name less ".gz"
   for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
-    std::smatch match;
-    const std::string file = it->path().filename().string();
-    if (!std::regex_match(file, match, name) || std::stoi(match[1].str()) >= kMaxRanks) continue;
-    auto& kept = out[std::stoi(match[1].str())];
-    // Both rank-R.pt.trace.json and its .gz: the plain one, whatever the directory's order.
+    const std::string path = it->path().string();
+    // Named as one (its content's errors are then named), or told by its content.
+    const bool named = isProfilerTraceFileName(path);
+    if (!named && !(fileNameEndsIn(path, ".json") && looksLikeProfilerTrace(path))) continue;
+    const std::string stem =
+        it->path().extension() == ".gz" ? it->path().stem().string() : it->path().filename().string();
+    auto& kept = byStem[stem];
     if (kept.empty() || kept.extension() == ".gz") kept = it->path();
   }
+  std::vector<std::pair<int, fs::path>> out;
+  for (const auto& [stem, path] : byStem) out.emplace_back(rankInFileName(path.string()), path);
   return out;
 }
 
@@ -260,6 +285,7 @@ struct ReadNotes {
   MemoryNotes memory;                 // rank 0's
   std::vector<int> snapshotRanks;     // ranks whose memory came from their CUDA memory snapshots
   std::string unusedSnapshots;        // snapshots not read, each with why
+  std::vector<std::string> unrankedFiles;  // files whose rank neither distributedInfo nor the name gave
 };
 
 // A send's or recv's peer, its rank in the op's group, from the values the profiler records with
@@ -489,8 +515,11 @@ std::string readRankTrace(const fs::path& path, int namedRank, RecorderNotes& no
              std::to_string(namedRank);
     }
     if (namedRank < 0 && trace.rank < 0) {
-      return "names no rank: it has no distributedInfo (the job profiled before init_process_group) and is not "
-             "named rank-R.pt.trace.json: rename it for its rank";
+      // One process (one GPU, the commonest trace there is), or a job profiled before
+      // init_process_group: rank 0 of a world of 1, said in a note, not refused.
+      trace.rank = 0;
+      trace.world = std::max(trace.world, 1);
+      notes.unrankedFiles.push_back(path.filename().string());
     }
     if (trace.rank >= kMaxRanks) {
       return "says it is rank " + std::to_string(trace.rank) + "; shardscope draws up to " +
@@ -509,7 +538,9 @@ std::string readRankTrace(const fs::path& path, int namedRank, RecorderNotes& no
     readCollectives(trace, events, notes);
     readCompute(trace, events);
     readRankMemory(path.parent_path(), trace, noted, events, notes);
-  } catch (const std::exception& ex) {  // a field of an unexpected type (json), a step name that is not one
+  } catch (const nlohmann::json::exception&) {  // a field of an unexpected kind that no check above named
+    return "has a malformed event: one of its fields holds another kind of value than torch.profiler writes";
+  } catch (const std::exception& ex) {  // a step name that is not one
     return "has a malformed event (" + std::string(ex.what()) + ")";
   }
   std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return a.beginNs < b.beginNs; });
@@ -733,6 +764,11 @@ std::string describeMemoryNotes(const ReadNotes& notes) {
 
 std::string describeNotes(const ReadNotes& notes) {
   std::string out;
+  for (const auto& file : notes.unrankedFiles) {
+    out += file +
+           " names no rank (no distributedInfo, no rank-R in its name): read as one process, rank 0 of a "
+           "world of 1\n";
+  }
   if (notes.firstStep > 0) {
     out += "the profiler recorded the job's steps " + std::to_string(notes.firstStep) + " to " +
            std::to_string(notes.lastStep) + " (ProfilerStep#N), shown as steps 0 to " +
@@ -812,7 +848,7 @@ namespace {
 
 struct RankFile {
   fs::path path;
-  int namedRank = -1;  // the rank its name says (rank-R.pt.trace.json), or -1
+  int namedRank = -1;  // the rank its name says (rank-R.pt.trace.json, rank3.json), or -1
 };
 
 // Each file read, its rank known (trace/profiler_trace.h), then merged on one clock.
@@ -852,8 +888,11 @@ LoadedTrace loadRankFiles(const std::vector<RankFile>& files) {
       torchOf.resize(rank + 1);
     }
     if (!readFrom[rank].empty()) {
-      out.error = "'" + readFrom[rank].string() + "' and '" + file.path.string() + "' are both rank " +
-                  std::to_string(rank) + ": name one trace per rank";
+      const bool unranked = !notes.unrankedFiles.empty();
+      out.error =
+          "'" + readFrom[rank].string() + "' and '" + file.path.string() + "' are both rank " + std::to_string(rank) +
+          (unranked ? " (a file that names no rank, by distributedInfo or a rank-R in its name, is rank 0)" : "") +
+          ": name one trace per rank";
       return out;
     }
     events[rank] = std::move(rankEvents);
@@ -900,8 +939,9 @@ LoadedTrace loadProfilerTraces(const std::string& dir) {
   const auto named = traceFiles(dir, error);
   if (error || named.empty()) {
     LoadedTrace out;
-    out.error = "'" + dir + "' holds no rank-R.pt.trace.json (torch.profiler traces, one per rank): record a job "
-                "with python/shardscope_record, or name the files so";
+    out.error = "'" + dir +
+                "' holds no torch.profiler trace (a JSON file that starts with its schemaVersion): record "
+                "a job with python/shardscope_record, prof.export_chrome_trace or tensorboard_trace_handler";
     return out;
   }
   std::vector<RankFile> files;
@@ -933,7 +973,6 @@ LoadedTrace loadProfilerTraceFiles(const std::vector<std::string>& paths) {
     out.error = "no torch.profiler traces named: name each rank's rank-R.pt.trace.json, or their directory";
     return out;
   }
-  static const std::regex name(R"(rank-([0-9]{1,4})\.pt\.trace\.json(\.gz)?)");
   std::vector<std::string> traces;
   std::copy_if(paths.begin(), paths.end(), std::back_inserter(traces), [](const std::string& p) { return !isCudaSnapshotFileName(p); });
   if (traces.empty()) return loadCudaSnapshotFiles(paths);  // snapshots alone: memory only
@@ -945,12 +984,7 @@ LoadedTrace loadProfilerTraceFiles(const std::vector<std::string>& paths) {
     }
   }
   std::vector<RankFile> files;
-  for (const auto& path : traces) {
-    std::smatch match;
-    const std::string file = fs::path(path).filename().string();
-    const int named = std::regex_match(file, match, name) ? std::stoi(match[1].str()) : -1;
-    files.push_back({fs::path(path), named < kMaxRanks ? named : -1});
-  }
+  for (const auto& path : traces) files.push_back({fs::path(path), rankInFileName(path)});
   return loadRankFiles(files);
 }
 
@@ -959,21 +993,18 @@ LoadedTrace loadJobDirectory(const std::string& dir) {
   return isCudaSnapshotDirectory(dir) ? loadCudaSnapshotDirectory(dir) : loadRankEventFiles(dir);
 }
 
-namespace {
-
-// Whether the file's name (not its directory) ends in `plain` or in `plain` gzipped.
-bool fileNameEndsIn(const std::string& path, const std::string& plain) {
-  const std::string file = fs::path(path).filename().string();
-  auto endsWith = [&](const std::string& tail) {
-    return file.size() > tail.size() && file.compare(file.size() - tail.size(), tail.size(), tail) == 0;
-  };
-  return endsWith(plain) || endsWith(plain + ".gz");
-}
-
-}  // namespace
-
 bool isCudaSnapshotFileName(const std::string& path) { return fileNameEndsIn(path, ".pickle"); }
 
 bool isProfilerTraceFileName(const std::string& path) { return fileNameEndsIn(path, ".pt.trace.json"); }
+
+bool looksLikeProfilerTrace(const std::string& path) {
+  if (isCudaSnapshotFileName(path)) return false;
+  std::string error;
+  const auto head = files::readFileText(path, error, files::kMaxTraceBytes, /*prefix=*/4096);
+  if (!head) return false;
+  // Kineto writes it first: {"schemaVersion": 1, "deviceProperties": ..., "traceEvents": [...]}.
+  const size_t open = head->find_first_not_of(" \t\r\n");
+  return open != std::string::npos && (*head)[open] == '{' && head->find("\"schemaVersion\"") != std::string::npos;
+}
 
 }  // namespace shardscope::trace

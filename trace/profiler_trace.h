@@ -25,7 +25,8 @@ namespace shardscope::trace {
 // DIR/rank-R.pt.trace.json
 std::string profilerTraceFileName(const std::string& dir, int rank);
 
-// Whether `dir` holds at least one rank-R.pt.trace.json.
+// Whether `dir` holds at least one torch.profiler trace (looksLikeProfilerTrace: a .json or .json.gz
+// file of any name).
 bool isProfilerTraceDirectory(const std::string& dir);
 
 // The ranks' traces merged. `error` for a file that is not a torch.profiler trace (not JSON,
@@ -36,8 +37,9 @@ LoadedTrace loadProfilerTraces(const std::string& dir);
 
 // The same from files named on the command line or in the app (one per rank, named any way, as
 // torch.profiler's tensorboard_trace_handler names them HOST_PID.TIME.pt.trace.json): each file's
-// rank from its distributedInfo, or from a name rank-R.pt.trace.json. Two files of one rank, or a
-// file that says neither, are refused naming them. A CUDA memory snapshot (*.pickle) among them
+// rank from its distributedInfo, or from a rank in its name (rank-R, rankR, rank_R); a file that
+// says neither is one process, rank 0 of a world of 1 (said in the note). Two files of one rank are
+// refused naming both. A CUDA memory snapshot (*.pickle) among them
 // is read with its rank's trace when it lies beside one as rank-R.memory.pickle, and refused,
 // saying how to place it, otherwise; snapshots named alone open on their own
 // (trace/snapshot_job.h).
@@ -52,5 +54,11 @@ bool isCudaSnapshotFileName(const std::string& path);
 
 // Whether a file's name is torch.profiler's (*.pt.trace.json, or .gz).
 bool isProfilerTraceFileName(const std::string& path);
+
+// Whether a file is a torch.profiler trace by its content, whatever its name (trace.json from
+// prof.export_chrome_trace, HOST_PID.TIME.pt.trace.json from tensorboard_trace_handler, gzipped or
+// not): a JSON object whose first 4 KiB hold Kineto's "schemaVersion". shardscope's own --trace
+// starts with its "displayTimeUnit" and has none.
+bool looksLikeProfilerTrace(const std::string& path);
 
 }  // namespace shardscope::trace

@@ -529,4 +529,22 @@ void RunRecording::foldOlderSteps(int rank, size_t fold) {
   if (spill_) spill_(rank, std::move(older));
 }
 
+int64_t droppedEvents(const RunRecording& recording) {
+  int64_t dropped = 0;
+  for (int r = 0; r < recording.ranks(); ++r) dropped += recording.rank(r).dropped;
+  return dropped;
+}
+
+std::string droppedEventsText(const RunRecording& recording) {
+  const int64_t total = droppedEvents(recording);
+  if (total == 0) return "";
+  std::string perRank;
+  for (int r = 0; r < recording.ranks(); ++r) {
+    if (recording.rank(r).dropped == 0) continue;
+    perRank += (perRank.empty() ? "" : "; ") + std::string("rank ") + std::to_string(r) + ": " +
+               std::to_string(recording.rank(r).dropped);
+  }
+  return std::to_string(total) + " events were dropped (" + perRank + ")";
+}
+
 }  // namespace shardscope::trace

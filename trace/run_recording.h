@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -108,6 +109,13 @@ std::vector<double> exposedCommSecondsOf(const RankTimeline& detail);
 // The activation bytes held at each moment backward began (a backward span right after forward
 // ones), the largest of them; 0 without compute spans.
 int64_t activationSavedForBackward(const RankTimeline& detail);
+
+class RunRecording;
+// Events the ranks could not record (their buffers were full), over every rank.
+int64_t droppedEvents(const RunRecording& recording);
+// "1,204 events were dropped (rank 0: 1,000; rank 1: 204)", or "" when none were: what the CLI, the
+// summary's readers and the window say of a recording that is incomplete.
+std::string droppedEventsText(const RunRecording& recording);
 
 class RunRecording {
  public:

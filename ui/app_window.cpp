@@ -346,64 +346,10 @@ const char* bottomTabTitle(const std::string& name) {
   return tab ? tab->title : nullptr;
 }
 
-void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
-  const auto frameStart = std::chrono::steady_clock::now();
-  ImGuiViewport* viewport = ImGui::GetMainViewport();
-  ImGui::SetNextWindowPos(viewport->WorkPos);
-  ImGui::SetNextWindowSize(viewport->WorkSize);
-  ImGui::Begin("shardscope", nullptr,
-               ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
-                   ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus);
-  int sessionCount = 0;
-  {
-    auto peek = store.lock();  // released before the sidebar, whose Run adds a session
-    sessionCount = static_cast<int>(store.sessions().size());
-  }
-  if (state.pendingFocus >= 0 && state.pendingFocus < sessionCount) {
-    state.display.focusSession = state.pendingFocus;
-    state.pendingFocus = -1;
-  }
-  if (state.lesson.lockRequested) {  // before the store's lock below: starting runs takes it
-    state.lesson.lockRequested = false;
-    lockInAnswers(state, engine);
-  }
-  handleDisplayKeys(state.display, state.playhead.session, sessionCount);
-  if (engine) {
-    handleOpenKey(state);
-    openDropped(state, *engine);
-    takeInFinishedOpen(state, *engine);
-  }
-  if (state.display.focusSession >= sessionCount) state.display.focusSession = -1;
-  bool focused = state.display.focusSession >= 0;
+namespace {
 
-  // --- left: configuration (hidden while one session is in focus) --------------------------------
-  if (!focused) {
-    drawSidebar(state, engine, sessionCount);
-    ImGui::SameLine();
-  }
-
-  // --- middle and bottom: timelines, breakdown, comparison ----------------------------------------
-  ImGui::BeginGroup();
-  auto lock = store.lock();
-  auto& sessions = store.sessions();
-  if (state.display.focusSession >= static_cast<int>(sessions.size())) {  // Run cleared the sessions
-    state.display.focusSession = -1;
-    focused = false;
-  }
-  double duration = 0;
-  state.detailStartNs = sessions.empty() ? 0 : std::numeric_limits<double>::infinity();
-  for (const auto& s : sessions) {
-    duration = std::max(duration, sessionDuration(s));
-    state.detailStartNs = std::min(state.detailStartNs, sessionDetailStart(s));
-  }
-  if (!state.axis.userMoved) state.axis.fit(state.detailStartNs, duration);
-  const std::vector<double> memoryScale = memoryScales(sessions, state.style, state.display.ownMemoryScale);
-  state.lastMemoryScales = memoryScale;
-  if (state.marksVersion != store.version() || state.marks.size() != sessions.size()) {
-    state.marks.clear();
-    for (const auto& s : sessions) state.marks.push_back(eventGroupMarks(s.recording));
-    state.marksVersion = store.version();
-  }
+// --at and --zoom given on the command line, placed once the recording they name is there.
+void applyPendingPlayhead(AppState& state, EngineControl* engine) {
   if (!state.pendingAt.empty() && !(engine && engine->busy()) && !state.marks.empty()) {
     const int focus = std::clamp(state.playhead.session, 0, static_cast<int>(state.marks.size()) - 1);
     if (auto at = resolvePlayheadPosition(state.pendingAt, state.marks[static_cast<size_t>(focus)], state.atError)) {
@@ -425,6 +371,190 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
     }
     state.pendingZoom.clear();
   }
+}
+
+// A session's title line, what it ran, and its notes: why it failed, what its recording lacks.
+void drawSessionHeader(const Session& s) {
+  const ImVec4 statusColor = s.status == SessionStatus::Failed ? ImVec4(1.0f, 0.45f, 0.4f, 1.0f)
+                             : s.status == SessionStatus::Done ? ImVec4(0.5f, 0.85f, 0.5f, 1.0f)
+                                                               : ImVec4(1.0f, 0.8f, 0.3f, 1.0f);
+  ImGui::Text("%s", s.title.c_str());
+  ImGui::SameLine();
+  ImGui::TextColored(statusColor, "[%s]", statusText(s.status));
+  ImGui::SameLine();
+  const int folded = !s.fromSummary && s.recording.ranks() > 0 ? s.recording.rank(0).folded.steps : 0;
+  const size_t stepsDone = s.fromSummary             ? s.losses.size()
+                           : s.recording.ranks() > 0 ? folded + s.recording.rank(0).steps.size()
+                                                     : 0;
+  const int rankCount = s.fromSummary ? static_cast<int>(s.savedStats.size()) : s.recording.ranks();
+  char lossText[48] = "";
+  if (!s.losses.empty()) std::snprintf(lossText, sizeof lossText, "  loss %.4f", s.losses.back());
+  if (!s.jobLabel.empty()) {
+    const size_t recorded =
+        s.fromSummary ? (s.savedStats.empty() ? 0 : static_cast<size_t>(s.savedStats[0].recordedSteps)) : stepsDone;
+    ImGui::TextDisabled("%s  %d ranks  %s  %zu steps recorded", s.device.c_str(), rankCount, s.jobLabel.c_str(),
+                        recorded);
+  } else {
+    ImGui::TextDisabled("%s  %d ranks  %s %d layers, hidden %d%s  step %zu/%d%s", s.device.c_str(), rankCount,
+                        modeName(s.config.model), s.config.layers, s.config.hidden, trainingLabel(s.config).c_str(),
+                        stepsDone, s.config.steps, lossText);
+  }
+  if (!s.error.empty()) {
+    // Red for a run that failed; amber for what a finished recording was read with (a rank
+    // without a file, memory held before a profiler started): worth reading, not a failure.
+    const bool failed = s.status == SessionStatus::Failed;
+    ImGui::PushStyleColor(ImGuiCol_Text, failed ? ImVec4(1.0f, 0.45f, 0.4f, 1.0f) : ImVec4(0.95f, 0.78f, 0.45f, 1.0f));
+    ImGui::TextWrapped("%s", s.error.c_str());
+    ImGui::PopStyleColor();
+  }
+  if (const std::string dropped = trace::droppedEventsText(s.recording); !dropped.empty()) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.95f, 0.78f, 0.45f, 1.0f));
+    ImGui::TextWrapped("recording incomplete: %s (their buffers were full); the figures and the timeline miss them",
+                       dropped.c_str());
+    ImGui::PopStyleColor();
+  }
+  if (folded > 0) {
+    // Steps numbered as the timeline's markers and event groups number them, from 0.
+    ImGui::TextDisabled(
+        "steps 0-%d are folded to keep this run within its memory (--window-events): the figures "
+        "count them, the timeline and Export show step %d on%s",
+        folded - 1, folded,
+        !s.everyStepIn.empty()       ? ("; every step is in " + s.everyStepIn).c_str()
+        : s.config.tracePath.empty() ? " (run with --trace to keep every step on disk)"
+                                     : "; the run's --trace has every step");
+  }
+  if (s.config.recording == RecordingMode::Off) {
+    ImGui::TextDisabled(
+        "run with --recording off: only step times were measured, so the timeline has no "
+        "memory, compute or collectives to show");
+  }
+}
+
+// A session's timeline and throughput lane; the cursor and seeks it reports, its drawing counts.
+void drawSessionTimeline(AppState& state, const Session& s, int index, double memoryScale, double playheadNs,
+                         TimelineCursor& c, TimelineFrameStats& frameStats) {
+  TimelineFrameStats st;
+  TimelineStyle style = state.style;
+  style.capacityBytes = deviceLimitsOf(s.config, s.deviceFacts).capacityBytes;  // this session's device
+  if (state.display.ownMemoryScale && state.marks.size() > 1) {
+    ImGui::TextDisabled("memory lanes scaled to this session's own peak (S: one scale for every session)");
+  }
+  drawTimeline("timeline", s.recording, state.axis, memoryScale, ImGui::GetContentRegionAvail().x, style,
+               state.selection, c, &st, playheadNs, &state.expandedRankGroups[index]);
+  drawThroughputLane(s.recording, state.axis, ImGui::GetContentRegionAvail().x,
+                     throughputWorkOf(s.config, s.parameterCount, s.deviceFacts));
+  if (c.seek) {
+    state.playhead.tNs = c.seekNs;
+    state.playhead.placed = true;
+    state.playhead.playing = false;
+  }
+  if (c.valid || c.seek) state.playhead.session = index;
+  frameStats.spansDrawn += st.spansDrawn;
+  frameStats.spansFolded += st.spansFolded;
+  frameStats.memoryColumns += st.memoryColumns;
+  frameStats.rowsDrawn += st.rowsDrawn;
+}
+
+// This frame's keys, drops and finished opens, before the store is locked for the frame (a Run or
+// a lesson's Lock in starts sessions, which takes its lock). The number of sessions.
+int handleFrameInput(AppState& state, SessionStore& store, EngineControl* engine) {
+  int sessionCount = 0;
+  {
+    auto peek = store.lock();  // released before the sidebar, whose Run adds a session
+    sessionCount = static_cast<int>(store.sessions().size());
+  }
+  if (state.pendingFocus >= 0 && state.pendingFocus < sessionCount) {
+    state.display.focusSession = state.pendingFocus;
+    state.pendingFocus = -1;
+  }
+  if (state.lesson.lockRequested) {
+    state.lesson.lockRequested = false;
+    lockInAnswers(state, engine);
+  }
+  handleDisplayKeys(state.display, state.playhead.session, sessionCount);
+  if (engine) {
+    handleOpenKey(state);
+    openDropped(state, *engine);
+    takeInFinishedOpen(state, *engine);
+  }
+  if (state.display.focusSession >= sessionCount) state.display.focusSession = -1;
+  return sessionCount;
+}
+
+// The longest session's duration; the axis fitted to every session's detail unless the user moved it.
+double fitTimeAxis(AppState& state, const std::vector<Session>& sessions) {
+  double duration = 0;
+  state.detailStartNs = sessions.empty() ? 0 : std::numeric_limits<double>::infinity();
+  for (const auto& s : sessions) {
+    duration = std::max(duration, sessionDuration(s));
+    state.detailStartNs = std::min(state.detailStartNs, sessionDetailStart(s));
+  }
+  if (!state.axis.userMoved) state.axis.fit(state.detailStartNs, duration);
+  return duration;
+}
+
+// The wheel zooms the timelines, so it does not scroll them: PageUp / PageDown and the scrollbar do.
+void scrollByPage(AppState& state) {
+  if (!ImGui::GetIO().WantTextInput && ImGui::GetScrollMaxY() > 0) {
+    const float page = ImGui::GetWindowHeight() * 0.9f;
+    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_PageDown))) ImGui::SetScrollY(ImGui::GetScrollY() + page);
+    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_PageUp))) ImGui::SetScrollY(ImGui::GetScrollY() - page);
+  }
+  state.timelinesScroll = ImGui::GetScrollMaxY() > 0;
+  state.timelinesScrollY = ImGui::GetScrollY();
+}
+
+// Where the runs will be drawn, before there is one.
+void drawNothingYet(const AppState& state) {
+  if (state.lesson.active && state.lesson.predictFirst && !state.lesson.locked) {
+    ImGui::TextDisabled(
+        "Answer the lesson's questions above, then Lock in: its runs start then, and your answers are\n"
+        "scored against what they measure.");
+    return;
+  }
+  ImGui::TextDisabled(
+      "Press Run to train with the configuration on the left, or Compare to run the\n"
+      "strategies ticked above it one after another on the same model and data.\n\n"
+      "Each rank is its own process; what you see is measured: the allocator's bytes\n"
+      "by role, every collective, every forward and backward per unit.");
+}
+
+}  // namespace
+
+void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
+  const auto frameStart = std::chrono::steady_clock::now();
+  ImGuiViewport* viewport = ImGui::GetMainViewport();
+  ImGui::SetNextWindowPos(viewport->WorkPos);
+  ImGui::SetNextWindowSize(viewport->WorkSize);
+  ImGui::Begin("shardscope", nullptr,
+               ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
+                   ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus);
+  const int sessionCount = handleFrameInput(state, store, engine);
+  bool focused = state.display.focusSession >= 0;
+
+  // --- left: configuration (hidden while one session is in focus) --------------------------------
+  if (!focused) {
+    drawSidebar(state, engine, sessionCount);
+    ImGui::SameLine();
+  }
+
+  // --- middle and bottom: timelines, breakdown, comparison ----------------------------------------
+  ImGui::BeginGroup();
+  auto lock = store.lock();
+  auto& sessions = store.sessions();
+  if (state.display.focusSession >= static_cast<int>(sessions.size())) {  // Run cleared the sessions
+    state.display.focusSession = -1;
+    focused = false;
+  }
+  const double duration = fitTimeAxis(state, sessions);
+  const std::vector<double> memoryScale = memoryScales(sessions, state.style, state.display.ownMemoryScale);
+  state.lastMemoryScales = memoryScale;
+  if (state.marksVersion != store.version() || state.marks.size() != sessions.size()) {
+    state.marks.clear();
+    for (const auto& s : sessions) state.marks.push_back(eventGroupMarks(s.recording));
+    state.marksVersion = store.version();
+  }
+  applyPendingPlayhead(state, engine);
   handlePlayheadKeys(state, sessions, engine, duration);
   advancePlayhead(state.playhead, ImGui::GetIO().DeltaTime, duration);
   if (state.playhead.playing) keepInView(state.axis, state.playhead.tNs);
@@ -446,22 +576,8 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
   }
   // The wheel zooms the timelines, so it does not scroll them: PageUp / PageDown and the scrollbar do.
   ImGui::BeginChild("timelines", ImVec2(0, focused ? 0.0f : -bottomHeight), true, ImGuiWindowFlags_NoScrollWithMouse);
-  if (!ImGui::GetIO().WantTextInput && ImGui::GetScrollMaxY() > 0) {
-    const float page = ImGui::GetWindowHeight() * 0.9f;
-    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_PageDown))) ImGui::SetScrollY(ImGui::GetScrollY() + page);
-    if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_PageUp))) ImGui::SetScrollY(ImGui::GetScrollY() - page);
-  }
-  state.timelinesScroll = ImGui::GetScrollMaxY() > 0;
-  state.timelinesScrollY = ImGui::GetScrollY();
-  if (sessions.empty() && state.lesson.active && state.lesson.predictFirst && !state.lesson.locked) {
-    ImGui::TextDisabled("Answer the lesson's questions above, then Lock in: its runs start then, and your answers are\n"
-                        "scored against what they measure.");
-  } else if (sessions.empty()) {
-    ImGui::TextDisabled("Press Run to train with the configuration on the left, or Compare to run the\n"
-                        "strategies ticked above it one after another on the same model and data.\n\n"
-                        "Each rank is its own process; what you see is measured: the allocator's bytes\n"
-                        "by role, every collective, every forward and backward per unit.");
-  }
+  scrollByPage(state);
+  if (sessions.empty()) drawNothingYet(state);
   std::vector<size_t> shown;
   for (size_t i = 0; i < sessions.size(); ++i) {
     if (!focused || static_cast<int>(i) == state.display.focusSession) shown.push_back(i);
@@ -476,50 +592,7 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
   for (size_t i : shown) {
     const Session& s = sessions[i];
     ImGui::PushID(static_cast<int>(i));
-    const ImVec4 statusColor = s.status == SessionStatus::Failed ? ImVec4(1.0f, 0.45f, 0.4f, 1.0f)
-                               : s.status == SessionStatus::Done ? ImVec4(0.5f, 0.85f, 0.5f, 1.0f)
-                                                                 : ImVec4(1.0f, 0.8f, 0.3f, 1.0f);
-    ImGui::Text("%s", s.title.c_str());
-    ImGui::SameLine();
-    ImGui::TextColored(statusColor, "[%s]", statusText(s.status));
-    ImGui::SameLine();
-    const int folded = !s.fromSummary && s.recording.ranks() > 0 ? s.recording.rank(0).folded.steps : 0;
-    const size_t stepsDone = s.fromSummary ? s.losses.size()
-                             : s.recording.ranks() > 0 ? folded + s.recording.rank(0).steps.size() : 0;
-    const int rankCount = s.fromSummary ? static_cast<int>(s.savedStats.size()) : s.recording.ranks();
-    char lossText[48] = "";
-    if (!s.losses.empty()) std::snprintf(lossText, sizeof lossText, "  loss %.4f", s.losses.back());
-    if (!s.jobLabel.empty()) {
-      const size_t recorded = s.fromSummary ? (s.savedStats.empty() ? 0 : static_cast<size_t>(s.savedStats[0].recordedSteps))
-                                            : stepsDone;
-      ImGui::TextDisabled("%s  %d ranks  %s  %zu steps recorded", s.device.c_str(), rankCount, s.jobLabel.c_str(),
-                          recorded);
-    } else {
-      ImGui::TextDisabled("%s  %d ranks  %s %d layers, hidden %d%s  step %zu/%d%s", s.device.c_str(), rankCount,
-                          modeName(s.config.model), s.config.layers, s.config.hidden, trainingLabel(s.config).c_str(),
-                          stepsDone, s.config.steps, lossText);
-    }
-    if (!s.error.empty()) {
-      // Red for a run that failed; amber for what a finished recording was read with (a rank
-      // without a file, memory held before a profiler started): worth reading, not a failure.
-      const bool failed = s.status == SessionStatus::Failed;
-      ImGui::PushStyleColor(ImGuiCol_Text, failed ? ImVec4(1.0f, 0.45f, 0.4f, 1.0f) : ImVec4(0.95f, 0.78f, 0.45f, 1.0f));
-      ImGui::TextWrapped("%s", s.error.c_str());
-      ImGui::PopStyleColor();
-    }
-    if (folded > 0) {
-      // Steps numbered as the timeline's markers and event groups number them, from 0.
-      ImGui::TextDisabled("steps 0-%d are folded to keep this run within its memory (--window-events): the figures "
-                          "count them, the timeline and Export show step %d on%s",
-                          folded - 1, folded,
-                          !s.everyStepIn.empty()      ? ("; every step is in " + s.everyStepIn).c_str()
-                          : s.config.tracePath.empty() ? " (run with --trace to keep every step on disk)"
-                                                       : "; the run's --trace has every step");
-    }
-    if (s.config.recording == RecordingMode::Off) {
-      ImGui::TextDisabled("run with --recording off: only step times were measured, so the timeline has no "
-                          "memory, compute or collectives to show");
-    }
+    drawSessionHeader(s);
     if (s.fromSummary) {
       ImGui::TextDisabled("a summary holds figures, not a timeline: open the run's --trace file to see it");
       ImGui::Separator();
@@ -527,26 +600,7 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
       continue;
     }
     TimelineCursor c;
-    TimelineFrameStats st;
-    TimelineStyle style = state.style;
-    style.capacityBytes = deviceLimitsOf(s.config, s.deviceFacts).capacityBytes;  // this session's device
-    if (state.display.ownMemoryScale && sessions.size() > 1) {
-      ImGui::TextDisabled("memory lanes scaled to this session's own peak (S: one scale for every session)");
-    }
-    drawTimeline("timeline", s.recording, state.axis, memoryScale[i], ImGui::GetContentRegionAvail().x,
-                 style, state.selection, c, &st, playheadNs, &state.expandedRankGroups[static_cast<int>(i)]);
-    drawThroughputLane(s.recording, state.axis, ImGui::GetContentRegionAvail().x,
-                       throughputWorkOf(s.config, s.parameterCount, s.deviceFacts));
-    if (c.seek) {
-      state.playhead.tNs = c.seekNs;
-      state.playhead.placed = true;
-      state.playhead.playing = false;
-    }
-    if (c.valid || c.seek) state.playhead.session = static_cast<int>(i);
-    frameStats.spansDrawn += st.spansDrawn;
-    frameStats.spansFolded += st.spansFolded;
-    frameStats.memoryColumns += st.memoryColumns;
-    frameStats.rowsDrawn += st.rowsDrawn;
+    drawSessionTimeline(state, s, static_cast<int>(i), memoryScale[i], playheadNs, c, frameStats);
     if (c.valid) {
       cursor = c;
       cursorSession = static_cast<int>(i);

@@ -439,10 +439,8 @@ void drawLargestModels(EstimatePanelState& st, const estimate::ModelStateCase& c
   noteItem("estimate:largest");
 }
 
-void drawWhatIf(EstimatePanelState& st) {
-  predictionBadge();
-  ImGui::TextWrapped("Will it fit? Model-state memory per GPU, as the seed documents tabulate it (activations too, "
-                     "given a shape).");
+// The seed documents' examples as buttons, and the what-if's own fields.
+void drawWhatIfInputs(EstimatePanelState& st) {
   bool first = true;
   for (const auto& e : kSeedExamples) {
     const bool clicked = smallButtonWrapping(e.label, first);
@@ -479,14 +477,15 @@ void drawWhatIf(EstimatePanelState& st) {
                       "context, fragmentation): verdicts and inverse answers use the rest");
   }
   ImGui::PopItemWidth();
+}
 
-  estimate::ModelStateCase c;
-  const auto shapeProblem = drawArchitectureInputs(st, c);
-  const auto parameters = estimate::parseCount(st.parameters);
-  const auto worlds = estimate::parseWorlds(st.worlds);
+// Why the what-if's fields make no case, or "".
+std::string whatIfProblem(const EstimatePanelState& st, const std::optional<double>& parameters, bool worldsRead,
+                          const std::optional<std::string>& shapeProblem) {
   std::string problem;
   if (!parameters) problem = "'" + std::string(st.parameters) + "' is not a parameter count: e.g. 7B, 70B or 1.3e9";
-  else if (!worlds) problem = "'" + std::string(st.worlds) + "' is not a list of GPU counts: e.g. 1,8,16";
+  else if (!worldsRead)
+    problem = "'" + std::string(st.worlds) + "' is not a list of GPU counts: e.g. 1,8,16";
   else if (st.bytesPerParameter[0] < 0 || st.bytesPerParameter[1] < 0 || st.bytesPerParameter[2] < 0)
     problem = "bytes per parameter cannot be negative";
   else if (st.gpuMemoryGB < 0) problem = "GPU memory cannot be negative: 0 turns the verdict off";
@@ -495,19 +494,12 @@ void drawWhatIf(EstimatePanelState& st) {
   else if (!(st.reservePercent >= 0 && st.reservePercent < 100))
     problem = "% kept free must be 0 or more and below 100 (e.g. 10)";
   else if (shapeProblem) problem = *shapeProblem;
-  if (!problem.empty()) {
-    ImGui::TextColored(kMismatchColor, "%s", problem.c_str());
-    noteItem("estimate:problem");
-    return;
-  }
-  c.parameters = *parameters;
-  c.worlds = *worlds;
-  c.bytes = {st.bytesPerParameter[0], st.bytesPerParameter[1], st.bytesPerParameter[2]};
-  c.gpuMemoryBytes = st.gpuMemoryGB * 1e9;
-  c.trainedFraction = st.trainedPercent / 100.0;
-  c.reserve = st.reservePercent / 100.0;
-  const auto rows = estimate::modelStateTable(c);
+  return problem;
+}
 
+// Each strategy and world size as a bar of its model states (and activations), the GPU's memory
+// a red line across them.
+void drawWhatIfBars(const estimate::ModelStateCase& c, const std::vector<estimate::ModelStateRow>& rows) {
   double scale = std::max(c.gpuMemoryBytes, 1.0);  // all zero is allowed: keep the bars finite
   for (const auto& r : rows) scale = std::max(scale, r.total());
   const float labelWidth = px(350.0f);
@@ -552,6 +544,30 @@ void drawWhatIf(EstimatePanelState& st) {
     }
   }
   ImGui::PopStyleVar();
+}
+
+void drawWhatIf(EstimatePanelState& st) {
+  predictionBadge();
+  ImGui::TextWrapped(
+      "Will it fit? Model-state memory per GPU, as the seed documents tabulate it (activations too, "
+      "given a shape).");
+  drawWhatIfInputs(st);
+  estimate::ModelStateCase c;
+  const auto shapeProblem = drawArchitectureInputs(st, c);
+  const auto parameters = estimate::parseCount(st.parameters);
+  const auto worlds = estimate::parseWorlds(st.worlds);
+  if (const std::string problem = whatIfProblem(st, parameters, worlds.has_value(), shapeProblem); !problem.empty()) {
+    ImGui::TextColored(kMismatchColor, "%s", problem.c_str());
+    noteItem("estimate:problem");
+    return;
+  }
+  c.parameters = *parameters;
+  c.worlds = *worlds;
+  c.bytes = {st.bytesPerParameter[0], st.bytesPerParameter[1], st.bytesPerParameter[2]};
+  c.gpuMemoryBytes = st.gpuMemoryGB * 1e9;
+  c.trainedFraction = st.trainedPercent / 100.0;
+  c.reserve = st.reservePercent / 100.0;
+  drawWhatIfBars(c, estimate::modelStateTable(c));
   // The inverse question for this model: how many GPUs of this memory each strategy needs.
   st.fewestGpus.clear();
   if (c.gpuMemoryBytes > 0) {

@@ -152,13 +152,9 @@ std::optional<std::string> compareRunsOf(const RunConfig& config, const CompareC
   return worlds.empty() ? std::nullopt : comparisonProblem(runs);
 }
 
-ConfigAction drawConfigPanel(RunConfig& c, CompareChoice& compare, bool busy, const std::string& problem,
-                             const std::string& compareProblem) {
-  auto& compareStrategies = compare.strategies;
-  ConfigAction action = ConfigAction::None;
-  // Fields end where the longest label begins, at every UI scale (ImGui's default is a fixed share
-  // of the panel, which cuts the labels once the scrollbar grows with the scale).
-  ImGui::PushItemWidth(-(ImGui::CalcTextSize("checkpoint").x + ImGui::GetStyle().ItemInnerSpacing.x));
+namespace {
+
+void drawModelFields(RunConfig& c) {
   ImGui::TextUnformatted("Model");
   combo("model", c.model);
   ImGui::InputInt("layers", &c.layers);
@@ -177,7 +173,9 @@ ConfigAction drawConfigPanel(RunConfig& c, CompareChoice& compare, bool busy, co
                       "adapters on the blocks' linear layers train, so only they have gradients\n"
                       "and optimizer state: see what DDP and FSDP then hold and send.");
   }
-  ImGui::Separator();
+}
+
+void drawParallelismFields(RunConfig& c) {
   ImGui::TextUnformatted("Parallelism");
   ImGui::SliderInt("world", &c.world, 1, kMaxWorldSize);
   combo("strategy", c.strategy);
@@ -224,7 +222,9 @@ ConfigAction drawConfigPanel(RunConfig& c, CompareChoice& compare, bool busy, co
                       "a reshard, a backward, a reduce-scatter, a bucket's all-reduce, the optimizer)\n"
                       "until you press Step; step: before each training step. Continue lets it run.");
   }
-  ImGui::Separator();
+}
+
+void drawTrainingFields(RunConfig& c) {
   ImGui::TextUnformatted("Training");
   ImGui::InputInt("batch", &c.batch);
   ImGui::InputInt("steps", &c.steps);
@@ -242,9 +242,12 @@ ConfigAction drawConfigPanel(RunConfig& c, CompareChoice& compare, bool busy, co
   ImGui::InputDouble("lr", &c.lr, 0.0, 0.0, "%.2e");
   int seed = static_cast<int>(c.seed);
   if (ImGui::InputInt("seed", &seed)) c.seed = seed;
-  ImGui::Separator();
+}
 
-  // Which strategies Compare runs, in the order of what they shard (ZeRO 0, 1, 2, 3).
+// Which strategies Compare runs, in the order of what they shard (ZeRO 0, 1, 2, 3), and at which
+// world sizes.
+void drawCompareChoice(CompareChoice& compare) {
+  auto& compareStrategies = compare.strategies;
   ImGui::TextDisabled("Compare runs:");
   int column = 0;
   // The second column starts past the first's widest checkbox and label, at any UI scale.
@@ -274,11 +277,16 @@ ConfigAction drawConfigPanel(RunConfig& c, CompareChoice& compare, bool busy, co
     ImGui::SetTooltip("e.g. 1,2,4: each strategy at each world size on the same global batch, with a chart of\n"
                       "per-rank memory against N; empty: the world size above");
   }
+}
+
+ConfigAction drawRunButtons(bool busy, bool compareEnabled, const std::string& problem,
+                            const std::string& compareProblem) {
+  ConfigAction action = ConfigAction::None;
   const bool valid = problem.empty();
   ImGui::BeginDisabled(busy || !valid);
   if (ImGui::Button("Run", ImVec2(px(80), 0))) action = ConfigAction::Run;
   ImGui::SameLine();
-  ImGui::BeginDisabled(compareStrategies.empty() || !compareProblem.empty());
+  ImGui::BeginDisabled(!compareEnabled);
   if (ImGui::Button("Compare", ImVec2(px(80), 0))) action = ConfigAction::Compare;
   noteItem("compare");
   ImGui::EndDisabled();
@@ -293,6 +301,25 @@ ConfigAction drawConfigPanel(RunConfig& c, CompareChoice& compare, bool busy, co
     ImGui::TextWrapped("%s", (valid ? "Compare: " + compareProblem : problem).c_str());
     ImGui::PopStyleColor();
   }
+  return action;
+}
+
+}  // namespace
+
+ConfigAction drawConfigPanel(RunConfig& c, CompareChoice& compare, bool busy, const std::string& problem,
+                             const std::string& compareProblem) {
+  // Fields end where the longest label begins, at every UI scale (ImGui's default is a fixed share
+  // of the panel, which cuts the labels once the scrollbar grows with the scale).
+  ImGui::PushItemWidth(-(ImGui::CalcTextSize("checkpoint").x + ImGui::GetStyle().ItemInnerSpacing.x));
+  drawModelFields(c);
+  ImGui::Separator();
+  drawParallelismFields(c);
+  ImGui::Separator();
+  drawTrainingFields(c);
+  ImGui::Separator();
+  drawCompareChoice(compare);
+  const ConfigAction action =
+      drawRunButtons(busy, !compare.strategies.empty() && compareProblem.empty(), problem, compareProblem);
   ImGui::PopItemWidth();
   return action;
 }
@@ -417,131 +444,157 @@ void hostMemoryRows(const std::vector<std::vector<RankStats>>& stats, Row&& row)
   }
 }
 
-void drawComparison(const std::vector<Session>& sessions,
-                    const std::vector<std::vector<RankStats>>& stats) {
-  if (sessions.empty() || stats.size() != sessions.size()) {
-    ImGui::TextDisabled("run or compare to see figures here");
-    return;
+namespace {
+
+// One row of the comparison table: its name, then each session's cell.
+template <class Cell>
+void comparisonRow(const std::vector<std::vector<RankStats>>& stats, const char* name, Cell&& cell) {
+  ImGui::TableNextRow();
+  ImGui::TableNextColumn();
+  ImGui::TextUnformatted(name);
+  for (const auto& r : stats) {
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(cell(r).c_str());
   }
-  const int columns = static_cast<int>(sessions.size()) + 1;
-  if (ImGui::BeginTable("comparison", columns, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp)) {
-    ImGui::TableSetupColumn("figure (max over ranks)");
-    for (const auto& s : sessions) ImGui::TableSetupColumn(s.title.c_str());
-    ImGui::TableHeadersRow();
-    auto row = [&](const char* name, auto&& cell) {
-      ImGui::TableNextRow();
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(name);
-      for (size_t i = 0; i < sessions.size(); ++i) {
-        ImGui::TableNextColumn();
-        ImGui::TextUnformatted(cell(stats[i]).c_str());
-      }
-    };
-    auto maxOf = [](const std::vector<RankStats>& ranks, auto&& f) {
-      double m = 0;
-      for (const auto& r : ranks) m = std::max(m, static_cast<double>(f(r)));
-      return m;
-    };
-    // A run with --recording off measured step times only: its memory and traffic say so.
-    // Memory cells: "not recorded" where no rank's memory was (--recording off, or a PyTorch job's
-    // trace without [memory] events), not a 0 that reads as measured.
-    auto memoryCell = [&](const std::vector<RankStats>& r, auto&& cell) {
-      return anyMemoryRecorded(r) ? cell(r) : std::string("not recorded");
-    };
-    // Per-step cells: why there is no figure (perStepFigureMissing), else the figure.
-    auto perStepCell = [&](const std::vector<RankStats>& r, auto&& cell) {
-      const std::string missing = perStepFigureMissing(r);
-      return missing.empty() ? cell(r) : missing;
-    };
-    row("peak memory", [&](const auto& r) {
-      return memoryCell(r, [&](const auto& rr) { return formatBytes(maxOf(rr, [](const RankStats& s) { return s.peakTotal; })); });
-    });
-    bool anyDeviceLanes = false;
-    for (const auto& r : stats) {
-      for (const auto& s : r) anyDeviceLanes |= s.peakDevice > s.peakTotal;
-    }
-    if (anyDeviceLanes) {
-      row("peak on device (with GPU lanes)", [&](const auto& r) { return formatBytes(maxOf(r, [](const RankStats& s) { return s.peakDevice; })); });
-    }
-    for (int role = 0; role < trace::kMemoryRoleCount; ++role) {
-      const std::string name = std::string("  ") + trace::memoryRoleName(static_cast<trace::MemoryRole>(role));
-      row(name.c_str(), [&](const auto& r) {
-        return memoryCell(r, [&](const auto& rr) { return formatBytes(maxOf(rr, [&](const RankStats& s) { return s.peakByRole[role]; })); });
-      });
-    }
-    row("  activation saved for backward", [&](const auto& r) {
+}
+
+template <class Figure>
+double maxOf(const std::vector<RankStats>& ranks, Figure&& f) {
+  double m = 0;
+  for (const auto& r : ranks) m = std::max(m, static_cast<double>(f(r)));
+  return m;
+}
+
+// Memory cells: "not recorded" where no rank's memory was (--recording off, or a PyTorch job's
+// trace without [memory] events), not a 0 that reads as measured.
+template <class Cell>
+std::string memoryCell(const std::vector<RankStats>& r, Cell&& cell) {
+  return anyMemoryRecorded(r) ? cell(r) : std::string("not recorded");
+}
+
+// Per-step cells: why there is no figure (perStepFigureMissing), else the figure.
+template <class Cell>
+std::string perStepCell(const std::vector<RankStats>& r, Cell&& cell) {
+  const std::string missing = perStepFigureMissing(r);
+  return missing.empty() ? cell(r) : missing;
+}
+
+// The table's memory rows: the peak, by role, what backward found saved, the host's.
+void memoryTableRows(const std::vector<std::vector<RankStats>>& stats) {
+  auto row = [&](const char* name, auto&& cell) { comparisonRow(stats, name, cell); };
+  row("peak memory", [&](const auto& r) {
+    return memoryCell(
+        r, [&](const auto& rr) { return formatBytes(maxOf(rr, [](const RankStats& s) { return s.peakTotal; })); });
+  });
+  bool anyDeviceLanes = false;
+  for (const auto& r : stats) {
+    for (const auto& s : r) anyDeviceLanes |= s.peakDevice > s.peakTotal;
+  }
+  if (anyDeviceLanes) {
+    row("peak on device (with GPU lanes)",
+        [&](const auto& r) { return formatBytes(maxOf(r, [](const RankStats& s) { return s.peakDevice; })); });
+  }
+  for (int role = 0; role < trace::kMemoryRoleCount; ++role) {
+    const std::string name = std::string("  ") + trace::memoryRoleName(static_cast<trace::MemoryRole>(role));
+    row(name.c_str(), [&](const auto& r) {
       return memoryCell(r, [&](const auto& rr) {
-        const double saved = maxOf(rr, [](const RankStats& s) { return s.activationSavedBytes; });
-        // Measured when backward begins: with no step, a 0 says nothing.
-        return saved > 0 || anyStepRecorded(rr) ? formatBytes(saved) : std::string(kNoStepsRecorded);
+        return formatBytes(maxOf(rr, [&](const RankStats& s) { return s.peakByRole[role]; }));
       });
     });
-    hostMemoryRows(stats, row);
-    row("step time", [&](const auto& r) {
-      const double seconds = maxOf(r, [](const RankStats& s) { return s.steadyStepSeconds; });
-      // CUDA memory snapshots on their own hold no steps; a run can stop in its first.
-      if (!anyStepTimed(r)) return std::string(kNoStepsRecorded);
-      const std::string time = formatDuration(1e9 * seconds);
-      // A PyTorch job's own trace (no batch in it) timed its steps under torch.profiler, which
-      // records shapes and memory: slower than the job runs, so not a figure to compare.
-      return !r.empty() && !r.front().throughputKnown ? time + " (under torch.profiler)" : time;
+  }
+  row("  activation saved for backward", [&](const auto& r) {
+    return memoryCell(r, [&](const auto& rr) {
+      const double saved = maxOf(rr, [](const RankStats& s) { return s.activationSavedBytes; });
+      // Measured when backward begins: with no step, a 0 says nothing.
+      return saved > 0 || anyStepRecorded(rr) ? formatBytes(saved) : std::string(kNoStepsRecorded);
     });
-    row("samples/s (all ranks)", [&](const auto& r) {
-      if (!anyStepTimed(r)) return std::string(kNoStepsRecorded);
-      if (!r.empty() && !r.front().throughputKnown) return std::string("unknown (no batch in the record)");
-      double total = 0;
-      for (const auto& s : r) total += s.samplesPerSecond;
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%.1f", total);
-      return std::string(buf);
-    });
-    for (auto op : collectiveOpsShown(stats)) {
-      const std::string name = std::string(trace::collectiveOpName(op)) + "/step: size / sent / time";
-      row(name.c_str(), [&](const auto& r) {
-        if (r.empty()) return std::string("-");
-        return perStepCell(r, [&](const auto& rr) {
-          const auto& c = rr.front().collectives[static_cast<int>(op)];
-          const double steps = std::max<double>(1, rr.front().recordedSteps);
-          if (c.count == 0) return std::string("-");
-          return formatBytes(c.sizeBytes / steps) + " / " + formatBytes(c.sentBytes / steps) + " / " +
-                 formatDuration(c.seconds * 1e9 / steps);
-        });
-      });
-    }
-    row("all/step: size / sent / received", [&](const auto& r) {
+  });
+  hostMemoryRows(stats, row);
+}
+
+// The table's time and traffic rows: step time, throughput, each collective, overlap.
+void figureTableRows(const std::vector<std::vector<RankStats>>& stats) {
+  auto row = [&](const char* name, auto&& cell) { comparisonRow(stats, name, cell); };
+  row("step time", [&](const auto& r) {
+    const double seconds = maxOf(r, [](const RankStats& s) { return s.steadyStepSeconds; });
+    // CUDA memory snapshots on their own hold no steps; a run can stop in its first.
+    if (!anyStepTimed(r)) return std::string(kNoStepsRecorded);
+    const std::string time = formatDuration(1e9 * seconds);
+    // A PyTorch job's own trace (no batch in it) timed its steps under torch.profiler, which
+    // records shapes and memory: slower than the job runs, so not a figure to compare.
+    return !r.empty() && !r.front().throughputKnown ? time + " (under torch.profiler)" : time;
+  });
+  row("samples/s (all ranks)", [&](const auto& r) {
+    if (!anyStepTimed(r)) return std::string(kNoStepsRecorded);
+    if (!r.empty() && !r.front().throughputKnown) return std::string("unknown (no batch in the record)");
+    double total = 0;
+    for (const auto& s : r) total += s.samplesPerSecond;
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f", total);
+    return std::string(buf);
+  });
+  for (auto op : collectiveOpsShown(stats)) {
+    const std::string name = std::string(trace::collectiveOpName(op)) + "/step: size / sent / time";
+    row(name.c_str(), [&](const auto& r) {
       if (r.empty()) return std::string("-");
       return perStepCell(r, [&](const auto& rr) {
-        const auto all = trace::allCollectives(rr.front().collectives);
+        const auto& c = rr.front().collectives[static_cast<int>(op)];
         const double steps = std::max<double>(1, rr.front().recordedSteps);
-        return formatBytes(all.sizeBytes / steps) + " / " + formatBytes(all.sentBytes / steps) + " / " +
-               formatBytes(all.receivedBytes / steps);
+        if (c.count == 0) return std::string("-");
+        return formatBytes(c.sizeBytes / steps) + " / " + formatBytes(c.sentBytes / steps) + " / " +
+               formatDuration(c.seconds * 1e9 / steps);
       });
     });
-    bool anyRecompute = false;
-    for (const auto& r : stats) anyRecompute |= maxOf(r, [](const RankStats& s) { return s.recomputeSecondsPerStep; }) > 0;
-    if (anyRecompute) {  // activation checkpointing: what the memory it saves costs in compute
-      row("recompute per step", [&](const auto& r) {
-        return perStepCell(r, [&](const auto& rr) {
-          return formatDuration(1e9 * maxOf(rr, [](const RankStats& s) { return s.recomputeSecondsPerStep; }));
-        });
-      });
-    }
-    row("exposed comm per step", [&](const auto& r) {
-      return perStepCell(r, [&](const auto& rr) {
-        return formatDuration(1e9 * maxOf(rr, [](const RankStats& s) { return s.steadyExposedCommSeconds; }));
-      });
-    });
-    row("comm/compute overlap", [&](const auto& r) {
-      return perStepCell(r, [&](const auto& rr) {
-        char buf[32];
-        std::snprintf(buf, sizeof buf, "%.1f %%", maxOf(rr, [](const RankStats& s) { return s.overlapPercent; }));
-        return std::string(buf);
-      });
-    });
-    ImGui::EndTable();
   }
-  // Bar chart: peak memory of the largest rank by role, one bar per session, on one scale; across
-  // world sizes, grouped by strategy with the estimator's model states marked.
+  row("all/step: size / sent / received", [&](const auto& r) {
+    if (r.empty()) return std::string("-");
+    return perStepCell(r, [&](const auto& rr) {
+      const auto all = trace::allCollectives(rr.front().collectives);
+      const double steps = std::max<double>(1, rr.front().recordedSteps);
+      return formatBytes(all.sizeBytes / steps) + " / " + formatBytes(all.sentBytes / steps) + " / " +
+             formatBytes(all.receivedBytes / steps);
+    });
+  });
+  bool anyRecompute = false;
+  for (const auto& r : stats)
+    anyRecompute |= maxOf(r, [](const RankStats& s) { return s.recomputeSecondsPerStep; }) > 0;
+  if (anyRecompute) {  // activation checkpointing: what the memory it saves costs in compute
+    row("recompute per step", [&](const auto& r) {
+      return perStepCell(r, [&](const auto& rr) {
+        return formatDuration(1e9 * maxOf(rr, [](const RankStats& s) { return s.recomputeSecondsPerStep; }));
+      });
+    });
+  }
+  // Who made the others wait (stats/stragglers.h): the rank most often last to issue a collective.
+  row("most often last / others waited", [&](const auto& r) {
+    return perStepCell(r, [&](const auto& rr) {
+      const RankStats* last = nullptr;
+      for (const auto& s : rr) {
+        if (s.groupCollectives > 0 && (!last || s.lastArrivalShare > last->lastArrivalShare)) last = &s;
+      }
+      if (!last || rr.size() < 2) return std::string("-");
+      char share[48];
+      std::snprintf(share, sizeof share, "rank %d, %.0f %% / ", last->rank, 100.0 * last->lastArrivalShare);
+      return share + formatDuration(1e9 * last->waitCausedSeconds / std::max(1, last->recordedSteps)) + "/step";
+    });
+  });
+  row("exposed comm per step", [&](const auto& r) {
+    return perStepCell(r, [&](const auto& rr) {
+      return formatDuration(1e9 * maxOf(rr, [](const RankStats& s) { return s.steadyExposedCommSeconds; }));
+    });
+  });
+  row("comm/compute overlap", [&](const auto& r) {
+    return perStepCell(r, [&](const auto& rr) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.1f %%", maxOf(rr, [](const RankStats& s) { return s.overlapPercent; }));
+      return std::string(buf);
+    });
+  });
+}
+
+// Peak memory of the largest rank by role, one bar per session, on one scale; across world sizes,
+// grouped by strategy with the estimator's model states marked.
+void drawPeakMemoryBars(const std::vector<Session>& sessions, const std::vector<std::vector<RankStats>>& stats) {
   if (!drawScalingWithWorldSize(sessions, stats)) {
     double scale = 1;
     for (const auto& r : stats) {
@@ -562,7 +615,10 @@ void drawComparison(const std::vector<Session>& sessions,
       stackedBar(largest ? largest->atPeakTotal : trace::RoleBytes{}, scale, barWidth, px(14));
     }
   }
-  // The other figures as bars on their own scales: step time, throughput, traffic, overlap.
+}
+
+// The other figures as bars on their own scales: step time, throughput, traffic, overlap.
+void drawFigureBars(const std::vector<Session>& sessions, const std::vector<std::vector<RankStats>>& stats) {
   std::vector<double> stepMs, samples, bytes, commMs, overlap;
   for (const auto& r : stats) {
     double step = 0, rate = 0, traffic = 0, comm = 0, over = 0;
@@ -631,6 +687,27 @@ void drawComparison(const std::vector<Session>& sessions,
             IM_COL32(114, 183, 178, 255));
   valueBars("Comm/compute overlap", sessions, overlap, [&](size_t i) { return perStep(i, pct(overlap[i])); },
             IM_COL32(178, 121, 162, 255));
+}
+
+}  // namespace
+
+void drawComparison(const std::vector<Session>& sessions, const std::vector<std::vector<RankStats>>& stats) {
+  if (sessions.empty() || stats.size() != sessions.size()) {
+    ImGui::TextDisabled("run or compare to see figures here");
+    return;
+  }
+  const int columns = static_cast<int>(sessions.size()) + 1;
+  if (ImGui::BeginTable("comparison", columns,
+                        ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp)) {
+    ImGui::TableSetupColumn("figure (max over ranks)");
+    for (const auto& s : sessions) ImGui::TableSetupColumn(s.title.c_str());
+    ImGui::TableHeadersRow();
+    memoryTableRows(stats);
+    figureTableRows(stats);
+    ImGui::EndTable();
+  }
+  drawPeakMemoryBars(sessions, stats);
+  drawFigureBars(sessions, stats);
 }
 
 }  // namespace shardscope::ui

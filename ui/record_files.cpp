@@ -7,6 +7,7 @@
 
 #include "files/file_text.h"
 #include "stats/summary_reader.h"
+#include "trace/perfetto_reader.h"
 #include "trace/profiler_trace.h"
 #include "trace/rank_event_files.h"
 #include "trace/snapshot_job.h"
@@ -32,12 +33,9 @@ bool summarySchemaNearEnd(const std::string& path) {
   return tail.find("\"shardscope.summary/") != std::string::npos || tail.find("\"shardscope.compare/") != std::string::npos;
 }
 
-// torch.profiler's Chrome trace starts with its schema version; shardscope's --trace does not.
+// A torch.profiler trace by its content (trace/profiler_trace.h), or a CUDA memory snapshot.
 bool looksLikeProfilerTrace(const std::string& path) {
-  if (trace::isProfilerTraceFileName(path) || trace::isCudaSnapshotFileName(path)) return true;
-  std::string error;
-  const auto head = files::readFileText(path, error, files::kMaxTraceBytes, /*prefix=*/4096);
-  return head && head->find("\"schemaVersion\"") != std::string::npos && head->find("\"traceEvents\"") != std::string::npos;
+  return trace::isCudaSnapshotFileName(path) || trace::looksLikeProfilerTrace(path);
 }
 
 OpenedRecord fromSummary(const std::string& path) {
@@ -53,8 +51,10 @@ OpenedRecord fromSummary(const std::string& path) {
     // strategy title would be shardscope's default (ddp), not the job's.
     s.title = run.title.empty() ? strategyTitle(run.config.strategy) : run.title;
     s.config = run.config;
-    s.status = run.status == "ok" ? SessionStatus::Done : SessionStatus::Failed;
-    s.error = run.error;
+    // "incomplete": it trained every step, and its recording lost events (said, not a failure).
+    s.status = run.status == "ok" || run.status == "incomplete" ? SessionStatus::Done : SessionStatus::Failed;
+    s.error = run.status == "incomplete" ? "recording incomplete: the ranks dropped events (each rank's dropped_events)"
+                                         : run.error;
     s.device = run.device;
     s.losses = run.losses;
     s.fromSummary = true;
@@ -101,6 +101,7 @@ OpenedRecord openOne(const std::string& path) {
     return fromTrace(trace::loadJobDirectory(path), path);
   }
   if (looksLikeProfilerTrace(path)) return fromTrace(trace::loadProfilerTraceFiles({path}), path);
+  if (trace::looksLikePerfettoTrace(path)) return fromTrace(trace::loadPerfettoTrace(path), path);
   if (looksLikeTrace(path)) return fromTrace(trace::loadChromeTrace(path), path);
   return fromSummary(path);
 }
@@ -160,6 +161,7 @@ std::string describeRecordPath(const std::string& path) {
     return "";
   }
   if (trace::isCudaSnapshotFileName(path)) return "CUDA memory snapshot";
+  if (trace::looksLikePerfettoTrace(path)) return "Perfetto trace";
   const std::string ext = fs::path(path).extension().string();
   if (ext != ".json" && ext != ".gz") return "";
   if (looksLikeProfilerTrace(path)) return "torch.profiler trace";

@@ -65,36 +65,16 @@ std::string phaseText(const trace::RingSchedule& s, int step) {
 
 }  // namespace
 
-void drawRingAnimation(const trace::Event& c, int worldRanks, const std::string& backend, double progress,
-                       const std::string& timingNote, float width, float height, RingFrameStats* stats) {
-  RingFrameStats local;
-  const auto op = static_cast<trace::CollectiveOp>(c.op);
-  const trace::RingSchedule s = trace::ringSchedule(op, c.worldSize, trace::collectiveSizeBytes(c));
-  ImGui::TextWrapped("%s %s  (step %d, %s)", trace::collectiveOpName(op), trace::collectiveUnit(c).c_str(), c.step,
-              trace::phaseName(static_cast<trace::Phase>(c.phase)));
-  if (!s.animatable()) {
-    if (op == trace::CollectiveOp::AllToAll) {
-      wrappedHint("an all_to_all is not a ring: each rank sends every other rank its part of the input "
-                  "directly, all of it but its own part: nothing to animate.");
-    } else if (trace::isPointToPoint(op)) {
-      wrappedHint("a %s moves one message between two ranks, not around a ring: nothing to animate.",
-                  trace::collectiveOpName(op));
-    } else {
-      wrappedHint("a %s among %d rank(s) moves no chunks around a ring: nothing to animate.",
-                  trace::collectiveOpName(op), c.worldSize);
-    }
-    if (stats) *stats = local;
-    return;
-  }
-  local.steps = static_cast<int>(s.steps.size());
-  local.bytesSentPerRank = s.bytesSentPerRank();
-  const double clamped = std::clamp(progress, 0.0, static_cast<double>(local.steps));
-  local.stepsDone = static_cast<int>(std::floor(clamped));
-  const float within = static_cast<float>(clamped - local.stepsDone);
+namespace {
+
+// What the collective is and moves, the phase the ring is in, and what the picture shows: the
+// ranks of its group, in the group's order.
+std::vector<int> drawRingText(const trace::Event& c, const trace::RingSchedule& s, int worldRanks,
+                              const std::string& backend, const std::string& timingNote, const RingFrameStats& local) {
   ImGui::TextWrapped("size %s (as nccl-tests counts it), %d ranks, chunks of %s", trace::formatBytes(static_cast<double>(s.sizeBytes)).c_str(),
               s.ranks, trace::formatBytes(static_cast<double>(s.chunkBytes)).c_str());
   const auto group = static_cast<trace::ProcessGroup>(c.processGroup);
-  const std::vector<int> members = trace::processGroupMembers(group, c.rank, s.ranks, worldRanks);
+  std::vector<int> members = trace::processGroupMembers(group, c.rank, s.ranks, worldRanks);
   if (group != trace::ProcessGroup::World) {
     std::string ranks;
     for (int m : members) ranks += (ranks.empty() ? "" : ", ") + std::to_string(m);
@@ -116,27 +96,28 @@ void drawRingAnimation(const trace::Event& c, int worldRanks, const std::string&
               "algorithm; the ring moves the fewest bytes per rank. Timing: %s.",
               backend.empty() ? "the recorded backend" : backend.c_str(), trace::collectiveImplementation(c).c_str(),
               timingNote.c_str());
+  return members;
+}
 
-  // The ring takes what is left of the area below the text.
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  const ImVec2 top = ImGui::GetCursorScreenPos();
-  const float w = std::min(width, ImGui::GetContentRegionAvail().x);
-  const float h = std::max(std::min(height, ImGui::GetContentRegionAvail().y), px(160.0f));
-  const ImVec2 center(top.x + w / 2, top.y + h / 2);
-  const float radius = std::max(px(50.0f), std::min(w * 0.8f, h) / 2 - px(30.0f));
-  const auto holdings = trace::ringHoldingsAfter(s, local.stepsDone);
-  const auto finalHoldings = trace::ringHoldingsAfter(s, local.steps);  // what each rank ends with
-  std::vector<ImVec2> node(static_cast<size_t>(s.ranks));
-  for (int r = 0; r < s.ranks; ++r) {
-    const float angle = -1.5707963f + 6.2831853f * static_cast<float>(r) / static_cast<float>(s.ranks);
-    node[static_cast<size_t>(r)] = ImVec2(center.x + radius * std::cos(angle), center.y + radius * std::sin(angle));
-  }
-  dl->AddCircle(center, radius, IM_COL32(255, 255, 255, 40), 64, 1.5f);
-  const bool compact = s.ranks > kRingRanksChunkByChunk;
-  // Chunk by chunk up to kRingRanksChunkByChunk ranks; past that a row of N chunks per rank would
-  // overlap its neighbours on the circle, so each rank is one gauge of its chunks together.
-  const float chunkW = compact ? px(14.0f) : std::clamp(px(160.0f) / static_cast<float>(s.ranks), px(10.0f), px(36.0f));
-  const float chunkH = compact ? px(20.0f) : px(24.0f);
+// Where the ring is drawn, and how big a chunk is.
+struct RingGeometry {
+  ImDrawList* dl;
+  ImVec2 center;
+  float radius;
+  std::vector<ImVec2> node;  // each rank's place on the circle
+  bool compact;              // past kRingRanksChunkByChunk ranks: a gauge per rank, not its chunks
+  float chunkW, chunkH;
+};
+
+// Each rank's chunks (or its gauge): what it holds after the steps done.
+void drawRingRanks(const RingGeometry& g, const trace::RingSchedule& s, const std::vector<int>& members,
+                   const std::vector<std::vector<int>>& holdings, const std::vector<std::vector<int>>& finalHoldings,
+                   RingFrameStats& local) {
+  ImDrawList* dl = g.dl;
+  const ImVec2 center = g.center;
+  const float radius = g.radius, chunkW = g.chunkW, chunkH = g.chunkH;
+  const bool compact = g.compact;
+  const auto& node = g.node;
   const int labelEvery = compact ? (s.ranks + 15) / 16 : 1;
   for (int r = 0; r < s.ranks; ++r) {
     const ImVec2 n = node[static_cast<size_t>(r)];
@@ -170,7 +151,15 @@ void drawRingAnimation(const trace::Event& c, int worldRanks, const std::string&
       dl->AddText(ImVec2(ca.x + 3, ca.y + chunkH + 1), IM_COL32(150, 150, 160, 255), index);
     }
   }
-  // The step in progress, on top: each rank's chunk on its way to the right neighbour.
+}
+
+// The step in progress, on top: each rank's chunk on its way to the right neighbour.
+void drawRingTransfers(const RingGeometry& g, const trace::RingSchedule& s,
+                       const std::vector<std::vector<int>>& holdings, float within, RingFrameStats& local) {
+  ImDrawList* dl = g.dl;
+  const float chunkW = g.chunkW, chunkH = g.chunkH;
+  const bool compact = g.compact;
+  const auto& node = g.node;
   if (local.stepsDone < local.steps) {
     for (const auto& t : s.steps[static_cast<size_t>(local.stepsDone)]) {
       const ImVec2 a = node[static_cast<size_t>(t.from)], b = node[static_cast<size_t>(t.to)];
@@ -190,6 +179,66 @@ void drawRingAnimation(const trace::Event& c, int worldRanks, const std::string&
       ++local.transfersDrawn;
     }
   }
+}
+
+}  // namespace
+
+void drawRingAnimation(const trace::Event& c, int worldRanks, const std::string& backend, double progress,
+                       const std::string& timingNote, float width, float height, RingFrameStats* stats) {
+  RingFrameStats local;
+  const auto op = static_cast<trace::CollectiveOp>(c.op);
+  const trace::RingSchedule s = trace::ringSchedule(op, c.worldSize, trace::collectiveSizeBytes(c));
+  ImGui::TextWrapped("%s %s  (step %d, %s)", trace::collectiveOpName(op), trace::collectiveUnit(c).c_str(), c.step,
+                     trace::phaseName(static_cast<trace::Phase>(c.phase)));
+  if (!s.animatable()) {
+    if (op == trace::CollectiveOp::AllToAll) {
+      wrappedHint(
+          "an all_to_all is not a ring: each rank sends every other rank its part of the input "
+          "directly, all of it but its own part: nothing to animate.");
+    } else if (trace::isPointToPoint(op)) {
+      wrappedHint("a %s moves one message between two ranks, not around a ring: nothing to animate.",
+                  trace::collectiveOpName(op));
+    } else {
+      wrappedHint("a %s among %d rank(s) moves no chunks around a ring: nothing to animate.",
+                  trace::collectiveOpName(op), c.worldSize);
+    }
+    if (stats) *stats = local;
+    return;
+  }
+  local.steps = static_cast<int>(s.steps.size());
+  local.bytesSentPerRank = s.bytesSentPerRank();
+  const double clamped = std::clamp(progress, 0.0, static_cast<double>(local.steps));
+  local.stepsDone = static_cast<int>(std::floor(clamped));
+  const float within = static_cast<float>(clamped - local.stepsDone);
+  const std::vector<int> members = drawRingText(c, s, worldRanks, backend, timingNote, local);
+
+  // The ring takes what is left of the area below the text.
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImVec2 top = ImGui::GetCursorScreenPos();
+  const float w = std::min(width, ImGui::GetContentRegionAvail().x);
+  const float h = std::max(std::min(height, ImGui::GetContentRegionAvail().y), px(160.0f));
+  const ImVec2 center(top.x + w / 2, top.y + h / 2);
+  const float radius = std::max(px(50.0f), std::min(w * 0.8f, h) / 2 - px(30.0f));
+  const auto holdings = trace::ringHoldingsAfter(s, local.stepsDone);
+  const auto finalHoldings = trace::ringHoldingsAfter(s, local.steps);  // what each rank ends with
+  RingGeometry g{
+      ImGui::GetWindowDrawList(), center, radius, std::vector<ImVec2>(static_cast<size_t>(s.ranks)), false, 0, 0};
+  auto& node = g.node;
+  for (int r = 0; r < s.ranks; ++r) {
+    const float angle = -1.5707963f + 6.2831853f * static_cast<float>(r) / static_cast<float>(s.ranks);
+    node[static_cast<size_t>(r)] = ImVec2(center.x + radius * std::cos(angle), center.y + radius * std::sin(angle));
+  }
+  dl->AddCircle(center, radius, IM_COL32(255, 255, 255, 40), 64, 1.5f);
+  const bool compact = s.ranks > kRingRanksChunkByChunk;
+  // Chunk by chunk up to kRingRanksChunkByChunk ranks; past that a row of N chunks per rank would
+  // overlap its neighbours on the circle, so each rank is one gauge of its chunks together.
+  const float chunkW = compact ? px(14.0f) : std::clamp(px(160.0f) / static_cast<float>(s.ranks), px(10.0f), px(36.0f));
+  const float chunkH = compact ? px(20.0f) : px(24.0f);
+  g.compact = compact;
+  g.chunkW = chunkW;
+  g.chunkH = chunkH;
+  drawRingRanks(g, s, members, holdings, finalHoldings, local);
+  drawRingTransfers(g, s, holdings, within, local);
   ImGui::Dummy(ImVec2(w, h));
   if (stats) *stats = local;
 }

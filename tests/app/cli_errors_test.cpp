@@ -1,7 +1,9 @@
 // Bad configuration fails before any rank starts: one clear message, non-zero exit, no progress.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -106,6 +108,52 @@ TEST(CliErrors, ParserErrorsNameTheWordAndTheFix) {
   EXPECT_EQ(runShardscope({"compare", "--help"}).exitCode, 0);
 }
 
+// Two runs given one --summary: the later to finish says that it replaces what the other wrote
+// (the last one won without a word). Here the other writer is the test, once the run has started
+// (its partial trace is there).
+TEST(CliErrors, ASummaryWrittenByAnotherRunMeanwhileIsReplacedWithAWarning) {
+  const auto dir = testing::freshTempDir("summary_twice");
+  testing::CliResult run;
+  std::thread first([&] {
+    run = runShardscope({"run", "--model", "mlp", "--world", "1", "--steps", "400", "--summary", dir + "/s.json",
+                         "--trace", dir + "/t.json"});
+  });
+  bool started = false;
+  for (int i = 0; i < 600 && !started; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+      started |= e.path().filename().string().rfind(".t.json.", 0) == 0;
+  }
+  EXPECT_TRUE(started) << "the run never started its trace";
+  std::ofstream(dir + "/s.json") << R"({"schema": "another run's"})";
+  first.join();
+  EXPECT_EQ(run.exitCode, 0) << run.output;
+  EXPECT_NE(run.output.find("warning: '" + dir + "/s.json' was written by someone else while this run went"),
+            std::string::npos)
+      << run.output;
+  EXPECT_EQ(run.output.find("t.json' was written"), std::string::npos)
+      << "its own trace is no one else's: " << run.output;
+  EXPECT_NE(testing::fileContents(dir + "/s.json").find("shardscope.summary"), std::string::npos);
+  // Alone, a run replaces its own old summary without a word.
+  const auto again =
+      runShardscope({"run", "--model", "mlp", "--world", "1", "--steps", "1", "--summary", dir + "/s.json"});
+  EXPECT_EQ(again.output.find("warning"), std::string::npos) << again.output;
+}
+
+// Output that could not be written is a failure, said on stderr: a full standard output (here
+// /dev/full) exited 0 with nothing printed.
+TEST(CliErrors, AFullStandardOutputFailsTheCommand) {
+  for (const std::string command : {"estimate --params 7B", "estimate --model gpt --world 2"}) {
+    const auto r =
+        testing::runCommand({"sh", "-c", "exec " + std::string(SHARDSCOPE_BINARY) + " " + command + " > /dev/full"});
+    EXPECT_EQ(r.exitCode, 1) << command << ": " << r.output;
+    EXPECT_NE(r.output.find("could not write to standard output (No space left on device)"), std::string::npos)
+        << r.output;
+  }
+  // The same command to a writable place is fine.
+  EXPECT_EQ(runShardscope({"estimate", "--params", "7B"}).exitCode, 0);
+}
+
 // Numbers are read as what they are, or refused: no wrapping, no truncation, no saturation, no
 // empty value read as 0, no boolean read as 1, no infinity; a huge value is not echoed back whole.
 TEST(CliErrors, NumbersOutOfRangeEmptyOrOfTheWrongKindAreRefused) {
@@ -121,6 +169,17 @@ TEST(CliErrors, NumbersOutOfRangeEmptyOrOfTheWrongKindAreRefused) {
   expectRejected({"estimate", "--params", ""}, "--params is empty");
   expectRejected({"estimate", "--params", "1e-9"}, "from 1 to 1000T");
   expectRejected({"estimate", "--params", "99999999999999T"}, "from 1 to 1000T");
+  // Decimal only: CLI11 read 0x2 as 2, and strtod 0x1p-3 as 0.125.
+  expectRejected({"run", "--world", "0x2"}, "--world is '0x2'; numbers are read in decimal only");
+  expectRejected({"run", "--seed", "0b101"}, "--seed is '0b101'");
+  expectRejected({"run", "--lr", "0x1p-3"}, "--lr is '0x1p-3'; numbers are read in decimal only");
+  expectRejected({"run", "--lr", "1e"}, "--lr is '1e'");
+  expectRejected({"run", "--steps", "0x10"}, "--steps is '0x10'; numbers are read in decimal only");
+  // The parameter count of a model too wide for 64 bits is refused, naming the option (it printed
+  // P = -9223371948807946273).
+  expectRejected({"estimate", "--hidden", "2147483647"}, "--hidden 2147483647");
+  expectRejected({"run", "--model", "gpt", "--vocab", "2147483647", "--hidden", "2147483647", "--heads", "1"},
+                 "more parameters than a 64-bit count holds");
 
   const auto dir = testing::freshTempDir("config_numbers");
   const std::vector<std::pair<std::string, std::string>> files = {
@@ -130,6 +189,8 @@ TEST(CliErrors, NumbersOutOfRangeEmptyOrOfTheWrongKindAreRefused) {
       {R"({"world": true})", "config key 'world' has value true; it must be a whole number"},
       {R"({"lr": "fast"})", "config key 'lr' has value \"fast\"; it must be a finite number"},
       {R"({"lr": -1e400})", "is not valid JSON"},
+      // The last of two values won without a word.
+      {R"({"world": 2, "world": 3})", "is not valid JSON (the key \"world\" appears twice in one object"},
       {R"({"model": ")" + std::string(100000, 'x') + R"("})", "--model '" + std::string(57, 'x') + "...' is not known"},
   };
   for (const auto& [body, expected] : files) {
@@ -152,6 +213,23 @@ TEST(CliErrors, NumbersOutOfRangeEmptyOrOfTheWrongKindAreRefused) {
   expectRejected({"view", dir + "/t.json"}, "has an event whose pid is 2000000000; in a shardscope trace the pid is the rank");
   std::ofstream(dir + "/t.json") << R"({"traceEvents": [{"ph": "C", "name": "memory", "pid": -3, "ts": 1, "args": {}}]})";
   expectRejected({"view", dir + "/t.json"}, "whose pid is -3");
+  // A field of the wrong kind is named with its event, not by the JSON library's own text.
+  std::ofstream(dir + "/t.json") << R"({"traceEvents": [{"ph": "M", "pid": 0},
+      {"ph": "X", "cat": "compute", "pid": 0, "tid": 1, "name": "step 0", "ts": {}, "dur": 1, "args": {}}]})";
+  expectRejected({"view", dir + "/t.json"},
+                 "has a malformed event: in its event 2, \"ts\" is an object where a number belongs");
+  std::ofstream(dir + "/t.json") << R"({"traceEvents": [{"ph": "X", "cat": "comm", "pid": 0, "tid": 2,
+      "name": "all_reduce", "ts": 1, "dur": 1, "args": {"op": "all_reduce", "bytes": [1]}}]})";
+  expectRejected({"view", dir + "/t.json"}, "in its event 1, \"args.bytes\" is an array where a number belongs");
+  std::ofstream(dir + "/t.json")
+      << R"({"traceEvents": [{"ph": "C", "name": "memory", "pid": 0, "ts": 1, "args": {"param_shard": "5"}}]})";
+  expectRejected({"view", dir + "/t.json"}, "\"args.param_shard\" is a string where a number belongs");
+  std::ofstream(dir + "/rank-0.pt.trace.json")
+      << R"({"schemaVersion": 1, "traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 1},
+      {"ph": "i", "name": "[memory]", "ts": 2, "args": {"Bytes": 1, "Device Type": {}}}]})";
+  expectRejected({"view", dir + "/rank-0.pt.trace.json", "--summary", dir + "/out.json"},
+                 "in its event 2 (a [memory] event), \"args.Device Type\" is an object where a number belongs");
+  EXPECT_EQ(runShardscope({"view", dir + "/t.json"}).output.find("json.exception"), std::string::npos);
   // 2.0 is a whole number.
   std::ofstream(dir + "/c.json") << R"({"world": 2.0, "steps": 1, "model": "mlp", "layers": 1, "hidden": 8})";
   EXPECT_EQ(runShardscope({"run", "--config", dir + "/c.json"}).exitCode, 0);
@@ -192,9 +270,18 @@ TEST(CliErrors, ViewNamesWhatItCannotOpen) {
   expectRejected({"view", dir + "/a.pt.trace.json", dir + "/s.json"},
                  "'" + dir + "/a.pt.trace.json' is one rank's torch.profiler trace: beside other recordings, name a "
                  "PyTorch job by its folder");
-  expectRejected({"view", dir + "/a.pt.trace.json"}, "a.pt.trace.json' names no rank: it has no distributedInfo");
+  // One process's trace (no distributedInfo, no rank in its name) is rank 0 of a world of 1, said.
+  const auto single = runShardscope({"view", dir + "/a.pt.trace.json", "--summary", dir + "/one.json"});
+  EXPECT_EQ(single.exitCode, 0) << single.output;
+  EXPECT_NE(single.output.find("a.pt.trace.json names no rank (no distributedInfo, no rank-R in its name): read as one "
+                               "process, rank 0 of a world of 1"),
+            std::string::npos)
+      << single.output;
   expectRejected({"view", dir + "/a.pt.trace.json", dir + "/s.json", "--summary", dir + "/out.json"},
                  "'" + dir + "/s.json' is neither");
+  // A file that is not there is said to be missing, not "neither" a job nor a trace.
+  expectRejected({"view", dir + "/nope.json", "--summary", dir + "/out.json"},
+                 "'" + dir + "/nope.json' does not exist: name a job's --trace-dir");
 }
 
 TEST(CliErrors, RejectsMalformedConfigFiles) {

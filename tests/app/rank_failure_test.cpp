@@ -110,6 +110,9 @@ TEST(RankFailure, StepsAKilledRankFinishedButNeverSentAreCounted) {
   auto r = testing::runShardscope(args, {"SHARDSCOPE_FAULT=rank=1,step=2,mode=unsent-kill"}, 120);
   EXPECT_EQ(r.exitCode, 1) << r.output;
   EXPECT_NE(r.output.find("rank 1 died: killed by signal 9 (Killed) during step 6."), std::string::npos) << r.output;
+  // The terminal says the count the summary has, whatever "step N/10" lines came before.
+  EXPECT_NE(r.output.find("5 of 10 steps finished on every rank, and what was recorded is kept"), std::string::npos)
+      << r.output;
   auto summary = nlohmann::json::parse(std::ifstream(dir + "/summary.json"));
   EXPECT_EQ(summary["steps"].size(), 5u) << "steps 1-5 were finished by every rank";
   const auto spans = stepSpansPerRank(dir + "/trace.json");

@@ -20,7 +20,7 @@ namespace {
 TEST(Lessons, TheIssuesLessonsAllExistAndLoad) {
   const auto names = lessonNames();
   for (const char* wanted : {"accordion", "ddp_vs_fsdp", "zero_stages", "seed_7b_3gpus", "seed_70b", "lora",
-                             "grad_accumulation", "activation_checkpointing", "prefetch", "bucket_size"}) {
+                             "grad_accumulation", "activation_checkpointing", "prefetch", "bucket_size", "straggler"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), wanted), names.end()) << wanted;
   }
   for (const auto& name : names) {
@@ -46,14 +46,25 @@ TEST(Lessons, BadFilesNameTheEntryAndTheFix) {
   const auto dir = testing::freshTempDir("lesson_files");
   const std::string runs = R"("runs": [{"label": "a", "strategy": "ddp"}, {"label": "b", "strategy": "full_shard"}])";
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {R"({"title": "t", "teaches": "x", )" + runs + R"(, "captions": [{"text": "c", "run": "z"}]})", "names run 'z'; the runs are a, b"},
-      {R"({"title": "t", "teaches": "x", )" + runs + R"(, "captions": [{"text": "c", "tab": "charts"}]})", "names tab 'charts'"},
-      {R"({"title": "t", "teaches": "x", )" + runs + R"(, "captions": [{"text": "c"}], "claims": [{"says": "s", "less": ["a", "weight"], "than": ["b", "peak"]}]})",
+      {R"({"title": "t", "teaches": "x", )" + runs + R"(, "captions": [{"text": "c", "run": "z"}]})",
+       "names run 'z'; the runs are a, b"},
+      {R"({"title": "t", "teaches": "x", )" + runs + R"(, "captions": [{"text": "c", "tab": "charts"}]})",
+       "names tab 'charts'"},
+      {R"({"title": "t", "teaches": "x", )" + runs +
+           R"(, "captions": [{"text": "c"}], "claims": [{"says": "s", "less": ["a", "weight"], "than": ["b", "peak"]}]})",
        "names figure 'weight'; the figures are peak"},
-      {R"({"title": "t", "teaches": "x", "runs": [{"label": "a", "world": 0}], "captions": [{"text": "c"}]})", "run 'a': --world is 0"},
-      {R"({"title": "t", "teaches": "x", )" + runs + R"(, "captions": [{"text": "c"}], "claims": [{"says": "s", "figure": "peak", "order": ["a"]}]})",
+      {R"({"title": "t", "teaches": "x", "runs": [{"label": "a", "world": 0}], "captions": [{"text": "c"}]})",
+       "run 'a': --world is 0"},
+      {R"({"title": "t", "teaches": "x", )" + runs +
+           R"(, "captions": [{"text": "c"}], "claims": [{"says": "s", "figure": "peak", "order": ["a"]}]})",
        "\"order\" takes two or more runs"},
       {R"({"title": "t")", "not valid JSON"},
+      // A title of the wrong kind is not "missing".
+      {R"({"title": 5, "teaches": "x", )" + runs + R"(, "captions": [{"text": "c"}]})",
+       "\"title\" is a number where a string belongs"},
+      {R"({"teaches": "x", )" + runs + R"(, "captions": [{"text": "c"}]})", "\"title\" is missing (a string)"},
+      {R"({"title": "t", "title": "u", "teaches": "x", )" + runs + R"(, "captions": [{"text": "c"}]})",
+       "the key \"title\" appears twice"},
   };
   for (const auto& [body, expected] : cases) {
     Lesson lesson;

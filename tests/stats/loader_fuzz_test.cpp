@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <functional>
 #include <limits>
 #include <fstream>
 #include <random>
@@ -15,6 +16,7 @@
 #include "tests/support/run_cli.h"
 #include "stats/run_stats.h"
 #include "stats/summary_reader.h"
+#include "trace/perfetto_reader.h"
 #include "trace/profiler_trace.h"
 #include "trace/trace_reader.h"
 #include "files/user_json.h"
@@ -184,6 +186,24 @@ bool configRead(const std::string& text) {
   return !validate(config).has_value();
 }
 
+// 150 mutants (times SHARDSCOPE_FUZZ_ITERATIONS) written to `path` and loaded: each loads (and
+// its figures are computed) or is refused naming `fileName`. (loaded, read).
+std::pair<int, int> fuzzRead(const std::string& path, const std::function<std::string(int)>& mutant,
+                             const std::function<LoadedTrace()>& load, const std::string& fileName) {
+  int loaded = 0, read = 0;
+  for (int i = 0; i < 150 * envInt("SHARDSCOPE_FUZZ_ITERATIONS", 1); ++i, ++read) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << mutant(i);
+    const auto trace = load();
+    if (!trace.error.empty()) {
+      EXPECT_NE(trace.error.find(fileName), std::string::npos) << "names the file: " << trace.error;
+      continue;
+    }
+    (void)computeRankStats(trace.config, trace.recording, 0);
+    ++loaded;
+  }
+  return {loaded, read};
+}
+
 TEST(LoaderFuzz, NoMutatedTraceSummaryOrConfigCrashesItsReader) {
   const Seeds& s = seeds();
   ASSERT_FALSE(s.trace.empty()) << "the seed run failed";
@@ -210,6 +230,40 @@ TEST(LoaderFuzz, NoMutatedTraceSummaryOrConfigCrashesItsReader) {
   EXPECT_LT(loaded, traces + summaries + configs) << "the mutations must break files too";
 }
 
+// A run's Perfetto trace (--trace FILE.pftrace), its bytes mutated the same ways (flips, cuts,
+// spans deleted or repeated): read or refused naming the file, never a crash or an exception.
+TEST(LoaderFuzz, NoMutatedPerfettoTraceCrashesItsReader) {
+  const std::string dir = testing::freshTempDir("perfetto_fuzz");
+  const auto r = testing::runShardscope({"run", "--model", "gpt", "--layers", "2", "--hidden", "16", "--steps", "2",
+                                         "--strategy", "full_shard", "--trace", dir + "/t.pftrace"});
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  const std::string seedTrace = testing::fileContents(dir + "/t.pftrace");
+  ASSERT_FALSE(seedTrace.empty());
+  const uint32_t seed = static_cast<uint32_t>(envInt("SHARDSCOPE_FUZZ_SEED", 20261124));
+  Mutator bytes(seed + 5);
+  const auto [loaded, read] = fuzzRead(
+      dir + "/m.pftrace", [&](int) { return bytes.mutate(seedTrace); },
+      [&] { return loadPerfettoTrace(dir + "/m.pftrace"); }, "m.pftrace");
+  std::printf("fuzzed %d Perfetto traces: %d still loaded, %d refused\n", read, loaded, read - loaded);
+  EXPECT_LT(loaded, read) << "the mutations must break traces too";
+  // Cut where a packet ends (a file whose writer stopped between packets), it still loads: the
+  // reader refuses damage, not a shorter trace.
+  int cutsLoaded = 0;
+  for (size_t at = 0, packets = 0; at < seedTrace.size() && packets < 40; ++packets) {
+    size_t length = 0, shift = 0, i = at + 1;
+    for (; i < seedTrace.size(); ++i, shift += 7) {
+      length |= static_cast<size_t>(static_cast<uint8_t>(seedTrace[i]) & 0x7f) << shift;
+      if (!(static_cast<uint8_t>(seedTrace[i]) & 0x80)) break;
+    }
+    at = i + 1 + length;
+    std::ofstream(dir + "/cut.pftrace", std::ios::binary | std::ios::trunc) << seedTrace.substr(0, at);
+    const auto trace = loadPerfettoTrace(dir + "/cut.pftrace");
+    EXPECT_TRUE(trace.error.empty()) << "cut after packet " << packets << ": " << trace.error;
+    cutsLoaded += trace.error.empty();
+  }
+  EXPECT_EQ(cutsLoaded, 40);
+}
+
 // A torch.profiler trace (`view DIR` of a PyTorch job's own records), mutated the same ways: read
 // or refused naming its file, never a crash. The seed holds what the reader takes: a step, FSDP2's
 // hooks, a c10d op and gloo's span, memory events.
@@ -232,18 +286,9 @@ TEST(LoaderFuzz, NoMutatedProfilerTraceCrashesItsReader) {
   Mutator bytes(seed);
   TreeMutator tree(seedTrace, seed + 4);
   const std::string dir = testing::freshTempDir("profiler_fuzz");
-  int loaded = 0, read = 0;
-  for (int i = 0; i < 150 * envInt("SHARDSCOPE_FUZZ_ITERATIONS", 1); ++i, ++read) {
-    std::ofstream(profilerTraceFileName(dir, 0), std::ios::binary | std::ios::trunc)
-        << (i % 2 ? tree.mutate() : bytes.mutate(seedTrace));
-    const auto trace = loadProfilerTraces(dir);
-    if (!trace.error.empty()) {
-      EXPECT_NE(trace.error.find("rank-0.pt.trace.json"), std::string::npos) << "names the file: " << trace.error;
-      continue;
-    }
-    (void)computeRankStats(trace.config, trace.recording, 0);
-    ++loaded;
-  }
+  const auto [loaded, read] = fuzzRead(
+      profilerTraceFileName(dir, 0), [&](int i) { return i % 2 ? tree.mutate() : bytes.mutate(seedTrace); },
+      [&] { return loadProfilerTraces(dir); }, "rank-0.pt.trace.json");
   std::printf("fuzzed %d profiler traces: %d still loaded, %d refused\n", read, loaded, read - loaded);
   EXPECT_GT(loaded, 0) << "some mutants are still valid traces";
   EXPECT_LT(loaded, read) << "the mutations must break traces too";

@@ -93,6 +93,7 @@ std::vector<std::string> optionsOf(const RunConfig& config) {
   std::vector<std::string> out;
   const auto json = config.toJson();  // items() refers to it: it must outlive the loop
   for (const auto& [key, value] : json.items()) {
+    if (value.is_string() && value.get<std::string>().empty()) continue;  // an option left out (--slow-rank)
     out.push_back("--" + key);
     out.push_back(value.is_string() ? value.get<std::string>() : value.dump());
   }

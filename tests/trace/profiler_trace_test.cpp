@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <functional>
 
@@ -567,13 +568,60 @@ TEST(ProfilerTrace, FilesNamedAnyWayAreTheRanksTheySayTheyAre) {
   const std::string anonymous = dir + "/job.pt.trace.json";
   std::ofstream(anonymous) << nlohmann::json{{"schemaVersion", 1}, {"traceEvents", rankEvents()}}.dump();
   loaded = loadProfilerTraceFiles({anonymous});
-  EXPECT_NE(loaded.error.find("job.pt.trace.json' names no rank: it has no distributedInfo"), std::string::npos)
-      << loaded.error;
+  ASSERT_TRUE(loaded.error.empty()) << "one process's trace is read, not refused: " << loaded.error;
+  EXPECT_EQ(loaded.recording.ranks(), 1);
+  EXPECT_NE(loaded.note.find("job.pt.trace.json names no rank (no distributedInfo, no rank-R in its name): read as one "
+                             "process, rank 0 of a world of 1"),
+            std::string::npos)
+      << loaded.note;
+  const std::string another = dir + "/other.pt.trace.json";
+  std::ofstream(another) << nlohmann::json{{"schemaVersion", 1}, {"traceEvents", rankEvents()}}.dump();
+  loaded = loadProfilerTraceFiles({anonymous, another});
+  EXPECT_NE(loaded.error.find("job.pt.trace.json' and '" + another + "' are both rank 0 (a file that names no rank"),
+            std::string::npos)
+      << "two files of one rank are refused, naming both: " << loaded.error;
   const std::string renamed = dir + "/rank-1.pt.trace.json";
   std::ofstream(renamed) << nlohmann::json{{"schemaVersion", 1}, {"traceEvents", rankEvents()}}.dump();
   loaded = loadProfilerTraceFiles({renamed});
   ASSERT_TRUE(loaded.error.empty()) << "its name says its rank: " << loaded.error;
   EXPECT_EQ(loaded.recording.ranks(), 2);
+}
+
+// A trace is told by its content, not its name: prof.export_chrome_trace("trace.json") and
+// tensorboard_trace_handler's HOST_PID.TIME.pt.trace.json open alike, in a directory too; the rank
+// comes from distributedInfo, else from rank-R, rankR or rank_R in the name. shardscope's own
+// --trace (Chrome JSON too) and its config.json are not taken for one.
+TEST(ProfilerTrace, TracesAreRecognisedByTheirContentWhateverTheirName) {
+  const std::string dir = testing::freshTempDir("profiler_trace_content");
+  writeTrace(dir + "/trace.json", 1, rankEvents());  // export_chrome_trace's name; distributedInfo says rank 1
+  std::ofstream(dir + "/worker_rank0.json")
+      << nlohmann::json{{"schemaVersion", 1}, {"traceEvents", rankEvents()}}.dump();
+  std::ofstream(dir + "/config.json") << R"({"model": "gpt", "world": 2})";
+  std::ofstream(dir + "/ours.json") << R"({"displayTimeUnit":"ms","otherData":{},"traceEvents":[]})";
+  EXPECT_TRUE(looksLikeProfilerTrace(dir + "/trace.json"));
+  EXPECT_TRUE(looksLikeProfilerTrace(dir + "/worker_rank0.json"));
+  EXPECT_FALSE(looksLikeProfilerTrace(dir + "/config.json"));
+  EXPECT_FALSE(looksLikeProfilerTrace(dir + "/ours.json"));
+  EXPECT_TRUE(isProfilerTraceDirectory(dir));
+  const auto job = loadJobDirectory(dir);
+  ASSERT_TRUE(job.error.empty()) << job.error;
+  EXPECT_EQ(job.recording.ranks(), 2) << "rank 0 by its name, rank 1 by its distributedInfo";
+  EXPECT_EQ(job.note.find("no trace for rank"), std::string::npos) << job.note;
+  for (const auto& [name, rank] : std::vector<std::pair<std::string, int>>{{"rank-3.pt.trace.json", 3},
+                                                                           {"rank3.json", 3},
+                                                                           {"trace_rank_2.json.gz", 2},
+                                                                           {"RANK-1.json", 1},
+                                                                           {"node7_4242.1700000000.pt.trace.json", -1},
+                                                                           {"frank3.json", -1},
+                                                                           {"rank-99999.json", -1}}) {
+    const std::string path = dir + "/named/" + name;
+    std::filesystem::create_directories(dir + "/named");
+    std::ofstream(path) << nlohmann::json{{"schemaVersion", 1}, {"traceEvents", rankEvents()}}.dump();
+    if (name.size() > 3 && name.substr(name.size() - 3) == ".gz") continue;  // not gzipped here: its name alone
+    const auto loaded = loadProfilerTraceFiles({path});
+    ASSERT_TRUE(loaded.error.empty()) << name << ": " << loaded.error;
+    EXPECT_EQ(loaded.recording.ranks(), std::max(rank, 0) + 1) << name;
+  }
 }
 
 TEST(ProfilerTrace, RolesFollowTheInnermostSpanThatNamesOne) {

@@ -1,0 +1,228 @@
+// What each command does once the command line is parsed (command_line.h).
+#include "app/command_line.h"
+
+#include <cstdlib>
+
+#include "app/command_line_parse.h"
+#include "app/interrupt.h"
+#include "app/job_summary.h"
+#include "app/run_commands.h"
+#include "engine/collector_link.h"
+#include "engine/rank_worker.h"
+#include "engine/run_controller.h"
+#include "estimate/memory_preflight.h"
+#include "files/file_text.h"
+#include "trace/view_tabs.h"
+
+namespace shardscope::app {
+
+std::optional<std::string> CommandLine::windowProblem() const {
+  for (const auto* choice : {&runWindow, &compareWindow, &viewWindow}) {
+    if (!choice->tab.empty() && !shardscope::app::knownTab(choice->tab)) {
+      return ("--tab '" + choice->tab + "' is not a tab: choose one of " + shardscope::trace::viewTabNames());
+    }
+  }
+  for (const auto* choice : {&appWindow, &runWindow, &compareWindow, &viewWindow, &lessonWindow, &listenWindowChoice}) {
+    int width = 0, height = 0;
+    float scale = 1;
+    if (auto err = shardscope::app::parseWindowSize(choice->windowSize, width, height)) return *err;
+    if (auto err = shardscope::app::parseUiScale(choice->uiScale, scale)) return *err;
+    if (auto err = shardscope::app::checkMemoryScale(choice->memoryScale)) return *err;
+    size_t events = 0;
+    if (auto err = shardscope::app::parseWindowEvents(choice->windowEvents, events)) return *err;
+  }
+  for (const auto* choice : {&runWindow, &compareWindow}) {  // `view` always opens the window
+    if (choice->setsUpWindow() && choice->screenshotPath.empty()) {
+      return (
+          "--tab, --at, --zoom, --window-size, --focus, --ui-scale, --high-contrast, --memory-scale and "
+          "--window-events set up the window, and run/compare open one only with --screenshot FILE: "
+          "add it, or drop them "
+          "(or open the app: shardscope --ui-scale 1.5)");
+    }
+  }
+  return std::nullopt;
+}
+
+int CommandLine::runCommand() {
+  if (worker->parsed()) return runWorker();
+  if (listen->parsed()) return runListen();
+  if (view->parsed() && !viewSummary.empty()) return shardscope::app::writeJobSummary(viewPaths, viewSummary);
+  if (view->parsed()) return shardscope::app::viewFile(viewPaths, viewWindow);
+  if (!appLesson.empty() && !app.get_subcommands().empty()) {
+    return failUsage("--lesson opens the app on a lesson and goes without a command: 'shardscope --lesson " +
+                     appLesson + "', or run it in the terminal with 'shardscope lesson " + appLesson + "'");
+  }
+  if (appPredict && appLesson.empty())
+    return failUsage("--predict goes with a lesson: shardscope --lesson NAME --predict");
+  if (lesson->parsed() || !appLesson.empty()) return runLesson();
+  if (estimate->parsed()) return runEstimateCommand();
+  return runOrCompare();
+}
+
+int CommandLine::runWorker() {
+  shardscope::RunConfig config;
+  if (auto err = workerOptions.resolve(config)) return failUsage(*err);
+  // Under torchrun no controller made --export's directory; every rank may (mkdir -p is idempotent).
+  if (auto err = shardscope::makeOutputDirectories(config)) return failUsage(*err);
+  shardscope::WorkerRecording recording;
+  recording.traceDir = workerTraceDir;
+  recording.clockEverySeconds = workerClockEvery;
+  if (!workerCollector.empty()) {
+    if (auto err =
+            shardscope::parseCollectorAddress(workerCollector, recording.collectorHost, recording.collectorPort)) {
+      return failUsage(*err);
+    }
+  }
+  if (const char* token = std::getenv("SHARDSCOPE_COLLECTOR_TOKEN")) recording.token = token;
+  return shardscope::runRankWorker(config, recording);
+}
+
+int CommandLine::runListen() {
+  if (const char* token = std::getenv("SHARDSCOPE_COLLECTOR_TOKEN")) listenOptions.token = token;
+  if (!listenTokenFile.empty()) {
+    std::string error;
+    auto text = shardscope::files::readFileText(listenTokenFile, error, 4096);
+    if (!text) return failUsage("--token-file: " + error);
+    listenOptions.token = text->substr(0, text->find('\n'));
+    if (listenOptions.token.empty())
+      return failUsage("--token-file '" + listenTokenFile +
+                       "' starts with an empty line: put the token on its first line");
+  }
+  if (auto err = shardscope::checkCollectorOptions(listenOptions)) return failUsage(*err);
+  shardscope::app::installInterruptHandlers();
+  if (!listenWindow && listenWindowChoice.screenshotPath.empty() && listenWindowChoice.setsUpWindow()) {
+    return failUsage(
+        "--window-size and --window-events set up the window, and listen opens one only with --window "
+        "(or --screenshot FILE): add it, or drop them");
+  }
+  if (listenWindow || !listenWindowChoice.screenshotPath.empty()) {
+    int width = 0, height = 0;
+    if (auto err = shardscope::app::parseWindowSize(listenWindowChoice.windowSize, width, height))
+      return failUsage(*err);
+    return shardscope::app::runListenGui(listenOptions, listenWindowChoice);
+  }
+  return shardscope::runCollector(listenOptions, [] { return shardscope::app::interruptSignal() != 0; });
+}
+
+int CommandLine::runLesson() {
+  if (lesson->parsed() && lessonName.empty()) return shardscope::app::listLessons();
+  shardscope::lessons::Lesson chosen;
+  if (auto err = shardscope::lessons::loadLesson(lesson->parsed() ? lessonName : appLesson, chosen))
+    return failUsage(*err);
+  const auto& window = lesson->parsed() ? lessonWindow : appWindow;
+  if (window.caption < 1 || window.caption > static_cast<int>(chosen.captions.size())) {
+    return failUsage("--caption " + std::to_string(window.caption) + " is not a caption of lesson '" + chosen.name +
+                     "': it has " + std::to_string(chosen.captions.size()) + ", from 1");
+  }
+  for (const auto& r : chosen.runs) {
+    if (auto err = shardscope::checkDeviceAvailable(r.config)) return failUsage(*err);
+  }
+  const bool predict = lesson->parsed() ? lessonOptions.predict : appPredict;
+  if (!lessonOptions.answers.empty() && !predict) return failUsage("--answers goes with --predict: add it");
+  if (predict && chosen.questions.empty()) {
+    return failUsage("lesson '" + chosen.name +
+                     "' asks no questions to predict; these do: " + shardscope::app::lessonsWithQuestions());
+  }
+  if (!lessonOptions.answers.empty()) {
+    if (auto err = shardscope::app::readAnswers(chosen, lessonOptions)) return failUsage(*err);
+  }
+  if (lesson->parsed() && lessonWindow.screenshotPath.empty()) {
+    if (lessonWindow.setsUpWindow() || lessonWindow.caption != 1) {
+      return failUsage(
+          "--caption and the window options show the lesson in the window, and 'shardscope lesson' "
+          "opens one only with --screenshot FILE: add it, or open the app: shardscope --lesson " +
+          chosen.name);
+    }
+    shardscope::app::installInterruptHandlers();
+    return shardscope::app::runLessonInTerminal(chosen, lessonOptions, trainWithProgress);
+  }
+  return shardscope::app::runLessonGui(chosen, selfExecutable(), window, predict, lessonOptions.typed);
+}
+
+int CommandLine::runEstimateCommand() {
+  shardscope::RunConfig config;
+  if (auto err = estimateRunOptions.resolve(config)) return failUsage(*err);
+  if (shardscope::app::asksAboutModelStates(estimateOptions) && estimate->count("--world") > 0) {
+    if (auto err = shardscope::app::takeWorldAsWorlds(config.world, estimate->count("--worlds") > 0, estimateOptions)) {
+      return failUsage(*err);
+    }
+  }
+  return shardscope::app::runEstimate(config, estimateOptions);
+}
+
+int CommandLine::runOrCompare() {
+  std::vector<shardscope::StrategyKind> compareStrategies;
+  std::vector<int> compareWorlds;
+  if (compare->parsed()) {
+    if (auto err = shardscope::parseStrategyList(compareStrategyList, compareStrategies)) return failUsage(*err);
+    if (!compareWorldList.empty()) {
+      if (auto err = shardscope::parseWorldList(compareWorldList, compareWorlds)) return failUsage(*err);
+    }
+  }
+  shardscope::RunConfig config;
+  if (run->parsed()) {
+    if (auto err = runOptions.resolve(config)) return failUsage(*err);
+  } else if (compare->parsed()) {
+    if (auto err = compareOptions.resolve(config)) return failUsage(*err);
+  } else {
+    // The desktop app, with a configuration that shows FSDP's gather-and-free cycle clearly.
+    config.model = shardscope::ModelKind::Gpt;
+    config.layers = 4;
+    config.hidden = 256;
+    config.seq = 16;
+    config.batch = 4;
+    config.strategy = shardscope::StrategyKind::FullShard;
+    config.world = 2;
+    config.steps = 6;
+    return shardscope::app::runGui(config, selfExecutable(), /*startImmediately=*/false,
+                                   /*compareRuns=*/{}, appWindow);
+  }
+  // --worlds: every run is checked (a batch must divide by each world size) before any starts.
+  const auto runs = shardscope::comparisonRuns(config, compareStrategies, compareWorlds);
+  // A compare checks the runs it makes (--shard-group-size goes to its hybrid runs only).
+  if (auto err = compare->parsed() ? shardscope::comparisonProblem(runs) : shardscope::validate(config)) {
+    return failUsage(*err);
+  }
+  if (auto err = shardscope::checkDeviceAvailable(config)) return failUsage(*err);
+  for (const auto& run : compare->parsed() ? runs : std::vector<shardscope::RunConfig>{config}) {
+    if (auto err = shardscope::estimate::checkMemoryAvailable(run)) {
+      return failUsage(compare->parsed() ? shardscope::strategyName(run.strategy) + std::string(" at world ") +
+                                               std::to_string(run.world) + ": " + *err
+                                         : *err);
+    }
+  }
+  const auto& window = compare->parsed() ? compareWindow : runWindow;
+  if (!window.focus.empty()) {
+    std::string strategies;
+    bool runsIt = false;
+    for (const auto& r : compare->parsed() ? runs : std::vector<shardscope::RunConfig>{config}) {
+      const std::string name = shardscope::strategyName(r.strategy);
+      runsIt |= name == window.focus;
+      if (strategies.find(name) == std::string::npos) strategies += (strategies.empty() ? "" : ", ") + name;
+    }
+    if (!runsIt) {
+      return failUsage("--focus '" + window.focus + "' is not a strategy this command runs (" + strategies +
+                       "): name one of them, or drop --focus");
+    }
+  }
+  if (config.stepGate != shardscope::StepGateMode::Off && !window.screenshotPath.empty()) {
+    return failUsage(std::string("--step-gate ") + modeName(config.stepGate) +
+                     " waits for someone to press Step, and --screenshot renders a "
+                     "window nobody can press it in: drop --step-gate (then --at picks the moment to show), or "
+                     "step through in a terminal (run --step-gate without --screenshot) or in the app.");
+  }
+  if (compare->parsed()) {
+    if (!compareWindow.screenshotPath.empty()) {
+      return shardscope::app::runGui(config, selfExecutable(), true, runs, compareWindow);
+    }
+    shardscope::app::installInterruptHandlers();
+    return runCompare(config, runs, !compareWorlds.empty());
+  }
+  if (!runWindow.screenshotPath.empty()) {
+    return shardscope::app::runGui(config, selfExecutable(), true, {}, runWindow);
+  }
+  shardscope::app::installInterruptHandlers();
+  return runHeadless(config);
+}
+
+}  // namespace shardscope::app

@@ -1,0 +1,225 @@
+#include "app/run_commands.h"
+
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "app/interrupt.h"
+#include "app/report_tables.h"
+#include "app/slow_step_notice.h"
+#include "app/terminal_gate.h"
+#include "config/model_layout.h"
+#include "engine/run_summary.h"
+#include "files/output_file.h"
+#include "trace/run_recording.h"
+
+namespace shardscope::app {
+
+std::string selfExecutable() {
+  char path[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", path, sizeof(path) - 1);
+  if (n <= 0) return "shardscope";
+  path[n] = '\0';
+  return path;
+}
+
+int failUsage(const std::string& message) {
+  std::fprintf(stderr, "shardscope: error: %s\n", message.c_str());
+  return 2;
+}
+
+namespace {
+
+void printBanner(const shardscope::RunConfig& config) {
+  std::printf("shardscope run: %s, %d layers, hidden %d%s, %s (%s), world %d, batch %d, %d steps, %s\n",
+              modeName(config.model), config.layers, config.hidden, shardscope::trainingLabel(config).c_str(),
+              shardscope::strategyName(config.strategy), shardscope::zeroName(config.strategy).c_str(), config.world,
+              config.batch, config.steps, modeName(config.device));
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+shardscope::RunResult trainWithProgress(const shardscope::RunConfig& config) {
+  shardscope::RunCallbacks callbacks;
+  using Clock = shardscope::app::SlowStepNotice::Clock;
+  shardscope::app::SlowStepNotice slowStep(config.world, config.steps, Clock::now());
+  callbacks.onStep = [&](int step, double loss, double seconds) {
+    std::printf("step %d/%d  loss %.6f  step time %.1f ms\n", step + 1, config.steps, loss, seconds * 1e3);
+    std::fflush(stdout);
+    slowStep.stepEnded(step, Clock::now());
+  };
+  // A step-gated run waits on the user, not on work: it gets no notices.
+  if (config.stepGate == shardscope::StepGateMode::Off) {
+    callbacks.onEvent = [&](const shardscope::trace::Event& e) { slowStep.event(e); };
+    callbacks.onIdle = [&] {
+      const std::string line = slowStep.poll(Clock::now());
+      if (line.empty()) return;
+      std::printf("%s\n", line.c_str());
+      std::fflush(stdout);
+    };
+  }
+  shardscope::app::TerminalGate gate;
+  callbacks.shouldStop = [&] { return shardscope::app::interruptSignal() != 0 || gate.stopRequested(); };
+  if (config.stepGate != shardscope::StepGateMode::Off) {
+    std::printf(
+        "step gate (%s): the ranks wait before each %s. Enter: go on by one; c + Enter: "
+        "continue to the end; q + Enter: stop.\n",
+        modeName(config.stepGate), config.stepGate == shardscope::StepGateMode::Step ? "training step" : "event group");
+    std::fflush(stdout);
+    callbacks.onGate = [&](const shardscope::GateStatus& status) { gate.show(status); };
+    callbacks.gateCommand = [&] { return gate.command(); };
+  }
+  return shardscope::runTraining(config, selfExecutable(), callbacks);
+}
+
+namespace {
+
+// What a run that was stopped kept on disk, for the message: " Kept: summary s.json, trace t.json."
+std::string keptOutputs(const shardscope::RunConfig& config) {
+  std::string kept;
+  for (const auto& [what, path] : {std::pair<const char*, const std::string&>{"summary", config.summaryPath},
+                                   {"trace", config.tracePath},
+                                   {"memory CSV", config.memoryCsvPath}}) {
+    if (!path.empty()) kept += std::string(kept.empty() ? "" : ", ") + what + " " + path;
+  }
+  return kept.empty() ? "" : " Kept what was recorded: " + kept + ".";
+}
+
+// After a signal: one line saying what happened and what was kept; the exit status 128 + signal.
+int reportInterrupted(int signal, size_t stepsDone, int steps, const std::string& kept) {
+  std::fprintf(stderr, "shardscope: interrupted by %s after %zu of %d steps; the ranks were stopped.%s\n",
+               shardscope::app::signalName(signal).c_str(), stepsDone, steps, kept.c_str());
+  return 128 + signal;
+}
+
+// Each output that could not be written, one line each; true when there was one.
+bool reportOutputErrors(const std::vector<std::string>& errors) {
+  for (const auto& e : errors) std::fprintf(stderr, "shardscope: %s\n", e.c_str());
+  return !errors.empty();
+}
+
+void reportWarnings(const std::vector<std::string>& warnings) {
+  for (const auto& w : warnings) std::fprintf(stderr, "shardscope: warning: %s\n", w.c_str());
+}
+
+}  // namespace
+
+int runHeadless(const shardscope::RunConfig& config) {
+  printBanner(config);
+  auto result = trainWithProgress(config);
+  if (result.recording.ranks() > 0 && !result.losses.empty()) {
+    shardscope::app::printRunTables(
+        stdout, config, shardscope::computeRankStats(config, result.recording, result.parameterCount, result.device),
+        result.device);
+  }
+  reportWarnings(result.warnings);
+  const bool outputFailed = reportOutputErrors(result.outputErrors);
+  if (const int signal = shardscope::app::interruptSignal()) {
+    return reportInterrupted(signal, result.losses.size(), config.steps, outputFailed ? "" : keptOutputs(config));
+  }
+  if (outputFailed && result.ok) return 1;
+  if (!result.ok) {
+    std::fprintf(stderr, "shardscope: run failed: %s\n", result.error.c_str());
+    return 1;
+  }
+  // Trained, but recorded only in part: never "ok" in silence (exit 3, summary status "incomplete").
+  if (const std::string dropped = shardscope::trace::droppedEventsText(result.recording); !dropped.empty()) {
+    std::fprintf(stderr,
+                 "shardscope: recording incomplete: the run trained every step, but %s: their buffers were "
+                 "full. The figures and the trace miss them. Record less (--recording off) or a shorter run, or "
+                 "give the controller a free core.\n",
+                 dropped.c_str());
+    return 3;
+  }
+  std::printf("done: %d ranks on %s, %lld parameters", result.worldSize, result.deviceDescription.c_str(),
+              static_cast<long long>(result.parameterCount));
+  if (config.loraRank > 0) {
+    std::printf(" (%lld of them trained: the LoRA adapters)",
+                static_cast<long long>(shardscope::trainableElements(config)));
+  }
+  std::printf("\n");
+  return 0;
+}
+
+namespace {
+
+// FILE.json -> FILE.<strategy>.json, so one compare writes one file per strategy.
+std::string perStrategyPath(const std::string& path, const std::string& strategy) {
+  if (path.empty()) return path;
+  const auto slash = path.find_last_of('/');
+  const auto dot = path.find_last_of('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) {
+    return path + "." + strategy;
+  }
+  return path.substr(0, dot) + "." + strategy + path.substr(dot);
+}
+
+// One run of a comparison: its name in tables, summaries and file names ("full_shard", or
+// "full_shard@4" when the comparison spans world sizes).
+std::string comparisonName(const shardscope::RunConfig& run, bool acrossWorlds) {
+  const std::string name = shardscope::strategyName(run.strategy);
+  return acrossWorlds ? name + "@" + std::to_string(run.world) : name;
+}
+
+}  // namespace
+
+int runCompare(const shardscope::RunConfig& base, const std::vector<shardscope::RunConfig>& runs, bool acrossWorlds) {
+  const auto summaryAtStart = shardscope::files::stampOf(base.summaryPath);
+  std::vector<shardscope::app::StrategyColumn> columns;
+  nlohmann::json all = nlohmann::json::object();
+  bool outputFailed = false;
+  for (const auto& run : runs) {
+    if (shardscope::app::interruptSignal()) break;  // the runs not started are left out
+    const std::string name = comparisonName(run, acrossWorlds);
+    shardscope::RunConfig config = run;
+    config.summaryPath.clear();
+    config.tracePath = perStrategyPath(base.tracePath, name);
+    config.memoryCsvPath = perStrategyPath(base.memoryCsvPath, name);
+    if (!base.exportDir.empty()) config.exportDir = base.exportDir + "/" + name;
+    printBanner(config);
+    auto result = trainWithProgress(config);
+    shardscope::app::StrategyColumn column;
+    column.strategy = name;
+    column.config = config;
+    column.device = result.device;
+    column.ok = result.ok;
+    column.error = result.error;
+    column.ranks = shardscope::computeRankStats(config, result.recording, result.parameterCount, result.device);
+    reportWarnings(result.warnings);
+    outputFailed |= reportOutputErrors(result.outputErrors);
+    all[name] = shardscope::summaryJson(config, result, result.recording);
+    columns.push_back(std::move(column));
+  }
+  shardscope::app::printComparisonTable(stdout, columns);
+  if (acrossWorlds) shardscope::app::printScalingTable(stdout, columns);
+  if (!base.summaryPath.empty()) {
+    if (auto warning = shardscope::files::changedMeanwhile(base.summaryPath, summaryAtStart, "summary");
+        !warning.empty()) {
+      reportWarnings({warning});
+    }
+    const std::string text = nlohmann::json{{"schema", "shardscope.compare/1"}, {"runs", all}}.dump(2);
+    if (auto error =
+            shardscope::files::writeOutputFile(base.summaryPath, [&](std::ostream& out) { out << text << "\n"; })) {
+      outputFailed |= reportOutputErrors({*error});
+    }
+  }
+  if (const int signal = shardscope::app::interruptSignal()) {
+    const size_t done = columns.empty()                ? 0
+                        : columns.back().ranks.empty() ? 0
+                                                       : columns.back().ranks.front().stepSeconds.size();
+    return reportInterrupted(
+        signal, done, base.steps,
+        " " + std::to_string(columns.size()) + " of " + std::to_string(runs.size()) + " runs started" +
+            (base.summaryPath.empty() ? "" : "; the summary " + base.summaryPath + " has them") + ".");
+  }
+  for (const auto& c : columns) {
+    if (!c.ok) return 1;
+  }
+  return outputFailed ? 1 : 0;
+}
+
+}  // namespace shardscope::app

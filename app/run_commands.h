@@ -1,0 +1,24 @@
+// run and compare in the terminal: progress per step, the tables at the end, and what a stopped
+// or failed run kept (command_line.h's commands call these; a lesson run in the terminal too).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "config/run_config.h"
+#include "engine/run_controller.h"
+
+namespace shardscope::app {
+
+// This binary's path, which the ranks are started as.
+std::string selfExecutable();
+// A usage error on stderr; exit status 2.
+int failUsage(const std::string& message);
+
+// One run with a line per step (and the slow-step notices, the step gate's prompts).
+RunResult trainWithProgress(const RunConfig& config);
+int runHeadless(const RunConfig& config);
+// `runs` one after another, then one table side by side (and one across world sizes).
+int runCompare(const RunConfig& base, const std::vector<RunConfig>& runs, bool acrossWorlds);
+
+}  // namespace shardscope::app

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Lists the functions outside tests/ longer than LINES (default 100) lines, from the line of their
+# name to their closing brace, as lizard (a well-kept code analyser, from PyPI) counts them; exits 1
+# if there is one.   scripts/long_functions.sh [LINES]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+limit=${1:-100}
+env_file=$("$root/scripts/setup.sh")
+# shellcheck disable=SC1090
+source "$env_file"
+python=${SHARDSCOPE_PYTHON:-python3}
+"$python" -c 'import lizard' 2>/dev/null || "$python" -m pip install -q --disable-pip-version-check "lizard==1.24.3" >&2
+cd "$root"
+long=$("$python" -m lizard -l cpp -L "$limit" -C 100000 -a 100 -T nloc=100000 -w \
+         app config engine estimate files lessons stats trace ui bench 2>/dev/null || true)
+if [ -n "$long" ]; then
+  printf '%s\n' "$long"
+  echo "long_functions: the functions above are longer than $limit lines" >&2
+  exit 1
+fi
+echo "long_functions: no function outside tests/ is longer than $limit lines"

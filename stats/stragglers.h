@@ -1,0 +1,37 @@
+// Who made the others wait. In DDP the gradient all-reduce makes every rank's backward end
+// together, so a slow rank does not look slow at the end of anything: it is the *arrival* that
+// tells. For every collective that all the ranks of its group recorded, the rank that issued it
+// last, and how long each other member had waited for it since it issued its own.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "trace/run_recording.h"
+
+namespace shardscope {
+
+struct RankStraggling {
+  int64_t collectives = 0;       // collectives of its groups that every member recorded
+  int64_t withAStraggler = 0;    // of them, those one member issued clearly last (past the noise floor)
+  int64_t lastArrivals = 0;      // and of those, the ones this rank issued last
+  double waitCausedSeconds = 0;  // over every collective it issued last (a tie is no one's): the
+                                 // time the other members had waited for it
+  // Of the collectives where one member arrived clearly last, the share where it was this rank.
+  double lastArrivalShare() const {
+    return withAStraggler > 0 ? static_cast<double>(lastArrivals) / static_cast<double>(withAStraggler) : 0.0;
+  }
+};
+
+// Per rank, over the collectives the recording holds in detail. A collective is matched across
+// ranks by its group (world, or the shard or replicate group whose members process_mesh gives)
+// and its place in the rank's sequence of that group's collectives: every member issues its
+// group's collectives in one order. Sends and recvs have no group schedule and are left out.
+//
+// Ranks that leave one collective together arrive at the next within scheduling noise (FSDP's
+// prefetched all-gathers right after the loss all-reduce): a last arrival counts only when it
+// came more than the noise floor after every other member, 5 % of rank 0's median step time (at
+// least 50 us). Waits are summed over every last arrival, near-ties included.
+std::vector<RankStraggling> stragglingOf(const trace::RunRecording& recording);
+
+}  // namespace shardscope

@@ -1,0 +1,107 @@
+// Who made the others wait: the rank that issued each collective last, matched across ranks by
+// group and order, on hand-made recordings with known answers and on real runs with a rank made
+// slow (--slow-rank), under DDP (whose all-reduce makes every backward end together) and FSDP.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "stats/stragglers.h"
+#include "tests/support/run_cli.h"
+
+namespace shardscope {
+namespace {
+
+trace::Event collective(int rank, int64_t issueNs, int groupSize,
+                        trace::ProcessGroup group = trace::ProcessGroup::World) {
+  trace::Event c;
+  c.kind = trace::EventKind::Collective;
+  c.rank = rank;
+  c.op = static_cast<uint8_t>(trace::CollectiveOp::AllReduce);
+  c.issueNs = issueNs;
+  c.beginNs = issueNs;
+  c.endNs = issueNs + 1000;
+  c.worldSize = groupSize;
+  c.processGroup = static_cast<uint8_t>(group);
+  return c;
+}
+
+// Rank 1 issues 8 of 10 all-reduces 300 us after ranks 0 and 2 (which issue together); the other
+// two, rank 2 is 100 us after the others. Both are past the noise floor (50 us, with no steps).
+TEST(Stragglers, TheLastToIssueIsNamedAndWhatTheOthersWaitedIsSummed) {
+  trace::RunRecording rec(3);
+  for (int k = 0; k < 10; ++k) {
+    const int64_t t = 10000000 * (k + 1);
+    const bool rank1Late = k < 8;
+    rec.add(collective(0, t, 3));
+    rec.add(collective(1, rank1Late ? t + 300000 : t, 3));
+    rec.add(collective(2, rank1Late ? t : t + 100000, 3));
+  }
+  const auto s = stragglingOf(rec);
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_EQ(s[1].collectives, 10);
+  EXPECT_EQ(s[1].lastArrivals, 8);
+  EXPECT_DOUBLE_EQ(s[1].lastArrivalShare(), 0.8);
+  EXPECT_NEAR(s[1].waitCausedSeconds, 8 * 2 * 300e-6, 1e-12) << "two ranks waited 300 us, 8 times";
+  EXPECT_EQ(s[2].lastArrivals, 2);
+  EXPECT_NEAR(s[2].waitCausedSeconds, 2 * 2 * 100e-6, 1e-12);
+  EXPECT_DOUBLE_EQ(s[2].lastArrivalShare(), 0.2);
+  EXPECT_EQ(s[0].lastArrivals, 0);
+  EXPECT_EQ(s[0].waitCausedSeconds, 0);
+}
+
+// Ties are no one's, and a last arrival within the noise floor is not counted (its wait is);
+// collectives some member did not record (it died) are not attributed; the groups of a 2 x 2 mesh
+// (HSDP) are matched among their own members only.
+TEST(Stragglers, TiesNoiseMissingRanksAndSubGroups) {
+  trace::RunRecording rec(4);
+  // A tie, then one only ranks 0 and 1 of the world recorded (2 and 3 died).
+  for (int r = 0; r < 4; ++r) rec.add(collective(r, 100, 4));
+  rec.add(collective(0, 200, 4));
+  rec.add(collective(1, 250, 4));
+  // Shard groups {0, 1} and {2, 3}: in each, the higher rank is last, by 100 us in {0, 1} and by
+  // 10 us (noise) in {2, 3}.
+  for (int r = 0; r < 4; ++r)
+    rec.add(collective(r, 10000000 + (r % 2) * (r < 2 ? 100000 : 10000), 2, trace::ProcessGroup::Shard));
+  const auto s = stragglingOf(rec);
+  EXPECT_EQ(s[0].collectives, 2) << "the tie and its shard group's";
+  EXPECT_EQ(s[0].lastArrivals, 0);
+  EXPECT_EQ(s[1].lastArrivals, 1) << "last in {0, 1}, not in the world's tie";
+  EXPECT_DOUBLE_EQ(s[1].lastArrivalShare(), 1.0);
+  EXPECT_EQ(s[3].lastArrivals, 0) << "10 us is within the noise floor";
+  EXPECT_EQ(s[3].withAStraggler, 0);
+  EXPECT_NEAR(s[3].waitCausedSeconds, 10e-6, 1e-12) << "its wait still counts";
+}
+
+// The issue's test: --slow-rank 1:3 at world 3 makes rank 1 the last to arrive at 80 % or more of
+// the collectives, under ddp (where its backward still ends with the others') and full_shard, and
+// the others' wait is in its wait_caused_s.
+TEST(Stragglers, ASlowRankIsTheStragglerUnderDdpAndFsdp) {
+  const auto dir = testing::freshTempDir("stragglers_slow_rank");
+  for (const std::string strategy : {"ddp", "full_shard"}) {
+    const std::string summary = dir + "/" + strategy + ".json";
+    const auto r = testing::runShardscope(
+        {"run",   "--model",    "gpt",     "--layers",    "2",       "--hidden",  "32",      "--heads", "4",
+         "--seq", "16",         "--vocab", "37",          "--batch", "6",         "--world", "3",       "--steps",
+         "6",     "--strategy", strategy,  "--slow-rank", "1:3",     "--summary", summary});
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    EXPECT_NE(r.output.find("Stragglers: of the collectives one rank issued clearly last"), std::string::npos)
+        << r.output;
+    const auto s = nlohmann::json::parse(std::ifstream(summary));
+    EXPECT_EQ(s["config"]["slow-rank"], "1:3");
+    const auto& ranks = s["ranks"];
+    EXPECT_GE(ranks[1]["last_arrival_share"].get<double>(), 0.8) << strategy << ": " << ranks.dump();
+    EXPECT_GT(ranks[1]["wait_caused_s"].get<double>(), 2 * ranks[0]["wait_caused_s"].get<double>()) << strategy;
+    EXPECT_GT(ranks[1]["wait_caused_s"].get<double>(), 2 * ranks[2]["wait_caused_s"].get<double>()) << strategy;
+  }
+  // Bad values are refused naming the form.
+  EXPECT_NE(testing::runShardscope({"run", "--slow-rank", "5:2"}).output.find("names rank 5, but the ranks are 0 to 1"),
+            std::string::npos);
+  EXPECT_NE(testing::runShardscope({"run", "--slow-rank", "1"}).output.find("--slow-rank '1' is not R:FACTOR"),
+            std::string::npos);
+  EXPECT_NE(testing::runShardscope({"run", "--slow-rank", "1:0.5"}).output.find("from 1 to 100"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace shardscope

@@ -1,0 +1,165 @@
+// A recording written as Perfetto's protobuf trace (--trace FILE.pftrace) and read back is the same
+// recording: every span with its figures, every event group, every memory sample; and the file is
+// told by its content, not its name. (tests/perfetto_trace_decode.py decodes the same files with
+// Perfetto's own schema.)
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "tests/support/run_cli.h"
+#include "trace/perfetto_reader.h"
+#include "trace/trace_files.h"
+#include "trace/trace_reader.h"
+
+namespace shardscope::trace {
+namespace {
+
+// A real run's trace (Chrome JSON), with what a CPU run of shardscope's strategies never records
+// added: an all-to-all, a send, a group's pause at the step gate, micro-batches, a sub-group.
+RunRecording recordedRun(const std::string& dir) {
+  const auto r = testing::runShardscope(testing::runArgsOf(testing::tinyGptConfig(), {"--trace", dir + "/t.json"}));
+  EXPECT_EQ(r.exitCode, 0) << r.output;
+  auto loaded = loadChromeTrace(dir + "/t.json");
+  EXPECT_TRUE(loaded.error.empty()) << loaded.error;
+  RunRecording& rec = loaded.recording;
+  const int64_t end = rec.rank(0).steps.back().endNs;
+  Event a2a;
+  a2a.kind = EventKind::Collective;
+  a2a.rank = 1;
+  a2a.op = static_cast<uint8_t>(CollectiveOp::AllToAll);
+  a2a.beginNs = end + 10;
+  a2a.endNs = end + 500;
+  a2a.issueNs = end + 5;
+  a2a.bytes = 4096;
+  a2a.bytesOut = 2048;
+  a2a.count = 1024;
+  a2a.worldSize = 2;
+  a2a.microBatch = 2;
+  a2a.processGroup = static_cast<uint8_t>(ProcessGroup::Shard);
+  a2a.text = collectiveText("blocks.1", "gloo:all_to_all", CollectiveOp::AllToAll);
+  rec.add(a2a);
+  Event send = a2a;
+  send.op = static_cast<uint8_t>(CollectiveOp::Send);
+  send.beginNs = end + 600;
+  send.endNs = end + 700;
+  send.count = 0;  // its peer
+  send.text = "blocks.1";
+  rec.add(send);
+  Event pause;
+  pause.kind = EventKind::Group;
+  pause.rank = 0;
+  pause.op = static_cast<uint8_t>(GroupKind::Reshard);
+  pause.beginNs = end + 20;
+  pause.endNs = end + 90;
+  pause.step = 7;
+  pause.text = "reshard blocks.0";
+  rec.add(pause);
+  return std::move(loaded.recording);
+}
+
+// What a lane held after each time it has samples at: the JSON reader splits one sample that moved
+// bytes between two roles in two, at one time; the protobuf reader keeps it one.
+std::map<int64_t, RoleBytes> bytesByTime(const RoleTrack& track) {
+  std::map<int64_t, RoleBytes> out;
+  for (size_t k = 0; k < track.size(); ++k) out[track.time(k)] = track.bytes(k);
+  return out;
+}
+
+void expectSameSpans(const std::vector<Event>& a, const std::vector<Event>& b, const char* what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  for (size_t i = 0; i < a.size(); ++i) {
+    SCOPED_TRACE(std::string(what) + " " + std::to_string(i));
+    EXPECT_EQ(a[i].kind, b[i].kind);
+    EXPECT_EQ(a[i].op, b[i].op);
+    EXPECT_EQ(a[i].phase, b[i].phase);
+    EXPECT_EQ(a[i].step, b[i].step);
+    EXPECT_EQ(a[i].microBatch, b[i].microBatch);
+    EXPECT_EQ(a[i].beginNs, b[i].beginNs);
+    EXPECT_EQ(a[i].endNs, b[i].endNs);
+    EXPECT_EQ(a[i].text, b[i].text);
+    if (a[i].kind == EventKind::Collective) {
+      EXPECT_EQ(a[i].bytes, b[i].bytes);
+      EXPECT_EQ(a[i].bytesOut, b[i].bytesOut);
+      EXPECT_EQ(a[i].worldSize, b[i].worldSize);
+      EXPECT_EQ(a[i].issueNs, b[i].issueNs);
+      EXPECT_EQ(a[i].count, b[i].count);
+      EXPECT_EQ(a[i].processGroup, b[i].processGroup);
+    }
+  }
+}
+
+TEST(PerfettoTrace, ARecordingComesBackWhole) {
+  const auto dir = testing::freshTempDir("perfetto_round_trip");
+  const RunRecording original = recordedRun(dir);
+  {
+    std::ofstream out(dir + "/t.pftrace", std::ios::binary);
+    writeTrace(TraceFormat::Perfetto, out, original, {{"strategy", "full_shard"}, {"world", 2}},
+               {12345, 0, 0, {"cpu / gloo", "cpu / gloo"}});
+  }
+  ASSERT_EQ(original.originNs(), 1) << "the JSON reader starts its times at 1, so both share one origin";
+  const auto loaded = loadPerfettoTrace(dir + "/t.pftrace");
+  ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+  EXPECT_EQ(loaded.config.strategy, StrategyKind::FullShard);
+  EXPECT_EQ(loaded.parameterCount, 12345);
+  EXPECT_EQ(loaded.rankPlacements.size(), 2u);
+  const RunRecording& back = loaded.recording;
+  ASSERT_EQ(back.ranks(), original.ranks());
+  for (int r = 0; r < back.ranks(); ++r) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    const auto &a = original.rank(r), &b = back.rank(r);
+    expectSameSpans(a.compute, b.compute, "compute");
+    expectSameSpans(a.collectives, b.collectives, "collective");
+    expectSameSpans(a.groups, b.groups, "group");
+    ASSERT_EQ(a.steps.size(), b.steps.size());
+    EXPECT_EQ(bytesByTime(a.memory), bytesByTime(b.memory)) << "what the rank held at every time it recorded";
+    EXPECT_EQ(a.peakTotal, b.peakTotal);
+    EXPECT_EQ(a.peakByRole, b.peakByRole);
+    for (int32_t unit : original.recordedUnits()) {
+      EXPECT_EQ(original.unitMemoryAt(r, unit, INT64_MAX), back.unitMemoryAt(r, unit, INT64_MAX)) << unitName(unit);
+    }
+  }
+  EXPECT_EQ(back.recordedUnits(), original.recordedUnits());
+}
+
+// Told by its content: a .pftrace renamed .json is still one, and a JSON trace that starts with a
+// newline (0x0A, as a packet does) is not.
+TEST(PerfettoTrace, IsToldByItsContentNotItsName) {
+  const auto dir = testing::freshTempDir("perfetto_sniff");
+  RunRecording rec(1);
+  Event step;
+  step.kind = EventKind::Compute;
+  step.op = static_cast<uint8_t>(ComputeKind::Step);
+  step.beginNs = 10;
+  step.endNs = 20;
+  rec.add(step);
+  {
+    std::ofstream out(dir + "/renamed.json", std::ios::binary);
+    writeTrace(TraceFormat::Perfetto, out, rec, nlohmann::json::object(), {});
+  }
+  EXPECT_TRUE(looksLikePerfettoTrace(dir + "/renamed.json"));
+  std::ofstream(dir + "/newline.json") << "\n{\"traceEvents\": []}";
+  EXPECT_FALSE(looksLikePerfettoTrace(dir + "/newline.json"));
+  const auto loaded = loadPerfettoTrace(dir + "/renamed.json");
+  EXPECT_TRUE(loaded.error.empty()) << loaded.error;
+  EXPECT_EQ(loaded.recording.rank(0).steps.size(), 1u);
+}
+
+// A file cut short, or another file's bytes, is refused naming the file and where it broke.
+TEST(PerfettoTrace, ADamagedFileIsRefusedSayingWhere) {
+  const auto dir = testing::freshTempDir("perfetto_damaged");
+  const RunRecording original = recordedRun(dir);
+  std::ostringstream whole;
+  writeTrace(TraceFormat::Perfetto, whole, original, nlohmann::json::object(), {});
+  const std::string bytes = whole.str();
+  std::ofstream(dir + "/cut.pftrace", std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  const auto cut = loadPerfettoTrace(dir + "/cut.pftrace");
+  EXPECT_NE(cut.error.find("cut.pftrace"), std::string::npos) << cut.error;
+  EXPECT_NE(cut.error.find("packet"), std::string::npos) << cut.error;
+  std::ofstream(dir + "/other.pftrace", std::ios::binary) << "\x0a\x03\x08\x01\x0b garbage";
+  EXPECT_FALSE(loadPerfettoTrace(dir + "/other.pftrace").error.empty());
+}
+
+}  // namespace
+}  // namespace shardscope::trace

@@ -1,0 +1,447 @@
+#include "trace/perfetto_reader.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "files/user_json.h"
+#include "trace/chrome_trace.h"
+#include "trace/enum_names.h"
+#include "trace/perfetto_trace.h"
+#include "trace/proto_wire.h"
+#include "trace/rank_placements.h"
+
+namespace shardscope::trace {
+
+namespace {
+
+constexpr int kSliceBegin = 1, kSliceEnd = 2, kInstant = 3, kCounter = 4;  // TrackEvent.Type
+constexpr size_t kMaxPacketBytes = size_t{64} << 20;  // shardscope's packets are under 1 KiB; a run's config a few
+
+struct Track {
+  int rank = -1;     // -1: the run's own track
+  std::string name;  // "" for a rank's process track
+};
+
+// A debug annotation as read: a number, or a string (interned).
+struct Value {
+  int64_t number = 0;
+  std::string text;
+};
+using Annotations = std::unordered_map<std::string, Value>;
+
+struct CounterSample {
+  int64_t tNs;
+  int role;
+  int64_t value;  // the role's bytes from then on
+};
+
+struct OpenSlice {
+  std::string name;
+  int64_t beginNs;
+  Annotations args;
+};
+
+int64_t numberOr(const Annotations& a, const char* key, int64_t fallback) {
+  const auto it = a.find(key);
+  return it == a.end() ? fallback : it->second.number;
+}
+const std::string& textOr(const Annotations& a, const char* key) {
+  static const std::string none;
+  const auto it = a.find(key);
+  return it == a.end() ? none : it->second.text;
+}
+
+class PerfettoTraceReader {
+ public:
+  explicit PerfettoTraceReader(LoadedTrace& out) : out_(out) {}
+
+  // False (with error()) for a packet the reader cannot take.
+  bool packet(std::string_view bytes);
+  void finish();
+  const std::string& error() const { return error_; }
+
+ private:
+  bool fail(std::string why) {
+    error_ = std::move(why);
+    return false;
+  }
+  bool trackDescriptor(std::string_view bytes);
+  bool internedData(std::string_view bytes);
+  bool trackEvent(std::string_view bytes, int64_t tNs);
+  bool annotation(std::string_view bytes, Annotations& into);
+  void endSlice(const Track& track, OpenSlice slice, int64_t endNs);
+  void counter(const Track& track, int64_t tNs, int64_t value);
+  void instant(const Track& track, const std::string& name, int64_t tNs, const Annotations& args);
+  // The values of one lane at one time: one sample (memorySample()).
+  struct PendingSample {
+    int64_t tNs = -1;
+    std::vector<CounterSample> values;
+    RoleBytes last{};
+  };
+  void memorySample(int rank, int space, int32_t unit, PendingSample& pending);
+  void add(const Event& e) {
+    if (e.rank >= out_.recording.ranks()) out_.recording.ensureRanks(e.rank + 1);
+    out_.recording.add(e);
+  }
+
+  LoadedTrace& out_;
+  std::string error_;
+  std::unordered_map<uint64_t, Track> tracks_;
+  std::unordered_map<uint64_t, uint64_t> parents_;
+  std::unordered_map<uint64_t, std::string> names_, annotationNames_, strings_;
+  std::unordered_map<uint64_t, std::vector<OpenSlice>> open_;
+  // Per (rank, space, unit): the values read at the lane's latest time, until one of a later time
+  // comes. The writer puts each lane's values in time order, so nothing more is held.
+  std::map<std::tuple<int, int, int32_t>, PendingSample> counters_;
+};
+
+bool PerfettoTraceReader::packet(std::string_view bytes) {
+  proto::Reader fields(bytes);
+  proto::Field f;
+  int64_t tNs = 0;
+  std::string_view event;
+  bool hasEvent = false;
+  while (fields.next(f)) {
+    if (f.number == 8 && f.type == proto::kVarint)
+      tNs = f.asInt();
+    else if (f.number == 60 && f.type == proto::kBytes && !trackDescriptor(f.bytes))
+      return false;
+    else if (f.number == 12 && f.type == proto::kBytes && !internedData(f.bytes))
+      return false;
+    else if (f.number == 11 && f.type == proto::kBytes)
+      event = f.bytes, hasEvent = true;
+  }
+  if (fields.failed()) return fail("has a damaged packet");
+  return !hasEvent || trackEvent(event, tNs + 1);  // +1: RunRecording reads time 0 as none
+}
+
+bool PerfettoTraceReader::trackDescriptor(std::string_view bytes) {
+  proto::Reader fields(bytes);
+  proto::Field f;
+  uint64_t uuid = 0, parent = 0;
+  Track track;
+  bool process = false;
+  while (fields.next(f)) {
+    if (f.number == 1 && f.type == proto::kVarint)
+      uuid = f.bits;
+    else if (f.number == 5 && f.type == proto::kVarint)
+      parent = f.bits;
+    else if (f.number == 2 && f.type == proto::kBytes)
+      track.name = std::string(f.bytes);
+    else if (f.number == 3 && f.type == proto::kBytes) {
+      process = true;
+      proto::Reader p(f.bytes);
+      proto::Field pf;
+      while (p.next(pf)) {
+        if (pf.number == 1 && pf.type == proto::kVarint)
+          track.rank = static_cast<int>(pf.asInt()) - 1;  // pid = rank + 1
+      }
+    }
+  }
+  if (fields.failed()) return fail("has a damaged track descriptor");
+  if (process && (track.rank < 0 || track.rank >= kMaxRanks)) {
+    return fail("has a process track of pid " + std::to_string(track.rank + 1) +
+                "; shardscope writes rank R as pid R + 1, "
+                "up to " +
+                std::to_string(kMaxRanks) + " ranks. Open a trace written by --trace FILE.pftrace");
+  }
+  if (!process && parent != 0) {
+    const auto p = tracks_.find(parent);
+    if (p == tracks_.end()) return fail("has a track whose parent was never described");
+    track.rank = p->second.rank;
+  }
+  if (process && track.rank >= out_.recording.ranks()) out_.recording.ensureRanks(track.rank + 1);
+  tracks_[uuid] = std::move(track);
+  return true;
+}
+
+bool PerfettoTraceReader::internedData(std::string_view bytes) {
+  proto::Reader fields(bytes);
+  proto::Field f;
+  while (fields.next(f)) {
+    auto* table = f.number == 2 ? &names_ : f.number == 3 ? &annotationNames_ : f.number == 29 ? &strings_ : nullptr;
+    if (!table || f.type != proto::kBytes) continue;
+    proto::Reader entry(f.bytes);
+    proto::Field e;
+    uint64_t iid = 0;
+    std::string text;
+    while (entry.next(e)) {
+      if (e.number == 1 && e.type == proto::kVarint)
+        iid = e.bits;
+      else if (e.number == 2 && e.type == proto::kBytes)
+        text = std::string(e.bytes);
+    }
+    (*table)[iid] = std::move(text);
+  }
+  return !fields.failed() || fail("has damaged interned data");
+}
+
+bool PerfettoTraceReader::annotation(std::string_view bytes, Annotations& into) {
+  proto::Reader fields(bytes);
+  proto::Field f;
+  std::string key;
+  Value value;
+  while (fields.next(f)) {
+    if (f.number == 1 && f.type == proto::kVarint) {
+      const auto it = annotationNames_.find(f.bits);
+      if (it == annotationNames_.end()) return fail("names an annotation it never interned");
+      key = it->second;
+    } else if (f.number == 4 && f.type == proto::kVarint) {
+      value.number = f.asInt();
+    } else if (f.number == 17 && f.type == proto::kVarint) {
+      const auto it = strings_.find(f.bits);
+      if (it == strings_.end()) return fail("holds a string it never interned");
+      value.text = it->second;
+    }
+  }
+  if (fields.failed()) return fail("has a damaged annotation");
+  into[key] = std::move(value);
+  return true;
+}
+
+bool PerfettoTraceReader::trackEvent(std::string_view bytes, int64_t tNs) {
+  proto::Reader fields(bytes);
+  proto::Field f;
+  int type = 0;
+  uint64_t trackUuid = 0, nameIid = 0;
+  int64_t counterValue = 0;
+  Annotations args;
+  while (fields.next(f)) {
+    if (f.number == 9 && f.type == proto::kVarint)
+      type = static_cast<int>(f.bits);
+    else if (f.number == 11 && f.type == proto::kVarint)
+      trackUuid = f.bits;
+    else if (f.number == 10 && f.type == proto::kVarint)
+      nameIid = f.bits;
+    else if (f.number == 30 && f.type == proto::kVarint)
+      counterValue = f.asInt();
+    else if (f.number == 4 && f.type == proto::kBytes && !annotation(f.bytes, args))
+      return false;
+  }
+  if (fields.failed()) return fail("has a damaged track event");
+  const auto track = tracks_.find(trackUuid);
+  if (track == tracks_.end()) return fail("has an event on a track it never described");
+  const auto name = names_.find(nameIid);
+  if ((type == kSliceBegin || type == kInstant) && name == names_.end())
+    return fail("names an event it never interned");
+  auto& open = open_[trackUuid];
+  switch (type) {
+    case kSliceBegin:
+      open.push_back({name->second, tNs, std::move(args)});
+      return true;
+    case kSliceEnd:
+      if (open.empty()) return fail("ends a slice it never began");
+      endSlice(track->second, std::move(open.back()), tNs);
+      open.pop_back();
+      return true;
+    case kInstant:
+      instant(track->second, name->second, tNs, args);
+      return true;
+    case kCounter:
+      counter(track->second, tNs, counterValue);
+      return true;
+    default:
+      return true;  // a kind shardscope does not write: left out
+  }
+}
+
+void PerfettoTraceReader::endSlice(const Track& track, OpenSlice slice, int64_t endNs) {
+  if (track.rank < 0) return;
+  Event e;
+  e.rank = track.rank;
+  e.beginNs = slice.beginNs;
+  e.endNs = endNs;
+  e.step = static_cast<int32_t>(numberOr(slice.args, "step", -1));
+  e.microBatch = static_cast<int32_t>(numberOr(slice.args, "micro_batch", 0));
+  e.phase = names::indexOf(textOr(slice.args, "phase"), names::phase, names::kPhaseCount).value_or(0);
+  if (track.name == "event groups") {  // a pause at the step gate before a group
+    e.kind = EventKind::Group;
+    e.op = names::indexOf(textOr(slice.args, "kind"), names::group, kGroupKindCount).value_or(0);
+    e.text = textOr(slice.args, "label");
+  } else if (const auto op = names::indexOf(textOr(slice.args, "op"), names::op, kCollectiveOpCount)) {
+    e.kind = EventKind::Collective;
+    e.op = *op;
+    e.bytes = numberOr(slice.args, "bytes", 0);
+    e.bytesOut = numberOr(slice.args, "bytes_out", 0);
+    e.worldSize = static_cast<int32_t>(numberOr(slice.args, "group_size", 0));
+    e.issueNs = numberOr(slice.args, "issue_ns", slice.beginNs - 1) + 1;
+    // An all-to-all's own part, a send's or recv's peer: -1 where it was not recorded.
+    if (isPointToPoint(static_cast<CollectiveOp>(*op))) e.count = numberOr(slice.args, "peer", -1);
+    if (static_cast<CollectiveOp>(*op) == CollectiveOp::AllToAll) e.count = numberOr(slice.args, "own_part_bytes", -1);
+    e.processGroup =
+        names::indexOf(textOr(slice.args, "process_group"), names::processGroup, kProcessGroupCount).value_or(0);
+    e.text = collectiveText(textOr(slice.args, "unit"), textOr(slice.args, "implementation"),
+                            static_cast<CollectiveOp>(*op));
+  } else {
+    e.kind = EventKind::Compute;
+    e.op = names::indexOf(textOr(slice.args, "kind"), names::compute, kComputeKindCount).value_or(0);
+    e.text = textOr(slice.args, "unit");
+    e.pausedNs = numberOr(slice.args, "paused_ns", 0);
+  }
+  // Spans arrive as they end, an outer one after those inside it: the recording places each by its begin.
+  add(e);
+  // Step spans double as step ends, so step times and throughput come back too.
+  if (e.kind == EventKind::Compute && static_cast<ComputeKind>(e.op) == ComputeKind::Step) {
+    e.kind = EventKind::StepEnd;
+    add(e);
+  }
+}
+
+void PerfettoTraceReader::instant(const Track& track, const std::string& name, int64_t tNs, const Annotations& args) {
+  if (track.rank < 0) {  // the run's own track: its config and the ranks' facts
+    if (name == kPerfettoConfigEvent) {
+      const auto config = files::parseUserJson(textOr(args, "config"));
+      if (config.error.empty()) (void)applyConfigJson(config.value, out_.config);  // best effort, as the JSON reader
+    } else if (name == kPerfettoFactsEvent) {
+      const auto facts = runFactsOf(files::parseUserJson(textOr(args, "facts")).value);
+      out_.parameterCount = facts.parameterCount;
+      out_.deviceMemoryBytes = facts.deviceMemoryBytes;
+      out_.measuredPeakFlops = facts.measuredPeakFlops;
+      out_.rankPlacements = facts.rankPlacements;
+    }
+    return;
+  }
+  Event g;
+  g.kind = EventKind::Group;
+  g.rank = track.rank;
+  g.beginNs = g.endNs = tNs;
+  g.step = static_cast<int32_t>(numberOr(args, "step", -1));
+  g.microBatch = static_cast<int32_t>(numberOr(args, "micro_batch", 0));
+  g.op = names::indexOf(textOr(args, "kind"), names::group, kGroupKindCount).value_or(0);
+  g.phase = names::indexOf(textOr(args, "phase"), names::phase, names::kPhaseCount).value_or(0);
+  g.text = textOr(args, "label");
+  add(g);
+}
+
+// "memory ROLE", "host memory ROLE", "unit memory blocks.3 ROLE", "unit host memory blocks.3 ROLE".
+void PerfettoTraceReader::counter(const Track& track, int64_t tNs, int64_t value) {
+  if (track.rank < 0) return;
+  const auto space = track.name.rfind("host ", 0) == 0 || track.name.rfind("unit host ", 0) == 0 ? 1 : 0;
+  const bool perUnit = track.name.rfind("unit ", 0) == 0;
+  const size_t lastSpace = track.name.rfind(' ');
+  const auto role = names::indexOf(std::string_view(track.name).substr(lastSpace + 1), names::role, kMemoryRoleCount);
+  if (!role || lastSpace == std::string::npos) return;
+  int32_t unit = kNoUnit;
+  if (perUnit) {
+    const size_t unitAt = track.name.rfind(' ', lastSpace - 1) + 1;
+    unit = unitFromName(track.name.substr(unitAt, lastSpace - unitAt));
+    if (unit == kNoUnit) return;
+  }
+  PendingSample& pending = counters_[{track.rank, space, unit}];
+  if (tNs != pending.tNs) {
+    if (tNs < pending.tNs) return;  // not written by shardscope (its lanes go forward): left out
+    memorySample(track.rank, space, unit, pending);
+    pending.tNs = tNs;
+  }
+  pending.values.push_back({tNs, *role, value});
+}
+
+// One lane's values at one time as one sample: Memory events, added as the rank recorded them. Two
+// roles that changed by the same bytes the opposite ways are one move (a re-attribution, fromRole
+// -> role): never a moment with both or neither. A unit's changes are moves into the unit, which
+// leave the rank's totals as they are.
+void PerfettoTraceReader::memorySample(int rank, int space, int32_t unit, PendingSample& pending) {
+  if (pending.values.empty()) return;
+  std::vector<std::pair<int, int64_t>> changes;  // (role, delta)
+  for (const auto& v : pending.values) {
+    if (v.value != pending.last[v.role]) changes.emplace_back(v.role, v.value - pending.last[v.role]);
+    pending.last[v.role] = v.value;
+  }
+  Event m;
+  m.kind = EventKind::Memory;
+  m.rank = rank;
+  m.space = static_cast<uint8_t>(space);
+  m.beginNs = pending.tNs;
+  if (unit == kNoUnit && changes.size() == 2 && changes[0].second == -changes[1].second) {
+    const bool firstGives = changes[0].second < 0;
+    m.fromRole = static_cast<uint8_t>(firstGives ? changes[0].first : changes[1].first);
+    m.role = static_cast<uint8_t>(firstGives ? changes[1].first : changes[0].first);
+    m.bytes = std::abs(changes[0].second);
+    add(m);
+  } else {
+    if (changes.empty() && unit == kNoUnit) changes.emplace_back(pending.values.front().role, 0);  // it kept its time
+    for (const auto& [role, delta] : changes) {
+      m.role = static_cast<uint8_t>(role);
+      m.fromRole = unit == kNoUnit ? kNoRole : static_cast<uint8_t>(role);
+      m.unit = unit;
+      m.bytes = delta;
+      add(m);
+    }
+  }
+  pending.values.clear();
+}
+
+void PerfettoTraceReader::finish() {
+  for (auto& [key, pending] : counters_) memorySample(std::get<0>(key), std::get<1>(key), std::get<2>(key), pending);
+}
+
+}  // namespace
+
+bool looksLikePerfettoTrace(const std::string& path) {
+  // Its first packet (Trace.packet: field 1, length-delimited) decodes as a protobuf message. JSON
+  // starts with '{' or white space; one that starts with a newline (0x0A too) fails the decoding.
+  std::ifstream in(path, std::ios::binary);
+  std::string head(4096, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(in.gcount()));
+  proto::Reader trace(head);
+  proto::Field packet;
+  if (!trace.next(packet) || packet.number != 1 || packet.type != proto::kBytes || packet.bytes.empty()) return false;
+  proto::Reader fields(packet.bytes);
+  proto::Field f;
+  while (fields.next(f)) {}
+  return !fields.failed();
+}
+
+LoadedTrace loadPerfettoTrace(const std::string& path) {
+  LoadedTrace out;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    out.error = "cannot read '" + path + "': check that the file exists.";
+    return out;
+  }
+  PerfettoTraceReader reader(out);
+  std::string packet;
+  for (size_t index = 1;; ++index) {
+    char key = 0;
+    if (!in.get(key)) break;
+    uint64_t size = 0;
+    int shift = 0;
+    char byte = 0;
+    while (shift < 64 && in.get(byte)) {
+      size |= static_cast<uint64_t>(static_cast<uint8_t>(byte) & 0x7f) << shift;
+      shift += 7;
+      if (!(static_cast<uint8_t>(byte) & 0x80)) break;
+    }
+    if (key != 0x0A || !in || size > kMaxPacketBytes) {
+      out.error = "'" + path + "' is not a shardscope Perfetto trace past its packet " + std::to_string(index - 1) +
+                  " (written by --trace FILE.pftrace; a file cut short or of another kind)";
+      return out;
+    }
+    packet.resize(size);
+    if (!in.read(packet.data(), static_cast<std::streamsize>(size))) {
+      out.error = "'" + path + "' ends inside its packet " + std::to_string(index) + ": the file is cut short";
+      return out;
+    }
+    if (!reader.packet(packet)) {
+      out.error = "'" + path + "' " + reader.error() + " (packet " + std::to_string(index) + ")";
+      return out;
+    }
+  }
+  reader.finish();
+  const int ranks = out.recording.ranks();
+  if (out.config.world != ranks && ranks > 0) out.config.world = ranks;
+  if (static_cast<int>(out.rankPlacements.size()) == ranks && ranks > 0)
+    out.device = describeRankPlacements(out.rankPlacements);
+  else
+    out.rankPlacements.clear();
+  return out;
+}
+
+}  // namespace shardscope::trace

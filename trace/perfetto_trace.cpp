@@ -1,0 +1,292 @@
+#include "trace/perfetto_trace.h"
+
+#include "trace/proto_wire.h"
+
+namespace shardscope::trace {
+
+// Field numbers of Perfetto's protos/perfetto/trace (trace.proto, trace_packet.proto,
+// track_event/*.proto, interned_data.proto), as the `perfetto` Python package's schema has them.
+namespace field {
+constexpr uint32_t kTracePacket = 1;  // Trace.packet
+constexpr uint32_t kTimestamp = 8, kSequenceId = 10, kTrackEvent = 11, kInternedData = 12, kSequenceFlags = 13,
+                   kTrackDescriptor = 60, kFirstPacketOnSequence = 87;                 // TracePacket
+constexpr uint32_t kUuid = 1, kName = 2, kProcess = 3, kParentUuid = 5, kCounter = 8;  // TrackDescriptor
+constexpr uint32_t kPid = 1, kProcessName = 6;                                         // ProcessDescriptor
+constexpr uint32_t kCounterUnit = 3;                                                   // CounterDescriptor
+constexpr uint32_t kAnnotations = 4, kType = 9, kNameIid = 10, kTrackUuid = 11, kCounterValue = 30;  // TrackEvent
+constexpr uint32_t kAnnotationNameIid = 1, kIntValue = 4, kStringValueIid = 17;                      // DebugAnnotation
+constexpr uint32_t kEventNames = 2, kAnnotationNames = 3, kAnnotationStrings = 29;                   // InternedData
+constexpr uint32_t kIid = 1, kInternedText = 2;  // EventName, DebugAnnotationName, InternedString
+}  // namespace field
+
+namespace {
+constexpr uint64_t kSequence = 1;  // the one packet sequence this writer makes
+constexpr uint64_t kIncrementalStateCleared = 1, kNeedsIncrementalState = 2;  // SequenceFlags
+constexpr uint64_t kUnitSizeBytes = 3;                                        // CounterDescriptor.Unit
+constexpr int kSliceBegin = 1, kSliceEnd = 2, kInstant = 3, kCounter = 4;     // TrackEvent.Type
+}  // namespace
+
+struct PerfettoTraceWriter::Annotation {
+  uint64_t nameIid;
+  bool isText;
+  int64_t value;  // the number, or the interned string's iid
+};
+
+PerfettoTraceWriter::PerfettoTraceWriter(std::ostream& out, const nlohmann::json& metadata, int ranks)
+    : out_(out), state_(static_cast<size_t>(ranks)) {
+  packet_.clear();
+  proto::Writer first(packet_);
+  first.varint(field::kSequenceId, kSequence);
+  first.varint(field::kSequenceFlags, kIncrementalStateCleared);
+  first.varint(field::kFirstPacketOnSequence, 1);
+  emit(packet_);
+  for (int r = 0; r < ranks; ++r) track(r, "", false);  // the ranks' process tracks, in rank order
+  const std::string name = kPerfettoConfigEvent;
+  event(track(-1, kPerfettoRunTrack, false), kInstant, 0, &name, {text("config", metadata.dump())});
+}
+
+void PerfettoTraceWriter::emit(const std::string& packet) {
+  std::string framed;
+  proto::Writer trace(framed);
+  trace.bytes(field::kTracePacket, packet);
+  out_.write(framed.data(), static_cast<std::streamsize>(framed.size()));
+}
+
+uint64_t PerfettoTraceWriter::intern(std::unordered_map<std::string, uint64_t>& table, const std::string& value,
+                                     int kind) {
+  const auto [it, added] = table.try_emplace(value, table.size() + 1);
+  if (added) {
+    proto::Writer interned(interned_);
+    interned.message(static_cast<uint32_t>(kind), [&](proto::Writer& entry) {
+      entry.varint(field::kIid, it->second);
+      entry.bytes(field::kInternedText, value);
+    });
+  }
+  return it->second;
+}
+
+PerfettoTraceWriter::Annotation PerfettoTraceWriter::number(const char* name, int64_t value) {
+  return {intern(annotationNames_, name, field::kAnnotationNames), false, value};
+}
+
+PerfettoTraceWriter::Annotation PerfettoTraceWriter::text(const char* name, const std::string& value) {
+  return {intern(annotationNames_, name, field::kAnnotationNames), true,
+          static_cast<int64_t>(intern(strings_, value, field::kAnnotationStrings))};
+}
+
+// A track's uuid; its descriptor is written the first time it is asked for. rank -1: the run's
+// own track; an empty name: the rank's process track, the parent of its others.
+uint64_t PerfettoTraceWriter::track(int rank, const std::string& name, bool counter) {
+  const auto [it, added] = tracks_.try_emplace({rank, name}, nextUuid_);
+  if (!added) return it->second;
+  ++nextUuid_;
+  const uint64_t parent = rank >= 0 && !name.empty() ? track(rank, "", false) : 0;
+  std::string packet;
+  proto::Writer p(packet);
+  p.varint(field::kSequenceId, kSequence);
+  p.message(field::kTrackDescriptor, [&](proto::Writer& d) {
+    d.varint(field::kUuid, it->second);
+    if (parent != 0) d.varint(field::kParentUuid, parent);
+    if (name.empty()) {
+      d.message(field::kProcess, [&](proto::Writer& process) {
+        process.varint(field::kPid, static_cast<uint64_t>(rank) + 1);
+        process.bytes(field::kProcessName, "rank " + std::to_string(rank));
+      });
+    } else {
+      d.bytes(field::kName, name);
+    }
+    if (counter) d.message(field::kCounter, [](proto::Writer& c) { c.varint(field::kCounterUnit, kUnitSizeBytes); });
+  });
+  emit(packet);
+  return it->second;
+}
+
+void PerfettoTraceWriter::event(uint64_t track, int type, int64_t tNs, const std::string* name,
+                                const std::vector<Annotation>& annotations, const int64_t* counter) {
+  // Interned first: intern() appends what is new to interned_, which goes in this packet.
+  const uint64_t nameIid = name ? intern(names_, *name, field::kEventNames) : 0;
+  std::string body;
+  proto::Writer e(body);
+  e.varint(field::kType, static_cast<uint64_t>(type));
+  e.varint(field::kTrackUuid, track);
+  if (nameIid != 0) e.varint(field::kNameIid, nameIid);
+  for (const auto& a : annotations) {
+    e.message(field::kAnnotations, [&](proto::Writer& d) {
+      d.varint(field::kAnnotationNameIid, a.nameIid);
+      if (a.isText)
+        d.varint(field::kStringValueIid, static_cast<uint64_t>(a.value));
+      else
+        d.number(field::kIntValue, a.value);
+    });
+  }
+  if (counter) e.number(field::kCounterValue, *counter);
+  packet_.clear();
+  proto::Writer p(packet_);
+  p.varint(field::kTimestamp, static_cast<uint64_t>(tNs));
+  p.varint(field::kSequenceId, kSequence);
+  // Only a packet that refers to interned names needs the sequence's state (a counter or an END
+  // refers to none): two bytes less on most packets.
+  if (name || !annotations.empty()) p.varint(field::kSequenceFlags, kNeedsIncrementalState);
+  if (!interned_.empty()) {
+    p.bytes(field::kInternedData, interned_);
+    interned_.clear();
+  }
+  p.bytes(field::kTrackEvent, body);
+  emit(packet_);
+}
+
+void PerfettoTraceWriter::flushEnds(PendingEnds& ends, int64_t untilNs) {
+  while (!ends.empty() && ends.top().endNs <= untilNs) {
+    const OpenSlice done = ends.top();
+    ends.pop();
+    event(done.track, kSliceEnd, done.endNs, nullptr, {});
+  }
+}
+
+void PerfettoTraceWriter::slice(int rank, const char* laneName, std::vector<Lane>& lanes, PendingEnds& ends,
+                                int64_t beginNs, int64_t endNs, const std::string& name,
+                                const std::vector<Annotation>& annotations, int64_t originNs) {
+  endNs = std::max(endNs, beginNs);
+  flushEnds(ends, beginNs - originNs);  // what ended by now, so a lane's END comes before its next BEGIN
+  Lane* chosen = nullptr;
+  for (auto& lane : lanes) {
+    while (!lane.open.empty() && lane.open.back().second <= beginNs) lane.open.pop_back();
+    if (lane.open.empty() || lane.open.back().second >= endNs) {  // after its slices, or inside the innermost
+      chosen = &lane;
+      break;
+    }
+  }
+  if (!chosen) {
+    const size_t k = lanes.size();
+    lanes.push_back({track(rank, k == 0 ? laneName : std::string(laneName) + " " + std::to_string(k + 1), false), {}});
+    chosen = &lanes.back();
+  }
+  chosen->open.emplace_back(beginNs, endNs);
+  event(chosen->track, kSliceBegin, beginNs - originNs, &name, annotations);
+  ends.push({endNs - originNs, order_++, chosen->track});
+}
+
+void PerfettoTraceWriter::write(int rank, const RankTimeline& detail, int64_t originNs) {
+  if (rank < 0) return;
+  if (static_cast<size_t>(rank) >= state_.size()) state_.resize(static_cast<size_t>(rank) + 1);
+  writeCompute(rank, detail, originNs);
+  writeCollectives(rank, detail, originNs);
+  writeGroups(rank, detail, originNs);
+  RankState& s = state_[static_cast<size_t>(rank)];
+  writeUnitCounters(rank, "unit memory ", 0, detail.units, originNs);
+  writeUnitCounters(rank, "unit host memory ", 1, detail.host.units, originNs);
+  writeRoleCounters(rank, "memory ", detail.memory, kMemoryRoleCount, s.device, originNs);
+  writeRoleCounters(rank, "host memory ", detail.host.memory, kTensorRoleCount, s.host, originNs);
+}
+
+void PerfettoTraceWriter::writeCompute(int rank, const RankTimeline& t, int64_t originNs) {
+  std::map<int, int64_t> pausedOfStep;  // few: one per Step a user pressed at the step gate
+  for (const auto& s : t.steps) {
+    if (s.pausedNs > 0) pausedOfStep[s.step] = s.pausedNs;
+  }
+  RankState& s = state_[static_cast<size_t>(rank)];
+  for (const auto& e : t.compute) {
+    std::vector<Annotation> a = {text("kind", computeKindName(static_cast<ComputeKind>(e.op))), text("unit", e.text),
+                                 text("phase", phaseName(static_cast<Phase>(e.phase))), number("step", e.step)};
+    if (e.microBatch != 0) a.push_back(number("micro_batch", e.microBatch));
+    if (static_cast<ComputeKind>(e.op) == ComputeKind::Step) {
+      if (auto paused = pausedOfStep.find(e.step); paused != pausedOfStep.end())
+        a.push_back(number("paused_ns", paused->second));
+    }
+    slice(rank, "compute", s.computeLanes, s.computeEnds, e.beginNs, e.endNs, computeSpanName(e), a, originNs);
+  }
+}
+
+void PerfettoTraceWriter::writeCollectives(int rank, const RankTimeline& t, int64_t originNs) {
+  RankState& s = state_[static_cast<size_t>(rank)];
+  for (const auto& e : t.collectives) {
+    const auto op = static_cast<CollectiveOp>(e.op);
+    std::vector<Annotation> a = {text("op", collectiveOpName(op)),
+                                 number("bytes", e.bytes),
+                                 number("bytes_out", e.bytesOut),
+                                 text("unit", collectiveUnit(e)),
+                                 text("phase", phaseName(static_cast<Phase>(e.phase))),
+                                 number("group_size", e.worldSize),
+                                 number("step", e.step),
+                                 number("issue_ns", e.issueNs - originNs),
+                                 text("implementation", collectiveImplementation(e))};
+    if (e.microBatch != 0) a.push_back(number("micro_batch", e.microBatch));
+    if (e.processGroup != 0)
+      a.push_back(text("process_group", processGroupName(static_cast<ProcessGroup>(e.processGroup))));
+    if (op == CollectiveOp::AllToAll && e.count >= 0) a.push_back(number("own_part_bytes", e.count));
+    if (isPointToPoint(op) && e.count >= 0) a.push_back(number("peer", e.count));
+    slice(rank, "comm", s.commLanes, s.commEnds, e.beginNs, e.endNs, collectiveSpanName(e), a, originNs);
+  }
+}
+
+void PerfettoTraceWriter::writeGroups(int rank, const RankTimeline& t, int64_t originNs) {
+  if (t.groups.empty()) return;
+  const uint64_t lane = track(rank, "event groups", false);
+  for (const auto& g : t.groups) {
+    std::vector<Annotation> a = {text("kind", groupKindName(static_cast<GroupKind>(g.op))), text("label", g.text),
+                                 text("phase", phaseName(static_cast<Phase>(g.phase))), number("step", g.step)};
+    if (g.microBatch != 0) a.push_back(number("micro_batch", g.microBatch));
+    // Groups come one after another: a pause at the step gate ends before the next group begins.
+    if (g.endNs > g.beginNs) {
+      const std::string name = "paused before " + g.text;
+      event(lane, kSliceBegin, g.beginNs - originNs, &name, a);
+      event(lane, kSliceEnd, g.endNs - originNs, nullptr, {});
+    } else {
+      event(lane, kInstant, g.beginNs - originNs, &g.text, a);
+    }
+  }
+}
+
+void PerfettoTraceWriter::writeRoleCounters(int rank, const std::string& prefix, const RoleTrack& samples, int roles,
+                                            RoleBytes& last, int64_t originNs) {
+  for (size_t k = 0; k < samples.size(); ++k) {
+    const RoleBytes bytes = samples.bytes(k);
+    bool any = false;
+    for (int i = 0; i < roles; ++i) {
+      if (bytes[i] == last[i]) continue;
+      event(track(rank, prefix + memoryRoleName(static_cast<MemoryRole>(i)), true), kCounter,
+            samples.time(k) - originNs, nullptr, {}, &bytes[i]);
+      any = true;
+    }
+    // A value when it changed; a sample that changed nothing keeps its time on the first role.
+    if (!any) {
+      event(track(rank, prefix + memoryRoleName(MemoryRole::ParamShard), true), kCounter, samples.time(k) - originNs,
+            nullptr, {}, &bytes[0]);
+    }
+    last = bytes;
+  }
+}
+
+void PerfettoTraceWriter::writeUnitCounters(int rank, const std::string& prefix, int space,
+                                            const std::vector<UnitMemoryTrack>& units, int64_t originNs) {
+  RankState& s = state_[static_cast<size_t>(rank)];
+  for (const auto& unit : units) {
+    if (unit.unit == kNoUnit) continue;
+    RoleBytes& last = s.units[{unit.unit, space}];  // zeros before its first sample
+    for (size_t k = 0; k < unit.samples.size(); ++k) {
+      const RoleBytes bytes = unit.samples.bytes(k);
+      for (int i = 0; i < kTensorRoleCount; ++i) {
+        if (bytes[i] == last[i]) continue;
+        event(track(rank, prefix + unitName(unit.unit) + " " + memoryRoleName(static_cast<MemoryRole>(i)), true),
+              kCounter, unit.samples.time(k) - originNs, nullptr, {}, &bytes[i]);
+      }
+      last = bytes;
+    }
+  }
+}
+
+void PerfettoTraceWriter::finish(const RunFacts& facts) {
+  for (auto& s : state_) {
+    flushEnds(s.computeEnds, INT64_MAX);
+    flushEnds(s.commEnds, INT64_MAX);
+  }
+  nlohmann::json j = {{"parameter_count", facts.parameterCount},
+                      {"device_memory_bytes", facts.deviceMemoryBytes},
+                      {"measured_peak_flops", facts.measuredPeakFlops},
+                      {"rank_placements", facts.rankPlacements}};
+  const std::string name = kPerfettoFactsEvent;
+  event(track(-1, kPerfettoRunTrack, false), kInstant, 0, &name, {text("facts", j.dump())});
+  out_.flush();
+}
+
+}  // namespace shardscope::trace
