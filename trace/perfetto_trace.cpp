@@ -46,10 +46,10 @@ PerfettoTraceWriter::PerfettoTraceWriter(std::ostream& out, const nlohmann::json
 }
 
 void PerfettoTraceWriter::emit(const std::string& packet) {
-  std::string framed;
-  proto::Writer trace(framed);
+  framed_.clear();  // reused: one packet per event
+  proto::Writer trace(framed_);
   trace.bytes(field::kTracePacket, packet);
-  out_.write(framed.data(), static_cast<std::streamsize>(framed.size()));
+  out_.write(framed_.data(), static_cast<std::streamsize>(framed_.size()));
 }
 
 uint64_t PerfettoTraceWriter::intern(std::unordered_map<std::string, uint64_t>& table, const std::string& value,
@@ -173,10 +173,10 @@ void PerfettoTraceWriter::write(int rank, const RankTimeline& detail, int64_t or
   writeCollectives(rank, detail, originNs);
   writeGroups(rank, detail, originNs);
   RankState& s = state_[static_cast<size_t>(rank)];
-  writeUnitCounters(rank, "unit memory ", 0, detail.units, originNs);
-  writeUnitCounters(rank, "unit host memory ", 1, detail.host.units, originNs);
-  writeRoleCounters(rank, "memory ", detail.memory, kMemoryRoleCount, s.device, originNs);
-  writeRoleCounters(rank, "host memory ", detail.host.memory, kTensorRoleCount, s.host, originNs);
+  writeUnitCounters(rank, 0, detail.units, originNs);
+  writeUnitCounters(rank, 1, detail.host.units, originNs);  // --offload cpu: the host's
+  writeRoleCounters(rank, 0, detail.memory, kMemoryRoleCount, s.device, originNs);
+  writeRoleCounters(rank, 1, detail.host.memory, kTensorRoleCount, s.host, originNs);
 }
 
 void PerfettoTraceWriter::writeCompute(int rank, const RankTimeline& t, int64_t originNs) {
@@ -237,28 +237,39 @@ void PerfettoTraceWriter::writeGroups(int rank, const RankTimeline& t, int64_t o
   }
 }
 
-void PerfettoTraceWriter::writeRoleCounters(int rank, const std::string& prefix, const RoleTrack& samples, int roles,
-                                            RoleBytes& last, int64_t originNs) {
+// A counter track's uuid, cached by what it counts: a hot path (every memory sample writes one or
+// two values), where building the track's name for each would cost more than the value.
+uint64_t PerfettoTraceWriter::counterTrack(int rank, int32_t unit, int space, int role) {
+  auto& cache = state_[static_cast<size_t>(rank)].counterTracks;
+  const auto [it, added] = cache.try_emplace(std::make_tuple(unit, space, role), 0);
+  if (!added) return it->second;
+  const std::string roleName = memoryRoleName(static_cast<MemoryRole>(role));
+  const std::string name =
+      unit == kNoUnit ? std::string(space ? "host memory " : "memory ") + roleName
+                      : std::string(space ? "unit host memory " : "unit memory ") + unitName(unit) + " " + roleName;
+  it->second = track(rank, name, true);
+  return it->second;
+}
+
+void PerfettoTraceWriter::writeRoleCounters(int rank, int space, const RoleTrack& samples, int roles, RoleBytes& last,
+                                            int64_t originNs) {
   for (size_t k = 0; k < samples.size(); ++k) {
     const RoleBytes bytes = samples.bytes(k);
     bool any = false;
     for (int i = 0; i < roles; ++i) {
       if (bytes[i] == last[i]) continue;
-      event(track(rank, prefix + memoryRoleName(static_cast<MemoryRole>(i)), true), kCounter,
-            samples.time(k) - originNs, nullptr, {}, &bytes[i]);
+      event(counterTrack(rank, kNoUnit, space, i), kCounter, samples.time(k) - originNs, nullptr, {}, &bytes[i]);
       any = true;
     }
     // A value when it changed; a sample that changed nothing keeps its time on the first role.
-    if (!any) {
-      event(track(rank, prefix + memoryRoleName(MemoryRole::ParamShard), true), kCounter, samples.time(k) - originNs,
-            nullptr, {}, &bytes[0]);
-    }
+    if (!any)
+      event(counterTrack(rank, kNoUnit, space, 0), kCounter, samples.time(k) - originNs, nullptr, {}, &bytes[0]);
     last = bytes;
   }
 }
 
-void PerfettoTraceWriter::writeUnitCounters(int rank, const std::string& prefix, int space,
-                                            const std::vector<UnitMemoryTrack>& units, int64_t originNs) {
+void PerfettoTraceWriter::writeUnitCounters(int rank, int space, const std::vector<UnitMemoryTrack>& units,
+                                            int64_t originNs) {
   RankState& s = state_[static_cast<size_t>(rank)];
   for (const auto& unit : units) {
     if (unit.unit == kNoUnit) continue;
@@ -267,8 +278,8 @@ void PerfettoTraceWriter::writeUnitCounters(int rank, const std::string& prefix,
       const RoleBytes bytes = unit.samples.bytes(k);
       for (int i = 0; i < kTensorRoleCount; ++i) {
         if (bytes[i] == last[i]) continue;
-        event(track(rank, prefix + unitName(unit.unit) + " " + memoryRoleName(static_cast<MemoryRole>(i)), true),
-              kCounter, unit.samples.time(k) - originNs, nullptr, {}, &bytes[i]);
+        event(counterTrack(rank, unit.unit, space, i), kCounter, unit.samples.time(k) - originNs, nullptr, {},
+              &bytes[i]);
       }
       last = bytes;
     }

@@ -56,15 +56,16 @@ class PerfettoTraceWriter : public TraceWriter {
     PendingEnds computeEnds, commEnds;
     RoleBytes device{}, host{};                          // the last values written: zeros before the first sample
     std::map<std::pair<int32_t, int>, RoleBytes> units;  // (unit, space) -> last values
+    std::map<std::tuple<int32_t, int, int>, uint64_t> counterTracks;  // (unit or kNoUnit, space, role) -> uuid
   };
 
   void writeCompute(int rank, const RankTimeline& detail, int64_t originNs);
   void writeCollectives(int rank, const RankTimeline& detail, int64_t originNs);
   void writeGroups(int rank, const RankTimeline& detail, int64_t originNs);
-  void writeRoleCounters(int rank, const std::string& prefix, const RoleTrack& track, int roles, RoleBytes& last,
-                         int64_t originNs);
-  void writeUnitCounters(int rank, const std::string& prefix, int space, const std::vector<UnitMemoryTrack>& units,
-                         int64_t originNs);
+  // A lane's counters (space 0: the device's, 1: the host's), a value where a role changed.
+  void writeRoleCounters(int rank, int space, const RoleTrack& track, int roles, RoleBytes& last, int64_t originNs);
+  void writeUnitCounters(int rank, int space, const std::vector<UnitMemoryTrack>& units, int64_t originNs);
+  uint64_t counterTrack(int rank, int32_t unit, int space, int role);
   // A slice on the first of `lanes` it nests in or follows on (a new lane "NAME k" when none),
   // after the ENDs due by its begin.
   void slice(int rank, const char* laneName, std::vector<Lane>& lanes, PendingEnds& ends, int64_t beginNs,
@@ -84,6 +85,7 @@ class PerfettoTraceWriter : public TraceWriter {
   std::unordered_map<std::string, uint64_t> names_, annotationNames_, strings_;
   std::string interned_;  // entries first used by the packet being built (InternedData)
   std::string packet_;    // scratch for one packet
+  std::string framed_;    // and for it framed as a Trace's field
   uint64_t nextUuid_ = 1;
   uint64_t order_ = 0;
 };
