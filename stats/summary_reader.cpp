@@ -1,5 +1,7 @@
 #include "stats/summary_reader.h"
 
+#include <map>
+
 #include <cmath>
 #include <iterator>
 
@@ -115,6 +117,85 @@ bool looksLikeTrace(const std::string& path) {
   return head && head->find("\"traceEvents\"") != std::string::npos;
 }
 
+namespace {
+
+// The kind each key of a summary holds (run_summary.cpp writes them), for naming the field a
+// malformed summary has wrong. Null is allowed anywhere: a figure not measured is null.
+char expectedKind(const std::string& key) {
+  static const std::map<std::string, char> kinds = {{"steps", 'a'},
+                                                    {"ranks", 'a'},
+                                                    {"step_time_s", 'a'},
+                                                    {"exposed_comm_s", 'a'},
+                                                    {"output_errors", 'a'},
+                                                    {"clocks", 'a'},
+                                                    {"config", 'o'},
+                                                    {"mesh", 'o'},
+                                                    {"runs", 'o'},
+                                                    {"throughput", 'o'},
+                                                    {"collectives", 'o'},
+                                                    {"traffic_per_step", 'o'},
+                                                    {"peak_bytes", 'o'},
+                                                    {"at_peak_bytes", 'o'},
+                                                    {"after_step_bytes", 'o'},
+                                                    {"peak_host_bytes", 'o'},
+                                                    {"sent_bytes_by_group", 'o'},
+                                                    {"schema", 's'},
+                                                    {"status", 's'},
+                                                    {"error", 's'},
+                                                    {"device", 's'},
+                                                    {"placement", 's'},
+                                                    {"zero_stage", 's'},
+                                                    {"source", 's'},
+                                                    {"title", 's'},
+                                                    {"schedule", 's'},
+                                                    {"mfu_peak", 's'},
+                                                    {"host", 's'},
+                                                    {"shifted", 'b'},
+                                                    {"measured", 'b'}};
+  const auto it = kinds.find(key);
+  return it == kinds.end() ? 'n' : it->second;  // the rest are numbers
+}
+
+// The first field, depth first, whose value is of another kind than its key holds, as
+// `ranks[0].step_time_s is a string where an array belongs`; "" when none is. A compare's runs
+// are summaries each; a config is read by its own checks.
+std::string wrongKindInSummary(const nlohmann::json& j, const std::string& path) {
+  if (j.is_array()) {
+    for (size_t i = 0; i < j.size(); ++i) {
+      if (auto found = wrongKindInSummary(j[i], path + "[" + std::to_string(i) + "]"); !found.empty()) return found;
+    }
+    return "";
+  }
+  if (!j.is_object()) return "";
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string at = path.empty() ? it.key() : path + "." + it.key();
+    const auto& v = it.value();
+    // A compare's runs are summaries, and a rank's collectives are one object per op.
+    const bool ofObjects =
+        path == "runs" || (path.size() >= 11 && path.compare(path.size() - 11, 11, "collectives") == 0);
+    const char kind = ofObjects ? 'o' : expectedKind(it.key());
+    const bool fits = v.is_null() || (kind == 'a'   ? v.is_array()
+                                      : kind == 'o' ? v.is_object()
+                                      : kind == 's' ? v.is_string()
+                                      : kind == 'b' ? v.is_boolean()
+                                                    : v.is_number());
+    if (!fits) {
+      const char* wanted = kind == 'a'   ? "an array"
+                           : kind == 'o' ? "an object"
+                           : kind == 's' ? "a string"
+                           : kind == 'b' ? "true or false"
+                                         : "a number";
+      return at + " is " + files::jsonKindName(v) + " where " + wanted + " belongs";
+    }
+    if (v.is_structured() && it.key() != "config") {
+      if (auto found = wrongKindInSummary(v, at); !found.empty()) return found;
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 LoadedSummary loadSummary(const std::string& path) {
   LoadedSummary out;
   const auto text = files::readFileText(path, out.error, files::kMaxSummaryBytes);
@@ -139,8 +220,11 @@ LoadedSummary loadSummary(const std::string& path) {
                          : std::string()) +
                   ".";
     }
-  } catch (const nlohmann::json::exception& e) {
-    out.error = "'" + path + "' is a malformed summary (" + e.what() + ").";
+  } catch (const nlohmann::json::exception&) {
+    const std::string field = wrongKindInSummary(j, "");
+    out.error = "'" + path + "' is a malformed summary: " +
+                (field.empty() ? "one of its fields holds another kind of value than shardscope writes" : field) +
+                ". Write it again with run --summary, or mend that field.";
   }
   return out;
 }

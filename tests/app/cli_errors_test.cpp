@@ -209,6 +209,10 @@ TEST(CliErrors, NumbersOutOfRangeEmptyOrOfTheWrongKindAreRefused) {
   // A schema that is not a string was a raw type error; a pid far past any rank, std::bad_alloc.
   std::ofstream(dir + "/s.json") << R"({"schema": 5})";
   expectRejected({"view", dir + "/s.json"}, "its \"schema\" is 5, not \"shardscope.summary/4\"");
+  // A field of the wrong kind is named by its path, not by the JSON library's text.
+  std::ofstream(dir + "/s.json") << R"({"schema": "shardscope.summary/4", "ranks": [{"rank": 0, "step_time_s": "x"}]})";
+  expectRejected({"view", dir + "/s.json"},
+                 "is a malformed summary: ranks[0].step_time_s is a string where an array belongs");
   std::ofstream(dir + "/t.json") << R"({"traceEvents": [{"ph": "C", "name": "memory", "pid": 2000000000, "ts": 1, "args": {"param_shard": 5}}]})";
   expectRejected({"view", dir + "/t.json"}, "has an event whose pid is 2000000000; in a shardscope trace the pid is the rank");
   std::ofstream(dir + "/t.json") << R"({"traceEvents": [{"ph": "C", "name": "memory", "pid": -3, "ts": 1, "args": {}}]})";
