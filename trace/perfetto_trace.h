@@ -1,5 +1,5 @@
 // A RunRecording as Perfetto's protobuf trace (FILE.pftrace): what Perfetto's UI and trace_processor
-// open at any length, at a tenth of the Chrome JSON's bytes, and what `shardscope view` reads back.
+// open at any length, at a sixth of the Chrome JSON's bytes, and what `shardscope view` reads back.
 //
 // Layout (field numbers from Perfetto's trace.proto, written by hand in proto_wire.h): one packet
 // sequence. Each rank is a process track "rank R" (pid R + 1: pid 0 is the kernel's to Perfetto)
