@@ -295,11 +295,8 @@ void ComparisonTable::stepRows() const {
 void ComparisonTable::stragglerRow() const {
   row("most often last (share)", [&](const StrategyColumn& c) {
     return recorded(c, [&] {
-      const RankStats* last = nullptr;
-      for (const auto& r : c.ranks) {
-        if (r.groupCollectives > 0 && (!last || r.lastArrivalShare > last->lastArrivalShare)) last = &r;
-      }
-      if (!last || c.ranks.size() < 2) return std::string("-");
+      const RankStats* last = mostOftenLast(c.ranks);
+      if (!last) return std::string("-");
       char buf[48];
       std::snprintf(buf, sizeof buf, "rank %d (%.0f%%)", last->rank, 100.0 * last->lastArrivalShare);
       return std::string(buf);

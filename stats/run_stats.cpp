@@ -51,6 +51,14 @@ int recordedStepsOf(RecordingMode recording, int completedSteps) {
   return completedSteps;
 }
 
+const RankStats* mostOftenLast(const std::vector<RankStats>& ranks) {
+  const RankStats* last = nullptr;
+  for (const auto& r : ranks) {
+    if (r.groupCollectives > 0 && (!last || r.lastArrivalShare > last->lastArrivalShare)) last = &r;
+  }
+  return ranks.size() < 2 ? nullptr : last;
+}
+
 bool anyRecorded(const std::vector<RankStats>& ranks) {
   return std::any_of(ranks.begin(), ranks.end(), [](const RankStats& r) { return r.recorded; });
 }

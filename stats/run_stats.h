@@ -66,6 +66,10 @@ struct RankStats {
   double waitCausedSeconds = 0;
 };
 
+// The rank that arrived last at the largest share of its groups' collectives (stats/stragglers.h),
+// or nullptr for a run of one rank or with no collective of a group recorded.
+const RankStats* mostOftenLast(const std::vector<RankStats>& ranks);
+
 // How many of `completedSteps` a run with this --recording mode recorded.
 int recordedStepsOf(RecordingMode recording, int completedSteps);
 

@@ -568,11 +568,8 @@ void figureTableRows(const std::vector<std::vector<RankStats>>& stats) {
   // Who made the others wait (stats/stragglers.h): the rank most often last to issue a collective.
   row("most often last / others waited", [&](const auto& r) {
     return perStepCell(r, [&](const auto& rr) {
-      const RankStats* last = nullptr;
-      for (const auto& s : rr) {
-        if (s.groupCollectives > 0 && (!last || s.lastArrivalShare > last->lastArrivalShare)) last = &s;
-      }
-      if (!last || rr.size() < 2) return std::string("-");
+      const RankStats* last = mostOftenLast(rr);
+      if (!last) return std::string("-");
       char share[48];
       std::snprintf(share, sizeof share, "rank %d, %.0f %% / ", last->rank, 100.0 * last->lastArrivalShare);
       return share + formatDuration(1e9 * last->waitCausedSeconds / std::max(1, last->recordedSteps)) + "/step";
