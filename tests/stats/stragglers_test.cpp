@@ -76,14 +76,17 @@ TEST(Stragglers, TiesNoiseMissingRanksAndSubGroups) {
 
 // The test: --slow-rank 1:3 at world 3 makes rank 1 the last to arrive at 80 % or more of
 // the collectives, under ddp (where its backward still ends with the others') and full_shard, and
-// the others' wait is in its wait_caused_s.
+// the others' wait is in its wait_caused_s. The model is the straggler lesson's (128 wide, 32
+// tokens): at 32 wide a unit computes in a fraction of a millisecond, so rank 1's extra time fell
+// under the noise floor and the collectives that counted were those a loaded machine's noise
+// decided (CI once saw 12 of 17 under full_shard).
 TEST(Stragglers, ASlowRankIsTheStragglerUnderDdpAndFsdp) {
   const auto dir = testing::freshTempDir("stragglers_slow_rank");
   for (const std::string strategy : {"ddp", "full_shard"}) {
     const std::string summary = dir + "/" + strategy + ".json";
     const auto r = testing::runShardscope(
-        {"run",   "--model",    "gpt",     "--layers",    "2",       "--hidden",  "32",      "--heads", "4",
-         "--seq", "16",         "--vocab", "37",          "--batch", "6",         "--world", "3",       "--steps",
+        {"run",   "--model",    "gpt",     "--layers",    "2",       "--hidden",  "128",     "--heads", "4",
+         "--seq", "32",         "--vocab", "37",          "--batch", "6",         "--world", "3",       "--steps",
          "6",     "--strategy", strategy,  "--slow-rank", "1:3",     "--summary", summary});
     ASSERT_EQ(r.exitCode, 0) << r.output;
     EXPECT_NE(r.output.find("Stragglers: of the collectives one rank issued clearly last"), std::string::npos)
@@ -91,7 +94,8 @@ TEST(Stragglers, ASlowRankIsTheStragglerUnderDdpAndFsdp) {
     const auto s = nlohmann::json::parse(std::ifstream(summary));
     EXPECT_EQ(s["config"]["slow-rank"], "1:3");
     const auto& ranks = s["ranks"];
-    EXPECT_GE(ranks[1]["last_arrival_share"].get<double>(), 0.8) << strategy << ": " << ranks.dump();
+    const auto share = [&](int rank) { return ranks[rank]["last_arrival_share"].get<double>(); };
+    EXPECT_GE(share(1), 0.8) << strategy << ": " << ranks.dump();
     EXPECT_GT(ranks[1]["wait_caused_s"].get<double>(), 2 * ranks[0]["wait_caused_s"].get<double>()) << strategy;
     EXPECT_GT(ranks[1]["wait_caused_s"].get<double>(), 2 * ranks[2]["wait_caused_s"].get<double>()) << strategy;
   }
