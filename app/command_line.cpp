@@ -69,7 +69,9 @@ void CommandLine::addView() {
           "job's --trace-dir; a PyTorch job's torch.profiler traces: their directory (with the CUDA "
           "memory snapshots rank-R.memory.pickle beside them read as the GPU ranks' memory), or its "
           "per-rank files, named any way (each told by its content); CUDA memory snapshots on their own, memory only "
-          "(docs/profiler.md); several recordings open side by side (e.g. a run's --trace beside a "
+          "(docs/profiler.md); PyTorch's Flight Recorder dumps (DIR/fr-RANK, pickle or JSON): each rank's last "
+          "collectives side by side, the first mismatch named; several recordings open side by side (e.g. a run's "
+          "--trace beside a "
           "PyTorch job's directory)")
       ->required();
   view->add_option("--screenshot", viewWindow.screenshotPath,
@@ -78,7 +80,8 @@ void CommandLine::addView() {
       "--summary", viewSummary,
       "for a job's --trace-dir DIR, its torch.profiler traces or CUDA memory snapshots, or a run's --trace "
       "(.pftrace or .json): write its summary JSON (as run --summary, with each rank's clock against rank "
-      "0's) to FILE instead of opening the window");
+      "0's) to FILE instead of opening the window; for Flight Recorder dumps, each rank's last collective and "
+      "the first mismatch (flight_recorder.first_mismatch)");
 }
 
 void CommandLine::addLesson() {

@@ -163,7 +163,12 @@ int viewFile(const std::vector<std::string>& paths, const WindowChoice& choice) 
   printTerminalNotes(record.notes);
   ui::SessionStore store;
   ui::AppState state;
-  if (const char* title = ui::bottomTabTitle(choice.tab)) state.openTab = title;
+  // Flight Recorder dumps have no timeline: their tab is what there is to see.
+  const bool dumps = std::any_of(record.sessions.begin(), record.sessions.end(),
+                                 [](const ui::Session& s) { return s.collectiveLogs != nullptr; });
+  if (const char* title = ui::bottomTabTitle(choice.tab.empty() && dumps ? "collectives" : choice.tab)) {
+    state.openTab = title;
+  }
   {
     auto lock = store.lock();  // released before the window reads the store
     for (auto& s : record.sessions) store.add(std::move(s));

@@ -7,7 +7,10 @@
 
 #include "engine/run_controller.h"
 #include "engine/run_summary.h"
+#include "files/output_file.h"
+#include "stats/hang_summary.h"
 #include "stats/summary_reader.h"
+#include "trace/flight_recorder.h"
 #include "trace/perfetto_reader.h"
 #include "trace/profiler_trace.h"
 #include "trace/rank_event_files.h"
@@ -53,6 +56,36 @@ trace::LoadedTrace loadJob(const std::vector<std::string>& paths) {
   return trace::loadProfilerTraceFiles(paths);
 }
 
+// Flight Recorder dumps: a directory of them (and no run's files or profiler traces beside), or
+// the dumps named one by one.
+bool isFlightRecorderJob(const std::vector<std::string>& paths) {
+  if (paths.size() == 1 && trace::isDirectory(paths.front())) {
+    const auto& dir = paths.front();
+    return trace::isFlightRecorderDirectory(dir) && !trace::isProfilerTraceDirectory(dir) &&
+           !trace::isRankEventDirectory(dir);
+  }
+  return std::all_of(paths.begin(), paths.end(), [](const std::string& p) {
+    return !trace::isDirectory(p) && trace::looksLikeFlightRecorderDump(p);
+  });
+}
+
+int writeHangSummary(const std::vector<std::string>& paths, const std::string& summaryPath) {
+  const auto loaded = trace::loadFlightRecorderDumps(paths);
+  if (!loaded.error.empty()) {
+    std::fprintf(stderr, "shardscope: error: %s\n", loaded.error.c_str());
+    return 2;
+  }
+  printTerminalNotes(loaded.notes);
+  const std::string text = hangSummaryJson(loaded.logs).dump(2);
+  if (auto error = files::writeOutputFile(summaryPath, [&](std::ostream& out) { out << text << "\n"; })) {
+    std::fprintf(stderr, "shardscope: error: %s\n", error->c_str());
+    return 2;
+  }
+  std::printf("shardscope view: %s of %zu ranks: %s\nThe summary is in %s\n", loaded.logs.source.c_str(),
+              loaded.logs.ranks.size(), hangVerdict(loaded.logs).c_str(), summaryPath.c_str());
+  return 0;
+}
+
 }  // namespace
 
 void printTerminalNotes(const std::string& lines) {
@@ -64,6 +97,7 @@ void printTerminalNotes(const std::string& lines) {
 }
 
 int writeJobSummary(const std::vector<std::string>& paths, const std::string& summaryPath) {
+  if (isFlightRecorderJob(paths)) return writeHangSummary(paths, summaryPath);
   auto loaded = loadJob(paths);
   const bool profiler = !loaded.jobLabel.empty();  // a PyTorch job's own traces
   const std::string dir = paths.front() + (paths.size() > 1 ? " and " + std::to_string(paths.size() - 1) + " more" : "");

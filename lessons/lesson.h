@@ -26,7 +26,8 @@ struct LessonRun {
 
 struct Caption {
   std::string text;
-  std::string tab;  // a tab below the timelines (comparison, memory, holdings, estimate, export, help), or ""
+  std::string
+      tab;  // a tab below the timelines (comparison, memory, holdings, collectives, estimate, export, help), or ""
   std::string at;   // where the playhead goes, as --at takes it, or ""
   std::string run;  // the run whose timeline the playhead follows; "" for the first
   std::string whatIf;  // a worked example for the Estimate tab's what-if (lessonWhatIfs()), or ""

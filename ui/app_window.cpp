@@ -9,6 +9,7 @@
 
 #include "config/model_layout.h"
 #include "trace/view_tabs.h"
+#include "ui/collectives_table.h"
 #include "ui/export_files.h"
 #include "ui/item_probe.h"
 #include "ui/key_codes.h"
@@ -248,7 +249,8 @@ void drawHelp(const AppState& state) {
                     state.lastStats.spansDrawn, state.lastStats.spansFolded, state.lastStats.memoryColumns);
 }
 
-// The tabs below the timelines: comparison, memory breakdown, who holds what, estimate, export, help.
+// The tabs below the timelines: comparison, memory breakdown, who holds what, last collectives,
+// estimate, export, help.
 void drawBottomTabs(AppState& state, SessionStore& store, const std::vector<Session>& sessions, int cursorSession,
                     double playheadNs) {
   ImGui::BeginChild("bottom", ImVec2(0, 0), true);
@@ -282,6 +284,13 @@ void drawBottomTabs(AppState& state, SessionStore& store, const std::vector<Sess
     state.holdingsShown = holdingsOpen;
     if (holdingsOpen) {
       drawHoldingsTab(state, sessions, playheadNs);
+      ImGui::EndTabItem();
+    }
+    const bool collectivesOpen =
+        ImGui::BeginTabItem(bottomTabTitle("collectives"), nullptr, tabFlags(state, bottomTabTitle("collectives")));
+    noteItem((std::string("tab:") + bottomTabTitle("collectives")).c_str());
+    if (collectivesOpen) {
+      drawLastCollectives(sessions);
       ImGui::EndTabItem();
     }
     const bool estimateOpen = ImGui::BeginTabItem(bottomTabTitle("estimate"), nullptr, tabFlags(state, bottomTabTitle("estimate")));
@@ -386,10 +395,14 @@ void drawSessionHeader(const Session& s) {
   const size_t stepsDone = s.fromSummary             ? s.losses.size()
                            : s.recording.ranks() > 0 ? folded + s.recording.rank(0).steps.size()
                                                      : 0;
-  const int rankCount = s.fromSummary ? static_cast<int>(s.savedStats.size()) : s.recording.ranks();
+  const int rankCount = s.fromSummary      ? static_cast<int>(s.savedStats.size())
+                        : s.collectiveLogs ? static_cast<int>(s.collectiveLogs->ranks.size())
+                                           : s.recording.ranks();
   char lossText[48] = "";
   if (!s.losses.empty()) std::snprintf(lossText, sizeof lossText, "  loss %.4f", s.losses.back());
-  if (!s.jobLabel.empty()) {
+  if (s.collectiveLogs) {
+    ImGui::TextDisabled("%s  %d ranks  %s", s.device.c_str(), rankCount, s.jobLabel.c_str());
+  } else if (!s.jobLabel.empty()) {
     const size_t recorded =
         s.fromSummary ? (s.savedStats.empty() ? 0 : static_cast<size_t>(s.savedStats[0].recordedSteps)) : stepsDone;
     ImGui::TextDisabled("%s  %d ranks  %s  %zu steps recorded", s.device.c_str(), rankCount, s.jobLabel.c_str(),
@@ -561,9 +574,9 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
   drawTransportBar(state, sessions, engine, duration);
   const double playheadNs = playheadTime(state, duration);
 
-  // Saved summaries have no timelines: their figures get the room.
+  // Saved summaries and Flight Recorder dumps have no timelines: their figures get the room.
   bool onlySummaries = !sessions.empty();
-  for (const auto& s : sessions) onlySummaries &= s.fromSummary;
+  for (const auto& s : sessions) onlySummaries &= s.fromSummary || s.collectiveLogs != nullptr;
   const float avail = ImGui::GetContentRegionAvail().y;
   const float bottomHeight = focused ? 0.0f
                              : onlySummaries ? avail - px(40.0f) * static_cast<float>(sessions.size()) - px(16.0f)

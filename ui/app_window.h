@@ -80,8 +80,8 @@ struct AppState {
 
 void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine);
 
-// The tabs below the timelines by the names the command line uses (comparison, memory, holdings, estimate,
-// export, help): the tab's title, or nullptr for an unknown name.
+// The tabs below the timelines by the names the command line uses (comparison, memory, holdings,
+// collectives, estimate, export, help): the tab's title, or nullptr for an unknown name.
 const char* bottomTabTitle(const std::string& name);
 
 }  // namespace shardscope::ui

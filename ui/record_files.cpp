@@ -7,6 +7,7 @@
 
 #include "files/file_text.h"
 #include "stats/summary_reader.h"
+#include "trace/flight_recorder.h"
 #include "trace/perfetto_reader.h"
 #include "trace/profiler_trace.h"
 #include "trace/rank_event_files.h"
@@ -94,9 +95,36 @@ OpenedRecord fromTrace(trace::LoadedTrace loaded, const std::string& where) {
   return out;
 }
 
-// One path: a directory (a job's files, or torch.profiler traces), a profiler trace, a run's trace,
-// or a summary.
+// PyTorch's Flight Recorder dumps: a session of their collective logs, with no timeline.
+OpenedRecord fromFlightRecorder(const std::vector<std::string>& paths, const std::string& where) {
+  OpenedRecord out;
+  auto loaded = trace::loadFlightRecorderDumps(paths);
+  if (!loaded.error.empty()) {
+    out.error = loaded.error;
+    return out;
+  }
+  out.notes = loaded.notes;
+  Session s;
+  s.title = "Flight Recorder (" + where + ")";
+  s.jobLabel = "a PyTorch job's last collectives (" + loaded.logs.source + "): no timeline, see Last collectives";
+  s.status = SessionStatus::Done;
+  s.device = "as the job ran";
+  s.config.world = loaded.logs.worldSize;
+  s.collectiveLogs = std::make_shared<const trace::CollectiveLogs>(std::move(loaded.logs));
+  out.sessions.push_back(std::move(s));
+  return out;
+}
+
+bool isFlightRecorderOnly(const std::string& dir) {
+  return trace::isFlightRecorderDirectory(dir) && !trace::isProfilerTraceDirectory(dir) &&
+         !trace::isRankEventDirectory(dir);
+}
+
+// One path: a directory (a job's files, torch.profiler traces, or Flight Recorder dumps), a
+// profiler trace, a run's trace, a Flight Recorder dump, or a summary.
 OpenedRecord openOne(const std::string& path) {
+  if (trace::isDirectory(path) && isFlightRecorderOnly(path)) return fromFlightRecorder({path}, path);
+  if (!trace::isDirectory(path) && trace::looksLikeFlightRecorderDump(path)) return fromFlightRecorder({path}, path);
   if (trace::isDirectory(path)) {
     return fromTrace(trace::loadJobDirectory(path), path);
   }
@@ -125,6 +153,12 @@ OpenedRecord openRecord(const std::vector<std::string>& paths) {
   const bool oneJob = std::all_of(paths.begin(), paths.end(), [](const std::string& path) {
     return !trace::isDirectory(path) && looksLikeProfilerTrace(path);
   });
+  const bool dumps = std::all_of(paths.begin(), paths.end(), [](const std::string& path) {
+    return !trace::isDirectory(path) && trace::looksLikeFlightRecorderDump(path);
+  });
+  if (paths.size() > 1 && dumps) {
+    return fromFlightRecorder(paths, paths.front() + " and " + std::to_string(paths.size() - 1) + " more");
+  }
   if (paths.size() > 1 && oneJob) {
     return fromTrace(trace::loadProfilerTraceFiles(paths), paths.front() + " and " +
                                                                 std::to_string(paths.size() - 1) + " more");
@@ -156,12 +190,14 @@ std::string describeRecordPath(const std::string& path) {
   std::error_code error;
   if (fs::is_directory(path, error)) {
     if (trace::isProfilerTraceDirectory(path)) return "torch.profiler traces";
+    if (trace::isFlightRecorderDirectory(path)) return "Flight Recorder dumps";
     if (trace::isCudaSnapshotDirectory(path)) return "CUDA memory snapshots";
     if (trace::isRankEventDirectory(path)) return "a job's --trace-dir";
     return "";
   }
   if (trace::isCudaSnapshotFileName(path)) return "CUDA memory snapshot";
   if (trace::looksLikePerfettoTrace(path)) return "Perfetto trace";
+  if (trace::looksLikeFlightRecorderDump(path)) return "Flight Recorder dump";
   const std::string ext = fs::path(path).extension().string();
   if (ext != ".json" && ext != ".gz") return "";
   if (looksLikeProfilerTrace(path)) return "torch.profiler trace";

@@ -4,11 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "config/run_config.h"
+#include "trace/collective_log.h"
 #include "trace/run_recording.h"
 #include "stats/run_stats.h"
 
@@ -45,6 +47,8 @@ struct Session {
   // figures derived from `recording`.
   bool fromSummary = false;
   std::vector<RankStats> savedStats;
+  // Each rank's last collectives (Flight Recorder dumps), drawn in the Last collectives tab.
+  std::shared_ptr<const trace::CollectiveLogs> collectiveLogs;
 };
 
 class SessionStore {

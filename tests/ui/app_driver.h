@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <memory>
 #include <string>
 
 #include "ui/app_window.h"
@@ -51,6 +52,16 @@ class AppDriver {
   }
 
   const std::map<std::string, ItemRect>& items() const { return items_; }
+
+  // A view-only window (as `shardscope view` opens one) over `store`, 1600x900, drawn twice: the
+  // second frame is the settled one.
+  static std::unique_ptr<AppDriver> viewOnly(SessionStore& store, AppState& state) {
+    state.viewOnly = true;
+    auto app = std::make_unique<AppDriver>(store, state, 1600, 900);
+    app->draw();
+    app->draw();
+    return app;
+  }
 
  private:
   HeadlessImGui imgui_;

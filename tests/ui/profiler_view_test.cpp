@@ -47,10 +47,7 @@ void addAsViewed(SessionStore& store, trace::LoadedTrace loaded) {
 struct ViewedRecord {
   explicit ViewedRecord(trace::LoadedTrace loaded) {
     addAsViewed(store, std::move(loaded));
-    state.viewOnly = true;
-    app = std::make_unique<AppDriver>(store, state, 1600, 900);
-    app->draw();
-    app->draw();
+    app = AppDriver::viewOnly(store, state);
   }
   SessionStore store;
   AppState state;
