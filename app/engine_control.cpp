@@ -204,6 +204,7 @@ void EngineSessionControl::runOne(const RunConfig& config, int index, size_t det
   // An output that could not be written fails the session as it fails a headless run (exit 1).
   s.status = result.ok && result.outputErrors.empty() ? ui::SessionStatus::Done : ui::SessionStatus::Failed;
   if (!result.ok) s.error = result.error;
+  s.collectiveLogs = result.lastCollectives;  // a stalled or failed run's: the Last collectives tab
   for (const auto& e : result.outputErrors) s.error += (s.error.empty() ? "" : "\n") + e;
   if (!result.deviceDescription.empty()) s.device = result.deviceDescription;
   store_.touch();

@@ -115,6 +115,7 @@ int writeJobSummary(const std::vector<std::string>& paths, const std::string& su
   result.parameterCount = loaded.parameterCount;
   result.device = {loaded.deviceMemoryBytes, loaded.measuredPeakFlops};
   result.clocks = loaded.rankClocks;
+  result.lastCollectives = loaded.lastCollectives;
   if (profiler) {
     result.source = loaded.source.empty() ? "torch.profiler" : loaded.source;
     result.title = loaded.title;

@@ -5,8 +5,8 @@
 
 namespace shardscope {
 
-trace::Event RecordingCommunicator::collectiveEvent(trace::CollectiveOp op, const std::string& label,
-                                                    int64_t bytesIn, int64_t bytesOut) const {
+trace::Event RecordingCommunicator::collectiveEvent(trace::CollectiveOp op, const std::string& label, int64_t bytesIn,
+                                                    int64_t bytesOut) {
   trace::Event e;
   e.kind = trace::EventKind::Collective;
   e.step = RankRecorder::instance().step();
@@ -19,7 +19,19 @@ trace::Event RecordingCommunicator::collectiveEvent(trace::CollectiveOp op, cons
   e.worldSize = worldSize();
   e.processGroup = static_cast<uint8_t>(group_);
   e.issueNs = trace::nowNs();
+  announce(e);
   return e;
+}
+
+void RecordingCommunicator::announce(const trace::Event& event) {
+  // Counted whether or not recording is on, so that the numbers agree across ranks.
+  ++issued_;
+  if (!RankRecorder::instance().enabled()) return;
+  trace::Event issued = event;
+  issued.kind = trace::EventKind::CollectiveIssued;
+  issued.beginNs = event.issueNs;
+  issued.count = issued_;
+  RankRecorder::instance().record(std::move(issued));
 }
 
 namespace {

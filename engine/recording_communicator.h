@@ -37,11 +37,15 @@ class RecordingCommunicator final : public Communicator {
   void close() override { inner_->close(); }
 
  private:
-  trace::Event collectiveEvent(trace::CollectiveOp op, const std::string& label, int64_t bytesIn,
-                               int64_t bytesOut) const;
+  // The collective's event, with its issue time now; announced as issued before it is (see below).
+  trace::Event collectiveEvent(trace::CollectiveOp op, const std::string& label, int64_t bytesIn, int64_t bytesOut);
+  // Sends a CollectiveIssued copy of `event`, numbered in this group: a collective the rank then
+  // waits in forever is known to the controller, whose recorded Collective comes only once it ends.
+  void announce(const trace::Event& event);
 
   std::unique_ptr<Communicator> inner_;
   trace::ProcessGroup group_;
+  int64_t issued_ = 0;  // collectives issued in this group so far, recorded or not
 };
 
 }  // namespace shardscope

@@ -11,6 +11,7 @@
 #include "engine/run_summary.h"
 #include "engine/streamed_outputs.h"
 #include "engine/tensor_files.h"
+#include "stats/hang_summary.h"
 #include "trace/chrome_trace.h"
 #include "trace/trace_files.h"
 #include "files/output_file.h"
@@ -137,6 +138,9 @@ void concludeRun(const RunConfig& config, const std::vector<RankProcess>& ranks,
   result.stopped = observed.diverged.empty() && observed.stoppedByUser;
   result.error = conclusionMessage(config, ranks, observed, result, static_cast<int>(result.losses.size()));
   result.ok = result.error.empty();
+  if (!result.ok && result.lastCollectives) {
+    result.error += " Where the ranks' collectives stopped: " + hangVerdict(*result.lastCollectives);
+  }
 }
 
 // A run that ends before its ranks start still writes its outputs (a summary saying why).

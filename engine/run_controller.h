@@ -7,12 +7,14 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "stats/device_limits.h"
 #include "config/run_config.h"
+#include "trace/collective_log.h"
 #include "trace/events.h"
 #include "trace/rank_clock.h"
 #include "trace/run_recording.h"
@@ -47,6 +49,9 @@ struct RunResult {
                                               // "memory only"), which its config cannot carry
   std::vector<trace::RankClock> clocks;       // [rank] its clock against rank 0's, for a job whose
                                               // ranks recorded themselves (view DIR --summary)
+  // When a rank stalled or failed: each rank's last collectives as it issued them, the one it
+  // waits in included (trace/issued_collectives.h); null otherwise.
+  std::shared_ptr<const trace::CollectiveLogs> lastCollectives;
 };
 
 // --step-gate: where the ranks are. Every rank waits before `next` when waiting == ranks.

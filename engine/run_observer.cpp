@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "engine/stall_watch.h"
+#include "trace/issued_collectives.h"
 #include "trace/rank_placements.h"
 #include "trace/stream_merger.h"
 #include "files/user_json.h"
@@ -58,7 +59,8 @@ class RunObserver {
         merger_(config.world, /*windowNs=*/50'000'000, [this](const trace::Event& e) { takeMerged(e); }),
         stallWatch_(config.world, std::chrono::milliseconds(static_cast<int64_t>(config.stallTimeoutS * 1000)),
                     Clock::now()),
-        gateReleased_(config.stepGate == StepGateMode::Off) {}
+        gateReleased_(config.stepGate == StepGateMode::Off),
+        issued_(config.world) {}
 
   RunObservation run() {
     sink_.use(result_.recording, [&](trace::RunRecording& r) { r.reset(config_.world); });
@@ -75,6 +77,10 @@ class RunObserver {
     appendMerged();
     if (callbacks_.onIdle) callbacks_.onIdle();
     result_.outOfOrderEvents = merger_.outOfOrder();
+    // A rank that stalled or failed: where every rank's collectives stood, for the hang's view.
+    const bool failed = !observation_.stalled.empty() || !observation_.failureOrder.empty();
+    if (failed && !issued_.empty())
+      result_.lastCollectives = std::make_shared<const trace::CollectiveLogs>(issued_.logs());
     return std::move(observation_);
   }
 
@@ -162,8 +168,10 @@ class RunObserver {
   }
 
   void handleEvent(RankProcess& proc, const trace::Event& event) {
-    if (callbacks_.onEvent) callbacks_.onEvent(event);
     stallWatch_.sent(proc.rank, event);
+    issued_.add(event);
+    if (event.kind == trace::EventKind::CollectiveIssued) return;  // for a hang's last collectives only
+    if (callbacks_.onEvent) callbacks_.onEvent(event);
     switch (event.kind) {
       case trace::EventKind::Memory:
       case trace::EventKind::Collective:
@@ -198,6 +206,7 @@ class RunObserver {
         }
         break;
       case trace::EventKind::ClockOffset:  // a job's files across hosts; a controller's ranks share its clock
+      case trace::EventKind::CollectiveIssued:
         break;
     }
   }
@@ -283,6 +292,7 @@ class RunObserver {
   Clock::time_point stopDeadline_ = Clock::time_point::max();
   GateStatus lastGate_;
   bool gateReleased_;
+  trace::IssuedCollectives issued_;  // each rank's last collectives as issued, for a hang
 };
 
 }  // namespace

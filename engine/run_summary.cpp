@@ -6,6 +6,7 @@
 
 #include "engine/run_controller.h"
 #include "files/output_file.h"
+#include "stats/hang_summary.h"
 #include "stats/run_stats.h"
 
 namespace shardscope {
@@ -172,6 +173,8 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result, con
                       {"ranks", ranks},
                       {"out_of_order_events", result.outOfOrderEvents}};
   if (!result.ok) j["error"] = result.error;
+  // Where a stalled or failed run's ranks stopped: as view --summary writes Flight Recorder's.
+  if (result.lastCollectives) j["last_collectives"] = hangSummaryJson(*result.lastCollectives)["flight_recorder"];
   if (!result.outputErrors.empty()) j["output_errors"] = result.outputErrors;
   if (!result.clocks.empty()) j["clocks"] = clocksJson(result.clocks);
   if (!result.source.empty()) {

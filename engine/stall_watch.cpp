@@ -56,6 +56,9 @@ std::string describeProgress(const trace::Event& e) {
     case trace::EventKind::Collective:
       return std::string(trace::collectiveOpName(static_cast<trace::CollectiveOp>(e.op))) + " " +
              trace::collectiveUnit(e) + " ended" + inStep;
+    case trace::EventKind::CollectiveIssued:
+      return std::string(trace::collectiveOpName(static_cast<trace::CollectiveOp>(e.op))) + " " +
+             trace::collectiveUnit(e) + " issued" + inStep;
     case trace::EventKind::Compute: {
       const auto kind = static_cast<trace::ComputeKind>(e.op);
       if (kind == trace::ComputeKind::Step) return "";  // its StepEnd says it better

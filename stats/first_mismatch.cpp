@@ -92,7 +92,7 @@ CollectiveMismatch missingAt(const CollectiveLogs& logs, const GroupEntries& gro
                   trace::groupLabel(logs, group.name) + ", which " + ranksText(m.agreed) + " entered (" +
                   (missing.size() == 1 ? lastEntered(group, missing.front(), seq) : "their last entries are listed") +
                   "): the others wait in it. Look at what " + ranksText(m.ranks) +
-                  " did instead: skipped the call, or is stuck or slow before it.";
+                  " did instead: skipped the call, is stuck or slow before it, or died.";
   return m;
 }
 

@@ -22,7 +22,7 @@ std::string groupLabel(const CollectiveLogs& logs, const std::string& group) {
 }
 
 std::string describeCollective(const LoggedCollective& c) {
-  std::string out = c.op + " " + shapesText(c.inputSizes);
+  std::string out = c.op + (c.label.empty() ? "" : " " + c.label) + " " + shapesText(c.inputSizes);
   if (!c.inputDtypes.empty()) out += " " + c.inputDtypes.front();
   return out;
 }

@@ -16,6 +16,7 @@ struct LoggedCollective {
   std::string group;  // the process group's name, as the ranks share it ("0", "default_pg")
   int64_t seq = 0;    // the collective's sequence number in its group, from 1
   std::string op;     // "all_reduce", "all_gather", ... (the backend's prefix "gloo:", "nccl:" removed)
+  std::string label;  // what it moves, where the recorder names it ("blocks.1"); "" in Flight Recorder's
   std::vector<std::vector<int64_t>> inputSizes, outputSizes;  // one shape per tensor
   std::vector<std::string> inputDtypes, outputDtypes;         // "Float", "BFloat16", ...
   // "scheduled", "started" or "completed" as the backend tracked it (gloo tracks none past

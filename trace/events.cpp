@@ -18,12 +18,14 @@ const char* eventKindName(EventKind kind) {
     case EventKind::Dropped: return "dropped";
     case EventKind::Group: return "group";
     case EventKind::ClockOffset: return "clock_offset";
+    case EventKind::CollectiveIssued:
+      return "collective_issued";
   }
   return "unknown";
 }
 
 std::optional<EventKind> eventKindFromName(const std::string& name) {
-  for (int k = 0; k <= static_cast<int>(EventKind::ClockOffset); ++k) {
+  for (int k = 0; k <= static_cast<int>(EventKind::CollectiveIssued); ++k) {
     if (name == eventKindName(static_cast<EventKind>(k))) return static_cast<EventKind>(k);
   }
   return std::nullopt;

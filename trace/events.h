@@ -13,19 +13,23 @@
 namespace shardscope::trace {
 
 enum class EventKind : uint8_t {
-  StepEnd,     // one training step finished on a rank: loss, step span
-  RunInfo,     // a rank is up: world size, device/backend (text), parameter count
-  RankError,   // a rank hit an error it can describe (text); it exits non-zero right after
-  RunDone,     // a rank finished every step cleanly; count = events it dropped
-  Memory,      // an allocation (+bytes), a free (-bytes) or a re-attribution (fromRole -> role)
-  Collective,  // one collective: op, label, bytes in/out, group size, issue/start/end, phase
-  Compute,     // a compute span: step, forward/backward of a unit, optimizer step
-  Dropped,     // count = events a full buffer had to drop since the last Dropped event
-  Group,       // a rank enters an event group (step_gate.h): op = GroupKind, text = its label;
-               // endNs: when it went on (> beginNs after a pause at the step gate), 0 while waiting
-  ClockOffset, // this rank's clock against rank 0's (per-rank files of a job across hosts), measured
-               // NTP-style through the rendezvous store: beginNs on this rank's clock was endNs on
-               // rank 0's; count = the uncertainty (half the best round trip), ns; text = host name
+  StepEnd,           // one training step finished on a rank: loss, step span
+  RunInfo,           // a rank is up: world size, device/backend (text), parameter count
+  RankError,         // a rank hit an error it can describe (text); it exits non-zero right after
+  RunDone,           // a rank finished every step cleanly; count = events it dropped
+  Memory,            // an allocation (+bytes), a free (-bytes) or a re-attribution (fromRole -> role)
+  Collective,        // one collective: op, label, bytes in/out, group size, issue/start/end, phase
+  Compute,           // a compute span: step, forward/backward of a unit, optimizer step
+  Dropped,           // count = events a full buffer had to drop since the last Dropped event
+  Group,             // a rank enters an event group (step_gate.h): op = GroupKind, text = its label;
+                     // endNs: when it went on (> beginNs after a pause at the step gate), 0 while waiting
+  ClockOffset,       // this rank's clock against rank 0's (per-rank files of a job across hosts), measured
+                     // NTP-style through the rendezvous store: beginNs on this rank's clock was endNs on
+                     // rank 0's; count = the uncertainty (half the best round trip), ns; text = host name
+  CollectiveIssued,  // a rank issued a collective, sent before it can block: the Collective's fields
+                     // known then (beginNs = issueNs, endNs 0), count = its number in its process
+                     // group from 1. Not part of the recording: it tells a hang's last collectives
+                     // (trace/issued_collectives.h), and its Collective follows once it ends.
 };
 
 // What a byte of memory is for. The timeline stacks these.

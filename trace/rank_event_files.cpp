@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <optional>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "files/file_text.h"
+#include "trace/issued_collectives.h"
 #include "trace/rank_placements.h"
 #include "trace/wire.h"
 
@@ -74,7 +76,11 @@ struct RankFile {
   bool done = false;          // it reported RunDone: every step ran
   int steps = 0;              // StepEnd events
   int64_t unreadLines = 0;    // lines that were not events (a torn last line)
+  std::deque<Event> collectives;  // the last CollectiveIssued and Collective events (kLastCollectiveEvents)
 };
+
+// Enough of a rank's last issued collectives and their ends for IssuedCollectives' 64 per rank.
+constexpr size_t kLastCollectiveEvents = 1024;
 
 // One line of a rank's stream, read into what the merge needs.
 void takeLine(RankFile& out, const std::string& line, int rank) {
@@ -97,6 +103,10 @@ void takeLine(RankFile& out, const std::string& line, int rank) {
   }
   if (event->kind == EventKind::RunDone) out.done = true;
   if (event->kind == EventKind::StepEnd) ++out.steps;
+  if (event->kind == EventKind::CollectiveIssued || event->kind == EventKind::Collective) {
+    out.collectives.push_back(*event);
+    if (out.collectives.size() > kLastCollectiveEvents) out.collectives.pop_front();
+  }
   if (isRecordedEvent(*event)) out.events.push_back(std::move(*event));
 }
 
@@ -215,6 +225,7 @@ LoadedTrace loadRankEventFiles(const std::string& dir) {
   std::vector<std::string> placements(static_cast<size_t>(ranks));
   out.rankClocks.assign(static_cast<size_t>(ranks), {});
   std::string missing, torn, failed;
+  IssuedCollectives issued(ranks);
   for (int r = 0; r < ranks; ++r) {
     const auto file = files.find(r);
     if (file == files.end()) {
@@ -229,6 +240,7 @@ LoadedTrace loadRankEventFiles(const std::string& dir) {
       shiftOntoRank0(e, read.clock);
       out.recording.add(e);
     }
+    for (const Event& e : read.collectives) issued.add(e);
     placements[static_cast<size_t>(r)] = read.placement;
     if (read.parameterCount > 0) out.parameterCount = read.parameterCount;
     if (r == 0) {  // the capacity line and MFU are rank 0's device's, as in a live run
@@ -251,6 +263,7 @@ LoadedTrace loadRankEventFiles(const std::string& dir) {
   if (!torn.empty()) out.note += "lines that are not events skipped in rank " + torn + " (a rank that died mid-line)\n";
   out.note += failed;
   out.ranksFailed = !failed.empty();
+  if (out.ranksFailed && !issued.empty()) out.lastCollectives = std::make_shared<const CollectiveLogs>(issued.logs());
   return out;
 }
 

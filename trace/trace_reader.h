@@ -2,11 +2,13 @@
 // run can be browsed without running anything (`shardscope view FILE`).
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "config/run_config.h"
+#include "trace/collective_log.h"
 #include "trace/rank_clock.h"
 #include "trace/run_recording.h"
 
@@ -28,6 +30,8 @@ struct LoadedTrace {
   int64_t parameterCount = 0;               // the model's, as the ranks reported it
   int64_t deviceMemoryBytes = 0;            // rank 0's GPU as it reported it; 0 on CPU or unknown
   double measuredPeakFlops = 0;             // the matmul peak rank 0 measured; 0 when none was
+  // Per-rank files of a job a rank failed in: each rank's last collectives as it issued them.
+  std::shared_ptr<const CollectiveLogs> lastCollectives;
 };
 
 LoadedTrace loadChromeTrace(const std::string& path);

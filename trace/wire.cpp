@@ -55,6 +55,7 @@ std::string encodeEventLine(const Event& e) {
       if (e.space != 0) appendInt(out, "sp", e.space);
       break;
     case EventKind::Collective:
+    case EventKind::CollectiveIssued:
       appendInt(out, "i", e.issueNs);
       appendInt(out, "by", e.bytes);
       appendInt(out, "bo", e.bytesOut);
@@ -63,8 +64,9 @@ std::string encodeEventLine(const Event& e) {
       appendInt(out, "op", e.op);
       if (e.microBatch != 0) appendInt(out, "mb", e.microBatch);
       if (e.processGroup != 0) appendInt(out, "pg", e.processGroup);
-      // An all-to-all's own part, a send's or recv's peer (or -1).
-      if (e.op == static_cast<uint8_t>(CollectiveOp::AllToAll) || isPointToPoint(static_cast<CollectiveOp>(e.op))) {
+      // An issued one's number in its group; an all-to-all's own part, a send's or recv's peer (or -1).
+      if (e.kind == EventKind::CollectiveIssued || e.op == static_cast<uint8_t>(CollectiveOp::AllToAll) ||
+          isPointToPoint(static_cast<CollectiveOp>(e.op))) {
         appendInt(out, "c", e.count);
       }
       appendString(out, "t", e.text);
@@ -122,8 +124,9 @@ bool valid(const Event& e) {
   if (e.kind == EventKind::Memory && e.role >= kMemoryRoleCount) return false;
   if (e.kind == EventKind::Memory && e.space > static_cast<uint8_t>(MemorySpace::Host)) return false;
   if (e.kind == EventKind::Compute && e.op >= kComputeKindCount) return false;
-  if (e.kind == EventKind::Collective && e.op >= kCollectiveOpCount) return false;
-  if (e.kind == EventKind::Collective && e.processGroup >= kProcessGroupCount) return false;
+  const bool collective = e.kind == EventKind::Collective || e.kind == EventKind::CollectiveIssued;
+  if (collective && e.op >= kCollectiveOpCount) return false;
+  if (collective && e.processGroup >= kProcessGroupCount) return false;
   if (e.kind == EventKind::Group && e.op >= kGroupKindCount) return false;
   return true;
 }

@@ -576,7 +576,7 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
 
   // Saved summaries and Flight Recorder dumps have no timelines: their figures get the room.
   bool onlySummaries = !sessions.empty();
-  for (const auto& s : sessions) onlySummaries &= s.fromSummary || s.collectiveLogs != nullptr;
+  for (const auto& s : sessions) onlySummaries &= s.fromSummary || (s.collectiveLogs && s.recording.ranks() == 0);
   const float avail = ImGui::GetContentRegionAvail().y;
   const float bottomHeight = focused ? 0.0f
                              : onlySummaries ? avail - px(40.0f) * static_cast<float>(sessions.size()) - px(16.0f)

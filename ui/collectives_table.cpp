@@ -56,23 +56,28 @@ std::vector<AlignedCollectives> shownRows(const trace::CollectiveLogs& logs,
   return out;
 }
 
+std::string rowLabel(const AlignedCollectives& row) { return row.group + " #" + std::to_string(row.seq); }
+
 void drawTable(const Session& s, const std::optional<CollectiveMismatch>& m) {
   const auto& logs = *s.collectiveLogs;
+  const auto rows = shownRows(logs, m);
+  float labelWidth = ImGui::CalcTextSize("group #seq").x;
+  for (const auto& row : rows) labelWidth = std::max(labelWidth, ImGui::CalcTextSize(rowLabel(row).c_str()).x);
   const int columns = 1 + static_cast<int>(logs.ranks.size());
   const ImGuiTableFlags flags =
       ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingStretchSame;
   if (columns > 64 || !ImGui::BeginTable("last collectives", columns, flags, ImVec2(0, 0))) return;
   ImGui::TableSetupScrollFreeze(1, 1);
-  ImGui::TableSetupColumn("group #seq", ImGuiTableColumnFlags_WidthFixed, ImGui::CalcTextSize("group 00 #00000").x);
+  ImGui::TableSetupColumn("group #seq", ImGuiTableColumnFlags_WidthFixed, labelWidth);
   for (const auto& rank : logs.ranks) ImGui::TableSetupColumn(("rank " + std::to_string(rank.rank)).c_str());
   ImGui::TableHeadersRow();
-  for (const auto& row : shownRows(logs, m)) {
+  for (const auto& row : rows) {
     ImGui::TableNextRow();
     if (m && row.group == m->group && row.seq == m->seq) {
       ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, ImGui::GetColorU32(ImVec4(0.45f, 0.12f, 0.10f, 0.55f)));
     }
     ImGui::TableNextColumn();
-    ImGui::Text("%s #%lld", row.group.c_str(), static_cast<long long>(row.seq));
+    ImGui::TextUnformatted(rowLabel(row).c_str());
     for (size_t i = 0; i < row.byRank.size(); ++i) {
       ImGui::TableNextColumn();
       drawCell(row.byRank[i], isOdd(m, row, logs.ranks[i].rank));

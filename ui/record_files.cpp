@@ -89,6 +89,7 @@ OpenedRecord fromTrace(trace::LoadedTrace loaded, const std::string& where) {
   s.error = loaded.note;
   s.parameterCount = loaded.parameterCount;
   s.deviceFacts = {loaded.deviceMemoryBytes, loaded.measuredPeakFlops};
+  s.collectiveLogs = loaded.lastCollectives;
   out.sessions.push_back(std::move(s));
   out.ownConfig = loaded.jobLabel.empty();
   if (out.ownConfig) out.config = loaded.config;

@@ -141,6 +141,14 @@ TEST(RankFailure, AStoppedRankIsNamedAsStalledAndTheRunEnds) {
   EXPECT_EQ(summary["status"], "failed");
   EXPECT_EQ(summary["steps"].size(), 3u);
   EXPECT_EQ(stepSpansPerRank(dir + "/trace.json").at(0), 3) << "the trace is kept";
+  // Where the ranks' collectives stood: rank 0 issued step 4's first collective, which the stopped
+  // rank 1 never did (the ranks announce each collective as they issue it).
+  EXPECT_NE(r.output.find("Where the ranks' collectives stopped: first mismatch (missing_rank): rank 1 never entered"),
+            std::string::npos)
+      << r.output;
+  const auto& first = summary["last_collectives"]["first_mismatch"];
+  EXPECT_EQ(first["kind"], "missing_rank") << summary["last_collectives"].dump();
+  EXPECT_EQ(first["ranks"], nlohmann::json::array({1}));
 }
 
 TEST(RankFailure, AStallTimeoutThatIsNotANumberOfSecondsIsRefused) {

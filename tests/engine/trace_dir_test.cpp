@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "stats/first_mismatch.h"
 #include "tests/support/run_cli.h"
 #include "trace/rank_event_files.h"
 
@@ -91,6 +92,12 @@ TEST(TraceDir, AFailedJobKeepsWhatItsRanksRecorded) {
     EXPECT_EQ(job.recording.rank(r).steps.size(), 2u) << "rank " << r << ": steps 0 and 1, before the fault";
     EXPECT_GT(job.recording.rank(r).collectives.size(), 0u);
   }
+  // Each rank's last collectives as it issued them: both faults struck as step 2 began, before its
+  // first collective, so the ranks agree and each saw its last (step 1's loss all-reduce) end.
+  ASSERT_TRUE(job.lastCollectives);
+  EXPECT_FALSE(firstMismatch(*job.lastCollectives));
+  EXPECT_EQ(whereRanksStand(*job.lastCollectives),
+            "In group world [0, 1] every rank entered all_reduce #4 last, and 2 of 2 saw it end.");
 }
 
 // One "host" whose clock runs 5 s ahead (the test-only clock shift): the rank measures its offset

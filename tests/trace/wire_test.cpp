@@ -92,6 +92,25 @@ TEST(Wire, CollectivesKeepTheirProcessGroup) {
   EXPECT_FALSE(decodeEventLine(line.substr(0, line.size() - 1)).has_value()) << line;
 }
 
+// An issued collective keeps its number in its group (count), and its op, group and issue time.
+TEST(Wire, AnIssuedCollectiveKeepsItsNumber) {
+  Event e;
+  e.kind = EventKind::CollectiveIssued;
+  e.op = static_cast<uint8_t>(CollectiveOp::AllGather);
+  e.processGroup = static_cast<uint8_t>(ProcessGroup::Shard);
+  e.issueNs = e.beginNs = 123456789;
+  e.count = 42;
+  e.text = "blocks.1";
+  const std::string line = encodeEventLine(e);
+  auto back = decodeEventLine(line.substr(0, line.size() - 1));
+  ASSERT_TRUE(back.has_value()) << line;
+  EXPECT_EQ(back->kind, EventKind::CollectiveIssued);
+  EXPECT_EQ(back->count, 42);
+  EXPECT_EQ(back->issueNs, 123456789);
+  EXPECT_EQ(back->processGroup, static_cast<uint8_t>(ProcessGroup::Shard));
+  EXPECT_EQ(back->text, "blocks.1");
+}
+
 TEST(Wire, RejectsTornAndForeignLines) {
   Event e;
   e.kind = EventKind::RankError;

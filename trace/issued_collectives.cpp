@@ -1,0 +1,74 @@
+#include "trace/issued_collectives.h"
+
+#include <algorithm>
+
+namespace shardscope::trace {
+
+namespace {
+
+std::string membersText(const std::vector<int>& members) {
+  std::string out = "[";
+  for (size_t i = 0; i < members.size(); ++i) out += (i ? ", " : "") + std::to_string(members[i]);
+  return out + "]";
+}
+
+LoggedCollective loggedOf(const Event& e, bool finished, const std::string& group) {
+  LoggedCollective c;
+  c.group = group;
+  c.seq = e.count;
+  c.op = collectiveOpName(static_cast<CollectiveOp>(e.op));
+  c.label = e.text.substr(0, e.text.find('|'));  // the unit, without an implementation's name
+  c.inputSizes = {{e.bytes}};
+  c.outputSizes = {{e.bytesOut}};
+  c.inputDtypes = c.outputDtypes = {"bytes"};
+  c.state = finished ? "completed" : "issued";
+  c.finished = finished;
+  c.createdNs = e.issueNs;
+  return c;
+}
+
+}  // namespace
+
+IssuedCollectives::IssuedCollectives(int worldSize, size_t keep)
+    : worldSize_(worldSize), keep_(std::max<size_t>(keep, 1)), byRank_(static_cast<size_t>(std::max(worldSize, 0))) {}
+
+void IssuedCollectives::add(const Event& event) {
+  if (event.rank < 0 || event.rank >= worldSize_) return;
+  auto& mine = byRank_[static_cast<size_t>(event.rank)];
+  if (event.kind == EventKind::CollectiveIssued) {
+    mine.push_back({event, false});
+    if (mine.size() > keep_) mine.pop_front();
+  } else if (event.kind == EventKind::Collective) {
+    // Usually the oldest unfinished: collectives mostly end in the order they were issued.
+    for (auto& issued : mine) {
+      if (!issued.finished && issued.event.issueNs == event.issueNs) {
+        issued.finished = true;
+        break;
+      }
+    }
+  }
+}
+
+bool IssuedCollectives::empty() const {
+  return std::all_of(byRank_.begin(), byRank_.end(), [](const std::deque<Issued>& d) { return d.empty(); });
+}
+
+CollectiveLogs IssuedCollectives::logs() const {
+  CollectiveLogs out;
+  out.source = "the ranks' issued collectives (the last " + std::to_string(keep_) + " per rank)";
+  out.worldSize = worldSize_;
+  for (int r = 0; r < worldSize_; ++r) {
+    RankCollectiveLog log{r, "", {}};
+    for (const auto& issued : byRank_[static_cast<size_t>(r)]) {
+      const auto group = static_cast<ProcessGroup>(issued.event.processGroup);
+      const auto members = processGroupMembers(group, r, issued.event.worldSize, worldSize_);
+      const std::string name = std::string(processGroupName(group)) + " " + membersText(members);
+      out.groupRanks[name] = members;
+      log.entries.push_back(loggedOf(issued.event, issued.finished, name));
+    }
+    out.ranks.push_back(std::move(log));
+  }
+  return out;
+}
+
+}  // namespace shardscope::trace

@@ -1,0 +1,39 @@
+// Each rank's last collectives as it issued them, from its CollectiveIssued events (sent before a
+// collective can block), each marked finished once its Collective (the same rank and issue time)
+// arrives: when a run stalls or a rank dies, the collective every other rank waits in is known,
+// though it never ended. Read as collective logs (trace/collective_log.h), so a run's hang is laid
+// out and checked (stats/first_mismatch.h) as Flight Recorder dumps are.
+#pragma once
+
+#include <deque>
+#include <vector>
+
+#include "trace/collective_log.h"
+#include "trace/events.h"
+
+namespace shardscope::trace {
+
+class IssuedCollectives {
+ public:
+  // `keep`: the last collectives kept per rank (a ring, as Flight Recorder's).
+  explicit IssuedCollectives(int worldSize, size_t keep = 64);
+
+  // A CollectiveIssued or a Collective event; any other is ignored.
+  void add(const Event& event);
+  bool empty() const;
+
+  // The ranks' logs. A collective's group is named by its members ("shard [0, 1]"), so that the
+  // shard groups of a hybrid mesh, each called "shard", are told apart.
+  CollectiveLogs logs() const;
+
+ private:
+  struct Issued {
+    Event event;
+    bool finished = false;
+  };
+  int worldSize_;
+  size_t keep_;
+  std::vector<std::deque<Issued>> byRank_;
+};
+
+}  // namespace shardscope::trace
