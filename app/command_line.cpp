@@ -182,6 +182,9 @@ void CommandLine::addWindowOptions() {
                         "the app) [default: 1]");
     command->add_flag("--high-contrast", choice->highContrast,
                       "with the window: black background, white text, brighter colours (H in the app)");
+    command->add_flag("--stragglers", choice->stragglers,
+                      "with the window: the stragglers view, each collective's last rank marked red and the "
+                      "others' wait for it hatched (W in the app)");
     command->add_option("--memory-scale", choice->memoryScale,
                         "with the window: shared (every session's memory lanes on one scale) or own (each to its "
                         "own peak; S in the app) [default: shared]");

@@ -34,7 +34,7 @@ std::optional<std::string> CommandLine::windowProblem() const {
   for (const auto* choice : {&runWindow, &compareWindow}) {  // `view` always opens the window
     if (choice->setsUpWindow() && choice->screenshotPath.empty()) {
       return (
-          "--tab, --at, --zoom, --window-size, --focus, --ui-scale, --high-contrast, --memory-scale and "
+          "--tab, --at, --zoom, --window-size, --focus, --ui-scale, --high-contrast, --stragglers, --memory-scale and "
           "--window-events set up the window, and run/compare open one only with --screenshot FILE: "
           "add it, or drop them "
           "(or open the app: shardscope --ui-scale 1.5)");

@@ -38,6 +38,7 @@ static ui::WindowOptions windowFor(const WindowChoice& choice, ui::AppState& sta
   state.pendingZoom = choice.zoom;
   (void)parseUiScale(choice.uiScale, state.display.look.scale);  // checked before
   state.display.look.highContrast = choice.highContrast;
+  state.display.stragglers = choice.stragglers;
   state.display.ownMemoryScale = choice.memoryScale == "own";
   return options;
 }

@@ -21,6 +21,7 @@ struct WindowChoice {
   // Projector mode (ui/projector_mode.h).
   std::string uiScale = "1";         // text and sizes, 0.75 to 3
   bool highContrast = false;
+  bool stragglers = false;             // the stragglers view (W)
   std::string memoryScale = "shared";  // shared | own: each session's memory lanes to its own peak
   std::string focus;                 // a strategy: that session alone, full screen
   int caption = 1;                   // a lesson's caption to open at, from 1

@@ -56,8 +56,8 @@ std::optional<std::string> parseWindowEvents(const std::string& text, size_t& ev
 }
 
 bool WindowChoice::setsUpWindow() const {
-  return !at.empty() || !zoom.empty() || windowSize != "1600x1000" || uiScale != "1" || highContrast || memoryScale != "shared" ||
-         !focus.empty() || !tab.empty() || caption != 1 || windowEvents != "8000000";
+  return !at.empty() || !zoom.empty() || windowSize != "1600x1000" || uiScale != "1" || highContrast || stragglers ||
+         memoryScale != "shared" || !focus.empty() || !tab.empty() || caption != 1 || windowEvents != "8000000";
 }
 
 }  // namespace shardscope::app

@@ -137,6 +137,14 @@ std::vector<ConfigField> outputAndControlFields() {
        "and optimizer spans it sleeps FACTOR - 1 times the span's measured time (a measured sleep, not extra "
        "arithmetic: the core it frees goes to the others), so it arrives late at every collective, for teaching "
        "and for testing who the straggler is; empty: none"},
+      {"hang-rank", &RunConfig::hangRank, F::Training,
+       "R:STEP, e.g. 1:2: rank R stops before step STEP (from 1) and never reaches its collectives: it "
+       "sleeps, alive (its recorder still says so), as a rank stuck in its data loader would, while the others "
+       "wait in that step's first collective until --collective-timeout fails them. For teaching hangs: the "
+       "error, the summary and the Last collectives tab then name the rank that never came; empty: none"},
+      {"collective-timeout", &RunConfig::collectiveTimeoutS, F::RunControl,
+       "seconds a rank waits in one collective before it fails (Gloo's and NCCL's timeout, as "
+       "init_process_group's timeout sets it), from 1 to 86400"},
       {"recording", &RunConfig::recording, F::RunControl,
        "on | off (step times only; on a GPU also no CUDA events, polling thread or allocator hook) | "
        "alternate (record even steps only: measures recording overhead)"},
@@ -451,7 +459,46 @@ std::optional<SlowRank> slowRankOf(const std::string& text, std::string* error) 
   return out;
 }
 
+std::optional<HangRank> hangRankOf(const std::string& text, std::string* error) {
+  if (text.empty()) return std::nullopt;
+  const auto colon = text.find(':');
+  const std::string rank = text.substr(0, colon);
+  const std::string step = colon == std::string::npos ? "" : text.substr(colon + 1);
+  const auto whole = [](const std::string& s) {
+    return !s.empty() && s.size() <= 6 && s.find_first_not_of("0123456789") == std::string::npos;
+  };
+  if (!whole(rank) || !whole(step) || std::stoi(step) < 1) {
+    if (error) {
+      *error = "--hang-rank '" + files::clipped(text) +
+               "' is not R:STEP, a rank and the step (from 1) before which it stops: e.g. --hang-rank 1:2";
+    }
+    return std::nullopt;
+  }
+  return HangRank{std::stoi(rank), std::stoi(step)};
+}
+
 namespace {
+
+// Why --hang-rank names no rank or step of the run, or why --collective-timeout is out of range.
+std::optional<std::string> hangProblem(const RunConfig& c) {
+  if (!(c.collectiveTimeoutS >= 1 && c.collectiveTimeoutS <= 86400)) {
+    return "--collective-timeout is " + files::shownNumber(c.collectiveTimeoutS) +
+           "; give the seconds a rank waits in one collective before it fails, from 1 to 86400 (default 300).";
+  }
+  if (c.hangRank.empty()) return std::nullopt;
+  std::string error;
+  const auto hang = hangRankOf(c.hangRank, &error);
+  if (!hang) return error;
+  if (hang->rank >= c.world) {
+    return "--hang-rank " + c.hangRank + " names rank " + std::to_string(hang->rank) + ", but the ranks are 0 to " +
+           std::to_string(c.world - 1) + " (--world " + std::to_string(c.world) + "): name one of them";
+  }
+  if (hang->step > c.steps) {
+    return "--hang-rank " + c.hangRank + " names step " + std::to_string(hang->step) + ", but the run has " +
+           std::to_string(c.steps) + " (--steps): name one of 1 to " + std::to_string(c.steps);
+  }
+  return std::nullopt;
+}
 
 // Why --slow-rank names no rank of the run, or nothing.
 std::optional<std::string> slowRankProblem(const RunConfig& c) {
@@ -573,6 +620,7 @@ std::optional<std::string> validate(const RunConfig& c) {
     return "--seed is " + std::to_string(c.seed) + "; it must be 0 or more.";
   }
   if (auto e = slowRankProblem(c)) return e;
+  if (auto e = hangProblem(c)) return e;
   return outputPathProblem(c);
 }
 

@@ -75,6 +75,9 @@ struct RunConfig {
                                     // stalled: the run is stopped and the rank named; 0: never
   std::string slowRank;             // --slow-rank R:FACTOR: rank R's compute FACTOR times as long (a
                                     // measured sleep after each span; slowRankOf); "": none
+  std::string hangRank;             // --hang-rank R:STEP: rank R stops before step STEP (from 1) and
+                                    // never reaches its collectives (hangRankOf); "": none
+  double collectiveTimeoutS = 300;  // how long a rank waits in one collective before it fails
 
   nlohmann::json toJson() const;
 };
@@ -136,6 +139,14 @@ struct SlowRank {
 };
 // The rank and factor, or nothing when `text` is empty; an error names the value and the form.
 std::optional<SlowRank> slowRankOf(const std::string& text, std::string* error = nullptr);
+
+// --hang-rank R:STEP read: the rank that stops before step STEP (from 1), alive but never reaching
+// its collectives. Nothing for "".
+struct HangRank {
+  int rank = -1;
+  int step = 0;  // from 1
+};
+std::optional<HangRank> hangRankOf(const std::string& text, std::string* error = nullptr);
 
 // Checks every value and the writability of output paths. One message, naming the value, what is
 // allowed and the fix; nothing on success. Only looks: it creates nothing (the app calls it as the

@@ -86,6 +86,7 @@ struct RendezvousInfo {
   int localWorldSize = 1;  // ranks on this host (LOCAL_WORLD_SIZE; WORLD_SIZE when unset)
   std::string masterAddr = "127.0.0.1";
   int masterPort = 29500;
+  double collectiveTimeoutS = 300;  // how long a collective may wait before it fails (--collective-timeout)
 };
 
 // Reads torchrun's variables (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR,

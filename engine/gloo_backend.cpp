@@ -23,12 +23,13 @@ namespace {
 
 // How long a collective may wait for its peers: 5 minutes, or SHARDSCOPE_GLOO_TIMEOUT_MS (the
 // step-gate tests shorten it to show that waiting at the gate never trips it).
-std::chrono::milliseconds collectiveTimeout() {
+// --collective-timeout, unless a test sets SHARDSCOPE_GLOO_TIMEOUT_MS (under a second).
+std::chrono::milliseconds collectiveTimeout(const RendezvousInfo& info) {
   if (const char* text = std::getenv("SHARDSCOPE_GLOO_TIMEOUT_MS")) {
     const long long ms = std::atoll(text);
     if (ms > 0) return std::chrono::milliseconds(ms);
   }
-  return std::chrono::minutes(5);
+  return std::chrono::milliseconds(static_cast<int64_t>(info.collectiveTimeoutS * 1000));
 }
 
 // This host's address on the route to `master` (a UDP socket "connected" there sends nothing; the
@@ -138,7 +139,7 @@ std::unique_ptr<Communicator> makeGlooCommunicator(const c10::intrusive_ptr<c10d
   const CollectiveRecipes recipes = glooRecipes();  // a bad setting is refused before connecting
   requireSameRecipesOnEveryRank(*store, info, recipes);
   auto options = c10d::ProcessGroupGloo::Options::create();
-  options->timeout = collectiveTimeout();
+  options->timeout = collectiveTimeout(info);
   options->devices.push_back(glooDevice(info.masterAddr));
   auto backend = c10::make_intrusive<c10d::ProcessGroupGloo>(store, info.rank, info.worldSize,
                                                              options);

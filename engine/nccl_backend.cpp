@@ -10,7 +10,7 @@ namespace shardscope {
 std::unique_ptr<Communicator> makeNcclCommunicator(const c10::intrusive_ptr<c10d::Store>& store,
                                                    const RendezvousInfo& info, const RankDevice& gpu) {
   auto options = c10d::ProcessGroupNCCL::Options::create();
-  options->timeout = std::chrono::minutes(5);
+  options->timeout = std::chrono::milliseconds(static_cast<int64_t>(info.collectiveTimeoutS * 1000));
   auto backend =
       c10::make_intrusive<c10d::ProcessGroupNCCL>(store, info.rank, info.worldSize, options);
   // Create the NCCL communicator now, not inside the first all-gather, so its setup (seconds over

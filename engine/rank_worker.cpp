@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <optional>
@@ -68,6 +70,20 @@ void maybeInjectFault(int rank, int step) {
   }
   throw std::runtime_error("injected fault at step " + std::to_string(step) +
                            " (SHARDSCOPE_FAULT)");
+}
+
+// --hang-rank R:STEP: rank R stops before step STEP (from 1), alive (its recorder's heartbeat goes
+// on) but never reaching the step's collectives, as a rank stuck in its data loader would. The
+// others wait in the step's first collective until --collective-timeout fails them; the controller
+// then stops this rank (SIGTERM, whose thread flushes what it recorded and exits).
+void maybeHang(const RunConfig& config, int rank, int step) {
+  const auto hang = hangRankOf(config.hangRank);
+  if (!hang || hang->rank != rank || hang->step != step + 1) return;
+  std::fprintf(stderr,
+               "shardscope: rank %d stops before step %d, as --hang-rank %s asks: the others will wait in "
+               "its first collective\n",
+               rank, hang->step, config.hangRank.c_str());
+  for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
 }
 
 // GPU ranks: one GPU each where there are enough; otherwise several rank processes share a GPU.
@@ -308,6 +324,7 @@ struct RankPlace {
 void trainOneStep(const RunConfig& config, int step, const RankPlace& place, const StagedModel& model,
                   Strategy& strategy, Communicator& comm, RankReporter& reporter) {
   maybeInjectFault(place.rank, step);
+  maybeHang(config, place.rank, step);
   auto& recorder = RankRecorder::instance();
   recorder.setStep(step);
   // --recording alternate: even steps recorded, odd steps not (the overhead benchmark).
@@ -402,7 +419,8 @@ int runRankWorker(const RunConfig& config, const WorkerRecording& recording) {
   } stopRecorder;  // flushes what was recorded on every way out, errors included
   std::string failureHint;  // appended to any error of this rank
   try {
-    const RendezvousInfo info = rendezvousFromEnvironment();
+    RendezvousInfo info = rendezvousFromEnvironment();
+    info.collectiveTimeoutS = config.collectiveTimeoutS;
     rank = info.rank;
     checkLaunch(config, info);
     if (const auto slow = slowRankOf(config.slowRank); slow && slow->rank == rank) setComputeSlowdown(slow->factor);

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "files/file_text.h"
+#include "stats/first_mismatch.h"
 #include "trace/format.h"
 #include "files/user_json.h"
 #include "config/model_layout.h"
@@ -110,11 +111,37 @@ std::optional<std::string> readFigureRef(const nlohmann::json& j, const char* ke
   return std::nullopt;
 }
 
+// "first_mismatch": {"run": "hang", "kind": "missing_rank", "ranks": [1]}.
+std::optional<std::string> readMismatchRef(const nlohmann::json& j, Claim& claim) {
+  const auto wrong =
+      "claim '" + claim.says + "': \"first_mismatch\" is {\"run\": RUN, \"kind\": KIND, \"ranks\": [R, ...]}";
+  if (!j.is_object() || !j.contains("run") || !j["run"].is_string() || !j.contains("kind") || !j["kind"].is_string() ||
+      !j.contains("ranks") || !j["ranks"].is_array()) {
+    return wrong;
+  }
+  MismatchRef ref{j["run"].get<std::string>(), j["kind"].get<std::string>(), {}};
+  for (const auto& r : j["ranks"]) {
+    if (!r.is_number_integer()) return wrong;
+    ref.ranks.push_back(r.get<int>());
+  }
+  const auto kinds = {MismatchKind::MissingRank, MismatchKind::OpType, MismatchKind::Size, MismatchKind::Dtype,
+                      MismatchKind::State};
+  if (std::none_of(kinds.begin(), kinds.end(), [&](MismatchKind k) { return ref.kind == mismatchKindName(k); })) {
+    return "claim '" + claim.says + "': \"kind\" '" + ref.kind +
+           "' is none of missing_rank, op_type, size, dtype, state";
+  }
+  claim.mismatch = std::move(ref);
+  return std::nullopt;
+}
+
 std::optional<std::string> readClaim(const nlohmann::json& j, Claim& claim) {
   if (!j.is_object() || !j.contains("says") || !j["says"].is_string()) {
-    return std::string("a claim is an object with \"says\" (the sentence) and either \"order\" or \"less\"/\"than\"");
+    return std::string(
+        "a claim is an object with \"says\" (the sentence) and either \"order\", \"less\"/\"than\" or "
+        "\"first_mismatch\"");
   }
   claim.says = j["says"].get<std::string>();
+  if (j.contains("first_mismatch")) return readMismatchRef(j["first_mismatch"], claim);
   if (j.contains("order")) {
     if (!j.contains("figure") || !j["figure"].is_string() || !j["order"].is_array() || j["order"].size() < 2) {
       return "claim '" + claim.says + "': \"order\" takes two or more runs, largest first, and a \"figure\"";
@@ -168,6 +195,11 @@ std::optional<std::string> checkReferences(const Lesson& lesson) {
     }
   }
   for (const auto& claim : lesson.claims) {
+    if (claim.mismatch) {
+      if (!hasRun(claim.mismatch->run))
+        return "claim '" + claim.says + "' names run '" + claim.mismatch->run + "'; the runs are " + labels;
+      continue;
+    }
     std::vector<FigureRef> refs = claim.order;
     if (refs.empty()) refs = {claim.less, claim.than};
     for (const auto& ref : refs) {
@@ -238,8 +270,17 @@ std::optional<std::string> parseLesson(const nlohmann::json& j, Lesson& lesson) 
     LessonRun run{r["label"].get<std::string>(), base};
     nlohmann::json options = r;
     options.erase("label");
+    if (options.contains("expect")) {
+      run.expectsHang = options["expect"] == "hang";
+      if (!run.expectsHang)
+        return "run '" + run.label + "': \"expect\" is \"hang\" (a run that hangs on purpose), or absent";
+      options.erase("expect");
+    }
     if (auto err = applyConfigJson(options, run.config)) return "run '" + run.label + "': " + *err;
     if (auto err = validate(run.config)) return "run '" + run.label + "': " + *err;
+    if (run.expectsHang && run.config.hangRank.empty()) {
+      return "run '" + run.label + "': \"expect\": \"hang\" needs a \"hang-rank\" (R:STEP) that makes it hang";
+    }
     lesson.runs.push_back(std::move(run));
   }
   if (!j.contains("captions") || !j["captions"].is_array() || j["captions"].empty()) return std::string("\"captions\" lists one or more captions");
@@ -352,9 +393,43 @@ std::optional<double> figureValue(const std::string& figure, const std::vector<R
   return largest;
 }
 
-std::vector<ClaimCheck> checkClaims(const Lesson& lesson, const std::vector<std::vector<RankStats>>& statsPerRun) {
+namespace {
+
+// A hung run's first mismatch against the claim's kind and ranks.
+ClaimCheck checkMismatch(const Lesson& lesson, const Claim& claim,
+                         const std::vector<std::shared_ptr<const trace::CollectiveLogs>>& logsPerRun) {
+  ClaimCheck check;
+  check.says = claim.says;
+  const MismatchRef& ref = *claim.mismatch;
+  const trace::CollectiveLogs* logs = nullptr;
+  for (size_t i = 0; i < lesson.runs.size() && i < logsPerRun.size(); ++i) {
+    if (lesson.runs[i].label == ref.run) logs = logsPerRun[i].get();
+  }
+  if (!logs) {
+    check.measured = "not measured: " + ref.run + " has no last collectives (it has not hung and ended)";
+    return check;
+  }
+  const auto m = firstMismatch(*logs);
+  if (!m) {
+    check.measured = ref.run + ": no mismatch. " + whereRanksStand(*logs);
+    return check;
+  }
+  check.holds = mismatchKindName(m->kind) == ref.kind && m->ranks == ref.ranks;
+  check.measured =
+      ref.run + ": " + mismatchKindName(m->kind) + " at #" + std::to_string(m->seq) + ": " + m->explanation;
+  return check;
+}
+
+}  // namespace
+
+std::vector<ClaimCheck> checkClaims(const Lesson& lesson, const std::vector<std::vector<RankStats>>& statsPerRun,
+                                    const std::vector<std::shared_ptr<const trace::CollectiveLogs>>& logsPerRun) {
   std::vector<ClaimCheck> checks;
   for (const auto& claim : lesson.claims) {
+    if (claim.mismatch) {
+      checks.push_back(checkMismatch(lesson, claim, logsPerRun));
+      continue;
+    }
     ClaimCheck check;
     check.says = claim.says;
     std::vector<FigureRef> refs = claim.order.empty() ? std::vector<FigureRef>{claim.less, claim.than} : claim.order;

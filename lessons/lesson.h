@@ -10,18 +10,21 @@
 // A caption's tab and time are optional; "at" is the playhead's --at (a time or an event group).
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "config/run_config.h"
 #include "stats/run_stats.h"
+#include "trace/collective_log.h"
 
 namespace shardscope::lessons {
 
 struct LessonRun {
   std::string label;  // how captions and claims name it, and the session's title
   RunConfig config;
+  bool expectsHang = false;  // "expect": "hang": it has a --hang-rank, and failing is what it shows
 };
 
 struct Caption {
@@ -42,11 +45,19 @@ struct FigureRef {
   std::string figure;
 };
 
+// A hung run's first mismatch (stats/first_mismatch.h): its kind and the odd ranks out.
+struct MismatchRef {
+  std::string run;
+  std::string kind;  // mismatchKindName: "missing_rank", "op_type", ...
+  std::vector<int> ranks;
+};
+
 struct Claim {
   std::string says;               // the sentence a student reads
   std::vector<FigureRef> order;   // each figure strictly larger than the next, or
-  FigureRef less, than;           // less < times x than
+  FigureRef less, than;           // less < times x than, or
   double times = 1.0;
+  std::optional<MismatchRef> mismatch;  // "first_mismatch": what a hung run's last collectives show
 };
 
 // "Predict first" (lessons/prediction.h): a figure to estimate, or runs to order by a figure.
@@ -105,6 +116,9 @@ struct ClaimCheck {
 
 // Each claim against the measured figures; statsPerRun is index for index with lesson.runs (a run
 // that failed or has not ended has no ranks: its claims do not hold, and say so).
-std::vector<ClaimCheck> checkClaims(const Lesson& lesson, const std::vector<std::vector<RankStats>>& statsPerRun);
+// `logsPerRun`, index for index too, holds each run's last collectives where it hung (null otherwise;
+// empty: none known), for "first_mismatch" claims.
+std::vector<ClaimCheck> checkClaims(const Lesson& lesson, const std::vector<std::vector<RankStats>>& statsPerRun,
+                                    const std::vector<std::shared_ptr<const trace::CollectiveLogs>>& logsPerRun = {});
 
 }  // namespace shardscope::lessons

@@ -391,6 +391,12 @@ def main():
     if args.hsdp:
         meshes = parse_meshes(args.hsdp_meshes)
         pairs = HSDP_PAIRS
+    if args.device == "cpu":
+        # Imported here once, before the ranks are forked: each rank imported them itself (1.6 s).
+        import torch.distributed.device_mesh  # noqa: F401
+        import torch.distributed.fsdp  # noqa: F401
+        import torch.distributed.optim  # noqa: F401
+        import torch.nn.parallel  # noqa: F401
     failures = 0
     where = torch.cuda.get_device_name(0) if args.device == "cuda" else "cpu"
     print(f"torch {torch.__version__} on {where}, {args.precision}{', offload cpu' if args.offload else ''}; tolerance: relative {tolerance} "

@@ -1,6 +1,7 @@
 #include "stats/stragglers.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <utility>
 
@@ -41,34 +42,39 @@ int64_t noiseFloorNs(const trace::RunRecording& rec) {
   return std::max(kMinimumNs, steps[steps.size() / 2] / 20);
 }
 
-// The k-th collective of one group: who issued it last, and what the others waited for it.
-void attribute(const std::vector<int>& members, const std::map<int, std::vector<int64_t>>& issues, size_t k,
-               int64_t floorNs, std::vector<RankStraggling>& out) {
-  int last = -1;
-  int64_t lastIssue = INT64_MIN, secondIssue = INT64_MIN;
+// One collective of one group: each member's issue time, and who issued it last.
+struct Arrival {
+  const std::vector<int>* members = nullptr;
+  std::vector<int64_t> issueNs;  // per member, in members' order
+  int last = -1;                 // -1: a tie at the last
+  int64_t lastIssueNs = INT64_MIN;
+  bool clear = false;  // the last came more than the noise floor after every other member
+};
+
+Arrival arrivalOf(const std::vector<int>& members, const std::map<int, std::vector<int64_t>>& issues, size_t k,
+                  int64_t floorNs) {
+  Arrival a;
+  a.members = &members;
+  int64_t secondIssue = INT64_MIN;
   for (int m : members) {
     const int64_t t = issues.at(m)[k];
-    if (t > lastIssue) {
-      secondIssue = lastIssue;
-      lastIssue = t;
-      last = m;
+    a.issueNs.push_back(t);
+    if (t > a.lastIssueNs) {
+      secondIssue = a.lastIssueNs;
+      a.lastIssueNs = t;
+      a.last = m;
     } else if (t > secondIssue) {
       secondIssue = t;
     }
   }
-  for (int m : members) ++out[static_cast<size_t>(m)].collectives;
-  if (last < 0 || secondIssue == lastIssue) return;  // a tie at the last is no one's
-  auto& straggler = out[static_cast<size_t>(last)];
-  for (int m : members) straggler.waitCausedSeconds += static_cast<double>(lastIssue - issues.at(m)[k]) / 1e9;
-  if (lastIssue - secondIssue <= floorNs) return;
-  for (int m : members) ++out[static_cast<size_t>(m)].withAStraggler;
-  ++straggler.lastArrivals;
+  if (secondIssue == a.lastIssueNs) a.last = -1;  // a tie at the last is no one's
+  a.clear = a.last >= 0 && a.lastIssueNs - secondIssue > floorNs;
+  return a;
 }
 
-}  // namespace
-
-std::vector<RankStraggling> stragglingOf(const trace::RunRecording& recording) {
-  std::vector<RankStraggling> out(static_cast<size_t>(recording.ranks()));
+// Every collective that all the members of its group recorded, in each group's order.
+template <typename Visit>
+void forEachArrival(const trace::RunRecording& recording, Visit&& visit) {
   const int64_t floorNs = noiseFloorNs(recording);
   for (const auto& [key, issues] : issuesByGroup(recording)) {
     const std::vector<int>& members = key.second;
@@ -79,8 +85,33 @@ std::vector<RankStraggling> stragglingOf(const trace::RunRecording& recording) {
       common = std::min(common, it == issues.end() || m >= recording.ranks() ? size_t{0} : it->second.size());
     }
     if (members.size() < 2 || common == SIZE_MAX) continue;
-    for (size_t k = 0; k < common; ++k) attribute(members, issues, k, floorNs, out);
+    for (size_t k = 0; k < common; ++k) visit(arrivalOf(members, issues, k, floorNs));
   }
+}
+
+}  // namespace
+
+std::vector<RankStraggling> stragglingOf(const trace::RunRecording& recording) {
+  std::vector<RankStraggling> out(static_cast<size_t>(recording.ranks()));
+  forEachArrival(recording, [&](const Arrival& a) {
+    for (int m : *a.members) ++out[static_cast<size_t>(m)].collectives;
+    if (a.last < 0) return;
+    auto& straggler = out[static_cast<size_t>(a.last)];
+    for (int64_t t : a.issueNs) straggler.waitCausedSeconds += static_cast<double>(a.lastIssueNs - t) / 1e9;
+    if (!a.clear) return;
+    for (int m : *a.members) ++out[static_cast<size_t>(m)].withAStraggler;
+    ++straggler.lastArrivals;
+  });
+  return out;
+}
+
+std::vector<std::vector<CollectiveWait>> collectiveWaits(const trace::RunRecording& recording) {
+  std::vector<std::vector<CollectiveWait>> out(static_cast<size_t>(recording.ranks()));
+  forEachArrival(recording, [&](const Arrival& a) {
+    for (size_t i = 0; i < a.members->size(); ++i) {
+      out[static_cast<size_t>((*a.members)[i])].push_back({a.issueNs[i], a.lastIssueNs, a.last, a.clear});
+    }
+  });
   return out;
 }
 

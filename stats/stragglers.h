@@ -34,4 +34,16 @@ struct RankStraggling {
 // least 50 us). Waits are summed over every last arrival, near-ties included.
 std::vector<RankStraggling> stragglingOf(const trace::RunRecording& recording);
 
+// One collective as one rank met it, for the window's stragglers view: when this rank issued it,
+// when the group's last member did, and who that was. The rank waited from the first to the second.
+struct CollectiveWait {
+  int64_t issuedNs = 0;
+  int64_t lastIssuedNs = 0;
+  int lastRank = -1;   // -1: a tie at the last, no one's
+  bool clear = false;  // the last came past the noise floor (it counts as the straggler)
+};
+// Per rank, each collective of its groups that every member recorded, in the order of its groups'
+// sequences (not of time across groups).
+std::vector<std::vector<CollectiveWait>> collectiveWaits(const trace::RunRecording& recording);
+
 }  // namespace shardscope

@@ -252,12 +252,14 @@ bool looksLikeFlightRecorderDump(const std::string& path) {
   std::string error;
   const auto head = files::readFileText(path, error, kMaxFlightRecorderBytes, kSniffBytes);
   if (!head || head->empty()) return false;
-  const bool pickled = static_cast<unsigned char>((*head)[0]) == 0x80;
+  const auto has = [&](const char* key) { return head->find(key) != std::string::npos; };
+  // A pickle (binary: no JSON trace starts with 0x80) of Flight Recorder's keys.
+  if (static_cast<unsigned char>((*head)[0]) == 0x80) return has("pg_config") || has("collective_seq_id");
   const size_t first = head->find_first_not_of(" \t\r\n");
-  const bool object = first != std::string::npos && (*head)[first] == '{';
-  if (!pickled && !object) return false;
-  return head->find("pg_config") != std::string::npos || head->find("collective_seq_id") != std::string::npos ||
-         head->find("comm_lib_version") != std::string::npos;
+  if (first == std::string::npos || (*head)[first] != '{') return false;
+  // Kineto's distributedInfo names pg_config too: only Flight Recorder's own keys tell its JSON.
+  if (has("\"traceEvents\"") || has("\"schemaVersion\"")) return false;
+  return has("\"comm_lib_version\"") || has("\"collective_seq_id\"");
 }
 
 bool isFlightRecorderDirectory(const std::string& dir) { return !dumpsIn(dir).empty(); }

@@ -23,8 +23,9 @@ struct LoadedFlightRecord {
   std::string notes;  // what was read with something missing, a line each
 };
 
-// Whether `path` holds a dump, by its first 4 KiB: a pickle or JSON object naming Flight
-// Recorder's own keys (pg_config, collective_seq_id, comm_lib_version).
+// Whether `path` holds a dump, by its first 4 KiB: a pickle naming pg_config or collective_seq_id,
+// or a JSON object naming comm_lib_version or collective_seq_id and not a profiler trace's keys
+// (Kineto's distributedInfo has a pg_config too).
 bool looksLikeFlightRecorderDump(const std::string& path);
 // Whether the directory holds at least one dump (its files, not its subdirectories).
 bool isFlightRecorderDirectory(const std::string& dir);

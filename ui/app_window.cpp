@@ -452,6 +452,12 @@ void drawSessionTimeline(AppState& state, const Session& s, int index, double me
   if (state.display.ownMemoryScale && state.marks.size() > 1) {
     ImGui::TextDisabled("memory lanes scaled to this session's own peak (S: one scale for every session)");
   }
+  if (state.display.stragglers && static_cast<size_t>(index) < state.waits.size()) {
+    style.waits = &state.waits[static_cast<size_t>(index)];
+    ImGui::TextDisabled(
+        "stragglers: red mark, this rank issued the collective last; hatched, it waited for the "
+        "last rank (W: off)");
+  }
   drawTimeline("timeline", s.recording, state.axis, memoryScale, ImGui::GetContentRegionAvail().x, style,
                state.selection, c, &st, playheadNs, &state.expandedRankGroups[index]);
   drawThroughputLane(s.recording, state.axis, ImGui::GetContentRegionAvail().x,
@@ -466,6 +472,8 @@ void drawSessionTimeline(AppState& state, const Session& s, int index, double me
   frameStats.spansFolded += st.spansFolded;
   frameStats.memoryColumns += st.memoryColumns;
   frameStats.rowsDrawn += st.rowsDrawn;
+  frameStats.waitsHatched += st.waitsHatched;
+  frameStats.lastMarks += st.lastMarks;
 }
 
 // This frame's keys, drops and finished opens, before the store is locked for the frame (a Run or
@@ -504,6 +512,33 @@ double fitTimeAxis(AppState& state, const std::vector<Session>& sessions) {
   }
   if (!state.axis.userMoved) state.axis.fit(state.detailStartNs, duration);
   return duration;
+}
+
+// What the frame derives from the sessions (their event groups, and the stragglers view's waits
+// while it is on), rebuilt only when the store changed.
+void refreshDerived(AppState& state, const SessionStore& store, const std::vector<Session>& sessions) {
+  if (state.marksVersion != store.version() || state.marks.size() != sessions.size()) {
+    state.marks.clear();
+    for (const auto& s : sessions) state.marks.push_back(eventGroupMarks(s.recording));
+    state.marksVersion = store.version();
+  }
+  if (state.display.stragglers && (state.waitsVersion != store.version() || state.waits.size() != sessions.size())) {
+    state.waits.clear();
+    for (const auto& s : sessions) state.waits.push_back(sessionWaits(s.recording));
+    state.waitsVersion = store.version();
+  }
+}
+
+// A caption's run (state.scrollToSession), just drawn from `top` to the cursor, scrolled to its top
+// unless it is in view already: a lesson's run is never below the fold.
+void bringIntoView(AppState& state, int session, float top) {
+  if (session != state.scrollToSession) return;
+  state.scrollToSession = -1;
+  const float bottom = ImGui::GetCursorPosY(), viewTop = ImGui::GetScrollY();
+  const float viewBottom = viewTop + ImGui::GetWindowHeight();
+  if (top < viewTop || (bottom > viewBottom && top > viewTop)) {
+    ImGui::SetScrollY(std::max(0.0f, top - ImGui::GetStyle().WindowPadding.y));  // the first: scrolled to 0
+  }
 }
 
 // The wheel zooms the timelines, so it does not scroll them: PageUp / PageDown and the scrollbar do.
@@ -562,11 +597,7 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
   const double duration = fitTimeAxis(state, sessions);
   const std::vector<double> memoryScale = memoryScales(sessions, state.style, state.display.ownMemoryScale);
   state.lastMemoryScales = memoryScale;
-  if (state.marksVersion != store.version() || state.marks.size() != sessions.size()) {
-    state.marks.clear();
-    for (const auto& s : sessions) state.marks.push_back(eventGroupMarks(s.recording));
-    state.marksVersion = store.version();
-  }
+  refreshDerived(state, store, sessions);
   applyPendingPlayhead(state, engine);
   handlePlayheadKeys(state, sessions, engine, duration);
   advancePlayhead(state.playhead, ImGui::GetIO().DeltaTime, duration);
@@ -605,10 +636,12 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
   for (size_t i : shown) {
     const Session& s = sessions[i];
     ImGui::PushID(static_cast<int>(i));
+    const float top = ImGui::GetCursorPosY();
     drawSessionHeader(s);
     if (s.fromSummary) {
       ImGui::TextDisabled("a summary holds figures, not a timeline: open the run's --trace file to see it");
       ImGui::Separator();
+      bringIntoView(state, static_cast<int>(i), top);
       ImGui::PopID();
       continue;
     }
@@ -619,6 +652,7 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
       cursorSession = static_cast<int>(i);
     }
     ImGui::Separator();
+    bringIntoView(state, static_cast<int>(i), top);
     ImGui::PopID();
   }
   if (cursor.valid) state.cursor = cursor;

@@ -15,6 +15,7 @@ constexpr int kN = 78;
 constexpr int kO = 79;
 constexpr int kP = 80;
 constexpr int kS = 83;
+constexpr int kW = 87;
 constexpr int kEscape = 256;
 constexpr int kRight = 262;
 constexpr int kLeft = 263;

@@ -46,6 +46,7 @@ void applyCaption(AppState& state) {
     if (const char* title = bottomTabTitle(c.tab)) state.openTab = title;
   }
   state.playhead.session = runIndex(l.lesson, c.run);
+  state.scrollToSession = state.playhead.session;                             // its run in view, not below the fold
   if (!c.whatIf.empty()) (void)applyWhatIfExample(state.estimate, c.whatIf);  // checked when the lesson loaded
   state.atError.clear();
   state.pendingAt = c.at;
@@ -202,7 +203,9 @@ void drawLessonBar(AppState& state, const std::vector<Session>& sessions, Engine
     // Once: finished runs do not change (another run replaces them, and then they are not ours).
     if (!l.checked) {
       const auto stats = sessionStats(sessions);
-      l.checks = lessons::checkClaims(l.lesson, stats);
+      std::vector<std::shared_ptr<const trace::CollectiveLogs>> hangs;
+      for (const auto& s : sessions) hangs.push_back(s.collectiveLogs);
+      l.checks = lessons::checkClaims(l.lesson, stats, hangs);
       l.scores.clear();
       for (size_t i = 0; i < l.answers.size(); ++i) {
         l.scores.push_back(lessons::scoreAnswer(l.lesson, l.lesson.questions[i], l.answers[i], stats));

@@ -26,6 +26,7 @@ const char* const kShortcuts[] = {
     "H: high-contrast palette (black background, brighter colours)",
     "F: focus: the playhead's session full screen (F or Esc again: all sessions)",
     "S: each session's memory lanes scaled to its own peak (S again: one shared scale)",
+    "W: stragglers: a red mark where a rank issued a collective last, the others' wait for it hatched",
     "PageUp / PageDown: page through the sessions when they do not all fit",
     "N / P: next / previous caption of a lesson (shardscope --lesson NAME, or the Lessons menu)",
     "Ctrl O: open a recording (a trace, a summary, a job's directory, a PyTorch job's torch.profiler traces)",
@@ -47,12 +48,13 @@ bool handleDisplayKeys(DisplayChoice& display, int playheadSession, int sessionC
     if (pressed(keys::kH)) display.look.highContrast = !display.look.highContrast;
     if (pressed(keys::kS)) display.ownMemoryScale = !display.ownMemoryScale;
     if (pressed(keys::kF)) toggleFocus(display, playheadSession, sessionCount);
+    if (pressed(keys::kW)) display.stragglers = !display.stragglers;
     if (display.focusSession >= 0 && pressed(keys::kEscape)) {
       display.focusSession = -1;
     }
   }
   return display.look != before.look || display.ownMemoryScale != before.ownMemoryScale ||
-         display.focusSession != before.focusSession;
+         display.focusSession != before.focusSession || display.stragglers != before.stragglers;
 }
 
 void drawDisplayControls(DisplayChoice& display, int playheadSession, int sessionCount) {
@@ -68,6 +70,8 @@ void drawDisplayControls(DisplayChoice& display, int playheadSession, int sessio
   noteItem("display:contrast");
   ImGui::Checkbox("each session on its own scale (S)", &display.ownMemoryScale);
   noteItem("display:own-scale");
+  ImGui::Checkbox("stragglers: who was last, who waited (W)", &display.stragglers);
+  noteItem("display:stragglers");
   ImGui::BeginDisabled(sessionCount == 0);
   bool focused = display.focusSession >= 0;
   if (ImGui::Checkbox("focus one session (F)", &focused)) toggleFocus(display, playheadSession, sessionCount);

@@ -15,6 +15,7 @@ struct DisplayChoice {
   Look look;                    // the platform layer rebuilds fonts and style when this changes
   bool ownMemoryScale = false;  // each session's memory lanes up to its own peak, not the shared one
   int focusSession = -1;        // the one session shown full screen; -1: all of them
+  bool stragglers = false;      // each collective's last rank marked, the others' wait hatched
 };
 
 // The keys above, unless a text field has the keyboard. `playheadSession` is the session F

@@ -409,6 +409,43 @@ void drawExposedCommLane(const LaneFrame& f, const std::vector<std::pair<int64_t
 }
 
 // There is one pause per Step a user pressed, so a plain pass over them.
+namespace {
+
+// Diagonal stripes over [xa, xb) x [y, y + height): time spent waiting, not working.
+void drawHatch(ImDrawList* dl, float xa, float xb, float y, float height) {
+  dl->PushClipRect(ImVec2(xa, y), ImVec2(xb, y + height), true);
+  dl->AddRectFilled(ImVec2(xa, y), ImVec2(xb, y + height), IM_COL32(20, 20, 24, 110));
+  const float step = px(5.0f);
+  for (float x = xa - height; x < xb; x += step) {
+    dl->AddLine(ImVec2(x, y + height), ImVec2(x + height, y), IM_COL32(235, 235, 240, 150), 1.0f);
+  }
+  dl->PopClipRect();
+}
+
+}  // namespace
+
+void drawWaitLane(const LaneFrame& f, const std::vector<CollectiveWait>& waits, int64_t longestNs, int rank, float y,
+                  float height, TimelineFrameStats& stats) {
+  const double from = f.beginAbs - static_cast<double>(longestNs);
+  auto i = std::lower_bound(waits.begin(), waits.end(), from,
+                            [](const CollectiveWait& w, double t) { return static_cast<double>(w.issuedNs) < t; });
+  for (; i != waits.end() && static_cast<double>(i->issuedNs) < f.endAbs; ++i) {
+    const float xa = f.toX(static_cast<double>(i->issuedNs));
+    if (i->lastRank == rank) {
+      if (!i->clear) continue;
+      const float s = height * 0.35f;  // a red mark at its issue: this rank was the one waited for
+      f.drawList->AddTriangleFilled(ImVec2(xa - s, y), ImVec2(xa + s, y), ImVec2(xa, y + s),
+                                    IM_COL32(230, 70, 60, 255));
+      ++stats.lastMarks;
+      continue;
+    }
+    const float xb = f.toX(static_cast<double>(i->lastIssuedNs));
+    if (xb - xa < 2.0f) continue;  // under two pixels of waiting: nothing to see
+    drawHatch(f.drawList, xa, xb, y, height);
+    ++stats.waitsHatched;
+  }
+}
+
 void drawPauses(const LaneFrame& f, const std::vector<Event>& pauses, float laneY, float laneHeight) {
   ImDrawList* dl = f.drawList;
   for (const auto& g : pauses) {

@@ -68,6 +68,12 @@ void drawSpanLane(const LaneFrame& frame, const trace::RankTimeline& rank, SpanL
 // Exposed communication (RunRecording::exposedComm) as a thin red bar at `y`.
 void drawExposedCommLane(const LaneFrame& frame, const std::vector<std::pair<int64_t, int64_t>>& exposed, float y);
 
+// The stragglers view over a rank's comm lane [y, y + height): where it waited for a collective's
+// last member, hatched (from its own issue to the last's); where it was that last member, past the
+// noise floor, a red mark at its issue. `waits` sorted by issue time.
+void drawWaitLane(const LaneFrame& frame, const std::vector<CollectiveWait>& waits, int64_t longestNs, int rank,
+                  float y, float height, TimelineFrameStats& stats);
+
 // Waits at the step gate: a shaded, labelled band over [y, y + height).
 void drawPauses(const LaneFrame& frame, const std::vector<trace::Event>& pauses, float y, float height);
 

@@ -38,6 +38,17 @@ double hostMemoryScaleBytes(const trace::RunRecording& rec) {
   return static_cast<double>(peak) * 1.1;
 }
 
+SessionWaits sessionWaits(const trace::RunRecording& recording) {
+  SessionWaits out;
+  out.byRank = collectiveWaits(recording);
+  for (auto& waits : out.byRank) {
+    std::sort(waits.begin(), waits.end(),
+              [](const CollectiveWait& a, const CollectiveWait& b) { return a.issuedNs < b.issuedNs; });
+    for (const auto& w : waits) out.longestNs = std::max(out.longestNs, w.lastIssuedNs - w.issuedNs);
+  }
+  return out;
+}
+
 namespace {
 
 std::string rankRange(const RankRow& row) {
@@ -165,6 +176,10 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
     drawSpanLane(frame, t, SpanLaneKind::Compute, computeY, style, selection, local);
     drawSpanLane(frame, t, SpanLaneKind::Collectives, commY, style, selection, local);
     drawExposedCommLane(frame, rec.exposedCommCached(r), commY + style.spanLaneHeight);
+    if (style.waits && static_cast<size_t>(r) < style.waits->byRank.size()) {
+      drawWaitLane(frame, style.waits->byRank[static_cast<size_t>(r)], style.waits->longestNs, r, commY,
+                   style.spanLaneHeight, local);
+    }
     drawPauses(frame, t.pauses, computeY, 2 * style.spanLaneHeight);
     drawStepMarkers(frame, t.steps, y0, groupHeight - px(8.0f));
     if (rr.folded) drawFoldedGroupNote(frame, rec, rr, y0, style.memoryLaneHeight);

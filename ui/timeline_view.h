@@ -17,6 +17,7 @@
 
 #include <imgui.h>
 
+#include "stats/stragglers.h"
 #include "trace/format.h"
 #include "trace/run_recording.h"
 #include "ui/time_axis.h"
@@ -33,6 +34,14 @@ struct CollectiveSelection {
   int microBatch = 0;  // under gradient accumulation a unit is gathered once per micro-batch
 };
 
+// The stragglers view's data for one session: per rank, each collective it met, sorted by when it
+// issued it, and the longest any rank waited (how far back a visible wait can start).
+struct SessionWaits {
+  std::vector<std::vector<CollectiveWait>> byRank;
+  int64_t longestNs = 0;
+};
+SessionWaits sessionWaits(const trace::RunRecording& recording);
+
 struct TimelineStyle {
   float memoryLaneHeight = 70.0f;
   float spanLaneHeight = 18.0f;
@@ -42,6 +51,8 @@ struct TimelineStyle {
   bool showRole[trace::kMemoryRoleCount] = {true, true, true, true, true,
                                            true, true, true, false, false};
   double capacityBytes = 0;  // one device's memory (--gpu-memory): a line in the memory lanes; 0: none
+  // The stragglers view (W): each collective's last rank marked, the others' wait hatched; null: off.
+  const SessionWaits* waits = nullptr;
 };
 
 // What the user points at, for the breakdown panel: a time and a rank.
@@ -59,6 +70,8 @@ struct TimelineFrameStats {
   int memoryColumns = 0;
   int spansHighlighted = 0;  // drawn spans matching the selected collective
   int rowsDrawn = 0;         // rank rows in the visible part of the window (ui/rank_rows.h)
+  int waitsHatched = 0;      // stragglers view: waits drawn hatched
+  int lastMarks = 0;         // and collectives marked as this rank's, issued clearly last
 };
 
 // Draws the session's ranks into the current window at the cursor position, `width` wide.

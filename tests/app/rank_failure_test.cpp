@@ -151,6 +151,23 @@ TEST(RankFailure, AStoppedRankIsNamedAsStalledAndTheRunEnds) {
   EXPECT_EQ(first["ranks"], nlohmann::json::array({1}));
 }
 
+// --hang-rank and --collective-timeout (the hang lesson's) are refused before any rank starts,
+// naming the value and what is allowed. The hang itself is the lesson's test (every claim holds).
+TEST(RankFailure, AHangThatNamesNoRankOrStepIsRefused) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"run", "--hang-rank", "5:2"}, "names rank 5, but the ranks are 0 to 1"},
+      {{"run", "--hang-rank", "1:9", "--steps", "3"}, "names step 9, but the run has 3"},
+      {{"run", "--hang-rank", "1"}, "--hang-rank '1' is not R:STEP"},
+      {{"run", "--hang-rank", "1:0"}, "is not R:STEP"},
+      {{"run", "--collective-timeout", "0"}, "from 1 to 86400"},
+  };
+  for (const auto& [args, message] : cases) {
+    const auto r = testing::runShardscope(args);
+    EXPECT_EQ(r.exitCode, 2) << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << r.output;
+  }
+}
+
 TEST(RankFailure, AStallTimeoutThatIsNotANumberOfSecondsIsRefused) {
   for (const char* bad : {"-1", "0.5", "1e300"}) {
     auto r = testing::runShardscope({"run", "--stall-timeout", bad});

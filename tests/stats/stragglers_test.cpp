@@ -51,6 +51,28 @@ TEST(Stragglers, TheLastToIssueIsNamedAndWhatTheOthersWaitedIsSummed) {
   EXPECT_EQ(s[0].waitCausedSeconds, 0);
 }
 
+// The same collectives as each rank met them, for the window's view: its own issue, the last's,
+// and who that was.
+TEST(Stragglers, EachRankSeesWhenItIssuedAndWhenTheLastDid) {
+  trace::RunRecording rec(3);
+  rec.add(collective(0, 1000000, 3));
+  rec.add(collective(1, 1400000, 3));
+  rec.add(collective(2, 1100000, 3));
+  rec.add(collective(0, 5000000, 3));  // a tie at the last
+  rec.add(collective(1, 5000000, 3));
+  rec.add(collective(2, 4000000, 3));
+  const auto waits = collectiveWaits(rec);
+  ASSERT_EQ(waits.size(), 3u);
+  ASSERT_EQ(waits[2].size(), 2u);
+  EXPECT_EQ(waits[2][0].issuedNs, 1100000);
+  EXPECT_EQ(waits[2][0].lastIssuedNs, 1400000);
+  EXPECT_EQ(waits[2][0].lastRank, 1);
+  EXPECT_TRUE(waits[2][0].clear) << "300 us after the next: past the 50 us floor";
+  EXPECT_EQ(waits[1][0].lastRank, 1);
+  EXPECT_EQ(waits[2][1].lastRank, -1) << "a tie is no one's";
+  EXPECT_EQ(waits[2][1].lastIssuedNs, 5000000);
+}
+
 // Ties are no one's, and a last arrival within the noise floor is not counted (its wait is);
 // collectives some member did not record (it died) are not attributed; the groups of a 2 x 2 mesh
 // (HSDP) are matched among their own members only.

@@ -45,6 +45,10 @@ TEST(FlightRecorder, ReadsARealGlooJobsJsonDumpsAndSniffsThemByContent) {
   EXPECT_TRUE(isFlightRecorderDirectory(dir));
   EXPECT_TRUE(looksLikeFlightRecorderDump(dir + "/fr-0"));
   EXPECT_FALSE(looksLikeFlightRecorderDump(kDumps + "/README.md"));
+  // A torch.profiler trace's distributedInfo names pg_config too (PyTorch 2.11, an H200's NCCL job).
+  const std::string profiled = std::string(SHARDSCOPE_TEST_DATA) + "/pytorch_cuda_h200/fsdp_w2/rank-0.pt.trace.json.gz";
+  EXPECT_FALSE(looksLikeFlightRecorderDump(profiled));
+  EXPECT_FALSE(isFlightRecorderDirectory(std::string(SHARDSCOPE_TEST_DATA) + "/pytorch_cuda_h200/fsdp_w2"));
   const auto loaded = loadFlightRecorderDumps({dir + "/fr-0", dir + "/fr-1", dir + "/fr-2"});
   ASSERT_EQ(loaded.error, "");
   ASSERT_EQ(loaded.logs.ranks.size(), 3u);

@@ -83,6 +83,25 @@ TEST_F(LessonView, NextCaptionBringsItsTabAndTheRunItFollows) {
   EXPECT_FALSE(state_.lesson.checks.empty()) << "the runs have ended: the claims are checked";
 }
 
+// The straggler lesson's third caption speaks of its fourth run, below the fold at 1920x1080: the
+// timelines scroll to it, and back up for a caption on the first.
+TEST_F(LessonView, ACaptionBringsItsRunIntoView) {
+  startLesson(state_, &engine_, load("straggler"));
+  addSessions(engine_.titles);
+  for (int i = 0; i < 3; ++i) app_.draw(&engine_);
+  ASSERT_TRUE(state_.timelinesScroll) << "four runs do not fit: otherwise there is nothing to bring into view";
+  app_.clickOn("lesson:next", &engine_);
+  app_.clickOn("lesson:next", &engine_);
+  for (int i = 0; i < 3; ++i) app_.draw(&engine_);
+  EXPECT_EQ(state_.playhead.session, 3) << "caption 3 follows full_shard_slow";
+  EXPECT_GT(state_.timelinesScrollY, 0.0f) << "scrolled down to it";
+  state_.lesson.caption = 0;
+  state_.lesson.appliedCaption = -1;
+  state_.lesson.lesson.captions[0].run = "ddp";
+  for (int i = 0; i < 3; ++i) app_.draw(&engine_);
+  EXPECT_EQ(state_.timelinesScrollY, 0.0f) << "back up to the first run";
+}
+
 TEST_F(LessonView, ACaptionFillsTheWhatIfWithItsWorkedExample) {
   state_.estimate.parameters[0] = '\0';
   startLesson(state_, &engine_, load("seed_7b_3gpus"));

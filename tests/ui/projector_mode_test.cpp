@@ -140,6 +140,45 @@ TEST_F(Projector, FocusShowsThePlayheadsSessionAloneUntilFOrEscape) {
   EXPECT_EQ(state_.display.focusSession, -1) << "F toggles";
 }
 
+// W, the stragglers view: with rank 1 issuing 10 all-reduces 200 us after rank 0, rank 1's are
+// marked as the last and rank 0's waits hatched; off (the default), neither is drawn.
+TEST_F(Projector, WMarksEachCollectivesLastRankAndHatchesTheOthersWait) {
+  Session s;
+  s.title = "ddp";
+  s.status = SessionStatus::Done;
+  s.recording = syntheticRecording(2, 400, 2);
+  // After the synthetic run's own collectives, so that every rank issues them in one order.
+  const int64_t base = s.recording.rank(0).collectives.back().endNs + 1'000'000;
+  for (int k = 0; k < 10; ++k) {
+    for (int r = 0; r < 2; ++r) {
+      trace::Event e;
+      e.kind = trace::EventKind::Collective;
+      e.op = static_cast<uint8_t>(trace::CollectiveOp::AllReduce);
+      e.rank = r;
+      e.worldSize = 2;
+      e.issueNs = e.beginNs = base + 400'000 * k + (r == 1 ? 200'000 : 0);
+      e.endNs = base + 400'000 * k + 250'000;
+      e.text = "bucket 0";
+      s.recording.add(e);
+    }
+  }
+  {
+    auto lock = store_.lock();
+    store_.add(std::move(s));
+  }
+  settle();
+  EXPECT_EQ(state_.lastStats.waitsHatched + state_.lastStats.lastMarks, 0) << "off by default";
+  ASSERT_TRUE(app_.items().count("display:stragglers"));
+  app_.pressKey(keys::kW);
+  settle();
+  EXPECT_TRUE(state_.display.stragglers);
+  EXPECT_GE(state_.lastStats.lastMarks, 10) << "rank 1's all-reduces, each clearly last";
+  EXPECT_GE(state_.lastStats.waitsHatched, 10) << "rank 0's 200 us waits";
+  app_.pressKey(keys::kW);
+  settle();
+  EXPECT_EQ(state_.lastStats.waitsHatched + state_.lastStats.lastMarks, 0) << "W again: off";
+}
+
 TEST_F(Projector, HighContrastPaletteIsBrighterOnBlack) {
   const ImU32 gathered = roleColor(trace::MemoryRole::ParamGathered);
   const ImU32 shard = roleColor(trace::MemoryRole::ParamShard);
