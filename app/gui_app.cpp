@@ -16,6 +16,7 @@
 #include "trace/rank_event_files.h"
 #include "trace/trace_reader.h"
 #include "ui/app_window.h"
+#include "ui/lesson_view.h"
 #include "ui/platform_window.h"
 #include "ui/record_files.h"
 

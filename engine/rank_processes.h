@@ -9,7 +9,7 @@
 
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
-#include "engine/run_controller.h"
+#include "engine/run_types.h"
 #include "trace/wire.h"
 
 namespace shardscope {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "engine/rank_processes.h"
-#include "engine/run_controller.h"
+#include "engine/run_types.h"
 
 namespace shardscope {
 

@@ -4,7 +4,7 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "engine/run_controller.h"
+#include "engine/run_types.h"
 #include "files/output_file.h"
 #include "stats/hang_summary.h"
 #include "stats/run_stats.h"

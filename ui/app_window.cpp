@@ -13,6 +13,7 @@
 #include "ui/export_files.h"
 #include "ui/item_probe.h"
 #include "ui/key_codes.h"
+#include "ui/lesson_view.h"
 #include "ui/open_panel.h"
 #include "ui/panels.h"
 #include "ui/step_through.h"
@@ -347,15 +348,6 @@ void drawBottomTabs(AppState& state, SessionStore& store, const std::vector<Sess
   }
   ImGui::EndChild();
 }
-
-}  // namespace
-
-const char* bottomTabTitle(const std::string& name) {
-  const trace::ViewTab* tab = trace::findViewTab(name);
-  return tab ? tab->title : nullptr;
-}
-
-namespace {
 
 // --at and --zoom given on the command line, placed once the recording they name is there.
 void applyPendingPlayhead(AppState& state, EngineControl* engine) {

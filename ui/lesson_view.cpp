@@ -5,7 +5,7 @@
 
 #include <imgui.h>
 
-#include "ui/app_window.h"
+#include "ui/app_state.h"
 #include "ui/item_probe.h"
 #include "ui/key_codes.h"
 #include "ui/panels.h"

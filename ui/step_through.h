@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "ui/app_window.h"
+#include "ui/app_state.h"
 
 namespace shardscope::ui {
 

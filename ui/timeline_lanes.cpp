@@ -8,6 +8,7 @@
 #include "trace/forward_search.h"
 #include "trace/ring_schedule.h"
 #include "ui/item_probe.h"
+#include "ui/memory_at.h"
 #include "ui/theme.h"
 
 namespace shardscope::ui {

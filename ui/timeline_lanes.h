@@ -20,7 +20,7 @@
 
 #include "trace/run_recording.h"
 #include "ui/time_axis.h"
-#include "ui/timeline_view.h"
+#include "ui/timeline_style.h"
 
 namespace shardscope::ui {
 
