@@ -292,13 +292,19 @@ def pytorch_rank(rank, world, port, export_dir, mode, out_path, device_kind="cpu
             dist.all_reduce(g)
             losses.append(g.item() / world)
         if rank == 0:
-            json.dump({"losses": losses}, open(out_path, "w"))
+            with open(out_path, "w") as f:
+                json.dump({"losses": losses}, f)
     except Exception:
         if rank == 0:
-            json.dump({"error": traceback.format_exc()}, open(out_path, "w"))
+            with open(out_path, "w") as f:
+                json.dump({"error": traceback.format_exc()}, f)
         raise
     finally:
         dist.destroy_process_group()
+    # Out without Python's teardown: freeing DDP's reducer after its gloo group can deadlock, the
+    # group's destructor holding the GIL while gloo's thread waits for it to free a work item's
+    # tensors (seen once in 80 runs: one rank of a world-3 ddp job stuck at exit).
+    os._exit(0)
 
 
 def free_port():
@@ -310,11 +316,13 @@ def free_port():
 def run_pytorch(world, export_dir, mode, device_kind="cpu", shard_group=0):
     out = tempfile.NamedTemporaryFile(suffix=".json", delete=False).name
     try:
-        # CPU ranks are forked from this process, which has imported torch already: spawning them
-        # re-imported it in every rank (3.5 s of CPU each, about half of this script's time on 2
-        # cores). CUDA ranks are spawned, as a process that has touched CUDA cannot fork.
+        # CPU ranks come from a fork server that has imported torch and its distributed modules
+        # once (main() preloads them): spawning re-imported them in every rank (5 s of CPU each,
+        # about half of this script's time on 2 cores). Not forked from this process: it has run
+        # tensor code, and a child forked from a process with threads can inherit a held lock (a
+        # rank once hung so). CUDA ranks are spawned, as a process that has touched CUDA cannot fork.
         mp.start_processes(pytorch_rank, args=(world, free_port(), export_dir, mode, out, device_kind, shard_group),
-                           nprocs=world, start_method="spawn" if device_kind == "cuda" else "fork")
+                           nprocs=world, start_method="spawn" if device_kind == "cuda" else "forkserver")
     except Exception as e:  # the rank's own traceback is in `out`
         pass
     result = json.load(open(out)) if os.path.getsize(out) else {"error": "no result written"}
@@ -392,11 +400,10 @@ def main():
         meshes = parse_meshes(args.hsdp_meshes)
         pairs = HSDP_PAIRS
     if args.device == "cpu":
-        # Imported here once, before the ranks are forked: each rank imported them itself (1.6 s).
-        import torch.distributed.device_mesh  # noqa: F401
-        import torch.distributed.fsdp  # noqa: F401
-        import torch.distributed.optim  # noqa: F401
-        import torch.nn.parallel  # noqa: F401
+        # The fork server imports these once; each rank imported them itself before (5 s of CPU).
+        import multiprocessing
+        multiprocessing.set_forkserver_preload(["torch", "torch.distributed.device_mesh", "torch.distributed.fsdp",
+                                                "torch.distributed.optim", "torch.nn.parallel", "__main__"])
     failures = 0
     where = torch.cuda.get_device_name(0) if args.device == "cuda" else "cpu"
     print(f"torch {torch.__version__} on {where}, {args.precision}{', offload cpu' if args.offload else ''}; tolerance: relative {tolerance} "

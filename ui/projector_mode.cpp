@@ -70,7 +70,7 @@ void drawDisplayControls(DisplayChoice& display, int playheadSession, int sessio
   noteItem("display:contrast");
   ImGui::Checkbox("each session on its own scale (S)", &display.ownMemoryScale);
   noteItem("display:own-scale");
-  ImGui::Checkbox("stragglers: who was last, who waited (W)", &display.stragglers);
+  ImGui::Checkbox("stragglers: last and waits (W)", &display.stragglers);
   noteItem("display:stragglers");
   ImGui::BeginDisabled(sessionCount == 0);
   bool focused = display.focusSession >= 0;
