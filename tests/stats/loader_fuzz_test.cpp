@@ -14,8 +14,11 @@
 #include <sstream>
 
 #include "tests/support/run_cli.h"
+#include "stats/first_mismatch.h"
+#include "stats/hang_summary.h"
 #include "stats/run_stats.h"
 #include "stats/summary_reader.h"
+#include "trace/flight_recorder.h"
 #include "trace/perfetto_reader.h"
 #include "trace/profiler_trace.h"
 #include "trace/trace_reader.h"
@@ -292,6 +295,37 @@ TEST(LoaderFuzz, NoMutatedProfilerTraceCrashesItsReader) {
   std::printf("fuzzed %d profiler traces: %d still loaded, %d refused\n", read, loaded, read - loaded);
   EXPECT_GT(loaded, 0) << "some mutants are still valid traces";
   EXPECT_LT(loaded, read) << "the mutations must break traces too";
+}
+
+// Flight Recorder dumps of a real gloo job (tests/data/flight_recorder_gloo), a JSON one mutated as
+// bytes and as a tree and a pickled one as bytes: each is read and its first mismatch found, or it
+// is refused naming the file, never a crash or an exception.
+TEST(LoaderFuzz, NoMutatedFlightRecorderDumpCrashesItsReader) {
+  const std::string data = std::string(SHARDSCOPE_TEST_DATA) + "/flight_recorder_gloo";
+  const std::string json = testing::fileContents(data + "/skip_json/fr-0");
+  const std::string pickled = testing::fileContents(data + "/reorder_pickle/fr-1");
+  ASSERT_FALSE(json.empty());
+  ASSERT_FALSE(pickled.empty());
+  const std::string dir = testing::freshTempDir("flight_recorder_fuzz");
+  const uint32_t seed = static_cast<uint32_t>(envInt("SHARDSCOPE_FUZZ_SEED", 20261124));
+  Mutator bytes(seed + 7);
+  TreeMutator tree(json, seed + 8);
+  int loaded = 0, read = 0;
+  for (int i = 0; i < 150 * envInt("SHARDSCOPE_FUZZ_ITERATIONS", 1); ++i, ++read) {
+    const std::string mutant = i % 3 == 0 ? tree.mutate() : bytes.mutate(i % 3 == 1 ? json : pickled);
+    std::ofstream(dir + "/fr-3", std::ios::binary | std::ios::trunc) << mutant;
+    const auto dumps = loadFlightRecorderDumps({dir + "/fr-3"});
+    if (!dumps.error.empty()) {
+      EXPECT_NE(dumps.error.find("fr-3"), std::string::npos) << "names the file: " << dumps.error;
+      continue;
+    }
+    (void)firstMismatch(dumps.logs);
+    (void)hangSummaryJson(dumps.logs).dump();
+    ++loaded;
+  }
+  std::printf("fuzzed %d Flight Recorder dumps: %d still loaded, %d refused\n", read, loaded, read - loaded);
+  EXPECT_GT(loaded, 0) << "some mutants (a changed number) are still dumps";
+  EXPECT_LT(loaded, read) << "the mutations must break dumps too";
 }
 
 }  // namespace
