@@ -479,6 +479,13 @@ std::optional<HangRank> hangRankOf(const std::string& text, std::string* error) 
 
 namespace {
 
+// Why `given` (an option and its value) names no rank of a world of `world`, or nothing.
+std::optional<std::string> rankOutsideWorld(const std::string& given, int rank, int world) {
+  if (rank < world) return std::nullopt;
+  return given + " names rank " + std::to_string(rank) + ", but the ranks are 0 to " + std::to_string(world - 1) +
+         " (--world " + std::to_string(world) + "): name one of them";
+}
+
 // Why --hang-rank names no rank or step of the run, or why --collective-timeout is out of range.
 std::optional<std::string> hangProblem(const RunConfig& c) {
   if (!(c.collectiveTimeoutS >= 1 && c.collectiveTimeoutS <= 86400)) {
@@ -489,10 +496,7 @@ std::optional<std::string> hangProblem(const RunConfig& c) {
   std::string error;
   const auto hang = hangRankOf(c.hangRank, &error);
   if (!hang) return error;
-  if (hang->rank >= c.world) {
-    return "--hang-rank " + c.hangRank + " names rank " + std::to_string(hang->rank) + ", but the ranks are 0 to " +
-           std::to_string(c.world - 1) + " (--world " + std::to_string(c.world) + "): name one of them";
-  }
+  if (auto e = rankOutsideWorld("--hang-rank " + c.hangRank, hang->rank, c.world)) return e;
   if (hang->step > c.steps) {
     return "--hang-rank " + c.hangRank + " names step " + std::to_string(hang->step) + ", but the run has " +
            std::to_string(c.steps) + " (--steps): name one of 1 to " + std::to_string(c.steps);
@@ -506,10 +510,7 @@ std::optional<std::string> slowRankProblem(const RunConfig& c) {
   std::string error;
   const auto slow = slowRankOf(c.slowRank, &error);
   if (!slow) return error;
-  if (slow->rank >= c.world) {
-    return "--slow-rank " + c.slowRank + " names rank " + std::to_string(slow->rank) + ", but the ranks are 0 to " +
-           std::to_string(c.world - 1) + " (--world " + std::to_string(c.world) + "): name one of them";
-  }
+  if (auto e = rankOutsideWorld("--slow-rank " + c.slowRank, slow->rank, c.world)) return e;
   return std::nullopt;
 }
 
