@@ -146,6 +146,26 @@ TEST(PerfettoTrace, IsToldByItsContentNotItsName) {
   EXPECT_EQ(loaded.recording.rank(0).steps.size(), 1u);
 }
 
+// An offset inside the first packet that starts at or after `from`: one byte past its tag. Cut at
+// a boundary between packets, a trace is a shorter whole trace (the cut at half the bytes once
+// fell on one), so the cut is placed inside a packet.
+size_t insideAPacketPast(const std::string& bytes, size_t from) {
+  size_t at = 0;
+  while (at < bytes.size()) {
+    if (at >= from) return at + 1;
+    ++at;  // Trace.packet's tag (field 1, length-delimited: 0x0a)
+    uint64_t length = 0;
+    for (int shift = 0; at < bytes.size(); shift += 7) {
+      const auto byte = static_cast<uint8_t>(bytes[at++]);
+      length |= uint64_t{byte & 0x7fu} << shift;
+      if (!(byte & 0x80)) break;
+    }
+    at += length;
+  }
+  ADD_FAILURE() << "no packet starts at or after byte " << from;
+  return from;
+}
+
 // A file cut short, or another file's bytes, is refused naming the file and where it broke.
 TEST(PerfettoTrace, ADamagedFileIsRefusedSayingWhere) {
   const auto dir = testing::freshTempDir("perfetto_damaged");
@@ -153,7 +173,7 @@ TEST(PerfettoTrace, ADamagedFileIsRefusedSayingWhere) {
   std::ostringstream whole;
   writeTrace(TraceFormat::Perfetto, whole, original, nlohmann::json::object(), {});
   const std::string bytes = whole.str();
-  std::ofstream(dir + "/cut.pftrace", std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  std::ofstream(dir + "/cut.pftrace", std::ios::binary) << bytes.substr(0, insideAPacketPast(bytes, bytes.size() / 2));
   const auto cut = loadPerfettoTrace(dir + "/cut.pftrace");
   EXPECT_NE(cut.error.find("cut.pftrace"), std::string::npos) << cut.error;
   EXPECT_NE(cut.error.find("packet"), std::string::npos) << cut.error;
