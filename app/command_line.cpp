@@ -2,7 +2,7 @@
 #include "app/command_line.h"
 
 #include "config/strategies.h"
-#include "trace/view_tabs.h"
+#include "config/view_tabs.h"
 
 namespace shardscope::app {
 
@@ -148,11 +148,11 @@ void CommandLine::addListen() {
 
 void CommandLine::addWindowOptions() {
   std::string tabHelp = "with --screenshot: the tab below the timelines to show:";
-  for (const auto& tab : shardscope::trace::viewTabs()) {
-    tabHelp += std::string(tab.name == shardscope::trace::viewTabs().front().name ? " " : " | ") + tab.name + " (" +
-               tab.shows + ")";
+  for (const auto& tab : shardscope::viewTabs()) {
+    tabHelp +=
+        std::string(tab.name == shardscope::viewTabs().front().name ? " " : " | ") + tab.name + " (" + tab.shows + ")";
   }
-  tabHelp += " [default: " + std::string(shardscope::trace::viewTabs().front().name) + "]";
+  tabHelp += " [default: " + std::string(shardscope::viewTabs().front().name) + "]";
   for (auto [command, choice] :
        {std::pair{run, &runWindow}, std::pair{compare, &compareWindow}, std::pair{view, &viewWindow}}) {
     command->add_option("--tab", choice->tab, tabHelp);

@@ -19,7 +19,7 @@
 #include "app/estimate_command.h"
 #include "app/gui_app.h"
 #include "app/lesson_command.h"
-#include "engine/event_collector.h"
+#include "engine/recording/event_collector.h"
 
 namespace shardscope::app {
 

@@ -7,19 +7,19 @@
 #include "app/interrupt.h"
 #include "app/job_summary.h"
 #include "app/run_commands.h"
-#include "engine/collector_link.h"
-#include "engine/rank_worker.h"
-#include "engine/run_controller.h"
+#include "engine/recording/collector_link.h"
+#include "engine/launch/rank_worker.h"
+#include "engine/launch/run_controller.h"
 #include "estimate/memory_preflight.h"
 #include "files/file_text.h"
-#include "trace/view_tabs.h"
+#include "config/view_tabs.h"
 
 namespace shardscope::app {
 
 std::optional<std::string> CommandLine::windowProblem() const {
   for (const auto* choice : {&runWindow, &compareWindow, &viewWindow}) {
     if (!choice->tab.empty() && !shardscope::app::knownTab(choice->tab)) {
-      return ("--tab '" + choice->tab + "' is not a tab: choose one of " + shardscope::trace::viewTabNames());
+      return ("--tab '" + choice->tab + "' is not a tab: choose one of " + shardscope::viewTabNames());
     }
   }
   for (const auto* choice : {&appWindow, &runWindow, &compareWindow, &viewWindow, &lessonWindow, &listenWindowChoice}) {
@@ -183,6 +183,8 @@ int CommandLine::runOrCompare() {
   if (auto err = compare->parsed() ? shardscope::comparisonProblem(runs) : shardscope::validate(config)) {
     return failUsage(*err);
   }
+  // The file checks, once: every run starts with them too (the window's runs meet them there).
+  if (auto err = shardscope::outputsProblem(config)) return failUsage(*err);
   if (auto err = shardscope::checkDeviceAvailable(config)) return failUsage(*err);
   for (const auto& run : compare->parsed() ? runs : std::vector<shardscope::RunConfig>{config}) {
     if (auto err = shardscope::estimate::checkMemoryAvailable(run)) {

@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "app/live_job.h"
-#include "engine/event_collector.h"
-#include "engine/run_controller.h"
+#include "engine/recording/event_collector.h"
+#include "engine/launch/run_controller.h"
 #include "estimate/memory_preflight.h"
 #include "trace/rank_placements.h"
 #include "ui/record_files.h"

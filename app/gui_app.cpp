@@ -12,7 +12,7 @@
 #include "app/job_summary.h"
 #include "app/live_job.h"
 #include "stats/summary_reader.h"
-#include "trace/profiler_trace.h"
+#include "import/profiler_trace.h"
 #include "trace/rank_event_files.h"
 #include "trace/trace_reader.h"
 #include "ui/app_window.h"

@@ -8,7 +8,7 @@
 
 #include "lessons/lesson.h"
 #include "config/run_config.h"
-#include "engine/event_collector.h"
+#include "engine/recording/event_collector.h"
 
 namespace shardscope::app {
 

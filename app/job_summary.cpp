@@ -5,14 +5,14 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "engine/run_controller.h"
-#include "engine/run_summary.h"
+#include "engine/launch/run_controller.h"
+#include "engine/launch/run_summary.h"
 #include "files/output_file.h"
 #include "stats/hang_summary.h"
 #include "stats/summary_reader.h"
-#include "trace/flight_recorder.h"
+#include "import/flight_recorder.h"
 #include "trace/perfetto_reader.h"
-#include "trace/profiler_trace.h"
+#include "import/profiler_trace.h"
 #include "trace/rank_event_files.h"
 
 namespace shardscope::app {

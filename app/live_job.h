@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/event_collector.h"
+#include "engine/recording/event_collector.h"
 #include "trace/rank_clock.h"
 #include "trace/stream_merger.h"
 #include "ui/session_store.h"

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "config/strategies.h"
 #include "estimate/run_prediction.h"
 #include "trace/format.h"
 #include "trace/ring_schedule.h"
@@ -228,11 +229,11 @@ class ComparisonTable {
     for (const auto& c : columns) std::fprintf(out, " %22s", c.ok ? cell(c).c_str() : "failed");
     std::fprintf(out, "\n");
   }
-  // DDP's run at the same world size, when the comparison has one that recorded.
-  const StrategyColumn* ddpFor(const StrategyColumn& c) const {
+  // The baseline's run (ddp) at the same world size, when the comparison has one that recorded.
+  const StrategyColumn* baselineFor(const StrategyColumn& c) const {
     for (const auto& d : columns) {
-      if (d.config.strategy == StrategyKind::Ddp && d.config.world == c.config.world && d.ok && anyRecorded(d.ranks) &&
-          sentPerStep(d) > 0) {
+      if (d.config.strategy == baselineStrategy().kind && d.config.world == c.config.world && d.ok &&
+          anyRecorded(d.ranks) && sentPerStep(d) > 0) {
         return &d;
       }
     }
@@ -335,13 +336,13 @@ void ComparisonTable::sentRows() const {
   row("sent per step (rank 0, ring)", [&](const StrategyColumn& c) {
     return recorded(c, [&] { return formatBytes(sentPerStep(c)); });
   });
-  if (std::any_of(columns.begin(), columns.end(), [&](const StrategyColumn& c) { return ddpFor(c) != nullptr; })) {
-    row("  ratio to ddp", [&](const StrategyColumn& c) {
-      const auto* ddp = ddpFor(c);
-      if (!ddp) return std::string("-");
+  if (std::any_of(columns.begin(), columns.end(), [&](const StrategyColumn& c) { return baselineFor(c) != nullptr; })) {
+    row((std::string("  ratio to ") + baselineStrategy().name).c_str(), [&](const StrategyColumn& c) {
+      const auto* baseline = baselineFor(c);
+      if (!baseline) return std::string("-");
       return recorded(c, [&] {
         char buf[32];
-        std::snprintf(buf, sizeof buf, "%.2fx", sentPerStep(c) / sentPerStep(*ddp));
+        std::snprintf(buf, sizeof buf, "%.2fx", sentPerStep(c) / sentPerStep(*baseline));
         return std::string(buf);
       });
     });

@@ -12,7 +12,7 @@
 #include "app/slow_step_notice.h"
 #include "app/terminal_gate.h"
 #include "config/model_layout.h"
-#include "engine/run_summary.h"
+#include "engine/launch/run_summary.h"
 #include "files/output_file.h"
 #include "trace/run_recording.h"
 

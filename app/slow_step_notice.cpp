@@ -1,6 +1,6 @@
 #include "app/slow_step_notice.h"
 
-#include "engine/stall_watch.h"
+#include "engine/launch/stall_watch.h"
 
 namespace shardscope::app {
 

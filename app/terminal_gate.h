@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "engine/run_controller.h"
+#include "engine/launch/run_controller.h"
 
 namespace shardscope::app {
 

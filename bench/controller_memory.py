@@ -3,7 +3,7 @@
 
 Runs `shardscope run` for many steps and samples the controller's resident memory (VmRSS of the
 `shardscope run` process, not its ranks) every half second. A headless run streams its trace and
-CSV to disk and keeps only its last steps in detail (engine/streamed_outputs.h), so the controller
+CSV to disk and keeps only its last steps in detail (engine/recording/streamed_outputs.h), so the controller
 should hold the same memory at step 100,000 as at step 1,000; what still grows with the steps is
 the summary's per-step lists (a loss, step time and exposed time per step: tens of bytes a step).
 

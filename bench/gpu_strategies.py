@@ -189,7 +189,7 @@ def model_config(args, world):
 
 
 def core_slice(allowed, local_rank, local_world):
-    """engine/core_binding.cpp's coreSlice: consecutive equal slices of the allowed cores, the
+    """engine/launch/core_binding.cpp's coreSlice: consecutive equal slices of the allowed cores, the
     first len(allowed) % local_world ranks one more; ranks share cores when there are fewer."""
     n = len(allowed)
     if n == 0:

@@ -337,8 +337,8 @@ std::string nearestExisting(std::string dir) {
   return dir;
 }
 
-// That `dir` can hold files: it is a writable directory, or mkdir -p could make it. Only looks:
-// validate() runs every frame in the app, and a run makes the directory when it starts.
+// That `dir` can hold files: it is a writable directory, or mkdir -p could make it. Only looks: a
+// run makes the directory when it starts.
 std::optional<std::string> checkWritableDir(const char* option, const std::string& dir) {
   const std::string existing = nearestExisting(dir);
   if (!isDirectory(existing)) {
@@ -514,8 +514,9 @@ std::optional<std::string> slowRankProblem(const RunConfig& c) {
   return std::nullopt;
 }
 
-// Why an output path cannot be written (or, for --trace, names no format), or nothing.
-std::optional<std::string> outputPathProblem(const RunConfig& c) {
+}  // namespace
+
+std::optional<std::string> outputsProblem(const RunConfig& c) {
   if (!c.exportDir.empty()) {
     if (auto e = checkWritableDir("export", c.exportDir)) return e;
   }
@@ -531,8 +532,6 @@ std::optional<std::string> outputPathProblem(const RunConfig& c) {
   }
   return std::nullopt;
 }
-
-}  // namespace
 
 std::optional<std::string> validate(const RunConfig& c) {
   if (c.stepGate != StepGateMode::Off && c.recording != RecordingMode::On) {
@@ -621,11 +620,11 @@ std::optional<std::string> validate(const RunConfig& c) {
     return "--seed is " + std::to_string(c.seed) + "; it must be 0 or more.";
   }
   if (auto e = slowRankProblem(c)) return e;
-  if (auto e = hangProblem(c)) return e;
-  return outputPathProblem(c);
+  return hangProblem(c);
 }
 
 std::optional<std::string> makeOutputDirectories(const RunConfig& c) {
+  if (auto e = outputsProblem(c)) return e;
   if (c.exportDir.empty()) return std::nullopt;
   if (const int err = makeDirectories(c.exportDir); err != 0 || !isDirectory(c.exportDir)) {
     return "--export '" + c.exportDir + "' cannot be created (" + (err != 0 ? std::strerror(err) : "not a directory") +

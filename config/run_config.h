@@ -39,7 +39,7 @@ struct RunConfig {
   int64_t seed = 0;
   DeviceKind device = DeviceKind::Cpu;
   BindCores bindCores = BindCores::Off;  // rank: each rank process pinned to its own slice of the
-                                         // cores the run may use (engine/core_binding.h)
+                                         // cores the run may use (engine/launch/core_binding.h)
   double bucketCapMb = 25.0;        // ddp: bucket size in MiB (the first bucket is 1 MiB)
   int prefetch = 1;                 // full_shard/shard_grad_op: units all-gathered ahead (0..4)
   int shardGroupSize = 0;           // hybrid strategies: ranks that split the parameters among them
@@ -64,7 +64,7 @@ struct RunConfig {
   std::string memoryCsvPath;        // --memory-csv FILE: memory samples per rank and role
   RecordingMode recording = RecordingMode::On;  // alternate: even steps only (for benchmarks)
   StepGateMode stepGate = StepGateMode::Off;    // group, step: the ranks wait before each event
-                                                // group (or step) until released (engine/step_gate.h)
+                                                // group (or step) until released (engine/launch/step_gate.h)
   double gpuMemoryGB = 0;           // one device's memory, GB (10^9 B), for the capacity line in the
                                     // memory lanes and the headroom in the tables; 0: none
   double peakTflops = 0;            // one device's peak, TFLOP/s, stated by the user (e.g. a matmul
@@ -148,12 +148,18 @@ struct HangRank {
 };
 std::optional<HangRank> hangRankOf(const std::string& text, std::string* error = nullptr);
 
-// Checks every value and the writability of output paths. One message, naming the value, what is
-// allowed and the fix; nothing on success. Only looks: it creates nothing (the app calls it as the
-// user types).
+// Checks every value: one message, naming the value, what is allowed and the fix; nothing on
+// success. Pure: it reads no file and creates nothing (the app calls it every frame, as the user
+// types). Whether the outputs can be written is outputsProblem's, once, when a run starts.
 std::optional<std::string> validate(const RunConfig& config);
 
-// Makes --export's directory (mkdir -p), when a run starts; an error naming it otherwise.
+// Why an output (--export, --summary, --trace, --memory-csv) cannot be written: a directory that
+// is not one or not writable, or a --trace named with no format's ending. Only looks at the file
+// system; creates nothing.
+std::optional<std::string> outputsProblem(const RunConfig& config);
+
+// When a run starts: checks the outputs (outputsProblem), then makes --export's directory
+// (mkdir -p); an error naming what cannot be written otherwise.
 std::optional<std::string> makeOutputDirectories(const RunConfig& config);
 
 // "1,2,4,8" into `out` (compare --worlds: world sizes on one host, each 1..kMaxWorldSize, in the

@@ -8,27 +8,32 @@ namespace shardscope {
 
 const std::vector<StrategyTraits>& strategyTable() {
   //  kind, name, PyTorch, ZeRO, shards: optimizer, gradients, parameters; gathers units,
-  //  reshards after forward, buckets, replicates shard groups, compared by default, collectives
+  //  reshards after forward, buckets, replicates shard groups, compared by default, collectives,
+  //  what a GPU holds (the estimator's line), baseline
   static const std::vector<StrategyTraits> table = {
       {StrategyKind::Ddp, "ddp", "NO_SHARD", "ZeRO-0", false, false, false, false, false, true, false, true,
-       "an all-reduce per gradient bucket"},
-      {StrategyKind::Zero1, "zero1", "DDP + ZeroRedundancyOptimizer", "ZeRO-1", true, false, false, false,
-       false, true, false, false, "an all-reduce per gradient bucket, then an all-gather of the updated parameters"},
-      {StrategyKind::ShardGradOp, "shard_grad_op", "SHARD_GRAD_OP", "ZeRO-2", true, true, true, true, false,
-       false, false, true, "an all-gather per unit before forward, a reduce-scatter per unit after backward"},
-      {StrategyKind::FullShard, "full_shard", "FULL_SHARD", "ZeRO-3", true, true, true, true, true, false,
-       false, true,
+       "an all-reduce per gradient bucket", "W + G + O on every GPU, whatever N", true},
+      {StrategyKind::Zero1, "zero1", "DDP + ZeroRedundancyOptimizer", "ZeRO-1", true, false, false, false, false, true,
+       false, false, "an all-reduce per gradient bucket, then an all-gather of the updated parameters",
+       "W + G + O/N: only the optimizer state is divided", false},
+      {StrategyKind::ShardGradOp, "shard_grad_op", "SHARD_GRAD_OP", "ZeRO-2", true, true, true, true, false, false,
+       false, true, "an all-gather per unit before forward, a reduce-scatter per unit after backward",
+       "(W + G + O)/N + W: its weight shard, and every unit gathered from forward to backward", false},
+      {StrategyKind::FullShard, "full_shard", "FULL_SHARD", "ZeRO-3", true, true, true, true, true, false, false, true,
        "an all-gather per unit before forward and again before backward, a reduce-scatter per unit "
-       "after backward"},
-      {StrategyKind::HybridShardZero2, "hybrid_shard_zero2", "_HYBRID_SHARD_ZERO2", "ZeRO-2 per group", true,
-       true, true, true, false, false, true, false,
+       "after backward",
+       "(W + G + O)/N, plus the one or two units being gathered (left out, as the seeds do)", false},
+      {StrategyKind::HybridShardZero2, "hybrid_shard_zero2", "_HYBRID_SHARD_ZERO2", "ZeRO-2 per group", true, true,
+       true, true, false, false, true, false,
        "within the shard group: an all-gather per unit before forward and a reduce-scatter per unit after "
-       "backward; across the groups: an all-reduce of each unit's gradient shard"},
-      {StrategyKind::HybridShard, "hybrid_shard", "HYBRID_SHARD", "ZeRO-3 per group", true, true, true, true,
-       true, false, true, false,
+       "backward; across the groups: an all-reduce of each unit's gradient shard",
+       "(W + G + O)/S + W: shard_grad_op within each shard group of S GPUs, whatever N", false},
+      {StrategyKind::HybridShard, "hybrid_shard", "HYBRID_SHARD", "ZeRO-3 per group", true, true, true, true, true,
+       false, true, false,
        "within the shard group: an all-gather per unit before forward and again before backward, a "
        "reduce-scatter per unit after backward; across the groups: an all-reduce of each unit's gradient "
-       "shard"},
+       "shard",
+       "(W + G + O)/S: full_shard within each shard group of S GPUs (--shard-group-size), whatever N", false},
   };
   return table;
 }
@@ -38,6 +43,25 @@ const StrategyTraits& traitsOf(StrategyKind kind) {
     if (row.kind == kind) return row;
   }
   throw std::logic_error("a StrategyKind without a row in strategyTable()");
+}
+
+const StrategyTraits& baselineStrategy() {
+  for (const auto& row : strategyTable()) {
+    if (row.baseline) return row;
+  }
+  throw std::logic_error("no row of strategyTable() is the baseline");
+}
+
+int unitGathersPerStep(const StrategyTraits& traits) {
+  if (!traits.gathersUnits) return 0;
+  return traits.reshardsAfterForward ? 2 : 1;
+}
+
+StrategyKind strategyWithUnitGathers(int gathers) {
+  for (const auto& row : strategyTable()) {
+    if (!row.replicatesShardGroups && unitGathersPerStep(row) == std::min(gathers, 2)) return row.kind;
+  }
+  return baselineStrategy().kind;
 }
 
 const std::vector<ModeName<StrategyKind>>& modeNames(StrategyKind) {

@@ -27,6 +27,8 @@ struct StrategyTraits {
                              // gradient shards are then all-reduced across the groups
   bool comparedByDefault;    // `compare` runs it unless --strategies says otherwise
   const char* collectives;   // what crosses the wire each step
+  const char* modelStateHolds;  // the estimator's line: what a GPU holds, e.g. "W + G + O/N: ..."
+  bool baseline;                // what the others are measured against ("0.50x ddp"): one row has it
 };
 
 // Every strategy, in the order of what they shard (ddp, zero1, shard_grad_op, full_shard), then the
@@ -34,6 +36,18 @@ struct StrategyTraits {
 const std::vector<StrategyTraits>& strategyTable();
 const StrategyTraits& traitsOf(StrategyKind kind);
 inline const char* strategyName(StrategyKind kind) { return traitsOf(kind).name; }
+
+// The row the others are measured against (ddp): a comparison's "x ddp" columns use its run.
+const StrategyTraits& baselineStrategy();
+
+// How often a step all-gathers each unit: 0 (parameters whole: ddp, zero1), 1 (gathered for
+// forward and kept through backward: shard_grad_op), 2 (gathered again for backward: full_shard).
+// What a profiler trace's collectives show of a strategy.
+int unitGathersPerStep(const StrategyTraits& traits);
+
+// The first row of the table, not hybrid, that all-gathers each unit `gathers` times a step (2 for
+// more than 2): the strategy a job's trace is read as.
+StrategyKind strategyWithUnitGathers(int gathers);
 
 // "NO_SHARD, ZeRO-0": PyTorch's name and the ZeRO stage, for headers and tables.
 std::string zeroName(StrategyKind kind);

@@ -7,32 +7,12 @@
 
 namespace shardscope::estimate {
 
-namespace {
-
-const char* holdsOf(StrategyKind kind) {
-  switch (kind) {
-    case StrategyKind::Ddp: return "W + G + O on every GPU, whatever N";
-    case StrategyKind::Zero1: return "W + G + O/N: only the optimizer state is divided";
-    case StrategyKind::ShardGradOp:
-      return "(W + G + O)/N + W: its weight shard, and every unit gathered from forward to backward";
-    case StrategyKind::FullShard:
-      return "(W + G + O)/N, plus the one or two units being gathered (left out, as the seeds do)";
-    case StrategyKind::HybridShardZero2:
-      return "(W + G + O)/S + W: shard_grad_op within each shard group of S GPUs, whatever N";
-    case StrategyKind::HybridShard:
-      return "(W + G + O)/S: full_shard within each shard group of S GPUs (--shard-group-size), whatever N";
-  }
-  return "?";
-}
-
-}  // namespace
-
 const std::vector<ModelStateStrategy>& modelStateStrategies() {
   // What is divided comes from the strategy table; the ZeRO paper's stage 2 goes after ZeRO-1.
   static const std::vector<ModelStateStrategy> table = [] {
     std::vector<ModelStateStrategy> rows;
     for (const auto& s : strategyTable()) {
-      rows.push_back({s.name, holdsOf(s.kind), s.shardsParameters, s.gathersUnits && !s.reshardsAfterForward,
+      rows.push_back({s.name, s.modelStateHolds, s.shardsParameters, s.gathersUnits && !s.reshardsAfterForward,
                       s.shardsGradients, s.shardsOptimizer, s.replicatesShardGroups});
       if (s.kind == StrategyKind::Zero1) {
         rows.push_back({"deepspeed_zero2",

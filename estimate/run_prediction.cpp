@@ -238,7 +238,7 @@ void moveStateToHost(RunPrediction& p) {
 }
 
 // What --offload cpu still puts on the device of full_shard and shard_grad_op, from their schedule
-// (engine/sharded_strategy.cpp): a unit's fp32 shard copied in for its all-gather, and its reduced
+// (engine/strategies/sharded_strategy.cpp): a unit's fp32 shard copied in for its all-gather, and its reduced
 // gradient shard until it is copied out. One reduce-scatter is in flight at a time, and its shard
 // is copied out before the next is made: one gradient shard. Under bf16 the shard's copy is cast
 // into the gathered buffer and freed at once: one at a time. Under fp32 it is the all-gather's

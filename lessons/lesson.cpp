@@ -15,7 +15,7 @@
 #include "trace/format.h"
 #include "files/user_json.h"
 #include "config/model_layout.h"
-#include "trace/view_tabs.h"
+#include "config/view_tabs.h"
 
 namespace shardscope::lessons {
 
@@ -178,8 +178,8 @@ std::optional<std::string> checkReferences(const Lesson& lesson) {
       return "caption '" + c.text.substr(0, 40) + "...' names what_if '" + c.whatIf +
              "'; the examples are seed-7b, seed-70b, seed-lora, zero-figure-1";
     }
-    if (!c.tab.empty() && !trace::findViewTab(c.tab)) {
-      return "caption '" + c.text.substr(0, 40) + "...' names tab '" + c.tab + "'; the tabs are " + trace::viewTabNames();
+    if (!c.tab.empty() && !findViewTab(c.tab)) {
+      return "caption '" + c.text.substr(0, 40) + "...' names tab '" + c.tab + "'; the tabs are " + viewTabNames();
     }
   }
   for (const auto& q : lesson.questions) {

@@ -1,22 +1,26 @@
 #!/usr/bin/env python3
-"""No include loops inside a folder: a file pair (x.h, x.cpp) is one part, and part X depends on
+"""No include loops inside a folder (its sub-folders included): a file pair (x.h, x.cpp) is one part, and part X depends on
 part Y when x.h or x.cpp includes "FOLDER/y.h". A loop (X -> Y -> ... -> X) means neither part can
 be read, built or tested without the other; the fix is to move what both need into a header of its
-own below them (as ui/app_state.h, ui/timeline_style.h and engine/run_types.h are). Exit 1, naming
+own below them (as ui/app_state.h, ui/timeline_style.h and engine/launch/run_types.h are). Exit 1, naming
 each loop, when there is one."""
 import glob
 import os
 import re
 import sys
 
-FOLDERS = ["files", "config", "trace", "stats", "estimate", "lessons", "engine", "ui", "app"]
+FOLDERS = ["files", "config", "trace", "import", "stats", "estimate", "lessons", "engine", "ui", "app"]
 
 
 def parts_of(root, folder):
+    """The parts of a folder and its sub-folders (engine/launch/run_controller is part
+    "launch/run_controller" of engine/), each with the parts of the same folder it includes."""
     parts = {}
-    for path in glob.glob(os.path.join(root, folder, "*.h")) + glob.glob(os.path.join(root, folder, "*.cpp")):
-        name = os.path.splitext(os.path.basename(path))[0]
-        included = set(re.findall(r'#include "' + folder + r'/([A-Za-z0-9_]+)\.h"', open(path).read()))
+    base = os.path.join(root, folder)
+    for path in glob.glob(os.path.join(base, "**", "*.h"), recursive=True) + \
+            glob.glob(os.path.join(base, "**", "*.cpp"), recursive=True):
+        name = os.path.splitext(os.path.relpath(path, base))[0]
+        included = set(re.findall(r'#include "' + folder + r'/([A-Za-z0-9_/]+)\.h"', open(path).read()))
         parts.setdefault(name, set()).update(included - {name})
     return parts
 

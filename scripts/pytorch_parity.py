@@ -47,7 +47,7 @@ TOLERANCE_BF16 = 1e-5
 
 class LoraLinear(nn.Linear):
     """nn.Linear with, for rank > 0, LoRA's update (x A^T) B^T at scaling lora_alpha / r = 1, as
-    PEFT's LoraConfig(r, lora_alpha=r) adds it and engine/model.cpp's linearWithAdapter computes it.
+    PEFT's LoraConfig(r, lora_alpha=r) adds it and engine/models/model.cpp's linearWithAdapter computes it.
     Its parameters are named weight, bias, lora_A and lora_B, as the engine's layout names them."""
 
     def __init__(self, in_features, out_features, bias=True, rank=0):
@@ -177,7 +177,7 @@ def loaded_nccl_version():
 
 def place_rank(rank, world):
     """The GPU of a rank, and the environment that lets several ranks share one GPU: chosen as
-    shardscope's ranks choose it (engine/rank_device.cpp), so both sides of a comparison share the
+    shardscope's ranks choose it (engine/launch/rank_device.cpp), so both sides of a comparison share the
     GPU the same way. NCCL 2.30+ (e.g. carried with scripts/device_nccl.sh and LD_PRELOAD) has
     NCCL_MULTI_RANK_GPU_ENABLE; older ones get a host identity per rank (sockets on loopback).
     SHARDSCOPE_SHARED_GPU=hostid|multirank forces one, as it does for shardscope."""
@@ -196,7 +196,7 @@ def place_rank(rank, world):
 
 def ddp_bucket_options(cap_mb):
     """DDP's keyword arguments for the bucket layout of shardscope's ddp and zero1 at --bucket-cap-mb
-    cap_mb: the first bucket 1 MiB, every later one up to the cap (engine/gradient_buckets.cpp).
+    cap_mb: the first bucket 1 MiB, every later one up to the cap (engine/strategies/gradient_buckets.cpp).
     DDP 2.11 builds that layout only with bucket_cap_mb left unset (25 MiB); a cap passed explicitly
     sizes the first bucket too (bucket_cap_mb=25 puts this GPT's 14.8 MB of gradients in one bucket,
     a single all-reduce a step where shardscope runs two). Any other cap goes through

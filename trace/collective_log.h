@@ -1,5 +1,5 @@
 // Each rank's last collectives, in the order it entered them: what PyTorch's Flight Recorder keeps
-// per rank (trace/flight_recorder.h reads its dumps), laid side by side to find where a hung job's
+// per rank (import/flight_recorder.h reads its dumps), laid side by side to find where a hung job's
 // ranks stopped agreeing (stats/first_mismatch.h). The ranks' own process groups count their
 // collectives: the n-th collective a rank enters in a group is that group's sequence number n on
 // every rank, so a rank's entry n is compared with the others' entry n.

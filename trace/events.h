@@ -145,7 +145,7 @@ const char* computeKindName(ComputeKind kind);
 const char* groupKindName(GroupKind kind);
 const char* processGroupName(ProcessGroup group);  // "world" | "shard" | "replicate"
 // The ranks of `rank`'s `group` of `groupSize` among `worldRanks`, in the group's own order, on the
-// (replicate, shard) mesh of engine/process_mesh.h: a shard group is a row of the grid, a replicate
+// (replicate, shard) mesh of engine/comm/process_mesh.h: a shard group is a row of the grid, a replicate
 // group a column (ranks r % S, r % S + S, ...).
 std::vector<int> processGroupMembers(ProcessGroup group, int rank, int groupSize, int worldRanks);
 std::optional<EventKind> eventKindFromName(const std::string& name);
@@ -164,7 +164,7 @@ bool isRecomputation(const Event& compute);
 // A compute span of --offload cpu's traffic with the host: a shard's copy to the device, a
 // gradient's copy to the host, or the pinning of host memory for them. Drawn apart from compute.
 bool isOffloadSpan(const Event& compute);
-// What a trace (and an NVTX range, engine/nvtx_ranges.h) calls a span: "step 3", "forward
+// What a trace (and an NVTX range, engine/recording/nvtx_ranges.h) calls a span: "step 3", "forward
 // blocks.1", "recompute blocks.1", "optimizer.step"; a collective: "all_gather blocks.1", with
 // " [shard]" or " [replicate]" when it ran in a sub-group (HSDP reduces a unit in both).
 std::string computeSpanName(const Event& compute);

@@ -1,4 +1,4 @@
-// A rank's clock against rank 0's, from its ClockOffset readings (engine/clock_sync.h: one when
+// A rank's clock against rank 0's, from its ClockOffset readings (engine/recording/clock_sync.h: one when
 // its ranks are up, then again every --clock-every seconds and at the end of the run). When the
 // readings differ by more than their bounds allow, the clock drifted: the offset is interpolated
 // between them (the nearest reading before the first and after the last), so the host is followed

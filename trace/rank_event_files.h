@@ -28,7 +28,7 @@ void shiftEventTimes(Event& e, int64_t shiftNs);
 void shiftOntoRank0(Event& e, const RankClock& clock);
 
 // The first line of DIR/rank-R.after-collector.events when the rank wrote again what its collector
-// had not confirmed keeping (engine/unconfirmed_bytes.h): where in its stream (the bytes after its
+// had not confirmed keeping (engine/recording/unconfirmed_bytes.h): where in its stream (the bytes after its
 // hello, as the collector's rank-R.events holds them) the next line starts. The reader takes
 // rank-R.events up to there and the rest from the rank's own file.
 std::string replayHeaderLine(uint64_t streamOffset);

@@ -1,11 +1,11 @@
 #include "ui/app_state.h"
 
-#include "trace/view_tabs.h"
+#include "config/view_tabs.h"
 
 namespace shardscope::ui {
 
 const char* bottomTabTitle(const std::string& name) {
-  const trace::ViewTab* tab = trace::findViewTab(name);
+  const ViewTab* tab = findViewTab(name);
   return tab ? tab->title : nullptr;
 }
 

@@ -8,9 +8,9 @@
 #include <imgui.h>
 
 #include "config/model_layout.h"
-#include "trace/view_tabs.h"
-#include "ui/collectives_table.h"
-#include "ui/export_files.h"
+#include "config/view_tabs.h"
+#include "ui/bottom_tabs.h"
+#include "ui/front_door.h"
 #include "ui/item_probe.h"
 #include "ui/key_codes.h"
 #include "ui/lesson_view.h"
@@ -63,11 +63,6 @@ double sessionDetailStart(const Session& s) {
     if (!t.groups.empty()) first = std::min(first, t.groups.front().beginNs);
   }
   return folded && first != INT64_MAX ? static_cast<double>(first - rec.originNs()) : 0;
-}
-
-// Brings the tab named in state.openTab to the front once.
-ImGuiTabItemFlags tabFlags(const AppState& state, const char* title) {
-  return state.openTab == title ? ImGuiTabItemFlags_SetSelected : ImGuiTabItemFlags_None;
 }
 
 // Each session's top of the memory lanes: the largest rank's peak over every session (so heights
@@ -161,8 +156,39 @@ void handleOpenKey(AppState& state) {
   state.open.focusPath = true;
 }
 
+// Whether Run and Compare can start the sidebar's configuration, and the runs Compare would start.
+struct RunChecks {
+  std::string problem;         // why Run cannot start, or ""
+  std::string compareProblem;  // why Compare cannot, or ""
+  std::vector<RunConfig> compareRuns;
+};
+
+RunChecks runChecks(const AppState& state, EngineControl& engine) {
+  RunChecks checks;
+  if (auto e = validate(state.config))
+    checks.problem = *e;
+  else
+    checks.problem = engine.checkConfig(state.config);
+  checks.compareProblem = compareRunsOf(state.config, state.compare, checks.compareRuns).value_or("");
+  return checks;
+}
+
+// What Run, Compare or Stop (the sidebar's, or the first screen's) asked for.
+void startAction(AppState& state, EngineControl& engine, ConfigAction action, const std::vector<RunConfig>& runs) {
+  if (action == ConfigAction::None) return;
+  if (action == ConfigAction::Stop) {
+    engine.stop();
+    return;
+  }
+  if (action == ConfigAction::Run) engine.startRun(state.config);
+  if (action == ConfigAction::Compare) engine.startCompare(runs);
+  state.axis.userMoved = false;
+  state.selection.active = false;
+  state.expandedRankGroups.clear();
+}
+
 // The configuration panel on the left: Run / Compare / Stop, the role legend, the display choices.
-void drawSidebar(AppState& state, EngineControl* engine, int sessionCount) {
+void drawSidebar(AppState& state, EngineControl* engine, int sessionCount, const RunChecks& checks) {
   ImGui::BeginChild("config", ImVec2(px(300.0f), 0), true);
   ImGui::TextColored(ImVec4(0.55f, 0.75f, 1.0f, 1.0f), "shardscope");
   ImGui::TextDisabled("DDP and FSDP, live, per rank");
@@ -174,27 +200,9 @@ void drawSidebar(AppState& state, EngineControl* engine, int sessionCount) {
   // First, folded to one line: what the window shows can come from a file instead of a run.
   if (engine) drawOpenSection(state, *engine);
   if (!state.viewOnly && engine) {
-    std::string problem;
-    if (auto e = validate(state.config)) problem = *e;
-    else problem = engine->checkConfig(state.config);
-    std::vector<RunConfig> compareRuns;
-    const auto compareProblem = compareRunsOf(state.config, state.compare, compareRuns);
-    switch (drawConfigPanel(state.config, state.compare, engine->busy(), problem, compareProblem.value_or(""))) {
-      case ConfigAction::Run:
-        engine->startRun(state.config);
-        state.axis.userMoved = false;
-        state.selection.active = false;
-        state.expandedRankGroups.clear();
-        break;
-      case ConfigAction::Compare:
-        engine->startCompare(compareRuns);
-        state.axis.userMoved = false;
-        state.selection.active = false;
-        state.expandedRankGroups.clear();
-        break;
-      case ConfigAction::Stop: engine->stop(); break;
-      case ConfigAction::None: break;
-    }
+    startAction(state, *engine,
+                drawConfigPanel(state.config, state.compare, engine->busy(), checks.problem, checks.compareProblem),
+                checks.compareRuns);
     // The third way to fill the window, beside Run and Compare: a job someone else launches.
     if (drawListenPanel(state.listen, engine->busy()) == ListenAction::Listen) {
       state.listen.message = engine->startListen(state.listen.port, state.listen.dir);
@@ -212,139 +220,6 @@ void drawSidebar(AppState& state, EngineControl* engine, int sessionCount) {
   if (!state.viewOnly) {
     ImGui::Separator();
     drawLessonMenu(state, engine);
-  }
-  ImGui::EndChild();
-}
-
-// The Help tab: the keyboard shortcuts, then what the views show.
-void drawHelp(const AppState& state) {
-  ImGui::TextColored(ImVec4(0.55f, 0.75f, 1.0f, 1.0f), "Keyboard shortcuts");
-  for (const char* const* line = displayShortcuts(); *line; ++line) ImGui::BulletText("%s", *line);
-  ImGui::Spacing();
-  ImGui::TextColored(ImVec4(0.55f, 0.75f, 1.0f, 1.0f), "What you see");
-  const char* const notes[] = {
-      "Playhead: plays at 0.01x to 1x of the run's time (the slider beside Play); the arrows step by event group "
-      "(an all-gather, a unit's forward, a reshard, a backward, a reduce-scatter, a bucket's all-reduce, the "
-      "optimizer). Every tab below follows it.",
-      "Step gate (run with step gate group|step): the ranks wait before each event group; Step (or the Right arrow "
-      "at the live edge) releases them for one, Continue for the rest. Pauses are shaded.",
-      "Who holds what: per rank and unit, the bytes held by role at the playhead; a collective in flight (or "
-      "clicked) is animated as the textbook ring beside it.",
-      "Hover a memory lane for the exact bytes per role; hover a block for its timing; click a collective to "
-      "highlight the same collective on every rank.",
-      "Full-shard: orange (param_gathered) rises before each unit and falls after it.",
-      "Estimate: closed-form PREDICTIONS for this configuration (\"= run\" where a matching run measured exactly "
-      "that), and the seed documents' will-it-fit tables (7B, Llama-70B).",
-      "lora rank > 0: LoRA. Base weights frozen, small adapters train: Compare shows how little sharding saves then "
-      "(gradients and optimizer state are tiny) and what it still sends.",
-      "accumulate > 1: micro-batches reduced once per step (no_sync). FSDP then holds every unit's full gradients "
-      "(grad_full) and gathers again per micro-batch.",
-      "checkpoint blocks: each block keeps only its input; in backward it runs forward again (R spans, after its "
-      "all-gather): the activation lane shrinks, each step grows.",
-  };
-  for (const char* note : notes) {
-    ImGui::Bullet();
-    ImGui::TextWrapped("%s", note);
-  }
-  ImGui::BulletText("Frame build %.2f ms: %d spans drawn, %d folded, %d memory columns.", state.lastFrameBuildMs,
-                    state.lastStats.spansDrawn, state.lastStats.spansFolded, state.lastStats.memoryColumns);
-}
-
-// The tabs below the timelines: comparison, memory breakdown, who holds what, last collectives,
-// estimate, export, help.
-void drawBottomTabs(AppState& state, SessionStore& store, const std::vector<Session>& sessions, int cursorSession,
-                    double playheadNs) {
-  ImGui::BeginChild("bottom", ImVec2(0, 0), true);
-  if (ImGui::BeginTabBar("views")) {
-    // Only the tabs that show them pay for them, and only when the store changed.
-    auto currentStats = [&]() -> const std::vector<std::vector<RankStats>>& {
-      if (state.statsVersion != store.version() || state.stats.size() != sessions.size()) {
-        state.stats = sessionStats(sessions);
-        state.statsVersion = store.version();
-      }
-      return state.stats;
-    };
-    if (ImGui::BeginTabItem(bottomTabTitle("comparison"), nullptr, tabFlags(state, bottomTabTitle("comparison")))) {
-      drawComparison(sessions, currentStats());
-      ImGui::EndTabItem();
-    }
-    if (ImGui::BeginTabItem(bottomTabTitle("memory"), nullptr, tabFlags(state, bottomTabTitle("memory")))) {
-      // At the playhead; the memory lanes' tooltips give the hovered time.
-      const int index = cursorSession >= 0 ? cursorSession : std::min(state.playhead.session, static_cast<int>(sessions.size()) - 1);
-      if (index >= 0) {
-        ImGui::TextDisabled("%s", sessions[index].title.c_str());
-        TimelineCursor atPlayhead;
-        atPlayhead.valid = true;
-        atPlayhead.tNs = playheadNs;
-        drawMemoryBreakdown(sessions[index], atPlayhead);
-      }
-      ImGui::EndTabItem();
-    }
-    const bool holdingsOpen = ImGui::BeginTabItem(bottomTabTitle("holdings"), nullptr, tabFlags(state, bottomTabTitle("holdings")));
-    noteItem((std::string("tab:") + bottomTabTitle("holdings")).c_str());
-    state.holdingsShown = holdingsOpen;
-    if (holdingsOpen) {
-      drawHoldingsTab(state, sessions, playheadNs);
-      ImGui::EndTabItem();
-    }
-    const bool collectivesOpen =
-        ImGui::BeginTabItem(bottomTabTitle("collectives"), nullptr, tabFlags(state, bottomTabTitle("collectives")));
-    noteItem((std::string("tab:") + bottomTabTitle("collectives")).c_str());
-    if (collectivesOpen) {
-      drawLastCollectives(sessions);
-      ImGui::EndTabItem();
-    }
-    const bool estimateOpen = ImGui::BeginTabItem(bottomTabTitle("estimate"), nullptr, tabFlags(state, bottomTabTitle("estimate")));
-    noteItem((std::string("tab:") + bottomTabTitle("estimate")).c_str());
-    state.estimateShown = estimateOpen;
-    if (estimateOpen) {
-      if (!sessions.empty() && !sessions.front().jobLabel.empty()) {
-        // A PyTorch job's own trace: its model is not known, so there is nothing to predict for it
-        // (a prediction for shardscope's defaults would read as the job's).
-        ImGui::TextWrapped("No prediction: %s. Predictions are for shardscope's own models; %s",
-                           sessions.front().jobLabel.c_str(),
-                           state.viewOnly ? "open the app (shardscope) to predict for one."
-                                          : "Run or Compare one of them (the sidebar) to predict for it.");
-      } else {
-        // What is on screen: a viewed file's own configuration, else the one Run would start.
-        const RunConfig& predicted = state.viewOnly && !sessions.empty() ? sessions.front().config : state.config;
-        drawEstimatePanel(state.estimate, predicted, sessions, currentStats());
-      }
-      ImGui::EndTabItem();
-    }
-    const bool exportOpen = ImGui::BeginTabItem(bottomTabTitle("export"), nullptr, tabFlags(state, bottomTabTitle("export")));
-    noteItem((std::string("tab:") + bottomTabTitle("export")).c_str());
-    if (exportOpen) {
-      ImGui::TextUnformatted("Write what the app shows, for Perfetto, a spreadsheet or a slide.");
-      ImGui::InputText("file name base", state.exportBase, sizeof state.exportBase);
-      ImGui::TextDisabled("a compare writes one trace/CSV per strategy: BASE.<strategy>.json");
-      const bool have = !sessions.empty();
-      ImGui::BeginDisabled(!have);
-      const bool traceClicked = ImGui::Button("Trace JSON (Perfetto)");
-      noteItem("export:trace");
-      if (traceClicked) {
-        state.exportMessage = exportSessions(sessions, state.exportBase, ExportFormat::TraceJson);
-      }
-      ImGui::SameLine();
-      const bool csvClicked = ImGui::Button("Memory CSV");
-      noteItem("export:csv");
-      if (csvClicked) {
-        state.exportMessage = exportSessions(sessions, state.exportBase, ExportFormat::MemoryCsv);
-      }
-      ImGui::EndDisabled();
-      ImGui::SameLine();
-      const bool pngClicked = ImGui::Button("PNG of the window");
-      noteItem("export:png");
-      if (pngClicked) state.pngRequest = std::string(state.exportBase) + ".png";
-      if (!state.exportMessage.empty()) ImGui::TextWrapped("%s", state.exportMessage.c_str());
-      ImGui::EndTabItem();
-    }
-    if (ImGui::BeginTabItem(bottomTabTitle("help"), nullptr, tabFlags(state, bottomTabTitle("help")))) {
-      drawHelp(state);
-      ImGui::EndTabItem();
-    }
-    ImGui::EndTabBar();
-    state.openTab.clear();
   }
   ImGui::EndChild();
 }
@@ -544,19 +419,19 @@ void scrollByPage(AppState& state) {
   state.timelinesScrollY = ImGui::GetScrollY();
 }
 
-// Where the runs will be drawn, before there is one.
-void drawNothingYet(const AppState& state) {
+// Where the runs will be drawn, before there is one: the ways in (ui/front_door.h).
+void drawNothingYet(AppState& state, EngineControl* engine, const RunChecks& checks) {
   if (state.lesson.active && state.lesson.predictFirst && !state.lesson.locked) {
     ImGui::TextDisabled(
         "Answer the lesson's questions above, then Lock in: its runs start then, and your answers are\n"
         "scored against what they measure.");
     return;
   }
-  ImGui::TextDisabled(
-      "Press Run to train with the configuration on the left, or Compare to run the\n"
-      "strategies ticked above it one after another on the same model and data.\n\n"
-      "Each rank is its own process; what you see is measured: the allocator's bytes\n"
-      "by role, every collective, every forward and backward per unit.");
+  if (!engine || state.viewOnly || state.lesson.active || engine->busy()) {
+    ImGui::TextDisabled("Nothing recorded yet: what the ranks record is drawn here as it arrives.");
+    return;
+  }
+  startAction(state, *engine, drawFrontDoor(state, *engine, checks.problem, checks.compareProblem), checks.compareRuns);
 }
 
 }  // namespace
@@ -572,9 +447,12 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
   const int sessionCount = handleFrameInput(state, store, engine);
   bool focused = state.display.focusSession >= 0;
 
+  // Once a frame: the sidebar's Run and Compare and the first screen's both show them.
+  const RunChecks checks = engine && !state.viewOnly ? runChecks(state, *engine) : RunChecks{};
+
   // --- left: configuration (hidden while one session is in focus) --------------------------------
   if (!focused) {
-    drawSidebar(state, engine, sessionCount);
+    drawSidebar(state, engine, sessionCount, checks);
     ImGui::SameLine();
   }
 
@@ -613,7 +491,7 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
   // The wheel zooms the timelines, so it does not scroll them: PageUp / PageDown and the scrollbar do.
   ImGui::BeginChild("timelines", ImVec2(0, focused ? 0.0f : -bottomHeight), true, ImGuiWindowFlags_NoScrollWithMouse);
   scrollByPage(state);
-  if (sessions.empty()) drawNothingYet(state);
+  if (sessions.empty()) drawNothingYet(state, engine, checks);
   std::vector<size_t> shown;
   for (size_t i = 0; i < sessions.size(); ++i) {
     if (!focused || static_cast<int>(i) == state.display.focusSession) shown.push_back(i);

@@ -18,6 +18,8 @@ std::string listenWorkerCommand(const ListenChoice& choice) {
 }
 
 ListenAction drawListenPanel(ListenChoice& choice, bool busy) {
+  if (choice.expand) ImGui::SetNextItemOpen(true);
+  choice.expand = false;
   const bool open = ImGui::CollapsingHeader("Listen for a launched job");
   noteItem("listen:header");
   if (!open) return ListenAction::None;

@@ -12,6 +12,7 @@ struct ListenChoice {
   int port = 29700;
   char dir[512] = "shardscope-job";  // where the collector writes the ranks' files
   std::string message;               // why the last Listen did not start, or ""
+  bool expand = false;               // unfold the panel once (the first screen's "Listen for a job")
 };
 
 enum class ListenAction { None, Listen };

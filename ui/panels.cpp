@@ -6,6 +6,7 @@
 
 #include <imgui.h>
 
+#include "config/strategies.h"
 #include "estimate/run_prediction.h"
 #include "stats/run_stats.h"
 #include "ui/item_probe.h"
@@ -661,21 +662,24 @@ void drawFigureBars(const std::vector<Session>& sessions, const std::vector<std:
   // when DDP's run is on screen.
   // A PyTorch job's strategy is only the closest one to what it ran (a reopened summary's, the
   // default): it is not measured against itself as if it were DDP.
-  const auto ddpSent = [&](size_t i) {
+  const StrategyTraits& baseline = baselineStrategy();
+  const auto baselineSent = [&](size_t i) {
     for (size_t j = 0; j < sessions.size(); ++j) {
       if (j == i && !sessions[i].jobLabel.empty()) continue;
-      if (sessions[j].config.strategy == StrategyKind::Ddp && sessions[j].config.world == sessions[i].config.world) return bytes[j];
+      if (sessions[j].config.strategy == baseline.kind && sessions[j].config.world == sessions[i].config.world)
+        return bytes[j];
     }
     return 0.0;
   };
-  valueBars("Bytes a rank sends per step under the ring schedule (rank 0, all collectives)", sessions, bytes,
-            [&](size_t i) {
-              if (ddpSent(i) <= 0) return perStep(i, formatBytes(bytes[i]));
-              char ratio[32];
-              std::snprintf(ratio, sizeof ratio, " (%.2fx ddp)", bytes[i] / ddpSent(i));
-              return perStep(i, formatBytes(bytes[i]) + ratio);
-            },
-            IM_COL32(245, 133, 24, 255));
+  valueBars(
+      "Bytes a rank sends per step under the ring schedule (rank 0, all collectives)", sessions, bytes,
+      [&](size_t i) {
+        if (baselineSent(i) <= 0) return perStep(i, formatBytes(bytes[i]));
+        char ratio[32];
+        std::snprintf(ratio, sizeof ratio, " (%.2fx %s)", bytes[i] / baselineSent(i), baseline.name);
+        return perStep(i, formatBytes(bytes[i]) + ratio);
+      },
+      IM_COL32(245, 133, 24, 255));
   const bool jobOps = collectiveOpsShown(stats).size() > 3;  // a PyTorch job's all-to-all, send, recv
   ImGui::TextDisabled("all-reduce 2(N-1)/N x size, all-gather and reduce-scatter (N-1)/N x size%s: the bytes the "
                       "rank puts on the wire, not the collectives' sizes (the table has both)",

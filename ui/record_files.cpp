@@ -7,11 +7,11 @@
 
 #include "files/file_text.h"
 #include "stats/summary_reader.h"
-#include "trace/flight_recorder.h"
+#include "import/flight_recorder.h"
 #include "trace/perfetto_reader.h"
-#include "trace/profiler_trace.h"
+#include "import/profiler_trace.h"
 #include "trace/rank_event_files.h"
-#include "trace/snapshot_job.h"
+#include "import/snapshot_job.h"
 #include "trace/trace_reader.h"
 
 namespace shardscope::ui {
@@ -34,7 +34,7 @@ bool summarySchemaNearEnd(const std::string& path) {
   return tail.find("\"shardscope.summary/") != std::string::npos || tail.find("\"shardscope.compare/") != std::string::npos;
 }
 
-// A torch.profiler trace by its content (trace/profiler_trace.h), or a CUDA memory snapshot.
+// A torch.profiler trace by its content (import/profiler_trace.h), or a CUDA memory snapshot.
 bool looksLikeProfilerTrace(const std::string& path) {
   return trace::isCudaSnapshotFileName(path) || trace::looksLikeProfilerTrace(path);
 }

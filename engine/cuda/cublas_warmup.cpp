@@ -2,12 +2,12 @@
 
 #include <ATen/core/grad_mode.h>
 
-#include "engine/recorder.h"
+#include "engine/recording/recorder.h"
 
 namespace shardscope {
 
 void makeCublasWorkspacesAsOther(c10::DeviceIndex device, at::ScalarType dtype) {
-  // The role autograd's device thread takes too: it has no scope of its own (engine/recorder.h).
+  // The role autograd's device thread takes too: it has no scope of its own (engine/recording/recorder.h).
   RoleScope role(trace::MemoryRole::Other);
   at::AutoGradMode withGrad(true);  // whatever mode the caller is in: the backward is the point
   const auto options = at::TensorOptions().device(at::kCUDA, device).dtype(dtype);

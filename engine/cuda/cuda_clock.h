@@ -17,7 +17,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/device_clock.h"
+#include "engine/recording/device_clock.h"
 
 namespace shardscope {
 

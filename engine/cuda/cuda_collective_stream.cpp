@@ -3,7 +3,7 @@
 #include <ATen/cuda/CUDAEvent.h>
 #include <c10/cuda/CUDAGuard.h>
 
-#include "engine/device_clock.h"
+#include "engine/recording/device_clock.h"
 
 namespace shardscope {
 

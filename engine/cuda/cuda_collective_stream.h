@@ -1,12 +1,12 @@
 // CollectiveStream for NCCL ranks: one communication stream per rank, ordered against the caller's
-// stream with CUDA events (see engine/collective_stream.h). Every collective goes through this one
+// stream with CUDA events (see engine/comm/collective_stream.h). Every collective goes through this one
 // stream, so they run in the order they were issued, which is also the order ProcessGroupNCCL's own
 // NCCL stream runs them in; the marks around each one therefore time the collective itself.
 #pragma once
 
 #include <c10/cuda/CUDAStream.h>
 
-#include "engine/collective_stream.h"
+#include "engine/comm/collective_stream.h"
 
 namespace shardscope {
 

@@ -10,8 +10,8 @@
 #include <c10/cuda/CUDACachingAllocator.h>
 
 #include "engine/cuda/nvml_process_memory.h"
-#include "engine/recorder.h"
-#include "engine/recording_allocator.h"
+#include "engine/recording/recorder.h"
+#include "engine/recording/recording_allocator.h"
 
 namespace shardscope {
 

@@ -11,8 +11,8 @@
 #include "engine/cuda/cuda_collective_stream.h"
 #include "engine/cuda/cuda_matmul_peak.h"
 #include "engine/cuda/cuda_memory_tracker.h"
-#include "engine/recording_allocator.h"
-#include "engine/rank_device.h"
+#include "engine/recording/recording_allocator.h"
+#include "engine/launch/rank_device.h"
 
 namespace shardscope {
 

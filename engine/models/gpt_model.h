@@ -2,7 +2,7 @@
 // final LayerNorm, LM head (no bias); next-token cross-entropy on synthetic tokens.
 #pragma once
 
-#include "engine/model.h"
+#include "engine/models/model.h"
 
 namespace shardscope {
 

@@ -2,7 +2,7 @@
 // head = Linear(hidden, classes); loss = mean cross-entropy. Synthetic float features, int labels.
 #pragma once
 
-#include "engine/model.h"
+#include "engine/models/model.h"
 
 namespace shardscope {
 

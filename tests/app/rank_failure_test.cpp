@@ -1,5 +1,5 @@
 // A rank that fails or dies ends the whole run with an error naming the rank; never a hang.
-// Faults are injected with SHARDSCOPE_FAULT (see engine/rank_worker.cpp).
+// Faults are injected with SHARDSCOPE_FAULT (see engine/launch/rank_worker.cpp).
 #include <gtest/gtest.h>
 
 #include <filesystem>

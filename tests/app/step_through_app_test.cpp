@@ -11,7 +11,7 @@
 
 #include "app/engine_control.h"
 #include "tests/app/app_over_engine.h"
-#include "engine/run_controller.h"
+#include "engine/launch/run_controller.h"
 #include "tests/support/run_cli.h"
 #include "tests/ui/app_driver.h"
 

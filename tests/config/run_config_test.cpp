@@ -166,16 +166,27 @@ TEST(RunConfig, HeadsMustDivideHidden) {
   EXPECT_EQ(errorOf(c), "");
 }
 
-TEST(RunConfig, UnwritableOutputsAreRejected) {
+// Outputs that cannot be written are refused when a run starts (outputsProblem, and
+// makeOutputDirectories, which every run calls first), not by validate(): the app calls that every
+// frame, and it reads no file.
+TEST(RunConfig, UnwritableOutputsAreRejectedWhenARunStarts) {
   RunConfig c;
   c.exportDir = "/etc/hostname/shardscope-under-a-file";
-  EXPECT_NE(errorOf(c).find("--export '/etc/hostname/shardscope-under-a-file' cannot be created ('/etc/hostname' is "
-                            "not a directory)"),
+  EXPECT_EQ(errorOf(c), "") << "validate() looked at the file system";
+  const auto problem = outputsProblem(c).value_or("");
+  EXPECT_NE(problem.find("--export '/etc/hostname/shardscope-under-a-file' cannot be created ('/etc/hostname' is "
+                         "not a directory)"),
             std::string::npos)
-      << errorOf(c);
+      << problem;
+  EXPECT_EQ(makeOutputDirectories(c).value_or(""), problem);
   c = RunConfig{};
   c.summaryPath = "/nonexistent-dir/for/summary.json";
-  EXPECT_NE(errorOf(c).find("--summary"), std::string::npos);
+  EXPECT_EQ(errorOf(c), "");
+  EXPECT_NE(outputsProblem(c).value_or("").find("--summary"), std::string::npos);
+  c = RunConfig{};
+  c.tracePath = "out.txt";  // a FIFO or device may have any name: known by looking at it
+  EXPECT_EQ(errorOf(c), "");
+  EXPECT_NE(outputsProblem(c).value_or("").find(".pftrace"), std::string::npos);
 }
 
 // validate() runs every frame in the app: it looks and creates nothing. The directory comes when a

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "engine/gradient_buckets.h"
+#include "engine/strategies/gradient_buckets.h"
 
 namespace shardscope {
 namespace {

@@ -11,7 +11,7 @@
 #include <chrono>
 #include <thread>
 
-#include "engine/unconfirmed_bytes.h"
+#include "engine/recording/unconfirmed_bytes.h"
 #include "tests/support/run_cli.h"
 #include "trace/collector_hello.h"
 #include "trace/rank_event_files.h"

@@ -9,8 +9,8 @@
 #include <mutex>
 #include <thread>
 
-#include "engine/communicator.h"
-#include "engine/core_binding.h"
+#include "engine/comm/communicator.h"
+#include "engine/launch/core_binding.h"
 
 namespace shardscope {
 namespace {

@@ -13,11 +13,12 @@
 #include <ATen/Parallel.h>
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 
-#include "engine/backend_factories.h"
-#include "engine/model.h"
-#include "engine/process_mesh.h"
-#include "engine/strategy.h"
-#include "engine/train_step.h"
+#include "engine/comm/backend_factories.h"
+#include "engine/models/model.h"
+#include "engine/models/make_model.h"
+#include "engine/comm/process_mesh.h"
+#include "engine/strategies/strategy.h"
+#include "engine/strategies/train_step.h"
 #include "tests/support/run_cli.h"
 
 namespace shardscope {

@@ -1,4 +1,4 @@
-// The multi-tensor Adam/AdamW (engine/foreach_adam.h) against torch::optim's one-tensor-at-a-time
+// The multi-tensor Adam/AdamW (engine/strategies/foreach_adam.h) against torch::optim's one-tensor-at-a-time
 // versions, on CPU, where the _foreach_ kernels run their per-tensor fallback: same math, same
 // state, so the two must agree to rounding after several steps. Whether it is faster is a GPU
 // question (bench/gpu_strategies.py), not asked here.
@@ -9,8 +9,8 @@
 
 #include <torch/cuda.h>
 
-#include "engine/foreach_adam.h"
-#include "engine/optimizer_factory.h"
+#include "engine/strategies/foreach_adam.h"
+#include "engine/strategies/optimizer_factory.h"
 #include "tests/support/mode_of.h"
 
 namespace shardscope {

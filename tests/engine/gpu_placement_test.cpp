@@ -1,7 +1,7 @@
 // Where ranks go when there are fewer GPUs than ranks (pure arithmetic: runs without a GPU).
 #include <gtest/gtest.h>
 
-#include "engine/rank_device.h"
+#include "engine/launch/rank_device.h"
 
 namespace shardscope {
 namespace {

@@ -14,8 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/rank_device.h"
-#include "engine/tensor_files.h"
+#include "engine/launch/rank_device.h"
+#include "engine/recording/tensor_files.h"
 #include "tests/support/run_cli.h"
 
 namespace shardscope {

@@ -4,8 +4,8 @@
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 #include <torch/torch.h>
 
-#include "engine/backend_factories.h"
-#include "engine/gradient_buckets.h"
+#include "engine/comm/backend_factories.h"
+#include "engine/strategies/gradient_buckets.h"
 
 namespace shardscope {
 namespace {

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/process_mesh.h"
+#include "engine/comm/process_mesh.h"
 #include "trace/events.h"
 #include "config/model_layout.h"
 #include "tests/support/run_cli.h"

@@ -12,8 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/model.h"
-#include "engine/tensor_files.h"
+#include "engine/models/model.h"
+#include "engine/recording/tensor_files.h"
 #include "tests/support/run_cli.h"
 
 namespace shardscope {

@@ -3,7 +3,7 @@
 // allocations made from then on nor their frees and retags, while a block recorded before keeps
 // its free recorded, so the host lanes never go out of balance. Inside a HostMemoryScope (--offload
 // cpu's host-side training state on a GPU rank) it records them again, in the host's memory space.
-#include "engine/recording_allocator.h"
+#include "engine/recording/recording_allocator.h"
 
 #include <gtest/gtest.h>
 
@@ -18,8 +18,8 @@
 
 #include <ATen/ATen.h>
 
-#include "engine/device_clock.h"
-#include "engine/recorder.h"
+#include "engine/recording/device_clock.h"
+#include "engine/recording/recorder.h"
 #include "trace/wire.h"
 
 namespace shardscope {

@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/run_controller.h"
-#include "engine/streamed_outputs.h"
+#include "engine/launch/run_controller.h"
+#include "engine/recording/streamed_outputs.h"
 #include "stats/run_stats.h"
 #include "tests/support/run_cli.h"
 #include "trace/trace_reader.h"

@@ -22,7 +22,7 @@
 
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
-#include "engine/run_controller.h"
+#include "engine/launch/run_controller.h"
 #include "tests/support/run_cli.h"
 
 extern char** environ;

@@ -9,7 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/model.h"
+#include "engine/models/model.h"
+#include "engine/models/make_model.h"
 #include "config/model_layout.h"
 #include "tests/support/run_cli.h"
 #include "tests/support/mode_of.h"

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <map>
 
-#include "engine/run_controller.h"
+#include "engine/launch/run_controller.h"
 #include "tests/support/run_cli.h"
 #include "tests/support/mode_of.h"
 

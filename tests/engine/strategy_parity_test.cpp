@@ -8,9 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/model.h"
-#include "engine/reference_trainer.h"
-#include "engine/tensor_files.h"
+#include "engine/models/make_model.h"
+#include "engine/models/model.h"
+#include "engine/strategies/reference_trainer.h"
+#include "engine/recording/tensor_files.h"
 #include "tests/support/run_cli.h"
 #include "config/model_layout.h"
 #include "tests/support/mode_of.h"

@@ -1,4 +1,4 @@
-#include "engine/tensor_files.h"
+#include "engine/recording/tensor_files.h"
 
 #include <gtest/gtest.h>
 

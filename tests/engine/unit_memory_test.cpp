@@ -4,7 +4,7 @@
 // computing; under ddp every rank holds every unit whole.
 #include <gtest/gtest.h>
 
-#include "engine/run_controller.h"
+#include "engine/launch/run_controller.h"
 #include "tests/support/run_cli.h"
 #include "config/model_layout.h"
 

@@ -18,9 +18,9 @@
 #include "stats/hang_summary.h"
 #include "stats/run_stats.h"
 #include "stats/summary_reader.h"
-#include "trace/flight_recorder.h"
+#include "import/flight_recorder.h"
 #include "trace/perfetto_reader.h"
-#include "trace/profiler_trace.h"
+#include "import/profiler_trace.h"
 #include "trace/trace_reader.h"
 #include "files/user_json.h"
 

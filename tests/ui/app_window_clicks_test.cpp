@@ -12,7 +12,9 @@
 #include "estimate/activation_memory.h"
 #include "tests/support/run_cli.h"
 #include "tests/ui/app_driver.h"
+#include "config/view_tabs.h"
 #include "ui/app_window.h"
+#include "ui/bottom_tabs.h"
 #include "ui/headless_frame.h"
 #include "ui/item_probe.h"
 #include "ui/record_files.h"
@@ -316,6 +318,49 @@ TEST_F(AppClicks, EstimateAddsActivationsAndTheLargestModel) {
   std::snprintf(state_.estimate.customShape, sizeof state_.estimate.customShape, "%s", "32,4096");
   draw();
   EXPECT_TRUE(app_.items().count("estimate:problem")) << "a bad shape is a message, not a crash";
+}
+
+// The first screen, before any run: the three ways in, one click each. Run and Compare start the
+// sidebar's configuration; Open and Listen unfold their sidebar panels; a lesson starts.
+TEST_F(AppClicks, TheFirstScreenOffersTheThreeWaysInOneClickEach) {
+  RecordingEngine engine;
+  draw(&engine);
+  draw(&engine);
+  for (const char* item : {"door:run", "door:compare", "door:open", "door:listen", "door:lesson:ddp_vs_fsdp"}) {
+    EXPECT_TRUE(app_.items().count(item)) << item << " is not on the first screen";
+  }
+  EXPECT_FALSE(app_.items().count("open:path")) << "the Open panel starts folded";
+  clickOn("door:open", &engine);
+  EXPECT_TRUE(app_.items().count("open:path")) << "door:open did not unfold the Open panel";
+  clickOn("door:listen", &engine);
+  EXPECT_TRUE(app_.items().count("listen:port")) << "door:listen did not unfold the Listen panel";
+  clickOn("door:run", &engine);
+  EXPECT_EQ(engine.runs, 1);
+  clickOn("door:compare", &engine);
+  ASSERT_EQ(engine.compared.size(), 1u);
+  EXPECT_EQ(engine.compared[0], (std::vector<std::string>{"ddp", "full_shard", "shard_grad_op"}));
+  clickOn("door:lesson:ddp_vs_fsdp", &engine);
+  EXPECT_TRUE(state_.lesson.active);
+  EXPECT_EQ(state_.lesson.lesson.name, "ddp_vs_fsdp");
+}
+
+// With a configuration Run cannot start, the first screen's Run is disabled and says why.
+TEST_F(AppClicks, TheFirstScreensRunSaysWhyItCannotStart) {
+  RecordingEngine engine;
+  state_.config.world = 0;
+  draw(&engine);
+  draw(&engine);
+  clickOn("door:run", &engine);
+  EXPECT_EQ(engine.runs, 0);
+}
+
+// Every tab the views name (config/view_tabs.h) is drawn by one row of the tab table, in order.
+TEST(BottomTabs, EveryNamedTabHasItsRowInOrder) {
+  ASSERT_EQ(bottomTabs().size(), viewTabs().size());
+  for (size_t i = 0; i < viewTabs().size(); ++i) {
+    EXPECT_STREQ(bottomTabs()[i].name, viewTabs()[i].name);
+    EXPECT_NE(bottomTabs()[i].draw, nullptr) << viewTabs()[i].name;
+  }
 }
 
 }  // namespace

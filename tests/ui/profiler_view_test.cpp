@@ -8,7 +8,7 @@
 
 #include "tests/support/run_cli.h"
 #include "tests/ui/app_driver.h"
-#include "trace/profiler_trace.h"
+#include "import/profiler_trace.h"
 
 namespace shardscope::ui {
 namespace {

@@ -1,0 +1,257 @@
+#include "engine/comm/c10d_communicator.h"
+
+#include <algorithm>
+#include <climits>
+#include <mutex>
+#include <typeindex>
+#include <unordered_set>
+
+#include "trace/events.h"
+
+namespace shardscope {
+
+namespace {
+
+// Some Gloo ops (all-gather/reduce-scatter into one flat tensor) have no future, and asking throws.
+// Asked once per kind of Work: a throw per collective would capture a backtrace on the hot path.
+class FuturelessWorkTypes {
+ public:
+  bool has(const c10d::Work& work) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return types_.count(std::type_index(typeid(work))) > 0;
+  }
+  void add(const c10d::Work& work) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    types_.insert(std::type_index(typeid(work)));
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_set<std::type_index> types_;
+};
+
+FuturelessWorkTypes& futurelessWorkTypes() {
+  static FuturelessWorkTypes types;
+  return types;
+}
+
+class HostPending final : public PendingCollective {
+ public:
+  explicit HostPending(c10::intrusive_ptr<c10d::Work> work)
+      : work_(std::move(work)), issueNs_(trace::nowNs()) {}
+  void wait() override {
+    if (work_) work_->wait();
+    if (timedAtWait_) timedAtWait_(issueNs_, trace::nowNs());
+    timedAtWait_ = nullptr;
+  }
+  void onTimed(std::function<void(int64_t, int64_t)> timed) override {
+    const int64_t issue = issueNs_;
+    c10::intrusive_ptr<c10::ivalue::Future> future;
+    if (!futurelessWorkTypes().has(*work_)) {
+      try {
+        future = work_->getFuture();
+      } catch (const c10::Error&) {
+        futurelessWorkTypes().add(*work_);
+      }
+    }
+    if (!future) {
+      // Without a future, the end is taken when the caller has waited for the collective, the
+      // earliest moment it is known.
+      timedAtWait_ = std::move(timed);
+      return;
+    }
+    // The future completes on the backend's thread; that moment is the collective's end.
+    future->addCallback([timed = std::move(timed), issue](c10::ivalue::Future&) {
+      timed(issue, trace::nowNs());
+    });
+  }
+
+ private:
+  c10::intrusive_ptr<c10d::Work> work_;
+  int64_t issueNs_;
+  std::function<void(int64_t, int64_t)> timedAtWait_;
+};
+
+// Reduce-scatter composed from all-reduce: the slice is taken once the all-reduce is done.
+class SlicedPending final : public PendingCollective {
+ public:
+  SlicedPending(std::unique_ptr<PendingCollective> inner, std::function<void()> slice)
+      : inner_(std::move(inner)), slice_(std::move(slice)) {}
+  void wait() override {
+    inner_->wait();
+    if (slice_) slice_();
+    slice_ = nullptr;
+  }
+  void onTimed(std::function<void(int64_t, int64_t)> timed) override {
+    inner_->onTimed(std::move(timed));
+  }
+
+ private:
+  std::unique_ptr<PendingCollective> inner_;
+  std::function<void()> slice_;
+};
+
+// Several collectives that make one: waited for together, timed from the first's issue to the
+// last's end.
+class AllOfPending final : public PendingCollective {
+ public:
+  explicit AllOfPending(std::vector<std::unique_ptr<PendingCollective>> parts)
+      : parts_(std::move(parts)) {}
+  void wait() override {
+    for (auto& part : parts_) part->wait();
+  }
+  void onTimed(std::function<void(int64_t, int64_t)> timed) override {
+    struct Span {
+      std::mutex mutex;
+      size_t left;
+      int64_t begin = INT64_MAX;
+      int64_t end = 0;
+      std::function<void(int64_t, int64_t)> timed;
+    };
+    auto span = std::make_shared<Span>();
+    span->left = parts_.size();
+    span->timed = std::move(timed);
+    for (auto& part : parts_) {
+      part->onTimed([span](int64_t begin, int64_t end) {
+        std::function<void(int64_t, int64_t)> done;
+        {
+          std::lock_guard<std::mutex> lock(span->mutex);
+          span->begin = std::min(span->begin, begin);
+          span->end = std::max(span->end, end);
+          if (--span->left == 0) done = std::move(span->timed);
+        }
+        if (done) done(span->begin, span->end);
+      });
+    }
+  }
+
+ private:
+  std::vector<std::unique_ptr<PendingCollective>> parts_;
+};
+
+}  // namespace
+
+C10dCommunicator::C10dCommunicator(c10::intrusive_ptr<c10d::Backend> backend,
+                                   c10::intrusive_ptr<c10d::Store> store, std::string backendName,
+                                   CollectiveRecipes recipes,
+                                   std::unique_ptr<CollectiveStream> stream)
+    : backend_(std::move(backend)),
+      store_(std::move(store)),
+      backendName_(std::move(backendName)),
+      recipes_(recipes),
+      stream_(std::move(stream)) {}
+
+int C10dCommunicator::rank() const { return backend_->getRank(); }
+int C10dCommunicator::worldSize() const { return backend_->getSize(); }
+
+std::unique_ptr<PendingCollective> C10dCommunicator::launch(
+    const std::function<c10::intrusive_ptr<c10d::Work>(bool asyncOp)>& issue) {
+  if (stream_) return stream_->run(issue);
+  return std::make_unique<HostPending>(issue(/*asyncOp=*/true));
+}
+
+std::unique_ptr<PendingCollective> C10dCommunicator::allGatherAsync(at::Tensor& output,
+                                                                    at::Tensor& input,
+                                                                    const std::string&) {
+  TORCH_CHECK(output.numel() == input.numel() * worldSize(), "allGather: output must hold ",
+              worldSize(), " x ", input.numel(), " elements, has ", output.numel());
+  if (recipes_.allGatherFromBroadcasts) return allGatherFromBroadcasts(output, input);
+  return launch([&](bool asyncOp) {
+    c10d::AllgatherOptions opts;
+    opts.asyncOp = asyncOp;
+    return backend_->_allgather_base(output, input, opts);
+  });
+}
+
+// Rank k's part of the output is broadcast from rank k, in place: no staging buffer, no copy out.
+// Every rank issues the broadcasts in the same order, so the backend's queue pairs them up.
+std::unique_ptr<PendingCollective> C10dCommunicator::allGatherFromBroadcasts(at::Tensor& output,
+                                                                             at::Tensor& input) {
+  TORCH_CHECK(output.is_contiguous(), "allGather: output must be contiguous");
+  TORCH_CHECK(input.scalar_type() == output.scalar_type() && input.device() == output.device(),
+              "allGather: input and output must have one dtype and device, as Gloo's own requires");
+  at::Tensor flat = output.view({-1});
+  const int64_t part = input.numel();
+  at::Tensor mine = flat.narrow(0, rank() * part, part);
+  if (mine.data_ptr() != input.data_ptr()) mine.copy_(input.reshape({-1}));
+  std::vector<std::unique_ptr<PendingCollective>> broadcasts;
+  for (int root = 0; root < worldSize(); ++root) {
+    at::Tensor slot = flat.narrow(0, root * part, part);
+    broadcasts.push_back(broadcastAsync(slot, root, ""));
+  }
+  return std::make_unique<AllOfPending>(std::move(broadcasts));
+}
+
+std::unique_ptr<PendingCollective> C10dCommunicator::reduceScatterSumAsync(at::Tensor& output,
+                                                                           at::Tensor& input,
+                                                                           const std::string&) {
+  TORCH_CHECK(input.numel() == output.numel() * worldSize(), "reduceScatterSum: input must hold ",
+              worldSize(), " x ", output.numel(), " elements, has ", input.numel());
+  if (recipes_.nativeReduceScatter) {
+    return launch([&](bool asyncOp) {
+      c10d::ReduceScatterOptions opts;
+      opts.reduceOp = c10d::ReduceOp::SUM;
+      opts.asyncOp = asyncOp;
+      return backend_->_reduce_scatter_base(output, input, opts);
+    });
+  }
+  // Built from all-reduce: every rank reduces the whole buffer and keeps its slice.
+  auto reduced = allReduceSumAsync(input, "");
+  const int64_t offset = output.numel() * rank();
+  return std::make_unique<SlicedPending>(
+      std::move(reduced),
+      [output, input, offset]() mutable { output.copy_(input.narrow(0, offset, output.numel())); });
+}
+
+std::unique_ptr<PendingCollective> C10dCommunicator::allReduceSumAsync(at::Tensor& tensor,
+                                                                       const std::string&) {
+  return launch([&](bool asyncOp) {
+    std::vector<at::Tensor> tensors{tensor};
+    c10d::AllreduceOptions opts;
+    opts.asyncOp = asyncOp;
+    return backend_->allreduce(tensors, opts);
+  });
+}
+
+std::unique_ptr<PendingCollective> C10dCommunicator::broadcastAsync(at::Tensor& tensor, int root,
+                                                                    const std::string&) {
+  return launch([&](bool asyncOp) {
+    std::vector<at::Tensor> tensors{tensor};
+    c10d::BroadcastOptions opts;
+    opts.rootRank = root;
+    opts.asyncOp = asyncOp;
+    return backend_->broadcast(tensors, opts);
+  });
+}
+
+void C10dCommunicator::barrier(const std::string&) { backend_->barrier()->wait(); }
+
+void C10dCommunicator::close() {
+  // Each rank arrives here only once its own part of the final barrier has completed, so when all
+  // have arrived no collective has bytes left in flight. The last to arrive says so.
+  const std::string arrived = "end_of_run/arrived";
+  const std::string allArrived = "end_of_run/all_arrived";
+  try {
+    if (store_->add(arrived, 1) == worldSize()) store_->set(allArrived, std::vector<uint8_t>{1});
+    store_->wait({allArrived}, std::chrono::seconds(60));
+  } catch (const std::exception&) {
+    // The store lives in rank 0, which may exit as soon as it has its answer, before a peer has
+    // read its own: that peer was counted, so nothing is in flight and it can abort too.
+  }
+  backend_->abort();
+}
+
+std::optional<c10::Stream> C10dCommunicator::collectiveStream() const {
+  if (!stream_) return std::nullopt;
+  return stream_->stream();
+}
+
+std::string C10dCommunicator::reduceScatterImplementation() const {
+  return recipes_.nativeReduceScatter ? "reduce_scatter" : "reduce_scatter(all_reduce+slice)";
+}
+
+std::string C10dCommunicator::allGatherImplementation() const {
+  return recipes_.allGatherFromBroadcasts ? "all_gather(broadcast from each rank)" : "all_gather";
+}
+
+}  // namespace shardscope

@@ -1,0 +1,58 @@
+// The process groups a strategy talks over, laid out as FSDP2's 2-D DeviceMesh (replicate, shard):
+// world ranks in a (world / S) x S grid, row-major. A row is a shard group (the S ranks that split
+// the parameters, gradients and optimizer state among them); a column is a replicate group (the
+// ranks that hold the same shard, and all-reduce its gradient). A 1-D mesh (every strategy but the
+// hybrid ones) has one shard group, the world, and no replicate group.
+#pragma once
+
+#include <memory>
+
+#include "engine/recording/clock_sync.h"
+#include "engine/comm/communicator.h"
+
+namespace shardscope {
+
+// Where a rank sits in the (replicate, shard) grid.
+struct MeshPlace {
+  int shardGroup = 0;      // its row: the ranks shardGroup * S .. shardGroup * S + S - 1
+  int shardRank = 0;       // its index in that row: rank % S
+  int replicateGroup = 0;  // its column: the ranks shardRank, shardRank + S, ...
+  int replicateRank = 0;   // its index in that column: rank / S
+};
+MeshPlace meshPlace(int rank, int shardGroupSize);
+
+class ProcessMesh {
+ public:
+  explicit ProcessMesh(std::unique_ptr<Communicator> world);  // 1-D
+  ProcessMesh(std::unique_ptr<Communicator> world, std::unique_ptr<Communicator> shard,
+              std::unique_ptr<Communicator> replicate);
+  ~ProcessMesh();
+
+  Communicator& world() const { return *world_; }
+  // The ranks a unit is sharded over: the world, or this rank's row of the grid.
+  Communicator& shard() const { return shard_ ? *shard_ : *world_; }
+  // The ranks holding the same shard (a hybrid mesh's column); null on a 1-D mesh.
+  Communicator* replicate() const { return replicate_.get(); }
+
+  // End of a finished run: every group's connections released (Communicator::close).
+  void close();
+
+  // The clock readings after the first, for a mesh connected with one (else null).
+  ClockRounds* clockRounds() const { return clockRounds_.get(); }
+  void setClockRounds(std::unique_ptr<ClockRounds> rounds) { clockRounds_ = std::move(rounds); }
+
+ private:
+  std::unique_ptr<Communicator> world_, shard_, replicate_;
+  std::unique_ptr<ClockRounds> clockRounds_;
+};
+
+// Connects this rank's world group and, when shardGroupSize < the world size, its shard and
+// replicate groups (each its own backend over the same store, under its own prefix, as new_group
+// does). Every group's collectives are recorded, named by group.
+// With `clockToRank0`, every rank then measures its clock against rank 0's through the same store
+// (engine/recording/clock_sync.h), for a job whose ranks run on several hosts, and the mesh keeps the
+// ClockRounds that measure it again (every `clockEverySeconds` between steps; 0: when asked).
+std::unique_ptr<ProcessMesh> connectMesh(const RendezvousInfo& info, const RankDevice* gpu, int shardGroupSize,
+                                         ClockReading* clockToRank0 = nullptr, double clockEverySeconds = 0);
+
+}  // namespace shardscope

@@ -1,0 +1,201 @@
+#include "engine/launch/run_summary.h"
+
+#include <algorithm>
+#include <fstream>
+#include <stdexcept>
+
+#include "engine/launch/run_types.h"
+#include "files/output_file.h"
+#include "stats/hang_summary.h"
+#include "stats/run_stats.h"
+
+namespace shardscope {
+
+namespace {
+
+// Each rank's clock against rank 0's, as the merge applied it: its first and last readings'
+// offsets, the bound every reading held to, the drift between them where they differ by more
+// than their bounds (null: one offset throughout).
+nlohmann::json clocksJson(const std::vector<trace::RankClock>& clocks) {
+  nlohmann::json out = nlohmann::json::array();
+  for (size_t r = 0; r < clocks.size(); ++r) {
+    const auto& clock = clocks[r];
+    if (!clock.measured()) {
+      out.push_back({{"rank", r}, {"measured", false}});
+      continue;
+    }
+    out.push_back({{"rank", r},
+                   {"measured", true},
+                   {"host", clock.host()},
+                   {"offset_s", static_cast<double>(clock.readings().front().offsetNs) / 1e9},
+                   {"last_offset_s", static_cast<double>(clock.readings().back().offsetNs) / 1e9},
+                   {"uncertainty_s", static_cast<double>(clock.worstUncertaintyNs()) / 1e9},
+                   {"readings", clock.readings().size()},
+                   {"drift_ppm", clock.drifted() ? nlohmann::json(clock.driftPpm()) : nlohmann::json(nullptr)},
+                   {"shifted", clock.shifted()}});
+  }
+  return out;
+}
+
+// A rank's memory figures: the peak by role, the split at the peak, after the last step, and the
+// host's under --offload cpu (null when none was held).
+struct RankMemoryJson {
+  nlohmann::json peak, atPeak, afterStep, peakHost;
+};
+RankMemoryJson rankMemoryJson(const RankStats& s) {
+  RankMemoryJson m;
+  for (int i = 0; i < trace::kMemoryRoleCount; ++i) {
+    const char* role = trace::memoryRoleName(static_cast<trace::MemoryRole>(i));
+    m.peak[role] = s.peakByRole[i];
+    m.atPeak[role] = s.atPeakTotal[i];
+    m.afterStep[role] = s.afterLastStep[i];
+  }
+  m.peak["total"] = s.peakTotal;
+  m.peak["device_total"] = s.peakDevice;
+  m.peakHost = nullptr;
+  if (s.peakHost > 0) {
+    m.peakHost = nlohmann::json::object();
+    for (int i = 0; i < trace::kTensorRoleCount; ++i) {
+      m.peakHost[trace::memoryRoleName(static_cast<trace::MemoryRole>(i))] = s.peakHostByRole[i];
+    }
+    m.peakHost["total"] = s.peakHost;
+  }
+  return m;
+}
+
+// Per collective op: count, size, ring traffic, time; and the traffic of one step.
+nlohmann::json collectivesJson(const RankStats& s) {
+  nlohmann::json collectives;
+  for (int op = 0; op < trace::kCollectiveOpCount; ++op) {
+    const auto& c = s.collectives[op];
+    // "bytes" is the size as before summary/4; the ring's sent and received bytes are new.
+    collectives[trace::collectiveOpName(static_cast<trace::CollectiveOp>(op))] = {{"count", c.count},
+                                                                                  {"bytes", c.sizeBytes},
+                                                                                  {"size_bytes", c.sizeBytes},
+                                                                                  {"sent_bytes", c.sentBytes},
+                                                                                  {"received_bytes", c.receivedBytes},
+                                                                                  {"time_s", c.seconds}};
+  }
+  return collectives;
+}
+
+nlohmann::json trafficPerStepJson(const RankStats& s) {
+  const auto all = trace::allCollectives(s.collectives);
+  const double perStep = 1.0 / std::max(s.recordedSteps, 1);
+  nlohmann::json sentByGroup;
+  for (int g = 0; g < trace::kProcessGroupCount; ++g) {
+    sentByGroup[trace::processGroupName(static_cast<trace::ProcessGroup>(g))] = s.sentBytesByGroup[g] * perStep;
+  }
+  return {{"schedule", "ring"},
+          {"size_bytes", all.sizeBytes * perStep},
+          {"sent_bytes", all.sentBytes * perStep},
+          {"received_bytes", all.receivedBytes * perStep},
+          {"sent_bytes_by_group", sentByGroup}};
+}
+
+nlohmann::json rankJson(const RankStats& s, const RunResult& result, const DeviceLimits& limits) {
+  const auto [peak, atPeak, afterStep, peakHost] = rankMemoryJson(s);
+  const nlohmann::json collectives = collectivesJson(s);
+  const nlohmann::json trafficPerStep = trafficPerStepJson(s);
+  // With --recording off nothing was measured: null, not a zero that reads as a measurement.
+  const bool recorded = s.recorded;
+  const auto ifRecorded = [&](nlohmann::json value) { return recorded ? value : nlohmann::json(nullptr); };
+  const auto ifMemory = [&](nlohmann::json value) {
+    return recorded && s.memoryRecorded ? value : nlohmann::json(nullptr);
+  };
+  // Throughput follows from step times: none without a completed step (a run stopped in its first).
+  const bool stepTimed = !s.stepSeconds.empty();
+  const auto ifKnown = [&](double value) {
+    return s.throughputKnown && stepTimed ? nlohmann::json(value) : nlohmann::json(nullptr);
+  };
+  // Per-step figures need a recorded step: CUDA memory snapshots on their own have none, and a
+  // run can stop in its first. What forward saved is measured when backward begins.
+  const bool stepRecorded = recorded && s.recordedSteps > 0;
+  const auto ifStep = [&](nlohmann::json value) { return stepRecorded ? value : nlohmann::json(nullptr); };
+  const bool savedKnown = recorded && s.memoryRecorded && (stepRecorded || s.activationSavedBytes > 0);
+  const bool placed = s.rank < static_cast<int>(result.rankPlacements.size()) && !result.rankPlacements[s.rank].empty();
+  return {{"rank", s.rank},
+          {"placement", placed ? nlohmann::json(result.rankPlacements[s.rank]) : nlohmann::json(nullptr)},
+          {"step_time_s", s.stepSeconds},
+          {"steady_step_time_s", stepTimed ? nlohmann::json(s.steadyStepSeconds) : nlohmann::json(nullptr)},
+          {"recorded_steps", s.recordedSteps},
+          {"peak_bytes", ifMemory(peak)},
+          {"at_peak_bytes", ifMemory(atPeak)},
+          {"peak_host_bytes", ifMemory(peakHost)},
+          {"after_step_bytes", ifMemory(afterStep)},
+          {"throughput",
+           {{"samples_per_s", ifKnown(s.samplesPerSecond)},
+            {"tokens_per_s", ifKnown(s.tokensPerSecond)},
+            {"model_flops_per_s", ifKnown(s.modelFlopsPerSecond)},
+            {"mfu", limits.peakFlops > 0 && stepTimed ? nlohmann::json(s.mfu) : nlohmann::json(nullptr)}}},
+          {"collectives", ifRecorded(collectives)},
+          {"traffic_per_step", ifStep(trafficPerStep)},
+          {"overlap_pct", ifStep(s.overlapPercent)},
+          {"exposed_comm_s", ifRecorded(s.exposedCommSeconds)},
+          {"steady_exposed_comm_s", ifStep(s.steadyExposedCommSeconds)},
+          {"recompute_s_per_step", ifStep(s.recomputeSecondsPerStep)},
+          {"activation_saved_bytes", savedKnown ? nlohmann::json(s.activationSavedBytes) : nlohmann::json(nullptr)},
+          {"dropped_events", s.droppedEvents},
+          // Who made the others wait (stats/stragglers.h): null where no collective was recorded.
+          {"last_arrivals", ifRecorded(s.lastArrivals)},
+          {"last_arrival_share", ifRecorded(s.groupCollectives > 0 ? nlohmann::json(s.lastArrivalShare) : nullptr)},
+          {"wait_caused_s", ifRecorded(s.waitCausedSeconds)}};
+}
+
+}  // namespace
+
+nlohmann::json summaryJson(const RunConfig& config, const RunResult& result, const trace::RunRecording& recording) {
+  nlohmann::json steps = nlohmann::json::array();
+  for (size_t s = 0; s < result.losses.size(); ++s) {
+    steps.push_back({{"step", s}, {"loss", result.losses[s]}});
+  }
+  nlohmann::json ranks = nlohmann::json::array();
+  const auto limits = deviceLimitsOf(config, result.device);
+  for (const auto& s : computeRankStats(config, recording, result.parameterCount, result.device)) {
+    ranks.push_back(rankJson(s, result, limits));
+  }
+  nlohmann::json j = {{"schema", "shardscope.summary/4"},
+                      // "incomplete": the run finished, and its recording lost events (full buffers).
+                      {"status", !result.ok                            ? (result.stopped ? "interrupted" : "failed")
+                                 : trace::droppedEvents(recording) > 0 ? "incomplete"
+                                                                       : "ok"},
+                      {"config", config.toJson()},
+                      {"zero_stage", zeroName(config.strategy)},
+                      {"device", result.deviceDescription},
+                      // How the controller started the rank processes (engine/launch/rank_fork.h).
+                      {"rank_processes", result.ranksForked ? "forked" : "exec"},
+                      {"parameter_count", result.parameterCount},
+                      {"device_memory_bytes", result.device.memoryBytes},
+                      {"measured_peak_flops", result.device.peakFlops},
+                      {"mfu_peak", limits.peakFlops > 0 ? nlohmann::json(limits.peakNote) : nlohmann::json(nullptr)},
+                      {"world_size", result.worldSize},
+                      // The (replicate, shard) mesh: S ranks share each shard, R replicas of it.
+                      {"mesh", {{"shard_group_size", shardGroupSize(config)}, {"replicas", replicaCount(config)}}},
+                      {"steps", steps},
+                      {"ranks", ranks},
+                      {"out_of_order_events", result.outOfOrderEvents}};
+  if (!result.ok) j["error"] = result.error;
+  // Where a stalled or failed run's ranks stopped: as view --summary writes Flight Recorder's.
+  if (result.lastCollectives) j["last_collectives"] = hangSummaryJson(*result.lastCollectives)["flight_recorder"];
+  if (!result.outputErrors.empty()) j["output_errors"] = result.outputErrors;
+  if (!result.clocks.empty()) j["clocks"] = clocksJson(result.clocks);
+  if (!result.source.empty()) {
+    // A PyTorch job's own records: only its world is known; the rest would be shardscope's
+    // defaults, written as if they were the job's.
+    j["source"] = result.source;
+    if (!result.title.empty()) j["title"] = result.title;
+    j["config"] = {{"world", result.worldSize}};
+    for (const char* unknown : {"zero_stage", "parameter_count", "device_memory_bytes", "measured_peak_flops", "mesh"}) {
+      j[unknown] = nullptr;
+    }
+  }
+  return j;
+}
+
+std::optional<std::string> writeSummaryFile(const std::string& path, const RunConfig& config,
+                                            const RunResult& result, const trace::RunRecording& recording) {
+  const std::string text = summaryJson(config, result, recording).dump(2);
+  return files::writeOutputFile(path, [&](std::ostream& out) { out << text << "\n"; });
+}
+
+}  // namespace shardscope

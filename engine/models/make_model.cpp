@@ -1,0 +1,20 @@
+#include "engine/models/make_model.h"
+
+#include <stdexcept>
+
+#include "engine/models/gpt_model.h"
+#include "engine/models/mlp_model.h"
+
+namespace shardscope {
+
+std::unique_ptr<StagedModel> makeModel(const RunConfig& config) {
+  switch (config.model) {
+    case ModelKind::Mlp:
+      return std::make_unique<MlpModel>(config);
+    case ModelKind::Gpt:
+      return std::make_unique<GptModel>(config);
+  }
+  throw std::logic_error("a ModelKind makeModel does not build");
+}
+
+}  // namespace shardscope

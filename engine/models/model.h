@@ -1,0 +1,81 @@
+// The trainable models, written as a chain of stages so a strategy can act between them exactly where
+// FSDP's hooks would: stage 0 is the root's input layer, stages 1..layers are the blocks (one FSDP
+// unit each), the last stage is the root's head and the loss. Parameters live outside the model, in a
+// vector the strategy owns and may rebind (e.g. to views of an all-gathered flat buffer).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+
+#include "config/model_layout.h"
+#include "config/run_config.h"
+
+namespace shardscope {
+
+struct Batch {
+  at::Tensor x;  // mlp: [B, features] float; gpt: [B, seq] int64 tokens
+  at::Tensor y;  // mlp: [B] int64 labels;    gpt: [B, seq] int64 next tokens
+};
+
+class StagedModel {
+ public:
+  virtual ~StagedModel() = default;
+
+  const std::vector<ParamSpec>& params() const { return params_; }
+  int numUnits() const { return numBlocks_; }  // block units; the root unit is extra
+  int numStages() const { return numBlocks_ + 2; }
+  int stageUnit(int stage) const;               // kRootUnit for the first and last stage
+  static std::string unitName(int unit);        // "root" or "blocks.<i>"
+
+  // Runs one stage. `p` holds the current parameter tensors in params() order. The last stage
+  // returns the mean cross-entropy of this batch.
+  virtual at::Tensor forwardStage(int stage, const at::Tensor& input, const Batch& batch,
+                                  const std::vector<at::Tensor>& p) const = 0;
+  // The same stage run again for its backward (activation checkpointing): the output's value is
+  // not read, only its graph, so a model may leave out what backward does not need.
+  virtual at::Tensor recomputeStage(int stage, const at::Tensor& input, const Batch& batch,
+                                    const std::vector<at::Tensor>& p) const {
+    return forwardStage(stage, input, batch, p);
+  }
+
+  // Deterministic initial parameters (float32, CPU) from the seed; identical on every rank.
+  // Streams them one at a time in params() order, so a sharded strategy never holds them all.
+  virtual void forEachInitialParameter(
+      int64_t seed, const std::function<void(size_t index, at::Tensor value)>& fn) const = 0;
+  std::vector<at::Tensor> initParameters(int64_t seed) const;
+
+  // The whole global batch of one step, deterministic in (seed, step); CPU tensors.
+  virtual Batch globalBatch(int64_t seed, int step, int batchSize) const = 0;
+
+  // Model FLOPs per trained token/sample are a later concern; parameter count is used for reports.
+  int64_t parameterCount() const;
+
+ protected:
+  std::vector<ParamSpec> params_;
+  int numBlocks_ = 0;
+};
+
+// Rows [rank*B/world, (rank+1)*B/world) of the global batch: each rank's contiguous shard.
+Batch localShard(const Batch& global, int rank, int worldSize);
+
+// x W^T + b plus LoRA's low-rank update (x A^T) B^T (scaling lora_alpha / r = 1), in PEFT's order.
+at::Tensor linearWithAdapter(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                             const at::Tensor& loraA, const at::Tensor& loraB);
+
+// A LoRA B matrix ("....lora_B"): initialised to zero.
+bool isLoraB(const std::string& paramName);
+// A LoRA A matrix ("....lora_A").
+bool isLoraA(const std::string& paramName);
+
+// The generator LoRA's A matrices draw from: apart from the base weights' generator, so that one
+// seed gives the same base model with and without --lora-rank.
+at::Generator loraGenerator(int64_t seed);
+
+// Runs the whole model on `batch` with parameters `p` and returns the loss (for single-process use).
+at::Tensor forwardAll(const StagedModel& model, const Batch& batch, const std::vector<at::Tensor>& p);
+
+}  // namespace shardscope

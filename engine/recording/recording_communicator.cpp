@@ -1,0 +1,117 @@
+#include "engine/recording/recording_communicator.h"
+
+#include "engine/recording/nvtx_ranges.h"
+#include "engine/recording/recorder.h"
+
+namespace shardscope {
+
+trace::Event RecordingCommunicator::collectiveEvent(trace::CollectiveOp op, const std::string& label, int64_t bytesIn,
+                                                    int64_t bytesOut) {
+  trace::Event e;
+  e.kind = trace::EventKind::Collective;
+  e.step = RankRecorder::instance().step();
+  e.microBatch = RankRecorder::instance().microBatch();
+  e.op = static_cast<uint8_t>(op);
+  e.phase = static_cast<uint8_t>(currentPhase());
+  e.text = label;
+  e.bytes = bytesIn;
+  e.bytesOut = bytesOut;
+  e.worldSize = worldSize();
+  e.processGroup = static_cast<uint8_t>(group_);
+  e.issueNs = trace::nowNs();
+  announce(e);
+  return e;
+}
+
+void RecordingCommunicator::announce(const trace::Event& event) {
+  // Counted whether or not recording is on, so that the numbers agree across ranks.
+  ++issued_;
+  if (!RankRecorder::instance().enabled()) return;
+  trace::Event issued = event;
+  issued.kind = trace::EventKind::CollectiveIssued;
+  issued.beginNs = event.issueNs;
+  issued.count = issued_;
+  RankRecorder::instance().record(std::move(issued));
+}
+
+namespace {
+
+int64_t bytesOf(const at::Tensor& t) { return t.numel() * static_cast<int64_t>(t.element_size()); }
+
+// Issues the collective and attaches the event to it: it is recorded once the collective's times
+// are known. What the backend allocates while issuing (Gloo stages each collective in flat buffers
+// of its size, made on the calling thread) is communication memory.
+template <typename Issue>  // a callable returning the inner communicator's PendingCollective
+std::unique_ptr<PendingCollective> recorded(Issue&& issue, trace::Event event) {
+  std::unique_ptr<PendingCollective> pending;
+  {
+    RoleScope role(trace::MemoryRole::CommBuffer);
+    // For nsys: the range holds the issue, so the kernel it launches is shown under its name.
+    NvtxRange nvtx;
+    if (nvtxListening()) nvtx.push(trace::collectiveSpanName(event));
+    pending = issue();
+  }
+  if (!RankRecorder::instance().enabled()) return pending;
+  pending->onTimed([event = std::move(event)](int64_t beginNs, int64_t endNs) mutable {
+    event.beginNs = std::max(beginNs, event.issueNs);
+    event.endNs = std::max(endNs, event.beginNs);
+    RankRecorder::instance().recordLate(std::move(event));
+  });
+  return pending;
+}
+
+}  // namespace
+
+RecordingCommunicator::RecordingCommunicator(std::unique_ptr<Communicator> inner, trace::ProcessGroup group)
+    : inner_(std::move(inner)), group_(group) {}
+
+std::unique_ptr<PendingCollective> RecordingCommunicator::allGatherAsync(at::Tensor& output,
+                                                                         at::Tensor& input,
+                                                                         const std::string& label) {
+  // nccl-tests size for all-gather: the whole output. Names an op built from others in the event.
+  const std::string text = trace::collectiveText(label, inner_->allGatherImplementation(),
+                                                 trace::CollectiveOp::AllGather);
+  auto event = collectiveEvent(trace::CollectiveOp::AllGather, text, bytesOf(input),
+                               bytesOf(output));
+  return recorded([&] { return inner_->allGatherAsync(output, input, label); }, std::move(event));
+}
+
+std::unique_ptr<PendingCollective> RecordingCommunicator::reduceScatterSumAsync(
+    at::Tensor& output, at::Tensor& input, const std::string& label) {
+  // Names an op built from others (e.g. all-reduce + slice) in the event.
+  const std::string text = trace::collectiveText(label, inner_->reduceScatterImplementation(),
+                                                 trace::CollectiveOp::ReduceScatter);
+  auto event = collectiveEvent(trace::CollectiveOp::ReduceScatter, text, bytesOf(input),
+                               bytesOf(output));
+  return recorded([&] { return inner_->reduceScatterSumAsync(output, input, label); },
+                  std::move(event));
+}
+
+std::unique_ptr<PendingCollective> RecordingCommunicator::allReduceSumAsync(
+    at::Tensor& tensor, const std::string& label) {
+  auto event = collectiveEvent(trace::CollectiveOp::AllReduce, label, bytesOf(tensor),
+                               bytesOf(tensor));
+  return recorded([&] { return inner_->allReduceSumAsync(tensor, label); }, std::move(event));
+}
+
+std::unique_ptr<PendingCollective> RecordingCommunicator::broadcastAsync(at::Tensor& tensor,
+                                                                         int root,
+                                                                         const std::string& label) {
+  auto event = collectiveEvent(trace::CollectiveOp::Broadcast, label, bytesOf(tensor),
+                               bytesOf(tensor));
+  return recorded([&] { return inner_->broadcastAsync(tensor, root, label); }, std::move(event));
+}
+
+void RecordingCommunicator::barrier(const std::string& label) {
+  auto event = collectiveEvent(trace::CollectiveOp::Barrier, label, 0, 0);
+  {
+    NvtxRange nvtx;
+    if (nvtxListening()) nvtx.push(trace::collectiveSpanName(event));
+    inner_->barrier(label);
+  }
+  event.beginNs = event.issueNs;
+  event.endNs = trace::nowNs();
+  RankRecorder::instance().record(std::move(event));
+}
+
+}  // namespace shardscope

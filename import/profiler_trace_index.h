@@ -1,0 +1,92 @@
+// One rank's torch.profiler trace, its events sorted into what import/profiler_trace.cpp reads from
+// them: the steps, c10d's ops, the backends' spans, every CPU-side span per thread with its parent
+// (so the spans in force at a time are a binary search and a walk up, not a scan of the thread),
+// and the memory events in time order. Only the host's rows are taken as spans (cpu_op,
+// user_annotation, python_function): a GPU trace repeats the annotations on its streams'
+// rows (gpu_user_annotation), which must not count twice.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace shardscope::trace::profiler {
+
+struct Span {
+  std::string name;
+  int64_t begin = 0, end = 0;  // ns, on the profiler's clock (+1: never 0)
+  int64_t thread = 0;          // its process and thread together (threadOf)
+  const nlohmann::json* args = nullptr;
+};
+
+// A thread's spans by begin, and for each the index of the innermost span around it (-1: none).
+struct ThreadSpans {
+  std::vector<Span> spans;
+  std::vector<int> parent;
+};
+
+struct Step {
+  int number = 0;              // N of ProfilerStep#N
+  int64_t begin = 0, end = 0;
+  int64_t optimizerBegin = 0;  // its Optimizer.step's begin (its forward and backward end there), or its end
+};
+
+// A CUDA kernel launch on the host (cudaLaunchKernel and its kin), by the id that correlates it
+// with the kernel it started.
+struct Launch {
+  int64_t thread = 0;
+  int64_t at = 0;  // ns
+  int64_t correlation = 0;
+};
+
+struct RankTrace {
+  int rank = -1, world = 0;           // from distributedInfo, when the trace has it
+  int64_t mainThread = -1;            // the thread of the ProfilerStep annotations
+  // No ProfilerStep#N (the job never called the profiler's step()): the steps are its optimizer
+  // steps, each from the end of the one before to the end of its own, numbered from 0.
+  bool stepsFromOptimizer = false;
+  int64_t baseTimeNs = 0;             // the epoch time (ns) the trace's times count from
+  std::vector<Step> steps;            // in time order
+  std::vector<Span> c10dOps;          // c10d::..., in time order
+  std::vector<Span> backendSpans;     // gloo:... / nccl:..., in time order
+  std::map<int64_t, ThreadSpans> threads;
+  std::vector<const nlohmann::json*> memory;  // [memory] instants with their args, in time order
+  // GPU traces: the host's kernel launches in time order, and the NCCL kernels (ncclDevKernel_*,
+  // ncclKernel_*) by their launch's correlation id, timed on the device (Kineto puts the GPU's
+  // times on the host's clock).
+  std::vector<Launch> launches;
+  std::map<int64_t, Span> ncclKernels;
+  int64_t skippedEvents = 0;          // events that could not be read (a field of another type)
+};
+
+int64_t nanos(double micros);
+int64_t threadOf(const nlohmann::json& event);
+
+// Sorts `root`'s events into `out`; "" or why the file is not a trace this reader knows.
+std::string indexTrace(const nlohmann::json& root, RankTrace& out);
+
+// The spans of `thread` in force at `t`, innermost first.
+std::vector<const Span*> spansAt(const RankTrace& trace, int64_t thread, int64_t t);
+
+// Whether any thread is inside a span whose name starts with `prefix` at `t` (a record with no
+// thread of its own, such as a CUDA memory snapshot's entry, placed by its time).
+bool anyThreadInside(const RankTrace& trace, int64_t t, const std::string& prefix);
+
+// The NCCL kernel that a launch inside `op` (on its thread, between its begin and end) started,
+// or null: where a collective ran on the GPU.
+const Span* ncclKernelOf(const RankTrace& trace, const Span& op);
+
+// The step holding `t`, or null.
+const Step* stepAt(const RankTrace& trace, int64_t t);
+
+// The recording's step number for a time: 0 for the first recorded step, -1 outside every step.
+int recordedStepAt(const RankTrace& trace, int64_t t);
+
+// Whether `t` on `thread` is in a step's forward or backward: on the training thread, before its
+// optimizer step.
+bool inForwardOrBackward(const RankTrace& trace, int64_t thread, int64_t t);
+
+}  // namespace shardscope::trace::profiler

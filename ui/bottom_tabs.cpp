@@ -1,0 +1,159 @@
+#include "ui/bottom_tabs.h"
+
+#include <algorithm>
+#include <string>
+
+#include <imgui.h>
+
+#include "config/view_tabs.h"
+#include "ui/collectives_table.h"
+#include "ui/estimate_panel.h"
+#include "ui/export_files.h"
+#include "ui/item_probe.h"
+#include "ui/panels.h"
+#include "ui/step_through.h"
+#include "ui/projector_mode.h"
+#include "ui/timeline_style.h"
+
+namespace shardscope::ui {
+
+const std::vector<std::vector<RankStats>>& TabFrame::stats() {
+  if (state.statsVersion != store.version() || state.stats.size() != sessions.size()) {
+    state.stats = sessionStats(sessions);
+    state.statsVersion = store.version();
+  }
+  return state.stats;
+}
+
+namespace {
+
+void drawComparisonTab(TabFrame& f) { drawComparison(f.sessions, f.stats()); }
+
+// At the playhead; the memory lanes' tooltips give the hovered time.
+void drawMemoryTab(TabFrame& f) {
+  const int last = static_cast<int>(f.sessions.size()) - 1;
+  const int index = f.cursorSession >= 0 ? f.cursorSession : std::min(f.state.playhead.session, last);
+  if (index < 0) return;
+  ImGui::TextDisabled("%s", f.sessions[index].title.c_str());
+  TimelineCursor atPlayhead;
+  atPlayhead.valid = true;
+  atPlayhead.tNs = f.playheadNs;
+  drawMemoryBreakdown(f.sessions[index], atPlayhead);
+}
+
+void drawHoldings(TabFrame& f) { drawHoldingsTab(f.state, f.sessions, f.playheadNs); }
+
+void drawCollectivesTab(TabFrame& f) { drawLastCollectives(f.sessions); }
+
+void drawEstimateTab(TabFrame& f) {
+  if (!f.sessions.empty() && !f.sessions.front().jobLabel.empty()) {
+    // A PyTorch job's own trace: its model is not known, so there is nothing to predict for it
+    // (a prediction for shardscope's defaults would read as the job's).
+    ImGui::TextWrapped("No prediction: %s. Predictions are for shardscope's own models; %s",
+                       f.sessions.front().jobLabel.c_str(),
+                       f.state.viewOnly ? "open the app (shardscope) to predict for one."
+                                        : "Run or Compare one of them (the sidebar) to predict for it.");
+    return;
+  }
+  // What is on screen: a viewed file's own configuration, else the one Run would start.
+  const RunConfig& predicted = f.state.viewOnly && !f.sessions.empty() ? f.sessions.front().config : f.state.config;
+  drawEstimatePanel(f.state.estimate, predicted, f.sessions, f.stats());
+}
+
+void drawExportTab(TabFrame& f) {
+  AppState& state = f.state;
+  ImGui::TextUnformatted("Write what the app shows, for Perfetto, a spreadsheet or a slide.");
+  ImGui::InputText("file name base", state.exportBase, sizeof state.exportBase);
+  ImGui::TextDisabled("a compare writes one trace/CSV per strategy: BASE.<strategy>.json");
+  ImGui::BeginDisabled(f.sessions.empty());
+  const bool traceClicked = ImGui::Button("Trace JSON (Perfetto)");
+  noteItem("export:trace");
+  if (traceClicked) state.exportMessage = exportSessions(f.sessions, state.exportBase, ExportFormat::TraceJson);
+  ImGui::SameLine();
+  const bool csvClicked = ImGui::Button("Memory CSV");
+  noteItem("export:csv");
+  if (csvClicked) state.exportMessage = exportSessions(f.sessions, state.exportBase, ExportFormat::MemoryCsv);
+  ImGui::EndDisabled();
+  ImGui::SameLine();
+  const bool pngClicked = ImGui::Button("PNG of the window");
+  noteItem("export:png");
+  if (pngClicked) state.pngRequest = std::string(state.exportBase) + ".png";
+  if (!state.exportMessage.empty()) ImGui::TextWrapped("%s", state.exportMessage.c_str());
+}
+
+// The Help tab: the keyboard shortcuts, then what the views show.
+void drawHelp(TabFrame& f) {
+  const AppState& state = f.state;
+  ImGui::TextColored(ImVec4(0.55f, 0.75f, 1.0f, 1.0f), "Keyboard shortcuts");
+  for (const char* const* line = displayShortcuts(); *line; ++line) ImGui::BulletText("%s", *line);
+  ImGui::Spacing();
+  ImGui::TextColored(ImVec4(0.55f, 0.75f, 1.0f, 1.0f), "What you see");
+  const char* const notes[] = {
+      "Playhead: plays at 0.01x to 1x of the run's time (the slider beside Play); the arrows step by event group "
+      "(an all-gather, a unit's forward, a reshard, a backward, a reduce-scatter, a bucket's all-reduce, the "
+      "optimizer). Every tab below follows it.",
+      "Step gate (run with step gate group|step): the ranks wait before each event group; Step (or the Right arrow "
+      "at the live edge) releases them for one, Continue for the rest. Pauses are shaded.",
+      "Who holds what: per rank and unit, the bytes held by role at the playhead; a collective in flight (or "
+      "clicked) is animated as the textbook ring beside it.",
+      "Hover a memory lane for the exact bytes per role; hover a block for its timing; click a collective to "
+      "highlight the same collective on every rank.",
+      "Full-shard: orange (param_gathered) rises before each unit and falls after it.",
+      "Estimate: closed-form PREDICTIONS for this configuration (\"= run\" where a matching run measured exactly "
+      "that), and the seed documents' will-it-fit tables (7B, Llama-70B).",
+      "lora rank > 0: LoRA. Base weights frozen, small adapters train: Compare shows how little sharding saves then "
+      "(gradients and optimizer state are tiny) and what it still sends.",
+      "accumulate > 1: micro-batches reduced once per step (no_sync). FSDP then holds every unit's full gradients "
+      "(grad_full) and gathers again per micro-batch.",
+      "checkpoint blocks: each block keeps only its input; in backward it runs forward again (R spans, after its "
+      "all-gather): the activation lane shrinks, each step grows.",
+  };
+  for (const char* note : notes) {
+    ImGui::Bullet();
+    ImGui::TextWrapped("%s", note);
+  }
+  ImGui::BulletText("Frame build %.2f ms: %d spans drawn, %d folded, %d memory columns.", state.lastFrameBuildMs,
+                    state.lastStats.spansDrawn, state.lastStats.spansFolded, state.lastStats.memoryColumns);
+}
+
+// Brings the tab named in state.openTab to the front once.
+ImGuiTabItemFlags tabFlags(const AppState& state, const char* title) {
+  return state.openTab == title ? ImGuiTabItemFlags_SetSelected : ImGuiTabItemFlags_None;
+}
+
+}  // namespace
+
+const std::vector<BottomTab>& bottomTabs() {
+  static const std::vector<BottomTab> tabs = {
+      {"comparison", drawComparisonTab},
+      {"memory", drawMemoryTab},
+      {"holdings", drawHoldings, &AppState::holdingsShown},
+      {"collectives", drawCollectivesTab},
+      {"estimate", drawEstimateTab, &AppState::estimateShown},
+      {"export", drawExportTab},
+      {"help", drawHelp},
+  };
+  return tabs;
+}
+
+void drawBottomTabs(AppState& state, SessionStore& store, const std::vector<Session>& sessions, int cursorSession,
+                    double playheadNs) {
+  ImGui::BeginChild("bottom", ImVec2(0, 0), true);
+  if (ImGui::BeginTabBar("views")) {
+    TabFrame frame{state, store, sessions, cursorSession, playheadNs};
+    for (const auto& tab : bottomTabs()) {
+      const char* title = bottomTabTitle(tab.name);
+      const bool open = ImGui::BeginTabItem(title, nullptr, tabFlags(state, title));
+      noteItem((std::string("tab:") + title).c_str());
+      if (tab.shown) state.*tab.shown = open;
+      if (!open) continue;
+      tab.draw(frame);
+      ImGui::EndTabItem();
+    }
+    ImGui::EndTabBar();
+    state.openTab.clear();
+  }
+  ImGui::EndChild();
+}
+
+}  // namespace shardscope::ui
