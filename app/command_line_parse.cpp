@@ -89,8 +89,7 @@ std::string commandLine(const CLI::App& command, const CLI::App& app) {
 }
 
 std::string seeHelp(const CLI::App& command, const CLI::App& app) {
-  return " '" + commandLine(command, app) + " --help' lists " +
-         (&command == &app ? "the commands." : "its options.");
+  return " '" + commandLine(command, app) + " --help' lists " + (&command == &app ? "the commands." : "its options.");
 }
 
 // What an option's value must look like, in words, with its default as an example when the help
@@ -107,7 +106,9 @@ std::string expectedValue(const CLI::Option& option) {
   }
   std::string example = description.substr(at + tag.size(), end - at - tag.size());
   example = example.substr(0, example.find(", "));
-  return std::string(type == "INT" ? "a whole number" : type == "FLOAT" ? "a number" : "a value") +
+  return std::string(type == "INT"     ? "a whole number"
+                     : type == "FLOAT" ? "a number"
+                                       : "a value") +
          ", e.g. " + option.get_name() + " " + example;
 }
 
@@ -120,16 +121,18 @@ int reportExtras(CLI::App& app, CLI::App& command, const std::vector<std::string
       return fail("'" + first + "' is not a command; the commands are " + joined(commandNames(app)) + "." +
                   didYouMean(first, commandNames(app)) + seeHelp(app, app));
     }
-    return fail(first + " is not an option of shardscope itself: options follow a command, e.g. "
-                "'shardscope run " + first + " ...'." + seeHelp(app, app));
+    return fail(first +
+                " is not an option of shardscope itself: options follow a command, e.g. "
+                "'shardscope run " +
+                first + " ...'." + seeHelp(app, app));
   }
   if (isOption) {
     return fail(first + " is not an option of '" + commandLine(command, app) + "'." +
                 didYouMean(first, optionNames(command)) + seeHelp(command, app));
   }
   const auto options = command.get_options();
-  const bool takesFile = std::any_of(options.begin(), options.end(),
-                                     [](const CLI::Option* o) { return o->get_positional(); });
+  const bool takesFile =
+      std::any_of(options.begin(), options.end(), [](const CLI::Option* o) { return o->get_positional(); });
   return fail("'" + first + "' was not expected by '" + commandLine(command, app) + "': " +
               (takesFile ? "it takes one FILE, and options of one value each."
                          : "its options take one value each (--world 2, not --world 2 3).") +
@@ -152,7 +155,8 @@ int reportParseError(CLI::App& app, const CLI::ParseError& error) {
         const bool digits = !value.empty() && value.find_first_not_of("-+0123456789") == std::string::npos;
         if (digits) {  // a whole number, but one the option's type cannot hold
           return fail(name + " is " + value + ", out of range: the largest it takes is " +
-                      std::to_string(std::numeric_limits<int>::max()) + "; " + expectedValue(*option) + "." + seeHelp(command, app));
+                      std::to_string(std::numeric_limits<int>::max()) + "; " + expectedValue(*option) + "." +
+                      seeHelp(command, app));
         }
         return fail(name + " is '" + value + "'; it takes " + expectedValue(*option) + "." + seeHelp(command, app));
       }
@@ -221,8 +225,9 @@ std::optional<int> checkNumbers(CLI::App& app, CLI::App& command) {
     for (const std::string& text : option->results()) {  // no option means anything by an empty value
       if (text.find_first_not_of(" \t") == std::string::npos) {
         const bool number = type == "INT" || type == "FLOAT" || type == "UINT";
-        return fail(name + " is empty; " + (number ? "it takes " + expectedValue(*option) : "give it a value, or leave it out") +
-                    "." + seeHelp(command, app));
+        return fail(name + " is empty; " +
+                    (number ? "it takes " + expectedValue(*option) : "give it a value, or leave it out") + "." +
+                    seeHelp(command, app));
       }
     }
     if (type != "INT" && type != "FLOAT" && type != "UINT") continue;

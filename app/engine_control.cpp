@@ -11,8 +11,7 @@
 
 namespace shardscope::app {
 
-EngineSessionControl::EngineSessionControl(ui::SessionStore& store, std::string workerExecutable,
-                                           size_t detailEvents)
+EngineSessionControl::EngineSessionControl(ui::SessionStore& store, std::string workerExecutable, size_t detailEvents)
     : store_(store), workerExecutable_(std::move(workerExecutable)), sessionDetailEvents_(detailEvents) {}
 
 EngineSessionControl::~EngineSessionControl() {
@@ -66,7 +65,8 @@ std::string EngineSessionControl::startListen(int port, const std::string& dir) 
   if (!beginLaunch()) return "a run or a listen is under way: Stop it first";
   auto sink = std::make_shared<LiveJobSink>(store_, "127.0.0.1:" + std::to_string(port), sessionDetailEvents_, dir);
   worker_ = std::thread([this, options, sink] {
-    const int exit = runCollector(options, [this] { return stopRequested_.load(); }, sink.get());
+    const int exit = runCollector(
+        options, [this] { return stopRequested_.load(); }, sink.get());
     sink->finish(exit);
     busy_.store(false);
   });
@@ -77,7 +77,8 @@ std::string EngineSessionControl::openRecord(const std::vector<std::string>& pat
   if (paths.empty()) return "nothing to open: type a path, or pick one in the listing";
   if (busy_.exchange(true)) {
     std::lock_guard<std::mutex> lock(openMutex_);
-    return openStatus_.reading ? "a recording is being read: wait for it" : "a run or a listen is under way: Stop it first";
+    return openStatus_.reading ? "a recording is being read: wait for it"
+                               : "a run or a listen is under way: Stop it first";
   }
   if (worker_.joinable()) worker_.join();
   {
@@ -122,7 +123,8 @@ void EngineSessionControl::launch(std::vector<RunConfig> runs, std::vector<std::
       ui::Session s;
       s.title = i < titles.size() ? titles[i] : strategyTitle(c.strategy);
       // A comparison across world sizes names each session's.
-      if (i >= titles.size() && std::any_of(runs.begin(), runs.end(), [&](const RunConfig& o) { return o.world != c.world; })) {
+      if (i >= titles.size() &&
+          std::any_of(runs.begin(), runs.end(), [&](const RunConfig& o) { return o.world != c.world; })) {
         s.title += ", world " + std::to_string(c.world);
       }
       s.config = c;

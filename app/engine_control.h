@@ -55,7 +55,7 @@ class EngineSessionControl final : public ui::EngineControl {
   std::thread worker_;
   std::atomic<bool> busy_{false};
   std::atomic<bool> stopRequested_{false};
-  std::atomic<int> gateSteps_{0};          // Steps pressed, not yet handed to the controller
+  std::atomic<int> gateSteps_{0};  // Steps pressed, not yet handed to the controller
   std::atomic<bool> gateContinue_{false};
   // checkConfig runs every frame: the memory check (the estimator and /proc) is redone only when
   // the configuration changes or a second has passed (free memory moves).

@@ -122,15 +122,17 @@ void printMemoryTable(const RunConfig& config, const std::vector<estimate::RunPr
   if (offloaded) {
     std::printf("\n%-30s", "sum of the above on host");
     for (const auto& p : predictions) std::printf(" %16s", formatBytes(static_cast<double>(p.hostBytes())).c_str());
-    std::printf("\n(--offload cpu: the sharded strategies keep their shards and gradient shards in pinned host\n"
-                " memory and the optimizer state in host memory, FSDP2's CPUOffloadPolicy; ddp and zero1 have no\n"
-                " shards to offload. On the device full_shard and shard_grad_op keep a unit's shard copied in\n"
-                " for its all-gather and its gradient shard on the way out; the hybrid strategies' are not\n"
-                " predicted, nor any under LoRA)");
+    std::printf(
+        "\n(--offload cpu: the sharded strategies keep their shards and gradient shards in pinned host\n"
+        " memory and the optimizer state in host memory, FSDP2's CPUOffloadPolicy; ddp and zero1 have no\n"
+        " shards to offload. On the device full_shard and shard_grad_op keep a unit's shard copied in\n"
+        " for its all-gather and its gradient shard on the way out; the hybrid strategies' are not\n"
+        " predicted, nor any under LoRA)");
   }
   if (predictions[0].activationSavedBytes > 0) {
     std::printf("\n%-30s", "activation (saved for backward)");
-    for (const auto& p : predictions) std::printf(" %16s", formatBytes(static_cast<double>(p.activationSavedBytes)).c_str());
+    for (const auto& p : predictions)
+      std::printf(" %16s", formatBytes(static_cast<double>(p.activationSavedBytes)).c_str());
   }
 }
 
@@ -139,20 +141,24 @@ void printTrafficTable(const std::vector<estimate::RunPrediction>& predictions) 
   std::printf("\n\n%-30s\n", "collectives per step");
   for (auto op : kOps) {
     for (bool sent : {false, true}) {
-      const std::string label = sent ? std::string("  sent by each rank (ring)") : std::string(trace::collectiveOpName(op)) + " size";
+      const std::string label =
+          sent ? std::string("  sent by each rank (ring)") : std::string(trace::collectiveOpName(op)) + " size";
       std::printf("%-30s", label.c_str());
       for (const auto& p : predictions) {
         const auto* c = p.find(op);
         std::string cell = "-";
         if (c && sent) cell = formatBytes(static_cast<double>(c->sentBytes));
-        if (c && !sent) cell = (c->count >= 0 ? std::to_string(c->count) + " x, " : std::string()) + formatBytes(static_cast<double>(c->bytes));
+        if (c && !sent)
+          cell = (c->count >= 0 ? std::to_string(c->count) + " x, " : std::string()) +
+                 formatBytes(static_cast<double>(c->bytes));
         std::printf(" %16s", cell.c_str());
       }
       std::printf("\n");
     }
   }
   std::printf("%-30s", "sent by each rank, all");
-  for (const auto& p : predictions) std::printf(" %16s", formatBytes(static_cast<double>(p.sentBytesPerStep())).c_str());
+  for (const auto& p : predictions)
+    std::printf(" %16s", formatBytes(static_cast<double>(p.sentBytesPerStep())).c_str());
   std::printf("\n%-30s", "  ratio to ddp");
   for (const auto& p : predictions) {
     const double ddp = static_cast<double>(predictions[0].sentBytesPerStep());
@@ -168,29 +174,39 @@ void printFormulas(const RunConfig& config, const std::vector<estimate::RunPredi
   RunConfig hybrid = config;
   hybrid.strategy = StrategyKind::HybridShard;
   const int s = shardGroupSize(hybrid), replicas = replicaCount(hybrid);
-  std::printf("\n(size: as nccl-tests counts it; sent: what a rank puts on the wire under the ring schedule,\n"
-              " all-reduce 2(N-1)/N x size, all-gather and reduce-scatter (N-1)/N x size, N the ranks of the\n"
-              " collective's group; it receives as much. hybrid_*: a %d x %d mesh (replicate, shard), all-gathers\n"
-              " and reduce-scatters among its S = %d, all-reduces among its %d replicas; --shard-group-size sets S)\n",
-              replicas, s, s, replicas);
-  std::printf("\nHow each figure comes about (P' = P with each FSDP unit padded to a multiple of N = %d, or of S\n"
-              "under hybrid_*; P'' = P padded once, zero1's single flat buffer%s):\n", config.world,
-              config.loraRank > 0 ? ";\nT = the trained LoRA adapters' elements, T' and T'' padded alike, F = P - T frozen" : "");
+  std::printf(
+      "\n(size: as nccl-tests counts it; sent: what a rank puts on the wire under the ring schedule,\n"
+      " all-reduce 2(N-1)/N x size, all-gather and reduce-scatter (N-1)/N x size, N the ranks of the\n"
+      " collective's group; it receives as much. hybrid_*: a %d x %d mesh (replicate, shard), all-gathers\n"
+      " and reduce-scatters among its S = %d, all-reduces among its %d replicas; --shard-group-size sets S)\n",
+      replicas, s, s, replicas);
+  std::printf(
+      "\nHow each figure comes about (P' = P with each FSDP unit padded to a multiple of N = %d, or of S\n"
+      "under hybrid_*; P'' = P padded once, zero1's single flat buffer%s):\n",
+      config.world,
+      config.loraRank > 0 ? ";\nT = the trained LoRA adapters' elements, T' and T'' padded alike, F = P - T frozen"
+                          : "");
   for (size_t i = 0; i < predictions.size(); ++i) {
     std::printf("  %s\n", strategyName(kStrategies[i]));
     for (const auto& m : predictions[i].memory) std::printf("    %-31s %s\n", rowLabel(m).c_str(), m.formula.c_str());
-    for (const auto& c : predictions[i].perStep) std::printf("    %-31s %s\n", trace::collectiveOpName(c.op), c.formula.c_str());
+    for (const auto& c : predictions[i].perStep)
+      std::printf("    %-31s %s\n", trace::collectiveOpName(c.op), c.formula.c_str());
   }
   if (predictions[0].activationSavedBytes > 0) {
-    std::printf("  every strategy\n    %-31s %s\n", "activation (saved for backward)", predictions[0].activationFormula.c_str());
-    std::printf("\nActivations are what forward saves for backward, when backward begins (the summary's\n"
-                "activation_saved_bytes); the activation peak adds backward's working memory and is not predicted.\n");
+    std::printf("  every strategy\n    %-31s %s\n", "activation (saved for backward)",
+                predictions[0].activationFormula.c_str());
+    std::printf(
+        "\nActivations are what forward saves for backward, when backward begins (the summary's\n"
+        "activation_saved_bytes); the activation peak adds backward's working memory and is not predicted.\n");
   }
-  std::printf("\nNot predicted: %scommunication buffers, allocator overhead%s. To measure them,\n"
-              "run the same options with `shardscope compare` (or the app's Estimate tab, which puts the\n"
-              "measured figures next to these).\n",
-              predictions[0].activationSavedBytes > 0 ? "the activation peak, " : "activations, ",
-              config.offload == Offload::Cpu ? ",\nunder --offload cpu a unit's shard and gradient shard passing through the device" : "");
+  std::printf(
+      "\nNot predicted: %scommunication buffers, allocator overhead%s. To measure them,\n"
+      "run the same options with `shardscope compare` (or the app's Estimate tab, which puts the\n"
+      "measured figures next to these).\n",
+      predictions[0].activationSavedBytes > 0 ? "the activation peak, " : "activations, ",
+      config.offload == Offload::Cpu
+          ? ",\nunder --offload cpu a unit's shard and gradient shard passing through the device"
+          : "");
 }
 
 int estimateRun(const RunConfig& config, bool json) {
@@ -240,7 +256,8 @@ std::optional<std::string> activationsOf(const EstimateOptions& o, estimate::Mod
   }
   const auto recompute = estimate::parseRecompute(o.recompute);
   if (!recompute) {
-    return "--recompute '" + o.recompute + "' is not a recomputation: choose none, selective (the attention "
+    return "--recompute '" + o.recompute +
+           "' is not a recomputation: choose none, selective (the attention "
            "core) or full (every layer from its input)";
   }
   if (o.microBatch < 1) {
@@ -248,11 +265,13 @@ std::optional<std::string> activationsOf(const EstimateOptions& o, estimate::Mod
   }
   const auto elementBytes = estimate::parseActivationPrecision(o.activationPrecision);
   if (!elementBytes) {
-    return "--activation-precision '" + o.activationPrecision + "' is not a precision: choose bf16 or fp16 "
+    return "--activation-precision '" + o.activationPrecision +
+           "' is not a precision: choose bf16 or fp16 "
            "(2 bytes per value, the paper's) or fp32 (4)";
   }
   if (o.largestModel) {
-    return "--largest-model searches over parameter counts, and --arch '" + o.arch + "' fixes the shape; "
+    return "--largest-model searches over parameter counts, and --arch '" + o.arch +
+           "' fixes the shape; "
            "drop --arch (the answer is then for model states only)";
   }
   auto shape = arch->shape;
@@ -266,8 +285,10 @@ std::optional<std::string> modelStateCaseOf(const EstimateOptions& o, estimate::
                                             std::optional<estimate::ArchitecturePreset>& arch) {
   if (o.largestModel) {
     if (!o.params.empty()) {
-      return "--largest-model finds the parameter count; drop --params '" + o.params + "' (or drop "
-             "--largest-model to see what " + o.params + " parameters need)";
+      return "--largest-model finds the parameter count; drop --params '" + o.params +
+             "' (or drop "
+             "--largest-model to see what " +
+             o.params + " parameters need)";
     }
   } else if (o.params.empty() && !o.arch.empty()) {
     // The preset's own count, set below; a custom shape needs --params.
@@ -277,24 +298,28 @@ std::optional<std::string> modelStateCaseOf(const EstimateOptions& o, estimate::
   } else {
     auto params = estimate::parseCount(o.params);
     if (!params) {
-      return "--params '" + o.params + "' is not a parameter count: write a number from 1 to 1000T with an "
+      return "--params '" + o.params +
+             "' is not a parameter count: write a number from 1 to 1000T with an "
              "optional K, M, B or T suffix, e.g. --params 7B or --params 1.3e9";
     }
     c.parameters = *params;
   }
   auto bytes = estimate::parseBytesPerParameter(o.bytesPerParameter);
   if (!bytes) {
-    return "--bytes-per-param '" + o.bytesPerParameter + "' is not three numbers W,G,O: bytes per "
+    return "--bytes-per-param '" + o.bytesPerParameter +
+           "' is not three numbers W,G,O: bytes per "
            "parameter of weights, gradients and optimizer state, e.g. 2,2,12 (bf16 with fp32 Adam)";
   }
   auto worlds = estimate::parseWorlds(o.worlds);
   if (!worlds) {
-    return "--worlds '" + o.worlds + "' is not a list of GPU counts: write whole numbers >= 1 "
+    return "--worlds '" + o.worlds +
+           "' is not a list of GPU counts: write whole numbers >= 1 "
            "separated by commas, e.g. --worlds 1,8,16";
   }
   const std::string given = files::shownNumber(o.gpuMemoryGB);
   if (!(o.gpuMemoryGB >= 0)) {
-    return "--gpu-memory " + given + " is negative: give the GPU's memory in GB "
+    return "--gpu-memory " + given +
+           " is negative: give the GPU's memory in GB "
            "(e.g. 80 for an H100), or 0 for no verdict";
   }
   if ((o.fewestGpus || o.largestModel) && !(o.gpuMemoryGB > 0)) {
@@ -302,12 +327,14 @@ std::optional<std::string> modelStateCaseOf(const EstimateOptions& o, estimate::
            given + " gives none. Pass e.g. --gpu-memory 80";
   }
   if (!(o.trainedFraction > 0 && o.trainedFraction <= 1)) {
-    return "--trained-fraction " + files::shownNumber(o.trainedFraction) + " is not a share of the parameters: give a "
+    return "--trained-fraction " + files::shownNumber(o.trainedFraction) +
+           " is not a share of the parameters: give a "
            "number above 0 and at most 1 (1: full fine-tuning; LoRA's adapters e.g. 0.01)";
   }
   auto reserve = estimate::parsePercent(o.reserve);
   if (!reserve) {
-    return "--reserve '" + o.reserve + "' is not a percentage of each GPU's memory: give 0 to 99, e.g. "
+    return "--reserve '" + o.reserve +
+           "' is not a percentage of each GPU's memory: give 0 to 99, e.g. "
            "--reserve 10% to keep a tenth free for activations and buffers";
   }
   c.bytes = *bytes;
@@ -321,8 +348,10 @@ std::optional<std::string> modelStateCaseOf(const EstimateOptions& o, estimate::
 void printCaseHeader(const char* question, const estimate::ModelStateCase& c, bool withParameters,
                      const EstimateOptions& o, const std::optional<estimate::ArchitecturePreset>& arch) {
   std::printf("shardscope estimate: a PREDICTION of %s (nothing was run or measured)\n", question);
-  if (withParameters) std::printf("%s parameters x ", trace::formatCount(c.parameters).c_str());
-  else std::printf("per parameter ");
+  if (withParameters)
+    std::printf("%s parameters x ", trace::formatCount(c.parameters).c_str());
+  else
+    std::printf("per parameter ");
   std::printf("(%g B weights + %g B gradients + %g B optimizer state)", c.bytes.weights, c.bytes.grads,
               c.bytes.optimizer);
   if (c.trainedFraction < 1) {
@@ -333,15 +362,16 @@ void printCaseHeader(const char* question, const estimate::ModelStateCase& c, bo
   if (c.activationBytes > 0) {
     const int e = estimate::parseActivationPrecision(o.activationPrecision).value_or(2);
     const auto recompute = estimate::parseRecompute(o.recompute).value_or(estimate::Recompute::None);
-    std::printf("activations per GPU: %s for %s, micro-batch %d, recompute %s, %s activations (Korthikanti\n"
-                "et al. 2022, Table 2: dropout and attention scores kept; per layer %s%s).\n"
-                "Data parallelism does not divide them: every strategy, any N.\n%s",
-                formatDecimalGB(c.activationBytes).c_str(), o.arch.c_str(), o.microBatch, o.recompute.c_str(),
-                o.activationPrecision.c_str(), estimate::transformerActivationFormula(recompute, e).c_str(),
-                e == 2 ? ", the paper's 16-bit figure" : ": the paper's count with 4-byte values, 1-byte masks",
-                arch && !arch->gptLayer ? "For Llama the paper's GPT layer is an APPROXIMATION (its SwiGLU MLP and grouped "
-                                          "key/value heads differ).\n"
-                                        : "");
+    std::printf(
+        "activations per GPU: %s for %s, micro-batch %d, recompute %s, %s activations (Korthikanti\n"
+        "et al. 2022, Table 2: dropout and attention scores kept; per layer %s%s).\n"
+        "Data parallelism does not divide them: every strategy, any N.\n%s",
+        formatDecimalGB(c.activationBytes).c_str(), o.arch.c_str(), o.microBatch, o.recompute.c_str(),
+        o.activationPrecision.c_str(), estimate::transformerActivationFormula(recompute, e).c_str(),
+        e == 2 ? ", the paper's 16-bit figure" : ": the paper's count with 4-byte values, 1-byte masks",
+        arch && !arch->gptLayer ? "For Llama the paper's GPT layer is an APPROXIMATION (its SwiGLU MLP and grouped "
+                                  "key/value heads differ).\n"
+                                : "");
   }
   if (c.gpuMemoryBytes > 0) {
     std::printf("a GPU of %s", formatDecimalGB(c.gpuMemoryBytes).c_str());
@@ -376,7 +406,7 @@ int printFewestGpus(const estimate::ModelStateCase& c, const EstimateOptions& o,
   nlohmann::json rows = nlohmann::json::array();
   if (!json) {
     printCaseHeader(c.activationBytes > 0 ? "the fewest GPUs whose memory holds the model states and activations"
-                                           : "the fewest GPUs whose memory holds the model states",
+                                          : "the fewest GPUs whose memory holds the model states",
                     c, true, o, arch);
     std::printf("%-18s %12s %12s  %s\n", "strategy", "fewest GPUs", "per GPU", "why");
   }
@@ -384,7 +414,8 @@ int printFewestGpus(const estimate::ModelStateCase& c, const EstimateOptions& o,
     const auto n = estimate::fewestGpus(c, s);
     const double perGpu = estimate::modelStateRow(c, s, n.value_or(1)).total();
     if (json) {
-      rows.push_back({{"strategy", s.name}, {"fewest_gpus", n ? nlohmann::json(*n) : nlohmann::json(nullptr)},
+      rows.push_back({{"strategy", s.name},
+                      {"fewest_gpus", n ? nlohmann::json(*n) : nlohmann::json(nullptr)},
                       {"per_gpu_bytes", n ? nlohmann::json(perGpu) : nlohmann::json(nullptr)}});
       continue;
     }
@@ -398,10 +429,11 @@ int printFewestGpus(const estimate::ModelStateCase& c, const EstimateOptions& o,
     std::printf("%s\n", out.dump(2).c_str());
     return 0;
   }
-  std::printf("\n\"none\": what the strategy keeps whole on every GPU is more than one GPU holds, so no\n"
-              "number of GPUs is enough; for the hybrid ones, its shard group of S = %d GPUs does not hold\n"
-              "what it divides, and more replicas do not help (raise --shard-group-size).\n%s",
-              c.shardGroupSize, kLeftOut);
+  std::printf(
+      "\n\"none\": what the strategy keeps whole on every GPU is more than one GPU holds, so no\n"
+      "number of GPUs is enough; for the hybrid ones, its shard group of S = %d GPUs does not hold\n"
+      "what it divides, and more replicas do not help (raise --shard-group-size).\n%s",
+      c.shardGroupSize, kLeftOut);
   return 0;
 }
 
@@ -412,7 +444,8 @@ int printLargestModel(const estimate::ModelStateCase& c, const EstimateOptions& 
     out["largest_model"] = nlohmann::json::array();
     for (const auto& s : estimate::modelStateStrategies()) {
       for (int n : c.worlds) {
-        out["largest_model"].push_back({{"strategy", s.name}, {"world", n}, {"parameters", estimate::largestModel(c, s, n)}});
+        out["largest_model"].push_back(
+            {{"strategy", s.name}, {"world", n}, {"parameters", estimate::largestModel(c, s, n)}});
       }
     }
     std::printf("%s\n", out.dump(2).c_str());
@@ -440,9 +473,15 @@ int printModelStateTable(const estimate::ModelStateCase& c, const EstimateOption
     out["parameters"] = c.parameters;
     out["rows"] = nlohmann::json::array();
     for (const auto& r : rows) {
-      out["rows"].push_back({{"strategy", r.strategy}, {"world", r.world}, {"weights", r.weights},
-                             {"gathered", r.gathered}, {"grads", r.grads}, {"optimizer", r.optimizer},
-                             {"activations", r.activations}, {"total", r.total()}, {"fits", r.fits}});
+      out["rows"].push_back({{"strategy", r.strategy},
+                             {"world", r.world},
+                             {"weights", r.weights},
+                             {"gathered", r.gathered},
+                             {"grads", r.grads},
+                             {"optimizer", r.optimizer},
+                             {"activations", r.activations},
+                             {"total", r.total()},
+                             {"fits", r.fits}});
     }
     std::printf("%s\n", out.dump(2).c_str());
     return 0;
@@ -450,8 +489,8 @@ int printModelStateTable(const estimate::ModelStateCase& c, const EstimateOption
   printCaseHeader(c.activationBytes > 0 ? "model-state and activation memory per GPU" : "model-state memory per GPU", c,
                   true, o, arch);
   const bool withActivations = c.activationBytes > 0;
-  std::printf("%-18s %5s %12s %12s %12s %12s %12s %12s  %s\n", "strategy", "GPUs", "weights", "gathered",
-              "gradients", "optimizer", withActivations ? "activations" : "", "total", c.gpuMemoryBytes > 0 ? "verdict" : "");
+  std::printf("%-18s %5s %12s %12s %12s %12s %12s %12s  %s\n", "strategy", "GPUs", "weights", "gathered", "gradients",
+              "optimizer", withActivations ? "activations" : "", "total", c.gpuMemoryBytes > 0 ? "verdict" : "");
   for (const auto& r : rows) {
     std::string verdict;
     if (c.gpuMemoryBytes > 0) {
@@ -460,23 +499,27 @@ int printModelStateTable(const estimate::ModelStateCase& c, const EstimateOption
     std::printf("%-18s %5d %12s %12s %12s %12s %12s %12s  %s\n", r.strategy.c_str(), r.world,
                 formatDecimalGB(r.weights).c_str(), r.gathered > 0 ? formatDecimalGB(r.gathered).c_str() : "-",
                 formatDecimalGB(r.grads).c_str(), formatDecimalGB(r.optimizer).c_str(),
-                withActivations ? formatDecimalGB(r.activations).c_str() : "",
-                formatDecimalGB(r.total()).c_str(), verdict.c_str());
+                withActivations ? formatDecimalGB(r.activations).c_str() : "", formatDecimalGB(r.total()).c_str(),
+                verdict.c_str());
   }
   std::printf("\n");
   for (const auto& s : estimate::modelStateStrategies()) std::printf("%-18s %s\n", s.name, s.holds);
-  std::printf("deepspeed_zero2 against shard_grad_op: both divide gradients and optimizer state. DeepSpeed's\n"
-              "ZeRO-2 keeps the module's whole low-precision weights (its fp32 master slice is in O);\n"
-              "FSDP's SHARD_GRAD_OP keeps only its 1/N weight shard at rest and gathers the whole weights\n"
-              "for forward, holding them to backward: W/N more per GPU at the peak. shardscope runs\n"
-              "shard_grad_op; deepspeed_zero2 is predicted only.\n");
-  std::printf("hybrid_shard (HSDP) divides only among its shard group of S = %d GPUs (--shard-group-size)\n"
-              "and replicates across the groups: at N > S it holds what full_shard holds at N = S, in\n"
-              "exchange for all-gathers and reduce-scatters that stay inside a group (a node's fast links)\n"
-              "and one all-reduce of the gradient shards across them.\n", c.shardGroupSize);
+  std::printf(
+      "deepspeed_zero2 against shard_grad_op: both divide gradients and optimizer state. DeepSpeed's\n"
+      "ZeRO-2 keeps the module's whole low-precision weights (its fp32 master slice is in O);\n"
+      "FSDP's SHARD_GRAD_OP keeps only its 1/N weight shard at rest and gathers the whole weights\n"
+      "for forward, holding them to backward: W/N more per GPU at the peak. shardscope runs\n"
+      "shard_grad_op; deepspeed_zero2 is predicted only.\n");
+  std::printf(
+      "hybrid_shard (HSDP) divides only among its shard group of S = %d GPUs (--shard-group-size)\n"
+      "and replicates across the groups: at N > S it holds what full_shard holds at N = S, in\n"
+      "exchange for all-gathers and reduce-scatters that stay inside a group (a node's fast links)\n"
+      "and one all-reduce of the gradient shards across them.\n",
+      c.shardGroupSize);
   if (c.trainedFraction < 1) {
-    std::printf("With few parameters training (LoRA), gradients and optimizer state are small;\n"
-                "what decides is whether the frozen weights fit: ddp holds them whole on every GPU.\n");
+    std::printf(
+        "With few parameters training (LoRA), gradients and optimizer state are small;\n"
+        "what decides is whether the frozen weights fit: ddp holds them whole on every GPU.\n");
   }
   std::printf("%s", kLeftOut);
   return 0;
@@ -498,7 +541,8 @@ void addEstimateOptions(CLI::App& cmd, EstimateOptions& o) {
   cmd.add_option("--params", o.params,
                  "instead of a run: a model of this many parameters (7B, 70B, 1.3e9), shown per GPU for "
                  "each strategy and each of --worlds");
-  cmd.add_option("--worlds", o.worlds, "with --params: GPU counts, e.g. 1,8,16 (--world N alone: N GPUs) [default: 1,8,16]");
+  cmd.add_option("--worlds", o.worlds,
+                 "with --params: GPU counts, e.g. 1,8,16 (--world N alone: N GPUs) [default: 1,8,16]");
   cmd.add_option("--bytes-per-param", o.bytesPerParameter,
                  "with --params: bytes per parameter of weights, gradients and optimizer state [default: "
                  "2,2,12, bf16 with fp32 Adam master weights and moments; the seeds' 7B example is 2,2,4, "
@@ -518,7 +562,8 @@ void addEstimateOptions(CLI::App& cmd, EstimateOptions& o) {
                  "out (activations, buffers), e.g. 10% [default: 0]");
   cmd.add_option("--arch", o.arch,
                  "with --params or --fewest-gpus: a transformer shape, to add activations per GPU: a preset "
-                 "(" + presetNames() + ", which also gives the parameter count) or layers,hidden,heads,sequence");
+                 "(" +
+                     presetNames() + ", which also gives the parameter count) or layers,hidden,heads,sequence");
   cmd.add_option("--micro-batch", o.microBatch, "with --arch: samples per GPU per micro-batch [default: 1]");
   cmd.add_option("--recompute", o.recompute,
                  "with --arch: activation recomputation, none | selective (the attention core) | full (every "
@@ -536,12 +581,16 @@ bool asksAboutModelStates(const EstimateOptions& options) {
 std::optional<std::string> takeWorldAsWorlds(int world, bool worldsGiven, EstimateOptions& options) {
   const std::string n = std::to_string(world);
   if (options.fewestGpus) {
-    return "--fewest-gpus finds the GPU count itself; drop --world " + n + " (or drop --fewest-gpus and "
-           "give --worlds " + n + " to see " + n + " GPUs)";
+    return "--fewest-gpus finds the GPU count itself; drop --world " + n +
+           " (or drop --fewest-gpus and "
+           "give --worlds " +
+           n + " to see " + n + " GPUs)";
   }
   if (worldsGiven) {
-    return "--world " + n + " and --worlds " + options.worlds + " both give GPU counts; this table is per "
-           "--worlds, so drop --world (or write --worlds " + n + ")";
+    return "--world " + n + " and --worlds " + options.worlds +
+           " both give GPU counts; this table is per "
+           "--worlds, so drop --world (or write --worlds " +
+           n + ")";
   }
   options.worlds = n;
   return std::nullopt;

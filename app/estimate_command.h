@@ -15,17 +15,17 @@
 namespace shardscope::app {
 
 struct EstimateOptions {
-  std::string params;                  // empty: predict the run the run options describe
+  std::string params;  // empty: predict the run the run options describe
   std::string worlds = "1,8,16";
   std::string bytesPerParameter = "2,2,12";
   double gpuMemoryGB = 80;
-  double trainedFraction = 1.0;        // with --params: the share that trains (LoRA: e.g. 0.01)
-  std::string reserve = "0";           // a share of each GPU kept free: "10%" or "10"
-  bool fewestGpus = false;             // with --params: the fewest GPUs per strategy
-  bool largestModel = false;           // instead of --params: the largest model per strategy and N
-  std::string arch;                    // a preset or "L,H,A,S": adds activations per GPU
-  int microBatch = 1;                  // with --arch: samples per GPU per micro-batch
-  std::string recompute = "none";      // with --arch: none | selective | full
+  double trainedFraction = 1.0;              // with --params: the share that trains (LoRA: e.g. 0.01)
+  std::string reserve = "0";                 // a share of each GPU kept free: "10%" or "10"
+  bool fewestGpus = false;                   // with --params: the fewest GPUs per strategy
+  bool largestModel = false;                 // instead of --params: the largest model per strategy and N
+  std::string arch;                          // a preset or "L,H,A,S": adds activations per GPU
+  int microBatch = 1;                        // with --arch: samples per GPU per micro-batch
+  std::string recompute = "none";            // with --arch: none | selective | full
   std::string activationPrecision = "bf16";  // with --arch: bf16 | fp16 | fp32
   bool json = false;
 };

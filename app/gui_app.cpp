@@ -23,8 +23,7 @@
 namespace shardscope::app {
 
 // Opens the window over sessions that are already complete (a saved trace or summary).
-static int showStore(ui::SessionStore& store, ui::AppState& state, const std::string& path,
-                     const WindowChoice& choice);
+static int showStore(ui::SessionStore& store, ui::AppState& state, const std::string& path, const WindowChoice& choice);
 
 // The window for `choice`: its size (checked before), and where the playhead goes once ready.
 static ui::WindowOptions windowFor(const WindowChoice& choice, ui::AppState& state) {
@@ -82,7 +81,8 @@ static void endIfStillReading(const EngineSessionControl& engine, int rc) {
 static int runEngineWindow(ui::SessionStore& store, EngineSessionControl& engine, ui::AppState& state,
                            const ui::WindowOptions& options, const std::string& screenshotPath) {
   std::string error;
-  const int rc = ui::runWindow(options, [&] { ui::drawAppFrame(state, store, &engine); }, error);
+  const int rc = ui::runWindow(
+      options, [&] { ui::drawAppFrame(state, store, &engine); }, error);
   endIfStillReading(engine, rc);
   if (rc != 0) {
     std::fprintf(stderr, "shardscope: %s\n", error.c_str());
@@ -114,18 +114,22 @@ int runGui(const RunConfig& config, const std::string& workerExecutable, bool st
     std::string worlds;  // the first strategy's world sizes, which every strategy shares
     for (const auto& run : compareRuns) {
       if (std::find(chosen.begin(), chosen.end(), run.strategy) == chosen.end()) chosen.push_back(run.strategy);
-      if (run.strategy == compareRuns.front().strategy) worlds += (worlds.empty() ? "" : ",") + std::to_string(run.world);
+      if (run.strategy == compareRuns.front().strategy)
+        worlds += (worlds.empty() ? "" : ",") + std::to_string(run.world);
     }
     if (compareRuns.size() > chosen.size()) {
       std::snprintf(state.compare.worlds, sizeof state.compare.worlds, "%s", worlds.c_str());
     }
   }
   if (startImmediately) {
-    if (!compareRuns.empty()) engine.startCompare(compareRuns);
-    else engine.startRun(config);
+    if (!compareRuns.empty())
+      engine.startCompare(compareRuns);
+    else
+      engine.startRun(config);
   }
   ui::WindowOptions options = windowFor(choice, state);
-  if (!choice.focus.empty()) state.pendingFocus = focusIndex(compareRuns.empty() ? std::vector<RunConfig>{config} : compareRuns, choice.focus);
+  if (!choice.focus.empty())
+    state.pendingFocus = focusIndex(compareRuns.empty() ? std::vector<RunConfig>{config} : compareRuns, choice.focus);
   options.readyToCapture = [&] {
     return !engine.busy() && state.pendingAt.empty() && state.pendingZoom.empty() && state.pendingFocus < 0;
   };
@@ -190,7 +194,8 @@ int runListenGui(const CollectorOptions& options, const WindowChoice& choice) {
   std::atomic<bool> collected{false}, windowClosed{false};
   int collectorExit = 0;
   std::thread collector([&] {
-    collectorExit = runCollector(options, [&] { return windowClosed.load() || interruptSignal() != 0; }, &sink);
+    collectorExit = runCollector(
+        options, [&] { return windowClosed.load() || interruptSignal() != 0; }, &sink);
     sink.finish(collectorExit);
     collected = true;
   });
@@ -200,7 +205,8 @@ int runListenGui(const CollectorOptions& options, const WindowChoice& choice) {
   ui::WindowOptions window = windowFor(choice, state);
   window.readyToCapture = [&] { return collected.load(); };  // a screenshot once every rank is done
   std::string error;
-  const int rc = ui::runWindow(window, [&] { ui::drawAppFrame(state, store, nullptr); }, error);
+  const int rc = ui::runWindow(
+      window, [&] { ui::drawAppFrame(state, store, nullptr); }, error);
   windowClosed = true;  // the collector stops with the window, keeping what arrived
   collector.join();
   if (rc != 0) {
@@ -227,14 +233,18 @@ static int showStore(ui::SessionStore& store, ui::AppState& state, const std::st
     if (state.pendingFocus < 0) {
       std::string names;
       for (const auto& r : runs) names += (names.empty() ? "" : ", ") + std::string(strategyName(r.strategy));
-      std::fprintf(stderr, "shardscope: error: --focus '%s' is not a strategy in %s (%s): name one of them, or drop --focus\n",
+      std::fprintf(stderr,
+                   "shardscope: error: --focus '%s' is not a strategy in %s (%s): name one of them, or drop --focus\n",
                    choice.focus.c_str(), path.c_str(), names.c_str());
       return 2;
     }
   }
-  options.readyToCapture = [&] { return state.pendingAt.empty() && state.pendingZoom.empty() && state.pendingFocus < 0; };
+  options.readyToCapture = [&] {
+    return state.pendingAt.empty() && state.pendingZoom.empty() && state.pendingFocus < 0;
+  };
   std::string error;
-  const int rc = ui::runWindow(options, [&] { ui::drawAppFrame(state, store, &control); }, error);
+  const int rc = ui::runWindow(
+      options, [&] { ui::drawAppFrame(state, store, &control); }, error);
   endIfStillReading(control, rc);
   if (rc != 0) std::fprintf(stderr, "shardscope: %s\n", error.c_str());
   return reportAtError(state, rc);

@@ -13,18 +13,18 @@
 namespace shardscope::app {
 
 struct WindowChoice {
-  std::string screenshotPath;  // hidden window; the PNG is written when there is nothing left to wait for
-  std::string tab;             // tab below the timelines to show first (bottomTabTitle's names)
-  std::string at;              // where to put the playhead: a time or an event group (playhead.h)
-  std::string zoom;            // the timelines' visible window: FROM..TO, each as `at` (playhead.h)
+  std::string screenshotPath;            // hidden window; the PNG is written when there is nothing left to wait for
+  std::string tab;                       // tab below the timelines to show first (bottomTabTitle's names)
+  std::string at;                        // where to put the playhead: a time or an event group (playhead.h)
+  std::string zoom;                      // the timelines' visible window: FROM..TO, each as `at` (playhead.h)
   std::string windowSize = "1600x1000";  // WIDTHxHEIGHT of the window (and so of the PNG)
   // Projector mode (ui/projector_mode.h).
-  std::string uiScale = "1";         // text and sizes, 0.75 to 3
+  std::string uiScale = "1";  // text and sizes, 0.75 to 3
   bool highContrast = false;
-  bool stragglers = false;             // the stragglers view (W)
-  std::string memoryScale = "shared";  // shared | own: each session's memory lanes to its own peak
-  std::string focus;                 // a strategy: that session alone, full screen
-  int caption = 1;                   // a lesson's caption to open at, from 1
+  bool stragglers = false;               // the stragglers view (W)
+  std::string memoryScale = "shared";    // shared | own: each session's memory lanes to its own peak
+  std::string focus;                     // a strategy: that session alone, full screen
+  int caption = 1;                       // a lesson's caption to open at, from 1
   std::string windowEvents = "8000000";  // the most events the runs in the window hold in detail
   // Whether any option that only a window uses differs from its default (run and compare open a
   // window only with --screenshot).

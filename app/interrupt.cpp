@@ -39,9 +39,12 @@ int interruptSignal() { return gSignal; }
 
 std::string signalName(int signal) {
   switch (signal) {
-    case SIGINT: return "SIGINT (Ctrl-C)";
-    case SIGTERM: return "SIGTERM";
-    case SIGHUP: return "SIGHUP";
+    case SIGINT:
+      return "SIGINT (Ctrl-C)";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGHUP:
+      return "SIGHUP";
   }
   return "signal " + std::to_string(signal);
 }

@@ -28,7 +28,8 @@ trace::LoadedTrace loadJob(const std::vector<std::string>& paths) {
   if (paths.size() == 1 && !trace::looksLikeProfilerTrace(paths.front()) && looksLikeTrace(paths.front())) {
     return trace::loadChromeTrace(paths.front());
   }
-  if (paths.size() > 1 && std::any_of(paths.begin(), paths.end(), [](const std::string& p) { return trace::isDirectory(p); })) {
+  if (paths.size() > 1 &&
+      std::any_of(paths.begin(), paths.end(), [](const std::string& p) { return trace::isDirectory(p); })) {
     trace::LoadedTrace out;
     out.error =
         "view --summary writes one job's summary: name one directory, or one PyTorch job's per-rank "
@@ -100,7 +101,8 @@ int writeJobSummary(const std::vector<std::string>& paths, const std::string& su
   if (isFlightRecorderJob(paths)) return writeHangSummary(paths, summaryPath);
   auto loaded = loadJob(paths);
   const bool profiler = !loaded.jobLabel.empty();  // a PyTorch job's own traces
-  const std::string dir = paths.front() + (paths.size() > 1 ? " and " + std::to_string(paths.size() - 1) + " more" : "");
+  const std::string dir =
+      paths.front() + (paths.size() > 1 ? " and " + std::to_string(paths.size() - 1) + " more" : "");
   if (!loaded.error.empty()) {
     std::fprintf(stderr, "shardscope: error: %s\n", loaded.error.c_str());
     return 2;

@@ -56,7 +56,8 @@ std::optional<std::string> readAnswers(const lessons::Lesson& lesson, LessonOpti
 namespace {
 
 // Asks each question on the terminal until its answer can be read; false at the end of input.
-bool askQuestions(const lessons::Lesson& lesson, std::vector<std::string>& typed, std::vector<lessons::Answer>& answers) {
+bool askQuestions(const lessons::Lesson& lesson, std::vector<std::string>& typed,
+                  std::vector<lessons::Answer>& answers) {
   std::printf("predict first: answer before the runs start; each answer is scored against the measurement.\n");
   for (const auto& q : lesson.questions) {
     for (;;) {
@@ -90,7 +91,8 @@ void printScores(const lessons::Lesson& lesson, const std::vector<std::string>& 
       std::printf("     not scored: a run it needs did not end\n");
       continue;
     }
-    std::printf("     measured: %s\n     %s: %.0f / 100\n", score->measured.c_str(), score->verdict.c_str(), score->points);
+    std::printf("     measured: %s\n     %s: %.0f / 100\n", score->measured.c_str(), score->verdict.c_str(),
+                score->points);
     total += score->points;
     ++scored;
   }
@@ -107,8 +109,9 @@ int runLessonInTerminal(const lessons::Lesson& lesson, const LessonOptions& opti
   std::vector<std::string> typed = options.typed;  // given with --answers, else asked here
   std::vector<lessons::Answer> answers = options.given;
   if (options.predict && answers.empty() && !askQuestions(lesson, typed, answers)) {
-    std::fprintf(stderr, "shardscope: error: the input ended before every question had an answer; give them with "
-                         "--answers 'A1;A2;...'\n");
+    std::fprintf(stderr,
+                 "shardscope: error: the input ended before every question had an answer; give them with "
+                 "--answers 'A1;A2;...'\n");
     return 2;
   }
   std::vector<std::vector<RankStats>> stats;
@@ -125,11 +128,13 @@ int runLessonInTerminal(const lessons::Lesson& lesson, const LessonOptions& opti
     if (hungAsMeant) {
       std::printf("run '%s' hung, as the lesson means it to: %s\n", lesson.runs[i].label.c_str(), result.error.c_str());
     } else if (!result.ok) {
-      std::fprintf(stderr, "shardscope: lesson run '%s' failed: %s\n", lesson.runs[i].label.c_str(), result.error.c_str());
+      std::fprintf(stderr, "shardscope: lesson run '%s' failed: %s\n", lesson.runs[i].label.c_str(),
+                   result.error.c_str());
       allRan = false;
     }
     hangs.push_back(result.lastCollectives);
-    stats.push_back(result.ok ? computeRankStats(config, result.recording, result.parameterCount, result.device) : std::vector<RankStats>{});
+    stats.push_back(result.ok ? computeRankStats(config, result.recording, result.parameterCount, result.device)
+                              : std::vector<RankStats>{});
   }
   std::printf("\ncaptions (in the app: shardscope --lesson %s; N / P step through them):\n", lesson.name.c_str());
   for (size_t i = 0; i < lesson.captions.size(); ++i) {
@@ -137,12 +142,14 @@ int runLessonInTerminal(const lessons::Lesson& lesson, const LessonOptions& opti
     std::string where = c.tab;
     if (!c.at.empty()) where += (where.empty() ? "" : ", ") + std::string("at ") + c.at;
     if (!c.run.empty()) where += (where.empty() ? "" : ", ") + c.run;
-    std::printf("  %zu. %s%s%s\n", i + 1, c.text.c_str(), where.empty() ? "" : "  [", where.empty() ? "" : (where + "]").c_str());
+    std::printf("  %zu. %s%s%s\n", i + 1, c.text.c_str(), where.empty() ? "" : "  [",
+                where.empty() ? "" : (where + "]").c_str());
   }
   std::printf("\nclaims, checked on these runs:\n");
   bool allHold = true;
   for (const auto& check : lessons::checkClaims(lesson, stats, hangs)) {
-    std::printf("  %-13s %s\n  %-13s %s\n", check.holds ? "holds:" : "does NOT hold:", check.says.c_str(), "", check.measured.c_str());
+    std::printf("  %-13s %s\n  %-13s %s\n", check.holds ? "holds:" : "does NOT hold:", check.says.c_str(), "",
+                check.measured.c_str());
     allHold &= check.holds;
   }
   if (options.predict) printScores(lesson, typed, answers, stats);

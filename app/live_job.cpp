@@ -72,8 +72,10 @@ void LiveJobSink::rankEvents(int rank, const std::vector<trace::Event>& events) 
     if (e.kind == trace::EventKind::RunInfo) r.placement = e.text;
     if (e.kind == trace::EventKind::StepEnd && rank == 0) losses.push_back(e.loss);
     if (!trace::isRecordedEvent(e)) continue;
-    if (r.clockKnown) order(r, e);
-    else r.beforeClock.push_back(e);
+    if (r.clockKnown)
+      order(r, e);
+    else
+      r.beforeClock.push_back(e);
   }
   auto lock = store_.lock();
   auto& s = store_.sessions()[static_cast<size_t>(session_)];
@@ -116,8 +118,8 @@ void LiveJobSink::finish(int collectorExit) {
   if (collectorExit == 2) {
     s.error = "the collector could not listen on " + listeningOn_ +
               " (another process may hold the port: choose another); the terminal says why";
-  }
-  else if (collectorExit != 0 && ended_.empty()) s.error = "the collector stopped before every rank had finished";
+  } else if (collectorExit != 0 && ended_.empty())
+    s.error = "the collector stopped before every rank had finished";
   store_.touch();
 }
 

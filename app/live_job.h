@@ -32,7 +32,7 @@ class LiveJobSink final : public CollectorSink {
  private:
   struct Rank {
     std::unique_ptr<trace::StreamMerger> order;  // this rank's events in time order (as a controller's)
-    trace::RankClock clock;  // its readings so far (the latest holds for what follows it)
+    trace::RankClock clock;                      // its readings so far (the latest holds for what follows it)
     // Its events before its clock was measured (the clock_offset line comes once its ranks are
     // up): held, and shifted with the rest when it comes.
     bool clockKnown = false;
@@ -41,7 +41,7 @@ class LiveJobSink final : public CollectorSink {
   };
   Rank& rankState(int rank);
   void order(Rank& r, trace::Event e);  // on rank 0's clock, into the rank's merger
-  void refreshDevice();  // under the store's lock
+  void refreshDevice();                 // under the store's lock
 
   ui::SessionStore& store_;
   std::string listeningOn_;

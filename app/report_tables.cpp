@@ -19,10 +19,14 @@ namespace {
 
 std::string formatRate(double value, const char* unit) {
   char buf[32];
-  if (value >= 1e9) std::snprintf(buf, sizeof buf, "%.2f G%s", value / 1e9, unit);
-  else if (value >= 1e6) std::snprintf(buf, sizeof buf, "%.2f M%s", value / 1e6, unit);
-  else if (value >= 1e3) std::snprintf(buf, sizeof buf, "%.2f k%s", value / 1e3, unit);
-  else std::snprintf(buf, sizeof buf, "%.1f %s", value, unit);
+  if (value >= 1e9)
+    std::snprintf(buf, sizeof buf, "%.2f G%s", value / 1e9, unit);
+  else if (value >= 1e6)
+    std::snprintf(buf, sizeof buf, "%.2f M%s", value / 1e6, unit);
+  else if (value >= 1e3)
+    std::snprintf(buf, sizeof buf, "%.2f k%s", value / 1e3, unit);
+  else
+    std::snprintf(buf, sizeof buf, "%.1f %s", value, unit);
   return buf;
 }
 
@@ -32,9 +36,7 @@ std::string formatCollectiveTime(const trace::CollectiveTotals& c, int steps) {
   return trace::formatDuration(c.seconds * 1e9 / std::max(steps, 1));
 }
 
-std::string perStep(int64_t bytes, int steps) {
-  return formatBytes(static_cast<double>(bytes) / std::max(steps, 1));
-}
+std::string perStep(int64_t bytes, int steps) { return formatBytes(static_cast<double>(bytes) / std::max(steps, 1)); }
 
 // "size / sent" of one collective type per step: what the algorithm asks for against what the rank
 // puts on the wire for it under the ring schedule.
@@ -49,10 +51,9 @@ constexpr const char* kTrafficLegend =
     "(all-reduce 2(N-1)/N x size, all-gather and reduce-scatter (N-1)/N x size each way; a PyTorch\n"
     "job's all-to-all its input and output less its own part, its send and recv their message one way)";
 
-constexpr MemoryRole kRoles[] = {MemoryRole::ParamShard,     MemoryRole::ParamGathered,
-                                 MemoryRole::GradShard,      MemoryRole::GradFull,
-                                 MemoryRole::OptimizerState, MemoryRole::Activation,
-                                 MemoryRole::CommBuffer,     MemoryRole::Other};
+constexpr MemoryRole kRoles[] = {MemoryRole::ParamShard, MemoryRole::ParamGathered,  MemoryRole::GradShard,
+                                 MemoryRole::GradFull,   MemoryRole::OptimizerState, MemoryRole::Activation,
+                                 MemoryRole::CommBuffer, MemoryRole::Other};
 std::vector<CollectiveOp> opsShown(const std::vector<RankStats>& ranks) {
   std::vector<const RankStats*> all;
   for (const auto& r : ranks) all.push_back(&r);
@@ -73,7 +74,8 @@ void printTrafficTable(std::FILE* out, const std::vector<RankStats>& ranks) {
   std::fprintf(out, " %12s %12s %12s\n", "total size", "total sent", "received");
   for (const auto& r : ranks) {
     std::fprintf(out, "%-5d", r.rank);
-    for (auto op : ops) std::fprintf(out, " %22s", formatTraffic(r.collectives[static_cast<int>(op)], r.recordedSteps).c_str());
+    for (auto op : ops)
+      std::fprintf(out, " %22s", formatTraffic(r.collectives[static_cast<int>(op)], r.recordedSteps).c_str());
     const auto all = trace::allCollectives(r.collectives);
     std::fprintf(out, " %12s %12s %12s\n", perStep(all.sizeBytes, r.recordedSteps).c_str(),
                  perStep(all.sentBytes, r.recordedSteps).c_str(), perStep(all.receivedBytes, r.recordedSteps).c_str());
@@ -84,7 +86,8 @@ void printTrafficTable(std::FILE* out, const std::vector<RankStats>& ranks) {
 // it wraps), beside the device's table; nothing for any other run.
 void printHostMemoryTable(std::FILE* out, const std::vector<RankStats>& ranks) {
   if (std::none_of(ranks.begin(), ranks.end(), [](const RankStats& r) { return r.peakHost > 0; })) return;
-  std::fprintf(out, "\nPeak host memory per rank (--offload cpu: pinned shards and gradients, the optimizer's state)\n");
+  std::fprintf(out,
+               "\nPeak host memory per rank (--offload cpu: pinned shards and gradients, the optimizer's state)\n");
   std::fprintf(out, "%-5s %11s", "rank", "peak total");
   for (auto role : trace::kOffloadedRoles) std::fprintf(out, " %15s", trace::memoryRoleName(role));
   std::fprintf(out, "\n");
@@ -149,8 +152,10 @@ void printRunTables(std::FILE* out, const RunConfig& config, const std::vector<R
     printMemoryTable(out, config, ranks, limits);
     printTrafficTable(out, ranks);
   } else {
-    std::fprintf(out, "\nMemory, collectives and overlap were not recorded (--recording %s): step "
-                      "times and throughput only\n", modeName(config.recording));
+    std::fprintf(out,
+                 "\nMemory, collectives and overlap were not recorded (--recording %s): step "
+                 "times and throughput only\n",
+                 modeName(config.recording));
   }
   std::fprintf(out, "\nTime, throughput and time in collectives per rank per step (steps after the first)\n");
   const auto ops = opsShown(ranks);
@@ -163,11 +168,13 @@ void printRunTables(std::FILE* out, const RunConfig& config, const std::vector<R
                  config.model == ModelKind::Gpt ? formatRate(r.tokensPerSecond, "").c_str() : "-",
                  formatRate(r.modelFlopsPerSecond, "").c_str());
     for (auto op : ops) {
-      std::fprintf(out, " %15s", recorded ? formatCollectiveTime(r.collectives[static_cast<int>(op)], r.recordedSteps).c_str()
-                                          : "not recorded");
+      std::fprintf(out, " %15s",
+                   recorded ? formatCollectiveTime(r.collectives[static_cast<int>(op)], r.recordedSteps).c_str()
+                            : "not recorded");
     }
     if (recorded) {
-      std::fprintf(out, " %7.1f%% %10s", r.overlapPercent, trace::formatDuration(r.steadyExposedCommSeconds * 1e9).c_str());
+      std::fprintf(out, " %7.1f%% %10s", r.overlapPercent,
+                   trace::formatDuration(r.steadyExposedCommSeconds * 1e9).c_str());
     } else {
       std::fprintf(out, " %8s %10s", "-", "-");
     }
@@ -176,15 +183,18 @@ void printRunTables(std::FILE* out, const RunConfig& config, const std::vector<R
   }
   if (limits.peakFlops > 0) std::fprintf(out, "MFU: model FLOP/s over %s\n", limits.peakNote.c_str());
   if (recorded) {
-    std::fprintf(out, "overlap: the share of collective time forward or backward compute hid; exposed: the rest, per\n"
-                      "step, when the rank waited on the network with nothing to compute (HTA's comm/compute overlap)\n");
+    std::fprintf(out,
+                 "overlap: the share of collective time forward or backward compute hid; exposed: the rest, per\n"
+                 "step, when the rank waited on the network with nothing to compute (HTA's comm/compute overlap)\n");
   }
   if (recorded) printStragglers(out, ranks);
   int64_t dropped = 0;
   for (const auto& r : ranks) dropped += r.droppedEvents;
   if (dropped > 0) {
-    std::fprintf(out, "warning: %lld events were dropped (recording buffers full); figures that "
-                      "depend on them are incomplete\n", static_cast<long long>(dropped));
+    std::fprintf(out,
+                 "warning: %lld events were dropped (recording buffers full); figures that "
+                 "depend on them are incomplete\n",
+                 static_cast<long long>(dropped));
   }
 }
 
@@ -246,24 +256,29 @@ class ComparisonTable {
 
 void ComparisonTable::memoryRows() const {
   row("peak memory (max rank)", [&](const StrategyColumn& c) {
-    return recorded(c, [&] { return formatBytes(maxOver(c.ranks, [](const RankStats& r) { return double(r.peakTotal); })); });
+    return recorded(
+        c, [&] { return formatBytes(maxOver(c.ranks, [](const RankStats& r) { return double(r.peakTotal); })); });
   });
   for (auto role : kRoles) {
     const std::string name = std::string("  ") + trace::memoryRoleName(role);
     row(name.c_str(), [&](const StrategyColumn& c) {
       return recorded(c, [&] {
-        return formatBytes(maxOver(c.ranks, [&](const RankStats& r) { return double(r.peakByRole[static_cast<int>(role)]); }));
+        return formatBytes(
+            maxOver(c.ranks, [&](const RankStats& r) { return double(r.peakByRole[static_cast<int>(role)]); }));
       });
     });
   }
   row("  activation saved (bwd)", [&](const StrategyColumn& c) {
-    return recorded(c, [&] { return formatBytes(maxOver(c.ranks, [](const RankStats& r) { return double(r.activationSavedBytes); })); });
-  });
-  const auto hostPeak = [&](const StrategyColumn& c) { return maxOver(c.ranks, [](const RankStats& r) { return double(r.peakHost); }); };
-  if (std::any_of(columns.begin(), columns.end(), [&](const StrategyColumn& c) { return hostPeak(c) > 0; })) {
-    row("peak host memory (--offload)", [&](const StrategyColumn& c) {
-      return recorded(c, [&] { return formatBytes(hostPeak(c)); });
+    return recorded(c, [&] {
+      return formatBytes(maxOver(c.ranks, [](const RankStats& r) { return double(r.activationSavedBytes); }));
     });
+  });
+  const auto hostPeak = [&](const StrategyColumn& c) {
+    return maxOver(c.ranks, [](const RankStats& r) { return double(r.peakHost); });
+  };
+  if (std::any_of(columns.begin(), columns.end(), [&](const StrategyColumn& c) { return hostPeak(c) > 0; })) {
+    row("peak host memory (--offload)",
+        [&](const StrategyColumn& c) { return recorded(c, [&] { return formatBytes(hostPeak(c)); }); });
   }
   const auto capacityOf = [](const StrategyColumn& c) { return deviceLimitsOf(c.config, c.device).capacityBytes; };
   if (std::any_of(columns.begin(), columns.end(), [&](const StrategyColumn& c) { return capacityOf(c) > 0; })) {
@@ -283,7 +298,8 @@ void ComparisonTable::memoryRows() const {
 void ComparisonTable::stepRows() const {
   row("step time (slowest rank)", [&](const StrategyColumn& c) {
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f ms", 1e3 * maxOver(c.ranks, [](const RankStats& r) { return r.steadyStepSeconds; }));
+    std::snprintf(buf, sizeof buf, "%.1f ms",
+                  1e3 * maxOver(c.ranks, [](const RankStats& r) { return r.steadyStepSeconds; }));
     return std::string(buf);
   });
   row("samples/s (all ranks)", [&](const StrategyColumn& c) {
@@ -327,15 +343,14 @@ void ComparisonTable::collectiveRows() const {
     const std::string sent = std::string("  sent (") + trace::trafficBasis(op) + ")";
     row(sent.c_str(), figure([](const trace::CollectiveTotals& t, int steps) { return perStep(t.sentBytes, steps); }));
     row("  time", figure([](const trace::CollectiveTotals& t, int steps) {
-      return trace::formatDuration(t.seconds * 1e9 / std::max(steps, 1));
-    }));
+          return trace::formatDuration(t.seconds * 1e9 / std::max(steps, 1));
+        }));
   }
 }
 
 void ComparisonTable::sentRows() const {
-  row("sent per step (rank 0, ring)", [&](const StrategyColumn& c) {
-    return recorded(c, [&] { return formatBytes(sentPerStep(c)); });
-  });
+  row("sent per step (rank 0, ring)",
+      [&](const StrategyColumn& c) { return recorded(c, [&] { return formatBytes(sentPerStep(c)); }); });
   if (std::any_of(columns.begin(), columns.end(), [&](const StrategyColumn& c) { return baselineFor(c) != nullptr; })) {
     row((std::string("  ratio to ") + baselineStrategy().name).c_str(), [&](const StrategyColumn& c) {
       const auto* baseline = baselineFor(c);
@@ -351,17 +366,20 @@ void ComparisonTable::sentRows() const {
 
 void ComparisonTable::overlapRows() const {
   bool anyRecompute = false;
-  for (const auto& c : columns) anyRecompute |= maxOver(c.ranks, [](const RankStats& r) { return r.recomputeSecondsPerStep; }) > 0;
+  for (const auto& c : columns)
+    anyRecompute |= maxOver(c.ranks, [](const RankStats& r) { return r.recomputeSecondsPerStep; }) > 0;
   if (anyRecompute) {  // activation checkpointing: what the memory it saves costs in compute
     row("recompute per step", [&](const StrategyColumn& c) {
       return recorded(c, [&] {
-        return trace::formatDuration(1e9 * maxOver(c.ranks, [](const RankStats& r) { return r.recomputeSecondsPerStep; }));
+        return trace::formatDuration(1e9 *
+                                     maxOver(c.ranks, [](const RankStats& r) { return r.recomputeSecondsPerStep; }));
       });
     });
   }
   row("exposed comm per step", [&](const StrategyColumn& c) {
     return recorded(c, [&] {
-      return trace::formatDuration(1e9 * maxOver(c.ranks, [](const RankStats& r) { return r.steadyExposedCommSeconds; }));
+      return trace::formatDuration(1e9 *
+                                   maxOver(c.ranks, [](const RankStats& r) { return r.steadyExposedCommSeconds; }));
     });
   });
   row("comm/compute overlap", [&](const StrategyColumn& c) {
@@ -393,9 +411,10 @@ void printComparisonTable(std::FILE* out, const std::vector<StrategyColumn>& col
 }
 
 void printScalingTable(std::FILE* out, const std::vector<StrategyColumn>& columns) {
-  std::fprintf(out, "\nPer-rank memory against the world size N, on the same global batch (the largest rank, "
-                    "measured;\nmodel states: the roles the estimator predicts, measured as it predicts them, beside "
-                    "its PREDICTION)\n");
+  std::fprintf(out,
+               "\nPer-rank memory against the world size N, on the same global batch (the largest rank, "
+               "measured;\nmodel states: the roles the estimator predicts, measured as it predicts them, beside "
+               "its PREDICTION)\n");
   std::fprintf(out, "%-14s %4s %12s %13s %13s %12s %12s %12s\n", "strategy", "N", "peak total", "model states",
                "predicted", "activation", "comm_buffer", "other");
   std::vector<StrategyKind> strategies;
@@ -418,8 +437,8 @@ void printScalingTable(std::FILE* out, const std::vector<StrategyColumn>& column
       const auto prediction = estimate::predictRun(c.config);
       const auto predicted = prediction.modelStateBytes();
       if (!c.ok || !r || !anyRecorded(c.ranks)) {
-        std::fprintf(out, "%-14s %4d %12s %13s %13s\n", strategyName(strategy), c.config.world, c.ok ? "not recorded" : "failed",
-                     "-", formatBytes(static_cast<double>(predicted)).c_str());
+        std::fprintf(out, "%-14s %4d %12s %13s %13s\n", strategyName(strategy), c.config.world,
+                     c.ok ? "not recorded" : "failed", "-", formatBytes(static_cast<double>(predicted)).c_str());
         continue;
       }
       // The roles the estimator predicts, each as it predicts it (its peak, or what stays after a step).
@@ -427,16 +446,20 @@ void printScalingTable(std::FILE* out, const std::vector<StrategyColumn>& column
       for (const auto& m : prediction.memory) {
         if (!m.host) states += measuredRoleBytes(*r, m.role, m.when == estimate::When::AfterStep, false);
       }
-      const auto role = [&](MemoryRole m) { return formatBytes(static_cast<double>(r->peakByRole[static_cast<int>(m)])); };
+      const auto role = [&](MemoryRole m) {
+        return formatBytes(static_cast<double>(r->peakByRole[static_cast<int>(m)]));
+      };
       std::fprintf(out, "%-14s %4d %12s %13s %13s %12s %12s %12s\n", strategyName(strategy), c.config.world,
-                   formatBytes(static_cast<double>(r->peakTotal)).c_str(), formatBytes(static_cast<double>(states)).c_str(),
+                   formatBytes(static_cast<double>(r->peakTotal)).c_str(),
+                   formatBytes(static_cast<double>(states)).c_str(),
                    formatBytes(static_cast<double>(predicted)).c_str(), role(MemoryRole::Activation).c_str(),
                    role(MemoryRole::CommBuffer).c_str(), role(MemoryRole::Other).c_str());
     }
   }
-  std::fprintf(out, "Model states shrink with N for the sharded strategies (as the seeds say: 1/N); activations\n"
-                    "shrink only because each rank's share of the batch does, and gathered units and buffers\n"
-                    "do not shrink at all.\n");
+  std::fprintf(out,
+               "Model states shrink with N for the sharded strategies (as the seeds say: 1/N); activations\n"
+               "shrink only because each rank's share of the batch does, and gathered units and buffers\n"
+               "do not shrink at all.\n");
 }
 
 }  // namespace shardscope::app

@@ -15,10 +15,9 @@ class SlowStepNotice {
  public:
   using Clock = std::chrono::steady_clock;
 
-  SlowStepNotice(int ranks, int steps, Clock::time_point start,
-                 std::chrono::seconds every = std::chrono::seconds(10));
+  SlowStepNotice(int ranks, int steps, Clock::time_point start, std::chrono::seconds every = std::chrono::seconds(10));
 
-  void event(const trace::Event& event);             // every event a rank sends, as it arrives
+  void event(const trace::Event& event);            // every event a rank sends, as it arrives
   void stepEnded(int step, Clock::time_point now);  // once every rank has finished `step`
   // "step 2/5 has run 20 s: rank 0 backward blocks.1 ended in step 2, rank 1 ..." when another
   // interval has passed since the last step ended (or the run began) or the last line; else "".
@@ -29,10 +28,10 @@ class SlowStepNotice {
   // sends millions).
   std::vector<trace::Event> lastTelling_;
   int steps_;
-  int step_ = 0;                        // the step running now, 0-based
+  int step_ = 0;  // the step running now, 0-based
   Clock::time_point stepBegan_;
   std::chrono::seconds every_;
-  int told_ = 0;                        // lines printed for this step
+  int told_ = 0;  // lines printed for this step
 };
 
 }  // namespace shardscope::app

@@ -39,8 +39,10 @@ GateCommand TerminalGate::command() {
   }
   if (line == "c") return GateCommand::Continue;
   if (!line.empty()) {
-    std::printf("'%s' is not a step-gate command: press Enter to go on by one, c + Enter to "
-                "continue, q + Enter to stop.\n", line.c_str());
+    std::printf(
+        "'%s' is not a step-gate command: press Enter to go on by one, c + Enter to "
+        "continue, q + Enter to stop.\n",
+        line.c_str());
     std::fflush(stdout);
     return GateCommand::None;
   }

@@ -25,7 +25,8 @@ std::optional<std::string> parseUiScale(const std::string& text, float& scale) {
   if (!shapeOk || !(value >= ui::kMinUiScale && value <= ui::kMaxUiScale)) {
     char range[48];
     std::snprintf(range, sizeof range, "from %.2f to %.0f", ui::kMinUiScale, ui::kMaxUiScale);
-    return "--ui-scale '" + text + "' is not a scale " + range + "; e.g. --ui-scale 1.5 for a projector, 2 for a large hall.";
+    return "--ui-scale '" + text + "' is not a scale " + range +
+           "; e.g. --ui-scale 1.5 for a projector, 2 for a large hall.";
   }
   scale = value;
   return std::nullopt;
@@ -33,7 +34,8 @@ std::optional<std::string> parseUiScale(const std::string& text, float& scale) {
 
 std::optional<std::string> checkMemoryScale(const std::string& text) {
   if (text == "shared" || text == "own") return std::nullopt;
-  return "--memory-scale '" + text + "' is not a choice: shared (every session's memory lanes on one scale, to compare "
+  return "--memory-scale '" + text +
+         "' is not a choice: shared (every session's memory lanes on one scale, to compare "
          "heights) or own (each session's lanes up to its own peak, to see its shape)";
 }
 
@@ -41,13 +43,15 @@ std::optional<std::string> parseWindowEvents(const std::string& text, size_t& ev
   unsigned long long value = 0;
   char unit = 0, extra = 0;
   const int read = std::sscanf(text.c_str(), "%llu%c%c", &value, &unit, &extra);
-  const unsigned long long scale = read == 1 ? 1 : read == 2 && (unit == 'k' || unit == 'K') ? 1000
-                                   : read == 2 && unit == 'M'                            ? 1000000
-                                                                                         : 0;
+  const unsigned long long scale = read == 1                                   ? 1
+                                   : read == 2 && (unit == 'k' || unit == 'K') ? 1000
+                                   : read == 2 && unit == 'M'                  ? 1000000
+                                                                               : 0;
   const bool digitsFirst = !text.empty() && text[0] >= '0' && text[0] <= '9';
   if (!digitsFirst || scale == 0 || value > 1'000'000'000ULL || value * scale < 10'000 ||
       value * scale > 1'000'000'000) {
-    return "--window-events '" + text + "' is not a number of events from 10000 to 1000000000 (k and M allowed): "
+    return "--window-events '" + text +
+           "' is not a number of events from 10000 to 1000000000 (k and M allowed): "
            "the most events the window's runs hold in detail, 70 to 120 MB a million; e.g. --window-events 2M on a "
            "small machine";
   }

@@ -62,8 +62,8 @@ struct StepWriter {
         const int64_t computeBegin = t;
         for (int k = 0; k < 80; ++k) memory(MemoryRole::Activation, phase == 0 ? 4096 : -4096);
         t = computeBegin;
-        span(EventKind::Compute, static_cast<uint8_t>(phase == 0 ? ComputeKind::Forward : ComputeKind::Backward), s,
-             p, 80 * 500, u);
+        span(EventKind::Compute, static_cast<uint8_t>(phase == 0 ? ComputeKind::Forward : ComputeKind::Backward), s, p,
+             80 * 500, u);
         memory(MemoryRole::ParamGathered, -(4 << 20), u);
       }
     }

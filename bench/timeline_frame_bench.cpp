@@ -52,9 +52,8 @@ int main(int argc, char** argv) {
       ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
     }
     std::sort(ms.begin(), ms.end());
-    std::printf("%-28s median %.2f ms  p90 %.2f ms  (%d vertices; drawn %d, folded %d)\n", label,
-                ms[ms.size() / 2], ms[ms.size() * 9 / 10], vertices, state.lastStats.spansDrawn,
-                state.lastStats.spansFolded);
+    std::printf("%-28s median %.2f ms  p90 %.2f ms  (%d vertices; drawn %d, folded %d)\n", label, ms[ms.size() / 2],
+                ms[ms.size() * 9 / 10], vertices, state.lastStats.spansDrawn, state.lastStats.spansFolded);
   };
   measure("whole run in view", 30);
   if (ranks > kRanksUnfolded) {

@@ -68,8 +68,7 @@ std::vector<ParamSpec> withLoraAdapters(const std::vector<ParamSpec>& base, cons
     ParamSpec frozen = base[i];
     frozen.trainable = false;
     out.push_back(frozen);
-    const bool lastOfBlock =
-        base[i].unit != kRootUnit && (i + 1 == base.size() || base[i + 1].unit != base[i].unit);
+    const bool lastOfBlock = base[i].unit != kRootUnit && (i + 1 == base.size() || base[i + 1].unit != base[i].unit);
     if (!lastOfBlock) continue;
     const std::string prefix = "blocks." + std::to_string(base[i].unit) + ".";
     for (const auto& target : targets) {

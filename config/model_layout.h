@@ -14,10 +14,10 @@ namespace shardscope {
 constexpr int kRootUnit = -1;
 
 struct ParamSpec {
-  std::string name;             // PyTorch state_dict name, e.g. "blocks.0.weight"
+  std::string name;  // PyTorch state_dict name, e.g. "blocks.0.weight"
   std::vector<int64_t> shape;
-  int unit = kRootUnit;         // FSDP unit: block index, or kRootUnit
-  bool trainable = true;        // false: frozen (requires_grad=False), e.g. a base weight under LoRA
+  int unit = kRootUnit;   // FSDP unit: block index, or kRootUnit
+  bool trainable = true;  // false: frozen (requires_grad=False), e.g. a base weight under LoRA
 
   int64_t numel() const;
 };
@@ -45,11 +45,11 @@ int64_t trainableElements(const RunConfig& config);
 // stepped and reduce-scattered whole (FSDP1's FlatParameter rule). The engine shards exactly these
 // and the estimator counts them.
 struct FlatUnit {
-  std::string name;          // "blocks.3", "root"; "blocks.3.lora" for LoRA's adapters
-  int unit = kRootUnit;      // the model unit it belongs to: block index, or kRootUnit
+  std::string name;      // "blocks.3", "root"; "blocks.3.lora" for LoRA's adapters
+  int unit = kRootUnit;  // the model unit it belongs to: block index, or kRootUnit
   bool trainable = true;
-  std::vector<int> params;   // indices into the layout, in layout order
-  int64_t numel = 0;         // unpadded elements
+  std::vector<int> params;  // indices into the layout, in layout order
+  int64_t numel = 0;        // unpadded elements
 };
 std::vector<FlatUnit> flatUnits(const std::vector<ParamSpec>& layout, int blocks);
 

@@ -68,7 +68,6 @@ const std::vector<ModeName<Offload>>& modeNames(Offload) {
 }
 const char* modeOption(Offload) { return "offload"; }
 
-
 std::string unknownModeMessage(const char* option, const std::string& given, const std::string& choices) {
   return std::string("--") + option + " '" + files::clipped(given) + "' is not known; choose one of: " + choices + ".";
 }

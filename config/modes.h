@@ -102,7 +102,6 @@ std::string modeChoices(const char* separator = " | ") {
   return list;
 }
 
-
 // The message for a name that is none of E's: "--precision 'fp64' is not known; choose one of: ...".
 std::string unknownModeMessage(const char* option, const std::string& given, const std::string& choices);
 template <typename E, std::enable_if_t<kIsMode<E>, int> = 0>

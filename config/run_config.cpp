@@ -18,7 +18,6 @@
 
 namespace shardscope {
 
-
 namespace {
 
 // "ddp (NO_SHARD, ZeRO-0) | zero1 (...) | ...", from the strategy table.
@@ -190,14 +189,14 @@ std::string normalizeKey(std::string key) {
   return key;
 }
 
-
 // Strict: a whole number only from a JSON number with no fraction, within T's range (no wrapping
 // of 1e12, no 2.7 read as 2, no true read as 1); a number only from a finite JSON number; a string
 // only from a string.
 template <typename T>
 std::optional<std::string> readValue(const nlohmann::json& value, const std::string& key, T& out) {
   if constexpr (std::is_same_v<T, std::string>) {
-    if (!value.is_string()) return "config key '" + key + "' has value " + files::shownValue(value) + "; it must be a string.";
+    if (!value.is_string())
+      return "config key '" + key + "' has value " + files::shownValue(value) + "; it must be a string.";
     out = value.get<std::string>();
   } else if constexpr (kIsMode<T>) {
     if (!value.is_string()) {
@@ -207,7 +206,8 @@ std::optional<std::string> readValue(const nlohmann::json& value, const std::str
     return readMode(value.get<std::string>(), out);
   } else if constexpr (std::is_floating_point_v<T>) {
     if (!value.is_number() || !std::isfinite(value.get<double>())) {
-      return "config key '" + key + "' has value " + files::shownValue(value) + "; it must be a finite number, e.g. \"" + key + "\": 1.5.";
+      return "config key '" + key + "' has value " + files::shownValue(value) +
+             "; it must be a finite number, e.g. \"" + key + "\": 1.5.";
     }
     out = value.get<T>();
   } else {
@@ -215,14 +215,17 @@ std::optional<std::string> readValue(const nlohmann::json& value, const std::str
                        (value.is_number_float() && std::isfinite(value.get<double>()) &&
                         std::trunc(value.get<double>()) == value.get<double>());
     if (!whole) {
-      return "config key '" + key + "' has value " + files::shownValue(value) + "; it must be a whole number, e.g. \"" + key + "\": 4.";
+      return "config key '" + key + "' has value " + files::shownValue(value) + "; it must be a whole number, e.g. \"" +
+             key + "\": 4.";
     }
-    const long double v = value.is_number_unsigned() ? static_cast<long double>(value.get<uint64_t>())
+    const long double v = value.is_number_unsigned()  ? static_cast<long double>(value.get<uint64_t>())
                           : value.is_number_integer() ? static_cast<long double>(value.get<int64_t>())
                                                       : static_cast<long double>(value.get<double>());
-    if (v < static_cast<long double>(std::numeric_limits<T>::min()) || v > static_cast<long double>(std::numeric_limits<T>::max())) {
-      return "config key '" + key + "' has value " + files::shownValue(value) + ", out of range: it must be a whole number from " +
-             std::to_string(std::numeric_limits<T>::min()) + " to " + std::to_string(std::numeric_limits<T>::max()) + ".";
+    if (v < static_cast<long double>(std::numeric_limits<T>::min()) ||
+        v > static_cast<long double>(std::numeric_limits<T>::max())) {
+      return "config key '" + key + "' has value " + files::shownValue(value) +
+             ", out of range: it must be a whole number from " + std::to_string(std::numeric_limits<T>::min()) +
+             " to " + std::to_string(std::numeric_limits<T>::max()) + ".";
     }
     out = static_cast<T>(v);
   }
@@ -233,13 +236,14 @@ std::optional<std::string> readValue(const nlohmann::json& value, const std::str
 
 std::optional<std::string> applyConfigJson(const nlohmann::json& json, RunConfig& c) {
   if (!json.is_object()) {
-    return std::string("the config must be a JSON object of option names to values, e.g. "
-                       "{\"model\": \"gpt\", \"world\": 4}.");
+    return std::string(
+        "the config must be a JSON object of option names to values, e.g. "
+        "{\"model\": \"gpt\", \"world\": 4}.");
   }
   for (auto it = json.begin(); it != json.end(); ++it) {
     const std::string key = normalizeKey(it.key());
-    const auto field = std::find_if(configFields().begin(), configFields().end(),
-                                    [&](const ConfigField& f) { return key == f.key; });
+    const auto field =
+        std::find_if(configFields().begin(), configFields().end(), [&](const ConfigField& f) { return key == f.key; });
     if (field == configFields().end()) {
       return "unknown config key '" + files::clipped(it.key()) +
              "'. Allowed keys are the option names of 'shardscope run --help' without dashes, "
@@ -270,8 +274,8 @@ namespace {
 
 std::optional<std::string> positive(const char* option, long long value) {
   if (value > 0) return std::nullopt;
-  return std::string("--") + option + " is " + std::to_string(value) +
-         "; it must be a positive integer. Pass --" + option + " 1 or more.";
+  return std::string("--") + option + " is " + std::to_string(value) + "; it must be a positive integer. Pass --" +
+         option + " 1 or more.";
 }
 
 // A model whose parameter count a 64-bit integer cannot hold (--hidden 2147483647 printed
@@ -374,8 +378,7 @@ std::optional<std::string> checkWritableFile(const char* option, const std::stri
     return std::string("--") + option + " '" + path + "' is a directory; give a file name.";
   }
   const std::string parent = parentOf(path);
-  if (!isDirectory(parent) || access(parent.c_str(), W_OK) != 0 ||
-      (exists(path) && access(path.c_str(), W_OK) != 0)) {
+  if (!isDirectory(parent) || access(parent.c_str(), W_OK) != 0 || (exists(path) && access(path.c_str(), W_OK) != 0)) {
     return std::string("--") + option + " '" + path +
            "' cannot be written (its directory is missing or read-only). Choose a writable path.";
   }
@@ -422,14 +425,17 @@ std::optional<std::string> shardGroupProblem(const RunConfig& c) {
 std::optional<std::string> offloadProblem(const RunConfig& c) {
   if (c.offload == Offload::Off) return std::nullopt;
   if (!traitsOf(c.strategy).shardsParameters) {
-    return std::string("--offload cpu moves the parameter shards, gradients and optimizer state of a sharded "
-                       "strategy to host memory (FSDP2's CPUOffloadPolicy); --strategy ") +
-           strategyName(c.strategy) + " does not shard parameters. Use --strategy full_shard (or shard_grad_op, "
+    return std::string(
+               "--offload cpu moves the parameter shards, gradients and optimizer state of a sharded "
+               "strategy to host memory (FSDP2's CPUOffloadPolicy); --strategy ") +
+           strategyName(c.strategy) +
+           " does not shard parameters. Use --strategy full_shard (or shard_grad_op, "
            "hybrid_shard, hybrid_shard_zero2), or drop --offload.";
   }
   if (c.device != DeviceKind::Cuda) {
     return std::string("--offload cpu moves a GPU rank's training state to host memory, but --device is ") +
-           modeName(c.device) + ": a CPU run's state is in host memory already. Pass --device cuda on a "
+           modeName(c.device) +
+           ": a CPU run's state is in host memory already. Pass --device cuda on a "
            "machine with a GPU, or drop --offload.";
   }
   return std::nullopt;
@@ -535,18 +541,18 @@ std::optional<std::string> outputsProblem(const RunConfig& c) {
 
 std::optional<std::string> validate(const RunConfig& c) {
   if (c.stepGate != StepGateMode::Off && c.recording != RecordingMode::On) {
-    return std::string("--step-gate ") + modeName(c.stepGate) + " shows each event group as the ranks reach it, which needs " +
-           "--recording on (it is '" + modeName(c.recording) + "'). Drop --recording, or use --step-gate off.";
+    return std::string("--step-gate ") + modeName(c.stepGate) +
+           " shows each event group as the ranks reach it, which needs " + "--recording on (it is '" +
+           modeName(c.recording) + "'). Drop --recording, or use --step-gate off.";
   }
   if (c.prefetch < 0 || c.prefetch > kMaxPrefetch) {
-    return "--prefetch is " + std::to_string(c.prefetch) + "; it must be between 0 (no prefetch: " +
-           "each unit is gathered when it is needed) and " + std::to_string(kMaxPrefetch) +
-           " (units all-gathered ahead of the one computing). Pass e.g. --prefetch 1.";
+    return "--prefetch is " + std::to_string(c.prefetch) +
+           "; it must be between 0 (no prefetch: " + "each unit is gathered when it is needed) and " +
+           std::to_string(kMaxPrefetch) + " (units all-gathered ahead of the one computing). Pass e.g. --prefetch 1.";
   }
   if (c.world < 1 || c.world > kMaxWorldSize) {
-    return "--world is " + std::to_string(c.world) + "; it must be between 1 and " +
-           std::to_string(kMaxWorldSize) + " (one OS process per rank on this host). Pass --world 1.." +
-           std::to_string(kMaxWorldSize) + ".";
+    return "--world is " + std::to_string(c.world) + "; it must be between 1 and " + std::to_string(kMaxWorldSize) +
+           " (one OS process per rank on this host). Pass --world 1.." + std::to_string(kMaxWorldSize) + ".";
   }
   if (auto e = shardGroupProblem(c)) return e;
   if (auto e = offloadProblem(c)) return e;
@@ -557,9 +563,9 @@ std::optional<std::string> validate(const RunConfig& c) {
     if (auto e = positive(name, value)) return e;
   }
   if (c.loraRank < 0 || c.loraRank > c.hidden) {
-    return "--lora-rank is " + std::to_string(c.loraRank) + "; it must be 0 (full fine-tuning: " +
-           "every parameter trains) or a rank from 1 to --hidden (" + std::to_string(c.hidden) +
-           "), the inner width of the adapters. Pass e.g. --lora-rank 8.";
+    return "--lora-rank is " + std::to_string(c.loraRank) +
+           "; it must be 0 (full fine-tuning: " + "every parameter trains) or a rank from 1 to --hidden (" +
+           std::to_string(c.hidden) + "), the inner width of the adapters. Pass e.g. --lora-rank 8.";
   }
   if (c.model == ModelKind::Mlp) {
     if (auto e = positive("features", c.features)) return e;
@@ -569,17 +575,16 @@ std::optional<std::string> validate(const RunConfig& c) {
     if (auto e = positive("seq", c.seq)) return e;
     if (auto e = positive("vocab", c.vocab)) return e;
     if (c.hidden % c.heads != 0) {
-      return "--heads " + std::to_string(c.heads) + " does not divide --hidden " +
-             std::to_string(c.hidden) + "; each head takes hidden/heads channels. Pick heads that " +
-             "divide hidden (e.g. --heads " + std::to_string(c.hidden % 4 == 0 ? 4 : 1) + ").";
+      return "--heads " + std::to_string(c.heads) + " does not divide --hidden " + std::to_string(c.hidden) +
+             "; each head takes hidden/heads channels. Pick heads that " + "divide hidden (e.g. --heads " +
+             std::to_string(c.hidden % 4 == 0 ? 4 : 1) + ").";
     }
   }
   if (auto e = modelSizeProblem(c)) return e;
   if (c.batch % c.world != 0) {
-    return "--batch " + std::to_string(c.batch) + " is not divisible by --world " +
-           std::to_string(c.world) + "; every rank takes an equal shard of the global batch. Use a " +
-           "batch that is a multiple of " + std::to_string(c.world) + " (e.g. --batch " +
-           std::to_string((c.batch / c.world + 1) * c.world) + ").";
+    return "--batch " + std::to_string(c.batch) + " is not divisible by --world " + std::to_string(c.world) +
+           "; every rank takes an equal shard of the global batch. Use a " + "batch that is a multiple of " +
+           std::to_string(c.world) + " (e.g. --batch " + std::to_string((c.batch / c.world + 1) * c.world) + ").";
   }
   const int local = c.batch / c.world;
   if (c.accumulate < 1) {
@@ -588,9 +593,9 @@ std::optional<std::string> validate(const RunConfig& c) {
   }
   if (local % c.accumulate != 0) {
     return "--accumulate " + std::to_string(c.accumulate) + " does not divide a rank's batch of " +
-           std::to_string(local) + " (--batch " + std::to_string(c.batch) + " / --world " +
-           std::to_string(c.world) + "); each rank splits its batch into that many equal micro-batches. " +
-           "Pass a divisor of " + std::to_string(local) + " (1: no accumulation), or a larger --batch.";
+           std::to_string(local) + " (--batch " + std::to_string(c.batch) + " / --world " + std::to_string(c.world) +
+           "); each rank splits its batch into that many equal micro-batches. " + "Pass a divisor of " +
+           std::to_string(local) + " (1: no accumulation), or a larger --batch.";
   }
   if (!(c.lr > 0.0) || !std::isfinite(c.lr)) {
     return "--lr is " + files::shownNumber(c.lr) + "; it must be a positive finite number (e.g. 1e-3).";
@@ -601,20 +606,24 @@ std::optional<std::string> validate(const RunConfig& c) {
   }
   if (!(c.gpuMemoryGB >= 0) || !std::isfinite(c.gpuMemoryGB)) {
     const std::string given = files::shownNumber(c.gpuMemoryGB);
-    return "--gpu-memory is " + given + "; give one device's memory in GB (e.g. 80 for "
+    return "--gpu-memory is " + given +
+           "; give one device's memory in GB (e.g. 80 for "
            "an H100) for a capacity line and the headroom per rank, or 0 for none.";
   }
   if (!(c.peakTflops >= 0) || !std::isfinite(c.peakTflops)) {
     const std::string given = files::shownNumber(c.peakTflops);
-    return "--peak-tflops is " + given + "; give one device's peak in TFLOP/s (e.g. 989 for an "
+    return "--peak-tflops is " + given +
+           "; give one device's peak in TFLOP/s (e.g. 989 for an "
            "H100's dense bf16, or what a matmul benchmark measured on this CPU) for MFU, or 0 for none.";
   }
   // A rank says it is alive once a second: a limit under 3 s would catch a rank between two
   // heartbeats; over a day is no limit at all (and would overflow the controller's clock).
   if (!(c.stallTimeoutS == 0 || (c.stallTimeoutS >= 3 && c.stallTimeoutS <= 86400))) {
     const std::string given = files::shownNumber(c.stallTimeoutS);
-    return "--stall-timeout is " + given + "; give the seconds a rank may send nothing before "
-           "the run is stopped as stalled, from 3 to 86400 (default 30; Gloo's own timeout is 300), or 0 never to stop.";
+    return "--stall-timeout is " + given +
+           "; give the seconds a rank may send nothing before "
+           "the run is stopped as stalled, from 3 to 86400 (default 30; Gloo's own timeout is 300), or 0 never to "
+           "stop.";
   }
   if (c.seed < 0) {
     return "--seed is " + std::to_string(c.seed) + "; it must be 0 or more.";
@@ -635,13 +644,14 @@ std::optional<std::string> makeOutputDirectories(const RunConfig& c) {
 
 std::optional<std::string> parseWorldList(const std::string& text, std::vector<int>& out) {
   out.clear();
-  const std::string allowed = "list world sizes from 1 to " + std::to_string(kMaxWorldSize) +
-                              " separated by commas, e.g. --worlds 1,2,4,8";
+  const std::string allowed =
+      "list world sizes from 1 to " + std::to_string(kMaxWorldSize) + " separated by commas, e.g. --worlds 1,2,4,8";
   const std::string emptyEntry = "--worlds '" + text + "' has an empty entry; " + allowed + ".";
   std::stringstream parts(text);
   for (std::string entry; std::getline(parts, entry, ',');) {
     if (entry.empty()) return emptyEntry;
-    const bool digits = !entry.empty() && entry.size() <= 3 && entry.find_first_not_of("0123456789") == std::string::npos;
+    const bool digits =
+        !entry.empty() && entry.size() <= 3 && entry.find_first_not_of("0123456789") == std::string::npos;
     const int world = digits ? std::stoi(entry) : 0;
     if (world < 1 || world > kMaxWorldSize) {
       return "--worlds '" + text + "': '" + entry + "' is not a world size on this host; " + allowed + ".";

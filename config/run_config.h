@@ -23,61 +23,61 @@ constexpr int kMaxPrefetch = 4;  // units gathered ahead; more only holds more m
 
 struct RunConfig {
   ModelKind model = ModelKind::Mlp;
-  int layers = 2;                   // blocks (each block is one FSDP unit)
-  int hidden = 64;                  // hidden width
-  int heads = 4;                    // gpt: attention heads (must divide hidden)
-  int seq = 32;                     // gpt: tokens per sample
-  int vocab = 256;                  // gpt: vocabulary size
-  int features = 32;                // mlp: input features
-  int classes = 10;                 // mlp: output classes
-  int batch = 16;                   // global batch (samples), split evenly over ranks
-  int steps = 5;                    // training steps
-  int world = 2;                    // ranks (OS processes)
+  int layers = 2;                             // blocks (each block is one FSDP unit)
+  int hidden = 64;                            // hidden width
+  int heads = 4;                              // gpt: attention heads (must divide hidden)
+  int seq = 32;                               // gpt: tokens per sample
+  int vocab = 256;                            // gpt: vocabulary size
+  int features = 32;                          // mlp: input features
+  int classes = 10;                           // mlp: output classes
+  int batch = 16;                             // global batch (samples), split evenly over ranks
+  int steps = 5;                              // training steps
+  int world = 2;                              // ranks (OS processes)
   StrategyKind strategy = StrategyKind::Ddp;  // what each means: config/strategies.h
   OptimizerKind optimizer = OptimizerKind::Adam;
   double lr = 1e-3;
   int64_t seed = 0;
   DeviceKind device = DeviceKind::Cpu;
-  BindCores bindCores = BindCores::Off;  // rank: each rank process pinned to its own slice of the
-                                         // cores the run may use (engine/launch/core_binding.h)
-  double bucketCapMb = 25.0;        // ddp: bucket size in MiB (the first bucket is 1 MiB)
-  int prefetch = 1;                 // full_shard/shard_grad_op: units all-gathered ahead (0..4)
-  int shardGroupSize = 0;           // hybrid strategies: ranks that split the parameters among them
-                                    // (FSDP2's shard mesh dimension); 0: shardGroupSize(config) picks
+  BindCores bindCores = BindCores::Off;   // rank: each rank process pinned to its own slice of the
+                                          // cores the run may use (engine/launch/core_binding.h)
+  double bucketCapMb = 25.0;              // ddp: bucket size in MiB (the first bucket is 1 MiB)
+  int prefetch = 1;                       // full_shard/shard_grad_op: units all-gathered ahead (0..4)
+  int shardGroupSize = 0;                 // hybrid strategies: ranks that split the parameters among them
+                                          // (FSDP2's shard mesh dimension); 0: shardGroupSize(config) picks
   Precision precision = Precision::Fp32;  // bf16: bf16 params and compute; fp32 reduction and
                                           // master weights, as FSDP2's MixedPrecisionPolicy
-  int accumulate = 1;               // micro-batches per optimizer step (gradient accumulation): each
-                                    // rank's batch is split in this many; gradients are reduced only
-                                    // after the last (DDP's no_sync, FSDP2's
-                                    // set_requires_gradient_sync(False) for the others)
+  int accumulate = 1;                     // micro-batches per optimizer step (gradient accumulation): each
+                                          // rank's batch is split in this many; gradients are reduced only
+                                          // after the last (DDP's no_sync, FSDP2's
+                                          // set_requires_gradient_sync(False) for the others)
   Checkpointing activationCheckpointing = Checkpointing::Off;  // blocks: each block keeps only its
-                                    // input in forward and recomputes the rest in backward
-                                    // (checkpoint_wrapper on the blocks)
-  Offload offload = Offload::Off;   // cpu: a GPU rank keeps its shards, their gradients and the
-                                    // optimizer state in host memory and steps on the CPU
-                                    // (FSDP2's CPUOffloadPolicy); sharded strategies, GPU only
-  int loraRank = 0;                 // 0: full fine-tuning; r > 0: LoRA, the base weights frozen and
-                                    // rank-r adapters on the blocks' matrices trained (model_layout.h)
-  std::string exportDir;            // --export DIR: init.pt, data.pt, losses.pt, final.pt
-  std::string summaryPath;          // --summary FILE: JSON summary
-  std::string tracePath;            // --trace FILE: Chrome trace JSON (Perfetto)
-  std::string memoryCsvPath;        // --memory-csv FILE: memory samples per rank and role
+                                                               // input in forward and recomputes the rest in backward
+                                                               // (checkpoint_wrapper on the blocks)
+  Offload offload = Offload::Off;               // cpu: a GPU rank keeps its shards, their gradients and the
+                                                // optimizer state in host memory and steps on the CPU
+                                                // (FSDP2's CPUOffloadPolicy); sharded strategies, GPU only
+  int loraRank = 0;                             // 0: full fine-tuning; r > 0: LoRA, the base weights frozen and
+                                                // rank-r adapters on the blocks' matrices trained (model_layout.h)
+  std::string exportDir;                        // --export DIR: init.pt, data.pt, losses.pt, final.pt
+  std::string summaryPath;                      // --summary FILE: JSON summary
+  std::string tracePath;                        // --trace FILE: Chrome trace JSON (Perfetto)
+  std::string memoryCsvPath;                    // --memory-csv FILE: memory samples per rank and role
   RecordingMode recording = RecordingMode::On;  // alternate: even steps only (for benchmarks)
   StepGateMode stepGate = StepGateMode::Off;    // group, step: the ranks wait before each event
                                                 // group (or step) until released (engine/launch/step_gate.h)
-  double gpuMemoryGB = 0;           // one device's memory, GB (10^9 B), for the capacity line in the
-                                    // memory lanes and the headroom in the tables; 0: none
-  double peakTflops = 0;            // one device's peak, TFLOP/s, stated by the user (e.g. a matmul
-                                    // benchmark's): MFU = model FLOP/s / peak; 0: no MFU
-  MemoryCheck memoryCheck = MemoryCheck::On;  // on: refuse a CPU run whose predicted memory exceeds
-                                    // what the host has free (estimate/memory_preflight.h)
-  double stallTimeoutS = 30;        // a rank silent this long (not even its recorder's heartbeat) is
-                                    // stalled: the run is stopped and the rank named; 0: never
-  std::string slowRank;             // --slow-rank R:FACTOR: rank R's compute FACTOR times as long (a
-                                    // measured sleep after each span; slowRankOf); "": none
-  std::string hangRank;             // --hang-rank R:STEP: rank R stops before step STEP (from 1) and
-                                    // never reaches its collectives (hangRankOf); "": none
-  double collectiveTimeoutS = 300;  // how long a rank waits in one collective before it fails
+  double gpuMemoryGB = 0;                       // one device's memory, GB (10^9 B), for the capacity line in the
+                                                // memory lanes and the headroom in the tables; 0: none
+  double peakTflops = 0;                        // one device's peak, TFLOP/s, stated by the user (e.g. a matmul
+                                                // benchmark's): MFU = model FLOP/s / peak; 0: no MFU
+  MemoryCheck memoryCheck = MemoryCheck::On;    // on: refuse a CPU run whose predicted memory exceeds
+                                                // what the host has free (estimate/memory_preflight.h)
+  double stallTimeoutS = 30;                    // a rank silent this long (not even its recorder's heartbeat) is
+                                                // stalled: the run is stopped and the rank named; 0: never
+  std::string slowRank;                         // --slow-rank R:FACTOR: rank R's compute FACTOR times as long (a
+                                                // measured sleep after each span; slowRankOf); "": none
+  std::string hangRank;                         // --hang-rank R:STEP: rank R stops before step STEP (from 1) and
+                                                // never reaches its collectives (hangRankOf); "": none
+  double collectiveTimeoutS = 300;              // how long a rank waits in one collective before it fails
 
   nlohmann::json toJson() const;
 };
@@ -97,10 +97,9 @@ std::optional<std::string> offloadProblem(const RunConfig& config);
 // Where a field of RunConfig lives, whatever its type.
 using ConfigMember =
     std::variant<int RunConfig::*, int64_t RunConfig::*, double RunConfig::*, std::string RunConfig::*,
-                 ModelKind RunConfig::*, StrategyKind RunConfig::*, OptimizerKind RunConfig::*,
-                 DeviceKind RunConfig::*, BindCores RunConfig::*, Precision RunConfig::*,
-                 Checkpointing RunConfig::*, RecordingMode RunConfig::*, StepGateMode RunConfig::*,
-                 MemoryCheck RunConfig::*, Offload RunConfig::*>;
+                 ModelKind RunConfig::*, StrategyKind RunConfig::*, OptimizerKind RunConfig::*, DeviceKind RunConfig::*,
+                 BindCores RunConfig::*, Precision RunConfig::*, Checkpointing RunConfig::*, RecordingMode RunConfig::*,
+                 StepGateMode RunConfig::*, MemoryCheck RunConfig::*, Offload RunConfig::*>;
 
 // Training options shape the run (every command that runs or predicts one takes them); the others
 // only matter to a run that happens (run, compare, worker): how it is watched and judged, and the

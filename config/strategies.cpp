@@ -96,8 +96,8 @@ std::vector<StrategyKind> defaultCompareStrategies() {
 std::optional<std::string> parseStrategyList(const std::string& text, std::vector<StrategyKind>& out) {
   out.clear();
   const std::string choices = modeChoices<StrategyKind>(", ");
-  const std::string emptyEntry = "--strategies '" + text + "' has an empty entry; list some of " + choices +
-                                 ", separated by single commas.";
+  const std::string emptyEntry =
+      "--strategies '" + text + "' has an empty entry; list some of " + choices + ", separated by single commas.";
   std::stringstream parts(text);
   for (std::string name; std::getline(parts, name, ',');) {
     if (name.empty()) return emptyEntry;

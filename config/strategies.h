@@ -12,21 +12,21 @@ namespace shardscope {
 
 struct StrategyTraits {
   StrategyKind kind;
-  const char* name;          // the CLI and config value, e.g. "full_shard"
-  const char* pytorch;       // what PyTorch calls it, e.g. "FSDP2 fully_shard (FSDP1 FULL_SHARD)"
-  const char* zeroStage;     // the ZeRO paper's stage, e.g. "ZeRO-3"
-  bool shardsOptimizer;      // each rank keeps 1/N of the optimizer state
-  bool shardsGradients;      // each rank keeps 1/N of the reduced gradients
-  bool shardsParameters;     // each rank keeps 1/N of the parameters between uses
-  bool gathersUnits;         // all-gathers each unit's parameters before it computes (FSDP)
-  bool reshardsAfterForward; // frees a unit's gathered parameters after its forward (FSDP2's
-                             // reshard_after_forward); otherwise they stay until its backward
-  bool reducesInBuckets;     // gradients reduced in DDP's buckets (bucket_cap_mb)
-  bool replicatesShardGroups;  // HSDP: sharded only within groups of --shard-group-size ranks, each
-                             // group a replica of the others (FSDP2's 2-D mesh (replicate, shard));
-                             // gradient shards are then all-reduced across the groups
-  bool comparedByDefault;    // `compare` runs it unless --strategies says otherwise
-  const char* collectives;   // what crosses the wire each step
+  const char* name;             // the CLI and config value, e.g. "full_shard"
+  const char* pytorch;          // what PyTorch calls it, e.g. "FSDP2 fully_shard (FSDP1 FULL_SHARD)"
+  const char* zeroStage;        // the ZeRO paper's stage, e.g. "ZeRO-3"
+  bool shardsOptimizer;         // each rank keeps 1/N of the optimizer state
+  bool shardsGradients;         // each rank keeps 1/N of the reduced gradients
+  bool shardsParameters;        // each rank keeps 1/N of the parameters between uses
+  bool gathersUnits;            // all-gathers each unit's parameters before it computes (FSDP)
+  bool reshardsAfterForward;    // frees a unit's gathered parameters after its forward (FSDP2's
+                                // reshard_after_forward); otherwise they stay until its backward
+  bool reducesInBuckets;        // gradients reduced in DDP's buckets (bucket_cap_mb)
+  bool replicatesShardGroups;   // HSDP: sharded only within groups of --shard-group-size ranks, each
+                                // group a replica of the others (FSDP2's 2-D mesh (replicate, shard));
+                                // gradient shards are then all-reduced across the groups
+  bool comparedByDefault;       // `compare` runs it unless --strategies says otherwise
+  const char* collectives;      // what crosses the wire each step
   const char* modelStateHolds;  // the estimator's line: what a GPU holds, e.g. "W + G + O/N: ..."
   bool baseline;                // what the others are measured against ("0.50x ddp"): one row has it
 };

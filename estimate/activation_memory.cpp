@@ -19,17 +19,24 @@ double transformerActivationBytes(const TransformerShape& t, Recompute recompute
     case Recompute::None:
       perLayer = sbh * (perSbh(e) + perAssb(e) * t.heads * t.seq / static_cast<double>(t.hidden));
       break;
-    case Recompute::Selective: perLayer = perSbh(e) * sbh; break;
-    case Recompute::Full: perLayer = e * sbh; break;
+    case Recompute::Selective:
+      perLayer = perSbh(e) * sbh;
+      break;
+    case Recompute::Full:
+      perLayer = e * sbh;
+      break;
   }
   return perLayer * t.layers;
 }
 
 std::string transformerActivationFormula(Recompute recompute, int e) {
   switch (recompute) {
-    case Recompute::None: return "sbh(" + files::shownNumber(perSbh(e)) + " + " + files::shownNumber(perAssb(e)) + "as/h)";
-    case Recompute::Selective: return files::shownNumber(perSbh(e)) + " sbh";
-    case Recompute::Full: return files::shownNumber(e) + " sbh";
+    case Recompute::None:
+      return "sbh(" + files::shownNumber(perSbh(e)) + " + " + files::shownNumber(perAssb(e)) + "as/h)";
+    case Recompute::Selective:
+      return files::shownNumber(perSbh(e)) + " sbh";
+    case Recompute::Full:
+      return files::shownNumber(e) + " sbh";
   }
   return "";
 }
@@ -42,12 +49,9 @@ std::optional<int> parseActivationPrecision(const std::string& text) {
 
 const std::vector<ArchitecturePreset>& architecturePresets() {
   static const std::vector<ArchitecturePreset> presets = {
-      {"llama2-7b", {32, 4096, 32, 4096, 1}, 6.74e9, false},
-      {"llama2-13b", {40, 5120, 40, 4096, 1}, 13.0e9, false},
-      {"llama2-70b", {80, 8192, 64, 4096, 1}, 69.0e9, false},
-      {"llama3-8b", {32, 4096, 32, 8192, 1}, 8.03e9, false},
-      {"llama3-70b", {80, 8192, 64, 8192, 1}, 70.6e9, false},
-      {"gpt3-175b", {96, 12288, 96, 2048, 1}, 175e9, true},
+      {"llama2-7b", {32, 4096, 32, 4096, 1}, 6.74e9, false},  {"llama2-13b", {40, 5120, 40, 4096, 1}, 13.0e9, false},
+      {"llama2-70b", {80, 8192, 64, 4096, 1}, 69.0e9, false}, {"llama3-8b", {32, 4096, 32, 8192, 1}, 8.03e9, false},
+      {"llama3-70b", {80, 8192, 64, 8192, 1}, 70.6e9, false}, {"gpt3-175b", {96, 12288, 96, 2048, 1}, 175e9, true},
   };
   return presets;
 }

@@ -76,7 +76,8 @@ HostMemory hostMemoryAvailable() {
 }
 
 std::optional<std::string> memoryShortfall(const RunConfig& config, const HostMemory& host) {
-  if (config.memoryCheck == MemoryCheck::Off || config.device != DeviceKind::Cpu || host.availableBytes < 0) return std::nullopt;
+  if (config.memoryCheck == MemoryCheck::Off || config.device != DeviceKind::Cpu || host.availableBytes < 0)
+    return std::nullopt;
   const RunPrediction p = predictRun(config);
   const int64_t perRank = p.modelStateBytes() + p.activationSavedBytes;
   const int64_t all = perRank * config.world;
@@ -84,8 +85,9 @@ std::optional<std::string> memoryShortfall(const RunConfig& config, const HostMe
   std::ostringstream why;
   why << "this run needs at least " << trace::formatBytes(static_cast<double>(perRank)) << " per rank by shardscope's "
       << "estimate (model states " << trace::formatBytes(static_cast<double>(p.modelStateBytes()))
-      << (p.activationSavedBytes > 0 ? " + saved activations " + trace::formatBytes(static_cast<double>(p.activationSavedBytes))
-                                     : std::string())
+      << (p.activationSavedBytes > 0
+              ? " + saved activations " + trace::formatBytes(static_cast<double>(p.activationSavedBytes))
+              : std::string())
       << "), " << trace::formatBytes(static_cast<double>(all)) << " for " << config.world << " ranks on this host, and "
       << trace::formatBytes(static_cast<double>(host.availableBytes)) << " is free (" << host.source
       << "). Make the model smaller (--layers " << config.layers << ", --hidden " << config.hidden

@@ -33,12 +33,21 @@ std::optional<double> parseCount(const std::string& text) {
   double scale = 1;
   std::string digits = text;
   switch (std::toupper(static_cast<unsigned char>(text.back()))) {
-    case 'K': scale = 1e3; break;
-    case 'M': scale = 1e6; break;
+    case 'K':
+      scale = 1e3;
+      break;
+    case 'M':
+      scale = 1e6;
+      break;
     case 'B':
-    case 'G': scale = 1e9; break;
-    case 'T': scale = 1e12; break;
-    default: break;
+    case 'G':
+      scale = 1e9;
+      break;
+    case 'T':
+      scale = 1e12;
+      break;
+    default:
+      break;
   }
   if (scale != 1) digits.pop_back();
   auto v = number(digits);

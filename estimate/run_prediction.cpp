@@ -80,20 +80,24 @@ RunPrediction predictDdp(const RunConfig& c, const ParameterCounts& n) {
   p.paddedParameters = params;
   if (bf16 && n.lora()) {
     // Frozen weights are never stepped: held once, in bf16, with no fp32 master.
-    p.memory.push_back({MemoryRole::ParamShard, When::Peak, 4 * trained + 2 * n.frozen(),
-                        "4 B x T + 2 B x F: every rank a full replica, fp32 adapters and the frozen F = P - T in bf16"});
-    p.memory.push_back({MemoryRole::ParamGathered, When::Peak, 2 * trained,
-                        "2 B x T: the adapters' bf16 copy the model computes with (the frozen weights are bf16 already)"});
+    p.memory.push_back(
+        {MemoryRole::ParamShard, When::Peak, 4 * trained + 2 * n.frozen(),
+         "4 B x T + 2 B x F: every rank a full replica, fp32 adapters and the frozen F = P - T in bf16"});
+    p.memory.push_back(
+        {MemoryRole::ParamGathered, When::Peak, 2 * trained,
+         "2 B x T: the adapters' bf16 copy the model computes with (the frozen weights are bf16 already)"});
   } else {
     p.memory.push_back({MemoryRole::ParamShard, When::Peak, 4 * params, "4 B x P: every rank a full fp32 replica"});
     if (bf16) {
-      p.memory.push_back({MemoryRole::ParamGathered, When::Peak, 2 * params, "2 B x P: the bf16 copy the model computes with"});
+      p.memory.push_back(
+          {MemoryRole::ParamGathered, When::Peak, 2 * params, "2 B x P: the bf16 copy the model computes with"});
     }
   }
-  p.memory.push_back({MemoryRole::GradFull, When::Peak, 4 * trained, "4 B x " + t + ": fp32 gradients after the all-reduce"});
+  p.memory.push_back(
+      {MemoryRole::GradFull, When::Peak, 4 * trained, "4 B x " + t + ": fp32 gradients after the all-reduce"});
   p.memory.push_back({MemoryRole::OptimizerState, When::AfterStep, 4 * k * trained, optimizerFormula(c.optimizer, t)});
-  p.perStep.push_back({CollectiveOp::AllReduce, -1, 4 * trained,
-                       "every fp32 gradient once, in --bucket-cap-mb buckets"});
+  p.perStep.push_back(
+      {CollectiveOp::AllReduce, -1, 4 * trained, "every fp32 gradient once, in --bucket-cap-mb buckets"});
   return p;
 }
 
@@ -121,11 +125,15 @@ RunPrediction predictZero1(const RunConfig& c, const ParameterCounts& n) {
     p.memory.push_back({MemoryRole::ParamShard, When::Peak, 4 * padded + 4 * frozen,
                         "4 B x " + t + "'': every rank a full fp32 replica (one flat buffer)" + plusFrozen});
   }
-  p.memory.push_back({MemoryRole::GradFull, When::Peak, computeBytes * n.trained,
-                      std::string(bf16 ? "2 B" : "4 B") + " x " + t + ": every gradient, until the all-reduce has averaged it"});
-  p.memory.push_back({MemoryRole::GradShard, When::Peak, 4 * owned, "4 B x " + t + "''/N: the averaged gradient of this rank's slice"});
-  p.memory.push_back({MemoryRole::OptimizerState, When::AfterStep, 4 * k * owned, optimizerFormula(c.optimizer, t + "''/N")});
-  p.perStep.push_back({CollectiveOp::AllReduce, -1, 4 * n.trained, "every fp32 gradient once, in --bucket-cap-mb buckets"});
+  p.memory.push_back(
+      {MemoryRole::GradFull, When::Peak, computeBytes * n.trained,
+       std::string(bf16 ? "2 B" : "4 B") + " x " + t + ": every gradient, until the all-reduce has averaged it"});
+  p.memory.push_back({MemoryRole::GradShard, When::Peak, 4 * owned,
+                      "4 B x " + t + "''/N: the averaged gradient of this rank's slice"});
+  p.memory.push_back(
+      {MemoryRole::OptimizerState, When::AfterStep, 4 * k * owned, optimizerFormula(c.optimizer, t + "''/N")});
+  p.perStep.push_back(
+      {CollectiveOp::AllReduce, -1, 4 * n.trained, "every fp32 gradient once, in --bucket-cap-mb buckets"});
   p.perStep.push_back({CollectiveOp::AllGather, 1, computeBytes * padded, "the updated slices, once after the step"});
   return p;
 }
@@ -154,7 +162,8 @@ RunPrediction predictSharded(const RunConfig& c, const ParameterCounts& n) {
   const int64_t owned = paddedTotal / shardRanks;
   const int64_t ownedTrained = paddedTrained / shardRanks;
   const std::string dtype = bf16 ? "2 B (bf16)" : "4 B";
-  const std::string t = (n.lora() ? "T'/" + N + ": this rank's slice of the trained (LoRA) units" : "P'/" + N + ": this rank's slice");
+  const std::string t =
+      (n.lora() ? "T'/" + N + ": this rank's slice of the trained (LoRA) units" : "P'/" + N + ": this rank's slice");
 
   RunPrediction p;
   p.parameters = n.total;
@@ -163,18 +172,21 @@ RunPrediction predictSharded(const RunConfig& c, const ParameterCounts& n) {
   if (n.lora() && bf16) {
     // A frozen unit is never stepped: its shard is held in bf16, with no fp32 master.
     p.memory.push_back({MemoryRole::ParamShard, When::Peak, 4 * ownedTrained + 2 * ownedFrozen,
-                        "4 B x T'/" + N + " + 2 B x F'/" + N + ": this rank's slice of every unit, fp32 adapters, the frozen units in bf16"});
+                        "4 B x T'/" + N + " + 2 B x F'/" + N +
+                            ": this rank's slice of every unit, fp32 adapters, the frozen units in bf16"});
   } else {
-    p.memory.push_back({MemoryRole::ParamShard, When::Peak, 4 * owned, "4 B x P'/" + N + ": this rank's fp32 slice of every unit"});
+    p.memory.push_back(
+        {MemoryRole::ParamShard, When::Peak, 4 * owned, "4 B x P'/" + N + ": this rank's fp32 slice of every unit"});
   }
   if (traitsOf(c.strategy).reshardsAfterForward) {
     // The root stays gathered from forward start to the end of its backward; blocks come and go,
     // the one computing plus --prefetch ahead of it (all blocks are the same size).
     const int window = std::min(layers, 1 + c.prefetch);
     const std::string blocks = std::to_string(window) + " block" + (window == 1 ? "" : "s");
-    const std::string why = window < 1 + c.prefetch
-                                ? "): every block, as --prefetch " + std::to_string(c.prefetch) + " reaches past the last"
-                                : "): the unit computing and --prefetch " + std::to_string(c.prefetch) + " ahead";
+    const std::string why =
+        window < 1 + c.prefetch
+            ? "): every block, as --prefetch " + std::to_string(c.prefetch) + " reaches past the last"
+            : "): the unit computing and --prefetch " + std::to_string(c.prefetch) + " ahead";
     p.memory.push_back({MemoryRole::ParamGathered, When::Peak, computeBytes * (paddedRoot + window * largestBlock),
                         dtype + " x (root + " + blocks + why});
   } else {
@@ -216,8 +228,8 @@ RunPrediction predictSharded(const RunConfig& c, const ParameterCounts& n) {
     }
     // FSDP2's all_reduce_group: each rank's reduced shard is summed with the other replicas'.
     PredictedCollective allReduce{CollectiveOp::AllReduce, trainedUnits, 4 * (paddedTrained / shardRanks),
-                                  "every unit's fp32 gradient shard once, across the " + std::to_string(replicaCount(c)) +
-                                      " replicas (the replicate group)"};
+                                  "every unit's fp32 gradient shard once, across the " +
+                                      std::to_string(replicaCount(c)) + " replicas (the replicate group)"};
     allReduce.group = trace::ProcessGroup::Replicate;
     p.perStep.push_back(allReduce);
   }
@@ -261,12 +273,15 @@ std::vector<PredictedMemory> offloadDeviceCopies(const RunConfig& c) {
   const std::string unitShard = "the largest unit's P'/N";
   return {
       {MemoryRole::ParamShard, When::Peak, 4 * inFlight,
-       bf16 ? "4 B x " + unitShard + ": a unit's fp32 shard copied in for its all-gather, cast to bf16 and freed, one at a time"
+       bf16 ? "4 B x " + unitShard +
+                  ": a unit's fp32 shard copied in for its all-gather, cast to bf16 and freed, one at a time"
             : "4 B x max(root, " + std::to_string(window) +
-                  " block(s)) of P'/N: each fp32 shard copied in is its all-gather's input until the gather completes (" +
+                  " block(s)) of P'/N: each fp32 shard copied in is its all-gather's input until the gather completes "
+                  "(" +
                   std::to_string(window) + " block(s) at once under --prefetch " + std::to_string(c.prefetch) + ")"},
       {MemoryRole::GradShard, When::Peak, 4 * largest,
-       "4 B x " + unitShard + ": a unit's reduced gradient shard, on the device until it is copied out (one at a time)"}};
+       "4 B x " + unitShard +
+           ": a unit's reduced gradient shard, on the device until it is copied out (one at a time)"}};
 }
 
 }  // namespace
@@ -275,19 +290,25 @@ RunPrediction predictRun(const RunConfig& config) {
   const auto counts = countParameters(config);
   RunPrediction p;
   switch (config.strategy) {
-    case StrategyKind::Ddp: p = predictDdp(config, counts); break;
-    case StrategyKind::Zero1: p = predictZero1(config, counts); break;
+    case StrategyKind::Ddp:
+      p = predictDdp(config, counts);
+      break;
+    case StrategyKind::Zero1:
+      p = predictZero1(config, counts);
+      break;
     case StrategyKind::ShardGradOp:
     case StrategyKind::FullShard:
     case StrategyKind::HybridShardZero2:
-    case StrategyKind::HybridShard: p = predictSharded(config, counts); break;
+    case StrategyKind::HybridShard:
+      p = predictSharded(config, counts);
+      break;
   }
   if (config.offload == Offload::Cpu && traitsOf(config.strategy).shardsParameters) {
     moveStateToHost(p);
     for (auto& copy : offloadDeviceCopies(config)) p.memory.push_back(std::move(copy));
   }
   for (auto& c : p.perStep) {
-    c.groupSize = c.group == trace::ProcessGroup::World ? config.world
+    c.groupSize = c.group == trace::ProcessGroup::World   ? config.world
                   : c.group == trace::ProcessGroup::Shard ? shardGroupSize(config)
                                                           : replicaCount(config);
     c.sentBytes = trace::ringTrafficPerRank(c.op, c.groupSize, c.bytes).sentBytes;
@@ -325,11 +346,10 @@ bool sameShardGroup(const RunConfig& predicted, const RunConfig& measured) {
 
 bool samePrediction(const RunConfig& a, const RunConfig& b) {
   return a.model == b.model && a.layers == b.layers && a.hidden == b.hidden && a.world == b.world &&
-         sameShardGroup(a, b) &&
-         a.precision == b.precision && a.prefetch == b.prefetch && a.optimizer == b.optimizer &&
+         sameShardGroup(a, b) && a.precision == b.precision && a.prefetch == b.prefetch && a.optimizer == b.optimizer &&
          a.loraRank == b.loraRank && a.accumulate == b.accumulate && a.offload == b.offload &&
          (a.model == ModelKind::Gpt ? a.seq == b.seq && a.vocab == b.vocab
-                           : a.features == b.features && a.classes == b.classes);
+                                    : a.features == b.features && a.classes == b.classes);
 }
 
 }  // namespace shardscope::estimate

@@ -27,12 +27,12 @@ struct PredictedMemory {
 
 struct PredictedCollective {
   trace::CollectiveOp op;
-  int64_t count;        // per step; -1 when it depends on bucketing (ddp)
-  int64_t bytes;        // per step, the collectives' size as the summary counts it (all-gather: its output)
+  int64_t count;  // per step; -1 when it depends on bucketing (ddp)
+  int64_t bytes;  // per step, the collectives' size as the summary counts it (all-gather: its output)
   std::string formula;
   int64_t sentBytes = 0;  // per step, what each rank sends (and receives) of them under the ring schedule
   trace::ProcessGroup group = trace::ProcessGroup::World;  // where they run (HSDP: shard or replicate)
-  int groupSize = 0;      // ranks in that group; filled in by predictRun
+  int groupSize = 0;                                       // ranks in that group; filled in by predictRun
 };
 
 struct RunPrediction {

@@ -29,7 +29,8 @@ std::string sizeText(size_t bytes) {
 }
 
 std::string tooLargeMessage(const std::string& path, size_t maxBytes) {
-  return "'" + path + "' holds more than " + sizeText(maxBytes) + (startsWithGzipMagic(path) ? " once decompressed" : "") +
+  return "'" + path + "' holds more than " + sizeText(maxBytes) +
+         (startsWithGzipMagic(path) ? " once decompressed" : "") +
          ", the most shardscope reads of such a file: is it the right file?";
 }
 
@@ -74,8 +75,10 @@ std::optional<std::string> readFileText(const std::string& path, std::string& er
     if (prefix == std::string::npos && text.size() > maxBytes) return tooLarge();
     return text;
 #else
-    error = "'" + path + "' is gzip-compressed and this shardscope was built without zlib: run "
-            "`gunzip -k " + path + "` and open the .json.";
+    error = "'" + path +
+            "' is gzip-compressed and this shardscope was built without zlib: run "
+            "`gunzip -k " +
+            path + "` and open the .json.";
     return std::nullopt;
 #endif
   }
@@ -113,8 +116,10 @@ FileTextStream::FileTextStream(const std::string& path, size_t maxBytes)
     source_->gz = gzopen(path.c_str(), "rb");
     if (!source_->gz) error_ = "cannot open '" + path + "' as gzip.";
 #else
-    error_ = "'" + path + "' is gzip-compressed and this shardscope was built without zlib: run "
-             "`gunzip -k " + path + "` and open the .json.";
+    error_ = "'" + path +
+             "' is gzip-compressed and this shardscope was built without zlib: run "
+             "`gunzip -k " +
+             path + "` and open the .json.";
 #endif
   } else {
     source_->plain.open(path, std::ios::binary);
@@ -151,11 +156,12 @@ FileTextStream::int_type FileTextStream::underflow() {
   return traits_type::to_int_type(buffer_[0]);
 }
 
-std::string unreadableReason(const std::string& path, const std::string& error, size_t maxBytes, const std::string& kind,
-                             const std::string& shrink) {
+std::string unreadableReason(const std::string& path, const std::string& error, size_t maxBytes,
+                             const std::string& kind, const std::string& shrink) {
   std::error_code failed;
   if (!std::filesystem::exists(path, failed)) return "does not exist: check the path";
-  if (std::filesystem::is_directory(path, failed)) return "is a directory: open it as a job's directory, or name a file in it";
+  if (std::filesystem::is_directory(path, failed))
+    return "is a directory: open it as a job's directory, or name a file in it";
   const auto size = std::filesystem::file_size(path, failed);
   if (!failed && size > maxBytes) {
     return "is " + std::to_string(size >> 20) + " MiB; shardscope reads " + kind + " up to " +

@@ -16,7 +16,7 @@ namespace shardscope::files {
 // as its recording (about 110 bytes an event, against 160 to 240 in the file), so 4 GiB of it is
 // some 20 million events; a summary is parsed whole, about 12x its size in memory; a config or
 // lesson is a few hundred bytes.
-constexpr size_t kMaxTraceBytes = size_t{4} << 30;   // 4 GiB
+constexpr size_t kMaxTraceBytes = size_t{4} << 30;  // 4 GiB
 constexpr size_t kMaxSummaryBytes = size_t{256} << 20;
 constexpr size_t kMaxConfigBytes = size_t{1} << 20;  // 1 MiB
 
@@ -29,8 +29,8 @@ std::optional<std::string> readFileText(const std::string& path, std::string& er
 // Why readFileText could not read `path`, worded to follow its name ("'PATH' " + this): missing, a
 // directory, more than `maxBytes` (its size, the limit for `kind`, then `shrink`: how to make it
 // smaller), or the reader's own `error`.
-std::string unreadableReason(const std::string& path, const std::string& error, size_t maxBytes, const std::string& kind,
-                             const std::string& shrink);
+std::string unreadableReason(const std::string& path, const std::string& error, size_t maxBytes,
+                             const std::string& kind, const std::string& shrink);
 
 // The same file as a stream, read a chunk at a time (a trace of gigabytes is parsed as it is
 // read, never held whole), gunzipped when compressed. It ends early, with error() saying why,

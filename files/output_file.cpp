@@ -202,8 +202,7 @@ std::string changedMeanwhile(const std::string& path, const FileStamp& before, c
          what + " replaces it. Give each run its own path to keep both.";
 }
 
-std::optional<std::string> writeOutputFile(const std::string& path,
-                                           const std::function<void(std::ostream&)>& write) {
+std::optional<std::string> writeOutputFile(const std::string& path, const std::function<void(std::ostream&)>& write) {
   OutputFile file(path);
   if (file.openError()) return file.openError();
   errno = 0;

@@ -36,8 +36,7 @@ std::string changedMeanwhile(const std::string& path, const FileStamp& before, c
 // Writes what `write` puts out to `path`. Nothing on success; otherwise one line naming the path,
 // what went wrong (e.g. "No space left on device") and what to do. The temporary file is removed
 // on every path out, and the file already at `path`, if any, is left as it was.
-std::optional<std::string> writeOutputFile(const std::string& path,
-                                           const std::function<void(std::ostream&)>& write);
+std::optional<std::string> writeOutputFile(const std::string& path, const std::function<void(std::ostream&)>& write);
 
 // The same, written a piece at a time as a run goes (a long run's trace streams to disk instead of
 // being held until the end): open, write to out() as often as needed, then finish(). Destroyed

@@ -18,14 +18,20 @@ int nestingDepth(const std::string& text) {
   bool inString = false, escaped = false;
   for (const char c : text) {
     if (inString) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') inString = false;
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        inString = false;
       continue;
     }
-    if (c == '"') inString = true;
-    else if (c == '[' || c == '{') deepest = std::max(deepest, ++depth);
-    else if (c == ']' || c == '}') --depth;
+    if (c == '"')
+      inString = true;
+    else if (c == '[' || c == '{')
+      deepest = std::max(deepest, ++depth);
+    else if (c == ']' || c == '}')
+      --depth;
     if (deepest > kMaxJsonDepth) return deepest;  // no need to read further
   }
   return deepest;
@@ -177,8 +183,10 @@ class StreamingSax : public nlohmann::json_sax<nlohmann::json> {
     return open(nlohmann::json::array());
   }
   bool key(string_t& k) override {
-    if (depth_ == 1) key_ = k;
-    else value_.key(k);
+    if (depth_ == 1)
+      key_ = k;
+    else
+      value_.key(k);
     return true;
   }
   bool end_object() override { return close(); }
@@ -202,7 +210,8 @@ class StreamingSax : public nlohmann::json_sax<nlohmann::json> {
   }
   bool open(nlohmann::json container) {
     // nlohmann's parser keeps its own stack, so depth is refused here as it goes, not before.
-    if (++nesting_ > kMaxJsonDepth) return fail("it is nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+    if (++nesting_ > kMaxJsonDepth)
+      return fail("it is nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
     ++depth_;
     if (depth_ == 1) return container.is_object() ? true : fail("it is not a JSON object");
     value_.start(std::move(container));
@@ -231,9 +240,9 @@ class StreamingSax : public nlohmann::json_sax<nlohmann::json> {
   std::string arrayKey_;
   const std::function<bool(const nlohmann::json&)>& onElement_;
   ValueBuilder value_;
-  std::string key_;   // the top-level key whose value is being read
-  int depth_ = 0;     // 1 inside the top-level object, 2 inside the streamed array
-  int nesting_ = 0;   // containers open, the top-level object and the streamed array included
+  std::string key_;  // the top-level key whose value is being read
+  int depth_ = 0;    // 1 inside the top-level object, 2 inside the streamed array
+  int nesting_ = 0;  // containers open, the top-level object and the streamed array included
   bool inArray_ = false;
 };
 

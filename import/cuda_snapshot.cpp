@@ -51,7 +51,8 @@ int64_t heldOnDevice(const Value& root, int device, std::string& error) {
     for (size_t b = 0; blocks && blocks->isList() && b < blocks->items.size(); ++b) {
       const Value& block = *blocks->items[b];
       if (++blocksSeen > kMaxSnapshotEntries) {
-        error = "has more than " + std::to_string(kMaxSnapshotEntries) + " blocks, more than any allocator holds: a damaged file";
+        error = "has more than " + std::to_string(kMaxSnapshotEntries) +
+                " blocks, more than any allocator holds: a damaged file";
         return 0;
       }
       if (!isRecord(block)) continue;
@@ -67,7 +68,8 @@ int64_t heldOnDevice(const Value& root, int device, std::string& error) {
 // The device whose history to read: `wanted`, or the one with the longest history; -1 for none.
 int pickDevice(const Value& traces, int wanted) {
   if (wanted >= 0) {
-    const bool has = static_cast<size_t>(wanted) < traces.items.size() && traces.items[static_cast<size_t>(wanted)]->isList() &&
+    const bool has = static_cast<size_t>(wanted) < traces.items.size() &&
+                     traces.items[static_cast<size_t>(wanted)]->isList() &&
                      !traces.items[static_cast<size_t>(wanted)]->items.empty();
     return has ? wanted : -1;
   }
@@ -96,16 +98,20 @@ std::string readActions(const Value& trace, CudaSnapshot& out) {
     }
     const std::string_view action = Value::textOf(entry.get("action"));
     AllocatorAction a;
-    if (action == "alloc") a.kind = AllocatorAction::Kind::Alloc;
-    else if (action == "free_requested") a.kind = AllocatorAction::Kind::FreeRequested;
-    else if (action == "free_completed") a.kind = AllocatorAction::Kind::FreeCompleted;
+    if (action == "alloc")
+      a.kind = AllocatorAction::Kind::Alloc;
+    else if (action == "free_requested")
+      a.kind = AllocatorAction::Kind::FreeRequested;
+    else if (action == "free_completed")
+      a.kind = AllocatorAction::Kind::FreeCompleted;
     else {
       ++out.otherActions;
       continue;
     }
     const Value* time = entry.get("time_us");
     if (!time || time->kind != Value::Kind::Int) {
-      return "has history entries without a time (time_us), which older PyTorch versions did not write: shardscope places a "
+      return "has history entries without a time (time_us), which older PyTorch versions did not write: shardscope "
+             "places a "
              "snapshot on the profiler's clock by those times; record it under a later PyTorch 2.x";
     }
     a.timeUs = time->integer;
@@ -148,8 +154,9 @@ std::string readCudaSnapshot(const std::string& path, int device, CudaSnapshot& 
   std::string error;
   auto bytes = files::readFileText(path, error, kMaxSnapshotBytes);
   if (!bytes) {
-    return files::unreadableReason(path, error, kMaxSnapshotBytes, "memory snapshots",
-                                   "record fewer steps, or a shorter history with _record_memory_history(max_entries=...)");
+    return files::unreadableReason(
+        path, error, kMaxSnapshotBytes, "memory snapshots",
+        "record fewer steps, or a shorter history with _record_memory_history(max_entries=...)");
   }
   out.root = pickle::readPickle(*bytes, error);
   bytes.reset();
@@ -160,11 +167,12 @@ std::string readCudaSnapshot(const std::string& path, int device, CudaSnapshot& 
   }
   out.device = pickDevice(*traces, device);
   if (out.device < 0) {
-    return device >= 0 ? "has no history for device " + std::to_string(device) + ", the one the profiler saw this rank use"
-                       : "has no allocation history (dumped while _record_memory_history was off): " +
-                             std::string(kHowToWrite);
+    return device >= 0
+               ? "has no history for device " + std::to_string(device) + ", the one the profiler saw this rank use"
+               : "has no allocation history (dumped while _record_memory_history was off): " + std::string(kHowToWrite);
   }
-  if (auto problem = readActions(*traces->items[static_cast<size_t>(out.device)], out); !problem.empty()) return problem;
+  if (auto problem = readActions(*traces->items[static_cast<size_t>(out.device)], out); !problem.empty())
+    return problem;
   out.heldWhenWritten = heldOnDevice(*out.root, out.device, error);
   return error;
 }

@@ -27,8 +27,8 @@ struct CudaSnapshot {
   pickle::ValuePtr root;                 // the whole snapshot: the frames live in it
   int device = -1;                       // the device whose history `actions` is
   std::vector<AllocatorAction> actions;  // that device's allocations and frees, in the allocator's order
-  int64_t heldWhenWritten = 0;           // that device's allocated bytes (blocks active or awaiting their free) at the end
-  int64_t otherActions = 0;              // segment, snapshot and out-of-memory entries, not read
+  int64_t heldWhenWritten = 0;  // that device's allocated bytes (blocks active or awaiting their free) at the end
+  int64_t otherActions = 0;     // segment, snapshot and out-of-memory entries, not read
 };
 
 // A stack's frames, innermost first (views into the snapshot, valid while it is), at most

@@ -36,10 +36,10 @@ bool anyNamed(const std::vector<const Span*>& spans, const char* prefix) {
 // by the backward op that computes it (AccumulateGrad then takes the buffer over), so it is known
 // by where it dies or lives on.
 struct BlockLife {
-  bool inBackward = false;        // allocated under autograd's evaluate_function
-  bool inReduce = false;          // allocated in FSDP2's post-backward reduce
-  bool freedInZeroGrad = false;   // freed by the optimizer's zero_grad: a .grad
-  bool freedInReduce = false;     // freed in FSDP2's post-backward reduce: consumed by the reduce-scatter
+  bool inBackward = false;       // allocated under autograd's evaluate_function
+  bool inReduce = false;         // allocated in FSDP2's post-backward reduce
+  bool freedInZeroGrad = false;  // freed by the optimizer's zero_grad: a .grad
+  bool freedInReduce = false;    // freed in FSDP2's post-backward reduce: consumed by the reduce-scatter
 };
 
 // A gradient, by its life: FSDP2's sharded gradient is made in post_backward_reduce and freed by
@@ -71,7 +71,8 @@ MemoryRole takeFromCounted(std::array<int64_t, kTensorRoleCount>& heldBefore, in
 // the roles the recorder counted (no more than `held`), the rest as other (on a GPU, where the
 // allocator's count says how much there was). Returns what is left of each counted role.
 std::array<int64_t, kTensorRoleCount> heldBeforeRecord(int rank, int64_t t, int step, int64_t held, bool restAsOther,
-                                                       const std::optional<HeldAtStart>& counted, std::vector<Event>& out) {
+                                                       const std::optional<HeldAtStart>& counted,
+                                                       std::vector<Event>& out) {
   std::array<int64_t, kTensorRoleCount> heldBefore{};
   int64_t room = held;
   for (int r = 0; counted && r < kTensorRoleCount; ++r) {
@@ -95,7 +96,8 @@ std::string describeUnnamedBytes(const MemoryNotes& notes) {
   if (notes.unnamedBytes <= 0) return "";
   char share[32];
   std::snprintf(share, sizeof share, "%.1f%%",
-                100.0 * static_cast<double>(notes.unnamedBytes) / static_cast<double>(std::max<int64_t>(notes.allocatedBytes, 1)));
+                100.0 * static_cast<double>(notes.unnamedBytes) /
+                    static_cast<double>(std::max<int64_t>(notes.allocatedBytes, 1)));
   return "rank 0: " + std::to_string(notes.unnamedBytes) + " bytes allocated where no " +
          (notes.fromSnapshot ? "stack frame" : "span") + " names a role (" + share +
          " of what it allocated while recorded): shown as other\n";
@@ -152,8 +154,10 @@ void readProfilerMemory(const RankTrace& trace, const std::optional<HeldAtStart>
       for (const Span* s : spans) names.push_back(&s->name);
       const MemoryRole role = profilerAllocationRole(names, profiler::inForwardOrBackward(trace, thread, t));
       live[addr] = blocks.size();
-      blocks.push_back({out.size(), SIZE_MAX,
-                        {anyNamed(spans, "autograd::engine::evaluate_function"), anyNamed(spans, "FSDP::post_backward_reduce")}});
+      blocks.push_back(
+          {out.size(),
+           SIZE_MAX,
+           {anyNamed(spans, "autograd::engine::evaluate_function"), anyNamed(spans, "FSDP::post_backward_reduce")}});
       out.push_back(memoryEvent(trace.rank, t, bytes, role, step));
       continue;
     }
@@ -250,7 +254,8 @@ SnapshotLives snapshotLives(const RankTrace& trace, const CudaSnapshot& snapshot
       b.named = stack.named.has_value();
       // Autograd's engine is C++: a snapshot of Python stacks only (stacks="python") has no frame
       // of it, and then the profiler's own span of it, on any thread, says so.
-      b.life.inBackward = stack.autogradEngine || profiler::anyThreadInside(trace, t, "autograd::engine::evaluate_function");
+      b.life.inBackward =
+          stack.autogradEngine || profiler::anyThreadInside(trace, t, "autograd::engine::evaluate_function");
       b.life.inReduce = stack.foreachReduce;
       out.blocks.push_back(b);
       continue;
@@ -298,9 +303,10 @@ std::string snapshotMissesSteps(const RankTrace& trace, const CudaSnapshot& snap
     last = std::max(last, t);
   }
   char text[200];
-  std::snprintf(text, sizeof text, "has no allocation or free during the recorded steps (its history %+.3f s to %+.3f s "
-                "from the first step's start): not this recording's snapshot", static_cast<double>(first - begin) / 1e9,
-                static_cast<double>(last - begin) / 1e9);
+  std::snprintf(text, sizeof text,
+                "has no allocation or free during the recorded steps (its history %+.3f s to %+.3f s "
+                "from the first step's start): not this recording's snapshot",
+                static_cast<double>(first - begin) / 1e9, static_cast<double>(last - begin) / 1e9);
   return text;
 }
 
@@ -333,14 +339,16 @@ void readSnapshotMemory(const RankTrace& trace, const CudaSnapshot& snapshot, co
   for (const auto& b : lives.blocks) {
     const int64_t bytes = actions[b.allocation].bytes;
     if (b.freed == SIZE_MAX) aliveAtEnd += bytes;
-    if (at(b.allocation) < begin && (b.freed == SIZE_MAX || at(b.freed) >= begin)) heldByRole[static_cast<int>(b.role)] += bytes;
+    if (at(b.allocation) < begin && (b.freed == SIZE_MAX || at(b.freed) >= begin))
+      heldByRole[static_cast<int>(b.role)] += bytes;
   }
   int64_t olderThanHistory = std::max<int64_t>(snapshot.heldWhenWritten - aliveAtEnd, 0);
   for (size_t i : lives.unknownFrees) {
     if (at(i) >= begin) olderThanHistory += actions[i].bytes;
   }
   for (int r = 0; r < kTensorRoleCount; ++r) {
-    if (heldByRole[r] > 0) out.push_back(memoryEvent(trace.rank, begin - 1, heldByRole[r], static_cast<MemoryRole>(r), firstStep));
+    if (heldByRole[r] > 0)
+      out.push_back(memoryEvent(trace.rank, begin - 1, heldByRole[r], static_cast<MemoryRole>(r), firstStep));
   }
   // The recorder counted at the first step what the history may already hold (the optimizer's
   // state made in the steps before): only the rest of its count is older than the history.

@@ -30,14 +30,14 @@ struct HeldAtStart {
 
 // What reading rank 0's memory found, for the load's note.
 struct MemoryNotes {
-  bool fromSnapshot = false;          // read from its CUDA memory snapshot
-  int64_t unknownFrees = 0;           // frees of blocks allocated before the record began, taken from other
-  int64_t heldAtStart = 0;            // bytes the device held when the record began (GPU) that no record names
-                                      // (the snapshot: held before its history began)
+  bool fromSnapshot = false;           // read from its CUDA memory snapshot
+  int64_t unknownFrees = 0;            // frees of blocks allocated before the record began, taken from other
+  int64_t heldAtStart = 0;             // bytes the device held when the record began (GPU) that no record names
+                                       // (the snapshot: held before its history began)
   std::optional<HeldAtStart> counted;  // what rank 0's recorder counted of it (model, optimizer)
-  bool hostMemory = false;            // its memory events are the host's (CPU ranks)
-  int64_t unnamedBytes = 0;           // its allocations no span or frame named a role for (other)
-  int64_t allocatedBytes = 0;         // its allocations in all
+  bool hostMemory = false;             // its memory events are the host's (CPU ranks)
+  int64_t unnamedBytes = 0;            // its allocations no span or frame named a role for (other)
+  int64_t allocatedBytes = 0;          // its allocations in all
 };
 
 // The note's line for rank 0's allocations that no span or stack frame named ("" when none).

@@ -26,8 +26,7 @@
 
 namespace shardscope::trace {
 
-MemoryRole profilerAllocationRole(const std::vector<const std::string*>& spansInnermostFirst,
-                                  bool inForwardOrBackward);
+MemoryRole profilerAllocationRole(const std::vector<const std::string*>& spansInnermostFirst, bool inForwardOrBackward);
 
 // One frame of a stack a CUDA memory snapshot recorded: a C++ function (its demangled name) or a
 // Python one (its name and file).

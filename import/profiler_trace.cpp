@@ -100,7 +100,8 @@ struct RecorderNotes {
     HeldAtStart out;
     for (int r = 0; r < kTensorRoleCount; ++r) {
       const char* name = memoryRoleName(static_cast<MemoryRole>(r));
-      if (roles.contains(name) && roles[name].is_number_integer()) out.bytes[r] = std::max<int64_t>(roles[name].get<int64_t>(), 0);
+      if (roles.contains(name) && roles[name].is_number_integer())
+        out.bytes[r] = std::max<int64_t>(roles[name].get<int64_t>(), 0);
     }
     return out;
   }
@@ -119,11 +120,11 @@ RecorderNotes recorderNotesOf(const fs::path& dir, int rank) {
   return out;
 }
 
-
 std::optional<CollectiveOp> collectiveOpOf(const std::string& c10dName) {
   const std::string op = c10dName.substr(6);
   if (op == "allreduce_" || op == "allreduce_coalesced_") return CollectiveOp::AllReduce;
-  if (op == "_allgather_base_" || op == "allgather_" || op == "allgather_into_tensor_coalesced_") return CollectiveOp::AllGather;
+  if (op == "_allgather_base_" || op == "allgather_" || op == "allgather_into_tensor_coalesced_")
+    return CollectiveOp::AllGather;
   if (op == "_reduce_scatter_base_" || op == "reduce_scatter_" || op == "reduce_scatter_tensor_coalesced_") {
     return CollectiveOp::ReduceScatter;
   }
@@ -171,9 +172,9 @@ std::pair<int64_t, int64_t> elementsInOut(const Span& op, CollectiveOp kind) {
   if (!op.args || !op.args->contains("Input Dims") || !(*op.args)["Input Dims"].is_array()) return {0, 0};
   const auto& dims = (*op.args)["Input Dims"];
   if (dims.empty()) return {0, 0};
-  const bool outputsFirst = (kind == CollectiveOp::AllGather || kind == CollectiveOp::ReduceScatter ||
-                             kind == CollectiveOp::AllToAll) &&
-                            dims.size() >= 2;
+  const bool outputsFirst =
+      (kind == CollectiveOp::AllGather || kind == CollectiveOp::ReduceScatter || kind == CollectiveOp::AllToAll) &&
+      dims.size() >= 2;
   const int64_t first = elementsOf(dims[0]);
   return outputsFirst ? std::pair{elementsOf(dims[1]), first} : std::pair{first, first};
 }
@@ -183,9 +184,9 @@ std::pair<int64_t, int64_t> elementsInOut(const Span& op, CollectiveOp kind) {
 // size, which a trace recorded without shapes (record_shapes=False) has nowhere else. Gloo's
 // process group records none of it.
 struct CommParams {
-  int64_t in = 0, out = 0;  // elements
-  int64_t width = 0;        // bytes per element; 0: not named
-  int groupSize = 0;        // 0: not named
+  int64_t in = 0, out = 0;          // elements
+  int64_t width = 0;                // bytes per element; 0: not named
+  int groupSize = 0;                // 0: not named
   std::vector<int64_t> inSplits;    // all-to-all: rows of the input for each rank of the group; empty: even
   std::vector<int64_t> groupRanks;  // the group's global ranks, in its order; empty: not named
 };
@@ -214,13 +215,15 @@ int64_t dtypeBytes(const std::string& dtype) {
 std::optional<CommParams> commParamsFrom(const nlohmann::json* args) {
   if (!args || !args->is_object() || !args->contains("In msg nelems")) return std::nullopt;
   auto number = [&](const char* key) {
-    return args->contains(key) && (*args)[key].is_number_integer() ? std::max<int64_t>((*args)[key].get<int64_t>(), 0) : 0;
+    return args->contains(key) && (*args)[key].is_number_integer() ? std::max<int64_t>((*args)[key].get<int64_t>(), 0)
+                                                                   : 0;
   };
   CommParams p;
   p.in = number("In msg nelems");
   p.out = number("Out msg nelems");
   p.groupSize = static_cast<int>(std::min<int64_t>(number("Group size"), kMaxRanks));
-  if (args->contains("dtype") && (*args)["dtype"].is_string()) p.width = dtypeBytes((*args)["dtype"].get<std::string>());
+  if (args->contains("dtype") && (*args)["dtype"].is_string())
+    p.width = dtypeBytes((*args)["dtype"].get<std::string>());
   if (args->contains("In split size")) p.inSplits = integerList((*args)["In split size"]);
   if (args->contains("Process Group Ranks")) p.groupRanks = integerList((*args)["Process Group Ranks"]);
   return p;
@@ -230,7 +233,8 @@ std::optional<CommParams> commParamsOf(const RankTrace& trace, const Span& op) {
   const auto thread = trace.threads.find(op.thread);
   if (thread != trace.threads.end()) {
     const auto& spans = thread->second.spans;
-    auto it = std::lower_bound(spans.begin(), spans.end(), op.begin, [](const Span& s, int64_t t) { return s.begin < t; });
+    auto it =
+        std::lower_bound(spans.begin(), spans.end(), op.begin, [](const Span& s, int64_t t) { return s.begin < t; });
     for (; it != spans.end() && it->begin <= op.end; ++it) {
       if (it->name == "record_param_comms") return commParamsFrom(it->args);
     }
@@ -261,14 +265,22 @@ class BackendMatch {
   static bool ranIt(const std::string& name, CollectiveOp kind) {
     auto has = [&](const char* part) { return name.find(part) != std::string::npos; };
     switch (kind) {
-      case CollectiveOp::AllGather: return has("all_gather");
-      case CollectiveOp::Broadcast: return has("broadcast");
-      case CollectiveOp::Barrier: return has("barrier");
-      case CollectiveOp::AllToAll: return has("all_to_all");
-      case CollectiveOp::Send: return has("send");
-      case CollectiveOp::Recv: return has("recv");
-      case CollectiveOp::ReduceScatter: return has("reduce_scatter") || has("all_reduce");
-      case CollectiveOp::AllReduce: return has("all_reduce");
+      case CollectiveOp::AllGather:
+        return has("all_gather");
+      case CollectiveOp::Broadcast:
+        return has("broadcast");
+      case CollectiveOp::Barrier:
+        return has("barrier");
+      case CollectiveOp::AllToAll:
+        return has("all_to_all");
+      case CollectiveOp::Send:
+        return has("send");
+      case CollectiveOp::Recv:
+        return has("recv");
+      case CollectiveOp::ReduceScatter:
+        return has("reduce_scatter") || has("all_reduce");
+      case CollectiveOp::AllReduce:
+        return has("all_reduce");
     }
     return false;
   }
@@ -283,9 +295,9 @@ struct ReadNotes {
   int64_t untypedCollectives = 0;     // element type not in the trace: counted as 4-byte
   int64_t unreadOps = 0;              // c10d ops shardscope has no collective for (gather, scatter, ...)
   int64_t skippedEvents = 0;
-  MemoryNotes memory;                 // rank 0's
-  std::vector<int> snapshotRanks;     // ranks whose memory came from their CUDA memory snapshots
-  std::string unusedSnapshots;        // snapshots not read, each with why
+  MemoryNotes memory;                      // rank 0's
+  std::vector<int> snapshotRanks;          // ranks whose memory came from their CUDA memory snapshots
+  std::string unusedSnapshots;             // snapshots not read, each with why
   std::vector<std::string> unrankedFiles;  // files whose rank neither distributedInfo nor the name gave
 };
 
@@ -335,7 +347,8 @@ int64_t ownPartBytes(const RankTrace& trace, const Span& op, const std::optional
   return splits[static_cast<size_t>(index)] * (e.bytes / rows);
 }
 
-Event collectiveEvent(const RankTrace& trace, const Span& op, CollectiveOp kind, const Span* backend, ReadNotes& notes) {
+Event collectiveEvent(const RankTrace& trace, const Span& op, CollectiveOp kind, const Span* backend,
+                      ReadNotes& notes) {
   Event e;
   e.kind = EventKind::Collective;
   e.rank = trace.rank;
@@ -449,7 +462,8 @@ void readCompute(const RankTrace& trace, std::vector<Event>& out) {
   }
   for (const auto& [step, span] : autograd) {
     if (!unitBackward[step]) {
-      out.push_back(computeSpan(trace.rank, ComputeKind::Backward, Phase::Backward, span.first, span.second, step, "model"));
+      out.push_back(
+          computeSpan(trace.rank, ComputeKind::Backward, Phase::Backward, span.first, span.second, step, "model"));
     }
   }
 }
@@ -523,8 +537,8 @@ std::string readRankTrace(const fs::path& path, int namedRank, RecorderNotes& no
       notes.unrankedFiles.push_back(path.filename().string());
     }
     if (trace.rank >= kMaxRanks) {
-      return "says it is rank " + std::to_string(trace.rank) + "; shardscope draws up to " +
-             std::to_string(kMaxRanks) + " ranks";
+      return "says it is rank " + std::to_string(trace.rank) + "; shardscope draws up to " + std::to_string(kMaxRanks) +
+             " ranks";
     }
     const int fileRank = namedRank >= 0 ? namedRank : trace.rank;
     trace.rank = fileRank;
@@ -610,7 +624,8 @@ std::vector<int64_t> messageTimes(const std::vector<Event>& events, const std::v
   std::vector<int64_t> out;
   for (size_t i : messages) {
     const Event& e = events[i];
-    if (static_cast<CollectiveOp>(e.op) == op && e.count == peer) out.push_back(op == CollectiveOp::Send ? e.beginNs : e.endNs);
+    if (static_cast<CollectiveOp>(e.op) == op && e.count == peer)
+      out.push_back(op == CollectiveOp::Send ? e.beginNs : e.endNs);
   }
   return out;
 }
@@ -721,7 +736,8 @@ std::string describeMemoryNotes(const ReadNotes& notes) {
   const MemoryNotes& memory = notes.memory;
   if (!notes.snapshotRanks.empty()) {
     const std::string ranks = formatRanks(notes.snapshotRanks);
-    out += "GPU memory of rank " + ranks + " from the CUDA allocator's snapshot (rank-R.memory.pickle): each "
+    out += "GPU memory of rank " + ranks +
+           " from the CUDA allocator's snapshot (rank-R.memory.pickle): each "
            "allocation's role from the stack that made it, what was held when the recorded steps began from the "
            "allocator's history\n";
   }
@@ -730,13 +746,14 @@ std::string describeMemoryNotes(const ReadNotes& notes) {
   std::string countedRoles;
   for (int r = 0; memory.counted && r < kTensorRoleCount; ++r) {
     if (memory.counted->bytes[r] > 0) {
-      countedRoles += (countedRoles.empty() ? "" : ", ") + std::string(memoryRoleName(static_cast<MemoryRole>(r))) + " " +
-                      std::to_string(memory.counted->bytes[r]) + " B";
+      countedRoles += (countedRoles.empty() ? "" : ", ") + std::string(memoryRoleName(static_cast<MemoryRole>(r))) +
+                      " " + std::to_string(memory.counted->bytes[r]) + " B";
     }
   }
   if (!countedRoles.empty()) {
-    out += "held before " + before + ", as shardscope_record counted the model's and optimizer's tensors (rank 0: " +
-           countedRoles + "): shown from the first recorded step" +
+    out += "held before " + before +
+           ", as shardscope_record counted the model's and optimizer's tensors (rank 0: " + countedRoles +
+           "): shown from the first recorded step" +
            (memory.fromSnapshot ? ", no more than the allocator held from before its history" : "") + "\n";
   }
   if (memory.hostMemory) {
@@ -749,16 +766,17 @@ std::string describeMemoryNotes(const ReadNotes& notes) {
   if (memory.heldAtStart > 0 && !memory.hostMemory) {
     const int64_t unnamed = memory.heldAtStart - (memory.counted ? memory.counted->total() : 0);
     if (unnamed > 0) {
-      out += "rank 0 held " + std::to_string(unnamed) +
-             (memory.fromSnapshot ? " bytes allocated before the snapshot's history began that no recorded role names"
-                                  : " bytes when the profiler started that no recorded role names (allocated before it)") +
-             ": shown as other\n";
+      out +=
+          "rank 0 held " + std::to_string(unnamed) +
+          (memory.fromSnapshot ? " bytes allocated before the snapshot's history began that no recorded role names"
+                               : " bytes when the profiler started that no recorded role names (allocated before it)") +
+          ": shown as other\n";
     }
   }
   out += describeUnnamedBytes(memory);
   if (memory.unknownFrees > 0) {
-    out += "rank 0: " + std::to_string(memory.unknownFrees) +
-           " frees of blocks allocated before " + before + ": taken from other\n";
+    out += "rank 0: " + std::to_string(memory.unknownFrees) + " frees of blocks allocated before " + before +
+           ": taken from other\n";
   }
   return out;
 }
@@ -856,7 +874,7 @@ struct RankFile {
 LoadedTrace loadRankFiles(const std::vector<RankFile>& files) {
   LoadedTrace out;
   std::vector<std::vector<Event>> events;
-  std::vector<fs::path> readFrom;  // per rank: the file it came from
+  std::vector<fs::path> readFrom;    // per rank: the file it came from
   std::vector<std::string> torchOf;  // per rank: the PyTorch its recorder noted, or ""
   int world = 0;
   ReadNotes notes;
@@ -868,8 +886,10 @@ LoadedTrace loadRankFiles(const std::vector<RankFile>& files) {
     if (file.namedRank >= 0) noted = recorderNotesOf(file.path.parent_path(), file.namedRank);
     auto unsupported = [&](int rank) {
       out.error = "'" + file.path.string() + "' was written by PyTorch " + noted.torchVersion + " (rank-" +
-                  std::to_string(rank) + ".shardscope.json); this shardscope reads torch.profiler traces of PyTorch "
-                  "2.x (tested with " + kTestedTorch + "): record the job under PyTorch 2.x.";
+                  std::to_string(rank) +
+                  ".shardscope.json); this shardscope reads torch.profiler traces of PyTorch "
+                  "2.x (tested with " +
+                  kTestedTorch + "): record the job under PyTorch 2.x.";
       return out;
     };
     auto supported = [&] { return noted.torchVersion.empty() || noted.torchVersion.rfind("2.", 0) == 0; };
@@ -878,7 +898,8 @@ LoadedTrace loadRankFiles(const std::vector<RankFile>& files) {
     RankTrace trace;
     if (auto problem = readRankTrace(file.path, file.namedRank, noted, rankEvents, trace, notes); !problem.empty()) {
       const std::string& torch = noted.torchVersion;
-      out.error = "'" + file.path.string() + "' " + problem + (torch.empty() ? "" : " (written by PyTorch " + torch + ")") + ".";
+      out.error = "'" + file.path.string() + "' " + problem +
+                  (torch.empty() ? "" : " (written by PyTorch " + torch + ")") + ".";
       return out;
     }
     if (!supported()) return unsupported(trace.rank);
@@ -957,11 +978,11 @@ namespace {
 std::string snapshotNamedAlone(const std::string& path, const std::vector<std::string>& traces) {
   if (!isCudaSnapshotFileName(path)) return "";
   const fs::path p(path);
-  const bool besideATrace = std::any_of(traces.begin(), traces.end(), [&](const std::string& t) {
-    return fs::path(t).parent_path() == p.parent_path();
-  });
+  const bool besideATrace = std::any_of(
+      traces.begin(), traces.end(), [&](const std::string& t) { return fs::path(t).parent_path() == p.parent_path(); });
   if (snapshotFileRank(path) >= 0 && besideATrace) return "";
-  return "'" + path + "' is a CUDA memory snapshot: beside torch.profiler traces, shardscope reads one with its rank's "
+  return "'" + path +
+         "' is a CUDA memory snapshot: beside torch.profiler traces, shardscope reads one with its rank's "
          "trace, named rank-R.memory.pickle in the trace's directory (R: the rank): rename or move it there, or open "
          "the snapshots on their own";
 }
@@ -975,7 +996,8 @@ LoadedTrace loadProfilerTraceFiles(const std::vector<std::string>& paths) {
     return out;
   }
   std::vector<std::string> traces;
-  std::copy_if(paths.begin(), paths.end(), std::back_inserter(traces), [](const std::string& p) { return !isCudaSnapshotFileName(p); });
+  std::copy_if(paths.begin(), paths.end(), std::back_inserter(traces),
+               [](const std::string& p) { return !isCudaSnapshotFileName(p); });
   if (traces.empty()) return loadCudaSnapshotFiles(paths);  // snapshots alone: memory only
   for (const auto& path : paths) {
     if (auto problem = snapshotNamedAlone(path, traces); !problem.empty()) {

@@ -193,8 +193,9 @@ std::string indexTrace(const nlohmann::json& root, RankTrace& out) {
   for (auto& [thread, t] : out.threads) linkParents(t);
   std::sort(out.launches.begin(), out.launches.end(), [](const Launch& a, const Launch& b) { return a.at < b.at; });
   indexSteps(steps, out);
-  std::stable_sort(out.memory.begin(), out.memory.end(),
-                   [](const nlohmann::json* a, const nlohmann::json* b) { return (*a)["ts"].get<double>() < (*b)["ts"].get<double>(); });
+  std::stable_sort(out.memory.begin(), out.memory.end(), [](const nlohmann::json* a, const nlohmann::json* b) {
+    return (*a)["ts"].get<double>() < (*b)["ts"].get<double>();
+  });
   return "";
 }
 
@@ -204,15 +205,19 @@ std::vector<const Span*> spansAt(const RankTrace& trace, int64_t thread, int64_t
   if (found == trace.threads.end()) return out;
   const auto& spans = found->second.spans;
   const auto& parent = found->second.parent;
-  int i = static_cast<int>(std::upper_bound(spans.begin(), spans.end(), t, [](int64_t v, const Span& s) { return v < s.begin; }) -
-                           spans.begin()) - 1;
-  while (i >= 0 && spans[static_cast<size_t>(i)].end < t) i = parent[static_cast<size_t>(i)];  // ended: its parent may not have
+  int i = static_cast<int>(
+              std::upper_bound(spans.begin(), spans.end(), t, [](int64_t v, const Span& s) { return v < s.begin; }) -
+              spans.begin()) -
+          1;
+  while (i >= 0 && spans[static_cast<size_t>(i)].end < t)
+    i = parent[static_cast<size_t>(i)];  // ended: its parent may not have
   for (; i >= 0; i = parent[static_cast<size_t>(i)]) out.push_back(&spans[static_cast<size_t>(i)]);
   return out;
 }
 
 const Step* stepAt(const RankTrace& trace, int64_t t) {
-  auto it = std::upper_bound(trace.steps.begin(), trace.steps.end(), t, [](int64_t v, const Step& s) { return v < s.begin; });
+  auto it =
+      std::upper_bound(trace.steps.begin(), trace.steps.end(), t, [](int64_t v, const Step& s) { return v < s.begin; });
   if (it == trace.steps.begin()) return nullptr;
   --it;
   return t <= it->end ? &*it : nullptr;

@@ -29,7 +29,7 @@ struct ThreadSpans {
 };
 
 struct Step {
-  int number = 0;              // N of ProfilerStep#N
+  int number = 0;  // N of ProfilerStep#N
   int64_t begin = 0, end = 0;
   int64_t optimizerBegin = 0;  // its Optimizer.step's begin (its forward and backward end there), or its end
 };
@@ -43,15 +43,15 @@ struct Launch {
 };
 
 struct RankTrace {
-  int rank = -1, world = 0;           // from distributedInfo, when the trace has it
-  int64_t mainThread = -1;            // the thread of the ProfilerStep annotations
+  int rank = -1, world = 0;  // from distributedInfo, when the trace has it
+  int64_t mainThread = -1;   // the thread of the ProfilerStep annotations
   // No ProfilerStep#N (the job never called the profiler's step()): the steps are its optimizer
   // steps, each from the end of the one before to the end of its own, numbered from 0.
   bool stepsFromOptimizer = false;
-  int64_t baseTimeNs = 0;             // the epoch time (ns) the trace's times count from
-  std::vector<Step> steps;            // in time order
-  std::vector<Span> c10dOps;          // c10d::..., in time order
-  std::vector<Span> backendSpans;     // gloo:... / nccl:..., in time order
+  int64_t baseTimeNs = 0;          // the epoch time (ns) the trace's times count from
+  std::vector<Step> steps;         // in time order
+  std::vector<Span> c10dOps;       // c10d::..., in time order
+  std::vector<Span> backendSpans;  // gloo:... / nccl:..., in time order
   std::map<int64_t, ThreadSpans> threads;
   std::vector<const nlohmann::json*> memory;  // [memory] instants with their args, in time order
   // GPU traces: the host's kernel launches in time order, and the NCCL kernels (ncclDevKernel_*,
@@ -59,7 +59,7 @@ struct RankTrace {
   // times on the host's clock).
   std::vector<Launch> launches;
   std::map<int64_t, Span> ncclKernels;
-  int64_t skippedEvents = 0;          // events that could not be read (a field of another type)
+  int64_t skippedEvents = 0;  // events that could not be read (a field of another type)
 };
 
 int64_t nanos(double micros);

@@ -26,19 +26,35 @@ using Kind = Value::Kind;
 // The opcodes that build objects through Python code, by name, for the refusal.
 const char* objectOpcodeName(unsigned char op) {
   switch (op) {
-    case 'c': return "GLOBAL";
-    case 0x93: return "STACK_GLOBAL";
-    case 'R': return "REDUCE";
-    case 'b': return "BUILD";
-    case 'i': return "INST";
-    case 'o': return "OBJ";
-    case 0x81: return "NEWOBJ";
-    case 0x92: return "NEWOBJ_EX";
-    case 'P': return "PERSID";
-    case 'Q': return "BINPERSID";
-    case 0x82: case 0x83: case 0x84: return "EXT";
-    case 0x97: case 0x98: return "out-of-band buffer";
-    default: return nullptr;
+    case 'c':
+      return "GLOBAL";
+    case 0x93:
+      return "STACK_GLOBAL";
+    case 'R':
+      return "REDUCE";
+    case 'b':
+      return "BUILD";
+    case 'i':
+      return "INST";
+    case 'o':
+      return "OBJ";
+    case 0x81:
+      return "NEWOBJ";
+    case 0x92:
+      return "NEWOBJ_EX";
+    case 'P':
+      return "PERSID";
+    case 'Q':
+      return "BINPERSID";
+    case 0x82:
+    case 0x83:
+    case 0x84:
+      return "EXT";
+    case 0x97:
+    case 0x98:
+      return "out-of-band buffer";
+    default:
+      return nullptr;
   }
 }
 
@@ -53,15 +69,18 @@ class Reader {
   ValuePtr run(std::string& error) {
     while (error_.empty()) {
       if (at_ >= bytes_.size()) {
-        fail("ends at byte " + std::to_string(at_) + " before its STOP opcode: the file was cut short (written "
+        fail("ends at byte " + std::to_string(at_) +
+             " before its STOP opcode: the file was cut short (written "
              "again, or copied whole)");
         break;
       }
       const size_t opcodeAt = at_;
       const auto op = static_cast<unsigned char>(bytes_[at_++]);
       if (op == '.') {
-        if (stack_.empty()) fail("has an empty stack at its STOP (byte " + std::to_string(opcodeAt) + ")");
-        else return stack_.back();
+        if (stack_.empty())
+          fail("has an empty stack at its STOP (byte " + std::to_string(opcodeAt) + ")");
+        else
+          return stack_.back();
         break;
       }
       if (!step(op)) {
@@ -202,7 +221,8 @@ class Reader {
   }
 
   bool tupleOfLast(size_t n) {
-    if (stack_.size() < n || (!marks_.empty() && stack_.size() - n < marks_.back())) return fail("builds a tuple from an empty stack");
+    if (stack_.size() < n || (!marks_.empty() && stack_.size() - n < marks_.back()))
+      return fail("builds a tuple from an empty stack");
     std::vector<ValuePtr> values(std::make_move_iterator(stack_.end() - static_cast<std::ptrdiff_t>(n)),
                                  std::make_move_iterator(stack_.end()));
     stack_.resize(stack_.size() - n);
@@ -227,7 +247,8 @@ class Reader {
     const bool negative = static_cast<unsigned char>(b[n - 1]) & 0x80;
     // Bytes past the eighth may only repeat the sign.
     for (size_t i = 8; i < n; ++i) {
-      if (static_cast<unsigned char>(b[i]) != (negative ? 0xff : 0x00)) return fail("holds an integer wider than 64 bits");
+      if (static_cast<unsigned char>(b[i]) != (negative ? 0xff : 0x00))
+        return fail("holds an integer wider than 64 bits");
     }
     uint64_t u = negative ? ~uint64_t{0} : 0;
     for (size_t i = std::min<uint64_t>(n, 8); i-- > 0;) {
@@ -264,18 +285,37 @@ class Reader {
         if (!unsignedLE(1, n)) return false;
         if (n > 5) return fail("is pickle protocol " + std::to_string(n) + "; shardscope reads protocols 2 to 5");
         return true;
-      case 0x95: return unsignedLE(8, n);  // FRAME: a length this reader has no use for
-      case '(': marks_.push_back(stack_.size()); return true;
-      case '0': return pop() != nullptr;
-      case '1': return popMark(values);
-      case '2': { auto v = top(); return v && push(std::move(v)); }
-      case 'N': return push(make(Kind::None));
-      case 0x88: case 0x89: { auto v = make(Kind::Bool); v->boolean = op == 0x88; return push(std::move(v)); }
-      case 'J': return unsignedLE(4, n) && pushInt(static_cast<int32_t>(static_cast<uint32_t>(n)));
-      case 'K': return unsignedLE(1, n) && pushInt(static_cast<int64_t>(n));
-      case 'M': return unsignedLE(2, n) && pushInt(static_cast<int64_t>(n));
-      case 0x8a: return longInt(1);
-      case 0x8b: return longInt(4);
+      case 0x95:
+        return unsignedLE(8, n);  // FRAME: a length this reader has no use for
+      case '(':
+        marks_.push_back(stack_.size());
+        return true;
+      case '0':
+        return pop() != nullptr;
+      case '1':
+        return popMark(values);
+      case '2': {
+        auto v = top();
+        return v && push(std::move(v));
+      }
+      case 'N':
+        return push(make(Kind::None));
+      case 0x88:
+      case 0x89: {
+        auto v = make(Kind::Bool);
+        v->boolean = op == 0x88;
+        return push(std::move(v));
+      }
+      case 'J':
+        return unsignedLE(4, n) && pushInt(static_cast<int32_t>(static_cast<uint32_t>(n)));
+      case 'K':
+        return unsignedLE(1, n) && pushInt(static_cast<int64_t>(n));
+      case 'M':
+        return unsignedLE(2, n) && pushInt(static_cast<int64_t>(n));
+      case 0x8a:
+        return longInt(1);
+      case 0x8b:
+        return longInt(4);
       case 'G': {
         if (!take(8, b)) return false;
         uint64_t u = 0;
@@ -284,48 +324,89 @@ class Reader {
         std::memcpy(&v->real, &u, sizeof u);
         return push(std::move(v));
       }
-      case 0x8c: return text(1, Kind::String);   // SHORT_BINUNICODE
-      case 'X': return text(4, Kind::String);    // BINUNICODE
-      case 0x8d: return text(8, Kind::String);   // BINUNICODE8
-      case 'U': return text(1, Kind::String);    // SHORT_BINSTRING (protocol 1's str)
-      case 'T': return text(4, Kind::String);    // BINSTRING
-      case 'C': return text(1, Kind::Bytes);     // SHORT_BINBYTES
-      case 'B': return text(4, Kind::Bytes);     // BINBYTES
-      case 0x8e: return text(8, Kind::Bytes);    // BINBYTES8
-      case 0x96: return text(8, Kind::Bytes);    // BYTEARRAY8 (protocol 5's in-band bytearray)
-      case '}': return push(make(Kind::Dict));
-      case ']': return push(make(Kind::List));
-      case ')': return push(make(Kind::Tuple));
-      case 0x8f: return push(make(Kind::List));  // EMPTY_SET: a set is read as a list
-      case 'd': { if (!popMark(values)) return false; auto d = make(Kind::Dict); return push(d) && setItems(std::move(values)); }
-      case 'l': return popMark(values) && tupleOf(std::move(values), Kind::List);
-      case 't': return popMark(values) && tupleOf(std::move(values));
-      case 0x91: return popMark(values) && tupleOf(std::move(values), Kind::List);  // FROZENSET
-      case 0x85: return tupleOfLast(1);
-      case 0x86: return tupleOfLast(2);
-      case 0x87: return tupleOfLast(3);
-      case 'a': { auto v = pop(); return v && appendItems({v}); }
-      case 'e': case 0x90: return popMark(values) && appendItems(std::move(values));  // APPENDS, ADDITEMS
-      case 's': { auto value = pop(); auto key = pop(); return value && key && setItems({key, value}); }
-      case 'u': return popMark(values) && setItems(std::move(values));
-      case 0x94: return memoPut(memo_.size());   // MEMOIZE
-      case 'q': return unsignedLE(1, n) && memoPut(n);   // BINPUT
-      case 'r': return unsignedLE(4, n) && memoPut(n);   // LONG_BINPUT
-      case 'h': return unsignedLE(1, n) && memoGet(n);   // BINGET
-      case 'j': return unsignedLE(4, n) && memoGet(n);   // LONG_BINGET
-      default: break;
+      case 0x8c:
+        return text(1, Kind::String);  // SHORT_BINUNICODE
+      case 'X':
+        return text(4, Kind::String);  // BINUNICODE
+      case 0x8d:
+        return text(8, Kind::String);  // BINUNICODE8
+      case 'U':
+        return text(1, Kind::String);  // SHORT_BINSTRING (protocol 1's str)
+      case 'T':
+        return text(4, Kind::String);  // BINSTRING
+      case 'C':
+        return text(1, Kind::Bytes);  // SHORT_BINBYTES
+      case 'B':
+        return text(4, Kind::Bytes);  // BINBYTES
+      case 0x8e:
+        return text(8, Kind::Bytes);  // BINBYTES8
+      case 0x96:
+        return text(8, Kind::Bytes);  // BYTEARRAY8 (protocol 5's in-band bytearray)
+      case '}':
+        return push(make(Kind::Dict));
+      case ']':
+        return push(make(Kind::List));
+      case ')':
+        return push(make(Kind::Tuple));
+      case 0x8f:
+        return push(make(Kind::List));  // EMPTY_SET: a set is read as a list
+      case 'd': {
+        if (!popMark(values)) return false;
+        auto d = make(Kind::Dict);
+        return push(d) && setItems(std::move(values));
+      }
+      case 'l':
+        return popMark(values) && tupleOf(std::move(values), Kind::List);
+      case 't':
+        return popMark(values) && tupleOf(std::move(values));
+      case 0x91:
+        return popMark(values) && tupleOf(std::move(values), Kind::List);  // FROZENSET
+      case 0x85:
+        return tupleOfLast(1);
+      case 0x86:
+        return tupleOfLast(2);
+      case 0x87:
+        return tupleOfLast(3);
+      case 'a': {
+        auto v = pop();
+        return v && appendItems({v});
+      }
+      case 'e':
+      case 0x90:
+        return popMark(values) && appendItems(std::move(values));  // APPENDS, ADDITEMS
+      case 's': {
+        auto value = pop();
+        auto key = pop();
+        return value && key && setItems({key, value});
+      }
+      case 'u':
+        return popMark(values) && setItems(std::move(values));
+      case 0x94:
+        return memoPut(memo_.size());  // MEMOIZE
+      case 'q':
+        return unsignedLE(1, n) && memoPut(n);  // BINPUT
+      case 'r':
+        return unsignedLE(4, n) && memoPut(n);  // LONG_BINPUT
+      case 'h':
+        return unsignedLE(1, n) && memoGet(n);  // BINGET
+      case 'j':
+        return unsignedLE(4, n) && memoGet(n);  // LONG_BINGET
+      default:
+        break;
     }
     char hex[8];
     std::snprintf(hex, sizeof hex, "0x%02x", op);
     if (const char* name = objectOpcodeName(op)) {
-      return fail(std::string("builds a Python object (") + name + "): shardscope reads pickles of plain values only "
+      return fail(std::string("builds a Python object (") + name +
+                  "): shardscope reads pickles of plain values only "
                   "(dicts, lists, strings, numbers), as torch.cuda.memory._dump_snapshot writes them");
     }
     if (isTextOpcode(op)) {
       return fail(std::string("uses protocol 0's text opcode '") + static_cast<char>(op) +
                   "': write it with pickle protocol 2 or later (pickle.dump's default)");
     }
-    return fail(std::string("has opcode ") + hex + ", which no pickle protocol up to 5 has: not a pickle, or a damaged one");
+    return fail(std::string("has opcode ") + hex +
+                ", which no pickle protocol up to 5 has: not a pickle, or a damaged one");
   }
 };
 

@@ -20,7 +20,8 @@ std::string describe(const MemoryNotes& notes, int ranks) {
       "CUDA memory snapshots without torch.profiler traces: memory only, over each rank's whole allocator "
       "history (no steps, collectives or compute: record with python/shardscope_record for those); each "
       "allocation's role from the stack that made it\n";
-  if (ranks > 1) out += "ranks on the allocators' own clocks: those of one host share it, other hosts' are not aligned\n";
+  if (ranks > 1)
+    out += "ranks on the allocators' own clocks: those of one host share it, other hosts' are not aligned\n";
   if (notes.heldAtStart > 0) {
     out += "rank 0 held " + std::to_string(notes.heldAtStart) +
            " bytes allocated before its history began (no stack for them): shown as other from the start\n";
@@ -50,7 +51,8 @@ LoadedTrace loadRanks(const std::map<int, fs::path>& files) {
     std::vector<Event> events;
     MemoryNotes rankNotes;
     readSnapshotMemory(clock, snapshot, std::nullopt, events, r == 0 ? notes : rankNotes);
-    std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return a.beginNs < b.beginNs; });
+    std::stable_sort(events.begin(), events.end(),
+                     [](const Event& a, const Event& b) { return a.beginNs < b.beginNs; });
     for (const auto& e : events) out.recording.add(e);
   }
   out.config.world = ranks;
@@ -109,7 +111,8 @@ LoadedTrace loadCudaSnapshotFiles(const std::vector<std::string>& paths) {
     int rank = snapshotFileRank(path);
     if (rank < 0 && paths.size() == 1) rank = 0;  // one snapshot, named any way: the only rank
     if (rank < 0) {
-      out.error = "'" + path + "' is not named for its rank: name each rank's snapshot rank-R.memory.pickle (R: the "
+      out.error = "'" + path +
+                  "' is not named for its rank: name each rank's snapshot rank-R.memory.pickle (R: the "
                   "rank), or open one at a time";
       return out;
     }

@@ -53,13 +53,16 @@ std::vector<FigureDef> buildFigures() {
                      }});
   figures.push_back({"activation_saved", "activation bytes forward saved for backward", Unit::Bytes,
                      [](const RankStats& r) { return static_cast<double>(r.activationSavedBytes); }});
-  figures.push_back({"sent_per_step", "bytes the rank sends per step (ring schedule)", Unit::Bytes, [](const RankStats& r) {
-                       return perRecordedStep(r, static_cast<double>(trace::allCollectives(r.collectives).sentBytes));
-                     }});
+  figures.push_back(
+      {"sent_per_step", "bytes the rank sends per step (ring schedule)", Unit::Bytes, [](const RankStats& r) {
+         return perRecordedStep(r, static_cast<double>(trace::allCollectives(r.collectives).sentBytes));
+       }});
   for (int g = 0; g < trace::kProcessGroupCount; ++g) {
     const std::string group = trace::processGroupName(static_cast<trace::ProcessGroup>(g));
-    figures.push_back({group + "_sent_per_step", "bytes the rank sends per step in its " + group + " group (ring schedule)",
-                       Unit::Bytes, [g](const RankStats& r) { return perRecordedStep(r, static_cast<double>(r.sentBytesByGroup[g])); }});
+    figures.push_back(
+        {group + "_sent_per_step", "bytes the rank sends per step in its " + group + " group (ring schedule)",
+         Unit::Bytes,
+         [g](const RankStats& r) { return perRecordedStep(r, static_cast<double>(r.sentBytesByGroup[g])); }});
   }
   for (auto op : {trace::CollectiveOp::AllGather, trace::CollectiveOp::ReduceScatter, trace::CollectiveOp::AllReduce}) {
     const std::string name = trace::collectiveOpName(op);
@@ -158,7 +161,8 @@ std::optional<std::string> readClaim(const nlohmann::json& j, Claim& claim) {
   if (auto err = readFigureRef(j["less"], "less", claim.less)) return "claim '" + claim.says + "': " + *err;
   if (auto err = readFigureRef(j["than"], "than", claim.than)) return "claim '" + claim.says + "': " + *err;
   if (j.contains("times")) {
-    if (!j["times"].is_number() || j["times"].get<double>() <= 0) return "claim '" + claim.says + "': \"times\" is a positive number";
+    if (!j["times"].is_number() || j["times"].get<double>() <= 0)
+      return "claim '" + claim.says + "': \"times\" is a positive number";
     claim.times = j["times"].get<double>();
   }
   return std::nullopt;
@@ -172,7 +176,8 @@ std::optional<std::string> checkReferences(const Lesson& lesson) {
   std::string labels;
   for (const auto& r : lesson.runs) labels += (labels.empty() ? "" : ", ") + r.label;
   for (const auto& c : lesson.captions) {
-    if (!c.run.empty() && !hasRun(c.run)) return "caption '" + c.text.substr(0, 40) + "...' names run '" + c.run + "'; the runs are " + labels;
+    if (!c.run.empty() && !hasRun(c.run))
+      return "caption '" + c.text.substr(0, 40) + "...' names run '" + c.run + "'; the runs are " + labels;
     const auto& whatIfs = lessonWhatIfs();
     if (!c.whatIf.empty() && std::find(whatIfs.begin(), whatIfs.end(), c.whatIf) == whatIfs.end()) {
       return "caption '" + c.text.substr(0, 40) + "...' names what_if '" + c.whatIf +
@@ -191,7 +196,8 @@ std::optional<std::string> checkReferences(const Lesson& lesson) {
     }
     for (const auto& ref : refs) {
       if (!hasRun(ref.run)) return "question '" + q.ask + "' names run '" + ref.run + "'; the runs are " + labels;
-      if (!findFigure(ref.figure)) return "question '" + q.ask + "' names figure '" + ref.figure + "'; the figures are " + figureNames();
+      if (!findFigure(ref.figure))
+        return "question '" + q.ask + "' names figure '" + ref.figure + "'; the figures are " + figureNames();
     }
   }
   for (const auto& claim : lesson.claims) {
@@ -204,7 +210,8 @@ std::optional<std::string> checkReferences(const Lesson& lesson) {
     if (refs.empty()) refs = {claim.less, claim.than};
     for (const auto& ref : refs) {
       if (!hasRun(ref.run)) return "claim '" + claim.says + "' names run '" + ref.run + "'; the runs are " + labels;
-      if (!findFigure(ref.figure)) return "claim '" + claim.says + "' names figure '" + ref.figure + "'; the figures are " + figureNames();
+      if (!findFigure(ref.figure))
+        return "claim '" + claim.says + "' names figure '" + ref.figure + "'; the figures are " + figureNames();
     }
   }
   return std::nullopt;
@@ -233,7 +240,8 @@ std::string expandPlaceholders(std::string text, const RunConfig& config) {
 std::optional<std::string> readQuestions(const nlohmann::json& predict, Lesson& lesson) {
   if (!predict.is_array()) return std::string("\"predict\" lists questions");
   for (const auto& q : predict) {
-    if (!q.is_object() || !q.contains("ask") || !q["ask"].is_string()) return std::string("each question has an \"ask\"");
+    if (!q.is_object() || !q.contains("ask") || !q["ask"].is_string())
+      return std::string("each question has an \"ask\"");
     Question question;
     question.ask = expandPlaceholders(q["ask"].get<std::string>(), lesson.runs.front().config);
     if (q.contains("order")) {
@@ -264,9 +272,11 @@ std::optional<std::string> parseLesson(const nlohmann::json& j, Lesson& lesson) 
   if (j.contains("config")) {
     if (auto err = applyConfigJson(j["config"], base)) return "\"config\": " + *err;
   }
-  if (!j.contains("runs") || !j["runs"].is_array() || j["runs"].empty()) return std::string("\"runs\" lists one or more runs");
+  if (!j.contains("runs") || !j["runs"].is_array() || j["runs"].empty())
+    return std::string("\"runs\" lists one or more runs");
   for (const auto& r : j["runs"]) {
-    if (!r.is_object() || !r.contains("label") || !r["label"].is_string()) return std::string("each run has a \"label\"");
+    if (!r.is_object() || !r.contains("label") || !r["label"].is_string())
+      return std::string("each run has a \"label\"");
     LessonRun run{r["label"].get<std::string>(), base};
     nlohmann::json options = r;
     options.erase("label");
@@ -283,9 +293,11 @@ std::optional<std::string> parseLesson(const nlohmann::json& j, Lesson& lesson) 
     }
     lesson.runs.push_back(std::move(run));
   }
-  if (!j.contains("captions") || !j["captions"].is_array() || j["captions"].empty()) return std::string("\"captions\" lists one or more captions");
+  if (!j.contains("captions") || !j["captions"].is_array() || j["captions"].empty())
+    return std::string("\"captions\" lists one or more captions");
   for (const auto& c : j["captions"]) {
-    if (!c.is_object() || !c.contains("text") || !c["text"].is_string()) return std::string("each caption has a \"text\"");
+    if (!c.is_object() || !c.contains("text") || !c["text"].is_string())
+      return std::string("each caption has a \"text\"");
     Caption caption;
     caption.text = expandPlaceholders(c["text"].get<std::string>(), lesson.runs.front().config);
     caption.tab = c.value("tab", "");
@@ -310,7 +322,7 @@ std::optional<std::string> parseLesson(const nlohmann::json& j, Lesson& lesson) 
 }  // namespace
 
 const std::vector<RankStats>* runStats(const Lesson& lesson, const std::vector<std::vector<RankStats>>& statsPerRun,
-                                      const std::string& label) {
+                                       const std::string& label) {
   for (size_t i = 0; i < lesson.runs.size() && i < statsPerRun.size(); ++i) {
     if (lesson.runs[i].label == label) return statsPerRun[i].empty() ? nullptr : &statsPerRun[i];
   }
@@ -318,7 +330,8 @@ const std::vector<RankStats>* runStats(const Lesson& lesson, const std::vector<s
 }
 
 const std::vector<std::string>& lessonWhatIfs() {
-  static const std::vector<std::string> names = {"seed-7b", "seed-70b", "seed-70b-activations", "seed-lora", "zero-figure-1"};
+  static const std::vector<std::string> names = {"seed-7b", "seed-70b", "seed-70b-activations", "seed-lora",
+                                                 "zero-figure-1"};
   return names;
 }
 
@@ -338,8 +351,8 @@ std::vector<std::string> lessonNames() {
 }
 
 std::optional<std::string> loadLesson(const std::string& nameOrPath, Lesson& lesson) {
-  const bool isPath = nameOrPath.find('/') != std::string::npos || nameOrPath.size() > 5 &&
-                                                                        nameOrPath.compare(nameOrPath.size() - 5, 5, ".json") == 0;
+  const bool isPath = nameOrPath.find('/') != std::string::npos ||
+                      nameOrPath.size() > 5 && nameOrPath.compare(nameOrPath.size() - 5, 5, ".json") == 0;
   const std::string path = isPath ? nameOrPath : lessonDirectory() + "/" + nameOrPath + ".json";
   std::string readError;
   const auto text = files::readFileText(path, readError, files::kMaxConfigBytes);
@@ -348,8 +361,8 @@ std::optional<std::string> loadLesson(const std::string& nameOrPath, Lesson& les
   if (!text) {
     std::string names;
     for (const auto& n : lessonNames()) names += (names.empty() ? "" : ", ") + n;
-    return "no lesson '" + nameOrPath + "' (" + path + "): the lessons are " + (names.empty() ? "none (is SHARDSCOPE_LESSONS right?)" : names) +
-           "; 'shardscope lesson' lists them";
+    return "no lesson '" + nameOrPath + "' (" + path + "): the lessons are " +
+           (names.empty() ? "none (is SHARDSCOPE_LESSONS right?)" : names) + "; 'shardscope lesson' lists them";
   }
   const auto parsed = files::parseUserJson(*text);
   if (!parsed.error.empty()) return "lesson file '" + path + "' is not valid JSON: " + parsed.error;
@@ -446,7 +459,9 @@ std::vector<ClaimCheck> checkClaims(const Lesson& lesson, const std::vector<std:
       checks.push_back(check);
       continue;
     }
-    auto shown = [&](size_t i) { return refs[i].run + " " + refs[i].figure + " " + formatFigure(*findFigure(refs[i].figure), values[i]); };
+    auto shown = [&](size_t i) {
+      return refs[i].run + " " + refs[i].figure + " " + formatFigure(*findFigure(refs[i].figure), values[i]);
+    };
     if (!claim.order.empty()) {
       check.holds = true;
       check.measured = shown(0);

@@ -31,8 +31,8 @@ struct Caption {
   std::string text;
   std::string
       tab;  // a tab below the timelines (comparison, memory, holdings, collectives, estimate, export, help), or ""
-  std::string at;   // where the playhead goes, as --at takes it, or ""
-  std::string run;  // the run whose timeline the playhead follows; "" for the first
+  std::string at;      // where the playhead goes, as --at takes it, or ""
+  std::string run;     // the run whose timeline the playhead follows; "" for the first
   std::string whatIf;  // a worked example for the Estimate tab's what-if (lessonWhatIfs()), or ""
 };
 
@@ -53,9 +53,9 @@ struct MismatchRef {
 };
 
 struct Claim {
-  std::string says;               // the sentence a student reads
-  std::vector<FigureRef> order;   // each figure strictly larger than the next, or
-  FigureRef less, than;           // less < times x than, or
+  std::string says;              // the sentence a student reads
+  std::vector<FigureRef> order;  // each figure strictly larger than the next, or
+  FigureRef less, than;          // less < times x than, or
   double times = 1.0;
   std::optional<MismatchRef> mismatch;  // "first_mismatch": what a hung run's last collectives show
 };

@@ -14,7 +14,8 @@ namespace {
 std::string lowered(std::string text) {
   std::string out;
   for (char c : text) {
-    if (!std::isspace(static_cast<unsigned char>(c))) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (!std::isspace(static_cast<unsigned char>(c)))
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
   return out;
 }
@@ -30,9 +31,8 @@ std::optional<double> readQuantity(FigureUnit unit, const std::string& text) {
     const char* name;
     double factor;
   };
-  static const Suffix bytes[] = {{"", 1},          {"b", 1},           {"kb", 1e3},  {"mb", 1e6},
-                                 {"gb", 1e9},      {"kib", 1024.0},    {"mib", 1048576.0},
-                                 {"gib", 1073741824.0}};
+  static const Suffix bytes[] = {{"", 1},     {"b", 1},        {"kb", 1e3},        {"mb", 1e6},
+                                 {"gb", 1e9}, {"kib", 1024.0}, {"mib", 1048576.0}, {"gib", 1073741824.0}};
   static const Suffix seconds[] = {{"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}};
   static const Suffix perStep[] = {{"", 1}, {"perstep", 1}, {"/step", 1}};
   auto pick = [&](const auto& table) -> std::optional<double> {
@@ -42,9 +42,12 @@ std::optional<double> readQuantity(FigureUnit unit, const std::string& text) {
     return std::nullopt;
   };
   switch (unit) {
-    case FigureUnit::Bytes: return pick(bytes);
-    case FigureUnit::Seconds: return pick(seconds);
-    case FigureUnit::PerStep: return pick(perStep);
+    case FigureUnit::Bytes:
+      return pick(bytes);
+    case FigureUnit::Seconds:
+      return pick(seconds);
+    case FigureUnit::PerStep:
+      return pick(perStep);
   }
   return std::nullopt;
 }
@@ -73,9 +76,12 @@ std::string answerHint(const Question& q) {
     return "the runs " + labels + ", largest first, ',' between them";
   }
   switch (figureUnit(q.value.figure)) {
-    case FigureUnit::Bytes: return "bytes, e.g. 30 MiB";
-    case FigureUnit::Seconds: return "a time, e.g. 12 ms";
-    case FigureUnit::PerStep: return "a count per step, e.g. 9";
+    case FigureUnit::Bytes:
+      return "bytes, e.g. 30 MiB";
+    case FigureUnit::Seconds:
+      return "a time, e.g. 12 ms";
+    case FigureUnit::PerStep:
+      return "a count per step, e.g. 9";
   }
   return "";
 }

@@ -26,9 +26,9 @@ std::optional<Answer> readAnswer(const Question& question, const std::string& te
 std::string answerHint(const Question& question);
 
 struct Score {
-  double points = 0;      // 0..100
-  std::string measured;   // "30.53 MiB" or "ddp > zero1 > shard_grad_op > full_shard"
-  std::string verdict;    // "1.18x the measured value", "5 of 6 pairs in the right order"
+  double points = 0;     // 0..100
+  std::string measured;  // "30.53 MiB" or "ddp > zero1 > shard_grad_op > full_shard"
+  std::string verdict;   // "1.18x the measured value", "5 of 6 pairs in the right order"
 };
 
 // Against the measured figures (statsPerRun index for index with lesson.runs). A value scores

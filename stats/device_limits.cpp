@@ -22,7 +22,8 @@ DeviceLimits deviceLimitsOf(const RunConfig& config, const DeviceFacts& device) 
     limits.capacityNote = "--gpu-memory " + trace::formatDecimalGB(limits.capacityBytes);
   } else if (device.memoryBytes > 0) {
     limits.capacityBytes = static_cast<double>(device.memoryBytes);
-    limits.capacityNote = "the device's own " + trace::formatDecimalGB(limits.capacityBytes) + " (--gpu-memory to state another)";
+    limits.capacityNote =
+        "the device's own " + trace::formatDecimalGB(limits.capacityBytes) + " (--gpu-memory to state another)";
   }
   if (config.peakTflops > 0) {
     limits.peakFlops = config.peakTflops * 1e12;

@@ -35,7 +35,8 @@ namespace {
 double steadyMeanOfRecorded(const std::vector<double>& perStep, RecordingMode recording) {
   std::vector<double> recorded;
   for (size_t i = 0; i < perStep.size(); ++i) {
-    if (recording == RecordingMode::On || (recording == RecordingMode::Alternate && i % 2 == 0)) recorded.push_back(perStep[i]);
+    if (recording == RecordingMode::On || (recording == RecordingMode::Alternate && i % 2 == 0))
+      recorded.push_back(perStep[i]);
   }
   if (recorded.empty()) return 0.0;
   const size_t first = recorded.size() > 1 ? 1 : 0;
@@ -99,8 +100,8 @@ bool anyMemoryRecorded(const std::vector<RankStats>& ranks) {
   return std::any_of(ranks.begin(), ranks.end(), [](const RankStats& s) { return s.recorded && s.memoryRecorded; });
 }
 
-std::vector<RankStats> computeRankStats(const RunConfig& config, const trace::RunRecording& rec,
-                                        int64_t parameterCount, const DeviceFacts& device) {
+std::vector<RankStats> computeRankStats(const RunConfig& config, const trace::RunRecording& rec, int64_t parameterCount,
+                                        const DeviceFacts& device) {
   std::vector<RankStats> out;
   const double peakFlops = deviceLimitsOf(config, device).peakFlops;
   const std::vector<RankStraggling> straggling = stragglingOf(rec);
@@ -131,9 +132,8 @@ std::vector<RankStats> computeRankStats(const RunConfig& config, const trace::Ru
     s.recordedSteps = recordedStepsOf(config.recording, steps);
     if (!s.stepSeconds.empty()) {
       const size_t first = s.stepSeconds.size() > 1 ? 1 : 0;
-      s.steadyStepSeconds =
-          std::accumulate(s.stepSeconds.begin() + first, s.stepSeconds.end(), 0.0) /
-          static_cast<double>(s.stepSeconds.size() - first);
+      s.steadyStepSeconds = std::accumulate(s.stepSeconds.begin() + first, s.stepSeconds.end(), 0.0) /
+                            static_cast<double>(s.stepSeconds.size() - first);
     }
     // A job whose batch shardscope does not know (config.batch 0: a PyTorch job's own trace) has
     // step times but no rate: none is made up.

@@ -20,38 +20,38 @@ int64_t measuredRoleBytes(const RankStats& rank, trace::MemoryRole role, bool af
 
 struct RankStats {
   int rank = 0;
-  trace::RoleBytes peakByRole{};  // each role's own maximum
-  int64_t peakTotal = 0;          // maximum of the sum over tensor roles (peak allocated)
-  int64_t peakDevice = 0;         // maximum with the device lanes (GPU: reserved + runtime)
-  trace::RoleBytes atPeakTotal{}; // the split by role at that moment
+  trace::RoleBytes peakByRole{};   // each role's own maximum
+  int64_t peakTotal = 0;           // maximum of the sum over tensor roles (peak allocated)
+  int64_t peakDevice = 0;          // maximum with the device lanes (GPU: reserved + runtime)
+  trace::RoleBytes atPeakTotal{};  // the split by role at that moment
   // --offload cpu on a GPU: the host memory the rank held for training (pinned shards and
   // gradients, the optimizer's state), its peak and each role's own maximum; 0 otherwise.
   int64_t peakHost = 0;
   trace::RoleBytes peakHostByRole{};
   trace::RoleBytes hostAfterLastStep{};  // and what it kept there when the last step ended
-  trace::RoleBytes afterLastStep{}; // the split by role when the last completed step ended: what
-                                    // a rank keeps between steps (the optimizer's temporaries gone)
+  trace::RoleBytes afterLastStep{};      // the split by role when the last completed step ended: what
+                                         // a rank keeps between steps (the optimizer's temporaries gone)
   std::vector<double> stepSeconds;
-  bool recorded = true;           // memory, collectives and compute spans were recorded (not
-                                  // --recording off); if not, only times and throughput are real
-  bool memoryRecorded = true;     // and memory among them: false for a PyTorch job's trace
-                                  // without [memory] events (profile_memory=False)
-  int recordedSteps = 0;          // completed steps that were recorded: all with --recording on,
-                                  // the even ones with alternate. Per-step figures divide by it.
-  double steadyStepSeconds = 0;   // mean over steps after the first (warm-up); all if only one
-  bool throughputKnown = true;    // false: the job's batch is unknown (a PyTorch job's trace)
-  double samplesPerSecond = 0;    // this rank's samples / steady step time
-  double tokensPerSecond = 0;     // gpt: samples x seq; mlp: 0
-  double modelFlopsPerSecond = 0; // 6 x parameters x (tokens | samples) / s
-  double mfu = 0;                 // model FLOP/s / the peak (device_limits.h); 0 without one
+  bool recorded = true;            // memory, collectives and compute spans were recorded (not
+                                   // --recording off); if not, only times and throughput are real
+  bool memoryRecorded = true;      // and memory among them: false for a PyTorch job's trace
+                                   // without [memory] events (profile_memory=False)
+  int recordedSteps = 0;           // completed steps that were recorded: all with --recording on,
+                                   // the even ones with alternate. Per-step figures divide by it.
+  double steadyStepSeconds = 0;    // mean over steps after the first (warm-up); all if only one
+  bool throughputKnown = true;     // false: the job's batch is unknown (a PyTorch job's trace)
+  double samplesPerSecond = 0;     // this rank's samples / steady step time
+  double tokensPerSecond = 0;      // gpt: samples x seq; mlp: 0
+  double modelFlopsPerSecond = 0;  // 6 x parameters x (tokens | samples) / s
+  double mfu = 0;                  // model FLOP/s / the peak (device_limits.h); 0 without one
   std::array<trace::CollectiveTotals, trace::kCollectiveOpCount> collectives{};
   // Bytes sent (ring schedule) in each process group (trace::ProcessGroup): under HSDP what stays in
   // the shard group and what crosses to the other replicas.
   std::array<int64_t, trace::kProcessGroupCount> sentBytesByGroup{};
   double overlapPercent = 0;
-  std::vector<double> exposedCommSeconds;   // per completed step: collective time no compute hid
-  double steadyExposedCommSeconds = 0;      // mean over recorded steps after the first (all if one)
-  double recomputeSecondsPerStep = 0;  // activation checkpointing's extra forwards, per recorded step
+  std::vector<double> exposedCommSeconds;  // per completed step: collective time no compute hid
+  double steadyExposedCommSeconds = 0;     // mean over recorded steps after the first (all if one)
+  double recomputeSecondsPerStep = 0;      // activation checkpointing's extra forwards, per recorded step
   // The activation bytes held when backward began (the largest over recorded micro-batches): what
   // forward saved for backward, the quantity activation formulas predict. The activation peak is
   // higher: it adds backward's activation gradients and temporaries.
@@ -99,8 +99,7 @@ double modelFlopsPerItem(const RunConfig& config, int64_t parameterCount);
 trace::RoleBytes rolesAfterLastStep(const trace::RankTimeline& timeline);
 
 // `device`: what a GPU rank reported of its device, MFU's peak when --peak-tflops states none.
-std::vector<RankStats> computeRankStats(const RunConfig& config,
-                                        const trace::RunRecording& recording,
+std::vector<RankStats> computeRankStats(const RunConfig& config, const trace::RunRecording& recording,
                                         int64_t parameterCount, const DeviceFacts& device = {});
 
 }  // namespace shardscope

@@ -40,9 +40,10 @@ SummaryRun readRun(const nlohmann::json& j) {
       return it != r.end() && it->is_object() ? *it : nlohmann::json::object();
     };
     // Before summary/3 the count is not written; the config's --recording gives it.
-    s.recorded = run.config.recording != RecordingMode::Off && !(r.contains("collectives") && r["collectives"].is_null());
-    s.recordedSteps = r.value("recorded_steps",
-                              recordedStepsOf(run.config.recording, static_cast<int>(s.stepSeconds.size())));
+    s.recorded =
+        run.config.recording != RecordingMode::Off && !(r.contains("collectives") && r["collectives"].is_null());
+    s.recordedSteps =
+        r.value("recorded_steps", recordedStepsOf(run.config.recording, static_cast<int>(s.stepSeconds.size())));
     // A summary of a job whose trace held no memory events has null memory but recorded the rest.
     s.memoryRecorded = !(r.contains("peak_bytes") && r["peak_bytes"].is_null() && r.contains("collectives") &&
                          r["collectives"].is_object());
@@ -70,7 +71,8 @@ SummaryRun readRun(const nlohmann::json& j) {
     s.mfu = tp.contains("mfu") && tp["mfu"].is_number() ? tp["mfu"].get<double>() : 0.0;  // summary/4, with a peak
     const auto coll = objectAt("collectives");
     for (int op = 0; op < trace::kCollectiveOpCount; ++op) {
-      const auto& c = coll.value(trace::collectiveOpName(static_cast<trace::CollectiveOp>(op)), nlohmann::json::object());
+      const auto& c =
+          coll.value(trace::collectiveOpName(static_cast<trace::CollectiveOp>(op)), nlohmann::json::object());
       auto& t = s.collectives[op];
       t.count = c.value("count", int64_t{0});
       t.sizeBytes = c.value("bytes", int64_t{0});
@@ -214,11 +216,12 @@ LoadedSummary loadSummary(const std::string& path) {
     } else if (schema.rfind("shardscope.summary/", 0) == 0) {
       out.runs.push_back(readRun(j));
     } else {
-      out.error = "'" + path + "' is not a shardscope summary or trace (written by --summary or --trace)" +
-                  (named ? ": its \"schema\" is " + files::shownValue(j["schema"]) +
-                               ", not \"shardscope.summary/4\" (run --summary) or \"shardscope.compare/1\" (compare --summary)"
-                         : std::string()) +
-                  ".";
+      out.error =
+          "'" + path + "' is not a shardscope summary or trace (written by --summary or --trace)" +
+          (named ? ": its \"schema\" is " + files::shownValue(j["schema"]) +
+                       ", not \"shardscope.summary/4\" (run --summary) or \"shardscope.compare/1\" (compare --summary)"
+                 : std::string()) +
+          ".";
     }
   } catch (const nlohmann::json::exception&) {
     const std::string field = wrongKindInSummary(j, "");

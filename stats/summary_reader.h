@@ -12,14 +12,14 @@ namespace shardscope {
 
 struct SummaryRun {
   RunConfig config;
-  std::string status;   // "ok" | "failed"
+  std::string status;  // "ok" | "failed"
   std::string error;
   std::string device;
   std::vector<double> losses;
   std::vector<RankStats> ranks;
-  std::string source;   // "torch.profiler" / "torch.cuda.memory": a PyTorch job's own records (its
-                        // model and batch unknown)
-  std::string title;    // such a job's session title, as its summary gives it ("": none)
+  std::string source;  // "torch.profiler" / "torch.cuda.memory": a PyTorch job's own records (its
+                       // model and batch unknown)
+  std::string title;   // such a job's session title, as its summary gives it ("": none)
 };
 
 struct LoadedSummary {

@@ -62,7 +62,8 @@ RunFacts runFactsOf(const nlohmann::json& json) {
   return facts;
 }
 
-void writeChromeTrace(std::ostream& out, const RunRecording& rec, const nlohmann::json& metadata, const RunFacts& facts) {
+void writeChromeTrace(std::ostream& out, const RunRecording& rec, const nlohmann::json& metadata,
+                      const RunFacts& facts) {
   const int64_t origin = rec.originNs() == INT64_MAX ? 0 : rec.originNs();
   ChromeTraceWriter writer(out, metadata, rec.ranks());
   for (int r = 0; r < rec.ranks(); ++r) writer.write(r, rec.rank(r), origin);
@@ -84,14 +85,23 @@ void ChromeTraceWriter::writeCompute(int r, const RankTimeline& t, int64_t origi
     if (s.pausedNs > 0) pausedOfStep[s.step] = s.pausedNs;
   }
   for (const auto& e : t.compute) {
-    nlohmann::json args = {{"kind", computeKindName(static_cast<ComputeKind>(e.op))}, {"unit", e.text},
-                           {"phase", phaseName(static_cast<Phase>(e.phase))}, {"step", e.step}};
+    nlohmann::json args = {{"kind", computeKindName(static_cast<ComputeKind>(e.op))},
+                           {"unit", e.text},
+                           {"phase", phaseName(static_cast<Phase>(e.phase))},
+                           {"step", e.step}};
     if (e.microBatch != 0) args["micro_batch"] = e.microBatch;
     if (static_cast<ComputeKind>(e.op) == ComputeKind::Step) {
-      if (auto paused = pausedOfStep.find(e.step); paused != pausedOfStep.end()) args["paused_us"] = paused->second / 1e3;
+      if (auto paused = pausedOfStep.find(e.step); paused != pausedOfStep.end())
+        args["paused_us"] = paused->second / 1e3;
     }
-    emit({{"ph", "X"}, {"cat", "compute"}, {"pid", r}, {"tid", 1}, {"name", computeSpanName(e)},
-          {"ts", micros(e.beginNs, origin)}, {"dur", (e.endNs - e.beginNs) / 1e3}, {"args", args}});
+    emit({{"ph", "X"},
+          {"cat", "compute"},
+          {"pid", r},
+          {"tid", 1},
+          {"name", computeSpanName(e)},
+          {"ts", micros(e.beginNs, origin)},
+          {"dur", (e.endNs - e.beginNs) / 1e3},
+          {"args", args}});
   }
 }
 
@@ -103,9 +113,13 @@ void ChromeTraceWriter::writeCollectives(int r, const RankTimeline& t, int64_t o
     const std::string unit = collectiveUnit(e);
     const std::string impl = collectiveImplementation(e);
     const auto ring = collectiveTraffic(e);
-    nlohmann::json args = {{"op", collectiveOpName(op)}, {"bytes", e.bytes}, {"bytes_out", e.bytesOut},
-                           {"unit", unit}, {"phase", phaseName(static_cast<Phase>(e.phase))},
-                           {"group_size", e.worldSize}, {"step", e.step},
+    nlohmann::json args = {{"op", collectiveOpName(op)},
+                           {"bytes", e.bytes},
+                           {"bytes_out", e.bytesOut},
+                           {"unit", unit},
+                           {"phase", phaseName(static_cast<Phase>(e.phase))},
+                           {"group_size", e.worldSize},
+                           {"step", e.step},
                            {"issue_us", micros(e.issueNs, origin)},
                            {"algbw_GBps", algbw / 1e9},
                            {"busbw_GBps", algbw * busbwFactor(op, e.worldSize) / 1e9},
@@ -119,23 +133,43 @@ void ChromeTraceWriter::writeCollectives(int r, const RankTimeline& t, int64_t o
     const auto group = static_cast<ProcessGroup>(e.processGroup);
     args["process_group"] = processGroupName(group);
     // Under HSDP the same unit is reduced twice, in two groups: the name says which.
-    emit({{"ph", "X"}, {"cat", "comm"}, {"pid", r}, {"tid", 2}, {"name", collectiveSpanName(e)},
-          {"ts", micros(e.beginNs, origin)}, {"dur", (e.endNs - e.beginNs) / 1e3}, {"args", args}});
+    emit({{"ph", "X"},
+          {"cat", "comm"},
+          {"pid", r},
+          {"tid", 2},
+          {"name", collectiveSpanName(e)},
+          {"ts", micros(e.beginNs, origin)},
+          {"dur", (e.endNs - e.beginNs) / 1e3},
+          {"args", args}});
   }
 }
 
 void ChromeTraceWriter::writeGroups(int r, const RankTimeline& t, int64_t origin) {
   for (const auto& g : t.groups) {
     // Unpaused groups are instants; a pause at the step gate is a slice of its own.
-    nlohmann::json args = {{"kind", groupKindName(static_cast<GroupKind>(g.op))}, {"label", g.text},
-                           {"phase", phaseName(static_cast<Phase>(g.phase))}, {"step", g.step}};
+    nlohmann::json args = {{"kind", groupKindName(static_cast<GroupKind>(g.op))},
+                           {"label", g.text},
+                           {"phase", phaseName(static_cast<Phase>(g.phase))},
+                           {"step", g.step}};
     if (g.microBatch != 0) args["micro_batch"] = g.microBatch;
     if (g.endNs > g.beginNs) {
-      emit({{"ph", "X"}, {"cat", "pause"}, {"pid", r}, {"tid", 3}, {"name", "paused before " + g.text},
-            {"ts", micros(g.beginNs, origin)}, {"dur", (g.endNs - g.beginNs) / 1e3}, {"args", args}});
+      emit({{"ph", "X"},
+            {"cat", "pause"},
+            {"pid", r},
+            {"tid", 3},
+            {"name", "paused before " + g.text},
+            {"ts", micros(g.beginNs, origin)},
+            {"dur", (g.endNs - g.beginNs) / 1e3},
+            {"args", args}});
     } else {
-      emit({{"ph", "i"}, {"s", "t"}, {"cat", "group"}, {"pid", r}, {"tid", 3}, {"name", g.text},
-            {"ts", micros(g.beginNs, origin)}, {"args", args}});
+      emit({{"ph", "i"},
+            {"s", "t"},
+            {"cat", "group"},
+            {"pid", r},
+            {"tid", 3},
+            {"name", g.text},
+            {"ts", micros(g.beginNs, origin)},
+            {"args", args}});
     }
   }
 }
@@ -182,8 +216,8 @@ void writeMemoryCsvHeader(std::ostream& out) {
 
 namespace {
 
-void writeMemoryCsvTrack(std::ostream& out, int rank, const RoleTrack& track, const RangeMax& totals,
-                         const char* space, int64_t originNs) {
+void writeMemoryCsvTrack(std::ostream& out, int rank, const RoleTrack& track, const RangeMax& totals, const char* space,
+                         int64_t originNs) {
   for (size_t k = 0; k < track.size(); ++k) {
     out << rank << ',' << (track.time(k) - originNs);
     for (int64_t b : track.bytes(k)) out << ',' << b;

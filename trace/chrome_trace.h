@@ -32,8 +32,8 @@ nlohmann::json runFactsJson(const RunFacts& facts);
 // Fields missing or of another type read as zero or empty (a trace from before they were kept).
 RunFacts runFactsOf(const nlohmann::json& json);
 
-void writeChromeTrace(std::ostream& out, const RunRecording& recording,
-                      const nlohmann::json& metadata, const RunFacts& facts = {});
+void writeChromeTrace(std::ostream& out, const RunRecording& recording, const nlohmann::json& metadata,
+                      const RunFacts& facts = {});
 
 // The same trace written as a run goes (a long headless run streams its detail to disk instead of
 // holding it): the header and every rank's names first, then each rank's detail in pieces, each

@@ -8,16 +8,26 @@ namespace shardscope::trace {
 
 const char* eventKindName(EventKind kind) {
   switch (kind) {
-    case EventKind::StepEnd: return "step_end";
-    case EventKind::RunInfo: return "run_info";
-    case EventKind::RankError: return "rank_error";
-    case EventKind::RunDone: return "run_done";
-    case EventKind::Memory: return "memory";
-    case EventKind::Collective: return "collective";
-    case EventKind::Compute: return "compute";
-    case EventKind::Dropped: return "dropped";
-    case EventKind::Group: return "group";
-    case EventKind::ClockOffset: return "clock_offset";
+    case EventKind::StepEnd:
+      return "step_end";
+    case EventKind::RunInfo:
+      return "run_info";
+    case EventKind::RankError:
+      return "rank_error";
+    case EventKind::RunDone:
+      return "run_done";
+    case EventKind::Memory:
+      return "memory";
+    case EventKind::Collective:
+      return "collective";
+    case EventKind::Compute:
+      return "compute";
+    case EventKind::Dropped:
+      return "dropped";
+    case EventKind::Group:
+      return "group";
+    case EventKind::ClockOffset:
+      return "clock_offset";
     case EventKind::CollectiveIssued:
       return "collective_issued";
   }
@@ -33,74 +43,112 @@ std::optional<EventKind> eventKindFromName(const std::string& name) {
 
 const char* memoryRoleName(MemoryRole role) {
   switch (role) {
-    case MemoryRole::ParamShard: return "param_shard";
-    case MemoryRole::ParamGathered: return "param_gathered";
-    case MemoryRole::GradShard: return "grad_shard";
-    case MemoryRole::GradFull: return "grad_full";
-    case MemoryRole::OptimizerState: return "optimizer_state";
-    case MemoryRole::Activation: return "activation";
-    case MemoryRole::CommBuffer: return "comm_buffer";
-    case MemoryRole::Other: return "other";
-    case MemoryRole::AllocatorCache: return "allocator_cache";
-    case MemoryRole::DeviceRuntime: return "device_runtime";
+    case MemoryRole::ParamShard:
+      return "param_shard";
+    case MemoryRole::ParamGathered:
+      return "param_gathered";
+    case MemoryRole::GradShard:
+      return "grad_shard";
+    case MemoryRole::GradFull:
+      return "grad_full";
+    case MemoryRole::OptimizerState:
+      return "optimizer_state";
+    case MemoryRole::Activation:
+      return "activation";
+    case MemoryRole::CommBuffer:
+      return "comm_buffer";
+    case MemoryRole::Other:
+      return "other";
+    case MemoryRole::AllocatorCache:
+      return "allocator_cache";
+    case MemoryRole::DeviceRuntime:
+      return "device_runtime";
   }
   return "unknown";
 }
 
 const char* phaseName(Phase phase) {
   switch (phase) {
-    case Phase::None: return "none";
-    case Phase::Forward: return "forward";
-    case Phase::Backward: return "backward";
-    case Phase::Optimizer: return "optimizer";
+    case Phase::None:
+      return "none";
+    case Phase::Forward:
+      return "forward";
+    case Phase::Backward:
+      return "backward";
+    case Phase::Optimizer:
+      return "optimizer";
   }
   return "unknown";
 }
 
 const char* collectiveOpName(CollectiveOp op) {
   switch (op) {
-    case CollectiveOp::AllGather: return "all_gather";
-    case CollectiveOp::ReduceScatter: return "reduce_scatter";
-    case CollectiveOp::AllReduce: return "all_reduce";
-    case CollectiveOp::Broadcast: return "broadcast";
-    case CollectiveOp::Barrier: return "barrier";
-    case CollectiveOp::AllToAll: return "all_to_all";
-    case CollectiveOp::Send: return "send";
-    case CollectiveOp::Recv: return "recv";
+    case CollectiveOp::AllGather:
+      return "all_gather";
+    case CollectiveOp::ReduceScatter:
+      return "reduce_scatter";
+    case CollectiveOp::AllReduce:
+      return "all_reduce";
+    case CollectiveOp::Broadcast:
+      return "broadcast";
+    case CollectiveOp::Barrier:
+      return "barrier";
+    case CollectiveOp::AllToAll:
+      return "all_to_all";
+    case CollectiveOp::Send:
+      return "send";
+    case CollectiveOp::Recv:
+      return "recv";
   }
   return "unknown";
 }
 
 const char* computeKindName(ComputeKind kind) {
   switch (kind) {
-    case ComputeKind::Step: return "step";
-    case ComputeKind::Forward: return "forward";
-    case ComputeKind::Backward: return "backward";
-    case ComputeKind::Optimizer: return "optimizer";
-    case ComputeKind::CopyToDevice: return "copy_to_device";
-    case ComputeKind::CopyToHost: return "copy_to_host";
-    case ComputeKind::PinHostMemory: return "pin_host_memory";
+    case ComputeKind::Step:
+      return "step";
+    case ComputeKind::Forward:
+      return "forward";
+    case ComputeKind::Backward:
+      return "backward";
+    case ComputeKind::Optimizer:
+      return "optimizer";
+    case ComputeKind::CopyToDevice:
+      return "copy_to_device";
+    case ComputeKind::CopyToHost:
+      return "copy_to_host";
+    case ComputeKind::PinHostMemory:
+      return "pin_host_memory";
   }
   return "unknown";
 }
 
 const char* groupKindName(GroupKind kind) {
   switch (kind) {
-    case GroupKind::StepStart: return "step_start";
-    case GroupKind::Collective: return "collective";
-    case GroupKind::Forward: return "forward";
-    case GroupKind::Backward: return "backward";
-    case GroupKind::Reshard: return "reshard";
-    case GroupKind::Optimizer: return "optimizer";
+    case GroupKind::StepStart:
+      return "step_start";
+    case GroupKind::Collective:
+      return "collective";
+    case GroupKind::Forward:
+      return "forward";
+    case GroupKind::Backward:
+      return "backward";
+    case GroupKind::Reshard:
+      return "reshard";
+    case GroupKind::Optimizer:
+      return "optimizer";
   }
   return "unknown";
 }
 
 const char* processGroupName(ProcessGroup group) {
   switch (group) {
-    case ProcessGroup::World: return "world";
-    case ProcessGroup::Shard: return "shard";
-    case ProcessGroup::Replicate: return "replicate";
+    case ProcessGroup::World:
+      return "world";
+    case ProcessGroup::Shard:
+      return "shard";
+    case ProcessGroup::Replicate:
+      return "replicate";
   }
   return "unknown";
 }
@@ -110,8 +158,12 @@ std::vector<int> processGroupMembers(ProcessGroup group, int rank, int groupSize
   const int size = std::max(1, groupSize);
   for (int i = 0; i < size; ++i) {
     switch (group) {
-      case ProcessGroup::World: members.push_back(i); break;
-      case ProcessGroup::Shard: members.push_back(rank / size * size + i); break;
+      case ProcessGroup::World:
+        members.push_back(i);
+        break;
+      case ProcessGroup::Shard:
+        members.push_back(rank / size * size + i);
+        break;
       case ProcessGroup::Replicate: {
         const int shardRanks = std::max(1, worldRanks / size);
         members.push_back(rank % shardRanks + i * shardRanks);
@@ -151,8 +203,8 @@ bool isRecomputation(const Event& compute) {
 
 bool isOffloadSpan(const Event& compute) {
   const auto kind = static_cast<ComputeKind>(compute.op);
-  return compute.kind == EventKind::Compute && (kind == ComputeKind::CopyToDevice || kind == ComputeKind::CopyToHost ||
-                                                kind == ComputeKind::PinHostMemory);
+  return compute.kind == EventKind::Compute &&
+         (kind == ComputeKind::CopyToDevice || kind == ComputeKind::CopyToHost || kind == ComputeKind::PinHostMemory);
 }
 
 std::string computeSpanName(const Event& e) {
@@ -173,8 +225,7 @@ int64_t collectiveSizeBytes(const Event& e) {
   return static_cast<CollectiveOp>(e.op) == CollectiveOp::AllGather ? e.bytesOut : e.bytes;
 }
 
-std::string collectiveText(const std::string& unit, const std::string& implementation,
-                           CollectiveOp op) {
+std::string collectiveText(const std::string& unit, const std::string& implementation, CollectiveOp op) {
   if (implementation.empty() || implementation == collectiveOpName(op)) return unit;
   return unit + "|" + implementation;
 }
@@ -183,8 +234,7 @@ std::string collectiveUnit(const Event& e) { return e.text.substr(0, e.text.find
 
 std::string collectiveImplementation(const Event& e) {
   const auto bar = e.text.find('|');
-  return bar == std::string::npos ? collectiveOpName(static_cast<CollectiveOp>(e.op))
-                                  : e.text.substr(bar + 1);
+  return bar == std::string::npos ? collectiveOpName(static_cast<CollectiveOp>(e.op)) : e.text.substr(bar + 1);
 }
 
 double busbwFactor(CollectiveOp op, int ranks) {
@@ -192,14 +242,18 @@ double busbwFactor(CollectiveOp op, int ranks) {
   if (ranks <= 1 && !isPointToPoint(op)) return op == CollectiveOp::Broadcast ? 1.0 : 0.0;
   const double n = ranks;
   switch (op) {
-    case CollectiveOp::AllReduce: return 2.0 * (n - 1) / n;
+    case CollectiveOp::AllReduce:
+      return 2.0 * (n - 1) / n;
     case CollectiveOp::AllGather:
     case CollectiveOp::ReduceScatter:
-    case CollectiveOp::AllToAll: return (n - 1) / n;
+    case CollectiveOp::AllToAll:
+      return (n - 1) / n;
     case CollectiveOp::Broadcast:
     case CollectiveOp::Send:
-    case CollectiveOp::Recv: return 1.0;
-    case CollectiveOp::Barrier: return 0.0;
+    case CollectiveOp::Recv:
+      return 1.0;
+    case CollectiveOp::Barrier:
+      return 0.0;
   }
   return 0.0;
 }

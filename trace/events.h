@@ -108,33 +108,33 @@ constexpr int32_t kNoUnit = INT32_MIN;
 struct Event {
   EventKind kind = EventKind::StepEnd;
   int32_t rank = 0;
-  int32_t step = -1;       // -1 when not tied to a step
-  int32_t microBatch = 0;  // Collective, Compute: 1..K within the step under gradient accumulation
-                           // over K micro-batches; 0 when the step is one batch or outside them
-  int64_t beginNs = 0;     // Memory: when; Compute: span begin; Collective: start
-  int64_t endNs = 0;       // Compute, Collective, StepEnd: end
-  int64_t issueNs = 0;     // Collective: when the rank issued it (<= beginNs)
-  int64_t bytes = 0;       // Memory: signed delta (or bytes moved when fromRole is set);
-                           // Collective: bytes this rank sends in; RunInfo: the GPU's memory
-                           // (0 on CPU)
-  int64_t bytesOut = 0;    // Collective: bytes this rank receives out; RunInfo: the GPU's measured
-                           // matmul peak in FLOP/s (0 on CPU or a shared GPU)
-  int64_t count = 0;       // RunInfo: parameter count; Dropped/RunDone: dropped events;
-                           // Collective: an all-to-all's own part, the bytes that stay on the rank
-                           // (its input split to itself), -1: not recorded, even splits assumed; a
-                           // send's or recv's peer, its rank in the group, -1: not recorded
-  double loss = 0.0;       // StepEnd: global mean loss
-  int64_t pausedNs = 0;    // StepEnd: of [beginNs, endNs], the time waited at the step gate
-  int32_t worldSize = 0;   // RunInfo; Collective: group size
-  int32_t unit = kNoUnit;  // Memory: the model unit the bytes belong to
-  uint8_t role = 0;        // Memory: MemoryRole
+  int32_t step = -1;           // -1 when not tied to a step
+  int32_t microBatch = 0;      // Collective, Compute: 1..K within the step under gradient accumulation
+                               // over K micro-batches; 0 when the step is one batch or outside them
+  int64_t beginNs = 0;         // Memory: when; Compute: span begin; Collective: start
+  int64_t endNs = 0;           // Compute, Collective, StepEnd: end
+  int64_t issueNs = 0;         // Collective: when the rank issued it (<= beginNs)
+  int64_t bytes = 0;           // Memory: signed delta (or bytes moved when fromRole is set);
+                               // Collective: bytes this rank sends in; RunInfo: the GPU's memory
+                               // (0 on CPU)
+  int64_t bytesOut = 0;        // Collective: bytes this rank receives out; RunInfo: the GPU's measured
+                               // matmul peak in FLOP/s (0 on CPU or a shared GPU)
+  int64_t count = 0;           // RunInfo: parameter count; Dropped/RunDone: dropped events;
+                               // Collective: an all-to-all's own part, the bytes that stay on the rank
+                               // (its input split to itself), -1: not recorded, even splits assumed; a
+                               // send's or recv's peer, its rank in the group, -1: not recorded
+  double loss = 0.0;           // StepEnd: global mean loss
+  int64_t pausedNs = 0;        // StepEnd: of [beginNs, endNs], the time waited at the step gate
+  int32_t worldSize = 0;       // RunInfo; Collective: group size
+  int32_t unit = kNoUnit;      // Memory: the model unit the bytes belong to
+  uint8_t role = 0;            // Memory: MemoryRole
   uint8_t fromRole = kNoRole;  // Memory: re-attribution source role
-  uint8_t space = 0;       // Memory: MemorySpace
-  uint8_t phase = 0;       // Collective, Compute: Phase
-  uint8_t op = 0;          // Collective: CollectiveOp; Compute: ComputeKind; Group: GroupKind
-  uint8_t processGroup = 0;  // Collective: ProcessGroup it ran in (worldSize is that group's size)
-  std::string text;        // Collective: "unit" or "unit|implementation" for an op built from
-                           // others; Compute: unit; RunInfo: device; RankError: message
+  uint8_t space = 0;           // Memory: MemorySpace
+  uint8_t phase = 0;           // Collective, Compute: Phase
+  uint8_t op = 0;              // Collective: CollectiveOp; Compute: ComputeKind; Group: GroupKind
+  uint8_t processGroup = 0;    // Collective: ProcessGroup it ran in (worldSize is that group's size)
+  std::string text;            // Collective: "unit" or "unit|implementation" for an op built from
+                               // others; Compute: unit; RunInfo: device; RankError: message
 };
 
 const char* eventKindName(EventKind kind);
@@ -173,8 +173,7 @@ std::string collectiveSpanName(const Event& collective);
 int64_t collectiveSizeBytes(const Event& collective);
 
 // A Collective's text is "unit", or "unit|implementation" when the op was built from others.
-std::string collectiveText(const std::string& unit, const std::string& implementation,
-                           CollectiveOp op);
+std::string collectiveText(const std::string& unit, const std::string& implementation, CollectiveOp op);
 std::string collectiveUnit(const Event& collective);
 std::string collectiveImplementation(const Event& collective);  // the op's own name if native
 double busbwFactor(CollectiveOp op, int ranks);

@@ -6,37 +6,52 @@ namespace shardscope::trace {
 
 std::string formatBytes(double b) {
   char buf[32];
-  if (b >= 1024.0 * 1024 * 1024) std::snprintf(buf, sizeof buf, "%.2f GiB", b / (1024.0 * 1024 * 1024));
-  else if (b >= 1024.0 * 1024) std::snprintf(buf, sizeof buf, "%.2f MiB", b / (1024.0 * 1024));
-  else if (b >= 1024.0) std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
-  else std::snprintf(buf, sizeof buf, "%.0f B", b);
+  if (b >= 1024.0 * 1024 * 1024)
+    std::snprintf(buf, sizeof buf, "%.2f GiB", b / (1024.0 * 1024 * 1024));
+  else if (b >= 1024.0 * 1024)
+    std::snprintf(buf, sizeof buf, "%.2f MiB", b / (1024.0 * 1024));
+  else if (b >= 1024.0)
+    std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
+  else
+    std::snprintf(buf, sizeof buf, "%.0f B", b);
   return buf;
 }
 
 std::string formatDecimalGB(double bytes) {
   char buf[32];
   const double gb = bytes / 1e9;
-  if (gb >= 1000) std::snprintf(buf, sizeof buf, "%.0f GB", gb);
-  else std::snprintf(buf, sizeof buf, "%.3g GB", gb);
+  if (gb >= 1000)
+    std::snprintf(buf, sizeof buf, "%.0f GB", gb);
+  else
+    std::snprintf(buf, sizeof buf, "%.3g GB", gb);
   return buf;
 }
 
 std::string formatCount(double n) {
   char buf[32];
-  if (n >= 1e12) std::snprintf(buf, sizeof buf, "%.3gT", n / 1e12);
-  else if (n >= 1e9) std::snprintf(buf, sizeof buf, "%.3gB", n / 1e9);
-  else if (n >= 1e6) std::snprintf(buf, sizeof buf, "%.3gM", n / 1e6);
-  else if (n >= 1e3) std::snprintf(buf, sizeof buf, "%.3gK", n / 1e3);
-  else std::snprintf(buf, sizeof buf, "%.0f", n);
+  if (n >= 1e12)
+    std::snprintf(buf, sizeof buf, "%.3gT", n / 1e12);
+  else if (n >= 1e9)
+    std::snprintf(buf, sizeof buf, "%.3gB", n / 1e9);
+  else if (n >= 1e6)
+    std::snprintf(buf, sizeof buf, "%.3gM", n / 1e6);
+  else if (n >= 1e3)
+    std::snprintf(buf, sizeof buf, "%.3gK", n / 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.0f", n);
   return buf;
 }
 
 std::string formatDuration(double ns) {
   char buf[32];
-  if (ns >= 1e9) std::snprintf(buf, sizeof buf, "%.3f s", ns / 1e9);
-  else if (ns >= 1e6) std::snprintf(buf, sizeof buf, "%.2f ms", ns / 1e6);
-  else if (ns >= 1e3) std::snprintf(buf, sizeof buf, "%.1f us", ns / 1e3);
-  else std::snprintf(buf, sizeof buf, "%.0f ns", ns);
+  if (ns >= 1e9)
+    std::snprintf(buf, sizeof buf, "%.3f s", ns / 1e9);
+  else if (ns >= 1e6)
+    std::snprintf(buf, sizeof buf, "%.2f ms", ns / 1e6);
+  else if (ns >= 1e3)
+    std::snprintf(buf, sizeof buf, "%.1f us", ns / 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.0f ns", ns);
   return buf;
 }
 

@@ -31,7 +31,8 @@ int64_t RankClock::shiftAt(int64_t localNs) const {
   const Reading& b = *next;
   const Reading& a = *(next - 1);
   if (b.localNs == a.localNs) return b.offsetNs;
-  const long double along = static_cast<long double>(localNs - a.localNs) / static_cast<long double>(b.localNs - a.localNs);
+  const long double along =
+      static_cast<long double>(localNs - a.localNs) / static_cast<long double>(b.localNs - a.localNs);
   return a.offsetNs + static_cast<int64_t>(along * static_cast<long double>(b.offsetNs - a.offsetNs));
 }
 

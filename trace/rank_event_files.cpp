@@ -46,9 +46,12 @@ bool isRecordedEvent(const Event& e) {
     case EventKind::Compute:
     case EventKind::Dropped:
     case EventKind::RunDone:
-    case EventKind::StepEnd: return true;
-    case EventKind::Group: return e.endNs != 0;
-    default: return false;
+    case EventKind::StepEnd:
+      return true;
+    case EventKind::Group:
+      return e.endNs != 0;
+    default:
+      return false;
   }
 }
 
@@ -65,17 +68,17 @@ void shiftOntoRank0(Event& e, const RankClock& clock) {
 namespace {
 
 struct RankFile {
-  std::vector<Event> events;  // recorded ones, in file order
-  RankClock clock;            // its ClockOffset readings: its clock against rank 0's
-  bool clockUnmeasured = false;  // a reading said no reply was read
-  std::string placement;      // its RunInfo's device and backend
-  int64_t parameterCount = 0; // its RunInfo's count
+  std::vector<Event> events;      // recorded ones, in file order
+  RankClock clock;                // its ClockOffset readings: its clock against rank 0's
+  bool clockUnmeasured = false;   // a reading said no reply was read
+  std::string placement;          // its RunInfo's device and backend
+  int64_t parameterCount = 0;     // its RunInfo's count
   int64_t deviceMemoryBytes = 0;  // its RunInfo's GPU memory and measured peak (0 on CPU)
   double measuredPeakFlops = 0;
-  std::string error;          // the RankError it reported, if any
-  bool done = false;          // it reported RunDone: every step ran
-  int steps = 0;              // StepEnd events
-  int64_t unreadLines = 0;    // lines that were not events (a torn last line)
+  std::string error;              // the RankError it reported, if any
+  bool done = false;              // it reported RunDone: every step ran
+  int steps = 0;                  // StepEnd events
+  int64_t unreadLines = 0;        // lines that were not events (a torn last line)
   std::deque<Event> collectives;  // the last CollectiveIssued and Collective events (kLastCollectiveEvents)
 };
 
@@ -122,8 +125,9 @@ std::optional<uint64_t> replayOffset(const fs::path& ownFile) {
 RankFile readRankFile(std::vector<fs::path> paths, int rank) {
   RankFile out;
   // rank-R.events before rank-R.after-collector.events.
-  std::sort(paths.begin(), paths.end(),
-            [](const fs::path& a, const fs::path& b) { return a.filename().string().size() < b.filename().string().size(); });
+  std::sort(paths.begin(), paths.end(), [](const fs::path& a, const fs::path& b) {
+    return a.filename().string().size() < b.filename().string().size();
+  });
   const std::optional<uint64_t> cut = paths.size() > 1 ? replayOffset(paths[1]) : std::nullopt;
   for (size_t f = 0; f < paths.size(); ++f) {
     std::ifstream in(paths[f]);
@@ -145,13 +149,13 @@ RankFile readRankFile(std::vector<fs::path> paths, int rank) {
 std::string describeShift(int rank, const RankClock& clock) {
   const int64_t first = clock.shiftAt(clock.readings().front().localNs);
   char text[256];
-  std::snprintf(text, sizeof text, "rank %d (host %s) shifted by %+.6f s onto rank 0's clock, measured to within %.0f us",
-                rank, clock.host().c_str(), static_cast<double>(first) / 1e9,
-                static_cast<double>(clock.worstUncertaintyNs()) / 1e3);
+  std::snprintf(
+      text, sizeof text, "rank %d (host %s) shifted by %+.6f s onto rank 0's clock, measured to within %.0f us", rank,
+      clock.host().c_str(), static_cast<double>(first) / 1e9, static_cast<double>(clock.worstUncertaintyNs()) / 1e3);
   std::string out = text;
   if (clock.drifted()) {
-    std::snprintf(text, sizeof text, " (%zu readings, drifting %+.2f ppm, followed between them)", clock.readings().size(),
-                  clock.driftPpm());
+    std::snprintf(text, sizeof text, " (%zu readings, drifting %+.2f ppm, followed between them)",
+                  clock.readings().size(), clock.driftPpm());
     out += text;
   } else if (clock.readings().size() > 1) {
     out += " (" + std::to_string(clock.readings().size()) + " readings, steady within their bounds)";
@@ -161,15 +165,14 @@ std::string describeShift(int rank, const RankClock& clock) {
 
 }  // namespace
 
-std::string replayHeaderLine(uint64_t streamOffset) {
-  return "{\"replay_from\":" + std::to_string(streamOffset) + "}";
-}
+std::string replayHeaderLine(uint64_t streamOffset) { return "{\"replay_from\":" + std::to_string(streamOffset) + "}"; }
 
 std::optional<uint64_t> decodeReplayHeader(const std::string& line) {
   static const std::string prefix = "{\"replay_from\":";
   if (line.rfind(prefix, 0) != 0 || line.size() < prefix.size() + 2 || line.back() != '}') return std::nullopt;
   const std::string digits = line.substr(prefix.size(), line.size() - prefix.size() - 1);
-  if (digits.empty() || digits.size() > 19 || digits.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  if (digits.empty() || digits.size() > 19 || digits.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
   return std::stoull(digits);
 }
 
@@ -199,8 +202,10 @@ LoadedTrace loadRankEventFiles(const std::string& dir) {
     return out;
   }
   if (files.empty()) {
-    out.error = "'" + dir + "' is a directory without rank-R.events files: name a trace or summary file in "
-                "it, or record a job into it with 'shardscope worker --trace-dir " + dir + "' under torchrun.";
+    out.error = "'" + dir +
+                "' is a directory without rank-R.events files: name a trace or summary file in "
+                "it, or record a job into it with 'shardscope worker --trace-dir " +
+                dir + "' under torchrun.";
     return out;
   }
   uintmax_t bytes = 0;

@@ -30,14 +30,20 @@ RankTraffic ringTrafficPerRank(CollectiveOp op, int ranks, int64_t sizeBytes) {
   // All-to-all: every rank's input split N ways, all but its own part sent straight to its owner
   // (not a ring: any schedule moves these bytes); received as much when the splits are even.
   switch (op) {
-    case CollectiveOp::AllReduce: each = share(2 * int64_t{ranks - 1}); break;
+    case CollectiveOp::AllReduce:
+      each = share(2 * int64_t{ranks - 1});
+      break;
     case CollectiveOp::AllGather:
     case CollectiveOp::ReduceScatter:
     case CollectiveOp::Broadcast:
-    case CollectiveOp::AllToAll: each = share(ranks - 1); break;
+    case CollectiveOp::AllToAll:
+      each = share(ranks - 1);
+      break;
     case CollectiveOp::Barrier:
     case CollectiveOp::Send:
-    case CollectiveOp::Recv: each = 0; break;
+    case CollectiveOp::Recv:
+      each = 0;
+      break;
   }
   return {each, each};
 }
@@ -85,14 +91,16 @@ RingSchedule ringSchedule(CollectiveOp op, int ranks, int64_t sizeBytes) {
     case CollectiveOp::Barrier:
     case CollectiveOp::AllToAll:
     case CollectiveOp::Send:
-    case CollectiveOp::Recv: break;
+    case CollectiveOp::Recv:
+      break;
   }
   return s;
 }
 
 std::vector<std::vector<int>> ringHoldingsAfter(const RingSchedule& s, int stepsDone) {
   const int n = s.ranks;
-  std::vector<std::vector<int>> held(static_cast<size_t>(std::max(n, 0)), std::vector<int>(static_cast<size_t>(std::max(n, 0)), 0));
+  std::vector<std::vector<int>> held(static_cast<size_t>(std::max(n, 0)),
+                                     std::vector<int>(static_cast<size_t>(std::max(n, 0)), 0));
   for (int r = 0; r < n; ++r) {
     for (int c = 0; c < n; ++c) {
       // Reductions start from every rank's own contribution; an all-gather from its own chunk.

@@ -19,8 +19,8 @@ namespace shardscope::trace {
 
 struct RingTransfer {
   int from = 0;
-  int to = 0;      // (from + 1) mod N
-  int chunk = 0;   // which of the N chunks
+  int to = 0;           // (from + 1) mod N
+  int chunk = 0;        // which of the N chunks
   bool reduce = false;  // the receiver adds it (reduce-scatter phase) rather than copies it
 };
 
@@ -28,9 +28,9 @@ struct RingSchedule {
   CollectiveOp op = CollectiveOp::AllReduce;
   int ranks = 0;
   int64_t sizeBytes = 0;
-  int64_t chunkBytes = 0;  // size / N, rounded up
+  int64_t chunkBytes = 0;                        // size / N, rounded up
   std::vector<std::vector<RingTransfer>> steps;  // one transfer per rank per step
-  int reduceSteps = 0;     // the first steps that reduce (all-reduce: N-1; reduce-scatter: N-1)
+  int reduceSteps = 0;                           // the first steps that reduce (all-reduce: N-1; reduce-scatter: N-1)
 
   bool animatable() const { return ranks >= 2 && !steps.empty(); }
   // Bytes one rank sends (and receives) over the whole collective.

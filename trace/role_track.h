@@ -28,8 +28,8 @@ class RoleTrack {
   bool empty() const { return times_.empty(); }
   const TimeIndex& times() const { return times_; }  // for forward sweeps with a guess
   int64_t time(size_t i) const { return times_[i]; }
-  RoleBytes bytes(size_t i) const;  // the block's snapshot and at most 15 samples' changes
-  void prefetch(size_t i) const;    // asks for sample i's block, for a bytes(i) soon after
+  RoleBytes bytes(size_t i) const;                    // the block's snapshot and at most 15 samples' changes
+  void prefetch(size_t i) const;                      // asks for sample i's block, for a bytes(i) soon after
   const RoleBytes& last() const { return current_; }  // the last sample's (zeros when empty)
   // How many samples are at or before tNs: the one in force then is the one before that count.
   size_t countAtOrBefore(double tNs) const { return times_.countAtOrBefore(tNs); }

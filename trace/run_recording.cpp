@@ -153,8 +153,11 @@ void RunRecording::add(const Event& e) {
       }
       break;
     case EventKind::Dropped:
-    case EventKind::RunDone: r.dropped += e.count; break;
-    default: break;
+    case EventKind::RunDone:
+      r.dropped += e.count;
+      break;
+    default:
+      break;
   }
 }
 
@@ -184,7 +187,7 @@ void addCollective(std::array<CollectiveTotals, kCollectiveOpCount>& totals, con
 }
 
 std::array<CollectiveTotals, kCollectiveOpCount> sumOf(std::array<CollectiveTotals, kCollectiveOpCount> a,
-                                                      const std::array<CollectiveTotals, kCollectiveOpCount>& b) {
+                                                       const std::array<CollectiveTotals, kCollectiveOpCount>& b) {
   for (int op = 0; op < kCollectiveOpCount; ++op) addTotals(a[op], b[op]);
   return a;
 }
@@ -196,8 +199,7 @@ void addSentByGroup(std::array<int64_t, kProcessGroupCount>& sent, const Event& 
 
 }  // namespace
 
-std::array<CollectiveTotals, kCollectiveOpCount> RunRecording::collectiveTotals(int rank,
-                                                                               int steps) const {
+std::array<CollectiveTotals, kCollectiveOpCount> RunRecording::collectiveTotals(int rank, int steps) const {
   const auto& t = this->rank(rank);
   std::array<CollectiveTotals, kCollectiveOpCount> out{};
   if (countsFolded(t.folded, steps)) out = t.folded.collectives;
@@ -242,7 +244,8 @@ int64_t activationSavedForBackward(const RankTimeline& t) {
     if (kind != ComputeKind::Backward || !inForward) continue;
     inForward = false;
     // The last sample at or before backward's first span: what forward left behind.
-    saved = std::max(saved, t.memory.bytesAt(static_cast<double>(span.beginNs))[static_cast<int>(MemoryRole::Activation)]);
+    saved =
+        std::max(saved, t.memory.bytesAt(static_cast<double>(span.beginNs))[static_cast<int>(MemoryRole::Activation)]);
   }
   return saved;
 }

@@ -31,32 +31,32 @@ CollectiveTotals allCollectives(const std::array<CollectiveTotals, kCollectiveOp
 
 // What one rank holds of one model unit, after each of its memory events that name it.
 struct UnitMemoryTrack {
-  int32_t unit = kNoUnit;               // block index, or -1 for the root; kNoUnit: slot unused
-  RoleTrack samples;                    // only tensor roles; time-ordered
+  int32_t unit = kNoUnit;  // block index, or -1 for the root; kNoUnit: slot unused
+  RoleTrack samples;       // only tensor roles; time-ordered
   RoleBytes peakByRole{};
 };
 
 // What a recording that keeps only its last steps in detail (RunRecording::keepLastSteps) folded
 // away, as the running figures the summary reads: everything here is of completed steps.
 struct FoldedSteps {
-  int steps = 0;                             // StepEnd events folded
-  std::vector<double> stepSeconds;           // each one's time without step-gate pauses
-  std::vector<double> exposedCommSeconds;    // each one's collective time no compute hid
-  std::array<CollectiveTotals, kCollectiveOpCount> collectives{};  // of collectives in a step
+  int steps = 0;                                                    // StepEnd events folded
+  std::vector<double> stepSeconds;                                  // each one's time without step-gate pauses
+  std::vector<double> exposedCommSeconds;                           // each one's collective time no compute hid
+  std::array<CollectiveTotals, kCollectiveOpCount> collectives{};   // of collectives in a step
   std::array<CollectiveTotals, kCollectiveOpCount> outsideSteps{};  // before the first (a broadcast)
-  std::array<int64_t, kProcessGroupCount> sentBytesByGroup{};      // ring schedule, as collectives
-  int64_t commNs = 0;                        // the union of collective time
-  int64_t hiddenCommNs = 0;                  // of it, under forward or backward compute
-  int64_t recomputeNs = 0;                   // activation checkpointing's forwards in backward
-  int64_t activationSavedBytes = 0;          // the most held as any backward began
+  std::array<int64_t, kProcessGroupCount> sentBytesByGroup{};       // ring schedule, as collectives
+  int64_t commNs = 0;                                               // the union of collective time
+  int64_t hiddenCommNs = 0;                                         // of it, under forward or backward compute
+  int64_t recomputeNs = 0;                                          // activation checkpointing's forwards in backward
+  int64_t activationSavedBytes = 0;                                 // the most held as any backward began
 };
 
 // A GPU rank's host memory under --offload cpu (Memory events in MemorySpace::Host), by tensor
 // role and per model unit ("who holds what" draws the host's row under the device's); empty for
 // every other run.
 struct HostMemory {
-  RoleTrack memory;    // bytes per role after each host memory event, time-ordered
-  RangeMax totals;     // their sums, with the highest in any range
+  RoleTrack memory;                    // bytes per role after each host memory event, time-ordered
+  RangeMax totals;                     // their sums, with the highest in any range
   std::vector<UnitMemoryTrack> units;  // per model unit, at index unit + 1 (the root at 0)
   RoleBytes current{};
   RoleBytes peakByRole{};
@@ -65,31 +65,31 @@ struct HostMemory {
 };
 
 struct RankTimeline {
-  RoleTrack memory;                     // bytes per role after each memory event, time-ordered
+  RoleTrack memory;  // bytes per role after each memory event, time-ordered
   // Its tensor totals (the sum over the tensor roles: allocated, on a GPU), with the highest in
   // any range. And compact copies of what a view searches every frame, so a sweep over millions of
   // spans reads 8 bytes per probe instead of a cache line: compute[i].beginNs, collectives[i].beginNs.
   RangeMax memoryTotals;
   std::vector<Event> collectives;
   std::vector<Event> compute;
-  TimeIndex collectiveBegins;  // collectives[i].beginNs
-  TimeIndex computeBegins;     // compute[i].beginNs
-  std::vector<Event> steps;             // StepEnd events
-  std::vector<Event> groups;            // Group events: the event groups the rank went through
-  std::vector<Event> pauses;            // those the rank waited at the step gate before (few)
-  std::vector<UnitMemoryTrack> units;   // per model unit, at index unit + 1 (the root at 0)
-  int64_t longestCompute = 0;           // ns; lets a viewer binary-search spans by start time
-  int64_t longestCollective = 0;        // ns
+  TimeIndex collectiveBegins;          // collectives[i].beginNs
+  TimeIndex computeBegins;             // compute[i].beginNs
+  std::vector<Event> steps;            // StepEnd events
+  std::vector<Event> groups;           // Group events: the event groups the rank went through
+  std::vector<Event> pauses;           // those the rank waited at the step gate before (few)
+  std::vector<UnitMemoryTrack> units;  // per model unit, at index unit + 1 (the root at 0)
+  int64_t longestCompute = 0;          // ns; lets a viewer binary-search spans by start time
+  int64_t longestCollective = 0;       // ns
   RoleBytes current{};
-  RoleBytes peakByRole{};               // each role's own maximum over the run
-  int64_t peakTotal = 0;                // maximum of the tensor total (peak allocated)
-  RoleBytes atPeakTotal{};              // the split by role at the moment of peakTotal
-  int64_t peakDevice = 0;               // maximum of tensors + allocator cache + runtime
-  HostMemory host;                      // --offload cpu on a GPU: what the rank holds in host memory
-  bool offloadSpans = false;            // compute holds --offload cpu's copies and pinning
-  int64_t dropped = 0;                  // events the rank could not record
-  int64_t negativeBalance = 0;          // frees of bytes never seen allocated (should stay 0)
-  FoldedSteps folded;                   // the steps before `steps[0]` when detail is folded
+  RoleBytes peakByRole{};       // each role's own maximum over the run
+  int64_t peakTotal = 0;        // maximum of the tensor total (peak allocated)
+  RoleBytes atPeakTotal{};      // the split by role at the moment of peakTotal
+  int64_t peakDevice = 0;       // maximum of tensors + allocator cache + runtime
+  HostMemory host;              // --offload cpu on a GPU: what the rank holds in host memory
+  bool offloadSpans = false;    // compute holds --offload cpu's copies and pinning
+  int64_t dropped = 0;          // events the rank could not record
+  int64_t negativeBalance = 0;  // frees of bytes never seen allocated (should stay 0)
+  FoldedSteps folded;           // the steps before `steps[0]` when detail is folded
   // RunRecording::exposedCommCached's last answer, and the span counts it holds for.
   mutable std::vector<std::pair<int64_t, int64_t>> exposedComm;
   mutable size_t exposedCommFor[2] = {SIZE_MAX, SIZE_MAX};
@@ -122,7 +122,7 @@ class RunRecording {
   explicit RunRecording(int ranks = 0);
 
   void reset(int ranks);
-  void ensureRanks(int ranks);  // at least this many (a reader learns them as it goes)
+  void ensureRanks(int ranks);   // at least this many (a reader learns them as it goes)
   void add(const Event& event);  // expects each rank's events in time order (see StreamMerger)
 
   // Bounded memory for a long run: once a rank has finished 2 x `steps` steps in detail, the older
@@ -179,7 +179,7 @@ class RunRecording {
   int64_t origin_ = INT64_MAX;
   int keepSteps_ = 0;
   size_t maxDetailEvents_ = 0;
-  int32_t foldThroughStep_ = -1;           // keepDetailWithin: every rank folds its steps up to this one
+  int32_t foldThroughStep_ = -1;            // keepDetailWithin: every rank folds its steps up to this one
   static constexpr size_t kFoldShare = 16;  // keepDetailWithin folds 1/kFoldShare of its steps at a time
   Spill spill_;
 };

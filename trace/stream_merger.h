@@ -31,19 +31,17 @@ class StreamMerger {
   void release();
 
   struct Later {
-    bool operator()(const std::pair<int64_t, uint64_t>& a,
-                    const std::pair<int64_t, uint64_t>& b) const {
+    bool operator()(const std::pair<int64_t, uint64_t>& a, const std::pair<int64_t, uint64_t>& b) const {
       return a > b;
     }
   };
   int64_t windowNs_;
   Sink sink_;
-  std::vector<int64_t> latest_;   // latest timestamp seen per rank
+  std::vector<int64_t> latest_;  // latest timestamp seen per rank
   std::vector<bool> finished_;
-  std::vector<Event> storage_;    // heap payloads by sequence
+  std::vector<Event> storage_;  // heap payloads by sequence
   std::vector<uint64_t> freeSlots_;
-  std::priority_queue<std::pair<int64_t, uint64_t>, std::vector<std::pair<int64_t, uint64_t>>,
-                      Later> heap_;
+  std::priority_queue<std::pair<int64_t, uint64_t>, std::vector<std::pair<int64_t, uint64_t>>, Later> heap_;
   uint64_t sequence_ = 0;
   int64_t lastReleased_ = INT64_MIN;
   int64_t outOfOrder_ = 0;

@@ -12,8 +12,8 @@ void TimeIndex::push(int64_t tNs) {
 }
 
 size_t TimeIndex::countAtOrBefore(double tNs) const {
-  const auto end = std::partition_point(times_.begin(), times_.end(),
-                                        [tNs](int64_t t) { return static_cast<double>(t) <= tNs; });
+  const auto end =
+      std::partition_point(times_.begin(), times_.end(), [tNs](int64_t t) { return static_cast<double>(t) <= tNs; });
   return static_cast<size_t>(end - times_.begin());
 }
 
@@ -67,11 +67,13 @@ size_t TimeIndex::lastWhereNear(size_t from, Before before, size_t guess) const 
 }
 
 size_t TimeIndex::lastAtOrBefore(size_t from, double tNs, size_t guess) const {
-  return lastWhereNear(from, [tNs](int64_t t) { return static_cast<double>(t) <= tNs; }, guess);
+  return lastWhereNear(
+      from, [tNs](int64_t t) { return static_cast<double>(t) <= tNs; }, guess);
 }
 
 size_t TimeIndex::lastBefore(size_t from, double tNs, size_t guess) const {
-  return lastWhereNear(from, [tNs](int64_t t) { return static_cast<double>(t) < tNs; }, guess);
+  return lastWhereNear(
+      from, [tNs](int64_t t) { return static_cast<double>(t) < tNs; }, guess);
 }
 
 }  // namespace shardscope::trace

@@ -263,8 +263,8 @@ LoadedTrace loadChromeTrace(const std::string& path) {
   files::FileTextStream file(path, files::kMaxTraceBytes);
   std::istream text(&file);
   TraceEventReader reader(path, out.recording);
-  auto parsed = files::parseUserJsonStreaming(text, "traceEvents",
-                                              [&](const nlohmann::json& e) { return reader.read(e); });
+  auto parsed =
+      files::parseUserJsonStreaming(text, "traceEvents", [&](const nlohmann::json& e) { return reader.read(e); });
   if (!file.error().empty() || !reader.error().empty()) {
     out.error = !file.error().empty() ? file.error() : reader.error();
     return out;

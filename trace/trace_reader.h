@@ -16,15 +16,15 @@ namespace shardscope::trace {
 
 struct LoadedTrace {
   RunRecording recording;
-  RunConfig config;        // from the trace's otherData (defaults where absent)
-  std::string error;       // set when the file could not be read
-  std::string note;        // read, with something missing (said, not fatal): per-rank files
-  std::string device;      // each rank's device and backend, where the files say (per-rank files)
-  bool ranksFailed = false;  // a rank reported an error (per-rank files)
-  std::string clocks;      // the ranks put on rank 0's clock, by how much (per-rank files)
-  std::string title;       // what the session is called, when not its strategy's name
-  std::string jobLabel;    // what ran, when not shardscope's own model (its config's batch is then 0)
-  std::string source;      // what recorded it, when not shardscope ("torch.profiler", "torch.cuda.memory")
+  RunConfig config;                   // from the trace's otherData (defaults where absent)
+  std::string error;                  // set when the file could not be read
+  std::string note;                   // read, with something missing (said, not fatal): per-rank files
+  std::string device;                 // each rank's device and backend, where the files say (per-rank files)
+  bool ranksFailed = false;           // a rank reported an error (per-rank files)
+  std::string clocks;                 // the ranks put on rank 0's clock, by how much (per-rank files)
+  std::string title;                  // what the session is called, when not its strategy's name
+  std::string jobLabel;               // what ran, when not shardscope's own model (its config's batch is then 0)
+  std::string source;                 // what recorded it, when not shardscope ("torch.profiler", "torch.cuda.memory")
   std::vector<RankClock> rankClocks;  // per rank (per-rank files): its readings, as applied
   std::vector<std::string> rankPlacements;  // per rank: its device and backend (per-rank files)
   int64_t parameterCount = 0;               // the model's, as the ranks reported it

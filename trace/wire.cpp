@@ -98,25 +98,44 @@ std::string encodeEventLine(const Event& e) {
 namespace {
 
 bool assign(Event& e, std::string_view key, int64_t v) {
-  if (key == "r") e.rank = static_cast<int32_t>(v);
-  else if (key == "s") e.step = static_cast<int32_t>(v);
-  else if (key == "mb") e.microBatch = static_cast<int32_t>(v);
-  else if (key == "b") e.beginNs = v;
-  else if (key == "e") e.endNs = v;
-  else if (key == "i") e.issueNs = v;
-  else if (key == "by") e.bytes = v;
-  else if (key == "bo") e.bytesOut = v;
-  else if (key == "c") e.count = v;
-  else if (key == "w") e.worldSize = static_cast<int32_t>(v);
-  else if (key == "ro") e.role = static_cast<uint8_t>(v);
-  else if (key == "fr") e.fromRole = static_cast<uint8_t>(v);
-  else if (key == "ph") e.phase = static_cast<uint8_t>(v);
-  else if (key == "op") e.op = static_cast<uint8_t>(v);
-  else if (key == "u") e.unit = static_cast<int32_t>(v);
-  else if (key == "pz") e.pausedNs = v;
-  else if (key == "pg") e.processGroup = static_cast<uint8_t>(v);
-  else if (key == "sp") e.space = static_cast<uint8_t>(v);
-  else return false;
+  if (key == "r")
+    e.rank = static_cast<int32_t>(v);
+  else if (key == "s")
+    e.step = static_cast<int32_t>(v);
+  else if (key == "mb")
+    e.microBatch = static_cast<int32_t>(v);
+  else if (key == "b")
+    e.beginNs = v;
+  else if (key == "e")
+    e.endNs = v;
+  else if (key == "i")
+    e.issueNs = v;
+  else if (key == "by")
+    e.bytes = v;
+  else if (key == "bo")
+    e.bytesOut = v;
+  else if (key == "c")
+    e.count = v;
+  else if (key == "w")
+    e.worldSize = static_cast<int32_t>(v);
+  else if (key == "ro")
+    e.role = static_cast<uint8_t>(v);
+  else if (key == "fr")
+    e.fromRole = static_cast<uint8_t>(v);
+  else if (key == "ph")
+    e.phase = static_cast<uint8_t>(v);
+  else if (key == "op")
+    e.op = static_cast<uint8_t>(v);
+  else if (key == "u")
+    e.unit = static_cast<int32_t>(v);
+  else if (key == "pz")
+    e.pausedNs = v;
+  else if (key == "pg")
+    e.processGroup = static_cast<uint8_t>(v);
+  else if (key == "sp")
+    e.space = static_cast<uint8_t>(v);
+  else
+    return false;
   return true;
 }
 
@@ -195,9 +214,12 @@ std::optional<Event> decodeGeneral(std::string_view line) {
     e.kind = *kind;
     for (auto it = j.begin(); it != j.end(); ++it) {
       if (it.key() == "k") continue;
-      if (it.key() == "t") e.text = it.value().get<std::string>();
-      else if (it.key() == "l") e.loss = it.value().get<double>();
-      else if (!assign(e, it.key(), it.value().get<int64_t>())) return std::nullopt;
+      if (it.key() == "t")
+        e.text = it.value().get<std::string>();
+      else if (it.key() == "l")
+        e.loss = it.value().get<double>();
+      else if (!assign(e, it.key(), it.value().get<int64_t>()))
+        return std::nullopt;
     }
     if (!valid(e)) return std::nullopt;
     return e;

@@ -27,10 +27,14 @@ namespace {
 
 const char* statusText(SessionStatus s) {
   switch (s) {
-    case SessionStatus::Starting: return "starting";
-    case SessionStatus::Running: return "running";
-    case SessionStatus::Done: return "done";
-    case SessionStatus::Failed: return "failed";
+    case SessionStatus::Starting:
+      return "starting";
+    case SessionStatus::Running:
+      return "running";
+    case SessionStatus::Done:
+      return "done";
+    case SessionStatus::Failed:
+      return "failed";
   }
   return "";
 }
@@ -434,6 +438,16 @@ void drawNothingYet(AppState& state, EngineControl* engine, const RunChecks& che
   startAction(state, *engine, drawFrontDoor(state, *engine, checks.problem, checks.compareProblem), checks.compareRuns);
 }
 
+// The tabs' share of the height below the timelines. Saved summaries and Flight Recorder dumps have
+// no timelines: their figures get the room.
+float bottomTabsHeight(const AppState& state, const std::vector<Session>& sessions) {
+  bool onlySummaries = !sessions.empty();
+  for (const auto& s : sessions) onlySummaries &= s.fromSummary || (s.collectiveLogs && s.recording.ranks() == 0);
+  const float avail = ImGui::GetContentRegionAvail().y;
+  if (onlySummaries) return avail - px(40.0f) * static_cast<float>(sessions.size()) - px(16.0f);
+  return std::max(avail * (state.estimateShown || state.holdingsShown ? 0.5f : 0.34f), px(180.0f));
+}
+
 }  // namespace
 
 void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
@@ -475,16 +489,11 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
   drawTransportBar(state, sessions, engine, duration);
   const double playheadNs = playheadTime(state, duration);
 
-  // Saved summaries and Flight Recorder dumps have no timelines: their figures get the room.
-  bool onlySummaries = !sessions.empty();
-  for (const auto& s : sessions) onlySummaries &= s.fromSummary || (s.collectiveLogs && s.recording.ranks() == 0);
-  const float avail = ImGui::GetContentRegionAvail().y;
-  const float bottomHeight = focused ? 0.0f
-                             : onlySummaries ? avail - px(40.0f) * static_cast<float>(sessions.size()) - px(16.0f)
-                                             : std::max(avail * (state.estimateShown || state.holdingsShown ? 0.5f : 0.34f), px(180.0f));
+  const float bottomHeight = focused ? 0.0f : bottomTabsHeight(state, sessions);
   drawLessonBar(state, sessions, engine, !(engine && engine->busy()));
   if (focused) {
-    ImGui::TextColored(ImVec4(1.0f, 0.86f, 0.35f, 1.0f), "FOCUS: %s", sessions[static_cast<size_t>(state.display.focusSession)].title.c_str());
+    ImGui::TextColored(ImVec4(1.0f, 0.86f, 0.35f, 1.0f), "FOCUS: %s",
+                       sessions[static_cast<size_t>(state.display.focusSession)].title.c_str());
     ImGui::SameLine();
     ImGui::TextDisabled("(F or Esc: every session, the panels and the tabs)");
   }

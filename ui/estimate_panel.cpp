@@ -116,7 +116,8 @@ void noteCell(const char* kind) {
 // exactly that, else what it measured instead. Below the figure when the column is too narrow
 // for both (four strategies, host figures, projector text), so that nothing is cut off.
 void measuredCell(int64_t measured, int64_t predicted) {
-  const std::string text = measured == predicted ? "= run" : "measured " + trace::formatBytes(static_cast<double>(measured));
+  const std::string text =
+      measured == predicted ? "= run" : "measured " + trace::formatBytes(static_cast<double>(measured));
   sameLineIfRoom(ImGui::CalcTextSize(text.c_str()).x);
   ImGui::PushTextWrapPos(0.0f);  // at the column's edge: "measured" and its figure on two lines if need be
   ImGui::TextColored(measured == predicted ? kMatchColor : kMismatchColor, "%s", text.c_str());
@@ -180,7 +181,8 @@ class PredictionTable {
           none();
           continue;
         }
-        cell(i, c->bytes, c->formula, [op](const std::vector<RankStats>& ranks) { return measuredSizePerStep(ranks, op); });
+        cell(i, c->bytes, c->formula,
+             [op](const std::vector<RankStats>& ranks) { return measuredSizePerStep(ranks, op); });
       }
     }
   }
@@ -220,8 +222,8 @@ class PredictionTable {
     const estimate::PredictedMemory* any = nullptr;
     for (const auto& p : predictions_) any = any ? any : p.find(role, host);
     if (!any) return;
-    const std::string name = std::string(trace::memoryRoleName(role)) + (any->when == When::Peak ? ", peak" : ", after step") +
-                             (host ? ", host" : "");
+    const std::string name = std::string(trace::memoryRoleName(role)) +
+                             (any->when == When::Peak ? ", peak" : ", after step") + (host ? ", host" : "");
     label(name.c_str());
     for (int i = 0; i < count(); ++i) {
       const auto* m = predictions_[i].find(role, host);
@@ -234,17 +236,21 @@ class PredictionTable {
         continue;
       }
       const bool afterStep = m->when == When::AfterStep;
-      cell(i, m->bytes, m->formula, [role, afterStep, host](const std::vector<RankStats>& ranks) {
-        int64_t largest = 0;
-        for (const auto& r : ranks) largest = std::max(largest, measuredRoleBytes(r, role, afterStep, host));
-        return largest;
-      }, m->host);
+      cell(
+          i, m->bytes, m->formula,
+          [role, afterStep, host](const std::vector<RankStats>& ranks) {
+            int64_t largest = 0;
+            for (const auto& r : ranks) largest = std::max(largest, measuredRoleBytes(r, role, afterStep, host));
+            return largest;
+          },
+          m->host);
     }
   }
 
   // One strategy's cell. `host`: the prediction is of host memory (--offload cpu), and so is what it
   // is measured against.
-  void cell(int strategy, int64_t predicted, const std::string& formula, const Measure& measure, bool host = false) const {
+  void cell(int strategy, int64_t predicted, const std::string& formula, const Measure& measure,
+            bool host = false) const {
     ImGui::TableNextColumn();
     const std::string bytes = trace::formatBytes(static_cast<double>(predicted));
     ImGui::TextUnformatted(bytes.c_str());
@@ -299,13 +305,15 @@ void drawRunPrediction(EstimatePanelState& st, const RunConfig& config, const st
   }
   predictionBadge();
   const std::string trained = config.loraRank > 0
-      ? ", T = " + trace::formatCount(static_cast<double>(trainableElements(config))) + " of them trained (LoRA adapters)"
-      : "";
-  ImGui::TextWrapped("per rank for %s, %d layers, hidden %d%s, world %d, %s, %s: P = %s parameters%s. Hover a "
-                     "figure for its formula.",
-                     modeName(config.model), config.layers, config.hidden, trainingLabel(config).c_str(), config.world,
-                     modeName(config.precision), modeName(config.optimizer),
-                     trace::formatCount(static_cast<double>(predictions[0].parameters)).c_str(), trained.c_str());
+                                  ? ", T = " + trace::formatCount(static_cast<double>(trainableElements(config))) +
+                                        " of them trained (LoRA adapters)"
+                                  : "";
+  ImGui::TextWrapped(
+      "per rank for %s, %d layers, hidden %d%s, world %d, %s, %s: P = %s parameters%s. Hover a "
+      "figure for its formula.",
+      modeName(config.model), config.layers, config.hidden, trainingLabel(config).c_str(), config.world,
+      modeName(config.precision), modeName(config.optimizer),
+      trace::formatCount(static_cast<double>(predictions[0].parameters)).c_str(), trained.c_str());
   const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp;
   if (!ImGui::BeginTable("prediction", 1 + shownCount, flags)) return;
   ImGui::TableSetupColumn("per rank", ImGuiTableColumnFlags_WidthStretch, 1.6f);
@@ -324,13 +332,14 @@ void drawRunPrediction(EstimatePanelState& st, const RunConfig& config, const st
   // for its all-gather, the reduced shard before its copy out): predicted for full_shard and
   // shard_grad_op (their rows above), not for the hybrid strategies or under LoRA.
   const char* unpredictedCopies = config.offload != Offload::Cpu ? ""
-                                  : config.loraRank > 0          ? ", and under --offload cpu with LoRA the device's passing "
-                                                                   "copies of a unit's shard and gradient shard"
-                                                                 : ", and under --offload cpu the hybrid strategies' passing "
-                                                                   "copies of a unit's shard and gradient shard on the device";
-  wrappedHint("not predicted: the activation peak (backward's working memory), communication buffers, allocator "
-              "overhead%s (see Comparison)",
-              unpredictedCopies);
+                                  : config.loraRank > 0 ? ", and under --offload cpu with LoRA the device's passing "
+                                                          "copies of a unit's shard and gradient shard"
+                                                        : ", and under --offload cpu the hybrid strategies' passing "
+                                                          "copies of a unit's shard and gradient shard on the device";
+  wrappedHint(
+      "not predicted: the activation peak (backward's working memory), communication buffers, allocator "
+      "overhead%s (see Comparison)",
+      unpredictedCopies);
 }
 
 // A small button on the current line where it fits, else at the start of the next: a row of
@@ -384,8 +393,9 @@ std::optional<std::string> drawArchitectureInputs(EstimatePanelState& st, estima
   }
   noteItem("estimate:arch");
   if (ImGui::IsItemHovered()) {
-    ImGui::SetTooltip("a transformer shape adds activations per GPU (Korthikanti et al. 2022, Table 2);\n"
-                      "a preset also sets the parameter count");
+    ImGui::SetTooltip(
+        "a transformer shape adds activations per GPU (Korthikanti et al. 2022, Table 2);\n"
+        "a preset also sets the parameter count");
   }
   ImGui::PopItemWidth();
   st.activationBytes = 0;
@@ -405,22 +415,25 @@ std::optional<std::string> drawArchitectureInputs(EstimatePanelState& st, estima
   ImGui::Combo("activations' dtype", &st.activationPrecision, kActivationPrecisions,
                IM_ARRAYSIZE(kActivationPrecisions));
   ImGui::PopItemWidth();
-  const auto arch = st.architecture == custom ? estimate::parseArchitecture(st.customShape)
-                                              : std::optional<estimate::ArchitecturePreset>(
-                                                    presets[static_cast<size_t>(st.architecture - 1)]);
-  if (!arch) return "'" + std::string(st.customShape) + "' is not a shape: layers,hidden,heads,sequence, e.g. 32,4096,32,4096";
-  if (st.microBatch < 1) return "micro-batch " + std::to_string(st.microBatch) + " is not a number of samples: 1 or more";
+  const auto arch =
+      st.architecture == custom
+          ? estimate::parseArchitecture(st.customShape)
+          : std::optional<estimate::ArchitecturePreset>(presets[static_cast<size_t>(st.architecture - 1)]);
+  if (!arch)
+    return "'" + std::string(st.customShape) + "' is not a shape: layers,hidden,heads,sequence, e.g. 32,4096,32,4096";
+  if (st.microBatch < 1)
+    return "micro-batch " + std::to_string(st.microBatch) + " is not a number of samples: 1 or more";
   auto shape = arch->shape;
   shape.microBatch = st.microBatch;
   const int e = *estimate::parseActivationPrecision(kActivationPrecisions[st.activationPrecision]);
   const auto recompute = *estimate::parseRecompute(kRecomputeNames[st.recompute]);
   c.activationBytes = estimate::transformerActivationBytes(shape, recompute, e);
   st.activationBytes = c.activationBytes;
-  wrappedHint("activations per GPU %s, any N: per layer %s (Korthikanti et al. 2022, dropout and attention "
-              "scores kept)%s",
-              trace::formatDecimalGB(c.activationBytes).c_str(),
-              estimate::transformerActivationFormula(recompute, e).c_str(),
-              arch->gptLayer ? "" : "; for Llama's layer an approximation");
+  wrappedHint(
+      "activations per GPU %s, any N: per layer %s (Korthikanti et al. 2022, dropout and attention "
+      "scores kept)%s",
+      trace::formatDecimalGB(c.activationBytes).c_str(), estimate::transformerActivationFormula(recompute, e).c_str(),
+      arch->gptLayer ? "" : "; for Llama's layer an approximation");
   return std::nullopt;
 }
 
@@ -467,14 +480,16 @@ void drawWhatIfInputs(EstimatePanelState& st) {
   ImGui::PushItemWidth(px(90.0f));
   ImGui::InputFloat("% of the parameters trained", &st.trainedPercent, 0, 0, "%.2f");
   if (ImGui::IsItemHovered()) {
-    ImGui::SetTooltip("the share of the parameters that trains: 100 for full fine-tuning; LoRA's adapters\n"
-                      "are well under 1 %%. Only they have gradients and optimizer state.");
+    ImGui::SetTooltip(
+        "the share of the parameters that trains: 100 for full fine-tuning; LoRA's adapters\n"
+        "are well under 1 %%. Only they have gradients and optimizer state.");
   }
   ImGui::SameLine();
   ImGui::InputFloat("% kept free", &st.reservePercent, 0, 0, "%.0f");
   if (ImGui::IsItemHovered()) {
-    ImGui::SetTooltip("a share of each GPU kept free for what the table leaves out (buffers, the CUDA\n"
-                      "context, fragmentation): verdicts and inverse answers use the rest");
+    ImGui::SetTooltip(
+        "a share of each GPU kept free for what the table leaves out (buffers, the CUDA\n"
+        "context, fragmentation): verdicts and inverse answers use the rest");
   }
   ImGui::PopItemWidth();
 }
@@ -483,17 +498,20 @@ void drawWhatIfInputs(EstimatePanelState& st) {
 std::string whatIfProblem(const EstimatePanelState& st, const std::optional<double>& parameters, bool worldsRead,
                           const std::optional<std::string>& shapeProblem) {
   std::string problem;
-  if (!parameters) problem = "'" + std::string(st.parameters) + "' is not a parameter count: e.g. 7B, 70B or 1.3e9";
+  if (!parameters)
+    problem = "'" + std::string(st.parameters) + "' is not a parameter count: e.g. 7B, 70B or 1.3e9";
   else if (!worldsRead)
     problem = "'" + std::string(st.worlds) + "' is not a list of GPU counts: e.g. 1,8,16";
   else if (st.bytesPerParameter[0] < 0 || st.bytesPerParameter[1] < 0 || st.bytesPerParameter[2] < 0)
     problem = "bytes per parameter cannot be negative";
-  else if (st.gpuMemoryGB < 0) problem = "GPU memory cannot be negative: 0 turns the verdict off";
+  else if (st.gpuMemoryGB < 0)
+    problem = "GPU memory cannot be negative: 0 turns the verdict off";
   else if (!(st.trainedPercent > 0 && st.trainedPercent <= 100))
     problem = "% trained must be above 0 and at most 100 (100: full fine-tuning; LoRA e.g. 0.5)";
   else if (!(st.reservePercent >= 0 && st.reservePercent < 100))
     problem = "% kept free must be 0 or more and below 100 (e.g. 10)";
-  else if (shapeProblem) problem = *shapeProblem;
+  else if (shapeProblem)
+    problem = *shapeProblem;
   return problem;
 }
 
@@ -573,18 +591,20 @@ void drawWhatIf(EstimatePanelState& st) {
   if (c.gpuMemoryBytes > 0) {
     for (const auto& s : estimate::modelStateStrategies()) {
       const auto n = estimate::fewestGpus(c, s);
-      st.fewestGpus += (st.fewestGpus.empty() ? "" : ", ") + std::string(s.name) + " " + (n ? std::to_string(*n) : "none");
+      st.fewestGpus +=
+          (st.fewestGpus.empty() ? "" : ", ") + std::string(s.name) + " " + (n ? std::to_string(*n) : "none");
     }
     ImGui::TextWrapped("fewest GPUs of %s%s: %s", trace::formatDecimalGB(c.gpuMemoryBytes).c_str(),
                        c.activationBytes > 0 ? " (model states and activations)" : "", st.fewestGpus.c_str());
     noteItem("estimate:fewest");
     drawLargestModels(st, c);
   }
-  wrappedHint("blue weights, orange gathered, green gradients, purple optimizer%s; red line: %.0f GB "
-              "(GB = 10^9 B)%s.%s",
-              c.activationBytes > 0 ? ", then activations" : "", st.gpuMemoryGB,
-              c.reserve > 0 ? ", thin line: what is left after the share kept free" : "",
-              c.activationBytes > 0 ? "" : " Activations not included: choose a shape above.");
+  wrappedHint(
+      "blue weights, orange gathered, green gradients, purple optimizer%s; red line: %.0f GB "
+      "(GB = 10^9 B)%s.%s",
+      c.activationBytes > 0 ? ", then activations" : "", st.gpuMemoryGB,
+      c.reserve > 0 ? ", thin line: what is left after the share kept free" : "",
+      c.activationBytes > 0 ? "" : " Activations not included: choose a shape above.");
 }
 
 }  // namespace

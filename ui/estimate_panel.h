@@ -45,8 +45,7 @@ struct EstimatePanelState {
 };
 
 // `stats` are the sessions' per-rank figures (sessionStats), index for index.
-void drawEstimatePanel(EstimatePanelState& state, const RunConfig& config,
-                       const std::vector<Session>& sessions,
+void drawEstimatePanel(EstimatePanelState& state, const RunConfig& config, const std::vector<Session>& sessions,
                        const std::vector<std::vector<RankStats>>& stats);
 
 // Fills the what-if with a worked example, as its button does: seed-7b, seed-70b,

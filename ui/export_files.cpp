@@ -5,24 +5,26 @@
 
 namespace shardscope::ui {
 
-std::string exportSessions(const std::vector<Session>& sessions, const std::string& base,
-                           ExportFormat format) {
+std::string exportSessions(const std::vector<Session>& sessions, const std::string& base, ExportFormat format) {
   if (sessions.empty()) return "nothing to write yet: press Run or Compare first\n";
   const bool trace = format == ExportFormat::TraceJson;
   std::string message;
   for (const auto& s : sessions) {
     if (s.fromSummary) {
-      message += "nothing to write for " + s.title +
-                 ": it was opened from a summary, which holds figures but no timeline\n";
+      message +=
+          "nothing to write for " + s.title + ": it was opened from a summary, which holds figures but no timeline\n";
       continue;
     }
-    const std::string path = base + (sessions.size() > 1 ? "." + std::string(strategyName(s.config.strategy)) : std::string()) +
-                             (trace ? ".json" : ".csv");
+    const std::string path =
+        base + (sessions.size() > 1 ? "." + std::string(strategyName(s.config.strategy)) : std::string()) +
+        (trace ? ".json" : ".csv");
     const auto error = files::writeOutputFile(path, [&](std::ostream& out) {
       // What the ranks reported, for the trace opened again (its capacity line and MFU).
       const trace::RunFacts facts{s.parameterCount, s.deviceFacts.memoryBytes, s.deviceFacts.peakFlops, {}};
-      if (trace) trace::writeChromeTrace(out, s.recording, s.config.toJson(), facts);
-      else trace::writeMemoryCsv(out, s.recording);
+      if (trace)
+        trace::writeChromeTrace(out, s.recording, s.config.toJson(), facts);
+      else
+        trace::writeMemoryCsv(out, s.recording);
     });
     message += error ? *error + "\n" : "wrote " + path + "\n";
   }

@@ -14,7 +14,6 @@ enum class ExportFormat { TraceJson, MemoryCsv };
 // One file per session: BASE.json / BASE.csv, or BASE.<strategy>.json when there are several (a
 // compare). Returns one line per file saying what happened (or why nothing was written), for the
 // tab to show.
-std::string exportSessions(const std::vector<Session>& sessions, const std::string& base,
-                           ExportFormat format);
+std::string exportSessions(const std::vector<Session>& sessions, const std::string& base, ExportFormat format);
 
 }  // namespace shardscope::ui

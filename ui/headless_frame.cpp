@@ -29,8 +29,7 @@ HeadlessImGui::HeadlessImGui(float width, float height) {
 
 HeadlessImGui::~HeadlessImGui() { ImGui::DestroyContext(); }
 
-int HeadlessImGui::frame(const std::function<void()>& draw, float mouseX, float mouseY,
-                         bool mouseDown) {
+int HeadlessImGui::frame(const std::function<void()>& draw, float mouseX, float mouseY, bool mouseDown) {
   ImGuiIO& io = ImGui::GetIO();
   io.MousePos = ImVec2(mouseX, mouseY);
   io.MouseDown[0] = mouseDown;

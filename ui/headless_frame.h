@@ -12,8 +12,7 @@ class HeadlessImGui {
   ~HeadlessImGui();
   // Builds one frame; `mouseX/Y` place the mouse, `mouseDown` holds its left button. Returns the
   // vertices the frame produced.
-  int frame(const std::function<void()>& draw, float mouseX = -1, float mouseY = -1,
-            bool mouseDown = false);
+  int frame(const std::function<void()>& draw, float mouseX = -1, float mouseY = -1, bool mouseDown = false);
   // A left click as a user makes one: hover, press, release (three frames; ImGui buttons fire on
   // release, tabs on press).
   void click(const std::function<void()>& draw, float x, float y);

@@ -32,7 +32,8 @@ const trace::Event* computingAt(const trace::RankTimeline& t, double tAbs) {
   for (size_t i = trace::firstSpanFrom(t.compute, tAbs - static_cast<double>(t.longestCompute));
        i < t.compute.size() && t.compute[i].beginNs <= tAbs; ++i) {
     const trace::Event& c = t.compute[i];
-    if (static_cast<trace::ComputeKind>(c.op) != trace::ComputeKind::Step && !trace::isOffloadSpan(c) && c.endNs >= tAbs) {
+    if (static_cast<trace::ComputeKind>(c.op) != trace::ComputeKind::Step && !trace::isOffloadSpan(c) &&
+        c.endNs >= tAbs) {
       inside = &c;
     }
   }
@@ -87,8 +88,8 @@ struct CellGrid {
 
 // One cell from a to b: its background, the roles stacked to `scale`, its total above them (when
 // it holds anything) and, hovered, the bytes of each role. Returns the total shown.
-int64_t drawCell(ImDrawList* dl, ImVec2 a, ImVec2 b, const RoleBytes& held, double scale, ImU32 textColor,
-                 int rank, const std::string& what) {
+int64_t drawCell(ImDrawList* dl, ImVec2 a, ImVec2 b, const RoleBytes& held, double scale, ImU32 textColor, int rank,
+                 const std::string& what) {
   const int64_t total = shownBytes(held);
   dl->AddRectFilled(a, b, IM_COL32(26, 28, 33, 255), 3.0f);
   drawStack(dl, held, scale, ImVec2(a.x + 6, a.y + ImGui::GetFontSize() + 1), ImVec2(b.x - 6, b.y));
@@ -102,14 +103,14 @@ int64_t drawCell(ImDrawList* dl, ImVec2 a, ImVec2 b, const RoleBytes& held, doub
 
 // --offload cpu: rank r's host memory per unit, a row of framed cells under its device row (the
 // shards, their gradients and the optimizer's state, moved off the device), to the host's scale.
-void drawHostRow(ImDrawList* dl, const trace::RunRecording& rec, int r, const std::vector<int32_t>& units,
-                 int64_t tAbs, double scale, const CellGrid& grid, int row, HoldingsFrameStats& stats) {
+void drawHostRow(ImDrawList* dl, const trace::RunRecording& rec, int r, const std::vector<int32_t>& units, int64_t tAbs,
+                 double scale, const CellGrid& grid, int row, HoldingsFrameStats& stats) {
   grid.label(dl, row, "  host", IM_COL32(170, 170, 180, 255));
   for (size_t c = 0; c < units.size(); ++c) {
     const ImVec2 a = grid.topLeft(static_cast<int>(c), row), b = grid.bottomRight(static_cast<int>(c), row);
     const RoleBytes held = rec.unitMemoryAt(r, units[c], tAbs, trace::MemorySpace::Host);
-    stats.hostBytesShown += drawCell(dl, a, b, held, scale, IM_COL32(190, 190, 200, 255), r,
-                                     trace::unitName(units[c]) + " in host memory");
+    stats.hostBytesShown +=
+        drawCell(dl, a, b, held, scale, IM_COL32(190, 190, 200, 255), r, trace::unitName(units[c]) + " in host memory");
     dl->AddRect(a, b, IM_COL32(120, 120, 135, 90), 3.0f);  // framed: not the device's memory
     ++stats.hostCells;
   }
@@ -117,9 +118,7 @@ void drawHostRow(ImDrawList* dl, const trace::RunRecording& rec, int r, const st
 
 }  // namespace
 
-bool recordsHostMemoryPerUnit(const trace::RunRecording& rec) {
-  return unitScale(rec, trace::MemorySpace::Host) > 0;
-}
+bool recordsHostMemoryPerUnit(const trace::RunRecording& rec) { return unitScale(rec, trace::MemorySpace::Host) > 0; }
 
 std::string fittedUnitLabel(const std::string& name, float width) {
   if (ImGui::CalcTextSize(name.c_str()).x <= width) return name;
@@ -138,8 +137,10 @@ bool holdingsRole(MemoryRole role) {
     case MemoryRole::ParamGathered:
     case MemoryRole::GradShard:
     case MemoryRole::GradFull:
-    case MemoryRole::OptimizerState: return true;
-    default: return false;
+    case MemoryRole::OptimizerState:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -150,11 +151,13 @@ void drawHoldings(const Session& session, double tNs, float width, float height,
   if (rec.ranks() == 0 || units.empty() || rec.originNs() == INT64_MAX) {
     if (!session.jobLabel.empty()) {
       // torch.profiler's events and the allocator's snapshots carry no model unit per allocation.
-      ImGui::TextDisabled("A PyTorch job's own records do not say which model unit each allocation belongs to:\n"
-                          "its memory by role is in the lanes above.");
+      ImGui::TextDisabled(
+          "A PyTorch job's own records do not say which model unit each allocation belongs to:\n"
+          "its memory by role is in the lanes above.");
     } else {
-      ImGui::TextDisabled("Nothing recorded per model unit yet: run (or open a trace written by this version) to see\n"
-                          "what each rank holds of each unit.");
+      ImGui::TextDisabled(
+          "Nothing recorded per model unit yet: run (or open a trace written by this version) to see\n"
+          "what each rank holds of each unit.");
     }
     if (stats) *stats = local;
     return;
@@ -171,7 +174,8 @@ void drawHoldings(const Session& session, double tNs, float width, float height,
     RoleBytes rest = memoryAt(rec, r, tNs);
     for (int32_t u : units) {
       const RoleBytes held = rec.unitMemoryAt(r, u, tAbs);
-      for (int role = 0; role < trace::kMemoryRoleCount; ++role) rest[role] = std::max<int64_t>(0, rest[role] - held[role]);
+      for (int role = 0; role < trace::kMemoryRoleCount; ++role)
+        rest[role] = std::max<int64_t>(0, rest[role] - held[role]);
     }
     unowned[static_cast<size_t>(r)] = rest;
     unownedScale = std::max(unownedScale, static_cast<double>(shownBytes(rest)));
@@ -185,7 +189,8 @@ void drawHoldings(const Session& session, double tNs, float width, float height,
   grid.labelWidth = px(60.0f);
   grid.headerHeight = ImGui::GetFontSize() + px(7.0f);
   grid.cellWidth = std::max(px(24.0f), (width - grid.labelWidth) / static_cast<float>(columns));
-  grid.rowHeight = std::clamp((height - grid.headerHeight) / static_cast<float>(rec.ranks() * rowsPerRank), px(22.0f), px(140.0f));
+  grid.rowHeight =
+      std::clamp((height - grid.headerHeight) / static_cast<float>(rec.ranks() * rowsPerRank), px(22.0f), px(140.0f));
 
   const float labelRoom = grid.cellWidth - 8;
   for (size_t c = 0; c < units.size(); ++c) {
@@ -193,7 +198,8 @@ void drawHoldings(const Session& session, double tNs, float width, float height,
                 fittedUnitLabel(trace::unitName(units[c]), labelRoom).c_str());
   }
   if (showUnowned) {
-    const char* label = ImGui::CalcTextSize("no one unit (own scale)").x <= labelRoom ? "no one unit (own scale)" : "none";
+    const char* label =
+        ImGui::CalcTextSize("no one unit (own scale)").x <= labelRoom ? "no one unit (own scale)" : "none";
     dl->AddText(ImVec2(grid.columnX(columns - 1) + 4, grid.origin.y + 2), IM_COL32(160, 160, 170, 255), label);
   }
   for (int r = 0; r < rec.ranks(); ++r) {
@@ -209,8 +215,8 @@ void drawHoldings(const Session& session, double tNs, float width, float height,
       // The unit's own most, faintly: what "full" looks like for this cell.
       const auto& tracks = rec.rank(r).units;
       const size_t slot = static_cast<size_t>(units[c] + 1);
-      const int64_t total = drawCell(dl, a, b, rec.unitMemoryAt(r, units[c], tAbs), scale, IM_COL32(210, 210, 220, 255), r,
-                                     trace::unitName(units[c]));
+      const int64_t total = drawCell(dl, a, b, rec.unitMemoryAt(r, units[c], tAbs), scale, IM_COL32(210, 210, 220, 255),
+                                     r, trace::unitName(units[c]));
       if (slot < tracks.size() && scale > 0) {
         const float top = b.y - static_cast<float>(shownBytes(tracks[slot].peakByRole) / scale) * (b.y - a.y - 14);
         dl->AddRect(ImVec2(a.x + 6, top), ImVec2(b.x - 6, b.y), IM_COL32(255, 255, 255, 30));
@@ -220,8 +226,8 @@ void drawHoldings(const Session& session, double tNs, float width, float height,
         ++local.computingCells;
         dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), IM_COL32(255, 220, 90, 255), 3.0f, 0, 2.0f);
         const char* tag = static_cast<trace::ComputeKind>(computing->op) == trace::ComputeKind::Backward ? "B"
-                          : trace::isRecomputation(*computing)                                       ? "R"
-                                                                                                      : "F";
+                          : trace::isRecomputation(*computing)                                           ? "R"
+                                                                                                         : "F";
         dl->AddText(ImVec2(b.x - ImGui::CalcTextSize(tag).x - 2, a.y), IM_COL32(255, 220, 90, 255), tag);
       }
       ++local.cells;

@@ -1,12 +1,11 @@
 // "Who holds what": one row per rank, one column per model unit (the root, then the blocks), at
 // one time (the playhead): what each rank holds of each unit — its weight shard, the gathered
 // weights, full or sharded gradients, optimizer state — stacked by role, to one scale in bytes
-// (the buffers a collective stages and the activations are in the timeline's lanes). Played or stepped, the gathered weights appear and
-// vanish unit by unit: FSDP's accordion. Every byte comes from the recorded memory events that
-// name their unit (trace::Event::unit); what no unit owns (DDP's buckets, ZeRO-1's flat buffers)
-// is a column of its own, measured as the rank's total less the units'. A cell is framed while its
-// rank computes that unit (the compute spans). Under --offload cpu each rank has a second row, its
-// host memory per unit, to the host's own scale.
+// (the buffers a collective stages and the activations are in the timeline's lanes). Played or stepped, the gathered
+// weights appear and vanish unit by unit: FSDP's accordion. Every byte comes from the recorded memory events that name
+// their unit (trace::Event::unit); what no unit owns (DDP's buckets, ZeRO-1's flat buffers) is a column of its own,
+// measured as the rank's total less the units'. A cell is framed while its rank computes that unit (the compute spans).
+// Under --offload cpu each rank has a second row, its host memory per unit, to the host's own scale.
 #pragma once
 
 #include <cstdint>
@@ -17,12 +16,12 @@
 namespace shardscope::ui {
 
 struct HoldingsFrameStats {
-  int cells = 0;           // rank x unit cells drawn
-  int filledCells = 0;     // cells holding anything
-  int computingCells = 0;  // cells framed because their rank computes that unit now
-  int64_t bytesShown = 0;  // sum over the unit cells
-  int hostCells = 0;            // --offload cpu: rank x unit cells of host memory, a row per rank
-  int64_t hostBytesShown = 0;   // sum over them
+  int cells = 0;               // rank x unit cells drawn
+  int filledCells = 0;         // cells holding anything
+  int computingCells = 0;      // cells framed because their rank computes that unit now
+  int64_t bytesShown = 0;      // sum over the unit cells
+  int hostCells = 0;           // --offload cpu: rank x unit cells of host memory, a row per rank
+  int64_t hostBytesShown = 0;  // sum over them
 };
 
 // The roles a cell shows: the model states.

@@ -23,8 +23,9 @@ ListenAction drawListenPanel(ListenChoice& choice, bool busy) {
   const bool open = ImGui::CollapsingHeader("Listen for a launched job");
   noteItem("listen:header");
   if (!open) return ListenAction::None;
-  wrappedHint("Draw a job that torchrun or srun started, live, as its ranks stream to a collector "
-              "here (127.0.0.1; other hosts: shardscope listen --bind ADDR --token-file F --window).");
+  wrappedHint(
+      "Draw a job that torchrun or srun started, live, as its ranks stream to a collector "
+      "here (127.0.0.1; other hosts: shardscope listen --bind ADDR --token-file F --window).");
   ImGui::InputInt("port", &choice.port);
   noteItem("listen:port");
   ImGui::InputText("directory", choice.dir, sizeof choice.dir);

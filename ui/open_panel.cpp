@@ -59,8 +59,10 @@ std::string drawListing(OpenChoice& choice) {
     if (entry.kind == "torch.profiler trace") {
       bool ticked = choice.ticked.count(entry.path) > 0;
       if (ImGui::Checkbox("##tick", &ticked)) {
-        if (ticked) choice.ticked.insert(entry.path);
-        else choice.ticked.erase(entry.path);
+        if (ticked)
+          choice.ticked.insert(entry.path);
+        else
+          choice.ticked.erase(entry.path);
       }
       noteItem(("open:tick:" + entry.name).c_str());
       ImGui::SameLine();
@@ -76,7 +78,8 @@ std::string drawListing(OpenChoice& choice) {
       if (ImGui::IsMouseDoubleClicked(0)) (entry.kind.empty() ? enter : openNow) = entry.path;
     }
     noteItem(("open:entry:" + entry.name).c_str());
-    if (!entry.kind.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s: %s", entry.kind.c_str(), entry.path.c_str());
+    if (!entry.kind.empty() && ImGui::IsItemHovered())
+      ImGui::SetTooltip("%s: %s", entry.kind.c_str(), entry.path.c_str());
     ImGui::PopID();
   }
   if (choice.unlisted > 0) ImGui::TextDisabled("(%zu other files)", choice.unlisted);
@@ -124,9 +127,12 @@ std::vector<RecordEntry> listRecordFolder(const std::string& folder, size_t& unl
     std::error_code kindError;
     entry.directory = it->is_directory(kindError);
     entry.kind = describeRecordPath(entry.path);
-    if (entry.directory) dirs.push_back(std::move(entry));
-    else if (!entry.kind.empty()) records.push_back(std::move(entry));
-    else ++unlisted;
+    if (entry.directory)
+      dirs.push_back(std::move(entry));
+    else if (!entry.kind.empty())
+      records.push_back(std::move(entry));
+    else
+      ++unlisted;
   }
   auto byName = [](const RecordEntry& a, const RecordEntry& b) { return a.name < b.name; };
   std::sort(dirs.begin(), dirs.end(), byName);
@@ -147,8 +153,9 @@ OpenAction drawOpenPanel(OpenChoice& choice, bool busy, const OpenStatus& status
   noteItem("open:header");
   choice.expand = false;
   if (!open) return OpenAction::None;
-  wrappedHint("A run's --trace or --summary, a job's --trace-dir, or a PyTorch job's torch.profiler traces or CUDA memory "
-              "snapshots (a folder, or its per-rank files ticked). Double-click: into a folder, or open a recording.");
+  wrappedHint(
+      "A run's --trace or --summary, a job's --trace-dir, or a PyTorch job's torch.profiler traces or CUDA memory "
+      "snapshots (a folder, or its per-rank files ticked). Double-click: into a folder, or open a recording.");
   if (choice.focusPath) ImGui::SetKeyboardFocusHere();
   choice.focusPath = false;
   const bool entered = ImGui::InputText("path", choice.path, sizeof choice.path, ImGuiInputTextFlags_EnterReturnsTrue);
@@ -164,7 +171,8 @@ OpenAction drawOpenPanel(OpenChoice& choice, bool busy, const OpenStatus& status
   }
   const std::string doubleClicked = drawListing(choice);
   ImGui::BeginDisabled(busy);
-  const std::string button = choice.ticked.empty() ? "Open" : "Open " + std::to_string(choice.ticked.size()) + " ticked";
+  const std::string button =
+      choice.ticked.empty() ? "Open" : "Open " + std::to_string(choice.ticked.size()) + " ticked";
   const bool pressed = ImGui::Button(button.c_str());
   ImGui::EndDisabled();
   noteItem("open");
@@ -174,9 +182,12 @@ OpenAction drawOpenPanel(OpenChoice& choice, bool busy, const OpenStatus& status
   drawStatus(choice, status);
   if (busy || !(pressed || entered || !doubleClicked.empty())) return OpenAction::None;
   paths.clear();
-  if (!doubleClicked.empty()) paths.push_back(doubleClicked);
-  else if (pressed && !choice.ticked.empty()) paths.assign(choice.ticked.begin(), choice.ticked.end());
-  else paths.push_back(choice.path);
+  if (!doubleClicked.empty())
+    paths.push_back(doubleClicked);
+  else if (pressed && !choice.ticked.empty())
+    paths.assign(choice.ticked.begin(), choice.ticked.end());
+  else
+    paths.push_back(choice.path);
   return OpenAction::Open;
 }
 

@@ -24,18 +24,18 @@ struct RecordEntry {
 
 struct OpenChoice {
   char path[1024] = ".";
-  bool expand = false;      // Ctrl+O: open the header and put the cursor in the path field
+  bool expand = false;  // Ctrl+O: open the header and put the cursor in the path field
   bool focusPath = false;
   std::string listedFolder;  // the folder `entries` lists (re-listed when the path leaves it)
   std::string picked;        // the path a click in the listing put in the field
   std::string followed;      // the path the listing was last looked up for
   std::vector<RecordEntry> entries;
-  size_t unlisted = 0;          // files in it that are none of the kinds (not shown)
-  size_t unexamined = 0;        // entries past the most a listing looks into
+  size_t unlisted = 0;           // files in it that are none of the kinds (not shown)
+  size_t unexamined = 0;         // entries past the most a listing looks into
   std::set<std::string> ticked;  // torch.profiler traces to open together
   bool beside = false;           // add what is opened to the sessions shown (e.g. a run beside a job)
-  std::string message;          // why the last Open did not start, or ""
-  uint64_t seenFinished = 0;    // the last finished open the window has taken in (OpenStatus)
+  std::string message;           // why the last Open did not start, or ""
+  uint64_t seenFinished = 0;     // the last finished open the window has taken in (OpenStatus)
 };
 
 enum class OpenAction { None, Open };

@@ -84,7 +84,8 @@ void valueBars(const char* title, const std::vector<Session>& sessions, const st
     ImDrawList* dl = ImGui::GetWindowDrawList();
     const ImVec2 p = ImGui::GetCursorScreenPos();
     dl->AddRectFilled(p, ImVec2(p.x + barWidth, p.y + px(12)), IM_COL32(30, 32, 36, 255));
-    if (scale > 0) dl->AddRectFilled(p, ImVec2(p.x + static_cast<float>(values[i] / scale) * barWidth, p.y + px(12)), color);
+    if (scale > 0)
+      dl->AddRectFilled(p, ImVec2(p.x + static_cast<float>(values[i] / scale) * barWidth, p.y + px(12)), color);
     ImGui::Dummy(ImVec2(barWidth, px(12)));
   }
 }
@@ -101,8 +102,9 @@ bool drawScalingWithWorldSize(const std::vector<Session>& sessions, const std::v
     for (const auto& s : r) scale = std::max(scale, static_cast<double>(s.peakTotal));
   }
   ImGui::Spacing();
-  ImGui::TextUnformatted("Per-rank memory against the world size N (largest rank at its peak, measured; white tick: "
-                         "the estimator's PREDICTED model states)");
+  ImGui::TextUnformatted(
+      "Per-rank memory against the world size N (largest rank at its peak, measured; white tick: "
+      "the estimator's PREDICTED model states)");
   const float barWidth = std::max(ImGui::GetContentRegionAvail().x - labelWidth() - 10.0f, 100.0f);
   std::vector<StrategyKind> strategies;
   for (const auto& s : sessions) {
@@ -129,8 +131,9 @@ bool drawScalingWithWorldSize(const std::vector<Session>& sessions, const std::v
       ImGui::GetWindowDrawList()->AddLine(ImVec2(x, p.y - 2), ImVec2(x, p.y + 16), IM_COL32(255, 255, 255, 255), 2.0f);
     }
   }
-  ImGui::TextDisabled("the sharded strategies' model states fall as 1/N; activations only with each rank's share of "
-                      "the batch; gathered units and communication buffers not at all");
+  ImGui::TextDisabled(
+      "the sharded strategies' model states fall as 1/N; activations only with each rank's share of "
+      "the batch; gathered units and communication buffers not at all");
   return true;
 }
 
@@ -170,9 +173,10 @@ void drawModelFields(RunConfig& c) {
   }
   ImGui::InputInt("lora rank", &c.loraRank);
   if (ImGui::IsItemHovered()) {
-    ImGui::SetTooltip("0: full fine-tuning. r > 0: LoRA; the base weights are frozen and rank-r\n"
-                      "adapters on the blocks' linear layers train, so only they have gradients\n"
-                      "and optimizer state: see what DDP and FSDP then hold and send.");
+    ImGui::SetTooltip(
+        "0: full fine-tuning. r > 0: LoRA; the base weights are frozen and rank-r\n"
+        "adapters on the blocks' linear layers train, so only they have gradients\n"
+        "and optimizer state: see what DDP and FSDP then hold and send.");
   }
 }
 
@@ -186,8 +190,9 @@ void drawParallelismFields(RunConfig& c) {
   if (traitsOf(c.strategy).replicatesShardGroups) {
     ImGui::InputInt("shard group", &c.shardGroupSize);
     if (ImGui::IsItemHovered()) {
-      ImGui::SetTooltip("ranks that split the parameters among them (FSDP2's shard mesh dimension);\n"
-                        "the world is that many ranks times the replicas. 0: shardscope picks.");
+      ImGui::SetTooltip(
+          "ranks that split the parameters among them (FSDP2's shard mesh dimension);\n"
+          "the world is that many ranks times the replicas. 0: shardscope picks.");
     }
     ImGui::TextDisabled("mesh %d x %d (replicate, shard)", replicaCount(c), shardGroupSize(c));
   }
@@ -206,22 +211,25 @@ void drawParallelismFields(RunConfig& c) {
   } else {
     combo("offload", c.offload);
     if (ImGui::IsItemHovered()) {
-      ImGui::SetTooltip("cpu (GPU ranks): shards and their gradients in pinned host memory, copied to the GPU\n"
-                        "for each all-gather and back after each reduce-scatter; the optimizer steps on the\n"
-                        "CPU, its state in host memory. A host lane under each rank shows that memory.");
+      ImGui::SetTooltip(
+          "cpu (GPU ranks): shards and their gradients in pinned host memory, copied to the GPU\n"
+          "for each all-gather and back after each reduce-scatter; the optimizer steps on the\n"
+          "CPU, its state in host memory. A host lane under each rank shows that memory.");
     }
   }
   combo("bind cores", c.bindCores);
   if (ImGui::IsItemHovered()) {
-    ImGui::SetTooltip("rank: each rank process (and its NCCL threads) pinned to its own slice of\n"
-                      "the cores the app may use; off: the OS places them, as torchrun does");
+    ImGui::SetTooltip(
+        "rank: each rank process (and its NCCL threads) pinned to its own slice of\n"
+        "the cores the app may use; off: the OS places them, as torchrun does");
   }
   combo("precision", c.precision);
   combo("step gate", c.stepGate);
   if (ImGui::IsItemHovered()) {
-    ImGui::SetTooltip("group: every rank waits before each event group (an all-gather, a unit's forward,\n"
-                      "a reshard, a backward, a reduce-scatter, a bucket's all-reduce, the optimizer)\n"
-                      "until you press Step; step: before each training step. Continue lets it run.");
+    ImGui::SetTooltip(
+        "group: every rank waits before each event group (an all-gather, a unit's forward,\n"
+        "a reshard, a backward, a reduce-scatter, a bucket's all-reduce, the optimizer)\n"
+        "until you press Step; step: before each training step. Continue lets it run.");
   }
 }
 
@@ -231,13 +239,15 @@ void drawTrainingFields(RunConfig& c) {
   ImGui::InputInt("steps", &c.steps);
   ImGui::InputInt("accumulate", &c.accumulate);
   if (ImGui::IsItemHovered()) {
-    ImGui::SetTooltip("micro-batches per optimizer step: gradients are reduced only after the last\n"
-                      "(no_sync); FSDP then holds every unit's unsharded gradients meanwhile");
+    ImGui::SetTooltip(
+        "micro-batches per optimizer step: gradients are reduced only after the last\n"
+        "(no_sync); FSDP then holds every unit's unsharded gradients meanwhile");
   }
   combo("checkpoint", c.activationCheckpointing);
   if (ImGui::IsItemHovered()) {
-    ImGui::SetTooltip("activation checkpointing: blocks keep only their input in forward and\n"
-                      "recompute their activations in backward (one more forward per block)");
+    ImGui::SetTooltip(
+        "activation checkpointing: blocks keep only their input in forward and\n"
+        "recompute their activations in backward (one more forward per block)");
   }
   combo("optimizer", c.optimizer);
   ImGui::InputDouble("lr", &c.lr, 0.0, 0.0, "%.2e");
@@ -255,8 +265,8 @@ void drawCompareChoice(CompareChoice& compare) {
   const ImGuiStyle& style = ImGui::GetStyle();
   float widestName = 0;
   for (const auto& row : strategyTable()) widestName = std::max(widestName, ImGui::CalcTextSize(row.name).x);
-  const float secondColumn = style.WindowPadding.x + ImGui::GetFrameHeight() + style.ItemInnerSpacing.x +
-                             widestName + 2 * style.ItemSpacing.x;
+  const float secondColumn =
+      style.WindowPadding.x + ImGui::GetFrameHeight() + style.ItemInnerSpacing.x + widestName + 2 * style.ItemSpacing.x;
   for (StrategyKind strategy : allModes<StrategyKind>()) {
     bool on = std::find(compareStrategies.begin(), compareStrategies.end(), strategy) != compareStrategies.end();
     if (column++ % 2 == 1) ImGui::SameLine(secondColumn);
@@ -275,8 +285,9 @@ void drawCompareChoice(CompareChoice& compare) {
   ImGui::InputText("at worlds", compare.worlds, sizeof compare.worlds);
   noteItem("compare:worlds");
   if (ImGui::IsItemHovered()) {
-    ImGui::SetTooltip("e.g. 1,2,4: each strategy at each world size on the same global batch, with a chart of\n"
-                      "per-rank memory against N; empty: the world size above");
+    ImGui::SetTooltip(
+        "e.g. 1,2,4: each strategy at each world size on the same global batch, with a chart of\n"
+        "per-rank memory against N; empty: the world size above");
   }
 }
 
@@ -336,7 +347,8 @@ void drawRoleLegend(bool (&showRole)[trace::kMemoryRoleCount]) {
     ImGui::PopID();
   }
   ImGui::TextDisabled("hide activation to see FSDP's\ngather-and-free sawtooth up close");
-  ImGui::TextDisabled("GPU lanes: allocator_cache =\nreserved - allocated; device_runtime\n= CUDA context, NCCL, non-PyTorch");
+  ImGui::TextDisabled(
+      "GPU lanes: allocator_cache =\nreserved - allocated; device_runtime\n= CUDA context, NCCL, non-PyTorch");
 }
 
 // A label, then its roles as one stacked bar against `scale`; hovered, the bytes of its first
@@ -357,7 +369,8 @@ void labelledRoleBar(const std::string& label, const trace::RoleBytes& bytes, do
 
 std::string barLabel(int rank, const char* where, const std::string& when, int64_t total) {
   char text[96];
-  std::snprintf(text, sizeof text, "rank %d %s%-10s %10s", rank, where, when.c_str(), formatBytes(static_cast<double>(total)).c_str());
+  std::snprintf(text, sizeof text, "rank %d %s%-10s %10s", rank, where, when.c_str(),
+                formatBytes(static_cast<double>(total)).c_str());
   return text;
 }
 
@@ -375,8 +388,9 @@ void drawSavedPeaks(const std::vector<RankStats>& ranks) {
     labelledRoleBar(barLabel(r.rank, "", "at peak", r.peakTotal), r.atPeakTotal, scale, barWidth);
     if (itemProbeOn()) noteItem(("memory:saved-peak:" + std::to_string(r.rank)).c_str());
   }
-  wrappedHint("a summary keeps each rank's split at its peak; the split at the playhead, and the host's under "
-              "--offload cpu, need the run's --trace (the host's peaks are in Comparison)");
+  wrappedHint(
+      "a summary keeps each rank's split at its peak; the split at the playhead, and the host's under "
+      "--offload cpu, need the run's --trace (the host's peaks are in Comparison)");
 }
 
 void drawMemoryBreakdown(const Session& session, const TimelineCursor& cursor) {
@@ -408,7 +422,8 @@ void drawMemoryBreakdown(const Session& session, const TimelineCursor& cursor) {
     labelledRoleBar(barLabel(r, "host ", "at peak", t.host.peakTotal), t.host.atPeakTotal, hostScale, barWidth,
                     trace::kTensorRoleCount);
   }
-  if (recordsHostMemory(rec)) ImGui::TextDisabled("host bars (--offload cpu): to their own scale, the highest host peak");
+  if (recordsHostMemory(rec))
+    ImGui::TextDisabled("host bars (--offload cpu): to their own scale, the highest host peak");
   if (!cursor.valid) ImGui::TextDisabled("hover a memory lane to see the split at that moment");
 }
 
@@ -436,7 +451,8 @@ void hostMemoryRows(const std::vector<std::vector<RankStats>>& stats, Row&& row)
     for (const auto& s : ranks) m = std::max(m, bytes(s));
     return formatBytes(static_cast<double>(m));
   };
-  row("peak in host memory (--offload cpu)", [&](const auto& r) { return cell(r, [](const RankStats& s) { return s.peakHost; }); });
+  row("peak in host memory (--offload cpu)",
+      [&](const auto& r) { return cell(r, [](const RankStats& s) { return s.peakHost; }); });
   for (auto role : trace::kOffloadedRoles) {
     const std::string name = std::string("  ") + trace::memoryRoleName(role) + " (host)";
     row(name.c_str(), [&](const auto& r) {
@@ -640,24 +656,38 @@ void drawFigureBars(const std::vector<Session>& sessions, const std::vector<std:
     commMs.push_back(comm);
     overlap.push_back(over);
   }
-  auto ms = [](double v) { char b[32]; std::snprintf(b, sizeof b, "%.1f ms", v); return std::string(b); };
-  auto plain = [](double v) { char b[32]; std::snprintf(b, sizeof b, "%.1f", v); return std::string(b); };
-  auto pct = [](double v) { char b[32]; std::snprintf(b, sizeof b, "%.1f %%", v); return std::string(b); };
+  auto ms = [](double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.1f ms", v);
+    return std::string(b);
+  };
+  auto plain = [](double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.1f", v);
+    return std::string(b);
+  };
+  auto pct = [](double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.1f %%", v);
+    return std::string(b);
+  };
   // A bar's label: the figure, or why there is none (its bar is then empty, not a measured zero).
   auto perStep = [&](size_t i, const std::string& figure) {
     const std::string missing = perStepFigureMissing(stats[i], /*brief=*/true);
     return missing.empty() ? figure : missing;
   };
   ImGui::Spacing();
-  valueBars("Step time (slowest rank)", sessions, stepMs,
-            [&](size_t i) { return anyStepTimed(stats[i]) ? ms(stepMs[i]) : std::string("unknown"); },
-            IM_COL32(90, 140, 200, 255));
-  valueBars("Throughput, samples/s (all ranks)", sessions, samples,
-            [&](size_t i) {
-              const bool known = anyStepTimed(stats[i]) && (stats[i].empty() || stats[i].front().throughputKnown);
-              return known ? plain(samples[i]) : std::string("unknown");
-            },
-            IM_COL32(84, 162, 75, 255));
+  valueBars(
+      "Step time (slowest rank)", sessions, stepMs,
+      [&](size_t i) { return anyStepTimed(stats[i]) ? ms(stepMs[i]) : std::string("unknown"); },
+      IM_COL32(90, 140, 200, 255));
+  valueBars(
+      "Throughput, samples/s (all ranks)", sessions, samples,
+      [&](size_t i) {
+        const bool known = anyStepTimed(stats[i]) && (stats[i].empty() || stats[i].front().throughputKnown);
+        return known ? plain(samples[i]) : std::string("unknown");
+      },
+      IM_COL32(84, 162, 75, 255));
   // The ZeRO paper's comparison: what a rank sends, as a multiple of DDP's at the same world size
   // when DDP's run is on screen.
   // A PyTorch job's strategy is only the closest one to what it ran (a reopened summary's, the
@@ -681,13 +711,16 @@ void drawFigureBars(const std::vector<Session>& sessions, const std::vector<std:
       },
       IM_COL32(245, 133, 24, 255));
   const bool jobOps = collectiveOpsShown(stats).size() > 3;  // a PyTorch job's all-to-all, send, recv
-  ImGui::TextDisabled("all-reduce 2(N-1)/N x size, all-gather and reduce-scatter (N-1)/N x size%s: the bytes the "
-                      "rank puts on the wire, not the collectives' sizes (the table has both)",
-                      jobOps ? "; all-to-all all but its own part, a send its message" : "");
-  valueBars("Time in collectives per step (rank 0)", sessions, commMs, [&](size_t i) { return perStep(i, ms(commMs[i])); },
-            IM_COL32(114, 183, 178, 255));
-  valueBars("Comm/compute overlap", sessions, overlap, [&](size_t i) { return perStep(i, pct(overlap[i])); },
-            IM_COL32(178, 121, 162, 255));
+  ImGui::TextDisabled(
+      "all-reduce 2(N-1)/N x size, all-gather and reduce-scatter (N-1)/N x size%s: the bytes the "
+      "rank puts on the wire, not the collectives' sizes (the table has both)",
+      jobOps ? "; all-to-all all but its own part, a send its message" : "");
+  valueBars(
+      "Time in collectives per step (rank 0)", sessions, commMs, [&](size_t i) { return perStep(i, ms(commMs[i])); },
+      IM_COL32(114, 183, 178, 255));
+  valueBars(
+      "Comm/compute overlap", sessions, overlap, [&](size_t i) { return perStep(i, pct(overlap[i])); },
+      IM_COL32(178, 121, 162, 255));
 }
 
 }  // namespace

@@ -41,7 +41,6 @@ void drawMemoryBreakdown(const Session& session, const TimelineCursor& cursor);
 std::vector<std::vector<RankStats>> sessionStats(const std::vector<Session>& sessions);
 
 // Strategies side by side: a table of the figures and bar charts of peak memory by role.
-void drawComparison(const std::vector<Session>& sessions,
-                    const std::vector<std::vector<RankStats>>& stats);
+void drawComparison(const std::vector<Session>& sessions, const std::vector<std::vector<RankStats>>& stats);
 
 }  // namespace shardscope::ui

@@ -33,20 +33,19 @@ bool writePng(const std::string& path, int width, int height, const unsigned cha
   return stbi_write_png(path.c_str(), width, height, 4, rgba, width * 4) != 0;
 }
 
-int runWindow(const WindowOptions& options, const std::function<void()>& drawFrame,
-              std::string& error) {
+int runWindow(const WindowOptions& options, const std::function<void()>& drawFrame, std::string& error) {
   glfwSetErrorCallback([](int, const char*) {});
   if (!glfwInit()) {
-    error = "cannot open a window: no display. Set DISPLAY, use 'xvfb-run -a shardscope ... "
-            "--screenshot FILE' for a PNG, or train headlessly with 'shardscope run' (see --help).";
+    error =
+        "cannot open a window: no display. Set DISPLAY, use 'xvfb-run -a shardscope ... "
+        "--screenshot FILE' for a PNG, or train headlessly with 'shardscope run' (see --help).";
     return 1;
   }
   glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 0);
   const bool headless = !options.screenshotPath.empty();
   if (headless) glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
-  GLFWwindow* window =
-      glfwCreateWindow(options.width, options.height, options.title.c_str(), nullptr, nullptr);
+  GLFWwindow* window = glfwCreateWindow(options.width, options.height, options.title.c_str(), nullptr, nullptr);
   if (!window) {
     glfwTerminate();
     error = "cannot create an OpenGL 3 window (is a GL driver such as Mesa installed?).";
@@ -103,8 +102,8 @@ int runWindow(const WindowOptions& options, const std::function<void()>& drawFra
     if (options.captureRequest && !options.captureRequest->empty()) {
       const bool ok = captureFramebuffer(w, h, *options.captureRequest);
       if (options.captureResult) {
-        *options.captureResult = ok ? "wrote " + *options.captureRequest
-                                    : "cannot write '" + *options.captureRequest + "'";
+        *options.captureResult =
+            ok ? "wrote " + *options.captureRequest : "cannot write '" + *options.captureRequest + "'";
       }
       options.captureRequest->clear();
     }

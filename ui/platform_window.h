@@ -34,8 +34,7 @@ struct WindowOptions {
 
 // Runs the window until it is closed (or the screenshot is written). `drawFrame` builds one ImGui
 // frame. Returns 0, or 1 with `error` set when no window could be opened.
-int runWindow(const WindowOptions& options, const std::function<void()>& drawFrame,
-              std::string& error);
+int runWindow(const WindowOptions& options, const std::function<void()>& drawFrame, std::string& error);
 
 // Writes RGBA pixels (top row first) as a PNG; false on failure.
 bool writePng(const std::string& path, int width, int height, const unsigned char* rgba);

@@ -19,11 +19,10 @@ std::vector<std::vector<trace::Event>> fallbackGroups(const trace::RunRecording&
     for (const auto& c : rec.rank(r).compute) {
       if (static_cast<trace::ComputeKind>(c.op) == trace::ComputeKind::Step || trace::isOffloadSpan(c)) continue;
       trace::Event g = c;
-      g.op = static_cast<uint8_t>(static_cast<trace::ComputeKind>(c.op) == trace::ComputeKind::Backward
-                                      ? trace::GroupKind::Backward
-                                  : static_cast<trace::ComputeKind>(c.op) == trace::ComputeKind::Optimizer
-                                      ? trace::GroupKind::Optimizer
-                                      : trace::GroupKind::Forward);
+      g.op = static_cast<uint8_t>(
+          static_cast<trace::ComputeKind>(c.op) == trace::ComputeKind::Backward    ? trace::GroupKind::Backward
+          : static_cast<trace::ComputeKind>(c.op) == trace::ComputeKind::Optimizer ? trace::GroupKind::Optimizer
+                                                                                   : trace::GroupKind::Forward);
       g.text = std::string(trace::computeKindName(static_cast<trace::ComputeKind>(c.op))) + " " + c.text;
       groups.push_back(g);
     }
@@ -31,7 +30,8 @@ std::vector<std::vector<trace::Event>> fallbackGroups(const trace::RunRecording&
       trace::Event g = c;
       g.beginNs = c.issueNs;
       g.op = static_cast<uint8_t>(trace::GroupKind::Collective);
-      g.text = std::string(trace::collectiveOpName(static_cast<trace::CollectiveOp>(c.op))) + " " + trace::collectiveUnit(c);
+      g.text =
+          std::string(trace::collectiveOpName(static_cast<trace::CollectiveOp>(c.op))) + " " + trace::collectiveUnit(c);
       groups.push_back(g);
     }
     std::stable_sort(groups.begin(), groups.end(),
@@ -112,8 +112,10 @@ std::optional<double> resolvePlayheadPosition(const std::string& text, const std
     label = text.substr(0, at);
     char* end = nullptr;
     const long parsed = std::strtol(text.c_str() + at + 1, &end, 10);
-    if (end && *end == '\0' && at + 1 < text.size() && parsed >= 0) step = static_cast<int>(parsed);
-    else label = text;
+    if (end && *end == '\0' && at + 1 < text.size() && parsed >= 0)
+      step = static_cast<int>(parsed);
+    else
+      label = text;
   }
   for (const auto& m : marks) {
     if (m.label == label && (step < 0 || m.step == step)) return m.tNs;
@@ -125,17 +127,22 @@ std::optional<double> resolvePlayheadPosition(const std::string& text, const std
     examples += "'" + m.label + "'";
     if (examples.size() > 160) break;
   }
-  error = std::string(option) + " '" + text + "' is neither a time (a number with ns, us, ms or s: e.g. 12.5ms) nor an event group of " +
-          "this run" + (step >= 0 ? " in step " + std::to_string(step) : std::string()) +
-          (examples.empty() ? std::string(" (it recorded none)") : " (its groups: " + examples + "; add @STEP for a later step)") + ".";
+  error = std::string(option) + " '" + text +
+          "' is neither a time (a number with ns, us, ms or s: e.g. 12.5ms) nor an event group of " + "this run" +
+          (step >= 0 ? " in step " + std::to_string(step) : std::string()) +
+          (examples.empty() ? std::string(" (it recorded none)")
+                            : " (its groups: " + examples + "; add @STEP for a later step)") +
+          ".";
   return std::nullopt;
 }
 
 std::optional<std::pair<double, double>> resolveZoomWindow(const std::string& text,
-                                                          const std::vector<EventGroupMark>& marks, std::string& error) {
+                                                           const std::vector<EventGroupMark>& marks,
+                                                           std::string& error) {
   const auto dots = text.find("..");
   if (dots == std::string::npos || dots == 0 || dots + 2 >= text.size()) {
-    error = "--zoom '" + text + "' is not FROM..TO: give two times or event groups joined by '..', e.g. "
+    error = "--zoom '" + text +
+            "' is not FROM..TO: give two times or event groups joined by '..', e.g. "
             "9.2s..12s or 'step start@1..optimizer step@3'.";
     return std::nullopt;
   }

@@ -16,11 +16,11 @@
 namespace shardscope::ui {
 
 struct Playhead {
-  double tNs = 0;        // relative to the session's origin
-  bool placed = false;   // false: at the newest recorded time (live edge, or the end)
+  double tNs = 0;       // relative to the session's origin
+  bool placed = false;  // false: at the newest recorded time (live edge, or the end)
   bool playing = false;
-  double speed = 0.05;   // fraction of real time: 0.01 .. 1
-  int session = 0;       // whose event groups the arrow keys step through
+  double speed = 0.05;  // fraction of real time: 0.01 .. 1
+  int session = 0;      // whose event groups the arrow keys step through
 };
 constexpr double kMinPlaySpeed = 0.01;
 constexpr double kMaxPlaySpeed = 1.0;
@@ -53,7 +53,8 @@ std::optional<double> resolvePlayheadPosition(const std::string& text, const std
 // Where `--zoom FROM..TO` puts the timelines' visible window: each end as --at takes it (a time,
 // or an event group, e.g. "step start@1..optimizer step@3" or "9.2s..12s"), FROM before TO.
 std::optional<std::pair<double, double>> resolveZoomWindow(const std::string& text,
-                                                          const std::vector<EventGroupMark>& marks, std::string& error);
+                                                           const std::vector<EventGroupMark>& marks,
+                                                           std::string& error);
 
 // Moves a playing playhead on by `seconds` of wall time at its speed; stops at `durationNs`.
 void advancePlayhead(Playhead& playhead, double seconds, double durationNs);

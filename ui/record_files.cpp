@@ -31,7 +31,8 @@ bool summarySchemaNearEnd(const std::string& path) {
   in.seekg(from);
   std::string tail(static_cast<size_t>(size - from), '\0');
   in.read(tail.data(), static_cast<std::streamsize>(tail.size()));
-  return tail.find("\"shardscope.summary/") != std::string::npos || tail.find("\"shardscope.compare/") != std::string::npos;
+  return tail.find("\"shardscope.summary/") != std::string::npos ||
+         tail.find("\"shardscope.compare/") != std::string::npos;
 }
 
 // A torch.profiler trace by its content (import/profiler_trace.h), or a CUDA memory snapshot.
@@ -83,9 +84,9 @@ OpenedRecord fromTrace(trace::LoadedTrace loaded, const std::string& where) {
   s.status = loaded.ranksFailed ? SessionStatus::Failed : SessionStatus::Done;
   // The ranks' own placements where the files say; else the device and backend the trace's
   // configuration names (a Chrome trace records no placement).
-  s.device = !loaded.device.empty()                   ? loaded.device
+  s.device = !loaded.device.empty()                     ? loaded.device
              : loaded.config.device == DeviceKind::Cuda ? "cuda / nccl (recorded)"
-                                                       : "cpu / gloo (recorded)";
+                                                        : "cpu / gloo (recorded)";
   s.error = loaded.note;
   s.parameterCount = loaded.parameterCount;
   s.deviceFacts = {loaded.deviceMemoryBytes, loaded.measuredPeakFlops};
@@ -146,7 +147,8 @@ OpenedRecord openRecord(const std::vector<std::string>& paths) {
   for (const auto& path : paths) {
     std::error_code error;
     if (!fs::exists(path, error)) {
-      out.error = "'" + path + "' does not exist: name a trace (run --trace), a summary (--summary), a job's "
+      out.error = "'" + path +
+                  "' does not exist: name a trace (run --trace), a summary (--summary), a job's "
                   "--trace-dir, or torch.profiler traces (rank-R.pt.trace.json)";
       return out;
     }
@@ -161,15 +163,16 @@ OpenedRecord openRecord(const std::vector<std::string>& paths) {
     return fromFlightRecorder(paths, paths.front() + " and " + std::to_string(paths.size() - 1) + " more");
   }
   if (paths.size() > 1 && oneJob) {
-    return fromTrace(trace::loadProfilerTraceFiles(paths), paths.front() + " and " +
-                                                                std::to_string(paths.size() - 1) + " more");
+    return fromTrace(trace::loadProfilerTraceFiles(paths),
+                     paths.front() + " and " + std::to_string(paths.size() - 1) + " more");
   }
   if (paths.size() == 1) return openOne(paths.front());
   // Several recordings side by side (a run of shardscope's beside a PyTorch job's traces), in the
   // order named; the first of shardscope's own gives the panels their configuration.
   for (const auto& path : paths) {
     if (!trace::isDirectory(path) && looksLikeProfilerTrace(path)) {
-      out.error = "'" + path + "' is one rank's torch.profiler trace: beside other recordings, name a PyTorch "
+      out.error = "'" + path +
+                  "' is one rank's torch.profiler trace: beside other recordings, name a PyTorch "
                   "job by its folder (rank-R.pt.trace.json), or name only its per-rank files";
       return out;
     }

@@ -71,8 +71,9 @@ namespace {
 // ranks of its group, in the group's order.
 std::vector<int> drawRingText(const trace::Event& c, const trace::RingSchedule& s, int worldRanks,
                               const std::string& backend, const std::string& timingNote, const RingFrameStats& local) {
-  ImGui::TextWrapped("size %s (as nccl-tests counts it), %d ranks, chunks of %s", trace::formatBytes(static_cast<double>(s.sizeBytes)).c_str(),
-              s.ranks, trace::formatBytes(static_cast<double>(s.chunkBytes)).c_str());
+  ImGui::TextWrapped("size %s (as nccl-tests counts it), %d ranks, chunks of %s",
+                     trace::formatBytes(static_cast<double>(s.sizeBytes)).c_str(), s.ranks,
+                     trace::formatBytes(static_cast<double>(s.chunkBytes)).c_str());
   const auto group = static_cast<trace::ProcessGroup>(c.processGroup);
   std::vector<int> members = trace::processGroupMembers(group, c.rank, s.ranks, worldRanks);
   if (group != trace::ProcessGroup::World) {
@@ -80,22 +81,25 @@ std::vector<int> drawRingText(const trace::Event& c, const trace::RingSchedule& 
     for (int m : members) ranks += (ranks.empty() ? "" : ", ") + std::to_string(m);
     ImGui::TextWrapped("in rank %d's %s group (HSDP): ranks %s", c.rank, trace::processGroupName(group), ranks.c_str());
   }
-  ImGui::TextWrapped("each rank sends %s and receives as much: %s x size", trace::formatBytes(static_cast<double>(local.bytesSentPerRank)).c_str(),
-              s.op == trace::CollectiveOp::AllReduce ? "2(N-1)/N" : "(N-1)/N");
+  ImGui::TextWrapped("each rank sends %s and receives as much: %s x size",
+                     trace::formatBytes(static_cast<double>(local.bytesSentPerRank)).c_str(),
+                     s.op == trace::CollectiveOp::AllReduce ? "2(N-1)/N" : "(N-1)/N");
   ImGui::PushTextWrapPos(0.0f);  // the panel is narrow beside the grid, and narrower at projector scale
   ImGui::TextColored(ImVec4(1.0f, 0.86f, 0.35f, 1.0f), "%s", phaseText(s, local.stepsDone).c_str());
   ImGui::PopTextWrapPos();
   if (s.ranks > kRingRanksChunkByChunk) {
-    wrappedHint("%d ranks: each box a rank's chunks together, filled as it gathers what it ends with; "
-                "outlined when complete (chunk by chunk up to %d ranks)",
-                s.ranks, kRingRanksChunkByChunk);
+    wrappedHint(
+        "%d ranks: each box a rank's chunks together, filled as it gathers what it ends with; "
+        "outlined when complete (chunk by chunk up to %d ranks)",
+        s.ranks, kRingRanksChunkByChunk);
   } else {
     wrappedHint("each box a chunk, filled by the share of the ranks' data it holds; outlined when complete");
   }
-  wrappedHint("Schedule: the textbook ring (Patarasuk & Yuan). Ran on %s as %s, which may use another "
-              "algorithm; the ring moves the fewest bytes per rank. Timing: %s.",
-              backend.empty() ? "the recorded backend" : backend.c_str(), trace::collectiveImplementation(c).c_str(),
-              timingNote.c_str());
+  wrappedHint(
+      "Schedule: the textbook ring (Patarasuk & Yuan). Ran on %s as %s, which may use another "
+      "algorithm; the ring moves the fewest bytes per rank. Timing: %s.",
+      backend.empty() ? "the recorded backend" : backend.c_str(), trace::collectiveImplementation(c).c_str(),
+      timingNote.c_str());
   return members;
 }
 
@@ -124,7 +128,8 @@ void drawRingRanks(const RingGeometry& g, const trace::RingSchedule& s, const st
     const auto& held = holdings[static_cast<size_t>(r)];
     if (compact) {
       const double progress = progressToward(held, finalHoldings[static_cast<size_t>(r)]);
-      drawGauge(dl, s, progress, ImVec2(n.x - chunkW / 2, n.y - chunkH / 2), ImVec2(n.x + chunkW / 2, n.y + chunkH / 2));
+      drawGauge(dl, s, progress, ImVec2(n.x - chunkW / 2, n.y - chunkH / 2),
+                ImVec2(n.x + chunkW / 2, n.y + chunkH / 2));
       local.meanProgress += progress / s.ranks;
       local.ranksComplete += progress >= 1.0 ? 1 : 0;
       if (r % labelEvery == 0) {
@@ -138,7 +143,9 @@ void drawRingRanks(const RingGeometry& g, const trace::RingSchedule& s, const st
     }
     const float rowW = chunkW * static_cast<float>(s.ranks);
     const ImVec2 a(n.x - rowW / 2, n.y - chunkH / 2);
-    dl->AddRectFilled(ImVec2(a.x - px(6), a.y - ImGui::GetFontSize() - px(7)), ImVec2(a.x + rowW + px(6), a.y + chunkH + ImGui::GetFontSize() + px(5)), IM_COL32(22, 24, 28, 235), 4.0f);
+    dl->AddRectFilled(ImVec2(a.x - px(6), a.y - ImGui::GetFontSize() - px(7)),
+                      ImVec2(a.x + rowW + px(6), a.y + chunkH + ImGui::GetFontSize() + px(5)),
+                      IM_COL32(22, 24, 28, 235), 4.0f);
     char label[16];
     std::snprintf(label, sizeof label, "rank %d", members[static_cast<size_t>(r)]);
     dl->AddText(ImVec2(a.x - 2, a.y - ImGui::GetFontSize() - px(5)), IM_COL32(230, 230, 235, 255), label);

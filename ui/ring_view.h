@@ -14,9 +14,9 @@ namespace shardscope::ui {
 constexpr int kRingRanksChunkByChunk = 12;
 
 struct RingFrameStats {
-  int steps = 0;          // steps of the schedule
-  int stepsDone = 0;      // completed at this frame
-  int transfersDrawn = 0; // arrows of the step in progress
+  int steps = 0;           // steps of the schedule
+  int stepsDone = 0;       // completed at this frame
+  int transfersDrawn = 0;  // arrows of the step in progress
   int64_t bytesSentPerRank = 0;
   // Past kRingRanksChunkByChunk ranks: the ranks' gauges, their mean progress and how many are full.
   double meanProgress = 0;

@@ -20,28 +20,28 @@ enum class SessionStatus { Starting, Running, Done, Failed };
 
 // A live run under --step-gate: where its ranks wait (from the controller's GateStatus).
 struct SessionGate {
-  bool gated = false;     // started with --step-gate group|step and not continued yet
-  int waiting = 0;        // ranks waiting at the gate now
+  bool gated = false;  // started with --step-gate group|step and not continued yet
+  int waiting = 0;     // ranks waiting at the gate now
   int ranks = 0;
-  std::string next;       // the event group they wait before
+  std::string next;  // the event group they wait before
   int step = -1;
   bool allWaiting() const { return gated && ranks > 0 && waiting == ranks; }
 };
 
 struct Session {
-  std::string title;              // e.g. "full_shard (FULL_SHARD, ZeRO-3)"
+  std::string title;  // e.g. "full_shard (FULL_SHARD, ZeRO-3)"
   RunConfig config;
   trace::RunRecording recording;
   SessionStatus status = SessionStatus::Starting;
-  std::string error;              // what went wrong and what to do
-  std::string device;             // e.g. "cpu / gloo"
+  std::string error;   // what went wrong and what to do
+  std::string device;  // e.g. "cpu / gloo"
   int64_t parameterCount = 0;
-  DeviceFacts deviceFacts;  // rank 0's GPU as it reported itself: capacity and MFU peak unless stated
-  std::vector<double> losses;     // global mean loss per completed step
-  std::string jobLabel;           // what ran, when not shardscope's model (a PyTorch job's trace):
-                                  // shown instead of the model and steps of `config`
-  std::string everyStepIn;        // where every step is on disk when the session folds its oldest
-                                  // (a launched job's collector directory); else its --trace, if any
+  DeviceFacts deviceFacts;     // rank 0's GPU as it reported itself: capacity and MFU peak unless stated
+  std::vector<double> losses;  // global mean loss per completed step
+  std::string jobLabel;        // what ran, when not shardscope's model (a PyTorch job's trace):
+                               // shown instead of the model and steps of `config`
+  std::string everyStepIn;     // where every step is on disk when the session folds its oldest
+                               // (a launched job's collector directory); else its --trace, if any
   SessionGate gate;
   // A session opened from a saved summary has figures but no timeline: they are used instead of
   // figures derived from `recording`.
@@ -58,7 +58,7 @@ class SessionStore {
 
   // Under lock():
   std::vector<Session>& sessions() { return sessions_; }
-  int add(Session session);        // returns its index
+  int add(Session session);  // returns its index
   void clear() {
     sessions_.clear();
     ++version_;
@@ -75,11 +75,11 @@ class SessionStore {
 // Where the controller's Open stands (EngineControl::openRecord).
 struct OpenStatus {
   bool reading = false;
-  uint64_t finished = 0;  // opens finished so far: the window takes in each once
-  std::string what;       // the path (or the first of the files) read, or being read
-  bool beside = false;    // added to the sessions shown rather than in place of them
-  std::string error;      // the last finished open's: why nothing was opened (the sessions stay)
-  std::string notes;      // its lines on what was read with something missing or moved
+  uint64_t finished = 0;   // opens finished so far: the window takes in each once
+  std::string what;        // the path (or the first of the files) read, or being read
+  bool beside = false;     // added to the sessions shown rather than in place of them
+  std::string error;       // the last finished open's: why nothing was opened (the sessions stay)
+  std::string notes;       // its lines on what was read with something missing or moved
   bool ownConfig = false;  // the record is shardscope's own run: `config` is its configuration
   RunConfig config;
 };
@@ -88,7 +88,7 @@ struct OpenStatus {
 class EngineControl {
  public:
   virtual ~EngineControl() = default;
-  virtual void startRun(const RunConfig& config) = 0;      // one session
+  virtual void startRun(const RunConfig& config) = 0;  // one session
   // One session per strategy, one after another, on the same model and data.
   virtual void startCompare(const std::vector<RunConfig>& runs) = 0;  // one session each (comparisonRuns)
   // As startCompare, each session titled as given (a lesson's "prefetch 0", "prefetch 1").

@@ -100,7 +100,8 @@ const trace::Event* activeCollective(const AppState& state, const Session& s, do
   }
   // The first collective issued at or after the group began (issued no later than it started).
   const trace::Event& group = t.groups[static_cast<size_t>(k)];
-  for (size_t i = trace::firstSpanFrom(t.collectives, static_cast<double>(group.beginNs)); i < t.collectives.size(); ++i) {
+  for (size_t i = trace::firstSpanFrom(t.collectives, static_cast<double>(group.beginNs)); i < t.collectives.size();
+       ++i) {
     const trace::Event& c = t.collectives[i];
     if (c.issueNs >= group.beginNs) return c.step == group.step ? &c : nullptr;
   }
@@ -129,8 +130,7 @@ void handlePlayheadKeys(AppState& state, const std::vector<Session>& sessions, E
   }
 }
 
-void drawTransportBar(AppState& state, const std::vector<Session>& sessions, EngineControl* engine,
-                      double durationNs) {
+void drawTransportBar(AppState& state, const std::vector<Session>& sessions, EngineControl* engine, double durationNs) {
   Playhead& p = state.playhead;
   const double now = playheadTime(state, durationNs);
   if (ImGui::Button("|<")) p = Playhead{state.detailStartNs, true, false, p.speed, p.session};
@@ -157,7 +157,8 @@ void drawTransportBar(AppState& state, const std::vector<Session>& sessions, Eng
                          "%.2fx real time", ImGuiSliderFlags_Logarithmic)) {
     p.speed = speed;
   }
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("playback speed: 0.01x (a 50 ms step takes 5 s) to 1x the run's own time");
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("playback speed: 0.01x (a 50 ms step takes 5 s) to 1x the run's own time");
   ImGui::SameLine();
   const auto* marks = marksOf(state, p.session);
   const int k = marks ? groupAtOrBefore(*marks, now) : -1;
@@ -185,7 +186,8 @@ void drawTransportBar(AppState& state, const std::vector<Session>& sessions, Eng
       p.placed = false;  // follow the ranks
     }
     noteItem("gate:step");
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("release every rank for one event group (Right arrow at the live edge)");
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("release every rank for one event group (Right arrow at the live edge)");
     ImGui::SameLine();
     if (ImGui::Button("Continue") && engine) engine->continueGate();
     noteItem("gate:continue");
@@ -207,10 +209,10 @@ void drawHoldingsTab(AppState& state, const std::vector<Session>& sessions, doub
   const float gridWidth = collective ? avail.x * 0.58f : avail.x;
   ImGui::BeginChild("holdings", ImVec2(gridWidth, 0), false);
   ImGui::TextWrapped("%s at %s: what each rank holds of each unit, measured (hover a cell for bytes)", s.title.c_str(),
-              formatDuration(playheadNs).c_str());
+                     formatDuration(playheadNs).c_str());
   wrappedHint(recordsHostMemoryPerUnit(s.recording)
                   ? "model states by role (buffers, activations: the lanes above); host rows: --offload cpu, own scale"
-                  : recordsHostMemory(s.recording)
+              : recordsHostMemory(s.recording)
                   ? "model states by role (buffers, activations: the lanes above); the host's memory is in its "
                     "lane above, not per unit (a trace from before unit host memory was recorded)"
                   : "model states by role; collective buffers and activations are in the lanes above");
@@ -230,7 +232,8 @@ void drawHoldingsTab(AppState& state, const std::vector<Session>& sessions, doub
   if (tAbs >= collective->beginNs && tAbs <= collective->endNs && collective->endNs > collective->beginNs) {
     progress = (tAbs - collective->beginNs) / static_cast<double>(collective->endNs - collective->beginNs) * steps;
     timing = "the playhead inside the measured span on rank 0 (" +
-             formatDuration(static_cast<double>(collective->endNs - collective->beginNs)) + "), the steps as equal parts of it";
+             formatDuration(static_cast<double>(collective->endNs - collective->beginNs)) +
+             "), the steps as equal parts of it";
   } else {
     progress = std::fmod(ImGui::GetTime(), steps + 1.5);
     timing = "a replay at one step a second (put the playhead inside the span to follow its measured time)";

@@ -19,8 +19,7 @@ void handlePlayheadKeys(AppState& state, const std::vector<Session>& sessions, E
                         double durationNs);
 
 // Play / pause, speed, step buttons and the current event group; the gate's Step and Continue.
-void drawTransportBar(AppState& state, const std::vector<Session>& sessions, EngineControl* engine,
-                      double durationNs);
+void drawTransportBar(AppState& state, const std::vector<Session>& sessions, EngineControl* engine, double durationNs);
 
 // Who holds what at the playhead, beside the ring animation of the active collective.
 void drawHoldingsTab(AppState& state, const std::vector<Session>& sessions, double playheadNs);

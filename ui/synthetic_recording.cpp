@@ -53,7 +53,8 @@ trace::RunRecording syntheticRecording(int ranks, int eventsPerRank, int units) 
           ag.worldSize = ranks;
           ag.text = "blocks." + std::to_string(u);
           add(ag);
-          group(phase == 0 ? GroupKind::Forward : GroupKind::Backward, (phase == 0 ? "forward " : "backward ") + unit, step);
+          group(phase == 0 ? GroupKind::Forward : GroupKind::Backward, (phase == 0 ? "forward " : "backward ") + unit,
+                step);
           Event c;
           c.kind = EventKind::Compute;
           c.op = static_cast<uint8_t>(phase == 0 ? ComputeKind::Forward : ComputeKind::Backward);

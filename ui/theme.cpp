@@ -96,43 +96,68 @@ float steppedScale(float scale, int steps) {
 
 ImU32 roleColor(trace::MemoryRole role) {
   switch (role) {
-    case trace::MemoryRole::ParamShard: return inPalette(IM_COL32(76, 120, 168, 255));      // blue
-    case trace::MemoryRole::ParamGathered: return inPalette(IM_COL32(245, 133, 24, 255));   // orange
-    case trace::MemoryRole::GradShard: return inPalette(IM_COL32(84, 162, 75, 255));        // green
-    case trace::MemoryRole::GradFull: return inPalette(IM_COL32(183, 225, 110, 255));       // light green
-    case trace::MemoryRole::OptimizerState: return inPalette(IM_COL32(178, 121, 162, 255)); // purple
-    case trace::MemoryRole::Activation: return inPalette(IM_COL32(228, 87, 86, 255));       // red
-    case trace::MemoryRole::CommBuffer: return inPalette(IM_COL32(238, 202, 59, 255));      // yellow
-    case trace::MemoryRole::Other: return inPalette(IM_COL32(158, 158, 158, 255));          // grey
-    case trace::MemoryRole::AllocatorCache: return inPalette(IM_COL32(92, 100, 112, 255));  // slate
-    case trace::MemoryRole::DeviceRuntime: return inPalette(IM_COL32(70, 70, 78, 255));     // dark slate
+    case trace::MemoryRole::ParamShard:
+      return inPalette(IM_COL32(76, 120, 168, 255));  // blue
+    case trace::MemoryRole::ParamGathered:
+      return inPalette(IM_COL32(245, 133, 24, 255));  // orange
+    case trace::MemoryRole::GradShard:
+      return inPalette(IM_COL32(84, 162, 75, 255));  // green
+    case trace::MemoryRole::GradFull:
+      return inPalette(IM_COL32(183, 225, 110, 255));  // light green
+    case trace::MemoryRole::OptimizerState:
+      return inPalette(IM_COL32(178, 121, 162, 255));  // purple
+    case trace::MemoryRole::Activation:
+      return inPalette(IM_COL32(228, 87, 86, 255));  // red
+    case trace::MemoryRole::CommBuffer:
+      return inPalette(IM_COL32(238, 202, 59, 255));  // yellow
+    case trace::MemoryRole::Other:
+      return inPalette(IM_COL32(158, 158, 158, 255));  // grey
+    case trace::MemoryRole::AllocatorCache:
+      return inPalette(IM_COL32(92, 100, 112, 255));  // slate
+    case trace::MemoryRole::DeviceRuntime:
+      return inPalette(IM_COL32(70, 70, 78, 255));  // dark slate
   }
   return IM_COL32(200, 200, 200, 255);
 }
 
 ImU32 collectiveColor(trace::CollectiveOp op) {
   switch (op) {
-    case trace::CollectiveOp::AllGather: return inPalette(IM_COL32(245, 133, 24, 255));
-    case trace::CollectiveOp::ReduceScatter: return inPalette(IM_COL32(84, 162, 75, 255));
-    case trace::CollectiveOp::AllReduce: return inPalette(IM_COL32(114, 183, 178, 255));
-    case trace::CollectiveOp::Broadcast: return inPalette(IM_COL32(255, 157, 166, 255));
-    case trace::CollectiveOp::Barrier: return inPalette(IM_COL32(157, 117, 93, 255));
-    case trace::CollectiveOp::AllToAll: return inPalette(IM_COL32(178, 121, 162, 255));  // mauve
-    case trace::CollectiveOp::Send: return inPalette(IM_COL32(76, 120, 168, 255));       // blue
-    case trace::CollectiveOp::Recv: return inPalette(IM_COL32(121, 160, 214, 255));      // light blue
+    case trace::CollectiveOp::AllGather:
+      return inPalette(IM_COL32(245, 133, 24, 255));
+    case trace::CollectiveOp::ReduceScatter:
+      return inPalette(IM_COL32(84, 162, 75, 255));
+    case trace::CollectiveOp::AllReduce:
+      return inPalette(IM_COL32(114, 183, 178, 255));
+    case trace::CollectiveOp::Broadcast:
+      return inPalette(IM_COL32(255, 157, 166, 255));
+    case trace::CollectiveOp::Barrier:
+      return inPalette(IM_COL32(157, 117, 93, 255));
+    case trace::CollectiveOp::AllToAll:
+      return inPalette(IM_COL32(178, 121, 162, 255));  // mauve
+    case trace::CollectiveOp::Send:
+      return inPalette(IM_COL32(76, 120, 168, 255));  // blue
+    case trace::CollectiveOp::Recv:
+      return inPalette(IM_COL32(121, 160, 214, 255));  // light blue
   }
   return IM_COL32(200, 200, 200, 255);
 }
 
 ImU32 computeColor(trace::ComputeKind kind) {
   switch (kind) {
-    case trace::ComputeKind::Step: return inPalette(IM_COL32(70, 70, 80, 255));
-    case trace::ComputeKind::Forward: return inPalette(IM_COL32(90, 140, 200, 255));
-    case trace::ComputeKind::Backward: return inPalette(IM_COL32(150, 110, 200, 255));
-    case trace::ComputeKind::Optimizer: return inPalette(IM_COL32(178, 121, 162, 255));
-    case trace::ComputeKind::CopyToDevice: return inPalette(IM_COL32(80, 190, 150, 255));
-    case trace::ComputeKind::CopyToHost: return inPalette(IM_COL32(200, 170, 60, 255));
-    case trace::ComputeKind::PinHostMemory: return inPalette(IM_COL32(150, 150, 160, 255));
+    case trace::ComputeKind::Step:
+      return inPalette(IM_COL32(70, 70, 80, 255));
+    case trace::ComputeKind::Forward:
+      return inPalette(IM_COL32(90, 140, 200, 255));
+    case trace::ComputeKind::Backward:
+      return inPalette(IM_COL32(150, 110, 200, 255));
+    case trace::ComputeKind::Optimizer:
+      return inPalette(IM_COL32(178, 121, 162, 255));
+    case trace::ComputeKind::CopyToDevice:
+      return inPalette(IM_COL32(80, 190, 150, 255));
+    case trace::ComputeKind::CopyToHost:
+      return inPalette(IM_COL32(200, 170, 60, 255));
+    case trace::ComputeKind::PinHostMemory:
+      return inPalette(IM_COL32(150, 150, 160, 255));
   }
   return IM_COL32(200, 200, 200, 255);
 }
@@ -152,14 +177,22 @@ ImU32 laneLabelColor() { return gLook.highContrast ? IM_COL32(235, 235, 235, 255
 
 const char* collectiveShortName(trace::CollectiveOp op) {
   switch (op) {
-    case trace::CollectiveOp::AllGather: return "AG";
-    case trace::CollectiveOp::ReduceScatter: return "RS";
-    case trace::CollectiveOp::AllReduce: return "AR";
-    case trace::CollectiveOp::Broadcast: return "BC";
-    case trace::CollectiveOp::Barrier: return "BAR";
-    case trace::CollectiveOp::AllToAll: return "A2A";
-    case trace::CollectiveOp::Send: return "SEND";
-    case trace::CollectiveOp::Recv: return "RECV";
+    case trace::CollectiveOp::AllGather:
+      return "AG";
+    case trace::CollectiveOp::ReduceScatter:
+      return "RS";
+    case trace::CollectiveOp::AllReduce:
+      return "AR";
+    case trace::CollectiveOp::Broadcast:
+      return "BC";
+    case trace::CollectiveOp::Barrier:
+      return "BAR";
+    case trace::CollectiveOp::AllToAll:
+      return "A2A";
+    case trace::CollectiveOp::Send:
+      return "SEND";
+    case trace::CollectiveOp::Recv:
+      return "RECV";
   }
   return "?";
 }

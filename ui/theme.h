@@ -37,7 +37,7 @@ ImU32 roleColor(trace::MemoryRole role);
 ImU32 collectiveColor(trace::CollectiveOp op);
 ImU32 computeColor(trace::ComputeKind kind);
 ImU32 laneBackground();
-ImU32 laneLabelColor();  // "compute", "comm" beside the lanes
+ImU32 laneLabelColor();                                   // "compute", "comm" beside the lanes
 const char* collectiveShortName(trace::CollectiveOp op);  // "AG", "RS", "AR", ...
 // A hint in the disabled colour that wraps at its window's or column's edge instead of running
 // off it (narrow panels, projector scale); printf-style, as ImGui::Text.

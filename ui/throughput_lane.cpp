@@ -32,15 +32,19 @@ struct StepRate {
 
 std::string rateText(double v, const char* unit) {
   char buf[48];
-  if (v >= 1e6) std::snprintf(buf, sizeof buf, "%.2fM %s/s", v / 1e6, unit);
-  else if (v >= 1e3) std::snprintf(buf, sizeof buf, "%.1fk %s/s", v / 1e3, unit);
-  else std::snprintf(buf, sizeof buf, "%.1f %s/s", v, unit);
+  if (v >= 1e6)
+    std::snprintf(buf, sizeof buf, "%.2fM %s/s", v / 1e6, unit);
+  else if (v >= 1e3)
+    std::snprintf(buf, sizeof buf, "%.1fk %s/s", v / 1e3, unit);
+  else
+    std::snprintf(buf, sizeof buf, "%.1f %s/s", v, unit);
   return buf;
 }
 
 }  // namespace
 
-float drawThroughputLane(const trace::RunRecording& rec, const TimeAxis& axis, float width, const ThroughputWork& work) {
+float drawThroughputLane(const trace::RunRecording& rec, const TimeAxis& axis, float width,
+                         const ThroughputWork& work) {
   if (rec.ranks() == 0 || rec.rank(0).steps.empty() || work.itemsPerRankStep <= 0) return 0;
   std::vector<StepRate> rates;
   double highest = 0;
@@ -69,7 +73,8 @@ float drawThroughputLane(const trace::RunRecording& rec, const TimeAxis& axis, f
     const float xb = static_cast<float>(axis.toX(static_cast<double>(r.step->endNs) - originNs, x0, w));
     if (xb < x0 || xa > x0 + w) continue;
     const float top = origin.y + height - static_cast<float>(r.itemsPerSecond / highest) * (height - 4);
-    dl->AddRectFilled(ImVec2(xa + 1, top), ImVec2(std::max(xa + 2, xb - 1), origin.y + height), IM_COL32(84, 162, 75, 200));
+    dl->AddRectFilled(ImVec2(xa + 1, top), ImVec2(std::max(xa + 2, xb - 1), origin.y + height),
+                      IM_COL32(84, 162, 75, 200));
     std::string text = trace::formatDuration(r.seconds * 1e9) + "  " + rateText(r.itemsPerSecond, work.itemName);
     if (work.peakFlops > 0) {
       char mfu[32];

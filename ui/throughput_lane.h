@@ -17,9 +17,9 @@ namespace shardscope::ui {
 struct ThroughputWork {
   double itemsPerRankStep = 0;  // tokens (gpt) or samples (mlp) one rank processes per step
   const char* itemName = "samples";
-  double flopsPerItem = 0;      // model FLOPs per item (run_stats.h)
-  double peakFlops = 0;         // the peak, FLOP/s (stated, or measured on the GPU); 0: no MFU
-  std::string peakNote;         // which (device_limits.h)
+  double flopsPerItem = 0;  // model FLOPs per item (run_stats.h)
+  double peakFlops = 0;     // the peak, FLOP/s (stated, or measured on the GPU); 0: no MFU
+  std::string peakNote;     // which (device_limits.h)
 };
 
 ThroughputWork throughputWorkOf(const RunConfig& config, int64_t parameterCount, const DeviceFacts& device = {});

@@ -16,12 +16,8 @@ struct TimeAxis {
   double endNs = 1e9;
   bool userMoved = false;  // false: follow the data (live runs keep the whole run in view)
 
-  double toX(double ns, float x0, float width) const {
-    return x0 + (ns - beginNs) / (endNs - beginNs) * width;
-  }
-  double toNs(double x, float x0, float width) const {
-    return beginNs + (x - x0) / width * (endNs - beginNs);
-  }
+  double toX(double ns, float x0, float width) const { return x0 + (ns - beginNs) / (endNs - beginNs) * width; }
+  double toNs(double x, float x0, float width) const { return beginNs + (x - x0) / width * (endNs - beginNs); }
   // The whole of [beginNs, endNs] in view, with a margin after it.
   void fit(double beginNs, double endNs);
   // wheel > 0 zooms in around `anchorNs`.

@@ -24,7 +24,8 @@ constexpr ImU32 kTotalLineColor = IM_COL32(255, 255, 255, 200);
 // A label drawn onto a lane, noted for a test (under its kind and the lane's top) when one listens.
 void laneText(const LaneFrame& f, ImVec2 at, ImU32 color, const char* text, const char* kind, float laneTop) {
   f.drawList->AddText(at, color, text);
-  if (itemProbeOn()) noteText(std::string("lane-text:") + kind + "@" + std::to_string(laneTop) + ":" + text, at.x, at.y, text);
+  if (itemProbeOn())
+    noteText(std::string("lane-text:") + kind + "@" + std::to_string(laneTop) + ":" + text, at.x, at.y, text);
 }
 
 // The memory lane's top line holds the step markers' labels ("s3"); its other labels start below.
@@ -38,12 +39,18 @@ void drawFold(ImDrawList* dl, float x0, float x1, float y0, float y1) {
 // before its unit.
 std::string computeLabel(const Event& e) {
   switch (static_cast<trace::ComputeKind>(e.op)) {
-    case trace::ComputeKind::Optimizer: return "optim";
-    case trace::ComputeKind::Forward: return trace::isRecomputation(e) ? "R " : "F ";
-    case trace::ComputeKind::CopyToDevice: return "H2D ";
-    case trace::ComputeKind::CopyToHost: return "D2H ";
-    case trace::ComputeKind::PinHostMemory: return "pin ";
-    default: return "B ";
+    case trace::ComputeKind::Optimizer:
+      return "optim";
+    case trace::ComputeKind::Forward:
+      return trace::isRecomputation(e) ? "R " : "F ";
+    case trace::ComputeKind::CopyToDevice:
+      return "H2D ";
+    case trace::ComputeKind::CopyToHost:
+      return "D2H ";
+    case trace::ComputeKind::PinHostMemory:
+      return "pin ";
+    default:
+      return "B ";
   }
 }
 
@@ -55,8 +62,8 @@ std::string stepText(const Event& e) {
 }
 
 bool spansHaveSameTarget(const Event& e, const CollectiveSelection& sel) {
-  return sel.active && e.op == sel.op && e.step == sel.step && e.phase == sel.phase &&
-         e.microBatch == sel.microBatch && e.text == sel.unit;
+  return sel.active && e.op == sel.op && e.step == sel.step && e.phase == sel.phase && e.microBatch == sel.microBatch &&
+         e.text == sel.unit;
 }
 
 // The peak as a dashed red line with its figure at the right, below the step labels' line (the
@@ -67,7 +74,8 @@ ImVec2 drawPeak(const LaneFrame& f, int64_t peakTotal, double scale, float y0, f
     f.drawList->AddLine(ImVec2(x, peakY), ImVec2(x + 4, peakY), IM_COL32(255, 90, 90, 220));
   }
   const std::string peak = "peak " + formatBytes(static_cast<double>(peakTotal));
-  const ImVec2 at(f.x0 + f.width - ImGui::CalcTextSize(peak.c_str()).x - 4, std::max(peakY - ImGui::GetFontSize() - 1, textTop));
+  const ImVec2 at(f.x0 + f.width - ImGui::CalcTextSize(peak.c_str()).x - 4,
+                  std::max(peakY - ImGui::GetFontSize() - 1, textTop));
   laneText(f, at, IM_COL32(255, 120, 120, 255), peak.c_str(), "peak", y0);
   return at;
 }
@@ -81,12 +89,13 @@ void drawCapacity(const LaneFrame& f, double capacity, int64_t peakDevice, doubl
   if (capacity <= 0) return;
   const ImU32 color = IM_COL32(120, 200, 255, 230);
   const double left = capacity - static_cast<double>(peakDevice);
-  const std::string headroom = left >= 0 ? formatBytes(left) + " free at the peak"
-                                         : formatBytes(-left) + " OVER at the peak";
+  const std::string headroom =
+      left >= 0 ? formatBytes(left) + " free at the peak" : formatBytes(-left) + " OVER at the peak";
   const float y = memBottom - static_cast<float>(capacity * scale);
   const bool onScale = y >= y0;
   if (onScale) f.drawList->AddLine(ImVec2(f.x0, y), ImVec2(f.x0 + f.width, y), color, 1.5f);
-  const std::string text = "capacity " + trace::formatDecimalGB(capacity) + (onScale ? ", " : " (above this scale), ") + headroom;
+  const std::string text =
+      "capacity " + trace::formatDecimalGB(capacity) + (onScale ? ", " : " (above this scale), ") + headroom;
   ImVec2 at(f.x0 + 4, onScale ? std::max(y + 1, belowStepLabels(y0)) : belowStepLabels(y0));
   const float line = ImGui::GetTextLineHeight();
   if (std::abs(at.y - peakLabel.y) < line && at.x + ImGui::CalcTextSize(text.c_str()).x + px(8.0f) > peakLabel.x) {
@@ -152,11 +161,14 @@ void drawSpan(const LaneFrame& f, const Event& e, bool comm, float xa, float xb,
   if (ImGui::CalcTextSize(text.c_str()).x + 4 < xb - xa) {
     dl->AddText(ImVec2(xa + 2, y + 2), IM_COL32(15, 15, 20, 255), text.c_str());
   }
-  const bool hovered = f.windowHovered && f.mouse.x >= xa && f.mouse.x <= xb && f.mouse.y >= y && f.mouse.y < y + height;
+  const bool hovered =
+      f.windowHovered && f.mouse.x >= xa && f.mouse.x <= xb && f.mouse.y >= y && f.mouse.y < y + height;
   if (!hovered) return;
   ImGui::BeginTooltip();
-  if (comm) collectiveTooltip(e, f.originNs);
-  else computeTooltip(e, f.originNs);
+  if (comm)
+    collectiveTooltip(e, f.originNs);
+  else
+    computeTooltip(e, f.originNs);
   ImGui::EndTooltip();
   if (comm && ImGui::IsMouseClicked(0)) {
     selection.active = true;
@@ -172,7 +184,7 @@ void drawSpan(const LaneFrame& f, const Event& e, bool comm, float xa, float xb,
 // communication stream and the pinning on the host, so they overlap the spans above them. At
 // least a pixel each; only ranks that have them pay for this pass.
 void drawOffloadSpans(const LaneFrame& f, const trace::RankTimeline& t, float y, const TimelineStyle& style,
-                    CollectiveSelection& selection, TimelineFrameStats& stats) {
+                      CollectiveSelection& selection, TimelineFrameStats& stats) {
   const float band = style.spanLaneHeight / 3;
   const float bandY = y + style.spanLaneHeight - band;
   for (size_t i = trace::firstSpanFrom(t.compute, f.beginAbs - static_cast<double>(t.longestCompute));
@@ -266,8 +278,10 @@ int drawRoleStack(const LaneFrame& f, const trace::RoleTrack& samples, const tra
     // sample's total swung between a step's low and high in every column of a long run, and the
     // lines joining them washed the whole lane white.
     const float totalY = memBottom - static_cast<float>(static_cast<double>(totals.value(best)) * scale);
-    if (lastTotalY >= 0 && totalY != lastTotalY) dl->AddLine(ImVec2(x, lastTotalY), ImVec2(x, totalY), kTotalLineColor);
-    else if (lastTotalY >= 0) dl->AddLine(ImVec2(x - 1, totalY), ImVec2(x + 1, totalY), kTotalLineColor);
+    if (lastTotalY >= 0 && totalY != lastTotalY)
+      dl->AddLine(ImVec2(x, lastTotalY), ImVec2(x, totalY), kTotalLineColor);
+    else if (lastTotalY >= 0)
+      dl->AddLine(ImVec2(x - 1, totalY), ImVec2(x + 1, totalY), kTotalLineColor);
     lastTotalY = totalY;
     ++drawn;
   }
@@ -313,8 +327,8 @@ void drawMemoryHover(const LaneFrame& f, const trace::RunRecording& rec, int r, 
   int64_t total = 0;
   for (auto b : bytes) total += b;
   ImGui::BeginTooltip();
-  ImGui::Text("rank %d at %s: %s allocated%s", r, formatDuration(tNs).c_str(), formatBytes(static_cast<double>(total)).c_str(),
-              host ? " in host memory" : "");
+  ImGui::Text("rank %d at %s: %s allocated%s", r, formatDuration(tNs).c_str(),
+              formatBytes(static_cast<double>(total)).c_str(), host ? " in host memory" : "");
   for (int role = (host ? trace::kTensorRoleCount : kMemoryRoleCount) - 1; role >= 0; --role) {
     ImGui::ColorButton("##c", ImGui::ColorConvertU32ToFloat4(roleColor(static_cast<trace::MemoryRole>(role))),
                        ImGuiColorEditFlags_NoTooltip, ImVec2(px(10), px(10)));
@@ -339,7 +353,8 @@ void drawSpanLane(const LaneFrame& f, const trace::RankTimeline& t, SpanLaneKind
   size_t lastJump = 0;
   for (; i < spans.size() && spans[i].beginNs < f.endAbs; ++i) {
     const Event& e = spans[i];
-    if (!comm && (static_cast<trace::ComputeKind>(e.op) == trace::ComputeKind::Step || trace::isOffloadSpan(e))) continue;
+    if (!comm && (static_cast<trace::ComputeKind>(e.op) == trace::ComputeKind::Step || trace::isOffloadSpan(e)))
+      continue;
     if (e.endNs < f.beginAbs) continue;
     const float xa = f.toX(static_cast<double>(e.beginNs));
     const float xb = f.toX(static_cast<double>(e.endNs));

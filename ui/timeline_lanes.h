@@ -27,10 +27,10 @@ namespace shardscope::ui {
 struct LaneFrame {
   ImDrawList* drawList = nullptr;
   const TimeAxis* axis = nullptr;
-  float x0 = 0;          // where the time axis starts on screen, after the label column
-  float width = 0;       // its width in pixels
-  double originNs = 0;   // the run's origin: the axis counts from here
-  double beginAbs = 0;   // the visible window in absolute ns (the events' own clock)
+  float x0 = 0;         // where the time axis starts on screen, after the label column
+  float width = 0;      // its width in pixels
+  double originNs = 0;  // the run's origin: the axis counts from here
+  double beginAbs = 0;  // the visible window in absolute ns (the events' own clock)
   double endAbs = 0;
   ImVec2 mouse;
   bool windowHovered = false;
@@ -46,8 +46,8 @@ struct LaneFrame {
 void drawTimeRuler(const LaneFrame& frame, float y, float bottom);
 
 // The rank's memory by role. `scaleBytes` is the lane's top. Returns the columns drawn.
-int drawMemoryLane(const LaneFrame& frame, const trace::RankTimeline& rank, float y, float height,
-                   double scaleBytes, const TimelineStyle& style);
+int drawMemoryLane(const LaneFrame& frame, const trace::RankTimeline& rank, float y, float height, double scaleBytes,
+                   const TimelineStyle& style);
 
 // The rank's host memory under --offload cpu, by role, on its own scale (`scaleBytes`).
 int drawHostMemoryLane(const LaneFrame& frame, const trace::RankTimeline& rank, float y, float height,

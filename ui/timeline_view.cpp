@@ -48,8 +48,7 @@ std::string rankRange(const RankRow& row) {
 
 // The label column of a row: its rank, and for grouped ranks the handle that folds or expands the
 // group (a click on the label).
-void drawRowLabel(const LaneFrame& frame, const RankRow& row, float x, float y, float height,
-                  std::set<int>* expanded) {
+void drawRowLabel(const LaneFrame& frame, const RankRow& row, float x, float y, float height, std::set<int>* expanded) {
   ImDrawList* dl = frame.drawList;
   const ImU32 rankColor = IM_COL32(230, 230, 235, 255);
   const float line = ImGui::GetFontSize();
@@ -116,9 +115,8 @@ void drawFoldedGroupNote(const LaneFrame& frame, const trace::RunRecording& rec,
 
 }  // namespace
 
-float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axis,
-                   double memoryScaleBytes, float width, const TimelineStyle& style,
-                   CollectiveSelection& selection, TimelineCursor& cursor,
+float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axis, double memoryScaleBytes, float width,
+                   const TimelineStyle& style, CollectiveSelection& selection, TimelineCursor& cursor,
                    TimelineFrameStats* stats, double playheadNs, std::set<int>* expandedRankGroups) {
   ImGui::PushID(id);
   const ImVec2 origin = ImGui::GetCursorScreenPos();

@@ -32,9 +32,8 @@ SessionWaits sessionWaits(const trace::RunRecording& recording);
 // Past kRanksUnfolded ranks the rows fold into groups (ui/rank_rows.h); `expandedRankGroups` holds
 // the groups shown rank by rank, and a click on a group's label toggles it there (null: folded,
 // not clickable). Returns the height used.
-float drawTimeline(const char* id, const trace::RunRecording& recording, TimeAxis& axis,
-                   double memoryScaleBytes, float width, const TimelineStyle& style,
-                   CollectiveSelection& selection, TimelineCursor& cursor,
+float drawTimeline(const char* id, const trace::RunRecording& recording, TimeAxis& axis, double memoryScaleBytes,
+                   float width, const TimelineStyle& style, CollectiveSelection& selection, TimelineCursor& cursor,
                    TimelineFrameStats* stats = nullptr, double playheadNs = -1,
                    std::set<int>* expandedRankGroups = nullptr);
 

@@ -37,8 +37,7 @@ FuturelessWorkTypes& futurelessWorkTypes() {
 
 class HostPending final : public PendingCollective {
  public:
-  explicit HostPending(c10::intrusive_ptr<c10d::Work> work)
-      : work_(std::move(work)), issueNs_(trace::nowNs()) {}
+  explicit HostPending(c10::intrusive_ptr<c10d::Work> work) : work_(std::move(work)), issueNs_(trace::nowNs()) {}
   void wait() override {
     if (work_) work_->wait();
     if (timedAtWait_) timedAtWait_(issueNs_, trace::nowNs());
@@ -61,9 +60,7 @@ class HostPending final : public PendingCollective {
       return;
     }
     // The future completes on the backend's thread; that moment is the collective's end.
-    future->addCallback([timed = std::move(timed), issue](c10::ivalue::Future&) {
-      timed(issue, trace::nowNs());
-    });
+    future->addCallback([timed = std::move(timed), issue](c10::ivalue::Future&) { timed(issue, trace::nowNs()); });
   }
 
  private:
@@ -82,9 +79,7 @@ class SlicedPending final : public PendingCollective {
     if (slice_) slice_();
     slice_ = nullptr;
   }
-  void onTimed(std::function<void(int64_t, int64_t)> timed) override {
-    inner_->onTimed(std::move(timed));
-  }
+  void onTimed(std::function<void(int64_t, int64_t)> timed) override { inner_->onTimed(std::move(timed)); }
 
  private:
   std::unique_ptr<PendingCollective> inner_;
@@ -95,8 +90,7 @@ class SlicedPending final : public PendingCollective {
 // last's end.
 class AllOfPending final : public PendingCollective {
  public:
-  explicit AllOfPending(std::vector<std::unique_ptr<PendingCollective>> parts)
-      : parts_(std::move(parts)) {}
+  explicit AllOfPending(std::vector<std::unique_ptr<PendingCollective>> parts) : parts_(std::move(parts)) {}
   void wait() override {
     for (auto& part : parts_) part->wait();
   }
@@ -131,9 +125,8 @@ class AllOfPending final : public PendingCollective {
 
 }  // namespace
 
-C10dCommunicator::C10dCommunicator(c10::intrusive_ptr<c10d::Backend> backend,
-                                   c10::intrusive_ptr<c10d::Store> store, std::string backendName,
-                                   CollectiveRecipes recipes,
+C10dCommunicator::C10dCommunicator(c10::intrusive_ptr<c10d::Backend> backend, c10::intrusive_ptr<c10d::Store> store,
+                                   std::string backendName, CollectiveRecipes recipes,
                                    std::unique_ptr<CollectiveStream> stream)
     : backend_(std::move(backend)),
       store_(std::move(store)),
@@ -150,11 +143,10 @@ std::unique_ptr<PendingCollective> C10dCommunicator::launch(
   return std::make_unique<HostPending>(issue(/*asyncOp=*/true));
 }
 
-std::unique_ptr<PendingCollective> C10dCommunicator::allGatherAsync(at::Tensor& output,
-                                                                    at::Tensor& input,
+std::unique_ptr<PendingCollective> C10dCommunicator::allGatherAsync(at::Tensor& output, at::Tensor& input,
                                                                     const std::string&) {
-  TORCH_CHECK(output.numel() == input.numel() * worldSize(), "allGather: output must hold ",
-              worldSize(), " x ", input.numel(), " elements, has ", output.numel());
+  TORCH_CHECK(output.numel() == input.numel() * worldSize(), "allGather: output must hold ", worldSize(), " x ",
+              input.numel(), " elements, has ", output.numel());
   if (recipes_.allGatherFromBroadcasts) return allGatherFromBroadcasts(output, input);
   return launch([&](bool asyncOp) {
     c10d::AllgatherOptions opts;
@@ -165,8 +157,7 @@ std::unique_ptr<PendingCollective> C10dCommunicator::allGatherAsync(at::Tensor& 
 
 // Rank k's part of the output is broadcast from rank k, in place: no staging buffer, no copy out.
 // Every rank issues the broadcasts in the same order, so the backend's queue pairs them up.
-std::unique_ptr<PendingCollective> C10dCommunicator::allGatherFromBroadcasts(at::Tensor& output,
-                                                                             at::Tensor& input) {
+std::unique_ptr<PendingCollective> C10dCommunicator::allGatherFromBroadcasts(at::Tensor& output, at::Tensor& input) {
   TORCH_CHECK(output.is_contiguous(), "allGather: output must be contiguous");
   TORCH_CHECK(input.scalar_type() == output.scalar_type() && input.device() == output.device(),
               "allGather: input and output must have one dtype and device, as Gloo's own requires");
@@ -182,11 +173,10 @@ std::unique_ptr<PendingCollective> C10dCommunicator::allGatherFromBroadcasts(at:
   return std::make_unique<AllOfPending>(std::move(broadcasts));
 }
 
-std::unique_ptr<PendingCollective> C10dCommunicator::reduceScatterSumAsync(at::Tensor& output,
-                                                                           at::Tensor& input,
+std::unique_ptr<PendingCollective> C10dCommunicator::reduceScatterSumAsync(at::Tensor& output, at::Tensor& input,
                                                                            const std::string&) {
-  TORCH_CHECK(input.numel() == output.numel() * worldSize(), "reduceScatterSum: input must hold ",
-              worldSize(), " x ", output.numel(), " elements, has ", input.numel());
+  TORCH_CHECK(input.numel() == output.numel() * worldSize(), "reduceScatterSum: input must hold ", worldSize(), " x ",
+              output.numel(), " elements, has ", input.numel());
   if (recipes_.nativeReduceScatter) {
     return launch([&](bool asyncOp) {
       c10d::ReduceScatterOptions opts;
@@ -199,12 +189,10 @@ std::unique_ptr<PendingCollective> C10dCommunicator::reduceScatterSumAsync(at::T
   auto reduced = allReduceSumAsync(input, "");
   const int64_t offset = output.numel() * rank();
   return std::make_unique<SlicedPending>(
-      std::move(reduced),
-      [output, input, offset]() mutable { output.copy_(input.narrow(0, offset, output.numel())); });
+      std::move(reduced), [output, input, offset]() mutable { output.copy_(input.narrow(0, offset, output.numel())); });
 }
 
-std::unique_ptr<PendingCollective> C10dCommunicator::allReduceSumAsync(at::Tensor& tensor,
-                                                                       const std::string&) {
+std::unique_ptr<PendingCollective> C10dCommunicator::allReduceSumAsync(at::Tensor& tensor, const std::string&) {
   return launch([&](bool asyncOp) {
     std::vector<at::Tensor> tensors{tensor};
     c10d::AllreduceOptions opts;
@@ -213,8 +201,7 @@ std::unique_ptr<PendingCollective> C10dCommunicator::allReduceSumAsync(at::Tenso
   });
 }
 
-std::unique_ptr<PendingCollective> C10dCommunicator::broadcastAsync(at::Tensor& tensor, int root,
-                                                                    const std::string&) {
+std::unique_ptr<PendingCollective> C10dCommunicator::broadcastAsync(at::Tensor& tensor, int root, const std::string&) {
   return launch([&](bool asyncOp) {
     std::vector<at::Tensor> tensors{tensor};
     c10d::BroadcastOptions opts;

@@ -34,10 +34,8 @@ class C10dCommunicator final : public Communicator {
                                                     const std::string& label) override;
   std::unique_ptr<PendingCollective> reduceScatterSumAsync(at::Tensor& output, at::Tensor& input,
                                                            const std::string& label) override;
-  std::unique_ptr<PendingCollective> allReduceSumAsync(at::Tensor& tensor,
-                                                       const std::string& label) override;
-  std::unique_ptr<PendingCollective> broadcastAsync(at::Tensor& tensor, int root,
-                                                    const std::string& label) override;
+  std::unique_ptr<PendingCollective> allReduceSumAsync(at::Tensor& tensor, const std::string& label) override;
+  std::unique_ptr<PendingCollective> broadcastAsync(at::Tensor& tensor, int root, const std::string& label) override;
   void barrier(const std::string& label) override;
   // Meets every rank in the store, then abort()s the backend. The meeting is needed because a rank
   // that has passed the barrier is not proof that its peers have: over NCCL's socket transport
@@ -52,8 +50,7 @@ class C10dCommunicator final : public Communicator {
 
  private:
   // `issue` gets the c10d asyncOp to pass (CollectiveStream::run).
-  std::unique_ptr<PendingCollective> launch(
-      const std::function<c10::intrusive_ptr<c10d::Work>(bool asyncOp)>& issue);
+  std::unique_ptr<PendingCollective> launch(const std::function<c10::intrusive_ptr<c10d::Work>(bool asyncOp)>& issue);
   std::unique_ptr<PendingCollective> allGatherFromBroadcasts(at::Tensor& output, at::Tensor& input);
 
   c10::intrusive_ptr<c10d::Backend> backend_;

@@ -42,14 +42,11 @@ class Communicator {
   virtual std::unique_ptr<PendingCollective> allGatherAsync(at::Tensor& output, at::Tensor& input,
                                                             const std::string& label) = 0;
   // output (input.numel() / world) <- this rank's slice of the elementwise sum of every input.
-  virtual std::unique_ptr<PendingCollective> reduceScatterSumAsync(at::Tensor& output,
-                                                                   at::Tensor& input,
+  virtual std::unique_ptr<PendingCollective> reduceScatterSumAsync(at::Tensor& output, at::Tensor& input,
                                                                    const std::string& label) = 0;
   // tensor <- elementwise sum over ranks.
-  virtual std::unique_ptr<PendingCollective> allReduceSumAsync(at::Tensor& tensor,
-                                                               const std::string& label) = 0;
-  virtual std::unique_ptr<PendingCollective> broadcastAsync(at::Tensor& tensor, int root,
-                                                            const std::string& label) = 0;
+  virtual std::unique_ptr<PendingCollective> allReduceSumAsync(at::Tensor& tensor, const std::string& label) = 0;
+  virtual std::unique_ptr<PendingCollective> broadcastAsync(at::Tensor& tensor, int root, const std::string& label) = 0;
   // Blocks the host until every rank has arrived.
   virtual void barrier(const std::string& label) = 0;
   // End of a finished run, every rank past the final barrier with nothing in flight: releases the

@@ -97,8 +97,7 @@ std::string recipesText(const CollectiveRecipes& recipes) {
 // Every rank must compose its collectives alike: one rank's all-gather against its peers'
 // broadcasts would pair different ops in Gloo and wait out the timeout. Under torchrun across
 // hosts each host has its own environment, so the ranks compare settings through the store first.
-void requireSameRecipesOnEveryRank(c10d::Store& store, const RendezvousInfo& info,
-                                   const CollectiveRecipes& recipes) {
+void requireSameRecipesOnEveryRank(c10d::Store& store, const RendezvousInfo& info, const CollectiveRecipes& recipes) {
   const std::string mine = recipesText(recipes);
   auto keyOf = [](int rank) { return "gloo_recipes/" + std::to_string(rank); };
   store.set(keyOf(info.rank), std::vector<uint8_t>(mine.begin(), mine.end()));
@@ -124,8 +123,8 @@ void requireSameRecipesOnEveryRank(c10d::Store& store, const RendezvousInfo& inf
     const std::string theirs(values[rank].begin(), values[rank].end());
     if (theirs != mine) {
       waitUntilAllRead();
-      throw std::runtime_error("this rank composes its collectives as '" + mine + "' and rank " +
-                               std::to_string(rank) + " as '" + theirs +
+      throw std::runtime_error("this rank composes its collectives as '" + mine + "' and rank " + std::to_string(rank) +
+                               " as '" + theirs +
                                "' (SHARDSCOPE_GLOO_ALL_GATHER, SHARDSCOPE_GLOO_REDUCE_SCATTER): "
                                "set them alike on every host, or unset them");
     }
@@ -141,8 +140,7 @@ std::unique_ptr<Communicator> makeGlooCommunicator(const c10::intrusive_ptr<c10d
   auto options = c10d::ProcessGroupGloo::Options::create();
   options->timeout = collectiveTimeout(info);
   options->devices.push_back(glooDevice(info.masterAddr));
-  auto backend = c10::make_intrusive<c10d::ProcessGroupGloo>(store, info.rank, info.worldSize,
-                                                             options);
+  auto backend = c10::make_intrusive<c10d::ProcessGroupGloo>(store, info.rank, info.worldSize, options);
   return std::make_unique<C10dCommunicator>(backend, store, "gloo", recipes);
 }
 

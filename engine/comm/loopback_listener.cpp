@@ -47,8 +47,8 @@ LoopbackListener listenOnLoopback(const std::string& address, int port) {
     if (fd >= 0) ::close(fd);
     throw std::runtime_error(why);
   }
-  const uint16_t bound = v6 ? reinterpret_cast<sockaddr_in6*>(&storage)->sin6_port
-                            : reinterpret_cast<sockaddr_in*>(&storage)->sin_port;
+  const uint16_t bound =
+      v6 ? reinterpret_cast<sockaddr_in6*>(&storage)->sin6_port : reinterpret_cast<sockaddr_in*>(&storage)->sin_port;
   return {fd, ntohs(bound)};
 }
 

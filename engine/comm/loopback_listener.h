@@ -10,8 +10,8 @@
 namespace shardscope {
 
 struct LoopbackListener {
-  int fd = -1;    // listening, close-on-exec; the store owns it once handed over
-  int port = 0;   // the port it listens on (the kernel's pick when 0 was asked for)
+  int fd = -1;   // listening, close-on-exec; the store owns it once handed over
+  int port = 0;  // the port it listens on (the kernel's pick when 0 was asked for)
 };
 
 // Whether `address` (numeric IPv4 or IPv6, or "localhost") is a loopback one; nothing when it is

@@ -5,8 +5,8 @@
 
 namespace shardscope {
 
-std::unique_ptr<Communicator> makeNcclCommunicator(const c10::intrusive_ptr<c10d::Store>&,
-                                                   const RendezvousInfo&, const RankDevice&) {
+std::unique_ptr<Communicator> makeNcclCommunicator(const c10::intrusive_ptr<c10d::Store>&, const RendezvousInfo&,
+                                                   const RankDevice&) {
   throw std::runtime_error(
       "--device cuda needs a CUDA build of shardscope (LibTorch with CUDA and the CUDA toolkit); "
       "this build has no NCCL. Use --device cpu, or rebuild against a CUDA LibTorch.");

@@ -72,8 +72,8 @@ RendezvousInfo rendezvousFromEnvironment() {
   info.masterAddr = requireEnv("MASTER_ADDR");
   info.masterPort = requireIntEnv("MASTER_PORT", 1);
   if (info.rank >= info.worldSize) {
-    throw std::runtime_error("RANK=" + std::to_string(info.rank) + " must be below WORLD_SIZE=" +
-                             std::to_string(info.worldSize) + ".");
+    throw std::runtime_error("RANK=" + std::to_string(info.rank) +
+                             " must be below WORLD_SIZE=" + std::to_string(info.worldSize) + ".");
   }
   if (info.localRank >= info.localWorldSize) {
     throw std::runtime_error("LOCAL_RANK=" + std::to_string(info.localRank) +
@@ -118,11 +118,12 @@ c10::intrusive_ptr<c10d::TCPStore> connectStore(const RendezvousInfo& info) {
   } catch (const std::exception& e) {
     const std::string where = info.masterAddr + ":" + std::to_string(info.masterPort);
     throw std::runtime_error(
-        (options.isServer ? "could not host the rendezvous store on port " + std::to_string(info.masterPort)
-                          : "could not reach the rendezvous store at " + where + " in " +
-                                std::to_string(static_cast<int>(std::chrono::duration<double>(
-                                                   std::chrono::steady_clock::now() - start).count() + 0.5)) +
-                                " s (timeout " + std::to_string(timeoutSeconds) + " s; c10d tries twice)") +
+        (options.isServer
+             ? "could not host the rendezvous store on port " + std::to_string(info.masterPort)
+             : "could not reach the rendezvous store at " + where + " in " +
+                   std::to_string(static_cast<int>(
+                       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() + 0.5)) +
+                   " s (timeout " + std::to_string(timeoutSeconds) + " s; c10d tries twice)") +
         " (MASTER_ADDR, MASTER_PORT). Is the launcher (torchrun's agent, or rank 0) running there, is the "
         "address right, and is the port open? SHARDSCOPE_RENDEZVOUS_TIMEOUT_S sets the wait. c10d said: " +
         firstLine(e.what()));
@@ -133,8 +134,8 @@ c10::intrusive_ptr<c10d::TCPStore> connectStore(const RendezvousInfo& info) {
 // over the shared store, under a prefix of its own (as init_process_group and new_group do), inside
 // the run's unguessable one under shardscope's controller (engine/launch/run_controller.cpp).
 std::unique_ptr<Communicator> connectGroup(const c10::intrusive_ptr<c10d::Store>& tcpStore, const RendezvousInfo& info,
-                                           const RankDevice* gpu, const std::string& name, int groupRank,
-                                           int members, trace::ProcessGroup kind) {
+                                           const RankDevice* gpu, const std::string& name, int groupRank, int members,
+                                           trace::ProcessGroup kind) {
   const char* runPrefix = std::getenv("SHARDSCOPE_STORE_PREFIX");
   const std::string prefix =
       std::string("shardscope/") + (runPrefix && *runPrefix ? std::string(runPrefix) + "/" : "") + name;
@@ -156,7 +157,8 @@ std::unique_ptr<ProcessMesh> connectMesh(const RendezvousInfo& info, const RankD
   // time from the end of this first reading, which every rank leaves together.
   std::unique_ptr<ClockRounds> rounds;
   if (clockToRank0) {
-    rounds = std::make_unique<ClockRounds>(store, info.rank, info.worldSize, static_cast<int64_t>(clockEverySeconds * 1e9));
+    rounds =
+        std::make_unique<ClockRounds>(store, info.rank, info.worldSize, static_cast<int64_t>(clockEverySeconds * 1e9));
     *clockToRank0 = rounds->measure();
   }
   std::unique_ptr<ProcessMesh> mesh;
@@ -164,8 +166,9 @@ std::unique_ptr<ProcessMesh> connectMesh(const RendezvousInfo& info, const RankD
     mesh = std::make_unique<ProcessMesh>(std::move(world));
   } else {
     if (info.worldSize % shardGroupSize != 0) {
-      throw std::runtime_error("a shard group of " + std::to_string(shardGroupSize) + " ranks does not divide the world of " +
-                               std::to_string(info.worldSize) + " ranks; pass a divisor as --shard-group-size.");
+      throw std::runtime_error("a shard group of " + std::to_string(shardGroupSize) +
+                               " ranks does not divide the world of " + std::to_string(info.worldSize) +
+                               " ranks; pass a divisor as --shard-group-size.");
     }
     const MeshPlace place = meshPlace(info.rank, shardGroupSize);
     auto shard = connectGroup(store, info, gpu, "shard_group_" + std::to_string(place.shardGroup), place.shardRank,

@@ -26,8 +26,7 @@ constexpr int kPeriodicEvery = 10;  // polls between two periodic calls (about 2
 
 }  // namespace
 
-CudaClock::CudaClock(int device, std::function<void()> periodic)
-    : device_(device), periodic_(std::move(periodic)) {
+CudaClock::CudaClock(int device, std::function<void()> periodic) : device_(device), periodic_(std::move(periodic)) {
   check(cudaSetDevice(device_), "cudaSetDevice");
   check(cudaEventCreate(&anchor_), "cudaEventCreate");
   // The anchor's host time is bracketed by two host reads around an idle device's event; its error

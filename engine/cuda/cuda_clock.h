@@ -28,8 +28,7 @@ class CudaClock final : public DeviceClock {
   ~CudaClock() override;  // resolves what the device has finished, then stops
 
   Mark mark() override;
-  void whenReached(Mark begin, Mark end,
-                   std::function<void(int64_t beginNs, int64_t endNs)> done) override;
+  void whenReached(Mark begin, Mark end, std::function<void(int64_t beginNs, int64_t endNs)> done) override;
 
   // The host time of an event the device has passed.
   int64_t hostTimeOf(cudaEvent_t event) const;

@@ -11,8 +11,8 @@ namespace {
 
 class StreamPending final : public PendingCollective {
  public:
-  StreamPending(c10::DeviceIndex device, std::shared_ptr<at::cuda::CUDAEvent> done,
-                DeviceClock::Mark begin, DeviceClock::Mark end)
+  StreamPending(c10::DeviceIndex device, std::shared_ptr<at::cuda::CUDAEvent> done, DeviceClock::Mark begin,
+                DeviceClock::Mark end)
       : device_(device), done_(std::move(done)), begin_(begin), end_(end) {}
   ~StreamPending() override {
     if (begin_) deviceClock()->whenReached(begin_, end_, [](int64_t, int64_t) {});  // hand back
@@ -35,9 +35,7 @@ class StreamPending final : public PendingCollective {
 }  // namespace
 
 CudaCollectiveStream::CudaCollectiveStream(c10::DeviceIndex device, KernelStream kernels)
-    : device_(device),
-      kernels_(kernels),
-      comm_(c10::cuda::getStreamFromPool(/*isHighPriority=*/true, device)) {}
+    : device_(device), kernels_(kernels), comm_(c10::cuda::getStreamFromPool(/*isHighPriority=*/true, device)) {}
 
 std::unique_ptr<PendingCollective> CudaCollectiveStream::run(
     const std::function<c10::intrusive_ptr<c10d::Work>(bool asyncOp)>& issue) {

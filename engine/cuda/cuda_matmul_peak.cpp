@@ -23,7 +23,8 @@ double measureMatmulPeakFlops(c10::DeviceIndex device, at::ScalarType dtype) {
       const auto begin = std::chrono::steady_clock::now();
       for (int i = 0; i < kPerBatch; ++i) at::mm_out(c, a, b);
       c10::cuda::device_synchronize();
-      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count() / kPerBatch;
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count() / kPerBatch;
       bestSeconds = batch == 0 ? seconds : std::min(bestSeconds, seconds);
     }
   }

@@ -80,7 +80,8 @@ void onTrace(const TraceEntry& te) {
       s.reserved.fetch_sub(size);
       recordMemoryEvent(-size, MemoryRole::AllocatorCache);
       break;
-    default: break;  // FREE_REQUESTED (the free completes later), SNAPSHOT, OOM
+    default:
+      break;  // FREE_REQUESTED (the free completes later), SNAPSHOT, OOM
   }
 }
 

@@ -50,9 +50,7 @@ class CudaRankDevice final : public RankDevice {
     clock_.reset();
   }
 
-  at::Device device() const override {
-    return at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(placement_.gpu));
-  }
+  at::Device device() const override { return at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(placement_.gpu)); }
   const GpuPlacement& placement() const override { return placement_; }
   std::unique_ptr<CollectiveStream> makeCollectiveStream() const override {
     return std::make_unique<CudaCollectiveStream>(static_cast<c10::DeviceIndex>(placement_.gpu),

@@ -56,14 +56,15 @@ std::vector<int> bindProcessToCores(const std::vector<int>& cores) {
   // (readdir, not std::filesystem: libtorch.so exports an older libstdc++'s copy of the latter,
   // see tests/support/run_cli.cpp.)
   if (cores.empty()) {
-    throw std::runtime_error("--bind-cores rank: this process's CPU affinity could not be read, so "
-                             "there is no slice to pin to; run with --bind-cores off.");
+    throw std::runtime_error(
+        "--bind-cores rank: this process's CPU affinity could not be read, so "
+        "there is no slice to pin to; run with --bind-cores off.");
   }
   DIR* tasks = ::opendir("/proc/self/task");
   if (tasks == nullptr) {
     throw std::runtime_error(std::string("--bind-cores rank: cannot list this process's threads "
-                                         "(/proc/self/task: ") + std::strerror(errno) +
-                             "); run with --bind-cores off.");
+                                         "(/proc/self/task: ") +
+                             std::strerror(errno) + "); run with --bind-cores off.");
   }
   int refused = 0;
   while (const dirent* task = ::readdir(tasks)) {
@@ -77,8 +78,8 @@ std::vector<int> bindProcessToCores(const std::vector<int>& cores) {
   }
   ::closedir(tasks);
   if (refused != 0) {
-    throw std::runtime_error("--bind-cores rank: the OS refused cores " + describeCores(cores) +
-                             " (" + std::strerror(refused) + "); run with --bind-cores off.");
+    throw std::runtime_error("--bind-cores rank: the OS refused cores " + describeCores(cores) + " (" +
+                             std::strerror(refused) + "); run with --bind-cores off.");
   }
   return allowedCores();
 }

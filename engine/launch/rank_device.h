@@ -15,19 +15,19 @@ namespace shardscope {
 
 // How several ranks of one NCCL communicator share a GPU, which NCCL refuses by default.
 enum class SharedGpuMethod {
-  None,          // one rank per GPU
-  HostIdPerRank, // a distinct NCCL_HOSTID per rank: NCCL treats them as separate hosts (sockets
-                 // on loopback); works with any NCCL
-  MultiRankGpu,  // NCCL_MULTI_RANK_GPU_ENABLE=1: NCCL 2.30+'s own (experimental) support
+  None,           // one rank per GPU
+  HostIdPerRank,  // a distinct NCCL_HOSTID per rank: NCCL treats them as separate hosts (sockets
+                  // on loopback); works with any NCCL
+  MultiRankGpu,   // NCCL_MULTI_RANK_GPU_ENABLE=1: NCCL 2.30+'s own (experimental) support
 };
 
 // How ranks are placed on GPUs: one GPU each where there are enough, else several ranks per GPU.
 struct GpuPlacement {
-  int gpus = 0;          // visible GPUs
-  int gpu = 0;           // this rank's GPU
-  int ranksOnGpu = 1;    // ranks sharing this rank's GPU (this one included)
+  int gpus = 0;        // visible GPUs
+  int gpu = 0;         // this rank's GPU
+  int ranksOnGpu = 1;  // ranks sharing this rank's GPU (this one included)
   SharedGpuMethod sharing = SharedGpuMethod::None;
-  int ncclVersion = 0;   // NCCL_VERSION_CODE of the loaded NCCL (e.g. 22809), 0 if unknown
+  int ncclVersion = 0;           // NCCL_VERSION_CODE of the loaded NCCL (e.g. 22809), 0 if unknown
   std::string describe() const;  // e.g. "cuda:0, 4 ranks on one GPU (a distinct NCCL_HOSTID ...)"
 };
 

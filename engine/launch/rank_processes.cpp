@@ -54,8 +54,8 @@ c10::intrusive_ptr<c10d::TCPStore> hostRendezvousStore(const LoopbackListener& l
   try {
     return c10::make_intrusive<c10d::TCPStore>("127.0.0.1", options);
   } catch (const std::exception& e) {
-    throw std::runtime_error(std::string("cannot host the ranks' rendezvous store on 127.0.0.1: ") +
-                             e.what() + " (the ranks meet over the loopback interface; is it up?)");
+    throw std::runtime_error(std::string("cannot host the ranks' rendezvous store on 127.0.0.1: ") + e.what() +
+                             " (the ranks meet over the loopback interface; is it up?)");
   }
 }
 
@@ -73,12 +73,18 @@ std::string unguessableStorePrefix() {
   return prefix;
 }
 
-std::vector<std::string> rankEnvironment(const RunConfig& config, int rank, int port,
-                                         const std::string& storePrefix, int eventFd, int gateFd) {
+std::vector<std::string> rankEnvironment(const RunConfig& config, int rank, int port, const std::string& storePrefix,
+                                         int eventFd, int gateFd) {
   std::vector<std::string> env;
-  static const char* kOwned[] = {"RANK=", "WORLD_SIZE=", "LOCAL_RANK=", "LOCAL_WORLD_SIZE=",
-                                 "MASTER_ADDR=", "MASTER_PORT=", "TORCHELASTIC_USE_AGENT_STORE=",
-                                 "SHARDSCOPE_EVENT_FD=", "SHARDSCOPE_GATE_FD=",
+  static const char* kOwned[] = {"RANK=",
+                                 "WORLD_SIZE=",
+                                 "LOCAL_RANK=",
+                                 "LOCAL_WORLD_SIZE=",
+                                 "MASTER_ADDR=",
+                                 "MASTER_PORT=",
+                                 "TORCHELASTIC_USE_AGENT_STORE=",
+                                 "SHARDSCOPE_EVENT_FD=",
+                                 "SHARDSCOPE_GATE_FD=",
                                  "SHARDSCOPE_STORE_PREFIX="};
   for (char** e = environ; *e; ++e) {
     bool owned = false;
@@ -180,8 +186,8 @@ RankProcess startRank(const RankLaunch& launch, int r) {
   if (pid < 0) {
     ::close(fds[0]);
     if (gate[0] >= 0) ::close(gate[0]);
-    throw std::runtime_error(std::string("cannot start rank ") + std::to_string(r) + ": fork failed: " +
-                             std::strerror(errno));
+    throw std::runtime_error(std::string("cannot start rank ") + std::to_string(r) +
+                             ": fork failed: " + std::strerror(errno));
   }
   RankProcess process;
   process.rank = r;
@@ -275,8 +281,8 @@ bool hasPendingBytes(const RankProcess& p) {
 
 std::string describeExit(const RankProcess& p) {
   if (wasKilledByController(p)) {
-    return "was killed by shardscope (SIGKILL), as it had not stopped within " +
-           std::to_string(kStopGraceSeconds) + " s of being asked to";
+    return "was killed by shardscope (SIGKILL), as it had not stopped within " + std::to_string(kStopGraceSeconds) +
+           " s of being asked to";
   }
   if (WIFSIGNALED(p.waitStatus)) {
     const int sig = WTERMSIG(p.waitStatus);
@@ -298,8 +304,8 @@ int rootCause(const std::vector<RankProcess>& ranks, const std::vector<int>& fai
   }
   for (int r : failureOrder) {
     const auto& e = ranks[r].reportedError;
-    if (!e.empty() && e.find("onnection") == std::string::npos &&
-        e.find("peer") == std::string::npos && e.find("Socket") == std::string::npos) {
+    if (!e.empty() && e.find("onnection") == std::string::npos && e.find("peer") == std::string::npos &&
+        e.find("Socket") == std::string::npos) {
       return r;
     }
   }

@@ -23,9 +23,9 @@ struct RankProcess {
   std::string reportedError;  // from a RankError event
   int lastStep = -1;          // last step the rank finished
   trace::LineSplitter lines;
-  int gateFd = -1;            // --step-gate: our end of the rank's release socket; -1 without
-  bool waitingAtGate = false; // the rank said it waits at the gate and was not released since
-  std::string waitingBefore;  // the event group it waits before
+  int gateFd = -1;             // --step-gate: our end of the rank's release socket; -1 without
+  bool waitingAtGate = false;  // the rank said it waits at the gate and was not released since
+  std::string waitingBefore;   // the event group it waits before
   int waitingStep = -1;
   bool killedByController = false;  // it did not stop within the grace after SIGTERM: SIGKILLed
 };
@@ -51,8 +51,8 @@ class LaunchedRanks {
   bool forked() const { return forked_; }
 
  private:
-  int configFd_ = -1;                     // the configuration every rank reads (a memfd, /dev/fd/N)
-  c10::intrusive_ptr<c10d::Store> store_; // the rendezvous store on 127.0.0.1
+  int configFd_ = -1;                      // the configuration every rank reads (a memfd, /dev/fd/N)
+  c10::intrusive_ptr<c10d::Store> store_;  // the rendezvous store on 127.0.0.1
   std::vector<RankProcess> ranks_;
   bool forked_ = false;
 };

@@ -69,8 +69,7 @@ void maybeInjectFault(int rank, int step) {
     std::raise(SIGSTOP);
     return;
   }
-  throw std::runtime_error("injected fault at step " + std::to_string(step) +
-                           " (SHARDSCOPE_FAULT)");
+  throw std::runtime_error("injected fault at step " + std::to_string(step) + " (SHARDSCOPE_FAULT)");
 }
 
 // --hang-rank R:STEP: rank R stops before step STEP (from 1), alive (its recorder's heartbeat goes
@@ -95,13 +94,13 @@ void maybeHang(const RunConfig& config, int rank, int step) {
 std::unique_ptr<RankDevice> setUpGpu(const RendezvousInfo& info, bool instrumented, at::ScalarType computeDtype) {
   const int gpus = visibleCudaDevices();
   if (gpus == 0) {
-    throw std::runtime_error("--device cuda but no CUDA device is visible to rank " +
-                             std::to_string(info.rank) + "; use --device cpu.");
+    throw std::runtime_error("--device cuda but no CUDA device is visible to rank " + std::to_string(info.rank) +
+                             "; use --device cpu.");
   }
   GpuPlacement placement = placeOnGpu(info.localRank, info.worldSize, gpus);
   placement.ncclVersion = loadedNcclVersion();
-  placement.sharing = chooseSharedGpuMethod(placement.ranksOnGpu, placement.ncclVersion,
-                                            std::getenv("SHARDSCOPE_SHARED_GPU"));
+  placement.sharing =
+      chooseSharedGpuMethod(placement.ranksOnGpu, placement.ncclVersion, std::getenv("SHARDSCOPE_SHARED_GPU"));
   if (placement.sharing == SharedGpuMethod::MultiRankGpu) {
     ::setenv("NCCL_MULTI_RANK_GPU_ENABLE", "1", /*overwrite=*/1);
   } else if (placement.sharing == SharedGpuMethod::HostIdPerRank) {
@@ -116,7 +115,10 @@ std::unique_ptr<RankDevice> setUpGpu(const RendezvousInfo& info, bool instrument
 void writeHeldTensors(const std::string& path, const std::vector<HeldTensor>& held, int rank) {
   nlohmann::json tensors = nlohmann::json::array();
   for (const auto& h : held) {
-    tensors.push_back({{"name", h.name}, {"role", h.role}, {"numel", h.numel}, {"bytes", h.bytes},
+    tensors.push_back({{"name", h.name},
+                       {"role", h.role},
+                       {"numel", h.numel},
+                       {"bytes", h.bytes},
                        {"space", h.host ? "host" : "device"}});
   }
   std::ofstream(path) << nlohmann::json{{"rank", rank}, {"tensors", tensors}}.dump(1) << "\n";
@@ -132,8 +134,7 @@ void flushEventsOnTerminate() {
   if (pthread_sigmask(SIG_BLOCK, &terminate, nullptr) != 0) return;
   std::thread([terminate] {
     int signal = 0;
-    while (sigwait(&terminate, &signal) != 0) {
-    }
+    while (sigwait(&terminate, &signal) != 0) {}
     RankRecorder::instance().flushNow();
     ::_exit(128 + SIGTERM);
   }).detach();
@@ -226,9 +227,9 @@ std::optional<EventOutput> openEventOutput(const WorkerRecording& where, const R
       if (!dir.empty()) {
         const int fallback = openRankEventFile(dir, rank, ".after-collector", problem);
         if (fallback < 0) return std::nullopt;
-        RankRecorder::instance().divertOnLoss(
-            fallback, "shardscope worker, rank " + std::to_string(rank) + ": lost the collector at " + at +
-                          "; writing the rest to " + trace::rankEventFileName(dir, rank, ".after-collector"));
+        RankRecorder::instance().divertOnLoss(fallback, "shardscope worker, rank " + std::to_string(rank) +
+                                                            ": lost the collector at " + at + "; writing the rest to " +
+                                                            trace::rankEventFileName(dir, rank, ".after-collector"));
       }
       return out;
     }
@@ -396,7 +397,7 @@ int runRankWorker(const RunConfig& config, const WorkerRecording& recording) {
   int rank = std::getenv("RANK") ? std::atoi(std::getenv("RANK")) : 0;
   const char* eventFd = std::getenv("SHARDSCOPE_EVENT_FD");
   flushEventsOnTerminate();  // first: before any other thread exists
-  keepFreedHostMemory();      // before the first large allocation
+  keepFreedHostMemory();     // before the first large allocation
   EventOutput output{eventFd ? std::atoi(eventFd) : -1, false};
   if (!eventFd) {  // a controller's pipe wins: it records the run
     std::string problem;
@@ -417,7 +418,7 @@ int runRankWorker(const RunConfig& config, const WorkerRecording& recording) {
   RankReporter reporter(rank, recordsItself);
   struct StopRecorder {
     ~StopRecorder() { RankRecorder::instance().stop(); }
-  } stopRecorder;  // flushes what was recorded on every way out, errors included
+  } stopRecorder;           // flushes what was recorded on every way out, errors included
   std::string failureHint;  // appended to any error of this rank
   try {
     RendezvousInfo info = rendezvousFromEnvironment();
@@ -432,11 +433,13 @@ int runRankWorker(const RunConfig& config, const WorkerRecording& recording) {
     // communication stream's final collectives.
     const bool instrumented = config.recording != RecordingMode::Off;
     std::unique_ptr<RankDevice> gpu =
-        config.device == DeviceKind::Cuda ? setUpGpu(info, instrumented, config.precision == Precision::Bf16 ? at::kBFloat16 : at::kFloat)
-                                  : nullptr;
+        config.device == DeviceKind::Cuda
+            ? setUpGpu(info, instrumented, config.precision == Precision::Bf16 ? at::kBFloat16 : at::kFloat)
+            : nullptr;
     if (gpu && gpu->placement().sharing == SharedGpuMethod::MultiRankGpu) {
-      failureHint = " (this GPU is shared through NCCL_MULTI_RANK_GPU_ENABLE, NCCL's experimental "
-                    "support; SHARDSCOPE_SHARED_GPU=hostid shares it over sockets instead)";
+      failureHint =
+          " (this GPU is shared through NCCL_MULTI_RANK_GPU_ENABLE, NCCL's experimental "
+          "support; SHARDSCOPE_SHARED_GPU=hostid shares it over sockets instead)";
     }
     const at::Device device = gpu ? gpu->device() : at::Device(at::kCPU);
     setIntraOpThreads(boundCores, device, info.worldSize);

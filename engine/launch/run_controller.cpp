@@ -81,8 +81,9 @@ void finishOutputs(const RunConfig& config, RunResult& result, const trace::RunR
 
 std::optional<std::string> checkDeviceAvailable(const RunConfig& config) {
   if (config.device == DeviceKind::Cuda && torch::cuda::device_count() == 0) {
-    return std::string("--device cuda, but no CUDA device is visible here. Use --device cpu, or "
-                       "run on a machine with an NVIDIA GPU.");
+    return std::string(
+        "--device cuda, but no CUDA device is visible here. Use --device cpu, or "
+        "run on a machine with an NVIDIA GPU.");
   }
   return std::nullopt;
 }
@@ -104,7 +105,8 @@ std::string conclusionMessage(const RunConfig& config, const std::vector<RankPro
     return observed.stalled + ". The run was stopped after " + stepsDone +
            (killed.empty() ? "" : " (shardscope killed rank " + killed + ", which did not stop when asked)") +
            "; what was recorded is kept. Is the rank stopped (SIGSTOP, a debugger)? If it may "
-           "rightly be silent that long, raise --stall-timeout (it is " + limit + " s).";
+           "rightly be silent that long, raise --stall-timeout (it is " +
+           limit + " s).";
   }
   if (observed.failureOrder.empty()) return "";
   const RankProcess& cause = ranks[rootCause(ranks, observed.failureOrder)];
@@ -112,9 +114,9 @@ std::string conclusionMessage(const RunConfig& config, const std::vector<RankPro
   // lost with it, so its lastStep can lag behind). A rank that never said where it runs (the
   // RunInfo it sends once its process group, model and strategy are up) was still setting up.
   const auto& placements = result.rankPlacements;
-  const bool settingUp = finishedSteps == 0 && cause.rank < static_cast<int>(placements.size()) &&
-                         placements[cause.rank].empty();
-  const std::string where = settingUp ? " while setting up, before step 1"
+  const bool settingUp =
+      finishedSteps == 0 && cause.rank < static_cast<int>(placements.size()) && placements[cause.rank].empty();
+  const std::string where = settingUp                      ? " while setting up, before step 1"
                             : finishedSteps < config.steps ? " during step " + std::to_string(finishedSteps + 1)
                                                            : " after the last step";
   // The finished count, as the summary has it: the printed "step N/M" lines come from step ends
@@ -152,8 +154,8 @@ RunResult failedBeforeLaunch(const RunConfig& config, RunResult result, std::str
 
 }  // namespace
 
-RunResult runTraining(const RunConfig& config, const std::string& workerExecutable,
-                      const RunCallbacks& callbacks, const RecordingSink& sink) {
+RunResult runTraining(const RunConfig& config, const std::string& workerExecutable, const RunCallbacks& callbacks,
+                      const RecordingSink& sink) {
   const OutputStamps outputsAtStart(config);
   RunResult result;
   result.worldSize = config.world;
@@ -183,8 +185,7 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
     streamed.emplace(config).attach(result.recording);
   } else if (sink.maxDetailEventsPerRank > 0) {
     streamed.emplace(config);
-    sink.use(result.recording,
-             [&](trace::RunRecording& r) { streamed->attachWithin(r, sink.maxDetailEventsPerRank); });
+    sink.use(result.recording, [&](trace::RunRecording& r) { streamed->attachWithin(r, sink.maxDetailEventsPerRank); });
   }
   RunObservation observed = observeRanks(config, launched->ranks(), callbacks, sink, result);
   concludeRun(config, launched->ranks(), std::move(observed), result);

@@ -20,7 +20,7 @@ std::optional<std::string> checkDeviceAvailable(const RunConfig& config);
 // `workerExecutable` is the shardscope binary to start with `worker --config FILE`.
 // Expects a validated config. Writes losses.pt (--export), the summary (--summary), the trace
 // (--trace) and the memory CSV (--memory-csv), also when the run fails, so nothing recorded is lost.
-RunResult runTraining(const RunConfig& config, const std::string& workerExecutable,
-                      const RunCallbacks& callbacks, const RecordingSink& sink = {});
+RunResult runTraining(const RunConfig& config, const std::string& workerExecutable, const RunCallbacks& callbacks,
+                      const RecordingSink& sink = {});
 
 }  // namespace shardscope

@@ -88,8 +88,10 @@ class RunObserver {
   // A caller's recording takes a batch per lock; the run's own takes each event as it comes, with
   // no copy in between.
   void takeMerged(const trace::Event& e) {
-    if (sink_.withRecording) merged_.push_back(e);
-    else result_.recording.add(e);
+    if (sink_.withRecording)
+      merged_.push_back(e);
+    else
+      result_.recording.add(e);
     if (callbacks_.onMerged) callbacks_.onMerged(e);
   }
 
@@ -297,8 +299,8 @@ class RunObserver {
 
 }  // namespace
 
-RunObservation observeRanks(const RunConfig& config, std::vector<RankProcess>& ranks,
-                            const RunCallbacks& callbacks, const RecordingSink& sink, RunResult& result) {
+RunObservation observeRanks(const RunConfig& config, std::vector<RankProcess>& ranks, const RunCallbacks& callbacks,
+                            const RecordingSink& sink, RunResult& result) {
   return RunObserver(config, ranks, callbacks, sink, result).run();
 }
 

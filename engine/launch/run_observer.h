@@ -16,17 +16,17 @@ namespace shardscope {
 
 // Why observation ended, for the conclusion to word: at most one of these explains a stop.
 struct RunObservation {
-  bool stoppedByUser = false;     // shouldStop said so
-  std::string diverged;           // the message for a non-finite loss, or empty
-  std::string stalled;            // which rank fell silent and what it did last, or empty
-  std::vector<int> failureOrder;  // ranks that failed, in the order they were seen to
+  bool stoppedByUser = false;        // shouldStop said so
+  std::string diverged;              // the message for a non-finite loss, or empty
+  std::string stalled;               // which rank fell silent and what it did last, or empty
+  std::vector<int> failureOrder;     // ranks that failed, in the order they were seen to
   std::map<int, double> lossOfStep;  // step -> loss, of steps some ranks but not all finished
 };
 
 // Fills `result`'s per-rank facts (placements, device, step times), the losses of the steps every
 // rank was seen to finish, the merged events (into the sink's recording, or result.recording) and
 // the merger's out-of-order count.
-RunObservation observeRanks(const RunConfig& config, std::vector<RankProcess>& ranks,
-                            const RunCallbacks& callbacks, const RecordingSink& sink, RunResult& result);
+RunObservation observeRanks(const RunConfig& config, std::vector<RankProcess>& ranks, const RunCallbacks& callbacks,
+                            const RecordingSink& sink, RunResult& result);
 
 }  // namespace shardscope

@@ -185,15 +185,16 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result, con
     j["source"] = result.source;
     if (!result.title.empty()) j["title"] = result.title;
     j["config"] = {{"world", result.worldSize}};
-    for (const char* unknown : {"zero_stage", "parameter_count", "device_memory_bytes", "measured_peak_flops", "mesh"}) {
+    for (const char* unknown :
+         {"zero_stage", "parameter_count", "device_memory_bytes", "measured_peak_flops", "mesh"}) {
       j[unknown] = nullptr;
     }
   }
   return j;
 }
 
-std::optional<std::string> writeSummaryFile(const std::string& path, const RunConfig& config,
-                                            const RunResult& result, const trace::RunRecording& recording) {
+std::optional<std::string> writeSummaryFile(const std::string& path, const RunConfig& config, const RunResult& result,
+                                            const trace::RunRecording& recording) {
   const std::string text = summaryJson(config, result, recording).dump(2);
   return files::writeOutputFile(path, [&](std::ostream& out) { out << text << "\n"; });
 }

@@ -28,12 +28,12 @@ struct RunResult {
   int64_t parameterCount = 0;
   DeviceFacts device;  // rank 0's GPU (memory, measured peak); zero on CPU
   int worldSize = 0;
-  bool ranksForked = false;  // the ranks were forked from the controller, not exec'd (engine/launch/rank_fork.h)
-  trace::RunRecording recording;          // what the ranks recorded, merged in time order; run
-                                          // headless, only the last steps in detail and the
-                                          // figures of the rest (StreamedOutputs)
-                                          // (empty when the run was given a RecordingSink)
-  int64_t outOfOrderEvents = 0;           // events the merger saw after later ones (counted)
+  bool ranksForked = false;       // the ranks were forked from the controller, not exec'd (engine/launch/rank_fork.h)
+  trace::RunRecording recording;  // what the ranks recorded, merged in time order; run
+                                  // headless, only the last steps in detail and the
+                                  // figures of the rest (StreamedOutputs)
+                                  // (empty when the run was given a RecordingSink)
+  int64_t outOfOrderEvents = 0;   // events the merger saw after later ones (counted)
   std::vector<std::string> outputErrors;  // --trace, --memory-csv, --summary that could not be
                                           // written, one line each; the others were written
   std::vector<std::string> warnings;      // outputs someone else wrote while the run went, which

@@ -44,8 +44,8 @@ std::string StallWatch::describeStall(int r, Clock::time_point now) const {
     return "rank " + std::to_string(r) + " sent nothing in the " + seconds +
            " since it was started (it never got as far as starting its recorder)";
   }
-  return "rank " + std::to_string(r) + " sent nothing for " + seconds + "; its last event: " +
-         (last.empty() ? "none yet (it was still building its model)" : last);
+  return "rank " + std::to_string(r) + " sent nothing for " + seconds +
+         "; its last event: " + (last.empty() ? "none yet (it was still building its model)" : last);
 }
 
 std::string describeProgress(const trace::Event& e) {

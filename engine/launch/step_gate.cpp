@@ -8,7 +8,6 @@
 
 namespace shardscope {
 
-
 StepGate& StepGate::instance() {
   static StepGate gate;
   return gate;

@@ -23,7 +23,6 @@
 
 namespace shardscope {
 
-
 class StepGate {
  public:
   static StepGate& instance();
@@ -55,8 +54,8 @@ class StepGate {
 
   StepGateMode mode_ = StepGateMode::Off;
   int releaseFd_ = -1;
-  bool gating_ = false;    // still waiting at gates (until 'c' or the pipe closes)
-  bool armed_ = false;     // inside a training step (training thread only)
+  bool gating_ = false;  // still waiting at gates (until 'c' or the pipe closes)
+  bool armed_ = false;   // inside a training step (training thread only)
   std::atomic<int64_t> pausedNs_{0};
 };
 

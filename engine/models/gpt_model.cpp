@@ -60,8 +60,7 @@ at::Tensor GptModel::forwardStage(int stage, const at::Tensor& input, const Batc
   return at::cross_entropy_loss(logits.view({-1, vocab_}).to(at::kFloat), batch.y.reshape({-1}));
 }
 
-void GptModel::forEachInitialParameter(
-    int64_t seed, const std::function<void(size_t, at::Tensor)>& fn) const {
+void GptModel::forEachInitialParameter(int64_t seed, const std::function<void(size_t, at::Tensor)>& fn) const {
   // GPT-2 style: N(0, 0.02) for embeddings and matrices, zero biases, unit LayerNorm gains;
   // LoRA's A like the matrices, its B zero (the adapted model starts as the base model).
   auto gen = at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(seed));
@@ -72,16 +71,19 @@ void GptModel::forEachInitialParameter(
     const bool isNorm = n.find("ln") != std::string::npos && n.find("lm_head") == std::string::npos;
     const bool isBias = n.size() > 5 && n.compare(n.size() - 5, 5, ".bias") == 0;
     at::Tensor t = at::empty(spec.shape, at::kFloat);
-    if (isNorm && !isBias) t.fill_(1.0);
-    else if (isBias || isLoraB(n)) t.zero_();
-    else t.normal_(0.0, 0.02, isLoraA(n) ? adapterGen : gen);
+    if (isNorm && !isBias)
+      t.fill_(1.0);
+    else if (isBias || isLoraB(n))
+      t.zero_();
+    else
+      t.normal_(0.0, 0.02, isLoraA(n) ? adapterGen : gen);
     fn(i, t);
   }
 }
 
 Batch GptModel::globalBatch(int64_t seed, int step, int batchSize) const {
-  auto gen = at::make_generator<at::CPUGeneratorImpl>(
-      static_cast<uint64_t>(seed) * 1000003ULL + 7919ULL * static_cast<uint64_t>(step + 1));
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(seed) * 1000003ULL +
+                                                      7919ULL * static_cast<uint64_t>(step + 1));
   auto tokens = at::randint(vocab_, {batchSize, seq_ + 1}, gen, at::kLong);
   return {tokens.narrow(1, 0, seq_).contiguous(), tokens.narrow(1, 1, seq_).contiguous()};
 }

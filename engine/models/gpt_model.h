@@ -14,8 +14,7 @@ class GptModel final : public StagedModel {
   // A block recomputed stops before its MLP's output projection (engine/models/unread_output_projection.h).
   at::Tensor recomputeStage(int stage, const at::Tensor& input, const Batch& batch,
                             const std::vector<at::Tensor>& p) const override;
-  void forEachInitialParameter(
-      int64_t seed, const std::function<void(size_t, at::Tensor)>& fn) const override;
+  void forEachInitialParameter(int64_t seed, const std::function<void(size_t, at::Tensor)>& fn) const override;
   Batch globalBatch(int64_t seed, int step, int batchSize) const override;
 
  private:

@@ -6,8 +6,7 @@
 
 namespace shardscope {
 
-MlpModel::MlpModel(const RunConfig& c)
-    : features_(c.features), hidden_(c.hidden), classes_(c.classes) {
+MlpModel::MlpModel(const RunConfig& c) : features_(c.features), hidden_(c.hidden), classes_(c.classes) {
   numBlocks_ = c.layers;
   params_ = modelLayout(c);
   blockParams_ = c.loraRank > 0 ? 4 : 2;  // weight, bias (and lora_A, lora_B)
@@ -26,8 +25,7 @@ at::Tensor MlpModel::forwardStage(int stage, const at::Tensor& input, const Batc
   return at::cross_entropy_loss(at::linear(input, p[w], p[w + 1]).to(at::kFloat), batch.y);
 }
 
-void MlpModel::forEachInitialParameter(
-    int64_t seed, const std::function<void(size_t, at::Tensor)>& fn) const {
+void MlpModel::forEachInitialParameter(int64_t seed, const std::function<void(size_t, at::Tensor)>& fn) const {
   // nn.Linear's default: weight and bias ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)); LoRA's A the
   // same (as PEFT's kaiming_uniform_(a=sqrt(5)) gives), its B zero.
   auto gen = at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(seed));
@@ -36,14 +34,16 @@ void MlpModel::forEachInitialParameter(
     const auto& spec = params_[i];
     const int64_t fanIn = spec.name.rfind("inp.", 0) == 0 ? features_ : hidden_;
     const double bound = 1.0 / std::sqrt(static_cast<double>(fanIn));
-    if (isLoraB(spec.name)) fn(i, at::zeros(spec.shape, at::kFloat));
-    else fn(i, at::empty(spec.shape, at::kFloat).uniform_(-bound, bound, isLoraA(spec.name) ? adapterGen : gen));
+    if (isLoraB(spec.name))
+      fn(i, at::zeros(spec.shape, at::kFloat));
+    else
+      fn(i, at::empty(spec.shape, at::kFloat).uniform_(-bound, bound, isLoraA(spec.name) ? adapterGen : gen));
   }
 }
 
 Batch MlpModel::globalBatch(int64_t seed, int step, int batchSize) const {
-  auto gen = at::make_generator<at::CPUGeneratorImpl>(
-      static_cast<uint64_t>(seed) * 1000003ULL + 7919ULL * static_cast<uint64_t>(step + 1));
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(seed) * 1000003ULL +
+                                                      7919ULL * static_cast<uint64_t>(step + 1));
   Batch b;
   b.x = at::randn({batchSize, features_}, gen, at::kFloat);
   b.y = at::randint(classes_, {batchSize}, gen, at::kLong);

@@ -11,8 +11,7 @@ class MlpModel final : public StagedModel {
   explicit MlpModel(const RunConfig& config);
   at::Tensor forwardStage(int stage, const at::Tensor& input, const Batch& batch,
                           const std::vector<at::Tensor>& p) const override;
-  void forEachInitialParameter(
-      int64_t seed, const std::function<void(size_t, at::Tensor)>& fn) const override;
+  void forEachInitialParameter(int64_t seed, const std::function<void(size_t, at::Tensor)>& fn) const override;
   Batch globalBatch(int64_t seed, int step, int batchSize) const override;
 
  private:

@@ -52,8 +52,7 @@ at::Generator loraGenerator(int64_t seed) {
   return at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(seed) * 1000003ULL + 104729ULL);
 }
 
-at::Tensor forwardAll(const StagedModel& model, const Batch& batch,
-                      const std::vector<at::Tensor>& p) {
+at::Tensor forwardAll(const StagedModel& model, const Batch& batch, const std::vector<at::Tensor>& p) {
   at::Tensor h = batch.x;
   for (int s = 0; s < model.numStages(); ++s) h = model.forwardStage(s, h, batch, p);
   return h;

@@ -28,8 +28,8 @@ class StagedModel {
   const std::vector<ParamSpec>& params() const { return params_; }
   int numUnits() const { return numBlocks_; }  // block units; the root unit is extra
   int numStages() const { return numBlocks_ + 2; }
-  int stageUnit(int stage) const;               // kRootUnit for the first and last stage
-  static std::string unitName(int unit);        // "root" or "blocks.<i>"
+  int stageUnit(int stage) const;         // kRootUnit for the first and last stage
+  static std::string unitName(int unit);  // "root" or "blocks.<i>"
 
   // Runs one stage. `p` holds the current parameter tensors in params() order. The last stage
   // returns the mean cross-entropy of this batch.
@@ -44,8 +44,8 @@ class StagedModel {
 
   // Deterministic initial parameters (float32, CPU) from the seed; identical on every rank.
   // Streams them one at a time in params() order, so a sharded strategy never holds them all.
-  virtual void forEachInitialParameter(
-      int64_t seed, const std::function<void(size_t index, at::Tensor value)>& fn) const = 0;
+  virtual void forEachInitialParameter(int64_t seed,
+                                       const std::function<void(size_t index, at::Tensor value)>& fn) const = 0;
   std::vector<at::Tensor> initParameters(int64_t seed) const;
 
   // The whole global batch of one step, deterministic in (seed, step); CPU tensors.

@@ -114,8 +114,7 @@ int ClockRounds::readAnnouncement(int step) {
   int named = -1;
   try {
     named = std::stoi(text);
-  } catch (const std::exception&) {
-  }
+  } catch (const std::exception&) {}
   // Read too late (or not rank 0's): rank 0 would wait for this rank's pings forever while it
   // waits in the next step's collectives. Said now, the job fails instead of hanging.
   if (named < step) {

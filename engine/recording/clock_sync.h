@@ -49,9 +49,9 @@ class ClockRounds {
   c10::intrusive_ptr<c10d::Store> store_;
   int rank_ = 0, worldSize_ = 1;
   int64_t everyNs_ = 0;
-  int64_t lastNs_ = 0;       // when the last reading ended, on this rank's clock
-  int round_ = 0;            // readings so far
-  int announcedStep_ = -1;   // the step after which the next round runs, once known
+  int64_t lastNs_ = 0;      // when the last reading ended, on this rank's clock
+  int round_ = 0;           // readings so far
+  int announcedStep_ = -1;  // the step after which the next round runs, once known
   std::string announceKey() const;
   int readAnnouncement(int step);
 };

@@ -18,7 +18,8 @@ std::optional<std::string> parseCollectorAddress(const std::string& text, std::s
   const std::string p = colon == std::string::npos ? "" : text.substr(colon + 1);
   const bool digits = !p.empty() && p.size() <= 5 && p.find_first_not_of("0123456789") == std::string::npos;
   if (h.empty() || !digits || std::stoi(p) < 1 || std::stoi(p) > 65535) {
-    return "--collector '" + text + "' is not HOST:PORT (a port from 1 to 65535); e.g. --collector 10.0.0.1:29700, "
+    return "--collector '" + text +
+           "' is not HOST:PORT (a port from 1 to 65535); e.g. --collector 10.0.0.1:29700, "
            "where 'shardscope listen --port 29700' runs";
   }
   host = h;
@@ -82,7 +83,8 @@ int connectToCollector(const std::string& host, int port, const trace::Collector
     return -1;
   }
   int fd = -1;
-  for (const addrinfo* a = found; a && fd < 0; a = a->ai_next) fd = connectWithin(*a, timeoutMs, problem);  // localhost: ::1, then 127.0.0.1
+  for (const addrinfo* a = found; a && fd < 0; a = a->ai_next)
+    fd = connectWithin(*a, timeoutMs, problem);  // localhost: ::1, then 127.0.0.1
   ::freeaddrinfo(found);
   if (fd < 0) return -1;
   const std::string line = trace::encodeCollectorHello(hello);
@@ -93,8 +95,9 @@ int connectToCollector(const std::string& host, int port, const trace::Collector
   }
   const std::string answer = readAnswer(fd, timeoutMs);
   if (answer != "ok") {
-    problem = answer.rfind("refused: ", 0) == 0 ? "it refused this rank: " + answer.substr(9)
-                                                : "it did not answer the hello within " + std::to_string(timeoutMs / 1000) + " s";
+    problem = answer.rfind("refused: ", 0) == 0
+                  ? "it refused this rank: " + answer.substr(9)
+                  : "it did not answer the hello within " + std::to_string(timeoutMs / 1000) + " s";
     ::close(fd);
     return -1;
   }

@@ -18,8 +18,7 @@ class DeviceClock {
   virtual Mark mark() = 0;
   // Calls `done(beginNs, endNs)` from a background thread once the device has passed both marks;
   // takes ownership of the marks.
-  virtual void whenReached(Mark begin, Mark end,
-                           std::function<void(int64_t beginNs, int64_t endNs)> done) = 0;
+  virtual void whenReached(Mark begin, Mark end, std::function<void(int64_t beginNs, int64_t endNs)> done) = 0;
 };
 
 // The rank's device clock, or null on CPU ranks. Set once, before training starts.

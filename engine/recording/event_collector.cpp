@@ -31,10 +31,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr size_t kMaxHelloBytes = 64 * 1024;  // a hello is a few hundred bytes; rank 0's config a few KiB
+constexpr size_t kMaxHelloBytes = 64 * 1024;   // a hello is a few hundred bytes; rank 0's config a few KiB
 constexpr size_t kMaxLineBytes = 1 << 20;      // an event line is under 1 KiB
 constexpr size_t kMaxWaitingHellos = 64;       // connections not yet past their hello
-constexpr uint64_t kConfirmBytes = 64 * 1024;    // "ack N" at least this often in bytes ...
+constexpr uint64_t kConfirmBytes = 64 * 1024;  // "ack N" at least this often in bytes ...
 constexpr auto kConfirmInterval = std::chrono::milliseconds(100);  // ... or in time
 // A rank says it is alive every second (an empty line); silence this long means its host or the
 // link is gone. And once every rank that came has gone, how long to wait for the ones that never
@@ -49,7 +49,9 @@ std::chrono::seconds collectorWait() {
 }
 
 // Tells a connecting rank whether it is in ("ok") or why not, so a refused rank knows.
-void answer(int fd, const std::string& line) { (void)::send(fd, line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT); }
+void answer(int fd, const std::string& line) {
+  (void)::send(fd, line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
 
 std::string peerOf(int fd) {
   sockaddr_storage peer{};
@@ -78,17 +80,17 @@ struct Connection {
   int fd = -1;
   std::string peer;
   Clock::time_point acceptedAt;
-  Clock::time_point heardAt;   // its last bytes
-  std::string pending;       // bytes before the hello's end
-  int rank = -1;             // once its hello is taken
-  std::ofstream file;        // DIR/rank-R.events
+  Clock::time_point heardAt;  // its last bytes
+  std::string pending;        // bytes before the hello's end
+  int rank = -1;              // once its hello is taken
+  std::ofstream file;         // DIR/rank-R.events
   trace::LineSplitter lines;
   int steps = 0;
-  uint64_t received = 0;     // bytes of its stream after the hello, written and flushed
-  uint64_t confirmed = 0;    // how far "ack N" has told it (engine/recording/unconfirmed_bytes.h)
+  uint64_t received = 0;   // bytes of its stream after the hello, written and flushed
+  uint64_t confirmed = 0;  // how far "ack N" has told it (engine/recording/unconfirmed_bytes.h)
   Clock::time_point confirmedAt;
-  bool finished = false;     // it sent RunDone
-  std::string error;         // its RankError
+  bool finished = false;  // it sent RunDone
+  std::string error;      // its RankError
 };
 
 class Collector {
@@ -167,8 +169,9 @@ class Collector {
                                 " s, not even its heartbeat (its host or the link is gone, or it is stopped)");
       }
     }
-    connections_.erase(std::remove_if(connections_.begin(), connections_.end(), [](const auto& c) { return c->fd < 0; }),
-                       connections_.end());
+    connections_.erase(
+        std::remove_if(connections_.begin(), connections_.end(), [](const auto& c) { return c->fd < 0; }),
+        connections_.end());
   }
 
   void accept(int listenFd) {
@@ -203,8 +206,10 @@ class Collector {
     char buffer[65536];
     const ssize_t n = ::recv(c.fd, buffer, sizeof buffer, 0);
     if (n <= 0) {
-      if (c.rank < 0) refuse(c, "it closed before its hello");
-      else closeConnection(c, "");
+      if (c.rank < 0)
+        refuse(c, "it closed before its hello");
+      else
+        closeConnection(c, "");
       return;
     }
     c.heardAt = Clock::now();
@@ -236,7 +241,8 @@ class Collector {
     }
     if (seen_.count(hello->rank)) return refuse(c, "rank " + std::to_string(hello->rank) + " is already here");
     c.file.open(trace::rankEventFileName(options_.dir, hello->rank), std::ios::binary | std::ios::trunc);
-    if (!c.file) return refuse(c, "its file " + trace::rankEventFileName(options_.dir, hello->rank) + " cannot be written");
+    if (!c.file)
+      return refuse(c, "its file " + trace::rankEventFileName(options_.dir, hello->rank) + " cannot be written");
     world_ = hello->world;
     seen_.insert(hello->rank);
     c.rank = hello->rank;
@@ -342,11 +348,13 @@ std::optional<std::string> checkCollectorOptions(const CollectorOptions& options
   // Parsed, not matched as text: whether it is a loopback address decides whether a token is needed.
   const auto loopback = isLoopbackAddress(options.bindAddress);
   if (!loopback) {
-    return "--bind '" + options.bindAddress + "' is not an IP address: give the numeric address of the interface "
+    return "--bind '" + options.bindAddress +
+           "' is not an IP address: give the numeric address of the interface "
            "to listen on (e.g. --bind 10.0.0.9, or 0.0.0.0 for all), and the port with --port";
   }
   if (!*loopback && options.token.empty()) {
-    return "--bind " + options.bindAddress + " lets other hosts in, so the ranks must prove they belong to the job: "
+    return "--bind " + options.bindAddress +
+           " lets other hosts in, so the ranks must prove they belong to the job: "
            "give a token in SHARDSCOPE_COLLECTOR_TOKEN or --token-file FILE, and the same to every rank "
            "(SHARDSCOPE_COLLECTOR_TOKEN in the job's environment)";
   }

@@ -20,8 +20,8 @@ namespace shardscope {
 struct CollectorOptions {
   std::string bindAddress = "127.0.0.1";
   int port = 29700;
-  std::string dir;     // where the ranks' files go (created)
-  std::string token;   // required of every rank when not empty; must be set off loopback
+  std::string dir;    // where the ranks' files go (created)
+  std::string token;  // required of every rank when not empty; must be set off loopback
   int helloTimeoutMs = 5000;
 };
 

@@ -61,8 +61,7 @@ std::chrono::steady_clock::duration confirmationLimit() {
 bool onGlooWorkerThread() {
   thread_local const bool gloo = [] {
     char name[16] = {};
-    return pthread_getname_np(pthread_self(), name, sizeof name) == 0 &&
-           std::strncmp(name, "pt_gloo", 7) == 0;
+    return pthread_getname_np(pthread_self(), name, sizeof name) == 0 && std::strncmp(name, "pt_gloo", 7) == 0;
   }();
   return gloo;
 }
@@ -121,7 +120,8 @@ void RankRecorder::writeAll(const std::string& bytes) {
   // its timeout (10 s) once the sockets' buffers are full.
   if (confirmed() && unconfirmed_.oldestWait() > confirmationLimit()) {
     divertToFallback("it confirmed nothing for " +
-                     std::to_string(std::chrono::duration_cast<std::chrono::seconds>(confirmationLimit()).count()) + " s");
+                     std::to_string(std::chrono::duration_cast<std::chrono::seconds>(confirmationLimit()).count()) +
+                     " s");
   }
   size_t done = 0;
   while (done < bytes.size()) {
@@ -146,12 +146,13 @@ void RankRecorder::writeAll(const std::string& bytes) {
     divertToFallback("it closed the connection");
   } else if (unconfirmed_.oldestWait() > confirmationLimit()) {
     divertToFallback("it confirmed nothing for " +
-                     std::to_string(std::chrono::duration_cast<std::chrono::seconds>(confirmationLimit()).count()) + " s");
+                     std::to_string(std::chrono::duration_cast<std::chrono::seconds>(confirmationLimit()).count()) +
+                     " s");
   }
 }
 
 void RankRecorder::divertToFallback(const std::string& why) {
-  if (fallbackFd_ < 0) return;  // diverted already
+  if (fallbackFd_ < 0) return;                             // diverted already
   if (socket_) (void)unconfirmed_.readConfirmations(fd_);  // the last it said before it went
   const UnconfirmedBytes pending = std::exchange(unconfirmed_, UnconfirmedBytes());
   std::string lost;

@@ -48,12 +48,12 @@ class RankRecorder {
   void setEnabled(bool enabled) { enabled_.store(enabled, std::memory_order_relaxed); }
   bool enabled() const { return enabled_.load(std::memory_order_relaxed); }
 
-  void record(trace::Event&& event);   // data event: never blocks, may drop
+  void record(trace::Event&& event);  // data event: never blocks, may drop
   // A data event whose recording was decided when it began (recording was on) and whose times
   // arrive later (a GPU span, a collective's completion): recorded even if recording has been
   // switched off since, e.g. for the last collectives of the last step.
   void recordLate(trace::Event&& event);
-  void control(trace::Event event);    // control event: never dropped
+  void control(trace::Event event);  // control event: never dropped
 
   int rank() const { return rank_; }
   int64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }

@@ -16,8 +16,8 @@ namespace {
 struct alignas(64) Header {
   size_t bytes;
   trace::MemoryRole role;
-  int32_t unit;   // the model unit the bytes belong to, or trace::kNoUnit
-  bool recorded;  // its allocation was recorded, so its free and retags are too
+  int32_t unit;              // the model unit the bytes belong to, or trace::kNoUnit
+  bool recorded;             // its allocation was recorded, so its free and retags are too
   trace::MemorySpace space;  // Host when made inside a HostMemoryScope
 };
 static_assert(sizeof(Header) == 64);
@@ -70,9 +70,7 @@ class RecordingCpuAllocator final : public c10::Allocator {
 
   c10::DeleterFnPtr raw_deleter() const override { return &recordingFree; }
 
-  void copy_data(void* dest, const void* src, std::size_t count) const override {
-    default_copy_data(dest, src, count);
-  }
+  void copy_data(void* dest, const void* src, std::size_t count) const override { default_copy_data(dest, src, count); }
 
  private:
   c10::Allocator* inner_;

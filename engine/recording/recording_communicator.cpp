@@ -65,40 +65,33 @@ std::unique_ptr<PendingCollective> recorded(Issue&& issue, trace::Event event) {
 RecordingCommunicator::RecordingCommunicator(std::unique_ptr<Communicator> inner, trace::ProcessGroup group)
     : inner_(std::move(inner)), group_(group) {}
 
-std::unique_ptr<PendingCollective> RecordingCommunicator::allGatherAsync(at::Tensor& output,
-                                                                         at::Tensor& input,
+std::unique_ptr<PendingCollective> RecordingCommunicator::allGatherAsync(at::Tensor& output, at::Tensor& input,
                                                                          const std::string& label) {
   // nccl-tests size for all-gather: the whole output. Names an op built from others in the event.
-  const std::string text = trace::collectiveText(label, inner_->allGatherImplementation(),
-                                                 trace::CollectiveOp::AllGather);
-  auto event = collectiveEvent(trace::CollectiveOp::AllGather, text, bytesOf(input),
-                               bytesOf(output));
+  const std::string text =
+      trace::collectiveText(label, inner_->allGatherImplementation(), trace::CollectiveOp::AllGather);
+  auto event = collectiveEvent(trace::CollectiveOp::AllGather, text, bytesOf(input), bytesOf(output));
   return recorded([&] { return inner_->allGatherAsync(output, input, label); }, std::move(event));
 }
 
-std::unique_ptr<PendingCollective> RecordingCommunicator::reduceScatterSumAsync(
-    at::Tensor& output, at::Tensor& input, const std::string& label) {
+std::unique_ptr<PendingCollective> RecordingCommunicator::reduceScatterSumAsync(at::Tensor& output, at::Tensor& input,
+                                                                                const std::string& label) {
   // Names an op built from others (e.g. all-reduce + slice) in the event.
-  const std::string text = trace::collectiveText(label, inner_->reduceScatterImplementation(),
-                                                 trace::CollectiveOp::ReduceScatter);
-  auto event = collectiveEvent(trace::CollectiveOp::ReduceScatter, text, bytesOf(input),
-                               bytesOf(output));
-  return recorded([&] { return inner_->reduceScatterSumAsync(output, input, label); },
-                  std::move(event));
+  const std::string text =
+      trace::collectiveText(label, inner_->reduceScatterImplementation(), trace::CollectiveOp::ReduceScatter);
+  auto event = collectiveEvent(trace::CollectiveOp::ReduceScatter, text, bytesOf(input), bytesOf(output));
+  return recorded([&] { return inner_->reduceScatterSumAsync(output, input, label); }, std::move(event));
 }
 
-std::unique_ptr<PendingCollective> RecordingCommunicator::allReduceSumAsync(
-    at::Tensor& tensor, const std::string& label) {
-  auto event = collectiveEvent(trace::CollectiveOp::AllReduce, label, bytesOf(tensor),
-                               bytesOf(tensor));
+std::unique_ptr<PendingCollective> RecordingCommunicator::allReduceSumAsync(at::Tensor& tensor,
+                                                                            const std::string& label) {
+  auto event = collectiveEvent(trace::CollectiveOp::AllReduce, label, bytesOf(tensor), bytesOf(tensor));
   return recorded([&] { return inner_->allReduceSumAsync(tensor, label); }, std::move(event));
 }
 
-std::unique_ptr<PendingCollective> RecordingCommunicator::broadcastAsync(at::Tensor& tensor,
-                                                                         int root,
+std::unique_ptr<PendingCollective> RecordingCommunicator::broadcastAsync(at::Tensor& tensor, int root,
                                                                          const std::string& label) {
-  auto event = collectiveEvent(trace::CollectiveOp::Broadcast, label, bytesOf(tensor),
-                               bytesOf(tensor));
+  auto event = collectiveEvent(trace::CollectiveOp::Broadcast, label, bytesOf(tensor), bytesOf(tensor));
   return recorded([&] { return inner_->broadcastAsync(tensor, root, label); }, std::move(event));
 }
 

@@ -19,9 +19,7 @@ class RecordingCommunicator final : public Communicator {
   int rank() const override { return inner_->rank(); }
   int worldSize() const override { return inner_->worldSize(); }
   std::string backendName() const override { return inner_->backendName(); }
-  std::string reduceScatterImplementation() const override {
-    return inner_->reduceScatterImplementation();
-  }
+  std::string reduceScatterImplementation() const override { return inner_->reduceScatterImplementation(); }
   std::string allGatherImplementation() const override { return inner_->allGatherImplementation(); }
   std::optional<c10::Stream> collectiveStream() const override { return inner_->collectiveStream(); }
 
@@ -29,10 +27,8 @@ class RecordingCommunicator final : public Communicator {
                                                     const std::string& label) override;
   std::unique_ptr<PendingCollective> reduceScatterSumAsync(at::Tensor& output, at::Tensor& input,
                                                            const std::string& label) override;
-  std::unique_ptr<PendingCollective> allReduceSumAsync(at::Tensor& tensor,
-                                                       const std::string& label) override;
-  std::unique_ptr<PendingCollective> broadcastAsync(at::Tensor& tensor, int root,
-                                                    const std::string& label) override;
+  std::unique_ptr<PendingCollective> allReduceSumAsync(at::Tensor& tensor, const std::string& label) override;
+  std::unique_ptr<PendingCollective> broadcastAsync(at::Tensor& tensor, int root, const std::string& label) override;
   void barrier(const std::string& label) override;
   void close() override { inner_->close(); }
 

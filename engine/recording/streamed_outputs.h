@@ -63,8 +63,8 @@ class StreamedOutputs {
   // the controller back (as writing on its own loop did) instead of letting memory grow.
   static constexpr size_t kMaxWaitingPieces = 64;
   std::mutex mutex_;
-  std::condition_variable ready_;   // a piece to write, or closing
-  std::condition_variable room_;    // a piece taken: room for another
+  std::condition_variable ready_;  // a piece to write, or closing
+  std::condition_variable room_;   // a piece taken: room for another
   std::deque<Piece> pieces_;
   bool closing_ = false;
   std::thread writer_;

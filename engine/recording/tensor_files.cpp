@@ -17,16 +17,14 @@ namespace {
 // weights_only unpickler rejects. An untagged pickle in the same zip layout loads everywhere.
 void writeTorchFile(const std::string& path, const c10::IValue& value) {
   std::vector<char> pickle;
-  torch::jit::Pickler pickler(
-      [&](const char* data, size_t size) { pickle.insert(pickle.end(), data, data + size); },
-      /*tensor_table=*/nullptr, /*type_renamer=*/nullptr, /*memoized_class_types=*/nullptr,
-      /*get_tensor_id=*/nullptr, /*tag_aggregates=*/false);
+  torch::jit::Pickler pickler([&](const char* data, size_t size) { pickle.insert(pickle.end(), data, data + size); },
+                              /*tensor_table=*/nullptr, /*type_renamer=*/nullptr, /*memoized_class_types=*/nullptr,
+                              /*get_tensor_id=*/nullptr, /*tag_aggregates=*/false);
   pickler.protocol();
   pickler.pushIValue(value);
   pickler.stop();
   caffe2::serialize::PyTorchStreamWriter writer(path);
-  torch::jit::writeArchiveAndTensors("data", pickle.data(), pickle.size(), pickler.tensorData(),
-                                     writer);
+  torch::jit::writeArchiveAndTensors("data", pickle.data(), pickle.size(), pickler.tensorData(), writer);
   writer.writeEndOfFile();
 }
 

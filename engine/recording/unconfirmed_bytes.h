@@ -42,10 +42,10 @@ class UnconfirmedBytes {
  private:
   void forgetThrough(uint64_t offset);
 
-  std::string bytes_;    // the stream from offset start_
+  std::string bytes_;  // the stream from offset start_
   uint64_t start_ = 0;
-  uint64_t givenUp_ = 0;  // bytes dropped unconfirmed (kMaxBytes)
-  std::string partial_;   // a confirmation line not yet ended
+  uint64_t givenUp_ = 0;                                      // bytes dropped unconfirmed (kMaxBytes)
+  std::string partial_;                                       // a confirmation line not yet ended
   std::deque<std::pair<uint64_t, Clock::time_point>> sends_;  // each send's end offset, and when
 };
 

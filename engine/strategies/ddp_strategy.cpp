@@ -99,8 +99,7 @@ std::vector<HeldTensor> DdpStrategy::heldTensors() const {
   for (size_t i = 0; i < params_.size(); ++i) {
     const auto& p = params_[i];
     // Replicated full parameters: DDP's "shard" is the whole tensor.
-    out.push_back({model_.params()[i].name, "param_shard", p.numel(),
-                   static_cast<int64_t>(p.storage().nbytes())});
+    out.push_back({model_.params()[i].name, "param_shard", p.numel(), static_cast<int64_t>(p.storage().nbytes())});
     if (p.grad().defined()) {
       out.push_back({model_.params()[i].name + ".grad", "grad_full", p.grad().numel(),
                      static_cast<int64_t>(p.grad().storage().nbytes())});

@@ -16,13 +16,10 @@ namespace shardscope {
 
 class DdpStrategy final : public Strategy {
  public:
-  DdpStrategy(const RunConfig& config, const StagedModel& model, Communicator& comm,
-              const at::Device& device);
+  DdpStrategy(const RunConfig& config, const StagedModel& model, Communicator& comm, const at::Device& device);
   ~DdpStrategy() override;
 
-  const std::vector<at::Tensor>& liveParameters() const override {
-    return compute_.empty() ? params_ : compute_;
-  }
+  const std::vector<at::Tensor>& liveParameters() const override { return compute_.empty() ? params_ : compute_; }
   void finishBackward() override;
   void setGradientSync(bool sync) override { buckets_->setEnabled(sync); }
   void step() override;

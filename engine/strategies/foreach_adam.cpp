@@ -71,8 +71,8 @@ void stepGroup(torch::optim::OptimizerParamGroup& group, StateMap& states, bool 
 }
 
 template <typename State, typename Options>
-torch::Tensor stepAll(std::vector<torch::optim::OptimizerParamGroup>& groups, StateMap& states,
-                      bool decoupled, const torch::optim::Optimizer::LossClosure& closure) {
+torch::Tensor stepAll(std::vector<torch::optim::OptimizerParamGroup>& groups, StateMap& states, bool decoupled,
+                      const torch::optim::Optimizer::LossClosure& closure) {
   torch::NoGradGuard noGrad;
   torch::Tensor loss;
   if (closure != nullptr) {
@@ -86,13 +86,13 @@ torch::Tensor stepAll(std::vector<torch::optim::OptimizerParamGroup>& groups, St
 }  // namespace
 
 torch::Tensor ForeachAdam::step(LossClosure closure) {
-  return stepAll<torch::optim::AdamParamState, torch::optim::AdamOptions>(
-      param_groups_, state_, /*decoupled=*/false, closure);
+  return stepAll<torch::optim::AdamParamState, torch::optim::AdamOptions>(param_groups_, state_, /*decoupled=*/false,
+                                                                          closure);
 }
 
 torch::Tensor ForeachAdamW::step(LossClosure closure) {
-  return stepAll<torch::optim::AdamWParamState, torch::optim::AdamWOptions>(
-      param_groups_, state_, /*decoupled=*/true, closure);
+  return stepAll<torch::optim::AdamWParamState, torch::optim::AdamWOptions>(param_groups_, state_, /*decoupled=*/true,
+                                                                            closure);
 }
 
 }  // namespace shardscope

@@ -14,8 +14,8 @@ namespace {
 constexpr int64_t kFirstBucketBytes = 1024 * 1024;  // torch.distributed's _DEFAULT_FIRST_BUCKET_BYTES
 }
 
-std::vector<std::vector<int>> assignBuckets(const std::vector<int64_t>& paramBytes,
-                                            int64_t firstCapBytes, int64_t capBytes) {
+std::vector<std::vector<int>> assignBuckets(const std::vector<int64_t>& paramBytes, int64_t firstCapBytes,
+                                            int64_t capBytes) {
   std::vector<std::vector<int>> buckets;
   std::vector<int> current;
   int64_t size = 0;
@@ -33,8 +33,7 @@ std::vector<std::vector<int>> assignBuckets(const std::vector<int64_t>& paramByt
   return buckets;
 }
 
-GradientBuckets::GradientBuckets(const std::vector<at::Tensor>& live, double bucketCapMb,
-                                 Communicator& comm)
+GradientBuckets::GradientBuckets(const std::vector<at::Tensor>& live, double bucketCapMb, Communicator& comm)
     : live_(live), comm_(comm) {
   // Buckets are sized by the gradients the model produces; parameters that do not require a
   // gradient (frozen) are left out, as the reducer leaves them out.
@@ -76,8 +75,7 @@ GradientBuckets::GradientBuckets(const std::vector<at::Tensor>& live, double buc
   for (int index : trained) {
     auto accumulator = torch::autograd::impl::grad_accumulator(live_[index]);
     accumulator->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
-        [this, index](const torch::autograd::variable_list& outputs,
-                      const torch::autograd::variable_list&) {
+        [this, index](const torch::autograd::variable_list& outputs, const torch::autograd::variable_list&) {
           onGradReady(index);
           return outputs;
         }));
@@ -130,8 +128,7 @@ bool GradientBuckets::dividesWhileCopying(const Bucket& bucket, const std::vecto
 
 void GradientBuckets::launchReadyBuckets() {
   const double scale = 1.0 / comm_.worldSize();
-  while (nextToLaunch_ < static_cast<int>(buckets_.size()) &&
-         buckets_[nextToLaunch_].pending == 0) {
+  while (nextToLaunch_ < static_cast<int>(buckets_.size()) && buckets_[nextToLaunch_].pending == 0) {
     const int index = nextToLaunch_++;
     const std::string label = "bucket " + std::to_string(index);
     StepGate::instance().enter(trace::GroupKind::Collective, "all_reduce " + label);  // before it is packed

@@ -46,14 +46,14 @@ class GradientBuckets {
 
  private:
   struct Bucket {
-    std::vector<int> params;      // parameter indices, reverse registration order
-    at::Tensor buffer;            // flat fp32 gradients, all-reduced in place
-    int pending = 0;              // gradients not yet ready this step
+    std::vector<int> params;  // parameter indices, reverse registration order
+    at::Tensor buffer;        // flat fp32 gradients, all-reduced in place
+    int pending = 0;          // gradients not yet ready this step
     std::unique_ptr<PendingCollective> work;
   };
 
   static bool dividesWhileCopying(const Bucket& bucket, const std::vector<at::Tensor>& grads,
-                                 const std::vector<at::Tensor>& partialSlots);
+                                  const std::vector<at::Tensor>& partialSlots);
   void onGradReady(int param);
   void launchReadyBuckets();
   at::Tensor slotOf(int param);
@@ -63,7 +63,7 @@ class GradientBuckets {
   std::vector<at::Tensor> live_;
   Communicator& comm_;
   std::vector<Bucket> buckets_;
-  std::vector<int> bucketOf_;  // parameter index -> bucket index
+  std::vector<int> bucketOf_;      // parameter index -> bucket index
   std::vector<int64_t> offsetOf_;  // parameter index -> element offset in its bucket's buffer
   // Parameters whose slot holds the sum of this step's earlier micro-batches (bf16 gradients only).
   std::vector<bool> inSlot_;
@@ -74,7 +74,7 @@ class GradientBuckets {
 
 // Reducer's assignment: walk parameters in reverse order; close a bucket once it reaches its cap
 // (1 MiB for the first, capBytes after). Returns parameter indices per bucket.
-std::vector<std::vector<int>> assignBuckets(const std::vector<int64_t>& paramBytes,
-                                            int64_t firstCapBytes, int64_t capBytes);
+std::vector<std::vector<int>> assignBuckets(const std::vector<int64_t>& paramBytes, int64_t firstCapBytes,
+                                            int64_t capBytes);
 
 }  // namespace shardscope

@@ -5,8 +5,7 @@
 
 namespace shardscope {
 
-std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const RunConfig& config,
-                                                       std::vector<at::Tensor> params) {
+std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const RunConfig& config, std::vector<at::Tensor> params) {
   if (config.optimizer == OptimizerKind::Sgd) {
     return std::make_unique<torch::optim::SGD>(params, torch::optim::SGDOptions(config.lr));
   }
@@ -28,10 +27,13 @@ namespace {
 // One parameter's state tensors by name (some may be undefined: amsgrad's max without amsgrad).
 std::vector<std::pair<const char*, at::Tensor>> namedState(const torch::optim::OptimizerParamState* state) {
   if (auto* adam = dynamic_cast<const torch::optim::AdamParamState*>(state)) {
-    return {{"exp_avg", adam->exp_avg()}, {"exp_avg_sq", adam->exp_avg_sq()}, {"max_exp_avg_sq", adam->max_exp_avg_sq()}};
+    return {
+        {"exp_avg", adam->exp_avg()}, {"exp_avg_sq", adam->exp_avg_sq()}, {"max_exp_avg_sq", adam->max_exp_avg_sq()}};
   }
   if (auto* adamw = dynamic_cast<const torch::optim::AdamWParamState*>(state)) {
-    return {{"exp_avg", adamw->exp_avg()}, {"exp_avg_sq", adamw->exp_avg_sq()}, {"max_exp_avg_sq", adamw->max_exp_avg_sq()}};
+    return {{"exp_avg", adamw->exp_avg()},
+            {"exp_avg_sq", adamw->exp_avg_sq()},
+            {"max_exp_avg_sq", adamw->max_exp_avg_sq()}};
   }
   if (auto* sgd = dynamic_cast<const torch::optim::SGDParamState*>(state)) {
     return {{"momentum_buffer", sgd->momentum_buffer()}};
@@ -48,8 +50,8 @@ std::vector<HeldTensor> optimizerStateTensors(const torch::optim::Optimizer& opt
     const std::string name = "state." + std::to_string(index++);
     for (const auto& [field, t] : namedState(state.get())) {
       if (!t.defined()) continue;
-      out.push_back({name + "." + field, "optimizer_state", t.numel(), static_cast<int64_t>(t.storage().nbytes()),
-                     inHostMemory});
+      out.push_back(
+          {name + "." + field, "optimizer_state", t.numel(), static_cast<int64_t>(t.storage().nbytes()), inHostMemory});
     }
   }
   return out;

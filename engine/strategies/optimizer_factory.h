@@ -15,8 +15,7 @@ namespace shardscope {
 // sgd: plain SGD; adam: Adam (betas 0.9/0.999, eps 1e-8); adamw: AdamW (weight decay 0.01),
 // matching torch.optim's defaults, including its choice of implementation: Adam/AdamW step with
 // multi-tensor kernels on CUDA (engine/strategies/foreach_adam.h) and one tensor at a time on CPU.
-std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const RunConfig& config,
-                                                       std::vector<at::Tensor> params);
+std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const RunConfig& config, std::vector<at::Tensor> params);
 
 // The optimizer's state tensors as held tensors (role optimizer_state).
 // `inHostMemory`: the state is a GPU rank's host memory (--offload cpu).

@@ -14,7 +14,7 @@ namespace shardscope {
 
 struct ReferenceResult {
   std::map<std::string, at::Tensor> parameters;  // after config.steps steps
-  std::vector<double> losses;                     // per step
+  std::vector<double> losses;                    // per step
 };
 
 ReferenceResult trainSingleProcess(const RunConfig& config);

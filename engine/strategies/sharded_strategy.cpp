@@ -18,9 +18,8 @@
 
 namespace shardscope {
 
-ShardedStrategy::ShardedStrategy(const RunConfig& config, const StagedModel& model,
-                                 const ProcessMesh& mesh, const at::Device& device,
-                                 bool reshardAfterForward)
+ShardedStrategy::ShardedStrategy(const RunConfig& config, const StagedModel& model, const ProcessMesh& mesh,
+                                 const at::Device& device, bool reshardAfterForward)
     : model_(model),
       comm_(mesh.shard()),
       replicate_(mesh.replicate()),
@@ -93,7 +92,8 @@ void ShardedStrategy::buildUnit(Unit& unit, const at::Tensor& flat, int shardRan
     // master: it is held in bf16 and all-gathered as it is, as FSDP2 does for a base model loaded
     // in bf16. Cast on the host, still in the caller's role (`other`): a cast on the way to a GPU
     // goes through a host copy.
-    const at::Tensor slice = flat.narrow(0, rank * shardNumel, shardNumel).to(unit.trainable ? at::kFloat : computeDtype_);
+    const at::Tensor slice =
+        flat.narrow(0, rank * shardNumel, shardNumel).to(unit.trainable ? at::kFloat : computeDtype_);
     RoleScope role(trace::MemoryRole::ParamShard);
     if (offload_) {
       unit.shard = emptyHostTensor({shardNumel}, slice.scalar_type(), /*pinned=*/device.is_cuda(), unit.name);
@@ -114,8 +114,7 @@ void ShardedStrategy::buildUnit(Unit& unit, const at::Tensor& flat, int shardRan
     at::Tensor view = at::empty({0}, computeOptions);
     {
       at::NoGradGuard noGrad;
-      view.set_(unit.gathered.storage(), unit.offsets[k], specs[i].shape,
-                c10::contiguous_strides(specs[i].shape));
+      view.set_(unit.gathered.storage(), unit.offsets[k], specs[i].shape, c10::contiguous_strides(specs[i].shape));
     }
     live_[i] = view.set_requires_grad(unit.trainable);
   }
@@ -296,8 +295,10 @@ void ShardedStrategy::keepUnreduced(Unit& unit) {
   for (int i : unit.params) {
     auto& p = live_[i];
     if (!p.grad().defined()) continue;
-    if (accumulated_[i].defined()) accumulated_[i].add_(p.grad());
-    else accumulated_[i] = p.grad().to(at::kFloat);
+    if (accumulated_[i].defined())
+      accumulated_[i].add_(p.grad());
+    else
+      accumulated_[i] = p.grad().to(at::kFloat);
     p.mutable_grad() = at::Tensor();
   }
 }
@@ -358,8 +359,10 @@ void ShardedStrategy::afterBackward(int stage) {
   if (!unitDone) return;
   for (int u : unitsOfStage(stage)) {
     if (units_[u].trainable) {
-      if (sync_) reduceGradients(units_[u]);
-      else keepUnreduced(units_[u]);
+      if (sync_)
+        reduceGradients(units_[u]);
+      else
+        keepUnreduced(units_[u]);
     }
     reshard(units_[u]);
   }
@@ -412,8 +415,9 @@ std::map<std::string, at::Tensor> ShardedStrategy::fullParameters() {
     comm_.allGather(full, shard, unit.name + " (export)");
     for (size_t k = 0; k < unit.params.size(); ++k) {
       const int i = unit.params[k];
-      out[specs[i].name] =
-          full.narrow(0, unit.offsets[k], live_[i].numel()).view(specs[i].shape).to(at::kCPU, at::kFloat, false, /*copy=*/true);
+      out[specs[i].name] = full.narrow(0, unit.offsets[k], live_[i].numel())
+                               .view(specs[i].shape)
+                               .to(at::kCPU, at::kFloat, false, /*copy=*/true);
     }
   }
   return out;
@@ -425,16 +429,15 @@ std::vector<HeldTensor> ShardedStrategy::heldTensors() const {
     auto bytesOf = [](const at::Tensor& t) { return static_cast<int64_t>(t.storage().nbytes()); };
     out.push_back({unit.name + ".shard", "param_shard", unit.shard.numel(), bytesOf(unit.shard), offload_});
     if (unit.gradShard.defined()) {
-      out.push_back({unit.name + ".grad_shard", "grad_shard", unit.gradShard.numel(),
-                     bytesOf(unit.gradShard)});
+      out.push_back({unit.name + ".grad_shard", "grad_shard", unit.gradShard.numel(), bytesOf(unit.gradShard)});
     }
     if (unit.hostGradShard.defined()) {
-      out.push_back({unit.name + ".grad_shard", "grad_shard", unit.hostGradShard.numel(),
-                     bytesOf(unit.hostGradShard), /*host=*/true});
+      out.push_back({unit.name + ".grad_shard", "grad_shard", unit.hostGradShard.numel(), bytesOf(unit.hostGradShard),
+                     /*host=*/true});
     }
     const int64_t gatheredBytes = bytesOf(unit.gathered);
-    out.push_back({unit.name + ".gathered", "param_gathered",
-                   gatheredBytes / unit.gathered.element_size(), gatheredBytes});
+    out.push_back(
+        {unit.name + ".gathered", "param_gathered", gatheredBytes / unit.gathered.element_size(), gatheredBytes});
     for (int i : unit.params) {
       const auto& g = live_[i].grad();
       if (g.defined()) {

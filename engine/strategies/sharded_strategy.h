@@ -56,8 +56,8 @@ namespace shardscope {
 
 class ShardedStrategy final : public Strategy {
  public:
-  ShardedStrategy(const RunConfig& config, const StagedModel& model, const ProcessMesh& mesh,
-                  const at::Device& device, bool reshardAfterForward);
+  ShardedStrategy(const RunConfig& config, const StagedModel& model, const ProcessMesh& mesh, const at::Device& device,
+                  bool reshardAfterForward);
   ~ShardedStrategy() override;
 
   const std::vector<at::Tensor>& liveParameters() const override { return live_; }
@@ -73,30 +73,29 @@ class ShardedStrategy final : public Strategy {
 
  private:
   struct Unit {
-    std::string name;               // "blocks.3" or "root"; "blocks.3.lora" for LoRA's adapters
-    int32_t modelUnit = -1;         // the model unit it is part of: block index, or -1 (the root)
-    bool trainable = true;          // false: frozen parameters, gathered but never reduced
-    std::vector<int> params;        // model parameter indices
-    std::vector<int64_t> offsets;   // element offset of each parameter in the flat buffer
-    int64_t numel = 0;              // unpadded elements
-    int64_t paddedNumel = 0;        // multiple of the world size
-    at::Tensor shard;               // [paddedNumel / N], owned by the optimizer
-    at::Tensor gradShard;           // [paddedNumel / N] during backward and the optimizer step
-                                    // (offload: on the device until copied to hostGradShard)
-    at::Tensor hostGradShard;       // offload: the gradient shard in pinned host memory
-    at::Tensor gathered;            // [paddedNumel], compute dtype; storage freed while resharded
-    bool isGathered = false;        // storage holds (or will hold, once waited for) the gather
+    std::string name;                           // "blocks.3" or "root"; "blocks.3.lora" for LoRA's adapters
+    int32_t modelUnit = -1;                     // the model unit it is part of: block index, or -1 (the root)
+    bool trainable = true;                      // false: frozen parameters, gathered but never reduced
+    std::vector<int> params;                    // model parameter indices
+    std::vector<int64_t> offsets;               // element offset of each parameter in the flat buffer
+    int64_t numel = 0;                          // unpadded elements
+    int64_t paddedNumel = 0;                    // multiple of the world size
+    at::Tensor shard;                           // [paddedNumel / N], owned by the optimizer
+    at::Tensor gradShard;                       // [paddedNumel / N] during backward and the optimizer step
+                                                // (offload: on the device until copied to hostGradShard)
+    at::Tensor hostGradShard;                   // offload: the gradient shard in pinned host memory
+    at::Tensor gathered;                        // [paddedNumel], compute dtype; storage freed while resharded
+    bool isGathered = false;                    // storage holds (or will hold, once waited for) the gather
     std::unique_ptr<PendingCollective> gather;  // issued, not yet waited for
-    at::Tensor gatherInput;         // what the pending all-gather sends: the shard, or under
-                                    // bf16 this rank's slice of `gathered` holding its copy
+    at::Tensor gatherInput;                     // what the pending all-gather sends: the shard, or under
+                                                // bf16 this rank's slice of `gathered` holding its copy
   };
 
   const std::vector<int>& unitsOfStage(int stage) const;  // indices into units_
-  void unshardStage(int stage);     // every unit of the stage gathered and waited for
+  void unshardStage(int stage);                           // every unit of the stage gathered and waited for
   // The unit's shard and gathered buffer from `flat`, its full fp32 values (padded).
-  void buildUnit(Unit& unit, const at::Tensor& flat, int shardRanks, int rank,
-                 const at::Device& device);
-  void issueUnshard(Unit& unit);      // allocates and issues the all-gather, if not done yet
+  void buildUnit(Unit& unit, const at::Tensor& flat, int shardRanks, int rank, const at::Device& device);
+  void issueUnshard(Unit& unit);  // allocates and issues the all-gather, if not done yet
   // Offload: the unit's shard copied to the device, in the compute dtype: the all-gather's input
   // (under bf16 this rank's slice of `gathered`).
   at::Tensor copyShardToDevice(Unit& unit);
@@ -108,7 +107,7 @@ class ShardedStrategy final : public Strategy {
   // free); in place where there is no such stream.
   template <typename Fn>
   void onCommunicationStream(PendingCollective* after, Fn&& copy);
-  void unshard(Unit& unit);           // issueUnshard, then waits for it
+  void unshard(Unit& unit);                 // issueUnshard, then waits for it
   void prefetch(int stage, int direction);  // issueUnshard for the next --prefetch stages' units
   void reshard(Unit& unit);
   void reduceGradients(Unit& unit);
@@ -123,9 +122,9 @@ class ShardedStrategy final : public Strategy {
   auto allocateForCollective(Fn&& allocate);
 
   const StagedModel& model_;
-  Communicator& comm_;         // the shard group: all-gathers and reduce-scatters
-  Communicator* replicate_;    // the replicate group on a hybrid mesh: gradient all-reduces; or null
-  int dataParallelRanks_;      // ranks whose gradients are averaged: the whole world
+  Communicator& comm_;       // the shard group: all-gathers and reduce-scatters
+  Communicator* replicate_;  // the replicate group on a hybrid mesh: gradient all-reduces; or null
+  int dataParallelRanks_;    // ranks whose gradients are averaged: the whole world
   bool reshardAfterForward_;
   int prefetchDepth_;
   at::ScalarType computeDtype_;
@@ -134,9 +133,9 @@ class ShardedStrategy final : public Strategy {
   Unit* reduceScatterUnit_ = nullptr;                 // whose gradients it reduces
   std::unique_ptr<PendingCollective> allReduce_;      // hybrid: the gradient shard's all-reduce in flight
   Unit* allReduceUnit_ = nullptr;                     // whose gradient shard it reduces
-  at::Device device_;          // where units compute
-  bool offload_;               // --offload cpu: shards, gradients and optimizer state on the host
-  std::vector<Unit> units_;  // blocks 0..L-1, then root (frozen before trained units of a slot)
+  at::Device device_;                                 // where units compute
+  bool offload_;                             // --offload cpu: shards, gradients and optimizer state on the host
+  std::vector<Unit> units_;                  // blocks 0..L-1, then root (frozen before trained units of a slot)
   std::vector<std::vector<int>> slotUnits_;  // per block, then the root: its units' indices
   std::vector<at::Tensor> live_;
   std::vector<at::Tensor> accumulated_;  // per parameter: fp32 unsharded gradient kept across

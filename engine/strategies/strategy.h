@@ -22,10 +22,10 @@ namespace shardscope {
 // One tensor a rank holds, for the memory inventory (roles as in the trace vocabulary).
 struct HeldTensor {
   std::string name;
-  std::string role;    // param_shard | param_gathered | grad_shard | grad_full | optimizer_state
-  int64_t numel = 0;   // elements the tensor's storage holds right now
-  int64_t bytes = 0;   // bytes of that storage
-  bool host = false;   // kept in host memory under --offload cpu (a GPU rank's state moved off it)
+  std::string role;   // param_shard | param_gathered | grad_shard | grad_full | optimizer_state
+  int64_t numel = 0;  // elements the tensor's storage holds right now
+  int64_t bytes = 0;  // bytes of that storage
+  bool host = false;  // kept in host memory under --offload cpu (a GPU rank's state moved off it)
 };
 
 // Inventories are assembled from parts (parameters, buckets, optimizer state).
@@ -61,7 +61,7 @@ class Strategy {
 // The strategy of config.strategy over `mesh`: ddp and zero1 use its world group; the sharded ones
 // shard over its shard group and, on a hybrid mesh, all-reduce gradient shards over its replicate
 // group.
-std::unique_ptr<Strategy> makeStrategy(const RunConfig& config, const StagedModel& model,
-                                       const ProcessMesh& mesh, const at::Device& device);
+std::unique_ptr<Strategy> makeStrategy(const RunConfig& config, const StagedModel& model, const ProcessMesh& mesh,
+                                       const at::Device& device);
 
 }  // namespace shardscope

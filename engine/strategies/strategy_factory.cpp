@@ -4,12 +4,14 @@
 
 namespace shardscope {
 
-std::unique_ptr<Strategy> makeStrategy(const RunConfig& config, const StagedModel& model,
-                                       const ProcessMesh& mesh, const at::Device& device) {
+std::unique_ptr<Strategy> makeStrategy(const RunConfig& config, const StagedModel& model, const ProcessMesh& mesh,
+                                       const at::Device& device) {
   const StrategyTraits& traits = traitsOf(config.strategy);
   switch (config.strategy) {
-    case StrategyKind::Ddp: return std::make_unique<DdpStrategy>(config, model, mesh.world(), device);
-    case StrategyKind::Zero1: return std::make_unique<Zero1Strategy>(config, model, mesh.world(), device);
+    case StrategyKind::Ddp:
+      return std::make_unique<DdpStrategy>(config, model, mesh.world(), device);
+    case StrategyKind::Zero1:
+      return std::make_unique<Zero1Strategy>(config, model, mesh.world(), device);
     case StrategyKind::ShardGradOp:
     case StrategyKind::FullShard:
     case StrategyKind::HybridShardZero2:

@@ -45,8 +45,8 @@ bool blockNeedsGrad(const StagedModel& model, int stage, const at::Tensor& input
 
 // Forward and backward of one (micro-)batch; the backward seeds the loss's gradient with
 // `lossScale`. Returns the (unscaled) loss, detached.
-at::Tensor forwardBackward(const StagedModel& model, Strategy& strategy, const Batch& batch,
-                           double lossScale, bool lastMicroBatch, bool checkpointBlocks) {
+at::Tensor forwardBackward(const StagedModel& model, Strategy& strategy, const Batch& batch, double lossScale,
+                           bool lastMicroBatch, bool checkpointBlocks) {
   const int stages = model.numStages();
   auto checkpointed = [&](int s) { return checkpointBlocks && model.stageUnit(s) != kRootUnit; };
   std::vector<at::Tensor> inputs(stages), outputs(stages);
@@ -126,8 +126,8 @@ at::Tensor trainStep(const StagedModel& model, Strategy& strategy, const Batch& 
     const bool last = k == microBatches - 1;
     strategy.setGradientSync(last);
     RankRecorder::instance().setMicroBatch(microBatches == 1 ? 0 : k + 1);
-    const Batch micro = microBatches == 1 ? batch
-                                          : Batch{batch.x.narrow(0, k * rows, rows), batch.y.narrow(0, k * rows, rows)};
+    const Batch micro =
+        microBatches == 1 ? batch : Batch{batch.x.narrow(0, k * rows, rows), batch.y.narrow(0, k * rows, rows)};
     at::Tensor loss = forwardBackward(model, strategy, micro, 1.0 / microBatches, last, options.checkpointBlocks);
     total = total.defined() ? total + loss : loss;
   }

@@ -55,7 +55,8 @@ Zero1Strategy::Zero1Strategy(const RunConfig& config, const StagedModel& model, 
   for (size_t i = 0; i < model.params().size(); ++i) {
     const auto& spec = model.params()[i];
     if (flatOffsets_[i] >= 0) {
-      params_.push_back(flat_.narrow(0, flatOffsets_[i], spec.numel()).view(spec.shape).detach().set_requires_grad(true));
+      params_.push_back(
+          flat_.narrow(0, flatOffsets_[i], spec.numel()).view(spec.shape).detach().set_requires_grad(true));
     } else {
       params_.push_back(frozen_[i]);
     }
@@ -152,7 +153,8 @@ std::vector<HeldTensor> Zero1Strategy::heldTensors() const {
   std::vector<HeldTensor> out;
   out.push_back({"params (flat)", bf16 ? "param_gathered" : "param_shard", flat_.numel(), bytesOf(flat_)});
   if (bf16) out.push_back({"master slice", "param_shard", master_.numel(), bytesOf(master_)});
-  if (masterGrad_.defined()) out.push_back({"master slice.grad", "grad_shard", masterGrad_.numel(), bytesOf(masterGrad_)});
+  if (masterGrad_.defined())
+    out.push_back({"master slice.grad", "grad_shard", masterGrad_.numel(), bytesOf(masterGrad_)});
   for (const auto& [i, t] : frozen_) {
     out.push_back({model_.params()[i].name + " (frozen)", "param_shard", t.numel(), bytesOf(t)});
   }

@@ -20,8 +20,7 @@ namespace shardscope {
 
 class Zero1Strategy final : public Strategy {
  public:
-  Zero1Strategy(const RunConfig& config, const StagedModel& model, Communicator& comm,
-                const at::Device& device);
+  Zero1Strategy(const RunConfig& config, const StagedModel& model, Communicator& comm, const at::Device& device);
   ~Zero1Strategy() override;
 
   const std::vector<at::Tensor>& liveParameters() const override { return params_; }
@@ -42,14 +41,14 @@ class Zero1Strategy final : public Strategy {
 
   const StagedModel& model_;
   Communicator& comm_;
-  int64_t sliceNumel_ = 0;            // padded elements / N
-  int64_t flatNumel_ = 0;             // trained elements, unpadded
-  std::vector<int64_t> flatOffsets_;  // each parameter's first element in the flat buffer; -1 frozen
-  at::Tensor flat_;                   // every trained parameter, compute dtype, padded to N's multiple
+  int64_t sliceNumel_ = 0;               // padded elements / N
+  int64_t flatNumel_ = 0;                // trained elements, unpadded
+  std::vector<int64_t> flatOffsets_;     // each parameter's first element in the flat buffer; -1 frozen
+  at::Tensor flat_;                      // every trained parameter, compute dtype, padded to N's multiple
   std::map<size_t, at::Tensor> frozen_;  // frozen parameters (LoRA), whole, in the compute dtype: never stepped
-  std::vector<at::Tensor> params_;    // views of flat_: what the model computes with
-  at::Tensor master_;                 // this rank's slice in fp32: a view of flat_ under fp32
-  at::Tensor masterGrad_;             // its averaged gradient, from the buckets until the step
+  std::vector<at::Tensor> params_;       // views of flat_: what the model computes with
+  at::Tensor master_;                    // this rank's slice in fp32: a view of flat_ under fp32
+  at::Tensor masterGrad_;                // its averaged gradient, from the buckets until the step
   // What the optimizer steps: master_ cut where parameters begin and end, views that update it in
   // place. PyTorch's ZeroRedundancyOptimizer hands its optimizer whole parameters, and LibTorch's
   // CPU Adam makes its temporaries one tensor at a time: one flat slice would make them as large

@@ -32,8 +32,7 @@ TEST(CliErrors, RejectsBadValuesBeforeStartingRanks) {
   expectRejected({"run", "--strategy", "zero3"}, "--strategy 'zero3' is not known");
   expectRejected({"run", "--model", "bert"}, "--model 'bert' is not known");
   expectRejected({"run", "--hidden", "-4"}, "--hidden is -4");
-  expectRejected({"run", "--model", "gpt", "--hidden", "30", "--heads", "4"},
-                 "--heads 4 does not divide --hidden 30");
+  expectRejected({"run", "--model", "gpt", "--hidden", "30", "--heads", "4"}, "--heads 4 does not divide --hidden 30");
   expectRejected({"run", "--export", "/proc/no-such-dir/x"}, "--export");
   expectRejected({"run", "--summary", "/no-such-dir/summary.json"}, "--summary");
   expectRejected({"run", "--world", "two"}, "--world");
@@ -43,8 +42,9 @@ TEST(CliErrors, RejectsBadValuesBeforeStartingRanks) {
   expectRejected({"run", "--offload", "nvme"}, "--offload 'nvme' is not known; choose one of: off, cpu");
   expectRejected({"run", "--strategy", "full_shard", "--offload", "cpu"}, "Pass --device cuda on a machine with a GPU");
   expectRejected({"run", "--strategy", "ddp", "--device", "cuda", "--offload", "cpu"}, "--strategy ddp does not shard");
-  expectRejected({"compare", "--device", "cuda", "--offload", "cpu"},
-                 "these shard no parameters: ddp. Compare the sharded ones alone (--strategies full_shard,shard_grad_op)");
+  expectRejected(
+      {"compare", "--device", "cuda", "--offload", "cpu"},
+      "these shard no parameters: ddp. Compare the sharded ones alone (--strategies full_shard,shard_grad_op)");
   expectRejected({"view", "x.json", "--window-size", "big"}, "--window-size 'big' is not WIDTHxHEIGHT");
   expectRejected({"run", "--window-size", "100x100", "--screenshot", "/tmp/x.png"}, "from 640x480 to 7680x4320");
   expectRejected({"run", "--at", "1ms"}, "set up the window, and run/compare open one only with --screenshot FILE");
@@ -157,7 +157,8 @@ TEST(CliErrors, AFullStandardOutputFailsTheCommand) {
 // Numbers are read as what they are, or refused: no wrapping, no truncation, no saturation, no
 // empty value read as 0, no boolean read as 1, no infinity; a huge value is not echoed back whole.
 TEST(CliErrors, NumbersOutOfRangeEmptyOrOfTheWrongKindAreRefused) {
-  expectRejected({"run", "--steps", "1000000000000"}, "--steps is 1000000000000, out of range: the largest it takes is 2147483647");
+  expectRejected({"run", "--steps", "1000000000000"},
+                 "--steps is 1000000000000, out of range: the largest it takes is 2147483647");
   expectRejected({"run", "--seed", "99999999999999999999"}, "--seed is 99999999999999999999, out of range");
   expectRejected({"run", "--hidden", ""}, "--hidden is empty; it takes a whole number, e.g. --hidden 64");
   expectRejected({"run", "--trace", ""}, "--trace is empty; give it a value, or leave it out");
@@ -196,7 +197,8 @@ TEST(CliErrors, NumbersOutOfRangeEmptyOrOfTheWrongKindAreRefused) {
   for (const auto& [body, expected] : files) {
     std::ofstream(dir + "/c.json") << body;
     expectRejected({"run", "--config", dir + "/c.json"}, expected);
-    EXPECT_LT(runShardscope({"run", "--config", dir + "/c.json"}).output.size(), 400u) << "the value is not echoed whole";
+    EXPECT_LT(runShardscope({"run", "--config", dir + "/c.json"}).output.size(), 400u)
+        << "the value is not echoed whole";
   }
   // Nesting that overflowed the stack (exit 139) is one message now, for the config and for view.
   std::ofstream(dir + "/c.json") << "{\"model\": " << std::string(100000, '[') << std::string(100000, ']') << "}";
@@ -213,9 +215,12 @@ TEST(CliErrors, NumbersOutOfRangeEmptyOrOfTheWrongKindAreRefused) {
   std::ofstream(dir + "/s.json") << R"({"schema": "shardscope.summary/4", "ranks": [{"rank": 0, "step_time_s": "x"}]})";
   expectRejected({"view", dir + "/s.json"},
                  "is a malformed summary: ranks[0].step_time_s is a string where an array belongs");
-  std::ofstream(dir + "/t.json") << R"({"traceEvents": [{"ph": "C", "name": "memory", "pid": 2000000000, "ts": 1, "args": {"param_shard": 5}}]})";
-  expectRejected({"view", dir + "/t.json"}, "has an event whose pid is 2000000000; in a shardscope trace the pid is the rank");
-  std::ofstream(dir + "/t.json") << R"({"traceEvents": [{"ph": "C", "name": "memory", "pid": -3, "ts": 1, "args": {}}]})";
+  std::ofstream(dir + "/t.json")
+      << R"({"traceEvents": [{"ph": "C", "name": "memory", "pid": 2000000000, "ts": 1, "args": {"param_shard": 5}}]})";
+  expectRejected({"view", dir + "/t.json"},
+                 "has an event whose pid is 2000000000; in a shardscope trace the pid is the rank");
+  std::ofstream(dir + "/t.json")
+      << R"({"traceEvents": [{"ph": "C", "name": "memory", "pid": -3, "ts": 1, "args": {}}]})";
   expectRejected({"view", dir + "/t.json"}, "whose pid is -3");
   // A field of the wrong kind is named with its event, not by the JSON library's own text.
   std::ofstream(dir + "/t.json") << R"({"traceEvents": [{"ph": "M", "pid": 0},
@@ -257,8 +262,9 @@ TEST(CliErrors, OversizedInputsAreRefusedAtTheirLimit) {
   expectRejected({"view", "/dev/zero"}, "'/dev/zero' holds more than 256 MiB");
   expectRejected({"--lesson", "/dev/zero"}, "lesson file: '/dev/zero' holds more than 1 MiB");
   const auto dir = testing::freshTempDir("oversized");
-  expectRejected({"view", dir}, "is a directory without rank-R.events files: name a trace or summary file in it, "
-                                 "or record a job into it with 'shardscope worker --trace-dir");
+  expectRejected({"view", dir},
+                 "is a directory without rank-R.events files: name a trace or summary file in it, "
+                 "or record a job into it with 'shardscope worker --trace-dir");
   const std::string bomb = dir + "/bomb.json.gz";
   ASSERT_EQ(testing::runCommand({"sh", "-c", "head -c 300000000 /dev/zero | gzip -1 > " + bomb}).exitCode, 0);
   expectRejected({"view", bomb}, "holds more than 256 MiB once decompressed");
@@ -272,8 +278,9 @@ TEST(CliErrors, ViewNamesWhatItCannotOpen) {
   std::ofstream(dir + "/s.json") << R"({"schema": "shardscope.summary/4"})";
   std::ofstream(dir + "/a.pt.trace.json") << R"({"schemaVersion": 1, "traceEvents": []})";
   expectRejected({"view", dir + "/a.pt.trace.json", dir + "/s.json"},
-                 "'" + dir + "/a.pt.trace.json' is one rank's torch.profiler trace: beside other recordings, name a "
-                 "PyTorch job by its folder");
+                 "'" + dir +
+                     "/a.pt.trace.json' is one rank's torch.profiler trace: beside other recordings, name a "
+                     "PyTorch job by its folder");
   // One process's trace (no distributedInfo, no rank in its name) is rank 0 of a world of 1, said.
   const auto single = runShardscope({"view", dir + "/a.pt.trace.json", "--summary", dir + "/one.json"});
   EXPECT_EQ(single.exitCode, 0) << single.output;
@@ -317,8 +324,8 @@ TEST(CliErrors, RunTablesNameTheAllocatorThatMeasured) {
 // recorded, so its per-step bytes are those of a fully recorded run.
 TEST(RunTables, UnrecordedFiguresAreMarkedNotShownAsZero) {
   const auto dir = testing::freshTempDir("run_tables_recording");
-  const std::vector<std::string> common = {"run", "--strategy", "full_shard", "--world", "2", "--steps", "4",
-                                           "--hidden", "8", "--layers", "1"};
+  const std::vector<std::string> common = {"run", "--strategy", "full_shard", "--world",  "2", "--steps",
+                                           "4",   "--hidden",   "8",          "--layers", "1"};
   auto run = [&](const std::string& mode) {
     auto args = common;
     for (const auto& a : {std::string("--recording"), mode, std::string("--summary"), dir + "/" + mode + ".json"}) {
@@ -356,8 +363,8 @@ TEST(RunTables, UnrecordedFiguresAreMarkedNotShownAsZero) {
 
 // compare shows what activation checkpointing costs in compute, and only where a column has it.
 TEST(RunTables, CompareShowsRecomputeTimeOnlyWithCheckpointing) {
-  const std::vector<std::string> common = {"compare", "--strategies", "ddp,full_shard", "--world", "2",
-                                           "--steps", "2", "--hidden", "8", "--layers", "2"};
+  const std::vector<std::string> common = {
+      "compare", "--strategies", "ddp,full_shard", "--world", "2", "--steps", "2", "--hidden", "8", "--layers", "2"};
   auto plain = runShardscope(common);
   ASSERT_EQ(plain.exitCode, 0) << plain.output;
   EXPECT_EQ(plain.output.find("recompute per step"), std::string::npos) << plain.output;
@@ -374,11 +381,10 @@ TEST(RunTables, CompareShowsRecomputeTimeOnlyWithCheckpointing) {
 TEST(CliErrors, HelpExplainsEveryOptionWithItsDefault) {
   auto r = runShardscope({"run", "--help"});
   EXPECT_EQ(r.exitCode, 0);
-  for (const char* option :
-       {"--model", "--layers", "--hidden", "--heads", "--seq", "--vocab", "--features",
-        "--classes", "--batch", "--steps", "--world", "--strategy", "--optimizer", "--lr",
-        "--seed", "--device", "--bind-cores", "--bucket-cap-mb", "--config", "--export", "--summary",
-        "--step-gate", "--at", "--window-size"}) {
+  for (const char* option : {"--model",     "--layers",  "--hidden",  "--heads",     "--seq",        "--vocab",
+                             "--features",  "--classes", "--batch",   "--steps",     "--world",      "--strategy",
+                             "--optimizer", "--lr",      "--seed",    "--device",    "--bind-cores", "--bucket-cap-mb",
+                             "--config",    "--export",  "--summary", "--step-gate", "--at",         "--window-size"}) {
     EXPECT_NE(r.output.find(option), std::string::npos) << option;
   }
   EXPECT_NE(r.output.find("[default: 25]"), std::string::npos) << r.output;
@@ -392,12 +398,15 @@ TEST(CliErrors, EstimateRejectsWhatItCannotRead) {
   expectRejected({"estimate", "--params", "70B", "--gpu-memory", "-80"}, "--gpu-memory -80 is negative");
   expectRejected({"estimate", "--world", "0"}, "--world is 0");
   expectRejected({"estimate", "--params", "70B", "--reserve", "120%"}, "--reserve '120%' is not a percentage");
-  expectRejected({"estimate", "--params", "70B", "--fewest-gpus", "--gpu-memory", "0"}, "--fewest-gpus needs one GPU's memory");
+  expectRejected({"estimate", "--params", "70B", "--fewest-gpus", "--gpu-memory", "0"},
+                 "--fewest-gpus needs one GPU's memory");
   expectRejected({"estimate", "--largest-model", "--params", "7B"}, "--largest-model finds the parameter count");
   expectRejected({"estimate", "--arch", "llama"}, "--arch 'llama' is not an architecture: name a preset (llama2-7b");
   expectRejected({"estimate", "--arch", "32,4096,32,2048"}, "gives the shape, not the parameter count: add --params");
-  expectRejected({"estimate", "--arch", "llama2-7b", "--recompute", "blocks"}, "--recompute 'blocks' is not a recomputation");
-  expectRejected({"estimate", "--arch", "llama2-7b", "--micro-batch", "0"}, "--micro-batch 0 is not a number of samples");
+  expectRejected({"estimate", "--arch", "llama2-7b", "--recompute", "blocks"},
+                 "--recompute 'blocks' is not a recomputation");
+  expectRejected({"estimate", "--arch", "llama2-7b", "--micro-batch", "0"},
+                 "--micro-batch 0 is not a number of samples");
   expectRejected({"estimate", "--arch", "llama2-7b", "--activation-precision", "fp8"},
                  "--activation-precision 'fp8' is not a precision: choose bf16 or fp16");
 #ifdef SHARDSCOPE_HAS_WINDOW
@@ -417,8 +426,8 @@ TEST(CliErrors, EstimateRejectsWhatItCannotRead) {
 
 // compare --strategies runs exactly the strategies named, in that order: ZeRO stages 0 to 3 side by side.
 TEST(CliErrors, CompareRunsTheStrategiesNamed) {
-  auto r = runShardscope({"compare", "--strategies", "zero1,ddp", "--model", "mlp", "--layers", "1",
-                          "--hidden", "8", "--steps", "1", "--world", "2"});
+  auto r = runShardscope({"compare", "--strategies", "zero1,ddp", "--model", "mlp", "--layers", "1", "--hidden", "8",
+                          "--steps", "1", "--world", "2"});
   ASSERT_EQ(r.exitCode, 0) << r.output;
   const auto zero1 = r.output.find("shardscope run: mlp, 1 layers, hidden 8, zero1");
   const auto ddp = r.output.find("shardscope run: mlp, 1 layers, hidden 8, ddp");
@@ -464,7 +473,8 @@ TEST(CliErrors, GpuMemoryGivesTheHeadroomPerRank) {
     auto r = runShardscope({"run", "--model", "gpt", "--layers", "2", "--hidden", "32", "--seq", "8", "--batch", "4",
                             "--steps", "1", "--gpu-memory", capacity, "--summary", dir + "/s.json"});
     ASSERT_EQ(r.exitCode, 0) << r.output;
-    EXPECT_NE(r.output.find(std::string("headroom: --gpu-memory ") + (over ? "0.0001" : "1") + " GB"), std::string::npos)
+    EXPECT_NE(r.output.find(std::string("headroom: --gpu-memory ") + (over ? "0.0001" : "1") + " GB"),
+              std::string::npos)
         << r.output;
     EXPECT_EQ(r.output.find("(over)") != std::string::npos, over) << r.output;
     const auto summary = nlohmann::json::parse(std::ifstream(dir + "/s.json"));
@@ -484,8 +494,10 @@ TEST(CliErrors, PeakTflopsGivesMfu) {
     // A CPU rank measures no peak and has no device memory to report.
     EXPECT_EQ(summary["device_memory_bytes"], 0);
     EXPECT_EQ(summary["measured_peak_flops"], 0);
-    if (std::string(peak) == "0") EXPECT_TRUE(summary["mfu_peak"].is_null());
-    else EXPECT_EQ(summary["mfu_peak"], "the stated peak, --peak-tflops 0.25");
+    if (std::string(peak) == "0")
+      EXPECT_TRUE(summary["mfu_peak"].is_null());
+    else
+      EXPECT_EQ(summary["mfu_peak"], "the stated peak, --peak-tflops 0.25");
     for (const auto& rank : summary["ranks"]) {
       const auto& throughput = rank["throughput"];
       if (std::string(peak) == "0") {
@@ -495,7 +507,8 @@ TEST(CliErrors, PeakTflopsGivesMfu) {
       }
       EXPECT_NEAR(throughput["mfu"].get<double>(), throughput["model_flops_per_s"].get<double>() / 0.25e12, 1e-12);
       EXPECT_GT(throughput["mfu"].get<double>(), 0.0);
-      EXPECT_NE(r.output.find("MFU: model FLOP/s over the stated peak, --peak-tflops 0.25"), std::string::npos) << r.output;
+      EXPECT_NE(r.output.find("MFU: model FLOP/s over the stated peak, --peak-tflops 0.25"), std::string::npos)
+          << r.output;
     }
   }
   expectRejected({"run", "--peak-tflops", "-1"}, "--peak-tflops is -1; give one device's peak in TFLOP/s");
@@ -538,13 +551,15 @@ TEST(CliErrors, EstimateIsLabelledAPrediction) {
   EXPECT_EQ(json.exitCode, 0) << json.output;
   EXPECT_NE(json.output.find("\"prediction\": true"), std::string::npos) << json.output;
   // The run options it predicts for include accumulation and LoRA (the batch is not its business).
-  auto accumulated = runShardscope({"estimate", "--model", "gpt", "--world", "2", "--accumulate", "4", "--lora-rank", "2"});
+  auto accumulated =
+      runShardscope({"estimate", "--model", "gpt", "--world", "2", "--accumulate", "4", "--lora-rank", "2"});
   EXPECT_EQ(accumulated.exitCode, 0) << accumulated.output;
   EXPECT_NE(accumulated.output.find("per micro-batch (x 4)"), std::string::npos) << accumulated.output;
   EXPECT_NE(accumulated.output.find("LoRA rank 2, 4 micro-batches per step"), std::string::npos) << accumulated.output;
   // Under --offload cpu the JSON keeps each role's host figure where it was and the device's passing
   // copies of full_shard and shard_grad_op beside it; ddp has nothing to offload.
-  auto offloaded = runShardscope({"estimate", "--model", "gpt", "--world", "2", "--device", "cuda", "--offload", "cpu", "--json"});
+  auto offloaded =
+      runShardscope({"estimate", "--model", "gpt", "--world", "2", "--device", "cuda", "--offload", "cpu", "--json"});
   ASSERT_EQ(offloaded.exitCode, 0) << offloaded.output;
   const auto predicted = nlohmann::json::parse(offloaded.output.substr(offloaded.output.find('{')))["strategies"];
   EXPECT_EQ(predicted["full_shard"]["memory_per_rank"]["param_shard"]["memory"], "host");
@@ -558,7 +573,8 @@ TEST(CliErrors, EstimateIsLabelledAPrediction) {
   ASSERT_EQ(wide.exitCode, 0) << wide.output;
   EXPECT_NE(wide.output.find("\"world\": 64"), std::string::npos) << wide.output;
   // The inverse questions, with a tenth of each GPU kept free.
-  auto fewest = runShardscope({"estimate", "--params", "70B", "--bytes-per-param", "2,2,8", "--fewest-gpus", "--reserve", "10%"});
+  auto fewest =
+      runShardscope({"estimate", "--params", "70B", "--bytes-per-param", "2,2,8", "--fewest-gpus", "--reserve", "10%"});
   ASSERT_EQ(fewest.exitCode, 0) << fewest.output;
   EXPECT_NE(fewest.output.find("PREDICTION"), std::string::npos) << fewest.output;
   EXPECT_NE(fewest.output.find("72 GB for the model states"), std::string::npos) << fewest.output;
@@ -571,7 +587,8 @@ TEST(CliErrors, EstimateIsLabelledAPrediction) {
   ASSERT_EQ(withActivations.exitCode, 0) << withActivations.output;
   EXPECT_NE(withActivations.output.find("Korthikanti"), std::string::npos) << withActivations.output;
   EXPECT_NE(withActivations.output.find("APPROXIMATION"), std::string::npos) << withActivations.output;
-  EXPECT_NE(withActivations.output.find("5.37 GB      57.9 GB  fits in 80 GB"), std::string::npos) << withActivations.output;
+  EXPECT_NE(withActivations.output.find("5.37 GB      57.9 GB  fits in 80 GB"), std::string::npos)
+      << withActivations.output;
   // fp32 activations: 4 bytes per value, so full recomputation keeps twice the bytes (10.7 GB).
   auto fp32 = runShardscope({"estimate", "--arch", "llama2-70b", "--params", "70B", "--worlds", "16",
                              "--bytes-per-param", "2,2,8", "--recompute", "full", "--activation-precision", "fp32"});
@@ -584,7 +601,8 @@ TEST(CliErrors, EstimateIsLabelledAPrediction) {
   EXPECT_NE(largest.output.find("full_shard                 5B        40B"), std::string::npos) << largest.output;
   // no_sync's price: full_shard holds every (adapter) gradient unsharded, as ddp does.
   EXPECT_NE(accumulated.output.find("every unsharded gradient, kept from the first micro-batch to the last"),
-            std::string::npos) << accumulated.output;
+            std::string::npos)
+      << accumulated.output;
 }
 
 }  // namespace

@@ -90,13 +90,15 @@ TEST_P(Interrupt, KeepsWhatWasRecordedAndSaysSo) {
   const int signal = GetParam();
   const auto dir = testing::freshTempDir("interrupt_" + std::to_string(signal));
   const auto tmp = testing::freshTempDir("interrupt_tmp_" + std::to_string(signal));
-  const auto r = interruptAfter({"run", "--model", "mlp", "--world", "2", "--strategy", "full_shard", "--steps", "2000",
-                                 "--summary", dir + "/s.json", "--trace", dir + "/t.json", "--memory-csv", dir + "/m.csv"},
-                                "step 3/", {signal}, tmp);
+  const auto r =
+      interruptAfter({"run", "--model", "mlp", "--world", "2", "--strategy", "full_shard", "--steps", "2000",
+                      "--summary", dir + "/s.json", "--trace", dir + "/t.json", "--memory-csv", dir + "/m.csv"},
+                     "step 3/", {signal}, tmp);
   EXPECT_EQ(r.exitCode, 128 + signal) << r.output;
   EXPECT_NE(r.output.find("shardscope: interrupted by SIG"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("Kept what was recorded: summary " + dir + "/s.json, trace " + dir + "/t.json"),
-            std::string::npos) << r.output;
+            std::string::npos)
+      << r.output;
 
   std::ifstream summaryFile(dir + "/s.json");
   ASSERT_TRUE(summaryFile.good()) << "the summary is written";
@@ -116,8 +118,9 @@ TEST_P(Interrupt, KeepsWhatWasRecordedAndSaysSo) {
 TEST(Interrupt, SignalsIgnoredAtStartStayIgnored) {
   const auto dir = testing::freshTempDir("interrupt_nohup");
   const auto tmp = testing::freshTempDir("interrupt_nohup_tmp");
-  const auto r = interruptAfter({"run", "--model", "mlp", "--world", "2", "--steps", "2000", "--summary", dir + "/s.json"},
-                                "step 3/", {SIGHUP, SIGTERM}, tmp, /*ignored=*/SIGHUP);
+  const auto r =
+      interruptAfter({"run", "--model", "mlp", "--world", "2", "--steps", "2000", "--summary", dir + "/s.json"},
+                     "step 3/", {SIGHUP, SIGTERM}, tmp, /*ignored=*/SIGHUP);
   EXPECT_EQ(r.exitCode, 128 + SIGTERM) << r.output;
   EXPECT_NE(r.output.find("interrupted by SIGTERM"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("SIGHUP"), std::string::npos) << r.output;

@@ -36,8 +36,8 @@ TEST(LiveJob, RanksArriveOnRankZerosClockAndTheSessionEndsAsTheyDid) {
   sink.rankJoined(1, 2, "", "10.0.0.2");
   sink.rankJoined(0, 2, R"({"strategy": "full_shard", "model": "gpt"})", "10.0.0.1");
   // Rank 1: a sample before its clock is known, the clock, a sample after; rank 0 alike.
-  sink.rankEvents(1, {memoryAt(1, kAhead + 500, 64), clockOffset(1, kAhead + 1'000, 1'000, 80),
-                      memoryAt(1, kAhead + 2'000, -64)});
+  sink.rankEvents(
+      1, {memoryAt(1, kAhead + 500, 64), clockOffset(1, kAhead + 1'000, 1'000, 80), memoryAt(1, kAhead + 2'000, -64)});
   trace::Event step;
   step.kind = trace::EventKind::StepEnd;
   step.rank = 0;
@@ -74,8 +74,9 @@ TEST(LiveJob, ACollectorThatCouldNotListenSaysSo) {
   sink.finish(2);
   auto lock = store.lock();
   EXPECT_EQ(store.sessions()[0].status, ui::SessionStatus::Failed);
-  EXPECT_EQ(store.sessions()[0].error, "the collector could not listen on 127.0.0.1:1 (another process may hold the "
-                                       "port: choose another); the terminal says why");
+  EXPECT_EQ(store.sessions()[0].error,
+            "the collector could not listen on 127.0.0.1:1 (another process may hold the "
+            "port: choose another); the terminal says why");
 }
 
 // A long job in Listen mode stays within --window-events: its oldest steps fold, as a long run's

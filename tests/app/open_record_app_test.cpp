@@ -24,22 +24,32 @@ namespace {
 // block allocated and freed.
 void writeProfilerTrace(const std::string& path, int rank) {
   auto span = [](const std::string& name, double ts, double dur, int tid) {
-    return nlohmann::json{{"ph", "X"}, {"cat", "user_annotation"}, {"name", name}, {"pid", 1}, {"tid", tid},
-                          {"ts", ts}, {"dur", dur}};
+    return nlohmann::json{{"ph", "X"}, {"cat", "user_annotation"}, {"name", name}, {"pid", 1}, {"tid", tid}, {"ts", ts},
+                          {"dur", dur}};
   };
   auto memory = [](double ts, int64_t bytes, int64_t total) {
-    return nlohmann::json{{"ph", "i"}, {"cat", "cpu_instant_event"}, {"name", "[memory]"}, {"pid", 1}, {"tid", 1},
-                          {"ts", ts}, {"args", {{"Bytes", bytes}, {"Addr", 11}, {"Total Allocated", total}, {"Device Type", 0}}}};
+    return nlohmann::json{{"ph", "i"},
+                          {"cat", "cpu_instant_event"},
+                          {"name", "[memory]"},
+                          {"pid", 1},
+                          {"tid", 1},
+                          {"ts", ts},
+                          {"args", {{"Bytes", bytes}, {"Addr", 11}, {"Total Allocated", total}, {"Device Type", 0}}}};
   };
   auto op = span("c10d::_allgather_base_", 1020, 20, 1);
   op["cat"] = "cpu_op";
   op["args"] = {{"Input Dims", {{2048}, {1024}}}, {"Input type", {"float", "float"}}};
-  const nlohmann::json events = {span("ProfilerStep#2", 1000, 5000, 1), span("FSDP::all_gather (0)", 1010, 300, 1), op,
-                                 span("gloo:all_gather", 1030, 250, 2), memory(1295, 8192, 8192), memory(3020, -8192, 0)};
-  std::ofstream(path) << nlohmann::json{{"schemaVersion", 1},
-                                        {"distributedInfo", {{"rank", rank}, {"world_size", 2}}},
-                                        {"traceEvents", events}}
-                             .dump();
+  const nlohmann::json events = {span("ProfilerStep#2", 1000, 5000, 1),
+                                 span("FSDP::all_gather (0)", 1010, 300, 1),
+                                 op,
+                                 span("gloo:all_gather", 1030, 250, 2),
+                                 memory(1295, 8192, 8192),
+                                 memory(3020, -8192, 0)};
+  std::ofstream(path) << nlohmann::json{
+      {"schemaVersion", 1},
+      {"distributedInfo", {{"rank", rank}, {"world_size", 2}}},
+      {"traceEvents",
+       events}}.dump();
 }
 
 class OpenFromTheSidebar : public AppOverEngine {

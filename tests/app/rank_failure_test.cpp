@@ -15,14 +15,14 @@ namespace shardscope {
 namespace {
 
 std::vector<std::string> argsWithSummary(const std::string& summary) {
-  return {"run", "--model", "mlp", "--strategy", "full_shard", "--world", "3", "--batch", "6",
-          "--steps", "4", "--summary", summary};
+  return {"run",     "--model", "mlp",     "--strategy", "full_shard", "--world", "3",
+          "--batch", "6",       "--steps", "4",          "--summary",  summary};
 }
 
 TEST(RankFailure, KilledRankIsNamedAndPeersAreStopped) {
   const auto dir = testing::freshTempDir("rank_killed");
-  auto r = testing::runShardscope(argsWithSummary(dir + "/summary.json"),
-                                  {"SHARDSCOPE_FAULT=rank=1,step=2,mode=kill"}, 120);
+  auto r =
+      testing::runShardscope(argsWithSummary(dir + "/summary.json"), {"SHARDSCOPE_FAULT=rank=1,step=2,mode=kill"}, 120);
   EXPECT_EQ(r.exitCode, 1) << r.output;
   EXPECT_NE(r.output.find("rank 1 died: killed by signal 9"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("during step 3"), std::string::npos) << r.output;
@@ -43,7 +43,8 @@ TEST(RankFailure, ANonFiniteLossStopsTheRunAndSaysWhy) {
   // 100 ms, and longer on a loaded machine) costs a step or two. At the default 64, 1-ms steps ran
   // up to 11 before the stop landed; at 512 (5 ms steps) a loaded CI run once ran 23.
   auto r = testing::runShardscope({"run", "--model", "mlp", "--world", "2", "--hidden", "2048", "--lr", "1e30",
-                                   "--steps", "200", "--summary", dir + "/summary.json"}, {}, 120);
+                                   "--steps", "200", "--summary", dir + "/summary.json"},
+                                  {}, 120);
   EXPECT_EQ(r.exitCode, 1) << r.output;
   EXPECT_NE(r.output.find("training diverged, so the run was stopped"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("Lower --lr (it is 1e+30)"), std::string::npos) << r.output;
@@ -55,11 +56,10 @@ TEST(RankFailure, ANonFiniteLossStopsTheRunAndSaysWhy) {
 
 TEST(RankFailure, RankErrorMessageReachesTheUser) {
   const auto dir = testing::freshTempDir("rank_error");
-  auto r = testing::runShardscope(argsWithSummary(dir + "/summary.json"),
-                                  {"SHARDSCOPE_FAULT=rank=2,step=0,mode=error"}, 120);
+  auto r = testing::runShardscope(argsWithSummary(dir + "/summary.json"), {"SHARDSCOPE_FAULT=rank=2,step=0,mode=error"},
+                                  120);
   EXPECT_EQ(r.exitCode, 1) << r.output;
-  EXPECT_NE(r.output.find("rank 2 failed during step 1: injected fault"), std::string::npos)
-      << r.output;
+  EXPECT_NE(r.output.find("rank 2 failed during step 1: injected fault"), std::string::npos) << r.output;
   EXPECT_LT(r.seconds, 60.0);
   // Nothing completed a step: the summary keeps what was recorded (memory), and every figure that
   // needs a step is null rather than a zero that reads as measured.
@@ -173,7 +173,8 @@ TEST(RankFailure, AStallTimeoutThatIsNotANumberOfSecondsIsRefused) {
     auto r = testing::runShardscope({"run", "--stall-timeout", bad});
     EXPECT_EQ(r.exitCode, 2) << r.output;
     EXPECT_NE(r.output.find(std::string("--stall-timeout is ") + (bad == std::string("1e300") ? "1e+300" : bad)),
-              std::string::npos) << r.output;
+              std::string::npos)
+        << r.output;
     EXPECT_NE(r.output.find("from 3 to 86400"), std::string::npos) << r.output;
   }
 }
@@ -182,8 +183,8 @@ TEST(RankFailure, AStallTimeoutThatIsNotANumberOfSecondsIsRefused) {
 TEST(RankFailure, OneFailedOutputCostsNoOtherAndIsNeverExitZero) {
   const auto dir = testing::freshTempDir("outputs_full");
   // The trace first: it used to end the run's writing, so the CSV and the summary were lost too.
-  auto r = testing::runShardscope({"run", "--steps", "2", "--trace", "/dev/full", "--memory-csv",
-                                   dir + "/memory.csv", "--summary", dir + "/summary.json"});
+  auto r = testing::runShardscope({"run", "--steps", "2", "--trace", "/dev/full", "--memory-csv", dir + "/memory.csv",
+                                   "--summary", dir + "/summary.json"});
   EXPECT_EQ(r.exitCode, 1) << r.output;
   EXPECT_NE(r.output.find("cannot write '/dev/full': No space left on device"), std::string::npos) << r.output;
   auto summary = nlohmann::json::parse(std::ifstream(dir + "/summary.json"));
@@ -231,14 +232,15 @@ TEST(RankFailure, AWorkerOfAnyRankSaysWhyItFailed) {
 TEST(RankFailure, AWorkerThatCannotReachTheStoreSaysSoWithinItsTimeout) {
   // Port 1 on loopback: nothing listens there, so every connection is refused.
   auto r = testing::runShardscope({"worker", "--steps", "1"},
-                                  {"RANK=1", "WORLD_SIZE=2", "LOCAL_RANK=1", "MASTER_ADDR=127.0.0.1",
-                                   "MASTER_PORT=1", "SHARDSCOPE_RENDEZVOUS_TIMEOUT_S=3"},
+                                  {"RANK=1", "WORLD_SIZE=2", "LOCAL_RANK=1", "MASTER_ADDR=127.0.0.1", "MASTER_PORT=1",
+                                   "SHARDSCOPE_RENDEZVOUS_TIMEOUT_S=3"},
                                   60);
   EXPECT_EQ(r.exitCode, 1) << r.output;
   EXPECT_NE(r.output.find("shardscope worker, rank 1: could not reach the rendezvous store at 127.0.0.1:1 in "),
             std::string::npos)
       << r.output;
-  EXPECT_NE(r.output.find(" s (timeout 3 s; c10d tries twice) (MASTER_ADDR, MASTER_PORT)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(" s (timeout 3 s; c10d tries twice) (MASTER_ADDR, MASTER_PORT)"), std::string::npos)
+      << r.output;
   EXPECT_LT(r.seconds, 30.0) << "the timeout it stated, not c10d's minutes";
 }
 

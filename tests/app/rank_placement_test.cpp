@@ -105,8 +105,8 @@ TEST(RankPlacement, SlicesComeFromTheCoresTheRunWasGiven) {
 
 TEST(RankPlacement, UnboundRanksNameNoCores) {
   const auto dir = testing::freshTempDir("bind_cores_off");
-  auto r = testing::runShardscope(
-      testing::runArgsOf(testing::tinyGptConfig(), {"--summary", dir + "/summary.json"}), {}, 120);
+  auto r = testing::runShardscope(testing::runArgsOf(testing::tinyGptConfig(), {"--summary", dir + "/summary.json"}),
+                                  {}, 120);
   ASSERT_EQ(r.exitCode, 0) << r.output;
   for (const auto& p : placementsOf(dir + "/summary.json")) {
     EXPECT_TRUE(coresNamed(p).empty()) << p;

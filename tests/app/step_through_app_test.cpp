@@ -53,7 +53,8 @@ TEST_F(LiveStepThrough, EachClickOnStepMovesEveryRankOneEventGroup) {
   c.stepGate = StepGateMode::Group;
   state_.config = c;
   engine_.startRun(c);
-  ASSERT_TRUE(drawUntil([](const ui::Session& s) { return s.gate.allWaiting(); })) << "the ranks never reached the gate";
+  ASSERT_TRUE(drawUntil([](const ui::Session& s) { return s.gate.allWaiting(); }))
+      << "the ranks never reached the gate";
   std::string waitingBefore;
   for (int clicks = 0; clicks < 6; ++clicks) {
     const auto before = groupsPerRank();
@@ -70,7 +71,8 @@ TEST_F(LiveStepThrough, EachClickOnStepMovesEveryRankOneEventGroup) {
         if (s.recording.rank(r).groups.size() == before[static_cast<size_t>(r)]) return false;
       }
       return true;
-    })) << "click " << clicks;
+    })) << "click "
+        << clicks;
     const auto after = groupsPerRank();
     for (size_t r = 0; r < after.size(); ++r) {
       EXPECT_EQ(after[r], before[r] + 1) << "click " << clicks << ", rank " << r;

@@ -63,7 +63,8 @@ TEST(StrategyTable, OneRowPerStrategyAndTheZeroStagesInOrder) {
   }
   // HSDP: ZeRO-3 (or ZeRO-2) inside each shard group, replicated across them.
   EXPECT_EQ(zeroName(StrategyKind::HybridShard), "HYBRID_SHARD, ZeRO-3 per group");
-  EXPECT_EQ(traitsOf(StrategyKind::HybridShard).reshardsAfterForward, traitsOf(StrategyKind::FullShard).reshardsAfterForward);
+  EXPECT_EQ(traitsOf(StrategyKind::HybridShard).reshardsAfterForward,
+            traitsOf(StrategyKind::FullShard).reshardsAfterForward);
   EXPECT_EQ(traitsOf(StrategyKind::HybridShardZero2).reshardsAfterForward,
             traitsOf(StrategyKind::ShardGradOp).reshardsAfterForward);
   EXPECT_FALSE(traitsOf(StrategyKind::FullShard).replicatesShardGroups);

@@ -79,8 +79,10 @@ TEST(RunConfig, UnknownNamesListTheAllowedOnes) {
   RunConfig c;
   const auto error = applyConfigJson(nlohmann::json{{"strategy", 3}}, c);
   ASSERT_TRUE(error);
-  EXPECT_NE(error->find("must be one of ddp, zero1, shard_grad_op, full_shard, hybrid_shard_zero2, hybrid_shard, as a string"),
-            std::string::npos) << *error;
+  EXPECT_NE(error->find(
+                "must be one of ddp, zero1, shard_grad_op, full_shard, hybrid_shard_zero2, hybrid_shard, as a string"),
+            std::string::npos)
+      << *error;
 }
 
 // HSDP's shard group: a divisor of the world; by default the world split into the fewest replicas.
@@ -107,7 +109,8 @@ TEST(RunConfig, ShardGroupSizeDividesTheWorldAndOnlyHybridStrategiesTakeIt) {
   c.strategy = StrategyKind::FullShard;
   c.shardGroupSize = 2;
   EXPECT_NE(errorOf(c).find("is for the hybrid strategies; full_shard divides among the whole world"),
-            std::string::npos) << errorOf(c);
+            std::string::npos)
+      << errorOf(c);
   c.shardGroupSize = 0;
   EXPECT_EQ(shardGroupSize(c), 6) << "every other strategy shards over the world";
   EXPECT_EQ(replicaCount(c), 1);
@@ -141,8 +144,8 @@ TEST(RunConfig, OffloadIsForShardedStrategiesOnGpuRanks) {
 }
 
 TEST(RunConfig, NonPositiveSizesAreRejected) {
-  for (auto field : {&RunConfig::layers, &RunConfig::hidden, &RunConfig::batch, &RunConfig::steps,
-                     &RunConfig::features, &RunConfig::classes}) {
+  for (auto field : {&RunConfig::layers, &RunConfig::hidden, &RunConfig::batch, &RunConfig::steps, &RunConfig::features,
+                     &RunConfig::classes}) {
     RunConfig c;
     c.*field = 0;
     EXPECT_NE(errorOf(c).find("must be a positive integer"), std::string::npos) << errorOf(c);

@@ -40,7 +40,8 @@ std::thread stranger(int port, std::string bytes, int holdMs) {
 // holds a step): SIGKILL, a collector gone; SIGSTOP, one that stops reading and confirming.
 std::thread signalCollectorMidRun(const std::string& dir, const std::string& port, const std::string& signal) {
   return std::thread([dir, port, signal] {
-    for (int i = 0; i < 200 && testing::fileContents(trace::rankEventFileName(dir, 1)).find("step_end") == std::string::npos;
+    for (int i = 0;
+         i < 200 && testing::fileContents(trace::rankEventFileName(dir, 1)).find("step_end") == std::string::npos;
          ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
@@ -80,7 +81,7 @@ TEST(Collector, AJobStreamsToItLiveAndStrangersAreRefused) {
   strangers.push_back(stranger(port, "{\"hello\": 1}\n", 200));  // a hello of the wrong type
   strangers.push_back(stranger(port, trace::encodeCollectorHello(wrong), 200));
   strangers.push_back(stranger(port, trace::encodeCollectorHello(none), 200));
-  strangers.push_back(stranger(port, "", 6500));  // silence past the 5 s a hello may take
+  strangers.push_back(stranger(port, "", 6500));                          // silence past the 5 s a hello may take
   strangers.push_back(stranger(port, std::string(70 * 1024, 'x'), 200));  // no line at all
   const auto ranks = testing::runWorkerJob(config, {"--collector", "127.0.0.1:" + std::to_string(port)}, {}, token);
   for (auto& s : strangers) s.join();
@@ -88,10 +89,10 @@ TEST(Collector, AJobStreamsToItLiveAndStrangersAreRefused) {
   for (const auto& r : ranks) EXPECT_EQ(r.exitCode, 0) << r.output;
 
   EXPECT_EQ(collector.exitCode, 0) << collector.output;
-  for (const char* said : {"rank 0 of 2 connected from 127.0.0.1", "step 3  loss", "rank 0 finished (3 steps)",
-                           "rank 1 finished (3 steps)", "its first line is not a shardscope rank's hello",
-                           "it presented a wrong token", "it presented no token", "it said nothing for 5 s",
-                           "its first 64 KiB hold no line"}) {
+  for (const char* said :
+       {"rank 0 of 2 connected from 127.0.0.1", "step 3  loss", "rank 0 finished (3 steps)",
+        "rank 1 finished (3 steps)", "its first line is not a shardscope rank's hello", "it presented a wrong token",
+        "it presented no token", "it said nothing for 5 s", "its first 64 KiB hold no line"}) {
     EXPECT_NE(collector.output.find(said), std::string::npos) << said << " in:\n" << collector.output;
   }
   EXPECT_EQ(collector.output.find("guess"), std::string::npos) << "a refused token is not echoed";

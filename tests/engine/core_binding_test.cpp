@@ -117,7 +117,7 @@ class RendezvousEnvironment : public ::testing::Test {
     for (const char* name : kNames) ::unsetenv(name);
     for (const auto& [name, value] : saved_) ::setenv(name.c_str(), value.c_str(), 1);
   }
-  static constexpr const char* kNames[] = {"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE",
+  static constexpr const char* kNames[] = {"RANK",        "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE",
                                            "MASTER_ADDR", "MASTER_PORT"};
   std::map<std::string, std::string> saved_;
 };

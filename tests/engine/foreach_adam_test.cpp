@@ -48,13 +48,11 @@ void setGradients(std::vector<at::Tensor>& params, int step) {
 // values near zero. A wrong step is off by about the learning rate, 1e-2.
 void expectClose(const at::Tensor& ours, const at::Tensor& reference, size_t index) {
   EXPECT_TRUE(at::allclose(ours, reference, /*rtol=*/1e-5, /*atol=*/1e-6))
-      << "parameter " << index << ": max abs difference "
-      << (ours - reference).abs().max().item<double>();
+      << "parameter " << index << ": max abs difference " << (ours - reference).abs().max().item<double>();
 }
 
 template <typename Reference, typename Foreach, typename Options>
-void expectSameTrajectory(const Options& options, const at::Device& device = at::kCPU,
-                          bool large = false) {
+void expectSameTrajectory(const Options& options, const at::Device& device = at::kCPU, bool large = false) {
   auto refParams = makeParams(device, large);
   auto ourParams = makeParams(device, large);
   const auto initial = makeParams(device, large);
@@ -93,13 +91,11 @@ TEST(ForeachAdam, FollowsTorchOptimAdamWithLargeEps) {
 }
 
 TEST(ForeachAdam, FollowsTorchOptimAdamWithCoupledWeightDecay) {
-  expectSameTrajectory<torch::optim::Adam, ForeachAdam>(
-      torch::optim::AdamOptions(1e-2).weight_decay(0.1));
+  expectSameTrajectory<torch::optim::Adam, ForeachAdam>(torch::optim::AdamOptions(1e-2).weight_decay(0.1));
 }
 
 TEST(ForeachAdam, FollowsTorchOptimAdamW) {
-  expectSameTrajectory<torch::optim::AdamW, ForeachAdamW>(
-      torch::optim::AdamWOptions(1e-2).weight_decay(0.1));
+  expectSameTrajectory<torch::optim::AdamW, ForeachAdamW>(torch::optim::AdamWOptions(1e-2).weight_decay(0.1));
 }
 
 TEST(ForeachAdam, FollowsTorchOptimAdamAcrossSlices) {
@@ -112,8 +108,8 @@ TEST(ForeachAdam, FollowsTorchOptimAdamOnCuda) {
   if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device visible";
   expectSameTrajectory<torch::optim::Adam, ForeachAdam>(torch::optim::AdamOptions(1e-2).eps(0.5),
                                                         at::Device(at::kCUDA, 0));
-  expectSameTrajectory<torch::optim::AdamW, ForeachAdamW>(
-      torch::optim::AdamWOptions(1e-2).weight_decay(0.1), at::Device(at::kCUDA, 0), /*large=*/true);
+  expectSameTrajectory<torch::optim::AdamW, ForeachAdamW>(torch::optim::AdamWOptions(1e-2).weight_decay(0.1),
+                                                          at::Device(at::kCUDA, 0), /*large=*/true);
 }
 
 TEST(ForeachAdam, ParametersWithoutGradientsAreLeftAlone) {
@@ -142,7 +138,8 @@ TEST(ForeachAdam, FactoryPicksItForCudaRunsOnly) {
     config.offload = Offload::Cpu;
     auto offloaded = makeOptimizer(config, makeParams(at::kCPU));
     config.offload = Offload::Off;
-    const bool offloadForeach = dynamic_cast<ForeachAdam*>(offloaded.get()) || dynamic_cast<ForeachAdamW*>(offloaded.get());
+    const bool offloadForeach =
+        dynamic_cast<ForeachAdam*>(offloaded.get()) || dynamic_cast<ForeachAdamW*>(offloaded.get());
     EXPECT_FALSE(cpuForeach) << optimizer;
     EXPECT_TRUE(cudaForeach) << optimizer;
     EXPECT_FALSE(offloadForeach) << optimizer;

@@ -50,7 +50,8 @@ TEST(GpuPlacement, SharedGpuMethodFollowsTheNcclVersion) {
     ADD_FAILURE() << "NCCL 2.28 has no multi-rank support";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("needs NCCL 2.30 or newer, but this process has NCCL 2.28.9"),
-              std::string::npos) << e.what();
+              std::string::npos)
+        << e.what();
   }
   EXPECT_THROW(chooseSharedGpuMethod(2, 23000, "mps"), std::runtime_error);
   EXPECT_THROW(chooseSharedGpuMethod(1, 23000, "mps"), std::runtime_error) << "refused even when unused";

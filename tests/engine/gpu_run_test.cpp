@@ -24,21 +24,26 @@ namespace {
 using testing::freshTempDir;
 using testing::runShardscope;
 
-#define REQUIRE_GPU()                                                                   \
-  if (visibleCudaDevices() == 0) GTEST_SKIP() << "no CUDA device visible (GPU tests run on the " \
-                                                 "device machine: scripts/device_gpu.sh)"
+#define REQUIRE_GPU()                                             \
+  if (visibleCudaDevices() == 0)                                  \
+  GTEST_SKIP() << "no CUDA device visible (GPU tests run on the " \
+                  "device machine: scripts/device_gpu.sh)"
 
-const std::vector<std::string> kGpt = {"--model", "gpt", "--layers", "3", "--hidden", "64",
-                                       "--heads", "4", "--seq", "16", "--vocab", "97"};
+const std::vector<std::string> kGpt = {"--model", "gpt", "--layers", "3",  "--hidden", "64",
+                                       "--heads", "4",   "--seq",    "16", "--vocab",  "97"};
 
 std::vector<std::string> runArgs(const std::string& strategy, int world, const std::string& device,
                                  const std::string& dir, std::vector<std::string> extra = {}) {
   std::vector<std::string> a = {"run"};
   a.insert(a.end(), kGpt.begin(), kGpt.end());
-  std::vector<std::string> rest = {"--strategy", strategy, "--world", std::to_string(world),
-                                   "--batch", std::to_string(4 * world), "--steps", "4",
-                                   "--seed", "5", "--device", device,
-                                   "--export", dir, "--summary", dir + "/summary.json",
+  std::vector<std::string> rest = {"--strategy",   strategy,
+                                   "--world",      std::to_string(world),
+                                   "--batch",      std::to_string(4 * world),
+                                   "--steps",      "4",
+                                   "--seed",       "5",
+                                   "--device",     device,
+                                   "--export",     dir,
+                                   "--summary",    dir + "/summary.json",
                                    "--memory-csv", dir + "/memory.csv"};
   a.insert(a.end(), rest.begin(), rest.end());
   a.insert(a.end(), extra.begin(), extra.end());
@@ -79,8 +84,7 @@ TEST(GpuRun, FullShardRecordsAllocatorLanesAndGpuTimedCollectives) {
   ASSERT_EQ(r.exitCode, 0) << r.output;
   // Each rank shut its process group down: ProcessGroupNCCL's destructor warns otherwise.
   EXPECT_EQ(r.output.find("destroy_process_group() was not called"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("(measured by the CUDA caching allocator's trace hook)"), std::string::npos)
-      << r.output;
+  EXPECT_NE(r.output.find("(measured by the CUDA caching allocator's trace hook)"), std::string::npos) << r.output;
   auto summary = readJson(dir + "/summary.json");
   ASSERT_EQ(summary["status"], "ok");
   const std::string device = summary["device"];
@@ -329,13 +333,15 @@ TEST(GpuRun, ActivationCheckpointingKeepsTheLossesAndLowersTheActivationPeak) {
   REQUIRE_GPU();
   for (const std::string strategy : {"ddp", "full_shard"}) {
     SCOPED_TRACE(strategy);
-    const auto [plain, recomputed, ok] = runWithAndWithout(strategy, "checkpoint", {"--activation-checkpointing", "blocks"});
+    const auto [plain, recomputed, ok] =
+        runWithAndWithout(strategy, "checkpoint", {"--activation-checkpointing", "blocks"});
     ASSERT_TRUE(ok);
     EXPECT_LT(maxRelDiff(loadTensor(recomputed + "/losses.pt"), loadTensor(plain + "/losses.pt")), 1e-6);
     const auto off = readJson(plain + "/summary.json"), on = readJson(recomputed + "/summary.json");
     for (size_t r = 0; r < off["ranks"].size(); ++r) {
       EXPECT_LT(on["ranks"][r]["peak_bytes"]["activation"].get<int64_t>(),
-                off["ranks"][r]["peak_bytes"]["activation"].get<int64_t>()) << "rank " << r;
+                off["ranks"][r]["peak_bytes"]["activation"].get<int64_t>())
+          << "rank " << r;
     }
   }
 }
@@ -354,7 +360,8 @@ TEST(GpuRun, CpuOffloadTrainsAsWithoutAndKeepsItsStateInHostMemory) {
     const std::string plain = freshTempDir("offload_without_" + strategy);
     const std::string moved = freshTempDir("offload_with_" + strategy);
     auto a = runShardscope(runArgs(strategy, world, "cuda", plain));
-    auto b = runShardscope(runArgs(strategy, world, "cuda", moved, {"--offload", "cpu", "--trace", moved + "/trace.json"}));
+    auto b =
+        runShardscope(runArgs(strategy, world, "cuda", moved, {"--offload", "cpu", "--trace", moved + "/trace.json"}));
     ASSERT_EQ(a.exitCode, 0) << a.output;
     ASSERT_EQ(b.exitCode, 0) << b.output;
     EXPECT_NE(b.output.find("Peak host memory per rank"), std::string::npos) << b.output;
@@ -413,8 +420,8 @@ TEST(GpuRun, Bf16MixedPrecisionTrainsLikeFp32) {
     const auto lossFp32 = loadTensor(fp32 + "/losses.pt");
     const auto lossBf16 = loadTensor(bf16 + "/losses.pt");
     const double diff = maxRelDiff(lossBf16, lossFp32);
-    EXPECT_LT(diff, 2e-2) << strategy;   // bf16 rounding, not a different computation
-    EXPECT_GT(diff, 0.0) << strategy;    // and it really computed in bf16
+    EXPECT_LT(diff, 2e-2) << strategy;  // bf16 rounding, not a different computation
+    EXPECT_GT(diff, 0.0) << strategy;   // and it really computed in bf16
     // Master weights and reduction stay fp32: the exported parameters are fp32.
     for (const auto& [name, value] : loadTensorDict(bf16 + "/final.pt")) {
       EXPECT_EQ(value.scalar_type(), at::kFloat) << name;

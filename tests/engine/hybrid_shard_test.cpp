@@ -88,7 +88,8 @@ TEST(HybridShard, RanksHoldTheirGroupsShardAndEachCollectiveRunsInItsGroup) {
     const std::string group = a["process_group"];
     ++count[{a["op"].get<std::string>(), group}];
     sizes[group].insert(a["group_size"].get<int>());
-    if (group != "world") EXPECT_NE(e["name"].get<std::string>().find("[" + group + "]"), std::string::npos) << e.dump();
+    if (group != "world")
+      EXPECT_NE(e["name"].get<std::string>().find("[" + group + "]"), std::string::npos) << e.dump();
   }
   EXPECT_EQ(sizes["shard"], std::set<int>{2});
   EXPECT_EQ(sizes["replicate"], std::set<int>{2});

@@ -35,9 +35,9 @@ RunConfig modelConfig() {
 }
 
 struct Sizes {
-  int64_t parameters = 0;               // elements
-  int64_t rootPadded = 0;               // elements, padded to the world size
-  std::vector<int64_t> blockPadded;     // elements
+  int64_t parameters = 0;            // elements
+  int64_t rootPadded = 0;            // elements, padded to the world size
+  std::vector<int64_t> blockPadded;  // elements
   int64_t paddedTotal() const {
     int64_t t = rootPadded;
     for (auto b : blockPadded) t += b;
@@ -82,12 +82,33 @@ Recorded runAndRead(const std::string& strategy, const std::vector<std::string>&
   for (const auto& e : extra) name += "_" + e;
   for (const auto& e : env) name += "_" + e;
   const auto dir = testing::freshTempDir(name);
-  std::vector<std::string> args = {"run", "--model", "gpt", "--layers", std::to_string(kLayers),
-                                   "--hidden", "20", "--heads", "4", "--vocab", "37", "--seq", "6",
-                                   "--batch", "4", "--steps", std::to_string(kSteps), "--world",
-                                   std::to_string(kWorld), "--strategy", strategy, "--trace",
-                                   dir + "/trace.json", "--summary", dir + "/summary.json",
-                                   "--memory-csv", dir + "/memory.csv"};
+  std::vector<std::string> args = {"run",
+                                   "--model",
+                                   "gpt",
+                                   "--layers",
+                                   std::to_string(kLayers),
+                                   "--hidden",
+                                   "20",
+                                   "--heads",
+                                   "4",
+                                   "--vocab",
+                                   "37",
+                                   "--seq",
+                                   "6",
+                                   "--batch",
+                                   "4",
+                                   "--steps",
+                                   std::to_string(kSteps),
+                                   "--world",
+                                   std::to_string(kWorld),
+                                   "--strategy",
+                                   strategy,
+                                   "--trace",
+                                   dir + "/trace.json",
+                                   "--summary",
+                                   dir + "/summary.json",
+                                   "--memory-csv",
+                                   dir + "/memory.csv"};
   args.insert(args.end(), extra.begin(), extra.end());
   auto r = testing::runShardscope(args, env);
   EXPECT_EQ(r.exitCode, 0) << r.output;
@@ -121,8 +142,7 @@ Recorded runAndRead(const std::string& strategy, const std::vector<std::string>&
       continue;  // per-unit counters ("who holds what"; unit_memory_test)
     } else if (ph == "C") {
       EXPECT_EQ(e["name"], "memory");
-      rank.memory.emplace_back(e["ts"].get<double>(),
-                               e["args"].get<std::map<std::string, int64_t>>());
+      rank.memory.emplace_back(e["ts"].get<double>(), e["args"].get<std::map<std::string, int64_t>>());
     }
   }
   out.summary = nlohmann::json::parse(std::ifstream(dir + "/summary.json"));
@@ -146,8 +166,8 @@ Recorded runAndRead(const std::string& strategy, const std::vector<std::string>&
   return out;
 }
 
-const Span& only(const std::vector<Span>& spans, const std::string& kind, const std::string& unit,
-                 int step, const std::string& phase = "") {
+const Span& only(const std::vector<Span>& spans, const std::string& kind, const std::string& unit, int step,
+                 const std::string& phase = "") {
   const Span* found = nullptr;
   int count = 0;
   for (const auto& s : spans) {
@@ -245,8 +265,7 @@ TEST(Instrumentation, PrefetchIssuesTheNextAllGathersBeforeThisUnitComputes) {
           const std::string unit = "blocks." + std::to_string(u);
           const auto& forward = only(t.compute, "forward", unit, step);
           for (int ahead = 1; u + ahead < kLayers; ++ahead) {
-            const auto& ag = only(t.comm, "all_gather", "blocks." + std::to_string(u + ahead), step,
-                                  "forward");
+            const auto& ag = only(t.comm, "all_gather", "blocks." + std::to_string(u + ahead), step, "forward");
             if (ahead <= depth) {
               EXPECT_LE(ag.begin, forward.begin) << unit << " +" << ahead;
             } else {
@@ -328,8 +347,8 @@ TEST(Instrumentation, GlooStagingBuffersAreCommBuffers) {
           EXPECT_LT(commInForward, smallestBlock) << "rank " << rank << " step " << step;
         }
         EXPECT_LT(otherHigh - otherLow, smallestBlock)
-            << "nothing of a collective's size is left unattributed: rank " << rank << " step "
-            << step << (glooOwn ? " (Gloo's all-gather)" : " (broadcasts)");
+            << "nothing of a collective's size is left unattributed: rank " << rank << " step " << step
+            << (glooOwn ? " (Gloo's all-gather)" : " (broadcasts)");
       }
     }
   }
@@ -380,7 +399,8 @@ TEST(Instrumentation, AccumulationTagsEachMicroBatchsSpans) {
         if (strategy == "full_shard") {
           ASSERT_EQ(forwardGathers.size(), 2u) << where;
           EXPECT_EQ(forwardGathers[1], forwardGathers[2]) << where << ": each unit gathered once per micro-batch";
-          for (int u = 0; u < kLayers; ++u) EXPECT_EQ(forwardGathers[1].count("blocks." + std::to_string(u)), 1u) << where;
+          for (int u = 0; u < kLayers; ++u)
+            EXPECT_EQ(forwardGathers[1].count("blocks." + std::to_string(u)), 1u) << where;
         } else {
           EXPECT_TRUE(forwardGathers.empty()) << where;
         }
@@ -455,8 +475,8 @@ TEST(Instrumentation, TraceHasRankProcessesAndNamedTracks) {
     EXPECT_FALSE(rec.ranks[r].compute.empty());
     EXPECT_FALSE(rec.ranks[r].comm.empty());
     ASSERT_FALSE(rec.ranks[r].memory.empty());
-    for (const char* role : {"param_shard", "param_gathered", "grad_shard", "grad_full",
-                             "optimizer_state", "activation", "comm_buffer", "other"}) {
+    for (const char* role : {"param_shard", "param_gathered", "grad_shard", "grad_full", "optimizer_state",
+                             "activation", "comm_buffer", "other"}) {
       EXPECT_TRUE(rec.ranks[r].memory.front().second.count(role)) << role;
     }
     const auto& ranks = rec.summary["ranks"][r];
@@ -483,8 +503,8 @@ std::string composedRun(const std::string& name, const std::vector<std::string>&
                         const std::string& strategy = "full_shard") {
   const auto dir = testing::freshTempDir(name);
   auto r = testing::runShardscope(
-      {"run", "--model", "mlp", "--hidden", "13", "--layers", "2", "--world", "3", "--batch", "6",
-       "--steps", "2", "--strategy", strategy, "--export", dir, "--trace", dir + "/trace.json"},
+      {"run", "--model", "mlp", "--hidden", "13", "--layers", "2", "--world", "3", "--batch", "6", "--steps", "2",
+       "--strategy", strategy, "--export", dir, "--trace", dir + "/trace.json"},
       env);
   EXPECT_EQ(r.exitCode, 0) << r.output;
   return dir;
@@ -517,8 +537,7 @@ TEST(Instrumentation, ComposedReduceScatterIsNamedAndEquivalent) {
   const auto native = composedRun("rs_native", {});
   const auto composed = composedRun("rs_composed", {"SHARDSCOPE_GLOO_REDUCE_SCATTER=all_reduce"});
   EXPECT_EQ(implementationsOf(native, "reduce_scatter"), std::set<std::string>{"reduce_scatter"});
-  EXPECT_EQ(implementationsOf(composed, "reduce_scatter"),
-            std::set<std::string>{"reduce_scatter(all_reduce+slice)"});
+  EXPECT_EQ(implementationsOf(composed, "reduce_scatter"), std::set<std::string>{"reduce_scatter(all_reduce+slice)"});
   expectSameFinalParameters(native, composed);
 }
 
@@ -541,8 +560,7 @@ TEST(Instrumentation, AllGatherFromBroadcastsIsNamedAndEquivalent) {
 // Ranks started with different settings (torchrun on two hosts, each its own environment) are
 // told so by name before any collective, rather than waiting out Gloo's timeout.
 TEST(Instrumentation, RanksWithDifferentAllGatherSettingsAreRefused) {
-  const auto results = testing::runWorkerJob(testing::tinyGptConfig(), {},
-                                             {{}, {"SHARDSCOPE_GLOO_ALL_GATHER=native"}});
+  const auto results = testing::runWorkerJob(testing::tinyGptConfig(), {}, {{}, {"SHARDSCOPE_GLOO_ALL_GATHER=native"}});
   ASSERT_EQ(results.size(), 2u);
   for (const auto& r : results) {
     EXPECT_NE(r.exitCode, 0) << r.output;
@@ -557,9 +575,8 @@ TEST(Instrumentation, RanksWithDifferentAllGatherSettingsAreRefused) {
 
 TEST(Instrumentation, UnknownAllGatherSettingIsRefusedByName) {
   const auto dir = testing::freshTempDir("ag_unknown");
-  auto r = testing::runShardscope({"run", "--model", "mlp", "--hidden", "13", "--layers", "2",
-                                   "--world", "2", "--batch", "4", "--steps", "1", "--strategy",
-                                   "full_shard"},
+  auto r = testing::runShardscope({"run", "--model", "mlp", "--hidden", "13", "--layers", "2", "--world", "2",
+                                   "--batch", "4", "--steps", "1", "--strategy", "full_shard"},
                                   {"SHARDSCOPE_GLOO_ALL_GATHER=tree"});
   EXPECT_NE(r.exitCode, 0);
   EXPECT_NE(r.output.find("SHARDSCOPE_GLOO_ALL_GATHER is 'tree'"), std::string::npos) << r.output;

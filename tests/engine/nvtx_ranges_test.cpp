@@ -94,8 +94,10 @@ TEST(NvtxRanges, EachRankPushesTheSpansAndCollectivesOfItsTrace) {
     for (const auto& [name, n] : rank.pushed) {
       if (ranks.at(0).count(name)) continue;
       const bool closing = name.find("(export)") != std::string::npos || name == "barrier end of run";
-      if (closing) afterRecording += n;
-      else diff += name + ": NVTX only, " + std::to_string(n) + "\n";
+      if (closing)
+        afterRecording += n;
+      else
+        diff += name + ": NVTX only, " + std::to_string(n) + "\n";
     }
     EXPECT_EQ(diff, "");
     EXPECT_GT(afterRecording, 0) << "the closing collectives are named too";

@@ -64,7 +64,8 @@ void recordAroundTheSwitch() {
   });
   const std::map<int64_t, int> want = {{4000, 1}, {-4000, 1}};
   if (seen != want) {
-    for (const auto& [bytes, count] : seen) std::fprintf(stderr, "%lld B: %d events\n", static_cast<long long>(bytes), count);
+    for (const auto& [bytes, count] : seen)
+      std::fprintf(stderr, "%lld B: %d events\n", static_cast<long long>(bytes), count);
     std::exit(1);
   }
   std::exit(0);
@@ -78,7 +79,7 @@ TEST(RecordingAllocator, HostMemoryStopsBeingRecordedWhenAGpuRankSaysSo) {
 // lines read back through the wire format.
 void recordHostScopes() {
   PipeRecording recording;
-  setHostMemoryRecorded(false);  // a GPU rank
+  setHostMemoryRecorded(false);                       // a GPU rank
   at::Tensor outside = at::empty({750}, at::kFloat);  // 3000 bytes: not recorded
   at::Tensor state, shard;
   {

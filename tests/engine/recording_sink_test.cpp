@@ -75,8 +75,9 @@ TEST(RecordingSink, ACallersBudgetFoldsOlderStepsAndTheTraceKeepsThemAll) {
     EXPECT_LE(held.detailEvents(r), 2000 + perStep);
     EXPECT_EQ(loaded.recording.rank(r).steps.size(), static_cast<size_t>(config.steps));
     EXPECT_EQ(summary["ranks"][r]["step_time_s"].size(), static_cast<size_t>(config.steps));
-    EXPECT_EQ(summary["ranks"][r]["collectives"]["all_gather"]["count"].get<int64_t>(),
-              loaded.recording.collectiveTotals(r, config.steps)[static_cast<int>(trace::CollectiveOp::AllGather)].count);
+    EXPECT_EQ(
+        summary["ranks"][r]["collectives"]["all_gather"]["count"].get<int64_t>(),
+        loaded.recording.collectiveTotals(r, config.steps)[static_cast<int>(trace::CollectiveOp::AllGather)].count);
   }
 }
 

@@ -134,8 +134,12 @@ TEST(RendezvousStore, ListensOnLoopbackOnlyAndAStrangersKeysChangeNothing) {
 TEST(RendezvousStore, Rank0HostingTheStoreOfALoopbackJobListensOnLoopbackOnly) {
   const int port = testing::freeLoopbackPort();
   // Rank 0 of 2 with no rank 1: it hosts the store and waits there for its peer.
-  std::vector<std::string> env = {"RANK=0", "WORLD_SIZE=2", "LOCAL_RANK=0", "LOCAL_WORLD_SIZE=2",
-                                  "MASTER_ADDR=127.0.0.1", "MASTER_PORT=" + std::to_string(port),
+  std::vector<std::string> env = {"RANK=0",
+                                  "WORLD_SIZE=2",
+                                  "LOCAL_RANK=0",
+                                  "LOCAL_WORLD_SIZE=2",
+                                  "MASTER_ADDR=127.0.0.1",
+                                  "MASTER_PORT=" + std::to_string(port),
                                   "SHARDSCOPE_RENDEZVOUS_TIMEOUT_S=60"};
   for (char** e = environ; *e; ++e) {
     if (std::strncmp(*e, "TORCHELASTIC_", 13) != 0) env.emplace_back(*e);

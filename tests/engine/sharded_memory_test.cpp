@@ -64,7 +64,8 @@ TEST(ShardedMemory, FullShardRanksHoldOnlyTheirShard) {
     auto roles = bytesByRole(held);
     EXPECT_EQ(roles["param_shard"], shardBytes) << "rank " << rank;
     EXPECT_EQ(roles["grad_shard"], 0) << "sharded gradients are freed after the optimizer step "
-                                          "(zero_grad(set_to_none=True)); rank " << rank;
+                                         "(zero_grad(set_to_none=True)); rank "
+                                      << rank;
     EXPECT_EQ(roles["optimizer_state"], 2 * shardBytes) << "Adam: exp_avg + exp_avg_sq";
     EXPECT_EQ(roles["param_gathered"], 0) << "gathered storage must be freed between steps";
     EXPECT_EQ(roles["grad_full"], 0) << "unsharded gradients must be freed after reduce-scatter";
@@ -76,9 +77,8 @@ TEST(ShardedMemory, FullShardRanksHoldOnlyTheirShard) {
     EXPECT_EQ(ddpRoles["param_shard"], fullBytes);
     EXPECT_EQ(ddpRoles["optimizer_state"], 2 * fullBytes);
     // params + grads + optimizer state: full_shard is 1/N of ddp's, up to padding.
-    const double ratio =
-        static_cast<double>(roles["param_shard"] + shardBytes + roles["optimizer_state"]) /
-        static_cast<double>(ddpRoles["param_shard"] + fullBytes + ddpRoles["optimizer_state"]);
+    const double ratio = static_cast<double>(roles["param_shard"] + shardBytes + roles["optimizer_state"]) /
+                         static_cast<double>(ddpRoles["param_shard"] + fullBytes + ddpRoles["optimizer_state"]);
     EXPECT_NEAR(ratio, 1.0 / world, 0.01);
   }
 }
@@ -125,8 +125,10 @@ TEST(ShardedMemory, NoSyncAccumulationHoldsEveryUnitsFullGradients) {
     const auto summary = nlohmann::json::parse(std::ifstream(dir + "/summary.json"));
     for (const auto& rank : summary["ranks"]) {
       const int64_t peak = rank["peak_bytes"]["grad_full"].get<int64_t>();
-      if (micro == 1) EXPECT_LT(peak, fullGradBytes / 2) << "one unit's gradients at a time";
-      else EXPECT_GE(peak, fullGradBytes) << "every unit's, kept for the last micro-batch";
+      if (micro == 1)
+        EXPECT_LT(peak, fullGradBytes / 2) << "one unit's gradients at a time";
+      else
+        EXPECT_GE(peak, fullGradBytes) << "every unit's, kept for the last micro-batch";
     }
   }
 }

@@ -93,7 +93,7 @@ TEST(StepGate, FullShardGroupsFollowFsdpsHooks) {
     if (g.step == 0) labels.push_back(g.text);
   }
   // prefetch 0: gather, compute, reshard unit by unit; the root stays gathered through forward.
-  const std::vector<std::string> forward = {"step start", "all_gather root", "forward root",
+  const std::vector<std::string> forward = {"step start",          "all_gather root",  "forward root",
                                             "all_gather blocks.0", "forward blocks.0", "reshard blocks.0",
                                             "all_gather blocks.1", "forward blocks.1", "reshard blocks.1"};
   ASSERT_GE(labels.size(), forward.size());
@@ -148,7 +148,8 @@ TEST(StepGate, APauseIsRecordedAndLeftOutOfSpansAndStepTimes) {
     bool endsAtPause = false, resumesAfter = false;
     for (const auto& c : t.compute) {
       if (static_cast<trace::ComputeKind>(c.op) == trace::ComputeKind::Step) continue;
-      EXPECT_FALSE(c.beginNs < pause->beginNs && c.endNs > pause->endNs) << "a compute span holds the pause: " << c.text;
+      EXPECT_FALSE(c.beginNs < pause->beginNs && c.endNs > pause->endNs)
+          << "a compute span holds the pause: " << c.text;
       if (static_cast<trace::ComputeKind>(c.op) != trace::ComputeKind::Backward) continue;
       endsAtPause |= c.endNs == pause->beginNs;
       resumesAfter |= c.beginNs == pause->endNs;
@@ -235,9 +236,9 @@ TEST(StepGate, ARankThatDiesWhileTheOthersWaitIsReported) {
 }
 
 TEST(StepGate, AWorkerWithoutAControllerRefusesTheGate) {
-  auto cli = testing::runShardscope({"worker", "--model", "mlp", "--world", "1", "--batch", "4", "--step-gate", "group"},
-                                    {"RANK=0", "WORLD_SIZE=1", "LOCAL_RANK=0", "LOCAL_WORLD_SIZE=1",
-                                     "MASTER_ADDR=127.0.0.1", "MASTER_PORT=1"});
+  auto cli = testing::runShardscope(
+      {"worker", "--model", "mlp", "--world", "1", "--batch", "4", "--step-gate", "group"},
+      {"RANK=0", "WORLD_SIZE=1", "LOCAL_RANK=0", "LOCAL_WORLD_SIZE=1", "MASTER_ADDR=127.0.0.1", "MASTER_PORT=1"});
   EXPECT_NE(cli.exitCode, 0);
   EXPECT_NE(cli.output.find("--step-gate group needs shardscope's controller"), std::string::npos) << cli.output;
 }

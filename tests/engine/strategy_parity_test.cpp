@@ -44,13 +44,39 @@ RunConfig smallConfig(const std::string& model, const std::string& optimizer = "
 
 std::vector<std::string> cliArgs(const RunConfig& c, const std::string& strategy, int world,
                                  const std::string& exportDir) {
-  return {"run", "--model", modeName(c.model), "--layers", std::to_string(c.layers), "--hidden",
-          std::to_string(c.hidden), "--features", std::to_string(c.features), "--classes",
-          std::to_string(c.classes), "--heads", std::to_string(c.heads), "--seq",
-          std::to_string(c.seq), "--vocab", std::to_string(c.vocab), "--batch",
-          std::to_string(c.batch), "--steps", std::to_string(c.steps), "--lr", std::to_string(c.lr),
-          "--optimizer", modeName(c.optimizer), "--seed", std::to_string(c.seed), "--strategy", strategy,
-          "--world", std::to_string(world), "--export", exportDir};
+  return {"run",
+          "--model",
+          modeName(c.model),
+          "--layers",
+          std::to_string(c.layers),
+          "--hidden",
+          std::to_string(c.hidden),
+          "--features",
+          std::to_string(c.features),
+          "--classes",
+          std::to_string(c.classes),
+          "--heads",
+          std::to_string(c.heads),
+          "--seq",
+          std::to_string(c.seq),
+          "--vocab",
+          std::to_string(c.vocab),
+          "--batch",
+          std::to_string(c.batch),
+          "--steps",
+          std::to_string(c.steps),
+          "--lr",
+          std::to_string(c.lr),
+          "--optimizer",
+          modeName(c.optimizer),
+          "--seed",
+          std::to_string(c.seed),
+          "--strategy",
+          strategy,
+          "--world",
+          std::to_string(world),
+          "--export",
+          exportDir};
 }
 
 // A run with --export: its initial and final parameters by name.
@@ -91,8 +117,7 @@ class StrategyParity : public ::testing::TestWithParam<Case> {};
 TEST_P(StrategyParity, MatchesSingleProcessTraining) {
   const auto& [model, strategy, world, optimizer] = GetParam();
   const RunConfig config = smallConfig(model, optimizer);
-  const auto dir = testing::freshTempDir(model + "_" + strategy + "_" + std::to_string(world) +
-                                         "_" + optimizer);
+  const auto dir = testing::freshTempDir(model + "_" + strategy + "_" + std::to_string(world) + "_" + optimizer);
   auto run = testing::runShardscope(cliArgs(config, strategy, world, dir));
   ASSERT_EQ(run.exitCode, 0) << run.output;
   EXPECT_NE(run.output.find("step 3/3"), std::string::npos) << run.output;
@@ -124,24 +149,23 @@ TEST_P(StrategyParity, MatchesSingleProcessTraining) {
 }
 
 std::string caseName(const ::testing::TestParamInfo<Case>& info) {
-  return std::get<0>(info.param) + "_" + std::get<1>(info.param) + "_world" +
-         std::to_string(std::get<2>(info.param)) + "_" + std::get<3>(info.param);
+  return std::get<0>(info.param) + "_" + std::get<1>(info.param) + "_world" + std::to_string(std::get<2>(info.param)) +
+         "_" + std::get<3>(info.param);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AllStrategies, StrategyParity,
-    ::testing::Combine(::testing::Values("mlp", "gpt"),
-                       ::testing::Values("ddp", "zero1", "full_shard", "shard_grad_op"),
-                       ::testing::Values(1, 2, 3, 4), ::testing::Values("adam")),
-    caseName);
+INSTANTIATE_TEST_SUITE_P(AllStrategies, StrategyParity,
+                         ::testing::Combine(::testing::Values("mlp", "gpt"),
+                                            ::testing::Values("ddp", "zero1", "full_shard", "shard_grad_op"),
+                                            ::testing::Values(1, 2, 3, 4), ::testing::Values("adam")),
+                         caseName);
 
 // HSDP against the same single-process reference: world 2 splits into shard groups of 1 (every
 // rank a replica), world 4 into two groups of 2. SGD, which a wrong averaging factor would move.
-INSTANTIATE_TEST_SUITE_P(
-    HybridStrategies, StrategyParity,
-    ::testing::Combine(::testing::Values("mlp", "gpt"), ::testing::Values("hybrid_shard", "hybrid_shard_zero2"),
-                       ::testing::Values(2, 4), ::testing::Values("sgd")),
-    caseName);
+INSTANTIATE_TEST_SUITE_P(HybridStrategies, StrategyParity,
+                         ::testing::Combine(::testing::Values("mlp", "gpt"),
+                                            ::testing::Values("hybrid_shard", "hybrid_shard_zero2"),
+                                            ::testing::Values(2, 4), ::testing::Values("sgd")),
+                         caseName);
 
 // ZeRO-1 under bf16 keeps fp32 master weights for its slice only, yet computes exactly what DDP
 // does with its full fp32 masters: same bf16 compute copies, same fp32 reduction, same update.
@@ -225,17 +249,18 @@ TEST_P(AccumulationParity, MatchesSingleProcessTrainingOnTheWholeBatch) {
   const bool sharded = strategy == "full_shard" || strategy == "shard_grad_op";
   const int64_t reductions = collectives[sharded ? "reduce_scatter" : "all_reduce"]["count"].get<int64_t>();
   const int64_t perStepUnits = config.layers + 1;
-  if (sharded) EXPECT_EQ(reductions, config.steps * perStepUnits);
-  else EXPECT_LE(reductions, config.steps * 4) << "a few buckets and the loss per step, not per micro-batch";
+  if (sharded)
+    EXPECT_EQ(reductions, config.steps * perStepUnits);
+  else
+    EXPECT_LE(reductions, config.steps * 4) << "a few buckets and the loss per step, not per micro-batch";
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AllStrategies, AccumulationParity,
-    ::testing::Combine(::testing::Values("mlp", "gpt"),
-                       ::testing::Values("ddp", "zero1", "full_shard", "shard_grad_op")),
-    [](const ::testing::TestParamInfo<AccumulationCase>& info) {
-      return std::get<0>(info.param) + "_" + std::get<1>(info.param);
-    });
+INSTANTIATE_TEST_SUITE_P(AllStrategies, AccumulationParity,
+                         ::testing::Combine(::testing::Values("mlp", "gpt"),
+                                            ::testing::Values("ddp", "zero1", "full_shard", "shard_grad_op")),
+                         [](const ::testing::TestParamInfo<AccumulationCase>& info) {
+                           return std::get<0>(info.param) + "_" + std::get<1>(info.param);
+                         });
 
 // Under bf16 every strategy adds micro-batch gradients up in fp32: the sharded ones in their fp32
 // accumulators (as FSDP2), ddp and zero1 in their fp32 buckets (as PyTorch DDP's fp32 .grad under
@@ -285,7 +310,8 @@ TEST_P(LoraParity, TrainsTheAdaptersAndNothingElse) {
   const auto& ref = references[model];
   const auto dir = testing::freshTempDir("lora_" + model + "_" + strategy + "_" + std::to_string(world) + "_" +
                                          std::to_string(microBatches));
-  auto [initial, trained] = runExported(config, strategy, world, dir, {"--lora-rank", "2", "--accumulate", std::to_string(microBatches)});
+  auto [initial, trained] =
+      runExported(config, strategy, world, dir, {"--lora-rank", "2", "--accumulate", std::to_string(microBatches)});
   ASSERT_FALSE(trained.empty());
   int adapters = 0;
   for (const auto& spec : modelLayout(config)) {
@@ -317,8 +343,8 @@ TEST(Lora, Bf16HoldsTheFrozenBaseInBf16Only) {
   config.lr = 2.0;  // as LoraParity: enough that A moves too, once B has
   for (const char* strategy : {"ddp", "zero1", "full_shard", "shard_grad_op"}) {
     const auto dir = testing::freshTempDir(std::string("lora_bf16_") + strategy);
-    const auto [initial, trained] =
-        runExported(config, strategy, 2, dir, {"--lora-rank", "2", "--precision", "bf16", "--summary", dir + "/summary.json"});
+    const auto [initial, trained] = runExported(
+        config, strategy, 2, dir, {"--lora-rank", "2", "--precision", "bf16", "--summary", dir + "/summary.json"});
     ASSERT_FALSE(trained.empty());
     int64_t frozenElements = 0;
     for (const auto& spec : modelLayout(config)) {
@@ -350,8 +376,8 @@ TEST(Lora, Bf16HoldsTheFrozenBaseInBf16Only) {
 // price is compute; the gain is the activation peak, each block keeping only its input.
 TEST(ActivationCheckpointing, TrainsBitIdenticallyWithLessActivationMemory) {
   RunConfig config = smallConfig("gpt");
-  config.seq = 24;     // activations well above the parameters
-  config.layers = 4;   // each block more adds ~115 KB of activations without, 7 KB (its input) with
+  config.seq = 24;    // activations well above the parameters
+  config.layers = 4;  // each block more adds ~115 KB of activations without, 7 KB (its input) with
   for (const int loraRank : {0, 2}) {
     for (const char* strategy : {"ddp", "zero1", "full_shard", "shard_grad_op"}) {
       const std::string name = std::string(strategy) + "_lora" + std::to_string(loraRank);
@@ -370,16 +396,18 @@ TEST(ActivationCheckpointing, TrainsBitIdenticallyWithLessActivationMemory) {
           activationPeak[mode] = std::max(activationPeak[mode], rank["peak_bytes"]["activation"].get<int64_t>());
           // The price: the blocks' forwards run again, and the summary times them.
           const double recompute = rank["recompute_s_per_step"].get<double>();
-          if (mode == "off") EXPECT_EQ(recompute, 0.0) << name;
-          else EXPECT_GT(recompute, 0.0) << name;
+          if (mode == "off")
+            EXPECT_EQ(recompute, 0.0) << name;
+          else
+            EXPECT_GT(recompute, 0.0) << name;
         }
       }
       EXPECT_TRUE(losses["blocks"].equal(losses["off"])) << name;
       for (const auto& [param, value] : runs["off"].trained) {
         EXPECT_TRUE(runs["blocks"].trained.at(param).equal(value)) << name << " " << param;
       }
-      EXPECT_LT(activationPeak["blocks"] * 2, activationPeak["off"]) << name << ": off " << activationPeak["off"]
-                                                                     << " B, blocks " << activationPeak["blocks"] << " B";
+      EXPECT_LT(activationPeak["blocks"] * 2, activationPeak["off"])
+          << name << ": off " << activationPeak["off"] << " B, blocks " << activationPeak["blocks"] << " B";
     }
   }
 }
@@ -393,9 +421,11 @@ TEST(Lora, OneSeedGivesTheSameBaseModelWithOrWithoutAdapters) {
     lora.loraRank = 2;
     std::map<std::string, at::Tensor> base, adapted;
     auto fullModel = makeModel(full);
-    fullModel->forEachInitialParameter(full.seed, [&](size_t i, at::Tensor t) { base[fullModel->params()[i].name] = t; });
+    fullModel->forEachInitialParameter(full.seed,
+                                       [&](size_t i, at::Tensor t) { base[fullModel->params()[i].name] = t; });
     auto loraModel = makeModel(lora);
-    loraModel->forEachInitialParameter(lora.seed, [&](size_t i, at::Tensor t) { adapted[loraModel->params()[i].name] = t; });
+    loraModel->forEachInitialParameter(lora.seed,
+                                       [&](size_t i, at::Tensor t) { adapted[loraModel->params()[i].name] = t; });
     for (const auto& [name, value] : base) {
       ASSERT_TRUE(adapted.count(name)) << name;
       EXPECT_TRUE(adapted[name].equal(value)) << modelName << " " << name << " differs under LoRA";
@@ -408,29 +438,25 @@ TEST(Lora, OneSeedGivesTheSameBaseModelWithOrWithoutAdapters) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AllStrategies, LoraParity,
-    ::testing::Combine(::testing::Values("mlp", "gpt"),
-                       ::testing::Values("ddp", "zero1", "full_shard", "shard_grad_op"),
-                       ::testing::Values(3), ::testing::Values(1)),
-    [](const ::testing::TestParamInfo<LoraCase>& info) {
-      return std::get<0>(info.param) + "_" + std::get<1>(info.param) + "_world" +
-             std::to_string(std::get<2>(info.param));
-    });
+INSTANTIATE_TEST_SUITE_P(AllStrategies, LoraParity,
+                         ::testing::Combine(::testing::Values("mlp", "gpt"),
+                                            ::testing::Values("ddp", "zero1", "full_shard", "shard_grad_op"),
+                                            ::testing::Values(3), ::testing::Values(1)),
+                         [](const ::testing::TestParamInfo<LoraCase>& info) {
+                           return std::get<0>(info.param) + "_" + std::get<1>(info.param) + "_world" +
+                                  std::to_string(std::get<2>(info.param));
+                         });
 
 INSTANTIATE_TEST_SUITE_P(
     WithAccumulation, LoraParity,
     ::testing::Combine(::testing::Values("gpt"), ::testing::Values("ddp", "zero1", "full_shard", "shard_grad_op"),
                        ::testing::Values(2), ::testing::Values(3)),  // 6 rows per rank, 3 micro-batches
-    [](const ::testing::TestParamInfo<LoraCase>& info) {
-      return std::get<1>(info.param) + "_world2_accumulate3";
-    });
+    [](const ::testing::TestParamInfo<LoraCase>& info) { return std::get<1>(info.param) + "_world2_accumulate3"; });
 
-INSTANTIATE_TEST_SUITE_P(
-    OtherOptimizers, StrategyParity,
-    ::testing::Combine(::testing::Values("mlp", "gpt"), ::testing::Values("ddp", "full_shard"),
-                       ::testing::Values(3), ::testing::Values("sgd", "adamw")),
-    caseName);
+INSTANTIATE_TEST_SUITE_P(OtherOptimizers, StrategyParity,
+                         ::testing::Combine(::testing::Values("mlp", "gpt"), ::testing::Values("ddp", "full_shard"),
+                                            ::testing::Values(3), ::testing::Values("sgd", "adamw")),
+                         caseName);
 
 }  // namespace
 }  // namespace shardscope

@@ -9,8 +9,7 @@ namespace {
 
 TEST(TensorFiles, DictAndTensorRoundTrip) {
   const auto dir = testing::freshTempDir("tensor_files");
-  std::map<std::string, at::Tensor> dict = {{"a.weight", at::randn({3, 4})},
-                                            {"labels", at::arange(5, at::kLong)}};
+  std::map<std::string, at::Tensor> dict = {{"a.weight", at::randn({3, 4})}, {"labels", at::arange(5, at::kLong)}};
   saveTensorDict(dir + "/d.pt", dict);
   auto back = loadTensorDict(dir + "/d.pt");
   ASSERT_EQ(back.size(), 2u);

@@ -57,7 +57,8 @@ TEST(TraceDir, ALaunchedJobsRankFilesMergeIntoWhatARunOfItRecords) {
     // The model states are the same allocations (the total's peak moves with timing run to run).
     for (auto role : {trace::MemoryRole::ParamShard, trace::MemoryRole::GradShard, trace::MemoryRole::OptimizerState}) {
       const int i = static_cast<int>(role);
-      EXPECT_EQ(job.recording.rank(r).peakByRole[i], ran.recording.rank(r).peakByRole[i]) << trace::memoryRoleName(role);
+      EXPECT_EQ(job.recording.rank(r).peakByRole[i], ran.recording.rank(r).peakByRole[i])
+          << trace::memoryRoleName(role);
       EXPECT_GT(job.recording.rank(r).peakByRole[i], 0) << trace::memoryRoleName(role);
     }
     EXPECT_EQ(job.recording.rank(r).groups.size(), ran.recording.rank(r).groups.size());
@@ -84,8 +85,9 @@ TEST(TraceDir, AFailedJobKeepsWhatItsRanksRecorded) {
   const std::string on = std::string(" (host ") + host + ")";  // each rank named with its host
   EXPECT_NE(job.note.find("rank 0" + on + " failed: injected fault at step 2"), std::string::npos) << job.note;
   EXPECT_TRUE(job.ranksFailed);
-  EXPECT_NE(job.note.find("rank 1" + on + " stopped without finishing or an error after 2 steps (killed, or its host lost)"),
-            std::string::npos)
+  EXPECT_NE(
+      job.note.find("rank 1" + on + " stopped without finishing or an error after 2 steps (killed, or its host lost)"),
+      std::string::npos)
       << job.note;
   ASSERT_EQ(job.recording.ranks(), 2);
   for (int r = 0; r < 2; ++r) {

@@ -22,9 +22,11 @@ int64_t paddedUnitBytes(const RunConfig& c, int unit) {
   return (n + c.world - 1) / c.world * c.world * 4;
 }
 
-const trace::Event& computeSpan(const trace::RankTimeline& t, trace::ComputeKind kind, const std::string& unit, int step) {
+const trace::Event& computeSpan(const trace::RankTimeline& t, trace::ComputeKind kind, const std::string& unit,
+                                int step) {
   for (const auto& c : t.compute) {
-    if (static_cast<trace::ComputeKind>(c.op) == kind && c.text == unit && c.step == step && !trace::isRecomputation(c)) return c;
+    if (static_cast<trace::ComputeKind>(c.op) == kind && c.text == unit && c.step == step && !trace::isRecomputation(c))
+      return c;
   }
   throw std::runtime_error("no " + std::string(trace::computeKindName(kind)) + " span of " + unit);
 }
@@ -42,11 +44,13 @@ TEST(UnitMemory, FullShardHoldsAShardOfEachUnitAndTheGatheredUnitItComputes) {
     const int64_t mid = (span.beginNs + span.endNs) / 2;
     for (int unit : {kRootUnit, 0, 1, 2}) {
       const auto held = rec.unitMemoryAt(r, unit, mid);
-      EXPECT_EQ(at(held, MemoryRole::ParamShard), paddedUnitBytes(c, unit) / c.world) << "rank " << r << " unit " << unit;
+      EXPECT_EQ(at(held, MemoryRole::ParamShard), paddedUnitBytes(c, unit) / c.world)
+          << "rank " << r << " unit " << unit;
       // Adam's two moments of the shard, counted in its unit after the first step.
       EXPECT_EQ(at(held, MemoryRole::OptimizerState), 2 * paddedUnitBytes(c, unit) / c.world) << unit;
       const bool gathered = unit == 1 || unit == kRootUnit;
-      EXPECT_EQ(at(held, MemoryRole::ParamGathered), gathered ? paddedUnitBytes(c, unit) : 0) << "rank " << r << " unit " << unit;
+      EXPECT_EQ(at(held, MemoryRole::ParamGathered), gathered ? paddedUnitBytes(c, unit) : 0)
+          << "rank " << r << " unit " << unit;
     }
     // Mid-backward of blocks.1: blocks.2's gradients are already reduced to a shard.
     const auto& back = computeSpan(rec.rank(r), trace::ComputeKind::Backward, "blocks.1", 1);

@@ -28,7 +28,8 @@ TEST(MemoryPreflight, ARunLargerThanTheFreeMemoryIsRefusedWithBothFigures) {
   ASSERT_TRUE(why.has_value());
   EXPECT_NE(why->find("per rank by shardscope's estimate"), std::string::npos) << *why;
   EXPECT_NE(why->find("for 2 ranks on this host, and 8.00 GiB is free (MemAvailable in /proc/meminfo)"),
-            std::string::npos) << *why;
+            std::string::npos)
+      << *why;
   EXPECT_NE(why->find("--memory-check off"), std::string::npos) << *why;
 }
 

@@ -47,14 +47,14 @@ struct Case {
 
 std::string nameOf(const ::testing::TestParamInfo<Case>& info) {
   const auto& c = info.param;
-  return c.strategy + "_" + c.precision + "_prefetch" + std::to_string(c.prefetch) + "_" + c.optimizer +
-         "_world" + std::to_string(c.world) + (c.loraRank > 0 ? "_lora" + std::to_string(c.loraRank) : "") +
+  return c.strategy + "_" + c.precision + "_prefetch" + std::to_string(c.prefetch) + "_" + c.optimizer + "_world" +
+         std::to_string(c.world) + (c.loraRank > 0 ? "_lora" + std::to_string(c.loraRank) : "") +
          (c.accumulate > 1 ? "_accumulate" + std::to_string(c.accumulate) : "");
 }
 
 void PrintTo(const Case& c, std::ostream* os) {
-  *os << c.strategy << " " << c.precision << " prefetch " << c.prefetch << " " << c.optimizer << " world "
-      << c.world << " lora rank " << c.loraRank << " accumulate " << c.accumulate;
+  *os << c.strategy << " " << c.precision << " prefetch " << c.prefetch << " " << c.optimizer << " world " << c.world
+      << " lora rank " << c.loraRank << " accumulate " << c.accumulate;
 }
 
 class PredictionMatchesMeasurement : public ::testing::TestWithParam<Case> {};
@@ -101,12 +101,14 @@ TEST_P(PredictionMatchesMeasurement, MemoryAndWire) {
       EXPECT_EQ(op["bytes"].get<int64_t>() / c.steps, p.bytes + (isAllReduce ? 4 : 0))
           << trace::collectiveOpName(p.op) << ": " << p.formula;
       if (p.count >= 0) {
-        EXPECT_EQ(op["count"].get<int64_t>() / c.steps, p.count + (isAllReduce ? 1 : 0)) << trace::collectiveOpName(p.op);
+        EXPECT_EQ(op["count"].get<int64_t>() / c.steps, p.count + (isAllReduce ? 1 : 0))
+            << trace::collectiveOpName(p.op);
       }
       // What the rank sent under the ring: summed per collective, so rounding to whole bytes may
       // differ from the prediction's (one rounding of the total) by up to a byte per collective.
       const int64_t lossSent = isAllReduce ? trace::ringTrafficPerRank(p.op, c.world, 4).sentBytes : 0;
-      EXPECT_NEAR(static_cast<double>(op["sent_bytes"].get<int64_t>() / c.steps), static_cast<double>(p.sentBytes + lossSent),
+      EXPECT_NEAR(static_cast<double>(op["sent_bytes"].get<int64_t>() / c.steps),
+                  static_cast<double>(p.sentBytes + lossSent),
                   static_cast<double>(op["count"].get<int64_t>() / c.steps + 1))
           << trace::collectiveOpName(p.op);
       EXPECT_EQ(op["received_bytes"], op["sent_bytes"]);
@@ -116,10 +118,9 @@ TEST_P(PredictionMatchesMeasurement, MemoryAndWire) {
 
 INSTANTIATE_TEST_SUITE_P(
     Estimator, PredictionMatchesMeasurement,
-    ::testing::Values(Case{"ddp", "fp32"}, Case{"ddp", "bf16"}, Case{"ddp", "fp32", 1, "sgd"},
-                      Case{"zero1", "fp32"}, Case{"zero1", "bf16"}, Case{"zero1", "fp32", 1, "adamw"},
-                      Case{"full_shard", "fp32"}, Case{"full_shard", "bf16"},
-                      Case{"full_shard", "fp32", 0}, Case{"full_shard", "fp32", 2},
+    ::testing::Values(Case{"ddp", "fp32"}, Case{"ddp", "bf16"}, Case{"ddp", "fp32", 1, "sgd"}, Case{"zero1", "fp32"},
+                      Case{"zero1", "bf16"}, Case{"zero1", "fp32", 1, "adamw"}, Case{"full_shard", "fp32"},
+                      Case{"full_shard", "bf16"}, Case{"full_shard", "fp32", 0}, Case{"full_shard", "fp32", 2},
                       Case{"full_shard", "fp32", 4, "adamw"}, Case{"shard_grad_op", "fp32"},
                       Case{"shard_grad_op", "bf16"}, Case{"ddp", "fp32", 1, "adam", 3},
                       Case{"zero1", "fp32", 1, "adam", 3}, Case{"zero1", "bf16", 1, "adam", 3},
@@ -199,7 +200,8 @@ TEST(OffloadPrediction, TheDevicesPassingCopiesAreWhatTheGpuRunsMeasured) {
     for (const auto& rank : summary["ranks"]) {
       EXPECT_EQ(rank["peak_bytes"]["param_shard"].get<int64_t>(), shard->bytes) << shard->formula;
       EXPECT_EQ(rank["peak_bytes"]["grad_shard"].get<int64_t>(), grad->bytes) << grad->formula;
-      EXPECT_EQ(rank["peak_host_bytes"]["param_shard"].get<int64_t>(), p.find(trace::MemoryRole::ParamShard, true)->bytes);
+      EXPECT_EQ(rank["peak_host_bytes"]["param_shard"].get<int64_t>(),
+                p.find(trace::MemoryRole::ParamShard, true)->bytes);
     }
   }
 }
@@ -297,9 +299,9 @@ TEST(TrafficPrediction, ClosedFormsForEveryStrategyAtWorldTwoThreeFour) {
     };
     const auto ddp = sent("ddp"), zero1 = sent("zero1"), sgo = sent("shard_grad_op"), fs = sent("full_shard");
     const int64_t p = ddp.parameters;
-    const int64_t flat = (p + n - 1) / n * n;    // P'': zero1's one flat buffer, padded once
+    const int64_t flat = (p + n - 1) / n * n;      // P'': zero1's one flat buffer, padded once
     const int64_t perUnit = sgo.paddedParameters;  // P': every unit padded
-    int64_t blocks = 0;                          // the blocks' share of P'
+    int64_t blocks = 0;                            // the blocks' share of P'
     for (const auto& u : flatUnits(modelLayout(c), c.layers)) {
       if (u.unit != kRootUnit) blocks += (u.numel + n - 1) / n * n;
     }

@@ -63,9 +63,8 @@ TEST(UserJson, AStreamedArraysElementsComeOneAtATimeAndTheRestIsKept) {
 
 TEST(UserJson, AStreamedReadStopsWhereTheCallerOrTheTextSays) {
   int seen = 0;
-  const auto stopped = parseUserJsonStreaming(R"({"e": [1, 2, 3, 4]})", "e", [&](const nlohmann::json&) {
-    return ++seen < 2;
-  });
+  const auto stopped =
+      parseUserJsonStreaming(R"({"e": [1, 2, 3, 4]})", "e", [&](const nlohmann::json&) { return ++seen < 2; });
   EXPECT_EQ(seen, 2);
   EXPECT_TRUE(stopped.value.is_discarded());
   const auto keep = [](const nlohmann::json&) { return true; };

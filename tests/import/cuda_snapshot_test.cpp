@@ -28,7 +28,9 @@ using nlohmann::json;
 constexpr int64_t kBaseNs = 1'790'000'000'000'000'000;
 int64_t epochUs(double traceUs) { return kBaseNs / 1000 + static_cast<int64_t>(traceUs); }
 
-json frame(const std::string& name, const std::string& file = "??") { return {{"name", name}, {"filename", file}, {"line", 0}}; }
+json frame(const std::string& name, const std::string& file = "??") {
+  return {{"name", name}, {"filename", file}, {"line", 0}};
+}
 
 const std::string kFsdp = "/venv/lib/python3.11/site-packages/torch/distributed/fsdp/_fully_shard/";
 const std::string kOptim = "/venv/lib/python3.11/site-packages/torch/optim/";
@@ -36,24 +38,27 @@ const std::string kModule = "/venv/lib/python3.11/site-packages/torch/nn/modules
 
 // The innermost frames every CUDA allocation's stack starts with.
 json stack(std::initializer_list<json> outer) {
-  json s = json::array({frame("c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(int, unsigned long, CUstream_st*)",
-                              "CUDACachingAllocator.cpp"),
-                        frame("at::native::empty_cuda(c10::ArrayRef<long>, ...)")});
+  json s = json::array(
+      {frame(
+           "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(int, unsigned long, CUstream_st*)",
+           "CUDACachingAllocator.cpp"),
+       frame("at::native::empty_cuda(c10::ArrayRef<long>, ...)")});
   for (const auto& f : outer) s.push_back(f);
   s.push_back(frame("train_step", "/home/me/train.py"));
   return s;
 }
 
 json entry(const std::string& action, int64_t addr, int64_t size, double traceUs, json frames = json::array()) {
-  return {{"action", action}, {"addr", addr}, {"size", size}, {"stream", 0}, {"time_us", epochUs(traceUs)}, {"frames", frames}};
+  return {{"action", action}, {"addr", addr}, {"size", size}, {"stream", 0}, {"time_us", epochUs(traceUs)},
+          {"frames", frames}};
 }
 
 void pickleJson(const json& value, const std::string& path) {
   const std::string source = path + ".json";
   std::ofstream(source) << value.dump();
   const auto result = testing::runCommand(
-      {SHARDSCOPE_TEST_PYTHON, "-c", "import json, pickle, sys; pickle.dump(json.load(open(sys.argv[1])), open(sys.argv[2], 'wb'))",
-       source, path});
+      {SHARDSCOPE_TEST_PYTHON, "-c",
+       "import json, pickle, sys; pickle.dump(json.load(open(sys.argv[1])), open(sys.argv[2], 'wb'))", source, path});
   ASSERT_EQ(result.exitCode, 0) << result.output;
 }
 
@@ -64,10 +69,13 @@ struct Block {
 
 // A segment's blocks, each rounded up to 512 bytes as the allocator rounds them.
 json segment(int device, std::vector<Block> blocks) {
-  json out = {{"device", device}, {"address", 0}, {"total_size", 0}, {"stream", 0}, {"segment_type", "large"},
-              {"allocated_size", 0}, {"active_size", 0}, {"frames", json::array()}, {"blocks", json::array()}};
+  json out = {{"device", device},        {"address", 0},        {"total_size", 0},  {"stream", 0},
+              {"segment_type", "large"}, {"allocated_size", 0}, {"active_size", 0}, {"frames", json::array()},
+              {"blocks", json::array()}};
   for (const auto& b : blocks) {
-    out["blocks"].push_back({{"size", (b.requested + 511) / 512 * 512}, {"requested_size", b.requested}, {"state", b.state},
+    out["blocks"].push_back({{"size", (b.requested + 511) / 512 * 512},
+                             {"requested_size", b.requested},
+                             {"state", b.state},
                              {"frames", json::array()}});
   }
   return out;
@@ -84,19 +92,24 @@ json segment(int device, std::vector<Block> blocks) {
 json rankZeroSnapshot() {
   json t = json::array();
   t.push_back(entry("segment_alloc", 0x1000, 2 << 20, 400));
-  t.push_back(entry("alloc", 0xb0, 4096, 500, stack({frame("_multi_tensor_adam", kOptim + "adam.py"), frame("step", kOptim + "optimizer.py")})));
+  t.push_back(entry("alloc", 0xb0, 4096, 500,
+                    stack({frame("_multi_tensor_adam", kOptim + "adam.py"), frame("step", kOptim + "optimizer.py")})));
   t.push_back(entry("alloc", 0xc0, 8192, 1020,
-                    stack({frame("foreach_all_gather", kFsdp + "_fsdp_collectives.py"), frame("unshard", kFsdp + "_fsdp_param_group.py"),
-                           frame("_call_impl", kModule)})));
-  t.push_back(entry("alloc", 0xc1, 8192, 1095,
-                    stack({frame("foreach_all_gather_copy_out", kFsdp + "_fsdp_collectives.py"), frame("_call_impl", kModule)})));
-  t.push_back(entry("free_requested", 0xc0, 8192, 1100, stack({frame("wait_for_unshard", kFsdp + "_fsdp_param_group.py")})));
+                    stack({frame("foreach_all_gather", kFsdp + "_fsdp_collectives.py"),
+                           frame("unshard", kFsdp + "_fsdp_param_group.py"), frame("_call_impl", kModule)})));
+  t.push_back(entry(
+      "alloc", 0xc1, 8192, 1095,
+      stack({frame("foreach_all_gather_copy_out", kFsdp + "_fsdp_collectives.py"), frame("_call_impl", kModule)})));
+  t.push_back(
+      entry("free_requested", 0xc0, 8192, 1100, stack({frame("wait_for_unshard", kFsdp + "_fsdp_param_group.py")})));
   t.push_back(entry("free_completed", 0xc0, 8192, 1150));
   t.push_back(entry("alloc", 0xc2, 4096, 1200, stack({frame("forward", "/home/me/model.py")})));
-  const json backward = stack({frame("torch::autograd::generated::MmBackward0::apply(std::vector<at::Tensor>&&)"),
-                               frame("torch::autograd::Engine::evaluate_function(std::shared_ptr<torch::autograd::GraphTask>&, ...)")});
+  const json backward =
+      stack({frame("torch::autograd::generated::MmBackward0::apply(std::vector<at::Tensor>&&)"),
+             frame("torch::autograd::Engine::evaluate_function(std::shared_ptr<torch::autograd::GraphTask>&, ...)")});
   t.push_back(entry("alloc", 0xc3, 2048, 1310, backward));
-  t.push_back(entry("alloc", 0xc4, 1000, 1320, stack({frame("c10d::ProcessGroupNCCL::allreduce(std::vector<at::Tensor>&, ...)")})));
+  t.push_back(entry("alloc", 0xc4, 1000, 1320,
+                    stack({frame("c10d::ProcessGroupNCCL::allreduce(std::vector<at::Tensor>&, ...)")})));
   t.push_back(entry("free_requested", 0xc2, 4096, 1400, backward));
   t.push_back(entry("free_completed", 0xc2, 4096, 1400, backward));
   t.push_back(entry("alloc", 0xc5, 512, 1600, stack({frame("_multi_tensor_adam", kOptim + "adam.py")})));
@@ -111,8 +124,11 @@ json rankZeroSnapshot() {
   t.push_back(entry("free_completed", 0xc3, 2048, 1810, zeroGrad));
   t.push_back(entry("alloc", 0xd0, 300, 1950, stack({})));
   t.push_back(entry("snapshot", 0, 0, 1960));
-  return {{"segments", json::array({segment(0, {{50000, "active_allocated"}, {4096, "active_allocated"}, {1000, "active_allocated"},
-                                                {300, "active_allocated"}, {9999, "inactive"}}),
+  return {{"segments", json::array({segment(0, {{50000, "active_allocated"},
+                                                {4096, "active_allocated"},
+                                                {1000, "active_allocated"},
+                                                {300, "active_allocated"},
+                                                {9999, "inactive"}}),
                                     segment(1, {{777, "active_allocated"}})})},
           {"device_traces", json::array({t, json::array()})},
           {"allocator_settings", {{"PYTORCH_CUDA_ALLOC_CONF", ""}, {"expandable_segments", false}}}};
@@ -150,17 +166,20 @@ TEST(CudaSnapshot, FilesThatAreNotSnapshotsWithAHistoryAreRefusedSayingWhy) {
     CudaSnapshot s;
     return readCudaSnapshot(dir + "/s.pickle", -1, s);
   };
-  EXPECT_NE(why({{"segments", json::array()}}).find("is a pickle but not a CUDA memory snapshot (it has no device_traces)"),
-            std::string::npos);
+  EXPECT_NE(
+      why({{"segments", json::array()}}).find("is a pickle but not a CUDA memory snapshot (it has no device_traces)"),
+      std::string::npos);
   EXPECT_NE(why({{"segments", json::array()}, {"device_traces", json::array({json::array()})}})
                 .find("has no allocation history (dumped while _record_memory_history was off)"),
             std::string::npos);
   json untimed = entry("alloc", 1, 2, 3);
   untimed.erase("time_us");
-  EXPECT_NE(why({{"device_traces", json::array({json::array({untimed})})}}).find("without a time (time_us)"), std::string::npos);
+  EXPECT_NE(why({{"device_traces", json::array({json::array({untimed})})}}).find("without a time (time_us)"),
+            std::string::npos);
   json late = entry("alloc", 1, 2, 3);
   late["time_us"] = int64_t{1} << 60;
-  EXPECT_NE(why({{"device_traces", json::array({json::array({late})})}}).find("which no memory snapshot holds"), std::string::npos);
+  EXPECT_NE(why({{"device_traces", json::array({json::array({late})})}}).find("which no memory snapshot holds"),
+            std::string::npos);
   json huge = entry("alloc", 1, int64_t{1} << 50, 3);
   EXPECT_NE(why({{"device_traces", json::array({json::array({huge})})}}).find("has a block of"), std::string::npos);
   std::ofstream(dir + "/text.pickle") << "{\"device_traces\": []}";
@@ -188,7 +207,8 @@ TEST(CudaSnapshot, AnAllocationsRoleIsTheFirstFrameThatNamesOne) {
                         frame("foreach_all_gather", kFsdp + "_fsdp_collectives.py")})),
             MemoryRole::ParamGathered)
       << "the innermost frame that names a role decides";
-  EXPECT_EQ(role(stack({frame("unshard", kFsdp + "_fsdp_param_group.py"), frame("_call_impl", kModule)})), MemoryRole::CommBuffer);
+  EXPECT_EQ(role(stack({frame("unshard", kFsdp + "_fsdp_param_group.py"), frame("_call_impl", kModule)})),
+            MemoryRole::CommBuffer);
   EXPECT_EQ(role(stack({frame("unshard", "/home/me/mine.py")}), false), MemoryRole::Other) << "an unshard not FSDP's";
   EXPECT_EQ(role(stack({frame("foreach_reduce", kFsdp + "_fsdp_collectives.py")})), MemoryRole::CommBuffer);
   EXPECT_EQ(role(stack({frame("torch::autograd::AccumulateGrad::apply(...)"),
@@ -246,18 +266,27 @@ for f in (c.foreach_all_gather, c.foreach_all_gather_copy_out, c.foreach_reduce,
 
 void writeTrace(const std::string& path, int rank, json extra = json::array()) {
   auto span = [](const std::string& name, double ts, double dur) {
-    return json{{"ph", "X"}, {"cat", "user_annotation"}, {"name", name}, {"pid", 1}, {"tid", 10}, {"ts", ts}, {"dur", dur}};
+    return json{{"ph", "X"}, {"cat", "user_annotation"}, {"name", name}, {"pid", 1}, {"tid", 10}, {"ts", ts},
+                {"dur", dur}};
   };
   json events = json::array({span("ProfilerStep#3", 1000, 900), span("Optimizer.step#Adam.step", 1500, 200),
                              span("Optimizer.zero_grad#Adam.zero_grad", 1800, 20)});
   for (auto& e : extra) events.push_back(e);
   // The profiler's own [memory] event of the device: 100000 B held before it, all "other".
-  events.push_back({{"ph", "i"}, {"cat", "cpu_instant_event"}, {"name", "[memory]"}, {"pid", 1}, {"tid", 10}, {"ts", 1030},
-                    {"args", {{"Bytes", 512}, {"Addr", 0xe0}, {"Total Allocated", 100512}, {"Device Type", 1}, {"Device Id", 0}}}});
-  std::ofstream(path) << json{{"schemaVersion", 1}, {"baseTimeNanoseconds", kBaseNs},
-                              {"distributedInfo", {{"backend", "nccl"}, {"rank", rank}, {"world_size", 2}}},
-                              {"traceEvents", events}}
-                             .dump();
+  events.push_back(
+      {{"ph", "i"},
+       {"cat", "cpu_instant_event"},
+       {"name", "[memory]"},
+       {"pid", 1},
+       {"tid", 10},
+       {"ts", 1030},
+       {"args", {{"Bytes", 512}, {"Addr", 0xe0}, {"Total Allocated", 100512}, {"Device Type", 1}, {"Device Id", 0}}}});
+  std::ofstream(path) << json{
+      {"schemaVersion", 1},
+      {"baseTimeNanoseconds", kBaseNs},
+      {"distributedInfo", {{"backend", "nccl"}, {"rank", rank}, {"world_size", 2}}},
+      {"traceEvents",
+       events}}.dump();
 }
 
 TEST(CudaSnapshot, BesideARanksTraceItsGpuMemoryComesFromTheSnapshot) {
@@ -275,13 +304,14 @@ TEST(CudaSnapshot, BesideARanksTraceItsGpuMemoryComesFromTheSnapshot) {
   auto peak = [&](MemoryRole role) { return rank.peakByRole[static_cast<int>(role)]; };
   EXPECT_EQ(peak(MemoryRole::ParamShard), 40000) << "what the recorder counted, of what was held before the history";
   EXPECT_EQ(peak(MemoryRole::Other), 30000) << "the rest of that (50000 held to the end, 20000 freed in the step)";
-  EXPECT_EQ(peak(MemoryRole::OptimizerState), 4096 + 512)
-      << "Adam's state from before the step (once: the history's, not again from the recorder's count), then its temporary";
+  EXPECT_EQ(peak(MemoryRole::OptimizerState), 4096 + 512) << "Adam's state from before the step (once: the history's, "
+                                                             "not again from the recorder's count), then its temporary";
   EXPECT_EQ(peak(MemoryRole::CommBuffer), 8192) << "the all-gather's output, freed when its free completed";
   EXPECT_EQ(peak(MemoryRole::ParamGathered), 8192);
   EXPECT_EQ(peak(MemoryRole::Activation), 4096) << "no frame names it; in the step before its optimizer step";
   EXPECT_EQ(peak(MemoryRole::GradFull), 2048) << "made in backward, freed by zero_grad: a gradient, by its life";
-  EXPECT_EQ(rank.peakTotal, 40000 + 30000 + 4096 + 8192 + 8192) << "at 1095, the gathered parameters beside their buffer";
+  EXPECT_EQ(rank.peakTotal, 40000 + 30000 + 4096 + 8192 + 8192)
+      << "at 1095, the gathered parameters beside their buffer";
 
   // Where the snapshot says, on the profiler's clock (its base time taken off): 0xc0's free was
   // requested at 1100 and completed at 1150; the memory is held until then.
@@ -293,10 +323,13 @@ TEST(CudaSnapshot, BesideARanksTraceItsGpuMemoryComesFromTheSnapshot) {
   const auto& other = loaded.recording.rank(1);
   EXPECT_EQ(other.peakByRole[static_cast<int>(MemoryRole::Other)], 100000)
       << "rank 1's snapshot cannot be read: its memory is the profiler's";
-  EXPECT_NE(loaded.note.find("GPU memory of rank 0 from the CUDA allocator's snapshot"), std::string::npos) << loaded.note;
+  EXPECT_NE(loaded.note.find("GPU memory of rank 0 from the CUDA allocator's snapshot"), std::string::npos)
+      << loaded.note;
   EXPECT_NE(loaded.note.find("rank-1.memory.pickle' is not a readable pickle"), std::string::npos) << loaded.note;
-  EXPECT_NE(loaded.note.find("rank 1's memory is the profiler's [memory] events instead"), std::string::npos) << loaded.note;
-  EXPECT_NE(loaded.note.find("rank 0 held 30000 bytes allocated before the snapshot's history began"), std::string::npos)
+  EXPECT_NE(loaded.note.find("rank 1's memory is the profiler's [memory] events instead"), std::string::npos)
+      << loaded.note;
+  EXPECT_NE(loaded.note.find("rank 0 held 30000 bytes allocated before the snapshot's history began"),
+            std::string::npos)
       << loaded.note;
 }
 
@@ -309,21 +342,27 @@ TEST(CudaSnapshot, GradientsAreKnownByTheirLivesAndTheRestIsNot) {
   const std::string dir = testing::freshTempDir("cuda_snapshot_backward");
   // Autograd's engine on its own thread (11), its span in the profiler's trace.
   json backwardSpan = {{"ph", "X"}, {"cat", "cpu_op"}, {"name", "autograd::engine::evaluate_function: MmBackward0"},
-                       {"pid", 1}, {"tid", 11}, {"ts", 1300}, {"dur", 100}};
+                       {"pid", 1},  {"tid", 11},       {"ts", 1300},
+                       {"dur", 100}};
   writeTrace(profilerTraceFileName(dir, 0), 0, json::array({backwardSpan}));
-  const json engine = frame("torch::autograd::Engine::evaluate_function(std::shared_ptr<torch::autograd::GraphTask>&, ...)");
+  const json engine =
+      frame("torch::autograd::Engine::evaluate_function(std::shared_ptr<torch::autograd::GraphTask>&, ...)");
   const json zeroGrad = stack({frame("zero_grad", kOptim + "optimizer.py")});
-  const json reduce = stack({frame("foreach_reduce", kFsdp + "_fsdp_collectives.py"), frame("post_backward", kFsdp + "_fsdp_param_group.py"), engine});
+  const json reduce = stack({frame("foreach_reduce", kFsdp + "_fsdp_collectives.py"),
+                             frame("post_backward", kFsdp + "_fsdp_param_group.py"), engine});
   const json postBackward = stack({frame("post_backward", kFsdp + "_fsdp_param_group.py"), engine});
   json t = json::array();
   t.push_back(entry("alloc", 0xe1, 2048, 1310, json::array()));  // Python stacks only: none on autograd's thread
   t.push_back(entry("alloc", 0xe5, 2048, 1312, stack({frame("at::mm(at::Tensor const&, at::Tensor const&)"), engine})));
-  t.push_back(entry("alloc", 0xe2, 8192, 1320, stack({frame("foreach_all_gather_copy_out", kFsdp + "_fsdp_collectives.py"), engine})));
+  t.push_back(entry("alloc", 0xe2, 8192, 1320,
+                    stack({frame("foreach_all_gather_copy_out", kFsdp + "_fsdp_collectives.py"), engine})));
   t.push_back(entry("alloc", 0xe3, 4096, 1330, reduce));
   t.push_back(entry("alloc", 0xe4, 1024, 1335, reduce));
   t.push_back(entry("free_requested", 0xe5, 2048, 1336, reduce));
   t.push_back(entry("free_completed", 0xe5, 2048, 1336));
-  t.push_back(entry("free_requested", 0xe2, 8192, 1350, stack({frame("reshard", kFsdp + "_fsdp_param_group.py"), frame("post_backward", kFsdp + "_fsdp_param_group.py"), engine})));
+  t.push_back(entry("free_requested", 0xe2, 8192, 1350,
+                    stack({frame("reshard", kFsdp + "_fsdp_param_group.py"),
+                           frame("post_backward", kFsdp + "_fsdp_param_group.py"), engine})));
   t.push_back(entry("free_completed", 0xe2, 8192, 1350));
   t.push_back(entry("free_requested", 0xe3, 4096, 1600, postBackward));
   t.push_back(entry("free_completed", 0xe3, 4096, 1600));
@@ -384,8 +423,8 @@ TEST(CudaSnapshot, SnapshotsOnTheirOwnOpenAsMemoryOnly) {
   const std::string dir = testing::freshTempDir("cuda_snapshot_alone");
   pickleJson(rankZeroSnapshot(), cudaSnapshotFileName(dir, 0));
   pickleJson(rankZeroSnapshot(), cudaSnapshotFileName(dir, 1));
-  for (const auto& loaded : {loadJobDirectory(dir),
-                             loadProfilerTraceFiles({cudaSnapshotFileName(dir, 1), cudaSnapshotFileName(dir, 0)})}) {
+  for (const auto& loaded :
+       {loadJobDirectory(dir), loadProfilerTraceFiles({cudaSnapshotFileName(dir, 1), cudaSnapshotFileName(dir, 0)})}) {
     ASSERT_EQ(loaded.error, "");
     ASSERT_EQ(loaded.recording.ranks(), 2);
     EXPECT_EQ(loaded.source, "torch.cuda.memory");

@@ -19,29 +19,37 @@
 namespace shardscope::trace {
 namespace {
 
-nlohmann::json span(const std::string& name, double ts, double dur, int tid, nlohmann::json args = nlohmann::json::object()) {
-  return {{"ph", "X"}, {"cat", "user_annotation"}, {"name", name}, {"pid", 1}, {"tid", tid},
-          {"ts", ts}, {"dur", dur}, {"args", args}};
+nlohmann::json span(const std::string& name, double ts, double dur, int tid,
+                    nlohmann::json args = nlohmann::json::object()) {
+  return {{"ph", "X"},   {"cat", "user_annotation"}, {"name", name}, {"pid", 1}, {"tid", tid}, {"ts", ts}, {"dur", dur},
+          {"args", args}};
 }
 
 // Any complete event of the profiler's, on a process and thread.
 nlohmann::json event(const std::string& cat, const std::string& name, double ts, double dur, int pid, int tid,
                      nlohmann::json args) {
-  return {{"ph", "X"}, {"cat", cat}, {"name", name}, {"pid", pid}, {"tid", tid}, {"ts", ts}, {"dur", dur}, {"args", args}};
+  return {{"ph", "X"},  {"cat", cat}, {"name", name}, {"pid", pid},
+          {"tid", tid}, {"ts", ts},   {"dur", dur},   {"args", args}};
 }
 
 // A GPU rank's device memory (Device Type 1): its "Total Allocated" counts what was held before.
 nlohmann::json memory(double ts, int64_t bytes, int64_t addr, int tid, int64_t total) {
-  return {{"ph", "i"}, {"cat", "cpu_instant_event"}, {"name", "[memory]"}, {"pid", 1}, {"tid", tid}, {"ts", ts},
+  return {{"ph", "i"},
+          {"cat", "cpu_instant_event"},
+          {"name", "[memory]"},
+          {"pid", 1},
+          {"tid", tid},
+          {"ts", ts},
           {"args", {{"Bytes", bytes}, {"Addr", addr}, {"Total Allocated", total}, {"Device Type", 1}}}};
 }
 
 void writeTrace(const std::string& path, int rank, const nlohmann::json& events, int world = 2,
                 const char* backend = "gloo") {
-  std::ofstream(path) << nlohmann::json{{"schemaVersion", 1},
-                                        {"distributedInfo", {{"backend", backend}, {"rank", rank}, {"world_size", world}}},
-                                        {"traceEvents", events}}
-                             .dump();
+  std::ofstream(path) << nlohmann::json{
+      {"schemaVersion", 1},
+      {"distributedInfo", {{"backend", backend}, {"rank", rank}, {"world_size", world}}},
+      {"traceEvents",
+       events}}.dump();
 }
 
 // A job's traces of `ranks` (of `world`), each `events(rank)`, in a fresh directory: its path.
@@ -74,14 +82,14 @@ nlohmann::json rankEvents() {
   auto onStream = span("ProfilerStep#7", 1000, 900, 7);
   onStream["cat"] = "gpu_user_annotation";
   ev.push_back(onStream);
-  ev.push_back(memory(1030, 8192, 0xa, 11, 108192));        // gloo's staging buffer
-  ev.push_back(memory(1095, 8192, 0xb, 10, 116384));        // unit 2's unsharded parameters
-  ev.push_back(memory(1200, 4096, 0xc, 10, 120480));        // forward, no span of its own
-  ev.push_back(memory(1600, 512, 0xd, 10, 120992));         // the optimizer's
-  ev.push_back(memory(1700, -8192, 0xb, 10, 112800));       // unit 2 resharded
-  ev.push_back(memory(1310, 2048, 0xf, 10, 113800));        // a .grad, made by the backward op
-  ev.push_back(memory(1750, -1000, 0xeeee, 10, 112800));    // allocated before the profiler
-  ev.push_back(memory(1810, -2048, 0xf, 10, 110752));       // zero_grad frees it
+  ev.push_back(memory(1030, 8192, 0xa, 11, 108192));      // gloo's staging buffer
+  ev.push_back(memory(1095, 8192, 0xb, 10, 116384));      // unit 2's unsharded parameters
+  ev.push_back(memory(1200, 4096, 0xc, 10, 120480));      // forward, no span of its own
+  ev.push_back(memory(1600, 512, 0xd, 10, 120992));       // the optimizer's
+  ev.push_back(memory(1700, -8192, 0xb, 10, 112800));     // unit 2 resharded
+  ev.push_back(memory(1310, 2048, 0xf, 10, 113800));      // a .grad, made by the backward op
+  ev.push_back(memory(1750, -1000, 0xeeee, 10, 112800));  // allocated before the profiler
+  ev.push_back(memory(1810, -2048, 0xf, 10, 110752));     // zero_grad frees it
   return ev;
 }
 
@@ -118,7 +126,8 @@ TEST(ProfilerTrace, StepsCollectivesAndRolesComeFromTheSpansAround) {
   EXPECT_EQ(peak(MemoryRole::Activation), 4096) << "in the step before the optimizer, no span of its own";
   EXPECT_EQ(peak(MemoryRole::GradFull), 2048) << "made in backward, freed by zero_grad: a gradient, by its life";
   EXPECT_EQ(peak(MemoryRole::OptimizerState), 512);
-  EXPECT_EQ(peak(MemoryRole::Other), 100000) << "held before the profiler started: the first event's total less its bytes";
+  EXPECT_EQ(peak(MemoryRole::Other), 100000)
+      << "held before the profiler started: the first event's total less its bytes";
   EXPECT_EQ(rank.peakTotal, 100000 + 8192 + 8192 + 4096 + 2048 + 512)
       << "the lane's total is the allocator's (GPU: it counts what was held before)";
   EXPECT_NE(loaded.note.find("rank 0: 1 frees of blocks allocated before the profiler started"), std::string::npos)
@@ -136,7 +145,8 @@ TEST(ProfilerTrace, WithoutProfilerStepsTheOptimizerStepsMarkTheSteps) {
   }
   // A second step: its all-gather in forward, then a wrapping optimizer step with one inside.
   ev.push_back(span("FSDP::all_gather (3)", 2000, 100, 10));
-  auto op = span("c10d::_allgather_base_", 2010, 10, 10, {{"Input Dims", {{2048}, {1024}}}, {"Input type", {"float", "float"}}});
+  auto op = span("c10d::_allgather_base_", 2010, 10, 10,
+                 {{"Input Dims", {{2048}, {1024}}}, {"Input type", {"float", "float"}}});
   op["cat"] = "cpu_op";
   ev.push_back(op);
   ev.push_back(span("Optimizer.step#ZeroRedundancyOptimizer.step", 2500, 300, 10));
@@ -161,7 +171,8 @@ TEST(ProfilerTrace, WithoutProfilerStepsTheOptimizerStepsMarkTheSteps) {
 
 // A c10d op as the profiler records it with shapes: its tensors' dims and types, and the values of
 // its other arguments ("Concrete Inputs").
-nlohmann::json c10dOp(const std::string& name, double ts, nlohmann::json dims, nlohmann::json types, nlohmann::json concrete) {
+nlohmann::json c10dOp(const std::string& name, double ts, nlohmann::json dims, nlohmann::json types,
+                      nlohmann::json concrete) {
   auto op = span(name, ts, 10, 10, {{"Input Dims", dims}, {"Input type", types}, {"Concrete Inputs", concrete}});
   op["cat"] = "cpu_op";
   return op;
@@ -196,8 +207,9 @@ TEST(ProfilerTrace, AllToAllSendAndRecvAreDrawnWithWhatEachRankMoves) {
     ev.push_back(c10dOp(sender ? "c10d::send" : "c10d::recv_", 1100, {{{32}}, {}, {}, {}}, tensorList,
                         {"", "", sender ? "1" : "0", "0"}));
     ev.push_back(span(sender ? "gloo:send" : "gloo:recv", 1105, 30, 10, {{"Input type", {"float"}}}));
-    ev.push_back(sender ? c10dOp("c10d::send", 1200, {{{8}}, {}, {}, {}}, tensorList, {"", "", "1", "7"})
-                        : c10dOp("c10d::recv_any_source_", 1200, {{{8}}, {}, {}}, {"TensorList", "", "Scalar"}, {"", "", "7"}));
+    ev.push_back(
+        sender ? c10dOp("c10d::send", 1200, {{{8}}, {}, {}, {}}, tensorList, {"", "", "1", "7"})
+               : c10dOp("c10d::recv_any_source_", 1200, {{{8}}, {}, {}}, {"TensorList", "", "Scalar"}, {"", "", "7"}));
     ev.push_back(span(sender ? "gloo:send" : "gloo:recv", 1205, 30, 10, {{"Input type", {"float"}}}));
     return ev;
   };
@@ -243,7 +255,8 @@ TEST(ProfilerTrace, AnotherHostsRankIsAlignedByItsCollectivesNotItsSends) {
     nlohmann::json ev = nlohmann::json::array();
     ev.push_back(span("ProfilerStep#0", 1000 + shift, 5000, 10));
     for (int k = 0; k < 3; ++k) {
-      auto op = c10dOp("c10d::allreduce_", 1100 + 1000 * k + shift, {{{256}}, {}, {}}, {"TensorList", "", ""}, {"", "", ""});
+      auto op =
+          c10dOp("c10d::allreduce_", 1100 + 1000 * k + shift, {{{256}}, {}, {}}, {"TensorList", "", ""}, {"", "", ""});
       ev.push_back(op);
       // Ends together on both ranks (to within a few us), on the backend's thread.
       ev.push_back(span("gloo:all_reduce", 1105 + 1000 * k + shift, 200 + rank * 3, 11, {{"Input type", {"float"}}}));
@@ -272,8 +285,8 @@ std::string pipelineTraces(double shiftUs, bool backward, double forwardLatencyU
   const nlohmann::json tensorList = {"TensorList", "", "Scalar", "Scalar"};
   std::vector<nlohmann::json> ranks(3, nlohmann::json::array());
   auto message = [&](int rank, const char* op, double ts, double dur, int peer) {
-    ranks[rank].push_back(
-        c10dOp(op, ts + (rank > 0 ? shiftUs : 0), {{{64}}, {}, {}, {}}, tensorList, {"", "", std::to_string(peer), "0"}));
+    ranks[rank].push_back(c10dOp(op, ts + (rank > 0 ? shiftUs : 0), {{{64}}, {}, {}, {}}, tensorList,
+                                 {"", "", std::to_string(peer), "0"}));
     ranks[rank].back()["dur"] = dur;
   };
   for (int r = 0; r < 3; ++r) ranks[r].push_back(span("ProfilerStep#0", 1000 + (r > 0 ? shiftUs : 0), 5000, 10));
@@ -291,7 +304,8 @@ std::string pipelineTraces(double shiftUs, bool backward, double forwardLatencyU
       message(hop, "c10d::recv_", sent - 20, 20 + backwardLatencyUs + hop, hop + 1);
     }
   }
-  return writeJob("profiler_trace_pipeline", {0, 1, 2}, [&](int r) { return ranks[r]; }, 3);
+  return writeJob(
+      "profiler_trace_pipeline", {0, 1, 2}, [&](int r) { return ranks[r]; }, 3);
 }
 
 // Where rank r's step begins against rank 0's, in ns, once the traces are read.
@@ -342,9 +356,14 @@ TEST(ProfilerTrace, AnAllToAllOfASubGroupFindsItsOwnPartByTheGroupsRanks) {
     ev.push_back(allToAll(1010, 8, 8, "[5, 3]", "[5, 3]"));
     if (rank == 2) {
       ev.push_back(event("cpu_op", "record_param_comms", 1012, 5, 1, 10,
-                         {{"Collective name", "all_to_allv"}, {"In msg nelems", 128}, {"Out msg nelems", 128},
-                          {"Group size", 2}, {"dtype", "Float"}, {"In split size", "[6, 2]"},
-                          {"Out split size", "[6, 2]"}, {"Process Group Ranks", "[0, 2]"}}));
+                         {{"Collective name", "all_to_allv"},
+                          {"In msg nelems", 128},
+                          {"Out msg nelems", 128},
+                          {"Group size", 2},
+                          {"dtype", "Float"},
+                          {"In split size", "[6, 2]"},
+                          {"Out split size", "[6, 2]"},
+                          {"Process Group Ranks", "[0, 2]"}}));
     }
     return ev;
   };
@@ -360,7 +379,8 @@ TEST(ProfilerTrace, FilesThatAreNotItsTracesAreRefusedByName) {
   const std::string dir = testing::freshTempDir("profiler_trace_bad");
   std::ofstream(profilerTraceFileName(dir, 0)) << R"({"schemaVersion": 1, "traceEvents": [{"ph": "X", )";
   auto loaded = loadProfilerTraces(dir);
-  EXPECT_NE(loaded.error.find("rank-0.pt.trace.json' is not JSON (a truncated file, or not a trace)"), std::string::npos)
+  EXPECT_NE(loaded.error.find("rank-0.pt.trace.json' is not JSON (a truncated file, or not a trace)"),
+            std::string::npos)
       << loaded.error;
 
   std::ofstream(profilerTraceFileName(dir, 0)) << R"({"schemaVersion": 2, "traceEvents": []})";
@@ -382,7 +402,8 @@ TEST(ProfilerTrace, FilesThatAreNotItsTracesAreRefusedByName) {
 
   std::ofstream(profilerTraceFileName(dir, 0)) << R"({"displayTimeUnit": "ms"})";
   loaded = loadProfilerTraces(dir);
-  EXPECT_NE(loaded.error.find("is not a torch.profiler trace (no traceEvents array)"), std::string::npos) << loaded.error;
+  EXPECT_NE(loaded.error.find("is not a torch.profiler trace (no traceEvents array)"), std::string::npos)
+      << loaded.error;
 
   std::ofstream(profilerTraceFileName(dir, 0))
       << R"({"schemaVersion": 1, "traceEvents": [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#x", "ts": 1,)"
@@ -426,15 +447,20 @@ TEST(ProfilerTrace, WhatTheRecorderCountedAtTheStartIsShownInItsRoles) {
 TEST(ProfilerTrace, ZeroGradFreesTheCountedGradients) {
   const std::string dir = testing::freshTempDir("profiler_trace_zero_grad");
   auto hostMemory = [](double ts, int64_t bytes, int64_t addr) {
-    return nlohmann::json{{"ph", "i"}, {"cat", "cpu_instant_event"}, {"name", "[memory]"}, {"pid", 1}, {"tid", 10},
-                          {"ts", ts}, {"args", {{"Bytes", bytes}, {"Addr", addr}, {"Total Allocated", 0}, {"Device Type", 0}}}};
+    return nlohmann::json{{"ph", "i"},
+                          {"cat", "cpu_instant_event"},
+                          {"name", "[memory]"},
+                          {"pid", 1},
+                          {"tid", 10},
+                          {"ts", ts},
+                          {"args", {{"Bytes", bytes}, {"Addr", addr}, {"Total Allocated", 0}, {"Device Type", 0}}}};
   };
   nlohmann::json ev = nlohmann::json::array();
   ev.push_back(span("ProfilerStep#2", 1000, 1000, 10));
   ev.push_back(span("Optimizer.zero_grad#Adam.zero_grad", 1005, 20, 10));
   ev.push_back(hostMemory(1010, -3000, 0x1));  // last step's gradients, allocated before the profiler
   ev.push_back(hostMemory(1015, -1000, 0x2));
-  ev.push_back(hostMemory(1500, -700, 0x3));   // something else from before: other's
+  ev.push_back(hostMemory(1500, -700, 0x3));  // something else from before: other's
   for (int r = 0; r < 2; ++r) {
     writeTrace(profilerTraceFileName(dir, r), r, ev);
     std::ofstream(dir + "/rank-" + std::to_string(r) + ".shardscope.json")
@@ -488,8 +514,11 @@ TEST(ProfilerTrace, OnAGpuACollectiveRunsWhenItsNcclKernelRuns) {
 // element type and the group the collective ran in (a sub-group under HSDP, not the world).
 TEST(ProfilerTrace, WithoutShapesNcclsOwnRecordGivesTheSizesAndGroup) {
   const std::string dir = testing::freshTempDir("profiler_trace_comms");
-  const nlohmann::json gather = {{"Collective name", "_allgather_base"}, {"In msg nelems", 1024}, {"Out msg nelems", 2048},
-                                 {"dtype", "BFloat16"}, {"Group size", 2}};
+  const nlohmann::json gather = {{"Collective name", "_allgather_base"},
+                                 {"In msg nelems", 1024},
+                                 {"Out msg nelems", 2048},
+                                 {"dtype", "BFloat16"},
+                                 {"Group size", 2}};
   nlohmann::json ev = nlohmann::json::array();
   ev.push_back(span("ProfilerStep#2", 1000, 2000, 10));
   // The all-gather: sizes on record_param_comms inside the op.
@@ -502,18 +531,20 @@ TEST(ProfilerTrace, WithoutShapesNcclsOwnRecordGivesTheSizesAndGroup) {
   ev.push_back(event("cpu_op", "c10d::allreduce_", 1500, 40, 1, 10, {{"External id", 2}}));
   ev.push_back(event("user_annotation", "nccl:all_reduce", 1505, 30, 1, 10, {{"External id", 3}}));
   ev.push_back(event("cuda_runtime", "cudaLaunchKernel", 1510, 5, 1, 10, {{"correlation", 78}}));
-  ev.push_back(event("kernel", "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)", 1600,
-                     200, 0, 7, {{"correlation", 78}, {"In msg nelems", 500}, {"Out msg nelems", 500}, {"dtype", "Float"},
-                                 {"Group size", 4}}));
+  ev.push_back(event(
+      "kernel", "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)", 1600, 200, 0, 7,
+      {{"correlation", 78}, {"In msg nelems", 500}, {"Out msg nelems", 500}, {"dtype", "Float"}, {"Group size", 4}}));
   // Another: a PyTorch that recorded no shapes for a TensorList, but the backend's span names the tensor.
-  ev.push_back(event("cpu_op", "c10d::allreduce_", 1900, 40, 1, 10,
-                     {{"Input Dims", {nlohmann::json::array(), nlohmann::json::array()}}, {"Input type", {"TensorList", ""}}}));
-  ev.push_back(event("user_annotation", "nccl:all_reduce", 1905, 30, 1, 10, {{"Input Dims", {{300}}}, {"Input type", {"float"}}}));
+  ev.push_back(
+      event("cpu_op", "c10d::allreduce_", 1900, 40, 1, 10,
+            {{"Input Dims", {nlohmann::json::array(), nlohmann::json::array()}}, {"Input type", {"TensorList", ""}}}));
+  ev.push_back(event("user_annotation", "nccl:all_reduce", 1905, 30, 1, 10,
+                     {{"Input Dims", {{300}}}, {"Input type", {"float"}}}));
   for (int r = 0; r < 4; ++r) {
-    std::ofstream(profilerTraceFileName(dir, r))
-        << nlohmann::json{{"schemaVersion", 1}, {"distributedInfo", {{"backend", "nccl"}, {"rank", r}, {"world_size", 4}}},
-                          {"traceEvents", ev}}
-               .dump();
+    std::ofstream(profilerTraceFileName(dir, r)) << nlohmann::json{
+        {"schemaVersion", 1},
+        {"distributedInfo", {{"backend", "nccl"}, {"rank", r}, {"world_size", 4}}},
+        {"traceEvents", ev}}.dump();
   }
   const auto loaded = loadProfilerTraces(dir);
   ASSERT_TRUE(loaded.error.empty()) << loaded.error;
@@ -543,7 +574,8 @@ TEST(FormatRanks, RunsOfThreeOrMoreBecomeRanges) {
 
 TEST(ProfilerTrace, FilesNamedAnyWayAreTheRanksTheySayTheyAre) {
   const std::string dir = testing::freshTempDir("profiler_trace_files");
-  const std::string first = dir + "/node7_4242.1700000000.pt.trace.json", second = dir + "/node7_4243.1700000001.pt.trace.json";
+  const std::string first = dir + "/node7_4242.1700000000.pt.trace.json",
+                    second = dir + "/node7_4243.1700000001.pt.trace.json";
   auto rank1 = rankEvents();
   rank1.push_back(memory(1400, 333, 0x1234, 10, 200000));  // only rank 1 allocates this
   writeTrace(first, 1, rank1);

@@ -18,11 +18,16 @@ namespace {
 // The value as JSON: tuples as lists, bytes as {"bytes": hex}, dict keys as their text.
 nlohmann::json toJson(const Value& v) {
   switch (v.kind) {
-    case Value::Kind::None: return nullptr;
-    case Value::Kind::Bool: return v.boolean;
-    case Value::Kind::Int: return v.integer;
-    case Value::Kind::Float: return v.real;
-    case Value::Kind::String: return v.text;
+    case Value::Kind::None:
+      return nullptr;
+    case Value::Kind::Bool:
+      return v.boolean;
+    case Value::Kind::Int:
+      return v.integer;
+    case Value::Kind::Float:
+      return v.real;
+    case Value::Kind::String:
+      return v.text;
     case Value::Kind::Bytes: {
       std::string hex;
       for (unsigned char c : v.text) {
@@ -138,14 +143,12 @@ a = []
 b = [a]
 a.append(b)
 pickle.dump(b, open(d + "/cycle.pickle", "wb"))
-)", dir);
+)",
+         dir);
   const std::pair<const char*, const char*> cases[] = {
-      {"object", "builds a Python object (STACK_GLOBAL)"},
-      {"ordered", "builds a Python object"},
-      {"wide", "holds an integer wider than 64 bits"},
-      {"deep", "nests deeper than 200 levels"},
-      {"text", "uses protocol 0's text opcode"},
-      {"loop", "puts a value inside itself"},
+      {"object", "builds a Python object (STACK_GLOBAL)"}, {"ordered", "builds a Python object"},
+      {"wide", "holds an integer wider than 64 bits"},     {"deep", "nests deeper than 200 levels"},
+      {"text", "uses protocol 0's text opcode"},           {"loop", "puts a value inside itself"},
       {"cycle", "adds to a value already inside another"},
   };
   for (const auto& [name, why] : cases) {

@@ -96,7 +96,6 @@ TEST(Lessons, ClaimsAreCheckedAgainstTheFiguresGiven) {
   EXPECT_NE(unrun[0].measured.find("small has not run"), std::string::npos) << unrun[0].measured;
 }
 
-
 TEST(Predictions, AnswersAreReadInTheFiguresUnit) {
   Question bytes;
   bytes.value = {"a", "peak"};
@@ -146,7 +145,9 @@ TEST(Predictions, ScoresFollowTheDistanceFromTheMeasurement) {
   Question order;
   order.figure = "peak";
   order.order = {"big", "mid", "small"};
-  auto ordered = [&](std::vector<std::string> answer) { return scoreAnswer(lesson, order, Answer{0, answer}, stats)->points; };
+  auto ordered = [&](std::vector<std::string> answer) {
+    return scoreAnswer(lesson, order, Answer{0, answer}, stats)->points;
+  };
   EXPECT_DOUBLE_EQ(ordered({"big", "mid", "small"}), 100);
   EXPECT_DOUBLE_EQ(ordered({"small", "mid", "big"}), 0);
   EXPECT_NEAR(ordered({"big", "small", "mid"}), 100.0 * 2 / 3, 1e-9);

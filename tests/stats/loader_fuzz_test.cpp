@@ -54,13 +54,30 @@ class Mutator {
   }
 
   std::string mutateOnce(std::string text) {
-    static const char* kValues[] = {"-1", "1e400", "-1e400", "1e308", "0.5", "-0", "NaN", "true", "null",
-                                    "\"x\"", "[]", "{}", "99999999999999999999", "-9223372036854775809",
-                                    "2147483648", "\"\\ud800\"", "\"" "\xff\xfe" "\""};
+    static const char* kValues[] = {"-1",
+                                    "1e400",
+                                    "-1e400",
+                                    "1e308",
+                                    "0.5",
+                                    "-0",
+                                    "NaN",
+                                    "true",
+                                    "null",
+                                    "\"x\"",
+                                    "[]",
+                                    "{}",
+                                    "99999999999999999999",
+                                    "-9223372036854775809",
+                                    "2147483648",
+                                    "\"\\ud800\"",
+                                    "\""
+                                    "\xff\xfe"
+                                    "\""};
     const size_t at = pick(text.size());
     switch (pick(7)) {
       case 0:  // flip bytes
-        for (int i = 0; i < 1 + static_cast<int>(pick(8)); ++i) text[pick(text.size())] ^= static_cast<char>(1 + pick(255));
+        for (int i = 0; i < 1 + static_cast<int>(pick(8)); ++i)
+          text[pick(text.size())] ^= static_cast<char>(1 + pick(255));
         return text;
       case 1:  // cut
         return text.substr(0, at);
@@ -122,19 +139,32 @@ class TreeMutator {
 
   nlohmann::json strangeValue() {
     switch (pick(14)) {
-      case 0: return -1;
-      case 1: return 1e300;
-      case 2: return -1e300;
-      case 3: return 0.5;
-      case 4: return std::numeric_limits<int64_t>::min();
-      case 5: return std::numeric_limits<uint64_t>::max();
-      case 6: return 2147483648LL;
-      case 7: return true;
-      case 8: return nullptr;
-      case 9: return "x";
-      case 10: return nlohmann::json::array();
-      case 11: return nlohmann::json::object();
-      case 12: return std::string(1 + pick(5000), 'y');
+      case 0:
+        return -1;
+      case 1:
+        return 1e300;
+      case 2:
+        return -1e300;
+      case 3:
+        return 0.5;
+      case 4:
+        return std::numeric_limits<int64_t>::min();
+      case 5:
+        return std::numeric_limits<uint64_t>::max();
+      case 6:
+        return 2147483648LL;
+      case 7:
+        return true;
+      case 8:
+        return nullptr;
+      case 9:
+        return "x";
+      case 10:
+        return nlohmann::json::array();
+      case 11:
+        return nlohmann::json::object();
+      case 12:
+        return std::string(1 + pick(5000), 'y');
       default: {
         nlohmann::json deep = 1;
         for (size_t d = pick(100); d > 0; --d) deep = nlohmann::json::array({deep});
@@ -157,8 +187,8 @@ const Seeds& seeds() {
   static const Seeds s = [] {
     Seeds out;
     out.dir = testing::freshTempDir("loader_fuzz");
-    const auto r = testing::runShardscope({"run", "--model", "gpt", "--layers", "2", "--hidden", "16", "--steps",
-                                           "2", "--trace", out.dir + "/t.json", "--summary", out.dir + "/s.json"});
+    const auto r = testing::runShardscope({"run", "--model", "gpt", "--layers", "2", "--hidden", "16", "--steps", "2",
+                                           "--trace", out.dir + "/t.json", "--summary", out.dir + "/s.json"});
     if (r.exitCode != 0) return out;
     out.trace = testing::fileContents(out.dir + "/t.json");
     out.summary = testing::fileContents(out.dir + "/s.json");
@@ -226,8 +256,8 @@ TEST(LoaderFuzz, NoMutatedTraceSummaryOrConfigCrashesItsReader) {
     for (int i = 0; i < 100; ++i, ++configs) loaded += configRead(i % 2 ? configTree.mutate() : bytes.mutate(s.config));
   }
   // Reaching here is the test: every mutant was read or refused without a crash or an exception.
-  std::printf("fuzzed %d traces, %d summaries, %d configs (seed %u): %d still loaded, %d refused\n", traces,
-              summaries, configs, seed, loaded, traces + summaries + configs - loaded);
+  std::printf("fuzzed %d traces, %d summaries, %d configs (seed %u): %d still loaded, %d refused\n", traces, summaries,
+              configs, seed, loaded, traces + summaries + configs - loaded);
   EXPECT_GE(traces + summaries + configs, 350);
   EXPECT_GT(loaded, 0) << "some mutants (a changed number) are still valid files";
   EXPECT_LT(loaded, traces + summaries + configs) << "the mutations must break files too";

@@ -53,7 +53,8 @@ TEST(SummaryReader, APyTorchJobsSummaryKeepsItsSourceAndTitle) {
   ASSERT_TRUE(loaded.error.empty()) << loaded.error;
   ASSERT_EQ(loaded.runs.size(), 1u);
   EXPECT_EQ(loaded.runs[0].source, "torch.profiler");
-  EXPECT_EQ(loaded.runs[0].title, "a PyTorch job (torch.profiler), sharded, gathered again for backward (FULL_SHARD-like)");
+  EXPECT_EQ(loaded.runs[0].title,
+            "a PyTorch job (torch.profiler), sharded, gathered again for backward (FULL_SHARD-like)");
   EXPECT_EQ(loaded.runs[0].config.world, 2);
 }
 
@@ -104,9 +105,9 @@ TEST(SummaryReader, OlderSummariesTakeRecordedStepsFromTheirConfig) {
       "peak_bytes": {"total": 0}, "collectives": {"all_gather": {"count": 0, "bytes": 0}}}]})";
   for (const auto& [mode, recorded, steps] :
        {std::tuple{"on", true, 3}, std::tuple{"alternate", true, 2}, std::tuple{"off", false, 0}}) {
-    const auto path = writeFile(std::string("v2_") + mode + ".json",
-                                std::string(R"({"schema": "shardscope.summary/2", "config": {"recording": ")") +
-                                    mode + "\"}, " + ranks);
+    const auto path = writeFile(
+        std::string("v2_") + mode + ".json",
+        std::string(R"({"schema": "shardscope.summary/2", "config": {"recording": ")") + mode + "\"}, " + ranks);
     auto loaded = loadSummary(path);
     ASSERT_TRUE(loaded.error.empty()) << loaded.error;
     EXPECT_EQ(loaded.runs.at(0).ranks.at(0).recorded, recorded) << mode;

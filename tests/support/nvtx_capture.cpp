@@ -41,7 +41,8 @@ const std::string& domainName(nvtxDomainHandle_t domain) {
 }
 
 int NVTX_API pushRange(nvtxDomainHandle_t domain, const nvtxEventAttributes_t* attributes) {
-  const char* message = attributes && attributes->messageType == NVTX_MESSAGE_TYPE_ASCII ? attributes->message.ascii : "";
+  const char* message =
+      attributes && attributes->messageType == NVTX_MESSAGE_TYPE_ASCII ? attributes->message.ascii : "";
   writeLine("push\t" + threadId() + "\t" + domainName(domain) + "\t" + message + "\n");
   return 0;
 }

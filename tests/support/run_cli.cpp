@@ -20,8 +20,7 @@
 
 namespace shardscope::testing {
 
-CliResult runShardscope(const std::vector<std::string>& args, const std::vector<std::string>& env,
-                        int timeoutSeconds) {
+CliResult runShardscope(const std::vector<std::string>& args, const std::vector<std::string>& env, int timeoutSeconds) {
   std::vector<std::string> argv = {SHARDSCOPE_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());
   return runCommand(argv, env, timeoutSeconds);
@@ -37,9 +36,13 @@ std::vector<CliResult> runWorkerJob(const RunConfig& config, const std::vector<s
   std::vector<CliResult> results(static_cast<size_t>(config.world));
   std::vector<std::thread> ranks;
   for (int r = 0; r < config.world; ++r) {
-    std::vector<std::string> vars = {"RANK=" + std::to_string(r), "WORLD_SIZE=" + std::to_string(config.world),
-                                     "LOCAL_RANK=" + std::to_string(r), "LOCAL_WORLD_SIZE=" + std::to_string(config.world),
-                                     "MASTER_ADDR=127.0.0.1", "MASTER_PORT=" + port, "SHARDSCOPE_RENDEZVOUS_TIMEOUT_S=60"};
+    std::vector<std::string> vars = {"RANK=" + std::to_string(r),
+                                     "WORLD_SIZE=" + std::to_string(config.world),
+                                     "LOCAL_RANK=" + std::to_string(r),
+                                     "LOCAL_WORLD_SIZE=" + std::to_string(config.world),
+                                     "MASTER_ADDR=127.0.0.1",
+                                     "MASTER_PORT=" + port,
+                                     "SHARDSCOPE_RENDEZVOUS_TIMEOUT_S=60"};
     vars.insert(vars.end(), env.begin(), env.end());
     if (static_cast<size_t>(r) < rankEnv.size()) vars.insert(vars.end(), rankEnv[r].begin(), rankEnv[r].end());
     ranks.emplace_back([&, r, vars] { results[static_cast<size_t>(r)] = runShardscope(args, vars, 120); });
@@ -107,8 +110,8 @@ std::vector<std::string> runArgsOf(const RunConfig& config, const std::vector<st
   return out;
 }
 
-CliResult runCommand(const std::vector<std::string>& argvStrings,
-                     const std::vector<std::string>& env, int timeoutSeconds) {
+CliResult runCommand(const std::vector<std::string>& argvStrings, const std::vector<std::string>& env,
+                     int timeoutSeconds) {
   int fds[2];
   if (::pipe(fds) != 0) return {};
   const auto start = std::chrono::steady_clock::now();
@@ -148,8 +151,7 @@ CliResult runCommand(const std::vector<std::string>& argvStrings,
   int status = 0;
   ::waitpid(pid, &status, 0);
   result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  result.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }
 
@@ -160,11 +162,9 @@ std::string freshTempDir(const std::string& name) {
   // by an earlier run whose process had the same pid used to trip it.
   const char* base = std::getenv("TMPDIR");
   if (base == nullptr || *base == '\0') base = "/tmp";
-  std::string pattern = std::string(base) + "/shardscope-test-" +
-                        std::to_string(::getpid()) + "-" + name + "-XXXXXX";
+  std::string pattern = std::string(base) + "/shardscope-test-" + std::to_string(::getpid()) + "-" + name + "-XXXXXX";
   if (::mkdtemp(pattern.data()) == nullptr) {
-    throw std::runtime_error("cannot create a temporary directory from " + pattern + ": " +
-                             std::strerror(errno));
+    throw std::runtime_error("cannot create a temporary directory from " + pattern + ": " + std::strerror(errno));
   }
   return pattern;
 }

@@ -15,8 +15,8 @@ struct CliResult {
 };
 
 // `args` are passed to the binary; `env` entries ("NAME=value") are added to the environment.
-CliResult runShardscope(const std::vector<std::string>& args,
-                        const std::vector<std::string>& env = {}, int timeoutSeconds = 300);
+CliResult runShardscope(const std::vector<std::string>& args, const std::vector<std::string>& env = {},
+                        int timeoutSeconds = 300);
 
 // A GPT small enough for multi-rank tests to run in a second or two: 3 blocks of hidden 20 (4
 // heads), vocabulary 37, 6 tokens per sample, global batch 4, 2 steps, 2 ranks.

@@ -132,7 +132,7 @@ TEST(EventGroups, APausedGroupThatArrivesLateTakesItsPlace) {
   RunRecording rec(1);
   rec.add(group(0, 100, 100, GroupKind::Forward, "forward blocks.1"));
   rec.add(group(0, 9000, 9000, GroupKind::Collective, "all_gather blocks.2"));  // sent first
-  rec.add(group(0, 200, 8900, GroupKind::Reshard, "reshard blocks.1"));       // paused 200..8900
+  rec.add(group(0, 200, 8900, GroupKind::Reshard, "reshard blocks.1"));         // paused 200..8900
   const auto& groups = rec.rank(0).groups;
   ASSERT_EQ(groups.size(), 3u);
   EXPECT_EQ(groups[0].text, "forward blocks.1");

@@ -31,7 +31,8 @@ TEST(RangeMax, AgreesWithAScanOnEveryRangeAsItGrows) {
     if (n > 500 && n % 5 != 0) continue;
     for (size_t begin = 0; begin < values.size(); begin += (n > 500 ? 61 : n > 100 ? 7 : 1)) {
       for (size_t end = begin + 1; end <= values.size(); ++end) {
-        ASSERT_EQ(tree.argmax(begin, end), scanArgmax(values, begin, end)) << "n " << n << " [" << begin << ", " << end << ")";
+        ASSERT_EQ(tree.argmax(begin, end), scanArgmax(values, begin, end))
+            << "n " << n << " [" << begin << ", " << end << ")";
       }
     }
   }

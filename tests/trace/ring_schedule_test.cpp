@@ -122,7 +122,6 @@ TEST(RingSchedule, ChunksRoundUpWhenTheSizeDoesNotDivide) {
   EXPECT_EQ(s.bytesSentPerRank(), 68);
 }
 
-
 // The closed forms the ZeRO paper's comparison rests on, at the world sizes a class uses.
 TEST(RingTraffic, ClosedFormsPerRankAtWorldTwoThreeFour) {
   const int64_t size = 1'200'000;  // divisible by 2, 3 and 4

@@ -183,8 +183,8 @@ std::vector<std::string> sortedLines(const std::string& text) {
 // Feeds the run to a whole recording and to `folding` (set up by `keep` to spill into a trace
 // writer), checks the figures, and that the pieces spilled plus the rest make the whole's trace.
 // Returns how many pieces were spilled.
-int foldAndCompare(const std::function<void(RunRecording&, RunRecording::Spill)>& keep,
-                   RunRecording& folding, RunRecording& whole) {
+int foldAndCompare(const std::function<void(RunRecording&, RunRecording::Spill)>& keep, RunRecording& folding,
+                   RunRecording& whole) {
   std::ostringstream streamed, streamedCsv;
   ChromeTraceWriter writer(streamed, nlohmann::json::object(), kRanks);
   writeMemoryCsvHeader(streamedCsv);

@@ -61,7 +61,7 @@ TEST(StreamMerger, LateEventsAreCountedNotHidden) {
   merger.push(at(0, 1000));
   merger.push(at(1, 1000));  // releases everything up to 990
   ASSERT_EQ(merged.size(), 2u);
-  merger.push(at(1, 50));    // later than what was released: out of order
+  merger.push(at(1, 50));  // later than what was released: out of order
   EXPECT_EQ(merger.outOfOrder(), 1);
   merger.flush();
   EXPECT_EQ(merged.size(), 5u);

@@ -88,8 +88,10 @@ TEST(TraceReader, ReadsBackWhatTheRanksReportedOfThemselves) {
   const auto old = loadChromeTrace(writeTrace("old.json", ""));
   EXPECT_EQ(old.deviceMemoryBytes, 0);
   EXPECT_EQ(old.parameterCount, 0);
-  const auto odd = runFactsOf({{"device_memory_bytes", -5}, {"measured_peak_flops", 1e300},
-                               {"parameter_count", "many"}, {"rank_placements", {"cpu", 3}}});
+  const auto odd = runFactsOf({{"device_memory_bytes", -5},
+                               {"measured_peak_flops", 1e300},
+                               {"parameter_count", "many"},
+                               {"rank_placements", {"cpu", 3}}});
   EXPECT_EQ(odd.deviceMemoryBytes, 0);
   EXPECT_EQ(odd.measuredPeakFlops, 0);
   EXPECT_EQ(odd.parameterCount, 0);
@@ -175,7 +177,8 @@ TEST(TraceReader, EveryComputeKindThroughTheWireAndAWrittenTrace) {
     kinds.push_back(e.op);
     EXPECT_EQ(e.text, "blocks." + std::to_string(e.op));
     EXPECT_EQ(e.endNs - e.beginNs, 500);
-    EXPECT_EQ(isOffloadSpan(e), e.op >= static_cast<uint8_t>(ComputeKind::CopyToDevice)) << computeKindName(static_cast<ComputeKind>(e.op));
+    EXPECT_EQ(isOffloadSpan(e), e.op >= static_cast<uint8_t>(ComputeKind::CopyToDevice))
+        << computeKindName(static_cast<ComputeKind>(e.op));
   }
   std::sort(kinds.begin(), kinds.end());
   std::vector<int> all(kComputeKindCount);

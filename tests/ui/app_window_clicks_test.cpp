@@ -135,9 +135,11 @@ TEST_F(AppClicks, CompareStrategiesAreTickedInThePanel) {
   RecordingEngine engine;
   draw(&engine);
   draw(&engine);
-  EXPECT_EQ(state_.compare.strategies, (std::vector<StrategyKind>{StrategyKind::Ddp, StrategyKind::FullShard, StrategyKind::ShardGradOp}));
+  EXPECT_EQ(state_.compare.strategies,
+            (std::vector<StrategyKind>{StrategyKind::Ddp, StrategyKind::FullShard, StrategyKind::ShardGradOp}));
   clickOn("compare:zero1", &engine);
-  EXPECT_EQ(state_.compare.strategies, (std::vector<StrategyKind>{StrategyKind::Ddp, StrategyKind::Zero1, StrategyKind::ShardGradOp, StrategyKind::FullShard}));
+  EXPECT_EQ(state_.compare.strategies, (std::vector<StrategyKind>{StrategyKind::Ddp, StrategyKind::Zero1,
+                                                                  StrategyKind::ShardGradOp, StrategyKind::FullShard}));
   clickOn("compare:ddp", &engine);
   clickOn("compare:full_shard", &engine);
   EXPECT_EQ(state_.compare.strategies, (std::vector<StrategyKind>{StrategyKind::Zero1, StrategyKind::ShardGradOp}));
@@ -165,7 +167,8 @@ TEST_F(AppClicks, CompareAtSeveralWorldSizes) {
   draw(&engine);
   clickOn("compare", &engine);
   ASSERT_EQ(engine.compared.size(), 1u);
-  EXPECT_EQ(engine.compared[0], (std::vector<std::string>{"ddp", "ddp", "ddp", "full_shard", "full_shard", "full_shard"}));
+  EXPECT_EQ(engine.compared[0],
+            (std::vector<std::string>{"ddp", "ddp", "ddp", "full_shard", "full_shard", "full_shard"}));
   EXPECT_EQ(engine.comparedWorlds[0], (std::vector<int>{1, 2, 4, 1, 2, 4}));
 }
 
@@ -173,7 +176,8 @@ TEST_F(AppClicks, EstimateSeedExamplesAreOneClickAway) {
   openTab("Estimate", "estimate:seed-7b");
   EXPECT_STREQ(state_.estimate.parameters, "70B") << "opens on the Llama-70B example";
   // The inverse question for the Llama-70B example (2,2,8 B, 80 GB): only full_shard fits, on 11.
-  EXPECT_EQ(state_.estimate.fewestGpus, "ddp none, zero1 none, deepspeed_zero2 none, shard_grad_op none, full_shard 11, hybrid_shard_zero2 none, "
+  EXPECT_EQ(state_.estimate.fewestGpus,
+            "ddp none, zero1 none, deepspeed_zero2 none, shard_grad_op none, full_shard 11, hybrid_shard_zero2 none, "
             "hybrid_shard none");
   clickOn("estimate:seed-7b");
   EXPECT_STREQ(state_.estimate.parameters, "7B");
@@ -297,10 +301,12 @@ TEST_F(AppClicks, EstimateAddsActivationsAndTheLargestModel) {
   openTab("Estimate", "estimate:seed-70b");
   clickOn("estimate:seed-70b");
   EXPECT_EQ(state_.estimate.activationBytes, 0.0) << "no shape chosen: model states only";
-  EXPECT_NE(state_.estimate.largestModels.find("16 GPUs: ddp 6.67B"), std::string::npos) << state_.estimate.largestModels;
+  EXPECT_NE(state_.estimate.largestModels.find("16 GPUs: ddp 6.67B"), std::string::npos)
+      << state_.estimate.largestModels;
   EXPECT_NE(state_.estimate.largestModels.find("full_shard 107B"), std::string::npos) << state_.estimate.largestModels;
   const auto& presets = estimate::architecturePresets();
-  const auto llama = std::find_if(presets.begin(), presets.end(), [](const auto& p) { return std::string(p.name) == "llama2-70b"; });
+  const auto llama =
+      std::find_if(presets.begin(), presets.end(), [](const auto& p) { return std::string(p.name) == "llama2-70b"; });
   ASSERT_NE(llama, presets.end());
   state_.estimate.architecture = static_cast<int>(llama - presets.begin()) + 1;
   state_.estimate.recompute = 2;  // full

@@ -53,8 +53,7 @@ TEST(ExportFiles, OneSessionWritesTheMemoryCsvAtTheBaseName) {
 }
 
 TEST(ExportFiles, UnwritablePathIsNamedWithWhatToDo) {
-  const auto message =
-      exportSessions({sessionOf("ddp")}, "/nonexistent-dir/run", ExportFormat::TraceJson);
+  const auto message = exportSessions({sessionOf("ddp")}, "/nonexistent-dir/run", ExportFormat::TraceJson);
   EXPECT_NE(message.find("cannot write '/nonexistent-dir/run.json'"), std::string::npos) << message;
   EXPECT_NE(message.find("writable directory"), std::string::npos) << message;
 }

@@ -15,7 +15,8 @@ namespace {
 
 // One step of a rank: unit 0's forward between FSDP2's hooks, its all-gather run by gloo, and the
 // unsharded parameters allocated and freed (the profiler's fields, as PyTorch 2.11 writes them).
-const char* kRankTrace = R"json({"schemaVersion": 1, "distributedInfo": {"rank": RANK, "world_size": 2}, "traceEvents": [
+const char* kRankTrace =
+    R"json({"schemaVersion": 1, "distributedInfo": {"rank": RANK, "world_size": 2}, "traceEvents": [
   {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2", "pid": 1, "tid": 1, "ts": 1000, "dur": 5000},
   {"ph": "X", "cat": "user_annotation", "name": "FSDP::all_gather (0)", "pid": 1, "tid": 1, "ts": 1010, "dur": 300},
   {"ph": "X", "cat": "cpu_op", "name": "c10d::_allgather_base_", "pid": 1, "tid": 1, "ts": 1020, "dur": 20,
@@ -92,7 +93,8 @@ def entry(action, addr, size, t):
 trace = [entry("alloc", 1, 4096, 0), entry("alloc", 2, 8192, 500), entry("free_requested", 2, 8192, 900),
          entry("free_completed", 2, 8192, 900)]
 pickle.dump({"segments": [], "device_traces": [trace]}, open(sys.argv[1] + "/rank-0.memory.pickle", "wb"))
-)", dir});
+)",
+                                           dir});
   ASSERT_EQ(python.exitCode, 0) << python.output;
   auto loaded = trace::loadJobDirectory(dir);
   ASSERT_TRUE(loaded.error.empty()) << loaded.error;

@@ -67,8 +67,8 @@ void expectShowsTheApp(const Image& img) {
   }
   EXPECT_GT(colors.size(), 100u);
   // The sidebar (left 300 px) and the timeline area (right of it) are both drawn on.
-  const int sidebarText = countColor(img, 230, 230, 235, 0, 0, 300, 1000) +
-                          countColor(img, 255, 255, 255, 0, 0, 300, 1000);
+  const int sidebarText =
+      countColor(img, 230, 230, 235, 0, 0, 300, 1000) + countColor(img, 255, 255, 255, 0, 0, 300, 1000);
   EXPECT_GT(sidebarText + static_cast<int>(colors.size()), 100);
   // Memory lanes in the role colours, in the upper (timeline) part right of the sidebar.
   EXPECT_GT(countColor(img, 76, 120, 168, 320, 0, 1600, 650), 200) << "param_shard (blue)";
@@ -81,9 +81,9 @@ void expectShowsTheApp(const Image& img) {
 TEST(Screenshot, ViewOfASavedTraceShowsTheApp) {
   if (!haveXvfb()) GTEST_SKIP() << "xvfb-run is not installed";
   const auto dir = testing::freshTempDir("screenshot_view");
-  auto run = testing::runShardscope({"run", "--model", "gpt", "--layers", "3", "--hidden", "96",
-                                     "--seq", "16", "--batch", "4", "--world", "2", "--steps", "3",
-                                     "--strategy", "full_shard", "--trace", dir + "/trace.json"});
+  auto run = testing::runShardscope({"run", "--model", "gpt", "--layers", "3", "--hidden", "96", "--seq", "16",
+                                     "--batch", "4", "--world", "2", "--steps", "3", "--strategy", "full_shard",
+                                     "--trace", dir + "/trace.json"});
   ASSERT_EQ(run.exitCode, 0) << run.output;
   auto view = underXvfb({"view", dir + "/trace.json", "--screenshot", dir + "/view.png"}, 120);
   ASSERT_EQ(view.exitCode, 0) << view.output;
@@ -119,12 +119,14 @@ TEST(Screenshot, ListenModeDrawsALaunchedJob) {
 TEST(Screenshot, ViewAtAnEventGroupShowsWhoHoldsWhat) {
   if (!haveXvfb()) GTEST_SKIP() << "xvfb-run is not installed";
   const auto dir = testing::freshTempDir("screenshot_holdings");
-  auto run = testing::runShardscope({"run", "--model", "gpt", "--layers", "3", "--hidden", "96", "--seq", "16",
-                                     "--batch", "4", "--world", "2", "--steps", "2", "--strategy", "full_shard",
-                                     "--prefetch", "0", "--trace", dir + "/trace.json"});
+  auto run = testing::runShardscope(
+      {"run",   "--model",    "gpt",        "--layers",   "3",       "--hidden", "96",
+       "--seq", "16",         "--batch",    "4",          "--world", "2",        "--steps",
+       "2",     "--strategy", "full_shard", "--prefetch", "0",       "--trace",  dir + "/trace.json"});
   ASSERT_EQ(run.exitCode, 0) << run.output;
-  const std::vector<std::string> xvfb = {"xvfb-run", "-a", "-s", "-screen 0 1920x1080x24", SHARDSCOPE_BINARY, "view",
-                                         dir + "/trace.json", "--tab", "holdings", "--window-size", "1920x1080"};
+  const std::vector<std::string> xvfb = {
+      "xvfb-run",          "-a",    "-s",       "-screen 0 1920x1080x24", SHARDSCOPE_BINARY, "view",
+      dir + "/trace.json", "--tab", "holdings", "--window-size",          "1920x1080"};
   auto args = xvfb;
   args.insert(args.end(), {"--at", "forward blocks.1@1", "--screenshot", dir + "/holdings.png"});
   auto view = testing::runCommand(args, {}, 120);
@@ -149,9 +151,8 @@ TEST(Screenshot, ViewAtAnEventGroupShowsWhoHoldsWhat) {
 TEST(Screenshot, LiveRunShowsTheApp) {
   if (!haveXvfb()) GTEST_SKIP() << "xvfb-run is not installed";
   const auto dir = testing::freshTempDir("screenshot_run");
-  auto run = underXvfb({"run", "--model", "gpt", "--layers", "3", "--hidden", "96", "--seq", "16",
-                        "--batch", "4", "--world", "2", "--steps", "3", "--strategy", "full_shard",
-                        "--screenshot", dir + "/run.png"},
+  auto run = underXvfb({"run", "--model", "gpt", "--layers", "3", "--hidden", "96", "--seq", "16", "--batch", "4",
+                        "--world", "2", "--steps", "3", "--strategy", "full_shard", "--screenshot", dir + "/run.png"},
                        180);
   ASSERT_EQ(run.exitCode, 0) << run.output;
   expectShowsTheApp(load(dir + "/run.png"));
@@ -160,8 +161,8 @@ TEST(Screenshot, LiveRunShowsTheApp) {
 TEST(Screenshot, SavedCompareSummaryOpensWithItsFigures) {
   if (!haveXvfb()) GTEST_SKIP() << "xvfb-run is not installed";
   const auto dir = testing::freshTempDir("screenshot_summary");
-  auto compare = testing::runShardscope({"compare", "--model", "mlp", "--layers", "2", "--world", "2",
-                                         "--steps", "2", "--summary", dir + "/compare.json"});
+  auto compare = testing::runShardscope({"compare", "--model", "mlp", "--layers", "2", "--world", "2", "--steps", "2",
+                                         "--summary", dir + "/compare.json"});
   ASSERT_EQ(compare.exitCode, 0) << compare.output;
   auto view = underXvfb({"view", dir + "/compare.json", "--screenshot", dir + "/summary.png"}, 120);
   ASSERT_EQ(view.exitCode, 0) << view.output;
@@ -180,10 +181,10 @@ TEST(Screenshot, SavedCompareSummaryOpensWithItsFigures) {
 TEST(Screenshot, EstimateTabPutsMeasurementsNextToPredictions) {
   if (!haveXvfb()) GTEST_SKIP() << "xvfb-run is not installed";
   const auto dir = testing::freshTempDir("screenshot_estimate");
-  auto compare = underXvfb({"compare", "--strategies", "ddp,zero1,shard_grad_op,full_shard", "--model", "mlp",
-                            "--layers", "2", "--world", "2", "--steps", "2", "--tab", "estimate",
-                            "--window-size", "1920x1080", "--screenshot", dir + "/estimate.png"},
-                           240);
+  auto compare = underXvfb(
+      {"compare", "--strategies", "ddp,zero1,shard_grad_op,full_shard", "--model", "mlp", "--layers", "2", "--world",
+       "2", "--steps", "2", "--tab", "estimate", "--window-size", "1920x1080", "--screenshot", dir + "/estimate.png"},
+      240);
   ASSERT_EQ(compare.exitCode, 0) << compare.output;
   const Image img = load(dir + "/estimate.png");
   ASSERT_EQ(img.width, 1920);

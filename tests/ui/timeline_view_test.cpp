@@ -97,7 +97,8 @@ TEST(TimelineView, ClickHighlightsOneMicroBatchsCollectiveOnEveryRank) {
   imgui.frame(draw);
   // The middle of micro-batch 2's span (times are drawn from the recording's origin). The window's
   // content starts at its padding; the lanes start after the 64-pixel rank labels.
-  const float x = static_cast<float>(axis.toX(4'500'000.0 - rec.originNs(), ImGui::GetStyle().WindowPadding.x + 64.0f, 1180 - 64.0f));
+  const float x = static_cast<float>(
+      axis.toX(4'500'000.0 - rec.originNs(), ImGui::GetStyle().WindowPadding.x + 64.0f, 1180 - 64.0f));
   for (float y = 0; y < 900 && !selection.active; y += 3) imgui.click(draw, x, y);
   ASSERT_TRUE(selection.active) << "no collective found to click at x=" << x;
   EXPECT_EQ(selection.microBatch, 2);
@@ -290,7 +291,8 @@ TEST(TimelineView, HostMemoryGetsItsOwnLaneAndCopiesAndPinningAreDrawnOverComput
   const auto before = drawOnce(imgui, plain, axis, selection);
   const auto after = drawOnce(imgui, offloaded, axis, selection);
   EXPECT_GT(after.memoryColumns, before.memoryColumns) << "the host lane's columns";
-  EXPECT_EQ(after.spansDrawn, before.spansDrawn + 2) << "the copy and the pinning, drawn beside the forward they overlap";
+  EXPECT_EQ(after.spansDrawn, before.spansDrawn + 2)
+      << "the copy and the pinning, drawn beside the forward they overlap";
 }
 
 // Where the labels drawn onto the lanes of `rec` went, at `width`, with a capacity far above the
@@ -321,9 +323,8 @@ std::vector<std::pair<std::string, ItemRect>> laneTexts(const trace::RunRecordin
 }
 
 size_t countOf(const std::vector<std::pair<std::string, ItemRect>>& texts, const std::string& kind) {
-  return static_cast<size_t>(std::count_if(texts.begin(), texts.end(), [&](const auto& t) {
-    return t.first.rfind("lane-text:" + kind, 0) == 0;
-  }));
+  return static_cast<size_t>(std::count_if(texts.begin(), texts.end(),
+                                           [&](const auto& t) { return t.first.rfind("lane-text:" + kind, 0) == 0; }));
 }
 
 void expectNoneOverlap(const std::vector<std::pair<std::string, ItemRect>>& texts) {
