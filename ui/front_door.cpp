@@ -101,6 +101,10 @@ ConfigAction drawFrontDoor(AppState& state, EngineControl& engine, const std::st
   ImGui::Spacing();
   ConfigAction action = ConfigAction::None;
   if (!ImGui::BeginTable("front door", 3, ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_PadOuterX)) return action;
+  // The lessons' titles are the longest lines, and do not wrap: their column gets the most room.
+  ImGui::TableSetupColumn("lesson", ImGuiTableColumnFlags_WidthStretch, 1.5f);
+  ImGui::TableSetupColumn("run", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+  ImGui::TableSetupColumn("recording", ImGuiTableColumnFlags_WidthStretch, 1.0f);
   ImGui::TableNextColumn();
   drawLessonsWay(state, engine);
   ImGui::TableNextColumn();

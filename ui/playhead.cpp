@@ -94,6 +94,26 @@ double previousGroupTime(const std::vector<EventGroupMark>& marks, double tNs) {
   return it == marks.begin() ? tNs : std::prev(it)->tNs;
 }
 
+namespace {
+
+// Why `step` (from @STEP) names no step the run has event groups in, or nothing: the steps count
+// from 0, as the timeline's s0, s1, ... do, so a 3-step run's last is @2.
+std::optional<std::string> stepOutsideRun(const std::string& text, int step, const std::vector<EventGroupMark>& marks,
+                                          const char* option) {
+  if (step < 0 || marks.empty()) return std::nullopt;
+  int first = marks.front().step, last = marks.front().step;
+  for (const auto& m : marks) {
+    first = std::min(first, m.step);
+    last = std::max(last, m.step);
+  }
+  if (step >= first && step <= last) return std::nullopt;
+  return std::string(option) + " '" + text + "' names step " + std::to_string(step) +
+         ", but this run's event groups are in steps " + std::to_string(first) + " to " + std::to_string(last) +
+         " (@STEP counts from 0, as the timeline's s0, s1, ... do): name one of those.";
+}
+
+}  // namespace
+
 std::optional<double> resolvePlayheadPosition(const std::string& text, const std::vector<EventGroupMark>& marks,
                                               std::string& error, const char* option) {
   // A time: a number and a unit.
@@ -119,6 +139,10 @@ std::optional<double> resolvePlayheadPosition(const std::string& text, const std
   }
   for (const auto& m : marks) {
     if (m.label == label && (step < 0 || m.step == step)) return m.tNs;
+  }
+  if (auto outside = stepOutsideRun(text, step, marks, option)) {
+    error = *outside;
+    return std::nullopt;
   }
   std::string examples;
   for (const auto& m : marks) {

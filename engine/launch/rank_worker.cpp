@@ -47,7 +47,7 @@ namespace {
 //   stop         stop itself (SIGSTOP), as a debugger or Ctrl-Z would: it stalls;
 //   unsent-kill  keep what it records from then on unsent (a writer starved of CPU) and die three
 //                steps later with those step ends still queued.
-void maybeInjectFault(int rank, int step) {
+void maybeInjectFault(RankRecorder& recorder, int rank, int step) {
   const char* spec = std::getenv("SHARDSCOPE_FAULT");
   if (!spec) return;
   int faultRank = -1, faultStep = -1;
@@ -56,14 +56,14 @@ void maybeInjectFault(int rank, int step) {
   if (faultRank != rank) return;
   const std::string how = mode;
   if (how == "unsent-kill") {
-    if (step == faultStep) RankRecorder::instance().holdOutputForTest();
+    if (step == faultStep) recorder.holdOutputForTest();
     if (step == faultStep + 3) std::raise(SIGKILL);
     return;
   }
   if (faultStep != step) return;
   // The fault strikes after everything up to here has reached the controller, so tests see a
   // deterministic "died during step S+1".
-  RankRecorder::instance().flushNow();
+  recorder.flushNow();
   if (how == "kill") std::raise(SIGKILL);
   if (how == "stop") {
     std::raise(SIGSTOP);
@@ -127,6 +127,8 @@ void writeHeldTensors(const std::string& path, const std::vector<HeldTensor>& he
 // SIGTERM (the controller stopping the run, torchrun stopping the job) ends the rank after what it
 // recorded has reached the controller: a handler cannot flush safely, so the signal is blocked in
 // every thread (the mask is inherited; set before any thread starts) and one thread waits for it.
+// That thread outlives the worker's scope (it is detached), so it reaches the recorder as the
+// allocator hook does: the process's one (RankRecorder::instance()).
 void flushEventsOnTerminate() {
   sigset_t terminate;
   sigemptyset(&terminate);
@@ -212,7 +214,7 @@ struct EventOutput {
 // The collector when one is named and reachable (with the rank's file to go on in if it is lost),
 // else the rank's file. Nothing, with `problem`, when the file cannot be written.
 std::optional<EventOutput> openEventOutput(const WorkerRecording& where, const RunConfig& config, int rank,
-                                           std::string& problem) {
+                                           RankRecorder& recorder, std::string& problem) {
   EventOutput out;
   const int world = std::getenv("WORLD_SIZE") ? std::atoi(std::getenv("WORLD_SIZE")) : 1;
   const std::string dir = where.traceDir;
@@ -227,9 +229,9 @@ std::optional<EventOutput> openEventOutput(const WorkerRecording& where, const R
       if (!dir.empty()) {
         const int fallback = openRankEventFile(dir, rank, ".after-collector", problem);
         if (fallback < 0) return std::nullopt;
-        RankRecorder::instance().divertOnLoss(fallback, "shardscope worker, rank " + std::to_string(rank) +
-                                                            ": lost the collector at " + at + "; writing the rest to " +
-                                                            trace::rankEventFileName(dir, rank, ".after-collector"));
+        recorder.divertOnLoss(fallback, "shardscope worker, rank " + std::to_string(rank) + ": lost the collector at " +
+                                            at + "; writing the rest to " +
+                                            trace::rankEventFileName(dir, rank, ".after-collector"));
       }
       return out;
     }
@@ -247,7 +249,7 @@ std::optional<EventOutput> openEventOutput(const WorkerRecording& where, const R
 
 // What shardscope's controller gives a rank and another launcher cannot, and what WORLD_SIZE (which
 // validate() did not see under torchrun) must divide: refused before anything starts.
-void checkLaunch(const RunConfig& config, const RendezvousInfo& info) {
+void checkLaunch(const RunConfig& config, const RendezvousInfo& info, StepGate& gate) {
   const char* gateFd = std::getenv("SHARDSCOPE_GATE_FD");
   if (config.stepGate != StepGateMode::Off && !gateFd) {
     throw std::runtime_error(std::string("--step-gate ") + modeName(config.stepGate) +
@@ -255,7 +257,7 @@ void checkLaunch(const RunConfig& config, const RendezvousInfo& info) {
                              "app); a worker started by another launcher cannot be released, so run it with "
                              "--step-gate off.");
   }
-  StepGate::instance().start(config.stepGate, gateFd ? std::atoi(gateFd) : -1);
+  gate.start(config.stepGate, gateFd ? std::atoi(gateFd) : -1);
   if (config.batch % info.worldSize != 0) {
     throw std::runtime_error("--batch " + std::to_string(config.batch) +
                              " is not divisible by WORLD_SIZE=" + std::to_string(info.worldSize));
@@ -325,14 +327,14 @@ struct RankPlace {
 // progress line) and the step's end sent.
 void trainOneStep(const RunConfig& config, int step, const RankPlace& place, const StagedModel& model,
                   Strategy& strategy, Communicator& comm, RankReporter& reporter) {
-  maybeInjectFault(place.rank, step);
+  maybeInjectFault(strategy.gate().recorder(), place.rank, step);
   maybeHang(config, place.rank, step);
-  auto& recorder = RankRecorder::instance();
+  auto& recorder = strategy.gate().recorder();
   recorder.setStep(step);
   // --recording alternate: even steps recorded, odd steps not (the overhead benchmark).
   if (config.recording == RecordingMode::Alternate) recorder.setEnabled(step % 2 == 0);
   const int64_t begin = trace::nowNs();
-  const int64_t pausedBefore = StepGate::instance().pausedNs();
+  const int64_t pausedBefore = strategy.gate().pausedNs();
   Batch local;
   {
     RoleScope role(trace::MemoryRole::Other);
@@ -353,7 +355,7 @@ void trainOneStep(const RunConfig& config, int step, const RankPlace& place, con
   e.loss = globalLoss.item<double>() / place.worldSize;
   e.beginNs = begin;
   e.endNs = trace::nowNs();
-  e.pausedNs = StepGate::instance().pausedNs() - pausedBefore;
+  e.pausedNs = strategy.gate().pausedNs() - pausedBefore;
   e.count = step % 2 == 0 || config.recording != RecordingMode::Alternate ? 1 : 0;  // recorded step?
   reporter.send(e);
 }
@@ -398,10 +400,13 @@ int runRankWorker(const RunConfig& config, const WorkerRecording& recording) {
   const char* eventFd = std::getenv("SHARDSCOPE_EVENT_FD");
   flushEventsOnTerminate();  // first: before any other thread exists
   keepFreedHostMemory();     // before the first large allocation
+  // The process's recorder: LibTorch's allocator hook and the compute spans reach it from any
+  // thread; everything this worker makes is handed it from here.
+  auto& recorder = RankRecorder::instance();
   EventOutput output{eventFd ? std::atoi(eventFd) : -1, false};
   if (!eventFd) {  // a controller's pipe wins: it records the run
     std::string problem;
-    const auto opened = openEventOutput(recording, config, rank, problem);
+    const auto opened = openEventOutput(recording, config, rank, recorder, problem);
     if (!opened) {
       std::fprintf(stderr, "shardscope worker, rank %d: %s\n", rank, problem.c_str());
       return 1;
@@ -411,20 +416,21 @@ int runRankWorker(const RunConfig& config, const WorkerRecording& recording) {
   // A rank recording itself (a file, a collector) has no controller to tell its steps and clock to.
   const bool recordsItself = !eventFd && output.fd >= 0;
   const std::string& traceDir = recording.traceDir;
-  auto& recorder = RankRecorder::instance();
   installRecordingCpuAllocator();  // before this rank creates any tensor
   recorder.start(rank, output.fd, kEventBufferCapacity, output.socket);
   recorder.setEnabled(config.recording != RecordingMode::Off);
-  RankReporter reporter(rank, recordsItself);
+  RankReporter reporter(recorder, rank, recordsItself);
+  StepGate gate(recorder);  // the strategy and the training step mark their hook points here
   struct StopRecorder {
-    ~StopRecorder() { RankRecorder::instance().stop(); }
-  } stopRecorder;           // flushes what was recorded on every way out, errors included
+    RankRecorder& recorder;
+    ~StopRecorder() { recorder.stop(); }
+  } stopRecorder{recorder};  // flushes what was recorded on every way out, errors included
   std::string failureHint;  // appended to any error of this rank
   try {
     RendezvousInfo info = rendezvousFromEnvironment();
     info.collectiveTimeoutS = config.collectiveTimeoutS;
     rank = info.rank;
-    checkLaunch(config, info);
+    checkLaunch(config, info, gate);
     if (const auto slow = slowRankOf(config.slowRank); slow && slow->rank == rank) setComputeSlowdown(slow->factor);
     // Before CUDA and NCCL start their threads, which then inherit the slice.
     std::string coresNote;
@@ -453,7 +459,7 @@ int runRankWorker(const RunConfig& config, const WorkerRecording& recording) {
     if (measureClock) reporter.send(clockOffsetEvent(rank, clock));
     Communicator& comm = mesh->world();
     auto model = makeModel(config);
-    auto strategy = makeStrategy(config, *model, *mesh, device);
+    auto strategy = makeStrategy(config, *model, *mesh, device, gate);
 
     if (!config.exportDir.empty() && rank == 0) exportInitialState(config, *model);
     reporter.send(runInfoEvent(config, rank, info.worldSize, *model, device, comm, gpu.get(), coresNote));

@@ -8,11 +8,6 @@
 
 namespace shardscope {
 
-StepGate& StepGate::instance() {
-  static StepGate gate;
-  return gate;
-}
-
 void StepGate::start(StepGateMode mode, int releaseFd) {
   mode_ = mode;
   releaseFd_ = releaseFd;
@@ -31,7 +26,7 @@ bool StepGate::waitForRelease() {
 
 void StepGate::enter(trace::GroupKind kind, const std::string& label) {
   if (!armed_) return;
-  auto& recorder = RankRecorder::instance();
+  auto& recorder = recorder_;
   trace::Event group;
   group.kind = trace::EventKind::Group;
   group.step = recorder.step();

@@ -23,9 +23,16 @@
 
 namespace shardscope {
 
+class RankRecorder;
+
+// One per rank process, made by the worker and handed to the strategy (Strategy::gate()) and the
+// training step: they mark the hook points.
 class StepGate {
  public:
-  static StepGate& instance();
+  // Records its groups in `recorder`.
+  explicit StepGate(RankRecorder& recorder) : recorder_(recorder) {}
+  StepGate(const StepGate&) = delete;
+  StepGate& operator=(const StepGate&) = delete;
 
   // releaseFd: read end of the controller's release pipe; -1 when there is none (then the mode
   // must be Off).
@@ -39,18 +46,25 @@ class StepGate {
   // Nanoseconds this rank has waited at the gate so far.
   int64_t pausedNs() const { return pausedNs_.load(std::memory_order_relaxed); }
 
+  // The recorder its groups go to (the training step tags micro-batches there).
+  RankRecorder& recorder() const { return recorder_; }
+
   // Arms the hook points for the lifetime of a training step.
   class Armed {
    public:
-    Armed() { StepGate::instance().armed_ = true; }
-    ~Armed() { StepGate::instance().armed_ = false; }
+    explicit Armed(StepGate& gate) : gate_(gate) { gate_.armed_ = true; }
+    ~Armed() { gate_.armed_ = false; }
     Armed(const Armed&) = delete;
     Armed& operator=(const Armed&) = delete;
+
+   private:
+    StepGate& gate_;
   };
 
  private:
-  StepGate() = default;
   bool waitForRelease();  // false: the gate is off from now on
+
+  RankRecorder& recorder_;
 
   StepGateMode mode_ = StepGateMode::Off;
   int releaseFd_ = -1;

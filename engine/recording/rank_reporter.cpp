@@ -7,13 +7,14 @@
 
 namespace shardscope {
 
-RankReporter::RankReporter(int rank, bool toRecording) : rank_(rank), toRecording_(toRecording) {
+RankReporter::RankReporter(RankRecorder& recorder, int rank, bool toRecording)
+    : recorder_(recorder), rank_(rank), toRecording_(toRecording) {
   if (const char* fd = std::getenv("SHARDSCOPE_EVENT_FD")) fd_ = std::atoi(fd);
 }
 
 void RankReporter::send(const trace::Event& event) {
   // Through the recorder's writer, the pipe's (or file's) only writer, so lines never interleave.
-  if (fd_ >= 0 || toRecording_) RankRecorder::instance().control(event);
+  if (fd_ >= 0 || toRecording_) recorder_.control(event);
   if (fd_ < 0) tellTerminal(event);
 }
 

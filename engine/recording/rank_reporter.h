@@ -7,17 +7,21 @@
 
 namespace shardscope {
 
+class RankRecorder;
+
 class RankReporter {
  public:
-  // `toRecording`: with no controller, the rank's own recording (its --trace-dir file) keeps its
-  // steps, placement and errors too, beside what the terminal is told.
-  explicit RankReporter(int rank, bool toRecording = false);
+  // Sends through `recorder`'s writer. `toRecording`: with no controller, the rank's own recording
+  // (its --trace-dir file) keeps its steps, placement and errors too, beside what the terminal is
+  // told.
+  RankReporter(RankRecorder& recorder, int rank, bool toRecording = false);
   void send(const trace::Event& event);
   bool hasController() const { return fd_ >= 0; }
 
  private:
   void tellTerminal(const trace::Event& event) const;
 
+  RankRecorder& recorder_;
   int rank_;
   int fd_ = -1;
   bool toRecording_ = false;

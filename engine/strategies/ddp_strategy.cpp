@@ -6,8 +6,8 @@
 namespace shardscope {
 
 DdpStrategy::DdpStrategy(const RunConfig& config, const StagedModel& model, Communicator& comm,
-                         const at::Device& device)
-    : model_(model) {
+                         const at::Device& device, StepGate& gate)
+    : Strategy(gate), model_(model) {
   const bool bf16 = config.precision == Precision::Bf16;
   {
     // Initial values (identical on every rank) pass through once, one parameter at a time.
@@ -33,7 +33,7 @@ DdpStrategy::DdpStrategy(const RunConfig& config, const StagedModel& model, Comm
     }
   }
   // Frozen parameters (LoRA's base weights) get no bucket and no optimizer state.
-  buckets_ = std::make_unique<GradientBuckets>(liveParameters(), config.bucketCapMb, comm);
+  buckets_ = std::make_unique<GradientBuckets>(liveParameters(), config.bucketCapMb, comm, &gate);
   std::vector<at::Tensor> trained;
   for (const auto& p : params_) {
     if (p.requires_grad()) trained.push_back(p);

@@ -16,7 +16,8 @@ namespace shardscope {
 
 class DdpStrategy final : public Strategy {
  public:
-  DdpStrategy(const RunConfig& config, const StagedModel& model, Communicator& comm, const at::Device& device);
+  DdpStrategy(const RunConfig& config, const StagedModel& model, Communicator& comm, const at::Device& device,
+              StepGate& gate);
   ~DdpStrategy() override;
 
   const std::vector<at::Tensor>& liveParameters() const override { return compute_.empty() ? params_ : compute_; }

@@ -33,8 +33,9 @@ std::vector<std::vector<int>> assignBuckets(const std::vector<int64_t>& paramByt
   return buckets;
 }
 
-GradientBuckets::GradientBuckets(const std::vector<at::Tensor>& live, double bucketCapMb, Communicator& comm)
-    : live_(live), comm_(comm) {
+GradientBuckets::GradientBuckets(const std::vector<at::Tensor>& live, double bucketCapMb, Communicator& comm,
+                                 StepGate* gate)
+    : live_(live), comm_(comm), gate_(gate) {
   // Buckets are sized by the gradients the model produces; parameters that do not require a
   // gradient (frozen) are left out, as the reducer leaves them out.
   std::vector<int> trained;
@@ -131,7 +132,7 @@ void GradientBuckets::launchReadyBuckets() {
   while (nextToLaunch_ < static_cast<int>(buckets_.size()) && buckets_[nextToLaunch_].pending == 0) {
     const int index = nextToLaunch_++;
     const std::string label = "bucket " + std::to_string(index);
-    StepGate::instance().enter(trace::GroupKind::Collective, "all_reduce " + label);  // before it is packed
+    if (gate_) gate_->enter(trace::GroupKind::Collective, "all_reduce " + label);  // before it is packed
     Bucket& b = buckets_[index];
     std::vector<at::Tensor> slots, grads, partialSlots, lastGrads;
     for (const int i : b.params) {

@@ -20,11 +20,15 @@
 
 namespace shardscope {
 
+class StepGate;
+
 class GradientBuckets {
  public:
   // Hooks the grad accumulators of `live` (the tensors the model computes with). Not movable: the
   // hooks point at this object.
-  GradientBuckets(const std::vector<at::Tensor>& live, double bucketCapMb, Communicator& comm);
+  // `gate`: where each bucket's all-reduce marks its hook point; null for none (the tests').
+  GradientBuckets(const std::vector<at::Tensor>& live, double bucketCapMb, Communicator& comm,
+                  StepGate* gate = nullptr);
   GradientBuckets(const GradientBuckets&) = delete;
   GradientBuckets& operator=(const GradientBuckets&) = delete;
 
@@ -62,6 +66,7 @@ class GradientBuckets {
 
   std::vector<at::Tensor> live_;
   Communicator& comm_;
+  StepGate* gate_;
   std::vector<Bucket> buckets_;
   std::vector<int> bucketOf_;      // parameter index -> bucket index
   std::vector<int64_t> offsetOf_;  // parameter index -> element offset in its bucket's buffer

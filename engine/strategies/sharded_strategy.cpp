@@ -19,8 +19,9 @@
 namespace shardscope {
 
 ShardedStrategy::ShardedStrategy(const RunConfig& config, const StagedModel& model, const ProcessMesh& mesh,
-                                 const at::Device& device, bool reshardAfterForward)
-    : model_(model),
+                                 const at::Device& device, bool reshardAfterForward, StepGate& gate)
+    : Strategy(gate),
+      model_(model),
       comm_(mesh.shard()),
       replicate_(mesh.replicate()),
       dataParallelRanks_(mesh.world().worldSize()),
@@ -140,7 +141,7 @@ const std::vector<int>& ShardedStrategy::unitsOfStage(int stage) const {
 
 void ShardedStrategy::issueUnshard(Unit& unit) {
   if (unit.isGathered) return;
-  StepGate::instance().enter(trace::GroupKind::Collective, "all_gather " + unit.name);  // before its buffer exists
+  gate().enter(trace::GroupKind::Collective, "all_gather " + unit.name);  // before its buffer exists
   UnitScope memoryOf(unit.modelUnit);
   {
     RoleScope role(trace::MemoryRole::ParamGathered);
@@ -243,7 +244,7 @@ void ShardedStrategy::prefetch(int stage, int direction) {
 void ShardedStrategy::reshard(Unit& unit) {
   if (!unit.isGathered) return;
   if (unit.gather) unshard(unit);  // never free a buffer an all-gather is still writing
-  StepGate::instance().enter(trace::GroupKind::Reshard, "reshard " + unit.name);
+  gate().enter(trace::GroupKind::Reshard, "reshard " + unit.name);
   setStorageBytes(unit.gathered, 0);
   unit.isGathered = false;
 }
@@ -255,7 +256,7 @@ void ShardedStrategy::reduceGradients(Unit& unit) {
   // One reduce-scatter in flight: the previous unit's is waited for (and its buffer released)
   // before this one is issued, as FSDP2 does.
   waitForReduceScatter();
-  StepGate::instance().enter(trace::GroupKind::Collective, "reduce_scatter " + unit.name);  // before its buffers exist
+  gate().enter(trace::GroupKind::Collective, "reduce_scatter " + unit.name);  // before its buffers exist
   UnitScope memoryOf(unit.modelUnit);
   at::Tensor flat;
   {
@@ -313,7 +314,7 @@ void ShardedStrategy::waitForReduceScatter() {
   reduceScatterUnit_ = nullptr;
   if (!replicate_) return;
   waitForAllReduce();  // one in flight, as one reduce-scatter is
-  StepGate::instance().enter(trace::GroupKind::Collective, "all_reduce " + unit.name);
+  gate().enter(trace::GroupKind::Collective, "all_reduce " + unit.name);
   UnitScope memoryOf(unit.modelUnit);
   // On a GPU the gradient shard came from the shard group's stream pool and the all-reduce runs
   // on the replicate group's stream: safe, as the wait above ordered this stream after the

@@ -57,7 +57,7 @@ namespace shardscope {
 class ShardedStrategy final : public Strategy {
  public:
   ShardedStrategy(const RunConfig& config, const StagedModel& model, const ProcessMesh& mesh, const at::Device& device,
-                  bool reshardAfterForward);
+                  bool reshardAfterForward, StepGate& gate);
   ~ShardedStrategy() override;
 
   const std::vector<at::Tensor>& liveParameters() const override { return live_; }

@@ -33,9 +33,15 @@ inline void append(std::vector<HeldTensor>& out, const std::vector<HeldTensor>& 
   out.insert(out.end(), more.begin(), more.end());
 }
 
+class StepGate;
+
 class Strategy {
  public:
+  // `gate`: where the strategy marks its hook points (engine/launch/step_gate.h).
+  explicit Strategy(StepGate& gate) : gate_(gate) {}
   virtual ~Strategy() = default;
+
+  StepGate& gate() const { return gate_; }
 
   // The tensors the model computes with, in model.params() order; valid during a stage.
   virtual const std::vector<at::Tensor>& liveParameters() const = 0;
@@ -56,12 +62,15 @@ class Strategy {
 
   // What this rank holds right now.
   virtual std::vector<HeldTensor> heldTensors() const = 0;
+
+ private:
+  StepGate& gate_;
 };
 
 // The strategy of config.strategy over `mesh`: ddp and zero1 use its world group; the sharded ones
 // shard over its shard group and, on a hybrid mesh, all-reduce gradient shards over its replicate
-// group.
+// group. It marks its hook points at `gate`.
 std::unique_ptr<Strategy> makeStrategy(const RunConfig& config, const StagedModel& model, const ProcessMesh& mesh,
-                                       const at::Device& device);
+                                       const at::Device& device, StepGate& gate);
 
 }  // namespace shardscope

@@ -5,18 +5,18 @@
 namespace shardscope {
 
 std::unique_ptr<Strategy> makeStrategy(const RunConfig& config, const StagedModel& model, const ProcessMesh& mesh,
-                                       const at::Device& device) {
+                                       const at::Device& device, StepGate& gate) {
   const StrategyTraits& traits = traitsOf(config.strategy);
   switch (config.strategy) {
     case StrategyKind::Ddp:
-      return std::make_unique<DdpStrategy>(config, model, mesh.world(), device);
+      return std::make_unique<DdpStrategy>(config, model, mesh.world(), device, gate);
     case StrategyKind::Zero1:
-      return std::make_unique<Zero1Strategy>(config, model, mesh.world(), device);
+      return std::make_unique<Zero1Strategy>(config, model, mesh.world(), device, gate);
     case StrategyKind::ShardGradOp:
     case StrategyKind::FullShard:
     case StrategyKind::HybridShardZero2:
     case StrategyKind::HybridShard:
-      return std::make_unique<ShardedStrategy>(config, model, mesh, device, traits.reshardsAfterForward);
+      return std::make_unique<ShardedStrategy>(config, model, mesh, device, traits.reshardsAfterForward, gate);
   }
   TORCH_CHECK(false, "no engine for strategy '", traits.name, "'");
 }

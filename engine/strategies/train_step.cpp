@@ -10,8 +10,8 @@ namespace shardscope {
 
 namespace {
 
-void enterGroup(trace::GroupKind kind, const std::string& what, int unit) {
-  StepGate::instance().enter(kind, what + " " + StagedModel::unitName(unit));
+void enterGroup(const Strategy& strategy, trace::GroupKind kind, const std::string& what, int unit) {
+  strategy.gate().enter(kind, what + " " + StagedModel::unitName(unit));
 }
 
 // Gradients are allocated by autograd while the role is "activation"; once a stage's backward has
@@ -55,7 +55,7 @@ at::Tensor forwardBackward(const StagedModel& model, Strategy& strategy, const B
     PhaseScope phase(trace::Phase::Forward);
     for (int s = 0; s < stages; ++s) {
       strategy.beforeForward(s);
-      enterGroup(trace::GroupKind::Forward, "forward", model.stageUnit(s));
+      enterGroup(strategy, trace::GroupKind::Forward, "forward", model.stageUnit(s));
       {
         RoleScope role(trace::MemoryRole::Activation);
         UnitScope unit(model.stageUnit(s));  // its activations
@@ -82,13 +82,13 @@ at::Tensor forwardBackward(const StagedModel& model, Strategy& strategy, const B
       const int unitOfStage = model.stageUnit(s);
       if (checkpointed(s) && needsGrad[s]) {
         // The recomputation: a forward span in the backward phase, with its unit gathered again.
-        enterGroup(trace::GroupKind::Forward, "recompute", unitOfStage);
+        enterGroup(strategy, trace::GroupKind::Forward, "recompute", unitOfStage);
         RoleScope role(trace::MemoryRole::Activation);
         UnitScope unit(unitOfStage);
         ComputeSpan span(trace::ComputeKind::Forward, StagedModel::unitName(unitOfStage));
         outputs[s] = model.recomputeStage(s, inputs[s], batch, strategy.liveParameters());
       }
-      enterGroup(trace::GroupKind::Backward, "backward", unitOfStage);
+      enterGroup(strategy, trace::GroupKind::Backward, "backward", unitOfStage);
       {
         RoleScope role(trace::MemoryRole::Activation);
         UnitScope unit(unitOfStage);  // its activation gradients, and the .grad autograd makes
@@ -117,24 +117,25 @@ at::Tensor trainStep(const StagedModel& model, Strategy& strategy, const Batch& 
   const int microBatches = options.microBatches;
   TORCH_CHECK(microBatches >= 1 && batch.x.size(0) % microBatches == 0, "trainStep: ", microBatches,
               " micro-batches do not split a batch of ", batch.x.size(0), " rows evenly");
-  StepGate::Armed gateArmed;
-  StepGate::instance().enter(trace::GroupKind::StepStart, "step start");
+  StepGate& gate = strategy.gate();
+  StepGate::Armed gateArmed(gate);
+  gate.enter(trace::GroupKind::StepStart, "step start");
   ComputeSpan stepSpan(trace::ComputeKind::Step, "");
   const int64_t rows = batch.x.size(0) / microBatches;
   at::Tensor total;
   for (int k = 0; k < microBatches; ++k) {
     const bool last = k == microBatches - 1;
     strategy.setGradientSync(last);
-    RankRecorder::instance().setMicroBatch(microBatches == 1 ? 0 : k + 1);
+    gate.recorder().setMicroBatch(microBatches == 1 ? 0 : k + 1);
     const Batch micro =
         microBatches == 1 ? batch : Batch{batch.x.narrow(0, k * rows, rows), batch.y.narrow(0, k * rows, rows)};
     at::Tensor loss = forwardBackward(model, strategy, micro, 1.0 / microBatches, last, options.checkpointBlocks);
     total = total.defined() ? total + loss : loss;
   }
-  RankRecorder::instance().setMicroBatch(0);  // the optimizer steps once, after every micro-batch
+  gate.recorder().setMicroBatch(0);  // the optimizer steps once, after every micro-batch
   {
     PhaseScope phase(trace::Phase::Optimizer);
-    StepGate::instance().enter(trace::GroupKind::Optimizer, "optimizer step");
+    gate.enter(trace::GroupKind::Optimizer, "optimizer step");
     RoleScope role(trace::MemoryRole::OptimizerState);
     ComputeSpan span(trace::ComputeKind::Optimizer, "");
     strategy.step();

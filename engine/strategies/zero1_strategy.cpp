@@ -9,8 +9,8 @@
 namespace shardscope {
 
 Zero1Strategy::Zero1Strategy(const RunConfig& config, const StagedModel& model, Communicator& comm,
-                             const at::Device& device)
-    : model_(model), comm_(comm) {
+                             const at::Device& device, StepGate& gate)
+    : Strategy(gate), model_(model), comm_(comm) {
   const bool bf16 = config.precision == Precision::Bf16;
   const int64_t world = comm.worldSize();
   // Only trained parameters are flattened and partitioned, as ZeroRedundancyOptimizer is handed
@@ -66,7 +66,7 @@ Zero1Strategy::Zero1Strategy(const RunConfig& config, const StagedModel& model, 
   for (const auto& [begin, end] : segments_) {
     masterSegments_.push_back(master_.narrow(0, begin, end - begin).detach().set_requires_grad(true));
   }
-  buckets_ = std::make_unique<GradientBuckets>(params_, config.bucketCapMb, comm);
+  buckets_ = std::make_unique<GradientBuckets>(params_, config.bucketCapMb, comm, &gate);
   optimizer_ = makeOptimizer(config, masterSegments_);
 }
 
@@ -122,7 +122,7 @@ void Zero1Strategy::step() {
   for (auto& segment : masterSegments_) segment.mutable_grad() = at::Tensor();
   masterGrad_ = at::Tensor();  // zero_grad(set_to_none=True)
   at::NoGradGuard noGrad;
-  StepGate::instance().enter(trace::GroupKind::Collective, "all_gather params (zero1)");
+  gate().enter(trace::GroupKind::Collective, "all_gather params (zero1)");
   at::Tensor owned = ownedSliceOf(flat_);
   if (master_.scalar_type() != flat_.scalar_type()) owned.copy_(master_.detach());
   // Every rank updated its own slice; one all-gather, in place, gives everyone all of them.

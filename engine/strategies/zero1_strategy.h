@@ -20,7 +20,8 @@ namespace shardscope {
 
 class Zero1Strategy final : public Strategy {
  public:
-  Zero1Strategy(const RunConfig& config, const StagedModel& model, Communicator& comm, const at::Device& device);
+  Zero1Strategy(const RunConfig& config, const StagedModel& model, Communicator& comm, const at::Device& device,
+                StepGate& gate);
   ~Zero1Strategy() override;
 
   const std::vector<at::Tensor>& liveParameters() const override { return params_; }

@@ -15,7 +15,9 @@
 
 #include "engine/comm/backend_factories.h"
 #include "engine/models/model.h"
+#include "engine/launch/step_gate.h"
 #include "engine/models/make_model.h"
+#include "engine/recording/recorder.h"
 #include "engine/comm/process_mesh.h"
 #include "engine/strategies/strategy.h"
 #include "engine/strategies/train_step.h"
@@ -47,7 +49,8 @@ RankResult trainOnThreads(const RunConfig& config, int world) {
         info.worldSize = world;
         ProcessMesh mesh(makeGlooCommunicator(store, info));
         auto model = makeModel(config);
-        auto strategy = makeStrategy(config, *model, mesh, at::Device(at::kCPU));
+        StepGate gate(RankRecorder::instance());  // each rank's own, as each rank process has
+        auto strategy = makeStrategy(config, *model, mesh, at::Device(at::kCPU), gate);
         for (int step = 0; step < config.steps; ++step) {
           const Batch batch = localShard(model->globalBatch(config.seed, step, config.batch), rank, world);
           results[rank].losses.push_back(trainStep(*model, *strategy, batch).item<float>());

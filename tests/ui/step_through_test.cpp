@@ -4,6 +4,8 @@
 // animates the collective in flight, and a gated live run's Step and Continue reach the engine.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "tests/support/run_cli.h"
 #include "tests/ui/app_driver.h"
 #include "trace/trace_reader.h"
@@ -134,6 +136,15 @@ TEST_F(StepThrough, ZoomShowsTheWindowItNames) {
   EXPECT_NE(error.find("FROM is not before TO"), std::string::npos) << error;
   EXPECT_FALSE(resolveZoomWindow("1ms..lunch", marks, error));
   EXPECT_NE(error.find("--zoom's TO 'lunch' is neither a time"), std::string::npos) << error;
+  // A step past the run's last is named as such (steps count from 0), not as a missing group.
+  int last = 0;
+  for (const auto& m : marks) last = std::max(last, m.step);
+  const std::string past = "step start@" + std::to_string(last + 1);
+  EXPECT_FALSE(resolveZoomWindow("step start@0.." + past, marks, error));
+  EXPECT_NE(error.find("names step " + std::to_string(last + 1) + ", but this run's event groups are in steps 0 to " +
+                       std::to_string(last)),
+            std::string::npos)
+      << error;
 
   state_.pendingZoom = "step start@1..optimizer step@1";
   draw();
