@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <unordered_map>
 
 namespace shardscope::trace::pickle {
@@ -276,7 +277,8 @@ class Reader {
     return true;
   }
 
-  bool step(unsigned char op) {
+  // Opcodes that push a number, a string or None, or move the stack; nothing for any other.
+  std::optional<bool> valueStep(unsigned char op) {
     uint64_t n = 0;
     std::string_view b;
     std::vector<ValuePtr> values;
@@ -342,6 +344,16 @@ class Reader {
         return text(8, Kind::Bytes);  // BINBYTES8
       case 0x96:
         return text(8, Kind::Bytes);  // BYTEARRAY8 (protocol 5's in-band bytearray)
+      default:
+        return std::nullopt;
+    }
+  }
+
+  // Opcodes that build containers or use the memo; nothing for any other.
+  std::optional<bool> containerStep(unsigned char op) {
+    uint64_t n = 0;
+    std::vector<ValuePtr> values;
+    switch (op) {
       case '}':
         return push(make(Kind::Dict));
       case ']':
@@ -392,8 +404,18 @@ class Reader {
       case 'j':
         return unsignedLE(4, n) && memoGet(n);  // LONG_BINGET
       default:
-        break;
+        return std::nullopt;
     }
+  }
+
+  bool step(unsigned char op) {
+    if (auto done = valueStep(op)) return *done;
+    if (auto done = containerStep(op)) return *done;
+    return refuseOpcode(op);
+  }
+
+  // Why `op` is not read: an object, protocol 0's text, or no opcode at all.
+  bool refuseOpcode(unsigned char op) {
     char hex[8];
     std::snprintf(hex, sizeof hex, "0x%02x", op);
     if (const char* name = objectOpcodeName(op)) {
