@@ -1,6 +1,5 @@
 #include "ui/front_door.h"
 
-#include <utility>
 #include <vector>
 
 #include <imgui.h>
@@ -43,14 +42,7 @@ void drawLessonsWay(AppState& state, EngineControl& engine) {
   ImGui::TextWrapped("Real runs with captions that say what to look at, for a class or on a projector.");
   ImGui::Checkbox("predict first (interview practice)", &state.lesson.predictNext);
   for (const auto& [name, title] : lessonTitles()) {
-    if (ImGui::Selectable(title.c_str())) {
-      lessons::Lesson lesson;
-      if (auto err = lessons::loadLesson(name, lesson)) {
-        state.lesson.error = *err;
-      } else {
-        startLesson(state, &engine, std::move(lesson), state.lesson.predictNext);
-      }
-    }
+    if (ImGui::Selectable(title.c_str())) startLessonNamed(state, &engine, name);
     noteItem(("door:lesson:" + name).c_str());
   }
 }

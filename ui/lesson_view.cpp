@@ -218,6 +218,15 @@ void drawLessonBar(AppState& state, const std::vector<Session>& sessions, Engine
   ImGui::Separator();
 }
 
+void startLessonNamed(AppState& state, EngineControl* engine, const std::string& name) {
+  lessons::Lesson lesson;
+  if (auto err = lessons::loadLesson(name, lesson)) {
+    state.lesson.error = *err;
+    return;
+  }
+  startLesson(state, engine, std::move(lesson), state.lesson.predictNext);
+}
+
 void drawLessonMenu(AppState& state, EngineControl* engine) {
   ImGui::TextDisabled("Lessons");
   const auto names = lessons::lessonNames();
@@ -226,12 +235,7 @@ void drawLessonMenu(AppState& state, EngineControl* engine) {
   if (ImGui::BeginCombo("##lesson", preview)) {
     for (const auto& name : names) {
       if (ImGui::Selectable(name.c_str(), state.lesson.active && state.lesson.lesson.name == name)) {
-        lessons::Lesson lesson;
-        if (auto err = lessons::loadLesson(name, lesson)) {
-          state.lesson.error = *err;
-        } else {
-          startLesson(state, engine, std::move(lesson), state.lesson.predictNext);
-        }
+        startLessonNamed(state, engine, name);
       }
     }
     ImGui::EndCombo();

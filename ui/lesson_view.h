@@ -19,6 +19,10 @@ struct AppState;
 // once the questions have answers (lockInAnswers).
 void startLesson(AppState& state, EngineControl* engine, lessons::Lesson lesson, bool predictFirst = false);
 
+// The lesson called `name`, read and started as the Lessons menu starts it (predicting first when
+// its box is ticked); one that cannot be read leaves its error in state.lesson.error.
+void startLessonNamed(AppState& state, EngineControl* engine, const std::string& name);
+
 // Reads the typed answers; when all can be read, keeps them and starts the runs. False otherwise.
 bool lockInAnswers(AppState& state, EngineControl* engine);
 
