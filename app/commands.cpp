@@ -1,5 +1,6 @@
 // What each command does once the command line is parsed (command_line.h).
 #include "app/command_line.h"
+#include "app/engine_module.h"
 
 #include <cstdlib>
 
@@ -9,7 +10,7 @@
 #include "app/run_commands.h"
 #include "engine/recording/collector_link.h"
 #include "engine/launch/rank_worker.h"
-#include "engine/launch/run_controller.h"
+#include "engine/launch/run_types.h"
 #include "estimate/memory_preflight.h"
 #include "files/file_text.h"
 #include "config/view_tabs.h"
@@ -74,7 +75,7 @@ int CommandLine::runWorker() {
     }
   }
   if (const char* token = std::getenv("SHARDSCOPE_COLLECTOR_TOKEN")) recording.token = token;
-  return shardscope::runRankWorker(config, recording);
+  return shardscope::app::runRankWorker(config, recording);
 }
 
 int CommandLine::runListen() {
@@ -115,7 +116,7 @@ int CommandLine::runLesson() {
                      "': it has " + std::to_string(chosen.captions.size()) + ", from 1");
   }
   for (const auto& r : chosen.runs) {
-    if (auto err = shardscope::checkDeviceAvailable(r.config)) return failUsage(*err);
+    if (auto err = shardscope::app::checkDeviceAvailable(r.config)) return failUsage(*err);
   }
   const bool predict = lesson->parsed() ? lessonOptions.predict : appPredict;
   if (!lessonOptions.answers.empty() && !predict) return failUsage("--answers goes with --predict: add it");
@@ -185,7 +186,7 @@ int CommandLine::runOrCompare() {
   }
   // The file checks, once: every run starts with them too (the window's runs meet them there).
   if (auto err = shardscope::outputsProblem(config)) return failUsage(*err);
-  if (auto err = shardscope::checkDeviceAvailable(config)) return failUsage(*err);
+  if (auto err = shardscope::app::checkDeviceAvailable(config)) return failUsage(*err);
   for (const auto& run : compare->parsed() ? runs : std::vector<shardscope::RunConfig>{config}) {
     if (auto err = shardscope::estimate::checkMemoryAvailable(run)) {
       return failUsage(compare->parsed() ? shardscope::strategyName(run.strategy) + std::string(" at world ") +

@@ -1,10 +1,11 @@
 #include "app/engine_control.h"
+#include "app/engine_module.h"
 
 #include <algorithm>
 
 #include "app/live_job.h"
 #include "engine/recording/event_collector.h"
-#include "engine/launch/run_controller.h"
+#include "engine/launch/run_types.h"
 #include "estimate/memory_preflight.h"
 #include "trace/rank_placements.h"
 #include "ui/record_files.h"

@@ -3,9 +3,10 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
-#include "engine/launch/run_controller.h"
+#include "engine/launch/run_types.h"
 #include "engine/launch/run_summary.h"
 #include "files/output_file.h"
 #include "stats/hang_summary.h"
@@ -122,16 +123,17 @@ int writeJobSummary(const std::vector<std::string>& paths, const std::string& su
     result.source = loaded.source.empty() ? "torch.profiler" : loaded.source;
     result.title = loaded.title;
   }
-  // Every rank reports the global mean loss; rank 0's steps are the job's. torch.profiler records
-  // no loss: its steps are counted per rank (recorded_steps), with no loss to list.
-  if (loaded.recording.ranks() > 0 && !profiler) {
-    for (const auto& step : loaded.recording.rank(0).steps) result.losses.push_back(step.loss);
-  }
+  // Every rank reports the global mean loss; the first recorded rank's steps are the job's.
+  // torch.profiler records no loss: its steps are listed with a null loss (NaN is written as null).
+  const trace::RankTimeline* firstRank =
+      loaded.recording.ranks() > 0 ? &loaded.recording.rank(trace::firstRecordedRank(loaded.recording)) : nullptr;
+  for (size_t s = 0; firstRank && s < firstRank->steps.size(); ++s)
+    result.losses.push_back(profiler ? std::nan("") : firstRank->steps[s].loss);
   if (auto error = writeSummaryFile(summaryPath, loaded.config, result, loaded.recording)) {
     std::fprintf(stderr, "shardscope: error: %s\n", error->c_str());
     return 2;
   }
-  const size_t steps = loaded.recording.ranks() > 0 ? loaded.recording.rank(0).steps.size() : 0;
+  const size_t steps = firstRank ? firstRank->steps.size() : 0;
   std::printf("shardscope view: the summary of the job in %s (%d ranks, %zu steps) written to %s\n", dir.c_str(),
               result.worldSize, steps, summaryPath.c_str());
   return 0;

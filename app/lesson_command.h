@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "engine/launch/run_controller.h"
+#include "engine/launch/run_types.h"
 #include "lessons/lesson.h"
 #include "lessons/prediction.h"
 

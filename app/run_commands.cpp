@@ -1,4 +1,5 @@
 #include "app/run_commands.h"
+#include "app/engine_module.h"
 
 #include <unistd.h>
 
@@ -73,7 +74,7 @@ shardscope::RunResult trainWithProgress(const shardscope::RunConfig& config) {
     callbacks.onGate = [&](const shardscope::GateStatus& status) { gate.show(status); };
     callbacks.gateCommand = [&] { return gate.command(); };
   }
-  return shardscope::runTraining(config, selfExecutable(), callbacks);
+  return shardscope::app::runTraining(config, selfExecutable(), callbacks);
 }
 
 namespace {

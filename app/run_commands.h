@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "config/run_config.h"
-#include "engine/launch/run_controller.h"
+#include "engine/launch/run_types.h"
 
 namespace shardscope::app {
 

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "engine/launch/run_controller.h"
+#include "engine/launch/run_types.h"
 
 namespace shardscope::app {
 

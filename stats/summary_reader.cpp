@@ -28,7 +28,10 @@ SummaryRun readRun(const nlohmann::json& j) {
   run.status = j.value("status", "");
   run.error = j.value("error", "");
   run.device = j.value("device", "");
-  for (const auto& s : j.value("steps", nlohmann::json::array())) run.losses.push_back(s.value("loss", 0.0));
+  for (const auto& s : j.value("steps", nlohmann::json::array())) {
+    if (s.is_object() && s.contains("loss") && s["loss"].is_null()) continue;  // a job that records no loss
+    run.losses.push_back(s.value("loss", 0.0));
+  }
   for (const auto& r : j.value("ranks", nlohmann::json::array())) {
     RankStats s;
     s.rank = r.value("rank", 0);

@@ -532,6 +532,13 @@ void RunRecording::foldOlderSteps(int rank, size_t fold) {
   if (spill_) spill_(rank, std::move(older));
 }
 
+int firstRecordedRank(const RunRecording& recording) {
+  for (int r = 0; r < recording.ranks(); ++r) {
+    if (!recording.rank(r).steps.empty()) return r;
+  }
+  return 0;
+}
+
 int64_t droppedEvents(const RunRecording& recording) {
   int64_t dropped = 0;
   for (int r = 0; r < recording.ranks(); ++r) dropped += recording.rank(r).dropped;

@@ -111,6 +111,9 @@ std::vector<double> exposedCommSecondsOf(const RankTimeline& detail);
 int64_t activationSavedForBackward(const RankTimeline& detail);
 
 class RunRecording;
+// The first rank that recorded a step (a job opened without rank 0's file starts at another): the
+// one whose steps are the job's. 0 when none did.
+int firstRecordedRank(const RunRecording& recording);
 // Events the ranks could not record (their buffers were full), over every rank.
 int64_t droppedEvents(const RunRecording& recording);
 // "1,204 events were dropped (rank 0: 1,000; rank 1: 204)", or "" when none were: what the CLI, the

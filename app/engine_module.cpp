@@ -1,0 +1,75 @@
+#include "app/engine_module.h"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+#include <stdexcept>
+
+namespace shardscope::app {
+
+namespace {
+
+// SHARDSCOPE_ENGINE_MODULE, else beside this executable (the build puts it in app/), else where
+// the build wrote it (a test binary in tests/ runs the same module).
+std::string modulePath() {
+  if (const char* named = std::getenv("SHARDSCOPE_ENGINE_MODULE"); named && *named) return named;
+  char self[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n > 0) {
+    self[n] = '\0';
+    const auto beside = std::filesystem::path(self).parent_path() / "libshardscope_engine.so";
+    std::error_code missing;
+    if (std::filesystem::exists(beside, missing)) return beside.string();
+  }
+  return SHARDSCOPE_ENGINE_MODULE_BUILT;
+}
+
+const EngineEntry* load() {
+  const std::string path = modulePath();
+  // Local: the module keeps its own copies of the libraries both link, and none of its names
+  // reach what is loaded after it.
+  void* module = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!module) {
+    throw std::runtime_error("the training engine (" + path + ") could not be loaded: " + ::dlerror() +
+                             ". Build it (scripts/build.sh builds it beside the shardscope executable), or name it "
+                             "with SHARDSCOPE_ENGINE_MODULE=FILE");
+  }
+  using EntryFunction = const EngineEntry* (*)();
+  auto entry = reinterpret_cast<EntryFunction>(::dlsym(module, kEngineEntrySymbol));
+  const EngineEntry* table = entry ? entry() : nullptr;
+  if (!table || table->layout != kEngineEntryLayout) {
+    throw std::runtime_error("'" + path +
+                             "' is not the training engine this shardscope was built with: rebuild both "
+                             "(scripts/build.sh), or name the right one with SHARDSCOPE_ENGINE_MODULE=FILE");
+  }
+  return table;  // never unloaded: LibTorch's threads and handlers outlive any caller
+}
+
+}  // namespace
+
+const EngineEntry& engine() {
+  static std::once_flag once;
+  static const EngineEntry* table = nullptr;
+  std::call_once(once, [] { table = load(); });  // a throw leaves `once` unset: the next call tries again
+  return *table;
+}
+
+RunResult runTraining(const RunConfig& config, const std::string& workerExecutable, const RunCallbacks& callbacks,
+                      const RecordingSink& sink) {
+  return engine().runTraining(config, workerExecutable, callbacks, sink);
+}
+
+int runRankWorker(const RunConfig& config, const WorkerRecording& recording) {
+  return engine().runRankWorker(config, recording);
+}
+
+std::optional<std::string> checkDeviceAvailable(const RunConfig& config) {
+  if (config.device != DeviceKind::Cuda) return std::nullopt;
+  return engine().checkDeviceAvailable(config);
+}
+
+}  // namespace shardscope::app

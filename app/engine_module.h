@@ -1,0 +1,24 @@
+// The training engine, loaded the first time something trains (engine/engine_entry.h): the
+// module libshardscope_engine.so beside this executable, or where SHARDSCOPE_ENGINE_MODULE names
+// it. Commands that only read, estimate or refuse never load LibTorch.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "engine/engine_entry.h"
+
+namespace shardscope::app {
+
+// The engine's entry, loaded on the first call (thread-safe); throws std::runtime_error saying
+// which file was tried, why it failed and what to do, when it cannot be loaded.
+const EngineEntry& engine();
+
+// The engine's calls, through engine().
+RunResult runTraining(const RunConfig& config, const std::string& workerExecutable, const RunCallbacks& callbacks,
+                      const RecordingSink& sink = {});
+int runRankWorker(const RunConfig& config, const WorkerRecording& recording);
+// Whether the run's device is there: only a CUDA run loads the engine to ask.
+std::optional<std::string> checkDeviceAvailable(const RunConfig& config);
+
+}  // namespace shardscope::app

@@ -1,0 +1,34 @@
+// The engine as a module the executable loads only when it trains: the three things it calls of
+// the LibTorch side, in one table that the module hands out by one C name. Starting LibTorch costs
+// a process 0.9 s and 450 MB before main; `view`, `estimate`, `--help` and every usage error need
+// none of it (app/engine_module.h loads the module).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "config/run_config.h"
+#include "engine/launch/rank_worker.h"
+#include "engine/launch/run_types.h"
+
+namespace shardscope {
+
+struct EngineEntry {
+  // The table's layout: the module and the executable are built together, and a module of
+  // another build that lies beside the executable is refused rather than called wrongly.
+  int layout = 0;
+  RunResult (*runTraining)(const RunConfig&, const std::string& workerExecutable, const RunCallbacks&,
+                           const RecordingSink&) = nullptr;
+  int (*runRankWorker)(const RunConfig&, const WorkerRecording&) = nullptr;
+  std::optional<std::string> (*checkDeviceAvailable)(const RunConfig&) = nullptr;
+};
+
+// Bumped when EngineEntry or a type it passes changes.
+constexpr int kEngineEntryLayout = 1;
+
+// The module's one exported name.
+constexpr const char* kEngineEntrySymbol = "shardscope_engine_entry";
+
+}  // namespace shardscope
+
+extern "C" const shardscope::EngineEntry* shardscope_engine_entry();
