@@ -105,13 +105,12 @@ std::string describeUnnamedBytes(const MemoryNotes& notes) {
 
 bool tracesDeviceMemory(const RankTrace& trace) {
   return std::any_of(trace.memory.begin(), trace.memory.end(),
-                     [](const nlohmann::json* m) { return (*m)["args"].value("Device Type", 0) == 1; });
+                     [](const profiler::MemoryRecord& m) { return m.deviceType == 1; });
 }
 
 int traceMemoryDevice(const RankTrace& trace) {
-  for (const auto* m : trace.memory) {
-    const auto& a = (*m)["args"];
-    if (a.value("Device Type", 0) == 1) return a.value("Device Id", -1);
+  for (const auto& m : trace.memory) {
+    if (m.deviceType == 1) return m.deviceId;
   }
   return -1;
 }
@@ -132,22 +131,21 @@ void readProfilerMemory(const RankTrace& trace, const std::optional<HeldAtStart>
   std::vector<Block> blocks;
   std::array<int64_t, kTensorRoleCount> heldBefore{};  // what is left of the counted roles
   bool first = true;
-  for (const auto* m : trace.memory) {
-    const auto& a = (*m)["args"];
-    if ((a.value("Device Type", 0) == 1) != device) continue;
-    const int64_t t = profiler::nanos((*m)["ts"].get<double>());
-    const int64_t bytes = a.value("Bytes", int64_t{0});
-    const int64_t addr = a.value("Addr", int64_t{0});
+  for (const auto& m : trace.memory) {
+    if ((m.deviceType == 1) != device) continue;
+    const int64_t t = m.at;
+    const int64_t bytes = m.bytes;
+    const int64_t addr = m.addr;
     const int step = profiler::recordedStepAt(trace, t);
     if (first) {
       // On a GPU the allocator's count says what was held before the profiler started; on CPU the
       // profiler counts only from its start, and only the recorder's count is known.
-      const int64_t allocatorHeld = device ? a.value("Total Allocated", bytes) - bytes : INT64_MAX;
+      const int64_t allocatorHeld = device ? m.totalAllocated - bytes : INT64_MAX;
       heldBefore = heldBeforeRecord(trace.rank, t - 1, step, allocatorHeld, device, counted, out);
       if (trace.rank == 0) notes.heldAtStart = device ? allocatorHeld : (counted ? counted->total() : 0);
     }
     first = false;
-    const int64_t thread = profiler::threadOf(*m);
+    const int64_t thread = m.thread;
     const auto spans = profiler::spansAt(trace, thread, t);
     if (bytes >= 0) {
       std::vector<const std::string*> names;

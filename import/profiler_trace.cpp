@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +13,7 @@
 #include <optional>
 #include <regex>
 #include <set>
+#include <thread>
 #include <tuple>
 #include <unordered_map>
 
@@ -21,6 +23,8 @@
 #include "files/user_json.h"
 #include "config/strategies.h"
 #include "import/cuda_snapshot.h"
+#include "import/profiler_collectives.h"
+#include "import/profiler_compute.h"
 #include "trace/format.h"
 #include "import/profiler_memory.h"
 #include "import/profiler_roles.h"
@@ -36,10 +40,6 @@ using profiler::RankTrace;
 using profiler::Span;
 
 namespace {
-
-// The profiler's trace is parsed whole (a tree of about 8 times the file): past this, refused
-// with what to do rather than run out of memory.
-constexpr size_t kMaxProfilerTraceBytes = size_t{512} << 20;
 
 // The PyTorch whose traces the tests record (tests/pytorch_profiler_traces.py) and whose FSDP2
 // annotations the roles follow.
@@ -120,353 +120,16 @@ RecorderNotes recorderNotesOf(const fs::path& dir, int rank) {
   return out;
 }
 
-std::optional<CollectiveOp> collectiveOpOf(const std::string& c10dName) {
-  const std::string op = c10dName.substr(6);
-  if (op == "allreduce_" || op == "allreduce_coalesced_") return CollectiveOp::AllReduce;
-  if (op == "_allgather_base_" || op == "allgather_" || op == "allgather_into_tensor_coalesced_")
-    return CollectiveOp::AllGather;
-  if (op == "_reduce_scatter_base_" || op == "reduce_scatter_" || op == "reduce_scatter_tensor_coalesced_") {
-    return CollectiveOp::ReduceScatter;
-  }
-  if (op == "broadcast_") return CollectiveOp::Broadcast;
-  if (op == "barrier") return CollectiveOp::Barrier;
-  if (op == "alltoall_base_" || op == "alltoall_") return CollectiveOp::AllToAll;
-  if (op == "send") return CollectiveOp::Send;
-  if (op == "recv_" || op == "recv_any_source_") return CollectiveOp::Recv;
-  return std::nullopt;
-}
-
-int64_t elementBytes(const std::string& type) {
-  if (type == "float" || type == "int") return 4;
-  if (type == "double" || type == "long int" || type == "long") return 8;
-  if (type == "c10::BFloat16" || type == "c10::Half" || type == "short") return 2;
-  if (type == "unsigned char" || type == "signed char" || type == "bool" || type == "c10::Float8_e4m3fn") return 1;
-  return 0;  // unknown (a TensorList says none)
-}
-
-// Elements of an "Input Dims" entry: a tensor's dims, or a (nested) list of tensors' dims.
-int64_t elementsOf(const nlohmann::json& dims) {
-  if (!dims.is_array() || dims.empty()) return 0;
-  if (dims[0].is_array()) {
-    int64_t total = 0;
-    for (const auto& d : dims) total += elementsOf(d);
-    return total;
-  }
-  int64_t n = 1;
-  for (const auto& d : dims) n *= d.is_number_integer() ? d.get<int64_t>() : 0;
-  return n;
-}
-
-std::string firstInputType(const Span& s) {
-  if (!s.args || !s.args->contains("Input type") || !(*s.args)["Input type"].is_array() ||
-      (*s.args)["Input type"].empty() || !(*s.args)["Input type"][0].is_string()) {
-    return "";
-  }
-  return (*s.args)["Input type"][0].get<std::string>();
-}
-
-// The op's elements in and out. The ops that gather, scatter or exchange take (outputs, inputs), as
-// tensors (_base_, coalesced) or lists of them (allgather_, reduce_scatter_, alltoall_); the others
-// one list of tensors, reduced, sent or received in place.
-std::pair<int64_t, int64_t> elementsInOut(const Span& op, CollectiveOp kind) {
-  if (!op.args || !op.args->contains("Input Dims") || !(*op.args)["Input Dims"].is_array()) return {0, 0};
-  const auto& dims = (*op.args)["Input Dims"];
-  if (dims.empty()) return {0, 0};
-  const bool outputsFirst =
-      (kind == CollectiveOp::AllGather || kind == CollectiveOp::ReduceScatter || kind == CollectiveOp::AllToAll) &&
-      dims.size() >= 2;
-  const int64_t first = elementsOf(dims[0]);
-  return outputsFirst ? std::pair{elementsOf(dims[1]), first} : std::pair{first, first};
-}
-
-// What NCCL's process group records of a collective (PyTorch's record_param_comms span inside the
-// c10d op, its arguments repeated on the NCCL kernel): the message sizes, element type and group
-// size, which a trace recorded without shapes (record_shapes=False) has nowhere else. Gloo's
-// process group records none of it.
-struct CommParams {
-  int64_t in = 0, out = 0;          // elements
-  int64_t width = 0;                // bytes per element; 0: not named
-  int groupSize = 0;                // 0: not named
-  std::vector<int64_t> inSplits;    // all-to-all: rows of the input for each rank of the group; empty: even
-  std::vector<int64_t> groupRanks;  // the group's global ranks, in its order; empty: not named
-};
-
-// "[3, 5]", as the profiler records a list of counts; empty for "[]" or anything else.
-std::vector<int64_t> integerList(const nlohmann::json& value) {
-  if (!value.is_string()) return {};
-  const auto list = files::parseUserJson(value.get<std::string>()).value;  // a trace's text: untrusted
-  if (!list.is_array()) return {};
-  std::vector<int64_t> out;
-  for (const auto& n : list) {
-    if (!n.is_number_integer() || n.get<int64_t>() < 0) return {};
-    out.push_back(n.get<int64_t>());
-  }
-  return out;
-}
-
-int64_t dtypeBytes(const std::string& dtype) {
-  if (dtype == "Float" || dtype == "Int") return 4;
-  if (dtype == "Double" || dtype == "Long") return 8;
-  if (dtype == "BFloat16" || dtype == "Half" || dtype == "Short") return 2;
-  if (dtype == "Byte" || dtype == "Char" || dtype == "Bool" || startsWith(dtype, "Float8")) return 1;
-  return 0;
-}
-
-std::optional<CommParams> commParamsFrom(const nlohmann::json* args) {
-  if (!args || !args->is_object() || !args->contains("In msg nelems")) return std::nullopt;
-  auto number = [&](const char* key) {
-    return args->contains(key) && (*args)[key].is_number_integer() ? std::max<int64_t>((*args)[key].get<int64_t>(), 0)
-                                                                   : 0;
-  };
-  CommParams p;
-  p.in = number("In msg nelems");
-  p.out = number("Out msg nelems");
-  p.groupSize = static_cast<int>(std::min<int64_t>(number("Group size"), kMaxRanks));
-  if (args->contains("dtype") && (*args)["dtype"].is_string())
-    p.width = dtypeBytes((*args)["dtype"].get<std::string>());
-  if (args->contains("In split size")) p.inSplits = integerList((*args)["In split size"]);
-  if (args->contains("Process Group Ranks")) p.groupRanks = integerList((*args)["Process Group Ranks"]);
-  return p;
-}
-
-std::optional<CommParams> commParamsOf(const RankTrace& trace, const Span& op) {
-  const auto thread = trace.threads.find(op.thread);
-  if (thread != trace.threads.end()) {
-    const auto& spans = thread->second.spans;
-    auto it =
-        std::lower_bound(spans.begin(), spans.end(), op.begin, [](const Span& s, int64_t t) { return s.begin < t; });
-    for (; it != spans.end() && it->begin <= op.end; ++it) {
-      if (it->name == "record_param_comms") return commParamsFrom(it->args);
-    }
-  }
-  const Span* kernel = profiler::ncclKernelOf(trace, op);
-  return kernel ? commParamsFrom(kernel->args) : std::nullopt;
-}
-
-// Which backend span ran which c10d op: for each family, the first unused one from the op's issue
-// on (gloo runs a reduce-scatter as an all-reduce of the whole input: "gloo:all_reduce").
-class BackendMatch {
- public:
-  explicit BackendMatch(const RankTrace& trace) : trace_(trace), used_(trace.backendSpans.size(), false) {}
-
-  const Span* of(const Span& op, CollectiveOp kind) {
-    size_t& from = next_[static_cast<int>(kind)];
-    for (size_t i = from; i < trace_.backendSpans.size(); ++i) {
-      const Span& b = trace_.backendSpans[i];
-      if (used_[i] || b.begin < op.begin || !ranIt(b.name, kind)) continue;
-      used_[i] = true;
-      if (i == from) ++from;
-      return &b;
-    }
-    return nullptr;
-  }
-
- private:
-  static bool ranIt(const std::string& name, CollectiveOp kind) {
-    auto has = [&](const char* part) { return name.find(part) != std::string::npos; };
-    switch (kind) {
-      case CollectiveOp::AllGather:
-        return has("all_gather");
-      case CollectiveOp::Broadcast:
-        return has("broadcast");
-      case CollectiveOp::Barrier:
-        return has("barrier");
-      case CollectiveOp::AllToAll:
-        return has("all_to_all");
-      case CollectiveOp::Send:
-        return has("send");
-      case CollectiveOp::Recv:
-        return has("recv");
-      case CollectiveOp::ReduceScatter:
-        return has("reduce_scatter") || has("all_reduce");
-      case CollectiveOp::AllReduce:
-        return has("all_reduce");
-    }
-    return false;
-  }
-  const RankTrace& trace_;
-  std::vector<bool> used_;
-  size_t next_[kCollectiveOpCount] = {};
-};
-
 struct ReadNotes {
   int firstStep = -1, lastStep = -1;  // rank 0's ProfilerStep numbers
   int stepsFromOptimizer = 0;         // rank 0's steps where its trace had no ProfilerStep#N
-  int64_t untypedCollectives = 0;     // element type not in the trace: counted as 4-byte
-  int64_t unreadOps = 0;              // c10d ops shardscope has no collective for (gather, scatter, ...)
+  CollectiveNotes collectives;        // counts summed over the ranks, rank 0's where it says
   int64_t skippedEvents = 0;
   MemoryNotes memory;                      // rank 0's
   std::vector<int> snapshotRanks;          // ranks whose memory came from their CUDA memory snapshots
   std::string unusedSnapshots;             // snapshots not read, each with why
   std::vector<std::string> unrankedFiles;  // files whose rank neither distributedInfo nor the name gave
 };
-
-// A send's or recv's peer, its rank in the op's group, from the values the profiler records with
-// shapes: c10d::send(tensors, group, peer, tag) and c10d::recv_(tensors, group, peer, tag); -1 for
-// c10d::recv_any_source_(tensors, group, tag), which names none, or where none is recorded.
-int64_t peerOf(const Span& op) {
-  if (op.name == "c10d::recv_any_source_" || !op.args || !op.args->contains("Concrete Inputs")) return -1;
-  const auto& values = (*op.args)["Concrete Inputs"];
-  if (!values.is_array() || values.size() < 3 || !values[2].is_string()) return -1;
-  const std::string peer = values[2].get<std::string>();
-  if (peer.empty() || peer.size() > 9 || peer.find_first_not_of("0123456789") != std::string::npos) return -1;
-  return std::stoll(peer);
-}
-
-// "to rank 1", "from rank 0", "from any rank".
-std::string peerText(const Span& op, CollectiveOp kind, int64_t peer) {
-  const std::string way = kind == CollectiveOp::Send ? "to " : "from ";
-  if (peer >= 0) return way + "rank " + std::to_string(peer);
-  return way + (op.name == "c10d::recv_any_source_" ? "any rank" : "a rank not recorded");
-}
-
-// An all-to-all's own part: the bytes of its input it sends to itself, which is also what its
-// output gets from itself, so it sends its input less this and receives its output less this. From
-// the input's split sizes the profiler records (NCCL's record_param_comms "In split size"; gloo's
-// c10d::alltoall_base_(output, input, group, output_splits, input_splits, ...) concrete inputs) and
-// this rank's place in the group. -1 where either is not recorded, or the splits are even ("[]").
-int64_t ownPartBytes(const RankTrace& trace, const Span& op, const std::optional<CommParams>& params, const Event& e) {
-  std::vector<int64_t> splits = params ? params->inSplits : std::vector<int64_t>{};
-  if (splits.empty() && op.args && op.args->contains("Concrete Inputs")) {
-    const auto& values = (*op.args)["Concrete Inputs"];
-    if (values.is_array() && values.size() > 4) splits = integerList(values[4]);
-  }
-  // This rank's split: by its place among the group's ranks where NCCL names them; else (gloo names
-  // none) only in the world's group, a split per rank: a sub-group's has fewer, and stays unknown.
-  int index = -1;
-  if (params && !params->groupRanks.empty()) {
-    const auto at = std::find(params->groupRanks.begin(), params->groupRanks.end(), trace.rank);
-    if (at != params->groupRanks.end() && params->groupRanks.size() == splits.size()) {
-      index = static_cast<int>(at - params->groupRanks.begin());
-    }
-  } else if (static_cast<int>(splits.size()) == trace.world && e.worldSize == trace.world) {
-    index = trace.rank;  // the world's group: its ranks in order
-  }
-  const int64_t rows = std::accumulate(splits.begin(), splits.end(), int64_t{0});
-  if (index < 0 || rows <= 0 || e.bytes % rows != 0) return -1;
-  return splits[static_cast<size_t>(index)] * (e.bytes / rows);
-}
-
-Event collectiveEvent(const RankTrace& trace, const Span& op, CollectiveOp kind, const Span* backend,
-                      ReadNotes& notes) {
-  Event e;
-  e.kind = EventKind::Collective;
-  e.rank = trace.rank;
-  e.op = static_cast<uint8_t>(kind);
-  e.issueNs = e.beginNs = op.begin;
-  e.endNs = std::max(op.end, backend ? backend->end : op.end);
-  // On a GPU the host only launches it: it ran when its NCCL kernel ran.
-  if (const Span* kernel = profiler::ncclKernelOf(trace, op)) {
-    e.beginNs = std::max(kernel->begin, op.begin);
-    e.endNs = std::max(kernel->end, e.beginNs);
-  }
-  e.step = profiler::recordedStepAt(trace, op.begin);
-  e.worldSize = trace.world;
-  auto [in, out] = elementsInOut(op, kind);
-  int64_t width = elementBytes(firstInputType(op));
-  if (width == 0 && backend) width = elementBytes(firstInputType(*backend));
-  // An older PyTorch records no shapes for a TensorList argument (allreduce_): its backend's span
-  // ("nccl:all_reduce") names the tensor it ran on.
-  if (in == 0 && out == 0 && backend) std::tie(in, out) = elementsInOut(*backend, kind);
-  const auto params = commParamsOf(trace, op);
-  if (params) {
-    if (in == 0 && out == 0) std::tie(in, out) = std::pair{params->in, params->out};  // no shapes recorded
-    if (width == 0) width = params->width;
-    if (params->groupSize > 0) e.worldSize = params->groupSize;  // a sub-group's (HSDP), not the world's
-  }
-  if (width == 0) {
-    width = 4;
-    ++notes.untypedCollectives;
-  }
-  e.bytes = in * width;
-  e.bytesOut = out * width;
-  if (kind == CollectiveOp::AllToAll) e.count = ownPartBytes(trace, op, params, e);
-  if (isPointToPoint(kind)) e.count = peerOf(op);
-  // The unit and phase from FSDP2's annotation around it, where there is one.
-  std::string unit = "model";
-  e.phase = static_cast<uint8_t>(Phase::Backward);
-  for (const Span* s : profiler::spansAt(trace, op.thread, op.begin)) {
-    const std::string u = fsdpUnitOf(s->name);
-    if (!u.empty() && unit == "model") unit = u;
-    if (s->name.find("forward") != std::string::npos || startsWith(s->name, "FSDP::all_gather")) {
-      e.phase = static_cast<uint8_t>(Phase::Forward);
-    }
-    if (s->name.find("backward") != std::string::npos) e.phase = static_cast<uint8_t>(Phase::Backward);
-  }
-  if (isPointToPoint(kind)) unit = peerText(op, kind, e.count);
-  e.text = unit;
-  if (backend && backend->name.find(collectiveOpName(kind)) == std::string::npos) e.text += "|" + backend->name;
-  return e;
-}
-
-void readCollectives(const RankTrace& trace, std::vector<Event>& out, ReadNotes& notes) {
-  BackendMatch backends(trace);
-  for (const Span& op : trace.c10dOps) {
-    const auto kind = collectiveOpOf(op.name);
-    if (!kind) {
-      if (trace.rank == 0) ++notes.unreadOps;
-      continue;
-    }
-    out.push_back(collectiveEvent(trace, op, *kind, backends.of(op, *kind), notes));
-  }
-}
-
-Event computeSpan(int rank, ComputeKind kind, Phase phase, int64_t begin, int64_t end, int step, std::string unit) {
-  Event e;
-  e.kind = EventKind::Compute;
-  e.rank = rank;
-  e.op = static_cast<uint8_t>(kind);
-  e.phase = static_cast<uint8_t>(phase);
-  e.beginNs = begin;
-  e.endNs = std::max(end, begin);
-  e.step = step;
-  e.text = std::move(unit);
-  return e;
-}
-
-// FSDP2's forward of unit i runs between the end of "FSDP::pre_forward (i)" and the start of
-// "FSDP::post_forward (i)"; its backward between "FSDP::pre_backward (i)" and the first
-// "FSDP::post_backward_* (i)" (on whichever thread autograd ran it). DDP's forward is its own
-// span; its backward, per step, from autograd's first evaluate_function to its last. The
-// optimizer's is Optimizer.step.
-void readCompute(const RankTrace& trace, std::vector<Event>& out) {
-  std::map<int, std::pair<int64_t, int64_t>> autograd;  // step -> first begin, last end
-  std::map<int, bool> unitBackward;                     // step -> FSDP2 backward spans read
-  for (const auto& [thread, t] : trace.threads) {
-    std::map<std::string, int64_t> opened;  // "forward i" / "backward i" -> when it began
-    for (const Span& s : t.spans) {
-      const int step = profiler::recordedStepAt(trace, s.begin);
-      const std::string unit = fsdpUnitOf(s.name);
-      if (startsWith(s.name, "FSDP::pre_forward")) opened["forward " + unit] = s.end;
-      if (startsWith(s.name, "FSDP::pre_backward")) opened["backward " + unit] = s.end;
-      for (const char* phase : {"forward", "backward"}) {
-        const auto open = opened.find(std::string(phase) + " " + unit);
-        if (!startsWith(s.name, (std::string("FSDP::post_") + phase).c_str()) || open == opened.end()) continue;
-        const bool forward = std::string(phase) == "forward";
-        out.push_back(computeSpan(trace.rank, forward ? ComputeKind::Forward : ComputeKind::Backward,
-                                  forward ? Phase::Forward : Phase::Backward, open->second, s.begin, step, unit));
-        if (!forward) unitBackward[step] = true;
-        opened.erase(open);
-      }
-      if (s.name == "DistributedDataParallel.forward") {
-        out.push_back(computeSpan(trace.rank, ComputeKind::Forward, Phase::Forward, s.begin, s.end, step, "model"));
-      }
-      if (startsWith(s.name, "Optimizer.step#")) {
-        out.push_back(computeSpan(trace.rank, ComputeKind::Optimizer, Phase::Optimizer, s.begin, s.end, step, ""));
-      }
-      if (startsWith(s.name, "autograd::engine::evaluate_function") && step >= 0) {
-        auto [span, added] = autograd.try_emplace(step, s.begin, s.end);
-        if (!added) span->second = {std::min(span->second.first, s.begin), std::max(span->second.second, s.end)};
-      }
-    }
-  }
-  for (const auto& [step, span] : autograd) {
-    if (!unitBackward[step]) {
-      out.push_back(
-          computeSpan(trace.rank, ComputeKind::Backward, Phase::Backward, span.first, span.second, step, "model"));
-    }
-  }
-}
 
 void readSteps(const RankTrace& trace, std::vector<Event>& out) {
   for (const auto& s : trace.steps) {
@@ -511,20 +174,13 @@ void readRankMemory(const fs::path& dir, const RankTrace& trace, const RecorderN
 // the caller for a named file) are read then.
 std::string readRankTrace(const fs::path& path, int namedRank, RecorderNotes& noted, std::vector<Event>& events,
                           RankTrace& trace, ReadNotes& notes) {
-  std::string error;
-  auto text = files::readFileText(path.string(), error, kMaxProfilerTraceBytes);
-  if (!text) {
-    return files::unreadableReason(path.string(), error, kMaxProfilerTraceBytes, "torch.profiler traces",
-                                   "record fewer steps, e.g. Recorder(active=1)");
-  }
-  const nlohmann::json root = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  text.reset();
-  if (root.is_discarded()) {
-    return "is not JSON (a truncated file, or not a trace): record it again, letting the profiler finish "
-           "(export_chrome_trace writes the whole file at the end)";
-  }
   try {
-    if (auto problem = profiler::indexTrace(root, trace); !problem.empty()) return problem;
+    if (auto problem = profiler::indexTrace(path.string(), trace); !problem.empty()) {
+      if (problem.rfind("is not JSON", 0) == 0 || problem.rfind("ends before", 0) == 0)
+        problem +=
+            ": record it again, letting the profiler finish (export_chrome_trace writes the whole file at the end)";
+      return problem;
+    }
     if (namedRank >= 0 && trace.rank >= 0 && trace.rank != namedRank) {
       return "says it is rank " + std::to_string(trace.rank) + " (distributedInfo) but is named for rank " +
              std::to_string(namedRank);
@@ -550,11 +206,17 @@ std::string readRankTrace(const fs::path& path, int namedRank, RecorderNotes& no
     }
     if (fileRank == 0) notes.skippedEvents = trace.skippedEvents;
     readSteps(trace, events);
-    readCollectives(trace, events, notes);
-    readCompute(trace, events);
+    readProfilerCollectives(trace, events, notes.collectives);
+    readProfilerCompute(trace, events);
     readRankMemory(path.parent_path(), trace, noted, events, notes);
   } catch (const nlohmann::json::exception&) {  // a field of an unexpected kind that no check above named
     return "has a malformed event: one of its fields holds another kind of value than torch.profiler writes";
+  } catch (const std::bad_alloc&) {
+    std::error_code unknown;
+    const auto size = fs::file_size(path, unknown);
+    return "could not be held in memory (" + std::to_string(trace.c10dOps.size() + trace.memory.size()) +
+           " of its collectives and memory events read, of a " + std::to_string(unknown ? 0 : size >> 20) +
+           " MiB file): open fewer ranks at once, or on a machine with more memory";
   } catch (const std::exception& ex) {  // a step name that is not one
     return "has a malformed event (" + std::string(ex.what()) + ")";
   }
@@ -800,12 +462,19 @@ std::string describeNotes(const ReadNotes& notes) {
            "first span) to the end of its own Optimizer.step; call prof.step() after each step for the job's own\n";
   }
   out += describeMemoryNotes(notes);
-  if (notes.untypedCollectives > 0) {
-    out += std::to_string(notes.untypedCollectives) +
+  const CollectiveNotes& c = notes.collectives;
+  if (c.fromBackend + c.fromParams + c.fromKernel > 0) {
+    out += "rank 0: " + std::to_string(c.fromBackend + c.fromParams + c.fromKernel) +
+           " collectives with no c10d op in the trace, read from " + std::to_string(c.fromBackend) +
+           " backend spans (nccl:*, gloo:*: PyTorch 1.x), " + std::to_string(c.fromParams) +
+           " record_param_comms and " + std::to_string(c.fromKernel) + " NCCL kernels alone\n";
+  }
+  if (c.untyped > 0) {
+    out += std::to_string(c.untyped) +
            " collectives whose element type the trace does not name: their bytes counted at 4 per element\n";
   }
-  if (notes.unreadOps > 0) {
-    out += "rank 0: " + std::to_string(notes.unreadOps) +
+  if (c.unreadOps > 0) {
+    out += "rank 0: " + std::to_string(c.unreadOps) +
            " c10d ops that are not all-gather, reduce-scatter, all-reduce, broadcast, barrier, all-to-all, send or "
            "recv (gather, scatter, reduce, ...) are not drawn\n";
   }
@@ -870,6 +539,80 @@ struct RankFile {
   int namedRank = -1;  // the rank its name says (rank-R.pt.trace.json, rank3.json), or -1
 };
 
+// One file read: its events, the rank and world it says, what its recorder noted, what the
+// reading noted; or why it could not be read.
+struct RankRead {
+  std::string error;
+  std::vector<Event> events;
+  int rank = -1, world = 0;
+  RecorderNotes noted;
+  ReadNotes notes;
+};
+
+RankRead readRankFile(const RankFile& file) {
+  RankRead out;
+  // The PyTorch the package noted beside the trace: a major version this reader was not written
+  // for is refused before reading a named file (its annotations and op names may differ), and
+  // once its rank is known for one named otherwise.
+  RecorderNotes& noted = out.noted;
+  if (file.namedRank >= 0) noted = recorderNotesOf(file.path.parent_path(), file.namedRank);
+  auto unsupported = [&](int rank) {
+    out.error = "'" + file.path.string() + "' was written by PyTorch " + noted.torchVersion + " (rank-" +
+                std::to_string(rank) +
+                ".shardscope.json); this shardscope reads torch.profiler traces of PyTorch "
+                "2.x (tested with " +
+                kTestedTorch + "): record the job under PyTorch 2.x.";
+    return std::move(out);
+  };
+  auto supported = [&] { return noted.torchVersion.empty() || noted.torchVersion.rfind("2.", 0) == 0; };
+  if (!supported()) return unsupported(file.namedRank);
+  RankTrace trace;  // dropped on return: only the events are kept
+  if (auto problem = readRankTrace(file.path, file.namedRank, noted, out.events, trace, out.notes); !problem.empty()) {
+    const std::string& torch = noted.torchVersion;
+    out.error =
+        "'" + file.path.string() + "' " + problem + (torch.empty() ? "" : " (written by PyTorch " + torch + ")") + ".";
+    return out;
+  }
+  if (!supported()) return unsupported(trace.rank);
+  out.rank = trace.rank;
+  out.world = trace.world;
+  return out;
+}
+
+// Every file read, as many at once as there are cores, in the files' order.
+std::vector<RankRead> readRankFiles(const std::vector<RankFile>& files) {
+  std::vector<RankRead> reads(files.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < files.size(); i = next++) reads[i] = readRankFile(files[i]);
+  };
+  const size_t threads = std::min<size_t>(files.size(), std::max(1U, std::thread::hardware_concurrency()));
+  std::vector<std::thread> helpers;
+  for (size_t t = 1; t < threads; ++t) helpers.emplace_back(work);
+  work();
+  for (auto& helper : helpers) helper.join();
+  return reads;
+}
+
+// What each file's reading noted, as one: rank 0's steps and memory, the others' counts summed.
+void mergeNotes(ReadNotes& into, ReadNotes&& from, int rank) {
+  if (rank == 0) {
+    into.firstStep = from.firstStep;
+    into.lastStep = from.lastStep;
+    into.stepsFromOptimizer = from.stepsFromOptimizer;
+    into.skippedEvents = from.skippedEvents;
+    into.memory = std::move(from.memory);
+  }
+  into.collectives.untyped += from.collectives.untyped;
+  into.collectives.unreadOps += from.collectives.unreadOps;
+  into.collectives.fromBackend += from.collectives.fromBackend;
+  into.collectives.fromParams += from.collectives.fromParams;
+  into.collectives.fromKernel += from.collectives.fromKernel;
+  into.snapshotRanks.insert(into.snapshotRanks.end(), from.snapshotRanks.begin(), from.snapshotRanks.end());
+  into.unusedSnapshots += from.unusedSnapshots;
+  into.unrankedFiles.insert(into.unrankedFiles.end(), from.unrankedFiles.begin(), from.unrankedFiles.end());
+}
+
 // Each file read, its rank known (import/profiler_trace.h), then merged on one clock.
 LoadedTrace loadRankFiles(const std::vector<RankFile>& files) {
   LoadedTrace out;
@@ -878,50 +621,34 @@ LoadedTrace loadRankFiles(const std::vector<RankFile>& files) {
   std::vector<std::string> torchOf;  // per rank: the PyTorch its recorder noted, or ""
   int world = 0;
   ReadNotes notes;
-  for (const auto& file : files) {
-    // The PyTorch the package noted beside the trace: a major version this reader was not written
-    // for is refused before reading a named file (its annotations and op names may differ), and
-    // once its rank is known for one named otherwise.
-    RecorderNotes noted;
-    if (file.namedRank >= 0) noted = recorderNotesOf(file.path.parent_path(), file.namedRank);
-    auto unsupported = [&](int rank) {
-      out.error = "'" + file.path.string() + "' was written by PyTorch " + noted.torchVersion + " (rank-" +
-                  std::to_string(rank) +
-                  ".shardscope.json); this shardscope reads torch.profiler traces of PyTorch "
-                  "2.x (tested with " +
-                  kTestedTorch + "): record the job under PyTorch 2.x.";
-      return out;
-    };
-    auto supported = [&] { return noted.torchVersion.empty() || noted.torchVersion.rfind("2.", 0) == 0; };
-    if (!supported()) return unsupported(file.namedRank);
-    std::vector<Event> rankEvents;
-    RankTrace trace;
-    if (auto problem = readRankTrace(file.path, file.namedRank, noted, rankEvents, trace, notes); !problem.empty()) {
-      const std::string& torch = noted.torchVersion;
-      out.error = "'" + file.path.string() + "' " + problem +
-                  (torch.empty() ? "" : " (written by PyTorch " + torch + ")") + ".";
+  auto reads = readRankFiles(files);
+  for (size_t i = 0; i < files.size(); ++i) {
+    RankRead& read = reads[i];
+    if (!read.error.empty()) {
+      out.error = read.error;
       return out;
     }
-    if (!supported()) return unsupported(trace.rank);
-    const auto rank = static_cast<size_t>(trace.rank);
+    const auto rank = static_cast<size_t>(read.rank);
     if (rank >= events.size()) {
       events.resize(rank + 1);
       readFrom.resize(rank + 1);
       torchOf.resize(rank + 1);
     }
+    mergeNotes(notes, std::move(read.notes), read.rank);
     if (!readFrom[rank].empty()) {
       const bool unranked = !notes.unrankedFiles.empty();
       out.error =
-          "'" + readFrom[rank].string() + "' and '" + file.path.string() + "' are both rank " + std::to_string(rank) +
+          "'" + readFrom[rank].string() + "' and '" + files[i].path.string() + "' are both rank " +
+          std::to_string(rank) +
           (unranked ? " (a file that names no rank, by distributedInfo or a rank-R in its name, is rank 0)" : "") +
           ": name one trace per rank";
       return out;
     }
-    events[rank] = std::move(rankEvents);
-    readFrom[rank] = file.path;
-    torchOf[rank] = noted.torchVersion;
+    events[rank] = std::move(read.events);
+    readFrom[rank] = files[i].path;
+    torchOf[rank] = read.noted.torchVersion;
     // The job's world as its ranks say it: a missing last rank is a rank without a trace.
-    if (trace.world <= kMaxRanks) world = std::max(world, trace.world);
+    if (read.world <= kMaxRanks) world = std::max(world, read.world);
   }
   const int ranks = std::max(world, static_cast<int>(events.size()));
   events.resize(static_cast<size_t>(ranks));
@@ -937,12 +664,15 @@ LoadedTrace loadRankFiles(const std::vector<RankFile>& files) {
   }
   out.config.world = ranks;
   out.config.batch = 0;  // the job's batch and model are not in its trace: no rates are derived
-  out.config.steps = static_cast<int>(out.recording.rank(0).steps.size());
+  // The job as the first rank given says it (rank 0's file may not be among them).
+  const auto first = static_cast<size_t>(
+      std::find_if(readFrom.begin(), readFrom.end(), [](const fs::path& p) { return !p.empty(); }) - readFrom.begin());
+  out.config.steps = static_cast<int>(out.recording.rank(static_cast<int>(first)).steps.size());
   out.jobLabel = "a PyTorch job's own model (not in the trace)";
   out.source = "torch.profiler";
-  out.config.strategy = strategyFromCollectives(events[0]);
-  out.title = "a PyTorch job (torch.profiler), " + jobDescription(events[0], out.config.strategy);
-  const std::string torch = torchOf.empty() ? "" : torchOf[0];
+  out.config.strategy = strategyFromCollectives(events[first]);
+  out.title = "a PyTorch job (torch.profiler), " + jobDescription(events[first], out.config.strategy);
+  const std::string torch = torchOf[first];
   out.device = "recorded by torch.profiler" + (torch.empty() ? std::string() : " (PyTorch " + torch + ")");
   if (!missing.empty()) out.note += "no trace for rank " + formatRanks(missing) + "\n";
   if (std::all_of(events.begin(), events.end(), [](const std::vector<Event>& rank) {

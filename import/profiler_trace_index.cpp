@@ -4,8 +4,10 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <string_view>
 
 #include "files/user_json.h"
+#include "import/chrome_trace_stream.h"
 
 namespace shardscope::trace::profiler {
 
@@ -13,83 +15,106 @@ namespace {
 
 constexpr int kSupportedSchema = 1;  // torch.profiler's Chrome trace "schemaVersion" (PyTorch 2.x)
 
-int64_t idOf(const nlohmann::json& e, const char* key) {
-  if (!e.contains(key)) return 0;
-  const auto& v = e[key];
-  if (v.is_number_integer()) return v.get<int64_t>();
-  // The profiler's own rows are named ("PyTorch Profiler (0)"): a stable number for the name.
-  return v.is_string() ? static_cast<int64_t>(std::hash<std::string>{}(v.get<std::string>()) >> 1) : 0;
-}
+bool startsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
-bool startsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
-
-bool isHostSpan(const std::string& category) {
+bool isHostSpan(std::string_view category) {
   return category == "cpu_op" || category == "user_annotation" || category == "python_function";
 }
 
-bool isBackendSpan(const std::string& name) { return startsWith(name, "gloo:") || startsWith(name, "nccl:"); }
+bool isBackendSpan(std::string_view name) { return startsWith(name, "gloo:") || startsWith(name, "nccl:"); }
 
-int64_t correlationOf(const nlohmann::json& e) {
-  if (!e.contains("args") || !e["args"].is_object() || !e["args"].contains("correlation")) return -1;
-  const auto& c = e["args"]["correlation"];
-  return c.is_number_integer() ? c.get<int64_t>() : -1;
+int64_t threadOf(const ChromeEvent& f) {
+  return static_cast<int64_t>(std::hash<int64_t>{}(f.pid) * 31 + std::hash<int64_t>{}(f.tid));
+}
+
+int64_t durationNs(const ChromeEvent& f) { return static_cast<int64_t>(std::llround(f.dur * 1e3)); }
+
+// The args read as numbers: a [memory] event's, a kernel launch's correlation id.
+const std::vector<std::string_view> kMemoryArgs = {"Bytes",       "Addr",      "Total Allocated",
+                                                   "Device Type", "Device Id", "Total Reserved"};
+const std::vector<std::string_view> kCorrelationArg = {"correlation"};
+
+struct ArgsReader {
+  ChromeArgs args;
+  std::vector<int64_t> values;
+  std::vector<bool> found;
+
+  // A [memory] event's numbers into `m`; "" or which field holds another kind of value.
+  std::string memory(std::string_view text, MemoryRecord& m) {
+    if (auto wrong = args.integers(text, kMemoryArgs, values, found); !wrong.empty()) return wrong;
+    m.bytes = values[0];
+    m.addr = values[1];
+    m.totalAllocated = found[2] ? values[2] : m.bytes;
+    m.deviceType = static_cast<int>(values[3]);
+    m.deviceId = found[4] ? static_cast<int>(values[4]) : -1;
+    return "";
+  }
+
+  // args.correlation, or -1.
+  int64_t correlation(std::string_view text) {
+    return args.integers(text, kCorrelationArg, values, found).empty() && found[0] ? values[0] : -1;
+  }
+};
+
+// Whether a span's args are read after indexing (import/profiler_trace.cpp): the collectives'.
+bool argsAreRead(std::string_view name) {
+  return startsWith(name, "c10d::") || isBackendSpan(name) || name == "record_param_comms";
+}
+
+const nlohmann::json* keptArgs(std::string_view args, RankTrace& out) {
+  if (args.empty()) return nullptr;
+  out.args.push_back(files::parseUserJson(std::string(args)).value);
+  return &out.args.back();
 }
 
 // A kernel launch on the host, or an NCCL kernel on the device: kept (true) for ncclKernelOf.
-bool takeGpuEvent(const nlohmann::json& e, const std::string& name, const std::string& cat, RankTrace& out) {
-  const bool launch = (cat == "cuda_runtime" || cat == "cuda_driver") && name.find("LaunchKernel") != std::string::npos;
-  const bool ncclKernel = cat == "kernel" && startsWith(name, "nccl");
-  if (!launch && !ncclKernel) return false;
-  const int64_t correlation = correlationOf(e);
-  if (correlation < 0 || !e.contains("dur") || !e["dur"].is_number()) return true;
-  const int64_t begin = nanos(e["ts"].get<double>());
+bool takeGpuEvent(const ChromeEvent& f, ArgsReader& reader, RankTrace& out) {
+  const bool launch = (f.cat == "cuda_runtime" || f.cat == "cuda_driver") && f.name.find("LaunchKernel") != f.name.npos;
+  const bool kernel = f.cat == "kernel";
+  const bool ncclKernel = kernel && startsWith(f.name, "nccl");
+  if (!launch && !kernel) return false;
+  const int64_t correlation = f.args.empty() ? -1 : reader.correlation(f.args);
+  if (kernel && !ncclKernel) {
+    if (f.hasDur) out.computeKernels.push_back({nanos(f.ts), nanos(f.ts) + durationNs(f), correlation});
+    return true;
+  }
+  if (correlation < 0 || !f.hasDur) return true;
+  const int64_t begin = nanos(f.ts);
   if (launch) {
-    out.launches.push_back({threadOf(e), begin, correlation});
+    out.launches.push_back({threadOf(f), begin, correlation});
   } else {
-    Span kernel{name, begin, begin + static_cast<int64_t>(std::llround(e["dur"].get<double>() * 1e3)), threadOf(e),
-                e.contains("args") && e["args"].is_object() ? &e["args"] : nullptr};
-    out.ncclKernels.emplace(correlation, std::move(kernel));
+    out.ncclKernels.emplace(
+        correlation, Span{std::string(f.name), begin, begin + durationNs(f), threadOf(f), keptArgs(f.args, out)});
   }
   return true;
 }
 
-// The fields of a memory event that profiler_memory.cpp reads as numbers: one of another kind is
-// refused at the event, by its index and name.
-const std::vector<files::ExpectedField> kMemoryArgs = {
-    {"Device Type", files::JsonKind::Number},     {"Device Id", files::JsonKind::Number},
-    {"Bytes", files::JsonKind::Number},           {"Addr", files::JsonKind::Number},
-    {"Total Allocated", files::JsonKind::Number}, {"Total Reserved", files::JsonKind::Number}};
+// A [memory] event into the list; "" or why its fields cannot be read.
+std::string takeMemory(const ChromeEvent& f, size_t index, ArgsReader& reader, RankTrace& out) {
+  if (f.args.empty()) {
+    ++out.skippedEvents;
+    return "";
+  }
+  MemoryRecord m{nanos(f.ts), threadOf(f)};
+  if (auto wrong = reader.memory(f.args, m); !wrong.empty())
+    return "has a malformed event: in its event " + std::to_string(index) + " (a [memory] event), " + wrong;
+  out.memory.push_back(m);
+  return "";
+}
 
-// One event, if it is one this reader takes, into its list; false (with `error`) for one whose
-// fields a reader could not read.
-bool take(const nlohmann::json& e, size_t index, RankTrace& out, std::vector<Span>& steps, std::string& error) {
-  if (!e.is_object() || !e.contains("name") || !e["name"].is_string() || !e.contains("ts") || !e["ts"].is_number()) {
-    return true;
-  }
-  const std::string& name = e["name"].get_ref<const std::string&>();
-  const std::string ph = e.contains("ph") && e["ph"].is_string() ? e["ph"].get<std::string>() : "";
-  const std::string cat = e.contains("cat") && e["cat"].is_string() ? e["cat"].get<std::string>() : "";
-  if (ph == "i" && name == "[memory]") {
-    if (!e.contains("args") || !e["args"].is_object()) {
-      ++out.skippedEvents;
-      return true;
-    }
-    if (auto wrong = files::wrongKindOfField(e["args"], kMemoryArgs, "args."); !wrong.empty()) {
-      error = "has a malformed event: in its event " + std::to_string(index) + " (a [memory] event), " + wrong;
-      return false;
-    }
-    out.memory.push_back(&e);
-    return true;
-  }
-  if (ph == "X" && takeGpuEvent(e, name, cat, out)) return true;
-  if (ph != "X" || !isHostSpan(cat) || !e.contains("dur") || !e["dur"].is_number()) return true;
-  Span s{name, nanos(e["ts"].get<double>()), 0, threadOf(e), e.contains("args") ? &e["args"] : nullptr};
-  s.end = s.begin + static_cast<int64_t>(std::llround(e["dur"].get<double>() * 1e3));
-  if (startsWith(name, "ProfilerStep#") && cat == "user_annotation") steps.push_back(s);
-  if (startsWith(name, "c10d::")) out.c10dOps.push_back(s);
-  if (isBackendSpan(name)) out.backendSpans.push_back(s);
+// One event, if it is one this reader takes, into its list; "" or why a field could not be read.
+std::string take(const ChromeEvent& f, size_t index, ArgsReader& reader, RankTrace& out, std::vector<Span>& steps) {
+  if (!f.hasName || !f.hasTs) return "";
+  if (f.ph == "i" && f.name == "[memory]") return takeMemory(f, index, reader, out);
+  if (f.ph == "X" && takeGpuEvent(f, reader, out)) return "";
+  if (f.ph != "X" || !isHostSpan(f.cat) || !f.hasDur) return "";
+  Span s{std::string(f.name), nanos(f.ts), 0, threadOf(f), argsAreRead(f.name) ? keptArgs(f.args, out) : nullptr};
+  s.end = s.begin + durationNs(f);
+  if (startsWith(f.name, "ProfilerStep#") && f.cat == "user_annotation") steps.push_back(s);
+  if (startsWith(f.name, "c10d::")) out.c10dOps.push_back(s);
+  if (isBackendSpan(f.name)) out.backendSpans.push_back(s);
   out.threads[s.thread].spans.push_back(std::move(s));
-  return true;
+  return "";
 }
 
 bool byBegin(const Span& a, const Span& b) { return a.begin < b.begin || (a.begin == b.begin && a.end > b.end); }
@@ -153,49 +178,51 @@ void indexSteps(std::vector<Span>& steps, RankTrace& out) {
   }
 }
 
+// The top-level members the reader needs: Kineto writes times as microseconds after
+// baseTimeNanoseconds (an epoch time in ns; older traces, as times since the epoch: 0 here).
+void takeMember(const std::string& key, const nlohmann::json& value, int& schema, RankTrace& out) {
+  if (key == "schemaVersion" && value.is_number_integer()) schema = value.get<int>();
+  if (key == "baseTimeNanoseconds" && value.is_number_unsigned() &&
+      value.get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX)) {
+    out.baseTimeNs = value.get<int64_t>();
+  }
+  if (key == "distributedInfo" && value.is_object()) {
+    out.rank = value.value("rank", -1);
+    out.world = value.value("world_size", 0);
+  }
+}
+
 }  // namespace
 
 // +1 keeps the first event off 0, which RunRecording reads as "no timestamp".
 int64_t nanos(double micros) { return static_cast<int64_t>(std::llround(micros * 1e3)) + 1; }
 
-int64_t threadOf(const nlohmann::json& event) {
-  return static_cast<int64_t>(std::hash<int64_t>{}(idOf(event, "pid")) * 31 + std::hash<int64_t>{}(idOf(event, "tid")));
-}
-
-std::string indexTrace(const nlohmann::json& root, RankTrace& out) {
-  if (!root.is_object() || !root.contains("traceEvents") || !root["traceEvents"].is_array()) {
-    return "is not a torch.profiler trace (no traceEvents array): write it with torch.profiler's "
-           "export_chrome_trace, e.g. by python/shardscope_record";
+std::string indexTrace(const std::string& path, RankTrace& out) {
+  int schema = -1;
+  std::vector<Span> steps;
+  ArgsReader reader;
+  ChromeTraceHandlers handlers;
+  handlers.onMember = [&](const std::string& key, const nlohmann::json& value) { takeMember(key, value, schema, out); };
+  handlers.onEvent = [&](const ChromeEvent& event, size_t index) { return take(event, index, reader, out, steps); };
+  if (auto problem = streamChromeTrace(path, handlers); !problem.empty()) {
+    if (problem == "has no traceEvents array") {
+      return "is not a torch.profiler trace (no traceEvents array): write it with torch.profiler's "
+             "export_chrome_trace, e.g. by python/shardscope_record";
+    }
+    return problem;
   }
-  const int schema = root.contains("schemaVersion") && root["schemaVersion"].is_number_integer()
-                         ? root["schemaVersion"].get<int>()
-                         : -1;
   if (schema != kSupportedSchema) {
     return "has schemaVersion " + std::to_string(schema) + "; this shardscope reads torch.profiler's schema " +
            std::to_string(kSupportedSchema) + " (PyTorch 2.x)";
   }
-  // Kineto writes times as microseconds after this (an epoch time in ns); older traces, as times
-  // since the epoch (0 here).
-  if (root.contains("baseTimeNanoseconds") && root["baseTimeNanoseconds"].is_number_unsigned() &&
-      root["baseTimeNanoseconds"].get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX)) {
-    out.baseTimeNs = root["baseTimeNanoseconds"].get<int64_t>();
-  }
-  if (root.contains("distributedInfo") && root["distributedInfo"].is_object()) {
-    out.rank = root["distributedInfo"].value("rank", -1);
-    out.world = root["distributedInfo"].value("world_size", 0);
-  }
-  std::vector<Span> steps;
-  size_t index = 0;
-  for (const auto& e : root["traceEvents"]) {
-    if (std::string error; !take(e, ++index, out, steps, error)) return error;  // from 1, as trace_reader counts
-  }
   for (auto* list : {&out.c10dOps, &out.backendSpans}) std::sort(list->begin(), list->end(), byBegin);
   for (auto& [thread, t] : out.threads) linkParents(t);
   std::sort(out.launches.begin(), out.launches.end(), [](const Launch& a, const Launch& b) { return a.at < b.at; });
+  std::sort(out.computeKernels.begin(), out.computeKernels.end(),
+            [](const GpuKernel& a, const GpuKernel& b) { return a.begin < b.begin; });
   indexSteps(steps, out);
-  std::stable_sort(out.memory.begin(), out.memory.end(), [](const nlohmann::json* a, const nlohmann::json* b) {
-    return (*a)["ts"].get<double>() < (*b)["ts"].get<double>();
-  });
+  std::stable_sort(out.memory.begin(), out.memory.end(),
+                   [](const MemoryRecord& a, const MemoryRecord& b) { return a.at < b.at; });
   return "";
 }
 

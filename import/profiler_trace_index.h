@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <string>
 #include <vector>
@@ -18,8 +19,20 @@ namespace shardscope::trace::profiler {
 struct Span {
   std::string name;
   int64_t begin = 0, end = 0;  // ns, on the profiler's clock (+1: never 0)
-  int64_t thread = 0;          // its process and thread together (threadOf)
+  int64_t thread = 0;          // its process and thread together
+  // Its args, kept only for the spans whose args a reader reads (c10d's ops, the backends' spans,
+  // record_param_comms, NCCL kernels); null for the rest.
   const nlohmann::json* args = nullptr;
+};
+
+// A [memory] instant: an allocation (bytes > 0) or a free (bytes < 0) of the block at `addr`.
+struct MemoryRecord {
+  int64_t at = 0;      // ns (nanos of its ts)
+  int64_t thread = 0;  // as Span::thread
+  int64_t bytes = 0, addr = 0;
+  int64_t totalAllocated = 0;  // the allocator's total after it; `bytes` when the event omits it
+  int deviceType = 0;          // 0: the host, 1: a CUDA device
+  int deviceId = -1;
 };
 
 // A thread's spans by begin, and for each the index of the innermost span around it (-1: none).
@@ -42,6 +55,11 @@ struct Launch {
   int64_t correlation = 0;
 };
 
+struct GpuKernel {
+  int64_t begin = 0, end = 0;  // ns, on the device (Kineto puts it on the host's clock)
+  int64_t correlation = -1;
+};
+
 struct RankTrace {
   int rank = -1, world = 0;  // from distributedInfo, when the trace has it
   int64_t mainThread = -1;   // the thread of the ProfilerStep annotations
@@ -53,20 +71,24 @@ struct RankTrace {
   std::vector<Span> c10dOps;       // c10d::..., in time order
   std::vector<Span> backendSpans;  // gloo:... / nccl:..., in time order
   std::map<int64_t, ThreadSpans> threads;
-  std::vector<const nlohmann::json*> memory;  // [memory] instants with their args, in time order
+  std::vector<MemoryRecord> memory;  // in time order
   // GPU traces: the host's kernel launches in time order, and the NCCL kernels (ncclDevKernel_*,
   // ncclKernel_*) by their launch's correlation id, timed on the device (Kineto puts the GPU's
   // times on the host's clock).
   std::vector<Launch> launches;
   std::map<int64_t, Span> ncclKernels;
-  int64_t skippedEvents = 0;  // events that could not be read (a field of another type)
+  // The GPU's other kernels (its compute), by begin, each with its launch's correlation id (-1:
+  // none named): on a GPU the host's spans say when work was launched, these when it ran.
+  std::vector<GpuKernel> computeKernels;
+  int64_t skippedEvents = 0;        // events that could not be read (a field of another type)
+  std::deque<nlohmann::json> args;  // what the spans' args point to
 };
 
 int64_t nanos(double micros);
-int64_t threadOf(const nlohmann::json& event);
 
-// Sorts `root`'s events into `out`; "" or why the file is not a trace this reader knows.
-std::string indexTrace(const nlohmann::json& root, RankTrace& out);
+// Reads the trace at `path` (import/chrome_trace_stream.h: streamed, never held whole) and sorts
+// its events into `out`; "" or why the file is not a trace this reader knows.
+std::string indexTrace(const std::string& path, RankTrace& out);
 
 // The spans of `thread` in force at `t`, innermost first.
 std::vector<const Span*> spansAt(const RankTrace& trace, int64_t thread, int64_t t);

@@ -42,7 +42,7 @@ stage_build() {
   local torch_prefix
   torch_prefix=$("$PY" -c 'import torch; print(torch.utils.cmake_prefix_path)')
   cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DSHARDSCOPE_BUILD_GUI=OFF \
-    -DCMAKE_PREFIX_PATH="$torch_prefix" -DCMAKE_INCLUDE_PATH="$ROOT/.deps/include" \
+    -DCMAKE_PREFIX_PATH="$torch_prefix" -DCMAKE_INCLUDE_PATH="$ROOT/.deps/include" -DCMAKE_LIBRARY_PATH="$ROOT/.deps/lib" \
     -DGLOO_INCLUDE_DIR="$ROOT/.deps/gloo" -DSHARDSCOPE_GTEST_SOURCE="$ROOT/.deps/googletest" \
     -DSHARDSCOPE_PYTHON="$(command -v "$PY")" > /tmp/configure.log 2>&1 \
     || { tail -40 /tmp/configure.log; exit 1; }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what shardscope needs to build and test, and is quick to re-run (everything present: seconds).
-#   - Debian packages: compilers, CMake, Ninja, GoogleTest, JSON, CLI11, Gloo headers, ImGui/GLFW, Xvfb, the
+#   - Debian packages: compilers, CMake, Ninja, GoogleTest, JSON, simdjson, CLI11, Gloo headers, ImGui/GLFW, Xvfb, the
 #     DejaVu font (the window rasterises it at the UI scale)
 #   - LibTorch: the PyPI torch wheel pinned to 2.11.0, in a virtualenv in a cache outside the tree, with
 #     the perfetto package (Perfetto's trace schema, for the tests)
@@ -18,6 +18,7 @@ say() { printf 'setup: %s\n' "$*" >&2; }
 
 # --- Debian packages ----------------------------------------------------------------------------
 PACKAGES=(build-essential cmake ninja-build python3 python3-venv libgtest-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
+          libsimdjson-dev
           libgloo-dev libimgui-dev libglfw3-dev libgl-dev libstb-dev libgl1-mesa-dri xvfb xauth
           fonts-dejavu-core)
 missing=()

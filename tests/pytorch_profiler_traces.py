@@ -142,6 +142,29 @@ def check_files_and_other_hosts(shardscope, job_dir, mode, summary, check):
               f"{mode}: the shifted rank's steps and collectives are read as before")
 
 
+def kernel_overlap_pct(trace_path):
+    """Holistic Trace Analysis's communication/computation overlap, from a GPU trace's kernels alone:
+    the share of the NCCL kernels' time (their union) that other kernels also ran."""
+    opener = gzip.open if str(trace_path).endswith(".gz") else open
+    with opener(trace_path, "rt") as f:
+        events = json.load(f)["traceEvents"]
+    def union(spans):
+        out = []
+        for b, e in sorted(spans):
+            if out and b <= out[-1][1]:
+                out[-1][1] = max(out[-1][1], e)
+            else:
+                out.append([b, e])
+        return out
+    kernels = [(e["ts"], e["ts"] + e["dur"], e["name"].startswith("nccl")) for e in events
+               if e.get("cat") == "kernel" and "dur" in e]
+    comm = union([(b, e) for b, e, nccl in kernels if nccl])
+    compute = union([(b, e) for b, e, nccl in kernels if not nccl])
+    both = sum(max(0, min(ce, ke) - max(cb, kb)) for cb, ce in comm for kb, ke in compute)
+    total = sum(e - b for b, e in comm)
+    return 100.0 * both / total if total else 0.0
+
+
 def check_job(shardscope, workdir, mode, world, device, check, recorded=False):
     job_dir = Path(workdir) / f"{mode}_w{world}"
     driver = run([sys.executable, str(REPO / "tests" / "pytorch_profiler_jobs.py"), "--workdir", str(job_dir),
@@ -162,6 +185,14 @@ def check_job(shardscope, workdir, mode, world, device, check, recorded=False):
         check(f"GPU memory of rank {ranks} from the CUDA allocator's snapshot" in view.stdout + view.stderr,
               f"{mode}: every rank's memory drawn from its snapshot ({(view.stdout + view.stderr).strip()[-600:]})")
     check(summary["world_size"] == world and len(summary["ranks"]) == world, f"{mode}: {world} ranks")
+    if device == "cuda":
+        # The overlap is the device's: from the GPU's kernels, as HTA computes it, not the host's spans.
+        for rank in summary["ranks"]:
+            traces = sorted((job_dir / "job").glob(f"rank-{rank['rank']}.pt.trace.json*"))
+            want = kernel_overlap_pct(traces[0]) if traces else -1
+            check(abs(rank["overlap_pct"] - want) < 0.5,
+                  f"{mode} rank {rank['rank']}: overlap {rank['overlap_pct']:.2f} % of communication, as its "
+                  f"kernels give it ({want:.2f} %)")
     totals = expected_totals(expected)
     for rank in summary["ranks"]:
         r = rank["rank"]

@@ -379,8 +379,13 @@ TEST(ProfilerTrace, FilesThatAreNotItsTracesAreRefusedByName) {
   const std::string dir = testing::freshTempDir("profiler_trace_bad");
   std::ofstream(profilerTraceFileName(dir, 0)) << R"({"schemaVersion": 1, "traceEvents": [{"ph": "X", )";
   auto loaded = loadProfilerTraces(dir);
-  EXPECT_NE(loaded.error.find("rank-0.pt.trace.json' is not JSON (a truncated file, or not a trace)"),
+  EXPECT_NE(loaded.error.find("rank-0.pt.trace.json' ends before its JSON does (a truncated file): record it "
+                              "again, letting the profiler finish"),
             std::string::npos)
+      << loaded.error;
+  std::ofstream(profilerTraceFileName(dir, 0)) << R"({"schemaVersion": 1, "traceEvents": [{"ph": "X" "ts": 1}]})";
+  loaded = loadProfilerTraces(dir);
+  EXPECT_NE(loaded.error.find("rank-0.pt.trace.json' is not JSON at byte 37 (in its event 1: "), std::string::npos)
       << loaded.error;
 
   std::ofstream(profilerTraceFileName(dir, 0)) << R"({"schemaVersion": 2, "traceEvents": []})";
@@ -666,6 +671,37 @@ TEST(ProfilerTrace, RolesFollowTheInnermostSpanThatNamesOne) {
   EXPECT_EQ(profilerAllocationRole({&add, &step}, false), MemoryRole::Other);
   EXPECT_EQ(fsdpUnitOf("FSDP::post_backward_reduce (layers.3)"), "layers.3");
   EXPECT_EQ(fsdpUnitOf("Optimizer.step#Adam.step"), "");
+}
+
+}  // namespace
+}  // namespace shardscope::trace
+
+namespace shardscope::trace {
+namespace {
+
+// tests/data/profiler_layouts: collectives in each layout PyTorch's profiler has written, each
+// counted once, with its bytes (the README says which version each file follows).
+TEST(ProfilerLayouts, EveryCollectiveOfEveryLayoutIsCountedOnce) {
+  const std::string dir = std::string(SHARDSCOPE_TEST_DATA) + "/profiler_layouts/";
+  std::ifstream in(dir + "expected.json");
+  const auto expected = nlohmann::json::parse(in);
+  ASSERT_GE(expected.size(), 4u);
+  for (const auto& [file, want] : expected.items()) {
+    SCOPED_TRACE(file);
+    const auto loaded = loadProfilerTraceFiles({dir + file});
+    ASSERT_EQ(loaded.error, "");
+    const int rank = want["rank"].get<int>();
+    ASSERT_EQ(loaded.recording.ranks(), want["world"].get<int>());
+    const auto& got = loaded.recording.rank(rank).collectives;
+    ASSERT_EQ(got.size(), want["collectives"].size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(collectiveOpName(static_cast<CollectiveOp>(got[i].op)), want["collectives"][i][0].get<std::string>())
+          << "collective " << i;
+      EXPECT_EQ(got[i].bytes, want["collectives"][i][1].get<int64_t>()) << "collective " << i;
+    }
+    // The title names what the rank ran, never "no collectives recorded" beside them.
+    EXPECT_EQ(loaded.title.find("no collectives"), std::string::npos) << loaded.title;
+  }
 }
 
 }  // namespace

@@ -299,7 +299,8 @@ TEST(LoaderFuzz, NoMutatedPerfettoTraceCrashesItsReader) {
 
 // A torch.profiler trace (`view DIR` of a PyTorch job's own records), mutated the same ways: read
 // or refused naming its file, never a crash. The seed holds what the reader takes: a step, FSDP2's
-// hooks, a c10d op and gloo's span, memory events.
+// hooks, a c10d op and gloo's span, memory events, and the older layouts' lone records of a
+// collective (record_param_comms, nccl:all_to_all, an NCCL kernel and a launch).
 TEST(LoaderFuzz, NoMutatedProfilerTraceCrashesItsReader) {
   const std::string seedTrace = R"json({"schemaVersion": 1, "distributedInfo": {"rank": 0, "world_size": 1},
     "traceEvents": [
@@ -310,6 +311,14 @@ TEST(LoaderFuzz, NoMutatedProfilerTraceCrashesItsReader) {
      "args": {"Input Dims": [[2048], [1024]], "Input type": ["float", "float"]}},
     {"ph": "X", "cat": "user_annotation", "name": "gloo:all_gather", "pid": 1, "tid": 2, "ts": 1030, "dur": 250},
     {"ph": "X", "cat": "user_annotation", "name": "FSDP::post_forward (0)", "pid": 1, "tid": 1, "ts": 3000, "dur": 50},
+    {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1, "ts": 3500, "dur": 30,
+     "args": {"Collective name": "broadcast", "In msg nelems": 100, "dtype": "Float", "Group size": 1}},
+    {"ph": "X", "cat": "user_annotation", "name": "nccl:all_to_all", "pid": 1, "tid": 1, "ts": 3600, "dur": 30,
+     "args": {"Input Dims": [[64]], "Input type": ["float"]}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 3610, "dur": 5,
+     "args": {"correlation": 9}},
+    {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "pid": 0, "tid": 7, "ts": 3700,
+     "dur": 50, "args": {"correlation": 10, "Collective name": "allreduce", "In msg nelems": 16, "dtype": "Float"}},
     {"ph": "X", "cat": "user_annotation", "name": "Optimizer.step#Adam.step", "pid": 1, "tid": 1, "ts": 4000, "dur": 50},
     {"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1, "ts": 1295,
      "args": {"Bytes": 8192, "Addr": 11, "Total Allocated": 8192, "Device Type": 0}},

@@ -1,0 +1,313 @@
+#include "import/chrome_trace_stream.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include <simdjson.h>
+
+#include "files/file_text.h"
+#include "files/user_json.h"
+
+namespace shardscope::trace {
+
+namespace {
+
+constexpr size_t kChunkBytes = size_t{4} << 20;
+constexpr size_t kPadding = simdjson::SIMDJSON_PADDING;
+constexpr size_t kNone = static_cast<size_t>(-1);
+
+// The file's bytes, a chunk at a time, with simdjson's padding always allocated past the last one
+// read. Positions are into the buffer; reading more drops what lies before the value in hand.
+class Chunks {
+ public:
+  explicit Chunks(files::FileTextStream& in) : in_(in), bytes_(kChunkBytes + kPadding) {}
+
+  const char* data() const { return bytes_.data(); }
+  size_t end() const { return end_; }
+  // What simdjson may read from `at` on: the bytes read and the padding after them.
+  size_t capacityFrom(size_t at) const { return bytes_.size() - at; }
+  size_t fileOffset(size_t at) const { return dropped_ + at; }
+
+  // Drops the bytes before `keep` (which becomes 0) and reads another chunk after the rest; false
+  // when the file has no more. A value larger than a chunk grows the buffer to hold it.
+  bool readMore(size_t& keep) {
+    std::memmove(bytes_.data(), bytes_.data() + keep, end_ - keep);
+    end_ -= keep;
+    dropped_ += keep;
+    keep = 0;
+    if (bytes_.size() - end_ < kChunkBytes / 2 + kPadding) bytes_.resize(end_ + kChunkBytes + kPadding);
+    const auto n = in_.sgetn(bytes_.data() + end_, static_cast<std::streamsize>(bytes_.size() - end_ - kPadding));
+    end_ += static_cast<size_t>(std::max<std::streamsize>(n, 0));
+    std::memset(bytes_.data() + end_, ' ', bytes_.size() - end_);
+    return n > 0;
+  }
+
+ private:
+  files::FileTextStream& in_;
+  std::vector<char> bytes_;
+  size_t end_ = 0;
+  size_t dropped_ = 0;  // bytes of the file before bytes_[0]
+};
+
+bool isSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+// Past the string that opens at `from` (its quote), or kNone if the buffer ends first.
+size_t stringEnd(const char* p, size_t from, size_t end) {
+  for (size_t i = from + 1; i < end;) {
+    const void* quote = std::memchr(p + i, '"', end - i);
+    if (!quote) return kNone;
+    const size_t at = static_cast<size_t>(static_cast<const char*>(quote) - p);
+    size_t slashes = 0;
+    while (at - slashes > from + 1 && p[at - slashes - 1] == '\\') ++slashes;
+    if (slashes % 2 == 0) return at + 1;
+    i = at + 1;
+  }
+  return kNone;
+}
+
+// Past the JSON value that begins at `from`, or kNone if the buffer ends first. Only brackets and
+// strings are followed: what lies between is for simdjson or nlohmann to check.
+size_t valueEnd(const char* p, size_t from, size_t end) {
+  if (from >= end) return kNone;
+  if (p[from] == '"') return stringEnd(p, from, end);
+  if (p[from] != '{' && p[from] != '[') {
+    size_t i = from + 1;  // at least its first byte: a stray '}' is one too, not an empty value
+    while (i < end && p[i] != ',' && p[i] != '}' && p[i] != ']' && !isSpace(p[i])) ++i;
+    return i < end ? i : kNone;
+  }
+  int depth = 0;
+  for (size_t i = from; i < end; ++i) {
+    const char c = p[i];
+    if (c == '"') {
+      i = stringEnd(p, i, end);
+      if (i == kNone) return kNone;
+      --i;
+    } else if (c == '{' || c == '[') {
+      ++depth;
+    } else if ((c == '}' || c == ']') && --depth == 0) {
+      return i + 1;
+    }
+  }
+  return kNone;
+}
+
+// What an On Demand value is, for a message (as files::jsonKindName says a parsed one).
+std::string jsonTypeName(simdjson::ondemand::json_type type) {
+  switch (type) {
+    case simdjson::ondemand::json_type::number:
+      return "a number";
+    case simdjson::ondemand::json_type::string:
+      return "a string";
+    case simdjson::ondemand::json_type::object:
+      return "an object";
+    case simdjson::ondemand::json_type::array:
+      return "an array";
+    case simdjson::ondemand::json_type::boolean:
+      return "true or false";
+    case simdjson::ondemand::json_type::null:
+      return "null";
+  }
+  return "a value";
+}
+
+// A pid or tid: a number, or a name given a stable number.
+int64_t idOf(simdjson::ondemand::value value) {
+  if (std::string_view name; value.get_string().get(name) == simdjson::SUCCESS)
+    return static_cast<int64_t>(std::hash<std::string_view>{}(name) >> 1);
+  int64_t id = 0;
+  return value.get_int64().get(id) == simdjson::SUCCESS ? id : 0;
+}
+
+// One pass over the event's fields (Kineto writes ph, cat, name, pid, tid, ts, dur, args; any
+// order reads the same).
+ChromeEvent fieldsOf(simdjson::ondemand::object& event) {
+  ChromeEvent f;
+  for (auto field : event) {
+    const std::string_view key = field.unescaped_key();
+    simdjson::ondemand::value value = field.value();
+    if (key == "name") {
+      f.hasName = value.get_string().get(f.name) == simdjson::SUCCESS;
+    } else if (key == "ph") {
+      if (value.get_string().get(f.ph) != simdjson::SUCCESS) f.ph = {};
+    } else if (key == "cat") {
+      if (value.get_string().get(f.cat) != simdjson::SUCCESS) f.cat = {};
+    } else if (key == "ts") {
+      f.hasTs = value.get_double().get(f.ts) == simdjson::SUCCESS;
+    } else if (key == "dur") {
+      f.hasDur = value.get_double().get(f.dur) == simdjson::SUCCESS;
+    } else if (key == "pid") {
+      f.pid = idOf(value);
+    } else if (key == "tid") {
+      f.tid = idOf(value);
+    } else if (key == "args") {
+      simdjson::ondemand::object args;
+      if (value.get_object().get(args) != simdjson::SUCCESS || args.raw_json().get(f.args) != simdjson::SUCCESS)
+        f.args = {};
+    }
+  }
+  return f;
+}
+
+// A number as an integer, whichever way it is written (an integer, a large unsigned one, or with a
+// fraction); false for anything else.
+bool integerOf(simdjson::ondemand::value value, int64_t& out) {
+  if (value.get_int64().get(out) == simdjson::SUCCESS) return true;
+  double d = 0;
+  if (value.get_double().get(d) != simdjson::SUCCESS) return false;
+  out = d >= 9.2e18 ? INT64_MAX : d <= -9.2e18 ? INT64_MIN : static_cast<int64_t>(d);
+  return true;
+}
+
+class TraceScanner {
+ public:
+  TraceScanner(files::FileTextStream& in, const ChromeTraceHandlers& handlers) : chunks_(in), handlers_(handlers) {}
+
+  std::string read();
+
+ private:
+  // The next byte that is not whitespace (pos_ on it), or -1 at the file's end.
+  int next() {
+    for (;;) {
+      while (pos_ < chunks_.end() && isSpace(chunks_.data()[pos_])) ++pos_;
+      if (pos_ < chunks_.end()) return static_cast<unsigned char>(chunks_.data()[pos_]);
+      if (!chunks_.readMore(pos_)) return -1;
+    }
+  }
+  // Past the value at pos_, reading on while the buffer ends inside it; kNone at the file's end.
+  size_t wholeValue() {
+    for (;;) {
+      const size_t end = valueEnd(chunks_.data(), pos_, chunks_.end());
+      if (end != kNone) return end;
+      if (!chunks_.readMore(pos_)) return kNone;
+    }
+  }
+  std::string notJson(const std::string& what) const {
+    return "is not JSON at byte " + std::to_string(chunks_.fileOffset(pos_)) + " (" + what + ")";
+  }
+  std::string member(const std::string& key);
+  std::string events();
+  std::string event(size_t end);
+
+  Chunks chunks_;
+  const ChromeTraceHandlers& handlers_;
+  size_t pos_ = 0;
+  size_t index_ = 0;
+  bool sawEvents_ = false;
+  simdjson::ondemand::parser parser_;
+};
+
+std::string TraceScanner::read() {
+  if (next() != '{') return next() == -1 ? "is empty" : notJson("a trace is one JSON object");
+  ++pos_;
+  for (int c = next(); c != '}'; c = next()) {
+    if (c == ',') {
+      ++pos_;
+      continue;
+    }
+    if (c != '"') return c == -1 ? "ends before its JSON does (a truncated file)" : notJson("a key was expected");
+    const size_t end = wholeValue();
+    if (end == kNone) return "ends before its JSON does (a truncated file)";
+    const auto key = nlohmann::json::parse(chunks_.data() + pos_, chunks_.data() + end, nullptr, false);
+    if (!key.is_string()) return notJson("a damaged key");
+    pos_ = end;
+    if (next() != ':') return notJson("':' was expected after a key");
+    ++pos_;
+    if (auto problem = member(key.get<std::string>()); !problem.empty()) return problem;
+  }
+  return sawEvents_ ? "" : "has no traceEvents array";
+}
+
+std::string TraceScanner::member(const std::string& key) {
+  if (key == "traceEvents" && next() == '[') return events();
+  if (next() == -1) return "ends before its JSON does (a truncated file)";
+  const size_t end = wholeValue();
+  if (end == kNone) return "ends before its JSON does (a truncated file)";
+  const auto value = files::parseUserJson(std::string(chunks_.data() + pos_, end - pos_)).value;
+  if (value.is_discarded()) return notJson("the value of \"" + files::clipped(key) + "\"");
+  pos_ = end;
+  if (handlers_.onMember) handlers_.onMember(key, value);
+  return "";
+}
+
+std::string TraceScanner::events() {
+  sawEvents_ = true;
+  ++pos_;  // the '['
+  for (int c = next();; c = next()) {
+    if (c == ']') {
+      ++pos_;
+      return "";
+    }
+    if (c == ',') {
+      ++pos_;
+      continue;
+    }
+    if (c == -1) return "ends before its JSON does (a truncated file)";
+    if (c == '}') return notJson("a '}' where an event belongs");
+    const size_t end = wholeValue();
+    if (end == kNone) return "ends before its JSON does (a truncated file)";
+    ++index_;
+    if (c == '{') {
+      if (auto problem = event(end); !problem.empty()) return problem;
+    }
+    pos_ = end;
+  }
+}
+
+std::string TraceScanner::event(size_t end) {
+  try {
+    auto document = parser_.iterate(chunks_.data() + pos_, end - pos_, chunks_.capacityFrom(pos_));
+    simdjson::ondemand::object object = document.get_object();
+    const ChromeEvent fields = fieldsOf(object);
+    return handlers_.onEvent ? handlers_.onEvent(fields, index_) : "";
+  } catch (const simdjson::simdjson_error& error) {
+    return notJson("in its event " + std::to_string(index_) + ": " + error.what());
+  }
+}
+
+}  // namespace
+
+std::string streamChromeTrace(const std::string& path, const ChromeTraceHandlers& handlers) {
+  files::FileTextStream in(path, SIZE_MAX);
+  if (!in.error().empty()) return files::unreadableReason(path, in.error(), SIZE_MAX, "traces", "");
+  TraceScanner scanner(in, handlers);
+  std::string problem = scanner.read();
+  if (in.error().empty()) return problem;
+  // A damaged gzip stream reads as an early end: say what it was (its message names the file first).
+  const std::string named = "'" + path + "' ";
+  return in.error().rfind(named, 0) == 0 ? in.error().substr(named.size()) : in.error();
+}
+
+struct ChromeArgs::Parser {
+  simdjson::ondemand::parser parser;
+  simdjson::ondemand::document document;
+  std::string padded;
+};
+
+ChromeArgs::ChromeArgs() : parser_(std::make_unique<Parser>()) {}
+ChromeArgs::~ChromeArgs() = default;
+
+std::string ChromeArgs::integers(std::string_view args, const std::vector<std::string_view>& keys,
+                                 std::vector<int64_t>& values, std::vector<bool>& found) {
+  values.assign(keys.size(), 0);
+  found.assign(keys.size(), false);
+  parser_->padded.assign(args.data(), args.size());
+  parser_->padded.append(kPadding, ' ');
+  try {
+    parser_->document = parser_->parser.iterate(parser_->padded.data(), args.size(), parser_->padded.size());
+    for (auto field : parser_->document.get_object()) {
+      const std::string_view key = field.unescaped_key();
+      const size_t i = static_cast<size_t>(std::find(keys.begin(), keys.end(), key) - keys.begin());
+      if (i == keys.size()) continue;
+      simdjson::ondemand::value value = field.value();
+      if (!integerOf(value, values[i]))
+        return "\"args." + std::string(key) + "\" is " + jsonTypeName(value.type()) + " where a number belongs";
+      found[i] = true;
+    }
+  } catch (const simdjson::simdjson_error& error) {
+    return std::string("its args are not JSON (") + error.what() + ")";
+  }
+  return "";
+}
+
+}  // namespace shardscope::trace

@@ -1,0 +1,441 @@
+#include "import/profiler_collectives.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <optional>
+#include <set>
+#include <string>
+#include <tuple>
+
+#include <nlohmann/json.hpp>
+
+#include "files/user_json.h"
+#include "import/profiler_roles.h"
+#include "trace/format.h"
+
+namespace shardscope::trace {
+
+using profiler::RankTrace;
+using profiler::Span;
+
+namespace {
+
+bool startsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+std::optional<CollectiveOp> collectiveOpOf(const std::string& c10dName) {
+  const std::string op = c10dName.substr(6);
+  if (op == "allreduce_" || op == "allreduce_coalesced_") return CollectiveOp::AllReduce;
+  if (op == "_allgather_base_" || op == "allgather_" || op == "allgather_into_tensor_coalesced_")
+    return CollectiveOp::AllGather;
+  if (op == "_reduce_scatter_base_" || op == "reduce_scatter_" || op == "reduce_scatter_tensor_coalesced_") {
+    return CollectiveOp::ReduceScatter;
+  }
+  if (op == "broadcast_") return CollectiveOp::Broadcast;
+  if (op == "barrier") return CollectiveOp::Barrier;
+  if (op == "alltoall_base_" || op == "alltoall_") return CollectiveOp::AllToAll;
+  if (op == "send") return CollectiveOp::Send;
+  if (op == "recv_" || op == "recv_any_source_") return CollectiveOp::Recv;
+  return std::nullopt;
+}
+
+int64_t elementBytes(const std::string& type) {
+  if (type == "float" || type == "int") return 4;
+  if (type == "double" || type == "long int" || type == "long") return 8;
+  if (type == "c10::BFloat16" || type == "c10::Half" || type == "short") return 2;
+  if (type == "unsigned char" || type == "signed char" || type == "bool" || type == "c10::Float8_e4m3fn") return 1;
+  return 0;  // unknown (a TensorList says none)
+}
+
+// Elements of an "Input Dims" entry: a tensor's dims, or a (nested) list of tensors' dims.
+int64_t elementsOf(const nlohmann::json& dims) {
+  if (!dims.is_array() || dims.empty()) return 0;
+  if (dims[0].is_array()) {
+    int64_t total = 0;
+    for (const auto& d : dims) total += elementsOf(d);
+    return total;
+  }
+  int64_t n = 1;
+  for (const auto& d : dims) n *= d.is_number_integer() ? d.get<int64_t>() : 0;
+  return n;
+}
+
+std::string firstInputType(const Span& s) {
+  if (!s.args || !s.args->contains("Input type") || !(*s.args)["Input type"].is_array() ||
+      (*s.args)["Input type"].empty() || !(*s.args)["Input type"][0].is_string()) {
+    return "";
+  }
+  return (*s.args)["Input type"][0].get<std::string>();
+}
+
+// The op's elements in and out. The ops that gather, scatter or exchange take (outputs, inputs), as
+// tensors (_base_, coalesced) or lists of them (allgather_, reduce_scatter_, alltoall_); the others
+// one list of tensors, reduced, sent or received in place.
+std::pair<int64_t, int64_t> elementsInOut(const Span& op, CollectiveOp kind) {
+  if (!op.args || !op.args->contains("Input Dims") || !(*op.args)["Input Dims"].is_array()) return {0, 0};
+  const auto& dims = (*op.args)["Input Dims"];
+  if (dims.empty()) return {0, 0};
+  const bool outputsFirst =
+      (kind == CollectiveOp::AllGather || kind == CollectiveOp::ReduceScatter || kind == CollectiveOp::AllToAll) &&
+      dims.size() >= 2;
+  const int64_t first = elementsOf(dims[0]);
+  return outputsFirst ? std::pair{elementsOf(dims[1]), first} : std::pair{first, first};
+}
+
+// What NCCL's process group records of a collective (PyTorch's record_param_comms span inside the
+// c10d op, its arguments repeated on the NCCL kernel): the message sizes, element type and group
+// size, which a trace recorded without shapes (record_shapes=False) has nowhere else. Gloo's
+// process group records none of it.
+struct CommParams {
+  int64_t in = 0, out = 0;          // elements
+  int64_t width = 0;                // bytes per element; 0: not named
+  int groupSize = 0;                // 0: not named
+  std::vector<int64_t> inSplits;    // all-to-all: rows of the input for each rank of the group; empty: even
+  std::vector<int64_t> groupRanks;  // the group's global ranks, in its order; empty: not named
+};
+
+// "[3, 5]", as the profiler records a list of counts; empty for "[]" or anything else.
+std::vector<int64_t> integerList(const nlohmann::json& value) {
+  if (!value.is_string()) return {};
+  const auto list = files::parseUserJson(value.get<std::string>()).value;  // a trace's text: untrusted
+  if (!list.is_array()) return {};
+  std::vector<int64_t> out;
+  for (const auto& n : list) {
+    if (!n.is_number_integer() || n.get<int64_t>() < 0) return {};
+    out.push_back(n.get<int64_t>());
+  }
+  return out;
+}
+
+int64_t dtypeBytes(const std::string& dtype) {
+  if (dtype == "Float" || dtype == "Int") return 4;
+  if (dtype == "Double" || dtype == "Long") return 8;
+  if (dtype == "BFloat16" || dtype == "Half" || dtype == "Short") return 2;
+  if (dtype == "Byte" || dtype == "Char" || dtype == "Bool" || startsWith(dtype, "Float8")) return 1;
+  return 0;
+}
+
+std::optional<CommParams> commParamsFrom(const nlohmann::json* args) {
+  if (!args || !args->is_object() || !args->contains("In msg nelems")) return std::nullopt;
+  auto number = [&](const char* key) {
+    return args->contains(key) && (*args)[key].is_number_integer() ? std::max<int64_t>((*args)[key].get<int64_t>(), 0)
+                                                                   : 0;
+  };
+  CommParams p;
+  p.in = number("In msg nelems");
+  p.out = number("Out msg nelems");
+  p.groupSize = static_cast<int>(std::min<int64_t>(number("Group size"), kMaxRanks));
+  if (args->contains("dtype") && (*args)["dtype"].is_string())
+    p.width = dtypeBytes((*args)["dtype"].get<std::string>());
+  if (args->contains("In split size")) p.inSplits = integerList((*args)["In split size"]);
+  if (args->contains("Process Group Ranks")) p.groupRanks = integerList((*args)["Process Group Ranks"]);
+  return p;
+}
+
+std::optional<CommParams> commParamsOf(const RankTrace& trace, const Span& op) {
+  const auto thread = trace.threads.find(op.thread);
+  if (thread != trace.threads.end()) {
+    const auto& spans = thread->second.spans;
+    auto it =
+        std::lower_bound(spans.begin(), spans.end(), op.begin, [](const Span& s, int64_t t) { return s.begin < t; });
+    for (; it != spans.end() && it->begin <= op.end; ++it) {
+      if (it->name == "record_param_comms") return commParamsFrom(it->args);
+    }
+  }
+  const Span* kernel = profiler::ncclKernelOf(trace, op);
+  return kernel ? commParamsFrom(kernel->args) : std::nullopt;
+}
+
+// Which backend span ran which c10d op: for each family, the first unused one from the op's issue
+// on (gloo runs a reduce-scatter as an all-reduce of the whole input: "gloo:all_reduce").
+class BackendMatch {
+ public:
+  explicit BackendMatch(const RankTrace& trace) : trace_(trace), used_(trace.backendSpans.size(), false) {}
+
+  const Span* of(const Span& op, CollectiveOp kind) {
+    size_t& from = next_[static_cast<int>(kind)];
+    for (size_t i = from; i < trace_.backendSpans.size(); ++i) {
+      const Span& b = trace_.backendSpans[i];
+      if (used_[i] || b.begin < op.begin || !ranIt(b.name, kind)) continue;
+      used_[i] = true;
+      if (i == from) ++from;
+      return &b;
+    }
+    return nullptr;
+  }
+
+  const std::vector<bool>& matched() const { return used_; }
+
+ private:
+  static bool ranIt(const std::string& name, CollectiveOp kind) {
+    auto has = [&](const char* part) { return name.find(part) != std::string::npos; };
+    switch (kind) {
+      case CollectiveOp::AllGather:
+        return has("all_gather");
+      case CollectiveOp::Broadcast:
+        return has("broadcast");
+      case CollectiveOp::Barrier:
+        return has("barrier");
+      case CollectiveOp::AllToAll:
+        return has("all_to_all");
+      case CollectiveOp::Send:
+        return has("send");
+      case CollectiveOp::Recv:
+        return has("recv");
+      case CollectiveOp::ReduceScatter:
+        return has("reduce_scatter") || has("all_reduce");
+      case CollectiveOp::AllReduce:
+        return has("all_reduce");
+    }
+    return false;
+  }
+  const RankTrace& trace_;
+  std::vector<bool> used_;
+  size_t next_[kCollectiveOpCount] = {};
+};
+
+// A send's or recv's peer, its rank in the op's group, from the values the profiler records with
+// shapes: c10d::send(tensors, group, peer, tag) and c10d::recv_(tensors, group, peer, tag); -1 for
+// c10d::recv_any_source_(tensors, group, tag), which names none, or where none is recorded.
+int64_t peerOf(const Span& op) {
+  if (op.name == "c10d::recv_any_source_" || !op.args || !op.args->contains("Concrete Inputs")) return -1;
+  const auto& values = (*op.args)["Concrete Inputs"];
+  if (!values.is_array() || values.size() < 3 || !values[2].is_string()) return -1;
+  const std::string peer = values[2].get<std::string>();
+  if (peer.empty() || peer.size() > 9 || peer.find_first_not_of("0123456789") != std::string::npos) return -1;
+  return std::stoll(peer);
+}
+
+// "to rank 1", "from rank 0", "from any rank".
+std::string peerText(const Span& op, CollectiveOp kind, int64_t peer) {
+  const std::string way = kind == CollectiveOp::Send ? "to " : "from ";
+  if (peer >= 0) return way + "rank " + std::to_string(peer);
+  return way + (op.name == "c10d::recv_any_source_" ? "any rank" : "a rank not recorded");
+}
+
+// An all-to-all's own part: the bytes of its input it sends to itself, which is also what its
+// output gets from itself, so it sends its input less this and receives its output less this. From
+// the input's split sizes the profiler records (NCCL's record_param_comms "In split size"; gloo's
+// c10d::alltoall_base_(output, input, group, output_splits, input_splits, ...) concrete inputs) and
+// this rank's place in the group. -1 where either is not recorded, or the splits are even ("[]").
+int64_t ownPartBytes(const RankTrace& trace, const Span& op, const std::optional<CommParams>& params, const Event& e) {
+  std::vector<int64_t> splits = params ? params->inSplits : std::vector<int64_t>{};
+  if (splits.empty() && op.args && op.args->contains("Concrete Inputs")) {
+    const auto& values = (*op.args)["Concrete Inputs"];
+    if (values.is_array() && values.size() > 4) splits = integerList(values[4]);
+  }
+  // This rank's split: by its place among the group's ranks where NCCL names them; else (gloo names
+  // none) only in the world's group, a split per rank: a sub-group's has fewer, and stays unknown.
+  int index = -1;
+  if (params && !params->groupRanks.empty()) {
+    const auto at = std::find(params->groupRanks.begin(), params->groupRanks.end(), trace.rank);
+    if (at != params->groupRanks.end() && params->groupRanks.size() == splits.size()) {
+      index = static_cast<int>(at - params->groupRanks.begin());
+    }
+  } else if (static_cast<int>(splits.size()) == trace.world && e.worldSize == trace.world) {
+    index = trace.rank;  // the world's group: its ranks in order
+  }
+  const int64_t rows = std::accumulate(splits.begin(), splits.end(), int64_t{0});
+  if (index < 0 || rows <= 0 || e.bytes % rows != 0) return -1;
+  return splits[static_cast<size_t>(index)] * (e.bytes / rows);
+}
+
+Event collectiveEvent(const RankTrace& trace, const Span& op, CollectiveOp kind, const Span* backend,
+                      CollectiveNotes& notes) {
+  Event e;
+  e.kind = EventKind::Collective;
+  e.rank = trace.rank;
+  e.op = static_cast<uint8_t>(kind);
+  e.issueNs = e.beginNs = op.begin;
+  e.endNs = std::max(op.end, backend ? backend->end : op.end);
+  // On a GPU the host only launches it: it ran when its NCCL kernel ran.
+  if (const Span* kernel = profiler::ncclKernelOf(trace, op)) {
+    e.beginNs = std::max(kernel->begin, op.begin);
+    e.endNs = std::max(kernel->end, e.beginNs);
+  }
+  e.step = profiler::recordedStepAt(trace, op.begin);
+  e.worldSize = trace.world;
+  auto [in, out] = elementsInOut(op, kind);
+  int64_t width = elementBytes(firstInputType(op));
+  if (width == 0 && backend) width = elementBytes(firstInputType(*backend));
+  // An older PyTorch records no shapes for a TensorList argument (allreduce_): its backend's span
+  // ("nccl:all_reduce") names the tensor it ran on.
+  if (in == 0 && out == 0 && backend) std::tie(in, out) = elementsInOut(*backend, kind);
+  const auto params = commParamsOf(trace, op);
+  if (params) {
+    if (in == 0 && out == 0) std::tie(in, out) = std::pair{params->in, params->out};  // no shapes recorded
+    if (width == 0) width = params->width;
+    if (params->groupSize > 0) e.worldSize = params->groupSize;  // a sub-group's (HSDP), not the world's
+  }
+  if (width == 0) {
+    width = 4;
+    ++notes.untyped;
+  }
+  e.bytes = in * width;
+  e.bytesOut = out * width;
+  if (kind == CollectiveOp::AllToAll) e.count = ownPartBytes(trace, op, params, e);
+  if (isPointToPoint(kind)) e.count = peerOf(op);
+  // The unit and phase from FSDP2's annotation around it, where there is one.
+  std::string unit = "model";
+  e.phase = static_cast<uint8_t>(Phase::Backward);
+  for (const Span* s : profiler::spansAt(trace, op.thread, op.begin)) {
+    const std::string u = fsdpUnitOf(s->name);
+    if (!u.empty() && unit == "model") unit = u;
+    if (s->name.find("forward") != std::string::npos || startsWith(s->name, "FSDP::all_gather")) {
+      e.phase = static_cast<uint8_t>(Phase::Forward);
+    }
+    if (s->name.find("backward") != std::string::npos) e.phase = static_cast<uint8_t>(Phase::Backward);
+  }
+  if (isPointToPoint(kind)) unit = peerText(op, kind, e.count);
+  e.text = unit;
+  if (backend && backend->name.find(collectiveOpName(kind)) == std::string::npos) e.text += "|" + backend->name;
+  return e;
+}
+
+// A collective's kind from any of its names: a backend's span (nccl:all_to_all), record_param_comms's
+// "Collective name" (_allgather_base, alltoall_base), an NCCL kernel (ncclDevKernel_ReduceScatter_*).
+// None for what shardscope has no collective for (gather, scatter, reduce) and for NCCL's
+// SendRecv kernel, which runs all-to-alls, sends and recvs alike.
+std::optional<CollectiveOp> kindOfName(const std::string& name) {
+  std::string s;
+  for (char c : name) {
+    if (c != '_') s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  auto has = [&](const char* part) { return s.find(part) != std::string::npos; };
+  if (has("alltoall")) return CollectiveOp::AllToAll;
+  if (has("reducescatter")) return CollectiveOp::ReduceScatter;
+  if (has("allgather")) return CollectiveOp::AllGather;
+  if (has("allreduce")) return CollectiveOp::AllReduce;
+  if (has("broadcast")) return CollectiveOp::Broadcast;
+  if (has("barrier")) return CollectiveOp::Barrier;
+  if (has("sendrecv")) return std::nullopt;
+  if (has("send")) return CollectiveOp::Send;
+  if (has("recv")) return CollectiveOp::Recv;
+  return std::nullopt;
+}
+
+bool isBackendName(const std::string& name) { return startsWith(name, "nccl:") || startsWith(name, "gloo:"); }
+
+// Whether `s` lies inside (or is) a span that is a host record of a collective: c10d's op, a
+// backend's span, record_param_comms.
+bool insideCollectiveRecord(const RankTrace& trace, int64_t thread, int64_t t, const Span* besides = nullptr) {
+  for (const Span* around : profiler::spansAt(trace, thread, t)) {
+    if (around == besides) continue;
+    if (startsWith(around->name, "c10d::") || isBackendName(around->name) || around->name == "record_param_comms")
+      return true;
+  }
+  return false;
+}
+
+// The collective an NCCL kernel ran, from the kernel alone (a trace whose host records of it are
+// missing): timed on the device, sized by the arguments PyTorch 2.x copies onto it.
+Event kernelCollective(const RankTrace& trace, const Span& kernel, CollectiveOp kind, CollectiveNotes& notes) {
+  Event e;
+  e.kind = EventKind::Collective;
+  e.rank = trace.rank;
+  e.op = static_cast<uint8_t>(kind);
+  e.issueNs = e.beginNs = kernel.begin;
+  e.endNs = std::max(kernel.end, kernel.begin);
+  e.step = profiler::recordedStepAt(trace, kernel.begin);
+  e.worldSize = trace.world;
+  e.phase = static_cast<uint8_t>(Phase::Backward);
+  const auto params = commParamsFrom(kernel.args);
+  int64_t width = params ? params->width : 0;
+  if (width == 0) {
+    width = 4;
+    ++notes.untyped;
+  }
+  if (params) {
+    e.bytes = params->in * width;
+    e.bytesOut = params->out * width;
+    if (params->groupSize > 0) e.worldSize = params->groupSize;
+  }
+  e.count = -1;  // no peer or own part known
+  e.text = "model|" + kernel.name.substr(0, kernel.name.find('('));
+  return e;
+}
+
+// PyTorch 1.x: a backend's span with no c10d op around it is the collective's only host record
+// (nccl:all_to_all, inside a record_param_comms that names nothing).
+void readBackendSpansAlone(const RankTrace& trace, const std::vector<bool>& matched, std::vector<Event>& out,
+                           CollectiveNotes& notes) {
+  for (size_t i = 0; i < trace.backendSpans.size(); ++i) {
+    const Span& b = trace.backendSpans[i];
+    if (matched[i]) continue;
+    const auto around = profiler::spansAt(trace, b.thread, b.begin);
+    // The thread's copy of `b` is among them: the spans around it, not it, are asked.
+    const bool inAnOp = std::any_of(around.begin(), around.end(), [&](const Span* s) {
+      const bool itself = s->begin == b.begin && s->end == b.end && s->name == b.name;
+      return !itself && (startsWith(s->name, "c10d::") || isBackendName(s->name));
+    });
+    const auto kind = kindOfName(b.name);
+    if (inAnOp || !kind) continue;
+    if (trace.rank == 0) ++notes.fromBackend;
+    out.push_back(collectiveEvent(trace, b, *kind, nullptr, notes));
+  }
+}
+
+// record_param_comms naming its collective, with no op or backend span around or inside it.
+void readParamsAlone(const RankTrace& trace, std::vector<Event>& out, CollectiveNotes& notes) {
+  for (const auto& [thread, t] : trace.threads) {
+    for (const Span& s : t.spans) {
+      if (s.name != "record_param_comms" || !s.args || !s.args->contains("Collective name")) continue;
+      const auto& named = (*s.args)["Collective name"];
+      const auto kind = named.is_string() ? kindOfName(named.get<std::string>()) : std::nullopt;
+      if (!kind || insideCollectiveRecord(trace, thread, s.begin, &s)) continue;
+      const bool wrapsBackend = std::any_of(trace.backendSpans.begin(), trace.backendSpans.end(), [&](const Span& b) {
+        return b.thread == thread && b.begin >= s.begin && b.begin <= s.end;
+      });
+      if (wrapsBackend) continue;
+      if (trace.rank == 0) ++notes.fromParams;
+      out.push_back(collectiveEvent(trace, s, *kind, nullptr, notes));
+    }
+  }
+}
+
+// Whether the trace holds any host record of a collective (c10d's op, a backend's span,
+// record_param_comms).
+bool hasHostCollectiveRecords(const RankTrace& trace) {
+  if (!trace.c10dOps.empty() || !trace.backendSpans.empty()) return true;
+  for (const auto& [thread, t] : trace.threads) {
+    for (const Span& s : t.spans) {
+      if (s.name == "record_param_comms") return true;
+    }
+  }
+  return false;
+}
+
+// A trace cut to its device rows (no host record of any collective): its NCCL kernels are its
+// collectives. Where host records exist, a kernel whose launch the trace lacks belongs to one of
+// them (a real FSDP2 trace of 2.11 misses the launches of the first step's 8 NCCL kernels while
+// holding their c10d ops), and is not counted again.
+void readKernelsAlone(const RankTrace& trace, std::vector<Event>& out, CollectiveNotes& notes) {
+  if (hasHostCollectiveRecords(trace)) return;
+  for (const auto& [correlation, kernel] : trace.ncclKernels) {
+    std::optional<CollectiveOp> kind = kindOfName(kernel.name);
+    if (kernel.args && kernel.args->contains("Collective name") && (*kernel.args)["Collective name"].is_string())
+      kind = kindOfName((*kernel.args)["Collective name"].get<std::string>());
+    if (!kind) continue;
+    if (trace.rank == 0) ++notes.fromKernel;
+    out.push_back(kernelCollective(trace, kernel, *kind, notes));
+  }
+}
+
+}  // namespace
+
+void readProfilerCollectives(const RankTrace& trace, std::vector<Event>& out, CollectiveNotes& notes) {
+  BackendMatch backends(trace);
+  for (const Span& op : trace.c10dOps) {
+    const auto kind = collectiveOpOf(op.name);
+    if (!kind) {
+      if (trace.rank == 0) ++notes.unreadOps;
+      continue;
+    }
+    out.push_back(collectiveEvent(trace, op, *kind, backends.of(op, *kind), notes));
+  }
+  readBackendSpansAlone(trace, backends.matched(), out, notes);
+  readParamsAlone(trace, out, notes);
+  readKernelsAlone(trace, out, notes);
+}
+
+}  // namespace shardscope::trace

@@ -1,0 +1,20 @@
+// A rank's compute from its torch.profiler trace (import/profiler_trace.h reads the rest):
+//   on the host  FSDP2's forward of unit i between its pre_ and post_forward hooks, its backward
+//                between its pre_ and first post_backward hooks; DDP's forward span and, per step,
+//                autograd's backward; Optimizer.step
+//   on a GPU     the GPU's own kernels (a trace with CUDA activity), each in the phase, unit and
+//                step of the host span it was launched in: when the work ran, not when the host
+//                queued it, so the overlap and exposed communication are the device's, as
+//                HolisticTraceAnalysis computes them from kernels
+#pragma once
+
+#include <vector>
+
+#include "import/profiler_trace_index.h"
+#include "trace/events.h"
+
+namespace shardscope::trace {
+
+void readProfilerCompute(const profiler::RankTrace& trace, std::vector<Event>& out);
+
+}  // namespace shardscope::trace
