@@ -100,9 +100,12 @@ float fittedMemoryLaneHeight(const std::vector<Session>& sessions, const std::ve
   float hostShares = 0;  // memory lane heights the host lanes add (--offload cpu)
   for (size_t i : shown) {
     const auto expanded = state.expandedRankGroups.find(static_cast<int>(i));
-    const int rows = static_cast<int>(
-        rankRows(sessions[i].recording, expanded == state.expandedRankGroups.end() ? std::set<int>{} : expanded->second)
-            .size());
+    const auto all =
+        rankRows(sessions[i].recording, expanded == state.expandedRankGroups.end() ? std::set<int>{} : expanded->second,
+                 !sessions[i].jobLabel.empty());
+    const int rows = static_cast<int>(std::count_if(all.begin(), all.end(), [](const RankRow& r) {
+      return r.missingRanks.empty();  // the line for ranks without a trace has no lanes
+    }));
     groups += std::max(1, rows);
     if (recordsHostMemory(sessions[i].recording)) hostShares += kHostLaneShare * static_cast<float>(std::max(1, rows));
   }
@@ -320,6 +323,11 @@ void drawSessionTimeline(AppState& state, const Session& s, int index, double me
   TimelineFrameStats st;
   TimelineStyle style = state.style;
   style.capacityBytes = deviceLimitsOf(s.config, s.deviceFacts).capacityBytes;  // this session's device
+  style.foldRanksWithoutRecords = !s.jobLabel.empty();
+  if (!s.jobLabel.empty() && !recordsMemory(s.recording)) {
+    style.memoryNotRecorded = true;
+    style.memoryLaneHeight = 2 * ImGui::GetFontSize() + px(4.0f);  // the rank's label, and the note
+  }
   if (state.display.ownMemoryScale && state.marks.size() > 1) {
     ImGui::TextDisabled("memory lanes scaled to this session's own peak (S: one scale for every session)");
   }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "trace/format.h"
+
 namespace shardscope::ui {
 
 int rankGroupSize(int ranks) {
@@ -38,10 +40,26 @@ int ranksWithRecords(const trace::RunRecording& recording, int first, int count)
   return n;
 }
 
-std::vector<RankRow> rankRows(const trace::RunRecording& recording, const std::set<int>& expanded) {
+std::vector<RankRow> rankRows(const trace::RunRecording& recording, const std::set<int>& expanded,
+                              bool foldUnrecorded) {
   const int ranks = recording.ranks();
-  const int size = rankGroupSize(ranks);
+  const int recorded = ranksWithRecords(recording, 0, ranks);
   std::vector<RankRow> rows;
+  if (foldUnrecorded && recorded > 0 && recorded < ranks && recorded <= kRanksUnfolded) {
+    std::vector<int> missing;
+    for (int r = 0; r < ranks; ++r) {
+      if (recordedAnything(recording.rank(r))) {
+        rows.push_back({r});
+      } else {
+        missing.push_back(r);
+      }
+    }
+    RankRow line{missing.front()};
+    line.missingRanks = trace::formatRanks(missing);
+    rows.push_back(line);
+    return rows;
+  }
+  const int size = rankGroupSize(ranks);
   if (size == 1) {
     for (int r = 0; r < ranks; ++r) rows.push_back({r});
     return rows;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <set>
+#include <string>
 #include <vector>
 
 #include "trace/run_recording.h"
@@ -21,6 +22,8 @@ struct RankRow {
   int groupCount = 1;
   bool folded = false;     // a whole group in one row
   bool groupHead = false;  // the first row of an expanded group (its label folds it again)
+  // One line for the ranks of a PyTorch job whose traces were not given ("0 to 2, 4"): no lanes.
+  std::string missingRanks;
 };
 
 // Whether a rank recorded anything at all: steps, memory, collectives or compute.
@@ -34,8 +37,12 @@ int ranksWithRecords(const trace::RunRecording& recording, int first, int count)
 // at most kRanksUnfolded.
 int rankGroupSize(int ranks);
 
-// The rows for `recording`'s ranks, with the groups in `expanded` shown rank by rank.
-std::vector<RankRow> rankRows(const trace::RunRecording& recording, const std::set<int>& expanded);
+// The rows for `recording`'s ranks, with the groups in `expanded` shown rank by rank. With
+// `foldUnrecorded` (a PyTorch job opened with some of its ranks' traces), when at most
+// kRanksUnfolded ranks recorded anything, each of those has its row and the others share one line
+// at the end, instead of an empty row each.
+std::vector<RankRow> rankRows(const trace::RunRecording& recording, const std::set<int>& expanded,
+                              bool foldUnrecorded = false);
 
 // A click on a group's label: expands it, or folds it again.
 void toggleRankGroup(std::set<int>& expanded, int group);

@@ -40,6 +40,10 @@ struct TimelineStyle {
   double capacityBytes = 0;  // one device's memory (--gpu-memory): a line in the memory lanes; 0: none
   // The stragglers view (W): each collective's last rank marked, the others' wait hatched; null: off.
   const SessionWaits* waits = nullptr;
+  // A PyTorch job opened with some of its ranks' traces: the others share one line (rank_rows.h).
+  bool foldRanksWithoutRecords = false;
+  // A PyTorch job traced without profile_memory: each memory lane is a thin line that says so.
+  bool memoryNotRecorded = false;
 };
 
 // What the user points at, for the breakdown panel: a time and a rank.

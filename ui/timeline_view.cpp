@@ -19,6 +19,13 @@ bool recordsHostMemory(const trace::RunRecording& rec) {
   return false;
 }
 
+bool recordsMemory(const trace::RunRecording& rec) {
+  for (int r = 0; r < rec.ranks(); ++r) {
+    if (!rec.rank(r).memory.empty()) return true;
+  }
+  return false;
+}
+
 float hostLaneHeight(const trace::RunRecording& rec, const TimelineStyle& style) {
   return recordsHostMemory(rec) ? std::round(style.memoryLaneHeight * kHostLaneShare) : 0.0f;
 }
@@ -113,6 +120,69 @@ void drawFoldedGroupNote(const LaneFrame& frame, const trace::RunRecording& rec,
   if (itemProbeOn()) noteText("lane-text:folded@" + std::to_string(y) + ":" + text, at.x + 3, at.y + 1, text.c_str());
 }
 
+// A row's lanes' sizes and scales, the same for every rank of the session.
+struct RowGeometry {
+  float groupHeight = 0;  // memory, host (if any), compute, comm and the gap below
+  float hostHeight = 0;
+  double hostScale = 0;
+  double memoryScaleBytes = 0;
+};
+
+float rowHeight(const RankRow& row, const RowGeometry& g) {
+  return row.missingRanks.empty() ? g.groupHeight : ImGui::GetFontSize() + px(8.0f);
+}
+
+// The one line for the ranks whose traces were not given (rank_rows.h): no lanes, nothing to draw.
+void drawMissingRanksLine(const LaneFrame& frame, const RankRow& row, float x, float y) {
+  const std::string text = "ranks " + row.missingRanks + ": no trace given";
+  frame.drawList->AddText(ImVec2(x + 4, y + px(3.0f)), IM_COL32(150, 200, 255, 255), text.c_str());
+  if (itemProbeOn()) noteText("lane-text:missing@" + std::to_string(y) + ":" + text, x + 4, y + px(3.0f), text.c_str());
+}
+
+// In place of a memory lane, for a job traced without memory events.
+void drawMemoryNotRecorded(const LaneFrame& frame, float y) {
+  const char* text = "memory not recorded (traced without profile_memory=True)";
+  frame.drawList->AddText(ImVec2(frame.x0 + 4, y), laneLabelColor(), text);
+  if (itemProbeOn())
+    noteText(std::string("lane-text:no-memory@") + std::to_string(y) + ":" + text, frame.x0 + 4, y, text);
+}
+
+// One rank's row: its label, memory (and host) lane, compute and comm lanes, steps and notes.
+void drawRankLanes(const LaneFrame& frame, const trace::RunRecording& rec, const RankRow& rr, float labelX, float y0,
+                   const RowGeometry& g, const TimelineStyle& style, CollectiveSelection& selection,
+                   TimelineCursor& cursor, TimelineFrameStats& local, std::set<int>* expandedRankGroups) {
+  ImDrawList* dl = frame.drawList;
+  const int r = rr.rank;
+  const auto& t = rec.rank(r);
+  const float hostY = y0 + style.memoryLaneHeight;
+  const float computeY = hostY + g.hostHeight;
+  const float commY = computeY + style.spanLaneHeight;
+  drawRowLabel(frame, rr, labelX, y0, style.memoryLaneHeight, expandedRankGroups);
+  if (g.hostHeight > 0) dl->AddText(ImVec2(labelX + 4, hostY + 2), laneLabelColor(), "host");
+  dl->AddText(ImVec2(labelX + 4, computeY + 2), laneLabelColor(), "compute");
+  dl->AddText(ImVec2(labelX + 4, commY + 2), laneLabelColor(), "comm");
+  dl->PushClipRect(ImVec2(frame.x0, y0), ImVec2(frame.x0 + frame.width, y0 + g.groupHeight), true);
+  if (style.memoryNotRecorded) {
+    drawMemoryNotRecorded(frame, y0 + ImGui::GetFontSize());
+  } else {
+    local.memoryColumns += drawMemoryLane(frame, t, y0, style.memoryLaneHeight, g.memoryScaleBytes, style);
+  }
+  if (g.hostHeight > 0) local.memoryColumns += drawHostMemoryLane(frame, t, hostY, g.hostHeight, g.hostScale, style);
+  drawSpanLane(frame, t, SpanLaneKind::Compute, computeY, style, selection, local);
+  drawSpanLane(frame, t, SpanLaneKind::Collectives, commY, style, selection, local);
+  drawExposedCommLane(frame, rec.exposedCommCached(r), commY + style.spanLaneHeight);
+  if (style.waits && static_cast<size_t>(r) < style.waits->byRank.size()) {
+    drawWaitLane(frame, style.waits->byRank[static_cast<size_t>(r)], style.waits->longestNs, r, commY,
+                 style.spanLaneHeight, local);
+  }
+  drawPauses(frame, t.pauses, computeY, 2 * style.spanLaneHeight);
+  drawStepMarkers(frame, t.steps, y0, g.groupHeight - px(8.0f));
+  if (rr.folded) drawFoldedGroupNote(frame, rec, rr, y0, style.memoryLaneHeight);
+  dl->PopClipRect();
+  drawMemoryHover(frame, rec, r, y0, style.memoryLaneHeight, cursor);
+  if (g.hostHeight > 0) drawMemoryHover(frame, rec, r, hostY, g.hostHeight, cursor, trace::MemorySpace::Host);
+}
+
 }  // namespace
 
 float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axis, double memoryScaleBytes, float width,
@@ -138,43 +208,28 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
   const float hostHeight = hostLaneHeight(rec, style);
   const double hostScale = hostMemoryScaleBytes(rec);
   const float groupHeight = style.memoryLaneHeight + hostHeight + 2 * style.spanLaneHeight + px(10.0f);
-  const std::vector<RankRow> rows = rankRows(rec, expandedRankGroups ? *expandedRankGroups : std::set<int>{});
-  const float totalHeight = groupHeight * static_cast<float>(rows.size()) + ruler;
+  const std::vector<RankRow> rows =
+      rankRows(rec, expandedRankGroups ? *expandedRankGroups : std::set<int>{}, style.foldRanksWithoutRecords);
+  const RowGeometry geometry{groupHeight, hostHeight, hostScale, memoryScaleBytes};
+  float lanesHeight = 0;
+  for (const RankRow& rr : rows) lanesHeight += rowHeight(rr, geometry);
+  const float totalHeight = lanesHeight + ruler;
   TimelineFrameStats local;
 
   drawTimeRuler(frame, origin.y, origin.y + totalHeight);
   // Rows outside the window's visible part cost nothing: a 64-rank job scrolls.
   const ImVec2 clipMin = dl->GetClipRectMin(), clipMax = dl->GetClipRectMax();
-  for (size_t row = 0; row < rows.size(); ++row) {
-    const RankRow& rr = rows[row];
-    const int r = rr.rank;
-    const auto& t = rec.rank(r);
-    const float y0 = origin.y + ruler + groupHeight * static_cast<float>(row);
-    if (y0 > clipMax.y || y0 + groupHeight < clipMin.y) continue;
-    ++local.rowsDrawn;
-    const float hostY = y0 + style.memoryLaneHeight;
-    const float computeY = hostY + hostHeight;
-    const float commY = computeY + style.spanLaneHeight;
-    drawRowLabel(frame, rr, origin.x, y0, style.memoryLaneHeight, expandedRankGroups);
-    if (hostHeight > 0) dl->AddText(ImVec2(origin.x + 4, hostY + 2), laneLabelColor(), "host");
-    dl->AddText(ImVec2(origin.x + 4, computeY + 2), laneLabelColor(), "compute");
-    dl->AddText(ImVec2(origin.x + 4, commY + 2), laneLabelColor(), "comm");
-    dl->PushClipRect(ImVec2(x0, y0), ImVec2(x0 + w, y0 + groupHeight), true);
-    local.memoryColumns += drawMemoryLane(frame, t, y0, style.memoryLaneHeight, memoryScaleBytes, style);
-    if (hostHeight > 0) local.memoryColumns += drawHostMemoryLane(frame, t, hostY, hostHeight, hostScale, style);
-    drawSpanLane(frame, t, SpanLaneKind::Compute, computeY, style, selection, local);
-    drawSpanLane(frame, t, SpanLaneKind::Collectives, commY, style, selection, local);
-    drawExposedCommLane(frame, rec.exposedCommCached(r), commY + style.spanLaneHeight);
-    if (style.waits && static_cast<size_t>(r) < style.waits->byRank.size()) {
-      drawWaitLane(frame, style.waits->byRank[static_cast<size_t>(r)], style.waits->longestNs, r, commY,
-                   style.spanLaneHeight, local);
+  float y0 = origin.y + ruler;
+  for (const RankRow& rr : rows) {
+    const float y = y0, height = rowHeight(rr, geometry);
+    y0 += height;
+    if (y > clipMax.y || y + height < clipMin.y) continue;
+    if (!rr.missingRanks.empty()) {
+      drawMissingRanksLine(frame, rr, origin.x, y);
+      continue;
     }
-    drawPauses(frame, t.pauses, computeY, 2 * style.spanLaneHeight);
-    drawStepMarkers(frame, t.steps, y0, groupHeight - px(8.0f));
-    if (rr.folded) drawFoldedGroupNote(frame, rec, rr, y0, style.memoryLaneHeight);
-    dl->PopClipRect();
-    drawMemoryHover(frame, rec, r, y0, style.memoryLaneHeight, cursor);
-    if (hostHeight > 0) drawMemoryHover(frame, rec, r, hostY, hostHeight, cursor, trace::MemorySpace::Host);
+    ++local.rowsDrawn;
+    drawRankLanes(frame, rec, rr, origin.x, y, geometry, style, selection, cursor, local, expandedRankGroups);
   }
   drawPlayhead(frame, playheadNs, origin.y, totalHeight);
 

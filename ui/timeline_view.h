@@ -41,6 +41,8 @@ float drawTimeline(const char* id, const trace::RunRecording& recording, TimeAxi
 // height, on a scale of its own (the highest host peak of any rank, with a margin).
 constexpr float kHostLaneShare = 0.5f;
 bool recordsHostMemory(const trace::RunRecording& recording);
+// Whether any rank recorded a memory sample (a PyTorch job traced without profile_memory has none).
+bool recordsMemory(const trace::RunRecording& recording);
 float hostLaneHeight(const trace::RunRecording& recording, const TimelineStyle& style);  // 0 without
 double hostMemoryScaleBytes(const trace::RunRecording& recording);
 

@@ -13,6 +13,7 @@
 #include "ui/rank_rows.h"
 #include "ui/timeline_lanes.h"
 #include "ui/synthetic_recording.h"
+#include "trace/format.h"
 
 namespace shardscope::ui {
 namespace {
@@ -234,6 +235,100 @@ TEST(TimelineView, SixtyFourRanksFoldIntoEightRowsAndAClickExpandsOne) {
   EXPECT_EQ(stats.rowsDrawn, 5) << "15 rows now, as many drawn";
   imgui.click(draw, ImGui::GetStyle().WindowPadding.x + 12.0f, y);
   EXPECT_TRUE(expanded.empty()) << "the group's head folds it again";
+}
+
+// A PyTorch job opened with the traces of ranks 3 and 5 of 8: their rows, and one line for the six
+// ranks whose traces were not given, instead of six empty rows (a session of shardscope's own run
+// keeps a row per rank: its ranks may not have reported yet).
+TEST(TimelineView, RanksWithoutATraceShareOneLine) {
+  trace::RunRecording rec(8);
+  for (int r : {3, 5}) {
+    trace::Event e;
+    e.kind = trace::EventKind::Memory;
+    e.rank = r;
+    e.beginNs = 1000;
+    e.role = static_cast<uint8_t>(trace::MemoryRole::ParamShard);
+    e.bytes = 1 << 20;
+    rec.add(e);
+  }
+  EXPECT_EQ(rankRows(rec, {}).size(), 8u) << "not folded unless asked";
+  const auto rows = rankRows(rec, {}, /*foldUnrecorded=*/true);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].rank, 3);
+  EXPECT_EQ(rows[1].rank, 5);
+  EXPECT_EQ(rows[2].missingRanks, trace::formatRanks({0, 1, 2, 4, 6, 7}));
+  EXPECT_EQ(rankRows(trace::RunRecording(8), {}, true).size(), 8u) << "nothing recorded at all: nothing to fold";
+
+  TimeAxis axis;
+  axis.fit(0, 1e4);
+  CollectiveSelection selection;
+  TimelineCursor cursor;
+  TimelineStyle style;
+  style.foldRanksWithoutRecords = true;
+  std::map<std::string, ItemRect> probe;
+  TimelineFrameStats stats;
+  float height = 0;
+  HeadlessImGui imgui(1200, 800);
+  setItemProbe(&probe);
+  imgui.frame([&] {
+    ImGui::SetNextWindowPos(ImVec2(0, 0));
+    ImGui::SetNextWindowSize(ImVec2(1200, 800));
+    ImGui::Begin("t");
+    height = drawTimeline("tl", rec, axis, 2.0 * (1 << 20), 1180, style, selection, cursor, &stats);
+    ImGui::End();
+  });
+  setItemProbe(nullptr);
+  EXPECT_EQ(stats.rowsDrawn, 2);
+  const float rowHeight = style.memoryLaneHeight + 2 * style.spanLaneHeight + 10.0f;
+  EXPECT_LT(height, 3 * rowHeight) << "the line is one line high, not a rank's row";
+  const std::string line = "ranks " + trace::formatRanks({0, 1, 2, 4, 6, 7}) + ": no trace given";
+  EXPECT_TRUE(std::any_of(probe.begin(), probe.end(), [&](const auto& p) {
+    return p.first.rfind("lane-text:missing@", 0) == 0 && p.first.find(line) != std::string::npos;
+  })) << line;
+}
+
+// A PyTorch job traced without profile_memory: each rank's memory lane is one thin line saying so,
+// and its compute and comm lanes are drawn as before.
+TEST(TimelineView, AJobWithoutMemoryEventsSaysSoInAThinLane) {
+  trace::RunRecording rec(2);
+  for (int r : {0, 1}) {
+    trace::Event e;
+    e.kind = trace::EventKind::Compute;
+    e.rank = r;
+    e.op = static_cast<uint8_t>(trace::ComputeKind::Forward);
+    e.beginNs = 1000;
+    e.endNs = 5000;
+    rec.add(e);
+  }
+  EXPECT_FALSE(recordsMemory(rec));
+  TimeAxis axis;
+  axis.fit(0, 1e4);
+  CollectiveSelection selection;
+  TimelineCursor cursor;
+  TimelineStyle style;
+  std::map<std::string, ItemRect> probe;
+  TimelineFrameStats stats;
+  float full = 0, thin = 0;
+  HeadlessImGui imgui(1200, 800);
+  setItemProbe(&probe);
+  for (bool notRecorded : {false, true}) {
+    style.memoryNotRecorded = notRecorded;
+    style.memoryLaneHeight = notRecorded ? 2 * 13.0f + 4.0f : 70.0f;
+    imgui.frame([&] {
+      ImGui::SetNextWindowPos(ImVec2(0, 0));
+      ImGui::SetNextWindowSize(ImVec2(1200, 800));
+      ImGui::Begin("t");
+      (notRecorded ? thin : full) = drawTimeline("tl", rec, axis, 1e6, 1180, style, selection, cursor, &stats);
+      ImGui::End();
+    });
+  }
+  setItemProbe(nullptr);
+  EXPECT_LT(thin, full - 2 * 30.0f) << "both memory lanes shrink";
+  EXPECT_EQ(std::count_if(probe.begin(), probe.end(),
+                          [](const auto& p) { return p.first.rfind("lane-text:no-memory@", 0) == 0; }),
+            2)
+      << "one note per rank";
+  EXPECT_GT(stats.spansDrawn, 0) << "the compute lanes are still drawn";
 }
 
 TEST(TimelineView, AxisZoomKeepsTheAnchorAndPans) {
