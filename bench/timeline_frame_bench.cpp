@@ -5,10 +5,17 @@
 // the timeline folds ranks into groups (ui/rank_rows.h); the bench then also measures every group
 // expanded (the rows below the window culled).
 //   build/bench/timeline_frame_bench [events_per_rank=125000] [ranks=8]
+// With --open PATH..., the recording is a saved one instead, read as the window's Open reads it
+// (ui/record_files.h: a PyTorch job's traces, a run's trace): the time to read it and the
+// process's peak RSS after, then the same frames.
+//   build/bench/timeline_frame_bench --open /tmp/job
+#include <sys/resource.h>
+
 #include <chrono>
 #include <cstdio>
 #include <algorithm>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include <imgui.h>
@@ -17,27 +24,59 @@
 #include "ui/theme.h"
 #include "ui/headless_frame.h"
 #include "ui/rank_rows.h"
+#include "ui/record_files.h"
 #include "ui/synthetic_recording.h"
 
+namespace {
+
+size_t eventsOf(const shardscope::trace::RunRecording& recording) {
+  size_t events = 0;
+  for (int r = 0; r < recording.ranks(); ++r) {
+    const auto& t = recording.rank(r);
+    events += t.memory.size() + t.compute.size() + t.collectives.size() + t.groups.size();
+  }
+  return events;
+}
+
+// The saved recording at `paths`, read as the window's Open does, timed; false when it could not be.
+bool openSaved(const std::vector<std::string>& paths, shardscope::ui::SessionStore& store) {
+  const auto start = std::chrono::steady_clock::now();
+  auto opened = shardscope::ui::openRecord(paths);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!opened.error.empty() || opened.sessions.empty()) {
+    std::fprintf(stderr, "timeline_frame_bench: %s\n", opened.error.c_str());
+    return false;
+  }
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  auto lock = store.lock();
+  std::printf("opened in %.2f s, peak RSS %.0f MB: %zu events over %d ranks\n", seconds, usage.ru_maxrss / 1024.0,
+              eventsOf(opened.sessions.front().recording), opened.sessions.front().recording.ranks());
+  for (auto& s : opened.sessions) store.add(std::move(s));
+  return true;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  const int perRank = argc > 1 ? std::atoi(argv[1]) : 125000;
-  const int ranks = argc > 2 ? std::atoi(argv[2]) : 8;
   using namespace shardscope::ui;
+  const bool open = argc > 2 && std::string(argv[1]) == "--open";
+  const int perRank = !open && argc > 1 ? std::atoi(argv[1]) : 125000;
+  int ranks = !open && argc > 2 ? std::atoi(argv[2]) : 8;
   HeadlessImGui imgui(1600, 1000);
   applyTheme();
   SessionStore store;
-  {
+  if (open) {
+    if (!openSaved(std::vector<std::string>(argv + 2, argv + argc), store)) return 1;
+    auto lock = store.lock();
+    ranks = store.sessions().front().recording.ranks();
+  } else {
     auto lock = store.lock();
     Session s;
     s.title = "full_shard (synthetic)";
     s.recording = syntheticRecording(ranks, perRank);
     s.status = SessionStatus::Done;
-    size_t events = 0;
-    for (int r = 0; r < ranks; ++r) {
-      const auto& t = s.recording.rank(r);
-      events += t.memory.size() + t.compute.size() + t.collectives.size() + t.groups.size();
-    }
-    std::printf("%zu events over %d ranks\n", events, ranks);
+    std::printf("%zu events over %d ranks\n", eventsOf(s.recording), ranks);
     store.add(std::move(s));
   }
   AppState state;
