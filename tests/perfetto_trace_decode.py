@@ -17,6 +17,9 @@ TENSOR_ROLES = ["param_shard", "param_gathered", "grad_shard", "grad_full", "opt
                 "comm_buffer", "other"]
 
 
+BOOTTIME = 6  # the builtin clock of a packet that names none
+
+
 def decode(path):
     trace = pb.Trace()
     with open(path, "rb") as f:
@@ -25,7 +28,22 @@ def decode(path):
     open_slices = collections.defaultdict(list)
     slices, instants, counters = [], [], collections.defaultdict(list)
     last_time = collections.defaultdict(int)
+    # Per packet sequence, as Perfetto reads them: the clock its packets use unless they name one
+    # (TracePacketDefaults), and an incremental clock's reading (a ClockSnapshot sets it; each
+    # packet on that clock adds its timestamp to it), with its offset from the trace's boot time.
+    default_clock, incremental = {}, {}
     for packet in trace.packet:
+        seq = packet.trusted_packet_sequence_id
+        if packet.HasField("trace_packet_defaults"):
+            default_clock[seq] = packet.trace_packet_defaults.timestamp_clock_id
+        if packet.HasField("clock_snapshot"):
+            readings = {c.clock_id: c for c in packet.clock_snapshot.clocks}
+            for c in readings.values():
+                if c.is_incremental:
+                    assert 64 <= c.clock_id <= 127, "an incremental clock is sequence-scoped"
+                    assert BOOTTIME in readings, "the snapshot relates it to the trace's clock"
+                    incremental[seq] = {"id": c.clock_id, "last": c.timestamp,
+                                        "offset": readings[BOOTTIME].timestamp - c.timestamp}
         if packet.HasField("track_descriptor"):
             d = packet.track_descriptor
             name = d.process.process_name if d.HasField("process") else d.name
@@ -41,7 +59,13 @@ def decode(path):
             continue
         e = packet.track_event
         assert e.track_uuid in tracks, f"event on an undeclared track {e.track_uuid}"
-        t = packet.timestamp
+        clock = packet.timestamp_clock_id if packet.HasField("timestamp_clock_id") else default_clock.get(seq, BOOTTIME)
+        if seq in incremental and clock == incremental[seq]["id"]:
+            incremental[seq]["last"] += packet.timestamp
+            t = incremental[seq]["last"] + incremental[seq]["offset"]
+        else:
+            assert clock == BOOTTIME, f"a packet on clock {clock}, which no snapshot described"
+            t = packet.timestamp
         assert t >= last_time[e.track_uuid] or e.type == COUNTER, f"time goes back on {tracks[e.track_uuid]}"
         last_time[e.track_uuid] = max(last_time[e.track_uuid], t)
         args = {}
@@ -70,6 +94,11 @@ def decode(path):
             instants.append({"name": names[e.name_iid], "args": args, "track": e.track_uuid})
         elif e.type == COUNTER:
             counters[e.track_uuid].append((t, e.counter_value))
+            # A memory sample's other lanes' values at the same time ride in the same event.
+            assert len(e.extra_counter_track_uuids) == len(e.extra_counter_values), e
+            for uuid, value in zip(e.extra_counter_track_uuids, e.extra_counter_values):
+                assert uuid in tracks and tracks[uuid]["counter"], f"an extra value on an undescribed track {uuid}"
+                counters[uuid].append((t, value))
     assert not any(open_slices.values()), "every slice is closed"
     return tracks, slices, instants, counters
 

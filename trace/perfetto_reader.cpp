@@ -21,6 +21,30 @@ namespace shardscope::trace {
 namespace {
 
 constexpr int kSliceBegin = 1, kSliceEnd = 2, kInstant = 3, kCounter = 4;  // TrackEvent.Type
+constexpr uint64_t kBootTime = 6;  // the builtin clock of a packet, unless it or its sequence names another
+
+// A repeated varint field's values: one per field unpacked, or many in one packed field.
+bool repeatedVarints(const proto::Field& f, std::vector<uint64_t>& out) {
+  if (f.type == proto::kVarint) {
+    out.push_back(f.bits);
+    return true;
+  }
+  if (f.type != proto::kBytes) return false;
+  uint64_t value = 0;
+  int shift = 0;
+  for (char c : f.bytes) {
+    const auto byte = static_cast<uint8_t>(c);
+    if (shift >= 64) return false;
+    value |= static_cast<uint64_t>(byte & 0x7f) << shift;
+    shift += 7;
+    if (!(byte & 0x80)) {
+      out.push_back(value);
+      value = 0;
+      shift = 0;
+    }
+  }
+  return shift == 0;
+}
 constexpr size_t kMaxPacketBytes = size_t{64} << 20;  // shardscope's packets are under 1 KiB; a run's config a few
 
 struct Track {
@@ -74,6 +98,23 @@ class PerfettoTraceReader {
   bool trackDescriptor(std::string_view bytes);
   bool internedData(std::string_view bytes);
   bool trackEvent(std::string_view bytes, int64_t tNs);
+  // A packet sequence's clock: the trace's own (boot time) unless its defaults name another; an
+  // incremental one (shardscope's counters) counts each packet's timestamp from the one before.
+  struct SequenceClock {
+    uint64_t defaultClock = kBootTime;
+    uint64_t incrementalId = 0;  // 0: none
+    int64_t last = 0;            // the incremental clock's reading
+    int64_t offset = 0;          // boot time less the incremental clock
+    int64_t timeOf(int64_t timestamp, uint64_t clockId) {
+      if (clockId != incrementalId || incrementalId == 0) return timestamp;
+      last += timestamp;
+      return last + offset;
+    }
+  };
+  bool packetDefaults(std::string_view bytes, SequenceClock& clock);
+  bool clockSnapshot(std::string_view bytes, SequenceClock& clock);
+  // A counter event's extra counter values (TrackEvent.extra_counter_track_uuids and _values).
+  bool extraCounters(const std::vector<uint64_t>& tracks, const std::vector<uint64_t>& values, int64_t tNs);
   bool annotation(std::string_view bytes, Annotations& into);
   void endSlice(const Track& track, OpenSlice slice, int64_t endNs);
   void counter(const Track& track, int64_t tNs, int64_t value);
@@ -99,17 +140,27 @@ class PerfettoTraceReader {
   // Per (rank, space, unit): the values read at the lane's latest time, until one of a later time
   // comes. The writer puts each lane's values in time order, so nothing more is held.
   std::map<std::tuple<int, int, int32_t>, PendingSample> counters_;
+  std::unordered_map<uint64_t, SequenceClock> clocks_;  // by packet sequence
 };
 
 bool PerfettoTraceReader::packet(std::string_view bytes) {
   proto::Reader fields(bytes);
   proto::Field f;
-  int64_t tNs = 0;
-  std::string_view event;
+  int64_t timestamp = 0;
+  uint64_t sequence = 0, clockId = 0;  // 0: the sequence's default clock
+  std::string_view event, defaults, snapshot;
   bool hasEvent = false;
   while (fields.next(f)) {
     if (f.number == 8 && f.type == proto::kVarint)
-      tNs = f.asInt();
+      timestamp = f.asInt();
+    else if (f.number == 10 && f.type == proto::kVarint)
+      sequence = f.bits;
+    else if (f.number == 58 && f.type == proto::kVarint)
+      clockId = f.bits;
+    else if (f.number == 59 && f.type == proto::kBytes)
+      defaults = f.bytes;
+    else if (f.number == 6 && f.type == proto::kBytes)
+      snapshot = f.bytes;
     else if (f.number == 60 && f.type == proto::kBytes && !trackDescriptor(f.bytes))
       return false;
     else if (f.number == 12 && f.type == proto::kBytes && !internedData(f.bytes))
@@ -118,7 +169,52 @@ bool PerfettoTraceReader::packet(std::string_view bytes) {
       event = f.bytes, hasEvent = true;
   }
   if (fields.failed()) return fail("has a damaged packet");
-  return !hasEvent || trackEvent(event, tNs + 1);  // +1: RunRecording reads time 0 as none
+  SequenceClock& clock = clocks_[sequence];
+  if (!defaults.empty() && !packetDefaults(defaults, clock)) return fail("has damaged packet defaults");
+  if (!snapshot.empty() && !clockSnapshot(snapshot, clock)) return fail("has a damaged clock snapshot");
+  if (!hasEvent) return true;
+  const int64_t tNs = clock.timeOf(timestamp, clockId != 0 ? clockId : clock.defaultClock);
+  return trackEvent(event, tNs + 1);  // +1: RunRecording reads time 0 as none
+}
+
+bool PerfettoTraceReader::packetDefaults(std::string_view bytes, SequenceClock& clock) {
+  proto::Reader fields(bytes);
+  proto::Field f;
+  while (fields.next(f)) {
+    if (f.number == 58 && f.type == proto::kVarint) clock.defaultClock = f.bits;
+  }
+  return !fields.failed();
+}
+
+// The sequence's incremental clock, as the snapshot reads it beside the trace's own (boot time).
+bool PerfettoTraceReader::clockSnapshot(std::string_view bytes, SequenceClock& clock) {
+  proto::Reader clocks(bytes);
+  proto::Field c;
+  int64_t bootTime = 0, incremental = 0;
+  uint64_t incrementalId = 0;
+  while (clocks.next(c)) {
+    if (c.number != 1 || c.type != proto::kBytes) continue;
+    proto::Reader fields(c.bytes);
+    proto::Field f;
+    uint64_t id = 0;
+    int64_t reading = 0;
+    bool isIncremental = false;
+    while (fields.next(f)) {
+      if (f.number == 1 && f.type == proto::kVarint) id = f.bits;
+      if (f.number == 2 && f.type == proto::kVarint) reading = f.asInt();
+      if (f.number == 3 && f.type == proto::kVarint) isIncremental = f.bits != 0;
+    }
+    if (fields.failed()) return false;
+    if (id == kBootTime) bootTime = reading;
+    if (isIncremental) incrementalId = id, incremental = reading;
+  }
+  if (clocks.failed()) return false;
+  if (incrementalId != 0) {
+    clock.incrementalId = incrementalId;
+    clock.last = incremental;
+    clock.offset = bootTime - incremental;
+  }
+  return true;
 }
 
 bool PerfettoTraceReader::trackDescriptor(std::string_view bytes) {
@@ -205,15 +301,29 @@ bool PerfettoTraceReader::annotation(std::string_view bytes, Annotations& into) 
   return true;
 }
 
+bool PerfettoTraceReader::extraCounters(const std::vector<uint64_t>& tracks, const std::vector<uint64_t>& values,
+                                        int64_t tNs) {
+  if (tracks.size() != values.size()) return fail("has a counter event whose extra values and tracks differ in number");
+  for (size_t i = 0; i < tracks.size(); ++i) {
+    const auto track = tracks_.find(tracks[i]);
+    if (track == tracks_.end()) return fail("has a counter on a track it never described");
+    counter(track->second, tNs, static_cast<int64_t>(values[i]));
+  }
+  return true;
+}
+
 bool PerfettoTraceReader::trackEvent(std::string_view bytes, int64_t tNs) {
   proto::Reader fields(bytes);
   proto::Field f;
   int type = 0;
   uint64_t trackUuid = 0, nameIid = 0;
   int64_t counterValue = 0;
+  std::vector<uint64_t> extraTracks, extraValues;  // a packet's other counters at its time
   Annotations args;
   while (fields.next(f)) {
-    if (f.number == 9 && f.type == proto::kVarint)
+    if (f.number == 31 || f.number == 12) {
+      if (!repeatedVarints(f, f.number == 31 ? extraTracks : extraValues)) return fail("has a damaged counter");
+    } else if (f.number == 9 && f.type == proto::kVarint)
       type = static_cast<int>(f.bits);
     else if (f.number == 11 && f.type == proto::kVarint)
       trackUuid = f.bits;
@@ -245,7 +355,7 @@ bool PerfettoTraceReader::trackEvent(std::string_view bytes, int64_t tNs) {
       return true;
     case kCounter:
       counter(track->second, tNs, counterValue);
-      return true;
+      return extraCounters(extraTracks, extraValues, tNs);
     default:
       return true;  // a kind shardscope does not write: left out
   }

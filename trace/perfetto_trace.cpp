@@ -1,5 +1,8 @@
 #include "trace/perfetto_trace.h"
 
+#include <algorithm>
+#include <queue>
+
 #include "trace/proto_wire.h"
 
 namespace shardscope::trace {
@@ -8,19 +11,26 @@ namespace shardscope::trace {
 // track_event/*.proto, interned_data.proto), as the `perfetto` Python package's schema has them.
 namespace field {
 constexpr uint32_t kTracePacket = 1;  // Trace.packet
-constexpr uint32_t kTimestamp = 8, kSequenceId = 10, kTrackEvent = 11, kInternedData = 12, kSequenceFlags = 13,
-                   kTrackDescriptor = 60, kFirstPacketOnSequence = 87;                 // TracePacket
-constexpr uint32_t kUuid = 1, kName = 2, kProcess = 3, kParentUuid = 5, kCounter = 8;  // TrackDescriptor
-constexpr uint32_t kPid = 1, kProcessName = 6;                                         // ProcessDescriptor
-constexpr uint32_t kCounterUnit = 3;                                                   // CounterDescriptor
-constexpr uint32_t kAnnotations = 4, kType = 9, kNameIid = 10, kTrackUuid = 11, kCounterValue = 30;  // TrackEvent
-constexpr uint32_t kAnnotationNameIid = 1, kIntValue = 4, kStringValueIid = 17;                      // DebugAnnotation
-constexpr uint32_t kEventNames = 2, kAnnotationNames = 3, kAnnotationStrings = 29;                   // InternedData
+constexpr uint32_t kClockSnapshot = 6, kTimestamp = 8, kSequenceId = 10, kTrackEvent = 11, kInternedData = 12,
+                   kSequenceFlags = 13, kTimestampClockId = 58, kTracePacketDefaults = 59, kTrackDescriptor = 60,
+                   kFirstPacketOnSequence = 87;                                         // TracePacket
+constexpr uint32_t kClocks = 1, kClockId = 1, kClockTimestamp = 2, kIsIncremental = 3;  // ClockSnapshot(.Clock)
+constexpr uint32_t kDefaultTimestampClockId = 58;                                       // TracePacketDefaults
+constexpr uint32_t kUuid = 1, kName = 2, kProcess = 3, kParentUuid = 5, kCounter = 8;   // TrackDescriptor
+constexpr uint32_t kPid = 1, kProcessName = 6;                                          // ProcessDescriptor
+constexpr uint32_t kCounterUnit = 3;                                                    // CounterDescriptor
+constexpr uint32_t kAnnotations = 4, kType = 9, kNameIid = 10, kTrackUuid = 11, kCounterValue = 30,
+                   kExtraCounterValues = 12, kExtraCounterTrackUuids = 31;          // TrackEvent
+constexpr uint32_t kAnnotationNameIid = 1, kIntValue = 4, kStringValueIid = 17;     // DebugAnnotation
+constexpr uint32_t kEventNames = 2, kAnnotationNames = 3, kAnnotationStrings = 29;  // InternedData
 constexpr uint32_t kIid = 1, kInternedText = 2;  // EventName, DebugAnnotationName, InternedString
 }  // namespace field
 
 namespace {
-constexpr uint64_t kSequence = 1;  // the one packet sequence this writer makes
+constexpr uint64_t kSequence = 1;              // the sequence of the slices, instants and descriptors
+constexpr uint64_t kFirstCounterSequence = 2;  // rank R's counters: sequence 2 + R
+constexpr uint64_t kBootTime = 6;              // the builtin clock of a packet that names none
+constexpr uint64_t kIncrementalClock = 64;     // the first sequence-scoped clock id
 constexpr uint64_t kIncrementalStateCleared = 1, kNeedsIncrementalState = 2;  // SequenceFlags
 constexpr uint64_t kUnitSizeBytes = 3;                                        // CounterDescriptor.Unit
 constexpr int kSliceBegin = 1, kSliceEnd = 2, kInstant = 3, kCounter = 4;     // TrackEvent.Type
@@ -173,10 +183,86 @@ void PerfettoTraceWriter::write(int rank, const RankTimeline& detail, int64_t or
   writeCollectives(rank, detail, originNs);
   writeGroups(rank, detail, originNs);
   RankState& s = state_[static_cast<size_t>(rank)];
-  writeUnitCounters(rank, 0, detail.units, originNs);
-  writeUnitCounters(rank, 1, detail.host.units, originNs);  // --offload cpu: the host's
-  writeRoleCounters(rank, 0, detail.memory, kMemoryRoleCount, s.device, originNs);
-  writeRoleCounters(rank, 1, detail.host.memory, kTensorRoleCount, s.host, originNs);
+  std::vector<CounterLane> lanes(2);  // the rank's own lanes first: at one time, the packet's own value
+  roleCounters(rank, 0, detail.memory, kMemoryRoleCount, s.device, originNs, lanes[0]);
+  roleCounters(rank, 1, detail.host.memory, kTensorRoleCount, s.host, originNs, lanes[1]);
+  unitCounters(rank, 0, detail.units, originNs, lanes);
+  unitCounters(rank, 1, detail.host.units, originNs, lanes);  // --offload cpu: the host's
+  writeCounters(rank, lanes);
+}
+
+// A merge of the lanes by a heap of their heads (log of the lanes per value, not of the values: the
+// writer is on the recording's hot path).
+void PerfettoTraceWriter::writeCounters(int rank, const std::vector<CounterLane>& lanes) {
+  using Head = std::pair<int64_t, size_t>;  // (time, lane): lower lanes first at one time
+  std::priority_queue<Head, std::vector<Head>, std::greater<>> heads;
+  std::vector<size_t> at(lanes.size(), 0);
+  for (size_t i = 0; i < lanes.size(); ++i) {
+    if (!lanes[i].empty()) heads.push({lanes[i][0].tNs, i});
+  }
+  std::vector<CounterValue> now;  // one time's values
+  while (!heads.empty()) {
+    const int64_t t = heads.top().first;
+    now.clear();
+    while (!heads.empty() && heads.top().first == t) {
+      const size_t i = heads.top().second;
+      heads.pop();
+      while (at[i] < lanes[i].size() && lanes[i][at[i]].tNs == t) now.push_back(lanes[i][at[i]++]);
+      if (at[i] < lanes[i].size()) heads.push({lanes[i][at[i]].tNs, i});
+    }
+    counterEvent(rank, now.data(), now.size());
+  }
+}
+
+void PerfettoTraceWriter::describeCounterClock(int rank) {
+  RankState& s = state_[static_cast<size_t>(rank)];
+  s.counterClock = true;
+  s.lastCounterNs = 0;
+  packet_.clear();
+  proto::Writer p(packet_);
+  p.varint(field::kSequenceId, kFirstCounterSequence + static_cast<uint64_t>(rank));
+  p.varint(field::kSequenceFlags, kIncrementalStateCleared);
+  p.varint(field::kFirstPacketOnSequence, 1);
+  p.message(field::kTracePacketDefaults,
+            [](proto::Writer& d) { d.varint(field::kDefaultTimestampClockId, kIncrementalClock); });
+  // The incremental clock reads 0 when the trace's time (boot time, as the other sequence's
+  // packets name no clock) does: the first counter's timestamp is its time since the origin.
+  p.message(field::kClockSnapshot, [](proto::Writer& snapshot) {
+    snapshot.message(field::kClocks, [](proto::Writer& c) {
+      c.varint(field::kClockId, kBootTime);
+      c.varint(field::kClockTimestamp, 0);
+    });
+    snapshot.message(field::kClocks, [](proto::Writer& c) {
+      c.varint(field::kClockId, kIncrementalClock);
+      c.varint(field::kClockTimestamp, 0);
+      c.varint(field::kIsIncremental, 1);
+    });
+  });
+  emit(packet_);
+}
+
+void PerfettoTraceWriter::counterEvent(int rank, const CounterValue* first, size_t count) {
+  RankState& s = state_[static_cast<size_t>(rank)];
+  if (!s.counterClock) describeCounterClock(rank);
+  std::string body;
+  proto::Writer e(body);
+  e.varint(field::kType, static_cast<uint64_t>(kCounter));
+  e.varint(field::kTrackUuid, first->track);
+  e.number(field::kCounterValue, first->value);
+  for (size_t i = 1; i < count; ++i) e.varint(field::kExtraCounterTrackUuids, first[i].track);
+  for (size_t i = 1; i < count; ++i) e.number(field::kExtraCounterValues, first[i].value);
+  packet_.clear();
+  proto::Writer p(packet_);
+  if (first->tNs >= s.lastCounterNs) {
+    p.varint(field::kTimestamp, static_cast<uint64_t>(first->tNs - s.lastCounterNs));
+    s.lastCounterNs = first->tNs;
+  } else {  // never expected (each rank's lanes go forward): its time in full, on the trace's clock
+    p.varint(field::kTimestamp, static_cast<uint64_t>(first->tNs));
+    p.varint(field::kTimestampClockId, kBootTime);
+  }
+  p.varint(field::kSequenceId, kFirstCounterSequence + static_cast<uint64_t>(rank));
+  p.bytes(field::kTrackEvent, body);
+  emit(packet_);
 }
 
 void PerfettoTraceWriter::writeCompute(int rank, const RankTimeline& t, int64_t originNs) {
@@ -251,35 +337,35 @@ uint64_t PerfettoTraceWriter::counterTrack(int rank, int32_t unit, int space, in
   return it->second;
 }
 
-void PerfettoTraceWriter::writeRoleCounters(int rank, int space, const RoleTrack& samples, int roles, RoleBytes& last,
-                                            int64_t originNs) {
+void PerfettoTraceWriter::roleCounters(int rank, int space, const RoleTrack& samples, int roles, RoleBytes& last,
+                                       int64_t originNs, CounterLane& out) {
   for (size_t k = 0; k < samples.size(); ++k) {
     const RoleBytes bytes = samples.bytes(k);
+    const int64_t t = samples.time(k) - originNs;
     bool any = false;
     for (int i = 0; i < roles; ++i) {
       if (bytes[i] == last[i]) continue;
-      event(counterTrack(rank, kNoUnit, space, i), kCounter, samples.time(k) - originNs, nullptr, {}, &bytes[i]);
+      out.push_back({t, counterTrack(rank, kNoUnit, space, i), bytes[i]});
       any = true;
     }
     // A value when it changed; a sample that changed nothing keeps its time on the first role.
-    if (!any)
-      event(counterTrack(rank, kNoUnit, space, 0), kCounter, samples.time(k) - originNs, nullptr, {}, &bytes[0]);
+    if (!any) out.push_back({t, counterTrack(rank, kNoUnit, space, 0), bytes[0]});
     last = bytes;
   }
 }
 
-void PerfettoTraceWriter::writeUnitCounters(int rank, int space, const std::vector<UnitMemoryTrack>& units,
-                                            int64_t originNs) {
+void PerfettoTraceWriter::unitCounters(int rank, int space, const std::vector<UnitMemoryTrack>& units, int64_t originNs,
+                                       std::vector<CounterLane>& lanes) {
   RankState& s = state_[static_cast<size_t>(rank)];
   for (const auto& unit : units) {
     if (unit.unit == kNoUnit) continue;
     RoleBytes& last = s.units[{unit.unit, space}];  // zeros before its first sample
+    CounterLane& out = lanes.emplace_back();
     for (size_t k = 0; k < unit.samples.size(); ++k) {
       const RoleBytes bytes = unit.samples.bytes(k);
       for (int i = 0; i < kTensorRoleCount; ++i) {
         if (bytes[i] == last[i]) continue;
-        event(counterTrack(rank, unit.unit, space, i), kCounter, unit.samples.time(k) - originNs, nullptr, {},
-              &bytes[i]);
+        out.push_back({unit.samples.time(k) - originNs, counterTrack(rank, unit.unit, space, i), bytes[i]});
       }
       last = bytes;
     }

@@ -1,5 +1,5 @@
 // A RunRecording as Perfetto's protobuf trace (FILE.pftrace): what Perfetto's UI and trace_processor
-// open at any length, at a sixth of the Chrome JSON's bytes, and what `shardscope view` reads back.
+// open at any length, at a tenth of the Chrome JSON's bytes, and what `shardscope view` reads back.
 //
 // Layout (field numbers from Perfetto's trace.proto, written by hand in proto_wire.h): one packet
 // sequence. Each rank is a process track "rank R" (pid R + 1: pid 0 is the kernel's to Perfetto)
@@ -57,14 +57,32 @@ class PerfettoTraceWriter : public TraceWriter {
     RoleBytes device{}, host{};                          // the last values written: zeros before the first sample
     std::map<std::pair<int32_t, int>, RoleBytes> units;  // (unit, space) -> last values
     std::map<std::tuple<int32_t, int, int>, uint64_t> counterTracks;  // (unit or kNoUnit, space, role) -> uuid
+    bool counterClock = false;  // its counters' sequence and incremental clock are described
+    int64_t lastCounterNs = 0;  // that clock's reading: the last counter's time
   };
 
   void writeCompute(int rank, const RankTimeline& detail, int64_t originNs);
   void writeCollectives(int rank, const RankTimeline& detail, int64_t originNs);
   void writeGroups(int rank, const RankTimeline& detail, int64_t originNs);
+  struct CounterValue {
+    int64_t tNs;  // since the trace's origin
+    uint64_t track;
+    int64_t value;
+  };
+  using CounterLane = std::vector<CounterValue>;  // one lane's values, in time order
   // A lane's counters (space 0: the device's, 1: the host's), a value where a role changed.
-  void writeRoleCounters(int rank, int space, const RoleTrack& track, int roles, RoleBytes& last, int64_t originNs);
-  void writeUnitCounters(int rank, int space, const std::vector<UnitMemoryTrack>& units, int64_t originNs);
+  void roleCounters(int rank, int space, const RoleTrack& track, int roles, RoleBytes& last, int64_t originNs,
+                    CounterLane& out);
+  // Each unit's, a lane each.
+  void unitCounters(int rank, int space, const std::vector<UnitMemoryTrack>& units, int64_t originNs,
+                    std::vector<CounterLane>& lanes);
+  // The lanes merged in time order, one packet per time: the first value the event's own, the rest
+  // its extra counter values (a memory sample's role and unit changes share one packet's header).
+  void writeCounters(int rank, const std::vector<CounterLane>& lanes);
+  void counterEvent(int rank, const CounterValue* first, size_t count);
+  // The rank's counters' own packet sequence, with an incremental clock: each counter packet's
+  // timestamp is the time since the one before (a few bytes, not the 6 of a time since the origin).
+  void describeCounterClock(int rank);
   uint64_t counterTrack(int rank, int32_t unit, int space, int role);
   // A slice on the first of `lanes` it nests in or follows on (a new lane "NAME k" when none),
   // after the ENDs due by its begin.

@@ -1,6 +1,6 @@
 // The trace files `--trace` writes, chosen by the file's name: FILE.json is Chrome JSON
 // (chrome_trace.h: chrome://tracing, Perfetto and any JSON tool read it; for short runs), FILE.pftrace
-// Perfetto's protobuf (perfetto_trace.h: a sixth of the bytes, for runs of any length).
+// Perfetto's protobuf (perfetto_trace.h: a tenth of the bytes, for runs of any length).
 #pragma once
 
 #include <memory>

@@ -116,8 +116,13 @@ TEST(PerfettoTrace, ARecordingComesBackWhole) {
     EXPECT_EQ(bytesByTime(a.memory), bytesByTime(b.memory)) << "what the rank held at every time it recorded";
     EXPECT_EQ(a.peakTotal, b.peakTotal);
     EXPECT_EQ(a.peakByRole, b.peakByRole);
+    // Every unit's holding at every time the rank recorded memory: a sample's unit values ride in
+    // its rank's counter event (extra counter values), and must come back at that time.
     for (int32_t unit : original.recordedUnits()) {
-      EXPECT_EQ(original.unitMemoryAt(r, unit, INT64_MAX), back.unitMemoryAt(r, unit, INT64_MAX)) << unitName(unit);
+      for (size_t k = 0; k < a.memory.size(); ++k) {
+        ASSERT_EQ(original.unitMemoryAt(r, unit, a.memory.time(k)), back.unitMemoryAt(r, unit, a.memory.time(k)))
+            << unitName(unit) << " at sample " << k;
+      }
     }
   }
   EXPECT_EQ(back.recordedUnits(), original.recordedUnits());
