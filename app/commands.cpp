@@ -1,10 +1,10 @@
 // What each command does once the command line is parsed (command_line.h).
 #include "app/command_line.h"
-#include "app/engine_module.h"
 
 #include <cstdlib>
 
 #include "app/command_line_parse.h"
+#include "app/engine_module.h"
 #include "app/interrupt.h"
 #include "app/job_summary.h"
 #include "app/run_commands.h"

@@ -1,8 +1,8 @@
 #include "app/engine_control.h"
-#include "app/engine_module.h"
 
 #include <algorithm>
 
+#include "app/engine_module.h"
 #include "app/live_job.h"
 #include "engine/recording/event_collector.h"
 #include "engine/launch/run_types.h"

@@ -17,14 +17,9 @@ namespace {
 // the build wrote it (a test binary in tests/ runs the same module).
 std::string modulePath() {
   if (const char* named = std::getenv("SHARDSCOPE_ENGINE_MODULE"); named && *named) return named;
-  char self[PATH_MAX];
-  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n > 0) {
-    self[n] = '\0';
-    const auto beside = std::filesystem::path(self).parent_path() / "libshardscope_engine.so";
-    std::error_code missing;
-    if (std::filesystem::exists(beside, missing)) return beside.string();
-  }
+  const auto beside = std::filesystem::path(selfExecutable()).parent_path() / "libshardscope_engine.so";
+  std::error_code missing;
+  if (std::filesystem::exists(beside, missing)) return beside.string();
   return SHARDSCOPE_ENGINE_MODULE_BUILT;
 }
 
@@ -50,6 +45,14 @@ const EngineEntry* load() {
 }
 
 }  // namespace
+
+std::string selfExecutable() {
+  char path[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", path, sizeof(path) - 1);
+  if (n <= 0) return "shardscope";
+  path[n] = '\0';
+  return path;
+}
 
 const EngineEntry& engine() {
   static std::once_flag once;

@@ -10,6 +10,9 @@
 
 namespace shardscope::app {
 
+// This binary's path, which the ranks are started as (and beside which the engine's module lies).
+std::string selfExecutable();
+
 // The engine's entry, loaded on the first call (thread-safe); throws std::runtime_error saying
 // which file was tried, why it failed and what to do, when it cannot be loaded.
 const EngineEntry& engine();

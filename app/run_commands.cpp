@@ -1,9 +1,5 @@
 #include "app/run_commands.h"
-#include "app/engine_module.h"
 
-#include <unistd.h>
-
-#include <climits>
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
@@ -18,14 +14,6 @@
 #include "trace/run_recording.h"
 
 namespace shardscope::app {
-
-std::string selfExecutable() {
-  char path[PATH_MAX];
-  ssize_t n = ::readlink("/proc/self/exe", path, sizeof(path) - 1);
-  if (n <= 0) return "shardscope";
-  path[n] = '\0';
-  return path;
-}
 
 int failUsage(const std::string& message) {
   std::fprintf(stderr, "shardscope: error: %s\n", message.c_str());

@@ -5,13 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "app/engine_module.h"
 #include "config/run_config.h"
 #include "engine/launch/run_types.h"
 
 namespace shardscope::app {
 
-// This binary's path, which the ranks are started as.
-std::string selfExecutable();
 // A usage error on stderr; exit status 2.
 int failUsage(const std::string& message);
 

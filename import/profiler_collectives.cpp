@@ -18,10 +18,9 @@ namespace shardscope::trace {
 
 using profiler::RankTrace;
 using profiler::Span;
+using profiler::startsWith;
 
 namespace {
-
-bool startsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
 std::optional<CollectiveOp> collectiveOpOf(const std::string& c10dName) {
   const std::string op = c10dName.substr(6);
@@ -314,14 +313,13 @@ std::optional<CollectiveOp> kindOfName(const std::string& name) {
   return std::nullopt;
 }
 
-bool isBackendName(const std::string& name) { return startsWith(name, "nccl:") || startsWith(name, "gloo:"); }
-
 // Whether `s` lies inside (or is) a span that is a host record of a collective: c10d's op, a
 // backend's span, record_param_comms.
 bool insideCollectiveRecord(const RankTrace& trace, int64_t thread, int64_t t, const Span* besides = nullptr) {
   for (const Span* around : profiler::spansAt(trace, thread, t)) {
     if (around == besides) continue;
-    if (startsWith(around->name, "c10d::") || isBackendName(around->name) || around->name == "record_param_comms")
+    if (startsWith(around->name, "c10d::") || profiler::isBackendSpanName(around->name) ||
+        around->name == "record_param_comms")
       return true;
   }
   return false;
@@ -366,7 +364,7 @@ void readBackendSpansAlone(const RankTrace& trace, const std::vector<bool>& matc
     // The thread's copy of `b` is among them: the spans around it, not it, are asked.
     const bool inAnOp = std::any_of(around.begin(), around.end(), [&](const Span* s) {
       const bool itself = s->begin == b.begin && s->end == b.end && s->name == b.name;
-      return !itself && (startsWith(s->name, "c10d::") || isBackendName(s->name));
+      return !itself && (startsWith(s->name, "c10d::") || profiler::isBackendSpanName(s->name));
     });
     const auto kind = kindOfName(b.name);
     if (inAnOp || !kind) continue;

@@ -25,6 +25,15 @@ struct CollectiveNotes {
   int64_t fromBackend = 0;  // rank 0's collectives read from a backend's span alone (PyTorch 1.x)
   int64_t fromParams = 0;   // ... from record_param_comms alone
   int64_t fromKernel = 0;   // ... from an NCCL kernel alone
+
+  CollectiveNotes& operator+=(const CollectiveNotes& o) {
+    untyped += o.untyped;
+    unreadOps += o.unreadOps;
+    fromBackend += o.fromBackend;
+    fromParams += o.fromParams;
+    fromKernel += o.fromKernel;
+    return *this;
+  }
 };
 
 // The rank's collectives, in the order their records were found, into `out`.

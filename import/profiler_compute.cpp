@@ -11,10 +11,9 @@ namespace shardscope::trace {
 
 using profiler::RankTrace;
 using profiler::Span;
+using profiler::startsWith;
 
 namespace {
-
-bool startsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
 Event computeSpan(int rank, ComputeKind kind, Phase phase, int64_t begin, int64_t end, int step, std::string unit) {
   Event e;

@@ -38,6 +38,7 @@ namespace shardscope::trace {
 namespace fs = std::filesystem;
 using profiler::RankTrace;
 using profiler::Span;
+using profiler::startsWith;
 
 namespace {
 
@@ -83,8 +84,6 @@ std::vector<std::pair<int, fs::path>> traceFiles(const std::string& dir, std::er
   for (const auto& [stem, path] : byStem) out.emplace_back(rankInFileName(path.string()), path);
   return out;
 }
-
-bool startsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
 // What python/shardscope_record noted beside a rank's trace (rank-R.shardscope.json), read once
 // per rank: the PyTorch that wrote it, and what the rank held when recording began, per device.
@@ -603,11 +602,7 @@ void mergeNotes(ReadNotes& into, ReadNotes&& from, int rank) {
     into.skippedEvents = from.skippedEvents;
     into.memory = std::move(from.memory);
   }
-  into.collectives.untyped += from.collectives.untyped;
-  into.collectives.unreadOps += from.collectives.unreadOps;
-  into.collectives.fromBackend += from.collectives.fromBackend;
-  into.collectives.fromParams += from.collectives.fromParams;
-  into.collectives.fromKernel += from.collectives.fromKernel;
+  into.collectives += from.collectives;
   into.snapshotRanks.insert(into.snapshotRanks.end(), from.snapshotRanks.begin(), from.snapshotRanks.end());
   into.unusedSnapshots += from.unusedSnapshots;
   into.unrankedFiles.insert(into.unrankedFiles.end(), from.unrankedFiles.begin(), from.unrankedFiles.end());

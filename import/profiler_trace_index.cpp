@@ -15,13 +15,9 @@ namespace {
 
 constexpr int kSupportedSchema = 1;  // torch.profiler's Chrome trace "schemaVersion" (PyTorch 2.x)
 
-bool startsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
-
 bool isHostSpan(std::string_view category) {
   return category == "cpu_op" || category == "user_annotation" || category == "python_function";
 }
-
-bool isBackendSpan(std::string_view name) { return startsWith(name, "gloo:") || startsWith(name, "nccl:"); }
 
 int64_t threadOf(const ChromeEvent& f) {
   return static_cast<int64_t>(std::hash<int64_t>{}(f.pid) * 31 + std::hash<int64_t>{}(f.tid));
@@ -58,7 +54,7 @@ struct ArgsReader {
 
 // Whether a span's args are read after indexing (import/profiler_trace.cpp): the collectives'.
 bool argsAreRead(std::string_view name) {
-  return startsWith(name, "c10d::") || isBackendSpan(name) || name == "record_param_comms";
+  return startsWith(name, "c10d::") || isBackendSpanName(name) || name == "record_param_comms";
 }
 
 const nlohmann::json* keptArgs(std::string_view args, RankTrace& out) {
@@ -112,7 +108,7 @@ std::string take(const ChromeEvent& f, size_t index, ArgsReader& reader, RankTra
   s.end = s.begin + durationNs(f);
   if (startsWith(f.name, "ProfilerStep#") && f.cat == "user_annotation") steps.push_back(s);
   if (startsWith(f.name, "c10d::")) out.c10dOps.push_back(s);
-  if (isBackendSpan(f.name)) out.backendSpans.push_back(s);
+  if (isBackendSpanName(f.name)) out.backendSpans.push_back(s);
   out.threads[s.thread].spans.push_back(std::move(s));
   return "";
 }
@@ -193,6 +189,10 @@ void takeMember(const std::string& key, const nlohmann::json& value, int& schema
 }
 
 }  // namespace
+
+bool startsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+bool isBackendSpanName(std::string_view name) { return startsWith(name, "gloo:") || startsWith(name, "nccl:"); }
 
 // +1 keeps the first event off 0, which RunRecording reads as "no timestamp".
 int64_t nanos(double micros) { return static_cast<int64_t>(std::llround(micros * 1e3)) + 1; }

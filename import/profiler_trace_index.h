@@ -10,6 +10,7 @@
 #include <deque>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -85,6 +86,10 @@ struct RankTrace {
 };
 
 int64_t nanos(double micros);
+
+bool startsWith(std::string_view s, std::string_view prefix);
+// A collective backend's own span: "nccl:all_reduce", "gloo:all_gather", ...
+bool isBackendSpanName(std::string_view name);
 
 // Reads the trace at `path` (import/chrome_trace_stream.h: streamed, never held whole) and sorts
 // its events into `out`; "" or why the file is not a trace this reader knows.

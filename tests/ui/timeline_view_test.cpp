@@ -237,6 +237,28 @@ TEST(TimelineView, SixtyFourRanksFoldIntoEightRowsAndAClickExpandsOne) {
   EXPECT_TRUE(expanded.empty()) << "the group's head folds it again";
 }
 
+// One frame of `rec`'s timeline, 1180 px wide over its first 10 us, with `style`: its height, what
+// it drew (`stats`), and where its lane labels went (`probe`, added to).
+float drawProbedFrame(const trace::RunRecording& rec, const TimelineStyle& style, double memoryScale,
+                      std::map<std::string, ItemRect>& probe, TimelineFrameStats& stats) {
+  TimeAxis axis;
+  axis.fit(0, 1e4);
+  CollectiveSelection selection;
+  TimelineCursor cursor;
+  float height = 0;
+  HeadlessImGui imgui(1200, 800);
+  setItemProbe(&probe);
+  imgui.frame([&] {
+    ImGui::SetNextWindowPos(ImVec2(0, 0));
+    ImGui::SetNextWindowSize(ImVec2(1200, 800));
+    ImGui::Begin("t");
+    height = drawTimeline("tl", rec, axis, memoryScale, 1180, style, selection, cursor, &stats);
+    ImGui::End();
+  });
+  setItemProbe(nullptr);
+  return height;
+}
+
 // A PyTorch job opened with the traces of ranks 3 and 5 of 8: their rows, and one line for the six
 // ranks whose traces were not given, instead of six empty rows (a session of shardscope's own run
 // keeps a row per rank: its ranks may not have reported yet).
@@ -259,25 +281,11 @@ TEST(TimelineView, RanksWithoutATraceShareOneLine) {
   EXPECT_EQ(rows[2].missingRanks, trace::formatRanks({0, 1, 2, 4, 6, 7}));
   EXPECT_EQ(rankRows(trace::RunRecording(8), {}, true).size(), 8u) << "nothing recorded at all: nothing to fold";
 
-  TimeAxis axis;
-  axis.fit(0, 1e4);
-  CollectiveSelection selection;
-  TimelineCursor cursor;
   TimelineStyle style;
   style.foldRanksWithoutRecords = true;
   std::map<std::string, ItemRect> probe;
   TimelineFrameStats stats;
-  float height = 0;
-  HeadlessImGui imgui(1200, 800);
-  setItemProbe(&probe);
-  imgui.frame([&] {
-    ImGui::SetNextWindowPos(ImVec2(0, 0));
-    ImGui::SetNextWindowSize(ImVec2(1200, 800));
-    ImGui::Begin("t");
-    height = drawTimeline("tl", rec, axis, 2.0 * (1 << 20), 1180, style, selection, cursor, &stats);
-    ImGui::End();
-  });
-  setItemProbe(nullptr);
+  const float height = drawProbedFrame(rec, style, 2.0 * (1 << 20), probe, stats);
   EXPECT_EQ(stats.rowsDrawn, 2);
   const float rowHeight = style.memoryLaneHeight + 2 * style.spanLaneHeight + 10.0f;
   EXPECT_LT(height, 3 * rowHeight) << "the line is one line high, not a rank's row";
@@ -301,28 +309,13 @@ TEST(TimelineView, AJobWithoutMemoryEventsSaysSoInAThinLane) {
     rec.add(e);
   }
   EXPECT_FALSE(recordsMemory(rec));
-  TimeAxis axis;
-  axis.fit(0, 1e4);
-  CollectiveSelection selection;
-  TimelineCursor cursor;
   TimelineStyle style;
   std::map<std::string, ItemRect> probe;
   TimelineFrameStats stats;
-  float full = 0, thin = 0;
-  HeadlessImGui imgui(1200, 800);
-  setItemProbe(&probe);
-  for (bool notRecorded : {false, true}) {
-    style.memoryNotRecorded = notRecorded;
-    style.memoryLaneHeight = notRecorded ? 2 * 13.0f + 4.0f : 70.0f;
-    imgui.frame([&] {
-      ImGui::SetNextWindowPos(ImVec2(0, 0));
-      ImGui::SetNextWindowSize(ImVec2(1200, 800));
-      ImGui::Begin("t");
-      (notRecorded ? thin : full) = drawTimeline("tl", rec, axis, 1e6, 1180, style, selection, cursor, &stats);
-      ImGui::End();
-    });
-  }
-  setItemProbe(nullptr);
+  const float full = drawProbedFrame(rec, style, 1e6, probe, stats);
+  style.memoryNotRecorded = true;
+  style.memoryLaneHeight = 2 * 13.0f + 4.0f;
+  const float thin = drawProbedFrame(rec, style, 1e6, probe, stats);
   EXPECT_LT(thin, full - 2 * 30.0f) << "both memory lanes shrink";
   EXPECT_EQ(std::count_if(probe.begin(), probe.end(),
                           [](const auto& p) { return p.first.rfind("lane-text:no-memory@", 0) == 0; }),
