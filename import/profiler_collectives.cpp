@@ -247,9 +247,11 @@ Event collectiveEvent(const RankTrace& trace, const Span& op, CollectiveOp kind,
   e.op = static_cast<uint8_t>(kind);
   e.issueNs = e.beginNs = op.begin;
   e.endNs = std::max(op.end, backend ? backend->end : op.end);
-  // On a GPU the host only launches it: it ran when its NCCL kernel ran.
+  // On a GPU the host only launches it: it ran when its NCCL kernel ran. The rank arrived at it
+  // when its kernel began, too: the host's launches run ahead of the device, so which rank made
+  // the others wait shows in the kernels' starts, not the launches (stats/stragglers.h).
   if (const Span* kernel = profiler::ncclKernelOf(trace, op)) {
-    e.beginNs = std::max(kernel->begin, op.begin);
+    e.issueNs = e.beginNs = std::max(kernel->begin, op.begin);
     e.endNs = std::max(kernel->end, e.beginNs);
   }
   e.step = profiler::recordedStepAt(trace, op.begin);

@@ -28,6 +28,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import rank_stream  # noqa: E402  (a rank's event stream, read independently of shardscope)
+
 SKIP = 77
 SHIFT_NS = 3_000_000_000
 STEPS = 3
@@ -39,18 +42,7 @@ def sh(*args, check=True, **kwargs):
 
 
 def events(path, kind):
-    out = []
-    with open(path) as f:
-        for line in f:
-            line = line.strip()
-            if line:
-                try:
-                    e = json.loads(line)
-                except json.JSONDecodeError:
-                    continue  # a torn last line
-                if e.get("k") == kind:
-                    out.append(e)
-    return out
+    return rank_stream.events_of_kind(path, kind)
 
 
 class Namespaces:

@@ -8,7 +8,9 @@ namespace shardscope::trace {
 
 namespace {
 
-constexpr const char* kProtocol = "shardscope.collector/1";
+// 2: events as binary frames (trace/wire.h); 1: as JSON lines, still read.
+constexpr const char* kProtocol = "shardscope.collector/2";
+constexpr const char* kLinesProtocol = "shardscope.collector/1";
 
 }  // namespace
 
@@ -21,8 +23,16 @@ std::string encodeCollectorHello(const CollectorHello& hello) {
 std::optional<CollectorHello> decodeCollectorHello(std::string_view line, std::string& why) {
   const auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
   // Every field's type is checked before it is read: a stranger's {"hello": 1} is refused, not thrown.
-  if (!j.is_object() || !j.contains("hello") || !j["hello"].is_string() || j["hello"].get<std::string>() != kProtocol) {
+  if (!j.is_object() || !j.contains("hello") || !j["hello"].is_string()) {
     why = "its first line is not a shardscope rank's hello";
+    return std::nullopt;
+  }
+  const std::string protocol = j["hello"].get<std::string>();
+  if (protocol != kProtocol && protocol != kLinesProtocol) {
+    why = protocol.rfind("shardscope.collector/", 0) == 0 ? "it speaks " + protocol + ", this collector " + kProtocol +
+                                                                " (or 1): run one shardscope version "
+                                                                "on the ranks and the collector"
+                                                          : "its first line is not a shardscope rank's hello";
     return std::nullopt;
   }
   CollectorHello hello;

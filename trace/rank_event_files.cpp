@@ -7,6 +7,7 @@
 #include <optional>
 #include <filesystem>
 #include <fstream>
+#include <string_view>
 #include <map>
 #include <regex>
 
@@ -78,17 +79,17 @@ struct RankFile {
   std::string error;              // the RankError it reported, if any
   bool done = false;              // it reported RunDone: every step ran
   int steps = 0;                  // StepEnd events
-  int64_t unreadLines = 0;        // lines that were not events (a torn last line)
+  int64_t unreadLines = 0;        // items that were not events (a torn last one)
   std::deque<Event> collectives;  // the last CollectiveIssued and Collective events (kLastCollectiveEvents)
 };
 
 // Enough of a rank's last issued collectives and their ends for IssuedCollectives' 64 per rank.
 constexpr size_t kLastCollectiveEvents = 1024;
 
-// One line of a rank's stream, read into what the merge needs.
-void takeLine(RankFile& out, const std::string& line, int rank) {
-  if (line.empty()) return;  // a heartbeat
-  auto event = decodeEventLine(line);
+// One item of a rank's stream, read into what the merge needs.
+void takeItem(RankFile& out, std::string_view item, int rank) {
+  if (item.empty()) return;  // a heartbeat
+  auto event = decodeStreamItem(item);
   if (!event || event->rank != rank) {
     ++out.unreadLines;
     return;
@@ -130,15 +131,19 @@ RankFile readRankFile(std::vector<fs::path> paths, int rank) {
   });
   const std::optional<uint64_t> cut = paths.size() > 1 ? replayOffset(paths[1]) : std::nullopt;
   for (size_t f = 0; f < paths.size(); ++f) {
-    std::ifstream in(paths[f]);
-    std::string line;
-    uint64_t consumed = 0;
-    for (bool first = true; std::getline(in, line); first = false) {
-      consumed += line.size() + 1;
-      if (f == 0 && cut && consumed > *cut) break;  // the rank wrote this again itself
-      if (f > 0 && first && decodeReplayHeader(line)) continue;
-      takeLine(out, line, rank);
+    std::ifstream in(paths[f], std::ios::binary);
+    StreamSplitter items;
+    bool first = true, past = false;
+    char chunk[1 << 16];
+    while (!past && (in.read(chunk, sizeof chunk) || in.gcount() > 0)) {
+      items.feed(chunk, static_cast<size_t>(in.gcount()), [&](std::string_view item) {
+        past = past || (f == 0 && cut && items.itemEnd() > *cut);  // the rank wrote this again itself
+        const bool header = f > 0 && first && decodeReplayHeader(std::string(item));
+        first = false;
+        if (!past && !header) takeItem(out, item, rank);
+      });
     }
+    if (!past && items.pendingBytes() > 0) ++out.unreadLines;  // a torn last item
   }
   // Ordered as a controller's merge orders them: by their (begin) time, file order among equals.
   std::stable_sort(out.events.begin(), out.events.end(),
@@ -265,7 +270,8 @@ LoadedTrace loadRankEventFiles(const std::string& dir) {
   out.device = describeRankPlacements(placements);
   out.rankPlacements = placements;
   if (!missing.empty()) out.note += "no file for rank " + missing + " (it recorded nothing here)\n";
-  if (!torn.empty()) out.note += "lines that are not events skipped in rank " + torn + " (a rank that died mid-line)\n";
+  if (!torn.empty())
+    out.note += "items that are not events skipped in rank " + torn + " (a rank that died mid-event)\n";
   out.note += failed;
   out.ranksFailed = !failed.empty();
   if (out.ranksFailed && !issued.empty()) out.lastCollectives = std::make_shared<const CollectiveLogs>(issued.logs());

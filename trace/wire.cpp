@@ -1,145 +1,188 @@
 #include "trace/wire.h"
 
-#include <charconv>
 #include <cstring>
-
-#include <nlohmann/json.hpp>
+#include <limits>
 
 namespace shardscope::trace {
 
-// The wire carries hundreds of thousands of events per second from each rank, so both ends use a
-// hand-written codec for this one flat shape (short keys, integers, one float, one string); any
-// line the fast decoder does not recognise goes through nlohmann::json instead.
-
 namespace {
 
-template <typename Number>  // int64_t or double: std::to_chars writes the shortest exact form
-void appendNumber(std::string& out, const char* key, Number value) {
-  out += '"';
-  out += key;
-  out += "\":";
-  char buf[32];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
-  out.append(buf, end);
-  out += ',';
+// The payload's fields, by their bit in its mask: the ones most events carry first, so a memory
+// event's or a span's mask is two bytes.
+enum Field : uint32_t {
+  kRank,
+  kStep,
+  kBegin,
+  kEnd,  // as endNs - beginNs
+  kBytes,
+  kRole,
+  kUnit,
+  kOp,
+  kPhase,
+  kText,
+  kIssue,  // as beginNs - issueNs
+  kBytesOut,
+  kWorldSize,
+  kCount,
+  kMicroBatch,
+  kFromRole,
+  kSpace,
+  kProcessGroup,
+  kPaused,
+  kLoss,
+  kFieldCount,
+};
+
+constexpr int kLastEventKind = static_cast<int>(EventKind::CollectiveIssued);
+
+void appendVarint(std::string& out, uint64_t v) {
+  while (v >= 0x80) {
+    out += static_cast<char>(static_cast<uint8_t>(v) | 0x80);
+    v >>= 7;
+  }
+  out += static_cast<char>(v);
 }
 
-void appendInt(std::string& out, const char* key, int64_t value) { appendNumber(out, key, value); }
+uint64_t zigzag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
+int64_t unzigzag(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }
 
-void appendString(std::string& out, const char* key, const std::string& value) {
-  out += '"';
-  out += key;
-  out += "\":";
-  out += nlohmann::json(value).dump();  // escaping; strings are short and rare
-  out += ',';
+// Differences of times in two's complement, wrapping: a damaged frame's cannot overflow.
+int64_t minus(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+int64_t plus(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
+
+uint64_t lossBits(double loss) {
+  uint64_t bits = 0;
+  std::memcpy(&bits, &loss, sizeof bits);
+  return bits;
+}
+
+// The fields that differ from a default Event, and the values that go on the wire for them.
+struct Present {
+  uint32_t mask = 0;
+  int64_t values[kFieldCount] = {};
+  void set(Field f, int64_t v) {
+    mask |= 1u << f;
+    values[f] = v;
+  }
+};
+
+Present presentFields(const Event& e) {
+  Present p;
+  const Event none;
+  if (e.rank != none.rank) p.set(kRank, e.rank);
+  if (e.step != none.step) p.set(kStep, e.step);
+  if (e.beginNs != 0) p.set(kBegin, e.beginNs);
+  if (e.endNs != 0) p.set(kEnd, minus(e.endNs, e.beginNs));
+  if (e.bytes != 0) p.set(kBytes, e.bytes);
+  if (e.role != none.role) p.set(kRole, e.role);
+  if (e.unit != none.unit) p.set(kUnit, e.unit);
+  if (e.op != 0) p.set(kOp, e.op);
+  if (e.phase != 0) p.set(kPhase, e.phase);
+  if (!e.text.empty()) p.set(kText, static_cast<int64_t>(e.text.size()));
+  if (e.issueNs != 0) p.set(kIssue, minus(e.beginNs, e.issueNs));
+  if (e.bytesOut != 0) p.set(kBytesOut, e.bytesOut);
+  if (e.worldSize != 0) p.set(kWorldSize, e.worldSize);
+  if (e.count != 0) p.set(kCount, e.count);
+  if (e.microBatch != 0) p.set(kMicroBatch, e.microBatch);
+  if (e.fromRole != none.fromRole) p.set(kFromRole, e.fromRole);
+  if (e.space != 0) p.set(kSpace, e.space);
+  if (e.processGroup != 0) p.set(kProcessGroup, e.processGroup);
+  if (e.pausedNs != 0) p.set(kPaused, e.pausedNs);
+  if (lossBits(e.loss) != 0) p.set(kLoss, static_cast<int64_t>(lossBits(e.loss)));
+  return p;
+}
+
+class PayloadReader {
+ public:
+  explicit PayloadReader(std::string_view payload) : p_(payload.data()), end_(payload.data() + payload.size()) {}
+
+  bool varint(uint64_t& v) {
+    v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (p_ == end_) return false;
+      const auto byte = static_cast<uint8_t>(*p_++);
+      v |= static_cast<uint64_t>(byte & 0x7f) << shift;
+      if (!(byte & 0x80)) return true;
+    }
+    return false;
+  }
+  bool bytes(size_t n, std::string& out) {
+    if (static_cast<size_t>(end_ - p_) < n) return false;
+    out.assign(p_, n);
+    p_ += n;
+    return true;
+  }
+  bool done() const { return p_ == end_; }
+
+ private:
+  const char* p_;
+  const char* end_;
+};
+
+template <typename Narrow>
+bool narrow(int64_t v, Narrow& out) {
+  if (v < std::numeric_limits<Narrow>::min() || v > std::numeric_limits<Narrow>::max()) return false;
+  out = static_cast<Narrow>(v);
+  return true;
+}
+
+// One field's value, read off the wire, into the event (the times once the begin time is known:
+// they follow it in the payload).
+bool assignField(Event& e, Field f, int64_t v) {
+  switch (f) {
+    case kRank:
+      return narrow(v, e.rank);
+    case kStep:
+      return narrow(v, e.step);
+    case kBegin:
+      e.beginNs = v;
+      return true;
+    case kEnd:
+      e.endNs = plus(e.beginNs, v);
+      return true;
+    case kBytes:
+      e.bytes = v;
+      return true;
+    case kRole:
+      return narrow(v, e.role);
+    case kUnit:
+      return narrow(v, e.unit);
+    case kOp:
+      return narrow(v, e.op);
+    case kPhase:
+      return narrow(v, e.phase);
+    case kIssue:
+      e.issueNs = minus(e.beginNs, v);
+      return true;
+    case kBytesOut:
+      e.bytesOut = v;
+      return true;
+    case kWorldSize:
+      return narrow(v, e.worldSize);
+    case kCount:
+      e.count = v;
+      return true;
+    case kMicroBatch:
+      return narrow(v, e.microBatch);
+    case kFromRole:
+      return narrow(v, e.fromRole);
+    case kSpace:
+      return narrow(v, e.space);
+    case kProcessGroup:
+      return narrow(v, e.processGroup);
+    case kPaused:
+      e.pausedNs = v;
+      return true;
+    default:
+      return false;  // kText and kLoss are read on their own
+  }
 }
 
 }  // namespace
 
-std::string encodeEventLine(const Event& e) {
-  std::string out;
-  out.reserve(96);
-  out += "{\"k\":\"";
-  out += eventKindName(e.kind);
-  out += "\",";
-  appendInt(out, "r", e.rank);
-  appendInt(out, "s", e.step);
-  appendInt(out, "b", e.beginNs);
-  appendInt(out, "e", e.endNs);
-  switch (e.kind) {
-    case EventKind::Memory:
-      appendInt(out, "by", e.bytes);
-      appendInt(out, "ro", e.role);
-      if (e.fromRole != kNoRole) appendInt(out, "fr", e.fromRole);
-      if (e.unit != kNoUnit) appendInt(out, "u", e.unit);
-      if (e.space != 0) appendInt(out, "sp", e.space);
-      break;
-    case EventKind::Collective:
-    case EventKind::CollectiveIssued:
-      appendInt(out, "i", e.issueNs);
-      appendInt(out, "by", e.bytes);
-      appendInt(out, "bo", e.bytesOut);
-      appendInt(out, "w", e.worldSize);
-      appendInt(out, "ph", e.phase);
-      appendInt(out, "op", e.op);
-      if (e.microBatch != 0) appendInt(out, "mb", e.microBatch);
-      if (e.processGroup != 0) appendInt(out, "pg", e.processGroup);
-      // An issued one's number in its group; an all-to-all's own part, a send's or recv's peer (or -1).
-      if (e.kind == EventKind::CollectiveIssued || e.op == static_cast<uint8_t>(CollectiveOp::AllToAll) ||
-          isPointToPoint(static_cast<CollectiveOp>(e.op))) {
-        appendInt(out, "c", e.count);
-      }
-      appendString(out, "t", e.text);
-      break;
-    case EventKind::Compute:
-    case EventKind::Group:  // op is the GroupKind, text the group's label
-      if (e.microBatch != 0) appendInt(out, "mb", e.microBatch);
-      appendInt(out, "ph", e.phase);
-      appendInt(out, "op", e.op);
-      appendString(out, "t", e.text);
-      break;
-    default:
-      // RunInfo: the GPU's memory (bytes) and the matmul peak it measured (bytesOut), both 0 on CPU.
-      if (e.kind == EventKind::RunInfo) {
-        appendInt(out, "by", e.bytes);
-        appendInt(out, "bo", e.bytesOut);
-      }
-      if (e.pausedNs != 0) appendInt(out, "pz", e.pausedNs);
-      appendNumber(out, "l", e.loss);
-      appendInt(out, "c", e.count);
-      appendInt(out, "w", e.worldSize);
-      appendString(out, "t", e.text);
-  }
-  out.back() = '}';
-  out += '\n';
-  return out;
-}
-
-namespace {
-
-bool assign(Event& e, std::string_view key, int64_t v) {
-  if (key == "r")
-    e.rank = static_cast<int32_t>(v);
-  else if (key == "s")
-    e.step = static_cast<int32_t>(v);
-  else if (key == "mb")
-    e.microBatch = static_cast<int32_t>(v);
-  else if (key == "b")
-    e.beginNs = v;
-  else if (key == "e")
-    e.endNs = v;
-  else if (key == "i")
-    e.issueNs = v;
-  else if (key == "by")
-    e.bytes = v;
-  else if (key == "bo")
-    e.bytesOut = v;
-  else if (key == "c")
-    e.count = v;
-  else if (key == "w")
-    e.worldSize = static_cast<int32_t>(v);
-  else if (key == "ro")
-    e.role = static_cast<uint8_t>(v);
-  else if (key == "fr")
-    e.fromRole = static_cast<uint8_t>(v);
-  else if (key == "ph")
-    e.phase = static_cast<uint8_t>(v);
-  else if (key == "op")
-    e.op = static_cast<uint8_t>(v);
-  else if (key == "u")
-    e.unit = static_cast<int32_t>(v);
-  else if (key == "pz")
-    e.pausedNs = v;
-  else if (key == "pg")
-    e.processGroup = static_cast<uint8_t>(v);
-  else if (key == "sp")
-    e.space = static_cast<uint8_t>(v);
-  else
-    return false;
-  return true;
-}
-
-bool valid(const Event& e) {
+bool namesKnownValues(const Event& e) {
   if (e.kind == EventKind::Memory && e.role >= kMemoryRoleCount) return false;
   if (e.kind == EventKind::Memory && e.space > static_cast<uint8_t>(MemorySpace::Host)) return false;
   if (e.kind == EventKind::Compute && e.op >= kComputeKindCount) return false;
@@ -150,91 +193,113 @@ bool valid(const Event& e) {
   return true;
 }
 
-// Fast path: exactly the shape encodeEventLine writes, strings without escapes.
-std::optional<Event> decodeFast(std::string_view line, bool& understood) {
-  understood = false;
-  const char* p = line.data();
-  const char* end = p + line.size();
-  if (p == end || *p++ != '{') return std::nullopt;
-  Event e;
-  bool haveKind = false;
-  while (p < end) {
-    if (*p++ != '"') return std::nullopt;
-    const char* keyEnd = static_cast<const char*>(std::memchr(p, '"', end - p));
-    if (!keyEnd || keyEnd + 1 >= end || keyEnd[1] != ':') return std::nullopt;
-    std::string_view key(p, keyEnd - p);
-    p = keyEnd + 2;
-    if (p < end && *p == '"') {
-      const char* strEnd = static_cast<const char*>(std::memchr(p + 1, '"', end - p - 1));
-      if (!strEnd || std::memchr(p + 1, '\\', strEnd - p - 1)) return std::nullopt;  // escapes
-      std::string_view value(p + 1, strEnd - p - 1);
-      if (key == "k") {
-        auto kind = eventKindFromName(std::string(value));
-        if (!kind) return std::nullopt;
-        e.kind = *kind;
-        haveKind = true;
-      } else if (key == "t") {
-        e.text.assign(value);
-      } else {
-        return std::nullopt;
-      }
-      p = strEnd + 1;
-    } else if (key == "l") {
-      double v = 0;
-      auto [next, ec] = std::from_chars(p, end, v);
-      if (ec != std::errc()) return std::nullopt;
-      e.loss = v;
-      p = next;
+void appendEventFrame(std::string& out, const Event& e) {
+  const Present present = presentFields(e);
+  thread_local std::string payload;  // the writer's thread encodes every event: one buffer, reused
+  payload.clear();
+  payload += static_cast<char>(e.kind);
+  appendVarint(payload, present.mask);
+  for (uint32_t f = 0; f < kFieldCount; ++f) {
+    if (!(present.mask & (1u << f))) continue;
+    if (f == kLoss) {
+      appendVarint(payload, static_cast<uint64_t>(present.values[f]));  // the double's bits
+    } else if (f == kText) {
+      appendVarint(payload, e.text.size());
+      payload += e.text;
     } else {
-      int64_t v = 0;
-      auto [next, ec] = std::from_chars(p, end, v);
-      if (ec != std::errc() || !assign(e, key, v)) return std::nullopt;
-      p = next;
+      appendVarint(payload, zigzag(present.values[f]));
     }
-    if (p < end && *p == ',') {
-      ++p;
-    } else if (p < end && *p == '}' && p + 1 == end) {
-      understood = true;
-      if (!haveKind || !valid(e)) return std::nullopt;
-      return e;
-    } else {
+  }
+  out += static_cast<char>(kFrameMark);
+  appendVarint(out, payload.size());
+  out += payload;
+}
+
+std::optional<Event> decodeEventFramePayload(std::string_view payload) {
+  PayloadReader in(payload.substr(std::min<size_t>(1, payload.size())));
+  uint64_t mask = 0;
+  if (payload.empty() || static_cast<uint8_t>(payload[0]) > kLastEventKind || !in.varint(mask) ||
+      mask >= (1u << kFieldCount)) {
+    return std::nullopt;
+  }
+  Event e;
+  e.kind = static_cast<EventKind>(payload[0]);
+  for (uint32_t f = 0; f < kFieldCount; ++f) {
+    if (!(mask & (1u << f))) continue;
+    uint64_t v = 0;
+    if (!in.varint(v)) return std::nullopt;
+    if (f == kLoss) {
+      std::memcpy(&e.loss, &v, sizeof v);
+    } else if (f == kText) {
+      if (v > kMaxFrameBytes || !in.bytes(static_cast<size_t>(v), e.text)) return std::nullopt;
+    } else if (!assignField(e, static_cast<Field>(f), unzigzag(v))) {
       return std::nullopt;
     }
   }
-  return std::nullopt;
+  if (!in.done() || !namesKnownValues(e)) return std::nullopt;
+  return e;
 }
 
-std::optional<Event> decodeGeneral(std::string_view line) {
-  auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_object() || !j.contains("k") || !j["k"].is_string()) return std::nullopt;
-  auto kind = eventKindFromName(j["k"].get<std::string>());
-  if (!kind) return std::nullopt;
-  try {
-    Event e;
-    e.kind = *kind;
-    for (auto it = j.begin(); it != j.end(); ++it) {
-      if (it.key() == "k") continue;
-      if (it.key() == "t")
-        e.text = it.value().get<std::string>();
-      else if (it.key() == "l")
-        e.loss = it.value().get<double>();
-      else if (!assign(e, it.key(), it.value().get<int64_t>()))
-        return std::nullopt;
+namespace {
+
+// A frame's payload length and where its payload starts, from `at` (its mark); `complete` false
+// while more bytes are needed, `damaged` for a length no frame has.
+struct FrameHeader {
+  size_t payloadAt = 0;
+  uint64_t length = 0;
+  bool complete = false;
+  bool damaged = false;
+};
+
+FrameHeader frameHeader(std::string_view bytes, size_t at) {
+  FrameHeader h;
+  for (size_t i = at + 1, shift = 0; i < bytes.size(); ++i, shift += 7) {
+    const auto byte = static_cast<uint8_t>(bytes[i]);
+    h.length |= static_cast<uint64_t>(byte & 0x7f) << shift;
+    if (shift > 21 || h.length > kMaxFrameBytes) {
+      h.damaged = true;
+      return h;
     }
-    if (!valid(e)) return std::nullopt;
-    return e;
-  } catch (const nlohmann::json::exception&) {
-    return std::nullopt;
+    if (!(byte & 0x80)) {
+      h.payloadAt = i + 1;
+      h.complete = bytes.size() - h.payloadAt >= h.length;
+      return h;
+    }
   }
+  return h;
 }
 
 }  // namespace
 
-std::optional<Event> decodeEventLine(std::string_view line) {
-  bool understood = false;
-  auto fast = decodeFast(line, understood);
-  if (understood) return fast;
-  return decodeGeneral(line);
+StreamItemBounds nextStreamItem(std::string_view bytes, size_t start) {
+  if (start < bytes.size() && static_cast<uint8_t>(bytes[start]) == kFrameMark) {
+    const FrameHeader h = frameHeader(bytes, start);
+    // A damaged length: its mark alone is the item (refused by the decoder), and what follows is
+    // read as a line, to its end.
+    if (h.damaged) return {start + 1, start + 1};
+    if (!h.complete) return {};
+    const size_t end = h.payloadAt + static_cast<size_t>(h.length);
+    return {end, end};
+  }
+  const size_t newline = bytes.find('\n', start);
+  if (newline == std::string_view::npos) return {};
+  return {newline, newline + 1};
+}
+
+size_t itemBoundaryFrom(std::string_view stream, size_t from) {
+  size_t start = 0;
+  for (StreamItemBounds item; (item = nextStreamItem(stream, start)).next != 0; start = item.next) {
+    if (item.next >= from) return item.next;
+  }
+  return std::string_view::npos;
+}
+
+std::optional<Event> decodeStreamItem(std::string_view item) {
+  if (item.empty()) return std::nullopt;  // a heartbeat
+  if (static_cast<uint8_t>(item[0]) != kFrameMark) return decodeEventLine(item);
+  const FrameHeader h = frameHeader(item, 0);
+  if (!h.complete || h.damaged || h.payloadAt + h.length != item.size()) return std::nullopt;
+  return decodeEventFramePayload(item.substr(h.payloadAt));
 }
 
 }  // namespace shardscope::trace

@@ -22,7 +22,7 @@ struct RankProcess {
   int waitStatus = 0;
   std::string reportedError;  // from a RankError event
   int lastStep = -1;          // last step the rank finished
-  trace::LineSplitter lines;
+  trace::StreamSplitter items;
   int gateFd = -1;             // --step-gate: our end of the rank's release socket; -1 without
   bool waitingAtGate = false;  // the rank said it waits at the gate and was not released since
   std::string waitingBefore;   // the event group it waits before

@@ -136,9 +136,9 @@ class RunObserver {
     const ssize_t n = ::read(p.eventFd, buffer, sizeof(buffer));
     if (n > 0) {
       stallWatch_.heard(p.rank, Clock::now());
-      p.lines.feed(buffer, static_cast<size_t>(n), [&](std::string_view line) {
-        if (line.empty()) return;  // a heartbeat: heard above, nothing to decode
-        if (auto event = trace::decodeEventLine(line)) handleEvent(p, *event);
+      p.items.feed(buffer, static_cast<size_t>(n), [&](std::string_view item) {
+        // A heartbeat (an empty line) was heard above and decodes to nothing.
+        if (auto event = trace::decodeStreamItem(item)) handleEvent(p, *event);
       });
     } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
       ::close(p.eventFd);

@@ -31,8 +31,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// An event is under 1 KiB; a frame at most this, with its mark and length.
+constexpr size_t kMaxItemBytes = trace::kMaxFrameBytes + 8;
 constexpr size_t kMaxHelloBytes = 64 * 1024;   // a hello is a few hundred bytes; rank 0's config a few KiB
-constexpr size_t kMaxLineBytes = 1 << 20;      // an event line is under 1 KiB
 constexpr size_t kMaxWaitingHellos = 64;       // connections not yet past their hello
 constexpr uint64_t kConfirmBytes = 64 * 1024;  // "ack N" at least this often in bytes ...
 constexpr auto kConfirmInterval = std::chrono::milliseconds(100);  // ... or in time
@@ -84,7 +85,7 @@ struct Connection {
   std::string pending;        // bytes before the hello's end
   int rank = -1;              // once its hello is taken
   std::ofstream file;         // DIR/rank-R.events
-  trace::LineSplitter lines;
+  trace::StreamSplitter items;
   int steps = 0;
   uint64_t received = 0;   // bytes of its stream after the hello, written and flushed
   uint64_t confirmed = 0;  // how far "ack N" has told it (engine/recording/unconfirmed_bytes.h)
@@ -266,9 +267,8 @@ class Collector {
     c.file.flush();
     c.received += size;
     std::vector<trace::Event> decoded;
-    c.lines.feed(data, size, [&](std::string_view line) {
-      if (line.empty()) return;
-      auto e = trace::decodeEventLine(line);
+    c.items.feed(data, size, [&](std::string_view item) {
+      auto e = trace::decodeStreamItem(item);
       if (!e || e->rank != c.rank) return;
       if (e->kind == trace::EventKind::StepEnd) {
         ++c.steps;
@@ -278,8 +278,8 @@ class Collector {
       if (e->kind == trace::EventKind::RankError) c.error = e->text;
       if (sink_) decoded.push_back(std::move(*e));
     });
-    if (c.lines.pendingBytes() > kMaxLineBytes) {
-      closeConnection(c, "it sent more than 1 MiB without ending a line");
+    if (c.items.pendingBytes() > kMaxItemBytes) {
+      closeConnection(c, "it sent more than 1 MiB without ending a line or a frame");
       return;
     }
     if (sink_ && !decoded.empty()) sink_->rankEvents(c.rank, decoded);
@@ -288,11 +288,11 @@ class Collector {
   }
 
   // Tells the rank how much of its stream is written to its file (flushed to the OS), up to its
-  // last whole line, every 64 KiB or 100 ms: what it must write again itself if this collector
+  // last whole item, every 64 KiB or 100 ms: what it must write again itself if this collector
   // goes (engine/recording/unconfirmed_bytes.h).
   void confirm(Connection& c) {
     if (!c.file) return;  // not written: nothing to confirm
-    const uint64_t kept = c.received - c.lines.pendingBytes();
+    const uint64_t kept = c.received - c.items.pendingBytes();
     const auto now = Clock::now();
     if (kept == c.confirmed || (kept - c.confirmed < kConfirmBytes && now - c.confirmedAt < kConfirmInterval)) return;
     answer(c.fd, "ack " + std::to_string(kept) + "\n");

@@ -198,7 +198,7 @@ void RankRecorder::drainOnce(std::string& buffer) {
   }
   trace::Event e;
   for (size_t popped = 0; popped < queue_->capacity() && queue_->tryPop(e); ++popped) {
-    buffer += trace::encodeEventLine(e);
+    trace::appendEventFrame(buffer, e);
     if (buffer.size() >= kWriteChunkBytes) {  // the controller hears from us while we encode on
       writeAll(buffer);
       lastWrite_ = std::chrono::steady_clock::now();
@@ -213,9 +213,9 @@ void RankRecorder::drainOnce(std::string& buffer) {
     d.beginNs = trace::nowNs();
     d.count = dropped - droppedReported_;
     droppedReported_ = dropped;
-    buffer += trace::encodeEventLine(d);
+    trace::appendEventFrame(buffer, d);
   }
-  for (auto& c : control) buffer += trace::encodeEventLine(c);
+  for (auto& c : control) trace::appendEventFrame(buffer, c);
   // A rank with nothing to say (waiting at the step gate, in a long collective) still says it is
   // alive, once a second, with an empty line: the controller tells a stopped or hung rank by its
   // silence (--stall-timeout).

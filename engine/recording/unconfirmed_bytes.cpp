@@ -6,15 +6,17 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "trace/wire.h"
+
 namespace shardscope {
 
 void UnconfirmedBytes::sent(const char* data, size_t size, Clock::time_point at) {
   bytes_.append(data, size);
   sends_.emplace_back(start_ + bytes_.size(), at);
   if (bytes_.size() <= kMaxBytes) return;
-  // Give up the older half, at a line's start so what is left can still be written as lines.
-  const size_t cut = bytes_.find('\n', bytes_.size() / 2);
-  const size_t drop = cut == std::string::npos ? bytes_.size() : cut + 1;
+  // Give up the older half, at an item's start so what is left can still be read as items.
+  const size_t cut = trace::itemBoundaryFrom(bytes_, bytes_.size() / 2);
+  const size_t drop = cut == std::string::npos ? bytes_.size() : cut;
   givenUp_ += drop;
   forgetThrough(start_ + drop);
 }

@@ -1,6 +1,6 @@
 // What a rank has sent its collector that the collector has not yet said is on its disk. The
 // collector answers on the connection with "ack N\n" once the rank's stream up to byte N (whole
-// lines) is written and flushed to its file. When the collector is lost, the rank writes these
+// items, trace/wire.h) is written and flushed to its file. When the collector is lost, the rank writes these
 // bytes first into its own file, so nothing the collector did not keep is lost with it (events in
 // the sockets, in its receive buffer); what it kept but had not yet confirmed then appears in both
 // files, and the merge drops the repeat (trace/rank_event_files.h).
@@ -17,7 +17,7 @@ namespace shardscope {
 
 class UnconfirmedBytes {
  public:
-  // Past this many unconfirmed bytes (a collector that stopped confirming) the oldest whole lines
+  // Past this many unconfirmed bytes (a collector that stopped confirming) the oldest whole items
   // are given up: they can no longer be written again if the collector is lost.
   static constexpr size_t kMaxBytes = size_t{64} << 20;
 
@@ -30,7 +30,7 @@ class UnconfirmedBytes {
   // Takes "ack N" lines from `text` (as read from the connection, in pieces).
   void takeConfirmations(const char* text, size_t size);
 
-  // The stream from the last confirmed line on (a line's start), and where in the stream it starts.
+  // The stream from the last confirmed item on (an item's start), and where in the stream it starts.
   const std::string& bytes() const { return bytes_; }
   uint64_t startOffset() const { return start_; }
   // How long the oldest unconfirmed byte has waited (zero when all is confirmed): a collector that

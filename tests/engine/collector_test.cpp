@@ -36,13 +36,23 @@ std::thread stranger(int port, std::string bytes, int holdMs) {
   });
 }
 
+// Whether a rank's stream file holds a step's end (its events are binary frames: trace/wire.h).
+bool holdsAStepEnd(const std::string& path) {
+  const std::string bytes = testing::fileContents(path);
+  bool found = false;
+  trace::StreamSplitter items;
+  items.feed(bytes.data(), bytes.size(), [&](std::string_view item) {
+    const auto e = trace::decodeStreamItem(item);
+    found = found || (e && e->kind == trace::EventKind::StepEnd);
+  });
+  return found;
+}
+
 // Sends the collector listening on `port` a signal once it has some of the run (rank 1's file
 // holds a step): SIGKILL, a collector gone; SIGSTOP, one that stops reading and confirming.
 std::thread signalCollectorMidRun(const std::string& dir, const std::string& port, const std::string& signal) {
   return std::thread([dir, port, signal] {
-    for (int i = 0;
-         i < 200 && testing::fileContents(trace::rankEventFileName(dir, 1)).find("step_end") == std::string::npos;
-         ++i) {
+    for (int i = 0; i < 200 && !holdsAStepEnd(trace::rankEventFileName(dir, 1)); ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     (void)testing::runCommand({"pkill", "-" + signal, "-f", "listen --port " + port});
@@ -221,8 +231,7 @@ TEST(Collector, ACollectorLostMidRunLeavesTheRestInTheRanksFiles) {
   }
   expectEveryStepOnce(dir, config.steps);
   for (int r = 0; r < 2; ++r) {
-    EXPECT_NE(testing::fileContents(trace::rankEventFileName(dir, r, ".after-collector")).find("step_end"),
-              std::string::npos);
+    EXPECT_TRUE(holdsAStepEnd(trace::rankEventFileName(dir, r, ".after-collector")));
   }
 }
 
@@ -297,7 +306,9 @@ TEST(Collector, ASilentRankIsCutOffAndRanksThatNeverCameAreNamed) {
   step.kind = trace::EventKind::StepEnd;
   step.rank = 0;
   step.step = 0;
-  stranger(port, trace::encodeCollectorHello({0, 2, "", ""}) + trace::encodeEventLine(step) + "\n", 6000).join();
+  std::string stepFrame;
+  trace::appendEventFrame(stepFrame, step);
+  stranger(port, trace::encodeCollectorHello({0, 2, "", ""}) + stepFrame + "\n", 6000).join();
   listen.join();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(collector.exitCode, 1) << collector.output;
@@ -307,12 +318,11 @@ TEST(Collector, ASilentRankIsCutOffAndRanksThatNeverCameAreNamed) {
             std::string::npos)
       << collector.output;
   EXPECT_LT(seconds, 20) << "neither wait is the 30 s default";
-  EXPECT_NE(testing::fileContents(trace::rankEventFileName(dir, 0)).find("step_end"), std::string::npos)
-      << "what it had is kept";
+  EXPECT_TRUE(holdsAStepEnd(trace::rankEventFileName(dir, 0))) << "what it had is kept";
 }
 
 // The collector's "ack N" lines: what they cover is forgotten, in pieces as the socket gives them;
-// past the bound the oldest whole lines are given up.
+// past the bound the oldest whole items (lines, frames) are given up.
 TEST(UnconfirmedBytes, ForgetsWhatTheCollectorConfirmedAndKeepsTheRestFromALine) {
   UnconfirmedBytes u;
   u.sent("one\ntwo\nthr", 11);
@@ -332,6 +342,19 @@ TEST(UnconfirmedBytes, ForgetsWhatTheCollectorConfirmedAndKeepsTheRestFromALine)
   EXPECT_GT(big.givenUp(), 0u);
   EXPECT_LE(big.bytes().size(), UnconfirmedBytes::kMaxBytes);
   EXPECT_EQ(big.givenUp() % 1024, 0u) << "given up at a line's start";
+
+  // Frames whose strings are full of newlines: given up at a frame's start, not at a '\n' in one.
+  trace::Event e;
+  e.kind = trace::EventKind::RankError;
+  e.text = std::string(1000, '\n');
+  std::string frame;
+  trace::appendEventFrame(frame, e);
+  UnconfirmedBytes frames;
+  for (size_t sent = 0; sent <= UnconfirmedBytes::kMaxBytes; sent += frame.size())
+    frames.sent(frame.data(), frame.size());
+  EXPECT_GT(frames.givenUp(), 0u);
+  EXPECT_EQ(frames.givenUp() % frame.size(), 0u) << "given up at a frame's start";
+  EXPECT_EQ(static_cast<uint8_t>(frames.bytes()[0]), trace::kFrameMark);
 }
 
 }  // namespace

@@ -39,11 +39,11 @@ struct PipeRecording {
   void stopRecording(Fn&& seen, trace::EventKind kind = trace::EventKind::Memory) {
     RankRecorder::instance().stop();
     ::close(fds[1]);
-    trace::LineSplitter lines;
+    trace::StreamSplitter items;
     char buffer[4096];
     for (ssize_t n; (n = ::read(fds[0], buffer, sizeof buffer)) > 0;) {
-      lines.feed(buffer, static_cast<size_t>(n), [&](std::string_view line) {
-        const auto e = trace::decodeEventLine(line);
+      items.feed(buffer, static_cast<size_t>(n), [&](std::string_view item) {
+        const auto e = trace::decodeStreamItem(item);
         if (e && e->kind == kind) seen(*e);
       });
     }

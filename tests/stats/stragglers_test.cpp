@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "import/profiler_trace.h"
 #include "stats/stragglers.h"
 #include "tests/support/run_cli.h"
 
@@ -94,6 +95,46 @@ TEST(Stragglers, TiesNoiseMissingRanksAndSubGroups) {
   EXPECT_EQ(s[3].lastArrivals, 0) << "10 us is within the noise floor";
   EXPECT_EQ(s[3].withAStraggler, 0);
   EXPECT_NEAR(s[3].waitCausedSeconds, 10e-6, 1e-12) << "its wait still counts";
+}
+
+// A GPU job's trace: each host launches its all-reduces early, and the device reaches them when
+// it can. Rank 1's host launches first, but its kernels start 1 ms after rank 0's (its stream
+// was busy; the noise floor is 5 % of a 10 ms step): rank 1 is the straggler, by the kernels' starts. By the launches
+// it would be rank 0.
+TEST(Stragglers, OnAGpuTraceTheKernelsStartsTellNotTheLaunches) {
+  const std::string dir = testing::freshTempDir("stragglers_gpu_trace");
+  const auto event = [](const char* cat, const std::string& name, double ts, double dur, int tid, nlohmann::json args) {
+    return nlohmann::json{{"ph", "X"},  {"cat", cat}, {"name", name}, {"pid", 1},
+                          {"tid", tid}, {"ts", ts},   {"dur", dur},   {"args", args}};
+  };
+  for (int r = 0; r < 2; ++r) {
+    nlohmann::json ev = nlohmann::json::array();
+    for (int step = 0; step < 4; ++step) {
+      const double t = 10'000.0 * step;
+      const int correlation = 100 + step;
+      ev.push_back(event("user_annotation", "ProfilerStep#" + std::to_string(step), t, 10'000, 10, {}));
+      ev.push_back(event("cpu_op", "c10d::allreduce_", t + (r == 0 ? 1'020 : 1'010), 20, 10,
+                         {{"Input Dims", {{1024}}}, {"Input type", {"float"}}}));
+      ev.push_back(event("cuda_runtime", "cudaLaunchKernel", t + (r == 0 ? 1'030 : 1'015), 5, 10,
+                         {{"correlation", correlation}}));
+      // Both kernels end together, as an all-reduce's do: the ranks' clocks need no shift.
+      const double kernelStart = t + (r == 0 ? 1'100 : 2'100);
+      ev.push_back(event("kernel", "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",
+                         kernelStart, t + 3'000 - kernelStart, 7, {{"correlation", correlation}, {"stream", 7}}));
+    }
+    std::ofstream(trace::profilerTraceFileName(dir, r)) << nlohmann::json{
+        {"schemaVersion", 1},
+        {"distributedInfo", {{"backend", "nccl"}, {"rank", r}, {"world_size", 2}}},
+        {"traceEvents", ev}}.dump();
+  }
+  const auto loaded = trace::loadProfilerTraces(dir);
+  ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+  const auto s = stragglingOf(loaded.recording);
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[1].collectives, 4);
+  EXPECT_EQ(s[1].lastArrivals, 4) << "rank 1's kernels start last";
+  EXPECT_EQ(s[0].lastArrivals, 0) << "rank 0 launched last, but its device was there first";
+  EXPECT_NEAR(s[1].waitCausedSeconds, 4 * 1e-3, 1e-9) << "rank 0 waited 1 ms at each";
 }
 
 // The issue's test: --slow-rank 1:3 at world 3 makes rank 1 the last to arrive at 80 % or more of

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
 
 #include "tests/support/run_cli.h"
 #include "trace/wire.h"
@@ -22,6 +23,13 @@ Event memoryEvent(int rank, int64_t t, int64_t bytes) {
   return e;
 }
 
+std::string frame(const Event& e) {
+  std::string out;
+  appendEventFrame(out, e);
+  return out;
+}
+
+// Files of shardscope before binary frames: JSON lines, still read.
 TEST(RankEventFiles, ATornLineAndAMissingRankAreSaidAndTheRestIsRead) {
   const std::string dir = testing::freshTempDir("rank_event_files");
   {
@@ -37,7 +45,7 @@ TEST(RankEventFiles, ATornLineAndAMissingRankAreSaidAndTheRestIsRead) {
   ASSERT_TRUE(loaded.error.empty()) << loaded.error;
   ASSERT_EQ(loaded.recording.ranks(), 3) << "rank 2's file makes three ranks";
   EXPECT_NE(loaded.note.find("no file for rank 1"), std::string::npos) << loaded.note;
-  EXPECT_NE(loaded.note.find("lines that are not events skipped in rank 0"), std::string::npos) << loaded.note;
+  EXPECT_NE(loaded.note.find("items that are not events skipped in rank 0"), std::string::npos) << loaded.note;
   EXPECT_TRUE(loaded.ranksFailed) << "no rank finished";
   EXPECT_NE(loaded.note.find("rank 2 stopped without finishing or an error after 0 steps (killed, or its host lost)"),
             std::string::npos)
@@ -50,29 +58,52 @@ TEST(RankEventFiles, ATornLineAndAMissingRankAreSaidAndTheRestIsRead) {
 }
 
 // A rank that lost its collector wrote again what the collector had not confirmed, some of which
-// the collector had kept (here C, and D torn mid-line as it died): each event is read once, the
-// collector's file up to where the rank's own file says it takes over.
-TEST(RankEventFiles, WhatARankWroteAgainAfterLosingItsCollectorIsReadOnce) {
-  const std::string dir = testing::freshTempDir("rank_event_files_replay");
-  const std::string a = encodeEventLine(memoryEvent(0, 1000, 1)), b = encodeEventLine(memoryEvent(0, 2000, 2)),
-                    c = encodeEventLine(memoryEvent(0, 3000, 4)), d = encodeEventLine(memoryEvent(0, 4000, 8)),
-                    e = encodeEventLine(memoryEvent(0, 5000, 16));
+// the collector had kept (here C, and D torn as it died): each event is read once, the collector's
+// file up to where the rank's own file says it takes over. In frames, and in older JSON lines.
+void expectReplayReadOnce(const std::string& dir, const std::function<std::string(const Event&)>& encode,
+                          const std::string& separator) {
+  const std::string a = encode(memoryEvent(0, 1000, 1)) + separator, b = encode(memoryEvent(0, 2000, 2)) + separator,
+                    c = encode(memoryEvent(0, 3000, 4)) + separator, d = encode(memoryEvent(0, 4000, 8)) + separator,
+                    e = encode(memoryEvent(0, 5000, 16)) + separator;
   {
     // The collector confirmed A, B and a heartbeat: the rank's own file takes over from there.
-    std::ofstream collected(rankEventFileName(dir, 0));
-    collected << a << "\n" << b << "\n\n" << c << "\n" << d.substr(0, d.size() / 2);
-    std::ofstream own(rankEventFileName(dir, 0, ".after-collector"));
-    own << replayHeaderLine(a.size() + b.size() + 3) << "\n" << c << "\n" << d << "\n" << e << "\n";
+    std::ofstream collected(rankEventFileName(dir, 0), std::ios::binary);
+    collected << a << b << "\n" << c << d.substr(0, d.size() / 2);
+    std::ofstream own(rankEventFileName(dir, 0, ".after-collector"), std::ios::binary);
+    own << replayHeaderLine(a.size() + b.size() + 1) << "\n" << c << d << e;
   }
-  EXPECT_EQ(decodeReplayHeader(replayHeaderLine(12345)), 12345u);
-  EXPECT_FALSE(decodeReplayHeader("{\"replay_from\":-1}"));
-  EXPECT_FALSE(decodeReplayHeader(a));
   const auto loaded = loadRankEventFiles(dir);
   ASSERT_TRUE(loaded.error.empty()) << loaded.error;
-  EXPECT_EQ(loaded.note.find("lines that are not events"), std::string::npos) << "the torn line came again whole";
+  EXPECT_EQ(loaded.note.find("not events"), std::string::npos) << "the torn event came again whole";
   const auto& memory = loaded.recording.rank(0).memory;
   ASSERT_EQ(memory.size(), 5u) << "A B C D E, C not twice";
   EXPECT_EQ(memory.bytes(4)[static_cast<int>(MemoryRole::Activation)], 31);
+}
+
+TEST(RankEventFiles, WhatARankWroteAgainAfterLosingItsCollectorIsReadOnce) {
+  expectReplayReadOnce(testing::freshTempDir("rank_event_files_replay"), frame, "");
+  const auto line = [](const Event& e) { return encodeEventLine(e); };  // ends with its '\n'
+  expectReplayReadOnce(testing::freshTempDir("rank_event_files_replay_lines"), line, "");
+  EXPECT_EQ(decodeReplayHeader(replayHeaderLine(12345)), 12345u);
+  EXPECT_FALSE(decodeReplayHeader("{\"replay_from\":-1}"));
+  EXPECT_FALSE(decodeReplayHeader(encodeEventLine(memoryEvent(0, 1, 1))));
+}
+
+// A torn frame at a file's end is said, as a torn line is.
+TEST(RankEventFiles, ATornFrameIsSaidAndTheRestIsRead) {
+  const std::string dir = testing::freshTempDir("rank_event_files_frames");
+  {
+    std::ofstream rank0(rankEventFileName(dir, 0), std::ios::binary);
+    const std::string last = frame(memoryEvent(0, 3000, 4));
+    rank0 << frame(memoryEvent(0, 2000, 100)) << "\n" << frame(memoryEvent(0, 1000, 50)) << last.substr(0, 5);
+  }
+  const auto loaded = loadRankEventFiles(dir);
+  ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+  EXPECT_NE(loaded.note.find("items that are not events skipped in rank 0"), std::string::npos) << loaded.note;
+  const auto& memory = loaded.recording.rank(0).memory;
+  ASSERT_EQ(memory.size(), 2u);
+  EXPECT_EQ(memory.time(0), 1000);
+  EXPECT_EQ(memory.bytes(1)[static_cast<int>(MemoryRole::Activation)], 150);
 }
 
 // A rank's clock from its readings: a drifting host's offset interpolated between them, the
