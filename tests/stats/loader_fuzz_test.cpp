@@ -20,6 +20,7 @@
 #include "stats/summary_reader.h"
 #include "import/flight_recorder.h"
 #include "trace/perfetto_reader.h"
+#include "trace/rank_event_files.h"
 #include "import/profiler_trace.h"
 #include "trace/trace_reader.h"
 #include "files/user_json.h"
@@ -365,6 +366,32 @@ TEST(LoaderFuzz, NoMutatedFlightRecorderDumpCrashesItsReader) {
   std::printf("fuzzed %d Flight Recorder dumps: %d still loaded, %d refused\n", read, loaded, read - loaded);
   EXPECT_GT(loaded, 0) << "some mutants (a changed number) are still dumps";
   EXPECT_LT(loaded, read) << "the mutations must break dumps too";
+}
+
+// A launched job's rank files (`worker --trace-dir`: binary frames between text lines), one rank's
+// bytes mutated as above: the job is read, its damaged items skipped and said, never a crash.
+TEST(LoaderFuzz, NoMutatedRankStreamCrashesItsReader) {
+  RunConfig config = testing::tinyGptConfig();
+  config.strategy = StrategyKind::FullShard;
+  config.steps = 2;
+  const std::string dir = testing::freshTempDir("rank_stream_fuzz") + "/job";
+  for (const auto& r : testing::runWorkerJob(config, {"--trace-dir", dir})) ASSERT_EQ(r.exitCode, 0) << r.output;
+  const std::string stream = testing::fileContents(rankEventFileName(dir, 0));
+  ASSERT_FALSE(stream.empty());
+  Mutator bytes(static_cast<uint32_t>(envInt("SHARDSCOPE_FUZZ_SEED", 20261124)) + 9);
+  int read = 0, said = 0;
+  for (int i = 0; i < 150 * envInt("SHARDSCOPE_FUZZ_ITERATIONS", 1); ++i, ++read) {
+    std::ofstream(rankEventFileName(dir, 0), std::ios::binary | std::ios::trunc) << bytes.mutate(stream);
+    const auto job = loadRankEventFiles(dir);
+    if (!job.error.empty()) {
+      EXPECT_NE(job.error.find(dir), std::string::npos) << "names the directory: " << job.error;
+      continue;
+    }
+    (void)computeRankStats(job.config, job.recording, 0);
+    said += job.note.find("items that are not events skipped in rank 0") != std::string::npos;
+  }
+  std::printf("fuzzed %d rank streams: %d said some items were not events\n", read, said);
+  EXPECT_GT(said, 0) << "the mutations must damage frames too";
 }
 
 }  // namespace
