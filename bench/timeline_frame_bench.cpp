@@ -94,7 +94,29 @@ int main(int argc, char** argv) {
     std::printf("%-28s median %.2f ms  p90 %.2f ms  (%d vertices; drawn %d, folded %d)\n", label, ms[ms.size() / 2],
                 ms[ms.size() * 9 / 10], vertices, state.lastStats.spansDrawn, state.lastStats.spansFolded);
   };
-  measure("whole run in view", 30);
+  // More frames for a profiler to sample (perf record -D past the open): FRAMES=300.
+  const int frames = std::getenv("FRAMES") ? std::max(1, std::atoi(std::getenv("FRAMES"))) : 30;
+  measure("whole run in view", frames);
+  // The same, with the view moved a pixel each frame (a user dragging it): every memory lane's
+  // columns are searched again, none kept from the frame before (ui/memory_columns.h).
+  {
+    const double pixelNs = (state.axis.endNs - state.axis.beginNs) / 1600.0;
+    state.axis.userMoved = true;
+    std::vector<double> ms;
+    for (int i = 0; i < frames; ++i) {
+      state.axis.beginNs += pixelNs;
+      state.axis.endNs += pixelNs;
+      const auto start = std::chrono::steady_clock::now();
+      imgui.frame([&] { drawAppFrame(state, store, nullptr); }, 800, 300);
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    std::printf("%-28s median %.2f ms  p90 %.2f ms  (lanes' columns searched %lld, kept %lld in all)\n",
+                "whole run, moving each frame", ms[ms.size() / 2], ms[ms.size() * 9 / 10],
+                static_cast<long long>(state.memoryColumns.found()),
+                static_cast<long long>(state.memoryColumns.kept()));
+    state.axis.userMoved = false;
+  }
   if (ranks > kRanksUnfolded) {
     for (int g = 0; g < kRanksUnfolded; ++g) state.expandedRankGroups[0].insert(g);
     measure("every rank group expanded", 30);

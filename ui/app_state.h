@@ -13,6 +13,7 @@
 #include "config/run_config.h"
 #include "ui/estimate_panel.h"
 #include "ui/holdings_view.h"
+#include "ui/memory_columns.h"
 #include "ui/lesson_state.h"
 #include "ui/listen_panel.h"
 #include "ui/open_panel.h"
@@ -36,6 +37,7 @@ struct AppState {
   // to stay within its budget of events, 0 otherwise. The axis fits from here, and play starts here.
   double detailStartNs = 0;
   TimelineStyle style;
+  MemoryColumnCache memoryColumns;  // the memory lanes' columns, kept while the view stays put
   CollectiveSelection selection;
   TimelineCursor cursor;
   ListenChoice listen;                    // the sidebar's Listen for a launched job

@@ -322,6 +322,7 @@ void drawSessionTimeline(AppState& state, const Session& s, int index, double me
                          TimelineCursor& c, TimelineFrameStats& frameStats) {
   TimelineFrameStats st;
   TimelineStyle style = state.style;
+  style.memoryColumns = &state.memoryColumns;
   style.capacityBytes = deviceLimitsOf(s.config, s.deviceFacts).capacityBytes;  // this session's device
   style.foldRanksWithoutRecords = !s.jobLabel.empty();
   if (!s.jobLabel.empty() && !recordsMemory(s.recording)) {

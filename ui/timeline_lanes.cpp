@@ -9,6 +9,7 @@
 #include "trace/ring_schedule.h"
 #include "ui/item_probe.h"
 #include "ui/memory_at.h"
+#include "ui/memory_columns.h"
 #include "ui/theme.h"
 
 namespace shardscope::ui {
@@ -149,7 +150,8 @@ void drawSpan(const LaneFrame& f, const Event& e, bool comm, float xa, float xb,
   ++stats.spansDrawn;
   const ImU32 color = comm ? collectiveColor(static_cast<trace::CollectiveOp>(e.op))
                            : computeColor(static_cast<trace::ComputeKind>(e.op));
-  dl->AddRectFilled(ImVec2(xa, y + 1), ImVec2(xb, y + height - 1), color, 2.0f);
+  // Rounded corners only where they show: a narrow span's rounding cost a path and a polygon.
+  dl->AddRectFilled(ImVec2(xa, y + 1), ImVec2(xb, y + height - 1), color, xb - xa >= 8.0f ? 2.0f : 0.0f);
   if (comm && spansHaveSameTarget(e, selection)) {
     ++stats.spansHighlighted;
     dl->AddRect(ImVec2(xa - 1, y - 1), ImVec2(xb + 1, y + height + 1), IM_COL32(255, 255, 255, 255), 2.0f, 0, 2.0f);
@@ -220,51 +222,50 @@ void drawTimeRuler(const LaneFrame& f, float y, float bottom) {
 
 namespace {
 
-// A stack of bytes by role over time, one column per pixel (the column's highest sample) with the
-// total as a line: the body of a memory lane. Returns the columns drawn.
+// The lane's columns for this frame: kept from the last frame where nothing changed.
+std::vector<size_t> columnsOf(const LaneFrame& f, const trace::RoleTrack& samples, const trace::RangeMax& totals,
+                              const TimelineStyle& style) {
+  const ColumnSpan span{f.beginAbs, f.endAbs, static_cast<int>(f.width)};
+  return style.memoryColumns ? style.memoryColumns->columns(samples, totals, span)
+                             : findMemoryColumns(samples, totals, span);
+}
+
+// A stack of bytes by role over time, one column per pixel (the column's highest sample,
+// ui/memory_columns.h) with the total as a line: the body of a memory lane. Returns the columns
+// drawn.
 int drawRoleStack(const LaneFrame& f, const trace::RoleTrack& samples, const trace::RangeMax& totals, float y0,
                   float height, double scale, const TimelineStyle& style) {
   ImDrawList* dl = f.drawList;
   const float memBottom = y0 + height;
   if (samples.empty() || scale <= 0) return 0;
-  const size_t inForce = samples.countAtOrBefore(f.beginAbs);
-  size_t i = inForce == 0 ? 0 : inForce - 1;
-  const int columns = static_cast<int>(f.width);
-  const double nsPerPixel = (f.endAbs - f.beginAbs) / f.width;
+  const std::vector<size_t> columns = columnsOf(f, samples, totals, style);
   int drawn = 0;
   float lastTotalY = -1;
-  // Columns showing the same sample merge into one run, drawn as one rect per role.
-  size_t runSample = SIZE_MAX;
+  // Columns showing the same sample merge into one run, drawn as one rect per role. A lane of a
+  // long run is thousands of runs: their rects go straight into the draw list, one reservation a
+  // run (AddRectFilled's checks and reservation per rect were a tenth of a frame).
+  size_t runSample = kNoSample;
   float runStart = 0, runEnd = 0;
   auto flushRun = [&] {
-    if (runSample == SIZE_MAX) return;
+    if (runSample == kNoSample) return;
     const trace::RoleBytes bytes = samples.bytes(runSample);
+    int shown = 0;
+    for (int role = 0; role < kMemoryRoleCount; ++role) shown += bytes[role] > 0 && style.showRole[role];
+    if (shown == 0) return;
+    dl->PrimReserve(6 * shown, 4 * shown);
     float y = memBottom;
     for (int role = 0; role < kMemoryRoleCount; ++role) {
       if (bytes[role] <= 0 || !style.showRole[role]) continue;
       const float h = static_cast<float>(bytes[role] * scale);
-      dl->AddRectFilled(ImVec2(runStart, y - h), ImVec2(runEnd, y), roleColor(static_cast<trace::MemoryRole>(role)));
+      dl->PrimRect(ImVec2(runStart, y - h), ImVec2(runEnd, y), roleColor(static_cast<trace::MemoryRole>(role)));
       y -= h;
     }
   };
-  const auto columnEnd = [&](int c) { return f.beginAbs + (c + 1) * nsPerPixel; };
-  // The column's samples are [i, last]: the sample in force at its start, then those inside it.
-  // Each column's `last` is found one column ahead, so its search's cache misses overlap the
-  // range query of the column before (whose values were asked for meanwhile).
-  const trace::TimeIndex& times = samples.times();
-  size_t last = times.lastAtOrBefore(i, columnEnd(0));
-  for (int c = 0; c < columns && i < samples.size(); ++c) {
-    const double colEnd = columnEnd(c);
-    totals.prefetchRange(i, last + 1);
-    const size_t nextLast = times.lastAtOrBefore(last, columnEnd(c + 1), 2 * last - i);
-    // The largest sample in the column: the range-max pyramid finds it without walking them, so
-    // a lane costs O(width x log n) rather than O(samples in view).
-    const size_t best = last > i ? totals.argmax(i, last + 1) : i;
-    i = last;
-    last = nextLast;
-    if (static_cast<double>(times[best]) > colEnd) continue;  // before the first sample
-    // Its roles are read when its run of columns ends: fetch them meanwhile.
-    samples.prefetch(best);
+  for (size_t c = 0; c < columns.size(); ++c) {
+    const size_t best = columns[c];
+    if (best == kNoSample) continue;
+    // The next column's roles are read when its run ends: fetch them meanwhile.
+    if (c + 1 < columns.size() && columns[c + 1] != kNoSample) samples.prefetch(columns[c + 1]);
     const float x = f.x0 + static_cast<float>(c);
     if (best == runSample && runEnd == x) {
       runEnd = x + 1.0f;
@@ -276,12 +277,15 @@ int drawRoleStack(const LaneFrame& f, const trace::RoleTrack& samples, const tra
     }
     // The total line follows the column's highest sample, as the stack below it does: the last
     // sample's total swung between a step's low and high in every column of a long run, and the
-    // lines joining them washed the whole lane white.
-    const float totalY = memBottom - static_cast<float>(static_cast<double>(totals.value(best)) * scale);
-    if (lastTotalY >= 0 && totalY != lastTotalY)
-      dl->AddLine(ImVec2(x, lastTotalY), ImVec2(x, totalY), kTotalLineColor);
-    else if (lastTotalY >= 0)
-      dl->AddLine(ImVec2(x - 1, totalY), ImVec2(x + 1, totalY), kTotalLineColor);
+    // lines joining them washed the whole lane white. Drawn as one-pixel rects, not anti-aliased
+    // lines: the same pixels, at a fraction of the cost.
+    const float totalY = std::floor(memBottom - static_cast<float>(static_cast<double>(totals.value(best)) * scale));
+    if (lastTotalY >= 0 && totalY != lastTotalY) {
+      dl->AddRectFilled(ImVec2(x, std::min(lastTotalY, totalY)), ImVec2(x + 1, std::max(lastTotalY, totalY) + 1),
+                        kTotalLineColor);
+    } else if (lastTotalY >= 0) {
+      dl->AddRectFilled(ImVec2(x - 1, totalY), ImVec2(x + 1, totalY + 1), kTotalLineColor);
+    }
     lastTotalY = totalY;
     ++drawn;
   }

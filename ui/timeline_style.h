@@ -13,6 +13,8 @@
 
 namespace shardscope::ui {
 
+class MemoryColumnCache;  // ui/memory_columns.h
+
 // Which collective the user clicked; the matching collective on every rank is highlighted.
 struct CollectiveSelection {
   bool active = false;
@@ -44,6 +46,8 @@ struct TimelineStyle {
   bool foldRanksWithoutRecords = false;
   // A PyTorch job traced without profile_memory: each memory lane is a thin line that says so.
   bool memoryNotRecorded = false;
+  // Where the memory lanes keep their columns between frames (the window's); null: found each frame.
+  MemoryColumnCache* memoryColumns = nullptr;
 };
 
 // What the user points at, for the breakdown panel: a time and a rank.

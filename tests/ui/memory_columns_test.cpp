@@ -1,0 +1,90 @@
+// A memory lane's columns: each the highest sample in force over its pixel, as a walk over every
+// sample finds it, on random lanes at every density (a sample per many pixels, many per pixel);
+// and kept between frames only while neither the view nor the lane changed.
+#include "ui/memory_columns.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace shardscope::ui {
+namespace {
+
+struct Lane {
+  trace::RoleTrack samples;
+  trace::RangeMax totals;
+  void push(int64_t t, int64_t total) {
+    trace::RoleBytes bytes{};
+    bytes[0] = total;
+    samples.push(t, bytes);
+    totals.push(total);
+  }
+};
+
+// The column's sample by brute force: the one in force at its start, then every one inside it;
+// the highest, the earliest of equals.
+std::vector<size_t> walkEverySample(const Lane& lane, const ColumnSpan& span) {
+  std::vector<size_t> out(static_cast<size_t>(span.width), kNoSample);
+  const double nsPerPixel = (span.endAbs - span.beginAbs) / span.width;
+  for (int c = 0; c < span.width; ++c) {
+    const double begin = span.beginAbs + c * nsPerPixel, end = span.beginAbs + (c + 1) * nsPerPixel;
+    size_t best = kNoSample;
+    for (size_t i = 0; i < lane.samples.size(); ++i) {
+      const double t = static_cast<double>(lane.samples.time(i));
+      const bool inForceAtStart =
+          t <= begin && (i + 1 == lane.samples.size() || static_cast<double>(lane.samples.time(i + 1)) > begin);
+      if (!inForceAtStart && !(t > begin && t <= end)) continue;
+      if (best == kNoSample || lane.totals.value(i) > lane.totals.value(best)) best = i;
+    }
+    out[static_cast<size_t>(c)] = best;
+  }
+  return out;
+}
+
+TEST(MemoryColumns, EachColumnShowsTheHighestSampleInForceOverIt) {
+  std::mt19937_64 rng(11);
+  for (int round = 0; round < 40; ++round) {
+    Lane lane;
+    const int samples = 1 + static_cast<int>(rng() % 3000);
+    int64_t t = 1'000'000 + static_cast<int64_t>(rng() % 1000);
+    for (int i = 0; i < samples; ++i) {
+      t += static_cast<int64_t>(rng() % 5000);  // times repeat sometimes (0 apart)
+      lane.push(t, static_cast<int64_t>(rng() % 1'000'000));
+    }
+    // Views before, across and past the samples, at a sample per many pixels and many per pixel.
+    const double span = static_cast<double>(t - 1'000'000) * (0.01 + static_cast<double>(rng() % 200) / 100.0);
+    const double begin = 1'000'000 + (static_cast<double>(rng() % 2000) - 1000.0) * 100.0;
+    const ColumnSpan view{begin, begin + std::max(span, 1.0), 1 + static_cast<int>(rng() % 300)};
+    ASSERT_EQ(findMemoryColumns(lane.samples, lane.totals, view), walkEverySample(lane, view))
+        << "round " << round << ": " << samples << " samples over " << view.width << " columns";
+  }
+}
+
+TEST(MemoryColumns, KeptWhileTheViewAndTheLaneStayAndFoundAgainWhenEitherMoves) {
+  Lane lane;
+  for (int i = 0; i < 1000; ++i) lane.push(1000 + 10 * i, (i * 7919) % 1013);
+  MemoryColumnCache cache;
+  const ColumnSpan view{1000, 11000, 200};
+  const auto first = cache.columns(lane.samples, lane.totals, view);
+  EXPECT_EQ(first, findMemoryColumns(lane.samples, lane.totals, view));
+  EXPECT_EQ(cache.columns(lane.samples, lane.totals, view), first);
+  EXPECT_EQ(cache.found(), 1);
+  EXPECT_EQ(cache.kept(), 1) << "nothing changed: kept";
+
+  const ColumnSpan moved{1010, 11010, 200};
+  EXPECT_EQ(cache.columns(lane.samples, lane.totals, moved), findMemoryColumns(lane.samples, lane.totals, moved));
+  EXPECT_EQ(cache.found(), 2) << "the view moved a pixel: found again";
+
+  lane.push(10'990, 5000);  // a live run's new sample, inside the view
+  const auto grown = cache.columns(lane.samples, lane.totals, moved);
+  EXPECT_EQ(cache.found(), 3) << "the lane grew: found again";
+  EXPECT_EQ(lane.samples.time(grown.back()), 10'990) << "the new, highest sample shows in the last column";
+
+  Lane other;  // another lane is not taken for this one
+  for (int i = 0; i < 1000; ++i) other.push(1000 + 10 * i, 1);
+  cache.columns(other.samples, other.totals, moved);
+  EXPECT_EQ(cache.found(), 4);
+}
+
+}  // namespace
+}  // namespace shardscope::ui
