@@ -191,12 +191,12 @@ void CommandLine::addWindowOptions() {
   }
   for (auto [command, choice] :
        {std::pair{&app, &appWindow}, std::pair{run, &runWindow}, std::pair{compare, &compareWindow},
-        std::pair{lesson, &lessonWindow}, std::pair{listen, &listenWindowChoice}}) {
+        std::pair{view, &viewWindow}, std::pair{lesson, &lessonWindow}, std::pair{listen, &listenWindowChoice}}) {
     command->add_option("--window-events", choice->windowEvents,
-                        "with the window: the most events its runs hold in detail, over their ranks (about 70 to "
-                        "120 MB a million; a compare's runs share them); a longer run folds its oldest steps: the "
-                        "figures still count them, "
-                        "the timeline shows the newer ones, and --trace keeps them all on disk [default: 8M]");
+                        "with the window: the most events its runs (or a run's trace it opens) hold in detail, over "
+                        "their ranks (about 70 to 120 MB a million; a compare's runs share them); a longer run folds "
+                        "its oldest steps: the figures still count them, the timeline shows the newer ones, and "
+                        "--trace keeps them all on disk [default: 8M]");
   }
 }
 

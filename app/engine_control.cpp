@@ -89,7 +89,7 @@ std::string EngineSessionControl::openRecord(const std::vector<std::string>& pat
     openStatus_.beside = beside;
   }
   worker_ = std::thread([this, paths, beside] {
-    ui::OpenedRecord record = ui::openRecord(paths);
+    ui::OpenedRecord record = ui::openRecord(paths, sessionDetailEvents_);
     if (record.error.empty()) {  // else what is shown stays
       auto lock = store_.lock();
       if (!beside) store_.clear();

@@ -14,10 +14,8 @@
 namespace shardscope::app {
 
 // The events the window's sessions hold in detail, over all their ranks, unless --window-events
-// says otherwise:
-// 0.6 to 1 GB at the 70 to 120 bytes an event takes (docs/benchmarks.md, "Bounded memory"). A
-// longer run folds its older steps.
-constexpr size_t kDefaultSessionDetailEvents = 8'000'000;
+// says otherwise (trace::kDefaultDetailEvents).
+constexpr size_t kDefaultSessionDetailEvents = trace::kDefaultDetailEvents;
 
 class EngineSessionControl final : public ui::EngineControl {
  public:

@@ -161,7 +161,7 @@ int runLessonGui(const lessons::Lesson& lesson, const std::string& workerExecuta
 bool knownTab(const std::string& name) { return ui::bottomTabTitle(name) != nullptr; }
 
 int viewFile(const std::vector<std::string>& paths, const WindowChoice& choice) {
-  ui::OpenedRecord record = ui::openRecord(paths);
+  ui::OpenedRecord record = ui::openRecord(paths, sessionDetailEvents(choice));
   if (!record.error.empty()) {
     std::fprintf(stderr, "shardscope: %s\n", record.error.c_str());
     return 2;

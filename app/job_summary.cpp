@@ -25,7 +25,12 @@ namespace {
 // JSON), each told by its content.
 trace::LoadedTrace loadJob(const std::vector<std::string>& paths) {
   if (paths.size() == 1 && trace::isDirectory(paths.front())) return trace::loadJobDirectory(paths.front());
-  if (paths.size() == 1 && trace::looksLikePerfettoTrace(paths.front())) return trace::loadPerfettoTrace(paths.front());
+  // A run's trace of any length is read within the window's memory: its older steps folded into
+  // their running figures, which the summary reads (its detail-only figures, the stragglers and
+  // the last collectives, are then of the steps kept, as in a long run's own summary).
+  if (paths.size() == 1 && trace::looksLikePerfettoTrace(paths.front())) {
+    return trace::loadPerfettoTrace(paths.front(), trace::kDefaultDetailEvents);
+  }
   if (paths.size() == 1 && !trace::looksLikeProfilerTrace(paths.front()) && looksLikeTrace(paths.front())) {
     return trace::loadChromeTrace(paths.front());
   }
@@ -127,13 +132,15 @@ int writeJobSummary(const std::vector<std::string>& paths, const std::string& su
   // torch.profiler records no loss: its steps are listed with a null loss (NaN is written as null).
   const trace::RankTimeline* firstRank =
       loaded.recording.ranks() > 0 ? &loaded.recording.rank(trace::firstRecordedRank(loaded.recording)) : nullptr;
+  // A long run's trace is read with its older steps folded (their losses kept), then its detail.
+  if (firstRank && !profiler) result.losses = firstRank->folded.losses;
   for (size_t s = 0; firstRank && s < firstRank->steps.size(); ++s)
     result.losses.push_back(profiler ? std::nan("") : firstRank->steps[s].loss);
   if (auto error = writeSummaryFile(summaryPath, loaded.config, result, loaded.recording)) {
     std::fprintf(stderr, "shardscope: error: %s\n", error->c_str());
     return 2;
   }
-  const size_t steps = firstRank ? firstRank->steps.size() : 0;
+  const size_t steps = result.losses.size();
   std::printf("shardscope view: the summary of the job in %s (%d ranks, %zu steps) written to %s\n", dir.c_str(),
               result.worldSize, steps, summaryPath.c_str());
   return 0;

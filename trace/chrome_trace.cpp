@@ -1,5 +1,6 @@
 #include "trace/chrome_trace.h"
 
+#include <cmath>
 #include <map>
 
 #include "trace/ring_schedule.h"
@@ -81,8 +82,10 @@ void ChromeTraceWriter::writeCompute(int r, const RankTimeline& t, int64_t origi
   // The step gate's pauses per step (few: one per Step a user pressed), so a reader gets step
   // times without them back.
   std::map<int, int64_t> pausedOfStep;
+  std::map<int, double> lossOfStep;  // the step's global mean loss, which its StepEnd carries
   for (const auto& s : t.steps) {
     if (s.pausedNs > 0) pausedOfStep[s.step] = s.pausedNs;
+    lossOfStep[s.step] = s.loss;
   }
   for (const auto& e : t.compute) {
     nlohmann::json args = {{"kind", computeKindName(static_cast<ComputeKind>(e.op))},
@@ -93,6 +96,9 @@ void ChromeTraceWriter::writeCompute(int r, const RankTimeline& t, int64_t origi
     if (static_cast<ComputeKind>(e.op) == ComputeKind::Step) {
       if (auto paused = pausedOfStep.find(e.step); paused != pausedOfStep.end())
         args["paused_us"] = paused->second / 1e3;
+      // A diverged run's NaN would be JSON's null, which no reader takes for a number: left out.
+      if (auto loss = lossOfStep.find(e.step); loss != lossOfStep.end() && std::isfinite(loss->second))
+        args["loss"] = loss->second;
     }
     emit({{"ph", "X"},
           {"cat", "compute"},

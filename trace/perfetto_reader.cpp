@@ -52,9 +52,10 @@ struct Track {
   std::string name;  // "" for a rank's process track
 };
 
-// A debug annotation as read: a number, or a string (interned).
+// A debug annotation as read: a number (an integer or a real), or a string (interned).
 struct Value {
   int64_t number = 0;
+  double real = 0;
   std::string text;
 };
 using Annotations = std::unordered_map<std::string, Value>;
@@ -74,6 +75,10 @@ struct OpenSlice {
 int64_t numberOr(const Annotations& a, const char* key, int64_t fallback) {
   const auto it = a.find(key);
   return it == a.end() ? fallback : it->second.number;
+}
+double realOr(const Annotations& a, const char* key, double fallback) {
+  const auto it = a.find(key);
+  return it == a.end() ? fallback : it->second.real;
 }
 const std::string& textOr(const Annotations& a, const char* key) {
   static const std::string none;
@@ -290,6 +295,8 @@ bool PerfettoTraceReader::annotation(std::string_view bytes, Annotations& into) 
       key = it->second;
     } else if (f.number == 4 && f.type == proto::kVarint) {
       value.number = f.asInt();
+    } else if (f.number == 5 && f.type == proto::kFixed64) {
+      value.real = f.asDouble();
     } else if (f.number == 17 && f.type == proto::kVarint) {
       const auto it = strings_.find(f.bits);
       if (it == strings_.end()) return fail("holds a string it never interned");
@@ -393,6 +400,7 @@ void PerfettoTraceReader::endSlice(const Track& track, OpenSlice slice, int64_t 
     e.op = names::indexOf(textOr(slice.args, "kind"), names::compute, kComputeKindCount).value_or(0);
     e.text = textOr(slice.args, "unit");
     e.pausedNs = numberOr(slice.args, "paused_ns", 0);
+    e.loss = realOr(slice.args, "loss", 0.0);  // a step's (traces before it was written: 0)
   }
   // Spans arrive as they end, an outer one after those inside it: the recording places each by its begin.
   add(e);
@@ -509,8 +517,9 @@ bool looksLikePerfettoTrace(const std::string& path) {
   return !fields.failed();
 }
 
-LoadedTrace loadPerfettoTrace(const std::string& path) {
+LoadedTrace loadPerfettoTrace(const std::string& path, size_t detailEvents) {
   LoadedTrace out;
+  if (detailEvents > 0) out.recording.keepDetailWithinOverRanks(detailEvents, {});
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     out.error = "cannot read '" + path + "': check that the file exists.";

@@ -20,9 +20,9 @@ constexpr uint32_t kUuid = 1, kName = 2, kProcess = 3, kParentUuid = 5, kCounter
 constexpr uint32_t kPid = 1, kProcessName = 6;                                          // ProcessDescriptor
 constexpr uint32_t kCounterUnit = 3;                                                    // CounterDescriptor
 constexpr uint32_t kAnnotations = 4, kType = 9, kNameIid = 10, kTrackUuid = 11, kCounterValue = 30,
-                   kExtraCounterValues = 12, kExtraCounterTrackUuids = 31;          // TrackEvent
-constexpr uint32_t kAnnotationNameIid = 1, kIntValue = 4, kStringValueIid = 17;     // DebugAnnotation
-constexpr uint32_t kEventNames = 2, kAnnotationNames = 3, kAnnotationStrings = 29;  // InternedData
+                   kExtraCounterValues = 12, kExtraCounterTrackUuids = 31;                         // TrackEvent
+constexpr uint32_t kAnnotationNameIid = 1, kIntValue = 4, kDoubleValue = 5, kStringValueIid = 17;  // DebugAnnotation
+constexpr uint32_t kEventNames = 2, kAnnotationNames = 3, kAnnotationStrings = 29;                 // InternedData
 constexpr uint32_t kIid = 1, kInternedText = 2;  // EventName, DebugAnnotationName, InternedString
 }  // namespace field
 
@@ -39,7 +39,9 @@ constexpr int kSliceBegin = 1, kSliceEnd = 2, kInstant = 3, kCounter = 4;     //
 struct PerfettoTraceWriter::Annotation {
   uint64_t nameIid;
   bool isText;
-  int64_t value;  // the number, or the interned string's iid
+  int64_t value;        // the number, or the interned string's iid
+  bool isReal = false;  // a real number (`real`), not an integer
+  double real = 0;
 };
 
 PerfettoTraceWriter::PerfettoTraceWriter(std::ostream& out, const nlohmann::json& metadata, int ranks)
@@ -77,6 +79,10 @@ uint64_t PerfettoTraceWriter::intern(std::unordered_map<std::string, uint64_t>& 
 
 PerfettoTraceWriter::Annotation PerfettoTraceWriter::number(const char* name, int64_t value) {
   return {intern(annotationNames_, name, field::kAnnotationNames), false, value};
+}
+
+PerfettoTraceWriter::Annotation PerfettoTraceWriter::real(const char* name, double value) {
+  return {intern(annotationNames_, name, field::kAnnotationNames), false, 0, true, value};
 }
 
 PerfettoTraceWriter::Annotation PerfettoTraceWriter::text(const char* name, const std::string& value) {
@@ -125,6 +131,8 @@ void PerfettoTraceWriter::event(uint64_t track, int type, int64_t tNs, const std
       d.varint(field::kAnnotationNameIid, a.nameIid);
       if (a.isText)
         d.varint(field::kStringValueIid, static_cast<uint64_t>(a.value));
+      else if (a.isReal)
+        d.float64(field::kDoubleValue, a.real);
       else
         d.number(field::kIntValue, a.value);
     });
@@ -267,8 +275,10 @@ void PerfettoTraceWriter::counterEvent(int rank, const CounterValue* first, size
 
 void PerfettoTraceWriter::writeCompute(int rank, const RankTimeline& t, int64_t originNs) {
   std::map<int, int64_t> pausedOfStep;  // few: one per Step a user pressed at the step gate
+  std::map<int, double> lossOfStep;     // the step's global mean loss, which its StepEnd carries
   for (const auto& s : t.steps) {
     if (s.pausedNs > 0) pausedOfStep[s.step] = s.pausedNs;
+    lossOfStep[s.step] = s.loss;
   }
   RankState& s = state_[static_cast<size_t>(rank)];
   for (const auto& e : t.compute) {
@@ -278,6 +288,7 @@ void PerfettoTraceWriter::writeCompute(int rank, const RankTimeline& t, int64_t 
     if (static_cast<ComputeKind>(e.op) == ComputeKind::Step) {
       if (auto paused = pausedOfStep.find(e.step); paused != pausedOfStep.end())
         a.push_back(number("paused_ns", paused->second));
+      if (auto loss = lossOfStep.find(e.step); loss != lossOfStep.end()) a.push_back(real("loss", loss->second));
     }
     slice(rank, "compute", s.computeLanes, s.computeEnds, e.beginNs, e.endNs, computeSpanName(e), a, originNs);
   }

@@ -94,6 +94,7 @@ class PerfettoTraceWriter : public TraceWriter {
   uint64_t track(int rank, const std::string& name, bool counter);
   uint64_t intern(std::unordered_map<std::string, uint64_t>& table, const std::string& value, int kind);
   Annotation number(const char* name, int64_t value);
+  Annotation real(const char* name, double value);
   Annotation text(const char* name, const std::string& value);
   void emit(const std::string& packet);
 

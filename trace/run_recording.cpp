@@ -149,7 +149,9 @@ void RunRecording::add(const Event& e) {
       if (keepSteps_ > 0 && r.steps.size() >= 2 * static_cast<size_t>(keepSteps_)) {
         foldOlderSteps(e.rank, r.steps.size() - static_cast<size_t>(keepSteps_));
       } else if (maxDetailEvents_ > 0) {
-        foldWithinBudget(e.rank);
+        // A live rank's step end follows its step's events; a trace's reader adds it where the
+        // step began (older steps are then complete, their events read before).
+        foldWithinBudget(e.rank, detailOverRanks_ > 0 ? e.beginNs : e.endNs);
       }
       break;
     case EventKind::Dropped:
@@ -158,6 +160,10 @@ void RunRecording::add(const Event& e) {
       break;
     default:
       break;
+  }
+  if (detailOverRanks_ > 0 && e.kind != EventKind::StepEnd && ++eventsSinceBudgetCheck_ >= kBudgetCheckEvery) {
+    eventsSinceBudgetCheck_ = 0;
+    foldWithinBudget(e.rank, e.beginNs);  // a trace is read in time order: steps ended by now are whole
   }
 }
 
@@ -410,14 +416,21 @@ std::vector<int32_t> RunRecording::recordedUnits() const {
 void RunRecording::keepLastSteps(int steps, Spill spill) {
   keepSteps_ = std::max(steps, 0);
   maxDetailEvents_ = 0;
+  detailOverRanks_ = 0;
   spill_ = std::move(spill);
 }
 
 void RunRecording::keepDetailWithin(size_t events, Spill spill) {
   keepSteps_ = 0;
   maxDetailEvents_ = events;
+  detailOverRanks_ = 0;
   foldThroughStep_ = -1;
   spill_ = std::move(spill);
+}
+
+void RunRecording::keepDetailWithinOverRanks(size_t events, Spill spill) {
+  keepDetailWithin(events, std::move(spill));
+  detailOverRanks_ = events;
 }
 
 // Every rank folds through the same step, so the views' k-th event group stays the same moment
@@ -425,14 +438,17 @@ void RunRecording::keepDetailWithin(size_t events, Spill spill) {
 // A sixteenth of the steps held at a time: a fold runs under the window's lock on the thread that
 // drains the ranks' pipes. Folding half at once paused it a quarter of a second and more at the
 // budget (build/bench/fold_pause_bench), and in a first try the ranks' event queues overflowed.
-void RunRecording::foldWithinBudget(int rank) {
+void RunRecording::foldWithinBudget(int rank, int64_t completeByNs) {
+  if (detailOverRanks_ > 0) maxDetailEvents_ = std::max<size_t>(1, detailOverRanks_ / ranks_.size());
   const auto& steps = ranks_[static_cast<size_t>(rank)].steps;
   if (steps.size() >= 2 && detailEvents(rank) > maxDetailEvents_) {
     const size_t fold = std::max<size_t>(1, steps.size() / kFoldShare);
     foldThroughStep_ = std::max(foldThroughStep_, steps[fold - 1].step);
   }
   size_t through = 0;
-  while (through < steps.size() && steps[through].step <= foldThroughStep_) ++through;
+  while (through < steps.size() && steps[through].step <= foldThroughStep_ && steps[through].endNs <= completeByNs) {
+    ++through;
+  }
   if (through > 0 && through < steps.size()) foldOlderSteps(rank, through);
 }
 
@@ -456,7 +472,10 @@ void movePrefix(std::vector<T>& from, std::vector<T>& to, Older older) {
 
 void foldFigures(FoldedSteps& f, const RankTimeline& older) {
   f.steps += static_cast<int>(older.steps.size());
-  for (const auto& s : older.steps) f.stepSeconds.push_back(activeStepNs(s) / 1e9);
+  for (const auto& s : older.steps) {
+    f.losses.push_back(s.loss);
+    f.stepSeconds.push_back(activeStepNs(s) / 1e9);
+  }
   const auto exposed = exposedCommSecondsOf(older);
   f.exposedCommSeconds.insert(f.exposedCommSeconds.end(), exposed.begin(), exposed.end());
   for (const auto& c : older.collectives) {

@@ -40,6 +40,7 @@ struct UnitMemoryTrack {
 // away, as the running figures the summary reads: everything here is of completed steps.
 struct FoldedSteps {
   int steps = 0;                                                    // StepEnd events folded
+  std::vector<double> losses;                                       // each one's loss (its StepEnd's)
   std::vector<double> stepSeconds;                                  // each one's time without step-gate pauses
   std::vector<double> exposedCommSeconds;                           // each one's collective time no compute hid
   std::array<CollectiveTotals, kCollectiveOpCount> collectives{};   // of collectives in a step
@@ -110,6 +111,11 @@ std::vector<double> exposedCommSecondsOf(const RankTimeline& detail);
 // ones), the largest of them; 0 without compute spans.
 int64_t activationSavedForBackward(const RankTimeline& detail);
 
+// What a window's session, or a summary read from a trace, holds in detail over its ranks unless
+// told otherwise (--window-events): 0.6 to 1 GB at the 70 to 120 bytes an event takes
+// (docs/benchmarks.md, "Bounded memory"). A longer run folds its older steps.
+constexpr size_t kDefaultDetailEvents = 8'000'000;
+
 class RunRecording;
 // The first rank that recorded a step (a job opened without rank 0's file starts at another): the
 // one whose steps are the job's. 0 when none did.
@@ -139,6 +145,9 @@ class RunRecording {
   // (memory samples, per-unit samples, spans and event groups), its oldest sixteenth of steps go, on
   // every rank alike (each at its next step end).
   void keepDetailWithin(size_t events, Spill spill);
+  // The same with `events` over every rank: each rank keeps its share among the ranks known when it
+  // folds (a trace's reader learns them as it reads). What bounds a recording opened from a file.
+  void keepDetailWithinOverRanks(size_t events, Spill spill);
   // A rank's events held in detail, as keepDetailWithin counts them.
   size_t detailEvents(int rank) const;
 
@@ -176,12 +185,19 @@ class RunRecording {
 
  private:
   void foldOlderSteps(int rank, size_t steps);
-  void foldWithinBudget(int rank);
+  // Folds what the budget asks of `rank`, among its steps that ended by `completeByNs` (whose
+  // events have all been added).
+  void foldWithinBudget(int rank, int64_t completeByNs);
 
   std::vector<RankTimeline> ranks_;
   int64_t origin_ = INT64_MAX;
   int keepSteps_ = 0;
   size_t maxDetailEvents_ = 0;
+  size_t detailOverRanks_ = 0;  // keepDetailWithinOverRanks: maxDetailEvents_ is its share per rank
+  // A trace's reader may add a step's end before its events (a Chrome trace's step span comes
+  // where the step began): the budget is then checked every so many events too.
+  size_t eventsSinceBudgetCheck_ = 0;
+  static constexpr size_t kBudgetCheckEvery = 4096;
   int32_t foldThroughStep_ = -1;            // keepDetailWithin: every rank folds its steps up to this one
   static constexpr size_t kFoldShare = 16;  // keepDetailWithin folds 1/kFoldShare of its steps at a time
   Spill spill_;

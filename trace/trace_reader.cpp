@@ -58,8 +58,8 @@ std::vector<files::ExpectedField> argsFields(const nlohmann::json& event) {
     for (auto it = args->begin(); it != args->end(); ++it) fields.push_back({it.key().c_str(), JsonKind::Number});
     return fields;
   }
-  for (const char* number :
-       {"step", "micro_batch", "paused_us", "bytes", "bytes_out", "own_part_bytes", "peer", "group_size", "issue_us"}) {
+  for (const char* number : {"step", "micro_batch", "paused_us", "loss", "bytes", "bytes_out", "own_part_bytes", "peer",
+                             "group_size", "issue_us"}) {
     fields.push_back({number, JsonKind::Number});
   }
   for (const char* text : {"kind", "phase", "unit", "op", "process_group", "implementation", "label"}) {
@@ -169,6 +169,7 @@ void TraceEventReader::readSpan(const nlohmann::json& e, int rank) {
     ev.phase = indexOf(a.value("phase", ""), phaseNameOf, 4).value_or(0);
     ev.text = a.value("unit", "");
     ev.pausedNs = static_cast<int64_t>(a.value("paused_us", 0.0) * 1e3);
+    ev.loss = a.value("loss", 0.0);  // a step's (traces before it was written: 0)
   } else {
     ev.kind = EventKind::Collective;
     auto op = indexOf(a.value("op", ""), opName, kCollectiveOpCount);

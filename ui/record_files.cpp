@@ -81,6 +81,8 @@ OpenedRecord fromTrace(trace::LoadedTrace loaded, const std::string& where) {
   s.jobLabel = loaded.jobLabel;
   s.config = loaded.config;
   s.recording = std::move(loaded.recording);
+  // A long run's .pftrace is read with its older steps folded (openRecord): said under its title.
+  s.everyStepIn = where + " (view --window-events holds more of them in detail)";
   s.status = loaded.ranksFailed ? SessionStatus::Failed : SessionStatus::Done;
   // The ranks' own placements where the files say; else the device and backend the trace's
   // configuration names (a Chrome trace records no placement).
@@ -124,21 +126,21 @@ bool isFlightRecorderOnly(const std::string& dir) {
 
 // One path: a directory (a job's files, torch.profiler traces, or Flight Recorder dumps), a
 // profiler trace, a run's trace, a Flight Recorder dump, or a summary.
-OpenedRecord openOne(const std::string& path) {
+OpenedRecord openOne(const std::string& path, size_t detailEvents) {
   if (trace::isDirectory(path) && isFlightRecorderOnly(path)) return fromFlightRecorder({path}, path);
   if (!trace::isDirectory(path) && trace::looksLikeFlightRecorderDump(path)) return fromFlightRecorder({path}, path);
   if (trace::isDirectory(path)) {
     return fromTrace(trace::loadJobDirectory(path), path);
   }
   if (looksLikeProfilerTrace(path)) return fromTrace(trace::loadProfilerTraceFiles({path}), path);
-  if (trace::looksLikePerfettoTrace(path)) return fromTrace(trace::loadPerfettoTrace(path), path);
+  if (trace::looksLikePerfettoTrace(path)) return fromTrace(trace::loadPerfettoTrace(path, detailEvents), path);
   if (looksLikeTrace(path)) return fromTrace(trace::loadChromeTrace(path), path);
   return fromSummary(path);
 }
 
 }  // namespace
 
-OpenedRecord openRecord(const std::vector<std::string>& paths) {
+OpenedRecord openRecord(const std::vector<std::string>& paths, size_t detailEvents) {
   OpenedRecord out;
   if (paths.empty()) {
     out.error = "nothing to open: name a trace, a summary, a job's directory, or a PyTorch job's per-rank traces";
@@ -166,7 +168,7 @@ OpenedRecord openRecord(const std::vector<std::string>& paths) {
     return fromTrace(trace::loadProfilerTraceFiles(paths),
                      paths.front() + " and " + std::to_string(paths.size() - 1) + " more");
   }
-  if (paths.size() == 1) return openOne(paths.front());
+  if (paths.size() == 1) return openOne(paths.front(), detailEvents);
   // Several recordings side by side (a run of shardscope's beside a PyTorch job's traces), in the
   // order named; the first of shardscope's own gives the panels their configuration.
   for (const auto& path : paths) {
@@ -178,7 +180,7 @@ OpenedRecord openRecord(const std::vector<std::string>& paths) {
     }
   }
   for (const auto& path : paths) {
-    OpenedRecord one = openOne(path);
+    OpenedRecord one = openOne(path, detailEvents);
     if (!one.error.empty()) return one;
     if (one.ownConfig && !out.ownConfig) {
       out.ownConfig = true;

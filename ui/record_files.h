@@ -24,8 +24,10 @@ struct OpenedRecord {
 };
 
 // `paths`: one file or directory; the per-rank torch.profiler traces of one job; or several
-// recordings side by side (a run's trace beside a PyTorch job's folder), a session each.
-OpenedRecord openRecord(const std::vector<std::string>& paths);
+// recordings side by side (a run's trace beside a PyTorch job's folder), a session each. A run's
+// .pftrace keeps at most `detailEvents` in detail over its ranks (--window-events; 0: all), its
+// older steps folded as it is read, as a live run's are.
+OpenedRecord openRecord(const std::vector<std::string>& paths, size_t detailEvents = 0);
 
 // What a path would open as, for the Open panel's listing ("a job's --trace-dir", "torch.profiler
 // traces", "trace", "summary"), from a folder's file names or a file's first 4 KiB and (for a

@@ -164,6 +164,29 @@ TEST(TraceDir, AnotherHostsClockIsMeasuredAndItsRanksAligned) {
   EXPECT_EQ(summary["clocks"][0]["offset_s"], 0.0) << "rank 0 is the reference";
 }
 
+// A run's trace read back by `view --summary` gives the run's steps with their losses, in both
+// formats (the losses ride on the step spans: before, every step read back with a loss of 0).
+TEST(TraceDir, ARunsTraceGivesBackItsStepsAndLosses) {
+  RunConfig config = testing::tinyGptConfig();
+  config.steps = 5;
+  const std::string dir = testing::freshTempDir("trace_losses");
+  for (const std::string format : {"pftrace", "json"}) {
+    const std::string trace = dir + "/t." + format, ran = dir + "/ran_" + format + ".json",
+                      read = dir + "/read_" + format + ".json";
+    const auto run = testing::runShardscope(testing::runArgsOf(config, {"--trace", trace, "--summary", ran}));
+    ASSERT_EQ(run.exitCode, 0) << run.output;
+    const auto view = testing::runShardscope({"view", trace, "--summary", read});
+    ASSERT_EQ(view.exitCode, 0) << view.output;
+    const auto a = nlohmann::json::parse(std::ifstream(ran)), b = nlohmann::json::parse(std::ifstream(read));
+    ASSERT_EQ(a["steps"].size(), static_cast<size_t>(config.steps)) << format;
+    ASSERT_EQ(b["steps"].size(), a["steps"].size()) << format;
+    for (size_t s = 0; s < a["steps"].size(); ++s) {
+      EXPECT_GT(a["steps"][s]["loss"].get<double>(), 0) << format;
+      EXPECT_EQ(b["steps"][s]["loss"], a["steps"][s]["loss"]) << format << " step " << s;
+    }
+  }
+}
+
 // Ranks of one host share a clock: what they measure is within its own bound, and nothing moves.
 TEST(TraceDir, RanksOfOneHostAreNotShifted) {
   RunConfig config = testing::tinyGptConfig();

@@ -3,13 +3,19 @@
 // (spilled) plus what it keeps make the same Chrome trace.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "trace/chrome_trace.h"
+#include "trace/perfetto_reader.h"
+#include "trace/perfetto_trace.h"
 #include "trace/run_recording.h"
 
 namespace shardscope::trace {
@@ -244,6 +250,59 @@ TEST(StepFolding, AWindowsRecordingStaysWithinItsBudgetOfEvents) {
     EXPECT_GT(folding.detailEvents(r), kBudget / 2) << "most of the budget stays in view";
     EXPECT_EQ(folding.rank(r).steps.front().step, folding.rank(0).steps.front().step)
         << "every rank folded through the same step: the views' k-th group is one moment";
+  }
+}
+
+// A recording read from a trace learns its ranks as it reads: its budget is over them all, each
+// rank holding its share, and it folds as a window's does.
+TEST(StepFolding, ABudgetOverTheRanksGivesEachItsShare) {
+  RunRecording whole(kRanks), folding(kRanks);
+  constexpr size_t kBudget = 200;
+  foldAndCompare([](RunRecording& rec,
+                    RunRecording::Spill spill) { rec.keepDetailWithinOverRanks(kBudget * kRanks, std::move(spill)); },
+                 folding, whole);
+  const size_t perStep = whole.detailEvents(0) / kSteps;
+  for (int r = 0; r < kRanks; ++r) {
+    EXPECT_LE(folding.detailEvents(r), kBudget + perStep) << "rank " << r;
+    EXPECT_GT(folding.rank(r).folded.steps, 0) << "rank " << r;
+  }
+}
+
+// A run's .pftrace opened with a budget (the window's --window-events, a summary's): read with its
+// older steps folded, every figure and every step's loss the whole run's, as the same trace read
+// whole gives them.
+TEST(StepFolding, APerfettoTraceReadWithinABudgetHasTheWholeRunsFigures) {
+  RunRecording whole(kRanks);
+  for (const auto& e : runEvents()) whole.add(e);
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("step_folding_" + std::to_string(::getpid()) + ".pftrace")).string();
+  {
+    // Written as a run streams it: a piece of a few steps per rank as they fold, then the rest.
+    std::ofstream out(path, std::ios::binary);
+    PerfettoTraceWriter writer(out, nlohmann::json::object(), kRanks);
+    RunRecording streaming(kRanks);
+    streaming.keepLastSteps(4, [&](int r, RankTimeline&& older) { writer.write(r, older, whole.originNs()); });
+    for (const auto& e : runEvents()) streaming.add(e);
+    for (int r = 0; r < kRanks; ++r) writer.write(r, streaming.rank(r), whole.originNs());
+    writer.finish(RunFacts{});
+  }
+  const auto all = loadPerfettoTrace(path);
+  const auto bounded = loadPerfettoTrace(path, 200 * kRanks);
+  std::filesystem::remove(path);
+  ASSERT_TRUE(all.error.empty()) << all.error;
+  ASSERT_TRUE(bounded.error.empty()) << bounded.error;
+  for (int r = 0; r < kRanks; ++r) {
+    const auto& kept = bounded.recording.rank(r);
+    EXPECT_GT(kept.folded.steps, 0) << "rank " << r << ": " << kept.steps.size() << " steps in detail";
+    // Within the budget, and a written piece's steps over it at the most (its events come lane by lane).
+    EXPECT_LE(bounded.recording.detailEvents(r), 200 + 8 * all.recording.detailEvents(r) / kSteps) << "rank " << r;
+    EXPECT_EQ(all.recording.rank(r).folded.steps, 0) << "without a budget, all in detail";
+    expectTheWholeRunsFigures(bounded.recording, all.recording, r);
+    std::vector<double> losses = kept.folded.losses;
+    for (const auto& s : kept.steps) losses.push_back(s.loss);
+    std::vector<double> wholeLosses;
+    for (const auto& s : whole.rank(r).steps) wholeLosses.push_back(s.loss);
+    EXPECT_EQ(losses, wholeLosses) << "every step's loss, folded or kept, as the run recorded it";
   }
 }
 
