@@ -116,7 +116,7 @@ void writeHeldTensors(const std::string& path, const std::vector<HeldTensor>& he
   nlohmann::json tensors = nlohmann::json::array();
   for (const auto& h : held) {
     tensors.push_back({{"name", h.name},
-                       {"role", h.role},
+                       {"role", trace::memoryRoleName(h.role)},
                        {"numel", h.numel},
                        {"bytes", h.bytes},
                        {"space", h.host ? "host" : "device"}});

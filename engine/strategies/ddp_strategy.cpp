@@ -99,15 +99,16 @@ std::vector<HeldTensor> DdpStrategy::heldTensors() const {
   for (size_t i = 0; i < params_.size(); ++i) {
     const auto& p = params_[i];
     // Replicated full parameters: DDP's "shard" is the whole tensor.
-    out.push_back({model_.params()[i].name, "param_shard", p.numel(), static_cast<int64_t>(p.storage().nbytes())});
+    out.push_back({model_.params()[i].name, trace::MemoryRole::ParamShard, p.numel(),
+                   static_cast<int64_t>(p.storage().nbytes())});
     if (p.grad().defined()) {
-      out.push_back({model_.params()[i].name + ".grad", "grad_full", p.grad().numel(),
+      out.push_back({model_.params()[i].name + ".grad", trace::MemoryRole::GradFull, p.grad().numel(),
                      static_cast<int64_t>(p.grad().storage().nbytes())});
     }
   }
   for (size_t i = 0; i < compute_.size(); ++i) {
     if (!params_[i].requires_grad()) continue;  // a frozen parameter is its own compute copy
-    out.push_back({model_.params()[i].name + ".bf16", "param_gathered", compute_[i].numel(),
+    out.push_back({model_.params()[i].name + ".bf16", trace::MemoryRole::ParamGathered, compute_[i].numel(),
                    static_cast<int64_t>(compute_[i].storage().nbytes())});
   }
   append(out, buckets_->heldTensors());

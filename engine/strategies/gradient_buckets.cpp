@@ -178,7 +178,7 @@ void GradientBuckets::finish(const std::function<void(int, const at::Tensor&)>& 
 std::vector<HeldTensor> GradientBuckets::heldTensors() const {
   std::vector<HeldTensor> out;
   for (size_t b = 0; b < buckets_.size(); ++b) {
-    out.push_back({"bucket." + std::to_string(b), "comm_buffer", buckets_[b].buffer.numel(),
+    out.push_back({"bucket." + std::to_string(b), trace::MemoryRole::CommBuffer, buckets_[b].buffer.numel(),
                    static_cast<int64_t>(buckets_[b].buffer.storage().nbytes())});
   }
   return out;

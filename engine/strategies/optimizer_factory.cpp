@@ -50,8 +50,8 @@ std::vector<HeldTensor> optimizerStateTensors(const torch::optim::Optimizer& opt
     const std::string name = "state." + std::to_string(index++);
     for (const auto& [field, t] : namedState(state.get())) {
       if (!t.defined()) continue;
-      out.push_back(
-          {name + "." + field, "optimizer_state", t.numel(), static_cast<int64_t>(t.storage().nbytes()), inHostMemory});
+      out.push_back({name + "." + field, trace::MemoryRole::OptimizerState, t.numel(),
+                     static_cast<int64_t>(t.storage().nbytes()), inHostMemory});
     }
   }
   return out;

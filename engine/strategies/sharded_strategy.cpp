@@ -428,25 +428,29 @@ std::vector<HeldTensor> ShardedStrategy::heldTensors() const {
   std::vector<HeldTensor> out;
   for (const Unit& unit : units_) {
     auto bytesOf = [](const at::Tensor& t) { return static_cast<int64_t>(t.storage().nbytes()); };
-    out.push_back({unit.name + ".shard", "param_shard", unit.shard.numel(), bytesOf(unit.shard), offload_});
+    out.push_back(
+        {unit.name + ".shard", trace::MemoryRole::ParamShard, unit.shard.numel(), bytesOf(unit.shard), offload_});
     if (unit.gradShard.defined()) {
-      out.push_back({unit.name + ".grad_shard", "grad_shard", unit.gradShard.numel(), bytesOf(unit.gradShard)});
+      out.push_back(
+          {unit.name + ".grad_shard", trace::MemoryRole::GradShard, unit.gradShard.numel(), bytesOf(unit.gradShard)});
     }
     if (unit.hostGradShard.defined()) {
-      out.push_back({unit.name + ".grad_shard", "grad_shard", unit.hostGradShard.numel(), bytesOf(unit.hostGradShard),
+      out.push_back({unit.name + ".grad_shard", trace::MemoryRole::GradShard, unit.hostGradShard.numel(),
+                     bytesOf(unit.hostGradShard),
                      /*host=*/true});
     }
     const int64_t gatheredBytes = bytesOf(unit.gathered);
-    out.push_back(
-        {unit.name + ".gathered", "param_gathered", gatheredBytes / unit.gathered.element_size(), gatheredBytes});
+    out.push_back({unit.name + ".gathered", trace::MemoryRole::ParamGathered,
+                   gatheredBytes / unit.gathered.element_size(), gatheredBytes});
     for (int i : unit.params) {
       const auto& g = live_[i].grad();
       if (g.defined()) {
-        out.push_back({model_.params()[i].name + ".grad", "grad_full", g.numel(), bytesOf(g)});
+        out.push_back({model_.params()[i].name + ".grad", trace::MemoryRole::GradFull, g.numel(), bytesOf(g)});
       }
       const auto& acc = accumulated_[i];
       if (acc.defined()) {
-        out.push_back({model_.params()[i].name + ".grad (fp32, accumulated)", "grad_full", acc.numel(), bytesOf(acc)});
+        out.push_back({model_.params()[i].name + ".grad (fp32, accumulated)", trace::MemoryRole::GradFull, acc.numel(),
+                       bytesOf(acc)});
       }
     }
   }

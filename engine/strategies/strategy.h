@@ -16,13 +16,14 @@
 #include "engine/comm/process_mesh.h"
 #include "engine/models/model.h"
 #include "config/run_config.h"
+#include "trace/events.h"
 
 namespace shardscope {
 
-// One tensor a rank holds, for the memory inventory (roles as in the trace vocabulary).
+// One tensor a rank holds, for the memory inventory, by the trace vocabulary's role.
 struct HeldTensor {
   std::string name;
-  std::string role;   // param_shard | param_gathered | grad_shard | grad_full | optimizer_state
+  trace::MemoryRole role = trace::MemoryRole::Other;
   int64_t numel = 0;  // elements the tensor's storage holds right now
   int64_t bytes = 0;  // bytes of that storage
   bool host = false;  // kept in host memory under --offload cpu (a GPU rank's state moved off it)

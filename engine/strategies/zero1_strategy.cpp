@@ -151,16 +151,18 @@ std::vector<HeldTensor> Zero1Strategy::heldTensors() const {
   auto bytesOf = [](const at::Tensor& t) { return static_cast<int64_t>(t.storage().nbytes()); };
   const bool bf16 = master_.scalar_type() != flat_.scalar_type();
   std::vector<HeldTensor> out;
-  out.push_back({"params (flat)", bf16 ? "param_gathered" : "param_shard", flat_.numel(), bytesOf(flat_)});
-  if (bf16) out.push_back({"master slice", "param_shard", master_.numel(), bytesOf(master_)});
+  out.push_back({"params (flat)", bf16 ? trace::MemoryRole::ParamGathered : trace::MemoryRole::ParamShard,
+                 flat_.numel(), bytesOf(flat_)});
+  if (bf16) out.push_back({"master slice", trace::MemoryRole::ParamShard, master_.numel(), bytesOf(master_)});
   if (masterGrad_.defined())
-    out.push_back({"master slice.grad", "grad_shard", masterGrad_.numel(), bytesOf(masterGrad_)});
+    out.push_back({"master slice.grad", trace::MemoryRole::GradShard, masterGrad_.numel(), bytesOf(masterGrad_)});
   for (const auto& [i, t] : frozen_) {
-    out.push_back({model_.params()[i].name + " (frozen)", "param_shard", t.numel(), bytesOf(t)});
+    out.push_back({model_.params()[i].name + " (frozen)", trace::MemoryRole::ParamShard, t.numel(), bytesOf(t)});
   }
   for (size_t i = 0; i < params_.size(); ++i) {
     const auto& g = params_[i].grad();
-    if (g.defined()) out.push_back({model_.params()[i].name + ".grad", "grad_full", g.numel(), bytesOf(g)});
+    if (g.defined())
+      out.push_back({model_.params()[i].name + ".grad", trace::MemoryRole::GradFull, g.numel(), bytesOf(g)});
   }
   append(out, buckets_->heldTensors());
   append(out, optimizerStateTensors(*optimizer_));

@@ -115,14 +115,15 @@ TEST(CpuOffload, ShardsGradientsAndOptimizerStateAreHeldOnTheHost) {
   RunConfig c = offloadConfig(StrategyKind::FullShard, Precision::Fp32);
   c.offload = Offload::Cpu;
   const RankResult r = trainOnThreads(c, 2);
-  std::map<std::string, int64_t> hostBytes, deviceBytes;
+  using trace::MemoryRole;
+  std::map<MemoryRole, int64_t> hostBytes, deviceBytes;
   for (const auto& t : r.heldAfterStep) (t.host ? hostBytes : deviceBytes)[t.role] += t.bytes;
-  EXPECT_GT(hostBytes["param_shard"], 0);
-  EXPECT_GT(hostBytes["optimizer_state"], 0);
-  EXPECT_EQ(deviceBytes["param_shard"], 0);
-  EXPECT_EQ(deviceBytes["optimizer_state"], 0);
+  EXPECT_GT(hostBytes[MemoryRole::ParamShard], 0);
+  EXPECT_GT(hostBytes[MemoryRole::OptimizerState], 0);
+  EXPECT_EQ(deviceBytes[MemoryRole::ParamShard], 0);
+  EXPECT_EQ(deviceBytes[MemoryRole::OptimizerState], 0);
   // Adam keeps two moments per shard element, fp32 like the shard.
-  EXPECT_EQ(hostBytes["optimizer_state"], 2 * hostBytes["param_shard"]);
+  EXPECT_EQ(hostBytes[MemoryRole::OptimizerState], 2 * hostBytes[MemoryRole::ParamShard]);
 }
 
 }  // namespace
