@@ -1,4 +1,4 @@
-// The first line a rank sends a collector (`shardscope listen`) before its event lines: who it is,
+// The first line a rank sends a collector (`shardscope listen`) before its event frames: who it is,
 // the job's token when the collector asks for one, and from rank 0 the job's options. A connection
 // whose first line is anything else is refused.
 #pragma once

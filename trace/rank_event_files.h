@@ -1,8 +1,8 @@
 // A job's events as per-rank files: `shardscope worker --trace-dir DIR` under torchrun (or srun,
-// mpirun) has each rank write its event stream, the very lines it would send a controller
+// mpirun) has each rank write its event stream, the very bytes it would send a controller
 // (trace/wire.h), to DIR/rank-R.events, and rank 0 the run's configuration to DIR/config.json.
-// `shardscope view DIR` merges them into one recording. Lines are self-delimiting, so a rank that
-// died mid-run leaves a readable file: everything before its torn last line.
+// `shardscope view DIR` merges them into one recording. Its items (frames and lines) are
+// self-delimiting, so a rank that died mid-run leaves a readable file: all but its torn last item.
 #pragma once
 
 #include <cstdint>
@@ -29,7 +29,7 @@ void shiftOntoRank0(Event& e, const RankClock& clock);
 
 // The first line of DIR/rank-R.after-collector.events when the rank wrote again what its collector
 // had not confirmed keeping (engine/recording/unconfirmed_bytes.h): where in its stream (the bytes after its
-// hello, as the collector's rank-R.events holds them) the next line starts. The reader takes
+// hello, as the collector's rank-R.events holds them) the next item starts. The reader takes
 // rank-R.events up to there and the rest from the rank's own file.
 std::string replayHeaderLine(uint64_t streamOffset);
 std::optional<uint64_t> decodeReplayHeader(const std::string& line);
@@ -43,7 +43,7 @@ bool isDirectory(const std::string& path);
 // clock (a rank whose measured offset exceeds its uncertainty is shifted by it, interpolated
 // between its readings; `clocks` says which, by how much, to within what). The ranks
 // are those config.json's world names (or one past the highest file's). What a file could not
-// give (a rank without a file, lines that were not events) is said in `note`; an unreadable
+// give (a rank without a file, items that were not events) is said in `note`; an unreadable
 // directory, or files past files::kMaxTraceBytes in all, in `error`.
 LoadedTrace loadRankEventFiles(const std::string& dir);
 

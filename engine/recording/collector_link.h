@@ -1,5 +1,5 @@
 // A rank's link to a collector (`shardscope worker --collector HOST:PORT`): a TCP connection that
-// starts with the rank's hello (trace/collector_hello.h) and then carries the rank's event lines,
+// starts with the rank's hello (trace/collector_hello.h) and then carries the rank's event frames,
 // written by its recorder as they would go to a controller's pipe.
 #pragma once
 

@@ -2,10 +2,10 @@
 //
 // Producers (the training thread, autograd, Gloo's threads, the allocator hook) push events into a
 // bounded lock-free queue and never wait: when the queue is full the event is dropped and counted.
-// One streaming thread drains the queue every few milliseconds and writes event lines to the pipe
+// One streaming thread drains the queue every few milliseconds and writes event frames to the pipe
 // named by SHARDSCOPE_EVENT_FD, so the controller sees the run while it happens and keeps what a
 // rank sent before dying. Control events (step ends, errors) are rare and must not be dropped; they
-// take a short mutex instead and go out through the same writer, so lines never interleave.
+// take a short mutex instead and go out through the same writer, so frames never interleave.
 #pragma once
 
 #include <atomic>
