@@ -195,24 +195,33 @@ bool namesKnownValues(const Event& e) {
 
 void appendEventFrame(std::string& out, const Event& e) {
   const Present present = presentFields(e);
-  thread_local std::string payload;  // the writer's thread encodes every event: one buffer, reused
-  payload.clear();
-  payload += static_cast<char>(e.kind);
-  appendVarint(payload, present.mask);
+  const size_t frameAt = out.size();
+  // The payload goes straight into `out` behind a one-byte length, as nearly every event's is
+  // under 128 bytes; a longer one's length is widened once it is known.
+  out += static_cast<char>(kFrameMark);
+  out += '\0';
+  const size_t payloadAt = out.size();
+  out += static_cast<char>(e.kind);
+  appendVarint(out, present.mask);
   for (uint32_t f = 0; f < kFieldCount; ++f) {
     if (!(present.mask & (1u << f))) continue;
     if (f == kLoss) {
-      appendVarint(payload, static_cast<uint64_t>(present.values[f]));  // the double's bits
+      appendVarint(out, static_cast<uint64_t>(present.values[f]));  // the double's bits
     } else if (f == kText) {
-      appendVarint(payload, e.text.size());
-      payload += e.text;
+      appendVarint(out, e.text.size());
+      out += e.text;
     } else {
-      appendVarint(payload, zigzag(present.values[f]));
+      appendVarint(out, zigzag(present.values[f]));
     }
   }
-  out += static_cast<char>(kFrameMark);
-  appendVarint(out, payload.size());
-  out += payload;
+  const size_t length = out.size() - payloadAt;
+  if (length < 0x80) {
+    out[frameAt + 1] = static_cast<char>(length);
+    return;
+  }
+  std::string wide;
+  appendVarint(wide, length);
+  out.replace(frameAt + 1, 1, wide);
 }
 
 std::optional<Event> decodeEventFramePayload(std::string_view payload) {
