@@ -79,26 +79,18 @@ void ChromeTraceWriter::write(int rank, const RankTimeline& detail, int64_t orig
 }
 
 void ChromeTraceWriter::writeCompute(int r, const RankTimeline& t, int64_t origin) {
-  // The step gate's pauses per step (few: one per Step a user pressed), so a reader gets step
-  // times without them back.
-  std::map<int, int64_t> pausedOfStep;
-  std::map<int, double> lossOfStep;  // the step's global mean loss, which its StepEnd carries
-  for (const auto& s : t.steps) {
-    if (s.pausedNs > 0) pausedOfStep[s.step] = s.pausedNs;
-    lossOfStep[s.step] = s.loss;
-  }
+  const auto stepEnds = stepEndsByStep(t);
   for (const auto& e : t.compute) {
     nlohmann::json args = {{"kind", computeKindName(static_cast<ComputeKind>(e.op))},
                            {"unit", e.text},
                            {"phase", phaseName(static_cast<Phase>(e.phase))},
                            {"step", e.step}};
     if (e.microBatch != 0) args["micro_batch"] = e.microBatch;
-    if (static_cast<ComputeKind>(e.op) == ComputeKind::Step) {
-      if (auto paused = pausedOfStep.find(e.step); paused != pausedOfStep.end())
-        args["paused_us"] = paused->second / 1e3;
+    const auto end = stepEnds.find(e.step);
+    if (static_cast<ComputeKind>(e.op) == ComputeKind::Step && end != stepEnds.end()) {
+      if (end->second->pausedNs > 0) args["paused_us"] = end->second->pausedNs / 1e3;
       // A diverged run's NaN would be JSON's null, which no reader takes for a number: left out.
-      if (auto loss = lossOfStep.find(e.step); loss != lossOfStep.end() && std::isfinite(loss->second))
-        args["loss"] = loss->second;
+      if (std::isfinite(end->second->loss)) args["loss"] = end->second->loss;
     }
     emit({{"ph", "X"},
           {"cat", "compute"},

@@ -274,21 +274,16 @@ void PerfettoTraceWriter::counterEvent(int rank, const CounterValue* first, size
 }
 
 void PerfettoTraceWriter::writeCompute(int rank, const RankTimeline& t, int64_t originNs) {
-  std::map<int, int64_t> pausedOfStep;  // few: one per Step a user pressed at the step gate
-  std::map<int, double> lossOfStep;     // the step's global mean loss, which its StepEnd carries
-  for (const auto& s : t.steps) {
-    if (s.pausedNs > 0) pausedOfStep[s.step] = s.pausedNs;
-    lossOfStep[s.step] = s.loss;
-  }
+  const auto stepEnds = stepEndsByStep(t);
   RankState& s = state_[static_cast<size_t>(rank)];
   for (const auto& e : t.compute) {
     std::vector<Annotation> a = {text("kind", computeKindName(static_cast<ComputeKind>(e.op))), text("unit", e.text),
                                  text("phase", phaseName(static_cast<Phase>(e.phase))), number("step", e.step)};
     if (e.microBatch != 0) a.push_back(number("micro_batch", e.microBatch));
-    if (static_cast<ComputeKind>(e.op) == ComputeKind::Step) {
-      if (auto paused = pausedOfStep.find(e.step); paused != pausedOfStep.end())
-        a.push_back(number("paused_ns", paused->second));
-      if (auto loss = lossOfStep.find(e.step); loss != lossOfStep.end()) a.push_back(real("loss", loss->second));
+    const auto end = stepEnds.find(e.step);
+    if (static_cast<ComputeKind>(e.op) == ComputeKind::Step && end != stepEnds.end()) {
+      if (end->second->pausedNs > 0) a.push_back(number("paused_ns", end->second->pausedNs));
+      a.push_back(real("loss", end->second->loss));
     }
     slice(rank, "compute", s.computeLanes, s.computeEnds, e.beginNs, e.endNs, computeSpanName(e), a, originNs);
   }

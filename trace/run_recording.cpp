@@ -551,6 +551,12 @@ void RunRecording::foldOlderSteps(int rank, size_t fold) {
   if (spill_) spill_(rank, std::move(older));
 }
 
+std::map<int, const Event*> stepEndsByStep(const RankTimeline& detail) {
+  std::map<int, const Event*> out;
+  for (const auto& s : detail.steps) out[s.step] = &s;
+  return out;
+}
+
 int firstRecordedRank(const RunRecording& recording) {
   for (int r = 0; r < recording.ranks(); ++r) {
     if (!recording.rank(r).steps.empty()) return r;

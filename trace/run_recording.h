@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -115,6 +116,10 @@ int64_t activationSavedForBackward(const RankTimeline& detail);
 // told otherwise (--window-events): 0.6 to 1 GB at the 70 to 120 bytes an event takes
 // (docs/benchmarks.md, "Bounded memory"). A longer run folds its older steps.
 constexpr size_t kDefaultDetailEvents = 8'000'000;
+
+// Each StepEnd of `detail` by its step number: what a trace writes on the step's span (its loss,
+// its pause at the step gate), so a reader gets them back.
+std::map<int, const Event*> stepEndsByStep(const RankTimeline& detail);
 
 class RunRecording;
 // The first rank that recorded a step (a job opened without rank 0's file starts at another): the

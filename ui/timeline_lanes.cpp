@@ -222,12 +222,13 @@ void drawTimeRuler(const LaneFrame& f, float y, float bottom) {
 
 namespace {
 
-// The lane's columns for this frame: kept from the last frame where nothing changed.
-std::vector<size_t> columnsOf(const LaneFrame& f, const trace::RoleTrack& samples, const trace::RangeMax& totals,
-                              const TimelineStyle& style) {
+// The lane's columns for this frame: kept from the last frame where nothing changed (not copied),
+// or found into `found` when nothing keeps them.
+const std::vector<size_t>& columnsOf(const LaneFrame& f, const trace::RoleTrack& samples, const trace::RangeMax& totals,
+                                     const TimelineStyle& style, std::vector<size_t>& found) {
   const ColumnSpan span{f.beginAbs, f.endAbs, static_cast<int>(f.width)};
-  return style.memoryColumns ? style.memoryColumns->columns(samples, totals, span)
-                             : findMemoryColumns(samples, totals, span);
+  if (style.memoryColumns) return style.memoryColumns->columns(samples, totals, span);
+  return found = findMemoryColumns(samples, totals, span);
 }
 
 // A stack of bytes by role over time, one column per pixel (the column's highest sample,
@@ -238,7 +239,8 @@ int drawRoleStack(const LaneFrame& f, const trace::RoleTrack& samples, const tra
   ImDrawList* dl = f.drawList;
   const float memBottom = y0 + height;
   if (samples.empty() || scale <= 0) return 0;
-  const std::vector<size_t> columns = columnsOf(f, samples, totals, style);
+  std::vector<size_t> found;
+  const std::vector<size_t>& columns = columnsOf(f, samples, totals, style, found);
   int drawn = 0;
   float lastTotalY = -1;
   // Columns showing the same sample merge into one run, drawn as one rect per role. A lane of a
