@@ -194,9 +194,9 @@ void CommandLine::addWindowOptions() {
         std::pair{view, &viewWindow}, std::pair{lesson, &lessonWindow}, std::pair{listen, &listenWindowChoice}}) {
     command->add_option("--window-events", choice->windowEvents,
                         "with the window: the most events its runs (or a run's trace it opens) hold in detail, over "
-                        "their ranks (about 70 to 120 MB a million; a compare's runs share them); a longer run folds "
+                        "their ranks (about 30 to 40 MB a million; a compare's runs share them); a longer run folds "
                         "its oldest steps: the figures still count them, the timeline shows the newer ones, and "
-                        "--trace keeps them all on disk [default: 8M]");
+                        "--trace keeps them all on disk [default: 24M]");
   }
 }
 

@@ -41,6 +41,8 @@ const EngineEntry* load() {
                              "' is not the training engine this shardscope was built with: rebuild both "
                              "(scripts/build.sh), or name the right one with SHARDSCOPE_ENGINE_MODULE=FILE");
   }
+  // The spans the module records must name what this executable reads.
+  table->useNames(trace::namesInUse());
   return table;  // never unloaded: LibTorch's threads and handlers outlive any caller
 }
 

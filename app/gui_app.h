@@ -21,11 +21,11 @@ struct WindowChoice {
   // Projector mode (ui/projector_mode.h).
   std::string uiScale = "1";  // text and sizes, 0.75 to 3
   bool highContrast = false;
-  bool stragglers = false;               // the stragglers view (W)
-  std::string memoryScale = "shared";    // shared | own: each session's memory lanes to its own peak
-  std::string focus;                     // a strategy: that session alone, full screen
-  int caption = 1;                       // a lesson's caption to open at, from 1
-  std::string windowEvents = "8000000";  // the most events the runs in the window hold in detail
+  bool stragglers = false;                // the stragglers view (W)
+  std::string memoryScale = "shared";     // shared | own: each session's memory lanes to its own peak
+  std::string focus;                      // a strategy: that session alone, full screen
+  int caption = 1;                        // a lesson's caption to open at, from 1
+  std::string windowEvents = "24000000";  // the most events the runs in the window hold in detail
   // Whether any option that only a window uses differs from its default (run and compare open a
   // window only with --screenshot).
   bool setsUpWindow() const;
@@ -37,7 +37,7 @@ std::optional<std::string> parseUiScale(const std::string& text, float& scale);
 // --memory-scale: "shared" or "own"; an error naming the value and the choices otherwise.
 std::optional<std::string> checkMemoryScale(const std::string& text);
 
-// --window-events: a whole number of events from 10,000 to 1,000,000,000 (k and M allowed: 8M).
+// --window-events: a whole number of events from 10,000 to 1,000,000,000 (k and M allowed: 24M).
 std::optional<std::string> parseWindowEvents(const std::string& text, size_t& events);
 
 // "1920x1080" into width and height; an error naming the value and the allowed range otherwise.

@@ -52,7 +52,7 @@ std::optional<std::string> parseWindowEvents(const std::string& text, size_t& ev
       value * scale > 1'000'000'000) {
     return "--window-events '" + text +
            "' is not a number of events from 10000 to 1000000000 (k and M allowed): "
-           "the most events the window's runs hold in detail, 70 to 120 MB a million; e.g. --window-events 2M on a "
+           "the most events the window's runs hold in detail, 30 to 40 MB a million; e.g. --window-events 4M on a "
            "small machine";
   }
   events = static_cast<size_t>(value * scale);
@@ -61,7 +61,7 @@ std::optional<std::string> parseWindowEvents(const std::string& text, size_t& ev
 
 bool WindowChoice::setsUpWindow() const {
   return !at.empty() || !zoom.empty() || windowSize != "1600x1000" || uiScale != "1" || highContrast || stragglers ||
-         memoryScale != "shared" || !focus.empty() || !tab.empty() || caption != 1 || windowEvents != "8000000";
+         memoryScale != "shared" || !focus.empty() || !tab.empty() || caption != 1 || windowEvents != "24000000";
 }
 
 }  // namespace shardscope::app

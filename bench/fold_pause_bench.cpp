@@ -3,7 +3,7 @@
 // fold is a pause in draining the ranks' pipes, and a long one overflows their queues (256k events
 // each). Feeds a synthetic FSDP-like run, step by step on every rank as the controller merges it,
 // and reports the longest and median add() that folded, and the events held at the end.
-//   build/bench/fold_pause_bench [budget_events=8000000] [ranks=2] [steps=3000]
+//   build/bench/fold_pause_bench [budget_events=24000000] [ranks=2] [steps=3000]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -81,7 +81,7 @@ struct StepWriter {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const size_t budget = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 8'000'000;
+  const size_t budget = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 24'000'000;
   const int ranks = argc > 2 ? std::atoi(argv[2]) : 2;
   const int steps = argc > 3 ? std::atoi(argv[3]) : 3000;
   RunRecording recording(ranks);

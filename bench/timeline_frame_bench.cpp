@@ -39,6 +39,13 @@ size_t eventsOf(const shardscope::trace::RunRecording& recording) {
   return events;
 }
 
+// The retained model's bytes per event it holds (RunRecording::detailBytes): issue 47 asks 32.
+double bytesPerEvent(const shardscope::trace::RunRecording& recording) {
+  size_t bytes = 0;
+  for (int r = 0; r < recording.ranks(); ++r) bytes += recording.detailBytes(r);
+  return static_cast<double>(bytes) / static_cast<double>(std::max<size_t>(1, eventsOf(recording)));
+}
+
 // The saved recording at `paths`, read as the window's Open does, timed; false when it could not be.
 bool openSaved(const std::vector<std::string>& paths, shardscope::ui::SessionStore& store) {
   const auto start = std::chrono::steady_clock::now();
@@ -51,8 +58,9 @@ bool openSaved(const std::vector<std::string>& paths, shardscope::ui::SessionSto
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   auto lock = store.lock();
-  std::printf("opened in %.2f s, peak RSS %.0f MB: %zu events over %d ranks\n", seconds, usage.ru_maxrss / 1024.0,
-              eventsOf(opened.sessions.front().recording), opened.sessions.front().recording.ranks());
+  const auto& recording = opened.sessions.front().recording;
+  std::printf("opened in %.2f s, peak RSS %.0f MB: %zu events over %d ranks, %.1f bytes each retained\n", seconds,
+              usage.ru_maxrss / 1024.0, eventsOf(recording), recording.ranks(), bytesPerEvent(recording));
   for (auto& s : opened.sessions) store.add(std::move(s));
   return true;
 }
@@ -77,7 +85,8 @@ int main(int argc, char** argv) {
     s.title = "full_shard (synthetic)";
     s.recording = syntheticRecording(ranks, perRank);
     s.status = SessionStatus::Done;
-    std::printf("%zu events over %d ranks\n", eventsOf(s.recording), ranks);
+    std::printf("%zu events over %d ranks, %.1f bytes each retained\n", eventsOf(s.recording), ranks,
+                bytesPerEvent(s.recording));
     store.add(std::move(s));
   }
   AppState state;

@@ -10,6 +10,7 @@
 #include "config/run_config.h"
 #include "engine/launch/rank_worker.h"
 #include "engine/launch/run_types.h"
+#include "trace/names.h"
 
 namespace shardscope {
 
@@ -21,10 +22,13 @@ struct EngineEntry {
                            const RecordingSink&) = nullptr;
   int (*runRankWorker)(const RunConfig&, const WorkerRecording&) = nullptr;
   std::optional<std::string> (*checkDeviceAvailable)(const RunConfig&) = nullptr;
+  // The executable's span names (trace/names.h), for the recordings the module fills: called once,
+  // as the module is loaded, before anything else.
+  void (*useNames)(trace::NameTable*) = nullptr;
 };
 
 // Bumped when EngineEntry or a type it passes changes.
-constexpr int kEngineEntryLayout = 1;
+constexpr int kEngineEntryLayout = 2;
 
 // The module's one exported name.
 constexpr const char* kEngineEntrySymbol = "shardscope_engine_entry";

@@ -16,12 +16,13 @@ using GroupKey = std::pair<int, std::vector<int>>;
 std::map<GroupKey, std::map<int, std::vector<int64_t>>> issuesByGroup(const trace::RunRecording& rec) {
   std::map<GroupKey, std::map<int, std::vector<int64_t>>> out;
   for (int r = 0; r < rec.ranks(); ++r) {
-    std::vector<const trace::Event*> ordered;
+    std::vector<const trace::CollectiveSpan*> ordered;
     for (const auto& c : rec.rank(r).collectives) {
       if (!trace::isPointToPoint(static_cast<trace::CollectiveOp>(c.op)) && c.worldSize > 1) ordered.push_back(&c);
     }
-    std::stable_sort(ordered.begin(), ordered.end(),
-                     [](const trace::Event* a, const trace::Event* b) { return a->issueNs < b->issueNs; });
+    std::stable_sort(
+        ordered.begin(), ordered.end(),
+        [](const trace::CollectiveSpan* a, const trace::CollectiveSpan* b) { return a->issueNs < b->issueNs; });
     for (const auto* c : ordered) {
       const auto group = static_cast<trace::ProcessGroup>(c->processGroup);
       GroupKey key{c->processGroup, trace::processGroupMembers(group, r, c->worldSize, rec.ranks())};

@@ -82,7 +82,7 @@ void ChromeTraceWriter::writeCompute(int r, const RankTimeline& t, int64_t origi
   const auto stepEnds = stepEndsByStep(t);
   for (const auto& e : t.compute) {
     nlohmann::json args = {{"kind", computeKindName(static_cast<ComputeKind>(e.op))},
-                           {"unit", e.text},
+                           {"unit", e.text()},
                            {"phase", phaseName(static_cast<Phase>(e.phase))},
                            {"step", e.step}};
     if (e.microBatch != 0) args["micro_batch"] = e.microBatch;
@@ -146,7 +146,7 @@ void ChromeTraceWriter::writeGroups(int r, const RankTimeline& t, int64_t origin
   for (const auto& g : t.groups) {
     // Unpaused groups are instants; a pause at the step gate is a slice of its own.
     nlohmann::json args = {{"kind", groupKindName(static_cast<GroupKind>(g.op))},
-                           {"label", g.text},
+                           {"label", g.text()},
                            {"phase", phaseName(static_cast<Phase>(g.phase))},
                            {"step", g.step}};
     if (g.microBatch != 0) args["micro_batch"] = g.microBatch;
@@ -155,7 +155,7 @@ void ChromeTraceWriter::writeGroups(int r, const RankTimeline& t, int64_t origin
             {"cat", "pause"},
             {"pid", r},
             {"tid", 3},
-            {"name", "paused before " + g.text},
+            {"name", "paused before " + g.text()},
             {"ts", micros(g.beginNs, origin)},
             {"dur", (g.endNs - g.beginNs) / 1e3},
             {"args", args}});
@@ -165,7 +165,7 @@ void ChromeTraceWriter::writeGroups(int r, const RankTimeline& t, int64_t origin
             {"cat", "group"},
             {"pid", r},
             {"tid", 3},
-            {"name", g.text},
+            {"name", g.text()},
             {"ts", micros(g.beginNs, origin)},
             {"args", args}});
     }

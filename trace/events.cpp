@@ -196,29 +196,39 @@ double algbwBytesPerSecond(int64_t bytes, double seconds) {
   return seconds > 0 ? static_cast<double>(bytes) / seconds : 0.0;
 }
 
+bool isRecomputation(ComputeKind kind, Phase phase) { return kind == ComputeKind::Forward && phase == Phase::Backward; }
+
+bool isOffloadKind(ComputeKind kind) {
+  return kind == ComputeKind::CopyToDevice || kind == ComputeKind::CopyToHost || kind == ComputeKind::PinHostMemory;
+}
+
 bool isRecomputation(const Event& compute) {
-  return compute.kind == EventKind::Compute && static_cast<ComputeKind>(compute.op) == ComputeKind::Forward &&
-         static_cast<Phase>(compute.phase) == Phase::Backward;
+  return compute.kind == EventKind::Compute &&
+         isRecomputation(static_cast<ComputeKind>(compute.op), static_cast<Phase>(compute.phase));
 }
 
 bool isOffloadSpan(const Event& compute) {
-  const auto kind = static_cast<ComputeKind>(compute.op);
-  return compute.kind == EventKind::Compute &&
-         (kind == ComputeKind::CopyToDevice || kind == ComputeKind::CopyToHost || kind == ComputeKind::PinHostMemory);
+  return compute.kind == EventKind::Compute && isOffloadKind(static_cast<ComputeKind>(compute.op));
+}
+
+std::string computeSpanName(ComputeKind kind, Phase phase, int step, const std::string& unit) {
+  if (kind == ComputeKind::Step) return "step " + std::to_string(step);
+  if (kind == ComputeKind::Optimizer) return "optimizer.step";
+  if (isRecomputation(kind, phase)) return "recompute " + unit;
+  return std::string(computeKindName(kind)) + " " + unit;
 }
 
 std::string computeSpanName(const Event& e) {
-  const auto kind = static_cast<ComputeKind>(e.op);
-  if (kind == ComputeKind::Step) return "step " + std::to_string(e.step);
-  if (kind == ComputeKind::Optimizer) return "optimizer.step";
-  if (isRecomputation(e)) return "recompute " + e.text;
-  return std::string(computeKindName(kind)) + " " + e.text;
+  return computeSpanName(static_cast<ComputeKind>(e.op), static_cast<Phase>(e.phase), e.step, e.text);
+}
+
+std::string collectiveSpanName(CollectiveOp op, ProcessGroup group, const std::string& text) {
+  const std::string inGroup = group == ProcessGroup::World ? "" : std::string(" [") + processGroupName(group) + "]";
+  return std::string(collectiveOpName(op)) + " " + collectiveUnit(text) + inGroup;
 }
 
 std::string collectiveSpanName(const Event& e) {
-  const auto group = static_cast<ProcessGroup>(e.processGroup);
-  const std::string inGroup = group == ProcessGroup::World ? "" : std::string(" [") + processGroupName(group) + "]";
-  return std::string(collectiveOpName(static_cast<CollectiveOp>(e.op))) + " " + collectiveUnit(e) + inGroup;
+  return collectiveSpanName(static_cast<CollectiveOp>(e.op), static_cast<ProcessGroup>(e.processGroup), e.text);
 }
 
 int64_t collectiveSizeBytes(const Event& e) {
@@ -230,11 +240,17 @@ std::string collectiveText(const std::string& unit, const std::string& implement
   return unit + "|" + implementation;
 }
 
-std::string collectiveUnit(const Event& e) { return e.text.substr(0, e.text.find('|')); }
+std::string collectiveUnit(const std::string& text) { return text.substr(0, text.find('|')); }
+
+std::string collectiveUnit(const Event& e) { return collectiveUnit(e.text); }
+
+std::string collectiveImplementation(CollectiveOp op, const std::string& text) {
+  const auto bar = text.find('|');
+  return bar == std::string::npos ? collectiveOpName(op) : text.substr(bar + 1);
+}
 
 std::string collectiveImplementation(const Event& e) {
-  const auto bar = e.text.find('|');
-  return bar == std::string::npos ? collectiveOpName(static_cast<CollectiveOp>(e.op)) : e.text.substr(bar + 1);
+  return collectiveImplementation(static_cast<CollectiveOp>(e.op), e.text);
 }
 
 double busbwFactor(CollectiveOp op, int ranks) {

@@ -176,6 +176,13 @@ int64_t collectiveSizeBytes(const Event& collective);
 std::string collectiveText(const std::string& unit, const std::string& implementation, CollectiveOp op);
 std::string collectiveUnit(const Event& collective);
 std::string collectiveImplementation(const Event& collective);  // the op's own name if native
+// The same from a span's fields (trace/spans.h's packed records share them).
+bool isRecomputation(ComputeKind kind, Phase phase);
+bool isOffloadKind(ComputeKind kind);
+std::string computeSpanName(ComputeKind kind, Phase phase, int step, const std::string& unit);
+std::string collectiveSpanName(CollectiveOp op, ProcessGroup group, const std::string& text);
+std::string collectiveUnit(const std::string& text);
+std::string collectiveImplementation(CollectiveOp op, const std::string& text);
 double busbwFactor(CollectiveOp op, int ranks);
 
 // A step's duration without what it waited at the step gate (StepEnd), in nanoseconds.

@@ -277,7 +277,7 @@ void PerfettoTraceWriter::writeCompute(int rank, const RankTimeline& t, int64_t 
   const auto stepEnds = stepEndsByStep(t);
   RankState& s = state_[static_cast<size_t>(rank)];
   for (const auto& e : t.compute) {
-    std::vector<Annotation> a = {text("kind", computeKindName(static_cast<ComputeKind>(e.op))), text("unit", e.text),
+    std::vector<Annotation> a = {text("kind", computeKindName(static_cast<ComputeKind>(e.op))), text("unit", e.text()),
                                  text("phase", phaseName(static_cast<Phase>(e.phase))), number("step", e.step)};
     if (e.microBatch != 0) a.push_back(number("micro_batch", e.microBatch));
     const auto end = stepEnds.find(e.step);
@@ -315,16 +315,16 @@ void PerfettoTraceWriter::writeGroups(int rank, const RankTimeline& t, int64_t o
   if (t.groups.empty()) return;
   const uint64_t lane = track(rank, "event groups", false);
   for (const auto& g : t.groups) {
-    std::vector<Annotation> a = {text("kind", groupKindName(static_cast<GroupKind>(g.op))), text("label", g.text),
+    std::vector<Annotation> a = {text("kind", groupKindName(static_cast<GroupKind>(g.op))), text("label", g.text()),
                                  text("phase", phaseName(static_cast<Phase>(g.phase))), number("step", g.step)};
     if (g.microBatch != 0) a.push_back(number("micro_batch", g.microBatch));
     // Groups come one after another: a pause at the step gate ends before the next group begins.
     if (g.endNs > g.beginNs) {
-      const std::string name = "paused before " + g.text;
+      const std::string name = "paused before " + g.text();
       event(lane, kSliceBegin, g.beginNs - originNs, &name, a);
       event(lane, kSliceEnd, g.endNs - originNs, nullptr, {});
     } else {
-      event(lane, kInstant, g.beginNs - originNs, &g.text, a);
+      event(lane, kInstant, g.beginNs - originNs, &g.text(), a);
     }
   }
 }

@@ -25,6 +25,8 @@ class RangeMax {
   // A pass over the rest (they are read once, in order).
   void dropFront(size_t count);
   size_t size() const { return values_.size(); }
+  // The bytes its values take (as TimeIndex::heldBytes).
+  size_t heldBytes() const { return values_.size() * sizeof(int64_t) + tree_.size() * sizeof(Best); }
   int64_t value(size_t i) const { return values_[i]; }
   // The index of the largest value in [begin, end), the earliest of equal ones; end > begin.
   size_t argmax(size_t begin, size_t end) const;

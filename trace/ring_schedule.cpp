@@ -53,7 +53,10 @@ const char* trafficBasis(CollectiveOp op) {
   return isPointToPoint(op) ? "one way" : "ring schedule";
 }
 
-RankTraffic collectiveTraffic(const Event& c) {
+namespace {
+
+template <class Collective>
+RankTraffic trafficOf(const Collective& c) {
   const auto op = static_cast<CollectiveOp>(c.op);
   if (op == CollectiveOp::AllToAll && c.count >= 0) {  // its own part known: the rest leaves and arrives
     return {std::max<int64_t>(c.bytes - c.count, 0), std::max<int64_t>(c.bytesOut - c.count, 0)};
@@ -62,6 +65,12 @@ RankTraffic collectiveTraffic(const Event& c) {
   if (op == CollectiveOp::AllToAll) t.receivedBytes = ringTrafficPerRank(op, c.worldSize, c.bytesOut).receivedBytes;
   return t;
 }
+
+}  // namespace
+
+RankTraffic collectiveTraffic(const Event& c) { return trafficOf(c); }
+
+RankTraffic collectiveTraffic(const CollectiveSpan& c) { return trafficOf(c); }
 
 RingSchedule ringSchedule(CollectiveOp op, int ranks, int64_t sizeBytes) {
   RingSchedule s;

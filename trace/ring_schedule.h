@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "trace/events.h"
+#include "trace/spans.h"
 
 namespace shardscope::trace {
 
@@ -59,6 +60,7 @@ const char* trafficBasis(CollectiveOp op);
 // MoE's tokens per expert): where its own part is recorded (Event::count) it sends its input less
 // that and receives its output less that; else (N-1)/N of its input and of its output.
 RankTraffic collectiveTraffic(const Event& collective);
+RankTraffic collectiveTraffic(const CollectiveSpan& collective);
 
 // Empty (no steps) for broadcast, barrier, all-to-all, send and recv, or fewer than two ranks.
 RingSchedule ringSchedule(CollectiveOp op, int ranks, int64_t sizeBytes);

@@ -1,10 +1,11 @@
 // Time-ordered snapshots of bytes per role: what a rank holds (its memory lane), or what it holds
 // of one model unit. A memory event changes one role (two when bytes are re-attributed), so each
-// sample keeps only the roles that changed, in blocks of 16 samples that begin with a full
-// snapshot: about 24 bytes a sample where a plain array of the roles took 88 to 104, and one
-// sample's bytes are rebuilt from one contiguous block (a few adjacent cache lines, fetched
-// together) rather than from scattered arrays. A long run's millions of samples are most of what
-// the app holds (issue 22's memory budget).
+// sample keeps only the roles that changed, as varints of the change, in blocks of 8 samples that
+// begin with a full snapshot (varints too, mostly zeros of a byte): about 7 bytes a sample beside
+// its time, where a plain array of the roles took 88 to 104 and 8-byte values took 20. One
+// sample's bytes are rebuilt from one contiguous block (a cache line or two) rather than from
+// scattered arrays. A long run's millions of samples are most of what the app holds (issue 47's
+// bytes per retained event).
 #pragma once
 
 #include <array>
@@ -26,9 +27,11 @@ class RoleTrack {
 
   size_t size() const { return times_.size(); }
   bool empty() const { return times_.empty(); }
+  // The bytes its values take (as TimeIndex::heldBytes).
+  size_t heldBytes() const { return times_.heldBytes() + blocks_.size() + blockStart_.size() * sizeof(uint64_t); }
   const TimeIndex& times() const { return times_; }  // for forward sweeps with a guess
   int64_t time(size_t i) const { return times_[i]; }
-  RoleBytes bytes(size_t i) const;                    // the block's snapshot and at most 15 samples' changes
+  RoleBytes bytes(size_t i) const;                    // the block's snapshot and at most 7 samples' changes
   void prefetch(size_t i) const;                      // asks for sample i's block, for a bytes(i) soon after
   const RoleBytes& last() const { return current_; }  // the last sample's (zeros when empty)
   // How many samples are at or before tNs: the one in force then is the one before that count.
@@ -44,8 +47,9 @@ class RoleTrack {
  private:
   static constexpr size_t kBlock = 8;
   TimeIndex times_;
-  // Per block: the bytes after its first sample (kMemoryRoleCount int64), then for each later
-  // sample a count of changed roles and that many (role: 1 byte, bytes after: 8 bytes, unaligned).
+  // Per block: the bytes after its first sample (kMemoryRoleCount zigzag varints), then for each
+  // later sample a header byte (one role changed and which, or how many) and each change as a
+  // zigzag varint of the difference (led by its role's byte when more than one changed).
   std::vector<uint8_t> blocks_;
   std::vector<uint64_t> blockStart_;  // where each block begins in blocks_
   // Samples taken from the front of the first block (takeFront keeps whole blocks): sample i is

@@ -26,7 +26,8 @@ constexpr int32_t kMaxUnitIndex = 1 << 16;
 // Spans stay sorted by begin (viewers binary-search them) even when one arrives late: a collective
 // that completed while the ranks waited at the step gate, after the merger was flushed.
 // Into spans sorted by begin, and its begin at the same index of `begins`.
-void insertByBegin(std::vector<Event>& spans, TimeIndex& begins, const Event& e) {
+template <class Span>
+void insertByBegin(std::vector<Span>& spans, TimeIndex& begins, const Span& e) {
   if (spans.empty() || spans.back().beginNs <= e.beginNs) {
     spans.push_back(e);
     begins.push(e.beginNs);
@@ -36,9 +37,9 @@ void insertByBegin(std::vector<Event>& spans, TimeIndex& begins, const Event& e)
   spans.insert(spans.begin() + static_cast<std::ptrdiff_t>(at), e);
 }
 
-void insertGroupByBegin(std::vector<Event>& groups, const Event& e) {
+void insertGroupByBegin(std::vector<GroupSpan>& groups, const GroupSpan& e) {
   const auto at = std::upper_bound(groups.begin(), groups.end(), e.beginNs,
-                                   [](int64_t t, const Event& g) { return t < g.beginNs; });
+                                   [](int64_t t, const GroupSpan& g) { return t < g.beginNs; });
   groups.insert(at, e);
 }
 
@@ -131,16 +132,17 @@ void RunRecording::add(const Event& e) {
         // In the order the rank entered them. A paused group is sent when its pause ends, as a
         // control event, and the recorder drains data first: the next group, unpaused, can arrive
         // before it.
-        insertGroupByBegin(r.groups, e);
-        if (e.endNs > e.beginNs) insertGroupByBegin(r.pauses, e);
+        const auto group = GroupSpan::of(e);
+        insertGroupByBegin(r.groups, group);
+        if (e.endNs > e.beginNs) insertGroupByBegin(r.pauses, group);
       }
       break;
     case EventKind::Collective:
-      insertByBegin(r.collectives, r.collectiveBegins, e);
+      insertByBegin(r.collectives, r.collectiveBegins, CollectiveSpan::of(e));
       r.longestCollective = std::max(r.longestCollective, e.endNs - e.beginNs);
       break;
     case EventKind::Compute:
-      insertByBegin(r.compute, r.computeBegins, e);
+      insertByBegin(r.compute, r.computeBegins, ComputeSpan::of(e));
       r.longestCompute = std::max(r.longestCompute, e.endNs - e.beginNs);
       r.offloadSpans |= isOffloadSpan(e);
       break;
@@ -167,22 +169,17 @@ void RunRecording::add(const Event& e) {
   }
 }
 
-size_t firstSpanFrom(const std::vector<Event>& spans, double tNs) {
-  auto it = std::lower_bound(spans.begin(), spans.end(), tNs,
-                             [](const Event& e, double t) { return static_cast<double>(e.beginNs) < t; });
-  return static_cast<size_t>(it - spans.begin());
-}
-
 namespace {
 
 // Folded steps were completed, so they count whenever `steps` does not stop before them.
 bool countsFolded(const FoldedSteps& folded, int steps) { return steps < 0 || steps >= folded.steps; }
 
-bool inSteps(const Event& collectiveOrSpan, int steps) {
+template <class Span>
+bool inSteps(const Span& collectiveOrSpan, int steps) {
   return steps < 0 || (collectiveOrSpan.step >= 0 && collectiveOrSpan.step < steps);
 }
 
-void addCollective(std::array<CollectiveTotals, kCollectiveOpCount>& totals, const Event& c) {
+void addCollective(std::array<CollectiveTotals, kCollectiveOpCount>& totals, const CollectiveSpan& c) {
   auto& t = totals[c.op];
   ++t.count;
   t.sizeBytes += collectiveSizeBytes(c);
@@ -198,7 +195,7 @@ std::array<CollectiveTotals, kCollectiveOpCount> sumOf(std::array<CollectiveTota
   return a;
 }
 
-void addSentByGroup(std::array<int64_t, kProcessGroupCount>& sent, const Event& c) {
+void addSentByGroup(std::array<int64_t, kProcessGroupCount>& sent, const CollectiveSpan& c) {
   if (c.processGroup >= kProcessGroupCount) return;
   sent[c.processGroup] += collectiveTraffic(c).sentBytes;
 }
@@ -462,6 +459,29 @@ size_t RunRecording::detailEvents(int rank) const {
 
 namespace {
 
+template <class T>
+size_t heldBytes(const std::vector<T>& v) {
+  return v.size() * sizeof(T);
+}
+
+size_t unitBytes(const std::vector<UnitMemoryTrack>& units) {
+  size_t bytes = heldBytes(units);
+  for (const auto& u : units) bytes += u.samples.heldBytes();
+  return bytes;
+}
+
+}  // namespace
+
+size_t RunRecording::detailBytes(int rank) const {
+  const auto& t = this->rank(rank);
+  return t.memory.heldBytes() + t.memoryTotals.heldBytes() + heldBytes(t.collectives) + heldBytes(t.compute) +
+         t.collectiveBegins.heldBytes() + t.computeBegins.heldBytes() + heldBytes(t.steps) + heldBytes(t.groups) +
+         heldBytes(t.pauses) + unitBytes(t.units) + t.host.memory.heldBytes() + t.host.totals.heldBytes() +
+         unitBytes(t.host.units);
+}
+
+namespace {
+
 // Moves the leading elements of `from` for which `older` holds into `to`.
 template <class T, class Older>
 void movePrefix(std::vector<T>& from, std::vector<T>& to, Older older) {
@@ -539,11 +559,11 @@ void RunRecording::foldOlderSteps(int rank, size_t fold) {
   older.host.totals = frontTotals(t.host.totals, olderHostSamples);
   t.host.totals.dropFront(olderHostSamples);
   // A span of a folded step goes with it; one of no step (before the first) by its end.
-  const auto inOlderStep = [&](const Event& e) { return e.step >= 0 ? e.step <= lastStep : e.endNs <= cut; };
+  const auto inOlderStep = [&](const auto& e) { return e.step >= 0 ? e.step <= lastStep : e.endNs <= cut; };
   movePrefix(t.collectives, older.collectives, inOlderStep);
   movePrefix(t.compute, older.compute, inOlderStep);
-  movePrefix(t.groups, older.groups, [&](const Event& g) { return g.beginNs <= cut; });
-  movePrefix(t.pauses, older.pauses, [&](const Event& g) { return g.beginNs <= cut; });
+  movePrefix(t.groups, older.groups, [&](const GroupSpan& g) { return g.beginNs <= cut; });
+  movePrefix(t.pauses, older.pauses, [&](const GroupSpan& g) { return g.beginNs <= cut; });
   foldUnitTracks(t.units, older.units, cut);
   foldUnitTracks(t.host.units, older.host.units, cut);
   foldFigures(t.folded, older);

@@ -14,6 +14,7 @@
 #include "trace/events.h"
 #include "trace/range_max.h"
 #include "trace/role_track.h"
+#include "trace/spans.h"
 #include "trace/time_index.h"
 
 namespace shardscope::trace {
@@ -72,13 +73,13 @@ struct RankTimeline {
   // any range. And compact copies of what a view searches every frame, so a sweep over millions of
   // spans reads 8 bytes per probe instead of a cache line: compute[i].beginNs, collectives[i].beginNs.
   RangeMax memoryTotals;
-  std::vector<Event> collectives;
-  std::vector<Event> compute;
+  std::vector<CollectiveSpan> collectives;
+  std::vector<ComputeSpan> compute;
   TimeIndex collectiveBegins;          // collectives[i].beginNs
   TimeIndex computeBegins;             // compute[i].beginNs
   std::vector<Event> steps;            // StepEnd events
-  std::vector<Event> groups;           // Group events: the event groups the rank went through
-  std::vector<Event> pauses;           // those the rank waited at the step gate before (few)
+  std::vector<GroupSpan> groups;       // the event groups the rank went through
+  std::vector<GroupSpan> pauses;       // those the rank waited at the step gate before (few)
   std::vector<UnitMemoryTrack> units;  // per model unit, at index unit + 1 (the root at 0)
   int64_t longestCompute = 0;          // ns; lets a viewer binary-search spans by start time
   int64_t longestCollective = 0;       // ns
@@ -99,7 +100,19 @@ struct RankTimeline {
 
 // Index of the first span (sorted by begin, as a RankTimeline keeps them) that begins at or after
 // tNs. Viewers start from here, less the widest span's length, to find what is in flight at a time.
-size_t firstSpanFrom(const std::vector<Event>& spans, double tNs);
+template <class Span>
+size_t firstSpanFrom(const std::vector<Span>& spans, double tNs) {
+  size_t lo = 0, hi = spans.size();
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (static_cast<double>(spans[mid].beginNs) < tNs) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
 
 // A rank's figures over the detail a timeline holds (its running figures over folded steps apart).
 // The collective time (union) and of it what forward or backward compute overlapped, in ns.
@@ -113,9 +126,9 @@ std::vector<double> exposedCommSecondsOf(const RankTimeline& detail);
 int64_t activationSavedForBackward(const RankTimeline& detail);
 
 // What a window's session, or a summary read from a trace, holds in detail over its ranks unless
-// told otherwise (--window-events): 0.6 to 1 GB at the 70 to 120 bytes an event takes
-// (docs/benchmarks.md, "Bounded memory"). A longer run folds its older steps.
-constexpr size_t kDefaultDetailEvents = 8'000'000;
+// told otherwise (--window-events): 0.7 to 0.9 GB at the 30 to 36 bytes a retained event takes
+// (docs/benchmarks.md, "Bytes per retained event"). A longer run folds its older steps.
+constexpr size_t kDefaultDetailEvents = 24'000'000;
 
 // Each StepEnd of `detail` by its step number: what a trace writes on the step's span (its loss,
 // its pause at the step gate), so a reader gets them back.
@@ -155,6 +168,9 @@ class RunRecording {
   void keepDetailWithinOverRanks(size_t events, Spill spill);
   // A rank's events held in detail, as keepDetailWithin counts them.
   size_t detailEvents(int rank) const;
+  // The bytes they take (their sizes, as TimeIndex::heldBytes): what a window's memory per
+  // retained event is measured by.
+  size_t detailBytes(int rank) const;
 
   int ranks() const { return static_cast<int>(ranks_.size()); }
   const RankTimeline& rank(int r) const { return ranks_.at(static_cast<size_t>(r)); }

@@ -21,6 +21,9 @@ class TimeIndex {
   // Forgets the first `count` times (a run folding its older steps): the rest move down.
   void dropFront(size_t count);
   size_t size() const { return times_.size(); }
+  // The bytes its values take (their size: a large vector's unused capacity is never touched, so
+  // never resident).
+  size_t heldBytes() const { return (times_.size() + blockFirsts_.size()) * sizeof(int64_t); }
   bool empty() const { return times_.empty(); }
   int64_t operator[](size_t i) const { return times_[i]; }
   // How many times are at or before tNs (a binary search over them all).

@@ -27,11 +27,11 @@ int64_t shownBytes(const RoleBytes& bytes) {
 
 // The compute span a rank is inside at absolute time t (step spans and --offload cpu's copies
 // aside: they run beside compute, on the communication stream), or nullptr.
-const trace::Event* computingAt(const trace::RankTimeline& t, double tAbs) {
-  const trace::Event* inside = nullptr;
+const trace::ComputeSpan* computingAt(const trace::RankTimeline& t, double tAbs) {
+  const trace::ComputeSpan* inside = nullptr;
   for (size_t i = trace::firstSpanFrom(t.compute, tAbs - static_cast<double>(t.longestCompute));
        i < t.compute.size() && t.compute[i].beginNs <= tAbs; ++i) {
-    const trace::Event& c = t.compute[i];
+    const trace::ComputeSpan& c = t.compute[i];
     if (static_cast<trace::ComputeKind>(c.op) != trace::ComputeKind::Step && !trace::isOffloadSpan(c) &&
         c.endNs >= tAbs) {
       inside = &c;
@@ -208,8 +208,8 @@ void drawHoldings(const Session& session, double tNs, float width, float height,
     std::snprintf(label, sizeof label, "rank %d", r);
     grid.label(dl, row, label, IM_COL32(230, 230, 235, 255));
     if (rowsPerRank == 2) drawHostRow(dl, rec, r, units, tAbs, hostScale, grid, row + 1, local);
-    const trace::Event* computing = computingAt(rec.rank(r), static_cast<double>(tAbs));
-    const int32_t computingUnit = computing ? trace::unitFromName(computing->text) : trace::kNoUnit;
+    const trace::ComputeSpan* computing = computingAt(rec.rank(r), static_cast<double>(tAbs));
+    const int32_t computingUnit = computing ? trace::unitFromName(computing->text()) : trace::kNoUnit;
     for (size_t c = 0; c < units.size(); ++c) {
       const ImVec2 a = grid.topLeft(static_cast<int>(c), row), b = grid.bottomRight(static_cast<int>(c), row);
       // The unit's own most, faintly: what "full" looks like for this cell.

@@ -11,31 +11,40 @@ namespace {
 // Two marks closer than this are one place for the arrow keys (a group that took no time).
 constexpr double kSamePlaceNs = 1.0;
 
+// A span taken as the event group it began: from `beginNs`, of `kind`, labelled `label`.
+template <class Span>
+trace::GroupSpan groupOf(const Span& span, int64_t beginNs, trace::GroupKind kind, const std::string& label) {
+  trace::GroupSpan g;
+  g.beginNs = beginNs;
+  g.endNs = span.endNs;
+  g.step = span.step;
+  g.microBatch = span.microBatch;
+  g.phase = span.phase;
+  g.op = static_cast<uint8_t>(kind);
+  g.name = trace::internName(label);
+  return g;
+}
+
 // Before Group events were recorded: each compute span and each collective's issue, per rank.
-std::vector<std::vector<trace::Event>> fallbackGroups(const trace::RunRecording& rec) {
-  std::vector<std::vector<trace::Event>> out(static_cast<size_t>(rec.ranks()));
+std::vector<std::vector<trace::GroupSpan>> fallbackGroups(const trace::RunRecording& rec) {
+  std::vector<std::vector<trace::GroupSpan>> out(static_cast<size_t>(rec.ranks()));
   for (int r = 0; r < rec.ranks(); ++r) {
     auto& groups = out[static_cast<size_t>(r)];
     for (const auto& c : rec.rank(r).compute) {
-      if (static_cast<trace::ComputeKind>(c.op) == trace::ComputeKind::Step || trace::isOffloadSpan(c)) continue;
-      trace::Event g = c;
-      g.op = static_cast<uint8_t>(
-          static_cast<trace::ComputeKind>(c.op) == trace::ComputeKind::Backward    ? trace::GroupKind::Backward
-          : static_cast<trace::ComputeKind>(c.op) == trace::ComputeKind::Optimizer ? trace::GroupKind::Optimizer
-                                                                                   : trace::GroupKind::Forward);
-      g.text = std::string(trace::computeKindName(static_cast<trace::ComputeKind>(c.op))) + " " + c.text;
-      groups.push_back(g);
+      const auto kind = static_cast<trace::ComputeKind>(c.op);
+      if (kind == trace::ComputeKind::Step || trace::isOffloadSpan(c)) continue;
+      const auto group = kind == trace::ComputeKind::Backward    ? trace::GroupKind::Backward
+                         : kind == trace::ComputeKind::Optimizer ? trace::GroupKind::Optimizer
+                                                                 : trace::GroupKind::Forward;
+      groups.push_back(groupOf(c, c.beginNs, group, std::string(trace::computeKindName(kind)) + " " + c.text()));
     }
     for (const auto& c : rec.rank(r).collectives) {
-      trace::Event g = c;
-      g.beginNs = c.issueNs;
-      g.op = static_cast<uint8_t>(trace::GroupKind::Collective);
-      g.text =
+      const std::string label =
           std::string(trace::collectiveOpName(static_cast<trace::CollectiveOp>(c.op))) + " " + trace::collectiveUnit(c);
-      groups.push_back(g);
+      groups.push_back(groupOf(c, c.issueNs, trace::GroupKind::Collective, label));
     }
     std::stable_sort(groups.begin(), groups.end(),
-                     [](const trace::Event& a, const trace::Event& b) { return a.beginNs < b.beginNs; });
+                     [](const trace::GroupSpan& a, const trace::GroupSpan& b) { return a.beginNs < b.beginNs; });
   }
   return out;
 }
@@ -47,9 +56,9 @@ std::vector<EventGroupMark> eventGroupMarks(const trace::RunRecording& rec) {
   if (rec.ranks() == 0 || rec.originNs() == INT64_MAX) return marks;
   bool recorded = false;
   for (int r = 0; r < rec.ranks(); ++r) recorded |= !rec.rank(r).groups.empty();
-  std::vector<std::vector<trace::Event>> fallback;
+  std::vector<std::vector<trace::GroupSpan>> fallback;
   if (!recorded) fallback = fallbackGroups(rec);
-  auto groupsOf = [&](int r) -> const std::vector<trace::Event>& {
+  auto groupsOf = [&](int r) -> const std::vector<trace::GroupSpan>& {
     return recorded ? rec.rank(r).groups : fallback[static_cast<size_t>(r)];
   };
   size_t count = SIZE_MAX;
@@ -57,15 +66,15 @@ std::vector<EventGroupMark> eventGroupMarks(const trace::RunRecording& rec) {
   const double origin = static_cast<double>(rec.originNs());
   marks.reserve(count);
   for (size_t k = 0; k < count; ++k) {
-    const trace::Event& first = groupsOf(0)[k];
+    const trace::GroupSpan& first = groupsOf(0)[k];
     EventGroupMark m;
-    m.label = first.text;
+    m.label = first.text();
     m.step = first.step;
     m.kind = static_cast<trace::GroupKind>(first.op);
     int64_t latest = 0;
     for (int r = 0; r < rec.ranks(); ++r) {
       // A paused group begins, for the view, when the rank went on: before that nothing happened.
-      const trace::Event& g = groupsOf(r)[k];
+      const trace::GroupSpan& g = groupsOf(r)[k];
       latest = std::max(latest, std::max(g.beginNs, g.endNs));
     }
     m.tNs = static_cast<double>(latest) - origin;

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "trace/events.h"
+#include "trace/spans.h"
 
 namespace shardscope::ui {
 
@@ -26,8 +26,10 @@ struct RingFrameStats {
 // `progress`: steps of the schedule done, fractional (0 .. steps). `backend`: the session's device
 // line ("cpu / gloo"); `timingNote`: where the progress comes from (the playhead within the
 // recorded span, or a replay at one step a second).
-// `worldRanks`: the run's ranks, to name the members of a shard or replicate group's ring.
-void drawRingAnimation(const trace::Event& collective, int worldRanks, const std::string& backend, double progress,
-                       const std::string& timingNote, float width, float height, RingFrameStats* stats = nullptr);
+// `rank`: the rank that recorded `collective`; `worldRanks`: the run's ranks, to name the members of
+// a shard or replicate group's ring.
+void drawRingAnimation(const trace::CollectiveSpan& collective, int rank, int worldRanks, const std::string& backend,
+                       double progress, const std::string& timingNote, float width, float height,
+                       RingFrameStats* stats = nullptr);
 
 }  // namespace shardscope::ui

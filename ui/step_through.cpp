@@ -70,7 +70,7 @@ bool keyPressed(ImGuiKey key) {
 
 // The collective the ring animates: the one the user clicked, else the one rank 0 has in flight at
 // the playhead, else the one whose issue is the event group the playhead is on.
-const trace::Event* activeCollective(const AppState& state, const Session& s, double tNs) {
+const trace::CollectiveSpan* activeCollective(const AppState& state, const Session& s, double tNs) {
   const auto& rec = s.recording;
   if (rec.ranks() == 0 || rec.originNs() == INT64_MAX) return nullptr;
   const auto& t = rec.rank(0);
@@ -78,16 +78,16 @@ const trace::Event* activeCollective(const AppState& state, const Session& s, do
   if (state.selection.active) {
     for (const auto& c : t.collectives) {
       if (c.op == state.selection.op && c.step == state.selection.step && c.phase == state.selection.phase &&
-          c.microBatch == state.selection.microBatch && c.text == state.selection.unit) {
+          c.microBatch == state.selection.microBatch && c.text() == state.selection.unit) {
         return &c;
       }
     }
   }
   // Spans are sorted by begin: only those begun within the longest span's reach can be in flight.
-  const trace::Event* inFlight = nullptr;
+  const trace::CollectiveSpan* inFlight = nullptr;
   for (size_t i = trace::firstSpanFrom(t.collectives, tAbs - static_cast<double>(t.longestCollective));
        i < t.collectives.size() && t.collectives[i].beginNs <= tAbs; ++i) {
-    const trace::Event& c = t.collectives[i];
+    const trace::CollectiveSpan& c = t.collectives[i];
     if (c.endNs >= tAbs && c.op != static_cast<uint8_t>(trace::CollectiveOp::Barrier)) inFlight = &c;
   }
   if (inFlight) return inFlight;
@@ -99,10 +99,10 @@ const trace::Event* activeCollective(const AppState& state, const Session& s, do
     return nullptr;
   }
   // The first collective issued at or after the group began (issued no later than it started).
-  const trace::Event& group = t.groups[static_cast<size_t>(k)];
+  const trace::GroupSpan& group = t.groups[static_cast<size_t>(k)];
   for (size_t i = trace::firstSpanFrom(t.collectives, static_cast<double>(group.beginNs)); i < t.collectives.size();
        ++i) {
-    const trace::Event& c = t.collectives[i];
+    const trace::CollectiveSpan& c = t.collectives[i];
     if (c.issueNs >= group.beginNs) return c.step == group.step ? &c : nullptr;
   }
   return nullptr;
@@ -204,7 +204,7 @@ void drawHoldingsTab(AppState& state, const std::vector<Session>& sessions, doub
     return;
   }
   const Session& s = sessions[static_cast<size_t>(index)];
-  const trace::Event* collective = activeCollective(state, s, playheadNs);
+  const trace::CollectiveSpan* collective = activeCollective(state, s, playheadNs);
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float gridWidth = collective ? avail.x * 0.58f : avail.x;
   ImGui::BeginChild("holdings", ImVec2(gridWidth, 0), false);
@@ -238,8 +238,8 @@ void drawHoldingsTab(AppState& state, const std::vector<Session>& sessions, doub
     progress = std::fmod(ImGui::GetTime(), steps + 1.5);
     timing = "a replay at one step a second (put the playhead inside the span to follow its measured time)";
   }
-  drawRingAnimation(*collective, s.recording.ranks(), s.device, progress, timing, ImGui::GetContentRegionAvail().x,
-                    ImGui::GetContentRegionAvail().y, &state.lastRing);
+  drawRingAnimation(*collective, /*rank=*/0, s.recording.ranks(), s.device, progress, timing,
+                    ImGui::GetContentRegionAvail().x, ImGui::GetContentRegionAvail().y, &state.lastRing);
   ImGui::EndChild();
   state.ringShown = true;
   state.ringCollective = std::string(trace::collectiveOpName(static_cast<trace::CollectiveOp>(collective->op))) + " " +

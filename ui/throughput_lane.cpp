@@ -1,6 +1,7 @@
 #include "ui/throughput_lane.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -41,6 +42,20 @@ std::string rateText(double v, const char* unit) {
   return buf;
 }
 
+constexpr ImU32 kBarColor = IM_COL32(84, 162, 75, 200);
+constexpr float kNarrowestLabel = 40.0f;  // px: no step's label fits in less
+
+// "1.20 ms  3.4k tokens/s  MFU 12.00%" on a step's bar, where it fits within `room` px.
+void drawRateLabel(ImDrawList* dl, const StepRate& r, const ThroughputWork& work, ImVec2 at, float room) {
+  std::string text = trace::formatDuration(r.seconds * 1e9) + "  " + rateText(r.itemsPerSecond, work.itemName);
+  if (work.peakFlops > 0) {
+    char mfu[32];
+    std::snprintf(mfu, sizeof mfu, "  MFU %.2f%%", 100.0 * r.mfu);
+    text += mfu;
+  }
+  if (ImGui::CalcTextSize(text.c_str()).x + 6 < room) dl->AddText(at, IM_COL32(235, 235, 240, 255), text.c_str());
+}
+
 }  // namespace
 
 float drawThroughputLane(const trace::RunRecording& rec, const TimeAxis& axis, float width,
@@ -68,24 +83,39 @@ float drawThroughputLane(const trace::RunRecording& rec, const TimeAxis& axis, f
   dl->AddRectFilled(ImVec2(x0, origin.y), ImVec2(x0 + w, origin.y + height), laneBackground());
   const ImVec2 mouse = ImGui::GetIO().MousePos;
   const StepRate* hovered = nullptr;
-  for (const auto& r : rates) {
+  // Steps narrower than a pixel column share it: one bar at their highest rate (a long run's
+  // 20,000 steps drew 20,000 bars and formatted 20,000 labels a frame).
+  float columnX = -1, columnTop = 0;
+  auto flushColumn = [&] {
+    if (columnX >= 0) dl->AddRectFilled(ImVec2(columnX, columnTop), ImVec2(columnX + 1, origin.y + height), kBarColor);
+    columnX = -1;
+  };
+  const auto first =
+      std::lower_bound(rates.begin(), rates.end(), axis.toNs(x0, x0, w) + originNs,
+                       [](const StepRate& r, double t) { return static_cast<double>(r.step->endNs) < t; });
+  for (auto it = first; it != rates.end(); ++it) {
+    const StepRate& r = *it;
     const float xa = static_cast<float>(axis.toX(static_cast<double>(r.step->beginNs) - originNs, x0, w));
     const float xb = static_cast<float>(axis.toX(static_cast<double>(r.step->endNs) - originNs, x0, w));
-    if (xb < x0 || xa > x0 + w) continue;
+    if (xa > x0 + w) break;
+    if (xb < x0) continue;
     const float top = origin.y + height - static_cast<float>(r.itemsPerSecond / highest) * (height - 4);
-    dl->AddRectFilled(ImVec2(xa + 1, top), ImVec2(std::max(xa + 2, xb - 1), origin.y + height),
-                      IM_COL32(84, 162, 75, 200));
-    std::string text = trace::formatDuration(r.seconds * 1e9) + "  " + rateText(r.itemsPerSecond, work.itemName);
-    if (work.peakFlops > 0) {
-      char mfu[32];
-      std::snprintf(mfu, sizeof mfu, "  MFU %.2f%%", 100.0 * r.mfu);
-      text += mfu;
-    }
-    if (ImGui::CalcTextSize(text.c_str()).x + 6 < xb - xa) {
-      dl->AddText(ImVec2(xa + 4, origin.y + 2), IM_COL32(235, 235, 240, 255), text.c_str());
-    }
     if (mouse.x >= xa && mouse.x < xb && mouse.y >= origin.y && mouse.y < origin.y + height) hovered = &r;
+    if (xb - xa < 2.0f) {
+      const float column = std::floor(xa);
+      if (column != columnX) {
+        flushColumn();
+        columnX = column;
+        columnTop = top;
+      }
+      columnTop = std::min(columnTop, top);
+      continue;
+    }
+    flushColumn();
+    dl->AddRectFilled(ImVec2(xa + 1, top), ImVec2(std::max(xa + 2, xb - 1), origin.y + height), kBarColor);
+    if (xb - xa > kNarrowestLabel) drawRateLabel(dl, r, work, ImVec2(xa + 4, origin.y + 2), xb - xa);
   }
+  flushColumn();
   dl->PopClipRect();
   ImGui::Dummy(ImVec2(width, height));
   if (hovered && ImGui::IsWindowHovered()) {

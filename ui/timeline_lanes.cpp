@@ -38,7 +38,7 @@ void drawFold(ImDrawList* dl, float x0, float x1, float y0, float y1) {
 
 // A compute span's short label: "optim", or F / R (forward again, activation checkpointing) / B
 // before its unit.
-std::string computeLabel(const Event& e) {
+std::string computeLabel(const trace::ComputeSpan& e) {
   switch (static_cast<trace::ComputeKind>(e.op)) {
     case trace::ComputeKind::Optimizer:
       return "optim";
@@ -55,16 +55,17 @@ std::string computeLabel(const Event& e) {
   }
 }
 
-std::string stepText(const Event& e) {
+template <class Span>
+std::string stepText(const Span& e) {
   if (e.step < 0) return "setup, before the first step";  // e.g. --offload cpu pinning the shards
   std::string text = "step " + std::to_string(e.step);
   if (e.microBatch != 0) text += ", micro-batch " + std::to_string(e.microBatch);
   return text;
 }
 
-bool spansHaveSameTarget(const Event& e, const CollectiveSelection& sel) {
+bool spansHaveSameTarget(const trace::CollectiveSpan& e, const CollectiveSelection& sel) {
   return sel.active && e.op == sel.op && e.step == sel.step && e.phase == sel.phase && e.microBatch == sel.microBatch &&
-         e.text == sel.unit;
+         e.text() == sel.unit;
 }
 
 // The peak as a dashed red line with its figure at the right, below the step labels' line (the
@@ -106,7 +107,7 @@ void drawCapacity(const LaneFrame& f, double capacity, int64_t peakDevice, doubl
 }
 
 // How the tooltip's sent and received bytes were counted.
-const char* trafficNote(const Event& e) {
+const char* trafficNote(const trace::CollectiveSpan& e) {
   if (static_cast<trace::CollectiveOp>(e.op) != trace::CollectiveOp::AllToAll) {
     return trace::trafficBasis(static_cast<trace::CollectiveOp>(e.op));
   }
@@ -114,7 +115,7 @@ const char* trafficNote(const Event& e) {
                       : "(N-1)/N of in and out: its splits not recorded, taken as even";
 }
 
-void collectiveTooltip(const Event& e, double originNs) {
+void spanTooltip(const trace::CollectiveSpan& e, double originNs) {
   const auto op = static_cast<trace::CollectiveOp>(e.op);
   const double seconds = (e.endNs - e.beginNs) / 1e9;
   const double algbw = trace::algbwBytesPerSecond(trace::collectiveSizeBytes(e), seconds);
@@ -133,33 +134,61 @@ void collectiveTooltip(const Event& e, double originNs) {
   ImGui::TextDisabled("click: highlight this collective on every rank");
 }
 
-void computeTooltip(const Event& e, double originNs) {
+void spanTooltip(const trace::ComputeSpan& e, double originNs) {
   ImGui::Text("%s %s  (%s)",
               trace::isRecomputation(e) ? "forward again (activation checkpointing)"
                                         : trace::computeKindName(static_cast<trace::ComputeKind>(e.op)),
-              e.text.c_str(), stepText(e).c_str());
+              e.text().c_str(), stepText(e).c_str());
   ImGui::Text("%s, at %s", formatDuration(static_cast<double>(e.endNs - e.beginNs)).c_str(),
               formatDuration(e.beginNs - originNs).c_str());
 }
 
+// What differs between a collective and a compute span drawn: its colour, its label, whether
+// it is the selected collective, its tooltip, what a click on it does.
+ImU32 spanColor(const trace::CollectiveSpan& e) { return collectiveColor(static_cast<trace::CollectiveOp>(e.op)); }
+ImU32 spanColor(const trace::ComputeSpan& e) { return computeColor(static_cast<trace::ComputeKind>(e.op)); }
+
+std::string spanLabel(const trace::CollectiveSpan& e) {
+  return std::string(collectiveShortName(static_cast<trace::CollectiveOp>(e.op))) + " " + trace::collectiveUnit(e) +
+         " " + formatBytes(static_cast<double>(trace::collectiveSizeBytes(e)));
+}
+std::string spanLabel(const trace::ComputeSpan& e) { return computeLabel(e) + e.text(); }
+
+bool isSelected(const trace::CollectiveSpan& e, const CollectiveSelection& selection) {
+  return spansHaveSameTarget(e, selection);
+}
+bool isSelected(const trace::ComputeSpan&, const CollectiveSelection&) { return false; }
+
+void onClick(const trace::CollectiveSpan& e, CollectiveSelection& selection) {
+  selection.active = true;
+  selection.op = e.op;
+  selection.step = e.step;
+  selection.unit = e.text();
+  selection.phase = e.phase;
+  selection.microBatch = e.microBatch;
+}
+void onClick(const trace::ComputeSpan&, CollectiveSelection&) {}
+
+// Drawn apart from the compute lane's spans: step spans, and --offload cpu's copies (their band).
+bool outsideLane(const trace::CollectiveSpan&) { return false; }
+bool outsideLane(const trace::ComputeSpan& e) {
+  return static_cast<trace::ComputeKind>(e.op) == trace::ComputeKind::Step || trace::isOffloadSpan(e);
+}
+
 // One span drawn in full: its block, its label where it fits, its outline when selected, and its
 // tooltip (and, for a collective, selection on click) when hovered.
-void drawSpan(const LaneFrame& f, const Event& e, bool comm, float xa, float xb, float y, float height,
+template <class Span>
+void drawSpan(const LaneFrame& f, const Span& e, float xa, float xb, float y, float height,
               CollectiveSelection& selection, TimelineFrameStats& stats) {
   ImDrawList* dl = f.drawList;
   ++stats.spansDrawn;
-  const ImU32 color = comm ? collectiveColor(static_cast<trace::CollectiveOp>(e.op))
-                           : computeColor(static_cast<trace::ComputeKind>(e.op));
   // Rounded corners only where they show: a narrow span's rounding cost a path and a polygon.
-  dl->AddRectFilled(ImVec2(xa, y + 1), ImVec2(xb, y + height - 1), color, xb - xa >= 8.0f ? 2.0f : 0.0f);
-  if (comm && spansHaveSameTarget(e, selection)) {
+  dl->AddRectFilled(ImVec2(xa, y + 1), ImVec2(xb, y + height - 1), spanColor(e), xb - xa >= 8.0f ? 2.0f : 0.0f);
+  if (isSelected(e, selection)) {
     ++stats.spansHighlighted;
     dl->AddRect(ImVec2(xa - 1, y - 1), ImVec2(xb + 1, y + height + 1), IM_COL32(255, 255, 255, 255), 2.0f, 0, 2.0f);
   }
-  const std::string text = comm ? std::string(collectiveShortName(static_cast<trace::CollectiveOp>(e.op))) + " " +
-                                      trace::collectiveUnit(e) + " " +
-                                      formatBytes(static_cast<double>(trace::collectiveSizeBytes(e)))
-                                : computeLabel(e) + e.text;
+  const std::string text = spanLabel(e);
   if (ImGui::CalcTextSize(text.c_str()).x + 4 < xb - xa) {
     dl->AddText(ImVec2(xa + 2, y + 2), IM_COL32(15, 15, 20, 255), text.c_str());
   }
@@ -167,19 +196,9 @@ void drawSpan(const LaneFrame& f, const Event& e, bool comm, float xa, float xb,
       f.windowHovered && f.mouse.x >= xa && f.mouse.x <= xb && f.mouse.y >= y && f.mouse.y < y + height;
   if (!hovered) return;
   ImGui::BeginTooltip();
-  if (comm)
-    collectiveTooltip(e, f.originNs);
-  else
-    computeTooltip(e, f.originNs);
+  spanTooltip(e, f.originNs);
   ImGui::EndTooltip();
-  if (comm && ImGui::IsMouseClicked(0)) {
-    selection.active = true;
-    selection.op = e.op;
-    selection.step = e.step;
-    selection.unit = e.text;
-    selection.phase = e.phase;
-    selection.microBatch = e.microBatch;
-  }
+  if (ImGui::IsMouseClicked(0)) onClick(e, selection);
 }
 
 // --offload cpu's copies and pinning, over the compute lane's lower third: the copies run on the
@@ -191,11 +210,11 @@ void drawOffloadSpans(const LaneFrame& f, const trace::RankTimeline& t, float y,
   const float bandY = y + style.spanLaneHeight - band;
   for (size_t i = trace::firstSpanFrom(t.compute, f.beginAbs - static_cast<double>(t.longestCompute));
        i < t.compute.size() && t.compute[i].beginNs < f.endAbs; ++i) {
-    const Event& e = t.compute[i];
+    const trace::ComputeSpan& e = t.compute[i];
     if (!trace::isOffloadSpan(e) || e.endNs < f.beginAbs) continue;
     const float xa = f.toX(static_cast<double>(e.beginNs));
     const float xb = std::max(xa + 1.0f, f.toX(static_cast<double>(e.endNs)));
-    drawSpan(f, e, /*comm=*/false, xa, xb, bandY, band, selection, stats);
+    drawSpan(f, e, xa, xb, bandY, band, selection, stats);
   }
 }
 
@@ -346,21 +365,20 @@ void drawMemoryHover(const LaneFrame& f, const trace::RunRecording& rec, int r, 
   f.drawList->AddLine(ImVec2(f.mouse.x, y0), ImVec2(f.mouse.x, y0 + height), IM_COL32(255, 255, 255, 120));
 }
 
-void drawSpanLane(const LaneFrame& f, const trace::RankTimeline& t, SpanLaneKind kind, float y,
-                  const TimelineStyle& style, CollectiveSelection& selection, TimelineFrameStats& stats) {
-  const bool comm = kind == SpanLaneKind::Collectives;
-  const std::vector<Event>& spans = comm ? t.collectives : t.compute;
-  const trace::TimeIndex& begins = comm ? t.collectiveBegins : t.computeBegins;
-  const double slack = static_cast<double>(comm ? t.longestCollective : t.longestCompute);
+namespace {
+
+// A lane of spans sorted by begin (their begins in `begins`), the widest `slack` ns long.
+template <class Span>
+void drawSpans(const LaneFrame& f, const std::vector<Span>& spans, const trace::TimeIndex& begins, double slack,
+               float y, const TimelineStyle& style, CollectiveSelection& selection, TimelineFrameStats& stats) {
   const float height = style.spanLaneHeight;
   size_t i = trace::firstSpanFrom(spans, f.beginAbs - slack);  // the widest span as slack
   float foldStart = -1, foldEnd = -1;
   int foldCount = 0;
   size_t lastJump = 0;
   for (; i < spans.size() && spans[i].beginNs < f.endAbs; ++i) {
-    const Event& e = spans[i];
-    if (!comm && (static_cast<trace::ComputeKind>(e.op) == trace::ComputeKind::Step || trace::isOffloadSpan(e)))
-      continue;
+    const Span& e = spans[i];
+    if (outsideLane(e)) continue;
     if (e.endNs < f.beginAbs) continue;
     const float xa = f.toX(static_cast<double>(e.beginNs));
     const float xb = f.toX(static_cast<double>(e.endNs));
@@ -393,10 +411,22 @@ void drawSpanLane(const LaneFrame& f, const trace::RankTimeline& t, SpanLaneKind
       drawFold(f.drawList, foldStart, foldEnd, y, y + height);
       foldCount = 0;
     }
-    drawSpan(f, e, comm, xa, xb, y, height, selection, stats);
+    drawSpan(f, e, xa, xb, y, height, selection, stats);
   }
   if (foldCount > 0) drawFold(f.drawList, foldStart, foldEnd, y, y + height);
-  if (!comm && t.offloadSpans) drawOffloadSpans(f, t, y, style, selection, stats);
+}
+
+}  // namespace
+
+void drawSpanLane(const LaneFrame& f, const trace::RankTimeline& t, SpanLaneKind kind, float y,
+                  const TimelineStyle& style, CollectiveSelection& selection, TimelineFrameStats& stats) {
+  if (kind == SpanLaneKind::Collectives) {
+    drawSpans(f, t.collectives, t.collectiveBegins, static_cast<double>(t.longestCollective), y, style, selection,
+              stats);
+    return;
+  }
+  drawSpans(f, t.compute, t.computeBegins, static_cast<double>(t.longestCompute), y, style, selection, stats);
+  if (t.offloadSpans) drawOffloadSpans(f, t, y, style, selection, stats);
 }
 
 // Intervals within one pixel merge, and those that start inside the pixel a run ends in are skipped
@@ -468,7 +498,7 @@ void drawWaitLane(const LaneFrame& f, const std::vector<CollectiveWait>& waits, 
   }
 }
 
-void drawPauses(const LaneFrame& f, const std::vector<Event>& pauses, float laneY, float laneHeight) {
+void drawPauses(const LaneFrame& f, const std::vector<trace::GroupSpan>& pauses, float laneY, float laneHeight) {
   ImDrawList* dl = f.drawList;
   for (const auto& g : pauses) {
     if (g.endNs < f.beginAbs || g.beginNs > f.endAbs) continue;
@@ -489,17 +519,18 @@ void drawStepMarkers(const LaneFrame& f, const std::vector<Event>& steps, float 
   // the first a few pixels after the last one drawn, and a label only where one fits (thousands of
   // overlapping lines and labels washed the lanes white).
   const float minGap = px(4.0f), labelGap = px(8.0f);
-  float lastX = -1e9f, lastLabelEnd = -1e9f;
-  const auto first = std::lower_bound(steps.begin(), steps.end(), f.beginAbs,
-                                      [](const Event& s, double t) { return static_cast<double>(s.beginNs) < t; });
-  for (auto it = first; it != steps.end() && static_cast<double>(it->beginNs) <= f.endAbs; ++it) {
-    const float x = f.toX(static_cast<double>(it->beginNs));
-    if (x - lastX < minGap) continue;
-    lastX = x;
+  float lastLabelEnd = -1e9f;
+  const auto beginsBefore = [](const Event& s, double t) { return static_cast<double>(s.beginNs) < t; };
+  auto it = std::lower_bound(steps.begin(), steps.end(), f.beginAbs, beginsBefore);
+  for (; it != steps.end() && static_cast<double>(it->beginNs) <= f.endAbs;) {
+    const auto at = it;
+    const float x = f.toX(static_cast<double>(at->beginNs));
+    // The next marker drawn is the first step at least minGap further: a search, not a walk.
+    it = std::lower_bound(at + 1, steps.end(), f.toAbsNs(x + minGap), beginsBefore);
     f.drawList->AddLine(ImVec2(x, y), ImVec2(x, y + height), IM_COL32(255, 255, 255, 70));
     if (x < lastLabelEnd + labelGap) continue;
     char label[16];
-    std::snprintf(label, sizeof label, "s%d", it->step);
+    std::snprintf(label, sizeof label, "s%d", at->step);
     laneText(f, ImVec2(x + 2, y + 1), IM_COL32(200, 200, 210, 160), label, "step", y);
     lastLabelEnd = x + 2 + ImGui::CalcTextSize(label).x;
   }

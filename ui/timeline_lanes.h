@@ -75,7 +75,7 @@ void drawWaitLane(const LaneFrame& frame, const std::vector<CollectiveWait>& wai
                   float y, float height, TimelineFrameStats& stats);
 
 // Waits at the step gate: a shaded, labelled band over [y, y + height).
-void drawPauses(const LaneFrame& frame, const std::vector<trace::Event>& pauses, float y, float height);
+void drawPauses(const LaneFrame& frame, const std::vector<trace::GroupSpan>& pauses, float y, float height);
 
 // A marker and "sN" label at each step start, over [y, y + height).
 void drawStepMarkers(const LaneFrame& frame, const std::vector<trace::Event>& steps, float y, float height);

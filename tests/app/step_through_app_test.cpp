@@ -79,7 +79,7 @@ TEST_F(LiveStepThrough, EachClickOnStepMovesEveryRankOneEventGroup) {
     }
     auto lock = store_.lock();
     // The group they waited before is the one each rank has just gone through.
-    EXPECT_EQ(store_.sessions()[0].recording.rank(1).groups.back().text, waitingBefore);
+    EXPECT_EQ(store_.sessions()[0].recording.rank(1).groups.back().text(), waitingBefore);
   }
   draw();
   click("gate:continue");

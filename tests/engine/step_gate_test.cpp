@@ -68,7 +68,7 @@ void expectEachStepMovesEveryRankOneGroup(const std::string& strategy) {
   // The ranks waited before the groups the recording then holds, in that order.
   const auto& recorded = gated.recording.rank(0).groups;
   ASSERT_GE(recorded.size(), waitedBefore.size());
-  for (size_t k = 0; k < waitedBefore.size(); ++k) EXPECT_EQ(recorded[k].text, waitedBefore[k]) << k;
+  for (size_t k = 0; k < waitedBefore.size(); ++k) EXPECT_EQ(recorded[k].text(), waitedBefore[k]) << k;
   EXPECT_EQ(waitedBefore.front(), "step start");
   // The same training as without the gate.
   const RunResult free = runTraining(gatedConfig(strategy, "off"), SHARDSCOPE_BINARY, {});
@@ -90,7 +90,7 @@ TEST(StepGate, FullShardGroupsFollowFsdpsHooks) {
   ASSERT_TRUE(run.ok) << run.error;
   std::vector<std::string> labels;
   for (const auto& g : run.recording.rank(0).groups) {
-    if (g.step == 0) labels.push_back(g.text);
+    if (g.step == 0) labels.push_back(g.text());
   }
   // prefetch 0: gather, compute, reshard unit by unit; the root stays gathered through forward.
   const std::vector<std::string> forward = {"step start",          "all_gather root",  "forward root",
@@ -137,9 +137,9 @@ TEST(StepGate, APauseIsRecordedAndLeftOutOfSpansAndStepTimes) {
   ASSERT_TRUE(held) << "the ranks never waited before a bucket's all-reduce";
   for (int r = 0; r < config.world; ++r) {
     const auto& t = run.recording.rank(r);
-    const trace::Event* pause = nullptr;
+    const trace::GroupSpan* pause = nullptr;
     for (const auto& g : t.groups) {
-      if (g.text.rfind("all_reduce bucket", 0) == 0 && g.step == 0) pause = &g;
+      if (g.text().rfind("all_reduce bucket", 0) == 0 && g.step == 0) pause = &g;
     }
     ASSERT_NE(pause, nullptr);
     EXPECT_GE(pause->endNs - pause->beginNs, 350'000'000) << "rank " << r;
@@ -149,7 +149,7 @@ TEST(StepGate, APauseIsRecordedAndLeftOutOfSpansAndStepTimes) {
     for (const auto& c : t.compute) {
       if (static_cast<trace::ComputeKind>(c.op) == trace::ComputeKind::Step) continue;
       EXPECT_FALSE(c.beginNs < pause->beginNs && c.endNs > pause->endNs)
-          << "a compute span holds the pause: " << c.text;
+          << "a compute span holds the pause: " << c.text();
       if (static_cast<trace::ComputeKind>(c.op) != trace::ComputeKind::Backward) continue;
       endsAtPause |= c.endNs == pause->beginNs;
       resumesAfter |= c.beginNs == pause->endNs;

@@ -22,10 +22,11 @@ int64_t paddedUnitBytes(const RunConfig& c, int unit) {
   return (n + c.world - 1) / c.world * c.world * 4;
 }
 
-const trace::Event& computeSpan(const trace::RankTimeline& t, trace::ComputeKind kind, const std::string& unit,
-                                int step) {
+const trace::ComputeSpan& computeSpan(const trace::RankTimeline& t, trace::ComputeKind kind, const std::string& unit,
+                                      int step) {
   for (const auto& c : t.compute) {
-    if (static_cast<trace::ComputeKind>(c.op) == kind && c.text == unit && c.step == step && !trace::isRecomputation(c))
+    if (static_cast<trace::ComputeKind>(c.op) == kind && c.text() == unit && c.step == step &&
+        !trace::isRecomputation(c))
       return c;
   }
   throw std::runtime_error("no " + std::string(trace::computeKindName(kind)) + " span of " + unit);

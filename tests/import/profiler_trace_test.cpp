@@ -111,7 +111,7 @@ TEST(ProfilerTrace, StepsCollectivesAndRolesComeFromTheSpansAround) {
       << loaded.note;
 
   ASSERT_EQ(rank.collectives.size(), 1u);
-  const Event& c = rank.collectives[0];
+  const auto& c = rank.collectives[0];
   EXPECT_EQ(static_cast<CollectiveOp>(c.op), CollectiveOp::AllGather);
   EXPECT_EQ(c.bytes, 4096) << "the input (1024 floats)";
   EXPECT_EQ(c.bytesOut, 8192) << "the output (2048 floats)";
@@ -222,13 +222,13 @@ TEST(ProfilerTrace, AllToAllSendAndRecvAreDrawnWithWhatEachRankMoves) {
     SCOPED_TRACE("rank " + std::to_string(r));
     const auto& rank = loaded.recording.rank(r);
     ASSERT_EQ(rank.collectives.size(), 4u);
-    const Event& a2a = rank.collectives[0];
+    const auto& a2a = rank.collectives[0];
     EXPECT_EQ(static_cast<CollectiveOp>(a2a.op), CollectiveOp::AllToAll);
     EXPECT_EQ(a2a.bytes, 8 * row) << "its input";
     EXPECT_EQ(a2a.count, (r == 0 ? 5 : 2) * row) << "the rows it sends itself";
     EXPECT_EQ(a2a.endNs - a2a.beginNs, 65'000) << "to the end of gloo's span on its own thread";
     EXPECT_EQ(rank.collectives[1].count, -1) << "even splits: no own part recorded";
-    const Event& p2p = rank.collectives[2];
+    const auto& p2p = rank.collectives[2];
     EXPECT_EQ(static_cast<CollectiveOp>(p2p.op), r == 0 ? CollectiveOp::Send : CollectiveOp::Recv);
     EXPECT_EQ(p2p.bytes, 128) << "32 floats, the type from gloo's span";
     EXPECT_EQ(collectiveUnit(p2p), r == 0 ? "to rank 1" : "from rank 0");
@@ -369,7 +369,7 @@ TEST(ProfilerTrace, AnAllToAllOfASubGroupFindsItsOwnPartByTheGroupsRanks) {
   };
   const auto loaded = loadProfilerTraces(writeJob("profiler_trace_subgroup", {0, 2}, events, 4, "nccl"));
   ASSERT_TRUE(loaded.error.empty()) << loaded.error;
-  const Event& named = loaded.recording.rank(2).collectives.at(0);
+  const auto& named = loaded.recording.rank(2).collectives.at(0);
   EXPECT_EQ(named.worldSize, 2);
   EXPECT_EQ(named.count, 2 * 64) << "its split at its place in the group, not at its rank";
   EXPECT_EQ(loaded.recording.rank(0).collectives.at(0).count, -1) << "2 splits, 4 ranks, no group named";
@@ -504,7 +504,7 @@ TEST(ProfilerTrace, OnAGpuACollectiveRunsWhenItsNcclKernelRuns) {
   const auto loaded = loadProfilerTraces(dir);
   ASSERT_TRUE(loaded.error.empty()) << loaded.error;
   ASSERT_EQ(loaded.recording.rank(0).collectives.size(), 1u);
-  const Event& c = loaded.recording.rank(0).collectives[0];
+  const auto& c = loaded.recording.rank(0).collectives[0];
   EXPECT_EQ(c.beginNs, 1'100'001) << "begun when the kernel began (ns; +1 keeps 0 free)";
   EXPECT_EQ(c.issueNs, c.beginNs) << "arrived when the kernel began, not at the host's launch (1'020'001)";
   EXPECT_EQ(c.endNs - c.beginNs, 300'000) << "the kernel's time, not the host op's 20 us";

@@ -135,9 +135,9 @@ TEST(EventGroups, APausedGroupThatArrivesLateTakesItsPlace) {
   rec.add(group(0, 200, 8900, GroupKind::Reshard, "reshard blocks.1"));         // paused 200..8900
   const auto& groups = rec.rank(0).groups;
   ASSERT_EQ(groups.size(), 3u);
-  EXPECT_EQ(groups[0].text, "forward blocks.1");
-  EXPECT_EQ(groups[1].text, "reshard blocks.1");
-  EXPECT_EQ(groups[2].text, "all_gather blocks.2");
+  EXPECT_EQ(groups[0].text(), "forward blocks.1");
+  EXPECT_EQ(groups[1].text(), "reshard blocks.1");
+  EXPECT_EQ(groups[2].text(), "all_gather blocks.2");
   ASSERT_EQ(rec.rank(0).pauses.size(), 1u);
 }
 
@@ -175,7 +175,7 @@ TEST(EventGroups, ASavedTraceKeepsGroupsPausesAndUnits) {
   const auto& back = loaded.recording;
   ASSERT_EQ(back.ranks(), 2);
   ASSERT_EQ(back.rank(1).groups.size(), 2u);
-  EXPECT_EQ(back.rank(1).groups[1].text, "all_gather blocks.0");
+  EXPECT_EQ(back.rank(1).groups[1].text(), "all_gather blocks.0");
   EXPECT_EQ(static_cast<GroupKind>(back.rank(1).groups[1].op), GroupKind::Collective);
   EXPECT_NEAR(static_cast<double>(back.rank(1).groups[1].endNs - back.rank(1).groups[1].beginNs), 3e6, 2.0);
   const int64_t late = back.originNs() + 4'500'000;

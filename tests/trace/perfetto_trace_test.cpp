@@ -67,8 +67,12 @@ std::map<int64_t, RoleBytes> bytesByTime(const RoleTrack& track) {
   return out;
 }
 
-void expectSameSpans(const std::vector<Event>& a, const std::vector<Event>& b, const char* what) {
-  ASSERT_EQ(a.size(), b.size()) << what;
+template <class Span>
+void expectSameSpans(const std::vector<Span>& spansA, const std::vector<Span>& spansB, const char* what) {
+  ASSERT_EQ(spansA.size(), spansB.size()) << what;
+  std::vector<Event> a, b;
+  for (const auto& s : spansA) a.push_back(s.toEvent(0));
+  for (const auto& s : spansB) b.push_back(s.toEvent(0));
   for (size_t i = 0; i < a.size(); ++i) {
     SCOPED_TRACE(std::string(what) + " " + std::to_string(i));
     EXPECT_EQ(a[i].kind, b[i].kind);

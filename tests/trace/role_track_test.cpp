@@ -1,5 +1,5 @@
-// A role track keeps only each sample's changed roles and a snapshot every 32; every sample reads
-// back as pushed, and splitting off the front keeps what is held now.
+// A role track keeps only each sample's changed roles, as varints of the change, and a snapshot
+// every 8; every sample reads back as pushed, and splitting off the front keeps what is held now.
 #include "trace/role_track.h"
 
 #include <gtest/gtest.h>
@@ -36,6 +36,39 @@ TEST(RoleTrack, EverySampleReadsBackAsPushedWithItsTime) {
   EXPECT_EQ(track.bytesAt(5.0), samples[0]);
   EXPECT_EQ(track.bytesAt(19.9), samples[1]);
   EXPECT_EQ(track.countAtOrBefore(1e12), samples.size());
+}
+
+// A file may hold any sizes: the extremes of int64 and changes across them read back exactly, as
+// do samples where every role changes at once.
+TEST(RoleTrack, ExtremeValuesAndManyChangesReadBackExactly) {
+  std::mt19937_64 random(11);
+  const int64_t extremes[] = {0, 1, -1, INT64_MAX, INT64_MIN, INT64_MAX - 3, INT64_MIN + 5, 1LL << 40};
+  std::vector<RoleBytes> samples;
+  RoleBytes bytes{};
+  for (int i = 0; i < 500; ++i) {
+    const int changes = static_cast<int>(random() % (kMemoryRoleCount + 1));
+    for (int c = 0; c < changes; ++c) {
+      const auto role = random() % kMemoryRoleCount;
+      bytes[role] = random() % 2 ? extremes[random() % 8] : static_cast<int64_t>(random());
+    }
+    samples.push_back(bytes);
+  }
+  RoleTrack track;
+  for (size_t i = 0; i < samples.size(); ++i) track.push(static_cast<int64_t>(i), samples[i]);
+  for (size_t i = 0; i < samples.size(); ++i) EXPECT_EQ(track.bytes(i), samples[i]) << i;
+}
+
+// One role changing by a few MB a sample, as nearly every memory event does, takes a few bytes
+// a sample beside its time, not the 8 a value took.
+TEST(RoleTrack, OneRoleChangingTakesAFewBytesASample) {
+  RoleTrack track;
+  RoleBytes bytes{};
+  for (int i = 0; i < 80000; ++i) {
+    bytes[static_cast<int>(MemoryRole::Activation)] += i % 2 ? -(3 << 20) : (3 << 20);
+    track.push(i, bytes);
+  }
+  const double perSample = static_cast<double>(track.heldBytes()) / static_cast<double>(track.size());
+  EXPECT_LT(perSample, 8.0 + 8.0) << "its time (8 bytes), and under 8 for its bytes";
 }
 
 TEST(RoleTrack, TakingTheFrontSplitsTheSamplesAndKeepsWhatIsHeld) {

@@ -175,7 +175,7 @@ TEST(TraceReader, EveryComputeKindThroughTheWireAndAWrittenTrace) {
   std::vector<int> kinds;
   for (const auto& e : compute) {
     kinds.push_back(e.op);
-    EXPECT_EQ(e.text, "blocks." + std::to_string(e.op));
+    EXPECT_EQ(e.text(), "blocks." + std::to_string(e.op));
     EXPECT_EQ(e.endNs - e.beginNs, 500);
     EXPECT_EQ(isOffloadSpan(e), e.op >= static_cast<uint8_t>(ComputeKind::CopyToDevice))
         << computeKindName(static_cast<ComputeKind>(e.op));
@@ -237,10 +237,10 @@ TEST(TraceReader, EveryCollectiveOpThroughAWrittenTrace) {
     EXPECT_EQ(collectiveTraffic(after[i]).sentBytes, collectiveTraffic(before[i]).sentBytes);
     EXPECT_EQ(collectiveTraffic(after[i]).receivedBytes, collectiveTraffic(before[i]).receivedBytes);
   }
-  const Event& uneven = after.back();
+  const auto& uneven = after.back();
   EXPECT_EQ(collectiveTraffic(uneven).sentBytes, 4096 - 1024) << "its input less the part it keeps";
   EXPECT_EQ(collectiveTraffic(uneven).receivedBytes, 6144 - 1024);
-  const Event& even = after[static_cast<size_t>(CollectiveOp::AllToAll)];
+  const auto& even = after[static_cast<size_t>(CollectiveOp::AllToAll)];
   EXPECT_EQ(collectiveTraffic(even).sentBytes, 3072) << "3/4 of its input among 4 ranks";
   EXPECT_EQ(collectiveTraffic(even).receivedBytes, 4608) << "3/4 of its output";
   EXPECT_EQ(collectiveTraffic(after[static_cast<size_t>(CollectiveOp::Send)]).receivedBytes, 0);

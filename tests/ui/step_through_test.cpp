@@ -70,7 +70,7 @@ class StepThrough : public ::testing::Test {
   // Relative time of the middle of rank 0's first `kind` span of `unit` in step 1.
   double middleOf(trace::ComputeKind kind, const std::string& unit) {
     for (const auto& c : rec().rank(0).compute) {
-      if (static_cast<trace::ComputeKind>(c.op) == kind && c.text == unit && c.step == 1) {
+      if (static_cast<trace::ComputeKind>(c.op) == kind && c.text() == unit && c.step == 1) {
         return (c.beginNs + c.endNs) / 2.0 - static_cast<double>(rec().originNs());
       }
     }
@@ -187,7 +187,7 @@ TEST_F(StepThrough, WhoHoldsWhatMidBackwardDrawsEveryRankAndUnit) {
 
 TEST_F(StepThrough, AClickedCollectiveIsAnimatedAsTheRing) {
   openHoldings();
-  const trace::Event* rs = nullptr;
+  const trace::CollectiveSpan* rs = nullptr;
   for (const auto& c : rec().rank(0).collectives) {
     if (static_cast<trace::CollectiveOp>(c.op) == trace::CollectiveOp::ReduceScatter && c.step == 1) {
       rs = &c;
@@ -196,7 +196,7 @@ TEST_F(StepThrough, AClickedCollectiveIsAnimatedAsTheRing) {
   }
   ASSERT_NE(rs, nullptr);
   // What a click on its block selects (timeline_view.cpp).
-  state_.selection = CollectiveSelection{true, rs->op, rs->step, rs->text, rs->phase, rs->microBatch};
+  state_.selection = CollectiveSelection{true, rs->op, rs->step, rs->text(), rs->phase, rs->microBatch};
   state_.playhead.placed = true;
   state_.playhead.tNs = (rs->beginNs + rs->endNs) / 2.0 - static_cast<double>(rec().originNs());
   draw();
@@ -211,7 +211,7 @@ TEST_F(StepThrough, AClickedCollectiveIsAnimatedAsTheRing) {
 TEST_F(StepThrough, TheCollectiveAloneInFlightAtThePlayheadIsAnimated) {
   openHoldings();
   const auto& spans = rec().rank(0).collectives;
-  const trace::Event* alone = nullptr;
+  const trace::CollectiveSpan* alone = nullptr;
   for (size_t i = 0; i < spans.size() && !alone; ++i) {
     const auto& c = spans[i];
     const int64_t mid = (c.beginNs + c.endNs) / 2;
@@ -255,13 +255,12 @@ TEST_F(StepThrough, StepAndContinueOfAGatedRunReachTheEngine) {
 // A ring of 64 ranks: each rank one gauge instead of a row of 64 chunks (which overlapped its
 // neighbours), every transfer of the step in flight still drawn, at a bounded cost.
 TEST(RingView, SixtyFourRanksDrawOneGaugeEachAndEveryTransfer) {
-  trace::Event c;
-  c.kind = trace::EventKind::Collective;
+  trace::CollectiveSpan c;
   c.op = static_cast<uint8_t>(trace::CollectiveOp::AllGather);
   c.worldSize = 64;
   c.bytes = 1024;
   c.bytesOut = 64 * 1024;
-  c.text = "blocks.0";
+  c.name = trace::internName("blocks.0");
   auto draw = [&](int ranks, RingFrameStats& stats, double progress = 10.5) {
     c.worldSize = ranks;
     c.bytesOut = ranks * 1024;
@@ -270,7 +269,7 @@ TEST(RingView, SixtyFourRanksDrawOneGaugeEachAndEveryTransfer) {
       ImGui::SetNextWindowPos(ImVec2(0, 0));
       ImGui::SetNextWindowSize(ImVec2(1200, 900));
       ImGui::Begin("ring");
-      drawRingAnimation(c, ranks, "cpu / gloo", progress, "a test", 1100, 700, &stats);
+      drawRingAnimation(c, /*rank=*/0, ranks, "cpu / gloo", progress, "a test", 1100, 700, &stats);
       ImGui::End();
     });
   };
