@@ -1,5 +1,9 @@
 #include "ui/memory_columns.h"
 
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
 namespace shardscope::ui {
 
 std::vector<size_t> findMemoryColumns(const trace::RoleTrack& samples, const trace::RangeMax& totals,
@@ -29,25 +33,66 @@ std::vector<size_t> findMemoryColumns(const trace::RoleTrack& samples, const tra
   return out;
 }
 
-const std::vector<size_t>& MemoryColumnCache::columns(const trace::RoleTrack& samples, const trace::RangeMax& totals,
-                                                      const ColumnSpan& span) {
-  const int64_t firstNs = samples.empty() ? 0 : samples.time(0);
-  const int64_t lastNs = samples.empty() ? 0 : samples.time(samples.size() - 1);
+bool MemoryColumnCache::Entry::holds(const trace::RoleTrack& lane, const ColumnSpan& view) const {
+  const int64_t first = lane.empty() ? 0 : lane.time(0);
+  const int64_t last = lane.empty() ? 0 : lane.time(lane.size() - 1);
+  return samples == lane.size() && firstNs == first && lastNs == last && span == view &&
+         columns.size() == static_cast<size_t>(std::max(view.width, 0));
+}
+
+void MemoryColumnCache::Entry::describe(const trace::RoleTrack& lane, const ColumnSpan& view) {
+  samples = lane.size();
+  firstNs = lane.empty() ? 0 : lane.time(0);
+  lastNs = lane.empty() ? 0 : lane.time(lane.size() - 1);
+  span = view;
+}
+
+MemoryColumnCache::Entry& MemoryColumnCache::entryOf(const trace::RoleTrack& samples) {
   // Lanes of sessions long closed would pile up: a few hundred lanes are kept at the most.
   if (entries_.size() > 512 && !entries_.count(&samples)) entries_.clear();
-  Entry& e = entries_[&samples];
-  if (e.samples == samples.size() && e.firstNs == firstNs && e.lastNs == lastNs && e.span == span &&
-      e.columns.size() == static_cast<size_t>(std::max(span.width, 0))) {
-    ++kept_;
+  return entries_[&samples];
+}
+
+const std::vector<size_t>& MemoryColumnCache::columns(const trace::RoleTrack& samples, const trace::RangeMax& totals,
+                                                      const ColumnSpan& span) {
+  Entry& e = entryOf(samples);
+  if (e.holds(samples, span)) {
+    if (!e.fresh) ++kept_;
+    e.fresh = false;
     return e.columns;
   }
   ++found_;
-  e.samples = samples.size();
-  e.firstNs = firstNs;
-  e.lastNs = lastNs;
-  e.span = span;
+  e.describe(samples, span);
   e.columns = findMemoryColumns(samples, totals, span);
   return e.columns;
+}
+
+void MemoryColumnCache::findAll(const std::vector<MemoryLane>& lanes, const ColumnSpan& span) {
+  // The stale lanes' entries, made here on this thread: the workers only fill them.
+  std::vector<std::pair<const MemoryLane*, Entry*>> stale;
+  for (const auto& lane : lanes) {
+    if (entries_.size() > 512 && !entries_.count(lane.samples)) return;  // columns() will clear first
+    Entry& e = entries_[lane.samples];
+    const bool listed = std::any_of(stale.begin(), stale.end(), [&](const auto& s) { return s.second == &e; });
+    if (!listed && !e.holds(*lane.samples, span)) stale.emplace_back(&lane, &e);
+  }
+  if (stale.size() < 2) return;  // one lane: columns() searches it as it draws
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < stale.size(); i = next++) {
+      stale[i].second->columns = findMemoryColumns(*stale[i].first->samples, *stale[i].first->totals, span);
+    }
+  };
+  const size_t helpers = std::min<size_t>(stale.size(), std::max(1u, std::thread::hardware_concurrency())) - 1;
+  std::vector<std::thread> threads;
+  for (size_t h = 0; h < helpers; ++h) threads.emplace_back(work);
+  work();
+  for (auto& t : threads) t.join();
+  for (auto& [lane, e] : stale) {
+    e->describe(*lane->samples, span);
+    e->fresh = true;
+    ++found_;
+  }
 }
 
 }  // namespace shardscope::ui

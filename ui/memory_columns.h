@@ -34,8 +34,19 @@ constexpr size_t kNoSample = SIZE_MAX;
 std::vector<size_t> findMemoryColumns(const trace::RoleTrack& samples, const trace::RangeMax& totals,
                                       const ColumnSpan& span);
 
+// One memory lane's samples and their totals, for a search of many lanes at once.
+struct MemoryLane {
+  const trace::RoleTrack* samples = nullptr;
+  const trace::RangeMax* totals = nullptr;
+};
+
 class MemoryColumnCache {
  public:
+  // Searches, on the machine's cores at once, those of `lanes` whose kept columns do not hold for
+  // `span`, and keeps what they found: the frame's lanes then draw from it. A view that moves
+  // searches every lane again, and 8 lanes of 6 million samples took 7.6 ms on one core. Each lane
+  // is read only: the caller holds the recording still (the window's lock) meanwhile.
+  void findAll(const std::vector<MemoryLane>& lanes, const ColumnSpan& span);
   // The lane's columns for `span`: those kept if the lane and the span are unchanged, else found.
   const std::vector<size_t>& columns(const trace::RoleTrack& samples, const trace::RangeMax& totals,
                                      const ColumnSpan& span);
@@ -51,7 +62,11 @@ class MemoryColumnCache {
     int64_t lastNs = 0;
     ColumnSpan span;
     std::vector<size_t> columns;
+    bool fresh = false;  // found by findAll this frame: its lane's draw is not counted as kept
+    bool holds(const trace::RoleTrack& samples, const ColumnSpan& span) const;
+    void describe(const trace::RoleTrack& samples, const ColumnSpan& span);
   };
+  Entry& entryOf(const trace::RoleTrack& samples);
   std::unordered_map<const trace::RoleTrack*, Entry> entries_;
   int64_t found_ = 0;
   int64_t kept_ = 0;

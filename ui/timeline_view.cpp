@@ -6,6 +6,7 @@
 #include <string>
 
 #include "ui/item_probe.h"
+#include "ui/memory_columns.h"
 #include "ui/rank_rows.h"
 #include "ui/theme.h"
 #include "ui/timeline_lanes.h"
@@ -185,6 +186,28 @@ void drawRankLanes(const LaneFrame& frame, const trace::RunRecording& rec, const
 
 }  // namespace
 
+namespace {
+
+// The memory lanes of the rows this frame draws, searched at once on every core
+// (MemoryColumnCache::findAll): each lane then draws from what was found.
+void findVisibleMemoryColumns(const LaneFrame& frame, const trace::RunRecording& rec, const std::vector<RankRow>& rows,
+                              const RowGeometry& g, float firstY, const TimelineStyle& style) {
+  if (!style.memoryColumns || style.memoryNotRecorded) return;
+  const ImVec2 clipMin = frame.drawList->GetClipRectMin(), clipMax = frame.drawList->GetClipRectMax();
+  std::vector<MemoryLane> lanes;
+  float y0 = firstY;
+  for (const RankRow& rr : rows) {
+    const float y = y0, height = rowHeight(rr, g);
+    y0 += height;
+    if (y > clipMax.y || y + height < clipMin.y || !rr.missingRanks.empty()) continue;
+    const auto& t = rec.rank(rr.rank);
+    if (!t.memory.empty()) lanes.push_back({&t.memory, &t.memoryTotals});
+  }
+  style.memoryColumns->findAll(lanes, ColumnSpan{frame.beginAbs, frame.endAbs, static_cast<int>(frame.width)});
+}
+
+}  // namespace
+
 float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axis, double memoryScaleBytes, float width,
                    const TimelineStyle& style, CollectiveSelection& selection, TimelineCursor& cursor,
                    TimelineFrameStats* stats, double playheadNs, std::set<int>* expandedRankGroups) {
@@ -217,6 +240,7 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
   TimelineFrameStats local;
 
   drawTimeRuler(frame, origin.y, origin.y + totalHeight);
+  findVisibleMemoryColumns(frame, rec, rows, geometry, origin.y + ruler, style);
   // Rows outside the window's visible part cost nothing: a 64-rank job scrolls.
   const ImVec2 clipMin = dl->GetClipRectMin(), clipMax = dl->GetClipRectMax();
   float y0 = origin.y + ruler;

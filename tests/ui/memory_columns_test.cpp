@@ -86,5 +86,36 @@ TEST(MemoryColumns, KeptWhileTheViewAndTheLaneStayAndFoundAgainWhenEitherMoves) 
   EXPECT_EQ(cache.found(), 4);
 }
 
+// A frame's lanes searched at once, on several threads: each lane's columns are what a search of
+// it alone finds, its draw then counts as found (not kept), and a lane that did not change is
+// kept, not searched again.
+TEST(MemoryColumns, LanesSearchedAtOnceMatchEachSearchedAlone) {
+  std::mt19937_64 rng(5);
+  std::vector<Lane> lanes(6);
+  for (auto& lane : lanes) {
+    int64_t t = 1000;
+    for (int i = 0; i < 20000; ++i) lane.push(t += static_cast<int64_t>(rng() % 50), static_cast<int64_t>(rng() % 999));
+  }
+  std::vector<MemoryLane> all;
+  for (const auto& lane : lanes) all.push_back({&lane.samples, &lane.totals});
+  all.push_back(all.front());  // a lane listed twice is searched once
+  MemoryColumnCache cache;
+  const ColumnSpan view{1000, 500'000, 700};
+  cache.findAll(all, view);
+  EXPECT_EQ(cache.found(), 6);
+  for (const auto& lane : lanes) {
+    EXPECT_EQ(cache.columns(lane.samples, lane.totals, view), findMemoryColumns(lane.samples, lane.totals, view));
+  }
+  EXPECT_EQ(cache.found(), 6) << "each lane's draw took what findAll found";
+  EXPECT_EQ(cache.kept(), 0) << "found this frame, not kept from an earlier one";
+
+  lanes[2].push(499'000, 5000);  // one lane grew
+  cache.findAll(all, view);      // one stale lane: left to its draw, no thread for it
+  for (const auto& lane : lanes) cache.columns(lane.samples, lane.totals, view);
+  EXPECT_EQ(cache.found(), 7) << "only the lane that grew is searched again";
+  EXPECT_EQ(cache.kept(), 5);
+  EXPECT_EQ(lanes[2].samples.time(cache.columns(lanes[2].samples, lanes[2].totals, view)[699]), 499'000);
+}
+
 }  // namespace
 }  // namespace shardscope::ui
