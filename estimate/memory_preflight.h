@@ -10,16 +10,13 @@
 #include <string>
 
 #include "config/run_config.h"
+#include "files/host_memory.h"
 
 namespace shardscope::estimate {
 
-struct HostMemory {
-  int64_t availableBytes = -1;  // -1: not known (then nothing is refused)
-  std::string source;           // "MemAvailable in /proc/meminfo", or the cgroup's limit
-};
-
-// The smaller of the kernel's MemAvailable and what this process's cgroup (v2) still allows.
-HostMemory hostMemoryAvailable();
+// What this host has free (files/host_memory.h).
+using files::HostMemory;
+using files::hostMemoryAvailable;
 
 // Why `config` cannot fit in `host`, naming the prediction, what is free and the override; nothing
 // when it fits, when --memory-check is off, on a GPU (device memory is the rank's own), or when the

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <utility>
 
 #ifdef SHARDSCOPE_HAVE_ZLIB
 #include <zlib.h>
@@ -28,10 +29,10 @@ std::string sizeText(size_t bytes) {
   return std::to_string(bytes) + " B";
 }
 
-std::string tooLargeMessage(const std::string& path, size_t maxBytes) {
+std::string tooLargeMessage(const std::string& path, size_t maxBytes, const std::string& limitWhy = "") {
   return "'" + path + "' holds more than " + sizeText(maxBytes) +
-         (startsWithGzipMagic(path) ? " once decompressed" : "") +
-         ", the most shardscope reads of such a file: is it the right file?";
+         (startsWithGzipMagic(path) ? " once decompressed" : "") + ", " +
+         (limitWhy.empty() ? "the most shardscope reads of such a file: is it the right file?" : limitWhy);
 }
 
 std::optional<std::string> readFileText(const std::string& path, std::string& error, size_t maxBytes, size_t prefix) {
@@ -103,8 +104,8 @@ struct FileTextStream::Source {
 #endif
 };
 
-FileTextStream::FileTextStream(const std::string& path, size_t maxBytes)
-    : source_(std::make_unique<Source>()), path_(path), maxBytes_(maxBytes) {
+FileTextStream::FileTextStream(const std::string& path, size_t maxBytes, std::string limitWhy)
+    : source_(std::make_unique<Source>()), path_(path), maxBytes_(maxBytes), limitWhy_(std::move(limitWhy)) {
   setg(buffer_, buffer_, buffer_);
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
@@ -149,7 +150,7 @@ FileTextStream::int_type FileTextStream::underflow() {
   if (n <= 0) return traits_type::eof();
   read_ += static_cast<size_t>(n);
   if (read_ > maxBytes_) {
-    error_ = tooLargeMessage(path_, maxBytes_);
+    error_ = tooLargeMessage(path_, maxBytes_, limitWhy_);
     return traits_type::eof();
   }
   setg(buffer_, buffer_, buffer_ + n);

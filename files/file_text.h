@@ -13,10 +13,10 @@
 namespace shardscope::files {
 
 // The most each kind of file is read to (decompressed). A trace is parsed as it is read and held
-// as its recording (about 110 bytes an event, against 160 to 240 in the file), so 4 GiB of it is
-// some 20 million events; a summary is parsed whole, about 12x its size in memory; a config or
-// lesson is a few hundred bytes.
-constexpr size_t kMaxTraceBytes = size_t{4} << 30;  // 4 GiB
+// as its recording, so it is read as far as memory holds that (files/host_memory.h), with no cap
+// of its own; a trace's head is sniffed within kTraceHeadBytes. A summary is parsed whole, about
+// 12x its size in memory; a config or lesson is a few hundred bytes.
+constexpr size_t kTraceHeadBytes = size_t{4} << 30;  // what a prefix read of a trace may pass over
 constexpr size_t kMaxSummaryBytes = size_t{256} << 20;
 constexpr size_t kMaxConfigBytes = size_t{1} << 20;  // 1 MiB
 
@@ -34,10 +34,11 @@ std::string unreadableReason(const std::string& path, const std::string& error, 
 
 // The same file as a stream, read a chunk at a time (a trace of gigabytes is parsed as it is
 // read, never held whole), gunzipped when compressed. It ends early, with error() saying why,
-// when the file cannot be read on or holds more than `maxBytes`.
+// when the file cannot be read on or holds more than `maxBytes` (`limitWhy`: what that limit is,
+// worded to follow "holds more than N, "; else "the most shardscope reads of such a file").
 class FileTextStream : public std::streambuf {
  public:
-  FileTextStream(const std::string& path, size_t maxBytes);
+  FileTextStream(const std::string& path, size_t maxBytes, std::string limitWhy = "");
   ~FileTextStream() override;
   FileTextStream(const FileTextStream&) = delete;
   FileTextStream& operator=(const FileTextStream&) = delete;
@@ -51,6 +52,7 @@ class FileTextStream : public std::streambuf {
   std::unique_ptr<Source> source_;
   std::string path_;
   size_t maxBytes_;
+  std::string limitWhy_;
   size_t read_ = 0;
   std::string error_;
   char buffer_[1 << 16];

@@ -748,7 +748,7 @@ bool isProfilerTraceFileName(const std::string& path) { return fileNameEndsIn(pa
 bool looksLikeProfilerTrace(const std::string& path) {
   if (isCudaSnapshotFileName(path)) return false;
   std::string error;
-  const auto head = files::readFileText(path, error, files::kMaxTraceBytes, /*prefix=*/4096);
+  const auto head = files::readFileText(path, error, files::kTraceHeadBytes, /*prefix=*/4096);
   if (!head) return false;
   // Kineto writes it first: {"schemaVersion": 1, "deviceProperties": ..., "traceEvents": [...]}.
   const size_t open = head->find_first_not_of(" \t\r\n");

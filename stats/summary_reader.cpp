@@ -118,7 +118,7 @@ SummaryRun readRun(const nlohmann::json& j) {
 
 bool looksLikeTrace(const std::string& path) {
   std::string error;
-  const auto head = files::readFileText(path, error, files::kMaxTraceBytes, /*prefix=*/4096);
+  const auto head = files::readFileText(path, error, files::kTraceHeadBytes, /*prefix=*/4096);
   return head && head->find("\"traceEvents\"") != std::string::npos;
 }
 

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "files/file_text.h"
+#include "files/host_memory.h"
 #include "trace/issued_collectives.h"
 #include "trace/rank_placements.h"
 #include "trace/wire.h"
@@ -217,9 +218,11 @@ LoadedTrace loadRankEventFiles(const std::string& dir) {
   for (const auto& [rank, paths] : files) {
     for (const auto& path : paths) bytes += fs::file_size(path, error);
   }
-  if (bytes > files::kMaxTraceBytes) {
-    out.error = "the rank files in '" + dir + "' hold " + std::to_string(bytes >> 20) + " MiB, more than the " +
-                std::to_string(files::kMaxTraceBytes >> 20) + " MiB shardscope reads; view fewer steps of the job.";
+  // An event's frame is about 19 bytes and its place in the recording 30 to 40: twice the files.
+  const auto limit = files::traceLimit(2.0);
+  if (bytes > limit.maxBytes) {
+    out.error = "the rank files in '" + dir + "' hold " + std::to_string(bytes >> 20) + " MiB, more than " +
+                std::to_string(limit.maxBytes >> 20) + " MiB, " + limit.why + " (view fewer steps of the job).";
     return out;
   }
   std::string configError;

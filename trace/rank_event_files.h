@@ -44,7 +44,7 @@ bool isDirectory(const std::string& path);
 // between its readings; `clocks` says which, by how much, to within what). The ranks
 // are those config.json's world names (or one past the highest file's). What a file could not
 // give (a rank without a file, items that were not events) is said in `note`; an unreadable
-// directory, or files past files::kMaxTraceBytes in all, in `error`.
+// directory, or files more than memory can hold the recording of (files/host_memory.h), in `error`.
 LoadedTrace loadRankEventFiles(const std::string& dir);
 
 }  // namespace shardscope::trace
