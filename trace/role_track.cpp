@@ -1,13 +1,13 @@
 #include "trace/role_track.h"
 
+#include "trace/zigzag.h"
+
 namespace shardscope::trace {
 
 namespace {
 
 // Varints of zigzagged values: a role's bytes or a change of them, mostly under 4 MB, in 1 to 4
 // bytes where they took 8. Wrapping arithmetic: a file's absurd sizes come back as they went in.
-uint64_t zigzag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
-int64_t unzigzag(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }
 
 void putVarint(std::vector<uint8_t>& to, uint64_t v) {
   while (v > 0x7f) {
@@ -24,13 +24,6 @@ uint64_t getVarint(const uint8_t*& p) {
     v |= static_cast<uint64_t>(byte & 0x7f) << shift;
     if (byte < 0x80) return v;
   }
-}
-
-int64_t plus(int64_t a, int64_t delta) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(delta));
-}
-int64_t minus(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
 }
 
 // A sample's header byte: kOneChange | role when one role changed (nearly every sample), else the
@@ -53,13 +46,13 @@ void RoleTrack::push(int64_t tNs, const RoleBytes& bytes) {
     }
     if (changed == 1) {
       blocks_.push_back(static_cast<uint8_t>(kOneChange | onlyRole));
-      putVarint(blocks_, zigzag(minus(bytes[onlyRole], current_[onlyRole])));
+      putVarint(blocks_, zigzag(wrappingMinus(bytes[onlyRole], current_[onlyRole])));
     } else {
       blocks_.push_back(changed);
       for (int role = 0; role < kMemoryRoleCount; ++role) {
         if (bytes[role] == current_[role]) continue;
         blocks_.push_back(static_cast<uint8_t>(role));
-        putVarint(blocks_, zigzag(minus(bytes[role], current_[role])));
+        putVarint(blocks_, zigzag(wrappingMinus(bytes[role], current_[role])));
       }
     }
   }
@@ -76,12 +69,12 @@ RoleBytes RoleTrack::bytes(size_t sample) const {
     const uint8_t header = *p++;
     if (header & kOneChange) {
       const int role = header & ~kOneChange;
-      out[role] = plus(out[role], unzigzag(getVarint(p)));
+      out[role] = wrappingPlus(out[role], unzigzag(getVarint(p)));
       continue;
     }
     for (uint8_t c = 0; c < header; ++c) {
       const uint8_t role = *p++;
-      out[role] = plus(out[role], unzigzag(getVarint(p)));
+      out[role] = wrappingPlus(out[role], unzigzag(getVarint(p)));
     }
   }
   return out;

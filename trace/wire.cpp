@@ -3,6 +3,8 @@
 #include <cstring>
 #include <limits>
 
+#include "trace/zigzag.h"
+
 namespace shardscope::trace {
 
 namespace {
@@ -43,14 +45,9 @@ void appendVarint(std::string& out, uint64_t v) {
   out += static_cast<char>(v);
 }
 
-uint64_t zigzag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
-int64_t unzigzag(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }
-
 // Differences of times in two's complement, wrapping: a damaged frame's cannot overflow.
-int64_t minus(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
-}
-int64_t plus(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
+int64_t minus(int64_t a, int64_t b) { return wrappingMinus(a, b); }
+int64_t plus(int64_t a, int64_t b) { return wrappingPlus(a, b); }
 
 uint64_t lossBits(double loss) {
   uint64_t bits = 0;
