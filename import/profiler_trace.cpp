@@ -291,6 +291,11 @@ std::vector<int64_t> messageTimes(const std::vector<Event>& events, const std::v
   return out;
 }
 
+// One way, a quickest message as slow as this is taken for latency, not for another host's clock:
+// on one host a loaded scheduler wakes a waiting receiver a few time slices late (3.7 ms for the
+// quickest of 20 in a busy CI run), and hosts whose clocks NTP keeps agree closer than this.
+constexpr int64_t kOneWayLatencyNs = 20'000'000;
+
 // Rank b's clock against placed rank a's, from the messages between them, paired in order (as c10d
 // delivers them between two ranks). A message arrives after it was sent: a recv ends after its
 // send began, in true time, however late either side ran (a send's end is no such bound: a send of
@@ -300,9 +305,9 @@ std::vector<int64_t> messageTimes(const std::vector<Event>& events, const std::v
 // least-delayed samples alike). The shift is the tightest bound, or the middle of the two, and its
 // uncertainty half the gap between them; with one direction only, the messages' median delay
 // beyond the quickest one's (the quickest one's own latency is not known). Not moved where the
-// bounds allow the clocks to agree (one direction: the bound within 1 ms of 0, one host's
-// latencies); none where they contradict each other (messages paired wrongly, such as
-// differently tagged ones posted at once, or a recv timed by its launch, not its arrival).
+// bounds allow the clocks to agree (one direction: the bound within kOneWayLatencyNs of 0);
+// none where they contradict each other (messages paired wrongly, such as differently tagged ones
+// posted at once, or a recv timed by its launch, not its arrival).
 std::optional<ClockOffset> offsetFromMessages(const std::vector<std::vector<Event>>& ranks,
                                               const std::vector<std::vector<size_t>>& messages, int a, int b) {
   const auto fromA = messageTimes(ranks[a], messages[a], CollectiveOp::Send, b);
@@ -325,7 +330,7 @@ std::optional<ClockOffset> offsetFromMessages(const std::vector<std::vector<Even
     return offset;
   }
   offset.shiftNs = below.empty() ? upper : lower;
-  if (std::llabs(offset.shiftNs) <= 1'000'000) return ClockOffset{};
+  if (std::llabs(offset.shiftNs) <= kOneWayLatencyNs) return ClockOffset{};
   std::vector<int64_t> delays;  // how much later than the tightest each message's bound lies
   for (int64_t d : below) delays.push_back(lower - d);
   for (int64_t d : above) delays.push_back(d - upper);

@@ -21,8 +21,10 @@ and, where xvfb-run is there, that `view DIR --screenshot` draws it.
 Then a pipeline of 3 stages (rank r sends its activations to r + 1 each step, nothing else): as
 recorded, on one host, no rank is moved; its ranks 1 and 2 moved 3 s ahead as another host's clock would have them: with no collective every
 rank runs, `view` places them back on rank 0's clock by their messages, each recv ending after its
-send began, to within 2 ms (the quickest of 20 messages' latency, from its send's start to its
-recv's end: 20 to 100 microseconds for gloo under the profiler on a 2-core machine).
+send began: never before the truth, later by the quickest of 20 messages' latency per hop, from its
+send's start to its recv's end (20 to 100 microseconds for gloo under the profiler on a 2-core
+machine, 3.7 ms beside a busy CI run: allowed up to the 20 ms that shardscope takes for one host's
+latency).
 
     tests/pytorch_p2p_trace.py --shardscope build/app/shardscope --workdir DIR
 """
@@ -126,8 +128,9 @@ def check_pipeline(shardscope, work, check):
     clocks = {c["rank"]: c for c in json.loads(summary_path.read_text()).get("clocks", [])}
     for rank in (1, 2):
         offset = clocks.get(rank, {}).get("offset_s")
-        check(offset is not None and abs(offset + 3.0) < 0.002,
-              f"pipeline: rank {rank} moved back 3 s onto rank 0's clock, to within 2 ms ({offset})")
+        # As if every hop's quickest message took no time: rank 1 is off by hop 0-1's latency, rank 2 by both.
+        check(offset is not None and -3.0 - 0.020 * rank < offset <= -3.0 + 1e-6,
+              f"pipeline: rank {rank} moved back 3 s onto rank 0's clock, later by its hops' latency ({offset})")
 
 
 def expected(rank):

@@ -344,6 +344,10 @@ TEST(ProfilerTrace, APipelinesStagesOnAnotherHostArePlacedByTheirMessages) {
   EXPECT_EQ(stepOffset(oneHost, 2), 0);
   const auto oneHostBoth = loadProfilerTraces(pipelineTraces(0, /*backward=*/true));
   EXPECT_TRUE(oneHostBoth.clocks.empty()) << oneHostBoth.clocks;
+  // A loaded host: its quickest message took 4 ms, one way, which is latency, not another clock.
+  const auto loadedHost = loadProfilerTraces(pipelineTraces(0, /*backward=*/false, /*forwardLatencyUs=*/4000));
+  EXPECT_TRUE(loadedHost.clocks.empty()) << loadedHost.clocks;
+  EXPECT_EQ(stepOffset(loadedHost, 2), 0);
 }
 
 // An all-to-all among a sub-group (an MoE's expert group): NCCL's record_param_comms names the
