@@ -12,6 +12,8 @@
 
 namespace shardscope {
 
+class RankRecorder;
+
 // Where a rank sits in the (replicate, shard) grid.
 struct MeshPlace {
   int shardGroup = 0;      // its row: the ranks shardGroup * S .. shardGroup * S + S - 1
@@ -48,11 +50,12 @@ class ProcessMesh {
 
 // Connects this rank's world group and, when shardGroupSize < the world size, its shard and
 // replicate groups (each its own backend over the same store, under its own prefix, as new_group
-// does). Every group's collectives are recorded, named by group.
+// does). Every group's collectives are recorded into `recorder`, named by group.
 // With `clockToRank0`, every rank then measures its clock against rank 0's through the same store
 // (engine/recording/clock_sync.h), for a job whose ranks run on several hosts, and the mesh keeps the
 // ClockRounds that measure it again (every `clockEverySeconds` between steps; 0: when asked).
-std::unique_ptr<ProcessMesh> connectMesh(const RendezvousInfo& info, const RankDevice* gpu, int shardGroupSize,
-                                         ClockReading* clockToRank0 = nullptr, double clockEverySeconds = 0);
+std::unique_ptr<ProcessMesh> connectMesh(const RendezvousInfo& info, const RankDevice* gpu, RankRecorder& recorder,
+                                         int shardGroupSize, ClockReading* clockToRank0 = nullptr,
+                                         double clockEverySeconds = 0);
 
 }  // namespace shardscope

@@ -134,8 +134,8 @@ c10::intrusive_ptr<c10d::TCPStore> connectStore(const RendezvousInfo& info) {
 // over the shared store, under a prefix of its own (as init_process_group and new_group do), inside
 // the run's unguessable one under shardscope's controller (engine/launch/run_controller.cpp).
 std::unique_ptr<Communicator> connectGroup(const c10::intrusive_ptr<c10d::Store>& tcpStore, const RendezvousInfo& info,
-                                           const RankDevice* gpu, const std::string& name, int groupRank, int members,
-                                           trace::ProcessGroup kind) {
+                                           const RankDevice* gpu, RankRecorder& recorder, const std::string& name,
+                                           int groupRank, int members, trace::ProcessGroup kind) {
   const char* runPrefix = std::getenv("SHARDSCOPE_STORE_PREFIX");
   const std::string prefix =
       std::string("shardscope/") + (runPrefix && *runPrefix ? std::string(runPrefix) + "/" : "") + name;
@@ -144,15 +144,16 @@ std::unique_ptr<Communicator> connectGroup(const c10::intrusive_ptr<c10d::Store>
   inGroup.rank = groupRank;
   inGroup.worldSize = members;
   auto backend = gpu ? makeNcclCommunicator(store, inGroup, *gpu) : makeGlooCommunicator(store, inGroup);
-  return std::make_unique<RecordingCommunicator>(std::move(backend), kind);
+  return std::make_unique<RecordingCommunicator>(recorder, std::move(backend), kind);
 }
 
 }  // namespace
 
-std::unique_ptr<ProcessMesh> connectMesh(const RendezvousInfo& info, const RankDevice* gpu, int shardGroupSize,
-                                         ClockReading* clockToRank0, double clockEverySeconds) {
+std::unique_ptr<ProcessMesh> connectMesh(const RendezvousInfo& info, const RankDevice* gpu, RankRecorder& recorder,
+                                         int shardGroupSize, ClockReading* clockToRank0, double clockEverySeconds) {
   const c10::intrusive_ptr<c10d::Store> store = connectStore(info);
-  auto world = connectGroup(store, info, gpu, "default_pg", info.rank, info.worldSize, trace::ProcessGroup::World);
+  auto world =
+      connectGroup(store, info, gpu, recorder, "default_pg", info.rank, info.worldSize, trace::ProcessGroup::World);
   // Every rank is up once the world group is: rank 0 is there to answer. The rounds count their
   // time from the end of this first reading, which every rank leaves together.
   std::unique_ptr<ClockRounds> rounds;
@@ -171,9 +172,9 @@ std::unique_ptr<ProcessMesh> connectMesh(const RendezvousInfo& info, const RankD
                                " ranks; pass a divisor as --shard-group-size.");
     }
     const MeshPlace place = meshPlace(info.rank, shardGroupSize);
-    auto shard = connectGroup(store, info, gpu, "shard_group_" + std::to_string(place.shardGroup), place.shardRank,
-                              shardGroupSize, trace::ProcessGroup::Shard);
-    auto replicate = connectGroup(store, info, gpu, "replicate_group_" + std::to_string(place.replicateGroup),
+    auto shard = connectGroup(store, info, gpu, recorder, "shard_group_" + std::to_string(place.shardGroup),
+                              place.shardRank, shardGroupSize, trace::ProcessGroup::Shard);
+    auto replicate = connectGroup(store, info, gpu, recorder, "replicate_group_" + std::to_string(place.replicateGroup),
                                   place.replicateRank, info.worldSize / shardGroupSize, trace::ProcessGroup::Replicate);
     mesh = std::make_unique<ProcessMesh>(std::move(world), std::move(shard), std::move(replicate));
   }

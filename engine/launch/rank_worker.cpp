@@ -127,17 +127,16 @@ void writeHeldTensors(const std::string& path, const std::vector<HeldTensor>& he
 // SIGTERM (the controller stopping the run, torchrun stopping the job) ends the rank after what it
 // recorded has reached the controller: a handler cannot flush safely, so the signal is blocked in
 // every thread (the mask is inherited; set before any thread starts) and one thread waits for it.
-// That thread outlives the worker's scope (it is detached), so it reaches the recorder as the
-// allocator hook does: the process's one (RankRecorder::instance()).
-void flushEventsOnTerminate() {
+// That thread outlives the worker's scope (it is detached), as `recorder` does (never destroyed).
+void flushEventsOnTerminate(RankRecorder& recorder) {
   sigset_t terminate;
   sigemptyset(&terminate);
   sigaddset(&terminate, SIGTERM);
   if (pthread_sigmask(SIG_BLOCK, &terminate, nullptr) != 0) return;
-  std::thread([terminate] {
+  std::thread([terminate, &recorder] {
     int signal = 0;
     while (sigwait(&terminate, &signal) != 0) {}
-    RankRecorder::instance().flushNow();
+    recorder.flushNow();
     ::_exit(128 + SIGTERM);
   }).detach();
 }
@@ -398,11 +397,11 @@ constexpr size_t kEventBufferCapacity = 1 << 18;
 int runRankWorker(const RunConfig& config, const WorkerRecording& recording) {
   int rank = std::getenv("RANK") ? std::atoi(std::getenv("RANK")) : 0;
   const char* eventFd = std::getenv("SHARDSCOPE_EVENT_FD");
-  flushEventsOnTerminate();  // first: before any other thread exists
-  keepFreedHostMemory();     // before the first large allocation
-  // The process's recorder: LibTorch's allocator hook and the compute spans reach it from any
-  // thread; everything this worker makes is handed it from here.
-  auto& recorder = RankRecorder::instance();
+  // The rank's recorder, handed to everything that records from here. Never destroyed: LibTorch's
+  // allocator hook and the SIGTERM thread may still reach it while the process exits.
+  RankRecorder& recorder = *new RankRecorder();
+  flushEventsOnTerminate(recorder);  // first: before any other thread exists
+  keepFreedHostMemory();             // before the first large allocation
   EventOutput output{eventFd ? std::atoi(eventFd) : -1, false};
   if (!eventFd) {  // a controller's pipe wins: it records the run
     std::string problem;
@@ -416,7 +415,7 @@ int runRankWorker(const RunConfig& config, const WorkerRecording& recording) {
   // A rank recording itself (a file, a collector) has no controller to tell its steps and clock to.
   const bool recordsItself = !eventFd && output.fd >= 0;
   const std::string& traceDir = recording.traceDir;
-  installRecordingCpuAllocator();  // before this rank creates any tensor
+  installRecordingCpuAllocator(recorder);  // before this rank creates any tensor
   recorder.start(rank, output.fd, kEventBufferCapacity, output.socket);
   recorder.setEnabled(config.recording != RecordingMode::Off);
   RankReporter reporter(recorder, rank, recordsItself);
@@ -425,7 +424,7 @@ int runRankWorker(const RunConfig& config, const WorkerRecording& recording) {
     RankRecorder& recorder;
     ~StopRecorder() { recorder.stop(); }
   } stopRecorder{recorder};  // flushes what was recorded on every way out, errors included
-  std::string failureHint;  // appended to any error of this rank
+  std::string failureHint;   // appended to any error of this rank
   try {
     RendezvousInfo info = rendezvousFromEnvironment();
     info.collectiveTimeoutS = config.collectiveTimeoutS;
@@ -454,8 +453,8 @@ int runRankWorker(const RunConfig& config, const WorkerRecording& recording) {
     // options alone, the same on every rank (rank 0 answers every other rank's pings).
     const bool measureClock = !eventFd && (!traceDir.empty() || recording.collectorPort > 0);
     ClockReading clock;
-    auto mesh = connectMesh(info, gpu.get(), meshShardRanks(config, info.worldSize), measureClock ? &clock : nullptr,
-                            recording.clockEverySeconds);
+    auto mesh = connectMesh(info, gpu.get(), recorder, meshShardRanks(config, info.worldSize),
+                            measureClock ? &clock : nullptr, recording.clockEverySeconds);
     if (measureClock) reporter.send(clockOffsetEvent(rank, clock));
     Communicator& comm = mesh->world();
     auto model = makeModel(config);

@@ -67,11 +67,6 @@ bool onGlooWorkerThread() {
 }
 }  // namespace
 
-RankRecorder& RankRecorder::instance() {
-  static RankRecorder* recorder = new RankRecorder();  // never destroyed: hooks may outlive main
-  return *recorder;
-}
-
 void RankRecorder::divertOnLoss(int fallbackFd, std::string notice) {
   fallbackFd_ = fallbackFd;
   fallbackNotice_ = std::move(notice);
@@ -299,10 +294,14 @@ PhaseScope::~PhaseScope() {
   gPhase.store(previousGlobal_, std::memory_order_relaxed);
 }
 
-ComputeSpan::ComputeSpan(trace::ComputeKind kind, std::string unit)
-    : kind_(kind), unit_(std::move(unit)), begin_(trace::nowNs()), unwindingAtStart_(std::uncaught_exceptions()) {
+ComputeSpan::ComputeSpan(RankRecorder& recorder, trace::ComputeKind kind, std::string unit)
+    : recorder_(recorder),
+      kind_(kind),
+      unit_(std::move(unit)),
+      begin_(trace::nowNs()),
+      unwindingAtStart_(std::uncaught_exceptions()) {
   // Pinning host memory is the host's work, not the device's: the host's clock times it.
-  if (gDeviceClock && RankRecorder::instance().enabled() && kind_ != trace::ComputeKind::PinHostMemory) {
+  if (gDeviceClock && recorder_.enabled() && kind_ != trace::ComputeKind::PinHostMemory) {
     deviceBegin_ = gDeviceClock->mark();
   }
   if (kind_ != trace::ComputeKind::Step) {
@@ -314,7 +313,7 @@ ComputeSpan::ComputeSpan(trace::ComputeKind kind, std::string unit)
     named.kind = trace::EventKind::Compute;
     named.op = static_cast<uint8_t>(kind_);
     named.phase = static_cast<uint8_t>(currentPhase());
-    named.step = RankRecorder::instance().step();
+    named.step = recorder_.step();
     named.text = unit_;
     nvtx_.push(trace::computeSpanName(named));
   }
@@ -352,7 +351,7 @@ void ComputeSpan::splitForPause(int64_t pauseBeginNs, int64_t pauseEndNs) {
 }
 
 void ComputeSpan::recordUpTo(int64_t endNs) {
-  auto& recorder = RankRecorder::instance();
+  auto& recorder = recorder_;
   if (!recorder.enabled() && !deviceBegin_) return;  // a started mark must still be handed back
   trace::Event e;
   e.kind = trace::EventKind::Compute;
@@ -366,11 +365,11 @@ void ComputeSpan::recordUpTo(int64_t endNs) {
   if (deviceBegin_) {
     const bool keep = recorder.enabled();
     gDeviceClock->whenReached(deviceBegin_, gDeviceClock->mark(),
-                              [e = std::move(e), keep](int64_t beginNs, int64_t endNs) mutable {
+                              [&recorder, e = std::move(e), keep](int64_t beginNs, int64_t endNs) mutable {
                                 if (!keep) return;
                                 e.beginNs = beginNs;
                                 e.endNs = endNs;
-                                RankRecorder::instance().recordLate(std::move(e));
+                                recorder.recordLate(std::move(e));
                               });
     return;
   }

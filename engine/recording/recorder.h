@@ -24,9 +24,14 @@
 
 namespace shardscope {
 
+// One per rank process, made by the rank worker and handed to what records (the communicators, the
+// step gate, the compute spans, the allocator hook) from there. It is never destroyed: LibTorch's
+// allocator hook and the SIGTERM thread may still reach it while the process exits.
 class RankRecorder {
  public:
-  static RankRecorder& instance();
+  RankRecorder() = default;
+  RankRecorder(const RankRecorder&) = delete;
+  RankRecorder& operator=(const RankRecorder&) = delete;
 
   // Starts streaming to `fd` (-1: no controller; events are discarded after counting); a socket
   // (a collector's) is written without SIGPIPE.
@@ -67,7 +72,6 @@ class RankRecorder {
   int microBatch() const { return microBatch_.load(std::memory_order_relaxed); }
 
  private:
-  RankRecorder() = default;
   void push(trace::Event&& event);
   void writerLoop();
   void drainOnce(std::string& buffer);
@@ -152,11 +156,12 @@ class UnitScope {
 // by a sleep of (factor - 1) times the span's own measured time before it ends. 1: none.
 void setComputeSlowdown(double factor);
 
-// Records a compute span from construction to destruction: on the host clock on CPU ranks; on a GPU
-// rank, from where the device reached the span's start to where it reached its end (DeviceClock).
+// Records a compute span from construction to destruction into `recorder`: on the host clock on CPU
+// ranks; on a GPU rank, from where the device reached the span's start to where it reached its end
+// (DeviceClock).
 class ComputeSpan {
  public:
-  ComputeSpan(trace::ComputeKind kind, std::string unit);
+  ComputeSpan(RankRecorder& recorder, trace::ComputeKind kind, std::string unit);
   ~ComputeSpan();
   ComputeSpan(const ComputeSpan&) = delete;
   ComputeSpan& operator=(const ComputeSpan&) = delete;
@@ -170,6 +175,7 @@ class ComputeSpan {
  private:
   void recordUpTo(int64_t endNs);
 
+  RankRecorder& recorder_;
   trace::ComputeKind kind_;
   std::string unit_;
   int64_t begin_;

@@ -1,6 +1,7 @@
 #include "engine/recording/recording_allocator.h"
 
 #include <atomic>
+#include <optional>
 
 #include <c10/core/CPUAllocator.h>
 
@@ -23,6 +24,9 @@ struct alignas(64) Header {
 static_assert(sizeof(Header) == 64);
 
 c10::DeleterFnPtr gInnerFree = nullptr;  // the wrapped allocator's raw deleter
+// LibTorch calls the hooks with no context of ours: they record into the recorder installed with
+// them (none before: nothing is recorded).
+std::atomic<RankRecorder*> gRecorder{nullptr};
 
 Header* headerOf(void* data) { return reinterpret_cast<Header*>(static_cast<char*>(data) - sizeof(Header)); }
 
@@ -102,7 +106,10 @@ at::Tensor emptyHostTensor(at::IntArrayRef sizes, at::ScalarType dtype, bool pin
   if (!pinned) return at::empty(sizes, at::TensorOptions().dtype(dtype));
   at::Tensor tensor;
   {
-    ComputeSpan pin(trace::ComputeKind::PinHostMemory, unitName);
+    std::optional<ComputeSpan> pin;
+    if (RankRecorder* recorder = gRecorder.load(std::memory_order_acquire)) {
+      pin.emplace(*recorder, trace::ComputeKind::PinHostMemory, unitName);
+    }
     tensor = at::empty(sizes, at::TensorOptions().dtype(dtype).pinned_memory(true));
   }
   const c10::Storage& storage = tensor.storage();
@@ -115,15 +122,17 @@ at::Tensor emptyHostTensor(at::IntArrayRef sizes, at::ScalarType dtype, bool pin
 
 void setHostMemoryRecorded(bool recorded) { gRecordHost.store(recorded, std::memory_order_relaxed); }
 
-void installRecordingCpuAllocator() {
+void installRecordingCpuAllocator(RankRecorder& recorder) {
+  gRecorder.store(&recorder, std::memory_order_release);
   static RecordingCpuAllocator allocator(c10::GetDefaultCPUAllocator());
   c10::SetCPUAllocator(&allocator, /*priority=*/10);
 }
 
 void recordMemoryEvent(int64_t bytes, trace::MemoryRole role, uint8_t fromRole, int32_t unit,
                        trace::MemorySpace space) {
-  auto& recorder = RankRecorder::instance();
-  if (!recorder.enabled()) return;
+  RankRecorder* installed = gRecorder.load(std::memory_order_acquire);
+  if (!installed || !installed->enabled()) return;
+  RankRecorder& recorder = *installed;
   trace::Event e;
   e.kind = trace::EventKind::Memory;
   e.step = recorder.step();

@@ -14,8 +14,12 @@
 
 namespace shardscope {
 
-// Wraps LibTorch's default CPU allocator; call once, before the rank creates tensors.
-void installRecordingCpuAllocator();
+class RankRecorder;
+
+// Wraps LibTorch's default CPU allocator; call once, before the rank creates tensors. The hooks
+// (this one's, and the CUDA allocator's through recordMemoryEvent) record into `recorder`, which
+// must outlive every allocation (the rank worker's never dies).
+void installRecordingCpuAllocator(RankRecorder& recorder);
 
 // Whether the CPU allocations made from now on are recorded (true until told otherwise). A GPU
 // rank's lanes are its device's memory (what torch.cuda.memory_allocated counts): the host memory
@@ -59,7 +63,8 @@ void setDeviceUnitAssigner(DeviceUnitAssigner assigner);
 
 // One Memory event: `bytes` more in `role` (negative: fewer), or, with `fromRole`, `bytes` moved
 // from `fromRole` to `role` (fromRole == role: bytes of that role counted in `unit` from now on).
-// `unit`: the model unit the bytes belong to. Never blocks; dropped when recording is off.
+// `unit`: the model unit the bytes belong to. Never blocks; dropped when recording is off, or no
+// recorder is installed (installRecordingCpuAllocator).
 void recordMemoryEvent(int64_t bytes, trace::MemoryRole role, uint8_t fromRole = trace::kNoRole,
                        int32_t unit = trace::kNoUnit, trace::MemorySpace space = trace::MemorySpace::Device);
 

@@ -9,8 +9,8 @@ trace::Event RecordingCommunicator::collectiveEvent(trace::CollectiveOp op, cons
                                                     int64_t bytesOut) {
   trace::Event e;
   e.kind = trace::EventKind::Collective;
-  e.step = RankRecorder::instance().step();
-  e.microBatch = RankRecorder::instance().microBatch();
+  e.step = recorder_.step();
+  e.microBatch = recorder_.microBatch();
   e.op = static_cast<uint8_t>(op);
   e.phase = static_cast<uint8_t>(currentPhase());
   e.text = label;
@@ -26,12 +26,12 @@ trace::Event RecordingCommunicator::collectiveEvent(trace::CollectiveOp op, cons
 void RecordingCommunicator::announce(const trace::Event& event) {
   // Counted whether or not recording is on, so that the numbers agree across ranks.
   ++issued_;
-  if (!RankRecorder::instance().enabled()) return;
+  if (!recorder_.enabled()) return;
   trace::Event issued = event;
   issued.kind = trace::EventKind::CollectiveIssued;
   issued.beginNs = event.issueNs;
   issued.count = issued_;
-  RankRecorder::instance().record(std::move(issued));
+  recorder_.record(std::move(issued));
 }
 
 namespace {
@@ -42,7 +42,7 @@ int64_t bytesOf(const at::Tensor& t) { return t.numel() * static_cast<int64_t>(t
 // are known. What the backend allocates while issuing (Gloo stages each collective in flat buffers
 // of its size, made on the calling thread) is communication memory.
 template <typename Issue>  // a callable returning the inner communicator's PendingCollective
-std::unique_ptr<PendingCollective> recorded(Issue&& issue, trace::Event event) {
+std::unique_ptr<PendingCollective> recorded(RankRecorder& recorder, Issue&& issue, trace::Event event) {
   std::unique_ptr<PendingCollective> pending;
   {
     RoleScope role(trace::MemoryRole::CommBuffer);
@@ -51,19 +51,20 @@ std::unique_ptr<PendingCollective> recorded(Issue&& issue, trace::Event event) {
     if (nvtxListening()) nvtx.push(trace::collectiveSpanName(event));
     pending = issue();
   }
-  if (!RankRecorder::instance().enabled()) return pending;
-  pending->onTimed([event = std::move(event)](int64_t beginNs, int64_t endNs) mutable {
+  if (!recorder.enabled()) return pending;
+  pending->onTimed([&recorder, event = std::move(event)](int64_t beginNs, int64_t endNs) mutable {
     event.beginNs = std::max(beginNs, event.issueNs);
     event.endNs = std::max(endNs, event.beginNs);
-    RankRecorder::instance().recordLate(std::move(event));
+    recorder.recordLate(std::move(event));
   });
   return pending;
 }
 
 }  // namespace
 
-RecordingCommunicator::RecordingCommunicator(std::unique_ptr<Communicator> inner, trace::ProcessGroup group)
-    : inner_(std::move(inner)), group_(group) {}
+RecordingCommunicator::RecordingCommunicator(RankRecorder& recorder, std::unique_ptr<Communicator> inner,
+                                             trace::ProcessGroup group)
+    : recorder_(recorder), inner_(std::move(inner)), group_(group) {}
 
 std::unique_ptr<PendingCollective> RecordingCommunicator::allGatherAsync(at::Tensor& output, at::Tensor& input,
                                                                          const std::string& label) {
@@ -71,7 +72,8 @@ std::unique_ptr<PendingCollective> RecordingCommunicator::allGatherAsync(at::Ten
   const std::string text =
       trace::collectiveText(label, inner_->allGatherImplementation(), trace::CollectiveOp::AllGather);
   auto event = collectiveEvent(trace::CollectiveOp::AllGather, text, bytesOf(input), bytesOf(output));
-  return recorded([&] { return inner_->allGatherAsync(output, input, label); }, std::move(event));
+  return recorded(
+      recorder_, [&] { return inner_->allGatherAsync(output, input, label); }, std::move(event));
 }
 
 std::unique_ptr<PendingCollective> RecordingCommunicator::reduceScatterSumAsync(at::Tensor& output, at::Tensor& input,
@@ -80,19 +82,22 @@ std::unique_ptr<PendingCollective> RecordingCommunicator::reduceScatterSumAsync(
   const std::string text =
       trace::collectiveText(label, inner_->reduceScatterImplementation(), trace::CollectiveOp::ReduceScatter);
   auto event = collectiveEvent(trace::CollectiveOp::ReduceScatter, text, bytesOf(input), bytesOf(output));
-  return recorded([&] { return inner_->reduceScatterSumAsync(output, input, label); }, std::move(event));
+  return recorded(
+      recorder_, [&] { return inner_->reduceScatterSumAsync(output, input, label); }, std::move(event));
 }
 
 std::unique_ptr<PendingCollective> RecordingCommunicator::allReduceSumAsync(at::Tensor& tensor,
                                                                             const std::string& label) {
   auto event = collectiveEvent(trace::CollectiveOp::AllReduce, label, bytesOf(tensor), bytesOf(tensor));
-  return recorded([&] { return inner_->allReduceSumAsync(tensor, label); }, std::move(event));
+  return recorded(
+      recorder_, [&] { return inner_->allReduceSumAsync(tensor, label); }, std::move(event));
 }
 
 std::unique_ptr<PendingCollective> RecordingCommunicator::broadcastAsync(at::Tensor& tensor, int root,
                                                                          const std::string& label) {
   auto event = collectiveEvent(trace::CollectiveOp::Broadcast, label, bytesOf(tensor), bytesOf(tensor));
-  return recorded([&] { return inner_->broadcastAsync(tensor, root, label); }, std::move(event));
+  return recorded(
+      recorder_, [&] { return inner_->broadcastAsync(tensor, root, label); }, std::move(event));
 }
 
 void RecordingCommunicator::barrier(const std::string& label) {
@@ -104,7 +109,7 @@ void RecordingCommunicator::barrier(const std::string& label) {
   }
   event.beginNs = event.issueNs;
   event.endNs = trace::nowNs();
-  RankRecorder::instance().record(std::move(event));
+  recorder_.record(std::move(event));
 }
 
 }  // namespace shardscope

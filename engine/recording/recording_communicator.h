@@ -10,11 +10,14 @@
 
 namespace shardscope {
 
+class RankRecorder;
+
 class RecordingCommunicator final : public Communicator {
  public:
-  // `group` names, in every event, which of the mesh's process groups `inner` is.
-  explicit RecordingCommunicator(std::unique_ptr<Communicator> inner,
-                                 trace::ProcessGroup group = trace::ProcessGroup::World);
+  // Records into `recorder` (which outlives it); `group` names, in every event, which of the mesh's
+  // process groups `inner` is.
+  RecordingCommunicator(RankRecorder& recorder, std::unique_ptr<Communicator> inner,
+                        trace::ProcessGroup group = trace::ProcessGroup::World);
 
   int rank() const override { return inner_->rank(); }
   int worldSize() const override { return inner_->worldSize(); }
@@ -39,6 +42,7 @@ class RecordingCommunicator final : public Communicator {
   // waits in forever is known to the controller, whose recorded Collective comes only once it ends.
   void announce(const trace::Event& event);
 
+  RankRecorder& recorder_;
   std::unique_ptr<Communicator> inner_;
   trace::ProcessGroup group_;
   int64_t issued_ = 0;  // collectives issued in this group so far, recorded or not

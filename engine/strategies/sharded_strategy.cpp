@@ -188,7 +188,7 @@ at::Tensor ShardedStrategy::copyShardToDevice(Unit& unit) {
   const int64_t shardNumel = host.numel();
   at::Tensor input;
   onCommunicationStream(nullptr, [&] {
-    ComputeSpan span(trace::ComputeKind::CopyToDevice, unit.name);
+    ComputeSpan span(gate().recorder(), trace::ComputeKind::CopyToDevice, unit.name);
     at::Tensor onDevice;
     {
       RoleScope role(trace::MemoryRole::ParamShard);  // the shard itself, brought in for its gather
@@ -218,7 +218,7 @@ void ShardedStrategy::copyGradientToHost(Unit& unit, PendingCollective& reductio
   // reused under it, and it overlaps the backward that follows, as FSDP2's copy on its
   // reduce-scatter stream does.
   onCommunicationStream(&reduction, [&] {
-    ComputeSpan span(trace::ComputeKind::CopyToHost, unit.name);
+    ComputeSpan span(gate().recorder(), trace::ComputeKind::CopyToHost, unit.name);
     unit.hostGradShard.copy_(unit.gradShard, /*non_blocking=*/true);
     // Allocated on this stream and last used on it: free once the copy is queued.
     unit.gradShard = at::Tensor();

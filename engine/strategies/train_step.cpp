@@ -48,6 +48,7 @@ bool blockNeedsGrad(const StagedModel& model, int stage, const at::Tensor& input
 at::Tensor forwardBackward(const StagedModel& model, Strategy& strategy, const Batch& batch, double lossScale,
                            bool lastMicroBatch, bool checkpointBlocks) {
   const int stages = model.numStages();
+  RankRecorder& recorder = strategy.gate().recorder();
   auto checkpointed = [&](int s) { return checkpointBlocks && model.stageUnit(s) != kRootUnit; };
   std::vector<at::Tensor> inputs(stages), outputs(stages);
   std::vector<bool> needsGrad(stages, false);
@@ -59,7 +60,7 @@ at::Tensor forwardBackward(const StagedModel& model, Strategy& strategy, const B
       {
         RoleScope role(trace::MemoryRole::Activation);
         UnitScope unit(model.stageUnit(s));  // its activations
-        ComputeSpan span(trace::ComputeKind::Forward, StagedModel::unitName(model.stageUnit(s)));
+        ComputeSpan span(recorder, trace::ComputeKind::Forward, StagedModel::unitName(model.stageUnit(s)));
         // A stage's input asks for a gradient only if something before it trains: under LoRA the
         // frozen embedding gets none, as autograd would decide in one unbroken graph.
         inputs[s] = s == 0 ? inputOf(batch, strategy) : outputs[s - 1].detach().requires_grad_(needsGrad[s - 1]);
@@ -85,14 +86,14 @@ at::Tensor forwardBackward(const StagedModel& model, Strategy& strategy, const B
         enterGroup(strategy, trace::GroupKind::Forward, "recompute", unitOfStage);
         RoleScope role(trace::MemoryRole::Activation);
         UnitScope unit(unitOfStage);
-        ComputeSpan span(trace::ComputeKind::Forward, StagedModel::unitName(unitOfStage));
+        ComputeSpan span(recorder, trace::ComputeKind::Forward, StagedModel::unitName(unitOfStage));
         outputs[s] = model.recomputeStage(s, inputs[s], batch, strategy.liveParameters());
       }
       enterGroup(strategy, trace::GroupKind::Backward, "backward", unitOfStage);
       {
         RoleScope role(trace::MemoryRole::Activation);
         UnitScope unit(unitOfStage);  // its activation gradients, and the .grad autograd makes
-        ComputeSpan span(trace::ComputeKind::Backward, StagedModel::unitName(unitOfStage));
+        ComputeSpan span(recorder, trace::ComputeKind::Backward, StagedModel::unitName(unitOfStage));
         // d(loss * scale)/d(loss): `(loss / K).backward()` under gradient accumulation, else 1.
         if (s == stages - 1) gradOutput = at::full_like(outputs.back(), lossScale);
         // A stage with nothing trainable in or before it (a frozen root under LoRA) has no backward.
@@ -120,7 +121,7 @@ at::Tensor trainStep(const StagedModel& model, Strategy& strategy, const Batch& 
   StepGate& gate = strategy.gate();
   StepGate::Armed gateArmed(gate);
   gate.enter(trace::GroupKind::StepStart, "step start");
-  ComputeSpan stepSpan(trace::ComputeKind::Step, "");
+  ComputeSpan stepSpan(gate.recorder(), trace::ComputeKind::Step, "");
   const int64_t rows = batch.x.size(0) / microBatches;
   at::Tensor total;
   for (int k = 0; k < microBatches; ++k) {
@@ -137,7 +138,7 @@ at::Tensor trainStep(const StagedModel& model, Strategy& strategy, const Batch& 
     PhaseScope phase(trace::Phase::Optimizer);
     gate.enter(trace::GroupKind::Optimizer, "optimizer step");
     RoleScope role(trace::MemoryRole::OptimizerState);
-    ComputeSpan span(trace::ComputeKind::Optimizer, "");
+    ComputeSpan span(gate.recorder(), trace::ComputeKind::Optimizer, "");
     strategy.step();
   }
   return microBatches == 1 ? total : total / microBatches;

@@ -49,7 +49,8 @@ RankResult trainOnThreads(const RunConfig& config, int world) {
         info.worldSize = world;
         ProcessMesh mesh(makeGlooCommunicator(store, info));
         auto model = makeModel(config);
-        StepGate gate(RankRecorder::instance());  // each rank's own, as each rank process has
+        RankRecorder recorder;  // each rank's own, as each rank process has
+        StepGate gate(recorder);
         auto strategy = makeStrategy(config, *model, mesh, at::Device(at::kCPU), gate);
         for (int step = 0; step < config.steps; ++step) {
           const Batch batch = localShard(model->globalBatch(config.seed, step, config.batch), rank, world);

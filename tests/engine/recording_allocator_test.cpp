@@ -29,15 +29,16 @@ namespace {
 // into a pipe; stopRecording() ends it and hands each event of `kind` written to `seen`.
 struct PipeRecording {
   int fds[2] = {-1, -1};
+  RankRecorder& recorder = *new RankRecorder();  // as a rank's: the hook may outlive this
   PipeRecording() {
     if (::pipe(fds) != 0) std::exit(2);
-    installRecordingCpuAllocator();
-    RankRecorder::instance().start(0, fds[1], 1 << 12);
-    RankRecorder::instance().setEnabled(true);
+    installRecordingCpuAllocator(recorder);
+    recorder.start(0, fds[1], 1 << 12);
+    recorder.setEnabled(true);
   }
   template <typename Fn>
   void stopRecording(Fn&& seen, trace::EventKind kind = trace::EventKind::Memory) {
-    RankRecorder::instance().stop();
+    recorder.stop();
     ::close(fds[1]);
     trace::StreamSplitter items;
     char buffer[4096];
@@ -135,8 +136,8 @@ void recordPinSpans() {
   FixedDeviceClock clock;
   setDeviceClock(&clock);
   const int64_t before = trace::nowNs();
-  { ComputeSpan pin(trace::ComputeKind::PinHostMemory, "blocks.3"); }
-  { ComputeSpan forward(trace::ComputeKind::Forward, "blocks.3"); }
+  { ComputeSpan pin(recording.recorder, trace::ComputeKind::PinHostMemory, "blocks.3"); }
+  { ComputeSpan forward(recording.recorder, trace::ComputeKind::Forward, "blocks.3"); }
   at::Tensor unpinned = emptyHostTensor({100}, at::kFloat, /*pinned=*/false, "blocks.4");
   const int64_t after = trace::nowNs();
   setDeviceClock(nullptr);
