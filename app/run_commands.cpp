@@ -5,7 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "app/interrupt.h"
-#include "app/report_tables.h"
+#include "estimate/scaling_table.h"
+#include "stats/report_tables.h"
 #include "app/slow_step_notice.h"
 #include "app/terminal_gate.h"
 #include "config/model_layout.h"
@@ -101,7 +102,7 @@ int runHeadless(const shardscope::RunConfig& config) {
   printBanner(config);
   auto result = trainWithProgress(config);
   if (result.recording.ranks() > 0 && !result.losses.empty()) {
-    shardscope::app::printRunTables(
+    shardscope::printRunTables(
         stdout, config, shardscope::computeRankStats(config, result.recording, result.parameterCount, result.device),
         result.device);
   }
@@ -158,7 +159,7 @@ std::string comparisonName(const shardscope::RunConfig& run, bool acrossWorlds) 
 
 int runCompare(const shardscope::RunConfig& base, const std::vector<shardscope::RunConfig>& runs, bool acrossWorlds) {
   const auto summaryAtStart = shardscope::files::stampOf(base.summaryPath);
-  std::vector<shardscope::app::StrategyColumn> columns;
+  std::vector<shardscope::StrategyColumn> columns;
   nlohmann::json all = nlohmann::json::object();
   bool outputFailed = false;
   for (const auto& run : runs) {
@@ -171,7 +172,7 @@ int runCompare(const shardscope::RunConfig& base, const std::vector<shardscope::
     if (!base.exportDir.empty()) config.exportDir = base.exportDir + "/" + name;
     printBanner(config);
     auto result = trainWithProgress(config);
-    shardscope::app::StrategyColumn column;
+    shardscope::StrategyColumn column;
     column.strategy = name;
     column.config = config;
     column.device = result.device;
@@ -183,8 +184,8 @@ int runCompare(const shardscope::RunConfig& base, const std::vector<shardscope::
     all[name] = shardscope::summaryJson(config, result, result.recording);
     columns.push_back(std::move(column));
   }
-  shardscope::app::printComparisonTable(stdout, columns);
-  if (acrossWorlds) shardscope::app::printScalingTable(stdout, columns);
+  shardscope::printComparisonTable(stdout, columns);
+  if (acrossWorlds) shardscope::estimate::printScalingTable(stdout, columns);
   if (!base.summaryPath.empty()) {
     if (auto warning = shardscope::files::changedMeanwhile(base.summaryPath, summaryAtStart, "summary");
         !warning.empty()) {

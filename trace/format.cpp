@@ -42,6 +42,19 @@ std::string formatCount(double n) {
   return buf;
 }
 
+std::string formatRate(double value, const char* unit) {
+  char buf[32];
+  if (value >= 1e9)
+    std::snprintf(buf, sizeof buf, "%.2f G%s", value / 1e9, unit);
+  else if (value >= 1e6)
+    std::snprintf(buf, sizeof buf, "%.2f M%s", value / 1e6, unit);
+  else if (value >= 1e3)
+    std::snprintf(buf, sizeof buf, "%.2f k%s", value / 1e3, unit);
+  else
+    std::snprintf(buf, sizeof buf, "%.1f %s", value, unit);
+  return buf;
+}
+
 std::string formatDuration(double ns) {
   char buf[32];
   if (ns >= 1e9)

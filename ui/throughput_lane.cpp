@@ -31,23 +31,13 @@ struct StepRate {
   double seconds, itemsPerSecond, mfu;
 };
 
-std::string rateText(double v, const char* unit) {
-  char buf[48];
-  if (v >= 1e6)
-    std::snprintf(buf, sizeof buf, "%.2fM %s/s", v / 1e6, unit);
-  else if (v >= 1e3)
-    std::snprintf(buf, sizeof buf, "%.1fk %s/s", v / 1e3, unit);
-  else
-    std::snprintf(buf, sizeof buf, "%.1f %s/s", v, unit);
-  return buf;
-}
-
 constexpr ImU32 kBarColor = IM_COL32(84, 162, 75, 200);
 constexpr float kNarrowestLabel = 40.0f;  // px: no step's label fits in less
 
 // "1.20 ms  3.4k tokens/s  MFU 12.00%" on a step's bar, where it fits within `room` px.
 void drawRateLabel(ImDrawList* dl, const StepRate& r, const ThroughputWork& work, ImVec2 at, float room) {
-  std::string text = trace::formatDuration(r.seconds * 1e9) + "  " + rateText(r.itemsPerSecond, work.itemName);
+  std::string text = trace::formatDuration(r.seconds * 1e9) + "  " +
+                     trace::formatRate(r.itemsPerSecond, (std::string(work.itemName) + "/s").c_str());
   if (work.peakFlops > 0) {
     char mfu[32];
     std::snprintf(mfu, sizeof mfu, "  MFU %.2f%%", 100.0 * r.mfu);
@@ -122,7 +112,8 @@ float drawThroughputLane(const trace::RunRecording& rec, const TimeAxis& axis, f
     ImGui::BeginTooltip();
     ImGui::Text("step %d on rank 0: %s (without the step gate's pauses)", hovered->step->step,
                 trace::formatDuration(hovered->seconds * 1e9).c_str());
-    ImGui::Text("%s per rank, %.3g model FLOP/s", rateText(hovered->itemsPerSecond, work.itemName).c_str(),
+    ImGui::Text("%s per rank, %.3g model FLOP/s",
+                trace::formatRate(hovered->itemsPerSecond, (std::string(work.itemName) + "/s").c_str()).c_str(),
                 hovered->itemsPerSecond * work.flopsPerItem);
     if (work.peakFlops > 0) {
       ImGui::Text("MFU %.2f%% of %s", 100.0 * hovered->mfu, work.peakNote.c_str());

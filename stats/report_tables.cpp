@@ -1,14 +1,13 @@
-#include "app/report_tables.h"
+#include "stats/report_tables.h"
 
 #include <algorithm>
 #include <functional>
 
 #include "config/strategies.h"
-#include "estimate/run_prediction.h"
 #include "trace/format.h"
 #include "trace/ring_schedule.h"
 
-namespace shardscope::app {
+namespace shardscope {
 
 using trace::CollectiveOp;
 using trace::MemoryRole;
@@ -16,19 +15,6 @@ using trace::MemoryRole;
 using trace::formatBytes;
 
 namespace {
-
-std::string formatRate(double value, const char* unit) {
-  char buf[32];
-  if (value >= 1e9)
-    std::snprintf(buf, sizeof buf, "%.2f G%s", value / 1e9, unit);
-  else if (value >= 1e6)
-    std::snprintf(buf, sizeof buf, "%.2f M%s", value / 1e6, unit);
-  else if (value >= 1e3)
-    std::snprintf(buf, sizeof buf, "%.2f k%s", value / 1e3, unit);
-  else
-    std::snprintf(buf, sizeof buf, "%.1f %s", value, unit);
-  return buf;
-}
 
 // A collective type's time per step, "-" where the rank ran none.
 std::string formatCollectiveTime(const trace::CollectiveTotals& c, int steps) {
@@ -164,9 +150,9 @@ void printRunTables(std::FILE* out, const RunConfig& config, const std::vector<R
   std::fprintf(out, " %8s %10s%s\n", "overlap", "exposed", limits.peakFlops > 0 ? "     MFU" : "");
   for (const auto& r : ranks) {
     std::fprintf(out, "%-5d %9.1f %12s %12s %12s", r.rank, r.steadyStepSeconds * 1e3,
-                 formatRate(r.samplesPerSecond, "").c_str(),
-                 config.model == ModelKind::Gpt ? formatRate(r.tokensPerSecond, "").c_str() : "-",
-                 formatRate(r.modelFlopsPerSecond, "").c_str());
+                 trace::formatRate(r.samplesPerSecond, "").c_str(),
+                 config.model == ModelKind::Gpt ? trace::formatRate(r.tokensPerSecond, "").c_str() : "-",
+                 trace::formatRate(r.modelFlopsPerSecond, "").c_str());
     for (auto op : ops) {
       std::fprintf(out, " %15s",
                    recorded ? formatCollectiveTime(r.collectives[static_cast<int>(op)], r.recordedSteps).c_str()
@@ -305,7 +291,7 @@ void ComparisonTable::stepRows() const {
   row("samples/s (all ranks)", [&](const StrategyColumn& c) {
     double total = 0;
     for (const auto& r : c.ranks) total += r.samplesPerSecond;
-    return formatRate(total, "");
+    return trace::formatRate(total, "");
   });
 }
 
@@ -410,56 +396,4 @@ void printComparisonTable(std::FILE* out, const std::vector<StrategyColumn>& col
   }
 }
 
-void printScalingTable(std::FILE* out, const std::vector<StrategyColumn>& columns) {
-  std::fprintf(out,
-               "\nPer-rank memory against the world size N, on the same global batch (the largest rank, "
-               "measured;\nmodel states: the roles the estimator predicts, measured as it predicts them, beside "
-               "its PREDICTION)\n");
-  std::fprintf(out, "%-14s %4s %12s %13s %13s %12s %12s %12s\n", "strategy", "N", "peak total", "model states",
-               "predicted", "activation", "comm_buffer", "other");
-  std::vector<StrategyKind> strategies;
-  for (const auto& c : columns) {
-    if (std::find(strategies.begin(), strategies.end(), c.config.strategy) == strategies.end()) {
-      strategies.push_back(c.config.strategy);
-    }
-  }
-  const auto largest = [](const std::vector<RankStats>& ranks) {
-    const RankStats* best = nullptr;
-    for (const auto& r : ranks) {
-      if (!best || r.peakTotal > best->peakTotal) best = &r;
-    }
-    return best;
-  };
-  for (StrategyKind strategy : strategies) {
-    for (const auto& c : columns) {
-      if (c.config.strategy != strategy) continue;
-      const RankStats* r = largest(c.ranks);
-      const auto prediction = estimate::predictRun(c.config);
-      const auto predicted = prediction.modelStateBytes();
-      if (!c.ok || !r || !anyRecorded(c.ranks)) {
-        std::fprintf(out, "%-14s %4d %12s %13s %13s\n", strategyName(strategy), c.config.world,
-                     c.ok ? "not recorded" : "failed", "-", formatBytes(static_cast<double>(predicted)).c_str());
-        continue;
-      }
-      // The roles the estimator predicts, each as it predicts it (its peak, or what stays after a step).
-      int64_t states = 0;
-      for (const auto& m : prediction.memory) {
-        if (!m.host) states += measuredRoleBytes(*r, m.role, m.when == estimate::When::AfterStep, false);
-      }
-      const auto role = [&](MemoryRole m) {
-        return formatBytes(static_cast<double>(r->peakByRole[static_cast<int>(m)]));
-      };
-      std::fprintf(out, "%-14s %4d %12s %13s %13s %12s %12s %12s\n", strategyName(strategy), c.config.world,
-                   formatBytes(static_cast<double>(r->peakTotal)).c_str(),
-                   formatBytes(static_cast<double>(states)).c_str(),
-                   formatBytes(static_cast<double>(predicted)).c_str(), role(MemoryRole::Activation).c_str(),
-                   role(MemoryRole::CommBuffer).c_str(), role(MemoryRole::Other).c_str());
-    }
-  }
-  std::fprintf(out,
-               "Model states shrink with N for the sharded strategies (as the seeds say: 1/N); activations\n"
-               "shrink only because each rank's share of the batch does, and gathered units and buffers\n"
-               "do not shrink at all.\n");
-}
-
-}  // namespace shardscope::app
+}  // namespace shardscope

@@ -1,4 +1,4 @@
-// The tables `shardscope run` and `shardscope compare` print at the end.
+// The tables `shardscope run` and `shardscope compare` print at the end: what the runs measured.
 #pragma once
 
 #include <cstdio>
@@ -7,7 +7,7 @@
 
 #include "stats/run_stats.h"
 
-namespace shardscope::app {
+namespace shardscope {
 
 // Per rank: peak memory by role, then time, throughput, collectives and overlap.
 // `device`: rank 0's GPU as it reported itself, for headroom and MFU where no figure is stated.
@@ -26,9 +26,4 @@ struct StrategyColumn {
 // One row per figure, one column per strategy (memory: the largest rank; time: the slowest rank).
 void printComparisonTable(std::FILE* out, const std::vector<StrategyColumn>& columns);
 
-// compare --worlds: per strategy, one row per world size: the largest rank's peak by role, and its
-// model states measured (the roles the estimator predicts, each as it predicts it) beside the
-// estimator's prediction of them.
-void printScalingTable(std::FILE* out, const std::vector<StrategyColumn>& columns);
-
-}  // namespace shardscope::app
+}  // namespace shardscope
