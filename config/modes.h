@@ -21,7 +21,7 @@ namespace shardscope {
 
 enum class ModelKind : uint8_t { Mlp, Gpt };
 // In the order of what they shard (the ZeRO stages); what each means: config/strategies.h.
-enum class StrategyKind : uint8_t { Ddp, Zero1, ShardGradOp, FullShard, HybridShardZero2, HybridShard };
+enum class StrategyKind : uint8_t { Ddp, Zero1, ShardGradOp, FullShard, HybridShardZero2, HybridShard, NoShard };
 enum class OptimizerKind : uint8_t { Sgd, Adam, AdamW };
 enum class DeviceKind : uint8_t { Cpu, Cuda };
 enum class BindCores : uint8_t { Off, Rank };

@@ -63,7 +63,7 @@ std::vector<ConfigField> trainingFields() {
        "consecutive slices as equal as they divide, shared when there are fewer cores than ranks; the run "
        "output names each slice)"},
       {"bucket-cap-mb", &RunConfig::bucketCapMb, F::Training,
-       "ddp, zero1: gradient bucket size in MiB; the first bucket is 1 MiB"},
+       "ddp, zero1: gradient bucket size in MiB; the first bucket is 1 MiB (no_shard: a bucket per unit)"},
       {"prefetch", &RunConfig::prefetch, F::Training,
        "full_shard/shard_grad_op: units whose all-gather is issued ahead of the one computing, in forward "
        "and in backward (0..4; FSDP2 prefetches 1)"},

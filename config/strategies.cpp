@@ -11,8 +11,11 @@ const std::vector<StrategyTraits>& strategyTable() {
   //  reshards after forward, buckets, replicates shard groups, compared by default, collectives,
   //  what a GPU holds (the estimator's line), baseline
   static const std::vector<StrategyTraits> table = {
-      {StrategyKind::Ddp, "ddp", "NO_SHARD", "ZeRO-0", false, false, false, false, false, true, false, true,
-       "an all-reduce per gradient bucket", "W + G + O on every GPU, whatever N", true},
+      {StrategyKind::Ddp, "ddp", "DistributedDataParallel", "ZeRO-0", false, false, false, false, false, true, false,
+       true, "an all-reduce per gradient bucket", "W + G + O on every GPU, whatever N", true},
+      {StrategyKind::NoShard, "no_shard", "FSDP1 NO_SHARD", "ZeRO-0", false, false, false, false, false, false, false,
+       false, "an all-reduce per unit, once its backward is done",
+       "W + G + O on every GPU, whatever N: FSDP's units with nothing divided", false},
       {StrategyKind::Zero1, "zero1", "DDP + ZeroRedundancyOptimizer", "ZeRO-1", true, false, false, false, false, true,
        false, false, "an all-reduce per gradient bucket, then an all-gather of the updated parameters",
        "W + G + O/N: only the optimizer state is divided", false},

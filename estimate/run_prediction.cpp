@@ -96,8 +96,17 @@ RunPrediction predictDdp(const RunConfig& c, const ParameterCounts& n) {
   p.memory.push_back(
       {MemoryRole::GradFull, When::Peak, 4 * trained, "4 B x " + t + ": fp32 gradients after the all-reduce"});
   p.memory.push_back({MemoryRole::OptimizerState, When::AfterStep, 4 * k * trained, optimizerFormula(c.optimizer, t)});
-  p.perStep.push_back(
-      {CollectiveOp::AllReduce, -1, 4 * trained, "every fp32 gradient once, in --bucket-cap-mb buckets"});
+  if (traitsOf(c.strategy).reducesInBuckets) {
+    p.perStep.push_back(
+        {CollectiveOp::AllReduce, -1, 4 * trained, "every fp32 gradient once, in --bucket-cap-mb buckets"});
+    return p;
+  }
+  // no_shard: FSDP1's NO_SHARD all-reduces each unit's gradient (unpadded: nothing is divided).
+  int64_t trainedUnits = 0;
+  for (const auto& u : flatUnits(modelLayout(c), c.layers)) trainedUnits += u.trainable ? 1 : 0;
+  p.perStep.push_back({CollectiveOp::AllReduce, trainedUnits, 4 * trained,
+                       n.lora() ? "every trained (LoRA) unit's fp32 gradients once, a unit at a time"
+                                : "every fp32 gradient once, a unit at a time"});
   return p;
 }
 
@@ -291,6 +300,7 @@ RunPrediction predictRun(const RunConfig& config) {
   RunPrediction p;
   switch (config.strategy) {
     case StrategyKind::Ddp:
+    case StrategyKind::NoShard:
       p = predictDdp(config, counts);
       break;
     case StrategyKind::Zero1:

@@ -11,6 +11,7 @@ ZeroRedundancyOptimizer) and with FSDP2's fully_shard (reshard_after_forward Tru
 process per rank (torch.multiprocessing, gloo). Per-step global mean losses must agree within a
 relative 1e-5:
     shardscope ddp           <-> PyTorch DDP
+    shardscope no_shard      <-> PyTorch FSDP1, ShardingStrategy.NO_SHARD (each block and the root)
     shardscope zero1         <-> PyTorch DDP + ZeroRedundancyOptimizer
     shardscope full_shard    <-> PyTorch FSDP2, reshard_after_forward=True
     shardscope shard_grad_op <-> PyTorch FSDP2, reshard_after_forward=False
@@ -211,6 +212,14 @@ def parallelize(model, c, mode, device, world, shard_group=0):
     for hsdp_*, a 2-D mesh of shard_group ranks per row), and its optimizer. Also bench/cpu_strategies.py's."""
     if mode in ("ddp", "ddp_zero_redundancy"):
         model = nn.parallel.DistributedDataParallel(model, **ddp_bucket_options(c["bucket-cap-mb"]))
+    elif mode == "fsdp1_no_shard":
+        # FSDP1 (FSDP2 has no NO_SHARD): every block a unit, then the root, nothing divided.
+        from torch.distributed.fsdp import FullyShardedDataParallel, ShardingStrategy
+
+        unit = dict(sharding_strategy=ShardingStrategy.NO_SHARD, device_id=device, use_orig_params=True)
+        for i, block in enumerate(model.blocks):
+            model.blocks[i] = FullyShardedDataParallel(block, **unit)
+        model = FullyShardedDataParallel(model, **unit)
     else:
         from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
@@ -277,7 +286,7 @@ def pytorch_rank(rank, world, port, export_dir, mode, out_path, device_kind="cpu
                 last = k == micro_batches - 1
                 # Gradient accumulation as PyTorch does it: DDP's no_sync() and FSDP2's
                 # set_requires_gradient_sync(False) for every micro-batch but the last.
-                if mode in ("ddp", "ddp_zero_redundancy"):
+                if mode in ("ddp", "ddp_zero_redundancy", "fsdp1_no_shard"):
                     sync = contextlib.nullcontext() if last else model.no_sync()
                 else:
                     model.set_requires_gradient_sync(last)
@@ -346,7 +355,7 @@ MODELS = {
     "gpt_accumulate": ["--model", "gpt", "--layers", "2", "--hidden", "12", "--heads", "3", "--seq", "5",
                        "--vocab", "11", "--accumulate", "2"],
 }
-PAIRS = [("ddp", "ddp"), ("zero1", "ddp_zero_redundancy"), ("full_shard", "fsdp2_reshard_true"),
+PAIRS = [("ddp", "ddp"), ("no_shard", "fsdp1_no_shard"), ("zero1", "ddp_zero_redundancy"), ("full_shard", "fsdp2_reshard_true"),
          ("shard_grad_op", "fsdp2_reshard_false")]
 HSDP_PAIRS = [("hybrid_shard", "hsdp_reshard_true"), ("hybrid_shard_zero2", "hsdp_reshard_false")]
 
@@ -385,12 +394,13 @@ def main():
     args = ap.parse_args()
     tolerance = TOLERANCE if args.precision == "fp32" else TOLERANCE_BF16
     # PyTorch's DDP has no bf16-compute, fp32-reduce mode: bf16 compares the FSDP pairs only.
-    pairs = PAIRS if args.precision == "fp32" else [p for p in PAIRS if p[0] not in ("ddp", "zero1")]
+    unsharded = ("ddp", "no_shard", "zero1")
+    pairs = PAIRS if args.precision == "fp32" else [p for p in PAIRS if p[0] not in unsharded]
     if args.offload and args.device != "cuda":
         sys.exit("--offload moves a GPU rank's shards to host memory; it needs --device cuda (a CPU "
                  "run's state is in host memory already).")
     if args.offload:
-        pairs = [p for p in pairs if p[0] not in ("ddp", "zero1")]
+        pairs = [p for p in pairs if p[0] not in unsharded]
     if args.device == "cuda" and not torch.cuda.is_available():
         sys.exit("--device cuda needs a CUDA GPU and none is visible here; run without it for CPU "
                  "ranks, or on a GPU machine (scripts/device_gpu.sh parity).")

@@ -32,8 +32,13 @@ DdpStrategy::DdpStrategy(const RunConfig& config, const StagedModel& model, Comm
       compute_.push_back(p.requires_grad() ? p.detach().to(at::kBFloat16).set_requires_grad(true) : p);
     }
   }
-  // Frozen parameters (LoRA's base weights) get no bucket and no optimizer state.
-  buckets_ = std::make_unique<GradientBuckets>(liveParameters(), config.bucketCapMb, comm, &gate);
+  // Frozen parameters (LoRA's base weights) get no bucket and no optimizer state. no_shard: a
+  // bucket per unit, FSDP1 NO_SHARD's all-reduce of each unit's gradient after its backward.
+  std::vector<int32_t> unitOf;
+  if (!traitsOf(config.strategy).reducesInBuckets) {
+    for (const auto& spec : model.params()) unitOf.push_back(spec.unit);
+  }
+  buckets_ = std::make_unique<GradientBuckets>(liveParameters(), config.bucketCapMb, comm, &gate, unitOf);
   std::vector<at::Tensor> trained;
   for (const auto& p : params_) {
     if (p.requires_grad()) trained.push_back(p);

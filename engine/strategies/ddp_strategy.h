@@ -1,6 +1,7 @@
-// DDP (NO_SHARD, ZeRO-0), after PyTorch's DistributedDataParallel: every rank holds full
-// parameters, gradients and optimizer state; gradients are averaged by bucketed all-reduces during
-// backward (engine/strategies/gradient_buckets.h).
+// DDP (ZeRO-0), after PyTorch's DistributedDataParallel: every rank holds full parameters,
+// gradients and optimizer state; gradients are averaged by bucketed all-reduces during backward
+// (engine/strategies/gradient_buckets.h). no_shard (FSDP1's NO_SHARD) is the same with one bucket
+// per unit: FSDP's wrapper with nothing divided.
 //
 // Mixed precision (--precision bf16): the fp32 parameters are the master weights the optimizer
 // updates; the model computes with bf16 copies of them (refreshed after every optimizer step), and

@@ -1,10 +1,13 @@
 #include "engine/strategies/gradient_buckets.h"
 
+#include <algorithm>
+#include <map>
 #include <stdexcept>
 
 #include <torch/csrc/autograd/utils/lambda_post_hook.h>
 #include <torch/csrc/autograd/variable.h>
 
+#include "engine/models/model.h"
 #include "engine/recording/recorder.h"
 #include "engine/launch/step_gate.h"
 
@@ -33,17 +36,29 @@ std::vector<std::vector<int>> assignBuckets(const std::vector<int64_t>& paramByt
   return buckets;
 }
 
+std::vector<std::vector<int>> assignUnitBuckets(const std::vector<int32_t>& units) {
+  std::map<int32_t, std::vector<int>> byUnit;
+  for (int i = static_cast<int>(units.size()) - 1; i >= 0; --i) byUnit[units[i]].push_back(i);
+  std::vector<std::vector<int>> buckets;
+  for (auto& [unit, params] : byUnit) buckets.push_back(std::move(params));
+  std::sort(buckets.begin(), buckets.end(),
+            [](const std::vector<int>& a, const std::vector<int>& b) { return a.back() > b.back(); });
+  return buckets;
+}
+
 GradientBuckets::GradientBuckets(const std::vector<at::Tensor>& live, double bucketCapMb, Communicator& comm,
-                                 StepGate* gate)
+                                 StepGate* gate, const std::vector<int32_t>& unitOf)
     : live_(live), comm_(comm), gate_(gate) {
   // Buckets are sized by the gradients the model produces; parameters that do not require a
   // gradient (frozen) are left out, as the reducer leaves them out.
   std::vector<int> trained;
   std::vector<int64_t> bytes;
+  std::vector<int32_t> units;
   for (size_t i = 0; i < live_.size(); ++i) {
     if (!live_[i].requires_grad()) continue;
     trained.push_back(static_cast<int>(i));
     bytes.push_back(live_[i].numel() * live_[i].element_size());
+    if (!unitOf.empty()) units.push_back(unitOf.at(i));
   }
   if (trained.empty()) {
     throw std::invalid_argument("gradient buckets: no parameter requires a gradient, so there is nothing to train.");
@@ -55,7 +70,7 @@ GradientBuckets::GradientBuckets(const std::vector<at::Tensor>& live, double buc
   offsetOf_.assign(live_.size(), 0);
   inSlot_.assign(live_.size(), false);
   const auto fp32 = live_.at(0).options().dtype(at::kFloat).requires_grad(false);  // reduce dtype
-  for (auto& positions : assignBuckets(bytes, firstCapBytes, capBytes)) {
+  for (auto& positions : unitOf.empty() ? assignBuckets(bytes, firstCapBytes, capBytes) : assignUnitBuckets(units)) {
     Bucket bucket;
     std::vector<int> indices;
     for (int k : positions) indices.push_back(trained[k]);
@@ -65,6 +80,8 @@ GradientBuckets::GradientBuckets(const std::vector<at::Tensor>& live, double buc
       offset += live_[i].numel();
       bucketOf_[i] = static_cast<int>(buckets_.size());
     }
+    bucket.label = unitOf.empty() ? "bucket " + std::to_string(buckets_.size())
+                                  : StagedModel::unitName(unitOf.at(indices.front()));
     bucket.params = std::move(indices);
     bucket.pending = static_cast<int>(bucket.params.size());
     RoleScope role(trace::MemoryRole::CommBuffer);
@@ -131,7 +148,7 @@ void GradientBuckets::launchReadyBuckets() {
   const double scale = 1.0 / comm_.worldSize();
   while (nextToLaunch_ < static_cast<int>(buckets_.size()) && buckets_[nextToLaunch_].pending == 0) {
     const int index = nextToLaunch_++;
-    const std::string label = "bucket " + std::to_string(index);
+    const std::string& label = buckets_[index].label;
     if (gate_) gate_->enter(trace::GroupKind::Collective, "all_reduce " + label);  // before it is packed
     Bucket& b = buckets_[index];
     std::vector<at::Tensor> slots, grads, partialSlots, lastGrads;

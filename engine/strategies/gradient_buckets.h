@@ -1,11 +1,10 @@
 // DDP's gradient reduction, after c10d's reducer.cpp, for every strategy that keeps whole
-// gradients until they are averaged (ddp, zero1). Gradients are packed into fp32 buckets filled in
-// reverse parameter order (the first bucket small, the rest --bucket-cap-mb); a post-accumulate
-// hook on each parameter's grad accumulator counts down its bucket, and a bucket whose gradients
-// are all ready is all-reduced asynchronously during backward. Buckets launch strictly in index
-// order so that every rank issues the same collectives in the same order (otherwise ranks could
-// deadlock). On a GPU the all-reduce runs on the communication stream while backward goes on
-// (engine/comm/collective_stream.h).
+// gradients until they are averaged (ddp, zero1, no_shard: FSDP1's NO_SHARD, one bucket per unit). Gradients are packed
+// into fp32 buckets filled in reverse parameter order (the first bucket small, the rest --bucket-cap-mb); a
+// post-accumulate hook on each parameter's grad accumulator counts down its bucket, and a bucket whose gradients are
+// all ready is all-reduced asynchronously during backward. Buckets launch strictly in index order so that every rank
+// issues the same collectives in the same order (otherwise ranks could deadlock). On a GPU the all-reduce runs on the
+// communication stream while backward goes on (engine/comm/collective_stream.h).
 #pragma once
 
 #include <functional>
@@ -27,8 +26,10 @@ class GradientBuckets {
   // Hooks the grad accumulators of `live` (the tensors the model computes with). Not movable: the
   // hooks point at this object.
   // `gate`: where each bucket's all-reduce marks its hook point; null for none (the tests').
-  GradientBuckets(const std::vector<at::Tensor>& live, double bucketCapMb, Communicator& comm,
-                  StepGate* gate = nullptr);
+  // `unitOf` (each of `live`'s model unit): one bucket per unit instead of --bucket-cap-mb's, as
+  // FSDP1's NO_SHARD all-reduces each unit's gradient once its backward is done.
+  GradientBuckets(const std::vector<at::Tensor>& live, double bucketCapMb, Communicator& comm, StepGate* gate = nullptr,
+                  const std::vector<int32_t>& unitOf = {});
   GradientBuckets(const GradientBuckets&) = delete;
   GradientBuckets& operator=(const GradientBuckets&) = delete;
 
@@ -50,6 +51,7 @@ class GradientBuckets {
 
  private:
   struct Bucket {
+    std::string label;        // "bucket 3", or a unit bucket's unit: "blocks.3"
     std::vector<int> params;  // parameter indices, reverse registration order
     at::Tensor buffer;        // flat fp32 gradients, all-reduced in place
     int pending = 0;          // gradients not yet ready this step
@@ -81,5 +83,10 @@ class GradientBuckets {
 // (1 MiB for the first, capBytes after). Returns parameter indices per bucket.
 std::vector<std::vector<int>> assignBuckets(const std::vector<int64_t>& paramBytes, int64_t firstCapBytes,
                                             int64_t capBytes);
+
+// One bucket per unit (`units[k]`: parameter k's), each in reverse parameter order, the buckets in
+// the order backward completes them: by their first parameter, last first (a root unit holding the
+// embedding and the head completes last, with the embedding). Returns parameter indices per bucket.
+std::vector<std::vector<int>> assignUnitBuckets(const std::vector<int32_t>& units);
 
 }  // namespace shardscope

@@ -9,6 +9,7 @@ std::unique_ptr<Strategy> makeStrategy(const RunConfig& config, const StagedMode
   const StrategyTraits& traits = traitsOf(config.strategy);
   switch (config.strategy) {
     case StrategyKind::Ddp:
+    case StrategyKind::NoShard:
       return std::make_unique<DdpStrategy>(config, model, mesh.world(), device, gate);
     case StrategyKind::Zero1:
       return std::make_unique<Zero1Strategy>(config, model, mesh.world(), device, gate);

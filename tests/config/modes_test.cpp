@@ -55,12 +55,19 @@ TYPED_TEST(Modes, AnythingElseIsRefusedNamingTheChoices) {
 TEST(StrategyTable, OneRowPerStrategyAndTheZeroStagesInOrder) {
   const auto& table = strategyTable();
   ASSERT_EQ(table.size(), modeNames(StrategyKind{}).size());
+  std::vector<std::string> stages;  // of the rows that are not hybrid, in order
   for (size_t i = 0; i < table.size(); ++i) {
     EXPECT_EQ(&traitsOf(table[i].kind), &table[i]);
     EXPECT_STREQ(modeNames(StrategyKind{})[i].name, table[i].name);
-    if (table[i].replicatesShardGroups) continue;
-    EXPECT_EQ(table[i].zeroStage, "ZeRO-" + std::to_string(i)) << "rows go in the order of what they shard";
+    if (!table[i].replicatesShardGroups) stages.push_back(table[i].zeroStage);
   }
+  EXPECT_EQ(stages, (std::vector<std::string>{"ZeRO-0", "ZeRO-0", "ZeRO-1", "ZeRO-2", "ZeRO-3"}))
+      << "rows go in the order of what they shard: ddp and no_shard shard nothing";
+  // no_shard is ddp's memory with FSDP's reduction, a unit at a time: neither buckets nor shards.
+  EXPECT_FALSE(traitsOf(StrategyKind::NoShard).shardsOptimizer || traitsOf(StrategyKind::NoShard).gathersUnits);
+  EXPECT_FALSE(traitsOf(StrategyKind::NoShard).reducesInBuckets);
+  EXPECT_TRUE(traitsOf(StrategyKind::Ddp).reducesInBuckets);
+  EXPECT_EQ(strategyWithUnitGathers(0), StrategyKind::Ddp) << "a job without all-gathers reads as ddp";
   // HSDP: ZeRO-3 (or ZeRO-2) inside each shard group, replicated across them.
   EXPECT_EQ(zeroName(StrategyKind::HybridShard), "HYBRID_SHARD, ZeRO-3 per group");
   EXPECT_EQ(traitsOf(StrategyKind::HybridShard).reshardsAfterForward,
@@ -84,7 +91,7 @@ TEST(StrategyTable, ListsAreReadOnceAndRefuseUnknownEntries) {
   for (const char* bad : {"", "ddp,", ",ddp", "ddp,,zero1", "ddp,zero3", "DDP"}) {
     const auto error = parseStrategyList(bad, kinds);
     ASSERT_TRUE(error.has_value()) << bad;
-    EXPECT_NE(error->find("ddp, zero1, shard_grad_op, full_shard"), std::string::npos) << *error;
+    EXPECT_NE(error->find("ddp, no_shard, zero1, shard_grad_op, full_shard"), std::string::npos) << *error;
   }
   EXPECT_EQ(defaultCompareStrategies(),
             (std::vector<StrategyKind>{StrategyKind::Ddp, StrategyKind::FullShard, StrategyKind::ShardGradOp}));

@@ -70,7 +70,7 @@ TEST(RunConfig, UnknownNamesListTheAllowedOnes) {
     EXPECT_EQ(c.toJson(), RunConfig{}.toJson()) << key << " changed the config";
     return error ? *error : std::string();
   };
-  EXPECT_NE(errorOfKey("strategy", "zero3").find("ddp, zero1, shard_grad_op, full_shard"), std::string::npos);
+  EXPECT_NE(errorOfKey("strategy", "zero3").find("ddp, no_shard, zero1, shard_grad_op, full_shard"), std::string::npos);
   EXPECT_NE(errorOfKey("model", "resnet").find("--model 'resnet'"), std::string::npos);
   EXPECT_NE(errorOfKey("optimizer", "lion").find("sgd, adam, adamw"), std::string::npos);
   EXPECT_NE(errorOfKey("activation_checkpointing", "all")
@@ -79,8 +79,8 @@ TEST(RunConfig, UnknownNamesListTheAllowedOnes) {
   RunConfig c;
   const auto error = applyConfigJson(nlohmann::json{{"strategy", 3}}, c);
   ASSERT_TRUE(error);
-  EXPECT_NE(error->find(
-                "must be one of ddp, zero1, shard_grad_op, full_shard, hybrid_shard_zero2, hybrid_shard, as a string"),
+  EXPECT_NE(error->find("must be one of ddp, no_shard, zero1, shard_grad_op, full_shard, hybrid_shard_zero2, "
+                        "hybrid_shard, as a string"),
             std::string::npos)
       << *error;
 }

@@ -37,5 +37,17 @@ TEST(BucketAssignment, EveryParameterExactlyOnce) {
   for (int count : seen) EXPECT_EQ(count, 1);
 }
 
+// no_shard: a bucket per unit. A gpt's root holds the embeddings (registered first) and the head
+// (last): its bucket is complete only once backward reaches the embeddings, so it goes last, after
+// the blocks in the order backward finishes them.
+TEST(BucketAssignment, OneBucketPerUnitInTheOrderBackwardCompletesThem) {
+  const std::vector<int32_t> units = {-1, -1, 0, 0, 1, 1, 1, -1, -1};
+  const auto buckets = assignUnitBuckets(units);
+  ASSERT_EQ(buckets.size(), 3u);
+  EXPECT_EQ(buckets[0], (std::vector<int>{6, 5, 4}));
+  EXPECT_EQ(buckets[1], (std::vector<int>{3, 2}));
+  EXPECT_EQ(buckets[2], (std::vector<int>{8, 7, 1, 0}));
+}
+
 }  // namespace
 }  // namespace shardscope

@@ -159,6 +159,13 @@ INSTANTIATE_TEST_SUITE_P(AllStrategies, StrategyParity,
                                             ::testing::Values(1, 2, 3, 4), ::testing::Values("adam")),
                          caseName);
 
+// FSDP1's NO_SHARD: DDP's mathematics, a unit's gradients all-reduced together. SGD, which a wrong
+// averaging factor would move; world 3 averages over a count that is not a power of two.
+INSTANTIATE_TEST_SUITE_P(NoShard, StrategyParity,
+                         ::testing::Combine(::testing::Values("mlp", "gpt"), ::testing::Values("no_shard"),
+                                            ::testing::Values(2, 3), ::testing::Values("sgd", "adam")),
+                         caseName);
+
 // HSDP against the same single-process reference: world 2 splits into shard groups of 1 (every
 // rank a replica), world 4 into two groups of 2. SGD, which a wrong averaging factor would move.
 INSTANTIATE_TEST_SUITE_P(HybridStrategies, StrategyParity,
