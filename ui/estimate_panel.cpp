@@ -28,14 +28,20 @@ using estimate::When;
 using trace::CollectiveOp;
 using trace::MemoryRole;
 
-// Every strategy but the hybrid ones, which join when the configuration or a session is one (six
-// columns do not fit the tab's half at the default scale).
+// The strategies `compare` runs by default and those that divide something (ddp, zero1,
+// shard_grad_op, full_shard); the hybrid ones join when the configuration or a session is one (six
+// columns do not fit the tab's half at the default scale), and no_shard, whose figures are ddp's,
+// when it is itself.
 std::vector<StrategyKind> predictedStrategies(const RunConfig& config, const std::vector<Session>& sessions) {
-  bool hybrid = traitsOf(config.strategy).replicatesShardGroups;
-  for (const auto& s : sessions) hybrid |= traitsOf(s.config.strategy).replicatesShardGroups;
+  std::vector<StrategyKind> used = {config.strategy};
+  for (const auto& s : sessions) used.push_back(s.config.strategy);
+  bool hybrid = false;
+  for (StrategyKind k : used) hybrid |= traitsOf(k).replicatesShardGroups;
   std::vector<StrategyKind> kinds;
   for (const auto& row : strategyTable()) {
-    if (hybrid || !row.replicatesShardGroups) kinds.push_back(row.kind);
+    const bool inUse = std::find(used.begin(), used.end(), row.kind) != used.end();
+    const bool shown = row.replicatesShardGroups ? hybrid : row.comparedByDefault || row.shardsOptimizer;
+    if (shown || inUse) kinds.push_back(row.kind);
   }
   return kinds;
 }

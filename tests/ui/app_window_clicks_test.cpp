@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <set>
 
 #include "estimate/activation_memory.h"
 #include "tests/support/run_cli.h"
@@ -177,7 +178,8 @@ TEST_F(AppClicks, EstimateSeedExamplesAreOneClickAway) {
   EXPECT_STREQ(state_.estimate.parameters, "70B") << "opens on the Llama-70B example";
   // The inverse question for the Llama-70B example (2,2,8 B, 80 GB): only full_shard fits, on 11.
   EXPECT_EQ(state_.estimate.fewestGpus,
-            "ddp none, zero1 none, deepspeed_zero2 none, shard_grad_op none, full_shard 11, hybrid_shard_zero2 none, "
+            "ddp none, no_shard none, zero1 none, deepspeed_zero2 none, shard_grad_op none, full_shard 11, "
+            "hybrid_shard_zero2 none, "
             "hybrid_shard none");
   clickOn("estimate:seed-7b");
   EXPECT_STREQ(state_.estimate.parameters, "7B");
@@ -193,6 +195,30 @@ TEST_F(AppClicks, EstimateSeedExamplesAreOneClickAway) {
   EXPECT_EQ(state_.estimate.trainedPercent, 0.5f) << "LoRA trains a small share";
   clickOn("estimate:seed-7b");
   EXPECT_EQ(state_.estimate.trainedPercent, 100.0f) << "the full fine-tuning examples reset it";
+}
+
+// The run's prediction has a column per strategy that compare runs by default or that divides
+// something; no_shard (ddp's figures again) and the hybrid ones join when the configuration is one.
+TEST_F(AppClicks, EstimateColumnsAreTheDividingStrategiesAndTheOneConfigured) {
+  const auto columns = [&] {
+    std::set<int> seen;
+    for (const auto& [name, rect] : app_.items()) {
+      int row = 0, column = 0;
+      if (std::sscanf(name.c_str(), "estimate:figure:%d:%d", &row, &column) == 2) seen.insert(column);
+    }
+    return seen.size();
+  };
+  openTab("Estimate", "estimate:seed-7b");
+  EXPECT_EQ(columns(), 4u) << "ddp, zero1, shard_grad_op, full_shard";
+  state_.config.strategy = StrategyKind::NoShard;
+  draw();
+  draw();
+  EXPECT_EQ(columns(), 5u) << "and no_shard, configured";
+  state_.config.strategy = StrategyKind::HybridShard;
+  state_.config.world = 4;
+  draw();
+  draw();
+  EXPECT_EQ(columns(), 6u) << "the two hybrid ones instead";
 }
 
 TEST_F(AppClicks, EstimateTabDrawsBadInputAsAMessage) {
