@@ -109,16 +109,22 @@ int main(int argc, char** argv) {
   // More frames for a profiler to sample (perf record -D past the open): FRAMES=300.
   const int frames = std::getenv("FRAMES") ? std::max(1, std::atoi(std::getenv("FRAMES"))) : 30;
   measure("whole run in view", frames);
-  // The same, with the view moved a pixel each frame (a user dragging it): every memory lane's
-  // columns are searched again, none kept from the frame before (ui/memory_columns.h).
-  const double pixelNs = (state.axis.endNs - state.axis.beginNs) / 1600.0;
+  // The same, with the view dragged a pixel each frame (the timeline pans by whole pixels): every
+  // memory lane keeps the columns still in view and searches the one brought in (ui/memory_columns.h).
+  const double pixelNs = (state.axis.endNs - state.axis.beginNs) / state.lastStats.laneWidth;
   state.axis.userMoved = true;
-  measure("whole run, moving each frame", frames, [&] {
+  measure("whole run, dragged each frame", frames, [&] {
     state.axis.beginNs += pixelNs;
     state.axis.endNs += pixelNs;
   });
-  std::printf("%-28s lanes' columns searched %lld, kept %lld in all\n", "  (memory lanes)",
-              static_cast<long long>(state.memoryColumns.found()), static_cast<long long>(state.memoryColumns.kept()));
+  std::printf("%-28s lanes' columns searched %lld (%lld of them dragged), kept %lld in all\n", "  (memory lanes)",
+              static_cast<long long>(state.memoryColumns.found()), static_cast<long long>(state.memoryColumns.moved()),
+              static_cast<long long>(state.memoryColumns.kept()));
+  // Zoomed a notch in and out by turns (the wheel): every column of every lane is searched again.
+  const double wheelRange = state.axis.endNs - state.axis.beginNs;
+  int notch = 0;
+  measure("whole run, zoomed each frame", frames,
+          [&] { state.axis.endNs = state.axis.beginNs + wheelRange * (++notch % 2 ? 0.85 : 1.0); });
   state.axis.userMoved = false;
   if (ranks > kRanksUnfolded) {
     for (int g = 0; g < kRanksUnfolded; ++g) state.expandedRankGroups[0].insert(g);

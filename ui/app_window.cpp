@@ -354,6 +354,7 @@ void drawSessionTimeline(AppState& state, const Session& s, int index, double me
   frameStats.rowsDrawn += st.rowsDrawn;
   frameStats.waitsHatched += st.waitsHatched;
   frameStats.lastMarks += st.lastMarks;
+  frameStats.laneWidth = st.laneWidth;
 }
 
 // This frame's keys, drops and finished opens, before the store is locked for the frame (a Run or

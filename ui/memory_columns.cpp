@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <thread>
 
 namespace shardscope::ui {
@@ -33,11 +34,50 @@ std::vector<size_t> findMemoryColumns(const trace::RoleTrack& samples, const tra
   return out;
 }
 
-bool MemoryColumnCache::Entry::holds(const trace::RoleTrack& lane, const ColumnSpan& view) const {
+std::optional<int> columnsMoved(const ColumnSpan& from, const ColumnSpan& to) {
+  if (from.width != to.width || from.width <= 0) return std::nullopt;
+  const double range = from.endAbs - from.beginAbs;
+  // The same zoom, to rounding: a pan adds the same amount to both ends.
+  if (std::abs((to.endAbs - to.beginAbs) - range) > 1e-9 * std::abs(range)) return std::nullopt;
+  const double moved = (to.beginAbs - from.beginAbs) / from.columnNs();
+  const double whole = std::round(moved);
+  if (std::abs(moved - whole) > 1e-6 || whole == 0 || std::abs(whole) >= from.width) return std::nullopt;
+  return static_cast<int>(whole);
+}
+
+bool MemoryColumnCache::Entry::sameLane(const trace::RoleTrack& lane) const {
   const int64_t first = lane.empty() ? 0 : lane.time(0);
   const int64_t last = lane.empty() ? 0 : lane.time(lane.size() - 1);
-  return samples == lane.size() && firstNs == first && lastNs == last && span == view &&
-         columns.size() == static_cast<size_t>(std::max(view.width, 0));
+  return samples == lane.size() && firstNs == first && lastNs == last;
+}
+
+bool MemoryColumnCache::Entry::holds(const trace::RoleTrack& lane, const ColumnSpan& view) const {
+  return sameLane(lane) && span == view && columns.size() == static_cast<size_t>(std::max(view.width, 0));
+}
+
+std::optional<int> MemoryColumnCache::Entry::dragged(const trace::RoleTrack& lane, const ColumnSpan& view) const {
+  if (!sameLane(lane) || columns.size() != static_cast<size_t>(std::max(view.width, 0))) return std::nullopt;
+  return columnsMoved(span, view);
+}
+
+void MemoryColumnCache::Entry::find(const trace::RoleTrack& lane, const trace::RangeMax& totals,
+                                    const ColumnSpan& view) {
+  const auto moved = dragged(lane, view);
+  if (!moved) {
+    columns = findMemoryColumns(lane, totals, view);
+    return;
+  }
+  // Dragged later by k columns: the first width - k are the old ones from k on, and the last k
+  // are new; earlier, the other way round. Only the new ones are searched.
+  const int k = *moved, width = view.width;
+  const int newFirst = k > 0 ? width - k : 0, newLast = k > 0 ? width : -k;
+  std::vector<size_t> kept(static_cast<size_t>(width));
+  for (int c = 0; c < width; ++c) {
+    if (c < newFirst || c >= newLast) kept[static_cast<size_t>(c)] = columns[static_cast<size_t>(c + k)];
+  }
+  const auto found = findMemoryColumns(lane, totals, view.columns(newFirst, newLast));
+  std::copy(found.begin(), found.end(), kept.begin() + newFirst);
+  columns = std::move(kept);
 }
 
 void MemoryColumnCache::Entry::describe(const trace::RoleTrack& lane, const ColumnSpan& view) {
@@ -62,8 +102,9 @@ const std::vector<size_t>& MemoryColumnCache::columns(const trace::RoleTrack& sa
     return e.columns;
   }
   ++found_;
+  if (e.dragged(samples, span)) ++moved_;
+  e.find(samples, totals, span);
   e.describe(samples, span);
-  e.columns = findMemoryColumns(samples, totals, span);
   return e.columns;
 }
 
@@ -80,7 +121,9 @@ void MemoryColumnCache::findAll(const std::vector<MemoryLane>& lanes, const Colu
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i = next++; i < stale.size(); i = next++) {
-      stale[i].second->columns = findMemoryColumns(*stale[i].first->samples, *stale[i].first->totals, span);
+      Entry& e = *stale[i].second;
+      if (e.dragged(*stale[i].first->samples, span)) ++moved_;
+      e.find(*stale[i].first->samples, *stale[i].first->totals, span);
     }
   };
   const size_t helpers = std::min<size_t>(stale.size(), std::max(1u, std::thread::hardware_concurrency())) - 1;

@@ -3,11 +3,14 @@
 // trace::RangeMax for its highest). On a long run's lane that search is most of a frame, so a
 // lane's columns are kept for the view they were found for: a frame in which neither the view nor
 // the lane's samples changed (most frames of a finished run, as its reader reads and hovers) draws
-// from them, and a frame that moved the view or added samples searches again.
+// from them. A view dragged by whole columns (the timeline pans by whole pixels) keeps the columns
+// still in view and searches only those it brought in; a zoom, or samples added, searches again.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -24,7 +27,17 @@ struct ColumnSpan {
   bool operator==(const ColumnSpan& o) const {
     return beginAbs == o.beginAbs && endAbs == o.endAbs && width == o.width;
   }
+  double columnNs() const { return (endAbs - beginAbs) / width; }
+  // Columns [first, last) of this span, as a span of their own.
+  ColumnSpan columns(int first, int last) const {
+    return {beginAbs + first * columnNs(), beginAbs + last * columnNs(), last - first};
+  }
 };
+
+// By how many whole columns `to` lies later than `from` (negative: earlier), where it is `from`
+// moved by whole columns at the same zoom and width, by fewer columns than it is wide: the columns
+// they share are then the same columns. Nothing otherwise (a zoom, a resize, a jump).
+std::optional<int> columnsMoved(const ColumnSpan& from, const ColumnSpan& to);
 
 // A column before the lane's first sample shows none.
 constexpr size_t kNoSample = SIZE_MAX;
@@ -52,6 +65,7 @@ class MemoryColumnCache {
                                      const ColumnSpan& span);
   int64_t found() const { return found_; }  // how many lanes' columns were searched, not kept
   int64_t kept() const { return kept_; }
+  int64_t moved() const { return moved_; }  // of those searched: lanes whose view was dragged
 
  private:
   // What the kept columns were found for: the lane's samples (their count and outer times, so a
@@ -63,13 +77,19 @@ class MemoryColumnCache {
     ColumnSpan span;
     std::vector<size_t> columns;
     bool fresh = false;  // found by findAll this frame: its lane's draw is not counted as kept
+    bool sameLane(const trace::RoleTrack& samples) const;  // the lane's samples are those found in
     bool holds(const trace::RoleTrack& samples, const ColumnSpan& span) const;
+    // Whether the lane is unchanged and the span only `from`'s, dragged by whole columns.
+    std::optional<int> dragged(const trace::RoleTrack& samples, const ColumnSpan& span) const;
     void describe(const trace::RoleTrack& samples, const ColumnSpan& span);
+    // Finds `span`'s columns: only those a drag brought into view where it was one.
+    void find(const trace::RoleTrack& samples, const trace::RangeMax& totals, const ColumnSpan& span);
   };
   Entry& entryOf(const trace::RoleTrack& samples);
   std::unordered_map<const trace::RoleTrack*, Entry> entries_;
   int64_t found_ = 0;
   int64_t kept_ = 0;
+  std::atomic<int64_t> moved_{0};
 };
 
 }  // namespace shardscope::ui

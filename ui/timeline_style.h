@@ -67,6 +67,7 @@ struct TimelineFrameStats {
   int rowsDrawn = 0;         // rank rows in the visible part of the window (ui/rank_rows.h)
   int waitsHatched = 0;      // stragglers view: waits drawn hatched
   int lastMarks = 0;         // and collectives marked as this rank's, issued clearly last
+  float laneWidth = 0;       // the lanes' width in pixels: a memory lane's columns (a whole number)
 };
 
 using trace::formatBytes;

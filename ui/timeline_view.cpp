@@ -217,7 +217,9 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
   frame.drawList = ImGui::GetWindowDrawList();
   frame.axis = &axis;
   frame.x0 = origin.x + timelineLabelWidth();
-  frame.width = std::max(width - timelineLabelWidth(), 10.0f);
+  // Whole pixels, a memory lane's column each: a drag by whole pixels then moves the columns by
+  // whole columns, and those still in view are kept (ui/memory_columns.h).
+  frame.width = std::floor(std::max(width - timelineLabelWidth(), 10.0f));
   frame.originNs = rec.originNs() == INT64_MAX ? 0.0 : static_cast<double>(rec.originNs());
   frame.beginAbs = frame.originNs + axis.beginNs;
   frame.endAbs = frame.originNs + axis.endNs;
@@ -272,8 +274,9 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
     if (wheel != 0.0f) axis.zoom(axis.toNs(mouse.x, x0, w), wheel);
   }
   if (ImGui::IsItemActive() && ImGui::IsMouseDragging(0, 2.0f) && !cursor.seek) {
-    axis.pan(-ImGui::GetIO().MouseDelta.x / w * (axis.endNs - axis.beginNs));
+    axis.pan(-std::round(ImGui::GetIO().MouseDelta.x) / w * (axis.endNs - axis.beginNs));
   }
+  local.laneWidth = w;
   if (stats) *stats = local;
   ImGui::PopID();
   return totalHeight;

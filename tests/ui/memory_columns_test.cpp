@@ -117,5 +117,43 @@ TEST(MemoryColumns, LanesSearchedAtOnceMatchEachSearchedAlone) {
   EXPECT_EQ(lanes[2].samples.time(cache.columns(lanes[2].samples, lanes[2].totals, view)[699]), 499'000);
 }
 
+// A view dragged by whole columns keeps the columns still in view and searches the new ones: after
+// every drag, later and earlier, by one column or many, in a lane of a sample per many columns and
+// of many per column, the columns are what a fresh search of the view finds. A zoom, a drag by a
+// part of a column or past the view's width, is no drag: every column is searched.
+TEST(MemoryColumns, ADragByWholeColumnsSearchesOnlyTheColumnsItBringsIn) {
+  std::mt19937_64 rng(23);
+  for (const int64_t gap : {3, 40, 2000}) {  // many samples per column, about one, one per many
+    Lane lane;
+    int64_t t = 5'000'000;
+    for (int i = 0; i < 30000; ++i)
+      lane.push(t += static_cast<int64_t>(rng() % (2 * gap)), static_cast<int64_t>(rng() % 9999));
+    MemoryColumnCache cache;
+    const int width = 640;
+    const double columnNs = static_cast<double>(t - 5'000'000) / 2000;
+    ColumnSpan view{5'000'000 + 200 * columnNs, 5'000'000 + (200 + width) * columnNs, width};
+    cache.columns(lane.samples, lane.totals, view);
+    for (int drag = 0; drag < 60; ++drag) {
+      const int k = static_cast<int>(rng() % 41) - 20;  // -20 .. 20 columns; 0: the view stays
+      view.beginAbs += k * view.columnNs();
+      view.endAbs = view.beginAbs + width * columnNs;
+      ASSERT_EQ(cache.columns(lane.samples, lane.totals, view), findMemoryColumns(lane.samples, lane.totals, view))
+          << "gap " << gap << ", drag " << drag << " by " << k << " columns";
+    }
+    EXPECT_GT(cache.moved(), 50) << "the drags reused the columns still in view";
+    const int64_t moved = cache.moved();
+    ColumnSpan zoomed{view.beginAbs, view.endAbs - 3 * columnNs, width};
+    EXPECT_EQ(cache.columns(lane.samples, lane.totals, zoomed), findMemoryColumns(lane.samples, lane.totals, zoomed));
+    ColumnSpan nudged{zoomed.beginAbs + 0.5 * zoomed.columnNs(), zoomed.endAbs + 0.5 * zoomed.columnNs(), width};
+    EXPECT_EQ(cache.columns(lane.samples, lane.totals, nudged), findMemoryColumns(lane.samples, lane.totals, nudged));
+    ColumnSpan far{nudged.beginAbs + width * nudged.columnNs(), nudged.endAbs + width * nudged.columnNs(), width};
+    EXPECT_EQ(cache.columns(lane.samples, lane.totals, far), findMemoryColumns(lane.samples, lane.totals, far));
+    EXPECT_EQ(cache.moved(), moved) << "a zoom, half a column, a whole width: searched whole";
+  }
+  EXPECT_EQ(columnsMoved({0, 100, 10}, {30, 130, 10}), 3);
+  EXPECT_EQ(columnsMoved({0, 100, 10}, {-20, 80, 10}), -2);
+  EXPECT_FALSE(columnsMoved({0, 100, 10}, {30, 130, 11})) << "another width";
+}
+
 }  // namespace
 }  // namespace shardscope::ui
