@@ -78,8 +78,44 @@ std::optional<std::string> activationsOf(const EstimateOptions& o, estimate::Mod
   }
   auto shape = arch->shape;
   shape.microBatch = o.microBatch;
-  c.activationBytes = estimate::transformerActivationBytes(shape, *recompute, *elementBytes);
+  c.activationBytes = estimate::transformerActivationBytes(shape, *recompute, *elementBytes, c.tensorParallel);
   if (o.params.empty()) c.parameters = arch->parameters;
+  return std::nullopt;
+}
+
+// --tp and --sequence-parallel: the degree, and the GPU counts it divides (a world that is not a
+// multiple of it is left out, with a note; none left is an error).
+std::optional<std::string> tensorParallelOf(const EstimateOptions& o, estimate::ModelStateCase& c) {
+  const std::string t = std::to_string(o.tensorParallel);
+  if (o.tensorParallel < 1 || o.tensorParallel > 4096) {
+    return "--tp " + t +
+           " is not a tensor-parallel degree: give the GPUs of one tensor-parallel group, 1 to 4096 "
+           "(8: a node of 8 GPUs, as Megatron and torchtitan lay it out)";
+  }
+  if (o.sequenceParallel && o.tensorParallel == 1) {
+    return "--sequence-parallel splits what tensor parallelism leaves whole along the sequence; it needs --tp 2 or "
+           "more (e.g. --tp 8 --sequence-parallel)";
+  }
+  c.tensorParallel = {o.tensorParallel, o.sequenceParallel};
+  if (o.tensorParallel == 1 || o.fewestGpus) return std::nullopt;
+  std::vector<int> kept;
+  std::string left;
+  for (int n : c.worlds) {
+    if (n % o.tensorParallel == 0) {
+      kept.push_back(n);
+    } else {
+      left += (left.empty() ? "" : ",") + std::to_string(n);
+    }
+  }
+  if (kept.empty()) {
+    return "--worlds " + o.worlds + " has no multiple of --tp " + t +
+           ": each GPU count is whole tensor-parallel "
+           "groups of " +
+           t + " GPUs; give e.g. --worlds " + t + "," + std::to_string(8 * o.tensorParallel);
+  }
+  if (!left.empty())
+    std::fprintf(stderr, "shardscope: note: --worlds %s left out: not multiples of --tp %s\n", left.c_str(), t.c_str());
+  c.worlds = kept;
   return std::nullopt;
 }
 
@@ -144,6 +180,7 @@ std::optional<std::string> modelStateCaseOf(const EstimateOptions& o, estimate::
   c.gpuMemoryBytes = o.gpuMemoryGB * 1e9;
   c.trainedFraction = o.trainedFraction;
   c.reserve = *reserve;
+  if (auto problem = tensorParallelOf(o, c)) return problem;
   return activationsOf(o, c, arch);
 }
 
@@ -199,6 +236,14 @@ void addEstimateOptions(CLI::App& cmd, EstimateOptions& o) {
   cmd.add_option("--activation-precision", o.activationPrecision,
                  "with --arch: the activations' precision, bf16 | fp16 (2 bytes, the paper's table) | fp32 "
                  "(4 bytes; dropout masks stay 1 byte) [default: bf16]");
+  cmd.add_option("--tp", o.tensorParallel,
+                 "with --params or --arch: tensor parallelism within groups of this many GPUs (Megatron's split of "
+                 "attention and MLP): the model states divided that many ways, the strategies dividing the rest "
+                 "among the N/TP data-parallel ranks; with --arch also the activations it divides and what it "
+                 "sends [default: 1, none]");
+  cmd.add_flag("--sequence-parallel", o.sequenceParallel,
+               "with --tp: sequence parallelism too, the norms and dropouts split along the sequence (Korthikanti "
+               "et al.), so activations divide by TP entirely");
   cmd.add_flag("--json", o.json, "print the prediction as JSON for scripts");
 }
 
@@ -225,6 +270,12 @@ std::optional<std::string> takeWorldAsWorlds(int world, bool worldsGiven, Estima
 }
 
 int runEstimate(const RunConfig& config, const EstimateOptions& options) {
+  if (!asksAboutModelStates(options) && (options.tensorParallel != 1 || options.sequenceParallel)) {
+    return badValue(
+        "--tp and --sequence-parallel ask about a model of a given size: add --params (e.g. --params "
+        "70B --tp 8 --world 64) or --arch. shardscope does not run tensor parallelism yet, so a run's "
+        "own prediction has none");
+  }
   if (asksAboutModelStates(options)) {
     return estimateModelStates(options, config.shardGroupSize);
   }

@@ -27,6 +27,8 @@ struct EstimateOptions {
   int microBatch = 1;                        // with --arch: samples per GPU per micro-batch
   std::string recompute = "none";            // with --arch: none | selective | full
   std::string activationPrecision = "bf16";  // with --arch: bf16 | fp16 | fp32
+  int tensorParallel = 1;                    // with --params or --arch: GPUs per tensor-parallel group
+  bool sequenceParallel = false;             // with --tp: the norms and dropouts split along the sequence
   bool json = false;
 };
 

@@ -1,5 +1,7 @@
 #include "estimate/activation_memory.h"
 
+#include <algorithm>
+
 #include "files/user_json.h"
 
 namespace shardscope::estimate {
@@ -9,36 +11,71 @@ namespace {
 // The paper's per-layer coefficients for e-byte activations: bytes per s b h, and per a s^2 b.
 double perSbh(int e) { return 16.0 * e + 2.0; }
 double perAssb(int e) { return 2.0 * e + 1.0; }
+// Of perSbh, what tensor parallelism leaves whole on every GPU: the two LayerNorms' inputs and the
+// inputs of the attention's and the MLP's first linear (4 values), and the two dropout masks.
+double wholeSbh(int e) { return 4.0 * e + 2.0; }
 
 }  // namespace
 
-double transformerActivationBytes(const TransformerShape& t, Recompute recompute, int e) {
+double transformerActivationBytes(const TransformerShape& t, Recompute recompute, int e, TensorParallel tp) {
   const double sbh = static_cast<double>(t.seq) * t.microBatch * t.hidden;
+  const double d = std::max(1, tp.degree);
+  // Per s b h: what stays whole on every GPU (unless the sequence is split), and what is divided.
+  const double whole = tp.sequence ? wholeSbh(e) / d : wholeSbh(e), divided = (perSbh(e) - wholeSbh(e)) / d;
   double perLayer = 0;
   switch (recompute) {
     case Recompute::None:
-      perLayer = sbh * (perSbh(e) + perAssb(e) * t.heads * t.seq / static_cast<double>(t.hidden));
+      perLayer = sbh * (whole + divided + perAssb(e) * t.heads * t.seq / (d * static_cast<double>(t.hidden)));
       break;
     case Recompute::Selective:
-      perLayer = perSbh(e) * sbh;
+      perLayer = sbh * (whole + divided);
       break;
     case Recompute::Full:
-      perLayer = e * sbh;
+      perLayer = e * sbh / (tp.sequence ? d : 1.0);
       break;
   }
   return perLayer * t.layers;
 }
 
-std::string transformerActivationFormula(Recompute recompute, int e) {
+std::string transformerActivationFormula(Recompute recompute, int e, TensorParallel tp) {
+  const auto n = [](double v) { return files::shownNumber(v); };
+  if (tp.degree <= 1) {
+    switch (recompute) {
+      case Recompute::None:
+        return "sbh(" + n(perSbh(e)) + " + " + n(perAssb(e)) + "as/h)";
+      case Recompute::Selective:
+        return n(perSbh(e)) + " sbh";
+      case Recompute::Full:
+        return n(e) + " sbh";
+    }
+  }
+  const std::string scores = " + " + n(perAssb(e)) + "as/(ht))";
+  const std::string split =
+      tp.sequence ? "sbh(" + n(perSbh(e)) + "/t" : "sbh(" + n(wholeSbh(e)) + " + " + n(perSbh(e) - wholeSbh(e)) + "/t";
   switch (recompute) {
     case Recompute::None:
-      return "sbh(" + files::shownNumber(perSbh(e)) + " + " + files::shownNumber(perAssb(e)) + "as/h)";
+      return split + scores;
     case Recompute::Selective:
-      return files::shownNumber(perSbh(e)) + " sbh";
+      return split + ")";
     case Recompute::Full:
-      return files::shownNumber(e) + " sbh";
+      return n(e) + (tp.sequence ? " sbh/t" : " sbh");
   }
   return "";
+}
+
+TensorParallelTraffic tensorParallelTraffic(const TransformerShape& shape, Recompute recompute, int e,
+                                            TensorParallel tp) {
+  TensorParallelTraffic out;
+  const int perLayer = recompute == Recompute::Full ? 6 : 4;
+  out.allReduces = perLayer * shape.layers;
+  out.sizeBytes = static_cast<double>(shape.seq) * shape.microBatch * shape.hidden * e;
+  const double t = std::max(1, tp.degree);
+  out.sentBytes = static_cast<double>(out.allReduces) * 2.0 * (t - 1) / t * out.sizeBytes;
+  out.formula = std::to_string(perLayer) + " x L " +
+                (tp.sequence ? "all-gather + reduce-scatter pairs" : "all-reduces") + " of " + files::shownNumber(e) +
+                " sbh bytes, each sending 2(t-1)/t of it" +
+                (recompute == Recompute::Full ? " (full recomputation runs the forward's 2 again)" : "");
+  return out;
 }
 
 std::optional<int> parseActivationPrecision(const std::string& text) {

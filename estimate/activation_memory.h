@@ -30,12 +30,39 @@ struct TransformerShape {
   int64_t layers = 0, hidden = 0, heads = 0, seq = 0, microBatch = 1;
 };
 
-// Korthikanti et al.'s per-model total over `layers` layers, bytes, for activations of
-// `elementBytes` bytes (2: the paper's 16-bit; 4: fp32). Dropout masks stay 1 byte.
-double transformerActivationBytes(const TransformerShape& shape, Recompute recompute, int elementBytes = 2);
+// Megatron's tensor parallelism: each layer's attention and MLP split `degree` ways (heads, and the
+// MLP's inner width), with, under `sequence`, the LayerNorm and dropout regions split along the
+// sequence as well (Korthikanti et al.'s sequence parallelism). degree 1: none.
+struct TensorParallel {
+  int degree = 1;
+  bool sequence = false;
+};
 
-// The per-layer formula those bytes come from, e.g. "sbh(34 + 5as/h)" for 16-bit activations.
-std::string transformerActivationFormula(Recompute recompute, int elementBytes);
+// Korthikanti et al.'s per-model total over `layers` layers, bytes per GPU, for activations of
+// `elementBytes` bytes (2: the paper's 16-bit; 4: fp32). Dropout masks stay 1 byte. Under tensor
+// parallelism of t (the paper's Table 2): what the attention and MLP compute on is divided by t; the
+// LayerNorms' inputs, the inputs of the first linear of each, and the dropout masks are whole on
+// every GPU (4e + 2 bytes per s b h) unless the sequence is split too.
+double transformerActivationBytes(const TransformerShape& shape, Recompute recompute, int elementBytes = 2,
+                                  TensorParallel tp = {});
+
+// The per-layer formula those bytes come from, e.g. "sbh(34 + 5as/h)" for 16-bit activations, and
+// "sbh(10 + 24/t + 5as/(ht))" under tensor parallelism.
+std::string transformerActivationFormula(Recompute recompute, int elementBytes, TensorParallel tp = {});
+
+// What tensor parallelism sends per micro-batch: each layer's forward all-reduces its attention's
+// and its MLP's output among the t GPUs of its group, and backward the gradients of their inputs:
+// 4 all-reduces of s b h values a layer (6 under full recomputation, whose forward runs again).
+// Under sequence parallelism each becomes an all-gather and a reduce-scatter of the same size,
+// which send what the all-reduce sends. A GPU sends 2(t-1)/t of each all-reduce's size (the ring).
+struct TensorParallelTraffic {
+  int64_t allReduces = 0;  // per micro-batch, over every layer
+  double sizeBytes = 0;    // each one's size: s b h values of `elementBytes`
+  double sentBytes = 0;    // what each GPU sends of them all
+  std::string formula;
+};
+TensorParallelTraffic tensorParallelTraffic(const TransformerShape& shape, Recompute recompute, int elementBytes,
+                                            TensorParallel tp);
 
 // bf16 | fp16 (2 bytes) or fp32 (4): the activations' element size; nothing for another name.
 std::optional<int> parseActivationPrecision(const std::string& text);

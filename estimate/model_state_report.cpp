@@ -10,6 +10,26 @@ using trace::formatDecimalGB;
 
 namespace {
 
+// Under --tp: what tensor parallelism divides, and, given a shape, what it sends.
+void printTensorParallel(std::FILE* out, const ModelStateCase& c, const ActivationAsked& o) {
+  const TensorParallel& tp = c.tensorParallel;
+  if (tp.degree <= 1) return;
+  std::fprintf(out,
+               "tensor parallel: in each group of t = %d GPUs every weight, its gradient and its optimizer state\n"
+               "divided t ways (Megatron's column-, row- and vocabulary-parallel layers; the norms' few parameters,\n"
+               "replicated, left out); the strategies divide the rest among the N/%d data-parallel ranks%s\n",
+               tp.degree, tp.degree, tp.sequence ? "; sequence parallel" : "");
+  if (!o.preset) return;
+  TransformerShape shape = o.preset->shape;
+  shape.microBatch = o.microBatch;
+  const int e = parseActivationPrecision(o.precision).value_or(2);
+  const auto traffic =
+      tensorParallelTraffic(shape, parseRecompute(o.recompute).value_or(Recompute::None), e, c.tensorParallel);
+  std::fprintf(out, "tensor parallel sends, per micro-batch: %lld x %s, %s from each GPU (%s)\n",
+               static_cast<long long>(traffic.allReduces), formatDecimalGB(traffic.sizeBytes).c_str(),
+               formatDecimalGB(traffic.sentBytes).c_str(), traffic.formula.c_str());
+}
+
 void printCaseHeader(std::FILE* out, const char* question, const ModelStateCase& c, bool withParameters,
                      const ActivationAsked& o) {
   std::fprintf(out, "shardscope estimate: a PREDICTION of %s (nothing was run or measured)\n", question);
@@ -24,16 +44,20 @@ void printCaseHeader(std::FILE* out, const char* question, const ModelStateCase&
                  100.0 * c.trainedFraction);
   }
   std::fprintf(out, "; GB = 10^9 bytes\n");
+  printTensorParallel(out, c, o);
   if (c.activationBytes > 0) {
     const int e = parseActivationPrecision(o.precision).value_or(2);
     const auto recompute = parseRecompute(o.recompute).value_or(Recompute::None);
     std::fprintf(out,
                  "activations per GPU: %s for %s, micro-batch %d, recompute %s, %s activations (Korthikanti\n"
                  "et al. 2022, Table 2: dropout and attention scores kept; per layer %s%s).\n"
-                 "Data parallelism does not divide them: every strategy, any N.\n%s",
+                 "%s\n%s",
                  formatDecimalGB(c.activationBytes).c_str(), o.arch.c_str(), o.microBatch, o.recompute.c_str(),
-                 o.precision.c_str(), transformerActivationFormula(recompute, e).c_str(),
+                 o.precision.c_str(), transformerActivationFormula(recompute, e, c.tensorParallel).c_str(),
                  e == 2 ? ", the paper's 16-bit figure" : ": the paper's count with 4-byte values, 1-byte masks",
+                 c.tensorParallel.degree > 1
+                     ? "Tensor parallelism divides them so; data parallelism does not: every strategy, any N."
+                     : "Data parallelism does not divide them: every strategy, any N.",
                  o.preset && !o.preset->gptLayer
                      ? "For Llama the paper's GPT layer is an APPROXIMATION (its SwiGLU MLP and grouped "
                        "key/value heads differ).\n"
@@ -58,6 +82,8 @@ nlohmann::json caseJson(const ModelStateCase& c) {
   return {{"schema", "shardscope.estimate/1"},
           {"prediction", true},
           {"shard_group_size", c.shardGroupSize},
+          {"tensor_parallel", c.tensorParallel.degree},
+          {"sequence_parallel", c.tensorParallel.sequence},
           {"bytes_per_parameter", {c.bytes.weights, c.bytes.grads, c.bytes.optimizer}},
           {"gpu_memory_bytes", c.gpuMemoryBytes},
           {"reserve", c.reserve},

@@ -26,11 +26,14 @@ const std::vector<ModelStateStrategy>& modelStateStrategies() {
 }
 
 ModelStateRow modelStateRow(const ModelStateCase& c, const ModelStateStrategy& s, int n) {
-  const double w = c.parameters * c.bytes.weights;
-  const double g = c.parameters * c.trainedFraction * c.bytes.grads;
-  const double o = c.parameters * c.trainedFraction * c.bytes.optimizer;
+  // Tensor parallelism divides every model state first; the strategy divides among the rest.
+  const int t = std::max(1, c.tensorParallel.degree);
+  const double w = c.parameters * c.bytes.weights / t;
+  const double g = c.parameters * c.trainedFraction * c.bytes.grads / t;
+  const double o = c.parameters * c.trainedFraction * c.bytes.optimizer / t;
+  const int dataParallel = std::max(1, n / t);
   // HSDP divides among its shard group only; fewer GPUs than a group are one group of them all.
-  const double d = s.withinShardGroup ? std::min(n, std::max(1, c.shardGroupSize)) : n;
+  const double d = s.withinShardGroup ? std::min(dataParallel, std::max(1, c.shardGroupSize)) : dataParallel;
   ModelStateRow r;
   r.strategy = s.name;
   r.world = n;
@@ -62,12 +65,22 @@ PerGpuBytes perGpuBytes(const ModelStateCase& c, const ModelStateStrategy& s) {
 std::vector<ModelStateRow> modelStateTable(const ModelStateCase& c) {
   std::vector<ModelStateRow> rows;
   for (const auto& s : modelStateStrategies()) {
-    for (int n : c.worlds) rows.push_back(modelStateRow(c, s, n));
+    for (int n : c.worlds) {
+      if (n % std::max(1, c.tensorParallel.degree) == 0) rows.push_back(modelStateRow(c, s, n));
+    }
   }
   return rows;
 }
 
 std::optional<int> fewestGpus(const ModelStateCase& c, const ModelStateStrategy& strategy) {
+  const int t = std::max(1, c.tensorParallel.degree);
+  if (t > 1) {  // the same question of the data-parallel ranks, each a group of t GPUs
+    ModelStateCase perGroup = c;
+    perGroup.tensorParallel = {};
+    perGroup.parameters = c.parameters / t;
+    const auto groups = fewestGpus(perGroup, strategy);
+    return groups ? std::optional<int>(*groups * t) : std::nullopt;
+  }
   const double budget = c.budgetBytes();
   const auto bytes = perGpuBytes(c, strategy);
   if (bytes.kept + bytes.divided <= budget) return 1;

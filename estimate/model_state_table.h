@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "estimate/activation_memory.h"
+
 namespace shardscope::estimate {
 
 // Bytes per parameter. The default is the ZeRO paper's mixed-precision Adam: bf16 weights and
@@ -51,6 +53,11 @@ struct ModelStateCase {
   // HSDP's shard group: the GPUs that divide the model states among them (8: one node of 8 GPUs,
   // the usual layout). Fewer GPUs than that are one group of them all.
   int shardGroupSize = 8;
+  // Tensor parallelism inside each group of `degree` GPUs: every weight (Megatron's column-, row-
+  // and vocabulary-parallel layers) and its gradient and optimizer state divided that many ways;
+  // the strategies then divide what is left among the N / degree data-parallel ranks. The norms'
+  // few parameters, replicated, are left out. GPU counts are multiples of the degree.
+  TensorParallel tensorParallel;
 };
 
 struct ModelStateRow {
@@ -65,12 +72,14 @@ struct ModelStateRow {
   bool fits = true;  // total <= the budget
 };
 
-// One row per strategy and world size, in the order of modelStateStrategies().
+// One row per strategy and world size, in the order of modelStateStrategies(); world sizes that are
+// not a multiple of the tensor-parallel degree are left out.
 std::vector<ModelStateRow> modelStateTable(const ModelStateCase& c);
 // One of those rows.
 ModelStateRow modelStateRow(const ModelStateCase& c, const ModelStateStrategy& strategy, int world);
 
-// The fewest GPUs (from 1) whose budget holds the model states under `strategy`, or nothing when no
+// The fewest GPUs (from 1, or a multiple of the tensor-parallel degree) whose budget holds the model states
+// under `strategy`, or nothing when no
 // number of GPUs does (what a strategy keeps whole already exceeds one GPU's budget; under HSDP, when
 // its shard group of S does not hold them: more replicas do not help). Needs a budget.
 std::optional<int> fewestGpus(const ModelStateCase& c, const ModelStateStrategy& strategy);

@@ -411,6 +411,11 @@ TEST(CliErrors, EstimateRejectsWhatItCannotRead) {
                  "--micro-batch 0 is not a number of samples");
   expectRejected({"estimate", "--arch", "llama2-7b", "--activation-precision", "fp8"},
                  "--activation-precision 'fp8' is not a precision: choose bf16 or fp16");
+  expectRejected({"estimate", "--params", "70B", "--tp", "0"}, "--tp 0 is not a tensor-parallel degree");
+  expectRejected({"estimate", "--params", "70B", "--sequence-parallel"}, "--sequence-parallel splits what");
+  expectRejected({"estimate", "--tp", "8"}, "--tp and --sequence-parallel ask about a model of a given size");
+  expectRejected({"estimate", "--params", "70B", "--tp", "8", "--worlds", "1,4"},
+                 "--worlds 1,4 has no multiple of --tp 8");
 #ifdef SHARDSCOPE_HAS_WINDOW
   expectRejected({"run", "--tab", "charts", "--screenshot", "/tmp/x.png"}, "--tab 'charts' is not a tab");
 #else  // the tab names belong to the window; a build without it says that first

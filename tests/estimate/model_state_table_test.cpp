@@ -163,6 +163,39 @@ TEST(ModelStateTable, HybridShardDividesOnlyAmongItsShardGroup) {
   EXPECT_DOUBLE_EQ(modelStateRow(c, *hsdp, 32).total(), 52.5e9);
 }
 
+// Tensor parallelism of 8 divides every model state 8 ways before a strategy divides the rest among
+// the N/8 data-parallel ranks: Llama-70B at 2,2,12 B (1120 GB) on 64 GPUs holds 140 GB per GPU
+// under ddp (1120 / 8) and 17.5 GB under full_shard (1120 / 64); shard_grad_op's gathered weights
+// are the TP shard's whole weights, 140 / 8 GB. The fewest 80 GB GPUs are whole TP groups: full_shard
+// needs 2 data-parallel ranks of 8 (70 GB each), 16 GPUs; ddp's 140 GB never fits.
+TEST(ModelStateTable, TensorParallelismDividesFirstAndCountsGpusInWholeGroups) {
+  ModelStateCase c;
+  c.parameters = 70e9;
+  c.bytes = {2, 2, 12};
+  c.gpuMemoryBytes = 80e9;
+  c.tensorParallel = {8, false};
+  c.worlds = {4, 8, 64};
+  const auto rows = modelStateTable(c);
+  EXPECT_EQ(rows.size(), 2 * modelStateStrategies().size()) << "4 GPUs are not a group of 8: left out";
+  EXPECT_DOUBLE_EQ(row(rows, "ddp", 64).total(), 140e9);
+  EXPECT_DOUBLE_EQ(row(rows, "ddp", 8).total(), 140e9);
+  EXPECT_DOUBLE_EQ(row(rows, "full_shard", 64).total(), 17.5e9);
+  EXPECT_DOUBLE_EQ(row(rows, "full_shard", 8).total(), 140e9) << "one data-parallel rank divides nothing";
+  EXPECT_DOUBLE_EQ(row(rows, "shard_grad_op", 64).gathered, 17.5e9);
+  EXPECT_DOUBLE_EQ(row(rows, "zero1", 64).optimizer, 70e9 * 12 / 64);
+  for (const auto& s : modelStateStrategies()) {
+    const auto n = fewestGpus(c, s);
+    if (std::string(s.name) == "full_shard") {
+      ASSERT_TRUE(n.has_value());
+      EXPECT_EQ(*n, 16);
+      EXPECT_LE(modelStateRow(c, s, 16).total(), 80e9);
+      EXPECT_GT(modelStateRow(c, s, 8).total(), 80e9);
+    }
+    if (n) EXPECT_EQ(*n % 8, 0) << s.name << ": whole groups of 8";
+  }
+  EXPECT_NEAR(largestModel(c, modelStateStrategies().front(), 64), 8 * 5e9, 1.0) << "ddp: 8 x a GPU's 5B";
+}
+
 // The largest model whose model states fit: 80 GB / 16 B per parameter = 5B on one GPU under any
 // strategy; on 8 GPUs full_shard holds 8x that, ddp still 5B, and every answer fits exactly.
 TEST(ModelStateTable, LargestModelForSoManyGpus) {

@@ -250,6 +250,32 @@ TEST(ActivationPrediction, KorthikantiClosedForms) {
 // The same count with 4-byte values: the 16 sbh and 2 as^2b values double, the 2 sbh and as^2b
 // bytes of dropout masks do not: sbh(66 + 9as/h), selective 66 sbh, full 4 sbh. For GPT-3's shape
 // 66 + 9 x 16 = 210 sbh per layer.
+// Korthikanti et al.'s Table 2 under tensor parallelism t (GPT-3: a = 96, s = 2048, h = 12288, so
+// 5as/h = 80): sbh(10 + 24/t + 5as/(ht)) per layer, with sequence parallelism sbh(34/t + 5as/(ht));
+// selective 10 + 24/t and 34/t; full 2 and 2/t. And what tensor parallelism sends per micro-batch:
+// 4 all-reduces of 2sbh bytes a layer (6 under full recomputation), 2(t-1)/t of each from a GPU.
+TEST(ActivationPrediction, TensorAndSequenceParallelismAsKorthikantiTabulates) {
+  const TransformerShape gpt3{96, 12288, 96, 2048, 1};
+  const double sbh = 2048.0 * 12288;
+  const TensorParallel tp{8, false}, sp{8, true};
+  EXPECT_DOUBLE_EQ(transformerActivationBytes(gpt3, Recompute::None, 2, tp), 96 * (10 + 3 + 10) * sbh);
+  EXPECT_DOUBLE_EQ(transformerActivationBytes(gpt3, Recompute::None, 2, sp), 96 * (34.0 / 8 + 10) * sbh);
+  EXPECT_DOUBLE_EQ(transformerActivationBytes(gpt3, Recompute::Selective, 2, tp), 96 * 13 * sbh);
+  EXPECT_DOUBLE_EQ(transformerActivationBytes(gpt3, Recompute::Selective, 2, sp), 96 * (34.0 / 8) * sbh);
+  EXPECT_DOUBLE_EQ(transformerActivationBytes(gpt3, Recompute::Full, 2, tp), 96 * 2 * sbh);
+  EXPECT_DOUBLE_EQ(transformerActivationBytes(gpt3, Recompute::Full, 2, sp), 96 * (2.0 / 8) * sbh);
+  EXPECT_DOUBLE_EQ(transformerActivationBytes(gpt3, Recompute::None, 2, {1, false}),
+                   transformerActivationBytes(gpt3, Recompute::None))
+      << "t = 1 is no tensor parallelism";
+  EXPECT_EQ(transformerActivationFormula(Recompute::None, 2, tp), "sbh(10 + 24/t + 5as/(ht))");
+  EXPECT_EQ(transformerActivationFormula(Recompute::None, 2, sp), "sbh(34/t + 5as/(ht))");
+  const auto traffic = tensorParallelTraffic(gpt3, Recompute::None, 2, tp);
+  EXPECT_EQ(traffic.allReduces, 4 * 96);
+  EXPECT_DOUBLE_EQ(traffic.sizeBytes, 2 * sbh);
+  EXPECT_DOUBLE_EQ(traffic.sentBytes, 4 * 96 * 2.0 * 7 / 8 * 2 * sbh);
+  EXPECT_EQ(tensorParallelTraffic(gpt3, Recompute::Full, 2, sp).allReduces, 6 * 96);
+}
+
 TEST(ActivationPrediction, Fp32ActivationsDoubleTheValuesNotTheMasks) {
   TransformerShape gpt3{96, 12288, 96, 2048, 1};
   const double sbh = 2048.0 * 12288;
