@@ -24,11 +24,11 @@ import datetime
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import threading
 import time
+import uuid
 
 import torch
 import torch.distributed as dist
@@ -46,10 +46,11 @@ CASES = {
 JSON_CASES = ("skip", "size")
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def rendezvous(directory):
+    """A fresh file for the ranks to meet through (a FileStore): a port picked free and released
+    could be taken by another test before rank 0's TCPStore bound it (EADDRINUSE, seen in a full run)."""
+    os.makedirs(directory, exist_ok=True)
+    return "file://" + os.path.join(os.path.abspath(directory), f"rendezvous-{uuid.uuid4().hex}")
 
 
 def dump_then_exit(rank, case, out_dir, delay):
@@ -74,10 +75,11 @@ def sixth_collective(rank, case):
     return dist.all_reduce(torch.ones(numel, dtype=dtype), async_op=True)
 
 
-def rank_main(rank, case, out_dir, port, outcome_path):
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), TORCH_FR_BUFFER_SIZE="2000")
+def rank_main(rank, case, out_dir, init_method, outcome_path):
+    os.environ.update(TORCH_FR_BUFFER_SIZE="2000")
     torch.set_num_threads(1)
-    dist.init_process_group("gloo", rank=rank, world_size=WORLD, timeout=datetime.timedelta(seconds=60))
+    dist.init_process_group("gloo", init_method=init_method, rank=rank, world_size=WORLD,
+                            timeout=datetime.timedelta(seconds=60))
     t = torch.ones(4)
     for _ in range(3):
         dist.all_reduce(t)
@@ -99,7 +101,7 @@ def rank_main(rank, case, out_dir, port, outcome_path):
 
 def record(case, out_dir, outcome_path):
     os.makedirs(out_dir, exist_ok=True)
-    ctx = mp.start_processes(rank_main, args=(case, out_dir, free_port(), outcome_path), nprocs=WORLD, join=False,
+    ctx = mp.start_processes(rank_main, args=(case, out_dir, rendezvous(os.path.dirname(os.path.abspath(out_dir))), outcome_path), nprocs=WORLD, join=False,
                              start_method="fork")
     deadline = time.time() + 60
     try:

@@ -32,9 +32,9 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 from pytorch_profiler_traces import shifted_copy  # this directory's: the other hosts' clock check
@@ -47,19 +47,19 @@ SEND_FLOATS, ISEND_FLOATS = 32, 24
 FLOAT = 4
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def rendezvous(directory):
+    """A fresh file for the ranks to meet through (a FileStore): a port picked free and released
+    could be taken by another test before rank 0's TCPStore bound it (EADDRINUSE, seen in a full run)."""
+    os.makedirs(directory, exist_ok=True)
+    return "file://" + os.path.join(os.path.abspath(directory), f"rendezvous-{uuid.uuid4().hex}")
 
 
-def rank_main(rank, out_dir, port):
+def rank_main(rank, out_dir, init_method):
     import torch
     import torch.distributed as dist
     from torch.profiler import ProfilerActivity, profile
 
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    dist.init_process_group("gloo", rank=rank, world_size=2)
+    dist.init_process_group("gloo", init_method=init_method, rank=rank, world_size=2)
     weight = torch.nn.Parameter(torch.zeros(8))
     optimizer = torch.optim.SGD([weight], lr=0.1)
     sends = SPLITS[rank]
@@ -84,14 +84,13 @@ def rank_main(rank, out_dir, port):
     dist.destroy_process_group()
 
 
-def pipeline_main(rank, out_dir, port):
+def pipeline_main(rank, out_dir, init_method):
     """Stage `rank` of 3: receives from the one before, sends to the one after, PIPELINE_STEPS times."""
     import torch
     import torch.distributed as dist
     from torch.profiler import ProfilerActivity, profile
 
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    dist.init_process_group("gloo", rank=rank, world_size=3)
+    dist.init_process_group("gloo", init_method=init_method, rank=rank, world_size=3)
     with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
         for _ in range(PIPELINE_STEPS):
             activations = torch.randn(SEND_FLOATS)
@@ -109,7 +108,7 @@ def check_pipeline(shardscope, work, check):
     import torch.multiprocessing as mp
     job = work / "pipeline"
     job.mkdir()
-    mp.spawn(pipeline_main, args=(str(job), free_port()), nprocs=3)
+    mp.spawn(pipeline_main, args=(str(job), rendezvous(work)), nprocs=3)
     same = subprocess.run([shardscope, "view", str(job), "--summary", str(work / "pipeline_one_host.json")],
                           capture_output=True, text=True, timeout=120)
     check(same.returncode == 0 and "shifted by" not in same.stderr,
@@ -157,7 +156,7 @@ def main():
     job.mkdir(parents=True)
 
     import torch.multiprocessing as mp
-    mp.spawn(rank_main, args=(str(job), free_port()), nprocs=2)
+    mp.spawn(rank_main, args=(str(job), rendezvous(work)), nprocs=2)
 
     failures = []
 
