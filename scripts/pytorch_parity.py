@@ -28,6 +28,7 @@ import argparse
 import contextlib
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -255,16 +256,15 @@ def parallelize(model, c, mode, device, world, shard_group=0):
     return model, make_optimizer(c, trained)
 
 
-def pytorch_rank(rank, world, port, export_dir, mode, out_path, device_kind="cpu", shard_group=0):
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+def pytorch_rank(rank, world, init_method, export_dir, mode, out_path, device_kind="cpu", shard_group=0):
     torch.set_num_threads(1)
     device = torch.device("cpu")
     if device_kind == "cuda":
         device = place_rank(rank, world)
         torch.cuda.set_device(device)
-        dist.init_process_group("nccl", rank=rank, world_size=world, device_id=device)
+        dist.init_process_group("nccl", init_method=init_method, rank=rank, world_size=world, device_id=device)
     else:
-        dist.init_process_group("gloo", rank=rank, world_size=world)
+        dist.init_process_group("gloo", init_method=init_method, rank=rank, world_size=world)
     try:
         c = json.load(open(os.path.join(export_dir, "config.json")))
         model = (Mlp if c["model"] == "mlp" else Gpt)(c)
@@ -324,18 +324,23 @@ def free_port():
 
 def run_pytorch(world, export_dir, mode, device_kind="cpu", shard_group=0):
     out = tempfile.NamedTemporaryFile(suffix=".json", delete=False).name
+    # The ranks meet through a fresh file (a FileStore), not a port picked free and released, which
+    # another process could take before rank 0's TCPStore binds it (EADDRINUSE).
+    rendezvous = tempfile.mkdtemp(prefix="parity-rendezvous-")
+    init_method = "file://" + os.path.join(rendezvous, "store")
     try:
         # CPU ranks come from a fork server that has imported torch and its distributed modules
         # once (main() preloads them): spawning re-imported them in every rank (5 s of CPU each,
         # about half of this script's time on 2 cores). Not forked from this process: it has run
         # tensor code, and a child forked from a process with threads can inherit a held lock (a
         # rank once hung so). CUDA ranks are spawned, as a process that has touched CUDA cannot fork.
-        mp.start_processes(pytorch_rank, args=(world, free_port(), export_dir, mode, out, device_kind, shard_group),
+        mp.start_processes(pytorch_rank, args=(world, init_method, export_dir, mode, out, device_kind, shard_group),
                            nprocs=world, start_method="spawn" if device_kind == "cuda" else "forkserver")
     except Exception as e:  # the rank's own traceback is in `out`
         pass
     result = json.load(open(out)) if os.path.getsize(out) else {"error": "no result written"}
     os.unlink(out)
+    shutil.rmtree(rendezvous, ignore_errors=True)
     return result
 
 
