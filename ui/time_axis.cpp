@@ -29,4 +29,11 @@ void TimeAxis::pan(double deltaNs) {
   userMoved = true;
 }
 
+void TimeAxis::drag(float pixels, float width) {
+  dragRemainder += pixels;
+  const float whole = std::round(dragRemainder);
+  dragRemainder -= whole;
+  if (whole != 0 && width > 0) pan(-static_cast<double>(whole) * (endNs - beginNs) / width);
+}
+
 }  // namespace shardscope::ui

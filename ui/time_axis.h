@@ -23,6 +23,11 @@ struct TimeAxis {
   // wheel > 0 zooms in around `anchorNs`.
   void zoom(double anchorNs, float wheel);
   void pan(double deltaNs);
+  // A drag of `pixels` over a lane `width` pixels wide, moved in whole pixels (so a memory lane's
+  // columns move by whole columns and those still in view are kept, ui/memory_columns.h); a part
+  // of a pixel is kept for the next drag, so a slow drag on a fractional-pixel display still moves.
+  void drag(float pixels, float width);
+  float dragRemainder = 0;
 };
 
 }  // namespace shardscope::ui

@@ -274,7 +274,7 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
     if (wheel != 0.0f) axis.zoom(axis.toNs(mouse.x, x0, w), wheel);
   }
   if (ImGui::IsItemActive() && ImGui::IsMouseDragging(0, 2.0f) && !cursor.seek) {
-    axis.pan(-std::round(ImGui::GetIO().MouseDelta.x) / w * (axis.endNs - axis.beginNs));
+    axis.drag(ImGui::GetIO().MouseDelta.x, w);
   }
   local.laneWidth = w;
   if (stats) *stats = local;

@@ -472,5 +472,21 @@ TEST(TimelineView, LaneLabelsKeepClearOfTheStepMarkers) {
   expectNoneOverlap(folded);
 }
 
+// A drag moves the view by whole pixels of the lane (whole memory columns, so those still in view
+// are kept); the parts of a pixel a slow drag on a fractional-pixel display makes add up.
+TEST(TimelineView, ADragMovesTheViewByWholePixelsAndKeepsTheRest) {
+  TimeAxis axis;
+  axis.beginNs = 0;
+  axis.endNs = 1000;  // 10 ns a pixel over 100 pixels
+  axis.drag(-3.0f, 100.0f);
+  EXPECT_DOUBLE_EQ(axis.beginNs, 30.0) << "dragged left by 3 pixels: the view moves 3 pixels later";
+  EXPECT_DOUBLE_EQ(axis.endNs - axis.beginNs, 1000.0);
+  for (int i = 0; i < 3; ++i) axis.drag(0.25f, 100.0f);
+  EXPECT_DOUBLE_EQ(axis.beginNs, 20.0) << "three quarter-pixels: one pixel, rounded";
+  axis.drag(0.25f, 100.0f);
+  EXPECT_DOUBLE_EQ(axis.beginNs, 20.0) << "the fourth completes that pixel: nothing more yet";
+  EXPECT_TRUE(axis.userMoved);
+}
+
 }  // namespace
 }  // namespace shardscope::ui
