@@ -34,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import traceback
+import uuid
 
 import torch
 import torch.distributed as dist
@@ -316,6 +317,13 @@ def pytorch_rank(rank, world, init_method, export_dir, mode, out_path, device_ki
     os._exit(0)
 
 
+def rendezvous(directory):
+    """A fresh file for the ranks to meet through (a FileStore): a port picked free and released
+    could be taken by another process before rank 0's TCPStore bound it (EADDRINUSE, seen in a full run)."""
+    os.makedirs(directory, exist_ok=True)
+    return "file://" + os.path.join(os.path.abspath(directory), f"rendezvous-{uuid.uuid4().hex}")
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -324,10 +332,8 @@ def free_port():
 
 def run_pytorch(world, export_dir, mode, device_kind="cpu", shard_group=0):
     out = tempfile.NamedTemporaryFile(suffix=".json", delete=False).name
-    # The ranks meet through a fresh file (a FileStore), not a port picked free and released, which
-    # another process could take before rank 0's TCPStore binds it (EADDRINUSE).
-    rendezvous = tempfile.mkdtemp(prefix="parity-rendezvous-")
-    init_method = "file://" + os.path.join(rendezvous, "store")
+    meeting = tempfile.mkdtemp(prefix="parity-rendezvous-")
+    init_method = rendezvous(meeting)
     try:
         # CPU ranks come from a fork server that has imported torch and its distributed modules
         # once (main() preloads them): spawning re-imported them in every rank (5 s of CPU each,
@@ -340,7 +346,7 @@ def run_pytorch(world, export_dir, mode, device_kind="cpu", shard_group=0):
         pass
     result = json.load(open(out)) if os.path.getsize(out) else {"error": "no result written"}
     os.unlink(out)
-    shutil.rmtree(rendezvous, ignore_errors=True)
+    shutil.rmtree(meeting, ignore_errors=True)
     return result
 
 

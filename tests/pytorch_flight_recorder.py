@@ -28,11 +28,13 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
 
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "scripts"))
+from pytorch_parity import rendezvous  # noqa: E402  (a FileStore the ranks meet through)
 
 WORLD = 3
 CASES = {
@@ -44,13 +46,6 @@ CASES = {
     "agree": (None, None),
 }
 JSON_CASES = ("skip", "size")
-
-
-def rendezvous(directory):
-    """A fresh file for the ranks to meet through (a FileStore): a port picked free and released
-    could be taken by another test before rank 0's TCPStore bound it (EADDRINUSE, seen in a full run)."""
-    os.makedirs(directory, exist_ok=True)
-    return "file://" + os.path.join(os.path.abspath(directory), f"rendezvous-{uuid.uuid4().hex}")
 
 
 def dump_then_exit(rank, case, out_dir, delay):

@@ -34,10 +34,12 @@ import os
 import shutil
 import subprocess
 import sys
-import uuid
 from pathlib import Path
 
 from pytorch_profiler_traces import shifted_copy  # this directory's: the other hosts' clock check
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+from pytorch_parity import rendezvous  # noqa: E402  (a FileStore the ranks meet through)
 
 STEPS = 3
 PIPELINE_STEPS = 20  # the quickest of more messages bounds a stage's clock closer
@@ -45,13 +47,6 @@ WIDTH = 16
 SPLITS = [[3, 5], [6, 2]]  # SPLITS[r][p]: rows rank r sends to rank p
 SEND_FLOATS, ISEND_FLOATS = 32, 24
 FLOAT = 4
-
-
-def rendezvous(directory):
-    """A fresh file for the ranks to meet through (a FileStore): a port picked free and released
-    could be taken by another test before rank 0's TCPStore bound it (EADDRINUSE, seen in a full run)."""
-    os.makedirs(directory, exist_ok=True)
-    return "file://" + os.path.join(os.path.abspath(directory), f"rendezvous-{uuid.uuid4().hex}")
 
 
 def rank_main(rank, out_dir, init_method):

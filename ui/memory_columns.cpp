@@ -60,12 +60,12 @@ std::optional<int> MemoryColumnCache::Entry::dragged(const trace::RoleTrack& lan
   return columnsMoved(span, view);
 }
 
-void MemoryColumnCache::Entry::find(const trace::RoleTrack& lane, const trace::RangeMax& totals,
+bool MemoryColumnCache::Entry::find(const trace::RoleTrack& lane, const trace::RangeMax& totals,
                                     const ColumnSpan& view) {
   const auto moved = dragged(lane, view);
   if (!moved) {
     columns = findMemoryColumns(lane, totals, view);
-    return;
+    return false;
   }
   // Dragged later by k columns: the first width - k are the old ones from k on, and the last k
   // are new; earlier, the other way round. Only the new ones are searched.
@@ -78,6 +78,7 @@ void MemoryColumnCache::Entry::find(const trace::RoleTrack& lane, const trace::R
   const auto found = findMemoryColumns(lane, totals, view.columns(newFirst, newLast));
   std::copy(found.begin(), found.end(), kept.begin() + newFirst);
   columns = std::move(kept);
+  return true;
 }
 
 void MemoryColumnCache::Entry::describe(const trace::RoleTrack& lane, const ColumnSpan& view) {
@@ -102,8 +103,7 @@ const std::vector<size_t>& MemoryColumnCache::columns(const trace::RoleTrack& sa
     return e.columns;
   }
   ++found_;
-  if (e.dragged(samples, span)) ++moved_;
-  e.find(samples, totals, span);
+  if (e.find(samples, totals, span)) ++moved_;
   e.describe(samples, span);
   return e.columns;
 }
@@ -122,8 +122,7 @@ void MemoryColumnCache::findAll(const std::vector<MemoryLane>& lanes, const Colu
   auto work = [&] {
     for (size_t i = next++; i < stale.size(); i = next++) {
       Entry& e = *stale[i].second;
-      if (e.dragged(*stale[i].first->samples, span)) ++moved_;
-      e.find(*stale[i].first->samples, *stale[i].first->totals, span);
+      if (e.find(*stale[i].first->samples, *stale[i].first->totals, span)) ++moved_;
     }
   };
   const size_t helpers = std::min<size_t>(stale.size(), std::max(1u, std::thread::hardware_concurrency())) - 1;

@@ -82,8 +82,8 @@ class MemoryColumnCache {
     // Whether the lane is unchanged and the span only `from`'s, dragged by whole columns.
     std::optional<int> dragged(const trace::RoleTrack& samples, const ColumnSpan& span) const;
     void describe(const trace::RoleTrack& samples, const ColumnSpan& span);
-    // Finds `span`'s columns: only those a drag brought into view where it was one.
-    void find(const trace::RoleTrack& samples, const trace::RangeMax& totals, const ColumnSpan& span);
+    // Finds `span`'s columns: only those a drag brought into view where it was one (true).
+    bool find(const trace::RoleTrack& samples, const trace::RangeMax& totals, const ColumnSpan& span);
   };
   Entry& entryOf(const trace::RoleTrack& samples);
   std::unordered_map<const trace::RoleTrack*, Entry> entries_;
