@@ -6,6 +6,8 @@ Per format it reports: the run's status and the events its ranks dropped (the su
 dropped_events), the trace's bytes per step, the run's wall time and CPU time (the controller and
 its ranks, from wait4), and the time and peak RSS of reopening the trace (`shardscope view TRACE
 --summary`, which reads it as the window does and writes its summary).
+And how long the controller's loop ran at normal priority to keep up with the ranks (the summary's
+controller_catch_up_s, engine/launch/observer_turns.h).
 
     bench/trace_pipeline.py --shardscope build/app/shardscope --steps 20000 --busy [--formats pftrace,json]
 
@@ -45,22 +47,23 @@ def main():
     ap.add_argument("--shardscope", default="build/app/shardscope")
     ap.add_argument("--steps", type=int, default=2000)
     ap.add_argument("--formats", default="pftrace,json")
-    ap.add_argument("--busy", action="store_true", help="run a busy loop beside each run")
+    ap.add_argument("--busy", type=int, nargs="?", const=1, default=0, metavar="N",
+                    help="run N busy loops (1 without N) beside each run")
     ap.add_argument("--json", help="write the rows to this file too")
     args = ap.parse_args()
     rows = []
-    print(f"{MODEL}, {args.steps} steps{', beside a busy loop' if args.busy else ''}")
+    print(f"{MODEL}, {args.steps} steps" + (f", beside {args.busy} busy loop(s)" if args.busy else ""))
     print(f"{'format':8s} {'status':>10s} {'dropped':>9s} {'bytes/step':>11s} {'run s':>7s} {'cpu ms/step':>12s} "
-          f"{'reopen s':>9s} {'reopen RSS MB':>14s}")
+          f"{'reopen s':>9s} {'reopen RSS MB':>14s} {'catch-up s':>11s}")
     with tempfile.TemporaryDirectory() as tmp:
         for fmt in args.formats.split(","):
             trace, summary, reopened = (os.path.join(tmp, n) for n in (f"t.{fmt}", "s.json", "r.json"))
-            spinner = busy_loop() if args.busy else None
+            spinners = [busy_loop() for _ in range(args.busy)]
             try:
                 wall, cpu, _, code, err = timed([args.shardscope, "run", *MODEL.split(), "--steps", str(args.steps),
                                                  "--trace", trace, "--summary", summary])
             finally:
-                if spinner:
+                for spinner in spinners:
                     spinner.kill()
                     spinner.wait()
             s = json.load(open(summary))
@@ -71,10 +74,12 @@ def main():
             row = {"format": fmt, "steps": args.steps, "busy": args.busy, "exit": code, "status": s["status"],
                    "dropped_events": dropped, "trace_bytes": size, "trace_bytes_per_step": size / args.steps,
                    "run_s": wall, "cpu_ms_per_step": cpu * 1e3 / args.steps, "reopen_exit": reopen_code,
-                   "reopen_s": reopen_wall, "reopen_rss_mb": reopen_rss / 1024}
+                   "reopen_s": reopen_wall, "reopen_rss_mb": reopen_rss / 1024,
+                   "controller_catch_up_s": s.get("controller_catch_up_s", 0)}
             rows.append(row)
             print(f"{fmt:8s} {s['status']:>10s} {dropped:>9d} {size / args.steps:>11.0f} {wall:>7.1f} "
-                  f"{row['cpu_ms_per_step']:>12.2f} {reopen_wall:>9.1f} {reopen_rss / 1024:>14.0f}"
+                  f"{row['cpu_ms_per_step']:>12.2f} {reopen_wall:>9.1f} {reopen_rss / 1024:>14.0f} "
+                  f"{row['controller_catch_up_s']:>11.1f}"
                   + ("" if reopen_code == 0 else f"  (reopen failed: {reopen_err.strip()[:200]})"))
     if args.json:
         with open(args.json, "w") as f:

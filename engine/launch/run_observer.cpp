@@ -2,7 +2,6 @@
 
 #include <poll.h>
 #include <signal.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,6 +10,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "engine/launch/observer_turns.h"
 #include "engine/launch/stall_watch.h"
 #include "trace/issued_collectives.h"
 #include "trace/rank_placements.h"
@@ -22,21 +22,6 @@ namespace shardscope {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// The controller only observes: when it competes with the ranks for a core, the ranks win, and it
-// catches up while they wait on communication (the pipes and rank queues buffer meanwhile).
-// Per-thread nice, set after the ranks are forked so they keep normal priority; restored after.
-class LowerPriorityWhileAlive {
- public:
-  LowerPriorityWhileAlive() : tid_(static_cast<id_t>(::gettid())), previous_(::getpriority(PRIO_PROCESS, tid_)) {
-    ::setpriority(PRIO_PROCESS, tid_, 19);
-  }
-  ~LowerPriorityWhileAlive() { ::setpriority(PRIO_PROCESS, tid_, previous_); }
-
- private:
-  id_t tid_;
-  int previous_;
-};
 
 std::string divergedMessage(const RunConfig& config, int step, double loss) {
   const std::string lr = files::shownNumber(config.lr);
@@ -64,15 +49,12 @@ class RunObserver {
 
   RunObservation run() {
     sink_.use(result_.recording, [&](trace::RunRecording& r) { r.reset(config_.world); });
-    while (!allDone()) {
-      readPipes();
-      reapExited();
-      appendMerged();
-      if (callbacks_.onIdle) callbacks_.onIdle();
-      if (!stopping_) serveGate();
-      if (!stopping_) decideWhetherToStop();
-      if (stopping_ && Clock::now() > stopDeadline_) signalRanks(ranks_, SIGKILL);
-    }
+    std::vector<int> pipes;
+    for (const auto& p : ranks_) pipes.push_back(p.eventFd);
+    ObserverTurns turns(
+        pipes, [this] { observeOnce(); }, [this] { return allDone(); });
+    turns.run();
+    result_.controllerCatchUpSeconds = turns.helperSeconds();
     merger_.flush();
     appendMerged();
     if (callbacks_.onIdle) callbacks_.onIdle();
@@ -85,6 +67,17 @@ class RunObserver {
   }
 
  private:
+  // One pass of the loop: what the pipes hold, who exited, the gate, whether to stop.
+  void observeOnce() {
+    readPipes();
+    reapExited();
+    appendMerged();
+    if (callbacks_.onIdle) callbacks_.onIdle();
+    if (!stopping_) serveGate();
+    if (!stopping_) decideWhetherToStop();
+    if (stopping_ && Clock::now() > stopDeadline_) signalRanks(ranks_, SIGKILL);
+  }
+
   // A caller's recording takes a batch per lock; the run's own takes each event as it comes, with
   // no copy in between.
   void takeMerged(const trace::Event& e) {
@@ -284,7 +277,6 @@ class RunObserver {
   const RunCallbacks& callbacks_;
   const RecordingSink& sink_;
   RunResult& result_;
-  LowerPriorityWhileAlive lowerPriority_;
   RunObservation observation_;
   std::map<int, int> ranksDoneWithStep_;  // step -> ranks that finished it
   std::vector<trace::Event> merged_;      // with a sink: merged events waiting for its lock

@@ -173,7 +173,8 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result, con
                       {"mesh", {{"shard_group_size", shardGroupSize(config)}, {"replicas", replicaCount(config)}}},
                       {"steps", steps},
                       {"ranks", ranks},
-                      {"out_of_order_events", result.outOfOrderEvents}};
+                      {"out_of_order_events", result.outOfOrderEvents},
+                      {"controller_catch_up_s", result.controllerCatchUpSeconds}};
   if (!result.ok) j["error"] = result.error;
   // Where a stalled or failed run's ranks stopped: as view --summary writes Flight Recorder's.
   if (result.lastCollectives) j["last_collectives"] = hangSummaryJson(*result.lastCollectives)["flight_recorder"];
