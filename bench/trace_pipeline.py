@@ -7,7 +7,7 @@ dropped_events), the trace's bytes per step, the run's wall time and CPU time (t
 its ranks, from wait4), and the time and peak RSS of reopening the trace (`shardscope view TRACE
 --summary`, which reads it as the window does and writes its summary).
 And how long the controller's loop ran at normal priority to keep up with the ranks (the summary's
-controller_catch_up_s, engine/launch/observer_turns.h).
+controller_catch_up_s, engine/recording/catch_up_turns.h).
 
     bench/trace_pipeline.py --shardscope build/app/shardscope --steps 20000 --busy [--formats pftrace,json]
 

@@ -24,6 +24,12 @@ class BoundedEventQueue {
   }
 
   size_t capacity() const { return mask_ + 1; }
+  // About how many are queued, from any thread (the count may be a moment old).
+  size_t approximateSize() const {
+    const size_t tail = tail_.load(std::memory_order_relaxed);
+    const size_t head = head_.load(std::memory_order_relaxed);
+    return tail > head ? tail - head : 0;
+  }
 
   bool tryPush(T value) {
     size_t pos = tail_.load(std::memory_order_relaxed);
@@ -47,13 +53,13 @@ class BoundedEventQueue {
 
   // Single consumer.
   bool tryPop(T& out) {
-    const size_t pos = head_;
+    const size_t pos = head_.load(std::memory_order_relaxed);
     Slot& slot = slots_[pos & mask_];
     const size_t seq = slot.sequence.load(std::memory_order_acquire);
     if (static_cast<std::ptrdiff_t>(seq) - static_cast<std::ptrdiff_t>(pos + 1) < 0) return false;
     out = std::move(slot.value);
     slot.sequence.store(pos + mask_ + 1, std::memory_order_release);
-    head_ = pos + 1;
+    head_.store(pos + 1, std::memory_order_relaxed);
     return true;
   }
 
@@ -65,7 +71,7 @@ class BoundedEventQueue {
   std::unique_ptr<Slot[]> slots_;
   size_t mask_ = 0;
   alignas(64) std::atomic<size_t> tail_{0};
-  alignas(64) size_t head_ = 0;
+  alignas(64) std::atomic<size_t> head_{0};  // the consumer's alone; atomic for approximateSize
 };
 
 }  // namespace shardscope::trace

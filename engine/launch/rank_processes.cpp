@@ -152,7 +152,7 @@ RankProcess startRank(const RankLaunch& launch, int r) {
   }
   // 1 MiB (the most an unprivileged process may ask for, by default) where a pipe holds 64 KiB:
   // a few hundred milliseconds of a busy rank's events, for a controller that fell behind to catch
-  // up before the rank's queue has to take them (engine/launch/observer_turns.h). Best effort.
+  // up before the rank's queue has to take them (engine/recording/catch_up_turns.h). Best effort.
   (void)::fcntl(fds[0], F_SETPIPE_SZ, 1 << 20);
   int gate[2] = {-1, -1};  // [0]: ours, [1]: the rank's
   if (config.stepGate != StepGateMode::Off && ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, gate) != 0) {

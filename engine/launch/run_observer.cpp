@@ -10,8 +10,9 @@
 #include <cstdio>
 #include <thread>
 
-#include "engine/launch/observer_turns.h"
+#include "engine/launch/pipe_backlog.h"
 #include "engine/launch/stall_watch.h"
+#include "engine/recording/catch_up_turns.h"
 #include "trace/issued_collectives.h"
 #include "trace/rank_placements.h"
 #include "trace/stream_merger.h"
@@ -51,8 +52,9 @@ class RunObserver {
     sink_.use(result_.recording, [&](trace::RunRecording& r) { r.reset(config_.world); });
     std::vector<int> pipes;
     for (const auto& p : ranks_) pipes.push_back(p.eventFd);
-    ObserverTurns turns(
-        pipes, [this] { observeOnce(); }, [this] { return allDone(); });
+    const PipeBacklog backlog(pipes);
+    CatchUpTurns turns([&backlog] { return backlog.fullest(); }, [this] { observeOnce(); }, [this] { waitForEvents(); },
+                       [this] { return allDone(); });
     turns.run();
     result_.controllerCatchUpSeconds = turns.helperSeconds();
     merger_.flush();
@@ -104,24 +106,39 @@ class RunObserver {
     stopDeadline_ = Clock::now() + std::chrono::seconds(kStopGraceSeconds);
   }
 
-  // One poll (at most 100 ms) over every open pipe; what arrived is decoded and handled.
+  // What every open pipe holds now is decoded and handled; no wait for more (waitForEvents).
   void readPipes() {
-    std::vector<pollfd> fds;
-    std::vector<RankProcess*> owners;
-    for (auto& p : ranks_) {
-      if (p.eventFd >= 0) {
-        fds.push_back({p.eventFd, POLLIN, 0});
-        owners.push_back(&p);
-      }
+    std::vector<pollfd> fds = openPipes();
+    if (fds.empty()) return;
+    ::poll(fds.data(), fds.size(), 0);
+    for (size_t i = 0; i < fds.size(); ++i) {
+      if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) readPipe(*owners_[i]);
     }
-    if (fds.empty()) {  // every pipe closed: only exits to wait for, without blocking on them
+  }
+
+  // Between passes, outside the turn (engine/recording/catch_up_turns.h): until a pipe has
+  // something, at most 100 ms (10 ms with every pipe closed: only exits are still to come). The
+  // pipes are those open at the last pass; one the helper closed meanwhile only ends the wait early.
+  void waitForEvents() {
+    if (waitFds_.empty()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
       return;
     }
-    ::poll(fds.data(), fds.size(), 100);
-    for (size_t i = 0; i < fds.size(); ++i) {
-      if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) readPipe(*owners[i]);
+    ::poll(waitFds_.data(), waitFds_.size(), 100);
+  }
+
+  // The open pipes, for a poll (owners_ says whose each is); kept for waitForEvents too.
+  std::vector<pollfd> openPipes() {
+    std::vector<pollfd> fds;
+    owners_.clear();
+    for (auto& p : ranks_) {
+      if (p.eventFd >= 0) {
+        fds.push_back({p.eventFd, POLLIN, 0});
+        owners_.push_back(&p);
+      }
     }
+    waitFds_ = fds;
+    return fds;
   }
 
   void readPipe(RankProcess& p) {
@@ -286,7 +303,9 @@ class RunObserver {
   Clock::time_point stopDeadline_ = Clock::time_point::max();
   GateStatus lastGate_;
   bool gateReleased_;
-  trace::IssuedCollectives issued_;  // each rank's last collectives as issued, for a hang
+  trace::IssuedCollectives issued_;   // each rank's last collectives as issued, for a hang
+  std::vector<RankProcess*> owners_;  // whose each pipe of the last pass's poll is
+  std::vector<pollfd> waitFds_;       // the pipes open at the last pass, for waitForEvents
 };
 
 }  // namespace

@@ -35,7 +35,7 @@ struct RunResult {
                                   // (empty when the run was given a RecordingSink)
   int64_t outOfOrderEvents = 0;   // events the merger saw after later ones (counted)
   double controllerCatchUpSeconds = 0;    // how long the controller's loop ran at normal priority to keep
-                                          // up with the ranks (engine/launch/observer_turns.h)
+                                          // up with the ranks (engine/recording/catch_up_turns.h)
   std::vector<std::string> outputErrors;  // --trace, --memory-csv, --summary that could not be
                                           // written, one line each; the others were written
   std::vector<std::string> warnings;      // outputs someone else wrote while the run went, which

@@ -2,7 +2,6 @@
 
 #include <poll.h>
 #include <pthread.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -15,6 +14,7 @@
 #include <cstdlib>
 #include <utility>
 
+#include "engine/recording/catch_up_turns.h"
 #include "engine/recording/device_clock.h"
 #include "trace/rank_event_files.h"
 #include "trace/wire.h"
@@ -222,22 +222,29 @@ void RankRecorder::drainOnce(std::string& buffer) {
 }
 
 void RankRecorder::writerLoop() {
-  // The writer yields to training when they compete for a core: lowest priority for this thread.
-  ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 19);
   std::string buffer;
-  while (running_.load()) {
-    if (!holding_.load()) drainOnce(buffer);
-    {
-      std::lock_guard<std::mutex> lock(drainMutex_);
-      ++drains_;
-    }
-    drained_.notify_all();
-    std::this_thread::sleep_for(kDrainInterval);
+  {
+    // The writer yields to training when they compete for a core (nice 19), unless its queue fills
+    // past half: then a helper at training's priority drains it (engine/recording/catch_up_turns.h).
+    CatchUpTurns turns(
+        [this] { return static_cast<double>(queue_->approximateSize()) / static_cast<double>(queue_->capacity()); },
+        [this, &buffer] { drainAndCount(buffer); }, [] { std::this_thread::sleep_for(kDrainInterval); },
+        [this] { return !running_.load(); });
+    turns.run();
   }
   if (!holding_.load()) {
     drainOnce(buffer);
     settleCollector();
   }
+}
+
+void RankRecorder::drainAndCount(std::string& buffer) {
+  if (!holding_.load()) drainOnce(buffer);
+  {
+    std::lock_guard<std::mutex> lock(drainMutex_);
+    ++drains_;
+  }
+  drained_.notify_all();
 }
 
 void RankRecorder::flushNow() {

@@ -2,10 +2,11 @@
 //
 // Producers (the training thread, autograd, Gloo's threads, the allocator hook) push events into a
 // bounded lock-free queue and never wait: when the queue is full the event is dropped and counted.
-// One streaming thread drains the queue every few milliseconds and writes event frames to the pipe
-// named by SHARDSCOPE_EVENT_FD, so the controller sees the run while it happens and keeps what a
-// rank sent before dying. Control events (step ends, errors) are rare and must not be dropped; they
-// take a short mutex instead and go out through the same writer, so frames never interleave.
+// One streaming thread, at the lowest priority, drains the queue every few milliseconds (a helper
+// at the rank's priority does it while the queue is more than half full: catch_up_turns.h) and
+// writes event frames to the pipe named by SHARDSCOPE_EVENT_FD, so the controller sees the run while it happens and
+// keeps what a rank sent before dying. Control events (step ends, errors) are rare and must not be dropped; they take a
+// short mutex instead and go out through the same writer, so frames never interleave.
 #pragma once
 
 #include <atomic>
@@ -75,6 +76,7 @@ class RankRecorder {
   void push(trace::Event&& event);
   void writerLoop();
   void drainOnce(std::string& buffer);
+  void drainAndCount(std::string& buffer);  // one pass of the writer: a drain, counted for flushNow
   void writeAll(const std::string& bytes);
   // The collector is lost (`why`): what it had not confirmed, then everything after, to the file
   // divertOnLoss named.

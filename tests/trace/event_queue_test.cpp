@@ -70,5 +70,23 @@ TEST(EventQueue, StressManyProducersOneConsumer) {
   }
 }
 
+// What a writer's helper watches (engine/recording/catch_up_turns.h): how full the queue is.
+TEST(BoundedEventQueue, SaysAboutHowManyItHoldsAsItFillsAndDrainsAndWraps) {
+  BoundedEventQueue<int> q(8);
+  int out = 0;
+  for (int round = 0; round < 3; ++round) {  // past the end of the ring twice
+    for (int i = 0; i < 6; ++i) {
+      ASSERT_TRUE(q.tryPush(i));
+      EXPECT_EQ(q.approximateSize(), static_cast<size_t>(i + 1));
+    }
+    for (int i = 5; i >= 0; --i) {
+      ASSERT_TRUE(q.tryPop(out));
+      EXPECT_EQ(q.approximateSize(), static_cast<size_t>(i));
+    }
+  }
+  for (int i = 0; i < 9; ++i) q.tryPush(i);  // the ninth is refused
+  EXPECT_EQ(q.approximateSize(), q.capacity());
+}
+
 }  // namespace
 }  // namespace shardscope::trace

@@ -1,6 +1,7 @@
-// The controller's loop is taken over by a normal-priority helper while a rank's pipe backs up, and
-// only then (engine/launch/observer_turns.h).
-#include "engine/launch/observer_turns.h"
+// A loop that drains is taken over by a normal-priority helper while what it drains backs up, and
+// only then (engine/recording/catch_up_turns.h): here the controller's loop over a rank's pipe
+// (engine/launch/pipe_backlog.h).
+#include "engine/recording/catch_up_turns.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -11,6 +12,8 @@
 #include <set>
 #include <string>
 #include <thread>
+
+#include "engine/launch/pipe_backlog.h"
 
 namespace shardscope {
 namespace {
@@ -38,56 +41,61 @@ struct FilledPipe {
 };
 
 // The loop's own thread stands for one starved of CPU: it reads nothing until the helper has had a
-// turn, or for `starvedFor` (then reads on, so the loop ends whatever happens). The helper reads
-// 4 KiB a pass.
+// turn, or for `starvedFor` (then reads on). The helper reads 4 KiB a pass. The loop is done once
+// everything is read and `lastsAtLeast` has passed.
 struct StarvedLoop {
   const FilledPipe& pipe;
   size_t total;
   std::chrono::milliseconds starvedFor;
+  std::chrono::milliseconds lastsAtLeast{0};
   std::thread::id caller = std::this_thread::get_id();
   Clock::time_point start = Clock::now();
   size_t read = 0;
   std::set<std::thread::id> threads;
   int helperPasses = 0;
+  size_t readByHelper = 0;
+  std::thread::id lastPass;
 
   void pass() {
-    threads.insert(std::this_thread::get_id());
+    threads.insert(lastPass = std::this_thread::get_id());
     if (std::this_thread::get_id() != caller) {
       ++helperPasses;
-      read += pipe.read(4096);
+      const size_t n = pipe.read(4096);
+      read += n;
+      readByHelper += n;
     } else if (helperPasses > 0 || Clock::now() - start > starvedFor) {
       read += pipe.read(4096);
-    } else {
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
   }
-  bool done() const { return read == total; }
+  bool done() const { return read == total && Clock::now() - start >= lastsAtLeast; }
 };
 
-// Runs `loop` over `pipe` until it has read everything; how long the helper held it.
+// Runs `loop` over `pipe` until done, a millisecond between passes; how long the helper held it.
 double runTurns(const FilledPipe& pipe, StarvedLoop& loop) {
-  ObserverTurns turns(
-      {pipe.readFd}, [&] { loop.pass(); }, [&] { return loop.done(); });
+  const PipeBacklog backlog({pipe.readFd});
+  CatchUpTurns turns([&] { return backlog.fullest(); }, [&] { loop.pass(); },
+                     [] { std::this_thread::sleep_for(std::chrono::milliseconds(1)); }, [&] { return loop.done(); });
   turns.run();
   return turns.helperSeconds();
 }
 
-TEST(ObserverTurns, AHelperTakesTheLoopOverWhileAPipeIsMoreThanHalfFullAndHandsItBack) {
+TEST(CatchUpTurns, AHelperTakesTheLoopOverWhileAPipeIsMoreThanHalfFullAndHandsItBackOnceCalm) {
   const size_t total = 48 * 1024;  // three quarters of the pipe
   FilledPipe pipe(total);
-  StarvedLoop loop{pipe, total, std::chrono::milliseconds(5000)};
+  StarvedLoop loop{pipe, total, std::chrono::milliseconds(10000), std::chrono::milliseconds(3000)};
   const double helperSeconds = runTurns(pipe, loop);
   EXPECT_EQ(loop.read, total);
   EXPECT_EQ(loop.threads.size(), 2u) << "the helper never ran the loop";
-  // It read down to an eighth of the pipe (8 KiB) and no further: 40 KiB, in 4 KiB passes.
-  EXPECT_EQ(loop.helperPasses, 10);
-  EXPECT_GT(helperSeconds, 0);
-  // The loop's own thread finished the last eighth once the helper had left, well before it
-  // would have read on its own.
-  EXPECT_LT(Clock::now() - loop.start, std::chrono::milliseconds(5000));
+  // The helper read it all (it stays until the pipe has been calm for a second), then handed the
+  // loop back: the last passes were the loop's own thread's, long before it would have read alone.
+  EXPECT_EQ(loop.readByHelper, total);
+  EXPECT_GE(helperSeconds, 1.0);
+  EXPECT_LT(helperSeconds, 2.5);
+  EXPECT_EQ(loop.lastPass, loop.caller);
+  EXPECT_LT(Clock::now() - loop.start, std::chrono::milliseconds(10000));
 }
 
-TEST(ObserverTurns, ThePipesUnderHalfFullLeaveTheLoopToItsOwnThread) {
+TEST(CatchUpTurns, ThePipesUnderHalfFullLeaveTheLoopToItsOwnThread) {
   const size_t total = 24 * 1024;  // three eighths of the pipe
   FilledPipe pipe(total);
   StarvedLoop loop{pipe, total, std::chrono::milliseconds(300)};
@@ -97,17 +105,16 @@ TEST(ObserverTurns, ThePipesUnderHalfFullLeaveTheLoopToItsOwnThread) {
   EXPECT_EQ(helperSeconds, 0.0);
 }
 
-TEST(ObserverTurns, TheLoopRunsAtTheLowestPriorityAndTheCallerGetsItsOwnBack) {
+TEST(CatchUpTurns, TheLoopRunsAtTheLowestPriorityAndTheCallerGetsItsOwnBack) {
   const int before = ::getpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()));
   int during = before;
   bool done = false;
-  ObserverTurns turns(
-      {},
-      [&] {
-        during = ::getpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()));
-        done = true;
-      },
-      [&] { return done; });
+  CatchUpTurns turns([] { return 0.0; }, [] {},
+                     [&] {
+                       during = ::getpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()));
+                       done = true;
+                     },
+                     [&] { return done; });
   turns.run();
   EXPECT_EQ(during, 19);
   // Raising it back needs privilege (root here; a user's run keeps 19 on this thread).
