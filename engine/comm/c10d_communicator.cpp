@@ -59,8 +59,11 @@ class HostPending final : public PendingCollective {
       timedAtWait_ = std::move(timed);
       return;
     }
-    // The future completes on the backend's thread; that moment is the collective's end.
-    future->addCallback([timed = std::move(timed), issue](c10::ivalue::Future&) { timed(issue, trace::nowNs()); });
+    // The future completes on the backend's thread; that moment is the collective's end. A future
+    // completed with an error is a collective that failed: it has no end.
+    future->addCallback([timed = std::move(timed), issue](c10::ivalue::Future& done) {
+      if (!done.hasError()) timed(issue, trace::nowNs());
+    });
   }
 
  private:

@@ -151,6 +151,27 @@ TEST(RankFailure, AStoppedRankIsNamedAsStalledAndTheRunEnds) {
   EXPECT_EQ(first["ranks"], nlohmann::json::array({1}));
 }
 
+// A collective that timed out (a peer never came) did not complete: it is not in the trace as a
+// collective as long as the timeout, with bandwidths worked out from that. Its issue still says
+// where the ranks stood.
+TEST(RankFailure, ACollectiveThatTimedOutIsNotRecordedAsOneThatCompleted) {
+  const auto dir = testing::freshTempDir("collective_timed_out");
+  auto args = argsWithSummary(dir + "/summary.json");
+  args.insert(args.end(), {"--trace", dir + "/trace.json", "--hang-rank", "1:2", "--collective-timeout", "2"});
+  auto r = testing::runShardscope(args, {}, 120);
+  EXPECT_EQ(r.exitCode, 1) << r.output;
+  const auto trace = nlohmann::json::parse(std::ifstream(dir + "/trace.json"));
+  int collectives = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e.value("ph", "") != "X" || !e.contains("args") || !e["args"].contains("op")) continue;
+    ++collectives;
+    EXPECT_LT(e["dur"].get<double>(), 1e6) << "rank " << e["pid"] << ": " << e["name"] << " lasted the timeout";
+  }
+  EXPECT_GT(collectives, 0) << "step 1's collectives completed and are kept";
+  auto summary = nlohmann::json::parse(std::ifstream(dir + "/summary.json"));
+  EXPECT_EQ(summary["last_collectives"]["first_mismatch"]["kind"], "missing_rank") << summary["last_collectives"];
+}
+
 // --hang-rank and --collective-timeout (the hang lesson's) are refused before any rank starts,
 // naming the value and what is allowed. The hang itself is the lesson's test (every claim holds).
 TEST(RankFailure, AHangThatNamesNoRankOrStepIsRefused) {
