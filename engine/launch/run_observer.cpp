@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <mutex>
 #include <thread>
 
 #include "engine/launch/pipe_backlog.h"
@@ -120,11 +121,16 @@ class RunObserver {
   // something, at most 100 ms (10 ms with every pipe closed: only exits are still to come). The
   // pipes are those open at the last pass; one the helper closed meanwhile only ends the wait early.
   void waitForEvents() {
-    if (waitFds_.empty()) {
+    std::vector<pollfd> fds;
+    {
+      std::lock_guard<std::mutex> lock(waitFdsMutex_);  // the helper's pass may be setting them
+      fds = waitFds_;
+    }
+    if (fds.empty()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
       return;
     }
-    ::poll(waitFds_.data(), waitFds_.size(), 100);
+    ::poll(fds.data(), fds.size(), 100);
   }
 
   // The open pipes, for a poll (owners_ says whose each is); kept for waitForEvents too.
@@ -137,6 +143,7 @@ class RunObserver {
         owners_.push_back(&p);
       }
     }
+    std::lock_guard<std::mutex> lock(waitFdsMutex_);
     waitFds_ = fds;
     return fds;
   }
@@ -305,6 +312,7 @@ class RunObserver {
   bool gateReleased_;
   trace::IssuedCollectives issued_;   // each rank's last collectives as issued, for a hang
   std::vector<RankProcess*> owners_;  // whose each pipe of the last pass's poll is
+  std::mutex waitFdsMutex_;           // waitForEvents runs outside the turn
   std::vector<pollfd> waitFds_;       // the pipes open at the last pass, for waitForEvents
 };
 

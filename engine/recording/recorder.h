@@ -89,14 +89,14 @@ class RankRecorder {
   bool socket_ = false;
   int fallbackFd_ = -1;
   std::string fallbackNotice_;
-  UnconfirmedBytes unconfirmed_;  // a collector's: what it has not yet said it kept (writer thread)
+  UnconfirmedBytes unconfirmed_;  // a collector's: what it has not yet said it kept (the writer's turn)
   std::unique_ptr<trace::BoundedEventQueue<trace::Event>> queue_;
   std::atomic<bool> enabled_{false};
   std::atomic<bool> running_{false};
   std::atomic<bool> holding_{false};
   std::atomic<int64_t> dropped_{0};
   int64_t droppedReported_ = 0;
-  std::chrono::steady_clock::time_point lastWrite_{};  // writer thread only
+  std::chrono::steady_clock::time_point lastWrite_{};  // whoever holds the writer's turn
   std::atomic<int> step_{-1};
   std::atomic<int> microBatch_{0};
   std::mutex controlMutex_;
