@@ -23,10 +23,10 @@ class PendingCollective {
   virtual void wait() = 0;
   // Calls `timed(beginNs, endNs)` (on any thread) once the collective has completed, with when it
   // ran on the host clock: on a GPU, where the communication stream reached it and passed it
-  // (CUDA events); on CPU, its issue and its completion. Called at most once per collective, and
-  // never for one that failed (timed out, a peer gone): it did not complete, and a span ending at
-  // the failure would read as a completed collective of that length (its issue is recorded apart,
-  // for the Last collectives view).
+  // (CUDA events); on CPU, its issue and its completion. Called at most once per collective. On
+  // CPU never for one that failed (timed out, a peer gone): it did not complete, and a span ending
+  // at the failure would read as a completed collective of that length (its issue is recorded
+  // apart, for the Last collectives view). A GPU collective's failure is not yet checked so.
   virtual void onTimed(std::function<void(int64_t beginNs, int64_t endNs)> timed) = 0;
 };
 

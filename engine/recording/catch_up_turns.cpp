@@ -55,12 +55,16 @@ void CatchUpTurns::run() {
     {
       std::unique_lock<std::mutex> lock(turn_);
       turnFree_.wait(lock, [this] { return !helperWants_.load(); });
-      if (done_()) break;
+      if (done_()) {
+        // Said while the turn is still held: a helper waiting for it then runs nothing of the
+        // loop's after it, as the owner goes on to what follows the loop.
+        finished_.store(true);
+        break;
+      }
       pass_();
     }
     pause_();
   }
-  finished_.store(true);
   helperWake_.notify_all();
 }
 
