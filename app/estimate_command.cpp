@@ -236,11 +236,6 @@ void addEstimateOptions(CLI::App& cmd, EstimateOptions& o) {
   cmd.add_option("--activation-precision", o.activationPrecision,
                  "with --arch: the activations' precision, bf16 | fp16 (2 bytes, the paper's table) | fp32 "
                  "(4 bytes; dropout masks stay 1 byte) [default: bf16]");
-  cmd.add_option("--tp", o.tensorParallel,
-                 "with --params or --arch: tensor parallelism within groups of this many GPUs (Megatron's split of "
-                 "attention and MLP): the model states divided that many ways, the strategies dividing the rest "
-                 "among the N/TP data-parallel ranks; with --arch also the activations it divides and what it "
-                 "sends [default: 1, none]");
   cmd.add_flag("--sequence-parallel", o.sequenceParallel,
                "with --tp: sequence parallelism too, the norms and dropouts split along the sequence (Korthikanti "
                "et al.), so activations divide by TP entirely");
@@ -269,12 +264,17 @@ std::optional<std::string> takeWorldAsWorlds(int world, bool worldsGiven, Estima
   return std::nullopt;
 }
 
-int runEstimate(const RunConfig& config, const EstimateOptions& options) {
+int runEstimate(const RunConfig& config, const EstimateOptions& given) {
+  // --tp is the run's option (config/run_config.cpp): with --params or --arch, GPUs per
+  // tensor-parallel group, the model states divided that many ways and the strategies dividing the
+  // rest among the N/TP data-parallel ranks; with --arch also the activations it divides and sends.
+  EstimateOptions options = given;
+  options.tensorParallel = config.tp;
   if (!asksAboutModelStates(options) && (options.tensorParallel != 1 || options.sequenceParallel)) {
     return badValue(
         "--tp and --sequence-parallel ask about a model of a given size: add --params (e.g. --params "
-        "70B --tp 8 --world 64) or --arch. shardscope does not run tensor parallelism yet, so a run's "
-        "own prediction has none");
+        "70B --tp 8 --world 64) or --arch. A run's own prediction (estimate with the run's options) does not "
+        "yet count --tp; 'shardscope run --tp' measures it");
   }
   if (asksAboutModelStates(options)) {
     return estimateModelStates(options, config.shardGroupSize);

@@ -12,6 +12,7 @@
 #include "config/model_layout.h"
 #include "engine/launch/run_summary.h"
 #include "files/output_file.h"
+#include "config/tensor_parallel.h"
 #include "trace/run_recording.h"
 
 namespace shardscope::app {
@@ -28,6 +29,15 @@ void printBanner(const shardscope::RunConfig& config) {
               modeName(config.model), config.layers, config.hidden, shardscope::trainingLabel(config).c_str(),
               shardscope::strategyName(config.strategy), shardscope::zeroName(config.strategy).c_str(), config.world,
               config.batch, config.steps, modeName(config.device));
+  if (config.tp > 1) {
+    const int dataRanks = config.world / config.tp;
+    std::printf("mesh: %d data x %d tensor (tensor groups of %d consecutive ranks, each on one slice of the batch)\n",
+                dataRanks, config.tp, config.tp);
+    for (const auto& linear : shardscope::replicatedLinears(config)) {
+      std::printf("%s: whole on every rank (the mlp's linears pair column-then-row; their count is odd)\n",
+                  linear.c_str());
+    }
+  }
   std::fflush(stdout);
 }
 

@@ -54,7 +54,8 @@ struct FlatUnit {
 std::vector<FlatUnit> flatUnits(const std::vector<ParamSpec>& layout, int blocks);
 
 // How a run trains beyond its model and strategy, appended where a run's model is named:
-// ", LoRA rank 8" for a LoRA run, ", 4 micro-batches per step" under gradient accumulation,
+// ", LoRA rank 8" for a LoRA run, ", tensor parallel 2" under --tp 2, ", 4 micro-batches per step" under gradient
+// accumulation,
 // ", blocks checkpointed" under activation checkpointing, each that applies, or "" for none.
 std::string trainingLabel(const RunConfig& config);
 

@@ -49,6 +49,13 @@ std::vector<ConfigField> trainingFields() {
       {"steps", &RunConfig::steps, F::Training, "training steps"},
       {"world", &RunConfig::world, F::Training,
        "ranks: one OS process each, 1.." + std::to_string(kMaxWorldSize) + " (estimate: any)"},
+      {"tp", &RunConfig::tp, F::Training,
+       "tensor parallelism: groups of N consecutive ranks split each block's matrices (gpt: attention's qkv and "
+       "the MLP's first linear by output columns, their projections by input rows, heads divided by N; mlp: its "
+       "linears paired column-then-row, an odd head left whole), with an all-reduce over the group in forward "
+       "and in backward, as Megatron-LM and PyTorch's ColwiseParallel/RowwiseParallel; --strategy then works "
+       "over the data dimension, world / N ranks. 1: none. estimate --params or --arch: GPUs per tensor-parallel "
+       "group, any number"},
       {"strategy", &RunConfig::strategy, F::Training, strategyChoices()},
       {"optimizer", &RunConfig::optimizer, F::Training,
        modeChoices<OptimizerKind>() + " (torch.optim defaults; adamw weight decay 0.01)"},
@@ -388,7 +395,7 @@ std::optional<std::string> checkWritableFile(const char* option, const std::stri
 }  // namespace
 
 int shardGroupSize(const RunConfig& c) {
-  if (!traitsOf(c.strategy).replicatesShardGroups) return c.world;
+  if (!traitsOf(c.strategy).replicatesShardGroups) return c.world / std::max(1, c.tp);  // the data ranks
   if (c.shardGroupSize > 0) return c.shardGroupSize;
   int smallestPrime = c.world;
   for (int p = 2; p * p <= c.world; ++p) {
@@ -400,7 +407,7 @@ int shardGroupSize(const RunConfig& c) {
   return std::max(1, c.world / std::max(1, smallestPrime));
 }
 
-int replicaCount(const RunConfig& c) { return c.world / std::max(1, shardGroupSize(c)); }
+int replicaCount(const RunConfig& c) { return c.world / std::max(1, c.tp) / std::max(1, shardGroupSize(c)); }
 
 std::optional<std::string> shardGroupProblem(const RunConfig& c) {
   const bool hybrid = traitsOf(c.strategy).replicatesShardGroups;
@@ -418,6 +425,41 @@ std::optional<std::string> shardGroupProblem(const RunConfig& c) {
     return "--shard-group-size " + std::to_string(c.shardGroupSize) + " does not divide --world " +
            std::to_string(c.world) + " into equal shard groups; pass one of " + divisors +
            " (ranks per shard group), or 0 to let shardscope pick.";
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> tensorParallelProblem(const RunConfig& c) {
+  const std::string tp = "--tp " + std::to_string(c.tp);
+  if (c.tp < 1 || c.tp > c.world || c.world % c.tp != 0) {
+    std::string divisors;
+    for (int d = 1; d <= c.world; ++d) {
+      if (c.world % d == 0) divisors += (divisors.empty() ? "" : ", ") + std::to_string(d);
+    }
+    return tp + " does not divide --world " + std::to_string(c.world) +
+           " into tensor groups of equal size; pass one of " + divisors + " (1: no tensor parallelism).";
+  }
+  if (c.tp == 1) return std::nullopt;
+  if (traitsOf(c.strategy).replicatesShardGroups) {
+    return tp + " with --strategy " + strategyName(c.strategy) +
+           ": shardscope does not yet run tensor parallelism inside a hybrid (replicate, shard) mesh. Use "
+           "ddp, zero1, shard_grad_op or full_shard over the data dimension, or drop --tp.";
+  }
+  if (c.loraRank > 0) {
+    return tp +
+           " with --lora-rank: shardscope does not yet split LoRA's adapters over a tensor group. Drop one "
+           "of them.";
+  }
+  if (c.model == ModelKind::Gpt && c.heads % c.tp != 0) {
+    return tp + " does not divide --heads " + std::to_string(c.heads) +
+           "; each rank of a tensor group computes heads/N whole heads. Pick --heads a multiple of " +
+           std::to_string(c.tp) + " (e.g. --heads " + std::to_string(c.tp * std::max(1, c.heads / c.tp)) + ").";
+  }
+  if (c.model == ModelKind::Mlp && c.hidden % c.tp != 0) {
+    return tp + " does not divide --hidden " + std::to_string(c.hidden) +
+           "; each rank of a tensor group keeps hidden/N of a column-parallel linear's outputs. Pick --hidden a "
+           "multiple of " +
+           std::to_string(c.tp) + " (e.g. --hidden " + std::to_string(c.tp * (c.hidden / c.tp + 1)) + ").";
   }
   return std::nullopt;
 }
@@ -556,6 +598,7 @@ std::optional<std::string> validate(const RunConfig& c) {
   }
   if (auto e = shardGroupProblem(c)) return e;
   if (auto e = offloadProblem(c)) return e;
+  if (auto e = tensorParallelProblem(c)) return e;
   for (auto [name, value] : {std::pair<const char*, long long>{"layers", c.layers},
                              {"hidden", c.hidden},
                              {"batch", c.batch},
@@ -581,19 +624,24 @@ std::optional<std::string> validate(const RunConfig& c) {
     }
   }
   if (auto e = modelSizeProblem(c)) return e;
-  if (c.batch % c.world != 0) {
-    return "--batch " + std::to_string(c.batch) + " is not divisible by --world " + std::to_string(c.world) +
+  // Under --tp the ranks of a tensor group share their slice of the batch.
+  const int dataRanks = c.world / std::max(1, c.tp);
+  const std::string over = c.tp > 1 ? "the " + std::to_string(dataRanks) + " data-parallel ranks (--world " +
+                                          std::to_string(c.world) + " / --tp " + std::to_string(c.tp) + ")"
+                                    : "--world " + std::to_string(c.world);
+  if (c.batch % dataRanks != 0) {
+    return "--batch " + std::to_string(c.batch) + " is not divisible by " + over +
            "; every rank takes an equal shard of the global batch. Use a " + "batch that is a multiple of " +
-           std::to_string(c.world) + " (e.g. --batch " + std::to_string((c.batch / c.world + 1) * c.world) + ").";
+           std::to_string(dataRanks) + " (e.g. --batch " + std::to_string((c.batch / dataRanks + 1) * dataRanks) + ").";
   }
-  const int local = c.batch / c.world;
+  const int local = c.batch / dataRanks;
   if (c.accumulate < 1) {
     return "--accumulate is " + std::to_string(c.accumulate) + "; it must be 1 (no gradient accumulation) or " +
            "more micro-batches per step. Pass e.g. --accumulate 2.";
   }
   if (local % c.accumulate != 0) {
     return "--accumulate " + std::to_string(c.accumulate) + " does not divide a rank's batch of " +
-           std::to_string(local) + " (--batch " + std::to_string(c.batch) + " / --world " + std::to_string(c.world) +
+           std::to_string(local) + " (--batch " + std::to_string(c.batch) + " / " + over +
            "); each rank splits its batch into that many equal micro-batches. " + "Pass a divisor of " +
            std::to_string(local) + " (1: no accumulation), or a larger --batch.";
   }

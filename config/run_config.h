@@ -33,6 +33,8 @@ struct RunConfig {
   int batch = 16;                             // global batch (samples), split evenly over ranks
   int steps = 5;                              // training steps
   int world = 2;                              // ranks (OS processes)
+  int tp = 1;                                 // tensor-parallel degree: groups of tp consecutive ranks split
+                                              // the large matrices (config/tensor_parallel.h); 1: none
   StrategyKind strategy = StrategyKind::Ddp;  // what each means: config/strategies.h
   OptimizerKind optimizer = OptimizerKind::Adam;
   double lr = 1e-3;
@@ -83,13 +85,17 @@ struct RunConfig {
 };
 
 // The ranks among which a run's parameters, gradients and optimizer state are divided: the whole
-// world, or for a hybrid strategy its --shard-group-size; 0 there means the world split into the
-// fewest replicas, world / (its smallest prime factor): 4 -> 2, 6 -> 3, 8 -> 4, 2 -> 1.
+// world (under --tp N its world / N data ranks), or for a hybrid strategy its --shard-group-size; 0 there means the
+// world split into the fewest replicas, world / (its smallest prime factor): 4 -> 2, 6 -> 3, 8 -> 4, 2 -> 1.
 int shardGroupSize(const RunConfig& config);
 // How many replicas of each shard there are: world / shardGroupSize (1 unless hybrid).
 int replicaCount(const RunConfig& config);
 // Why --shard-group-size does not fit the strategy and world, or nothing (part of validate()).
 std::optional<std::string> shardGroupProblem(const RunConfig& config);
+
+// Why --tp does not fit the model, strategy and world, or nothing (part of validate()): it must
+// divide the world, gpt's heads and mlp's width; not yet with the hybrid strategies or LoRA.
+std::optional<std::string> tensorParallelProblem(const RunConfig& config);
 
 // Why --offload does not fit the strategy and device, or nothing (part of validate()).
 std::optional<std::string> offloadProblem(const RunConfig& config);

@@ -5,6 +5,7 @@
 
 #include "estimate/activation_memory.h"
 #include "config/model_layout.h"
+#include "config/tensor_parallel.h"
 #include "trace/ring_schedule.h"
 
 namespace shardscope::estimate {
@@ -63,7 +64,7 @@ struct ParameterCounts {
 
 ParameterCounts countParameters(const RunConfig& c) {
   ParameterCounts n;
-  for (const auto& spec : modelLayout(c)) {
+  for (const auto& spec : tensorParallelLayout(c)) {
     n.total += spec.numel();
     n.trained += spec.trainable ? spec.numel() : 0;
   }
@@ -103,7 +104,7 @@ RunPrediction predictDdp(const RunConfig& c, const ParameterCounts& n) {
   }
   // no_shard: FSDP1's NO_SHARD all-reduces each unit's gradient (unpadded: nothing is divided).
   int64_t trainedUnits = 0;
-  for (const auto& u : flatUnits(modelLayout(c), c.layers)) trainedUnits += u.trainable ? 1 : 0;
+  for (const auto& u : flatUnits(tensorParallelLayout(c), c.layers)) trainedUnits += u.trainable ? 1 : 0;
   p.perStep.push_back({CollectiveOp::AllReduce, trainedUnits, 4 * trained,
                        n.lora() ? "every trained (LoRA) unit's fp32 gradients once, a unit at a time"
                                 : "every fp32 gradient once, a unit at a time"});
@@ -158,7 +159,7 @@ RunPrediction predictSharded(const RunConfig& c, const ParameterCounts& n) {
   const int layers = c.layers;
   int64_t paddedTotal = 0, paddedTrained = 0, paddedRoot = 0, paddedBlocks = 0, rootUnits = 0, blockUnits = 0,
           trainedUnits = 0;
-  for (const auto& u : flatUnits(modelLayout(c), layers)) {
+  for (const auto& u : flatUnits(tensorParallelLayout(c), layers)) {
     const int64_t padded = (u.numel + shardRanks - 1) / shardRanks * shardRanks;
     const bool root = u.unit == kRootUnit;
     paddedTotal += padded;
@@ -271,7 +272,7 @@ std::vector<PredictedMemory> offloadDeviceCopies(const RunConfig& c) {
   if (traitsOf(c.strategy).replicatesShardGroups || c.loraRank > 0) return {};
   const int64_t ranks = shardGroupSize(c);
   int64_t root = 0, block = 0;
-  for (const auto& u : flatUnits(modelLayout(c), c.layers)) {
+  for (const auto& u : flatUnits(tensorParallelLayout(c), c.layers)) {
     int64_t& largestOfKind = u.unit == kRootUnit ? root : block;
     largestOfKind = std::max(largestOfKind, (u.numel + ranks - 1) / ranks);
   }
@@ -355,7 +356,7 @@ bool sameShardGroup(const RunConfig& predicted, const RunConfig& measured) {
 }  // namespace
 
 bool samePrediction(const RunConfig& a, const RunConfig& b) {
-  return a.model == b.model && a.layers == b.layers && a.hidden == b.hidden && a.world == b.world &&
+  return a.model == b.model && a.layers == b.layers && a.hidden == b.hidden && a.world == b.world && a.tp == b.tp &&
          sameShardGroup(a, b) && a.precision == b.precision && a.prefetch == b.prefetch && a.optimizer == b.optimizer &&
          a.loraRank == b.loraRank && a.accumulate == b.accumulate && a.offload == b.offload &&
          (a.model == ModelKind::Gpt ? a.seq == b.seq && a.vocab == b.vocab

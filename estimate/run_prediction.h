@@ -3,6 +3,8 @@
 // prefetch depth and the optimizer. The closed forms are written out in docs/estimate.md; the
 // tests hold them against measured runs. Activations and communication buffers are not predicted:
 // they depend on kernels and libraries, so they are left to the measurement.
+// Under --tp the model states are those of a rank's tensor-parallel slices
+// (config/tensor_parallel.h); the tensor group's own all-reduces are not yet predicted.
 #pragma once
 
 #include <cstdint>

@@ -19,6 +19,13 @@ With --hsdp, the hybrid strategies against FSDP2 on a 2-D DeviceMesh (replicate,
 at each world:S of --hsdp-meshes (S ranks per shard group):
     shardscope hybrid_shard       <-> PyTorch FSDP2 on the 2-D mesh, reshard_after_forward=True
     shardscope hybrid_shard_zero2 <-> PyTorch FSDP2 on the 2-D mesh, reshard_after_forward=False
+With --tp, tensor parallelism on a 2-D DeviceMesh (data, tensor) at each world:N of --tp-meshes:
+PyTorch's DTensor parallelize_module (ColwiseParallel on attention's q, k and v and the MLP's fc,
+RowwiseParallel on their projections; mlp: its linears paired column-then-row), then fully_shard
+over the data dimension, as torchtitan composes them. Losses within the tolerance, and the final
+weights too (gathered with full_tensor()):
+    shardscope --tp N full_shard    <-> DTensor TP + FSDP2, reshard_after_forward=True
+    shardscope --tp N shard_grad_op <-> DTensor TP + FSDP2, reshard_after_forward=False
 With --offload (GPU only), the sharded pairs run with shardscope --offload cpu against FSDP2 with
 CPUOffloadPolicy(pin_memory=True): shards, gradients and optimizer state on the host, the optimizer
 step on the CPU, on both sides.
@@ -103,6 +110,25 @@ class Attention(nn.Module):
         heads = lambda t: t.view(B, T, self.heads, H // self.heads).transpose(1, 2)
         y = F.scaled_dot_product_attention(heads(q), heads(k), heads(v), is_causal=True)
         return self.proj(y.transpose(1, 2).contiguous().view(B, T, H))
+
+
+class SplitQkvAttention(Attention):
+    """Attention with q, k and v as three Linears, as ColwiseParallel splits them (each by output
+    features: a rank gets whole heads of each). Under tensor parallelism a rank's q holds heads/N
+    heads, counted here from the width it gets."""
+
+    def __init__(self, hidden, heads):
+        super().__init__(hidden, heads)
+        del self.qkv
+        self.q, self.k, self.v = (nn.Linear(hidden, hidden, bias=False) for _ in range(3))
+
+    def forward(self, x):
+        B, T, H = x.shape
+        q, k, v = self.q(x), self.k(x), self.v(x)
+        head_dim = H // self.heads
+        heads = lambda t: t.view(B, T, t.shape[-1] // head_dim, head_dim).transpose(1, 2)
+        y = F.scaled_dot_product_attention(heads(q), heads(k), heads(v), is_causal=True)
+        return self.proj(y.transpose(1, 2).contiguous().view(B, T, q.shape[-1]))
 
 
 class FeedForward(nn.Module):
@@ -266,7 +292,8 @@ def pytorch_rank(rank, world, init_method, export_dir, mode, out_path, device_ki
         dist.init_process_group("nccl", init_method=init_method, rank=rank, world_size=world, device_id=device)
     else:
         dist.init_process_group("gloo", init_method=init_method, rank=rank, world_size=world)
-    try:
+
+    def train():
         c = json.load(open(os.path.join(export_dir, "config.json")))
         model = (Mlp if c["model"] == "mlp" else Gpt)(c)
         model.load_state_dict(torch.load(os.path.join(export_dir, "init.pt")))
@@ -301,9 +328,18 @@ def pytorch_rank(rank, world, init_method, export_dir, mode, out_path, device_ki
             g = (total / micro_batches if micro_batches > 1 else total).clone()
             dist.all_reduce(g)
             losses.append(g.item() / world)
+        return {"losses": losses}
+
+    report_and_exit(rank, out_path, train)
+
+
+def report_and_exit(rank, out_path, train):
+    """Runs `train` and has rank 0 write what it returns, or the traceback, to out_path as JSON."""
+    try:
+        result = train()
         if rank == 0:
             with open(out_path, "w") as f:
-                json.dump({"losses": losses}, f)
+                json.dump(result, f)
     except Exception:
         if rank == 0:
             with open(out_path, "w") as f:
@@ -315,6 +351,93 @@ def pytorch_rank(rank, world, init_method, export_dir, mode, out_path, device_ki
     # group's destructor holding the GIL while gloo's thread waits for it to free a work item's
     # tensors (seen once in 80 runs: one rank of a world-3 ddp job stuck at exit).
     os._exit(0)
+
+
+def split_qkv(state):
+    """The engine's fused blocks.i.attn.qkv.weight as SplitQkvAttention's q, k and v (and back)."""
+    out = {}
+    for name, value in state.items():
+        if name.endswith("attn.qkv.weight"):
+            for part, rows in zip("qkv", value.chunk(3)):
+                out[name.replace("qkv.weight", part + ".weight")] = rows
+        else:
+            out[name] = value
+    return out
+
+
+def fuse_qkv(state):
+    out = {n: v for n, v in state.items() if not n.endswith(("attn.q.weight", "attn.k.weight", "attn.v.weight"))}
+    for name in state:
+        if name.endswith("attn.q.weight"):
+            out[name.replace("q.weight", "qkv.weight")] = torch.cat(
+                [state[name.replace("q.weight", p + ".weight")] for p in "qkv"])
+    return out
+
+
+def tensor_parallel_plan(model, c):
+    """Megatron's split, as the engine's config/tensor_parallel.cpp lays it out."""
+    from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel
+
+    if c["model"] == "gpt":
+        plan = {}
+        for i in range(c["layers"]):
+            for part in "qkv":
+                plan[f"blocks.{i}.attn.{part}"] = ColwiseParallel()
+            plan[f"blocks.{i}.attn.proj"] = RowwiseParallel()
+            plan[f"blocks.{i}.mlp.fc"] = ColwiseParallel()
+            plan[f"blocks.{i}.mlp.proj"] = RowwiseParallel()
+        return plan
+    linears = ["inp"] + [f"blocks.{i}" for i in range(c["layers"])] + ["head"]
+    pairs = len(linears) // 2  # an odd head stays whole
+    return {name: (ColwiseParallel() if k % 2 == 0 else RowwiseParallel())
+            for k, name in enumerate(linears[:2 * pairs])}
+
+
+def pytorch_tp_rank(rank, world, init_method, export_dir, mode, out_path, tp):
+    """One rank of DTensor TP inside FSDP2: parallelize_module over mesh["tp"], then fully_shard over
+    mesh["dp"]; its tensor group shares one slice of the batch."""
+    torch.set_num_threads(1)
+    # full_tensor() of a parameter sharded on both dimensions warns, on every rank, that it gathers
+    # in two all-gathers; it is the export only, not the training compared.
+    import logging
+    logging.getLogger("torch.distributed.tensor._redistribute").setLevel(logging.ERROR)
+    dist.init_process_group("gloo", init_method=init_method, rank=rank, world_size=world)
+
+    def train():
+        from torch.distributed.device_mesh import init_device_mesh
+        from torch.distributed.fsdp import fully_shard
+        from torch.distributed.tensor.parallel import parallelize_module
+
+        c = json.load(open(os.path.join(export_dir, "config.json")))
+        model = Mlp(c) if c["model"] == "mlp" else Gpt(c)
+        if c["model"] == "gpt":
+            for block in model.blocks:
+                block.attn = SplitQkvAttention(c["hidden"], c["heads"])
+        model.load_state_dict(split_qkv(torch.load(os.path.join(export_dir, "init.pt"))))
+        mesh = init_device_mesh("cpu", (world // tp, tp), mesh_dim_names=("dp", "tp"))
+        parallelize_module(model, mesh["tp"], tensor_parallel_plan(model, c))
+        reshard = mode == "tp_fsdp2_reshard_true"
+        for block in model.blocks:
+            fully_shard(block, mesh=mesh["dp"], reshard_after_forward=reshard)
+        fully_shard(model, mesh=mesh["dp"], **({} if reshard else {"reshard_after_forward": False}))
+        opt = make_optimizer(c, list(model.parameters()))
+        data = torch.load(os.path.join(export_dir, "data.pt"))
+        per, dp = c["batch"] // (world // tp), rank // tp
+        losses = []
+        for step in range(c["steps"]):
+            loss = model(data["x"][step][dp * per:(dp + 1) * per], data["y"][step][dp * per:(dp + 1) * per])
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            g = loss.detach().clone()
+            dist.all_reduce(g)
+            losses.append(g.item() / world)
+        final = {n: v.full_tensor() if hasattr(v, "full_tensor") else v for n, v in model.state_dict().items()}
+        if rank == 0:
+            torch.save(fuse_qkv(final), out_path + ".pt")
+        return {"losses": losses, "final": out_path + ".pt"}
+
+    report_and_exit(rank, out_path, train)
 
 
 def rendezvous(directory):
@@ -330,7 +453,7 @@ def free_port():
         return s.getsockname()[1]
 
 
-def run_pytorch(world, export_dir, mode, device_kind="cpu", shard_group=0):
+def run_pytorch(world, export_dir, mode, device_kind="cpu", shard_group=0, tp=0):
     out = tempfile.NamedTemporaryFile(suffix=".json", delete=False).name
     meeting = tempfile.mkdtemp(prefix="parity-rendezvous-")
     init_method = rendezvous(meeting)
@@ -340,7 +463,8 @@ def run_pytorch(world, export_dir, mode, device_kind="cpu", shard_group=0):
         # about half of this script's time on 2 cores). Not forked from this process: it has run
         # tensor code, and a child forked from a process with threads can inherit a held lock (a
         # rank once hung so). CUDA ranks are spawned, as a process that has touched CUDA cannot fork.
-        mp.start_processes(pytorch_rank, args=(world, init_method, export_dir, mode, out, device_kind, shard_group),
+        rank_args = (world, init_method, export_dir, mode, out) + ((tp,) if tp else (device_kind, shard_group))
+        mp.start_processes(pytorch_tp_rank if tp else pytorch_rank, args=rank_args,
                            nprocs=world, start_method="spawn" if device_kind == "cuda" else "forkserver")
     except Exception as e:  # the rank's own traceback is in `out`
         pass
@@ -371,13 +495,75 @@ PAIRS = [("ddp", "ddp"), ("no_shard", "fsdp1_no_shard"), ("zero1", "ddp_zero_red
 HSDP_PAIRS = [("hybrid_shard", "hsdp_reshard_true"), ("hybrid_shard_zero2", "hsdp_reshard_false")]
 
 
-def parse_meshes(text):
-    """'4:2,6:3' -> [(4, 2), (6, 3)]: world sizes and the shard group size at each."""
+TP_PAIRS = [("full_shard", "tp_fsdp2_reshard_true"), ("shard_grad_op", "tp_fsdp2_reshard_false")]
+WEIGHT_TOLERANCE = 1e-4  # Adam turns last-bit differences of near-zero gradients into visible steps
+
+
+def tensor_parallel_models(tp):
+    """Sizes each tensor group divides: gpt's heads, mlp's width; odd widths at --tp 3, where the
+    mlp's 5 linears leave its head whole."""
+    if tp % 3 == 0:
+        return {"mlp": ["--model", "mlp", "--layers", "3", "--hidden", "15", "--features", "7", "--classes", "5"],
+                "gpt": ["--model", "gpt", "--layers", "2", "--hidden", "15", "--heads", "3", "--seq", "5",
+                        "--vocab", "11"]}
+    return {"mlp": ["--model", "mlp", "--layers", "2", "--hidden", "14", "--features", "7", "--classes", "5"],
+            "gpt": ["--model", "gpt", "--layers", "2", "--hidden", "12", "--heads", "6", "--seq", "5",
+                    "--vocab", "11"]}
+
+
+def weights_difference(export, final_path):
+    """The largest of max |ours - theirs| / max |theirs| over the final weights, and its name."""
+    ours, theirs = torch.load(os.path.join(export, "final.pt")), torch.load(final_path)
+    if sorted(ours) != sorted(theirs):
+        return float("inf"), f"names differ: {sorted(set(ours) ^ set(theirs))}"
+    worst = max(((ours[n] - theirs[n]).abs().max() / theirs[n].abs().max().clamp_min(1e-12)).item() for n in ours)
+    return worst, ""
+
+
+def compare_tensor_parallel(args):
+    """shardscope --tp against DTensor TP + FSDP2 at each world:N of --tp-meshes."""
+    failures = total = 0
+    print(f"torch {torch.__version__} on cpu, tensor parallel; tolerance: relative {TOLERANCE} on each step's "
+          f"global mean loss, {WEIGHT_TOLERANCE} on each final weight")
+    for world, tp in parse_meshes(args.tp_meshes, "--tp-meshes"):
+        for model, model_args in tensor_parallel_models(tp).items():
+            for strategy, mode in TP_PAIRS:
+                total += 1
+                export = os.path.join(args.workdir, f"{model}_w{world}_tp{tp}_{strategy}")
+                cmd = [args.shardscope, "run", *model_args, "--strategy", strategy, "--world", str(world),
+                       "--tp", str(tp), "--batch", str(4 * world // tp), "--steps", str(args.steps),
+                       "--lr", "0.01", "--seed", "3", "--export", export]
+                run = subprocess.run(cmd, capture_output=True, text=True)
+                label = f"{model:4s} world {world} tp {tp} {strategy:13s} vs PyTorch {mode:22s}"
+                if run.returncode != 0:
+                    print(f"FAIL {label}: shardscope failed\n{run.stdout}{run.stderr}")
+                    failures += 1
+                    continue
+                theirs = run_pytorch(world, export, mode, tp=tp)
+                if "error" in theirs:
+                    print(f"FAIL {label}: PyTorch raised:\n{theirs['error']}")
+                    failures += 1
+                    continue
+                ours = torch.load(os.path.join(export, "losses.pt")).double()
+                ref = torch.tensor(theirs["losses"], dtype=torch.float64)
+                rel = ((ours - ref).abs() / ref.abs()).max().item()
+                weights, why = weights_difference(export, theirs["final"])
+                os.unlink(theirs["final"])
+                ok = rel <= TOLERANCE and weights <= WEIGHT_TOLERANCE
+                failures += not ok
+                print(f"{'ok  ' if ok else 'FAIL'} {label}: max rel diff {rel:.2e}, weights {weights:.2e}{why}  "
+                      f"losses {' '.join(f'{v:.6f}' for v in ref.tolist())}")
+    print(f"{total - failures} passed, {failures} failed")
+    return 1 if failures else 0
+
+
+def parse_meshes(text, option="--hsdp-meshes"):
+    """'4:2,6:3' -> [(4, 2), (6, 3)]: world sizes and the group size (shard or tensor) at each."""
     meshes = []
     for entry in text.split(","):
         world, _, group = entry.partition(":")
         if not (world.isdigit() and group.isdigit()) or int(group) < 1 or int(world) % int(group):
-            sys.exit(f"--hsdp-meshes: '{entry}' is not WORLD:S with S dividing WORLD (e.g. 4:2,6:3)")
+            sys.exit(f"{option}: '{entry}' is not WORLD:N with N dividing WORLD (e.g. 4:2,6:3)")
         meshes.append((int(world), int(group)))
     return meshes
 
@@ -399,10 +585,19 @@ def main():
                     help="compare the hybrid strategies against FSDP2 on a 2-D mesh, at --hsdp-meshes")
     ap.add_argument("--hsdp-meshes", default="4:2,6:3",
                     help="with --hsdp: WORLD:S pairs, S ranks per shard group [4:2,6:3]")
+    ap.add_argument("--tp", action="store_true",
+                    help="compare shardscope --tp against DTensor tensor parallelism inside FSDP2, at --tp-meshes")
+    ap.add_argument("--tp-meshes", default="2:2,4:2,6:3",
+                    help="with --tp: WORLD:N pairs, N ranks per tensor group [2:2,4:2,6:3]")
     ap.add_argument("--offload", action="store_true",
                     help="with --device cuda: the sharded strategies with --offload cpu against FSDP2 with "
                          "CPUOffloadPolicy(pin_memory=True); the unsharded pairs are left out")
     args = ap.parse_args()
+    if args.tp:
+        import multiprocessing
+        multiprocessing.set_forkserver_preload(["torch", "torch.distributed.device_mesh", "torch.distributed.fsdp",
+                                                "torch.distributed.tensor.parallel", "__main__"])
+        return compare_tensor_parallel(args)
     tolerance = TOLERANCE if args.precision == "fp32" else TOLERANCE_BF16
     # PyTorch's DDP has no bf16-compute, fp32-reduce mode: bf16 compares the FSDP pairs only.
     unsharded = ("ddp", "no_shard", "zero1")

@@ -149,6 +149,10 @@ const char* processGroupName(ProcessGroup group) {
       return "shard";
     case ProcessGroup::Replicate:
       return "replicate";
+    case ProcessGroup::Tensor:
+      return "tensor";
+    case ProcessGroup::Data:
+      return "data";
   }
   return "unknown";
 }
@@ -162,9 +166,11 @@ std::vector<int> processGroupMembers(ProcessGroup group, int rank, int groupSize
         members.push_back(i);
         break;
       case ProcessGroup::Shard:
+      case ProcessGroup::Tensor:
         members.push_back(rank / size * size + i);
         break;
-      case ProcessGroup::Replicate: {
+      case ProcessGroup::Replicate:
+      case ProcessGroup::Data: {
         const int shardRanks = std::max(1, worldRanks / size);
         members.push_back(rank % shardRanks + i * shardRanks);
         break;

@@ -80,8 +80,10 @@ inline constexpr MemoryRole kOffloadedRoles[] = {MemoryRole::ParamShard, MemoryR
 
 // Which process group a collective ran in, as FSDP2's 2-D DeviceMesh (replicate, shard) names its
 // dimensions: every rank (a 1-D mesh), this rank's shard group, or its replicate group (HSDP).
-enum class ProcessGroup : uint8_t { World, Shard, Replicate };
-constexpr int kProcessGroupCount = 3;
+// Tensor: a --tp tensor group, N consecutive ranks; Data: under --tp, the ranks that hold the same
+// tensor-parallel slice (rank % N, rank % N + N, ...), over which a 1-D strategy works.
+enum class ProcessGroup : uint8_t { World, Shard, Replicate, Tensor, Data };
+constexpr int kProcessGroupCount = 5;
 
 // Where a rank's work divides into event groups: the hook points of the real algorithms, where
 // FSDP2's and DDP's hooks fire and where --step-gate stops. full_shard: all-gather of unit i,
@@ -143,10 +145,11 @@ const char* phaseName(Phase phase);
 const char* collectiveOpName(CollectiveOp op);
 const char* computeKindName(ComputeKind kind);
 const char* groupKindName(GroupKind kind);
-const char* processGroupName(ProcessGroup group);  // "world" | "shard" | "replicate"
+const char* processGroupName(ProcessGroup group);  // "world" | "shard" | "replicate" | "tensor" | "data"
 // The ranks of `rank`'s `group` of `groupSize` among `worldRanks`, in the group's own order, on the
 // (replicate, shard) mesh of engine/comm/process_mesh.h: a shard group is a row of the grid, a replicate
-// group a column (ranks r % S, r % S + S, ...).
+// group a column (ranks r % S, r % S + S, ...). On the (data, tensor) mesh of --tp a tensor group is a
+// row and a data group a column, in the same way.
 std::vector<int> processGroupMembers(ProcessGroup group, int rank, int groupSize, int worldRanks);
 std::optional<EventKind> eventKindFromName(const std::string& name);
 

@@ -101,6 +101,13 @@ int64_t drawCell(ImDrawList* dl, ImVec2 a, ImVec2 b, const RoleBytes& held, doub
   return total;
 }
 
+// "rank 3", or under --tp N both of its places: "rank 3 d1 t1" (data rank 3 / N, tensor rank 3 % N).
+std::string rankRowLabel(int rank, int tensorRanks) {
+  std::string label = "rank " + std::to_string(rank);
+  if (tensorRanks > 1) label += " d" + std::to_string(rank / tensorRanks) + " t" + std::to_string(rank % tensorRanks);
+  return label;
+}
+
 // --offload cpu: rank r's host memory per unit, a row of framed cells under its device row (the
 // shards, their gradients and the optimizer's state, moved off the device), to the host's scale.
 void drawHostRow(ImDrawList* dl, const trace::RunRecording& rec, int r, const std::vector<int32_t>& units, int64_t tAbs,
@@ -186,7 +193,9 @@ void drawHoldings(const Session& session, double tNs, float width, float height,
   const int columns = static_cast<int>(units.size()) + (showUnowned ? 1 : 0);
   CellGrid grid;
   grid.origin = ImGui::GetCursorScreenPos();
-  grid.labelWidth = px(60.0f);
+  // Under --tp a row names both of a rank's places: its data rank d and its tensor rank t.
+  const int tensorRanks = std::max(1, session.config.tp);
+  grid.labelWidth = px(tensorRanks > 1 ? 104.0f : 60.0f);
   grid.headerHeight = ImGui::GetFontSize() + px(7.0f);
   grid.cellWidth = std::max(px(24.0f), (width - grid.labelWidth) / static_cast<float>(columns));
   grid.rowHeight =
@@ -204,9 +213,7 @@ void drawHoldings(const Session& session, double tNs, float width, float height,
   }
   for (int r = 0; r < rec.ranks(); ++r) {
     const int row = r * rowsPerRank;
-    char label[16];
-    std::snprintf(label, sizeof label, "rank %d", r);
-    grid.label(dl, row, label, IM_COL32(230, 230, 235, 255));
+    grid.label(dl, row, rankRowLabel(r, tensorRanks).c_str(), IM_COL32(230, 230, 235, 255));
     if (rowsPerRank == 2) drawHostRow(dl, rec, r, units, tAbs, hostScale, grid, row + 1, local);
     const trace::ComputeSpan* computing = computingAt(rec.rank(r), static_cast<double>(tAbs));
     const int32_t computingUnit = computing ? trace::unitFromName(computing->text()) : trace::kNoUnit;

@@ -6,6 +6,8 @@
 // their unit (trace::Event::unit); what no unit owns (DDP's buckets, ZeRO-1's flat buffers) is a column of its own,
 // measured as the rank's total less the units'. A cell is framed while its rank computes that unit (the compute spans).
 // Under --offload cpu each rank has a second row, its host memory per unit, to the host's own scale.
+// Under --tp N a row is labelled with both of the rank's places, "rank 3 d1 t1": data rank 3 / N
+// and tensor rank 3 % N; its cells hold its tensor-parallel slices of each unit.
 #pragma once
 
 #include <cstdint>

@@ -79,7 +79,9 @@ std::vector<int> drawRingText(const trace::CollectiveSpan& c, int rank, const tr
   if (group != trace::ProcessGroup::World) {
     std::string ranks;
     for (int m : members) ranks += (ranks.empty() ? "" : ", ") + std::to_string(m);
-    ImGui::TextWrapped("in rank %d's %s group (HSDP): ranks %s", rank, trace::processGroupName(group), ranks.c_str());
+    const bool tensorMesh = group == trace::ProcessGroup::Tensor || group == trace::ProcessGroup::Data;
+    ImGui::TextWrapped("in rank %d's %s group (%s): ranks %s", rank, trace::processGroupName(group),
+                       tensorMesh ? "--tp mesh" : "HSDP", ranks.c_str());
   }
   ImGui::TextWrapped("each rank sends %s and receives as much: %s x size",
                      trace::formatBytes(static_cast<double>(local.bytesSentPerRank)).c_str(),

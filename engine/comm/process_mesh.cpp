@@ -20,11 +20,18 @@ ProcessMesh::ProcessMesh(std::unique_ptr<Communicator> world, std::unique_ptr<Co
 
 ProcessMesh::~ProcessMesh() = default;
 
+void ProcessMesh::setTensorParallel(std::unique_ptr<Communicator> tensor, std::unique_ptr<Communicator> data) {
+  tensor_ = std::move(tensor);
+  data_ = std::move(data);
+}
+
 void ProcessMesh::close() {
   // The world group last: its close meets every rank in the store, after which rank 0 (the store's
   // host under a static rendezvous) may exit.
   if (replicate_) replicate_->close();
   if (shard_) shard_->close();
+  if (tensor_) tensor_->close();
+  if (data_) data_->close();
   world_->close();
 }
 

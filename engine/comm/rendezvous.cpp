@@ -17,6 +17,8 @@
 #include "engine/comm/communicator.h"
 #include "engine/comm/loopback_listener.h"
 #include "engine/comm/process_mesh.h"
+
+#include "config/tensor_parallel.h"
 #include "engine/recording/recording_communicator.h"
 
 namespace shardscope {
@@ -147,10 +149,26 @@ std::unique_ptr<Communicator> connectGroup(const c10::intrusive_ptr<c10d::Store>
   return std::make_unique<RecordingCommunicator>(recorder, std::move(backend), kind);
 }
 
+// The (data, tensor) grid of --tp: tensor group r / N of N consecutive ranks, data group r % N.
+void connectTensorParallel(ProcessMesh& mesh, const c10::intrusive_ptr<c10d::Store>& store, const RendezvousInfo& info,
+                           const RankDevice* gpu, RankRecorder& recorder, int tensorGroupSize) {
+  if (info.worldSize % tensorGroupSize != 0) {
+    throw std::runtime_error("--tp " + std::to_string(tensorGroupSize) + " does not divide the world of " +
+                             std::to_string(info.worldSize) + " ranks; pass a divisor as --tp.");
+  }
+  const TensorPlace place = tensorPlace(info.rank, info.worldSize, tensorGroupSize);
+  auto tensor = connectGroup(store, info, gpu, recorder, "tensor_group_" + std::to_string(place.dataRank),
+                             place.tensorRank, tensorGroupSize, trace::ProcessGroup::Tensor);
+  auto data = connectGroup(store, info, gpu, recorder, "data_group_" + std::to_string(place.tensorRank), place.dataRank,
+                           place.dataRanks, trace::ProcessGroup::Data);
+  mesh.setTensorParallel(std::move(tensor), std::move(data));
+}
+
 }  // namespace
 
 std::unique_ptr<ProcessMesh> connectMesh(const RendezvousInfo& info, const RankDevice* gpu, RankRecorder& recorder,
-                                         int shardGroupSize, ClockReading* clockToRank0, double clockEverySeconds) {
+                                         int shardGroupSize, int tensorGroupSize, ClockReading* clockToRank0,
+                                         double clockEverySeconds) {
   const c10::intrusive_ptr<c10d::Store> store = connectStore(info);
   auto world =
       connectGroup(store, info, gpu, recorder, "default_pg", info.rank, info.worldSize, trace::ProcessGroup::World);
@@ -178,6 +196,7 @@ std::unique_ptr<ProcessMesh> connectMesh(const RendezvousInfo& info, const RankD
                                   place.replicateRank, info.worldSize / shardGroupSize, trace::ProcessGroup::Replicate);
     mesh = std::make_unique<ProcessMesh>(std::move(world), std::move(shard), std::move(replicate));
   }
+  if (tensorGroupSize > 1) connectTensorParallel(*mesh, store, info, gpu, recorder, tensorGroupSize);
   mesh->setClockRounds(std::move(rounds));
   return mesh;
 }

@@ -24,6 +24,7 @@
 #include "engine/comm/communicator.h"
 #include "engine/launch/core_binding.h"
 #include "engine/models/model.h"
+#include "config/tensor_parallel.h"
 #include "engine/models/make_model.h"
 #include "engine/launch/rank_device.h"
 #include "engine/recording/rank_reporter.h"
@@ -257,15 +258,20 @@ void checkLaunch(const RunConfig& config, const RendezvousInfo& info, StepGate& 
                              "--step-gate off.");
   }
   gate.start(config.stepGate, gateFd ? std::atoi(gateFd) : -1);
-  if (config.batch % info.worldSize != 0) {
-    throw std::runtime_error("--batch " + std::to_string(config.batch) +
-                             " is not divisible by WORLD_SIZE=" + std::to_string(info.worldSize));
+  if (auto problem = tensorParallelProblem(launchedConfig(config, info.worldSize))) {
+    throw std::runtime_error(*problem + " (WORLD_SIZE=" + std::to_string(info.worldSize) + ")");
   }
-  const int localBatch = config.batch / info.worldSize;
+  const int dataRanks = info.worldSize / config.tp;
+  const std::string ranks = "WORLD_SIZE=" + std::to_string(info.worldSize) +
+                            (config.tp > 1 ? " / --tp " + std::to_string(config.tp) : std::string());
+  if (config.batch % dataRanks != 0) {
+    throw std::runtime_error("--batch " + std::to_string(config.batch) + " is not divisible by " + ranks);
+  }
+  const int localBatch = config.batch / dataRanks;
   if (config.accumulate < 1 || localBatch % config.accumulate != 0) {
     throw std::runtime_error("--accumulate " + std::to_string(config.accumulate) +
                              " does not divide a rank's batch of " + std::to_string(localBatch) + " (--batch " +
-                             std::to_string(config.batch) + " / WORLD_SIZE=" + std::to_string(info.worldSize) + ")");
+                             std::to_string(config.batch) + " / " + ranks + ")");
   }
 }
 
@@ -282,10 +288,7 @@ void setIntraOpThreads(int boundCores, const at::Device& device, int worldSize) 
 
 // --export's starting point: the initial parameters and every step's global batch (rank 0).
 void exportInitialState(const RunConfig& config, const StagedModel& model) {
-  std::map<std::string, at::Tensor> init;
-  auto values = model.initParameters(config.seed);
-  for (size_t i = 0; i < values.size(); ++i) init[model.params()[i].name] = values[i];
-  saveTensorDict(config.exportDir + "/init.pt", init);
+  saveTensorDict(config.exportDir + "/init.pt", model.fullInitialParameters(config.seed));
   std::vector<at::Tensor> xs, ys;
   for (int s = 0; s < config.steps; ++s) {
     auto b = model.globalBatch(config.seed, s, config.batch);
@@ -320,6 +323,7 @@ struct RankPlace {
   int rank;
   int worldSize;
   at::Device device;
+  TensorPlace mesh;  // under --tp: the slice of the batch its tensor group trains on
 };
 
 // One training step on this rank's shard of the global batch, then the global mean loss (for the
@@ -338,7 +342,7 @@ void trainOneStep(const RunConfig& config, int step, const RankPlace& place, con
   {
     RoleScope role(trace::MemoryRole::Other);
     Batch global = model.globalBatch(config.seed, step, config.batch);
-    local = localShard(global, place.rank, place.worldSize);
+    local = localShard(global, place.mesh.dataRank, place.mesh.dataRanks);
     local.x = local.x.to(place.device);
     local.y = local.y.to(place.device);
   }
@@ -377,13 +381,14 @@ void writeJobConfig(const RunConfig& config, const std::string& traceDir, int wo
 }
 
 // After the last step: --export's held tensors and final parameters (a collective every rank
-// takes part in), then a barrier, so no rank leaves while a peer still needs it.
-void finishRun(const RunConfig& config, int rank, Strategy& strategy, Communicator& comm) {
+// takes part in; under --tp the tensor groups' slices joined), then a barrier, so no rank leaves
+// while a peer still needs it.
+void finishRun(const RunConfig& config, int rank, Strategy& strategy, const StagedModel& model, Communicator& comm) {
   const bool exporting = !config.exportDir.empty();
   if (exporting) {
     writeHeldTensors(config.exportDir + "/held_rank" + std::to_string(rank) + ".json", strategy.heldTensors(), rank);
   }
-  auto finalParams = strategy.fullParameters();
+  auto finalParams = joinTensorParallel(strategy.fullParameters(), model.splitsByName(), model.tensorParallel());
   if (exporting && rank == 0) saveTensorDict(config.exportDir + "/final.pt", finalParams);
   comm.barrier("end of run");
 }
@@ -453,17 +458,18 @@ int runRankWorker(const RunConfig& config, const WorkerRecording& recording) {
     // options alone, the same on every rank (rank 0 answers every other rank's pings).
     const bool measureClock = !eventFd && (!traceDir.empty() || recording.collectorPort > 0);
     ClockReading clock;
-    auto mesh = connectMesh(info, gpu.get(), recorder, meshShardRanks(config, info.worldSize),
+    auto mesh = connectMesh(info, gpu.get(), recorder, meshShardRanks(config, info.worldSize), config.tp,
                             measureClock ? &clock : nullptr, recording.clockEverySeconds);
     if (measureClock) reporter.send(clockOffsetEvent(rank, clock));
     Communicator& comm = mesh->world();
-    auto model = makeModel(config);
+    const TensorPlace meshPlace = tensorPlace(rank, info.worldSize, config.tp);
+    auto model = makeModel(config, {config.tp, meshPlace.tensorRank, mesh->tensor()});
     auto strategy = makeStrategy(config, *model, *mesh, device, gate);
 
     if (!config.exportDir.empty() && rank == 0) exportInitialState(config, *model);
     reporter.send(runInfoEvent(config, rank, info.worldSize, *model, device, comm, gpu.get(), coresNote));
     for (int step = 0; step < config.steps; ++step) {
-      trainOneStep(config, step, {rank, info.worldSize, device}, *model, *strategy, comm, reporter);
+      trainOneStep(config, step, {rank, info.worldSize, device, meshPlace}, *model, *strategy, comm, reporter);
       if (mesh->clockRounds() && mesh->clockRounds()->dueAfter(step)) {
         reporter.send(clockOffsetEvent(rank, mesh->clockRounds()->measure()));
       }
@@ -472,7 +478,7 @@ int runRankWorker(const RunConfig& config, const WorkerRecording& recording) {
     if (mesh->clockRounds()) reporter.send(clockOffsetEvent(rank, mesh->clockRounds()->measure()));
     // Exports below are not training: their collectives and buffers stay out of the recording.
     recorder.setEnabled(false);
-    finishRun(config, rank, *strategy, comm);
+    finishRun(config, rank, *strategy, *model, comm);
     mesh->close();
     trace::Event done;
     done.kind = trace::EventKind::RunDone;

@@ -169,8 +169,12 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result, con
                       {"measured_peak_flops", result.device.peakFlops},
                       {"mfu_peak", limits.peakFlops > 0 ? nlohmann::json(limits.peakNote) : nlohmann::json(nullptr)},
                       {"world_size", result.worldSize},
-                      // The (replicate, shard) mesh: S ranks share each shard, R replicas of it.
-                      {"mesh", {{"shard_group_size", shardGroupSize(config)}, {"replicas", replicaCount(config)}}},
+                      // The (replicate, shard) mesh: S ranks share each shard, R replicas of it; under
+                      // --tp each of its places a tensor group of that many ranks.
+                      {"mesh",
+                       {{"shard_group_size", shardGroupSize(config)},
+                        {"replicas", replicaCount(config)},
+                        {"tensor_parallel", config.tp}}},
                       {"steps", steps},
                       {"ranks", ranks},
                       {"out_of_order_events", result.outOfOrderEvents},

@@ -10,33 +10,46 @@ namespace {
 constexpr double kLayerNormEps = 1e-5;
 }
 
-GptModel::GptModel(const RunConfig& c)
+GptModel::GptModel(const RunConfig& c, const TensorParallelPart& part)
     : hidden_(c.hidden), heads_(c.heads), seq_(c.seq), vocab_(c.vocab), lora_(c.loraRank > 0) {
   numBlocks_ = c.layers;
-  params_ = modelLayout(c);  // block() indexes a block's parameters by position
+  layOut(c, part);  // block() indexes a block's parameters by position
+}
+
+at::Tensor GptModel::rowParallel(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                                 const std::string& label) const {
+  Communicator* group = tensorParallel().group;
+  if (!group) return at::linear(x, weight, bias);
+  return reduceFromTensorGroup(at::linear(x, weight), group, label) + bias;
 }
 
 at::Tensor GptModel::block(const at::Tensor& x, const std::vector<at::Tensor>& p, int f, bool outputRead) const {
-  const int64_t B = x.size(0), T = x.size(1), H = hidden_, hd = H / heads_;
+  const int n = tensorParallel().ranks;
+  // Under --tp this rank's heads/N heads, H/N of the attention's width.
+  const int64_t B = x.size(0), T = x.size(1), H = hidden_, hd = H / heads_, heads = heads_ / n, width = H / n;
   // Adapter k (qkv, attn proj, fc, mlp proj) is the pair after the block's own 11 parameters.
   const int adapters = f + kBlockParams;
+  Communicator* group = tensorParallel().group;
+  const std::string layer = "blocks." + std::to_string((f - 2) / blockParams()) + ".";
   auto linear = [&](const at::Tensor& in, int weight, const at::Tensor& bias, int k) {
     return lora_ ? linearWithAdapter(in, p[weight], bias, p[adapters + 2 * k], p[adapters + 2 * k + 1])
                  : at::linear(in, p[weight], bias);
   };
-  auto a = at::layer_norm(x, {H}, p[f + 0], p[f + 1], kLayerNormEps);
-  auto qkv = linear(a, f + 2, {}, 0).split(H, /*dim=*/2);
-  auto heads = [&](const at::Tensor& t) { return t.view({B, T, heads_, hd}).transpose(1, 2); };
-  auto y = at::scaled_dot_product_attention(heads(qkv[0]), heads(qkv[1]), heads(qkv[2]),
+  auto a = copyToTensorGroup(at::layer_norm(x, {H}, p[f + 0], p[f + 1], kLayerNormEps), group, layer + "attn.qkv");
+  auto qkv = linear(a, f + 2, {}, 0).split(width, /*dim=*/2);
+  auto split = [&](const at::Tensor& t) { return t.view({B, T, heads, hd}).transpose(1, 2); };
+  auto y = at::scaled_dot_product_attention(split(qkv[0]), split(qkv[1]), split(qkv[2]),
                                             /*attn_mask=*/{}, /*dropout_p=*/0.0,
                                             /*is_causal=*/true);
-  y = y.transpose(1, 2).contiguous().view({B, T, H});
-  auto h = x + linear(y, f + 3, p[f + 4], 1);
-  auto m = at::layer_norm(h, {H}, p[f + 5], p[f + 6], kLayerNormEps);
+  y = y.transpose(1, 2).contiguous().view({B, T, width});
+  // LoRA is refused under --tp (config/tensor_parallel.h): its adapted layers are whole.
+  auto h = x + (lora_ ? linear(y, f + 3, p[f + 4], 1) : rowParallel(y, p[f + 3], p[f + 4], layer + "attn.proj"));
+  auto m = copyToTensorGroup(at::layer_norm(h, {H}, p[f + 5], p[f + 6], kLayerNormEps), group, layer + "mlp.fc");
   m = at::gelu(linear(m, f + 7, p[f + 8], 2));
-  // Under LoRA the projection has an adapter too: recomputed whole.
+  // Under LoRA the projection has an adapter too: recomputed whole. Under --tp the all-reduce's
+  // backward passes the gradient through, so the unread product's backward is the slice's own.
   if (!outputRead && !lora_) return unreadOutputProjection(h, m, p[f + 9], p[f + 10]);
-  return h + linear(m, f + 9, p[f + 10], 3);
+  return h + (lora_ ? linear(m, f + 9, p[f + 10], 3) : rowParallel(m, p[f + 9], p[f + 10], layer + "mlp.proj"));
 }
 
 at::Tensor GptModel::recomputeStage(int stage, const at::Tensor& input, const Batch& batch,
@@ -60,13 +73,13 @@ at::Tensor GptModel::forwardStage(int stage, const at::Tensor& input, const Batc
   return at::cross_entropy_loss(logits.view({-1, vocab_}).to(at::kFloat), batch.y.reshape({-1}));
 }
 
-void GptModel::forEachInitialParameter(int64_t seed, const std::function<void(size_t, at::Tensor)>& fn) const {
+void GptModel::forEachFullInitialParameter(int64_t seed, const std::function<void(size_t, at::Tensor)>& fn) const {
   // GPT-2 style: N(0, 0.02) for embeddings and matrices, zero biases, unit LayerNorm gains;
   // LoRA's A like the matrices, its B zero (the adapted model starts as the base model).
   auto gen = at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(seed));
   auto adapterGen = loraGenerator(seed);
-  for (size_t i = 0; i < params_.size(); ++i) {
-    const auto& spec = params_[i];
+  for (size_t i = 0; i < fullParams().size(); ++i) {
+    const auto& spec = fullParams()[i];
     const auto& n = spec.name;
     const bool isNorm = n.find("ln") != std::string::npos && n.find("lm_head") == std::string::npos;
     const bool isBias = n.size() > 5 && n.compare(n.size() - 5, 5, ".bias") == 0;

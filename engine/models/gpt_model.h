@@ -1,5 +1,6 @@
 // gpt: token + position embedding, `layers` pre-LayerNorm blocks (causal self-attention, GELU MLP),
-// final LayerNorm, LM head (no bias); next-token cross-entropy on synthetic tokens.
+// final LayerNorm, LM head (no bias); next-token cross-entropy on synthetic tokens. Under --tp a rank
+// computes heads/N of each block's heads and 1/N of its MLP's width (config/tensor_parallel.h).
 #pragma once
 
 #include "engine/models/model.h"
@@ -8,16 +9,22 @@ namespace shardscope {
 
 class GptModel final : public StagedModel {
  public:
-  explicit GptModel(const RunConfig& config);
+  GptModel(const RunConfig& config, const TensorParallelPart& part);
   at::Tensor forwardStage(int stage, const at::Tensor& input, const Batch& batch,
                           const std::vector<at::Tensor>& p) const override;
   // A block recomputed stops before its MLP's output projection (engine/models/unread_output_projection.h).
   at::Tensor recomputeStage(int stage, const at::Tensor& input, const Batch& batch,
                             const std::vector<at::Tensor>& p) const override;
-  void forEachInitialParameter(int64_t seed, const std::function<void(size_t, at::Tensor)>& fn) const override;
   Batch globalBatch(int64_t seed, int step, int batchSize) const override;
 
+ protected:
+  void forEachFullInitialParameter(int64_t seed, const std::function<void(size_t, at::Tensor)>& fn) const override;
+
  private:
+  // A row-parallel projection's x W^T + b: under --tp the partial products summed over the tensor
+  // group before the bias is added (`label` names that all-reduce).
+  at::Tensor rowParallel(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                         const std::string& label) const;
   // outputRead false: the output projection is left uncomputed (a recomputation for backward).
   at::Tensor block(const at::Tensor& x, const std::vector<at::Tensor>& p, int first, bool outputRead = true) const;
 

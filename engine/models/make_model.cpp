@@ -7,12 +7,12 @@
 
 namespace shardscope {
 
-std::unique_ptr<StagedModel> makeModel(const RunConfig& config) {
+std::unique_ptr<StagedModel> makeModel(const RunConfig& config, const TensorParallelPart& part) {
   switch (config.model) {
     case ModelKind::Mlp:
-      return std::make_unique<MlpModel>(config);
+      return std::make_unique<MlpModel>(config, part);
     case ModelKind::Gpt:
-      return std::make_unique<GptModel>(config);
+      return std::make_unique<GptModel>(config, part);
   }
   throw std::logic_error("a ModelKind makeModel does not build");
 }

@@ -9,6 +9,7 @@
 
 namespace shardscope {
 
-std::unique_ptr<StagedModel> makeModel(const RunConfig& config);
+// `part`: this rank's place in its tensor group under --tp; the default is the whole model.
+std::unique_ptr<StagedModel> makeModel(const RunConfig& config, const TensorParallelPart& part = {});
 
 }  // namespace shardscope

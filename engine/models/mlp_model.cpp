@@ -6,32 +6,46 @@
 
 namespace shardscope {
 
-MlpModel::MlpModel(const RunConfig& c) : features_(c.features), hidden_(c.hidden), classes_(c.classes) {
+MlpModel::MlpModel(const RunConfig& c, const TensorParallelPart& part)
+    : features_(c.features), hidden_(c.hidden), classes_(c.classes) {
   numBlocks_ = c.layers;
-  params_ = modelLayout(c);
+  layOut(c, part);
   blockParams_ = c.loraRank > 0 ? 4 : 2;  // weight, bias (and lora_A, lora_B)
+}
+
+at::Tensor MlpModel::linear(const at::Tensor& x, const std::vector<at::Tensor>& p, int w,
+                            const std::string& name) const {
+  Communicator* group = tensorParallel().group;
+  switch (group ? splitOf(static_cast<size_t>(w)) : TensorSplit::Replicated) {
+    case TensorSplit::Columns:
+      return at::linear(copyToTensorGroup(x, group, name), p[w], p[w + 1]);
+    case TensorSplit::Rows:
+      return reduceFromTensorGroup(at::linear(x, p[w]), group, name) + p[w + 1];
+    default:
+      return at::linear(x, p[w], p[w + 1]);
+  }
 }
 
 at::Tensor MlpModel::forwardStage(int stage, const at::Tensor& input, const Batch& batch,
                                   const std::vector<at::Tensor>& p) const {
-  if (stage == 0) return at::gelu(at::linear(input, p[0], p[1]));
+  if (stage == 0) return at::gelu(linear(input, p, 0, "inp"));
   if (stage <= numBlocks_) {
     const int w = 2 + blockParams_ * (stage - 1);
     if (blockParams_ == 4) return at::gelu(linearWithAdapter(input, p[w], p[w + 1], p[w + 2], p[w + 3]));
-    return at::gelu(at::linear(input, p[w], p[w + 1]));
+    return at::gelu(linear(input, p, w, "blocks." + std::to_string(stage - 1)));
   }
   const int w = 2 + blockParams_ * numBlocks_;
   // The loss in fp32 whatever the compute dtype (a no-op under fp32).
-  return at::cross_entropy_loss(at::linear(input, p[w], p[w + 1]).to(at::kFloat), batch.y);
+  return at::cross_entropy_loss(linear(input, p, w, "head").to(at::kFloat), batch.y);
 }
 
-void MlpModel::forEachInitialParameter(int64_t seed, const std::function<void(size_t, at::Tensor)>& fn) const {
+void MlpModel::forEachFullInitialParameter(int64_t seed, const std::function<void(size_t, at::Tensor)>& fn) const {
   // nn.Linear's default: weight and bias ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)); LoRA's A the
   // same (as PEFT's kaiming_uniform_(a=sqrt(5)) gives), its B zero.
   auto gen = at::make_generator<at::CPUGeneratorImpl>(static_cast<uint64_t>(seed));
   auto adapterGen = loraGenerator(seed);
-  for (size_t i = 0; i < params_.size(); ++i) {
-    const auto& spec = params_[i];
+  for (size_t i = 0; i < fullParams().size(); ++i) {
+    const auto& spec = fullParams()[i];
     const int64_t fanIn = spec.name.rfind("inp.", 0) == 0 ? features_ : hidden_;
     const double bound = 1.0 / std::sqrt(static_cast<double>(fanIn));
     if (isLoraB(spec.name))

@@ -1,5 +1,6 @@
 // mlp: inp = Linear(features, hidden) + GELU(erf); blocks.i = Linear(hidden, hidden) + GELU;
 // head = Linear(hidden, classes); loss = mean cross-entropy. Synthetic float features, int labels.
+// Under --tp the linears pair column-then-row over the tensor group (config/tensor_parallel.h).
 #pragma once
 
 #include "engine/models/model.h"
@@ -8,13 +9,18 @@ namespace shardscope {
 
 class MlpModel final : public StagedModel {
  public:
-  explicit MlpModel(const RunConfig& config);
+  MlpModel(const RunConfig& config, const TensorParallelPart& part);
   at::Tensor forwardStage(int stage, const at::Tensor& input, const Batch& batch,
                           const std::vector<at::Tensor>& p) const override;
-  void forEachInitialParameter(int64_t seed, const std::function<void(size_t, at::Tensor)>& fn) const override;
   Batch globalBatch(int64_t seed, int step, int batchSize) const override;
 
+ protected:
+  void forEachFullInitialParameter(int64_t seed, const std::function<void(size_t, at::Tensor)>& fn) const override;
+
  private:
+  // x W^T + b for the linear whose weight is p[w], named `name`, as its tensor-parallel split has it.
+  at::Tensor linear(const at::Tensor& x, const std::vector<at::Tensor>& p, int w, const std::string& name) const;
+
   int features_, hidden_, classes_;
   int blockParams_ = 2;  // a block's parameters in params(): weight, bias (and lora_A, lora_B)
 };

@@ -17,6 +17,32 @@ std::string StagedModel::unitName(int unit) {
   return trace::unitName(unit);  // kRootUnit is -1 there too
 }
 
+void StagedModel::layOut(const RunConfig& config, const TensorParallelPart& part) {
+  RunConfig whole = config;
+  whole.tp = part.ranks;  // a model built without a tensor group is the whole model
+  fullParams_ = modelLayout(whole);
+  params_ = tensorParallelLayout(whole);
+  splits_ = tensorSplits(whole);
+  tp_ = part;
+}
+
+std::map<std::string, TensorSplit> StagedModel::splitsByName() const {
+  std::map<std::string, TensorSplit> out;
+  for (size_t i = 0; i < params_.size(); ++i) out[params_[i].name] = splits_[i];
+  return out;
+}
+
+void StagedModel::forEachInitialParameter(int64_t seed, const std::function<void(size_t, at::Tensor)>& fn) const {
+  forEachFullInitialParameter(
+      seed, [&](size_t i, at::Tensor full) { fn(i, tensorSlice(full, splits_[i], tp_.ranks, tp_.index)); });
+}
+
+std::map<std::string, at::Tensor> StagedModel::fullInitialParameters(int64_t seed) const {
+  std::map<std::string, at::Tensor> out;
+  forEachFullInitialParameter(seed, [&](size_t i, at::Tensor full) { out[fullParams_[i].name] = std::move(full); });
+  return out;
+}
+
 std::vector<at::Tensor> StagedModel::initParameters(int64_t seed) const {
   std::vector<at::Tensor> out;
   forEachInitialParameter(seed, [&](size_t, at::Tensor t) { out.push_back(std::move(t)); });
@@ -25,7 +51,7 @@ std::vector<at::Tensor> StagedModel::initParameters(int64_t seed) const {
 
 int64_t StagedModel::parameterCount() const {
   int64_t total = 0;
-  for (const auto& spec : params_) total += spec.numel();
+  for (const auto& spec : fullParams_) total += spec.numel();
   return total;
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 
 #include "config/model_layout.h"
 #include "config/run_config.h"
+#include "engine/models/tensor_parallel.h"
 
 namespace shardscope {
 
@@ -25,7 +27,13 @@ class StagedModel {
  public:
   virtual ~StagedModel() = default;
 
+  // The parameters this rank computes with: the whole model's, or under --tp its slices of them
+  // (config/tensor_parallel.h; names stay the full model's).
   const std::vector<ParamSpec>& params() const { return params_; }
+  // How each of params() is divided over the tensor group, by name (Replicated without --tp).
+  std::map<std::string, TensorSplit> splitsByName() const;
+  TensorSplit splitOf(size_t index) const { return splits_[index]; }  // params()[index]'s
+  const TensorParallelPart& tensorParallel() const { return tp_; }
   int numUnits() const { return numBlocks_; }  // block units; the root unit is extra
   int numStages() const { return numBlocks_ + 2; }
   int stageUnit(int stage) const;         // kRootUnit for the first and last stage
@@ -42,24 +50,39 @@ class StagedModel {
     return forwardStage(stage, input, batch, p);
   }
 
-  // Deterministic initial parameters (float32, CPU) from the seed; identical on every rank.
-  // Streams them one at a time in params() order, so a sharded strategy never holds them all.
-  virtual void forEachInitialParameter(int64_t seed,
-                                       const std::function<void(size_t index, at::Tensor value)>& fn) const = 0;
+  // Deterministic initial parameters (float32, CPU) from the seed; identical on every rank of a
+  // tensor group's place (the full model's values, sliced). Streams them one at a time in params()
+  // order, so a sharded strategy never holds them all.
+  void forEachInitialParameter(int64_t seed, const std::function<void(size_t index, at::Tensor value)>& fn) const;
   std::vector<at::Tensor> initParameters(int64_t seed) const;
+  // The whole model's initial parameters by name, whatever this rank's slice (--export's init.pt).
+  std::map<std::string, at::Tensor> fullInitialParameters(int64_t seed) const;
 
   // The whole global batch of one step, deterministic in (seed, step); CPU tensors.
   virtual Batch globalBatch(int64_t seed, int step, int batchSize) const = 0;
 
-  // Model FLOPs per trained token/sample are a later concern; parameter count is used for reports.
+  // The whole model's parameter count (under --tp too: what model FLOPs are counted from).
   int64_t parameterCount() const;
 
  protected:
+  // Sets params() for `config` on this rank of its tensor group (the whole model when part.ranks is 1).
+  void layOut(const RunConfig& config, const TensorParallelPart& part);
+  // The whole model's initial values in modelLayout() order, from which forEachInitialParameter slices.
+  virtual void forEachFullInitialParameter(int64_t seed,
+                                           const std::function<void(size_t index, at::Tensor value)>& fn) const = 0;
+  const std::vector<ParamSpec>& fullParams() const { return fullParams_; }
+
   std::vector<ParamSpec> params_;
   int numBlocks_ = 0;
+
+ private:
+  std::vector<ParamSpec> fullParams_;
+  std::vector<TensorSplit> splits_;
+  TensorParallelPart tp_;
 };
 
-// Rows [rank*B/world, (rank+1)*B/world) of the global batch: each rank's contiguous shard.
+// Rows [rank*B/world, (rank+1)*B/world) of the global batch: each rank's contiguous shard (under
+// --tp, pass the data rank and the data ranks: a tensor group shares one shard).
 Batch localShard(const Batch& global, int rank, int worldSize);
 
 // x W^T + b plus LoRA's low-rank update (x A^T) B^T (scaling lora_alpha / r = 1), in PEFT's order.

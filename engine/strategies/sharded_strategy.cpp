@@ -24,7 +24,7 @@ ShardedStrategy::ShardedStrategy(const RunConfig& config, const StagedModel& mod
       model_(model),
       comm_(mesh.shard()),
       replicate_(mesh.replicate()),
-      dataParallelRanks_(mesh.world().worldSize()),
+      dataParallelRanks_(mesh.data().worldSize()),
       reshardAfterForward_(reshardAfterForward),
       prefetchDepth_(config.prefetch),
       computeDtype_(config.precision == Precision::Bf16 ? at::kBFloat16 : at::kFloat),

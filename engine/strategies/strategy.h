@@ -68,9 +68,9 @@ class Strategy {
   StepGate& gate_;
 };
 
-// The strategy of config.strategy over `mesh`: ddp and zero1 use its world group; the sharded ones
-// shard over its shard group and, on a hybrid mesh, all-reduce gradient shards over its replicate
-// group. It marks its hook points at `gate`.
+// The strategy of config.strategy over `mesh`: ddp and zero1 use its data group (the world without
+// --tp); the sharded ones shard over its shard group and, on a hybrid mesh, all-reduce gradient
+// shards over its replicate group. It marks its hook points at `gate`.
 std::unique_ptr<Strategy> makeStrategy(const RunConfig& config, const StagedModel& model, const ProcessMesh& mesh,
                                        const at::Device& device, StepGate& gate);
 

@@ -10,9 +10,9 @@ std::unique_ptr<Strategy> makeStrategy(const RunConfig& config, const StagedMode
   switch (config.strategy) {
     case StrategyKind::Ddp:
     case StrategyKind::NoShard:
-      return std::make_unique<DdpStrategy>(config, model, mesh.world(), device, gate);
+      return std::make_unique<DdpStrategy>(config, model, mesh.data(), device, gate);
     case StrategyKind::Zero1:
-      return std::make_unique<Zero1Strategy>(config, model, mesh.world(), device, gate);
+      return std::make_unique<Zero1Strategy>(config, model, mesh.data(), device, gate);
     case StrategyKind::ShardGradOp:
     case StrategyKind::FullShard:
     case StrategyKind::HybridShardZero2:

@@ -5,9 +5,11 @@
 #include <sys/stat.h>
 
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "config/strategies.h"
+#include "config/tensor_parallel.h"
 #include "tests/support/run_cli.h"
 
 namespace shardscope {
@@ -35,6 +37,68 @@ TEST(RunConfig, BatchMustDivideByWorldAndSuggestsAFix) {
   const auto e = errorOf(c);
   EXPECT_NE(e.find("--batch 16 is not divisible by --world 3"), std::string::npos) << e;
   EXPECT_NE(e.find("--batch 18"), std::string::npos) << e;
+}
+
+TEST(RunConfig, TensorParallelDividesTheWorldTheHeadsAndTheWidth) {
+  RunConfig c;
+  c.model = ModelKind::Gpt;
+  c.world = 4;
+  c.hidden = 64;
+  c.heads = 4;
+  c.batch = 8;
+  c.tp = 3;
+  EXPECT_NE(errorOf(c).find("--tp 3 does not divide --world 4"), std::string::npos) << errorOf(c);
+  EXPECT_NE(errorOf(c).find("pass one of 1, 2, 4"), std::string::npos) << errorOf(c);
+  c.tp = 4;
+  c.heads = 2;
+  c.hidden = 64;
+  EXPECT_NE(errorOf(c).find("--tp 4 does not divide --heads 2"), std::string::npos) << errorOf(c);
+  c.heads = 4;
+  EXPECT_EQ(errorOf(c), "");
+  c.strategy = StrategyKind::HybridShard;
+  EXPECT_NE(errorOf(c).find("hybrid"), std::string::npos) << errorOf(c);
+  c.strategy = StrategyKind::FullShard;
+  c.loraRank = 4;
+  EXPECT_NE(errorOf(c).find("--lora-rank"), std::string::npos) << errorOf(c);
+  c.loraRank = 0;
+  c.model = ModelKind::Mlp;
+  c.hidden = 30;
+  EXPECT_NE(errorOf(c).find("--tp 4 does not divide --hidden 30"), std::string::npos) << errorOf(c);
+  // A tensor group shares its slice of the batch: --batch divides by world / tp, not by world.
+  c.hidden = 32;
+  c.tp = 2;
+  c.batch = 2;
+  EXPECT_EQ(errorOf(c), "");
+  c.batch = 3;
+  EXPECT_NE(errorOf(c).find("the 2 data-parallel ranks"), std::string::npos) << errorOf(c);
+}
+
+TEST(RunConfig, TensorParallelSplitsMatricesAndLeavesTheRestWhole) {
+  RunConfig c;
+  c.model = ModelKind::Gpt;
+  c.layers = 1;
+  c.hidden = 8;
+  c.heads = 2;
+  c.tp = 2;
+  std::map<std::string, std::pair<TensorSplit, std::vector<int64_t>>> byName;
+  const auto layout = tensorParallelLayout(c);
+  const auto splits = tensorSplits(c);
+  for (size_t i = 0; i < layout.size(); ++i) byName[layout[i].name] = {splits[i], layout[i].shape};
+  EXPECT_EQ(byName["blocks.0.attn.qkv.weight"],
+            std::make_pair(TensorSplit::FusedColumns3, std::vector<int64_t>{12, 8}));
+  EXPECT_EQ(byName["blocks.0.attn.proj.weight"], std::make_pair(TensorSplit::Rows, std::vector<int64_t>{8, 4}));
+  EXPECT_EQ(byName["blocks.0.attn.proj.bias"].first, TensorSplit::Replicated);
+  EXPECT_EQ(byName["blocks.0.mlp.fc.bias"], std::make_pair(TensorSplit::Columns, std::vector<int64_t>{16}));
+  EXPECT_EQ(byName["lm_head.weight"].first, TensorSplit::Replicated);
+  // mlp: inp, blocks.0, blocks.1, head paired (inp, blocks.0), (blocks.1, head); with one block
+  // more the head is the odd one out.
+  c.model = ModelKind::Mlp;
+  c.layers = 2;
+  EXPECT_EQ(tensorSplits(c).back(), TensorSplit::Replicated);  // head.bias, after the all-reduce
+  EXPECT_TRUE(replicatedLinears(c).empty());
+  c.layers = 3;
+  EXPECT_EQ(replicatedLinears(c), std::vector<std::string>{"head"});
+  EXPECT_EQ(tensorSplits(c)[tensorSplits(c).size() - 2], TensorSplit::Replicated);  // head.weight
 }
 
 TEST(RunConfig, MicroBatchesMustDivideARanksBatch) {

@@ -1,0 +1,107 @@
+#include "engine/models/tensor_parallel.h"
+
+#include <cstdint>
+
+#include <torch/autograd.h>
+
+namespace shardscope {
+
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+// A group travels through autograd's saved data as an integer: IValue holds no raw pointer. The
+// model that made the graph, and its mesh, outlive every backward of it.
+int64_t groupHandle(Communicator* group) { return static_cast<int64_t>(reinterpret_cast<intptr_t>(group)); }
+Communicator* groupOf(AutogradContext* ctx) {
+  return reinterpret_cast<Communicator*>(static_cast<intptr_t>(ctx->saved_data["group"].toInt()));
+}
+
+at::Tensor summedOverGroup(const at::Tensor& x, Communicator& group, const std::string& label) {
+  at::Tensor sum = x.contiguous().clone();
+  group.allReduceSumAsync(sum, label)->wait();
+  return sum;
+}
+
+struct CopyToTensorGroup : torch::autograd::Function<CopyToTensorGroup> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, int64_t group, const std::string& label) {
+    ctx->saved_data["group"] = group;
+    ctx->saved_data["label"] = label;
+    return x.view_as(x);  // a new node for autograd; no copy
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const std::string label = ctx->saved_data["label"].toStringRef();
+    return {summedOverGroup(grads[0], *groupOf(ctx), label), at::Tensor(), at::Tensor()};
+  }
+};
+
+struct ReduceFromTensorGroup : torch::autograd::Function<ReduceFromTensorGroup> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, int64_t group, const std::string& label) {
+    return summedOverGroup(x, *reinterpret_cast<Communicator*>(static_cast<intptr_t>(group)), label);
+  }
+  static variable_list backward(AutogradContext*, variable_list grads) {
+    return {grads[0], at::Tensor(), at::Tensor()};
+  }
+};
+
+// The dimension a split divides, and into how many equal blocks before dividing each (qkv: 3).
+int splitDim(TensorSplit split) { return split == TensorSplit::Rows ? 1 : 0; }
+int splitBlocks(TensorSplit split) { return split == TensorSplit::FusedColumns3 ? 3 : 1; }
+
+}  // namespace
+
+at::Tensor tensorSlice(const at::Tensor& full, TensorSplit split, int parts, int index) {
+  if (split == TensorSplit::Replicated || parts <= 1) return full;
+  const int dim = splitDim(split);
+  std::vector<at::Tensor> pieces;
+  for (const auto& block : full.chunk(splitBlocks(split), dim)) {
+    const int64_t each = block.size(dim) / parts;
+    pieces.push_back(block.narrow(dim, index * each, each));
+  }
+  return at::cat(pieces, dim).contiguous();
+}
+
+at::Tensor joinTensorSlices(const std::vector<at::Tensor>& slices, TensorSplit split) {
+  if (split == TensorSplit::Replicated || slices.size() <= 1) return slices.front();
+  const int dim = splitDim(split), blocks = splitBlocks(split);
+  std::vector<at::Tensor> pieces;
+  for (int b = 0; b < blocks; ++b) {
+    for (const auto& slice : slices) pieces.push_back(slice.chunk(blocks, dim)[b]);
+  }
+  return at::cat(pieces, dim);
+}
+
+at::Tensor copyToTensorGroup(const at::Tensor& x, Communicator* group, const std::string& label) {
+  if (!group) return x;
+  return CopyToTensorGroup::apply(x, groupHandle(group), label);
+}
+
+at::Tensor reduceFromTensorGroup(const at::Tensor& x, Communicator* group, const std::string& label) {
+  if (!group) return x;
+  return ReduceFromTensorGroup::apply(x, groupHandle(group), label);
+}
+
+std::map<std::string, at::Tensor> joinTensorParallel(const std::map<std::string, at::Tensor>& local,
+                                                     const std::map<std::string, TensorSplit>& splits,
+                                                     const TensorParallelPart& part) {
+  if (!part.group) return local;
+  std::map<std::string, at::Tensor> full;
+  for (const auto& [name, slice] : local) {
+    const auto it = splits.find(name);
+    const TensorSplit split = it == splits.end() ? TensorSplit::Replicated : it->second;
+    if (split == TensorSplit::Replicated) {
+      full[name] = slice;
+      continue;
+    }
+    at::Tensor in = slice.contiguous();
+    at::Tensor gathered = at::empty({part.ranks * in.numel()}, in.options());
+    part.group->allGather(gathered, in, "export " + name);
+    std::vector<at::Tensor> slices;
+    for (const auto& piece : gathered.chunk(part.ranks)) slices.push_back(piece.view(in.sizes()));
+    full[name] = joinTensorSlices(slices, split).contiguous();
+  }
+  return full;
+}
+
+}  // namespace shardscope

@@ -1,0 +1,183 @@
+// Tensor parallelism (--tp): a rank's slices join back into the parameter, and a (data, tensor) mesh
+// trains to the same parameters as one process on the whole batch, under every 1-D strategy. Runs
+// the real binary: one OS process per rank, the tensor groups' all-reduces over Gloo.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "config/tensor_parallel.h"
+#include "engine/models/tensor_parallel.h"
+#include "engine/recording/tensor_files.h"
+#include "engine/strategies/reference_trainer.h"
+#include "tests/support/mode_of.h"
+#include "tests/support/run_cli.h"
+
+namespace shardscope {
+namespace {
+
+TEST(TensorParallel, SlicesJoinBackIntoTheWholeParameter) {
+  const at::Tensor full = at::arange(6 * 4, at::kFloat).view({6, 4});
+  for (auto split : {TensorSplit::Columns, TensorSplit::Rows, TensorSplit::FusedColumns3}) {
+    std::vector<at::Tensor> slices;
+    for (int t = 0; t < 2; ++t) slices.push_back(tensorSlice(full, split, 2, t));
+    EXPECT_TRUE(at::equal(joinTensorSlices(slices, split), full)) << static_cast<int>(split);
+  }
+  EXPECT_TRUE(at::equal(tensorSlice(full, TensorSplit::Rows, 2, 1), full.narrow(1, 2, 2)));
+  // qkv: rank 1 of 2 holds the second half of q's rows, of k's and of v's (its heads of each).
+  const at::Tensor qkv = tensorSlice(full, TensorSplit::FusedColumns3, 2, 1);
+  EXPECT_TRUE(at::equal(qkv, at::cat({full.narrow(0, 1, 1), full.narrow(0, 3, 1), full.narrow(0, 5, 1)})));
+}
+
+RunConfig tpConfig(const std::string& model, int tp) {
+  RunConfig c;
+  c.model = testing::modeOf<ModelKind>(model);
+  c.layers = 2;
+  c.batch = 12;
+  c.steps = 3;
+  c.optimizer = OptimizerKind::Sgd;  // blind to no gradient's scale: a missing or doubled sum shows
+  c.lr = 0.5;
+  c.seed = 7;
+  // Odd widths at --tp 3, as the issue asks: 15 = 3 x 5.
+  c.hidden = tp == 3 ? 15 : 14;
+  c.features = 7;
+  c.classes = 5;
+  if (model == "gpt") {
+    c.hidden = tp == 3 ? 15 : 12;
+    c.heads = tp == 3 ? 3 : 6;
+    c.seq = 5;
+    c.vocab = 11;
+  }
+  return c;
+}
+
+std::vector<std::string> tpArgs(const RunConfig& c, const std::string& strategy, int world, const std::string& dir) {
+  return {"run",
+          "--model",
+          modeName(c.model),
+          "--layers",
+          std::to_string(c.layers),
+          "--hidden",
+          std::to_string(c.hidden),
+          "--heads",
+          std::to_string(c.heads),
+          "--seq",
+          std::to_string(c.seq),
+          "--vocab",
+          std::to_string(c.vocab),
+          "--features",
+          std::to_string(c.features),
+          "--classes",
+          std::to_string(c.classes),
+          "--batch",
+          std::to_string(c.batch),
+          "--steps",
+          std::to_string(c.steps),
+          "--lr",
+          std::to_string(c.lr),
+          "--optimizer",
+          "sgd",
+          "--seed",
+          std::to_string(c.seed),
+          "--strategy",
+          strategy,
+          "--world",
+          std::to_string(world),
+          "--tp",
+          std::to_string(c.tp),
+          "--export",
+          dir,
+          "--summary",
+          dir + "/summary.json"};
+}
+
+double relativeDifference(const at::Tensor& a, const at::Tensor& b) {
+  const double scale = std::max(b.abs().max().item<double>(), 1e-12);
+  return (a - b).abs().max().item<double>() / scale;
+}
+
+using Case = std::tuple<std::string, std::string, int, int>;  // model, strategy, world, tp
+
+class TensorParallelParity : public ::testing::TestWithParam<Case> {};
+
+TEST_P(TensorParallelParity, TrainsAsOneProcessOnTheWholeBatch) {
+  const auto& [model, strategy, world, tp] = GetParam();
+  RunConfig config = tpConfig(model, tp);
+  const ReferenceResult ref = trainSingleProcess(config);  // built without a tensor group: the whole model
+  config.tp = tp;
+  const auto dir = testing::freshTempDir("tp_" + model + "_" + strategy + "_" + std::to_string(world));
+  auto run = testing::runShardscope(tpArgs(config, strategy, world, dir));
+  ASSERT_EQ(run.exitCode, 0) << run.output;
+
+  auto trained = loadTensorDict(dir + "/final.pt");
+  auto initial = loadTensorDict(dir + "/init.pt");
+  ASSERT_EQ(trained.size(), ref.parameters.size());
+  for (const auto& [name, expected] : ref.parameters) {
+    ASSERT_TRUE(trained.count(name)) << name;
+    ASSERT_EQ(trained[name].sizes(), expected.sizes()) << name << ": the slices were not joined";
+    EXPECT_LE(relativeDifference(trained[name], expected), 1e-5) << name;
+    EXPECT_GT(relativeDifference(initial[name], expected), 1e-4) << name << " did not move";
+  }
+  auto losses = loadTensor(dir + "/losses.pt");
+  for (int s = 0; s < config.steps; ++s) {
+    EXPECT_NEAR(losses[s].item<double>(), ref.losses[s], 1e-5 * std::abs(ref.losses[s])) << s;
+  }
+  // The tensor groups' all-reduces ran in their own group; the strategy's in the data groups.
+  std::ifstream in(dir + "/summary.json");
+  const auto summary = nlohmann::json::parse(in);
+  for (const auto& rank : summary["ranks"]) {
+    const auto& byGroup = rank["traffic_per_step"]["sent_bytes_by_group"];
+    EXPECT_GT(byGroup["tensor"].get<double>(), 0) << rank["rank"];
+    if (world > tp) EXPECT_GT(byGroup["data"].get<double>(), 0) << rank["rank"];
+    EXPECT_EQ(byGroup["shard"].get<double>(), 0) << "a 1-D strategy under --tp works over the data group";
+  }
+  EXPECT_EQ(summary["mesh"]["tensor_parallel"], tp);
+}
+
+std::string caseName(const ::testing::TestParamInfo<Case>& info) {
+  const auto& [model, strategy, world, tp] = info.param;
+  return model + "_" + strategy + "_world" + std::to_string(world) + "_tp" + std::to_string(tp);
+}
+
+INSTANTIATE_TEST_SUITE_P(OneTensorGroup, TensorParallelParity,
+                         ::testing::Combine(::testing::Values("mlp", "gpt"),
+                                            ::testing::Values("ddp", "zero1", "full_shard", "shard_grad_op"),
+                                            ::testing::Values(2), ::testing::Values(2)),
+                         caseName);
+INSTANTIATE_TEST_SUITE_P(DataTimesTensor, TensorParallelParity,
+                         ::testing::Combine(::testing::Values("mlp", "gpt"), ::testing::Values("zero1", "full_shard"),
+                                            ::testing::Values(4), ::testing::Values(2)),
+                         caseName);
+INSTANTIATE_TEST_SUITE_P(OddWidths, TensorParallelParity,
+                         ::testing::Combine(::testing::Values("mlp", "gpt"), ::testing::Values("ddp", "full_shard"),
+                                            ::testing::Values(6), ::testing::Values(3)),
+                         caseName);
+
+// What a rank holds is its slice: 1/N of each split matrix, whole norms and embeddings.
+TEST(TensorParallel, ARankHoldsItsSliceOfEachSplitMatrix) {
+  RunConfig config = tpConfig("gpt", 2);
+  config.tp = 2;
+  config.steps = 1;
+  const auto dir = testing::freshTempDir("tp_held");
+  auto run = testing::runShardscope(tpArgs(config, "ddp", 2, dir));
+  ASSERT_EQ(run.exitCode, 0) << run.output;
+  std::ifstream in(dir + "/held_rank1.json");
+  std::map<std::string, int64_t> params;
+  const auto held = nlohmann::json::parse(in);  // kept: a range-for over a temporary's member would dangle
+  for (const auto& t : held["tensors"]) {
+    if (t["role"] == "param_shard") params[t["name"].get<std::string>()] = t["numel"].get<int64_t>();
+  }
+  const int64_t h = config.hidden;
+  EXPECT_EQ(params["blocks.0.attn.qkv.weight"], 3 * h * h / 2);
+  EXPECT_EQ(params["blocks.0.attn.proj.weight"], h * h / 2);
+  EXPECT_EQ(params["blocks.0.mlp.fc.weight"], 4 * h * h / 2);
+  EXPECT_EQ(params["blocks.0.mlp.fc.bias"], 4 * h / 2);
+  EXPECT_EQ(params["blocks.0.mlp.proj.bias"], h) << "added after the all-reduce: whole";
+  EXPECT_EQ(params["blocks.0.ln1.weight"], h);
+  EXPECT_EQ(params["wte.weight"], config.vocab * h) << "the embedding is not vocabulary-parallel";
+}
+
+}  // namespace
+}  // namespace shardscope
