@@ -187,6 +187,14 @@ void drawParallelismFields(RunConfig& c) {
   // The field shows for the hybrid strategies only; a value left in it would refuse the others.
   if (!traitsOf(c.strategy).replicatesShardGroups) c.shardGroupSize = 0;
   ImGui::TextDisabled("%s", zeroName(c.strategy).c_str());
+  ImGui::InputInt("tp", &c.tp);
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip(
+        "--tp: groups of this many consecutive ranks split each block's matrices\n"
+        "(Megatron's column- and row-parallel linears) and all-reduce activations;\n"
+        "the strategy then works over world / tp data ranks. 1: none.");
+  }
+  if (c.tp > 1) ImGui::TextDisabled("mesh %d x %d (data, tensor)", c.world / std::max(1, c.tp), c.tp);
   if (traitsOf(c.strategy).replicatesShardGroups) {
     ImGui::InputInt("shard group", &c.shardGroupSize);
     if (ImGui::IsItemHovered()) {

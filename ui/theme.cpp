@@ -142,6 +142,8 @@ ImU32 collectiveColor(trace::CollectiveOp op) {
   return IM_COL32(200, 200, 200, 255);
 }
 
+ImU32 tensorGroupColor() { return inPalette(IM_COL32(214, 96, 160, 255)); }  // magenta: apart from every op
+
 ImU32 computeColor(trace::ComputeKind kind) {
   switch (kind) {
     case trace::ComputeKind::Step:

@@ -35,6 +35,9 @@ float steppedScale(float scale, int steps);
 
 ImU32 roleColor(trace::MemoryRole role);
 ImU32 collectiveColor(trace::CollectiveOp op);
+// A tensor group's collectives (--tp), whatever their op: activations on the critical path, told
+// apart at a glance from the data dimension's weights and gradients.
+ImU32 tensorGroupColor();
 ImU32 computeColor(trace::ComputeKind kind);
 ImU32 laneBackground();
 ImU32 laneLabelColor();                                   // "compute", "comm" beside the lanes

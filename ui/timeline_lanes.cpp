@@ -145,7 +145,10 @@ void spanTooltip(const trace::ComputeSpan& e, double originNs) {
 
 // What differs between a collective and a compute span drawn: its colour, its label, whether
 // it is the selected collective, its tooltip, what a click on it does.
-ImU32 spanColor(const trace::CollectiveSpan& e) { return collectiveColor(static_cast<trace::CollectiveOp>(e.op)); }
+ImU32 spanColor(const trace::CollectiveSpan& e) {
+  if (e.processGroup == static_cast<uint8_t>(trace::ProcessGroup::Tensor)) return tensorGroupColor();
+  return collectiveColor(static_cast<trace::CollectiveOp>(e.op));
+}
 ImU32 spanColor(const trace::ComputeSpan& e) { return computeColor(static_cast<trace::ComputeKind>(e.op)); }
 
 std::string spanLabel(const trace::CollectiveSpan& e) {
