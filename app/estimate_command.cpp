@@ -270,11 +270,11 @@ int runEstimate(const RunConfig& config, const EstimateOptions& given) {
   // rest among the N/TP data-parallel ranks; with --arch also the activations it divides and sends.
   EstimateOptions options = given;
   options.tensorParallel = config.tp;
-  if (!asksAboutModelStates(options) && (options.tensorParallel != 1 || options.sequenceParallel)) {
+  if (!asksAboutModelStates(options) && options.sequenceParallel) {
     return badValue(
-        "--tp and --sequence-parallel ask about a model of a given size: add --params (e.g. --params "
-        "70B --tp 8 --world 64) or --arch. A run's own prediction (estimate with the run's options) does not "
-        "yet count --tp; 'shardscope run --tp' measures it");
+        "--sequence-parallel asks about a model of a given size: add --params (e.g. --params 70B --tp 8 "
+        "--sequence-parallel --world 64) or --arch. shardscope does not run sequence parallelism yet, so a run's "
+        "own prediction has none");
   }
   if (asksAboutModelStates(options)) {
     return estimateModelStates(options, config.shardGroupSize);

@@ -9,6 +9,10 @@ same sizes, same optimizer (Adam), fp32, one process per rank on both sides:
     shardscope shard_grad_op  vs  PyTorch FSDP2 fully_shard, reshard_after_forward=False
     shardscope hybrid_shard   vs  PyTorch FSDP2 on a 2-D mesh (replicate, shard), at --hsdp-worlds
                                   (shard groups of world / 2)
+With --tp N, tensor parallelism inside the sharded strategies instead, at --worlds (multiples of N):
+    shardscope full_shard --tp N     vs  DTensor TP (parallelize_module on mesh["tp"]) + FSDP2
+    shardscope shard_grad_op --tp N      fully_shard on mesh["dp"], reshard_after_forward True, False
+    (the batch is batch_per_rank x world / N: a tensor group shares its slice)
 Each side's rank processes get an equal share of the cores for their intra-op threads
 (shardscope sets it itself; the PyTorch ranks get torch.set_num_threads(cores // world)).
 
@@ -38,10 +42,12 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
-from pytorch_parity import Gpt, parallelize  # noqa: E402  the model and wrappers, defined once
+from pytorch_parity import (Gpt, parallelize, parallelize_tensor_parallel,  # noqa: E402  defined once
+                            tensor_parallel_model)
 
 PAIRS = {"ddp": "ddp", "zero1": "ddp_zero_redundancy", "full_shard": "fsdp2_reshard_true",
          "shard_grad_op": "fsdp2_reshard_false", "hybrid_shard": "hsdp_reshard_true"}
+TP_PAIRS = {"full_shard": "tp_fsdp2_reshard_true", "shard_grad_op": "tp_fsdp2_reshard_false"}
 MODELS = {  # the small GPT and a larger one
     "small": {"layers": 4, "hidden": 256, "heads": 4, "seq": 64, "vocab": 1024, "batch_per_rank": 4},
     "large": {"layers": 6, "hidden": 512, "heads": 8, "seq": 128, "vocab": 4096, "batch_per_rank": 4},
@@ -54,11 +60,11 @@ def free_port():
         return s.getsockname()[1]
 
 
-def config_of(model, world, steps):
+def config_of(model, world, steps, tp=1):
     m = MODELS[model]
     return {"model": "gpt", "layers": m["layers"], "hidden": m["hidden"], "heads": m["heads"], "seq": m["seq"],
-            "vocab": m["vocab"], "batch": m["batch_per_rank"] * world, "steps": steps, "optimizer": "adam",
-            "lr": 1e-3, "bucket-cap-mb": 25.0, "precision": "fp32"}
+            "vocab": m["vocab"], "batch": m["batch_per_rank"] * world // tp, "steps": steps, "optimizer": "adam",
+            "lr": 1e-3, "bucket-cap-mb": 25.0, "precision": "fp32", "tp": tp}
 
 
 def pytorch_rank(rank, world, port, c, mode, out_path, threads):
@@ -67,9 +73,13 @@ def pytorch_rank(rank, world, port, c, mode, out_path, threads):
     dist.init_process_group("gloo", rank=rank, world_size=world)
     try:
         torch.manual_seed(0)
-        model, opt = parallelize(Gpt(c), c, mode, torch.device("cpu"), world, world // 2)
-        per = c["batch"] // world
-        generator = torch.Generator().manual_seed(1 + rank)
+        tp = c["tp"]
+        if tp > 1:
+            model, opt = parallelize_tensor_parallel(tensor_parallel_model(c), c, mode, world, tp)
+        else:
+            model, opt = parallelize(Gpt(c), c, mode, torch.device("cpu"), world, world // 2)
+        per = c["batch"] // (world // tp)
+        generator = torch.Generator().manual_seed(1 + rank // tp)  # a tensor group shares its data
         times = []
         for _ in range(c["steps"]):
             begin = time.perf_counter()
@@ -110,7 +120,7 @@ def run_shardscope(binary, c, world, strategy, extra):
     with tempfile.TemporaryDirectory() as tmp:
         summary = os.path.join(tmp, "summary.json")
         cmd = [binary, "run", "--model", "gpt", "--strategy", strategy, "--world", str(world), "--summary", summary]
-        for key in ("layers", "hidden", "heads", "seq", "vocab", "batch", "steps", "optimizer", "lr"):
+        for key in ("layers", "hidden", "heads", "seq", "vocab", "batch", "steps", "optimizer", "lr", "tp"):
             cmd += ["--" + key, str(c[key])]
         run = subprocess.run(cmd + extra, capture_output=True, text=True)
         if run.returncode != 0:
@@ -133,10 +143,16 @@ def main():
     ap.add_argument("--steps", type=int, default=8)
     ap.add_argument("--warmup", type=int, default=2, help="steps left out of each run's median [2]")
     ap.add_argument("--repeats", type=int, default=5, help="runs of each side per row, alternating [5]")
+    ap.add_argument("--tp", type=int, default=1,
+                    help="tensor-parallel degree: time full_shard and shard_grad_op with --tp N against DTensor TP "
+                         "+ FSDP2, at --worlds (multiples of N) [1: the strategies alone]")
     ap.add_argument("--shardscope-args", default="", help="more options for shardscope, e.g. '--recording off'")
     ap.add_argument("--out", default="cpu_strategies.json")
     args = ap.parse_args()
-    pairs = args.pairs.split(",")
+    pairs = args.pairs.split(",") if args.tp == 1 else [p for p in args.pairs.split(",") if p in TP_PAIRS]
+    if args.tp > 1 and any(int(w) % args.tp for w in args.worlds.split(",")):
+        sys.exit(f"--worlds '{args.worlds}': with --tp {args.tp} each world is tensor groups of {args.tp}; "
+                 f"give multiples of it, e.g. {args.tp},{2 * args.tp}")
     unknown = [p for p in pairs if p not in PAIRS] + [m for m in args.models.split(",") if m not in MODELS]
     if unknown:
         sys.exit(f"not known: {', '.join(unknown)}; pairs are {', '.join(PAIRS)}, models {', '.join(MODELS)}")
@@ -154,21 +170,22 @@ def main():
         for strategy in pairs:
             worlds = args.hsdp_worlds if strategy == "hybrid_shard" else args.worlds
             for world in (int(w) for w in worlds.split(",")):
-                c = config_of(model, world, args.steps)
+                c = config_of(model, world, args.steps, args.tp)
+                theirs_mode = TP_PAIRS[strategy] if args.tp > 1 else PAIRS[strategy]
                 threads = max(1, cores // world)
                 ours, theirs = [], []
                 for r in range(args.repeats):
                     sides = [("ours", lambda: run_shardscope(args.shardscope, c, world, strategy, extra)),
-                             ("theirs", lambda: run_pytorch(c, world, PAIRS[strategy], threads))]
+                             ("theirs", lambda: run_pytorch(c, world, theirs_mode, threads))]
                     for side, run in sides if r % 2 == 0 else reversed(sides):
                         (ours if side == "ours" else theirs).append(steady(run(), args.warmup))
                 ratios = [a / b for a, b in zip(ours, theirs)]
-                row = {"model": model, "world": world, "strategy": strategy, "pytorch": PAIRS[strategy],
+                row = {"model": model, "world": world, "tp": args.tp, "strategy": strategy, "pytorch": theirs_mode,
                        "ours_s": ours, "theirs_s": theirs, "paired_ratio": statistics.median(ratios),
                        "ratio_range": [min(ratios), max(ratios)]}
                 rows.append(row)
-                print(f"{model:5s} world {world} {strategy:13s} ours {1e3 * statistics.median(ours):7.1f} ms  "
-                      f"PyTorch {PAIRS[strategy]:20s} {1e3 * statistics.median(theirs):7.1f} ms  "
+                print(f"{model:5s} world {world} tp {args.tp} {strategy:13s} ours {1e3 * statistics.median(ours):7.1f} ms  "
+                      f"PyTorch {theirs_mode:22s} {1e3 * statistics.median(theirs):7.1f} ms  "
                       f"paired ratio {row['paired_ratio']:.2f} ({min(ratios):.2f}-{max(ratios):.2f})", flush=True)
     json.dump({"torch": torch.__version__, "cores": cores, "steps": args.steps, "warmup": args.warmup,
                "repeats": args.repeats, "shardscope_args": args.shardscope_args, "rows": rows},

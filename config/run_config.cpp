@@ -430,6 +430,7 @@ std::optional<std::string> shardGroupProblem(const RunConfig& c) {
 }
 
 std::optional<std::string> tensorParallelProblem(const RunConfig& c) {
+  if (c.world < 1) return std::nullopt;  // no world to divide: validate() says so first
   const std::string tp = "--tp " + std::to_string(c.tp);
   if (c.tp < 1 || c.tp > c.world || c.world % c.tp != 0) {
     std::string divisors;
@@ -451,9 +452,17 @@ std::optional<std::string> tensorParallelProblem(const RunConfig& c) {
            "of them.";
   }
   if (c.model == ModelKind::Gpt && c.heads % c.tp != 0) {
+    // The first multiple of N from --heads up that still divides --hidden.
+    int suggested = c.tp;
+    for (int h = c.tp; h <= c.hidden; h += c.tp) {
+      if (h >= c.heads && c.hidden % h == 0) {
+        suggested = h;
+        break;
+      }
+    }
     return tp + " does not divide --heads " + std::to_string(c.heads) +
            "; each rank of a tensor group computes heads/N whole heads. Pick --heads a multiple of " +
-           std::to_string(c.tp) + " (e.g. --heads " + std::to_string(c.tp * std::max(1, c.heads / c.tp)) + ").";
+           std::to_string(c.tp) + " that divides --hidden (e.g. --heads " + std::to_string(suggested) + ").";
   }
   if (c.model == ModelKind::Mlp && c.hidden % c.tp != 0) {
     return tp + " does not divide --hidden " + std::to_string(c.hidden) +

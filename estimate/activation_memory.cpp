@@ -121,7 +121,9 @@ std::optional<Recompute> parseRecompute(const std::string& text) {
 
 GptActivations gptSavedActivations(const RunConfig& c) {
   const int64_t e = c.precision == Precision::Bf16 ? 2 : 4;  // the compute dtype's bytes
-  const int64_t b = c.batch / c.world / c.accumulate, s = c.seq, h = c.hidden, a = c.heads, v = c.vocab;
+  // Under --tp t a tensor group shares one data rank's samples (config/tensor_parallel.h).
+  const int64_t t = std::max(1, c.tp);
+  const int64_t b = c.batch / (c.world / t) / c.accumulate, s = c.seq, h = c.hidden, a = c.heads, v = c.vocab;
   const int64_t bsh = b * s * h, bs = b * s, r = c.loraRank;
   const bool lora = r > 0, checkpointed = c.activationCheckpointing == Checkpointing::Blocks;
   // The embedding's output (the first block's input); the position indices (int64) for the
@@ -132,8 +134,10 @@ GptActivations gptSavedActivations(const RunConfig& c) {
   // output (8) and the block's output (1): 16 b s h; the LayerNorms' mean and rstd (4 b s, in the
   // compute dtype) and the attention's log-sum-exp (a b s, fp32). LoRA adds each of the 4
   // adapters' inner activation (r b s); the first block's LayerNorm then has nothing to train
-  // before or in it and keeps no statistics.
-  const int64_t block = e * 16 * bsh + e * 4 * bs + 4 * a * bs + e * 4 * r * bs;
+  // before or in it and keeps no statistics. Under --tp t a rank keeps 1/t of what its heads and
+  // its slice of the MLP compute (q, k, v, the attention's output, the MLP's 8: 12 bsh/t, and
+  // a/t heads' log-sum-exp) and the other 4 bsh whole.
+  const int64_t block = e * (4 * bsh + 12 * bsh / t) + e * 4 * bs + 4 * (a / t) * bs + e * 4 * r * bs;
   const int64_t blocks = checkpointed ? c.layers * e * bsh  // each keeps its output until backward reruns it
                                       : c.layers * block - (lora ? e * 2 * bs : 0);
   // The head: the final LayerNorm's statistics and output (not kept when the LM head is frozen),
@@ -144,6 +148,7 @@ GptActivations gptSavedActivations(const RunConfig& c) {
   const std::string eb = std::to_string(e) + " B";
   out.formula = "b = " + std::to_string(b) + " samples x s = " + std::to_string(s) + " tokens per micro-batch: " +
                 (checkpointed ? "L x " + eb + " x bsh (checkpointed blocks keep their output)"
+                 : t > 1      ? "L x (" + eb + " x ((4 + 12/t) bsh + 4 bs) + 4 B x (a/t) bs), t = " + std::to_string(t)
                               : "L x (" + eb + " x (16 bsh + 4 bs" + (lora ? " + 4 r bs" : "") + ") + 4 B x a bs)") +
                 " + embedding " + eb + " x bsh + head (" + eb + " x (" + (lora ? "" : "bsh + ") +
                 "2 bs) + 4 B x V bs); Korthikanti et al. 2022's count without dropout, with fused attention";

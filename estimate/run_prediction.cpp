@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <numeric>
 
 #include "estimate/activation_memory.h"
 #include "config/model_layout.h"
@@ -40,7 +41,14 @@ const PredictedMemory* RunPrediction::find(MemoryRole role, bool host) const {
 
 const PredictedCollective* RunPrediction::find(CollectiveOp op) const {
   for (const auto& c : perStep) {
-    if (c.op == op) return &c;
+    if (c.op == op && c.group != trace::ProcessGroup::Tensor) return &c;
+  }
+  return nullptr;
+}
+
+const PredictedCollective* RunPrediction::tensorGroup() const {
+  for (const auto& c : perStep) {
+    if (c.group == trace::ProcessGroup::Tensor) return &c;
   }
   return nullptr;
 }
@@ -115,9 +123,11 @@ RunPrediction predictZero1(const RunConfig& c, const ParameterCounts& n) {
   const bool bf16 = c.precision == Precision::Bf16;
   const int64_t computeBytes = bf16 ? 2 : 4;
   const int k = optimizerStatesPerParameter(c.optimizer);
-  // One flat buffer of the trained parameters is partitioned; frozen ones are held whole.
-  const int64_t padded = (n.trained + c.world - 1) / c.world * c.world;
-  const int64_t owned = padded / c.world;
+  // One flat buffer of the trained parameters is partitioned among the data ranks (the world
+  // without --tp); frozen ones are held whole.
+  const int64_t ranks = c.world / std::max(1, c.tp);
+  const int64_t padded = (n.trained + ranks - 1) / ranks * ranks;
+  const int64_t owned = padded / ranks;
   const int64_t frozen = n.frozen();
   const std::string t = n.lora() ? "T" : "P";
   const std::string plusFrozen = n.lora() ? " + the frozen F = P - T whole" : "";
@@ -148,6 +158,17 @@ RunPrediction predictZero1(const RunConfig& c, const ParameterCounts& n) {
   return p;
 }
 
+// The most any `window` consecutive blocks hold. They are all the same size, but under --tp an
+// mlp's column-parallel blocks keep 1/t of their bias and the row-parallel ones all of it.
+int64_t mostOfConsecutive(const std::vector<int64_t>& blocks, int window) {
+  int64_t most = 0;
+  for (size_t first = 0; first + static_cast<size_t>(window) <= blocks.size(); ++first) {
+    most = std::max(most, std::accumulate(blocks.begin() + static_cast<std::ptrdiff_t>(first),
+                                          blocks.begin() + static_cast<std::ptrdiff_t>(first) + window, int64_t{0}));
+  }
+  return most;
+}
+
 RunPrediction predictSharded(const RunConfig& c, const ParameterCounts& n) {
   const bool bf16 = c.precision == Precision::Bf16;
   const int64_t computeBytes = bf16 ? 2 : 4;
@@ -159,6 +180,7 @@ RunPrediction predictSharded(const RunConfig& c, const ParameterCounts& n) {
   const int layers = c.layers;
   int64_t paddedTotal = 0, paddedTrained = 0, paddedRoot = 0, paddedBlocks = 0, rootUnits = 0, blockUnits = 0,
           trainedUnits = 0;
+  std::vector<int64_t> paddedBlock(static_cast<size_t>(layers), 0);
   for (const auto& u : flatUnits(tensorParallelLayout(c), layers)) {
     const int64_t padded = (u.numel + shardRanks - 1) / shardRanks * shardRanks;
     const bool root = u.unit == kRootUnit;
@@ -167,8 +189,8 @@ RunPrediction predictSharded(const RunConfig& c, const ParameterCounts& n) {
     trainedUnits += u.trainable ? 1 : 0;
     (root ? paddedRoot : paddedBlocks) += padded;
     (root ? rootUnits : blockUnits) += 1;
+    if (!root) paddedBlock[static_cast<size_t>(u.unit)] += padded;
   }
-  const int64_t largestBlock = paddedBlocks / layers;  // all blocks are the same size
   const int64_t owned = paddedTotal / shardRanks;
   const int64_t ownedTrained = paddedTrained / shardRanks;
   const std::string dtype = bf16 ? "2 B (bf16)" : "4 B";
@@ -192,12 +214,13 @@ RunPrediction predictSharded(const RunConfig& c, const ParameterCounts& n) {
     // The root stays gathered from forward start to the end of its backward; blocks come and go,
     // the one computing plus --prefetch ahead of it (all blocks are the same size).
     const int window = std::min(layers, 1 + c.prefetch);
+    const int64_t gatheredBlocks = mostOfConsecutive(paddedBlock, window);
     const std::string blocks = std::to_string(window) + " block" + (window == 1 ? "" : "s");
     const std::string why =
         window < 1 + c.prefetch
             ? "): every block, as --prefetch " + std::to_string(c.prefetch) + " reaches past the last"
             : "): the unit computing and --prefetch " + std::to_string(c.prefetch) + " ahead";
-    p.memory.push_back({MemoryRole::ParamGathered, When::Peak, computeBytes * (paddedRoot + window * largestBlock),
+    p.memory.push_back({MemoryRole::ParamGathered, When::Peak, computeBytes * (paddedRoot + gatheredBlocks),
                         dtype + " x (root + " + blocks + why});
   } else {
     p.memory.push_back({MemoryRole::ParamGathered, When::Peak, computeBytes * paddedTotal,
@@ -294,6 +317,67 @@ std::vector<PredictedMemory> offloadDeviceCopies(const RunConfig& c) {
            ": a unit's reduced gradient shard, on the device until it is copied out (one at a time)"}};
 }
 
+// A tensor group's all-reduces per step (--tp, config/tensor_parallel.h), in the compute dtype:
+// gpt, each block's attention and MLP output in forward and the gradients of their inputs in
+// backward (the first block's too: the embedding trains), and the attention's again when a
+// checkpointed block is recomputed (its MLP projection is left uncomputed then); mlp, each pair's
+// row-parallel output in forward and its column-parallel input's gradient in backward (none for the
+// first linear's input, the data).
+PredictedCollective tensorParallelAllReduces(const RunConfig& c) {
+  const int64_t e = c.precision == Precision::Bf16 ? 2 : 4;
+  const int64_t rows = c.batch / (c.world / c.tp) / c.accumulate, micro = c.accumulate;
+  PredictedCollective out{CollectiveOp::AllReduce, 0, 0, ""};
+  out.group = trace::ProcessGroup::Tensor;
+  if (c.model == ModelKind::Gpt) {
+    const bool recomputed = c.activationCheckpointing == Checkpointing::Blocks;
+    const int64_t perBlock = recomputed ? 5 : 4;
+    out.count = micro * perBlock * c.layers;
+    out.bytes = out.count * e * rows * c.seq * c.hidden;
+    out.formula = std::to_string(perBlock) +
+                  " per block (attention and MLP: output in forward, input gradient in "
+                  "backward" +
+                  std::string(recomputed ? ", the attention's output again when recomputed" : "") + ") of " +
+                  std::to_string(e) + " B x b s h, per micro-batch";
+    return out;
+  }
+  const int64_t linears = c.layers + 2, pairs = linears / 2;
+  for (int64_t k = 0; k < 2 * pairs; k += 2) {
+    const int64_t outFeatures = k + 1 == linears - 1 ? c.classes : c.hidden;
+    out.count += micro * (k == 0 ? 1 : 2);
+    out.bytes += micro * e * rows * (outFeatures + (k == 0 ? 0 : c.hidden));
+  }
+  out.formula =
+      "per column-then-row pair, its output in forward and (but the first's, on data) its input's "
+      "gradient in backward, " +
+      std::to_string(e) + " B x b x features, per micro-batch";
+  return out;
+}
+
+// Under --tp the strategy's collectives run in the data group, and the tensor group all-reduces.
+void addTensorParallel(RunPrediction& p, const RunConfig& c) {
+  if (c.tp <= 1) return;
+  for (auto& collective : p.perStep) {
+    if (collective.group == trace::ProcessGroup::World) collective.group = trace::ProcessGroup::Data;
+  }
+  p.perStep.push_back(tensorParallelAllReduces(c));
+}
+
+int groupSizeOf(trace::ProcessGroup group, const RunConfig& c) {
+  switch (group) {
+    case trace::ProcessGroup::World:
+      return c.world;
+    case trace::ProcessGroup::Shard:
+      return shardGroupSize(c);
+    case trace::ProcessGroup::Replicate:
+      return replicaCount(c);
+    case trace::ProcessGroup::Tensor:
+      return c.tp;
+    case trace::ProcessGroup::Data:
+      return c.world / std::max(1, c.tp);
+  }
+  return c.world;
+}
+
 }  // namespace
 
 RunPrediction predictRun(const RunConfig& config) {
@@ -318,10 +402,9 @@ RunPrediction predictRun(const RunConfig& config) {
     moveStateToHost(p);
     for (auto& copy : offloadDeviceCopies(config)) p.memory.push_back(std::move(copy));
   }
+  addTensorParallel(p, config);
   for (auto& c : p.perStep) {
-    c.groupSize = c.group == trace::ProcessGroup::World   ? config.world
-                  : c.group == trace::ProcessGroup::Shard ? shardGroupSize(config)
-                                                          : replicaCount(config);
+    c.groupSize = groupSizeOf(c.group, config);
     c.sentBytes = trace::ringTrafficPerRank(c.op, c.groupSize, c.bytes).sentBytes;
   }
   if (config.model == ModelKind::Gpt) {
@@ -334,10 +417,14 @@ RunPrediction predictRun(const RunConfig& config) {
 
 std::optional<std::string> predictionProblem(const RunConfig& config) {
   if (auto e = shardGroupProblem(config)) return e;  // against the world predicted, not the capped one
+  if (auto e = tensorParallelProblem(config)) return e;
   RunConfig check = config;
   check.shardGroupSize = 0;
   // Nothing is started: any world size can be predicted (validate() caps what one host runs).
   check.world = std::min(check.world, kMaxWorldSize);
+  // ... and tensor groups of --tp ranks in it, however few of them one host has room for.
+  check.tp = std::min(check.tp, check.world);
+  check.world -= check.world % std::max(1, check.tp);
   check.batch = check.world * std::max(1, check.accumulate);  // one sample per micro-batch and rank
   check.exportDir = check.summaryPath = check.tracePath = check.memoryCsvPath = "";
   return validate(check);

@@ -4,7 +4,8 @@
 // tests hold them against measured runs. Activations and communication buffers are not predicted:
 // they depend on kernels and libraries, so they are left to the measurement.
 // Under --tp the model states are those of a rank's tensor-parallel slices
-// (config/tensor_parallel.h); the tensor group's own all-reduces are not yet predicted.
+// (config/tensor_parallel.h), the strategy's collectives run in the data group, and the tensor
+// group's all-reduces are predicted too.
 #pragma once
 
 #include <cstdint>
@@ -54,7 +55,10 @@ struct RunPrediction {
   // A role's prediction on the device or on the host: under --offload cpu a role can be predicted
   // on both (the host's, and the device's passing copies).
   const PredictedMemory* find(trace::MemoryRole role, bool host) const;
+  // The strategy's collectives of `op` (in the world, its shard, replicate or data group); under
+  // --tp the tensor group's all-reduces are tensorGroup()'s.
   const PredictedCollective* find(trace::CollectiveOp op) const;
+  const PredictedCollective* tensorGroup() const;  // null without --tp
 };
 
 // For a configuration that validate() accepts.

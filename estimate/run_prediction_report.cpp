@@ -11,7 +11,15 @@ using trace::formatBytes;
 
 namespace {
 
-const std::vector<StrategyKind> kStrategies = allModes<StrategyKind>();
+// The strategies a prediction covers: all of them, but under --tp the hybrid ones (which a run
+// refuses there).
+std::vector<StrategyKind> strategiesFor(const RunConfig& config) {
+  std::vector<StrategyKind> out;
+  for (StrategyKind s : allModes<StrategyKind>()) {
+    if (config.tp <= 1 || !traitsOf(s).replicatesShardGroups) out.push_back(s);
+  }
+  return out;
+}
 constexpr trace::MemoryRole kRoles[] = {trace::MemoryRole::ParamShard, trace::MemoryRole::ParamGathered,
                                         trace::MemoryRole::GradFull, trace::MemoryRole::GradShard,
                                         trace::MemoryRole::OptimizerState};
@@ -54,9 +62,15 @@ void printMemoryTable(std::FILE* out, const RunConfig& config, const std::vector
     std::fprintf(out, ", T = %lld of them trained (the LoRA adapters)",
                  static_cast<long long>(trainableElements(config)));
   }
+  if (config.tp > 1) {
+    int64_t whole = 0;
+    for (const auto& spec : modelLayout(config)) whole += spec.numel();
+    std::fprintf(out, " per rank of a tensor group of %d (its slices; the whole model has %lld)", config.tp,
+                 static_cast<long long>(whole));
+  }
   std::fprintf(out, "\n\n");
   std::fprintf(out, "%-30s", "per rank");
-  for (StrategyKind s : kStrategies) std::fprintf(out, " %16s", strategyName(s));
+  for (StrategyKind s : strategiesFor(config)) std::fprintf(out, " %16s", strategyName(s));
   std::fprintf(out, "\n");
   printMemoryRows(out, predictions);
   const bool offloaded = config.offload == Offload::Cpu;
@@ -81,6 +95,21 @@ void printMemoryTable(std::FILE* out, const RunConfig& config, const std::vector
   }
 }
 
+// Under --tp: the tensor group's all-reduces, rows of their own under the strategy's collectives.
+void printTensorGroupRows(std::FILE* out, const std::vector<RunPrediction>& predictions) {
+  if (!predictions.front().tensorGroup()) return;
+  for (bool sent : {false, true}) {
+    std::fprintf(out, "%-30s", sent ? "  sent by each rank (ring)" : "all_reduce size, tensor group");
+    for (const auto& p : predictions) {
+      const auto* t = p.tensorGroup();
+      const std::string cell = sent ? formatBytes(static_cast<double>(t->sentBytes))
+                                    : std::to_string(t->count) + " x, " + formatBytes(static_cast<double>(t->bytes));
+      std::fprintf(out, " %16s", cell.c_str());
+    }
+    std::fprintf(out, "\n");
+  }
+}
+
 // The collectives per step: each op's size and what a rank sends, and all of it against ddp's.
 void printTrafficTable(std::FILE* out, const std::vector<RunPrediction>& predictions) {
   std::fprintf(out, "\n\n%-30s\n", "collectives per step");
@@ -101,6 +130,7 @@ void printTrafficTable(std::FILE* out, const std::vector<RunPrediction>& predict
       std::fprintf(out, "\n");
     }
   }
+  printTensorGroupRows(out, predictions);
   std::fprintf(out, "%-30s", "sent by each rank, all");
   for (const auto& p : predictions)
     std::fprintf(out, " %16s", formatBytes(static_cast<double>(p.sentBytesPerStep())).c_str());
@@ -122,18 +152,29 @@ void printFormulas(std::FILE* out, const RunConfig& config, const std::vector<Ru
   std::fprintf(out,
                "\n(size: as nccl-tests counts it; sent: what a rank puts on the wire under the ring schedule,\n"
                " all-reduce 2(N-1)/N x size, all-gather and reduce-scatter (N-1)/N x size, N the ranks of the\n"
-               " collective's group; it receives as much. hybrid_*: a %d x %d mesh (replicate, shard), all-gathers\n"
-               " and reduce-scatters among its S = %d, all-reduces among its %d replicas; --shard-group-size sets S)\n",
-               replicas, s, s, replicas);
+               " collective's group; it receives as much.");
+  if (config.tp <= 1) {
+    std::fprintf(out,
+                 " hybrid_*: a %d x %d mesh (replicate, shard), all-gathers\n"
+                 " and reduce-scatters among its S = %d, all-reduces among its %d replicas; --shard-group-size sets S",
+                 replicas, s, s, replicas);
+  }
+  std::fprintf(out, ")\n");
+  if (config.tp > 1) {
+    std::fprintf(out,
+                 "(--tp %d: the strategies work over the %d data ranks, N below; each tensor group all-reduces "
+                 "among its %d)\n",
+                 config.tp, config.world / config.tp, config.tp);
+  }
   std::fprintf(out,
                "\nHow each figure comes about (P' = P with each FSDP unit padded to a multiple of N = %d, or of S\n"
                "under hybrid_*; P'' = P padded once, zero1's single flat buffer%s):\n",
-               config.world,
+               config.world / std::max(1, config.tp),
                config.loraRank > 0
                    ? ";\nT = the trained LoRA adapters' elements, T' and T'' padded alike, F = P - T frozen"
                    : "");
   for (size_t i = 0; i < predictions.size(); ++i) {
-    std::fprintf(out, "  %s\n", strategyName(kStrategies[i]));
+    std::fprintf(out, "  %s\n", strategyName(strategiesFor(config)[i]));
     for (const auto& m : predictions[i].memory)
       std::fprintf(out, "    %-31s %s\n", rowLabel(m).c_str(), m.formula.c_str());
     for (const auto& c : predictions[i].perStep)
@@ -160,7 +201,7 @@ void printFormulas(std::FILE* out, const RunConfig& config, const std::vector<Ru
 
 std::vector<RunPrediction> predictEveryStrategy(const RunConfig& config) {
   std::vector<RunPrediction> predictions;
-  for (StrategyKind s : kStrategies) {
+  for (StrategyKind s : strategiesFor(config)) {
     RunConfig c = config;
     c.strategy = s;
     if (!traitsOf(s).replicatesShardGroups) c.shardGroupSize = 0;
@@ -195,6 +236,7 @@ void printRunPredictionsJson(std::FILE* out, const RunConfig& config, const std:
                                              {"formula", m.formula}};
     }
     for (const auto& c : predictions[i].perStep) {
+      if (c.group == trace::ProcessGroup::Tensor) continue;  // below, apart
       wire[trace::collectiveOpName(c.op)] = {{"count", c.count},
                                              {"bytes", c.bytes},
                                              {"size_bytes", c.bytes},
@@ -202,7 +244,12 @@ void printRunPredictionsJson(std::FILE* out, const RunConfig& config, const std:
                                              {"received_bytes", c.sentBytes},
                                              {"formula", c.formula}};
     }
-    doc["strategies"][strategyName(kStrategies[i])] = {
+    if (const auto* t = predictions[i].tensorGroup()) {
+      wire["tensor_group_all_reduce"] = {{"count", t->count},          {"bytes", t->bytes},
+                                         {"sent_bytes", t->sentBytes}, {"received_bytes", t->sentBytes},
+                                         {"group_size", t->groupSize}, {"formula", t->formula}};
+    }
+    doc["strategies"][strategyName(strategiesFor(config)[i])] = {
         {"padded_parameters", predictions[i].paddedParameters},
         {"memory_per_rank", memory},
         {"offload_device_copies", deviceCopies},

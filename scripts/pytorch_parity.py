@@ -393,6 +393,31 @@ def tensor_parallel_plan(model, c):
             for k, name in enumerate(linears[:2 * pairs])}
 
 
+def tensor_parallel_model(c):
+    """The engine's model for a tensor-parallel plan: gpt's fused qkv as three Linears."""
+    model = Mlp(c) if c["model"] == "mlp" else Gpt(c)
+    if c["model"] == "gpt":
+        for block in model.blocks:
+            block.attn = SplitQkvAttention(c["hidden"], c["heads"])
+    return model
+
+
+def parallelize_tensor_parallel(model, c, mode, world, tp):
+    """DTensor TP over mesh["tp"], then FSDP2 over mesh["dp"] (reshard after forward as `mode`
+    says), as torchtitan composes them; and the optimizer. Also bench/cpu_strategies.py's."""
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+    from torch.distributed.tensor.parallel import parallelize_module
+
+    mesh = init_device_mesh("cpu", (world // tp, tp), mesh_dim_names=("dp", "tp"))
+    parallelize_module(model, mesh["tp"], tensor_parallel_plan(model, c))
+    reshard = mode == "tp_fsdp2_reshard_true"
+    for block in model.blocks:
+        fully_shard(block, mesh=mesh["dp"], reshard_after_forward=reshard)
+    fully_shard(model, mesh=mesh["dp"], **({} if reshard else {"reshard_after_forward": False}))
+    return model, make_optimizer(c, list(model.parameters()))
+
+
 def pytorch_tp_rank(rank, world, init_method, export_dir, mode, out_path, tp):
     """One rank of DTensor TP inside FSDP2: parallelize_module over mesh["tp"], then fully_shard over
     mesh["dp"]; its tensor group shares one slice of the batch."""
@@ -404,23 +429,10 @@ def pytorch_tp_rank(rank, world, init_method, export_dir, mode, out_path, tp):
     dist.init_process_group("gloo", init_method=init_method, rank=rank, world_size=world)
 
     def train():
-        from torch.distributed.device_mesh import init_device_mesh
-        from torch.distributed.fsdp import fully_shard
-        from torch.distributed.tensor.parallel import parallelize_module
-
         c = json.load(open(os.path.join(export_dir, "config.json")))
-        model = Mlp(c) if c["model"] == "mlp" else Gpt(c)
-        if c["model"] == "gpt":
-            for block in model.blocks:
-                block.attn = SplitQkvAttention(c["hidden"], c["heads"])
+        model = tensor_parallel_model(c)
         model.load_state_dict(split_qkv(torch.load(os.path.join(export_dir, "init.pt"))))
-        mesh = init_device_mesh("cpu", (world // tp, tp), mesh_dim_names=("dp", "tp"))
-        parallelize_module(model, mesh["tp"], tensor_parallel_plan(model, c))
-        reshard = mode == "tp_fsdp2_reshard_true"
-        for block in model.blocks:
-            fully_shard(block, mesh=mesh["dp"], reshard_after_forward=reshard)
-        fully_shard(model, mesh=mesh["dp"], **({} if reshard else {"reshard_after_forward": False}))
-        opt = make_optimizer(c, list(model.parameters()))
+        model, opt = parallelize_tensor_parallel(model, c, mode, world, tp)
         data = torch.load(os.path.join(export_dir, "data.pt"))
         per, dp = c["batch"] // (world // tp), rank // tp
         losses = []

@@ -187,7 +187,10 @@ class PredictionTable {
           none();
           continue;
         }
-        cell(i, c->bytes, c->formula,
+        // The measured all-reduces include a tensor group's (--tp): so does the predicted figure.
+        const auto* tensor = op == CollectiveOp::AllReduce ? predictions_[i].tensorGroup() : nullptr;
+        cell(i, c->bytes + (tensor ? tensor->bytes : 0),
+             tensor ? c->formula + "; and the tensor group's: " + tensor->formula : c->formula,
              [op](const std::vector<RankStats>& ranks) { return measuredSizePerStep(ranks, op); });
       }
     }

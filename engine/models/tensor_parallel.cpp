@@ -4,6 +4,8 @@
 
 #include <torch/autograd.h>
 
+#include "engine/recording/recorder.h"
+
 namespace shardscope {
 
 namespace {
@@ -18,8 +20,15 @@ Communicator* groupOf(AutogradContext* ctx) {
   return reinterpret_cast<Communicator*>(static_cast<intptr_t>(ctx->saved_data["group"].toInt()));
 }
 
+// The sum lands in a buffer of its own, recorded as a communication buffer: Gloo's worker thread
+// holds it a while after wait() returns, past the point where nothing else does (once the bias is
+// added, a new tensor), and an activation it is not (it was counted so, by a bsh, at random).
 at::Tensor summedOverGroup(const at::Tensor& x, Communicator& group, const std::string& label) {
-  at::Tensor sum = x.contiguous().clone();
+  at::Tensor sum;
+  {
+    RoleScope role(trace::MemoryRole::CommBuffer);
+    sum = x.contiguous().clone();
+  }
   group.allReduceSumAsync(sum, label)->wait();
   return sum;
 }

@@ -413,7 +413,13 @@ TEST(CliErrors, EstimateRejectsWhatItCannotRead) {
                  "--activation-precision 'fp8' is not a precision: choose bf16 or fp16");
   expectRejected({"estimate", "--params", "70B", "--tp", "0"}, "--tp 0 is not a tensor-parallel degree");
   expectRejected({"estimate", "--params", "70B", "--sequence-parallel"}, "--sequence-parallel splits what");
-  expectRejected({"estimate", "--tp", "8"}, "--tp and --sequence-parallel ask about a model of a given size");
+  // Without --params, --tp is the run's (its own prediction counts it): it must fit the run's world.
+  expectRejected({"estimate", "--tp", "8"}, "--tp 8 does not divide --world 2");
+  expectRejected({"estimate", "--sequence-parallel"}, "--sequence-parallel asks about a model of a given size");
+  expectRejected({"run", "--model", "gpt", "--heads", "3", "--hidden", "48", "--tp", "2"},
+                 "--tp 2 does not divide --heads 3");
+  expectRejected({"run", "--tp", "2", "--world", "4", "--strategy", "hybrid_shard"},
+                 "does not yet run tensor parallelism inside a hybrid");
   expectRejected({"estimate", "--params", "70B", "--tp", "8", "--worlds", "1,4"},
                  "--worlds 1,4 has no multiple of --tp 8");
 #ifdef SHARDSCOPE_HAS_WINDOW

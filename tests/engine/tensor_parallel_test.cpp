@@ -155,6 +155,24 @@ INSTANTIATE_TEST_SUITE_P(OddWidths, TensorParallelParity,
                                             ::testing::Values(6), ::testing::Values(3)),
                          caseName);
 
+// A checkpointed block recomputed for backward under --tp: its attention's all-reduce runs again,
+// its MLP projection is left uncomputed (the all-reduce's backward passes the gradient through), and
+// training is unchanged: the same parameters as one process, within the same tolerance.
+TEST(TensorParallel, CheckpointedBlocksTrainAsOneProcess) {
+  RunConfig config = tpConfig("gpt", 2);
+  const ReferenceResult ref = trainSingleProcess(config);
+  config.tp = 2;
+  const auto dir = testing::freshTempDir("tp_checkpointed");
+  auto args = tpArgs(config, "full_shard", 2, dir);
+  args.insert(args.end(), {"--activation-checkpointing", "blocks"});
+  auto run = testing::runShardscope(args);
+  ASSERT_EQ(run.exitCode, 0) << run.output;
+  auto trained = loadTensorDict(dir + "/final.pt");
+  for (const auto& [name, expected] : ref.parameters) {
+    EXPECT_LE(relativeDifference(trained.at(name), expected), 1e-5) << name;
+  }
+}
+
 // What a rank holds is its slice: 1/N of each split matrix, whole norms and embeddings.
 TEST(TensorParallel, ARankHoldsItsSliceOfEachSplitMatrix) {
   RunConfig config = tpConfig("gpt", 2);

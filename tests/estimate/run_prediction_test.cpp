@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -230,6 +231,87 @@ TEST(ActivationPrediction, SavedForBackwardWithAndWithoutCheckpointing) {
           EXPECT_GT(rank["peak_bytes"]["activation"].get<int64_t>(), prediction.activationSavedBytes);
         }
       }
+    }
+  }
+}
+
+// Under --tp: the model states of a rank's slices, and what the data group and the tensor group
+// send, each op's bytes per step as predicted (the data group's and the tensor group's all-reduces
+// added up, as the summary counts them), for every 1-D strategy and both models (mlp with an even
+// and an odd number of linears), and with recomputed blocks.
+TEST(TensorParallelPrediction, MatchesWhatTheRanksHoldAndSend) {
+  struct TpCase {
+    std::string model, strategy;
+    int layers = 3;
+    bool checkpointed = false;
+  };
+  const TpCase cases[] = {{"gpt", "ddp"},
+                          {"gpt", "zero1"},
+                          {"gpt", "full_shard"},
+                          {"gpt", "shard_grad_op"},
+                          {"gpt", "full_shard", 3, true},
+                          {"mlp", "ddp", 2},
+                          {"mlp", "full_shard", 3}};
+  for (const auto& k : cases) {
+    RunConfig c = testing::tinyGptConfig();
+    c.model = testing::modeOf<ModelKind>(k.model);
+    c.layers = k.layers;
+    c.world = 4;
+    c.tp = 2;
+    c.batch = 4;
+    c.strategy = testing::modeOf<StrategyKind>(k.strategy);
+    c.activationCheckpointing = k.checkpointed ? Checkpointing::Blocks : Checkpointing::Off;
+    SCOPED_TRACE(k.model + " " + k.strategy + " layers " + std::to_string(k.layers) + (k.checkpointed ? " ac" : ""));
+    const auto dir = testing::freshTempDir("tp_prediction");
+    const auto r = testing::runShardscope(testing::runArgsOf(c, {"--summary", dir + "/summary.json"}));
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    const auto summary = nlohmann::json::parse(std::ifstream(dir + "/summary.json"));
+    const auto prediction = predictRun(c);
+    std::map<std::string, int64_t> bytes, sent;
+    for (const auto& p : prediction.perStep) {
+      bytes[trace::collectiveOpName(p.op)] += p.bytes;
+      sent[trace::collectiveOpName(p.op)] += p.sentBytes;
+    }
+    ASSERT_GT(bytes["all_reduce"], 0);
+    for (const auto& rank : summary["ranks"]) {
+      for (const auto& m : prediction.memory) {
+        const char* key = m.when == When::Peak ? "peak_bytes" : "after_step_bytes";
+        EXPECT_EQ(rank[key][trace::memoryRoleName(m.role)].get<int64_t>(), m.bytes) << m.formula;
+      }
+      if (c.model == ModelKind::Gpt) {
+        EXPECT_EQ(rank["activation_saved_bytes"].get<int64_t>(), prediction.activationSavedBytes);
+      }
+      for (const auto& [op, predicted] : bytes) {
+        const int64_t loss = op == "all_reduce" ? 4 : 0;  // the progress line's, over the world
+        EXPECT_EQ(rank["collectives"][op]["bytes"].get<int64_t>() / c.steps, predicted + loss) << op;
+        const int64_t lossSent =
+            loss ? trace::ringTrafficPerRank(trace::CollectiveOp::AllReduce, c.world, 4).sentBytes : 0;
+        EXPECT_NEAR(static_cast<double>(rank["collectives"][op]["sent_bytes"].get<int64_t>() / c.steps),
+                    static_cast<double>(sent[op] + lossSent), 64.0)
+            << op;
+      }
+    }
+  }
+}
+
+// Under --tp the activations a rank saves shrink as the count says: the heads' and the MLP's share
+// by t, the norms' inputs and the residual stream whole; and a tensor group shares its samples.
+TEST(ActivationPrediction, TensorParallelSplitsTheHeadsAndTheMlpNotTheResidualStream) {
+  for (int tp : {1, 2, 4}) {
+    RunConfig c = testing::tinyGptConfig();
+    c.world = 4;
+    c.batch = 8;
+    c.tp = tp;
+    c.strategy = StrategyKind::FullShard;
+    SCOPED_TRACE("tp " + std::to_string(tp));
+    const auto dir = testing::freshTempDir("tp_activations");
+    const auto r = testing::runShardscope(testing::runArgsOf(c, {"--summary", dir + "/summary.json"}));
+    ASSERT_EQ(r.exitCode, 0) << r.output;
+    const auto summary = nlohmann::json::parse(std::ifstream(dir + "/summary.json"));
+    const auto prediction = predictRun(c);
+    for (const auto& rank : summary["ranks"]) {
+      EXPECT_EQ(rank["activation_saved_bytes"].get<int64_t>(), prediction.activationSavedBytes)
+          << prediction.activationFormula;
     }
   }
 }
