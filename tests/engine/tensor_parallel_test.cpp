@@ -14,6 +14,7 @@
 #include "engine/strategies/reference_trainer.h"
 #include "tests/support/mode_of.h"
 #include "tests/support/run_cli.h"
+#include "trace/events.h"
 
 namespace shardscope {
 namespace {
@@ -29,6 +30,20 @@ TEST(TensorParallel, SlicesJoinBackIntoTheWholeParameter) {
   // qkv: rank 1 of 2 holds the second half of q's rows, of k's and of v's (its heads of each).
   const at::Tensor qkv = tensorSlice(full, TensorSplit::FusedColumns3, 2, 1);
   EXPECT_TRUE(at::equal(qkv, at::cat({full.narrow(0, 1, 1), full.narrow(0, 3, 1), full.narrow(0, 5, 1)})));
+}
+
+// The groups a view draws a collective among (the ring, the issued collectives, stragglers), from
+// what the event carries: its group and the group's size. World 6 at --tp 3: tensor groups 0-2 and
+// 3-5, data groups {0, 3}, {1, 4}, {2, 5}, as connectMesh makes them.
+TEST(TensorParallel, AViewFindsTheRanksOfATensorOrDataGroup) {
+  EXPECT_EQ(trace::processGroupMembers(trace::ProcessGroup::Tensor, 4, 3, 6), (std::vector<int>{3, 4, 5}));
+  EXPECT_EQ(trace::processGroupMembers(trace::ProcessGroup::Tensor, 0, 3, 6), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(trace::processGroupMembers(trace::ProcessGroup::Data, 4, 2, 6), (std::vector<int>{1, 4}));
+  EXPECT_EQ(trace::processGroupMembers(trace::ProcessGroup::Data, 2, 2, 6), (std::vector<int>{2, 5}));
+  const TensorPlace place = tensorPlace(4, 6, 3);
+  EXPECT_EQ(place.dataRank, 1);
+  EXPECT_EQ(place.tensorRank, 1);
+  EXPECT_EQ(place.dataRanks, 2);
 }
 
 RunConfig tpConfig(const std::string& model, int tp) {
