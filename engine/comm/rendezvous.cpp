@@ -17,7 +17,6 @@
 #include "engine/comm/communicator.h"
 #include "engine/comm/loopback_listener.h"
 #include "engine/comm/process_mesh.h"
-
 #include "config/tensor_parallel.h"
 #include "engine/recording/recording_communicator.h"
 
