@@ -158,7 +158,8 @@ std::string caseName(const ::testing::TestParamInfo<Case>& info) {
 
 INSTANTIATE_TEST_SUITE_P(OneTensorGroup, TensorParallelParity,
                          ::testing::Combine(::testing::Values("mlp", "gpt"),
-                                            ::testing::Values("ddp", "zero1", "full_shard", "shard_grad_op"),
+                                            ::testing::Values("ddp", "no_shard", "zero1", "full_shard",
+                                                              "shard_grad_op"),
                                             ::testing::Values(2), ::testing::Values(2)),
                          caseName);
 INSTANTIATE_TEST_SUITE_P(DataTimesTensor, TensorParallelParity,
