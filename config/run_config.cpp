@@ -51,7 +51,8 @@ std::vector<ConfigField> trainingFields() {
        "ranks: one OS process each, 1.." + std::to_string(kMaxWorldSize) + " (estimate: any)"},
       {"tp", &RunConfig::tp, F::Training,
        "tensor parallelism: groups of N consecutive ranks split each block's matrices (gpt: attention's qkv and "
-       "the MLP's first linear by output columns, their projections by input rows, heads divided by N; mlp: its "
+       "the MLP's first linear by output features (column-parallel), their projections by input features "
+       "(row-parallel), heads divided by N; mlp: its "
        "linears paired column-then-row, an odd head left whole), with an all-reduce over the group in forward "
        "and in backward, as Megatron-LM and PyTorch's ColwiseParallel/RowwiseParallel; --strategy then works "
        "over the data dimension, world / N ranks. 1: none. estimate --params or --arch: GPUs per tensor-parallel "
