@@ -30,7 +30,8 @@ at::Tensor GptModel::block(const at::Tensor& x, const std::vector<at::Tensor>& p
   // Adapter k (qkv, attn proj, fc, mlp proj) is the pair after the block's own 11 parameters.
   const int adapters = f + kBlockParams;
   Communicator* group = tensorParallel().group;
-  const std::string layer = "blocks." + std::to_string((f - 2) / blockParams()) + ".";
+  // The tensor group's collectives' names; none to build without one (every block, every step).
+  const std::string layer = group ? "blocks." + std::to_string((f - 2) / blockParams()) + "." : std::string();
   auto linear = [&](const at::Tensor& in, int weight, const at::Tensor& bias, int k) {
     return lora_ ? linearWithAdapter(in, p[weight], bias, p[adapters + 2 * k], p[adapters + 2 * k + 1])
                  : at::linear(in, p[weight], bias);

@@ -32,7 +32,8 @@ at::Tensor MlpModel::forwardStage(int stage, const at::Tensor& input, const Batc
   if (stage <= numBlocks_) {
     const int w = 2 + blockParams_ * (stage - 1);
     if (blockParams_ == 4) return at::gelu(linearWithAdapter(input, p[w], p[w + 1], p[w + 2], p[w + 3]));
-    return at::gelu(linear(input, p, w, "blocks." + std::to_string(stage - 1)));
+    // The name is the tensor group's collectives'; none to build without one.
+    return at::gelu(linear(input, p, w, tensorParallel().group ? "blocks." + std::to_string(stage - 1) : ""));
   }
   const int w = 2 + blockParams_ * numBlocks_;
   // The loss in fp32 whatever the compute dtype (a no-op under fp32).

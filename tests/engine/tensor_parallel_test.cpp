@@ -68,44 +68,11 @@ RunConfig tpConfig(const std::string& model, int tp) {
   return c;
 }
 
-std::vector<std::string> tpArgs(const RunConfig& c, const std::string& strategy, int world, const std::string& dir) {
-  return {"run",
-          "--model",
-          modeName(c.model),
-          "--layers",
-          std::to_string(c.layers),
-          "--hidden",
-          std::to_string(c.hidden),
-          "--heads",
-          std::to_string(c.heads),
-          "--seq",
-          std::to_string(c.seq),
-          "--vocab",
-          std::to_string(c.vocab),
-          "--features",
-          std::to_string(c.features),
-          "--classes",
-          std::to_string(c.classes),
-          "--batch",
-          std::to_string(c.batch),
-          "--steps",
-          std::to_string(c.steps),
-          "--lr",
-          std::to_string(c.lr),
-          "--optimizer",
-          "sgd",
-          "--seed",
-          std::to_string(c.seed),
-          "--strategy",
-          strategy,
-          "--world",
-          std::to_string(world),
-          "--tp",
-          std::to_string(c.tp),
-          "--export",
-          dir,
-          "--summary",
-          dir + "/summary.json"};
+// The run of `c` under `strategy` at `world` ranks, exporting into `dir` with a summary there.
+std::vector<std::string> tpArgs(RunConfig c, const std::string& strategy, int world, const std::string& dir) {
+  c.strategy = testing::modeOf<StrategyKind>(strategy);
+  c.world = world;
+  return testing::runArgsOf(c, {"--export", dir, "--summary", dir + "/summary.json"});
 }
 
 double relativeDifference(const at::Tensor& a, const at::Tensor& b) {
@@ -178,10 +145,9 @@ TEST(TensorParallel, CheckpointedBlocksTrainAsOneProcess) {
   RunConfig config = tpConfig("gpt", 2);
   const ReferenceResult ref = trainSingleProcess(config);
   config.tp = 2;
+  config.activationCheckpointing = Checkpointing::Blocks;
   const auto dir = testing::freshTempDir("tp_checkpointed");
-  auto args = tpArgs(config, "full_shard", 2, dir);
-  args.insert(args.end(), {"--activation-checkpointing", "blocks"});
-  auto run = testing::runShardscope(args);
+  auto run = testing::runShardscope(tpArgs(config, "full_shard", 2, dir));
   ASSERT_EQ(run.exitCode, 0) << run.output;
   auto trained = loadTensorDict(dir + "/final.pt");
   for (const auto& [name, expected] : ref.parameters) {
