@@ -32,7 +32,13 @@ void RunOptions::bindOption(CLI::App& cmd, const ConfigField& field, T RunConfig
     auto* option = cmd.add_option(flag, text, helpWithDefault(field));
     bindings_.emplace_back(option, [&text, member](RunConfig& c) { return readMode(text, c.*member); });
   } else {
-    auto* option = cmd.add_option(flag, parsed_.*member, helpWithDefault(field));
+    CLI::Option* option = nullptr;
+    if constexpr (std::is_same_v<T, bool>) {
+      // A switch: --sequence-parallel, or --sequence-parallel=false over a config file's true.
+      option = cmd.add_flag(flag, parsed_.*member, helpWithDefault(field));
+    } else {
+      option = cmd.add_option(flag, parsed_.*member, helpWithDefault(field));
+    }
     bindings_.emplace_back(option, [this, member](RunConfig& c) {
       c.*member = parsed_.*member;
       return std::optional<std::string>();

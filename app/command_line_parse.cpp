@@ -96,6 +96,8 @@ std::string seeHelp(const CLI::App& command, const CLI::App& app) {
 // gives one (cli_options.cpp writes it into the description as "[default: X]" or "[default: X,
 // why]"); a text option without a default is described by its help.
 std::string expectedValue(const CLI::Option& option) {
+  // A switch: given alone, or with =true / =false after it.
+  if (option.get_expected_min() == 0) return "true or false after '=', e.g. " + option.get_name() + "=false";
   const std::string type = option.get_type_name();
   const std::string description = option.get_description();
   const std::string tag = "[default: ";

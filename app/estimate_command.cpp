@@ -236,9 +236,6 @@ void addEstimateOptions(CLI::App& cmd, EstimateOptions& o) {
   cmd.add_option("--activation-precision", o.activationPrecision,
                  "with --arch: the activations' precision, bf16 | fp16 (2 bytes, the paper's table) | fp32 "
                  "(4 bytes; dropout masks stay 1 byte) [default: bf16]");
-  cmd.add_flag("--sequence-parallel", o.sequenceParallel,
-               "with --tp: sequence parallelism too, the norms and dropouts split along the sequence (Korthikanti "
-               "et al.), so activations divide by TP entirely");
   cmd.add_flag("--json", o.json, "print the prediction as JSON for scripts");
 }
 
@@ -265,17 +262,12 @@ std::optional<std::string> takeWorldAsWorlds(int world, bool worldsGiven, Estima
 }
 
 int runEstimate(const RunConfig& config, const EstimateOptions& given) {
-  // --tp is the run's option (config/run_config.cpp): with --params or --arch, GPUs per
+  // --tp and --sequence-parallel are the run's options (config/run_config.cpp): with --params or --arch, GPUs per
   // tensor-parallel group, the model states divided that many ways and the strategies dividing the
   // rest among the N/TP data-parallel ranks; with --arch also the activations it divides and sends.
   EstimateOptions options = given;
   options.tensorParallel = config.tp;
-  if (!asksAboutModelStates(options) && options.sequenceParallel) {
-    return badValue(
-        "--sequence-parallel asks about a model of a given size: add --params (e.g. --params 70B --tp 8 "
-        "--sequence-parallel --world 64) or --arch. shardscope does not run sequence parallelism yet, so a run's "
-        "own prediction has none");
-  }
+  options.sequenceParallel = config.sequenceParallel;
   if (asksAboutModelStates(options)) {
     return estimateModelStates(options, config.shardGroupSize);
   }

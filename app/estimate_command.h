@@ -28,7 +28,7 @@ struct EstimateOptions {
   std::string recompute = "none";            // with --arch: none | selective | full
   std::string activationPrecision = "bf16";  // with --arch: bf16 | fp16 | fp32
   int tensorParallel = 1;                    // with --params or --arch: GPUs per tensor-parallel group
-  bool sequenceParallel = false;             // with --tp: the norms and dropouts split along the sequence
+  bool sequenceParallel = false;             // the run's --sequence-parallel (RunConfig), copied in as --tp is
   bool json = false;
 };
 

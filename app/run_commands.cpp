@@ -33,6 +33,12 @@ void printBanner(const shardscope::RunConfig& config) {
     const int dataRanks = config.world / config.tp;
     std::printf("mesh: %d data x %d tensor (tensor groups of %d consecutive ranks, each on one slice of the batch)\n",
                 dataRanks, config.tp, config.tp);
+    if (config.sequenceParallel) {
+      std::printf(
+          "sequence parallel: each rank of a tensor group keeps %d of the %d tokens between its blocks' "
+          "linears; all-gathers and reduce-scatters where --tp alone all-reduces\n",
+          config.seq / config.tp, config.seq);
+    }
     for (const auto& linear : shardscope::replicatedLinears(config)) {
       std::printf("%s: whole on every rank (the mlp's linears pair column-then-row; their count is odd)\n",
                   linear.c_str());

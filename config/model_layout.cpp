@@ -131,6 +131,7 @@ std::vector<FlatUnit> flatUnits(const std::vector<ParamSpec>& layout, int blocks
 std::string trainingLabel(const RunConfig& config) {
   std::string label = config.loraRank > 0 ? ", LoRA rank " + std::to_string(config.loraRank) : "";
   if (config.tp > 1) label += ", tensor parallel " + std::to_string(config.tp);
+  if (config.tp > 1 && config.sequenceParallel) label += ", sequence parallel";
   if (config.accumulate > 1) label += ", " + std::to_string(config.accumulate) + " micro-batches per step";
   if (config.activationCheckpointing == Checkpointing::Blocks) label += ", blocks checkpointed";
   return label;

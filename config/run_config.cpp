@@ -57,6 +57,12 @@ std::vector<ConfigField> trainingFields() {
        "and in backward, as Megatron-LM and PyTorch's ColwiseParallel/RowwiseParallel; --strategy then works "
        "over the data dimension, world / N ranks. 1: none. estimate --params or --arch: GPUs per tensor-parallel "
        "group, any number"},
+      {"sequence-parallel", &RunConfig::sequenceParallel, F::Training,
+       "with --tp (gpt): sequence parallelism too, as Megatron-LM and PyTorch's SequenceParallel: the "
+       "residual stream, the LayerNorms and the embedding's output split along the sequence over the tensor "
+       "group, each all-reduce becoming an all-gather before a column-parallel linear and a reduce-scatter "
+       "after a row-parallel one, so activations divide by --tp entirely (--seq a multiple of --tp). "
+       "estimate --params or --arch: the tables' activations split so"},
       {"strategy", &RunConfig::strategy, F::Training, strategyChoices()},
       {"optimizer", &RunConfig::optimizer, F::Training,
        modeChoices<OptimizerKind>() + " (torch.optim defaults; adamw weight decay 0.01)"},
@@ -173,7 +179,7 @@ std::string fieldText(const RunConfig& config, const ConfigField& field) {
   return std::visit(
       [&](auto member) {
         std::ostringstream text;
-        text << config.*member;
+        text << std::boolalpha << config.*member;
         return text.str();
       },
       field.member);
@@ -202,7 +208,13 @@ std::string normalizeKey(std::string key) {
 // only from a string.
 template <typename T>
 std::optional<std::string> readValue(const nlohmann::json& value, const std::string& key, T& out) {
-  if constexpr (std::is_same_v<T, std::string>) {
+  if constexpr (std::is_same_v<T, bool>) {
+    if (!value.is_boolean()) {
+      return "config key '" + key + "' has value " + files::shownValue(value) + "; it must be true or false, e.g. \"" +
+             key + "\": true.";
+    }
+    out = value.get<bool>();
+  } else if constexpr (std::is_same_v<T, std::string>) {
     if (!value.is_string())
       return "config key '" + key + "' has value " + files::shownValue(value) + "; it must be a string.";
     out = value.get<std::string>();
@@ -430,6 +442,32 @@ std::optional<std::string> shardGroupProblem(const RunConfig& c) {
   return std::nullopt;
 }
 
+namespace {
+
+// --sequence-parallel splits a sequence among a tensor group's ranks: it needs both, and equal parts.
+std::optional<std::string> sequenceParallelProblem(const RunConfig& c) {
+  if (!c.sequenceParallel) return std::nullopt;
+  if (c.tp < 2) {
+    return std::string(
+        "--sequence-parallel splits what tensor parallelism leaves whole along the sequence; it needs --tp 2 or "
+        "more (e.g. --tp 2 --sequence-parallel)");
+  }
+  if (c.model != ModelKind::Gpt) {
+    return std::string(
+        "--sequence-parallel with --model mlp: the mlp has no sequence to split. Use --model gpt, or drop "
+        "--sequence-parallel.");
+  }
+  if (c.seq % c.tp != 0) {
+    return "--seq " + std::to_string(c.seq) + " is not a multiple of --tp " + std::to_string(c.tp) +
+           ": under --sequence-parallel each rank of a tensor group keeps seq/N of the tokens. Pick --seq a multiple "
+           "of " +
+           std::to_string(c.tp) + " (e.g. --seq " + std::to_string(c.tp * (c.seq / c.tp + 1)) + ").";
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<std::string> tensorParallelProblem(const RunConfig& c) {
   if (c.world < 1) return std::nullopt;  // no world to divide: validate() says so first
   const std::string tp = "--tp " + std::to_string(c.tp);
@@ -441,7 +479,7 @@ std::optional<std::string> tensorParallelProblem(const RunConfig& c) {
     return tp + " does not divide --world " + std::to_string(c.world) +
            " into tensor groups of equal size; pass one of " + divisors + " (1: no tensor parallelism).";
   }
-  if (c.tp == 1) return std::nullopt;
+  if (c.tp == 1) return sequenceParallelProblem(c);
   if (traitsOf(c.strategy).replicatesShardGroups) {
     return tp + " with --strategy " + strategyName(c.strategy) +
            ": shardscope does not yet run tensor parallelism inside a hybrid (replicate, shard) mesh. Use "
@@ -471,7 +509,7 @@ std::optional<std::string> tensorParallelProblem(const RunConfig& c) {
            "multiple of " +
            std::to_string(c.tp) + " (e.g. --hidden " + std::to_string(c.tp * (c.hidden / c.tp + 1)) + ").";
   }
-  return std::nullopt;
+  return sequenceParallelProblem(c);
 }
 
 std::optional<std::string> offloadProblem(const RunConfig& c) {

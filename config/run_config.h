@@ -35,6 +35,8 @@ struct RunConfig {
   int world = 2;                              // ranks (OS processes)
   int tp = 1;                                 // tensor-parallel degree: groups of tp consecutive ranks split
                                               // the large matrices (config/tensor_parallel.h); 1: none
+  bool sequenceParallel = false;              // with tp > 1 (gpt): the norms' regions split along the
+                                              // sequence, all-gather and reduce-scatter for all-reduce
   StrategyKind strategy = StrategyKind::Ddp;  // what each means: config/strategies.h
   OptimizerKind optimizer = OptimizerKind::Adam;
   double lr = 1e-3;
@@ -101,11 +103,11 @@ std::optional<std::string> tensorParallelProblem(const RunConfig& config);
 std::optional<std::string> offloadProblem(const RunConfig& config);
 
 // Where a field of RunConfig lives, whatever its type.
-using ConfigMember =
-    std::variant<int RunConfig::*, int64_t RunConfig::*, double RunConfig::*, std::string RunConfig::*,
-                 ModelKind RunConfig::*, StrategyKind RunConfig::*, OptimizerKind RunConfig::*, DeviceKind RunConfig::*,
-                 BindCores RunConfig::*, Precision RunConfig::*, Checkpointing RunConfig::*, RecordingMode RunConfig::*,
-                 StepGateMode RunConfig::*, MemoryCheck RunConfig::*, Offload RunConfig::*>;
+using ConfigMember = std::variant<int RunConfig::*, int64_t RunConfig::*, bool RunConfig::*, double RunConfig::*,
+                                  std::string RunConfig::*, ModelKind RunConfig::*, StrategyKind RunConfig::*,
+                                  OptimizerKind RunConfig::*, DeviceKind RunConfig::*, BindCores RunConfig::*,
+                                  Precision RunConfig::*, Checkpointing RunConfig::*, RecordingMode RunConfig::*,
+                                  StepGateMode RunConfig::*, MemoryCheck RunConfig::*, Offload RunConfig::*>;
 
 // Training options shape the run (every command that runs or predicts one takes them); the others
 // only matter to a run that happens (run, compare, worker): how it is watched and judged, and the

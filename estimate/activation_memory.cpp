@@ -119,11 +119,42 @@ std::optional<Recompute> parseRecompute(const std::string& text) {
   return std::nullopt;
 }
 
+namespace {
+
+// Under --sequence-parallel (gpt, --tp t): every b s h a block keeps is split along the sequence or
+// over the heads, so all 16 divide by t, and the norms' statistics cover a rank's s/t tokens; the
+// heads' log-sum-exp covers the whole sequence for a/t heads. The embedding's output is a rank's
+// tokens; the head keeps the whole sequence's final norm output (the LM head is whole) and its
+// statistics of a rank's tokens.
+GptActivations sequenceParallelActivations(const RunConfig& c, int64_t e, int64_t b) {
+  const int64_t t = c.tp, s = c.seq, h = c.hidden, a = c.heads, v = c.vocab;
+  const int64_t tokens = b * (s / t), bs = b * s;  // a rank's b s/t, and the whole b s
+  const bool checkpointed = c.activationCheckpointing == Checkpointing::Blocks;
+  const int64_t embedding = e * tokens * h + 8 * s;
+  const int64_t block = e * 16 * tokens * h + e * 4 * tokens + 4 * (a / t) * bs;
+  const int64_t blocks = c.layers * (checkpointed ? e * tokens * h : block);
+  const int64_t head = e * 2 * tokens + e * bs * h + 4 * bs * v + 8;
+  const std::string eb = std::to_string(e) + " B";
+  GptActivations out;
+  out.bytes = embedding + blocks + head;
+  out.formula = "b = " + std::to_string(b) + " samples x s = " + std::to_string(s) +
+                " tokens per micro-batch, t = " + std::to_string(t) + " (sequence parallel): " +
+                (checkpointed ? "L x " + eb + " x bsh/t (checkpointed blocks keep their output)"
+                              : "L x (" + eb + " x (16 bsh/t + 4 bs/t) + 4 B x (a/t) bs)") +
+                " + embedding " + eb + " x bsh/t + head (" + eb +
+                " x (bsh + 2 bs/t) + 4 B x V bs); Korthikanti et "
+                "al. 2022's count without dropout, with fused attention";
+  return out;
+}
+
+}  // namespace
+
 GptActivations gptSavedActivations(const RunConfig& c) {
   const int64_t e = c.precision == Precision::Bf16 ? 2 : 4;  // the compute dtype's bytes
   // Under --tp t a tensor group shares one data rank's samples (config/tensor_parallel.h).
   const int64_t t = std::max(1, c.tp);
   const int64_t b = c.batch / (c.world / t) / c.accumulate, s = c.seq, h = c.hidden, a = c.heads, v = c.vocab;
+  if (c.sequenceParallel && t > 1) return sequenceParallelActivations(c, e, b);
   const int64_t bsh = b * s * h, bs = b * s, r = c.loraRank;
   const bool lora = r > 0, checkpointed = c.activationCheckpointing == Checkpointing::Blocks;
   // The embedding's output (the first block's input); the position indices (int64) for the

@@ -46,9 +46,9 @@ const PredictedCollective* RunPrediction::find(CollectiveOp op) const {
   return nullptr;
 }
 
-const PredictedCollective* RunPrediction::tensorGroup() const {
+const PredictedCollective* RunPrediction::tensorGroup(CollectiveOp op) const {
   for (const auto& c : perStep) {
-    if (c.group == trace::ProcessGroup::Tensor) return &c;
+    if (c.op == op && c.group == trace::ProcessGroup::Tensor) return &c;
   }
   return nullptr;
 }
@@ -353,13 +353,50 @@ PredictedCollective tensorParallelAllReduces(const RunConfig& c) {
   return out;
 }
 
-// Under --tp the strategy's collectives run in the data group, and the tensor group all-reduces.
+// Under --sequence-parallel (gpt), per micro-batch. A block, in forward: an all-gather of b s h
+// before each column-parallel linear and a reduce-scatter of b s h after each row-parallel one; in
+// backward each gathered linear all-gathers its input again and reduce-scatters its input's
+// gradient, and each reduce-scatter's gradient is all-gathered: 6 all-gathers and 4 reduce-scatters
+// (a checkpointed block, recomputed whole, 2 and 2 more), and one all-reduce of its norms' and
+// row-parallel biases' gradients, 6 h. Beside the blocks: the embedding's gradient all-gathered,
+// the final norm's gradients all-reduced (2 h) and the LM head's input all-gathered.
+std::vector<PredictedCollective> sequenceParallelCollectives(const RunConfig& c) {
+  const int64_t e = c.precision == Precision::Bf16 ? 2 : 4;
+  const int64_t rows = c.batch / (c.world / c.tp) / c.accumulate, micro = c.accumulate;
+  const int64_t bsh = e * rows * c.seq * c.hidden, again = c.activationCheckpointing == Checkpointing::Blocks ? 2 : 0;
+  const std::string each = std::to_string(e) + " B x b s h each, per micro-batch";
+  const std::string rerun = again ? " (+2 recomputed)" : "";
+  PredictedCollective gathers{CollectiveOp::AllGather, micro * (c.layers * (6 + again) + 2), 0,
+                              "6" + rerun +
+                                  " per block (before qkv and fc in forward; again in backward, with the "
+                                  "reduce-scatters' gradients), the embedding's gradient and the LM head's input, " +
+                                  each};
+  PredictedCollective scatters{CollectiveOp::ReduceScatter, micro * c.layers * (4 + again), 0,
+                               "4" + rerun +
+                                   " per block (attn.proj and mlp.proj in forward, the gathered inputs' "
+                                   "gradients in backward), " +
+                                   each};
+  PredictedCollective sums{CollectiveOp::AllReduce, micro * (c.layers + 1), micro * e * c.hidden * (6 * c.layers + 2),
+                           "a block's norms' and row-parallel biases' gradients (6 h), the final norm's (2 h), " +
+                               std::to_string(e) + " B each, per micro-batch"};
+  gathers.bytes = gathers.count * bsh;
+  scatters.bytes = scatters.count * bsh;
+  std::vector<PredictedCollective> out = {sums, gathers, scatters};
+  for (auto& collective : out) collective.group = trace::ProcessGroup::Tensor;
+  return out;
+}
+
+// Under --tp the strategy's collectives run in the data group, and the tensor group sends its own.
 void addTensorParallel(RunPrediction& p, const RunConfig& c) {
   if (c.tp <= 1) return;
   for (auto& collective : p.perStep) {
     if (collective.group == trace::ProcessGroup::World) collective.group = trace::ProcessGroup::Data;
   }
-  p.perStep.push_back(tensorParallelAllReduces(c));
+  if (c.sequenceParallel) {
+    for (auto& collective : sequenceParallelCollectives(c)) p.perStep.push_back(collective);
+  } else {
+    p.perStep.push_back(tensorParallelAllReduces(c));
+  }
 }
 
 int groupSizeOf(trace::ProcessGroup group, const RunConfig& c) {

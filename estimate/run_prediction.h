@@ -5,7 +5,7 @@
 // they depend on kernels and libraries, so they are left to the measurement.
 // Under --tp the model states are those of a rank's tensor-parallel slices
 // (config/tensor_parallel.h), the strategy's collectives run in the data group, and the tensor
-// group's all-reduces are predicted too.
+// group's collectives are predicted too.
 #pragma once
 
 #include <cstdint>
@@ -56,9 +56,10 @@ struct RunPrediction {
   // on both (the host's, and the device's passing copies).
   const PredictedMemory* find(trace::MemoryRole role, bool host) const;
   // The strategy's collectives of `op` (in the world, its shard, replicate or data group); under
-  // --tp the tensor group's all-reduces are tensorGroup()'s.
+  // --tp the tensor group's are tensorGroup(op)'s: all-reduces, and under --sequence-parallel
+  // all-gathers and reduce-scatters too.
   const PredictedCollective* find(trace::CollectiveOp op) const;
-  const PredictedCollective* tensorGroup() const;  // null without --tp
+  const PredictedCollective* tensorGroup(trace::CollectiveOp op) const;  // null when it runs none of `op`
 };
 
 // For a configuration that validate() accepts.

@@ -95,18 +95,23 @@ void printMemoryTable(std::FILE* out, const RunConfig& config, const std::vector
   }
 }
 
-// Under --tp: the tensor group's all-reduces, rows of their own under the strategy's collectives.
+// Under --tp: the tensor group's collectives (all-reduces; under --sequence-parallel all-gathers
+// and reduce-scatters too), rows of their own under the strategy's.
 void printTensorGroupRows(std::FILE* out, const std::vector<RunPrediction>& predictions) {
-  if (!predictions.front().tensorGroup()) return;
-  for (bool sent : {false, true}) {
-    std::fprintf(out, "%-30s", sent ? "  sent by each rank (ring)" : "all_reduce size, tensor group");
-    for (const auto& p : predictions) {
-      const auto* t = p.tensorGroup();
-      const std::string cell = sent ? formatBytes(static_cast<double>(t->sentBytes))
-                                    : std::to_string(t->count) + " x, " + formatBytes(static_cast<double>(t->bytes));
-      std::fprintf(out, " %16s", cell.c_str());
+  for (auto op : kOps) {
+    if (!predictions.front().tensorGroup(op)) continue;
+    for (bool sent : {false, true}) {
+      const std::string label = sent ? std::string("  sent by each rank (ring)")
+                                     : std::string(trace::collectiveOpName(op)) + " size, tensor group";
+      std::fprintf(out, "%-30s", label.c_str());
+      for (const auto& p : predictions) {
+        const auto* t = p.tensorGroup(op);
+        const std::string cell = sent ? formatBytes(static_cast<double>(t->sentBytes))
+                                      : std::to_string(t->count) + " x, " + formatBytes(static_cast<double>(t->bytes));
+        std::fprintf(out, " %16s", cell.c_str());
+      }
+      std::fprintf(out, "\n");
     }
-    std::fprintf(out, "\n");
   }
 }
 
@@ -161,10 +166,13 @@ void printFormulas(std::FILE* out, const RunConfig& config, const std::vector<Ru
   }
   std::fprintf(out, ")\n");
   if (config.tp > 1) {
-    std::fprintf(out,
-                 "(--tp %d: the strategies work over the %d data ranks, N below; each tensor group all-reduces "
-                 "among its %d)\n",
-                 config.tp, config.world / config.tp, config.tp);
+    std::fprintf(
+        out,
+        "(--tp %d: the strategies work over the %d data ranks, N below; each tensor group %s among its "
+        "%d)\n",
+        config.tp, config.world / config.tp,
+        config.sequenceParallel ? "all-gathers, reduce-scatters and all-reduces (--sequence-parallel)" : "all-reduces",
+        config.tp);
   }
   std::fprintf(out,
                "\nHow each figure comes about (P' = P with each FSDP unit padded to a multiple of N = %d, or of S\n"
@@ -177,8 +185,11 @@ void printFormulas(std::FILE* out, const RunConfig& config, const std::vector<Ru
     std::fprintf(out, "  %s\n", strategyName(strategiesFor(config)[i]));
     for (const auto& m : predictions[i].memory)
       std::fprintf(out, "    %-31s %s\n", rowLabel(m).c_str(), m.formula.c_str());
-    for (const auto& c : predictions[i].perStep)
-      std::fprintf(out, "    %-31s %s\n", trace::collectiveOpName(c.op), c.formula.c_str());
+    for (const auto& c : predictions[i].perStep) {
+      const std::string name =
+          std::string(trace::collectiveOpName(c.op)) + (c.group == trace::ProcessGroup::Tensor ? ", tensor group" : "");
+      std::fprintf(out, "    %-31s %s\n", name.c_str(), c.formula.c_str());
+    }
   }
   if (predictions[0].activationSavedBytes > 0) {
     std::fprintf(out, "  every strategy\n    %-31s %s\n", "activation (saved for backward)",
@@ -244,10 +255,13 @@ void printRunPredictionsJson(std::FILE* out, const RunConfig& config, const std:
                                              {"received_bytes", c.sentBytes},
                                              {"formula", c.formula}};
     }
-    if (const auto* t = predictions[i].tensorGroup()) {
-      wire["tensor_group_all_reduce"] = {{"count", t->count},          {"bytes", t->bytes},
-                                         {"sent_bytes", t->sentBytes}, {"received_bytes", t->sentBytes},
-                                         {"group_size", t->groupSize}, {"formula", t->formula}};
+    for (auto op : kOps) {
+      const auto* t = predictions[i].tensorGroup(op);
+      if (!t) continue;
+      wire["tensor_group_" + std::string(trace::collectiveOpName(op))] = {
+          {"count", t->count},          {"bytes", t->bytes},
+          {"sent_bytes", t->sentBytes}, {"received_bytes", t->sentBytes},
+          {"group_size", t->groupSize}, {"formula", t->formula}};
     }
     doc["strategies"][strategyName(strategiesFor(config)[i])] = {
         {"padded_parameters", predictions[i].paddedParameters},

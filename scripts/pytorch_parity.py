@@ -26,6 +26,9 @@ over the data dimension, as torchtitan composes them. Losses within the toleranc
 weights too (gathered with full_tensor()):
     shardscope --tp N full_shard    <-> DTensor TP + FSDP2, reshard_after_forward=True
     shardscope --tp N shard_grad_op <-> DTensor TP + FSDP2, reshard_after_forward=False
+With --tp --sequence-parallel, gpt with sequence parallelism against torchtitan's plan:
+SequenceParallel on the LayerNorms, the residual stream Shard(1) between blocks, PrepareModuleInput
+gathering it into attention and the MLP, RowwiseParallel(output_layouts=Shard(1)) on the projections.
 With --offload (GPU only), the sharded pairs run with shardscope --offload cpu against FSDP2 with
 CPUOffloadPolicy(pin_memory=True): shards, gradients and optimizer state on the host, the optimizer
 step on the CPU, on both sides.
@@ -378,6 +381,8 @@ def tensor_parallel_plan(model, c):
     """Megatron's split, as the engine's config/tensor_parallel.cpp lays it out."""
     from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel
 
+    if c["model"] == "gpt" and c.get("sequence-parallel"):
+        return sequence_parallel_plan(c)
     if c["model"] == "gpt":
         plan = {}
         for i in range(c["layers"]):
@@ -391,6 +396,36 @@ def tensor_parallel_plan(model, c):
     pairs = len(linears) // 2  # an odd head stays whole
     return {name: (ColwiseParallel() if k % 2 == 0 else RowwiseParallel())
             for k, name in enumerate(linears[:2 * pairs])}
+
+
+def sequence_parallel_plan(c):
+    """shardscope --sequence-parallel as torchtitan writes it: SequenceParallel on the norms, the
+    residual stream a rank's tokens (Shard(1)) between blocks, gathered (Replicate) into attention
+    and the MLP, reduce-scattered (Shard(1)) out of their projections; the embedding's output split
+    into the first block, the final norm's gathered into the LM head (both whole here)."""
+    from torch.distributed.tensor import Replicate, Shard
+    from torch.distributed.tensor.parallel import (ColwiseParallel, PrepareModuleInput, RowwiseParallel,
+                                                   SequenceParallel)
+
+    def gather():
+        return PrepareModuleInput(input_layouts=(Shard(1),), desired_input_layouts=(Replicate(),))
+
+    plan = {"blocks.0": PrepareModuleInput(input_layouts=(Replicate(),), desired_input_layouts=(Shard(1),),
+                                           use_local_output=True),
+            "ln_f": SequenceParallel(),
+            "lm_head": PrepareModuleInput(input_layouts=(Shard(1),), desired_input_layouts=(Replicate(),),
+                                          use_local_output=True)}
+    for i in range(c["layers"]):
+        plan[f"blocks.{i}.ln1"] = SequenceParallel()
+        plan[f"blocks.{i}.attn"] = gather()
+        for part in "qkv":
+            plan[f"blocks.{i}.attn.{part}"] = ColwiseParallel()
+        plan[f"blocks.{i}.attn.proj"] = RowwiseParallel(output_layouts=Shard(1))
+        plan[f"blocks.{i}.ln2"] = SequenceParallel()
+        plan[f"blocks.{i}.mlp"] = gather()
+        plan[f"blocks.{i}.mlp.fc"] = ColwiseParallel()
+        plan[f"blocks.{i}.mlp.proj"] = RowwiseParallel(output_layouts=Shard(1))
+    return plan
 
 
 def tensor_parallel_model(c):
@@ -538,7 +573,12 @@ def compare_tensor_parallel(args):
     print(f"torch {torch.__version__} on cpu, tensor parallel; tolerance: relative {TOLERANCE} on each step's "
           f"global mean loss, {WEIGHT_TOLERANCE} on each final weight")
     for world, tp in parse_meshes(args.tp_meshes, "--tp-meshes"):
-        for model, model_args in tensor_parallel_models(tp).items():
+        models = tensor_parallel_models(tp)
+        if args.sequence_parallel:  # gpt's only; 6 tokens split 2 or 3 ways
+            gpt = models["gpt"]
+            gpt[gpt.index("--seq") + 1] = "6"
+            models = {"gpt": gpt + ["--sequence-parallel"]}
+        for model, model_args in models.items():
             for strategy, mode in TP_PAIRS:
                 total += 1
                 export = os.path.join(args.workdir, f"{model}_w{world}_tp{tp}_{strategy}")
@@ -546,7 +586,8 @@ def compare_tensor_parallel(args):
                        "--tp", str(tp), "--batch", str(4 * world // tp), "--steps", str(args.steps),
                        "--lr", "0.01", "--seed", "3", "--export", export]
                 run = subprocess.run(cmd, capture_output=True, text=True)
-                label = f"{model:4s} world {world} tp {tp} {strategy:13s} vs PyTorch {mode:22s}"
+                label = (f"{model:4s} world {world} tp {tp}{' sp' if args.sequence_parallel else ''} {strategy:13s} "
+                         f"vs PyTorch {mode:22s}")
                 if run.returncode != 0:
                     print(f"FAIL {label}: shardscope failed\n{run.stdout}{run.stderr}")
                     failures += 1
@@ -601,6 +642,9 @@ def main():
                     help="compare shardscope --tp against DTensor tensor parallelism inside FSDP2, at --tp-meshes")
     ap.add_argument("--tp-meshes", default="2:2,4:2,6:3",
                     help="with --tp: WORLD:N pairs, N ranks per tensor group [2:2,4:2,6:3]")
+    ap.add_argument("--sequence-parallel", action="store_true",
+                    help="with --tp: gpt with --sequence-parallel against torchtitan's plan (SequenceParallel on "
+                         "the norms, Shard(1) between blocks)")
     ap.add_argument("--offload", action="store_true",
                     help="with --device cuda: the sharded strategies with --offload cpu against FSDP2 with "
                          "CPUOffloadPolicy(pin_memory=True); the unsharded pairs are left out")

@@ -183,14 +183,17 @@ class PredictionTable {
       label(name.c_str());
       for (int i = 0; i < count(); ++i) {
         const auto* c = predictions_[i].find(op);
-        if (!c) {
+        // The measured figure includes a tensor group's (--tp): so does the predicted one.
+        const auto* tensor = predictions_[i].tensorGroup(op);
+        if (!c && !tensor) {
           none();
           continue;
         }
-        // The measured all-reduces include a tensor group's (--tp): so does the predicted figure.
-        const auto* tensor = op == CollectiveOp::AllReduce ? predictions_[i].tensorGroup() : nullptr;
-        cell(i, c->bytes + (tensor ? tensor->bytes : 0),
-             tensor ? c->formula + "; and the tensor group's: " + tensor->formula : c->formula,
+        const std::string tensorFormula = tensor ? "the tensor group's: " + tensor->formula : std::string();
+        cell(i, (c ? c->bytes : 0) + (tensor ? tensor->bytes : 0),
+             c && tensor ? c->formula + "; and " + tensorFormula
+             : c         ? c->formula
+                         : tensorFormula,
              [op](const std::vector<RankStats>& ranks) { return measuredSizePerStep(ranks, op); });
       }
     }

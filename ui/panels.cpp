@@ -195,6 +195,17 @@ void drawParallelismFields(RunConfig& c) {
         "the strategy then works over world / tp data ranks. 1: none.");
   }
   if (c.tp > 1) ImGui::TextDisabled("mesh %d x %d (data, tensor)", c.world / std::max(1, c.tp), c.tp);
+  // Sequence parallelism splits what a tensor group leaves whole; a value left on would refuse --tp 1.
+  if (c.tp <= 1 || c.model != ModelKind::Gpt) c.sequenceParallel = false;
+  if (c.tp > 1 && c.model == ModelKind::Gpt) {
+    ImGui::Checkbox("sequence parallel", &c.sequenceParallel);
+    if (ImGui::IsItemHovered()) {
+      ImGui::SetTooltip(
+          "--sequence-parallel: the residual stream and the LayerNorms keep seq / tp tokens\n"
+          "per rank; all-gathers and reduce-scatters replace the all-reduces (same bytes),\n"
+          "and activations divide by tp entirely.");
+    }
+  }
   if (traitsOf(c.strategy).replicatesShardGroups) {
     ImGui::InputInt("shard group", &c.shardGroupSize);
     if (ImGui::IsItemHovered()) {

@@ -2,6 +2,7 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
+#include "engine/models/sequence_parallel.h"
 #include "engine/models/unread_output_projection.h"
 
 namespace shardscope {
@@ -11,46 +12,81 @@ constexpr double kLayerNormEps = 1e-5;
 }
 
 GptModel::GptModel(const RunConfig& c, const TensorParallelPart& part)
-    : hidden_(c.hidden), heads_(c.heads), seq_(c.seq), vocab_(c.vocab), lora_(c.loraRank > 0) {
+    : hidden_(c.hidden),
+      heads_(c.heads),
+      seq_(c.seq),
+      vocab_(c.vocab),
+      lora_(c.loraRank > 0),
+      sequenceParallel_(c.sequenceParallel && part.ranks > 1) {
   numBlocks_ = c.layers;
   layOut(c, part);  // block() indexes a block's parameters by position
+}
+
+at::Tensor GptModel::columnParallel(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                                    const std::string& label) const {
+  if (sequenceParallel_) return gatheredLinear(x, weight, bias, tensorParallel(), label);
+  return at::linear(copyToTensorGroup(x, tensorParallel().group, label), weight, bias);
 }
 
 at::Tensor GptModel::rowParallel(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
                                  const std::string& label) const {
   Communicator* group = tensorParallel().group;
   if (!group) return at::linear(x, weight, bias);
+  if (sequenceParallel_) return reduceScatterToSequence(at::linear(x, weight), tensorParallel(), label) + bias;
   return reduceFromTensorGroup(at::linear(x, weight), group, label) + bias;
 }
 
-at::Tensor GptModel::block(const at::Tensor& x, const std::vector<at::Tensor>& p, int f, bool outputRead) const {
+std::vector<at::Tensor> GptModel::withSequenceSharedParameters(const std::vector<at::Tensor>& live, int f,
+                                                               const std::string& layer) const {
+  // The two LayerNorms' gains and biases and the two row-parallel biases (added after the
+  // reduce-scatter): applied to this rank's tokens only.
+  const int shared[] = {f + 0, f + 1, f + 4, f + 5, f + 6, f + 10};
+  std::vector<at::Tensor> in;
+  for (int i : shared) in.push_back(live[i]);
+  const auto out = sharedAcrossSequence(in, tensorParallel(), layer + "norms and biases");
+  std::vector<at::Tensor> p = live;
+  for (size_t k = 0; k < out.size(); ++k) p[shared[k]] = out[k];
+  return p;
+}
+
+at::Tensor GptModel::block(const at::Tensor& x, const std::vector<at::Tensor>& live, int f, bool outputRead) const {
   const int n = tensorParallel().ranks;
-  // Under --tp this rank's heads/N heads, H/N of the attention's width.
-  const int64_t B = x.size(0), T = x.size(1), H = hidden_, hd = H / heads_, heads = heads_ / n, width = H / n;
+  // Under --tp this rank's heads/N heads, H/N of the attention's width. Under --sequence-parallel x
+  // holds this rank's T/N tokens; the attention sees the whole sequence.
+  const int64_t B = x.size(0), H = hidden_, hd = H / heads_, heads = heads_ / n, width = H / n;
   // Adapter k (qkv, attn proj, fc, mlp proj) is the pair after the block's own 11 parameters.
   const int adapters = f + kBlockParams;
-  Communicator* group = tensorParallel().group;
   // The tensor group's collectives' names; none to build without one (every block, every step).
-  const std::string layer = group ? "blocks." + std::to_string((f - 2) / blockParams()) + "." : std::string();
-  auto linear = [&](const at::Tensor& in, int weight, const at::Tensor& bias, int k) {
+  const std::string layer =
+      tensorParallel().group ? "blocks." + std::to_string((f - 2) / blockParams()) + "." : std::string();
+  std::vector<at::Tensor> shared;
+  if (sequenceParallel_) shared = withSequenceSharedParameters(live, f, layer);
+  const std::vector<at::Tensor>& p = sequenceParallel_ ? shared : live;
+  auto label = [&](const char* name) { return layer.empty() ? std::string() : layer + name; };
+  // LoRA is refused under --tp (config/tensor_parallel.h): its adapted layers are whole.
+  auto linear = [&](const at::Tensor& in, int weight, const at::Tensor& bias, int k, const char* name) {
     return lora_ ? linearWithAdapter(in, p[weight], bias, p[adapters + 2 * k], p[adapters + 2 * k + 1])
-                 : at::linear(in, p[weight], bias);
+                 : columnParallel(in, p[weight], bias, label(name));
   };
-  auto a = copyToTensorGroup(at::layer_norm(x, {H}, p[f + 0], p[f + 1], kLayerNormEps), group, layer + "attn.qkv");
-  auto qkv = linear(a, f + 2, {}, 0).split(width, /*dim=*/2);
+  auto qkv = linear(at::layer_norm(x, {H}, p[f + 0], p[f + 1], kLayerNormEps), f + 2, {}, 0, "attn.qkv")
+                 .split(width, /*dim=*/2);
+  const int64_t T = qkv[0].size(1);
   auto split = [&](const at::Tensor& t) { return t.view({B, T, heads, hd}).transpose(1, 2); };
   auto y = at::scaled_dot_product_attention(split(qkv[0]), split(qkv[1]), split(qkv[2]),
                                             /*attn_mask=*/{}, /*dropout_p=*/0.0,
                                             /*is_causal=*/true);
   y = y.transpose(1, 2).contiguous().view({B, T, width});
-  // LoRA is refused under --tp (config/tensor_parallel.h): its adapted layers are whole.
-  auto h = x + (lora_ ? linear(y, f + 3, p[f + 4], 1) : rowParallel(y, p[f + 3], p[f + 4], layer + "attn.proj"));
-  auto m = copyToTensorGroup(at::layer_norm(h, {H}, p[f + 5], p[f + 6], kLayerNormEps), group, layer + "mlp.fc");
-  m = at::gelu(linear(m, f + 7, p[f + 8], 2));
+  auto project = [&](const at::Tensor& in, int weight, int k, const char* name) {
+    return lora_ ? linearWithAdapter(in, p[weight], p[weight + 1], p[adapters + 2 * k], p[adapters + 2 * k + 1])
+                 : rowParallel(in, p[weight], p[weight + 1], label(name));
+  };
+  auto h = x + project(y, f + 3, 1, "attn.proj");
+  auto m = at::gelu(linear(at::layer_norm(h, {H}, p[f + 5], p[f + 6], kLayerNormEps), f + 7, p[f + 8], 2, "mlp.fc"));
   // Under LoRA the projection has an adapter too: recomputed whole. Under --tp the all-reduce's
-  // backward passes the gradient through, so the unread product's backward is the slice's own.
-  if (!outputRead && !lora_) return unreadOutputProjection(h, m, p[f + 9], p[f + 10]);
-  return h + (lora_ ? linear(m, f + 9, p[f + 10], 3) : rowParallel(m, p[f + 9], p[f + 10], layer + "mlp.proj"));
+  // backward passes the gradient through, so the unread product's backward is the slice's own;
+  // under --sequence-parallel the product is reduce-scattered, and its backward needs that.
+  if (!outputRead && !lora_ && !sequenceParallel_) return unreadOutputProjection(h, m, p[f + 9], p[f + 10]);
+  return h + project(m, f + 9, 3, "mlp.proj");
 }
 
 at::Tensor GptModel::recomputeStage(int stage, const at::Tensor& input, const Batch& batch,
@@ -64,11 +100,22 @@ at::Tensor GptModel::forwardStage(int stage, const at::Tensor& input, const Batc
   if (stage == 0) {
     const int64_t T = input.size(1);
     auto pos = at::arange(T, at::TensorOptions().dtype(at::kLong).device(input.device()));
-    return at::embedding(p[0], input) + at::embedding(p[1], pos);
+    auto embedded = at::embedding(p[0], input) + at::embedding(p[1], pos);
+    // Under --sequence-parallel the blocks take this rank's tokens of it.
+    return sequenceParallel_ ? scatterToSequence(embedded, tensorParallel(), "embedding") : embedded;
   }
   if (stage <= numBlocks_) return block(input, p, 2 + blockParams() * (stage - 1));
   const int f = 2 + blockParams() * numBlocks_;
-  auto h = at::layer_norm(input, {hidden_}, p[f], p[f + 1], kLayerNormEps);
+  at::Tensor h;
+  if (sequenceParallel_) {
+    // The final LayerNorm on this rank's tokens (its gradients summed over the group), then the
+    // whole sequence for the LM head, which is whole (as torchtitan: SequenceParallel on the norm).
+    const auto norm = sharedAcrossSequence({p[f], p[f + 1]}, tensorParallel(), "ln_f");
+    h = gatherFromSequence(at::layer_norm(input, {hidden_}, norm[0], norm[1], kLayerNormEps), tensorParallel(),
+                           "lm_head");
+  } else {
+    h = at::layer_norm(input, {hidden_}, p[f], p[f + 1], kLayerNormEps);
+  }
   auto logits = at::linear(h, p[f + 2]);
   // The loss in fp32 whatever the compute dtype (a no-op under fp32), as autocast would do.
   return at::cross_entropy_loss(logits.view({-1, vocab_}).to(at::kFloat), batch.y.reshape({-1}));

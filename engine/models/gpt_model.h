@@ -21,15 +21,25 @@ class GptModel final : public StagedModel {
   void forEachFullInitialParameter(int64_t seed, const std::function<void(size_t, at::Tensor)>& fn) const override;
 
  private:
+  // A column-parallel linear's x W^T + b: under --tp its input's gradient summed over the tensor
+  // group in backward; under --sequence-parallel x (this rank's tokens) all-gathered first.
+  at::Tensor columnParallel(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                            const std::string& label) const;
   // A row-parallel projection's x W^T + b: under --tp the partial products summed over the tensor
-  // group before the bias is added (`label` names that all-reduce).
+  // group before the bias is added (`label` names that all-reduce); under --sequence-parallel
+  // reduce-scattered to this rank's tokens instead.
   at::Tensor rowParallel(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
                          const std::string& label) const;
   // outputRead false: the output projection is left uncomputed (a recomputation for backward).
-  at::Tensor block(const at::Tensor& x, const std::vector<at::Tensor>& p, int first, bool outputRead = true) const;
+  at::Tensor block(const at::Tensor& x, const std::vector<at::Tensor>& live, int first, bool outputRead = true) const;
+  // `live` with block `first`'s norms and row-parallel biases passed through sharedAcrossSequence:
+  // under --sequence-parallel their gradients are summed over the tensor group (`layer` names it).
+  std::vector<at::Tensor> withSequenceSharedParameters(const std::vector<at::Tensor>& live, int first,
+                                                       const std::string& layer) const;
 
   int hidden_, heads_, seq_, vocab_;
   bool lora_;
+  bool sequenceParallel_;  // --sequence-parallel under --tp: the residual stream holds this rank's tokens
   static constexpr int kBlockParams = 11;  // a block's own; under LoRA 8 adapters follow them
   int blockParams() const { return kBlockParams + (lora_ ? 8 : 0); }
 };

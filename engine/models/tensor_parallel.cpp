@@ -4,6 +4,7 @@
 
 #include <torch/autograd.h>
 
+#include "engine/models/tensor_group_handle.h"
 #include "engine/recording/recorder.h"
 
 namespace shardscope {
@@ -12,13 +13,6 @@ namespace {
 
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
-
-// A group travels through autograd's saved data as an integer: IValue holds no raw pointer. The
-// model that made the graph, and its mesh, outlive every backward of it.
-int64_t groupHandle(Communicator* group) { return static_cast<int64_t>(reinterpret_cast<intptr_t>(group)); }
-Communicator* groupOf(AutogradContext* ctx) {
-  return reinterpret_cast<Communicator*>(static_cast<intptr_t>(ctx->saved_data["group"].toInt()));
-}
 
 // The sum lands in a buffer of its own, recorded as a communication buffer: Gloo's worker thread
 // holds it a while after wait() returns, past the point where nothing else does (once the bias is
@@ -41,13 +35,13 @@ struct CopyToTensorGroup : torch::autograd::Function<CopyToTensorGroup> {
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const std::string label = ctx->saved_data["label"].toStringRef();
-    return {summedOverGroup(grads[0], *groupOf(ctx), label), at::Tensor(), at::Tensor()};
+    return {summedOverGroup(grads[0], savedGroup(ctx), label), at::Tensor(), at::Tensor()};
   }
 };
 
 struct ReduceFromTensorGroup : torch::autograd::Function<ReduceFromTensorGroup> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, int64_t group, const std::string& label) {
-    return summedOverGroup(x, *reinterpret_cast<Communicator*>(static_cast<intptr_t>(group)), label);
+    return summedOverGroup(x, groupOfHandle(group), label);
   }
   static variable_list backward(AutogradContext*, variable_list grads) {
     return {grads[0], at::Tensor(), at::Tensor()};

@@ -415,7 +415,13 @@ TEST(CliErrors, EstimateRejectsWhatItCannotRead) {
   expectRejected({"estimate", "--params", "70B", "--sequence-parallel"}, "--sequence-parallel splits what");
   // Without --params, --tp is the run's (its own prediction counts it): it must fit the run's world.
   expectRejected({"estimate", "--tp", "8"}, "--tp 8 does not divide --world 2");
-  expectRejected({"estimate", "--sequence-parallel"}, "--sequence-parallel asks about a model of a given size");
+  expectRejected({"estimate", "--sequence-parallel"}, "--sequence-parallel splits what");
+  // --sequence-parallel splits a gpt's sequence among a tensor group: it needs one, and equal parts.
+  expectRejected({"run", "--sequence-parallel"}, "it needs --tp 2 or more");
+  expectRejected({"run", "--tp", "2", "--sequence-parallel"}, "--sequence-parallel with --model mlp");
+  expectRejected({"run", "--model", "gpt", "--seq", "5", "--tp", "2", "--sequence-parallel"},
+                 "--seq 5 is not a multiple of --tp 2");
+  expectRejected({"run", "--config", "/dev/null", "--sequence-parallel=maybe"}, "sequence-parallel");
   expectRejected({"run", "--model", "gpt", "--heads", "3", "--hidden", "48", "--tp", "2"},
                  "--tp 2 does not divide --heads 3");
   expectRejected({"run", "--tp", "2", "--world", "4", "--strategy", "hybrid_shard"},

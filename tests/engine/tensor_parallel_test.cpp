@@ -84,21 +84,23 @@ using Case = std::tuple<std::string, std::string, int, int>;  // model, strategy
 
 class TensorParallelParity : public ::testing::TestWithParam<Case> {};
 
-TEST_P(TensorParallelParity, TrainsAsOneProcessOnTheWholeBatch) {
-  const auto& [model, strategy, world, tp] = GetParam();
-  RunConfig config = tpConfig(model, tp);
-  const ReferenceResult ref = trainSingleProcess(config);  // built without a tensor group: the whole model
-  config.tp = tp;
-  const auto dir = testing::freshTempDir("tp_" + model + "_" + strategy + "_" + std::to_string(world));
+// Trains `config` (its tp set) under `strategy` at `world` ranks and holds it to one process on the
+// whole batch (`reference`: the same config without a tensor group); returns the run's summary.
+nlohmann::json expectTrainsAsOneProcess(const RunConfig& config, const ReferenceResult& ref,
+                                        const std::string& strategy, int world, const std::string& dir) {
   auto run = testing::runShardscope(tpArgs(config, strategy, world, dir));
-  ASSERT_EQ(run.exitCode, 0) << run.output;
-
+  EXPECT_EQ(run.exitCode, 0) << run.output;
+  if (run.exitCode != 0) return nlohmann::json::object();
   auto trained = loadTensorDict(dir + "/final.pt");
   auto initial = loadTensorDict(dir + "/init.pt");
-  ASSERT_EQ(trained.size(), ref.parameters.size());
+  EXPECT_EQ(trained.size(), ref.parameters.size());
   for (const auto& [name, expected] : ref.parameters) {
-    ASSERT_TRUE(trained.count(name)) << name;
-    ASSERT_EQ(trained[name].sizes(), expected.sizes()) << name << ": the slices were not joined";
+    if (!trained.count(name)) {
+      ADD_FAILURE() << name << " is not in final.pt";
+      continue;
+    }
+    EXPECT_EQ(trained[name].sizes(), expected.sizes()) << name << ": the slices were not joined";
+    if (trained[name].sizes() != expected.sizes()) continue;
     EXPECT_LE(relativeDifference(trained[name], expected), 1e-5) << name;
     EXPECT_GT(relativeDifference(initial[name], expected), 1e-4) << name << " did not move";
   }
@@ -106,16 +108,26 @@ TEST_P(TensorParallelParity, TrainsAsOneProcessOnTheWholeBatch) {
   for (int s = 0; s < config.steps; ++s) {
     EXPECT_NEAR(losses[s].item<double>(), ref.losses[s], 1e-5 * std::abs(ref.losses[s])) << s;
   }
-  // The tensor groups' all-reduces ran in their own group; the strategy's in the data groups.
+  // The tensor groups' collectives ran in their own group; the strategy's in the data groups.
   std::ifstream in(dir + "/summary.json");
-  const auto summary = nlohmann::json::parse(in);
+  auto summary = nlohmann::json::parse(in);
   for (const auto& rank : summary["ranks"]) {
     const auto& byGroup = rank["traffic_per_step"]["sent_bytes_by_group"];
     EXPECT_GT(byGroup["tensor"].get<double>(), 0) << rank["rank"];
-    if (world > tp) EXPECT_GT(byGroup["data"].get<double>(), 0) << rank["rank"];
+    if (world > config.tp) EXPECT_GT(byGroup["data"].get<double>(), 0) << rank["rank"];
     EXPECT_EQ(byGroup["shard"].get<double>(), 0) << "a 1-D strategy under --tp works over the data group";
   }
-  EXPECT_EQ(summary["mesh"]["tensor_parallel"], tp);
+  EXPECT_EQ(summary["mesh"]["tensor_parallel"], config.tp);
+  return summary;
+}
+
+TEST_P(TensorParallelParity, TrainsAsOneProcessOnTheWholeBatch) {
+  const auto& [model, strategy, world, tp] = GetParam();
+  RunConfig config = tpConfig(model, tp);
+  const ReferenceResult ref = trainSingleProcess(config);  // built without a tensor group: the whole model
+  config.tp = tp;
+  expectTrainsAsOneProcess(config, ref, strategy, world,
+                           testing::freshTempDir("tp_" + model + "_" + strategy + "_" + std::to_string(world)));
 }
 
 std::string caseName(const ::testing::TestParamInfo<Case>& info) {
@@ -137,6 +149,46 @@ INSTANTIATE_TEST_SUITE_P(OddWidths, TensorParallelParity,
                          ::testing::Combine(::testing::Values("mlp", "gpt"), ::testing::Values("ddp", "full_shard"),
                                             ::testing::Values(6), ::testing::Values(3)),
                          caseName);
+
+// --sequence-parallel: the residual stream, the norms and the embedding's output split along the
+// sequence over the tensor group (all-gathers and reduce-scatters where --tp alone all-reduces, the
+// norms' and row-parallel biases' gradients all-reduced): still one process's training, under each
+// strategy, with a data dimension, at --tp 3 on odd widths, and with checkpointed blocks (each
+// recomputed whole, its collectives again).
+using SequenceCase = std::tuple<std::string, int, int, bool>;  // strategy, world, tp, checkpointed
+
+class SequenceParallelParity : public ::testing::TestWithParam<SequenceCase> {};
+
+TEST_P(SequenceParallelParity, TrainsAsOneProcessOnTheWholeBatch) {
+  const auto& [strategy, world, tp, checkpointed] = GetParam();
+  RunConfig config = tpConfig("gpt", tp);
+  config.seq = 2 * tp;  // a multiple of --tp: each rank keeps seq / tp tokens
+  const ReferenceResult ref = trainSingleProcess(config);
+  config.tp = tp;
+  config.sequenceParallel = true;
+  if (checkpointed) config.activationCheckpointing = Checkpointing::Blocks;
+  const auto summary = expectTrainsAsOneProcess(
+      config, ref, strategy, world,
+      testing::freshTempDir("sp_" + strategy + "_" + std::to_string(world) + (checkpointed ? "_ac" : "")));
+  for (const auto& rank : summary["ranks"]) {
+    // The tensor group reduce-scatters along the sequence (ddp itself never reduce-scatters).
+    EXPECT_GT(rank["collectives"]["reduce_scatter"]["count"].get<int64_t>(), 0) << rank["rank"];
+  }
+}
+
+std::string sequenceCaseName(const ::testing::TestParamInfo<SequenceCase>& info) {
+  const auto& [strategy, world, tp, checkpointed] = info.param;
+  return strategy + "_world" + std::to_string(world) + "_tp" + std::to_string(tp) +
+         (checkpointed ? "_checkpointed" : "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Gpt, SequenceParallelParity,
+                         ::testing::Values(SequenceCase{"ddp", 2, 2, false}, SequenceCase{"full_shard", 2, 2, false},
+                                           SequenceCase{"zero1", 4, 2, false},
+                                           SequenceCase{"shard_grad_op", 4, 2, false},
+                                           SequenceCase{"full_shard", 6, 3, false},
+                                           SequenceCase{"full_shard", 2, 2, true}),
+                         sequenceCaseName);
 
 // A checkpointed block recomputed for backward under --tp: its attention's all-reduce runs again,
 // its MLP projection is left uncomputed (the all-reduce's backward passes the gradient through), and

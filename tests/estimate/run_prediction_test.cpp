@@ -251,6 +251,7 @@ TEST(TensorParallelPrediction, MatchesWhatTheRanksHoldAndSend) {
     std::string model, strategy;
     int layers = 3;
     bool checkpointed = false;
+    bool sequenceParallel = false;  // all-gathers and reduce-scatters in the tensor group too
   };
   const TpCase cases[] = {{"gpt", "ddp"},
                           {"gpt", "zero1"},
@@ -258,7 +259,10 @@ TEST(TensorParallelPrediction, MatchesWhatTheRanksHoldAndSend) {
                           {"gpt", "shard_grad_op"},
                           {"gpt", "full_shard", 3, true},
                           {"mlp", "ddp", 2},
-                          {"mlp", "full_shard", 3}};
+                          {"mlp", "full_shard", 3},
+                          {"gpt", "ddp", 2, false, true},
+                          {"gpt", "full_shard", 3, false, true},
+                          {"gpt", "shard_grad_op", 2, true, true}};
   for (const auto& k : cases) {
     RunConfig c = testing::tinyGptConfig();
     c.model = testing::modeOf<ModelKind>(k.model);
@@ -268,7 +272,9 @@ TEST(TensorParallelPrediction, MatchesWhatTheRanksHoldAndSend) {
     c.batch = 4;
     c.strategy = testing::modeOf<StrategyKind>(k.strategy);
     c.activationCheckpointing = k.checkpointed ? Checkpointing::Blocks : Checkpointing::Off;
-    SCOPED_TRACE(k.model + " " + k.strategy + " layers " + std::to_string(k.layers) + (k.checkpointed ? " ac" : ""));
+    c.sequenceParallel = k.sequenceParallel;
+    SCOPED_TRACE(k.model + " " + k.strategy + " layers " + std::to_string(k.layers) + (k.checkpointed ? " ac" : "") +
+                 (k.sequenceParallel ? " sp" : ""));
     const auto summary = summaryOfRun(c, "tp_prediction");
     ASSERT_FALSE(summary["ranks"].empty());
     const auto prediction = predictRun(c);
@@ -301,14 +307,19 @@ TEST(TensorParallelPrediction, MatchesWhatTheRanksHoldAndSend) {
 
 // Under --tp the activations a rank saves shrink as the count says: the heads' and the MLP's share
 // by t, the norms' inputs and the residual stream whole; and a tensor group shares its samples.
+// Under --sequence-parallel the rest divides by t too (the residual stream and the norms keep a
+// rank's tokens): less than --tp alone saves, measured.
 TEST(ActivationPrediction, TensorParallelSplitsTheHeadsAndTheMlpNotTheResidualStream) {
-  for (int tp : {1, 2, 4}) {
+  std::map<int, int64_t> tensorOnly;
+  for (auto [tp, sequence] : {std::pair{1, false}, {2, false}, {4, false}, {2, true}, {4, true}}) {
     RunConfig c = testing::tinyGptConfig();
     c.world = 4;
     c.batch = 8;
+    c.seq = 8;  // a multiple of each tp: --sequence-parallel splits it
     c.tp = tp;
+    c.sequenceParallel = sequence;
     c.strategy = StrategyKind::FullShard;
-    SCOPED_TRACE("tp " + std::to_string(tp));
+    SCOPED_TRACE("tp " + std::to_string(tp) + (sequence ? " sp" : ""));
     const auto summary = summaryOfRun(c, "tp_activations");
     ASSERT_FALSE(summary["ranks"].empty());
     const auto prediction = predictRun(c);
@@ -316,6 +327,8 @@ TEST(ActivationPrediction, TensorParallelSplitsTheHeadsAndTheMlpNotTheResidualSt
       EXPECT_EQ(rank["activation_saved_bytes"].get<int64_t>(), prediction.activationSavedBytes)
           << prediction.activationFormula;
     }
+    if (!sequence) tensorOnly[tp] = prediction.activationSavedBytes;
+    if (sequence) EXPECT_LT(prediction.activationSavedBytes, tensorOnly.at(tp));
   }
 }
 

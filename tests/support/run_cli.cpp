@@ -97,6 +97,10 @@ std::vector<std::string> optionsOf(const RunConfig& config) {
   const auto json = config.toJson();  // items() refers to it: it must outlive the loop
   for (const auto& [key, value] : json.items()) {
     if (value.is_string() && value.get<std::string>().empty()) continue;  // an option left out (--slow-rank)
+    if (value.is_boolean()) {  // a switch takes its value after '=' (CLI11's flag)
+      out.push_back("--" + key + "=" + value.dump());
+      continue;
+    }
     out.push_back("--" + key);
     out.push_back(value.is_string() ? value.get<std::string>() : value.dump());
   }
