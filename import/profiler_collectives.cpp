@@ -91,6 +91,9 @@ struct CommParams {
   int groupSize = 0;                // 0: not named
   std::vector<int64_t> inSplits;    // all-to-all: rows of the input for each rank of the group; empty: even
   std::vector<int64_t> groupRanks;  // the group's global ranks, in its order; empty: not named
+  int64_t rankStart = -1;           // its first global rank, and the step between its ranks where
+  int64_t rankStride = -1;          // they step evenly (-1: not named); the list is cut past 30 ranks
+  std::string groupDescription;     // "default_pg", or a DeviceMesh dimension's group: "mesh_tp", ...
 };
 
 // "[3, 5]", as the profiler records a list of counts; empty for "[]" or anything else.
@@ -128,7 +131,49 @@ std::optional<CommParams> commParamsFrom(const nlohmann::json* args) {
     p.width = dtypeBytes((*args)["dtype"].get<std::string>());
   if (args->contains("In split size")) p.inSplits = integerList((*args)["In split size"]);
   if (args->contains("Process Group Ranks")) p.groupRanks = integerList((*args)["Process Group Ranks"]);
+  if (args->contains("Global rank start")) p.rankStart = number("Global rank start");
+  if (args->contains("Global rank stride")) p.rankStride = number("Global rank stride");
+  const auto description = args->find("Process Group Description");
+  if (description != args->end() && description->is_string()) p.groupDescription = description->get<std::string>();
   return p;
+}
+
+// The group's global ranks: as the list names them, or from its first rank and stride where the
+// list is cut short ("[0, 1, ..., 63]"); empty where neither is recorded.
+std::vector<int> groupMembersOf(const CommParams& p) {
+  std::vector<int> members;
+  if (p.groupSize > 0 && static_cast<int>(p.groupRanks.size()) == p.groupSize) {
+    for (int64_t r : p.groupRanks) members.push_back(static_cast<int>(r));
+  } else if (p.groupSize > 0 && p.rankStart >= 0 && p.rankStride > 0) {
+    for (int i = 0; i < p.groupSize; ++i) members.push_back(static_cast<int>(p.rankStart + i * p.rankStride));
+  }
+  return members;
+}
+
+// A DeviceMesh names each dimension's groups "mesh_<dimension>" (torchtitan: tp, dp, dp_shard,
+// dp_replicate, ...): the name to give those ranks where they are a row or column of the grid.
+std::optional<ProcessGroup> meshDimensionOf(const std::string& description) {
+  if (!startsWith(description, "mesh_")) return std::nullopt;
+  if (description.find("replicate") != std::string::npos) return ProcessGroup::Replicate;
+  if (description.find("shard") != std::string::npos) return ProcessGroup::Shard;
+  if (description == "mesh_tp") return ProcessGroup::Tensor;
+  if (description == "mesh_dp") return ProcessGroup::Data;
+  return std::nullopt;
+}
+
+// The group a collective ran in, where NCCL's record_param_comms names its ranks: its size, and the
+// ranks' place on the job's grid, so that its members are matched with each other and not with
+// another group's (a tensor group's with a data group's). Ranks no row or column of the grid holds
+// keep the size alone, counted in `notes`.
+void placeInGroup(Event& e, const CommParams& p, int world, CollectiveNotes& notes) {
+  if (p.groupSize > 0) e.worldSize = p.groupSize;  // a sub-group's (HSDP, TP), not the world's
+  const auto members = groupMembersOf(p);
+  if (members.empty()) return;
+  if (const auto group = processGroupOf(members, world, meshDimensionOf(p.groupDescription))) {
+    e.processGroup = static_cast<uint8_t>(*group);
+  } else {
+    ++notes.offGrid;
+  }
 }
 
 std::optional<CommParams> commParamsOf(const RankTrace& trace, const Span& op) {
@@ -266,7 +311,7 @@ Event collectiveEvent(const RankTrace& trace, const Span& op, CollectiveOp kind,
   if (params) {
     if (in == 0 && out == 0) std::tie(in, out) = std::pair{params->in, params->out};  // no shapes recorded
     if (width == 0) width = params->width;
-    if (params->groupSize > 0) e.worldSize = params->groupSize;  // a sub-group's (HSDP), not the world's
+    placeInGroup(e, *params, trace.world, notes);
   }
   if (width == 0) {
     width = 4;
@@ -348,7 +393,7 @@ Event kernelCollective(const RankTrace& trace, const Span& kernel, CollectiveOp 
   if (params) {
     e.bytes = params->in * width;
     e.bytesOut = params->out * width;
-    if (params->groupSize > 0) e.worldSize = params->groupSize;
+    placeInGroup(e, *params, trace.world, notes);
   }
   e.count = -1;  // no peer or own part known
   e.text = "model|" + kernel.name.substr(0, kernel.name.find('('));

@@ -25,6 +25,7 @@ struct CollectiveNotes {
   int64_t fromBackend = 0;  // rank 0's collectives read from a backend's span alone (PyTorch 1.x)
   int64_t fromParams = 0;   // ... from record_param_comms alone
   int64_t fromKernel = 0;   // ... from an NCCL kernel alone
+  int64_t offGrid = 0;      // collectives (all ranks') in a group no row or column of the job's grid holds
 
   CollectiveNotes& operator+=(const CollectiveNotes& o) {
     untyped += o.untyped;
@@ -32,6 +33,7 @@ struct CollectiveNotes {
     fromBackend += o.fromBackend;
     fromParams += o.fromParams;
     fromKernel += o.fromKernel;
+    offGrid += o.offGrid;
     return *this;
   }
 };

@@ -473,6 +473,12 @@ std::string describeNotes(const ReadNotes& notes) {
            " backend spans (nccl:*, gloo:*: PyTorch 1.x), " + std::to_string(c.fromParams) +
            " record_param_comms and " + std::to_string(c.fromKernel) + " NCCL kernels alone\n";
   }
+  if (c.offGrid > 0) {
+    out += std::to_string(c.offGrid) +
+           " collectives (all ranks) in process groups that are no row or column of the job's rank grid (NCCL names "
+           "their ranks): drawn with their size, but left out of the stragglers, which match a collective across its "
+           "group's ranks\n";
+  }
   if (c.untyped > 0) {
     out += std::to_string(c.untyped) +
            " collectives whose element type the trace does not name: their bytes counted at 4 per element\n";

@@ -18,7 +18,13 @@ std::map<GroupKey, std::map<int, std::vector<int64_t>>> issuesByGroup(const trac
   for (int r = 0; r < rec.ranks(); ++r) {
     std::vector<const trace::CollectiveSpan*> ordered;
     for (const auto& c : rec.rank(r).collectives) {
-      if (!trace::isPointToPoint(static_cast<trace::CollectiveOp>(c.op)) && c.worldSize > 1) ordered.push_back(&c);
+      // A world collective among fewer than the world's ranks ran in a group the trace could not
+      // place on the grid (import/profiler_collectives.cpp): its members are unknown.
+      const bool unplaced =
+          c.processGroup == static_cast<uint8_t>(trace::ProcessGroup::World) && c.worldSize < rec.ranks();
+      if (!trace::isPointToPoint(static_cast<trace::CollectiveOp>(c.op)) && c.worldSize > 1 && !unplaced) {
+        ordered.push_back(&c);
+      }
     }
     std::stable_sort(
         ordered.begin(), ordered.end(),

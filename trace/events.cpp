@@ -180,6 +180,24 @@ std::vector<int> processGroupMembers(ProcessGroup group, int rank, int groupSize
   return members;
 }
 
+std::optional<ProcessGroup> processGroupOf(const std::vector<int>& members, int worldRanks,
+                                           std::optional<ProcessGroup> preferred) {
+  const int size = static_cast<int>(members.size());
+  if (size == 0 || worldRanks % size != 0) return std::nullopt;
+  if (size == worldRanks) {
+    if (members != processGroupMembers(ProcessGroup::World, 0, size, worldRanks)) return std::nullopt;
+    return ProcessGroup::World;
+  }
+  std::vector<ProcessGroup> candidates = {ProcessGroup::Shard, ProcessGroup::Replicate};
+  if (preferred) candidates.insert(candidates.begin(), *preferred);
+  for (ProcessGroup group : candidates) {
+    if (group != ProcessGroup::World && processGroupMembers(group, members.front(), size, worldRanks) == members) {
+      return group;
+    }
+  }
+  return std::nullopt;
+}
+
 namespace {
 
 // SHARDSCOPE_TEST_CLOCK_SHIFT_NS, for tests only: moves this process's clock as if it ran on another

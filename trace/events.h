@@ -151,6 +151,12 @@ const char* processGroupName(ProcessGroup group);  // "world" | "shard" | "repli
 // group a column (ranks r % S, r % S + S, ...). On the (data, tensor) mesh of --tp a tensor group is a
 // row and a data group a column, in the same way.
 std::vector<int> processGroupMembers(ProcessGroup group, int rank, int groupSize, int worldRanks);
+// processGroupMembers' inverse: the group whose members these are among `worldRanks` (World for
+// all of them; a row of the grid, Shard, or a column, Replicate, unless `preferred` names the same
+// ranks: Tensor and Data on the (data, tensor) mesh), or nothing for ranks no mesh row or column
+// holds (e.g. {0, 3} of 4).
+std::optional<ProcessGroup> processGroupOf(const std::vector<int>& members, int worldRanks,
+                                           std::optional<ProcessGroup> preferred = std::nullopt);
 std::optional<EventKind> eventKindFromName(const std::string& name);
 
 // Nanoseconds on the steady clock of this host; all ranks on one host share it.

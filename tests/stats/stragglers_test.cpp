@@ -137,6 +137,72 @@ TEST(Stragglers, OnAGpuTraceTheKernelsStartsTellNotTheLaunches) {
   EXPECT_NEAR(s[1].waitCausedSeconds, 4 * 1e-3, 1e-9) << "rank 0 waited 1 ms at each";
 }
 
+// A 2 x 2 (data, tensor) job's NCCL trace, as torchtitan's DeviceMesh makes it: each step a
+// tensor group's all-reduce (ranks {0, 1} or {2, 3}, "mesh_tp") and a data group's ({0, 2} or
+// {1, 3}, "mesh_dp"), record_param_comms naming the group's ranks as PyTorch 2.11 writes them
+// (tests/data/pytorch_cuda_h200 has them on a world group). Rank 3 reaches its data group's
+// all-reduce 1 ms late and rank 0 its tensor group's: each is matched with its own group's
+// members, so rank 3 is last among {1, 3} and rank 0 among {0, 1}, and no one else is.
+TEST(Stragglers, AnImportedTraceMatchesEachCollectiveInTheGroupItsRanksName) {
+  const std::string dir = testing::freshTempDir("stragglers_2d_trace");
+  const auto event = [](const char* cat, const std::string& name, double ts, double dur, nlohmann::json args) {
+    return nlohmann::json{{"ph", "X"}, {"cat", cat}, {"name", name}, {"pid", 1},
+                          {"tid", 10}, {"ts", ts},   {"dur", dur},   {"args", args}};
+  };
+  const auto allReduce = [&](double ts, const std::vector<int>& ranks, const char* description) {
+    const nlohmann::json params = {
+        {"Collective name", "allreduce"},
+        {"dtype", "Float"},
+        {"In msg nelems", 1024},
+        {"Out msg nelems", 1024},
+        {"Group size", 2},
+        {"Process Group Name", description == std::string("mesh_tp") ? "1" : "2"},
+        {"Process Group Description", description},
+        {"Process Group Ranks", "[" + std::to_string(ranks[0]) + ", " + std::to_string(ranks[1]) + "]"},
+        {"Global rank start", ranks[0]},
+        {"Global rank stride", ranks[1] - ranks[0]},
+        {"In split size", "[]"},
+        {"Out split size", "[]"}};
+    return std::vector<nlohmann::json>{
+        event("cpu_op", "c10d::allreduce_", ts, 200, {{"Input Dims", {{1024}}}, {"Input type", {"float"}}}),
+        event("cpu_op", "record_param_comms", ts + 5, 100, params)};
+  };
+  for (int r = 0; r < 4; ++r) {
+    const std::vector<int> tensor = {r / 2 * 2, r / 2 * 2 + 1}, data = {r % 2, r % 2 + 2};
+    nlohmann::json ev = nlohmann::json::array();
+    for (int step = 0; step < 3; ++step) {
+      const double t = 10'000.0 * step;  // 10 ms steps: a noise floor of 0.5 ms
+      ev.push_back(event("user_annotation", "ProfilerStep#" + std::to_string(step), t, 10'000, {}));
+      for (auto& e : allReduce(t + 1'000 + (r == 0 ? 1'000 : 0), tensor, "mesh_tp")) ev.push_back(e);
+      for (auto& e : allReduce(t + 5'000 + (r == 3 ? 1'000 : 0), data, "mesh_dp")) ev.push_back(e);
+    }
+    std::ofstream(trace::profilerTraceFileName(dir, r)) << nlohmann::json{
+        {"schemaVersion", 1},
+        {"distributedInfo", {{"backend", "nccl"}, {"rank", r}, {"world_size", 4}}},
+        {"traceEvents", ev}}.dump();
+  }
+  const auto loaded = trace::loadProfilerTraces(dir);
+  ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+  const auto& rank1 = loaded.recording.rank(1).collectives;
+  ASSERT_EQ(rank1.size(), 6u);
+  EXPECT_EQ(rank1[0].processGroup, static_cast<uint8_t>(trace::ProcessGroup::Tensor));
+  EXPECT_EQ(rank1[1].processGroup, static_cast<uint8_t>(trace::ProcessGroup::Data));
+  EXPECT_EQ(trace::processGroupMembers(trace::ProcessGroup::Data, 1, rank1[1].worldSize, 4), (std::vector<int>{1, 3}));
+  const auto s = stragglingOf(loaded.recording);
+  ASSERT_EQ(s.size(), 4u);
+  EXPECT_EQ(s[3].lastArrivals, 3) << "last in its data group {1, 3}";
+  EXPECT_EQ(s[0].lastArrivals, 3) << "last in its tensor group {0, 1}";
+  EXPECT_EQ(s[1].lastArrivals, 0);
+  EXPECT_EQ(s[2].lastArrivals, 0) << "{0, 2} and {2, 3} had no straggler";
+  EXPECT_EQ(s[2].withAStraggler, 0);
+  // The grid's rows and columns by their ranks; ranks no row or column holds are no group of it.
+  EXPECT_EQ(trace::processGroupOf({1, 3}, 4), trace::ProcessGroup::Replicate);
+  EXPECT_EQ(trace::processGroupOf({1, 3}, 4, trace::ProcessGroup::Data), trace::ProcessGroup::Data);
+  EXPECT_EQ(trace::processGroupOf({2, 3}, 4, trace::ProcessGroup::Data), trace::ProcessGroup::Shard);
+  EXPECT_EQ(trace::processGroupOf({0, 1, 2, 3}, 4), trace::ProcessGroup::World);
+  EXPECT_EQ(trace::processGroupOf({0, 3}, 4), std::nullopt);
+}
+
 // The issue's test: --slow-rank at world 3 makes rank 1 the last to arrive at 80 % or more of the
 // collectives, under ddp (where its backward still ends with the others') and full_shard, and the
 // others' wait is in its wait_caused_s. The model is the straggler lesson's (128 wide, 32 tokens):
