@@ -33,6 +33,11 @@ void printBanner(const shardscope::RunConfig& config) {
     const int dataRanks = config.world / config.tp;
     std::printf("mesh: %d data x %d tensor (tensor groups of %d consecutive ranks, each on one slice of the batch)\n",
                 dataRanks, config.tp, config.tp);
+    if (shardscope::traitsOf(config.strategy).replicatesShardGroups) {
+      std::printf(
+          "the data ranks: %d replicas x %d shard (shard groups of %d data ranks, as (dp_replicate, dp_shard, tp))\n",
+          shardscope::replicaCount(config), shardscope::shardGroupSize(config), shardscope::shardGroupSize(config));
+    }
     if (config.sequenceParallel) {
       std::printf(
           "sequence parallel: each rank of a tensor group keeps %d of the %d tokens between its blocks' "

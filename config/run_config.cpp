@@ -84,7 +84,8 @@ std::vector<ConfigField> trainingFields() {
       {"shard-group-size", &RunConfig::shardGroupSize, F::Training,
        "hybrid_shard, hybrid_shard_zero2: ranks that split the parameters among them (FSDP2's 2-D mesh "
        "(replicate, shard): rank r is in shard group r / S and replicate group r % S); a divisor of --world. "
-       "0: --world over its smallest prime factor (4 -> 2, 6 -> 3, 8 -> 4)"},
+       "0: --world over its smallest prime factor (4 -> 2, 6 -> 3, 8 -> 4). Under --tp N the same over the "
+       "world / N data ranks"},
       {"precision", &RunConfig::precision, F::Training,
        "fp32 | bf16 (bf16 parameters and compute; fp32 gradient reduction and master weights, like "
        "FSDP2's MixedPrecisionPolicy)"},
@@ -408,16 +409,17 @@ std::optional<std::string> checkWritableFile(const char* option, const std::stri
 }  // namespace
 
 int shardGroupSize(const RunConfig& c) {
-  if (!traitsOf(c.strategy).replicatesShardGroups) return c.world / std::max(1, c.tp);  // the data ranks
+  const int dataRanks = c.world / std::max(1, c.tp);  // the world without --tp
+  if (!traitsOf(c.strategy).replicatesShardGroups) return dataRanks;
   if (c.shardGroupSize > 0) return c.shardGroupSize;
-  int smallestPrime = c.world;
-  for (int p = 2; p * p <= c.world; ++p) {
-    if (c.world % p == 0) {
+  int smallestPrime = dataRanks;
+  for (int p = 2; p * p <= dataRanks; ++p) {
+    if (dataRanks % p == 0) {
       smallestPrime = p;
       break;
     }
   }
-  return std::max(1, c.world / std::max(1, smallestPrime));
+  return std::max(1, dataRanks / std::max(1, smallestPrime));
 }
 
 int replicaCount(const RunConfig& c) { return c.world / std::max(1, c.tp) / std::max(1, shardGroupSize(c)); }
@@ -430,13 +432,19 @@ std::optional<std::string> shardGroupProblem(const RunConfig& c) {
            "hybrid_shard_zero2), or drop --shard-group-size.";
   }
   if (!hybrid) return std::nullopt;
-  if (c.shardGroupSize < 0 || c.shardGroupSize > c.world || c.world % std::max(1, c.shardGroupSize) != 0) {
+  // Under --tp the shard groups divide the data ranks (torchtitan's (dp_replicate, dp_shard, tp)).
+  const bool underTp = c.tp > 1 && c.world % c.tp == 0;
+  const int ranks = underTp ? c.world / c.tp : c.world;
+  if (c.shardGroupSize < 0 || c.shardGroupSize > ranks || ranks % std::max(1, c.shardGroupSize) != 0) {
     std::string divisors;
-    for (int d = 1; d <= c.world; ++d) {
-      if (c.world % d == 0) divisors += (divisors.empty() ? "" : ", ") + std::to_string(d);
+    for (int d = 1; d <= ranks; ++d) {
+      if (ranks % d == 0) divisors += (divisors.empty() ? "" : ", ") + std::to_string(d);
     }
-    return "--shard-group-size " + std::to_string(c.shardGroupSize) + " does not divide --world " +
-           std::to_string(c.world) + " into equal shard groups; pass one of " + divisors +
+    const std::string among = underTp ? "the " + std::to_string(ranks) + " data ranks (--world " +
+                                            std::to_string(c.world) + " / --tp " + std::to_string(c.tp) + ")"
+                                      : "--world " + std::to_string(c.world);
+    return "--shard-group-size " + std::to_string(c.shardGroupSize) + " does not divide " + among +
+           " into equal shard groups; pass one of " + divisors +
            " (ranks per shard group), or 0 to let shardscope pick.";
   }
   return std::nullopt;
@@ -480,11 +488,6 @@ std::optional<std::string> tensorParallelProblem(const RunConfig& c) {
            " into tensor groups of equal size; pass one of " + divisors + " (1: no tensor parallelism).";
   }
   if (c.tp == 1) return sequenceParallelProblem(c);
-  if (traitsOf(c.strategy).replicatesShardGroups) {
-    return tp + " with --strategy " + strategyName(c.strategy) +
-           ": shardscope does not yet run tensor parallelism inside a hybrid (replicate, shard) mesh. Use "
-           "ddp, zero1, shard_grad_op or full_shard over the data dimension, or drop --tp.";
-  }
   if (c.loraRank > 0) {
     return tp +
            " with --lora-rank: shardscope does not yet split LoRA's adapters over a tensor group. Drop one "

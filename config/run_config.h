@@ -88,15 +88,16 @@ struct RunConfig {
 
 // The ranks among which a run's parameters, gradients and optimizer state are divided: the whole
 // world (under --tp N its world / N data ranks), or for a hybrid strategy its --shard-group-size; 0 there means the
-// world split into the fewest replicas, world / (its smallest prime factor): 4 -> 2, 6 -> 3, 8 -> 4, 2 -> 1.
+// world (the data ranks) split into the fewest replicas, world / (its smallest prime factor): 4 -> 2, 6 -> 3, 8 -> 4,
+// 2 -> 1.
 int shardGroupSize(const RunConfig& config);
-// How many replicas of each shard there are: world / shardGroupSize (1 unless hybrid).
+// How many replicas of each shard there are: (data) world / shardGroupSize (1 unless hybrid).
 int replicaCount(const RunConfig& config);
 // Why --shard-group-size does not fit the strategy and world, or nothing (part of validate()).
 std::optional<std::string> shardGroupProblem(const RunConfig& config);
 
 // Why --tp does not fit the model, strategy and world, or nothing (part of validate()): it must
-// divide the world, gpt's heads and mlp's width; not yet with the hybrid strategies or LoRA.
+// divide the world, gpt's heads and mlp's width; not yet with LoRA.
 std::optional<std::string> tensorParallelProblem(const RunConfig& config);
 
 // Why --offload does not fit the strategy and device, or nothing (part of validate()).

@@ -13,13 +13,6 @@ namespace {
 
 // The strategies a prediction covers: all of them, but under --tp the hybrid ones (which a run
 // refuses there).
-std::vector<StrategyKind> strategiesFor(const RunConfig& config) {
-  std::vector<StrategyKind> out;
-  for (StrategyKind s : allModes<StrategyKind>()) {
-    if (config.tp <= 1 || !traitsOf(s).replicatesShardGroups) out.push_back(s);
-  }
-  return out;
-}
 constexpr trace::MemoryRole kRoles[] = {trace::MemoryRole::ParamShard, trace::MemoryRole::ParamGathered,
                                         trace::MemoryRole::GradFull, trace::MemoryRole::GradShard,
                                         trace::MemoryRole::OptimizerState};
@@ -70,7 +63,7 @@ void printMemoryTable(std::FILE* out, const RunConfig& config, const std::vector
   }
   std::fprintf(out, "\n\n");
   std::fprintf(out, "%-30s", "per rank");
-  for (StrategyKind s : strategiesFor(config)) std::fprintf(out, " %16s", strategyName(s));
+  for (StrategyKind s : allModes<StrategyKind>()) std::fprintf(out, " %16s", strategyName(s));
   std::fprintf(out, "\n");
   printMemoryRows(out, predictions);
   const bool offloaded = config.offload == Offload::Cpu;
@@ -158,12 +151,10 @@ void printFormulas(std::FILE* out, const RunConfig& config, const std::vector<Ru
                "\n(size: as nccl-tests counts it; sent: what a rank puts on the wire under the ring schedule,\n"
                " all-reduce 2(N-1)/N x size, all-gather and reduce-scatter (N-1)/N x size, N the ranks of the\n"
                " collective's group; it receives as much.");
-  if (config.tp <= 1) {
-    std::fprintf(out,
-                 " hybrid_*: a %d x %d mesh (replicate, shard), all-gathers\n"
-                 " and reduce-scatters among its S = %d, all-reduces among its %d replicas; --shard-group-size sets S",
-                 replicas, s, s, replicas);
-  }
+  std::fprintf(out,
+               " hybrid_*: a %d x %d mesh (replicate, shard)%s, all-gathers\n"
+               " and reduce-scatters among its S = %d, all-reduces among its %d replicas; --shard-group-size sets S",
+               replicas, s, config.tp > 1 ? " over the data ranks" : "", s, replicas);
   std::fprintf(out, ")\n");
   if (config.tp > 1) {
     std::fprintf(
@@ -182,7 +173,7 @@ void printFormulas(std::FILE* out, const RunConfig& config, const std::vector<Ru
                    ? ";\nT = the trained LoRA adapters' elements, T' and T'' padded alike, F = P - T frozen"
                    : "");
   for (size_t i = 0; i < predictions.size(); ++i) {
-    std::fprintf(out, "  %s\n", strategyName(strategiesFor(config)[i]));
+    std::fprintf(out, "  %s\n", strategyName(allModes<StrategyKind>()[i]));
     for (const auto& m : predictions[i].memory)
       std::fprintf(out, "    %-31s %s\n", rowLabel(m).c_str(), m.formula.c_str());
     for (const auto& c : predictions[i].perStep) {
@@ -212,7 +203,7 @@ void printFormulas(std::FILE* out, const RunConfig& config, const std::vector<Ru
 
 std::vector<RunPrediction> predictEveryStrategy(const RunConfig& config) {
   std::vector<RunPrediction> predictions;
-  for (StrategyKind s : strategiesFor(config)) {
+  for (StrategyKind s : allModes<StrategyKind>()) {
     RunConfig c = config;
     c.strategy = s;
     if (!traitsOf(s).replicatesShardGroups) c.shardGroupSize = 0;
@@ -263,7 +254,7 @@ void printRunPredictionsJson(std::FILE* out, const RunConfig& config, const std:
           {"sent_bytes", t->sentBytes}, {"received_bytes", t->sentBytes},
           {"group_size", t->groupSize}, {"formula", t->formula}};
     }
-    doc["strategies"][strategyName(strategiesFor(config)[i])] = {
+    doc["strategies"][strategyName(allModes<StrategyKind>()[i])] = {
         {"padded_parameters", predictions[i].paddedParameters},
         {"memory_per_rank", memory},
         {"offload_device_copies", deviceCopies},

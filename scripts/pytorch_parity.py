@@ -26,6 +26,10 @@ over the data dimension, as torchtitan composes them. Losses within the toleranc
 weights too (gathered with full_tensor()):
     shardscope --tp N full_shard    <-> DTensor TP + FSDP2, reshard_after_forward=True
     shardscope --tp N shard_grad_op <-> DTensor TP + FSDP2, reshard_after_forward=False
+At WORLD:N:S, the hybrid strategies with shard groups of S data ranks, against HSDP on torchtitan's
+3-D mesh (dp_replicate, dp_shard, tp), fully_shard over mesh["dp_replicate", "dp_shard"]:
+    shardscope --tp N hybrid_shard       <-> DTensor TP + HSDP, reshard_after_forward=True
+    shardscope --tp N hybrid_shard_zero2 <-> DTensor TP + HSDP, reshard_after_forward=False
 With --tp --sequence-parallel, gpt with sequence parallelism against torchtitan's plan:
 SequenceParallel on the LayerNorms, the residual stream Shard(1) between blocks, PrepareModuleInput
 gathering it into attention and the MLP, RowwiseParallel(output_layouts=Shard(1)) on the projections.
@@ -437,23 +441,31 @@ def tensor_parallel_model(c):
     return model
 
 
-def parallelize_tensor_parallel(model, c, mode, world, tp):
+def parallelize_tensor_parallel(model, c, mode, world, tp, shard_group=0):
     """DTensor TP over mesh["tp"], then FSDP2 over mesh["dp"] (reshard after forward as `mode`
-    says), as torchtitan composes them; and the optimizer. Also bench/cpu_strategies.py's."""
+    says), as torchtitan composes them; with `shard_group` S, HSDP over a 3-D mesh's
+    ("dp_replicate", "dp_shard") instead, torchtitan's layout. And the optimizer. Also
+    bench/cpu_strategies.py's."""
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.fsdp import fully_shard
     from torch.distributed.tensor.parallel import parallelize_module
 
-    mesh = init_device_mesh("cpu", (world // tp, tp), mesh_dim_names=("dp", "tp"))
+    if shard_group:
+        mesh = init_device_mesh("cpu", (world // tp // shard_group, shard_group, tp),
+                                mesh_dim_names=("dp_replicate", "dp_shard", "tp"))
+        data = mesh["dp_replicate", "dp_shard"]
+    else:
+        mesh = init_device_mesh("cpu", (world // tp, tp), mesh_dim_names=("dp", "tp"))
+        data = mesh["dp"]
     parallelize_module(model, mesh["tp"], tensor_parallel_plan(model, c))
-    reshard = mode == "tp_fsdp2_reshard_true"
+    reshard = mode.endswith("reshard_true")
     for block in model.blocks:
-        fully_shard(block, mesh=mesh["dp"], reshard_after_forward=reshard)
-    fully_shard(model, mesh=mesh["dp"], **({} if reshard else {"reshard_after_forward": False}))
+        fully_shard(block, mesh=data, reshard_after_forward=reshard)
+    fully_shard(model, mesh=data, **({} if reshard else {"reshard_after_forward": False}))
     return model, make_optimizer(c, list(model.parameters()))
 
 
-def pytorch_tp_rank(rank, world, init_method, export_dir, mode, out_path, tp):
+def pytorch_tp_rank(rank, world, init_method, export_dir, mode, out_path, tp, shard_group=0):
     """One rank of DTensor TP inside FSDP2: parallelize_module over mesh["tp"], then fully_shard over
     mesh["dp"]; its tensor group shares one slice of the batch."""
     torch.set_num_threads(1)
@@ -467,7 +479,7 @@ def pytorch_tp_rank(rank, world, init_method, export_dir, mode, out_path, tp):
         c = json.load(open(os.path.join(export_dir, "config.json")))
         model = tensor_parallel_model(c)
         model.load_state_dict(split_qkv(torch.load(os.path.join(export_dir, "init.pt"))))
-        model, opt = parallelize_tensor_parallel(model, c, mode, world, tp)
+        model, opt = parallelize_tensor_parallel(model, c, mode, world, tp, shard_group)
         data = torch.load(os.path.join(export_dir, "data.pt"))
         per, dp = c["batch"] // (world // tp), rank // tp
         losses = []
@@ -510,7 +522,7 @@ def run_pytorch(world, export_dir, mode, device_kind="cpu", shard_group=0, tp=0)
         # about half of this script's time on 2 cores). Not forked from this process: it has run
         # tensor code, and a child forked from a process with threads can inherit a held lock (a
         # rank once hung so). CUDA ranks are spawned, as a process that has touched CUDA cannot fork.
-        rank_args = (world, init_method, export_dir, mode, out) + ((tp,) if tp else (device_kind, shard_group))
+        rank_args = (world, init_method, export_dir, mode, out) + ((tp, shard_group) if tp else (device_kind, shard_group))
         mp.start_processes(pytorch_tp_rank if tp else pytorch_rank, args=rank_args,
                            nprocs=world, start_method="spawn" if device_kind == "cuda" else "forkserver")
     except Exception as e:  # the rank's own traceback is in `out`
@@ -543,6 +555,7 @@ HSDP_PAIRS = [("hybrid_shard", "hsdp_reshard_true"), ("hybrid_shard_zero2", "hsd
 
 
 TP_PAIRS = [("full_shard", "tp_fsdp2_reshard_true"), ("shard_grad_op", "tp_fsdp2_reshard_false")]
+TP_HSDP_PAIRS = [("hybrid_shard", "tp_hsdp_reshard_true"), ("hybrid_shard_zero2", "tp_hsdp_reshard_false")]
 WEIGHT_TOLERANCE = 1e-4  # Adam turns last-bit differences of near-zero gradients into visible steps
 
 
@@ -572,19 +585,21 @@ def compare_tensor_parallel(args):
     failures = total = 0
     print(f"torch {torch.__version__} on cpu, tensor parallel; tolerance: relative {TOLERANCE} on each step's "
           f"global mean loss, {WEIGHT_TOLERANCE} on each final weight")
-    for world, tp in parse_meshes(args.tp_meshes, "--tp-meshes"):
+    for world, tp, shard_group in parse_tp_meshes(args.tp_meshes):
         models = tensor_parallel_models(tp)
         if args.sequence_parallel:  # gpt's only; 6 tokens split 2 or 3 ways
             gpt = models["gpt"]
             gpt[gpt.index("--seq") + 1] = "6"
             models = {"gpt": gpt + ["--sequence-parallel"]}
         for model, model_args in models.items():
-            for strategy, mode in TP_PAIRS:
+            for strategy, mode in TP_HSDP_PAIRS if shard_group else TP_PAIRS:
                 total += 1
                 export = os.path.join(args.workdir, f"{model}_w{world}_tp{tp}_{strategy}")
                 cmd = [args.shardscope, "run", *model_args, "--strategy", strategy, "--world", str(world),
                        "--tp", str(tp), "--batch", str(4 * world // tp), "--steps", str(args.steps),
                        "--lr", "0.01", "--seed", "3", "--export", export]
+                if shard_group:
+                    cmd += ["--shard-group-size", str(shard_group)]
                 run = subprocess.run(cmd, capture_output=True, text=True)
                 label = (f"{model:4s} world {world} tp {tp}{' sp' if args.sequence_parallel else ''} {strategy:13s} "
                          f"vs PyTorch {mode:22s}")
@@ -592,7 +607,7 @@ def compare_tensor_parallel(args):
                     print(f"FAIL {label}: shardscope failed\n{run.stdout}{run.stderr}")
                     failures += 1
                     continue
-                theirs = run_pytorch(world, export, mode, tp=tp)
+                theirs = run_pytorch(world, export, mode, shard_group=shard_group, tp=tp)
                 if "error" in theirs:
                     print(f"FAIL {label}: PyTorch raised:\n{theirs['error']}")
                     failures += 1
@@ -608,6 +623,22 @@ def compare_tensor_parallel(args):
                       f"losses {' '.join(f'{v:.6f}' for v in ref.tolist())}")
     print(f"{total - failures} passed, {failures} failed")
     return 1 if failures else 0
+
+
+def parse_tp_meshes(text):
+    """'4:2,8:2:2' -> [(4, 2, 0), (8, 2, 2)]: world sizes, the tensor groups' size and, for the
+    hybrid strategies, the shard groups' among the data ranks (0: the 1-D strategies)."""
+    meshes = []
+    for entry in text.split(","):
+        parts = entry.split(":")
+        numbers = [int(p) for p in parts if p.isdigit()]
+        ok = len(parts) in (2, 3) and len(numbers) == len(parts) and all(numbers)
+        world, tp, shard = (numbers + [0])[:3] if ok else (0, 0, 0)
+        if not ok or world % tp or (shard and (world // tp) % shard) or shard >= max(1, world // tp):
+            sys.exit(f"--tp-meshes: '{entry}' is not WORLD:N or WORLD:N:S with N dividing WORLD and S dividing "
+                     f"WORLD/N below it (e.g. 4:2,8:2:2)")
+        meshes.append((world, tp, shard))
+    return meshes
 
 
 def parse_meshes(text, option="--hsdp-meshes"):
@@ -641,7 +672,9 @@ def main():
     ap.add_argument("--tp", action="store_true",
                     help="compare shardscope --tp against DTensor tensor parallelism inside FSDP2, at --tp-meshes")
     ap.add_argument("--tp-meshes", default="2:2,4:2,6:3",
-                    help="with --tp: WORLD:N pairs, N ranks per tensor group [2:2,4:2,6:3]")
+                    help="with --tp: WORLD:N pairs, N ranks per tensor group, or WORLD:N:S for the hybrid strategies "
+                         "with shard groups of S data ranks (DTensor TP + HSDP on a (dp_replicate, dp_shard, tp) "
+                         "mesh) [2:2,4:2,6:3]")
     ap.add_argument("--sequence-parallel", action="store_true",
                     help="with --tp: gpt with --sequence-parallel against torchtitan's plan (SequenceParallel on "
                          "the norms, Shard(1) between blocks)")

@@ -31,7 +31,7 @@ std::map<GroupKey, std::map<int, std::vector<int64_t>>> issuesByGroup(const trac
         [](const trace::CollectiveSpan* a, const trace::CollectiveSpan* b) { return a->issueNs < b->issueNs; });
     for (const auto* c : ordered) {
       const auto group = static_cast<trace::ProcessGroup>(c->processGroup);
-      GroupKey key{c->processGroup, trace::processGroupMembers(group, r, c->worldSize, rec.ranks())};
+      GroupKey key{c->processGroup, trace::processGroupMembers(group, r, c->worldSize, rec.ranks(), rec.tensorRanks())};
       out[key][r].push_back(c->issueNs);
     }
   }

@@ -157,7 +157,13 @@ const char* processGroupName(ProcessGroup group) {
   return "unknown";
 }
 
-std::vector<int> processGroupMembers(ProcessGroup group, int rank, int groupSize, int worldRanks) {
+std::vector<int> processGroupMembers(ProcessGroup group, int rank, int groupSize, int worldRanks, int tensorRanks) {
+  const bool amongDataRanks = group == ProcessGroup::Shard || group == ProcessGroup::Replicate;
+  if (tensorRanks > 1 && amongDataRanks && worldRanks % tensorRanks == 0) {
+    auto members = processGroupMembers(group, rank / tensorRanks, groupSize, worldRanks / tensorRanks);
+    for (int& m : members) m = m * tensorRanks + rank % tensorRanks;
+    return members;
+  }
   std::vector<int> members;
   const int size = std::max(1, groupSize);
   for (int i = 0; i < size; ++i) {
@@ -178,6 +184,12 @@ std::vector<int> processGroupMembers(ProcessGroup group, int rank, int groupSize
     }
   }
   return members;
+}
+
+int tensorRanksOf(const Event& collective, int seenSoFar) {
+  const bool tensor = collective.kind == EventKind::Collective || collective.kind == EventKind::CollectiveIssued;
+  if (!tensor || collective.processGroup != static_cast<uint8_t>(ProcessGroup::Tensor)) return seenSoFar;
+  return std::max(seenSoFar, collective.worldSize);
 }
 
 std::optional<ProcessGroup> processGroupOf(const std::vector<int>& members, int worldRanks,

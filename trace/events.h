@@ -149,8 +149,12 @@ const char* processGroupName(ProcessGroup group);  // "world" | "shard" | "repli
 // The ranks of `rank`'s `group` of `groupSize` among `worldRanks`, in the group's own order, on the
 // (replicate, shard) mesh of engine/comm/process_mesh.h: a shard group is a row of the grid, a replicate
 // group a column (ranks r % S, r % S + S, ...). On the (data, tensor) mesh of --tp a tensor group is a
-// row and a data group a column, in the same way.
-std::vector<int> processGroupMembers(ProcessGroup group, int rank, int groupSize, int worldRanks);
+// row and a data group a column, in the same way. With both (a hybrid strategy under --tp, as
+// torchtitan's (dp_replicate, dp_shard, tp) mesh) the shard and replicate groups are laid out among
+// the ranks with rank's place in its tensor group of `tensorRanks`: each member is a data rank.
+std::vector<int> processGroupMembers(ProcessGroup group, int rank, int groupSize, int worldRanks, int tensorRanks = 1);
+// The tensor groups' size in a recording's collectives (their group size), 1 where none ran.
+int tensorRanksOf(const Event& collective, int seenSoFar);
 // processGroupMembers' inverse: the group whose members these are among `worldRanks` (World for
 // all of them; a row of the grid, Shard, or a column, Replicate, unless `preferred` names the same
 // ranks: Tensor and Data on the (data, tensor) mesh), or nothing for ranks no mesh row or column

@@ -35,6 +35,7 @@ IssuedCollectives::IssuedCollectives(int worldSize, size_t keep)
 void IssuedCollectives::add(const Event& event) {
   if (event.rank < 0 || event.rank >= worldSize_) return;
   auto& mine = byRank_[static_cast<size_t>(event.rank)];
+  tensorRanks_ = tensorRanksOf(event, tensorRanks_);
   if (event.kind == EventKind::CollectiveIssued) {
     mine.push_back({event, false});
     if (mine.size() > keep_) mine.pop_front();
@@ -61,7 +62,7 @@ CollectiveLogs IssuedCollectives::logs() const {
     RankCollectiveLog log{r, "", {}};
     for (const auto& issued : byRank_[static_cast<size_t>(r)]) {
       const auto group = static_cast<ProcessGroup>(issued.event.processGroup);
-      const auto members = processGroupMembers(group, r, issued.event.worldSize, worldSize_);
+      const auto members = processGroupMembers(group, r, issued.event.worldSize, worldSize_, tensorRanks_);
       const std::string name = std::string(processGroupName(group)) + " " + membersText(members);
       out.groupRanks[name] = members;
       log.entries.push_back(loggedOf(issued.event, issued.finished, name));

@@ -32,6 +32,7 @@ class IssuedCollectives {
     bool finished = false;
   };
   int worldSize_;
+  int tensorRanks_ = 1;  // --tp's group size, as the tensor groups' collectives show it
   size_t keep_;
   std::vector<std::deque<Issued>> byRank_;
 };

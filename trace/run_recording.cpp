@@ -138,6 +138,7 @@ void RunRecording::add(const Event& e) {
       }
       break;
     case EventKind::Collective:
+      tensorRanks_ = tensorRanksOf(e, tensorRanks_);
       insertByBegin(r.collectives, r.collectiveBegins, CollectiveSpan::of(e));
       r.longestCollective = std::max(r.longestCollective, e.endNs - e.beginNs);
       break;

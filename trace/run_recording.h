@@ -175,6 +175,9 @@ class RunRecording {
   int ranks() const { return static_cast<int>(ranks_.size()); }
   const RankTimeline& rank(int r) const { return ranks_.at(static_cast<size_t>(r)); }
   int64_t originNs() const { return origin_; }  // earliest timestamp seen
+  // --tp's group size, from the tensor groups' collectives seen (1: none): where a hybrid
+  // strategy's shard and replicate groups lie (trace::processGroupMembers).
+  int tensorRanks() const { return tensorRanks_; }
 
   // Totals over the collectives of steps [0, steps); steps < 0: every collective.
   std::array<CollectiveTotals, kCollectiveOpCount> collectiveTotals(int rank, int steps = -1) const;
@@ -212,6 +215,7 @@ class RunRecording {
 
   std::vector<RankTimeline> ranks_;
   int64_t origin_ = INT64_MAX;
+  int tensorRanks_ = 1;
   int keepSteps_ = 0;
   size_t maxDetailEvents_ = 0;
   size_t detailOverRanks_ = 0;  // keepDetailWithinOverRanks: maxDetailEvents_ is its share per rank

@@ -213,7 +213,11 @@ void drawParallelismFields(RunConfig& c) {
           "ranks that split the parameters among them (FSDP2's shard mesh dimension);\n"
           "the world is that many ranks times the replicas. 0: shardscope picks.");
     }
-    ImGui::TextDisabled("mesh %d x %d (replicate, shard)", replicaCount(c), shardGroupSize(c));
+    if (c.tp > 1) {
+      ImGui::TextDisabled("mesh %d x %d x %d (replicate, shard, tensor)", replicaCount(c), shardGroupSize(c), c.tp);
+    } else {
+      ImGui::TextDisabled("mesh %d x %d (replicate, shard)", replicaCount(c), shardGroupSize(c));
+    }
   }
   if (traitsOf(c.strategy).reducesInBuckets) {
     float cap = static_cast<float>(c.bucketCapMb);

@@ -70,12 +70,13 @@ namespace {
 // What the collective is and moves, the phase the ring is in, and what the picture shows: the
 // ranks of its group, in the group's order.
 std::vector<int> drawRingText(const trace::CollectiveSpan& c, int rank, const trace::RingSchedule& s, int worldRanks,
-                              const std::string& backend, const std::string& timingNote, const RingFrameStats& local) {
+                              int tensorRanks, const std::string& backend, const std::string& timingNote,
+                              const RingFrameStats& local) {
   ImGui::TextWrapped("size %s (as nccl-tests counts it), %d ranks, chunks of %s",
                      trace::formatBytes(static_cast<double>(s.sizeBytes)).c_str(), s.ranks,
                      trace::formatBytes(static_cast<double>(s.chunkBytes)).c_str());
   const auto group = static_cast<trace::ProcessGroup>(c.processGroup);
-  std::vector<int> members = trace::processGroupMembers(group, rank, s.ranks, worldRanks);
+  std::vector<int> members = trace::processGroupMembers(group, rank, s.ranks, worldRanks, tensorRanks);
   if (group != trace::ProcessGroup::World) {
     std::string ranks;
     for (int m : members) ranks += (ranks.empty() ? "" : ", ") + std::to_string(m);
@@ -192,9 +193,9 @@ void drawRingTransfers(const RingGeometry& g, const trace::RingSchedule& s,
 
 }  // namespace
 
-void drawRingAnimation(const trace::CollectiveSpan& c, int rank, int worldRanks, const std::string& backend,
-                       double progress, const std::string& timingNote, float width, float height,
-                       RingFrameStats* stats) {
+void drawRingAnimation(const trace::CollectiveSpan& c, int rank, int worldRanks, int tensorRanks,
+                       const std::string& backend, double progress, const std::string& timingNote, float width,
+                       float height, RingFrameStats* stats) {
   RingFrameStats local;
   const auto op = static_cast<trace::CollectiveOp>(c.op);
   const trace::RingSchedule s = trace::ringSchedule(op, c.worldSize, trace::collectiveSizeBytes(c));
@@ -220,7 +221,7 @@ void drawRingAnimation(const trace::CollectiveSpan& c, int rank, int worldRanks,
   const double clamped = std::clamp(progress, 0.0, static_cast<double>(local.steps));
   local.stepsDone = static_cast<int>(std::floor(clamped));
   const float within = static_cast<float>(clamped - local.stepsDone);
-  const std::vector<int> members = drawRingText(c, rank, s, worldRanks, backend, timingNote, local);
+  const std::vector<int> members = drawRingText(c, rank, s, worldRanks, tensorRanks, backend, timingNote, local);
 
   // The ring takes what is left of the area below the text.
   ImDrawList* dl = ImGui::GetWindowDrawList();

@@ -26,10 +26,10 @@ struct RingFrameStats {
 // `progress`: steps of the schedule done, fractional (0 .. steps). `backend`: the session's device
 // line ("cpu / gloo"); `timingNote`: where the progress comes from (the playhead within the
 // recorded span, or a replay at one step a second).
-// `rank`: the rank that recorded `collective`; `worldRanks`: the run's ranks, to name the members of
-// a shard or replicate group's ring.
-void drawRingAnimation(const trace::CollectiveSpan& collective, int rank, int worldRanks, const std::string& backend,
-                       double progress, const std::string& timingNote, float width, float height,
-                       RingFrameStats* stats = nullptr);
+// `rank`: the rank that recorded `collective`; `worldRanks`: the run's ranks, and `tensorRanks` its
+// tensor groups' (--tp; 1 without), to name the members of a sub-group's ring.
+void drawRingAnimation(const trace::CollectiveSpan& collective, int rank, int worldRanks, int tensorRanks,
+                       const std::string& backend, double progress, const std::string& timingNote, float width,
+                       float height, RingFrameStats* stats = nullptr);
 
 }  // namespace shardscope::ui

@@ -238,7 +238,7 @@ void drawHoldingsTab(AppState& state, const std::vector<Session>& sessions, doub
     progress = std::fmod(ImGui::GetTime(), steps + 1.5);
     timing = "a replay at one step a second (put the playhead inside the span to follow its measured time)";
   }
-  drawRingAnimation(*collective, /*rank=*/0, s.recording.ranks(), s.device, progress, timing,
+  drawRingAnimation(*collective, /*rank=*/0, s.recording.ranks(), s.recording.tensorRanks(), s.device, progress, timing,
                     ImGui::GetContentRegionAvail().x, ImGui::GetContentRegionAvail().y, &state.lastRing);
   ImGui::EndChild();
   state.ringShown = true;

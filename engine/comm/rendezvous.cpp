@@ -179,20 +179,25 @@ std::unique_ptr<ProcessMesh> connectMesh(const RendezvousInfo& info, const RankD
         std::make_unique<ClockRounds>(store, info.rank, info.worldSize, static_cast<int64_t>(clockEverySeconds * 1e9));
     *clockToRank0 = rounds->measure();
   }
+  // Under --tp the (replicate, shard) grid is laid over the data ranks, one grid per place in a
+  // tensor group, as torchtitan's (dp_replicate, dp_shard, tp) mesh.
+  const int tensorRanks = std::max(1, tensorGroupSize);
+  const TensorPlace data = tensorPlace(info.rank, info.worldSize, tensorRanks);
   std::unique_ptr<ProcessMesh> mesh;
-  if (shardGroupSize <= 0 || shardGroupSize >= info.worldSize) {
+  if (shardGroupSize <= 0 || shardGroupSize >= data.dataRanks) {
     mesh = std::make_unique<ProcessMesh>(std::move(world));
   } else {
-    if (info.worldSize % shardGroupSize != 0) {
-      throw std::runtime_error("a shard group of " + std::to_string(shardGroupSize) +
-                               " ranks does not divide the world of " + std::to_string(info.worldSize) +
-                               " ranks; pass a divisor as --shard-group-size.");
+    if (data.dataRanks % shardGroupSize != 0) {
+      throw std::runtime_error("a shard group of " + std::to_string(shardGroupSize) + " ranks does not divide the " +
+                               std::to_string(data.dataRanks) + " data ranks; pass a divisor as --shard-group-size.");
     }
-    const MeshPlace place = meshPlace(info.rank, shardGroupSize);
-    auto shard = connectGroup(store, info, gpu, recorder, "shard_group_" + std::to_string(place.shardGroup),
+    const MeshPlace place = meshPlace(data.dataRank, shardGroupSize);
+    const std::string column = tensorRanks > 1 ? "_t" + std::to_string(data.tensorRank) : "";
+    auto shard = connectGroup(store, info, gpu, recorder, "shard_group_" + std::to_string(place.shardGroup) + column,
                               place.shardRank, shardGroupSize, trace::ProcessGroup::Shard);
-    auto replicate = connectGroup(store, info, gpu, recorder, "replicate_group_" + std::to_string(place.replicateGroup),
-                                  place.replicateRank, info.worldSize / shardGroupSize, trace::ProcessGroup::Replicate);
+    auto replicate =
+        connectGroup(store, info, gpu, recorder, "replicate_group_" + std::to_string(place.replicateGroup) + column,
+                     place.replicateRank, data.dataRanks / shardGroupSize, trace::ProcessGroup::Replicate);
     mesh = std::make_unique<ProcessMesh>(std::move(world), std::move(shard), std::move(replicate));
   }
   if (tensorGroupSize > 1) connectTensorParallel(*mesh, store, info, gpu, recorder, tensorGroupSize);

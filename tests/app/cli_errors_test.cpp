@@ -424,8 +424,8 @@ TEST(CliErrors, EstimateRejectsWhatItCannotRead) {
   expectRejected({"run", "--config", "/dev/null", "--sequence-parallel=maybe"}, "sequence-parallel");
   expectRejected({"run", "--model", "gpt", "--heads", "3", "--hidden", "48", "--tp", "2"},
                  "--tp 2 does not divide --heads 3");
-  expectRejected({"run", "--tp", "2", "--world", "4", "--strategy", "hybrid_shard"},
-                 "does not yet run tensor parallelism inside a hybrid");
+  expectRejected({"run", "--tp", "2", "--world", "4", "--strategy", "hybrid_shard", "--shard-group-size", "4"},
+                 "--shard-group-size 4 does not divide the 2 data ranks (--world 4 / --tp 2)");
   expectRejected({"estimate", "--params", "70B", "--tp", "8", "--worlds", "1,4"},
                  "--worlds 1,4 has no multiple of --tp 8");
 #ifdef SHARDSCOPE_HAS_WINDOW

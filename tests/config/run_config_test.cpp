@@ -55,8 +55,16 @@ TEST(RunConfig, TensorParallelDividesTheWorldTheHeadsAndTheWidth) {
   EXPECT_NE(errorOf(c).find("--tp 4 does not divide --heads 2"), std::string::npos) << errorOf(c);
   c.heads = 4;
   EXPECT_EQ(errorOf(c), "");
+  // A hybrid strategy's shard groups divide the data ranks: 4 / tp 2 = 2, so 2 or 1, not 4.
+  c.tp = 2;
   c.strategy = StrategyKind::HybridShard;
-  EXPECT_NE(errorOf(c).find("hybrid"), std::string::npos) << errorOf(c);
+  EXPECT_EQ(errorOf(c), "");
+  EXPECT_EQ(shardGroupSize(c), 1) << "the 2 data ranks over their smallest prime factor";
+  EXPECT_EQ(replicaCount(c), 2);
+  c.shardGroupSize = 4;
+  EXPECT_NE(errorOf(c).find("does not divide the 2 data ranks (--world 4 / --tp 2)"), std::string::npos) << errorOf(c);
+  c.shardGroupSize = 0;
+  c.tp = 4;
   c.strategy = StrategyKind::FullShard;
   c.loraRank = 4;
   EXPECT_NE(errorOf(c).find("--lora-rank"), std::string::npos) << errorOf(c);

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config/strategies.h"
 #include "config/tensor_parallel.h"
 #include "engine/models/tensor_parallel.h"
 #include "engine/recording/tensor_files.h"
@@ -40,6 +41,11 @@ TEST(TensorParallel, AViewFindsTheRanksOfATensorOrDataGroup) {
   EXPECT_EQ(trace::processGroupMembers(trace::ProcessGroup::Tensor, 0, 3, 6), (std::vector<int>{0, 1, 2}));
   EXPECT_EQ(trace::processGroupMembers(trace::ProcessGroup::Data, 4, 2, 6), (std::vector<int>{1, 4}));
   EXPECT_EQ(trace::processGroupMembers(trace::ProcessGroup::Data, 2, 2, 6), (std::vector<int>{2, 5}));
+  // A hybrid strategy's groups among the data ranks, at rank 5 of 8 under --tp 2 with shard groups
+  // of 2: data rank 2, tensor rank 1; its shard group data ranks {2, 3}, its replicate group {0, 2}.
+  EXPECT_EQ(trace::processGroupMembers(trace::ProcessGroup::Shard, 5, 2, 8, 2), (std::vector<int>{5, 7}));
+  EXPECT_EQ(trace::processGroupMembers(trace::ProcessGroup::Replicate, 5, 2, 8, 2), (std::vector<int>{1, 5}));
+  EXPECT_EQ(trace::processGroupMembers(trace::ProcessGroup::Tensor, 5, 2, 8, 2), (std::vector<int>{4, 5}));
   const TensorPlace place = tensorPlace(4, 6, 3);
   EXPECT_EQ(place.dataRank, 1);
   EXPECT_EQ(place.tensorRank, 1);
@@ -111,9 +117,17 @@ nlohmann::json expectTrainsAsOneProcess(const RunConfig& config, const Reference
   // The tensor groups' collectives ran in their own group; the strategy's in the data groups.
   std::ifstream in(dir + "/summary.json");
   auto summary = nlohmann::json::parse(in);
+  // A hybrid strategy's in its shard and replicate groups among the data ranks.
+  const bool hybrid = traitsOf(testing::modeOf<StrategyKind>(strategy)).replicatesShardGroups;
   for (const auto& rank : summary["ranks"]) {
     const auto& byGroup = rank["traffic_per_step"]["sent_bytes_by_group"];
     EXPECT_GT(byGroup["tensor"].get<double>(), 0) << rank["rank"];
+    if (hybrid) {
+      EXPECT_GT(byGroup["shard"].get<double>(), 0) << rank["rank"];
+      EXPECT_GT(byGroup["replicate"].get<double>(), 0) << rank["rank"];
+      EXPECT_EQ(byGroup["data"].get<double>(), 0) << rank["rank"];
+      continue;
+    }
     if (world > config.tp) EXPECT_GT(byGroup["data"].get<double>(), 0) << rank["rank"];
     EXPECT_EQ(byGroup["shard"].get<double>(), 0) << "a 1-D strategy under --tp works over the data group";
   }
@@ -144,6 +158,14 @@ INSTANTIATE_TEST_SUITE_P(OneTensorGroup, TensorParallelParity,
 INSTANTIATE_TEST_SUITE_P(DataTimesTensor, TensorParallelParity,
                          ::testing::Combine(::testing::Values("mlp", "gpt"), ::testing::Values("zero1", "full_shard"),
                                             ::testing::Values(4), ::testing::Values(2)),
+                         caseName);
+// A hybrid strategy under --tp: 8 ranks, tensor groups of 2, the 4 data ranks a 2 x 2 (replicate,
+// shard) grid (torchtitan's (dp_replicate, dp_shard, tp) mesh): shard groups {0, 2}, {1, 3},
+// {4, 6}, {5, 7}; replicate groups {0, 4}, {1, 5}, {2, 6}, {3, 7}.
+INSTANTIATE_TEST_SUITE_P(HybridTimesTensor, TensorParallelParity,
+                         ::testing::Combine(::testing::Values("mlp", "gpt"),
+                                            ::testing::Values("hybrid_shard", "hybrid_shard_zero2"),
+                                            ::testing::Values(8), ::testing::Values(2)),
                          caseName);
 INSTANTIATE_TEST_SUITE_P(OddWidths, TensorParallelParity,
                          ::testing::Combine(::testing::Values("mlp", "gpt"), ::testing::Values("ddp", "full_shard"),

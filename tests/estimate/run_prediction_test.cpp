@@ -252,6 +252,7 @@ TEST(TensorParallelPrediction, MatchesWhatTheRanksHoldAndSend) {
     int layers = 3;
     bool checkpointed = false;
     bool sequenceParallel = false;  // all-gathers and reduce-scatters in the tensor group too
+    int world = 4;                  // 8: a hybrid strategy's 2 x 2 grid over the 4 data ranks
   };
   const TpCase cases[] = {{"gpt", "ddp"},
                           {"gpt", "zero1"},
@@ -262,19 +263,21 @@ TEST(TensorParallelPrediction, MatchesWhatTheRanksHoldAndSend) {
                           {"mlp", "full_shard", 3},
                           {"gpt", "ddp", 2, false, true},
                           {"gpt", "full_shard", 3, false, true},
-                          {"gpt", "shard_grad_op", 2, true, true}};
+                          {"gpt", "shard_grad_op", 2, true, true},
+                          {"gpt", "hybrid_shard", 2, false, false, 8},
+                          {"mlp", "hybrid_shard_zero2", 2, false, false, 8}};
   for (const auto& k : cases) {
     RunConfig c = testing::tinyGptConfig();
     c.model = testing::modeOf<ModelKind>(k.model);
     c.layers = k.layers;
-    c.world = 4;
+    c.world = k.world;
     c.tp = 2;
-    c.batch = 4;
+    c.batch = k.world;
     c.strategy = testing::modeOf<StrategyKind>(k.strategy);
     c.activationCheckpointing = k.checkpointed ? Checkpointing::Blocks : Checkpointing::Off;
     c.sequenceParallel = k.sequenceParallel;
-    SCOPED_TRACE(k.model + " " + k.strategy + " layers " + std::to_string(k.layers) + (k.checkpointed ? " ac" : "") +
-                 (k.sequenceParallel ? " sp" : ""));
+    SCOPED_TRACE(k.model + " " + k.strategy + " world " + std::to_string(k.world) + " layers " +
+                 std::to_string(k.layers) + (k.checkpointed ? " ac" : "") + (k.sequenceParallel ? " sp" : ""));
     const auto summary = summaryOfRun(c, "tp_prediction");
     ASSERT_FALSE(summary["ranks"].empty());
     const auto prediction = predictRun(c);

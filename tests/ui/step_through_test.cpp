@@ -269,7 +269,7 @@ TEST(RingView, SixtyFourRanksDrawOneGaugeEachAndEveryTransfer) {
       ImGui::SetNextWindowPos(ImVec2(0, 0));
       ImGui::SetNextWindowSize(ImVec2(1200, 900));
       ImGui::Begin("ring");
-      drawRingAnimation(c, /*rank=*/0, ranks, "cpu / gloo", progress, "a test", 1100, 700, &stats);
+      drawRingAnimation(c, /*rank=*/0, ranks, /*tensorRanks=*/1, "cpu / gloo", progress, "a test", 1100, 700, &stats);
       ImGui::End();
     });
   };
