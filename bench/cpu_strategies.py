@@ -13,6 +13,8 @@ With --tp N, tensor parallelism inside the sharded strategies instead, at --worl
     shardscope full_shard --tp N     vs  DTensor TP (parallelize_module on mesh["tp"]) + FSDP2
     shardscope shard_grad_op --tp N      fully_shard on mesh["dp"], reshard_after_forward True, False
     (the batch is batch_per_rank x world / N: a tensor group shares its slice)
+and with --sequence-parallel too, against torchtitan's SequenceParallel plan
+(scripts/pytorch_parity.py's sequence_parallel_plan) on the same mesh.
 Each side's rank processes get an equal share of the cores for their intra-op threads
 (shardscope sets it itself; the PyTorch ranks get torch.set_num_threads(cores // world)).
 
@@ -60,11 +62,11 @@ def free_port():
         return s.getsockname()[1]
 
 
-def config_of(model, world, steps, tp=1):
+def config_of(model, world, steps, tp=1, sequence_parallel=False):
     m = MODELS[model]
     return {"model": "gpt", "layers": m["layers"], "hidden": m["hidden"], "heads": m["heads"], "seq": m["seq"],
             "vocab": m["vocab"], "batch": m["batch_per_rank"] * world // tp, "steps": steps, "optimizer": "adam",
-            "lr": 1e-3, "bucket-cap-mb": 25.0, "precision": "fp32", "tp": tp}
+            "lr": 1e-3, "bucket-cap-mb": 25.0, "precision": "fp32", "tp": tp, "sequence-parallel": sequence_parallel}
 
 
 def pytorch_rank(rank, world, port, c, mode, out_path, threads):
@@ -122,6 +124,8 @@ def run_shardscope(binary, c, world, strategy, extra):
         cmd = [binary, "run", "--model", "gpt", "--strategy", strategy, "--world", str(world), "--summary", summary]
         for key in ("layers", "hidden", "heads", "seq", "vocab", "batch", "steps", "optimizer", "lr", "tp"):
             cmd += ["--" + key, str(c[key])]
+        if c["sequence-parallel"]:
+            cmd.append("--sequence-parallel")
         run = subprocess.run(cmd + extra, capture_output=True, text=True)
         if run.returncode != 0:
             sys.exit(f"shardscope failed ({' '.join(cmd + extra)}):\n{run.stdout}{run.stderr}")
@@ -146,6 +150,8 @@ def main():
     ap.add_argument("--tp", type=int, default=1,
                     help="tensor-parallel degree: time full_shard and shard_grad_op with --tp N against DTensor TP "
                          "+ FSDP2, at --worlds (multiples of N) [1: the strategies alone]")
+    ap.add_argument("--sequence-parallel", action="store_true",
+                    help="with --tp: sequence parallelism too, on both sides")
     ap.add_argument("--shardscope-args", default="", help="more options for shardscope, e.g. '--recording off'")
     ap.add_argument("--out", default="cpu_strategies.json")
     args = ap.parse_args()
@@ -156,6 +162,8 @@ def main():
     unknown = [p for p in pairs if p not in PAIRS] + [m for m in args.models.split(",") if m not in MODELS]
     if unknown:
         sys.exit(f"not known: {', '.join(unknown)}; pairs are {', '.join(PAIRS)}, models {', '.join(MODELS)}")
+    if args.sequence_parallel and args.tp == 1:
+        sys.exit("--sequence-parallel splits what tensor parallelism leaves whole; give --tp 2 or more")
     if args.warmup >= args.steps:
         sys.exit(f"--warmup {args.warmup} leaves no step of --steps {args.steps} to time; pass fewer")
     if any(int(w) < 2 or int(w) % 2 for w in args.hsdp_worlds.split(",")):
@@ -170,7 +178,7 @@ def main():
         for strategy in pairs:
             worlds = args.hsdp_worlds if strategy == "hybrid_shard" else args.worlds
             for world in (int(w) for w in worlds.split(",")):
-                c = config_of(model, world, args.steps, args.tp)
+                c = config_of(model, world, args.steps, args.tp, args.sequence_parallel)
                 theirs_mode = TP_PAIRS[strategy] if args.tp > 1 else PAIRS[strategy]
                 threads = max(1, cores // world)
                 ours, theirs = [], []
@@ -180,7 +188,8 @@ def main():
                     for side, run in sides if r % 2 == 0 else reversed(sides):
                         (ours if side == "ours" else theirs).append(steady(run(), args.warmup))
                 ratios = [a / b for a, b in zip(ours, theirs)]
-                row = {"model": model, "world": world, "tp": args.tp, "strategy": strategy, "pytorch": theirs_mode,
+                row = {"model": model, "world": world, "tp": args.tp, "sequence_parallel": args.sequence_parallel,
+                       "strategy": strategy, "pytorch": theirs_mode,
                        "ours_s": ours, "theirs_s": theirs, "paired_ratio": statistics.median(ratios),
                        "ratio_range": [min(ratios), max(ratios)]}
                 rows.append(row)
