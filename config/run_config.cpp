@@ -465,6 +465,11 @@ std::optional<std::string> sequenceParallelProblem(const RunConfig& c) {
         "--sequence-parallel with --model mlp: the mlp has no sequence to split. Use --model gpt, or drop "
         "--sequence-parallel.");
   }
+  if (c.loraRank > 0) {
+    return std::string(
+        "--sequence-parallel with --lora-rank: shardscope does not yet add LoRA's adapters to a sequence-parallel "
+        "linear. Drop one of them (--tp alone takes --lora-rank).");
+  }
   if (c.seq % c.tp != 0) {
     return "--seq " + std::to_string(c.seq) + " is not a multiple of --tp " + std::to_string(c.tp) +
            ": under --sequence-parallel each rank of a tensor group keeps seq/N of the tokens. Pick --seq a multiple "
@@ -488,11 +493,6 @@ std::optional<std::string> tensorParallelProblem(const RunConfig& c) {
            " into tensor groups of equal size; pass one of " + divisors + " (1: no tensor parallelism).";
   }
   if (c.tp == 1) return sequenceParallelProblem(c);
-  if (c.loraRank > 0) {
-    return tp +
-           " with --lora-rank: shardscope does not yet split LoRA's adapters over a tensor group. Drop one "
-           "of them.";
-  }
   if (c.model == ModelKind::Gpt && c.heads % c.tp != 0) {
     // The first multiple of N from --heads up that still divides --hidden.
     int suggested = c.tp;

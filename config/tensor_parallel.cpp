@@ -8,7 +8,27 @@ bool endsWith(const std::string& name, const std::string& suffix) {
   return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// LoRA's adapters follow their base weight's split: a column-parallel weight's B (out x r) splits
+// by outputs as the weight does and its A (r x in) stays whole; a row-parallel weight's A splits by
+// inputs and its B stays whole. The whole halves' gradients are summed over the tensor group.
+TensorSplit adapterSplit(const std::string& name, TensorSplit base) {
+  const bool inputSide = endsWith(name, ".lora_A");
+  switch (base) {
+    case TensorSplit::Columns:
+    case TensorSplit::FusedColumns3:
+      return inputSide ? TensorSplit::Replicated : base;
+    case TensorSplit::Rows:
+      return inputSide ? TensorSplit::Rows : TensorSplit::Replicated;
+    case TensorSplit::Replicated:
+      break;
+  }
+  return TensorSplit::Replicated;
+}
+
+bool isAdapter(const std::string& name) { return endsWith(name, ".lora_A") || endsWith(name, ".lora_B"); }
+
 TensorSplit gptSplit(const std::string& name) {
+  if (isAdapter(name)) return adapterSplit(name, gptSplit(name.substr(0, name.size() - 6) + "weight"));
   if (endsWith(name, "attn.qkv.weight")) return TensorSplit::FusedColumns3;
   if (endsWith(name, "mlp.fc.weight") || endsWith(name, "mlp.fc.bias")) return TensorSplit::Columns;
   if (endsWith(name, "attn.proj.weight") || endsWith(name, "mlp.proj.weight")) return TensorSplit::Rows;
@@ -27,9 +47,14 @@ int mlpLinearIndex(const ParamSpec& spec, const RunConfig& c) {
 TensorSplit mlpSplit(const ParamSpec& spec, const RunConfig& c) {
   const int k = mlpLinearIndex(spec, c);
   const bool bias = endsWith(spec.name, ".bias");
-  if (k % 2 == 1) return bias ? TensorSplit::Replicated : TensorSplit::Rows;
-  if (k + 1 < mlpLinearCount(c)) return TensorSplit::Columns;
-  return TensorSplit::Replicated;  // the odd one out: the head
+  TensorSplit weight = TensorSplit::Replicated;  // the odd one out: the head
+  if (k % 2 == 1) {
+    weight = TensorSplit::Rows;
+  } else if (k + 1 < mlpLinearCount(c)) {
+    weight = TensorSplit::Columns;
+  }
+  if (isAdapter(spec.name)) return adapterSplit(spec.name, weight);
+  return bias && weight == TensorSplit::Rows ? TensorSplit::Replicated : weight;  // added after the all-reduce
 }
 
 }  // namespace

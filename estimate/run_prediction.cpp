@@ -386,6 +386,30 @@ std::vector<PredictedCollective> sequenceParallelCollectives(const RunConfig& c)
   return out;
 }
 
+// Under LoRA with --tp (per micro-batch): each split adapter's whole half (a column-parallel layer's
+// A, r x in; a row-parallel layer's B, out x r) has its gradient all-reduced, once a block (gpt:
+// qkv's and fc's A, the projections' B, 4 r h; mlp: r h per split block); and gpt's first block
+// all-reduces no input gradient for its qkv (the frozen embedding and norm need none).
+void addLoraTensorAllReduces(PredictedCollective& sums, const RunConfig& c) {
+  if (c.loraRank <= 0) return;
+  const int64_t e = c.precision == Precision::Bf16 ? 2 : 4, micro = c.accumulate;
+  const int64_t rows = c.batch / (c.world / c.tp) / c.accumulate, rh = c.loraRank * c.hidden;
+  int64_t blocks = c.layers, elements = 4 * rh;
+  if (c.model == ModelKind::Gpt) {
+    sums.count -= micro;
+    sums.bytes -= micro * e * rows * c.seq * c.hidden;
+  } else {
+    const int64_t pairedLinears = (c.layers + 2) / 2 * 2;  // inp, blocks.0 .. blocks.L-1, head
+    blocks = std::min<int64_t>(c.layers, pairedLinears - 1);
+    elements = rh;
+  }
+  sums.count += micro * blocks;
+  sums.bytes += micro * blocks * e * elements;
+  sums.formula +=
+      "; LoRA: the adapters' whole halves' gradients, " +
+      std::string(c.model == ModelKind::Gpt ? "4 r h a block, less the first block's qkv input" : "r h a split block");
+}
+
 // Under --tp the strategy's collectives run in the data group, and the tensor group sends its own.
 void addTensorParallel(RunPrediction& p, const RunConfig& c) {
   if (c.tp <= 1) return;
@@ -396,6 +420,7 @@ void addTensorParallel(RunPrediction& p, const RunConfig& c) {
     for (auto& collective : sequenceParallelCollectives(c)) p.perStep.push_back(collective);
   } else {
     p.perStep.push_back(tensorParallelAllReduces(c));
+    addLoraTensorAllReduces(p.perStep.back(), c);
   }
 }
 

@@ -23,27 +23,32 @@ GptModel::GptModel(const RunConfig& c, const TensorParallelPart& part)
 }
 
 at::Tensor GptModel::columnParallel(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
-                                    const std::string& label) const {
-  if (sequenceParallel_) return gatheredLinear(x, weight, bias, tensorParallel(), label);
-  return at::linear(copyToTensorGroup(x, tensorParallel().group, label), weight, bias);
+                                    const std::string& label, const LoraPair* adapter) const {
+  if (sequenceParallel_) return gatheredLinear(x, weight, bias, tensorParallel(), label);  // no LoRA under SP
+  Communicator* group = tensorParallel().group;
+  if (!group) return adapter ? linearWithAdapter(x, weight, bias, adapter->a, adapter->b) : at::linear(x, weight, bias);
+  // The adapter reads the same copy: its A's share of x's gradient is summed with the weight's.
+  const at::Tensor in = copyToTensorGroup(x, group, label);
+  const at::Tensor out = at::linear(in, weight, bias);
+  return adapter ? out + adapterUpdate(in, *adapter) : out;
 }
 
 at::Tensor GptModel::rowParallel(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
-                                 const std::string& label) const {
+                                 const std::string& label, const LoraPair* adapter) const {
   Communicator* group = tensorParallel().group;
-  if (!group) return at::linear(x, weight, bias);
-  if (sequenceParallel_) return reduceScatterToSequence(at::linear(x, weight), tensorParallel(), label) + bias;
-  return reduceFromTensorGroup(at::linear(x, weight), group, label) + bias;
+  if (!group) return adapter ? linearWithAdapter(x, weight, bias, adapter->a, adapter->b) : at::linear(x, weight, bias);
+  // The adapter's update from this rank's slice of the inputs is partial too: summed with the product's.
+  at::Tensor partial = at::linear(x, weight);
+  if (adapter) partial = partial + adapterUpdate(x, *adapter);
+  if (sequenceParallel_) return reduceScatterToSequence(partial, tensorParallel(), label) + bias;
+  return reduceFromTensorGroup(partial, group, label) + bias;
 }
 
-std::vector<at::Tensor> GptModel::withSequenceSharedParameters(const std::vector<at::Tensor>& live, int f,
-                                                               const std::string& layer) const {
-  // The two LayerNorms' gains and biases and the two row-parallel biases (added after the
-  // reduce-scatter): applied to this rank's tokens only.
-  const int shared[] = {f + 0, f + 1, f + 4, f + 5, f + 6, f + 10};
+std::vector<at::Tensor> GptModel::withSharedParameters(const std::vector<at::Tensor>& live,
+                                                       const std::vector<int>& shared, const std::string& label) const {
   std::vector<at::Tensor> in;
   for (int i : shared) in.push_back(live[i]);
-  const auto out = sharedAcrossSequence(in, tensorParallel(), layer + "norms and biases");
+  const auto out = sharedAcrossTensorGroup(in, tensorParallel(), label);
   std::vector<at::Tensor> p = live;
   for (size_t k = 0; k < out.size(); ++k) p[shared[k]] = out[k];
   return p;
@@ -59,14 +64,22 @@ at::Tensor GptModel::block(const at::Tensor& x, const std::vector<at::Tensor>& l
   // The tensor group's collectives' names; none to build without one (every block, every step).
   const std::string layer =
       tensorParallel().group ? "blocks." + std::to_string((f - 2) / blockParams()) + "." : std::string();
+  // Replicated parameters that act on this rank's part only, their gradients summed over the group:
+  // under --sequence-parallel the norms and the row-parallel biases (on its tokens); under LoRA the
+  // adapters' whole halves (qkv's and fc's A, the projections' B, on its slice).
   std::vector<at::Tensor> shared;
-  if (sequenceParallel_) shared = withSequenceSharedParameters(live, f, layer);
-  const std::vector<at::Tensor>& p = sequenceParallel_ ? shared : live;
+  if (sequenceParallel_)
+    shared = withSharedParameters(live, {f, f + 1, f + 4, f + 5, f + 6, f + 10}, layer + "norms and biases");
+  if (lora_ && !layer.empty()) {
+    shared = withSharedParameters(live, {adapters, adapters + 3, adapters + 4, adapters + 7}, layer + "lora adapters");
+  }
+  const std::vector<at::Tensor>& p = shared.empty() ? live : shared;
   auto label = [&](const char* name) { return layer.empty() ? std::string() : layer + name; };
-  // LoRA is refused under --tp (config/tensor_parallel.h): its adapted layers are whole.
+  // Adapter k (qkv, attn proj, fc, mlp proj): its A and B.
+  auto adapter = [&](int k) { return lora_ ? LoraPair{p[adapters + 2 * k], p[adapters + 2 * k + 1]} : LoraPair{}; };
+  const LoraPair pairs[] = {adapter(0), adapter(1), adapter(2), adapter(3)};
   auto linear = [&](const at::Tensor& in, int weight, const at::Tensor& bias, int k, const char* name) {
-    return lora_ ? linearWithAdapter(in, p[weight], bias, p[adapters + 2 * k], p[adapters + 2 * k + 1])
-                 : columnParallel(in, p[weight], bias, label(name));
+    return columnParallel(in, p[weight], bias, label(name), lora_ ? &pairs[k] : nullptr);
   };
   auto qkv = linear(at::layer_norm(x, {H}, p[f + 0], p[f + 1], kLayerNormEps), f + 2, {}, 0, "attn.qkv")
                  .split(width, /*dim=*/2);
@@ -77,8 +90,7 @@ at::Tensor GptModel::block(const at::Tensor& x, const std::vector<at::Tensor>& l
                                             /*is_causal=*/true);
   y = y.transpose(1, 2).contiguous().view({B, T, width});
   auto project = [&](const at::Tensor& in, int weight, int k, const char* name) {
-    return lora_ ? linearWithAdapter(in, p[weight], p[weight + 1], p[adapters + 2 * k], p[adapters + 2 * k + 1])
-                 : rowParallel(in, p[weight], p[weight + 1], label(name));
+    return rowParallel(in, p[weight], p[weight + 1], label(name), lora_ ? &pairs[k] : nullptr);
   };
   auto h = x + project(y, f + 3, 1, "attn.proj");
   auto m = at::gelu(linear(at::layer_norm(h, {H}, p[f + 5], p[f + 6], kLayerNormEps), f + 7, p[f + 8], 2, "mlp.fc"));
@@ -110,7 +122,7 @@ at::Tensor GptModel::forwardStage(int stage, const at::Tensor& input, const Batc
   if (sequenceParallel_) {
     // The final LayerNorm on this rank's tokens (its gradients summed over the group), then the
     // whole sequence for the LM head, which is whole (as torchtitan: SequenceParallel on the norm).
-    const auto norm = sharedAcrossSequence({p[f], p[f + 1]}, tensorParallel(), "ln_f");
+    const auto norm = sharedAcrossTensorGroup({p[f], p[f + 1]}, tensorParallel(), "ln_f");
     h = gatherFromSequence(at::layer_norm(input, {hidden_}, norm[0], norm[1], kLayerNormEps), tensorParallel(),
                            "lm_head");
   } else {

@@ -23,19 +23,20 @@ class GptModel final : public StagedModel {
  private:
   // A column-parallel linear's x W^T + b: under --tp its input's gradient summed over the tensor
   // group in backward; under --sequence-parallel x (this rank's tokens) all-gathered first.
+  // Under LoRA `adapter` adds its update (under --tp on the same copy of x).
   at::Tensor columnParallel(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
-                            const std::string& label) const;
+                            const std::string& label, const LoraPair* adapter = nullptr) const;
   // A row-parallel projection's x W^T + b: under --tp the partial products summed over the tensor
   // group before the bias is added (`label` names that all-reduce); under --sequence-parallel
   // reduce-scattered to this rank's tokens instead.
   at::Tensor rowParallel(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
-                         const std::string& label) const;
+                         const std::string& label, const LoraPair* adapter = nullptr) const;
   // outputRead false: the output projection is left uncomputed (a recomputation for backward).
   at::Tensor block(const at::Tensor& x, const std::vector<at::Tensor>& live, int first, bool outputRead = true) const;
-  // `live` with block `first`'s norms and row-parallel biases passed through sharedAcrossSequence:
-  // under --sequence-parallel their gradients are summed over the tensor group (`layer` names it).
-  std::vector<at::Tensor> withSequenceSharedParameters(const std::vector<at::Tensor>& live, int first,
-                                                       const std::string& layer) const;
+  // `live` with the parameters at `shared` passed through sharedAcrossTensorGroup: their gradients
+  // summed over the tensor group in one all-reduce (`label` names it).
+  std::vector<at::Tensor> withSharedParameters(const std::vector<at::Tensor>& live, const std::vector<int>& shared,
+                                               const std::string& label) const;
 
   int hidden_, heads_, seq_, vocab_;
   bool lora_;

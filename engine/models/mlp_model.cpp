@@ -4,6 +4,8 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
+#include "engine/models/sequence_parallel.h"
+
 namespace shardscope {
 
 MlpModel::MlpModel(const RunConfig& c, const TensorParallelPart& part)
@@ -13,16 +15,22 @@ MlpModel::MlpModel(const RunConfig& c, const TensorParallelPart& part)
   blockParams_ = c.loraRank > 0 ? 4 : 2;  // weight, bias (and lora_A, lora_B)
 }
 
-at::Tensor MlpModel::linear(const at::Tensor& x, const std::vector<at::Tensor>& p, int w,
-                            const std::string& name) const {
+at::Tensor MlpModel::linear(const at::Tensor& x, const std::vector<at::Tensor>& p, int w, const std::string& name,
+                            const LoraPair* adapter) const {
   Communicator* group = tensorParallel().group;
   switch (group ? splitOf(static_cast<size_t>(w)) : TensorSplit::Replicated) {
-    case TensorSplit::Columns:
-      return at::linear(copyToTensorGroup(x, group, name), p[w], p[w + 1]);
-    case TensorSplit::Rows:
-      return reduceFromTensorGroup(at::linear(x, p[w]), group, name) + p[w + 1];
+    case TensorSplit::Columns: {
+      const at::Tensor in = copyToTensorGroup(x, group, name);
+      const at::Tensor out = at::linear(in, p[w], p[w + 1]);
+      return adapter ? out + adapterUpdate(in, *adapter) : out;
+    }
+    case TensorSplit::Rows: {
+      at::Tensor partial = at::linear(x, p[w]);
+      if (adapter) partial = partial + adapterUpdate(x, *adapter);
+      return reduceFromTensorGroup(partial, group, name) + p[w + 1];
+    }
     default:
-      return at::linear(x, p[w], p[w + 1]);
+      return adapter ? linearWithAdapter(x, p[w], p[w + 1], adapter->a, adapter->b) : at::linear(x, p[w], p[w + 1]);
   }
 }
 
@@ -31,9 +39,19 @@ at::Tensor MlpModel::forwardStage(int stage, const at::Tensor& input, const Batc
   if (stage == 0) return at::gelu(linear(input, p, 0, "inp"));
   if (stage <= numBlocks_) {
     const int w = 2 + blockParams_ * (stage - 1);
-    if (blockParams_ == 4) return at::gelu(linearWithAdapter(input, p[w], p[w + 1], p[w + 2], p[w + 3]));
     // The name is the tensor group's collectives'; none to build without one.
-    return at::gelu(linear(input, p, w, tensorParallel().group ? "blocks." + std::to_string(stage - 1) : ""));
+    const std::string name = tensorParallel().group ? "blocks." + std::to_string(stage - 1) : "";
+    if (blockParams_ == 2) return at::gelu(linear(input, p, w, name));
+    // LoRA: under --tp the adapter's whole half (a column-parallel layer's A, a row-parallel one's B)
+    // acts on this rank's slice only, its gradient summed over the group.
+    LoraPair adapter{p[w + 2], p[w + 3]};
+    if (tensorParallel().group) {
+      const bool column = splitOf(static_cast<size_t>(w)) == TensorSplit::Columns;
+      const bool split = column || splitOf(static_cast<size_t>(w)) == TensorSplit::Rows;
+      at::Tensor& whole = column ? adapter.a : adapter.b;
+      if (split) whole = sharedAcrossTensorGroup({whole}, tensorParallel(), name + " lora adapter").front();
+    }
+    return at::gelu(linear(input, p, w, name, &adapter));
   }
   const int w = 2 + blockParams_ * numBlocks_;
   // The loss in fp32 whatever the compute dtype (a no-op under fp32).

@@ -18,8 +18,10 @@ class MlpModel final : public StagedModel {
   void forEachFullInitialParameter(int64_t seed, const std::function<void(size_t, at::Tensor)>& fn) const override;
 
  private:
-  // x W^T + b for the linear whose weight is p[w], named `name`, as its tensor-parallel split has it.
-  at::Tensor linear(const at::Tensor& x, const std::vector<at::Tensor>& p, int w, const std::string& name) const;
+  // x W^T + b for the linear whose weight is p[w], named `name`, as its tensor-parallel split has it;
+  // with `adapter` (LoRA) its update added, under --tp on the same side of the all-reduce.
+  at::Tensor linear(const at::Tensor& x, const std::vector<at::Tensor>& p, int w, const std::string& name,
+                    const LoraPair* adapter = nullptr) const;
 
   int features_, hidden_, classes_;
   int blockParams_ = 2;  // a block's parameters in params(): weight, bias (and lora_A, lora_B)

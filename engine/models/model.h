@@ -88,6 +88,14 @@ Batch localShard(const Batch& global, int rank, int worldSize);
 // x W^T + b plus LoRA's low-rank update (x A^T) B^T (scaling lora_alpha / r = 1), in PEFT's order.
 at::Tensor linearWithAdapter(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
                              const at::Tensor& loraA, const at::Tensor& loraB);
+// A linear layer's LoRA adapter: A (r x in) and B (out x r), or under --tp this rank's part of them.
+struct LoraPair {
+  at::Tensor a, b;
+};
+// (x A^T) B^T: the adapter's update alone.
+inline at::Tensor adapterUpdate(const at::Tensor& x, const LoraPair& adapter) {
+  return at::linear(at::linear(x, adapter.a), adapter.b);
+}
 
 // A LoRA B matrix ("....lora_B"): initialised to zero.
 bool isLoraB(const std::string& paramName);

@@ -108,7 +108,7 @@ struct GatheredLinear : torch::autograd::Function<GatheredLinear> {
   }
 };
 
-struct SharedAcrossSequence : torch::autograd::Function<SharedAcrossSequence> {
+struct SharedAcrossTensorGroup : torch::autograd::Function<SharedAcrossTensorGroup> {
   static variable_list forward(AutogradContext* ctx, at::TensorList params, int64_t group, const std::string& label) {
     saveGroup(ctx, group, label);
     variable_list out;
@@ -159,10 +159,10 @@ at::Tensor reduceScatterToSequence(const at::Tensor& partial, const TensorParall
   return part.group ? ReduceScatterToSequence::apply(partial, groupHandle(part.group), label) : partial;
 }
 
-std::vector<at::Tensor> sharedAcrossSequence(const std::vector<at::Tensor>& params, const TensorParallelPart& part,
-                                             const std::string& label) {
+std::vector<at::Tensor> sharedAcrossTensorGroup(const std::vector<at::Tensor>& params, const TensorParallelPart& part,
+                                                const std::string& label) {
   if (!part.group) return params;
-  return SharedAcrossSequence::apply(at::TensorList(params), groupHandle(part.group), label);
+  return SharedAcrossTensorGroup::apply(at::TensorList(params), groupHandle(part.group), label);
 }
 
 }  // namespace shardscope

@@ -29,10 +29,12 @@ at::Tensor gatheredLinear(const at::Tensor& x, const at::Tensor& weight, const a
 // A row-parallel linear's partial products summed over the group and split along the sequence
 // (one reduce-scatter). Backward: the gradient all-gathered.
 at::Tensor reduceScatterToSequence(const at::Tensor& partial, const TensorParallelPart& part, const std::string& label);
-// Replicated parameters applied to a rank's tokens only (the LayerNorms, the row-parallel biases):
-// forward themselves, backward their gradients summed over the group in one all-reduce (each rank's
-// covers its tokens), as Megatron all-reduces its sequence-parallel parameters' gradients.
-std::vector<at::Tensor> sharedAcrossSequence(const std::vector<at::Tensor>& params, const TensorParallelPart& part,
-                                             const std::string& label);
+// Replicated parameters applied to a rank's part only: under --sequence-parallel the LayerNorms and
+// the row-parallel biases to its tokens; under LoRA the whole half of an adapter to its slice of a
+// split linear. Forward themselves, backward their gradients summed over the group in one
+// all-reduce (each rank's covers its part), as Megatron all-reduces its sequence-parallel
+// parameters' gradients.
+std::vector<at::Tensor> sharedAcrossTensorGroup(const std::vector<at::Tensor>& params, const TensorParallelPart& part,
+                                                const std::string& label);
 
 }  // namespace shardscope

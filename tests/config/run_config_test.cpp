@@ -67,7 +67,11 @@ TEST(RunConfig, TensorParallelDividesTheWorldTheHeadsAndTheWidth) {
   c.tp = 4;
   c.strategy = StrategyKind::FullShard;
   c.loraRank = 4;
-  EXPECT_NE(errorOf(c).find("--lora-rank"), std::string::npos) << errorOf(c);
+  EXPECT_EQ(errorOf(c), "") << "LoRA's adapters split as their base weights";
+  c.seq = 8;
+  c.sequenceParallel = true;
+  EXPECT_NE(errorOf(c).find("--sequence-parallel with --lora-rank"), std::string::npos) << errorOf(c);
+  c.sequenceParallel = false;
   c.loraRank = 0;
   c.model = ModelKind::Mlp;
   c.hidden = 30;

@@ -10,6 +10,7 @@
 
 #include "config/strategies.h"
 #include "config/tensor_parallel.h"
+#include "engine/models/model.h"
 #include "engine/models/tensor_parallel.h"
 #include "engine/recording/tensor_files.h"
 #include "engine/strategies/reference_trainer.h"
@@ -229,6 +230,49 @@ TEST(TensorParallel, CheckpointedBlocksTrainAsOneProcess) {
   }
 }
 
+// LoRA under --tp: each adapter split as its base weight is (a column-parallel weight's B by
+// outputs, a row-parallel one's A by inputs), its other half whole with its gradient summed over the
+// tensor group; the base frozen. Trains the adapters as one process does, and leaves every base
+// parameter bit-identical, under ddp at world 2 and full_shard on a 2 x 2 mesh, both models.
+using LoraCase = std::tuple<std::string, std::string, int>;  // model, strategy, world
+
+class TensorParallelLora : public ::testing::TestWithParam<LoraCase> {};
+
+TEST_P(TensorParallelLora, TrainsTheAdaptersAsOneProcessAndKeepsTheBaseFrozen) {
+  const auto& [model, strategy, world] = GetParam();
+  RunConfig config = tpConfig(model, 2);
+  config.loraRank = 2;
+  const ReferenceResult ref = trainSingleProcess(config);
+  config.tp = 2;
+  const auto dir = testing::freshTempDir("tp_lora_" + model + "_" + strategy);
+  auto run = testing::runShardscope(tpArgs(config, strategy, world, dir));
+  ASSERT_EQ(run.exitCode, 0) << run.output;
+  auto trained = loadTensorDict(dir + "/final.pt");
+  auto initial = loadTensorDict(dir + "/init.pt");
+  int adapters = 0;
+  for (const auto& [name, expected] : ref.parameters) {
+    ASSERT_TRUE(trained.count(name)) << name;
+    ASSERT_EQ(trained[name].sizes(), expected.sizes()) << name << ": the slices were not joined";
+    EXPECT_LE(relativeDifference(trained[name], expected), 1e-5) << name;
+    const bool adapter = isLoraA(name) || isLoraB(name);
+    adapters += adapter ? 1 : 0;
+    // A moves little in 3 steps (B starts at zero): 5e-5 of itself here, above any rounding.
+    if (adapter) EXPECT_GT(relativeDifference(initial[name], expected), 1e-6) << name << " did not move";
+    if (!adapter) EXPECT_TRUE(at::equal(trained[name], initial[name])) << name << " is frozen, and moved";
+  }
+  EXPECT_EQ(adapters, model == "gpt" ? 2 * 4 * config.layers : 2 * config.layers);
+}
+
+std::string loraCaseName(const ::testing::TestParamInfo<LoraCase>& info) {
+  const auto& [model, strategy, world] = info.param;
+  return model + "_" + strategy + "_world" + std::to_string(world);
+}
+
+INSTANTIATE_TEST_SUITE_P(BothModels, TensorParallelLora,
+                         ::testing::Values(LoraCase{"gpt", "ddp", 2}, LoraCase{"gpt", "full_shard", 4},
+                                           LoraCase{"mlp", "ddp", 2}, LoraCase{"mlp", "full_shard", 4}),
+                         loraCaseName);
+
 // What a rank holds is its slice: 1/N of each split matrix, whole norms and embeddings.
 TEST(TensorParallel, ARankHoldsItsSliceOfEachSplitMatrix) {
   RunConfig config = tpConfig("gpt", 2);
@@ -251,6 +295,23 @@ TEST(TensorParallel, ARankHoldsItsSliceOfEachSplitMatrix) {
   EXPECT_EQ(params["blocks.0.mlp.proj.bias"], h) << "added after the all-reduce: whole";
   EXPECT_EQ(params["blocks.0.ln1.weight"], h);
   EXPECT_EQ(params["wte.weight"], config.vocab * h) << "the embedding is not vocabulary-parallel";
+}
+
+// Under LoRA an adapter splits as its base weight: qkv's B (3h x r) by its heads, its A (r x h)
+// whole; attn.proj's A (r x h) by its inputs, its B (h x r) whole.
+TEST(TensorParallel, ALoraAdapterSplitsAsItsBaseWeight) {
+  RunConfig config = tpConfig("gpt", 2);
+  config.tp = 2;
+  config.loraRank = 2;
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const auto& spec : tensorParallelLayout(config)) shapes[spec.name] = spec.shape;
+  const int64_t h = config.hidden, r = config.loraRank;
+  EXPECT_EQ(shapes["blocks.0.attn.qkv.lora_B"], (std::vector<int64_t>{3 * h / 2, r}));
+  EXPECT_EQ(shapes["blocks.0.attn.qkv.lora_A"], (std::vector<int64_t>{r, h}));
+  EXPECT_EQ(shapes["blocks.0.attn.proj.lora_A"], (std::vector<int64_t>{r, h / 2}));
+  EXPECT_EQ(shapes["blocks.0.attn.proj.lora_B"], (std::vector<int64_t>{h, r}));
+  EXPECT_EQ(shapes["blocks.0.mlp.fc.lora_B"], (std::vector<int64_t>{4 * h / 2, r}));
+  EXPECT_EQ(shapes["blocks.0.mlp.proj.lora_A"], (std::vector<int64_t>{r, 4 * h / 2}));
 }
 
 }  // namespace

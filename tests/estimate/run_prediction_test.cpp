@@ -253,6 +253,7 @@ TEST(TensorParallelPrediction, MatchesWhatTheRanksHoldAndSend) {
     bool checkpointed = false;
     bool sequenceParallel = false;  // all-gathers and reduce-scatters in the tensor group too
     int world = 4;                  // 8: a hybrid strategy's 2 x 2 grid over the 4 data ranks
+    int loraRank = 0;               // the adapters split as their base weights, the base frozen
   };
   const TpCase cases[] = {{"gpt", "ddp"},
                           {"gpt", "zero1"},
@@ -265,7 +266,9 @@ TEST(TensorParallelPrediction, MatchesWhatTheRanksHoldAndSend) {
                           {"gpt", "full_shard", 3, false, true},
                           {"gpt", "shard_grad_op", 2, true, true},
                           {"gpt", "hybrid_shard", 2, false, false, 8},
-                          {"mlp", "hybrid_shard_zero2", 2, false, false, 8}};
+                          {"mlp", "hybrid_shard_zero2", 2, false, false, 8},
+                          {"gpt", "full_shard", 2, false, false, 4, 2},
+                          {"mlp", "ddp", 2, false, false, 4, 2}};
   for (const auto& k : cases) {
     RunConfig c = testing::tinyGptConfig();
     c.model = testing::modeOf<ModelKind>(k.model);
@@ -276,8 +279,10 @@ TEST(TensorParallelPrediction, MatchesWhatTheRanksHoldAndSend) {
     c.strategy = testing::modeOf<StrategyKind>(k.strategy);
     c.activationCheckpointing = k.checkpointed ? Checkpointing::Blocks : Checkpointing::Off;
     c.sequenceParallel = k.sequenceParallel;
-    SCOPED_TRACE(k.model + " " + k.strategy + " world " + std::to_string(k.world) + " layers " +
-                 std::to_string(k.layers) + (k.checkpointed ? " ac" : "") + (k.sequenceParallel ? " sp" : ""));
+    c.loraRank = k.loraRank;
+    SCOPED_TRACE(std::string(k.loraRank ? "lora " : "") + k.model + " " + k.strategy + " world " +
+                 std::to_string(k.world) + " layers " + std::to_string(k.layers) + (k.checkpointed ? " ac" : "") +
+                 (k.sequenceParallel ? " sp" : ""));
     const auto summary = summaryOfRun(c, "tp_prediction");
     ASSERT_FALSE(summary["ranks"].empty());
     const auto prediction = predictRun(c);
