@@ -39,6 +39,13 @@ at::Tensor reduceScatteredSequence(const at::Tensor& x, Communicator& group, con
   return mine.view(shape);
 }
 
+// A column-parallel linear's whole input, gathered for its product (in forward, and again in
+// backward): it lives only for that product, a communication buffer, not an activation.
+at::Tensor gatheredInput(const at::Tensor& x, Communicator& group, const std::string& label) {
+  RoleScope role(trace::MemoryRole::CommBuffer);
+  return allGatheredSequence(x, group, label);
+}
+
 at::Tensor tokensOf(const at::Tensor& x, int ranks, int index) {
   const int64_t each = x.size(1) / ranks;
   return x.narrow(1, index * each, each).clone(at::MemoryFormat::Contiguous);
@@ -87,19 +94,14 @@ struct GatheredLinear : torch::autograd::Function<GatheredLinear> {
     saveGroup(ctx, group, label);
     ctx->saved_data["bias"] = bias.has_value() && bias->defined();
     ctx->save_for_backward({x, weight});
-    // The gathered input lives only for the product (a communication buffer, not an activation).
-    at::Tensor gathered = allGatheredSequence(x, groupOfHandle(group), label);
+    const at::Tensor gathered = gatheredInput(x, groupOfHandle(group), label);
     return at::linear(gathered, weight, bias.has_value() ? *bias : at::Tensor());
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const auto saved = ctx->get_saved_variables();
     const at::Tensor &x = saved[0], &weight = saved[1], &g = grads[0];
     Communicator& group = savedGroup(ctx);
-    at::Tensor gathered;
-    {
-      RoleScope role(trace::MemoryRole::CommBuffer);
-      gathered = allGatheredSequence(x, group, savedLabel(ctx));
-    }
+    const at::Tensor gathered = gatheredInput(x, group, savedLabel(ctx));
     // linear's own backward, on the gathered input: the products autograd would compute.
     at::Tensor gradInput = reduceScatteredSequence(g.matmul(weight), group, savedLabel(ctx));
     at::Tensor gradWeight = g.reshape({-1, g.size(-1)}).t().mm(gathered.reshape({-1, gathered.size(-1)}));
