@@ -317,6 +317,11 @@ std::vector<PredictedMemory> offloadDeviceCopies(const RunConfig& c) {
            ": a unit's reduced gradient shard, on the device until it is copied out (one at a time)"}};
 }
 
+// The compute dtype's bytes per element; the samples of a data rank's micro-batch (under --tp a
+// tensor group shares them).
+int64_t computeBytes(const RunConfig& c) { return c.precision == Precision::Bf16 ? 2 : 4; }
+int64_t microBatchRows(const RunConfig& c) { return c.batch / (c.world / std::max(1, c.tp)) / c.accumulate; }
+
 // A tensor group's all-reduces per step (--tp, config/tensor_parallel.h), in the compute dtype:
 // gpt, each block's attention and MLP output in forward and the gradients of their inputs in
 // backward (the first block's too: the embedding trains), and the attention's again when a
@@ -324,8 +329,7 @@ std::vector<PredictedMemory> offloadDeviceCopies(const RunConfig& c) {
 // row-parallel output in forward and its column-parallel input's gradient in backward (none for the
 // first linear's input, the data).
 PredictedCollective tensorParallelAllReduces(const RunConfig& c) {
-  const int64_t e = c.precision == Precision::Bf16 ? 2 : 4;
-  const int64_t rows = c.batch / (c.world / c.tp) / c.accumulate, micro = c.accumulate;
+  const int64_t e = computeBytes(c), rows = microBatchRows(c), micro = c.accumulate;
   PredictedCollective out{CollectiveOp::AllReduce, 0, 0, ""};
   out.group = trace::ProcessGroup::Tensor;
   if (c.model == ModelKind::Gpt) {
@@ -361,8 +365,7 @@ PredictedCollective tensorParallelAllReduces(const RunConfig& c) {
 // row-parallel biases' gradients, 6 h. Beside the blocks: the embedding's gradient all-gathered,
 // the final norm's gradients all-reduced (2 h) and the LM head's input all-gathered.
 std::vector<PredictedCollective> sequenceParallelCollectives(const RunConfig& c) {
-  const int64_t e = c.precision == Precision::Bf16 ? 2 : 4;
-  const int64_t rows = c.batch / (c.world / c.tp) / c.accumulate, micro = c.accumulate;
+  const int64_t e = computeBytes(c), rows = microBatchRows(c), micro = c.accumulate;
   const int64_t bsh = e * rows * c.seq * c.hidden, again = c.activationCheckpointing == Checkpointing::Blocks ? 2 : 0;
   const std::string each = std::to_string(e) + " B x b s h each, per micro-batch";
   const std::string rerun = again ? " (+2 recomputed)" : "";
@@ -392,8 +395,7 @@ std::vector<PredictedCollective> sequenceParallelCollectives(const RunConfig& c)
 // all-reduces no input gradient for its qkv (the frozen embedding and norm need none).
 void addLoraTensorAllReduces(PredictedCollective& sums, const RunConfig& c) {
   if (c.loraRank <= 0) return;
-  const int64_t e = c.precision == Precision::Bf16 ? 2 : 4, micro = c.accumulate;
-  const int64_t rows = c.batch / (c.world / c.tp) / c.accumulate, rh = c.loraRank * c.hidden;
+  const int64_t e = computeBytes(c), micro = c.accumulate, rows = microBatchRows(c), rh = c.loraRank * c.hidden;
   int64_t blocks = c.layers, elements = 4 * rh;
   if (c.model == ModelKind::Gpt) {
     sums.count -= micro;
