@@ -89,6 +89,10 @@ std::map<std::string, at::Tensor> joinTensorParallel(const std::map<std::string,
                                                      const std::map<std::string, TensorSplit>& splits,
                                                      const TensorParallelPart& part) {
   if (!part.group) return local;
+  // The slices are host copies; NCCL gathers device tensors only (a GPU run failed here, after its
+  // last step, with "Tensors must be CUDA and dense"). The joined parameter comes back to the host.
+  const auto stream = part.group->collectiveStream();
+  const at::Device where = stream ? stream->device() : at::Device(at::kCPU);
   std::map<std::string, at::Tensor> full;
   for (const auto& [name, slice] : local) {
     const auto it = splits.find(name);
@@ -97,12 +101,12 @@ std::map<std::string, at::Tensor> joinTensorParallel(const std::map<std::string,
       full[name] = slice;
       continue;
     }
-    at::Tensor in = slice.contiguous();
+    at::Tensor in = slice.to(where).contiguous();
     at::Tensor gathered = at::empty({part.ranks * in.numel()}, in.options());
     part.group->allGather(gathered, in, "export " + name);
     std::vector<at::Tensor> slices;
     for (const auto& piece : gathered.chunk(part.ranks)) slices.push_back(piece.view(in.sizes()));
-    full[name] = joinTensorSlices(slices, split).contiguous();
+    full[name] = joinTensorSlices(slices, split).to(slice.device()).contiguous();
   }
   return full;
 }

@@ -211,6 +211,22 @@ TEST(GpuRun, MatchesTheCpuEngine) {
   }
 }
 
+// --tp 2 on NCCL: the tensor groups' collectives, and the join of the split parameters after the
+// last step, run on device tensors, and training is the CPU engine's. On the H200 (2026-11-29)
+// such runs trained as on CPU but then failed joining the parameters (host slices handed to NCCL);
+// this case was written with the fix, after that session.
+TEST(GpuRun, TensorParallelMatchesTheCpuEngine) {
+  REQUIRE_GPU();
+  auto options = kSgd;
+  options.insert(options.end(), {"--tp", "2"});
+  for (const int world : {2, 4}) {
+    for (const std::string strategy : {"ddp", "full_shard"}) {
+      SCOPED_TRACE(strategy + " --tp 2 world " + std::to_string(world));
+      expectGpuTrainsAsCpu(strategy, world, options, "tensor_parallel");
+    }
+  }
+}
+
 // Gradient accumulation on GPU ranks (world 2, 2 micro-batches): every strategy skips its
 // reduction in the first micro-batch and trains as the CPU engine does. First checked on an H100
 // by hand (losses of ddp and full_shard equal to the CPU engine's); this makes it a test.
