@@ -22,6 +22,7 @@
 #include "files/file_text.h"
 #include "files/user_json.h"
 #include "config/strategies.h"
+#include "import/clock_alignment.h"
 #include "import/cuda_snapshot.h"
 #include "import/profiler_collectives.h"
 #include "import/profiler_compute.h"
@@ -221,179 +222,6 @@ std::string readRankTrace(const fs::path& path, int namedRank, RecorderNotes& no
   }
   std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return a.beginNs < b.beginNs; });
   return "";
-}
-
-// How one rank's clock reads against another's, from ends that happened together on both (a
-// collective's, a send's and its recv's): the median difference, and how far they straggle around
-// it (the median absolute deviation). None when they are too few, or when any two ended within
-// 1 ms: ranks of one host, whose ends straggle by milliseconds on a busy machine, always have some
-// that end together, and keep the clock they share.
-struct ClockOffset {
-  int64_t shiftNs = 0, boundNs = 0;
-  int64_t atNs = 0;  // when, on the rank's own clock: its first end (or message)
-};
-
-std::optional<ClockOffset> offsetFromEnds(const std::vector<int64_t>& reference, const std::vector<int64_t>& own) {
-  if (own.size() != reference.size() || own.empty()) return std::nullopt;
-  std::vector<int64_t> diffs;
-  int64_t closest = INT64_MAX;
-  for (size_t i = 0; i < own.size(); ++i) {
-    diffs.push_back(reference[i] - own[i]);
-    closest = std::min<int64_t>(closest, std::llabs(diffs.back()));
-  }
-  if (closest <= 1'000'000) return ClockOffset{};
-  const auto middle = [](std::vector<int64_t>& v) {
-    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-    return v[v.size() / 2];
-  };
-  const int64_t shift = middle(diffs);
-  std::vector<int64_t> spread;
-  for (const int64_t d : diffs) spread.push_back(std::llabs(d - shift));
-  return ClockOffset{shift, std::max<int64_t>(middle(spread), 1), own.front()};
-}
-
-// The ends of the collectives every rank of a group runs, in order (not sends and recvs: a
-// pipeline's stages run different numbers of them).
-std::vector<int64_t> groupCollectiveEnds(const std::vector<Event>& events) {
-  std::vector<int64_t> out;
-  for (const auto& e : events) {
-    if (e.kind == EventKind::Collective && !isPointToPoint(static_cast<CollectiveOp>(e.op))) out.push_back(e.endNs);
-  }
-  return out;
-}
-
-// Each rank's sends and recvs in the world's group (a peer is its rank in the op's group), as
-// indices into its events: found once, read again as ranks are moved.
-std::vector<std::vector<size_t>> messagesOf(const std::vector<std::vector<Event>>& ranks) {
-  std::vector<std::vector<size_t>> out(ranks.size());
-  for (size_t r = 0; r < ranks.size(); ++r) {
-    for (size_t i = 0; i < ranks[r].size(); ++i) {
-      const Event& e = ranks[r][i];
-      if (e.kind == EventKind::Collective && isPointToPoint(static_cast<CollectiveOp>(e.op)) && e.count >= 0 &&
-          static_cast<size_t>(e.worldSize) == ranks.size()) {
-        out[r].push_back(i);
-      }
-    }
-  }
-  return out;
-}
-
-// When a rank's sends to `peer` began (on a GPU, when their kernel did), or its recvs from it
-// ended (`op`), in order.
-std::vector<int64_t> messageTimes(const std::vector<Event>& events, const std::vector<size_t>& messages,
-                                  CollectiveOp op, int peer) {
-  std::vector<int64_t> out;
-  for (size_t i : messages) {
-    const Event& e = events[i];
-    if (static_cast<CollectiveOp>(e.op) == op && e.count == peer)
-      out.push_back(op == CollectiveOp::Send ? e.beginNs : e.endNs);
-  }
-  return out;
-}
-
-// One way, a quickest message as slow as this is taken for latency, not for another host's clock:
-// on one host a loaded scheduler wakes a waiting receiver a few time slices late (3.7 ms for the
-// quickest of 20 in a busy CI run), and hosts whose clocks NTP keeps agree closer than this.
-constexpr int64_t kOneWayLatencyNs = 20'000'000;
-
-// Rank b's clock against placed rank a's, from the messages between them, paired in order (as c10d
-// delivers them between two ranks). A message arrives after it was sent: a recv ends after its
-// send began, in true time, however late either side ran (a send's end is no such bound: a send of
-// a few bytes ends once they are written, or later when its process is descheduled). So each of
-// a's sends to b bounds b's shift from below, each of b's sends to a from above, and the message
-// whose receiver was already waiting bounds it closest, to within its latency (NTP keeps its
-// least-delayed samples alike). The shift is the tightest bound, or the middle of the two, and its
-// uncertainty half the gap between them; with one direction only, the messages' median delay
-// beyond the quickest one's (the quickest one's own latency is not known). Not moved where the
-// bounds allow the clocks to agree (one direction: the bound within kOneWayLatencyNs of 0);
-// none where they contradict each other (messages paired wrongly, such as differently tagged ones
-// posted at once, or a recv timed by its launch, not its arrival).
-std::optional<ClockOffset> offsetFromMessages(const std::vector<std::vector<Event>>& ranks,
-                                              const std::vector<std::vector<size_t>>& messages, int a, int b) {
-  const auto fromA = messageTimes(ranks[a], messages[a], CollectiveOp::Send, b);
-  const auto atB = messageTimes(ranks[b], messages[b], CollectiveOp::Recv, a);
-  const auto fromB = messageTimes(ranks[b], messages[b], CollectiveOp::Send, a);
-  const auto atA = messageTimes(ranks[a], messages[a], CollectiveOp::Recv, b);
-  if (fromA.size() != atB.size() || fromB.size() != atA.size() || fromA.size() + fromB.size() == 0) return std::nullopt;
-  std::vector<int64_t> below, above;  // each message's bound on b's shift
-  for (size_t i = 0; i < fromA.size(); ++i) below.push_back(fromA[i] - atB[i]);
-  for (size_t i = 0; i < fromB.size(); ++i) above.push_back(atA[i] - fromB[i]);
-  const int64_t lower = below.empty() ? INT64_MIN : *std::max_element(below.begin(), below.end());
-  const int64_t upper = above.empty() ? INT64_MAX : *std::min_element(above.begin(), above.end());
-  if (lower > upper) return std::nullopt;
-  ClockOffset offset;
-  offset.atNs = atB.empty() ? fromB.front() : atB.front();
-  if (!below.empty() && !above.empty()) {
-    if (lower <= 0 && upper >= 0) return ClockOffset{};  // the clocks may agree: one host's
-    offset.shiftNs = lower + (upper - lower) / 2;
-    offset.boundNs = std::max<int64_t>((upper - lower) / 2, 1);
-    return offset;
-  }
-  offset.shiftNs = below.empty() ? upper : lower;
-  if (std::llabs(offset.shiftNs) <= kOneWayLatencyNs) return ClockOffset{};
-  std::vector<int64_t> delays;  // how much later than the tightest each message's bound lies
-  for (int64_t d : below) delays.push_back(lower - d);
-  for (int64_t d : above) delays.push_back(d - upper);
-  std::nth_element(delays.begin(), delays.begin() + static_cast<std::ptrdiff_t>(delays.size() / 2), delays.end());
-  offset.boundNs = std::max<int64_t>(delays[delays.size() / 2], 1);
-  return offset;
-}
-
-void shiftRank(std::vector<Event>& events, int64_t shift) {
-  for (auto& e : events) {
-    e.beginNs += shift;
-    if (e.endNs != 0) e.endNs += shift;
-    if (e.issueNs != 0) e.issueNs += shift;
-  }
-}
-
-// Ranks on other hosts than rank 0 have clocks of their own: each is moved onto rank 0's by the
-// ends of the collectives both ran, when they ran the same ones; a rank they cannot place (a
-// pipeline's stage) by the messages it exchanged with a rank already placed, rank by rank from
-// rank 0. A moved rank's shift is its clock reading in `rankClocks` (the summary's "clocks"), empty
-// when none moved.
-void alignOnCollectiveEnds(std::vector<std::vector<Event>>& ranks, std::string& clocks,
-                           std::vector<RankClock>& rankClocks) {
-  rankClocks.assign(ranks.size(), RankClock{});
-  std::vector<bool> placed(ranks.size(), false);
-  placed[0] = true;
-  auto place = [&](size_t r, const ClockOffset& offset, const std::string& basis) {
-    placed[r] = true;
-    if (offset.shiftNs == 0) return;
-    Event reading;
-    reading.beginNs = offset.atNs;
-    reading.endNs = offset.atNs + offset.shiftNs;
-    reading.count = offset.boundNs;
-    rankClocks[r].add(reading);
-    shiftRank(ranks[r], offset.shiftNs);
-    char text[200];
-    std::snprintf(text, sizeof text, "rank %zu shifted by %+.6f s onto rank 0's clock (aligned on %s)\n", r,
-                  static_cast<double>(offset.shiftNs) / 1e9, basis.c_str());
-    clocks += text;
-  };
-  const auto messages = messagesOf(ranks);
-  const auto reference = groupCollectiveEnds(ranks[0]);
-  for (size_t r = 1; r < ranks.size(); ++r) {
-    const auto own = groupCollectiveEnds(ranks[r]);
-    if (const auto offset = offsetFromEnds(reference, own)) {
-      place(r, *offset, "its " + std::to_string(own.size()) + " collectives' ends");
-    }
-  }
-  for (bool more = true; more;) {
-    more = false;
-    for (size_t b = 1; b < ranks.size(); ++b) {
-      for (size_t a = 0; a < ranks.size() && !placed[b]; ++a) {
-        if (!placed[a]) continue;
-        if (const auto offset = offsetFromMessages(ranks, messages, static_cast<int>(a), static_cast<int>(b))) {
-          place(b, *offset, "its messages with rank " + std::to_string(a));
-          more = true;
-        }
-      }
-    }
-  }
-  if (std::none_of(rankClocks.begin(), rankClocks.end(), [](const RankClock& c) { return c.measured(); })) {
-    rankClocks.clear();
-  }
 }
 
 // What the note says of the ranks' memory: where it came from, and what no record names.
@@ -663,7 +491,7 @@ LoadedTrace loadRankFiles(const std::vector<RankFile>& files) {
   for (int r = 0; r < ranks; ++r) {
     if (readFrom[static_cast<size_t>(r)].empty()) missing.push_back(r);
   }
-  alignOnCollectiveEnds(events, out.clocks, out.rankClocks);
+  alignRankClocks(events, out.clocks, out.rankClocks);
   out.recording.reset(ranks);
   for (const auto& rank : events) {
     for (const auto& e : rank) out.recording.add(e);

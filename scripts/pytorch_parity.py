@@ -230,6 +230,17 @@ def place_rank(rank, world):
     return torch.device("cuda", rank % gpus)
 
 
+def join_process_group(rank, world, init_method, device_kind):
+    """This rank's default process group, NCCL on its GPU (place_rank) or Gloo on CPU; its device."""
+    if device_kind != "cuda":
+        dist.init_process_group("gloo", init_method=init_method, rank=rank, world_size=world)
+        return torch.device("cpu")
+    device = place_rank(rank, world)
+    torch.cuda.set_device(device)
+    dist.init_process_group("nccl", init_method=init_method, rank=rank, world_size=world, device_id=device)
+    return device
+
+
 def ddp_bucket_options(cap_mb):
     """DDP's keyword arguments for the bucket layout of shardscope's ddp and zero1 at --bucket-cap-mb
     cap_mb: the first bucket 1 MiB, every later one up to the cap (engine/strategies/gradient_buckets.cpp).
@@ -292,13 +303,7 @@ def parallelize(model, c, mode, device, world, shard_group=0):
 
 def pytorch_rank(rank, world, init_method, export_dir, mode, out_path, device_kind="cpu", shard_group=0):
     torch.set_num_threads(1)
-    device = torch.device("cpu")
-    if device_kind == "cuda":
-        device = place_rank(rank, world)
-        torch.cuda.set_device(device)
-        dist.init_process_group("nccl", init_method=init_method, rank=rank, world_size=world, device_id=device)
-    else:
-        dist.init_process_group("gloo", init_method=init_method, rank=rank, world_size=world)
+    device = join_process_group(rank, world, init_method, device_kind)
 
     def train():
         c = json.load(open(os.path.join(export_dir, "config.json")))
@@ -441,7 +446,7 @@ def tensor_parallel_model(c):
     return model
 
 
-def parallelize_tensor_parallel(model, c, mode, world, tp, shard_group=0):
+def parallelize_tensor_parallel(model, c, mode, world, tp, shard_group=0, device_type="cpu"):
     """DTensor TP over mesh["tp"], then FSDP2 over mesh["dp"] (reshard after forward as `mode`
     says), as torchtitan composes them; with `shard_group` S, HSDP over a 3-D mesh's
     ("dp_replicate", "dp_shard") instead, torchtitan's layout. And the optimizer. Also
@@ -451,11 +456,11 @@ def parallelize_tensor_parallel(model, c, mode, world, tp, shard_group=0):
     from torch.distributed.tensor.parallel import parallelize_module
 
     if shard_group:
-        mesh = init_device_mesh("cpu", (world // tp // shard_group, shard_group, tp),
+        mesh = init_device_mesh(device_type, (world // tp // shard_group, shard_group, tp),
                                 mesh_dim_names=("dp_replicate", "dp_shard", "tp"))
         data = mesh["dp_replicate", "dp_shard"]
     else:
-        mesh = init_device_mesh("cpu", (world // tp, tp), mesh_dim_names=("dp", "tp"))
+        mesh = init_device_mesh(device_type, (world // tp, tp), mesh_dim_names=("dp", "tp"))
         data = mesh["dp"]
     parallelize_module(model, mesh["tp"], tensor_parallel_plan(model, c))
     reshard = mode.endswith("reshard_true")
@@ -465,33 +470,35 @@ def parallelize_tensor_parallel(model, c, mode, world, tp, shard_group=0):
     return model, make_optimizer(c, list(model.parameters()))
 
 
-def pytorch_tp_rank(rank, world, init_method, export_dir, mode, out_path, tp, shard_group=0):
+def pytorch_tp_rank(rank, world, init_method, export_dir, mode, out_path, tp, shard_group=0, device_kind="cpu"):
     """One rank of DTensor TP inside FSDP2: parallelize_module over mesh["tp"], then fully_shard over
-    mesh["dp"]; its tensor group shares one slice of the batch."""
+    mesh["dp"]; its tensor group shares one slice of the batch. Gloo on CPU, NCCL on a GPU."""
     torch.set_num_threads(1)
     # full_tensor() of a parameter sharded on both dimensions warns, on every rank, that it gathers
     # in two all-gathers; it is the export only, not the training compared.
     import logging
     logging.getLogger("torch.distributed.tensor._redistribute").setLevel(logging.ERROR)
-    dist.init_process_group("gloo", init_method=init_method, rank=rank, world_size=world)
+    device = join_process_group(rank, world, init_method, device_kind)
 
     def train():
         c = json.load(open(os.path.join(export_dir, "config.json")))
         model = tensor_parallel_model(c)
         model.load_state_dict(split_qkv(torch.load(os.path.join(export_dir, "init.pt"))))
-        model, opt = parallelize_tensor_parallel(model, c, mode, world, tp, shard_group)
+        model.to(device)
+        model, opt = parallelize_tensor_parallel(model, c, mode, world, tp, shard_group, device.type)
         data = torch.load(os.path.join(export_dir, "data.pt"))
         per, dp = c["batch"] // (world // tp), rank // tp
         losses = []
         for step in range(c["steps"]):
-            loss = model(data["x"][step][dp * per:(dp + 1) * per], data["y"][step][dp * per:(dp + 1) * per])
+            rows = slice(dp * per, (dp + 1) * per)
+            loss = model(data["x"][step][rows].to(device), data["y"][step][rows].to(device))
             loss.backward()
             opt.step()
             opt.zero_grad(set_to_none=True)
             g = loss.detach().clone()
             dist.all_reduce(g)
             losses.append(g.item() / world)
-        final = {n: v.full_tensor() if hasattr(v, "full_tensor") else v for n, v in model.state_dict().items()}
+        final = {n: (v.full_tensor() if hasattr(v, "full_tensor") else v).cpu() for n, v in model.state_dict().items()}
         if rank == 0:
             torch.save(fuse_qkv(final), out_path + ".pt")
         return {"losses": losses, "final": out_path + ".pt"}
@@ -522,7 +529,7 @@ def run_pytorch(world, export_dir, mode, device_kind="cpu", shard_group=0, tp=0)
         # about half of this script's time on 2 cores). Not forked from this process: it has run
         # tensor code, and a child forked from a process with threads can inherit a held lock (a
         # rank once hung so). CUDA ranks are spawned, as a process that has touched CUDA cannot fork.
-        rank_args = (world, init_method, export_dir, mode, out) + ((tp, shard_group) if tp else (device_kind, shard_group))
+        rank_args = (world, init_method, export_dir, mode, out) + ((tp, shard_group, device_kind) if tp else (device_kind, shard_group))
         mp.start_processes(pytorch_tp_rank if tp else pytorch_rank, args=rank_args,
                            nprocs=world, start_method="spawn" if device_kind == "cuda" else "forkserver")
     except Exception as e:  # the rank's own traceback is in `out`
@@ -583,7 +590,8 @@ def weights_difference(export, final_path):
 def compare_tensor_parallel(args):
     """shardscope --tp against DTensor TP + FSDP2 at each world:N of --tp-meshes."""
     failures = total = 0
-    print(f"torch {torch.__version__} on cpu, tensor parallel; tolerance: relative {TOLERANCE} on each step's "
+    where = torch.cuda.get_device_name(0) if args.device == "cuda" else "cpu"
+    print(f"torch {torch.__version__} on {where}, tensor parallel; tolerance: relative {TOLERANCE} on each step's "
           f"global mean loss, {WEIGHT_TOLERANCE} on each final weight")
     for world, tp, shard_group in parse_tp_meshes(args.tp_meshes):
         models = tensor_parallel_models(tp)
@@ -597,7 +605,7 @@ def compare_tensor_parallel(args):
                 export = os.path.join(args.workdir, f"{model}_w{world}_tp{tp}_{strategy}")
                 cmd = [args.shardscope, "run", *model_args, "--strategy", strategy, "--world", str(world),
                        "--tp", str(tp), "--batch", str(4 * world // tp), "--steps", str(args.steps),
-                       "--lr", "0.01", "--seed", "3", "--export", export]
+                       "--lr", "0.01", "--seed", "3", "--export", export, "--device", args.device]
                 if shard_group:
                     cmd += ["--shard-group-size", str(shard_group)]
                 run = subprocess.run(cmd, capture_output=True, text=True)
@@ -607,7 +615,7 @@ def compare_tensor_parallel(args):
                     print(f"FAIL {label}: shardscope failed\n{run.stdout}{run.stderr}")
                     failures += 1
                     continue
-                theirs = run_pytorch(world, export, mode, shard_group=shard_group, tp=tp)
+                theirs = run_pytorch(world, export, mode, args.device, shard_group=shard_group, tp=tp)
                 if "error" in theirs:
                     print(f"FAIL {label}: PyTorch raised:\n{theirs['error']}")
                     failures += 1
@@ -682,6 +690,9 @@ def main():
                     help="with --device cuda: the sharded strategies with --offload cpu against FSDP2 with "
                          "CPUOffloadPolicy(pin_memory=True); the unsharded pairs are left out")
     args = ap.parse_args()
+    if args.device == "cuda" and not torch.cuda.is_available():
+        sys.exit("--device cuda needs a CUDA GPU and none is visible here; run without it for CPU "
+                 "ranks, or on a GPU machine (scripts/device_gpu.sh parity).")
     if args.tp:
         import multiprocessing
         multiprocessing.set_forkserver_preload(["torch", "torch.distributed.device_mesh", "torch.distributed.fsdp",
@@ -696,9 +707,6 @@ def main():
                  "run's state is in host memory already).")
     if args.offload:
         pairs = [p for p in pairs if p[0] not in unsharded]
-    if args.device == "cuda" and not torch.cuda.is_available():
-        sys.exit("--device cuda needs a CUDA GPU and none is visible here; run without it for CPU "
-                 "ranks, or on a GPU machine (scripts/device_gpu.sh parity).")
     # (world, shard group size) per run; 0: not hybrid.
     meshes = [(int(w), 0) for w in args.worlds.split(",")]
     if args.hsdp:

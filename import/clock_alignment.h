@@ -1,0 +1,19 @@
+// Ranks of a job recorded on several hosts, put on rank 0's clock (torch.profiler traces:
+// import/profiler_trace.h).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "trace/events.h"
+#include "trace/rank_clock.h"
+
+namespace shardscope::trace {
+
+// Moves each rank's events onto rank 0's clock where its own reads otherwise: from the collectives
+// it ran with a rank already placed (their ends, which happen together on every member), else from
+// the messages it exchanged with one. `clocks` gets a line per moved rank; `rankClocks` each moved
+// rank's reading (the summary's "clocks"), empty when none moved.
+void alignRankClocks(std::vector<std::vector<Event>>& ranks, std::string& clocks, std::vector<RankClock>& rankClocks);
+
+}  // namespace shardscope::trace
