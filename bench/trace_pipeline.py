@@ -11,6 +11,8 @@ controller_catch_up_s, engine/recording/catch_up_turns.h).
 
     bench/trace_pipeline.py --shardscope build/app/shardscope --steps 20000 --busy [--formats pftrace,json]
 
+--model replaces the model and strategy (the GPU machine's 1.34B run, scripts/device_gpu.sh trace_1b).
+
 The model is the one the issue "One compact event pipeline" was measured on: a 2-layer GPT of
 hidden 64 at 2 ranks under ddp. Targets: 0 events dropped, at most 1 GB of .pftrace for 20,000
 steps, reopened within 2 GB RSS.
@@ -47,12 +49,13 @@ def main():
     ap.add_argument("--shardscope", default="build/app/shardscope")
     ap.add_argument("--steps", type=int, default=2000)
     ap.add_argument("--formats", default="pftrace,json")
+    ap.add_argument("--model", default=MODEL, help=f"the run's model, world and strategy options [{MODEL}]")
     ap.add_argument("--busy", type=int, nargs="?", const=1, default=0, metavar="N",
                     help="run N busy loops (1 without N) beside each run")
     ap.add_argument("--json", help="write the rows to this file too")
     args = ap.parse_args()
     rows = []
-    print(f"{MODEL}, {args.steps} steps" + (f", beside {args.busy} busy loop(s)" if args.busy else ""))
+    print(f"{args.model}, {args.steps} steps" + (f", beside {args.busy} busy loop(s)" if args.busy else ""))
     print(f"{'format':8s} {'status':>10s} {'dropped':>9s} {'bytes/step':>11s} {'run s':>7s} {'cpu ms/step':>12s} "
           f"{'reopen s':>9s} {'reopen RSS MB':>14s} {'catch-up s':>11s}")
     with tempfile.TemporaryDirectory() as tmp:
@@ -60,12 +63,14 @@ def main():
             trace, summary, reopened = (os.path.join(tmp, n) for n in (f"t.{fmt}", "s.json", "r.json"))
             spinners = [busy_loop() for _ in range(args.busy)]
             try:
-                wall, cpu, _, code, err = timed([args.shardscope, "run", *MODEL.split(), "--steps", str(args.steps),
+                wall, cpu, _, code, err = timed([args.shardscope, "run", *args.model.split(), "--steps", str(args.steps),
                                                  "--trace", trace, "--summary", summary])
             finally:
                 for spinner in spinners:
                     spinner.kill()
                     spinner.wait()
+            if not os.path.exists(summary):
+                sys.exit(f"the {fmt} run wrote no summary (exit {code}):\n{err.strip()[-2000:]}")
             s = json.load(open(summary))
             dropped = sum(r.get("dropped_events", 0) for r in s["ranks"])
             size = os.path.getsize(trace)

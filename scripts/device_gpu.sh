@@ -25,6 +25,18 @@
 #           preloads it, and checks torch loads it; ranks that share the GPU then go through
 #           NCCL_MULTI_RANK_GPU_ENABLE, on both sides of parity and bench. Give it after build.
 #   demo    a GPU compare run with --trace/--summary, to open here with `shardscope view`
+#   tp_parity  scripts/pytorch_parity.py --tp --device cuda: shardscope --tp on NCCL against DTensor TP
+#           + FSDP2 (TP_MESHES, default 2:2,4:2)
+#   nccl_traces  tests/pytorch_nccl_traces.py: real FSDP2 and TP + FSDP2 jobs on NCCL recorded with
+#           torch.profiler alone (no memory events), one rank slowed; each opened with `view --summary`
+#   slow_rank  shardscope's own GPU ranks with --slow-rank 1:3, a launch-bound and a device-bound
+#           model: who the stragglers view names when rank 1's host is slowed
+#   trace_1b  bench/trace_pipeline.py on the 1.34B GPT at world 2: .pftrace bytes per step, events
+#           dropped, reopening time and RSS (TRACE_1B_STEPS, default 20)
+#   offload_fp32  world-2 fp32 full_shard --offload cpu at --prefetch 1 and 2: summaries for the
+#           estimator's fp32 offload_device_copies (docs/estimate.md)
+#   first_step  the 1.34B GPT offloaded, 2 steps: traced, --recording off, traced with
+#           CUDA_MODULE_LOADING=EAGER (what makes the first step slow, docs/gpu.md)
 #   pack    everything in $OUT into one $OUT/results.tar.gz, in 15 MiB pieces if larger (the device
 #           tool brings back at most 8 files a call, 16 MiB each; give it last)
 # Results go to $OUT (the device tool's folder) or ./device-out.
@@ -126,6 +138,68 @@ stage_demo() {
   "$BIN" run --device cuda --model gpt --layers 4 --hidden 512 --heads 8 --seq 128 --vocab 4096 \
     --batch 8 --world 2 --steps 4 --strategy full_shard --trace "$OUT/gpu_full_shard_trace.json" \
     --summary "$OUT/gpu_full_shard_summary.json" 2>&1 | tail -8
+}
+
+stage_tp_parity() {
+  local status=0
+  "$PY" scripts/pytorch_parity.py --device cuda --tp --tp-meshes "${TP_MESHES:-2:2,4:2}" --shardscope "$BIN" \
+    --workdir /tmp/gpu_parity_tp 2>&1 | tee "$OUT/parity_tp.log" | grep -vE "^\s*$" || status=1
+  grep -q "^FAIL" "$OUT/parity_tp.log" && status=1
+  return $status
+}
+
+stage_nccl_traces() {
+  "$PY" tests/pytorch_nccl_traces.py --out "$OUT/nccl_traces" 2>&1 | tee "$OUT/nccl_traces.log" | grep -v Warning || return 1
+  local job
+  for job in "$OUT"/nccl_traces/*/; do
+    "$BIN" view "$job" --summary "$job/summary.json" 2>&1 | tail -4 || return 1
+    "$PY" -c 'import json, sys
+for r in json.load(open(sys.argv[1]))["ranks"]:
+    print("  rank %d: last arrivals %d, wait caused %.4f s, overlap %.1f %%" % (r["rank"], r["last_arrivals"],
+          r["wait_caused_s"], r["overlap_pct"]))' "$job/summary.json"
+  done
+}
+
+# Rank 1's compute spans slowed threefold by a host sleep; the summary's arrivals come from the
+# collectives' device start times.
+stage_slow_rank() {
+  local name args
+  for name in launch_bound device_bound; do
+    args="--layers 3 --hidden 64 --heads 4 --seq 16 --vocab 97 --batch 8"
+    [ "$name" = device_bound ] && args="--layers 8 --hidden 1024 --heads 16 --seq 512 --vocab 8192 --batch 16"
+    # shellcheck disable=SC2086  # a list of options
+    "$BIN" run --device cuda --model gpt $args --world 2 --strategy ddp --steps 8 --slow-rank 1:3 \
+      --summary "$OUT/slow_rank_$name.json" 2>&1 | tail -3 || return 1
+    "$PY" -c 'import json, sys
+s = json.load(open(sys.argv[1]))
+print(sys.argv[2], [(r["rank"], r["last_arrivals"], round(r["wait_caused_s"], 4), round(r["steady_step_time_s"], 4)) for r in s["ranks"]])' \
+      "$OUT/slow_rank_$name.json" "$name (rank, last arrivals, wait caused s, step s):"
+  done
+}
+
+GPT_1B="--model gpt --layers 24 --hidden 2048 --heads 16 --seq 1024 --vocab 32000"
+
+stage_trace_1b() {
+  "$PY" bench/trace_pipeline.py --shardscope "$BIN" --steps "${TRACE_1B_STEPS:-20}" --formats pftrace \
+    --model "$GPT_1B --batch 16 --world 2 --strategy full_shard --device cuda" --json "$OUT/trace_1b.json" 2>&1 \
+    | tee "$OUT/trace_1b.log"
+}
+
+stage_offload_fp32() {
+  local prefetch
+  for prefetch in 1 2; do
+    "$BIN" run --device cuda --model gpt --layers 8 --hidden 1024 --heads 16 --seq 512 --vocab 8192 --batch 16 \
+      --world 2 --steps 3 --strategy full_shard --offload cpu --prefetch "$prefetch" \
+      --summary "$OUT/offload_fp32_prefetch$prefetch.json" 2>&1 | tail -2 || return 1
+  done
+}
+
+stage_first_step() {
+  local run="$BIN run --device cuda $GPT_1B --batch 8 --world 1 --steps 2 --strategy full_shard --offload cpu --precision bf16"
+  $run --trace "$OUT/first_step.pftrace" --summary "$OUT/first_step.json" 2>&1 | tail -2 || return 1
+  $run --recording off --summary "$OUT/first_step_unrecorded.json" 2>&1 | tail -2 || return 1
+  CUDA_MODULE_LOADING=EAGER $run --trace "$OUT/first_step_eager.pftrace" --summary "$OUT/first_step_eager.json" \
+    2>&1 | tail -2 || return 1
 }
 
 stage_pack() {

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Issue 53's GPU remainder in one device call of at most about 9.5 minutes, built from
+# scripts/device_gpu.sh's stages. Here first: scripts/device_deps.sh and scripts/device_nccl.sh pack;
+# then, with the device tool:
+#   run(command="bash scripts/device_remainder.sh", carry=[".deps", ".nccl/part-0", ".nccl/manifest"], timeout_s=590)
+# 1. build; NCCL 2.30 assembled and preloaded; a world-2 smoke run. If NCCL 2.30 fails, the rest
+#    runs on torch's own NCCL (a host identity per rank), and results/nccl.txt says so.
+# 2. correctness, four lanes at once (small ranks; 16 cores, 139 GiB): gpu_tests in two shards;
+#    parity fp32 (gpt, worlds 2 and 4) and the slow-rank runs; TP parity, the NCCL traces, parity
+#    bf16 and the fp32 offload runs. Each lane has a time limit, so a hang costs only its lane.
+# 3. timings, one at a time, each within what is left before DEADLINE_S: the 1.34B trace pipeline,
+#    the multi-rank benchmark rows, the offloaded first step.
+# 4. pack: everything in one results.tar.gz (or its 15 MiB parts).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export OUT=${OUT:-$PWD/device-out} PYTHONUNBUFFERED=1
+mkdir -p "$OUT"
+START=$(date +%s)
+DEADLINE_S=${DEADLINE_S:-555}  # pack's 15 s before the call's 590
+G="bash scripts/device_gpu.sh"
+BIN=build-gpu/app/shardscope
+
+elapsed() { echo $(($(date +%s) - START)); }
+left() { echo $((DEADLINE_S - $(elapsed))); }
+
+# lane NAME SECONDS COMMAND: the command in bash under a time limit, its output in $OUT/lane_NAME.log.
+lane() {
+  timeout -k 5 "$2" bash -c "$3" > "$OUT/lane_$1.log" 2>&1
+  echo "lane $1: exit $? at $(elapsed) s"
+}
+
+# timed NAME MAX COMMAND: as lane, but never past the deadline (skipped if under 30 s are left).
+timed() {
+  local limit
+  limit=$(left)
+  [ "$limit" -gt "$2" ] && limit=$2
+  if [ "$limit" -lt 30 ]; then echo "skipped $1: $(left) s left" | tee "$OUT/lane_$1.log"; return; fi
+  lane "$1" "$limit" "$3"
+}
+
+nvidia-smi --query-gpu=name,memory.total,driver_version,compute_cap --format=csv,noheader | tee "$OUT/gpu.txt"
+BUILD_TARGETS='shardscope gpu_tests' timeout 200 $G build 2>&1 | tail -3
+[ -x "$BIN" ] || { echo "the build failed"; $G pack; exit 1; }
+echo "built at $(elapsed) s"
+
+use_nccl_2_30() {
+  bash scripts/device_nccl.sh assemble || return 1
+  export LD_PRELOAD=$PWD/.nccl/libnccl.so.2
+  python3 -c 'import ctypes, torch
+code = ctypes.c_int(); ctypes.CDLL("libnccl.so.2").ncclGetVersion(ctypes.byref(code))
+assert code.value >= 23000, code.value; print("NCCL that torch runs now:", code.value)' || return 1
+  timeout 90 "$BIN" run --device cuda --model gpt --layers 2 --hidden 64 --heads 4 --seq 16 --vocab 97 \
+    --batch 8 --world 2 --steps 2 --strategy full_shard --summary "$OUT/smoke.json" 2>&1 | tail -4
+  python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); print("smoke:", s["status"], s["device"]); assert s["status"] == "ok"' \
+    "$OUT/smoke.json"
+}
+if use_nccl_2_30 > "$OUT/nccl.txt" 2>&1; then
+  echo "NCCL 2.30 in use (multi-rank GPU)" | tee -a "$OUT/nccl.txt"
+else
+  unset LD_PRELOAD
+  echo "NCCL 2.30 FAILED (see nccl.txt): the rest runs on torch's NCCL, a host identity per rank" | tee -a "$OUT/nccl.txt"
+fi
+tail -3 "$OUT/nccl.txt"
+
+shard() { echo "GTEST_TOTAL_SHARDS=2 GTEST_SHARD_INDEX=$1 build-gpu/tests/gpu_tests 2>&1 | grep -vE '^\\s*$'"; }
+lane gpu_tests_0 240 "$(shard 0)" &
+lane gpu_tests_1 240 "$(shard 1)" &
+lane parity_fp32 240 "PARITY_PRECISIONS=fp32 PARITY_ARGS='--models gpt --worlds 2,4' $G parity slow_rank" &
+lane tp_traces 240 "$G tp_parity nccl_traces offload_fp32; PARITY_PRECISIONS=bf16 PARITY_ARGS='--models gpt --worlds 2,4' $G parity" &
+wait
+grep -hE "tests? .*(PASSED|FAILED)|^\[  FAILED|^(ok|FAIL) |passed, .* failed|failed stages" "$OUT"/lane_*.log | head -60
+
+timed trace_1b 100 "$G trace_1b"
+timed bench_multirank 120 "BENCH_NAME=bench_multirank BENCH_ARGS='--worlds 2 --repeats 1 --warmup-runs 0 --steps 6 --pairs full_shard' $G bench"
+timed first_step 120 "$G first_step"
+tail -n 4 "$OUT"/lane_trace_1b.log "$OUT"/lane_bench_multirank.log "$OUT"/lane_first_step.log
+echo "done at $(elapsed) s"
+$G pack
