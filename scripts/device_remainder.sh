@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# Issue 53's GPU remainder in one device call of at most about 9.5 minutes, built from
-# scripts/device_gpu.sh's stages. Here first: scripts/device_deps.sh and scripts/device_nccl.sh pack;
-# then, with the device tool:
+# The GPU work that is left (docs/gpu.md's list for the next device session) in one device call of
+# at most about 9.5 minutes, built from scripts/device_gpu.sh's stages. Here first:
+# scripts/device_deps.sh and scripts/device_nccl.sh pack; then, with the device tool:
 #   run(command="bash scripts/device_remainder.sh", carry=[".deps", ".nccl/part-0", ".nccl/manifest"], timeout_s=590)
 # 1. build; NCCL 2.30 assembled and preloaded; a world-2 smoke run. If NCCL 2.30 fails, the rest
 #    runs on torch's own NCCL (a host identity per rank), and results/nccl.txt says so.
-# 2. correctness, four lanes at once (small ranks; 16 cores, 139 GiB): gpu_tests in two shards;
-#    parity fp32 (gpt, worlds 2 and 4) and the slow-rank runs; TP parity, the NCCL traces, parity
-#    bf16 and the fp32 offload runs. Each lane has a time limit, so a hang costs only its lane.
-# 3. timings, one at a time, each within what is left before DEADLINE_S: the 1.34B trace pipeline,
-#    the multi-rank benchmark rows, the offloaded first step.
+# 2. correctness, lanes at once (small ranks; 16 cores, 139 GiB): the --tp GPU test; the --tp
+#    parity against DTensor on NCCL. Each lane has a time limit, so a hang costs only its lane, and
+#    writes its output unfiltered (a filter's buffer is lost when the limit kills it).
+# 3. timings, one at a time, each within what is left before DEADLINE_S: the offloaded first step,
+#    then the multi-rank benchmark rows.
 # 4. pack: everything in one results.tar.gz (or its 15 MiB parts).
+# The 2026-11-29 session ran this script's earlier plan (git show 20f9858:scripts/device_remainder.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export OUT=${OUT:-$PWD/device-out} PYTHONUNBUFFERED=1
@@ -62,17 +63,13 @@ else
 fi
 tail -3 "$OUT/nccl.txt"
 
-shard() { echo "GTEST_TOTAL_SHARDS=2 GTEST_SHARD_INDEX=$1 build-gpu/tests/gpu_tests 2>&1 | grep -vE '^\\s*$'"; }
-lane gpu_tests_0 240 "$(shard 0)" &
-lane gpu_tests_1 240 "$(shard 1)" &
-lane parity_fp32 240 "PARITY_PRECISIONS=fp32 PARITY_ARGS='--models gpt --worlds 2,4' $G parity slow_rank" &
-lane tp_traces 240 "$G tp_parity nccl_traces offload_fp32; PARITY_PRECISIONS=bf16 PARITY_ARGS='--models gpt --worlds 2,4' $G parity" &
+lane gpu_tests_tp 240 "build-gpu/tests/gpu_tests --gtest_filter='GpuRun.TensorParallel*'" &
+lane tp_parity 240 "$G tp_parity" &
 wait
 grep -hE "tests? .*(PASSED|FAILED)|^\[  FAILED|^(ok|FAIL) |passed, .* failed|failed stages" "$OUT"/lane_*.log | head -60
 
-timed trace_1b 100 "$G trace_1b"
-timed bench_multirank 120 "BENCH_NAME=bench_multirank BENCH_ARGS='--worlds 2 --repeats 1 --warmup-runs 0 --steps 6 --pairs full_shard' $G bench"
-timed first_step 120 "$G first_step"
-tail -n 4 "$OUT"/lane_trace_1b.log "$OUT"/lane_bench_multirank.log "$OUT"/lane_first_step.log
+timed first_step 200 "$G first_step"
+timed bench_multirank 240 "BENCH_NAME=bench_multirank BENCH_ARGS='--worlds 2,4 --repeats 1 --warmup-runs 0 --steps 6' $G bench"
+tail -n 6 "$OUT"/lane_first_step.log "$OUT"/lane_bench_multirank.log
 echo "done at $(elapsed) s"
 $G pack

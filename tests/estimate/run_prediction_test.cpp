@@ -193,12 +193,16 @@ TEST(OffloadPrediction, ShardsGradientsAndOptimizerStateMoveToTheHost) {
   }
 }
 
-// What the device still holds under --offload cpu, against what two runs on an H200 measured
-// (docs/results: full_shard, bf16, --prefetch 1): the 1B model at world 1 and 8 blocks of hidden
-// 1024 at world 2. In both the root (the embeddings and the head) is the largest unit, and its
-// fp32 shard and its gradient shard are the device's param_shard and grad_shard peaks, byte for byte.
+// What the device still holds under --offload cpu, against what runs on an H200 measured
+// (docs/results, full_shard): bf16 at --prefetch 1, the 1B model at world 1 and 8 blocks of hidden
+// 1024 at world 2, where the root (the embeddings and the head) is the largest unit and its fp32
+// shard and its gradient shard are the device's param_shard and grad_shard peaks; fp32 on the
+// second model at --prefetch 1 and 2, where param_shard is the root's, then two blocks' at once.
+// Byte for byte.
 TEST(OffloadPrediction, TheDevicesPassingCopiesAreWhatTheGpuRunsMeasured) {
-  for (const char* file : {"gpu_1b_offload_summary_h200.json", "gpu_offload_world2_summary_h200.json"}) {
+  for (const char* file : {"gpu_1b_offload_summary_h200.json", "gpu_offload_world2_summary_h200.json",
+                           "gpu_offload_fp32_prefetch1_summary_h200.json",
+                           "gpu_offload_fp32_prefetch2_summary_h200.json"}) {
     SCOPED_TRACE(file);
     const auto summary = nlohmann::json::parse(std::ifstream(std::string(SHARDSCOPE_RESULTS_DIR) + "/" + file));
     RunConfig c;
