@@ -40,7 +40,8 @@ bool ranWith(const Event& e, int rank, int other, int worldRanks, int tensorRank
   return std::find(members.begin(), members.end(), other) != members.end();
 }
 
-SharedCollectives sharedCollectives(const std::vector<std::vector<Event>>& ranks, int a, int b, int tensorRanks) {
+SharedCollectives sharedCollectives(const std::vector<std::vector<Event>>& ranks, int a, int b, int tensorRanks,
+                                    bool worldKnown) {
   const int world = static_cast<int>(ranks.size());
   SharedCollectives out;
   for (int g = 0; g < kProcessGroupCount; ++g) {
@@ -55,7 +56,7 @@ SharedCollectives sharedCollectives(const std::vector<std::vector<Event>>& ranks
       group.bBegin.push_back(e.beginNs);
       group.bEnd.push_back(e.endNs);
     }
-    if (group.aEnd.size() != group.bEnd.size()) continue;
+    if (group.aEnd.size() != group.bEnd.size() || (g == static_cast<int>(ProcessGroup::World) && !worldKnown)) continue;
     for (auto [into, from] : {std::pair{&out.aBegin, &group.aBegin},
                               {&out.aEnd, &group.aEnd},
                               {&out.bBegin, &group.bBegin},
@@ -208,7 +209,8 @@ bool placeFromPlaced(size_t count, std::vector<bool>& placed, OffsetOf offsetOf,
 
 }  // namespace
 
-void alignRankClocks(std::vector<std::vector<Event>>& ranks, std::string& clocks, std::vector<RankClock>& rankClocks) {
+void alignRankClocks(std::vector<std::vector<Event>>& ranks, std::string& clocks, std::vector<RankClock>& rankClocks,
+                     bool worldCollectivesKnown) {
   rankClocks.assign(ranks.size(), RankClock{});
   std::vector<bool> placed(ranks.size(), false);
   placed[0] = true;
@@ -229,7 +231,8 @@ void alignRankClocks(std::vector<std::vector<Event>>& ranks, std::string& clocks
   };
   const int tensorRanks = tensorRanksIn(ranks);
   auto byCollectives = [&](size_t a, size_t b) {
-    const auto shared = sharedCollectives(ranks, static_cast<int>(a), static_cast<int>(b), tensorRanks);
+    const auto shared =
+        sharedCollectives(ranks, static_cast<int>(a), static_cast<int>(b), tensorRanks, worldCollectivesKnown);
     basis = "its " + std::to_string(shared.bEnd.size()) + " collectives' ends" +
             (a == 0 ? "" : " with rank " + std::to_string(a));
     return offsetFromCollectives(shared);

@@ -14,6 +14,9 @@ namespace shardscope::trace {
 // it ran with a rank already placed (their ends, which happen together on every member), else from
 // the messages it exchanged with one. `clocks` gets a line per moved rank; `rankClocks` each moved
 // rank's reading (the summary's "clocks"), empty when none moved.
-void alignRankClocks(std::vector<std::vector<Event>>& ranks, std::string& clocks, std::vector<RankClock>& rankClocks);
+// worldCollectivesKnown false: the world's collectives hide sub-groups' (a Gloo trace of a job with
+// sub-groups), and are not paired.
+void alignRankClocks(std::vector<std::vector<Event>>& ranks, std::string& clocks, std::vector<RankClock>& rankClocks,
+                     bool worldCollectivesKnown = true);
 
 }  // namespace shardscope::trace

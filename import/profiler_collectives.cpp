@@ -313,6 +313,9 @@ Event collectiveEvent(const RankTrace& trace, const Span& op, CollectiveOp kind,
     if (width == 0) width = params->width;
     placeInGroup(e, *params, trace.world, notes);
   }
+  // Gloo records no group (no record_param_comms): in a job that made sub-groups (its
+  // distributedInfo lists them) this one may have run in one, with members no record names.
+  if ((!params || params->groupSize <= 0) && trace.listsSubGroups && !isPointToPoint(kind)) ++notes.unnamedGroup;
   if (width == 0) {
     width = 4;
     ++notes.untyped;

@@ -20,12 +20,13 @@
 namespace shardscope::trace {
 
 struct CollectiveNotes {
-  int64_t untyped = 0;      // element type not in the trace: counted as 4-byte
-  int64_t unreadOps = 0;    // rank 0's c10d ops shardscope has no collective for (gather, scatter, ...)
-  int64_t fromBackend = 0;  // rank 0's collectives read from a backend's span alone (PyTorch 1.x)
-  int64_t fromParams = 0;   // ... from record_param_comms alone
-  int64_t fromKernel = 0;   // ... from an NCCL kernel alone
-  int64_t offGrid = 0;      // collectives (all ranks') in a group no row or column of the job's grid holds
+  int64_t untyped = 0;       // element type not in the trace: counted as 4-byte
+  int64_t unreadOps = 0;     // rank 0's c10d ops shardscope has no collective for (gather, scatter, ...)
+  int64_t fromBackend = 0;   // rank 0's collectives read from a backend's span alone (PyTorch 1.x)
+  int64_t fromParams = 0;    // ... from record_param_comms alone
+  int64_t fromKernel = 0;    // ... from an NCCL kernel alone
+  int64_t offGrid = 0;       // collectives (all ranks') in a group no row or column of the job's grid holds
+  int64_t unnamedGroup = 0;  // collectives (all ranks') whose group no record names, in a job with sub-groups
 
   CollectiveNotes& operator+=(const CollectiveNotes& o) {
     untyped += o.untyped;
@@ -34,6 +35,7 @@ struct CollectiveNotes {
     fromParams += o.fromParams;
     fromKernel += o.fromKernel;
     offGrid += o.offGrid;
+    unnamedGroup += o.unnamedGroup;
     return *this;
   }
 };

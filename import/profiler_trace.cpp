@@ -307,6 +307,12 @@ std::string describeNotes(const ReadNotes& notes) {
            "their ranks): drawn with their size, but left out of the stragglers, which match a collective across its "
            "group's ranks\n";
   }
+  if (c.unnamedGroup > 0) {
+    out += std::to_string(c.unnamedGroup) +
+           " collectives (all ranks) name no process group, and the job made groups smaller than the world "
+           "(distributedInfo's pg_config; Gloo records none): costed as the world's, and not matched rank to rank, "
+           "so the stragglers and the clocks do not use them (record on NCCL, whose records name the group)\n";
+  }
   if (c.untyped > 0) {
     out += std::to_string(c.untyped) +
            " collectives whose element type the trace does not name: their bytes counted at 4 per element\n";
@@ -491,8 +497,10 @@ LoadedTrace loadRankFiles(const std::vector<RankFile>& files) {
   for (int r = 0; r < ranks; ++r) {
     if (readFrom[static_cast<size_t>(r)].empty()) missing.push_back(r);
   }
-  alignRankClocks(events, out.clocks, out.rankClocks);
+  const bool mixed = notes.collectives.unnamedGroup > 0;
+  alignRankClocks(events, out.clocks, out.rankClocks, /*worldCollectivesKnown=*/!mixed);
   out.recording.reset(ranks);
+  out.recording.setWorldCollectivesMixed(mixed);
   for (const auto& rank : events) {
     for (const auto& e : rank) out.recording.add(e);
   }

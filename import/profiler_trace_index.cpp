@@ -185,6 +185,13 @@ void takeMember(const std::string& key, const nlohmann::json& value, int& schema
   if (key == "distributedInfo" && value.is_object()) {
     out.rank = value.value("rank", -1);
     out.world = value.value("world_size", 0);
+    const auto groups = value.find("pg_config");
+    if (groups != value.end() && groups->is_array()) {
+      for (const auto& g : *groups) {
+        const auto size = g.is_object() ? g.find("pg_size") : g.end();
+        if (size != g.end() && size->is_number_integer() && size->get<int>() < out.world) out.listsSubGroups = true;
+      }
+    }
   }
 }
 

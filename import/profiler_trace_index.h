@@ -62,8 +62,9 @@ struct GpuKernel {
 };
 
 struct RankTrace {
-  int rank = -1, world = 0;  // from distributedInfo, when the trace has it
-  int64_t mainThread = -1;   // the thread of the ProfilerStep annotations
+  int rank = -1, world = 0;     // from distributedInfo, when the trace has it
+  bool listsSubGroups = false;  // distributedInfo's pg_config names a group smaller than the world
+  int64_t mainThread = -1;      // the thread of the ProfilerStep annotations
   // No ProfilerStep#N (the job never called the profiler's step()): the steps are its optimizer
   // steps, each from the end of the one before to the end of its own, numbered from 0.
   bool stepsFromOptimizer = false;

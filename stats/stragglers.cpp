@@ -19,9 +19,10 @@ std::map<GroupKey, std::map<int, std::vector<int64_t>>> issuesByGroup(const trac
     std::vector<const trace::CollectiveSpan*> ordered;
     for (const auto& c : rec.rank(r).collectives) {
       // A world collective among fewer than the world's ranks ran in a group the trace could not
-      // place on the grid (import/profiler_collectives.cpp): its members are unknown.
-      const bool unplaced =
-          c.processGroup == static_cast<uint8_t>(trace::ProcessGroup::World) && c.worldSize < rec.ranks();
+      // place on the grid (import/profiler_collectives.cpp), and where the reader says the world's
+      // hide sub-groups' (a Gloo trace names none), any may have: its members are unknown.
+      const bool world = c.processGroup == static_cast<uint8_t>(trace::ProcessGroup::World);
+      const bool unplaced = world && (c.worldSize < rec.ranks() || rec.worldCollectivesMixed());
       if (!trace::isPointToPoint(static_cast<trace::CollectiveOp>(c.op)) && c.worldSize > 1 && !unplaced) {
         ordered.push_back(&c);
       }

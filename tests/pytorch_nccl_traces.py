@@ -20,7 +20,11 @@ pytorch_nccl_traces_recorded) with `shardscope view JOB --summary` and checks wh
     of tp_fsdp_w4 by 7 ms after pairing its data group's collectives with rank 0's)
   - every rank read its collectives, the same number of each op as the other members of its groups;
     under TP, its traffic split between its tensor and data groups, none in the world's
-  - fsdp_slow_w2: the slowed rank is the one the NCCL kernels' starts name last in most collectives"""
+  - fsdp_slow_w2: the slowed rank is the one the NCCL kernels' starts name last in most collectives
+--live DIR (CI's pytorch_gloo_traces) records the same jobs on Gloo into DIR first, where the
+checks differ: Gloo's records name no group, so a job with sub-groups (tp_fsdp_w4) must say so and
+match none of its collectives rank to rank (no straggler named, costed as the world's) rather than
+pair a tensor group's with another's."""
 import argparse
 import gzip
 import json
@@ -118,6 +122,10 @@ def check_job(shardscope, job_dir):
     if "shifted by" in view.stderr or summary.get("clocks"):
         failures.append(f"a rank's clock was moved, though all ran on one host: {view.stderr.strip()}")
     ranks = summary["ranks"]
+    gloo_groups = job.get("device") == "cpu" and job["tp"]  # sub-groups no record names
+    if gloo_groups and ("name no process group" not in view.stderr or any(r["last_arrivals"] for r in ranks)):
+        failures.append("Gloo's unnamed sub-groups: not said, or their collectives matched rank to rank: "
+                        f"{[(r['rank'], r['last_arrivals']) for r in ranks]}\n{view.stderr.strip()}")
     if len(ranks) != job["world"]:
         failures.append(f"{len(ranks)} ranks read, {job['world']} ran")
     counts = [{op: c["count"] for op, c in r["collectives"].items()} for r in ranks]
@@ -126,7 +134,7 @@ def check_job(shardscope, job_dir):
     for r in ranks:
         by_group = r["traffic_per_step"]["sent_bytes_by_group"]
         groups = {g for g, sent in by_group.items() if sent > 0}
-        expected = {"tensor", "data"} if job["tp"] else {"world"}
+        expected = {"tensor", "data"} if job["tp"] and not gloo_groups else {"world"}
         if groups != expected:
             failures.append(f"rank {r['rank']} sent in {sorted(groups)}, not in {sorted(expected)}: {by_group}")
     if not job["tp"]:
@@ -152,11 +160,16 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", help="folder for the jobs' traces (recording)")
     ap.add_argument("--check", metavar="DIR", help="check the jobs kept in DIR instead of recording")
-    ap.add_argument("--shardscope", help="with --check: the shardscope binary")
+    ap.add_argument("--shardscope", help="with --check or --live: the shardscope binary")
+    ap.add_argument("--live", metavar="DIR", help="record the jobs on Gloo into DIR, then check them there")
     ap.add_argument("--jobs", default=",".join(JOBS), help="comma-separated, of %s [all]" % ", ".join(JOBS))
     ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
                     help="cpu: the same jobs on gloo, to try this script where no GPU is [cuda]")
     args = ap.parse_args()
+    if args.live:
+        for name in args.jobs.split(","):
+            record(name, args.live, "cpu")
+        args.check = args.live
     if args.check:
         if not args.shardscope:
             sys.exit("--check needs --shardscope BIN (e.g. build/app/shardscope)")

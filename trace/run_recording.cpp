@@ -12,6 +12,7 @@ void RunRecording::reset(int ranks) {
   ranks_.assign(static_cast<size_t>(std::max(ranks, 0)), RankTimeline{});
   origin_ = INT64_MAX;
   foldThroughStep_ = -1;
+  worldCollectivesMixed_ = false;
 }
 
 void RunRecording::ensureRanks(int ranks) {

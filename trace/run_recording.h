@@ -178,6 +178,10 @@ class RunRecording {
   // --tp's group size, from the tensor groups' collectives seen (1: none): where a hybrid
   // strategy's shard and replicate groups lie (trace::processGroupMembers).
   int tensorRanks() const { return tensorRanks_; }
+  // A reader's word that the world's collectives include sub-groups' it could not tell apart (a
+  // Gloo trace names no group): then none of them is matched rank to rank (stats/stragglers.h).
+  void setWorldCollectivesMixed(bool mixed) { worldCollectivesMixed_ = mixed; }
+  bool worldCollectivesMixed() const { return worldCollectivesMixed_; }
 
   // Totals over the collectives of steps [0, steps); steps < 0: every collective.
   std::array<CollectiveTotals, kCollectiveOpCount> collectiveTotals(int rank, int steps = -1) const;
@@ -216,6 +220,7 @@ class RunRecording {
   std::vector<RankTimeline> ranks_;
   int64_t origin_ = INT64_MAX;
   int tensorRanks_ = 1;
+  bool worldCollectivesMixed_ = false;
   int keepSteps_ = 0;
   size_t maxDetailEvents_ = 0;
   size_t detailOverRanks_ = 0;  // keepDetailWithinOverRanks: maxDetailEvents_ is its share per rank

@@ -200,9 +200,9 @@ TEST(OffloadPrediction, ShardsGradientsAndOptimizerStateMoveToTheHost) {
 // second model at --prefetch 1 and 2, where param_shard is the root's, then two blocks' at once.
 // Byte for byte.
 TEST(OffloadPrediction, TheDevicesPassingCopiesAreWhatTheGpuRunsMeasured) {
-  for (const char* file : {"gpu_1b_offload_summary_h200.json", "gpu_offload_world2_summary_h200.json",
-                           "gpu_offload_fp32_prefetch1_summary_h200.json",
-                           "gpu_offload_fp32_prefetch2_summary_h200.json"}) {
+  for (const char* file :
+       {"gpu_1b_offload_summary_h200.json", "gpu_offload_world2_summary_h200.json",
+        "gpu_offload_fp32_prefetch1_summary_h200.json", "gpu_offload_fp32_prefetch2_summary_h200.json"}) {
     SCOPED_TRACE(file);
     const auto summary = nlohmann::json::parse(std::ifstream(std::string(SHARDSCOPE_RESULTS_DIR) + "/" + file));
     RunConfig c;
