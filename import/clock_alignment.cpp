@@ -93,7 +93,8 @@ std::optional<ClockOffset> offsetFromCollectives(const SharedCollectives& c) {
   const int64_t shift = median(diffs);
   std::vector<int64_t> spread;
   for (const int64_t d : diffs) spread.push_back(std::llabs(d - shift));
-  return ClockOffset{shift, std::max<int64_t>(median(spread), 1), c.bEnd.front()};
+  // The reading is dated by b's first end (the groups' lists follow each other, not time).
+  return ClockOffset{shift, std::max<int64_t>(median(spread), 1), *std::min_element(c.bEnd.begin(), c.bEnd.end())};
 }
 
 // Each rank's sends and recvs in the world's group (a peer is its rank in the op's group), as
