@@ -97,19 +97,37 @@ void forEachArrival(const trace::RunRecording& recording, Visit&& visit) {
   }
 }
 
+// The time covered by `intervals` (begin, end), each instant once.
+int64_t coveredNs(std::vector<std::pair<int64_t, int64_t>>& intervals) {
+  std::sort(intervals.begin(), intervals.end());
+  int64_t covered = 0, reached = INT64_MIN;
+  for (const auto& [begin, end] : intervals) {
+    const int64_t from = std::max(begin, reached);
+    if (end > from) covered += end - from;
+    reached = std::max(reached, end);
+  }
+  return covered;
+}
+
 }  // namespace
 
 std::vector<RankStraggling> stragglingOf(const trace::RunRecording& recording) {
   std::vector<RankStraggling> out(static_cast<size_t>(recording.ranks()));
+  // Each member's waits for each last rank: (last, waiter) -> [issued, the last issued).
+  std::map<std::pair<int, int>, std::vector<std::pair<int64_t, int64_t>>> waits;
   forEachArrival(recording, [&](const Arrival& a) {
     for (int m : *a.members) ++out[static_cast<size_t>(m)].collectives;
     if (a.last < 0) return;
-    auto& straggler = out[static_cast<size_t>(a.last)];
-    for (int64_t t : a.issueNs) straggler.waitCausedSeconds += static_cast<double>(a.lastIssueNs - t) / 1e9;
+    for (size_t i = 0; i < a.members->size(); ++i) {
+      if (a.issueNs[i] < a.lastIssueNs) waits[{a.last, (*a.members)[i]}].emplace_back(a.issueNs[i], a.lastIssueNs);
+    }
     if (!a.clear) return;
     for (int m : *a.members) ++out[static_cast<size_t>(m)].withAStraggler;
-    ++straggler.lastArrivals;
+    ++out[static_cast<size_t>(a.last)].lastArrivals;
   });
+  for (auto& [who, intervals] : waits) {
+    out[static_cast<size_t>(who.first)].waitCausedSeconds += static_cast<double>(coveredNs(intervals)) / 1e9;
+  }
   return out;
 }
 

@@ -52,6 +52,24 @@ TEST(Stragglers, TheLastToIssueIsNamedAndWhatTheOthersWaitedIsSummed) {
   EXPECT_EQ(s[0].waitCausedSeconds, 0);
 }
 
+// DDP's buckets: rank 0 issues three all-reduces 1 ms apart, rank 1 all three 10 ms after rank 0's
+// first. Rank 0 waited for rank 1 from its first issue to rank 1's, 10 ms in all, not 10 + 9 + 8
+// (its waits overlap); over collectives apart in time the waits still add up.
+TEST(Stragglers, AMembersOverlappingWaitsForTheSameRankCountOnce) {
+  trace::RunRecording rec(2);
+  for (int64_t step : {0, 100000000}) {
+    for (int k = 0; k < 3; ++k) {
+      rec.add(collective(0, step + 1000000 * (k + 1), 2));
+      rec.add(collective(1, step + 11000000, 2));
+    }
+  }
+  const auto s = stragglingOf(rec);
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[1].lastArrivals, 6);
+  EXPECT_NEAR(s[1].waitCausedSeconds, 2 * 10e-3, 1e-12) << "10 ms a step, in two steps";
+  EXPECT_EQ(s[0].waitCausedSeconds, 0);
+}
+
 // The same collectives as each rank met them, for the window's view: its own issue, the last's,
 // and who that was.
 TEST(Stragglers, EachRankSeesWhenItIssuedAndWhenTheLastDid) {
