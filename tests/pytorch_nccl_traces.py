@@ -166,6 +166,9 @@ def main():
     ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
                     help="cpu: the same jobs on gloo, to try this script where no GPU is [cuda]")
     args = ap.parse_args()
+    unknown = [name for name in args.jobs.split(",") if name not in JOBS]
+    if unknown:
+        sys.exit(f"--jobs: {', '.join(unknown)} not known; choose from {', '.join(JOBS)}")
     if args.live:
         for name in args.jobs.split(","):
             record(name, args.live, "cpu")
@@ -178,10 +181,8 @@ def main():
         sys.exit("give --out DIR to record the jobs there, or --check DIR to check jobs kept there")
     if args.device == "cuda" and not torch.cuda.is_available():
         sys.exit("these jobs run on NCCL and need a CUDA GPU: run them on the GPU machine "
-                 "(scripts/device_gpu.sh nccl_traces)")
+                 "(scripts/device_gpu.sh nccl_traces), or add --device cpu to record them on Gloo here")
     for name in args.jobs.split(","):
-        if name not in JOBS:
-            sys.exit(f"--jobs: '{name}' is not one of {', '.join(JOBS)}")
         record(name, args.out, args.device)
 
 
