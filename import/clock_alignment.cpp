@@ -3,6 +3,7 @@
 #include "import/clock_alignment.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -28,14 +29,16 @@ struct SharedCollectives {
   std::vector<int64_t> aBegin, aEnd, bBegin, bEnd;
 };
 
-bool ranWith(const Event& e, int rank, int other, int worldRanks, int tensorRanks) {
-  if (e.kind != EventKind::Collective) return false;
+// Whether rank `rank`'s collective `e` was one `other` took part in too. worldKnown false: the
+// world's collectives hide sub-groups' (a Gloo trace of a job with sub-groups), and none is.
+bool ranWith(const Event& e, int rank, int other, int worldRanks, int tensorRanks, bool worldKnown) {
+  if (e.kind != EventKind::Collective || e.processGroup >= kProcessGroupCount) return false;
   const auto op = static_cast<CollectiveOp>(e.op);
   if (isPointToPoint(op) || op == CollectiveOp::Broadcast) return false;
   const auto group = static_cast<ProcessGroup>(e.processGroup);
   // A world collective of fewer ranks is one whose ranks no mesh row or column holds (import notes'
   // offGrid): who its members were is not known.
-  if (group == ProcessGroup::World) return e.worldSize == worldRanks;
+  if (group == ProcessGroup::World) return worldKnown && e.worldSize == worldRanks;
   const auto members = processGroupMembers(group, rank, e.worldSize, worldRanks, tensorRanks);
   return std::find(members.begin(), members.end(), other) != members.end();
 }
@@ -43,20 +46,21 @@ bool ranWith(const Event& e, int rank, int other, int worldRanks, int tensorRank
 SharedCollectives sharedCollectives(const std::vector<std::vector<Event>>& ranks, int a, int b, int tensorRanks,
                                     bool worldKnown) {
   const int world = static_cast<int>(ranks.size());
+  // Each rank's times in one pass, by group; then the groups whose counts agree, one after another.
+  std::array<SharedCollectives, kProcessGroupCount> groups;
+  for (const auto& e : ranks[a]) {
+    if (!ranWith(e, a, b, world, tensorRanks, worldKnown)) continue;
+    groups[e.processGroup].aBegin.push_back(e.beginNs);
+    groups[e.processGroup].aEnd.push_back(e.endNs);
+  }
+  for (const auto& e : ranks[b]) {
+    if (!ranWith(e, b, a, world, tensorRanks, worldKnown)) continue;
+    groups[e.processGroup].bBegin.push_back(e.beginNs);
+    groups[e.processGroup].bEnd.push_back(e.endNs);
+  }
   SharedCollectives out;
-  for (int g = 0; g < kProcessGroupCount; ++g) {
-    SharedCollectives group;
-    for (const auto& e : ranks[a]) {
-      if (e.processGroup != g || !ranWith(e, a, b, world, tensorRanks)) continue;
-      group.aBegin.push_back(e.beginNs);
-      group.aEnd.push_back(e.endNs);
-    }
-    for (const auto& e : ranks[b]) {
-      if (e.processGroup != g || !ranWith(e, b, a, world, tensorRanks)) continue;
-      group.bBegin.push_back(e.beginNs);
-      group.bEnd.push_back(e.endNs);
-    }
-    if (group.aEnd.size() != group.bEnd.size() || (g == static_cast<int>(ProcessGroup::World) && !worldKnown)) continue;
+  for (auto& group : groups) {
+    if (group.aEnd.size() != group.bEnd.size()) continue;
     for (auto [into, from] : {std::pair{&out.aBegin, &group.aBegin},
                               {&out.aEnd, &group.aEnd},
                               {&out.bBegin, &group.bBegin},
