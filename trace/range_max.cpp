@@ -53,14 +53,18 @@ size_t RangeMax::argmax(size_t begin, size_t end) const {
   if (firstBlock >= endBlock) return scan(begin, end).index;
   // Earlier parts first, so a tie keeps the earliest index.
   Best best = scan(begin, firstBlock * kBlock);
-  Best middle;
-  for (size_t l = firstBlock + capacity_, r = endBlock + capacity_; l < r; l /= 2, r /= 2) {
-    if (l & 1) middle = better(middle, tree_[l++]);
-    if (r & 1) middle = better(middle, tree_[--r]);
-  }
-  best = better(best, middle);
+  best = better(best, bestOfBlocks(firstBlock, endBlock));
   best = better(best, scan(endBlock * kBlock, end));
   return best.index;
+}
+
+RangeMax::Best RangeMax::bestOfBlocks(size_t first, size_t end) const {
+  Best best;
+  for (size_t l = first + capacity_, r = end + capacity_; l < r; l /= 2, r /= 2) {
+    if (l & 1) best = better(best, tree_[l++]);
+    if (r & 1) best = better(best, tree_[--r]);
+  }
+  return best;
 }
 
 void RangeMax::prefetchRange(size_t begin, size_t end) const {

@@ -33,14 +33,21 @@ class RangeMax {
   // Asks the cache for what argmax(begin, end) will scan, so a caller can do other work meanwhile.
   void prefetchRange(size_t begin, size_t end) const;
 
- private:
+  // By whole blocks, for a caller that can rule a range's ragged ends out without reading them
+  // (ui/column_peaks.h): a block's best, and the best of whole blocks, from the tree alone.
   static constexpr size_t kBlock = 64;
   static constexpr uint32_t kNone = UINT32_MAX;
   struct Best {
     int64_t value = 0;
-    uint32_t index = kNone;  // kNone: an empty node
+    uint32_t index = kNone;  // kNone: none (an empty range)
   };
+  // The larger; of equal values, the earlier index.
   static Best better(const Best& a, const Best& b);
+  size_t fullBlocks() const { return values_.size() / kBlock; }                   // those the tree holds
+  const Best& blockBest(size_t block) const { return tree_[capacity_ + block]; }  // block < fullBlocks()
+  Best bestOfBlocks(size_t first, size_t end) const;  // blocks [first, end), end <= fullBlocks()
+
+ private:
   Best scan(size_t begin, size_t end) const;  // the best of [begin, end) value by value
   void rebuild(size_t capacity);
 

@@ -71,6 +71,30 @@ size_t TimeIndex::lastAtOrBefore(size_t from, double tNs, size_t guess) const {
       from, [tNs](int64_t t) { return static_cast<double>(t) <= tNs; }, guess);
 }
 
+size_t TimeIndex::blocksAtOrBefore(size_t from, double tNs, size_t guess) const {
+  const auto before = [tNs](int64_t t) { return static_cast<double>(t) <= tNs; };
+  if (guess <= from || guess > blockFirsts_.size()) return firstNotBefore(blockFirsts_, from, before);
+  if (before(blockFirsts_[guess - 1])) return firstNotBefore(blockFirsts_, guess, before);
+  // Past it: back from the guess by 1, 2, 4, ... blocks.
+  size_t hi = guess - 1, step = 1;  // blockFirsts_[hi] is not before
+  while (hi > from) {
+    const size_t probe = hi - std::min(step, hi - from);
+    if (before(blockFirsts_[probe])) return firstNotBefore(blockFirsts_, probe + 1, before);
+    hi = probe;
+    step *= 2;
+  }
+  return from;
+}
+
+size_t TimeIndex::lastAtOrBeforeIn(size_t block, double tNs) const {
+  const size_t lo = block * kBlock, hi = std::min(lo + kBlock, times_.size());
+  for (size_t i = lo; i < hi; i += 8) __builtin_prefetch(&times_[i]);
+  const auto first = std::partition_point(times_.begin() + static_cast<std::ptrdiff_t>(lo + 1),
+                                          times_.begin() + static_cast<std::ptrdiff_t>(hi),
+                                          [tNs](int64_t t) { return static_cast<double>(t) <= tNs; });
+  return static_cast<size_t>(first - times_.begin()) - 1;
+}
+
 size_t TimeIndex::lastBefore(size_t from, double tNs, size_t guess) const {
   return lastWhereNear(
       from, [tNs](int64_t t) { return static_cast<double>(t) < tNs; }, guess);

@@ -15,6 +15,8 @@ namespace shardscope::trace {
 
 class TimeIndex {
  public:
+  static constexpr size_t kBlock = 64;  // times per block: the coarse level holds each block's first
+
   void push(int64_t tNs);  // not before the last one
   // Anywhere, after the times equal to it; returns its index. O(distance from the end).
   size_t insert(int64_t tNs);
@@ -36,8 +38,14 @@ class TimeIndex {
   // The same with times strictly before tNs.
   size_t lastBefore(size_t from, double tNs, size_t guess = 0) const;
 
+  // The same search in two halves, for a sweep that needs the exact index only now and then: how
+  // many blocks begin at or before tNs (searched forward from block `from`: those before it do),
+  // which reads the coarse level only, so the last time at or before tNs lies in the block before
+  // that count; then where in that block (`block`'s first time is at or before tNs).
+  size_t blocksAtOrBefore(size_t from, double tNs, size_t guess = 0) const;
+  size_t lastAtOrBeforeIn(size_t block, double tNs) const;
+
  private:
-  static constexpr size_t kBlock = 64;
   template <class Before>
   size_t lastWhere(size_t from, Before before) const;
   template <class Before>

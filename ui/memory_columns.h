@@ -1,10 +1,9 @@
-// Which memory sample each pixel column of a memory lane shows: the highest in force over the
-// column, found by searching the lane's samples (trace::TimeIndex for where the column starts,
-// trace::RangeMax for its highest). On a long run's lane that search is most of a frame, so a
-// lane's columns are kept for the view they were found for: a frame in which neither the view nor
-// the lane's samples changed (most frames of a finished run, as its reader reads and hovers) draws
-// from them. A view dragged by whole columns (the timeline pans by whole pixels) keeps the columns
-// still in view and searches only those it brought in; a zoom, or samples added, searches again.
+// Which memory sample each pixel column of a memory lane shows (ui/column_peaks.h), kept between
+// frames. On a long run's lane that search is a good part of a frame, so a lane's columns are kept
+// for the view they were found for: a frame in which neither the view nor the lane's samples
+// changed (most frames of a finished run, as its reader reads and hovers) draws from them. A view dragged by whole
+// columns (the timeline pans by whole pixels) keeps the columns still in view and searches only those it brought in; a
+// zoom, or samples added, searches again.
 #pragma once
 
 #include <atomic>
@@ -16,36 +15,14 @@
 
 #include "trace/range_max.h"
 #include "trace/role_track.h"
+#include "ui/column_peaks.h"
 
 namespace shardscope::ui {
-
-// The pixel columns of a lane: `width` of them over [beginAbs, endAbs) ns on the events' clock.
-struct ColumnSpan {
-  double beginAbs = 0;
-  double endAbs = 0;
-  int width = 0;
-  bool operator==(const ColumnSpan& o) const {
-    return beginAbs == o.beginAbs && endAbs == o.endAbs && width == o.width;
-  }
-  double columnNs() const { return (endAbs - beginAbs) / width; }
-  // Columns [first, last) of this span, as a span of their own.
-  ColumnSpan columns(int first, int last) const {
-    return {beginAbs + first * columnNs(), beginAbs + last * columnNs(), last - first};
-  }
-};
 
 // By how many whole columns `to` lies later than `from` (negative: earlier), where it is `from`
 // moved by whole columns at the same zoom and width, by fewer columns than it is wide: the columns
 // they share are then the same columns. Nothing otherwise (a zoom, a resize, a jump).
 std::optional<int> columnsMoved(const ColumnSpan& from, const ColumnSpan& to);
-
-// A column before the lane's first sample shows none.
-constexpr size_t kNoSample = SIZE_MAX;
-
-// Each column's sample: the highest total among those in force over it (the one in force at its
-// start and those inside it). O(width x log samples) whatever the samples in view.
-std::vector<size_t> findMemoryColumns(const trace::RoleTrack& samples, const trace::RangeMax& totals,
-                                      const ColumnSpan& span);
 
 // One memory lane's samples and their totals, for a search of many lanes at once.
 struct MemoryLane {

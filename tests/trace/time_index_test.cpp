@@ -22,17 +22,25 @@ size_t scanLastBefore(const std::vector<int64_t>& times, size_t from, double t) 
   return last;
 }
 
-TEST(TimeIndex, AgreesWithAScanFromEveryPlace) {
-  std::mt19937 rng(11);
-  std::uniform_int_distribution<int> gap(0, 3);  // a gap of 0: equal times, as samples share one
-  TimeIndex index;
+// `count` times from 1000 on, in steps of 0 to 30 (a gap of 0: equal times, as samples share one),
+// pushed into `index`.
+std::vector<int64_t> randomTimes(unsigned seed, int count, TimeIndex& index) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> gap(0, 3);
   std::vector<int64_t> times;
   int64_t t = 1000;
-  for (int n = 0; n < 700; ++n) {
+  for (int n = 0; n < count; ++n) {
     t += gap(rng) == 0 ? 0 : gap(rng) * 10;
     times.push_back(t);
     index.push(t);
   }
+  return times;
+}
+
+TEST(TimeIndex, AgreesWithAScanFromEveryPlace) {
+  TimeIndex index;
+  const std::vector<int64_t> times = randomTimes(11, 700, index);
+  const int64_t t = times.back();
   ASSERT_EQ(index.size(), times.size());
   for (size_t from = 0; from < times.size(); from += 3) {
     for (double query = static_cast<double>(times[from]) - 5; query <= static_cast<double>(t) + 20; query += 7) {
@@ -47,6 +55,28 @@ TEST(TimeIndex, AgreesWithAScanFromEveryPlace) {
         ASSERT_EQ(index.lastBefore(from, query, guess), expectedBefore)
             << "from " << from << " before " << query << " guessing " << guess;
       }
+    }
+  }
+}
+
+// The search in two halves (the block, then the time inside it) finds what the scan does, from
+// any block it may start at and with any guess of the block.
+TEST(TimeIndex, TheBlockThenTheTimeAgreeWithAScan) {
+  TimeIndex index;
+  const std::vector<int64_t> times = randomTimes(17, 1500, index);
+  const int64_t t = times.back();
+  const size_t blocks = (times.size() + TimeIndex::kBlock - 1) / TimeIndex::kBlock;
+  for (double query = static_cast<double>(times.front()) - 5; query <= static_cast<double>(t) + 20; query += 3) {
+    size_t expected = 0;  // blocks whose first time is at or before the query
+    while (expected < blocks && static_cast<double>(times[expected * TimeIndex::kBlock]) <= query) ++expected;
+    for (size_t from = 0; from <= expected; from += 1 + from / 3) {
+      for (size_t guess : {size_t{0}, from, from + 1, expected, expected + 1, expected + 7, from + 40, blocks + 1}) {
+        ASSERT_EQ(index.blocksAtOrBefore(from, query, guess), expected)
+            << "from block " << from << " at " << query << " guessing " << guess;
+      }
+    }
+    if (expected > 0) {
+      ASSERT_EQ(index.lastAtOrBeforeIn(expected - 1, query), scanLastAtOrBefore(times, 0, query)) << "at " << query;
     }
   }
 }

@@ -60,6 +60,39 @@ TEST(MemoryColumns, EachColumnShowsTheHighestSampleInForceOverIt) {
   }
 }
 
+// Columns of many blocks each, where the search rules an end block's samples out by the block's
+// best: values from a handful (ties everywhere, the earliest must win), peaks placed just inside
+// and just outside column ends, a lane whose last block is not full, at every width from a block
+// per column to hundreds.
+TEST(MemoryColumns, ColumnsOfManyBlocksKeepTheEarliestHighestAtTheirEnds) {
+  std::mt19937_64 rng(23);
+  for (int round = 0; round < 24; ++round) {
+    Lane lane;
+    const int samples = 2000 + static_cast<int>(rng() % 30000);
+    const int64_t levels = 1 + static_cast<int64_t>(rng() % 4);
+    int64_t t = 0;
+    for (int i = 0; i < samples; ++i) {
+      t += 1 + static_cast<int64_t>(rng() % 3);
+      lane.push(t, static_cast<int64_t>(rng()) % levels);
+    }
+    const int width = 1 + static_cast<int>(rng() % 120);
+    const ColumnSpan view{-5.0, static_cast<double>(t) * 1.01, width};
+    // A peak at a column's last sample, another at the sample in force at a column's start.
+    Lane peaked;
+    const double pixel = view.columnNs();
+    const int64_t edge = static_cast<int64_t>(view.beginAbs + pixel * (1 + rng() % width));
+    for (size_t i = 0; i < lane.samples.size(); ++i) {
+      const int64_t ti = lane.samples.time(i);
+      const bool atEdge = ti <= edge && (i + 1 == lane.samples.size() || lane.samples.time(i + 1) > edge);
+      peaked.push(ti, atEdge ? levels + 1 : lane.totals.value(i));
+    }
+    for (const Lane* l : {&lane, &peaked}) {
+      ASSERT_EQ(findMemoryColumns(l->samples, l->totals, view), walkEverySample(*l, view))
+          << "round " << round << ": " << samples << " samples over " << width << " columns, " << levels << " levels";
+    }
+  }
+}
+
 TEST(MemoryColumns, KeptWhileTheViewAndTheLaneStayAndFoundAgainWhenEitherMoves) {
   Lane lane;
   for (int i = 0; i < 1000; ++i) lane.push(1000 + 10 * i, (i * 7919) % 1013);
