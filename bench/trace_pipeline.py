@@ -4,7 +4,8 @@ side, each optionally beside a busy loop on another core, then the trace reopene
 
 Per format it reports: the run's status and the events its ranks dropped (the summary's
 dropped_events), the trace's bytes per step, the run's wall time and CPU time (the controller and
-its ranks, from wait4), and the time and peak RSS of reopening the trace (`shardscope view TRACE
+its ranks, from wait4; and the controller's process alone while the ranks ran, the summary's
+controller_cpu_s), and the time and peak RSS of reopening the trace (`shardscope view TRACE
 --summary`, which reads it as the window does and writes its summary).
 And how long the controller's loop ran at normal priority to keep up with the ranks (the summary's
 controller_catch_up_s, engine/recording/catch_up_turns.h).
@@ -57,7 +58,7 @@ def main():
     rows = []
     print(f"{args.model}, {args.steps} steps" + (f", beside {args.busy} busy loop(s)" if args.busy else ""))
     print(f"{'format':8s} {'status':>10s} {'dropped':>9s} {'bytes/step':>11s} {'run s':>7s} {'cpu ms/step':>12s} "
-          f"{'reopen s':>9s} {'reopen RSS MB':>14s} {'catch-up s':>11s}")
+          f"{'controller':>11s} {'reopen s':>9s} {'reopen RSS MB':>14s} {'catch-up s':>11s}")
     with tempfile.TemporaryDirectory() as tmp:
         for fmt in args.formats.split(","):
             trace, summary, reopened = (os.path.join(tmp, n) for n in (f"t.{fmt}", "s.json", "r.json"))
@@ -80,10 +81,11 @@ def main():
                    "dropped_events": dropped, "trace_bytes": size, "trace_bytes_per_step": size / args.steps,
                    "run_s": wall, "cpu_ms_per_step": cpu * 1e3 / args.steps, "reopen_exit": reopen_code,
                    "reopen_s": reopen_wall, "reopen_rss_mb": reopen_rss / 1024,
-                   "controller_catch_up_s": s.get("controller_catch_up_s", 0)}
+                   "controller_catch_up_s": s.get("controller_catch_up_s", 0),
+                   "controller_cpu_ms_per_step": (s.get("controller_cpu_s") or 0) * 1e3 / args.steps}
             rows.append(row)
             print(f"{fmt:8s} {s['status']:>10s} {dropped:>9d} {size / args.steps:>11.0f} {wall:>7.1f} "
-                  f"{row['cpu_ms_per_step']:>12.2f} {reopen_wall:>9.1f} {reopen_rss / 1024:>14.0f} "
+                  f"{row['cpu_ms_per_step']:>12.2f} {row['controller_cpu_ms_per_step']:>11.2f} {reopen_wall:>9.1f} {reopen_rss / 1024:>14.0f} "
                   f"{row['controller_catch_up_s']:>11.1f}"
                   + ("" if reopen_code == 0 else f"  (reopen failed: {reopen_err.strip()[:200]})"))
     if args.json:

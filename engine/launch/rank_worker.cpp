@@ -22,6 +22,7 @@
 
 #include "engine/recording/collector_link.h"
 #include "engine/comm/communicator.h"
+#include "engine/comm/process_mesh.h"
 #include "engine/launch/core_binding.h"
 #include "engine/models/model.h"
 #include "config/tensor_parallel.h"
@@ -430,6 +431,13 @@ int runRankWorker(const RunConfig& config, const WorkerRecording& recording) {
     ~StopRecorder() { recorder.stop(); }
   } stopRecorder{recorder};  // flushes what was recorded on every way out, errors included
   std::string failureHint;   // appended to any error of this rank
+  // Held outside the try: a failing rank's error reaches the controller (reported and flushed in
+  // the catch) before its communicator closes. Closing it first failed the peers with "connection
+  // closed by peer", whose reports could reach the controller before the cause's own.
+  // The device outlives the communicator, so the clock's last poll still sees the communication
+  // stream's final collectives.
+  std::unique_ptr<RankDevice> gpu;
+  std::unique_ptr<ProcessMesh> mesh;
   try {
     RendezvousInfo info = rendezvousFromEnvironment();
     info.collectiveTimeoutS = config.collectiveTimeoutS;
@@ -439,13 +447,10 @@ int runRankWorker(const RunConfig& config, const WorkerRecording& recording) {
     // Before CUDA and NCCL start their threads, which then inherit the slice.
     std::string coresNote;
     const int boundCores = bindToCoreSlice(config, info, coresNote);
-    // Declared before the communicator so it outlives it: the clock's last poll still sees the
-    // communication stream's final collectives.
     const bool instrumented = config.recording != RecordingMode::Off;
-    std::unique_ptr<RankDevice> gpu =
-        config.device == DeviceKind::Cuda
-            ? setUpGpu(info, instrumented, config.precision == Precision::Bf16 ? at::kBFloat16 : at::kFloat)
-            : nullptr;
+    if (config.device == DeviceKind::Cuda) {
+      gpu = setUpGpu(info, instrumented, config.precision == Precision::Bf16 ? at::kBFloat16 : at::kFloat);
+    }
     if (gpu && gpu->placement().sharing == SharedGpuMethod::MultiRankGpu) {
       failureHint =
           " (this GPU is shared through NCCL_MULTI_RANK_GPU_ENABLE, NCCL's experimental "
@@ -458,8 +463,8 @@ int runRankWorker(const RunConfig& config, const WorkerRecording& recording) {
     // options alone, the same on every rank (rank 0 answers every other rank's pings).
     const bool measureClock = !eventFd && (!traceDir.empty() || recording.collectorPort > 0);
     ClockReading clock;
-    auto mesh = connectMesh(info, gpu.get(), recorder, meshShardRanks(config, info.worldSize), config.tp,
-                            measureClock ? &clock : nullptr, recording.clockEverySeconds);
+    mesh = connectMesh(info, gpu.get(), recorder, meshShardRanks(config, info.worldSize), config.tp,
+                       measureClock ? &clock : nullptr, recording.clockEverySeconds);
     if (measureClock) reporter.send(clockOffsetEvent(rank, clock));
     Communicator& comm = mesh->world();
     const TensorPlace meshPlace = tensorPlace(rank, info.worldSize, config.tp);
@@ -487,11 +492,11 @@ int runRankWorker(const RunConfig& config, const WorkerRecording& recording) {
     return 0;
   } catch (const c10::Error& ex) {
     reportError(reporter, rank, ex.what_without_backtrace() + failureHint);
-    return 1;
   } catch (const std::exception& ex) {
     reportError(reporter, rank, ex.what() + failureHint);
-    return 1;
   }
+  recorder.flushNow();  // the error on its way before the communicator closes (at return)
+  return 1;
 }
 
 }  // namespace shardscope

@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,6 +25,15 @@ namespace shardscope {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// This process's CPU seconds so far, its threads' user and system time (forked ranks are other
+// processes: theirs is not counted).
+double processCpuSeconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec * 1e-6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
 
 std::string divergedMessage(const RunConfig& config, int step, double loss) {
   const std::string lr = files::shownNumber(config.lr);
@@ -50,6 +60,7 @@ class RunObserver {
         issued_(config.world) {}
 
   RunObservation run() {
+    const double cpuAtStart = processCpuSeconds();
     sink_.use(result_.recording, [&](trace::RunRecording& r) { r.reset(config_.world); });
     std::vector<int> pipes;
     for (const auto& p : ranks_) pipes.push_back(p.eventFd);
@@ -61,6 +72,7 @@ class RunObserver {
     merger_.flush();
     appendMerged();
     if (callbacks_.onIdle) callbacks_.onIdle();
+    result_.controllerCpuSeconds = processCpuSeconds() - cpuAtStart;
     result_.outOfOrderEvents = merger_.outOfOrder();
     // A rank that stalled or failed: where every rank's collectives stood, for the hang's view.
     const bool failed = !observation_.stalled.empty() || !observation_.failureOrder.empty();

@@ -178,7 +178,9 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result, con
                       {"steps", steps},
                       {"ranks", ranks},
                       {"out_of_order_events", result.outOfOrderEvents},
-                      {"controller_catch_up_s", result.controllerCatchUpSeconds}};
+                      {"controller_catch_up_s", result.controllerCatchUpSeconds},
+                      {"controller_cpu_s", result.controllerCpuSeconds ? nlohmann::json(*result.controllerCpuSeconds)
+                                                                       : nlohmann::json(nullptr)}};
   if (!result.ok) j["error"] = result.error;
   // Where a stalled or failed run's ranks stopped: as view --summary writes Flight Recorder's.
   if (result.lastCollectives) j["last_collectives"] = hangSummaryJson(*result.lastCollectives)["flight_recorder"];

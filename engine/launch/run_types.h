@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,8 +35,12 @@ struct RunResult {
                                   // figures of the rest (StreamedOutputs)
                                   // (empty when the run was given a RecordingSink)
   int64_t outOfOrderEvents = 0;   // events the merger saw after later ones (counted)
-  double controllerCatchUpSeconds = 0;    // how long the controller's loop ran at normal priority to keep
-                                          // up with the ranks (engine/recording/catch_up_turns.h)
+  double controllerCatchUpSeconds = 0;  // how long the controller's loop ran at normal priority to keep
+                                        // up with the ranks (engine/recording/catch_up_turns.h)
+  // CPU the controller's process spent while the ranks ran (its loop, its helper, the outputs it
+  // streamed; in the app, the window's threads too), not the ranks' own; none where no run was
+  // observed (a trace reopened).
+  std::optional<double> controllerCpuSeconds;
   std::vector<std::string> outputErrors;  // --trace, --memory-csv, --summary that could not be
                                           // written, one line each; the others were written
   std::vector<std::string> warnings;      // outputs someone else wrote while the run went, which
