@@ -3,7 +3,7 @@
 # 14's clang-format-diff; prints the fix and exits 1 if not. BASE defaults to the commit that added
 # .clang-format: every line changed since the layout rule began is held to it, older ones are not.
 #   scripts/format_check.sh [BASE]        e.g. scripts/format_check.sh origin/main
-# To apply the layout to your own changes: git diff -U0 BASE | clang-format-diff-14 -p1 -i
+# To apply the layout to your own changes: git diff -U0 BASE -- '*.cpp' '*.h' | clang-format-diff-14 -p1 -i
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -21,7 +21,7 @@ diff=$(git diff -U0 --no-color "$base" -- '*.cpp' '*.h' | "$formatter" -p1 || tr
 if [ -n "$diff" ]; then
   printf '%s\n' "$diff"
   echo "format_check: the lines above, changed since $base, are not laid out as .clang-format says; apply with:" >&2
-  echo "  git diff -U0 $base | $(basename "$formatter") -p1 -i" >&2
+  echo "  git diff -U0 $base -- '*.cpp' '*.h' | $(basename "$formatter") -p1 -i" >&2
   exit 1
 fi
 echo "format_check: the C++ lines changed since $base follow .clang-format"
