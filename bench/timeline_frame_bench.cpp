@@ -96,6 +96,27 @@ void measureColumnSearch(const shardscope::trace::RunRecording& recording, int w
   (void)shown;
 }
 
+using Measure = std::function<void(const char*, int, const std::function<void()>&)>;
+
+// A live run's frames: its recording changes every frame (the store's version moves), and the
+// comparison table's figures and the event groups, which walk every event, follow it only as often
+// as their cost allows (ui/derived_refresh.h): the row's median is a frame between passes, and each
+// pass's cost is printed after it.
+void measureLiveRun(const Measure& measure, shardscope::ui::SessionStore& store, shardscope::ui::AppState& state,
+                    int frames) {
+  using shardscope::ui::SessionStatus;
+  const auto setStatus = [&](SessionStatus status) {
+    auto lock = store.lock();
+    store.sessions().front().status = status;
+  };
+  setStatus(SessionStatus::Running);
+  measure("live run, store changed", frames, [&] { store.touch(); });
+  std::printf("%-28s a pass %.1f ms, at most every %.1f s while a run records; event groups %.1f ms, every %.2f s\n",
+              "  (comparison figures)", state.statsRefresh.lastCostSeconds() * 1e3, state.statsRefresh.intervalSeconds(),
+              state.marksRefresh.lastCostSeconds() * 1e3, state.marksRefresh.intervalSeconds());
+  setStatus(SessionStatus::Done);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -157,6 +178,7 @@ int main(int argc, char** argv) {
   measure("whole run, zoomed each frame", frames,
           [&] { state.axis.endNs = state.axis.beginNs + wheelRange * (++notch % 2 ? 0.85 : 1.0); });
   state.axis.userMoved = false;
+  measureLiveRun(measure, store, state, frames);
   {
     auto lock = store.lock();
     measureColumnSearch(store.sessions().front().recording, static_cast<int>(state.lastStats.laneWidth), frames);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "config/run_config.h"
+#include "ui/derived_refresh.h"
 #include "ui/estimate_panel.h"
 #include "ui/holdings_view.h"
 #include "ui/memory_columns.h"
@@ -46,9 +47,10 @@ struct AppState {
   // Per session (by its index in the store): the rank groups of a large job shown rank by rank.
   std::map<int, std::set<int>> expandedRankGroups;
   Playhead playhead;
-  // Each session's event groups on one clock, rebuilt when the store changes (playhead.h).
+  // Each session's event groups on one clock, rebuilt when the store changes (playhead.h); while
+  // a run records, only now and then (ui/derived_refresh.h).
   std::vector<std::vector<EventGroupMark>> marks;
-  uint64_t marksVersion = UINT64_MAX;
+  DerivedRefresh marksRefresh{0.25};
   HoldingsFrameStats lastHoldings;
   RingFrameStats lastRing;
   std::string pendingAt;       // --at: where to put the playhead once the run has ended
@@ -80,9 +82,9 @@ struct AppState {
   bool estimateShown = false;  // the Estimate tab was in front last frame: it gets more room
   bool holdingsShown = false;  // so does "Who holds what"
   // Figures derived from the store, recomputed only when the store changes (they walk every
-  // event, which a frame must not do).
+  // event, which a frame must not do), and while a run records only now and then (ui/derived_refresh.h).
   std::vector<std::vector<RankStats>> stats;
-  uint64_t statsVersion = UINT64_MAX;
+  DerivedRefresh statsRefresh;
 };
 
 // The tabs below the timelines by the names the command line uses (comparison, memory, holdings,

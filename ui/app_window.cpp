@@ -396,12 +396,15 @@ double fitTimeAxis(AppState& state, const std::vector<Session>& sessions) {
 }
 
 // What the frame derives from the sessions (their event groups, and the stragglers view's waits
-// while it is on), rebuilt only when the store changed.
+// while it is on), rebuilt only when the store changed (the groups only now and then while a run
+// records).
 void refreshDerived(AppState& state, const SessionStore& store, const std::vector<Session>& sessions) {
-  if (state.marksVersion != store.version() || state.marks.size() != sessions.size()) {
+  const auto began = DerivedRefresh::Clock::now();
+  if (state.marks.size() != sessions.size() ||
+      state.marksRefresh.due(store.version(), anyRecording(sessions, /*gatedToo=*/false), began)) {
     state.marks.clear();
     for (const auto& s : sessions) state.marks.push_back(eventGroupMarks(s.recording));
-    state.marksVersion = store.version();
+    state.marksRefresh.derived(store.version(), began, DerivedRefresh::Clock::now());
   }
   if (state.display.stragglers && (state.waitsVersion != store.version() || state.waits.size() != sessions.size())) {
     state.waits.clear();

@@ -1,6 +1,7 @@
 #include "ui/bottom_tabs.h"
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 
 #include <imgui.h>
@@ -18,16 +19,32 @@
 namespace shardscope::ui {
 
 const std::vector<std::vector<RankStats>>& TabFrame::stats() {
-  if (state.statsVersion != store.version() || state.stats.size() != sessions.size()) {
+  const auto began = DerivedRefresh::Clock::now();
+  if (state.stats.size() != sessions.size() || state.statsRefresh.due(store.version(), anyRecording(sessions), began)) {
     state.stats = sessionStats(sessions);
-    state.statsVersion = store.version();
+    state.statsRefresh.derived(store.version(), began, DerivedRefresh::Clock::now());
   }
   return state.stats;
 }
 
 namespace {
 
-void drawComparisonTab(TabFrame& f) { drawComparison(f.sessions, f.stats()); }
+// Between a live run's passes the figures lag its recording: said, with how often they follow,
+// where passes are costly enough to be spaced out (a small run's follow every half second).
+void drawStaleFiguresNote(const DerivedRefresh& refresh, uint64_t version) {
+  if (!refresh.stale(version) || refresh.intervalSeconds() <= refresh.minIntervalSeconds()) return;
+  const double age = std::chrono::duration<double>(DerivedRefresh::Clock::now() - refresh.lastPass()).count();
+  ImGui::TextDisabled(
+      "figures as of %.1f s ago: while a run records they follow it every %.1f s (a pass over "
+      "every event in detail takes %.0f ms)",
+      age, refresh.intervalSeconds(), refresh.lastCostSeconds() * 1e3);
+}
+
+void drawComparisonTab(TabFrame& f) {
+  const auto& stats = f.stats();
+  drawStaleFiguresNote(f.state.statsRefresh, f.store.version());
+  drawComparison(f.sessions, stats);
+}
 
 // At the playhead; the memory lanes' tooltips give the hovered time.
 void drawMemoryTab(TabFrame& f) {

@@ -68,7 +68,7 @@ std::vector<EventGroupMark> eventGroupMarks(const trace::RunRecording& rec) {
   for (size_t k = 0; k < count; ++k) {
     const trace::GroupSpan& first = groupsOf(0)[k];
     EventGroupMark m;
-    m.label = first.text();
+    m.labelId = first.name;
     m.step = first.step;
     m.kind = static_cast<trace::GroupKind>(first.op);
     int64_t latest = 0;
@@ -147,7 +147,7 @@ std::optional<double> resolvePlayheadPosition(const std::string& text, const std
       label = text;
   }
   for (const auto& m : marks) {
-    if (m.label == label && (step < 0 || m.step == step)) return m.tNs;
+    if (m.label() == label && (step < 0 || m.step == step)) return m.tNs;
   }
   if (auto outside = stepOutsideRun(text, step, marks, option)) {
     error = *outside;
@@ -155,9 +155,9 @@ std::optional<double> resolvePlayheadPosition(const std::string& text, const std
   }
   std::string examples;
   for (const auto& m : marks) {
-    if (examples.find("'" + m.label + "'") != std::string::npos) continue;
+    if (examples.find("'" + m.label() + "'") != std::string::npos) continue;
     if (!examples.empty()) examples += ", ";
-    examples += "'" + m.label + "'";
+    examples += "'" + m.label() + "'";
     if (examples.size() > 160) break;
   }
   error = std::string(option) + " '" + text +

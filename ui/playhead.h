@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "trace/names.h"
 #include "trace/run_recording.h"
 #include "ui/time_axis.h"
 
@@ -29,7 +30,10 @@ constexpr double kMaxPlaySpeed = 1.0;
 // has reached it; the label and step are rank 0's.
 struct EventGroupMark {
   double tNs = 0;  // relative to the recording's origin
-  std::string label;
+  // The group's label, interned (trace/names.h): a live run's marks are made again as it records,
+  // and a string each was most of their cost.
+  trace::NameId labelId = trace::kEmptyName;
+  const std::string& label() const { return trace::nameOf(labelId); }
   int step = -1;
   trace::GroupKind kind = trace::GroupKind::StepStart;
 };

@@ -51,6 +51,10 @@ struct Session {
   std::shared_ptr<const trace::CollectiveLogs> collectiveLogs;
 };
 
+// Whether any of them is recording a run now; `gatedToo` false leaves out runs held at a step gate,
+// whose recordings change only when the user steps them.
+bool anyRecording(const std::vector<Session>& sessions, bool gatedToo = true);
+
 class SessionStore {
  public:
   // Locks the store for the lifetime of the returned guard.

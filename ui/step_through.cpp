@@ -166,7 +166,7 @@ void drawTransportBar(AppState& state, const std::vector<Session>& sessions, Eng
   if (k >= 0) {
     const auto& m = (*marks)[static_cast<size_t>(k)];
     std::snprintf(where, sizeof where, "%s   group %d/%zu: %s (step %d)", formatDuration(now).c_str(), k + 1,
-                  marks->size(), m.label.c_str(), m.step);
+                  marks->size(), m.label().c_str(), m.step);
   } else {
     std::snprintf(where, sizeof where, "%s", formatDuration(now).c_str());
   }

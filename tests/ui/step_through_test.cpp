@@ -87,7 +87,7 @@ TEST_F(StepThrough, EventGroupsLineUpAcrossRanksInTheRecordedOrder) {
   const auto marks = eventGroupMarks(rec());
   ASSERT_EQ(marks.size(), rec().rank(0).groups.size());
   ASSERT_EQ(marks.size(), rec().rank(1).groups.size());
-  EXPECT_EQ(marks.front().label, "step start");
+  EXPECT_EQ(marks.front().label(), "step start");
   for (size_t k = 0; k < marks.size(); ++k) {
     const double latest = std::max(rec().rank(0).groups[k].beginNs, rec().rank(1).groups[k].beginNs) -
                           static_cast<double>(rec().originNs());
