@@ -112,8 +112,9 @@ void measureLiveRun(const Measure& measure, shardscope::ui::SessionStore& store,
   setStatus(SessionStatus::Running);
   measure("live run, store changed", frames, [&] { store.touch(); });
   std::printf("%-28s a pass %.1f ms, at most every %.1f s while a run records; event groups %.1f ms, every %.2f s\n",
-              "  (comparison figures)", state.statsRefresh.lastCostSeconds() * 1e3, state.statsRefresh.intervalSeconds(),
-              state.marksRefresh.lastCostSeconds() * 1e3, state.marksRefresh.intervalSeconds());
+              "  (comparison figures)", state.statsRefresh.lastCostSeconds() * 1e3,
+              state.statsRefresh.intervalSeconds(), state.marksRefresh.lastCostSeconds() * 1e3,
+              state.marksRefresh.intervalSeconds());
   setStatus(SessionStatus::Done);
 }
 

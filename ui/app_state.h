@@ -70,9 +70,10 @@ struct AppState {
   bool timelinesScroll = false;  // the sessions did not all fit: the timelines scroll (PageUp/PageDown)
   float timelinesScrollY = 0;    // how far they are scrolled
   int scrollToSession = -1;      // a session to scroll the timelines to once it is drawn (a caption's run)
-  // The stragglers view's waits per session, recomputed when the store changes while it is on.
+  // The stragglers view's waits per session, recomputed when the store changes while it is on
+  // (only now and then while a run records, ui/derived_refresh.h).
   std::vector<SessionWaits> waits;
-  uint64_t waitsVersion = UINT64_MAX;
+  DerivedRefresh waitsRefresh;
   // Export from the app: paths typed in the Export tab; the PNG is written by the platform layer
   // after the frame is drawn (it reads pngRequest and reports into exportMessage).
   char exportBase[256] = "shardscope-run";

@@ -396,8 +396,7 @@ double fitTimeAxis(AppState& state, const std::vector<Session>& sessions) {
 }
 
 // What the frame derives from the sessions (their event groups, and the stragglers view's waits
-// while it is on), rebuilt only when the store changed (the groups only now and then while a run
-// records).
+// while it is on), rebuilt only when the store changed, and only now and then while a run records.
 void refreshDerived(AppState& state, const SessionStore& store, const std::vector<Session>& sessions) {
   const auto began = DerivedRefresh::Clock::now();
   if (state.marks.size() != sessions.size() ||
@@ -406,10 +405,13 @@ void refreshDerived(AppState& state, const SessionStore& store, const std::vecto
     for (const auto& s : sessions) state.marks.push_back(eventGroupMarks(s.recording));
     state.marksRefresh.derived(store.version(), began, DerivedRefresh::Clock::now());
   }
-  if (state.display.stragglers && (state.waitsVersion != store.version() || state.waits.size() != sessions.size())) {
+  const bool live = anyRecording(sessions);
+  if (state.display.stragglers &&
+      (state.waits.size() != sessions.size() || state.waitsRefresh.due(store.version(), live, began))) {
+    const auto waitsBegan = DerivedRefresh::Clock::now();
     state.waits.clear();
     for (const auto& s : sessions) state.waits.push_back(sessionWaits(s.recording));
-    state.waitsVersion = store.version();
+    state.waitsRefresh.derived(store.version(), waitsBegan, DerivedRefresh::Clock::now());
   }
 }
 
