@@ -50,6 +50,7 @@ struct AppState {
   // Each session's event groups on one clock, rebuilt when the store changes (playhead.h); while
   // a run records, only now and then (ui/derived_refresh.h).
   std::vector<std::vector<EventGroupMark>> marks;
+  std::vector<GroupMarksBasis> markBases;  // what each session's marks were made from
   DerivedRefresh marksRefresh{0.25};
   HoldingsFrameStats lastHoldings;
   RingFrameStats lastRing;

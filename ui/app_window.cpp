@@ -401,8 +401,13 @@ void refreshDerived(AppState& state, const SessionStore& store, const std::vecto
   const auto began = DerivedRefresh::Clock::now();
   if (state.marks.size() != sessions.size() ||
       state.marksRefresh.due(store.version(), anyRecording(sessions, /*gatedToo=*/false), began)) {
-    state.marks.clear();
-    for (const auto& s : sessions) state.marks.push_back(eventGroupMarks(s.recording));
+    // Sessions added, removed or replaced: their marks start again (a basis names its recording's
+    // origin and groups, so one of another session's is not taken for its own).
+    state.marks.resize(sessions.size());
+    state.markBases.resize(sessions.size());
+    for (size_t i = 0; i < sessions.size(); ++i) {
+      updateGroupMarks(sessions[i].recording, state.marks[i], state.markBases[i]);
+    }
     state.marksRefresh.derived(store.version(), began, DerivedRefresh::Clock::now());
   }
   const bool live = anyRecording(sessions);

@@ -49,40 +49,103 @@ std::vector<std::vector<trace::GroupSpan>> fallbackGroups(const trace::RunRecord
   return out;
 }
 
-}  // namespace
-
-std::vector<EventGroupMark> eventGroupMarks(const trace::RunRecording& rec) {
-  std::vector<EventGroupMark> marks;
-  if (rec.ranks() == 0 || rec.originNs() == INT64_MAX) return marks;
-  bool recorded = false;
-  for (int r = 0; r < rec.ranks(); ++r) recorded |= !rec.rank(r).groups.empty();
-  std::vector<std::vector<trace::GroupSpan>> fallback;
-  if (!recorded) fallback = fallbackGroups(rec);
-  auto groupsOf = [&](int r) -> const std::vector<trace::GroupSpan>& {
-    return recorded ? rec.rank(r).groups : fallback[static_cast<size_t>(r)];
-  };
+// Marks k from marks.size() on, for as many groups as every rank has: `groupsOf(r)` is rank r's.
+template <class GroupsOf>
+void appendMarks(const GroupsOf& groupsOf, int ranks, double originNs, std::vector<EventGroupMark>& marks) {
   size_t count = SIZE_MAX;
-  for (int r = 0; r < rec.ranks(); ++r) count = std::min(count, groupsOf(r).size());
-  const double origin = static_cast<double>(rec.originNs());
+  for (int r = 0; r < ranks; ++r) count = std::min(count, groupsOf(r).size());
+  const size_t from = marks.size();
+  if (ranks == 0 || count <= from) return;
   marks.reserve(count);
-  for (size_t k = 0; k < count; ++k) {
+  for (size_t k = from; k < count; ++k) {
     const trace::GroupSpan& first = groupsOf(0)[k];
     EventGroupMark m;
     m.labelId = first.name;
     m.step = first.step;
     m.kind = static_cast<trace::GroupKind>(first.op);
     int64_t latest = 0;
-    for (int r = 0; r < rec.ranks(); ++r) {
+    for (int r = 0; r < ranks; ++r) {
       // A paused group begins, for the view, when the rank went on: before that nothing happened.
       const trace::GroupSpan& g = groupsOf(r)[k];
       latest = std::max(latest, std::max(g.beginNs, g.endNs));
     }
-    m.tNs = static_cast<double>(latest) - origin;
-    marks.push_back(std::move(m));
+    m.tNs = static_cast<double>(latest) - originNs;
+    marks.push_back(m);
   }
   // Times can only grow with k; a rank's clock jitter must not make the arrows go backwards.
-  for (size_t k = 1; k < marks.size(); ++k) marks[k].tNs = std::max(marks[k].tNs, marks[k - 1].tNs);
+  for (size_t k = std::max<size_t>(from, 1); k < marks.size(); ++k) {
+    marks[k].tNs = std::max(marks[k].tNs, marks[k - 1].tNs);
+  }
+}
+
+bool recordsGroups(const trace::RunRecording& rec) {
+  for (int r = 0; r < rec.ranks(); ++r) {
+    if (!rec.rank(r).groups.empty()) return true;
+  }
+  return false;
+}
+
+bool sameGroup(const trace::GroupSpan& a, const trace::GroupSpan& b) {
+  return a.beginNs == b.beginNs && a.endNs == b.endNs && a.step == b.step && a.microBatch == b.microBatch &&
+         a.name == b.name && a.op == b.op && a.phase == b.phase;
+}
+
+// Whether every rank's groups only grew at their end since `basis` was taken: the same first and,
+// where it was, the same group at the old last place (a group inserted before it moves it on).
+bool onlyGrew(const trace::RunRecording& rec, const GroupMarksBasis& basis) {
+  if (basis.originNs != rec.originNs() || basis.sizes.size() != static_cast<size_t>(rec.ranks())) return false;
+  for (int r = 0; r < rec.ranks(); ++r) {
+    const auto& groups = rec.rank(r).groups;
+    const size_t was = basis.sizes[static_cast<size_t>(r)];
+    if (groups.size() < was) return false;
+    if (was > 0 && (!sameGroup(groups.front(), basis.firsts[static_cast<size_t>(r)]) ||
+                    !sameGroup(groups[was - 1], basis.lasts[static_cast<size_t>(r)]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void takeBasis(const trace::RunRecording& rec, GroupMarksBasis& basis) {
+  basis.originNs = rec.originNs();
+  basis.sizes.assign(static_cast<size_t>(rec.ranks()), 0);
+  basis.firsts.assign(static_cast<size_t>(rec.ranks()), trace::GroupSpan{});
+  basis.lasts.assign(static_cast<size_t>(rec.ranks()), trace::GroupSpan{});
+  for (int r = 0; r < rec.ranks(); ++r) {
+    const auto& groups = rec.rank(r).groups;
+    basis.sizes[static_cast<size_t>(r)] = groups.size();
+    if (groups.empty()) continue;
+    basis.firsts[static_cast<size_t>(r)] = groups.front();
+    basis.lasts[static_cast<size_t>(r)] = groups.back();
+  }
+}
+
+}  // namespace
+
+std::vector<EventGroupMark> eventGroupMarks(const trace::RunRecording& rec) {
+  std::vector<EventGroupMark> marks;
+  if (rec.ranks() == 0 || rec.originNs() == INT64_MAX) return marks;
+  const double origin = static_cast<double>(rec.originNs());
+  if (recordsGroups(rec)) {
+    appendMarks([&](int r) -> const std::vector<trace::GroupSpan>& { return rec.rank(r).groups; }, rec.ranks(), origin,
+                marks);
+  } else {
+    const auto fallback = fallbackGroups(rec);
+    appendMarks([&](int r) -> const std::vector<trace::GroupSpan>& { return fallback[static_cast<size_t>(r)]; },
+                rec.ranks(), origin, marks);
+  }
   return marks;
+}
+
+void updateGroupMarks(const trace::RunRecording& rec, std::vector<EventGroupMark>& marks, GroupMarksBasis& basis) {
+  basis.extended = recordsGroups(rec) && !marks.empty() && onlyGrew(rec, basis);
+  if (basis.extended) {
+    appendMarks([&](int r) -> const std::vector<trace::GroupSpan>& { return rec.rank(r).groups; }, rec.ranks(),
+                static_cast<double>(rec.originNs()), marks);
+  } else {
+    marks = eventGroupMarks(rec);
+  }
+  takeBasis(rec, basis);
 }
 
 int groupAtOrBefore(const std::vector<EventGroupMark>& marks, double tNs) {

@@ -42,6 +42,20 @@ struct EventGroupMark {
 // recording made before they existed falls back to compute spans and collective issues.
 std::vector<EventGroupMark> eventGroupMarks(const trace::RunRecording& recording);
 
+// What a session's marks were made from: the recording's origin, and each rank's count of groups,
+// its first and its last.
+struct GroupMarksBasis {
+  int64_t originNs = INT64_MAX;
+  std::vector<size_t> sizes;
+  std::vector<trace::GroupSpan> firsts, lasts;
+  bool extended = false;  // the last update only added the new groups' marks
+};
+
+// `marks` (made from `basis`) brought up to the recording: where every rank's groups only grew at
+// their end since (a live run whose window has not folded), only the new groups' marks are made
+// (at 13.7 million events, making them all took 12 ms); otherwise all of them again.
+void updateGroupMarks(const trace::RunRecording& recording, std::vector<EventGroupMark>& marks, GroupMarksBasis& basis);
+
 // The mark at or before tNs (index), or -1.
 int groupAtOrBefore(const std::vector<EventGroupMark>& marks, double tNs);
 // The playhead's next / previous position when stepping by groups; `tNs` unchanged at either end.

@@ -1,0 +1,83 @@
+// A live run's event-group marks brought up to date by adding only the new groups' marks, checked
+// against making them all again, as groups arrive rank by rank (ranks ahead of others, a paused
+// group sent after the next one) and as the window folds its older steps away.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "trace/run_recording.h"
+#include "ui/playhead.h"
+
+namespace shardscope::ui {
+namespace {
+
+trace::Event groupEvent(int rank, int64_t beginNs, int64_t endNs, int step, const std::string& label) {
+  trace::Event e;
+  e.kind = trace::EventKind::Group;
+  e.rank = rank;
+  e.beginNs = beginNs;
+  e.endNs = endNs;
+  e.step = step;
+  e.op = static_cast<uint8_t>(trace::GroupKind::Forward);
+  e.text = label;
+  return e;
+}
+
+void expectSameMarks(const std::vector<EventGroupMark>& got, const std::vector<EventGroupMark>& want,
+                     const std::string& where) {
+  ASSERT_EQ(got.size(), want.size()) << where;
+  for (size_t k = 0; k < got.size(); ++k) {
+    ASSERT_EQ(got[k].tNs, want[k].tNs) << where << ", mark " << k;
+    ASSERT_EQ(got[k].labelId, want[k].labelId) << where << ", mark " << k;
+    ASSERT_EQ(got[k].step, want[k].step) << where << ", mark " << k;
+  }
+}
+
+// Three ranks run 40 steps of 12 groups; each rank's events arrive in bursts of its own length (so
+// ranks run ahead of each other), and now and then a group is held back behind the next one, as a
+// paused group is sent after the group that follows it.
+TEST(GroupMarks, AddingTheNewGroupsMarksGivesWhatMakingThemAllGives) {
+  std::mt19937 rng(5);
+  for (const int keepSteps : {0, 6}) {
+    trace::RunRecording rec;
+    rec.reset(3);
+    if (keepSteps > 0) rec.keepLastSteps(keepSteps, [](int, trace::RankTimeline&&) {});
+    std::vector<std::vector<trace::Event>> pending(3);
+    for (int r = 0; r < 3; ++r) {
+      for (int step = 0; step < 40; ++step) {
+        for (int g = 0; g < 12; ++g) {
+          const int64_t t = 1'000'000 + (step * 12 + g) * 1000 + r * 37 + static_cast<int64_t>(rng() % 20);
+          pending[r].push_back(groupEvent(r, t, t + (g == 3 ? 400 : 0), step, "group " + std::to_string(g)));
+          if (g == 3 && rng() % 3 == 0) std::swap(pending[r][pending[r].size() - 1], pending[r][pending[r].size() - 2]);
+        }
+        trace::Event end;
+        end.kind = trace::EventKind::StepEnd;
+        end.rank = r;
+        end.step = step;
+        end.beginNs = 1'000'000 + step * 12 * 1000;
+        end.endNs = end.beginNs + 12 * 1000 - 1;
+        pending[r].push_back(end);
+      }
+    }
+    std::vector<size_t> next(3, 0);
+    std::vector<EventGroupMark> marks;
+    GroupMarksBasis basis;
+    int extended = 0, updates = 0;
+    while (next[0] < pending[0].size() || next[1] < pending[1].size() || next[2] < pending[2].size()) {
+      const int r = static_cast<int>(rng() % 3);
+      for (size_t burst = 1 + rng() % 30; burst > 0 && next[r] < pending[r].size(); --burst) {
+        rec.add(pending[r][next[r]++]);
+      }
+      updateGroupMarks(rec, marks, basis);
+      ++updates;
+      extended += basis.extended;
+      expectSameMarks(marks, eventGroupMarks(rec),
+                      "keeping " + std::to_string(keepSteps) + " steps, update " + std::to_string(updates));
+    }
+    EXPECT_GT(extended, updates / 3) << "most updates only add marks";
+    if (keepSteps > 0) EXPECT_LT(extended, updates) << "a fold makes them all again";
+  }
+}
+
+}  // namespace
+}  // namespace shardscope::ui
