@@ -45,7 +45,11 @@ from pytorch_parity import (Gpt, join_process_group, loaded_nccl_version, parall
 
 CONFIG = {"model": "gpt", "layers": 4, "hidden": 256, "heads": 8, "seq": 128, "vocab": 1024,
           "batch": 8, "optimizer": "adam", "lr": 1e-3, "bucket-cap-mb": 25, "precision": "fp32"}
-SLOW_S = 0.03
+# The slowed rank's sleep before each forward. The stragglers' noise floor is 5 % of the step: on a
+# GPU 30 ms clears it by far; a Gloo step on a busy 2-core machine took long enough that 30 ms sat
+# at the floor (the slowed rank named in 0 of 1 collectives, once in a full ctest), so CPU ranks
+# sleep longer.
+SLOW_S = {"cuda": 0.03, "cpu": 0.2}
 WAIT, WARMUP, ACTIVE = 1, 1, 3
 JOBS = {"fsdp_slow_w2": {"world": 2, "tp": 0, "slow_rank": 1},
         "tp_fsdp_w4": {"world": 4, "tp": 2, "slow_rank": 3}}
@@ -79,7 +83,7 @@ def rank_main(rank, world, init_method, name, out_dir, device_kind):
                                 on_trace_ready=lambda p: p.export_chrome_trace(trace)) as prof:
         for _ in range(WAIT + WARMUP + ACTIVE):
             if rank == job["slow_rank"]:
-                time.sleep(SLOW_S)
+                time.sleep(SLOW_S[device_kind])
             loss = model(x, y)
             loss.backward()
             opt.step()
@@ -101,7 +105,7 @@ def record(name, out, device_kind):
     mp.start_processes(rank_main, args=(job["world"], rendezvous(meeting), name, job_dir, device_kind), nprocs=job["world"],
                        start_method="spawn")
     shutil.rmtree(meeting, ignore_errors=True)
-    described = dict(job, name=name, model=CONFIG, slow_s=SLOW_S, steps={"wait": WAIT, "warmup": WARMUP,
+    described = dict(job, name=name, model=CONFIG, slow_s=SLOW_S[device_kind], steps={"wait": WAIT, "warmup": WARMUP,
                      "active": ACTIVE}, torch=torch.__version__, device=device_kind)
     if device_kind == "cuda":
         described.update(gpu=torch.cuda.get_device_name(0), nccl=".".join(map(str, loaded_nccl_version())))
