@@ -107,6 +107,7 @@ bool onlyGrew(const trace::RunRecording& rec, const GroupMarksBasis& basis) {
 }
 
 void takeBasis(const trace::RunRecording& rec, GroupMarksBasis& basis) {
+  basis.fromGroups = recordsGroups(rec);
   basis.originNs = rec.originNs();
   basis.sizes.assign(static_cast<size_t>(rec.ranks()), 0);
   basis.firsts.assign(static_cast<size_t>(rec.ranks()), trace::GroupSpan{});
@@ -138,7 +139,8 @@ std::vector<EventGroupMark> eventGroupMarks(const trace::RunRecording& rec) {
 }
 
 void updateGroupMarks(const trace::RunRecording& rec, std::vector<EventGroupMark>& marks, GroupMarksBasis& basis) {
-  basis.extended = recordsGroups(rec) && !marks.empty() && onlyGrew(rec, basis);
+  // Marks made from compute spans and collectives (no group recorded yet) are not extended by groups.
+  basis.extended = basis.fromGroups && recordsGroups(rec) && !marks.empty() && onlyGrew(rec, basis);
   if (basis.extended) {
     appendMarks([&](int r) -> const std::vector<trace::GroupSpan>& { return rec.rank(r).groups; }, rec.ranks(),
                 static_cast<double>(rec.originNs()), marks);

@@ -45,6 +45,7 @@ std::vector<EventGroupMark> eventGroupMarks(const trace::RunRecording& recording
 // What a session's marks were made from: the recording's origin, and each rank's count of groups,
 // its first and its last.
 struct GroupMarksBasis {
+  bool fromGroups = false;  // the marks were made from Group events (not a recording's fallback)
   int64_t originNs = INT64_MAX;
   std::vector<size_t> sizes;
   std::vector<trace::GroupSpan> firsts, lasts;

@@ -79,5 +79,33 @@ TEST(GroupMarks, AddingTheNewGroupsMarksGivesWhatMakingThemAllGives) {
   }
 }
 
+// A run's first collective (a broadcast before the first group) gives marks of its own, from the
+// fallback; once groups arrive the marks are the groups', made again, not the fallback's extended.
+TEST(GroupMarks, MarksFromACollectiveBeforeTheFirstGroupAreMadeAgainFromTheGroups) {
+  trace::RunRecording rec;
+  rec.reset(2);
+  for (int r = 0; r < 2; ++r) {
+    trace::Event broadcast;
+    broadcast.kind = trace::EventKind::Collective;
+    broadcast.rank = r;
+    broadcast.beginNs = 1000 + r;
+    broadcast.endNs = 2000;
+    broadcast.text = "init";
+    rec.add(broadcast);
+  }
+  std::vector<EventGroupMark> marks;
+  GroupMarksBasis basis;
+  updateGroupMarks(rec, marks, basis);
+  ASSERT_EQ(marks.size(), 1u) << "the broadcast, as the fallback marks it";
+  for (int r = 0; r < 2; ++r) {
+    for (int g = 0; g < 3; ++g)
+      rec.add(groupEvent(r, 3000 + g * 100 + r, 3000 + g * 100 + r, 0, "g" + std::to_string(g)));
+  }
+  updateGroupMarks(rec, marks, basis);
+  EXPECT_FALSE(basis.extended);
+  expectSameMarks(marks, eventGroupMarks(rec), "after the groups arrived");
+  EXPECT_EQ(marks.size(), 3u);
+}
+
 }  // namespace
 }  // namespace shardscope::ui
