@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <chrono>
 #include <set>
 #include <thread>
@@ -50,9 +51,14 @@ int countColor(const Image& img, int r, int g, int b, int x0, int y0, int x1, in
 
 bool haveXvfb() { return std::system("command -v xvfb-run >/dev/null 2>&1") == 0; }
 
-// shardscope with `args` on a 1600x1000 virtual display.
+// shardscope with `args` on a 1600x1000 virtual display. The X authority file is the test's own:
+// left to make one, xvfb-run removes its temporary folder after the program and, when that fails
+// (once in a full ctest), exits 5 in place of the program's status.
 testing::CliResult underXvfb(const std::vector<std::string>& args, int timeoutSeconds) {
-  std::vector<std::string> argv = {"xvfb-run", "-a", "-s", "-screen 0 1600x1000x24", SHARDSCOPE_BINARY};
+  const std::string authority = testing::freshTempDir("xvfb") + "/Xauthority";
+  std::ofstream(authority).flush();
+  std::vector<std::string> argv = {"xvfb-run",       "-a", "-f", authority, "-s", "-screen 0 1600x1000x24",
+                                   SHARDSCOPE_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());
   return testing::runCommand(argv, {}, timeoutSeconds);
 }
