@@ -67,10 +67,4 @@ RangeMax::Best RangeMax::bestOfBlocks(size_t first, size_t end) const {
   return best;
 }
 
-void RangeMax::prefetchRange(size_t begin, size_t end) const {
-  // The ragged end is the part far from the last query (the head was its tail).
-  const size_t from = std::max(begin, end / kBlock * kBlock);
-  for (size_t i = from; i < end; i += 8) __builtin_prefetch(&values_[i]);
-}
-
 }  // namespace shardscope::trace

@@ -30,8 +30,6 @@ class RangeMax {
   int64_t value(size_t i) const { return values_[i]; }
   // The index of the largest value in [begin, end), the earliest of equal ones; end > begin.
   size_t argmax(size_t begin, size_t end) const;
-  // Asks the cache for what argmax(begin, end) will scan, so a caller can do other work meanwhile.
-  void prefetchRange(size_t begin, size_t end) const;
 
   // By whole blocks, for a caller that can rule a range's ragged ends out without reading them
   // (ui/column_peaks.h): a block's best, and the best of whole blocks, from the tree alone.

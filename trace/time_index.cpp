@@ -32,6 +32,15 @@ void TimeIndex::dropFront(size_t count) {
   for (size_t i = 0; i < times_.size(); i += kBlock) blockFirsts_.push_back(times_[i]);
 }
 
+template <class Before>
+size_t TimeIndex::lastInBlock(size_t lo, size_t hi, Before before) const {
+  // The binary search below probes these lines one after another: ask for all of them at once.
+  for (size_t i = lo; i < hi; i += 8) __builtin_prefetch(&times_[i]);
+  const auto first = std::partition_point(times_.begin() + static_cast<std::ptrdiff_t>(lo),
+                                          times_.begin() + static_cast<std::ptrdiff_t>(hi), before);
+  return static_cast<size_t>(first - times_.begin()) - 1;
+}
+
 // `before` is true for a prefix of the times and false for the rest.
 template <class Before>
 size_t TimeIndex::lastWhere(size_t from, Before before) const {
@@ -39,13 +48,7 @@ size_t TimeIndex::lastWhere(size_t from, Before before) const {
   if (start >= times_.size()) return from;
   // The first block that begins past the prefix: the answer lies in the block before it.
   const size_t after = firstNotBefore(blockFirsts_, start / kBlock + 1, before);
-  const size_t lo = std::max(start, (after - 1) * kBlock);
-  const size_t hi = std::min(after * kBlock, times_.size());
-  // The binary search below probes these lines one after another: ask for all of them at once.
-  for (size_t i = lo; i < hi; i += 8) __builtin_prefetch(&times_[i]);
-  const auto first = std::partition_point(times_.begin() + static_cast<std::ptrdiff_t>(lo),
-                                          times_.begin() + static_cast<std::ptrdiff_t>(hi), before);
-  return static_cast<size_t>(first - times_.begin()) - 1;
+  return lastInBlock(std::max(start, (after - 1) * kBlock), std::min(after * kBlock, times_.size()), before);
 }
 
 template <class Before>
@@ -87,12 +90,9 @@ size_t TimeIndex::blocksAtOrBefore(size_t from, double tNs, size_t guess) const 
 }
 
 size_t TimeIndex::lastAtOrBeforeIn(size_t block, double tNs) const {
-  const size_t lo = block * kBlock, hi = std::min(lo + kBlock, times_.size());
-  for (size_t i = lo; i < hi; i += 8) __builtin_prefetch(&times_[i]);
-  const auto first = std::partition_point(times_.begin() + static_cast<std::ptrdiff_t>(lo + 1),
-                                          times_.begin() + static_cast<std::ptrdiff_t>(hi),
-                                          [tNs](int64_t t) { return static_cast<double>(t) <= tNs; });
-  return static_cast<size_t>(first - times_.begin()) - 1;
+  const size_t lo = block * kBlock;  // its time is at or before tNs: the search starts after it
+  return lastInBlock(lo + 1, std::min(lo + kBlock, times_.size()),
+                     [tNs](int64_t t) { return static_cast<double>(t) <= tNs; });
 }
 
 size_t TimeIndex::lastBefore(size_t from, double tNs, size_t guess) const {

@@ -48,6 +48,9 @@ class TimeIndex {
  private:
   template <class Before>
   size_t lastWhere(size_t from, Before before) const;
+  // The last index in [lo - 1, hi) whose time is `before` ([lo, hi) within one block, lo - 1 known before).
+  template <class Before>
+  size_t lastInBlock(size_t lo, size_t hi, Before before) const;
   template <class Before>
   size_t lastWhereNear(size_t from, Before before, size_t guess) const;
 

@@ -1,9 +1,9 @@
 // Which memory sample each pixel column of a memory lane shows (ui/column_peaks.h), kept between
 // frames. On a long run's lane that search is a good part of a frame, so a lane's columns are kept
 // for the view they were found for: a frame in which neither the view nor the lane's samples
-// changed (most frames of a finished run, as its reader reads and hovers) draws from them. A view dragged by whole
-// columns (the timeline pans by whole pixels) keeps the columns still in view and searches only those it brought in; a
-// zoom, or samples added, searches again.
+// changed (most frames of a finished run, as its reader reads and hovers) draws from them. A view
+// dragged by whole columns (the timeline pans by whole pixels) keeps the columns still in view and
+// searches only those it brought in; a zoom, or samples added, searches again.
 #pragma once
 
 #include <atomic>
