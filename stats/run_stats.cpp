@@ -149,8 +149,9 @@ std::vector<RankStats> computeRankStats(const RunConfig& config, const trace::Ru
     // Only completed steps' collectives count; per-step figures divide them by recordedSteps.
     s.collectives = rec.collectiveTotals(r, steps);
     s.sentBytesByGroup = rec.sentBytesByGroup(r, steps);
-    s.overlapPercent = rec.overlapPercent(r);
-    s.exposedCommSeconds = rec.exposedCommSeconds(r);
+    auto comm = rec.commFigures(r);
+    s.overlapPercent = comm.overlapPercent;
+    s.exposedCommSeconds = std::move(comm.exposedCommSeconds);
     s.exposedCommSeconds.resize(static_cast<size_t>(steps));
     s.steadyExposedCommSeconds = steadyMeanOfRecorded(s.exposedCommSeconds, config.recording);
     if (s.recordedSteps > 0) {

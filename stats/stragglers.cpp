@@ -11,29 +11,40 @@ namespace {
 
 // One group of ranks: its kind and its members (in the group's own order).
 using GroupKey = std::pair<int, std::vector<int>>;
+// Per group, each member's issue times of the group's collectives, in the order it issued them.
+using IssuesByGroup = std::map<GroupKey, std::map<int, std::vector<int64_t>>>;
 
-// Each rank's issue times of its group's collectives, in the order it issued them.
-std::map<GroupKey, std::map<int, std::vector<int64_t>>> issuesByGroup(const trace::RunRecording& rec) {
-  std::map<GroupKey, std::map<int, std::vector<int64_t>>> out;
+// Whether `c` is one of a group's scheduled collectives whose members the recording tells.
+bool inAGroupSchedule(const trace::CollectiveSpan& c, const trace::RunRecording& rec) {
+  // A world collective among fewer than the world's ranks ran in a group the trace could not
+  // place on the grid (import/profiler_collectives.cpp), and where the reader says the world's
+  // hide sub-groups' (a Gloo trace names none), any may have: its members are unknown.
+  const bool world = c.processGroup == static_cast<uint8_t>(trace::ProcessGroup::World);
+  const bool unplaced = world && (c.worldSize < rec.ranks() || rec.worldCollectivesMixed());
+  return !trace::isPointToPoint(static_cast<trace::CollectiveOp>(c.op)) && c.worldSize > 1 && !unplaced;
+}
+
+IssuesByGroup issuesByGroup(const trace::RunRecording& rec) {
+  IssuesByGroup out;
   for (int r = 0; r < rec.ranks(); ++r) {
-    std::vector<const trace::CollectiveSpan*> ordered;
+    // A rank's collectives fall in a few groups, each told by its kind and size: its members are
+    // worked out once per rank, not once per collective. (The maps' nodes do not move.)
+    std::map<std::pair<int, int>, std::vector<int64_t>*> lists;
     for (const auto& c : rec.rank(r).collectives) {
-      // A world collective among fewer than the world's ranks ran in a group the trace could not
-      // place on the grid (import/profiler_collectives.cpp), and where the reader says the world's
-      // hide sub-groups' (a Gloo trace names none), any may have: its members are unknown.
-      const bool world = c.processGroup == static_cast<uint8_t>(trace::ProcessGroup::World);
-      const bool unplaced = world && (c.worldSize < rec.ranks() || rec.worldCollectivesMixed());
-      if (!trace::isPointToPoint(static_cast<trace::CollectiveOp>(c.op)) && c.worldSize > 1 && !unplaced) {
-        ordered.push_back(&c);
+      if (!inAGroupSchedule(c, rec)) continue;
+      auto& list = lists[{c.processGroup, c.worldSize}];
+      if (!list) {
+        const auto group = static_cast<trace::ProcessGroup>(c.processGroup);
+        GroupKey key{c.processGroup, trace::processGroupMembers(group, r, c.worldSize, rec.ranks(), rec.tensorRanks())};
+        list = &out[std::move(key)][r];
       }
+      list->push_back(c.issueNs);
     }
-    std::stable_sort(
-        ordered.begin(), ordered.end(),
-        [](const trace::CollectiveSpan* a, const trace::CollectiveSpan* b) { return a->issueNs < b->issueNs; });
-    for (const auto* c : ordered) {
-      const auto group = static_cast<trace::ProcessGroup>(c->processGroup);
-      GroupKey key{c->processGroup, trace::processGroupMembers(group, r, c->worldSize, rec.ranks(), rec.tensorRanks())};
-      out[key][r].push_back(c->issueNs);
+  }
+  // A timeline holds them in the order they began: nearly always the order they were issued in.
+  for (auto& [key, ranks] : out) {
+    for (auto& [rank, issues] : ranks) {
+      if (!std::is_sorted(issues.begin(), issues.end())) std::sort(issues.begin(), issues.end());
     }
   }
   return out;
@@ -59,25 +70,24 @@ struct Arrival {
   bool clear = false;  // the last came more than the noise floor after every other member
 };
 
-Arrival arrivalOf(const std::vector<int>& members, const std::map<int, std::vector<int64_t>>& issues, size_t k,
-                  int64_t floorNs) {
-  Arrival a;
-  a.members = &members;
+// Collective `k` of a group whose members' issue times are `issues` (in members' order), into `a`.
+void arrivalOf(const std::vector<const std::vector<int64_t>*>& issues, size_t k, int64_t floorNs, Arrival& a) {
+  a.last = -1;
+  a.lastIssueNs = INT64_MIN;
   int64_t secondIssue = INT64_MIN;
-  for (int m : members) {
-    const int64_t t = issues.at(m)[k];
-    a.issueNs.push_back(t);
+  for (size_t i = 0; i < issues.size(); ++i) {
+    const int64_t t = (*issues[i])[k];
+    a.issueNs[i] = t;
     if (t > a.lastIssueNs) {
       secondIssue = a.lastIssueNs;
       a.lastIssueNs = t;
-      a.last = m;
+      a.last = (*a.members)[i];
     } else if (t > secondIssue) {
       secondIssue = t;
     }
   }
   if (secondIssue == a.lastIssueNs) a.last = -1;  // a tie at the last is no one's
   a.clear = a.last >= 0 && a.lastIssueNs - secondIssue > floorNs;
-  return a;
 }
 
 // Every collective that all the members of its group recorded, in each group's order.
@@ -87,19 +97,28 @@ void forEachArrival(const trace::RunRecording& recording, Visit&& visit) {
   for (const auto& [key, issues] : issuesByGroup(recording)) {
     const std::vector<int>& members = key.second;
     // Only what every member recorded: a rank that died, or a group member out of range, ends it.
+    std::vector<const std::vector<int64_t>*> memberIssues;
     size_t common = SIZE_MAX;
     for (int m : members) {
       const auto it = issues.find(m);
-      common = std::min(common, it == issues.end() || m >= recording.ranks() ? size_t{0} : it->second.size());
+      const bool recorded = it != issues.end() && m < recording.ranks();
+      common = std::min(common, recorded ? it->second.size() : size_t{0});
+      memberIssues.push_back(recorded ? &it->second : nullptr);
     }
     if (members.size() < 2 || common == SIZE_MAX) continue;
-    for (size_t k = 0; k < common; ++k) visit(arrivalOf(members, issues, k, floorNs));
+    Arrival a;  // one, filled for each collective in turn
+    a.members = &members;
+    a.issueNs.resize(members.size());
+    for (size_t k = 0; k < common; ++k) {
+      arrivalOf(memberIssues, k, floorNs, a);
+      visit(a);
+    }
   }
 }
 
 // The time covered by `intervals` (begin, end), each instant once.
 int64_t coveredNs(std::vector<std::pair<int64_t, int64_t>>& intervals) {
-  std::sort(intervals.begin(), intervals.end());
+  if (!std::is_sorted(intervals.begin(), intervals.end())) std::sort(intervals.begin(), intervals.end());
   int64_t covered = 0, reached = INT64_MIN;
   for (const auto& [begin, end] : intervals) {
     const int64_t from = std::max(begin, reached);

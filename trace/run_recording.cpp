@@ -272,15 +272,17 @@ CollectiveTotals allCollectives(const std::array<CollectiveTotals, kCollectiveOp
 namespace {
 using Interval = std::pair<int64_t, int64_t>;
 
-std::vector<Interval> unionOf(std::vector<Interval> v) {
-  std::sort(v.begin(), v.end());
+// The union of the `spans` that `keep` accepts, as sorted disjoint intervals. `spans` are in order
+// of begin, as a timeline holds them (insertByBegin): all a union needs.
+template <class Spans, class Keep>
+std::vector<Interval> unionOf(const Spans& spans, Keep keep) {
   std::vector<Interval> out;
-  for (const auto& i : v) {
-    if (i.second <= i.first) continue;
-    if (!out.empty() && i.first <= out.back().second) {
-      out.back().second = std::max(out.back().second, i.second);
+  for (const auto& s : spans) {
+    if (s.endNs <= s.beginNs || !keep(s)) continue;
+    if (!out.empty() && s.beginNs <= out.back().second) {
+      out.back().second = std::max(out.back().second, s.endNs);
     } else {
-      out.push_back(i);
+      out.emplace_back(s.beginNs, s.endNs);
     }
   }
   return out;
@@ -297,56 +299,62 @@ namespace {
 
 // A rank's collectives and its forward and backward compute, each as a union of intervals.
 std::pair<std::vector<Interval>, std::vector<Interval>> commAndCompute(const RankTimeline& t) {
-  std::vector<Interval> comm, compute;
-  for (const auto& c : t.collectives) comm.emplace_back(c.beginNs, c.endNs);
-  for (const auto& c : t.compute) {
+  const auto everyOne = [](const CollectiveSpan&) { return true; };
+  const auto forwardOrBackward = [](const ComputeSpan& c) {
     const auto kind = static_cast<ComputeKind>(c.op);
-    if (kind == ComputeKind::Forward || kind == ComputeKind::Backward) compute.emplace_back(c.beginNs, c.endNs);
-  }
-  return {unionOf(std::move(comm)), unionOf(std::move(compute))};
+    return kind == ComputeKind::Forward || kind == ComputeKind::Backward;
+  };
+  return {unionOf(t.collectives, everyOne), unionOf(t.compute, forwardOrBackward)};
 }
 
 }  // namespace
 
-std::pair<int64_t, int64_t> commAndHiddenNs(const RankTimeline& detail) {
+CommExposure commExposureOf(const RankTimeline& detail) {
   const auto [commU, computeU] = commAndCompute(detail);
-  int64_t both = 0;
-  size_t j = 0;
-  for (const auto& a : commU) {
-    while (j < computeU.size() && computeU[j].second <= a.first) ++j;
-    for (size_t k = j; k < computeU.size() && computeU[k].first < a.second; ++k) {
-      both += std::min(a.second, computeU[k].second) - std::max(a.first, computeU[k].first);
-    }
-  }
-  return {length(commU), both};
-}
-
-double RunRecording::overlapPercent(int rank) const {
-  const auto& t = this->rank(rank);
-  const auto [comm, hidden] = commAndHiddenNs(t);
-  const int64_t commTime = comm + t.folded.commNs;
-  if (commTime == 0) return 0.0;
-  return 100.0 * static_cast<double>(hidden + t.folded.hiddenCommNs) / static_cast<double>(commTime);
-}
-
-std::vector<std::pair<int64_t, int64_t>> RunRecording::exposedComm(int rank) const {
-  return exposedCommOf(this->rank(rank));
-}
-
-std::vector<std::pair<int64_t, int64_t>> exposedCommOf(const RankTimeline& detail) {
-  const auto [commU, computeU] = commAndCompute(detail);
-  std::vector<Interval> exposed;
+  CommExposure out;
+  out.commNs = length(commU);
   size_t j = 0;
   for (auto [begin, end] : commU) {
     while (j < computeU.size() && computeU[j].second <= begin) ++j;
     // Walk the compute intervals that cut into [begin, end), keeping the gaps between them.
     for (size_t k = j; k < computeU.size() && computeU[k].first < end; ++k) {
-      if (computeU[k].first > begin) exposed.emplace_back(begin, computeU[k].first);
+      if (computeU[k].first > begin) out.exposed.emplace_back(begin, computeU[k].first);
       begin = std::max(begin, computeU[k].second);
     }
-    if (begin < end) exposed.emplace_back(begin, end);
+    if (begin < end) out.exposed.emplace_back(begin, end);
   }
-  return exposed;
+  out.hiddenNs = out.commNs - length(out.exposed);
+  return out;
+}
+
+std::pair<int64_t, int64_t> commAndHiddenNs(const RankTimeline& detail) {
+  const auto figures = commExposureOf(detail);
+  return {figures.commNs, figures.hiddenNs};
+}
+
+std::vector<std::pair<int64_t, int64_t>> exposedCommOf(const RankTimeline& detail) {
+  return commExposureOf(detail).exposed;
+}
+
+double RunRecording::overlapPercent(int rank) const { return commFigures(rank).overlapPercent; }
+
+RunRecording::CommFigures RunRecording::commFigures(int rank) const {
+  const auto& t = this->rank(rank);
+  const auto exposure = commExposureOf(t);
+  CommFigures out;
+  const int64_t commTime = exposure.commNs + t.folded.commNs;
+  if (commTime > 0) {
+    out.overlapPercent =
+        100.0 * static_cast<double>(exposure.hiddenNs + t.folded.hiddenCommNs) / static_cast<double>(commTime);
+  }
+  out.exposedCommSeconds = t.folded.exposedCommSeconds;
+  const auto live = exposedSecondsPerStep(t, exposure.exposed);
+  out.exposedCommSeconds.insert(out.exposedCommSeconds.end(), live.begin(), live.end());
+  return out;
+}
+
+std::vector<std::pair<int64_t, int64_t>> RunRecording::exposedComm(int rank) const {
+  return exposedCommOf(this->rank(rank));
 }
 
 const std::vector<std::pair<int64_t, int64_t>>& RunRecording::exposedCommCached(int rank) const {
@@ -359,8 +367,8 @@ const std::vector<std::pair<int64_t, int64_t>>& RunRecording::exposedCommCached(
   return t.exposedComm;
 }
 
-std::vector<double> exposedCommSecondsOf(const RankTimeline& detail) {
-  const auto exposed = exposedCommOf(detail);
+std::vector<double> exposedSecondsPerStep(const RankTimeline& detail,
+                                          const std::vector<std::pair<int64_t, int64_t>>& exposed) {
   std::vector<double> out;
   size_t j = 0;
   for (const auto& step : detail.steps) {
@@ -374,13 +382,11 @@ std::vector<double> exposedCommSecondsOf(const RankTimeline& detail) {
   return out;
 }
 
-std::vector<double> RunRecording::exposedCommSeconds(int rank) const {
-  const auto& t = this->rank(rank);
-  std::vector<double> out = t.folded.exposedCommSeconds;
-  const auto live = exposedCommSecondsOf(t);
-  out.insert(out.end(), live.begin(), live.end());
-  return out;
+std::vector<double> exposedCommSecondsOf(const RankTimeline& detail) {
+  return exposedSecondsPerStep(detail, exposedCommOf(detail));
 }
+
+std::vector<double> RunRecording::exposedCommSeconds(int rank) const { return commFigures(rank).exposedCommSeconds; }
 
 std::vector<double> RunRecording::stepSeconds(int rank) const {
   std::vector<double> out = this->rank(rank).folded.stepSeconds;
@@ -498,7 +504,8 @@ void foldFigures(FoldedSteps& f, const RankTimeline& older) {
     f.losses.push_back(s.loss);
     f.stepSeconds.push_back(activeStepNs(s) / 1e9);
   }
-  const auto exposed = exposedCommSecondsOf(older);
+  const auto exposure = commExposureOf(older);
+  const auto exposed = exposedSecondsPerStep(older, exposure.exposed);
   f.exposedCommSeconds.insert(f.exposedCommSeconds.end(), exposed.begin(), exposed.end());
   for (const auto& c : older.collectives) {
     // One before the first step (the initial broadcast) is in no step's figures, only the run's.
@@ -509,9 +516,8 @@ void foldFigures(FoldedSteps& f, const RankTimeline& older) {
     addCollective(f.collectives, c);
     addSentByGroup(f.sentBytesByGroup, c);
   }
-  const auto [comm, hidden] = commAndHiddenNs(older);
-  f.commNs += comm;
-  f.hiddenCommNs += hidden;
+  f.commNs += exposure.commNs;
+  f.hiddenCommNs += exposure.hiddenNs;
   for (const auto& span : older.compute) {
     if (span.step >= 0 && isRecomputation(span)) f.recomputeNs += span.endNs - span.beginNs;
   }

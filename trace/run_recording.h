@@ -115,11 +115,20 @@ size_t firstSpanFrom(const std::vector<Span>& spans, double tNs) {
 }
 
 // A rank's figures over the detail a timeline holds (its running figures over folded steps apart).
-// The collective time (union) and of it what forward or backward compute overlapped, in ns.
+// The collective time (union), the part of it no forward or backward span overlaps (sorted,
+// disjoint [begin, end) in ns) and the rest, what compute hid: one walk gives them all.
+struct CommExposure {
+  int64_t commNs = 0;
+  int64_t hiddenNs = 0;
+  std::vector<std::pair<int64_t, int64_t>> exposed;
+};
+CommExposure commExposureOf(const RankTimeline& detail);
+// Its parts: the collective time and what compute hid of it, in ns; the exposed intervals.
 std::pair<int64_t, int64_t> commAndHiddenNs(const RankTimeline& detail);
-// The collective time no forward or backward span overlaps, as sorted disjoint [begin, end) in ns,
-// and of it the seconds within each of the detail's steps.
 std::vector<std::pair<int64_t, int64_t>> exposedCommOf(const RankTimeline& detail);
+// Of the exposed intervals, the seconds within each of the detail's steps.
+std::vector<double> exposedSecondsPerStep(const RankTimeline& detail,
+                                          const std::vector<std::pair<int64_t, int64_t>>& exposed);
 std::vector<double> exposedCommSecondsOf(const RankTimeline& detail);
 // The activation bytes held at each moment backward began (a backward span right after forward
 // ones), the largest of them; 0 without compute spans.
@@ -196,6 +205,12 @@ class RunRecording {
   const std::vector<std::pair<int64_t, int64_t>>& exposedCommCached(int rank) const;
   // Of it, the seconds within each completed step (StepEnd order).
   std::vector<double> exposedCommSeconds(int rank) const;
+  // overlapPercent and exposedCommSeconds from one walk over the rank's spans.
+  struct CommFigures {
+    double overlapPercent = 0;
+    std::vector<double> exposedCommSeconds;
+  };
+  CommFigures commFigures(int rank) const;
   // Each step's duration without the time it waited at the step gate.
   std::vector<double> stepSeconds(int rank) const;
   // Bytes sent (ring schedule) per process group, over the collectives of steps [0, steps).

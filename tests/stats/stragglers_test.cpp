@@ -92,6 +92,40 @@ TEST(Stragglers, EachRankSeesWhenItIssuedAndWhenTheLastDid) {
   EXPECT_EQ(waits[2][1].lastIssuedNs, 5000000);
 }
 
+// A recording holds a rank's collectives in the order they began (on a GPU, when their kernels
+// started), which need not be the order the host issued them in; a rank of an HSDP mesh also has
+// two groups. Matched by issue order in each group, the answers do not depend on when they began.
+TEST(Stragglers, CollectivesAreMatchedInIssueOrderNotTheOrderTheyBegan) {
+  trace::RunRecording beganAsIssued(4), beganInReverse(4);
+  for (int k = 0; k < 6; ++k) {
+    const int64_t t = 10000000 * (k + 1);
+    for (int r = 0; r < 4; ++r) {
+      // Shard groups {0, 1} and {2, 3}: rank 1 is 200 us late in its group; replicate groups
+      // {0, 2} and {1, 3}, 1 ms later: rank 2 is 300 us late in its group.
+      for (auto c : {collective(r, t + (r == 1 ? 200000 : 0), 2, trace::ProcessGroup::Shard),
+                     collective(r, t + 1000000 + (r == 2 ? 300000 : 0), 2, trace::ProcessGroup::Replicate)}) {
+        beganAsIssued.add(c);
+        if (r == 0 || r == 3) {  // their last issued began first; the others' began as issued
+          c.beginNs = 1000000000 - c.issueNs;
+          c.endNs = c.beginNs + 1000;
+        }
+        beganInReverse.add(c);
+      }
+    }
+  }
+  for (const auto* rec : {&beganAsIssued, &beganInReverse}) {
+    const auto s = stragglingOf(*rec);
+    EXPECT_EQ(s[1].lastArrivals, 6);
+    EXPECT_EQ(s[2].lastArrivals, 6);
+    EXPECT_EQ(s[0].lastArrivals + s[3].lastArrivals, 0);
+    EXPECT_NEAR(s[1].waitCausedSeconds, 6 * 200e-6, 1e-12) << "rank 0 waited 200 us, 6 times";
+    EXPECT_NEAR(s[2].waitCausedSeconds, 6 * 300e-6, 1e-12);
+    const auto waits = collectiveWaits(*rec);
+    ASSERT_EQ(waits[0].size(), 12u);
+    for (const auto& w : waits[0]) EXPECT_EQ(w.lastIssuedNs - w.issuedNs, w.lastRank == 1 ? 200000 : 300000);
+  }
+}
+
 // Ties are no one's, and a last arrival within the noise floor is not counted (its wait is);
 // collectives some member did not record (it died) are not attributed; the groups of a 2 x 2 mesh
 // (HSDP) are matched among their own members only.

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 namespace shardscope::trace {
 namespace {
 
@@ -85,6 +87,29 @@ TEST(RunRecording, ExposedCommIsCollectiveTimeNoComputeHides) {
   EXPECT_NEAR(rec.overlapPercent(0), 100.0 * hidden / comm, 1e-9);
   EXPECT_EQ(&rec.exposedCommCached(0), &rec.exposedCommCached(0));
   EXPECT_EQ(rec.exposedCommCached(0), exposed);
+}
+
+// A rank records a span when it ends, so an outer span (a whole backward) comes after the ones
+// inside it: the recording holds spans in the order they began, and the figures do not depend on
+// the order they arrived in.
+TEST(RunRecording, SpansRecordedOutOfOrderGiveTheSameFigures) {
+  const std::vector<Event> spans = {
+      span(EventKind::Compute, static_cast<uint8_t>(ComputeKind::Forward), 0, 100),
+      span(EventKind::Compute, static_cast<uint8_t>(ComputeKind::Backward), 150, 250),
+      span(EventKind::Compute, static_cast<uint8_t>(ComputeKind::Backward), 160, 180),
+      span(EventKind::Collective, static_cast<uint8_t>(CollectiveOp::AllGather), 50, 200),
+      span(EventKind::Collective, static_cast<uint8_t>(CollectiveOp::AllGather), 60, 120),
+      span(EventKind::Collective, static_cast<uint8_t>(CollectiveOp::AllReduce), 240, 400),
+  };
+  RunRecording inOrder(1), reversed(1);
+  for (const auto& e : spans) inOrder.add(e);
+  for (auto it = spans.rbegin(); it != spans.rend(); ++it) reversed.add(*it);
+  const std::vector<std::pair<int64_t, int64_t>> expected = {{100, 150}, {250, 400}};
+  EXPECT_EQ(inOrder.exposedComm(0), expected);
+  EXPECT_EQ(reversed.exposedComm(0), expected);
+  const double comm = 150 + 160, hidden = comm - 200;
+  EXPECT_NEAR(reversed.overlapPercent(0), 100.0 * hidden / comm, 1e-9);
+  EXPECT_EQ(commAndHiddenNs(reversed.rank(0)), (std::pair<int64_t, int64_t>{310, 110}));
 }
 
 // The size counts the all-gather's output and the others' input; what the rank sends follows the
