@@ -47,9 +47,50 @@ bool repeatedVarints(const proto::Field& f, std::vector<uint64_t>& out) {
 }
 constexpr size_t kMaxPacketBytes = size_t{64} << 20;  // shardscope's packets are under 1 KiB; a run's config a few
 
+struct CounterSample {
+  int64_t tNs;
+  int role;
+  int64_t value;  // the role's bytes from then on
+};
+
+// The values of one memory lane at one time, until one of a later time comes: one sample
+// (PerfettoTraceReader::memorySample). The writer puts each lane's values in time order.
+struct PendingSample {
+  int64_t tNs = -1;
+  std::vector<CounterSample> values;
+  RoleBytes last{};
+};
+
+// A memory counter track's lane, told by its name: "memory ROLE", "host memory ROLE",
+// "unit memory blocks.3 ROLE", "unit host memory blocks.3 ROLE". Role -1: not a lane.
+struct CounterLane {
+  int role = -1;
+  int space = 0;  // 1: the host's
+  int32_t unit = kNoUnit;
+};
+
+CounterLane counterLaneOf(const std::string& name) {
+  const size_t lastSpace = name.rfind(' ');
+  if (lastSpace == std::string::npos) return {};
+  const auto role = names::indexOf(std::string_view(name).substr(lastSpace + 1), names::role, kMemoryRoleCount);
+  if (!role) return {};
+  CounterLane lane;
+  lane.space = name.rfind("host ", 0) == 0 || name.rfind("unit host ", 0) == 0 ? 1 : 0;
+  if (name.rfind("unit ", 0) == 0) {
+    const size_t unitAt = name.rfind(' ', lastSpace - 1) + 1;
+    lane.unit = unitFromName(name.substr(unitAt, lastSpace - unitAt));
+    if (lane.unit == kNoUnit) return {};
+  }
+  lane.role = *role;
+  return lane;
+}
+
 struct Track {
   int rank = -1;     // -1: the run's own track
   std::string name;  // "" for a rank's process track
+  // Worked out once, as the track is described, not at each of its counter values.
+  CounterLane lane;
+  PendingSample* pending = nullptr;  // the lane's, once it has had a value
 };
 
 // A debug annotation as read: a number (an integer or a real), or a string (interned).
@@ -58,13 +99,16 @@ struct Value {
   double real = 0;
   std::string text;
 };
-using Annotations = std::unordered_map<std::string, Value>;
+// An event's few annotations, by name: a short list searched in turn (no map and its nodes to
+// make for every slice read).
+using Annotations = std::vector<std::pair<std::string, Value>>;
 
-struct CounterSample {
-  int64_t tNs;
-  int role;
-  int64_t value;  // the role's bytes from then on
-};
+const Value* find(const Annotations& a, std::string_view key) {
+  for (const auto& [name, value] : a) {
+    if (name == key) return &value;
+  }
+  return nullptr;
+}
 
 struct OpenSlice {
   std::string name;
@@ -72,18 +116,18 @@ struct OpenSlice {
   Annotations args;
 };
 
-int64_t numberOr(const Annotations& a, const char* key, int64_t fallback) {
-  const auto it = a.find(key);
-  return it == a.end() ? fallback : it->second.number;
+int64_t numberOr(const Annotations& a, std::string_view key, int64_t fallback) {
+  const Value* v = find(a, key);
+  return v ? v->number : fallback;
 }
-double realOr(const Annotations& a, const char* key, double fallback) {
-  const auto it = a.find(key);
-  return it == a.end() ? fallback : it->second.real;
+double realOr(const Annotations& a, std::string_view key, double fallback) {
+  const Value* v = find(a, key);
+  return v ? v->real : fallback;
 }
-const std::string& textOr(const Annotations& a, const char* key) {
+const std::string& textOr(const Annotations& a, std::string_view key) {
   static const std::string none;
-  const auto it = a.find(key);
-  return it == a.end() ? none : it->second.text;
+  const Value* v = find(a, key);
+  return v ? v->text : none;
 }
 
 class PerfettoTraceReader {
@@ -122,14 +166,8 @@ class PerfettoTraceReader {
   bool extraCounters(const std::vector<uint64_t>& tracks, const std::vector<uint64_t>& values, int64_t tNs);
   bool annotation(std::string_view bytes, Annotations& into);
   void endSlice(const Track& track, OpenSlice slice, int64_t endNs);
-  void counter(const Track& track, int64_t tNs, int64_t value);
+  void counter(Track& track, int64_t tNs, int64_t value);
   void instant(const Track& track, const std::string& name, int64_t tNs, const Annotations& args);
-  // The values of one lane at one time: one sample (memorySample()).
-  struct PendingSample {
-    int64_t tNs = -1;
-    std::vector<CounterSample> values;
-    RoleBytes last{};
-  };
   void memorySample(int rank, int space, int32_t unit, PendingSample& pending);
   void add(const Event& e) {
     if (e.rank >= out_.recording.ranks()) out_.recording.ensureRanks(e.rank + 1);
@@ -142,10 +180,11 @@ class PerfettoTraceReader {
   std::unordered_map<uint64_t, uint64_t> parents_;
   std::unordered_map<uint64_t, std::string> names_, annotationNames_, strings_;
   std::unordered_map<uint64_t, std::vector<OpenSlice>> open_;
-  // Per (rank, space, unit): the values read at the lane's latest time, until one of a later time
-  // comes. The writer puts each lane's values in time order, so nothing more is held.
+  // Per (rank, space, unit): the values read at the lane's latest time (its nodes do not move:
+  // a track keeps a pointer to its own).
   std::map<std::tuple<int, int, int32_t>, PendingSample> counters_;
   std::unordered_map<uint64_t, SequenceClock> clocks_;  // by packet sequence
+  std::vector<uint64_t> extraTracks_, extraValues_;     // trackEvent()'s
 };
 
 bool PerfettoTraceReader::packet(std::string_view bytes) {
@@ -258,6 +297,7 @@ bool PerfettoTraceReader::trackDescriptor(std::string_view bytes) {
     track.rank = p->second.rank;
   }
   if (process && track.rank >= out_.recording.ranks()) out_.recording.ensureRanks(track.rank + 1);
+  if (track.rank >= 0) track.lane = counterLaneOf(track.name);
   tracks_[uuid] = std::move(track);
   return true;
 }
@@ -304,7 +344,13 @@ bool PerfettoTraceReader::annotation(std::string_view bytes, Annotations& into) 
     }
   }
   if (fields.failed()) return fail("has a damaged annotation");
-  into[key] = std::move(value);
+  for (auto& [name, held] : into) {
+    if (name == key) {
+      held = std::move(value);
+      return true;
+    }
+  }
+  into.emplace_back(std::move(key), std::move(value));
   return true;
 }
 
@@ -325,7 +371,11 @@ bool PerfettoTraceReader::trackEvent(std::string_view bytes, int64_t tNs) {
   int type = 0;
   uint64_t trackUuid = 0, nameIid = 0;
   int64_t counterValue = 0;
-  std::vector<uint64_t> extraTracks, extraValues;  // a packet's other counters at its time
+  // A packet's other counters at its time, in vectors kept from one event to the next.
+  auto& extraTracks = extraTracks_;
+  auto& extraValues = extraValues_;
+  extraTracks.clear();
+  extraValues.clear();
   Annotations args;
   while (fields.next(f)) {
     if (f.number == 31 || f.number == 12) {
@@ -437,27 +487,17 @@ void PerfettoTraceReader::instant(const Track& track, const std::string& name, i
   add(g);
 }
 
-// "memory ROLE", "host memory ROLE", "unit memory blocks.3 ROLE", "unit host memory blocks.3 ROLE".
-void PerfettoTraceReader::counter(const Track& track, int64_t tNs, int64_t value) {
-  if (track.rank < 0) return;
-  const auto space = track.name.rfind("host ", 0) == 0 || track.name.rfind("unit host ", 0) == 0 ? 1 : 0;
-  const bool perUnit = track.name.rfind("unit ", 0) == 0;
-  const size_t lastSpace = track.name.rfind(' ');
-  const auto role = names::indexOf(std::string_view(track.name).substr(lastSpace + 1), names::role, kMemoryRoleCount);
-  if (!role || lastSpace == std::string::npos) return;
-  int32_t unit = kNoUnit;
-  if (perUnit) {
-    const size_t unitAt = track.name.rfind(' ', lastSpace - 1) + 1;
-    unit = unitFromName(track.name.substr(unitAt, lastSpace - unitAt));
-    if (unit == kNoUnit) return;
-  }
-  PendingSample& pending = counters_[{track.rank, space, unit}];
+// A value of a memory lane's counter (counterLaneOf); other counters are left out.
+void PerfettoTraceReader::counter(Track& track, int64_t tNs, int64_t value) {
+  if (track.rank < 0 || track.lane.role < 0) return;
+  if (!track.pending) track.pending = &counters_[{track.rank, track.lane.space, track.lane.unit}];
+  PendingSample& pending = *track.pending;
   if (tNs != pending.tNs) {
     if (tNs < pending.tNs) return;  // not written by shardscope (its lanes go forward): left out
-    memorySample(track.rank, space, unit, pending);
+    memorySample(track.rank, track.lane.space, track.lane.unit, pending);
     pending.tNs = tNs;
   }
-  pending.values.push_back({tNs, *role, value});
+  pending.values.push_back({tNs, track.lane.role, value});
 }
 
 // One lane's values at one time as one sample: Memory events, added as the rank recorded them. Two
@@ -499,6 +539,33 @@ void PerfettoTraceReader::finish() {
   for (auto& [key, pending] : counters_) memorySample(std::get<0>(key), std::get<1>(key), std::get<2>(key), pending);
 }
 
+// A file read in large blocks, for a reader that looks a little ahead of where it is (a byte at a
+// time through the stream took a fifth of a trace's reading).
+class BlockReader {
+ public:
+  explicit BlockReader(std::istream& in) : in_(in) {}
+  // The bytes from the read position on: at least `n` of them, fewer only where the file ends.
+  std::string_view ahead(size_t n) {
+    if (buffer_.size() - at_ < n) refill(n);
+    return std::string_view(buffer_).substr(at_);
+  }
+  void skip(size_t n) { at_ += n; }
+
+ private:
+  static constexpr size_t kBlockBytes = size_t{4} << 20;
+  void refill(size_t n) {
+    buffer_.erase(0, at_);
+    at_ = 0;
+    const size_t held = buffer_.size();
+    buffer_.resize(std::max(n, kBlockBytes));
+    in_.read(buffer_.data() + held, static_cast<std::streamsize>(buffer_.size() - held));
+    buffer_.resize(held + static_cast<size_t>(in_.gcount()));
+  }
+  std::istream& in_;
+  std::string buffer_;
+  size_t at_ = 0;
+};
+
 }  // namespace
 
 bool looksLikePerfettoTrace(const std::string& path) {
@@ -526,32 +593,34 @@ LoadedTrace loadPerfettoTrace(const std::string& path, size_t detailEvents) {
     return out;
   }
   PerfettoTraceReader reader(out);
-  std::string packet;
+  BlockReader blocks(in);
   for (size_t index = 1;; ++index) {
-    char key = 0;
-    if (!in.get(key)) break;
+    // Trace.packet: field 1, length-delimited (key 0x0A), then the packet's size as a varint.
+    const std::string_view head = blocks.ahead(11);
+    if (head.empty()) break;
     uint64_t size = 0;
-    int shift = 0;
-    char byte = 0;
-    while (shift < 64 && in.get(byte)) {
-      size |= static_cast<uint64_t>(static_cast<uint8_t>(byte) & 0x7f) << shift;
-      shift += 7;
-      if (!(static_cast<uint8_t>(byte) & 0x80)) break;
+    size_t used = 1;
+    bool sized = false;
+    for (int shift = 0; shift < 64 && used < head.size() && !sized; shift += 7) {
+      const auto byte = static_cast<uint8_t>(head[used++]);
+      size |= static_cast<uint64_t>(byte & 0x7f) << shift;
+      sized = !(byte & 0x80);
     }
-    if (key != 0x0A || !in || size > kMaxPacketBytes) {
+    if (head[0] != 0x0A || !sized || size > kMaxPacketBytes) {
       out.error = "'" + path + "' is not a shardscope Perfetto trace past its packet " + std::to_string(index - 1) +
                   " (written by --trace FILE.pftrace; a file cut short or of another kind)";
       return out;
     }
-    packet.resize(size);
-    if (!in.read(packet.data(), static_cast<std::streamsize>(size))) {
+    const std::string_view packet = blocks.ahead(used + size);
+    if (packet.size() < used + size) {
       out.error = "'" + path + "' ends inside its packet " + std::to_string(index) + ": the file is cut short";
       return out;
     }
-    if (!reader.packet(packet)) {
+    if (!reader.packet(packet.substr(used, size))) {
       out.error = "'" + path + "' " + reader.error() + " (packet " + std::to_string(index) + ")";
       return out;
     }
+    blocks.skip(used + size);
   }
   reader.finish();
   const int ranks = out.recording.ranks();

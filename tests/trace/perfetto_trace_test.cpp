@@ -155,6 +155,42 @@ TEST(PerfettoTrace, IsToldByItsContentNotItsName) {
   EXPECT_EQ(loaded.recording.rank(0).steps.size(), 1u);
 }
 
+// The reader takes the file in blocks of a few MiB: packets that straddle two blocks, and one
+// larger than a block (a long label's), come back whole.
+TEST(PerfettoTrace, PacketsAcrossAndLargerThanTheReadersBlocksComeBackWhole) {
+  const auto dir = testing::freshTempDir("perfetto_blocks");
+  constexpr int kSteps = 200000;
+  RunRecording rec(1);
+  for (int k = 0; k < kSteps; ++k) {
+    Event step;
+    step.kind = EventKind::Compute;
+    step.op = static_cast<uint8_t>(ComputeKind::Step);
+    step.step = k;
+    step.beginNs = 10 + 100 * int64_t{k};
+    step.endNs = step.beginNs + 50 + k % 7;
+    rec.add(step);
+  }
+  Event group;  // its label interned in a packet of its own, 9 MiB: two blocks and more
+  group.kind = EventKind::Group;
+  group.beginNs = group.endNs = 20;
+  group.text = std::string(size_t{9} << 20, 'x');
+  rec.add(group);
+  {
+    std::ofstream out(dir + "/t.pftrace", std::ios::binary);
+    writeTrace(TraceFormat::Perfetto, out, rec, {{"strategy", "full_shard"}}, {});
+  }
+  const auto loaded = loadPerfettoTrace(dir + "/t.pftrace");
+  ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+  EXPECT_EQ(loaded.config.strategy, StrategyKind::FullShard);
+  ASSERT_EQ(loaded.recording.rank(0).groups.size(), 1u);
+  EXPECT_EQ(loaded.recording.rank(0).groups[0].toEvent(0).text, group.text) << "the packet larger than a block";
+  const auto& steps = loaded.recording.rank(0).steps;
+  ASSERT_EQ(steps.size(), static_cast<size_t>(kSteps));
+  for (int k = 0; k < kSteps; k += 997) {
+    EXPECT_EQ(steps[static_cast<size_t>(k)].endNs - steps[static_cast<size_t>(k)].beginNs, 50 + k % 7) << k;
+  }
+}
+
 // An offset inside the first packet that starts at or after `from`: one byte past its tag. Cut at
 // a boundary between packets, a trace is a shorter whole trace (the cut at half the bytes once
 // fell on one), so the cut is placed inside a packet.
