@@ -87,6 +87,7 @@ std::string EngineSessionControl::openRecord(const std::vector<std::string>& pat
     openStatus_.reading = true;
     openStatus_.what = paths.front() + (paths.size() > 1 ? " and " + std::to_string(paths.size() - 1) + " more" : "");
     openStatus_.beside = beside;
+    readProgress_ = std::make_unique<files::ReadProgress>(paths);
   }
   worker_ = std::thread([this, paths, beside] {
     ui::OpenedRecord record = ui::openRecord(paths, sessionDetailEvents_);
@@ -111,7 +112,9 @@ std::string EngineSessionControl::openRecord(const std::vector<std::string>& pat
 
 ui::OpenStatus EngineSessionControl::openStatus() const {
   std::lock_guard<std::mutex> lock(openMutex_);
-  return openStatus_;
+  ui::OpenStatus status = openStatus_;
+  if (status.reading && readProgress_) status.progress = readProgress_->describe();
+  return status;
 }
 
 void EngineSessionControl::launch(std::vector<RunConfig> runs, std::vector<std::string> titles) {

@@ -4,11 +4,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 
+#include "files/read_progress.h"
 #include "ui/session_store.h"
 
 namespace shardscope::app {
@@ -62,6 +64,7 @@ class EngineSessionControl final : public ui::EngineControl {
   mutable std::optional<std::string> memoryProblem_;
   mutable std::mutex openMutex_;  // guards openStatus_, which the worker thread writes
   ui::OpenStatus openStatus_;
+  std::unique_ptr<files::ReadProgress> readProgress_;  // the open being read; guarded by openMutex_
 };
 
 }  // namespace shardscope::app

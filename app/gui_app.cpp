@@ -11,6 +11,7 @@
 #include "app/interrupt.h"
 #include "app/job_summary.h"
 #include "app/live_job.h"
+#include "app/reading_notice.h"
 #include "stats/summary_reader.h"
 #include "import/profiler_trace.h"
 #include "trace/rank_event_files.h"
@@ -161,7 +162,10 @@ int runLessonGui(const lessons::Lesson& lesson, const std::string& workerExecuta
 bool knownTab(const std::string& name) { return ui::bottomTabTitle(name) != nullptr; }
 
 int viewFile(const std::vector<std::string>& paths, const WindowChoice& choice) {
-  ui::OpenedRecord record = ui::openRecord(paths, sessionDetailEvents(choice));
+  ui::OpenedRecord record = [&] {
+    ReadingNotice notice("shardscope view", paths);
+    return ui::openRecord(paths, sessionDetailEvents(choice));
+  }();
   if (!record.error.empty()) {
     std::fprintf(stderr, "shardscope: %s\n", record.error.c_str());
     return 2;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "app/reading_notice.h"
 #include "engine/launch/run_types.h"
 #include "engine/launch/run_summary.h"
 #include "files/output_file.h"
@@ -105,7 +106,10 @@ void printTerminalNotes(const std::string& lines) {
 
 int writeJobSummary(const std::vector<std::string>& paths, const std::string& summaryPath) {
   if (isFlightRecorderJob(paths)) return writeHangSummary(paths, summaryPath);
-  auto loaded = loadJob(paths);
+  auto loaded = [&] {
+    ReadingNotice notice("shardscope view", paths);
+    return loadJob(paths);
+  }();
   const bool profiler = !loaded.jobLabel.empty();  // a PyTorch job's own traces
   const std::string dir =
       paths.front() + (paths.size() > 1 ? " and " + std::to_string(paths.size() - 1) + " more" : "");

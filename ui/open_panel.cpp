@@ -92,7 +92,7 @@ std::string drawListing(OpenChoice& choice) {
 void drawStatus(const OpenChoice& choice, const OpenStatus& status) {
   if (!choice.message.empty()) red(choice.message);
   if (status.reading) {
-    wrappedHint("%s", ("Reading " + status.what + " ...").c_str());
+    wrappedHint("%s", ("Reading " + status.what + " ... " + status.progress).c_str());
   } else if (status.finished > 0 && !status.error.empty()) {
     red("Could not open: " + status.error);
   } else if (status.finished > 0) {

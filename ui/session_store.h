@@ -81,6 +81,7 @@ struct OpenStatus {
   bool reading = false;
   uint64_t finished = 0;   // opens finished so far: the window takes in each once
   std::string what;        // the path (or the first of the files) read, or being read
+  std::string progress;    // while reading: "45% of 870 MB" (files::ReadProgress)
   bool beside = false;     // added to the sessions shown rather than in place of them
   std::string error;       // the last finished open's: why nothing was opened (the sessions stay)
   std::string notes;       // its lines on what was read with something missing or moved

@@ -1,0 +1,38 @@
+// How far a command has read the recordings it was asked to open, with no hook in any reader:
+// Linux counts every byte a process reads (/proc/self/io, rchar), through a stream or gzip alike,
+// and the files' sizes are known before the reading starts. Other reads meanwhile (a font, a
+// socket) count too, so the share stops short of whole until the reading ends.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shardscope::files {
+
+// Bytes this process has read so far (rchar of /proc/self/io), or nothing where it cannot tell.
+std::optional<uint64_t> processReadBytes();
+
+// The bytes of `paths`: a file's size, a directory's files (two levels down) added up.
+uint64_t bytesOfPaths(const std::vector<std::string>& paths);
+
+class ReadProgress {
+ public:
+  // Counting from now, of `paths`.
+  explicit ReadProgress(const std::vector<std::string>& paths);
+  uint64_t totalBytes() const { return totalBytes_; }
+  // The share read so far, 0 to 0.99; -1 where the process's reads cannot be counted.
+  double share() const;
+  // "45% of 870 MB", or "870 MB" where the share cannot be told.
+  std::string describe() const;
+
+ private:
+  uint64_t totalBytes_ = 0;
+  std::optional<uint64_t> readAtStart_;
+};
+
+// "870 MB", "1.8 GB", "512 KB": a file's size as a person reads it.
+std::string describeFileBytes(uint64_t bytes);
+
+}  // namespace shardscope::files
