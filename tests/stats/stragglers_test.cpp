@@ -262,7 +262,8 @@ TEST(Stragglers, AnImportedTraceMatchesEachCollectiveInTheGroupItsRanksName) {
 // noise floor and the collectives that counted were those a loaded machine's noise decided (CI
 // once saw 12 of 17 under full_shard). At 1:3 over 6 steps, 3 ranks on 2 cores beside another
 // test still gave 69 to 71 % now and then (a clean clone's CI, and 1 run in 6 beside a busy
-// loop); 1:5 over 10 steps passed 8 of 8 beside two.
+// loop); 1:5 over 10 steps passed 8 of 8 beside two, but on 2026-12-05 gave 74 and 75 % under
+// full_shard (in a full ctest, and 1 run in 6 beside two busy loops); 1:8 passed 8 of 8 beside two.
 TEST(Stragglers, ASlowRankIsTheStragglerUnderDdpAndFsdp) {
   const auto dir = testing::freshTempDir("stragglers_slow_rank");
   for (const std::string strategy : {"ddp", "full_shard"}) {
@@ -270,12 +271,12 @@ TEST(Stragglers, ASlowRankIsTheStragglerUnderDdpAndFsdp) {
     const auto r = testing::runShardscope(
         {"run",   "--model",    "gpt",     "--layers",    "2",       "--hidden",  "128",     "--heads", "4",
          "--seq", "32",         "--vocab", "37",          "--batch", "6",         "--world", "3",       "--steps",
-         "10",    "--strategy", strategy,  "--slow-rank", "1:5",     "--summary", summary});
+         "10",    "--strategy", strategy,  "--slow-rank", "1:8",     "--summary", summary});
     ASSERT_EQ(r.exitCode, 0) << r.output;
     EXPECT_NE(r.output.find("Stragglers: of the collectives one rank issued clearly last"), std::string::npos)
         << r.output;
     const auto s = nlohmann::json::parse(std::ifstream(summary));
-    EXPECT_EQ(s["config"]["slow-rank"], "1:5");
+    EXPECT_EQ(s["config"]["slow-rank"], "1:8");
     const auto& ranks = s["ranks"];
     const auto share = [&](int rank) { return ranks[rank]["last_arrival_share"].get<double>(); };
     EXPECT_GE(share(1), 0.8) << strategy << ": " << ranks.dump();
