@@ -25,6 +25,7 @@
 #include "ui/column_peaks.h"
 #include "ui/theme.h"
 #include "ui/headless_frame.h"
+#include "ui/playhead.h"
 #include "ui/rank_rows.h"
 #include "ui/record_files.h"
 #include "ui/synthetic_recording.h"
@@ -118,6 +119,50 @@ void measureLiveRun(const Measure& measure, shardscope::ui::SessionStore& store,
   setStatus(SessionStatus::Done);
 }
 
+// A live window past its budget folds its oldest steps as the next step ends (a sixteenth of them,
+// every rank through the same step). With every rank folded before the marks' next pass, the
+// folded groups' marks are dropped and the new ones made (updateGroupMarks), where before every
+// mark was made again (eventGroupMarks, timed beside it). Last: it folds the bench's recording.
+void measureFoldedMarks(shardscope::ui::SessionStore& store) {
+  using namespace shardscope;
+  auto lock = store.lock();
+  auto& rec = store.sessions().front().recording;
+  // The synthetic run records no step ends: each rank's steps are given theirs, from its groups.
+  std::vector<std::vector<trace::Event>> stepEnds(static_cast<size_t>(rec.ranks()));
+  for (int r = 0; r < rec.ranks(); ++r) {
+    for (const auto& g : rec.rank(r).groups) {
+      auto& ends = stepEnds[static_cast<size_t>(r)];
+      if (ends.empty() || ends.back().step != g.step) {
+        trace::Event end;
+        end.kind = trace::EventKind::StepEnd;
+        end.rank = r;
+        end.step = g.step;
+        end.beginNs = g.beginNs;
+        ends.push_back(end);
+      }
+      ends.back().endNs = std::max(g.beginNs, g.endNs) + 1;
+    }
+    for (size_t k = 0; k + 1 < stepEnds[static_cast<size_t>(r)].size(); ++k)
+      rec.add(stepEnds[static_cast<size_t>(r)][k]);
+  }
+  std::vector<ui::EventGroupMark> marks;
+  ui::GroupMarksBasis basis;
+  ui::updateGroupMarks(rec, marks, basis);
+  const size_t before = marks.size();
+  size_t events = 0;
+  for (int r = 0; r < rec.ranks(); ++r) events += rec.detailEvents(r);
+  rec.keepDetailWithinOverRanks(events - events / 64, [](int, trace::RankTimeline&&) {});
+  for (int r = 0; r < rec.ranks(); ++r) rec.add(stepEnds[static_cast<size_t>(r)].back());  // the last step ends
+  const auto start = std::chrono::steady_clock::now();
+  ui::updateGroupMarks(rec, marks, basis);
+  const double updated = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const auto again = std::chrono::steady_clock::now();
+  const size_t all = ui::eventGroupMarks(rec).size();
+  const double made = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - again).count();
+  std::printf("%-28s %.1f ms (%zu of %zu marks dropped, %s); making all %zu again: %.1f ms\n", "marks after a fold",
+              updated, basis.droppedMarks, before, basis.extended ? "the rest kept" : "all made again", all, made);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -206,5 +251,6 @@ int main(int argc, char** argv) {
   measure("playing, who holds what", 30);
   std::printf("%-28s %d cells, ring %s\n", "  (holdings drawn)", state.lastHoldings.cells,
               state.ringShown ? state.ringCollective.c_str() : "not shown");
+  measureFoldedMarks(store);
   return 0;
 }

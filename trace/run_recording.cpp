@@ -500,6 +500,7 @@ void movePrefix(std::vector<T>& from, std::vector<T>& to, Older older) {
 
 void foldFigures(FoldedSteps& f, const RankTimeline& older) {
   f.steps += static_cast<int>(older.steps.size());
+  f.groups += older.groups.size();
   for (const auto& s : older.steps) {
     f.losses.push_back(s.loss);
     f.stepSeconds.push_back(activeStepNs(s) / 1e9);

@@ -52,6 +52,7 @@ struct FoldedSteps {
   int64_t hiddenCommNs = 0;                                         // of it, under forward or backward compute
   int64_t recomputeNs = 0;                                          // activation checkpointing's forwards in backward
   int64_t activationSavedBytes = 0;                                 // the most held as any backward began
+  size_t groups = 0;  // event groups folded: a view that numbers a rank's groups from the run's first
 };
 
 // A GPU rank's host memory under --offload cpu (Memory events in MemorySpace::Host), by tensor

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 
 namespace shardscope::ui {
 
@@ -49,6 +50,14 @@ std::vector<std::vector<trace::GroupSpan>> fallbackGroups(const trace::RunRecord
   return out;
 }
 
+// Times can only grow with k; a rank's clock jitter must not make the arrows go backwards. From
+// mark `from` on.
+void keepMarksInOrder(std::vector<EventGroupMark>& marks, size_t from) {
+  for (size_t k = std::max<size_t>(from, 1); k < marks.size(); ++k) {
+    marks[k].tNs = std::max(marks[k].latestNs, marks[k - 1].tNs);
+  }
+}
+
 // Marks k from marks.size() on, for as many groups as every rank has: `groupsOf(r)` is rank r's.
 template <class GroupsOf>
 void appendMarks(const GroupsOf& groupsOf, int ranks, double originNs, std::vector<EventGroupMark>& marks) {
@@ -69,13 +78,18 @@ void appendMarks(const GroupsOf& groupsOf, int ranks, double originNs, std::vect
       const trace::GroupSpan& g = groupsOf(r)[k];
       latest = std::max(latest, std::max(g.beginNs, g.endNs));
     }
-    m.tNs = static_cast<double>(latest) - originNs;
+    m.latestNs = m.tNs = static_cast<double>(latest) - originNs;
     marks.push_back(m);
   }
-  // Times can only grow with k; a rank's clock jitter must not make the arrows go backwards.
-  for (size_t k = std::max<size_t>(from, 1); k < marks.size(); ++k) {
-    marks[k].tNs = std::max(marks[k].tNs, marks[k - 1].tNs);
-  }
+  keepMarksInOrder(marks, from);
+}
+
+// The marks of groups folded away, the first `count`, dropped; the rest kept in order from the
+// new first, as making them all again would.
+void dropFrontMarks(std::vector<EventGroupMark>& marks, size_t count) {
+  marks.erase(marks.begin(), marks.begin() + static_cast<std::ptrdiff_t>(count));
+  if (!marks.empty()) marks.front().tNs = marks.front().latestNs;
+  keepMarksInOrder(marks, 1);
 }
 
 bool recordsGroups(const trace::RunRecording& rec) {
@@ -90,31 +104,43 @@ bool sameGroup(const trace::GroupSpan& a, const trace::GroupSpan& b) {
          a.name == b.name && a.op == b.op && a.phase == b.phase;
 }
 
-// Whether every rank's groups only grew at their end since `basis` was taken: the same first and,
-// where it was, the same group at the old last place (a group inserted before it moves it on).
-bool onlyGrew(const trace::RunRecording& rec, const GroupMarksBasis& basis) {
-  if (basis.originNs != rec.originNs() || basis.sizes.size() != static_cast<size_t>(rec.ranks())) return false;
+// How many groups every rank folded away since `basis` was taken, the same number each, where
+// its groups otherwise only grew at their end: the same first (unless folded) and, where it was,
+// the same group at the old last place less the fold (a group inserted before it moves it on).
+// Nothing where that is not so.
+std::optional<size_t> foldedAndOnlyGrew(const trace::RunRecording& rec, const GroupMarksBasis& basis) {
+  if (basis.originNs != rec.originNs() || basis.sizes.size() != static_cast<size_t>(rec.ranks())) return std::nullopt;
+  std::optional<size_t> dropped;
   for (int r = 0; r < rec.ranks(); ++r) {
-    const auto& groups = rec.rank(r).groups;
-    const size_t was = basis.sizes[static_cast<size_t>(r)];
-    if (groups.size() < was) return false;
-    if (was > 0 && (!sameGroup(groups.front(), basis.firsts[static_cast<size_t>(r)]) ||
-                    !sameGroup(groups[was - 1], basis.lasts[static_cast<size_t>(r)]))) {
-      return false;
+    const auto& t = rec.rank(r);
+    const size_t at = static_cast<size_t>(r);
+    if (t.folded.groups < basis.folded[at]) return std::nullopt;
+    const size_t folded = t.folded.groups - basis.folded[at];
+    if (dropped && *dropped != folded) return std::nullopt;
+    dropped = folded;
+    const size_t was = basis.sizes[at];
+    if (folded > 0 && was <= folded) return std::nullopt;  // nothing left to tell a shift by
+    const size_t kept = was - folded;
+    if (t.groups.size() < kept) return std::nullopt;
+    if (kept > 0 && ((folded == 0 && !sameGroup(t.groups.front(), basis.firsts[at])) ||
+                     !sameGroup(t.groups[kept - 1], basis.lasts[at]))) {
+      return std::nullopt;
     }
   }
-  return true;
+  return dropped.value_or(0);
 }
 
 void takeBasis(const trace::RunRecording& rec, GroupMarksBasis& basis) {
   basis.fromGroups = recordsGroups(rec);
   basis.originNs = rec.originNs();
   basis.sizes.assign(static_cast<size_t>(rec.ranks()), 0);
+  basis.folded.assign(static_cast<size_t>(rec.ranks()), 0);
   basis.firsts.assign(static_cast<size_t>(rec.ranks()), trace::GroupSpan{});
   basis.lasts.assign(static_cast<size_t>(rec.ranks()), trace::GroupSpan{});
   for (int r = 0; r < rec.ranks(); ++r) {
     const auto& groups = rec.rank(r).groups;
     basis.sizes[static_cast<size_t>(r)] = groups.size();
+    basis.folded[static_cast<size_t>(r)] = rec.rank(r).folded.groups;
     if (groups.empty()) continue;
     basis.firsts[static_cast<size_t>(r)] = groups.front();
     basis.lasts[static_cast<size_t>(r)] = groups.back();
@@ -140,8 +166,12 @@ std::vector<EventGroupMark> eventGroupMarks(const trace::RunRecording& rec) {
 
 void updateGroupMarks(const trace::RunRecording& rec, std::vector<EventGroupMark>& marks, GroupMarksBasis& basis) {
   // Marks made from compute spans and collectives (no group recorded yet) are not extended by groups.
-  basis.extended = basis.fromGroups && recordsGroups(rec) && !marks.empty() && onlyGrew(rec, basis);
+  const bool fromGroups = basis.fromGroups && recordsGroups(rec) && !marks.empty();
+  const std::optional<size_t> dropped = fromGroups ? foldedAndOnlyGrew(rec, basis) : std::nullopt;
+  basis.extended = dropped && *dropped <= marks.size();
+  basis.droppedMarks = basis.extended ? *dropped : 0;
   if (basis.extended) {
+    if (basis.droppedMarks > 0) dropFrontMarks(marks, basis.droppedMarks);
     appendMarks([&](int r) -> const std::vector<trace::GroupSpan>& { return rec.rank(r).groups; }, rec.ranks(),
                 static_cast<double>(rec.originNs()), marks);
   } else {

@@ -29,7 +29,8 @@ constexpr double kMaxPlaySpeed = 1.0;
 // One event group on one clock: `tNs` is when the last rank entered it, so at that time every rank
 // has reached it; the label and step are rank 0's.
 struct EventGroupMark {
-  double tNs = 0;  // relative to the recording's origin
+  double tNs = 0;       // relative to the recording's origin, never before the mark before
+  double latestNs = 0;  // the ranks' latest time at the group, before that was applied
   // The group's label, interned (trace/names.h): a live run's marks are made again as it records,
   // and a string each was most of their cost.
   trace::NameId labelId = trace::kEmptyName;
@@ -48,13 +49,16 @@ struct GroupMarksBasis {
   bool fromGroups = false;  // the marks were made from Group events (not a recording's fallback)
   int64_t originNs = INT64_MAX;
   std::vector<size_t> sizes;
+  std::vector<size_t> folded;  // each rank's groups folded away by then (FoldedSteps::groups)
   std::vector<trace::GroupSpan> firsts, lasts;
-  bool extended = false;  // the last update only added the new groups' marks
+  bool extended = false;    // the last update only added the new groups' marks
+  size_t droppedMarks = 0;  // and dropped this many from the front, whose groups were folded
 };
 
 // `marks` (made from `basis`) brought up to the recording: where every rank's groups only grew at
-// their end since (a live run whose window has not folded), only the new groups' marks are made
-// (at 13.7 million events, making them all took 12 ms); otherwise all of them again.
+// their end since (a live run), only the new groups' marks are made (at 13.7 million events, making
+// them all took 12 ms); where every rank also folded the same number of groups away (a live run
+// past its window), their marks are dropped first. Otherwise all of them are made again.
 void updateGroupMarks(const trace::RunRecording& recording, std::vector<EventGroupMark>& marks, GroupMarksBasis& basis);
 
 // The mark at or before tNs (index), or -1.

@@ -62,7 +62,7 @@ TEST(GroupMarks, AddingTheNewGroupsMarksGivesWhatMakingThemAllGives) {
     std::vector<size_t> next(3, 0);
     std::vector<EventGroupMark> marks;
     GroupMarksBasis basis;
-    int extended = 0, updates = 0;
+    int extended = 0, updates = 0, acrossFolds = 0;
     while (next[0] < pending[0].size() || next[1] < pending[1].size() || next[2] < pending[2].size()) {
       const int r = static_cast<int>(rng() % 3);
       for (size_t burst = 1 + rng() % 30; burst > 0 && next[r] < pending[r].size(); --burst) {
@@ -71,12 +71,54 @@ TEST(GroupMarks, AddingTheNewGroupsMarksGivesWhatMakingThemAllGives) {
       updateGroupMarks(rec, marks, basis);
       ++updates;
       extended += basis.extended;
+      acrossFolds += basis.droppedMarks > 0;
       expectSameMarks(marks, eventGroupMarks(rec),
                       "keeping " + std::to_string(keepSteps) + " steps, update " + std::to_string(updates));
     }
     EXPECT_GT(extended, updates / 3) << "most updates only add marks";
+    // Each update here follows one rank's burst, so a fold is always one rank's alone: the ranks
+    // have then folded different numbers of groups, and all the marks are made again
+    // (FoldedMarksAreDropped... has every rank fold between updates).
     if (keepSteps > 0) EXPECT_LT(extended, updates) << "a fold makes them all again";
+    EXPECT_EQ(acrossFolds, 0);
   }
+}
+
+// A mark is kept from going before the one before it: a paused group ends after the next step's
+// first group began. Once the paused group is folded away, the new first mark has its own time, as
+// making the marks all again gives it.
+TEST(GroupMarks, FoldedMarksAreDroppedAndTheNewFirstHasItsOwnTime) {
+  trace::RunRecording rec;
+  rec.reset(2);
+  rec.keepLastSteps(2, [](int, trace::RankTimeline&&) {});
+  std::vector<EventGroupMark> marks;
+  GroupMarksBasis basis;
+  int acrossFolds = 0;
+  for (int step = 0; step < 8; ++step) {
+    const int64_t base = 1'000'000 + step * 1000;
+    for (int r = 0; r < 2; ++r) {
+      rec.add(groupEvent(r, base + r, base + r, step, "g0"));
+      rec.add(groupEvent(r, base + 300 + r, base + 1100 + r, step, "paused"));
+    }
+    updateGroupMarks(rec, marks, basis);
+    expectSameMarks(marks, eventGroupMarks(rec), "step " + std::to_string(step) + "'s groups");
+    for (int r = 0; r < 2; ++r) {
+      trace::Event end;
+      end.kind = trace::EventKind::StepEnd;
+      end.rank = r;
+      end.step = step;
+      end.beginNs = base;
+      end.endNs = base + 999;
+      rec.add(end);
+    }
+    updateGroupMarks(rec, marks, basis);
+    expectSameMarks(marks, eventGroupMarks(rec), "step " + std::to_string(step) + " ended");
+    acrossFolds += basis.droppedMarks > 0;
+  }
+  EXPECT_GE(acrossFolds, 2) << "each fold's marks dropped, not all made again";
+  ASSERT_FALSE(marks.empty());
+  EXPECT_EQ(marks.front().tNs, marks.front().latestNs) << "the first mark has its own time";
+  EXPECT_GT(marks[2].tNs, marks[2].latestNs) << "a later one is still kept after the paused group's end";
 }
 
 // A run's first collective (a broadcast before the first group) gives marks of its own, from the
