@@ -1,7 +1,8 @@
 // Reading a large recording takes seconds (a 20,000-step run's 870 MB trace, 7 s; a 1.8 GB JSON
 // trace, 23 s), and the terminal says so instead of staying silent. On a terminal, one line
 // rewritten every half second ("shardscope view: reading t.pftrace: 45% of 870 MB") and cleared
-// when the reading ends; in a log, one line as it starts. Recordings under `minBytes` say nothing.
+// when the reading ends; in a log, one line. Recordings under `minBytes`, and readings over within
+// the first half second (a file refused on its first bytes), say nothing.
 #pragma once
 
 #include <chrono>
@@ -24,7 +25,7 @@ class ReadingNotice {
     std::FILE* out = stderr;
     bool terminal = false;  // rewrite one line in place (stderr is a terminal)
     uint64_t minBytes = kDefaultMinBytes;
-    std::chrono::milliseconds every{500};  // how often a terminal's line is rewritten
+    std::chrono::milliseconds every{500};  // the first line's wait, and how often a terminal's is rewritten
   };
   // From now until the object ends: `paths` being read by `command` ("shardscope view").
   ReadingNotice(const std::string& command, const std::vector<std::string>& paths, Options options);
@@ -38,7 +39,7 @@ class ReadingNotice {
   void tell();
 
   files::ReadProgress progress_;
-  std::string prefix_;  // "shardscope view: reading t.pftrace"
+  std::string prefix_;  // "shardscope view: reading t.pftrace" (the whole path in a log)
   Options options_;
   std::mutex mutex_;
   std::condition_variable wake_;

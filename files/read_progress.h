@@ -1,7 +1,8 @@
 // How far a command has read the recordings it was asked to open, with no hook in any reader:
 // Linux counts every byte a process reads (/proc/self/io, rchar), through a stream or gzip alike,
-// and the files' sizes are known before the reading starts. Other reads meanwhile (a font, a
-// socket) count too, so the share stops short of whole until the reading ends.
+// and the files' sizes are known before the reading starts. An estimate: other reads meanwhile (a
+// font, a socket, a file's first bytes read twice to tell its kind) make it run ahead, and a
+// folder's files that no reader opens make it lag; it stays at 99% at most until the reading ends.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +15,8 @@ namespace shardscope::files {
 // Bytes this process has read so far (rchar of /proc/self/io), or nothing where it cannot tell.
 std::optional<uint64_t> processReadBytes();
 
-// The bytes of `paths`: a file's size, a directory's files (two levels down) added up.
+// The bytes of `paths`: a file's size, a directory's files (two levels down) added up, whether
+// or not a reader opens them all.
 uint64_t bytesOfPaths(const std::vector<std::string>& paths);
 
 class ReadProgress {

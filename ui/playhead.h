@@ -58,7 +58,8 @@ struct GroupMarksBasis {
 // `marks` (made from `basis`) brought up to the recording: where every rank's groups only grew at
 // their end since (a live run), only the new groups' marks are made (at 13.7 million events, making
 // them all took 12 ms); where every rank also folded the same number of groups away (a live run
-// past its window), their marks are dropped first. Otherwise all of them are made again.
+// past its window, once every rank has passed the step it folds through: their step ends come
+// milliseconds apart), their marks are dropped first. Otherwise all of them are made again.
 void updateGroupMarks(const trace::RunRecording& recording, std::vector<EventGroupMark>& marks, GroupMarksBasis& basis);
 
 // The mark at or before tNs (index), or -1.

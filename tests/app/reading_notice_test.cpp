@@ -1,5 +1,5 @@
 // Reading a large recording says so on the terminal: one line rewritten in place on a terminal and
-// cleared at the end, one line in a log, nothing for a small one.
+// cleared at the end, one line in a log, nothing for a small one or one over at once.
 #include "app/reading_notice.h"
 
 #include <gtest/gtest.h>
@@ -29,14 +29,19 @@ std::string written(const std::string& path, ReadingNotice::Options options, Dur
   return text;
 }
 
-TEST(ReadingNotice, ALogGetsOneLineAndASmallRecordingNone) {
+TEST(ReadingNotice, ALogGetsOneLineAndASmallOrQuickReadingNone) {
   const auto dir = testing::freshTempDir("reading_notice_log");
   std::ofstream(dir + "/t.pftrace", std::ios::binary) << std::string(3000000, 'x');
   ReadingNotice::Options log;
   log.minBytes = 1000000;
-  EXPECT_EQ(written(dir + "/t.pftrace", log, [] {}), "shardscope view: reading " + dir + "/t.pftrace (3 MB)\n");
+  log.every = std::chrono::milliseconds(20);
+  const auto aWhile = [] { std::this_thread::sleep_for(std::chrono::milliseconds(300)); };
+  EXPECT_EQ(written(dir + "/t.pftrace", log, aWhile), "shardscope view: reading " + dir + "/t.pftrace (3 MB)\n");
+  log.every = std::chrono::seconds(30);
+  EXPECT_EQ(written(dir + "/t.pftrace", log, [] {}), "") << "over before the first interval";
+  log.every = std::chrono::milliseconds(20);
   log.minBytes = 4000000;
-  EXPECT_EQ(written(dir + "/t.pftrace", log, [] {}), "") << "under the least size told of";
+  EXPECT_EQ(written(dir + "/t.pftrace", log, aWhile), "") << "under the least size told of";
 }
 
 TEST(ReadingNotice, ATerminalsLineIsRewrittenWithTheShareThenCleared) {
@@ -52,7 +57,7 @@ TEST(ReadingNotice, ATerminalsLineIsRewrittenWithTheShareThenCleared) {
     in.read(half.data(), static_cast<std::streamsize>(half.size()));
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   });
-  const std::string line = "\rshardscope view: reading " + dir + "/t.pftrace: ";
+  const std::string line = "\rshardscope view: reading t.pftrace: ";  // the name alone: a long path would wrap
   EXPECT_EQ(text.find(line), 0u) << text;
   EXPECT_NE(text.find(line, 1), std::string::npos) << "rewritten at each interval: " << text;
   EXPECT_NE(text.find("% of 3 MB\033[K"), std::string::npos) << text;
