@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "files/user_json.h"
+#include "import/profiler_compute.h"
 #include "import/profiler_roles.h"
 #include "trace/format.h"
 
@@ -284,8 +285,31 @@ int64_t ownPartBytes(const RankTrace& trace, const Span& op, const std::optional
   return splits[static_cast<size_t>(index)] * (e.bytes / rows);
 }
 
+// A collective's unit, and its phase into `e`: from FSDP2's annotation around it where there is
+// one ("FSDP::all_gather (blocks.1)"), else from the host's compute span it ran in, as a kernel's
+// are (a tensor-parallel all-reduce in blocks.1's forward, between FSDP2's pre- and post-forward
+// hooks); "model", in backward, where neither says.
+std::string unitAndPhaseOf(const RankTrace& trace, const Span& op, const std::vector<Event>& host, Event& e) {
+  std::string unit = "model";
+  e.phase = static_cast<uint8_t>(Phase::Backward);
+  for (const Span* s : profiler::spansAt(trace, op.thread, op.begin)) {
+    const std::string u = fsdpUnitOf(s->name);
+    if (!u.empty() && unit == "model") unit = u;
+    if (s->name.find("forward") != std::string::npos || startsWith(s->name, "FSDP::all_gather")) {
+      e.phase = static_cast<uint8_t>(Phase::Forward);
+    }
+    if (s->name.find("backward") != std::string::npos) e.phase = static_cast<uint8_t>(Phase::Backward);
+  }
+  if (unit != "model") return unit;
+  const Event* around = hostSpanAt(host, op.begin);
+  const auto kind = around ? static_cast<ComputeKind>(around->op) : ComputeKind::Optimizer;
+  if (kind != ComputeKind::Forward && kind != ComputeKind::Backward) return unit;
+  e.phase = around->phase;
+  return around->text;
+}
+
 Event collectiveEvent(const RankTrace& trace, const Span& op, CollectiveOp kind, const Span* backend,
-                      CollectiveNotes& notes) {
+                      const std::vector<Event>& host, CollectiveNotes& notes) {
   Event e;
   e.kind = EventKind::Collective;
   e.rank = trace.rank;
@@ -324,17 +348,7 @@ Event collectiveEvent(const RankTrace& trace, const Span& op, CollectiveOp kind,
   e.bytesOut = out * width;
   if (kind == CollectiveOp::AllToAll) e.count = ownPartBytes(trace, op, params, e);
   if (isPointToPoint(kind)) e.count = peerOf(op);
-  // The unit and phase from FSDP2's annotation around it, where there is one.
-  std::string unit = "model";
-  e.phase = static_cast<uint8_t>(Phase::Backward);
-  for (const Span* s : profiler::spansAt(trace, op.thread, op.begin)) {
-    const std::string u = fsdpUnitOf(s->name);
-    if (!u.empty() && unit == "model") unit = u;
-    if (s->name.find("forward") != std::string::npos || startsWith(s->name, "FSDP::all_gather")) {
-      e.phase = static_cast<uint8_t>(Phase::Forward);
-    }
-    if (s->name.find("backward") != std::string::npos) e.phase = static_cast<uint8_t>(Phase::Backward);
-  }
+  std::string unit = unitAndPhaseOf(trace, op, host, e);
   if (isPointToPoint(kind)) unit = peerText(op, kind, e.count);
   e.text = unit;
   if (backend && backend->name.find(collectiveOpName(kind)) == std::string::npos) e.text += "|" + backend->name;
@@ -405,8 +419,8 @@ Event kernelCollective(const RankTrace& trace, const Span& kernel, CollectiveOp 
 
 // PyTorch 1.x: a backend's span with no c10d op around it is the collective's only host record
 // (nccl:all_to_all, inside a record_param_comms that names nothing).
-void readBackendSpansAlone(const RankTrace& trace, const std::vector<bool>& matched, std::vector<Event>& out,
-                           CollectiveNotes& notes) {
+void readBackendSpansAlone(const RankTrace& trace, const std::vector<bool>& matched, const std::vector<Event>& host,
+                           std::vector<Event>& out, CollectiveNotes& notes) {
   for (size_t i = 0; i < trace.backendSpans.size(); ++i) {
     const Span& b = trace.backendSpans[i];
     if (matched[i]) continue;
@@ -419,12 +433,13 @@ void readBackendSpansAlone(const RankTrace& trace, const std::vector<bool>& matc
     const auto kind = kindOfName(b.name);
     if (inAnOp || !kind) continue;
     if (trace.rank == 0) ++notes.fromBackend;
-    out.push_back(collectiveEvent(trace, b, *kind, nullptr, notes));
+    out.push_back(collectiveEvent(trace, b, *kind, nullptr, host, notes));
   }
 }
 
 // record_param_comms naming its collective, with no op or backend span around or inside it.
-void readParamsAlone(const RankTrace& trace, std::vector<Event>& out, CollectiveNotes& notes) {
+void readParamsAlone(const RankTrace& trace, const std::vector<Event>& host, std::vector<Event>& out,
+                     CollectiveNotes& notes) {
   for (const auto& [thread, t] : trace.threads) {
     for (const Span& s : t.spans) {
       if (s.name != "record_param_comms" || !s.args || !s.args->contains("Collective name")) continue;
@@ -436,7 +451,7 @@ void readParamsAlone(const RankTrace& trace, std::vector<Event>& out, Collective
       });
       if (wrapsBackend) continue;
       if (trace.rank == 0) ++notes.fromParams;
-      out.push_back(collectiveEvent(trace, s, *kind, nullptr, notes));
+      out.push_back(collectiveEvent(trace, s, *kind, nullptr, host, notes));
     }
   }
 }
@@ -473,16 +488,17 @@ void readKernelsAlone(const RankTrace& trace, std::vector<Event>& out, Collectiv
 
 void readProfilerCollectives(const RankTrace& trace, std::vector<Event>& out, CollectiveNotes& notes) {
   BackendMatch backends(trace);
+  const std::vector<Event> host = hostComputeSpans(trace);
   for (const Span& op : trace.c10dOps) {
     const auto kind = collectiveOpOf(op.name);
     if (!kind) {
       if (trace.rank == 0) ++notes.unreadOps;
       continue;
     }
-    out.push_back(collectiveEvent(trace, op, *kind, backends.of(op, *kind), notes));
+    out.push_back(collectiveEvent(trace, op, *kind, backends.of(op, *kind), host, notes));
   }
-  readBackendSpansAlone(trace, backends.matched(), out, notes);
-  readParamsAlone(trace, out, notes);
+  readBackendSpansAlone(trace, backends.matched(), host, out, notes);
+  readParamsAlone(trace, host, out, notes);
   readKernelsAlone(trace, out, notes);
 }
 

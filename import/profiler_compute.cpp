@@ -72,29 +72,13 @@ void readHostCompute(const RankTrace& trace, std::vector<Event>& out) {
   }
 }
 
-// The host span (from readHostCompute, sorted by begin) in force at `t`: the latest begun that has
-// not ended, so the innermost of nested ones (a block's forward inside the root's); null for none.
-// The search looks back over a bounded number of spans: a span ended that many spans ago is no
-// longer a candidate (the root's forward spans a few hundred blocks' at most).
-const Event* hostSpanAt(const std::vector<Event>& host, int64_t t) {
-  constexpr int kLookBack = 1024;
-  auto it = std::upper_bound(host.begin(), host.end(), t, [](int64_t v, const Event& e) { return v < e.beginNs; });
-  for (int n = 0; it != host.begin() && n < kLookBack; ++n) {
-    --it;
-    if (it->endNs >= t) return &*it;
-  }
-  return nullptr;
-}
-
 // On a GPU the host's spans say when work was launched, not when it ran: the compute is the GPU's
 // own kernels, each taking the phase, unit and step of the host span its launch was made in
 // (matched by Kineto's correlation id); a kernel launched outside them is forward when the training
 // thread launched it and backward when autograd's thread did. Kernels that touch or overlap on the
 // device (several streams) and share all three are one span.
 void readKernelCompute(const RankTrace& trace, std::vector<Event>& out) {
-  std::vector<Event> host;
-  readHostCompute(trace, host);
-  std::sort(host.begin(), host.end(), [](const Event& a, const Event& b) { return a.beginNs < b.beginNs; });
+  const std::vector<Event> host = hostComputeSpans(trace);
   std::map<int64_t, const profiler::Launch*> launchOf;
   for (const auto& l : trace.launches) launchOf.emplace(l.correlation, &l);
   std::vector<Event> spans;
@@ -121,6 +105,26 @@ void readKernelCompute(const RankTrace& trace, std::vector<Event>& out) {
 }
 
 }  // namespace
+
+std::vector<Event> hostComputeSpans(const RankTrace& trace) {
+  std::vector<Event> host;
+  readHostCompute(trace, host);
+  std::sort(host.begin(), host.end(), [](const Event& a, const Event& b) { return a.beginNs < b.beginNs; });
+  return host;
+}
+
+// The latest begun that has not ended, so the innermost of nested ones (a block's forward inside
+// the root's). The search looks back over a bounded number of spans: a span ended that many spans
+// ago is no longer a candidate (the root's forward spans a few hundred blocks' at most).
+const Event* hostSpanAt(const std::vector<Event>& host, int64_t t) {
+  constexpr int kLookBack = 1024;
+  auto it = std::upper_bound(host.begin(), host.end(), t, [](int64_t v, const Event& e) { return v < e.beginNs; });
+  for (int n = 0; it != host.begin() && n < kLookBack; ++n) {
+    --it;
+    if (it->endNs >= t) return &*it;
+  }
+  return nullptr;
+}
 
 void readProfilerCompute(const RankTrace& trace, std::vector<Event>& out) {
   if (trace.computeKernels.empty()) {

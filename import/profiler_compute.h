@@ -17,4 +17,10 @@ namespace shardscope::trace {
 
 void readProfilerCompute(const profiler::RankTrace& trace, std::vector<Event>& out);
 
+// The host's compute spans above (FSDP2's per unit, DDP's, the optimizer's), sorted by begin; and
+// the one in force at `t` (the innermost begun and not ended), or null: what a collective with no
+// FSDP2 annotation around it (a tensor-parallel all-reduce) ran in.
+std::vector<Event> hostComputeSpans(const profiler::RankTrace& trace);
+const Event* hostSpanAt(const std::vector<Event>& host, int64_t t);
+
 }  // namespace shardscope::trace

@@ -710,3 +710,32 @@ TEST(ProfilerLayouts, EveryCollectiveOfEveryLayoutIsCountedOnce) {
 
 }  // namespace
 }  // namespace shardscope::trace
+
+namespace shardscope::trace {
+namespace {
+
+// A real job of DTensor's tensor parallelism inside FSDP2 (tests/data/pytorch_nccl_h200/tp_fsdp_w4,
+// 4 blocks, 3 recorded steps): no FSDP2 annotation is around the tensor groups' all-reduces, so each
+// takes the unit and phase of the block's forward or backward it ran in (between FSDP2's pre- and
+// post- hooks), as a kernel does. Per step and rank: 8 in forward (attention's and the mlp's
+// row-wise linear in each block), 16 in backward (the column-wise linears' input gradients).
+TEST(ProfilerTrace, TensorParallelAllReducesTakeTheBlockAndPhaseTheyRanIn) {
+  const auto loaded = loadJobDirectory(std::string(SHARDSCOPE_TEST_DATA) + "/pytorch_nccl_h200/tp_fsdp_w4");
+  ASSERT_EQ(loaded.error, "");
+  for (int r = 0; r < loaded.recording.ranks(); ++r) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    int forward = 0, backward = 0;
+    for (const auto& c : loaded.recording.rank(r).collectives) {
+      if (c.processGroup != static_cast<uint8_t>(ProcessGroup::Tensor)) continue;
+      ASSERT_EQ(static_cast<CollectiveOp>(c.op), CollectiveOp::AllReduce);
+      EXPECT_EQ(collectiveUnit(c).rfind("blocks.", 0), 0u) << collectiveUnit(c);
+      forward += c.phase == static_cast<uint8_t>(Phase::Forward);
+      backward += c.phase == static_cast<uint8_t>(Phase::Backward);
+    }
+    EXPECT_EQ(forward, 3 * 8);
+    EXPECT_EQ(backward, 3 * 16);
+  }
+}
+
+}  // namespace
+}  // namespace shardscope::trace
