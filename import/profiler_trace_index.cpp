@@ -8,6 +8,7 @@
 
 #include "files/user_json.h"
 #include "import/chrome_trace_stream.h"
+#include "trace/events.h"
 
 namespace shardscope::trace::profiler {
 
@@ -41,6 +42,11 @@ struct ArgsReader {
     m.bytes = values[0];
     m.addr = values[1];
     m.totalAllocated = found[2] ? values[2] : m.bytes;
+    if (!plausibleMemoryBytes(m.bytes) || !plausibleMemoryBytes(m.totalAllocated)) {
+      return "its \"args.Bytes\" or \"args.Total Allocated\" is " +
+             std::to_string(plausibleMemoryBytes(m.bytes) ? m.totalAllocated : m.bytes) +
+             ", more than any allocation (1 PiB either way): the file is damaged";
+    }
     m.deviceType = static_cast<int>(values[3]);
     m.deviceId = found[4] ? static_cast<int>(values[4]) : -1;
     return "";

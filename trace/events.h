@@ -103,6 +103,11 @@ constexpr int kGroupKindCount = 6;
 // collector's hellos): 1024 GPUs at the most.
 constexpr int kMaxRanks = 1024;
 
+// More bytes than any device or host holds (1 PiB): a memory figure beyond it, either way, is a
+// damaged file's, and the readers refuse it (summed as they came, such figures overflowed).
+constexpr int64_t kMaxMemoryBytes = int64_t{1} << 50;
+inline bool plausibleMemoryBytes(int64_t bytes) { return bytes >= -kMaxMemoryBytes && bytes <= kMaxMemoryBytes; }
+
 // Memory events name the model unit their bytes belong to: a block index, -1 for the root (as
 // model_layout.h's kRootUnit), or kNoUnit for memory of no one unit (buckets, flat buffers, data).
 constexpr int32_t kNoUnit = INT32_MIN;

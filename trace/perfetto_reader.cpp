@@ -166,7 +166,7 @@ class PerfettoTraceReader {
   bool extraCounters(const std::vector<uint64_t>& tracks, const std::vector<uint64_t>& values, int64_t tNs);
   bool annotation(std::string_view bytes, Annotations& into);
   void endSlice(const Track& track, OpenSlice slice, int64_t endNs);
-  void counter(Track& track, int64_t tNs, int64_t value);
+  bool counter(Track& track, int64_t tNs, int64_t value);  // false (with error()) for a value past 1 PiB
   void instant(const Track& track, const std::string& name, int64_t tNs, const Annotations& args);
   void memorySample(int rank, int space, int32_t unit, PendingSample& pending);
   void add(const Event& e) {
@@ -360,7 +360,7 @@ bool PerfettoTraceReader::extraCounters(const std::vector<uint64_t>& tracks, con
   for (size_t i = 0; i < tracks.size(); ++i) {
     const auto track = tracks_.find(tracks[i]);
     if (track == tracks_.end()) return fail("has a counter on a track it never described");
-    counter(track->second, tNs, static_cast<int64_t>(values[i]));
+    if (!counter(track->second, tNs, static_cast<int64_t>(values[i]))) return false;
   }
   return true;
 }
@@ -411,8 +411,7 @@ bool PerfettoTraceReader::trackEvent(std::string_view bytes, int64_t tNs) {
       instant(track->second, name->second, tNs, args);
       return true;
     case kCounter:
-      counter(track->second, tNs, counterValue);
-      return extraCounters(extraTracks, extraValues, tNs);
+      return counter(track->second, tNs, counterValue) && extraCounters(extraTracks, extraValues, tNs);
     default:
       return true;  // a kind shardscope does not write: left out
   }
@@ -488,16 +487,21 @@ void PerfettoTraceReader::instant(const Track& track, const std::string& name, i
 }
 
 // A value of a memory lane's counter (counterLaneOf); other counters are left out.
-void PerfettoTraceReader::counter(Track& track, int64_t tNs, int64_t value) {
-  if (track.rank < 0 || track.lane.role < 0) return;
+bool PerfettoTraceReader::counter(Track& track, int64_t tNs, int64_t value) {
+  if (track.rank < 0 || track.lane.role < 0) return true;
+  if (value < 0 || value > kMaxMemoryBytes) {
+    return fail("has a memory counter of " + std::to_string(value) + " bytes on \"" + track.name + "\" of rank " +
+                std::to_string(track.rank) + ": a lane holds 0 to 1 PiB");
+  }
   if (!track.pending) track.pending = &counters_[{track.rank, track.lane.space, track.lane.unit}];
   PendingSample& pending = *track.pending;
   if (tNs != pending.tNs) {
-    if (tNs < pending.tNs) return;  // not written by shardscope (its lanes go forward): left out
+    if (tNs < pending.tNs) return true;  // not written by shardscope (its lanes go forward): left out
     memorySample(track.rank, track.lane.space, track.lane.unit, pending);
     pending.tNs = tNs;
   }
   pending.values.push_back({tNs, track.lane.role, value});
+  return true;
 }
 
 // One lane's values at one time as one sample: Memory events, added as the rank recorded them. Two

@@ -36,8 +36,8 @@ Event groupEvent(const nlohmann::json& e, int rank, bool paused) {
   Event g;
   g.kind = EventKind::Group;
   g.rank = rank;
-  g.beginNs = nanos(e["ts"].get<double>());
-  g.endNs = paused ? g.beginNs + nanos(e["dur"].get<double>()) - 1 : g.beginNs;
+  g.beginNs = nanos(e.at("ts").get<double>());
+  g.endNs = paused ? g.beginNs + nanos(e.at("dur").get<double>()) - 1 : g.beginNs;
   g.step = a.value("step", -1);
   g.microBatch = a.value("micro_batch", 0);
   g.op = indexOf(a.value("kind", ""), groupName, kGroupKindCount).value_or(0);
@@ -82,7 +82,7 @@ class TraceEventReader {
       return fail("is not a shardscope trace: its event " + std::to_string(index_) + " is a " + e.type_name() +
                   ", not an object (Chrome trace JSON written by --trace).");
     }
-    try {
+    try {  // fields are read with at(): a const object's [] of a missing key is undefined
       return readEvent(e);
     } catch (const nlohmann::json::exception&) {
       // Named by its field, not by the JSON library's "type must be number, but is object".
@@ -123,7 +123,7 @@ class TraceEventReader {
     }
     const int rank = static_cast<int>(pid);
     ranks_ = std::max(ranks_, rank + 1);
-    const std::string ph = e["ph"];
+    const std::string ph = e.at("ph");
     if (ph == "X" && e.value("cat", "") == "pause") {
       add(groupEvent(e, rank, /*paused=*/true));
     } else if (ph == "i" && e.value("cat", "") == "group") {
@@ -131,9 +131,9 @@ class TraceEventReader {
     } else if (ph == "X") {
       readSpan(e, rank);
     } else if (ph == "C" && e.value("name", "").rfind(kUnitMemoryCounterPrefix, 0) == 0) {
-      readUnitMemory(e, rank, MemorySpace::Device);
+      return readUnitMemory(e, rank, MemorySpace::Device);
     } else if (ph == "C" && e.value("name", "").rfind(kUnitHostMemoryCounterPrefix, 0) == 0) {
-      readUnitMemory(e, rank, MemorySpace::Host);
+      return readUnitMemory(e, rank, MemorySpace::Host);
     } else if (ph == "C" && e.value("name", "") == "memory") {
       return readMemory(e, rank, MemorySpace::Device);
     } else if (ph == "C" && e.value("name", "") == kHostMemoryCounter) {
@@ -143,8 +143,10 @@ class TraceEventReader {
   }
 
   void readSpan(const nlohmann::json& e, int rank);
-  void readUnitMemory(const nlohmann::json& e, int rank, MemorySpace space);
+  bool readUnitMemory(const nlohmann::json& e, int rank, MemorySpace space);
   bool readMemory(const nlohmann::json& e, int rank, MemorySpace space);
+  // A counter's bytes for a role (0 to kMaxMemoryBytes), or false with the reason.
+  bool counterBytes(const nlohmann::json& value, const std::string& role, int rank, int64_t& bytes);
 
   std::string path_;
   RunRecording& recording_;
@@ -157,11 +159,11 @@ class TraceEventReader {
 };
 
 void TraceEventReader::readSpan(const nlohmann::json& e, int rank) {
-  const auto& a = e["args"];
+  const auto& a = e.at("args");
   Event ev;
   ev.rank = rank;
-  ev.beginNs = nanos(e["ts"].get<double>());
-  ev.endNs = ev.beginNs + nanos(e["dur"].get<double>()) - 1;
+  ev.beginNs = nanos(e.at("ts").get<double>());
+  ev.endNs = ev.beginNs + nanos(e.at("dur").get<double>()) - 1;
   ev.step = a.value("step", -1);
   ev.microBatch = a.value("micro_batch", 0);
   if (e.value("cat", "") == "compute") {
@@ -183,28 +185,38 @@ void TraceEventReader::readSpan(const nlohmann::json& e, int rank) {
     if (isPointToPoint(static_cast<CollectiveOp>(*op))) ev.count = a.value("peer", int64_t{-1});
     ev.worldSize = a.value("group_size", 0);
     ev.processGroup = indexOf(a.value("process_group", ""), processGroupOf, kProcessGroupCount).value_or(0);
-    ev.issueNs = nanos(a.value("issue_us", e["ts"].get<double>()));
+    ev.issueNs = nanos(a.value("issue_us", e.at("ts").get<double>()));
     ev.text = collectiveText(a.value("unit", ""), a.value("implementation", ""), static_cast<CollectiveOp>(*op));
   }
   add(ev);
 }
 
+bool TraceEventReader::counterBytes(const nlohmann::json& value, const std::string& role, int rank, int64_t& bytes) {
+  bytes = value.get<int64_t>();
+  if (bytes >= 0 && bytes <= kMaxMemoryBytes) return true;
+  return fail("has a memory counter of " + files::shownValue(value) + " bytes for rank " + std::to_string(rank) +
+              "'s " + role + " (event " + std::to_string(index_) +
+              "): a lane holds 0 to 1 PiB. Open a trace written by --trace or the app's Export.");
+}
+
 // Per-unit counters become the same role "moved" into the unit: per-unit bytes change, the rank's
 // totals do not.
-void TraceEventReader::readUnitMemory(const nlohmann::json& e, int rank, MemorySpace space) {
+bool TraceEventReader::readUnitMemory(const nlohmann::json& e, int rank, MemorySpace space) {
   const char* prefix = space == MemorySpace::Host ? kUnitHostMemoryCounterPrefix : kUnitMemoryCounterPrefix;
-  const int32_t unit = unitFromName(e["name"].get<std::string>().substr(std::strlen(prefix)));
-  if (unit == kNoUnit) return;
+  const int32_t unit = unitFromName(e.at("name").get<std::string>().substr(std::strlen(prefix)));
+  if (unit == kNoUnit) return true;
   RoleBytes& last = lastUnitMemory_[{rank, space, unit}];
-  for (auto it = e["args"].begin(); it != e["args"].end(); ++it) {
+  for (auto it = e.at("args").begin(); it != e.at("args").end(); ++it) {
     auto role = indexOf(it.key(), roleName, kMemoryRoleCount);
+    int64_t bytes = 0;
     if (!role) continue;
-    const int64_t delta = it.value().get<int64_t>() - last[*role];
+    if (!counterBytes(it.value(), it.key(), rank, bytes)) return false;
+    const int64_t delta = bytes - last[*role];
     last[*role] += delta;
     Event m;
     m.kind = EventKind::Memory;
     m.rank = rank;
-    m.beginNs = nanos(e["ts"].get<double>());
+    m.beginNs = nanos(e.at("ts").get<double>());
     m.role = *role;
     m.fromRole = *role;
     m.unit = unit;
@@ -212,6 +224,7 @@ void TraceEventReader::readUnitMemory(const nlohmann::json& e, int rank, MemoryS
     m.space = static_cast<uint8_t>(space);
     if (delta != 0) add(m);
   }
+  return true;
 }
 
 // Counter samples become per-role deltas against the rank's previous sample, so they must come in
@@ -219,14 +232,15 @@ void TraceEventReader::readUnitMemory(const nlohmann::json& e, int rank, MemoryS
 bool TraceEventReader::readMemory(const nlohmann::json& e, int rank, MemorySpace space) {
   const std::pair<int, MemorySpace> lane{rank, space};
   RoleBytes now = lastMemory_[lane];
-  for (auto it = e["args"].begin(); it != e["args"].end(); ++it) {
-    if (auto role = indexOf(it.key(), roleName, kMemoryRoleCount)) now[*role] = it.value().get<int64_t>();
+  for (auto it = e.at("args").begin(); it != e.at("args").end(); ++it) {
+    const auto role = indexOf(it.key(), roleName, kMemoryRoleCount);
+    if (role && !counterBytes(it.value(), it.key(), rank, now[*role])) return false;
   }
-  const int64_t t = nanos(e["ts"].get<double>());
+  const int64_t t = nanos(e.at("ts").get<double>());
   auto last = lastMemoryTime_.find(lane);
   if (last != lastMemoryTime_.end() && t < last->second) {
     return fail("has memory samples of rank " + std::to_string(rank) + " out of time order (event " +
-                std::to_string(index_) + " at " + files::shownValue(e["ts"]) +
+                std::to_string(index_) + " at " + files::shownValue(e.at("ts")) +
                 " us comes after a later one); shardscope writes each rank's samples in time order. Open "
                 "a trace written by --trace or the app's Export.");
   }

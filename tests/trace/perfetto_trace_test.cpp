@@ -191,6 +191,26 @@ TEST(PerfettoTrace, PacketsAcrossAndLargerThanTheReadersBlocksComeBackWhole) {
   }
 }
 
+// A counter past anything a device or host holds is a damaged file's: refused, naming its lane.
+TEST(PerfettoTrace, AMemoryCounterPastAPetabyteIsRefused) {
+  const auto dir = testing::freshTempDir("perfetto_huge");
+  RunRecording rec(1);
+  Event m;
+  m.kind = EventKind::Memory;
+  m.beginNs = 10;
+  m.role = static_cast<uint8_t>(MemoryRole::Activation);
+  m.bytes = kMaxMemoryBytes + 1;
+  rec.add(m);
+  {
+    std::ofstream out(dir + "/huge.pftrace", std::ios::binary);
+    writeTrace(TraceFormat::Perfetto, out, rec, nlohmann::json::object(), {});
+  }
+  const auto loaded = loadPerfettoTrace(dir + "/huge.pftrace");
+  EXPECT_NE(loaded.error.find("a memory counter of 1125899906842625 bytes on \"memory activation\" of rank 0"),
+            std::string::npos)
+      << loaded.error;
+}
+
 // An offset inside the first packet that starts at or after `from`: one byte past its tag. Cut at
 // a boundary between packets, a trace is a shorter whole trace (the cut at half the bytes once
 // fell on one), so the cut is placed inside a packet.

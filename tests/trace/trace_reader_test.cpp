@@ -52,6 +52,36 @@ TEST(TraceReader, MemorySamplesOutOfTimeOrderAreRefusedByName) {
       << loaded.error;
 }
 
+// A memory figure past anything a device or host holds is a damaged file's (a fuzzer's -2^63, say):
+// refused by name, in the JSON and the Perfetto reader alike, where summing it overflowed.
+TEST(TraceReader, AMemoryCounterPastAPetabyteIsRefusedByName) {
+  const auto path = writeTrace("huge.json", R"(
+    {"ph": "C", "pid": 1, "name": "memory", "ts": 10, "args": {"activation": 100}},
+    {"ph": "C", "pid": 1, "name": "memory", "ts": 20, "args": {"activation": -9223372036854775808}})");
+  const auto loaded = loadChromeTrace(path);
+  EXPECT_NE(loaded.error.find("a memory counter of -9223372036854775808 bytes for rank 1's activation (event 2)"),
+            std::string::npos)
+      << loaded.error;
+  const auto unit = writeTrace("huge_unit.json", R"(
+    {"ph": "C", "pid": 0, "name": "unit memory blocks.0", "ts": 10, "args": {"param_gathered": 1125899906842625}})");
+  EXPECT_NE(loadChromeTrace(unit).error.find("a lane holds 0 to 1 PiB"), std::string::npos)
+      << loadChromeTrace(unit).error;
+}
+
+// An event missing a field it needs (a span's time, a counter's values) is a malformed event,
+// named as one: reading a missing field of a const JSON object was undefined behaviour (found by
+// the loaders' fuzz test under AddressSanitizer).
+TEST(TraceReader, AnEventMissingAFieldItNeedsIsRefused) {
+  for (const char* event : {R"({"ph": "X", "cat": "compute", "pid": 0, "dur": 10, "args": {"kind": "step"}})",
+                            R"({"ph": "X", "cat": "compute", "pid": 0, "ts": 0, "dur": 10})",
+                            R"({"ph": "C", "pid": 0, "name": "memory", "ts": 1})",
+                            R"({"ph": "C", "pid": 0, "name": "unit memory blocks.0", "ts": 1})"}) {
+    const auto loaded = loadChromeTrace(writeTrace("missing.json", event));
+    EXPECT_NE(loaded.error.find("has a malformed event: in its event 1"), std::string::npos)
+        << event << ": " << loaded.error;
+  }
+}
+
 // What the ranks reported of themselves (their GPU's memory, the peak rank 0 measured, the model's
 // size, each rank's placement) is written after the events, as it is known only once the ranks are
 // up, and read back, so a GPU run's trace opens with its capacity line and MFU.
