@@ -1,5 +1,7 @@
 #include "app/engine_control.h"
 
+#include "app/reading_notice.h"
+
 #include <algorithm>
 
 #include "app/engine_module.h"
@@ -113,7 +115,7 @@ std::string EngineSessionControl::openRecord(const std::vector<std::string>& pat
 ui::OpenStatus EngineSessionControl::openStatus() const {
   std::lock_guard<std::mutex> lock(openMutex_);
   ui::OpenStatus status = openStatus_;
-  if (status.reading && readProgress_) status.progress = readProgress_->describe();
+  if (status.reading && readProgress_) status.progress = describeReading(*readProgress_);
   return status;
 }
 

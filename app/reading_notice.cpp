@@ -3,6 +3,8 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "trace/format.h"
+
 namespace shardscope::app {
 
 namespace {
@@ -37,6 +39,12 @@ ReadingNotice::Options toStderr() {
 
 }  // namespace
 
+std::string describeReading(const files::ReadProgress& progress) {
+  const std::string size = trace::formatBytes(static_cast<double>(progress.totalBytes()));
+  const double share = progress.share();
+  return share < 0 ? size : std::to_string(static_cast<int>(share * 100)) + "% of " + size;
+}
+
 ReadingNotice::ReadingNotice(const std::string& command, const std::vector<std::string>& paths, Options options)
     : progress_(paths),
       prefix_(command + ": reading " + (options.terminal ? shortWhat(paths) : readingWhat(paths))),
@@ -65,13 +73,14 @@ void ReadingNotice::tell() {
   const auto ended = [this] { return done_; };
   if (wake_.wait_for(lock, options_.every, ended)) return;
   if (!options_.terminal) {
-    std::fprintf(options_.out, "%s (%s)\n", prefix_.c_str(), files::describeFileBytes(progress_.totalBytes()).c_str());
+    std::fprintf(options_.out, "%s (%s)\n", prefix_.c_str(),
+                 trace::formatBytes(static_cast<double>(progress_.totalBytes())).c_str());
     std::fflush(options_.out);
     return;
   }
   const size_t columns = terminalColumns(options_.out);
   do {
-    std::string line = prefix_ + ": " + progress_.describe();
+    std::string line = prefix_ + ": " + describeReading(progress_);
     if (columns > 1 && line.size() >= columns) line.resize(columns - 1);  // one row, or it cannot be rewritten
     std::fprintf(options_.out, "\r%s\033[K", line.c_str());
     std::fflush(options_.out);

@@ -1,6 +1,6 @@
 // Reading a large recording takes seconds (a 20,000-step run's 870 MB trace, 7 s; a 1.8 GB JSON
 // trace, 23 s), and the terminal says so instead of staying silent. On a terminal, one line
-// rewritten every half second ("shardscope view: reading t.pftrace: 45% of 870 MB") and cleared
+// rewritten every half second ("shardscope view: reading t.pftrace: 45% of 830.00 MiB") and cleared
 // when the reading ends; in a log, one line. Recordings under `minBytes`, and readings over within
 // the first half second (a file refused on its first bytes), say nothing.
 #pragma once
@@ -17,6 +17,10 @@
 #include "files/read_progress.h"
 
 namespace shardscope::app {
+
+// "45% of 830.00 MiB" (trace::formatBytes), or the size alone where the share cannot be told: the
+// terminal's line and the app's Open panel.
+std::string describeReading(const files::ReadProgress& progress);
 
 class ReadingNotice {
  public:

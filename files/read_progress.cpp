@@ -1,7 +1,6 @@
 #include "files/read_progress.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
@@ -56,25 +55,6 @@ double ReadProgress::share() const {
   if (!now || !readAtStart_ || totalBytes_ == 0) return -1;
   const double read = static_cast<double>(*now - std::min(*now, *readAtStart_));
   return std::min(0.99, read / static_cast<double>(totalBytes_));
-}
-
-std::string describeFileBytes(uint64_t bytes) {
-  char text[32];
-  const double b = static_cast<double>(bytes);
-  if (b >= 1e9) {
-    std::snprintf(text, sizeof text, "%.1f GB", b / 1e9);
-  } else if (b >= 1e6) {
-    std::snprintf(text, sizeof text, "%.0f MB", b / 1e6);
-  } else {
-    std::snprintf(text, sizeof text, "%.0f KB", b / 1e3);
-  }
-  return text;
-}
-
-std::string ReadProgress::describe() const {
-  const double s = share();
-  if (s < 0) return describeFileBytes(totalBytes_);
-  return std::to_string(static_cast<int>(s * 100)) + "% of " + describeFileBytes(totalBytes_);
 }
 
 }  // namespace shardscope::files

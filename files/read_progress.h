@@ -26,15 +26,10 @@ class ReadProgress {
   uint64_t totalBytes() const { return totalBytes_; }
   // The share read so far, 0 to 0.99; -1 where the process's reads cannot be counted.
   double share() const;
-  // "45% of 870 MB", or "870 MB" where the share cannot be told.
-  std::string describe() const;
 
  private:
   uint64_t totalBytes_ = 0;
   std::optional<uint64_t> readAtStart_;
 };
-
-// "870 MB", "1.8 GB", "512 KB": a file's size as a person reads it.
-std::string describeFileBytes(uint64_t bytes);
 
 }  // namespace shardscope::files

@@ -486,9 +486,9 @@ void readKernelsAlone(const RankTrace& trace, std::vector<Event>& out, Collectiv
 
 }  // namespace
 
-void readProfilerCollectives(const RankTrace& trace, std::vector<Event>& out, CollectiveNotes& notes) {
+void readProfilerCollectives(const RankTrace& trace, const std::vector<Event>& host, std::vector<Event>& out,
+                             CollectiveNotes& notes) {
   BackendMatch backends(trace);
-  const std::vector<Event> host = hostComputeSpans(trace);
   for (const Span& op : trace.c10dOps) {
     const auto kind = collectiveOpOf(op.name);
     if (!kind) {

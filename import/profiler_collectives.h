@@ -41,6 +41,9 @@ struct CollectiveNotes {
 };
 
 // The rank's collectives, in the order their records were found, into `out`.
-void readProfilerCollectives(const profiler::RankTrace& trace, std::vector<Event>& out, CollectiveNotes& notes);
+// `host`: the rank's host compute spans (hostComputeSpans), for the unit and phase of a collective
+// no FSDP2 annotation is around.
+void readProfilerCollectives(const profiler::RankTrace& trace, const std::vector<Event>& host, std::vector<Event>& out,
+                             CollectiveNotes& notes);
 
 }  // namespace shardscope::trace

@@ -77,8 +77,7 @@ void readHostCompute(const RankTrace& trace, std::vector<Event>& out) {
 // (matched by Kineto's correlation id); a kernel launched outside them is forward when the training
 // thread launched it and backward when autograd's thread did. Kernels that touch or overlap on the
 // device (several streams) and share all three are one span.
-void readKernelCompute(const RankTrace& trace, std::vector<Event>& out) {
-  const std::vector<Event> host = hostComputeSpans(trace);
+void readKernelCompute(const RankTrace& trace, const std::vector<Event>& host, std::vector<Event>& out) {
   std::map<int64_t, const profiler::Launch*> launchOf;
   for (const auto& l : trace.launches) launchOf.emplace(l.correlation, &l);
   std::vector<Event> spans;
@@ -126,11 +125,11 @@ const Event* hostSpanAt(const std::vector<Event>& host, int64_t t) {
   return nullptr;
 }
 
-void readProfilerCompute(const RankTrace& trace, std::vector<Event>& out) {
+void readProfilerCompute(const RankTrace& trace, const std::vector<Event>& host, std::vector<Event>& out) {
   if (trace.computeKernels.empty()) {
-    readHostCompute(trace, out);
+    out.insert(out.end(), host.begin(), host.end());
   } else {
-    readKernelCompute(trace, out);
+    readKernelCompute(trace, host, out);
   }
 }
 

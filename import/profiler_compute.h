@@ -15,7 +15,8 @@
 
 namespace shardscope::trace {
 
-void readProfilerCompute(const profiler::RankTrace& trace, std::vector<Event>& out);
+// `host`: the rank's host spans (hostComputeSpans), the compute itself on a trace with no kernels.
+void readProfilerCompute(const profiler::RankTrace& trace, const std::vector<Event>& host, std::vector<Event>& out);
 
 // The host's compute spans above (FSDP2's per unit, DDP's, the optimizer's), sorted by begin; and
 // the one in force at `t` (the innermost begun and not ended), or null: what a collective with no

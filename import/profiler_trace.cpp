@@ -206,8 +206,10 @@ std::string readRankTrace(const fs::path& path, int namedRank, RecorderNotes& no
     }
     if (fileRank == 0) notes.skippedEvents = trace.skippedEvents;
     readSteps(trace, events);
-    readProfilerCollectives(trace, events, notes.collectives);
-    readProfilerCompute(trace, events);
+    // The host's compute spans, read once: the compute lane's, and where each collective ran.
+    const std::vector<Event> host = hostComputeSpans(trace);
+    readProfilerCollectives(trace, host, events, notes.collectives);
+    readProfilerCompute(trace, host, events);
     readRankMemory(path.parent_path(), trace, noted, events, notes);
   } catch (const nlohmann::json::exception&) {  // a field of an unexpected kind that no check above named
     return "has a malformed event: one of its fields holds another kind of value than torch.profiler writes";

@@ -29,6 +29,19 @@ std::string written(const std::string& path, ReadingNotice::Options options, Dur
   return text;
 }
 
+// The share and the size, in the project's own units (trace::formatBytes).
+TEST(ReadingNotice, DescribesTheShareReadOfTheSize) {
+  const auto dir = testing::freshTempDir("reading_notice_describe");
+  std::ofstream(dir + "/t.pftrace", std::ios::binary) << std::string(8 << 20, 'x');
+  const files::ReadProgress progress({dir + "/t.pftrace"});
+  std::ifstream in(dir + "/t.pftrace", std::ios::binary);
+  std::string half(4 << 20, '\0');
+  in.read(half.data(), static_cast<std::streamsize>(half.size()));
+  const std::string said = describeReading(progress);
+  EXPECT_NE(said.find("% of 8.00 MiB"), std::string::npos) << said;
+  EXPECT_NEAR(std::stoi(said), 50, 5) << said;
+}
+
 TEST(ReadingNotice, ALogGetsOneLineAndASmallOrQuickReadingNone) {
   const auto dir = testing::freshTempDir("reading_notice_log");
   std::ofstream(dir + "/t.pftrace", std::ios::binary) << std::string(3000000, 'x');
@@ -36,7 +49,7 @@ TEST(ReadingNotice, ALogGetsOneLineAndASmallOrQuickReadingNone) {
   log.minBytes = 1000000;
   log.every = std::chrono::milliseconds(20);
   const auto aWhile = [] { std::this_thread::sleep_for(std::chrono::milliseconds(300)); };
-  EXPECT_EQ(written(dir + "/t.pftrace", log, aWhile), "shardscope view: reading " + dir + "/t.pftrace (3 MB)\n");
+  EXPECT_EQ(written(dir + "/t.pftrace", log, aWhile), "shardscope view: reading " + dir + "/t.pftrace (2.86 MiB)\n");
   log.every = std::chrono::seconds(30);
   EXPECT_EQ(written(dir + "/t.pftrace", log, [] {}), "") << "over before the first interval";
   log.every = std::chrono::milliseconds(20);
@@ -60,7 +73,7 @@ TEST(ReadingNotice, ATerminalsLineIsRewrittenWithTheShareThenCleared) {
   const std::string line = "\rshardscope view: reading t.pftrace: ";  // the name alone: a long path would wrap
   EXPECT_EQ(text.find(line), 0u) << text;
   EXPECT_NE(text.find(line, 1), std::string::npos) << "rewritten at each interval: " << text;
-  EXPECT_NE(text.find("% of 3 MB\033[K"), std::string::npos) << text;
+  EXPECT_NE(text.find("% of 2.86 MiB\033[K"), std::string::npos) << text;
   EXPECT_EQ(text.substr(text.size() - 4), "\r\033[K") << "cleared once the reading ends";
 }
 
