@@ -1,8 +1,21 @@
 #include "app/cli_options.h"
 
+#include <cctype>
+
 namespace shardscope::app {
 
 namespace {
+
+// Whether `text` names the option --KEY itself (not --KEYs, nor --KEY-more).
+bool namesOption(const std::string& text, const std::string& key) {
+  const std::string option = "--" + key;
+  const auto partOfName = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_'; };
+  for (size_t at = text.find(option); at != std::string::npos; at = text.find(option, at + 1)) {
+    const size_t end = at + option.size();
+    if ((at == 0 || !partOfName(text[at - 1])) && (end == text.size() || !partOfName(text[end]))) return true;
+  }
+  return false;
+}
 
 std::string helpWithDefault(const ConfigField& field) {
   const std::string value = fieldText(RunConfig(), field);
@@ -30,7 +43,7 @@ void RunOptions::bindOption(CLI::App& cmd, const ConfigField& field, T RunConfig
     // (naming the choices) rather than CLI11's about an integer.
     std::string& text = modeTexts_[field.key];
     auto* option = cmd.add_option(flag, text, helpWithDefault(field));
-    bindings_.emplace_back(option, [&text, member](RunConfig& c) { return readMode(text, c.*member); });
+    bindings_.push_back({field.key, option, [&text, member](RunConfig& c) { return readMode(text, c.*member); }});
   } else {
     CLI::Option* option = nullptr;
     if constexpr (std::is_same_v<T, bool>) {
@@ -39,23 +52,37 @@ void RunOptions::bindOption(CLI::App& cmd, const ConfigField& field, T RunConfig
     } else {
       option = cmd.add_option(flag, parsed_.*member, helpWithDefault(field));
     }
-    bindings_.emplace_back(option, [this, member](RunConfig& c) {
-      c.*member = parsed_.*member;
-      return std::optional<std::string>();
-    });
+    bindings_.push_back({field.key, option, [this, member](RunConfig& c) {
+                           c.*member = parsed_.*member;
+                           return std::optional<std::string>();
+                         }});
   }
 }
 
-std::optional<std::string> RunOptions::resolve(RunConfig& out) const {
+std::optional<std::string> RunOptions::resolve(RunConfig& out) {
   out = RunConfig();
+  fileKeys_.clear();
   if (!configPath_.empty()) {
-    if (auto err = loadConfigFile(configPath_, out)) return err;
+    if (auto err = loadConfigFile(configPath_, out, &fileKeys_)) return err;
   }
-  for (const auto& [option, apply] : bindings_) {
-    if (option->count() == 0) continue;
-    if (auto err = apply(out)) return err;
+  for (const auto& binding : bindings_) {
+    if (binding.option->count() == 0) continue;
+    if (auto err = binding.apply(out)) return err;
   }
   return std::nullopt;
+}
+
+std::string RunOptions::located(const std::string& error) const {
+  std::string keys;
+  int count = 0;
+  for (const auto& binding : bindings_) {
+    const auto spelled = fileKeys_.find(binding.key);
+    // A value the command line gave over the file's is not the file's.
+    if (spelled == fileKeys_.end() || binding.option->count() > 0 || !namesOption(error, binding.key)) continue;
+    keys += (count++ == 0 ? "\"" : ", \"") + spelled->second + "\"";
+  }
+  if (count == 0) return error;
+  return "config file '" + configPath_ + "', " + (count == 1 ? "key " : "keys ") + keys + ": " + error;
 }
 
 }  // namespace shardscope::app

@@ -64,7 +64,7 @@ int CommandLine::runWorker() {
   shardscope::RunConfig config;
   if (auto err = workerOptions.resolve(config)) return failUsage(*err);
   // Under torchrun no controller made --export's directory; every rank may (mkdir -p is idempotent).
-  if (auto err = shardscope::makeOutputDirectories(config)) return failUsage(*err);
+  if (auto err = shardscope::makeOutputDirectories(config)) return failUsage(workerOptions.located(*err));
   shardscope::WorkerRecording recording;
   recording.traceDir = workerTraceDir;
   recording.clockEverySeconds = workerClockEvery;
@@ -90,7 +90,7 @@ int CommandLine::runListen() {
                        "' starts with an empty line: put the token on its first line");
   }
   if (auto err = shardscope::checkCollectorOptions(listenOptions)) return failUsage(*err);
-  shardscope::app::installInterruptHandlers();
+  shardscope::app::installInterruptHandlers(shardscope::app::kEndsWithoutTheCollector);
   if (!listenWindow && listenWindowChoice.screenshotPath.empty() && listenWindowChoice.setsUpWindow()) {
     return failUsage(
         "--window-size and --window-events set up the window, and listen opens one only with --window "
@@ -118,6 +118,7 @@ int CommandLine::runLesson() {
   for (const auto& r : chosen.runs) {
     if (auto err = shardscope::app::checkDeviceAvailable(r.config)) return failUsage(*err);
   }
+  if (auto err = shardscope::app::lessonOutputsProblem(chosen, lessonOptions)) return failUsage(*err);
   const bool predict = lesson->parsed() ? lessonOptions.predict : appPredict;
   if (!lessonOptions.answers.empty() && !predict) return failUsage("--answers goes with --predict: add it");
   if (predict && chosen.questions.empty()) {
@@ -148,7 +149,8 @@ int CommandLine::runEstimateCommand() {
       return failUsage(*err);
     }
   }
-  return shardscope::app::runEstimate(config, estimateOptions);
+  return shardscope::app::runEstimate(config, estimateOptions,
+                                      [this](const std::string& e) { return estimateRunOptions.located(e); });
 }
 
 int CommandLine::runOrCompare() {
@@ -178,20 +180,24 @@ int CommandLine::runOrCompare() {
     return shardscope::app::runGui(config, selfExecutable(), /*startImmediately=*/false,
                                    /*compareRuns=*/{}, appWindow);
   }
+  // From here on a value a --config file gave is named with the file and its key.
+  const auto fail = [&](const std::string& error) {
+    return failUsage((compare->parsed() ? compareOptions : runOptions).located(error));
+  };
   // --worlds: every run is checked (a batch must divide by each world size) before any starts.
   const auto runs = shardscope::comparisonRuns(config, compareStrategies, compareWorlds);
   // A compare checks the runs it makes (--shard-group-size goes to its hybrid runs only).
   if (auto err = compare->parsed() ? shardscope::comparisonProblem(runs) : shardscope::validate(config)) {
-    return failUsage(*err);
+    return fail(*err);
   }
   // The file checks, once: every run starts with them too (the window's runs meet them there).
-  if (auto err = shardscope::outputsProblem(config)) return failUsage(*err);
-  if (auto err = shardscope::app::checkDeviceAvailable(config)) return failUsage(*err);
+  if (auto err = shardscope::outputsProblem(config)) return fail(*err);
+  if (auto err = shardscope::app::checkDeviceAvailable(config)) return fail(*err);
   for (const auto& run : compare->parsed() ? runs : std::vector<shardscope::RunConfig>{config}) {
     if (auto err = shardscope::estimate::checkMemoryAvailable(run)) {
-      return failUsage(compare->parsed() ? shardscope::strategyName(run.strategy) + std::string(" at world ") +
-                                               std::to_string(run.world) + ": " + *err
-                                         : *err);
+      return fail(compare->parsed() ? shardscope::strategyName(run.strategy) + std::string(" at world ") +
+                                          std::to_string(run.world) + ": " + *err
+                                    : *err);
     }
   }
   const auto& window = compare->parsed() ? compareWindow : runWindow;
@@ -209,10 +215,10 @@ int CommandLine::runOrCompare() {
     }
   }
   if (config.stepGate != shardscope::StepGateMode::Off && !window.screenshotPath.empty()) {
-    return failUsage(std::string("--step-gate ") + modeName(config.stepGate) +
-                     " waits for someone to press Step, and --screenshot renders a "
-                     "window nobody can press it in: drop --step-gate (then --at picks the moment to show), or "
-                     "step through in a terminal (run --step-gate without --screenshot) or in the app.");
+    return fail(std::string("--step-gate ") + modeName(config.stepGate) +
+                " waits for someone to press Step, and --screenshot renders a "
+                "window nobody can press it in: drop --step-gate (then --at picks the moment to show), or "
+                "step through in a terminal (run --step-gate without --screenshot) or in the app.");
   }
   if (compare->parsed()) {
     if (!compareWindow.screenshotPath.empty()) {

@@ -43,6 +43,8 @@ const EngineEntry* load() {
   }
   // The spans the module records must name what this executable reads.
   table->useNames(trace::namesInUse());
+  // Its partial files must be where this executable's second Ctrl-C looks (app/interrupt.cpp).
+  table->useUnfinishedOutputs(files::unfinishedOutputsInUse());
   return table;  // never unloaded: LibTorch's threads and handlers outlive any caller
 }
 

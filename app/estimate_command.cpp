@@ -19,7 +19,9 @@ int badValue(const std::string& message) {
   return 2;
 }
 
-int estimateRun(const RunConfig& config, bool json) {
+using Located = std::function<std::string(const std::string&)>;
+
+int estimateRun(const RunConfig& config, bool json, const Located& located) {
   // The batch and the output paths a --config file may carry are not its business.
   // Every strategy is predicted: --shard-group-size is checked as the hybrid ones take it.
   RunConfig checked = config;
@@ -29,7 +31,7 @@ int estimateRun(const RunConfig& config, bool json) {
   if (config.offload == Offload::Cpu && !traitsOf(checked.strategy).shardsParameters) {
     checked.strategy = StrategyKind::FullShard;
   }
-  if (auto err = estimate::predictionProblem(checked)) return badValue(*err);
+  if (auto err = estimate::predictionProblem(checked)) return badValue(located(*err));
 
   const auto predictions = estimate::predictEveryStrategy(config);
   if (json) {
@@ -184,11 +186,11 @@ std::optional<std::string> modelStateCaseOf(const EstimateOptions& o, estimate::
   return activationsOf(o, c, arch);
 }
 
-int estimateModelStates(const EstimateOptions& o, int shardGroupSize) {
+int estimateModelStates(const EstimateOptions& o, int shardGroupSize, const Located& located) {
   estimate::ModelStateCase c;
   if (shardGroupSize > 0) c.shardGroupSize = shardGroupSize;
   std::optional<estimate::ArchitecturePreset> arch;
-  if (auto problem = modelStateCaseOf(o, c, arch)) return badValue(*problem);
+  if (auto problem = modelStateCaseOf(o, c, arch)) return badValue(located(*problem));
   const estimate::ActivationAsked asked{o.arch, arch, o.microBatch, o.recompute, o.activationPrecision};
   if (o.fewestGpus) {
     estimate::printFewestGpus(stdout, c, asked, o.json);
@@ -261,7 +263,7 @@ std::optional<std::string> takeWorldAsWorlds(int world, bool worldsGiven, Estima
   return std::nullopt;
 }
 
-int runEstimate(const RunConfig& config, const EstimateOptions& given) {
+int runEstimate(const RunConfig& config, const EstimateOptions& given, const Located& located) {
   // --tp and --sequence-parallel are the run's options (config/run_config.cpp): with --params or --arch, GPUs per
   // tensor-parallel group, the model states divided that many ways and the strategies dividing the
   // rest among the N/TP data-parallel ranks; with --arch also the activations it divides and sends.
@@ -269,9 +271,9 @@ int runEstimate(const RunConfig& config, const EstimateOptions& given) {
   options.tensorParallel = config.tp;
   options.sequenceParallel = config.sequenceParallel;
   if (asksAboutModelStates(options)) {
-    return estimateModelStates(options, config.shardGroupSize);
+    return estimateModelStates(options, config.shardGroupSize, located);
   }
-  return estimateRun(config, options.json);
+  return estimateRun(config, options.json, located);
 }
 
 }  // namespace shardscope::app

@@ -5,6 +5,7 @@
 // (--largest-model).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -43,7 +44,9 @@ bool asksAboutModelStates(const EstimateOptions& options);
 // --fewest-gpus (which finds the count itself).
 std::optional<std::string> takeWorldAsWorlds(int world, bool worldsGiven, EstimateOptions& options);
 
-// Prints the prediction; returns the exit status (2 with one message for a bad value).
-int runEstimate(const RunConfig& config, const EstimateOptions& options);
+// Prints the prediction; returns the exit status (2 with one message for a bad value, which
+// `located` leads with the --config file and key a value came from, RunOptions::located).
+int runEstimate(const RunConfig& config, const EstimateOptions& options,
+                const std::function<std::string(const std::string&)>& located);
 
 }  // namespace shardscope::app

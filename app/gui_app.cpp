@@ -186,7 +186,9 @@ int viewFile(const std::vector<std::string>& paths, const WindowChoice& choice) 
   if (record.ownConfig) state.config = record.config;  // else the panels keep shardscope's own defaults
   std::string banner = paths.front();
   if (paths.size() > 1) banner += " and " + std::to_string(paths.size() - 1) + " more";
-  return showStore(store, state, banner, choice);
+  const int rc = showStore(store, state, banner, choice);
+  // A record of a run whose recording lost events or steps (said above): exit 3, as run's.
+  return rc == 0 && record.incomplete ? 3 : rc;
 }
 
 int runListenGui(const CollectorOptions& options, const WindowChoice& choice) {

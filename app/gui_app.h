@@ -65,7 +65,8 @@ int runListenGui(const CollectorOptions& options, const WindowChoice& choice);
 bool knownTab(const std::string& name);
 
 // Opens a saved record for browsing (ui/record_files.h: one file or directory, or a PyTorch job's
-// per-rank traces); with a screenshot path, writes the PNG and exits.
+// per-rank traces); with a screenshot path, writes the PNG and exits. 3 once the window closes when
+// a record says its run's recording was incomplete.
 int viewFile(const std::vector<std::string>& paths, const WindowChoice& choice);
 
 }  // namespace shardscope::app

@@ -7,120 +7,75 @@
 #include <cstdio>
 
 #include "app/reading_notice.h"
+#include "config/run_config.h"
 #include "engine/launch/run_types.h"
 #include "engine/launch/run_summary.h"
 #include "files/output_file.h"
+#include "files/readable_path.h"
+#include "recordings/open_recording.h"
 #include "stats/hang_summary.h"
-#include "stats/summary_reader.h"
-#include "import/flight_recorder.h"
 #include "trace/perfetto_reader.h"
-#include "import/profiler_trace.h"
 #include "trace/rank_event_files.h"
 
 namespace shardscope::app {
 
 namespace {
 
-// The job's ranks: its directory (shardscope's per-rank files, or torch.profiler traces),
-// torch.profiler traces named one by one, or a run's own --trace (Perfetto's protobuf or Chrome
-// JSON), each told by its content.
-trace::LoadedTrace loadJob(const std::vector<std::string>& paths) {
-  if (paths.size() == 1 && trace::isDirectory(paths.front())) return trace::loadJobDirectory(paths.front());
-  // A run's trace of any length is read within the window's memory: its older steps folded into
-  // their running figures, which the summary reads (its detail-only figures, the stragglers and
-  // the last collectives, are then of the steps kept, as in a long run's own summary).
-  if (paths.size() == 1 && trace::looksLikePerfettoTrace(paths.front())) {
-    return trace::loadPerfettoTrace(paths.front(), trace::kDefaultDetailEvents);
-  }
-  if (paths.size() == 1 && !trace::looksLikeProfilerTrace(paths.front()) && looksLikeTrace(paths.front())) {
-    return trace::loadChromeTrace(paths.front());
-  }
+// What view --summary summarises is one job: its folder, a PyTorch job's per-rank files (traces,
+// snapshots or Flight Recorder dumps), or a run's own --trace. Anything else is refused before a
+// byte is read, naming the path; "" when the paths are one job.
+std::string notOneJob(const std::vector<std::string>& paths) {
   if (paths.size() > 1 &&
-      std::any_of(paths.begin(), paths.end(), [](const std::string& p) { return trace::isDirectory(p); })) {
-    trace::LoadedTrace out;
-    out.error =
-        "view --summary writes one job's summary: name one directory, or one PyTorch job's per-rank "
-        "traces, and run it once per job.";
-    return out;
+      std::any_of(paths.begin(), paths.end(), [](const auto& p) { return trace::isDirectory(p); })) {
+    return "view --summary writes one job's summary: name one directory, or one PyTorch job's per-rank "
+           "traces, and run it once per job.";
   }
   for (const auto& path : paths) {
     if (struct stat there{}; ::stat(path.c_str(), &there) != 0) {
-      trace::LoadedTrace out;
-      out.error = "'" + path +
-                  "' does not exist: name a job's --trace-dir, or a PyTorch job's torch.profiler "
-                  "traces (their directory, or the files, named any way).";
-      return out;
-    }
-    const bool profilerFile = trace::looksLikeProfilerTrace(path) || trace::isCudaSnapshotFileName(path);
-    if (!profilerFile || trace::isDirectory(path)) {
-      trace::LoadedTrace out;
-      out.error =
-          "view --summary reads a job's --trace-dir, or a PyTorch job's torch.profiler traces (their "
-          "directory, or the files: JSON that starts with Kineto's schemaVersion), and '" +
-          path + "' is neither; a run's own summary comes from 'shardscope run --summary FILE'.";
-      return out;
+      return "'" + path +
+             "' does not exist: name a job's --trace-dir, or a PyTorch job's torch.profiler "
+             "traces (their directory, or the files, named any way).";
     }
   }
-  return trace::loadProfilerTraceFiles(paths);
+  using recordings::RecordingKind;
+  for (const auto& path : paths) {
+    if (trace::isDirectory(path)) continue;
+    const auto kind = recordings::recognise(path);
+    const bool jobFile = kind == RecordingKind::ProfilerJob || kind == RecordingKind::CudaSnapshots ||
+                         kind == RecordingKind::FlightRecorder;
+    const bool runTrace = kind == RecordingKind::PerfettoTrace || kind == RecordingKind::ChromeTrace;
+    if (jobFile || (runTrace && paths.size() == 1)) continue;
+    // A damaged gzip file is no kind at all, whatever it held: where it breaks is what to say.
+    if (auto damage = files::gzipDamage(path); !damage.empty()) return damage;
+    return "view --summary reads a job's --trace-dir, or a PyTorch job's torch.profiler traces (their "
+           "directory, or the files: JSON that starts with Kineto's schemaVersion), and '" +
+           path + "' is neither; a run's own summary comes from 'shardscope run --summary FILE'.";
+  }
+  return "";
 }
 
-// Flight Recorder dumps: a directory of them (and no run's files or profiler traces beside), or
-// the dumps named one by one.
-bool isFlightRecorderJob(const std::vector<std::string>& paths) {
-  if (paths.size() == 1 && trace::isDirectory(paths.front())) {
-    const auto& dir = paths.front();
-    return trace::isFlightRecorderDirectory(dir) && !trace::isProfilerTraceDirectory(dir) &&
-           !trace::isRankEventDirectory(dir);
-  }
-  return std::all_of(paths.begin(), paths.end(), [](const std::string& p) {
-    return !trace::isDirectory(p) && trace::looksLikeFlightRecorderDump(p);
-  });
-}
-
-int writeHangSummary(const std::vector<std::string>& paths, const std::string& summaryPath) {
-  const auto loaded = trace::loadFlightRecorderDumps(paths);
-  if (!loaded.error.empty()) {
-    std::fprintf(stderr, "shardscope: error: %s\n", loaded.error.c_str());
-    return 2;
-  }
+int writeHangSummary(const trace::LoadedFlightRecord& loaded, const std::string& summaryPath) {
   printTerminalNotes(loaded.notes);
   const std::string text = hangSummaryJson(loaded.logs).dump(2);
   if (auto error = files::writeOutputFile(summaryPath, [&](std::ostream& out) { out << text << "\n"; })) {
     std::fprintf(stderr, "shardscope: error: %s\n", error->c_str());
-    return 2;
+    return 1;  // an output that could not be written, as run's (docs/cli.md)
   }
   std::printf("shardscope view: %s of %zu ranks: %s\nThe summary is in %s\n", loaded.logs.source.c_str(),
               loaded.logs.ranks.size(), hangVerdict(loaded.logs).c_str(), summaryPath.c_str());
   return 0;
 }
 
-}  // namespace
-
-void printTerminalNotes(const std::string& lines) {
-  for (size_t begin = 0, end; begin < lines.size(); begin = end + 1) {
-    end = lines.find('\n', begin);
-    if (end == std::string::npos) end = lines.size();
-    std::fprintf(stderr, "shardscope: %s\n", lines.substr(begin, end - begin).c_str());
-  }
-}
-
-int writeJobSummary(const std::vector<std::string>& paths, const std::string& summaryPath) {
-  if (isFlightRecorderJob(paths)) return writeHangSummary(paths, summaryPath);
-  auto loaded = [&] {
-    ReadingNotice notice("shardscope view", paths);
-    return loadJob(paths);
-  }();
+int writeTraceSummary(trace::LoadedTrace loaded, const std::string& dir, const std::string& summaryPath) {
   const bool profiler = !loaded.jobLabel.empty();  // a PyTorch job's own traces
-  const std::string dir =
-      paths.front() + (paths.size() > 1 ? " and " + std::to_string(paths.size() - 1) + " more" : "");
-  if (!loaded.error.empty()) {
-    std::fprintf(stderr, "shardscope: error: %s\n", loaded.error.c_str());
-    return 2;
-  }
   printTerminalNotes(trace::loaderNotes(dir, loaded));
   RunResult result;
-  result.ok = !loaded.ranksFailed;
-  result.error = loaded.note;
+  // How the run ended, where its trace says (a failed or interrupted run's trace reads as such).
+  const auto ended = loaded.runStatus;
+  result.ok = !loaded.ranksFailed && ended != trace::RunStatus::Failed && ended != trace::RunStatus::Interrupted;
+  result.stopped = ended == trace::RunStatus::Interrupted;
+  result.error = loaded.runError.empty() ? loaded.note : loaded.runError;
+  result.stepsTrained = loaded.stepsTrained;
   result.worldSize = loaded.recording.ranks();
   result.rankPlacements = loaded.rankPlacements;
   result.deviceDescription = loaded.device;
@@ -142,12 +97,62 @@ int writeJobSummary(const std::vector<std::string>& paths, const std::string& su
     result.losses.push_back(profiler ? std::nan("") : firstRank->steps[s].loss);
   if (auto error = writeSummaryFile(summaryPath, loaded.config, result, loaded.recording)) {
     std::fprintf(stderr, "shardscope: error: %s\n", error->c_str());
-    return 2;
+    return 1;  // an output that could not be written, as run's (docs/cli.md)
   }
   const size_t steps = result.losses.size();
   std::printf("shardscope view: the summary of the job in %s (%d ranks, %zu steps) written to %s\n", dir.c_str(),
               result.worldSize, steps, summaryPath.c_str());
-  return 0;
+  // Recorded in part (events dropped, steps lost; said above): never "ok" in silence, as run's exit 3.
+  return runStatusOf(result, loaded.recording) == trace::RunStatus::Incomplete ? 3 : 0;
+}
+
+}  // namespace
+
+void printTerminalNotes(const std::string& lines) {
+  for (size_t begin = 0, end; begin < lines.size(); begin = end + 1) {
+    end = lines.find('\n', begin);
+    if (end == std::string::npos) end = lines.size();
+    std::fprintf(stderr, "shardscope: %s\n", lines.substr(begin, end - begin).c_str());
+  }
+}
+
+int writeJobSummary(const std::vector<std::string>& paths, const std::string& summaryPath) {
+  // Before any reader opens them: a FIFO with no writer would block that open for ever.
+  for (const auto& path : paths) {
+    if (auto why = files::cannotOpenReason(path); !why.empty()) {
+      std::fprintf(stderr, "shardscope: error: %s\n", why.c_str());
+      return 2;
+    }
+  }
+  // Where the summary goes, before a trace of gigabytes is read: a usage error, as run's outputs.
+  RunConfig output;
+  output.summaryPath = summaryPath;
+  if (auto problem = outputsProblem(output)) {
+    std::fprintf(stderr, "shardscope: error: %s\n", problem->c_str());
+    return 2;
+  }
+  if (auto problem = notOneJob(paths); !problem.empty()) {
+    std::fprintf(stderr, "shardscope: error: %s\n", problem.c_str());
+    return 2;
+  }
+  // A run's trace of any length is read within the window's memory: its older steps folded into
+  // their running figures, which the summary reads (its detail-only figures, the stragglers and
+  // the last collectives, are then of the steps kept, as in a long run's own summary).
+  auto opened = [&] {
+    ReadingNotice notice("shardscope view", paths);
+    return recordings::openRecording(paths, {trace::kDefaultDetailEvents});
+  }();
+  if (opened.error.empty() && opened.parts.size() != 1) {
+    opened.error = "view --summary writes one job's summary, and " + recordings::nameOfPaths(paths) +
+                   " are recordings of different kinds: run it once per job.";
+  }
+  if (!opened.error.empty()) {
+    std::fprintf(stderr, "shardscope: error: %s\n", opened.error.c_str());
+    return 2;
+  }
+  auto& part = opened.parts.front();
+  if (part.kind == recordings::RecordingKind::FlightRecorder) return writeHangSummary(part.dumps, summaryPath);
+  return writeTraceSummary(std::move(part.trace), part.where, summaryPath);
 }
 
 }  // namespace shardscope::app

@@ -11,7 +11,8 @@ namespace shardscope::app {
 // Each line of `lines` on stderr after "shardscope: ".
 void printTerminalNotes(const std::string& lines);
 
-// Writes the summary; 0, or 2 with the reason on stderr.
+// Writes the summary; 0, 3 when the record says its run's recording lost events or steps (its
+// status "incomplete"), or 2 with the reason on stderr.
 int writeJobSummary(const std::vector<std::string>& paths, const std::string& summaryPath);
 
 }  // namespace shardscope::app

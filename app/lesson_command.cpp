@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "app/interrupt.h"
+#include "files/unfinished_outputs.h"
 
 namespace shardscope::app {
 
@@ -101,6 +102,16 @@ void printScores(const lessons::Lesson& lesson, const std::vector<std::string>& 
 
 }  // namespace
 
+std::optional<std::string> lessonOutputsProblem(const lessons::Lesson& lesson, const LessonOptions& options) {
+  if (options.traceDir.empty()) return std::nullopt;
+  for (const auto& run : lesson.runs) {
+    RunConfig config = run.config;
+    config.tracePath = options.traceDir + "/" + lessons::traceFileName(run.label);
+    if (auto problem = outputsProblem(config)) return "--trace-dir '" + options.traceDir + "': " + *problem;
+  }
+  return std::nullopt;
+}
+
 int runLessonInTerminal(const lessons::Lesson& lesson, const LessonOptions& options,
                         const std::function<RunResult(const RunConfig&)>& train) {
   const std::string& traceDir = options.traceDir;
@@ -117,6 +128,11 @@ int runLessonInTerminal(const lessons::Lesson& lesson, const LessonOptions& opti
   std::vector<std::vector<RankStats>> stats;
   std::vector<std::shared_ptr<const trace::CollectiveLogs>> hangs;  // each run's last collectives, where it hung
   bool allRan = true;
+  std::vector<std::pair<std::string, std::string>> traces;  // for a second Ctrl-C to say which it kept
+  for (const auto& run : lesson.runs) {
+    if (!traceDir.empty()) traces.push_back({"trace", traceDir + "/" + lessons::traceFileName(run.label)});
+  }
+  files::announceOutputs(traces);
   for (size_t i = 0; i < lesson.runs.size(); ++i) {
     if (interruptSignal()) break;
     RunConfig config = lesson.runs[i].config;
@@ -132,6 +148,9 @@ int runLessonInTerminal(const lessons::Lesson& lesson, const LessonOptions& opti
                    result.error.c_str());
       allRan = false;
     }
+    // A trace that could not be written fails the lesson, as an output fails run (exit 1).
+    for (const auto& e : result.outputErrors) std::fprintf(stderr, "shardscope: %s\n", e.c_str());
+    allRan &= result.outputErrors.empty();
     hangs.push_back(result.lastCollectives);
     stats.push_back(result.ok ? computeRankStats(config, result.recording, result.parameterCount, result.device)
                               : std::vector<RankStats>{});

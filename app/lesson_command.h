@@ -32,9 +32,14 @@ struct LessonOptions {
 // error names the answer and what is expected.
 std::optional<std::string> readAnswers(const lessons::Lesson& lesson, LessonOptions& options);
 
+// Why a run's trace cannot be written into --trace-dir (outputsProblem's reasons), or nothing:
+// a usage error before the first run, rather than a run failed after the others.
+std::optional<std::string> lessonOutputsProblem(const lessons::Lesson& lesson, const LessonOptions& options);
+
 // Runs the lesson's runs one after another with `train`, prints the captions and the claims'
-// checks (and, predicting, the answers scored). Returns 0 when every run ended and every claim
-// holds, 1 otherwise, 2 when the input ends before every question has an answer.
+// checks (and, predicting, the answers scored). Returns 0 when every run ended with its trace
+// written and every claim holds, 1 otherwise, 2 when the input ends before every question has an
+// answer.
 int runLessonInTerminal(const lessons::Lesson& lesson, const LessonOptions& options,
                         const std::function<RunResult(const RunConfig&)>& train);
 

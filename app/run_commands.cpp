@@ -12,6 +12,7 @@
 #include "config/model_layout.h"
 #include "engine/launch/run_summary.h"
 #include "files/output_file.h"
+#include "files/unfinished_outputs.h"
 #include "config/tensor_parallel.h"
 #include "trace/run_recording.h"
 
@@ -121,6 +122,9 @@ void reportWarnings(const std::vector<std::string>& warnings) {
 
 int runHeadless(const shardscope::RunConfig& config) {
   printBanner(config);
+  // For a second Ctrl-C, which ends the process at once, to say which of them it kept.
+  shardscope::files::announceOutputs(
+      {{"summary", config.summaryPath}, {"trace", config.tracePath}, {"memory CSV", config.memoryCsvPath}});
   auto result = trainWithProgress(config);
   if (result.recording.ranks() > 0 && !result.losses.empty()) {
     shardscope::printRunTables(
@@ -183,6 +187,13 @@ int runCompare(const shardscope::RunConfig& base, const std::vector<shardscope::
   std::vector<shardscope::StrategyColumn> columns;
   nlohmann::json all = nlohmann::json::object();
   bool outputFailed = false;
+  std::vector<std::pair<std::string, std::string>> outputs = {{"summary", base.summaryPath}};
+  for (const auto& run : runs) {
+    const std::string name = comparisonName(run, acrossWorlds);
+    outputs.insert(outputs.end(), {{"trace", perStrategyPath(base.tracePath, name)},
+                                   {"memory CSV", perStrategyPath(base.memoryCsvPath, name)}});
+  }
+  shardscope::files::announceOutputs(outputs);  // for a second Ctrl-C to say which it kept
   for (const auto& run : runs) {
     if (shardscope::app::interruptSignal()) break;  // the runs not started are left out
     const std::string name = comparisonName(run, acrossWorlds);

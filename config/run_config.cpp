@@ -255,12 +255,14 @@ std::optional<std::string> readValue(const nlohmann::json& value, const std::str
 
 }  // namespace
 
-std::optional<std::string> applyConfigJson(const nlohmann::json& json, RunConfig& c) {
+std::optional<std::string> applyConfigJson(const nlohmann::json& json, RunConfig& c,
+                                           std::map<std::string, std::string>* spellings) {
   if (!json.is_object()) {
     return std::string(
         "the config must be a JSON object of option names to values, e.g. "
         "{\"model\": \"gpt\", \"world\": 4}.");
   }
+  std::map<std::string, std::string> spelled;  // each key as given, by its dashed name
   for (auto it = json.begin(); it != json.end(); ++it) {
     const std::string key = normalizeKey(it.key());
     const auto field =
@@ -270,13 +272,20 @@ std::optional<std::string> applyConfigJson(const nlohmann::json& json, RunConfig
              "'. Allowed keys are the option names of 'shardscope run --help' without dashes, "
              "e.g. model, layers, hidden, world, strategy, bucket-cap-mb.";
     }
+    // Both spellings would otherwise both apply, the later one silently winning.
+    if (const auto [first, fresh] = spelled.emplace(key, it.key()); !fresh) {
+      return "config keys '" + first->second + "' and '" + it.key() + "' are one key, --" + key +
+             ", given twice ('-' and '_' spell it alike): keep one of them.";
+    }
     const auto error = std::visit([&](auto member) { return readValue(it.value(), key, c.*member); }, field->member);
     if (error) return error;
   }
+  if (spellings) *spellings = std::move(spelled);
   return std::nullopt;
 }
 
-std::optional<std::string> loadConfigFile(const std::string& path, RunConfig& config) {
+std::optional<std::string> loadConfigFile(const std::string& path, RunConfig& config,
+                                          std::map<std::string, std::string>* spellings) {
   std::string error;
   const auto text = files::readFileText(path, error, files::kMaxConfigBytes);
   if (!text) return "cannot read config file: " + error;
@@ -287,7 +296,7 @@ std::optional<std::string> loadConfigFile(const std::string& path, RunConfig& co
            "). Write one JSON object, e.g. {\"model\": \"gpt\", \"world\": 4}.";
   }
   const auto& json = parsed.value;
-  if (auto err = applyConfigJson(json, config)) return "config file '" + path + "': " + *err;
+  if (auto err = applyConfigJson(json, config, spellings)) return "config file '" + path + "': " + *err;
   return std::nullopt;
 }
 

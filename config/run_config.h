@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <variant>
@@ -132,12 +133,16 @@ const std::vector<ConfigField>& configFields();
 // A field's value as text ("full_shard", "25", "0.001"), for --help's defaults.
 std::string fieldText(const RunConfig& config, const ConfigField& field);
 
-// Applies the keys of a JSON object (the option names, '-' or '_' alike) onto `config`.
-// Returns an error message naming the key or value, or nothing on success.
-std::optional<std::string> applyConfigJson(const nlohmann::json& json, RunConfig& config);
+// Applies the keys of a JSON object (the option names, '-' or '_' alike, each once) onto `config`.
+// Returns an error message naming the key or value, or nothing on success. `spellings`, when
+// given: the keys applied, each as the object spells it, by its dashed name ("bucket-cap-mb").
+std::optional<std::string> applyConfigJson(const nlohmann::json& json, RunConfig& config,
+                                           std::map<std::string, std::string>* spellings = nullptr);
 
 // Reads a JSON config file onto `config`; errors say which file, what is wrong and how to fix it.
-std::optional<std::string> loadConfigFile(const std::string& path, RunConfig& config);
+// `spellings`: as applyConfigJson's.
+std::optional<std::string> loadConfigFile(const std::string& path, RunConfig& config,
+                                          std::map<std::string, std::string>* spellings = nullptr);
 
 // --slow-rank R:FACTOR read: the rank whose compute is FACTOR times as long, for teaching and for
 // testing straggler detection. Nothing for "".

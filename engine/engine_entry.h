@@ -10,6 +10,7 @@
 #include "config/run_config.h"
 #include "engine/launch/rank_worker.h"
 #include "engine/launch/run_types.h"
+#include "files/unfinished_outputs.h"
 #include "trace/names.h"
 
 namespace shardscope {
@@ -25,10 +26,13 @@ struct EngineEntry {
   // The executable's span names (trace/names.h), for the recordings the module fills: called once,
   // as the module is loaded, before anything else.
   void (*useNames)(trace::NameTable*) = nullptr;
+  // The executable's tables of outputs being written (files/unfinished_outputs.h), where its second
+  // Ctrl-C finds the module's partial files: called with useNames.
+  void (*useUnfinishedOutputs)(files::UnfinishedOutputs*) = nullptr;
 };
 
 // Bumped when EngineEntry or a type it passes changes.
-constexpr int kEngineEntryLayout = 2;
+constexpr int kEngineEntryLayout = 3;
 
 // The module's one exported name.
 constexpr const char* kEngineEntrySymbol = "shardscope_engine_entry";

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <utility>
 
+#include "files/readable_path.h"
+
 #ifdef SHARDSCOPE_HAVE_ZLIB
 #include <zlib.h>
 #endif
@@ -19,6 +21,25 @@ bool startsWithGzipMagic(const std::string& path) {
   in.read(reinterpret_cast<char*>(magic), 2);
   return in.gcount() == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
 }
+
+#ifdef SHARDSCOPE_HAVE_ZLIB
+// At its end, whether the file ended inside its compressed data: gzread returns what it could
+// inflate of a truncated file, then 0, as at a whole file's end; only its error code tells them apart.
+bool cutShort(gzFile in) {
+  int code = Z_OK;
+  gzerror(in, &code);
+  return code == Z_BUF_ERROR;
+}
+
+// Where the file breaks, found by inflating it again (files/readable_path.h); zlib's own words
+// where that finds nothing (a read error).
+std::string damagedGzipMessage(const std::string& path, gzFile in) {
+  if (auto where = gzipDamage(path); !where.empty()) return where;
+  int code = 0;
+  return "'" + path + "' is a damaged gzip file (" + gzerror(in, &code) +
+         "): copy it again, or open the uncompressed .json.";
+}
+#endif
 
 }  // namespace
 
@@ -62,10 +83,8 @@ std::optional<std::string> readFileText(const std::string& path, std::string& er
     char buffer[1 << 16];
     while (text.size() < want) {
       const int n = gzread(in, buffer, static_cast<unsigned>(std::min(sizeof buffer, want - text.size())));
-      if (n < 0) {
-        int code = 0;
-        error = "'" + path + "' is a damaged gzip file (" + gzerror(in, &code) +
-                "): copy it again, or open the uncompressed .json.";
+      if (n < 0 || (n == 0 && cutShort(in))) {
+        error = damagedGzipMessage(path, in);
         gzclose(in);
         return std::nullopt;
       }
@@ -135,10 +154,8 @@ FileTextStream::int_type FileTextStream::underflow() {
 #ifdef SHARDSCOPE_HAVE_ZLIB
   if (source_->gz) {
     n = gzread(source_->gz, buffer_, sizeof buffer_);
-    if (n < 0) {
-      int code = 0;
-      error_ = "'" + path_ + "' is a damaged gzip file (" + gzerror(source_->gz, &code) +
-               "): copy it again, or open the uncompressed .json.";
+    if (n < 0 || (n == 0 && cutShort(source_->gz))) {
+      error_ = damagedGzipMessage(path_, source_->gz);
       return traits_type::eof();
     }
   }

@@ -10,7 +10,10 @@
 #include <cstring>
 #include <fstream>
 #include <streambuf>
+#include <utility>
 #include <vector>
+
+#include "files/unfinished_outputs.h"
 
 namespace shardscope::files {
 
@@ -91,9 +94,9 @@ mode_t currentUmask() {
 }
 
 // A temporary file's name beside its target: ".NAME.HOST-PID.XXXXXX". The host and pid tell whose
-// it is: a writer killed by SIGKILL (or a second Ctrl-C) leaves its file, and the next writer of
-// the same path on the same host removes those whose process is gone. Another host's files (a
-// shared trace directory) are never touched.
+// it is: a writer killed by SIGKILL leaves its file (a second Ctrl-C removes its own:
+// files/unfinished_outputs.h), and the next writer of the same path on the same host removes those
+// whose process is gone. Another host's files (a shared trace directory) are never touched.
 std::string hostName() {
   char name[256] = {};
   if (::gethostname(name, sizeof name - 1) != 0) return "host";
@@ -143,9 +146,18 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
     const std::string prefix = temporaryPrefix(path_);
     removeStaleTemporaries(path_, prefix);
     temporary_ = directoryOf(path_) + "/" + prefix + std::to_string(::getpid()) + ".XXXXXX";
+    // The interrupt signals wait while the file is made and remembered: a handler that ran on this
+    // thread between the two would not know of the file, and leave it behind.
+    sigset_t interrupts, before;
+    sigemptyset(&interrupts);
+    for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&interrupts, s);
+    ::pthread_sigmask(SIG_BLOCK, &interrupts, &before);
     fd_ = ::mkstemp(temporary_.data());
+    const int made = errno;
+    if (fd_ >= 0) temporarySlot_ = rememberTemporary(temporary_);
+    ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
     if (fd_ < 0) {
-      openError_ = failure(path_, std::strerror(errno));
+      openError_ = failure(path_, std::strerror(made));
       temporary_.clear();
     }
   }
@@ -160,6 +172,7 @@ OutputFile::~OutputFile() {
   out_.reset();
   buffer_.reset();
   if (!finished_ && !temporary_.empty()) ::unlink(temporary_.c_str());
+  forgetTemporary(temporarySlot_);
 }
 
 std::optional<std::string> OutputFile::finish() {
@@ -168,6 +181,7 @@ std::optional<std::string> OutputFile::finish() {
   const bool inPlace = temporary_.empty();
   auto failed = [&](int error) {
     if (!inPlace) ::unlink(temporary_.c_str());
+    forgetTemporary(std::exchange(temporarySlot_, -1));
     return failure(path_, std::strerror(error != 0 ? error : EIO), /*replaced=*/!inPlace);
   };
   // The first write that failed says why ("No space left on device"), however long ago it was.
@@ -175,6 +189,7 @@ std::optional<std::string> OutputFile::finish() {
   if (!*out_ || buffer_->firstError() != 0) return failed(buffer_->firstError());
   if (inPlace) {
     if (!buffer_->close()) return failed(buffer_->firstError());
+    outputWritten(path_);
     return std::nullopt;
   }
   // A full disk may show only at fsync (delayed allocation): the bytes are on disk before the
@@ -184,6 +199,8 @@ std::optional<std::string> OutputFile::finish() {
   (void)::fchmod(fd_, 0666 & ~currentUmask());
   if (!buffer_->close()) return failed(buffer_->firstError());
   if (::rename(temporary_.c_str(), path_.c_str()) != 0) return failed(errno);
+  outputWritten(path_);
+  forgetTemporary(std::exchange(temporarySlot_, -1));
   return std::nullopt;
 }
 

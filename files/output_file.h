@@ -57,6 +57,7 @@ class OutputFile {
  private:
   std::string path_;
   std::string temporary_;  // empty when written in place (a device or a pipe) or not opened
+  int temporarySlot_ = -1;  // where a second Ctrl-C's handler finds it (files/unfinished_outputs.h)
   int fd_ = -1;
   std::unique_ptr<DescriptorBuffer> buffer_;  // remembers why its first write failed
   std::unique_ptr<std::ostream> out_;

@@ -44,6 +44,7 @@ UserJson parseUserJson(const std::string& text, bool allowComments) {
   if (nestingDepth(text) > kMaxJsonDepth) {
     out.value = nlohmann::json(nlohmann::json::value_t::discarded);
     out.error = "it is nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
+    out.tooDeep = true;
     return out;
   }
   // A key twice in one object: nlohmann keeps the last value without a word, so {"world": 2,
@@ -160,6 +161,7 @@ class StreamingSax : public nlohmann::json_sax<nlohmann::json> {
 
   nlohmann::json top = nlohmann::json::object();
   std::string error;
+  bool tooDeep = false;
 
   bool null() override { return scalar(nullptr); }
   bool boolean(bool v) override { return scalar(v); }
@@ -210,8 +212,10 @@ class StreamingSax : public nlohmann::json_sax<nlohmann::json> {
   }
   bool open(nlohmann::json container) {
     // nlohmann's parser keeps its own stack, so depth is refused here as it goes, not before.
-    if (++nesting_ > kMaxJsonDepth)
+    if (++nesting_ > kMaxJsonDepth) {
+      tooDeep = error.empty();
       return fail("it is nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+    }
     ++depth_;
     if (depth_ == 1) return container.is_object() ? true : fail("it is not a JSON object");
     value_.start(std::move(container));
@@ -258,6 +262,7 @@ UserJson parseStreaming(Input&& text, const std::string& arrayKey,
   StreamingSax sax(arrayKey, onElement);
   if (!nlohmann::json::sax_parse(std::forward<Input>(text), &sax)) {
     out.error = sax.error;  // empty when the caller stopped the read: its own message says why
+    out.tooDeep = sax.tooDeep;
     return out;
   }
   out.value = std::move(sax.top);

@@ -17,6 +17,7 @@ constexpr int kMaxJsonDepth = 64;  // shardscope's own files nest 5 levels at mo
 struct UserJson {
   nlohmann::json value;  // discarded (is_discarded()) when error is set
   std::string error;     // "nested deeper than 64 levels", or the parser's own message
+  bool tooDeep = false;  // the error is the depth refused (valid JSON, maybe, but no file of ours)
 };
 
 UserJson parseUserJson(const std::string& text, bool allowComments = false);

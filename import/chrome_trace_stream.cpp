@@ -164,6 +164,7 @@ class TraceScanner {
   TraceScanner(files::FileTextStream& in, const ChromeTraceHandlers& handlers) : chunks_(in), handlers_(handlers) {}
 
   std::string read();
+  TraceProblemKind kind() const { return kind_; }
 
  private:
   // The next byte that is not whitespace (pos_ on it), or -1 at the file's end.
@@ -182,9 +183,15 @@ class TraceScanner {
       if (!chunks_.readMore(pos_)) return kNone;
     }
   }
-  std::string notJson(const std::string& what) const {
-    return "is not JSON at byte " + std::to_string(chunks_.fileOffset(pos_)) + " (" + what + ")";
+  std::string fail(TraceProblemKind kind, std::string why) {
+    kind_ = kind;
+    return why;
   }
+  std::string notJson(const std::string& what) {
+    return fail(TraceProblemKind::NotJson,
+                "is not JSON at byte " + std::to_string(chunks_.fileOffset(pos_)) + " (" + what + ")");
+  }
+  std::string truncated() { return fail(TraceProblemKind::Truncated, "ends before its JSON does (a truncated file)"); }
   std::string member(const std::string& key);
   std::string events();
   std::string event(size_t end);
@@ -194,20 +201,22 @@ class TraceScanner {
   size_t pos_ = 0;
   size_t index_ = 0;
   bool sawEvents_ = false;
+  TraceProblemKind kind_ = TraceProblemKind::None;
   simdjson::ondemand::parser parser_;
 };
 
 std::string TraceScanner::read() {
-  if (next() != '{') return next() == -1 ? "is empty" : notJson("a trace is one JSON object");
+  if (next() != '{')
+    return next() == -1 ? fail(TraceProblemKind::Empty, "is empty") : notJson("a trace is one JSON object");
   ++pos_;
   for (int c = next(); c != '}'; c = next()) {
     if (c == ',') {
       ++pos_;
       continue;
     }
-    if (c != '"') return c == -1 ? "ends before its JSON does (a truncated file)" : notJson("a key was expected");
+    if (c != '"') return c == -1 ? truncated() : notJson("a key was expected");
     const size_t end = wholeValue();
-    if (end == kNone) return "ends before its JSON does (a truncated file)";
+    if (end == kNone) return truncated();
     const auto key = nlohmann::json::parse(chunks_.data() + pos_, chunks_.data() + end, nullptr, false);
     if (!key.is_string()) return notJson("a damaged key");
     pos_ = end;
@@ -215,14 +224,14 @@ std::string TraceScanner::read() {
     ++pos_;
     if (auto problem = member(key.get<std::string>()); !problem.empty()) return problem;
   }
-  return sawEvents_ ? "" : "has no traceEvents array";
+  return sawEvents_ ? "" : fail(TraceProblemKind::NoTraceEvents, "has no traceEvents array");
 }
 
 std::string TraceScanner::member(const std::string& key) {
   if (key == "traceEvents" && next() == '[') return events();
-  if (next() == -1) return "ends before its JSON does (a truncated file)";
+  if (next() == -1) return truncated();
   const size_t end = wholeValue();
-  if (end == kNone) return "ends before its JSON does (a truncated file)";
+  if (end == kNone) return truncated();
   const auto value = files::parseUserJson(std::string(chunks_.data() + pos_, end - pos_)).value;
   if (value.is_discarded()) return notJson("the value of \"" + files::clipped(key) + "\"");
   pos_ = end;
@@ -242,10 +251,10 @@ std::string TraceScanner::events() {
       ++pos_;
       continue;
     }
-    if (c == -1) return "ends before its JSON does (a truncated file)";
+    if (c == -1) return truncated();
     if (c == '}') return notJson("a '}' where an event belongs");
     const size_t end = wholeValue();
-    if (end == kNone) return "ends before its JSON does (a truncated file)";
+    if (end == kNone) return truncated();
     ++index_;
     if (c == '{') {
       if (auto problem = event(end); !problem.empty()) return problem;
@@ -259,7 +268,8 @@ std::string TraceScanner::event(size_t end) {
     auto document = parser_.iterate(chunks_.data() + pos_, end - pos_, chunks_.capacityFrom(pos_));
     simdjson::ondemand::object object = document.get_object();
     const ChromeEvent fields = fieldsOf(object);
-    return handlers_.onEvent ? handlers_.onEvent(fields, index_) : "";
+    std::string refused = handlers_.onEvent ? handlers_.onEvent(fields, index_) : "";
+    return refused.empty() ? refused : fail(TraceProblemKind::Refused, std::move(refused));
   } catch (const simdjson::simdjson_error& error) {
     return notJson("in its event " + std::to_string(index_) + ": " + error.what());
   }
@@ -267,15 +277,18 @@ std::string TraceScanner::event(size_t end) {
 
 }  // namespace
 
-std::string streamChromeTrace(const std::string& path, const ChromeTraceHandlers& handlers) {
+TraceProblem streamChromeTrace(const std::string& path, const ChromeTraceHandlers& handlers) {
   files::FileTextStream in(path, SIZE_MAX);
-  if (!in.error().empty()) return files::unreadableReason(path, in.error(), SIZE_MAX, "traces", "");
+  if (!in.error().empty()) {
+    return {TraceProblemKind::Unreadable, files::unreadableReason(path, in.error(), SIZE_MAX, "traces", "")};
+  }
   TraceScanner scanner(in, handlers);
   std::string problem = scanner.read();
-  if (in.error().empty()) return problem;
+  if (in.error().empty()) return problem.empty() ? TraceProblem{} : TraceProblem{scanner.kind(), problem};
   // A damaged gzip stream reads as an early end: say what it was (its message names the file first).
   const std::string named = "'" + path + "' ";
-  return in.error().rfind(named, 0) == 0 ? in.error().substr(named.size()) : in.error();
+  const std::string& damaged = in.error();
+  return {TraceProblemKind::Unreadable, damaged.rfind(named, 0) == 0 ? damaged.substr(named.size()) : damaged};
 }
 
 struct ChromeArgs::Parser {

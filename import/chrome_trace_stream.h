@@ -51,8 +51,24 @@ class ChromeArgs {
   std::unique_ptr<Parser> parser_;
 };
 
-// "" or why `path` cannot be read as a Chrome trace: it cannot be opened, its gzip is damaged, it
+// Why a Chrome trace could not be read: the kind, which callers act on (a file cut short or
+// damaged is worth recording again), apart from the words, which they show.
+enum class TraceProblemKind : uint8_t {
+  None,
+  Unreadable,     // not opened, past its size, or its gzip damaged
+  Empty,          // not one byte
+  NotJson,        // not JSON, at a byte the message names
+  Truncated,      // it ends before its JSON does
+  NoTraceEvents,  // JSON with no traceEvents array
+  Refused,        // an event handler's reason
+};
+struct TraceProblem {
+  TraceProblemKind kind = TraceProblemKind::None;
+  std::string message;  // "" when kind is None; else what is wrong, to follow the file's name
+};
+
+// What was wrong reading `path` as a Chrome trace: it cannot be opened, its gzip is damaged, it
 // is not JSON (at which byte), it has no traceEvents array, or an event handler's reason.
-std::string streamChromeTrace(const std::string& path, const ChromeTraceHandlers& handlers);
+TraceProblem streamChromeTrace(const std::string& path, const ChromeTraceHandlers& handlers);
 
 }  // namespace shardscope::trace

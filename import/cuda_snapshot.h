@@ -3,38 +3,60 @@
 // torch.cuda.memory._record_memory_history keeps, it holds every allocation and free the caching
 // allocator made on each device while that was on, each with the stack where it happened (C++ and
 // Python frames, innermost first) and its time in microseconds since the epoch, and the blocks
-// still allocated when it was written.
+// still allocated when it was written. The pickle is read whole, then only what the importer uses
+// is kept (CudaSnapshot) and the pickle's tree is let go.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "import/profiler_roles.h"
-#include "import/python_pickle.h"
 
 namespace shardscope::trace {
+
+// A snapshot's stacks as the importer keeps them: each distinct stack once, by its frames' names
+// and files (their line numbers, which no rule reads, are dropped), each distinct frame once and
+// each string once. A history repeats a few hundred stacks over its hundreds of thousands of
+// entries, each entry with its own copy of its frames' dicts: kept per entry, as the pickle holds
+// them, they would be most of the memory a snapshot takes.
+struct SnapshotStacks {
+  static constexpr uint32_t kNone = UINT32_MAX;  // an action without a stack
+
+  std::deque<std::string> strings;                    // names and files, each once
+  std::vector<std::pair<uint32_t, uint32_t>> frames;  // each distinct (name, file), by index in `strings`
+  std::vector<uint32_t> stackFrames;                  // every stack's frames (into `frames`), innermost first
+  std::vector<uint32_t> stackEnds;                    // stack s: stackFrames[s ? stackEnds[s - 1] : 0, stackEnds[s])
+
+  size_t size() const { return stackEnds.size(); }
+  // Stack `stack`'s frames, innermost first (views into this, valid while it is); none for kNone.
+  std::vector<StackFrame> framesOf(uint32_t stack) const;
+  // About what they take in memory.
+  size_t retainedBytes() const;
+};
 
 struct AllocatorAction {
   enum class Kind : uint8_t { Alloc, FreeRequested, FreeCompleted };
   Kind kind = Kind::Alloc;
+  uint32_t stack = SnapshotStacks::kNone;  // where it happened (CudaSnapshot::stacks)
   int64_t address = 0, bytes = 0;
-  int64_t timeUs = 0;                     // microseconds since the epoch
-  const pickle::Value* frames = nullptr;  // its stack: a list of {"name", "filename", "line"}, or null
+  int64_t timeUs = 0;  // microseconds since the epoch
 };
 
 struct CudaSnapshot {
-  pickle::ValuePtr root;                 // the whole snapshot: the frames live in it
   int device = -1;                       // the device whose history `actions` is
   std::vector<AllocatorAction> actions;  // that device's allocations and frees, in the allocator's order
+  SnapshotStacks stacks;                 // the stacks the actions name
   int64_t heldWhenWritten = 0;  // that device's allocated bytes (blocks active or awaiting their free) at the end
   int64_t otherActions = 0;     // segment, snapshot and out-of-memory entries, not read
+  size_t retainedBytes() const { return actions.capacity() * sizeof(AllocatorAction) + stacks.retainedBytes(); }
 };
 
-// A stack's frames, innermost first (views into the snapshot, valid while it is), at most
-// kMaxStackFrames of them: the roles' functions are within the innermost few dozen.
+// At most this many frames of a stack are kept, innermost first: the roles' functions are within
+// the innermost few dozen.
 constexpr size_t kMaxStackFrames = 512;
-std::vector<StackFrame> stackOf(const pickle::Value* frames);
 
 // DIR/rank-R.memory.pickle, or its gzipped copy (.gz) where only that one is there.
 std::string cudaSnapshotFileName(const std::string& dir, int rank);

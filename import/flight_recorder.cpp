@@ -20,31 +20,31 @@ constexpr size_t kSniffBytes = 4096;
 
 // A pickled dump as the JSON one (_dump_fr_trace_json writes the same keys): one reading for both.
 json fromPickle(const pickle::Value& v) {
-  using Kind = pickle::Value::Kind;
-  switch (v.kind) {
+  using Kind = pickle::Kind;
+  switch (v.kind()) {
     case Kind::None:
       return nullptr;
     case Kind::Bool:
-      return v.boolean;
+      return v.boolean();
     case Kind::Int:
-      return v.integer;
+      return v.integer();
     case Kind::Float:
-      return v.real;
+      return v.real();
     case Kind::String:
     case Kind::Bytes:
-      return v.text;
+      return std::string(v.text());
     case Kind::List:
     case Kind::Tuple: {
       json out = json::array();
-      for (const auto& item : v.items) out.push_back(fromPickle(*item));
+      for (size_t i = 0; i < v.size(); ++i) out.push_back(fromPickle(v[i]));
       return out;
     }
     case Kind::Dict: {
       json out = json::object();
-      for (size_t i = 0; i + 1 < v.items.size(); i += 2) {
-        const auto& key = *v.items[i];
-        const std::string name = key.kind == Kind::Int ? std::to_string(key.integer) : key.text;
-        out[name] = fromPickle(*v.items[i + 1]);
+      for (size_t i = 0; i + 1 < v.size(); i += 2) {
+        const pickle::Value key = v[i];
+        const std::string name = key.kind() == Kind::Int ? std::to_string(key.integer()) : std::string(key.text());
+        out[name] = fromPickle(v[i + 1]);
       }
       return out;
     }
@@ -62,7 +62,7 @@ json readDump(const std::string& path, std::string& error) {
   if (!text->empty() && static_cast<unsigned char>((*text)[0]) == 0x80) {
     auto root = pickle::readPickle(*text, error);
     if (!root) error = "'" + path + "' is not a readable pickle: it " + error;
-    return root ? fromPickle(*root) : json();
+    return root ? fromPickle(root->root()) : json();
   }
   json dump = json::parse(*text, nullptr, false);
   if (dump.is_discarded()) error = "'" + path + "' is neither a pickle nor JSON that can be read to its end";

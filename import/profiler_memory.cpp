@@ -207,8 +207,8 @@ struct SnapshotLives {
 // The snapshot's times are microseconds since the epoch; the profiler's count from its base time.
 int64_t onProfilerClock(const RankTrace& trace, int64_t timeUs) { return timeUs * 1000 - trace.baseTimeNs; }
 
-// What a stack says, read once per stack: a snapshot's entries share their frames lists (pickle's
-// memo), so the same stack is asked about again and again.
+// What a stack says, read once per stack: a snapshot's entries share their stacks (each is kept
+// once: SnapshotStacks), so the same stack is asked about again and again.
 struct StackFacts {
   std::optional<MemoryRole> named;  // the role a frame names
   bool autogradEngine = false;      // made in backward, by autograd's engine
@@ -218,18 +218,23 @@ struct StackFacts {
 
 class StackFactsCache {
  public:
-  const StackFacts& of(const pickle::Value* frames) {
-    auto [it, fresh] = facts_.try_emplace(frames);
-    if (fresh) {
-      const auto stack = stackOf(frames);
-      it->second = {stackNamedRole(stack), stackRuns(stack, "torch::autograd::Engine::evaluate_function"),
-                    stackRuns(stack, "foreach_reduce"), stackRuns(stack, "zero_grad", "torch/optim/")};
+  explicit StackFactsCache(const SnapshotStacks& stacks) : stacks_(stacks), facts_(stacks.size()) {}
+
+  const StackFacts& of(uint32_t stackId) {
+    if (stackId >= facts_.size()) return none_;  // no stack: no frame says anything
+    auto& facts = facts_[stackId];
+    if (!facts) {
+      const auto stack = stacks_.framesOf(stackId);
+      facts = StackFacts{stackNamedRole(stack), stackRuns(stack, "torch::autograd::Engine::evaluate_function"),
+                         stackRuns(stack, "foreach_reduce"), stackRuns(stack, "zero_grad", "torch/optim/")};
     }
-    return it->second;
+    return *facts;
   }
 
  private:
-  std::unordered_map<const pickle::Value*, StackFacts> facts_;
+  const SnapshotStacks& stacks_;
+  std::vector<std::optional<StackFacts>> facts_;  // per stack, once asked
+  const StackFacts none_{};
 };
 
 SnapshotLives snapshotLives(const RankTrace& trace, const CudaSnapshot& snapshot, StackFactsCache& stacks) {
@@ -243,7 +248,7 @@ SnapshotLives snapshotLives(const RankTrace& trace, const CudaSnapshot& snapshot
     if (a.kind == AllocatorAction::Kind::Alloc) {
       live[a.address] = out.blocks.size();
       out.blockOf[i] = out.blocks.size();
-      const StackFacts& stack = stacks.of(a.frames);
+      const StackFacts& stack = stacks.of(a.stack);
       const int64_t t = onProfilerClock(trace, a.timeUs);
       SnapshotBlock b;
       b.allocation = i;
@@ -275,7 +280,7 @@ SnapshotLives snapshotLives(const RankTrace& trace, const CudaSnapshot& snapshot
     out.blockOf[i] = found->second;
     // The stack of the free itself is its request's (free_completed comes when the streams that
     // used the block are done with it).
-    const StackFacts& stack = stacks.of(actions[out.requestOf[i]].frames);
+    const StackFacts& stack = stacks.of(actions[out.requestOf[i]].stack);
     b.life.freedInZeroGrad = stack.zeroGrad;
     // foreach_reduce drops the unsharded gradients once copied into the reduce-scatter's input
     // (unsharded_grads.clear()); the reshard and the input's own release run outside it.
@@ -324,7 +329,7 @@ void readSnapshotMemory(const RankTrace& trace, const CudaSnapshot& snapshot, co
       end = std::max(end, onProfilerClock(trace, a.timeUs));
     }
   }
-  StackFactsCache stacks;
+  StackFactsCache stacks(snapshot.stacks);
   const SnapshotLives lives = snapshotLives(trace, snapshot, stacks);
   auto at = [&](size_t action) { return onProfilerClock(trace, actions[action].timeUs); };
 
@@ -372,7 +377,7 @@ void readSnapshotMemory(const RankTrace& trace, const CudaSnapshot& snapshot, co
       continue;
     }
     // A block from before the history: as the profiler's reader takes such frees.
-    const bool zeroGrad = stacks.of(actions[lives.requestOf[i]].frames).zeroGrad;
+    const bool zeroGrad = stacks.of(actions[lives.requestOf[i]].stack).zeroGrad;
     const MemoryRole from = takeFromCounted(heldBefore, bytes, zeroGrad);
     if (trace.rank == 0 && from == MemoryRole::Other) ++notes.unknownFrees;
     out.push_back(memoryEvent(trace.rank, t, -bytes, from, step));

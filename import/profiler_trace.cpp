@@ -175,11 +175,12 @@ void readRankMemory(const fs::path& dir, const RankTrace& trace, const RecorderN
 std::string readRankTrace(const fs::path& path, int namedRank, RecorderNotes& noted, std::vector<Event>& events,
                           RankTrace& trace, ReadNotes& notes) {
   try {
-    if (auto problem = profiler::indexTrace(path.string(), trace); !problem.empty()) {
-      if (problem.rfind("is not JSON", 0) == 0 || problem.rfind("ends before", 0) == 0)
-        problem +=
+    if (auto problem = profiler::indexTrace(path.string(), trace); problem.kind != TraceProblemKind::None) {
+      const bool cutShort = problem.kind == TraceProblemKind::NotJson || problem.kind == TraceProblemKind::Truncated;
+      if (cutShort)
+        problem.message +=
             ": record it again, letting the profiler finish (export_chrome_trace writes the whole file at the end)";
-      return problem;
+      return problem.message;
     }
     if (namedRank >= 0 && trace.rank >= 0 && trace.rank != namedRank) {
       return "says it is rank " + std::to_string(trace.rank) + " (distributedInfo) but is named for rank " +

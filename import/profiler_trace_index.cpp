@@ -104,9 +104,25 @@ std::string takeMemory(const ChromeEvent& f, size_t index, ArgsReader& reader, R
   return "";
 }
 
+// "" or which of the event's times (its begin, duration or end) is past any a trace holds: checked
+// before they are converted to nanoseconds (past int64's range that is undefined) and summed.
+std::string implausibleTime(const ChromeEvent& f, size_t index) {
+  const auto past = [&](const char* what, double us) {
+    return "has a malformed event: in its event " + std::to_string(index) + ", " + what + " is " +
+           files::shownValue(nlohmann::json(us)) +
+           " us, past any time a trace holds (2^62 ns, 146 years, either way): the file is damaged";
+  };
+  if (!plausibleTimeUs(f.ts)) return past("its \"ts\"", f.ts);
+  if (f.hasDur && !plausibleTimeUs(f.dur)) return past("its \"dur\"", f.dur);
+  if (f.hasDur && !plausibleTimeUs(f.ts + f.dur)) return past("its end (\"ts\" + \"dur\")", f.ts + f.dur);
+  return "";
+}
+
 // One event, if it is one this reader takes, into its list; "" or why a field could not be read.
 std::string take(const ChromeEvent& f, size_t index, ArgsReader& reader, RankTrace& out, std::vector<Span>& steps) {
   if (!f.hasName || !f.hasTs) return "";
+  const bool mayTake = f.ph == "X" || (f.ph == "i" && f.name == "[memory]");
+  if (auto wrong = mayTake ? implausibleTime(f, index) : ""; !wrong.empty()) return wrong;
   if (f.ph == "i" && f.name == "[memory]") return takeMemory(f, index, reader, out);
   if (f.ph == "X" && takeGpuEvent(f, reader, out)) return "";
   if (f.ph != "X" || !isHostSpan(f.cat) || !f.hasDur) return "";
@@ -185,7 +201,7 @@ void indexSteps(std::vector<Span>& steps, RankTrace& out) {
 void takeMember(const std::string& key, const nlohmann::json& value, int& schema, RankTrace& out) {
   if (key == "schemaVersion" && value.is_number_integer()) schema = value.get<int>();
   if (key == "baseTimeNanoseconds" && value.is_number_unsigned() &&
-      value.get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX)) {
+      value.get<uint64_t>() < static_cast<uint64_t>(kMaxTimeNs)) {
     out.baseTimeNs = value.get<int64_t>();
   }
   if (key == "distributedInfo" && value.is_object()) {
@@ -210,23 +226,25 @@ bool isBackendSpanName(std::string_view name) { return startsWith(name, "gloo:")
 // +1 keeps the first event off 0, which RunRecording reads as "no timestamp".
 int64_t nanos(double micros) { return static_cast<int64_t>(std::llround(micros * 1e3)) + 1; }
 
-std::string indexTrace(const std::string& path, RankTrace& out) {
+TraceProblem indexTrace(const std::string& path, RankTrace& out) {
   int schema = -1;
   std::vector<Span> steps;
   ArgsReader reader;
   ChromeTraceHandlers handlers;
   handlers.onMember = [&](const std::string& key, const nlohmann::json& value) { takeMember(key, value, schema, out); };
   handlers.onEvent = [&](const ChromeEvent& event, size_t index) { return take(event, index, reader, out, steps); };
-  if (auto problem = streamChromeTrace(path, handlers); !problem.empty()) {
-    if (problem == "has no traceEvents array") {
-      return "is not a torch.profiler trace (no traceEvents array): write it with torch.profiler's "
-             "export_chrome_trace, e.g. by python/shardscope_record";
+  if (auto problem = streamChromeTrace(path, handlers); problem.kind != TraceProblemKind::None) {
+    if (problem.kind == TraceProblemKind::NoTraceEvents) {
+      problem.message =
+          "is not a torch.profiler trace (no traceEvents array): write it with torch.profiler's "
+          "export_chrome_trace, e.g. by python/shardscope_record";
     }
     return problem;
   }
   if (schema != kSupportedSchema) {
-    return "has schemaVersion " + std::to_string(schema) + "; this shardscope reads torch.profiler's schema " +
-           std::to_string(kSupportedSchema) + " (PyTorch 2.x)";
+    return {TraceProblemKind::Refused, "has schemaVersion " + std::to_string(schema) +
+                                           "; this shardscope reads torch.profiler's schema " +
+                                           std::to_string(kSupportedSchema) + " (PyTorch 2.x)"};
   }
   for (auto* list : {&out.c10dOps, &out.backendSpans}) std::sort(list->begin(), list->end(), byBegin);
   for (auto& [thread, t] : out.threads) linkParents(t);
@@ -236,7 +254,7 @@ std::string indexTrace(const std::string& path, RankTrace& out) {
   indexSteps(steps, out);
   std::stable_sort(out.memory.begin(), out.memory.end(),
                    [](const MemoryRecord& a, const MemoryRecord& b) { return a.at < b.at; });
-  return "";
+  return {};
 }
 
 std::vector<const Span*> spansAt(const RankTrace& trace, int64_t thread, int64_t t) {

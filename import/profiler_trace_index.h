@@ -15,6 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "import/chrome_trace_stream.h"
+
 namespace shardscope::trace::profiler {
 
 struct Span {
@@ -93,8 +95,9 @@ bool startsWith(std::string_view s, std::string_view prefix);
 bool isBackendSpanName(std::string_view name);
 
 // Reads the trace at `path` (import/chrome_trace_stream.h: streamed, never held whole) and sorts
-// its events into `out`; "" or why the file is not a trace this reader knows.
-std::string indexTrace(const std::string& path, RankTrace& out);
+// its events into `out`; what was wrong, when the file is not a trace this reader knows (a schema
+// it does not read is Refused).
+TraceProblem indexTrace(const std::string& path, RankTrace& out);
 
 // The spans of `thread` in force at `t`, innermost first.
 std::vector<const Span*> spansAt(const RankTrace& trace, int64_t thread, int64_t t);

@@ -9,7 +9,7 @@ import os
 import re
 import sys
 
-FOLDERS = ["files", "config", "trace", "import", "stats", "estimate", "lessons", "engine", "ui", "app"]
+FOLDERS = ["files", "config", "trace", "import", "stats", "estimate", "lessons", "recordings", "engine", "ui", "app"]
 
 
 def parts_of(root, folder):

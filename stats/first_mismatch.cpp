@@ -231,19 +231,21 @@ std::string whereRanksStand(const CollectiveLogs& logs) {
   std::string out;
   for (const auto& group : groupsOf(logs)) {
     int64_t lowest = std::numeric_limits<int64_t>::max(), highest = 0;
-    size_t finished = 0;
+    size_t finished = 0, failed = 0;
     for (size_t i : group.members) {
       const int64_t last = group.bySeq[i].empty() ? 0 : group.bySeq[i].rbegin()->first;
       lowest = std::min(lowest, last);
       highest = std::max(highest, last);
       finished += !group.bySeq[i].empty() && group.bySeq[i].rbegin()->second->finished;
+      failed += !group.bySeq[i].empty() && group.bySeq[i].rbegin()->second->failed;
     }
     if (group.members.empty() || highest == 0) continue;
     const LoggedCollective& last = *group.bySeq[group.members.front()].rbegin()->second;
     if (!out.empty()) out += " ";
     out += lowest == highest ? "In " + trace::groupLabel(logs, group.name) + " every rank entered " + last.op + " #" +
                                    std::to_string(highest) + " last, and " + std::to_string(finished) + " of " +
-                                   std::to_string(group.members.size()) + " saw it end."
+                                   std::to_string(group.members.size()) + " saw it end" +
+                                   (failed > 0 ? ", " + std::to_string(failed) + " saw it fail." : ".")
                              : "In " + trace::groupLabel(logs, group.name) + " the ranks' last entries run from #" +
                                    std::to_string(lowest) + " to #" + std::to_string(highest) + ".";
   }

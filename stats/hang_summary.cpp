@@ -10,8 +10,8 @@ nlohmann::json rankJson(const trace::RankCollectiveLog& log) {
   nlohmann::json last = nullptr;
   if (!log.entries.empty()) {
     const auto& c = log.entries.back();
-    last = {{"group", c.group}, {"seq", c.seq},           {"op", c.op},
-            {"state", c.state}, {"finished", c.finished}, {"where", c.where}};
+    last = {{"group", c.group},       {"seq", c.seq},       {"op", c.op},      {"state", c.state},
+            {"finished", c.finished}, {"failed", c.failed}, {"where", c.where}};
   }
   return {{"rank", log.rank}, {"file", log.file}, {"entries", log.entries.size()}, {"last", last}};
 }

@@ -159,6 +159,7 @@ std::vector<RankStats> computeRankStats(const RunConfig& config, const trace::Ru
     }
     s.activationSavedBytes = rec.activationSavedBytes(r);
     s.droppedEvents = t.dropped;
+    s.failedCollectives = t.failedCollectives;
     out.push_back(s);
   }
   return out;

@@ -57,6 +57,9 @@ struct RankStats {
   // higher: it adds backward's activation gradients and temporaries.
   int64_t activationSavedBytes = 0;
   int64_t droppedEvents = 0;
+  // The collectives the backend failed on this rank (their timeout passed, a peer went away), which
+  // never ended (RankTimeline::failedCollectives): counted in no figure above.
+  std::vector<trace::Event> failedCollectives;
   // Stragglers (stats/stragglers.h): of the collectives of its groups every member recorded, those
   // this rank issued last, and the time the others had waited for it there.
   int64_t groupCollectives = 0;

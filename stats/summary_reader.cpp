@@ -206,7 +206,7 @@ LoadedSummary loadSummary(const std::string& path) {
   const auto text = files::readFileText(path, out.error, files::kMaxSummaryBytes);
   if (!text) return out;
   const auto parsed = files::parseUserJson(*text);
-  if (!parsed.error.empty() && parsed.error.rfind("it is nested", 0) == 0) {
+  if (parsed.tooDeep) {
     out.error = "'" + path + "' is not a shardscope summary: " + parsed.error + ".";
     return out;
   }

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "trace/ring_schedule.h"
 
@@ -10,6 +11,33 @@ namespace shardscope::trace {
 namespace {
 
 double micros(int64_t ns, int64_t origin) { return static_cast<double>(ns - origin) / 1e3; }
+
+// A collective the backend failed: an instant where the rank saw it fail, with what it was to move
+// and when it was issued.
+nlohmann::json failedCollectiveJson(int r, const Event& e, int64_t origin) {
+  const auto op = static_cast<CollectiveOp>(e.op);
+  nlohmann::json args = {{"op", collectiveOpName(op)},
+                         {"bytes", e.bytes},
+                         {"bytes_out", e.bytesOut},
+                         {"unit", collectiveUnit(e)},
+                         {"implementation", collectiveImplementation(e)},
+                         {"phase", phaseName(static_cast<Phase>(e.phase))},
+                         {"group_size", e.worldSize},
+                         {"process_group", processGroupName(static_cast<ProcessGroup>(e.processGroup))},
+                         {"step", e.step},
+                         {"issue_us", micros(e.issueNs, origin)}};
+  if (e.microBatch != 0) args["micro_batch"] = e.microBatch;
+  if (op == CollectiveOp::AllToAll && e.count >= 0) args["own_part_bytes"] = e.count;
+  if (isPointToPoint(op) && e.count >= 0) args["peer"] = e.count;
+  return {{"ph", "i"},
+          {"s", "t"},
+          {"cat", kFailedCollectiveCategory},
+          {"pid", r},
+          {"tid", 2},
+          {"name", collectiveSpanName(e) + " failed"},
+          {"ts", micros(e.beginNs, origin)},
+          {"args", args}};
+}
 
 }  // namespace
 
@@ -35,11 +63,44 @@ void ChromeTraceWriter::finish(const RunFacts& facts) {
 }
 
 nlohmann::json runFactsJson(const RunFacts& facts) {
-  return {{"parameter_count", facts.parameterCount},
-          {"device_memory_bytes", facts.deviceMemoryBytes},
-          {"measured_peak_flops", facts.measuredPeakFlops},
-          {"rank_placements", facts.rankPlacements}};
+  nlohmann::json j = {{"parameter_count", facts.parameterCount},
+                      {"device_memory_bytes", facts.deviceMemoryBytes},
+                      {"measured_peak_flops", facts.measuredPeakFlops},
+                      {"rank_placements", facts.rankPlacements}};
+  // How the run ended, where the writer knows (the app's export does not): what view reports.
+  if (facts.status != RunStatus::Unknown) j["status"] = runStatusName(facts.status);
+  if (!facts.error.empty()) j["error"] = facts.error;
+  if (facts.stepsTrained) j["steps_trained"] = *facts.stepsTrained;
+  if (!facts.droppedEvents.empty()) j["dropped_events"] = facts.droppedEvents;
+  return j;
 }
+
+namespace {
+
+// A count a hand-edited file may hold anything in: a whole number from 0 below 1e18, or none.
+std::optional<int64_t> countOf(const nlohmann::json& value) {
+  if (!value.is_number()) return std::nullopt;
+  const double count = value.get<double>();
+  if (!(count >= 0 && count < 1e18) || count != std::floor(count)) return std::nullopt;
+  return static_cast<int64_t>(count);
+}
+
+// The run's end (status, error, steps trained, drops per rank): absent in a trace from before it was kept.
+void readRunEnd(const nlohmann::json& json, RunFacts& facts) {
+  if (const auto it = json.find("status"); it != json.end() && it->is_string()) {
+    facts.status = runStatusOfName(it->get<std::string>());
+  }
+  if (const auto it = json.find("error"); it != json.end() && it->is_string()) facts.error = it->get<std::string>();
+  if (const auto it = json.find("steps_trained"); it != json.end()) facts.stepsTrained = countOf(*it);
+  if (const auto it = json.find("dropped_events"); it != json.end() && it->is_array()) {
+    for (const auto& dropped : *it) {
+      if (facts.droppedEvents.size() == static_cast<size_t>(kMaxRanks)) break;
+      facts.droppedEvents.push_back(countOf(dropped).value_or(0));
+    }
+  }
+}
+
+}  // namespace
 
 RunFacts runFactsOf(const nlohmann::json& json) {
   RunFacts facts;
@@ -60,6 +121,7 @@ RunFacts runFactsOf(const nlohmann::json& json) {
       facts.rankPlacements.push_back(placement.is_string() ? placement.get<std::string>() : "");
     }
   }
+  readRunEnd(json, facts);
   return facts;
 }
 
@@ -74,6 +136,7 @@ void writeChromeTrace(std::ostream& out, const RunRecording& rec, const nlohmann
 void ChromeTraceWriter::write(int rank, const RankTimeline& detail, int64_t originNs) {
   writeCompute(rank, detail, originNs);
   writeCollectives(rank, detail, originNs);
+  for (const auto& failed : detail.failedCollectives) emit(failedCollectiveJson(rank, failed, originNs));
   writeGroups(rank, detail, originNs);
   writeMemory(rank, detail, originNs);
 }

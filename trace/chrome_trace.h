@@ -28,6 +28,9 @@ inline constexpr const char* kHostMemoryCounter = "host memory";
 // blocks.3"); the host's (--offload cpu) apart from the device's.
 inline constexpr const char* kUnitMemoryCounterPrefix = "unit memory ";
 inline constexpr const char* kUnitHostMemoryCounterPrefix = "unit host memory ";
+// The category of an instant on a rank's comm row where it saw a collective fail
+// (EventKind::CollectiveFailed): the collective's fields, and no span, as it never ended.
+inline constexpr const char* kFailedCollectiveCategory = "collective_failed";
 nlohmann::json runFactsJson(const RunFacts& facts);
 // Fields missing or of another type read as zero or empty (a trace from before they were kept).
 RunFacts runFactsOf(const nlohmann::json& json);

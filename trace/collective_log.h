@@ -23,6 +23,9 @@ struct LoggedCollective {
   // "scheduled"); `finished` is whether the rank saw it end (Flight Recorder's "retired").
   std::string state;
   bool finished = false;
+  // The backend failed it (its timeout passed, a peer went away), so it never ended: shardscope's
+  // own ranks say so (trace::EventKind::CollectiveFailed); Flight Recorder's dumps do not.
+  bool failed = false;
   int64_t createdNs = 0;  // when the rank entered it, nanoseconds since the epoch (0: not recorded)
   std::string where;      // the caller's innermost frame outside torch ("train.py:42 in step"), if recorded
 };

@@ -30,12 +30,14 @@ const char* eventKindName(EventKind kind) {
       return "clock_offset";
     case EventKind::CollectiveIssued:
       return "collective_issued";
+    case EventKind::CollectiveFailed:
+      return "collective_failed";
   }
   return "unknown";
 }
 
 std::optional<EventKind> eventKindFromName(const std::string& name) {
-  for (int k = 0; k <= static_cast<int>(EventKind::CollectiveIssued); ++k) {
+  for (int k = 0; k <= static_cast<int>(EventKind::CollectiveFailed); ++k) {
     if (name == eventKindName(static_cast<EventKind>(k))) return static_cast<EventKind>(k);
   }
   return std::nullopt;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -30,6 +31,10 @@ enum class EventKind : uint8_t {
                      // known then (beginNs = issueNs, endNs 0), count = its number in its process
                      // group from 1. Not part of the recording: it tells a hang's last collectives
                      // (trace/issued_collectives.h), and its Collective follows once it ends.
+  CollectiveFailed,  // a collective the backend failed instead of completing (its timeout passed, a peer
+                     // went away): the Collective's fields known at its issue (issueNs, op, text, bytes,
+                     // ...), beginNs: when the rank saw it fail. Not a span: it never ended, and a span
+                     // ending at the failure would read as a completed collective as long as the timeout.
 };
 
 // What a byte of memory is for. The timeline stacks these.
@@ -108,6 +113,17 @@ constexpr int kMaxRanks = 1024;
 constexpr int64_t kMaxMemoryBytes = int64_t{1} << 50;
 inline bool plausibleMemoryBytes(int64_t bytes) { return bytes >= -kMaxMemoryBytes && bytes <= kMaxMemoryBytes; }
 
+// Further from its clock's zero than any time a run or a profiler writes (2^62 ns, 146 years;
+// Unix time is now about 2^60.6 ns): a time or a duration beyond it, either way, is a damaged
+// file's, and the readers refuse it. Within it, a span's end less its begin, or its begin plus its
+// duration, cannot overflow.
+constexpr int64_t kMaxTimeNs = int64_t{1} << 62;
+inline bool plausibleTimeNs(int64_t ns) { return ns > -kMaxTimeNs && ns < kMaxTimeNs; }
+// The same of a time or duration in microseconds (a Chrome trace's), checked before it is
+// converted: a double past int64's range converts to nothing defined, and NaN is no time. The
+// microsecond of margin keeps the nanoseconds it converts to, rounded, within plausibleTimeNs.
+inline bool plausibleTimeUs(double us) { return std::fabs(us) < static_cast<double>(kMaxTimeNs) / 1e3 - 1; }
+
 // Memory events name the model unit their bytes belong to: a block index, -1 for the root (as
 // model_layout.h's kRootUnit), or kNoUnit for memory of no one unit (buckets, flat buffers, data).
 constexpr int32_t kNoUnit = INT32_MIN;
@@ -118,9 +134,10 @@ struct Event {
   int32_t step = -1;           // -1 when not tied to a step
   int32_t microBatch = 0;      // Collective, Compute: 1..K within the step under gradient accumulation
                                // over K micro-batches; 0 when the step is one batch or outside them
-  int64_t beginNs = 0;         // Memory: when; Compute: span begin; Collective: start
+  int64_t beginNs = 0;         // Memory: when; Compute: span begin; Collective: start; CollectiveFailed: when
+                               // it failed
   int64_t endNs = 0;           // Compute, Collective, StepEnd: end
-  int64_t issueNs = 0;         // Collective: when the rank issued it (<= beginNs)
+  int64_t issueNs = 0;         // Collective, CollectiveFailed: when the rank issued it (<= beginNs)
   int64_t bytes = 0;           // Memory: signed delta (or bytes moved when fromRole is set);
                                // Collective: bytes this rank sends in; RunInfo: the GPU's memory
                                // (0 on CPU)

@@ -12,7 +12,7 @@ std::string membersText(const std::vector<int>& members) {
   return out + "]";
 }
 
-LoggedCollective loggedOf(const Event& e, bool finished, const std::string& group) {
+LoggedCollective loggedOf(const Event& e, bool finished, bool failed, const std::string& group) {
   LoggedCollective c;
   c.group = group;
   c.seq = e.count;
@@ -23,6 +23,7 @@ LoggedCollective loggedOf(const Event& e, bool finished, const std::string& grou
   c.inputDtypes = c.outputDtypes = {"bytes"};
   c.state = finished ? "completed" : "issued";
   c.finished = finished;
+  c.failed = failed;
   c.createdNs = e.issueNs;
   return c;
 }
@@ -37,13 +38,13 @@ void IssuedCollectives::add(const Event& event) {
   auto& mine = byRank_[static_cast<size_t>(event.rank)];
   tensorRanks_ = tensorRanksOf(event, tensorRanks_);
   if (event.kind == EventKind::CollectiveIssued) {
-    mine.push_back({event, false});
+    mine.push_back({event, false, false});
     if (mine.size() > keep_) mine.pop_front();
-  } else if (event.kind == EventKind::Collective) {
+  } else if (event.kind == EventKind::Collective || event.kind == EventKind::CollectiveFailed) {
     // Usually the oldest unfinished: collectives mostly end in the order they were issued.
     for (auto& issued : mine) {
-      if (!issued.finished && issued.event.issueNs == event.issueNs) {
-        issued.finished = true;
+      if (!issued.finished && !issued.failed && issued.event.issueNs == event.issueNs) {
+        (event.kind == EventKind::Collective ? issued.finished : issued.failed) = true;
         break;
       }
     }
@@ -65,7 +66,7 @@ CollectiveLogs IssuedCollectives::logs() const {
       const auto members = processGroupMembers(group, r, issued.event.worldSize, worldSize_, tensorRanks_);
       const std::string name = std::string(processGroupName(group)) + " " + membersText(members);
       out.groupRanks[name] = members;
-      log.entries.push_back(loggedOf(issued.event, issued.finished, name));
+      log.entries.push_back(loggedOf(issued.event, issued.finished, issued.failed, name));
     }
     out.ranks.push_back(std::move(log));
   }

@@ -1,8 +1,9 @@
 // Each rank's last collectives as it issued them, from its CollectiveIssued events (sent before a
 // collective can block), each marked finished once its Collective (the same rank and issue time)
-// arrives: when a run stalls or a rank dies, the collective every other rank waits in is known,
-// though it never ended. Read as collective logs (trace/collective_log.h), so a run's hang is laid
-// out and checked (stats/first_mismatch.h) as Flight Recorder dumps are.
+// arrives, or failed once its CollectiveFailed does: when a run stalls or a rank dies, the
+// collective every other rank waits in is known, though it never ended. Read as collective logs
+// (trace/collective_log.h), so a run's hang is laid out and checked (stats/first_mismatch.h) as
+// Flight Recorder dumps are.
 #pragma once
 
 #include <deque>
@@ -18,7 +19,7 @@ class IssuedCollectives {
   // `keep`: the last collectives kept per rank (a ring, as Flight Recorder's).
   explicit IssuedCollectives(int worldSize, size_t keep = 64);
 
-  // A CollectiveIssued or a Collective event; any other is ignored.
+  // A CollectiveIssued, Collective or CollectiveFailed event; any other is ignored.
   void add(const Event& event);
   bool empty() const;
 
@@ -30,6 +31,7 @@ class IssuedCollectives {
   struct Issued {
     Event event;
     bool finished = false;
+    bool failed = false;
   };
   int worldSize_;
   int tensorRanks_ = 1;  // --tp's group size, as the tensor groups' collectives show it

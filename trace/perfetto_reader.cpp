@@ -110,6 +110,10 @@ const Value* find(const Annotations& a, std::string_view key) {
   return nullptr;
 }
 
+// Why a time is refused (after what it is): past kMaxTimeNs a sum of times overflows.
+constexpr const char* kTimeRange =
+    " past 2^62 ns (146 years) from its clock's zero, either way, where no trace's times lie: the file is damaged";
+
 struct OpenSlice {
   std::string name;
   int64_t beginNs;
@@ -138,6 +142,7 @@ class PerfettoTraceReader {
   bool packet(std::string_view bytes);
   void finish();
   const std::string& error() const { return error_; }
+  const RunFacts& facts() const { return facts_; }  // the run's, from the trace's end (none: defaults)
 
  private:
   bool fail(std::string why) {
@@ -154,10 +159,17 @@ class PerfettoTraceReader {
     uint64_t incrementalId = 0;  // 0: none
     int64_t last = 0;            // the incremental clock's reading
     int64_t offset = 0;          // boot time less the incremental clock
-    int64_t timeOf(int64_t timestamp, uint64_t clockId) {
-      if (clockId != incrementalId || incrementalId == 0) return timestamp;
+    // The time, or false for one past kMaxTimeNs (a damaged file's; summed on, it would overflow).
+    bool timeOf(int64_t timestamp, uint64_t clockId, int64_t& tNs) {
+      if (!plausibleTimeNs(timestamp)) return false;
+      if (clockId != incrementalId || incrementalId == 0) {
+        tNs = timestamp;
+        return true;
+      }
+      if (!plausibleTimeNs(last + timestamp)) return false;
       last += timestamp;
-      return last + offset;
+      tNs = last + offset;
+      return plausibleTimeNs(tNs);
     }
   };
   bool packetDefaults(std::string_view bytes, SequenceClock& clock);
@@ -165,9 +177,15 @@ class PerfettoTraceReader {
   // A counter event's extra counter values (TrackEvent.extra_counter_track_uuids and _values).
   bool extraCounters(const std::vector<uint64_t>& tracks, const std::vector<uint64_t>& values, int64_t tNs);
   bool annotation(std::string_view bytes, Annotations& into);
-  void endSlice(const Track& track, OpenSlice slice, int64_t endNs);
+  bool endSlice(const Track& track, OpenSlice slice, int64_t endNs);  // false (with error()) for a time past 2^62 ns
+  // A time an annotation of `event` holds (in ns), checked as the packets' times are.
+  bool annotatedTime(const std::string& event, const Annotations& args, const char* key, int64_t fallback, int64_t& ns);
+  // What a collective's slice and a failed one's instant (`event`) carry of it, into `e` (its
+  // begin known); false (with error()) for a time past 2^62 ns.
+  bool collectiveFields(const std::string& event, const Annotations& args, int op, Event& e);
+  bool failedCollective(const Track& track, const std::string& name, int64_t tNs, const Annotations& args);
   bool counter(Track& track, int64_t tNs, int64_t value);  // false (with error()) for a value past 1 PiB
-  void instant(const Track& track, const std::string& name, int64_t tNs, const Annotations& args);
+  bool instant(const Track& track, const std::string& name, int64_t tNs, const Annotations& args);
   void memorySample(int rank, int space, int32_t unit, PendingSample& pending);
   void add(const Event& e) {
     if (e.rank >= out_.recording.ranks()) out_.recording.ensureRanks(e.rank + 1);
@@ -176,6 +194,7 @@ class PerfettoTraceReader {
 
   LoadedTrace& out_;
   std::string error_;
+  RunFacts facts_;
   std::unordered_map<uint64_t, Track> tracks_;
   std::unordered_map<uint64_t, uint64_t> parents_;
   std::unordered_map<uint64_t, std::string> names_, annotationNames_, strings_;
@@ -215,9 +234,12 @@ bool PerfettoTraceReader::packet(std::string_view bytes) {
   if (fields.failed()) return fail("has a damaged packet");
   SequenceClock& clock = clocks_[sequence];
   if (!defaults.empty() && !packetDefaults(defaults, clock)) return fail("has damaged packet defaults");
-  if (!snapshot.empty() && !clockSnapshot(snapshot, clock)) return fail("has a damaged clock snapshot");
+  if (!snapshot.empty() && !clockSnapshot(snapshot, clock)) return false;
   if (!hasEvent) return true;
-  const int64_t tNs = clock.timeOf(timestamp, clockId != 0 ? clockId : clock.defaultClock);
+  int64_t tNs = 0;
+  if (!clock.timeOf(timestamp, clockId != 0 ? clockId : clock.defaultClock, tNs)) {
+    return fail("has an event whose timestamp, " + std::to_string(timestamp) + " ns, puts it" + kTimeRange);
+  }
   return trackEvent(event, tNs + 1);  // +1: RunRecording reads time 0 as none
 }
 
@@ -230,7 +252,8 @@ bool PerfettoTraceReader::packetDefaults(std::string_view bytes, SequenceClock& 
   return !fields.failed();
 }
 
-// The sequence's incremental clock, as the snapshot reads it beside the trace's own (boot time).
+// The sequence's incremental clock, as the snapshot reads it beside the trace's own (boot time);
+// false (with error()) for a damaged snapshot.
 bool PerfettoTraceReader::clockSnapshot(std::string_view bytes, SequenceClock& clock) {
   proto::Reader clocks(bytes);
   proto::Field c;
@@ -248,11 +271,15 @@ bool PerfettoTraceReader::clockSnapshot(std::string_view bytes, SequenceClock& c
       if (f.number == 2 && f.type == proto::kVarint) reading = f.asInt();
       if (f.number == 3 && f.type == proto::kVarint) isIncremental = f.bits != 0;
     }
-    if (fields.failed()) return false;
+    if (fields.failed()) return fail("has a damaged clock snapshot");
     if (id == kBootTime) bootTime = reading;
     if (isIncremental) incrementalId = id, incremental = reading;
   }
-  if (clocks.failed()) return false;
+  if (clocks.failed()) return fail("has a damaged clock snapshot");
+  if (!plausibleTimeNs(bootTime) || !plausibleTimeNs(incremental) || !plausibleTimeNs(bootTime - incremental)) {
+    return fail("has a clock snapshot (the boot clock at " + std::to_string(bootTime) + " ns, its own at " +
+                std::to_string(incremental) + " ns) with a time" + kTimeRange);
+  }
   if (incrementalId != 0) {
     clock.incrementalId = incrementalId;
     clock.last = incremental;
@@ -404,12 +431,11 @@ bool PerfettoTraceReader::trackEvent(std::string_view bytes, int64_t tNs) {
       return true;
     case kSliceEnd:
       if (open.empty()) return fail("ends a slice it never began");
-      endSlice(track->second, std::move(open.back()), tNs);
+      if (!endSlice(track->second, std::move(open.back()), tNs)) return false;
       open.pop_back();
       return true;
     case kInstant:
-      instant(track->second, name->second, tNs, args);
-      return true;
+      return instant(track->second, name->second, tNs, args);
     case kCounter:
       return counter(track->second, tNs, counterValue) && extraCounters(extraTracks, extraValues, tNs);
     default:
@@ -417,8 +443,30 @@ bool PerfettoTraceReader::trackEvent(std::string_view bytes, int64_t tNs) {
   }
 }
 
-void PerfettoTraceReader::endSlice(const Track& track, OpenSlice slice, int64_t endNs) {
-  if (track.rank < 0) return;
+bool PerfettoTraceReader::annotatedTime(const std::string& event, const Annotations& args, const char* key,
+                                        int64_t fallback, int64_t& ns) {
+  ns = numberOr(args, key, fallback);
+  if (plausibleTimeNs(ns)) return true;
+  return fail("has an event \"" + event + "\" whose " + key + ", " + std::to_string(ns) + ", is" + kTimeRange);
+}
+
+bool PerfettoTraceReader::collectiveFields(const std::string& event, const Annotations& args, int op, Event& e) {
+  e.op = static_cast<uint8_t>(op);
+  e.bytes = numberOr(args, "bytes", 0);
+  e.bytesOut = numberOr(args, "bytes_out", 0);
+  e.worldSize = static_cast<int32_t>(numberOr(args, "group_size", 0));
+  if (!annotatedTime(event, args, "issue_ns", e.beginNs - 1, e.issueNs)) return false;
+  e.issueNs += 1;
+  // An all-to-all's own part, a send's or recv's peer: -1 where it was not recorded.
+  if (isPointToPoint(static_cast<CollectiveOp>(op))) e.count = numberOr(args, "peer", -1);
+  if (static_cast<CollectiveOp>(op) == CollectiveOp::AllToAll) e.count = numberOr(args, "own_part_bytes", -1);
+  e.processGroup = names::indexOf(textOr(args, "process_group"), names::processGroup, kProcessGroupCount).value_or(0);
+  e.text = collectiveText(textOr(args, "unit"), textOr(args, "implementation"), static_cast<CollectiveOp>(op));
+  return true;
+}
+
+bool PerfettoTraceReader::endSlice(const Track& track, OpenSlice slice, int64_t endNs) {
+  if (track.rank < 0) return true;
   Event e;
   e.rank = track.rank;
   e.beginNs = slice.beginNs;
@@ -432,23 +480,12 @@ void PerfettoTraceReader::endSlice(const Track& track, OpenSlice slice, int64_t 
     e.text = textOr(slice.args, "label");
   } else if (const auto op = names::indexOf(textOr(slice.args, "op"), names::op, kCollectiveOpCount)) {
     e.kind = EventKind::Collective;
-    e.op = *op;
-    e.bytes = numberOr(slice.args, "bytes", 0);
-    e.bytesOut = numberOr(slice.args, "bytes_out", 0);
-    e.worldSize = static_cast<int32_t>(numberOr(slice.args, "group_size", 0));
-    e.issueNs = numberOr(slice.args, "issue_ns", slice.beginNs - 1) + 1;
-    // An all-to-all's own part, a send's or recv's peer: -1 where it was not recorded.
-    if (isPointToPoint(static_cast<CollectiveOp>(*op))) e.count = numberOr(slice.args, "peer", -1);
-    if (static_cast<CollectiveOp>(*op) == CollectiveOp::AllToAll) e.count = numberOr(slice.args, "own_part_bytes", -1);
-    e.processGroup =
-        names::indexOf(textOr(slice.args, "process_group"), names::processGroup, kProcessGroupCount).value_or(0);
-    e.text = collectiveText(textOr(slice.args, "unit"), textOr(slice.args, "implementation"),
-                            static_cast<CollectiveOp>(*op));
+    if (!collectiveFields(slice.name, slice.args, *op, e)) return false;
   } else {
     e.kind = EventKind::Compute;
     e.op = names::indexOf(textOr(slice.args, "kind"), names::compute, kComputeKindCount).value_or(0);
     e.text = textOr(slice.args, "unit");
-    e.pausedNs = numberOr(slice.args, "paused_ns", 0);
+    if (!annotatedTime(slice.name, slice.args, "paused_ns", 0, e.pausedNs)) return false;
     e.loss = realOr(slice.args, "loss", 0.0);  // a step's (traces before it was written: 0)
   }
   // Spans arrive as they end, an outer one after those inside it: the recording places each by its begin.
@@ -458,22 +495,37 @@ void PerfettoTraceReader::endSlice(const Track& track, OpenSlice slice, int64_t 
     e.kind = EventKind::StepEnd;
     add(e);
   }
+  return true;
 }
 
-void PerfettoTraceReader::instant(const Track& track, const std::string& name, int64_t tNs, const Annotations& args) {
+// A collective the backend failed, where the rank saw it fail (EventKind::CollectiveFailed).
+bool PerfettoTraceReader::failedCollective(const Track& track, const std::string& name, int64_t tNs,
+                                           const Annotations& args) {
+  const auto op = names::indexOf(textOr(args, "op"), names::op, kCollectiveOpCount);
+  if (!op) return true;  // an op this shardscope does not know: left out, as its slices are
+  Event e;
+  e.kind = EventKind::CollectiveFailed;
+  e.rank = track.rank;
+  e.beginNs = tNs;
+  e.step = static_cast<int32_t>(numberOr(args, "step", -1));
+  e.microBatch = static_cast<int32_t>(numberOr(args, "micro_batch", 0));
+  e.phase = names::indexOf(textOr(args, "phase"), names::phase, names::kPhaseCount).value_or(0);
+  if (!collectiveFields(name, args, *op, e)) return false;
+  add(e);
+  return true;
+}
+
+bool PerfettoTraceReader::instant(const Track& track, const std::string& name, int64_t tNs, const Annotations& args) {
   if (track.rank < 0) {  // the run's own track: its config and the ranks' facts
     if (name == kPerfettoConfigEvent) {
       const auto config = files::parseUserJson(textOr(args, "config"));
       if (config.error.empty()) (void)applyConfigJson(config.value, out_.config);  // best effort, as the JSON reader
     } else if (name == kPerfettoFactsEvent) {
-      const auto facts = runFactsOf(files::parseUserJson(textOr(args, "facts")).value);
-      out_.parameterCount = facts.parameterCount;
-      out_.deviceMemoryBytes = facts.deviceMemoryBytes;
-      out_.measuredPeakFlops = facts.measuredPeakFlops;
-      out_.rankPlacements = facts.rankPlacements;
+      facts_ = runFactsOf(files::parseUserJson(textOr(args, "facts")).value);  // applied once the ranks are known
     }
-    return;
+    return true;
   }
+  if (track.name == kPerfettoFailedCollectivesTrack) return failedCollective(track, name, tNs, args);
   Event g;
   g.kind = EventKind::Group;
   g.rank = track.rank;
@@ -484,6 +536,7 @@ void PerfettoTraceReader::instant(const Track& track, const std::string& name, i
   g.phase = names::indexOf(textOr(args, "phase"), names::phase, names::kPhaseCount).value_or(0);
   g.text = textOr(args, "label");
   add(g);
+  return true;
 }
 
 // A value of a memory lane's counter (counterLaneOf); other counters are left out.
@@ -629,10 +682,7 @@ LoadedTrace loadPerfettoTrace(const std::string& path, size_t detailEvents) {
   reader.finish();
   const int ranks = out.recording.ranks();
   if (out.config.world != ranks && ranks > 0) out.config.world = ranks;
-  if (static_cast<int>(out.rankPlacements.size()) == ranks && ranks > 0)
-    out.device = describeRankPlacements(out.rankPlacements);
-  else
-    out.rankPlacements.clear();
+  applyRunFacts(reader.facts(), out);
   return out;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <queue>
 
+#include "trace/chrome_trace.h"
 #include "trace/proto_wire.h"
 
 namespace shardscope::trace {
@@ -189,6 +190,7 @@ void PerfettoTraceWriter::write(int rank, const RankTimeline& detail, int64_t or
   if (static_cast<size_t>(rank) >= state_.size()) state_.resize(static_cast<size_t>(rank) + 1);
   writeCompute(rank, detail, originNs);
   writeCollectives(rank, detail, originNs);
+  writeFailedCollectives(rank, detail, originNs);
   writeGroups(rank, detail, originNs);
   RankState& s = state_[static_cast<size_t>(rank)];
   std::vector<CounterLane> lanes(2);  // the rank's own lanes first: at one time, the packet's own value
@@ -289,25 +291,43 @@ void PerfettoTraceWriter::writeCompute(int rank, const RankTimeline& t, int64_t 
   }
 }
 
+template <class Collective>
+std::vector<PerfettoTraceWriter::Annotation> PerfettoTraceWriter::collectiveAnnotations(const Collective& e,
+                                                                                        int64_t originNs) {
+  const auto op = static_cast<CollectiveOp>(e.op);
+  std::vector<Annotation> a = {text("op", collectiveOpName(op)),
+                               number("bytes", e.bytes),
+                               number("bytes_out", e.bytesOut),
+                               text("unit", collectiveUnit(e)),
+                               text("phase", phaseName(static_cast<Phase>(e.phase))),
+                               number("group_size", e.worldSize),
+                               number("step", e.step),
+                               number("issue_ns", e.issueNs - originNs),
+                               text("implementation", collectiveImplementation(e))};
+  if (e.microBatch != 0) a.push_back(number("micro_batch", e.microBatch));
+  if (e.processGroup != 0)
+    a.push_back(text("process_group", processGroupName(static_cast<ProcessGroup>(e.processGroup))));
+  if (op == CollectiveOp::AllToAll && e.count >= 0) a.push_back(number("own_part_bytes", e.count));
+  if (isPointToPoint(op) && e.count >= 0) a.push_back(number("peer", e.count));
+  return a;
+}
+
 void PerfettoTraceWriter::writeCollectives(int rank, const RankTimeline& t, int64_t originNs) {
   RankState& s = state_[static_cast<size_t>(rank)];
   for (const auto& e : t.collectives) {
-    const auto op = static_cast<CollectiveOp>(e.op);
-    std::vector<Annotation> a = {text("op", collectiveOpName(op)),
-                                 number("bytes", e.bytes),
-                                 number("bytes_out", e.bytesOut),
-                                 text("unit", collectiveUnit(e)),
-                                 text("phase", phaseName(static_cast<Phase>(e.phase))),
-                                 number("group_size", e.worldSize),
-                                 number("step", e.step),
-                                 number("issue_ns", e.issueNs - originNs),
-                                 text("implementation", collectiveImplementation(e))};
-    if (e.microBatch != 0) a.push_back(number("micro_batch", e.microBatch));
-    if (e.processGroup != 0)
-      a.push_back(text("process_group", processGroupName(static_cast<ProcessGroup>(e.processGroup))));
-    if (op == CollectiveOp::AllToAll && e.count >= 0) a.push_back(number("own_part_bytes", e.count));
-    if (isPointToPoint(op) && e.count >= 0) a.push_back(number("peer", e.count));
-    slice(rank, "comm", s.commLanes, s.commEnds, e.beginNs, e.endNs, collectiveSpanName(e), a, originNs);
+    slice(rank, "comm", s.commLanes, s.commEnds, e.beginNs, e.endNs, collectiveSpanName(e),
+          collectiveAnnotations(e, originNs), originNs);
+  }
+}
+
+// A collective the backend failed: an instant where the rank saw it fail, with what it was to move
+// and when it was issued (EventKind::CollectiveFailed).
+void PerfettoTraceWriter::writeFailedCollectives(int rank, const RankTimeline& t, int64_t originNs) {
+  if (t.failedCollectives.empty()) return;
+  const uint64_t lane = track(rank, kPerfettoFailedCollectivesTrack, false);
+  for (const auto& e : t.failedCollectives) {
+    const std::string name = collectiveSpanName(e) + " failed";
+    event(lane, kInstant, e.beginNs - originNs, &name, collectiveAnnotations(e, originNs));
   }
 }
 
@@ -383,12 +403,8 @@ void PerfettoTraceWriter::finish(const RunFacts& facts) {
     flushEnds(s.computeEnds, INT64_MAX);
     flushEnds(s.commEnds, INT64_MAX);
   }
-  nlohmann::json j = {{"parameter_count", facts.parameterCount},
-                      {"device_memory_bytes", facts.deviceMemoryBytes},
-                      {"measured_peak_flops", facts.measuredPeakFlops},
-                      {"rank_placements", facts.rankPlacements}};
   const std::string name = kPerfettoFactsEvent;
-  event(track(-1, kPerfettoRunTrack, false), kInstant, 0, &name, {text("facts", j.dump())});
+  event(track(-1, kPerfettoRunTrack, false), kInstant, 0, &name, {text("facts", runFactsJson(facts).dump())});
   out_.flush();
 }
 

@@ -5,7 +5,9 @@
 // sequence. Each rank is a process track "rank R" (pid R + 1: pid 0 is the kernel's to Perfetto)
 // with child tracks: "compute" and "comm" lanes of slices (a second "comm 2" where spans overlap
 // without nesting, as prefetched all-gathers do), "event groups" of instants (a pause at the step
-// gate is a slice), and byte counters (UNIT_SIZE_BYTES) "memory ROLE", "host memory ROLE" under
+// gate is a slice), "failed collectives" of instants (where the rank saw a collective fail: the
+// comm slice's annotations, none for its end), and byte counters (UNIT_SIZE_BYTES) "memory ROLE",
+// "host memory ROLE" under
 // --offload cpu, "unit memory blocks.3 ROLE" and "unit host memory ...". A counter carries a value
 // when it changed. Slice and annotation names, and annotation strings, are interned once per trace.
 // Slices carry the figures the Chrome trace's args do as debug annotations (op, bytes, bytes_out,
@@ -31,6 +33,7 @@ namespace shardscope::trace {
 inline constexpr const char* kPerfettoRunTrack = "shardscope";
 inline constexpr const char* kPerfettoConfigEvent = "shardscope run";
 inline constexpr const char* kPerfettoFactsEvent = "shardscope facts";
+inline constexpr const char* kPerfettoFailedCollectivesTrack = "failed collectives";
 
 class PerfettoTraceWriter : public TraceWriter {
  public:
@@ -64,6 +67,10 @@ class PerfettoTraceWriter : public TraceWriter {
   void writeCompute(int rank, const RankTimeline& detail, int64_t originNs);
   void writeCollectives(int rank, const RankTimeline& detail, int64_t originNs);
   void writeGroups(int rank, const RankTimeline& detail, int64_t originNs);
+  void writeFailedCollectives(int rank, const RankTimeline& detail, int64_t originNs);
+  // A collective's figures (a span's, or a failed one's Event), as its slice or instant carries them.
+  template <class Collective>
+  std::vector<Annotation> collectiveAnnotations(const Collective& e, int64_t originNs);
   struct CounterValue {
     int64_t tNs;  // since the trace's origin
     uint64_t track;

@@ -45,6 +45,7 @@ bool isRecordedEvent(const Event& e) {
   switch (e.kind) {
     case EventKind::Memory:
     case EventKind::Collective:
+    case EventKind::CollectiveFailed:
     case EventKind::Compute:
     case EventKind::Dropped:
     case EventKind::RunDone:
@@ -81,7 +82,9 @@ struct RankFile {
   bool done = false;              // it reported RunDone: every step ran
   int steps = 0;                  // StepEnd events
   int64_t unreadLines = 0;        // items that were not events (a torn last one)
-  std::deque<Event> collectives;  // the last CollectiveIssued and Collective events (kLastCollectiveEvents)
+  int64_t items = 0;              // items that were this rank's events, of any kind
+  std::deque<Event> collectives;  // the last CollectiveIssued, Collective and CollectiveFailed events
+                                  // (kLastCollectiveEvents)
 };
 
 // Enough of a rank's last issued collectives and their ends for IssuedCollectives' 64 per rank.
@@ -95,6 +98,7 @@ void takeItem(RankFile& out, std::string_view item, int rank) {
     ++out.unreadLines;
     return;
   }
+  ++out.items;
   if (event->kind == EventKind::RunInfo) {
     out.placement = event->text;
     out.parameterCount = event->count;
@@ -108,7 +112,8 @@ void takeItem(RankFile& out, std::string_view item, int rank) {
   }
   if (event->kind == EventKind::RunDone) out.done = true;
   if (event->kind == EventKind::StepEnd) ++out.steps;
-  if (event->kind == EventKind::CollectiveIssued || event->kind == EventKind::Collective) {
+  if (event->kind == EventKind::CollectiveIssued || event->kind == EventKind::Collective ||
+      event->kind == EventKind::CollectiveFailed) {
     out.collectives.push_back(*event);
     if (out.collectives.size() > kLastCollectiveEvents) out.collectives.pop_front();
   }
@@ -167,6 +172,34 @@ std::string describeShift(int rank, const RankClock& clock) {
     out += " (" + std::to_string(clock.readings().size()) + " readings, steady within their bounds)";
   }
   return out + "\n";
+}
+
+// Why a directory whose rank files hold not one event is no job's recording, naming the first
+// file that holds bytes (else the first file): random bytes named rank-0.events are not a job.
+std::string noEventsReason(const std::string& dir, const std::map<int, std::vector<fs::path>>& files) {
+  fs::path named = files.begin()->second.front();
+  uintmax_t bytes = 0;
+  size_t count = 0;
+  for (const auto& [rank, paths] : files) {
+    for (const auto& path : paths) {
+      std::error_code error;
+      const uintmax_t size = fs::file_size(path, error);
+      if (!error && size > 0 && bytes == 0) {
+        named = path;
+        bytes = size;
+      }
+      ++count;
+    }
+  }
+  const std::string others = count > 1 ? ", nor does any other rank file here" : "";
+  const std::string what = bytes > 0 ? "holds " + std::to_string(bytes) +
+                                           " bytes and not one event of a rank's stream (the frames and lines "
+                                           "'shardscope worker --trace-dir' writes)"
+                                     : "is empty";
+  return "'" + named.string() + "' " + what + others + ": '" + dir +
+         "' holds no job's recording. Name a job's --trace-dir, or record a job into it with "
+         "'shardscope worker --trace-dir " +
+         dir + "' under torchrun.";
 }
 
 }  // namespace
@@ -238,6 +271,7 @@ LoadedTrace loadRankEventFiles(const std::string& dir) {
   std::vector<std::string> placements(static_cast<size_t>(ranks));
   out.rankClocks.assign(static_cast<size_t>(ranks), {});
   std::string missing, torn, failed;
+  bool anyEvent = false;
   IssuedCollectives issued(ranks);
   for (int r = 0; r < ranks; ++r) {
     const auto file = files.find(r);
@@ -246,6 +280,7 @@ LoadedTrace loadRankEventFiles(const std::string& dir) {
       continue;
     }
     RankFile read = readRankFile(file->second, r);
+    anyEvent = anyEvent || read.items > 0;
     out.rankClocks[static_cast<size_t>(r)] = read.clock;
     if (read.clock.shifted()) out.clocks += describeShift(r, read.clock);
     if (read.clockUnmeasured) out.clocks += "rank " + std::to_string(r) + "'s clock could not be measured\n";
@@ -269,6 +304,11 @@ LoadedTrace loadRankEventFiles(const std::string& dir) {
       failed += who + " stopped without finishing or an error after " + std::to_string(read.steps) +
                 " steps (killed, or its host lost)\n";
     }
+  }
+  if (!anyEvent) {
+    LoadedTrace refused;
+    refused.error = noEventsReason(dir, files);
+    return refused;
   }
   out.device = describeRankPlacements(placements);
   out.rankPlacements = placements;

@@ -1,6 +1,7 @@
 #include "trace/run_recording.h"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "trace/ring_schedule.h"
 
@@ -133,18 +134,24 @@ void RunRecording::add(const Event& e) {
         // In the order the rank entered them. A paused group is sent when its pause ends, as a
         // control event, and the recorder drains data first: the next group, unpaused, can arrive
         // before it.
-        const auto group = GroupSpan::of(e);
+        const auto group = GroupSpan::of(e, &r.names);
         insertGroupByBegin(r.groups, group);
         if (e.endNs > e.beginNs) insertGroupByBegin(r.pauses, group);
       }
       break;
     case EventKind::Collective:
       tensorRanks_ = tensorRanksOf(e, tensorRanks_);
-      insertByBegin(r.collectives, r.collectiveBegins, CollectiveSpan::of(e));
+      insertByBegin(r.collectives, r.collectiveBegins, CollectiveSpan::of(e, &r.names));
       r.longestCollective = std::max(r.longestCollective, e.endNs - e.beginNs);
       break;
+    case EventKind::CollectiveFailed: {
+      const auto later = std::upper_bound(r.failedCollectives.begin(), r.failedCollectives.end(), e.beginNs,
+                                          [](int64_t t, const Event& f) { return t < f.beginNs; });
+      r.failedCollectives.insert(later, e);
+      break;
+    }
     case EventKind::Compute:
-      insertByBegin(r.compute, r.computeBegins, ComputeSpan::of(e));
+      insertByBegin(r.compute, r.computeBegins, ComputeSpan::of(e, &r.names));
       r.longestCompute = std::max(r.longestCompute, e.endNs - e.beginNs);
       r.offloadSpans |= isOffloadSpan(e);
       break;
@@ -577,6 +584,7 @@ void RunRecording::foldOlderSteps(int rank, size_t fold) {
   foldUnitTracks(t.host.units, older.host.units, cut);
   foldFigures(t.folded, older);
   reindex(t, older);
+  older.names = t.names;  // a writer thread may write the older spans after this recording is gone
   if (spill_) spill_(rank, std::move(older));
 }
 
@@ -609,6 +617,20 @@ std::string droppedEventsText(const RunRecording& recording) {
                std::to_string(recording.rank(r).dropped);
   }
   return std::to_string(total) + " events were dropped (" + perRank + ")";
+}
+
+std::string failedCollectivesText(const RunRecording& recording) {
+  std::string out;
+  for (int r = 0; r < recording.ranks(); ++r) {
+    for (const Event& e : recording.rank(r).failedCollectives) {
+      char inFlight[32];
+      std::snprintf(inFlight, sizeof inFlight, "%.2f s", static_cast<double>(e.beginNs - e.issueNs) / 1e9);
+      out += "rank " + std::to_string(r) + ": " + collectiveSpanName(e) +
+             (e.step >= 0 ? " in step " + std::to_string(e.step + 1) : "") + " failed after " + inFlight +
+             " in flight (its timeout passed or a peer went away): it never ended\n";
+    }
+  }
+  return out;
 }
 
 }  // namespace shardscope::trace

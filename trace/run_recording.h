@@ -85,15 +85,19 @@ struct RankTimeline {
   int64_t longestCompute = 0;          // ns; lets a viewer binary-search spans by start time
   int64_t longestCollective = 0;       // ns
   RoleBytes current{};
-  RoleBytes peakByRole{};       // each role's own maximum over the run
-  int64_t peakTotal = 0;        // maximum of the tensor total (peak allocated)
-  RoleBytes atPeakTotal{};      // the split by role at the moment of peakTotal
-  int64_t peakDevice = 0;       // maximum of tensors + allocator cache + runtime
-  HostMemory host;              // --offload cpu on a GPU: what the rank holds in host memory
-  bool offloadSpans = false;    // compute holds --offload cpu's copies and pinning
+  RoleBytes peakByRole{};     // each role's own maximum over the run
+  int64_t peakTotal = 0;      // maximum of the tensor total (peak allocated)
+  RoleBytes atPeakTotal{};    // the split by role at the moment of peakTotal
+  int64_t peakDevice = 0;     // maximum of tensors + allocator cache + runtime
+  HostMemory host;            // --offload cpu on a GPU: what the rank holds in host memory
+  bool offloadSpans = false;  // compute holds --offload cpu's copies and pinning
+  // The collectives the backend failed (their timeout passed, a peer went away), which never ended:
+  // CollectiveFailed events, in time order. Few (a rank stops at its first failure): never folded.
+  std::vector<Event> failedCollectives;
   int64_t dropped = 0;          // events the rank could not record
   int64_t negativeBalance = 0;  // frees of bytes never seen allocated (should stay 0)
   FoldedSteps folded;           // the steps before `steps[0]` when detail is folded
+  NameHolder names;             // its spans' names, held while it (or older detail it handed on) lives
   // RunRecording::exposedCommCached's last answer, and the span counts it holds for.
   mutable std::vector<std::pair<int64_t, int64_t>> exposedComm;
   mutable size_t exposedCommFor[2] = {SIZE_MAX, SIZE_MAX};
@@ -153,6 +157,9 @@ int64_t droppedEvents(const RunRecording& recording);
 // "1,204 events were dropped (rank 0: 1,000; rank 1: 204)", or "" when none were: what the CLI, the
 // summary's readers and the window say of a recording that is incomplete.
 std::string droppedEventsText(const RunRecording& recording);
+// A line per collective the backend failed (RankTimeline::failedCollectives): "rank 1: all_gather
+// blocks.1 in step 3 failed after 2.00 s in flight (...)"; "" when none did.
+std::string failedCollectivesText(const RunRecording& recording);
 
 class RunRecording {
  public:

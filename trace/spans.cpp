@@ -2,13 +2,19 @@
 
 namespace shardscope::trace {
 
-ComputeSpan ComputeSpan::of(const Event& e) {
+namespace {
+
+NameId nameFor(const std::string& text, NameHolder* names) { return names ? names->intern(text) : internName(text); }
+
+}  // namespace
+
+ComputeSpan ComputeSpan::of(const Event& e, NameHolder* names) {
   ComputeSpan s;
   s.beginNs = e.beginNs;
   s.endNs = e.endNs;
   s.step = e.step;
   s.microBatch = e.microBatch;
-  s.name = internName(e.text);
+  s.name = nameFor(e.text, names);
   s.op = e.op;
   s.phase = e.phase;
   return s;
@@ -28,7 +34,7 @@ Event ComputeSpan::toEvent(int rank) const {
   return e;
 }
 
-CollectiveSpan CollectiveSpan::of(const Event& e) {
+CollectiveSpan CollectiveSpan::of(const Event& e, NameHolder* names) {
   CollectiveSpan s;
   s.beginNs = e.beginNs;
   s.endNs = e.endNs;
@@ -39,7 +45,7 @@ CollectiveSpan CollectiveSpan::of(const Event& e) {
   s.step = e.step;
   s.microBatch = e.microBatch;
   s.worldSize = e.worldSize;
-  s.name = internName(e.text);
+  s.name = nameFor(e.text, names);
   s.op = e.op;
   s.phase = e.phase;
   s.processGroup = e.processGroup;
@@ -66,13 +72,13 @@ Event CollectiveSpan::toEvent(int rank) const {
   return e;
 }
 
-GroupSpan GroupSpan::of(const Event& e) {
+GroupSpan GroupSpan::of(const Event& e, NameHolder* names) {
   GroupSpan s;
   s.beginNs = e.beginNs;
   s.endNs = e.endNs;
   s.step = e.step;
   s.microBatch = e.microBatch;
-  s.name = internName(e.text);
+  s.name = nameFor(e.text, names);
   s.op = e.op;
   s.phase = e.phase;
   return s;

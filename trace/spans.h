@@ -25,7 +25,8 @@ struct ComputeSpan {
   uint8_t phase = 0;         // Phase
 
   const std::string& text() const { return nameOf(name); }
-  static ComputeSpan of(const Event& compute);
+  // `names`: who holds its name (a recording's rank); none: the name is kept for the process.
+  static ComputeSpan of(const Event& compute, NameHolder* names = nullptr);
   Event toEvent(int rank) const;
 };
 
@@ -45,7 +46,7 @@ struct CollectiveSpan {
   uint8_t processGroup = 0;  // ProcessGroup
 
   const std::string& text() const { return nameOf(name); }
-  static CollectiveSpan of(const Event& collective);
+  static CollectiveSpan of(const Event& collective, NameHolder* names = nullptr);
   Event toEvent(int rank) const;
 };
 
@@ -60,7 +61,7 @@ struct GroupSpan {
   uint8_t phase = 0;         // Phase
 
   const std::string& text() const { return nameOf(name); }
-  static GroupSpan of(const Event& group);
+  static GroupSpan of(const Event& group, NameHolder* names = nullptr);
   Event toEvent(int rank) const;
 };
 

@@ -123,11 +123,14 @@ class TraceEventReader {
     }
     const int rank = static_cast<int>(pid);
     ranks_ = std::max(ranks_, rank + 1);
+    if (!timesInRange(e)) return false;
     const std::string ph = e.at("ph");
     if (ph == "X" && e.value("cat", "") == "pause") {
       add(groupEvent(e, rank, /*paused=*/true));
     } else if (ph == "i" && e.value("cat", "") == "group") {
       add(groupEvent(e, rank, /*paused=*/false));
+    } else if (ph == "i" && e.value("cat", "") == kFailedCollectiveCategory) {
+      readFailedCollective(e, rank);
     } else if (ph == "X") {
       readSpan(e, rank);
     } else if (ph == "C" && e.value("name", "").rfind(kUnitMemoryCounterPrefix, 0) == 0) {
@@ -143,10 +146,16 @@ class TraceEventReader {
   }
 
   void readSpan(const nlohmann::json& e, int rank);
+  void readFailedCollective(const nlohmann::json& e, int rank);
+  bool readCollectiveFields(const nlohmann::json& e, Event& ev);
   bool readUnitMemory(const nlohmann::json& e, int rank, MemorySpace space);
   bool readMemory(const nlohmann::json& e, int rank, MemorySpace space);
   // A counter's bytes for a role (0 to kMaxMemoryBytes), or false with the reason.
   bool counterBytes(const nlohmann::json& value, const std::string& role, int rank, int64_t& bytes);
+  // Whether the event's times and durations (and a span's end) lie within kMaxTimeNs; false with
+  // the reason.
+  bool timesInRange(const nlohmann::json& e);
+  bool timeInRange(const nlohmann::json& us, const std::string& field);
 
   std::string path_;
   RunRecording& recording_;
@@ -175,20 +184,38 @@ void TraceEventReader::readSpan(const nlohmann::json& e, int rank) {
     ev.loss = a.value("loss", 0.0);  // a step's (traces before it was written: 0)
   } else {
     ev.kind = EventKind::Collective;
-    auto op = indexOf(a.value("op", ""), opName, kCollectiveOpCount);
-    if (!op) return;
-    ev.op = *op;
-    ev.phase = indexOf(a.value("phase", ""), phaseNameOf, 4).value_or(0);
-    ev.bytes = a.value("bytes", int64_t{0});
-    ev.bytesOut = a.value("bytes_out", int64_t{0});
-    if (*op == static_cast<int>(CollectiveOp::AllToAll)) ev.count = a.value("own_part_bytes", int64_t{-1});
-    if (isPointToPoint(static_cast<CollectiveOp>(*op))) ev.count = a.value("peer", int64_t{-1});
-    ev.worldSize = a.value("group_size", 0);
-    ev.processGroup = indexOf(a.value("process_group", ""), processGroupOf, kProcessGroupCount).value_or(0);
-    ev.issueNs = nanos(a.value("issue_us", e.at("ts").get<double>()));
-    ev.text = collectiveText(a.value("unit", ""), a.value("implementation", ""), static_cast<CollectiveOp>(*op));
+    if (!readCollectiveFields(e, ev)) return;
   }
   add(ev);
+}
+
+void TraceEventReader::readFailedCollective(const nlohmann::json& e, int rank) {
+  Event ev;
+  ev.kind = EventKind::CollectiveFailed;
+  ev.rank = rank;
+  ev.beginNs = nanos(e.at("ts").get<double>());
+  ev.step = e.at("args").value("step", -1);
+  ev.microBatch = e.at("args").value("micro_batch", 0);
+  if (readCollectiveFields(e, ev)) add(ev);
+}
+
+// What a collective's span and a failed one's instant share (their args); false for an op this
+// shardscope does not know.
+bool TraceEventReader::readCollectiveFields(const nlohmann::json& e, Event& ev) {
+  const auto& a = e.at("args");
+  auto op = indexOf(a.value("op", ""), opName, kCollectiveOpCount);
+  if (!op) return false;
+  ev.op = *op;
+  ev.phase = indexOf(a.value("phase", ""), phaseNameOf, 4).value_or(0);
+  ev.bytes = a.value("bytes", int64_t{0});
+  ev.bytesOut = a.value("bytes_out", int64_t{0});
+  if (*op == static_cast<int>(CollectiveOp::AllToAll)) ev.count = a.value("own_part_bytes", int64_t{-1});
+  if (isPointToPoint(static_cast<CollectiveOp>(*op))) ev.count = a.value("peer", int64_t{-1});
+  ev.worldSize = a.value("group_size", 0);
+  ev.processGroup = indexOf(a.value("process_group", ""), processGroupOf, kProcessGroupCount).value_or(0);
+  ev.issueNs = nanos(a.value("issue_us", e.at("ts").get<double>()));
+  ev.text = collectiveText(a.value("unit", ""), a.value("implementation", ""), static_cast<CollectiveOp>(*op));
+  return true;
 }
 
 bool TraceEventReader::counterBytes(const nlohmann::json& value, const std::string& role, int rank, int64_t& bytes) {
@@ -197,6 +224,32 @@ bool TraceEventReader::counterBytes(const nlohmann::json& value, const std::stri
   return fail("has a memory counter of " + files::shownValue(value) + " bytes for rank " + std::to_string(rank) +
               "'s " + role + " (event " + std::to_string(index_) +
               "): a lane holds 0 to 1 PiB. Open a trace written by --trace or the app's Export.");
+}
+
+// Checked before any is converted to nanoseconds (past int64's range that is undefined) or summed
+// into a span's end (a fuzzed -2^63 overflowed there).
+bool TraceEventReader::timesInRange(const nlohmann::json& e) {
+  const auto ts = e.find("ts"), dur = e.find("dur");
+  if (ts != e.end() && !timeInRange(*ts, "ts")) return false;
+  if (dur != e.end() && !timeInRange(*dur, "dur")) return false;
+  if (ts != e.end() && dur != e.end() &&
+      !timeInRange(nlohmann::json(ts->get<double>() + dur->get<double>()), "ts\" + \"dur")) {
+    return false;  // each part in range, their sum (the span's end) not
+  }
+  const auto args = e.find("args");
+  if (args == e.end() || !args->is_object()) return true;
+  for (const char* field : {"issue_us", "paused_us"}) {
+    const auto value = args->find(field);
+    if (value != args->end() && !timeInRange(*value, std::string("args.") + field)) return false;
+  }
+  return true;
+}
+
+bool TraceEventReader::timeInRange(const nlohmann::json& us, const std::string& field) {
+  if (plausibleTimeUs(us.get<double>())) return true;
+  return fail("has a time of " + files::shownValue(us) + " us in its event " + std::to_string(index_) + " (\"" + field +
+              "\"): a trace's times and durations lie within 2^62 ns (146 years) of its clock's zero, either way. "
+              "Open a trace written by --trace or the app's Export.");
 }
 
 // Per-unit counters become the same role "moved" into the unit: per-unit bytes change, the rank's
@@ -299,17 +352,34 @@ LoadedTrace loadChromeTrace(const std::string& path) {
   const int ranks = reader.ranks();
   out.recording.ensureRanks(ranks);  // a rank with names and nothing else
   if (out.config.world != ranks && ranks > 0) out.config.world = ranks;
-  if (json.contains(kRunFactsKey)) {
-    const RunFacts facts = runFactsOf(json[kRunFactsKey]);
-    out.parameterCount = facts.parameterCount;
-    out.deviceMemoryBytes = facts.deviceMemoryBytes;
-    out.measuredPeakFlops = facts.measuredPeakFlops;
-    if (!facts.rankPlacements.empty() && static_cast<int>(facts.rankPlacements.size()) == ranks) {
-      out.rankPlacements = facts.rankPlacements;
-      out.device = describeRankPlacements(facts.rankPlacements);
-    }
-  }
+  if (json.contains(kRunFactsKey)) applyRunFacts(runFactsOf(json[kRunFactsKey]), out);
   return out;
+}
+
+void applyRunFacts(const RunFacts& facts, LoadedTrace& out) {
+  out.parameterCount = facts.parameterCount;
+  out.deviceMemoryBytes = facts.deviceMemoryBytes;
+  out.measuredPeakFlops = facts.measuredPeakFlops;
+  const int ranks = out.recording.ranks();
+  if (ranks > 0 && static_cast<int>(facts.rankPlacements.size()) == ranks) {
+    out.rankPlacements = facts.rankPlacements;
+    out.device = describeRankPlacements(facts.rankPlacements);
+  }
+  out.runStatus = facts.status;
+  out.runError = facts.error;
+  out.stepsTrained = facts.stepsTrained;
+  // A rank that dropped events may have recorded none at all (runFactsOf caps them at kMaxRanks).
+  if (facts.droppedEvents.size() > static_cast<size_t>(ranks)) {
+    out.recording.ensureRanks(static_cast<int>(facts.droppedEvents.size()));
+  }
+  for (size_t r = 0; r < facts.droppedEvents.size(); ++r) {
+    if (facts.droppedEvents[r] <= 0) continue;
+    Event dropped;
+    dropped.kind = EventKind::Dropped;
+    dropped.rank = static_cast<int>(r);
+    dropped.count = facts.droppedEvents[r];
+    out.recording.add(dropped);
+  }
 }
 
 namespace {
@@ -329,8 +399,38 @@ std::string linesAbout(const std::string& where, const std::string& what, const 
 
 }  // namespace
 
+int64_t stepsLost(const LoadedTrace& loaded) {
+  if (!loaded.stepsTrained) return 0;
+  const auto& rec = loaded.recording;
+  int64_t held = 0;
+  if (rec.ranks() > 0) {
+    const RankTimeline& first = rec.rank(firstRecordedRank(rec));
+    held = first.folded.steps + static_cast<int64_t>(first.steps.size());
+  }
+  return std::max<int64_t>(0, *loaded.stepsTrained - held);
+}
+
+std::string incompleteRecordingText(const LoadedTrace& loaded) {
+  const std::string dropped = droppedEventsText(loaded.recording);
+  const int64_t lost = stepsLost(loaded);
+  if (dropped.empty() && lost == 0) return "";
+  std::string text;
+  if (loaded.stepsTrained) {
+    text = "the run trained " + std::to_string(*loaded.stepsTrained) + " steps";
+    if (lost > 0) text += ", and the trace lost " + std::to_string(lost) + " of them";
+  }
+  if (!dropped.empty()) text += (text.empty() ? "" : "; ") + dropped + ": their buffers were full";
+  return text;
+}
+
 std::string loaderNotes(const std::string& where, const LoadedTrace& loaded) {
-  return linesAbout(where, "", loaded.note) + linesAbout(where, "clocks: ", loaded.clocks);
+  std::string ended;
+  if (loaded.runStatus == RunStatus::Failed) ended = "the run failed";
+  if (loaded.runStatus == RunStatus::Interrupted) ended = "the run was interrupted";
+  if (!ended.empty() && !loaded.runError.empty()) ended += ": " + loaded.runError;
+  return linesAbout(where, "", loaded.note) + linesAbout(where, "clocks: ", loaded.clocks) +
+         linesAbout(where, "", ended) + linesAbout(where, "", failedCollectivesText(loaded.recording)) +
+         linesAbout(where, "recording incomplete: ", incompleteRecordingText(loaded));
 }
 
 }  // namespace shardscope::trace

@@ -11,6 +11,7 @@
 #include "trace/collective_log.h"
 #include "trace/rank_clock.h"
 #include "trace/run_recording.h"
+#include "trace/trace_writer.h"
 
 namespace shardscope::trace {
 
@@ -30,14 +31,31 @@ struct LoadedTrace {
   int64_t parameterCount = 0;               // the model's, as the ranks reported it
   int64_t deviceMemoryBytes = 0;            // rank 0's GPU as it reported it; 0 on CPU or unknown
   double measuredPeakFlops = 0;             // the matmul peak rank 0 measured; 0 when none was
+  // How the run that wrote a trace ended, as the trace's end says (RunFacts): Unknown and none in a
+  // trace written before they were kept. Its ranks' dropped events are in the recording.
+  RunStatus runStatus = RunStatus::Unknown;
+  std::string runError;                 // why it failed or was interrupted
+  std::optional<int64_t> stepsTrained;  // the steps every rank finished, the trace holding fewer or all
   // Per-rank files of a job a rank failed in: each rank's last collectives as it issued them.
   std::shared_ptr<const CollectiveLogs> lastCollectives;
 };
 
 LoadedTrace loadChromeTrace(const std::string& path);
 
-// Its note and clock lines, each prefixed with `where` (the record's path): for a terminal, or the
-// app's Open panel.
+// A trace's end, read: its placements and facts into `out`, and each rank's dropped events into its
+// recording, as the run counted them (so its figures, summary and window say it is incomplete).
+// After the trace's events, so its ranks are known.
+void applyRunFacts(const RunFacts& facts, LoadedTrace& out);
+
+// Of the steps its run trained (as the trace's end says), those the trace does not hold whole: its
+// first recorded rank's step spans that were dropped with a full buffer. 0 where it does not say.
+int64_t stepsLost(const LoadedTrace& loaded);
+// What the record lost, in one line ("the run trained 10000 steps, and the trace lost 1219 of them;
+// 717503 events were dropped (rank 0: ...)"), or "" when it lost nothing it knows of.
+std::string incompleteRecordingText(const LoadedTrace& loaded);
+
+// Its note, clock and incomplete-recording lines, and how its run ended when not well, each
+// prefixed with `where` (the record's path): for a terminal, or the app's Open panel.
 std::string loaderNotes(const std::string& where, const LoadedTrace& loaded);
 
 }  // namespace shardscope::trace

@@ -35,7 +35,7 @@ enum Field : uint32_t {
   kFieldCount,
 };
 
-constexpr int kLastEventKind = static_cast<int>(EventKind::CollectiveIssued);
+constexpr int kLastEventKind = static_cast<int>(EventKind::CollectiveFailed);
 
 void appendVarint(std::string& out, uint64_t v) {
   while (v >= 0x80) {
@@ -183,7 +183,8 @@ bool namesKnownValues(const Event& e) {
   if (e.kind == EventKind::Memory && e.role >= kMemoryRoleCount) return false;
   if (e.kind == EventKind::Memory && e.space > static_cast<uint8_t>(MemorySpace::Host)) return false;
   if (e.kind == EventKind::Compute && e.op >= kComputeKindCount) return false;
-  const bool collective = e.kind == EventKind::Collective || e.kind == EventKind::CollectiveIssued;
+  const bool collective =
+      e.kind == EventKind::Collective || e.kind == EventKind::CollectiveIssued || e.kind == EventKind::CollectiveFailed;
   if (collective && e.op >= kCollectiveOpCount) return false;
   if (collective && e.processGroup >= kProcessGroupCount) return false;
   if (e.kind == EventKind::Group && e.op >= kGroupKindCount) return false;

@@ -56,6 +56,7 @@ std::string encodeEventLine(const Event& e) {
       break;
     case EventKind::Collective:
     case EventKind::CollectiveIssued:
+    case EventKind::CollectiveFailed:
       appendInt(out, "i", e.issueNs);
       appendInt(out, "by", e.bytes);
       appendInt(out, "bo", e.bytesOut);

@@ -36,11 +36,13 @@ void drawCell(const trace::LoggedCollective* c, bool odd) {
     ImGui::SetTooltip("%s #%lld of group %s\nin %s, out %s\nstate %s%s%s%s", c->op.c_str(),
                       static_cast<long long>(c->seq), c->group.c_str(), trace::shapesText(c->inputSizes).c_str(),
                       trace::shapesText(c->outputSizes).c_str(), c->state.c_str(),
-                      c->finished ? ", ended" : ", not ended", c->where.empty() ? "" : "\ncalled at ",
-                      c->where.c_str());
+                      c->finished ? ", ended"
+                      : c->failed ? ", failed (its timeout passed or a peer went away): never ended"
+                                  : ", not ended",
+                      c->where.empty() ? "" : "\ncalled at ", c->where.c_str());
   }
   ImGui::SameLine();
-  ImGui::TextColored(kQuiet, "%s", c->finished ? "ended" : c->state.c_str());
+  ImGui::TextColored(kQuiet, "%s", c->finished ? "ended" : c->failed ? "failed" : c->state.c_str());
 }
 
 // The rows worth showing: a few before the first mismatch on, else the last of each group.

@@ -19,8 +19,10 @@ std::string exportSessions(const std::vector<Session>& sessions, const std::stri
         base + (sessions.size() > 1 ? "." + std::string(strategyName(s.config.strategy)) : std::string()) +
         (trace ? ".json" : ".csv");
     const auto error = files::writeOutputFile(path, [&](std::ostream& out) {
-      // What the ranks reported, for the trace opened again (its capacity line and MFU).
-      const trace::RunFacts facts{s.parameterCount, s.deviceFacts.memoryBytes, s.deviceFacts.peakFlops, {}};
+      // What the ranks reported, for the trace opened again (its capacity line and MFU), and what
+      // their buffers dropped (so it reopens as incomplete as it is).
+      trace::RunFacts facts{s.parameterCount, s.deviceFacts.memoryBytes, s.deviceFacts.peakFlops, {}};
+      for (int r = 0; r < s.recording.ranks(); ++r) facts.droppedEvents.push_back(s.recording.rank(r).dropped);
       if (trace)
         trace::writeChromeTrace(out, s.recording, s.config.toJson(), facts);
       else

@@ -6,6 +6,7 @@
 
 #include <imgui.h>
 
+#include "recordings/readers.h"
 #include "ui/item_probe.h"
 #include "ui/theme.h"
 #include "ui/record_files.h"
@@ -126,7 +127,7 @@ std::vector<RecordEntry> listRecordFolder(const std::string& folder, size_t& unl
     entry.name = it->path().filename().string();
     std::error_code kindError;
     entry.directory = it->is_directory(kindError);
-    entry.kind = describeRecordPath(entry.path);
+    entry.kind = recordings::describePath(entry.path);
     if (entry.directory)
       dirs.push_back(std::move(entry));
     else if (!entry.kind.empty())

@@ -19,7 +19,7 @@ struct RecordEntry {
   std::string path;
   std::string name;  // as listed ("../" for the parent)
   bool directory = false;
-  std::string kind;  // what it opens as (describeRecordPath), or "" for a folder to go into
+  std::string kind;  // what it opens as (recordings::describePath), or "" for a folder to go into
 };
 
 struct OpenChoice {

@@ -1,5 +1,6 @@
 #include "ui/platform_window.h"
 
+#include <optional>
 #include <vector>
 
 #define GLFW_INCLUDE_NONE
@@ -11,12 +12,13 @@
 
 #include <stb_image_write.h>
 
+#include "files/output_file.h"
 #include "ui/theme.h"
 
 namespace shardscope::ui {
 
 namespace {
-bool captureFramebuffer(int w, int h, const std::string& path) {
+std::optional<std::string> captureFramebuffer(int w, int h, const std::string& path) {
   std::vector<unsigned char> pixels(static_cast<size_t>(w) * h * 4);
   glPixelStorei(GL_PACK_ALIGNMENT, 1);
   glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, pixels.data());
@@ -29,8 +31,17 @@ bool captureFramebuffer(int w, int h, const std::string& path) {
 }
 }  // namespace
 
-bool writePng(const std::string& path, int width, int height, const unsigned char* rgba) {
-  return stbi_write_png(path.c_str(), width, height, 4, rgba, width * 4) != 0;
+std::optional<std::string> writePng(const std::string& path, int width, int height, const unsigned char* rgba) {
+  // Encoded in memory and written as every output is: stbi_write_png ignores a failed write or
+  // close, so a full disk (or /dev/full) left a truncated PNG and said it was written.
+  std::string png;
+  const auto append = [](void* context, void* data, int size) {
+    static_cast<std::string*>(context)->append(static_cast<const char*>(data), static_cast<size_t>(size));
+  };
+  if (stbi_write_png_to_func(append, &png, width, height, 4, rgba, width * 4) == 0) {
+    return "cannot encode the " + std::to_string(width) + "x" + std::to_string(height) + " PNG for '" + path + "'.";
+  }
+  return files::writeOutputFile(path, [&](std::ostream& out) { out << png; });
 }
 
 int runWindow(const WindowOptions& options, const std::function<void()>& drawFrame, std::string& error) {
@@ -100,16 +111,14 @@ int runWindow(const WindowOptions& options, const std::function<void()>& drawFra
     const bool ready = options.readyToCapture && options.readyToCapture();
     readyFrames = ready ? readyFrames + 1 : 0;
     if (options.captureRequest && !options.captureRequest->empty()) {
-      const bool ok = captureFramebuffer(w, h, *options.captureRequest);
-      if (options.captureResult) {
-        *options.captureResult =
-            ok ? "wrote " + *options.captureRequest : "cannot write '" + *options.captureRequest + "'";
-      }
+      const auto problem = captureFramebuffer(w, h, *options.captureRequest);
+      if (options.captureResult) *options.captureResult = problem ? *problem : "wrote " + *options.captureRequest;
       options.captureRequest->clear();
     }
     if (headless && frames > 3 && (readyFrames >= 2 || frames >= options.maxFrames)) {
-      captured = captureFramebuffer(w, h, options.screenshotPath);
-      if (!captured) error = "cannot write the screenshot '" + options.screenshotPath + "'.";
+      const auto problem = captureFramebuffer(w, h, options.screenshotPath);
+      captured = !problem;
+      if (problem) error = *problem;
       break;
     }
     glfwSwapBuffers(window);

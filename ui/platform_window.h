@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,7 +37,8 @@ struct WindowOptions {
 // frame. Returns 0, or 1 with `error` set when no window could be opened.
 int runWindow(const WindowOptions& options, const std::function<void()>& drawFrame, std::string& error);
 
-// Writes RGBA pixels (top row first) as a PNG; false on failure.
-bool writePng(const std::string& path, int width, int height, const unsigned char* rgba);
+// Writes RGBA pixels (top row first) as a PNG, whole or not at all (files::writeOutputFile);
+// nothing on success, else the error naming the path and the reason.
+std::optional<std::string> writePng(const std::string& path, int width, int height, const unsigned char* rgba);
 
 }  // namespace shardscope::ui

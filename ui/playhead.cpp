@@ -14,7 +14,8 @@ constexpr double kSamePlaceNs = 1.0;
 
 // A span taken as the event group it began: from `beginNs`, of `kind`, labelled `label`.
 template <class Span>
-trace::GroupSpan groupOf(const Span& span, int64_t beginNs, trace::GroupKind kind, const std::string& label) {
+trace::GroupSpan groupOf(const Span& span, int64_t beginNs, trace::GroupKind kind, const std::string& label,
+                         trace::NameHolder* labels) {
   trace::GroupSpan g;
   g.beginNs = beginNs;
   g.endNs = span.endNs;
@@ -22,12 +23,12 @@ trace::GroupSpan groupOf(const Span& span, int64_t beginNs, trace::GroupKind kin
   g.microBatch = span.microBatch;
   g.phase = span.phase;
   g.op = static_cast<uint8_t>(kind);
-  g.name = trace::internName(label);
+  g.name = labels ? labels->intern(label) : trace::internName(label);
   return g;
 }
 
 // Before Group events were recorded: each compute span and each collective's issue, per rank.
-std::vector<std::vector<trace::GroupSpan>> fallbackGroups(const trace::RunRecording& rec) {
+std::vector<std::vector<trace::GroupSpan>> fallbackGroups(const trace::RunRecording& rec, trace::NameHolder* labels) {
   std::vector<std::vector<trace::GroupSpan>> out(static_cast<size_t>(rec.ranks()));
   for (int r = 0; r < rec.ranks(); ++r) {
     auto& groups = out[static_cast<size_t>(r)];
@@ -37,12 +38,13 @@ std::vector<std::vector<trace::GroupSpan>> fallbackGroups(const trace::RunRecord
       const auto group = kind == trace::ComputeKind::Backward    ? trace::GroupKind::Backward
                          : kind == trace::ComputeKind::Optimizer ? trace::GroupKind::Optimizer
                                                                  : trace::GroupKind::Forward;
-      groups.push_back(groupOf(c, c.beginNs, group, std::string(trace::computeKindName(kind)) + " " + c.text()));
+      groups.push_back(
+          groupOf(c, c.beginNs, group, std::string(trace::computeKindName(kind)) + " " + c.text(), labels));
     }
     for (const auto& c : rec.rank(r).collectives) {
       const std::string label =
           std::string(trace::collectiveOpName(static_cast<trace::CollectiveOp>(c.op))) + " " + trace::collectiveUnit(c);
-      groups.push_back(groupOf(c, c.issueNs, trace::GroupKind::Collective, label));
+      groups.push_back(groupOf(c, c.issueNs, trace::GroupKind::Collective, label, labels));
     }
     std::stable_sort(groups.begin(), groups.end(),
                      [](const trace::GroupSpan& a, const trace::GroupSpan& b) { return a.beginNs < b.beginNs; });
@@ -130,6 +132,10 @@ std::optional<size_t> foldedAndOnlyGrew(const trace::RunRecording& rec, const Gr
   return dropped.value_or(0);
 }
 
+void holdLabels(const std::vector<EventGroupMark>& marks, size_t from, trace::NameHolder& names) {
+  for (size_t k = from; k < marks.size(); ++k) names.hold(marks[k].labelId);
+}
+
 void takeBasis(const trace::RunRecording& rec, GroupMarksBasis& basis) {
   basis.fromGroups = recordsGroups(rec);
   basis.originNs = rec.originNs();
@@ -144,12 +150,14 @@ void takeBasis(const trace::RunRecording& rec, GroupMarksBasis& basis) {
     if (groups.empty()) continue;
     basis.firsts[static_cast<size_t>(r)] = groups.front();
     basis.lasts[static_cast<size_t>(r)] = groups.back();
+    basis.names.hold(groups.front().name);
+    basis.names.hold(groups.back().name);
   }
 }
 
 }  // namespace
 
-std::vector<EventGroupMark> eventGroupMarks(const trace::RunRecording& rec) {
+std::vector<EventGroupMark> eventGroupMarks(const trace::RunRecording& rec, trace::NameHolder* labels) {
   std::vector<EventGroupMark> marks;
   if (rec.ranks() == 0 || rec.originNs() == INT64_MAX) return marks;
   const double origin = static_cast<double>(rec.originNs());
@@ -157,7 +165,7 @@ std::vector<EventGroupMark> eventGroupMarks(const trace::RunRecording& rec) {
     appendMarks([&](int r) -> const std::vector<trace::GroupSpan>& { return rec.rank(r).groups; }, rec.ranks(), origin,
                 marks);
   } else {
-    const auto fallback = fallbackGroups(rec);
+    const auto fallback = fallbackGroups(rec, labels);
     appendMarks([&](int r) -> const std::vector<trace::GroupSpan>& { return fallback[static_cast<size_t>(r)]; },
                 rec.ranks(), origin, marks);
   }
@@ -172,10 +180,15 @@ void updateGroupMarks(const trace::RunRecording& rec, std::vector<EventGroupMark
   basis.droppedMarks = basis.extended ? *dropped : 0;
   if (basis.extended) {
     if (basis.droppedMarks > 0) dropFrontMarks(marks, basis.droppedMarks);
+    const size_t from = marks.size();
     appendMarks([&](int r) -> const std::vector<trace::GroupSpan>& { return rec.rank(r).groups; }, rec.ranks(),
                 static_cast<double>(rec.originNs()), marks);
+    holdLabels(marks, from, basis.names);
   } else {
-    marks = eventGroupMarks(rec);
+    trace::NameHolder labels;  // the new marks' names, before the old ones are let go
+    marks = eventGroupMarks(rec, &labels);
+    holdLabels(marks, 0, labels);
+    basis.names = std::move(labels);
   }
   takeBasis(rec, basis);
 }

@@ -32,7 +32,8 @@ struct EventGroupMark {
   double tNs = 0;       // relative to the recording's origin, never before the mark before
   double latestNs = 0;  // the ranks' latest time at the group, before that was applied
   // The group's label, interned (trace/names.h): a live run's marks are made again as it records,
-  // and a string each was most of their cost.
+  // and a string each was most of their cost. Valid while its recording is, or while the marks'
+  // GroupMarksBasis holds it.
   trace::NameId labelId = trace::kEmptyName;
   const std::string& label() const { return trace::nameOf(labelId); }
   int step = -1;
@@ -40,8 +41,9 @@ struct EventGroupMark {
 };
 
 // The k-th group of every rank, aligned (ranks run the same program). From the Group events; a
-// recording made before they existed falls back to compute spans and collective issues.
-std::vector<EventGroupMark> eventGroupMarks(const trace::RunRecording& recording);
+// recording made before they existed falls back to compute spans and collective issues, whose
+// labels are made here: held by `labels` (none: kept for the process).
+std::vector<EventGroupMark> eventGroupMarks(const trace::RunRecording& recording, trace::NameHolder* labels = nullptr);
 
 // What a session's marks were made from: the recording's origin, and each rank's count of groups,
 // its first and its last.
@@ -53,6 +55,9 @@ struct GroupMarksBasis {
   std::vector<trace::GroupSpan> firsts, lasts;
   bool extended = false;    // the last update only added the new groups' marks
   size_t droppedMarks = 0;  // and dropped this many from the front, whose groups were folded
+  // The marks' labels and the names of `firsts` and `lasts`, held while they are kept: the window
+  // keeps them a while after their session's recording was closed or replaced.
+  trace::NameHolder names;
 };
 
 // `marks` (made from `basis`) brought up to the recording: where every rank's groups only grew at

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <typeindex>
 #include <unordered_set>
+#include <utility>
 
 #include "trace/events.h"
 
@@ -35,15 +36,40 @@ FuturelessWorkTypes& futurelessWorkTypes() {
   return types;
 }
 
+// Tells a collective's end once, from whichever thread sees it first: the backend's, completing
+// its future, or the waiting one, catching its error. The second waits until the first has told
+// it, so that the rank's error, reported once wait() throws, follows the failure's record.
+class EndOnce {
+ public:
+  void set(std::function<void(const CollectiveEnd&)> ended) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ended_ = std::move(ended);
+  }
+  void end(const CollectiveEnd& how) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (ended_) std::exchange(ended_, nullptr)(how);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::function<void(const CollectiveEnd&)> ended_;
+};
+
 class HostPending final : public PendingCollective {
  public:
-  explicit HostPending(c10::intrusive_ptr<c10d::Work> work) : work_(std::move(work)), issueNs_(trace::nowNs()) {}
+  explicit HostPending(c10::intrusive_ptr<c10d::Work> work)
+      : work_(std::move(work)), issueNs_(trace::nowNs()), ending_(std::make_shared<EndOnce>()) {}
   void wait() override {
-    if (work_) work_->wait();
-    if (timedAtWait_) timedAtWait_(issueNs_, trace::nowNs());
-    timedAtWait_ = nullptr;
+    try {
+      if (work_) work_->wait();
+    } catch (...) {
+      ending_->end({false, issueNs_, trace::nowNs()});
+      throw;
+    }
+    if (endsAtWait_) ending_->end({true, issueNs_, trace::nowNs()});
   }
-  void onTimed(std::function<void(int64_t, int64_t)> timed) override {
+  void onEnded(std::function<void(const CollectiveEnd&)> ended) override {
+    ending_->set(std::move(ended));
     const int64_t issue = issueNs_;
     c10::intrusive_ptr<c10::ivalue::Future> future;
     if (!futurelessWorkTypes().has(*work_)) {
@@ -56,20 +82,21 @@ class HostPending final : public PendingCollective {
     if (!future) {
       // Without a future, the end is taken when the caller has waited for the collective, the
       // earliest moment it is known.
-      timedAtWait_ = std::move(timed);
+      endsAtWait_ = true;
       return;
     }
-    // The future completes on the backend's thread; that moment is the collective's end. A future
-    // completed with an error is a collective that failed: it has no end.
-    future->addCallback([timed = std::move(timed), issue](c10::ivalue::Future& done) {
-      if (!done.hasError()) timed(issue, trace::nowNs());
+    // The future completes on the backend's thread; that moment is the collective's end, or its
+    // failure's (a future completed with an error).
+    future->addCallback([ending = ending_, issue](c10::ivalue::Future& done) {
+      ending->end({!done.hasError(), issue, trace::nowNs()});
     });
   }
 
  private:
   c10::intrusive_ptr<c10d::Work> work_;
   int64_t issueNs_;
-  std::function<void(int64_t, int64_t)> timedAtWait_;
+  std::shared_ptr<EndOnce> ending_;  // shared with the future's callback, which may outlive this
+  bool endsAtWait_ = false;
 };
 
 // Reduce-scatter composed from all-reduce: the slice is taken once the all-reduce is done.
@@ -82,7 +109,7 @@ class SlicedPending final : public PendingCollective {
     if (slice_) slice_();
     slice_ = nullptr;
   }
-  void onTimed(std::function<void(int64_t, int64_t)> timed) override { inner_->onTimed(std::move(timed)); }
+  void onEnded(std::function<void(const CollectiveEnd&)> ended) override { inner_->onEnded(std::move(ended)); }
 
  private:
   std::unique_ptr<PendingCollective> inner_;
@@ -90,34 +117,36 @@ class SlicedPending final : public PendingCollective {
 };
 
 // Several collectives that make one: waited for together, timed from the first's issue to the
-// last's end.
+// last's end; failed as soon as one of them fails.
 class AllOfPending final : public PendingCollective {
  public:
   explicit AllOfPending(std::vector<std::unique_ptr<PendingCollective>> parts) : parts_(std::move(parts)) {}
   void wait() override {
     for (auto& part : parts_) part->wait();
   }
-  void onTimed(std::function<void(int64_t, int64_t)> timed) override {
+  void onEnded(std::function<void(const CollectiveEnd&)> ended) override {
     struct Span {
       std::mutex mutex;
       size_t left;
       int64_t begin = INT64_MAX;
       int64_t end = 0;
-      std::function<void(int64_t, int64_t)> timed;
+      std::function<void(const CollectiveEnd&)> ended;  // empty once told
     };
     auto span = std::make_shared<Span>();
     span->left = parts_.size();
-    span->timed = std::move(timed);
+    span->ended = std::move(ended);
     for (auto& part : parts_) {
-      part->onTimed([span](int64_t begin, int64_t end) {
-        std::function<void(int64_t, int64_t)> done;
+      part->onEnded([span](const CollectiveEnd& how) {
+        std::function<void(const CollectiveEnd&)> done;
+        CollectiveEnd all;
         {
           std::lock_guard<std::mutex> lock(span->mutex);
-          span->begin = std::min(span->begin, begin);
-          span->end = std::max(span->end, end);
-          if (--span->left == 0) done = std::move(span->timed);
+          span->begin = std::min(span->begin, how.beginNs);
+          span->end = std::max(span->end, how.endNs);
+          if (!how.completed || --span->left == 0) done = std::exchange(span->ended, nullptr);
+          all = {how.completed, span->begin, how.completed ? span->end : how.endNs};
         }
-        if (done) done(span->begin, span->end);
+        if (done) done(all);
       });
     }
   }

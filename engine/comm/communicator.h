@@ -14,20 +14,29 @@
 
 namespace shardscope {
 
+// How an issued collective ended, on the host clock.
+struct CollectiveEnd {
+  // False: the backend failed it (its timeout passed, a peer went away). It did not complete, and
+  // is recorded as failed, not as a span ending at the failure, which would read as a completed
+  // collective as long as the timeout.
+  bool completed = true;
+  int64_t beginNs = 0;  // completed: when it began (see onEnded); failed: its issue
+  int64_t endNs = 0;    // completed: when it ended; failed: when the rank saw it fail
+};
+
 // An issued collective. On CPU, wait() blocks the calling thread until the result is usable. On a
 // GPU it blocks nothing: it orders the calling thread's current stream after the collective (as
 // c10d's Work::wait does for NCCL), so the host runs ahead and queues more work.
 class PendingCollective {
  public:
   virtual ~PendingCollective() = default;
+  // Throws the backend's error for a collective that failed, once `ended` has been told of it.
   virtual void wait() = 0;
-  // Calls `timed(beginNs, endNs)` (on any thread) once the collective has completed, with when it
-  // ran on the host clock: on a GPU, where the communication stream reached it and passed it
-  // (CUDA events); on CPU, its issue and its completion. Called at most once per collective. On
-  // CPU never for one that failed (timed out, a peer gone): it did not complete, and a span ending
-  // at the failure would read as a completed collective of that length (its issue is recorded
-  // apart, for the Last collectives view). A GPU collective's failure is not yet checked so.
-  virtual void onTimed(std::function<void(int64_t beginNs, int64_t endNs)> timed) = 0;
+  // Calls `ended` (on any thread) once the collective has completed, with when it ran on the host
+  // clock: on a GPU, where the communication stream reached it and passed it (CUDA events); on CPU,
+  // its issue and its completion. Or, on CPU, once it has failed. Called at most once per
+  // collective. A GPU collective's failure is not yet told apart from its completion.
+  virtual void onEnded(std::function<void(const CollectiveEnd&)> ended) = 0;
 };
 
 class Communicator {

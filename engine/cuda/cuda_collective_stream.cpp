@@ -19,9 +19,11 @@ class StreamPending final : public PendingCollective {
   }
   // Orders the caller's current stream after the collective; the host does not wait.
   void wait() override { done_->block(c10::cuda::getCurrentCUDAStream(device_)); }
-  void onTimed(std::function<void(int64_t, int64_t)> timed) override {
+  void onEnded(std::function<void(const CollectiveEnd&)> ended) override {
     if (!begin_) return;
-    deviceClock()->whenReached(begin_, end_, std::move(timed));
+    deviceClock()->whenReached(begin_, end_, [ended = std::move(ended)](int64_t beginNs, int64_t endNs) {
+      ended({true, beginNs, endNs});
+    });
     begin_ = end_ = nullptr;
   }
 

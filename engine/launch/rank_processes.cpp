@@ -299,12 +299,13 @@ bool rankFailed(const RankProcess& p) {
   return p.exited && (WIFSIGNALED(p.waitStatus) || WEXITSTATUS(p.waitStatus) != 0);
 }
 
+bool diedOfASignal(const RankProcess& p) {
+  return p.exited && WIFSIGNALED(p.waitStatus) && WTERMSIG(p.waitStatus) != SIGTERM && !wasKilledByController(p);
+}
+
 int rootCause(const std::vector<RankProcess>& ranks, const std::vector<int>& failureOrder) {
   for (int r : failureOrder) {
-    if (WIFSIGNALED(ranks[r].waitStatus) && WTERMSIG(ranks[r].waitStatus) != SIGTERM &&
-        !wasKilledByController(ranks[r])) {
-      return r;
-    }
+    if (diedOfASignal(ranks[r])) return r;
   }
   for (int r : failureOrder) {
     const auto& e = ranks[r].reportedError;

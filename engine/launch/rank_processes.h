@@ -79,6 +79,10 @@ std::string describeExit(const RankProcess& p);
 // Exited with a signal or a non-zero status.
 bool rankFailed(const RankProcess& p);
 
+// Died of a signal that was not shardscope's own stop (SIGTERM, or the SIGKILL after its grace):
+// killed from outside, or crashed.
+bool diedOfASignal(const RankProcess& p);
+
 // When one rank dies its peers fail too (their connections close). The root cause is the rank that
 // was killed, else one whose error is not a lost connection, else the first one seen.
 int rootCause(const std::vector<RankProcess>& ranks, const std::vector<int>& failureOrder);

@@ -394,11 +394,17 @@ void finishRun(const RunConfig& config, int rank, Strategy& strategy, const Stag
   comm.barrier("end of run");
 }
 
-}  // namespace
-
 // Events a rank may hold before the streaming thread drains them; beyond this they are dropped
-// and counted (a drain runs every few milliseconds, so this is ample for any step).
-constexpr size_t kEventBufferCapacity = 1 << 18;
+// and counted (a drain runs every few milliseconds, so this is ample for any step). A test sets
+// SHARDSCOPE_EVENT_BUFFER (2 to 2^18 events) small to have the ranks drop events for certain.
+size_t eventBufferCapacity() {
+  constexpr size_t kCapacity = 1 << 18;
+  const char* text = std::getenv("SHARDSCOPE_EVENT_BUFFER");
+  const long long events = text ? std::atoll(text) : 0;
+  return events >= 2 && events <= static_cast<long long>(kCapacity) ? static_cast<size_t>(events) : kCapacity;
+}
+
+}  // namespace
 
 int runRankWorker(const RunConfig& config, const WorkerRecording& recording) {
   int rank = std::getenv("RANK") ? std::atoi(std::getenv("RANK")) : 0;
@@ -422,7 +428,7 @@ int runRankWorker(const RunConfig& config, const WorkerRecording& recording) {
   const bool recordsItself = !eventFd && output.fd >= 0;
   const std::string& traceDir = recording.traceDir;
   installRecordingCpuAllocator(recorder);  // before this rank creates any tensor
-  recorder.start(rank, output.fd, kEventBufferCapacity, output.socket);
+  recorder.start(rank, output.fd, eventBufferCapacity(), output.socket);
   recorder.setEnabled(config.recording != RecordingMode::Off);
   RankReporter reporter(recorder, rank, recordsItself);
   StepGate gate(recorder);  // the strategy and the training step mark their hook points here

@@ -21,9 +21,16 @@ namespace shardscope {
 
 namespace {
 
-// What the ranks reported of themselves, kept at the trace's end for the run opened again.
-trace::RunFacts runFactsOf(const RunResult& result) {
-  return {result.parameterCount, result.device.memoryBytes, result.device.peakFlops, result.rankPlacements};
+// What the ranks reported of themselves and how the run ended, kept at the trace's end for the run
+// opened again: `view` says what its recording lost, as the run did.
+trace::RunFacts runFactsOf(const RunResult& result, const trace::RunRecording& recording) {
+  trace::RunFacts facts{result.parameterCount, result.device.memoryBytes, result.device.peakFlops,
+                        result.rankPlacements};
+  facts.status = runStatusOf(result, recording);
+  if (!result.ok) facts.error = result.error;
+  facts.stepsTrained = result.stepsTrained;
+  for (int r = 0; r < recording.ranks(); ++r) facts.droppedEvents.push_back(recording.rank(r).dropped);
+  return facts;
 }
 
 // Every output is written even when another fails (a CSV on a full disk must not cost the trace);
@@ -54,11 +61,11 @@ void finishOutputs(const RunConfig& config, RunResult& result, const trace::RunR
   };
   if (atStart) atStart->warnOfChanges(config, result);
   if (streamed) {
-    streamed->finish(recording, runFactsOf(result), result.outputErrors);
+    streamed->finish(recording, runFactsOf(result, recording), result.outputErrors);
   } else if (!config.tracePath.empty()) {
     keep(files::writeOutputFile(config.tracePath, [&](std::ostream& out) {
       trace::writeTrace(trace::traceFormatOfName(config.tracePath).value_or(trace::TraceFormat::ChromeJson), out,
-                        recording, summaryJson(config, result, recording)["config"], runFactsOf(result));
+                        recording, summaryJson(config, result, recording)["config"], runFactsOf(result, recording));
     }));
   }
   if (!streamed && !config.memoryCsvPath.empty()) {
@@ -90,6 +97,41 @@ std::optional<std::string> checkDeviceAvailable(const RunConfig& config) {
 
 namespace {
 
+// Where a failed rank was: the step it was in, the first that not every rank finished (its own step
+// ends may have been lost with it, so its lastStep can lag behind). A rank that never said where it
+// runs (the RunInfo it sends once its process group, model and strategy are up) was still setting up.
+std::string whereRankFailed(const RunConfig& config, const RunResult& result, int rank, int finishedSteps) {
+  const auto& placements = result.rankPlacements;
+  if (finishedSteps == 0 && rank < static_cast<int>(placements.size()) && placements[rank].empty())
+    return " while setting up, before step 1";
+  return finishedSteps < config.steps ? " during step " + std::to_string(finishedSteps + 1) : " after the last step";
+}
+
+// "rank 1 died: killed by signal 9 (Killed) during step 3". Every rank that died of a signal is
+// named, each with its signal and step ("rank 1 died: ...; rank 2 died: ..."): two killed at once
+// are two causes. Otherwise the root cause alone (its peers' lost connections follow from it). The
+// step comes from the finished count, the summary's: the printed "step N/M" lines come from step
+// ends as they arrive, and lag behind those a killed rank's peers prove (concludeRun).
+std::string failedRanksText(const RunConfig& config, const std::vector<RankProcess>& ranks,
+                            const std::vector<int>& failureOrder, const RunResult& result, int finishedSteps) {
+  std::vector<int> died;
+  for (const auto& p : ranks) {
+    if (diedOfASignal(p)) died.push_back(p.rank);
+  }
+  if (died.size() > 1) {
+    std::string text;
+    for (int r : died) {
+      text += (text.empty() ? "rank " : "; rank ") + std::to_string(r) + " " + describeExit(ranks[r]) +
+              whereRankFailed(config, result, r, finishedSteps);
+    }
+    return text;
+  }
+  const RankProcess& cause = ranks[rootCause(ranks, failureOrder)];
+  const std::string where = whereRankFailed(config, result, cause.rank, finishedSteps);
+  return "rank " + std::to_string(cause.rank) + " " +
+         (cause.reportedError.empty() ? describeExit(cause) + where : "failed" + where + ": " + cause.reportedError);
+}
+
 // What ended the run, in one message naming the rank and the step where one is to blame.
 std::string conclusionMessage(const RunConfig& config, const std::vector<RankProcess>& ranks,
                               const RunObservation& observed, const RunResult& result, int finishedSteps) {
@@ -109,20 +151,7 @@ std::string conclusionMessage(const RunConfig& config, const std::vector<RankPro
            limit + " s).";
   }
   if (observed.failureOrder.empty()) return "";
-  const RankProcess& cause = ranks[rootCause(ranks, observed.failureOrder)];
-  // The step it was in: the first that not every rank finished (its own step ends may have been
-  // lost with it, so its lastStep can lag behind). A rank that never said where it runs (the
-  // RunInfo it sends once its process group, model and strategy are up) was still setting up.
-  const auto& placements = result.rankPlacements;
-  const bool settingUp =
-      finishedSteps == 0 && cause.rank < static_cast<int>(placements.size()) && placements[cause.rank].empty();
-  const std::string where = settingUp                      ? " while setting up, before step 1"
-                            : finishedSteps < config.steps ? " during step " + std::to_string(finishedSteps + 1)
-                                                           : " after the last step";
-  // The finished count, as the summary has it: the printed "step N/M" lines come from step ends
-  // as they arrive, and lag behind those a killed rank's peers prove (concludeRun).
-  return "rank " + std::to_string(cause.rank) + " " +
-         (cause.reportedError.empty() ? describeExit(cause) + where : "failed" + where + ": " + cause.reportedError) +
+  return failedRanksText(config, ranks, observed.failureOrder, result, finishedSteps) +
          ". The other ranks were stopped; " + std::to_string(finishedSteps) + " of " + std::to_string(config.steps) +
          " steps finished on every rank, and what was recorded is kept.";
 }
@@ -137,6 +166,7 @@ void concludeRun(const RunConfig& config, const std::vector<RankProcess>& ranks,
   for (auto s = static_cast<int>(result.losses.size()); observed.lossOfStep.count(s) > 0; ++s) {
     result.losses.push_back(observed.lossOfStep[s]);
   }
+  result.stepsTrained = static_cast<int64_t>(result.losses.size());
   result.stopped = observed.diverged.empty() && observed.stoppedByUser;
   result.error = conclusionMessage(config, ranks, observed, result, static_cast<int>(result.losses.size()));
   result.ok = result.error.empty();
@@ -148,6 +178,7 @@ void concludeRun(const RunConfig& config, const std::vector<RankProcess>& ranks,
 // A run that ends before its ranks start still writes its outputs (a summary saying why).
 RunResult failedBeforeLaunch(const RunConfig& config, RunResult result, std::string error) {
   result.error = std::move(error);
+  result.stepsTrained = 0;
   finishOutputs(config, result, result.recording);
   return result;
 }

@@ -206,6 +206,7 @@ class RunObserver {
     switch (event.kind) {
       case trace::EventKind::Memory:
       case trace::EventKind::Collective:
+      case trace::EventKind::CollectiveFailed:
       case trace::EventKind::Compute:
       case trace::EventKind::Dropped:
       case trace::EventKind::RunDone:

@@ -93,6 +93,21 @@ nlohmann::json trafficPerStepJson(const RankStats& s) {
           {"sent_bytes_by_group", sentByGroup}};
 }
 
+// The collectives the backend failed on the rank (their timeout passed, a peer went away): each
+// with how long it was in flight, from its issue until the rank saw it fail. None ended.
+nlohmann::json failedCollectivesJson(const RankStats& s) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& e : s.failedCollectives) {
+    out.push_back({{"op", trace::collectiveOpName(static_cast<trace::CollectiveOp>(e.op))},
+                   {"unit", trace::collectiveUnit(e)},
+                   {"process_group", trace::processGroupName(static_cast<trace::ProcessGroup>(e.processGroup))},
+                   {"step", e.step},
+                   {"size_bytes", trace::collectiveSizeBytes(e)},
+                   {"in_flight_s", static_cast<double>(e.beginNs - e.issueNs) / 1e9}});
+  }
+  return out;
+}
+
 nlohmann::json rankJson(const RankStats& s, const RunResult& result, const DeviceLimits& limits) {
   const auto [peak, atPeak, afterStep, peakHost] = rankMemoryJson(s);
   const nlohmann::json collectives = collectivesJson(s);
@@ -136,6 +151,7 @@ nlohmann::json rankJson(const RankStats& s, const RunResult& result, const Devic
           {"recompute_s_per_step", ifStep(s.recomputeSecondsPerStep)},
           {"activation_saved_bytes", savedKnown ? nlohmann::json(s.activationSavedBytes) : nlohmann::json(nullptr)},
           {"dropped_events", s.droppedEvents},
+          {"failed_collectives", failedCollectivesJson(s)},
           // Who made the others wait (stats/stragglers.h): null where no collective was recorded.
           {"last_arrivals", ifRecorded(s.lastArrivals)},
           {"last_arrival_share", ifRecorded(s.groupCollectives > 0 ? nlohmann::json(s.lastArrivalShare) : nullptr)},
@@ -143,6 +159,17 @@ nlohmann::json rankJson(const RankStats& s, const RunResult& result, const Devic
 }
 
 }  // namespace
+
+trace::RunStatus runStatusOf(const RunResult& result, const trace::RunRecording& recording) {
+  if (!result.ok) return result.stopped ? trace::RunStatus::Interrupted : trace::RunStatus::Failed;
+  const bool lost = trace::droppedEvents(recording) > 0 || stepsLostOf(result) > 0;
+  return lost ? trace::RunStatus::Incomplete : trace::RunStatus::Ok;
+}
+
+int64_t stepsLostOf(const RunResult& result) {
+  if (!result.stepsTrained) return 0;
+  return std::max<int64_t>(0, *result.stepsTrained - static_cast<int64_t>(result.losses.size()));
+}
 
 nlohmann::json summaryJson(const RunConfig& config, const RunResult& result, const trace::RunRecording& recording) {
   nlohmann::json steps = nlohmann::json::array();
@@ -155,10 +182,9 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result, con
     ranks.push_back(rankJson(s, result, limits));
   }
   nlohmann::json j = {{"schema", "shardscope.summary/4"},
-                      // "incomplete": the run finished, and its recording lost events (full buffers).
-                      {"status", !result.ok                            ? (result.stopped ? "interrupted" : "failed")
-                                 : trace::droppedEvents(recording) > 0 ? "incomplete"
-                                                                       : "ok"},
+                      // "incomplete": the run finished, and its recording lost events (full buffers)
+                      // or, read back from a trace, steps it trained.
+                      {"status", trace::runStatusName(runStatusOf(result, recording))},
                       {"config", config.toJson()},
                       {"zero_stage", zeroName(config.strategy)},
                       {"device", result.deviceDescription},
@@ -176,6 +202,9 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result, con
                         {"replicas", replicaCount(config)},
                         {"tensor_parallel", config.tp}}},
                       {"steps", steps},
+                      // A reopened trace's "steps" are those it holds: the run may have trained more.
+                      {"steps_trained", result.stepsTrained ? nlohmann::json(*result.stepsTrained) : nullptr},
+                      {"steps_lost", result.stepsTrained ? nlohmann::json(stepsLostOf(result)) : nullptr},
                       {"ranks", ranks},
                       {"out_of_order_events", result.outOfOrderEvents},
                       {"controller_catch_up_s", result.controllerCatchUpSeconds},

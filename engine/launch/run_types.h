@@ -19,9 +19,12 @@ namespace shardscope {
 
 struct RunResult {
   bool ok = false;
-  bool stopped = false;                          // shouldStop ended it (Stop, 'q', a signal): "interrupted"
-  std::string error;                             // set when !ok: names the rank and what to do
-  std::vector<double> losses;                    // global mean loss per completed step
+  bool stopped = false;        // shouldStop ended it (Stop, 'q', a signal): "interrupted"
+  std::string error;           // set when !ok: names the rank and what to do
+  std::vector<double> losses;  // global mean loss per completed step
+  // The steps every rank finished: a run's are its losses; a reopened trace's, what its end says
+  // (its losses are the steps it holds, fewer where it lost some); none where a record does not say.
+  std::optional<int64_t> stepsTrained;
   std::vector<std::vector<double>> stepSeconds;  // [rank][step] wall time per step
   std::vector<std::string> rankPlacements;       // [rank] each rank's own (its GPU, its cores)
   std::string deviceDescription;                 // all of them in one line (trace/rank_placements.h),

@@ -59,6 +59,9 @@ std::string describeProgress(const trace::Event& e) {
     case trace::EventKind::CollectiveIssued:
       return std::string(trace::collectiveOpName(static_cast<trace::CollectiveOp>(e.op))) + " " +
              trace::collectiveUnit(e) + " issued" + inStep;
+    case trace::EventKind::CollectiveFailed:
+      return std::string(trace::collectiveOpName(static_cast<trace::CollectiveOp>(e.op))) + " " +
+             trace::collectiveUnit(e) + " failed" + inStep;
     case trace::EventKind::Compute: {
       const auto kind = static_cast<trace::ComputeKind>(e.op);
       if (kind == trace::ComputeKind::Step) return "";  // its StepEnd says it better

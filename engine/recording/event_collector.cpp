@@ -8,9 +8,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -90,8 +92,9 @@ struct Connection {
   uint64_t received = 0;   // bytes of its stream after the hello, written and flushed
   uint64_t confirmed = 0;  // how far "ack N" has told it (engine/recording/unconfirmed_bytes.h)
   Clock::time_point confirmedAt;
-  bool finished = false;  // it sent RunDone
-  std::string error;      // its RankError
+  bool finished = false;     // it sent RunDone
+  std::string error;         // its RankError
+  bool writeFailed = false;  // its file stopped taking the stream (said once)
 };
 
 class Collector {
@@ -252,6 +255,7 @@ class Collector {
       if (auto error = files::writeOutputFile(trace::rankEventConfigName(options_.dir),
                                               [&](std::ostream& out) { out << hello->configJson << "\n"; })) {
         std::fprintf(stderr, "shardscope listen: %s\n", error->c_str());
+        failed_ = true;  // an output not written: exit 1, as run's
       }
     }
     if (sink_) sink_->rankJoined(c.rank, world_, hello->configJson, c.peer);
@@ -265,6 +269,7 @@ class Collector {
   void take(Connection& c, const char* data, size_t size) {
     c.file.write(data, static_cast<std::streamsize>(size));
     c.file.flush();
+    if (!c.file) noteWriteFailure(c);
     c.received += size;
     std::vector<trace::Event> decoded;
     c.items.feed(data, size, [&](std::string_view item) {
@@ -285,6 +290,20 @@ class Collector {
     if (sink_ && !decoded.empty()) sink_->rankEvents(c.rank, decoded);
     std::fflush(stdout);
     confirm(c);
+  }
+
+  // A rank's file that stopped taking its stream (a full disk): said once, and the job then ends 1,
+  // as an output not written does. Nothing more is confirmed to the rank (confirm()).
+  void noteWriteFailure(Connection& c) {
+    if (c.writeFailed) return;
+    const int err = errno;
+    c.writeFailed = true;
+    failed_ = true;
+    std::fprintf(stderr,
+                 "shardscope listen: cannot write %s%s: rank %d's events from here on are not in it. Free space "
+                 "there, or give --trace-dir a directory that has it.\n",
+                 trace::rankEventFileName(options_.dir, c.rank).c_str(),
+                 err != 0 ? (std::string(" (") + std::strerror(err) + ")").c_str() : "", c.rank);
   }
 
   // Tells the rank how much of its stream is written to its file (flushed to the OS), up to its

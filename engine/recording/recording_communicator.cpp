@@ -39,8 +39,9 @@ namespace {
 int64_t bytesOf(const at::Tensor& t) { return t.numel() * static_cast<int64_t>(t.element_size()); }
 
 // Issues the collective and attaches the event to it: it is recorded once the collective's times
-// are known. What the backend allocates while issuing (Gloo stages each collective in flat buffers
-// of its size, made on the calling thread) is communication memory.
+// are known, or as failed once the backend has failed it. What the backend allocates while issuing
+// (Gloo stages each collective in flat buffers of its size, made on the calling thread) is
+// communication memory.
 template <typename Issue>  // a callable returning the inner communicator's PendingCollective
 std::unique_ptr<PendingCollective> recorded(RankRecorder& recorder, Issue&& issue, trace::Event event) {
   std::unique_ptr<PendingCollective> pending;
@@ -52,9 +53,14 @@ std::unique_ptr<PendingCollective> recorded(RankRecorder& recorder, Issue&& issu
     pending = issue();
   }
   if (!recorder.enabled()) return pending;
-  pending->onTimed([&recorder, event = std::move(event)](int64_t beginNs, int64_t endNs) mutable {
-    event.beginNs = std::max(beginNs, event.issueNs);
-    event.endNs = std::max(endNs, event.beginNs);
+  pending->onEnded([&recorder, event = std::move(event)](const CollectiveEnd& how) mutable {
+    if (!how.completed) {
+      event.kind = trace::EventKind::CollectiveFailed;
+      event.beginNs = std::max(how.endNs, event.issueNs);
+    } else {
+      event.beginNs = std::max(how.beginNs, event.issueNs);
+      event.endNs = std::max(how.endNs, event.beginNs);
+    }
     recorder.recordLate(std::move(event));
   });
   return pending;
@@ -102,10 +108,15 @@ std::unique_ptr<PendingCollective> RecordingCommunicator::broadcastAsync(at::Ten
 
 void RecordingCommunicator::barrier(const std::string& label) {
   auto event = collectiveEvent(trace::CollectiveOp::Barrier, label, 0, 0);
-  {
+  try {
     NvtxRange nvtx;
     if (nvtxListening()) nvtx.push(trace::collectiveSpanName(event));
     inner_->barrier(label);
+  } catch (...) {
+    event.kind = trace::EventKind::CollectiveFailed;
+    event.beginNs = trace::nowNs();
+    recorder_.record(std::move(event));
+    throw;
   }
   event.beginNs = event.issueNs;
   event.endNs = trace::nowNs();

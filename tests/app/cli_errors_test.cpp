@@ -1,8 +1,10 @@
 // Bad configuration fails before any rank starts: one clear message, non-zero exit, no progress.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -258,10 +260,10 @@ TEST(CliErrors, ARunThatCannotFitInMemoryIsRefusedBeforeItStarts) {
 }
 
 // Files with no end (/dev/zero) or that inflate to gigabytes are refused at a stated size, not read
-// until memory runs out; a directory is named as one.
+// until memory runs out (view names a device as one, below); a directory is named as one.
 TEST(CliErrors, OversizedInputsAreRefusedAtTheirLimit) {
   expectRejected({"run", "--config", "/dev/zero"}, "'/dev/zero' holds more than 1 MiB, the most shardscope reads");
-  expectRejected({"view", "/dev/zero"}, "'/dev/zero' holds more than 256 MiB");
+  expectRejected({"view", "/dev/zero"}, "'/dev/zero' is a character device, not a saved record");
   expectRejected({"--lesson", "/dev/zero"}, "lesson file: '/dev/zero' holds more than 1 MiB");
   const auto dir = testing::freshTempDir("oversized");
   expectRejected({"view", dir},
@@ -297,6 +299,73 @@ TEST(CliErrors, ViewNamesWhatItCannotOpen) {
                  "'" + dir + "/nope.json' does not exist: name a job's --trace-dir");
 }
 
+// view says why it cannot read what it is given, in the window's way and in --summary's, rather
+// than that it is none of the kinds it opens.
+void expectViewRefuses(const std::string& path, const std::string& expected) {
+  expectRejected({"view", path}, expected);
+  expectRejected({"view", path, "--summary", path + ".summary.json"}, expected);
+}
+
+TEST(CliErrors, ViewSaysWhyItCannotReadAFile) {
+  const auto dir = testing::freshTempDir("view_unreadable");
+  std::string text = R"({"traceEvents": [)";
+  for (int i = 0; i < 3000; ++i) text += R"({"ph": "X", "name": "step", "ts": )" + std::to_string(i) + "},";
+  std::ofstream(dir + "/t.json") << text << "{}]}";
+  ASSERT_EQ(testing::runCommand({"gzip", "-k", dir + "/t.json"}).exitCode, 0);
+  const std::string whole = testing::fileContents(dir + "/t.json.gz");
+  std::ofstream(dir + "/cut.json.gz", std::ios::binary) << whole.substr(0, 200);
+  expectViewRefuses(dir + "/cut.json.gz", "'" + dir + "/cut.json.gz' is a damaged gzip file: it ends at byte 200");
+  std::string badCrc = whole;
+  badCrc[badCrc.size() - 8] = static_cast<char>(badCrc[badCrc.size() - 8] ^ 0x55);
+  std::ofstream(dir + "/crc.json.gz", std::ios::binary) << badCrc;
+  expectViewRefuses(dir + "/crc.json.gz", "'" + dir + "/crc.json.gz' is a damaged gzip file: corrupt at byte " +
+                                              std::to_string(whole.size() - 4) + " of " + std::to_string(whole.size()));
+  std::ofstream(dir + "/noise.json.gz", std::ios::binary)
+      << std::string("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03", 10) << std::string(3000, '\xff');
+  expectViewRefuses(dir + "/noise.json.gz", "'" + dir + "/noise.json.gz' is a damaged gzip file: corrupt at byte 11");
+
+  // A trace through a pipe (the shell's <(...)) is refused naming it; so is a FIFO with no writer,
+  // which would block open() for ever: it is never opened.
+  for (const std::string& summary : {std::string(), " --summary " + dir + "/s.json"}) {
+    const auto piped = testing::runCommand(
+        {"bash", "-c", std::string(SHARDSCOPE_BINARY) + " view <(cat " + dir + "/t.json)" + summary}, {}, 60);
+    EXPECT_EQ(piped.exitCode, 2) << piped.output;
+    EXPECT_NE(piped.output.find("is a pipe (a FIFO, or a shell's <(...)), which gives its bytes once"),
+              std::string::npos)
+        << piped.output;
+  }
+  const std::string fifo = dir + "/fifo.pftrace";
+  ASSERT_EQ(testing::runCommand({"mkfifo", fifo}).exitCode, 0);
+  for (const bool summary : {false, true}) {
+    auto args = summary ? std::vector<std::string>{"view", fifo, "--summary", dir + "/s.json"}
+                        : std::vector<std::string>{"view", fifo};
+    const auto r = runShardscope(args, {}, 30);
+    EXPECT_EQ(r.exitCode, 2) << "a FIFO with no writer must not hang view: " << r.output;
+    EXPECT_NE(r.output.find("'" + fifo + "' is a pipe"), std::string::npos) << r.output;
+  }
+
+  // A folder whose only rank file is noise is no job (not a job of the default world, 0 steps).
+  std::filesystem::create_directory(dir + "/job");
+  std::mt19937 random(66);
+  std::string noise(3000, '\0');
+  for (char& c : noise) c = static_cast<char>(random());
+  std::ofstream(dir + "/job/rank-0.events", std::ios::binary) << noise;
+  expectViewRefuses(dir + "/job", "'" + dir + "/job/rank-0.events' holds 3000 bytes and not one event");
+
+  // Permission denied, as a user other than the file's owner (root reads anything: run as nobody).
+  ASSERT_EQ(testing::runCommand({"chmod", "755", dir}).exitCode, 0);
+  ASSERT_EQ(testing::runCommand({"chmod", "000", dir + "/t.json"}).exitCode, 0);
+  std::vector<std::string> asUser = {SHARDSCOPE_BINARY, "view", dir + "/t.json", "--summary", dir + "/s.json"};
+  if (::geteuid() == 0) {
+    if (testing::runCommand({"setpriv", "--version"}).exitCode != 0) GTEST_SKIP() << "root, without setpriv";
+    asUser.insert(asUser.begin(), {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"});
+  }
+  const auto denied = testing::runCommand(asUser);
+  EXPECT_EQ(denied.exitCode, 2) << denied.output;
+  EXPECT_NE(denied.output.find("'" + dir + "/t.json' cannot be read: permission denied"), std::string::npos)
+      << denied.output;
+}
+
 TEST(CliErrors, RejectsMalformedConfigFiles) {
   const auto dir = testing::freshTempDir("cli_config");
   std::ofstream(dir + "/bad.json") << "{ this is not json";
@@ -312,6 +381,87 @@ TEST(CliErrors, CommandLineOverridesTheConfigFile) {
   auto r = runShardscope({"run", "--config", dir + "/world.json", "--world", "2"});
   EXPECT_EQ(r.exitCode, 0) << r.output;
   EXPECT_NE(r.output.find("world 2"), std::string::npos) << r.output;
+}
+
+// A value a --config file gave is named with the file and its key wherever it is found wrong: the
+// checks after the file is read (a form such as R:FACTOR, a range, a value against another) said
+// only "--slow-rank 'x:y' is not R:FACTOR". A value the command line gave over the file's is not
+// blamed on the file.
+TEST(CliErrors, ConfigFileValueErrorsNameTheFileAndTheKey) {
+  const auto dir = testing::freshTempDir("cli_config_values");
+  const auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir + "/" + name) << text;
+    return dir + "/" + name;
+  };
+  const auto slow = write("slow.json", R"({"slow-rank": "x:y"})");
+  expectRejected({"run", "--config", slow},
+                 "config file '" + slow + "', key \"slow-rank\": --slow-rank 'x:y' is not R:FACTOR");
+  expectRejected({"estimate", "--config", slow}, "config file '" + slow + "', key \"slow-rank\": --slow-rank 'x:y'");
+  const auto hang = write("hang.json", R"({"hang_rank": "1"})");
+  expectRejected({"run", "--config", hang}, "config file '" + hang + "', key \"hang_rank\": --hang-rank '1'");
+  const auto trace = write("trace.json", R"({"trace": "run.txt"})");
+  expectRejected({"run", "--config", trace}, "config file '" + trace + "', key \"trace\": --trace 'run.txt'");
+  const auto lr = write("lr.json", R"({"lr": -1})");
+  expectRejected({"compare", "--config", lr}, "config file '" + lr + "', key \"lr\": at world 2: --lr is -1");
+  // Two keys of the file against each other; then one of them given on the command line instead.
+  const auto batch = write("batch.json", R"({"batch": 3, "world": 2})");
+  expectRejected({"run", "--config", batch}, "config file '" + batch + "', keys \"batch\", \"world\": --batch 3");
+  expectRejected({"run", "--config", batch, "--world", "4"},
+                 "config file '" + batch + "', key \"batch\": --batch 3 is not divisible by --world 4");
+  const auto fromLine = runShardscope({"run", "--config", slow, "--slow-rank", "y"});
+  EXPECT_EQ(fromLine.exitCode, 2) << fromLine.output;
+  EXPECT_EQ(fromLine.output.find("config file"), std::string::npos)
+      << "--slow-rank y is the command line's: " << fromLine.output;
+}
+
+// One key in both spellings ran with whichever the JSON object held last (2.0 here) and exited 0;
+// a config file gives a key once.
+TEST(CliErrors, AConfigKeyInBothSpellingsIsRefused) {
+  const auto dir = testing::freshTempDir("cli_config_twice");
+  std::ofstream(dir + "/twice.json") << R"({"bucket-cap-mb": 1, "bucket_cap_mb": 2, "steps": 1})";
+  const auto r = runShardscope({"run", "--config", dir + "/twice.json"});
+  EXPECT_EQ(r.exitCode, 2) << r.output;
+  EXPECT_NE(r.output.find("config file '" + dir +
+                          "/twice.json': config keys 'bucket-cap-mb' and 'bucket_cap_mb' are one key, "
+                          "--bucket-cap-mb, given twice"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("step 1/"), std::string::npos) << "a rank started: " << r.output;
+}
+
+// An output that could not be written makes the exit status 1, as run's (docs/cli.md): view
+// --summary into /dev/full said so but exited 2, and a lesson's trace that could not be written was
+// lost without a word, exit 0. Where it can be told before anything is read or run, it is a usage
+// error (2), as run's outputs are.
+TEST(CliErrors, AnOutputThatCannotBeWrittenExitsOne) {
+  const auto dir = testing::freshTempDir("cli_output_exit");
+  const auto run =
+      runShardscope({"run", "--steps", "1", "--hidden", "8", "--layers", "1", "--trace", dir + "/t.pftrace"});
+  ASSERT_EQ(run.exitCode, 0) << run.output;
+  const auto full = runShardscope({"view", dir + "/t.pftrace", "--summary", "/dev/full"});
+  EXPECT_EQ(full.exitCode, 1) << full.output;
+  EXPECT_NE(full.output.find("cannot write '/dev/full': No space left on device"), std::string::npos) << full.output;
+  const auto missing = runShardscope({"view", dir + "/t.pftrace", "--summary", dir + "/no/such/dir/s.json"});
+  EXPECT_EQ(missing.exitCode, 2) << missing.output;
+  EXPECT_NE(missing.output.find("--summary '" + dir + "/no/such/dir/s.json' cannot be written"), std::string::npos)
+      << missing.output;
+
+  // A lesson's run whose trace goes to a full device (its file a link to /dev/full).
+  std::filesystem::create_directories(dir + "/lesson");
+  std::filesystem::create_symlink("/dev/full", dir + "/lesson/full_shard.json");
+  const auto lesson = runShardscope({"lesson", "accordion", "--trace-dir", dir + "/lesson"});
+  EXPECT_EQ(lesson.exitCode, 1) << lesson.output;
+  EXPECT_NE(lesson.output.find("cannot write '" + dir + "/lesson/full_shard.json': No space left on device"),
+            std::string::npos)
+      << lesson.output;
+  // Its --trace-dir missing: said before the first run, not as the run failed after it.
+  const auto nowhere = runShardscope({"lesson", "accordion", "--trace-dir", dir + "/no/such/dir"});
+  EXPECT_EQ(nowhere.exitCode, 2) << nowhere.output;
+  EXPECT_NE(nowhere.output.find("--trace-dir '" + dir + "/no/such/dir': --trace '" + dir +
+                                "/no/such/dir/full_shard.json' cannot be written"),
+            std::string::npos)
+      << nowhere.output;
+  EXPECT_EQ(nowhere.output.find("run 1/1"), std::string::npos) << nowhere.output;
 }
 
 TEST(CliErrors, RunTablesNameTheAllocatorThatMeasured) {

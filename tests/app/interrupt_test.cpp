@@ -1,6 +1,6 @@
 // Ctrl-C, SIGTERM or SIGHUP to a headless run's controller: the ranks are stopped, what they
 // recorded is written (summary "interrupted", trace, memory CSV), the message says so, the exit
-// status is 128 + the signal, and no temporary file is left behind.
+// status is 128 + the signal, and no temporary file is left behind. A second one ends it at once.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -22,7 +22,8 @@ namespace shardscope {
 namespace {
 
 struct Interrupted {
-  int exitCode = -1;
+  int exitCode = -1;  // -1 when it was ended by a signal (termSignal) or did not end
+  int termSignal = 0;
   std::string output;
 };
 
@@ -30,7 +31,7 @@ struct Interrupted {
 // until it prints `after`, sends `signals` one second apart, and collects the rest of its output
 // and its exit status (-1 if it did not end within 60 s).
 Interrupted interruptAfter(const std::vector<std::string>& args, const std::string& after, std::vector<int> signals,
-                           const std::string& tmp, int ignored = 0) {
+                           const std::string& tmp, int ignored = 0, const std::vector<std::string>& env = {}) {
   int out[2];
   if (::pipe(out) != 0) return {};
   std::vector<std::string> argv = {SHARDSCOPE_BINARY};
@@ -45,6 +46,7 @@ Interrupted interruptAfter(const std::vector<std::string>& args, const std::stri
     ::dup2(out[1], 2);
     ::close(out[0]);
     ::putenv(const_cast<char*>(tmpdir.c_str()));
+    for (const auto& e : env) ::putenv(const_cast<char*>(e.c_str()));
     if (ignored) ::signal(ignored, SIG_IGN);
     ::execv(cargv[0], cargv.data());
     ::_exit(127);
@@ -81,6 +83,7 @@ Interrupted interruptAfter(const std::vector<std::string>& args, const std::stri
     return result;
   }
   result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  result.termSignal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   return result;
 }
 
@@ -148,6 +151,31 @@ TEST(Interrupt, AKilledControllerLeavesNothingTheNextRunKeeps) {
   std::vector<std::string> left;
   for (const auto& e : std::filesystem::directory_iterator(dir)) left.push_back(e.path().filename().string());
   EXPECT_EQ(left, std::vector<std::string>{"t.json"}) << "the stale partial trace is removed";
+}
+
+// A second Ctrl-C ends the run at once, while the first still waits for the ranks: here rank 1 is
+// stopped (SIGSTOP) at step 3, so the first Ctrl-C's stop waits out its grace (3 s) before it is
+// killed, and the second lands in that wait. The run dies by SIGINT as any process Ctrl-C ends, but
+// first says in one line what it kept and what it did not, and leaves no partial file.
+TEST(Interrupt, ASecondCtrlCSaysWhatWasKeptAndLeavesNoPartialFile) {
+  const auto dir = testing::freshTempDir("interrupt_twice");
+  const auto tmp = testing::freshTempDir("interrupt_twice_tmp");
+  // Signal 0 sends nothing: the first Ctrl-C comes a second after "step 2/", once rank 1 has stopped.
+  const auto r =
+      interruptAfter({"run", "--model", "mlp", "--world", "3", "--batch", "6", "--steps", "2000", "--stall-timeout",
+                      "60", "--summary", dir + "/s.json", "--trace", dir + "/t.json", "--memory-csv", dir + "/m.csv"},
+                     "step 2/", {0, SIGINT, SIGINT}, tmp, 0, {"SHARDSCOPE_FAULT=rank=1,step=2,mode=stop"});
+  EXPECT_EQ(r.termSignal, SIGINT) << r.output;
+  const std::string line =
+      "shardscope: interrupted again by SIGINT (Ctrl-C): ended at once, without waiting for "
+      "the ranks (they end with it). Kept: nothing. Not written (no partial file is left; a "
+      "file already at such a path is as it was): summary " +
+      dir + "/s.json, trace " + dir + "/t.json, memory CSV " + dir + "/m.csv.\n";
+  EXPECT_NE(r.output.find(line), std::string::npos) << r.output;
+  std::vector<std::string> left;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) left.push_back(e.path().filename().string());
+  EXPECT_TRUE(left.empty()) << "left: " << ::testing::PrintToString(left);
+  EXPECT_TRUE(std::filesystem::is_empty(tmp));
 }
 
 INSTANTIATE_TEST_SUITE_P(Signals, Interrupt, ::testing::Values(SIGINT, SIGTERM, SIGHUP),

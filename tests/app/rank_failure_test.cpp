@@ -2,10 +2,18 @@
 // Faults are injected with SHARDSCOPE_FAULT (see engine/launch/rank_worker.cpp).
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <map>
+#include <regex>
+#include <set>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -33,6 +41,93 @@ TEST(RankFailure, KilledRankIsNamedAndPeersAreStopped) {
   EXPECT_EQ(summary["status"], "failed");
   EXPECT_EQ(summary["steps"].size(), 2u);
   EXPECT_NE(summary["error"].get<std::string>().find("rank 1"), std::string::npos);
+}
+
+// Starts `shardscope args`, and once it has printed `after` calls `act` with its pid; returns all it
+// printed and its exit status (-1 if it did not end within 120 s).
+testing::CliResult runAndAct(const std::vector<std::string>& args, const std::vector<std::string>& env,
+                             const std::string& after, const std::function<void(pid_t)>& act) {
+  int out[2];
+  if (::pipe(out) != 0) return {};
+  std::vector<std::string> argv = {SHARDSCOPE_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<char*> cargv;
+  for (auto& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(out[1], 1);
+    ::dup2(out[1], 2);
+    ::close(out[0]);
+    for (const auto& e : env) ::putenv(const_cast<char*>(e.c_str()));
+    ::execv(cargv[0], cargv.data());
+    ::_exit(127);
+  }
+  ::close(out[1]);
+  testing::CliResult result;
+  bool acted = false;
+  char buffer[4096];
+  for (ssize_t n; (n = ::read(out[0], buffer, sizeof buffer)) > 0;) {
+    result.output.append(buffer, static_cast<size_t>(n));
+    if (!acted && result.output.find(after) != std::string::npos) {
+      acted = true;
+      act(pid);
+    }
+  }
+  ::close(out[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+// The rank processes of controller `pid`, by rank: its children, each with RANK=r in its
+// environment (exec'd ranks: a forked rank's /proc environ is its parent's, without RANK).
+std::map<int, pid_t> rankPids(pid_t controller) {
+  std::map<int, pid_t> ranks;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::string stat = testing::fileContents(entry.path().string() + "/stat");
+    const auto close = stat.rfind(')');  // the command's name may hold spaces
+    if (close == std::string::npos) continue;
+    std::istringstream fields(stat.substr(close + 1));
+    std::string state;
+    pid_t parent = 0;
+    fields >> state >> parent;
+    if (parent != controller) continue;
+    const std::string env = std::string(1, '\0') + testing::fileContents(entry.path().string() + "/environ");
+    const auto at = env.find(std::string("\0RANK=", 6));
+    if (at != std::string::npos) ranks[std::stoi(env.substr(at + 6))] = std::stoi(name);
+  }
+  return ranks;
+}
+
+// Two ranks killed at the same moment are two causes: each is named with its signal and step, not
+// only the first the controller happened to see.
+TEST(RankFailure, TwoRanksKilledAtOnceAreBothNamed) {
+  const auto dir = testing::freshTempDir("two_ranks_killed");
+  auto args = argsWithSummary(dir + "/summary.json");
+  args[args.size() - 3] = "2000";  // --steps: still training when they are killed
+  std::map<int, pid_t> ranks;
+  const auto r = runAndAct(args, {"SHARDSCOPE_EXEC_RANKS=1"}, "step 3/", [&](pid_t controller) {
+    ranks = rankPids(controller);
+    if (ranks.size() != 3) return;
+    ::kill(ranks[1], SIGKILL);
+    ::kill(ranks[2], SIGKILL);
+  });
+  ASSERT_EQ(ranks.size(), 3u) << r.output;
+  EXPECT_EQ(r.exitCode, 1) << r.output;
+  const std::regex both(
+      "rank 1 died: killed by signal 9 \\(Killed\\) during step ([0-9]+); rank 2 died: killed by signal 9 "
+      "\\(Killed\\) during step \\1\\. The other ranks were stopped; ([0-9]+) of 2000 steps finished");
+  std::smatch found;
+  ASSERT_TRUE(std::regex_search(r.output, found, both)) << r.output;
+  EXPECT_EQ(std::stoi(found[1]), std::stoi(found[2]) + 1) << "the step after the last every rank finished";
+  const auto summary = nlohmann::json::parse(std::ifstream(dir + "/summary.json"));
+  EXPECT_EQ(summary["status"], "failed");
+  EXPECT_NE(summary["error"].get<std::string>().find("; rank 2 died: killed by signal 9"), std::string::npos)
+      << summary["error"];
 }
 
 // A learning rate that sends the loss to nan stops the run at the first such step (every later one
@@ -162,14 +257,21 @@ TEST(RankFailure, ACollectiveThatTimedOutIsNotRecordedAsOneThatCompleted) {
   EXPECT_EQ(r.exitCode, 1) << r.output;
   const auto trace = nlohmann::json::parse(std::ifstream(dir + "/trace.json"));
   int collectives = 0;
+  std::set<int> failedOn;  // the ranks that recorded a collective as failed, where they saw it fail
   for (const auto& e : trace["traceEvents"]) {
+    if (e.value("cat", "") == "collective_failed") failedOn.insert(e["pid"].get<int>());
     if (e.value("ph", "") != "X" || !e.contains("args") || !e["args"].contains("op")) continue;
     ++collectives;
     EXPECT_LT(e["dur"].get<double>(), 1e6) << "rank " << e["pid"] << ": " << e["name"] << " lasted the timeout";
   }
   EXPECT_GT(collectives, 0) << "step 1's collectives completed and are kept";
+  EXPECT_EQ(failedOn, (std::set<int>{0, 2})) << "the ranks whose collective timed out say so; rank 1 never issued it";
   auto summary = nlohmann::json::parse(std::ifstream(dir + "/summary.json"));
   EXPECT_EQ(summary["last_collectives"]["first_mismatch"]["kind"], "missing_rank") << summary["last_collectives"];
+  const auto& failed = summary["ranks"][0]["failed_collectives"];
+  ASSERT_EQ(failed.size(), 1u) << summary["ranks"][0];
+  EXPECT_GE(failed[0]["in_flight_s"].get<double>(), 1.9) << "in flight from its issue until its 2 s timeout";
+  EXPECT_EQ(summary["ranks"][1]["failed_collectives"].size(), 0u);
 }
 
 // --hang-rank and --collective-timeout (the hang lesson's) are refused before any rank starts,

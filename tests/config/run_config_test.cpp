@@ -318,6 +318,20 @@ TEST(RunConfig, ConfigFileKeysApplyWithDashesOrUnderscores) {
   EXPECT_DOUBLE_EQ(c.lr, 0.01);
 }
 
+// '-' and '_' spell one key: given both ways, the later silently won. Refused, naming both, and
+// the keys applied are reported as the file spells them (for errors found later: RunOptions).
+TEST(RunConfig, AKeyInBothSpellingsIsRefused) {
+  RunConfig c;
+  const auto error = applyConfigJson(nlohmann::json{{"bucket-cap-mb", 1}, {"bucket_cap_mb", 2}}, c);
+  ASSERT_TRUE(error.has_value()) << "ran with bucket-cap-mb " << c.bucketCapMb;
+  EXPECT_NE(error->find("config keys 'bucket-cap-mb' and 'bucket_cap_mb' are one key, --bucket-cap-mb, given twice"),
+            std::string::npos)
+      << *error;
+  std::map<std::string, std::string> spellings;
+  ASSERT_FALSE(applyConfigJson(nlohmann::json{{"bucket_cap_mb", 2}, {"world", 4}}, c, &spellings).has_value());
+  EXPECT_EQ(spellings, (std::map<std::string, std::string>{{"bucket-cap-mb", "bucket_cap_mb"}, {"world", "world"}}));
+}
+
 TEST(RunConfig, MalformedConfigFilesSayWhatIsWrong) {
   const auto dir = testing::freshTempDir("config_bad");
   RunConfig c;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <thread>
 
 #include "engine/recording/unconfirmed_bytes.h"
@@ -187,6 +188,31 @@ TEST(Collector, ARefusedRankIsToldWhyAndKeepsItsFile) {
   const auto job = trace::loadRankEventFiles(dir + "/own");
   ASSERT_TRUE(job.error.empty()) << job.error;
   for (int r = 0; r < 2; ++r) EXPECT_EQ(job.recording.rank(r).steps.size(), 2u);
+}
+
+// A rank's file that cannot take its stream (here a link to /dev/full): the collector says so,
+// naming the file and the reason, and ends 1 as an output not written does (it ended 0, rank 1's
+// events lost without a word).
+TEST(Collector, ARankFileThatCannotBeWrittenFailsTheCollector) {
+  RunConfig config = testing::tinyGptConfig();
+  const std::string dir = testing::freshTempDir("collector_full");
+  std::filesystem::create_symlink("/dev/full", trace::rankEventFileName(dir, 1));
+  const std::string port = std::to_string(testing::freeLoopbackPort());
+  testing::CliResult collector;
+  std::thread listen([&] {
+    collector = testing::runShardscope({"listen", "--port", port, "--trace-dir", dir}, {}, 120);
+  });
+  ASSERT_TRUE(testing::waitForLoopbackListener(std::stoi(port)));
+  const auto ranks = testing::runWorkerJob(config, {"--collector", "127.0.0.1:" + port});
+  listen.join();
+  for (const auto& r : ranks) EXPECT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_EQ(collector.exitCode, 1) << collector.output;
+  EXPECT_NE(collector.output.find("cannot write " + trace::rankEventFileName(dir, 1) +
+                                  " (No space left on device): rank 1's events from here on are not in it"),
+            std::string::npos)
+      << collector.output;
+  EXPECT_EQ(collector.output.find("rank 0's events"), std::string::npos)
+      << "rank 0's file was written: " << collector.output;
 }
 
 // A rank that cannot reach its collector trains on and writes its file instead, and says so.

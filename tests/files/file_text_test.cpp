@@ -55,5 +55,24 @@ TEST(FileTextStream, EndsWithAMessagePastItsLimitOrAtDamage) {
   EXPECT_NE(directory.error().find("is a directory"), std::string::npos);
 }
 
+// gzread gives what it could inflate of a file cut short, then 0 as at a whole file's end: the
+// readers must still say that it was cut, and where, not hand on a shorter text.
+TEST(FileTextStream, AGzipFileCutShortIsSaidWhereItEnds) {
+  const auto dir = testing::freshTempDir("file_text_cut");
+  std::ofstream(dir + "/a.json", std::ios::binary) << someText(300000);
+  ASSERT_EQ(testing::runCommand({"gzip", "-k", dir + "/a.json"}).exitCode, 0);
+  const std::string whole = testing::fileContents(dir + "/a.json.gz");
+  const std::string cutPath = dir + "/cut.json.gz";
+  std::ofstream(cutPath, std::ios::binary) << whole.substr(0, whole.size() / 2);
+  const std::string expected = "'" + cutPath + "' is a damaged gzip file: it ends at byte " +
+                               std::to_string(whole.size() / 2) + ", inside its compressed data (cut short)";
+  FileTextStream stream(cutPath, 1 << 20);
+  readAll(stream);
+  EXPECT_NE(stream.error().find(expected), std::string::npos) << stream.error();
+  std::string error;
+  EXPECT_FALSE(readFileText(cutPath, error, 1 << 20)) << "a cut file is not read as a shorter one";
+  EXPECT_NE(error.find(expected), std::string::npos) << error;
+}
+
 }  // namespace
 }  // namespace shardscope::files

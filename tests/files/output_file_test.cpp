@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <future>
 #include <set>
@@ -16,6 +18,7 @@
 
 #include "tests/support/run_cli.h"
 #include "files/output_file.h"
+#include "files/unfinished_outputs.h"
 
 namespace shardscope::files {
 namespace {
@@ -198,6 +201,31 @@ TEST(OutputFile, TwoWritersAtOnceLeaveOneWholeFile) {
   ASSERT_FALSE(first.get());
   EXPECT_EQ(testing::fileContents(path), std::string(200000, 'a') + "\n") << "the last to finish, whole";
   EXPECT_EQ(entriesIn(dir), 1u);
+}
+
+// What a second Ctrl-C's handler does as it ends the process (app/interrupt.cpp): every output
+// still being written loses its partial file, one begun after it loses its own as it is made, and
+// the line says which announced outputs were kept. In a child process: the handler's step cannot be
+// undone.
+TEST(OutputFile, ASecondCtrlCRemovesPartialFilesAndSaysWhichOutputsWereKept) {
+  const auto dir = testing::freshTempDir("output_file_handler");
+  auto endAtOnce = [&] {
+    announceOutputs({{"summary", dir + "/s.json"}, {"trace", dir + "/t.json"}, {"memory CSV", ""}});
+    if (writeOutputFile(dir + "/t.json", [](std::ostream& out) { out << "whole\n"; })) std::_Exit(2);
+    OutputFile summary(dir + "/s.json");
+    summary.out() << "half";
+    summary.out().flush();
+    removeTemporariesNow();
+    OutputFile late(dir + "/late.json");  // another thread's, begun while the handler ran
+    char line[512];
+    describeAnnouncedOutputs(line, sizeof line);
+    std::fprintf(stderr, "%s files: %zu\n", line, entriesIn(dir));
+    std::fflush(stderr);
+    std::_Exit(0);
+  };
+  EXPECT_EXIT(endAtOnce(), ::testing::ExitedWithCode(0),
+              "Kept: trace [^ ]*/t\\.json\\. Not written \\(no partial file is left; a file already at such a path "
+              "is as it was\\): summary [^ ]*/s\\.json\\. files: 1");
 }
 
 }  // namespace

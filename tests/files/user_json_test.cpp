@@ -22,6 +22,8 @@ TEST(UserJson, NestingPastTheLimitIsRefusedWithoutRecursion) {
   const auto deep = parseUserJson("{\"model\": " + nested(100000, "[", "]") + "}");
   EXPECT_TRUE(deep.value.is_discarded());
   EXPECT_EQ(deep.error, "it is nested deeper than 64 levels");
+  EXPECT_TRUE(deep.tooDeep) << "a kind the readers act on, not the words";
+  EXPECT_FALSE(parseUserJson("{\"a\": ").tooDeep) << "cut short is not too deep";
   EXPECT_TRUE(parseUserJson(nested(kMaxJsonDepth + 1, "{\"a\":", "}")).value.is_discarded());
   const auto atLimit = parseUserJson(nested(kMaxJsonDepth, "[", "]"));
   EXPECT_TRUE(atLimit.error.empty()) << atLimit.error;
@@ -72,8 +74,10 @@ TEST(UserJson, AStreamedReadStopsWhereTheCallerOrTheTextSays) {
             std::string::npos);
   EXPECT_NE(parseUserJsonStreaming(R"({"e": [1, )", "e", keep).error.find("parse error"), std::string::npos);
   EXPECT_EQ(parseUserJsonStreaming("[1, 2]", "e", keep).error, "it is not a JSON object");
-  EXPECT_EQ(parseUserJsonStreaming("{\"e\": " + nested(100000, "[", "]") + "}", "e", keep).error,
-            "it is nested deeper than 64 levels");
+  const auto deep = parseUserJsonStreaming("{\"e\": " + nested(100000, "[", "]") + "}", "e", keep);
+  EXPECT_EQ(deep.error, "it is nested deeper than 64 levels");
+  EXPECT_TRUE(deep.tooDeep);
+  EXPECT_FALSE(parseUserJsonStreaming(R"({"e": [1, )", "e", keep).tooDeep);
   const auto notArray = parseUserJsonStreaming(R"({"e": {"a": 1}})", "e", keep);
   ASSERT_TRUE(notArray.error.empty()) << notArray.error;
   EXPECT_TRUE(notArray.value["e"].is_object()) << "kept as it was, for the caller to refuse";

@@ -36,7 +36,7 @@ std::string read(const std::string& path, Seen& seen) {
     seen.args.emplace_back(event.args);
     return std::string();
   };
-  return streamChromeTrace(path, handlers);
+  return streamChromeTrace(path, handlers).message;
 }
 
 std::string written(const std::string& name, const std::string& text) {
@@ -138,6 +138,26 @@ TEST(ChromeTraceStream, DamagedTracesAreRefusedSayingWhere) {
   EXPECT_EQ(read("/nonexistent/t.json", seen), "does not exist: check the path");
 }
 
+// Each problem comes with its kind, which the readers act on (a file cut short or not JSON is worth
+// recording again; a handler's refusal is not): never read back from the words.
+TEST(ChromeTraceStream, EachProblemHasItsKind) {
+  const std::string text = traceText(200);
+  ChromeTraceHandlers handlers;
+  const auto kindOf = [&](const std::string& name, const std::string& body) {
+    return streamChromeTrace(written(name, body), handlers).kind;
+  };
+  EXPECT_EQ(kindOf("fine.json", text), TraceProblemKind::None);
+  EXPECT_EQ(kindOf("cut.json", text.substr(0, text.size() / 2)), TraceProblemKind::Truncated);
+  EXPECT_EQ(kindOf("array.json", "[1, 2]"), TraceProblemKind::NotJson);
+  EXPECT_EQ(kindOf("empty.json", ""), TraceProblemKind::Empty);
+  EXPECT_EQ(kindOf("none.json", "{\"schemaVersion\": 1}"), TraceProblemKind::NoTraceEvents);
+  EXPECT_EQ(streamChromeTrace("/nonexistent/t.json", handlers).kind, TraceProblemKind::Unreadable);
+  handlers.onEvent = [](const ChromeEvent&, size_t index) { return index == 3 ? std::string("is not ours") : ""; };
+  const auto refused = streamChromeTrace(written("refused.json", text), handlers);
+  EXPECT_EQ(refused.kind, TraceProblemKind::Refused);
+  EXPECT_EQ(refused.message, "is not ours");
+}
+
 TEST(ChromeTraceStream, AHandlersReasonEndsTheReading) {
   ChromeTraceHandlers handlers;
   size_t calls = 0;
@@ -145,7 +165,7 @@ TEST(ChromeTraceStream, AHandlersReasonEndsTheReading) {
     ++calls;
     return index == 7 ? std::string("stop here") : std::string();
   };
-  EXPECT_EQ(streamChromeTrace(written("t.json", traceText(50)), handlers), "stop here");
+  EXPECT_EQ(streamChromeTrace(written("t.json", traceText(50)), handlers).message, "stop here");
   EXPECT_EQ(calls, 7u);
 }
 

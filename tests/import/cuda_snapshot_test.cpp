@@ -148,7 +148,7 @@ TEST(CudaSnapshot, ReadsOneDevicesHistoryInOrderAndWhatItStillHeld) {
   EXPECT_EQ(s.actions[0].timeUs, epochUs(500));
   EXPECT_EQ(s.actions[3].kind, AllocatorAction::Kind::FreeRequested);
   EXPECT_EQ(s.actions[4].kind, AllocatorAction::Kind::FreeCompleted);
-  const auto frames = stackOf(s.actions[1].frames);
+  const auto frames = s.stacks.framesOf(s.actions[1].stack);
   ASSERT_EQ(frames.size(), 6u);
   EXPECT_EQ(frames[2].name, "foreach_all_gather");
   EXPECT_EQ(frames[5].file, "/home/me/train.py");
@@ -157,6 +157,51 @@ TEST(CudaSnapshot, ReadsOneDevicesHistoryInOrderAndWhatItStillHeld) {
          "inactive one, not device 1's";
 
   EXPECT_NE(readCudaSnapshot(path, 1, s).find("has no history for device 1"), std::string::npos);
+}
+
+// A long history as torch writes it: every entry with its own copies of its stack's frame dicts and
+// strings, the same few stacks over and over (here with lines that differ entry to entry, which no
+// rule reads). The snapshot keeps each stack, frame and string once; what grows with the history is
+// its actions, 32 bytes each.
+TEST(CudaSnapshot, KeepsEachStackFrameAndStringOnce) {
+  const std::string dir = testing::freshTempDir("cuda_snapshot_stacks");
+  const std::string path = cudaSnapshotFileName(dir, 0);
+  const auto written = testing::runCommand({SHARDSCOPE_TEST_PYTHON, "-c", R"(
+import pickle, sys
+def copy(text):  # a str object of its own, which pickle's memo does not share
+    return "".join(list(text))
+def frames(kind, entry):
+    inner = [("c10::cuda::CUDACachingAllocator::malloc#%d" % k, "??") for k in range(8)]
+    outer = [("%s_%d" % (kind, k), "/home/me/%s.py" % kind) for k in range(4)]
+    return [{"name": copy(n), "filename": copy(f), "line": entry % 7} for n, f in inner + outer]
+trace, t = [], 1790000000000000
+for i in range(4000):
+    kind = ["gather", "forward", "backward", "adam"][i % 4]
+    action = "alloc" if i % 2 == 0 else "free_requested"
+    trace.append({"action": action, "addr": 4096 * (i // 2), "size": 512, "stream": 0, "time_us": t + i,
+                  "frames": frames(kind, i)})
+pickle.dump({"segments": [], "device_traces": [trace]}, open(sys.argv[1], "wb"))
+)",
+                                            path});
+  ASSERT_EQ(written.exitCode, 0) << written.output;
+  CudaSnapshot s;
+  ASSERT_EQ(readCudaSnapshot(path, -1, s), "");
+  ASSERT_EQ(s.actions.size(), 4000u);
+  EXPECT_EQ(s.stacks.size(), 4u) << "one per kind: the lines are not kept";
+  EXPECT_EQ(s.stacks.frames.size(), 8u + 4 * 4);
+  EXPECT_EQ(s.stacks.strings.size(), 8u + 4 * 4 + 1 + 4) << "the names, ?? and the four files";
+  EXPECT_EQ(s.actions[0].stack, s.actions[3996].stack);
+  EXPECT_NE(s.actions[0].stack, s.actions[1].stack);
+  const auto frames = s.stacks.framesOf(s.actions[3999].stack);
+  ASSERT_EQ(frames.size(), 12u);
+  EXPECT_EQ(frames[0].name, "c10::cuda::CUDACachingAllocator::malloc#0");
+  EXPECT_EQ(frames[11].name, "adam_3");
+  EXPECT_EQ(frames[11].file, "/home/me/adam.py");
+  EXPECT_TRUE(s.stacks.framesOf(SnapshotStacks::kNone).empty());
+  // The actions, and a few KiB of stacks: nothing per entry's frames (as a tree of the pickle, 12
+  // frames of 3 values each, some hundreds of bytes each).
+  EXPECT_EQ(sizeof(AllocatorAction), 32u);
+  EXPECT_LT(s.retainedBytes(), 4000 * sizeof(AllocatorAction) + 8 * 1024);
 }
 
 TEST(CudaSnapshot, FilesThatAreNotSnapshotsWithAHistoryAreRefusedSayingWhy) {

@@ -423,6 +423,25 @@ TEST(ProfilerTrace, FilesThatAreNotItsTracesAreRefusedByName) {
   EXPECT_FALSE(isProfilerTraceDirectory(testing::freshTempDir("profiler_trace_none")));
 }
 
+// A time past 2^62 ns either way (a fuzzed -2^63, a begin and duration whose sum passes it) is a
+// damaged file's: refused by name before it is converted or summed into a span's end.
+TEST(ProfilerTrace, ATimePastTwoToTheSixtyTwoNanosecondsIsRefusedByName) {
+  const std::string dir = testing::freshTempDir("profiler_trace_far");
+  const std::vector<std::pair<nlohmann::json, std::string>> cases = {
+      {span("ProfilerStep#1", -9.3e18, 10, 1), "its \"ts\" is -9.3e+18 us"},
+      {span("ProfilerStep#1", 10, 1e300, 1), "its \"dur\" is 1e+300 us"},
+      {span("ProfilerStep#1", 4e15, 4e15, 1), "its end (\"ts\" + \"dur\") is 8e+15 us"},
+      {memory(-9.3e18, 8, 0xa, 1, 8), "its \"ts\" is -9.3e+18 us"}};
+  for (const auto& [event, expected] : cases) {
+    writeTrace(profilerTraceFileName(dir, 0), 0, {span("ProfilerStep#0", 0, 5, 1), event}, 1);
+    const auto loaded = loadProfilerTraces(dir);
+    EXPECT_NE(loaded.error.find("has a malformed event: in its event 2, " + expected +
+                                ", past any time a trace holds (2^62 ns, 146 years, either way)"),
+              std::string::npos)
+        << event << ": " << loaded.error;
+  }
+}
+
 // What the recorder counted of the job's model and optimizer when the window began is shown in its
 // roles from the start; on a GPU the rest of what the allocator held is other. Without the count
 // it would all be other (the test above).

@@ -17,37 +17,37 @@ namespace {
 
 // The value as JSON: tuples as lists, bytes as {"bytes": hex}, dict keys as their text.
 nlohmann::json toJson(const Value& v) {
-  switch (v.kind) {
-    case Value::Kind::None:
+  switch (v.kind()) {
+    case Kind::None:
       return nullptr;
-    case Value::Kind::Bool:
-      return v.boolean;
-    case Value::Kind::Int:
-      return v.integer;
-    case Value::Kind::Float:
-      return v.real;
-    case Value::Kind::String:
-      return v.text;
-    case Value::Kind::Bytes: {
+    case Kind::Bool:
+      return v.boolean();
+    case Kind::Int:
+      return v.integer();
+    case Kind::Float:
+      return v.real();
+    case Kind::String:
+      return std::string(v.text());
+    case Kind::Bytes: {
       std::string hex;
-      for (unsigned char c : v.text) {
+      for (unsigned char c : v.text()) {
         static const char* digits = "0123456789abcdef";
         hex += digits[c >> 4];
         hex += digits[c & 15];
       }
       return {{"bytes", hex}};
     }
-    case Value::Kind::List:
-    case Value::Kind::Tuple: {
+    case Kind::List:
+    case Kind::Tuple: {
       auto out = nlohmann::json::array();
-      for (const auto& item : v.items) out.push_back(toJson(*item));
+      for (size_t i = 0; i < v.size(); ++i) out.push_back(toJson(v[i]));
       return out;
     }
-    case Value::Kind::Dict: {
+    case Kind::Dict: {
       auto out = nlohmann::json::object();
-      for (size_t i = 0; i + 1 < v.items.size(); i += 2) {
-        const Value& key = *v.items[i];
-        out[key.kind == Value::Kind::String ? key.text : toJson(key).dump()] = toJson(*v.items[i + 1]);
+      for (size_t i = 0; i + 1 < v.size(); i += 2) {
+        const Value key = v[i];
+        out[key.kind() == Kind::String ? std::string(key.text()) : toJson(key).dump()] = toJson(v[i + 1]);
       }
       return out;
     }
@@ -104,18 +104,72 @@ TEST(PythonPickle, ReadsWhatPythonWritesAtEveryProtocol) {
     const std::string bytes = readBytes(dir + "/p" + std::to_string(p) + ".pickle");
     if (bytes.empty()) continue;  // a Python without protocol 5
     std::string error;
-    const ValuePtr v = readPickle(bytes, error);
-    ASSERT_TRUE(v) << "protocol " << p << ": " << error;
-    EXPECT_EQ(toJson(*v), nlohmann::json::parse(testing::fileContents(dir + "/p" + std::to_string(p) + ".json")))
+    const DocumentPtr doc = readPickle(bytes, error);
+    ASSERT_TRUE(doc) << "protocol " << p << ": " << error;
+    const Value v = doc->root();
+    EXPECT_EQ(toJson(v), nlohmann::json::parse(testing::fileContents(dir + "/p" + std::to_string(p) + ".json")))
         << "protocol " << p;
     // A value pickle shared (its memo) is one node, not a copy per use.
-    const Value* shared = v->get("shared");
-    ASSERT_TRUE(shared && shared->items.size() == 3);
-    EXPECT_EQ(shared->items[0], shared->items[1]) << "protocol " << p;
-    EXPECT_EQ(shared->items[0], shared->items[2]->items[0]) << "protocol " << p;
-    EXPECT_EQ(Value::intOr(v->get("ints")->items[12].get(), 0), 139934094589952) << "a device address (LONG1)";
-    EXPECT_EQ(Value::textOf(v->get("shared")->items[0]->get("name")), "torch::autograd::Engine::evaluate_function");
+    const Value shared = v.get("shared");
+    ASSERT_TRUE(shared.isList() && shared.size() == 3);
+    EXPECT_EQ(shared[0].node(), shared[1].node()) << "protocol " << p;
+    EXPECT_EQ(shared[0].node(), shared[2][0].node()) << "protocol " << p;
+    EXPECT_EQ(v.get("ints")[12].intOr(0), 139934094589952) << "a device address (LONG1)";
+    EXPECT_EQ(v.get("shared")[0].get("name").text(), "torch::autograd::Engine::evaluate_function");
+    EXPECT_FALSE(v.get("no such key")) << "a key the dict lacks";
   }
+}
+
+// A snapshot's shape: every entry with its own copies of the same frame dicts (pickle's memo
+// shares none of them) and its own copy of the same text. Equal containers are one node and equal
+// texts one text, so what the tree keeps per entry is its own dict, not its frames.
+TEST(PythonPickle, EqualContainersAndTextsAreKeptOnce) {
+  const std::string dir = testing::freshTempDir("python_pickle_shared");
+  python(R"(
+import pickle, sys
+frames = [{"name": "f%d" % k, "filename": "/x/m%d.py" % (k % 3), "line": k} for k in range(12)]
+entries = [{"addr": i, "frames": [dict(f) for f in frames], "action": "".join(["al", "loc"])} for i in range(5000)]
+pickle.dump(entries, open(sys.argv[1] + "/s.pickle", "wb"))
+)",
+         dir);
+  std::string error;
+  const DocumentPtr doc = readPickle(readBytes(dir + "/s.pickle"), error);
+  ASSERT_TRUE(doc) << error;
+  const Value entries = doc->root();
+  ASSERT_EQ(entries.size(), 5000u);
+  EXPECT_EQ(entries[0].get("frames").node(), entries[4999].get("frames").node()) << "one frames list for all";
+  EXPECT_EQ(entries[4999].get("frames")[11].get("name").text(), "f11");
+  EXPECT_EQ(entries[4999].get("addr").intOr(-1), 4999);
+  EXPECT_EQ(entries[4999].get("action").text(), "alloc");
+  // The entries, the list of them, one frames list and its 12 frames (a copy's node serves the
+  // next container, so at most a few are left over).
+  EXPECT_LE(doc->containers(), 5000u + 1 + 1 + 12 + 2);
+  // 12 names, 3 files, "alloc" and the 6 keys: 5000 copies of "alloc" are one.
+  EXPECT_EQ(doc->texts(), 12u + 3 + 1 + 6);
+  // Per entry: its dict's 32-byte node and 6 items of 16 bytes, and its 16-byte item in the list of
+  // entries (the node and the item in arrays that may hold up to twice what they use, as vectors
+  // grow). Its 12 frames, were each a node of its own, would add 12 x (32 + 6 x 16) bytes.
+  EXPECT_LT(doc->retainedBytes(), 5000u * (2 * 32 + 6 * 16 + 2 * 16) + 64 * 1024);
+}
+
+// A copy found equal to a container placed before gives its node to the next container made; the
+// memo, which named the copy, then names the one kept, so a later use of the copy reads right.
+TEST(PythonPickle, AContainerFoundEqualIsStillReadWhereTheMemoUsesItAgain) {
+  const std::string dir = testing::freshTempDir("python_pickle_reuse");
+  python(R"(
+import json, pickle, sys
+a, b = {"k": [1, "x"]}, {"k": [1, "x"]}
+value = [[a, b], {"z": (2.5, None)}, b, [b, [b]], {"k": [1, "y"]}]
+pickle.dump(value, open(sys.argv[1] + "/r.pickle", "wb"))
+json.dump(value, open(sys.argv[1] + "/r.json", "w"))
+)",
+         dir);
+  std::string error;
+  const DocumentPtr doc = readPickle(readBytes(dir + "/r.pickle"), error);
+  ASSERT_TRUE(doc) << error;
+  EXPECT_EQ(toJson(doc->root()), nlohmann::json::parse(testing::fileContents(dir + "/r.json")));
+  EXPECT_EQ(doc->root()[0][0].node(), doc->root()[2].node());
+  EXPECT_NE(doc->root()[4].node(), doc->root()[2].node()) << "equal keys, a different value";
 }
 
 TEST(PythonPickle, RefusesWhatIsNotPlainDataNamingWhy) {
@@ -179,7 +233,7 @@ TEST(PythonPickle, NoCutOrDamagedPickleCrashesTheReader) {
   for (int i = 0; i < 400; ++i) {
     std::string damaged = whole;
     for (int f = 0; f < 1 + i % 6; ++f) damaged[random() % damaged.size()] ^= static_cast<char>(1 + random() % 255);
-    const ValuePtr v = readPickle(damaged, error);
+    const DocumentPtr v = readPickle(damaged, error);
     EXPECT_TRUE(v || !error.empty());
   }
 }

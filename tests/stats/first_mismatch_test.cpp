@@ -45,6 +45,19 @@ TEST(FirstMismatch, NoneWhereEveryRankEnteredTheSame) {
   EXPECT_TRUE(hangSummaryJson(logs)["flight_recorder"]["first_mismatch"].is_null());
 }
 
+// A collective the backend failed on some ranks (their timeout passed) is no mismatch: its state is
+// the backend's, alike on every rank. Where the ranks stand says who saw it fail; the summary too.
+TEST(FirstMismatch, RanksThatSawTheLastCollectiveFailAreCountedApart) {
+  auto logs = agreeingLogs();
+  logs.ranks[0].entries.back().failed = true;
+  logs.ranks[2].entries.back().failed = true;
+  EXPECT_FALSE(firstMismatch(logs));
+  EXPECT_EQ(whereRanksStand(logs),
+            "In group 0 (default_pg) every rank entered all_reduce #4 last, and 0 of 3 saw it end, 2 saw it fail.");
+  EXPECT_EQ(hangSummaryJson(logs)["ranks"][0]["last"]["failed"], true);
+  EXPECT_EQ(hangSummaryJson(logs)["ranks"][1]["last"]["failed"], false);
+}
+
 TEST(FirstMismatch, ARankThatNeverEnteredIsMissing) {
   auto logs = agreeingLogs();
   logs.ranks[0].entries.push_back(entry(5));

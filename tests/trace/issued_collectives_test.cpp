@@ -41,6 +41,24 @@ TEST(IssuedCollectives, EndedOnesAreMarkedAndGroupsNamedByTheirMembers) {
       << "the unit, no implementation";
 }
 
+// A collective its backend failed (its timeout passed, a peer went away) never ended: it is marked
+// failed, not finished, its state as the backend left it.
+TEST(IssuedCollectives, FailedOnesAreMarkedFailedNotEnded) {
+  IssuedCollectives c(3);
+  for (int r = 0; r < 2; ++r) c.add(issued(r, 1, ProcessGroup::World, 3, 1000 + r));
+  Event failed = issued(0, 1, ProcessGroup::World, 3, 1000);
+  failed.kind = EventKind::CollectiveFailed;
+  failed.beginNs = 2'000'001'000;
+  c.add(failed);
+  c.add(issued(2, 1, ProcessGroup::World, 3, 1002));
+  const auto logs = c.logs();
+  const auto& zero = logs.ranks[0].entries[0];
+  EXPECT_TRUE(zero.failed);
+  EXPECT_FALSE(zero.finished);
+  EXPECT_EQ(zero.state, "issued");
+  EXPECT_FALSE(logs.ranks[1].entries[0].failed);
+}
+
 TEST(IssuedCollectives, OnlyTheLastAreKept) {
   IssuedCollectives c(1, 3);
   EXPECT_TRUE(c.empty());

@@ -12,6 +12,7 @@
 #include "trace/perfetto_reader.h"
 #include "trace/trace_files.h"
 #include "trace/trace_reader.h"
+#include "trace/wire.h"
 
 namespace shardscope::trace {
 namespace {
@@ -207,6 +208,94 @@ TEST(PerfettoTrace, AMemoryCounterPastAPetabyteIsRefused) {
   }
   const auto loaded = loadPerfettoTrace(dir + "/huge.pftrace");
   EXPECT_NE(loaded.error.find("a memory counter of 1125899906842625 bytes on \"memory activation\" of rank 0"),
+            std::string::npos)
+      << loaded.error;
+}
+
+// A collective the backend failed is written where the rank saw it fail, with what it was to move
+// and its issue, and read back as failed from either format: never as a span, which would read as
+// a completed collective as long as the timeout.
+TEST(PerfettoTrace, AFailedCollectiveComesBackAsFailedInEitherFormat) {
+  const auto dir = testing::freshTempDir("failed_collective");
+  RunRecording rec(2);
+  Event step;
+  step.kind = EventKind::Compute;
+  step.op = static_cast<uint8_t>(ComputeKind::Step);
+  step.step = 0;
+  step.beginNs = 1000;
+  step.endNs = 5000;
+  rec.add(step);
+  Event failed;
+  failed.kind = EventKind::CollectiveFailed;
+  failed.rank = 1;
+  failed.step = 1;
+  failed.op = static_cast<uint8_t>(CollectiveOp::AllGather);
+  failed.phase = static_cast<uint8_t>(Phase::Forward);
+  failed.issueNs = 6000;
+  failed.beginNs = 2'000'006'000;  // its 2 s timeout passed
+  failed.bytes = 4096;
+  failed.bytesOut = 8192;
+  failed.worldSize = 2;
+  failed.processGroup = static_cast<uint8_t>(ProcessGroup::Shard);
+  failed.text = collectiveText("blocks.1", "all_gather(broadcast from each rank)", CollectiveOp::AllGather);
+  std::string frame;  // through the wire first, as a rank's events reach the controller
+  appendEventFrame(frame, failed);
+  ASSERT_TRUE(decodeStreamItem(frame).has_value());
+  rec.add(*decodeStreamItem(frame));
+  for (const auto format : {TraceFormat::ChromeJson, TraceFormat::Perfetto}) {
+    const std::string path = dir + (format == TraceFormat::Perfetto ? "/t.pftrace" : "/t.json");
+    {
+      std::ofstream out(path, std::ios::binary);
+      writeTrace(format, out, rec, nlohmann::json::object(), {});
+    }
+    const auto loaded = format == TraceFormat::Perfetto ? loadPerfettoTrace(path) : loadChromeTrace(path);
+    ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+    const RankTimeline& rank1 = loaded.recording.rank(1);
+    EXPECT_TRUE(rank1.collectives.empty()) << "no span: it never ended";
+    ASSERT_EQ(rank1.failedCollectives.size(), 1u) << path;
+    const Event& back = rank1.failedCollectives[0];
+    EXPECT_EQ(back.kind, EventKind::CollectiveFailed);
+    EXPECT_EQ(back.op, failed.op);
+    EXPECT_EQ(back.step, 1);
+    EXPECT_EQ(back.phase, failed.phase);
+    EXPECT_EQ(back.bytes, 4096);
+    EXPECT_EQ(back.bytesOut, 8192);
+    EXPECT_EQ(back.worldSize, 2);
+    EXPECT_EQ(back.processGroup, failed.processGroup);
+    EXPECT_EQ(back.text, failed.text);
+    EXPECT_EQ(back.beginNs - back.issueNs, 2'000'000'000) << "in flight from its issue until it failed";
+    EXPECT_EQ(back.beginNs - loaded.recording.rank(0).steps[0].beginNs, 2'000'005'000);
+    EXPECT_NE(loaderNotes("t", loaded)
+                  .find("t: rank 1: all_gather blocks.1 [shard] in step 2 failed after 2.00 s in "
+                        "flight (its timeout passed or a peer went away): it never ended"),
+              std::string::npos)
+        << loaderNotes("t", loaded);
+  }
+}
+
+// A time past 2^62 ns from the trace's origin is a damaged file's: refused, naming the timestamp,
+// before a span's end less its begin (or a clock's sum) can overflow.
+TEST(PerfettoTrace, ATimePastTwoToTheSixtyTwoNanosecondsIsRefused) {
+  const auto dir = testing::freshTempDir("perfetto_far");
+  RunRecording rec(1);
+  Event step;
+  step.kind = EventKind::Compute;
+  step.op = static_cast<uint8_t>(ComputeKind::Step);
+  step.step = 0;
+  step.beginNs = 10;
+  step.endNs = 20;
+  rec.add(step);
+  step.step = 1;
+  step.beginNs = 10 + kMaxTimeNs + 100;
+  step.endNs = step.beginNs + 10;
+  rec.add(step);
+  {
+    std::ofstream out(dir + "/far.pftrace", std::ios::binary);
+    writeTrace(TraceFormat::Perfetto, out, rec, nlohmann::json::object(), {});
+  }
+  const auto loaded = loadPerfettoTrace(dir + "/far.pftrace");
+  EXPECT_NE(loaded.error.find("has an event whose timestamp, 4611686018427388004 ns, puts it past 2^62 ns (146 "
+                              "years) from its clock's zero"),
             std::string::npos)
       << loaded.error;
 }

@@ -6,6 +6,7 @@
 
 #include <fstream>
 #include <functional>
+#include <random>
 
 #include "tests/support/run_cli.h"
 #include "trace/wire.h"
@@ -104,6 +105,44 @@ TEST(RankEventFiles, ATornFrameIsSaidAndTheRestIsRead) {
   ASSERT_EQ(memory.size(), 2u);
   EXPECT_EQ(memory.time(0), 1000);
   EXPECT_EQ(memory.bytes(1)[static_cast<int>(MemoryRole::Activation)], 150);
+}
+
+// A folder whose rank files hold not one event is no job: refused naming the file, not opened as
+// a job of the default world with no steps.
+TEST(RankEventFiles, AFolderWhoseRankFilesHoldNoEventIsRefused) {
+  const std::string dir = testing::freshTempDir("rank_event_files_garbage");
+  std::mt19937 random(66);
+  std::string garbage(3000, '\0');
+  for (char& c : garbage) c = static_cast<char>(random());
+  std::ofstream(rankEventFileName(dir, 0), std::ios::binary) << garbage;
+  auto loaded = loadRankEventFiles(dir);
+  EXPECT_NE(loaded.error.find("'" + rankEventFileName(dir, 0) +
+                              "' holds 3000 bytes and not one event of a rank's stream (the frames and lines "
+                              "'shardscope worker --trace-dir' writes): '" +
+                              dir + "' holds no job's recording."),
+            std::string::npos)
+      << loaded.error;
+  EXPECT_EQ(loaded.recording.ranks(), 0);
+
+  // Beside an empty file of another rank, the file with bytes is the one named.
+  std::ofstream(rankEventFileName(dir, 1), std::ios::binary).flush();
+  loaded = loadRankEventFiles(dir);
+  EXPECT_NE(loaded.error.find("rank-0.events' holds 3000 bytes and not one event of a rank's stream (the frames and "
+                              "lines 'shardscope worker --trace-dir' writes), nor does any other rank file here"),
+            std::string::npos)
+      << loaded.error;
+
+  // One rank's event makes it a job, its other rank's garbage said as items skipped.
+  std::ofstream(rankEventFileName(dir, 1), std::ios::binary) << frame(memoryEvent(1, 1000, 10));
+  loaded = loadRankEventFiles(dir);
+  EXPECT_EQ(loaded.error, "");
+  EXPECT_NE(loaded.note.find("items that are not events skipped in rank 0"), std::string::npos) << loaded.note;
+
+  const std::string empty = testing::freshTempDir("rank_event_files_empty");
+  std::ofstream(rankEventFileName(empty, 0), std::ios::binary).flush();
+  EXPECT_NE(loadRankEventFiles(empty).error.find("'" + rankEventFileName(empty, 0) + "' is empty: '" + empty +
+                                                 "' holds no job's recording"),
+            std::string::npos);
 }
 
 // A rank's clock from its readings: a drifting host's offset interpolated between them, the

@@ -1,6 +1,9 @@
 // The packed span records a rank's timeline keeps, and the names they share.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -139,6 +142,96 @@ TEST(Spans, ARecordingInternsEachNameOnce) {
   ASSERT_EQ(rec.rank(0).collectives.size(), 1000u);
   EXPECT_EQ(rec.rank(0).collectives.front().name, rec.rank(0).collectives.back().name);
   EXPECT_EQ(rec.rank(0).collectives.back().text(), e.text);
+}
+
+// A span named `text` of each kind in turn (compute, collective, event group), from `beginNs`.
+Event namedSpan(int k, int rank, int64_t beginNs, const std::string& text) {
+  Event e;
+  e.kind = k % 3 == 0 ? EventKind::Compute : k % 3 == 1 ? EventKind::Collective : EventKind::Group;
+  e.rank = rank;
+  e.step = 0;
+  e.beginNs = e.issueNs = beginNs;
+  e.endNs = beginNs + 5;
+  e.text = text;
+  return e;
+}
+
+// The names of a rank's spans, in the order they were added.
+std::vector<std::string> spanNames(const RankTimeline& t) {
+  std::vector<std::string> out;
+  for (const auto& s : t.compute) out.push_back(s.text());
+  for (const auto& s : t.collectives) out.push_back(s.text());
+  for (const auto& s : t.groups) out.push_back(s.text());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// A window opens trace after trace, each with names of its own (a profiler trace's kernels): a
+// recording holds its names and lets them go with it, so the table holds those of the traces open,
+// and a closed trace's ids serve the next one's names. They were kept for the process.
+TEST(Names, ARecordingsNamesGoWithIt) {
+  constexpr int kTraces = 200, kNamesEach = 60;
+  const size_t before = internedNames();
+  std::set<NameId> ids;
+  for (int t = 0; t < kTraces; ++t) {
+    RunRecording rec(2);
+    for (int k = 0; k < kNamesEach; ++k) {
+      rec.add(namedSpan(k, k % 2, 1000 + k * 10, "trace " + std::to_string(t) + " kernel " + std::to_string(k)));
+    }
+    ASSERT_EQ(internedNames(), before + kNamesEach) << "trace " << t << " open";
+    EXPECT_EQ(rec.rank(1).collectives.at(0).text(), "trace " + std::to_string(t) + " kernel 1");
+    for (const auto& s : rec.rank(0).compute) ids.insert(s.name);
+    for (const auto& s : rec.rank(1).collectives) ids.insert(s.name);
+  }
+  EXPECT_EQ(internedNames(), before) << "every trace closed";
+  EXPECT_LE(ids.size(), 2u * kNamesEach) << "ids are used again, not one more per name ever seen";
+}
+
+// A name two recordings share stays while either holds it, as do a copy's and the names it kept.
+TEST(Names, ANameStaysWhileAnyRecordingHoldsIt) {
+  const size_t before = internedNames();
+  auto first = std::make_unique<RunRecording>(1);
+  RunRecording second(1);
+  first->add(namedSpan(1, 0, 100, "shared unit|ring"));
+  first->add(namedSpan(0, 0, 200, "only the first's"));
+  second.add(namedSpan(1, 0, 100, "shared unit|ring"));
+  auto copy = std::make_unique<RunRecording>(*first);
+  EXPECT_EQ(internedNames(), before + 2);
+  first.reset();
+  EXPECT_EQ(internedNames(), before + 2) << "the copy holds both";
+  copy.reset();
+  EXPECT_EQ(internedNames(), before + 1);
+  // The ids let go serve new names now; the one still held is untouched.
+  RunRecording other(1);
+  for (int k = 0; k < 10; ++k) other.add(namedSpan(k, 0, 300 + k * 10, "another trace's kernel " + std::to_string(k)));
+  EXPECT_EQ(second.rank(0).collectives.at(0).text(), "shared unit|ring");
+  EXPECT_EQ(internedNames(), before + 11);
+}
+
+// Folding hands the older detail to a writer thread, which may write it after the recording is
+// gone: the detail takes its names with it.
+TEST(Names, OlderDetailHandedOnKeepsItsNames) {
+  std::vector<RankTimeline> handedOn;
+  {
+    RunRecording rec(1);
+    rec.keepLastSteps(1, [&](int, RankTimeline&& older) { handedOn.push_back(std::move(older)); });
+    for (int step = 0; step < 4; ++step) {
+      Event compute = namedSpan(0, 0, step * 100 + 10, "unit of step " + std::to_string(step));
+      compute.step = step;
+      rec.add(compute);
+      Event end;
+      end.kind = EventKind::StepEnd;
+      end.rank = 0;
+      end.step = step;
+      end.beginNs = step * 100 + 1;
+      end.endNs = step * 100 + 90;
+      rec.add(end);
+    }
+  }
+  ASSERT_FALSE(handedOn.empty());
+  RunRecording later(1);  // names made after the recording was gone: in the ids it let go, if any
+  for (int k = 0; k < 10; ++k) later.add(namedSpan(k, 0, 100 + k * 10, "a later trace's kernel " + std::to_string(k)));
+  EXPECT_EQ(spanNames(handedOn[0]), std::vector<std::string>{"unit of step 0"});
 }
 
 }  // namespace

@@ -11,7 +11,9 @@
 
 #include "tests/support/run_cli.h"
 #include "trace/chrome_trace.h"
+#include "trace/perfetto_reader.h"
 #include "trace/ring_schedule.h"
+#include "trace/trace_files.h"
 #include "trace/trace_reader.h"
 #include "trace/wire.h"
 
@@ -66,6 +68,35 @@ TEST(TraceReader, AMemoryCounterPastAPetabyteIsRefusedByName) {
     {"ph": "C", "pid": 0, "name": "unit memory blocks.0", "ts": 10, "args": {"param_gathered": 1125899906842625}})");
   EXPECT_NE(loadChromeTrace(unit).error.find("a lane holds 0 to 1 PiB"), std::string::npos)
       << loadChromeTrace(unit).error;
+}
+
+// A time past 2^62 ns either way (a fuzzed -2^63, a begin and a duration whose sum passes it) is a
+// damaged file's: refused by name before it is converted or summed into a span's end, where it
+// overflowed (UBSan, run_recording.cpp).
+TEST(TraceReader, ATimePastTwoToTheSixtyTwoNanosecondsIsRefusedByName) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"ph": "X", "cat": "compute", "pid": 0, "ts": -9223372036854775808, "dur": 10, "args": {"kind": "step"}})",
+       "has a time of -9223372036854775808 us in its event 2 (\"ts\")"},
+      {R"({"ph": "X", "cat": "compute", "pid": 0, "ts": 20, "dur": 1e300, "args": {"kind": "step"}})",
+       "has a time of 1e+300 us in its event 2 (\"dur\")"},
+      {R"({"ph": "X", "cat": "compute", "pid": 0, "ts": 4e15, "dur": 4e15, "args": {"kind": "step"}})",
+       "has a time of 8e+15 us in its event 2 (\"ts\" + \"dur\")"},
+      {R"({"ph": "X", "cat": "comm", "pid": 0, "ts": 20, "dur": 5, "args": {"op": "all_gather", "issue_us": -5e18}})",
+       "(\"args.issue_us\")"},
+      {R"({"ph": "C", "pid": 0, "name": "memory", "ts": 9e18, "args": {"activation": 100}})", "(\"ts\")"}};
+  for (const auto& [event, expected] : cases) {
+    const auto path = writeTrace("far.json", R"({"ph": "X", "cat": "compute", "pid": 0, "ts": 0, "dur": 10, "args":)"
+                                             R"( {"kind": "step", "step": 0}}, )" +
+                                                 event);
+    const auto loaded = loadChromeTrace(path);
+    EXPECT_NE(loaded.error.find(expected), std::string::npos) << event << ": " << loaded.error;
+    EXPECT_NE(loaded.error.find("lie within 2^62 ns (146 years) of its clock's zero"), std::string::npos)
+        << loaded.error;
+  }
+  // At the edge of the range, a span still opens.
+  const auto path = writeTrace("edge.json", R"({"ph": "X", "cat": "compute", "pid": 0, "ts": 4.6e15, "dur": 10,)"
+                                            R"( "args": {"kind": "step", "step": 0}})");
+  EXPECT_TRUE(loadChromeTrace(path).error.empty()) << loadChromeTrace(path).error;
 }
 
 // An event missing a field it needs (a span's time, a counter's values) is a malformed event,
@@ -320,6 +351,94 @@ TEST(TraceReader, HostMemoryPerUnitThroughAWrittenTrace) {
 
 // The memory CSV: the device's rows, then the host's, each saying its space, bytes per role after
 // the event and their total.
+// Three steps on each of two ranks, as a run records them: a step span and the step's end.
+RunRecording threeStepsOnTwoRanks() {
+  RunRecording recording(2);
+  for (int step = 0; step < 3; ++step) {
+    for (int rank : {0, 1}) {
+      Event span;
+      span.kind = EventKind::Compute;
+      span.op = static_cast<uint8_t>(ComputeKind::Step);
+      span.rank = rank;
+      span.step = step;
+      span.beginNs = 1000 + step * 1000;
+      span.endNs = span.beginNs + 900;
+      recording.add(span);
+      Event end = span;
+      end.kind = EventKind::StepEnd;
+      end.loss = 2.0 - step * 0.1;
+      recording.add(end);
+    }
+  }
+  return recording;
+}
+
+LoadedTrace writtenAndRead(TraceFormat format, const RunRecording& recording, const RunFacts& facts,
+                           const std::string& name) {
+  const std::string path = testing::freshTempDir("run_end") + "/" + name;
+  {
+    std::ofstream out(path, std::ios::binary);
+    trace::writeTrace(format, out, recording, {{"strategy", "ddp"}, {"steps", 5}}, facts);
+  }
+  return format == TraceFormat::Perfetto ? loadPerfettoTrace(path) : loadChromeTrace(path);
+}
+
+// How the run ended and what its recording lost travel at the trace's end, in both formats: a run
+// that trained 5 steps and dropped events (two of its step spans with them) reopens as what it was,
+// not as a complete 3-step run; a failed run's trace reopens failed, naming why.
+TEST(TraceReader, TheRunsStatusDropsAndStepsTrainedComeBackInBothFormats) {
+  const RunRecording recording = threeStepsOnTwoRanks();
+  RunFacts incomplete;
+  incomplete.status = RunStatus::Incomplete;
+  incomplete.stepsTrained = 5;
+  incomplete.droppedEvents = {717, 0};
+  RunFacts failed;
+  failed.status = RunStatus::Failed;
+  failed.error = "rank 1 died of SIGKILL during step 4";
+  failed.stepsTrained = 3;
+  failed.droppedEvents = {0, 0};
+  for (const auto& [format, name] :
+       {std::pair{TraceFormat::ChromeJson, "t.json"}, {TraceFormat::Perfetto, "t.pftrace"}}) {
+    SCOPED_TRACE(name);
+    const auto loaded = writtenAndRead(format, recording, incomplete, name);
+    ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+    EXPECT_EQ(loaded.runStatus, RunStatus::Incomplete);
+    ASSERT_TRUE(loaded.stepsTrained.has_value());
+    EXPECT_EQ(*loaded.stepsTrained, 5);
+    ASSERT_EQ(loaded.recording.ranks(), 2);
+    EXPECT_EQ(loaded.recording.rank(0).dropped, 717);
+    EXPECT_EQ(loaded.recording.rank(1).dropped, 0);
+    EXPECT_EQ(loaded.recording.rank(0).steps.size(), 3u);
+    EXPECT_EQ(stepsLost(loaded), 2) << "5 trained, 3 held: counted as lost, not silently missing";
+    const std::string text = incompleteRecordingText(loaded);
+    EXPECT_NE(text.find("the run trained 5 steps, and the trace lost 2 of them"), std::string::npos) << text;
+    EXPECT_NE(text.find("rank 0: 717"), std::string::npos) << text;
+    EXPECT_NE(loaderNotes("t", loaded).find("t: recording incomplete: the run trained 5"), std::string::npos);
+
+    const auto failedRun = writtenAndRead(format, recording, failed, std::string("failed.") + name);
+    ASSERT_TRUE(failedRun.error.empty()) << failedRun.error;
+    EXPECT_EQ(failedRun.runStatus, RunStatus::Failed);
+    EXPECT_EQ(failedRun.runError, failed.error);
+    EXPECT_EQ(stepsLost(failedRun), 0);
+    EXPECT_EQ(incompleteRecordingText(failedRun), "");
+    EXPECT_NE(loaderNotes("t", failedRun).find("t: the run failed: rank 1 died of SIGKILL"), std::string::npos);
+
+    // A trace written before these were kept (RunFacts{} writes none of them) reads as it did.
+    const auto old = writtenAndRead(format, recording, RunFacts{}, std::string("old.") + name);
+    ASSERT_TRUE(old.error.empty()) << old.error;
+    EXPECT_EQ(old.runStatus, RunStatus::Unknown);
+    EXPECT_FALSE(old.stepsTrained.has_value());
+    EXPECT_EQ(droppedEvents(old.recording), 0);
+    EXPECT_EQ(incompleteRecordingText(old), "");
+    EXPECT_EQ(loaderNotes("t", old), "");
+  }
+  // Values no run writes read as "not said": a negative or fractional count, a status of another name.
+  const auto odd = runFactsOf({{"status", "great"}, {"steps_trained", -1}, {"dropped_events", {3.5, "x", 4}}});
+  EXPECT_EQ(odd.status, RunStatus::Unknown);
+  EXPECT_FALSE(odd.stepsTrained.has_value());
+  EXPECT_EQ(odd.droppedEvents, (std::vector<int64_t>{0, 0, 4}));
+}
+
 TEST(MemoryCsv, HostMemoryRowsFollowTheDevicesWithTheirSpace) {
   RunRecording recording(1);
   auto memory = [&](int64_t t, MemoryRole role, int64_t bytes, MemorySpace space) {

@@ -226,7 +226,7 @@ TEST(Wire, DamagedFramesAreRefused) {
       std::string damaged = frame;
       damaged[at] = static_cast<char>(b);
       const auto back = decodeStreamItem(damaged);
-      if (back) EXPECT_LE(static_cast<int>(back->kind), static_cast<int>(EventKind::CollectiveIssued));
+      if (back) EXPECT_LE(static_cast<int>(back->kind), static_cast<int>(EventKind::CollectiveFailed));
     }
   }
 }

@@ -7,6 +7,7 @@
 
 #include "tests/support/run_cli.h"
 #include "tests/ui/app_driver.h"
+#include "recordings/readers.h"
 #include "ui/record_files.h"
 
 namespace shardscope::ui {
@@ -34,7 +35,7 @@ struct ViewedDumps {
 TEST(CollectivesView, TheFirstMismatchIsNamedAndTheOddCellMarked) {
   for (const char* job : {"skip_json", "reorder_pickle"}) {
     ViewedDumps viewed(kDumps + "/" + job);
-    EXPECT_EQ(describeRecordPath(kDumps + "/" + job), "Flight Recorder dumps");
+    EXPECT_EQ(recordings::describePath(kDumps + "/" + job), "Flight Recorder dumps");
     ASSERT_EQ(viewed.store.sessions().size(), 1u);
     EXPECT_EQ(viewed.store.sessions()[0].collectiveLogs->ranks.size(), 3u);
     EXPECT_TRUE(viewed.app->items().count("tab:Last collectives")) << job;

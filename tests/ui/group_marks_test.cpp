@@ -149,5 +149,43 @@ TEST(GroupMarks, MarksFromACollectiveBeforeTheFirstGroupAreMadeAgainFromTheGroup
   EXPECT_EQ(marks.size(), 3u);
 }
 
+// The window keeps a session's marks until it makes them again, a while after the session's
+// recording was closed or replaced: the marks hold their labels (the recording's names, and the
+// fallback's own), so they still read right while the ids the recording let go name other things.
+TEST(GroupMarks, MarksKeepTheirLabelsAfterTheirRecordingIsGone) {
+  std::vector<EventGroupMark> grouped, fallback;
+  GroupMarksBasis groupedBasis, fallbackBasis;
+  {
+    trace::RunRecording groups(2), collectives(1);
+    for (int r = 0; r < 2; ++r) {
+      for (int g = 0; g < 3; ++g)
+        groups.add(groupEvent(r, 1000 + g * 100 + r, 1000 + g * 100 + r, 0, "closed group " + std::to_string(g)));
+    }
+    trace::Event collective;
+    collective.kind = trace::EventKind::Collective;
+    collective.rank = 0;
+    collective.beginNs = 1000;
+    collective.endNs = 2000;
+    collective.text = "closed unit";
+    collectives.add(collective);
+    updateGroupMarks(groups, grouped, groupedBasis);
+    updateGroupMarks(collectives, fallback, fallbackBasis);
+  }
+  trace::RunRecording next(1);  // the next trace's names, in the ids let go
+  for (int g = 0; g < 8; ++g) next.add(groupEvent(0, 5000 + g, 5000 + g, 0, "next trace's group " + std::to_string(g)));
+  ASSERT_EQ(grouped.size(), 3u);
+  EXPECT_EQ(grouped[2].label(), "closed group 2");
+  ASSERT_EQ(fallback.size(), 1u);
+  EXPECT_EQ(fallback[0].label(), "all_gather closed unit");
+  grouped.clear();
+  fallback.clear();
+  groupedBasis = GroupMarksBasis{};
+  fallbackBasis = GroupMarksBasis{};
+  // Made again (here: dropped), the marks let the closed recording's names go.
+  EXPECT_FALSE(trace::nameKept("closed group 2"));
+  EXPECT_FALSE(trace::nameKept("all_gather closed unit"));
+  EXPECT_TRUE(trace::nameKept("next trace's group 7"));
+}
+
 }  // namespace
 }  // namespace shardscope::ui

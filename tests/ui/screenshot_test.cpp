@@ -96,6 +96,19 @@ TEST(Screenshot, ViewOfASavedTraceShowsTheApp) {
   expectShowsTheApp(load(dir + "/view.png"));
 }
 
+// A screenshot that cannot be written (a full device) fails the command, naming the reason: stb's
+// writer ignored the failed write, and view exited 0 with no picture.
+TEST(Screenshot, AScreenshotThatCannotBeWrittenFailsTheCommand) {
+  if (!haveXvfb()) GTEST_SKIP() << "xvfb-run is not installed";
+  const auto dir = testing::freshTempDir("screenshot_full");
+  auto run = testing::runShardscope(
+      {"run", "--steps", "1", "--hidden", "8", "--layers", "1", "--trace", dir + "/trace.pftrace"});
+  ASSERT_EQ(run.exitCode, 0) << run.output;
+  auto view = underXvfb({"view", dir + "/trace.pftrace", "--screenshot", "/dev/full"}, 120);
+  EXPECT_EQ(view.exitCode, 1) << view.output;
+  EXPECT_NE(view.output.find("cannot write '/dev/full': No space left on device"), std::string::npos) << view.output;
+}
+
 // Listen mode: a job launched without shardscope (torchrun's variables, set here) streams to
 // `listen --screenshot`, whose window draws it live; the picture, once the ranks are done, is the
 // app's, with the job's memory lanes and collectives.
