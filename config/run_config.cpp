@@ -15,6 +15,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <type_traits>
 
 namespace shardscope {
 
@@ -167,13 +168,87 @@ std::vector<ConfigField> outputAndControlFields() {
 
 }  // namespace
 
+namespace {
+
+// The ranges of the number options that allow less than their type does, by key. A model's sizes
+// are positive whatever the model: a size of 0 means nothing for any of them.
+std::map<std::string, NumberRange> numberRanges() {
+  const NumberRange positive{1, 1e300, false, false, "it must be a positive integer.", "1"};
+  std::map<std::string, NumberRange> ranges;
+  for (const char* key : {"layers", "hidden", "heads", "seq", "vocab", "features", "classes", "batch", "steps"})
+    ranges[key] = positive;
+  ranges["world"] = {
+      1,
+      kMaxWorldSize,
+      false,
+      false,
+      "it must be between 1 and " + std::to_string(kMaxWorldSize) + " (one OS process per rank on this host).",
+      "2"};
+  ranges["prefetch"] = {0,
+                        kMaxPrefetch,
+                        false,
+                        false,
+                        "it must be between 0 (no prefetch: each unit is gathered when it is needed) and " +
+                            std::to_string(kMaxPrefetch) + " (units all-gathered ahead of the one computing).",
+                        "1"};
+  ranges["accumulate"] = {
+      1, 1e300, false, false, "it must be 1 (no gradient accumulation) or more micro-batches per step.", "2"};
+  ranges["seed"] = {0, 1e300, false, false, "it must be 0 or more.", "0"};
+  ranges["lr"] = {0, 1e300, true, false, "it must be a positive finite number (e.g. 1e-3)."};
+  ranges["bucket-cap-mb"] = {0, 1e300, true, false, "it must be a positive number of MiB (default 25)."};
+  ranges["gpu-memory"] = {0, 1e300, false, false,
+                          "give one device's memory in GB (e.g. 80 for an H100) for a capacity line and the "
+                          "headroom per rank, or 0 for none."};
+  ranges["peak-tflops"] = {0, 1e300, false, false,
+                           "give one device's peak in TFLOP/s (e.g. 989 for an H100's dense bf16, or what a "
+                           "matmul benchmark measured on this CPU) for MFU, or 0 for none."};
+  // A rank says it is alive once a second: a limit under 3 s would catch a rank between two
+  // heartbeats; over a day is no limit at all (and would overflow the controller's clock).
+  ranges["stall-timeout"] = {3, 86400, false, true,
+                             "give the seconds a rank may send nothing before the run is stopped as stalled, "
+                             "from 3 to 86400 (default 30; Gloo's own timeout is 300), or 0 never to stop."};
+  return ranges;
+}
+
+}  // namespace
+
 const std::vector<ConfigField>& configFields() {
   static const std::vector<ConfigField> fields = [] {
     std::vector<ConfigField> all = trainingFields();
     for (auto& field : outputAndControlFields()) all.push_back(std::move(field));
+    const auto ranges = numberRanges();
+    for (auto& field : all) {
+      if (auto found = ranges.find(field.key); found != ranges.end()) field.range = found->second;
+    }
     return all;
   }();
   return fields;
+}
+
+std::optional<std::string> outOfRange(const RunConfig& config, const ConfigField& field) {
+  if (!field.range) return std::nullopt;
+  const NumberRange& range = *field.range;
+  std::optional<std::string> shown;  // the value as the user wrote it, when it is a number
+  double value = 0;
+  std::visit(
+      [&](auto member) {
+        using T = std::decay_t<decltype(config.*member)>;
+        if constexpr (std::is_same_v<T, double>) {
+          value = config.*member;
+          shown = files::shownNumber(value);
+        } else if constexpr (std::is_same_v<T, int> || std::is_same_v<T, int64_t>) {
+          value = static_cast<double>(config.*member);
+          shown = std::to_string(config.*member);
+        }
+      },
+      field.member);
+  if (!shown) return std::nullopt;
+  const bool above = range.minExclusive ? value > range.min : value >= range.min;
+  const bool within = std::isfinite(value) && above && value <= range.max;
+  if (within || (range.zeroAlso && value == 0)) return std::nullopt;
+  std::string message = std::string("--") + field.key + " is " + *shown + "; " + range.rule;
+  if (range.example) message += std::string(" Pass e.g. --") + field.key + " " + range.example + ".";
+  return message;
 }
 
 std::string fieldText(const RunConfig& config, const ConfigField& field) {
@@ -301,12 +376,6 @@ std::optional<std::string> loadConfigFile(const std::string& path, RunConfig& co
 }
 
 namespace {
-
-std::optional<std::string> positive(const char* option, long long value) {
-  if (value > 0) return std::nullopt;
-  return std::string("--") + option + " is " + std::to_string(value) + "; it must be a positive integer. Pass --" +
-         option + " 1 or more.";
-}
 
 // A model whose parameter count a 64-bit integer cannot hold (--hidden 2147483647 printed
 // P = -9223371948807946273). The count is bounded from above in floating point, every term of
@@ -641,49 +710,8 @@ std::optional<std::string> outputsProblem(const RunConfig& c) {
   return std::nullopt;
 }
 
-std::optional<std::string> validate(const RunConfig& c) {
-  if (c.stepGate != StepGateMode::Off && c.recording != RecordingMode::On) {
-    return std::string("--step-gate ") + modeName(c.stepGate) +
-           " shows each event group as the ranks reach it, which needs " + "--recording on (it is '" +
-           modeName(c.recording) + "'). Drop --recording, or use --step-gate off.";
-  }
-  if (c.prefetch < 0 || c.prefetch > kMaxPrefetch) {
-    return "--prefetch is " + std::to_string(c.prefetch) +
-           "; it must be between 0 (no prefetch: " + "each unit is gathered when it is needed) and " +
-           std::to_string(kMaxPrefetch) + " (units all-gathered ahead of the one computing). Pass e.g. --prefetch 1.";
-  }
-  if (c.world < 1 || c.world > kMaxWorldSize) {
-    return "--world is " + std::to_string(c.world) + "; it must be between 1 and " + std::to_string(kMaxWorldSize) +
-           " (one OS process per rank on this host). Pass --world 1.." + std::to_string(kMaxWorldSize) + ".";
-  }
-  if (auto e = shardGroupProblem(c)) return e;
-  if (auto e = offloadProblem(c)) return e;
-  if (auto e = tensorParallelProblem(c)) return e;
-  for (auto [name, value] : {std::pair<const char*, long long>{"layers", c.layers},
-                             {"hidden", c.hidden},
-                             {"batch", c.batch},
-                             {"steps", c.steps}}) {
-    if (auto e = positive(name, value)) return e;
-  }
-  if (c.loraRank < 0 || c.loraRank > c.hidden) {
-    return "--lora-rank is " + std::to_string(c.loraRank) +
-           "; it must be 0 (full fine-tuning: " + "every parameter trains) or a rank from 1 to --hidden (" +
-           std::to_string(c.hidden) + "), the inner width of the adapters. Pass e.g. --lora-rank 8.";
-  }
-  if (c.model == ModelKind::Mlp) {
-    if (auto e = positive("features", c.features)) return e;
-    if (auto e = positive("classes", c.classes)) return e;
-  } else {
-    if (auto e = positive("heads", c.heads)) return e;
-    if (auto e = positive("seq", c.seq)) return e;
-    if (auto e = positive("vocab", c.vocab)) return e;
-    if (c.hidden % c.heads != 0) {
-      return "--heads " + std::to_string(c.heads) + " does not divide --hidden " + std::to_string(c.hidden) +
-             "; each head takes hidden/heads channels. Pick heads that " + "divide hidden (e.g. --heads " +
-             std::to_string(c.hidden % 4 == 0 ? 4 : 1) + ").";
-    }
-  }
-  if (auto e = modelSizeProblem(c)) return e;
+// The global batch split over the data-parallel ranks, then each rank's over its micro-batches.
+std::optional<std::string> batchSplitProblem(const RunConfig& c) {
   // Under --tp the ranks of a tensor group share their slice of the batch.
   const int dataRanks = c.world / std::max(1, c.tp);
   const std::string over = c.tp > 1 ? "the " + std::to_string(dataRanks) + " data-parallel ranks (--world " +
@@ -695,47 +723,46 @@ std::optional<std::string> validate(const RunConfig& c) {
            std::to_string(dataRanks) + " (e.g. --batch " + std::to_string((c.batch / dataRanks + 1) * dataRanks) + ").";
   }
   const int local = c.batch / dataRanks;
-  if (c.accumulate < 1) {
-    return "--accumulate is " + std::to_string(c.accumulate) + "; it must be 1 (no gradient accumulation) or " +
-           "more micro-batches per step. Pass e.g. --accumulate 2.";
-  }
   if (local % c.accumulate != 0) {
     return "--accumulate " + std::to_string(c.accumulate) + " does not divide a rank's batch of " +
            std::to_string(local) + " (--batch " + std::to_string(c.batch) + " / " + over +
            "); each rank splits its batch into that many equal micro-batches. " + "Pass a divisor of " +
            std::to_string(local) + " (1: no accumulation), or a larger --batch.";
   }
-  if (!(c.lr > 0.0) || !std::isfinite(c.lr)) {
-    return "--lr is " + files::shownNumber(c.lr) + "; it must be a positive finite number (e.g. 1e-3).";
+  return std::nullopt;
+}
+
+// The rules across options: each number option's own range is its field's (outOfRange), checked
+// first, so that these divide and compare values already in range.
+std::optional<std::string> validate(const RunConfig& c) {
+  if (c.stepGate != StepGateMode::Off && c.recording != RecordingMode::On) {
+    return std::string("--step-gate ") + modeName(c.stepGate) +
+           " shows each event group as the ranks reach it, which needs " + "--recording on (it is '" +
+           modeName(c.recording) + "'). Drop --recording, or use --step-gate off.";
   }
-  if (!(c.bucketCapMb > 0.0) || !std::isfinite(c.bucketCapMb)) {
-    return "--bucket-cap-mb is " + files::shownNumber(c.bucketCapMb) +
-           "; it must be a positive number of MiB (default 25).";
+  // The world's range first: other figures may be made from it (estimate's batch from the world).
+  const auto& fields = configFields();
+  const auto world =
+      std::find_if(fields.begin(), fields.end(), [](const auto& f) { return f.key == std::string("world"); });
+  if (auto e = outOfRange(c, *world)) return e;
+  for (const auto& field : fields) {
+    if (auto e = outOfRange(c, field)) return e;
   }
-  if (!(c.gpuMemoryGB >= 0) || !std::isfinite(c.gpuMemoryGB)) {
-    const std::string given = files::shownNumber(c.gpuMemoryGB);
-    return "--gpu-memory is " + given +
-           "; give one device's memory in GB (e.g. 80 for "
-           "an H100) for a capacity line and the headroom per rank, or 0 for none.";
+  if (auto e = shardGroupProblem(c)) return e;
+  if (auto e = offloadProblem(c)) return e;
+  if (auto e = tensorParallelProblem(c)) return e;
+  if (c.loraRank < 0 || c.loraRank > c.hidden) {
+    return "--lora-rank is " + std::to_string(c.loraRank) +
+           "; it must be 0 (full fine-tuning: " + "every parameter trains) or a rank from 1 to --hidden (" +
+           std::to_string(c.hidden) + "), the inner width of the adapters. Pass e.g. --lora-rank 8.";
   }
-  if (!(c.peakTflops >= 0) || !std::isfinite(c.peakTflops)) {
-    const std::string given = files::shownNumber(c.peakTflops);
-    return "--peak-tflops is " + given +
-           "; give one device's peak in TFLOP/s (e.g. 989 for an "
-           "H100's dense bf16, or what a matmul benchmark measured on this CPU) for MFU, or 0 for none.";
+  if (c.model == ModelKind::Gpt && c.hidden % c.heads != 0) {
+    return "--heads " + std::to_string(c.heads) + " does not divide --hidden " + std::to_string(c.hidden) +
+           "; each head takes hidden/heads channels. Pick heads that " + "divide hidden (e.g. --heads " +
+           std::to_string(c.hidden % 4 == 0 ? 4 : 1) + ").";
   }
-  // A rank says it is alive once a second: a limit under 3 s would catch a rank between two
-  // heartbeats; over a day is no limit at all (and would overflow the controller's clock).
-  if (!(c.stallTimeoutS == 0 || (c.stallTimeoutS >= 3 && c.stallTimeoutS <= 86400))) {
-    const std::string given = files::shownNumber(c.stallTimeoutS);
-    return "--stall-timeout is " + given +
-           "; give the seconds a rank may send nothing before "
-           "the run is stopped as stalled, from 3 to 86400 (default 30; Gloo's own timeout is 300), or 0 never to "
-           "stop.";
-  }
-  if (c.seed < 0) {
-    return "--seed is " + std::to_string(c.seed) + "; it must be 0 or more.";
-  }
+  if (auto e = modelSizeProblem(c)) return e;
+  if (auto e = batchSplitProblem(c)) return e;
   if (auto e = slowRankProblem(c)) return e;
   return hangProblem(c);
 }

@@ -122,12 +122,31 @@ enum class FieldGroup : uint8_t {
 
 // One field of RunConfig: the config file's key (with "--", the option), where it lives, and its
 // help. The one list of fields: toJson, applyConfigJson and the CLI's options all walk it.
+// What a number option allows, which validate() checks as it walks the fields: a finite number
+// from `min` to `max` (`min` itself excluded when minExclusive), or 0 besides when zeroAlso (0
+// turns the option off). A value outside is refused as "--KEY is VALUE; " + rule, then " Pass e.g.
+// --KEY " + example + "." where there is an example.
+struct NumberRange {
+  double min = 0;
+  double max = 1e300;
+  bool minExclusive = false;
+  bool zeroAlso = false;
+  std::string rule;               // what is allowed, and what its ends mean
+  const char* example = nullptr;  // a value to pass instead
+};
+
 struct ConfigField {
   const char* key;  // e.g. "bucket-cap-mb"
   ConfigMember member;
   FieldGroup group;
   std::string help;  // --help adds the default, unless it is empty (the paths)
+  std::optional<NumberRange> range = std::nullopt;  // a number option's alone; checks across options are
+                                                    // validate()'s own rules
 };
+
+// "--KEY is VALUE; RULE Pass e.g. --KEY EXAMPLE." when `config`'s value of `field` is outside its
+// range; nothing when it is within, or the field has no range.
+std::optional<std::string> outOfRange(const RunConfig& config, const ConfigField& field);
 const std::vector<ConfigField>& configFields();
 
 // A field's value as text ("full_shard", "25", "0.001"), for --help's defaults.

@@ -4,9 +4,12 @@
 
 #include <sys/stat.h>
 
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <set>
+#include <type_traits>
+#include <variant>
 
 #include "config/strategies.h"
 #include "config/tensor_parallel.h"
@@ -233,6 +236,51 @@ TEST(RunConfig, NonPositiveSizesAreRejected) {
   c = RunConfig{};
   c.lr = 0;
   EXPECT_NE(errorOf(c).find("--lr"), std::string::npos);
+}
+
+// A number option's own range is its field's, and validate() walks the fields: each end of every
+// range is refused just past it and taken at it, with the value, the rule and (where there is one)
+// the value to pass instead. NaN is no number in any range.
+TEST(RunConfig, EveryRangeIsCheckedFromTheFieldsTable) {
+  int ranged = 0;
+  for (const auto& field : configFields()) {
+    if (!field.range) continue;
+    ++ranged;
+    const NumberRange& range = *field.range;
+    const auto valueOf = [&](double v) {
+      RunConfig c;
+      std::visit(
+          [&](auto member) {
+            using T = std::decay_t<decltype(c.*member)>;
+            if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) c.*member = static_cast<T>(v);
+          },
+          field.member);
+      return c;
+    };
+    const std::string key = std::string("--") + field.key + " is ";
+    const double below = range.minExclusive ? range.min : range.min - 1;
+    const auto low = outOfRange(valueOf(below), field);
+    if (!(range.zeroAlso && below == 0)) {
+      ASSERT_TRUE(low.has_value()) << field.key << " at " << below;
+      EXPECT_EQ(low->rfind(key, 0), 0u) << *low;
+      EXPECT_NE(low->find(range.rule), std::string::npos) << *low;
+      if (range.example) EXPECT_NE(low->find(std::string("Pass e.g. --") + field.key), std::string::npos) << *low;
+      EXPECT_EQ(validate(valueOf(below)), low) << "validate() says what the table says";
+    }
+    if (!range.minExclusive) EXPECT_FALSE(outOfRange(valueOf(range.min), field)) << field.key << " at its min";
+    if (range.max < 1e300) {
+      EXPECT_FALSE(outOfRange(valueOf(range.max), field)) << field.key << " at its max";
+      EXPECT_TRUE(outOfRange(valueOf(range.max + 1), field)) << field.key << " past its max";
+    }
+    if (range.zeroAlso) EXPECT_FALSE(outOfRange(valueOf(0), field)) << field.key << ": 0 turns it off";
+  }
+  EXPECT_GE(ranged, 17) << "the single-option checks live in the table";
+  RunConfig c;
+  c.lr = std::nan("");
+  EXPECT_NE(errorOf(c).find("--lr is nan; it must be a positive finite number"), std::string::npos) << errorOf(c);
+  c = RunConfig{};
+  c.stallTimeoutS = 2;
+  EXPECT_NE(errorOf(c).find("--stall-timeout is 2; give the seconds"), std::string::npos) << errorOf(c);
 }
 
 TEST(RunConfig, HeadsMustDivideHidden) {
