@@ -158,7 +158,7 @@ void EngineSessionControl::runOne(const RunConfig& config, int index, size_t det
       auto& s = store_.sessions()[index];
       s.device = trace::describeRankPlacements(placements);
       if (e.rank == 0) {
-        s.parameterCount = e.count;
+        s.parameterCount = e.parameterCount;
         s.deviceFacts = deviceFactsOf(e);
       }
       s.status = ui::SessionStatus::Running;

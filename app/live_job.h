@@ -1,6 +1,7 @@
 // The app's Listen mode: a job someone else launched, drawn live as its ranks stream to the
 // collector (`shardscope listen --window`). The collector's sink puts each rank's events into one
-// session of the window's store, on rank 0's clock, as the app's own runs fill theirs.
+// session of the window's store, on rank 0's clock (Note [clock alignment] in trace/rank_clock.h),
+// as the app's own runs fill theirs.
 #pragma once
 
 #include <memory>

@@ -41,7 +41,8 @@ size_t eventsOf(const shardscope::trace::RunRecording& recording) {
   return events;
 }
 
-// The retained model's bytes per event it holds (RunRecording::detailBytes): issue 47 asks 32.
+// The retained model's bytes per event it holds (RunRecording::detailBytes): the target is 32
+// (docs/benchmarks.md, "Bytes per retained event").
 double bytesPerEvent(const shardscope::trace::RunRecording& recording) {
   size_t bytes = 0;
   for (int r = 0; r < recording.ranks(); ++r) bytes += recording.detailBytes(r);

@@ -74,7 +74,7 @@ std::vector<ParamSpec> withLoraAdapters(const std::vector<ParamSpec>& base, cons
     for (const auto& target : targets) {
       const std::string layer = target.empty() ? prefix : prefix + target + ".";
       const std::string weight = layer + "weight";
-      // Looked for within this block only (it ends at i): the whole layout per block was quadratic.
+      // Looked for within this block only (it ends at i): the whole layout per block would be quadratic.
       auto it = base.begin() + static_cast<std::ptrdiff_t>(i) + 1;
       while (it != base.begin() && std::prev(it)->unit == base[i].unit && std::prev(it)->name != weight) --it;
       it = it != base.begin() && std::prev(it)->name == weight ? std::prev(it) : base.end();
@@ -101,7 +101,7 @@ std::vector<ParamSpec> modelLayout(const RunConfig& config) {
 
 std::vector<FlatUnit> flatUnits(const std::vector<ParamSpec>& layout, int blocks) {
   // One pass over the layout into (slot, trainable) bins: the blocks in order, then the root. A
-  // loop over the layout per block was quadratic in layers (30,000 layers took two minutes).
+  // loop over the layout per block would be quadratic in layers (two minutes for 30,000 layers).
   struct Bin {
     std::vector<int> params;
     int64_t numel = 0;

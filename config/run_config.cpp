@@ -458,7 +458,7 @@ std::optional<std::string> checkWritableDir(const char* option, const std::strin
 
 // --trace's format comes from its name (trace/trace_files.h, which config cannot include: the
 // trace library is above it): FILE.json or FILE.pftrace. A device or pipe the user names
-// (/dev/null, a FIFO) is written as Chrome JSON, as it always was.
+// (/dev/null, a FIFO) has no name to choose by and is written as Chrome JSON.
 std::optional<std::string> traceNameProblem(const std::string& path) {
   const auto endsWith = [&](const std::string& end) {
     return path.size() >= end.size() && path.compare(path.size() - end.size(), end.size(), end) == 0;

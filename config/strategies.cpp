@@ -85,7 +85,8 @@ std::string zeroName(StrategyKind kind) {
 std::string strategyTitle(StrategyKind kind) { return std::string(strategyName(kind)) + " (" + zeroName(kind) + ")"; }
 
 std::vector<StrategyKind> defaultCompareStrategies() {
-  // ddp first, then the sharded ones from the most sharded: the order the tables have always had.
+  // ddp first (the baseline), then the sharded ones from the most sharded down: the order compare
+  // runs them in and its tables list them in.
   std::vector<StrategyKind> kinds;
   for (const auto& row : strategyTable()) {
     if (row.comparedByDefault && !row.shardsOptimizer) kinds.push_back(row.kind);

@@ -17,9 +17,9 @@
 
 namespace shardscope::files {
 
-// A stream buffer over a file descriptor that keeps the errno of its first failed write. A failed
-// write's reason was read from errno at finish(), long after: by then other calls had set it, and
-// a full disk was reported as "No such file or directory".
+// A stream buffer over a file descriptor that keeps the errno of its first failed write. Read from
+// errno at finish(), long after, the reason would be whatever other calls set since: a full disk
+// would be reported as "No such file or directory".
 class DescriptorBuffer : public std::streambuf {
  public:
   explicit DescriptorBuffer(int fd) : fd_(fd), buffer_(1 << 16) {

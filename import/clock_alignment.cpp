@@ -1,5 +1,6 @@
 // Ranks of a job recorded on several hosts: each host's profiler has its own clock. Each rank is
 // moved onto rank 0's, from the collectives it ran with a rank already placed, or from its messages.
+// See Note [clock alignment] in trace/rank_clock.h.
 #include "import/clock_alignment.h"
 
 #include <algorithm>
@@ -21,8 +22,8 @@ struct ClockOffset {
 
 // The collectives two ranks both took part in, as each ran them ([begin, end] on its own clock),
 // paired in order within each group they share: a 2-D job's ranks 0 and 1 share a tensor group
-// and not a data group, and pairing all their collectives in order paired rank 0's data group's
-// with rank 1's (on an H200's 2 x 2 trace it moved rank 1 by 7 ms). Not sends and recvs (a
+// and not a data group, and pairing all their collectives in order would pair rank 0's data group's
+// with rank 1's (on an H200's 2 x 2 trace, a false 7 ms shift of rank 1). Not sends and recvs (a
 // pipeline's stages run different numbers of them), nor broadcasts (a root can be done before the
 // others begin). A group whose counts differ on the two ranks is left out.
 struct SharedCollectives {
@@ -82,7 +83,8 @@ int64_t median(std::vector<int64_t> v) {
 // host straggle by milliseconds on a busy machine, and always have some that end together), or when
 // b unshifted overlaps a in every collective, as true time requires (none can end on one rank
 // before another began it): ranks sharing one GPU run their NCCL kernels in the GPU's time slices,
-// and end a slice apart every time (7 ms on an H200), which the 1 ms rule took for another host.
+// and end a slice apart every time (7 ms on an H200), which the 1 ms rule alone takes for another
+// host.
 std::optional<ClockOffset> offsetFromCollectives(const SharedCollectives& c) {
   if (c.aEnd.empty()) return std::nullopt;
   std::vector<int64_t> diffs;
@@ -108,7 +110,7 @@ std::vector<std::vector<size_t>> messagesOf(const std::vector<std::vector<Event>
   for (size_t r = 0; r < ranks.size(); ++r) {
     for (size_t i = 0; i < ranks[r].size(); ++i) {
       const Event& e = ranks[r][i];
-      if (e.kind == EventKind::Collective && isPointToPoint(static_cast<CollectiveOp>(e.op)) && e.count >= 0 &&
+      if (e.kind == EventKind::Collective && isPointToPoint(static_cast<CollectiveOp>(e.op)) && e.peer >= 0 &&
           static_cast<size_t>(e.worldSize) == ranks.size()) {
         out[r].push_back(i);
       }
@@ -124,7 +126,7 @@ std::vector<int64_t> messageTimes(const std::vector<Event>& events, const std::v
   std::vector<int64_t> out;
   for (size_t i : messages) {
     const Event& e = events[i];
-    if (static_cast<CollectiveOp>(e.op) == op && e.count == peer)
+    if (static_cast<CollectiveOp>(e.op) == op && e.peer == peer)
       out.push_back(op == CollectiveOp::Send ? e.beginNs : e.endNs);
   }
   return out;
@@ -226,7 +228,7 @@ void alignRankClocks(std::vector<std::vector<Event>>& ranks, std::string& clocks
     Event reading;
     reading.beginNs = offset.atNs;
     reading.endNs = offset.atNs + offset.shiftNs;
-    reading.count = offset.boundNs;
+    reading.uncertaintyNs = offset.boundNs;
     rankClocks[r].add(reading);
     shiftRank(ranks[r], offset.shiftNs);
     char text[200];

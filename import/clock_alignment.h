@@ -1,5 +1,5 @@
 // Ranks of a job recorded on several hosts, put on rank 0's clock (torch.profiler traces:
-// import/profiler_trace.h).
+// import/profiler_trace.h). See Note [clock alignment] in trace/rank_clock.h.
 #pragma once
 
 #include <string>

@@ -242,17 +242,17 @@ class BackendMatch {
 // A send's or recv's peer, its rank in the op's group, from the values the profiler records with
 // shapes: c10d::send(tensors, group, peer, tag) and c10d::recv_(tensors, group, peer, tag); -1 for
 // c10d::recv_any_source_(tensors, group, tag), which names none, or where none is recorded.
-int64_t peerOf(const Span& op) {
+int32_t peerOf(const Span& op) {
   if (op.name == "c10d::recv_any_source_" || !op.args || !op.args->contains("Concrete Inputs")) return -1;
   const auto& values = (*op.args)["Concrete Inputs"];
   if (!values.is_array() || values.size() < 3 || !values[2].is_string()) return -1;
   const std::string peer = values[2].get<std::string>();
   if (peer.empty() || peer.size() > 9 || peer.find_first_not_of("0123456789") != std::string::npos) return -1;
-  return std::stoll(peer);
+  return static_cast<int32_t>(std::stol(peer));  // nine digits at most
 }
 
 // "to rank 1", "from rank 0", "from any rank".
-std::string peerText(const Span& op, CollectiveOp kind, int64_t peer) {
+std::string peerText(const Span& op, CollectiveOp kind, int32_t peer) {
   const std::string way = kind == CollectiveOp::Send ? "to " : "from ";
   if (peer >= 0) return way + "rank " + std::to_string(peer);
   return way + (op.name == "c10d::recv_any_source_" ? "any rank" : "a rank not recorded");
@@ -346,10 +346,10 @@ Event collectiveEvent(const RankTrace& trace, const Span& op, CollectiveOp kind,
   }
   e.bytes = in * width;
   e.bytesOut = out * width;
-  if (kind == CollectiveOp::AllToAll) e.count = ownPartBytes(trace, op, params, e);
-  if (isPointToPoint(kind)) e.count = peerOf(op);
+  if (kind == CollectiveOp::AllToAll) e.ownPartBytes = ownPartBytes(trace, op, params, e);
+  if (isPointToPoint(kind)) e.peer = peerOf(op);
   std::string unit = unitAndPhaseOf(trace, op, host, e);
-  if (isPointToPoint(kind)) unit = peerText(op, kind, e.count);
+  if (isPointToPoint(kind)) unit = peerText(op, kind, e.peer);
   e.text = unit;
   if (backend && backend->name.find(collectiveOpName(kind)) == std::string::npos) e.text += "|" + backend->name;
   return e;
@@ -412,7 +412,8 @@ Event kernelCollective(const RankTrace& trace, const Span& kernel, CollectiveOp 
     e.bytesOut = params->out * width;
     placeInGroup(e, *params, trace.world, notes);
   }
-  e.count = -1;  // no peer or own part known
+  e.ownPartBytes = -1;  // no own part or peer known
+  e.peer = -1;
   e.text = "model|" + kernel.name.substr(0, kernel.name.find('('));
   return e;
 }

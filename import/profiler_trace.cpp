@@ -139,7 +139,6 @@ void readSteps(const RankTrace& trace, std::vector<Event>& out) {
     e.step = s.number - trace.steps.front().number;
     e.beginNs = s.begin;
     e.endNs = s.end;
-    e.count = 1;  // recorded
     out.push_back(e);
   }
 }

@@ -12,7 +12,8 @@
 //                role its annotation or op says (import/profiler_roles.h); what none says is
 //                "other", and so is what was held before the profiler started
 // Ranks of one host share the profiler's clock; ranks of other hosts are aligned on their
-// collectives' ends (the median difference to rank 0's), and the note says by how much.
+// collectives' ends, else their messages (import/clock_alignment.h), and the note says by how
+// much. See Note [clock alignment] in trace/rank_clock.h.
 #pragma once
 
 #include <string>

@@ -9,8 +9,8 @@ namespace shardscope {
 DeviceFacts deviceFactsOf(const trace::Event& runInfo) {
   DeviceFacts facts;
   if (runInfo.kind != trace::EventKind::RunInfo) return facts;
-  facts.memoryBytes = runInfo.bytes > 0 ? runInfo.bytes : 0;
-  facts.peakFlops = runInfo.bytesOut > 0 ? static_cast<double>(runInfo.bytesOut) : 0.0;
+  facts.memoryBytes = runInfo.deviceMemoryBytes > 0 ? runInfo.deviceMemoryBytes : 0;
+  facts.peakFlops = runInfo.peakFlopsPerSecond > 0 ? static_cast<double>(runInfo.peakFlopsPerSecond) : 0.0;
   return facts;
 }
 

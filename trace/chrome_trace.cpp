@@ -27,8 +27,8 @@ nlohmann::json failedCollectiveJson(int r, const Event& e, int64_t origin) {
                          {"step", e.step},
                          {"issue_us", micros(e.issueNs, origin)}};
   if (e.microBatch != 0) args["micro_batch"] = e.microBatch;
-  if (op == CollectiveOp::AllToAll && e.count >= 0) args["own_part_bytes"] = e.count;
-  if (isPointToPoint(op) && e.count >= 0) args["peer"] = e.count;
+  if (op == CollectiveOp::AllToAll && e.ownPartBytes >= 0) args["own_part_bytes"] = e.ownPartBytes;
+  if (isPointToPoint(op) && e.peer >= 0) args["peer"] = e.peer;
   return {{"ph", "i"},
           {"s", "t"},
           {"cat", kFailedCollectiveCategory},
@@ -189,8 +189,8 @@ void ChromeTraceWriter::writeCollectives(int r, const RankTimeline& t, int64_t o
                            {"ring_received_bytes", ring.receivedBytes},
                            {"implementation", impl}};
     if (e.microBatch != 0) args["micro_batch"] = e.microBatch;
-    if (op == CollectiveOp::AllToAll && e.count >= 0) args["own_part_bytes"] = e.count;  // what it keeps
-    if (isPointToPoint(op) && e.count >= 0) args["peer"] = e.count;
+    if (op == CollectiveOp::AllToAll && e.ownPartBytes >= 0) args["own_part_bytes"] = e.ownPartBytes;  // what it keeps
+    if (isPointToPoint(op) && e.peer >= 0) args["peer"] = e.peer;
     const auto group = static_cast<ProcessGroup>(e.processGroup);
     args["process_group"] = processGroupName(group);
     // Under HSDP the same unit is reduced twice, in two groups: the name says which.

@@ -17,19 +17,19 @@ enum class EventKind : uint8_t {
   StepEnd,           // one training step finished on a rank: loss, step span
   RunInfo,           // a rank is up: world size, device/backend (text), parameter count
   RankError,         // a rank hit an error it can describe (text); it exits non-zero right after
-  RunDone,           // a rank finished every step cleanly; count = events it dropped
+  RunDone,           // a rank finished every step cleanly; droppedEvents: those it dropped
   Memory,            // an allocation (+bytes), a free (-bytes) or a re-attribution (fromRole -> role)
   Collective,        // one collective: op, label, bytes in/out, group size, issue/start/end, phase
   Compute,           // a compute span: step, forward/backward of a unit, optimizer step
-  Dropped,           // count = events a full buffer had to drop since the last Dropped event
+  Dropped,           // droppedEvents: those a full buffer had to drop since the last Dropped event
   Group,             // a rank enters an event group (step_gate.h): op = GroupKind, text = its label;
                      // endNs: when it went on (> beginNs after a pause at the step gate), 0 while waiting
   ClockOffset,       // this rank's clock against rank 0's (per-rank files of a job across hosts), measured
                      // NTP-style through the rendezvous store: beginNs on this rank's clock was endNs on
-                     // rank 0's; count = the uncertainty (half the best round trip), ns; text = host name
+                     // rank 0's; uncertaintyNs, text = host name (Note [clock alignment], rank_clock.h)
   CollectiveIssued,  // a rank issued a collective, sent before it can block: the Collective's fields
-                     // known then (beginNs = issueNs, endNs 0), count = its number in its process
-                     // group from 1. Not part of the recording: it tells a hang's last collectives
+                     // known then (beginNs = issueNs, endNs 0) and its sequence number in its
+                     // process group. Not part of the recording: it tells a hang's last collectives
                      // (trace/issued_collectives.h), and its Collective follows once it ends.
   CollectiveFailed,  // a collective the backend failed instead of completing (its timeout passed, a peer
                      // went away): the Collective's fields known at its issue (issueNs, op, text, bytes,
@@ -45,7 +45,8 @@ enum class MemoryRole : uint8_t {
   GradFull,        // unsharded gradients (ddp's .grad; FSDP before reduce-scatter)
   OptimizerState,  // optimizer moments and their temporaries
   Activation,      // activations and activation gradients
-  CommBuffer,      // flat buffers a collective reads or writes (ddp buckets, rs input)
+  CommBuffer,      // flat buffers a collective reads or writes (ddp buckets, rs input; a backend's
+                   // staging: Note [staging buffers] in engine/recording/recorder.h)
   Other,           // input batches, scratch
   // Device lanes (GPU ranks only). They sit on top of the tensor roles above so the stack's top is
   // what the device holds for this process; they are not tensors and not counted as allocated.
@@ -131,34 +132,37 @@ constexpr int32_t kNoUnit = INT32_MIN;
 struct Event {
   EventKind kind = EventKind::StepEnd;
   int32_t rank = 0;
-  int32_t step = -1;           // -1 when not tied to a step
-  int32_t microBatch = 0;      // Collective, Compute: 1..K within the step under gradient accumulation
-                               // over K micro-batches; 0 when the step is one batch or outside them
-  int64_t beginNs = 0;         // Memory: when; Compute: span begin; Collective: start; CollectiveFailed: when
-                               // it failed
-  int64_t endNs = 0;           // Compute, Collective, StepEnd: end
-  int64_t issueNs = 0;         // Collective, CollectiveFailed: when the rank issued it (<= beginNs)
-  int64_t bytes = 0;           // Memory: signed delta (or bytes moved when fromRole is set);
-                               // Collective: bytes this rank sends in; RunInfo: the GPU's memory
-                               // (0 on CPU)
-  int64_t bytesOut = 0;        // Collective: bytes this rank receives out; RunInfo: the GPU's measured
-                               // matmul peak in FLOP/s (0 on CPU or a shared GPU)
-  int64_t count = 0;           // RunInfo: parameter count; Dropped/RunDone: dropped events;
-                               // Collective: an all-to-all's own part, the bytes that stay on the rank
-                               // (its input split to itself), -1: not recorded, even splits assumed; a
-                               // send's or recv's peer, its rank in the group, -1: not recorded
-  double loss = 0.0;           // StepEnd: global mean loss
-  int64_t pausedNs = 0;        // StepEnd: of [beginNs, endNs], the time waited at the step gate
-  int32_t worldSize = 0;       // RunInfo; Collective: group size
-  int32_t unit = kNoUnit;      // Memory: the model unit the bytes belong to
-  uint8_t role = 0;            // Memory: MemoryRole
-  uint8_t fromRole = kNoRole;  // Memory: re-attribution source role
-  uint8_t space = 0;           // Memory: MemorySpace
-  uint8_t phase = 0;           // Collective, Compute: Phase
-  uint8_t op = 0;              // Collective: CollectiveOp; Compute: ComputeKind; Group: GroupKind
-  uint8_t processGroup = 0;    // Collective: ProcessGroup it ran in (worldSize is that group's size)
-  std::string text;            // Collective: "unit" or "unit|implementation" for an op built from
-                               // others; Compute: unit; RunInfo: device; RankError: message
+  int32_t step = -1;               // -1 when not tied to a step
+  int32_t microBatch = 0;          // Collective, Compute: 1..K within the step under gradient accumulation
+                                   // over K micro-batches; 0 when the step is one batch or outside them
+  int64_t beginNs = 0;             // Memory: when; Compute: span begin; Collective: start; CollectiveFailed: when
+                                   // it failed
+  int64_t endNs = 0;               // Compute, Collective, StepEnd: end
+  int64_t issueNs = 0;             // Collective, CollectiveFailed: when the rank issued it (<= beginNs)
+  int64_t bytes = 0;               // Memory: signed delta (or bytes moved when fromRole is set);
+                                   // Collective: bytes this rank sends in
+  int64_t bytesOut = 0;            // Collective: bytes this rank receives out
+  int64_t ownPartBytes = 0;        // Collective, all-to-all: its own part, the bytes that stay on the rank
+                                   // (its input split to itself); -1: not recorded, even splits assumed
+  int64_t sequence = 0;            // CollectiveIssued: its number in its process group, from 1
+  int64_t parameterCount = 0;      // RunInfo: the parameters the rank holds
+  int64_t deviceMemoryBytes = 0;   // RunInfo: the GPU's memory (0 on CPU)
+  int64_t peakFlopsPerSecond = 0;  // RunInfo: the GPU's measured matmul peak (0 on CPU or a shared GPU)
+  int64_t droppedEvents = 0;       // Dropped: since the last Dropped; RunDone: in the whole run
+  int64_t uncertaintyNs = 0;       // ClockOffset: half the best round trip; -1: not measured
+  double loss = 0.0;               // StepEnd: global mean loss
+  int64_t pausedNs = 0;            // StepEnd: of [beginNs, endNs], the time waited at the step gate
+  int32_t worldSize = 0;           // RunInfo; Collective: group size
+  int32_t peer = 0;                // Collective, send or recv: the peer's rank in the group; -1: not recorded
+  int32_t unit = kNoUnit;          // Memory: the model unit the bytes belong to
+  uint8_t role = 0;                // Memory: MemoryRole
+  uint8_t fromRole = kNoRole;      // Memory: re-attribution source role
+  uint8_t space = 0;               // Memory: MemorySpace
+  uint8_t phase = 0;               // Collective, Compute: Phase
+  uint8_t op = 0;                  // Collective: CollectiveOp; Compute: ComputeKind; Group: GroupKind
+  uint8_t processGroup = 0;        // Collective: ProcessGroup it ran in (worldSize is that group's size)
+  std::string text;                // Collective: "unit" or "unit|implementation" for an op built from
+                                   // others; Compute: unit; RunInfo: device; RankError: message
 };
 
 const char* eventKindName(EventKind kind);

@@ -15,7 +15,7 @@ std::string membersText(const std::vector<int>& members) {
 LoggedCollective loggedOf(const Event& e, bool finished, bool failed, const std::string& group) {
   LoggedCollective c;
   c.group = group;
-  c.seq = e.count;
+  c.seq = e.sequence;
   c.op = collectiveOpName(static_cast<CollectiveOp>(e.op));
   c.label = e.text.substr(0, e.text.find('|'));  // the unit, without an implementation's name
   c.inputSizes = {{e.bytes}};

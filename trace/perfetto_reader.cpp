@@ -458,8 +458,8 @@ bool PerfettoTraceReader::collectiveFields(const std::string& event, const Annot
   if (!annotatedTime(event, args, "issue_ns", e.beginNs - 1, e.issueNs)) return false;
   e.issueNs += 1;
   // An all-to-all's own part, a send's or recv's peer: -1 where it was not recorded.
-  if (isPointToPoint(static_cast<CollectiveOp>(op))) e.count = numberOr(args, "peer", -1);
-  if (static_cast<CollectiveOp>(op) == CollectiveOp::AllToAll) e.count = numberOr(args, "own_part_bytes", -1);
+  if (isPointToPoint(static_cast<CollectiveOp>(op))) e.peer = static_cast<int32_t>(numberOr(args, "peer", -1));
+  if (static_cast<CollectiveOp>(op) == CollectiveOp::AllToAll) e.ownPartBytes = numberOr(args, "own_part_bytes", -1);
   e.processGroup = names::indexOf(textOr(args, "process_group"), names::processGroup, kProcessGroupCount).value_or(0);
   e.text = collectiveText(textOr(args, "unit"), textOr(args, "implementation"), static_cast<CollectiveOp>(op));
   return true;
@@ -597,7 +597,7 @@ void PerfettoTraceReader::finish() {
 }
 
 // A file read in large blocks, for a reader that looks a little ahead of where it is (a byte at a
-// time through the stream took a fifth of a trace's reading).
+// time through the stream takes a fifth of a trace's reading).
 class BlockReader {
  public:
   explicit BlockReader(std::istream& in) : in_(in) {}

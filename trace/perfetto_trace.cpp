@@ -307,8 +307,8 @@ std::vector<PerfettoTraceWriter::Annotation> PerfettoTraceWriter::collectiveAnno
   if (e.microBatch != 0) a.push_back(number("micro_batch", e.microBatch));
   if (e.processGroup != 0)
     a.push_back(text("process_group", processGroupName(static_cast<ProcessGroup>(e.processGroup))));
-  if (op == CollectiveOp::AllToAll && e.count >= 0) a.push_back(number("own_part_bytes", e.count));
-  if (isPointToPoint(op) && e.count >= 0) a.push_back(number("peer", e.count));
+  if (op == CollectiveOp::AllToAll && e.ownPartBytes >= 0) a.push_back(number("own_part_bytes", e.ownPartBytes));
+  if (isPointToPoint(op) && e.peer >= 0) a.push_back(number("peer", e.peer));
   return a;
 }
 

@@ -6,8 +6,8 @@
 namespace shardscope::trace {
 
 void RankClock::add(const Event& e) {
-  if (e.count < 0) return;
-  const Reading reading{e.beginNs, e.endNs - e.beginNs, e.count};
+  if (e.uncertaintyNs < 0) return;
+  const Reading reading{e.beginNs, e.endNs - e.beginNs, e.uncertaintyNs};
   const auto at = std::upper_bound(readings_.begin(), readings_.end(), reading.localNs,
                                    [](int64_t t, const Reading& r) { return t < r.localNs; });
   readings_.insert(at, reading);

@@ -4,6 +4,22 @@
 // between them (the nearest reading before the first and after the last), so the host is followed
 // rather than pinned to its first reading. Otherwise they measured one offset, and the most
 // precise reading (the shortest round trip) holds throughout.
+//
+// Note [clock alignment]
+// Events are timed in ns on their host's steady clock (trace::nowNs), which every rank of a host
+// shares; a GPU's work is put on it by DeviceClock (engine/recording/device_clock.h: CUDA events
+// timed from one anchor event). A controller's ranks all run on its host and need nothing more.
+// A job that records itself (worker --trace-dir, or a collector) may span hosts: each rank
+// measures its offset to rank 0's clock NTP-style through the store (engine/recording/clock_sync.h)
+// when the ranks are up, every --clock-every seconds and at the end, and sends each reading as a
+// ClockOffset event. A RankClock turns the readings into a shift; a rank none of whose offsets
+// exceeds its uncertainty shares rank 0's clock and is not moved (a shift by the noise would only
+// misalign it). torch.profiler traces carry no readings: import/clock_alignment.cpp infers each
+// rank's shift from the collectives it ran with a rank already placed (they end together), else
+// from its messages' send and receive times, and keeps it as a RankClock reading too. The shift is
+// added to each of the rank's times (for measured readings by shiftOntoRank0,
+// trace/rank_event_files.h), and the notes and the summary's "clocks" say which ranks moved, by
+// how much, to within what.
 #pragma once
 
 #include <cstdint>
@@ -16,15 +32,14 @@ namespace shardscope::trace {
 
 class RankClock {
  public:
-  // A ClockOffset event: beginNs the rank's clock, endNs rank 0's at that moment, count the bound
+  // A ClockOffset event: beginNs the rank's clock, endNs rank 0's at that moment, uncertaintyNs the bound
   // (-1: not measured, ignored), text the host.
   void add(const Event& clockOffset);
 
   // Whether any reading was measured.
   bool measured() const { return !readings_.empty(); }
   // Whether the rank is on another clock: some reading's offset exceeds what it was measured to.
-  // Ranks of one host share a clock, and shifting them by a measurement's noise would only
-  // misalign them; such a rank is not shifted at all.
+  // A rank on rank 0's host is not shifted at all (see Note [clock alignment]).
   bool shifted() const { return shifted_; }
   // What to add to a time on the rank's clock to read it on rank 0's (0 unless shifted()).
   int64_t shiftAt(int64_t localNs) const;

@@ -101,14 +101,14 @@ void takeItem(RankFile& out, std::string_view item, int rank) {
   ++out.items;
   if (event->kind == EventKind::RunInfo) {
     out.placement = event->text;
-    out.parameterCount = event->count;
-    out.deviceMemoryBytes = std::max<int64_t>(event->bytes, 0);
-    out.measuredPeakFlops = static_cast<double>(std::max<int64_t>(event->bytesOut, 0));
+    out.parameterCount = event->parameterCount;
+    out.deviceMemoryBytes = std::max<int64_t>(event->deviceMemoryBytes, 0);
+    out.measuredPeakFlops = static_cast<double>(std::max<int64_t>(event->peakFlopsPerSecond, 0));
   }
   if (event->kind == EventKind::RankError) out.error = event->text;
   if (event->kind == EventKind::ClockOffset) {
     out.clock.add(*event);
-    out.clockUnmeasured = out.clockUnmeasured || event->count < 0;
+    out.clockUnmeasured = out.clockUnmeasured || event->uncertaintyNs < 0;
   }
   if (event->kind == EventKind::RunDone) out.done = true;
   if (event->kind == EventKind::StepEnd) ++out.steps;

@@ -22,7 +22,7 @@ std::string rankEventConfigName(const std::string& dir);
 // What a recording keeps of a rank's stream (a controller merges these; a rank's wait at the step
 // gate, its placement, errors and clock are said otherwise).
 bool isRecordedEvent(const Event& e);
-// Adds `shiftNs` to the event's times (onto rank 0's clock: trace/rank_clock.h).
+// Adds `shiftNs` to the event's times (onto rank 0's clock: Note [clock alignment] in trace/rank_clock.h).
 void shiftEventTimes(Event& e, int64_t shiftNs);
 // The event put on rank 0's clock by its rank's readings, at its own (begin) time.
 void shiftOntoRank0(Event& e, const RankClock& clock);
@@ -40,8 +40,8 @@ bool isRankEventDirectory(const std::string& dir);
 bool isDirectory(const std::string& path);
 
 // The ranks' files merged: each rank's events in time order, as a controller adds them, on rank 0's
-// clock (a rank whose measured offset exceeds its uncertainty is shifted by it, interpolated
-// between its readings; `clocks` says which, by how much, to within what). The ranks
+// clock (Note [clock alignment] in trace/rank_clock.h; `clocks` says which ranks were shifted, by
+// how much, to within what). The ranks
 // are those config.json's world names (or one past the highest file's). What a file could not
 // give (a rank without a file, items that were not events) is said in `note`; an unreadable
 // directory, or files more than memory can hold the recording of (files/host_memory.h), in `error`.

@@ -58,8 +58,8 @@ namespace {
 template <class Collective>
 RankTraffic trafficOf(const Collective& c) {
   const auto op = static_cast<CollectiveOp>(c.op);
-  if (op == CollectiveOp::AllToAll && c.count >= 0) {  // its own part known: the rest leaves and arrives
-    return {std::max<int64_t>(c.bytes - c.count, 0), std::max<int64_t>(c.bytesOut - c.count, 0)};
+  if (op == CollectiveOp::AllToAll && c.ownPartBytes >= 0) {  // its own part known: the rest leaves and arrives
+    return {std::max<int64_t>(c.bytes - c.ownPartBytes, 0), std::max<int64_t>(c.bytesOut - c.ownPartBytes, 0)};
   }
   RankTraffic t = ringTrafficPerRank(op, c.worldSize, collectiveSizeBytes(c));
   if (op == CollectiveOp::AllToAll) t.receivedBytes = ringTrafficPerRank(op, c.worldSize, c.bytesOut).receivedBytes;

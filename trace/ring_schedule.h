@@ -57,7 +57,7 @@ RankTraffic ringTrafficPerRank(CollectiveOp op, int ranks, int64_t sizeBytes);
 const char* trafficBasis(CollectiveOp op);
 
 // The same for one recorded collective, in its group. An all-to-all's splits may be uneven (an
-// MoE's tokens per expert): where its own part is recorded (Event::count) it sends its input less
+// MoE's tokens per expert): where its own part is recorded (Event::ownPartBytes) it sends its input less
 // that and receives its output less that; else (N-1)/N of its input and of its output.
 RankTraffic collectiveTraffic(const Event& collective);
 RankTraffic collectiveTraffic(const CollectiveSpan& collective);

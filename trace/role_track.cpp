@@ -7,7 +7,7 @@ namespace shardscope::trace {
 namespace {
 
 // Varints of zigzagged values: a role's bytes or a change of them, mostly under 4 MB, in 1 to 4
-// bytes where they took 8. Wrapping arithmetic: a file's absurd sizes come back as they went in.
+// bytes where an int64 takes 8. Wrapping arithmetic: a file's absurd sizes come back as they went in.
 
 void putVarint(std::vector<uint8_t>& to, uint64_t v) {
   while (v > 0x7f) {

@@ -2,10 +2,10 @@
 // of one model unit. A memory event changes one role (two when bytes are re-attributed), so each
 // sample keeps only the roles that changed, as varints of the change, in blocks of 8 samples that
 // begin with a full snapshot (varints too, mostly zeros of a byte): about 7 bytes a sample beside
-// its time, where a plain array of the roles took 88 to 104 and 8-byte values took 20. One
+// its time, where a plain array of the roles would take 88 to 104, and the changes as 8-byte values 20.
 // sample's bytes are rebuilt from one contiguous block (a cache line or two) rather than from
-// scattered arrays. A long run's millions of samples are most of what the app holds (issue 47's
-// bytes per retained event).
+// scattered arrays. A long run's millions of samples are most of what the app holds (its bytes per
+// retained event: docs/benchmarks.md).
 #pragma once
 
 #include <array>

@@ -167,7 +167,7 @@ void RunRecording::add(const Event& e) {
       break;
     case EventKind::Dropped:
     case EventKind::RunDone:
-      r.dropped += e.count;
+      r.dropped += e.droppedEvents;
       break;
     default:
       break;
@@ -448,8 +448,8 @@ void RunRecording::keepDetailWithinOverRanks(size_t events, Spill spill) {
 // Every rank folds through the same step, so the views' k-th event group stays the same moment
 // on every rank: the first rank over the budget sets it, each folds there at its own next step end.
 // A sixteenth of the steps held at a time: a fold runs under the window's lock on the thread that
-// drains the ranks' pipes. Folding half at once paused it a quarter of a second and more at the
-// budget (build/bench/fold_pause_bench), and in a first try the ranks' event queues overflowed.
+// drains the ranks' pipes. Folding half at once pauses it a quarter of a second and more at the
+// budget (build/bench/fold_pause_bench), long enough for the ranks' event queues to overflow.
 void RunRecording::foldWithinBudget(int rank, int64_t completeByNs) {
   if (detailOverRanks_ > 0) maxDetailEvents_ = std::max<size_t>(1, detailOverRanks_ / ranks_.size());
   const auto& steps = ranks_[static_cast<size_t>(rank)].steps;

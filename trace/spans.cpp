@@ -41,7 +41,8 @@ CollectiveSpan CollectiveSpan::of(const Event& e, NameHolder* names) {
   s.issueNs = e.issueNs;
   s.bytes = e.bytes;
   s.bytesOut = e.bytesOut;
-  s.count = e.count;
+  s.ownPartBytes = e.ownPartBytes;
+  s.peer = e.peer;
   s.step = e.step;
   s.microBatch = e.microBatch;
   s.worldSize = e.worldSize;
@@ -61,7 +62,8 @@ Event CollectiveSpan::toEvent(int rank) const {
   e.issueNs = issueNs;
   e.bytes = bytes;
   e.bytesOut = bytesOut;
-  e.count = count;
+  e.ownPartBytes = ownPartBytes;
+  e.peer = peer;
   e.step = step;
   e.microBatch = microBatch;
   e.worldSize = worldSize;

@@ -1,8 +1,9 @@
 // The spans a rank's timeline keeps (RankTimeline), one packed record per kind: the fields of
 // trace::Event that kind uses, its name interned (trace/names.h). A compute span or an event group
-// is 32 bytes and a collective 72, where each was a 128-byte Event with a std::string (and, for a
+// is 32 bytes and a collective 72, where a whole Event takes 128 with a std::string (and, for a
 // name past 15 characters, a heap block). Spans are most of a long run's retained events, so this
-// is most of what a window holds (issue 47's bytes per event).
+// is most of what a window holds (the bytes it holds per event: docs/benchmarks.md, "Bytes per
+// retained event").
 //
 // Field names are Event's, so code reads a span as it read the event; `text()` is Event::text.
 #pragma once
@@ -36,10 +37,11 @@ struct CollectiveSpan {
   int64_t issueNs = 0;
   int64_t bytes = 0;
   int64_t bytesOut = 0;
-  int64_t count = 0;  // an all-to-all's own part, a send's or recv's peer (Event::count)
+  int64_t ownPartBytes = 0;  // an all-to-all's (Event::ownPartBytes)
   int32_t step = -1;
   int32_t microBatch = 0;
   int32_t worldSize = 0;     // the group's size
+  int32_t peer = 0;          // a send's or recv's (Event::peer)
   NameId name = kEmptyName;  // "unit" or "unit|implementation"
   uint8_t op = 0;            // CollectiveOp
   uint8_t phase = 0;         // Phase

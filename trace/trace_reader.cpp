@@ -209,8 +209,8 @@ bool TraceEventReader::readCollectiveFields(const nlohmann::json& e, Event& ev) 
   ev.phase = indexOf(a.value("phase", ""), phaseNameOf, 4).value_or(0);
   ev.bytes = a.value("bytes", int64_t{0});
   ev.bytesOut = a.value("bytes_out", int64_t{0});
-  if (*op == static_cast<int>(CollectiveOp::AllToAll)) ev.count = a.value("own_part_bytes", int64_t{-1});
-  if (isPointToPoint(static_cast<CollectiveOp>(*op))) ev.count = a.value("peer", int64_t{-1});
+  if (*op == static_cast<int>(CollectiveOp::AllToAll)) ev.ownPartBytes = a.value("own_part_bytes", int64_t{-1});
+  if (isPointToPoint(static_cast<CollectiveOp>(*op))) ev.peer = a.value("peer", -1);
   ev.worldSize = a.value("group_size", 0);
   ev.processGroup = indexOf(a.value("process_group", ""), processGroupOf, kProcessGroupCount).value_or(0);
   ev.issueNs = nanos(a.value("issue_us", e.at("ts").get<double>()));
@@ -377,7 +377,7 @@ void applyRunFacts(const RunFacts& facts, LoadedTrace& out) {
     Event dropped;
     dropped.kind = EventKind::Dropped;
     dropped.rank = static_cast<int>(r);
-    dropped.count = facts.droppedEvents[r];
+    dropped.droppedEvents = facts.droppedEvents[r];
     out.recording.add(dropped);
   }
 }

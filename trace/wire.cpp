@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include "trace/zigzag.h"
 
@@ -25,13 +26,21 @@ enum Field : uint32_t {
   kIssue,  // as beginNs - issueNs
   kBytesOut,
   kWorldSize,
-  kCount,
+  kLegacyCount,  // written before each kind's figure had a field of its own (wire.h's legacy count)
   kMicroBatch,
   kFromRole,
   kSpace,
   kProcessGroup,
   kPaused,
   kLoss,
+  kOwnPartBytes,
+  kSequence,
+  kParameterCount,
+  kDeviceMemoryBytes,
+  kPeakFlops,
+  kDroppedEvents,
+  kUncertainty,
+  kPeer,
   kFieldCount,
 };
 
@@ -81,13 +90,20 @@ Present presentFields(const Event& e) {
   if (e.issueNs != 0) p.set(kIssue, minus(e.beginNs, e.issueNs));
   if (e.bytesOut != 0) p.set(kBytesOut, e.bytesOut);
   if (e.worldSize != 0) p.set(kWorldSize, e.worldSize);
-  if (e.count != 0) p.set(kCount, e.count);
   if (e.microBatch != 0) p.set(kMicroBatch, e.microBatch);
   if (e.fromRole != none.fromRole) p.set(kFromRole, e.fromRole);
   if (e.space != 0) p.set(kSpace, e.space);
   if (e.processGroup != 0) p.set(kProcessGroup, e.processGroup);
   if (e.pausedNs != 0) p.set(kPaused, e.pausedNs);
   if (lossBits(e.loss) != 0) p.set(kLoss, static_cast<int64_t>(lossBits(e.loss)));
+  if (e.ownPartBytes != 0) p.set(kOwnPartBytes, e.ownPartBytes);
+  if (e.sequence != 0) p.set(kSequence, e.sequence);
+  if (e.parameterCount != 0) p.set(kParameterCount, e.parameterCount);
+  if (e.deviceMemoryBytes != 0) p.set(kDeviceMemoryBytes, e.deviceMemoryBytes);
+  if (e.peakFlopsPerSecond != 0) p.set(kPeakFlops, e.peakFlopsPerSecond);
+  if (e.droppedEvents != 0) p.set(kDroppedEvents, e.droppedEvents);
+  if (e.uncertaintyNs != 0) p.set(kUncertainty, e.uncertaintyNs);
+  if (e.peer != 0) p.set(kPeer, e.peer);
   return p;
 }
 
@@ -125,9 +141,40 @@ bool narrow(int64_t v, Narrow& out) {
   return true;
 }
 
+// The fields each of one kind's figures, read off the wire.
+bool assignFigure(Event& e, Field f, int64_t v) {
+  switch (f) {
+    case kOwnPartBytes:
+      e.ownPartBytes = v;
+      return true;
+    case kSequence:
+      e.sequence = v;
+      return true;
+    case kParameterCount:
+      e.parameterCount = v;
+      return true;
+    case kDeviceMemoryBytes:
+      e.deviceMemoryBytes = v;
+      return true;
+    case kPeakFlops:
+      e.peakFlopsPerSecond = v;
+      return true;
+    case kDroppedEvents:
+      e.droppedEvents = v;
+      return true;
+    case kUncertainty:
+      e.uncertaintyNs = v;
+      return true;
+    case kPeer:
+      return narrow(v, e.peer);
+    default:
+      return false;  // kText and kLoss are read on their own
+  }
+}
+
 // One field's value, read off the wire, into the event (the times once the begin time is known:
-// they follow it in the payload).
-bool assignField(Event& e, Field f, int64_t v) {
+// they follow it in the payload). A legacy count waits in `legacyCount` for the kind to place it.
+bool assignField(Event& e, Field f, int64_t v, int64_t& legacyCount) {
   switch (f) {
     case kRank:
       return narrow(v, e.rank);
@@ -158,8 +205,8 @@ bool assignField(Event& e, Field f, int64_t v) {
       return true;
     case kWorldSize:
       return narrow(v, e.worldSize);
-    case kCount:
-      e.count = v;
+    case kLegacyCount:
+      legacyCount = v;
       return true;
     case kMicroBatch:
       return narrow(v, e.microBatch);
@@ -173,7 +220,7 @@ bool assignField(Event& e, Field f, int64_t v) {
       e.pausedNs = v;
       return true;
     default:
-      return false;  // kText and kLoss are read on their own
+      return assignFigure(e, f, v);
   }
 }
 
@@ -231,6 +278,7 @@ std::optional<Event> decodeEventFramePayload(std::string_view payload) {
   }
   Event e;
   e.kind = static_cast<EventKind>(payload[0]);
+  int64_t legacyCount = 0;
   for (uint32_t f = 0; f < kFieldCount; ++f) {
     if (!(mask & (1u << f))) continue;
     uint64_t v = 0;
@@ -239,11 +287,12 @@ std::optional<Event> decodeEventFramePayload(std::string_view payload) {
       std::memcpy(&e.loss, &v, sizeof v);
     } else if (f == kText) {
       if (v > kMaxFrameBytes || !in.bytes(static_cast<size_t>(v), e.text)) return std::nullopt;
-    } else if (!assignField(e, static_cast<Field>(f), unzigzag(v))) {
+    } else if (!assignField(e, static_cast<Field>(f), unzigzag(v), legacyCount)) {
       return std::nullopt;
     }
   }
   if (!in.done() || !namesKnownValues(e)) return std::nullopt;
+  placeLegacyFigures(e, legacyCount);
   return e;
 }
 
@@ -307,6 +356,55 @@ std::optional<Event> decodeStreamItem(std::string_view item) {
   const FrameHeader h = frameHeader(item, 0);
   if (!h.complete || h.damaged || h.payloadAt + h.length != item.size()) return std::nullopt;
   return decodeEventFramePayload(item.substr(h.payloadAt));
+}
+
+int64_t legacyCountOf(const Event& e) {
+  switch (e.kind) {
+    case EventKind::RunInfo:
+      return e.parameterCount;
+    case EventKind::RunDone:
+    case EventKind::Dropped:
+      return e.droppedEvents;
+    case EventKind::ClockOffset:
+      return e.uncertaintyNs;
+    case EventKind::CollectiveIssued:
+      return e.sequence;
+    case EventKind::Collective:
+    case EventKind::CollectiveFailed:
+      if (isPointToPoint(static_cast<CollectiveOp>(e.op))) return e.peer;
+      return e.op == static_cast<uint8_t>(CollectiveOp::AllToAll) ? e.ownPartBytes : 0;
+    default:
+      return 0;
+  }
+}
+
+void placeLegacyFigures(Event& e, int64_t count) {
+  // The device's figures rode in the collectives' byte fields, which a RunInfo has none of now.
+  if (e.kind == EventKind::RunInfo && e.bytes != 0) e.deviceMemoryBytes = std::exchange(e.bytes, 0);
+  if (e.kind == EventKind::RunInfo && e.bytesOut != 0) e.peakFlopsPerSecond = std::exchange(e.bytesOut, 0);
+  if (count == 0) return;  // every figure's default: nothing to place
+  switch (e.kind) {
+    case EventKind::RunInfo:
+      e.parameterCount = count;
+      return;
+    case EventKind::RunDone:
+    case EventKind::Dropped:
+      e.droppedEvents = count;
+      return;
+    case EventKind::ClockOffset:
+      e.uncertaintyNs = count;
+      return;
+    case EventKind::CollectiveIssued:
+      e.sequence = count;
+      return;
+    case EventKind::Collective:
+    case EventKind::CollectiveFailed:
+      if (isPointToPoint(static_cast<CollectiveOp>(e.op))) e.peer = static_cast<int32_t>(count);
+      if (e.op == static_cast<uint8_t>(CollectiveOp::AllToAll)) e.ownPartBytes = count;
+      return;
+    default:
+      return;  // a StepEnd's count said whether the step was recorded, which nothing read
+  }
 }
 
 }  // namespace shardscope::trace

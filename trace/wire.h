@@ -4,11 +4,11 @@
 //  - An event is a binary frame: kFrameMark, the payload's length as a varint, then the payload: its
 //    kind, a mask of the fields that differ from a default Event, and those fields as varints
 //    (end and issue times relative to the begin time), a float's 8 bytes, a string's length and
-//    bytes. A memory event takes about 20 bytes where its JSON line took 75, and no allocation.
+//    bytes. A memory event takes about 20 bytes where its JSON line takes 75, and no allocation.
 //  - Control text is a line ending in '\n': a collector hello (trace/collector_hello.h), a replay
 //    header (trace/rank_event_files.h), an empty line as a heartbeat.
-// shardscope before frames wrote each event as a JSON line (encodeEventLine); those streams and
-// files are still read.
+// Streams and files written by shardscope before binary frames carry each event as a JSON line
+// (encodeEventLine); they are still read.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +36,14 @@ std::optional<Event> decodeEventLine(std::string_view line);
 // One item of a stream as StreamSplitter gives it: a whole frame (mark and length included) or a
 // line without its '\n'. Nothing for control text, a heartbeat or damage.
 std::optional<Event> decodeStreamItem(std::string_view item);
+
+// Streams written before each kind's figure had a field of its own carry one "count" whose meaning
+// the kind gave: RunInfo's parameters, the dropped events of RunDone and Dropped, ClockOffset's
+// uncertainty, CollectiveIssued's sequence number, an all-to-all's own part, a send's or recv's
+// peer (a StepEnd's is ignored); and RunInfo's GPU memory and measured peak in `bytes` and
+// `bytesOut`. placeLegacyFigures moves them to their fields; legacyCountOf writes the old shape.
+int64_t legacyCountOf(const Event& event);
+void placeLegacyFigures(Event& event, int64_t count);
 
 // Whether the event's kind-specific enums (role, op, group, space) name values this vocabulary
 // has: a decoded event that does not is refused, not drawn.

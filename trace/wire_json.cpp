@@ -68,7 +68,7 @@ std::string encodeEventLine(const Event& e) {
       // An issued one's number in its group; an all-to-all's own part, a send's or recv's peer (or -1).
       if (e.kind == EventKind::CollectiveIssued || e.op == static_cast<uint8_t>(CollectiveOp::AllToAll) ||
           isPointToPoint(static_cast<CollectiveOp>(e.op))) {
-        appendInt(out, "c", e.count);
+        appendInt(out, "c", legacyCountOf(e));
       }
       appendString(out, "t", e.text);
       break;
@@ -82,12 +82,12 @@ std::string encodeEventLine(const Event& e) {
     default:
       // RunInfo: the GPU's memory (bytes) and the matmul peak it measured (bytesOut), both 0 on CPU.
       if (e.kind == EventKind::RunInfo) {
-        appendInt(out, "by", e.bytes);
-        appendInt(out, "bo", e.bytesOut);
+        appendInt(out, "by", e.deviceMemoryBytes);
+        appendInt(out, "bo", e.peakFlopsPerSecond);
       }
       if (e.pausedNs != 0) appendInt(out, "pz", e.pausedNs);
       appendNumber(out, "l", e.loss);
-      appendInt(out, "c", e.count);
+      appendInt(out, "c", legacyCountOf(e));
       appendInt(out, "w", e.worldSize);
       appendString(out, "t", e.text);
   }
@@ -98,7 +98,8 @@ std::string encodeEventLine(const Event& e) {
 
 namespace {
 
-bool assign(Event& e, std::string_view key, int64_t v) {
+// `legacyCount`: the "c" of the line, placed by its kind once the whole line is read.
+bool assign(Event& e, std::string_view key, int64_t v, int64_t& legacyCount) {
   if (key == "r")
     e.rank = static_cast<int32_t>(v);
   else if (key == "s")
@@ -116,7 +117,7 @@ bool assign(Event& e, std::string_view key, int64_t v) {
   else if (key == "bo")
     e.bytesOut = v;
   else if (key == "c")
-    e.count = v;
+    legacyCount = v;
   else if (key == "w")
     e.worldSize = static_cast<int32_t>(v);
   else if (key == "ro")
@@ -141,7 +142,7 @@ bool assign(Event& e, std::string_view key, int64_t v) {
 }
 
 // Fast path: exactly the shape encodeEventLine writes, strings without escapes.
-std::optional<Event> decodeFast(std::string_view line, bool& understood) {
+std::optional<Event> decodeFast(std::string_view line, bool& understood, int64_t& legacyCount) {
   understood = false;
   const char* p = line.data();
   const char* end = p + line.size();
@@ -178,7 +179,7 @@ std::optional<Event> decodeFast(std::string_view line, bool& understood) {
     } else {
       int64_t v = 0;
       auto [next, ec] = std::from_chars(p, end, v);
-      if (ec != std::errc() || !assign(e, key, v)) return std::nullopt;
+      if (ec != std::errc() || !assign(e, key, v, legacyCount)) return std::nullopt;
       p = next;
     }
     if (p < end && *p == ',') {
@@ -194,7 +195,7 @@ std::optional<Event> decodeFast(std::string_view line, bool& understood) {
   return std::nullopt;
 }
 
-std::optional<Event> decodeGeneral(std::string_view line) {
+std::optional<Event> decodeGeneral(std::string_view line, int64_t& legacyCount) {
   auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object() || !j.contains("k") || !j["k"].is_string()) return std::nullopt;
   auto kind = eventKindFromName(j["k"].get<std::string>());
@@ -208,7 +209,7 @@ std::optional<Event> decodeGeneral(std::string_view line) {
         e.text = it.value().get<std::string>();
       else if (it.key() == "l")
         e.loss = it.value().get<double>();
-      else if (!assign(e, it.key(), it.value().get<int64_t>()))
+      else if (!assign(e, it.key(), it.value().get<int64_t>(), legacyCount))
         return std::nullopt;
     }
     if (!namesKnownValues(e)) return std::nullopt;
@@ -222,9 +223,14 @@ std::optional<Event> decodeGeneral(std::string_view line) {
 
 std::optional<Event> decodeEventLine(std::string_view line) {
   bool understood = false;
-  auto fast = decodeFast(line, understood);
-  if (understood) return fast;
-  return decodeGeneral(line);
+  int64_t legacyCount = 0;
+  auto event = decodeFast(line, understood, legacyCount);
+  if (!understood) {
+    legacyCount = 0;  // the fast reader's, of a line it gave up on
+    event = decodeGeneral(line, legacyCount);
+  }
+  if (event) placeLegacyFigures(*event, legacyCount);
+  return event;
 }
 
 }  // namespace shardscope::trace

@@ -49,7 +49,6 @@ void stackedBar(const trace::RoleBytes& bytes, double scale, float width, float 
   ImGui::Dummy(ImVec2(width, height));
 }
 
-// One horizontal bar per session on a shared scale, labelled with the formatted value.
 // A session's name in the bar charts: its strategy (a PyTorch job's records: "PyTorch job", as
 // its strategy is only the closest to what it ran), and its world size when the sessions differ in it.
 std::string sessionLabel(const std::vector<Session>& sessions, size_t i) {
@@ -71,7 +70,8 @@ std::string perStepFigureMissing(const std::vector<RankStats>& ranks, bool brief
   return "";
 }
 
-// `format` labels session i's value.
+// One horizontal bar per session on a shared scale, labelled with the formatted value: `format`
+// labels session i's value.
 void valueBars(const char* title, const std::vector<Session>& sessions, const std::vector<double>& values,
                const std::function<std::string(size_t)>& format, ImU32 color) {
   double scale = 0;

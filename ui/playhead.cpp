@@ -27,7 +27,8 @@ trace::GroupSpan groupOf(const Span& span, int64_t beginNs, trace::GroupKind kin
   return g;
 }
 
-// Before Group events were recorded: each compute span and each collective's issue, per rank.
+// A recording without Group events (written by shardscope before it recorded them, still read):
+// each compute span and each collective's issue, per rank.
 std::vector<std::vector<trace::GroupSpan>> fallbackGroups(const trace::RunRecording& rec, trace::NameHolder* labels) {
   std::vector<std::vector<trace::GroupSpan>> out(static_cast<size_t>(rec.ranks()));
   for (int r = 0; r < rec.ranks(); ++r) {

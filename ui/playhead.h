@@ -32,7 +32,7 @@ struct EventGroupMark {
   double tNs = 0;       // relative to the recording's origin, never before the mark before
   double latestNs = 0;  // the ranks' latest time at the group, before that was applied
   // The group's label, interned (trace/names.h): a live run's marks are made again as it records,
-  // and a string each was most of their cost. Valid while its recording is, or while the marks'
+  // and a string each would be most of their cost. Valid while its recording is, or while the marks'
   // GroupMarksBasis holds it.
   trace::NameId labelId = trace::kEmptyName;
   const std::string& label() const { return trace::nameOf(labelId); }

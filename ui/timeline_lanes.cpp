@@ -111,8 +111,8 @@ const char* trafficNote(const trace::CollectiveSpan& e) {
   if (static_cast<trace::CollectiveOp>(e.op) != trace::CollectiveOp::AllToAll) {
     return trace::trafficBasis(static_cast<trace::CollectiveOp>(e.op));
   }
-  return e.count >= 0 ? "in and out less its own part, which stays"
-                      : "(N-1)/N of in and out: its splits not recorded, taken as even";
+  return e.ownPartBytes >= 0 ? "in and out less its own part, which stays"
+                             : "(N-1)/N of in and out: its splits not recorded, taken as even";
 }
 
 void spanTooltip(const trace::CollectiveSpan& e, double originNs) {
@@ -267,7 +267,7 @@ int drawRoleStack(const LaneFrame& f, const trace::RoleTrack& samples, const tra
   float lastTotalY = -1;
   // Columns showing the same sample merge into one run, drawn as one rect per role. A lane of a
   // long run is thousands of runs: their rects go straight into the draw list, one reservation a
-  // run (AddRectFilled's checks and reservation per rect were a tenth of a frame).
+  // run (AddRectFilled's checks and reservation per rect would cost a tenth of a frame).
   size_t runSample = kNoSample;
   float runStart = 0, runEnd = 0;
   auto flushRun = [&] {

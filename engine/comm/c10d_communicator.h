@@ -1,6 +1,7 @@
 // Communicator over any c10d::Backend: the same calls drive ProcessGroupGloo and ProcessGroupNCCL.
 // With a CollectiveStream (GPU ranks) every collective is queued on the communication stream;
 // without one (CPU ranks) it runs on the backend's threads and completes on the host.
+// See Note [stream ordering] in engine/comm/collective_stream.h.
 #pragma once
 
 #include <torch/csrc/distributed/c10d/Backend.hpp>

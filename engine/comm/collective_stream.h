@@ -1,10 +1,20 @@
-// Where a c10d collective is queued. On CPU (Gloo) a collective runs on Gloo's threads and its Work
-// completes on the host. On a GPU, the device orders work: shardscope queues every collective on a
-// communication stream of its own that first waits (a CUDA event, no host sync) for what the
-// caller's stream queued so far, as FSDP2's all-gather and reduce-scatter streams and DDP's
-// reducer do; the caller's stream later waits for the collective's end event. That is what lets an
-// all-gather prefetch or a bucket all-reduce overlap compute.
+// Where a c10d collective is queued: a communication stream per GPU rank (CudaCollectiveStream);
+// none on CPU, where a collective runs on Gloo's threads and its Work completes on the host.
 //
+// Note [stream ordering]
+// On a GPU the device, not the host, orders communication against compute: CUDA events, no host
+// sync in the step. Every collective is queued on the rank's one communication stream after an
+// event that makes it wait for what the caller's stream queued so far (the inputs);
+// PendingCollective::wait() makes the caller's current stream wait for the collective's end event
+// and returns at once. So an all-gather prefetch or a bucket's all-reduce overlaps compute, as on
+// FSDP2's all-gather and reduce-scatter streams and DDP's reducer. Collectives run on that stream
+// in issue order (their kernels on it, or on ProcessGroupNCCL's stream, which it then waits for),
+// so the DeviceClock marks queued on it just before and after one time that collective itself: a
+// recorded collective spans where the stream reached it and passed it. Copies that must overlap
+// compute (--offload cpu's shards in, gradients out) run on it too. On CPU wait() blocks, and a
+// collective is timed from its issue to its Work's completion on Gloo's thread.
+//
+// Note [freeing collective buffers]
 // Memory safety without recordStream (whose deferred frees pile up while the host runs ahead of a
 // slow communication stream): a buffer that a collective touches and that is freed during the
 // step is allocated on the communication stream itself, and is freed only after the caller's

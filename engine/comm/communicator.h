@@ -27,6 +27,7 @@ struct CollectiveEnd {
 // An issued collective. On CPU, wait() blocks the calling thread until the result is usable. On a
 // GPU it blocks nothing: it orders the calling thread's current stream after the collective (as
 // c10d's Work::wait does for NCCL), so the host runs ahead and queues more work.
+// See Note [stream ordering] in engine/comm/collective_stream.h.
 class PendingCollective {
  public:
   virtual ~PendingCollective() = default;
@@ -77,8 +78,9 @@ class Communicator {
   }
 
   // The stream collectives run on, where the device orders them (GPU); nothing on CPU. A buffer a
-  // collective writes or reads and that is freed while the step goes on is allocated on it (see
-  // engine/comm/collective_stream.h), as FSDP2 allocates its all-gather outputs on the all-gather stream.
+  // collective writes or reads and that is freed while the step goes on is allocated on it, as FSDP2
+  // allocates its all-gather outputs on the all-gather stream. See Note [freeing collective buffers]
+  // in engine/comm/collective_stream.h.
   virtual std::optional<c10::Stream> collectiveStream() const { return std::nullopt; }
 
   // How the op is implemented by this backend, e.g. "reduce_scatter" or

@@ -66,7 +66,7 @@ std::shared_ptr<::gloo::transport::Device> glooDevice(const std::string& master)
   return c10d::ProcessGroupGloo::createDeviceForHostname(local.empty() ? master : local);
 }
 
-// Gloo in LibTorch 2.11 implements _reduce_scatter_base natively. Older Gloo builds did not;
+// Gloo in LibTorch 2.11 implements _reduce_scatter_base natively. Older Gloo builds do not;
 // SHARDSCOPE_GLOO_REDUCE_SCATTER=all_reduce selects the composed version (all-reduce, keep this
 // rank's slice), which the events then name, so both paths stay tested.
 //
@@ -105,8 +105,8 @@ void requireSameRecipesOnEveryRank(c10d::Store& store, const RendezvousInfo& inf
   for (int rank = 0; rank < info.worldSize; ++rank) keys.push_back(keyOf(rank));
   const auto values = store.multiGet(keys);  // waits for every rank's; one round trip on a TCPStore
   // Every rank says it has read them all. A rank that refuses waits for that before it exits: rank
-  // 0 hosts the store, and leaving at once took it away from a rank still reading, which then
-  // failed with the store's "Connection was likely closed" instead of this message.
+  // 0 hosts the store, and leaving at once would take it away from a rank still reading, which
+  // would then fail with the store's "Connection was likely closed" instead of this message.
   const std::string readKey = "gloo_recipes/read";
   store.add(readKey, 1);
   auto waitUntilAllRead = [&] {

@@ -45,7 +45,7 @@ int requireIntEnv(const char* name, int minValue) {
   return static_cast<int>(value);
 }
 
-// How long a rank waits for the store (default 120 s, as it always was).
+// How long a rank waits for the store (default 120 s).
 int rendezvousTimeoutSeconds() {
   const char* text = std::getenv("SHARDSCOPE_RENDEZVOUS_TIMEOUT_S");
   if (!text || !*text) return 120;

@@ -42,7 +42,8 @@ CudaCollectiveStream::CudaCollectiveStream(c10::DeviceIndex device, KernelStream
 std::unique_ptr<PendingCollective> CudaCollectiveStream::run(
     const std::function<c10::intrusive_ptr<c10d::Work>(bool asyncOp)>& issue) {
   // The communication stream starts the collective only once the caller's stream has produced its
-  // inputs and finished with whatever memory its outputs reuse.
+  // inputs and finished with whatever memory its outputs reuse. See Note [stream ordering] in
+  // engine/comm/collective_stream.h.
   at::cuda::CUDAEvent ready;
   ready.record(c10::cuda::getCurrentCUDAStream(device_));
   ready.block(comm_);

@@ -1,7 +1,7 @@
 // CollectiveStream for NCCL ranks: one communication stream per rank, ordered against the caller's
-// stream with CUDA events (see engine/comm/collective_stream.h). Every collective goes through this one
-// stream, so they run in the order they were issued, which is also the order ProcessGroupNCCL's own
-// NCCL stream runs them in; the marks around each one therefore time the collective itself.
+// stream with CUDA events. Every collective goes through it in issue order, which is also the order
+// ProcessGroupNCCL's own NCCL stream runs them in. See Note [stream ordering] in
+// engine/comm/collective_stream.h.
 #pragma once
 
 #include <c10/cuda/CUDAStream.h>

@@ -106,7 +106,7 @@ std::vector<std::string> rankEnvironment(const RunConfig& config, int rank, int 
 
 // The configuration the ranks read, in an anonymous file in memory (memfd) that each rank opens as
 // /dev/fd/N: no name on any disk, so a controller killed by SIGKILL or a double Ctrl-C leaves no
-// shardscope-run-* file behind (a file under $TMPDIR did). Close-on-exec here; each rank's child
+// shardscope-run-* file behind (as a file under $TMPDIR would). Close-on-exec here; each rank's child
 // clears it for its own exec only. Returns the descriptor.
 nlohmann::json rankConfigJson(const RunConfig& config) {
   auto json = config.toJson();

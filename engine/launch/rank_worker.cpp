@@ -187,7 +187,7 @@ trace::Event clockOffsetEvent(int rank, const ClockReading& clock) {
   e.rank = rank;
   e.beginNs = clock.localNs;
   e.endNs = clock.rank0Ns;
-  e.count = clock.uncertaintyNs;
+  e.uncertaintyNs = clock.uncertaintyNs;
   char host[256] = {0};
   if (::gethostname(host, sizeof host - 1) == 0) e.text = host;
   return e;
@@ -306,11 +306,11 @@ trace::Event runInfoEvent(const RunConfig& config, int rank, int worldSize, cons
   info.kind = trace::EventKind::RunInfo;
   info.rank = rank;
   info.worldSize = worldSize;
-  info.count = model.parameterCount();
+  info.parameterCount = model.parameterCount();
   info.text = device.str() + " / " + comm.backendName();
   if (gpu) {
-    info.bytes = gpu->totalMemoryBytes();
-    info.bytesOut = static_cast<int64_t>(gpu->measuredPeakFlops());
+    info.deviceMemoryBytes = gpu->totalMemoryBytes();
+    info.peakFlopsPerSecond = static_cast<int64_t>(gpu->measuredPeakFlops());
     info.text += " / " + gpu->placement().describe();
     const std::string note = gpu->runtimeLaneNote();
     if (!note.empty()) info.text += " / " + note;
@@ -360,7 +360,6 @@ void trainOneStep(const RunConfig& config, int step, const RankPlace& place, con
   e.beginNs = begin;
   e.endNs = trace::nowNs();
   e.pausedNs = strategy.gate().pausedNs() - pausedBefore;
-  e.count = step % 2 == 0 || config.recording != RecordingMode::Alternate ? 1 : 0;  // recorded step?
   reporter.send(e);
 }
 

@@ -216,7 +216,7 @@ class RunObserver {
         result_.rankPlacements[proc.rank] = event.text;
         result_.deviceDescription = trace::describeRankPlacements(result_.rankPlacements);
         if (proc.rank == 0) {
-          result_.parameterCount = event.count;
+          result_.parameterCount = event.parameterCount;
           result_.device = deviceFactsOf(event);
         }
         break;

@@ -11,8 +11,8 @@ using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
 // The group's pieces travel flat in rank order; the sequence dimension is dim 1. The flat buffers a
-// collective reads or writes are communication buffers: Gloo's worker holds them a moment after
-// wait(), and activations they are not.
+// collective reads or writes are communication buffers, not activations: Gloo's worker holds them
+// a moment after wait() (Note [staging buffers] in engine/recording/recorder.h).
 at::Tensor allGatheredSequence(const at::Tensor& x, Communicator& group, const std::string& label) {
   at::Tensor in = x.contiguous(), gathered;
   {

@@ -16,7 +16,9 @@ using torch::autograd::variable_list;
 
 // The sum lands in a buffer of its own, recorded as a communication buffer: Gloo's worker thread
 // holds it a while after wait() returns, past the point where nothing else does (once the bias is
-// added, a new tensor), and an activation it is not (it was counted so, by a bsh, at random).
+// added, a new tensor), and an activation it is not (counted as one, a b x s x h buffer would stay
+// in the activation lane for as long as Gloo happens to hold it). See Note [staging buffers] in
+// engine/recording/recorder.h.
 at::Tensor summedOverGroup(const at::Tensor& x, Communicator& group, const std::string& label) {
   at::Tensor sum;
   {
@@ -89,8 +91,8 @@ std::map<std::string, at::Tensor> joinTensorParallel(const std::map<std::string,
                                                      const std::map<std::string, TensorSplit>& splits,
                                                      const TensorParallelPart& part) {
   if (!part.group) return local;
-  // The slices are host copies; NCCL gathers device tensors only (a GPU run failed here, after its
-  // last step, with "Tensors must be CUDA and dense"). The joined parameter comes back to the host.
+  // The slices are host copies; NCCL gathers device tensors only (it refuses a host tensor with
+  // "Tensors must be CUDA and dense"). The joined parameter comes back to the host.
   const auto stream = part.group->collectiveStream();
   const at::Device where = stream ? stream->device() : at::Device(at::kCPU);
   std::map<std::string, at::Tensor> full;

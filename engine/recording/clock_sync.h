@@ -2,6 +2,7 @@
 // (Mills, RFC 5905: the offset from a request's send and receive times and the reply's, with the
 // round trip as its error bound) through the rendezvous store every rank already reaches. Rank 0
 // answers each other rank's pings in turn; a rank keeps the exchange with the shortest round trip.
+// How the readings are applied: see Note [clock alignment] in trace/rank_clock.h.
 #pragma once
 
 #include <cstdint>

@@ -2,7 +2,9 @@
 // so host timestamps around a launch say when it was queued, not when it ran. A DeviceClock records
 // marks into the device's work queue (CUDA events on the current stream) and reports, once both
 // marks of a span have been reached, their times mapped onto trace::nowNs()'s clock. CPU ranks have
-// no DeviceClock: their spans are timed on the host.
+// no DeviceClock: their spans are timed on the host. See Note [clock alignment] in
+// trace/rank_clock.h, and for the marks around collectives Note [stream ordering] in
+// engine/comm/collective_stream.h.
 #pragma once
 
 #include <cstdint>

@@ -54,10 +54,9 @@ std::chrono::steady_clock::duration confirmationLimit() {
   return limit;
 }
 
-// Gloo runs each collective on a worker thread of its own (c10d names them "pt_gloo_runloop")
-// and stages it there in flat buffers of the collective's size. Those are communication buffers,
-// whatever the training thread happens to be doing when the worker allocates them. The thread
-// names itself before it runs anything, so asking once per thread is enough.
+// Whether this is one of c10d's Gloo worker threads ("pt_gloo_runloop"), whose allocations are
+// staging buffers: see Note [staging buffers] in recorder.h. The thread names itself before it
+// runs anything, so asking once per thread is enough.
 bool onGlooWorkerThread() {
   thread_local const bool gloo = [] {
     char name[16] = {};
@@ -206,7 +205,7 @@ void RankRecorder::drainOnce(std::string& buffer) {
     d.kind = trace::EventKind::Dropped;
     d.rank = rank_;
     d.beginNs = trace::nowNs();
-    d.count = dropped - droppedReported_;
+    d.droppedEvents = dropped - droppedReported_;
     droppedReported_ = dropped;
     trace::appendEventFrame(buffer, d);
   }

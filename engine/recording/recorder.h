@@ -107,6 +107,19 @@ class RankRecorder {
   uint64_t drains_ = 0;
 };
 
+// Note [staging buffers]
+// A backend stages collectives in flat buffers of its own: Gloo copies a collective's tensors
+// into buffers of its size, made as it is issued and on c10d's Gloo worker threads
+// ("pt_gloo_runloop") while the training thread computes. They are communication memory, whatever
+// that thread is doing, so they count as comm_buffer: RecordingCommunicator issues every
+// collective inside a RoleScope(CommBuffer), and on a Gloo worker thread currentRole() is
+// CommBuffer unless a scope of its own says otherwise. A buffer shardscope makes for a collective
+// (a tensor- or sequence-parallel sum or gather) is scoped CommBuffer too, not as an activation.
+// The worker drops its reference to a collective's buffers only when it next runs, after wait()
+// has returned: on a loaded machine the last step's reduce-scatter buffer can still be held, and
+// freed, well into the next step's forward. Its free keeps the role of its allocation
+// (recording_allocator.h), so the comm_buffer lane shows it for as long as it is held.
+
 // Thread-local context that events and allocations are attributed to.
 trace::MemoryRole currentRole();
 trace::Phase currentPhase();

@@ -30,7 +30,7 @@ void RecordingCommunicator::announce(const trace::Event& event) {
   trace::Event issued = event;
   issued.kind = trace::EventKind::CollectiveIssued;
   issued.beginNs = event.issueNs;
-  issued.count = issued_;
+  issued.sequence = issued_;
   recorder_.record(std::move(issued));
 }
 
@@ -40,8 +40,7 @@ int64_t bytesOf(const at::Tensor& t) { return t.numel() * static_cast<int64_t>(t
 
 // Issues the collective and attaches the event to it: it is recorded once the collective's times
 // are known, or as failed once the backend has failed it. What the backend allocates while issuing
-// (Gloo stages each collective in flat buffers of its size, made on the calling thread) is
-// communication memory.
+// is communication memory: see Note [staging buffers] in engine/recording/recorder.h.
 template <typename Issue>  // a callable returning the inner communicator's PendingCollective
 std::unique_ptr<PendingCollective> recorded(RankRecorder& recorder, Issue&& issue, trace::Event event) {
   std::unique_ptr<PendingCollective> pending;

@@ -2,9 +2,11 @@
 // size, phase, and issue/start/end times on the host clock. On a GPU, start and end are where the
 // communication stream reached and passed the collective (CUDA events mapped onto the host clock);
 // on CPU, Gloo gives no separate start signal, so start = issue and end = when its future
-// completes (stamped on Gloo's thread), not when the training thread waits for it. A collective the
-// backend fails instead (its timeout passed, a peer went away) is recorded as a CollectiveFailed
-// event, where the rank saw it fail, with no span.
+// completes (stamped on Gloo's thread), not when the training thread waits for it
+// (Note [stream ordering] in engine/comm/collective_stream.h). A collective the backend fails
+// instead (its timeout passed, a peer went away) is recorded as a CollectiveFailed event, where the
+// rank saw it fail, with no span. What a backend allocates to stage a collective is comm_buffer:
+// see Note [staging buffers] in engine/recording/recorder.h.
 #pragma once
 
 #include "engine/comm/communicator.h"

@@ -60,7 +60,8 @@ class StreamedOutputs {
     int64_t originNs = 0;
   };
   // Pieces waiting for the writer, at most kMaxWaitingPieces: a writer slower than the run holds
-  // the controller back (as writing on its own loop did) instead of letting memory grow.
+  // the controller back (as writing on the controller's own loop would) instead of letting memory
+  // grow.
   static constexpr size_t kMaxWaitingPieces = 64;
   std::mutex mutex_;
   std::condition_variable ready_;  // a piece to write, or closing

@@ -6,7 +6,7 @@
 // AdamWParamState, so everything that reads optimizer state reads it unchanged.
 // Temporaries: the denominators, made for up to 64 MiB of tensors at a time (or one larger
 // tensor). PyTorch makes them for every tensor at once, 4 bytes per parameter, which for DDP would
-// lift the step above the backward peak; sliced, the step adds about what the per-tensor loop did.
+// lift the step above the backward peak; sliced, the step adds about what the per-tensor loop does.
 #pragma once
 
 #include <torch/optim.h>

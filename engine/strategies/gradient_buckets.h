@@ -4,7 +4,7 @@
 // post-accumulate hook on each parameter's grad accumulator counts down its bucket, and a bucket whose gradients are
 // all ready is all-reduced asynchronously during backward. Buckets launch strictly in index order so that every rank
 // issues the same collectives in the same order (otherwise ranks could deadlock). On a GPU the all-reduce runs on the
-// communication stream while backward goes on (engine/comm/collective_stream.h).
+// communication stream while backward goes on (Note [stream ordering] in engine/comm/collective_stream.h).
 #pragma once
 
 #include <functional>

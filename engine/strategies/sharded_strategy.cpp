@@ -109,9 +109,8 @@ void ShardedStrategy::buildUnit(Unit& unit, const at::Tensor& flat, int shardRan
   unit.gathered = at::empty({unit.paddedNumel}, computeOptions);
   for (size_t k = 0; k < unit.params.size(); ++k) {
     const int i = unit.params[k];
-    // A fresh tensor set onto the gathered storage: it shares the memory but not the version
-    // counter, so refilling the buffer by all-gather does not look like an in-place edit of a
-    // tensor autograd saved (FSDP2 hides its copy-in from autograd the same way).
+    // A fresh tensor set onto the gathered storage (FSDP2 hides its copy-in from autograd the same
+    // way). See Note [freeing gathered parameters] in storage_resize.h.
     at::Tensor view = at::empty({0}, computeOptions);
     {
       at::NoGradGuard noGrad;
@@ -119,15 +118,16 @@ void ShardedStrategy::buildUnit(Unit& unit, const at::Tensor& flat, int shardRan
     }
     live_[i] = view.set_requires_grad(unit.trainable);
   }
-  setStorageBytes(unit.gathered, 0);  // views exist now; the unit starts sharded
+  setStorageBytes(unit.gathered, 0);  // views exist now; the unit starts sharded (Note [freeing gathered parameters])
 }
 
 ShardedStrategy::~ShardedStrategy() = default;
 
 template <typename Fn>
 auto ShardedStrategy::allocateForCollective(Fn&& allocate) {
-  // See engine/comm/collective_stream.h: buffers collectives touch and the step frees come from the
-  // communication stream's pool. Only allocation happens here; kernels stay on the caller's stream.
+  // Buffers collectives touch and the step frees come from the communication stream's pool. Only
+  // allocation happens here; kernels stay on the caller's stream.
+  // See Note [freeing collective buffers] in engine/comm/collective_stream.h.
   const auto stream = comm_.collectiveStream();
   if (!stream) return allocate();
   c10::StreamGuard onComm(*stream);
@@ -140,7 +140,7 @@ const std::vector<int>& ShardedStrategy::unitsOfStage(int stage) const {
 }
 
 void ShardedStrategy::issueUnshard(Unit& unit) {
-  if (unit.isGathered) return;
+  if (unit.state != UnitState::Sharded) return;
   gate().enter(trace::GroupKind::Collective, "all_gather " + unit.name);  // before its buffer exists
   UnitScope memoryOf(unit.modelUnit);
   {
@@ -162,7 +162,7 @@ void ShardedStrategy::issueUnshard(Unit& unit) {
     unit.gatherInput.copy_(unit.shard.detach());
   }
   unit.gather = comm_.allGatherAsync(unit.gathered, unit.gatherInput, unit.name);
-  unit.isGathered = true;
+  unit.state = UnitState::Unsharding;
 }
 
 template <typename Fn>
@@ -220,17 +220,19 @@ void ShardedStrategy::copyGradientToHost(Unit& unit, PendingCollective& reductio
   onCommunicationStream(&reduction, [&] {
     ComputeSpan span(gate().recorder(), trace::ComputeKind::CopyToHost, unit.name);
     unit.hostGradShard.copy_(unit.gradShard, /*non_blocking=*/true);
-    // Allocated on this stream and last used on it: free once the copy is queued.
+    // Allocated on this stream and last used on it: free once the copy is queued
+    // (Note [freeing collective buffers]).
     unit.gradShard = at::Tensor();
   });
 }
 
 void ShardedStrategy::unshard(Unit& unit) {
   issueUnshard(unit);
-  if (!unit.gather) return;
+  if (unit.state != UnitState::Unsharding) return;
   unit.gather->wait();
   unit.gather.reset();
   unit.gatherInput = at::Tensor();
+  unit.state = UnitState::Unsharded;
 }
 
 void ShardedStrategy::prefetch(int stage, int direction) {
@@ -242,11 +244,12 @@ void ShardedStrategy::prefetch(int stage, int direction) {
 }
 
 void ShardedStrategy::reshard(Unit& unit) {
-  if (!unit.isGathered) return;
-  if (unit.gather) unshard(unit);  // never free a buffer an all-gather is still writing
+  if (unit.state == UnitState::Sharded) return;
+  if (unit.state == UnitState::Unsharding) unshard(unit);  // never free a buffer an all-gather is still writing
   gate().enter(trace::GroupKind::Reshard, "reshard " + unit.name);
+  // See Note [freeing gathered parameters] in storage_resize.h.
   setStorageBytes(unit.gathered, 0);
-  unit.isGathered = false;
+  unit.state = UnitState::Sharded;
 }
 
 void ShardedStrategy::reduceGradients(Unit& unit) {
@@ -321,6 +324,7 @@ void ShardedStrategy::waitForReduceScatter() {
   // reduce-scatter, the all-reduce is ordered after this stream, and the shard is freed only in
   // step(), after finishBackward has waited for the all-reduce (under --offload cpu once its copy
   // to the host is queued on the shard group's stream, after the all-reduce's end).
+  // See Note [freeing collective buffers] in engine/comm/collective_stream.h.
   allReduce_ = replicate_->allReduceSumAsync(unit.gradShard, unit.name);
   allReduceUnit_ = &unit;
 }

@@ -6,8 +6,8 @@
 // contiguous 1/N slice (param_shard), the gradient of that slice (grad_shard) and optimizer state for
 // it only. To compute, a unit is "unsharded": a flat buffer gets storage and is all-gathered into;
 // the parameters the model sees are leaf views of that buffer. "Resharding" frees the buffer's
-// storage but keeps the tensor, so autograd's saved references stay valid and the backward
-// all-gather refills the very same storage (FSDP1's _free_storage/_alloc_storage).
+// storage but keeps the tensor, and the backward all-gather refills the very same storage (FSDP1's
+// _free_storage/_alloc_storage; see Note [freeing gathered parameters] in storage_resize.h).
 //
 //   forward of a unit:  all-gather -> compute -> free (full_shard) | keep (shard_grad_op)
 //   backward of a unit: all-gather if freed -> compute -> reduce-scatter grads -> free
@@ -21,7 +21,7 @@
 // while this unit computes; a unit's reduce-scatter is issued as soon as its gradients exist and
 // waited for only when the next one is issued (or at the end of backward). On a GPU "waiting"
 // orders streams and never blocks the host; on CPU, Gloo runs the issued collectives on its own
-// threads.
+// threads (Note [stream ordering] in engine/comm/collective_stream.h).
 //
 // HSDP (hybrid_shard, hybrid_shard_zero2; FSDP2 on a 2-D mesh, FSDP1's HYBRID_SHARD): units are
 // sharded over the rank's shard group instead of the world, so 1/S per rank; the reduce-scatter runs
@@ -72,21 +72,24 @@ class ShardedStrategy final : public Strategy {
   std::vector<HeldTensor> heldTensors() const override;
 
  private:
+  // Where a unit's parameters are, as FSDP2's ShardedState: only the shard (its gathered buffer has
+  // no storage); an all-gather issued into the gathered buffer, not yet waited for; gathered.
+  enum class UnitState { Sharded, Unsharding, Unsharded };
   struct Unit {
-    std::string name;                           // "blocks.3" or "root"; "blocks.3.lora" for LoRA's adapters
-    int32_t modelUnit = -1;                     // the model unit it is part of: block index, or -1 (the root)
-    bool trainable = true;                      // false: frozen parameters, gathered but never reduced
-    std::vector<int> params;                    // model parameter indices
-    std::vector<int64_t> offsets;               // element offset of each parameter in the flat buffer
-    int64_t numel = 0;                          // unpadded elements
-    int64_t paddedNumel = 0;                    // multiple of the world size
-    at::Tensor shard;                           // [paddedNumel / N], owned by the optimizer
-    at::Tensor gradShard;                       // [paddedNumel / N] during backward and the optimizer step
-                                                // (offload: on the device until copied to hostGradShard)
-    at::Tensor hostGradShard;                   // offload: the gradient shard in pinned host memory
-    at::Tensor gathered;                        // [paddedNumel], compute dtype; storage freed while resharded
-    bool isGathered = false;                    // storage holds (or will hold, once waited for) the gather
-    std::unique_ptr<PendingCollective> gather;  // issued, not yet waited for
+    std::string name;              // "blocks.3" or "root"; "blocks.3.lora" for LoRA's adapters
+    int32_t modelUnit = -1;        // the model unit it is part of: block index, or -1 (the root)
+    bool trainable = true;         // false: frozen parameters, gathered but never reduced
+    std::vector<int> params;       // model parameter indices
+    std::vector<int64_t> offsets;  // element offset of each parameter in the flat buffer
+    int64_t numel = 0;             // unpadded elements
+    int64_t paddedNumel = 0;       // multiple of the world size
+    at::Tensor shard;              // [paddedNumel / N], owned by the optimizer
+    at::Tensor gradShard;          // [paddedNumel / N] during backward and the optimizer step
+                                   // (offload: on the device until copied to hostGradShard)
+    at::Tensor hostGradShard;      // offload: the gradient shard in pinned host memory
+    at::Tensor gathered;           // [paddedNumel], compute dtype; storage freed while resharded
+    UnitState state = UnitState::Sharded;
+    std::unique_ptr<PendingCollective> gather;  // while Unsharding: the all-gather to wait for
     at::Tensor gatherInput;                     // what the pending all-gather sends: the shard, or under
                                                 // bf16 this rank's slice of `gathered` holding its copy
   };
@@ -104,7 +107,8 @@ class ShardedStrategy final : public Strategy {
   void copyGradientToHost(Unit& unit, PendingCollective& reduction);
   // Runs `copy` on the communication stream, after `after` there or, without one, once the
   // caller's stream has queued what precedes it (so memory reused from that stream's pool is
-  // free); in place where there is no such stream.
+  // free); in place where there is no such stream. See Note [stream ordering] and
+  // Note [freeing collective buffers] in engine/comm/collective_stream.h.
   template <typename Fn>
   void onCommunicationStream(PendingCollective* after, Fn&& copy);
   void unshard(Unit& unit);                 // issueUnshard, then waits for it

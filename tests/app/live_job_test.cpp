@@ -24,7 +24,7 @@ trace::Event clockOffset(int rank, int64_t local, int64_t rank0, int64_t bound) 
   e.rank = rank;
   e.beginNs = local;
   e.endNs = rank0;
-  e.count = bound;
+  e.uncertaintyNs = bound;
   e.text = "host" + std::to_string(rank);
   return e;
 }

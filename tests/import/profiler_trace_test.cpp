@@ -225,9 +225,9 @@ TEST(ProfilerTrace, AllToAllSendAndRecvAreDrawnWithWhatEachRankMoves) {
     const auto& a2a = rank.collectives[0];
     EXPECT_EQ(static_cast<CollectiveOp>(a2a.op), CollectiveOp::AllToAll);
     EXPECT_EQ(a2a.bytes, 8 * row) << "its input";
-    EXPECT_EQ(a2a.count, (r == 0 ? 5 : 2) * row) << "the rows it sends itself";
+    EXPECT_EQ(a2a.ownPartBytes, (r == 0 ? 5 : 2) * row) << "the rows it sends itself";
     EXPECT_EQ(a2a.endNs - a2a.beginNs, 65'000) << "to the end of gloo's span on its own thread";
-    EXPECT_EQ(rank.collectives[1].count, -1) << "even splits: no own part recorded";
+    EXPECT_EQ(rank.collectives[1].ownPartBytes, -1) << "even splits: no own part recorded";
     const auto& p2p = rank.collectives[2];
     EXPECT_EQ(static_cast<CollectiveOp>(p2p.op), r == 0 ? CollectiveOp::Send : CollectiveOp::Recv);
     EXPECT_EQ(p2p.bytes, 128) << "32 floats, the type from gloo's span";
@@ -327,8 +327,8 @@ TEST(ProfilerTrace, APipelinesStagesOnAnotherHostArePlacedByTheirMessages) {
   EXPECT_NE(forward.clocks.find("its messages with rank 1"), std::string::npos) << forward.clocks;
   EXPECT_EQ(stepOffset(forward, 1), -11'000) << "the latency from rank 0 to 1";
   EXPECT_EQ(stepOffset(forward, 2), -23'000) << "and from 1 to 2 (12 us)";
-  EXPECT_EQ(forward.recording.rank(1).collectives.at(1).count, 2) << "rank 1's send's peer";
-  EXPECT_EQ(forward.recording.rank(2).collectives.at(0).count, 1) << "rank 2's recv's peer";
+  EXPECT_EQ(forward.recording.rank(1).collectives.at(1).peer, 2) << "rank 1's send's peer";
+  EXPECT_EQ(forward.recording.rank(2).collectives.at(0).peer, 1) << "rank 2's recv's peer";
 
   const auto both = loadProfilerTraces(pipelineTraces(3e6, /*backward=*/true));
   ASSERT_TRUE(both.error.empty()) << both.error;
@@ -375,8 +375,8 @@ TEST(ProfilerTrace, AnAllToAllOfASubGroupFindsItsOwnPartByTheGroupsRanks) {
   ASSERT_TRUE(loaded.error.empty()) << loaded.error;
   const auto& named = loaded.recording.rank(2).collectives.at(0);
   EXPECT_EQ(named.worldSize, 2);
-  EXPECT_EQ(named.count, 2 * 64) << "its split at its place in the group, not at its rank";
-  EXPECT_EQ(loaded.recording.rank(0).collectives.at(0).count, -1) << "2 splits, 4 ranks, no group named";
+  EXPECT_EQ(named.ownPartBytes, 2 * 64) << "its split at its place in the group, not at its rank";
+  EXPECT_EQ(loaded.recording.rank(0).collectives.at(0).ownPartBytes, -1) << "2 splits, 4 ranks, no group named";
 }
 
 TEST(ProfilerTrace, FilesThatAreNotItsTracesAreRefusedByName) {

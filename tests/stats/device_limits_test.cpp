@@ -11,8 +11,8 @@ namespace {
 trace::Event runInfo(int64_t memoryBytes, int64_t peakFlops) {
   trace::Event e;
   e.kind = trace::EventKind::RunInfo;
-  e.bytes = memoryBytes;
-  e.bytesOut = peakFlops;
+  e.deviceMemoryBytes = memoryBytes;
+  e.peakFlopsPerSecond = peakFlops;
   return e;
 }
 

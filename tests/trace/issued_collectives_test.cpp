@@ -11,7 +11,7 @@ Event issued(int rank, int64_t seq, ProcessGroup group, int groupSize, int64_t i
   Event e;
   e.kind = EventKind::CollectiveIssued;
   e.rank = rank;
-  e.count = seq;
+  e.sequence = seq;
   e.op = static_cast<uint8_t>(CollectiveOp::AllGather);
   e.processGroup = static_cast<uint8_t>(group);
   e.worldSize = groupSize;

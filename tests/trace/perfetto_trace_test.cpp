@@ -35,7 +35,7 @@ RunRecording recordedRun(const std::string& dir) {
   a2a.issueNs = end + 5;
   a2a.bytes = 4096;
   a2a.bytesOut = 2048;
-  a2a.count = 1024;
+  a2a.ownPartBytes = 1024;
   a2a.worldSize = 2;
   a2a.microBatch = 2;
   a2a.processGroup = static_cast<uint8_t>(ProcessGroup::Shard);
@@ -45,7 +45,8 @@ RunRecording recordedRun(const std::string& dir) {
   send.op = static_cast<uint8_t>(CollectiveOp::Send);
   send.beginNs = end + 600;
   send.endNs = end + 700;
-  send.count = 0;  // its peer
+  send.ownPartBytes = 0;  // a send has none
+  send.peer = 0;
   send.text = "blocks.1";
   rec.add(send);
   Event pause;
@@ -89,7 +90,8 @@ void expectSameSpans(const std::vector<Span>& spansA, const std::vector<Span>& s
       EXPECT_EQ(a[i].bytesOut, b[i].bytesOut);
       EXPECT_EQ(a[i].worldSize, b[i].worldSize);
       EXPECT_EQ(a[i].issueNs, b[i].issueNs);
-      EXPECT_EQ(a[i].count, b[i].count);
+      EXPECT_EQ(a[i].ownPartBytes, b[i].ownPartBytes);
+      EXPECT_EQ(a[i].peer, b[i].peer);
       EXPECT_EQ(a[i].processGroup, b[i].processGroup);
     }
   }

@@ -153,7 +153,7 @@ TEST(RankClock, FollowsADriftingClockBetweenReadingsAndLeavesOneWithinItsBound) 
     e.kind = EventKind::ClockOffset;
     e.beginNs = local;
     e.endNs = local + offset;
-    e.count = bound;
+    e.uncertaintyNs = bound;
     e.text = "host-b";
     return e;
   };

@@ -169,13 +169,13 @@ TEST(RingTraffic, AllToAllSendAndRecvMoveWhatLeavesAndArrives) {
   a2a.worldSize = 4;
   a2a.bytes = 1000;
   a2a.bytesOut = 1400;
-  a2a.count = -1;
+  a2a.ownPartBytes = -1;
   EXPECT_EQ(collectiveTraffic(a2a).sentBytes, 750) << "even splits taken: 3/4 of its input";
   EXPECT_EQ(collectiveTraffic(a2a).receivedBytes, 1050) << "and 3/4 of its output";
-  a2a.count = 100;
+  a2a.ownPartBytes = 100;
   EXPECT_EQ(collectiveTraffic(a2a).sentBytes, 900) << "all but the 100 bytes it keeps";
   EXPECT_EQ(collectiveTraffic(a2a).receivedBytes, 1300);
-  a2a.count = 0;
+  a2a.ownPartBytes = 0;
   EXPECT_EQ(collectiveTraffic(a2a).sentBytes, 1000) << "a rank that keeps nothing sends it all";
   for (int n : {1, 2, 8}) {
     SCOPED_TRACE(n);

@@ -55,7 +55,8 @@ Event collective() {
   e.endNs = 250;
   e.bytes = 1 << 20;
   e.bytesOut = 4 << 20;
-  e.count = -1;
+  e.ownPartBytes = -1;
+  e.peer = -1;
   e.worldSize = 4;
   e.op = static_cast<uint8_t>(CollectiveOp::AllGather);
   e.phase = static_cast<uint8_t>(Phase::Backward);
@@ -76,7 +77,8 @@ TEST(Spans, ACollectiveKeepsEveryFieldItUses) {
   EXPECT_EQ(back.endNs, e.endNs);
   EXPECT_EQ(back.bytes, e.bytes);
   EXPECT_EQ(back.bytesOut, e.bytesOut);
-  EXPECT_EQ(back.count, e.count);
+  EXPECT_EQ(back.ownPartBytes, e.ownPartBytes);
+  EXPECT_EQ(back.peer, e.peer);
   EXPECT_EQ(back.worldSize, e.worldSize);
   EXPECT_EQ(back.op, e.op);
   EXPECT_EQ(back.phase, e.phase);

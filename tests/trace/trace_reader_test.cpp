@@ -263,7 +263,8 @@ TEST(TraceReader, EveryCollectiveOpThroughAWrittenTrace) {
     e.bytes = 4096;
     e.bytesOut = op == static_cast<int>(CollectiveOp::AllGather) ? 8192 : 6144;
     e.worldSize = 4;
-    e.count = ownPart;
+    if (isPointToPoint(static_cast<CollectiveOp>(op))) e.peer = static_cast<int32_t>(ownPart);
+    if (op == static_cast<int>(CollectiveOp::AllToAll)) e.ownPartBytes = ownPart;
     e.text = "blocks.0";
     return e;
   };
@@ -274,7 +275,7 @@ TEST(TraceReader, EveryCollectiveOpThroughAWrittenTrace) {
     EXPECT_TRUE(back.has_value()) << line;
     return back.value_or(e);
   };
-  // A send's and a recv's peer (rank 3) ride in the same field as an all-to-all's own part.
+  // A send's and a recv's peer (rank 3), and an all-to-all's own part.
   for (int k = 0; k < kCollectiveOpCount; ++k) {
     recording.add(viaWire(collective(k, 1000 * (k + 1), isPointToPoint(static_cast<CollectiveOp>(k)) ? 3 : -1)));
   }
@@ -294,7 +295,7 @@ TEST(TraceReader, EveryCollectiveOpThroughAWrittenTrace) {
     EXPECT_EQ(after[i].op, before[i].op);
     EXPECT_EQ(after[i].bytes, before[i].bytes);
     EXPECT_EQ(after[i].bytesOut, before[i].bytesOut);
-    if (isPointToPoint(static_cast<CollectiveOp>(after[i].op))) EXPECT_EQ(after[i].count, 3) << "the peer";
+    if (isPointToPoint(static_cast<CollectiveOp>(after[i].op))) EXPECT_EQ(after[i].peer, 3) << "the peer";
     EXPECT_EQ(collectiveTraffic(after[i]).sentBytes, collectiveTraffic(before[i]).sentBytes);
     EXPECT_EQ(collectiveTraffic(after[i]).receivedBytes, collectiveTraffic(before[i]).receivedBytes);
   }
