@@ -54,7 +54,7 @@ std::string notOneJob(const std::vector<std::string>& paths) {
   return "";
 }
 
-int writeHangSummary(const trace::LoadedFlightRecord& loaded, const std::string& summaryPath) {
+int writeHangSummary(const import::LoadedFlightRecord& loaded, const std::string& summaryPath) {
   printTerminalNotes(loaded.notes);
   const std::string text = hangSummaryJson(loaded.logs).dump(2);
   if (auto error = files::writeOutputFile(summaryPath, [&](std::ostream& out) { out << text << "\n"; })) {

@@ -9,7 +9,7 @@
 #include "files/file_text.h"
 #include "files/user_json.h"
 
-namespace shardscope::trace {
+namespace shardscope::import {
 
 namespace {
 
@@ -323,4 +323,4 @@ std::string ChromeArgs::integers(std::string_view args, const std::vector<std::s
   return "";
 }
 
-}  // namespace shardscope::trace
+}  // namespace shardscope::import

@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace shardscope::trace {
+namespace shardscope::import {
 
 // The fields of an event that say what it is, as the trace event format names them. Its strings
 // are valid until the handler it is given to returns.
@@ -71,4 +71,4 @@ struct TraceProblem {
 // is not JSON (at which byte), it has no traceEvents array, or an event handler's reason.
 TraceProblem streamChromeTrace(const std::string& path, const ChromeTraceHandlers& handlers);
 
-}  // namespace shardscope::trace
+}  // namespace shardscope::import

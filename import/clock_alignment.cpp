@@ -9,7 +9,10 @@
 #include <cstdlib>
 #include <optional>
 
-namespace shardscope::trace {
+namespace shardscope::import {
+
+// import/ reads other tools' files into trace's vocabulary, which its code names as its own.
+using namespace trace;
 
 namespace {
 
@@ -256,4 +259,4 @@ void alignRankClocks(std::vector<std::vector<Event>>& ranks, std::string& clocks
   }
 }
 
-}  // namespace shardscope::trace
+}  // namespace shardscope::import

@@ -8,7 +8,7 @@
 #include "trace/events.h"
 #include "trace/rank_clock.h"
 
-namespace shardscope::trace {
+namespace shardscope::import {
 
 // Moves each rank's events onto rank 0's clock where its own reads otherwise: from the collectives
 // it ran with a rank already placed (their ends, which happen together on every member), else from
@@ -16,7 +16,7 @@ namespace shardscope::trace {
 // rank's reading (the summary's "clocks"), empty when none moved.
 // worldCollectivesKnown false: the world's collectives hide sub-groups' (a Gloo trace of a job with
 // sub-groups), and are not paired.
-void alignRankClocks(std::vector<std::vector<Event>>& ranks, std::string& clocks, std::vector<RankClock>& rankClocks,
-                     bool worldCollectivesKnown = true);
+void alignRankClocks(std::vector<std::vector<trace::Event>>& ranks, std::string& clocks,
+                     std::vector<trace::RankClock>& rankClocks, bool worldCollectivesKnown = true);
 
-}  // namespace shardscope::trace
+}  // namespace shardscope::import

@@ -8,7 +8,10 @@
 #include "import/python_pickle.h"
 #include "trace/events.h"
 
-namespace shardscope::trace {
+namespace shardscope::import {
+
+// import/ reads other tools' files into trace's vocabulary, which its code names as its own.
+using namespace trace;
 
 namespace {
 
@@ -241,4 +244,4 @@ std::string readCudaSnapshot(const std::string& path, int device, CudaSnapshot& 
   return error;
 }
 
-}  // namespace shardscope::trace
+}  // namespace shardscope::import

@@ -15,7 +15,7 @@
 
 #include "import/profiler_roles.h"
 
-namespace shardscope::trace {
+namespace shardscope::import {
 
 // A snapshot's stacks as the importer keeps them: each distinct stack once, by its frames' names
 // and files (their line numbers, which no rule reads, are dropped), each distinct frame once and
@@ -67,4 +67,4 @@ std::string cudaSnapshotFileName(const std::string& dir, int rank);
 // for `device`.
 std::string readCudaSnapshot(const std::string& path, int device, CudaSnapshot& out);
 
-}  // namespace shardscope::trace
+}  // namespace shardscope::import

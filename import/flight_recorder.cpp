@@ -9,7 +9,10 @@
 #include "files/file_text.h"
 #include "import/python_pickle.h"
 
-namespace shardscope::trace {
+namespace shardscope::import {
+
+// import/ reads other tools' files into trace's vocabulary, which its code names as its own.
+using namespace trace;
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -298,4 +301,4 @@ LoadedFlightRecord loadFlightRecorderDumps(const std::vector<std::string>& paths
   return out;
 }
 
-}  // namespace shardscope::trace
+}  // namespace shardscope::import

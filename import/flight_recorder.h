@@ -12,13 +12,13 @@
 
 #include "trace/collective_log.h"
 
-namespace shardscope::trace {
+namespace shardscope::import {
 
 // The most one dump is read to: a full buffer of 20,000 entries with their stacks is far less.
 constexpr size_t kMaxFlightRecorderBytes = size_t{512} << 20;
 
 struct LoadedFlightRecord {
-  CollectiveLogs logs;
+  trace::CollectiveLogs logs;
   std::string error;  // why nothing was read, naming the file and what to do
   std::string notes;  // what was read with something missing, a line each
 };
@@ -37,4 +37,4 @@ LoadedFlightRecord loadFlightRecorderDumps(const std::vector<std::string>& paths
 // The digits that end a file's name, before .json, .pkl or .pickle: its rank; -1 when none do.
 int rankFromDumpName(const std::string& path);
 
-}  // namespace shardscope::trace
+}  // namespace shardscope::import

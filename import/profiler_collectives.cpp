@@ -15,7 +15,10 @@
 #include "import/profiler_roles.h"
 #include "trace/format.h"
 
-namespace shardscope::trace {
+namespace shardscope::import {
+
+// import/ reads other tools' files into trace's vocabulary, which its code names as its own.
+using namespace trace;
 
 using profiler::RankTrace;
 using profiler::Span;
@@ -503,4 +506,4 @@ void readProfilerCollectives(const RankTrace& trace, const std::vector<Event>& h
   readKernelsAlone(trace, out, notes);
 }
 
-}  // namespace shardscope::trace
+}  // namespace shardscope::import

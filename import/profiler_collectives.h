@@ -17,7 +17,7 @@
 #include "import/profiler_trace_index.h"
 #include "trace/events.h"
 
-namespace shardscope::trace {
+namespace shardscope::import {
 
 struct CollectiveNotes {
   int64_t untyped = 0;       // element type not in the trace: counted as 4-byte
@@ -43,7 +43,7 @@ struct CollectiveNotes {
 // The rank's collectives, in the order their records were found, into `out`.
 // `host`: the rank's host compute spans (hostComputeSpans), for the unit and phase of a collective
 // no FSDP2 annotation is around.
-void readProfilerCollectives(const profiler::RankTrace& trace, const std::vector<Event>& host, std::vector<Event>& out,
-                             CollectiveNotes& notes);
+void readProfilerCollectives(const profiler::RankTrace& trace, const std::vector<trace::Event>& host,
+                             std::vector<trace::Event>& out, CollectiveNotes& notes);
 
-}  // namespace shardscope::trace
+}  // namespace shardscope::import

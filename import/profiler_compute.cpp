@@ -7,7 +7,10 @@
 
 #include "import/profiler_roles.h"
 
-namespace shardscope::trace {
+namespace shardscope::import {
+
+// import/ reads other tools' files into trace's vocabulary, which its code names as its own.
+using namespace trace;
 
 using profiler::RankTrace;
 using profiler::Span;
@@ -133,4 +136,4 @@ void readProfilerCompute(const RankTrace& trace, const std::vector<Event>& host,
   }
 }
 
-}  // namespace shardscope::trace
+}  // namespace shardscope::import

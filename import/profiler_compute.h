@@ -13,15 +13,16 @@
 #include "import/profiler_trace_index.h"
 #include "trace/events.h"
 
-namespace shardscope::trace {
+namespace shardscope::import {
 
 // `host`: the rank's host spans (hostComputeSpans), the compute itself on a trace with no kernels.
-void readProfilerCompute(const profiler::RankTrace& trace, const std::vector<Event>& host, std::vector<Event>& out);
+void readProfilerCompute(const profiler::RankTrace& trace, const std::vector<trace::Event>& host,
+                         std::vector<trace::Event>& out);
 
 // The host's compute spans above (FSDP2's per unit, DDP's, the optimizer's), sorted by begin; and
 // the one in force at `t` (the innermost begun and not ended), or null: what a collective with no
 // FSDP2 annotation around it (a tensor-parallel all-reduce) ran in.
-std::vector<Event> hostComputeSpans(const profiler::RankTrace& trace);
-const Event* hostSpanAt(const std::vector<Event>& host, int64_t t);
+std::vector<trace::Event> hostComputeSpans(const profiler::RankTrace& trace);
+const trace::Event* hostSpanAt(const std::vector<trace::Event>& host, int64_t t);
 
-}  // namespace shardscope::trace
+}  // namespace shardscope::import

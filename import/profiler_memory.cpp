@@ -10,7 +10,10 @@
 
 #include "import/profiler_roles.h"
 
-namespace shardscope::trace {
+namespace shardscope::import {
+
+// import/ reads other tools' files into trace's vocabulary, which its code names as its own.
+using namespace trace;
 
 using profiler::RankTrace;
 using profiler::Span;
@@ -384,4 +387,4 @@ void readSnapshotMemory(const RankTrace& trace, const CudaSnapshot& snapshot, co
   }
 }
 
-}  // namespace shardscope::trace
+}  // namespace shardscope::import

@@ -19,12 +19,12 @@
 #include "trace/events.h"
 #include "import/profiler_trace_index.h"
 
-namespace shardscope::trace {
+namespace shardscope::import {
 
 // What a rank held when its recorded steps began, by tensor role, as python/shardscope_record
 // counted it from the job's model and optimizer.
 struct HeldAtStart {
-  std::array<int64_t, kTensorRoleCount> bytes{};
+  std::array<int64_t, trace::kTensorRoleCount> bytes{};
   int64_t total() const { return std::accumulate(bytes.begin(), bytes.end(), int64_t{0}); }
 };
 
@@ -51,7 +51,7 @@ int traceMemoryDevice(const profiler::RankTrace& trace);
 
 // The profiler's [memory] events of the device `tracesDeviceMemory` says, in roles.
 void readProfilerMemory(const profiler::RankTrace& trace, const std::optional<HeldAtStart>& counted,
-                        std::vector<Event>& out, MemoryNotes& notes);
+                        std::vector<trace::Event>& out, MemoryNotes& notes);
 
 // "" when the snapshot's history has allocations or frees inside the trace's recorded steps (or the
 // trace has no steps), else why it is not this recording's: a snapshot of another run left in the
@@ -62,6 +62,6 @@ std::string snapshotMissesSteps(const profiler::RankTrace& trace, const CudaSnap
 // (a trace without steps: over the whole history, on the snapshot's own clock when the trace has
 // no base time), in roles, after what the device held at that start, by role.
 void readSnapshotMemory(const profiler::RankTrace& trace, const CudaSnapshot& snapshot,
-                        const std::optional<HeldAtStart>& counted, std::vector<Event>& out, MemoryNotes& notes);
+                        const std::optional<HeldAtStart>& counted, std::vector<trace::Event>& out, MemoryNotes& notes);
 
-}  // namespace shardscope::trace
+}  // namespace shardscope::import

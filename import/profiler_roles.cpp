@@ -4,7 +4,10 @@
 #include <optional>
 #include <utility>
 
-namespace shardscope::trace {
+namespace shardscope::import {
+
+// import/ reads other tools' files into trace's vocabulary, which its code names as its own.
+using namespace trace;
 
 namespace {
 
@@ -89,4 +92,4 @@ std::string fsdpUnitOf(const std::string& annotation) {
   return annotation.substr(open + 2, annotation.size() - open - 3);
 }
 
-}  // namespace shardscope::trace
+}  // namespace shardscope::import

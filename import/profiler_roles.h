@@ -24,9 +24,10 @@
 
 #include "trace/events.h"
 
-namespace shardscope::trace {
+namespace shardscope::import {
 
-MemoryRole profilerAllocationRole(const std::vector<const std::string*>& spansInnermostFirst, bool inForwardOrBackward);
+trace::MemoryRole profilerAllocationRole(const std::vector<const std::string*>& spansInnermostFirst,
+                                         bool inForwardOrBackward);
 
 // One frame of a stack a CUDA memory snapshot recorded: a C++ function (its demangled name) or a
 // Python one (its name and file).
@@ -56,9 +57,9 @@ struct StackFrame {
 //                                          activation
 // and, named by none, `inForwardOrBackward` (the time is inside a step before its optimizer step,
 // on the training thread's clock): activation; else other.
-MemoryRole snapshotAllocationRole(const std::vector<StackFrame>& stackInnermostFirst, bool inForwardOrBackward);
+trace::MemoryRole snapshotAllocationRole(const std::vector<StackFrame>& stackInnermostFirst, bool inForwardOrBackward);
 // The role the first frame that names one names, or none (then the time decides, as above).
-std::optional<MemoryRole> stackNamedRole(const std::vector<StackFrame>& stackInnermostFirst);
+std::optional<trace::MemoryRole> stackNamedRole(const std::vector<StackFrame>& stackInnermostFirst);
 
 // Whether the stack ran `function` (a Python frame's name, or part of a C++ frame's), in a file whose
 // path holds `fileHint` ("" for any).
@@ -67,4 +68,4 @@ bool stackRuns(const std::vector<StackFrame>& stack, std::string_view function, 
 // The unit FSDP2's annotation names ("FSDP::all_gather (2)" -> "2"), or "" for none.
 std::string fsdpUnitOf(const std::string& annotation);
 
-}  // namespace shardscope::trace
+}  // namespace shardscope::import

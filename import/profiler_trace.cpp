@@ -34,7 +34,10 @@
 #include "trace/rank_event_files.h"
 #include "import/snapshot_job.h"
 
-namespace shardscope::trace {
+namespace shardscope::import {
+
+// import/ reads other tools' files into trace's vocabulary, which its code names as its own.
+using namespace trace;
 
 namespace fs = std::filesystem;
 using profiler::RankTrace;
@@ -604,4 +607,4 @@ bool looksLikeProfilerTrace(const std::string& path) {
   return open != std::string::npos && (*head)[open] == '{' && head->find("\"schemaVersion\"") != std::string::npos;
 }
 
-}  // namespace shardscope::trace
+}  // namespace shardscope::import

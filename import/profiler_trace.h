@@ -21,7 +21,7 @@
 
 #include "trace/trace_reader.h"
 
-namespace shardscope::trace {
+namespace shardscope::import {
 
 // DIR/rank-R.pt.trace.json
 std::string profilerTraceFileName(const std::string& dir, int rank);
@@ -34,7 +34,7 @@ bool isProfilerTraceDirectory(const std::string& dir);
 // truncated, no traceEvents, a schema this reader does not know), naming the file; `note` for
 // what was read with something missing or assumed (a rank without a file, frees of blocks
 // allocated before the profiler started, collectives whose element type the trace does not name).
-LoadedTrace loadProfilerTraces(const std::string& dir);
+trace::LoadedTrace loadProfilerTraces(const std::string& dir);
 
 // The same from files named on the command line or in the app (one per rank, named any way, as
 // torch.profiler's tensorboard_trace_handler names them HOST_PID.TIME.pt.trace.json): each file's
@@ -44,11 +44,11 @@ LoadedTrace loadProfilerTraces(const std::string& dir);
 // is read with its rank's trace when it lies beside one as rank-R.memory.pickle, and refused,
 // saying how to place it, otherwise; snapshots named alone open on their own
 // (import/snapshot_job.h).
-LoadedTrace loadProfilerTraceFiles(const std::vector<std::string>& paths);
+trace::LoadedTrace loadProfilerTraceFiles(const std::vector<std::string>& paths);
 
 // A job's directory: its torch.profiler traces when it holds them, else its CUDA memory snapshots
 // when it holds only those, else shardscope's own per-rank files (worker --trace-dir, or listen's).
-LoadedTrace loadJobDirectory(const std::string& dir);
+trace::LoadedTrace loadJobDirectory(const std::string& dir);
 
 // Whether a file's name is a CUDA memory snapshot's (*.pickle, or gzipped *.pickle.gz).
 bool isCudaSnapshotFileName(const std::string& path);
@@ -62,4 +62,4 @@ bool isProfilerTraceFileName(const std::string& path);
 // starts with its "displayTimeUnit" and has none.
 bool looksLikeProfilerTrace(const std::string& path);
 
-}  // namespace shardscope::trace
+}  // namespace shardscope::import

@@ -10,7 +10,10 @@
 #include "import/chrome_trace_stream.h"
 #include "trace/events.h"
 
-namespace shardscope::trace::profiler {
+namespace shardscope::import::profiler {
+
+// import/ reads other tools' files into trace's vocabulary, which its code names as its own.
+using namespace trace;
 
 namespace {
 
@@ -312,4 +315,4 @@ const Span* ncclKernelOf(const RankTrace& trace, const Span& op) {
   return nullptr;
 }
 
-}  // namespace shardscope::trace::profiler
+}  // namespace shardscope::import::profiler

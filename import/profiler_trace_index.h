@@ -17,7 +17,7 @@
 
 #include "import/chrome_trace_stream.h"
 
-namespace shardscope::trace::profiler {
+namespace shardscope::import::profiler {
 
 struct Span {
   std::string name;
@@ -120,4 +120,4 @@ int recordedStepAt(const RankTrace& trace, int64_t t);
 // optimizer step.
 bool inForwardOrBackward(const RankTrace& trace, int64_t thread, int64_t t);
 
-}  // namespace shardscope::trace::profiler
+}  // namespace shardscope::import::profiler

@@ -7,7 +7,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-namespace shardscope::trace::pickle {
+namespace shardscope::import::pickle {
 
 namespace {
 
@@ -597,4 +597,4 @@ DocumentPtr readPickle(std::string_view bytes, std::string& error) {
   return doc;
 }
 
-}  // namespace shardscope::trace::pickle
+}  // namespace shardscope::import::pickle

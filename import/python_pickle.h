@@ -23,7 +23,7 @@
 #include <string_view>
 #include <vector>
 
-namespace shardscope::trace::pickle {
+namespace shardscope::import::pickle {
 
 enum class Kind : uint8_t { None, Bool, Int, Float, String, Bytes, List, Tuple, Dict };
 
@@ -112,4 +112,4 @@ constexpr int64_t kMaxPickleValues = 24'000'000;
 // this reader refuses or does not know, "ends at byte N" for a file cut short.
 DocumentPtr readPickle(std::string_view bytes, std::string& error);
 
-}  // namespace shardscope::trace::pickle
+}  // namespace shardscope::import::pickle

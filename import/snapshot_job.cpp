@@ -9,7 +9,10 @@
 #include "trace/format.h"
 #include "import/profiler_memory.h"
 
-namespace shardscope::trace {
+namespace shardscope::import {
+
+// import/ reads other tools' files into trace's vocabulary, which its code names as its own.
+using namespace trace;
 
 namespace fs = std::filesystem;
 
@@ -130,4 +133,4 @@ LoadedTrace loadCudaSnapshotFiles(const std::vector<std::string>& paths) {
   return loadRanks(files);
 }
 
-}  // namespace shardscope::trace
+}  // namespace shardscope::import

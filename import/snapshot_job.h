@@ -11,7 +11,7 @@
 
 #include "trace/trace_reader.h"
 
-namespace shardscope::trace {
+namespace shardscope::import {
 
 // The rank a snapshot's file name says (rank-R.memory.pickle, or .memory.pickle.gz), or -1.
 int snapshotFileRank(const std::string& path);
@@ -21,7 +21,7 @@ bool isCudaSnapshotDirectory(const std::string& dir);
 
 // The snapshots in `dir`, or the files named. `error` for a file that is not a snapshot with a
 // history (naming it and why), two files of one rank, several files not named for their ranks.
-LoadedTrace loadCudaSnapshotDirectory(const std::string& dir);
-LoadedTrace loadCudaSnapshotFiles(const std::vector<std::string>& paths);
+trace::LoadedTrace loadCudaSnapshotDirectory(const std::string& dir);
+trace::LoadedTrace loadCudaSnapshotFiles(const std::vector<std::string>& paths);
 
-}  // namespace shardscope::trace
+}  // namespace shardscope::import

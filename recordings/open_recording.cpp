@@ -24,11 +24,11 @@ OpenedPart loadPart(RecordingKind kind, const std::vector<std::string>& paths, c
   const std::string& path = paths.front();
   switch (kind) {
     case RecordingKind::FlightRecorder:
-      part.dumps = trace::loadFlightRecorderDumps(paths);
+      part.dumps = import::loadFlightRecorderDumps(paths);
       break;
     case RecordingKind::ProfilerJob:
     case RecordingKind::CudaSnapshots:
-      part.trace = trace::isDirectory(path) ? trace::loadJobDirectory(path) : trace::loadProfilerTraceFiles(paths);
+      part.trace = trace::isDirectory(path) ? import::loadJobDirectory(path) : import::loadProfilerTraceFiles(paths);
       break;
     case RecordingKind::JobDirectory:
       part.trace = trace::loadRankEventFiles(path);

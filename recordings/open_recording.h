@@ -22,7 +22,7 @@ struct OpenedPart {
   std::string where;                // the path it was read from, or "FIRST and N more"
   trace::LoadedTrace trace;         // ProfilerJob, CudaSnapshots, JobDirectory, PerfettoTrace, ChromeTrace
   LoadedSummary summary;            // Summary
-  trace::LoadedFlightRecord dumps;  // FlightRecorder
+  import::LoadedFlightRecord dumps;  // FlightRecorder
 };
 
 struct Recording {

@@ -37,19 +37,19 @@ bool summarySchemaNearEnd(const std::string& path) {
 }
 
 bool profilerJob(const std::string& path, bool directory) {
-  return directory ? trace::isProfilerTraceDirectory(path) : trace::looksLikeProfilerTrace(path);
+  return directory ? import::isProfilerTraceDirectory(path) : import::looksLikeProfilerTrace(path);
 }
 
 // A folder of dumps alone: beside a job's own files or its profiler traces the dumps are that
 // job's, and the job is read.
 bool flightRecorder(const std::string& path, bool directory) {
-  if (!directory) return trace::looksLikeFlightRecorderDump(path);
-  return trace::isFlightRecorderDirectory(path) && !trace::isProfilerTraceDirectory(path) &&
+  if (!directory) return import::looksLikeFlightRecorderDump(path);
+  return import::isFlightRecorderDirectory(path) && !import::isProfilerTraceDirectory(path) &&
          !trace::isRankEventDirectory(path);
 }
 
 bool cudaSnapshots(const std::string& path, bool directory) {
-  return directory ? trace::isCudaSnapshotDirectory(path) : trace::isCudaSnapshotFileName(path);
+  return directory ? import::isCudaSnapshotDirectory(path) : import::isCudaSnapshotFileName(path);
 }
 
 // Any folder no reader before it took: its loader says what a job's folder holds when it is not one.

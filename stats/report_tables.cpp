@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "config/strategies.h"
+#include "stats/comparison_figures.h"
 #include "trace/format.h"
 #include "trace/ring_schedule.h"
 
@@ -13,6 +14,9 @@ using trace::CollectiveOp;
 using trace::MemoryRole;
 
 using trace::formatBytes;
+using trace::formatMilliseconds;
+using trace::formatPercent;
+using trace::formatRatio;
 
 namespace {
 
@@ -190,7 +194,8 @@ namespace {
 // "not recorded" where it ran with --recording off).
 class ComparisonTable {
  public:
-  ComparisonTable(std::FILE* out, const std::vector<StrategyColumn>& columns) : out(out), columns(columns) {}
+  ComparisonTable(std::FILE* out, const std::vector<StrategyColumn>& columns)
+      : out(out), columns(columns), figures(comparisonFigures(comparedRuns(columns))) {}
 
   void header() const {
     std::fprintf(out, "\n%-30s", "");
@@ -214,30 +219,28 @@ class ComparisonTable {
     return anyRecorded(c.ranks) ? cell() : std::string("not recorded");
   }
   static const RankStats* rank0(const StrategyColumn& c) { return c.ranks.empty() ? nullptr : &c.ranks.front(); }
-  // What the ZeRO paper compares: the bytes a rank sends per step.
-  static double sentPerStep(const StrategyColumn& c) {
-    const auto* r = rank0(c);
-    return r ? static_cast<double>(trace::allCollectives(r->collectives).sentBytes) / std::max(r->recordedSteps, 1)
-             : 0.0;
+  static std::vector<ComparedRun> comparedRuns(const std::vector<StrategyColumn>& columns) {
+    std::vector<ComparedRun> runs;
+    for (const auto& c : columns) runs.push_back({c.config.strategy, c.config.world, false, c.ok, &c.ranks});
+    return runs;
   }
   void row(const char* name, const std::function<std::string(const StrategyColumn&)>& cell) const {
     std::fprintf(out, "%-30s", name);
     for (const auto& c : columns) std::fprintf(out, " %22s", c.ok ? cell(c).c_str() : "failed");
     std::fprintf(out, "\n");
   }
-  // The baseline's run (ddp) at the same world size, when the comparison has one that recorded.
-  const StrategyColumn* baselineFor(const StrategyColumn& c) const {
-    for (const auto& d : columns) {
-      if (d.config.strategy == baselineStrategy().kind && d.config.world == c.config.world && d.ok &&
-          anyRecorded(d.ranks) && sentPerStep(d) > 0) {
-        return &d;
-      }
-    }
-    return nullptr;
+  // A row of the comparison's figures: `cell` formats column i's.
+  void figureRow(const char* name, const std::function<std::string(const ComparisonFigures&)>& cell) const {
+    row(name, [&](const StrategyColumn& c) { return cell(figures[static_cast<size_t>(&c - columns.data())]); });
+  }
+  // A figure of a run that recorded; "not recorded" for one that ran with --recording off.
+  void recordedFigureRow(const char* name, const std::function<std::string(const ComparisonFigures&)>& cell) const {
+    figureRow(name, [&](const ComparisonFigures& f) { return f.recorded ? cell(f) : std::string("not recorded"); });
   }
 
   std::FILE* out;
   const std::vector<StrategyColumn>& columns;
+  const std::vector<ComparisonFigures> figures;  // column for column
 };
 
 void ComparisonTable::memoryRows() const {
@@ -282,17 +285,9 @@ void ComparisonTable::memoryRows() const {
 }
 
 void ComparisonTable::stepRows() const {
-  row("step time (slowest rank)", [&](const StrategyColumn& c) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f ms",
-                  1e3 * maxOver(c.ranks, [](const RankStats& r) { return r.steadyStepSeconds; }));
-    return std::string(buf);
-  });
-  row("samples/s (all ranks)", [&](const StrategyColumn& c) {
-    double total = 0;
-    for (const auto& r : c.ranks) total += r.samplesPerSecond;
-    return trace::formatRate(total, "");
-  });
+  figureRow("step time (slowest rank)", [](const ComparisonFigures& f) { return formatMilliseconds(f.stepSeconds); });
+  figureRow("samples/s (all ranks)",
+            [](const ComparisonFigures& f) { return trace::formatRate(f.samplesPerSecond, ""); });
 }
 
 void ComparisonTable::stragglerRow() const {
@@ -335,46 +330,26 @@ void ComparisonTable::collectiveRows() const {
 }
 
 void ComparisonTable::sentRows() const {
-  row("sent per step (rank 0, ring)",
-      [&](const StrategyColumn& c) { return recorded(c, [&] { return formatBytes(sentPerStep(c)); }); });
-  if (std::any_of(columns.begin(), columns.end(), [&](const StrategyColumn& c) { return baselineFor(c) != nullptr; })) {
-    row((std::string("  ratio to ") + baselineStrategy().name).c_str(), [&](const StrategyColumn& c) {
-      const auto* baseline = baselineFor(c);
-      if (!baseline) return std::string("-");
-      return recorded(c, [&] {
-        char buf[32];
-        std::snprintf(buf, sizeof buf, "%.2fx", sentPerStep(c) / sentPerStep(*baseline));
-        return std::string(buf);
-      });
+  recordedFigureRow("sent per step (rank 0, ring)",
+                    [](const ComparisonFigures& f) { return formatBytes(f.sentBytesPerStep); });
+  if (std::any_of(figures.begin(), figures.end(), [](const ComparisonFigures& f) { return f.baseline >= 0; })) {
+    figureRow((std::string("  ratio to ") + baselineStrategy().name).c_str(), [](const ComparisonFigures& f) {
+      return f.baseline >= 0 ? formatRatio(f.sentRatioToBaseline) : std::string("-");
     });
   }
 }
 
 void ComparisonTable::overlapRows() const {
-  bool anyRecompute = false;
-  for (const auto& c : columns)
-    anyRecompute |= maxOver(c.ranks, [](const RankStats& r) { return r.recomputeSecondsPerStep; }) > 0;
-  if (anyRecompute) {  // activation checkpointing: what the memory it saves costs in compute
-    row("recompute per step", [&](const StrategyColumn& c) {
-      return recorded(c, [&] {
-        return trace::formatDuration(1e9 *
-                                     maxOver(c.ranks, [](const RankStats& r) { return r.recomputeSecondsPerStep; }));
-      });
+  if (std::any_of(figures.begin(), figures.end(), [](const ComparisonFigures& f) {
+        return f.recomputeSecondsPerStep > 0;
+      })) {  // activation checkpointing: what the memory it saves costs in compute
+    recordedFigureRow("recompute per step", [](const ComparisonFigures& f) {
+      return trace::formatDuration(1e9 * f.recomputeSecondsPerStep);
     });
   }
-  row("exposed comm per step", [&](const StrategyColumn& c) {
-    return recorded(c, [&] {
-      return trace::formatDuration(1e9 *
-                                   maxOver(c.ranks, [](const RankStats& r) { return r.steadyExposedCommSeconds; }));
-    });
-  });
-  row("comm/compute overlap", [&](const StrategyColumn& c) {
-    return recorded(c, [&] {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%.1f%%", maxOver(c.ranks, [](const RankStats& r) { return r.overlapPercent; }));
-      return std::string(buf);
-    });
-  });
+  recordedFigureRow("exposed comm per step",
+                    [](const ComparisonFigures& f) { return trace::formatDuration(1e9 * f.exposedCommSeconds); });
+  recordedFigureRow("comm/compute overlap", [](const ComparisonFigures& f) { return formatPercent(f.overlapPercent); });
 }
 
 }  // namespace

@@ -261,14 +261,14 @@ def main():
         clock = events(path, "clock_offset")
         check(len(clock) >= 2, f"rank {rank}: its clock measured when the ranks are up and at the end ({len(clock)})")
         for reading in clock:
-            offset, bound = reading["e"] - reading["b"], reading["c"]
+            offset, bound = reading["e"] - reading["b"], reading["uncertainty_ns"]
             expected = -SHIFT_NS if rank >= 2 else 0
             check(0 <= bound < 100_000_000 and abs(offset - expected) <= bound,
                   f"rank {rank}: offset {offset / 1e9:+.6f} s, expected {expected / 1e9:+.0f} s within {bound / 1e3:.0f} us")
         if clock:
-            offset, bound = clock[0]["e"] - clock[0]["b"], clock[0]["c"]
+            offset, bound = clock[0]["e"] - clock[0]["b"], clock[0]["uncertainty_ns"]
             shifts[rank] = offset if abs(offset) > bound else 0
-            bounds[rank] = max(r["c"] for r in clock)
+            bounds[rank] = max(r["uncertainty_ns"] for r in clock)
 
     # Each step's loss all-reduce ends on every rank at about one moment, on rank 0's clock.
     ends = {rank: [e["e"] + shifts.get(rank, 0) for e in events(path, "collective") if e.get("t") == "loss (logging)"]

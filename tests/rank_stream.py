@@ -8,10 +8,13 @@ import struct
 
 FRAME_MARK = 0xFE
 KINDS = ["step_end", "run_info", "rank_error", "run_done", "memory", "collective", "compute", "dropped", "group",
-         "clock_offset", "collective_issued"]
-# The payload's fields by their bit in its mask, with the short key each has in a JSON line.
+         "clock_offset", "collective_issued", "collective_failed"]
+# The payload's fields by their bit in its mask, with the short key each has in a JSON line ("c": the
+# one count of streams written before each kind's figure had a field of its own). The fields after
+# the loss have no JSON key (JSON lines were written before them): named here after Event's.
 FIELDS = ["r", "s", "b", "e", "by", "ro", "u", "op", "ph", "t", "i", "bo", "w", "c", "mb", "fr", "sp", "pg", "pz",
-          "l"]
+          "l", "own_part_bytes", "sequence", "parameter_count", "device_memory_bytes", "peak_flops_per_second",
+          "dropped_events", "uncertainty_ns", "peer"]
 # A field a frame leaves out has its default Event's value (trace/events.h).
 DEFAULTS = {"s": -1, "u": -2**31, "fr": 255, "t": "", "l": 0.0}
 

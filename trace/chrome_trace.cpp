@@ -152,6 +152,10 @@ void ChromeTraceWriter::writeCompute(int r, const RankTimeline& t, int64_t origi
     const auto end = stepEnds.find(e.step);
     if (static_cast<ComputeKind>(e.op) == ComputeKind::Step && end != stepEnds.end()) {
       if (end->second->pausedNs > 0) args["paused_us"] = end->second->pausedNs / 1e3;
+      // The step as the rank timed it, from before its batch to after its loss's all-reduce: the
+      // step time a reader gives back (the span is the training step's compute alone).
+      args["step_begin_us"] = micros(end->second->beginNs, origin);
+      args["step_end_us"] = micros(end->second->endNs, origin);
       // A diverged run's NaN would be JSON's null, which no reader takes for a number: left out.
       if (std::isfinite(end->second->loss)) args["loss"] = end->second->loss;
     }

@@ -42,6 +42,24 @@ std::string formatCount(double n) {
   return buf;
 }
 
+std::string formatMilliseconds(double seconds) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f ms", seconds * 1e3);
+  return buf;
+}
+
+std::string formatPercent(double percent) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f %%", percent);
+  return buf;
+}
+
+std::string formatRatio(double ratio) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2fx", ratio);
+  return buf;
+}
+
 std::string formatRate(double value, const char* unit) {
   char buf[32];
   if (value >= 1e9)
@@ -51,7 +69,7 @@ std::string formatRate(double value, const char* unit) {
   else if (value >= 1e3)
     std::snprintf(buf, sizeof buf, "%.2f k%s", value / 1e3, unit);
   else
-    std::snprintf(buf, sizeof buf, "%.1f %s", value, unit);
+    std::snprintf(buf, sizeof buf, *unit ? "%.1f %s" : "%.1f", value, unit);  // no unit: no space after it
   return buf;
 }
 

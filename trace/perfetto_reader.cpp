@@ -490,9 +490,16 @@ bool PerfettoTraceReader::endSlice(const Track& track, OpenSlice slice, int64_t 
   }
   // Spans arrive as they end, an outer one after those inside it: the recording places each by its begin.
   add(e);
-  // Step spans double as step ends, so step times and throughput come back too.
+  // Step spans double as step ends, so step times and throughput come back too: timed as the rank
+  // timed the step (traces written before those times were kept give the span's).
   if (e.kind == EventKind::Compute && static_cast<ComputeKind>(e.op) == ComputeKind::Step) {
     e.kind = EventKind::StepEnd;
+    if (!annotatedTime(slice.name, slice.args, "step_begin_ns", e.beginNs - 1, e.beginNs) ||
+        !annotatedTime(slice.name, slice.args, "step_end_ns", e.endNs - 1, e.endNs)) {
+      return false;
+    }
+    e.beginNs += 1;  // as every time read: RunRecording reads time 0 as none
+    e.endNs += 1;
     add(e);
   }
   return true;

@@ -286,6 +286,10 @@ void PerfettoTraceWriter::writeCompute(int rank, const RankTimeline& t, int64_t 
     if (static_cast<ComputeKind>(e.op) == ComputeKind::Step && end != stepEnds.end()) {
       if (end->second->pausedNs > 0) a.push_back(number("paused_ns", end->second->pausedNs));
       a.push_back(real("loss", end->second->loss));
+      // The step as the rank timed it, from before its batch to after its loss's all-reduce: the
+      // step time a reader gives back (the slice is the training step's compute alone).
+      a.push_back(number("step_begin_ns", end->second->beginNs - originNs));
+      a.push_back(number("step_end_ns", end->second->endNs - originNs));
     }
     slice(rank, "compute", s.computeLanes, s.computeEnds, e.beginNs, e.endNs, computeSpanName(e), a, originNs);
   }

@@ -63,28 +63,58 @@ void addUnitMemory(std::vector<UnitMemoryTrack>& units, const Event& e) {
   track.samples.push(e.beginNs, current);
 }
 
-// A Memory event in host memory: its own lane, tensor roles only.
-void addHostMemory(HostMemory& host, const Event& e, int64_t& negativeBalance) {
-  if (e.role >= kTensorRoleCount) return;
-  if (e.unit != kNoUnit) addUnitMemory(host.units, e);
-  if (e.fromRole == e.role) return;  // bytes assigned to a unit: the totals do not change
-  if (e.fromRole != kNoRole && e.fromRole < kTensorRoleCount) host.current[e.fromRole] -= e.bytes;
-  host.current[e.role] += e.bytes;
-  int64_t total = 0;
-  for (int i = 0; i < kTensorRoleCount; ++i) {
-    if (host.current[i] < 0) {
-      negativeBalance += -host.current[i];
-      host.current[i] = 0;
+// One memory space's balance as events change it (the device's in RankTimeline, the host's in
+// HostMemory): bytes per role now, each role's peak, the tensor total's peak and the split at it,
+// and the samples the views draw.
+struct MemoryBalance {
+  RoleBytes& current;
+  RoleBytes& peakByRole;
+  int64_t& peakTotal;
+  RoleBytes& atPeakTotal;
+  RoleTrack& samples;
+  RangeMax& totals;
+};
+
+// The memory arithmetic, once for both spaces: a Memory event's bytes moved between roles or added
+// to one, over the first `roles` roles the space keeps (every one on the device, the tensor roles on
+// the host). A role driven below zero by a free of bytes never seen allocated stays at zero, and
+// the bytes go to `negativeBalance`. Returns the sum over those roles (tensors and device lanes).
+int64_t applyMemoryEvent(const MemoryBalance& m, const Event& e, int roles, int64_t& negativeBalance) {
+  if (e.fromRole != kNoRole && e.fromRole < roles) m.current[e.fromRole] -= e.bytes;
+  m.current[e.role] += e.bytes;
+  int64_t tensors = 0, all = 0;
+  for (int i = 0; i < roles; ++i) {
+    if (m.current[i] < 0) {
+      negativeBalance += -m.current[i];
+      m.current[i] = 0;
     }
-    total += host.current[i];
-    host.peakByRole[i] = std::max(host.peakByRole[i], host.current[i]);
+    if (i < kTensorRoleCount) tensors += m.current[i];
+    all += m.current[i];
+    m.peakByRole[i] = std::max(m.peakByRole[i], m.current[i]);
   }
-  if (total > host.peakTotal) {
-    host.peakTotal = total;
-    host.atPeakTotal = host.current;
+  if (tensors > m.peakTotal) {
+    m.peakTotal = tensors;
+    m.atPeakTotal = m.current;
   }
-  host.memory.push(e.beginNs, host.current);
-  host.totals.push(total);
+  m.samples.push(e.beginNs, m.current);
+  m.totals.push(tensors);
+  return all;
+}
+
+// A Memory event on the device, or in host memory (its own lane, tensor roles only).
+void addMemory(RankTimeline& r, const Event& e) {
+  const bool host = e.space == static_cast<uint8_t>(MemorySpace::Host);
+  if (host && e.role >= kTensorRoleCount) return;
+  if (e.unit != kNoUnit) addUnitMemory(host ? r.host.units : r.units, e);
+  if (e.fromRole == e.role) return;  // bytes assigned to a unit: the totals do not change
+  if (host) {
+    const MemoryBalance balance{r.host.current,     r.host.peakByRole, r.host.peakTotal,
+                                r.host.atPeakTotal, r.host.memory,     r.host.totals};
+    applyMemoryEvent(balance, e, kTensorRoleCount, r.negativeBalance);
+    return;
+  }
+  const MemoryBalance balance{r.current, r.peakByRole, r.peakTotal, r.atPeakTotal, r.memory, r.memoryTotals};
+  r.peakDevice = std::max(r.peakDevice, applyMemoryEvent(balance, e, kMemoryRoleCount, r.negativeBalance));
 }
 
 }  // namespace
@@ -94,41 +124,9 @@ void RunRecording::add(const Event& e) {
   RankTimeline& r = ranks_[static_cast<size_t>(e.rank)];
   if (e.beginNs > 0) origin_ = std::min(origin_, e.beginNs);
   switch (e.kind) {
-    case EventKind::Memory: {
-      if (e.space == static_cast<uint8_t>(MemorySpace::Host)) {
-        addHostMemory(r.host, e, r.negativeBalance);
-        break;
-      }
-      if (e.fromRole == e.role) {  // bytes assigned to a unit: the rank's totals do not change
-        if (e.unit != kNoUnit) addUnitMemory(r.units, e);
-        break;
-      }
-      if (e.fromRole != kNoRole && e.fromRole < kMemoryRoleCount) {
-        r.current[e.fromRole] -= e.bytes;
-        r.current[e.role] += e.bytes;
-      } else {
-        r.current[e.role] += e.bytes;
-      }
-      int64_t total = 0, device = 0;
-      for (int i = 0; i < kMemoryRoleCount; ++i) {
-        if (r.current[i] < 0) {
-          r.negativeBalance += -r.current[i];
-          r.current[i] = 0;
-        }
-        if (i < kTensorRoleCount) total += r.current[i];
-        device += r.current[i];
-        r.peakByRole[i] = std::max(r.peakByRole[i], r.current[i]);
-      }
-      r.peakDevice = std::max(r.peakDevice, device);
-      if (total > r.peakTotal) {
-        r.peakTotal = total;
-        r.atPeakTotal = r.current;
-      }
-      r.memory.push(e.beginNs, r.current);
-      r.memoryTotals.push(total);
-      if (e.unit != kNoUnit) addUnitMemory(r.units, e);
+    case EventKind::Memory:
+      addMemory(r, e);
       break;
-    }
     case EventKind::Group:
       if (e.endNs >= e.beginNs && e.op < kGroupKindCount) {  // not "waiting now"
         // In the order the rank entered them. A paused group is sent when its pause ends, as a
@@ -334,17 +332,6 @@ CommExposure commExposureOf(const RankTimeline& detail) {
   return out;
 }
 
-std::pair<int64_t, int64_t> commAndHiddenNs(const RankTimeline& detail) {
-  const auto figures = commExposureOf(detail);
-  return {figures.commNs, figures.hiddenNs};
-}
-
-std::vector<std::pair<int64_t, int64_t>> exposedCommOf(const RankTimeline& detail) {
-  return commExposureOf(detail).exposed;
-}
-
-double RunRecording::overlapPercent(int rank) const { return commFigures(rank).overlapPercent; }
-
 RunRecording::CommFigures RunRecording::commFigures(int rank) const {
   const auto& t = this->rank(rank);
   const auto exposure = commExposureOf(t);
@@ -360,14 +347,10 @@ RunRecording::CommFigures RunRecording::commFigures(int rank) const {
   return out;
 }
 
-std::vector<std::pair<int64_t, int64_t>> RunRecording::exposedComm(int rank) const {
-  return exposedCommOf(this->rank(rank));
-}
-
 const std::vector<std::pair<int64_t, int64_t>>& RunRecording::exposedCommCached(int rank) const {
   const auto& t = this->rank(rank);
   if (t.exposedCommFor[0] != t.collectives.size() || t.exposedCommFor[1] != t.compute.size()) {
-    t.exposedComm = exposedComm(rank);
+    t.exposedComm = commExposureOf(t).exposed;
     t.exposedCommFor[0] = t.collectives.size();
     t.exposedCommFor[1] = t.compute.size();
   }
@@ -388,12 +371,6 @@ std::vector<double> exposedSecondsPerStep(const RankTimeline& detail,
   }
   return out;
 }
-
-std::vector<double> exposedCommSecondsOf(const RankTimeline& detail) {
-  return exposedSecondsPerStep(detail, exposedCommOf(detail));
-}
-
-std::vector<double> RunRecording::exposedCommSeconds(int rank) const { return commFigures(rank).exposedCommSeconds; }
 
 std::vector<double> RunRecording::stepSeconds(int rank) const {
   std::vector<double> out = this->rank(rank).folded.stepSeconds;

@@ -119,22 +119,21 @@ size_t firstSpanFrom(const std::vector<Span>& spans, double tNs) {
   return lo;
 }
 
-// A rank's figures over the detail a timeline holds (its running figures over folded steps apart).
-// The collective time (union), the part of it no forward or backward span overlaps (sorted,
-// disjoint [begin, end) in ns) and the rest, what compute hid: one walk gives them all.
+// The exposed communication of the detail a timeline holds (its folded steps' figures apart): the
+// collective time (the union of its collectives), the part of it no forward or backward span
+// overlaps, what the rank waited on the network with nothing to compute (sorted, disjoint
+// [begin, end) in ns), and the rest, what compute hid. HTA's comm/compute overlap (Holistic Trace
+// Analysis, "Communication Computation Overlap") is that rest over the collective time. The one
+// walk every figure of it comes from.
 struct CommExposure {
   int64_t commNs = 0;
   int64_t hiddenNs = 0;
   std::vector<std::pair<int64_t, int64_t>> exposed;
 };
 CommExposure commExposureOf(const RankTimeline& detail);
-// Its parts: the collective time and what compute hid of it, in ns; the exposed intervals.
-std::pair<int64_t, int64_t> commAndHiddenNs(const RankTimeline& detail);
-std::vector<std::pair<int64_t, int64_t>> exposedCommOf(const RankTimeline& detail);
 // Of the exposed intervals, the seconds within each of the detail's steps.
 std::vector<double> exposedSecondsPerStep(const RankTimeline& detail,
                                           const std::vector<std::pair<int64_t, int64_t>>& exposed);
-std::vector<double> exposedCommSecondsOf(const RankTimeline& detail);
 // The activation bytes held at each moment backward began (a backward span right after forward
 // ones), the largest of them; 0 without compute spans.
 int64_t activationSavedForBackward(const RankTimeline& detail);
@@ -202,23 +201,17 @@ class RunRecording {
 
   // Totals over the collectives of steps [0, steps); steps < 0: every collective.
   std::array<CollectiveTotals, kCollectiveOpCount> collectiveTotals(int rank, int steps = -1) const;
-  // Share of the time a collective was in flight while forward/backward compute ran, in percent.
-  double overlapPercent(int rank) const;
-  // The collective time no forward or backward span on the rank overlaps: what it waited on the
-  // network with nothing to compute. HTA's comm/compute overlap (Holistic Trace Analysis,
-  // "Communication Computation Overlap") is the other part of the same collective time. Sorted,
-  // disjoint [begin, end) in ns.
-  std::vector<std::pair<int64_t, int64_t>> exposedComm(int rank) const;
-  // The same, kept until the rank records another span: for views that draw it every frame.
-  const std::vector<std::pair<int64_t, int64_t>>& exposedCommCached(int rank) const;
-  // Of it, the seconds within each completed step (StepEnd order).
-  std::vector<double> exposedCommSeconds(int rank) const;
-  // overlapPercent and exposedCommSeconds from one walk over the rank's spans.
+  // The rank's exposed communication (commExposureOf) over the whole run, its folded steps too:
+  // the share of its collective time that compute hid, in percent, and the exposed seconds of
+  // each completed step (StepEnd order).
   struct CommFigures {
     double overlapPercent = 0;
     std::vector<double> exposedCommSeconds;
   };
   CommFigures commFigures(int rank) const;
+  // The exposed intervals of its detail, kept until the rank records another span: for views that
+  // draw them every frame.
+  const std::vector<std::pair<int64_t, int64_t>>& exposedCommCached(int rank) const;
   // Each step's duration without the time it waited at the step gate.
   std::vector<double> stepSeconds(int rank) const;
   // Bytes sent (ring schedule) per process group, over the collectives of steps [0, steps).

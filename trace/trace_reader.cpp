@@ -60,7 +60,7 @@ std::vector<files::ExpectedField> argsFields(const nlohmann::json& event) {
     return fields;
   }
   for (const char* number : {"step", "micro_batch", "paused_us", "loss", "bytes", "bytes_out", "own_part_bytes", "peer",
-                             "group_size", "issue_us"}) {
+                             "group_size", "issue_us", "step_begin_us", "step_end_us"}) {
     fields.push_back({number, JsonKind::Number});
   }
   for (const char* text : {"kind", "phase", "unit", "op", "process_group", "implementation", "label"}) {
@@ -105,12 +105,6 @@ class TraceEventReader {
   void add(const Event& e) {
     if (e.rank >= recording_.ranks()) recording_.ensureRanks(e.rank + 1);
     recording_.add(e);
-    // Step spans double as step ends, so step times and throughput come back too.
-    if (e.kind == EventKind::Compute && static_cast<ComputeKind>(e.op) == ComputeKind::Step) {
-      Event end = e;
-      end.kind = EventKind::StepEnd;
-      recording_.add(end);
-    }
   }
 
   bool readEvent(const nlohmann::json& e) {
@@ -187,6 +181,14 @@ void TraceEventReader::readSpan(const nlohmann::json& e, int rank) {
     if (!readCollectiveFields(e, ev)) return;
   }
   add(ev);
+  // Step spans double as step ends, so step times and throughput come back too: timed as the rank
+  // timed the step (traces written before those times were kept give the span's).
+  if (ev.kind == EventKind::Compute && static_cast<ComputeKind>(ev.op) == ComputeKind::Step) {
+    ev.kind = EventKind::StepEnd;
+    if (a.contains("step_begin_us")) ev.beginNs = nanos(a.at("step_begin_us").get<double>());
+    if (a.contains("step_end_us")) ev.endNs = nanos(a.at("step_end_us").get<double>());
+    add(ev);
+  }
 }
 
 void TraceEventReader::readFailedCollective(const nlohmann::json& e, int rank) {
@@ -238,7 +240,7 @@ bool TraceEventReader::timesInRange(const nlohmann::json& e) {
   }
   const auto args = e.find("args");
   if (args == e.end() || !args->is_object()) return true;
-  for (const char* field : {"issue_us", "paused_us"}) {
+  for (const char* field : {"issue_us", "paused_us", "step_begin_us", "step_end_us"}) {
     const auto value = args->find(field);
     if (value != args->end() && !timeInRange(*value, std::string("args.") + field)) return false;
   }

@@ -8,7 +8,10 @@
 
 #include "config/strategies.h"
 #include "estimate/run_prediction.h"
+#include "stats/comparison_figures.h"
 #include "stats/run_stats.h"
+#include "trace/format.h"
+#include "ui/figure_bars.h"
 #include "ui/item_probe.h"
 #include "ui/theme.h"
 
@@ -60,15 +63,6 @@ std::string sessionLabel(const std::vector<Session>& sessions, size_t i) {
 }
 
 constexpr const char* kNoStepsRecorded = "unknown (no steps recorded)";
-
-// Why a per-step figure of these ranks is not known: "not recorded" (--recording off), "unknown" (no
-// step recorded: CUDA memory snapshots on their own, a run stopped in its first step); "" if known.
-// `brief`: for a bar's label, which has room for 18 characters.
-std::string perStepFigureMissing(const std::vector<RankStats>& ranks, bool brief = false) {
-  if (!anyRecorded(ranks)) return "not recorded";
-  if (!anyStepRecorded(ranks)) return brief ? "unknown" : kNoStepsRecorded;
-  return "";
-}
 
 // One horizontal bar per session on a shared scale, labelled with the formatted value: `format`
 // labels session i's value.
@@ -553,25 +547,38 @@ void memoryTableRows(const std::vector<std::vector<RankStats>>& stats) {
 }
 
 // The table's time and traffic rows: step time, throughput, each collective, overlap.
-void figureTableRows(const std::vector<std::vector<RankStats>>& stats) {
+void figureTableRows(const std::vector<Session>& sessions, const std::vector<std::vector<RankStats>>& stats) {
   auto row = [&](const char* name, auto&& cell) { comparisonRow(stats, name, cell); };
-  row("step time", [&](const auto& r) {
-    const double seconds = maxOf(r, [](const RankStats& s) { return s.steadyStepSeconds; });
+  const auto figures = comparisonFigures(comparedRuns(sessions, stats));
+  // A row of the figures stats/ computed once; `cell` formats a session's.
+  auto figureRow = [&](const char* name, auto&& cell) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(name);
+    for (const auto& f : figures) {
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(cell(f).c_str());
+    }
+  };
+  // ... and a per-step one: why there is none, where the session has none.
+  auto perStepRow = [&](const char* name, auto&& cell) {
+    figureRow(name, [&](const ComparisonFigures& f) {
+      const std::string missing = perStepFigureMissing(f);
+      return missing.empty() ? cell(f) : missing;
+    });
+  };
+  figureRow("step time", [&](const ComparisonFigures& f) {
     // CUDA memory snapshots on their own hold no steps; a run can stop in its first.
-    if (!anyStepTimed(r)) return std::string(kNoStepsRecorded);
-    const std::string time = formatDuration(1e9 * seconds);
+    if (!f.stepTimed) return std::string(kNoStepsRecorded);
+    const std::string time = trace::formatMilliseconds(f.stepSeconds);
     // A PyTorch job's own trace (no batch in it) timed its steps under torch.profiler, which
     // records shapes and memory: slower than the job runs, so not a figure to compare.
-    return !r.empty() && !r.front().throughputKnown ? time + " (under torch.profiler)" : time;
+    return f.throughputKnown ? time : time + " (under torch.profiler)";
   });
-  row("samples/s (all ranks)", [&](const auto& r) {
-    if (!anyStepTimed(r)) return std::string(kNoStepsRecorded);
-    if (!r.empty() && !r.front().throughputKnown) return std::string("unknown (no batch in the record)");
-    double total = 0;
-    for (const auto& s : r) total += s.samplesPerSecond;
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f", total);
-    return std::string(buf);
+  figureRow("samples/s (all ranks)", [&](const ComparisonFigures& f) {
+    if (!f.stepTimed) return std::string(kNoStepsRecorded);
+    if (!f.throughputKnown) return std::string("unknown (no batch in the record)");
+    return trace::formatRate(f.samplesPerSecond, "");
   });
   for (auto op : collectiveOpsShown(stats)) {
     const std::string name = std::string(trace::collectiveOpName(op)) + "/step: size / sent / time";
@@ -595,15 +602,17 @@ void figureTableRows(const std::vector<std::vector<RankStats>>& stats) {
              formatBytes(all.receivedBytes / steps);
     });
   });
-  bool anyRecompute = false;
-  for (const auto& r : stats)
-    anyRecompute |= maxOf(r, [](const RankStats& s) { return s.recomputeSecondsPerStep; }) > 0;
-  if (anyRecompute) {  // activation checkpointing: what the memory it saves costs in compute
-    row("recompute per step", [&](const auto& r) {
-      return perStepCell(r, [&](const auto& rr) {
-        return formatDuration(1e9 * maxOf(rr, [](const RankStats& s) { return s.recomputeSecondsPerStep; }));
-      });
+  if (std::any_of(figures.begin(), figures.end(), [](const ComparisonFigures& f) { return f.baseline >= 0; })) {
+    const std::string name = std::string("  sent, ratio to ") + baselineStrategy().name;
+    perStepRow(name.c_str(), [](const ComparisonFigures& f) {
+      return f.baseline >= 0 ? trace::formatRatio(f.sentRatioToBaseline) : std::string("-");
     });
+  }
+  if (std::any_of(figures.begin(), figures.end(), [](const ComparisonFigures& f) {
+        return f.recomputeSecondsPerStep > 0;
+      })) {  // activation checkpointing: what the memory it saves costs in compute
+    perStepRow("recompute per step",
+               [](const ComparisonFigures& f) { return formatDuration(1e9 * f.recomputeSecondsPerStep); });
   }
   // Who made the others wait (stats/stragglers.h): the rank most often last to issue a collective.
   row("most often last / others waited", [&](const auto& r) {
@@ -615,18 +624,9 @@ void figureTableRows(const std::vector<std::vector<RankStats>>& stats) {
       return share + formatDuration(1e9 * last->waitCausedSeconds / std::max(1, last->recordedSteps)) + "/step";
     });
   });
-  row("exposed comm per step", [&](const auto& r) {
-    return perStepCell(r, [&](const auto& rr) {
-      return formatDuration(1e9 * maxOf(rr, [](const RankStats& s) { return s.steadyExposedCommSeconds; }));
-    });
-  });
-  row("comm/compute overlap", [&](const auto& r) {
-    return perStepCell(r, [&](const auto& rr) {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%.1f %%", maxOf(rr, [](const RankStats& s) { return s.overlapPercent; }));
-      return std::string(buf);
-    });
-  });
+  perStepRow("exposed comm per step",
+             [](const ComparisonFigures& f) { return formatDuration(1e9 * f.exposedCommSeconds); });
+  perStepRow("comm/compute overlap", [](const ComparisonFigures& f) { return trace::formatPercent(f.overlapPercent); });
 }
 
 // Peak memory of the largest rank by role, one bar per session, on one scale; across world sizes,
@@ -656,94 +656,12 @@ void drawPeakMemoryBars(const std::vector<Session>& sessions, const std::vector<
 
 // The other figures as bars on their own scales: step time, throughput, traffic, overlap.
 void drawFigureBars(const std::vector<Session>& sessions, const std::vector<std::vector<RankStats>>& stats) {
-  std::vector<double> stepMs, samples, bytes, commMs, overlap;
-  for (const auto& r : stats) {
-    double step = 0, rate = 0, traffic = 0, comm = 0, over = 0;
-    for (const auto& s : r) {
-      step = std::max(step, s.steadyStepSeconds * 1e3);
-      rate += s.samplesPerSecond;
-      over = std::max(over, s.overlapPercent);
-    }
-    if (!r.empty()) {
-      const double steps = std::max<double>(1, r.front().recordedSteps);
-      const auto all = trace::allCollectives(r.front().collectives);
-      traffic = static_cast<double>(all.sentBytes) / steps;
-      comm = all.seconds * 1e3 / steps;
-    }
-    // No figure, no bar: what a step that never completed holds is not a measurement.
-    if (!perStepFigureMissing(r).empty()) traffic = comm = over = 0;
-    if (!anyStepTimed(r)) step = rate = 0;
-    stepMs.push_back(step);
-    samples.push_back(rate);
-    bytes.push_back(traffic);
-    commMs.push_back(comm);
-    overlap.push_back(over);
-  }
-  auto ms = [](double v) {
-    char b[32];
-    std::snprintf(b, sizeof b, "%.1f ms", v);
-    return std::string(b);
-  };
-  auto plain = [](double v) {
-    char b[32];
-    std::snprintf(b, sizeof b, "%.1f", v);
-    return std::string(b);
-  };
-  auto pct = [](double v) {
-    char b[32];
-    std::snprintf(b, sizeof b, "%.1f %%", v);
-    return std::string(b);
-  };
-  // A bar's label: the figure, or why there is none (its bar is then empty, not a measured zero).
-  auto perStep = [&](size_t i, const std::string& figure) {
-    const std::string missing = perStepFigureMissing(stats[i], /*brief=*/true);
-    return missing.empty() ? figure : missing;
-  };
   ImGui::Spacing();
-  valueBars(
-      "Step time (slowest rank)", sessions, stepMs,
-      [&](size_t i) { return anyStepTimed(stats[i]) ? ms(stepMs[i]) : std::string("unknown"); },
-      IM_COL32(90, 140, 200, 255));
-  valueBars(
-      "Throughput, samples/s (all ranks)", sessions, samples,
-      [&](size_t i) {
-        const bool known = anyStepTimed(stats[i]) && (stats[i].empty() || stats[i].front().throughputKnown);
-        return known ? plain(samples[i]) : std::string("unknown");
-      },
-      IM_COL32(84, 162, 75, 255));
-  // The ZeRO paper's comparison: what a rank sends, as a multiple of DDP's at the same world size
-  // when DDP's run is on screen.
-  // A PyTorch job's strategy is only the closest one to what it ran (a reopened summary's, the
-  // default): it is not measured against itself as if it were DDP.
-  const StrategyTraits& baseline = baselineStrategy();
-  const auto baselineSent = [&](size_t i) {
-    for (size_t j = 0; j < sessions.size(); ++j) {
-      if (j == i && !sessions[i].jobLabel.empty()) continue;
-      if (sessions[j].config.strategy == baseline.kind && sessions[j].config.world == sessions[i].config.world)
-        return bytes[j];
-    }
-    return 0.0;
-  };
-  valueBars(
-      "Bytes a rank sends per step under the ring schedule (rank 0, all collectives)", sessions, bytes,
-      [&](size_t i) {
-        if (baselineSent(i) <= 0) return perStep(i, formatBytes(bytes[i]));
-        char ratio[32];
-        std::snprintf(ratio, sizeof ratio, " (%.2fx %s)", bytes[i] / baselineSent(i), baseline.name);
-        return perStep(i, formatBytes(bytes[i]) + ratio);
-      },
-      IM_COL32(245, 133, 24, 255));
-  const bool jobOps = collectiveOpsShown(stats).size() > 3;  // a PyTorch job's all-to-all, send, recv
-  ImGui::TextDisabled(
-      "all-reduce 2(N-1)/N x size, all-gather and reduce-scatter (N-1)/N x size%s: the bytes the "
-      "rank puts on the wire, not the collectives' sizes (the table has both)",
-      jobOps ? "; all-to-all all but its own part, a send its message" : "");
-  valueBars(
-      "Time in collectives per step (rank 0)", sessions, commMs, [&](size_t i) { return perStep(i, ms(commMs[i])); },
-      IM_COL32(114, 183, 178, 255));
-  valueBars(
-      "Comm/compute overlap", sessions, overlap, [&](size_t i) { return perStep(i, pct(overlap[i])); },
-      IM_COL32(178, 121, 162, 255));
+  for (const auto& bar : figureBars(sessions, stats)) {
+    valueBars(
+        bar.title.c_str(), sessions, bar.values, [&](size_t i) { return bar.labels[i]; }, bar.color);
+    if (!bar.note.empty()) ImGui::TextDisabled("%s", bar.note.c_str());
+  }
 }
 
 }  // namespace
@@ -760,7 +678,7 @@ void drawComparison(const std::vector<Session>& sessions, const std::vector<std:
     for (const auto& s : sessions) ImGui::TableSetupColumn(s.title.c_str());
     ImGui::TableHeadersRow();
     memoryTableRows(stats);
-    figureTableRows(stats);
+    figureTableRows(sessions, stats);
     ImGui::EndTable();
   }
   drawPeakMemoryBars(sessions, stats);

@@ -78,7 +78,7 @@ OpenedRecord fromTrace(trace::LoadedTrace loaded, const std::string& where) {
 }
 
 // PyTorch's Flight Recorder dumps: a session of their collective logs, with no timeline.
-OpenedRecord fromFlightRecorder(trace::LoadedFlightRecord loaded, const std::string& where) {
+OpenedRecord fromFlightRecorder(import::LoadedFlightRecord loaded, const std::string& where) {
   OpenedRecord out;
   out.notes = loaded.notes;
   Session s;

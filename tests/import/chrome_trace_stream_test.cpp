@@ -15,7 +15,7 @@
 
 #include "tests/support/run_cli.h"
 
-namespace shardscope::trace {
+namespace shardscope::import {
 namespace {
 
 struct Seen {
@@ -170,9 +170,9 @@ TEST(ChromeTraceStream, AHandlersReasonEndsTheReading) {
 }
 
 }  // namespace
-}  // namespace shardscope::trace
+}  // namespace shardscope::import
 
-namespace shardscope::trace {
+namespace shardscope::import {
 namespace {
 
 TEST(ChromeTraceStream, ArgsIntegersAreReadWhicheverWayWritten) {
@@ -189,4 +189,4 @@ TEST(ChromeTraceStream, ArgsIntegersAreReadWhicheverWayWritten) {
 }
 
 }  // namespace
-}  // namespace shardscope::trace
+}  // namespace shardscope::import

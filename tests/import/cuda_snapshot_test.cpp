@@ -18,7 +18,8 @@
 #include "tests/support/run_cli.h"
 #include "import/profiler_trace.h"
 
-namespace shardscope::trace {
+namespace shardscope::import {
+using namespace trace;
 namespace {
 
 using nlohmann::json;
@@ -559,4 +560,4 @@ TEST(CudaSnapshot, NoDamagedSnapshotCrashesTheJobsView) {
 }
 
 }  // namespace
-}  // namespace shardscope::trace
+}  // namespace shardscope::import

@@ -9,7 +9,8 @@
 
 #include "tests/support/run_cli.h"
 
-namespace shardscope::trace {
+namespace shardscope::import {
+using namespace trace;
 namespace {
 
 const std::string kDumps = std::string(SHARDSCOPE_TEST_DATA) + "/flight_recorder_gloo";
@@ -91,4 +92,4 @@ TEST(FlightRecorder, ACutOrForeignFileIsNamedNotCrashedOn) {
 }
 
 }  // namespace
-}  // namespace shardscope::trace
+}  // namespace shardscope::import

@@ -16,7 +16,8 @@
 #include "trace/format.h"
 #include "import/profiler_roles.h"
 
-namespace shardscope::trace {
+namespace shardscope::import {
+using namespace trace;
 namespace {
 
 nlohmann::json span(const std::string& name, double ts, double dur, int tid,
@@ -697,9 +698,10 @@ TEST(ProfilerTrace, RolesFollowTheInnermostSpanThatNamesOne) {
 }
 
 }  // namespace
-}  // namespace shardscope::trace
+}  // namespace shardscope::import
 
-namespace shardscope::trace {
+namespace shardscope::import {
+using namespace trace;
 namespace {
 
 // tests/data/profiler_layouts: collectives in each layout PyTorch's profiler has written, each
@@ -728,9 +730,10 @@ TEST(ProfilerLayouts, EveryCollectiveOfEveryLayoutIsCountedOnce) {
 }
 
 }  // namespace
-}  // namespace shardscope::trace
+}  // namespace shardscope::import
 
-namespace shardscope::trace {
+namespace shardscope::import {
+using namespace trace;
 namespace {
 
 // A real job of DTensor's tensor parallelism inside FSDP2 (tests/data/pytorch_nccl_h200/tp_fsdp_w4,
@@ -757,4 +760,4 @@ TEST(ProfilerTrace, TensorParallelAllReducesTakeTheBlockAndPhaseTheyRanIn) {
 }
 
 }  // namespace
-}  // namespace shardscope::trace
+}  // namespace shardscope::import

@@ -12,7 +12,7 @@
 
 #include "tests/support/run_cli.h"
 
-namespace shardscope::trace::pickle {
+namespace shardscope::import::pickle {
 namespace {
 
 // The value as JSON: tuples as lists, bytes as {"bytes": hex}, dict keys as their text.
@@ -239,4 +239,4 @@ TEST(PythonPickle, NoCutOrDamagedPickleCrashesTheReader) {
 }
 
 }  // namespace
-}  // namespace shardscope::trace::pickle
+}  // namespace shardscope::import::pickle

@@ -334,8 +334,8 @@ TEST(LoaderFuzz, NoMutatedProfilerTraceCrashesItsReader) {
   TreeMutator tree(seedTrace, seed + 4);
   const std::string dir = testing::freshTempDir("profiler_fuzz");
   const auto [loaded, read] = fuzzRead(
-      profilerTraceFileName(dir, 0), [&](int i) { return i % 2 ? tree.mutate() : bytes.mutate(seedTrace); },
-      [&] { return loadProfilerTraces(dir); }, "rank-0.pt.trace.json");
+      import::profilerTraceFileName(dir, 0), [&](int i) { return i % 2 ? tree.mutate() : bytes.mutate(seedTrace); },
+      [&] { return import::loadProfilerTraces(dir); }, "rank-0.pt.trace.json");
   std::printf("fuzzed %d profiler traces: %d still loaded, %d refused\n", read, loaded, read - loaded);
   EXPECT_GT(loaded, 0) << "some mutants are still valid traces";
   EXPECT_LT(loaded, read) << "the mutations must break traces too";
@@ -358,7 +358,7 @@ TEST(LoaderFuzz, NoMutatedFlightRecorderDumpCrashesItsReader) {
   for (int i = 0; i < 150 * envInt("SHARDSCOPE_FUZZ_ITERATIONS", 1); ++i, ++read) {
     const std::string mutant = i % 3 == 0 ? tree.mutate() : bytes.mutate(i % 3 == 1 ? json : pickled);
     std::ofstream(dir + "/fr-3", std::ios::binary | std::ios::trunc) << mutant;
-    const auto dumps = loadFlightRecorderDumps({dir + "/fr-3"});
+    const auto dumps = import::loadFlightRecorderDumps({dir + "/fr-3"});
     if (!dumps.error.empty()) {
       EXPECT_NE(dumps.error.find("fr-3"), std::string::npos) << "names the file: " << dumps.error;
       continue;

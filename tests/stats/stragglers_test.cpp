@@ -174,12 +174,12 @@ TEST(Stragglers, OnAGpuTraceTheKernelsStartsTellNotTheLaunches) {
       ev.push_back(event("kernel", "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*, unsigned long, ncclWork*)",
                          kernelStart, t + 3'000 - kernelStart, 7, {{"correlation", correlation}, {"stream", 7}}));
     }
-    std::ofstream(trace::profilerTraceFileName(dir, r)) << nlohmann::json{
+    std::ofstream(import::profilerTraceFileName(dir, r)) << nlohmann::json{
         {"schemaVersion", 1},
         {"distributedInfo", {{"backend", "nccl"}, {"rank", r}, {"world_size", 2}}},
         {"traceEvents", ev}}.dump();
   }
-  const auto loaded = trace::loadProfilerTraces(dir);
+  const auto loaded = import::loadProfilerTraces(dir);
   ASSERT_TRUE(loaded.error.empty()) << loaded.error;
   const auto s = stragglingOf(loaded.recording);
   ASSERT_EQ(s.size(), 2u);
@@ -228,12 +228,12 @@ TEST(Stragglers, AnImportedTraceMatchesEachCollectiveInTheGroupItsRanksName) {
       for (auto& e : allReduce(t + 1'000 + (r == 0 ? 1'000 : 0), tensor, "mesh_tp")) ev.push_back(e);
       for (auto& e : allReduce(t + 5'000 + (r == 3 ? 1'000 : 0), data, "mesh_dp")) ev.push_back(e);
     }
-    std::ofstream(trace::profilerTraceFileName(dir, r)) << nlohmann::json{
+    std::ofstream(import::profilerTraceFileName(dir, r)) << nlohmann::json{
         {"schemaVersion", 1},
         {"distributedInfo", {{"backend", "nccl"}, {"rank", r}, {"world_size", 4}}},
         {"traceEvents", ev}}.dump();
   }
-  const auto loaded = trace::loadProfilerTraces(dir);
+  const auto loaded = import::loadProfilerTraces(dir);
   ASSERT_TRUE(loaded.error.empty()) << loaded.error;
   const auto& rank1 = loaded.recording.rank(1).collectives;
   ASSERT_EQ(rank1.size(), 6u);

@@ -54,7 +54,7 @@ TEST(RunRecording, OverlapIsCommTimeCoveredByForwardOrBackward) {
   Event c = span(EventKind::Collective, static_cast<uint8_t>(CollectiveOp::AllReduce), 50, 200);
   c.bytes = 1000;
   rec.add(c);
-  EXPECT_NEAR(rec.overlapPercent(0), 100.0 * 100 / 150, 1e-9);
+  EXPECT_NEAR(rec.commFigures(0).overlapPercent, 100.0 * 100 / 150, 1e-9);
   auto totals = rec.collectiveTotals(0);
   EXPECT_EQ(totals[static_cast<int>(CollectiveOp::AllReduce)].count, 1);
   EXPECT_EQ(totals[static_cast<int>(CollectiveOp::AllReduce)].sizeBytes, 1000);
@@ -75,16 +75,16 @@ TEST(RunRecording, ExposedCommIsCollectiveTimeNoComputeHides) {
   step1.step = 1;
   rec.add(step0);
   rec.add(step1);
-  const auto exposed = rec.exposedComm(0);
+  const auto exposed = commExposureOf(rec.rank(0)).exposed;
   ASSERT_EQ(exposed.size(), 2u);
   EXPECT_EQ(exposed[0], (std::pair<int64_t, int64_t>{100, 150}));
   EXPECT_EQ(exposed[1], (std::pair<int64_t, int64_t>{250, 400}));
-  const auto perStep = rec.exposedCommSeconds(0);
+  const auto perStep = rec.commFigures(0).exposedCommSeconds;
   ASSERT_EQ(perStep.size(), 2u);
   EXPECT_NEAR(perStep[0], 100e-9, 1e-15);  // 100..150 and 250..300
   EXPECT_NEAR(perStep[1], 100e-9, 1e-15);  // 300..400
   const double comm = 150 + 160, hidden = comm - 200;
-  EXPECT_NEAR(rec.overlapPercent(0), 100.0 * hidden / comm, 1e-9);
+  EXPECT_NEAR(rec.commFigures(0).overlapPercent, 100.0 * hidden / comm, 1e-9);
   EXPECT_EQ(&rec.exposedCommCached(0), &rec.exposedCommCached(0));
   EXPECT_EQ(rec.exposedCommCached(0), exposed);
 }
@@ -105,11 +105,12 @@ TEST(RunRecording, SpansRecordedOutOfOrderGiveTheSameFigures) {
   for (const auto& e : spans) inOrder.add(e);
   for (auto it = spans.rbegin(); it != spans.rend(); ++it) reversed.add(*it);
   const std::vector<std::pair<int64_t, int64_t>> expected = {{100, 150}, {250, 400}};
-  EXPECT_EQ(inOrder.exposedComm(0), expected);
-  EXPECT_EQ(reversed.exposedComm(0), expected);
+  EXPECT_EQ(commExposureOf(inOrder.rank(0)).exposed, expected);
+  EXPECT_EQ(commExposureOf(reversed.rank(0)).exposed, expected);
   const double comm = 150 + 160, hidden = comm - 200;
-  EXPECT_NEAR(reversed.overlapPercent(0), 100.0 * hidden / comm, 1e-9);
-  EXPECT_EQ(commAndHiddenNs(reversed.rank(0)), (std::pair<int64_t, int64_t>{310, 110}));
+  EXPECT_NEAR(reversed.commFigures(0).overlapPercent, 100.0 * hidden / comm, 1e-9);
+  EXPECT_EQ(commExposureOf(reversed.rank(0)).commNs, 310);
+  EXPECT_EQ(commExposureOf(reversed.rank(0)).hiddenNs, 110);
 }
 
 // The size counts the all-gather's output and the others' input; what the rank sends follows the

@@ -145,11 +145,11 @@ void expectTheWholeRunsFigures(const RunRecording& folding, const RunRecording& 
   EXPECT_EQ(kept.computeBegins.size(), kept.compute.size());
 
   EXPECT_EQ(folding.stepSeconds(r), whole.stepSeconds(r));
-  const auto exposedWhole = whole.exposedCommSeconds(r);
-  const auto exposedFolded = folding.exposedCommSeconds(r);
+  const auto exposedWhole = whole.commFigures(r).exposedCommSeconds;
+  const auto exposedFolded = folding.commFigures(r).exposedCommSeconds;
   ASSERT_EQ(exposedFolded.size(), exposedWhole.size());
   for (size_t s = 0; s < exposedWhole.size(); ++s) EXPECT_NEAR(exposedFolded[s], exposedWhole[s], 1e-15) << s;
-  EXPECT_DOUBLE_EQ(folding.overlapPercent(r), whole.overlapPercent(r));
+  EXPECT_DOUBLE_EQ(folding.commFigures(r).overlapPercent, whole.commFigures(r).overlapPercent);
   for (int steps : {-1, kSteps, kSteps - 1}) {
     const auto a = folding.collectiveTotals(r, steps);
     const auto b = whole.collectiveTotals(r, steps);

@@ -60,9 +60,9 @@ TEST(ProfilerView, AJobsOwnTraceDrawsAndIsNotPredicted) {
   for (int r = 0; r < 2; ++r) {
     std::string text = kRankTrace;
     text.replace(text.find("RANK"), 4, std::to_string(r));
-    std::ofstream(trace::profilerTraceFileName(dir, r)) << text;
+    std::ofstream(import::profilerTraceFileName(dir, r)) << text;
   }
-  auto loaded = trace::loadProfilerTraces(dir);
+  auto loaded = import::loadProfilerTraces(dir);
   ASSERT_TRUE(loaded.error.empty()) << loaded.error;
   ViewedRecord viewed(std::move(loaded));
   auto& app = *viewed.app;
@@ -96,7 +96,7 @@ pickle.dump({"segments": [], "device_traces": [trace]}, open(sys.argv[1] + "/ran
 )",
                                            dir});
   ASSERT_EQ(python.exitCode, 0) << python.output;
-  auto loaded = trace::loadJobDirectory(dir);
+  auto loaded = import::loadJobDirectory(dir);
   ASSERT_TRUE(loaded.error.empty()) << loaded.error;
   ViewedRecord viewed(std::move(loaded));
   auto& app = *viewed.app;
