@@ -169,38 +169,45 @@ int64_t mostOfConsecutive(const std::vector<int64_t>& blocks, int window) {
   return most;
 }
 
-RunPrediction predictSharded(const RunConfig& c, const ParameterCounts& n) {
+// A sharded strategy's units, each padded to a multiple of the shard group so that it divides
+// evenly: what its memory lines and collectives are computed from. Sizes in elements.
+struct ShardedSizes {
+  int64_t shardRanks = 1;  // what each unit is divided among
+  int64_t paddedTotal = 0, paddedTrained = 0, paddedRoot = 0, paddedBlocks = 0;
+  int64_t rootUnits = 0, blockUnits = 0, trainedUnits = 0;
+  std::vector<int64_t> paddedBlock;  // per block
+};
+
+ShardedSizes shardedSizes(const RunConfig& c) {
+  ShardedSizes s;
+  // Units are divided among the shard group: the world, or under HSDP its --shard-group-size.
+  s.shardRanks = shardGroupSize(c);
+  s.paddedBlock.assign(static_cast<size_t>(c.layers), 0);
+  for (const auto& u : flatUnits(tensorParallelLayout(c), c.layers)) {
+    const int64_t padded = (u.numel + s.shardRanks - 1) / s.shardRanks * s.shardRanks;
+    const bool root = u.unit == kRootUnit;
+    s.paddedTotal += padded;
+    s.paddedTrained += u.trainable ? padded : 0;
+    s.trainedUnits += u.trainable ? 1 : 0;
+    (root ? s.paddedRoot : s.paddedBlocks) += padded;
+    (root ? s.rootUnits : s.blockUnits) += 1;
+    if (!root) s.paddedBlock[static_cast<size_t>(u.unit)] += padded;
+  }
+  return s;
+}
+
+void predictShardedMemory(const RunConfig& c, const ParameterCounts& n, const ShardedSizes& s, RunPrediction& p) {
   const bool bf16 = c.precision == Precision::Bf16;
   const int64_t computeBytes = bf16 ? 2 : 4;
   const int k = optimizerStatesPerParameter(c.optimizer);
-  // Units are divided among the shard group: the world, or under HSDP its --shard-group-size.
-  const int64_t shardRanks = shardGroupSize(c);
-  const bool hybrid = traitsOf(c.strategy).replicatesShardGroups;
-  const std::string N = hybrid ? "S" : "N";  // what a unit is divided by, in the formulas
+  const std::string N = traitsOf(c.strategy).replicatesShardGroups ? "S" : "N";  // what a unit is divided by
   const int layers = c.layers;
-  int64_t paddedTotal = 0, paddedTrained = 0, paddedRoot = 0, paddedBlocks = 0, rootUnits = 0, blockUnits = 0,
-          trainedUnits = 0;
-  std::vector<int64_t> paddedBlock(static_cast<size_t>(layers), 0);
-  for (const auto& u : flatUnits(tensorParallelLayout(c), layers)) {
-    const int64_t padded = (u.numel + shardRanks - 1) / shardRanks * shardRanks;
-    const bool root = u.unit == kRootUnit;
-    paddedTotal += padded;
-    paddedTrained += u.trainable ? padded : 0;
-    trainedUnits += u.trainable ? 1 : 0;
-    (root ? paddedRoot : paddedBlocks) += padded;
-    (root ? rootUnits : blockUnits) += 1;
-    if (!root) paddedBlock[static_cast<size_t>(u.unit)] += padded;
-  }
-  const int64_t owned = paddedTotal / shardRanks;
-  const int64_t ownedTrained = paddedTrained / shardRanks;
+  const int64_t owned = s.paddedTotal / s.shardRanks;
+  const int64_t ownedTrained = s.paddedTrained / s.shardRanks;
+  const int64_t ownedFrozen = owned - ownedTrained;
   const std::string dtype = bf16 ? "2 B (bf16)" : "4 B";
   const std::string t =
       (n.lora() ? "T'/" + N + ": this rank's slice of the trained (LoRA) units" : "P'/" + N + ": this rank's slice");
-
-  RunPrediction p;
-  p.parameters = n.total;
-  p.paddedParameters = paddedTotal;
-  const int64_t ownedFrozen = owned - ownedTrained;
   if (n.lora() && bf16) {
     // A frozen unit is never stepped: its shard is held in bf16, with no fp32 master.
     p.memory.push_back({MemoryRole::ParamShard, When::Peak, 4 * ownedTrained + 2 * ownedFrozen,
@@ -214,16 +221,16 @@ RunPrediction predictSharded(const RunConfig& c, const ParameterCounts& n) {
     // The root stays gathered from forward start to the end of its backward; blocks come and go,
     // the one computing plus --prefetch ahead of it (all blocks are the same size).
     const int window = std::min(layers, 1 + c.prefetch);
-    const int64_t gatheredBlocks = mostOfConsecutive(paddedBlock, window);
+    const int64_t gatheredBlocks = mostOfConsecutive(s.paddedBlock, window);
     const std::string blocks = std::to_string(window) + " block" + (window == 1 ? "" : "s");
     const std::string why =
         window < 1 + c.prefetch
             ? "): every block, as --prefetch " + std::to_string(c.prefetch) + " reaches past the last"
             : "): the unit computing and --prefetch " + std::to_string(c.prefetch) + " ahead";
-    p.memory.push_back({MemoryRole::ParamGathered, When::Peak, computeBytes * (paddedRoot + gatheredBlocks),
+    p.memory.push_back({MemoryRole::ParamGathered, When::Peak, computeBytes * (s.paddedRoot + gatheredBlocks),
                         dtype + " x (root + " + blocks + why});
   } else {
-    p.memory.push_back({MemoryRole::ParamGathered, When::Peak, computeBytes * paddedTotal,
+    p.memory.push_back({MemoryRole::ParamGathered, When::Peak, computeBytes * s.paddedTotal,
                         dtype + " x P': every unit stays gathered from its forward to its backward"});
   }
   if (c.accumulate > 1 && !bf16) {
@@ -238,34 +245,48 @@ RunPrediction predictSharded(const RunConfig& c, const ParameterCounts& n) {
   p.memory.push_back({MemoryRole::GradShard, When::Peak, 4 * ownedTrained, "4 B x " + t + " of the reduced gradients"});
   p.memory.push_back({MemoryRole::OptimizerState, When::AfterStep, 4 * k * ownedTrained,
                       optimizerFormula(c.optimizer, (n.lora() ? "T'/" : "P'/") + N)});
+}
 
+void predictShardedCollectives(const RunConfig& c, const ParameterCounts& n, const ShardedSizes& s, RunPrediction& p) {
+  const int64_t computeBytes = c.precision == Precision::Bf16 ? 2 : 4;
   const std::string perBlock = n.lora() ? " (a block is two units under LoRA: frozen weights and adapters)" : "";
   // Every micro-batch gathers again; gradients are reduced once per step, after the last.
   const int64_t micro = c.accumulate;
   const std::string perMicro = micro > 1 ? ", per micro-batch (x " + std::to_string(micro) + ")" : "";
   if (traitsOf(c.strategy).reshardsAfterForward) {
-    p.perStep.push_back({CollectiveOp::AllGather, micro * (rootUnits + 2 * blockUnits),
-                         micro * computeBytes * (paddedRoot + 2 * paddedBlocks),
+    p.perStep.push_back({CollectiveOp::AllGather, micro * (s.rootUnits + 2 * s.blockUnits),
+                         micro * computeBytes * (s.paddedRoot + 2 * s.paddedBlocks),
                          "root once, every block twice (forward and backward)" + perMicro + perBlock});
   } else {
-    p.perStep.push_back({CollectiveOp::AllGather, micro * (rootUnits + blockUnits), micro * computeBytes * paddedTotal,
+    p.perStep.push_back({CollectiveOp::AllGather, micro * (s.rootUnits + s.blockUnits),
+                         micro * computeBytes * s.paddedTotal,
                          "every unit once: kept from forward to backward" + perMicro + perBlock});
   }
-  p.perStep.push_back({CollectiveOp::ReduceScatter, trainedUnits, 4 * paddedTrained,
+  p.perStep.push_back({CollectiveOp::ReduceScatter, s.trainedUnits, 4 * s.paddedTrained,
                        n.lora() ? "every trained (LoRA) unit's fp32 gradients once; frozen units have none"
                                 : "every unit's fp32 gradients once"});
+  const bool hybrid = traitsOf(c.strategy).replicatesShardGroups;
   if (hybrid && replicaCount(c) > 1) {  // one replica is a 1-D mesh: the world, no all-reduce
     for (auto& collective : p.perStep) {
       collective.group = trace::ProcessGroup::Shard;
-      collective.formula += ", within the shard group of S = " + std::to_string(shardRanks);
+      collective.formula += ", within the shard group of S = " + std::to_string(s.shardRanks);
     }
     // FSDP2's all_reduce_group: each rank's reduced shard is summed with the other replicas'.
-    PredictedCollective allReduce{CollectiveOp::AllReduce, trainedUnits, 4 * (paddedTrained / shardRanks),
+    PredictedCollective allReduce{CollectiveOp::AllReduce, s.trainedUnits, 4 * (s.paddedTrained / s.shardRanks),
                                   "every unit's fp32 gradient shard once, across the " +
                                       std::to_string(replicaCount(c)) + " replicas (the replicate group)"};
     allReduce.group = trace::ProcessGroup::Replicate;
     p.perStep.push_back(allReduce);
   }
+}
+
+RunPrediction predictSharded(const RunConfig& c, const ParameterCounts& n) {
+  const ShardedSizes sizes = shardedSizes(c);
+  RunPrediction p;
+  p.parameters = n.total;
+  p.paddedParameters = sizes.paddedTotal;
+  predictShardedMemory(c, n, sizes, p);
+  predictShardedCollectives(c, n, sizes, p);
   return p;
 }
 

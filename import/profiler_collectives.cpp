@@ -444,7 +444,8 @@ void readBackendSpansAlone(const RankTrace& trace, const std::vector<bool>& matc
 // record_param_comms naming its collective, with no op or backend span around or inside it.
 void readParamsAlone(const RankTrace& trace, const std::vector<Event>& host, std::vector<Event>& out,
                      CollectiveNotes& notes) {
-  for (const auto& [thread, t] : trace.threads) {
+  for (const auto& [threadId, t] : trace.threads) {
+    const auto thread = threadId;  // a lambda captures no structured binding in C++17 (clang refuses it)
     for (const Span& s : t.spans) {
       if (s.name != "record_param_comms" || !s.args || !s.args->contains("Collective name")) continue;
       const auto& named = (*s.args)["Collective name"];

@@ -19,9 +19,9 @@ namespace shardscope::recordings {
 // collective logs (dumps), as its kind says.
 struct OpenedPart {
   RecordingKind kind = RecordingKind::Summary;
-  std::string where;                // the path it was read from, or "FIRST and N more"
-  trace::LoadedTrace trace;         // ProfilerJob, CudaSnapshots, JobDirectory, PerfettoTrace, ChromeTrace
-  LoadedSummary summary;            // Summary
+  std::string where;                 // the path it was read from, or "FIRST and N more"
+  trace::LoadedTrace trace;          // ProfilerJob, CudaSnapshots, JobDirectory, PerfettoTrace, ChromeTrace
+  LoadedSummary summary;             // Summary
   import::LoadedFlightRecord dumps;  // FlightRecorder
 };
 

@@ -20,6 +20,108 @@ double numberOr(const nlohmann::json& j, const char* key, double fallback) {
   return j.contains(key) && j[key].is_number() ? j[key].get<double>() : fallback;
 }
 
+// One of a rank's objects that may be absent (after_step_bytes before summary/2) or null (not
+// recorded, /3): an empty one then.
+nlohmann::json objectAt(const nlohmann::json& r, const char* key) {
+  auto it = r.find(key);
+  return it != r.end() && it->is_object() ? *it : nlohmann::json::object();
+}
+
+// A rank's memory: each role's peak and the total's, the split at the peak and after the last
+// step, and (--offload cpu) the host's peak.
+void readRankMemory(const nlohmann::json& r, RankStats& s) {
+  // A summary of a job whose trace held no memory events has null memory but recorded the rest.
+  s.memoryRecorded = !(r.contains("peak_bytes") && r["peak_bytes"].is_null() && r.contains("collectives") &&
+                       r["collectives"].is_object());
+  const auto peak = objectAt(r, "peak_bytes");
+  const auto atPeak = objectAt(r, "at_peak_bytes");
+  const auto afterStep = objectAt(r, "after_step_bytes");
+  for (int i = 0; i < trace::kMemoryRoleCount; ++i) {
+    const char* role = trace::memoryRoleName(static_cast<trace::MemoryRole>(i));
+    s.peakByRole[i] = peak.value(role, int64_t{0});
+    s.atPeakTotal[i] = atPeak.value(role, int64_t{0});
+    s.afterLastStep[i] = afterStep.value(role, int64_t{0});
+  }
+  s.peakTotal = peak.value("total", int64_t{0});
+  s.peakDevice = peak.value("device_total", s.peakTotal);
+  const auto peakHost = objectAt(r, "peak_host_bytes");
+  for (int i = 0; i < trace::kTensorRoleCount; ++i) {
+    s.peakHostByRole[i] = peakHost.value(trace::memoryRoleName(static_cast<trace::MemoryRole>(i)), int64_t{0});
+  }
+  s.peakHost = peakHost.value("total", int64_t{0});
+}
+
+void readRankThroughput(const nlohmann::json& r, RankStats& s) {
+  const auto& tp = r.value("throughput", nlohmann::json::object());
+  s.throughputKnown = !tp.contains("samples_per_s") || tp["samples_per_s"].is_number();
+  s.samplesPerSecond = numberOr(tp, "samples_per_s", 0.0);
+  s.tokensPerSecond = numberOr(tp, "tokens_per_s", 0.0);
+  s.modelFlopsPerSecond = numberOr(tp, "model_flops_per_s", 0.0);
+  s.mfu = tp.contains("mfu") && tp["mfu"].is_number() ? tp["mfu"].get<double>() : 0.0;  // summary/4, with a peak
+}
+
+// Each collective op's count, size, time and traffic; then what each process group carried.
+void readRankCollectives(const nlohmann::json& r, const RunConfig& config, RankStats& s) {
+  const auto coll = objectAt(r, "collectives");
+  for (int op = 0; op < trace::kCollectiveOpCount; ++op) {
+    const auto& c = coll.value(trace::collectiveOpName(static_cast<trace::CollectiveOp>(op)), nlohmann::json::object());
+    auto& t = s.collectives[op];
+    t.count = c.value("count", int64_t{0});
+    t.sizeBytes = c.value("bytes", int64_t{0});
+    t.seconds = c.value("time_s", 0.0);
+    // Before summary/4 only the size was written: the ring's traffic follows from it, with every
+    // collective among the whole world (the only group those versions had).
+    const auto ring = trace::ringTrafficPerRank(static_cast<trace::CollectiveOp>(op), config.world, t.sizeBytes);
+    t.sentBytes = c.value("sent_bytes", ring.sentBytes);
+    t.receivedBytes = c.value("received_bytes", ring.receivedBytes);
+  }
+  // What each process group carried, per recorded step; before HSDP every collective was the world's.
+  const auto traffic = objectAt(r, "traffic_per_step");
+  const auto byGroup = traffic.value("sent_bytes_by_group", nlohmann::json());
+  if (byGroup.is_object()) {
+    for (int g = 0; g < trace::kProcessGroupCount; ++g) {
+      const auto perStep = byGroup.value(trace::processGroupName(static_cast<trace::ProcessGroup>(g)), 0.0);
+      s.sentBytesByGroup[g] = static_cast<int64_t>(std::llround(perStep * s.recordedSteps));
+    }
+  } else {
+    s.sentBytesByGroup[static_cast<int>(trace::ProcessGroup::World)] = allCollectives(s.collectives).sentBytes;
+  }
+}
+
+// What a rank's step spent beside its compute: communication not hidden, recomputation, the
+// activations saved for backward.
+void readRankOverlap(const nlohmann::json& r, RankStats& s) {
+  if (r.contains("exposed_comm_s") && r["exposed_comm_s"].is_array()) {  // summary/4
+    s.exposedCommSeconds = r["exposed_comm_s"].get<std::vector<double>>();
+    s.steadyExposedCommSeconds = numberOr(r, "steady_exposed_comm_s", 0.0);
+  }
+  s.overlapPercent = r.contains("overlap_pct") && r["overlap_pct"].is_number() ? r["overlap_pct"].get<double>() : 0.0;
+  s.recomputeSecondsPerStep = r.contains("recompute_s_per_step") && r["recompute_s_per_step"].is_number()
+                                  ? r["recompute_s_per_step"].get<double>()
+                                  : 0.0;  // absent before activation checkpointing existed
+  s.activationSavedBytes = r.contains("activation_saved_bytes") && r["activation_saved_bytes"].is_number()
+                               ? r["activation_saved_bytes"].get<int64_t>()
+                               : 0;  // absent before summary/4
+}
+
+// One entry of a summary's "ranks"; `config`, the run's, says what older summaries did not write.
+RankStats readRank(const nlohmann::json& r, const RunConfig& config) {
+  RankStats s;
+  s.rank = r.value("rank", 0);
+  s.stepSeconds = r.value("step_time_s", std::vector<double>{});
+  s.steadyStepSeconds = numberOr(r, "steady_step_time_s", 0.0);  // null: no step completed
+  // Before summary/3 the count is not written; the config's --recording gives it.
+  s.recorded = config.recording != RecordingMode::Off && !(r.contains("collectives") && r["collectives"].is_null());
+  s.recordedSteps =
+      r.value("recorded_steps", recordedStepsOf(config.recording, static_cast<int>(s.stepSeconds.size())));
+  readRankMemory(r, s);
+  readRankThroughput(r, s);
+  readRankCollectives(r, config, s);
+  readRankOverlap(r, s);
+  s.droppedEvents = r.value("dropped_events", int64_t{0});
+  return s;
+}
+
 SummaryRun readRun(const nlohmann::json& j) {
   SummaryRun run;
   run.source = j.contains("source") && j["source"].is_string() ? j["source"].get<std::string>() : "";
@@ -32,85 +134,7 @@ SummaryRun readRun(const nlohmann::json& j) {
     if (s.is_object() && s.contains("loss") && s["loss"].is_null()) continue;  // a job that records no loss
     run.losses.push_back(s.value("loss", 0.0));
   }
-  for (const auto& r : j.value("ranks", nlohmann::json::array())) {
-    RankStats s;
-    s.rank = r.value("rank", 0);
-    s.stepSeconds = r.value("step_time_s", std::vector<double>{});
-    s.steadyStepSeconds = numberOr(r, "steady_step_time_s", 0.0);  // null: no step completed
-    // Objects that may be absent (after_step_bytes before summary/2) or null (not recorded, /3).
-    const auto objectAt = [&](const char* key) {
-      auto it = r.find(key);
-      return it != r.end() && it->is_object() ? *it : nlohmann::json::object();
-    };
-    // Before summary/3 the count is not written; the config's --recording gives it.
-    s.recorded =
-        run.config.recording != RecordingMode::Off && !(r.contains("collectives") && r["collectives"].is_null());
-    s.recordedSteps =
-        r.value("recorded_steps", recordedStepsOf(run.config.recording, static_cast<int>(s.stepSeconds.size())));
-    // A summary of a job whose trace held no memory events has null memory but recorded the rest.
-    s.memoryRecorded = !(r.contains("peak_bytes") && r["peak_bytes"].is_null() && r.contains("collectives") &&
-                         r["collectives"].is_object());
-    const auto peak = objectAt("peak_bytes");
-    const auto atPeak = objectAt("at_peak_bytes");
-    const auto afterStep = objectAt("after_step_bytes");
-    for (int i = 0; i < trace::kMemoryRoleCount; ++i) {
-      const char* role = trace::memoryRoleName(static_cast<trace::MemoryRole>(i));
-      s.peakByRole[i] = peak.value(role, int64_t{0});
-      s.atPeakTotal[i] = atPeak.value(role, int64_t{0});
-      s.afterLastStep[i] = afterStep.value(role, int64_t{0});
-    }
-    s.peakTotal = peak.value("total", int64_t{0});
-    s.peakDevice = peak.value("device_total", s.peakTotal);
-    const auto peakHost = objectAt("peak_host_bytes");
-    for (int i = 0; i < trace::kTensorRoleCount; ++i) {
-      s.peakHostByRole[i] = peakHost.value(trace::memoryRoleName(static_cast<trace::MemoryRole>(i)), int64_t{0});
-    }
-    s.peakHost = peakHost.value("total", int64_t{0});
-    const auto& tp = r.value("throughput", nlohmann::json::object());
-    s.throughputKnown = !tp.contains("samples_per_s") || tp["samples_per_s"].is_number();
-    s.samplesPerSecond = numberOr(tp, "samples_per_s", 0.0);
-    s.tokensPerSecond = numberOr(tp, "tokens_per_s", 0.0);
-    s.modelFlopsPerSecond = numberOr(tp, "model_flops_per_s", 0.0);
-    s.mfu = tp.contains("mfu") && tp["mfu"].is_number() ? tp["mfu"].get<double>() : 0.0;  // summary/4, with a peak
-    const auto coll = objectAt("collectives");
-    for (int op = 0; op < trace::kCollectiveOpCount; ++op) {
-      const auto& c =
-          coll.value(trace::collectiveOpName(static_cast<trace::CollectiveOp>(op)), nlohmann::json::object());
-      auto& t = s.collectives[op];
-      t.count = c.value("count", int64_t{0});
-      t.sizeBytes = c.value("bytes", int64_t{0});
-      t.seconds = c.value("time_s", 0.0);
-      // Before summary/4 only the size was written: the ring's traffic follows from it, with every
-      // collective among the whole world (the only group those versions had).
-      const auto ring = trace::ringTrafficPerRank(static_cast<trace::CollectiveOp>(op), run.config.world, t.sizeBytes);
-      t.sentBytes = c.value("sent_bytes", ring.sentBytes);
-      t.receivedBytes = c.value("received_bytes", ring.receivedBytes);
-    }
-    // What each process group carried, per recorded step; before HSDP every collective was the world's.
-    const auto traffic = objectAt("traffic_per_step");
-    const auto byGroup = traffic.value("sent_bytes_by_group", nlohmann::json());
-    if (byGroup.is_object()) {
-      for (int g = 0; g < trace::kProcessGroupCount; ++g) {
-        const auto perStep = byGroup.value(trace::processGroupName(static_cast<trace::ProcessGroup>(g)), 0.0);
-        s.sentBytesByGroup[g] = static_cast<int64_t>(std::llround(perStep * s.recordedSteps));
-      }
-    } else {
-      s.sentBytesByGroup[static_cast<int>(trace::ProcessGroup::World)] = allCollectives(s.collectives).sentBytes;
-    }
-    if (r.contains("exposed_comm_s") && r["exposed_comm_s"].is_array()) {  // summary/4
-      s.exposedCommSeconds = r["exposed_comm_s"].get<std::vector<double>>();
-      s.steadyExposedCommSeconds = numberOr(r, "steady_exposed_comm_s", 0.0);
-    }
-    s.overlapPercent = r.contains("overlap_pct") && r["overlap_pct"].is_number() ? r["overlap_pct"].get<double>() : 0.0;
-    s.recomputeSecondsPerStep = r.contains("recompute_s_per_step") && r["recompute_s_per_step"].is_number()
-                                    ? r["recompute_s_per_step"].get<double>()
-                                    : 0.0;  // absent before activation checkpointing existed
-    s.activationSavedBytes = r.contains("activation_saved_bytes") && r["activation_saved_bytes"].is_number()
-                                 ? r["activation_saved_bytes"].get<int64_t>()
-                                 : 0;  // absent before summary/4
-    s.droppedEvents = r.value("dropped_events", int64_t{0});
-    run.ranks.push_back(s);
-  }
+  for (const auto& r : j.value("ranks", nlohmann::json::array())) run.ranks.push_back(readRank(r, run.config));
   return run;
 }
 

@@ -68,14 +68,15 @@ void PerfettoTraceWriter::emit(const std::string& packet) {
 uint64_t PerfettoTraceWriter::intern(std::unordered_map<std::string, uint64_t>& table, const std::string& value,
                                      int kind) {
   const auto [it, added] = table.try_emplace(value, table.size() + 1);
+  const uint64_t iid = it->second;  // a lambda captures no structured binding in C++17 (clang refuses it)
   if (added) {
     proto::Writer interned(interned_);
     interned.message(static_cast<uint32_t>(kind), [&](proto::Writer& entry) {
-      entry.varint(field::kIid, it->second);
+      entry.varint(field::kIid, iid);
       entry.bytes(field::kInternedText, value);
     });
   }
-  return it->second;
+  return iid;
 }
 
 PerfettoTraceWriter::Annotation PerfettoTraceWriter::number(const char* name, int64_t value) {
@@ -95,14 +96,15 @@ PerfettoTraceWriter::Annotation PerfettoTraceWriter::text(const char* name, cons
 // own track; an empty name: the rank's process track, the parent of its others.
 uint64_t PerfettoTraceWriter::track(int rank, const std::string& name, bool counter) {
   const auto [it, added] = tracks_.try_emplace({rank, name}, nextUuid_);
-  if (!added) return it->second;
+  const uint64_t uuid = it->second;  // a lambda captures no structured binding in C++17 (clang refuses it)
+  if (!added) return uuid;
   ++nextUuid_;
   const uint64_t parent = rank >= 0 && !name.empty() ? track(rank, "", false) : 0;
   std::string packet;
   proto::Writer p(packet);
   p.varint(field::kSequenceId, kSequence);
   p.message(field::kTrackDescriptor, [&](proto::Writer& d) {
-    d.varint(field::kUuid, it->second);
+    d.varint(field::kUuid, uuid);
     if (parent != 0) d.varint(field::kParentUuid, parent);
     if (name.empty()) {
       d.message(field::kProcess, [&](proto::Writer& process) {
@@ -115,7 +117,7 @@ uint64_t PerfettoTraceWriter::track(int rank, const std::string& name, bool coun
     if (counter) d.message(field::kCounter, [](proto::Writer& c) { c.varint(field::kCounterUnit, kUnitSizeBytes); });
   });
   emit(packet);
-  return it->second;
+  return uuid;
 }
 
 void PerfettoTraceWriter::event(uint64_t track, int type, int64_t tNs, const std::string* name,

@@ -202,6 +202,73 @@ std::string noEventsReason(const std::string& dir, const std::map<int, std::vect
          dir + "' under torchrun.";
 }
 
+// Why the rank files listed in `dir` (`listing`: the listing's error) cannot be loaded: the
+// directory cannot be read, holds none, or they hold more than this machine's memory allows;
+// "" when they can.
+std::string rankFilesRefusal(const std::string& dir, const std::map<int, std::vector<fs::path>>& files,
+                             const std::error_code& listing) {
+  if (listing) return "cannot read the directory '" + dir + "': " + listing.message() + ".";
+  if (files.empty()) {
+    return "'" + dir +
+           "' is a directory without rank-R.events files: name a trace or summary file in "
+           "it, or record a job into it with 'shardscope worker --trace-dir " +
+           dir + "' under torchrun.";
+  }
+  uintmax_t bytes = 0;
+  std::error_code error;
+  for (const auto& [rank, paths] : files) {
+    for (const auto& path : paths) bytes += fs::file_size(path, error);
+  }
+  // An event's frame is about 19 bytes and its place in the recording 30 to 40: twice the files.
+  const auto limit = files::traceLimit(2.0);
+  if (bytes > limit.maxBytes) {
+    return "the rank files in '" + dir + "' hold " + std::to_string(bytes >> 20) + " MiB, more than " +
+           std::to_string(limit.maxBytes >> 20) + " MiB, " + limit.why + " (view fewer steps of the job).";
+  }
+  return "";
+}
+
+// The job's options from the config.json it wrote in `dir`, where there is a readable one.
+void readJobConfig(const std::string& dir, RunConfig& config) {
+  std::string configError;
+  if (auto text = files::readFileText(rankEventConfigName(dir), configError, files::kMaxConfigBytes)) {
+    auto json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+    if (json.is_object()) (void)applyConfigJson(json, config);
+  }
+}
+
+// Rank r's file taken into the trace: its clock (and its events, shifted onto rank 0's), its
+// collectives for the last-collectives log, and its figures (the device's are rank 0's).
+void takeRankFile(RankFile& read, int r, LoadedTrace& out, IssuedCollectives& issued) {
+  out.rankClocks[static_cast<size_t>(r)] = read.clock;
+  if (read.clock.shifted()) out.clocks += describeShift(r, read.clock);
+  if (read.clockUnmeasured) out.clocks += "rank " + std::to_string(r) + "'s clock could not be measured\n";
+  for (Event& e : read.events) {
+    shiftOntoRank0(e, read.clock);
+    out.recording.add(e);
+  }
+  for (const Event& e : read.collectives) issued.add(e);
+  if (read.parameterCount > 0) out.parameterCount = read.parameterCount;
+  if (r == 0) {  // the capacity line and MFU are rank 0's device's, as in a live run
+    out.deviceMemoryBytes = read.deviceMemoryBytes;
+    out.measuredPeakFlops = read.measuredPeakFlops;
+  }
+}
+
+// What the trace's notes say of rank r's file: the rank in `torn` if an item was not an event, and
+// in `failed` how it ended if it did not finish.
+void noteRankEnd(const RankFile& read, int r, std::string& torn, std::string& failed) {
+  if (read.unreadLines > 0) torn += (torn.empty() ? "" : ", ") + std::to_string(r);
+  // Named with its host where its clock reading says it: on several hosts, where to look.
+  const std::string who =
+      "rank " + std::to_string(r) + (read.clock.host().empty() ? "" : " (host " + read.clock.host() + ")");
+  if (!read.error.empty()) failed += who + " failed: " + read.error + "\n";
+  if (read.error.empty() && !read.done) {
+    failed += who + " stopped without finishing or an error after " + std::to_string(read.steps) +
+              " steps (killed, or its host lost)\n";
+  }
+}
+
 }  // namespace
 
 std::string replayHeaderLine(uint64_t streamOffset) { return "{\"replay_from\":" + std::to_string(streamOffset) + "}"; }
@@ -236,33 +303,9 @@ LoadedTrace loadRankEventFiles(const std::string& dir) {
   LoadedTrace out;
   std::error_code error;
   const auto files = rankFiles(dir, error);
-  if (error) {
-    out.error = "cannot read the directory '" + dir + "': " + error.message() + ".";
-    return out;
-  }
-  if (files.empty()) {
-    out.error = "'" + dir +
-                "' is a directory without rank-R.events files: name a trace or summary file in "
-                "it, or record a job into it with 'shardscope worker --trace-dir " +
-                dir + "' under torchrun.";
-    return out;
-  }
-  uintmax_t bytes = 0;
-  for (const auto& [rank, paths] : files) {
-    for (const auto& path : paths) bytes += fs::file_size(path, error);
-  }
-  // An event's frame is about 19 bytes and its place in the recording 30 to 40: twice the files.
-  const auto limit = files::traceLimit(2.0);
-  if (bytes > limit.maxBytes) {
-    out.error = "the rank files in '" + dir + "' hold " + std::to_string(bytes >> 20) + " MiB, more than " +
-                std::to_string(limit.maxBytes >> 20) + " MiB, " + limit.why + " (view fewer steps of the job).";
-    return out;
-  }
-  std::string configError;
-  if (auto text = files::readFileText(rankEventConfigName(dir), configError, files::kMaxConfigBytes)) {
-    auto json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-    if (json.is_object()) (void)applyConfigJson(json, out.config);
-  }
+  out.error = rankFilesRefusal(dir, files, error);
+  if (!out.error.empty()) return out;
+  readJobConfig(dir, out.config);
   // config.json's world, unless out of reason (a file can say anything): the files' ranks then.
   const int configured = out.config.world > 0 && out.config.world <= kMaxRanks ? out.config.world : 0;
   const int ranks = std::max(configured, files.rbegin()->first + 1);
@@ -281,29 +324,9 @@ LoadedTrace loadRankEventFiles(const std::string& dir) {
     }
     RankFile read = readRankFile(file->second, r);
     anyEvent = anyEvent || read.items > 0;
-    out.rankClocks[static_cast<size_t>(r)] = read.clock;
-    if (read.clock.shifted()) out.clocks += describeShift(r, read.clock);
-    if (read.clockUnmeasured) out.clocks += "rank " + std::to_string(r) + "'s clock could not be measured\n";
-    for (Event& e : read.events) {
-      shiftOntoRank0(e, read.clock);
-      out.recording.add(e);
-    }
-    for (const Event& e : read.collectives) issued.add(e);
+    takeRankFile(read, r, out, issued);
     placements[static_cast<size_t>(r)] = read.placement;
-    if (read.parameterCount > 0) out.parameterCount = read.parameterCount;
-    if (r == 0) {  // the capacity line and MFU are rank 0's device's, as in a live run
-      out.deviceMemoryBytes = read.deviceMemoryBytes;
-      out.measuredPeakFlops = read.measuredPeakFlops;
-    }
-    if (read.unreadLines > 0) torn += (torn.empty() ? "" : ", ") + std::to_string(r);
-    // Named with its host where its clock reading says it: on several hosts, where to look.
-    const std::string who =
-        "rank " + std::to_string(r) + (read.clock.host().empty() ? "" : " (host " + read.clock.host() + ")");
-    if (!read.error.empty()) failed += who + " failed: " + read.error + "\n";
-    if (read.error.empty() && !read.done) {
-      failed += who + " stopped without finishing or an error after " + std::to_string(read.steps) +
-                " steps (killed, or its host lost)\n";
-    }
+    noteRankEnd(read, r, torn, failed);
   }
   if (!anyEvent) {
     LoadedTrace refused;

@@ -1,6 +1,9 @@
 #include "trace/wire.h"
 
+#include <algorithm>
 #include <charconv>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include <nlohmann/json.hpp>
@@ -13,18 +16,40 @@ namespace shardscope::trace {
 
 namespace {
 
-template <typename Number>  // int64_t or double: std::to_chars writes the shortest exact form
-void appendNumber(std::string& out, const char* key, Number value) {
+void appendKey(std::string& out, const char* key) {
   out += '"';
   out += key;
   out += "\":";
+}
+
+void appendInt(std::string& out, const char* key, int64_t value) {
+  appendKey(out, key);
   char buf[32];
   auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
   out.append(buf, end);
   out += ',';
 }
 
-void appendInt(std::string& out, const char* key, int64_t value) { appendNumber(out, key, value); }
+// A double exactly (17 significant digits read back to the same bits). Not std::to_chars: the
+// browser build's libc++ (emscripten 3.1.6) has it for integers only.
+void appendDouble(std::string& out, const char* key, double value) {
+  appendKey(out, key);
+  char buf[32];
+  out.append(buf, static_cast<size_t>(std::snprintf(buf, sizeof buf, "%.17g", value)));
+  out += ',';
+}
+
+// A double from [p, end): where it ends, or nullptr. strtod needs a terminated string; a number
+// past 31 characters is none we write.
+const char* parseDouble(const char* p, const char* end, double& value) {
+  char buf[32];
+  const size_t n = std::min<size_t>(static_cast<size_t>(end - p), sizeof buf - 1);
+  std::memcpy(buf, p, n);
+  buf[n] = '\0';
+  char* stop = nullptr;
+  value = std::strtod(buf, &stop);
+  return stop == buf ? nullptr : p + (stop - buf);
+}
 
 void appendString(std::string& out, const char* key, const std::string& value) {
   out += '"';
@@ -86,7 +111,7 @@ std::string encodeEventLine(const Event& e) {
         appendInt(out, "bo", e.peakFlopsPerSecond);
       }
       if (e.pausedNs != 0) appendInt(out, "pz", e.pausedNs);
-      appendNumber(out, "l", e.loss);
+      appendDouble(out, "l", e.loss);
       appendInt(out, "c", legacyCountOf(e));
       appendInt(out, "w", e.worldSize);
       appendString(out, "t", e.text);
@@ -172,8 +197,8 @@ std::optional<Event> decodeFast(std::string_view line, bool& understood, int64_t
       p = strEnd + 1;
     } else if (key == "l") {
       double v = 0;
-      auto [next, ec] = std::from_chars(p, end, v);
-      if (ec != std::errc()) return std::nullopt;
+      const char* next = parseDouble(p, end, v);
+      if (!next) return std::nullopt;
       e.loss = v;
       p = next;
     } else {

@@ -468,16 +468,89 @@ float bottomTabsHeight(const AppState& state, const std::vector<Session>& sessio
   return std::max(avail * (state.estimateShown || state.holdingsShown ? 0.5f : 0.34f), px(180.0f));
 }
 
-}  // namespace
-
-void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
-  const auto frameStart = std::chrono::steady_clock::now();
+// The frame's one window, over the whole viewport: the panes are laid out inside it.
+void beginAppWindow() {
   ImGuiViewport* viewport = ImGui::GetMainViewport();
   ImGui::SetNextWindowPos(viewport->WorkPos);
   ImGui::SetNextWindowSize(viewport->WorkSize);
   ImGui::Begin("shardscope", nullptr,
                ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
                    ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus);
+}
+
+// This frame's playhead, moved by --at, the keys and playing, and the transport bar above the
+// timelines (drawn here). Its time from the sessions' origin.
+double movePlayhead(AppState& state, const std::vector<Session>& sessions, EngineControl* engine, double duration) {
+  applyPendingPlayhead(state, engine);
+  handlePlayheadKeys(state, sessions, engine, duration);
+  advancePlayhead(state.playhead, ImGui::GetIO().DeltaTime, duration);
+  if (state.playhead.playing) keepInView(state.axis, state.playhead.tNs);
+  drawTransportBar(state, sessions, engine, duration);
+  return playheadTime(state, duration);
+}
+
+// Above the timelines in focus mode: the session in focus, and how to see them all again.
+void drawFocusLine(const AppState& state, const std::vector<Session>& sessions) {
+  ImGui::TextColored(ImVec4(1.0f, 0.86f, 0.35f, 1.0f), "FOCUS: %s",
+                     sessions[static_cast<size_t>(state.display.focusSession)].title.c_str());
+  ImGui::SameLine();
+  ImGui::TextDisabled("(F or Esc: every session, the panels and the tabs)");
+}
+
+// One session in the timelines pane: its header, then its timeline (a summary has none: a note
+// says so), scrolled into view if a lesson asked. `cursor`: the mouse on its timeline, if there.
+void drawSessionEntry(AppState& state, const Session& s, int index, double memoryScale, double playheadNs,
+                      TimelineCursor& cursor, TimelineFrameStats& frameStats) {
+  ImGui::PushID(index);
+  const float top = ImGui::GetCursorPosY();
+  drawSessionHeader(s);
+  if (s.fromSummary) {
+    ImGui::TextDisabled("a summary holds figures, not a timeline: open the run's --trace file to see it");
+  } else {
+    drawSessionTimeline(state, s, index, memoryScale, playheadNs, cursor, frameStats);
+  }
+  ImGui::Separator();
+  bringIntoView(state, index, top);
+  ImGui::PopID();
+}
+
+// The timelines pane, `height` high as ImGui's BeginChild takes it: every session stacked, or only
+// the one in focus; the first screen while there is none. The session the mouse is over, or -1.
+int drawTimelinesPane(AppState& state, const std::vector<Session>& sessions, EngineControl* engine,
+                      const RunChecks& checks, const std::vector<double>& memoryScale, double playheadNs, bool focused,
+                      float height, TimelineFrameStats& frameStats) {
+  // The wheel zooms the timelines, so it does not scroll them: PageUp / PageDown and the scrollbar do.
+  ImGui::BeginChild("timelines", ImVec2(0, height), true, ImGuiWindowFlags_NoScrollWithMouse);
+  scrollByPage(state);
+  if (sessions.empty()) drawNothingYet(state, engine, checks);
+  std::vector<size_t> shown;
+  for (size_t i = 0; i < sessions.size(); ++i) {
+    if (!focused || static_cast<int>(i) == state.display.focusSession) shown.push_back(i);
+  }
+  // Lanes share the height: a projector shows the memory areas as large as they can be.
+  state.style.spanLaneHeight = ImGui::GetFontSize() + px(5);
+  state.style.memoryLaneHeight = fittedMemoryLaneHeight(sessions, shown, state, ImGui::GetContentRegionAvail().y);
+  state.lastMemoryLaneHeight = state.style.memoryLaneHeight;
+  TimelineCursor cursor;
+  int cursorSession = -1;
+  for (size_t i : shown) {
+    TimelineCursor c;
+    drawSessionEntry(state, sessions[i], static_cast<int>(i), memoryScale[i], playheadNs, c, frameStats);
+    if (c.valid) {
+      cursor = c;
+      cursorSession = static_cast<int>(i);
+    }
+  }
+  if (cursor.valid) state.cursor = cursor;
+  ImGui::EndChild();
+  return cursorSession;
+}
+
+}  // namespace
+
+void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
+  const auto frameStart = std::chrono::steady_clock::now();
+  beginAppWindow();
   const int sessionCount = handleFrameInput(state, store, engine);
   bool focused = state.display.focusSession >= 0;
 
@@ -502,60 +575,14 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
   const std::vector<double> memoryScale = memoryScales(sessions, state.style, state.display.ownMemoryScale);
   state.lastMemoryScales = memoryScale;
   refreshDerived(state, store, sessions);
-  applyPendingPlayhead(state, engine);
-  handlePlayheadKeys(state, sessions, engine, duration);
-  advancePlayhead(state.playhead, ImGui::GetIO().DeltaTime, duration);
-  if (state.playhead.playing) keepInView(state.axis, state.playhead.tNs);
-  drawTransportBar(state, sessions, engine, duration);
-  const double playheadNs = playheadTime(state, duration);
+  const double playheadNs = movePlayhead(state, sessions, engine, duration);
 
   const float bottomHeight = focused ? 0.0f : bottomTabsHeight(state, sessions);
   drawLessonBar(state, sessions, engine, !(engine && engine->busy()));
-  if (focused) {
-    ImGui::TextColored(ImVec4(1.0f, 0.86f, 0.35f, 1.0f), "FOCUS: %s",
-                       sessions[static_cast<size_t>(state.display.focusSession)].title.c_str());
-    ImGui::SameLine();
-    ImGui::TextDisabled("(F or Esc: every session, the panels and the tabs)");
-  }
-  // The wheel zooms the timelines, so it does not scroll them: PageUp / PageDown and the scrollbar do.
-  ImGui::BeginChild("timelines", ImVec2(0, focused ? 0.0f : -bottomHeight), true, ImGuiWindowFlags_NoScrollWithMouse);
-  scrollByPage(state);
-  if (sessions.empty()) drawNothingYet(state, engine, checks);
-  std::vector<size_t> shown;
-  for (size_t i = 0; i < sessions.size(); ++i) {
-    if (!focused || static_cast<int>(i) == state.display.focusSession) shown.push_back(i);
-  }
-  // Lanes share the height: a projector shows the memory areas as large as they can be.
-  state.style.spanLaneHeight = ImGui::GetFontSize() + px(5);
-  state.style.memoryLaneHeight = fittedMemoryLaneHeight(sessions, shown, state, ImGui::GetContentRegionAvail().y);
-  state.lastMemoryLaneHeight = state.style.memoryLaneHeight;
-  TimelineCursor cursor;
-  int cursorSession = -1;
+  if (focused) drawFocusLine(state, sessions);
   TimelineFrameStats frameStats;
-  for (size_t i : shown) {
-    const Session& s = sessions[i];
-    ImGui::PushID(static_cast<int>(i));
-    const float top = ImGui::GetCursorPosY();
-    drawSessionHeader(s);
-    if (s.fromSummary) {
-      ImGui::TextDisabled("a summary holds figures, not a timeline: open the run's --trace file to see it");
-      ImGui::Separator();
-      bringIntoView(state, static_cast<int>(i), top);
-      ImGui::PopID();
-      continue;
-    }
-    TimelineCursor c;
-    drawSessionTimeline(state, s, static_cast<int>(i), memoryScale[i], playheadNs, c, frameStats);
-    if (c.valid) {
-      cursor = c;
-      cursorSession = static_cast<int>(i);
-    }
-    ImGui::Separator();
-    bringIntoView(state, static_cast<int>(i), top);
-    ImGui::PopID();
-  }
-  if (cursor.valid) state.cursor = cursor;
-  ImGui::EndChild();
+  const int cursorSession = drawTimelinesPane(state, sessions, engine, checks, memoryScale, playheadNs, focused,
+                                              focused ? 0.0f : -bottomHeight, frameStats);
 
   if (!focused) drawBottomTabs(state, store, sessions, cursorSession, playheadNs);
   ImGui::EndGroup();

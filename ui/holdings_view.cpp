@@ -123,6 +123,107 @@ void drawHostRow(ImDrawList* dl, const trace::RunRecording& rec, int r, const st
   }
 }
 
+// The yellow frame and F/B/R tag of the cell whose unit the rank is computing at the moment.
+void markComputing(ImDrawList* dl, ImVec2 a, ImVec2 b, const trace::ComputeSpan& computing) {
+  dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), IM_COL32(255, 220, 90, 255), 3.0f, 0, 2.0f);
+  const char* tag = static_cast<trace::ComputeKind>(computing.op) == trace::ComputeKind::Backward ? "B"
+                    : trace::isRecomputation(computing)                                           ? "R"
+                                                                                                  : "F";
+  dl->AddText(ImVec2(b.x - ImGui::CalcTextSize(tag).x - 2, a.y), IM_COL32(255, 220, 90, 255), tag);
+}
+
+// Rank r's device memory per unit, a row of cells to the shared `scale`, each with the unit's own
+// most outlined faintly and the unit it is computing marked.
+void drawDeviceRow(ImDrawList* dl, const trace::RunRecording& rec, int r, const std::vector<int32_t>& units,
+                   int64_t tAbs, double scale, const CellGrid& grid, int row, HoldingsFrameStats& stats) {
+  const trace::ComputeSpan* computing = computingAt(rec.rank(r), static_cast<double>(tAbs));
+  const int32_t computingUnit = computing ? trace::unitFromName(computing->text()) : trace::kNoUnit;
+  for (size_t c = 0; c < units.size(); ++c) {
+    const ImVec2 a = grid.topLeft(static_cast<int>(c), row), b = grid.bottomRight(static_cast<int>(c), row);
+    // The unit's own most, faintly: what "full" looks like for this cell.
+    const auto& tracks = rec.rank(r).units;
+    const size_t slot = static_cast<size_t>(units[c] + 1);
+    const int64_t total = drawCell(dl, a, b, rec.unitMemoryAt(r, units[c], tAbs), scale, IM_COL32(210, 210, 220, 255),
+                                   r, trace::unitName(units[c]));
+    if (slot < tracks.size() && scale > 0) {
+      const float top = b.y - static_cast<float>(shownBytes(tracks[slot].peakByRole) / scale) * (b.y - a.y - 14);
+      dl->AddRect(ImVec2(a.x + 6, top), ImVec2(b.x - 6, b.y), IM_COL32(255, 255, 255, 30));
+    }
+    if (total > 0) ++stats.filledCells;
+    if (units[c] == computingUnit) {
+      ++stats.computingCells;
+      markComputing(dl, a, b, *computing);
+    }
+    ++stats.cells;
+    stats.bytesShown += total;
+  }
+}
+
+// What no unit owns (buckets, flat buffers): per rank, its total in the roles a cell shows less
+// what its units hold; and the most of it any rank holds, the scale of its column.
+struct UnownedMemory {
+  std::vector<RoleBytes> perRank;
+  double scale = 0;
+};
+
+UnownedMemory unownedMemory(const trace::RunRecording& rec, const std::vector<int32_t>& units, double tNs,
+                            int64_t tAbs) {
+  UnownedMemory unowned;
+  unowned.perRank.resize(static_cast<size_t>(rec.ranks()));
+  for (int r = 0; r < rec.ranks(); ++r) {
+    RoleBytes rest = memoryAt(rec, r, tNs);
+    for (int32_t u : units) {
+      const RoleBytes held = rec.unitMemoryAt(r, u, tAbs);
+      for (int role = 0; role < trace::kMemoryRoleCount; ++role)
+        rest[role] = std::max<int64_t>(0, rest[role] - held[role]);
+    }
+    unowned.perRank[static_cast<size_t>(r)] = rest;
+    unowned.scale = std::max(unowned.scale, static_cast<double>(shownBytes(rest)));
+  }
+  return unowned;
+}
+
+// The grid at the cursor, `columns` wide and `rows` high, sharing `width` x `height` among them.
+CellGrid holdingsGrid(float width, float height, int columns, int rows, int tensorRanks) {
+  CellGrid grid;
+  grid.origin = ImGui::GetCursorScreenPos();
+  // Under --tp a row names both of a rank's places: its data rank d and its tensor rank t.
+  grid.labelWidth = px(tensorRanks > 1 ? 104.0f : 60.0f);
+  grid.headerHeight = ImGui::GetFontSize() + px(7.0f);
+  grid.cellWidth = std::max(px(24.0f), (width - grid.labelWidth) / static_cast<float>(columns));
+  grid.rowHeight = std::clamp((height - grid.headerHeight) / static_cast<float>(rows), px(22.0f), px(140.0f));
+  return grid;
+}
+
+// The units' names above their columns, shortened to fit, and the "no one unit" column's.
+void drawColumnHeaders(ImDrawList* dl, const CellGrid& grid, const std::vector<int32_t>& units, bool showUnowned) {
+  const float labelRoom = grid.cellWidth - 8;
+  for (size_t c = 0; c < units.size(); ++c) {
+    dl->AddText(ImVec2(grid.columnX(static_cast<int>(c)) + 4, grid.origin.y + 2), IM_COL32(200, 200, 210, 255),
+                fittedUnitLabel(trace::unitName(units[c]), labelRoom).c_str());
+  }
+  if (showUnowned) {
+    const char* label =
+        ImGui::CalcTextSize("no one unit (own scale)").x <= labelRoom ? "no one unit (own scale)" : "none";
+    dl->AddText(ImVec2(grid.columnX(static_cast<int>(units.size())) + 4, grid.origin.y + 2),
+                IM_COL32(160, 160, 170, 255), label);
+  }
+}
+
+// Why there is no grid: a PyTorch job's records have no units, or nothing was recorded yet.
+void drawNoUnitsNotice(const Session& session) {
+  if (!session.jobLabel.empty()) {
+    // torch.profiler's events and the allocator's snapshots carry no model unit per allocation.
+    ImGui::TextDisabled(
+        "A PyTorch job's own records do not say which model unit each allocation belongs to:\n"
+        "its memory by role is in the lanes above.");
+  } else {
+    ImGui::TextDisabled(
+        "Nothing recorded per model unit yet: run (or open a trace written by this version) to see\n"
+        "what each rank holds of each unit.");
+  }
+}
+
 }  // namespace
 
 bool recordsHostMemoryPerUnit(const trace::RunRecording& rec) { return unitScale(rec, trace::MemorySpace::Host) > 0; }
@@ -156,16 +257,7 @@ void drawHoldings(const Session& session, double tNs, float width, float height,
   const auto& rec = session.recording;
   const std::vector<int32_t> units = rec.recordedUnits();
   if (rec.ranks() == 0 || units.empty() || rec.originNs() == INT64_MAX) {
-    if (!session.jobLabel.empty()) {
-      // torch.profiler's events and the allocator's snapshots carry no model unit per allocation.
-      ImGui::TextDisabled(
-          "A PyTorch job's own records do not say which model unit each allocation belongs to:\n"
-          "its memory by role is in the lanes above.");
-    } else {
-      ImGui::TextDisabled(
-          "Nothing recorded per model unit yet: run (or open a trace written by this version) to see\n"
-          "what each rank holds of each unit.");
-    }
+    drawNoUnitsNotice(session);
     if (stats) *stats = local;
     return;
   }
@@ -174,75 +266,23 @@ void drawHoldings(const Session& session, double tNs, float width, float height,
   const double scale = unitScale(rec, trace::MemorySpace::Device);
   const double hostScale = unitScale(rec, trace::MemorySpace::Host);
   const int rowsPerRank = hostScale > 0 ? 2 : 1;
-  // What no unit owns: the rank's total in the same roles, less the units'.
-  std::vector<RoleBytes> unowned(static_cast<size_t>(rec.ranks()));
-  double unownedScale = 0;
-  for (int r = 0; r < rec.ranks(); ++r) {
-    RoleBytes rest = memoryAt(rec, r, tNs);
-    for (int32_t u : units) {
-      const RoleBytes held = rec.unitMemoryAt(r, u, tAbs);
-      for (int role = 0; role < trace::kMemoryRoleCount; ++role)
-        rest[role] = std::max<int64_t>(0, rest[role] - held[role]);
-    }
-    unowned[static_cast<size_t>(r)] = rest;
-    unownedScale = std::max(unownedScale, static_cast<double>(shownBytes(rest)));
-  }
-  const bool showUnowned = unownedScale > 0;
+  const UnownedMemory unowned = unownedMemory(rec, units, tNs, tAbs);
+  const bool showUnowned = unowned.scale > 0;
 
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const int columns = static_cast<int>(units.size()) + (showUnowned ? 1 : 0);
-  CellGrid grid;
-  grid.origin = ImGui::GetCursorScreenPos();
-  // Under --tp a row names both of a rank's places: its data rank d and its tensor rank t.
   const int tensorRanks = std::max(1, session.config.tp);
-  grid.labelWidth = px(tensorRanks > 1 ? 104.0f : 60.0f);
-  grid.headerHeight = ImGui::GetFontSize() + px(7.0f);
-  grid.cellWidth = std::max(px(24.0f), (width - grid.labelWidth) / static_cast<float>(columns));
-  grid.rowHeight =
-      std::clamp((height - grid.headerHeight) / static_cast<float>(rec.ranks() * rowsPerRank), px(22.0f), px(140.0f));
-
-  const float labelRoom = grid.cellWidth - 8;
-  for (size_t c = 0; c < units.size(); ++c) {
-    dl->AddText(ImVec2(grid.columnX(static_cast<int>(c)) + 4, grid.origin.y + 2), IM_COL32(200, 200, 210, 255),
-                fittedUnitLabel(trace::unitName(units[c]), labelRoom).c_str());
-  }
-  if (showUnowned) {
-    const char* label =
-        ImGui::CalcTextSize("no one unit (own scale)").x <= labelRoom ? "no one unit (own scale)" : "none";
-    dl->AddText(ImVec2(grid.columnX(columns - 1) + 4, grid.origin.y + 2), IM_COL32(160, 160, 170, 255), label);
-  }
+  const CellGrid grid = holdingsGrid(width, height, columns, rec.ranks() * rowsPerRank, tensorRanks);
+  drawColumnHeaders(dl, grid, units, showUnowned);
   for (int r = 0; r < rec.ranks(); ++r) {
     const int row = r * rowsPerRank;
     grid.label(dl, row, rankRowLabel(r, tensorRanks).c_str(), IM_COL32(230, 230, 235, 255));
     if (rowsPerRank == 2) drawHostRow(dl, rec, r, units, tAbs, hostScale, grid, row + 1, local);
-    const trace::ComputeSpan* computing = computingAt(rec.rank(r), static_cast<double>(tAbs));
-    const int32_t computingUnit = computing ? trace::unitFromName(computing->text()) : trace::kNoUnit;
-    for (size_t c = 0; c < units.size(); ++c) {
-      const ImVec2 a = grid.topLeft(static_cast<int>(c), row), b = grid.bottomRight(static_cast<int>(c), row);
-      // The unit's own most, faintly: what "full" looks like for this cell.
-      const auto& tracks = rec.rank(r).units;
-      const size_t slot = static_cast<size_t>(units[c] + 1);
-      const int64_t total = drawCell(dl, a, b, rec.unitMemoryAt(r, units[c], tAbs), scale, IM_COL32(210, 210, 220, 255),
-                                     r, trace::unitName(units[c]));
-      if (slot < tracks.size() && scale > 0) {
-        const float top = b.y - static_cast<float>(shownBytes(tracks[slot].peakByRole) / scale) * (b.y - a.y - 14);
-        dl->AddRect(ImVec2(a.x + 6, top), ImVec2(b.x - 6, b.y), IM_COL32(255, 255, 255, 30));
-      }
-      if (total > 0) ++local.filledCells;
-      if (units[c] == computingUnit) {
-        ++local.computingCells;
-        dl->AddRect(ImVec2(a.x - 1, a.y - 1), ImVec2(b.x + 1, b.y + 1), IM_COL32(255, 220, 90, 255), 3.0f, 0, 2.0f);
-        const char* tag = static_cast<trace::ComputeKind>(computing->op) == trace::ComputeKind::Backward ? "B"
-                          : trace::isRecomputation(*computing)                                           ? "R"
-                                                                                                         : "F";
-        dl->AddText(ImVec2(b.x - ImGui::CalcTextSize(tag).x - 2, a.y), IM_COL32(255, 220, 90, 255), tag);
-      }
-      ++local.cells;
-      local.bytesShown += total;
-    }
+    drawDeviceRow(dl, rec, r, units, tAbs, scale, grid, row, local);
     if (showUnowned) {
-      drawCell(dl, grid.topLeft(columns - 1, row), grid.bottomRight(columns - 1, row), unowned[static_cast<size_t>(r)],
-               unownedScale, IM_COL32(170, 170, 180, 255), r, "no one unit (buckets, flat buffers)");
+      drawCell(dl, grid.topLeft(columns - 1, row), grid.bottomRight(columns - 1, row),
+               unowned.perRank[static_cast<size_t>(r)], unowned.scale, IM_COL32(170, 170, 180, 255), r,
+               "no one unit (buckets, flat buffers)");
     }
   }
   ImGui::Dummy(ImVec2(width, grid.headerHeight + grid.rowHeight * static_cast<float>(rec.ranks() * rowsPerRank)));

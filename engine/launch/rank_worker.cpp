@@ -403,13 +403,12 @@ size_t eventBufferCapacity() {
   return events >= 2 && events <= static_cast<long long>(kCapacity) ? static_cast<size_t>(events) : kCapacity;
 }
 
-}  // namespace
-
-int runRankWorker(const RunConfig& config, const WorkerRecording& recording) {
-  int rank = std::getenv("RANK") ? std::atoi(std::getenv("RANK")) : 0;
-  const char* eventFd = std::getenv("SHARDSCOPE_EVENT_FD");
-  // The rank's recorder, handed to everything that records from here. Never destroyed: LibTorch's
-  // allocator hook and the SIGTERM thread may still reach it while the process exits.
+// The rank's recorder, started before anything else runs, on its output: the controller's pipe
+// (SHARDSCOPE_EVENT_FD) or, a rank recording itself, its collector or file (`recordsItself`).
+// Null, said on stderr, when that output cannot be opened. Never destroyed: LibTorch's allocator
+// hook and the SIGTERM thread may still reach it while the process exits.
+RankRecorder* startRecorder(const RunConfig& config, const WorkerRecording& recording, int rank, const char* eventFd,
+                            bool& recordsItself) {
   RankRecorder& recorder = *new RankRecorder();
   flushEventsOnTerminate(recorder);  // first: before any other thread exists
   keepFreedHostMemory();             // before the first large allocation
@@ -419,16 +418,89 @@ int runRankWorker(const RunConfig& config, const WorkerRecording& recording) {
     const auto opened = openEventOutput(recording, config, rank, recorder, problem);
     if (!opened) {
       std::fprintf(stderr, "shardscope worker, rank %d: %s\n", rank, problem.c_str());
-      return 1;
+      return nullptr;
     }
     output = *opened;
   }
   // A rank recording itself (a file, a collector) has no controller to tell its steps and clock to.
-  const bool recordsItself = !eventFd && output.fd >= 0;
-  const std::string& traceDir = recording.traceDir;
+  recordsItself = !eventFd && output.fd >= 0;
   installRecordingCpuAllocator(recorder);  // before this rank creates any tensor
   recorder.start(rank, output.fd, eventBufferCapacity(), output.socket);
   recorder.setEnabled(config.recording != RecordingMode::Off);
+  return &recorder;
+}
+
+// Where the rank computes: its slice of the cores (--bind-cores), its GPU (--device cuda, into
+// `gpu`, which the caller holds past an error) and its intra-op threads. `coresNote`: the slice,
+// for runInfoEvent; `failureHint`: what to add to this rank's errors on a shared GPU.
+at::Device placeRank(const RunConfig& config, const RendezvousInfo& info, std::unique_ptr<RankDevice>& gpu,
+                     std::string& coresNote, std::string& failureHint) {
+  // Before CUDA and NCCL start their threads, which then inherit the slice.
+  const int boundCores = bindToCoreSlice(config, info, coresNote);
+  const bool instrumented = config.recording != RecordingMode::Off;
+  if (config.device == DeviceKind::Cuda) {
+    gpu = setUpGpu(info, instrumented, config.precision == Precision::Bf16 ? at::kBFloat16 : at::kFloat);
+  }
+  if (gpu && gpu->placement().sharing == SharedGpuMethod::MultiRankGpu) {
+    failureHint =
+        " (this GPU is shared through NCCL_MULTI_RANK_GPU_ENABLE, NCCL's experimental "
+        "support; SHARDSCOPE_SHARED_GPU=hostid shares it over sockets instead)";
+  }
+  const at::Device device = gpu ? gpu->device() : at::Device(at::kCPU);
+  setIntraOpThreads(boundCores, device, info.worldSize);
+  return device;
+}
+
+// The rank's process groups, into `mesh` (which the caller holds past an error). A job that
+// records itself may span hosts: each rank's clock against rank 0's. Decided by the options alone,
+// the same on every rank (rank 0 answers every other rank's pings).
+void connectRankMesh(const RunConfig& config, const WorkerRecording& recording, bool hasController,
+                     const RendezvousInfo& info, RankDevice* gpu, RankRecorder& recorder, RankReporter& reporter,
+                     std::unique_ptr<ProcessMesh>& mesh) {
+  const bool measureClock = !hasController && (!recording.traceDir.empty() || recording.collectorPort > 0);
+  ClockReading clock;
+  mesh = connectMesh(info, gpu, recorder, meshShardRanks(config, info.worldSize), config.tp,
+                     measureClock ? &clock : nullptr, recording.clockEverySeconds);
+  if (measureClock) reporter.send(clockOffsetEvent(info.rank, clock));
+}
+
+// The training loop: every step, with the clock read again whenever its rounds are due.
+void trainSteps(const RunConfig& config, const RankPlace& place, const StagedModel& model, Strategy& strategy,
+                ProcessMesh& mesh, RankReporter& reporter) {
+  for (int step = 0; step < config.steps; ++step) {
+    trainOneStep(config, step, place, model, strategy, mesh.world(), reporter);
+    if (mesh.clockRounds() && mesh.clockRounds()->dueAfter(step)) {
+      reporter.send(clockOffsetEvent(place.rank, mesh.clockRounds()->measure()));
+    }
+  }
+  // A last reading at the end: with the first, it follows a clock that drifted during the run.
+  if (mesh.clockRounds()) reporter.send(clockOffsetEvent(place.rank, mesh.clockRounds()->measure()));
+}
+
+// The end of a run that trained every step: --export's files (not recorded), the process groups
+// closed, and the rank's RunDone sent.
+void endRun(const RunConfig& config, int rank, RankRecorder& recorder, Strategy& strategy, const StagedModel& model,
+            ProcessMesh& mesh, RankReporter& reporter) {
+  // Exports below are not training: their collectives and buffers stay out of the recording.
+  recorder.setEnabled(false);
+  finishRun(config, rank, strategy, model, mesh.world());
+  mesh.close();
+  trace::Event done;
+  done.kind = trace::EventKind::RunDone;
+  done.rank = rank;
+  reporter.send(done);
+}
+
+}  // namespace
+
+int runRankWorker(const RunConfig& config, const WorkerRecording& recording) {
+  int rank = std::getenv("RANK") ? std::atoi(std::getenv("RANK")) : 0;
+  const char* eventFd = std::getenv("SHARDSCOPE_EVENT_FD");
+  bool recordsItself = false;
+  // The rank's recorder, handed to everything that records from here.
+  RankRecorder* started = startRecorder(config, recording, rank, eventFd, recordsItself);
+  if (!started) return 1;
+  RankRecorder& recorder = *started;
   RankReporter reporter(recorder, rank, recordsItself);
   StepGate gate(recorder);  // the strategy and the training step mark their hook points here
   struct StopRecorder {
@@ -449,51 +521,19 @@ int runRankWorker(const RunConfig& config, const WorkerRecording& recording) {
     rank = info.rank;
     checkLaunch(config, info, gate);
     if (const auto slow = slowRankOf(config.slowRank); slow && slow->rank == rank) setComputeSlowdown(slow->factor);
-    // Before CUDA and NCCL start their threads, which then inherit the slice.
     std::string coresNote;
-    const int boundCores = bindToCoreSlice(config, info, coresNote);
-    const bool instrumented = config.recording != RecordingMode::Off;
-    if (config.device == DeviceKind::Cuda) {
-      gpu = setUpGpu(info, instrumented, config.precision == Precision::Bf16 ? at::kBFloat16 : at::kFloat);
-    }
-    if (gpu && gpu->placement().sharing == SharedGpuMethod::MultiRankGpu) {
-      failureHint =
-          " (this GPU is shared through NCCL_MULTI_RANK_GPU_ENABLE, NCCL's experimental "
-          "support; SHARDSCOPE_SHARED_GPU=hostid shares it over sockets instead)";
-    }
-    const at::Device device = gpu ? gpu->device() : at::Device(at::kCPU);
-    setIntraOpThreads(boundCores, device, info.worldSize);
+    const at::Device device = placeRank(config, info, gpu, coresNote, failureHint);
+    const std::string& traceDir = recording.traceDir;
     if (!eventFd && !traceDir.empty() && rank == 0) writeJobConfig(config, traceDir, info.worldSize);
-    // A job that records itself may span hosts: each rank's clock against rank 0's. Decided by the
-    // options alone, the same on every rank (rank 0 answers every other rank's pings).
-    const bool measureClock = !eventFd && (!traceDir.empty() || recording.collectorPort > 0);
-    ClockReading clock;
-    mesh = connectMesh(info, gpu.get(), recorder, meshShardRanks(config, info.worldSize), config.tp,
-                       measureClock ? &clock : nullptr, recording.clockEverySeconds);
-    if (measureClock) reporter.send(clockOffsetEvent(rank, clock));
-    Communicator& comm = mesh->world();
+    connectRankMesh(config, recording, eventFd != nullptr, info, gpu.get(), recorder, reporter, mesh);
     const TensorPlace meshPlace = tensorPlace(rank, info.worldSize, config.tp);
     auto model = makeModel(config, {config.tp, meshPlace.tensorRank, mesh->tensor()});
     auto strategy = makeStrategy(config, *model, *mesh, device, gate);
 
     if (!config.exportDir.empty() && rank == 0) exportInitialState(config, *model);
-    reporter.send(runInfoEvent(config, rank, info.worldSize, *model, device, comm, gpu.get(), coresNote));
-    for (int step = 0; step < config.steps; ++step) {
-      trainOneStep(config, step, {rank, info.worldSize, device, meshPlace}, *model, *strategy, comm, reporter);
-      if (mesh->clockRounds() && mesh->clockRounds()->dueAfter(step)) {
-        reporter.send(clockOffsetEvent(rank, mesh->clockRounds()->measure()));
-      }
-    }
-    // A last reading at the end: with the first, it follows a clock that drifted during the run.
-    if (mesh->clockRounds()) reporter.send(clockOffsetEvent(rank, mesh->clockRounds()->measure()));
-    // Exports below are not training: their collectives and buffers stay out of the recording.
-    recorder.setEnabled(false);
-    finishRun(config, rank, *strategy, *model, comm);
-    mesh->close();
-    trace::Event done;
-    done.kind = trace::EventKind::RunDone;
-    done.rank = rank;
-    reporter.send(done);
+    reporter.send(runInfoEvent(config, rank, info.worldSize, *model, device, mesh->world(), gpu.get(), coresNote));
+    trainSteps(config, {rank, info.worldSize, device, meshPlace}, *model, *strategy, *mesh, reporter);
+    endRun(config, rank, recorder, *strategy, *model, *mesh, reporter);
     return 0;
   } catch (const c10::Error& ex) {
     reportError(reporter, rank, ex.what_without_backtrace() + failureHint);

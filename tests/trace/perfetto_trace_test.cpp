@@ -217,6 +217,15 @@ TEST(PerfettoTrace, AMemoryCounterPastAPetabyteIsRefused) {
 // A collective the backend failed is written where the rank saw it fail, with what it was to move
 // and its issue, and read back as failed from either format: never as a span, which would read as
 // a completed collective as long as the timeout.
+// `rec` written to `path` in `format`, and read back.
+LoadedTrace writtenAndRead(TraceFormat format, const RunRecording& rec, const std::string& path) {
+  {
+    std::ofstream out(path, std::ios::binary);
+    writeTrace(format, out, rec, nlohmann::json::object(), {});
+  }
+  return format == TraceFormat::Perfetto ? loadPerfettoTrace(path) : loadChromeTrace(path);
+}
+
 TEST(PerfettoTrace, AFailedCollectiveComesBackAsFailedInEitherFormat) {
   const auto dir = testing::freshTempDir("failed_collective");
   RunRecording rec(2);
@@ -246,11 +255,7 @@ TEST(PerfettoTrace, AFailedCollectiveComesBackAsFailedInEitherFormat) {
   rec.add(*decodeStreamItem(frame));
   for (const auto format : {TraceFormat::ChromeJson, TraceFormat::Perfetto}) {
     const std::string path = dir + (format == TraceFormat::Perfetto ? "/t.pftrace" : "/t.json");
-    {
-      std::ofstream out(path, std::ios::binary);
-      writeTrace(format, out, rec, nlohmann::json::object(), {});
-    }
-    const auto loaded = format == TraceFormat::Perfetto ? loadPerfettoTrace(path) : loadChromeTrace(path);
+    const auto loaded = writtenAndRead(format, rec, path);
     ASSERT_TRUE(loaded.error.empty()) << loaded.error;
     const RankTimeline& rank1 = loaded.recording.rank(1);
     EXPECT_TRUE(rank1.collectives.empty()) << "no span: it never ended";
@@ -277,6 +282,35 @@ TEST(PerfettoTrace, AFailedCollectiveComesBackAsFailedInEitherFormat) {
 
 // A time past 2^62 ns from the trace's origin is a damaged file's: refused, naming the timestamp,
 // before a span's end less its begin (or a clock's sum) can overflow.
+// A step's time is the rank's, from before its batch to after its loss's all-reduce, not its
+// training span's: a reopened trace gives the run's step times in either format.
+TEST(PerfettoTrace, AStepComesBackTimedAsTheRankTimedIt) {
+  const auto dir = testing::freshTempDir("step_times");
+  RunRecording rec(1);
+  Event span;
+  span.kind = EventKind::Compute;
+  span.op = static_cast<uint8_t>(ComputeKind::Step);
+  span.step = 0;
+  span.beginNs = 1'000'300;
+  span.endNs = 1'004'000;
+  rec.add(span);
+  Event end = span;
+  end.kind = EventKind::StepEnd;
+  end.beginNs = 1'000'000;  // before its batch was made
+  end.endNs = 1'004'700;    // after its loss's all-reduce
+  end.loss = 2.5;
+  rec.add(end);
+  for (const auto format : {TraceFormat::ChromeJson, TraceFormat::Perfetto}) {
+    const std::string path = dir + (format == TraceFormat::Perfetto ? "/t.pftrace" : "/t.json");
+    const auto loaded = writtenAndRead(format, rec, path);
+    ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+    EXPECT_EQ(loaded.recording.stepSeconds(0), std::vector<double>{4'700e-9}) << path;
+    ASSERT_EQ(loaded.recording.rank(0).compute.size(), 1u);
+    const auto& back = loaded.recording.rank(0).compute[0];
+    EXPECT_EQ(back.endNs - back.beginNs, 3'700) << "the span stays the training step's";
+  }
+}
+
 TEST(PerfettoTrace, ATimePastTwoToTheSixtyTwoNanosecondsIsRefused) {
   const auto dir = testing::freshTempDir("perfetto_far");
   RunRecording rec(1);
