@@ -13,6 +13,14 @@ namespace shardscope::app {
 
 namespace {
 
+#ifdef SHARDSCOPE_VIEWER_ONLY
+const EngineEntry* load() {
+  throw std::runtime_error(
+      "this is shardscope-viewer, built without the training engine (-DSHARDSCOPE_BUILD_ENGINE=OFF): it opens "
+      "recordings and estimates. Running and comparing need the full build: "
+      "scripts/build.sh builds 'shardscope' with the engine (LibTorch)");
+}
+#else
 // SHARDSCOPE_ENGINE_MODULE, else beside this executable (the build puts it in app/), else where
 // the build wrote it (a test binary in tests/ runs the same module).
 std::string modulePath() {
@@ -47,6 +55,7 @@ const EngineEntry* load() {
   table->useUnfinishedOutputs(files::unfinishedOutputsInUse());
   return table;  // never unloaded: LibTorch's threads and handlers outlive any caller
 }
+#endif
 
 }  // namespace
 

@@ -60,9 +60,12 @@ struct AppState {
   bool ringShown = false;      // a collective was animated in the last frame
   std::string ringCollective;  // which ("all_gather blocks.1, step 0"), for tests and the caption
   std::string openTab;         // a tab below the timelines to bring to the front, e.g. "Estimate"
+  std::string shownTab;        // the tab in front as last drawn, by its name ("holdings"): for the page's status
   std::string banner;          // e.g. the file being viewed
   bool viewOnly = false;       // `shardscope view`: no configuration panel actions
   std::string viewNote = "(recorded run; nothing is running)";  // under the banner when viewOnly
+  // Where the timelines go while there are none and nothing runs (a view, or the page before a file).
+  std::string nothingYet = "Nothing recorded yet: what the ranks record is drawn here as it arrives.";
   double lastFrameBuildMs = 0;
   TimelineFrameStats lastStats;
   // The memory lanes as last drawn: how tall, and each session's top of scale in bytes (for tests).

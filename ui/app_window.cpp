@@ -452,7 +452,7 @@ void drawNothingYet(AppState& state, EngineControl* engine, const RunChecks& che
     return;
   }
   if (!engine || state.viewOnly || state.lesson.active || engine->busy()) {
-    ImGui::TextDisabled("Nothing recorded yet: what the ranks record is drawn here as it arrives.");
+    ImGui::TextDisabled("%s", state.nothingYet.c_str());
     return;
   }
   startAction(state, *engine, drawFrontDoor(state, *engine, checks.problem, checks.compareProblem), checks.compareRuns);

@@ -164,6 +164,7 @@ void drawBottomTabs(AppState& state, SessionStore& store, const std::vector<Sess
       noteItem((std::string("tab:") + title).c_str());
       if (tab.shown) state.*tab.shown = open;
       if (!open) continue;
+      state.shownTab = tab.name;
       tab.draw(frame);
       ImGui::EndTabItem();
     }

@@ -1,0 +1,136 @@
+// shardscope in the browser: the viewer's window over what the page opens (a file from its picker,
+// one dropped on it, one served beside it and named in its link), with no engine. Its link sets
+// the moment shown, as view's options do: #open=FILE&tab=NAME&at=TIME&scale=1.5&contrast=high.
+// What it shows is readable from JavaScript (shardscope_status), for tests and for the page.
+#include <emscripten.h>
+
+#include <cstdio>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "app/web_control.h"
+#include "ui/app_state.h"
+#include "ui/app_window.h"
+#include "ui/platform_window.h"
+#include "ui/ui_scale.h"
+
+namespace {
+
+using namespace shardscope;
+
+// The page outlives main (the browser calls each frame): what the frames use lives here.
+ui::SessionStore store;
+ui::AppState state;
+app::WebControl control(store);
+ui::WindowOptions options;
+std::function<void()> frame;
+int frames = 0;
+std::string linkError;  // a part of the link that could not be followed
+
+// The link's part after '#', as NAME=VALUE pairs joined by '&' (values URI-decoded by the page).
+std::map<std::string, std::string> linkParts() {
+  char* hash = emscripten_run_script_string("decodeURIComponent(location.hash.slice(1))");
+  std::map<std::string, std::string> parts;
+  std::istringstream in(hash ? hash : "");
+  for (std::string part; std::getline(in, part, '&');) {
+    const auto equals = part.find('=');
+    if (equals != std::string::npos) parts[part.substr(0, equals)] = part.substr(equals + 1);
+  }
+  return parts;
+}
+
+// tab, at, scale and contrast, as view's --tab, --at, --ui-scale and --high-contrast.
+void followLink(const std::map<std::string, std::string>& parts) {
+  if (auto tab = parts.find("tab"); tab != parts.end()) {
+    if (const char* title = ui::bottomTabTitle(tab->second)) {
+      state.openTab = title;
+    } else {
+      linkError =
+          "#tab=" + tab->second + " is no tab: comparison, memory, holdings, collectives, estimate, export, help";
+    }
+  }
+  if (auto at = parts.find("at"); at != parts.end()) state.pendingAt = at->second;
+  if (auto scale = parts.find("scale"); scale != parts.end()) {
+    const float value = std::strtof(scale->second.c_str(), nullptr);
+    if (value >= ui::kMinUiScale && value <= ui::kMaxUiScale) {
+      state.display.look.scale = value;
+    } else {
+      linkError = "#scale=" + scale->second + " is not a scale from 0.75 to 3";
+    }
+  }
+  if (auto contrast = parts.find("contrast"); contrast != parts.end()) {
+    state.display.look.highContrast = contrast->second == "high";
+  }
+}
+
+// A session as the status gives it: its title, ranks, events in detail, and per rank its peak
+// (tensor memory) and its completed steps, the figures a test compares with view's summary.
+nlohmann::json sessionStatus(const ui::Session& s) {
+  size_t events = 0;
+  nlohmann::json peaks = nlohmann::json::array(), steps = nlohmann::json::array();
+  for (int r = 0; r < s.recording.ranks(); ++r) {
+    const auto& rank = s.recording.rank(r);
+    events += s.recording.detailEvents(r);
+    peaks.push_back(rank.peakTotal);
+    steps.push_back(rank.folded.steps + static_cast<int>(rank.steps.size()));
+  }
+  return {
+      {"title", s.title}, {"ranks", s.recording.ranks()}, {"events", events}, {"peak_bytes", peaks}, {"steps", steps}};
+}
+
+}  // namespace
+
+// For the page: a file it wrote into its file system (from the picker, or fetched for #open=),
+// opened as a drop is; several files in one folder are one job's per-rank files.
+extern "C" EMSCRIPTEN_KEEPALIVE void shardscope_open(const char* path) { state.droppedPaths.emplace_back(path); }
+
+// For the page and its tests: what the window shows now, as JSON.
+extern "C" EMSCRIPTEN_KEEPALIVE const char* shardscope_status() {
+  static std::string text;
+  nlohmann::json status = {{"frames", frames},
+                           {"ready", frames >= 2},
+                           {"tab", state.shownTab},
+                           {"viewing", state.banner},
+                           {"scale", state.display.look.scale},
+                           {"high_contrast", state.display.look.highContrast},
+                           {"link_error", linkError}};
+  const auto open = control.openStatus();
+  status["open_error"] = open.error;
+  status["opens"] = open.finished;
+  auto lock = store.lock();
+  nlohmann::json sessions = nlohmann::json::array();
+  for (const auto& s : store.sessions()) sessions.push_back(sessionStatus(s));
+  status["sessions"] = sessions;
+  text = status.dump();
+  return text.c_str();
+}
+
+int main() {
+  state.viewOnly = true;
+  state.viewNote = "(in your browser: nothing is uploaded, nothing runs)";
+  state.banner = "nothing yet: open a recording";
+  state.nothingYet =
+      "Open a recording to see it here: a run's --trace or --summary, a job's rank files, a PyTorch job's\n"
+      "torch.profiler traces, CUDA memory snapshots or Flight Recorder dumps. Pick them with the button at\n"
+      "the bottom right (several files: one job's ranks), drop them on this page, or link one served beside\n"
+      "the page: #open=FILE&tab=holdings&at=12ms&scale=1.5&contrast=high. They are read here; nothing is uploaded.";
+  followLink(linkParts());
+  options.title = "shardscope";
+  options.width = 1600;
+  options.height = 1000;
+  options.droppedPaths = &state.droppedPaths;
+  options.look = &state.display.look;
+  options.captureRequest = &state.pngRequest;
+  options.captureResult = &state.exportMessage;
+  frame = [] {
+    ui::drawAppFrame(state, store, &control);
+    ++frames;
+  };
+  std::string error;
+  const int rc = ui::runWindow(options, frame, error);
+  if (rc != 0) std::fprintf(stderr, "shardscope: %s\n", error.c_str());
+  return rc;
+}

@@ -1,0 +1,32 @@
+# The browser's build (emcmake; scripts/web.sh sets it up): Dear ImGui compiled from its sources
+# (Debian's imgui source package: SHARDSCOPE_IMGUI_SOURCE_DIR), GLFW and WebGL 2 from emscripten's
+# own libraries (nothing downloaded), and the site around the viewer: its page, its lessons and
+# its font. Included by ui/ (the ImGui library) and app/ (the site).
+if(NOT TARGET shardscope_imgui)
+  if(NOT EXISTS "${SHARDSCOPE_IMGUI_SOURCE_DIR}/imgui.cpp")
+    message(FATAL_ERROR "the browser build needs Dear ImGui's sources: pass -DSHARDSCOPE_IMGUI_SOURCE_DIR=DIR "
+                        "(scripts/web.sh fetches them with 'apt-get source imgui')")
+  endif()
+  set(imgui ${SHARDSCOPE_IMGUI_SOURCE_DIR})
+  add_library(shardscope_imgui STATIC ${imgui}/imgui.cpp ${imgui}/imgui_draw.cpp ${imgui}/imgui_tables.cpp
+              ${imgui}/imgui_widgets.cpp ${imgui}/backends/imgui_impl_glfw.cpp ${imgui}/backends/imgui_impl_opengl3.cpp
+              ${PROJECT_SOURCE_DIR}/web/stb_image_write.cpp)
+  target_include_directories(shardscope_imgui SYSTEM PUBLIC ${imgui} ${SHARDSCOPE_WEB_INCLUDE_DIR})
+  target_link_options(shardscope_imgui PUBLIC -sUSE_GLFW=3 -sUSE_WEBGL2=1 -sFULL_ES3=1 -sMIN_WEBGL_VERSION=2
+                      -sMAX_WEBGL_VERSION=2)
+endif()
+
+# The site: TARGET as index.html (its page: web/shell.html), .js and .wasm, with the lessons and the
+# window's font preloaded into the page's file system where the native build finds them.
+function(shardscope_web_site target)
+  set(font /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf)
+  set_target_properties(${target} PROPERTIES OUTPUT_NAME index SUFFIX .html
+                        RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/site)
+  target_link_options(${target} PRIVATE -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=64MB -sMINIFY_HTML=0
+                      "-sEXPORTED_FUNCTIONS=_main,_shardscope_open,_shardscope_status"
+                      "-sEXPORTED_RUNTIME_METHODS=ccall,FS,UTF8ToString"
+                      "SHELL:--shell-file ${PROJECT_SOURCE_DIR}/web/shell.html"
+                      "SHELL:--preload-file ${PROJECT_SOURCE_DIR}/assets/lessons@/lessons"
+                      "SHELL:--preload-file ${font}@${font}")
+  set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${PROJECT_SOURCE_DIR}/web/shell.html)
+endfunction()

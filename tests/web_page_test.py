@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""shardscope's page in a real browser (headless Chromium through Selenium and chromium-driver):
+the site scripts/web.sh builds, served on 127.0.0.1 as a user serves it.
+
+It loads the page and waits for the app to say it is ready (shardscope.status(), which the page
+exposes to users too); opens a trace through the page's file input, as a user picks one, and
+checks what the page shows of it against `shardscope view --summary` of the same file; follows a
+link to a moment (#open=FILE&tab=NAME&scale=S&contrast=high); and takes a screenshot of each.
+
+Usage: web_page_test.py SITE_DIR SHARDSCOPE OUT_DIR
+Exit 0 when every check holds, 1 when one does not, 77 (skipped) when the site or the browser is
+not there (scripts/test.sh builds the site and installs the browser; a bare ctest may not have).
+"""
+import http.server
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+site, shardscope, out = sys.argv[1], sys.argv[2], sys.argv[3]
+if not os.path.exists(os.path.join(site, "index.html")):
+    print(f"skipped: no site in {site} (scripts/web.sh builds it)")
+    sys.exit(77)
+try:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+except ImportError:
+    print("skipped: no Selenium (apt-get install python3-selenium)")
+    sys.exit(77)
+if not (shutil.which("chromium") and shutil.which("chromedriver")):
+    print("skipped: no chromium and chromium-driver (apt-get install chromium chromium-driver)")
+    sys.exit(77)
+
+failures = []
+
+
+def check(ok, what):
+    print(("ok    " if ok else "FAIL  ") + what)
+    if not ok:
+        failures.append(what)
+
+
+def serve(directory):
+    """The site on a free loopback port, as scripts/web.sh --serve serves it."""
+    handler = lambda *a: http.server.SimpleHTTPRequestHandler(*a, directory=directory)  # noqa: E731
+    http.server.SimpleHTTPRequestHandler.log_message = lambda *a: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def browser():
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium")
+    for flag in ("--headless=new", "--no-sandbox", "--use-gl=swiftshader", "--enable-unsafe-swiftshader",
+                 "--disable-dev-shm-usage"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                           {"width": 1600, "height": 1000, "deviceScaleFactor": 1, "mobile": False})
+    return driver
+
+
+def status(driver):
+    return driver.execute_script("return window.shardscope ? shardscope.status() : null")
+
+
+def wait_for(driver, what, predicate, seconds=60):
+    try:
+        WebDriverWait(driver, seconds, poll_frequency=0.1).until(lambda d: predicate(status(d)))
+        return True
+    except Exception:
+        check(False, f"{what} within {seconds} s (status: {status(driver)})")
+        return False
+
+
+def errors_of(driver):
+    logged = [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    return logged + driver.execute_script("return window.shardscope.errors")
+
+
+os.makedirs(out, exist_ok=True)
+# A run's trace, recorded here, and what `view --summary` reads of it.
+trace = os.path.join(out, "run.pftrace")
+summary = os.path.join(out, "summary.json")
+made = subprocess.run([shardscope, "run", "--strategy", "full_shard", "--world", "2", "--steps", "3",
+                       "--trace", trace], capture_output=True, text=True)
+check(made.returncode == 0, f"a run records a trace to open ({made.stderr[-300:]})")
+viewed = subprocess.run([shardscope, "view", trace, "--summary", summary], capture_output=True, text=True)
+check(viewed.returncode == 0, f"view --summary reads it ({viewed.stderr[-300:]})")
+expected = json.load(open(summary)) if viewed.returncode == 0 else {"ranks": []}
+shutil.copy(trace, os.path.join(site, "test-run.pftrace"))  # served beside the page, for #open=
+
+server = serve(site)
+base = f"http://127.0.0.1:{server.server_address[1]}/"
+driver = browser()
+try:
+    start = time.time()
+    driver.get(base)
+    if wait_for(driver, "the page draws and says it is ready", lambda s: s and s["ready"]):
+        print(f"first frames after {time.time() - start:.2f} s")
+        check(status(driver)["sessions"] == [], "the start page shows no session")
+        driver.save_screenshot(os.path.join(out, "web_start.png"))
+
+    driver.find_element(By.ID, "files").send_keys(trace)
+    if wait_for(driver, "the picked trace opens", lambda s: s and s["opens"] >= 1 and s["sessions"]):
+        s = status(driver)
+        check(s["open_error"] == "", f"it opens without an error ({s['open_error']})")
+        session = s["sessions"][0]
+        check(session["ranks"] == len(expected["ranks"]), f"its ranks: {session['ranks']} as view's summary")
+        for r, rank in enumerate(expected["ranks"]):
+            page = session["peak_bytes"][r] if r < len(session["peak_bytes"]) else None
+            check(page == rank["peak_bytes"]["total"], f"rank {r}'s peak: {page} bytes as view's summary")
+            page_steps = session["steps"][r] if r < len(session["steps"]) else None
+            check(page_steps == rank["recorded_steps"], f"rank {r}'s steps: {page_steps} as view's summary")
+        check(session["events"] > 0, f"its events in detail: {session['events']}")
+        driver.save_screenshot(os.path.join(out, "web_user_trace.png"))
+
+    driver.get(base + "#open=test-run.pftrace&tab=holdings&scale=1.5&contrast=high")
+    driver.refresh()  # a new hash alone does not reload the page
+    if wait_for(driver, "a link opens a served trace at a tab",
+                lambda s: s and s["opens"] >= 1 and s["sessions"] and s["frames"] > 5):
+        s = status(driver)
+        check(s["tab"] == "holdings", f"the link's tab is shown ({s['tab']})")
+        check(s["scale"] == 1.5 and s["high_contrast"], f"the link's projector look ({s['scale']}, {s['high_contrast']})")
+        check(s["link_error"] == "", f"the link is followed whole ({s['link_error']})")
+        driver.save_screenshot(os.path.join(out, "web_link.png"))
+    problems = errors_of(driver)
+    check(not problems, f"no error in the page's console ({problems[:3]})")
+finally:
+    driver.quit()
+    server.shutdown()
+    os.remove(os.path.join(site, "test-run.pftrace"))
+print("FAIL:" if failures else "every check holds", *failures, sep="\n  ")
+sys.exit(1 if failures else 0)
