@@ -92,6 +92,10 @@ void CommandLine::addLesson() {
   lesson->add_option("NAME", lessonName, "a lesson (assets/lessons/NAME.json) or a lesson file; none: list them");
   lesson->add_option("--trace-dir", lessonOptions.traceDir,
                      "write each run's trace there, as LABEL.json (Perfetto, shardscope view)");
+  lesson->add_option("--record", lessonOptions.recordDir,
+                     "write each run's recording into DIR as LABEL.pftrace (compact), the claims checked on them: "
+                     "what 'shardscope --lesson NAME --from-recordings DIR' and the browser's page replay")
+      ->excludes("--trace-dir");
   lesson->add_flag(
       "--predict", lessonOptions.predict,
       "predict first (interview practice): answer the lesson's questions before its runs, scored after them");
@@ -174,6 +178,11 @@ void CommandLine::addWindowOptions() {
   app.add_option("--lesson", appLesson,
                  "open the app on a lesson: its runs start, its captions lead through them "
                  "(N / P); 'shardscope lesson' lists the lessons");
+  for (auto* command : {&app, lesson}) {
+    command->add_option("--from-recordings", appLessonRecordings,
+                        "with --lesson (or lesson NAME --screenshot FILE): play it from the recordings 'shardscope "
+                        "lesson NAME --record DIR' wrote in DIR, instead of running it (the runs a teacher showed)");
+  }
   for (auto [command, choice] :
        {std::pair{&app, &appWindow}, std::pair{run, &runWindow}, std::pair{compare, &compareWindow},
         std::pair{view, &viewWindow}, std::pair{lesson, &lessonWindow}}) {

@@ -84,6 +84,7 @@ class CommandLine {
   WindowChoice listenWindowChoice;
   WindowChoice appWindow;
   std::string appLesson;
+  std::string appLessonRecordings;  // --from-recordings DIR
   bool appPredict = false;
 };
 

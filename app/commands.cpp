@@ -2,6 +2,7 @@
 #include "app/command_line.h"
 
 #include <cstdlib>
+#include <filesystem>
 
 #include "app/command_line_parse.h"
 #include "app/engine_module.h"
@@ -55,6 +56,9 @@ int CommandLine::runCommand() {
   }
   if (appPredict && appLesson.empty())
     return failUsage("--predict goes with a lesson: shardscope --lesson NAME --predict");
+  if (!appLessonRecordings.empty() && appLesson.empty() && !lesson->parsed()) {
+    return failUsage("--from-recordings goes with a lesson: shardscope --lesson NAME --from-recordings DIR");
+  }
   if (lesson->parsed() || !appLesson.empty()) return runLesson();
   if (estimate->parsed()) return runEstimateCommand();
   return runOrCompare();
@@ -115,8 +119,25 @@ int CommandLine::runLesson() {
     return failUsage("--caption " + std::to_string(window.caption) + " is not a caption of lesson '" + chosen.name +
                      "': it has " + std::to_string(chosen.captions.size()) + ", from 1");
   }
-  for (const auto& r : chosen.runs) {
-    if (auto err = shardscope::app::checkDeviceAvailable(r.config)) return failUsage(*err);
+  if (!appLessonRecordings.empty()) {
+    if (lesson->parsed() && lessonWindow.screenshotPath.empty()) {
+      return failUsage("--from-recordings plays the lesson in the window: add --screenshot FILE, or open the app: "
+                       "shardscope --lesson " + chosen.name + " --from-recordings " + appLessonRecordings);
+    }
+    const auto missing = shardscope::lessons::missingRecordings(chosen, appLessonRecordings);
+    if (!missing.empty()) {
+      return failUsage("--from-recordings '" + appLessonRecordings + "' has no '" + missing.front() +
+                       "': record the lesson's runs there first with 'shardscope lesson " + chosen.name + " --record " +
+                       appLessonRecordings + "'");
+    }
+  } else {
+    for (const auto& r : chosen.runs) {
+      if (auto err = shardscope::app::checkDeviceAvailable(r.config)) return failUsage(*err);
+    }
+  }
+  if (!lessonOptions.recordDir.empty()) {
+    std::error_code made;  // the recordings' folder, as --export makes its directory
+    std::filesystem::create_directories(lessonOptions.recordDir, made);
   }
   if (auto err = shardscope::app::lessonOutputsProblem(chosen, lessonOptions)) return failUsage(*err);
   const bool predict = lesson->parsed() ? lessonOptions.predict : appPredict;
@@ -138,7 +159,8 @@ int CommandLine::runLesson() {
     shardscope::app::installInterruptHandlers();
     return shardscope::app::runLessonInTerminal(chosen, lessonOptions, trainWithProgress);
   }
-  return shardscope::app::runLessonGui(chosen, selfExecutable(), window, predict, lessonOptions.typed);
+  return shardscope::app::runLessonGui(chosen, selfExecutable(), window, predict, lessonOptions.typed,
+                                       appLessonRecordings);
 }
 
 int CommandLine::runEstimateCommand() {

@@ -10,6 +10,7 @@
 #include "app/engine_control.h"
 #include "app/interrupt.h"
 #include "app/job_summary.h"
+#include "app/lesson_replay.h"
 #include "app/live_job.h"
 #include "app/reading_notice.h"
 #include "stats/summary_reader.h"
@@ -79,11 +80,13 @@ static void endIfStillReading(const EngineSessionControl& engine, int rc) {
 
 // The window over a live engine until it closes. A run that failed is said on the terminal; with a
 // screenshot it is also the exit status.
+// `control`: what the window's actions go through, where not the engine itself (a lesson's replay).
 static int runEngineWindow(ui::SessionStore& store, EngineSessionControl& engine, ui::AppState& state,
-                           const ui::WindowOptions& options, const std::string& screenshotPath) {
+                           const ui::WindowOptions& options, const std::string& screenshotPath,
+                           ui::EngineControl* control = nullptr) {
   std::string error;
   const int rc = ui::runWindow(
-      options, [&] { ui::drawAppFrame(state, store, &engine); }, error);
+      options, [&] { ui::drawAppFrame(state, store, control ? control : &engine); }, error);
   endIfStillReading(engine, rc);
   if (rc != 0) {
     std::fprintf(stderr, "shardscope: %s\n", error.c_str());
@@ -138,14 +141,16 @@ int runGui(const RunConfig& config, const std::string& workerExecutable, bool st
 }
 
 int runLessonGui(const lessons::Lesson& lesson, const std::string& workerExecutable, const WindowChoice& choice,
-                 bool predict, const std::vector<std::string>& answers) {
+                 bool predict, const std::vector<std::string>& answers, const std::string& fromRecordings) {
   ui::SessionStore store;
   EngineSessionControl engine(store, workerExecutable, sessionDetailEvents(choice));
+  LessonReplayControl replay(engine, store, lesson, fromRecordings);
+  ui::EngineControl& control = fromRecordings.empty() ? static_cast<ui::EngineControl&>(engine) : replay;
   ui::AppState state;
-  ui::startLesson(state, &engine, lesson, predict);
+  ui::startLesson(state, &control, lesson, predict);
   if (predict && !answers.empty()) {
     state.lesson.typed = answers;
-    (void)ui::lockInAnswers(state, &engine);  // read before (readAnswers)
+    (void)ui::lockInAnswers(state, &control);  // read before (readAnswers)
   }
   state.lesson.caption = choice.caption - 1;
   ui::WindowOptions options = windowFor(choice, state);
@@ -156,7 +161,7 @@ int runLessonGui(const lessons::Lesson& lesson, const std::string& workerExecuta
     return !engine.busy() && state.lesson.appliedCaption == state.lesson.caption && state.pendingAt.empty() &&
            state.lesson.checked;
   };
-  return runEngineWindow(store, engine, state, options, choice.screenshotPath);
+  return runEngineWindow(store, engine, state, options, choice.screenshotPath, &control);
 }
 
 bool knownTab(const std::string& name) { return ui::bottomTabTitle(name) != nullptr; }

@@ -53,8 +53,11 @@ int runGui(const RunConfig& config, const std::string& workerExecutable, bool st
 // a screenshot path the PNG is written when the runs have ended and the caption's moment is placed.
 // Predicting, the questions come first; `answers` (as typed, one per question) fill them in and
 // lock them, so that the runs start at once (for a screenshot of the scores).
+// `fromRecordings`: play the lesson from the recordings `lesson NAME --record DIR` wrote there
+// instead of running it (app/lesson_replay.h).
 int runLessonGui(const lessons::Lesson& lesson, const std::string& workerExecutable, const WindowChoice& choice,
-                 bool predict = false, const std::vector<std::string>& answers = {});
+                 bool predict = false, const std::vector<std::string>& answers = {},
+                 const std::string& fromRecordings = "");
 
 // `shardscope listen --window`: the collector on a thread, the window drawing the job it collects
 // live; with a screenshot path, the PNG is written once every rank has gone. The collector's exit

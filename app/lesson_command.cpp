@@ -102,19 +102,31 @@ void printScores(const lessons::Lesson& lesson, const std::vector<std::string>& 
 
 }  // namespace
 
+namespace {
+
+// Where a run's trace goes: --trace-dir's LABEL.json, --record's LABEL.pftrace, or nowhere ("").
+std::string lessonTracePath(const LessonOptions& options, const std::string& label) {
+  if (!options.recordDir.empty()) return options.recordDir + "/" + lessons::recordingFileName(label);
+  if (!options.traceDir.empty()) return options.traceDir + "/" + lessons::traceFileName(label);
+  return "";
+}
+
+}  // namespace
+
 std::optional<std::string> lessonOutputsProblem(const lessons::Lesson& lesson, const LessonOptions& options) {
-  if (options.traceDir.empty()) return std::nullopt;
+  const std::string option = options.recordDir.empty() ? "--trace-dir '" + options.traceDir + "'"
+                                                       : "--record '" + options.recordDir + "'";
   for (const auto& run : lesson.runs) {
     RunConfig config = run.config;
-    config.tracePath = options.traceDir + "/" + lessons::traceFileName(run.label);
-    if (auto problem = outputsProblem(config)) return "--trace-dir '" + options.traceDir + "': " + *problem;
+    config.tracePath = lessonTracePath(options, run.label);
+    if (config.tracePath.empty()) return std::nullopt;
+    if (auto problem = outputsProblem(config)) return option + ": " + *problem;
   }
   return std::nullopt;
 }
 
 int runLessonInTerminal(const lessons::Lesson& lesson, const LessonOptions& options,
                         const std::function<RunResult(const RunConfig&)>& train) {
-  const std::string& traceDir = options.traceDir;
   std::printf("lesson %s: %s\n%s\n\n", lesson.name.c_str(), lesson.title.c_str(), lesson.teaches.c_str());
   std::fflush(stdout);
   std::vector<std::string> typed = options.typed;  // given with --answers, else asked here
@@ -130,13 +142,13 @@ int runLessonInTerminal(const lessons::Lesson& lesson, const LessonOptions& opti
   bool allRan = true;
   std::vector<std::pair<std::string, std::string>> traces;  // for a second Ctrl-C to say which it kept
   for (const auto& run : lesson.runs) {
-    if (!traceDir.empty()) traces.push_back({"trace", traceDir + "/" + lessons::traceFileName(run.label)});
+    if (const auto path = lessonTracePath(options, run.label); !path.empty()) traces.push_back({"trace", path});
   }
   files::announceOutputs(traces);
   for (size_t i = 0; i < lesson.runs.size(); ++i) {
     if (interruptSignal()) break;
     RunConfig config = lesson.runs[i].config;
-    if (!traceDir.empty()) config.tracePath = traceDir + "/" + lessons::traceFileName(lesson.runs[i].label);
+    config.tracePath = lessonTracePath(options, lesson.runs[i].label);
     std::printf("run %zu/%zu: %s\n", i + 1, lesson.runs.size(), lesson.runs[i].label.c_str());
     std::fflush(stdout);
     const RunResult result = train(config);

@@ -20,7 +20,8 @@ int listLessons();
 std::string lessonsWithQuestions();
 
 struct LessonOptions {
-  std::string traceDir;  // each run's trace there as LABEL.json (spaces as '_')
+  std::string traceDir;   // each run's trace there as LABEL.json (spaces as '_')
+  std::string recordDir;  // --record: each run's recording there as LABEL.pftrace, for replays
   bool predict = false;  // ask the lesson's questions before the runs and score the answers after
   std::string answers;   // --answers: ';' between them, instead of asking on the terminal
   // --answers as read by readAnswers: each as typed, and read against its question.

@@ -1,6 +1,7 @@
 // shardscope in the browser: the viewer's window over what the page opens (a file from its picker,
-// one dropped on it, one served beside it and named in its link), with no engine. Its link sets
-// the moment shown, as view's options do: #open=FILE&tab=NAME&at=TIME&scale=1.5&contrast=high.
+// one dropped on it, one served beside it and named in its link), with no engine: a lesson plays
+// from the recordings the site ships (app/lesson_replay.h). Its link sets the moment shown, as the
+// app's options do: #lesson=NAME&caption=N, #open=FILE&tab=NAME&at=TIME, and #scale=1.5&contrast=high.
 // What it shows is readable from JavaScript (shardscope_status), for tests and for the page.
 #include <emscripten.h>
 
@@ -11,9 +12,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/lesson_replay.h"
 #include "app/web_control.h"
+#include "lessons/lesson.h"
 #include "ui/app_state.h"
 #include "ui/app_window.h"
+#include "ui/lesson_view.h"
 #include "ui/platform_window.h"
 #include "ui/ui_scale.h"
 
@@ -25,6 +29,8 @@ using namespace shardscope;
 ui::SessionStore store;
 ui::AppState state;
 app::WebControl control(store);
+std::unique_ptr<app::LessonReplayControl> replay;  // a lesson from the link, played from its recordings
+ui::EngineControl* engine = &control;
 ui::WindowOptions options;
 std::function<void()> frame;
 int frames = 0;
@@ -42,8 +48,37 @@ std::map<std::string, std::string> linkParts() {
   return parts;
 }
 
+// Where the site keeps a lesson's recordings (cmake/WebBuild.cmake preloads them).
+std::string lessonRecordings(const std::string& name) { return "/lessons/recordings/" + name; }
+
+// #lesson=NAME&caption=N: the lesson at that caption, as the app's --lesson NAME --caption N.
+void startLinkedLesson(const std::map<std::string, std::string>& parts) {
+  const auto name = parts.find("lesson");
+  if (name == parts.end()) return;
+  lessons::Lesson lesson;
+  if (auto error = lessons::loadLesson(name->second, lesson)) {
+    linkError = "#lesson=" + name->second + ": " + *error;
+    return;
+  }
+  replay = std::make_unique<app::LessonReplayControl>(control, store, lesson, lessonRecordings(lesson.name));
+  engine = replay.get();
+  state.viewOnly = false;  // the lesson's bar and keys, as in the app
+  ui::startLesson(state, engine, lesson, /*predictFirst=*/false);
+  if (!replay->replayError().empty()) linkError = replay->replayError();
+  if (auto caption = parts.find("caption"); caption != parts.end()) {
+    const int n = std::atoi(caption->second.c_str());
+    if (n >= 1 && n <= static_cast<int>(lesson.captions.size())) {
+      state.lesson.caption = n - 1;
+    } else {
+      linkError = "#caption=" + caption->second + " is not a caption of lesson '" + lesson.name + "': it has " +
+                  std::to_string(lesson.captions.size()) + ", from 1";
+    }
+  }
+}
+
 // tab, at, scale and contrast, as view's --tab, --at, --ui-scale and --high-contrast.
 void followLink(const std::map<std::string, std::string>& parts) {
+  startLinkedLesson(parts);
   if (auto tab = parts.find("tab"); tab != parts.end()) {
     if (const char* title = ui::bottomTabTitle(tab->second)) {
       state.openTab = title;
@@ -64,6 +99,13 @@ void followLink(const std::map<std::string, std::string>& parts) {
   if (auto contrast = parts.find("contrast"); contrast != parts.end()) {
     state.display.look.highContrast = contrast->second == "high";
   }
+}
+
+// How many of the lesson's claims hold on its runs, once they are checked.
+int claimsHolding() {
+  int holding = 0;
+  for (const auto& check : state.lesson.checks) holding += check.holds ? 1 : 0;
+  return holding;
 }
 
 // A session as the status gives it: its title, ranks, events in detail, and per rank its peak
@@ -96,7 +138,11 @@ extern "C" EMSCRIPTEN_KEEPALIVE const char* shardscope_status() {
                            {"viewing", state.banner},
                            {"scale", state.display.look.scale},
                            {"high_contrast", state.display.look.highContrast},
-                           {"link_error", linkError}};
+                           {"link_error", linkError},
+                           {"lesson", state.lesson.active ? state.lesson.lesson.name : ""},
+                           {"caption", state.lesson.active ? state.lesson.caption + 1 : 0},
+                           {"claims_checked", state.lesson.checked},
+                           {"claims_hold", claimsHolding()}};
   const auto open = control.openStatus();
   status["open_error"] = open.error;
   status["opens"] = open.finished;
@@ -126,7 +172,7 @@ int main() {
   options.captureRequest = &state.pngRequest;
   options.captureResult = &state.exportMessage;
   frame = [] {
-    ui::drawAppFrame(state, store, &control);
+    ui::drawAppFrame(state, store, engine);
     ++frames;
   };
   std::string error;

@@ -29,4 +29,11 @@ function(shardscope_web_site target)
                       "SHELL:--preload-file ${PROJECT_SOURCE_DIR}/assets/lessons@/lessons"
                       "SHELL:--preload-file ${font}@${font}")
   set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${PROJECT_SOURCE_DIR}/web/shell.html)
+  # The lessons' runs as `shardscope lesson NAME --record DIR/NAME` wrote them, which the page replays.
+  if(IS_DIRECTORY "${SHARDSCOPE_LESSON_RECORDINGS}")
+    target_link_options(${target} PRIVATE "SHELL:--preload-file ${SHARDSCOPE_LESSON_RECORDINGS}@/lessons/recordings")
+    message(STATUS "shardscope: the site ships the lessons' recordings in ${SHARDSCOPE_LESSON_RECORDINGS}")
+  else()
+    message(STATUS "shardscope: the site ships no lesson recordings (SHARDSCOPE_LESSON_RECORDINGS names none)")
+  endif()
 endfunction()

@@ -383,10 +383,26 @@ std::string formatFigureValue(const std::string& figure, double value) {
   return f ? formatFigure(*f, value) : std::to_string(value);
 }
 
-std::string traceFileName(const std::string& runLabel) {
+namespace {
+std::string fileStem(const std::string& runLabel) {
   std::string name;
   for (char c : runLabel) name += (c == ' ' || c == '/') ? '_' : c;
-  return name + ".json";
+  return name;
+}
+}  // namespace
+
+std::string traceFileName(const std::string& runLabel) { return fileStem(runLabel) + ".json"; }
+
+std::string recordingFileName(const std::string& runLabel) { return fileStem(runLabel) + ".pftrace"; }
+
+std::vector<std::string> missingRecordings(const Lesson& lesson, const std::string& dir) {
+  std::vector<std::string> missing;
+  for (const auto& run : lesson.runs) {
+    const std::string path = dir + "/" + recordingFileName(run.label);
+    std::error_code error;
+    if (!std::filesystem::is_regular_file(path, error)) missing.push_back(path);
+  }
+  return missing;
 }
 
 const std::vector<std::pair<std::string, std::string>>& lessonFigures() {

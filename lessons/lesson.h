@@ -91,6 +91,10 @@ std::optional<std::string> loadLesson(const std::string& nameOrPath, Lesson& les
 
 // The trace file a lesson run writes under `lesson --trace-dir`: "accumulate 4" -> "accumulate_4.json".
 std::string traceFileName(const std::string& runLabel);
+// A run's recording as `lesson NAME --record DIR` writes it and a replay reads it: LABEL.pftrace.
+std::string recordingFileName(const std::string& runLabel);
+// The recordings of `lesson`'s runs that `dir` lacks (none: it can be replayed from there).
+std::vector<std::string> missingRecordings(const Lesson& lesson, const std::string& dir);
 
 // The figures a claim may compare, with what each means.
 const std::vector<std::pair<std::string, std::string>>& lessonFigures();

@@ -77,15 +77,45 @@ libraries() {
   ln -sfn /usr/include/stb/stb_image_write.h "$cache/include/stb_image_write.h"
 }
 
+# Every lesson's runs, recorded once by the desktop build (small models, on CPU) for the page to
+# replay: a lesson is recorded again when its file is newer than its recordings.
+record_lessons() {
+  local app=${SHARDSCOPE_BUILD_DIR:-$root/build}/app/shardscope
+  if [[ ! -x "$app" ]]; then
+    echo "web.sh: no desktop build at $app to record the lessons with: the site ships none (scripts/build.sh first)"
+    return
+  fi
+  local lesson name log
+  mkdir -p "$build/lesson-logs"
+  for lesson in "$root"/assets/lessons/*.json; do
+    name=$(basename "$lesson" .json)
+    [[ -d "$recordings/$name" && "$recordings/$name" -nt "$lesson" ]] && continue
+    echo "web.sh: recording lesson $name"
+    rm -rf "$recordings/$name"
+    log=$build/lesson-logs/$name.log
+    # A claim that does not hold on this machine's run is said, and the page shows it so; a run
+    # that recorded nothing stops the build.
+    if ! "$app" lesson "$name" --record "$recordings/$name" >"$log" 2>&1; then
+      compgen -G "$recordings/$name/*.pftrace" >/dev/null ||
+        { echo "web.sh: lesson $name recorded nothing (see $log)" >&2; rm -rf "$recordings/$name"; exit 1; }
+      echo "web.sh: lesson $name: a claim did not hold on this run (see $log)" >&2
+    fi
+  done
+}
+
 packages
 sources
 libraries
+recordings=$build/lesson-recordings
+mkdir -p "$recordings"
+record_lessons
 imgui=$(ls -d "$cache"/src/imgui-*/ | head -1)
 emcmake cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DSHARDSCOPE_IMGUI_SOURCE_DIR="${imgui%/}" -DSHARDSCOPE_WEB_INCLUDE_DIR="$cache/include" \
   -Dnlohmann_json_HEADER_DIR="$cache/include" \
   -DZLIB_INCLUDE_DIR="$cache/include" -DZLIB_LIBRARY="$cache/lib/libz.a" \
-  -DSIMDJSON_INCLUDE_DIR="$cache/include" -DSIMDJSON_LIBRARY="$cache/lib/libsimdjson.a" >/dev/null
+  -DSIMDJSON_INCLUDE_DIR="$cache/include" -DSIMDJSON_LIBRARY="$cache/lib/libsimdjson.a" \
+  -DSHARDSCOPE_LESSON_RECORDINGS="$recordings" >/dev/null
 cmake --build "$build" -j "$(nproc)"
 echo "web.sh: the site is $build/site ($(du -sh "$build/site" | cut -f1))"
 if [[ -n "$serve" ]]; then

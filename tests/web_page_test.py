@@ -5,7 +5,9 @@ the site scripts/web.sh builds, served on 127.0.0.1 as a user serves it.
 It loads the page and waits for the app to say it is ready (shardscope.status(), which the page
 exposes to users too); opens a trace through the page's file input, as a user picks one, and
 checks what the page shows of it against `shardscope view --summary` of the same file; follows a
-link to a moment (#open=FILE&tab=NAME&scale=S&contrast=high); and takes a screenshot of each.
+link to a moment (#open=FILE&tab=NAME&scale=S&contrast=high); opens the accordion lesson by its
+link (#lesson=accordion&caption=3), played from the recordings the site ships, and moves it on
+with N; and takes a screenshot of each.
 
 Usage: web_page_test.py SITE_DIR SHARDSCOPE OUT_DIR
 Exit 0 when every check holds, 1 when one does not, 77 (skipped) when the site or the browser is
@@ -80,6 +82,14 @@ def wait_for(driver, what, predicate, seconds=60):
         return False
 
 
+def press(driver, key, code, key_code):
+    """A key pressed and released, as the keyboard sends it to the page (Chrome's DevTools protocol)."""
+    for kind in ("keyDown", "keyUp"):
+        driver.execute_cdp_cmd("Input.dispatchKeyEvent", {"type": kind, "key": key, "code": code, "text": key if kind == "keyDown" else "",
+                                                          "windowsVirtualKeyCode": key_code, "nativeVirtualKeyCode": key_code})
+        time.sleep(0.1)  # a frame in between, as a key is held for one
+
+
 def errors_of(driver):
     logged = [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
     return logged + driver.execute_script("return window.shardscope.errors")
@@ -121,6 +131,21 @@ try:
             check(page_steps == rank["recorded_steps"], f"rank {r}'s steps: {page_steps} as view's summary")
         check(session["events"] > 0, f"its events in detail: {session['events']}")
         driver.save_screenshot(os.path.join(out, "web_user_trace.png"))
+
+    # A lesson by its link, played from the recordings the site ships, at its third caption; N moves on.
+    driver.get(base + "#lesson=accordion&caption=3")
+    driver.refresh()  # a new hash alone does not reload the page
+    if wait_for(driver, "a link opens the accordion lesson, its claims checked on its recordings",
+                lambda s: s and s["lesson"] == "accordion" and s["claims_checked"]):
+        s = status(driver)
+        check(s["caption"] == 3, f"at the link's caption ({s['caption']})")
+        check(len(s["sessions"]) == 1 and s["sessions"][0]["events"] > 0,
+              f"its one run replayed ({[x['title'] for x in s['sessions']]})")
+        check(s["claims_hold"] >= 1, f"its claims hold on the recording ({s['claims_hold']})")
+        driver.save_screenshot(os.path.join(out, "web_lesson.png"))
+        press(driver, "n", "KeyN", 78)
+        moved = wait_for(driver, "N moves to the next caption", lambda s: s and s["caption"] == 4, seconds=10)
+        check(moved, "N moves the lesson to caption 4")
 
     driver.get(base + "#open=test-run.pftrace&tab=holdings&scale=1.5&contrast=high")
     driver.refresh()  # a new hash alone does not reload the page

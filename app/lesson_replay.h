@@ -1,0 +1,51 @@
+// A lesson played from its recordings instead of running it: `shardscope --lesson NAME
+// --from-recordings DIR` and the browser's page (which has no engine). The recordings are what
+// `shardscope lesson NAME --record DIR` wrote, one LABEL.pftrace per run; each opens as the session
+// the lesson's run would have made, titled as the lesson titles it, so every caption, claim,
+// question and key works as on a live run.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lessons/lesson.h"
+#include "ui/session_store.h"
+
+namespace shardscope::app {
+
+// Its runs' recordings into `store` in the lesson's order, titled `titles`; "" or why not.
+std::string openLessonRecordings(ui::SessionStore& store, const lessons::Lesson& lesson, const std::string& dir,
+                                 const std::vector<std::string>& titles);
+
+// An EngineControl that plays `lesson` from `dir` where it would start its runs, and hands every
+// other call to `inner` (the engine's control on the desktop, the page's own in the browser).
+class LessonReplayControl final : public ui::EngineControl {
+ public:
+  LessonReplayControl(ui::EngineControl& inner, ui::SessionStore& store, lessons::Lesson lesson, std::string dir)
+      : inner_(inner), store_(store), lesson_(std::move(lesson)), dir_(std::move(dir)) {}
+
+  void startRun(const RunConfig& config) override { inner_.startRun(config); }
+  void startCompare(const std::vector<RunConfig>& runs) override { inner_.startCompare(runs); }
+  void startTitled(const std::vector<RunConfig>& runs, const std::vector<std::string>& titles) override;
+  void stop() override { inner_.stop(); }
+  void stepGate() override { inner_.stepGate(); }
+  void continueGate() override { inner_.continueGate(); }
+  bool busy() const override { return inner_.busy(); }
+  std::string checkConfig(const RunConfig& config) const override { return inner_.checkConfig(config); }
+  std::string startListen(int port, const std::string& dir) override { return inner_.startListen(port, dir); }
+  std::string openRecord(const std::vector<std::string>& paths, bool beside) override {
+    return inner_.openRecord(paths, beside);
+  }
+  ui::OpenStatus openStatus() const override { return inner_.openStatus(); }
+  const std::string& replayError() const { return error_; }  // why the last replay showed nothing
+
+ private:
+  ui::EngineControl& inner_;
+  ui::SessionStore& store_;
+  lessons::Lesson lesson_;
+  std::string dir_;
+  std::string error_;
+};
+
+}  // namespace shardscope::app
