@@ -34,6 +34,7 @@ ui::EngineControl* engine = &control;
 ui::WindowOptions options;
 std::function<void()> frame;
 int frames = 0;
+double firstFrameMs = 0;  // on the page's clock (performance.now(): from the page's start)
 std::string linkError;  // a part of the link that could not be followed
 
 // The link's part after '#', as NAME=VALUE pairs joined by '&' (values URI-decoded by the page).
@@ -134,6 +135,8 @@ extern "C" EMSCRIPTEN_KEEPALIVE const char* shardscope_status() {
   static std::string text;
   nlohmann::json status = {{"frames", frames},
                            {"ready", frames >= 2},
+                           {"first_frame_ms", firstFrameMs},
+                           {"frame_build_ms", state.lastFrameBuildMs},
                            {"tab", state.shownTab},
                            {"viewing", state.banner},
                            {"scale", state.display.look.scale},
@@ -173,7 +176,7 @@ int main() {
   options.captureResult = &state.exportMessage;
   frame = [] {
     ui::drawAppFrame(state, store, engine);
-    ++frames;
+    if (++frames == 1) firstFrameMs = emscripten_get_now();
   };
   std::string error;
   const int rc = ui::runWindow(options, frame, error);
