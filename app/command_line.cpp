@@ -92,9 +92,10 @@ void CommandLine::addLesson() {
   lesson->add_option("NAME", lessonName, "a lesson (assets/lessons/NAME.json) or a lesson file; none: list them");
   lesson->add_option("--trace-dir", lessonOptions.traceDir,
                      "write each run's trace there, as LABEL.json (Perfetto, shardscope view)");
-  lesson->add_option("--record", lessonOptions.recordDir,
-                     "write each run's recording into DIR as LABEL.pftrace (compact), the claims checked on them: "
-                     "what 'shardscope --lesson NAME --from-recordings DIR' and the browser's page replay")
+  lesson
+      ->add_option("--record", lessonOptions.recordDir,
+                   "write each run's recording into DIR as LABEL.pftrace (compact), the claims checked on them: "
+                   "what 'shardscope --lesson NAME --from-recordings DIR' and the browser's page replay")
       ->excludes("--trace-dir");
   lesson->add_flag(
       "--predict", lessonOptions.predict,

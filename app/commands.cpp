@@ -121,8 +121,10 @@ int CommandLine::runLesson() {
   }
   if (!appLessonRecordings.empty()) {
     if (lesson->parsed() && lessonWindow.screenshotPath.empty()) {
-      return failUsage("--from-recordings plays the lesson in the window: add --screenshot FILE, or open the app: "
-                       "shardscope --lesson " + chosen.name + " --from-recordings " + appLessonRecordings);
+      return failUsage(
+          "--from-recordings plays the lesson in the window: add --screenshot FILE, or open the app: "
+          "shardscope --lesson " +
+          chosen.name + " --from-recordings " + appLessonRecordings);
     }
     const auto missing = shardscope::lessons::missingRecordings(chosen, appLessonRecordings);
     if (!missing.empty()) {

@@ -144,7 +144,7 @@ int runLessonGui(const lessons::Lesson& lesson, const std::string& workerExecuta
                  bool predict, const std::vector<std::string>& answers, const std::string& fromRecordings) {
   ui::SessionStore store;
   EngineSessionControl engine(store, workerExecutable, sessionDetailEvents(choice));
-  LessonReplayControl replay(engine, store, lesson, fromRecordings);
+  LessonReplayControl replay(engine, store, {lesson}, [&](const std::string&) { return fromRecordings; });
   ui::EngineControl& control = fromRecordings.empty() ? static_cast<ui::EngineControl&>(engine) : replay;
   ui::AppState state;
   ui::startLesson(state, &control, lesson, predict);

@@ -22,8 +22,8 @@ int runGui(const RunConfig&, const std::string&, bool, const std::vector<RunConf
 
 int viewFile(const std::vector<std::string>&, const WindowChoice&) { return windowNotBuilt(); }
 
-int runLessonGui(const lessons::Lesson&, const std::string&, const WindowChoice&, bool,
-                 const std::vector<std::string>&, const std::string&) {
+int runLessonGui(const lessons::Lesson&, const std::string&, const WindowChoice&, bool, const std::vector<std::string>&,
+                 const std::string&) {
   return windowNotBuilt();
 }
 

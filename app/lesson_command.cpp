@@ -114,8 +114,8 @@ std::string lessonTracePath(const LessonOptions& options, const std::string& lab
 }  // namespace
 
 std::optional<std::string> lessonOutputsProblem(const lessons::Lesson& lesson, const LessonOptions& options) {
-  const std::string option = options.recordDir.empty() ? "--trace-dir '" + options.traceDir + "'"
-                                                       : "--record '" + options.recordDir + "'";
+  const std::string option =
+      options.recordDir.empty() ? "--trace-dir '" + options.traceDir + "'" : "--record '" + options.recordDir + "'";
   for (const auto& run : lesson.runs) {
     RunConfig config = run.config;
     config.tracePath = lessonTracePath(options, run.label);

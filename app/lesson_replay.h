@@ -5,6 +5,7 @@
 // question and key works as on a live run.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,12 +19,15 @@ namespace shardscope::app {
 std::string openLessonRecordings(ui::SessionStore& store, const lessons::Lesson& lesson, const std::string& dir,
                                  const std::vector<std::string>& titles);
 
-// An EngineControl that plays `lesson` from `dir` where it would start its runs, and hands every
-// other call to `inner` (the engine's control on the desktop, the page's own in the browser).
+// An EngineControl that plays a lesson from its recordings where it would start the lesson's runs,
+// and hands every other call to `inner` (the engine's control on the desktop, the page's own in the
+// browser). `lessons`: the ones it can replay, each from `recordingsOf(name)`.
 class LessonReplayControl final : public ui::EngineControl {
  public:
-  LessonReplayControl(ui::EngineControl& inner, ui::SessionStore& store, lessons::Lesson lesson, std::string dir)
-      : inner_(inner), store_(store), lesson_(std::move(lesson)), dir_(std::move(dir)) {}
+  using RecordingsOf = std::function<std::string(const std::string& lessonName)>;
+  LessonReplayControl(ui::EngineControl& inner, ui::SessionStore& store, std::vector<lessons::Lesson> lessons,
+                      RecordingsOf recordingsOf)
+      : inner_(inner), store_(store), lessons_(std::move(lessons)), recordingsOf_(std::move(recordingsOf)) {}
 
   void startRun(const RunConfig& config) override { inner_.startRun(config); }
   void startCompare(const std::vector<RunConfig>& runs) override { inner_.startCompare(runs); }
@@ -43,8 +47,8 @@ class LessonReplayControl final : public ui::EngineControl {
  private:
   ui::EngineControl& inner_;
   ui::SessionStore& store_;
-  lessons::Lesson lesson_;
-  std::string dir_;
+  std::vector<lessons::Lesson> lessons_;
+  RecordingsOf recordingsOf_;
   std::string error_;
 };
 

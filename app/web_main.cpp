@@ -29,13 +29,13 @@ using namespace shardscope;
 ui::SessionStore store;
 ui::AppState state;
 app::WebControl control(store);
-std::unique_ptr<app::LessonReplayControl> replay;  // a lesson from the link, played from its recordings
-ui::EngineControl* engine = &control;
+// Every lesson plays from the recordings the site ships, chosen from the front door, the menu or the link.
+std::unique_ptr<app::LessonReplayControl> replay;
 ui::WindowOptions options;
 std::function<void()> frame;
 int frames = 0;
 double firstFrameMs = 0;  // on the page's clock (performance.now(): from the page's start)
-std::string linkError;  // a part of the link that could not be followed
+std::string linkError;    // a part of the link that could not be followed
 
 // The link's part after '#', as NAME=VALUE pairs joined by '&' (values URI-decoded by the page).
 std::map<std::string, std::string> linkParts() {
@@ -61,10 +61,7 @@ void startLinkedLesson(const std::map<std::string, std::string>& parts) {
     linkError = "#lesson=" + name->second + ": " + *error;
     return;
   }
-  replay = std::make_unique<app::LessonReplayControl>(control, store, lesson, lessonRecordings(lesson.name));
-  engine = replay.get();
-  state.viewOnly = false;  // the lesson's bar and keys, as in the app
-  ui::startLesson(state, engine, lesson, /*predictFirst=*/false);
+  ui::startLesson(state, replay.get(), lesson, /*predictFirst=*/false);
   if (!replay->replayError().empty()) linkError = replay->replayError();
   if (auto caption = parts.find("caption"); caption != parts.end()) {
     const int n = std::atoi(caption->second.c_str());
@@ -142,6 +139,7 @@ extern "C" EMSCRIPTEN_KEEPALIVE const char* shardscope_status() {
                            {"scale", state.display.look.scale},
                            {"high_contrast", state.display.look.highContrast},
                            {"link_error", linkError},
+                           {"replay_error", replay ? replay->replayError() : ""},
                            {"lesson", state.lesson.active ? state.lesson.lesson.name : ""},
                            {"caption", state.lesson.active ? state.lesson.caption + 1 : 0},
                            {"claims_checked", state.lesson.checked},
@@ -157,10 +155,20 @@ extern "C" EMSCRIPTEN_KEEPALIVE const char* shardscope_status() {
   return text.c_str();
 }
 
+// The lessons the site ships recordings of, for the replay.
+std::vector<lessons::Lesson> shippedLessons() {
+  std::vector<lessons::Lesson> shipped;
+  for (const auto& name : lessons::lessonNames()) {
+    lessons::Lesson lesson;
+    if (!lessons::loadLesson(name, lesson) && lessons::missingRecordings(lesson, lessonRecordings(name)).empty()) {
+      shipped.push_back(std::move(lesson));
+    }
+  }
+  return shipped;
+}
+
 int main() {
-  state.viewOnly = true;
-  state.viewNote = "(in your browser: nothing is uploaded, nothing runs)";
-  state.banner = "nothing yet: open a recording";
+  replay = std::make_unique<app::LessonReplayControl>(control, store, shippedLessons(), lessonRecordings);
   state.nothingYet =
       "Open a recording to see it here: a run's --trace or --summary, a job's rank files, a PyTorch job's\n"
       "torch.profiler traces, CUDA memory snapshots or Flight Recorder dumps. Pick them with the button at\n"
@@ -175,7 +183,7 @@ int main() {
   options.captureRequest = &state.pngRequest;
   options.captureResult = &state.exportMessage;
   frame = [] {
-    ui::drawAppFrame(state, store, engine);
+    ui::drawAppFrame(state, store, replay.get());
     if (++frames == 1) firstFrameMs = emscripten_get_now();
   };
   std::string error;
