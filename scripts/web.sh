@@ -4,6 +4,8 @@
 # into a static site, and with --serve serves it on 127.0.0.1.
 #   scripts/web.sh                 build the site into build-web/site (SHARDSCOPE_WEB_BUILD_DIR)
 #   scripts/web.sh --serve [PORT]  build it, then serve it (default port 8080) until Ctrl-C
+#   scripts/web.sh --no-lessons    ship no lesson recordings (they are made with the desktop build,
+#                                  which this builds first where there is none: scripts/build.sh)
 # The site needs no server of ours: any static file server (or a GitHub Pages folder) will do.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -11,10 +13,12 @@ cache=${SHARDSCOPE_CACHE:-$HOME/.cache/shardscope}/web
 build=${SHARDSCOPE_WEB_BUILD_DIR:-$root/build-web}
 serve=""
 port=8080
+lessons=1
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --serve) serve=1; if [[ "${2:-}" =~ ^[0-9]+$ ]]; then port=$2; shift; fi ;;
-    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    --no-lessons) lessons="" ;;
+    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
     *) echo "web.sh: unknown argument '$1'; see scripts/web.sh --help" >&2; exit 2 ;;
   esac
   shift
@@ -27,6 +31,7 @@ packages() {
   local missing=()
   command -v emcc >/dev/null || missing+=(emscripten)
   [[ -d /usr/share/nodejs/acorn ]] || missing+=(node-acorn)
+  command -v dpkg-source >/dev/null || missing+=(dpkg-dev)  # apt-get source unpacks with it
   [[ -f /usr/include/nlohmann/json.hpp ]] || missing+=(nlohmann-json3-dev)
   [[ -f /usr/include/stb/stb_image_write.h ]] || missing+=(libstb-dev)
   [[ -f /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf ]] || missing+=(fonts-dejavu-core)
@@ -82,8 +87,9 @@ libraries() {
 record_lessons() {
   local app=${SHARDSCOPE_BUILD_DIR:-$root/build}/app/shardscope
   if [[ ! -x "$app" ]]; then
-    echo "web.sh: no desktop build at $app to record the lessons with: the site ships none (scripts/build.sh first)"
-    return
+    echo "web.sh: the lessons are recorded with the desktop build, which is not there yet: building it (scripts/build.sh;"
+    echo "web.sh: --no-lessons builds the site without them)"
+    "$root/scripts/build.sh"
   fi
   local lesson name log
   mkdir -p "$build/lesson-logs"
@@ -108,7 +114,11 @@ sources
 libraries
 recordings=$build/lesson-recordings
 mkdir -p "$recordings"
-record_lessons
+if [[ -n "$lessons" ]]; then
+  record_lessons
+else
+  rm -rf "$recordings"  # the site ships none, and says so when a lesson is opened
+fi
 imgui=$(ls -d "$cache"/src/imgui-*/ | head -1)
 emcmake cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DSHARDSCOPE_IMGUI_SOURCE_DIR="${imgui%/}" -DSHARDSCOPE_WEB_INCLUDE_DIR="$cache/include" \

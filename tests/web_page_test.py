@@ -4,7 +4,8 @@ the site scripts/web.sh builds, served on 127.0.0.1 as a user serves it.
 
 It loads the page and waits for the app to say it is ready (shardscope.status(), which the page
 exposes to users too); opens a trace through the page's file input, as a user picks one, and
-checks what the page shows of it against `shardscope view --summary` of the same file; follows a
+checks what the page shows of it against `shardscope view --summary` of the same file; drops it
+on the page, as a file dragged from the desktop; follows a
 link to a moment (#open=FILE&tab=NAME&scale=S&contrast=high); opens the accordion lesson by its
 link (#lesson=accordion&caption=3), played from the recordings the site ships, and moves it on
 with N; and takes a screenshot of each.
@@ -13,6 +14,7 @@ Usage: web_page_test.py SITE_DIR SHARDSCOPE OUT_DIR
 Exit 0 when every check holds, 1 when one does not, 77 (skipped) when the site or the browser is
 not there (scripts/test.sh builds the site and installs the browser; a bare ctest may not have).
 """
+import base64
 import http.server
 import json
 import os
@@ -131,6 +133,20 @@ try:
             check(page_steps == rank["recorded_steps"], f"rank {r}'s steps: {page_steps} as view's summary")
         check(session["events"] > 0, f"its events in detail: {session['events']}")
         driver.save_screenshot(os.path.join(out, "web_user_trace.png"))
+
+    # The same trace dropped on the page, as a file dragged from the desktop: emscripten's GLFW hands
+    # it to the window's drop callback, which opens it as the desktop app does.
+    opened = status(driver)["opens"]
+    driver.execute_script("""
+        const bytes = Uint8Array.from(atob(arguments[0]), c => c.charCodeAt(0));
+        const dropped = new DataTransfer();
+        dropped.items.add(new File([bytes], 'dropped.pftrace'));
+        Module.canvas.dispatchEvent(new DragEvent('drop', {dataTransfer: dropped, bubbles: true, cancelable: true}));
+    """, base64.b64encode(open(trace, "rb").read()).decode())
+    if wait_for(driver, "a trace dropped on the page opens", lambda s: s and s["opens"] > opened):
+        s = status(driver)
+        check(s["open_error"] == "" and len(s["sessions"]) == 1 and s["sessions"][0]["ranks"] == 2,
+              f"the dropped trace is shown ({s['open_error']}, {len(s['sessions'])} sessions)")
 
     # A lesson by its link, played from the recordings the site ships, at its third caption; N moves on.
     driver.get(base + "#lesson=accordion&caption=3")
