@@ -132,6 +132,12 @@ int CommandLine::runLesson() {
                        "': record the lesson's runs there first with 'shardscope lesson " + chosen.name + " --record " +
                        appLessonRecordings + "'");
     }
+  } else if (!shardscope::app::engineBuilt()) {
+    return failUsage(
+        "this is shardscope-viewer, without the training engine: a lesson plays here from its "
+        "recordings, 'shardscope-viewer --lesson " +
+        chosen.name + " --from-recordings DIR', recorded by the full build with 'shardscope lesson " + chosen.name +
+        " --record DIR'");
   } else {
     for (const auto& r : chosen.runs) {
       if (auto err = shardscope::app::checkDeviceAvailable(r.config)) return failUsage(*err);

@@ -59,6 +59,14 @@ const EngineEntry* load() {
 
 }  // namespace
 
+bool engineBuilt() {
+#ifdef SHARDSCOPE_VIEWER_ONLY
+  return false;
+#else
+  return true;
+#endif
+}
+
 std::string selfExecutable() {
   char path[PATH_MAX];
   const ssize_t n = ::readlink("/proc/self/exe", path, sizeof(path) - 1);

@@ -10,6 +10,9 @@
 
 namespace shardscope::app {
 
+// Whether this build has the training engine (false: shardscope-viewer, -DSHARDSCOPE_BUILD_ENGINE=OFF).
+bool engineBuilt();
+
 // This binary's path, which the ranks are started as (and beside which the engine's module lies).
 std::string selfExecutable();
 
