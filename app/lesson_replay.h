@@ -37,6 +37,7 @@ class LessonReplayControl final : public ui::EngineControl {
   void continueGate() override { inner_.continueGate(); }
   bool busy() const override { return inner_.busy(); }
   std::string checkConfig(const RunConfig& config) const override { return inner_.checkConfig(config); }
+  std::string runsUnavailable() const override { return inner_.runsUnavailable(); }
   std::string startListen(int port, const std::string& dir) override { return inner_.startListen(port, dir); }
   std::string openRecord(const std::vector<std::string>& paths, bool beside) override {
     return inner_.openRecord(paths, beside);

@@ -4,7 +4,7 @@
 
 namespace shardscope::app {
 
-std::string WebControl::checkConfig(const RunConfig&) const {
+std::string WebControl::runsUnavailable() const {
   return "this page views recordings and estimates; running and comparing need the full build "
          "(scripts/build.sh, then 'shardscope')";
 }

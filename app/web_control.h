@@ -19,7 +19,8 @@ class WebControl final : public ui::EngineControl {
   void stepGate() override {}
   void continueGate() override {}
   bool busy() const override { return false; }
-  std::string checkConfig(const RunConfig&) const override;
+  std::string checkConfig(const RunConfig&) const override { return runsUnavailable(); }
+  std::string runsUnavailable() const override;
   std::string openRecord(const std::vector<std::string>& paths, bool beside) override;
   ui::OpenStatus openStatus() const override { return status_; }
 

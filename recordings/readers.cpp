@@ -59,7 +59,7 @@ bool perfettoTrace(const std::string& path, bool directory) {
   return !directory && trace::looksLikePerfettoTrace(path);
 }
 
-bool chromeTrace(const std::string& path, bool directory) { return !directory && looksLikeTrace(path); }
+bool chromeTrace(const std::string& path, bool directory) { return !directory && trace::looksLikeChromeTrace(path); }
 
 bool summary(const std::string& path, bool directory) { return !directory && summarySchemaNearEnd(path); }
 

@@ -140,12 +140,6 @@ SummaryRun readRun(const nlohmann::json& j) {
 
 }  // namespace
 
-bool looksLikeTrace(const std::string& path) {
-  std::string error;
-  const auto head = files::readFileText(path, error, files::kTraceHeadBytes, /*prefix=*/4096);
-  return head && head->find("\"traceEvents\"") != std::string::npos;
-}
-
 namespace {
 
 // The kind each key of a summary holds (run_summary.cpp writes them), for naming the field a

@@ -29,7 +29,4 @@ struct LoadedSummary {
 
 LoadedSummary loadSummary(const std::string& path);
 
-// Whether a file starts like a trace written by --trace (rather than a summary), without parsing it.
-bool looksLikeTrace(const std::string& path);
-
 }  // namespace shardscope

@@ -15,24 +15,22 @@ Exit 0 when every check holds, 1 when one does not, 77 (skipped) when the site o
 not there (scripts/test.sh builds the site and installs the browser; a bare ctest may not have).
 """
 import base64
-import http.server
 import json
 import os
 import shutil
 import subprocess
 import sys
-import threading
 import time
 
 site, shardscope, out = sys.argv[1], sys.argv[2], sys.argv[3]
 if not os.path.exists(os.path.join(site, "index.html")):
     print(f"skipped: no site in {site} (scripts/web.sh builds it)")
     sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "web"))
 try:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
+    from page_driver import browser, serve, status
 except ImportError:
     print("skipped: no Selenium (apt-get install python3-selenium)")
     sys.exit(77)
@@ -47,32 +45,6 @@ def check(ok, what):
     print(("ok    " if ok else "FAIL  ") + what)
     if not ok:
         failures.append(what)
-
-
-def serve(directory):
-    """The site on a free loopback port, as scripts/web.sh --serve serves it."""
-    handler = lambda *a: http.server.SimpleHTTPRequestHandler(*a, directory=directory)  # noqa: E731
-    http.server.SimpleHTTPRequestHandler.log_message = lambda *a: None
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
-
-
-def browser():
-    options = webdriver.ChromeOptions()
-    options.binary_location = shutil.which("chromium")
-    for flag in ("--headless=new", "--no-sandbox", "--use-gl=swiftshader", "--enable-unsafe-swiftshader",
-                 "--disable-dev-shm-usage"):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
-    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
-                           {"width": 1600, "height": 1000, "deviceScaleFactor": 1, "mobile": False})
-    return driver
-
-
-def status(driver):
-    return driver.execute_script("return window.shardscope ? shardscope.status() : null")
 
 
 def wait_for(driver, what, predicate, seconds=60):

@@ -435,4 +435,10 @@ std::string loaderNotes(const std::string& where, const LoadedTrace& loaded) {
          linesAbout(where, "recording incomplete: ", incompleteRecordingText(loaded));
 }
 
+bool looksLikeChromeTrace(const std::string& path) {
+  std::string error;
+  const auto head = files::readFileText(path, error, files::kTraceHeadBytes, /*prefix=*/4096);
+  return head && head->find("\"traceEvents\"") != std::string::npos;
+}
+
 }  // namespace shardscope::trace

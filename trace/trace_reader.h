@@ -42,6 +42,10 @@ struct LoadedTrace {
 
 LoadedTrace loadChromeTrace(const std::string& path);
 
+// Whether a file starts like a Chrome trace (a "traceEvents" in its first 4 KiB, gzipped or not),
+// rather than a summary, without parsing it.
+bool looksLikeChromeTrace(const std::string& path);
+
 // A trace's end, read: its placements and facts into `out`, and each rank's dropped events into its
 // recording, as the run counted them (so its figures, summary and window say it is incomplete).
 // After the trace's events, so its ranks are known.

@@ -177,6 +177,7 @@ RunChecks runChecks(const AppState& state, EngineControl& engine) {
   else
     checks.problem = engine.checkConfig(state.config);
   checks.compareProblem = compareRunsOf(state.config, state.compare, checks.compareRuns).value_or("");
+  if (const std::string none = engine.runsUnavailable(); !none.empty()) checks.problem = checks.compareProblem = none;
   return checks;
 }
 

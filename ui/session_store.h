@@ -109,6 +109,9 @@ class EngineControl {
   virtual bool busy() const = 0;
   // A check of what only the engine knows (e.g. that --device cuda has a GPU); empty when fine.
   virtual std::string checkConfig(const RunConfig& config) const = 0;
+  // Why nothing can run here at all (the browser's page has no engine), for Run and Compare alike;
+  // empty where runs can start.
+  virtual std::string runsUnavailable() const { return ""; }
   // Listen mode: a collector on loopback `port` writing into `dir`, its job drawn as one session
   // as the ranks stream; Stop ends it. Empty when it started, else why not.
   virtual std::string startListen(int port, const std::string& dir) {

@@ -203,7 +203,7 @@ const Seeds& seeds() {
 // draws from what loaded. Returns whether it loaded.
 bool viewRead(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
-  if (looksLikeTrace(path)) {
+  if (looksLikeChromeTrace(path)) {
     const auto loaded = loadChromeTrace(path);
     if (!loaded.error.empty()) return false;
     (void)computeRankStats(loaded.config, loaded.recording, 0);

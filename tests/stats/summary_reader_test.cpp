@@ -150,8 +150,8 @@ TEST(SavedRuns, GzippedTraceAndSummaryReadLikeThePlainOnes) {
     ASSERT_EQ(zip.exitCode, 0) << zip.output;
   }
 
-  EXPECT_TRUE(looksLikeTrace(dir + "/trace.json.gz"));
-  EXPECT_FALSE(looksLikeTrace(dir + "/summary.json.gz"));
+  EXPECT_TRUE(trace::looksLikeChromeTrace(dir + "/trace.json.gz"));
+  EXPECT_FALSE(trace::looksLikeChromeTrace(dir + "/summary.json.gz"));
   const auto plain = trace::loadChromeTrace(dir + "/trace.json");
   const auto zipped = trace::loadChromeTrace(dir + "/trace.json.gz");
   ASSERT_TRUE(zipped.error.empty()) << zipped.error;
