@@ -59,10 +59,15 @@ struct AppState {
   std::string atError;         // why either could not be put there
   bool ringShown = false;      // a collective was animated in the last frame
   std::string ringCollective;  // which ("all_gather blocks.1, step 0"), for tests and the caption
-  std::string openTab;         // a tab below the timelines to bring to the front, e.g. "Estimate"
-  std::string shownTab;        // the tab in front as last drawn, by its name ("holdings"): for the page's status
-  std::string banner;          // e.g. the file being viewed
-  bool viewOnly = false;       // `shardscope view`: no configuration panel actions
+  // What the first screen asked for, started at the next frame's input: the first screen is drawn
+  // while the window holds the session store, and starting runs takes it.
+  ConfigAction doorAction = ConfigAction::None;
+  std::vector<RunConfig> doorRuns;  // Compare's runs
+  std::string doorLesson;           // a lesson picked there, by name
+  std::string openTab;              // a tab below the timelines to bring to the front, e.g. "Estimate"
+  std::string shownTab;             // the tab in front as last drawn, by its name ("holdings"): for the page's status
+  std::string banner;               // e.g. the file being viewed
+  bool viewOnly = false;            // `shardscope view`: no configuration panel actions
   std::string viewNote = "(recorded run; nothing is running)";  // under the banner when viewOnly
   // Where the timelines go while there are none and nothing runs (a view, or the page before a file).
   std::string nothingYet = "Nothing recorded yet: what the ranks record is drawn here as it arrives.";

@@ -4,6 +4,7 @@
 #include <limits>
 #include <chrono>
 #include <cstdio>
+#include <utility>
 
 #include <imgui.h>
 
@@ -360,6 +361,15 @@ void drawSessionTimeline(AppState& state, const Session& s, int index, double me
 
 // This frame's keys, drops and finished opens, before the store is locked for the frame (a Run or
 // a lesson's Lock in starts sessions, which takes its lock). The number of sessions.
+// What the first screen asked for in the last frame (drawn while the store was held), started now.
+void startFromTheFrontDoor(AppState& state, EngineControl* engine) {
+  const ConfigAction action = std::exchange(state.doorAction, ConfigAction::None);
+  const std::string lesson = std::exchange(state.doorLesson, "");
+  if (!engine) return;
+  if (!lesson.empty()) startLessonNamed(state, engine, lesson);
+  startAction(state, *engine, action, state.doorRuns);
+}
+
 int handleFrameInput(AppState& state, SessionStore& store, EngineControl* engine) {
   int sessionCount = 0;
   {
@@ -374,6 +384,7 @@ int handleFrameInput(AppState& state, SessionStore& store, EngineControl* engine
     state.lesson.lockRequested = false;
     lockInAnswers(state, engine);
   }
+  startFromTheFrontDoor(state, engine);
   handleDisplayKeys(state.display, state.playhead.session, sessionCount);
   if (engine) {
     handleOpenKey(state);
@@ -456,7 +467,8 @@ void drawNothingYet(AppState& state, EngineControl* engine, const RunChecks& che
     ImGui::TextDisabled("%s", state.nothingYet.c_str());
     return;
   }
-  startAction(state, *engine, drawFrontDoor(state, *engine, checks.problem, checks.compareProblem), checks.compareRuns);
+  state.doorAction = drawFrontDoor(state, checks.problem, checks.compareProblem);
+  state.doorRuns = checks.compareRuns;
 }
 
 // The tabs' share of the height below the timelines. Saved summaries and Flight Recorder dumps have

@@ -37,12 +37,12 @@ void whyNot(const std::string& problem) {
   ImGui::PopStyleColor();
 }
 
-void drawLessonsWay(AppState& state, EngineControl& engine) {
+void drawLessonsWay(AppState& state) {
   ImGui::TextColored(kHeading, "Learn: a lesson");
   ImGui::TextWrapped("Real runs with captions that say what to look at, for a class or on a projector.");
   ImGui::Checkbox("predict first (interview practice)", &state.lesson.predictNext);
   for (const auto& [name, title] : lessonTitles()) {
-    if (ImGui::Selectable(title.c_str())) startLessonNamed(state, &engine, name);
+    if (ImGui::Selectable(title.c_str())) state.doorLesson = name;
     noteItem(("door:lesson:" + name).c_str());
   }
 }
@@ -85,8 +85,7 @@ void drawRecordingWay(AppState& state) {
 
 }  // namespace
 
-ConfigAction drawFrontDoor(AppState& state, EngineControl& engine, const std::string& problem,
-                           const std::string& compareProblem) {
+ConfigAction drawFrontDoor(AppState& state, const std::string& problem, const std::string& compareProblem) {
   ImGui::TextDisabled(
       "Every rank is its own process; what you see is measured: the allocator's bytes by role, "
       "every collective, every forward and backward per unit.");
@@ -98,7 +97,7 @@ ConfigAction drawFrontDoor(AppState& state, EngineControl& engine, const std::st
   ImGui::TableSetupColumn("run", ImGuiTableColumnFlags_WidthStretch, 1.0f);
   ImGui::TableSetupColumn("recording", ImGuiTableColumnFlags_WidthStretch, 1.0f);
   ImGui::TableNextColumn();
-  drawLessonsWay(state, engine);
+  drawLessonsWay(state);
   ImGui::TableNextColumn();
   action = drawRunWay(state, problem, compareProblem);
   ImGui::TableNextColumn();

@@ -11,10 +11,10 @@
 
 namespace shardscope::ui {
 
-// Starts a lesson, or unfolds the sidebar's Open or Listen panel, itself; returns Run or Compare
-// for the caller to start as the sidebar's buttons do. `problem` and `compareProblem`: why Run or
-// Compare cannot start (validate's message), or "".
-ConfigAction drawFrontDoor(AppState& state, EngineControl& engine, const std::string& problem,
-                           const std::string& compareProblem);
+// Unfolds the sidebar's Open or Listen panel itself; returns Run or Compare, and puts a lesson
+// picked in state.doorLesson, for the caller to start once the window lets go of the session store
+// (the first screen is drawn while it holds it, and starting runs takes it). `problem` and
+// `compareProblem`: why Run or Compare cannot start (validate's message), or "".
+ConfigAction drawFrontDoor(AppState& state, const std::string& problem, const std::string& compareProblem);
 
 }  // namespace shardscope::ui
