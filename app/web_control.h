@@ -23,10 +23,14 @@ class WebControl final : public ui::EngineControl {
   std::string runsUnavailable() const override;
   std::string openRecord(const std::vector<std::string>& paths, bool beside) override;
   ui::OpenStatus openStatus() const override { return status_; }
+  // Reads what openRecord was asked for, a frame after: that frame says what is being read, as the
+  // page cannot draw while it reads (one thread). Called before each frame.
+  void readAsked();
 
  private:
   ui::SessionStore& store_;
   ui::OpenStatus status_;
+  std::vector<std::string> asked_;  // the paths to read at the next readAsked
 };
 
 }  // namespace shardscope::app

@@ -183,6 +183,7 @@ int main() {
   options.captureRequest = &state.pngRequest;
   options.captureResult = &state.exportMessage;
   frame = [] {
+    control.readAsked();  // what the last frame said it would read
     ui::drawAppFrame(state, store, replay.get());
     if (++frames == 1) firstFrameMs = emscripten_get_now();
   };
