@@ -10,12 +10,22 @@
 #include "import/snapshot_job.h"
 #include "trace/perfetto_reader.h"
 #include "trace/rank_event_files.h"
+#include "trace/issued_collectives.h"
 
 namespace shardscope::recordings {
 
 namespace fs = std::filesystem;
 
 namespace {
+
+// A failed run's trace with its last collectives, rebuilt from what it holds, as a job's rank files
+// give them: the Last collectives tab, and a hang lesson's claim, read them.
+trace::LoadedTrace withLastCollectives(trace::LoadedTrace loaded) {
+  if (loaded.lastCollectives || !loaded.error.empty()) return loaded;
+  trace::CollectiveLogs logs = trace::lastCollectivesOf(loaded.recording);
+  if (!logs.ranks.empty()) loaded.lastCollectives = std::make_shared<const trace::CollectiveLogs>(std::move(logs));
+  return loaded;
+}
 
 OpenedPart loadPart(RecordingKind kind, const std::vector<std::string>& paths, const OpenOptions& options) {
   OpenedPart part;
@@ -34,10 +44,10 @@ OpenedPart loadPart(RecordingKind kind, const std::vector<std::string>& paths, c
       part.trace = trace::loadRankEventFiles(path);
       break;
     case RecordingKind::PerfettoTrace:
-      part.trace = trace::loadPerfettoTrace(path, options.detailEvents);
+      part.trace = withLastCollectives(trace::loadPerfettoTrace(path, options.detailEvents));
       break;
     case RecordingKind::ChromeTrace:
-      part.trace = trace::loadChromeTrace(path);
+      part.trace = withLastCollectives(trace::loadChromeTrace(path));
       break;
     case RecordingKind::Summary:
       part.summary = loadSummary(path);

@@ -1,6 +1,10 @@
 #include "trace/issued_collectives.h"
 
 #include <algorithm>
+#include <map>
+#include <utility>
+
+#include "trace/run_recording.h"
 
 namespace shardscope::trace {
 
@@ -71,6 +75,44 @@ CollectiveLogs IssuedCollectives::logs() const {
     out.ranks.push_back(std::move(log));
   }
   return out;
+}
+
+namespace {
+
+// A rank's collectives, ended and failed, in the order it issued them.
+std::vector<Event> collectivesByIssue(const RankTimeline& rank, int r) {
+  std::vector<Event> out;
+  for (const auto& span : rank.collectives) out.push_back(span.toEvent(r));
+  out.insert(out.end(), rank.failedCollectives.begin(), rank.failedCollectives.end());
+  std::stable_sort(out.begin(), out.end(), [](const Event& a, const Event& b) { return a.issueNs < b.issueNs; });
+  return out;
+}
+
+}  // namespace
+
+CollectiveLogs lastCollectivesOf(const RunRecording& recording, size_t keep) {
+  bool failed = false, whole = true;
+  for (int r = 0; r < recording.ranks(); ++r) {
+    failed |= !recording.rank(r).failedCollectives.empty();
+    whole &= recording.rank(r).folded.steps == 0;
+  }
+  if (!failed || !whole) return {};
+  IssuedCollectives issued(recording.ranks(), keep);
+  for (int r = 0; r < recording.ranks(); ++r) {
+    std::map<std::pair<uint8_t, int32_t>, int64_t> numbered;  // per group (kind, size): issued so far
+    for (Event e : collectivesByIssue(recording.rank(r), r)) {
+      Event asIssued = e;
+      asIssued.kind = EventKind::CollectiveIssued;
+      asIssued.beginNs = e.issueNs;
+      asIssued.endNs = 0;
+      asIssued.sequence = ++numbered[{e.processGroup, e.worldSize}];
+      issued.add(asIssued);
+      issued.add(e);
+    }
+  }
+  CollectiveLogs logs = issued.logs();
+  logs.source = "the ranks' collectives in the trace (the last " + std::to_string(keep) + " per rank)";
+  return logs;
 }
 
 }  // namespace shardscope::trace

@@ -39,4 +39,13 @@ class IssuedCollectives {
   std::vector<std::deque<Issued>> byRank_;
 };
 
+class RunRecording;
+
+// The last collectives of a recording whose run failed, as a trace keeps them: its ranks'
+// collective spans and the collectives the backend failed, for a trace holds no CollectiveIssued
+// events. Each is numbered in its group on its rank in the order the rank issued it, which is the
+// number a live run gave it as long as the recording holds every collective from the run's start;
+// nothing (empty logs) where it may not (a rank's older steps folded) or where none failed.
+CollectiveLogs lastCollectivesOf(const RunRecording& recording, size_t keep = 64);
+
 }  // namespace shardscope::trace

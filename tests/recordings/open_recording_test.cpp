@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "recordings/open_recording.h"
+#include "stats/first_mismatch.h"
 #include "tests/support/run_cli.h"
 #include "trace/trace_files.h"
 
@@ -132,6 +133,46 @@ TEST(OpenRecording, WhatCannotBeReadIsNamed) {
   const auto noise = openRecording({dir + "/ours.json", dir + "/noise.bin"});
   EXPECT_NE(noise.error.find("noise.bin"), std::string::npos) << noise.error;
   EXPECT_TRUE(noise.parts.empty());
+}
+
+}  // namespace
+}  // namespace shardscope::recordings
+
+namespace shardscope::recordings {
+namespace {
+
+// A hung run's trace opens with its last collectives, rebuilt from its spans and the collectives
+// the backend failed, as a job's rank files give them: the same first mismatch the run printed
+// (the Last collectives tab, and the hang lesson's claim replayed from a recording, read it).
+TEST(OpenRecording, AHungRunsTraceGivesItsLastCollectives) {
+  const std::string dir = testing::freshTempDir("hung_trace");
+  for (const char* format : {".pftrace", ".json"}) {
+    SCOPED_TRACE(format);
+    const std::string path = dir + "/hung" + format;
+    const auto run = testing::runShardscope({"run", "--model", "gpt", "--layers", "2", "--hidden", "64", "--world", "3",
+                                             "--batch", "6", "--steps", "3", "--hang-rank", "1:2",
+                                             "--collective-timeout", "3", "--trace", path});
+    ASSERT_NE(run.exitCode, 0) << "a hung run fails: " << run.output;
+    ASSERT_NE(run.output.find("rank 1 never entered"), std::string::npos) << run.output;
+    const auto opened = openRecording({path});
+    ASSERT_TRUE(opened.error.empty()) << opened.error;
+    ASSERT_EQ(opened.parts.size(), 1u);
+    const auto& logs = opened.parts[0].trace.lastCollectives;
+    ASSERT_TRUE(logs) << "no last collectives rebuilt from the trace";
+    const auto mismatch = firstMismatch(*logs);
+    ASSERT_TRUE(mismatch.has_value());
+    EXPECT_EQ(mismatch->kind, MismatchKind::MissingRank);
+    EXPECT_EQ(mismatch->ranks, std::vector<int>{1});
+    EXPECT_EQ(mismatch->agreed, (std::vector<int>{0, 2}));
+    // The number the run itself gave the collective rank 1 never entered.
+    const auto at = run.output.find("rank 1 never entered ");
+    const std::string said = run.output.substr(at, run.output.find(" of group", at) - at);
+    EXPECT_NE(said.find("#" + std::to_string(mismatch->seq)), std::string::npos) << said << " vs #" << mismatch->seq;
+  }
+  // A run that ended well has none to give.
+  const std::string done = dir + "/done.pftrace";
+  ASSERT_EQ(testing::runShardscope({"run", "--world", "2", "--steps", "2", "--trace", done}).exitCode, 0);
+  EXPECT_FALSE(openRecording({done}).parts.at(0).trace.lastCollectives);
 }
 
 }  // namespace
