@@ -6,9 +6,13 @@
 #include <emscripten.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <functional>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
