@@ -10,7 +10,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -41,14 +40,16 @@ int frames = 0;
 double firstFrameMs = 0;  // on the page's clock (performance.now(): from the page's start)
 std::string linkError;    // a part of the link that could not be followed
 
-// The link's part after '#', as NAME=VALUE pairs joined by '&' (values URI-decoded by the page).
+// The link's part after '#', its NAME=VALUE pairs read by the browser as the page reads #open=
+// (URLSearchParams: split, then decoded).
 std::map<std::string, std::string> linkParts() {
-  char* hash = emscripten_run_script_string("decodeURIComponent(location.hash.slice(1))");
+  const char* json =
+      emscripten_run_script_string("JSON.stringify(Object.fromEntries(new URLSearchParams(location.hash.slice(1))))");
+  const auto parsed = nlohmann::json::parse(json ? json : "{}", nullptr, /*allow_exceptions=*/false);
   std::map<std::string, std::string> parts;
-  std::istringstream in(hash ? hash : "");
-  for (std::string part; std::getline(in, part, '&');) {
-    const auto equals = part.find('=');
-    if (equals != std::string::npos) parts[part.substr(0, equals)] = part.substr(equals + 1);
+  if (!parsed.is_object()) return parts;
+  for (const auto& [name, value] : parsed.items()) {
+    if (value.is_string()) parts[name] = value.get<std::string>();
   }
   return parts;
 }

@@ -8,14 +8,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 # the test only (the desktop app needs neither). SHARDSCOPE_SKIP_WEB=1 leaves them out (the test
 # then says it is skipped).
 if [[ "${SHARDSCOPE_SKIP_WEB:-0}" != 1 ]]; then
-  "$root/scripts/web.sh"
-  if ! command -v chromedriver >/dev/null || ! /usr/bin/python3 -c 'import selenium' 2>/dev/null; then
-    echo "test.sh: installing chromium, chromium-driver and python3-selenium from Debian for the browser's test"
-    as_root() { if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi; }
-    as_root apt-get update -qq
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      chromium chromium-driver python3-selenium >/dev/null
-  fi
+  "$root/scripts/web.sh" --with-browser
 fi
 build=${SHARDSCOPE_BUILD_DIR:-$root/build}
 cd "$build"

@@ -6,6 +6,8 @@
 #   scripts/web.sh --serve [PORT]  build it, then serve it (default port 8080) until Ctrl-C
 #   scripts/web.sh --no-lessons    ship no lesson recordings (they are made with the desktop build,
 #                                  which this builds first where there is none: scripts/build.sh)
+#   scripts/web.sh --with-browser  also install the browser its test drives (chromium,
+#                                  chromium-driver, python3-selenium; scripts/test.sh asks for it)
 # The site needs no server of ours: any static file server (or a GitHub Pages folder) will do.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -14,11 +16,13 @@ build=${SHARDSCOPE_WEB_BUILD_DIR:-$root/build-web}
 serve=""
 port=8080
 lessons=1
+browser=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --serve) serve=1; if [[ "${2:-}" =~ ^[0-9]+$ ]]; then port=$2; shift; fi ;;
     --no-lessons) lessons="" ;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    --with-browser) browser=1 ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
     *) echo "web.sh: unknown argument '$1'; see scripts/web.sh --help" >&2; exit 2 ;;
   esac
   shift
@@ -35,6 +39,11 @@ packages() {
   [[ -f /usr/include/nlohmann/json.hpp ]] || missing+=(nlohmann-json3-dev)
   [[ -f /usr/include/stb/stb_image_write.h ]] || missing+=(libstb-dev)
   [[ -f /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf ]] || missing+=(fonts-dejavu-core)
+  if [[ -n "$browser" ]]; then  # tests/web_page_test.py runs with Debian's Python, which has Selenium
+    command -v chromium >/dev/null || missing+=(chromium)
+    command -v chromedriver >/dev/null || missing+=(chromium-driver)
+    /usr/bin/python3 -c 'import selenium' 2>/dev/null || missing+=(python3-selenium)
+  fi
   [[ ${#missing[@]} -eq 0 ]] && return
   echo "web.sh: installing ${missing[*]} from Debian"
   as_root apt-get update -qq

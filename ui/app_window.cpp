@@ -468,7 +468,7 @@ void drawNothingYet(AppState& state, EngineControl* engine, const RunChecks& che
     return;
   }
   state.doorAction = drawFrontDoor(state, checks.problem, checks.compareProblem);
-  state.doorRuns = checks.compareRuns;
+  if (state.doorAction == ConfigAction::Compare) state.doorRuns = checks.compareRuns;
 }
 
 // The tabs' share of the height below the timelines. Saved summaries and Flight Recorder dumps have

@@ -480,15 +480,16 @@ void hostMemoryRows(const std::vector<std::vector<RankStats>>& stats, Row&& row)
 
 namespace {
 
-// One row of the comparison table: its name, then each session's cell.
-template <class Cell>
-void comparisonRow(const std::vector<std::vector<RankStats>>& stats, const char* name, Cell&& cell) {
+// One row of the comparison table: its name, then each session's cell, from its ranks' figures
+// or from the comparison's (stats/comparison_figures.h).
+template <class Sessions, class Cell>
+void comparisonRow(const Sessions& sessions, const char* name, Cell&& cell) {
   ImGui::TableNextRow();
   ImGui::TableNextColumn();
   ImGui::TextUnformatted(name);
-  for (const auto& r : stats) {
+  for (const auto& s : sessions) {
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(cell(r).c_str());
+    ImGui::TextUnformatted(cell(s).c_str());
   }
 }
 
@@ -551,15 +552,7 @@ void figureTableRows(const std::vector<Session>& sessions, const std::vector<std
   auto row = [&](const char* name, auto&& cell) { comparisonRow(stats, name, cell); };
   const auto figures = comparisonFigures(comparedRuns(sessions, stats));
   // A row of the figures stats/ computed once; `cell` formats a session's.
-  auto figureRow = [&](const char* name, auto&& cell) {
-    ImGui::TableNextRow();
-    ImGui::TableNextColumn();
-    ImGui::TextUnformatted(name);
-    for (const auto& f : figures) {
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(cell(f).c_str());
-    }
-  };
+  auto figureRow = [&](const char* name, auto&& cell) { comparisonRow(figures, name, cell); };
   // ... and a per-step one: why there is none, where the session has none.
   auto perStepRow = [&](const char* name, auto&& cell) {
     figureRow(name, [&](const ComparisonFigures& f) {

@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "app/engine_control.h"
 #include "tests/ui/app_driver.h"
@@ -17,6 +20,22 @@ class AppOverEngine : public ::testing::Test {
 
   void draw() { app_.draw(&engine_); }
   void click(const std::string& name) { app_.clickOn(name, &engine_); }
+
+  // Frames until `done` holds of the sessions (under the store's lock), as the window would draw
+  // them; false after `seconds`.
+  template <typename Done>
+  bool drawUntil(Done done, double seconds = 60) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    while (std::chrono::steady_clock::now() < deadline) {
+      draw();
+      {
+        auto lock = store_.lock();
+        if (done(store_.sessions())) return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+  }
 
   ui::SessionStore store_;
   EngineSessionControl engine_;

@@ -4,6 +4,7 @@
 // once the store is let go, or the window waits on itself for ever.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -17,26 +18,18 @@
 namespace shardscope::app {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 class FrontDoor : public AppOverEngine {
  protected:
   ~FrontDoor() override { engine_.stop(); }
 
-  // Frames until a session has ended, or false after `seconds`.
-  bool drawUntilASessionEnded(double seconds = 120) {
-    const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
-    while (Clock::now() < deadline) {
-      draw();
-      {
-        auto lock = store_.lock();
-        for (const auto& s : store_.sessions()) {
-          if (s.status == ui::SessionStatus::Done) return true;
-        }
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return false;
+  // Frames until a session has ended, or false after two minutes.
+  bool drawUntilASessionEnded() {
+    return drawUntil(
+        [](const std::vector<ui::Session>& sessions) {
+          return std::any_of(sessions.begin(), sessions.end(),
+                             [](const ui::Session& s) { return s.status == ui::SessionStatus::Done; });
+        },
+        120);
   }
 
   // A click that must come back: made on its own thread, so that a window waiting on itself fails

@@ -18,25 +18,14 @@
 namespace shardscope::app {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 class LiveStepThrough : public AppOverEngine {
  protected:
   ~LiveStepThrough() override { engine_.continueGate(); }
 
-  // Frames until `done` holds (under the store's lock), as the window would draw them.
+  // Frames until `done` holds of the first session.
   template <typename Done>
-  bool drawUntil(Done done, double seconds = 60) {
-    const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
-    while (Clock::now() < deadline) {
-      draw();
-      {
-        auto lock = store_.lock();
-        if (!store_.sessions().empty() && done(store_.sessions()[0])) return true;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return false;
+  bool drawUntilFirst(Done done, double seconds = 60) {
+    return drawUntil([&](const std::vector<ui::Session>& s) { return !s.empty() && done(s[0]); }, seconds);
   }
   std::vector<size_t> groupsPerRank() {
     auto lock = store_.lock();
@@ -53,7 +42,7 @@ TEST_F(LiveStepThrough, EachClickOnStepMovesEveryRankOneEventGroup) {
   c.stepGate = StepGateMode::Group;
   state_.config = c;
   engine_.startRun(c);
-  ASSERT_TRUE(drawUntil([](const ui::Session& s) { return s.gate.allWaiting(); }))
+  ASSERT_TRUE(drawUntilFirst([](const ui::Session& s) { return s.gate.allWaiting(); }))
       << "the ranks never reached the gate";
   std::string waitingBefore;
   for (int clicks = 0; clicks < 6; ++clicks) {
@@ -65,7 +54,7 @@ TEST_F(LiveStepThrough, EachClickOnStepMovesEveryRankOneEventGroup) {
     draw();
     ASSERT_NO_FATAL_FAILURE(click("gate:step"));
     // Released, then waiting again one group on.
-    ASSERT_TRUE(drawUntil([&](const ui::Session& s) {
+    ASSERT_TRUE(drawUntilFirst([&](const ui::Session& s) {
       if (!s.gate.allWaiting()) return false;
       for (int r = 0; r < s.recording.ranks(); ++r) {
         if (s.recording.rank(r).groups.size() == before[static_cast<size_t>(r)]) return false;
@@ -83,7 +72,7 @@ TEST_F(LiveStepThrough, EachClickOnStepMovesEveryRankOneEventGroup) {
   }
   draw();
   click("gate:continue");
-  ASSERT_TRUE(drawUntil([](const ui::Session& s) { return s.status == ui::SessionStatus::Done; }));
+  ASSERT_TRUE(drawUntilFirst([](const ui::Session& s) { return s.status == ui::SessionStatus::Done; }));
   std::vector<double> gatedLosses;
   {
     auto lock = store_.lock();
@@ -113,7 +102,7 @@ TEST_F(LiveStepThrough, ListenFromTheSidebarDrawsALaunchedJob) {
   for (const auto& r : testing::runWorkerJob(config, {"--collector", "127.0.0.1:" + std::to_string(port)})) {
     ASSERT_EQ(r.exitCode, 0) << r.output;
   }
-  ASSERT_TRUE(drawUntil([&](const ui::Session& s) {
+  ASSERT_TRUE(drawUntilFirst([&](const ui::Session& s) {
     return s.status == ui::SessionStatus::Done && s.recording.ranks() == 2 && s.recording.rank(1).steps.size() == 3;
   })) << "the job never showed as done";
   {
