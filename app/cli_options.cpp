@@ -17,8 +17,8 @@ bool namesOption(const std::string& text, const std::string& key) {
   return false;
 }
 
-std::string helpWithDefault(const ConfigField& field) {
-  const std::string value = fieldText(RunConfig(), field);
+std::string helpWithDefault(const config::ConfigField& field) {
+  const std::string value = config::fieldText(config::RunConfig(), field);
   // Paths are empty by default: nothing is written unless asked.
   return value.empty() ? field.help : field.help + " [default: " + value + "]";
 }
@@ -26,8 +26,8 @@ std::string helpWithDefault(const ConfigField& field) {
 }  // namespace
 
 void RunOptions::addTo(CLI::App& cmd, bool withOutputs) {
-  for (const auto& field : configFields()) {
-    if (field.group != FieldGroup::Training && !withOutputs) continue;
+  for (const auto& field : config::configFields()) {
+    if (field.group != config::FieldGroup::Training && !withOutputs) continue;
     std::visit([&](auto member) { bindOption(cmd, field, member); }, field.member);
   }
   cmd.add_option("--config", configPath_,
@@ -36,14 +36,15 @@ void RunOptions::addTo(CLI::App& cmd, bool withOutputs) {
 }
 
 template <typename T>
-void RunOptions::bindOption(CLI::App& cmd, const ConfigField& field, T RunConfig::*member) {
+void RunOptions::bindOption(CLI::App& cmd, const config::ConfigField& field, T config::RunConfig::*member) {
   const std::string flag = std::string("--") + field.key;
-  if constexpr (kIsMode<T>) {
+  if constexpr (config::kIsMode<T>) {
     // A mode is read as text and parsed in resolve(), so an unknown name gets shardscope's message
     // (naming the choices) rather than CLI11's about an integer.
     std::string& text = modeTexts_[field.key];
     auto* option = cmd.add_option(flag, text, helpWithDefault(field));
-    bindings_.push_back({field.key, option, [&text, member](RunConfig& c) { return readMode(text, c.*member); }});
+    bindings_.push_back(
+        {field.key, option, [&text, member](config::RunConfig& c) { return config::readMode(text, c.*member); }});
   } else {
     CLI::Option* option = nullptr;
     if constexpr (std::is_same_v<T, bool>) {
@@ -52,18 +53,18 @@ void RunOptions::bindOption(CLI::App& cmd, const ConfigField& field, T RunConfig
     } else {
       option = cmd.add_option(flag, parsed_.*member, helpWithDefault(field));
     }
-    bindings_.push_back({field.key, option, [this, member](RunConfig& c) {
+    bindings_.push_back({field.key, option, [this, member](config::RunConfig& c) {
                            c.*member = parsed_.*member;
                            return std::optional<std::string>();
                          }});
   }
 }
 
-std::optional<std::string> RunOptions::resolve(RunConfig& out) {
-  out = RunConfig();
+std::optional<std::string> RunOptions::resolve(config::RunConfig& out) {
+  out = config::RunConfig();
   fileKeys_.clear();
   if (!configPath_.empty()) {
-    if (auto err = loadConfigFile(configPath_, out, &fileKeys_)) return err;
+    if (auto err = config::loadConfigFile(configPath_, out, &fileKeys_)) return err;
   }
   for (const auto& binding : bindings_) {
     if (binding.option->count() == 0) continue;

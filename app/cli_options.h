@@ -19,7 +19,7 @@ class RunOptions {
   // `withOutputs`: the output files and --recording too (not for `estimate`, which runs nothing).
   void addTo(CLI::App& command, bool withOutputs = true);
   // The final config: the file's keys (if any) with command-line options applied over them.
-  std::optional<std::string> resolve(RunConfig& out);
+  std::optional<std::string> resolve(config::RunConfig& out);
   // `error`, found in the config resolve() made, led by the --config file and its keys when the
   // values it names came from there (config file 'run.json', key "slow-rank": --slow-rank 'x:y'
   // is not R:FACTOR, ...): a value is then found where it was written.
@@ -28,9 +28,9 @@ class RunOptions {
  private:
   // Adds --KEY to `command`, bound to `member`: given on the command line, it overrides the file.
   template <typename T>
-  void bindOption(CLI::App& command, const ConfigField& field, T RunConfig::*member);
+  void bindOption(CLI::App& command, const config::ConfigField& field, T config::RunConfig::*member);
 
-  RunConfig parsed_;
+  config::RunConfig parsed_;
   std::map<std::string, std::string> modeTexts_;  // modes as typed, by key (map: stable addresses)
   std::string configPath_;
   std::map<std::string, std::string> fileKeys_;  // the keys the file gave, as it spells them, by option name
@@ -39,7 +39,7 @@ class RunOptions {
   struct Binding {
     std::string key;
     CLI::Option* option;
-    std::function<std::optional<std::string>(RunConfig&)> apply;
+    std::function<std::optional<std::string>(config::RunConfig&)> apply;
   };
   std::vector<Binding> bindings_;
 };

@@ -29,6 +29,11 @@ void CommandLine::addRun() {
   run->add_option("--screenshot", runWindow.screenshotPath,
                   "render the app headlessly (a hidden window; use xvfb-run without a display), "
                   "run, and write a PNG of the window to FILE when the run has ended");
+  run->add_flag("--print-schedule", printSchedule,
+                "with --pp: print each pipeline rank's actions in the order it runs them, as "
+                "torch.distributed.pipelining writes them (1F3: stage 1's forward of micro-batch 3; "
+                "0SEND_F2, 1RECV_B0: transfers), the split of the blocks and the bubble's closed form, "
+                "then exit without training");
 }
 
 void CommandLine::addCompare() {
@@ -38,8 +43,8 @@ void CommandLine::addCompare() {
                                "side by side (--strategy is ignored; --trace, --memory-csv and --export get one "
                                "file or directory per strategy)");
   compareOptions.addTo(*compare);
-  for (auto s : shardscope::defaultCompareStrategies()) {
-    compareStrategyList += (compareStrategyList.empty() ? "" : ",") + std::string(shardscope::strategyName(s));
+  for (auto s : shardscope::config::defaultCompareStrategies()) {
+    compareStrategyList += (compareStrategyList.empty() ? "" : ",") + std::string(shardscope::config::strategyName(s));
   }
   compare->add_option("--worlds", compareWorldList,
                       "run each strategy at each of these world sizes (e.g. 1,2,4,8) on the same global "
@@ -153,11 +158,11 @@ void CommandLine::addListen() {
 
 void CommandLine::addWindowOptions() {
   std::string tabHelp = "with --screenshot: the tab below the timelines to show:";
-  for (const auto& tab : shardscope::viewTabs()) {
-    tabHelp +=
-        std::string(tab.name == shardscope::viewTabs().front().name ? " " : " | ") + tab.name + " (" + tab.shows + ")";
+  for (const auto& tab : shardscope::config::viewTabs()) {
+    tabHelp += std::string(tab.name == shardscope::config::viewTabs().front().name ? " " : " | ") + tab.name + " (" +
+               tab.shows + ")";
   }
-  tabHelp += " [default: " + std::string(shardscope::viewTabs().front().name) + "]";
+  tabHelp += " [default: " + std::string(shardscope::config::viewTabs().front().name) + "]";
   for (auto [command, choice] :
        {std::pair{run, &runWindow}, std::pair{compare, &compareWindow}, std::pair{view, &viewWindow}}) {
     command->add_option("--tab", choice->tab, tabHelp);

@@ -62,6 +62,7 @@ class CommandLine {
 
   RunOptions runOptions;
   WindowChoice runWindow;
+  bool printSchedule = false;  // run --print-schedule
   RunOptions compareOptions;
   std::string compareStrategyList;  // the default list, set by addCompare
   std::string compareWorldList;
@@ -78,7 +79,7 @@ class CommandLine {
   std::string workerTraceDir;
   double workerClockEvery = 60;  // seconds
   std::string workerCollector;
-  CollectorOptions listenOptions;
+  engine::CollectorOptions listenOptions;
   std::string listenTokenFile;
   bool listenWindow = false;
   WindowChoice listenWindowChoice;

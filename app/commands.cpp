@@ -9,6 +9,7 @@
 #include "app/interrupt.h"
 #include "app/job_summary.h"
 #include "app/run_commands.h"
+#include "app/schedule_command.h"
 #include "engine/recording/collector_link.h"
 #include "engine/launch/rank_worker.h"
 #include "engine/launch/run_types.h"
@@ -21,7 +22,7 @@ namespace shardscope::app {
 std::optional<std::string> CommandLine::windowProblem() const {
   for (const auto* choice : {&runWindow, &compareWindow, &viewWindow}) {
     if (!choice->tab.empty() && !shardscope::app::knownTab(choice->tab)) {
-      return ("--tab '" + choice->tab + "' is not a tab: choose one of " + shardscope::viewTabNames());
+      return ("--tab '" + choice->tab + "' is not a tab: choose one of " + shardscope::config::viewTabNames());
     }
   }
   for (const auto* choice : {&appWindow, &runWindow, &compareWindow, &viewWindow, &lessonWindow, &listenWindowChoice}) {
@@ -65,16 +66,16 @@ int CommandLine::runCommand() {
 }
 
 int CommandLine::runWorker() {
-  shardscope::RunConfig config;
+  shardscope::config::RunConfig config;
   if (auto err = workerOptions.resolve(config)) return failUsage(*err);
   // Under torchrun no controller made --export's directory; every rank may (mkdir -p is idempotent).
-  if (auto err = shardscope::makeOutputDirectories(config)) return failUsage(workerOptions.located(*err));
-  shardscope::WorkerRecording recording;
+  if (auto err = shardscope::config::makeOutputDirectories(config)) return failUsage(workerOptions.located(*err));
+  shardscope::engine::WorkerRecording recording;
   recording.traceDir = workerTraceDir;
   recording.clockEverySeconds = workerClockEvery;
   if (!workerCollector.empty()) {
-    if (auto err =
-            shardscope::parseCollectorAddress(workerCollector, recording.collectorHost, recording.collectorPort)) {
+    if (auto err = shardscope::engine::parseCollectorAddress(workerCollector, recording.collectorHost,
+                                                             recording.collectorPort)) {
       return failUsage(*err);
     }
   }
@@ -93,7 +94,7 @@ int CommandLine::runListen() {
       return failUsage("--token-file '" + listenTokenFile +
                        "' starts with an empty line: put the token on its first line");
   }
-  if (auto err = shardscope::checkCollectorOptions(listenOptions)) return failUsage(*err);
+  if (auto err = shardscope::engine::checkCollectorOptions(listenOptions)) return failUsage(*err);
   shardscope::app::installInterruptHandlers(shardscope::app::kEndsWithoutTheCollector);
   if (!listenWindow && listenWindowChoice.screenshotPath.empty() && listenWindowChoice.setsUpWindow()) {
     return failUsage(
@@ -106,7 +107,7 @@ int CommandLine::runListen() {
       return failUsage(*err);
     return shardscope::app::runListenGui(listenOptions, listenWindowChoice);
   }
-  return shardscope::runCollector(listenOptions, [] { return shardscope::app::interruptSignal() != 0; });
+  return shardscope::engine::runCollector(listenOptions, [] { return shardscope::app::interruptSignal() != 0; });
 }
 
 int CommandLine::runLesson() {
@@ -172,7 +173,7 @@ int CommandLine::runLesson() {
 }
 
 int CommandLine::runEstimateCommand() {
-  shardscope::RunConfig config;
+  shardscope::config::RunConfig config;
   if (auto err = estimateRunOptions.resolve(config)) return failUsage(*err);
   if (shardscope::app::asksAboutModelStates(estimateOptions) && estimate->count("--world") > 0) {
     if (auto err = shardscope::app::takeWorldAsWorlds(config.world, estimate->count("--worlds") > 0, estimateOptions)) {
@@ -184,27 +185,28 @@ int CommandLine::runEstimateCommand() {
 }
 
 int CommandLine::runOrCompare() {
-  std::vector<shardscope::StrategyKind> compareStrategies;
+  std::vector<shardscope::config::StrategyKind> compareStrategies;
   std::vector<int> compareWorlds;
   if (compare->parsed()) {
-    if (auto err = shardscope::parseStrategyList(compareStrategyList, compareStrategies)) return failUsage(*err);
+    if (auto err = shardscope::config::parseStrategyList(compareStrategyList, compareStrategies))
+      return failUsage(*err);
     if (!compareWorldList.empty()) {
-      if (auto err = shardscope::parseWorldList(compareWorldList, compareWorlds)) return failUsage(*err);
+      if (auto err = shardscope::config::parseWorldList(compareWorldList, compareWorlds)) return failUsage(*err);
     }
   }
-  shardscope::RunConfig config;
+  shardscope::config::RunConfig config;
   if (run->parsed()) {
     if (auto err = runOptions.resolve(config)) return failUsage(*err);
   } else if (compare->parsed()) {
     if (auto err = compareOptions.resolve(config)) return failUsage(*err);
   } else {
     // The desktop app, with a configuration that shows FSDP's gather-and-free cycle clearly.
-    config.model = shardscope::ModelKind::Gpt;
+    config.model = shardscope::config::ModelKind::Gpt;
     config.layers = 4;
     config.hidden = 256;
     config.seq = 16;
     config.batch = 4;
-    config.strategy = shardscope::StrategyKind::FullShard;
+    config.strategy = shardscope::config::StrategyKind::FullShard;
     config.world = 2;
     config.steps = 6;
     return shardscope::app::runGui(config, selfExecutable(), /*startImmediately=*/false,
@@ -215,17 +217,19 @@ int CommandLine::runOrCompare() {
     return failUsage((compare->parsed() ? compareOptions : runOptions).located(error));
   };
   // --worlds: every run is checked (a batch must divide by each world size) before any starts.
-  const auto runs = shardscope::comparisonRuns(config, compareStrategies, compareWorlds);
+  const auto runs = shardscope::config::comparisonRuns(config, compareStrategies, compareWorlds);
   // A compare checks the runs it makes (--shard-group-size goes to its hybrid runs only).
-  if (auto err = compare->parsed() ? shardscope::comparisonProblem(runs) : shardscope::validate(config)) {
+  if (auto err =
+          compare->parsed() ? shardscope::config::comparisonProblem(runs) : shardscope::config::validate(config)) {
     return fail(*err);
   }
+  if (printSchedule) return printPipelineSchedule(config);
   // The file checks, once: every run starts with them too (the window's runs meet them there).
-  if (auto err = shardscope::outputsProblem(config)) return fail(*err);
+  if (auto err = shardscope::config::outputsProblem(config)) return fail(*err);
   if (auto err = shardscope::app::checkDeviceAvailable(config)) return fail(*err);
-  for (const auto& run : compare->parsed() ? runs : std::vector<shardscope::RunConfig>{config}) {
+  for (const auto& run : compare->parsed() ? runs : std::vector<shardscope::config::RunConfig>{config}) {
     if (auto err = shardscope::estimate::checkMemoryAvailable(run)) {
-      return fail(compare->parsed() ? shardscope::strategyName(run.strategy) + std::string(" at world ") +
+      return fail(compare->parsed() ? shardscope::config::strategyName(run.strategy) + std::string(" at world ") +
                                           std::to_string(run.world) + ": " + *err
                                     : *err);
     }
@@ -234,8 +238,8 @@ int CommandLine::runOrCompare() {
   if (!window.focus.empty()) {
     std::string strategies;
     bool runsIt = false;
-    for (const auto& r : compare->parsed() ? runs : std::vector<shardscope::RunConfig>{config}) {
-      const std::string name = shardscope::strategyName(r.strategy);
+    for (const auto& r : compare->parsed() ? runs : std::vector<shardscope::config::RunConfig>{config}) {
+      const std::string name = shardscope::config::strategyName(r.strategy);
       runsIt |= name == window.focus;
       if (strategies.find(name) == std::string::npos) strategies += (strategies.empty() ? "" : ", ") + name;
     }
@@ -244,8 +248,8 @@ int CommandLine::runOrCompare() {
                        "): name one of them, or drop --focus");
     }
   }
-  if (config.stepGate != shardscope::StepGateMode::Off && !window.screenshotPath.empty()) {
-    return fail(std::string("--step-gate ") + modeName(config.stepGate) +
+  if (config.stepGate != shardscope::config::StepGateMode::Off && !window.screenshotPath.empty()) {
+    return fail(std::string("--step-gate ") + config::modeName(config.stepGate) +
                 " waits for someone to press Step, and --screenshot renders a "
                 "window nobody can press it in: drop --step-gate (then --at picks the moment to show), or "
                 "step through in a terminal (run --step-gate without --screenshot) or in the app.");

@@ -22,7 +22,7 @@ EngineSessionControl::~EngineSessionControl() {
   if (worker_.joinable()) worker_.join();
 }
 
-std::string EngineSessionControl::checkConfig(const RunConfig& config) const {
+std::string EngineSessionControl::checkConfig(const config::RunConfig& config) const {
   if (auto problem = checkDeviceAvailable(config)) return *problem;
   const auto now = std::chrono::steady_clock::now();
   std::string key = config.toJson().dump();
@@ -34,11 +34,12 @@ std::string EngineSessionControl::checkConfig(const RunConfig& config) const {
   return memoryProblem_.value_or("");
 }
 
-void EngineSessionControl::startRun(const RunConfig& config) { launch({config}); }
+void EngineSessionControl::startRun(const config::RunConfig& config) { launch({config}); }
 
-void EngineSessionControl::startCompare(const std::vector<RunConfig>& runs) { launch(runs); }
+void EngineSessionControl::startCompare(const std::vector<config::RunConfig>& runs) { launch(runs); }
 
-void EngineSessionControl::startTitled(const std::vector<RunConfig>& runs, const std::vector<std::string>& titles) {
+void EngineSessionControl::startTitled(const std::vector<config::RunConfig>& runs,
+                                       const std::vector<std::string>& titles) {
   launch(runs, titles);
 }
 
@@ -60,15 +61,15 @@ bool EngineSessionControl::beginLaunch() {
 }
 
 std::string EngineSessionControl::startListen(int port, const std::string& dir) {
-  CollectorOptions options;
+  engine::CollectorOptions options;
   options.port = port;
   options.dir = dir;
   if (port < 1 || port > 65535) return "port " + std::to_string(port) + " is not a port: give one from 1 to 65535";
-  if (auto problem = checkCollectorOptions(options)) return *problem;
+  if (auto problem = engine::checkCollectorOptions(options)) return *problem;
   if (!beginLaunch()) return "a run or a listen is under way: Stop it first";
   auto sink = std::make_shared<LiveJobSink>(store_, "127.0.0.1:" + std::to_string(port), sessionDetailEvents_, dir);
   worker_ = std::thread([this, options, sink] {
-    const int exit = runCollector(
+    const int exit = engine::runCollector(
         options, [this] { return stopRequested_.load(); }, sink.get());
     sink->finish(exit);
     busy_.store(false);
@@ -119,23 +120,23 @@ ui::OpenStatus EngineSessionControl::openStatus() const {
   return status;
 }
 
-void EngineSessionControl::launch(std::vector<RunConfig> runs, std::vector<std::string> titles) {
+void EngineSessionControl::launch(std::vector<config::RunConfig> runs, std::vector<std::string> titles) {
   if (!beginLaunch()) return;
   std::vector<int> indices;
   {
     auto lock = store_.lock();
     for (size_t i = 0; i < runs.size(); ++i) {
-      const RunConfig& c = runs[i];
+      const config::RunConfig& c = runs[i];
       ui::Session s;
-      s.title = i < titles.size() ? titles[i] : strategyTitle(c.strategy);
+      s.title = i < titles.size() ? titles[i] : config::strategyTitle(c.strategy);
       // A comparison across world sizes names each session's.
       if (i >= titles.size() &&
-          std::any_of(runs.begin(), runs.end(), [&](const RunConfig& o) { return o.world != c.world; })) {
+          std::any_of(runs.begin(), runs.end(), [&](const config::RunConfig& o) { return o.world != c.world; })) {
         s.title += ", world " + std::to_string(c.world);
       }
       s.config = c;
       s.recording.reset(c.world);
-      s.gate.gated = c.stepGate != StepGateMode::Off;
+      s.gate.gated = c.stepGate != config::StepGateMode::Off;
       s.gate.ranks = c.world;
       indices.push_back(store_.add(std::move(s)));
     }
@@ -148,9 +149,9 @@ void EngineSessionControl::launch(std::vector<RunConfig> runs, std::vector<std::
   });
 }
 
-void EngineSessionControl::runOne(const RunConfig& config, int index, size_t detailEvents) {
+void EngineSessionControl::runOne(const config::RunConfig& config, int index, size_t detailEvents) {
   std::vector<std::string> placements(static_cast<size_t>(config.world));  // each rank's, as reported
-  RunCallbacks callbacks;
+  engine::RunCallbacks callbacks;
   callbacks.onEvent = [&](const trace::Event& e) {
     if (e.kind == trace::EventKind::RunInfo && e.rank >= 0 && e.rank < config.world) {
       placements[e.rank] = e.text;
@@ -159,7 +160,7 @@ void EngineSessionControl::runOne(const RunConfig& config, int index, size_t det
       s.device = trace::describeRankPlacements(placements);
       if (e.rank == 0) {
         s.parameterCount = e.parameterCount;
-        s.deviceFacts = deviceFactsOf(e);
+        s.deviceFacts = stats::deviceFactsOf(e);
       }
       s.status = ui::SessionStatus::Running;
     }
@@ -169,8 +170,8 @@ void EngineSessionControl::runOne(const RunConfig& config, int index, size_t det
     store_.sessions()[index].losses.push_back(loss);
   };
   callbacks.shouldStop = [this] { return stopRequested_.load(); };
-  if (config.stepGate != StepGateMode::Off) {
-    callbacks.onGate = [&](const GateStatus& status) {
+  if (config.stepGate != config::StepGateMode::Off) {
+    callbacks.onGate = [&](const engine::GateStatus& status) {
       auto lock = store_.lock();
       auto& gate = store_.sessions()[index].gate;
       gate.gated = !status.released;
@@ -183,21 +184,21 @@ void EngineSessionControl::runOne(const RunConfig& config, int index, size_t det
     // One Step releases one event group; a compare's later runs start gated again. Only this
     // (the controller's) thread takes Steps; the window only adds them.
     callbacks.gateCommand = [this] {
-      if (gateContinue_.load()) return GateCommand::Continue;
-      if (gateSteps_.load() == 0) return GateCommand::None;
+      if (gateContinue_.load()) return engine::GateCommand::Continue;
+      if (gateSteps_.load() == 0) return engine::GateCommand::None;
       gateSteps_.fetch_sub(1);
-      return GateCommand::Step;
+      return engine::GateCommand::Step;
     };
   }
   // The run's events go straight into its session: the app holds each run once.
-  RecordingSink sink;
+  engine::RecordingSink sink;
   sink.withRecording = [this, index](const std::function<void(trace::RunRecording&)>& use) {
     auto lock = store_.lock();
     use(store_.sessions()[index].recording);
     store_.touch();
   };
   sink.maxDetailEventsPerRank = detailEvents / static_cast<size_t>(std::max(config.world, 1));
-  RunResult result;
+  engine::RunResult result;
   try {
     result = runTraining(config, workerExecutable_, callbacks, sink);
   } catch (const std::exception& ex) {

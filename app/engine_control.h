@@ -25,14 +25,14 @@ class EngineSessionControl final : public ui::EngineControl {
                        size_t detailEvents = kDefaultSessionDetailEvents);
   ~EngineSessionControl() override;
 
-  void startRun(const RunConfig& config) override;
-  void startCompare(const std::vector<RunConfig>& runs) override;
-  void startTitled(const std::vector<RunConfig>& runs, const std::vector<std::string>& titles) override;
+  void startRun(const config::RunConfig& config) override;
+  void startCompare(const std::vector<config::RunConfig>& runs) override;
+  void startTitled(const std::vector<config::RunConfig>& runs, const std::vector<std::string>& titles) override;
   void stop() override;
   void stepGate() override;
   void continueGate() override;
   bool busy() const override { return busy_.load(); }
-  std::string checkConfig(const RunConfig& config) const override;
+  std::string checkConfig(const config::RunConfig& config) const override;
   // The collector on loopback, its job one session (app/live_job.h); Stop ends it.
   std::string startListen(int port, const std::string& dir) override;
   // Saved records read on the worker thread (ui/record_files.h), in place of the sessions once read.
@@ -45,9 +45,9 @@ class EngineSessionControl final : public ui::EngineControl {
   // Clears the store and readies a new launch on the worker thread; false when one is under way.
   bool beginLaunch();
   // Titles: one per run, or none for "strategy (ZeRO name)".
-  void launch(std::vector<RunConfig> runs, std::vector<std::string> titles = {});
+  void launch(std::vector<config::RunConfig> runs, std::vector<std::string> titles = {});
   // The session holds at most `detailEvents` over its ranks; a longer run folds its older steps.
-  void runOne(const RunConfig& config, int sessionIndex, size_t detailEvents);
+  void runOne(const config::RunConfig& config, int sessionIndex, size_t detailEvents);
 
   ui::SessionStore& store_;
   std::string workerExecutable_;

@@ -14,7 +14,7 @@ namespace shardscope::app {
 namespace {
 
 #ifdef SHARDSCOPE_VIEWER_ONLY
-const EngineEntry* load() {
+const engine::EngineEntry* load() {
   throw std::runtime_error(
       "this is shardscope-viewer, built without the training engine (-DSHARDSCOPE_BUILD_ENGINE=OFF): it opens "
       "recordings and estimates. Running and comparing need the full build: "
@@ -31,7 +31,7 @@ std::string modulePath() {
   return SHARDSCOPE_ENGINE_MODULE_BUILT;
 }
 
-const EngineEntry* load() {
+const engine::EngineEntry* load() {
   const std::string path = modulePath();
   // Local: the module keeps its own copies of the libraries both link, and none of its names
   // reach what is loaded after it.
@@ -41,10 +41,10 @@ const EngineEntry* load() {
                              ". Build it (scripts/build.sh builds it beside the shardscope executable), or name it "
                              "with SHARDSCOPE_ENGINE_MODULE=FILE");
   }
-  using EntryFunction = const EngineEntry* (*)();
-  auto entry = reinterpret_cast<EntryFunction>(::dlsym(module, kEngineEntrySymbol));
-  const EngineEntry* table = entry ? entry() : nullptr;
-  if (!table || table->layout != kEngineEntryLayout) {
+  using EntryFunction = const engine::EngineEntry* (*)();
+  auto entry = reinterpret_cast<EntryFunction>(::dlsym(module, engine::kEngineEntrySymbol));
+  const engine::EngineEntry* table = entry ? entry() : nullptr;
+  if (!table || table->layout != engine::kEngineEntryLayout) {
     throw std::runtime_error("'" + path +
                              "' is not the training engine this shardscope was built with: rebuild both "
                              "(scripts/build.sh), or name the right one with SHARDSCOPE_ENGINE_MODULE=FILE");
@@ -75,24 +75,24 @@ std::string selfExecutable() {
   return path;
 }
 
-const EngineEntry& engine() {
+const engine::EngineEntry& engine() {
   static std::once_flag once;
-  static const EngineEntry* table = nullptr;
+  static const engine::EngineEntry* table = nullptr;
   std::call_once(once, [] { table = load(); });  // a throw leaves `once` unset: the next call tries again
   return *table;
 }
 
-RunResult runTraining(const RunConfig& config, const std::string& workerExecutable, const RunCallbacks& callbacks,
-                      const RecordingSink& sink) {
+engine::RunResult runTraining(const config::RunConfig& config, const std::string& workerExecutable,
+                              const engine::RunCallbacks& callbacks, const engine::RecordingSink& sink) {
   return engine().runTraining(config, workerExecutable, callbacks, sink);
 }
 
-int runRankWorker(const RunConfig& config, const WorkerRecording& recording) {
+int runRankWorker(const config::RunConfig& config, const engine::WorkerRecording& recording) {
   return engine().runRankWorker(config, recording);
 }
 
-std::optional<std::string> checkDeviceAvailable(const RunConfig& config) {
-  if (config.device != DeviceKind::Cuda) return std::nullopt;
+std::optional<std::string> checkDeviceAvailable(const config::RunConfig& config) {
+  if (config.device != config::DeviceKind::Cuda) return std::nullopt;
   return engine().checkDeviceAvailable(config);
 }
 

@@ -18,13 +18,13 @@ std::string selfExecutable();
 
 // The engine's entry, loaded on the first call (thread-safe); throws std::runtime_error saying
 // which file was tried, why it failed and what to do, when it cannot be loaded.
-const EngineEntry& engine();
+const engine::EngineEntry& engine();
 
 // The engine's calls, through engine().
-RunResult runTraining(const RunConfig& config, const std::string& workerExecutable, const RunCallbacks& callbacks,
-                      const RecordingSink& sink = {});
-int runRankWorker(const RunConfig& config, const WorkerRecording& recording);
+engine::RunResult runTraining(const config::RunConfig& config, const std::string& workerExecutable,
+                              const engine::RunCallbacks& callbacks, const engine::RecordingSink& sink = {});
+int runRankWorker(const config::RunConfig& config, const engine::WorkerRecording& recording);
 // Whether the run's device is there: only a CUDA run loads the engine to ask.
-std::optional<std::string> checkDeviceAvailable(const RunConfig& config);
+std::optional<std::string> checkDeviceAvailable(const config::RunConfig& config);
 
 }  // namespace shardscope::app

@@ -21,15 +21,15 @@ int badValue(const std::string& message) {
 
 using Located = std::function<std::string(const std::string&)>;
 
-int estimateRun(const RunConfig& config, bool json, const Located& located) {
+int estimateRun(const config::RunConfig& config, bool json, const Located& located) {
   // The batch and the output paths a --config file may carry are not its business.
   // Every strategy is predicted: --shard-group-size is checked as the hybrid ones take it.
-  RunConfig checked = config;
-  if (config.shardGroupSize != 0) checked.strategy = StrategyKind::HybridShard;
+  config::RunConfig checked = config;
+  if (config.shardGroupSize != 0) checked.strategy = config::StrategyKind::HybridShard;
   // --offload cpu is the sharded strategies': checked as one of them takes it (ddp and zero1 are
   // predicted without it).
-  if (config.offload == Offload::Cpu && !traitsOf(checked.strategy).shardsParameters) {
-    checked.strategy = StrategyKind::FullShard;
+  if (config.offload == config::Offload::Cpu && !config::traitsOf(checked.strategy).shardsParameters) {
+    checked.strategy = config::StrategyKind::FullShard;
   }
   if (auto err = estimate::predictionProblem(checked)) return badValue(located(*err));
 
@@ -263,7 +263,7 @@ std::optional<std::string> takeWorldAsWorlds(int world, bool worldsGiven, Estima
   return std::nullopt;
 }
 
-int runEstimate(const RunConfig& config, const EstimateOptions& given, const Located& located) {
+int runEstimate(const config::RunConfig& config, const EstimateOptions& given, const Located& located) {
   // --tp and --sequence-parallel are the run's options (config/run_config.cpp): with --params or --arch, GPUs per
   // tensor-parallel group, the model states divided that many ways and the strategies dividing the
   // rest among the N/TP data-parallel ranks; with --arch also the activations it divides and sends.

@@ -46,7 +46,7 @@ std::optional<std::string> takeWorldAsWorlds(int world, bool worldsGiven, Estima
 
 // Prints the prediction; returns the exit status (2 with one message for a bad value, which
 // `located` leads with the --config file and key a value came from, RunOptions::located).
-int runEstimate(const RunConfig& config, const EstimateOptions& options,
+int runEstimate(const config::RunConfig& config, const EstimateOptions& options,
                 const std::function<std::string(const std::string&)>& located);
 
 }  // namespace shardscope::app

@@ -53,9 +53,9 @@ static size_t sessionDetailEvents(const WindowChoice& choice) {
 }
 
 // --focus: the first session that runs that strategy (checked against the runs before).
-static int focusIndex(const std::vector<RunConfig>& runs, const std::string& strategy) {
+static int focusIndex(const std::vector<config::RunConfig>& runs, const std::string& strategy) {
   for (size_t i = 0; i < runs.size(); ++i) {
-    if (strategyName(runs[i].strategy) == strategy) return static_cast<int>(i);
+    if (config::strategyName(runs[i].strategy) == strategy) return static_cast<int>(i);
   }
   return -1;
 }
@@ -104,8 +104,8 @@ static int runEngineWindow(ui::SessionStore& store, EngineSessionControl& engine
   return 0;
 }
 
-int runGui(const RunConfig& config, const std::string& workerExecutable, bool startImmediately,
-           const std::vector<RunConfig>& compareRuns, const WindowChoice& choice) {
+int runGui(const config::RunConfig& config, const std::string& workerExecutable, bool startImmediately,
+           const std::vector<config::RunConfig>& compareRuns, const WindowChoice& choice) {
   const std::string& screenshotPath = choice.screenshotPath;
   ui::SessionStore store;
   EngineSessionControl engine(store, workerExecutable, sessionDetailEvents(choice));
@@ -133,7 +133,8 @@ int runGui(const RunConfig& config, const std::string& workerExecutable, bool st
   }
   ui::WindowOptions options = windowFor(choice, state);
   if (!choice.focus.empty())
-    state.pendingFocus = focusIndex(compareRuns.empty() ? std::vector<RunConfig>{config} : compareRuns, choice.focus);
+    state.pendingFocus =
+        focusIndex(compareRuns.empty() ? std::vector<config::RunConfig>{config} : compareRuns, choice.focus);
   options.readyToCapture = [&] {
     return !engine.busy() && state.pendingAt.empty() && state.pendingZoom.empty() && state.pendingFocus < 0;
   };
@@ -196,7 +197,7 @@ int viewFile(const std::vector<std::string>& paths, const WindowChoice& choice) 
   return rc == 0 && record.incomplete ? 3 : rc;
 }
 
-int runListenGui(const CollectorOptions& options, const WindowChoice& choice) {
+int runListenGui(const engine::CollectorOptions& options, const WindowChoice& choice) {
   ui::SessionStore store;
   ui::AppState state;
   if (const char* title = ui::bottomTabTitle(choice.tab)) state.openTab = title;
@@ -205,7 +206,7 @@ int runListenGui(const CollectorOptions& options, const WindowChoice& choice) {
   std::atomic<bool> collected{false}, windowClosed{false};
   int collectorExit = 0;
   std::thread collector([&] {
-    collectorExit = runCollector(
+    collectorExit = engine::runCollector(
         options, [&] { return windowClosed.load() || interruptSignal() != 0; }, &sink);
     sink.finish(collectorExit);
     collected = true;
@@ -235,7 +236,7 @@ static int showStore(ui::SessionStore& store, ui::AppState& state, const std::st
   state.banner = path;
   ui::WindowOptions options = windowFor(choice, state);
   if (!choice.focus.empty()) {
-    std::vector<RunConfig> runs;
+    std::vector<config::RunConfig> runs;
     {
       auto lock = store.lock();
       for (const auto& s : store.sessions()) runs.push_back(s.config);
@@ -243,7 +244,7 @@ static int showStore(ui::SessionStore& store, ui::AppState& state, const std::st
     state.pendingFocus = focusIndex(runs, choice.focus);
     if (state.pendingFocus < 0) {
       std::string names;
-      for (const auto& r : runs) names += (names.empty() ? "" : ", ") + std::string(strategyName(r.strategy));
+      for (const auto& r : runs) names += (names.empty() ? "" : ", ") + std::string(config::strategyName(r.strategy));
       std::fprintf(stderr,
                    "shardscope: error: --focus '%s' is not a strategy in %s (%s): name one of them, or drop --focus\n",
                    choice.focus.c_str(), path.c_str(), names.c_str());

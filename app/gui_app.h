@@ -46,8 +46,8 @@ std::optional<std::string> parseWindowSize(const std::string& text, int& width, 
 // Opens the window with `config` in the configuration panel. With `startImmediately`, the run
 // starts at once, or a compare of `compareRuns` when there are any (comparisonRuns); with a
 // screenshot path, the window is hidden, and the PNG is written when the runs have ended.
-int runGui(const RunConfig& config, const std::string& workerExecutable, bool startImmediately,
-           const std::vector<RunConfig>& compareRuns, const WindowChoice& choice);
+int runGui(const config::RunConfig& config, const std::string& workerExecutable, bool startImmediately,
+           const std::vector<config::RunConfig>& compareRuns, const WindowChoice& choice);
 
 // Opens the window on a lesson: its runs start at once, its caption `choice.caption` is shown; with
 // a screenshot path the PNG is written when the runs have ended and the caption's moment is placed.
@@ -62,7 +62,7 @@ int runLessonGui(const lessons::Lesson& lesson, const std::string& workerExecuta
 // `shardscope listen --window`: the collector on a thread, the window drawing the job it collects
 // live; with a screenshot path, the PNG is written once every rank has gone. The collector's exit
 // status (0: every rank finished).
-int runListenGui(const CollectorOptions& options, const WindowChoice& choice);
+int runListenGui(const engine::CollectorOptions& options, const WindowChoice& choice);
 
 // Whether `name` names a tab below the timelines (see WindowChoice::tab).
 bool knownTab(const std::string& name);

@@ -16,7 +16,8 @@ int windowNotBuilt() {
 }
 }  // namespace
 
-int runGui(const RunConfig&, const std::string&, bool, const std::vector<RunConfig>&, const WindowChoice&) {
+int runGui(const config::RunConfig&, const std::string&, bool, const std::vector<config::RunConfig>&,
+           const WindowChoice&) {
   return windowNotBuilt();
 }
 
@@ -27,7 +28,7 @@ int runLessonGui(const lessons::Lesson&, const std::string&, const WindowChoice&
   return windowNotBuilt();
 }
 
-int runListenGui(const CollectorOptions&, const WindowChoice&) { return windowNotBuilt(); }
+int runListenGui(const engine::CollectorOptions&, const WindowChoice&) { return windowNotBuilt(); }
 
 bool knownTab(const std::string&) { return true; }  // no window: runGui and viewFile say so
 

@@ -56,20 +56,20 @@ std::string notOneJob(const std::vector<std::string>& paths) {
 
 int writeHangSummary(const import::LoadedFlightRecord& loaded, const std::string& summaryPath) {
   printTerminalNotes(loaded.notes);
-  const std::string text = hangSummaryJson(loaded.logs).dump(2);
+  const std::string text = stats::hangSummaryJson(loaded.logs).dump(2);
   if (auto error = files::writeOutputFile(summaryPath, [&](std::ostream& out) { out << text << "\n"; })) {
     std::fprintf(stderr, "shardscope: error: %s\n", error->c_str());
     return 1;  // an output that could not be written, as run's (docs/cli.md)
   }
   std::printf("shardscope view: %s of %zu ranks: %s\nThe summary is in %s\n", loaded.logs.source.c_str(),
-              loaded.logs.ranks.size(), hangVerdict(loaded.logs).c_str(), summaryPath.c_str());
+              loaded.logs.ranks.size(), stats::hangVerdict(loaded.logs).c_str(), summaryPath.c_str());
   return 0;
 }
 
 int writeTraceSummary(trace::LoadedTrace loaded, const std::string& dir, const std::string& summaryPath) {
   const bool profiler = !loaded.jobLabel.empty();  // a PyTorch job's own traces
   printTerminalNotes(trace::loaderNotes(dir, loaded));
-  RunResult result;
+  engine::RunResult result;
   // How the run ended, where its trace says (a failed or interrupted run's trace reads as such).
   const auto ended = loaded.runStatus;
   result.ok = !loaded.ranksFailed && ended != trace::RunStatus::Failed && ended != trace::RunStatus::Interrupted;
@@ -95,7 +95,7 @@ int writeTraceSummary(trace::LoadedTrace loaded, const std::string& dir, const s
   if (firstRank && !profiler) result.losses = firstRank->folded.losses;
   for (size_t s = 0; firstRank && s < firstRank->steps.size(); ++s)
     result.losses.push_back(profiler ? std::nan("") : firstRank->steps[s].loss);
-  if (auto error = writeSummaryFile(summaryPath, loaded.config, result, loaded.recording)) {
+  if (auto error = engine::writeSummaryFile(summaryPath, loaded.config, result, loaded.recording)) {
     std::fprintf(stderr, "shardscope: error: %s\n", error->c_str());
     return 1;  // an output that could not be written, as run's (docs/cli.md)
   }
@@ -103,7 +103,7 @@ int writeTraceSummary(trace::LoadedTrace loaded, const std::string& dir, const s
   std::printf("shardscope view: the summary of the job in %s (%d ranks, %zu steps) written to %s\n", dir.c_str(),
               result.worldSize, steps, summaryPath.c_str());
   // Recorded in part (events dropped, steps lost; said above): never "ok" in silence, as run's exit 3.
-  return runStatusOf(result, loaded.recording) == trace::RunStatus::Incomplete ? 3 : 0;
+  return engine::runStatusOf(result, loaded.recording) == trace::RunStatus::Incomplete ? 3 : 0;
 }
 
 }  // namespace
@@ -125,9 +125,9 @@ int writeJobSummary(const std::vector<std::string>& paths, const std::string& su
     }
   }
   // Where the summary goes, before a trace of gigabytes is read: a usage error, as run's outputs.
-  RunConfig output;
+  config::RunConfig output;
   output.summaryPath = summaryPath;
-  if (auto problem = outputsProblem(output)) {
+  if (auto problem = config::outputsProblem(output)) {
     std::fprintf(stderr, "shardscope: error: %s\n", problem->c_str());
     return 2;
   }

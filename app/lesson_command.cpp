@@ -80,7 +80,7 @@ bool askQuestions(const lessons::Lesson& lesson, std::vector<std::string>& typed
 }
 
 void printScores(const lessons::Lesson& lesson, const std::vector<std::string>& typed,
-                 const std::vector<lessons::Answer>& answers, const std::vector<std::vector<RankStats>>& stats) {
+                 const std::vector<lessons::Answer>& answers, const std::vector<std::vector<stats::RankStats>>& stats) {
   std::printf("\nyour predictions, scored against these runs:\n");
   double total = 0;
   int scored = 0;
@@ -117,16 +117,16 @@ std::optional<std::string> lessonOutputsProblem(const lessons::Lesson& lesson, c
   const std::string option =
       options.recordDir.empty() ? "--trace-dir '" + options.traceDir + "'" : "--record '" + options.recordDir + "'";
   for (const auto& run : lesson.runs) {
-    RunConfig config = run.config;
+    config::RunConfig config = run.config;
     config.tracePath = lessonTracePath(options, run.label);
     if (config.tracePath.empty()) return std::nullopt;
-    if (auto problem = outputsProblem(config)) return option + ": " + *problem;
+    if (auto problem = config::outputsProblem(config)) return option + ": " + *problem;
   }
   return std::nullopt;
 }
 
 int runLessonInTerminal(const lessons::Lesson& lesson, const LessonOptions& options,
-                        const std::function<RunResult(const RunConfig&)>& train) {
+                        const std::function<engine::RunResult(const config::RunConfig&)>& train) {
   std::printf("lesson %s: %s\n%s\n\n", lesson.name.c_str(), lesson.title.c_str(), lesson.teaches.c_str());
   std::fflush(stdout);
   std::vector<std::string> typed = options.typed;  // given with --answers, else asked here
@@ -137,7 +137,7 @@ int runLessonInTerminal(const lessons::Lesson& lesson, const LessonOptions& opti
                  "--answers 'A1;A2;...'\n");
     return 2;
   }
-  std::vector<std::vector<RankStats>> stats;
+  std::vector<std::vector<stats::RankStats>> stats;
   std::vector<std::shared_ptr<const trace::CollectiveLogs>> hangs;  // each run's last collectives, where it hung
   bool allRan = true;
   std::vector<std::pair<std::string, std::string>> traces;  // for a second Ctrl-C to say which it kept
@@ -147,11 +147,11 @@ int runLessonInTerminal(const lessons::Lesson& lesson, const LessonOptions& opti
   files::announceOutputs(traces);
   for (size_t i = 0; i < lesson.runs.size(); ++i) {
     if (interruptSignal()) break;
-    RunConfig config = lesson.runs[i].config;
+    config::RunConfig config = lesson.runs[i].config;
     config.tracePath = lessonTracePath(options, lesson.runs[i].label);
     std::printf("run %zu/%zu: %s\n", i + 1, lesson.runs.size(), lesson.runs[i].label.c_str());
     std::fflush(stdout);
-    const RunResult result = train(config);
+    const engine::RunResult result = train(config);
     const bool hungAsMeant = !result.ok && lesson.runs[i].expectsHang && result.lastCollectives;
     if (hungAsMeant) {
       std::printf("run '%s' hung, as the lesson means it to: %s\n", lesson.runs[i].label.c_str(), result.error.c_str());
@@ -164,8 +164,8 @@ int runLessonInTerminal(const lessons::Lesson& lesson, const LessonOptions& opti
     for (const auto& e : result.outputErrors) std::fprintf(stderr, "shardscope: %s\n", e.c_str());
     allRan &= result.outputErrors.empty();
     hangs.push_back(result.lastCollectives);
-    stats.push_back(result.ok ? computeRankStats(config, result.recording, result.parameterCount, result.device)
-                              : std::vector<RankStats>{});
+    stats.push_back(result.ok ? stats::computeRankStats(config, result.recording, result.parameterCount, result.device)
+                              : std::vector<stats::RankStats>{});
   }
   std::printf("\ncaptions (in the app: shardscope --lesson %s; N / P step through them):\n", lesson.name.c_str());
   for (size_t i = 0; i < lesson.captions.size(); ++i) {

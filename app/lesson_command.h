@@ -42,6 +42,6 @@ std::optional<std::string> lessonOutputsProblem(const lessons::Lesson& lesson, c
 // written and every claim holds, 1 otherwise, 2 when the input ends before every question has an
 // answer.
 int runLessonInTerminal(const lessons::Lesson& lesson, const LessonOptions& options,
-                        const std::function<RunResult(const RunConfig&)>& train);
+                        const std::function<engine::RunResult(const config::RunConfig&)>& train);
 
 }  // namespace shardscope::app

@@ -31,7 +31,7 @@ namespace {
 
 // Whether these are `lesson`'s runs, as the lesson view starts them: its configurations, titled
 // by its labels.
-bool areTheRunsOf(const lessons::Lesson& lesson, const std::vector<RunConfig>& runs,
+bool areTheRunsOf(const lessons::Lesson& lesson, const std::vector<config::RunConfig>& runs,
                   const std::vector<std::string>& titles) {
   if (runs.size() != lesson.runs.size() || titles.size() != runs.size()) return false;
   for (size_t i = 0; i < runs.size(); ++i) {
@@ -43,7 +43,8 @@ bool areTheRunsOf(const lessons::Lesson& lesson, const std::vector<RunConfig>& r
 
 }  // namespace
 
-void LessonReplayControl::startTitled(const std::vector<RunConfig>& runs, const std::vector<std::string>& titles) {
+void LessonReplayControl::startTitled(const std::vector<config::RunConfig>& runs,
+                                      const std::vector<std::string>& titles) {
   for (const auto& lesson : lessons_) {
     if (!areTheRunsOf(lesson, runs, titles)) continue;
     error_ = openLessonRecordings(store_, lesson, recordingsOf_(lesson.name), titles);

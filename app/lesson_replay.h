@@ -29,14 +29,14 @@ class LessonReplayControl final : public ui::EngineControl {
                       RecordingsOf recordingsOf)
       : inner_(inner), store_(store), lessons_(std::move(lessons)), recordingsOf_(std::move(recordingsOf)) {}
 
-  void startRun(const RunConfig& config) override { inner_.startRun(config); }
-  void startCompare(const std::vector<RunConfig>& runs) override { inner_.startCompare(runs); }
-  void startTitled(const std::vector<RunConfig>& runs, const std::vector<std::string>& titles) override;
+  void startRun(const config::RunConfig& config) override { inner_.startRun(config); }
+  void startCompare(const std::vector<config::RunConfig>& runs) override { inner_.startCompare(runs); }
+  void startTitled(const std::vector<config::RunConfig>& runs, const std::vector<std::string>& titles) override;
   void stop() override { inner_.stop(); }
   void stepGate() override { inner_.stepGate(); }
   void continueGate() override { inner_.continueGate(); }
   bool busy() const override { return inner_.busy(); }
-  std::string checkConfig(const RunConfig& config) const override { return inner_.checkConfig(config); }
+  std::string checkConfig(const config::RunConfig& config) const override { return inner_.checkConfig(config); }
   std::string runsUnavailable() const override { return inner_.runsUnavailable(); }
   std::string startListen(int port, const std::string& dir) override { return inner_.startListen(port, dir); }
   std::string openRecord(const std::vector<std::string>& paths, bool beside) override {

@@ -50,9 +50,9 @@ void LiveJobSink::rankJoined(int rank, int world, const std::string& configJson,
   }
   if (!configJson.empty()) {
     const auto json = nlohmann::json::parse(configJson, nullptr, false);
-    if (json.is_object()) (void)applyConfigJson(json, s.config);
+    if (json.is_object()) (void)config::applyConfigJson(json, s.config);
     s.config.world = world;
-    s.title = std::string(strategyName(s.config.strategy)) + " (a launched job, live)";
+    s.title = std::string(config::strategyName(s.config.strategy)) + " (a launched job, live)";
   }
   s.status = ui::SessionStatus::Running;
   s.error = "rank " + std::to_string(rank) + " of " + std::to_string(world) + " connected from " + peer;

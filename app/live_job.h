@@ -15,7 +15,7 @@
 
 namespace shardscope::app {
 
-class LiveJobSink final : public CollectorSink {
+class LiveJobSink final : public engine::CollectorSink {
  public:
   // Adds the job's session to `store` (titled by where it listens) and fills it from then on,
   // holding at most `detailEvents` over its ranks in detail (--window-events; 0: no bound): past it

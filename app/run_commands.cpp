@@ -14,6 +14,7 @@
 #include "files/output_file.h"
 #include "files/unfinished_outputs.h"
 #include "config/tensor_parallel.h"
+#include "app/schedule_command.h"
 #include "trace/run_recording.h"
 
 namespace shardscope::app {
@@ -25,19 +26,22 @@ int failUsage(const std::string& message) {
 
 namespace {
 
-void printBanner(const shardscope::RunConfig& config) {
+void printBanner(const shardscope::config::RunConfig& config) {
   std::printf("shardscope run: %s, %d layers, hidden %d%s, %s (%s), world %d, batch %d, %d steps, %s\n",
-              modeName(config.model), config.layers, config.hidden, shardscope::trainingLabel(config).c_str(),
-              shardscope::strategyName(config.strategy), shardscope::zeroName(config.strategy).c_str(), config.world,
-              config.batch, config.steps, modeName(config.device));
+              config::modeName(config.model), config.layers, config.hidden,
+              shardscope::config::trainingLabel(config).c_str(), shardscope::config::strategyName(config.strategy),
+              shardscope::config::zeroName(config.strategy).c_str(), config.world, config.batch, config.steps,
+              config::modeName(config.device));
+  if (config.pp > 1) printPipelinePlan(config);
   if (config.tp > 1) {
-    const int dataRanks = config.world / config.tp;
+    const int dataRanks = shardscope::config::dataRankCount(config);
     std::printf("mesh: %d data x %d tensor (tensor groups of %d consecutive ranks, each on one slice of the batch)\n",
                 dataRanks, config.tp, config.tp);
-    if (shardscope::traitsOf(config.strategy).replicatesShardGroups) {
+    if (shardscope::config::traitsOf(config.strategy).replicatesShardGroups) {
       std::printf(
           "the data ranks: %d replicas x %d shard (shard groups of %d data ranks, as (dp_replicate, dp_shard, tp))\n",
-          shardscope::replicaCount(config), shardscope::shardGroupSize(config), shardscope::shardGroupSize(config));
+          shardscope::config::replicaCount(config), shardscope::config::shardGroupSize(config),
+          shardscope::config::shardGroupSize(config));
     }
     if (config.sequenceParallel) {
       std::printf(
@@ -45,7 +49,7 @@ void printBanner(const shardscope::RunConfig& config) {
           "linears; all-gathers and reduce-scatters where --tp alone all-reduces\n",
           config.seq / config.tp, config.seq);
     }
-    for (const auto& linear : shardscope::replicatedLinears(config)) {
+    for (const auto& linear : shardscope::config::replicatedLinears(config)) {
       std::printf("%s: whole on every rank (the mlp's linears pair column-then-row; their count is odd)\n",
                   linear.c_str());
     }
@@ -55,8 +59,8 @@ void printBanner(const shardscope::RunConfig& config) {
 
 }  // namespace
 
-shardscope::RunResult trainWithProgress(const shardscope::RunConfig& config) {
-  shardscope::RunCallbacks callbacks;
+shardscope::engine::RunResult trainWithProgress(const shardscope::config::RunConfig& config) {
+  shardscope::engine::RunCallbacks callbacks;
   using Clock = shardscope::app::SlowStepNotice::Clock;
   shardscope::app::SlowStepNotice slowStep(config.world, config.steps, Clock::now());
   callbacks.onStep = [&](int step, double loss, double seconds) {
@@ -65,7 +69,7 @@ shardscope::RunResult trainWithProgress(const shardscope::RunConfig& config) {
     slowStep.stepEnded(step, Clock::now());
   };
   // A step-gated run waits on the user, not on work: it gets no notices.
-  if (config.stepGate == shardscope::StepGateMode::Off) {
+  if (config.stepGate == shardscope::config::StepGateMode::Off) {
     callbacks.onEvent = [&](const shardscope::trace::Event& e) { slowStep.event(e); };
     callbacks.onIdle = [&] {
       const std::string line = slowStep.poll(Clock::now());
@@ -76,13 +80,14 @@ shardscope::RunResult trainWithProgress(const shardscope::RunConfig& config) {
   }
   shardscope::app::TerminalGate gate;
   callbacks.shouldStop = [&] { return shardscope::app::interruptSignal() != 0 || gate.stopRequested(); };
-  if (config.stepGate != shardscope::StepGateMode::Off) {
+  if (config.stepGate != shardscope::config::StepGateMode::Off) {
     std::printf(
         "step gate (%s): the ranks wait before each %s. Enter: go on by one; c + Enter: "
         "continue to the end; q + Enter: stop.\n",
-        modeName(config.stepGate), config.stepGate == shardscope::StepGateMode::Step ? "training step" : "event group");
+        config::modeName(config.stepGate),
+        config.stepGate == shardscope::config::StepGateMode::Step ? "training step" : "event group");
     std::fflush(stdout);
-    callbacks.onGate = [&](const shardscope::GateStatus& status) { gate.show(status); };
+    callbacks.onGate = [&](const shardscope::engine::GateStatus& status) { gate.show(status); };
     callbacks.gateCommand = [&] { return gate.command(); };
   }
   return shardscope::app::runTraining(config, selfExecutable(), callbacks);
@@ -91,7 +96,7 @@ shardscope::RunResult trainWithProgress(const shardscope::RunConfig& config) {
 namespace {
 
 // What a run that was stopped kept on disk, for the message: " Kept: summary s.json, trace t.json."
-std::string keptOutputs(const shardscope::RunConfig& config) {
+std::string keptOutputs(const shardscope::config::RunConfig& config) {
   std::string kept;
   for (const auto& [what, path] : {std::pair<const char*, const std::string&>{"summary", config.summaryPath},
                                    {"trace", config.tracePath},
@@ -120,15 +125,16 @@ void reportWarnings(const std::vector<std::string>& warnings) {
 
 }  // namespace
 
-int runHeadless(const shardscope::RunConfig& config) {
+int runHeadless(const shardscope::config::RunConfig& config) {
   printBanner(config);
   // For a second Ctrl-C, which ends the process at once, to say which of them it kept.
   shardscope::files::announceOutputs(
       {{"summary", config.summaryPath}, {"trace", config.tracePath}, {"memory CSV", config.memoryCsvPath}});
   auto result = trainWithProgress(config);
   if (result.recording.ranks() > 0 && !result.losses.empty()) {
-    shardscope::printRunTables(
-        stdout, config, shardscope::computeRankStats(config, result.recording, result.parameterCount, result.device),
+    shardscope::stats::printRunTables(
+        stdout, config,
+        shardscope::stats::computeRankStats(config, result.recording, result.parameterCount, result.device),
         result.device);
   }
   reportWarnings(result.warnings);
@@ -154,7 +160,7 @@ int runHeadless(const shardscope::RunConfig& config) {
               static_cast<long long>(result.parameterCount));
   if (config.loraRank > 0) {
     std::printf(" (%lld of them trained: the LoRA adapters)",
-                static_cast<long long>(shardscope::trainableElements(config)));
+                static_cast<long long>(shardscope::config::trainableElements(config)));
   }
   std::printf("\n");
   return 0;
@@ -175,16 +181,17 @@ std::string perStrategyPath(const std::string& path, const std::string& strategy
 
 // One run of a comparison: its name in tables, summaries and file names ("full_shard", or
 // "full_shard@4" when the comparison spans world sizes).
-std::string comparisonName(const shardscope::RunConfig& run, bool acrossWorlds) {
-  const std::string name = shardscope::strategyName(run.strategy);
+std::string comparisonName(const shardscope::config::RunConfig& run, bool acrossWorlds) {
+  const std::string name = shardscope::config::strategyName(run.strategy);
   return acrossWorlds ? name + "@" + std::to_string(run.world) : name;
 }
 
 }  // namespace
 
-int runCompare(const shardscope::RunConfig& base, const std::vector<shardscope::RunConfig>& runs, bool acrossWorlds) {
+int runCompare(const shardscope::config::RunConfig& base, const std::vector<shardscope::config::RunConfig>& runs,
+               bool acrossWorlds) {
   const auto summaryAtStart = shardscope::files::stampOf(base.summaryPath);
-  std::vector<shardscope::StrategyColumn> columns;
+  std::vector<shardscope::stats::StrategyColumn> columns;
   nlohmann::json all = nlohmann::json::object();
   bool outputFailed = false;
   std::vector<std::pair<std::string, std::string>> outputs = {{"summary", base.summaryPath}};
@@ -197,26 +204,26 @@ int runCompare(const shardscope::RunConfig& base, const std::vector<shardscope::
   for (const auto& run : runs) {
     if (shardscope::app::interruptSignal()) break;  // the runs not started are left out
     const std::string name = comparisonName(run, acrossWorlds);
-    shardscope::RunConfig config = run;
+    shardscope::config::RunConfig config = run;
     config.summaryPath.clear();
     config.tracePath = perStrategyPath(base.tracePath, name);
     config.memoryCsvPath = perStrategyPath(base.memoryCsvPath, name);
     if (!base.exportDir.empty()) config.exportDir = base.exportDir + "/" + name;
     printBanner(config);
     auto result = trainWithProgress(config);
-    shardscope::StrategyColumn column;
+    shardscope::stats::StrategyColumn column;
     column.strategy = name;
     column.config = config;
     column.device = result.device;
     column.ok = result.ok;
     column.error = result.error;
-    column.ranks = shardscope::computeRankStats(config, result.recording, result.parameterCount, result.device);
+    column.ranks = shardscope::stats::computeRankStats(config, result.recording, result.parameterCount, result.device);
     reportWarnings(result.warnings);
     outputFailed |= reportOutputErrors(result.outputErrors);
-    all[name] = shardscope::summaryJson(config, result, result.recording);
+    all[name] = shardscope::engine::summaryJson(config, result, result.recording);
     columns.push_back(std::move(column));
   }
-  shardscope::printComparisonTable(stdout, columns);
+  shardscope::stats::printComparisonTable(stdout, columns);
   if (acrossWorlds) shardscope::estimate::printScalingTable(stdout, columns);
   if (!base.summaryPath.empty()) {
     if (auto warning = shardscope::files::changedMeanwhile(base.summaryPath, summaryAtStart, "summary");

@@ -15,9 +15,9 @@ namespace shardscope::app {
 int failUsage(const std::string& message);
 
 // One run with a line per step (and the slow-step notices, the step gate's prompts).
-RunResult trainWithProgress(const RunConfig& config);
-int runHeadless(const RunConfig& config);
+engine::RunResult trainWithProgress(const config::RunConfig& config);
+int runHeadless(const config::RunConfig& config);
 // `runs` one after another, then one table side by side (and one across world sizes).
-int runCompare(const RunConfig& base, const std::vector<RunConfig>& runs, bool acrossWorlds);
+int runCompare(const config::RunConfig& base, const std::vector<config::RunConfig>& runs, bool acrossWorlds);
 
 }  // namespace shardscope::app

@@ -45,7 +45,7 @@ std::string SlowStepNotice::poll(Clock::time_point now) {
   std::string line = "step " + std::to_string(step_ + 1) + "/" + std::to_string(steps_) + " has run " +
                      std::to_string(running.count()) + " s:";
   for (size_t r = 0; r < lastTelling_.size() && r < kRanksNamed; ++r) {
-    const std::string doing = describeProgress(lastTelling_[r]);
+    const std::string doing = engine::describeProgress(lastTelling_[r]);
     line += (r == 0 ? " rank " : ", rank ") + std::to_string(r) + " " + (doing.empty() ? "starting" : doing);
   }
   if (lastTelling_.size() > kRanksNamed) {

@@ -14,8 +14,8 @@ class TerminalGate {
  public:
   explicit TerminalGate(int inputFd = 0) : inputFd_(inputFd) {}
 
-  void show(const GateStatus& status);  // prints a line when every rank waits at a new place
-  GateCommand command();                // the next command typed, without waiting for one
+  void show(const engine::GateStatus& status);  // prints a line when every rank waits at a new place
+  engine::GateCommand command();                // the next command typed, without waiting for one
   bool stopRequested() const { return stop_; }
 
  private:

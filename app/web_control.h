@@ -13,13 +13,13 @@ class WebControl final : public ui::EngineControl {
  public:
   explicit WebControl(ui::SessionStore& store) : store_(store) {}
 
-  void startRun(const RunConfig&) override {}
-  void startCompare(const std::vector<RunConfig>&) override {}
+  void startRun(const config::RunConfig&) override {}
+  void startCompare(const std::vector<config::RunConfig>&) override {}
   void stop() override {}
   void stepGate() override {}
   void continueGate() override {}
   bool busy() const override { return false; }
-  std::string checkConfig(const RunConfig&) const override { return runsUnavailable(); }
+  std::string checkConfig(const config::RunConfig&) const override { return runsUnavailable(); }
   std::string runsUnavailable() const override;
   std::string openRecord(const std::vector<std::string>& paths, bool beside) override;
   ui::OpenStatus openStatus() const override { return status_; }

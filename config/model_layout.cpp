@@ -5,7 +5,7 @@
 #include <iterator>
 #include <stdexcept>
 
-namespace shardscope {
+namespace shardscope::config {
 
 int64_t ParamSpec::numel() const {
   int64_t n = 1;
@@ -151,4 +151,4 @@ std::vector<int64_t> unitElements(const RunConfig& config) {
   return out;
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::config

@@ -9,7 +9,7 @@
 
 #include "config/run_config.h"
 
-namespace shardscope {
+namespace shardscope::config {
 
 constexpr int kRootUnit = -1;
 
@@ -64,4 +64,4 @@ std::string trainingLabel(const RunConfig& config);
 // counts them together.
 std::vector<int64_t> unitElements(const RunConfig& config);
 
-}  // namespace shardscope
+}  // namespace shardscope::config

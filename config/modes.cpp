@@ -2,7 +2,7 @@
 
 #include "files/user_json.h"
 
-namespace shardscope {
+namespace shardscope::config {
 
 const std::vector<ModeName<ModelKind>>& modeNames(ModelKind) {
   static const std::vector<ModeName<ModelKind>> names = {{ModelKind::Mlp, "mlp"}, {ModelKind::Gpt, "gpt"}};
@@ -56,6 +56,16 @@ const std::vector<ModeName<StepGateMode>>& modeNames(StepGateMode) {
 }
 const char* modeOption(StepGateMode) { return "step-gate"; }
 
+const std::vector<ModeName<PipelineSchedule>>& modeNames(PipelineSchedule) {
+  static const std::vector<ModeName<PipelineSchedule>> names = {{PipelineSchedule::GPipe, "gpipe"},
+                                                                {PipelineSchedule::OneFOneB, "1f1b"},
+                                                                {PipelineSchedule::Interleaved1F1B, "interleaved_1f1b"},
+                                                                {PipelineSchedule::ZeroBubble, "zero_bubble"},
+                                                                {PipelineSchedule::Zbv, "zbv"}};
+  return names;
+}
+const char* modeOption(PipelineSchedule) { return "schedule"; }
+
 const std::vector<ModeName<MemoryCheck>>& modeNames(MemoryCheck) {
   static const std::vector<ModeName<MemoryCheck>> names = {{MemoryCheck::On, "on"}, {MemoryCheck::Off, "off"}};
   return names;
@@ -72,4 +82,4 @@ std::string unknownModeMessage(const char* option, const std::string& given, con
   return std::string("--") + option + " '" + files::clipped(given) + "' is not known; choose one of: " + choices + ".";
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::config

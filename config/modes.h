@@ -17,7 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace shardscope {
+namespace shardscope::config {
 
 enum class ModelKind : uint8_t { Mlp, Gpt };
 // In the order of what they shard (the ZeRO stages); what each means: config/strategies.h.
@@ -31,6 +31,8 @@ enum class RecordingMode : uint8_t { On, Off, Alternate };
 enum class StepGateMode : uint8_t { Off, Group, Step };
 enum class MemoryCheck : uint8_t { On, Off };
 enum class Offload : uint8_t { Off, Cpu };
+// A pipeline's order of forwards and backwards (--pp): config/pipeline_schedule.h.
+enum class PipelineSchedule : uint8_t { GPipe, OneFOneB, Interleaved1F1B, ZeroBubble, Zbv };
 
 template <typename E>
 struct ModeName {
@@ -50,6 +52,7 @@ const std::vector<ModeName<RecordingMode>>& modeNames(RecordingMode);
 const std::vector<ModeName<StepGateMode>>& modeNames(StepGateMode);
 const std::vector<ModeName<MemoryCheck>>& modeNames(MemoryCheck);
 const std::vector<ModeName<Offload>>& modeNames(Offload);
+const std::vector<ModeName<PipelineSchedule>>& modeNames(PipelineSchedule);
 
 const char* modeOption(ModelKind);
 const char* modeOption(StrategyKind);
@@ -62,6 +65,7 @@ const char* modeOption(RecordingMode);
 const char* modeOption(StepGateMode);
 const char* modeOption(MemoryCheck);
 const char* modeOption(Offload);
+const char* modeOption(PipelineSchedule);
 
 template <typename E, typename = void>
 struct IsMode : std::false_type {};
@@ -129,4 +133,4 @@ std::ostream& operator<<(std::ostream& out, E value) {
   return out << modeName(value);
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::config

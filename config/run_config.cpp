@@ -17,7 +17,7 @@
 #include <sstream>
 #include <type_traits>
 
-namespace shardscope {
+namespace shardscope::config {
 
 namespace {
 
@@ -33,6 +33,30 @@ std::string strategyChoices() {
 }  // namespace
 
 namespace {
+
+// A pipeline's options (--pp and what it reads), listed after the other training options.
+std::vector<ConfigField> pipelineFields() {
+  using F = FieldGroup;
+  return {
+      {"pp", &RunConfig::pp, F::Training,
+       "pipeline parallelism: the model split into stages along its blocks (the first stage also holds the "
+       "embedding, the last the head and the loss), each stage on world / P consecutive ranks, as torchtitan "
+       "lays out its (pp, dp, tp) mesh; --strategy works over each stage's data ranks and --tp inside them; "
+       "activations and their gradients cross stages by point-to-point send and recv. 1: none"},
+      {"schedule", &RunConfig::schedule, F::Training,
+       "--pp: the order of forwards (F) and backwards (B) of micro-batches on each rank, as "
+       "torch.distributed.pipelining's schedules: gpipe (every F, then every B) | 1f1b (P-r-1 Fs, then one F "
+       "and one B in turn) | interleaved_1f1b (--stages-per-rank V stages on each rank, looped) | zero_bubble "
+       "(interleaved, backward split into I and W) | zbv (two stages per rank in a V); --print-schedule "
+       "prints each rank's actions"},
+      {"stages-per-rank", &RunConfig::stagesPerRank, F::Training,
+       "--pp with interleaved_1f1b, zero_bubble (2 or more) or zbv (2): stages on each rank, rank r holding "
+       "stages r, r + P, ... (zbv: r and 2P - 1 - r). 0: 1, or 2 for those schedules"},
+      {"microbatches", &RunConfig::microbatches, F::Training,
+       "--pp: micro-batches each data rank's batch is split into, run through the pipeline and reduced "
+       "once after the last. 0: P, or 2P for the looped schedules"},
+  };
+}
 
 // What a run trains: the model, data, strategy and training options.
 std::vector<ConfigField> trainingFields() {
@@ -194,6 +218,15 @@ std::map<std::string, NumberRange> numberRanges() {
   ranges["accumulate"] = {
       1, 1e300, false, false, "it must be 1 (no gradient accumulation) or more micro-batches per step.", "2"};
   ranges["seed"] = {0, 1e300, false, false, "it must be 0 or more.", "0"};
+  ranges["pp"] = {1,
+                  kMaxWorldSize,
+                  false,
+                  false,
+                  "it must be between 1 (no pipeline) and " + std::to_string(kMaxWorldSize) +
+                      " ranks per pipeline, one stage each.",
+                  "2"};
+  ranges["stages-per-rank"] = {1, 64, false, true, "it must be 0 (the schedule's default) or 1 to 64.", "2"};
+  ranges["microbatches"] = {1, 1e6, false, true, "it must be 0 (the schedule's default) or 1 or more.", "4"};
   ranges["lr"] = {0, 1e300, true, false, "it must be a positive finite number (e.g. 1e-3)."};
   ranges["bucket-cap-mb"] = {0, 1e300, true, false, "it must be a positive number of MiB (default 25)."};
   ranges["gpu-memory"] = {0, 1e300, false, false,
@@ -215,6 +248,7 @@ std::map<std::string, NumberRange> numberRanges() {
 const std::vector<ConfigField>& configFields() {
   static const std::vector<ConfigField> fields = [] {
     std::vector<ConfigField> all = trainingFields();
+    for (auto& field : pipelineFields()) all.push_back(std::move(field));
     for (auto& field : outputAndControlFields()) all.push_back(std::move(field));
     const auto ranges = numberRanges();
     for (auto& field : all) {
@@ -712,11 +746,14 @@ std::optional<std::string> outputsProblem(const RunConfig& c) {
 
 // The global batch split over the data-parallel ranks, then each rank's over its micro-batches.
 std::optional<std::string> batchSplitProblem(const RunConfig& c) {
-  // Under --tp the ranks of a tensor group share their slice of the batch.
-  const int dataRanks = c.world / std::max(1, c.tp);
-  const std::string over = c.tp > 1 ? "the " + std::to_string(dataRanks) + " data-parallel ranks (--world " +
-                                          std::to_string(c.world) + " / --tp " + std::to_string(c.tp) + ")"
-                                    : "--world " + std::to_string(c.world);
+  // Under --tp the ranks of a tensor group share their slice of the batch, under --pp a pipeline's.
+  const int dataRanks = dataRankCount(c);
+  const std::string tp = c.tp > 1 ? " / --tp " + std::to_string(c.tp) : "";
+  const std::string pp = c.pp > 1 ? " / --pp " + std::to_string(c.pp) : "";
+  const std::string over = c.tp > 1 || c.pp > 1
+                               ? "the " + std::to_string(dataRanks) + " data-parallel ranks (--world " +
+                                     std::to_string(c.world) + tp + pp + ")"
+                               : "--world " + std::to_string(c.world);
   if (c.batch % dataRanks != 0) {
     return "--batch " + std::to_string(c.batch) + " is not divisible by " + over +
            "; every rank takes an equal shard of the global batch. Use a " + "batch that is a multiple of " +
@@ -762,6 +799,7 @@ std::optional<std::string> validate(const RunConfig& c) {
            std::to_string(c.hidden % 4 == 0 ? 4 : 1) + ").";
   }
   if (auto e = modelSizeProblem(c)) return e;
+  if (auto e = pipelineProblem(c)) return e;
   if (auto e = batchSplitProblem(c)) return e;
   if (auto e = slowRankProblem(c)) return e;
   return hangProblem(c);
@@ -831,4 +869,4 @@ std::optional<std::string> comparisonProblem(const std::vector<RunConfig>& runs)
   return std::nullopt;
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::config

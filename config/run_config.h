@@ -16,7 +16,7 @@
 #include "config/modes.h"
 #include "config/strategies.h"
 
-namespace shardscope {
+namespace shardscope::config {
 
 // The most ranks one host runs; every rank is a full process with its own LibTorch.
 constexpr int kMaxWorldSize = 8;
@@ -24,20 +24,25 @@ constexpr int kMaxPrefetch = 4;  // units gathered ahead; more only holds more m
 
 struct RunConfig {
   ModelKind model = ModelKind::Mlp;
-  int layers = 2;                             // blocks (each block is one FSDP unit)
-  int hidden = 64;                            // hidden width
-  int heads = 4;                              // gpt: attention heads (must divide hidden)
-  int seq = 32;                               // gpt: tokens per sample
-  int vocab = 256;                            // gpt: vocabulary size
-  int features = 32;                          // mlp: input features
-  int classes = 10;                           // mlp: output classes
-  int batch = 16;                             // global batch (samples), split evenly over ranks
-  int steps = 5;                              // training steps
-  int world = 2;                              // ranks (OS processes)
-  int tp = 1;                                 // tensor-parallel degree: groups of tp consecutive ranks split
-                                              // the large matrices (config/tensor_parallel.h); 1: none
-  bool sequenceParallel = false;              // with tp > 1 (gpt): the norms' regions split along the
-                                              // sequence, all-gather and reduce-scatter for all-reduce
+  int layers = 2;                 // blocks (each block is one FSDP unit)
+  int hidden = 64;                // hidden width
+  int heads = 4;                  // gpt: attention heads (must divide hidden)
+  int seq = 32;                   // gpt: tokens per sample
+  int vocab = 256;                // gpt: vocabulary size
+  int features = 32;              // mlp: input features
+  int classes = 10;               // mlp: output classes
+  int batch = 16;                 // global batch (samples), split evenly over ranks
+  int steps = 5;                  // training steps
+  int world = 2;                  // ranks (OS processes)
+  int tp = 1;                     // tensor-parallel degree: groups of tp consecutive ranks split
+                                  // the large matrices (config/tensor_parallel.h); 1: none
+  bool sequenceParallel = false;  // with tp > 1 (gpt): the norms' regions split along the
+                                  // sequence, all-gather and reduce-scatter for all-reduce
+  int pp = 1;                     // pipeline stages' ranks: the world is pp x dp x tp, each block of
+                                  // world / pp consecutive ranks one stage (config/pipeline_config.h)
+  int stagesPerRank = 0;          // --pp: stages on each rank (V); 0: 1, or 2 for the looped schedules
+  int microbatches = 0;           // --pp: micro-batches per step (M); 0: P, or 2P for the looped ones
+  PipelineSchedule schedule = PipelineSchedule::OneFOneB;  // --pp: config/pipeline_schedule.h
   StrategyKind strategy = StrategyKind::Ddp;  // what each means: config/strategies.h
   OptimizerKind optimizer = OptimizerKind::Adam;
   double lr = 1e-3;
@@ -101,15 +106,24 @@ std::optional<std::string> shardGroupProblem(const RunConfig& config);
 // divide the world, gpt's heads and mlp's width; not yet with LoRA.
 std::optional<std::string> tensorParallelProblem(const RunConfig& config);
 
+// Why the pipeline options (--pp, --schedule, --stages-per-rank, --microbatches) do not fit the rest,
+// or nothing (part of validate(); config/pipeline_config.cpp): P must divide the world with --tp;
+// the stages need as many blocks; M must divide a data rank's batch and suit the schedule; options
+// for pipelines without --pp are refused.
+std::optional<std::string> pipelineProblem(const RunConfig& config);
+// The ranks a run's batch is divided over: the world over --tp and --pp.
+int dataRankCount(const RunConfig& config);
+
 // Why --offload does not fit the strategy and device, or nothing (part of validate()).
 std::optional<std::string> offloadProblem(const RunConfig& config);
 
 // Where a field of RunConfig lives, whatever its type.
-using ConfigMember = std::variant<int RunConfig::*, int64_t RunConfig::*, bool RunConfig::*, double RunConfig::*,
-                                  std::string RunConfig::*, ModelKind RunConfig::*, StrategyKind RunConfig::*,
-                                  OptimizerKind RunConfig::*, DeviceKind RunConfig::*, BindCores RunConfig::*,
-                                  Precision RunConfig::*, Checkpointing RunConfig::*, RecordingMode RunConfig::*,
-                                  StepGateMode RunConfig::*, MemoryCheck RunConfig::*, Offload RunConfig::*>;
+using ConfigMember =
+    std::variant<int RunConfig::*, int64_t RunConfig::*, bool RunConfig::*, double RunConfig::*,
+                 std::string RunConfig::*, ModelKind RunConfig::*, StrategyKind RunConfig::*,
+                 OptimizerKind RunConfig::*, DeviceKind RunConfig::*, BindCores RunConfig::*, Precision RunConfig::*,
+                 Checkpointing RunConfig::*, RecordingMode RunConfig::*, StepGateMode RunConfig::*,
+                 MemoryCheck RunConfig::*, Offload RunConfig::*, PipelineSchedule RunConfig::*>;
 
 // Training options shape the run (every command that runs or predicts one takes them); the others
 // only matter to a run that happens (run, compare, worker): how it is watched and judged, and the
@@ -206,4 +220,4 @@ std::vector<RunConfig> comparisonRuns(const RunConfig& base, const std::vector<S
 // Why those runs cannot start: the first one validate() refuses, naming its world size.
 std::optional<std::string> comparisonProblem(const std::vector<RunConfig>& runs);
 
-}  // namespace shardscope
+}  // namespace shardscope::config

@@ -4,7 +4,7 @@
 #include <sstream>
 #include <stdexcept>
 
-namespace shardscope {
+namespace shardscope::config {
 
 const std::vector<StrategyTraits>& strategyTable() {
   //  kind, name, PyTorch, ZeRO, shards: optimizer, gradients, parameters; gathers units,
@@ -116,4 +116,4 @@ std::optional<std::string> parseStrategyList(const std::string& text, std::vecto
   return std::nullopt;
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::config

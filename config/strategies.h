@@ -8,7 +8,7 @@
 
 #include "config/modes.h"
 
-namespace shardscope {
+namespace shardscope::config {
 
 struct StrategyTraits {
   StrategyKind kind;
@@ -62,4 +62,4 @@ std::vector<StrategyKind> defaultCompareStrategies();
 // and the choices otherwise.
 std::optional<std::string> parseStrategyList(const std::string& text, std::vector<StrategyKind>& out);
 
-}  // namespace shardscope
+}  // namespace shardscope::config

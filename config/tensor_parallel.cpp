@@ -1,6 +1,6 @@
 #include "config/tensor_parallel.h"
 
-namespace shardscope {
+namespace shardscope::config {
 
 namespace {
 
@@ -98,4 +98,4 @@ TensorPlace tensorPlace(int rank, int worldSize, int tensorRanks) {
   return {rank / n, std::max(1, worldSize / n), rank % n};
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::config

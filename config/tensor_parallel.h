@@ -13,7 +13,7 @@
 #include "config/model_layout.h"
 #include "config/run_config.h"
 
-namespace shardscope {
+namespace shardscope::config {
 
 // How a parameter is divided over a tensor group.
 enum class TensorSplit : uint8_t {
@@ -45,4 +45,4 @@ struct TensorPlace {
 };
 TensorPlace tensorPlace(int rank, int worldSize, int tensorRanks);
 
-}  // namespace shardscope
+}  // namespace shardscope::config

@@ -1,6 +1,6 @@
 #include "config/view_tabs.h"
 
-namespace shardscope {
+namespace shardscope::config {
 
 const std::vector<ViewTab>& viewTabs() {
   static const std::vector<ViewTab> tabs = {
@@ -28,4 +28,4 @@ std::string viewTabNames(const char* separator) {
   return names;
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::config

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace shardscope {
+namespace shardscope::config {
 
 struct ViewTab {
   const char* name;   // "holdings"
@@ -19,4 +19,4 @@ const ViewTab* findViewTab(const std::string& name);
 // "comparison, memory, holdings, collectives, estimate, export, help" (with `separator` between).
 std::string viewTabNames(const char* separator = ", ");
 
-}  // namespace shardscope
+}  // namespace shardscope::config

@@ -2,9 +2,10 @@
 
 #include "engine/launch/run_controller.h"
 
-extern "C" __attribute__((visibility("default"))) const shardscope::EngineEntry* shardscope_engine_entry() {
-  static const shardscope::EngineEntry entry{shardscope::kEngineEntryLayout, &shardscope::runTraining,
-                                             &shardscope::runRankWorker,     &shardscope::checkDeviceAvailable,
-                                             &shardscope::trace::useNames,   &shardscope::files::useUnfinishedOutputs};
+extern "C" __attribute__((visibility("default"))) const shardscope::engine::EngineEntry* shardscope_engine_entry() {
+  static const shardscope::engine::EngineEntry entry{
+      shardscope::engine::kEngineEntryLayout, &shardscope::engine::runTraining,
+      &shardscope::engine::runRankWorker,     &shardscope::engine::checkDeviceAvailable,
+      &shardscope::trace::useNames,           &shardscope::files::useUnfinishedOutputs};
   return &entry;
 }

@@ -13,16 +13,16 @@
 #include "files/unfinished_outputs.h"
 #include "trace/names.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 struct EngineEntry {
   // The table's layout: the module and the executable are built together, and a module of
   // another build that lies beside the executable is refused rather than called wrongly.
   int layout = 0;
-  RunResult (*runTraining)(const RunConfig&, const std::string& workerExecutable, const RunCallbacks&,
+  RunResult (*runTraining)(const config::RunConfig&, const std::string& workerExecutable, const RunCallbacks&,
                            const RecordingSink&) = nullptr;
-  int (*runRankWorker)(const RunConfig&, const WorkerRecording&) = nullptr;
-  std::optional<std::string> (*checkDeviceAvailable)(const RunConfig&) = nullptr;
+  int (*runRankWorker)(const config::RunConfig&, const WorkerRecording&) = nullptr;
+  std::optional<std::string> (*checkDeviceAvailable)(const config::RunConfig&) = nullptr;
   // The executable's span names (trace/names.h), for the recordings the module fills: called once,
   // as the module is loaded, before anything else.
   void (*useNames)(trace::NameTable*) = nullptr;
@@ -37,6 +37,6 @@ constexpr int kEngineEntryLayout = 3;
 // The module's one exported name.
 constexpr const char* kEngineEntrySymbol = "shardscope_engine_entry";
 
-}  // namespace shardscope
+}  // namespace shardscope::engine
 
-extern "C" const shardscope::EngineEntry* shardscope_engine_entry();
+extern "C" const shardscope::engine::EngineEntry* shardscope_engine_entry();

@@ -126,10 +126,10 @@ namespace {
 // heads' log-sum-exp covers the whole sequence for a/t heads. The embedding's output is a rank's
 // tokens; the head keeps the whole sequence's final norm output (the LM head is whole) and its
 // statistics of a rank's tokens.
-GptActivations sequenceParallelActivations(const RunConfig& c, int64_t e, int64_t b) {
+GptActivations sequenceParallelActivations(const config::RunConfig& c, int64_t e, int64_t b) {
   const int64_t t = c.tp, s = c.seq, h = c.hidden, a = c.heads, v = c.vocab;
   const int64_t tokens = b * (s / t), bs = b * s;  // a rank's b s/t, and the whole b s
-  const bool checkpointed = c.activationCheckpointing == Checkpointing::Blocks;
+  const bool checkpointed = c.activationCheckpointing == config::Checkpointing::Blocks;
   const int64_t embedding = e * tokens * h + 8 * s;
   const int64_t block = e * 16 * tokens * h + e * 4 * tokens + 4 * (a / t) * bs;
   const int64_t blocks = c.layers * (checkpointed ? e * tokens * h : block);
@@ -149,14 +149,14 @@ GptActivations sequenceParallelActivations(const RunConfig& c, int64_t e, int64_
 
 }  // namespace
 
-GptActivations gptSavedActivations(const RunConfig& c) {
-  const int64_t e = c.precision == Precision::Bf16 ? 2 : 4;  // the compute dtype's bytes
+GptActivations gptSavedActivations(const config::RunConfig& c) {
+  const int64_t e = c.precision == config::Precision::Bf16 ? 2 : 4;  // the compute dtype's bytes
   // Under --tp t a tensor group shares one data rank's samples (config/tensor_parallel.h).
   const int64_t t = std::max(1, c.tp);
   const int64_t b = c.batch / (c.world / t) / c.accumulate, s = c.seq, h = c.hidden, a = c.heads, v = c.vocab;
   if (c.sequenceParallel && t > 1) return sequenceParallelActivations(c, e, b);
   const int64_t bsh = b * s * h, bs = b * s, r = c.loraRank;
-  const bool lora = r > 0, checkpointed = c.activationCheckpointing == Checkpointing::Blocks;
+  const bool lora = r > 0, checkpointed = c.activationCheckpointing == config::Checkpointing::Blocks;
   // The embedding's output (the first block's input); the position indices (int64) for the
   // embedding's gradient, unless it is frozen (LoRA).
   const int64_t embedding = e * bsh + (lora ? 0 : 8 * s);

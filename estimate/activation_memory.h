@@ -90,6 +90,6 @@ struct GptActivations {
 };
 
 // What a rank of this gpt run holds of activations when backward begins (one micro-batch's).
-GptActivations gptSavedActivations(const RunConfig& config);
+GptActivations gptSavedActivations(const config::RunConfig& config);
 
 }  // namespace shardscope::estimate

@@ -9,8 +9,9 @@
 
 namespace shardscope::estimate {
 
-std::optional<std::string> memoryShortfall(const RunConfig& config, const HostMemory& host) {
-  if (config.memoryCheck == MemoryCheck::Off || config.device != DeviceKind::Cpu || host.availableBytes < 0)
+std::optional<std::string> memoryShortfall(const config::RunConfig& config, const HostMemory& host) {
+  if (config.memoryCheck == config::MemoryCheck::Off || config.device != config::DeviceKind::Cpu ||
+      host.availableBytes < 0)
     return std::nullopt;
   const RunPrediction p = predictRun(config);
   const int64_t perRank = p.modelStateBytes() + p.activationSavedBytes;
@@ -29,7 +30,7 @@ std::optional<std::string> memoryShortfall(const RunConfig& config, const HostMe
   return why.str();
 }
 
-std::optional<std::string> checkMemoryAvailable(const RunConfig& config) {
+std::optional<std::string> checkMemoryAvailable(const config::RunConfig& config) {
   return memoryShortfall(config, hostMemoryAvailable());
 }
 

@@ -21,9 +21,9 @@ using files::hostMemoryAvailable;
 // Why `config` cannot fit in `host`, naming the prediction, what is free and the override; nothing
 // when it fits, when --memory-check is off, on a GPU (device memory is the rank's own), or when the
 // free memory is not known.
-std::optional<std::string> memoryShortfall(const RunConfig& config, const HostMemory& host);
+std::optional<std::string> memoryShortfall(const config::RunConfig& config, const HostMemory& host);
 
 // memoryShortfall against this host, now.
-std::optional<std::string> checkMemoryAvailable(const RunConfig& config);
+std::optional<std::string> checkMemoryAvailable(const config::RunConfig& config);
 
 }  // namespace shardscope::estimate

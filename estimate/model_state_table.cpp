@@ -11,10 +11,10 @@ const std::vector<ModelStateStrategy>& modelStateStrategies() {
   // What is divided comes from the strategy table; the ZeRO paper's stage 2 goes after ZeRO-1.
   static const std::vector<ModelStateStrategy> table = [] {
     std::vector<ModelStateStrategy> rows;
-    for (const auto& s : strategyTable()) {
+    for (const auto& s : config::strategyTable()) {
       rows.push_back({s.name, s.modelStateHolds, s.shardsParameters, s.gathersUnits && !s.reshardsAfterForward,
                       s.shardsGradients, s.shardsOptimizer, s.replicatesShardGroups});
-      if (s.kind == StrategyKind::Zero1) {
+      if (s.kind == config::StrategyKind::Zero1) {
         rows.push_back({"deepspeed_zero2",
                         "W + (G + O)/N: the whole low-precision weights on every GPU (ZeRO paper's P_os+g)", false,
                         false, true, true});

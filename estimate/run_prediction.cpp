@@ -56,10 +56,12 @@ const PredictedCollective* RunPrediction::tensorGroup(CollectiveOp op) const {
 namespace {
 
 // Adam and AdamW keep two moments per parameter (exp_avg, exp_avg_sq); plain SGD keeps nothing.
-int optimizerStatesPerParameter(OptimizerKind optimizer) { return optimizer == OptimizerKind::Sgd ? 0 : 2; }
+int optimizerStatesPerParameter(config::OptimizerKind optimizer) {
+  return optimizer == config::OptimizerKind::Sgd ? 0 : 2;
+}
 
-std::string optimizerFormula(OptimizerKind optimizer, const std::string& of) {
-  if (optimizer == OptimizerKind::Sgd) return "none: plain SGD keeps no state";
+std::string optimizerFormula(config::OptimizerKind optimizer, const std::string& of) {
+  if (optimizer == config::OptimizerKind::Sgd) return "none: plain SGD keeps no state";
   return "2 moments x 4 B x " + of;
 }
 
@@ -70,17 +72,17 @@ struct ParameterCounts {
   bool lora() const { return trained < total; }
 };
 
-ParameterCounts countParameters(const RunConfig& c) {
+ParameterCounts countParameters(const config::RunConfig& c) {
   ParameterCounts n;
-  for (const auto& spec : tensorParallelLayout(c)) {
+  for (const auto& spec : config::tensorParallelLayout(c)) {
     n.total += spec.numel();
     n.trained += spec.trainable ? spec.numel() : 0;
   }
   return n;
 }
 
-RunPrediction predictDdp(const RunConfig& c, const ParameterCounts& n) {
-  const bool bf16 = c.precision == Precision::Bf16;
+RunPrediction predictDdp(const config::RunConfig& c, const ParameterCounts& n) {
+  const bool bf16 = c.precision == config::Precision::Bf16;
   const int k = optimizerStatesPerParameter(c.optimizer);
   const int64_t params = n.total, trained = n.trained;
   const std::string t = n.lora() ? "T (LoRA's adapters; the frozen weights have none)" : "P";
@@ -105,22 +107,23 @@ RunPrediction predictDdp(const RunConfig& c, const ParameterCounts& n) {
   p.memory.push_back(
       {MemoryRole::GradFull, When::Peak, 4 * trained, "4 B x " + t + ": fp32 gradients after the all-reduce"});
   p.memory.push_back({MemoryRole::OptimizerState, When::AfterStep, 4 * k * trained, optimizerFormula(c.optimizer, t)});
-  if (traitsOf(c.strategy).reducesInBuckets) {
+  if (config::traitsOf(c.strategy).reducesInBuckets) {
     p.perStep.push_back(
         {CollectiveOp::AllReduce, -1, 4 * trained, "every fp32 gradient once, in --bucket-cap-mb buckets"});
     return p;
   }
   // no_shard: FSDP1's NO_SHARD all-reduces each unit's gradient (unpadded: nothing is divided).
   int64_t trainedUnits = 0;
-  for (const auto& u : flatUnits(tensorParallelLayout(c), c.layers)) trainedUnits += u.trainable ? 1 : 0;
+  for (const auto& u : config::flatUnits(config::tensorParallelLayout(c), c.layers))
+    trainedUnits += u.trainable ? 1 : 0;
   p.perStep.push_back({CollectiveOp::AllReduce, trainedUnits, 4 * trained,
                        n.lora() ? "every trained (LoRA) unit's fp32 gradients once, a unit at a time"
                                 : "every fp32 gradient once, a unit at a time"});
   return p;
 }
 
-RunPrediction predictZero1(const RunConfig& c, const ParameterCounts& n) {
-  const bool bf16 = c.precision == Precision::Bf16;
+RunPrediction predictZero1(const config::RunConfig& c, const ParameterCounts& n) {
+  const bool bf16 = c.precision == config::Precision::Bf16;
   const int64_t computeBytes = bf16 ? 2 : 4;
   const int k = optimizerStatesPerParameter(c.optimizer);
   // One flat buffer of the trained parameters is partitioned among the data ranks (the world
@@ -178,14 +181,14 @@ struct ShardedSizes {
   std::vector<int64_t> paddedBlock;  // per block
 };
 
-ShardedSizes shardedSizes(const RunConfig& c) {
+ShardedSizes shardedSizes(const config::RunConfig& c) {
   ShardedSizes s;
   // Units are divided among the shard group: the world, or under HSDP its --shard-group-size.
   s.shardRanks = shardGroupSize(c);
   s.paddedBlock.assign(static_cast<size_t>(c.layers), 0);
-  for (const auto& u : flatUnits(tensorParallelLayout(c), c.layers)) {
+  for (const auto& u : config::flatUnits(config::tensorParallelLayout(c), c.layers)) {
     const int64_t padded = (u.numel + s.shardRanks - 1) / s.shardRanks * s.shardRanks;
-    const bool root = u.unit == kRootUnit;
+    const bool root = u.unit == config::kRootUnit;
     s.paddedTotal += padded;
     s.paddedTrained += u.trainable ? padded : 0;
     s.trainedUnits += u.trainable ? 1 : 0;
@@ -196,11 +199,12 @@ ShardedSizes shardedSizes(const RunConfig& c) {
   return s;
 }
 
-void predictShardedMemory(const RunConfig& c, const ParameterCounts& n, const ShardedSizes& s, RunPrediction& p) {
-  const bool bf16 = c.precision == Precision::Bf16;
+void predictShardedMemory(const config::RunConfig& c, const ParameterCounts& n, const ShardedSizes& s,
+                          RunPrediction& p) {
+  const bool bf16 = c.precision == config::Precision::Bf16;
   const int64_t computeBytes = bf16 ? 2 : 4;
   const int k = optimizerStatesPerParameter(c.optimizer);
-  const std::string N = traitsOf(c.strategy).replicatesShardGroups ? "S" : "N";  // what a unit is divided by
+  const std::string N = config::traitsOf(c.strategy).replicatesShardGroups ? "S" : "N";  // what a unit is divided by
   const int layers = c.layers;
   const int64_t owned = s.paddedTotal / s.shardRanks;
   const int64_t ownedTrained = s.paddedTrained / s.shardRanks;
@@ -217,7 +221,7 @@ void predictShardedMemory(const RunConfig& c, const ParameterCounts& n, const Sh
     p.memory.push_back(
         {MemoryRole::ParamShard, When::Peak, 4 * owned, "4 B x P'/" + N + ": this rank's fp32 slice of every unit"});
   }
-  if (traitsOf(c.strategy).reshardsAfterForward) {
+  if (config::traitsOf(c.strategy).reshardsAfterForward) {
     // The root stays gathered from forward start to the end of its backward; blocks come and go,
     // the one computing plus --prefetch ahead of it (all blocks are the same size).
     const int window = std::min(layers, 1 + c.prefetch);
@@ -247,13 +251,14 @@ void predictShardedMemory(const RunConfig& c, const ParameterCounts& n, const Sh
                       optimizerFormula(c.optimizer, (n.lora() ? "T'/" : "P'/") + N)});
 }
 
-void predictShardedCollectives(const RunConfig& c, const ParameterCounts& n, const ShardedSizes& s, RunPrediction& p) {
-  const int64_t computeBytes = c.precision == Precision::Bf16 ? 2 : 4;
+void predictShardedCollectives(const config::RunConfig& c, const ParameterCounts& n, const ShardedSizes& s,
+                               RunPrediction& p) {
+  const int64_t computeBytes = c.precision == config::Precision::Bf16 ? 2 : 4;
   const std::string perBlock = n.lora() ? " (a block is two units under LoRA: frozen weights and adapters)" : "";
   // Every micro-batch gathers again; gradients are reduced once per step, after the last.
   const int64_t micro = c.accumulate;
   const std::string perMicro = micro > 1 ? ", per micro-batch (x " + std::to_string(micro) + ")" : "";
-  if (traitsOf(c.strategy).reshardsAfterForward) {
+  if (config::traitsOf(c.strategy).reshardsAfterForward) {
     p.perStep.push_back({CollectiveOp::AllGather, micro * (s.rootUnits + 2 * s.blockUnits),
                          micro * computeBytes * (s.paddedRoot + 2 * s.paddedBlocks),
                          "root once, every block twice (forward and backward)" + perMicro + perBlock});
@@ -265,8 +270,8 @@ void predictShardedCollectives(const RunConfig& c, const ParameterCounts& n, con
   p.perStep.push_back({CollectiveOp::ReduceScatter, s.trainedUnits, 4 * s.paddedTrained,
                        n.lora() ? "every trained (LoRA) unit's fp32 gradients once; frozen units have none"
                                 : "every unit's fp32 gradients once"});
-  const bool hybrid = traitsOf(c.strategy).replicatesShardGroups;
-  if (hybrid && replicaCount(c) > 1) {  // one replica is a 1-D mesh: the world, no all-reduce
+  const bool hybrid = config::traitsOf(c.strategy).replicatesShardGroups;
+  if (hybrid && config::replicaCount(c) > 1) {  // one replica is a 1-D mesh: the world, no all-reduce
     for (auto& collective : p.perStep) {
       collective.group = trace::ProcessGroup::Shard;
       collective.formula += ", within the shard group of S = " + std::to_string(s.shardRanks);
@@ -274,13 +279,13 @@ void predictShardedCollectives(const RunConfig& c, const ParameterCounts& n, con
     // FSDP2's all_reduce_group: each rank's reduced shard is summed with the other replicas'.
     PredictedCollective allReduce{CollectiveOp::AllReduce, s.trainedUnits, 4 * (s.paddedTrained / s.shardRanks),
                                   "every unit's fp32 gradient shard once, across the " +
-                                      std::to_string(replicaCount(c)) + " replicas (the replicate group)"};
+                                      std::to_string(config::replicaCount(c)) + " replicas (the replicate group)"};
     allReduce.group = trace::ProcessGroup::Replicate;
     p.perStep.push_back(allReduce);
   }
 }
 
-RunPrediction predictSharded(const RunConfig& c, const ParameterCounts& n) {
+RunPrediction predictSharded(const config::RunConfig& c, const ParameterCounts& n) {
   const ShardedSizes sizes = shardedSizes(c);
   RunPrediction p;
   p.parameters = n.total;
@@ -312,16 +317,16 @@ void moveStateToHost(RunPrediction& p) {
 // Checked against two H200 runs (bf16: the root's shard, both roles). Not predicted for the hybrid
 // strategies (the replicate all-reduce holds a second gradient shard at times) or under LoRA
 // (frozen and trained units of two sizes).
-std::vector<PredictedMemory> offloadDeviceCopies(const RunConfig& c) {
-  if (traitsOf(c.strategy).replicatesShardGroups || c.loraRank > 0) return {};
+std::vector<PredictedMemory> offloadDeviceCopies(const config::RunConfig& c) {
+  if (config::traitsOf(c.strategy).replicatesShardGroups || c.loraRank > 0) return {};
   const int64_t ranks = shardGroupSize(c);
   int64_t root = 0, block = 0;
-  for (const auto& u : flatUnits(tensorParallelLayout(c), c.layers)) {
-    int64_t& largestOfKind = u.unit == kRootUnit ? root : block;
+  for (const auto& u : config::flatUnits(config::tensorParallelLayout(c), c.layers)) {
+    int64_t& largestOfKind = u.unit == config::kRootUnit ? root : block;
     largestOfKind = std::max(largestOfKind, (u.numel + ranks - 1) / ranks);
   }
   const int64_t largest = std::max(root, block);
-  const bool bf16 = c.precision == Precision::Bf16;
+  const bool bf16 = c.precision == config::Precision::Bf16;
   const int window = std::max(1, std::min(c.prefetch, c.layers));
   const int64_t inFlight = bf16 ? largest : std::max(root, window * block);
   const std::string unitShard = "the largest unit's P'/N";
@@ -340,8 +345,8 @@ std::vector<PredictedMemory> offloadDeviceCopies(const RunConfig& c) {
 
 // The compute dtype's bytes per element; the samples of a data rank's micro-batch (under --tp a
 // tensor group shares them).
-int64_t computeBytes(const RunConfig& c) { return c.precision == Precision::Bf16 ? 2 : 4; }
-int64_t microBatchRows(const RunConfig& c) { return c.batch / (c.world / std::max(1, c.tp)) / c.accumulate; }
+int64_t computeBytes(const config::RunConfig& c) { return c.precision == config::Precision::Bf16 ? 2 : 4; }
+int64_t microBatchRows(const config::RunConfig& c) { return c.batch / (c.world / std::max(1, c.tp)) / c.accumulate; }
 
 // A tensor group's all-reduces per step (--tp, config/tensor_parallel.h), in the compute dtype:
 // gpt, each block's attention and MLP output in forward and the gradients of their inputs in
@@ -349,12 +354,12 @@ int64_t microBatchRows(const RunConfig& c) { return c.batch / (c.world / std::ma
 // checkpointed block is recomputed (its MLP projection is left uncomputed then); mlp, each pair's
 // row-parallel output in forward and its column-parallel input's gradient in backward (none for the
 // first linear's input, the data).
-PredictedCollective tensorParallelAllReduces(const RunConfig& c) {
+PredictedCollective tensorParallelAllReduces(const config::RunConfig& c) {
   const int64_t e = computeBytes(c), rows = microBatchRows(c), micro = c.accumulate;
   PredictedCollective out{CollectiveOp::AllReduce, 0, 0, ""};
   out.group = trace::ProcessGroup::Tensor;
-  if (c.model == ModelKind::Gpt) {
-    const bool recomputed = c.activationCheckpointing == Checkpointing::Blocks;
+  if (c.model == config::ModelKind::Gpt) {
+    const bool recomputed = c.activationCheckpointing == config::Checkpointing::Blocks;
     const int64_t perBlock = recomputed ? 5 : 4;
     out.count = micro * perBlock * c.layers;
     out.bytes = out.count * e * rows * c.seq * c.hidden;
@@ -385,9 +390,10 @@ PredictedCollective tensorParallelAllReduces(const RunConfig& c) {
 // (a checkpointed block, recomputed whole, 2 and 2 more), and one all-reduce of its norms' and
 // row-parallel biases' gradients, 6 h. Beside the blocks: the embedding's gradient all-gathered,
 // the final norm's gradients all-reduced (2 h) and the LM head's input all-gathered.
-std::vector<PredictedCollective> sequenceParallelCollectives(const RunConfig& c) {
+std::vector<PredictedCollective> sequenceParallelCollectives(const config::RunConfig& c) {
   const int64_t e = computeBytes(c), rows = microBatchRows(c), micro = c.accumulate;
-  const int64_t bsh = e * rows * c.seq * c.hidden, again = c.activationCheckpointing == Checkpointing::Blocks ? 2 : 0;
+  const int64_t bsh = e * rows * c.seq * c.hidden,
+                again = c.activationCheckpointing == config::Checkpointing::Blocks ? 2 : 0;
   const std::string each = std::to_string(e) + " B x b s h each, per micro-batch";
   const std::string rerun = again ? " (+2 recomputed)" : "";
   PredictedCollective gathers{CollectiveOp::AllGather, micro * (c.layers * (6 + again) + 2), 0,
@@ -414,11 +420,11 @@ std::vector<PredictedCollective> sequenceParallelCollectives(const RunConfig& c)
 // A, r x in; a row-parallel layer's B, out x r) has its gradient all-reduced, once a block (gpt:
 // qkv's and fc's A, the projections' B, 4 r h; mlp: r h per split block); and gpt's first block
 // all-reduces no input gradient for its qkv (the frozen embedding and norm need none).
-void addLoraTensorAllReduces(PredictedCollective& sums, const RunConfig& c) {
+void addLoraTensorAllReduces(PredictedCollective& sums, const config::RunConfig& c) {
   if (c.loraRank <= 0) return;
   const int64_t e = computeBytes(c), micro = c.accumulate, rows = microBatchRows(c), rh = c.loraRank * c.hidden;
   int64_t blocks = c.layers, elements = 4 * rh;
-  if (c.model == ModelKind::Gpt) {
+  if (c.model == config::ModelKind::Gpt) {
     sums.count -= micro;
     sums.bytes -= micro * e * rows * c.seq * c.hidden;
   } else {
@@ -428,13 +434,13 @@ void addLoraTensorAllReduces(PredictedCollective& sums, const RunConfig& c) {
   }
   sums.count += micro * blocks;
   sums.bytes += micro * blocks * e * elements;
-  sums.formula +=
-      "; LoRA: the adapters' whole halves' gradients, " +
-      std::string(c.model == ModelKind::Gpt ? "4 r h a block, less the first block's qkv input" : "r h a split block");
+  sums.formula += "; LoRA: the adapters' whole halves' gradients, " +
+                  std::string(c.model == config::ModelKind::Gpt ? "4 r h a block, less the first block's qkv input"
+                                                                : "r h a split block");
 }
 
 // Under --tp the strategy's collectives run in the data group, and the tensor group sends its own.
-void addTensorParallel(RunPrediction& p, const RunConfig& c) {
+void addTensorParallel(RunPrediction& p, const config::RunConfig& c) {
   if (c.tp <= 1) return;
   for (auto& collective : p.perStep) {
     if (collective.group == trace::ProcessGroup::World) collective.group = trace::ProcessGroup::Data;
@@ -447,43 +453,45 @@ void addTensorParallel(RunPrediction& p, const RunConfig& c) {
   }
 }
 
-int groupSizeOf(trace::ProcessGroup group, const RunConfig& c) {
+int groupSizeOf(trace::ProcessGroup group, const config::RunConfig& c) {
   switch (group) {
     case trace::ProcessGroup::World:
       return c.world;
     case trace::ProcessGroup::Shard:
       return shardGroupSize(c);
     case trace::ProcessGroup::Replicate:
-      return replicaCount(c);
+      return config::replicaCount(c);
     case trace::ProcessGroup::Tensor:
       return c.tp;
     case trace::ProcessGroup::Data:
-      return c.world / std::max(1, c.tp);
+      return config::dataRankCount(c);
+    case trace::ProcessGroup::Pipe:
+      return c.pp;
   }
   return c.world;
 }
 
 }  // namespace
 
-RunPrediction predictRun(const RunConfig& config) {
+RunPrediction predictRun(const config::RunConfig& config) {
   const auto counts = countParameters(config);
   RunPrediction p;
   switch (config.strategy) {
-    case StrategyKind::Ddp:
-    case StrategyKind::NoShard:
+    case config::StrategyKind::Ddp:
+    case config::StrategyKind::NoShard:
       p = predictDdp(config, counts);
       break;
-    case StrategyKind::Zero1:
+    case config::StrategyKind::Zero1:
       p = predictZero1(config, counts);
       break;
-    case StrategyKind::ShardGradOp:
-    case StrategyKind::FullShard:
-    case StrategyKind::HybridShardZero2:
-    case StrategyKind::HybridShard:
+    case config::StrategyKind::ShardGradOp:
+    case config::StrategyKind::FullShard:
+    case config::StrategyKind::HybridShardZero2:
+    case config::StrategyKind::HybridShard:
       p = predictSharded(config, counts);
       break;
   }
-  if (config.offload == Offload::Cpu && traitsOf(config.strategy).shardsParameters) {
+  if (config.offload == config::Offload::Cpu && config::traitsOf(config.strategy).shardsParameters) {
     moveStateToHost(p);
     for (auto& copy : offloadDeviceCopies(config)) p.memory.push_back(std::move(copy));
   }
@@ -492,7 +500,7 @@ RunPrediction predictRun(const RunConfig& config) {
     c.groupSize = groupSizeOf(c.group, config);
     c.sentBytes = trace::ringTrafficPerRank(c.op, c.groupSize, c.bytes).sentBytes;
   }
-  if (config.model == ModelKind::Gpt) {
+  if (config.model == config::ModelKind::Gpt) {
     const auto activations = gptSavedActivations(config);
     p.activationSavedBytes = activations.bytes;
     p.activationFormula = activations.formula;
@@ -500,39 +508,39 @@ RunPrediction predictRun(const RunConfig& config) {
   return p;
 }
 
-std::optional<std::string> predictionProblem(const RunConfig& config) {
-  if (auto e = shardGroupProblem(config)) return e;  // against the world predicted, not the capped one
-  if (auto e = tensorParallelProblem(config)) return e;
-  RunConfig check = config;
+std::optional<std::string> predictionProblem(const config::RunConfig& config) {
+  if (auto e = config::shardGroupProblem(config)) return e;  // against the world predicted, not the capped one
+  if (auto e = config::tensorParallelProblem(config)) return e;
+  config::RunConfig check = config;
   check.shardGroupSize = 0;
   // Nothing is started: any world size can be predicted (validate() caps what one host runs).
-  check.world = std::min(check.world, kMaxWorldSize);
+  check.world = std::min(check.world, config::kMaxWorldSize);
   // ... and tensor groups of --tp ranks in it, however few of them one host has room for.
   check.tp = std::min(check.tp, check.world);
   check.world -= check.world % std::max(1, check.tp);
   check.batch = check.world * std::max(1, check.accumulate);  // one sample per micro-batch and rank
   check.exportDir = check.summaryPath = check.tracePath = check.memoryCsvPath = "";
-  return validate(check);
+  return config::validate(check);
 }
 
 namespace {
 
 // A hybrid run measures the prediction of its own shard group, whatever the other's raw option.
-bool sameShardGroup(const RunConfig& predicted, const RunConfig& measured) {
-  if (!traitsOf(measured.strategy).replicatesShardGroups) return true;
-  RunConfig asMeasured = predicted;
+bool sameShardGroup(const config::RunConfig& predicted, const config::RunConfig& measured) {
+  if (!config::traitsOf(measured.strategy).replicatesShardGroups) return true;
+  config::RunConfig asMeasured = predicted;
   asMeasured.strategy = measured.strategy;
   return shardGroupSize(asMeasured) == shardGroupSize(measured);
 }
 
 }  // namespace
 
-bool samePrediction(const RunConfig& a, const RunConfig& b) {
+bool samePrediction(const config::RunConfig& a, const config::RunConfig& b) {
   return a.model == b.model && a.layers == b.layers && a.hidden == b.hidden && a.world == b.world && a.tp == b.tp &&
          sameShardGroup(a, b) && a.precision == b.precision && a.prefetch == b.prefetch && a.optimizer == b.optimizer &&
          a.loraRank == b.loraRank && a.accumulate == b.accumulate && a.offload == b.offload &&
-         (a.model == ModelKind::Gpt ? a.seq == b.seq && a.vocab == b.vocab
-                                    : a.features == b.features && a.classes == b.classes);
+         (a.model == config::ModelKind::Gpt ? a.seq == b.seq && a.vocab == b.vocab
+                                            : a.features == b.features && a.classes == b.classes);
 }
 
 }  // namespace shardscope::estimate

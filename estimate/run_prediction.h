@@ -63,14 +63,14 @@ struct RunPrediction {
 };
 
 // For a configuration that validate() accepts.
-RunPrediction predictRun(const RunConfig& config);
+RunPrediction predictRun(const config::RunConfig& config);
 
 // Why predictRun cannot take `config`, or nothing: validate() less what only a real run needs.
 // The batch shapes activations only, which are not predicted, and nothing is written.
-std::optional<std::string> predictionProblem(const RunConfig& config);
+std::optional<std::string> predictionProblem(const config::RunConfig& config);
 
 // Whether a run of `measured` is a measurement of what predictRun(`predicted`) predicts, strategy
 // aside: the same model sizes, world size, precision, prefetch depth, optimizer and offload.
-bool samePrediction(const RunConfig& predicted, const RunConfig& measured);
+bool samePrediction(const config::RunConfig& predicted, const config::RunConfig& measured);
 
 }  // namespace shardscope::estimate

@@ -45,28 +45,30 @@ void printMemoryRows(std::FILE* out, const std::vector<RunPrediction>& predictio
 }
 
 // The memory table: per rank, by role, each strategy a column.
-void printMemoryTable(std::FILE* out, const RunConfig& config, const std::vector<RunPrediction>& predictions) {
+void printMemoryTable(std::FILE* out, const config::RunConfig& config, const std::vector<RunPrediction>& predictions) {
   std::fprintf(out, "shardscope estimate: a PREDICTION from closed forms (nothing was run or measured)\n");
-  std::fprintf(out, "%s, %d layers, hidden %d%s, world %d, %s, %s; P = %lld parameters (%s)", modeName(config.model),
-               config.layers, config.hidden, trainingLabel(config).c_str(), config.world, modeName(config.precision),
-               modeName(config.optimizer), static_cast<long long>(predictions[0].parameters),
+  std::fprintf(out, "%s, %d layers, hidden %d%s, world %d, %s, %s; P = %lld parameters (%s)",
+               config::modeName(config.model), config.layers, config.hidden, config::trainingLabel(config).c_str(),
+               config.world, config::modeName(config.precision), config::modeName(config.optimizer),
+               static_cast<long long>(predictions[0].parameters),
                trace::formatCount(static_cast<double>(predictions[0].parameters)).c_str());
   if (config.loraRank > 0) {
     std::fprintf(out, ", T = %lld of them trained (the LoRA adapters)",
-                 static_cast<long long>(trainableElements(config)));
+                 static_cast<long long>(config::trainableElements(config)));
   }
   if (config.tp > 1) {
     int64_t whole = 0;
-    for (const auto& spec : modelLayout(config)) whole += spec.numel();
+    for (const auto& spec : config::modelLayout(config)) whole += spec.numel();
     std::fprintf(out, " per rank of a tensor group of %d (its slices; the whole model has %lld)", config.tp,
                  static_cast<long long>(whole));
   }
   std::fprintf(out, "\n\n");
   std::fprintf(out, "%-30s", "per rank");
-  for (StrategyKind s : allModes<StrategyKind>()) std::fprintf(out, " %16s", strategyName(s));
+  for (config::StrategyKind s : config::allModes<config::StrategyKind>())
+    std::fprintf(out, " %16s", config::strategyName(s));
   std::fprintf(out, "\n");
   printMemoryRows(out, predictions);
-  const bool offloaded = config.offload == Offload::Cpu;
+  const bool offloaded = config.offload == config::Offload::Cpu;
   std::fprintf(out, "%-30s", offloaded ? "sum of the above on device" : "sum of the above");
   for (const auto& p : predictions)
     std::fprintf(out, " %16s", formatBytes(static_cast<double>(p.modelStateBytes())).c_str());
@@ -143,10 +145,10 @@ void printTrafficTable(std::FILE* out, const std::vector<RunPrediction>& predict
 }
 
 // The mesh the hybrid strategies assume, how each figure comes about, and what is not predicted.
-void printFormulas(std::FILE* out, const RunConfig& config, const std::vector<RunPrediction>& predictions) {
-  RunConfig hybrid = config;
-  hybrid.strategy = StrategyKind::HybridShard;
-  const int s = shardGroupSize(hybrid), replicas = replicaCount(hybrid);
+void printFormulas(std::FILE* out, const config::RunConfig& config, const std::vector<RunPrediction>& predictions) {
+  config::RunConfig hybrid = config;
+  hybrid.strategy = config::StrategyKind::HybridShard;
+  const int s = shardGroupSize(hybrid), replicas = config::replicaCount(hybrid);
   std::fprintf(out,
                "\n(size: as nccl-tests counts it; sent: what a rank puts on the wire under the ring schedule,\n"
                " all-reduce 2(N-1)/N x size, all-gather and reduce-scatter (N-1)/N x size, N the ranks of the\n"
@@ -173,7 +175,7 @@ void printFormulas(std::FILE* out, const RunConfig& config, const std::vector<Ru
                    ? ";\nT = the trained LoRA adapters' elements, T' and T'' padded alike, F = P - T frozen"
                    : "");
   for (size_t i = 0; i < predictions.size(); ++i) {
-    std::fprintf(out, "  %s\n", strategyName(allModes<StrategyKind>()[i]));
+    std::fprintf(out, "  %s\n", config::strategyName(config::allModes<config::StrategyKind>()[i]));
     for (const auto& m : predictions[i].memory)
       std::fprintf(out, "    %-31s %s\n", rowLabel(m).c_str(), m.formula.c_str());
     for (const auto& c : predictions[i].perStep) {
@@ -194,32 +196,34 @@ void printFormulas(std::FILE* out, const RunConfig& config, const std::vector<Ru
                "run the same options with `shardscope compare` (or the app's Estimate tab, which puts the\n"
                "measured figures next to these).\n",
                predictions[0].activationSavedBytes > 0 ? "the activation peak, " : "activations, ",
-               config.offload == Offload::Cpu
+               config.offload == config::Offload::Cpu
                    ? ",\nunder --offload cpu a unit's shard and gradient shard passing through the device"
                    : "");
 }
 
 }  // namespace
 
-std::vector<RunPrediction> predictEveryStrategy(const RunConfig& config) {
+std::vector<RunPrediction> predictEveryStrategy(const config::RunConfig& config) {
   std::vector<RunPrediction> predictions;
-  for (StrategyKind s : allModes<StrategyKind>()) {
-    RunConfig c = config;
+  for (config::StrategyKind s : config::allModes<config::StrategyKind>()) {
+    config::RunConfig c = config;
     c.strategy = s;
-    if (!traitsOf(s).replicatesShardGroups) c.shardGroupSize = 0;
+    if (!config::traitsOf(s).replicatesShardGroups) c.shardGroupSize = 0;
     predictions.push_back(predictRun(c));
   }
   return predictions;
 }
 
-void printRunPredictions(std::FILE* out, const RunConfig& config, const std::vector<RunPrediction>& predictions) {
+void printRunPredictions(std::FILE* out, const config::RunConfig& config,
+                         const std::vector<RunPrediction>& predictions) {
   printMemoryTable(out, config, predictions);
   printTrafficTable(out, predictions);
   printFormulas(out, config, predictions);
 }
 
 // --json: every strategy's prediction, each figure with its formula.
-void printRunPredictionsJson(std::FILE* out, const RunConfig& config, const std::vector<RunPrediction>& predictions) {
+void printRunPredictionsJson(std::FILE* out, const config::RunConfig& config,
+                             const std::vector<RunPrediction>& predictions) {
   nlohmann::json doc = {{"schema", "shardscope.estimate/1"},
                         {"prediction", true},
                         {"config", config.toJson()},
@@ -254,7 +258,7 @@ void printRunPredictionsJson(std::FILE* out, const RunConfig& config, const std:
           {"sent_bytes", t->sentBytes}, {"received_bytes", t->sentBytes},
           {"group_size", t->groupSize}, {"formula", t->formula}};
     }
-    doc["strategies"][strategyName(allModes<StrategyKind>()[i])] = {
+    doc["strategies"][config::strategyName(config::allModes<config::StrategyKind>()[i])] = {
         {"padded_parameters", predictions[i].paddedParameters},
         {"memory_per_rank", memory},
         {"offload_device_copies", deviceCopies},

@@ -336,7 +336,7 @@ std::string describeNotes(const ReadNotes& notes) {
 // What the job ran, read from its collectives: shardscope's name for the closest strategy. A unit
 // gathered again for backward reshards after forward (FSDP's FULL_SHARD); gathered once a step,
 // it keeps its parameters through backward (SHARD_GRAD_OP).
-StrategyKind strategyFromCollectives(const std::vector<Event>& events) {
+config::StrategyKind strategyFromCollectives(const std::vector<Event>& events) {
   std::map<std::pair<int, std::string>, int> gathers;  // (step, unit) -> all-gathers
   for (const auto& e : events) {
     if (e.kind == EventKind::Collective && static_cast<CollectiveOp>(e.op) == CollectiveOp::AllGather) {
@@ -345,12 +345,12 @@ StrategyKind strategyFromCollectives(const std::vector<Event>& events) {
   }
   int most = 0;
   for (const auto& g : gathers) most = std::max(most, g.second);
-  return strategyWithUnitGathers(most);
+  return config::strategyWithUnitGathers(most);
 }
 
 // How the view's title describes the job: by the strategy its collectives are closest to, or, for
 // a job with no all-gather or all-reduce (a pipeline's sends, an MoE's all-to-all), by what it ran.
-std::string jobDescription(const std::vector<Event>& events, StrategyKind strategy) {
+std::string jobDescription(const std::vector<Event>& events, config::StrategyKind strategy) {
   std::set<CollectiveOp> ran;
   for (const auto& e : events) {
     if (e.kind == EventKind::Collective) ran.insert(static_cast<CollectiveOp>(e.op));
@@ -361,8 +361,9 @@ std::string jobDescription(const std::vector<Event>& events, StrategyKind strate
     if (ran.count(op)) others += (others.empty() ? "" : ", ") + std::string(collectiveOpName(op));
   }
   const std::string also = others.empty() ? "" : ", with " + others;
-  if (strategy == StrategyKind::FullShard) return "sharded, gathered again for backward (FULL_SHARD-like)" + also;
-  if (strategy == StrategyKind::ShardGradOp) return "sharded, gathered once a step (SHARD_GRAD_OP-like)" + also;
+  if (strategy == config::StrategyKind::FullShard)
+    return "sharded, gathered again for backward (FULL_SHARD-like)" + also;
+  if (strategy == config::StrategyKind::ShardGradOp) return "sharded, gathered once a step (SHARD_GRAD_OP-like)" + also;
   if (ran.count(CollectiveOp::AllReduce)) return "ddp-like: all-reduces" + also;
   if (ran.empty()) return "no collectives recorded";
   std::string names;

@@ -27,22 +27,24 @@ struct FigureDef {
   std::string name;
   std::string meaning;
   Unit unit;
-  std::function<double(const RankStats&)> of;  // one rank's value; the figure is the ranks' maximum
+  std::function<double(const stats::RankStats&)> of;  // one rank's value; the figure is the ranks' maximum
 };
 
-double perRecordedStep(const RankStats& r, double total) { return r.recordedSteps > 0 ? total / r.recordedSteps : 0; }
+double perRecordedStep(const stats::RankStats& r, double total) {
+  return r.recordedSteps > 0 ? total / r.recordedSteps : 0;
+}
 
 std::vector<FigureDef> buildFigures() {
   std::vector<FigureDef> figures;
   figures.push_back({"peak", "peak allocated bytes (tensor roles)", Unit::Bytes,
-                     [](const RankStats& r) { return static_cast<double>(r.peakTotal); }});
+                     [](const stats::RankStats& r) { return static_cast<double>(r.peakTotal); }});
   for (int role = 0; role < trace::kMemoryRoleCount; ++role) {
     const std::string name = trace::memoryRoleName(static_cast<trace::MemoryRole>(role));
     figures.push_back({name + "_peak", "the largest " + name + " bytes at any moment", Unit::Bytes,
-                       [role](const RankStats& r) { return static_cast<double>(r.peakByRole[role]); }});
+                       [role](const stats::RankStats& r) { return static_cast<double>(r.peakByRole[role]); }});
   }
   figures.push_back({"model_state_after_step", "weights, gradients and optimizer state held when the last step ended",
-                     Unit::Bytes, [](const RankStats& r) {
+                     Unit::Bytes, [](const stats::RankStats& r) {
                        using trace::MemoryRole;
                        double sum = 0;
                        for (auto role : {MemoryRole::ParamShard, MemoryRole::ParamGathered, MemoryRole::GradShard,
@@ -52,9 +54,9 @@ std::vector<FigureDef> buildFigures() {
                        return sum;
                      }});
   figures.push_back({"activation_saved", "activation bytes forward saved for backward", Unit::Bytes,
-                     [](const RankStats& r) { return static_cast<double>(r.activationSavedBytes); }});
+                     [](const stats::RankStats& r) { return static_cast<double>(r.activationSavedBytes); }});
   figures.push_back(
-      {"sent_per_step", "bytes the rank sends per step (ring schedule)", Unit::Bytes, [](const RankStats& r) {
+      {"sent_per_step", "bytes the rank sends per step (ring schedule)", Unit::Bytes, [](const stats::RankStats& r) {
          return perRecordedStep(r, static_cast<double>(trace::allCollectives(r.collectives).sentBytes));
        }});
   for (int g = 0; g < trace::kProcessGroupCount; ++g) {
@@ -62,21 +64,21 @@ std::vector<FigureDef> buildFigures() {
     figures.push_back(
         {group + "_sent_per_step", "bytes the rank sends per step in its " + group + " group (ring schedule)",
          Unit::Bytes,
-         [g](const RankStats& r) { return perRecordedStep(r, static_cast<double>(r.sentBytesByGroup[g])); }});
+         [g](const stats::RankStats& r) { return perRecordedStep(r, static_cast<double>(r.sentBytesByGroup[g])); }});
   }
   for (auto op : {trace::CollectiveOp::AllGather, trace::CollectiveOp::ReduceScatter, trace::CollectiveOp::AllReduce}) {
     const std::string name = trace::collectiveOpName(op);
-    figures.push_back({name + "_per_step", name + " calls per step", Unit::PerStep, [op](const RankStats& r) {
+    figures.push_back({name + "_per_step", name + " calls per step", Unit::PerStep, [op](const stats::RankStats& r) {
                          return perRecordedStep(r, static_cast<double>(r.collectives[static_cast<int>(op)].count));
                        }});
   }
   figures.push_back({"step_time", "steady step time (after the first step)", Unit::Seconds,
-                     [](const RankStats& r) { return r.steadyStepSeconds; }});
+                     [](const stats::RankStats& r) { return r.steadyStepSeconds; }});
   figures.push_back({"recompute_time", "time spent recomputing forward per step (activation checkpointing)",
-                     Unit::Seconds, [](const RankStats& r) { return r.recomputeSecondsPerStep; }});
+                     Unit::Seconds, [](const stats::RankStats& r) { return r.recomputeSecondsPerStep; }});
   figures.push_back({"wait_caused_per_step",
                      "per step, the time the other ranks waited for this one where it arrived last at a collective",
-                     Unit::Seconds, [](const RankStats& r) { return perRecordedStep(r, r.waitCausedSeconds); }});
+                     Unit::Seconds, [](const stats::RankStats& r) { return perRecordedStep(r, r.waitCausedSeconds); }});
   return figures;
 }
 
@@ -127,9 +129,10 @@ std::optional<std::string> readMismatchRef(const nlohmann::json& j, Claim& claim
     if (!r.is_number_integer()) return wrong;
     ref.ranks.push_back(r.get<int>());
   }
-  const auto kinds = {MismatchKind::MissingRank, MismatchKind::OpType, MismatchKind::Size, MismatchKind::Dtype,
-                      MismatchKind::State};
-  if (std::none_of(kinds.begin(), kinds.end(), [&](MismatchKind k) { return ref.kind == mismatchKindName(k); })) {
+  const auto kinds = {stats::MismatchKind::MissingRank, stats::MismatchKind::OpType, stats::MismatchKind::Size,
+                      stats::MismatchKind::Dtype, stats::MismatchKind::State};
+  if (std::none_of(kinds.begin(), kinds.end(),
+                   [&](stats::MismatchKind k) { return ref.kind == stats::mismatchKindName(k); })) {
     return "claim '" + claim.says + "': \"kind\" '" + ref.kind +
            "' is none of missing_rank, op_type, size, dtype, state";
   }
@@ -183,8 +186,9 @@ std::optional<std::string> checkReferences(const Lesson& lesson) {
       return "caption '" + c.text.substr(0, 40) + "...' names what_if '" + c.whatIf +
              "'; the examples are seed-7b, seed-70b, seed-lora, zero-figure-1";
     }
-    if (!c.tab.empty() && !findViewTab(c.tab)) {
-      return "caption '" + c.text.substr(0, 40) + "...' names tab '" + c.tab + "'; the tabs are " + viewTabNames();
+    if (!c.tab.empty() && !config::findViewTab(c.tab)) {
+      return "caption '" + c.text.substr(0, 40) + "...' names tab '" + c.tab + "'; the tabs are " +
+             config::viewTabNames();
     }
   }
   for (const auto& q : lesson.questions) {
@@ -220,9 +224,9 @@ std::optional<std::string> checkReferences(const Lesson& lesson) {
 // {parameters}, {fp32_weight_bytes}, {adam_bytes} (2 fp32 moments) and {model_state_bytes} (16 B
 // per parameter: fp32 weights, gradients and Adam) of the first run's model: arithmetic on its
 // layout, for questions that must not give away a measurement.
-std::string expandPlaceholders(std::string text, const RunConfig& config) {
+std::string expandPlaceholders(std::string text, const config::RunConfig& config) {
   double parameters = 0;
-  for (const auto& p : modelLayout(config)) parameters += static_cast<double>(p.numel());
+  for (const auto& p : config::modelLayout(config)) parameters += static_cast<double>(p.numel());
   const std::pair<const char*, std::string> values[] = {
       {"{parameters}", trace::formatCount(parameters)},
       {"{fp32_weight_bytes}", trace::formatBytes(4 * parameters)},
@@ -268,9 +272,9 @@ std::optional<std::string> parseLesson(const nlohmann::json& j, Lesson& lesson) 
   }
   lesson.title = j["title"].get<std::string>();
   lesson.teaches = j["teaches"].get<std::string>();
-  RunConfig base;
+  config::RunConfig base;
   if (j.contains("config")) {
-    if (auto err = applyConfigJson(j["config"], base)) return "\"config\": " + *err;
+    if (auto err = config::applyConfigJson(j["config"], base)) return "\"config\": " + *err;
   }
   if (!j.contains("runs") || !j["runs"].is_array() || j["runs"].empty())
     return std::string("\"runs\" lists one or more runs");
@@ -286,8 +290,8 @@ std::optional<std::string> parseLesson(const nlohmann::json& j, Lesson& lesson) 
         return "run '" + run.label + "': \"expect\" is \"hang\" (a run that hangs on purpose), or absent";
       options.erase("expect");
     }
-    if (auto err = applyConfigJson(options, run.config)) return "run '" + run.label + "': " + *err;
-    if (auto err = validate(run.config)) return "run '" + run.label + "': " + *err;
+    if (auto err = config::applyConfigJson(options, run.config)) return "run '" + run.label + "': " + *err;
+    if (auto err = config::validate(run.config)) return "run '" + run.label + "': " + *err;
     if (run.expectsHang && run.config.hangRank.empty()) {
       return "run '" + run.label + "': \"expect\": \"hang\" needs a \"hang-rank\" (R:STEP) that makes it hang";
     }
@@ -321,8 +325,9 @@ std::optional<std::string> parseLesson(const nlohmann::json& j, Lesson& lesson) 
 
 }  // namespace
 
-const std::vector<RankStats>* runStats(const Lesson& lesson, const std::vector<std::vector<RankStats>>& statsPerRun,
-                                       const std::string& label) {
+const std::vector<stats::RankStats>* runStats(const Lesson& lesson,
+                                              const std::vector<std::vector<stats::RankStats>>& statsPerRun,
+                                              const std::string& label) {
   for (size_t i = 0; i < lesson.runs.size() && i < statsPerRun.size(); ++i) {
     if (lesson.runs[i].label == label) return statsPerRun[i].empty() ? nullptr : &statsPerRun[i];
   }
@@ -414,7 +419,7 @@ const std::vector<std::pair<std::string, std::string>>& lessonFigures() {
   return list;
 }
 
-std::optional<double> figureValue(const std::string& figure, const std::vector<RankStats>& ranks) {
+std::optional<double> figureValue(const std::string& figure, const std::vector<stats::RankStats>& ranks) {
   const FigureDef* f = findFigure(figure);
   if (!f || ranks.empty()) return std::nullopt;
   double largest = 0;
@@ -438,20 +443,20 @@ ClaimCheck checkMismatch(const Lesson& lesson, const Claim& claim,
     check.measured = "not measured: " + ref.run + " has no last collectives (it has not hung and ended)";
     return check;
   }
-  const auto m = firstMismatch(*logs);
+  const auto m = stats::firstMismatch(*logs);
   if (!m) {
-    check.measured = ref.run + ": no mismatch. " + whereRanksStand(*logs);
+    check.measured = ref.run + ": no mismatch. " + stats::whereRanksStand(*logs);
     return check;
   }
-  check.holds = mismatchKindName(m->kind) == ref.kind && m->ranks == ref.ranks;
+  check.holds = stats::mismatchKindName(m->kind) == ref.kind && m->ranks == ref.ranks;
   check.measured =
-      ref.run + ": " + mismatchKindName(m->kind) + " at #" + std::to_string(m->seq) + ": " + m->explanation;
+      ref.run + ": " + stats::mismatchKindName(m->kind) + " at #" + std::to_string(m->seq) + ": " + m->explanation;
   return check;
 }
 
 }  // namespace
 
-std::vector<ClaimCheck> checkClaims(const Lesson& lesson, const std::vector<std::vector<RankStats>>& statsPerRun,
+std::vector<ClaimCheck> checkClaims(const Lesson& lesson, const std::vector<std::vector<stats::RankStats>>& statsPerRun,
                                     const std::vector<std::shared_ptr<const trace::CollectiveLogs>>& logsPerRun) {
   std::vector<ClaimCheck> checks;
   for (const auto& claim : lesson.claims) {

@@ -23,7 +23,7 @@ namespace shardscope::lessons {
 
 struct LessonRun {
   std::string label;  // how captions and claims name it, and the session's title
-  RunConfig config;
+  config::RunConfig config;
   bool expectsHang = false;  // "expect": "hang": it has a --hang-rank, and failing is what it shows
 };
 
@@ -105,12 +105,13 @@ FigureUnit figureUnit(const std::string& figure);
 std::string formatFigureValue(const std::string& figure, double value);
 
 // A figure of one run: the maximum over its ranks (bytes, seconds, or calls per step).
-std::optional<double> figureValue(const std::string& figure, const std::vector<RankStats>& ranks);
+std::optional<double> figureValue(const std::string& figure, const std::vector<stats::RankStats>& ranks);
 
 // The figures of the run labelled `label` (statsPerRun is index for index with lesson.runs);
 // nullptr when the lesson has no such run or it has no ranks (it failed, or has not ended).
-const std::vector<RankStats>* runStats(const Lesson& lesson, const std::vector<std::vector<RankStats>>& statsPerRun,
-                                       const std::string& label);
+const std::vector<stats::RankStats>* runStats(const Lesson& lesson,
+                                              const std::vector<std::vector<stats::RankStats>>& statsPerRun,
+                                              const std::string& label);
 
 struct ClaimCheck {
   bool holds = false;
@@ -122,7 +123,7 @@ struct ClaimCheck {
 // that failed or has not ended has no ranks: its claims do not hold, and say so).
 // `logsPerRun`, index for index too, holds each run's last collectives where it hung (null otherwise;
 // empty: none known), for "first_mismatch" claims.
-std::vector<ClaimCheck> checkClaims(const Lesson& lesson, const std::vector<std::vector<RankStats>>& statsPerRun,
+std::vector<ClaimCheck> checkClaims(const Lesson& lesson, const std::vector<std::vector<stats::RankStats>>& statsPerRun,
                                     const std::vector<std::shared_ptr<const trace::CollectiveLogs>>& logsPerRun = {});
 
 }  // namespace shardscope::lessons

@@ -109,7 +109,7 @@ std::optional<Answer> readAnswer(const Question& q, const std::string& text, std
 }
 
 std::optional<Score> scoreAnswer(const Lesson& lesson, const Question& q, const Answer& answer,
-                                 const std::vector<std::vector<RankStats>>& statsPerRun) {
+                                 const std::vector<std::vector<stats::RankStats>>& statsPerRun) {
   Score score;
   if (!q.isOrdering()) {
     const auto* stats = runStats(lesson, statsPerRun, q.value.run);

@@ -35,6 +35,6 @@ struct Score {
 // 100 x (1 - |log2(answer / measured)|), at least 0: exact 100, 20 % off about 74, 2x off 0. An
 // ordering scores the share of its pairs in the measured order.
 std::optional<Score> scoreAnswer(const Lesson& lesson, const Question& question, const Answer& answer,
-                                 const std::vector<std::vector<RankStats>>& statsPerRun);
+                                 const std::vector<std::vector<stats::RankStats>>& statsPerRun);
 
 }  // namespace shardscope::lessons

@@ -50,7 +50,7 @@ OpenedPart loadPart(RecordingKind kind, const std::vector<std::string>& paths, c
       part.trace = withLastCollectives(trace::loadChromeTrace(path));
       break;
     case RecordingKind::Summary:
-      part.summary = loadSummary(path);
+      part.summary = stats::loadSummary(path);
       break;
   }
   return part;

@@ -21,7 +21,7 @@ struct OpenedPart {
   RecordingKind kind = RecordingKind::Summary;
   std::string where;                 // the path it was read from, or "FIRST and N more"
   trace::LoadedTrace trace;          // ProfilerJob, CudaSnapshots, JobDirectory, PerfettoTrace, ChromeTrace
-  LoadedSummary summary;             // Summary
+  stats::LoadedSummary summary;      // Summary
   import::LoadedFlightRecord dumps;  // FlightRecorder
 };
 

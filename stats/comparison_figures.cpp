@@ -6,7 +6,7 @@
 #include "config/strategies.h"
 #include "trace/run_recording.h"
 
-namespace shardscope {
+namespace shardscope::stats {
 
 namespace {
 
@@ -37,7 +37,7 @@ ComparisonFigures figuresOf(const std::vector<RankStats>& ranks) {
 }
 
 bool canBeBaseline(const ComparedRun& run, const ComparisonFigures& figures) {
-  return run.strategy == baselineStrategy().kind && !run.isJob && run.ok && figures.recorded &&
+  return run.strategy == config::baselineStrategy().kind && !run.isJob && run.ok && figures.recorded &&
          figures.sentBytesPerStep > 0;
 }
 
@@ -71,4 +71,4 @@ std::string perStepFigureMissing(const std::vector<RankStats>& ranks, bool brief
   return perStepFigureMissing(figures, brief);
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::stats

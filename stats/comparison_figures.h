@@ -8,11 +8,11 @@
 #include "config/run_config.h"
 #include "stats/run_stats.h"
 
-namespace shardscope {
+namespace shardscope::stats {
 
 // A session side by side with others: what it ran, and its ranks' figures.
 struct ComparedRun {
-  StrategyKind strategy = StrategyKind::Ddp;
+  config::StrategyKind strategy = config::StrategyKind::Ddp;
   int world = 1;
   // A PyTorch job's: its strategy is only the closest to what it ran, so it is no baseline.
   bool isJob = false;
@@ -46,4 +46,4 @@ std::vector<ComparisonFigures> comparisonFigures(const std::vector<ComparedRun>&
 std::string perStepFigureMissing(const ComparisonFigures& figures, bool brief = false);
 std::string perStepFigureMissing(const std::vector<RankStats>& ranks, bool brief = false);
 
-}  // namespace shardscope
+}  // namespace shardscope::stats

@@ -4,7 +4,7 @@
 
 #include "trace/format.h"
 
-namespace shardscope {
+namespace shardscope::stats {
 
 DeviceFacts deviceFactsOf(const trace::Event& runInfo) {
   DeviceFacts facts;
@@ -14,7 +14,7 @@ DeviceFacts deviceFactsOf(const trace::Event& runInfo) {
   return facts;
 }
 
-DeviceLimits deviceLimitsOf(const RunConfig& config, const DeviceFacts& device) {
+DeviceLimits deviceLimitsOf(const config::RunConfig& config, const DeviceFacts& device) {
   DeviceLimits limits;
   char text[160];
   if (config.gpuMemoryGB > 0) {
@@ -32,10 +32,10 @@ DeviceLimits deviceLimitsOf(const RunConfig& config, const DeviceFacts& device) 
   } else if (device.peakFlops > 0) {
     limits.peakFlops = device.peakFlops;
     std::snprintf(text, sizeof text, "the peak measured on rank 0's GPU before training, %.4g TFLOP/s (%s matmul)",
-                  device.peakFlops / 1e12, modeName(config.precision));
+                  device.peakFlops / 1e12, config::modeName(config.precision));
     limits.peakNote = text;
   }
   return limits;
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::stats

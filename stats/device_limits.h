@@ -10,7 +10,7 @@
 #include "trace/events.h"
 #include "config/run_config.h"
 
-namespace shardscope {
+namespace shardscope::stats {
 
 // What a GPU rank reported of its device; all zero on CPU ranks and for older recordings.
 struct DeviceFacts {
@@ -29,6 +29,6 @@ struct DeviceLimits {
   std::string peakNote;      // e.g. "the stated peak, --peak-tflops 989" or "the peak measured ..."
 };
 
-DeviceLimits deviceLimitsOf(const RunConfig& config, const DeviceFacts& device);
+DeviceLimits deviceLimitsOf(const config::RunConfig& config, const DeviceFacts& device);
 
-}  // namespace shardscope
+}  // namespace shardscope::stats

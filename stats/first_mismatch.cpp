@@ -4,7 +4,7 @@
 #include <limits>
 #include <map>
 
-namespace shardscope {
+namespace shardscope::stats {
 
 namespace {
 
@@ -154,7 +154,54 @@ std::optional<CollectiveMismatch> unlikeAt(const CollectiveLogs& logs, const Gro
   return m;
 }
 
+bool isPointToPoint(const LoggedCollective& c) { return c.op == "send" || c.op == "recv"; }
+
+// How many sends of `label` the members other than `receiver` entered (into `others`: who they are).
+int64_t sendsByOthers(const GroupEntries& group, size_t receiver, const std::string& label, std::vector<int>& others,
+                      const CollectiveLogs& logs) {
+  int64_t sends = 0;
+  for (size_t j : group.members) {
+    if (j == receiver) continue;
+    others.push_back(logs.ranks[j].rank);
+    for (const auto& entry : group.bySeq[j]) sends += entry.second->op == "send" && entry.second->label == label;
+  }
+  return sends;
+}
+
+// A group of sends and receives (a pipeline's): each rank numbers its own, so numbers do not pair
+// them. A receive that never ended is paired by its label ("F mb0 stage0->1", the same on both
+// sides, every step): the n-th receive of a label with the n-th send of it another member entered.
+// The first receive without its send names who never sent it.
+std::optional<CollectiveMismatch> unsentInGroup(const CollectiveLogs& logs, const GroupEntries& group) {
+  for (size_t i : group.members) {
+    std::map<std::string, int64_t> received;  // receives of each label so far
+    for (const auto& [seq, entry] : group.bySeq[i]) {
+      if (entry->op != "recv") continue;
+      const int64_t n = ++received[entry->label];
+      std::vector<int> others;
+      if (entry->finished || sendsByOthers(group, i, entry->label, others, logs) >= n) continue;
+      CollectiveMismatch m{group.name, seq, MismatchKind::MissingRank};
+      m.ranks = others;
+      m.agreed = {logs.ranks[i].rank};
+      m.expected = trace::describeCollective(*entry);
+      m.explanation =
+          ranksText(m.agreed) + " waits in recv " + entry->label + " (#" + std::to_string(seq) + " of " +
+          trace::groupLabel(logs, group.name) + "), which " +
+          (others.size() == 1 ? ranksText(others) + " never sent" : "none of " + ranksText(others) + " sent") +
+          ": the stage it waits for stopped. Look at what " + ranksText(others) +
+          " did instead: is stuck or slow before it, or died.";
+      return m;
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<CollectiveMismatch> firstInGroup(const CollectiveLogs& logs, const GroupEntries& group) {
+  for (size_t i : group.members) {
+    for (const auto& entry : group.bySeq[i]) {
+      if (isPointToPoint(*entry.second)) return unsentInGroup(logs, group);
+    }
+  }
   const auto [from, to] = comparableRange(group);
   for (int64_t seq = from; seq <= to && from != std::numeric_limits<int64_t>::min(); ++seq) {
     std::vector<size_t> present, missing;
@@ -252,4 +299,4 @@ std::string whereRanksStand(const CollectiveLogs& logs) {
   return out.empty() ? "No rank recorded a collective." : out;
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::stats

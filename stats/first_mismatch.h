@@ -11,7 +11,7 @@
 
 #include "trace/collective_log.h"
 
-namespace shardscope {
+namespace shardscope::stats {
 
 enum class MismatchKind { MissingRank, OpType, Size, Dtype, State };
 // "missing_rank", "op_type", "size", "dtype", "state": the summary's names.
@@ -47,4 +47,4 @@ std::vector<AlignedCollectives> alignBySequence(const trace::CollectiveLogs& log
 // and none saw it end", or how far apart their last entries are.
 std::string whereRanksStand(const trace::CollectiveLogs& logs);
 
-}  // namespace shardscope
+}  // namespace shardscope::stats

@@ -2,7 +2,7 @@
 
 #include "stats/first_mismatch.h"
 
-namespace shardscope {
+namespace shardscope::stats {
 
 namespace {
 
@@ -39,4 +39,4 @@ std::string hangVerdict(const trace::CollectiveLogs& logs) {
   return "no mismatch: every collective the ranks hold agrees. " + whereRanksStand(logs);
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::stats

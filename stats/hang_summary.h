@@ -7,7 +7,7 @@
 
 #include "trace/collective_log.h"
 
-namespace shardscope {
+namespace shardscope::stats {
 
 // {"schema": "shardscope.flight_recorder/1", "source", "world_size", "ranks": [{"rank", "file",
 // "entries", "last": {"group", "seq", "op", "state", "finished", "where"}}], "flight_recorder":
@@ -18,4 +18,4 @@ nlohmann::json hangSummaryJson(const trace::CollectiveLogs& logs);
 // The terminal's line on it: the first mismatch's explanation, or where the ranks stand.
 std::string hangVerdict(const trace::CollectiveLogs& logs);
 
-}  // namespace shardscope
+}  // namespace shardscope::stats

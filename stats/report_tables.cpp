@@ -3,12 +3,13 @@
 #include <algorithm>
 #include <functional>
 
+#include "config/pipeline_config.h"
 #include "config/strategies.h"
 #include "stats/comparison_figures.h"
 #include "trace/format.h"
 #include "trace/ring_schedule.h"
 
-namespace shardscope {
+namespace shardscope::stats {
 
 using trace::CollectiveOp;
 using trace::MemoryRole;
@@ -90,12 +91,12 @@ void printHostMemoryTable(std::FILE* out, const std::vector<RankStats>& ranks) {
   }
 }
 
-void printMemoryTable(std::FILE* out, const RunConfig& config, const std::vector<RankStats>& ranks,
+void printMemoryTable(std::FILE* out, const config::RunConfig& config, const std::vector<RankStats>& ranks,
                       const DeviceLimits& limits) {
   // Say which allocator measured it: on GPU ranks the tensors live in the CUDA caching allocator.
   std::fprintf(out, "\nPeak memory per rank by role (measured by the %s%s)\n",
-               config.device == DeviceKind::Cuda ? "CUDA caching allocator's trace hook" : "CPU allocator hook",
-               config.recording == RecordingMode::Alternate ? ", even steps only" : "");
+               config.device == config::DeviceKind::Cuda ? "CUDA caching allocator's trace hook" : "CPU allocator hook",
+               config.recording == config::RecordingMode::Alternate ? ", even steps only" : "");
   const double capacity = limits.capacityBytes;
   std::fprintf(out, "%-5s %11s", "rank", "peak total");
   for (auto role : kRoles) std::fprintf(out, " %15s", trace::memoryRoleName(role));
@@ -134,7 +135,44 @@ void printStragglers(std::FILE* out, const std::vector<RankStats>& ranks) {
 
 }  // namespace
 
-void printRunTables(std::FILE* out, const RunConfig& config, const std::vector<RankStats>& ranks,
+namespace {
+
+// Per rank: its stages, its bubble per step and its share of the step beside the schedule's closed
+// form (labelled a prediction), and the most micro-batches it held activations of.
+void printPipelineTable(std::FILE* out, const config::RunConfig& config, const std::vector<RankStats>& ranks) {
+  const auto shape = config::pipelineShapeOf(config);
+  const auto form = config::bubbleClosedForm(shape);
+  // The closed form is over the ideal time; as a share of the step it is f / (1 + f).
+  const double predictedShare = form.fraction / (1 + form.fraction);
+  std::fprintf(out, "\nPipeline: %s, P = %d, V = %d, M = %d (steps after the first)\n",
+               config::modeName(shape.schedule), shape.ranks, shape.stagesPerRank, shape.microBatches);
+  std::fprintf(out, "%-5s %-10s %12s %10s %16s %18s\n", "rank", "stages", "bubble/step", "of step", "predicted share",
+               "micro-batches held");
+  for (const auto& r : ranks) {
+    std::string stages;
+    for (int s : r.pipelineStages) stages += (stages.empty() ? "" : ",") + std::to_string(s);
+    std::fprintf(out, "%-5d %-10s %12s %9.1f%% %15.1f%% %18d\n", r.rank, stages.c_str(),
+                 trace::formatDuration(r.bubbleSecondsPerStep * 1e9).c_str(), 100 * r.bubbleShare, 100 * predictedShare,
+                 r.peakMicroBatchesInFlight);
+  }
+  // The stage the others wait for: the rank computing the largest share of its step (a slow stage,
+  // or the one with the head and the loss).
+  const auto busiest = std::min_element(
+      ranks.begin(), ranks.end(), [](const RankStats& a, const RankStats& b) { return a.bubbleShare < b.bubbleShare; });
+  if (ranks.size() > 1) {
+    std::fprintf(out, "busiest: rank %d, computing %.1f%% of its step: the stage the others wait for\n", busiest->rank,
+                 100 * (1 - busiest->bubbleShare));
+  }
+  std::fprintf(out,
+               "bubble: the time in a step with no forward or backward running on the rank (waiting on a "
+               "receive, idle);\npredicted share: PREDICTION, the closed form %s over the ideal time, as a share "
+               "of the step\n",
+               form.form.c_str());
+}
+
+}  // namespace
+
+void printRunTables(std::FILE* out, const config::RunConfig& config, const std::vector<RankStats>& ranks,
                     const DeviceFacts& device) {
   const bool recorded = anyRecorded(ranks);
   const auto limits = deviceLimitsOf(config, device);
@@ -145,7 +183,7 @@ void printRunTables(std::FILE* out, const RunConfig& config, const std::vector<R
     std::fprintf(out,
                  "\nMemory, collectives and overlap were not recorded (--recording %s): step "
                  "times and throughput only\n",
-                 modeName(config.recording));
+                 config::modeName(config.recording));
   }
   std::fprintf(out, "\nTime, throughput and time in collectives per rank per step (steps after the first)\n");
   const auto ops = opsShown(ranks);
@@ -155,7 +193,7 @@ void printRunTables(std::FILE* out, const RunConfig& config, const std::vector<R
   for (const auto& r : ranks) {
     std::fprintf(out, "%-5d %9.1f %12s %12s %12s", r.rank, r.steadyStepSeconds * 1e3,
                  trace::formatRate(r.samplesPerSecond, "").c_str(),
-                 config.model == ModelKind::Gpt ? trace::formatRate(r.tokensPerSecond, "").c_str() : "-",
+                 config.model == config::ModelKind::Gpt ? trace::formatRate(r.tokensPerSecond, "").c_str() : "-",
                  trace::formatRate(r.modelFlopsPerSecond, "").c_str());
     for (auto op : ops) {
       std::fprintf(out, " %15s",
@@ -178,6 +216,7 @@ void printRunTables(std::FILE* out, const RunConfig& config, const std::vector<R
                  "step, when the rank waited on the network with nothing to compute (HTA's comm/compute overlap)\n");
   }
   if (recorded) printStragglers(out, ranks);
+  if (recorded && config.pp > 1) printPipelineTable(out, config, ranks);
   int64_t dropped = 0;
   for (const auto& r : ranks) dropped += r.droppedEvents;
   if (dropped > 0) {
@@ -333,7 +372,7 @@ void ComparisonTable::sentRows() const {
   recordedFigureRow("sent per step (rank 0, ring)",
                     [](const ComparisonFigures& f) { return formatBytes(f.sentBytesPerStep); });
   if (std::any_of(figures.begin(), figures.end(), [](const ComparisonFigures& f) { return f.baseline >= 0; })) {
-    figureRow((std::string("  ratio to ") + baselineStrategy().name).c_str(), [](const ComparisonFigures& f) {
+    figureRow((std::string("  ratio to ") + config::baselineStrategy().name).c_str(), [](const ComparisonFigures& f) {
       return f.baseline >= 0 ? formatRatio(f.sentRatioToBaseline) : std::string("-");
     });
   }
@@ -371,4 +410,4 @@ void printComparisonTable(std::FILE* out, const std::vector<StrategyColumn>& col
   }
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::stats

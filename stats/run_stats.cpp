@@ -1,13 +1,15 @@
 #include "stats/run_stats.h"
 
+#include "stats/pipeline_stats.h"
 #include "stats/stragglers.h"
 
 #include "config/model_layout.h"
+#include "config/pipeline_config.h"
 
 #include <algorithm>
 #include <numeric>
 
-namespace shardscope {
+namespace shardscope::stats {
 
 // The last sample at or before the last step's end, of the device's memory or the host's.
 trace::RoleBytes rolesAfterLastStep(const trace::RankTimeline& t, const trace::RoleTrack& track) {
@@ -15,16 +17,16 @@ trace::RoleBytes rolesAfterLastStep(const trace::RankTimeline& t, const trace::R
   return track.bytesAt(static_cast<double>(t.steps.back().endNs));
 }
 
-double itemsPerRankStep(const RunConfig& config) {
+double itemsPerRankStep(const config::RunConfig& config) {
   const double samples = static_cast<double>(config.batch) / std::max(config.world, 1);
-  return config.model == ModelKind::Gpt ? samples * config.seq : samples;
+  return config.model == config::ModelKind::Gpt ? samples * config.seq : samples;
 }
 
-double modelFlopsPerItem(const RunConfig& config, int64_t parameterCount) {
+double modelFlopsPerItem(const config::RunConfig& config, int64_t parameterCount) {
   // 2 FLOPs per parameter forward, 2 for the input gradients, 2 for the weight gradients; under
   // LoRA the frozen weights get no weight gradients, so only the adapters count thrice.
-  const double trained =
-      config.loraRank > 0 ? static_cast<double>(trainableElements(config)) : static_cast<double>(parameterCount);
+  const double trained = config.loraRank > 0 ? static_cast<double>(config::trainableElements(config))
+                                             : static_cast<double>(parameterCount);
   return 4.0 * static_cast<double>(parameterCount) + 2.0 * trained;
 }
 
@@ -32,10 +34,10 @@ namespace {
 
 // The mean over the steps a run recorded (every one, or the even ones under alternate), leaving
 // out the first (warm-up) when there is more than one.
-double steadyMeanOfRecorded(const std::vector<double>& perStep, RecordingMode recording) {
+double steadyMeanOfRecorded(const std::vector<double>& perStep, config::RecordingMode recording) {
   std::vector<double> recorded;
   for (size_t i = 0; i < perStep.size(); ++i) {
-    if (recording == RecordingMode::On || (recording == RecordingMode::Alternate && i % 2 == 0))
+    if (recording == config::RecordingMode::On || (recording == config::RecordingMode::Alternate && i % 2 == 0))
       recorded.push_back(perStep[i]);
   }
   if (recorded.empty()) return 0.0;
@@ -44,11 +46,21 @@ double steadyMeanOfRecorded(const std::vector<double>& perStep, RecordingMode re
          static_cast<double>(recorded.size() - first);
 }
 
+// Under --pp: the stages the rank holds, from its place in the mesh, and what its spans measured.
+void addPipelineFigures(const config::RunConfig& config, const trace::RankTimeline& t, RankStats& s) {
+  const auto place = config::pipelinePlace(s.rank, config.world, config.pp);
+  s.pipelineStages = config::stagesOfRank(config::pipelineShapeOf(config), place.pipeRank);
+  const PipelineFigures figures = pipelineFigures(t);
+  s.bubbleSecondsPerStep = figures.bubbleSecondsPerStep;
+  s.bubbleShare = figures.bubbleShare;
+  s.peakMicroBatchesInFlight = figures.peakMicroBatchesInFlight;
+}
+
 }  // namespace
 
-int recordedStepsOf(RecordingMode recording, int completedSteps) {
-  if (recording == RecordingMode::Off) return 0;
-  if (recording == RecordingMode::Alternate) return (completedSteps + 1) / 2;  // steps 0, 2, 4, ...
+int recordedStepsOf(config::RecordingMode recording, int completedSteps) {
+  if (recording == config::RecordingMode::Off) return 0;
+  if (recording == config::RecordingMode::Alternate) return (completedSteps + 1) / 2;  // steps 0, 2, 4, ...
   return completedSteps;
 }
 
@@ -100,8 +112,8 @@ bool anyMemoryRecorded(const std::vector<RankStats>& ranks) {
   return std::any_of(ranks.begin(), ranks.end(), [](const RankStats& s) { return s.recorded && s.memoryRecorded; });
 }
 
-std::vector<RankStats> computeRankStats(const RunConfig& config, const trace::RunRecording& rec, int64_t parameterCount,
-                                        const DeviceFacts& device) {
+std::vector<RankStats> computeRankStats(const config::RunConfig& config, const trace::RunRecording& rec,
+                                        int64_t parameterCount, const DeviceFacts& device) {
   std::vector<RankStats> out;
   const double peakFlops = deviceLimitsOf(config, device).peakFlops;
   const std::vector<RankStraggling> straggling = stragglingOf(rec);
@@ -127,7 +139,7 @@ std::vector<RankStats> computeRankStats(const RunConfig& config, const trace::Ru
     // A rank with nothing at all (a PyTorch job's rank without a trace, a rank that failed before
     // its first event) measured nothing: its zeros would read as measurements.
     const bool nothing = t.memory.empty() && t.collectives.empty() && t.compute.empty() && t.steps.empty();
-    s.recorded = config.recording != RecordingMode::Off && !nothing;
+    s.recorded = config.recording != config::RecordingMode::Off && !nothing;
     s.memoryRecorded = !t.memory.empty();
     s.recordedSteps = recordedStepsOf(config.recording, steps);
     if (!s.stepSeconds.empty()) {
@@ -142,7 +154,7 @@ std::vector<RankStats> computeRankStats(const RunConfig& config, const trace::Ru
       const double samples = static_cast<double>(config.batch) / rec.ranks();
       s.samplesPerSecond = samples / s.steadyStepSeconds;
       const double items = itemsPerRankStep(config);
-      if (config.model == ModelKind::Gpt) s.tokensPerSecond = items / s.steadyStepSeconds;
+      if (config.model == config::ModelKind::Gpt) s.tokensPerSecond = items / s.steadyStepSeconds;
       s.modelFlopsPerSecond = modelFlopsPerItem(config, parameterCount) * items / s.steadyStepSeconds;
       if (peakFlops > 0) s.mfu = s.modelFlopsPerSecond / peakFlops;
     }
@@ -158,6 +170,7 @@ std::vector<RankStats> computeRankStats(const RunConfig& config, const trace::Ru
       s.recomputeSecondsPerStep = static_cast<double>(rec.recomputeNs(r, steps)) / 1e9 / s.recordedSteps;
     }
     s.activationSavedBytes = rec.activationSavedBytes(r);
+    if (config.pp > 1) addPipelineFigures(config, t, s);
     s.droppedEvents = t.dropped;
     s.failedCollectives = t.failedCollectives;
     out.push_back(s);
@@ -165,4 +178,4 @@ std::vector<RankStats> computeRankStats(const RunConfig& config, const trace::Ru
   return out;
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::stats

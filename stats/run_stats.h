@@ -11,7 +11,7 @@
 #include "config/run_config.h"
 #include "trace/run_recording.h"
 
-namespace shardscope {
+namespace shardscope::stats {
 
 struct RankStats;
 // What a rank measured of one role, as a prediction states it: at its peak or after the last step,
@@ -56,6 +56,12 @@ struct RankStats {
   // forward saved for backward, the quantity activation formulas predict. The activation peak is
   // higher: it adds backward's activation gradients and temporaries.
   int64_t activationSavedBytes = 0;
+  // Under --pp (stats/pipeline_stats.h): the stages this rank holds, its bubble (the time in its
+  // steps with no forward or backward running) and the most micro-batches it held activations of.
+  std::vector<int> pipelineStages;
+  double bubbleSecondsPerStep = 0;
+  double bubbleShare = 0;
+  int peakMicroBatchesInFlight = 0;
   int64_t droppedEvents = 0;
   // The collectives the backend failed on this rank (their timeout passed, a peer went away), which
   // never ended (RankTimeline::failedCollectives): counted in no figure above.
@@ -74,7 +80,7 @@ struct RankStats {
 const RankStats* mostOftenLast(const std::vector<RankStats>& ranks);
 
 // How many of `completedSteps` a run with this --recording mode recorded.
-int recordedStepsOf(RecordingMode recording, int completedSteps);
+int recordedStepsOf(config::RecordingMode recording, int completedSteps);
 
 // Whether any rank recorded memory and collectives (a run not made with --recording off).
 bool anyRecorded(const std::vector<RankStats>& ranks);
@@ -95,14 +101,14 @@ std::vector<trace::CollectiveOp> collectiveOpsShown(const std::vector<std::vecto
 
 // What one rank processes per step: tokens (gpt) or samples (mlp), and the model FLOPs per one of
 // them (6 x parameters; under LoRA 4 x parameters + 2 x the trained adapters).
-double itemsPerRankStep(const RunConfig& config);
-double modelFlopsPerItem(const RunConfig& config, int64_t parameterCount);
+double itemsPerRankStep(const config::RunConfig& config);
+double modelFlopsPerItem(const config::RunConfig& config, int64_t parameterCount);
 
 // The split by role at the end of the last completed step (all zero before the first one ends).
 trace::RoleBytes rolesAfterLastStep(const trace::RankTimeline& timeline);
 
 // `device`: what a GPU rank reported of its device, MFU's peak when --peak-tflops states none.
-std::vector<RankStats> computeRankStats(const RunConfig& config, const trace::RunRecording& recording,
+std::vector<RankStats> computeRankStats(const config::RunConfig& config, const trace::RunRecording& recording,
                                         int64_t parameterCount, const DeviceFacts& device = {});
 
-}  // namespace shardscope
+}  // namespace shardscope::stats

@@ -5,7 +5,7 @@
 #include <map>
 #include <utility>
 
-namespace shardscope {
+namespace shardscope::stats {
 
 namespace {
 
@@ -35,7 +35,8 @@ IssuesByGroup issuesByGroup(const trace::RunRecording& rec) {
       auto& list = lists[{c.processGroup, c.worldSize}];
       if (!list) {
         const auto group = static_cast<trace::ProcessGroup>(c.processGroup);
-        GroupKey key{c.processGroup, trace::processGroupMembers(group, r, c.worldSize, rec.ranks(), rec.tensorRanks())};
+        GroupKey key{c.processGroup, trace::processGroupMembers(group, r, c.worldSize, rec.ranks(), rec.tensorRanks(),
+                                                                rec.pipeRanks())};
         list = &out[std::move(key)][r];
       }
       list->push_back(c.issueNs);
@@ -160,4 +161,4 @@ std::vector<std::vector<CollectiveWait>> collectiveWaits(const trace::RunRecordi
   return out;
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::stats

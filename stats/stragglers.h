@@ -9,7 +9,7 @@
 
 #include "trace/run_recording.h"
 
-namespace shardscope {
+namespace shardscope::stats {
 
 struct RankStraggling {
   int64_t collectives = 0;       // collectives of its groups that every member recorded
@@ -49,4 +49,4 @@ struct CollectiveWait {
 // sequences (not of time across groups).
 std::vector<std::vector<CollectiveWait>> collectiveWaits(const trace::RunRecording& recording);
 
-}  // namespace shardscope
+}  // namespace shardscope::stats

@@ -11,7 +11,7 @@
 #include "files/user_json.h"
 #include "trace/ring_schedule.h"
 
-namespace shardscope {
+namespace shardscope::stats {
 
 namespace {
 
@@ -61,7 +61,7 @@ void readRankThroughput(const nlohmann::json& r, RankStats& s) {
 }
 
 // Each collective op's count, size, time and traffic; then what each process group carried.
-void readRankCollectives(const nlohmann::json& r, const RunConfig& config, RankStats& s) {
+void readRankCollectives(const nlohmann::json& r, const config::RunConfig& config, RankStats& s) {
   const auto coll = objectAt(r, "collectives");
   for (int op = 0; op < trace::kCollectiveOpCount; ++op) {
     const auto& c = coll.value(trace::collectiveOpName(static_cast<trace::CollectiveOp>(op)), nlohmann::json::object());
@@ -105,13 +105,14 @@ void readRankOverlap(const nlohmann::json& r, RankStats& s) {
 }
 
 // One entry of a summary's "ranks"; `config`, the run's, says what older summaries did not write.
-RankStats readRank(const nlohmann::json& r, const RunConfig& config) {
+RankStats readRank(const nlohmann::json& r, const config::RunConfig& config) {
   RankStats s;
   s.rank = r.value("rank", 0);
   s.stepSeconds = r.value("step_time_s", std::vector<double>{});
   s.steadyStepSeconds = numberOr(r, "steady_step_time_s", 0.0);  // null: no step completed
   // Before summary/3 the count is not written; the config's --recording gives it.
-  s.recorded = config.recording != RecordingMode::Off && !(r.contains("collectives") && r["collectives"].is_null());
+  s.recorded =
+      config.recording != config::RecordingMode::Off && !(r.contains("collectives") && r["collectives"].is_null());
   s.recordedSteps =
       r.value("recorded_steps", recordedStepsOf(config.recording, static_cast<int>(s.stepSeconds.size())));
   readRankMemory(r, s);
@@ -126,7 +127,7 @@ SummaryRun readRun(const nlohmann::json& j) {
   SummaryRun run;
   run.source = j.contains("source") && j["source"].is_string() ? j["source"].get<std::string>() : "";
   run.title = j.contains("title") && j["title"].is_string() ? j["title"].get<std::string>() : "";
-  if (j.contains("config")) (void)applyConfigJson(j["config"], run.config);
+  if (j.contains("config")) (void)config::applyConfigJson(j["config"], run.config);
   run.status = j.value("status", "");
   run.error = j.value("error", "");
   run.device = j.value("device", "");
@@ -253,4 +254,4 @@ LoadedSummary loadSummary(const std::string& path) {
   return out;
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::stats

@@ -8,10 +8,10 @@
 #include "config/run_config.h"
 #include "stats/run_stats.h"
 
-namespace shardscope {
+namespace shardscope::stats {
 
 struct SummaryRun {
-  RunConfig config;
+  config::RunConfig config;
   std::string status;  // "ok" | "failed"
   std::string error;
   std::string device;
@@ -29,4 +29,4 @@ struct LoadedSummary {
 
 LoadedSummary loadSummary(const std::string& path);
 
-}  // namespace shardscope
+}  // namespace shardscope::stats

@@ -155,11 +155,22 @@ const char* processGroupName(ProcessGroup group) {
       return "tensor";
     case ProcessGroup::Data:
       return "data";
+    case ProcessGroup::Pipe:
+      return "pipe";
   }
   return "unknown";
 }
 
-std::vector<int> processGroupMembers(ProcessGroup group, int rank, int groupSize, int worldRanks, int tensorRanks) {
+std::vector<int> processGroupMembers(ProcessGroup group, int rank, int groupSize, int worldRanks, int tensorRanks,
+                                     int pipeRanks) {
+  const bool inAStage = group != ProcessGroup::World && group != ProcessGroup::Pipe;
+  if (pipeRanks > 1 && inAStage && worldRanks % pipeRanks == 0) {
+    const int block = worldRanks / pipeRanks;
+    const int start = rank / block * block;
+    auto members = processGroupMembers(group, rank - start, groupSize, block, tensorRanks);
+    for (int& m : members) m += start;
+    return members;
+  }
   const bool amongDataRanks = group == ProcessGroup::Shard || group == ProcessGroup::Replicate;
   if (tensorRanks > 1 && amongDataRanks && worldRanks % tensorRanks == 0) {
     auto members = processGroupMembers(group, rank / tensorRanks, groupSize, worldRanks / tensorRanks);
@@ -178,7 +189,8 @@ std::vector<int> processGroupMembers(ProcessGroup group, int rank, int groupSize
         members.push_back(rank / size * size + i);
         break;
       case ProcessGroup::Replicate:
-      case ProcessGroup::Data: {
+      case ProcessGroup::Data:
+      case ProcessGroup::Pipe: {
         const int shardRanks = std::max(1, worldRanks / size);
         members.push_back(rank % shardRanks + i * shardRanks);
         break;
@@ -191,6 +203,12 @@ std::vector<int> processGroupMembers(ProcessGroup group, int rank, int groupSize
 int tensorRanksOf(const Event& collective, int seenSoFar) {
   const bool tensor = collective.kind == EventKind::Collective || collective.kind == EventKind::CollectiveIssued;
   if (!tensor || collective.processGroup != static_cast<uint8_t>(ProcessGroup::Tensor)) return seenSoFar;
+  return std::max(seenSoFar, collective.worldSize);
+}
+
+int pipeRanksOf(const Event& collective, int seenSoFar) {
+  const bool issued = collective.kind == EventKind::Collective || collective.kind == EventKind::CollectiveIssued;
+  if (!issued || collective.processGroup != static_cast<uint8_t>(ProcessGroup::Pipe)) return seenSoFar;
   return std::max(seenSoFar, collective.worldSize);
 }
 

@@ -87,9 +87,11 @@ inline constexpr MemoryRole kOffloadedRoles[] = {MemoryRole::ParamShard, MemoryR
 // Which process group a collective ran in, as FSDP2's 2-D DeviceMesh (replicate, shard) names its
 // dimensions: every rank (a 1-D mesh), this rank's shard group, or its replicate group (HSDP).
 // Tensor: a --tp tensor group, N consecutive ranks; Data: under --tp, the ranks that hold the same
-// tensor-parallel slice (rank % N, rank % N + N, ...), over which a 1-D strategy works.
-enum class ProcessGroup : uint8_t { World, Shard, Replicate, Tensor, Data };
-constexpr int kProcessGroupCount = 5;
+// tensor-parallel slice (rank % N, rank % N + N, ...), over which a 1-D strategy works. Pipe: under
+// --pp P, the P ranks with the same place in their stages (rank % (world / P), + world / P, ...),
+// between which activations and their gradients travel point to point.
+enum class ProcessGroup : uint8_t { World, Shard, Replicate, Tensor, Data, Pipe };
+constexpr int kProcessGroupCount = 6;
 
 // Where a rank's work divides into event groups: the hook points of the real algorithms, where
 // FSDP2's and DDP's hooks fire and where --step-gate stops. full_shard: all-gather of unit i,
@@ -171,16 +173,21 @@ const char* phaseName(Phase phase);
 const char* collectiveOpName(CollectiveOp op);
 const char* computeKindName(ComputeKind kind);
 const char* groupKindName(GroupKind kind);
-const char* processGroupName(ProcessGroup group);  // "world" | "shard" | "replicate" | "tensor" | "data"
+const char* processGroupName(ProcessGroup group);  // "world" | "shard" | "replicate" | "tensor" | "data" | "pipe"
 // The ranks of `rank`'s `group` of `groupSize` among `worldRanks`, in the group's own order, on the
 // (replicate, shard) mesh of engine/comm/process_mesh.h: a shard group is a row of the grid, a replicate
 // group a column (ranks r % S, r % S + S, ...). On the (data, tensor) mesh of --tp a tensor group is a
 // row and a data group a column, in the same way. With both (a hybrid strategy under --tp, as
 // torchtitan's (dp_replicate, dp_shard, tp) mesh) the shard and replicate groups are laid out among
 // the ranks with rank's place in its tensor group of `tensorRanks`: each member is a data rank.
-std::vector<int> processGroupMembers(ProcessGroup group, int rank, int groupSize, int worldRanks, int tensorRanks = 1);
+// Under --pp (`pipeRanks` > 1) the world is P blocks of world / P consecutive ranks, one per stage,
+// each with that mesh inside; a pipe group is a column across the blocks (rank % (world / P), ...).
+std::vector<int> processGroupMembers(ProcessGroup group, int rank, int groupSize, int worldRanks, int tensorRanks = 1,
+                                     int pipeRanks = 1);
 // The tensor groups' size in a recording's collectives (their group size), 1 where none ran.
 int tensorRanksOf(const Event& collective, int seenSoFar);
+// The pipe groups' size likewise (--pp's P), 1 where none ran.
+int pipeRanksOf(const Event& collective, int seenSoFar);
 // processGroupMembers' inverse: the group whose members these are among `worldRanks` (World for
 // all of them; a row of the grid, Shard, or a column, Replicate, unless `preferred` names the same
 // ranks: Tensor and Data on the (data, tensor) mesh), or nothing for ranks no mesh row or column

@@ -41,6 +41,7 @@ void IssuedCollectives::add(const Event& event) {
   if (event.rank < 0 || event.rank >= worldSize_) return;
   auto& mine = byRank_[static_cast<size_t>(event.rank)];
   tensorRanks_ = tensorRanksOf(event, tensorRanks_);
+  pipeRanks_ = pipeRanksOf(event, pipeRanks_);
   if (event.kind == EventKind::CollectiveIssued) {
     mine.push_back({event, false, false});
     if (mine.size() > keep_) mine.pop_front();
@@ -67,7 +68,7 @@ CollectiveLogs IssuedCollectives::logs() const {
     RankCollectiveLog log{r, "", {}};
     for (const auto& issued : byRank_[static_cast<size_t>(r)]) {
       const auto group = static_cast<ProcessGroup>(issued.event.processGroup);
-      const auto members = processGroupMembers(group, r, issued.event.worldSize, worldSize_, tensorRanks_);
+      const auto members = processGroupMembers(group, r, issued.event.worldSize, worldSize_, tensorRanks_, pipeRanks_);
       const std::string name = std::string(processGroupName(group)) + " " + membersText(members);
       out.groupRanks[name] = members;
       log.entries.push_back(loggedOf(issued.event, issued.finished, issued.failed, name));

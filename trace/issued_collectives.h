@@ -35,6 +35,7 @@ class IssuedCollectives {
   };
   int worldSize_;
   int tensorRanks_ = 1;  // --tp's group size, as the tensor groups' collectives show it
+  int pipeRanks_ = 1;    // --pp's, as the pipe groups' show it
   size_t keep_;
   std::vector<std::deque<Issued>> byRank_;
 };

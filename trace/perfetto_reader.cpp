@@ -526,7 +526,8 @@ bool PerfettoTraceReader::instant(const Track& track, const std::string& name, i
   if (track.rank < 0) {  // the run's own track: its config and the ranks' facts
     if (name == kPerfettoConfigEvent) {
       const auto config = files::parseUserJson(textOr(args, "config"));
-      if (config.error.empty()) (void)applyConfigJson(config.value, out_.config);  // best effort, as the JSON reader
+      if (config.error.empty())
+        (void)config::applyConfigJson(config.value, out_.config);  // best effort, as the JSON reader
     } else if (name == kPerfettoFactsEvent) {
       facts_ = runFactsOf(files::parseUserJson(textOr(args, "facts")).value);  // applied once the ranks are known
     }

@@ -229,11 +229,11 @@ std::string rankFilesRefusal(const std::string& dir, const std::map<int, std::ve
 }
 
 // The job's options from the config.json it wrote in `dir`, where there is a readable one.
-void readJobConfig(const std::string& dir, RunConfig& config) {
+void readJobConfig(const std::string& dir, config::RunConfig& config) {
   std::string configError;
   if (auto text = files::readFileText(rankEventConfigName(dir), configError, files::kMaxConfigBytes)) {
     auto json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-    if (json.is_object()) (void)applyConfigJson(json, config);
+    if (json.is_object()) (void)config::applyConfigJson(json, config);
   }
 }
 

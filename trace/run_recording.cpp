@@ -139,6 +139,7 @@ void RunRecording::add(const Event& e) {
       break;
     case EventKind::Collective:
       tensorRanks_ = tensorRanksOf(e, tensorRanks_);
+      pipeRanks_ = pipeRanksOf(e, pipeRanks_);
       insertByBegin(r.collectives, r.collectiveBegins, CollectiveSpan::of(e, &r.names));
       r.longestCollective = std::max(r.longestCollective, e.endNs - e.beginNs);
       break;

@@ -194,6 +194,7 @@ class RunRecording {
   // --tp's group size, from the tensor groups' collectives seen (1: none): where a hybrid
   // strategy's shard and replicate groups lie (trace::processGroupMembers).
   int tensorRanks() const { return tensorRanks_; }
+  int pipeRanks() const { return pipeRanks_; }  // --pp's P, from the pipe groups' collectives
   // A reader's word that the world's collectives include sub-groups' it could not tell apart (a
   // Gloo trace names no group): then none of them is matched rank to rank (stats/stragglers.h).
   void setWorldCollectivesMixed(bool mixed) { worldCollectivesMixed_ = mixed; }
@@ -236,6 +237,7 @@ class RunRecording {
   std::vector<RankTimeline> ranks_;
   int64_t origin_ = INT64_MAX;
   int tensorRanks_ = 1;
+  int pipeRanks_ = 1;
   bool worldCollectivesMixed_ = false;
   int keepSteps_ = 0;
   size_t maxDetailEvents_ = 0;

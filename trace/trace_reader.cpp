@@ -349,7 +349,7 @@ LoadedTrace loadChromeTrace(const std::string& path) {
     return out;
   }
   if (json.contains("otherData") && json["otherData"].is_object()) {
-    (void)applyConfigJson(json["otherData"], out.config);  // best effort: keys from toJson()
+    (void)config::applyConfigJson(json["otherData"], out.config);  // best effort: keys from toJson()
   }
   const int ranks = reader.ranks();
   out.recording.ensureRanks(ranks);  // a rank with names and nothing else

@@ -17,7 +17,7 @@ namespace shardscope::trace {
 
 struct LoadedTrace {
   RunRecording recording;
-  RunConfig config;                   // from the trace's otherData (defaults where absent)
+  config::RunConfig config;           // from the trace's otherData (defaults where absent)
   std::string error;                  // set when the file could not be read
   std::string note;                   // read, with something missing (said, not fatal): per-rank files
   std::string device;                 // each rank's device and backend, where the files say (per-rank files)

@@ -5,7 +5,7 @@
 namespace shardscope::ui {
 
 const char* bottomTabTitle(const std::string& name) {
-  const ViewTab* tab = findViewTab(name);
+  const config::ViewTab* tab = config::findViewTab(name);
   return tab ? tab->title : nullptr;
 }
 

@@ -28,7 +28,7 @@
 namespace shardscope::ui {
 
 struct AppState {
-  RunConfig config;
+  config::RunConfig config;
   CompareChoice compare;  // what Compare runs: strategies, and world sizes
   DisplayChoice display;  // projector mode: scale, palette, focus, memory scale per session
   int pendingFocus = -1;  // --focus: the session to focus once it exists
@@ -62,12 +62,12 @@ struct AppState {
   // What the first screen asked for, started at the next frame's input: the first screen is drawn
   // while the window holds the session store, and starting runs takes it.
   ConfigAction doorAction = ConfigAction::None;
-  std::vector<RunConfig> doorRuns;  // Compare's runs
-  std::string doorLesson;           // a lesson picked there, by name
-  std::string openTab;              // a tab below the timelines to bring to the front, e.g. "Estimate"
-  std::string shownTab;             // the tab in front as last drawn, by its name ("holdings"): for the page's status
-  std::string banner;               // e.g. the file being viewed
-  bool viewOnly = false;            // `shardscope view`: no configuration panel actions
+  std::vector<config::RunConfig> doorRuns;  // Compare's runs
+  std::string doorLesson;                   // a lesson picked there, by name
+  std::string openTab;                      // a tab below the timelines to bring to the front, e.g. "Estimate"
+  std::string shownTab;   // the tab in front as last drawn, by its name ("holdings"): for the page's status
+  std::string banner;     // e.g. the file being viewed
+  bool viewOnly = false;  // `shardscope view`: no configuration panel actions
   std::string viewNote = "(recorded run; nothing is running)";  // under the banner when viewOnly
   // Where the timelines go while there are none and nothing runs (a view, or the page before a file).
   std::string nothingYet = "Nothing recorded yet: what the ranks record is drawn here as it arrives.";
@@ -93,7 +93,7 @@ struct AppState {
   bool holdingsShown = false;  // so does "Who holds what"
   // Figures derived from the store, recomputed only when the store changes (they walk every
   // event, which a frame must not do), and while a run records only now and then (ui/derived_refresh.h).
-  std::vector<std::vector<RankStats>> stats;
+  std::vector<std::vector<stats::RankStats>> stats;
   DerivedRefresh statsRefresh;
 };
 

@@ -168,12 +168,12 @@ void handleOpenKey(AppState& state) {
 struct RunChecks {
   std::string problem;         // why Run cannot start, or ""
   std::string compareProblem;  // why Compare cannot, or ""
-  std::vector<RunConfig> compareRuns;
+  std::vector<config::RunConfig> compareRuns;
 };
 
 RunChecks runChecks(const AppState& state, EngineControl& engine) {
   RunChecks checks;
-  if (auto e = validate(state.config))
+  if (auto e = config::validate(state.config))
     checks.problem = *e;
   else
     checks.problem = engine.checkConfig(state.config);
@@ -183,7 +183,8 @@ RunChecks runChecks(const AppState& state, EngineControl& engine) {
 }
 
 // What Run, Compare or Stop (the sidebar's, or the first screen's) asked for.
-void startAction(AppState& state, EngineControl& engine, ConfigAction action, const std::vector<RunConfig>& runs) {
+void startAction(AppState& state, EngineControl& engine, ConfigAction action,
+                 const std::vector<config::RunConfig>& runs) {
   if (action == ConfigAction::None) return;
   if (action == ConfigAction::Stop) {
     engine.stop();
@@ -285,8 +286,8 @@ void drawSessionHeader(const Session& s) {
                         recorded);
   } else {
     ImGui::TextDisabled("%s  %d ranks  %s %d layers, hidden %d%s  step %zu/%d%s", s.device.c_str(), rankCount,
-                        modeName(s.config.model), s.config.layers, s.config.hidden, trainingLabel(s.config).c_str(),
-                        stepsDone, s.config.steps, lossText);
+                        config::modeName(s.config.model), s.config.layers, s.config.hidden,
+                        config::trainingLabel(s.config).c_str(), stepsDone, s.config.steps, lossText);
   }
   if (!s.error.empty()) {
     // Red for a run that failed; amber for what a finished recording was read with (a rank
@@ -312,7 +313,7 @@ void drawSessionHeader(const Session& s) {
         : s.config.tracePath.empty() ? " (run with --trace to keep every step on disk)"
                                      : "; the run's --trace has every step");
   }
-  if (s.config.recording == RecordingMode::Off) {
+  if (s.config.recording == config::RecordingMode::Off) {
     ImGui::TextDisabled(
         "run with --recording off: only step times were measured, so the timeline has no "
         "memory, compute or collectives to show");
@@ -325,7 +326,7 @@ void drawSessionTimeline(AppState& state, const Session& s, int index, double me
   TimelineFrameStats st;
   TimelineStyle style = state.style;
   style.memoryColumns = &state.memoryColumns;
-  style.capacityBytes = deviceLimitsOf(s.config, s.deviceFacts).capacityBytes;  // this session's device
+  style.capacityBytes = stats::deviceLimitsOf(s.config, s.deviceFacts).capacityBytes;  // this session's device
   style.foldRanksWithoutRecords = !s.jobLabel.empty();
   if (!s.jobLabel.empty() && !recordsMemory(s.recording)) {
     style.memoryNotRecorded = true;

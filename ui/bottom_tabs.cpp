@@ -18,7 +18,7 @@
 
 namespace shardscope::ui {
 
-const std::vector<std::vector<RankStats>>& TabFrame::stats() {
+const std::vector<std::vector<stats::RankStats>>& TabFrame::stats() {
   const auto began = DerivedRefresh::Clock::now();
   if (state.stats.size() != sessions.size() || state.statsRefresh.due(store.version(), anyRecording(sessions), began)) {
     state.stats = sessionStats(sessions);
@@ -73,7 +73,8 @@ void drawEstimateTab(TabFrame& f) {
     return;
   }
   // What is on screen: a viewed file's own configuration, else the one Run would start.
-  const RunConfig& predicted = f.state.viewOnly && !f.sessions.empty() ? f.sessions.front().config : f.state.config;
+  const config::RunConfig& predicted =
+      f.state.viewOnly && !f.sessions.empty() ? f.sessions.front().config : f.state.config;
   drawEstimatePanel(f.state.estimate, predicted, f.sessions, f.stats());
 }
 

@@ -18,7 +18,7 @@ struct TabFrame {
   int cursorSession;  // the session under the mouse, or -1
   double playheadNs;
   // The sessions' per-rank figures, computed only when a tab asks and the store changed.
-  const std::vector<std::vector<RankStats>>& stats();
+  const std::vector<std::vector<stats::RankStats>>& stats();
 };
 
 struct BottomTab {

@@ -15,7 +15,7 @@ namespace {
 const ImVec4 kOdd(1.0f, 0.42f, 0.38f, 1.0f);
 const ImVec4 kQuiet(0.62f, 0.64f, 0.68f, 1.0f);
 
-bool isOdd(const std::optional<CollectiveMismatch>& m, const AlignedCollectives& row, int rank) {
+bool isOdd(const std::optional<stats::CollectiveMismatch>& m, const stats::AlignedCollectives& row, int rank) {
   return m && m->group == row.group && m->seq == row.seq && std::count(m->ranks.begin(), m->ranks.end(), rank) > 0;
 }
 
@@ -46,10 +46,10 @@ void drawCell(const trace::LoggedCollective* c, bool odd) {
 }
 
 // The rows worth showing: a few before the first mismatch on, else the last of each group.
-std::vector<AlignedCollectives> shownRows(const trace::CollectiveLogs& logs,
-                                          const std::optional<CollectiveMismatch>& m) {
-  auto rows = alignBySequence(logs);
-  std::vector<AlignedCollectives> out;
+std::vector<stats::AlignedCollectives> shownRows(const trace::CollectiveLogs& logs,
+                                                 const std::optional<stats::CollectiveMismatch>& m) {
+  auto rows = stats::alignBySequence(logs);
+  std::vector<stats::AlignedCollectives> out;
   for (auto& row : rows) {
     const bool nearMismatch = m && row.group == m->group && row.seq >= m->seq - 3;
     if (nearMismatch || !m) out.push_back(std::move(row));
@@ -58,9 +58,9 @@ std::vector<AlignedCollectives> shownRows(const trace::CollectiveLogs& logs,
   return out;
 }
 
-std::string rowLabel(const AlignedCollectives& row) { return row.group + " #" + std::to_string(row.seq); }
+std::string rowLabel(const stats::AlignedCollectives& row) { return row.group + " #" + std::to_string(row.seq); }
 
-void drawTable(const Session& s, const std::optional<CollectiveMismatch>& m) {
+void drawTable(const Session& s, const std::optional<stats::CollectiveMismatch>& m) {
   const auto& logs = *s.collectiveLogs;
   const auto rows = shownRows(logs, m);
   float labelWidth = ImGui::CalcTextSize("group #seq").x;
@@ -90,15 +90,15 @@ void drawTable(const Session& s, const std::optional<CollectiveMismatch>& m) {
 
 void drawSession(const Session& s) {
   const auto& logs = *s.collectiveLogs;
-  const auto m = firstMismatch(logs);
+  const auto m = stats::firstMismatch(logs);
   ImGui::TextDisabled("%s: %zu ranks, %s", s.title.c_str(), logs.ranks.size(), logs.source.c_str());
   if (m) {
-    ImGui::TextColored(kOdd, "First mismatch: %s at #%lld of group %s", mismatchKindName(m->kind),
+    ImGui::TextColored(kOdd, "First mismatch: %s at #%lld of group %s", stats::mismatchKindName(m->kind),
                        static_cast<long long>(m->seq), m->group.c_str());
     noteItem("collectives:first-mismatch");
     ImGui::TextWrapped("%s", m->explanation.c_str());
   } else {
-    ImGui::TextWrapped("No mismatch: every collective the ranks hold agrees. %s", whereRanksStand(logs).c_str());
+    ImGui::TextWrapped("No mismatch: every collective the ranks hold agrees. %s", stats::whereRanksStand(logs).c_str());
   }
   drawTable(s, m);
 }

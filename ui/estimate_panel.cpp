@@ -32,13 +32,14 @@ using trace::MemoryRole;
 // shard_grad_op, full_shard); the hybrid ones join when the configuration or a session is one (six
 // columns do not fit the tab's half at the default scale), and no_shard, whose figures are ddp's,
 // when it is itself.
-std::vector<StrategyKind> predictedStrategies(const RunConfig& config, const std::vector<Session>& sessions) {
-  std::vector<StrategyKind> used = {config.strategy};
+std::vector<config::StrategyKind> predictedStrategies(const config::RunConfig& config,
+                                                      const std::vector<Session>& sessions) {
+  std::vector<config::StrategyKind> used = {config.strategy};
   for (const auto& s : sessions) used.push_back(s.config.strategy);
   bool hybrid = false;
-  for (StrategyKind k : used) hybrid |= traitsOf(k).replicatesShardGroups;
-  std::vector<StrategyKind> kinds;
-  for (const auto& row : strategyTable()) {
+  for (config::StrategyKind k : used) hybrid |= config::traitsOf(k).replicatesShardGroups;
+  std::vector<config::StrategyKind> kinds;
+  for (const auto& row : config::strategyTable()) {
     const bool inUse = std::find(used.begin(), used.end(), row.kind) != used.end();
     const bool shown = row.replicatesShardGroups ? hybrid : row.comparedByDefault || row.shardsOptimizer;
     if (shown || inUse) kinds.push_back(row.kind);
@@ -82,11 +83,11 @@ void predictionBadge() {
 
 // The finished session that measured this strategy under the predicted configuration, if any (and
 // recorded a step: the per-step figures compare per step).
-int measuringSession(const RunConfig& config, StrategyKind strategy, const std::vector<Session>& sessions,
-                     const std::vector<std::vector<RankStats>>& stats) {
+int measuringSession(const config::RunConfig& config, config::StrategyKind strategy,
+                     const std::vector<Session>& sessions, const std::vector<std::vector<stats::RankStats>>& stats) {
   for (size_t i = 0; i < sessions.size() && i < stats.size(); ++i) {
     if (sessions[i].status == SessionStatus::Done && sessions[i].config.strategy == strategy &&
-        estimate::samePrediction(config, sessions[i].config) && anyStepRecorded(stats[i])) {
+        estimate::samePrediction(config, sessions[i].config) && stats::anyStepRecorded(stats[i])) {
       return static_cast<int>(i);
     }
   }
@@ -95,7 +96,7 @@ int measuringSession(const RunConfig& config, StrategyKind strategy, const std::
 
 // Summaries written before after_step_bytes existed read back as all zero; a real step always
 // leaves parameters behind.
-bool knowsAfterStep(const RankStats& r) {
+bool knowsAfterStep(const stats::RankStats& r) {
   return r.afterLastStep[static_cast<int>(MemoryRole::ParamShard)] > 0 ||
          r.afterLastStep[static_cast<int>(MemoryRole::ParamGathered)] > 0;
 }
@@ -136,7 +137,7 @@ void measuredCell(int64_t measured, int64_t predicted) {
 }
 
 // A collective type's size per step on rank 0 of a run, as the estimator predicts it.
-int64_t measuredSizePerStep(const std::vector<RankStats>& ranks, CollectiveOp op) {
+int64_t measuredSizePerStep(const std::vector<stats::RankStats>& ranks, CollectiveOp op) {
   const auto& rank0 = ranks.front();
   const int64_t steps = std::max<int64_t>(1, rank0.recordedSteps);
   // Every step also all-reduces the 4-byte loss for the progress line: not training traffic.
@@ -148,10 +149,10 @@ int64_t measuredSizePerStep(const std::vector<RankStats>& ranks, CollectiveOp op
 // it what the matching session measured, where one is on screen (`measuring`: its index, or -1).
 class PredictionTable {
  public:
-  using Measure = std::function<int64_t(const std::vector<RankStats>&)>;
+  using Measure = std::function<int64_t(const std::vector<stats::RankStats>&)>;
 
   PredictionTable(const std::vector<estimate::RunPrediction>& predictions, const std::vector<int>& measuring,
-                  const std::vector<std::vector<RankStats>>& stats)
+                  const std::vector<std::vector<stats::RankStats>>& stats)
       : predictions_(predictions), measuring_(measuring), stats_(stats) {}
 
   // A row per role on the device; under --offload cpu, the roles the host holds in rows of their own.
@@ -165,7 +166,7 @@ class PredictionTable {
   void activationRow() const {
     if (predictions_[0].activationSavedBytes <= 0) return;
     label("activation, saved for backward");
-    const Measure largestSaved = [](const std::vector<RankStats>& ranks) {
+    const Measure largestSaved = [](const std::vector<stats::RankStats>& ranks) {
       int64_t largest = 0;
       for (const auto& r : ranks) largest = std::max(largest, r.activationSavedBytes);
       return largest;
@@ -194,7 +195,7 @@ class PredictionTable {
              c && tensor ? c->formula + "; and " + tensorFormula
              : c         ? c->formula
                          : tensorFormula,
-             [op](const std::vector<RankStats>& ranks) { return measuredSizePerStep(ranks, op); });
+             [op](const std::vector<stats::RankStats>& ranks) { return measuredSizePerStep(ranks, op); });
       }
     }
   }
@@ -205,7 +206,7 @@ class PredictionTable {
     for (int i = 0; i < count(); ++i) {
       cell(i, predictions_[i].sentBytesPerStep(),
            "all-reduce 2(N-1)/N x size, all-gather and reduce-scatter (N-1)/N x size, summed",
-           [world](const std::vector<RankStats>& ranks) {
+           [world](const std::vector<stats::RankStats>& ranks) {
              const auto& rank0 = ranks.front();
              const int64_t steps = std::max<int64_t>(1, rank0.recordedSteps);
              int64_t sent = 0;
@@ -250,9 +251,9 @@ class PredictionTable {
       const bool afterStep = m->when == When::AfterStep;
       cell(
           i, m->bytes, m->formula,
-          [role, afterStep, host](const std::vector<RankStats>& ranks) {
+          [role, afterStep, host](const std::vector<stats::RankStats>& ranks) {
             int64_t largest = 0;
-            for (const auto& r : ranks) largest = std::max(largest, measuredRoleBytes(r, role, afterStep, host));
+            for (const auto& r : ranks) largest = std::max(largest, stats::measuredRoleBytes(r, role, afterStep, host));
             return largest;
           },
           m->host);
@@ -278,10 +279,11 @@ class PredictionTable {
 
   const std::vector<estimate::RunPrediction>& predictions_;
   const std::vector<int>& measuring_;
-  const std::vector<std::vector<RankStats>>& stats_;
+  const std::vector<std::vector<stats::RankStats>>& stats_;
 };
 
-void updatePredictions(EstimatePanelState& st, const RunConfig& config, const std::vector<StrategyKind>& strategies) {
+void updatePredictions(EstimatePanelState& st, const config::RunConfig& config,
+                       const std::vector<config::StrategyKind>& strategies) {
   const std::string key = config.toJson().dump() + std::to_string(strategies.size());
   if (key == st.predictedFor) return;
   st.predictedFor = key;
@@ -290,16 +292,16 @@ void updatePredictions(EstimatePanelState& st, const RunConfig& config, const st
   auto problem = estimate::predictionProblem(config);
   st.predictionProblem = problem ? *problem : std::string();
   if (problem) return;
-  for (StrategyKind strategy : strategies) {
-    RunConfig c = config;
+  for (config::StrategyKind strategy : strategies) {
+    config::RunConfig c = config;
     c.strategy = strategy;
-    if (!traitsOf(strategy).replicatesShardGroups) c.shardGroupSize = 0;
+    if (!config::traitsOf(strategy).replicatesShardGroups) c.shardGroupSize = 0;
     st.predictions.push_back(estimate::predictRun(c));
   }
 }
 
-void drawRunPrediction(EstimatePanelState& st, const RunConfig& config, const std::vector<Session>& sessions,
-                       const std::vector<std::vector<RankStats>>& stats) {
+void drawRunPrediction(EstimatePanelState& st, const config::RunConfig& config, const std::vector<Session>& sessions,
+                       const std::vector<std::vector<stats::RankStats>>& stats) {
   updatePredictions(st, config, predictedStrategies(config, sessions));
   if (!st.predictionProblem.empty()) {
     ImGui::TextColored(kMismatchColor, "no prediction: %s", st.predictionProblem.c_str());
@@ -307,7 +309,7 @@ void drawRunPrediction(EstimatePanelState& st, const RunConfig& config, const st
     return;
   }
   const auto& predictions = st.predictions;
-  const std::vector<StrategyKind>& shown = st.strategies;
+  const std::vector<config::StrategyKind>& shown = st.strategies;
   const int shownCount = static_cast<int>(shown.size());
   std::vector<int> measuring(shown.size());
   bool anyMeasured = false;
@@ -316,20 +318,21 @@ void drawRunPrediction(EstimatePanelState& st, const RunConfig& config, const st
     anyMeasured |= measuring[i] >= 0;
   }
   predictionBadge();
-  const std::string trained = config.loraRank > 0
-                                  ? ", T = " + trace::formatCount(static_cast<double>(trainableElements(config))) +
-                                        " of them trained (LoRA adapters)"
-                                  : "";
+  const std::string trained =
+      config.loraRank > 0 ? ", T = " + trace::formatCount(static_cast<double>(config::trainableElements(config))) +
+                                " of them trained (LoRA adapters)"
+                          : "";
   ImGui::TextWrapped(
       "per rank for %s, %d layers, hidden %d%s, world %d, %s, %s: P = %s parameters%s. Hover a "
       "figure for its formula.",
-      modeName(config.model), config.layers, config.hidden, trainingLabel(config).c_str(), config.world,
-      modeName(config.precision), modeName(config.optimizer),
+      config::modeName(config.model), config.layers, config.hidden, config::trainingLabel(config).c_str(), config.world,
+      config::modeName(config.precision), config::modeName(config.optimizer),
       trace::formatCount(static_cast<double>(predictions[0].parameters)).c_str(), trained.c_str());
   const ImGuiTableFlags flags = ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp;
   if (!ImGui::BeginTable("prediction", 1 + shownCount, flags)) return;
   ImGui::TableSetupColumn("per rank", ImGuiTableColumnFlags_WidthStretch, 1.6f);
-  for (StrategyKind s : shown) ImGui::TableSetupColumn(strategyName(s), ImGuiTableColumnFlags_WidthStretch, 1.0f);
+  for (config::StrategyKind s : shown)
+    ImGui::TableSetupColumn(config::strategyName(s), ImGuiTableColumnFlags_WidthStretch, 1.0f);
   ImGui::TableHeadersRow();
   const PredictionTable table{predictions, measuring, stats};
   table.memoryRows();
@@ -343,7 +346,7 @@ void drawRunPrediction(EstimatePanelState& st, const RunConfig& config, const st
   // Under offload the device still holds a unit's shard and gradient shard for a moment (the copy in
   // for its all-gather, the reduced shard before its copy out): predicted for full_shard and
   // shard_grad_op (their rows above), not for the hybrid strategies or under LoRA.
-  const char* unpredictedCopies = config.offload != Offload::Cpu ? ""
+  const char* unpredictedCopies = config.offload != config::Offload::Cpu ? ""
                                   : config.loraRank > 0 ? ", and under --offload cpu with LoRA the device's passing "
                                                           "copies of a unit's shard and gradient shard"
                                                         : ", and under --offload cpu the hybrid strategies' passing "
@@ -621,8 +624,8 @@ void drawWhatIf(EstimatePanelState& st) {
 
 }  // namespace
 
-void drawEstimatePanel(EstimatePanelState& state, const RunConfig& config, const std::vector<Session>& sessions,
-                       const std::vector<std::vector<RankStats>>& stats) {
+void drawEstimatePanel(EstimatePanelState& state, const config::RunConfig& config, const std::vector<Session>& sessions,
+                       const std::vector<std::vector<stats::RankStats>>& stats) {
   // Side by side where the run's table keeps room for five columns of figures; else (a narrower
   // window, projector text) one above the other, so that neither is cut off.
   if (ImGui::GetContentRegionAvail().x < px(kSideBySideWidth)) {

@@ -34,7 +34,7 @@ struct EstimatePanelState {
   std::string predictedFor;
   std::string predictionProblem;
   std::vector<estimate::RunPrediction> predictions;
-  std::vector<StrategyKind> strategies;  // the predictions' strategies, one each
+  std::vector<config::StrategyKind> strategies;  // the predictions' strategies, one each
   // The inverse question for the what-if model, as last drawn: the fewest GPUs of that memory per
   // strategy ("ddp none, ..., full_shard 11").
   std::string fewestGpus;
@@ -45,8 +45,8 @@ struct EstimatePanelState {
 };
 
 // `stats` are the sessions' per-rank figures (sessionStats), index for index.
-void drawEstimatePanel(EstimatePanelState& state, const RunConfig& config, const std::vector<Session>& sessions,
-                       const std::vector<std::vector<RankStats>>& stats);
+void drawEstimatePanel(EstimatePanelState& state, const config::RunConfig& config, const std::vector<Session>& sessions,
+                       const std::vector<std::vector<stats::RankStats>>& stats);
 
 // Fills the what-if with a worked example, as its button does: seed-7b, seed-70b,
 // seed-70b-activations, seed-lora or zero-figure-1 (a lesson caption's "what_if"). False for

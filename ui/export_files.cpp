@@ -16,7 +16,7 @@ std::string exportSessions(const std::vector<Session>& sessions, const std::stri
       continue;
     }
     const std::string path =
-        base + (sessions.size() > 1 ? "." + std::string(strategyName(s.config.strategy)) : std::string()) +
+        base + (sessions.size() > 1 ? "." + std::string(config::strategyName(s.config.strategy)) : std::string()) +
         (trace ? ".json" : ".csv");
     const auto error = files::writeOutputFile(path, [&](std::ostream& out) {
       // What the ranks reported, for the trace opened again (its capacity line and MFU), and what

@@ -20,11 +20,11 @@ struct FigureBar {
 };
 
 // The sessions as stats/ compares them.
-std::vector<ComparedRun> comparedRuns(const std::vector<Session>& sessions,
-                                      const std::vector<std::vector<RankStats>>& stats);
+std::vector<stats::ComparedRun> comparedRuns(const std::vector<Session>& sessions,
+                                             const std::vector<std::vector<stats::RankStats>>& stats);
 
 // Step time, throughput, bytes sent (with the ratio to the baseline), time in collectives, overlap.
 std::vector<FigureBar> figureBars(const std::vector<Session>& sessions,
-                                  const std::vector<std::vector<RankStats>>& stats);
+                                  const std::vector<std::vector<stats::RankStats>>& stats);
 
 }  // namespace shardscope::ui

@@ -49,10 +49,10 @@ void drawLessonsWay(AppState& state) {
 
 ConfigAction drawRunWay(const AppState& state, const std::string& problem, const std::string& compareProblem) {
   ImGui::TextColored(kHeading, "Run or compare");
-  const RunConfig& c = state.config;
+  const config::RunConfig& c = state.config;
   ImGui::TextWrapped("Train a %s of %lld layers with %s on %d ranks, %lld steps (the settings on the left).",
-                     modeName(c.model), static_cast<long long>(c.layers), strategyTitle(c.strategy).c_str(), c.world,
-                     static_cast<long long>(c.steps));
+                     config::modeName(c.model), static_cast<long long>(c.layers),
+                     config::strategyTitle(c.strategy).c_str(), c.world, static_cast<long long>(c.steps));
   ConfigAction action = ConfigAction::None;
   ImGui::BeginDisabled(!problem.empty());
   if (ImGui::Button("Run", ImVec2(px(120), 0))) action = ConfigAction::Run;

@@ -17,7 +17,7 @@ namespace {
 
 std::vector<std::string> runTitles(const lessons::Lesson& lesson) {
   std::vector<std::string> titles;
-  for (const auto& run : lesson.runs) titles.push_back(run.label + ": " + strategyTitle(run.config.strategy));
+  for (const auto& run : lesson.runs) titles.push_back(run.label + ": " + config::strategyTitle(run.config.strategy));
   return titles;
 }
 
@@ -119,7 +119,7 @@ void drawScores(const LessonState& l) {
 static void startRuns(AppState& state, EngineControl* engine) {
   const LessonState& l = state.lesson;
   if (!engine) return;
-  std::vector<RunConfig> runs;
+  std::vector<config::RunConfig> runs;
   for (const auto& run : l.lesson.runs) runs.push_back(run.config);
   engine->startTitled(runs, runTitles(l.lesson));
   state.axis.userMoved = false;

@@ -26,8 +26,8 @@ float labelWidth() { return px(340.0f); }
 template <typename E>
 bool combo(const char* label, E& value) {
   bool changed = false;
-  if (ImGui::BeginCombo(label, modeName(value))) {
-    for (const auto& entry : modeNames(E{})) {
+  if (ImGui::BeginCombo(label, config::modeName(value))) {
+    for (const auto& entry : config::modeNames(E{})) {
       if (ImGui::Selectable(entry.name, value == entry.value)) {
         value = entry.value;
         changed = true;
@@ -55,7 +55,8 @@ void stackedBar(const trace::RoleBytes& bytes, double scale, float width, float 
 // A session's name in the bar charts: its strategy (a PyTorch job's records: "PyTorch job", as
 // its strategy is only the closest to what it ran), and its world size when the sessions differ in it.
 std::string sessionLabel(const std::vector<Session>& sessions, size_t i) {
-  const std::string name = sessions[i].jobLabel.empty() ? strategyName(sessions[i].config.strategy) : "PyTorch job";
+  const std::string name =
+      sessions[i].jobLabel.empty() ? config::strategyName(sessions[i].config.strategy) : "PyTorch job";
   for (const auto& s : sessions) {
     if (s.config.world != sessions[i].config.world) return name + " N=" + std::to_string(sessions[i].config.world);
   }
@@ -87,7 +88,8 @@ void valueBars(const char* title, const std::vector<Session>& sessions, const st
 // compare --worlds: per strategy, one bar per world size of the largest rank's memory by role at
 // its peak, and a white tick at the estimator's predicted model states. Nothing (false) when every
 // session ran at one world size.
-bool drawScalingWithWorldSize(const std::vector<Session>& sessions, const std::vector<std::vector<RankStats>>& stats) {
+bool drawScalingWithWorldSize(const std::vector<Session>& sessions,
+                              const std::vector<std::vector<stats::RankStats>>& stats) {
   bool acrossWorlds = false;
   for (const auto& s : sessions) acrossWorlds |= s.config.world != sessions.front().config.world;
   if (!acrossWorlds) return false;
@@ -100,21 +102,21 @@ bool drawScalingWithWorldSize(const std::vector<Session>& sessions, const std::v
       "Per-rank memory against the world size N (largest rank at its peak, measured; white tick: "
       "the estimator's PREDICTED model states)");
   const float barWidth = std::max(ImGui::GetContentRegionAvail().x - labelWidth() - 10.0f, 100.0f);
-  std::vector<StrategyKind> strategies;
+  std::vector<config::StrategyKind> strategies;
   for (const auto& s : sessions) {
     if (std::find(strategies.begin(), strategies.end(), s.config.strategy) == strategies.end()) {
       strategies.push_back(s.config.strategy);
     }
   }
-  for (StrategyKind strategy : strategies) {
+  for (config::StrategyKind strategy : strategies) {
     for (size_t i = 0; i < sessions.size(); ++i) {
-      if (sessions[i].config.strategy != strategy || !anyRecorded(stats[i])) continue;
-      const RankStats* largest = nullptr;
+      if (sessions[i].config.strategy != strategy || !stats::anyRecorded(stats[i])) continue;
+      const stats::RankStats* largest = nullptr;
       for (const auto& s : stats[i]) {
         if (!largest || s.peakTotal > largest->peakTotal) largest = &s;
       }
       if (!largest) continue;
-      ImGui::Text("  %-14s N=%-3d %12s", strategyName(strategy), sessions[i].config.world,
+      ImGui::Text("  %-14s N=%-3d %12s", config::strategyName(strategy), sessions[i].config.world,
                   formatBytes(static_cast<double>(largest->peakTotal)).c_str());
       ImGui::SameLine(labelWidth());
       const ImVec2 p = ImGui::GetCursorScreenPos();
@@ -140,24 +142,24 @@ int64_t sum(const trace::RoleBytes& b) {
 
 }  // namespace
 
-std::optional<std::string> compareRunsOf(const RunConfig& config, const CompareChoice& choice,
-                                         std::vector<RunConfig>& runs) {
+std::optional<std::string> compareRunsOf(const config::RunConfig& config, const CompareChoice& choice,
+                                         std::vector<config::RunConfig>& runs) {
   std::vector<int> worlds;
   if (choice.worlds[0] != '\0') {
-    if (auto e = parseWorldList(choice.worlds, worlds)) return e;
+    if (auto e = config::parseWorldList(choice.worlds, worlds)) return e;
   }
-  runs = comparisonRuns(config, choice.strategies, worlds);
-  return worlds.empty() ? std::nullopt : comparisonProblem(runs);
+  runs = config::comparisonRuns(config, choice.strategies, worlds);
+  return worlds.empty() ? std::nullopt : config::comparisonProblem(runs);
 }
 
 namespace {
 
-void drawModelFields(RunConfig& c) {
+void drawModelFields(config::RunConfig& c) {
   ImGui::TextUnformatted("Model");
   combo("model", c.model);
   ImGui::InputInt("layers", &c.layers);
   ImGui::InputInt("hidden", &c.hidden);
-  if (c.model == ModelKind::Gpt) {
+  if (c.model == config::ModelKind::Gpt) {
     ImGui::InputInt("heads", &c.heads);
     ImGui::InputInt("seq", &c.seq);
     ImGui::InputInt("vocab", &c.vocab);
@@ -174,13 +176,13 @@ void drawModelFields(RunConfig& c) {
   }
 }
 
-void drawParallelismFields(RunConfig& c) {
+void drawParallelismFields(config::RunConfig& c) {
   ImGui::TextUnformatted("Parallelism");
-  ImGui::SliderInt("world", &c.world, 1, kMaxWorldSize);
+  ImGui::SliderInt("world", &c.world, 1, config::kMaxWorldSize);
   combo("strategy", c.strategy);
   // The field shows for the hybrid strategies only; a value left in it would refuse the others.
-  if (!traitsOf(c.strategy).replicatesShardGroups) c.shardGroupSize = 0;
-  ImGui::TextDisabled("%s", zeroName(c.strategy).c_str());
+  if (!config::traitsOf(c.strategy).replicatesShardGroups) c.shardGroupSize = 0;
+  ImGui::TextDisabled("%s", config::zeroName(c.strategy).c_str());
   ImGui::InputInt("tp", &c.tp);
   if (ImGui::IsItemHovered()) {
     ImGui::SetTooltip(
@@ -190,8 +192,8 @@ void drawParallelismFields(RunConfig& c) {
   }
   if (c.tp > 1) ImGui::TextDisabled("mesh %d x %d (data, tensor)", c.world / std::max(1, c.tp), c.tp);
   // Sequence parallelism splits what a tensor group leaves whole; a value left on would refuse --tp 1.
-  if (c.tp <= 1 || c.model != ModelKind::Gpt) c.sequenceParallel = false;
-  if (c.tp > 1 && c.model == ModelKind::Gpt) {
+  if (c.tp <= 1 || c.model != config::ModelKind::Gpt) c.sequenceParallel = false;
+  if (c.tp > 1 && c.model == config::ModelKind::Gpt) {
     ImGui::Checkbox("sequence parallel", &c.sequenceParallel);
     if (ImGui::IsItemHovered()) {
       ImGui::SetTooltip(
@@ -200,7 +202,7 @@ void drawParallelismFields(RunConfig& c) {
           "and activations divide by tp entirely.");
     }
   }
-  if (traitsOf(c.strategy).replicatesShardGroups) {
+  if (config::traitsOf(c.strategy).replicatesShardGroups) {
     ImGui::InputInt("shard group", &c.shardGroupSize);
     if (ImGui::IsItemHovered()) {
       ImGui::SetTooltip(
@@ -208,23 +210,24 @@ void drawParallelismFields(RunConfig& c) {
           "the world is that many ranks times the replicas. 0: shardscope picks.");
     }
     if (c.tp > 1) {
-      ImGui::TextDisabled("mesh %d x %d x %d (replicate, shard, tensor)", replicaCount(c), shardGroupSize(c), c.tp);
+      ImGui::TextDisabled("mesh %d x %d x %d (replicate, shard, tensor)", config::replicaCount(c),
+                          config::shardGroupSize(c), c.tp);
     } else {
-      ImGui::TextDisabled("mesh %d x %d (replicate, shard)", replicaCount(c), shardGroupSize(c));
+      ImGui::TextDisabled("mesh %d x %d (replicate, shard)", config::replicaCount(c), config::shardGroupSize(c));
     }
   }
-  if (traitsOf(c.strategy).reducesInBuckets) {
+  if (config::traitsOf(c.strategy).reducesInBuckets) {
     float cap = static_cast<float>(c.bucketCapMb);
     if (ImGui::InputFloat("bucket MiB", &cap, 0.5f, 5.0f, "%.2f")) c.bucketCapMb = cap;
   } else {
-    ImGui::SliderInt("prefetch", &c.prefetch, 0, kMaxPrefetch);
+    ImGui::SliderInt("prefetch", &c.prefetch, 0, config::kMaxPrefetch);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("units all-gathered ahead of the one computing");
   }
   combo("device", c.device);
   // Offload is the sharded strategies' (FSDP2's CPUOffloadPolicy); a value left in it would refuse
   // the others.
-  if (!traitsOf(c.strategy).shardsParameters) {
-    c.offload = Offload::Off;
+  if (!config::traitsOf(c.strategy).shardsParameters) {
+    c.offload = config::Offload::Off;
   } else {
     combo("offload", c.offload);
     if (ImGui::IsItemHovered()) {
@@ -250,7 +253,7 @@ void drawParallelismFields(RunConfig& c) {
   }
 }
 
-void drawTrainingFields(RunConfig& c) {
+void drawTrainingFields(config::RunConfig& c) {
   ImGui::TextUnformatted("Training");
   ImGui::InputInt("batch", &c.batch);
   ImGui::InputInt("steps", &c.steps);
@@ -281,17 +284,17 @@ void drawCompareChoice(CompareChoice& compare) {
   // The second column starts past the first's widest checkbox and label, at any UI scale.
   const ImGuiStyle& style = ImGui::GetStyle();
   float widestName = 0;
-  for (const auto& row : strategyTable()) widestName = std::max(widestName, ImGui::CalcTextSize(row.name).x);
+  for (const auto& row : config::strategyTable()) widestName = std::max(widestName, ImGui::CalcTextSize(row.name).x);
   const float secondColumn =
       style.WindowPadding.x + ImGui::GetFrameHeight() + style.ItemInnerSpacing.x + widestName + 2 * style.ItemSpacing.x;
-  for (StrategyKind strategy : allModes<StrategyKind>()) {
+  for (config::StrategyKind strategy : config::allModes<config::StrategyKind>()) {
     bool on = std::find(compareStrategies.begin(), compareStrategies.end(), strategy) != compareStrategies.end();
     if (column++ % 2 == 1) ImGui::SameLine(secondColumn);
-    const bool toggled = ImGui::Checkbox(strategyName(strategy), &on);
-    noteItem((std::string("compare:") + strategyName(strategy)).c_str());
+    const bool toggled = ImGui::Checkbox(config::strategyName(strategy), &on);
+    noteItem((std::string("compare:") + config::strategyName(strategy)).c_str());
     if (toggled) {
-      std::vector<StrategyKind> next;
-      for (StrategyKind s : allModes<StrategyKind>()) {
+      std::vector<config::StrategyKind> next;
+      for (config::StrategyKind s : config::allModes<config::StrategyKind>()) {
         const bool was = std::find(compareStrategies.begin(), compareStrategies.end(), s) != compareStrategies.end();
         if (s == strategy ? on : was) next.push_back(s);
       }
@@ -335,7 +338,7 @@ ConfigAction drawRunButtons(bool busy, bool compareEnabled, const std::string& p
 
 }  // namespace
 
-ConfigAction drawConfigPanel(RunConfig& c, CompareChoice& compare, bool busy, const std::string& problem,
+ConfigAction drawConfigPanel(config::RunConfig& c, CompareChoice& compare, bool busy, const std::string& problem,
                              const std::string& compareProblem) {
   // Fields end where the longest label begins, at every UI scale (ImGui's default is a fixed share
   // of the panel, which cuts the labels once the scrollbar grows with the scale).
@@ -393,8 +396,8 @@ std::string barLabel(int rank, const char* where, const std::string& when, int64
 
 // A summary keeps each rank's split at its peak, not memory over time: those bars, and what the
 // rest needs.
-void drawSavedPeaks(const std::vector<RankStats>& ranks) {
-  if (!anyMemoryRecorded(ranks)) {
+void drawSavedPeaks(const std::vector<stats::RankStats>& ranks) {
+  if (!stats::anyMemoryRecorded(ranks)) {
     ImGui::TextDisabled("memory was not recorded in this run (--recording off, or a trace without memory events)");
     return;
   }
@@ -444,11 +447,11 @@ void drawMemoryBreakdown(const Session& session, const TimelineCursor& cursor) {
   if (!cursor.valid) ImGui::TextDisabled("hover a memory lane to see the split at that moment");
 }
 
-std::vector<std::vector<RankStats>> sessionStats(const std::vector<Session>& sessions) {
-  std::vector<std::vector<RankStats>> stats;
+std::vector<std::vector<stats::RankStats>> sessionStats(const std::vector<Session>& sessions) {
+  std::vector<std::vector<stats::RankStats>> stats;
   for (const auto& s : sessions) {
     stats.push_back(s.fromSummary ? s.savedStats
-                                  : computeRankStats(s.config, s.recording, s.parameterCount, s.deviceFacts));
+                                  : stats::computeRankStats(s.config, s.recording, s.parameterCount, s.deviceFacts));
   }
   return stats;
 }
@@ -456,24 +459,24 @@ std::vector<std::vector<RankStats>> sessionStats(const std::vector<Session>& ses
 // --offload cpu: what the ranks held in host memory, its total and the roles that live there, after
 // the device's rows; a session that kept everything on its device says so rather than "0 B".
 template <typename Row>
-void hostMemoryRows(const std::vector<std::vector<RankStats>>& stats, Row&& row) {
-  auto offloaded = [](const std::vector<RankStats>& ranks) {
-    return std::any_of(ranks.begin(), ranks.end(), [](const RankStats& s) { return s.peakHost > 0; });
+void hostMemoryRows(const std::vector<std::vector<stats::RankStats>>& stats, Row&& row) {
+  auto offloaded = [](const std::vector<stats::RankStats>& ranks) {
+    return std::any_of(ranks.begin(), ranks.end(), [](const stats::RankStats& s) { return s.peakHost > 0; });
   };
   if (std::none_of(stats.begin(), stats.end(), offloaded)) return;
-  auto cell = [&](const std::vector<RankStats>& ranks, auto&& bytes) {
-    if (!anyMemoryRecorded(ranks)) return std::string("not recorded");  // --recording off
+  auto cell = [&](const std::vector<stats::RankStats>& ranks, auto&& bytes) {
+    if (!stats::anyMemoryRecorded(ranks)) return std::string("not recorded");  // --recording off
     if (!offloaded(ranks)) return std::string("none (not offloaded)");
     int64_t m = 0;
     for (const auto& s : ranks) m = std::max(m, bytes(s));
     return formatBytes(static_cast<double>(m));
   };
   row("peak in host memory (--offload cpu)",
-      [&](const auto& r) { return cell(r, [](const RankStats& s) { return s.peakHost; }); });
+      [&](const auto& r) { return cell(r, [](const stats::RankStats& s) { return s.peakHost; }); });
   for (auto role : trace::kOffloadedRoles) {
     const std::string name = std::string("  ") + trace::memoryRoleName(role) + " (host)";
     row(name.c_str(), [&](const auto& r) {
-      return cell(r, [role](const RankStats& s) { return s.peakHostByRole[static_cast<int>(role)]; });
+      return cell(r, [role](const stats::RankStats& s) { return s.peakHostByRole[static_cast<int>(role)]; });
     });
   }
 }
@@ -494,7 +497,7 @@ void comparisonRow(const Sessions& sessions, const char* name, Cell&& cell) {
 }
 
 template <class Figure>
-double maxOf(const std::vector<RankStats>& ranks, Figure&& f) {
+double maxOf(const std::vector<stats::RankStats>& ranks, Figure&& f) {
   double m = 0;
   for (const auto& r : ranks) m = std::max(m, static_cast<double>(f(r)));
   return m;
@@ -503,23 +506,24 @@ double maxOf(const std::vector<RankStats>& ranks, Figure&& f) {
 // Memory cells: "not recorded" where no rank's memory was (--recording off, or a PyTorch job's
 // trace without [memory] events), not a 0 that reads as measured.
 template <class Cell>
-std::string memoryCell(const std::vector<RankStats>& r, Cell&& cell) {
-  return anyMemoryRecorded(r) ? cell(r) : std::string("not recorded");
+std::string memoryCell(const std::vector<stats::RankStats>& r, Cell&& cell) {
+  return stats::anyMemoryRecorded(r) ? cell(r) : std::string("not recorded");
 }
 
 // Per-step cells: why there is no figure (perStepFigureMissing), else the figure.
 template <class Cell>
-std::string perStepCell(const std::vector<RankStats>& r, Cell&& cell) {
-  const std::string missing = perStepFigureMissing(r);
+std::string perStepCell(const std::vector<stats::RankStats>& r, Cell&& cell) {
+  const std::string missing = stats::perStepFigureMissing(r);
   return missing.empty() ? cell(r) : missing;
 }
 
 // The table's memory rows: the peak, by role, what backward found saved, the host's.
-void memoryTableRows(const std::vector<std::vector<RankStats>>& stats) {
+void memoryTableRows(const std::vector<std::vector<stats::RankStats>>& stats) {
   auto row = [&](const char* name, auto&& cell) { comparisonRow(stats, name, cell); };
   row("peak memory", [&](const auto& r) {
-    return memoryCell(
-        r, [&](const auto& rr) { return formatBytes(maxOf(rr, [](const RankStats& s) { return s.peakTotal; })); });
+    return memoryCell(r, [&](const auto& rr) {
+      return formatBytes(maxOf(rr, [](const stats::RankStats& s) { return s.peakTotal; }));
+    });
   });
   bool anyDeviceLanes = false;
   for (const auto& r : stats) {
@@ -527,40 +531,40 @@ void memoryTableRows(const std::vector<std::vector<RankStats>>& stats) {
   }
   if (anyDeviceLanes) {
     row("peak on device (with GPU lanes)",
-        [&](const auto& r) { return formatBytes(maxOf(r, [](const RankStats& s) { return s.peakDevice; })); });
+        [&](const auto& r) { return formatBytes(maxOf(r, [](const stats::RankStats& s) { return s.peakDevice; })); });
   }
   for (int role = 0; role < trace::kMemoryRoleCount; ++role) {
     const std::string name = std::string("  ") + trace::memoryRoleName(static_cast<trace::MemoryRole>(role));
     row(name.c_str(), [&](const auto& r) {
       return memoryCell(r, [&](const auto& rr) {
-        return formatBytes(maxOf(rr, [&](const RankStats& s) { return s.peakByRole[role]; }));
+        return formatBytes(maxOf(rr, [&](const stats::RankStats& s) { return s.peakByRole[role]; }));
       });
     });
   }
   row("  activation saved for backward", [&](const auto& r) {
     return memoryCell(r, [&](const auto& rr) {
-      const double saved = maxOf(rr, [](const RankStats& s) { return s.activationSavedBytes; });
+      const double saved = maxOf(rr, [](const stats::RankStats& s) { return s.activationSavedBytes; });
       // Measured when backward begins: with no step, a 0 says nothing.
-      return saved > 0 || anyStepRecorded(rr) ? formatBytes(saved) : std::string(kNoStepsRecorded);
+      return saved > 0 || stats::anyStepRecorded(rr) ? formatBytes(saved) : std::string(kNoStepsRecorded);
     });
   });
   hostMemoryRows(stats, row);
 }
 
 // The table's time and traffic rows: step time, throughput, each collective, overlap.
-void figureTableRows(const std::vector<Session>& sessions, const std::vector<std::vector<RankStats>>& stats) {
+void figureTableRows(const std::vector<Session>& sessions, const std::vector<std::vector<stats::RankStats>>& stats) {
   auto row = [&](const char* name, auto&& cell) { comparisonRow(stats, name, cell); };
-  const auto figures = comparisonFigures(comparedRuns(sessions, stats));
+  const auto figures = stats::comparisonFigures(comparedRuns(sessions, stats));
   // A row of the figures stats/ computed once; `cell` formats a session's.
   auto figureRow = [&](const char* name, auto&& cell) { comparisonRow(figures, name, cell); };
   // ... and a per-step one: why there is none, where the session has none.
   auto perStepRow = [&](const char* name, auto&& cell) {
-    figureRow(name, [&](const ComparisonFigures& f) {
-      const std::string missing = perStepFigureMissing(f);
+    figureRow(name, [&](const stats::ComparisonFigures& f) {
+      const std::string missing = stats::perStepFigureMissing(f);
       return missing.empty() ? cell(f) : missing;
     });
   };
-  figureRow("step time", [&](const ComparisonFigures& f) {
+  figureRow("step time", [&](const stats::ComparisonFigures& f) {
     // CUDA memory snapshots on their own hold no steps; a run can stop in its first.
     if (!f.stepTimed) return std::string(kNoStepsRecorded);
     const std::string time = trace::formatMilliseconds(f.stepSeconds);
@@ -568,12 +572,12 @@ void figureTableRows(const std::vector<Session>& sessions, const std::vector<std
     // records shapes and memory: slower than the job runs, so not a figure to compare.
     return f.throughputKnown ? time : time + " (under torch.profiler)";
   });
-  figureRow("samples/s (all ranks)", [&](const ComparisonFigures& f) {
+  figureRow("samples/s (all ranks)", [&](const stats::ComparisonFigures& f) {
     if (!f.stepTimed) return std::string(kNoStepsRecorded);
     if (!f.throughputKnown) return std::string("unknown (no batch in the record)");
     return trace::formatRate(f.samplesPerSecond, "");
   });
-  for (auto op : collectiveOpsShown(stats)) {
+  for (auto op : stats::collectiveOpsShown(stats)) {
     const std::string name = std::string(trace::collectiveOpName(op)) + "/step: size / sent / time";
     row(name.c_str(), [&](const auto& r) {
       if (r.empty()) return std::string("-");
@@ -595,22 +599,22 @@ void figureTableRows(const std::vector<Session>& sessions, const std::vector<std
              formatBytes(all.receivedBytes / steps);
     });
   });
-  if (std::any_of(figures.begin(), figures.end(), [](const ComparisonFigures& f) { return f.baseline >= 0; })) {
-    const std::string name = std::string("  sent, ratio to ") + baselineStrategy().name;
-    perStepRow(name.c_str(), [](const ComparisonFigures& f) {
+  if (std::any_of(figures.begin(), figures.end(), [](const stats::ComparisonFigures& f) { return f.baseline >= 0; })) {
+    const std::string name = std::string("  sent, ratio to ") + config::baselineStrategy().name;
+    perStepRow(name.c_str(), [](const stats::ComparisonFigures& f) {
       return f.baseline >= 0 ? trace::formatRatio(f.sentRatioToBaseline) : std::string("-");
     });
   }
-  if (std::any_of(figures.begin(), figures.end(), [](const ComparisonFigures& f) {
+  if (std::any_of(figures.begin(), figures.end(), [](const stats::ComparisonFigures& f) {
         return f.recomputeSecondsPerStep > 0;
       })) {  // activation checkpointing: what the memory it saves costs in compute
     perStepRow("recompute per step",
-               [](const ComparisonFigures& f) { return formatDuration(1e9 * f.recomputeSecondsPerStep); });
+               [](const stats::ComparisonFigures& f) { return formatDuration(1e9 * f.recomputeSecondsPerStep); });
   }
   // Who made the others wait (stats/stragglers.h): the rank most often last to issue a collective.
   row("most often last / others waited", [&](const auto& r) {
     return perStepCell(r, [&](const auto& rr) {
-      const RankStats* last = mostOftenLast(rr);
+      const stats::RankStats* last = stats::mostOftenLast(rr);
       if (!last) return std::string("-");
       char share[48];
       std::snprintf(share, sizeof share, "rank %d, %.0f %% / ", last->rank, 100.0 * last->lastArrivalShare);
@@ -618,13 +622,14 @@ void figureTableRows(const std::vector<Session>& sessions, const std::vector<std
     });
   });
   perStepRow("exposed comm per step",
-             [](const ComparisonFigures& f) { return formatDuration(1e9 * f.exposedCommSeconds); });
-  perStepRow("comm/compute overlap", [](const ComparisonFigures& f) { return trace::formatPercent(f.overlapPercent); });
+             [](const stats::ComparisonFigures& f) { return formatDuration(1e9 * f.exposedCommSeconds); });
+  perStepRow("comm/compute overlap",
+             [](const stats::ComparisonFigures& f) { return trace::formatPercent(f.overlapPercent); });
 }
 
 // Peak memory of the largest rank by role, one bar per session, on one scale; across world sizes,
 // grouped by strategy with the estimator's model states marked.
-void drawPeakMemoryBars(const std::vector<Session>& sessions, const std::vector<std::vector<RankStats>>& stats) {
+void drawPeakMemoryBars(const std::vector<Session>& sessions, const std::vector<std::vector<stats::RankStats>>& stats) {
   if (!drawScalingWithWorldSize(sessions, stats)) {
     double scale = 1;
     for (const auto& r : stats) {
@@ -634,11 +639,11 @@ void drawPeakMemoryBars(const std::vector<Session>& sessions, const std::vector<
     ImGui::TextUnformatted("Peak memory by role (largest rank, at its peak)");
     const float barWidth = std::max(ImGui::GetContentRegionAvail().x - labelWidth() - 10.0f, 100.0f);
     for (size_t i = 0; i < sessions.size(); ++i) {
-      const RankStats* largest = nullptr;
+      const stats::RankStats* largest = nullptr;
       for (const auto& s : stats[i]) {
         if (!largest || s.peakTotal > largest->peakTotal) largest = &s;
       }
-      const bool measured = largest && anyMemoryRecorded(stats[i]);
+      const bool measured = largest && stats::anyMemoryRecorded(stats[i]);
       ImGui::Text("  %-20s %18s", sessionLabel(sessions, i).c_str(),
                   measured ? formatBytes(static_cast<double>(largest->peakTotal)).c_str() : "not recorded");
       ImGui::SameLine(labelWidth());
@@ -648,7 +653,7 @@ void drawPeakMemoryBars(const std::vector<Session>& sessions, const std::vector<
 }
 
 // The other figures as bars on their own scales: step time, throughput, traffic, overlap.
-void drawFigureBars(const std::vector<Session>& sessions, const std::vector<std::vector<RankStats>>& stats) {
+void drawFigureBars(const std::vector<Session>& sessions, const std::vector<std::vector<stats::RankStats>>& stats) {
   ImGui::Spacing();
   for (const auto& bar : figureBars(sessions, stats)) {
     valueBars(
@@ -659,7 +664,7 @@ void drawFigureBars(const std::vector<Session>& sessions, const std::vector<std:
 
 }  // namespace
 
-void drawComparison(const std::vector<Session>& sessions, const std::vector<std::vector<RankStats>>& stats) {
+void drawComparison(const std::vector<Session>& sessions, const std::vector<std::vector<stats::RankStats>>& stats) {
   if (sessions.empty() || stats.size() != sessions.size()) {
     ImGui::TextDisabled("run or compare to see figures here");
     return;

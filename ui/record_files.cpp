@@ -9,13 +9,13 @@ namespace shardscope::ui {
 
 namespace {
 
-OpenedRecord fromSummary(LoadedSummary summary) {
+OpenedRecord fromSummary(stats::LoadedSummary summary) {
   OpenedRecord out;
   for (auto& run : summary.runs) {
     Session s;
     // A PyTorch job's summary names its session: its config holds only the world, and a
     // strategy title would be shardscope's default (ddp), not the job's.
-    s.title = run.title.empty() ? strategyTitle(run.config.strategy) : run.title;
+    s.title = run.title.empty() ? config::strategyTitle(run.config.strategy) : run.title;
     s.config = run.config;
     // "incomplete": it trained every step, and its recording lost events (said, not a failure).
     s.status = run.status == "ok" || run.status == "incomplete" ? SessionStatus::Done : SessionStatus::Failed;
@@ -50,7 +50,7 @@ OpenedRecord fromTrace(trace::LoadedTrace loaded, const std::string& where) {
   OpenedRecord out;
   out.notes = trace::loaderNotes(where, loaded);
   Session s;
-  s.title = loaded.title.empty() ? strategyTitle(loaded.config.strategy) : loaded.title;
+  s.title = loaded.title.empty() ? config::strategyTitle(loaded.config.strategy) : loaded.title;
   // What its run's recording lost, in the title as well as under it (the trace's end says).
   const std::string lost = trace::incompleteRecordingText(loaded);
   const bool failed = loaded.runStatus == trace::RunStatus::Failed || loaded.runStatus == trace::RunStatus::Interrupted;
@@ -65,9 +65,9 @@ OpenedRecord fromTrace(trace::LoadedTrace loaded, const std::string& where) {
   s.status = loaded.ranksFailed || failed ? SessionStatus::Failed : SessionStatus::Done;
   // The ranks' own placements where the files say; else the device and backend the trace's
   // configuration names (a Chrome trace records no placement).
-  s.device = !loaded.device.empty()                     ? loaded.device
-             : loaded.config.device == DeviceKind::Cuda ? "cuda / nccl (recorded)"
-                                                        : "cpu / gloo (recorded)";
+  s.device = !loaded.device.empty()                             ? loaded.device
+             : loaded.config.device == config::DeviceKind::Cuda ? "cuda / nccl (recorded)"
+                                                                : "cpu / gloo (recorded)";
   s.parameterCount = loaded.parameterCount;
   s.deviceFacts = {loaded.deviceMemoryBytes, loaded.measuredPeakFlops};
   s.collectiveLogs = loaded.lastCollectives;

@@ -18,7 +18,7 @@ struct OpenedRecord {
   // The record's configuration for the panels (Run again, Estimate), when it is shardscope's own
   // run; a PyTorch job's model is not in its records (false).
   bool ownConfig = false;
-  RunConfig config;
+  config::RunConfig config;
   std::string error;  // why nothing was read, naming the file and what to do
   std::string notes;  // what was read with something missing or moved, a line each (the clocks too)
   // A record says its run's recording was incomplete (events dropped, steps lost): `view` exits 3.

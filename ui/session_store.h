@@ -30,23 +30,23 @@ struct SessionGate {
 
 struct Session {
   std::string title;  // e.g. "full_shard (FULL_SHARD, ZeRO-3)"
-  RunConfig config;
+  config::RunConfig config;
   trace::RunRecording recording;
   SessionStatus status = SessionStatus::Starting;
   std::string error;   // what went wrong and what to do
   std::string device;  // e.g. "cpu / gloo"
   int64_t parameterCount = 0;
-  DeviceFacts deviceFacts;     // rank 0's GPU as it reported itself: capacity and MFU peak unless stated
-  std::vector<double> losses;  // global mean loss per completed step
-  std::string jobLabel;        // what ran, when not shardscope's model (a PyTorch job's trace):
-                               // shown instead of the model and steps of `config`
-  std::string everyStepIn;     // where every step is on disk when the session folds its oldest
-                               // (a launched job's collector directory); else its --trace, if any
+  stats::DeviceFacts deviceFacts;  // rank 0's GPU as it reported itself: capacity and MFU peak unless stated
+  std::vector<double> losses;      // global mean loss per completed step
+  std::string jobLabel;            // what ran, when not shardscope's model (a PyTorch job's trace):
+                                   // shown instead of the model and steps of `config`
+  std::string everyStepIn;         // where every step is on disk when the session folds its oldest
+                                   // (a launched job's collector directory); else its --trace, if any
   SessionGate gate;
   // A session opened from a saved summary has figures but no timeline: they are used instead of
   // figures derived from `recording`.
   bool fromSummary = false;
-  std::vector<RankStats> savedStats;
+  std::vector<stats::RankStats> savedStats;
   // Each rank's last collectives (Flight Recorder dumps), drawn in the Last collectives tab.
   std::shared_ptr<const trace::CollectiveLogs> collectiveLogs;
 };
@@ -86,18 +86,18 @@ struct OpenStatus {
   std::string error;       // the last finished open's: why nothing was opened (the sessions stay)
   std::string notes;       // its lines on what was read with something missing or moved
   bool ownConfig = false;  // the record is shardscope's own run: `config` is its configuration
-  RunConfig config;
+  config::RunConfig config;
 };
 
 // What the UI asks of the engine. Implemented outside the UI library (app/), over the controller.
 class EngineControl {
  public:
   virtual ~EngineControl() = default;
-  virtual void startRun(const RunConfig& config) = 0;  // one session
+  virtual void startRun(const config::RunConfig& config) = 0;  // one session
   // One session per strategy, one after another, on the same model and data.
-  virtual void startCompare(const std::vector<RunConfig>& runs) = 0;  // one session each (comparisonRuns)
+  virtual void startCompare(const std::vector<config::RunConfig>& runs) = 0;  // one session each (comparisonRuns)
   // As startCompare, each session titled as given (a lesson's "prefetch 0", "prefetch 1").
-  virtual void startTitled(const std::vector<RunConfig>& runs, const std::vector<std::string>& titles) {
+  virtual void startTitled(const std::vector<config::RunConfig>& runs, const std::vector<std::string>& titles) {
     (void)titles;
     startCompare(runs);
   }
@@ -108,7 +108,7 @@ class EngineControl {
   virtual void continueGate() = 0;
   virtual bool busy() const = 0;
   // A check of what only the engine knows (e.g. that --device cuda has a GPU); empty when fine.
-  virtual std::string checkConfig(const RunConfig& config) const = 0;
+  virtual std::string checkConfig(const config::RunConfig& config) const = 0;
   // Why nothing can run here at all (the browser's page has no engine), for Run and Compare alike;
   // empty where runs can start.
   virtual std::string runsUnavailable() const { return ""; }

@@ -13,12 +13,13 @@
 
 namespace shardscope::ui {
 
-ThroughputWork throughputWorkOf(const RunConfig& config, int64_t parameterCount, const DeviceFacts& device) {
+ThroughputWork throughputWorkOf(const config::RunConfig& config, int64_t parameterCount,
+                                const stats::DeviceFacts& device) {
   ThroughputWork w;
-  w.itemsPerRankStep = itemsPerRankStep(config);
-  w.itemName = config.model == ModelKind::Gpt ? "tokens" : "samples";
-  w.flopsPerItem = modelFlopsPerItem(config, parameterCount);
-  const auto limits = deviceLimitsOf(config, device);
+  w.itemsPerRankStep = stats::itemsPerRankStep(config);
+  w.itemName = config.model == config::ModelKind::Gpt ? "tokens" : "samples";
+  w.flopsPerItem = stats::modelFlopsPerItem(config, parameterCount);
+  const auto limits = stats::deviceLimitsOf(config, device);
   w.peakFlops = limits.peakFlops;
   w.peakNote = limits.peakNote;
   return w;

@@ -22,7 +22,8 @@ struct ThroughputWork {
   std::string peakNote;     // which (device_limits.h)
 };
 
-ThroughputWork throughputWorkOf(const RunConfig& config, int64_t parameterCount, const DeviceFacts& device = {});
+ThroughputWork throughputWorkOf(const config::RunConfig& config, int64_t parameterCount,
+                                const stats::DeviceFacts& device = {});
 
 // Draws at the cursor, `width` wide; returns the height used (0 when no step has ended yet).
 float drawThroughputLane(const trace::RunRecording& recording, const TimeAxis& axis, float width,

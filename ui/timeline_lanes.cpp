@@ -479,11 +479,12 @@ void drawHatch(ImDrawList* dl, float xa, float xb, float y, float height) {
 
 }  // namespace
 
-void drawWaitLane(const LaneFrame& f, const std::vector<CollectiveWait>& waits, int64_t longestNs, int rank, float y,
-                  float height, TimelineFrameStats& stats) {
+void drawWaitLane(const LaneFrame& f, const std::vector<stats::CollectiveWait>& waits, int64_t longestNs, int rank,
+                  float y, float height, TimelineFrameStats& stats) {
   const double from = f.beginAbs - static_cast<double>(longestNs);
-  auto i = std::lower_bound(waits.begin(), waits.end(), from,
-                            [](const CollectiveWait& w, double t) { return static_cast<double>(w.issuedNs) < t; });
+  auto i = std::lower_bound(waits.begin(), waits.end(), from, [](const stats::CollectiveWait& w, double t) {
+    return static_cast<double>(w.issuedNs) < t;
+  });
   for (; i != waits.end() && static_cast<double>(i->issuedNs) < f.endAbs; ++i) {
     const float xa = f.toX(static_cast<double>(i->issuedNs));
     if (i->lastRank == rank) {

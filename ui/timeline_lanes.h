@@ -71,7 +71,7 @@ void drawExposedCommLane(const LaneFrame& frame, const std::vector<std::pair<int
 // The stragglers view over a rank's comm lane [y, y + height): where it waited for a collective's
 // last member, hatched (from its own issue to the last's); where it was that last member, past the
 // noise floor, a red mark at its issue. `waits` sorted by issue time.
-void drawWaitLane(const LaneFrame& frame, const std::vector<CollectiveWait>& waits, int64_t longestNs, int rank,
+void drawWaitLane(const LaneFrame& frame, const std::vector<stats::CollectiveWait>& waits, int64_t longestNs, int rank,
                   float y, float height, TimelineFrameStats& stats);
 
 // Waits at the step gate: a shaded, labelled band over [y, y + height).

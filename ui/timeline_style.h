@@ -28,7 +28,7 @@ struct CollectiveSelection {
 // The stragglers view's data for one session: per rank, each collective it met, sorted by when it
 // issued it, and the longest any rank waited (how far back a visible wait can start).
 struct SessionWaits {
-  std::vector<std::vector<CollectiveWait>> byRank;
+  std::vector<std::vector<stats::CollectiveWait>> byRank;
   int64_t longestNs = 0;
 };
 

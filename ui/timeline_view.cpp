@@ -39,10 +39,10 @@ double hostMemoryScaleBytes(const trace::RunRecording& rec) {
 
 SessionWaits sessionWaits(const trace::RunRecording& recording) {
   SessionWaits out;
-  out.byRank = collectiveWaits(recording);
+  out.byRank = stats::collectiveWaits(recording);
   for (auto& waits : out.byRank) {
     std::sort(waits.begin(), waits.end(),
-              [](const CollectiveWait& a, const CollectiveWait& b) { return a.issuedNs < b.issuedNs; });
+              [](const stats::CollectiveWait& a, const stats::CollectiveWait& b) { return a.issuedNs < b.issuedNs; });
     for (const auto& w : waits) out.longestNs = std::max(out.longestNs, w.lastIssuedNs - w.issuedNs);
   }
   return out;

@@ -8,11 +8,11 @@
 
 #include "engine/comm/communicator.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 std::unique_ptr<Communicator> makeGlooCommunicator(const c10::intrusive_ptr<c10d::Store>& store,
                                                    const RendezvousInfo& info);
 std::unique_ptr<Communicator> makeNcclCommunicator(const c10::intrusive_ptr<c10d::Store>& store,
                                                    const RendezvousInfo& info, const RankDevice& gpu);
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

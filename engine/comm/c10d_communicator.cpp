@@ -9,7 +9,7 @@
 
 #include "trace/events.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 namespace {
 
@@ -233,6 +233,22 @@ std::unique_ptr<PendingCollective> C10dCommunicator::allReduceSumAsync(at::Tenso
   });
 }
 
+std::unique_ptr<PendingCollective> C10dCommunicator::sendAsync(at::Tensor& tensor, int peer, int tag,
+                                                               const std::string&) {
+  return launch([&](bool) {
+    std::vector<at::Tensor> tensors{tensor};
+    return backend_->send(tensors, peer, tag);
+  });
+}
+
+std::unique_ptr<PendingCollective> C10dCommunicator::recvAsync(at::Tensor& tensor, int peer, int tag,
+                                                               const std::string&) {
+  return launch([&](bool) {
+    std::vector<at::Tensor> tensors{tensor};
+    return backend_->recv(tensors, peer, tag);
+  });
+}
+
 std::unique_ptr<PendingCollective> C10dCommunicator::broadcastAsync(at::Tensor& tensor, int root, const std::string&) {
   return launch([&](bool asyncOp) {
     std::vector<at::Tensor> tensors{tensor};
@@ -273,4 +289,4 @@ std::string C10dCommunicator::allGatherImplementation() const {
   return recipes_.allGatherFromBroadcasts ? "all_gather(broadcast from each rank)" : "all_gather";
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

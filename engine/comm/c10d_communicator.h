@@ -10,7 +10,7 @@
 #include "engine/comm/collective_stream.h"
 #include "engine/comm/communicator.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 // How a backend runs the ops it lacks or runs slowly, composed from others it runs well. Events
 // name the composition (Communicator::reduceScatterImplementation, allGatherImplementation).
@@ -37,6 +37,10 @@ class C10dCommunicator final : public Communicator {
                                                            const std::string& label) override;
   std::unique_ptr<PendingCollective> allReduceSumAsync(at::Tensor& tensor, const std::string& label) override;
   std::unique_ptr<PendingCollective> broadcastAsync(at::Tensor& tensor, int root, const std::string& label) override;
+  std::unique_ptr<PendingCollective> sendAsync(at::Tensor& tensor, int peer, int tag,
+                                               const std::string& label) override;
+  std::unique_ptr<PendingCollective> recvAsync(at::Tensor& tensor, int peer, int tag,
+                                               const std::string& label) override;
   void barrier(const std::string& label) override;
   // Meets every rank in the store, then abort()s the backend. The meeting is needed because a rank
   // that has passed the barrier is not proof that its peers have: over NCCL's socket transport
@@ -61,4 +65,4 @@ class C10dCommunicator final : public Communicator {
   std::unique_ptr<CollectiveStream> stream_;
 };
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

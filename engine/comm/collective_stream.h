@@ -34,7 +34,7 @@
 
 #include "engine/comm/communicator.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 class CollectiveStream {
  public:
@@ -48,4 +48,4 @@ class CollectiveStream {
   virtual c10::Stream stream() const = 0;
 };
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -12,7 +12,7 @@
 #include <ATen/ATen.h>
 #include <c10/core/Stream.h>
 
-namespace shardscope {
+namespace shardscope::engine {
 
 // How an issued collective ended, on the host clock.
 struct CollectiveEnd {
@@ -60,6 +60,13 @@ class Communicator {
   // tensor <- elementwise sum over ranks.
   virtual std::unique_ptr<PendingCollective> allReduceSumAsync(at::Tensor& tensor, const std::string& label) = 0;
   virtual std::unique_ptr<PendingCollective> broadcastAsync(at::Tensor& tensor, int root, const std::string& label) = 0;
+  // Point to point, between two ranks of the group (a pipeline's activations and their gradients):
+  // `tensor` to group rank `peer`, or from it into `tensor`. `tag` pairs a send with its receive
+  // where several are in flight between two ranks (Gloo; NCCL pairs them in the order issued).
+  virtual std::unique_ptr<PendingCollective> sendAsync(at::Tensor& tensor, int peer, int tag,
+                                                       const std::string& label) = 0;
+  virtual std::unique_ptr<PendingCollective> recvAsync(at::Tensor& tensor, int peer, int tag,
+                                                       const std::string& label) = 0;
   // Blocks the host until every rank has arrived.
   virtual void barrier(const std::string& label) = 0;
   // End of a finished run, every rank past the final barrier with nothing in flight: releases the
@@ -107,4 +114,4 @@ RendezvousInfo rendezvousFromEnvironment();
 
 class RankDevice;
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

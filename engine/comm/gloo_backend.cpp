@@ -17,7 +17,7 @@
 #include "engine/comm/backend_factories.h"
 #include "engine/comm/c10d_communicator.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 namespace {
 
@@ -144,4 +144,4 @@ std::unique_ptr<Communicator> makeGlooCommunicator(const c10::intrusive_ptr<c10d
   return std::make_unique<C10dCommunicator>(backend, store, "gloo", recipes);
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <stdexcept>
 
-namespace shardscope {
+namespace shardscope::engine {
 
 std::optional<bool> isLoopbackAddress(const std::string& address) {
   if (address == "localhost") return true;
@@ -52,4 +52,4 @@ LoopbackListener listenOnLoopback(const std::string& address, int port) {
   return {fd, ntohs(bound)};
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-namespace shardscope {
+namespace shardscope::engine {
 
 struct LoopbackListener {
   int fd = -1;   // listening, close-on-exec; the store owns it once handed over
@@ -22,4 +22,4 @@ std::optional<bool> isLoopbackAddress(const std::string& address);
 // the system's reason; the caller says what it was for.
 LoopbackListener listenOnLoopback(const std::string& address, int port);
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

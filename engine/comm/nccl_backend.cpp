@@ -5,7 +5,7 @@
 #include "engine/comm/c10d_communicator.h"
 #include "engine/launch/rank_device.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 std::unique_ptr<Communicator> makeNcclCommunicator(const c10::intrusive_ptr<c10d::Store>& store,
                                                    const RendezvousInfo& info, const RankDevice& gpu) {
@@ -18,4 +18,4 @@ std::unique_ptr<Communicator> makeNcclCommunicator(const c10::intrusive_ptr<c10d
   return std::make_unique<C10dCommunicator>(backend, store, "nccl", CollectiveRecipes{}, gpu.makeCollectiveStream());
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

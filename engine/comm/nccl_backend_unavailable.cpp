@@ -3,7 +3,7 @@
 
 #include "engine/comm/backend_factories.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 std::unique_ptr<Communicator> makeNcclCommunicator(const c10::intrusive_ptr<c10d::Store>&, const RendezvousInfo&,
                                                    const RankDevice&) {
@@ -12,4 +12,4 @@ std::unique_ptr<Communicator> makeNcclCommunicator(const c10::intrusive_ptr<c10d
       "this build has no NCCL. Use --device cpu, or rebuild against a CUDA LibTorch.");
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -1,6 +1,6 @@
 #include "engine/comm/process_mesh.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 MeshPlace meshPlace(int rank, int shardGroupSize) {
   const int s = std::max(1, shardGroupSize);
@@ -25,6 +25,11 @@ void ProcessMesh::setTensorParallel(std::unique_ptr<Communicator> tensor, std::u
   data_ = std::move(data);
 }
 
+void ProcessMesh::setPipeline(std::unique_ptr<Communicator> pipe, std::unique_ptr<Communicator> data) {
+  pipe_ = std::move(pipe);
+  if (data) data_ = std::move(data);
+}
+
 void ProcessMesh::close() {
   // The world group last: its close meets every rank in the store, after which rank 0 (the store's
   // host under a static rendezvous) may exit.
@@ -32,7 +37,8 @@ void ProcessMesh::close() {
   if (shard_) shard_->close();
   if (tensor_) tensor_->close();
   if (data_) data_->close();
+  if (pipe_) pipe_->close();
   world_->close();
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -6,6 +6,9 @@
 // Under --tp N the world is first a (data, tensor) grid: a tensor group is N consecutive ranks that
 // split the matrices (engine/models/tensor_parallel.h); a data group the world / N ranks with the
 // same place in theirs, over which the strategy replicates or shards (config/tensor_parallel.h).
+// Under --pp P the world is first P blocks of world / P consecutive ranks, one per pipeline stage,
+// each with that (data, tensor) grid inside; a pipe group is the P ranks with the same place in
+// their blocks (config/pipeline_config.h).
 #pragma once
 
 #include <memory>
@@ -13,7 +16,7 @@
 #include "engine/recording/clock_sync.h"
 #include "engine/comm/communicator.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 class RankRecorder;
 
@@ -34,6 +37,8 @@ class ProcessMesh {
   ~ProcessMesh();
   // Under --tp: this rank's tensor group and data group.
   void setTensorParallel(std::unique_ptr<Communicator> tensor, std::unique_ptr<Communicator> data);
+  // Under --pp: this rank's pipe group and, without --tp, its stage's data group (its stage's ranks).
+  void setPipeline(std::unique_ptr<Communicator> pipe, std::unique_ptr<Communicator> data);
 
   Communicator& world() const { return *world_; }
   // The ranks that hold the same tensor-parallel slice and split the batch: the world without --tp.
@@ -42,6 +47,8 @@ class ProcessMesh {
   Communicator& shard() const { return shard_ ? *shard_ : data(); }
   // The ranks that split each matrix (--tp); null without.
   Communicator* tensor() const { return tensor_.get(); }
+  // The ranks of the other pipeline stages with this rank's place in theirs (--pp); null without.
+  Communicator* pipe() const { return pipe_.get(); }
   // The ranks holding the same shard (a hybrid mesh's column); null on a 1-D mesh.
   Communicator* replicate() const { return replicate_.get(); }
 
@@ -53,7 +60,7 @@ class ProcessMesh {
   void setClockRounds(std::unique_ptr<ClockRounds> rounds) { clockRounds_ = std::move(rounds); }
 
  private:
-  std::unique_ptr<Communicator> world_, shard_, replicate_, tensor_, data_;
+  std::unique_ptr<Communicator> world_, shard_, replicate_, tensor_, data_, pipe_;
   std::unique_ptr<ClockRounds> clockRounds_;
 };
 
@@ -64,7 +71,7 @@ class ProcessMesh {
 // store (engine/recording/clock_sync.h), for a job whose ranks run on several hosts, and the mesh keeps the ClockRounds
 // that measure it again (every `clockEverySeconds` between steps; 0: when asked).
 std::unique_ptr<ProcessMesh> connectMesh(const RendezvousInfo& info, const RankDevice* gpu, RankRecorder& recorder,
-                                         int shardGroupSize, int tensorGroupSize, ClockReading* clockToRank0 = nullptr,
-                                         double clockEverySeconds = 0);
+                                         int shardGroupSize, int tensorGroupSize, int pipeGroupSize,
+                                         ClockReading* clockToRank0 = nullptr, double clockEverySeconds = 0);
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -17,10 +17,11 @@
 #include "engine/comm/communicator.h"
 #include "engine/comm/loopback_listener.h"
 #include "engine/comm/process_mesh.h"
+#include "config/pipeline_config.h"
 #include "config/tensor_parallel.h"
 #include "engine/recording/recording_communicator.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 namespace {
 
@@ -149,25 +150,48 @@ std::unique_ptr<Communicator> connectGroup(const c10::intrusive_ptr<c10d::Store>
 }
 
 // The (data, tensor) grid of --tp: tensor group r / N of N consecutive ranks, data group r % N.
+// `info`: the rank and world of the grid (under --pp, its stage's); `stage`: its groups' names' start.
 void connectTensorParallel(ProcessMesh& mesh, const c10::intrusive_ptr<c10d::Store>& store, const RendezvousInfo& info,
-                           const RankDevice* gpu, RankRecorder& recorder, int tensorGroupSize) {
+                           const RankDevice* gpu, RankRecorder& recorder, int tensorGroupSize,
+                           const std::string& stage = "") {
   if (info.worldSize % tensorGroupSize != 0) {
     throw std::runtime_error("--tp " + std::to_string(tensorGroupSize) + " does not divide the world of " +
                              std::to_string(info.worldSize) + " ranks; pass a divisor as --tp.");
   }
-  const TensorPlace place = tensorPlace(info.rank, info.worldSize, tensorGroupSize);
-  auto tensor = connectGroup(store, info, gpu, recorder, "tensor_group_" + std::to_string(place.dataRank),
+  const config::TensorPlace place = config::tensorPlace(info.rank, info.worldSize, tensorGroupSize);
+  auto tensor = connectGroup(store, info, gpu, recorder, stage + "tensor_group_" + std::to_string(place.dataRank),
                              place.tensorRank, tensorGroupSize, trace::ProcessGroup::Tensor);
-  auto data = connectGroup(store, info, gpu, recorder, "data_group_" + std::to_string(place.tensorRank), place.dataRank,
-                           place.dataRanks, trace::ProcessGroup::Data);
+  auto data = connectGroup(store, info, gpu, recorder, stage + "data_group_" + std::to_string(place.tensorRank),
+                           place.dataRank, place.dataRanks, trace::ProcessGroup::Data);
   mesh.setTensorParallel(std::move(tensor), std::move(data));
+}
+
+// The (pp, dp, tp) mesh of --pp P: the pipe group of this rank's place in its stage's block, and
+// inside the block its (data, tensor) grid, or without --tp its data group, the whole block.
+void connectPipeline(ProcessMesh& mesh, const c10::intrusive_ptr<c10d::Store>& store, const RendezvousInfo& info,
+                     const RankDevice* gpu, RankRecorder& recorder, int tensorGroupSize, int pipeGroupSize) {
+  const config::PipelinePlace place = config::pipelinePlace(info.rank, info.worldSize, pipeGroupSize);
+  auto pipe = connectGroup(store, info, gpu, recorder, "pipe_group_" + std::to_string(place.stageRank), place.pipeRank,
+                           pipeGroupSize, trace::ProcessGroup::Pipe);
+  RendezvousInfo inStage = info;
+  inStage.rank = place.stageRank;
+  inStage.worldSize = place.stageRanks;
+  const std::string stage = "stage_" + std::to_string(place.pipeRank) + "_";
+  if (tensorGroupSize > 1) {
+    connectTensorParallel(mesh, store, inStage, gpu, recorder, tensorGroupSize, stage);
+    mesh.setPipeline(std::move(pipe), nullptr);
+    return;
+  }
+  auto data = connectGroup(store, inStage, gpu, recorder, stage + "data_group", place.stageRank, place.stageRanks,
+                           trace::ProcessGroup::Data);
+  mesh.setPipeline(std::move(pipe), std::move(data));
 }
 
 }  // namespace
 
 std::unique_ptr<ProcessMesh> connectMesh(const RendezvousInfo& info, const RankDevice* gpu, RankRecorder& recorder,
-                                         int shardGroupSize, int tensorGroupSize, ClockReading* clockToRank0,
-                                         double clockEverySeconds) {
+                                         int shardGroupSize, int tensorGroupSize, int pipeGroupSize,
+                                         ClockReading* clockToRank0, double clockEverySeconds) {
   const c10::intrusive_ptr<c10d::Store> store = connectStore(info);
   auto world =
       connectGroup(store, info, gpu, recorder, "default_pg", info.rank, info.worldSize, trace::ProcessGroup::World);
@@ -182,7 +206,7 @@ std::unique_ptr<ProcessMesh> connectMesh(const RendezvousInfo& info, const RankD
   // Under --tp the (replicate, shard) grid is laid over the data ranks, one grid per place in a
   // tensor group, as torchtitan's (dp_replicate, dp_shard, tp) mesh.
   const int tensorRanks = std::max(1, tensorGroupSize);
-  const TensorPlace data = tensorPlace(info.rank, info.worldSize, tensorRanks);
+  const config::TensorPlace data = config::tensorPlace(info.rank, info.worldSize, tensorRanks);
   std::unique_ptr<ProcessMesh> mesh;
   if (shardGroupSize <= 0 || shardGroupSize >= data.dataRanks) {
     mesh = std::make_unique<ProcessMesh>(std::move(world));
@@ -200,9 +224,13 @@ std::unique_ptr<ProcessMesh> connectMesh(const RendezvousInfo& info, const RankD
                      place.replicateRank, data.dataRanks / shardGroupSize, trace::ProcessGroup::Replicate);
     mesh = std::make_unique<ProcessMesh>(std::move(world), std::move(shard), std::move(replicate));
   }
-  if (tensorGroupSize > 1) connectTensorParallel(*mesh, store, info, gpu, recorder, tensorGroupSize);
+  if (pipeGroupSize > 1) {
+    connectPipeline(*mesh, store, info, gpu, recorder, tensorGroupSize, pipeGroupSize);
+  } else if (tensorGroupSize > 1) {
+    connectTensorParallel(*mesh, store, info, gpu, recorder, tensorGroupSize);
+  }
   mesh->setClockRounds(std::move(rounds));
   return mesh;
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

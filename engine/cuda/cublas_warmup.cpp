@@ -4,7 +4,7 @@
 
 #include "engine/recording/recorder.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 void makeCublasWorkspacesAsOther(c10::DeviceIndex device, at::ScalarType dtype) {
   // The role autograd's device thread takes too: it has no scope of its own (engine/recording/recorder.h).
@@ -18,4 +18,4 @@ void makeCublasWorkspacesAsOther(c10::DeviceIndex device, at::ScalarType dtype) 
   at::linear(x, w, b).sum().backward();  // forward here, backward on autograd's device thread
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -8,11 +8,11 @@
 
 #include <ATen/ATen.h>
 
-namespace shardscope {
+namespace shardscope::engine {
 
 // One small linear layer forward and backward on the current stream, in `dtype`, under the
 // `other` role: the training thread's and autograd's device thread's workspaces exist, recorded
 // as other, before the model's first step. Call after the allocator hook is attached.
 void makeCublasWorkspacesAsOther(c10::DeviceIndex device, at::ScalarType dtype);
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

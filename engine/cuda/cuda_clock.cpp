@@ -11,7 +11,7 @@
 
 #include <c10/cuda/CUDAStream.h>
 
-namespace shardscope {
+namespace shardscope::engine {
 
 namespace {
 
@@ -123,4 +123,4 @@ void CudaClock::pollLoop() {
   if (periodic_) periodic_();
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -19,7 +19,7 @@
 
 #include "engine/recording/device_clock.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 class CudaClock final : public DeviceClock {
  public:
@@ -55,4 +55,4 @@ class CudaClock final : public DeviceClock {
   std::thread poller_;
 };
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -5,7 +5,7 @@
 
 #include "engine/recording/device_clock.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 namespace {
 
@@ -62,4 +62,4 @@ std::unique_ptr<PendingCollective> CudaCollectiveStream::run(
   return std::make_unique<StreamPending>(device_, std::move(done), begin, end);
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -8,7 +8,7 @@
 
 #include "engine/comm/collective_stream.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 class CudaCollectiveStream final : public CollectiveStream {
  public:
@@ -27,4 +27,4 @@ class CudaCollectiveStream final : public CollectiveStream {
   c10::cuda::CUDAStream comm_;
 };
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -7,7 +7,7 @@
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 
-namespace shardscope {
+namespace shardscope::engine {
 
 double measureMatmulPeakFlops(c10::DeviceIndex device, at::ScalarType dtype) {
   constexpr int64_t n = 8192;
@@ -35,4 +35,4 @@ double measureMatmulPeakFlops(c10::DeviceIndex device, at::ScalarType dtype) {
   return bestSeconds > 0 ? 2.0 * n * n * n / bestSeconds : 0.0;
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -6,11 +6,11 @@
 
 #include <ATen/ATen.h>
 
-namespace shardscope {
+namespace shardscope::engine {
 
 // FLOP/s of the best of several timed batches of 8192 x 8192 matmuls on `device` in `dtype`. Runs
 // before the rank's allocator hook is attached and empties the cache after, so nothing of it shows
 // in the rank's memory lanes.
 double measureMatmulPeakFlops(c10::DeviceIndex device, at::ScalarType dtype);
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

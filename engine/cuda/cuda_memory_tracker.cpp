@@ -13,7 +13,7 @@
 #include "engine/recording/recorder.h"
 #include "engine/recording/recording_allocator.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 namespace {
 
@@ -161,4 +161,4 @@ void sampleDeviceRuntimeMemory() {
   s.runtimeRecorded = runtime;
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -12,7 +12,7 @@
 
 #include "trace/events.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 // Attaches the hook for `device`. Call once, after CUDA is initialised and before the rank
 // allocates on the device. `sharesGpu`: other rank processes use this GPU (so whole-device figures
@@ -25,4 +25,4 @@ void sampleDeviceRuntimeMemory();
 // Whether the runtime lane has a per-process source (false: the lane stays empty and says why).
 bool deviceRuntimeMemoryAvailable();
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -14,7 +14,7 @@
 #include "engine/recording/recording_allocator.h"
 #include "engine/launch/rank_device.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 namespace {
 
@@ -82,4 +82,4 @@ std::unique_ptr<RankDevice> setupCudaRank(const GpuPlacement& placement, bool in
 
 int visibleCudaDevices() { return static_cast<int>(torch::cuda::device_count()); }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-namespace shardscope {
+namespace shardscope::engine {
 
 namespace {
 
@@ -71,4 +71,4 @@ std::optional<int64_t> NvmlProcessMemory::bytesOfThisProcess() const {
   return std::nullopt;
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-namespace shardscope {
+namespace shardscope::engine {
 
 class NvmlProcessMemory {
  public:
@@ -23,4 +23,4 @@ class NvmlProcessMemory {
   void* device_ = nullptr;  // nvmlDevice_t
 };
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

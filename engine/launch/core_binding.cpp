@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace shardscope {
+namespace shardscope::engine {
 
 std::vector<int> allowedCores(pid_t thread) {
   cpu_set_t set;
@@ -84,4 +84,4 @@ std::vector<int> bindProcessToCores(const std::vector<int>& cores) {
   return allowedCores();
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace shardscope {
+namespace shardscope::engine {
 
 // The cores a thread may run on (sched_getaffinity; 0: the calling thread), in increasing order.
 std::vector<int> allowedCores(pid_t thread = 0);
@@ -29,4 +29,4 @@ std::string describeCores(const std::vector<int>& cores);
 // std::runtime_error naming the cores when it refuses, or when `cores` is empty.
 std::vector<int> bindProcessToCores(const std::vector<int>& cores);
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -3,7 +3,7 @@
 
 #include "engine/launch/rank_device.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 std::unique_ptr<RankDevice> setupCudaRank(const GpuPlacement&, bool, at::ScalarType) {
   throw std::runtime_error(
@@ -13,4 +13,4 @@ std::unique_ptr<RankDevice> setupCudaRank(const GpuPlacement&, bool, at::ScalarT
 
 int visibleCudaDevices() { return 0; }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

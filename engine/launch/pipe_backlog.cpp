@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-namespace shardscope {
+namespace shardscope::engine {
 
 PipeBacklog::PipeBacklog(const std::vector<int>& pipeFds) {
   for (int fd : pipeFds) {
@@ -32,4 +32,4 @@ double PipeBacklog::fullest() const {
   return most;
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace shardscope {
+namespace shardscope::engine {
 
 class PipeBacklog {
  public:
@@ -23,4 +23,4 @@ class PipeBacklog {
   std::vector<int64_t> capacities_;
 };
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

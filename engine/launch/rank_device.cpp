@@ -4,7 +4,7 @@
 
 #include <stdexcept>
 
-namespace shardscope {
+namespace shardscope::engine {
 
 namespace {
 constexpr int kFirstMultiRankNccl = 23000;  // NCCL 2.30.0 added NCCL_MULTI_RANK_GPU_ENABLE
@@ -63,4 +63,4 @@ int loadedNcclVersion() {
   return version;
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

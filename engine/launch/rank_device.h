@@ -11,7 +11,7 @@
 
 #include "engine/comm/collective_stream.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 // How several ranks of one NCCL communicator share a GPU, which NCCL refuses by default.
 enum class SharedGpuMethod {
@@ -71,4 +71,4 @@ std::unique_ptr<RankDevice> setupCudaRank(const GpuPlacement& placement, bool in
 // Visible CUDA devices (0 when LibTorch has no CUDA or no GPU is present).
 int visibleCudaDevices();
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -14,7 +14,7 @@
 
 extern char** environ;
 
-namespace shardscope {
+namespace shardscope::engine {
 
 namespace {
 
@@ -58,13 +58,13 @@ void closeDescriptorsBut(const std::vector<int>& kept) {
 
 }  // namespace
 
-bool mayForkRanks(const RunConfig& config) {
+bool mayForkRanks(const config::RunConfig& config) {
   const char* exec = std::getenv("SHARDSCOPE_EXEC_RANKS");
   if (exec && std::strcmp(exec, "1") == 0) return false;
-  return config.device == DeviceKind::Cpu && threadCount() == 1;
+  return config.device == config::DeviceKind::Cpu && threadCount() == 1;
 }
 
-void runForkedRank(const RunConfig& config, char** envp, const std::vector<int>& kept) {
+void runForkedRank(const config::RunConfig& config, char** envp, const std::vector<int>& kept) {
   resetCaughtSignals();
   closeDescriptorsBut(kept);
   environ = envp;
@@ -79,4 +79,4 @@ void runForkedRank(const RunConfig& config, char** envp, const std::vector<int>&
   ::_exit(status);
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -23,7 +23,7 @@
 
 extern char** environ;
 
-namespace shardscope {
+namespace shardscope::engine {
 
 namespace {
 
@@ -73,8 +73,8 @@ std::string unguessableStorePrefix() {
   return prefix;
 }
 
-std::vector<std::string> rankEnvironment(const RunConfig& config, int rank, int port, const std::string& storePrefix,
-                                         int eventFd, int gateFd) {
+std::vector<std::string> rankEnvironment(const config::RunConfig& config, int rank, int port,
+                                         const std::string& storePrefix, int eventFd, int gateFd) {
   std::vector<std::string> env;
   static const char* kOwned[] = {"RANK=",
                                  "WORLD_SIZE=",
@@ -108,13 +108,13 @@ std::vector<std::string> rankEnvironment(const RunConfig& config, int rank, int 
 // /dev/fd/N: no name on any disk, so a controller killed by SIGKILL or a double Ctrl-C leaves no
 // shardscope-run-* file behind (as a file under $TMPDIR would). Close-on-exec here; each rank's child
 // clears it for its own exec only. Returns the descriptor.
-nlohmann::json rankConfigJson(const RunConfig& config) {
+nlohmann::json rankConfigJson(const config::RunConfig& config) {
   auto json = config.toJson();
   json["export"] = config.exportDir;
   return json;
 }
 
-int writeConfigInMemory(const RunConfig& config) {
+int writeConfigInMemory(const config::RunConfig& config) {
   const int fd = ::memfd_create("shardscope-run-config", MFD_CLOEXEC);
   if (fd < 0)
     throw std::runtime_error(std::string("cannot hold the ranks' configuration in memory: ") + std::strerror(errno));
@@ -134,17 +134,17 @@ int writeConfigInMemory(const RunConfig& config) {
 
 // What a rank is started with.
 struct RankLaunch {
-  const RunConfig& config;
+  const config::RunConfig& config;
   const std::string& workerExecutable;
   int configFd;  // the memfd an exec'd rank reads (worker --config /dev/fd/N)
   int port;
   std::string storePrefix;
-  const RunConfig* forkedConfig;  // what a forked rank runs (the memfd's, read back); null: exec
+  const config::RunConfig* forkedConfig;  // what a forked rank runs (the memfd's, read back); null: exec
 };
 
 // Starts rank `r`'s process; returns it with our ends of its pipe and gate socket.
 RankProcess startRank(const RankLaunch& launch, int r) {
-  const RunConfig& config = launch.config;
+  const config::RunConfig& config = launch.config;
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) {
     throw std::runtime_error(std::string("cannot open a pipe for rank ") + std::to_string(r) + ": " +
@@ -155,7 +155,7 @@ RankProcess startRank(const RankLaunch& launch, int r) {
   // up before the rank's queue has to take them (engine/recording/catch_up_turns.h). Best effort.
   (void)::fcntl(fds[0], F_SETPIPE_SZ, 1 << 20);
   int gate[2] = {-1, -1};  // [0]: ours, [1]: the rank's
-  if (config.stepGate != StepGateMode::Off && ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, gate) != 0) {
+  if (config.stepGate != config::StepGateMode::Off && ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, gate) != 0) {
     ::close(fds[0]);
     ::close(fds[1]);
     throw std::runtime_error("socketpair failed: cannot give the ranks a step gate");
@@ -209,14 +209,14 @@ void closeRankFds(RankProcess& p) {
 }
 }  // namespace
 
-LaunchedRanks::LaunchedRanks(const RunConfig& config, const std::string& workerExecutable) {
+LaunchedRanks::LaunchedRanks(const config::RunConfig& config, const std::string& workerExecutable) {
   configFd_ = writeConfigInMemory(config);
   LoopbackListener listener;
   try {
     listener = rendezvousListener();
     // A forked rank runs what an exec'd one would read from the memfd, read back the same way.
-    RunConfig forked;
-    const bool fork = mayForkRanks(config) && !applyConfigJson(rankConfigJson(config), forked);
+    config::RunConfig forked;
+    const bool fork = mayForkRanks(config) && !config::applyConfigJson(rankConfigJson(config), forked);
     const RankLaunch launch{config,        workerExecutable,         configFd_,
                             listener.port, unguessableStorePrefix(), fork ? &forked : nullptr};
     ranks_.reserve(config.world);
@@ -317,4 +317,4 @@ int rootCause(const std::vector<RankProcess>& ranks, const std::vector<int>& fai
   return failureOrder.front();
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -12,7 +12,7 @@
 #include "engine/launch/run_types.h"
 #include "trace/wire.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 struct RankProcess {
   int rank = 0;
@@ -41,7 +41,7 @@ constexpr int kStopGraceSeconds = 3;
 class LaunchedRanks {
  public:
   // `workerExecutable` is the shardscope binary to start with `worker --config FILE`.
-  LaunchedRanks(const RunConfig& config, const std::string& workerExecutable);
+  LaunchedRanks(const config::RunConfig& config, const std::string& workerExecutable);
   ~LaunchedRanks();
   LaunchedRanks(const LaunchedRanks&) = delete;
   LaunchedRanks& operator=(const LaunchedRanks&) = delete;
@@ -87,4 +87,4 @@ bool diedOfASignal(const RankProcess& p);
 // was killed, else one whose error is not a lost connection, else the first one seen.
 int rootCause(const std::vector<RankProcess>& ranks, const std::vector<int>& failureOrder);
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -25,6 +25,7 @@
 #include "engine/comm/process_mesh.h"
 #include "engine/launch/core_binding.h"
 #include "engine/models/model.h"
+#include "config/pipeline_config.h"
 #include "config/tensor_parallel.h"
 #include "engine/models/make_model.h"
 #include "engine/launch/rank_device.h"
@@ -32,13 +33,13 @@
 #include "engine/recording/recorder.h"
 #include "engine/recording/recording_allocator.h"
 #include "engine/launch/step_gate.h"
-#include "engine/strategies/strategy.h"
+#include "engine/launch/rank_training.h"
 #include "engine/recording/tensor_files.h"
 #include "engine/strategies/train_step.h"
 #include "files/output_file.h"
 #include "trace/rank_event_files.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 namespace {
 
@@ -78,8 +79,8 @@ void maybeInjectFault(RankRecorder& recorder, int rank, int step) {
 // on) but never reaching the step's collectives, as a rank stuck in its data loader would. The
 // others wait in the step's first collective until --collective-timeout fails them; the controller
 // then stops this rank (SIGTERM, whose thread flushes what it recorded and exits).
-void maybeHang(const RunConfig& config, int rank, int step) {
-  const auto hang = hangRankOf(config.hangRank);
+void maybeHang(const config::RunConfig& config, int rank, int step) {
+  const auto hang = config::hangRankOf(config.hangRank);
   if (!hang || hang->rank != rank || hang->step != step + 1) return;
   std::fprintf(stderr,
                "shardscope: rank %d stops before step %d, as --hang-rank %s asks: the others will wait in "
@@ -165,19 +166,19 @@ void reportError(RankReporter& reporter, int rank, const std::string& text) {
 }
 
 // The job's options as this rank sees them: the world the launcher started.
-RunConfig launchedConfig(const RunConfig& config, int worldSize) {
-  RunConfig launched = config;
+config::RunConfig launchedConfig(const config::RunConfig& config, int worldSize) {
+  config::RunConfig launched = config;
   launched.world = worldSize;
   return launched;
 }
 
 // The shard group's size for the mesh: the hybrid strategies' S, resolved against the world the
 // launcher started (under torchrun WORLD_SIZE, not --world); 0, a 1-D mesh, for every other.
-int meshShardRanks(const RunConfig& config, int worldSize) {
-  if (!traitsOf(config.strategy).replicatesShardGroups) return 0;
-  const RunConfig launched = launchedConfig(config, worldSize);
-  if (auto problem = shardGroupProblem(launched)) throw std::runtime_error(*problem);
-  return shardGroupSize(launched);
+int meshShardRanks(const config::RunConfig& config, int worldSize) {
+  if (!config::traitsOf(config.strategy).replicatesShardGroups) return 0;
+  const config::RunConfig launched = launchedConfig(config, worldSize);
+  if (auto problem = config::shardGroupProblem(launched)) throw std::runtime_error(*problem);
+  return config::shardGroupSize(launched);
 }
 
 // What the rank's file says of its clock (trace::EventKind::ClockOffset).
@@ -214,7 +215,7 @@ struct EventOutput {
 
 // The collector when one is named and reachable (with the rank's file to go on in if it is lost),
 // else the rank's file. Nothing, with `problem`, when the file cannot be written.
-std::optional<EventOutput> openEventOutput(const WorkerRecording& where, const RunConfig& config, int rank,
+std::optional<EventOutput> openEventOutput(const WorkerRecording& where, const config::RunConfig& config, int rank,
                                            RankRecorder& recorder, std::string& problem) {
   EventOutput out;
   const int world = std::getenv("WORLD_SIZE") ? std::atoi(std::getenv("WORLD_SIZE")) : 1;
@@ -250,21 +251,25 @@ std::optional<EventOutput> openEventOutput(const WorkerRecording& where, const R
 
 // What shardscope's controller gives a rank and another launcher cannot, and what WORLD_SIZE (which
 // validate() did not see under torchrun) must divide: refused before anything starts.
-void checkLaunch(const RunConfig& config, const RendezvousInfo& info, StepGate& gate) {
+void checkLaunch(const config::RunConfig& config, const RendezvousInfo& info, StepGate& gate) {
   const char* gateFd = std::getenv("SHARDSCOPE_GATE_FD");
-  if (config.stepGate != StepGateMode::Off && !gateFd) {
-    throw std::runtime_error(std::string("--step-gate ") + modeName(config.stepGate) +
+  if (config.stepGate != config::StepGateMode::Off && !gateFd) {
+    throw std::runtime_error(std::string("--step-gate ") + config::modeName(config.stepGate) +
                              " needs shardscope's controller to release the ranks (shardscope run, compare or the "
                              "app); a worker started by another launcher cannot be released, so run it with "
                              "--step-gate off.");
   }
   gate.start(config.stepGate, gateFd ? std::atoi(gateFd) : -1);
-  if (auto problem = tensorParallelProblem(launchedConfig(config, info.worldSize))) {
+  if (auto problem = config::tensorParallelProblem(launchedConfig(config, info.worldSize))) {
     throw std::runtime_error(*problem + " (WORLD_SIZE=" + std::to_string(info.worldSize) + ")");
   }
-  const int dataRanks = info.worldSize / config.tp;
+  if (auto problem = config::pipelineProblem(launchedConfig(config, info.worldSize))) {
+    throw std::runtime_error(*problem + " (WORLD_SIZE=" + std::to_string(info.worldSize) + ")");
+  }
+  const int dataRanks = info.worldSize / config.tp / config.pp;
   const std::string ranks = "WORLD_SIZE=" + std::to_string(info.worldSize) +
-                            (config.tp > 1 ? " / --tp " + std::to_string(config.tp) : std::string());
+                            (config.tp > 1 ? " / --tp " + std::to_string(config.tp) : std::string()) +
+                            (config.pp > 1 ? " / --pp " + std::to_string(config.pp) : std::string());
   if (config.batch % dataRanks != 0) {
     throw std::runtime_error("--batch " + std::to_string(config.batch) + " is not divisible by " + ranks);
   }
@@ -288,7 +293,7 @@ void setIntraOpThreads(int boundCores, const at::Device& device, int worldSize) 
 }
 
 // --export's starting point: the initial parameters and every step's global batch (rank 0).
-void exportInitialState(const RunConfig& config, const StagedModel& model) {
+void exportInitialState(const config::RunConfig& config, const StagedModel& model) {
   saveTensorDict(config.exportDir + "/init.pt", model.fullInitialParameters(config.seed));
   std::vector<at::Tensor> xs, ys;
   for (int s = 0; s < config.steps; ++s) {
@@ -300,7 +305,7 @@ void exportInitialState(const RunConfig& config, const StagedModel& model) {
 }
 
 // The rank is up: where it runs (device, backend, GPU, cores), its world and the parameter count.
-trace::Event runInfoEvent(const RunConfig& config, int rank, int worldSize, const StagedModel& model,
+trace::Event runInfoEvent(const config::RunConfig& config, int rank, int worldSize, const StagedModel& model,
                           const at::Device& device, Communicator& comm, RankDevice* gpu, const std::string& coresNote) {
   trace::Event info;
   info.kind = trace::EventKind::RunInfo;
@@ -315,7 +320,7 @@ trace::Event runInfoEvent(const RunConfig& config, int rank, int worldSize, cons
     const std::string note = gpu->runtimeLaneNote();
     if (!note.empty()) info.text += " / " + note;
   }
-  if (config.precision == Precision::Bf16) info.text += " / bf16 compute, fp32 reduce";
+  if (config.precision == config::Precision::Bf16) info.text += " / bf16 compute, fp32 reduce";
   info.text += coresNote;
   return info;
 }
@@ -324,55 +329,55 @@ struct RankPlace {
   int rank;
   int worldSize;
   at::Device device;
-  TensorPlace mesh;  // under --tp: the slice of the batch its tensor group trains on
+  config::TensorPlace mesh;  // under --tp: the slice of the batch its tensor group trains on
 };
 
 // One training step on this rank's shard of the global batch, then the global mean loss (for the
 // progress line) and the step's end sent.
-void trainOneStep(const RunConfig& config, int step, const RankPlace& place, const StagedModel& model,
-                  Strategy& strategy, Communicator& comm, RankReporter& reporter) {
-  maybeInjectFault(strategy.gate().recorder(), place.rank, step);
+void trainOneStep(const config::RunConfig& config, int step, const RankPlace& place, RankTraining& training,
+                  StepGate& gate, Communicator& comm, RankReporter& reporter) {
+  maybeInjectFault(gate.recorder(), place.rank, step);
   maybeHang(config, place.rank, step);
-  auto& recorder = strategy.gate().recorder();
+  auto& recorder = gate.recorder();
   recorder.setStep(step);
   // --recording alternate: even steps recorded, odd steps not (the overhead benchmark).
-  if (config.recording == RecordingMode::Alternate) recorder.setEnabled(step % 2 == 0);
+  if (config.recording == config::RecordingMode::Alternate) recorder.setEnabled(step % 2 == 0);
   const int64_t begin = trace::nowNs();
-  const int64_t pausedBefore = strategy.gate().pausedNs();
+  const int64_t pausedBefore = gate.pausedNs();
   Batch local;
   {
     RoleScope role(trace::MemoryRole::Other);
-    Batch global = model.globalBatch(config.seed, step, config.batch);
+    Batch global = training.model().globalBatch(config.seed, step, config.batch);
     local = localShard(global, place.mesh.dataRank, place.mesh.dataRanks);
     local.x = local.x.to(place.device);
     local.y = local.y.to(place.device);
   }
-  at::Tensor loss =
-      trainStep(model, strategy, local, {config.accumulate, config.activationCheckpointing == Checkpointing::Blocks});
-  // Every rank's local batch is the same size: the sum over ranks / world is the global mean.
+  at::Tensor loss = training.step(local);
+  // Every rank's local batch is the same size: the sum over ranks / world is the global mean (under
+  // --pp only the last stage's ranks hold a loss, world / pp of them).
   at::Tensor globalLoss = loss.reshape({1}).clone();
   comm.allReduceSumAsync(globalLoss, "loss (logging)")->wait();
   trace::Event e;
   e.kind = trace::EventKind::StepEnd;
   e.rank = place.rank;
   e.step = step;
-  e.loss = globalLoss.item<double>() / place.worldSize;
+  e.loss = globalLoss.item<double>() / (place.worldSize / std::max(1, config.pp));
   e.beginNs = begin;
   e.endNs = trace::nowNs();
-  e.pausedNs = strategy.gate().pausedNs() - pausedBefore;
+  e.pausedNs = gate.pausedNs() - pausedBefore;
   reporter.send(e);
 }
 
 // --bind-cores rank: this rank's process on its own slice of the cores; their count (0: not bound).
-int bindToCoreSlice(const RunConfig& config, const RendezvousInfo& info, std::string& coresNote) {
-  if (config.bindCores != BindCores::Rank) return 0;
+int bindToCoreSlice(const config::RunConfig& config, const RendezvousInfo& info, std::string& coresNote) {
+  if (config.bindCores != config::BindCores::Rank) return 0;
   const auto cores = bindProcessToCores(coreSlice(allowedCores(), info.localRank, info.localWorldSize));
   coresNote = " / cores " + describeCores(cores);
   return static_cast<int>(cores.size());
 }
 
 // What `view DIR` shows a job that recorded itself as: its options, with the world the launcher started.
-void writeJobConfig(const RunConfig& config, const std::string& traceDir, int worldSize) {
+void writeJobConfig(const config::RunConfig& config, const std::string& traceDir, int worldSize) {
   if (auto error = files::writeOutputFile(trace::rankEventConfigName(traceDir), [&](std::ostream& out) {
         out << launchedConfig(config, worldSize).toJson().dump(2) << "\n";
       })) {
@@ -383,13 +388,15 @@ void writeJobConfig(const RunConfig& config, const std::string& traceDir, int wo
 // After the last step: --export's held tensors and final parameters (a collective every rank
 // takes part in; under --tp the tensor groups' slices joined), then a barrier, so no rank leaves
 // while a peer still needs it.
-void finishRun(const RunConfig& config, int rank, Strategy& strategy, const StagedModel& model, Communicator& comm) {
+void finishRun(const config::RunConfig& config, int rank, RankTraining& training, Communicator& comm) {
   const bool exporting = !config.exportDir.empty();
   if (exporting) {
-    writeHeldTensors(config.exportDir + "/held_rank" + std::to_string(rank) + ".json", strategy.heldTensors(), rank);
+    writeHeldTensors(config.exportDir + "/held_rank" + std::to_string(rank) + ".json", training.heldTensors(), rank);
   }
-  auto finalParams = joinTensorParallel(strategy.fullParameters(), model.splitsByName(), model.tensorParallel());
-  if (exporting && rank == 0) saveTensorDict(config.exportDir + "/final.pt", finalParams);
+  const StagedModel& model = training.model();
+  auto finalParams = joinTensorParallel(training.fullParameters(), model.splitsByName(), model.tensorParallel());
+  // Under --pp rank 0 holds the first stages' parameters only: no final.pt (docs/outputs.md).
+  if (exporting && rank == 0 && config.pp == 1) saveTensorDict(config.exportDir + "/final.pt", finalParams);
   comm.barrier("end of run");
 }
 
@@ -407,8 +414,8 @@ size_t eventBufferCapacity() {
 // (SHARDSCOPE_EVENT_FD) or, a rank recording itself, its collector or file (`recordsItself`).
 // Null, said on stderr, when that output cannot be opened. Never destroyed: LibTorch's allocator
 // hook and the SIGTERM thread may still reach it while the process exits.
-RankRecorder* startRecorder(const RunConfig& config, const WorkerRecording& recording, int rank, const char* eventFd,
-                            bool& recordsItself) {
+RankRecorder* startRecorder(const config::RunConfig& config, const WorkerRecording& recording, int rank,
+                            const char* eventFd, bool& recordsItself) {
   RankRecorder& recorder = *new RankRecorder();
   flushEventsOnTerminate(recorder);  // first: before any other thread exists
   keepFreedHostMemory();             // before the first large allocation
@@ -426,20 +433,20 @@ RankRecorder* startRecorder(const RunConfig& config, const WorkerRecording& reco
   recordsItself = !eventFd && output.fd >= 0;
   installRecordingCpuAllocator(recorder);  // before this rank creates any tensor
   recorder.start(rank, output.fd, eventBufferCapacity(), output.socket);
-  recorder.setEnabled(config.recording != RecordingMode::Off);
+  recorder.setEnabled(config.recording != config::RecordingMode::Off);
   return &recorder;
 }
 
 // Where the rank computes: its slice of the cores (--bind-cores), its GPU (--device cuda, into
 // `gpu`, which the caller holds past an error) and its intra-op threads. `coresNote`: the slice,
 // for runInfoEvent; `failureHint`: what to add to this rank's errors on a shared GPU.
-at::Device placeRank(const RunConfig& config, const RendezvousInfo& info, std::unique_ptr<RankDevice>& gpu,
+at::Device placeRank(const config::RunConfig& config, const RendezvousInfo& info, std::unique_ptr<RankDevice>& gpu,
                      std::string& coresNote, std::string& failureHint) {
   // Before CUDA and NCCL start their threads, which then inherit the slice.
   const int boundCores = bindToCoreSlice(config, info, coresNote);
-  const bool instrumented = config.recording != RecordingMode::Off;
-  if (config.device == DeviceKind::Cuda) {
-    gpu = setUpGpu(info, instrumented, config.precision == Precision::Bf16 ? at::kBFloat16 : at::kFloat);
+  const bool instrumented = config.recording != config::RecordingMode::Off;
+  if (config.device == config::DeviceKind::Cuda) {
+    gpu = setUpGpu(info, instrumented, config.precision == config::Precision::Bf16 ? at::kBFloat16 : at::kFloat);
   }
   if (gpu && gpu->placement().sharing == SharedGpuMethod::MultiRankGpu) {
     failureHint =
@@ -454,21 +461,21 @@ at::Device placeRank(const RunConfig& config, const RendezvousInfo& info, std::u
 // The rank's process groups, into `mesh` (which the caller holds past an error). A job that
 // records itself may span hosts: each rank's clock against rank 0's. Decided by the options alone,
 // the same on every rank (rank 0 answers every other rank's pings).
-void connectRankMesh(const RunConfig& config, const WorkerRecording& recording, bool hasController,
+void connectRankMesh(const config::RunConfig& config, const WorkerRecording& recording, bool hasController,
                      const RendezvousInfo& info, RankDevice* gpu, RankRecorder& recorder, RankReporter& reporter,
                      std::unique_ptr<ProcessMesh>& mesh) {
   const bool measureClock = !hasController && (!recording.traceDir.empty() || recording.collectorPort > 0);
   ClockReading clock;
-  mesh = connectMesh(info, gpu, recorder, meshShardRanks(config, info.worldSize), config.tp,
+  mesh = connectMesh(info, gpu, recorder, meshShardRanks(config, info.worldSize), config.tp, config.pp,
                      measureClock ? &clock : nullptr, recording.clockEverySeconds);
   if (measureClock) reporter.send(clockOffsetEvent(info.rank, clock));
 }
 
 // The training loop: every step, with the clock read again whenever its rounds are due.
-void trainSteps(const RunConfig& config, const RankPlace& place, const StagedModel& model, Strategy& strategy,
+void trainSteps(const config::RunConfig& config, const RankPlace& place, RankTraining& training, StepGate& gate,
                 ProcessMesh& mesh, RankReporter& reporter) {
   for (int step = 0; step < config.steps; ++step) {
-    trainOneStep(config, step, place, model, strategy, mesh.world(), reporter);
+    trainOneStep(config, step, place, training, gate, mesh.world(), reporter);
     if (mesh.clockRounds() && mesh.clockRounds()->dueAfter(step)) {
       reporter.send(clockOffsetEvent(place.rank, mesh.clockRounds()->measure()));
     }
@@ -479,11 +486,11 @@ void trainSteps(const RunConfig& config, const RankPlace& place, const StagedMod
 
 // The end of a run that trained every step: --export's files (not recorded), the process groups
 // closed, and the rank's RunDone sent.
-void endRun(const RunConfig& config, int rank, RankRecorder& recorder, Strategy& strategy, const StagedModel& model,
+void endRun(const config::RunConfig& config, int rank, RankRecorder& recorder, RankTraining& training,
             ProcessMesh& mesh, RankReporter& reporter) {
   // Exports below are not training: their collectives and buffers stay out of the recording.
   recorder.setEnabled(false);
-  finishRun(config, rank, strategy, model, mesh.world());
+  finishRun(config, rank, training, mesh.world());
   mesh.close();
   trace::Event done;
   done.kind = trace::EventKind::RunDone;
@@ -493,7 +500,7 @@ void endRun(const RunConfig& config, int rank, RankRecorder& recorder, Strategy&
 
 }  // namespace
 
-int runRankWorker(const RunConfig& config, const WorkerRecording& recording) {
+int runRankWorker(const config::RunConfig& config, const WorkerRecording& recording) {
   int rank = std::getenv("RANK") ? std::atoi(std::getenv("RANK")) : 0;
   const char* eventFd = std::getenv("SHARDSCOPE_EVENT_FD");
   bool recordsItself = false;
@@ -520,20 +527,24 @@ int runRankWorker(const RunConfig& config, const WorkerRecording& recording) {
     info.collectiveTimeoutS = config.collectiveTimeoutS;
     rank = info.rank;
     checkLaunch(config, info, gate);
-    if (const auto slow = slowRankOf(config.slowRank); slow && slow->rank == rank) setComputeSlowdown(slow->factor);
+    if (const auto slow = config::slowRankOf(config.slowRank); slow && slow->rank == rank)
+      setComputeSlowdown(slow->factor);
     std::string coresNote;
     const at::Device device = placeRank(config, info, gpu, coresNote, failureHint);
     const std::string& traceDir = recording.traceDir;
     if (!eventFd && !traceDir.empty() && rank == 0) writeJobConfig(config, traceDir, info.worldSize);
     connectRankMesh(config, recording, eventFd != nullptr, info, gpu.get(), recorder, reporter, mesh);
-    const TensorPlace meshPlace = tensorPlace(rank, info.worldSize, config.tp);
-    auto model = makeModel(config, {config.tp, meshPlace.tensorRank, mesh->tensor()});
-    auto strategy = makeStrategy(config, *model, *mesh, device, gate);
+    // Under --pp the (data, tensor) grid is its pipeline stage's block of ranks.
+    const config::PipelinePlace stage = config::pipelinePlace(rank, info.worldSize, config.pp);
+    const config::TensorPlace meshPlace = config::tensorPlace(stage.stageRank, stage.stageRanks, config.tp);
+    RankTraining training(config, makeModel(config, {config.tp, meshPlace.tensorRank, mesh->tensor()}), *mesh, device,
+                          gate);
 
-    if (!config.exportDir.empty() && rank == 0) exportInitialState(config, *model);
-    reporter.send(runInfoEvent(config, rank, info.worldSize, *model, device, mesh->world(), gpu.get(), coresNote));
-    trainSteps(config, {rank, info.worldSize, device, meshPlace}, *model, *strategy, *mesh, reporter);
-    endRun(config, rank, recorder, *strategy, *model, *mesh, reporter);
+    if (!config.exportDir.empty() && rank == 0) exportInitialState(config, training.model());
+    reporter.send(
+        runInfoEvent(config, rank, info.worldSize, training.model(), device, mesh->world(), gpu.get(), coresNote));
+    trainSteps(config, {rank, info.worldSize, device, meshPlace}, training, gate, *mesh, reporter);
+    endRun(config, rank, recorder, training, *mesh, reporter);
     return 0;
   } catch (const c10::Error& ex) {
     reportError(reporter, rank, ex.what_without_backtrace() + failureHint);
@@ -544,4 +555,4 @@ int runRankWorker(const RunConfig& config, const WorkerRecording& recording) {
   return 1;
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -6,7 +6,7 @@
 
 #include "config/run_config.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 // Where a rank with no controller (under torchrun, srun) records: into DIR/rank-R.events, rank 0's
 // configuration beside it (trace/rank_event_files.h); and/or to a collector at HOST:PORT
@@ -22,6 +22,6 @@ struct WorkerRecording {
 };
 
 // Returns the process exit status: 0 when every step ran, 1 after reporting an error.
-int runRankWorker(const RunConfig& config, const WorkerRecording& recording = {});
+int runRankWorker(const config::RunConfig& config, const WorkerRecording& recording = {});
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

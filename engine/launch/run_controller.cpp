@@ -17,7 +17,7 @@
 #include "files/output_file.h"
 #include "files/user_json.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 namespace {
 
@@ -39,11 +39,11 @@ trace::RunFacts runFactsOf(const RunResult& result, const trace::RunRecording& r
 // The outputs as they were when the run started: one that changed by the end was written by
 // someone else meanwhile (two runs given one --summary), and the run says so as it replaces it.
 struct OutputStamps {
-  explicit OutputStamps(const RunConfig& c)
+  explicit OutputStamps(const config::RunConfig& c)
       : trace(files::stampOf(c.tracePath)),
         csv(files::stampOf(c.memoryCsvPath)),
         summary(files::stampOf(c.summaryPath)) {}
-  void warnOfChanges(const RunConfig& c, RunResult& result) const {
+  void warnOfChanges(const config::RunConfig& c, RunResult& result) const {
     for (const auto& [path, stamp, what] : {std::tuple{&c.tracePath, &trace, "trace"},
                                             {&c.memoryCsvPath, &csv, "memory CSV"},
                                             {&c.summaryPath, &summary, "summary"}}) {
@@ -54,7 +54,7 @@ struct OutputStamps {
   files::FileStamp trace, csv, summary;
 };
 
-void finishOutputs(const RunConfig& config, RunResult& result, const trace::RunRecording& recording,
+void finishOutputs(const config::RunConfig& config, RunResult& result, const trace::RunRecording& recording,
                    StreamedOutputs* streamed = nullptr, const OutputStamps* atStart = nullptr) {
   auto keep = [&](std::optional<std::string> error) {
     if (error) result.outputErrors.push_back(*error);
@@ -86,8 +86,8 @@ void finishOutputs(const RunConfig& config, RunResult& result, const trace::RunR
 
 }  // namespace
 
-std::optional<std::string> checkDeviceAvailable(const RunConfig& config) {
-  if (config.device == DeviceKind::Cuda && torch::cuda::device_count() == 0) {
+std::optional<std::string> checkDeviceAvailable(const config::RunConfig& config) {
+  if (config.device == config::DeviceKind::Cuda && torch::cuda::device_count() == 0) {
     return std::string(
         "--device cuda, but no CUDA device is visible here. Use --device cpu, or "
         "run on a machine with an NVIDIA GPU.");
@@ -100,7 +100,7 @@ namespace {
 // Where a failed rank was: the step it was in, the first that not every rank finished (its own step
 // ends may have been lost with it, so its lastStep can lag behind). A rank that never said where it
 // runs (the RunInfo it sends once its process group, model and strategy are up) was still setting up.
-std::string whereRankFailed(const RunConfig& config, const RunResult& result, int rank, int finishedSteps) {
+std::string whereRankFailed(const config::RunConfig& config, const RunResult& result, int rank, int finishedSteps) {
   const auto& placements = result.rankPlacements;
   if (finishedSteps == 0 && rank < static_cast<int>(placements.size()) && placements[rank].empty())
     return " while setting up, before step 1";
@@ -112,7 +112,7 @@ std::string whereRankFailed(const RunConfig& config, const RunResult& result, in
 // are two causes. Otherwise the root cause alone (its peers' lost connections follow from it). The
 // step comes from the finished count, the summary's: the printed "step N/M" lines come from step
 // ends as they arrive, and lag behind those a killed rank's peers prove (concludeRun).
-std::string failedRanksText(const RunConfig& config, const std::vector<RankProcess>& ranks,
+std::string failedRanksText(const config::RunConfig& config, const std::vector<RankProcess>& ranks,
                             const std::vector<int>& failureOrder, const RunResult& result, int finishedSteps) {
   std::vector<int> died;
   for (const auto& p : ranks) {
@@ -133,7 +133,7 @@ std::string failedRanksText(const RunConfig& config, const std::vector<RankProce
 }
 
 // What ended the run, in one message naming the rank and the step where one is to blame.
-std::string conclusionMessage(const RunConfig& config, const std::vector<RankProcess>& ranks,
+std::string conclusionMessage(const config::RunConfig& config, const std::vector<RankProcess>& ranks,
                               const RunObservation& observed, const RunResult& result, int finishedSteps) {
   const std::string stepsDone = std::to_string(finishedSteps) + " of " + std::to_string(config.steps) + " steps";
   if (!observed.diverged.empty()) return observed.diverged;
@@ -157,7 +157,7 @@ std::string conclusionMessage(const RunConfig& config, const std::vector<RankPro
 }
 
 // Conclude: the finished steps, whether the run succeeded, and why not.
-void concludeRun(const RunConfig& config, const std::vector<RankProcess>& ranks, RunObservation observed,
+void concludeRun(const config::RunConfig& config, const std::vector<RankProcess>& ranks, RunObservation observed,
                  RunResult& result) {
   // A step any rank finished, every rank finished: a rank's step ends with the loss all-reduce,
   // which completes only once every rank has trained that step and sent its loss. So a killed rank
@@ -171,12 +171,12 @@ void concludeRun(const RunConfig& config, const std::vector<RankProcess>& ranks,
   result.error = conclusionMessage(config, ranks, observed, result, static_cast<int>(result.losses.size()));
   result.ok = result.error.empty();
   if (!result.ok && result.lastCollectives) {
-    result.error += " Where the ranks' collectives stopped: " + hangVerdict(*result.lastCollectives);
+    result.error += " Where the ranks' collectives stopped: " + stats::hangVerdict(*result.lastCollectives);
   }
 }
 
 // A run that ends before its ranks start still writes its outputs (a summary saying why).
-RunResult failedBeforeLaunch(const RunConfig& config, RunResult result, std::string error) {
+RunResult failedBeforeLaunch(const config::RunConfig& config, RunResult result, std::string error) {
   result.error = std::move(error);
   result.stepsTrained = 0;
   finishOutputs(config, result, result.recording);
@@ -185,15 +185,15 @@ RunResult failedBeforeLaunch(const RunConfig& config, RunResult result, std::str
 
 }  // namespace
 
-RunResult runTraining(const RunConfig& config, const std::string& workerExecutable, const RunCallbacks& callbacks,
-                      const RecordingSink& sink) {
+RunResult runTraining(const config::RunConfig& config, const std::string& workerExecutable,
+                      const RunCallbacks& callbacks, const RecordingSink& sink) {
   const OutputStamps outputsAtStart(config);
   RunResult result;
   result.worldSize = config.world;
   result.stepSeconds.assign(config.world, {});
   result.rankPlacements.assign(config.world, "");
   if (auto error = checkDeviceAvailable(config)) return failedBeforeLaunch(config, std::move(result), *error);
-  if (auto error = makeOutputDirectories(config)) return failedBeforeLaunch(config, std::move(result), *error);
+  if (auto error = config::makeOutputDirectories(config)) return failedBeforeLaunch(config, std::move(result), *error);
   if (!config.exportDir.empty()) {
     // The run's own description next to its tensors, so an outside check can rebuild the model.
     const std::string text = config.toJson().dump(2);
@@ -228,4 +228,4 @@ RunResult runTraining(const RunConfig& config, const std::string& workerExecutab
   return result;
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -12,15 +12,15 @@
 #include "config/run_config.h"
 #include "engine/launch/run_types.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 // Checks what only the running machine can tell (e.g. that --device cuda has a GPU to use).
-std::optional<std::string> checkDeviceAvailable(const RunConfig& config);
+std::optional<std::string> checkDeviceAvailable(const config::RunConfig& config);
 
 // `workerExecutable` is the shardscope binary to start with `worker --config FILE`.
 // Expects a validated config. Writes losses.pt (--export), the summary (--summary), the trace
 // (--trace) and the memory CSV (--memory-csv), also when the run fails, so nothing recorded is lost.
-RunResult runTraining(const RunConfig& config, const std::string& workerExecutable, const RunCallbacks& callbacks,
-                      const RecordingSink& sink = {});
+RunResult runTraining(const config::RunConfig& config, const std::string& workerExecutable,
+                      const RunCallbacks& callbacks, const RecordingSink& sink = {});
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

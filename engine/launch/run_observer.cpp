@@ -20,7 +20,7 @@
 #include "trace/stream_merger.h"
 #include "files/user_json.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 namespace {
 
@@ -35,7 +35,7 @@ double processCpuSeconds() {
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
-std::string divergedMessage(const RunConfig& config, int step, double loss) {
+std::string divergedMessage(const config::RunConfig& config, int step, double loss) {
   const std::string lr = files::shownNumber(config.lr);
   return "the loss is " + std::string(std::isnan(loss) ? "nan" : "infinite") + " after step " +
          std::to_string(step + 1) + " of " + std::to_string(config.steps) +
@@ -45,7 +45,7 @@ std::string divergedMessage(const RunConfig& config, int step, double loss) {
 
 class RunObserver {
  public:
-  RunObserver(const RunConfig& config, std::vector<RankProcess>& ranks, const RunCallbacks& callbacks,
+  RunObserver(const config::RunConfig& config, std::vector<RankProcess>& ranks, const RunCallbacks& callbacks,
               const RecordingSink& sink, RunResult& result)
       : config_(config),
         ranks_(ranks),
@@ -56,7 +56,7 @@ class RunObserver {
         merger_(config.world, /*windowNs=*/50'000'000, [this](const trace::Event& e) { takeMerged(e); }),
         stallWatch_(config.world, std::chrono::milliseconds(static_cast<int64_t>(config.stallTimeoutS * 1000)),
                     Clock::now()),
-        gateReleased_(config.stepGate == StepGateMode::Off),
+        gateReleased_(config.stepGate == config::StepGateMode::Off),
         issued_(config.world) {}
 
   RunObservation run() {
@@ -217,7 +217,7 @@ class RunObserver {
         result_.deviceDescription = trace::describeRankPlacements(result_.rankPlacements);
         if (proc.rank == 0) {
           result_.parameterCount = event.parameterCount;
-          result_.device = deviceFactsOf(event);
+          result_.device = stats::deviceFactsOf(event);
         }
         break;
       case trace::EventKind::StepEnd:
@@ -309,7 +309,7 @@ class RunObserver {
     if (!observation_.diverged.empty() || !observation_.failureOrder.empty()) stopRun();
   }
 
-  const RunConfig& config_;
+  const config::RunConfig& config_;
   std::vector<RankProcess>& ranks_;
   const RunCallbacks& callbacks_;
   const RecordingSink& sink_;
@@ -331,9 +331,9 @@ class RunObserver {
 
 }  // namespace
 
-RunObservation observeRanks(const RunConfig& config, std::vector<RankProcess>& ranks, const RunCallbacks& callbacks,
-                            const RecordingSink& sink, RunResult& result) {
+RunObservation observeRanks(const config::RunConfig& config, std::vector<RankProcess>& ranks,
+                            const RunCallbacks& callbacks, const RecordingSink& sink, RunResult& result) {
   return RunObserver(config, ranks, callbacks, sink, result).run();
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -12,7 +12,7 @@
 #include "engine/launch/rank_processes.h"
 #include "engine/launch/run_types.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 // Why observation ended, for the conclusion to word: at most one of these explains a stop.
 struct RunObservation {
@@ -26,7 +26,7 @@ struct RunObservation {
 // Fills `result`'s per-rank facts (placements, device, step times), the losses of the steps every
 // rank was seen to finish, the merged events (into the sink's recording, or result.recording) and
 // the merger's out-of-order count.
-RunObservation observeRanks(const RunConfig& config, std::vector<RankProcess>& ranks, const RunCallbacks& callbacks,
-                            const RecordingSink& sink, RunResult& result);
+RunObservation observeRanks(const config::RunConfig& config, std::vector<RankProcess>& ranks,
+                            const RunCallbacks& callbacks, const RecordingSink& sink, RunResult& result);
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

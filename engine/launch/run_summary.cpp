@@ -1,15 +1,18 @@
 #include "engine/launch/run_summary.h"
 
+#include "config/pipeline_config.h"
+
 #include <algorithm>
 #include <fstream>
 #include <stdexcept>
 
+#include "config/pipeline_config.h"
 #include "engine/launch/run_types.h"
 #include "files/output_file.h"
 #include "stats/hang_summary.h"
 #include "stats/run_stats.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 namespace {
 
@@ -42,7 +45,7 @@ nlohmann::json clocksJson(const std::vector<trace::RankClock>& clocks) {
 struct RankMemoryJson {
   nlohmann::json peak, atPeak, afterStep, peakHost;
 };
-RankMemoryJson rankMemoryJson(const RankStats& s) {
+RankMemoryJson rankMemoryJson(const stats::RankStats& s) {
   RankMemoryJson m;
   for (int i = 0; i < trace::kMemoryRoleCount; ++i) {
     const char* role = trace::memoryRoleName(static_cast<trace::MemoryRole>(i));
@@ -64,7 +67,7 @@ RankMemoryJson rankMemoryJson(const RankStats& s) {
 }
 
 // Per collective op: count, size, ring traffic, time; and the traffic of one step.
-nlohmann::json collectivesJson(const RankStats& s) {
+nlohmann::json collectivesJson(const stats::RankStats& s) {
   nlohmann::json collectives;
   for (int op = 0; op < trace::kCollectiveOpCount; ++op) {
     const auto& c = s.collectives[op];
@@ -79,7 +82,7 @@ nlohmann::json collectivesJson(const RankStats& s) {
   return collectives;
 }
 
-nlohmann::json trafficPerStepJson(const RankStats& s) {
+nlohmann::json trafficPerStepJson(const stats::RankStats& s) {
   const auto all = trace::allCollectives(s.collectives);
   const double perStep = 1.0 / std::max(s.recordedSteps, 1);
   nlohmann::json sentByGroup;
@@ -95,7 +98,7 @@ nlohmann::json trafficPerStepJson(const RankStats& s) {
 
 // The collectives the backend failed on the rank (their timeout passed, a peer went away): each
 // with how long it was in flight, from its issue until the rank saw it fail. None ended.
-nlohmann::json failedCollectivesJson(const RankStats& s) {
+nlohmann::json failedCollectivesJson(const stats::RankStats& s) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& e : s.failedCollectives) {
     out.push_back({{"op", trace::collectiveOpName(static_cast<trace::CollectiveOp>(e.op))},
@@ -108,7 +111,34 @@ nlohmann::json failedCollectivesJson(const RankStats& s) {
   return out;
 }
 
-nlohmann::json rankJson(const RankStats& s, const RunResult& result, const DeviceLimits& limits) {
+// Under --pp: the rank's stages, its bubble measured, and the most micro-batches it held activations
+// of (stats/pipeline_stats.h); null without --pp.
+nlohmann::json pipelineRankJson(const stats::RankStats& s) {
+  if (s.pipelineStages.empty()) return nullptr;
+  const bool measured = s.recorded && s.recordedSteps > 0;
+  const auto ifMeasured = [&](nlohmann::json value) { return measured ? value : nlohmann::json(nullptr); };
+  return {{"stages", s.pipelineStages},
+          {"bubble_s_per_step", ifMeasured(s.bubbleSecondsPerStep)},
+          {"bubble_share", ifMeasured(s.bubbleShare)},
+          {"microbatches_in_flight_peak", ifMeasured(s.peakMicroBatchesInFlight)}};
+}
+
+// The run's pipeline and its bubble as the schedule's closed form predicts it; null without --pp.
+nlohmann::json pipelineJson(const config::RunConfig& config) {
+  if (config.pp < 2) return nullptr;
+  const auto shape = config::pipelineShapeOf(config);
+  const auto form = config::bubbleClosedForm(shape);
+  return {{"schedule", config::modeName(shape.schedule)},
+          {"ranks", shape.ranks},
+          {"stages_per_rank", shape.stagesPerRank},
+          {"microbatches", shape.microBatches},
+          {"data_parallel", config::dataRankCount(config)},
+          // A prediction: the bubble over the ideal time (no bubble), by the schedule's closed form.
+          {"predicted_bubble_over_ideal", form.fraction},
+          {"predicted_bubble_form", form.form}};
+}
+
+nlohmann::json rankJson(const stats::RankStats& s, const RunResult& result, const stats::DeviceLimits& limits) {
   const auto [peak, atPeak, afterStep, peakHost] = rankMemoryJson(s);
   const nlohmann::json collectives = collectivesJson(s);
   const nlohmann::json trafficPerStep = trafficPerStepJson(s);
@@ -150,6 +180,7 @@ nlohmann::json rankJson(const RankStats& s, const RunResult& result, const Devic
           {"steady_exposed_comm_s", ifStep(s.steadyExposedCommSeconds)},
           {"recompute_s_per_step", ifStep(s.recomputeSecondsPerStep)},
           {"activation_saved_bytes", savedKnown ? nlohmann::json(s.activationSavedBytes) : nlohmann::json(nullptr)},
+          {"pipeline", pipelineRankJson(s)},
           {"dropped_events", s.droppedEvents},
           {"failed_collectives", failedCollectivesJson(s)},
           // Who made the others wait (stats/stragglers.h): null where no collective was recorded.
@@ -171,14 +202,15 @@ int64_t stepsLostOf(const RunResult& result) {
   return std::max<int64_t>(0, *result.stepsTrained - static_cast<int64_t>(result.losses.size()));
 }
 
-nlohmann::json summaryJson(const RunConfig& config, const RunResult& result, const trace::RunRecording& recording) {
+nlohmann::json summaryJson(const config::RunConfig& config, const RunResult& result,
+                           const trace::RunRecording& recording) {
   nlohmann::json steps = nlohmann::json::array();
   for (size_t s = 0; s < result.losses.size(); ++s) {
     steps.push_back({{"step", s}, {"loss", result.losses[s]}});
   }
   nlohmann::json ranks = nlohmann::json::array();
-  const auto limits = deviceLimitsOf(config, result.device);
-  for (const auto& s : computeRankStats(config, recording, result.parameterCount, result.device)) {
+  const auto limits = stats::deviceLimitsOf(config, result.device);
+  for (const auto& s : stats::computeRankStats(config, recording, result.parameterCount, result.device)) {
     ranks.push_back(rankJson(s, result, limits));
   }
   nlohmann::json j = {{"schema", "shardscope.summary/4"},
@@ -186,7 +218,7 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result, con
                       // or, read back from a trace, steps it trained.
                       {"status", trace::runStatusName(runStatusOf(result, recording))},
                       {"config", config.toJson()},
-                      {"zero_stage", zeroName(config.strategy)},
+                      {"zero_stage", config::zeroName(config.strategy)},
                       {"device", result.deviceDescription},
                       // How the controller started the rank processes (engine/launch/rank_fork.h).
                       {"rank_processes", result.ranksForked ? "forked" : "exec"},
@@ -198,9 +230,11 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result, con
                       // The (replicate, shard) mesh: S ranks share each shard, R replicas of it; under
                       // --tp each of its places a tensor group of that many ranks.
                       {"mesh",
-                       {{"shard_group_size", shardGroupSize(config)},
-                        {"replicas", replicaCount(config)},
-                        {"tensor_parallel", config.tp}}},
+                       {{"shard_group_size", config::shardGroupSize(config)},
+                        {"replicas", config::replicaCount(config)},
+                        {"tensor_parallel", config.tp},
+                        {"pipeline_parallel", config.pp}}},
+                      {"pipeline", pipelineJson(config)},
                       {"steps", steps},
                       // A reopened trace's "steps" are those it holds: the run may have trained more.
                       {"steps_trained", result.stepsTrained ? nlohmann::json(*result.stepsTrained) : nullptr},
@@ -212,7 +246,8 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result, con
                                                                        : nlohmann::json(nullptr)}};
   if (!result.ok) j["error"] = result.error;
   // Where a stalled or failed run's ranks stopped: as view --summary writes Flight Recorder's.
-  if (result.lastCollectives) j["last_collectives"] = hangSummaryJson(*result.lastCollectives)["flight_recorder"];
+  if (result.lastCollectives)
+    j["last_collectives"] = stats::hangSummaryJson(*result.lastCollectives)["flight_recorder"];
   if (!result.outputErrors.empty()) j["output_errors"] = result.outputErrors;
   if (!result.clocks.empty()) j["clocks"] = clocksJson(result.clocks);
   if (!result.source.empty()) {
@@ -229,10 +264,10 @@ nlohmann::json summaryJson(const RunConfig& config, const RunResult& result, con
   return j;
 }
 
-std::optional<std::string> writeSummaryFile(const std::string& path, const RunConfig& config, const RunResult& result,
-                                            const trace::RunRecording& recording) {
+std::optional<std::string> writeSummaryFile(const std::string& path, const config::RunConfig& config,
+                                            const RunResult& result, const trace::RunRecording& recording) {
   const std::string text = summaryJson(config, result, recording).dump(2);
   return files::writeOutputFile(path, [&](std::ostream& out) { out << text << "\n"; });
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -10,7 +10,7 @@
 #include "trace/run_recording.h"
 #include "trace/trace_writer.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 struct RunResult;
 
@@ -21,9 +21,10 @@ trace::RunStatus runStatusOf(const RunResult& result, const trace::RunRecording&
 int64_t stepsLostOf(const RunResult& result);
 
 // `recording`: what the run recorded (its RunResult's, or the sink it was given: run_controller.h).
-nlohmann::json summaryJson(const RunConfig& config, const RunResult& result, const trace::RunRecording& recording);
+nlohmann::json summaryJson(const config::RunConfig& config, const RunResult& result,
+                           const trace::RunRecording& recording);
 // Writes it atomically (files/output_file.h); nothing on success, else the failure in one line.
-std::optional<std::string> writeSummaryFile(const std::string& path, const RunConfig& config, const RunResult& result,
-                                            const trace::RunRecording& recording);
+std::optional<std::string> writeSummaryFile(const std::string& path, const config::RunConfig& config,
+                                            const RunResult& result, const trace::RunRecording& recording);
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -15,7 +15,7 @@
 #include "trace/rank_clock.h"
 #include "trace/run_recording.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 struct RunResult {
   bool ok = false;
@@ -30,7 +30,7 @@ struct RunResult {
   std::string deviceDescription;                 // all of them in one line (trace/rank_placements.h),
                                                  // e.g. "cpu / gloo" or "cpu / gloo / rank 0: cores 0; ..."
   int64_t parameterCount = 0;
-  DeviceFacts device;  // rank 0's GPU (memory, measured peak); zero on CPU
+  stats::DeviceFacts device;  // rank 0's GPU (memory, measured peak); zero on CPU
   int worldSize = 0;
   bool ranksForked = false;       // the ranks were forked from the controller, not exec'd (engine/launch/rank_fork.h)
   trace::RunRecording recording;  // what the ranks recorded, merged in time order; run
@@ -112,4 +112,4 @@ struct RunCallbacks {
   std::function<GateCommand()> gateCommand;
 };
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
-namespace shardscope {
+namespace shardscope::engine {
 
 StallWatch::StallWatch(int ranks, std::chrono::milliseconds limit, Clock::time_point start,
                        std::chrono::milliseconds startupLimit)
@@ -76,4 +76,4 @@ std::string describeProgress(const trace::Event& e) {
   }
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

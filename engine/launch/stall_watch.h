@@ -11,7 +11,7 @@
 
 #include "trace/events.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 class StallWatch {
  public:
@@ -51,4 +51,4 @@ class StallWatch {
 // "backward blocks.1 ended in step 3", "step 4 ended"; "" for events that say nothing of it.
 std::string describeProgress(const trace::Event& event);
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

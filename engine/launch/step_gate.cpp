@@ -6,12 +6,12 @@
 
 #include "engine/recording/recorder.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
-void StepGate::start(StepGateMode mode, int releaseFd) {
+void StepGate::start(config::StepGateMode mode, int releaseFd) {
   mode_ = mode;
   releaseFd_ = releaseFd;
-  gating_ = mode != StepGateMode::Off && releaseFd >= 0;
+  gating_ = mode != config::StepGateMode::Off && releaseFd >= 0;
 }
 
 bool StepGate::waitForRelease() {
@@ -35,7 +35,7 @@ void StepGate::enter(trace::GroupKind kind, const std::string& label) {
   group.op = static_cast<uint8_t>(kind);
   group.text = label;
   group.beginNs = trace::nowNs();
-  const bool pause = gating_ && (mode_ == StepGateMode::Group || kind == trace::GroupKind::StepStart);
+  const bool pause = gating_ && (mode_ == config::StepGateMode::Group || kind == trace::GroupKind::StepStart);
   if (!pause) {
     group.endNs = group.beginNs;
     recorder.record(std::move(group));
@@ -53,4 +53,4 @@ void StepGate::enter(trace::GroupKind kind, const std::string& label) {
   if (recorder.enabled()) recorder.control(std::move(group));
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -21,7 +21,7 @@
 #include "config/modes.h"
 #include "trace/events.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 class RankRecorder;
 
@@ -36,7 +36,7 @@ class StepGate {
 
   // releaseFd: read end of the controller's release pipe; -1 when there is none (then the mode
   // must be Off).
-  void start(StepGateMode mode, int releaseFd);
+  void start(config::StepGateMode mode, int releaseFd);
 
   // A hook point: this rank enters the event group `label`. Records it (when recording is on)
   // and, when gated, waits for the controller's release first. Only inside a training step
@@ -66,11 +66,11 @@ class StepGate {
 
   RankRecorder& recorder_;
 
-  StepGateMode mode_ = StepGateMode::Off;
+  config::StepGateMode mode_ = config::StepGateMode::Off;
   int releaseFd_ = -1;
   bool gating_ = false;  // still waiting at gates (until 'c' or the pipe closes)
   bool armed_ = false;   // inside a training step (training thread only)
   std::atomic<int64_t> pausedNs_{0};
 };
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -5,13 +5,13 @@
 #include "engine/models/sequence_parallel.h"
 #include "engine/models/unread_output_projection.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 namespace {
 constexpr double kLayerNormEps = 1e-5;
 }
 
-GptModel::GptModel(const RunConfig& c, const TensorParallelPart& part)
+GptModel::GptModel(const config::RunConfig& c, const TensorParallelPart& part)
     : hidden_(c.hidden),
       heads_(c.heads),
       seq_(c.seq),
@@ -161,4 +161,4 @@ Batch GptModel::globalBatch(int64_t seed, int step, int batchSize) const {
   return {tokens.narrow(1, 0, seq_).contiguous(), tokens.narrow(1, 1, seq_).contiguous()};
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

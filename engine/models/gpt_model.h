@@ -5,11 +5,11 @@
 
 #include "engine/models/model.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 class GptModel final : public StagedModel {
  public:
-  GptModel(const RunConfig& config, const TensorParallelPart& part);
+  GptModel(const config::RunConfig& config, const TensorParallelPart& part);
   at::Tensor forwardStage(int stage, const at::Tensor& input, const Batch& batch,
                           const std::vector<at::Tensor>& p) const override;
   // A block recomputed stops before its MLP's output projection (engine/models/unread_output_projection.h).
@@ -45,4 +45,4 @@ class GptModel final : public StagedModel {
   int blockParams() const { return kBlockParams + (lora_ ? 8 : 0); }
 };
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -5,16 +5,16 @@
 #include "engine/models/gpt_model.h"
 #include "engine/models/mlp_model.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
-std::unique_ptr<StagedModel> makeModel(const RunConfig& config, const TensorParallelPart& part) {
+std::unique_ptr<StagedModel> makeModel(const config::RunConfig& config, const TensorParallelPart& part) {
   switch (config.model) {
-    case ModelKind::Mlp:
+    case config::ModelKind::Mlp:
       return std::make_unique<MlpModel>(config, part);
-    case ModelKind::Gpt:
+    case config::ModelKind::Gpt:
       return std::make_unique<GptModel>(config, part);
   }
   throw std::logic_error("a ModelKind makeModel does not build");
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -7,9 +7,9 @@
 #include "config/run_config.h"
 #include "engine/models/model.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 // `part`: this rank's place in its tensor group under --tp; the default is the whole model.
-std::unique_ptr<StagedModel> makeModel(const RunConfig& config, const TensorParallelPart& part = {});
+std::unique_ptr<StagedModel> makeModel(const config::RunConfig& config, const TensorParallelPart& part = {});
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -6,9 +6,9 @@
 
 #include "engine/models/sequence_parallel.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
-MlpModel::MlpModel(const RunConfig& c, const TensorParallelPart& part)
+MlpModel::MlpModel(const config::RunConfig& c, const TensorParallelPart& part)
     : features_(c.features), hidden_(c.hidden), classes_(c.classes) {
   numBlocks_ = c.layers;
   layOut(c, part);
@@ -18,13 +18,13 @@ MlpModel::MlpModel(const RunConfig& c, const TensorParallelPart& part)
 at::Tensor MlpModel::linear(const at::Tensor& x, const std::vector<at::Tensor>& p, int w, const std::string& name,
                             const LoraPair* adapter) const {
   Communicator* group = tensorParallel().group;
-  switch (group ? splitOf(static_cast<size_t>(w)) : TensorSplit::Replicated) {
-    case TensorSplit::Columns: {
+  switch (group ? splitOf(static_cast<size_t>(w)) : config::TensorSplit::Replicated) {
+    case config::TensorSplit::Columns: {
       const at::Tensor in = copyToTensorGroup(x, group, name);
       const at::Tensor out = at::linear(in, p[w], p[w + 1]);
       return adapter ? out + adapterUpdate(in, *adapter) : out;
     }
-    case TensorSplit::Rows: {
+    case config::TensorSplit::Rows: {
       at::Tensor partial = at::linear(x, p[w]);
       if (adapter) partial = partial + adapterUpdate(x, *adapter);
       return reduceFromTensorGroup(partial, group, name) + p[w + 1];
@@ -46,8 +46,8 @@ at::Tensor MlpModel::forwardStage(int stage, const at::Tensor& input, const Batc
     // acts on this rank's slice only, its gradient summed over the group.
     LoraPair adapter{p[w + 2], p[w + 3]};
     if (tensorParallel().group) {
-      const bool column = splitOf(static_cast<size_t>(w)) == TensorSplit::Columns;
-      const bool split = column || splitOf(static_cast<size_t>(w)) == TensorSplit::Rows;
+      const bool column = splitOf(static_cast<size_t>(w)) == config::TensorSplit::Columns;
+      const bool split = column || splitOf(static_cast<size_t>(w)) == config::TensorSplit::Rows;
       at::Tensor& whole = column ? adapter.a : adapter.b;
       if (split) whole = sharedAcrossTensorGroup({whole}, tensorParallel(), name + " lora adapter").front();
     }
@@ -83,4 +83,4 @@ Batch MlpModel::globalBatch(int64_t seed, int step, int batchSize) const {
   return b;
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

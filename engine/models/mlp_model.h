@@ -5,11 +5,11 @@
 
 #include "engine/models/model.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 class MlpModel final : public StagedModel {
  public:
-  MlpModel(const RunConfig& config, const TensorParallelPart& part);
+  MlpModel(const config::RunConfig& config, const TensorParallelPart& part);
   at::Tensor forwardStage(int stage, const at::Tensor& input, const Batch& batch,
                           const std::vector<at::Tensor>& p) const override;
   Batch globalBatch(int64_t seed, int step, int batchSize) const override;
@@ -27,4 +27,4 @@ class MlpModel final : public StagedModel {
   int blockParams_ = 2;  // a block's parameters in params(): weight, bias (and lora_A, lora_B)
 };
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -6,10 +6,10 @@
 
 #include "trace/events.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 int StagedModel::stageUnit(int stage) const {
-  if (stage <= 0 || stage >= numStages() - 1) return kRootUnit;
+  if (stage <= 0 || stage >= numStages() - 1) return config::kRootUnit;
   return stage - 1;
 }
 
@@ -17,17 +17,17 @@ std::string StagedModel::unitName(int unit) {
   return trace::unitName(unit);  // kRootUnit is -1 there too
 }
 
-void StagedModel::layOut(const RunConfig& config, const TensorParallelPart& part) {
-  RunConfig whole = config;
+void StagedModel::layOut(const config::RunConfig& config, const TensorParallelPart& part) {
+  config::RunConfig whole = config;
   whole.tp = part.ranks;  // a model built without a tensor group is the whole model
-  fullParams_ = modelLayout(whole);
-  params_ = tensorParallelLayout(whole);
-  splits_ = tensorSplits(whole);
+  fullParams_ = config::modelLayout(whole);
+  params_ = config::tensorParallelLayout(whole);
+  splits_ = config::tensorSplits(whole);
   tp_ = part;
 }
 
-std::map<std::string, TensorSplit> StagedModel::splitsByName() const {
-  std::map<std::string, TensorSplit> out;
+std::map<std::string, config::TensorSplit> StagedModel::splitsByName() const {
+  std::map<std::string, config::TensorSplit> out;
   for (size_t i = 0; i < params_.size(); ++i) out[params_[i].name] = splits_[i];
   return out;
 }
@@ -84,4 +84,4 @@ at::Tensor forwardAll(const StagedModel& model, const Batch& batch, const std::v
   return h;
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -16,12 +16,14 @@
 #include "config/run_config.h"
 #include "engine/models/tensor_parallel.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 struct Batch {
   at::Tensor x;  // mlp: [B, features] float; gpt: [B, seq] int64 tokens
   at::Tensor y;  // mlp: [B] int64 labels;    gpt: [B, seq] int64 next tokens
 };
+
+class StageSlice;
 
 class StagedModel {
  public:
@@ -29,15 +31,15 @@ class StagedModel {
 
   // The parameters this rank computes with: the whole model's, or under --tp its slices of them
   // (config/tensor_parallel.h; names stay the full model's).
-  const std::vector<ParamSpec>& params() const { return params_; }
+  const std::vector<config::ParamSpec>& params() const { return params_; }
   // How each of params() is divided over the tensor group, by name (Replicated without --tp).
-  std::map<std::string, TensorSplit> splitsByName() const;
-  TensorSplit splitOf(size_t index) const { return splits_[index]; }  // params()[index]'s
+  std::map<std::string, config::TensorSplit> splitsByName() const;
+  config::TensorSplit splitOf(size_t index) const { return splits_[index]; }  // params()[index]'s
   const TensorParallelPart& tensorParallel() const { return tp_; }
   int numUnits() const { return numBlocks_; }  // block units; the root unit is extra
-  int numStages() const { return numBlocks_ + 2; }
-  int stageUnit(int stage) const;         // kRootUnit for the first and last stage
-  static std::string unitName(int unit);  // "root" or "blocks.<i>"
+  virtual int numStages() const { return numBlocks_ + 2; }
+  virtual int stageUnit(int stage) const;  // kRootUnit for the first and last stage
+  static std::string unitName(int unit);   // "root" or "blocks.<i>"
 
   // Runs one stage. `p` holds the current parameter tensors in params() order. The last stage
   // returns the mean cross-entropy of this batch.
@@ -66,18 +68,20 @@ class StagedModel {
 
  protected:
   // Sets params() for `config` on this rank of its tensor group (the whole model when part.ranks is 1).
-  void layOut(const RunConfig& config, const TensorParallelPart& part);
+  void layOut(const config::RunConfig& config, const TensorParallelPart& part);
   // The whole model's initial values in modelLayout() order, from which forEachInitialParameter slices.
   virtual void forEachFullInitialParameter(int64_t seed,
                                            const std::function<void(size_t index, at::Tensor value)>& fn) const = 0;
-  const std::vector<ParamSpec>& fullParams() const { return fullParams_; }
+  const std::vector<config::ParamSpec>& fullParams() const { return fullParams_; }
 
-  std::vector<ParamSpec> params_;
+  std::vector<config::ParamSpec> params_;
   int numBlocks_ = 0;
 
  private:
-  std::vector<ParamSpec> fullParams_;
-  std::vector<TensorSplit> splits_;
+  friend class StageSlice;  // a pipeline stage's part of a model: its parameters picked from the whole's
+
+  std::vector<config::ParamSpec> fullParams_;
+  std::vector<config::TensorSplit> splits_;
   TensorParallelPart tp_;
 };
 
@@ -109,4 +113,4 @@ at::Generator loraGenerator(int64_t seed);
 // Runs the whole model on `batch` with parameters `p` and returns the loss (for single-process use).
 at::Tensor forwardAll(const StagedModel& model, const Batch& batch, const std::vector<at::Tensor>& p);
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -3,7 +3,7 @@
 #include "engine/models/tensor_group_handle.h"
 #include "engine/recording/recorder.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 namespace {
 
@@ -167,4 +167,4 @@ std::vector<at::Tensor> sharedAcrossTensorGroup(const std::vector<at::Tensor>& p
   return SharedAcrossTensorGroup::apply(at::TensorList(params), groupHandle(part.group), label);
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

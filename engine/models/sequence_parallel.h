@@ -13,7 +13,7 @@
 
 #include "engine/models/tensor_parallel.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 // This rank's T/N tokens of x (whole on every rank: the embedding's output). Backward: the
 // gradient all-gathered, so that every rank's embedding gets the whole sequence's gradient.
@@ -37,4 +37,4 @@ at::Tensor reduceScatterToSequence(const at::Tensor& partial, const TensorParall
 std::vector<at::Tensor> sharedAcrossTensorGroup(const std::vector<at::Tensor>& params, const TensorParallelPart& part,
                                                 const std::string& label);
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -9,7 +9,7 @@
 
 #include "engine/comm/communicator.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 inline int64_t groupHandle(Communicator* group) { return static_cast<int64_t>(reinterpret_cast<intptr_t>(group)); }
 inline Communicator& groupOfHandle(int64_t handle) {
@@ -19,4 +19,4 @@ inline Communicator& savedGroup(torch::autograd::AutogradContext* ctx) {
   return groupOfHandle(ctx->saved_data["group"].toInt());
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -7,7 +7,7 @@
 #include "engine/models/tensor_group_handle.h"
 #include "engine/recording/recorder.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 namespace {
 
@@ -51,13 +51,13 @@ struct ReduceFromTensorGroup : torch::autograd::Function<ReduceFromTensorGroup> 
 };
 
 // The dimension a split divides, and into how many equal blocks before dividing each (qkv: 3).
-int splitDim(TensorSplit split) { return split == TensorSplit::Rows ? 1 : 0; }
-int splitBlocks(TensorSplit split) { return split == TensorSplit::FusedColumns3 ? 3 : 1; }
+int splitDim(config::TensorSplit split) { return split == config::TensorSplit::Rows ? 1 : 0; }
+int splitBlocks(config::TensorSplit split) { return split == config::TensorSplit::FusedColumns3 ? 3 : 1; }
 
 }  // namespace
 
-at::Tensor tensorSlice(const at::Tensor& full, TensorSplit split, int parts, int index) {
-  if (split == TensorSplit::Replicated || parts <= 1) return full;
+at::Tensor tensorSlice(const at::Tensor& full, config::TensorSplit split, int parts, int index) {
+  if (split == config::TensorSplit::Replicated || parts <= 1) return full;
   const int dim = splitDim(split);
   std::vector<at::Tensor> pieces;
   for (const auto& block : full.chunk(splitBlocks(split), dim)) {
@@ -67,8 +67,8 @@ at::Tensor tensorSlice(const at::Tensor& full, TensorSplit split, int parts, int
   return at::cat(pieces, dim).contiguous();
 }
 
-at::Tensor joinTensorSlices(const std::vector<at::Tensor>& slices, TensorSplit split) {
-  if (split == TensorSplit::Replicated || slices.size() <= 1) return slices.front();
+at::Tensor joinTensorSlices(const std::vector<at::Tensor>& slices, config::TensorSplit split) {
+  if (split == config::TensorSplit::Replicated || slices.size() <= 1) return slices.front();
   const int dim = splitDim(split), blocks = splitBlocks(split);
   std::vector<at::Tensor> pieces;
   for (int b = 0; b < blocks; ++b) {
@@ -88,7 +88,7 @@ at::Tensor reduceFromTensorGroup(const at::Tensor& x, Communicator* group, const
 }
 
 std::map<std::string, at::Tensor> joinTensorParallel(const std::map<std::string, at::Tensor>& local,
-                                                     const std::map<std::string, TensorSplit>& splits,
+                                                     const std::map<std::string, config::TensorSplit>& splits,
                                                      const TensorParallelPart& part) {
   if (!part.group) return local;
   // The slices are host copies; NCCL gathers device tensors only (it refuses a host tensor with
@@ -98,8 +98,8 @@ std::map<std::string, at::Tensor> joinTensorParallel(const std::map<std::string,
   std::map<std::string, at::Tensor> full;
   for (const auto& [name, slice] : local) {
     const auto it = splits.find(name);
-    const TensorSplit split = it == splits.end() ? TensorSplit::Replicated : it->second;
-    if (split == TensorSplit::Replicated) {
+    const config::TensorSplit split = it == splits.end() ? config::TensorSplit::Replicated : it->second;
+    if (split == config::TensorSplit::Replicated) {
       full[name] = slice;
       continue;
     }
@@ -113,4 +113,4 @@ std::map<std::string, at::Tensor> joinTensorParallel(const std::map<std::string,
   return full;
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

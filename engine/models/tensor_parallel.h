@@ -12,7 +12,7 @@
 #include "config/tensor_parallel.h"
 #include "engine/comm/communicator.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 // Where this rank sits in its tensor group, and the group a model's all-reduces run in.
 struct TensorParallelPart {
@@ -22,9 +22,9 @@ struct TensorParallelPart {
 };
 
 // Part `index` of `parts` of a full parameter, as `split` divides it (a copy, contiguous).
-at::Tensor tensorSlice(const at::Tensor& full, TensorSplit split, int parts, int index);
+at::Tensor tensorSlice(const at::Tensor& full, config::TensorSplit split, int parts, int index);
 // The full parameter from its parts in group order: tensorSlice's inverse.
-at::Tensor joinTensorSlices(const std::vector<at::Tensor>& slices, TensorSplit split);
+at::Tensor joinTensorSlices(const std::vector<at::Tensor>& slices, config::TensorSplit split);
 
 // f: the input of a column-parallel linear. Forward: x itself. Backward: the gradient summed over
 // the group (each rank's slice of the outputs contributes part of x's gradient). `label` names the
@@ -37,7 +37,7 @@ at::Tensor reduceFromTensorGroup(const at::Tensor& x, Communicator* group, const
 // Full parameters by name from every rank's slices (a collective over `part.group`: every rank of it
 // calls this with the same names), each split one all-gathered and joined; `splits` by name.
 std::map<std::string, at::Tensor> joinTensorParallel(const std::map<std::string, at::Tensor>& local,
-                                                     const std::map<std::string, TensorSplit>& splits,
+                                                     const std::map<std::string, config::TensorSplit>& splits,
                                                      const TensorParallelPart& part);
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -2,7 +2,7 @@
 
 #include <torch/autograd.h>
 
-namespace shardscope {
+namespace shardscope::engine {
 
 namespace {
 
@@ -41,4 +41,4 @@ at::Tensor unreadOutputProjection(const at::Tensor& residual, const at::Tensor& 
   return UnreadOutputProjection::apply(residual, x, weight, bias);
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -9,7 +9,7 @@
 
 #include <ATen/ATen.h>
 
-namespace shardscope {
+namespace shardscope::engine {
 
 // A tensor shaped as `residual` whose value is not to be read (it is not computed), and whose
 // backward gives `residual`, `x`, `weight` and `bias` (if defined) their gradients of
@@ -17,4 +17,4 @@ namespace shardscope {
 at::Tensor unreadOutputProjection(const at::Tensor& residual, const at::Tensor& x, const at::Tensor& weight,
                                   const at::Tensor& bias);
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

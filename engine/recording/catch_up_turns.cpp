@@ -6,7 +6,7 @@
 #include <chrono>
 #include <utility>
 
-namespace shardscope {
+namespace shardscope::engine {
 
 namespace {
 
@@ -99,4 +99,4 @@ void CatchUpTurns::helperLoop() {
   }
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -26,7 +26,7 @@
 #include <mutex>
 #include <thread>
 
-namespace shardscope {
+namespace shardscope::engine {
 
 class CatchUpTurns {
  public:
@@ -66,4 +66,4 @@ class CatchUpTurns {
   std::thread helper_;                  // last: started once everything above exists
 };
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -10,7 +10,7 @@
 
 #include "trace/events.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 namespace {
 
@@ -135,4 +135,4 @@ ClockReading ClockRounds::measure() {
   return reading;
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

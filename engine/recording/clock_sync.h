@@ -14,7 +14,7 @@ namespace c10d {
 class Store;
 }
 
-namespace shardscope {
+namespace shardscope::engine {
 
 struct ClockReading {
   int64_t localNs = 0;        // a moment on this rank's clock (trace::nowNs)
@@ -57,4 +57,4 @@ class ClockRounds {
   int readAnnouncement(int step);
 };
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

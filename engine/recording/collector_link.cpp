@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace shardscope {
+namespace shardscope::engine {
 
 std::optional<std::string> parseCollectorAddress(const std::string& text, std::string& host, int& port) {
   const size_t colon = text.rfind(':');
@@ -108,4 +108,4 @@ int connectToCollector(const std::string& host, int port, const trace::Collector
   return fd;
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -8,7 +8,7 @@
 
 #include "trace/collector_hello.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 // "HOST:PORT" or "[V6]:PORT" into its parts; an error naming the value and the form otherwise.
 std::optional<std::string> parseCollectorAddress(const std::string& text, std::string& host, int& port);
@@ -17,4 +17,4 @@ std::optional<std::string> parseCollectorAddress(const std::string& text, std::s
 int connectToCollector(const std::string& host, int port, const trace::CollectorHello& hello, std::string& problem,
                        int timeoutMs = 5000);
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <functional>
 
-namespace shardscope {
+namespace shardscope::engine {
 
 class DeviceClock {
  public:
@@ -27,4 +27,4 @@ class DeviceClock {
 DeviceClock* deviceClock();
 void setDeviceClock(DeviceClock* clock);
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

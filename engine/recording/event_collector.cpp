@@ -27,7 +27,7 @@
 #include "trace/rank_event_files.h"
 #include "trace/wire.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 namespace {
 
@@ -392,4 +392,4 @@ int runCollector(const CollectorOptions& options, const std::function<bool()>& s
   }
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

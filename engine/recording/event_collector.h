@@ -15,7 +15,7 @@
 
 #include "trace/events.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 struct CollectorOptions {
   std::string bindAddress = "127.0.0.1";
@@ -48,4 +48,4 @@ std::optional<std::string> checkCollectorOptions(const CollectorOptions& options
 int runCollector(const CollectorOptions& options, const std::function<bool()>& shouldStop,
                  CollectorSink* sink = nullptr);
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -6,7 +6,7 @@
 #include <nvtx3/nvToolsExt.h>
 #endif
 
-namespace shardscope {
+namespace shardscope::engine {
 
 bool nvtxListening() {
 #ifdef SHARDSCOPE_HAS_NVTX
@@ -49,4 +49,4 @@ NvtxRange::~NvtxRange() {
 #endif
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

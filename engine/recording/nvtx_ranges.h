@@ -11,7 +11,7 @@
 
 #include <string>
 
-namespace shardscope {
+namespace shardscope::engine {
 
 // Whether a tool listens: NVTX_INJECTION64_PATH was set when the process started.
 bool nvtxListening();
@@ -30,4 +30,4 @@ class NvtxRange {
   bool pushed_ = false;
 };
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -5,7 +5,7 @@
 
 #include "engine/recording/recorder.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 RankReporter::RankReporter(RankRecorder& recorder, int rank, bool toRecording)
     : recorder_(recorder), rank_(rank), toRecording_(toRecording) {
@@ -32,4 +32,4 @@ void RankReporter::tellTerminal(const trace::Event& event) const {
   std::fflush(stdout);
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -5,7 +5,7 @@
 
 #include "trace/events.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 class RankRecorder;
 
@@ -27,4 +27,4 @@ class RankReporter {
   bool toRecording_ = false;
 };
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -19,7 +19,7 @@
 #include "trace/rank_event_files.h"
 #include "trace/wire.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 namespace {
 // The role and phase are set by the training thread. Other threads that allocate on its behalf
@@ -382,4 +382,4 @@ void ComputeSpan::recordUpTo(int64_t endNs) {
   recorder.record(std::move(e));
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

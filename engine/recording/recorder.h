@@ -23,7 +23,7 @@
 #include "trace/event_queue.h"
 #include "trace/events.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 // One per rank process, made by the rank worker and handed to what records (the communicators, the
 // step gate, the compute spans, the allocator hook) from there. It is never destroyed: LibTorch's
@@ -200,4 +200,4 @@ class ComputeSpan {
   NvtxRange nvtx_;               // the same span for nsys, when it listens
 };
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -7,7 +7,7 @@
 
 #include "engine/recording/recorder.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 namespace {
 
@@ -178,4 +178,4 @@ void retagStorage(const at::Tensor& tensor, trace::MemoryRole role) {
   header->role = role;
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -12,7 +12,7 @@
 
 #include "trace/events.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 class RankRecorder;
 
@@ -68,4 +68,4 @@ void setDeviceUnitAssigner(DeviceUnitAssigner assigner);
 void recordMemoryEvent(int64_t bytes, trace::MemoryRole role, uint8_t fromRole = trace::kNoRole,
                        int32_t unit = trace::kNoUnit, trace::MemorySpace space = trace::MemorySpace::Device);
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

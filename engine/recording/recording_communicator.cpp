@@ -3,10 +3,10 @@
 #include "engine/recording/nvtx_ranges.h"
 #include "engine/recording/recorder.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 trace::Event RecordingCommunicator::collectiveEvent(trace::CollectiveOp op, const std::string& label, int64_t bytesIn,
-                                                    int64_t bytesOut) {
+                                                    int64_t bytesOut, int peer) {
   trace::Event e;
   e.kind = trace::EventKind::Collective;
   e.step = recorder_.step();
@@ -18,6 +18,7 @@ trace::Event RecordingCommunicator::collectiveEvent(trace::CollectiveOp op, cons
   e.bytesOut = bytesOut;
   e.worldSize = worldSize();
   e.processGroup = static_cast<uint8_t>(group_);
+  e.peer = peer;
   e.issueNs = trace::nowNs();
   announce(e);
   return e;
@@ -105,6 +106,20 @@ std::unique_ptr<PendingCollective> RecordingCommunicator::broadcastAsync(at::Ten
       recorder_, [&] { return inner_->broadcastAsync(tensor, root, label); }, std::move(event));
 }
 
+std::unique_ptr<PendingCollective> RecordingCommunicator::sendAsync(at::Tensor& tensor, int peer, int tag,
+                                                                    const std::string& label) {
+  auto event = collectiveEvent(trace::CollectiveOp::Send, label, bytesOf(tensor), 0, peer);
+  return recorded(
+      recorder_, [&] { return inner_->sendAsync(tensor, peer, tag, label); }, std::move(event));
+}
+
+std::unique_ptr<PendingCollective> RecordingCommunicator::recvAsync(at::Tensor& tensor, int peer, int tag,
+                                                                    const std::string& label) {
+  auto event = collectiveEvent(trace::CollectiveOp::Recv, label, 0, bytesOf(tensor), peer);
+  return recorded(
+      recorder_, [&] { return inner_->recvAsync(tensor, peer, tag, label); }, std::move(event));
+}
+
 void RecordingCommunicator::barrier(const std::string& label) {
   auto event = collectiveEvent(trace::CollectiveOp::Barrier, label, 0, 0);
   try {
@@ -122,4 +137,4 @@ void RecordingCommunicator::barrier(const std::string& label) {
   recorder_.record(std::move(event));
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

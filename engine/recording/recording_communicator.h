@@ -12,7 +12,7 @@
 #include "engine/comm/communicator.h"
 #include "trace/events.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 class RankRecorder;
 
@@ -36,12 +36,18 @@ class RecordingCommunicator final : public Communicator {
                                                            const std::string& label) override;
   std::unique_ptr<PendingCollective> allReduceSumAsync(at::Tensor& tensor, const std::string& label) override;
   std::unique_ptr<PendingCollective> broadcastAsync(at::Tensor& tensor, int root, const std::string& label) override;
+  // Recorded as send or recv with its peer; bytes in for a send, out for a receive.
+  std::unique_ptr<PendingCollective> sendAsync(at::Tensor& tensor, int peer, int tag,
+                                               const std::string& label) override;
+  std::unique_ptr<PendingCollective> recvAsync(at::Tensor& tensor, int peer, int tag,
+                                               const std::string& label) override;
   void barrier(const std::string& label) override;
   void close() override { inner_->close(); }
 
  private:
   // The collective's event, with its issue time now; announced as issued before it is (see below).
-  trace::Event collectiveEvent(trace::CollectiveOp op, const std::string& label, int64_t bytesIn, int64_t bytesOut);
+  trace::Event collectiveEvent(trace::CollectiveOp op, const std::string& label, int64_t bytesIn, int64_t bytesOut,
+                               int peer = 0);
   // Sends a CollectiveIssued copy of `event`, numbered in this group: a collective the rank then
   // waits in forever is known to the controller, whose recorded Collective comes only once it ends.
   void announce(const trace::Event& event);
@@ -52,4 +58,4 @@ class RecordingCommunicator final : public Communicator {
   int64_t issued_ = 0;  // collectives issued in this group so far, recorded or not
 };
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -1,8 +1,8 @@
 #include "engine/recording/streamed_outputs.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
-StreamedOutputs::StreamedOutputs(const RunConfig& config) {
+StreamedOutputs::StreamedOutputs(const config::RunConfig& config) {
   if (!config.tracePath.empty()) {
     trace_.emplace(config.tracePath);
     // A device (/dev/null) or pipe named by the user has no ending: Chrome JSON, as before.
@@ -98,4 +98,4 @@ void StreamedOutputs::finish(const trace::RunRecording& recording, const trace::
   }
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -21,7 +21,7 @@
 #include "trace/trace_files.h"
 #include "trace/run_recording.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 // Steps each rank keeps in detail: enough for the figures of the last step (memory after it) and a
 // look at the end of a run; older ones are streamed out in batches of as many.
@@ -31,7 +31,7 @@ class StreamedOutputs {
  public:
   // Opens the --trace and --memory-csv files the config names (their temporary files, renamed into
   // place at finish()).
-  explicit StreamedOutputs(const RunConfig& config);
+  explicit StreamedOutputs(const config::RunConfig& config);
   ~StreamedOutputs();  // the recording keeps its detail again: nothing is handed to a gone object
   StreamedOutputs(const StreamedOutputs&) = delete;
   StreamedOutputs& operator=(const StreamedOutputs&) = delete;
@@ -79,4 +79,4 @@ class StreamedOutputs {
   std::optional<int64_t> originNs_;
 };
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -9,7 +9,7 @@
 #include <torch/csrc/jit/serialization/pickler.h>
 #include <torch/serialize.h>
 
-namespace shardscope {
+namespace shardscope::engine {
 
 namespace {
 
@@ -57,4 +57,4 @@ std::map<std::string, at::Tensor> loadTensorDict(const std::string& path) {
 
 at::Tensor loadTensor(const std::string& path) { return readIValue(path).toTensor(); }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

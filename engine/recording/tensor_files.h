@@ -7,11 +7,11 @@
 
 #include <ATen/ATen.h>
 
-namespace shardscope {
+namespace shardscope::engine {
 
 void saveTensorDict(const std::string& path, const std::map<std::string, at::Tensor>& tensors);
 void saveTensor(const std::string& path, const at::Tensor& tensor);
 std::map<std::string, at::Tensor> loadTensorDict(const std::string& path);
 at::Tensor loadTensor(const std::string& path);
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -8,7 +8,7 @@
 
 #include "trace/wire.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 void UnconfirmedBytes::sent(const char* data, size_t size, Clock::time_point at) {
   bytes_.append(data, size);
@@ -60,4 +60,4 @@ UnconfirmedBytes::Clock::duration UnconfirmedBytes::oldestWait(Clock::time_point
   return bytes_.empty() || sends_.empty() ? Clock::duration::zero() : now - sends_.front().second;
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -13,7 +13,7 @@
 #include <string>
 #include <utility>
 
-namespace shardscope {
+namespace shardscope::engine {
 
 class UnconfirmedBytes {
  public:
@@ -49,4 +49,4 @@ class UnconfirmedBytes {
   std::deque<std::pair<uint64_t, Clock::time_point>> sends_;  // each send's end offset, and when
 };
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

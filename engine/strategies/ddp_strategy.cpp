@@ -3,12 +3,12 @@
 #include "engine/strategies/optimizer_factory.h"
 #include "engine/recording/recorder.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
-DdpStrategy::DdpStrategy(const RunConfig& config, const StagedModel& model, Communicator& comm,
+DdpStrategy::DdpStrategy(const config::RunConfig& config, const StagedModel& model, Communicator& comm,
                          const at::Device& device, StepGate& gate)
     : Strategy(gate), model_(model) {
-  const bool bf16 = config.precision == Precision::Bf16;
+  const bool bf16 = config.precision == config::Precision::Bf16;
   {
     // Initial values (identical on every rank) pass through once, one parameter at a time.
     RoleScope initRole(trace::MemoryRole::Other);
@@ -35,7 +35,7 @@ DdpStrategy::DdpStrategy(const RunConfig& config, const StagedModel& model, Comm
   // Frozen parameters (LoRA's base weights) get no bucket and no optimizer state. no_shard: a
   // bucket per unit, FSDP1 NO_SHARD's all-reduce of each unit's gradient after its backward.
   std::vector<int32_t> unitOf;
-  if (!traitsOf(config.strategy).reducesInBuckets) {
+  if (!config::traitsOf(config.strategy).reducesInBuckets) {
     for (const auto& spec : model.params()) unitOf.push_back(spec.unit);
   }
   buckets_ = std::make_unique<GradientBuckets>(liveParameters(), config.bucketCapMb, comm, &gate, unitOf);
@@ -121,4 +121,4 @@ std::vector<HeldTensor> DdpStrategy::heldTensors() const {
   return out;
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -13,11 +13,11 @@
 #include "engine/strategies/gradient_buckets.h"
 #include "engine/strategies/strategy.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 class DdpStrategy final : public Strategy {
  public:
-  DdpStrategy(const RunConfig& config, const StagedModel& model, Communicator& comm, const at::Device& device,
+  DdpStrategy(const config::RunConfig& config, const StagedModel& model, Communicator& comm, const at::Device& device,
               StepGate& gate);
   ~DdpStrategy() override;
 
@@ -40,4 +40,4 @@ class DdpStrategy final : public Strategy {
   bool optimizerStateAssigned_ = false;  // its state counted per unit (after the first step)
 };
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <vector>
 
-namespace shardscope {
+namespace shardscope::engine {
 
 namespace {
 
@@ -95,4 +95,4 @@ torch::Tensor ForeachAdamW::step(LossClosure closure) {
                                                                             closure);
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

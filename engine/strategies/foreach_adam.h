@@ -11,7 +11,7 @@
 
 #include <torch/optim.h>
 
-namespace shardscope {
+namespace shardscope::engine {
 
 class ForeachAdam final : public torch::optim::Adam {
  public:
@@ -25,4 +25,4 @@ class ForeachAdamW final : public torch::optim::AdamW {
   torch::Tensor step(LossClosure closure = nullptr) override;
 };
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

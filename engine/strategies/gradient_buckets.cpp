@@ -11,7 +11,7 @@
 #include "engine/recording/recorder.h"
 #include "engine/launch/step_gate.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 namespace {
 constexpr int64_t kFirstBucketBytes = 1024 * 1024;  // torch.distributed's _DEFAULT_FIRST_BUCKET_BYTES
@@ -201,4 +201,4 @@ std::vector<HeldTensor> GradientBuckets::heldTensors() const {
   return out;
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -17,7 +17,7 @@
 #include "engine/comm/communicator.h"
 #include "engine/strategies/strategy.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 class StepGate;
 
@@ -89,4 +89,4 @@ std::vector<std::vector<int>> assignBuckets(const std::vector<int64_t>& paramByt
 // embedding and the head completes last, with the embedding). Returns parameter indices per bucket.
 std::vector<std::vector<int>> assignUnitBuckets(const std::vector<int32_t>& units);
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

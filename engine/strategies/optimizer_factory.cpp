@@ -3,16 +3,17 @@
 #include "engine/strategies/foreach_adam.h"
 #include "engine/recording/recording_allocator.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
-std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const RunConfig& config, std::vector<at::Tensor> params) {
-  if (config.optimizer == OptimizerKind::Sgd) {
+std::unique_ptr<torch::optim::Optimizer> makeOptimizer(const config::RunConfig& config,
+                                                       std::vector<at::Tensor> params) {
+  if (config.optimizer == config::OptimizerKind::Sgd) {
     return std::make_unique<torch::optim::SGD>(params, torch::optim::SGDOptions(config.lr));
   }
   // torch.optim's default: the multi-tensor path for parameters on CUDA, one tensor at a time on
   // the CPU, which is where --offload cpu's shards are, on a GPU rank too.
-  const bool foreach = config.device == DeviceKind::Cuda && config.offload == Offload::Off;
-  if (config.optimizer == OptimizerKind::AdamW) {
+  const bool foreach = config.device == config::DeviceKind::Cuda && config.offload == config::Offload::Off;
+  if (config.optimizer == config::OptimizerKind::AdamW) {
     auto options = torch::optim::AdamWOptions(config.lr).weight_decay(0.01);
     if (foreach) return std::make_unique<ForeachAdamW>(params, options);
     return std::make_unique<torch::optim::AdamW>(params, options);
@@ -68,4 +69,4 @@ void assignOptimizerStateToUnits(const torch::optim::Optimizer& optimizer, const
   }
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

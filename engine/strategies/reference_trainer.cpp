@@ -4,9 +4,9 @@
 #include "engine/models/make_model.h"
 #include "engine/strategies/optimizer_factory.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
-ReferenceResult trainSingleProcess(const RunConfig& config) {
+ReferenceResult trainSingleProcess(const config::RunConfig& config) {
   auto model = makeModel(config);
   std::vector<at::Tensor> params, trained;
   for (auto& t : model->initParameters(config.seed)) {
@@ -29,4 +29,4 @@ ReferenceResult trainSingleProcess(const RunConfig& config) {
   return result;
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

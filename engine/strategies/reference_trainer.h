@@ -10,13 +10,13 @@
 
 #include "config/run_config.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 struct ReferenceResult {
   std::map<std::string, at::Tensor> parameters;  // after config.steps steps
   std::vector<double> losses;                    // per step
 };
 
-ReferenceResult trainSingleProcess(const RunConfig& config);
+ReferenceResult trainSingleProcess(const config::RunConfig& config);
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -16,9 +16,9 @@
 #include "engine/launch/step_gate.h"
 #include "engine/strategies/storage_resize.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
-ShardedStrategy::ShardedStrategy(const RunConfig& config, const StagedModel& model, const ProcessMesh& mesh,
+ShardedStrategy::ShardedStrategy(const config::RunConfig& config, const StagedModel& model, const ProcessMesh& mesh,
                                  const at::Device& device, bool reshardAfterForward, StepGate& gate)
     : Strategy(gate),
       model_(model),
@@ -27,9 +27,9 @@ ShardedStrategy::ShardedStrategy(const RunConfig& config, const StagedModel& mod
       dataParallelRanks_(mesh.data().worldSize()),
       reshardAfterForward_(reshardAfterForward),
       prefetchDepth_(config.prefetch),
-      computeDtype_(config.precision == Precision::Bf16 ? at::kBFloat16 : at::kFloat),
+      computeDtype_(config.precision == config::Precision::Bf16 ? at::kBFloat16 : at::kFloat),
       device_(device),
-      offload_(config.offload == Offload::Cpu) {
+      offload_(config.offload == config::Offload::Cpu) {
   const int shardRanks = comm_.worldSize();  // the world, or under HSDP the shard group
   const int rank = comm_.rank();
   const auto& specs = model.params();
@@ -37,7 +37,7 @@ ShardedStrategy::ShardedStrategy(const RunConfig& config, const StagedModel& mod
   // parameters apart. slotUnits_ groups them by block (the root's last) for the stage hooks.
   slotUnits_.resize(model.numUnits() + 1);
   std::vector<int> unitOfParam(specs.size(), -1);
-  for (const FlatUnit& flat : flatUnits(specs, model.numUnits())) {
+  for (const config::FlatUnit& flat : config::flatUnits(specs, model.numUnits())) {
     Unit unit;
     unit.name = flat.name;
     unit.modelUnit = flat.unit;
@@ -49,7 +49,8 @@ ShardedStrategy::ShardedStrategy(const RunConfig& config, const StagedModel& mod
       unitOfParam[i] = static_cast<int>(units_.size());
     }
     unit.paddedNumel = (unit.numel + shardRanks - 1) / shardRanks * shardRanks;
-    slotUnits_[flat.unit == kRootUnit ? model.numUnits() : flat.unit].push_back(static_cast<int>(units_.size()));
+    slotUnits_[flat.unit == config::kRootUnit ? model.numUnits() : flat.unit].push_back(
+        static_cast<int>(units_.size()));
     units_.push_back(std::move(unit));
   }
 
@@ -136,7 +137,7 @@ auto ShardedStrategy::allocateForCollective(Fn&& allocate) {
 
 const std::vector<int>& ShardedStrategy::unitsOfStage(int stage) const {
   const int unit = model_.stageUnit(stage);
-  return slotUnits_[unit == kRootUnit ? model_.numUnits() : unit];
+  return slotUnits_[unit == config::kRootUnit ? model_.numUnits() : unit];
 }
 
 void ShardedStrategy::issueUnshard(Unit& unit) {
@@ -348,7 +349,7 @@ void ShardedStrategy::beforeForward(int stage) {
 }
 
 void ShardedStrategy::afterForward(int stage) {
-  if (model_.stageUnit(stage) == kRootUnit || !reshardAfterForward_) return;
+  if (model_.stageUnit(stage) == config::kRootUnit || !reshardAfterForward_) return;
   for (int u : unitsOfStage(stage)) reshard(units_[u]);
 }
 
@@ -358,10 +359,14 @@ void ShardedStrategy::beforeBackward(int stage) {
 }
 
 void ShardedStrategy::afterBackward(int stage) {
-  // A unit's gradients are complete after the backward of its first stage in forward order
-  // (the root spans stage 0 and the last stage; stage 0's backward runs last).
-  const bool unitDone = model_.stageUnit(stage) != kRootUnit || stage == 0;
-  if (!unitDone) return;
+  // A unit's gradients are complete after the backward of its first stage in forward order. The
+  // root spans the first and the last stage, and the first's backward runs last; a pipeline
+  // stage's slice (engine/models/stage_slice.h) may hold only one of them: its head.
+  if (model_.stageUnit(stage) == config::kRootUnit) {
+    for (int earlier = 0; earlier < stage; ++earlier) {
+      if (model_.stageUnit(earlier) == config::kRootUnit) return;  // its first stage's backward is still to come
+    }
+  }
   for (int u : unitsOfStage(stage)) {
     if (units_[u].trainable) {
       if (sync_)
@@ -462,4 +467,4 @@ std::vector<HeldTensor> ShardedStrategy::heldTensors() const {
   return out;
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -52,12 +52,12 @@ namespace torch::optim {
 class Optimizer;
 }
 
-namespace shardscope {
+namespace shardscope::engine {
 
 class ShardedStrategy final : public Strategy {
  public:
-  ShardedStrategy(const RunConfig& config, const StagedModel& model, const ProcessMesh& mesh, const at::Device& device,
-                  bool reshardAfterForward, StepGate& gate);
+  ShardedStrategy(const config::RunConfig& config, const StagedModel& model, const ProcessMesh& mesh,
+                  const at::Device& device, bool reshardAfterForward, StepGate& gate);
   ~ShardedStrategy() override;
 
   const std::vector<at::Tensor>& liveParameters() const override { return live_; }
@@ -149,4 +149,4 @@ class ShardedStrategy final : public Strategy {
   bool optimizerStateAssigned_ = false;  // its state counted per unit (after the first step)
 };
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -5,7 +5,7 @@
 #include <ATen/native/cuda/Resize.h>
 #endif
 
-namespace shardscope {
+namespace shardscope::engine {
 
 void setStorageBytes(const at::Tensor& tensor, size_t bytes) {
   auto* impl = tensor.storage().unsafeGetStorageImpl();
@@ -22,4 +22,4 @@ void setStorageBytes(const at::Tensor& tensor, size_t bytes) {
   TORCH_CHECK(false, "setStorageBytes: unsupported device ", tensor.device());
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -5,7 +5,7 @@
 
 #include <ATen/ATen.h>
 
-namespace shardscope {
+namespace shardscope::engine {
 
 // Note [freeing gathered parameters]
 // FSDP frees an unsharded parameter by resizing its storage to zero rather than dropping the
@@ -18,4 +18,4 @@ namespace shardscope {
 // (Note [freeing collective buffers] in engine/comm/collective_stream.h).
 void setStorageBytes(const at::Tensor& tensor, size_t bytes);
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

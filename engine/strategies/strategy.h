@@ -18,7 +18,7 @@
 #include "config/run_config.h"
 #include "trace/events.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 // One tensor a rank holds, for the memory inventory, by the trace vocabulary's role.
 struct HeldTensor {
@@ -71,7 +71,7 @@ class Strategy {
 // The strategy of config.strategy over `mesh`: ddp and zero1 use its data group (the world without
 // --tp); the sharded ones shard over its shard group and, on a hybrid mesh, all-reduce gradient
 // shards over its replicate group. It marks its hook points at `gate`.
-std::unique_ptr<Strategy> makeStrategy(const RunConfig& config, const StagedModel& model, const ProcessMesh& mesh,
-                                       const at::Device& device, StepGate& gate);
+std::unique_ptr<Strategy> makeStrategy(const config::RunConfig& config, const StagedModel& model,
+                                       const ProcessMesh& mesh, const at::Device& device, StepGate& gate);
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

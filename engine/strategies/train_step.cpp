@@ -6,7 +6,7 @@
 #include "engine/recording/recording_allocator.h"
 #include "engine/launch/step_gate.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 namespace {
 
@@ -47,72 +47,152 @@ bool blockNeedsGrad(const StagedModel& model, int stage, const at::Tensor& input
 // `lossScale`. Returns the (unscaled) loss, detached.
 at::Tensor forwardBackward(const StagedModel& model, Strategy& strategy, const Batch& batch, double lossScale,
                            bool lastMicroBatch, bool checkpointBlocks) {
-  const int stages = model.numStages();
-  RankRecorder& recorder = strategy.gate().recorder();
-  auto checkpointed = [&](int s) { return checkpointBlocks && model.stageUnit(s) != kRootUnit; };
-  std::vector<at::Tensor> inputs(stages), outputs(stages);
-  std::vector<bool> needsGrad(stages, false);
-  {
-    PhaseScope phase(trace::Phase::Forward);
-    for (int s = 0; s < stages; ++s) {
-      strategy.beforeForward(s);
-      enterGroup(strategy, trace::GroupKind::Forward, "forward", model.stageUnit(s));
-      {
-        RoleScope role(trace::MemoryRole::Activation);
-        UnitScope unit(model.stageUnit(s));  // its activations
-        ComputeSpan span(recorder, trace::ComputeKind::Forward, StagedModel::unitName(model.stageUnit(s)));
-        // A stage's input asks for a gradient only if something before it trains: under LoRA the
-        // frozen embedding gets none, as autograd would decide in one unbroken graph.
-        inputs[s] = s == 0 ? inputOf(batch, strategy) : outputs[s - 1].detach().requires_grad_(needsGrad[s - 1]);
-        {
-          // Checkpointed: no graph, nothing saved for backward but the input kept above.
-          c10::AutoGradMode graph(!checkpointed(s) && at::GradMode::is_enabled());
-          outputs[s] = model.forwardStage(s, inputs[s], batch, strategy.liveParameters());
-        }
-        needsGrad[s] = checkpointed(s) ? blockNeedsGrad(model, s, inputs[s]) : outputs[s].requires_grad();
-      }
-      strategy.afterForward(s);
-    }
-  }
-  at::Tensor loss = outputs.back().detach();
-  {
-    PhaseScope phase(trace::Phase::Backward);
-    at::Tensor gradOutput;
-    for (int s = stages - 1; s >= 0; --s) {
-      strategy.beforeBackward(s);
-      const int unitOfStage = model.stageUnit(s);
-      if (checkpointed(s) && needsGrad[s]) {
-        // The recomputation: a forward span in the backward phase, with its unit gathered again.
-        enterGroup(strategy, trace::GroupKind::Forward, "recompute", unitOfStage);
-        RoleScope role(trace::MemoryRole::Activation);
-        UnitScope unit(unitOfStage);
-        ComputeSpan span(recorder, trace::ComputeKind::Forward, StagedModel::unitName(unitOfStage));
-        outputs[s] = model.recomputeStage(s, inputs[s], batch, strategy.liveParameters());
-      }
-      enterGroup(strategy, trace::GroupKind::Backward, "backward", unitOfStage);
-      {
-        RoleScope role(trace::MemoryRole::Activation);
-        UnitScope unit(unitOfStage);  // its activation gradients, and the .grad autograd makes
-        ComputeSpan span(recorder, trace::ComputeKind::Backward, StagedModel::unitName(unitOfStage));
-        // d(loss * scale)/d(loss): `(loss / K).backward()` under gradient accumulation, else 1.
-        if (s == stages - 1) gradOutput = at::full_like(outputs.back(), lossScale);
-        // A stage with nothing trainable in or before it (a frozen root under LoRA) has no backward.
-        if (outputs[s].requires_grad() && gradOutput.defined()) {
-          torch::autograd::backward({outputs[s]}, {gradOutput});
-        }
-        gradOutput = s > 0 && inputs[s].requires_grad() ? inputs[s].grad() : at::Tensor();
-        outputs[s] = at::Tensor();  // drop this stage's graph and activations
-        inputs[s] = at::Tensor();
-      }
-      retagGradients(model, strategy, s);
-      strategy.afterBackward(s);
-    }
-    if (lastMicroBatch) strategy.finishBackward();
-  }
-  return loss;
+  StageActivations kept;
+  at::Tensor loss = forwardStages(model, strategy, batch, at::Tensor(), checkpointBlocks, kept);
+  backwardStages(model, strategy, batch, at::full_like(loss, lossScale), checkpointBlocks, kept, lastMicroBatch);
+  return loss.detach();
+}
+
+// Activation checkpointing's recomputation of stage `s` before its backward: a forward span in the
+// backward phase, with its unit gathered again.
+void recompute(const StagedModel& model, Strategy& strategy, const Batch& batch, int s, StageActivations& kept) {
+  const int unitOfStage = model.stageUnit(s);
+  enterGroup(strategy, trace::GroupKind::Forward, "recompute", unitOfStage);
+  RoleScope role(trace::MemoryRole::Activation);
+  UnitScope unit(unitOfStage);
+  ComputeSpan span(strategy.gate().recorder(), trace::ComputeKind::Forward, StagedModel::unitName(unitOfStage));
+  kept.outputs[s] = model.recomputeStage(s, kept.inputs[s], batch, strategy.liveParameters());
 }
 
 }  // namespace
+
+at::Tensor forwardStages(const StagedModel& model, Strategy& strategy, const Batch& batch, const at::Tensor& input,
+                         bool checkpointBlocks, StageActivations& kept) {
+  const int stages = model.numStages();
+  RankRecorder& recorder = strategy.gate().recorder();
+  auto checkpointed = [&](int s) { return checkpointBlocks && model.stageUnit(s) != config::kRootUnit; };
+  kept.inputs.assign(stages, at::Tensor());
+  kept.outputs.assign(stages, at::Tensor());
+  kept.needsGrad.assign(stages, false);
+  auto& inputs = kept.inputs;
+  auto& outputs = kept.outputs;
+  auto& needsGrad = kept.needsGrad;
+  PhaseScope phase(trace::Phase::Forward);
+  for (int s = 0; s < stages; ++s) {
+    strategy.beforeForward(s);
+    enterGroup(strategy, trace::GroupKind::Forward, "forward", model.stageUnit(s));
+    {
+      RoleScope role(trace::MemoryRole::Activation);
+      UnitScope unit(model.stageUnit(s));  // its activations
+      ComputeSpan span(recorder, trace::ComputeKind::Forward, StagedModel::unitName(model.stageUnit(s)));
+      // A stage's input asks for a gradient only if something before it trains: under LoRA the
+      // frozen embedding gets none, as autograd would decide in one unbroken graph.
+      if (s > 0) {
+        inputs[s] = outputs[s - 1].detach().requires_grad_(needsGrad[s - 1]);
+      } else {
+        inputs[s] = input.defined() ? input : inputOf(batch, strategy);
+      }
+      {
+        // Checkpointed: no graph, nothing saved for backward but the input kept above.
+        c10::AutoGradMode graph(!checkpointed(s) && at::GradMode::is_enabled());
+        outputs[s] = model.forwardStage(s, inputs[s], batch, strategy.liveParameters());
+      }
+      needsGrad[s] = checkpointed(s) ? blockNeedsGrad(model, s, inputs[s]) : outputs[s].requires_grad();
+    }
+    strategy.afterForward(s);
+  }
+  return outputs.back();
+}
+
+at::Tensor backwardStages(const StagedModel& model, Strategy& strategy, const Batch& batch,
+                          const at::Tensor& lastGradient, bool checkpointBlocks, StageActivations& kept,
+                          bool lastMicroBatch) {
+  const int stages = model.numStages();
+  RankRecorder& recorder = strategy.gate().recorder();
+  auto checkpointed = [&](int s) { return checkpointBlocks && model.stageUnit(s) != config::kRootUnit; };
+  auto& inputs = kept.inputs;
+  auto& outputs = kept.outputs;
+  PhaseScope phase(trace::Phase::Backward);
+  at::Tensor gradOutput = lastGradient;
+  for (int s = stages - 1; s >= 0; --s) {
+    strategy.beforeBackward(s);
+    const int unitOfStage = model.stageUnit(s);
+    if (checkpointed(s) && kept.needsGrad[s]) recompute(model, strategy, batch, s, kept);
+    enterGroup(strategy, trace::GroupKind::Backward, "backward", unitOfStage);
+    {
+      RoleScope role(trace::MemoryRole::Activation);
+      UnitScope unit(unitOfStage);  // its activation gradients, and the .grad autograd makes
+      ComputeSpan span(recorder, trace::ComputeKind::Backward, StagedModel::unitName(unitOfStage));
+      // A stage with nothing trainable in or before it (a frozen root under LoRA) has no backward.
+      if (outputs[s].requires_grad() && gradOutput.defined()) {
+        torch::autograd::backward({outputs[s]}, {gradOutput});
+      }
+      gradOutput = inputs[s].requires_grad() ? inputs[s].grad() : at::Tensor();
+      outputs[s] = at::Tensor();  // drop this stage's graph and activations
+      inputs[s] = at::Tensor();
+    }
+    retagGradients(model, strategy, s);
+    strategy.afterBackward(s);
+  }
+  if (lastMicroBatch) strategy.finishBackward();
+  return gradOutput;  // the gradient of the first stage's input, where it asked for one
+}
+
+at::Tensor backwardInputStages(const StagedModel& model, Strategy& strategy, const Batch& batch,
+                               const at::Tensor& lastGradient, bool checkpointBlocks, StageActivations& kept) {
+  const int stages = model.numStages();
+  RankRecorder& recorder = strategy.gate().recorder();
+  auto checkpointed = [&](int s) { return checkpointBlocks && model.stageUnit(s) != config::kRootUnit; };
+  PhaseScope phase(trace::Phase::Backward);
+  kept.outputGradients.assign(stages, at::Tensor());
+  at::Tensor gradOutput = lastGradient;
+  for (int s = stages - 1; s >= 0; --s) {
+    strategy.beforeBackward(s);
+    const int unitOfStage = model.stageUnit(s);
+    if (checkpointed(s) && kept.needsGrad[s]) recompute(model, strategy, batch, s, kept);
+    enterGroup(strategy, trace::GroupKind::Backward, "backward input", unitOfStage);
+    RoleScope role(trace::MemoryRole::Activation);
+    UnitScope unit(unitOfStage);
+    ComputeSpan span(recorder, trace::ComputeKind::Backward, StagedModel::unitName(unitOfStage));
+    kept.outputGradients[s] = gradOutput;
+    const bool flows = kept.outputs[s].requires_grad() && gradOutput.defined() && kept.inputs[s].requires_grad();
+    // The graph stays for the weights' backward (W), which comes later.
+    gradOutput = flows ? torch::autograd::grad({kept.outputs[s]}, {kept.inputs[s]}, {gradOutput},
+                                               /*retain_graph=*/true)[0]
+                       : at::Tensor();
+  }
+  return gradOutput;
+}
+
+void backwardWeightStages(const StagedModel& model, Strategy& strategy, StageActivations& kept, bool lastMicroBatch) {
+  RankRecorder& recorder = strategy.gate().recorder();
+  PhaseScope phase(trace::Phase::Backward);
+  for (int s = model.numStages() - 1; s >= 0; --s) {
+    strategy.beforeBackward(s);
+    const int unitOfStage = model.stageUnit(s);
+    enterGroup(strategy, trace::GroupKind::Backward, "backward weight", unitOfStage);
+    {
+      RoleScope role(trace::MemoryRole::Activation);
+      UnitScope unit(unitOfStage);
+      ComputeSpan span(recorder, trace::ComputeKind::Backward, StagedModel::unitName(unitOfStage));
+      std::vector<at::Tensor> weights;  // the stage's own trainable parameters
+      const auto& live = strategy.liveParameters();
+      for (size_t i = 0; i < live.size(); ++i) {
+        if (model.params()[i].unit == unitOfStage && live[i].requires_grad()) weights.push_back(live[i]);
+      }
+      if (!weights.empty() && kept.outputs[s].requires_grad() && kept.outputGradients[s].defined()) {
+        torch::autograd::backward({kept.outputs[s]}, {kept.outputGradients[s]}, /*retain_graph=*/false,
+                                  /*create_graph=*/false, weights);
+      }
+      kept.outputs[s] = at::Tensor();  // this stage's graph and activations go
+      kept.inputs[s] = at::Tensor();
+      kept.outputGradients[s] = at::Tensor();
+    }
+    retagGradients(model, strategy, s);
+    strategy.afterBackward(s);
+  }
+  if (lastMicroBatch) strategy.finishBackward();
+}
 
 at::Tensor trainStep(const StagedModel& model, Strategy& strategy, const Batch& batch, const StepOptions& options) {
   const int microBatches = options.microBatches;
@@ -144,4 +224,4 @@ at::Tensor trainStep(const StagedModel& model, Strategy& strategy, const Batch& 
   return microBatches == 1 ? total : total / microBatches;
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -3,12 +3,14 @@
 // the backward of stage s ends exactly where stage s-1's begins (where FSDP's hooks would fire).
 #pragma once
 
+#include <vector>
+
 #include <ATen/ATen.h>
 
 #include "engine/models/model.h"
 #include "engine/strategies/strategy.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 struct StepOptions {
   // > 1: the batch is split into that many equal micro-batches, each loss scaled by 1/microBatches
@@ -21,7 +23,37 @@ struct StepOptions {
   bool checkpointBlocks = false;
 };
 
+// What a forward keeps for its backward: each model stage's input and output (with its graph),
+// and whether the output asks for a gradient.
+struct StageActivations {
+  std::vector<at::Tensor> inputs, outputs;
+  std::vector<bool> needsGrad;
+  std::vector<at::Tensor> outputGradients;  // between a split backward's I and its W
+};
+
+// The forward of every stage of `model` from `input` (undefined: the batch's own input), the
+// strategy acting at each boundary; returns the last stage's output (the loss, when the model ends
+// in one) with its graph, keeping what the backward needs in `kept`.
+at::Tensor forwardStages(const StagedModel& model, Strategy& strategy, const Batch& batch, const at::Tensor& input,
+                         bool checkpointBlocks, StageActivations& kept);
+// The backward of those stages in reverse from `lastGradient` (the gradient of the last output),
+// freeing what `kept` held; with `lastMicroBatch`, the strategy's finishBackward after. Returns
+// the gradient of the first stage's input where it asked for one (a pipeline stage's received
+// activation), else an undefined tensor.
+at::Tensor backwardStages(const StagedModel& model, Strategy& strategy, const Batch& batch,
+                          const at::Tensor& lastGradient, bool checkpointBlocks, StageActivations& kept,
+                          bool lastMicroBatch);
+
+// Zero bubble's backward in two: I, the gradient of the first stage's input alone, returned (the
+// stage before waits for it), keeping each stage's graph and the gradient of its output; then W,
+// each stage's weights' gradients from what I kept, the strategy acting at each boundary as after a
+// whole backward, freeing `kept`. W runs each stage's backward again as far as its weights (PyTorch
+// keeps the intermediate gradients I computed instead), so I + W costs more than one backward here.
+at::Tensor backwardInputStages(const StagedModel& model, Strategy& strategy, const Batch& batch,
+                               const at::Tensor& lastGradient, bool checkpointBlocks, StageActivations& kept);
+void backwardWeightStages(const StagedModel& model, Strategy& strategy, StageActivations& kept, bool lastMicroBatch);
+
 // Returns this rank's loss (mean over its local batch), detached.
 at::Tensor trainStep(const StagedModel& model, Strategy& strategy, const Batch& batch, const StepOptions& options = {});
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -6,12 +6,12 @@
 #include "engine/recording/recorder.h"
 #include "engine/launch/step_gate.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
-Zero1Strategy::Zero1Strategy(const RunConfig& config, const StagedModel& model, Communicator& comm,
+Zero1Strategy::Zero1Strategy(const config::RunConfig& config, const StagedModel& model, Communicator& comm,
                              const at::Device& device, StepGate& gate)
     : Strategy(gate), model_(model), comm_(comm) {
-  const bool bf16 = config.precision == Precision::Bf16;
+  const bool bf16 = config.precision == config::Precision::Bf16;
   const int64_t world = comm.worldSize();
   // Only trained parameters are flattened and partitioned, as ZeroRedundancyOptimizer is handed
   // only those; frozen ones (LoRA's base weights) are held whole, as DDP holds them.
@@ -169,4 +169,4 @@ std::vector<HeldTensor> Zero1Strategy::heldTensors() const {
   return out;
 }
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -16,11 +16,11 @@
 #include "engine/strategies/gradient_buckets.h"
 #include "engine/strategies/strategy.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 
 class Zero1Strategy final : public Strategy {
  public:
-  Zero1Strategy(const RunConfig& config, const StagedModel& model, Communicator& comm, const at::Device& device,
+  Zero1Strategy(const config::RunConfig& config, const StagedModel& model, Communicator& comm, const at::Device& device,
                 StepGate& gate);
   ~Zero1Strategy() override;
 
@@ -60,4 +60,4 @@ class Zero1Strategy final : public Strategy {
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
 };
 
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -58,7 +58,7 @@ TEST(CompareFigures, TheTableAndTheAppAgreeOnEverySession) {
   const auto stats = ui::sessionStats(opened.sessions);
   const auto bars = ui::figureBars(opened.sessions, stats);
   ASSERT_EQ(bars.size(), 5u);  // step time, throughput, sent, time in collectives, overlap
-  const auto figures = comparisonFigures(ui::comparedRuns(opened.sessions, stats));
+  const auto figures = stats::comparisonFigures(ui::comparedRuns(opened.sessions, stats));
   for (size_t i = 0; i < kStrategies.size(); ++i) {
     SCOPED_TRACE(kStrategies[i]);
     EXPECT_EQ(bars[0].labels[i], table["step time (slowest rank)"][i]);

@@ -53,7 +53,7 @@ TEST(LiveJob, RanksArriveOnRankZerosClockAndTheSessionEndsAsTheyDid) {
   auto lock = store.lock();
   ASSERT_EQ(store.sessions().size(), 1u);
   const auto& s = store.sessions()[0];
-  EXPECT_EQ(s.config.strategy, StrategyKind::FullShard) << "rank 0's options";
+  EXPECT_EQ(s.config.strategy, config::StrategyKind::FullShard) << "rank 0's options";
   EXPECT_EQ(s.title, "full_shard (a launched job, live)");
   ASSERT_EQ(s.recording.ranks(), 2);
   const auto& shifted = s.recording.rank(1).memory;

@@ -87,11 +87,11 @@ class OpenFromTheSidebar : public AppOverEngine {
 // A run's trace, typed: the window shows it, and the configuration panel takes its configuration
 // (Run runs it again).
 TEST_F(OpenFromTheSidebar, ARunsTraceOpensWithItsConfiguration) {
-  RunConfig c = testing::tinyGptConfig();
-  c.strategy = StrategyKind::FullShard;
+  config::RunConfig c = testing::tinyGptConfig();
+  c.strategy = config::StrategyKind::FullShard;
   c.steps = 2;
   c.tracePath = testing::freshTempDir("open_run_trace") + "/run.json";
-  ASSERT_TRUE(runTraining(c, SHARDSCOPE_BINARY, {}).ok);
+  ASSERT_TRUE(engine::runTraining(c, SHARDSCOPE_BINARY, {}).ok);
   draw();
   click("open:header");
   typePath(c.tracePath);
@@ -99,8 +99,8 @@ TEST_F(OpenFromTheSidebar, ARunsTraceOpensWithItsConfiguration) {
   ASSERT_TRUE(drawUntilOpened());
   EXPECT_EQ(engine_.openStatus().error, "");
   ASSERT_EQ(titles().size(), 1u);
-  EXPECT_EQ(titles()[0], strategyTitle(StrategyKind::FullShard));
-  EXPECT_EQ(state_.config.strategy, StrategyKind::FullShard) << "Run runs what was opened again";
+  EXPECT_EQ(titles()[0], config::strategyTitle(config::StrategyKind::FullShard));
+  EXPECT_EQ(state_.config.strategy, config::StrategyKind::FullShard) << "Run runs what was opened again";
   EXPECT_EQ(state_.config.steps, 2);
   EXPECT_EQ(state_.config.hidden, c.hidden) << "tiny: not the panel's default";
   auto lock = store_.lock();
@@ -110,11 +110,11 @@ TEST_F(OpenFromTheSidebar, ARunsTraceOpensWithItsConfiguration) {
 // "beside what is shown": a PyTorch job's traces added next to a run of shardscope's, two
 // sessions on one axis; without it, the next open replaces both.
 TEST_F(OpenFromTheSidebar, AJobOpensBesideARun) {
-  RunConfig c = testing::tinyGptConfig();
+  config::RunConfig c = testing::tinyGptConfig();
   c.steps = 2;
   const std::string dir = testing::freshTempDir("open_beside");
   c.tracePath = dir + "/run.json";
-  ASSERT_TRUE(runTraining(c, SHARDSCOPE_BINARY, {}).ok);
+  ASSERT_TRUE(engine::runTraining(c, SHARDSCOPE_BINARY, {}).ok);
   const std::string job = dir + "/job";
   std::filesystem::create_directories(job);
   for (int r = 0; r < 2; ++r) writeProfilerTrace(job + "/rank-" + std::to_string(r) + ".pt.trace.json", r);
@@ -129,7 +129,7 @@ TEST_F(OpenFromTheSidebar, AJobOpensBesideARun) {
   click("open");
   ASSERT_TRUE(drawUntilOpened());
   ASSERT_EQ(titles().size(), 2u) << engine_.openStatus().error;
-  EXPECT_EQ(titles()[0], strategyTitle(c.strategy));
+  EXPECT_EQ(titles()[0], config::strategyTitle(c.strategy));
   EXPECT_NE(titles()[1].find("a PyTorch job (torch.profiler)"), std::string::npos) << titles()[1];
   EXPECT_EQ(state_.config.hidden, c.hidden) << "the panels keep the run's configuration (tiny: not the default)";
   EXPECT_EQ(state_.config.layers, c.layers);

@@ -44,8 +44,8 @@ std::set<int> coresNamed(const std::string& placement) {
 }
 
 std::vector<std::string> boundRunArgs(const std::string& summaryPath) {
-  RunConfig config = testing::tinyGptConfig();
-  config.bindCores = BindCores::Rank;
+  config::RunConfig config = testing::tinyGptConfig();
+  config.bindCores = config::BindCores::Rank;
   return testing::runArgsOf(config, {"--summary", summaryPath});
 }
 

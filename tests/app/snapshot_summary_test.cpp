@@ -35,13 +35,13 @@ TEST(SnapshotSummary, PerStepFiguresAreNullAndReadBackAsUnknown) {
       EXPECT_TRUE(rank[key].is_null()) << key << " is " << rank[key].dump() << ": no step was recorded";
     }
   }
-  const auto loaded = loadSummary(path);
+  const auto loaded = stats::loadSummary(path);
   ASSERT_TRUE(loaded.error.empty()) << loaded.error;
   ASSERT_EQ(loaded.runs.size(), 1u);
   const auto& ranks = loaded.runs[0].ranks;
-  EXPECT_TRUE(anyMemoryRecorded(ranks));
-  EXPECT_FALSE(anyStepRecorded(ranks)) << "the window says unknown, not 0 %";
-  EXPECT_FALSE(anyStepTimed(ranks));
+  EXPECT_TRUE(stats::anyMemoryRecorded(ranks));
+  EXPECT_FALSE(stats::anyStepRecorded(ranks)) << "the window says unknown, not 0 %";
+  EXPECT_FALSE(stats::anyStepTimed(ranks));
 }
 
 }  // namespace

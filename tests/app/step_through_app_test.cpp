@@ -37,9 +37,9 @@ class LiveStepThrough : public AppOverEngine {
 };
 
 TEST_F(LiveStepThrough, EachClickOnStepMovesEveryRankOneEventGroup) {
-  RunConfig c = testing::tinyGptConfig();
-  c.strategy = StrategyKind::FullShard;
-  c.stepGate = StepGateMode::Group;
+  config::RunConfig c = testing::tinyGptConfig();
+  c.strategy = config::StrategyKind::FullShard;
+  c.stepGate = config::StepGateMode::Group;
   state_.config = c;
   engine_.startRun(c);
   ASSERT_TRUE(drawUntilFirst([](const ui::Session& s) { return s.gate.allWaiting(); }))
@@ -78,8 +78,8 @@ TEST_F(LiveStepThrough, EachClickOnStepMovesEveryRankOneEventGroup) {
     auto lock = store_.lock();
     gatedLosses = store_.sessions()[0].losses;
   }
-  c.stepGate = StepGateMode::Off;
-  const RunResult free = runTraining(c, SHARDSCOPE_BINARY, {});
+  c.stepGate = config::StepGateMode::Off;
+  const engine::RunResult free = engine::runTraining(c, SHARDSCOPE_BINARY, {});
   ASSERT_TRUE(free.ok) << free.error;
   EXPECT_EQ(gatedLosses, free.losses);
 }
@@ -97,7 +97,7 @@ TEST_F(LiveStepThrough, ListenFromTheSidebarDrawsALaunchedJob) {
   ASSERT_EQ(state_.listen.message, "");
   ASSERT_TRUE(engine_.busy()) << "listening";
   ASSERT_TRUE(testing::waitForLoopbackListener(port)) << "the collector never listened";
-  RunConfig config = testing::tinyGptConfig();
+  config::RunConfig config = testing::tinyGptConfig();
   config.steps = 3;
   for (const auto& r : testing::runWorkerJob(config, {"--collector", "127.0.0.1:" + std::to_string(port)})) {
     ASSERT_EQ(r.exitCode, 0) << r.output;

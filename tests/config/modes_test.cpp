@@ -7,13 +7,13 @@
 
 #include "config/strategies.h"
 
-namespace shardscope {
+namespace shardscope::config {
 namespace {
 
 template <typename E>
 class Modes : public ::testing::Test {};
 using AllModes = ::testing::Types<ModelKind, StrategyKind, OptimizerKind, DeviceKind, BindCores, Precision,
-                                  Checkpointing, RecordingMode, StepGateMode, MemoryCheck>;
+                                  Checkpointing, RecordingMode, StepGateMode, MemoryCheck, PipelineSchedule>;
 TYPED_TEST_SUITE(Modes, AllModes);
 
 // Each value has one name that reads back to it; the values are the enumerators 0..n-1 with none
@@ -98,4 +98,4 @@ TEST(StrategyTable, ListsAreReadOnceAndRefuseUnknownEntries) {
 }
 
 }  // namespace
-}  // namespace shardscope
+}  // namespace shardscope::config

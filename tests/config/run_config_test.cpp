@@ -15,7 +15,7 @@
 #include "config/tensor_parallel.h"
 #include "tests/support/run_cli.h"
 
-namespace shardscope {
+namespace shardscope::config {
 namespace {
 
 std::string errorOf(RunConfig c) {
@@ -405,4 +405,4 @@ TEST(RunConfig, MalformedConfigFilesSayWhatIsWrong) {
 }
 
 }  // namespace
-}  // namespace shardscope
+}  // namespace shardscope::config

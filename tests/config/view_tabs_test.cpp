@@ -6,7 +6,7 @@
 
 #include "config/view_tabs.h"
 
-namespace shardscope {
+namespace shardscope::config {
 namespace {
 
 TEST(ViewTabs, EachNameFindsItsOwnTabAndNoneRepeats) {
@@ -23,4 +23,4 @@ TEST(ViewTabs, EachNameFindsItsOwnTabAndNoneRepeats) {
 }
 
 }  // namespace
-}  // namespace shardscope
+}  // namespace shardscope::config

@@ -2,7 +2,7 @@
 
 #include "engine/strategies/gradient_buckets.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 namespace {
 
 TEST(BucketAssignment, FillsInReverseOrderAndClosesAtTheCap) {
@@ -50,4 +50,4 @@ TEST(BucketAssignment, OneBucketPerUnitInTheOrderBackwardCompletesThem) {
 }
 
 }  // namespace
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -15,7 +15,7 @@
 
 #include "engine/launch/pipe_backlog.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -122,4 +122,4 @@ TEST(CatchUpTurns, TheLoopRunsAtTheLowestPriorityAndTheCallerGetsItsOwnBack) {
 }
 
 }  // namespace
-}  // namespace shardscope
+}  // namespace shardscope::engine

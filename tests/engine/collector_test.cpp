@@ -18,7 +18,7 @@
 #include "trace/rank_event_files.h"
 #include "trace/wire.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 namespace {
 
 // A stranger on the collector's port: connects, sends `bytes` (maybe nothing), and holds on.
@@ -74,8 +74,8 @@ void expectEveryStepOnce(const std::string& dir, int steps) {
 }
 
 TEST(Collector, AJobStreamsToItLiveAndStrangersAreRefused) {
-  RunConfig config = testing::tinyGptConfig();
-  config.strategy = StrategyKind::FullShard;
+  config::RunConfig config = testing::tinyGptConfig();
+  config.strategy = config::StrategyKind::FullShard;
   config.steps = 3;
   const std::string dir = testing::freshTempDir("collector_job");
   const int port = testing::freeLoopbackPort();
@@ -111,7 +111,7 @@ TEST(Collector, AJobStreamsToItLiveAndStrangersAreRefused) {
   const auto job = trace::loadRankEventFiles(dir);
   ASSERT_TRUE(job.error.empty()) << job.error;
   EXPECT_TRUE(job.note.empty()) << job.note;
-  EXPECT_EQ(job.config.strategy, StrategyKind::FullShard) << "rank 0's options, from its hello";
+  EXPECT_EQ(job.config.strategy, config::StrategyKind::FullShard) << "rank 0's options, from its hello";
   ASSERT_EQ(job.recording.ranks(), 2);
   for (int r = 0; r < 2; ++r) {
     EXPECT_EQ(job.recording.rank(r).steps.size(), 3u) << "rank " << r;
@@ -122,7 +122,7 @@ TEST(Collector, AJobStreamsToItLiveAndStrangersAreRefused) {
 // 500 connections that say nothing, held open: the ranks still get in at once (64 idle ones kept
 // every rank out until they timed out 5 s later), the oldest silent ones making room.
 TEST(Collector, IdleConnectionsDoNotKeepTheRanksOut) {
-  RunConfig config = testing::tinyGptConfig();
+  config::RunConfig config = testing::tinyGptConfig();
   config.steps = 2;
   const std::string dir = testing::freshTempDir("collector_idle");
   const int port = testing::freeLoopbackPort();
@@ -163,7 +163,7 @@ TEST(Collector, IdleConnectionsDoNotKeepTheRanksOut) {
 // Ranks with the wrong token are told why (the collector answers every hello), and keep their
 // files; the collector, which no rank joined, stops at SIGTERM keeping what it has (nothing).
 TEST(Collector, ARefusedRankIsToldWhyAndKeepsItsFile) {
-  RunConfig config = testing::tinyGptConfig();
+  config::RunConfig config = testing::tinyGptConfig();
   const std::string dir = testing::freshTempDir("collector_refused");
   const std::string port = std::to_string(testing::freeLoopbackPort());
   testing::CliResult collector;
@@ -194,7 +194,7 @@ TEST(Collector, ARefusedRankIsToldWhyAndKeepsItsFile) {
 // naming the file and the reason, and ends 1 as an output not written does (it ended 0, rank 1's
 // events lost without a word).
 TEST(Collector, ARankFileThatCannotBeWrittenFailsTheCollector) {
-  RunConfig config = testing::tinyGptConfig();
+  config::RunConfig config = testing::tinyGptConfig();
   const std::string dir = testing::freshTempDir("collector_full");
   std::filesystem::create_symlink("/dev/full", trace::rankEventFileName(dir, 1));
   const std::string port = std::to_string(testing::freeLoopbackPort());
@@ -217,7 +217,7 @@ TEST(Collector, ARankFileThatCannotBeWrittenFailsTheCollector) {
 
 // A rank that cannot reach its collector trains on and writes its file instead, and says so.
 TEST(Collector, AnUnreachableCollectorLeavesTheRanksTheirFiles) {
-  RunConfig config = testing::tinyGptConfig();
+  config::RunConfig config = testing::tinyGptConfig();
   const std::string dir = testing::freshTempDir("collector_unreachable");
   const std::string nobody = "127.0.0.1:" + std::to_string(testing::freeLoopbackPort());
   const auto ranks = testing::runWorkerJob(config, {"--collector", nobody, "--trace-dir", dir});
@@ -236,7 +236,7 @@ TEST(Collector, AnUnreachableCollectorLeavesTheRanksTheirFiles) {
 // The collector killed mid-run: the ranks train on, and what they record from then on goes to
 // their files beside what the collector wrote (one directory here, as on a shared file system).
 TEST(Collector, ACollectorLostMidRunLeavesTheRestInTheRanksFiles) {
-  RunConfig config = testing::tinyGptConfig();
+  config::RunConfig config = testing::tinyGptConfig();
   config.steps = 40;
   const std::string dir = testing::freshTempDir("collector_lost");
   const int port = testing::freeLoopbackPort();
@@ -264,7 +264,7 @@ TEST(Collector, ACollectorLostMidRunLeavesTheRestInTheRanksFiles) {
 // A collector that confirms what it keeps: the ranks end with nothing left to write again, so
 // their own files stay empty and nothing says the collector was lost.
 TEST(Collector, ARankThatEndsWithEverythingConfirmedKeepsNothingItself) {
-  RunConfig config = testing::tinyGptConfig();
+  config::RunConfig config = testing::tinyGptConfig();
   config.steps = 3;
   const std::string dir = testing::freshTempDir("collector_confirmed");
   const std::string own = testing::freshTempDir("collector_confirmed_own");
@@ -287,7 +287,7 @@ TEST(Collector, ARankThatEndsWithEverythingConfirmedKeepsNothingItself) {
 // here SIGSTOP): after SHARDSCOPE_COLLECTOR_CONFIRM_S (1 s here) each rank writes what it had not
 // confirmed, and everything after, to its own file; every step is there once.
 TEST(Collector, ACollectorThatStopsConfirmingIsLeftAndNothingIsLost) {
-  RunConfig config = testing::tinyGptConfig();
+  config::RunConfig config = testing::tinyGptConfig();
   // Long enough to run on for the second after the stop: at 150 steps of 4 ms a job once ended
   // within it, and its ranks left at the stream's end instead (nothing lost, the path untested).
   config.steps = 500;
@@ -386,4 +386,4 @@ TEST(UnconfirmedBytes, ForgetsWhatTheCollectorConfirmedAndKeepsTheRestFromALine)
 }
 
 }  // namespace
-}  // namespace shardscope
+}  // namespace shardscope::engine

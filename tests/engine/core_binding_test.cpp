@@ -12,7 +12,7 @@
 #include "engine/comm/communicator.h"
 #include "engine/launch/core_binding.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 namespace {
 
 using Cores = std::vector<int>;
@@ -150,4 +150,4 @@ TEST_F(RendezvousEnvironment, LocalRankMustBeBelowLocalWorldSize) {
 }
 
 }  // namespace
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -23,7 +23,7 @@
 #include "engine/strategies/train_step.h"
 #include "tests/support/run_cli.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 namespace {
 
 struct RankResult {
@@ -35,7 +35,7 @@ struct RankResult {
 // `world` ranks on threads, `steps` steps of `config` each; rank 0's result. One intra-op thread,
 // as each rank process has its own share of the cores: a BLAS that picks its thread count by the
 // machine's load sums in another order from run to run, and the comparisons here are exact.
-RankResult trainOnThreads(const RunConfig& config, int world) {
+RankResult trainOnThreads(const config::RunConfig& config, int world) {
   at::set_num_threads(1);
   auto store = c10::make_intrusive<c10d::HashStore>();
   std::vector<RankResult> results(world);
@@ -68,8 +68,8 @@ RankResult trainOnThreads(const RunConfig& config, int world) {
   return results[0];
 }
 
-RunConfig offloadConfig(StrategyKind strategy, Precision precision) {
-  RunConfig c = testing::tinyGptConfig();
+config::RunConfig offloadConfig(config::StrategyKind strategy, config::Precision precision) {
+  config::RunConfig c = testing::tinyGptConfig();
   c.strategy = strategy;
   c.precision = precision;
   c.steps = 3;
@@ -78,9 +78,9 @@ RunConfig offloadConfig(StrategyKind strategy, Precision precision) {
   return c;
 }
 
-void expectSameTraining(const RunConfig& base, int world) {
-  RunConfig offloaded = base;
-  offloaded.offload = Offload::Cpu;
+void expectSameTraining(const config::RunConfig& base, int world) {
+  config::RunConfig offloaded = base;
+  offloaded.offload = config::Offload::Cpu;
   const RankResult plain = trainOnThreads(base, world);
   const RankResult moved = trainOnThreads(offloaded, world);
   ASSERT_EQ(plain.losses.size(), static_cast<size_t>(base.steps));
@@ -97,15 +97,15 @@ void expectSameTraining(const RunConfig& base, int world) {
 }
 
 TEST(CpuOffload, FullShardTrainsAsWithoutOffload) {
-  expectSameTraining(offloadConfig(StrategyKind::FullShard, Precision::Fp32), 2);
+  expectSameTraining(offloadConfig(config::StrategyKind::FullShard, config::Precision::Fp32), 2);
 }
 
 TEST(CpuOffload, ShardGradOpUnderBf16TrainsAsWithoutOffload) {
-  expectSameTraining(offloadConfig(StrategyKind::ShardGradOp, Precision::Bf16), 2);
+  expectSameTraining(offloadConfig(config::StrategyKind::ShardGradOp, config::Precision::Bf16), 2);
 }
 
 TEST(CpuOffload, HybridShardCopiesEachGradientAfterItsReplicateAllReduce) {
-  RunConfig c = offloadConfig(StrategyKind::HybridShard, Precision::Fp32);
+  config::RunConfig c = offloadConfig(config::StrategyKind::HybridShard, config::Precision::Fp32);
   c.world = 4;
   c.batch = 8;
   c.shardGroupSize = 2;
@@ -113,8 +113,8 @@ TEST(CpuOffload, HybridShardCopiesEachGradientAfterItsReplicateAllReduce) {
 }
 
 TEST(CpuOffload, ShardsGradientsAndOptimizerStateAreHeldOnTheHost) {
-  RunConfig c = offloadConfig(StrategyKind::FullShard, Precision::Fp32);
-  c.offload = Offload::Cpu;
+  config::RunConfig c = offloadConfig(config::StrategyKind::FullShard, config::Precision::Fp32);
+  c.offload = config::Offload::Cpu;
   const RankResult r = trainOnThreads(c, 2);
   using trace::MemoryRole;
   std::map<MemoryRole, int64_t> hostBytes, deviceBytes;
@@ -128,4 +128,4 @@ TEST(CpuOffload, ShardsGradientsAndOptimizerStateAreHeldOnTheHost) {
 }
 
 }  // namespace
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -13,7 +13,7 @@
 #include "engine/strategies/optimizer_factory.h"
 #include "tests/support/mode_of.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 namespace {
 
 // Parameters of a few shapes and sizes (a matrix, a vector, a scalar-sized one), or with `large`
@@ -126,18 +126,18 @@ TEST(ForeachAdam, ParametersWithoutGradientsAreLeftAlone) {
 // torch.optim's default implementation choice: multi-tensor on CUDA, one tensor at a time on CPU,
 // where --offload cpu keeps a GPU rank's shards.
 TEST(ForeachAdam, FactoryPicksItForCudaRunsOnly) {
-  RunConfig config;
+  config::RunConfig config;
   for (const std::string optimizer : {"adam", "adamw"}) {
-    config.optimizer = testing::modeOf<OptimizerKind>(optimizer);
-    config.device = DeviceKind::Cpu;
+    config.optimizer = testing::modeOf<config::OptimizerKind>(optimizer);
+    config.device = config::DeviceKind::Cpu;
     auto cpu = makeOptimizer(config, makeParams(at::kCPU));
-    config.device = DeviceKind::Cuda;
+    config.device = config::DeviceKind::Cuda;
     auto cuda = makeOptimizer(config, makeParams(at::kCPU));
     const bool cpuForeach = dynamic_cast<ForeachAdam*>(cpu.get()) || dynamic_cast<ForeachAdamW*>(cpu.get());
     const bool cudaForeach = dynamic_cast<ForeachAdam*>(cuda.get()) || dynamic_cast<ForeachAdamW*>(cuda.get());
-    config.offload = Offload::Cpu;
+    config.offload = config::Offload::Cpu;
     auto offloaded = makeOptimizer(config, makeParams(at::kCPU));
-    config.offload = Offload::Off;
+    config.offload = config::Offload::Off;
     const bool offloadForeach =
         dynamic_cast<ForeachAdam*>(offloaded.get()) || dynamic_cast<ForeachAdamW*>(offloaded.get());
     EXPECT_FALSE(cpuForeach) << optimizer;
@@ -147,4 +147,4 @@ TEST(ForeachAdam, FactoryPicksItForCudaRunsOnly) {
 }
 
 }  // namespace
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -3,7 +3,7 @@
 
 #include "engine/launch/rank_device.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 namespace {
 
 TEST(GpuPlacement, OneGpuPerRankWhenThereAreEnough) {
@@ -60,4 +60,4 @@ TEST(GpuPlacement, SharedGpuMethodFollowsTheNcclVersion) {
 }
 
 }  // namespace
-}  // namespace shardscope
+}  // namespace shardscope::engine

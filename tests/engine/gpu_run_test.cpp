@@ -18,7 +18,7 @@
 #include "engine/recording/tensor_files.h"
 #include "tests/support/run_cli.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 namespace {
 
 using testing::freshTempDir;
@@ -472,9 +472,9 @@ TEST(GpuRun, PrefetchOverlapsAllGathersWithCompute) {
 }
 
 }  // namespace
-}  // namespace shardscope
+}  // namespace shardscope::engine
 
-namespace shardscope {
+namespace shardscope::engine {
 namespace {
 
 // A GPU rank killed mid-run: the peers blocked in NCCL collectives are stopped, the run ends with
@@ -498,4 +498,4 @@ TEST(GpuRun, KilledRankIsNamedAndTheTraceIsKept) {
 }
 
 }  // namespace
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -7,7 +7,7 @@
 #include "engine/comm/backend_factories.h"
 #include "engine/strategies/gradient_buckets.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 namespace {
 
 std::unique_ptr<Communicator> oneRankGloo() {
@@ -60,4 +60,4 @@ TEST(GradientBuckets, EachStepStartsItsSumAfresh) {
 }
 
 }  // namespace
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -14,7 +14,7 @@
 #include "config/model_layout.h"
 #include "tests/support/run_cli.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 namespace {
 
 TEST(ProcessMesh, RowsAreShardGroupsAndColumnsReplicateGroups) {
@@ -42,11 +42,11 @@ TEST(ProcessMesh, RowsAreShardGroupsAndColumnsReplicateGroups) {
 }
 
 TEST(HybridShard, RanksHoldTheirGroupsShardAndEachCollectiveRunsInItsGroup) {
-  RunConfig c = testing::tinyGptConfig();
+  config::RunConfig c = testing::tinyGptConfig();
   c.world = 4;
   c.batch = 8;
   c.steps = 2;
-  c.strategy = StrategyKind::HybridShard;
+  c.strategy = config::StrategyKind::HybridShard;
   c.shardGroupSize = 2;
   const auto dir = testing::freshTempDir("hybrid_shard");
   const auto r = testing::runShardscope(
@@ -64,7 +64,7 @@ TEST(HybridShard, RanksHoldTheirGroupsShardAndEachCollectiveRunsInItsGroup) {
 
   // Each unit padded to a multiple of S = 2, not of the world: every rank holds half of it.
   int64_t padded = 0, units = 0;
-  for (int64_t n : unitElements(c)) {
+  for (int64_t n : config::unitElements(c)) {
     padded += (n + 1) / 2 * 2;
     ++units;
   }
@@ -103,10 +103,10 @@ TEST(HybridShard, RanksHoldTheirGroupsShardAndEachCollectiveRunsInItsGroup) {
 }
 
 TEST(HybridShard, AShardGroupThatDoesNotDivideTheWorldIsRefusedBeforeAnyRankStarts) {
-  RunConfig c = testing::tinyGptConfig();
+  config::RunConfig c = testing::tinyGptConfig();
   c.world = 6;
   c.batch = 6;
-  c.strategy = StrategyKind::HybridShard;
+  c.strategy = config::StrategyKind::HybridShard;
   c.shardGroupSize = 4;
   const auto r = testing::runShardscope(testing::runArgsOf(c));
   EXPECT_EQ(r.exitCode, 2) << r.output;
@@ -115,4 +115,4 @@ TEST(HybridShard, AShardGroupThatDoesNotDivideTheWorldIsRefusedBeforeAnyRankStar
 }
 
 }  // namespace
-}  // namespace shardscope
+}  // namespace shardscope::engine

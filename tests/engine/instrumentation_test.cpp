@@ -16,16 +16,16 @@
 #include "engine/recording/tensor_files.h"
 #include "tests/support/run_cli.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 namespace {
 
 constexpr int kWorld = 2;
 constexpr int kLayers = 3;
 constexpr int kSteps = 2;
 
-RunConfig modelConfig() {
-  RunConfig c;
-  c.model = ModelKind::Gpt;
+config::RunConfig modelConfig() {
+  config::RunConfig c;
+  c.model = config::ModelKind::Gpt;
   c.layers = kLayers;
   c.hidden = 20;
   c.heads = 4;
@@ -46,7 +46,7 @@ struct Sizes {
 };
 
 Sizes sizes() {
-  const auto units = unitElements(modelConfig());  // blocks 0..L-1, then the root
+  const auto units = config::unitElements(modelConfig());  // blocks 0..L-1, then the root
   Sizes s;
   auto pad = [](int64_t n) { return (n + kWorld - 1) / kWorld * kWorld; };
   for (int u = 0; u < kLayers; ++u) s.blockPadded.push_back(pad(units[u]));
@@ -507,9 +507,9 @@ TEST(Instrumentation, TraceHasRankProcessesAndNamedTracks) {
 }
 
 }  // namespace
-}  // namespace shardscope
+}  // namespace shardscope::engine
 
-namespace shardscope {
+namespace shardscope::engine {
 namespace {
 
 // A small run on three ranks (full_shard unless said) that exports its final parameters, under `env`.
@@ -598,4 +598,4 @@ TEST(Instrumentation, UnknownAllGatherSettingIsRefusedByName) {
 }
 
 }  // namespace
-}  // namespace shardscope
+}  // namespace shardscope::engine

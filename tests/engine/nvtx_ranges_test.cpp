@@ -14,7 +14,7 @@
 
 #include "tests/support/run_cli.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 namespace {
 
 using Names = std::map<std::string, int>;  // name -> how many
@@ -63,9 +63,9 @@ TEST(NvtxRanges, EachRankPushesTheSpansAndCollectivesOfItsTrace) {
   GTEST_SKIP() << "NVTX's headers were not found at build time: the engine emits no ranges";
 #else
   const std::string dir = testing::freshTempDir("nvtx_ranges");
-  RunConfig c = testing::tinyGptConfig();
-  c.strategy = StrategyKind::FullShard;
-  c.activationCheckpointing = Checkpointing::Blocks;  // recompute spans too
+  config::RunConfig c = testing::tinyGptConfig();
+  c.strategy = config::StrategyKind::FullShard;
+  c.activationCheckpointing = config::Checkpointing::Blocks;  // recompute spans too
   const auto run = testing::runShardscope(testing::runArgsOf(c, {"--trace", dir + "/run.json"}),
                                           {std::string("NVTX_INJECTION64_PATH=") + SHARDSCOPE_NVTX_CAPTURE_LIB,
                                            "SHARDSCOPE_NVTX_CAPTURE=" + dir + "/nvtx"});
@@ -115,4 +115,4 @@ TEST(NvtxRanges, NoToolNoRanges) {
 }
 
 }  // namespace
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -8,7 +8,7 @@
 
 #include "tests/support/run_cli.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 namespace {
 
 nlohmann::json summaryOf(const std::string& path) {
@@ -18,7 +18,7 @@ nlohmann::json summaryOf(const std::string& path) {
 
 TEST(RankStart, ForkedRanksTrainAndMeasureAsExecdRanksDo) {
   const auto dir = testing::freshTempDir("rank_fork");
-  RunConfig c = testing::tinyGptConfig();
+  config::RunConfig c = testing::tinyGptConfig();
   c.world = 3;
   c.batch = 6;
   c.steps = 3;
@@ -50,7 +50,7 @@ double childrenCpuSeconds() {
 // reopened observed no run: null, not a zero that reads as measured.
 TEST(RankStart, TheSummaryGivesTheControllersOwnCpu) {
   const auto dir = testing::freshTempDir("controller_cpu");
-  RunConfig c = testing::tinyGptConfig();
+  config::RunConfig c = testing::tinyGptConfig();
   c.world = 2;
   c.steps = 40;
   const double before = childrenCpuSeconds();
@@ -68,4 +68,4 @@ TEST(RankStart, TheSummaryGivesTheControllersOwnCpu) {
 }
 
 }  // namespace
-}  // namespace shardscope
+}  // namespace shardscope::engine

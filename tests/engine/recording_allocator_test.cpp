@@ -22,7 +22,7 @@
 #include "engine/recording/recorder.h"
 #include "trace/wire.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 namespace {
 
 // In a child process (EXPECT_EXIT): the hook replaces the process's CPU allocator. Recording starts
@@ -165,4 +165,4 @@ TEST(RecordingAllocator, PinSpansAreHostTimedAndUnpinnedMemoryHasNone) {
 }
 
 }  // namespace
-}  // namespace shardscope
+}  // namespace shardscope::engine

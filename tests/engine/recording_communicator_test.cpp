@@ -18,7 +18,7 @@
 #include "engine/recording/recorder.h"
 #include "trace/wire.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 namespace {
 
 // Every event `recorder` wrote into the pipe `fds` (its write end closed here).
@@ -92,4 +92,4 @@ TEST(RecordingCommunicator, ACollectiveThatTimedOutIsRecordedAsFailedNotAsASpan)
 }
 
 }  // namespace
-}  // namespace shardscope
+}  // namespace shardscope::engine

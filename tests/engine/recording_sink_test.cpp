@@ -14,12 +14,12 @@
 #include "tests/support/run_cli.h"
 #include "trace/trace_reader.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 namespace {
 
 TEST(RecordingSink, TheCallersRecordingIsTheRunsOnlyCopy) {
-  RunConfig config = testing::tinyGptConfig();
-  config.strategy = StrategyKind::FullShard;
+  config::RunConfig config = testing::tinyGptConfig();
+  config.strategy = config::StrategyKind::FullShard;
   config.steps = 2;
   const auto dir = testing::freshTempDir("recording_sink");
   config.summaryPath = dir + "/summary.json";
@@ -51,8 +51,8 @@ TEST(RecordingSink, TheCallersRecordingIsTheRunsOnlyCopy) {
 // A window's recording with a budget keeps its newer steps within it and folds the older ones,
 // whose figures still count and whose detail the run's --trace still gets.
 TEST(RecordingSink, ACallersBudgetFoldsOlderStepsAndTheTraceKeepsThemAll) {
-  RunConfig config = testing::tinyGptConfig();
-  config.strategy = StrategyKind::FullShard;
+  config::RunConfig config = testing::tinyGptConfig();
+  config.strategy = config::StrategyKind::FullShard;
   config.steps = 24;
   const auto dir = testing::freshTempDir("recording_sink_budget");
   config.summaryPath = dir + "/summary.json";
@@ -84,8 +84,8 @@ TEST(RecordingSink, ACallersBudgetFoldsOlderStepsAndTheTraceKeepsThemAll) {
 // The trace and CSV streamed in pieces hold every step, and the summary's figures (from the
 // recording's running totals of the steps it dropped) are those of the whole trace read back.
 TEST(RecordingSink, AHeadlessRunKeepsItsLastStepsAndStreamsTheRestToItsFiles) {
-  RunConfig config = testing::tinyGptConfig();
-  config.strategy = StrategyKind::FullShard;
+  config::RunConfig config = testing::tinyGptConfig();
+  config.strategy = config::StrategyKind::FullShard;
   config.steps = 3 * kStreamedDetailSteps + 1;
   const auto dir = testing::freshTempDir("streamed_outputs");
   config.summaryPath = dir + "/summary.json";
@@ -97,7 +97,7 @@ TEST(RecordingSink, AHeadlessRunKeepsItsLastStepsAndStreamsTheRestToItsFiles) {
 
   const auto loaded = trace::loadChromeTrace(config.tracePath);
   ASSERT_TRUE(loaded.error.empty()) << loaded.error;
-  const auto fromTrace = computeRankStats(config, loaded.recording, result.parameterCount);
+  const auto fromTrace = stats::computeRankStats(config, loaded.recording, result.parameterCount);
   const auto summary = nlohmann::json::parse(std::ifstream(config.summaryPath));
   for (int r = 0; r < config.world; ++r) {
     SCOPED_TRACE("rank " + std::to_string(r));
@@ -143,4 +143,4 @@ TEST(RecordingSink, AHeadlessRunKeepsItsLastStepsAndStreamsTheRestToItsFiles) {
 }
 
 }  // namespace
-}  // namespace shardscope
+}  // namespace shardscope::engine

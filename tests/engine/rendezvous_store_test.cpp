@@ -27,7 +27,7 @@
 
 extern char** environ;
 
-namespace shardscope {
+namespace shardscope::engine {
 namespace {
 
 struct Listener {
@@ -77,8 +77,8 @@ std::vector<Listener> ownListeners() { return listenersOf("self"); }
 TEST(RendezvousStore, ListensOnLoopbackOnlyAndAStrangersKeysChangeNothing) {
   const auto before = ownListeners();
   ASSERT_TRUE(before.empty()) << "this test process listens on nothing of its own";
-  RunConfig config;
-  config.model = ModelKind::Mlp;
+  config::RunConfig config;
+  config.model = config::ModelKind::Mlp;
   config.world = 2;
   config.steps = 20;
   std::atomic<bool> done{false};
@@ -169,4 +169,4 @@ TEST(RendezvousStore, Rank0HostingTheStoreOfALoopbackJobListensOnLoopbackOnly) {
 }
 
 }  // namespace
-}  // namespace shardscope
+}  // namespace shardscope::engine

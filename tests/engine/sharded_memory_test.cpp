@@ -15,7 +15,7 @@
 #include "tests/support/run_cli.h"
 #include "tests/support/mode_of.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 namespace {
 
 std::map<std::string, int64_t> bytesByRole(const nlohmann::json& held) {
@@ -29,22 +29,22 @@ nlohmann::json heldOf(const std::string& dir, int rank) {
   return nlohmann::json::parse(in);
 }
 
-int64_t paddedUnitElements(const RunConfig& c, int world) {
+int64_t paddedUnitElements(const config::RunConfig& c, int world) {
   int64_t total = 0;
-  for (int64_t n : unitElements(c)) total += (n + world - 1) / world * world;
+  for (int64_t n : config::unitElements(c)) total += (n + world - 1) / world * world;
   return total;
 }
 
 TEST(ShardedMemory, FullShardRanksHoldOnlyTheirShard) {
-  RunConfig c = testing::tinyGptConfig();
+  config::RunConfig c = testing::tinyGptConfig();
   const int world = 3;
   c.world = world;
   c.batch = 6;
   const auto shardedDir = testing::freshTempDir("held_full_shard");
   const auto ddpDir = testing::freshTempDir("held_ddp");
   auto runArgs = [&](const std::string& strategy, const std::string& dir) {
-    RunConfig r = c;
-    r.strategy = testing::modeOf<StrategyKind>(strategy);
+    config::RunConfig r = c;
+    r.strategy = testing::modeOf<config::StrategyKind>(strategy);
     auto args = testing::optionsOf(r);
     args.insert(args.begin(), "run");
     args.insert(args.end(), {"--export", dir});
@@ -88,13 +88,13 @@ TEST(ShardedMemory, FullShardRanksHoldOnlyTheirShard) {
 // one block's, and the parameter being copied: not several copies of a block (values, their
 // concatenation and the padded buffer), and never the whole model.
 TEST(ShardedMemory, InitialisationHoldsOneBlockAtATime) {
-  RunConfig c = testing::tinyGptConfig();
+  config::RunConfig c = testing::tinyGptConfig();
   c.hidden = 64;  // blocks much larger than the root
-  c.strategy = StrategyKind::FullShard;
+  c.strategy = config::StrategyKind::FullShard;
   const auto dir = testing::freshTempDir("init_one_block");
   auto r = testing::runShardscope(testing::runArgsOf(c, {"--summary", dir + "/summary.json"}));
   ASSERT_EQ(r.exitCode, 0) << r.output;
-  const auto units = unitElements(c);  // blocks, then the root
+  const auto units = config::unitElements(c);  // blocks, then the root
   int64_t largestParam = 0;
   const auto model = makeModel(c);  // kept: a range-for over a temporary's member would dangle
   for (const auto& p : model->params()) largestParam = std::max(largestParam, p.numel());
@@ -113,8 +113,8 @@ TEST(ShardedMemory, InitialisationHoldsOneBlockAtATime) {
 // unit's unsharded gradients until the last micro-batch, as much as DDP holds; one micro-batch
 // per step holds about one unit's at a time.
 TEST(ShardedMemory, NoSyncAccumulationHoldsEveryUnitsFullGradients) {
-  RunConfig c = testing::tinyGptConfig();
-  c.strategy = StrategyKind::FullShard;
+  config::RunConfig c = testing::tinyGptConfig();
+  c.strategy = config::StrategyKind::FullShard;
   c.batch = 8;
   const int64_t fullGradBytes = 4 * makeModel(c)->parameterCount();
   for (const int micro : {1, 2}) {
@@ -134,4 +134,4 @@ TEST(ShardedMemory, NoSyncAccumulationHoldsEveryUnitsFullGradients) {
 }
 
 }  // namespace
-}  // namespace shardscope
+}  // namespace shardscope::engine

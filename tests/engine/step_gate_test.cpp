@@ -12,15 +12,15 @@
 #include "tests/support/run_cli.h"
 #include "tests/support/mode_of.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-RunConfig gatedConfig(const std::string& strategy, const std::string& gate) {
-  RunConfig c = testing::tinyGptConfig();
-  c.strategy = testing::modeOf<StrategyKind>(strategy);
-  c.stepGate = testing::modeOf<StepGateMode>(gate);
+config::RunConfig gatedConfig(const std::string& strategy, const std::string& gate) {
+  config::RunConfig c = testing::tinyGptConfig();
+  c.strategy = testing::modeOf<config::StrategyKind>(strategy);
+  c.stepGate = testing::modeOf<config::StepGateMode>(gate);
   c.prefetch = 0;
   return c;
 }
@@ -34,7 +34,7 @@ struct GroupCounter {
 };
 
 void expectEachStepMovesEveryRankOneGroup(const std::string& strategy) {
-  const RunConfig config = gatedConfig(strategy, "group");
+  const config::RunConfig config = gatedConfig(strategy, "group");
   GroupCounter groups;
   std::vector<std::string> waitedBefore;
   std::vector<std::map<int, int>> countsWhenWaiting;
@@ -110,7 +110,7 @@ TEST(StepGate, FullShardGroupsFollowFsdpsHooks) {
 // DDP's bucket all-reduce is issued from a gradient hook inside backward: the pause before it
 // falls inside a backward compute span, which must be split around it.
 TEST(StepGate, APauseIsRecordedAndLeftOutOfSpansAndStepTimes) {
-  const RunConfig config = gatedConfig("ddp", "group");
+  const config::RunConfig config = gatedConfig("ddp", "group");
   Clock::time_point heldSince{};
   bool waiting = false, holding = false, held = false;
   RunCallbacks callbacks;
@@ -167,7 +167,7 @@ TEST(StepGate, APauseIsRecordedAndLeftOutOfSpansAndStepTimes) {
 // as an ungated one does: a rank paused at the gate still says it is alive, so it is not stalled.
 TEST(StepGate, AWaitLongerThanTheCollectiveTimeoutTripsNothing) {
   ::setenv("SHARDSCOPE_GLOO_TIMEOUT_MS", "1000", 1);
-  RunConfig config = gatedConfig("full_shard", "group");
+  config::RunConfig config = gatedConfig("full_shard", "group");
   config.prefetch = 1;
   config.stallTimeoutS = 3;
   bool waiting = false, holding = false, held = false;
@@ -193,7 +193,7 @@ TEST(StepGate, AWaitLongerThanTheCollectiveTimeoutTripsNothing) {
     return GateCommand::Step;
   };
   const RunResult gated = runTraining(config, SHARDSCOPE_BINARY, callbacks);
-  config.stepGate = StepGateMode::Off;
+  config.stepGate = config::StepGateMode::Off;
   const RunResult free = runTraining(config, SHARDSCOPE_BINARY, {});
   ::unsetenv("SHARDSCOPE_GLOO_TIMEOUT_MS");
   ASSERT_TRUE(held) << "the ranks never waited before forward blocks.0";
@@ -244,4 +244,4 @@ TEST(StepGate, AWorkerWithoutAControllerRefusesTheGate) {
 }
 
 }  // namespace
-}  // namespace shardscope
+}  // namespace shardscope::engine

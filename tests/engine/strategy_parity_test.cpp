@@ -16,17 +16,17 @@
 #include "config/model_layout.h"
 #include "tests/support/mode_of.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 namespace {
 
 // Sizes chosen so that no unit's element count divides evenly by 3 or 4 (padding is exercised).
-RunConfig smallConfig(const std::string& model, const std::string& optimizer = "adam") {
-  RunConfig c;
-  c.model = testing::modeOf<ModelKind>(model);
+config::RunConfig smallConfig(const std::string& model, const std::string& optimizer = "adam") {
+  config::RunConfig c;
+  c.model = testing::modeOf<config::ModelKind>(model);
   c.layers = 2;
   c.batch = 12;
   c.steps = 3;
-  c.optimizer = testing::modeOf<OptimizerKind>(optimizer);
+  c.optimizer = testing::modeOf<config::OptimizerKind>(optimizer);
   c.lr = optimizer == "sgd" ? 0.5 : 1e-2;  // large enough that every tensor visibly moves
   c.seed = 7;
   if (model == "mlp") {
@@ -42,11 +42,11 @@ RunConfig smallConfig(const std::string& model, const std::string& optimizer = "
   return c;
 }
 
-std::vector<std::string> cliArgs(const RunConfig& c, const std::string& strategy, int world,
+std::vector<std::string> cliArgs(const config::RunConfig& c, const std::string& strategy, int world,
                                  const std::string& exportDir) {
   return {"run",
           "--model",
-          modeName(c.model),
+          config::modeName(c.model),
           "--layers",
           std::to_string(c.layers),
           "--hidden",
@@ -68,7 +68,7 @@ std::vector<std::string> cliArgs(const RunConfig& c, const std::string& strategy
           "--lr",
           std::to_string(c.lr),
           "--optimizer",
-          modeName(c.optimizer),
+          config::modeName(c.optimizer),
           "--seed",
           std::to_string(c.seed),
           "--strategy",
@@ -84,7 +84,7 @@ struct ExportedRun {
   std::map<std::string, at::Tensor> initial, trained;
 };
 
-ExportedRun runExported(const RunConfig& c, const std::string& strategy, int world, const std::string& dir,
+ExportedRun runExported(const config::RunConfig& c, const std::string& strategy, int world, const std::string& dir,
                         const std::vector<std::string>& extra) {
   auto args = cliArgs(c, strategy, world, dir);
   args.insert(args.end(), extra.begin(), extra.end());
@@ -116,7 +116,7 @@ class StrategyParity : public ::testing::TestWithParam<Case> {};
 
 TEST_P(StrategyParity, MatchesSingleProcessTraining) {
   const auto& [model, strategy, world, optimizer] = GetParam();
-  const RunConfig config = smallConfig(model, optimizer);
+  const config::RunConfig config = smallConfig(model, optimizer);
   const auto dir = testing::freshTempDir(model + "_" + strategy + "_" + std::to_string(world) + "_" + optimizer);
   auto run = testing::runShardscope(cliArgs(config, strategy, world, dir));
   ASSERT_EQ(run.exitCode, 0) << run.output;
@@ -177,7 +177,7 @@ INSTANTIATE_TEST_SUITE_P(HybridStrategies, StrategyParity,
 // ZeRO-1 under bf16 keeps fp32 master weights for its slice only, yet computes exactly what DDP
 // does with its full fp32 masters: same bf16 compute copies, same fp32 reduction, same update.
 TEST(Zero1, Bf16TrainsExactlyAsDdpBf16) {
-  const RunConfig c = smallConfig("gpt");
+  const config::RunConfig c = smallConfig("gpt");
   std::map<std::string, std::map<std::string, at::Tensor>> finals;
   std::map<std::string, at::Tensor> losses;
   for (const char* strategy : {"ddp", "zero1"}) {
@@ -200,11 +200,11 @@ TEST(Zero1, Bf16TrainsExactlyAsDdpBf16) {
 // ZeroRedundancyOptimizer steps whole parameters: Adam's temporaries during the step stay the size
 // of one parameter, not of the whole slice (which doubled the optimizer_state peak).
 TEST(Zero1, AdamTemporariesStayTheSizeOfOneParameter) {
-  RunConfig c = testing::tinyGptConfig();
+  config::RunConfig c = testing::tinyGptConfig();
   c.hidden = 128;  // blocks' matrices much smaller than a rank's slice
-  c.strategy = StrategyKind::Zero1;
+  c.strategy = config::StrategyKind::Zero1;
   int64_t parameters = 0, largest = 0;
-  for (const auto& p : modelLayout(c)) {
+  for (const auto& p : config::modelLayout(c)) {
     parameters += p.numel();
     largest = std::max(largest, p.numel());
   }
@@ -234,7 +234,7 @@ class AccumulationParity : public ::testing::TestWithParam<AccumulationCase> {};
 
 TEST_P(AccumulationParity, MatchesSingleProcessTrainingOnTheWholeBatch) {
   const auto& [model, strategy] = GetParam();
-  const RunConfig config = smallConfig(model);  // batch 12: 6 per rank at world 2, 3 micro-batches of 2
+  const config::RunConfig config = smallConfig(model);  // batch 12: 6 per rank at world 2, 3 micro-batches of 2
   const auto dir = testing::freshTempDir("accumulate_" + model + "_" + strategy);
   auto args = cliArgs(config, strategy, 2, dir);
   args.insert(args.end(), {"--accumulate", "3", "--summary", dir + "/summary.json"});
@@ -274,7 +274,7 @@ INSTANTIATE_TEST_SUITE_P(AllStrategies, AccumulationParity,
 // autocast). The same bf16 gradients summed the same way: every strategy trains bit-identically.
 // (When ddp and zero1 added them up in bf16, they drifted from the sharded strategies by ~1e-4.)
 TEST(Accumulation, Bf16TrainsBitIdenticallyInEveryStrategy) {
-  const RunConfig config = smallConfig("gpt");
+  const config::RunConfig config = smallConfig("gpt");
   std::map<std::string, ExportedRun> runs;
   std::map<std::string, at::Tensor> losses;
   for (const std::string strategy : {"shard_grad_op", "full_shard", "ddp", "zero1"}) {
@@ -308,7 +308,7 @@ class LoraParity : public ::testing::TestWithParam<LoraCase> {};
 
 TEST_P(LoraParity, TrainsTheAdaptersAndNothingElse) {
   const auto& [model, strategy, world, microBatches] = GetParam();
-  RunConfig config = smallConfig(model, "sgd");
+  config::RunConfig config = smallConfig(model, "sgd");
   config.loraRank = 2;
   config.steps = 4;
   config.lr = 2.0;  // A moves only once B has: enough steps and rate that every adapter visibly does
@@ -321,7 +321,7 @@ TEST_P(LoraParity, TrainsTheAdaptersAndNothingElse) {
       runExported(config, strategy, world, dir, {"--lora-rank", "2", "--accumulate", std::to_string(microBatches)});
   ASSERT_FALSE(trained.empty());
   int adapters = 0;
-  for (const auto& spec : modelLayout(config)) {
+  for (const auto& spec : config::modelLayout(config)) {
     ASSERT_TRUE(trained.count(spec.name)) << spec.name;
     const auto& expected = ref.parameters.at(spec.name);
     if (!spec.trainable) {
@@ -344,7 +344,7 @@ TEST_P(LoraParity, TrainsTheAdaptersAndNothingElse) {
 // once, in bf16 (the estimator's exact cases check the bytes). It comes back as its initial value
 // rounded to bf16, and the adapters train as they do with fp32 masters of the base.
 TEST(Lora, Bf16HoldsTheFrozenBaseInBf16Only) {
-  RunConfig config = smallConfig("gpt", "sgd");
+  config::RunConfig config = smallConfig("gpt", "sgd");
   config.loraRank = 2;
   config.steps = 4;
   config.lr = 2.0;  // as LoraParity: enough that A moves too, once B has
@@ -354,7 +354,7 @@ TEST(Lora, Bf16HoldsTheFrozenBaseInBf16Only) {
         config, strategy, 2, dir, {"--lora-rank", "2", "--precision", "bf16", "--summary", dir + "/summary.json"});
     ASSERT_FALSE(trained.empty());
     int64_t frozenElements = 0;
-    for (const auto& spec : modelLayout(config)) {
+    for (const auto& spec : config::modelLayout(config)) {
       const at::Tensor& before = initial.at(spec.name);
       if (spec.trainable) {
         EXPECT_GT(relativeDifference(before, trained.at(spec.name)), 1e-4) << strategy << " " << spec.name;
@@ -382,7 +382,7 @@ TEST(Lora, Bf16HoldsTheFrozenBaseInBf16Only) {
 // LoRA (whose frozen embedding gives the first block an input that needs no gradient) too. The
 // price is compute; the gain is the activation peak, each block keeping only its input.
 TEST(ActivationCheckpointing, TrainsBitIdenticallyWithLessActivationMemory) {
-  RunConfig config = smallConfig("gpt");
+  config::RunConfig config = smallConfig("gpt");
   config.seq = 24;    // activations well above the parameters
   config.layers = 4;  // each block more adds ~115 KB of activations without, 7 KB (its input) with
   for (const int loraRank : {0, 2}) {
@@ -423,8 +423,8 @@ TEST(ActivationCheckpointing, TrainsBitIdenticallyWithLessActivationMemory) {
 // from exactly the weights a full fine-tuning run at the same seed starts from (and B from zero).
 TEST(Lora, OneSeedGivesTheSameBaseModelWithOrWithoutAdapters) {
   for (const char* modelName : {"mlp", "gpt"}) {
-    RunConfig full = smallConfig(modelName);
-    RunConfig lora = full;
+    config::RunConfig full = smallConfig(modelName);
+    config::RunConfig lora = full;
     lora.loraRank = 2;
     std::map<std::string, at::Tensor> base, adapted;
     auto fullModel = makeModel(full);
@@ -466,4 +466,4 @@ INSTANTIATE_TEST_SUITE_P(OtherOptimizers, StrategyParity,
                          caseName);
 
 }  // namespace
-}  // namespace shardscope
+}  // namespace shardscope::engine

@@ -4,7 +4,7 @@
 
 #include "tests/support/run_cli.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 namespace {
 
 TEST(TensorFiles, DictAndTensorRoundTrip) {
@@ -21,4 +21,4 @@ TEST(TensorFiles, DictAndTensorRoundTrip) {
 }
 
 }  // namespace
-}  // namespace shardscope
+}  // namespace shardscope::engine

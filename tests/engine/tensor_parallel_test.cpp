@@ -18,19 +18,19 @@
 #include "tests/support/run_cli.h"
 #include "trace/events.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 namespace {
 
 TEST(TensorParallel, SlicesJoinBackIntoTheWholeParameter) {
   const at::Tensor full = at::arange(6 * 4, at::kFloat).view({6, 4});
-  for (auto split : {TensorSplit::Columns, TensorSplit::Rows, TensorSplit::FusedColumns3}) {
+  for (auto split : {config::TensorSplit::Columns, config::TensorSplit::Rows, config::TensorSplit::FusedColumns3}) {
     std::vector<at::Tensor> slices;
     for (int t = 0; t < 2; ++t) slices.push_back(tensorSlice(full, split, 2, t));
     EXPECT_TRUE(at::equal(joinTensorSlices(slices, split), full)) << static_cast<int>(split);
   }
-  EXPECT_TRUE(at::equal(tensorSlice(full, TensorSplit::Rows, 2, 1), full.narrow(1, 2, 2)));
+  EXPECT_TRUE(at::equal(tensorSlice(full, config::TensorSplit::Rows, 2, 1), full.narrow(1, 2, 2)));
   // qkv: rank 1 of 2 holds the second half of q's rows, of k's and of v's (its heads of each).
-  const at::Tensor qkv = tensorSlice(full, TensorSplit::FusedColumns3, 2, 1);
+  const at::Tensor qkv = tensorSlice(full, config::TensorSplit::FusedColumns3, 2, 1);
   EXPECT_TRUE(at::equal(qkv, at::cat({full.narrow(0, 1, 1), full.narrow(0, 3, 1), full.narrow(0, 5, 1)})));
 }
 
@@ -47,19 +47,19 @@ TEST(TensorParallel, AViewFindsTheRanksOfATensorOrDataGroup) {
   EXPECT_EQ(trace::processGroupMembers(trace::ProcessGroup::Shard, 5, 2, 8, 2), (std::vector<int>{5, 7}));
   EXPECT_EQ(trace::processGroupMembers(trace::ProcessGroup::Replicate, 5, 2, 8, 2), (std::vector<int>{1, 5}));
   EXPECT_EQ(trace::processGroupMembers(trace::ProcessGroup::Tensor, 5, 2, 8, 2), (std::vector<int>{4, 5}));
-  const TensorPlace place = tensorPlace(4, 6, 3);
+  const config::TensorPlace place = config::tensorPlace(4, 6, 3);
   EXPECT_EQ(place.dataRank, 1);
   EXPECT_EQ(place.tensorRank, 1);
   EXPECT_EQ(place.dataRanks, 2);
 }
 
-RunConfig tpConfig(const std::string& model, int tp) {
-  RunConfig c;
-  c.model = testing::modeOf<ModelKind>(model);
+config::RunConfig tpConfig(const std::string& model, int tp) {
+  config::RunConfig c;
+  c.model = testing::modeOf<config::ModelKind>(model);
   c.layers = 2;
   c.batch = 12;
   c.steps = 3;
-  c.optimizer = OptimizerKind::Sgd;  // blind to no gradient's scale: a missing or doubled sum shows
+  c.optimizer = config::OptimizerKind::Sgd;  // blind to no gradient's scale: a missing or doubled sum shows
   c.lr = 0.5;
   c.seed = 7;
   // Odd widths at --tp 3, as the issue asks: 15 = 3 x 5.
@@ -76,8 +76,8 @@ RunConfig tpConfig(const std::string& model, int tp) {
 }
 
 // The run of `c` under `strategy` at `world` ranks, exporting into `dir` with a summary there.
-std::vector<std::string> tpArgs(RunConfig c, const std::string& strategy, int world, const std::string& dir) {
-  c.strategy = testing::modeOf<StrategyKind>(strategy);
+std::vector<std::string> tpArgs(config::RunConfig c, const std::string& strategy, int world, const std::string& dir) {
+  c.strategy = testing::modeOf<config::StrategyKind>(strategy);
   c.world = world;
   return testing::runArgsOf(c, {"--export", dir, "--summary", dir + "/summary.json"});
 }
@@ -93,7 +93,7 @@ class TensorParallelParity : public ::testing::TestWithParam<Case> {};
 
 // Trains `config` (its tp set) under `strategy` at `world` ranks and holds it to one process on the
 // whole batch (`reference`: the same config without a tensor group); returns the run's summary.
-nlohmann::json expectTrainsAsOneProcess(const RunConfig& config, const ReferenceResult& ref,
+nlohmann::json expectTrainsAsOneProcess(const config::RunConfig& config, const ReferenceResult& ref,
                                         const std::string& strategy, int world, const std::string& dir) {
   auto run = testing::runShardscope(tpArgs(config, strategy, world, dir));
   EXPECT_EQ(run.exitCode, 0) << run.output;
@@ -119,7 +119,7 @@ nlohmann::json expectTrainsAsOneProcess(const RunConfig& config, const Reference
   std::ifstream in(dir + "/summary.json");
   auto summary = nlohmann::json::parse(in);
   // A hybrid strategy's in its shard and replicate groups among the data ranks.
-  const bool hybrid = traitsOf(testing::modeOf<StrategyKind>(strategy)).replicatesShardGroups;
+  const bool hybrid = config::traitsOf(testing::modeOf<config::StrategyKind>(strategy)).replicatesShardGroups;
   for (const auto& rank : summary["ranks"]) {
     const auto& byGroup = rank["traffic_per_step"]["sent_bytes_by_group"];
     EXPECT_GT(byGroup["tensor"].get<double>(), 0) << rank["rank"];
@@ -138,7 +138,7 @@ nlohmann::json expectTrainsAsOneProcess(const RunConfig& config, const Reference
 
 TEST_P(TensorParallelParity, TrainsAsOneProcessOnTheWholeBatch) {
   const auto& [model, strategy, world, tp] = GetParam();
-  RunConfig config = tpConfig(model, tp);
+  config::RunConfig config = tpConfig(model, tp);
   const ReferenceResult ref = trainSingleProcess(config);  // built without a tensor group: the whole model
   config.tp = tp;
   expectTrainsAsOneProcess(config, ref, strategy, world,
@@ -184,12 +184,12 @@ class SequenceParallelParity : public ::testing::TestWithParam<SequenceCase> {};
 
 TEST_P(SequenceParallelParity, TrainsAsOneProcessOnTheWholeBatch) {
   const auto& [strategy, world, tp, checkpointed] = GetParam();
-  RunConfig config = tpConfig("gpt", tp);
+  config::RunConfig config = tpConfig("gpt", tp);
   config.seq = 2 * tp;  // a multiple of --tp: each rank keeps seq / tp tokens
   const ReferenceResult ref = trainSingleProcess(config);
   config.tp = tp;
   config.sequenceParallel = true;
-  if (checkpointed) config.activationCheckpointing = Checkpointing::Blocks;
+  if (checkpointed) config.activationCheckpointing = config::Checkpointing::Blocks;
   const auto summary = expectTrainsAsOneProcess(
       config, ref, strategy, world,
       testing::freshTempDir("sp_" + strategy + "_" + std::to_string(world) + (checkpointed ? "_ac" : "")));
@@ -217,10 +217,10 @@ INSTANTIATE_TEST_SUITE_P(Gpt, SequenceParallelParity,
 // its MLP projection is left uncomputed (the all-reduce's backward passes the gradient through), and
 // training is unchanged: the same parameters as one process, within the same tolerance.
 TEST(TensorParallel, CheckpointedBlocksTrainAsOneProcess) {
-  RunConfig config = tpConfig("gpt", 2);
+  config::RunConfig config = tpConfig("gpt", 2);
   const ReferenceResult ref = trainSingleProcess(config);
   config.tp = 2;
-  config.activationCheckpointing = Checkpointing::Blocks;
+  config.activationCheckpointing = config::Checkpointing::Blocks;
   const auto dir = testing::freshTempDir("tp_checkpointed");
   auto run = testing::runShardscope(tpArgs(config, "full_shard", 2, dir));
   ASSERT_EQ(run.exitCode, 0) << run.output;
@@ -240,7 +240,7 @@ class TensorParallelLora : public ::testing::TestWithParam<LoraCase> {};
 
 TEST_P(TensorParallelLora, TrainsTheAdaptersAsOneProcessAndKeepsTheBaseFrozen) {
   const auto& [model, strategy, world] = GetParam();
-  RunConfig config = tpConfig(model, 2);
+  config::RunConfig config = tpConfig(model, 2);
   config.loraRank = 2;
   const ReferenceResult ref = trainSingleProcess(config);
   config.tp = 2;
@@ -275,7 +275,7 @@ INSTANTIATE_TEST_SUITE_P(BothModels, TensorParallelLora,
 
 // What a rank holds is its slice: 1/N of each split matrix, whole norms and embeddings.
 TEST(TensorParallel, ARankHoldsItsSliceOfEachSplitMatrix) {
-  RunConfig config = tpConfig("gpt", 2);
+  config::RunConfig config = tpConfig("gpt", 2);
   config.tp = 2;
   config.steps = 1;
   const auto dir = testing::freshTempDir("tp_held");
@@ -300,11 +300,11 @@ TEST(TensorParallel, ARankHoldsItsSliceOfEachSplitMatrix) {
 // Under LoRA an adapter splits as its base weight: qkv's B (3h x r) by its heads, its A (r x h)
 // whole; attn.proj's A (r x h) by its inputs, its B (h x r) whole.
 TEST(TensorParallel, ALoraAdapterSplitsAsItsBaseWeight) {
-  RunConfig config = tpConfig("gpt", 2);
+  config::RunConfig config = tpConfig("gpt", 2);
   config.tp = 2;
   config.loraRank = 2;
   std::map<std::string, std::vector<int64_t>> shapes;
-  for (const auto& spec : tensorParallelLayout(config)) shapes[spec.name] = spec.shape;
+  for (const auto& spec : config::tensorParallelLayout(config)) shapes[spec.name] = spec.shape;
   const int64_t h = config.hidden, r = config.loraRank;
   EXPECT_EQ(shapes["blocks.0.attn.qkv.lora_B"], (std::vector<int64_t>{3 * h / 2, r}));
   EXPECT_EQ(shapes["blocks.0.attn.qkv.lora_A"], (std::vector<int64_t>{r, h}));
@@ -315,4 +315,4 @@ TEST(TensorParallel, ALoraAdapterSplitsAsItsBaseWeight) {
 }
 
 }  // namespace
-}  // namespace shardscope
+}  // namespace shardscope::engine

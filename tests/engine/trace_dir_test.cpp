@@ -13,12 +13,12 @@
 #include "tests/support/run_cli.h"
 #include "trace/rank_event_files.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 namespace {
 
 TEST(TraceDir, ALaunchedJobsRankFilesMergeIntoWhatARunOfItRecords) {
-  RunConfig config = testing::tinyGptConfig();
-  config.strategy = StrategyKind::FullShard;
+  config::RunConfig config = testing::tinyGptConfig();
+  config.strategy = config::StrategyKind::FullShard;
   config.steps = 3;
   const std::string dir = testing::freshTempDir("trace_dir_job") + "/job";  // the worker creates it
   const auto ranks = testing::runWorkerJob(config, {"--trace-dir", dir});
@@ -37,7 +37,7 @@ TEST(TraceDir, ALaunchedJobsRankFilesMergeIntoWhatARunOfItRecords) {
   EXPECT_TRUE(job.note.empty()) << job.note;
   EXPECT_FALSE(job.ranksFailed);
   EXPECT_EQ(job.config.world, 2);
-  EXPECT_EQ(job.config.strategy, StrategyKind::FullShard) << "config.json from rank 0";
+  EXPECT_EQ(job.config.strategy, config::StrategyKind::FullShard) << "config.json from rank 0";
   EXPECT_EQ(job.device, "cpu / gloo");
   ASSERT_EQ(job.recording.ranks(), 2);
   for (int r = 0; r < 2; ++r) {
@@ -68,7 +68,7 @@ TEST(TraceDir, ALaunchedJobsRankFilesMergeIntoWhatARunOfItRecords) {
 // A job whose ranks fail mid-run: one killed, one raising an error. Each file keeps what its rank
 // recorded up to then, and the merge says which rank failed and how.
 TEST(TraceDir, AFailedJobKeepsWhatItsRanksRecorded) {
-  RunConfig config = testing::tinyGptConfig();
+  config::RunConfig config = testing::tinyGptConfig();
   config.steps = 5;
   const std::string dir = testing::freshTempDir("trace_dir_failed");
   const auto ranks = testing::runWorkerJob(
@@ -97,8 +97,8 @@ TEST(TraceDir, AFailedJobKeepsWhatItsRanksRecorded) {
   // Each rank's last collectives as it issued them: both faults struck as step 2 began, before its
   // first collective, so the ranks agree and each saw its last (step 1's loss all-reduce) end.
   ASSERT_TRUE(job.lastCollectives);
-  EXPECT_FALSE(firstMismatch(*job.lastCollectives));
-  EXPECT_EQ(whereRanksStand(*job.lastCollectives),
+  EXPECT_FALSE(stats::firstMismatch(*job.lastCollectives));
+  EXPECT_EQ(stats::whereRanksStand(*job.lastCollectives),
             "In group world [0, 1] every rank entered all_reduce #4 last, and 2 of 2 saw it end.");
 }
 
@@ -107,7 +107,7 @@ TEST(TraceDir, AFailedJobKeepsWhatItsRanksRecorded) {
 // the same moment on both ranks again.
 TEST(TraceDir, AnotherHostsClockIsMeasuredAndItsRanksAligned) {
   constexpr int64_t kShift = 5'000'000'000;
-  RunConfig config = testing::tinyGptConfig();
+  config::RunConfig config = testing::tinyGptConfig();
   config.steps = 6;
   const std::string dir = testing::freshTempDir("trace_dir_clock");
   // --clock-every that short: due at once after every reading, as a long job's is every minute.
@@ -167,7 +167,7 @@ TEST(TraceDir, AnotherHostsClockIsMeasuredAndItsRanksAligned) {
 // A run's trace read back by `view --summary` gives the run's steps with their losses, in both
 // formats (the losses ride on the step spans: before, every step read back with a loss of 0).
 TEST(TraceDir, ARunsTraceGivesBackItsStepsAndLosses) {
-  RunConfig config = testing::tinyGptConfig();
+  config::RunConfig config = testing::tinyGptConfig();
   config.steps = 5;
   const std::string dir = testing::freshTempDir("trace_losses");
   for (const std::string format : {"pftrace", "json"}) {
@@ -189,7 +189,7 @@ TEST(TraceDir, ARunsTraceGivesBackItsStepsAndLosses) {
 
 // Ranks of one host share a clock: what they measure is within its own bound, and nothing moves.
 TEST(TraceDir, RanksOfOneHostAreNotShifted) {
-  RunConfig config = testing::tinyGptConfig();
+  config::RunConfig config = testing::tinyGptConfig();
   const std::string dir = testing::freshTempDir("trace_dir_one_host");
   for (const auto& r : testing::runWorkerJob(config, {"--trace-dir", dir})) ASSERT_EQ(r.exitCode, 0) << r.output;
   const auto job = trace::loadRankEventFiles(dir);
@@ -212,4 +212,4 @@ TEST(TraceDir, ADirectoryWithoutRankFilesIsNotOne) {
 }
 
 }  // namespace
-}  // namespace shardscope
+}  // namespace shardscope::engine

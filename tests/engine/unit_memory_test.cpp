@@ -8,7 +8,7 @@
 #include "tests/support/run_cli.h"
 #include "config/model_layout.h"
 
-namespace shardscope {
+namespace shardscope::engine {
 namespace {
 
 using trace::MemoryRole;
@@ -16,9 +16,9 @@ using trace::MemoryRole;
 int64_t at(const trace::RoleBytes& b, MemoryRole role) { return b[static_cast<int>(role)]; }
 
 // Bytes of unit u (index u for blocks.u, the root last in unitElements) in fp32, padded to N.
-int64_t paddedUnitBytes(const RunConfig& c, int unit) {
-  const auto elements = unitElements(c);
-  const int64_t n = elements[unit == kRootUnit ? elements.size() - 1 : static_cast<size_t>(unit)];
+int64_t paddedUnitBytes(const config::RunConfig& c, int unit) {
+  const auto elements = config::unitElements(c);
+  const int64_t n = elements[unit == config::kRootUnit ? elements.size() - 1 : static_cast<size_t>(unit)];
   return (n + c.world - 1) / c.world * c.world * 4;
 }
 
@@ -33,8 +33,8 @@ const trace::ComputeSpan& computeSpan(const trace::RankTimeline& t, trace::Compu
 }
 
 TEST(UnitMemory, FullShardHoldsAShardOfEachUnitAndTheGatheredUnitItComputes) {
-  RunConfig c = testing::tinyGptConfig();
-  c.strategy = StrategyKind::FullShard;
+  config::RunConfig c = testing::tinyGptConfig();
+  c.strategy = config::StrategyKind::FullShard;
   c.prefetch = 0;  // only the unit computing (and the root) is gathered
   const RunResult run = runTraining(c, SHARDSCOPE_BINARY, {});
   ASSERT_TRUE(run.ok) << run.error;
@@ -43,13 +43,13 @@ TEST(UnitMemory, FullShardHoldsAShardOfEachUnitAndTheGatheredUnitItComputes) {
   for (int r = 0; r < c.world; ++r) {
     const auto& span = computeSpan(rec.rank(r), trace::ComputeKind::Forward, "blocks.1", 1);
     const int64_t mid = (span.beginNs + span.endNs) / 2;
-    for (int unit : {kRootUnit, 0, 1, 2}) {
+    for (int unit : {config::kRootUnit, 0, 1, 2}) {
       const auto held = rec.unitMemoryAt(r, unit, mid);
       EXPECT_EQ(at(held, MemoryRole::ParamShard), paddedUnitBytes(c, unit) / c.world)
           << "rank " << r << " unit " << unit;
       // Adam's two moments of the shard, counted in its unit after the first step.
       EXPECT_EQ(at(held, MemoryRole::OptimizerState), 2 * paddedUnitBytes(c, unit) / c.world) << unit;
-      const bool gathered = unit == 1 || unit == kRootUnit;
+      const bool gathered = unit == 1 || unit == config::kRootUnit;
       EXPECT_EQ(at(held, MemoryRole::ParamGathered), gathered ? paddedUnitBytes(c, unit) : 0)
           << "rank " << r << " unit " << unit;
     }
@@ -62,17 +62,17 @@ TEST(UnitMemory, FullShardHoldsAShardOfEachUnitAndTheGatheredUnitItComputes) {
 }
 
 TEST(UnitMemory, DdpHoldsEveryUnitWholeOnEveryRank) {
-  RunConfig c = testing::tinyGptConfig();
-  c.strategy = StrategyKind::Ddp;
+  config::RunConfig c = testing::tinyGptConfig();
+  c.strategy = config::StrategyKind::Ddp;
   c.world = 2;
   const RunResult run = runTraining(c, SHARDSCOPE_BINARY, {});
   ASSERT_TRUE(run.ok) << run.error;
-  const auto elements = unitElements(c);
+  const auto elements = config::unitElements(c);
   const auto& rec = run.recording;
   for (int r = 0; r < c.world; ++r) {
     const auto& span = computeSpan(rec.rank(r), trace::ComputeKind::Forward, "blocks.0", 1);
-    for (int unit : {kRootUnit, 0, 1, 2}) {
-      const int64_t full = 4 * elements[unit == kRootUnit ? elements.size() - 1 : static_cast<size_t>(unit)];
+    for (int unit : {config::kRootUnit, 0, 1, 2}) {
+      const int64_t full = 4 * elements[unit == config::kRootUnit ? elements.size() - 1 : static_cast<size_t>(unit)];
       const auto held = rec.unitMemoryAt(r, unit, span.beginNs);
       EXPECT_EQ(at(held, MemoryRole::ParamShard), full) << "rank " << r << " unit " << unit;
       EXPECT_EQ(at(held, MemoryRole::OptimizerState), 2 * full) << "rank " << r << " unit " << unit;
@@ -82,4 +82,4 @@ TEST(UnitMemory, DdpHoldsEveryUnitWholeOnEveryRank) {
 }
 
 }  // namespace
-}  // namespace shardscope
+}  // namespace shardscope::engine

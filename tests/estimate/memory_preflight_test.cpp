@@ -9,19 +9,19 @@ namespace shardscope::estimate {
 namespace {
 
 // The example: 12 GiB of model states per rank by the estimator's own figure.
-RunConfig bigGpt() {
-  RunConfig c;
-  c.model = ModelKind::Gpt;
+config::RunConfig bigGpt() {
+  config::RunConfig c;
+  c.model = config::ModelKind::Gpt;
   c.hidden = 4096;
   c.layers = 4;
   c.heads = 32;
   c.world = 2;
-  c.strategy = StrategyKind::Ddp;
+  c.strategy = config::StrategyKind::Ddp;
   return c;
 }
 
 TEST(MemoryPreflight, ARunLargerThanTheFreeMemoryIsRefusedWithBothFigures) {
-  const RunConfig c = bigGpt();
+  const config::RunConfig c = bigGpt();
   const int64_t perRank = predictRun(c).modelStateBytes() + predictRun(c).activationSavedBytes;
   ASSERT_GT(perRank, int64_t{12} << 30);
   const auto why = memoryShortfall(c, {int64_t{8} << 30, "MemAvailable in /proc/meminfo"});
@@ -34,7 +34,7 @@ TEST(MemoryPreflight, ARunLargerThanTheFreeMemoryIsRefusedWithBothFigures) {
 }
 
 TEST(MemoryPreflight, TheRanksTogetherAreWhatMustFit) {
-  RunConfig c = bigGpt();
+  config::RunConfig c = bigGpt();
   const int64_t perRank = predictRun(c).modelStateBytes() + predictRun(c).activationSavedBytes;
   EXPECT_FALSE(memoryShortfall(c, {2 * perRank, "test"})) << "two ranks fit in twice one";
   EXPECT_TRUE(memoryShortfall(c, {2 * perRank - 1, "test"}));
@@ -44,14 +44,14 @@ TEST(MemoryPreflight, TheRanksTogetherAreWhatMustFit) {
 }
 
 TEST(MemoryPreflight, OffAGpuOrAnUnknownHostRefusesNothing) {
-  RunConfig c = bigGpt();
+  config::RunConfig c = bigGpt();
   const HostMemory small{int64_t{1} << 30, "test"};
-  c.memoryCheck = MemoryCheck::Off;
+  c.memoryCheck = config::MemoryCheck::Off;
   EXPECT_FALSE(memoryShortfall(c, small));
-  c.memoryCheck = MemoryCheck::On;
-  c.device = DeviceKind::Cuda;
+  c.memoryCheck = config::MemoryCheck::On;
+  c.device = config::DeviceKind::Cuda;
   EXPECT_FALSE(memoryShortfall(c, small)) << "a GPU rank's model states live on its device";
-  c.device = DeviceKind::Cpu;
+  c.device = config::DeviceKind::Cpu;
   EXPECT_FALSE(memoryShortfall(c, {-1, ""}));
   EXPECT_TRUE(memoryShortfall(c, small));
 }

@@ -24,21 +24,21 @@ namespace {
 // GPT's own count: 12 h^2 + 10 h per block (no qkv bias), token and position embeddings, the final
 // LayerNorm and an untied LM head. The layout the engine trains must add up to it.
 TEST(ModelLayout, GptCountsAsTheTextbookFormula) {
-  RunConfig c;
-  c.model = ModelKind::Gpt;
+  config::RunConfig c;
+  c.model = config::ModelKind::Gpt;
   c.layers = 5;
   c.hidden = 48;
   c.vocab = 101;
   c.seq = 17;
   const int64_t h = 48, l = 5, v = 101, t = 17;
   int64_t total = 0;
-  for (const auto& p : modelLayout(c)) total += p.numel();
+  for (const auto& p : config::modelLayout(c)) total += p.numel();
   EXPECT_EQ(total, l * (12 * h * h + 10 * h) + 2 * v * h + t * h + 2 * h);
   EXPECT_EQ(predictRun(c).parameters, total);
 }
 
 // The summary of a run of `c` (the real binary), which must succeed.
-nlohmann::json summaryOfRun(const RunConfig& c, const std::string& name) {
+nlohmann::json summaryOfRun(const config::RunConfig& c, const std::string& name) {
   const auto dir = testing::freshTempDir(name);
   const auto r = testing::runShardscope(testing::runArgsOf(c, {"--summary", dir + "/summary.json"}));
   EXPECT_EQ(r.exitCode, 0) << r.output;
@@ -71,13 +71,13 @@ class PredictionMatchesMeasurement : public ::testing::TestWithParam<Case> {};
 
 TEST_P(PredictionMatchesMeasurement, MemoryAndWire) {
   const Case& k = GetParam();
-  RunConfig c = testing::tinyGptConfig();
+  config::RunConfig c = testing::tinyGptConfig();
   c.world = k.world;
   c.batch = 2 * k.world;
-  c.strategy = testing::modeOf<StrategyKind>(k.strategy);
-  c.precision = testing::modeOf<Precision>(k.precision);
+  c.strategy = testing::modeOf<config::StrategyKind>(k.strategy);
+  c.precision = testing::modeOf<config::Precision>(k.precision);
   c.prefetch = k.prefetch;
-  c.optimizer = testing::modeOf<OptimizerKind>(k.optimizer);
+  c.optimizer = testing::modeOf<config::OptimizerKind>(k.optimizer);
   c.loraRank = k.loraRank;
   c.accumulate = k.accumulate;
   c.batch *= k.accumulate;  // every micro-batch keeps a rank's 2 samples
@@ -87,7 +87,8 @@ TEST_P(PredictionMatchesMeasurement, MemoryAndWire) {
   const auto summary = nlohmann::json::parse(std::ifstream(dir + "/summary.json"));
   const auto prediction = predictRun(c);
   EXPECT_EQ(summary["parameter_count"].get<int64_t>(), prediction.parameters);
-  if (k.world == 3 && traitsOf(c.strategy).shardsOptimizer && k.loraRank == 0) {  // (3 layers' adapters divide by 3)
+  if (k.world == 3 && config::traitsOf(c.strategy).shardsOptimizer &&
+      k.loraRank == 0) {  // (3 layers' adapters divide by 3)
     EXPECT_GT(prediction.paddedParameters, prediction.parameters) << "padding is exercised";
   }
   ASSERT_FALSE(prediction.memory.empty());
@@ -158,19 +159,20 @@ INSTANTIATE_TEST_SUITE_P(
 // host: the same bytes, counted on the host and not in the device's sum; the gathered units stay.
 // ddp and zero1 have no shards to offload and are predicted as without it.
 TEST(OffloadPrediction, ShardsGradientsAndOptimizerStateMoveToTheHost) {
-  RunConfig c;
-  c.model = ModelKind::Gpt;
+  config::RunConfig c;
+  c.model = config::ModelKind::Gpt;
   c.world = 4;
-  c.device = DeviceKind::Cuda;
-  for (StrategyKind strategy : allModes<StrategyKind>()) {
-    SCOPED_TRACE(strategyName(strategy));
+  c.device = config::DeviceKind::Cuda;
+  for (config::StrategyKind strategy : config::allModes<config::StrategyKind>()) {
+    SCOPED_TRACE(config::strategyName(strategy));
     c.strategy = strategy;
-    c.offload = Offload::Off;
+    c.offload = config::Offload::Off;
     const RunPrediction plain = predictRun(c);
-    c.offload = Offload::Cpu;
+    c.offload = config::Offload::Cpu;
     const RunPrediction moved = predictRun(c);
     // full_shard and shard_grad_op: their passing copies on the device come after (below).
-    const bool copies = traitsOf(strategy).shardsParameters && !traitsOf(strategy).replicatesShardGroups;
+    const bool copies =
+        config::traitsOf(strategy).shardsParameters && !config::traitsOf(strategy).replicatesShardGroups;
     ASSERT_EQ(moved.memory.size(), plain.memory.size() + (copies ? 2 : 0));
     int64_t movedBytes = 0;
     for (size_t i = 0; i < plain.memory.size(); ++i) {
@@ -178,7 +180,7 @@ TEST(OffloadPrediction, ShardsGradientsAndOptimizerStateMoveToTheHost) {
       EXPECT_EQ(m.bytes, plain.memory[i].bytes) << trace::memoryRoleName(m.role);
       const bool state = m.role == trace::MemoryRole::ParamShard || m.role == trace::MemoryRole::GradShard ||
                          m.role == trace::MemoryRole::OptimizerState;
-      EXPECT_EQ(m.host, state && traitsOf(strategy).shardsParameters) << trace::memoryRoleName(m.role);
+      EXPECT_EQ(m.host, state && config::traitsOf(strategy).shardsParameters) << trace::memoryRoleName(m.role);
       movedBytes += m.host ? m.bytes : 0;
     }
     EXPECT_EQ(moved.hostBytes(), movedBytes);
@@ -189,7 +191,7 @@ TEST(OffloadPrediction, ShardsGradientsAndOptimizerStateMoveToTheHost) {
     }
     EXPECT_EQ(moved.modelStateBytes() + moved.hostBytes(), plain.modelStateBytes() + copied);
     if (copies) EXPECT_LT(copied, moved.hostBytes()) << "a unit's copies, not the whole";
-    EXPECT_EQ(movedBytes > 0, traitsOf(strategy).shardsParameters);
+    EXPECT_EQ(movedBytes > 0, config::traitsOf(strategy).shardsParameters);
   }
 }
 
@@ -205,9 +207,9 @@ TEST(OffloadPrediction, TheDevicesPassingCopiesAreWhatTheGpuRunsMeasured) {
         "gpu_offload_fp32_prefetch1_summary_h200.json", "gpu_offload_fp32_prefetch2_summary_h200.json"}) {
     SCOPED_TRACE(file);
     const auto summary = nlohmann::json::parse(std::ifstream(std::string(SHARDSCOPE_RESULTS_DIR) + "/" + file));
-    RunConfig c;
-    ASSERT_FALSE(applyConfigJson(summary["config"], c).has_value());
-    ASSERT_EQ(c.offload, Offload::Cpu);
+    config::RunConfig c;
+    ASSERT_FALSE(config::applyConfigJson(summary["config"], c).has_value());
+    ASSERT_EQ(c.offload, config::Offload::Cpu);
     const RunPrediction p = predictRun(c);
     const auto* shard = p.find(trace::MemoryRole::ParamShard, /*host=*/false);
     const auto* grad = p.find(trace::MemoryRole::GradShard, /*host=*/false);
@@ -225,12 +227,12 @@ TEST(ActivationPrediction, SavedForBackwardWithAndWithoutCheckpointing) {
   for (const char* checkpointing : {"off", "blocks"}) {
     for (const char* precision : {"fp32", "bf16"}) {
       for (int lora : {0, 4}) {
-        RunConfig c = testing::tinyGptConfig();
+        config::RunConfig c = testing::tinyGptConfig();
         c.seq = 48;
-        c.activationCheckpointing = testing::modeOf<Checkpointing>(checkpointing);
-        c.precision = testing::modeOf<Precision>(precision);
+        c.activationCheckpointing = testing::modeOf<config::Checkpointing>(checkpointing);
+        c.precision = testing::modeOf<config::Precision>(precision);
         c.loraRank = lora;
-        c.strategy = StrategyKind::FullShard;
+        c.strategy = config::StrategyKind::FullShard;
         SCOPED_TRACE(std::string(checkpointing) + " " + precision + " lora " + std::to_string(lora));
         const auto summary = summaryOfRun(c, "activations");
         ASSERT_FALSE(summary["ranks"].empty());
@@ -274,14 +276,14 @@ TEST(TensorParallelPrediction, MatchesWhatTheRanksHoldAndSend) {
                           {"gpt", "full_shard", 2, false, false, 4, 2},
                           {"mlp", "ddp", 2, false, false, 4, 2}};
   for (const auto& k : cases) {
-    RunConfig c = testing::tinyGptConfig();
-    c.model = testing::modeOf<ModelKind>(k.model);
+    config::RunConfig c = testing::tinyGptConfig();
+    c.model = testing::modeOf<config::ModelKind>(k.model);
     c.layers = k.layers;
     c.world = k.world;
     c.tp = 2;
     c.batch = k.world;
-    c.strategy = testing::modeOf<StrategyKind>(k.strategy);
-    c.activationCheckpointing = k.checkpointed ? Checkpointing::Blocks : Checkpointing::Off;
+    c.strategy = testing::modeOf<config::StrategyKind>(k.strategy);
+    c.activationCheckpointing = k.checkpointed ? config::Checkpointing::Blocks : config::Checkpointing::Off;
     c.sequenceParallel = k.sequenceParallel;
     c.loraRank = k.loraRank;
     SCOPED_TRACE(std::string(k.loraRank ? "lora " : "") + k.model + " " + k.strategy + " world " +
@@ -301,7 +303,7 @@ TEST(TensorParallelPrediction, MatchesWhatTheRanksHoldAndSend) {
         const char* key = m.when == When::Peak ? "peak_bytes" : "after_step_bytes";
         EXPECT_EQ(rank[key][trace::memoryRoleName(m.role)].get<int64_t>(), m.bytes) << m.formula;
       }
-      if (c.model == ModelKind::Gpt) {
+      if (c.model == config::ModelKind::Gpt) {
         EXPECT_EQ(rank["activation_saved_bytes"].get<int64_t>(), prediction.activationSavedBytes);
       }
       for (const auto& [op, predicted] : bytes) {
@@ -324,13 +326,13 @@ TEST(TensorParallelPrediction, MatchesWhatTheRanksHoldAndSend) {
 TEST(ActivationPrediction, TensorParallelSplitsTheHeadsAndTheMlpNotTheResidualStream) {
   std::map<int, int64_t> tensorOnly;
   for (auto [tp, sequence] : {std::pair{1, false}, {2, false}, {4, false}, {2, true}, {4, true}}) {
-    RunConfig c = testing::tinyGptConfig();
+    config::RunConfig c = testing::tinyGptConfig();
     c.world = 4;
     c.batch = 8;
     c.seq = 8;  // a multiple of each tp: --sequence-parallel splits it
     c.tp = tp;
     c.sequenceParallel = sequence;
-    c.strategy = StrategyKind::FullShard;
+    c.strategy = config::StrategyKind::FullShard;
     SCOPED_TRACE("tp " + std::to_string(tp) + (sequence ? " sp" : ""));
     const auto summary = summaryOfRun(c, "tp_activations");
     ASSERT_FALSE(summary["ranks"].empty());
@@ -424,14 +426,14 @@ TEST(ActivationPrediction, PresetsAndShapesAreReadAsWritten) {
 TEST(TrafficPrediction, ClosedFormsForEveryStrategyAtWorldTwoThreeFour) {
   for (int n : {2, 3, 4}) {
     SCOPED_TRACE("world " + std::to_string(n));
-    RunConfig c;
-    c.model = ModelKind::Gpt;
+    config::RunConfig c;
+    c.model = config::ModelKind::Gpt;
     c.layers = 4;
     c.hidden = 64;
     c.world = n;
     const auto sent = [&](const char* strategy) {
-      RunConfig s = c;
-      s.strategy = testing::modeOf<StrategyKind>(strategy);
+      config::RunConfig s = c;
+      s.strategy = testing::modeOf<config::StrategyKind>(strategy);
       return predictRun(s);
     };
     const auto ddp = sent("ddp"), zero1 = sent("zero1"), sgo = sent("shard_grad_op"), fs = sent("full_shard");
@@ -439,8 +441,8 @@ TEST(TrafficPrediction, ClosedFormsForEveryStrategyAtWorldTwoThreeFour) {
     const int64_t flat = (p + n - 1) / n * n;      // P'': zero1's one flat buffer, padded once
     const int64_t perUnit = sgo.paddedParameters;  // P': every unit padded
     int64_t blocks = 0;                            // the blocks' share of P'
-    for (const auto& u : flatUnits(modelLayout(c), c.layers)) {
-      if (u.unit != kRootUnit) blocks += (u.numel + n - 1) / n * n;
+    for (const auto& u : config::flatUnits(config::modelLayout(c), c.layers)) {
+      if (u.unit != config::kRootUnit) blocks += (u.numel + n - 1) / n * n;
     }
     EXPECT_NEAR(static_cast<double>(ddp.sentBytesPerStep()), 2.0 * (n - 1) / n * 4 * p, 1.0);
     EXPECT_NEAR(static_cast<double>(zero1.sentBytesPerStep()), 2.0 * (n - 1) / n * 4 * p + (n - 1) * 4 * flat / n, 1.0);
@@ -482,26 +484,26 @@ TEST(TrafficPrediction, ARunSendsWhatTheZeroPaperSays) {
 // LoRA's layout: every base weight frozen, and per block matrix W [out, in] two trained adapters,
 // A [r, in] and B [out, r]: for a GPT block r (h + 3h) + r (h + h) + r (h + 4h) + r (4h + h).
 TEST(ModelLayout, LoraFreezesTheBaseAndTrainsOnlyTheAdapters) {
-  RunConfig c;
-  c.model = ModelKind::Gpt;
+  config::RunConfig c;
+  c.model = config::ModelKind::Gpt;
   c.layers = 3;
   c.hidden = 16;
   c.loraRank = 2;
   int64_t frozen = 0, trained = 0;
-  for (const auto& p : modelLayout(c)) {
+  for (const auto& p : config::modelLayout(c)) {
     const bool adapter = p.name.find(".lora_") != std::string::npos;
     EXPECT_EQ(p.trainable, adapter) << p.name;
     (p.trainable ? trained : frozen) += p.numel();
   }
   const int64_t h = 16, r = 2;
   EXPECT_EQ(trained, 3 * r * (4 * h + 2 * h + 5 * h + 5 * h));
-  EXPECT_EQ(trainableElements(c), trained);
-  RunConfig full = c;
+  EXPECT_EQ(config::trainableElements(c), trained);
+  config::RunConfig full = c;
   full.loraRank = 0;
   int64_t base = 0;
-  for (const auto& p : modelLayout(full)) base += p.numel();
+  for (const auto& p : config::modelLayout(full)) base += p.numel();
   EXPECT_EQ(frozen, base) << "the base model is unchanged, only frozen";
-  EXPECT_EQ(trainableElements(full), base);
+  EXPECT_EQ(config::trainableElements(full), base);
 }
 
 }  // namespace

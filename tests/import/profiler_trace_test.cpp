@@ -102,7 +102,8 @@ TEST(ProfilerTrace, StepsCollectivesAndRolesComeFromTheSpansAround) {
   const auto loaded = loadProfilerTraces(dir);
   ASSERT_TRUE(loaded.error.empty()) << loaded.error;
   ASSERT_EQ(loaded.recording.ranks(), 2);
-  EXPECT_EQ(loaded.config.strategy, StrategyKind::ShardGradOp) << "each unit gathered once a step: SHARD_GRAD_OP-like";
+  EXPECT_EQ(loaded.config.strategy, config::StrategyKind::ShardGradOp)
+      << "each unit gathered once a step: SHARD_GRAD_OP-like";
   EXPECT_EQ(loaded.config.batch, 0) << "the job's batch is not in its trace";
   const auto& rank = loaded.recording.rank(0);
   ASSERT_EQ(rank.steps.size(), 1u) << "the GPU row's copy of ProfilerStep#7 is not a step";

@@ -86,7 +86,7 @@ TEST(Lessons, ClaimsAreCheckedAgainstTheFiguresGiven) {
   order.says = "big above small";
   order.order = {{"big", "peak"}, {"small", "peak"}};
   lesson.claims = {order};
-  RankStats big, small;
+  stats::RankStats big, small;
   big.peakTotal = 200;
   small.peakTotal = 100;
   EXPECT_TRUE(checkClaims(lesson, {{big}, {small}})[0].holds);
@@ -128,11 +128,11 @@ TEST(Predictions, AnswersAreReadInTheFiguresUnit) {
 TEST(Predictions, ScoresFollowTheDistanceFromTheMeasurement) {
   Lesson lesson;
   lesson.runs = {{"big", {}}, {"mid", {}}, {"small", {}}};
-  RankStats big, mid, small;
+  stats::RankStats big, mid, small;
   big.peakTotal = 400;
   mid.peakTotal = 200;
   small.peakTotal = 100;
-  const std::vector<std::vector<RankStats>> stats = {{big}, {mid}, {small}};
+  const std::vector<std::vector<stats::RankStats>> stats = {{big}, {mid}, {small}};
   Question value;
   value.value = {"mid", "peak"};
   auto points = [&](double answer) { return scoreAnswer(lesson, value, Answer{answer, {}}, stats)->points; };

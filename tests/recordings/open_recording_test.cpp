@@ -73,7 +73,7 @@ TEST(OpenRecording, EachKindIsReadByItsOwnReader) {
     ASSERT_EQ(opened.parts.size(), 1u);
     EXPECT_EQ(opened.parts[0].where, dir + name);
     EXPECT_EQ(opened.parts[0].trace.recording.rank(0).steps.size(), 1u) << name;
-    EXPECT_EQ(opened.parts[0].trace.config.strategy, StrategyKind::FullShard) << name;
+    EXPECT_EQ(opened.parts[0].trace.config.strategy, config::StrategyKind::FullShard) << name;
   }
   const auto job = openRecording({kData + "/pytorch_nccl_h200/fsdp_slow_w2"});
   ASSERT_TRUE(job.error.empty()) << job.error;
@@ -159,9 +159,9 @@ TEST(OpenRecording, AHungRunsTraceGivesItsLastCollectives) {
     ASSERT_EQ(opened.parts.size(), 1u);
     const auto& logs = opened.parts[0].trace.lastCollectives;
     ASSERT_TRUE(logs) << "no last collectives rebuilt from the trace";
-    const auto mismatch = firstMismatch(*logs);
+    const auto mismatch = stats::firstMismatch(*logs);
     ASSERT_TRUE(mismatch.has_value());
-    EXPECT_EQ(mismatch->kind, MismatchKind::MissingRank);
+    EXPECT_EQ(mismatch->kind, stats::MismatchKind::MissingRank);
     EXPECT_EQ(mismatch->ranks, std::vector<int>{1});
     EXPECT_EQ(mismatch->agreed, (std::vector<int>{0, 2}));
     // The number the run itself gave the collective rank 1 never entered.

@@ -5,7 +5,7 @@
 #include "stats/device_limits.h"
 #include "stats/run_stats.h"
 
-namespace shardscope {
+namespace shardscope::stats {
 namespace {
 
 trace::Event runInfo(int64_t memoryBytes, int64_t peakFlops) {
@@ -20,8 +20,8 @@ TEST(DeviceLimits, TheDevicesOwnFiguresOnlyWhereNoneIsStated) {
   const auto h200 = deviceFactsOf(runInfo(150'000'000'000, 700'000'000'000'000));
   EXPECT_EQ(h200.memoryBytes, 150'000'000'000);
   EXPECT_DOUBLE_EQ(h200.peakFlops, 7e14);
-  RunConfig config;
-  config.precision = Precision::Bf16;
+  config::RunConfig config;
+  config.precision = config::Precision::Bf16;
   auto limits = deviceLimitsOf(config, h200);
   EXPECT_DOUBLE_EQ(limits.capacityBytes, 150e9);
   EXPECT_DOUBLE_EQ(limits.peakFlops, 7e14);
@@ -35,7 +35,7 @@ TEST(DeviceLimits, TheDevicesOwnFiguresOnlyWhereNoneIsStated) {
   EXPECT_DOUBLE_EQ(limits.peakFlops, 989e12);
   EXPECT_EQ(limits.peakNote, "the stated peak, --peak-tflops 989");
   // A CPU rank (or another event kind, or nonsense) reports nothing: no line, no MFU.
-  limits = deviceLimitsOf(RunConfig{}, deviceFactsOf(runInfo(0, 0)));
+  limits = deviceLimitsOf(config::RunConfig{}, deviceFactsOf(runInfo(0, 0)));
   EXPECT_EQ(limits.capacityBytes, 0);
   EXPECT_EQ(limits.peakFlops, 0);
   EXPECT_TRUE(limits.peakNote.empty());
@@ -47,8 +47,8 @@ TEST(DeviceLimits, TheDevicesOwnFiguresOnlyWhereNoneIsStated) {
 
 // MFU over the measured peak: two 10 ms steps of an mlp, 6 x P x samples FLOPs each.
 TEST(DeviceLimits, MfuUsesTheMeasuredPeakWithoutAStatedOne) {
-  RunConfig config;
-  config.model = ModelKind::Mlp;
+  config::RunConfig config;
+  config.model = config::ModelKind::Mlp;
   config.batch = 8;
   config.world = 1;
   trace::RunRecording recording(1);
@@ -73,4 +73,4 @@ TEST(DeviceLimits, MfuUsesTheMeasuredPeakWithoutAStatedOne) {
 }
 
 }  // namespace
-}  // namespace shardscope
+}  // namespace shardscope::stats

@@ -6,7 +6,7 @@
 
 #include "stats/hang_summary.h"
 
-namespace shardscope {
+namespace shardscope::stats {
 namespace {
 
 trace::LoggedCollective entry(int64_t seq, const std::string& op = "all_reduce", int64_t numel = 4,
@@ -139,4 +139,4 @@ TEST(FirstMismatch, RowsAlignEachRanksEntryBySequenceNumber) {
 }
 
 }  // namespace
-}  // namespace shardscope
+}  // namespace shardscope::stats

@@ -206,18 +206,18 @@ bool viewRead(const std::string& path, const std::string& text) {
   if (looksLikeChromeTrace(path)) {
     const auto loaded = loadChromeTrace(path);
     if (!loaded.error.empty()) return false;
-    (void)computeRankStats(loaded.config, loaded.recording, 0);
+    (void)stats::computeRankStats(loaded.config, loaded.recording, 0);
     return true;
   }
-  return loadSummary(path).error.empty();
+  return stats::loadSummary(path).error.empty();
 }
 
 bool configRead(const std::string& text) {
   const auto parsed = files::parseUserJson(text, /*allowComments=*/true);
   if (!parsed.error.empty()) return false;
-  RunConfig config;
-  if (applyConfigJson(parsed.value, config)) return false;
-  return !validate(config).has_value();
+  config::RunConfig config;
+  if (config::applyConfigJson(parsed.value, config)) return false;
+  return !config::validate(config).has_value();
 }
 
 // 150 mutants (times SHARDSCOPE_FUZZ_ITERATIONS) written to `path` and loaded: each loads (and
@@ -232,7 +232,7 @@ std::pair<int, int> fuzzRead(const std::string& path, const std::function<std::s
       EXPECT_NE(trace.error.find(fileName), std::string::npos) << "names the file: " << trace.error;
       continue;
     }
-    (void)computeRankStats(trace.config, trace.recording, 0);
+    (void)stats::computeRankStats(trace.config, trace.recording, 0);
     ++loaded;
   }
   return {loaded, read};
@@ -363,8 +363,8 @@ TEST(LoaderFuzz, NoMutatedFlightRecorderDumpCrashesItsReader) {
       EXPECT_NE(dumps.error.find("fr-3"), std::string::npos) << "names the file: " << dumps.error;
       continue;
     }
-    (void)firstMismatch(dumps.logs);
-    (void)hangSummaryJson(dumps.logs).dump();
+    (void)stats::firstMismatch(dumps.logs);
+    (void)stats::hangSummaryJson(dumps.logs).dump();
     ++loaded;
   }
   std::printf("fuzzed %d Flight Recorder dumps: %d still loaded, %d refused\n", read, loaded, read - loaded);
@@ -375,8 +375,8 @@ TEST(LoaderFuzz, NoMutatedFlightRecorderDumpCrashesItsReader) {
 // A launched job's rank files (`worker --trace-dir`: binary frames between text lines), one rank's
 // bytes mutated as above: the job is read, its damaged items skipped and said, never a crash.
 TEST(LoaderFuzz, NoMutatedRankStreamCrashesItsReader) {
-  RunConfig config = testing::tinyGptConfig();
-  config.strategy = StrategyKind::FullShard;
+  config::RunConfig config = testing::tinyGptConfig();
+  config.strategy = config::StrategyKind::FullShard;
   config.steps = 2;
   const std::string dir = testing::freshTempDir("rank_stream_fuzz") + "/job";
   for (const auto& r : testing::runWorkerJob(config, {"--trace-dir", dir})) ASSERT_EQ(r.exitCode, 0) << r.output;
@@ -391,7 +391,7 @@ TEST(LoaderFuzz, NoMutatedRankStreamCrashesItsReader) {
       EXPECT_NE(job.error.find(dir), std::string::npos) << "names the directory: " << job.error;
       continue;
     }
-    (void)computeRankStats(job.config, job.recording, 0);
+    (void)stats::computeRankStats(job.config, job.recording, 0);
     said += job.note.find("items that are not events skipped in rank 0") != std::string::npos;
   }
   std::printf("fuzzed %d rank streams: %d said some items were not events\n", read, said);

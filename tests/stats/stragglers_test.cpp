@@ -11,7 +11,7 @@
 #include "stats/stragglers.h"
 #include "tests/support/run_cli.h"
 
-namespace shardscope {
+namespace shardscope::stats {
 namespace {
 
 trace::Event collective(int rank, int64_t issueNs, int groupSize,
@@ -292,4 +292,4 @@ TEST(Stragglers, ASlowRankIsTheStragglerUnderDdpAndFsdp) {
 }
 
 }  // namespace
-}  // namespace shardscope
+}  // namespace shardscope::stats

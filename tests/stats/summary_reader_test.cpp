@@ -10,7 +10,7 @@
 #include "stats/summary_reader.h"
 #include "trace/trace_reader.h"
 
-namespace shardscope {
+namespace shardscope::stats {
 namespace {
 
 std::string writeFile(const std::string& name, const std::string& text) {
@@ -89,7 +89,7 @@ TEST(RankStatsOf, ARankThatRecordedNothingIsNotRecorded) {
   memory.beginNs = 10;
   memory.bytes = 4096;
   rec.add(memory);
-  RunConfig config;
+  config::RunConfig config;
   config.world = 2;
   const auto stats = computeRankStats(config, rec, 0, DeviceFacts{});
   ASSERT_EQ(stats.size(), 2u);
@@ -175,4 +175,4 @@ TEST(SavedRuns, GzippedTraceAndSummaryReadLikeThePlainOnes) {
 }
 
 }  // namespace
-}  // namespace shardscope
+}  // namespace shardscope::stats

@@ -11,8 +11,8 @@ namespace shardscope::testing {
 
 template <typename E>
 E modeOf(const std::string& name) {
-  const auto value = parseMode<E>(name);
-  if (!value) throw std::invalid_argument(unknownModeMessage<E>(name));
+  const auto value = config::parseMode<E>(name);
+  if (!value) throw std::invalid_argument(config::unknownModeMessage<E>(name));
   return *value;
 }
 

@@ -26,7 +26,7 @@ CliResult runShardscope(const std::vector<std::string>& args, const std::vector<
   return runCommand(argv, env, timeoutSeconds);
 }
 
-std::vector<CliResult> runWorkerJob(const RunConfig& config, const std::vector<std::string>& extraArgs,
+std::vector<CliResult> runWorkerJob(const config::RunConfig& config, const std::vector<std::string>& extraArgs,
                                     const std::vector<std::vector<std::string>>& rankEnv,
                                     const std::vector<std::string>& env) {
   const std::string port = std::to_string(freeLoopbackPort());
@@ -78,9 +78,9 @@ int freeLoopbackPort() {
   return ntohs(a.sin_port);
 }
 
-RunConfig tinyGptConfig() {
-  RunConfig c;
-  c.model = ModelKind::Gpt;
+config::RunConfig tinyGptConfig() {
+  config::RunConfig c;
+  c.model = config::ModelKind::Gpt;
   c.layers = 3;
   c.hidden = 20;
   c.heads = 4;
@@ -92,7 +92,7 @@ RunConfig tinyGptConfig() {
   return c;
 }
 
-std::vector<std::string> optionsOf(const RunConfig& config) {
+std::vector<std::string> optionsOf(const config::RunConfig& config) {
   std::vector<std::string> out;
   const auto json = config.toJson();  // items() refers to it: it must outlive the loop
   for (const auto& [key, value] : json.items()) {
@@ -107,7 +107,7 @@ std::vector<std::string> optionsOf(const RunConfig& config) {
   return out;
 }
 
-std::vector<std::string> runArgsOf(const RunConfig& config, const std::vector<std::string>& extra) {
+std::vector<std::string> runArgsOf(const config::RunConfig& config, const std::vector<std::string>& extra) {
   std::vector<std::string> out = {"run"};
   for (auto& option : optionsOf(config)) out.push_back(std::move(option));
   out.insert(out.end(), extra.begin(), extra.end());

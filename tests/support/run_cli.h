@@ -20,14 +20,14 @@ CliResult runShardscope(const std::vector<std::string>& args, const std::vector<
 
 // A GPT small enough for multi-rank tests to run in a second or two: 3 blocks of hidden 20 (4
 // heads), vocabulary 37, 6 tokens per sample, global batch 4, 2 steps, 2 ranks.
-RunConfig tinyGptConfig();
+config::RunConfig tinyGptConfig();
 
 // The options that give `config` on the command line ("--model", "gpt", ...): run_config's JSON
 // keys are the option names. Output paths are not in that JSON: add --export etc. yourself.
-std::vector<std::string> optionsOf(const RunConfig& config);
+std::vector<std::string> optionsOf(const config::RunConfig& config);
 
 // "run", the options of `config`, then `extra` (e.g. {"--summary", path}): a `shardscope run` of it.
-std::vector<std::string> runArgsOf(const RunConfig& config, const std::vector<std::string>& extra = {});
+std::vector<std::string> runArgsOf(const config::RunConfig& config, const std::vector<std::string>& extra = {});
 
 // Any program: argv[0] is looked up on PATH.
 CliResult runCommand(const std::vector<std::string>& argv, const std::vector<std::string>& env = {},
@@ -36,7 +36,7 @@ CliResult runCommand(const std::vector<std::string>& argv, const std::vector<std
 // A job as torchrun starts it, without torchrun: one `shardscope worker` per rank of
 // config.world, each with torchrun's variables (a fresh MASTER_PORT on loopback), the options of
 // `config`, then `extraArgs`; rank r's environment adds `env` and rankEnv[r] (where given).
-std::vector<CliResult> runWorkerJob(const RunConfig& config, const std::vector<std::string>& extraArgs,
+std::vector<CliResult> runWorkerJob(const config::RunConfig& config, const std::vector<std::string>& extraArgs,
                                     const std::vector<std::vector<std::string>>& rankEnv = {},
                                     const std::vector<std::string>& env = {});
 

@@ -108,7 +108,7 @@ TEST(PerfettoTrace, ARecordingComesBackWhole) {
   ASSERT_EQ(original.originNs(), 1) << "the JSON reader starts its times at 1, so both share one origin";
   const auto loaded = loadPerfettoTrace(dir + "/t.pftrace");
   ASSERT_TRUE(loaded.error.empty()) << loaded.error;
-  EXPECT_EQ(loaded.config.strategy, StrategyKind::FullShard);
+  EXPECT_EQ(loaded.config.strategy, config::StrategyKind::FullShard);
   EXPECT_EQ(loaded.parameterCount, 12345);
   EXPECT_EQ(loaded.rankPlacements.size(), 2u);
   const RunRecording& back = loaded.recording;
@@ -184,7 +184,7 @@ TEST(PerfettoTrace, PacketsAcrossAndLargerThanTheReadersBlocksComeBackWhole) {
   }
   const auto loaded = loadPerfettoTrace(dir + "/t.pftrace");
   ASSERT_TRUE(loaded.error.empty()) << loaded.error;
-  EXPECT_EQ(loaded.config.strategy, StrategyKind::FullShard);
+  EXPECT_EQ(loaded.config.strategy, config::StrategyKind::FullShard);
   ASSERT_EQ(loaded.recording.rank(0).groups.size(), 1u);
   EXPECT_EQ(loaded.recording.rank(0).groups[0].toEvent(0).text, group.text) << "the packet larger than a block";
   const auto& steps = loaded.recording.rank(0).steps;

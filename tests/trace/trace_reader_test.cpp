@@ -39,7 +39,7 @@ TEST(TraceReader, ReadsEventsInTheOrderShardscopeStreamsThem) {
   ASSERT_TRUE(loaded.error.empty()) << loaded.error;
   ASSERT_EQ(loaded.recording.ranks(), 2);
   EXPECT_EQ(loaded.config.world, 2);
-  EXPECT_EQ(loaded.config.strategy, StrategyKind::FullShard);
+  EXPECT_EQ(loaded.config.strategy, config::StrategyKind::FullShard);
   EXPECT_EQ(loaded.recording.rank(0).steps.size(), 2u);
   EXPECT_EQ(loaded.recording.rank(0).peakTotal, 300);
   EXPECT_EQ(loaded.recording.rank(1).peakTotal, 50);

@@ -29,12 +29,12 @@ namespace {
 // Stands in for the engine: records what the window asked of it.
 class RecordingEngine : public EngineControl {
  public:
-  void startRun(const RunConfig&) override { ++runs; }
-  void startCompare(const std::vector<RunConfig>& runs) override {
+  void startRun(const config::RunConfig&) override { ++runs; }
+  void startCompare(const std::vector<config::RunConfig>& runs) override {
     std::vector<std::string> strategies;
     std::vector<int> worlds;
     for (const auto& r : runs) {
-      strategies.push_back(strategyName(r.strategy));
+      strategies.push_back(config::strategyName(r.strategy));
       worlds.push_back(r.world);
     }
     compared.push_back(strategies);
@@ -44,7 +44,7 @@ class RecordingEngine : public EngineControl {
   void stepGate() override { ++gateSteps; }
   void continueGate() override { ++gateContinues; }
   bool busy() const override { return false; }
-  std::string checkConfig(const RunConfig&) const override { return ""; }
+  std::string checkConfig(const config::RunConfig&) const override { return ""; }
   int runs = 0;
   int gateSteps = 0;
   int gateContinues = 0;
@@ -56,7 +56,7 @@ class AppClicks : public ::testing::Test {
  protected:
   void addSession(const std::string& strategy) {
     Session s;
-    s.config.strategy = testing::modeOf<StrategyKind>(strategy);
+    s.config.strategy = testing::modeOf<config::StrategyKind>(strategy);
     s.title = strategy;
     s.status = SessionStatus::Done;
     s.recording = syntheticRecording(2, 2000, 4);
@@ -137,13 +137,16 @@ TEST_F(AppClicks, CompareStrategiesAreTickedInThePanel) {
   draw(&engine);
   draw(&engine);
   EXPECT_EQ(state_.compare.strategies,
-            (std::vector<StrategyKind>{StrategyKind::Ddp, StrategyKind::FullShard, StrategyKind::ShardGradOp}));
+            (std::vector<config::StrategyKind>{config::StrategyKind::Ddp, config::StrategyKind::FullShard,
+                                               config::StrategyKind::ShardGradOp}));
   clickOn("compare:zero1", &engine);
-  EXPECT_EQ(state_.compare.strategies, (std::vector<StrategyKind>{StrategyKind::Ddp, StrategyKind::Zero1,
-                                                                  StrategyKind::ShardGradOp, StrategyKind::FullShard}));
+  EXPECT_EQ(state_.compare.strategies,
+            (std::vector<config::StrategyKind>{config::StrategyKind::Ddp, config::StrategyKind::Zero1,
+                                               config::StrategyKind::ShardGradOp, config::StrategyKind::FullShard}));
   clickOn("compare:ddp", &engine);
   clickOn("compare:full_shard", &engine);
-  EXPECT_EQ(state_.compare.strategies, (std::vector<StrategyKind>{StrategyKind::Zero1, StrategyKind::ShardGradOp}));
+  EXPECT_EQ(state_.compare.strategies,
+            (std::vector<config::StrategyKind>{config::StrategyKind::Zero1, config::StrategyKind::ShardGradOp}));
   clickOn("compare", &engine);
   ASSERT_EQ(engine.compared.size(), 1u) << "Compare pressed once";
   EXPECT_EQ(engine.compared[0], (std::vector<std::string>{"zero1", "shard_grad_op"}));
@@ -154,13 +157,13 @@ TEST_F(AppClicks, CompareStrategiesAreTickedInThePanel) {
 TEST_F(AppClicks, CompareAtSeveralWorldSizes) {
   RecordingEngine engine;
   state_.config.batch = 8;
-  state_.compare.strategies = {StrategyKind::Ddp, StrategyKind::FullShard};
+  state_.compare.strategies = {config::StrategyKind::Ddp, config::StrategyKind::FullShard};
   std::snprintf(state_.compare.worlds, sizeof state_.compare.worlds, "%s", "1,3");
   draw(&engine);
   draw(&engine);
   clickOn("compare", &engine);
   EXPECT_TRUE(engine.compared.empty()) << "batch 8 does not divide by 3: Compare stays disabled";
-  std::vector<RunConfig> runs;
+  std::vector<config::RunConfig> runs;
   const auto problem = compareRunsOf(state_.config, state_.compare, runs);
   ASSERT_TRUE(problem.has_value());
   EXPECT_NE(problem->find("at world 3"), std::string::npos) << *problem;
@@ -210,11 +213,11 @@ TEST_F(AppClicks, EstimateColumnsAreTheDividingStrategiesAndTheOneConfigured) {
   };
   openTab("Estimate", "estimate:seed-7b");
   EXPECT_EQ(columns(), 4u) << "ddp, zero1, shard_grad_op, full_shard";
-  state_.config.strategy = StrategyKind::NoShard;
+  state_.config.strategy = config::StrategyKind::NoShard;
   draw();
   draw();
   EXPECT_EQ(columns(), 5u) << "and no_shard, configured";
-  state_.config.strategy = StrategyKind::HybridShard;
+  state_.config.strategy = config::StrategyKind::HybridShard;
   state_.config.world = 4;
   draw();
   draw();
@@ -388,10 +391,10 @@ TEST_F(AppClicks, TheFirstScreensRunSaysWhyItCannotStart) {
 
 // Every tab the views name (config/view_tabs.h) is drawn by one row of the tab table, in order.
 TEST(BottomTabs, EveryNamedTabHasItsRowInOrder) {
-  ASSERT_EQ(bottomTabs().size(), viewTabs().size());
-  for (size_t i = 0; i < viewTabs().size(); ++i) {
-    EXPECT_STREQ(bottomTabs()[i].name, viewTabs()[i].name);
-    EXPECT_NE(bottomTabs()[i].draw, nullptr) << viewTabs()[i].name;
+  ASSERT_EQ(bottomTabs().size(), config::viewTabs().size());
+  for (size_t i = 0; i < config::viewTabs().size(); ++i) {
+    EXPECT_STREQ(bottomTabs()[i].name, config::viewTabs()[i].name);
+    EXPECT_NE(bottomTabs()[i].draw, nullptr) << config::viewTabs()[i].name;
   }
 }
 

@@ -19,7 +19,7 @@ namespace {
 
 Session sessionOf(const std::string& strategy) {
   Session s;
-  s.config.strategy = testing::modeOf<StrategyKind>(strategy);
+  s.config.strategy = testing::modeOf<config::StrategyKind>(strategy);
   s.title = strategy;
   s.recording = syntheticRecording(2, 2000, 4);
   return s;

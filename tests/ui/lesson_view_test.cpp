@@ -14,9 +14,9 @@ namespace {
 
 class TitledEngine : public EngineControl {
  public:
-  void startRun(const RunConfig&) override {}
-  void startCompare(const std::vector<RunConfig>& runs) override { started.push_back(runs); }
-  void startTitled(const std::vector<RunConfig>& runs, const std::vector<std::string>& t) override {
+  void startRun(const config::RunConfig&) override {}
+  void startCompare(const std::vector<config::RunConfig>& runs) override { started.push_back(runs); }
+  void startTitled(const std::vector<config::RunConfig>& runs, const std::vector<std::string>& t) override {
     started.push_back(runs);
     titles = t;
   }
@@ -24,8 +24,8 @@ class TitledEngine : public EngineControl {
   void stepGate() override {}
   void continueGate() override {}
   bool busy() const override { return false; }
-  std::string checkConfig(const RunConfig&) const override { return ""; }
-  std::vector<std::vector<RunConfig>> started;
+  std::string checkConfig(const config::RunConfig&) const override { return ""; }
+  std::vector<std::vector<config::RunConfig>> started;
   std::vector<std::string> titles;
 };
 

@@ -19,7 +19,7 @@ class Projector : public ::testing::Test {
  protected:
   void addSession(const std::string& strategy, int ranks, int units) {
     Session s;
-    s.config.strategy = testing::modeOf<StrategyKind>(strategy);
+    s.config.strategy = testing::modeOf<config::StrategyKind>(strategy);
     s.title = strategy;
     s.status = SessionStatus::Done;
     s.recording = syntheticRecording(ranks, 2000, units);

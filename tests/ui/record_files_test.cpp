@@ -41,7 +41,7 @@ TEST(RecordFiles, ATraceOfAnIncompleteRecordingIsTitledSoAndAFailedRunsOpensFail
   failed.status = trace::RunStatus::Failed;
   failed.error = "rank 0 failed during step 3: out of memory";
   failed.stepsTrained = 2;
-  const std::string plainTitle = strategyTitle(StrategyKind::Ddp);
+  const std::string plainTitle = config::strategyTitle(config::StrategyKind::Ddp);
   for (const char* format : {"json", "pftrace"}) {
     SCOPED_TRACE(format);
     const auto opened = openRecord({writtenTrace(std::string("incomplete.") + format, incomplete)});

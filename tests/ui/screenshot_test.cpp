@@ -120,11 +120,11 @@ TEST(Screenshot, ListenModeDrawsALaunchedJob) {
   std::thread collector([&] {
     listen = underXvfb({"listen", "--port", port, "--trace-dir", dir + "/job", "--screenshot", dir + "/live.png"}, 180);
   });
-  RunConfig config = testing::tinyGptConfig();  // 2 ranks, 3 blocks, made wider for the picture
+  config::RunConfig config = testing::tinyGptConfig();  // 2 ranks, 3 blocks, made wider for the picture
   config.hidden = 96;
   config.seq = 16;
   config.steps = 3;
-  config.strategy = StrategyKind::FullShard;
+  config.strategy = config::StrategyKind::FullShard;
   ASSERT_TRUE(testing::waitForLoopbackListener(std::stoi(port), 60)) << "the collector (after Xvfb) never listened";
   const auto ranks = testing::runWorkerJob(config, {"--collector", "127.0.0.1:" + port});
   collector.join();

@@ -19,13 +19,13 @@ namespace {
 
 class GateEngine : public EngineControl {
  public:
-  void startRun(const RunConfig&) override {}
-  void startCompare(const std::vector<RunConfig>&) override {}
+  void startRun(const config::RunConfig&) override {}
+  void startCompare(const std::vector<config::RunConfig>&) override {}
   void stop() override {}
   void stepGate() override { ++steps; }
   void continueGate() override { ++continues; }
   bool busy() const override { return true; }
-  std::string checkConfig(const RunConfig&) const override { return ""; }
+  std::string checkConfig(const config::RunConfig&) const override { return ""; }
   int steps = 0;
   int continues = 0;
 };
@@ -33,8 +33,8 @@ class GateEngine : public EngineControl {
 // One real run for every test of this file.
 const trace::LoadedTrace& recordedFullShard() {
   static const trace::LoadedTrace loaded = [] {
-    RunConfig c = testing::tinyGptConfig();
-    c.strategy = StrategyKind::FullShard;
+    config::RunConfig c = testing::tinyGptConfig();
+    c.strategy = config::StrategyKind::FullShard;
     c.prefetch = 0;
     const std::string path = testing::freshTempDir("step_through_ui") + "/full_shard.json";
     const auto cli = testing::runShardscope(testing::runArgsOf(c, {"--trace", path}));

@@ -1,0 +1,114 @@
+#include "config/pipeline_config.h"
+
+#include <algorithm>
+
+namespace shardscope::config {
+
+namespace {
+
+bool loops(PipelineSchedule schedule) {
+  return schedule == PipelineSchedule::Interleaved1F1B || schedule == PipelineSchedule::ZeroBubble ||
+         schedule == PipelineSchedule::Zbv;
+}
+
+std::string pp(const RunConfig& c) { return "--pp " + std::to_string(c.pp); }
+
+// Options that only a pipeline reads, given without one.
+std::optional<std::string> pipelineOptionsAlone(const RunConfig& c) {
+  if (c.microbatches != 0) {
+    return "--microbatches " + std::to_string(c.microbatches) +
+           " splits a pipeline's batch, but --pp is 1. Pass --pp 2 or more, or use --accumulate for gradient "
+           "accumulation without a pipeline.";
+  }
+  if (c.stagesPerRank != 0) {
+    return "--stages-per-rank " + std::to_string(c.stagesPerRank) +
+           " places several pipeline stages on each rank, but --pp is 1. Pass --pp 2 or more, or drop it.";
+  }
+  return std::nullopt;
+}
+
+// What the pipeline does not combine with yet.
+std::optional<std::string> pipelineCombinations(const RunConfig& c) {
+  if (c.accumulate != 1) {
+    return pp(c) + " with --accumulate " + std::to_string(c.accumulate) +
+           ": a pipeline accumulates over its micro-batches already. Drop --accumulate and pass --microbatches.";
+  }
+  if (traitsOf(c.strategy).replicatesShardGroups) {
+    return pp(c) + " with --strategy " + std::string(modeName(c.strategy)) +
+           ": shardscope does not yet lay a hybrid mesh over a pipeline stage's ranks. Pick ddp, zero1, "
+           "full_shard, shard_grad_op or no_shard.";
+  }
+  if (c.loraRank > 0) {
+    return pp(c) +
+           " with --lora-rank: shardscope does not yet train LoRA adapters through a pipeline. Drop one "
+           "of them.";
+  }
+  return std::nullopt;
+}
+
+// The number of micro-batches against the batch and the schedule.
+std::optional<std::string> microBatchProblem(const RunConfig& c, const PipelineShape& shape) {
+  if (c.batch % dataRankCount(c) != 0) return std::nullopt;  // the batch's own split says it first
+  const int local = c.batch / dataRankCount(c);
+  const std::string m = "--microbatches " + std::to_string(shape.microBatches);
+  if (shape.microBatches < 1) return m + " must be 1 or more (0: the schedule's default). Pass e.g. --microbatches 4.";
+  if (local % shape.microBatches != 0) {
+    return m + " does not divide a data rank's batch of " + std::to_string(local) + " (--batch " +
+           std::to_string(c.batch) + " over " + std::to_string(dataRankCount(c)) +
+           " data ranks). Pass a --microbatches that divides it, or a --batch of " +
+           std::to_string(dataRankCount(c) * shape.microBatches * std::max(1, local / shape.microBatches)) + ".";
+  }
+  if (shape.schedule == PipelineSchedule::OneFOneB && shape.microBatches < shape.ranks) {
+    return m + " with --schedule 1f1b over " + pp(c) +
+           ": 1F1B needs at least one micro-batch per stage, as "
+           "PyTorch's Schedule1F1B does. Pass --microbatches " +
+           std::to_string(shape.ranks) + " or more.";
+  }
+  return pipelineShapeProblem(shape);
+}
+
+}  // namespace
+
+PipelineShape pipelineShapeOf(const RunConfig& c) {
+  PipelineShape shape;
+  shape.schedule = c.schedule;
+  shape.ranks = std::max(1, c.pp);
+  shape.stagesPerRank = c.stagesPerRank > 0 ? c.stagesPerRank : (loops(c.schedule) ? 2 : 1);
+  shape.microBatches = c.microbatches > 0 ? c.microbatches : (loops(c.schedule) ? 2 : 1) * shape.ranks;
+  return shape;
+}
+
+std::optional<std::string> pipelineProblem(const RunConfig& c) {
+  if (c.pp == 1) return pipelineOptionsAlone(c);
+  const int tp = std::max(1, c.tp);
+  if (c.pp < 1 || c.world % (c.pp * tp) != 0) {
+    return pp(c) + " does not divide --world " + std::to_string(c.world) +
+           (tp > 1 ? " with --tp " + std::to_string(tp) : std::string()) +
+           ": the world is pp x dp x tp ranks. Pass a --pp that divides " + std::to_string(c.world / tp) +
+           ", or a --world that " + pp(c) + (tp > 1 ? " x --tp" : "") + " divides.";
+  }
+  if (auto e = pipelineCombinations(c)) return e;
+  const PipelineShape shape = pipelineShapeOf(c);
+  if (c.layers < shape.stages()) {
+    return pp(c) + (shape.stagesPerRank > 1 ? " x --stages-per-rank " + std::to_string(shape.stagesPerRank) : "") +
+           " makes " + std::to_string(shape.stages()) + " stages, but --layers " + std::to_string(c.layers) +
+           " gives only " + std::to_string(c.layers) + " blocks to split among them. Pass --layers " +
+           std::to_string(shape.stages()) + " or more.";
+  }
+  return microBatchProblem(c, shape);
+}
+
+PipelinePlace pipelinePlace(int rank, int worldSize, int pipeRanks) {
+  const int stageRanks = std::max(1, worldSize / std::max(1, pipeRanks));
+  return {rank / stageRanks, rank % stageRanks, stageRanks};
+}
+
+int dataRankCount(const RunConfig& c) { return std::max(1, c.world / std::max(1, c.tp) / std::max(1, c.pp)); }
+
+std::vector<int64_t> boundaryShape(const RunConfig& c, int64_t rows) {
+  if (c.model == ModelKind::Mlp) return {rows, c.hidden};
+  const int64_t tokens = c.sequenceParallel ? c.seq / std::max(1, c.tp) : c.seq;
+  return {rows, tokens, c.hidden};
+}
+
+}  // namespace shardscope::config

@@ -1,0 +1,355 @@
+#include "config/pipeline_schedule.h"
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+#include <tuple>
+
+namespace shardscope::config {
+
+namespace {
+
+using Kind = PipeActionKind;
+
+bool isInterleaved(PipelineSchedule schedule) {
+  return schedule == PipelineSchedule::Interleaved1F1B || schedule == PipelineSchedule::ZeroBubble;
+}
+
+bool splitsBackward(PipelineSchedule schedule) {
+  return schedule == PipelineSchedule::ZeroBubble || schedule == PipelineSchedule::Zbv;
+}
+
+std::string scheduleName(PipelineSchedule schedule) { return std::string(modeName(schedule)); }
+
+// Micro-batches go round the ranks in rounds of this many (PyTorch's microbatches_per_round):
+// M when M < P, else M over the rounds max(1, M / P).
+int microBatchesPerRound(const PipelineShape& shape) {
+  return shape.microBatches / std::max(1, shape.microBatches / shape.ranks);
+}
+
+std::vector<PipeAction> gpipeActions(const PipelineShape& shape, int rank) {
+  std::vector<PipeAction> out;
+  for (int m = 0; m < shape.microBatches; ++m) out.push_back({Kind::Forward, rank, m});
+  for (int m = 0; m < shape.microBatches; ++m) out.push_back({Kind::Backward, rank, m});
+  return out;
+}
+
+// P - r - 1 forwards fill the pipe; then a forward and the oldest backward in turn; then the
+// backwards left. Rank r so holds at most P - r micro-batches' activations.
+std::vector<PipeAction> oneFOneBActions(const PipelineShape& shape, int rank) {
+  const int m = shape.microBatches;
+  const int warmup = std::min(m, shape.ranks - rank - 1);
+  std::vector<PipeAction> out;
+  int forwards = 0, backwards = 0;
+  while (forwards < warmup) out.push_back({Kind::Forward, rank, forwards++});
+  while (forwards < m) {
+    out.push_back({Kind::Forward, rank, forwards++});
+    out.push_back({Kind::Backward, rank, backwards++});
+  }
+  while (backwards < m) out.push_back({Kind::Backward, rank, backwards++});
+  return out;
+}
+
+// The looped schedules' one rule, with the ops numbered 0 .. M*V - 1 in each direction: op k's
+// forward runs on local stage (k / round) % V, its backward on the stages taken in reverse; the
+// warm-up is the ops the last rank runs before its first backward, (V-1) * round, plus `hop` per
+// rank between it and the last. Zero bubble (hop 1) splits each backward into I, and runs the Ws
+// once rank r has run r backwards, each behind the one before, oldest first.
+std::vector<PipeAction> loopedActions(const PipelineShape& shape, int rank, int hop, bool zeroBubble) {
+  const int p = shape.ranks, v = shape.stagesPerRank, ops = shape.microBatches * v;
+  const int round = microBatchesPerRound(shape);
+  const int warmup = std::min((v - 1) * round + hop * (p - 1 - rank), ops);
+  auto forwardStage = [&](int op) { return ((op / round) % v) * p + rank; };
+  auto backwardStage = [&](int op) { return (v - 1 - ((op - warmup) / round) % v) * p + rank; };
+  std::map<int, int> forwardsOf, backwardsOf, weightsOf;  // by stage: micro-batches run so far
+  std::vector<int> backwardOps;                           // the ops whose backward has run, in order
+  size_t weightsRun = 0;
+  std::vector<PipeAction> out;
+  auto backward = [&](int op) {
+    const int stage = backwardStage(op);
+    out.push_back({zeroBubble ? Kind::BackwardInput : Kind::Backward, stage, backwardsOf[stage]++});
+    backwardOps.push_back(op);
+  };
+  auto weight = [&] {
+    const int stage = backwardStage(backwardOps[weightsRun++]);
+    out.push_back({Kind::BackwardWeight, stage, weightsOf[stage]++});
+  };
+  for (int op = 0; op < ops + warmup; ++op) {
+    if (op < ops) {
+      const int stage = forwardStage(op);
+      out.push_back({Kind::Forward, stage, forwardsOf[stage]++});
+    }
+    if (op < warmup) continue;
+    backward(op);
+    if (zeroBubble && op - warmup >= rank) weight();
+  }
+  while (zeroBubble && weightsRun < backwardOps.size()) weight();
+  return out;
+}
+
+// ZB-V: rank r holds stage r (chunk 0, going down the V) and 2P - 1 - r (chunk 1, coming back up).
+// Its warm-up fills chunk 0, then alternates the chunks, then runs chunk 1's first backwards whole;
+// the steady phase runs F, I, W on chunk 0 then on chunk 1; the cool-down runs the Is the stages
+// before wait for, and the Ws last. It is planned for at least 2P - 1 micro-batches; with fewer,
+// the actions of the missing ones are left out.
+std::vector<PipeAction> zbvActions(const PipelineShape& shape, int rank) {
+  const int p = shape.ranks, planned = std::max(2 * p - 1, shape.microBatches);
+  const int down = rank, up = 2 * p - 1 - rank;
+  int f0 = 0, f1 = 0, b0 = 0, b1 = 0;
+  std::vector<PipeAction> out;
+  auto add = [&](Kind kind, int stage, int microBatch) { out.push_back({kind, stage, microBatch}); };
+  for (int i = 0; i < 2 * (p - rank) - 1; ++i) add(Kind::Forward, down, f0++);
+  for (int i = 0; i < rank; ++i) {
+    add(Kind::Forward, up, f1++);
+    add(Kind::Forward, down, f0++);
+  }
+  for (int i = 0; i < p - rank; ++i, ++b1) {
+    add(Kind::Forward, up, f1++);
+    add(Kind::BackwardInput, up, b1);
+    add(Kind::BackwardWeight, up, b1);
+  }
+  while (f1 < f0 || f0 < planned) {
+    if (f0 < planned) add(Kind::Forward, down, f0++);
+    add(Kind::BackwardInput, down, b0);
+    add(Kind::BackwardWeight, down, b0++);
+    add(Kind::Forward, up, f1++);
+    add(Kind::BackwardInput, up, b1);
+    add(Kind::BackwardWeight, up, b1++);
+  }
+  int w0 = b0, w1 = b1;
+  for (int i = 0; i < rank; ++i) {
+    add(Kind::BackwardInput, down, b0++);
+    add(Kind::BackwardInput, up, b1++);
+  }
+  for (int i = 0; i < p - rank; ++i) {
+    add(Kind::BackwardInput, down, b0++);
+    add(Kind::BackwardWeight, down, w0++);
+  }
+  while (w1 < b1) add(Kind::BackwardWeight, up, w1++);
+  while (w0 < b0) add(Kind::BackwardWeight, down, w0++);
+  out.erase(
+      std::remove_if(out.begin(), out.end(), [&](const PipeAction& a) { return a.microBatch >= shape.microBatches; }),
+      out.end());
+  return out;
+}
+
+const char* kindText(Kind kind) {
+  switch (kind) {
+    case Kind::Forward:
+      return "F";
+    case Kind::Backward:
+      return "B";
+    case Kind::BackwardInput:
+      return "I";
+    case Kind::BackwardWeight:
+      return "W";
+    case Kind::SendActivation:
+      return "SEND_F";
+    case Kind::RecvActivation:
+      return "RECV_F";
+    case Kind::SendGradient:
+      return "SEND_B";
+    case Kind::RecvGradient:
+      return "RECV_B";
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::optional<std::string> pipelineShapeProblem(const PipelineShape& shape) {
+  const std::string name = scheduleName(shape.schedule);
+  const int v = shape.stagesPerRank;
+  const bool oneStagePerRank = !isInterleaved(shape.schedule) && shape.schedule != PipelineSchedule::Zbv;
+  if (oneStagePerRank && v != 1) {
+    return "--stages-per-rank " + std::to_string(v) + " with --schedule " + name +
+           ", which runs one stage per rank. Drop --stages-per-rank, or pick --schedule interleaved_1f1b, "
+           "zero_bubble or zbv.";
+  }
+  if (isInterleaved(shape.schedule) && v < 2) {
+    return "--schedule " + name + " loops each rank over several stages; --stages-per-rank is " + std::to_string(v) +
+           ". Pass --stages-per-rank 2 or more.";
+  }
+  if (shape.schedule == PipelineSchedule::Zbv && v != 2) {
+    return "--schedule zbv folds the stages into a V, two per rank; --stages-per-rank is " + std::to_string(v) +
+           ". Pass --stages-per-rank 2.";
+  }
+  const int rounds = std::max(1, shape.microBatches / shape.ranks);
+  if (isInterleaved(shape.schedule) && shape.microBatches % rounds != 0) {
+    return "--microbatches " + std::to_string(shape.microBatches) + " with --schedule " + name + " over --pp " +
+           std::to_string(shape.ranks) + ": micro-batches go round the ranks in " + std::to_string(rounds) +
+           " rounds, which must divide them (as PyTorch's schedule asks). Pass --microbatches " +
+           std::to_string(rounds * shape.ranks) + ".";
+  }
+  return std::nullopt;
+}
+
+int rankOfStage(const PipelineShape& shape, int stage) {
+  if (shape.schedule == PipelineSchedule::Zbv && stage >= shape.ranks) return 2 * shape.ranks - 1 - stage;
+  return stage % shape.ranks;
+}
+
+std::vector<int> stagesOfRank(const PipelineShape& shape, int rank) {
+  std::vector<int> out;
+  for (int s = 0; s < shape.stages(); ++s) {
+    if (rankOfStage(shape, s) == rank) out.push_back(s);
+  }
+  return out;
+}
+
+std::vector<PipeAction> computeActions(const PipelineShape& shape, int rank) {
+  switch (shape.schedule) {
+    case PipelineSchedule::GPipe:
+      return gpipeActions(shape, rank);
+    case PipelineSchedule::OneFOneB:
+      return oneFOneBActions(shape, rank);
+    case PipelineSchedule::Interleaved1F1B:
+      return loopedActions(shape, rank, 2, false);
+    case PipelineSchedule::ZeroBubble:
+      return loopedActions(shape, rank, 1, true);
+    case PipelineSchedule::Zbv:
+      return zbvActions(shape, rank);
+  }
+  return {};
+}
+
+std::vector<PipeAction> rankActions(const PipelineShape& shape, int rank) {
+  const int last = shape.stages() - 1;
+  auto elsewhere = [&](int stage) { return stage >= 0 && stage <= last && rankOfStage(shape, stage) != rank; };
+  std::vector<PipeAction> out;
+  for (const PipeAction& a : computeActions(shape, rank)) {
+    const bool forward = a.kind == Kind::Forward;
+    const bool inputGradient = a.kind == Kind::Backward || a.kind == Kind::BackwardInput;
+    if (forward && elsewhere(a.stage - 1)) out.push_back({Kind::RecvActivation, a.stage, a.microBatch});
+    if (inputGradient && elsewhere(a.stage + 1)) out.push_back({Kind::RecvGradient, a.stage, a.microBatch});
+    out.push_back(a);
+    if (forward && elsewhere(a.stage + 1)) out.push_back({Kind::SendActivation, a.stage, a.microBatch});
+    if (inputGradient && elsewhere(a.stage - 1)) out.push_back({Kind::SendGradient, a.stage, a.microBatch});
+  }
+  return out;
+}
+
+std::string actionText(const PipeAction& action) {
+  return std::to_string(action.stage) + kindText(action.kind) + std::to_string(action.microBatch);
+}
+
+std::string scheduleText(const PipelineShape& shape) {
+  std::ostringstream out;
+  for (int r = 0; r < shape.ranks; ++r) {
+    out << "rank " << r << ":";
+    for (const PipeAction& a : rankActions(shape, r)) out << ' ' << actionText(a);
+    out << '\n';
+  }
+  return out.str();
+}
+
+namespace {
+
+// When each action of the plan ends, by what it makes: a stage's output (F), its input's gradient
+// (B or I), its weights' gradient (W).
+using Made = std::tuple<int, int, int>;  // (0 output | 1 input gradient | 2 weights, stage, micro-batch)
+
+Made madeBy(const PipeAction& a) {
+  const int what = a.kind == Kind::Forward ? 0 : a.kind == Kind::BackwardWeight ? 2 : 1;
+  return {what, a.stage, a.microBatch};
+}
+
+// What `a` waits for, besides its rank being free.
+std::vector<Made> needsOf(const PipeAction& a, int lastStage) {
+  switch (a.kind) {
+    case Kind::Forward:
+      if (a.stage == 0) return {};
+      return {{0, a.stage - 1, a.microBatch}};
+    case Kind::Backward:
+    case Kind::BackwardInput:
+      if (a.stage == lastStage) return {{0, a.stage, a.microBatch}};
+      return {{0, a.stage, a.microBatch}, {1, a.stage + 1, a.microBatch}};
+    case Kind::BackwardWeight:
+      return {{1, a.stage, a.microBatch}};
+    default:
+      return {};
+  }
+}
+
+double durationOf(const PipeAction& a, const ActionDurations& d) {
+  switch (a.kind) {
+    case Kind::Forward:
+      return d.forward;
+    case Kind::Backward:
+      return d.backward;
+    case Kind::BackwardInput:
+      return d.backwardInput;
+    case Kind::BackwardWeight:
+      return d.backwardWeight;
+    default:
+      return 0;
+  }
+}
+
+}  // namespace
+
+std::optional<std::vector<std::vector<PlannedAction>>> plannedTimeline(const PipelineShape& shape,
+                                                                       const ActionDurations& durations,
+                                                                       std::string* stuck) {
+  std::vector<std::vector<PipeAction>> lists;
+  for (int r = 0; r < shape.ranks; ++r) lists.push_back(computeActions(shape, r));
+  std::vector<std::vector<PlannedAction>> plan(shape.ranks);
+  std::map<Made, double> ends;
+  // Each pass runs every action whose needs have ended; an action's times depend only on those
+  // ends and on its rank's previous action, so the order of the passes changes nothing.
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (int r = 0; r < shape.ranks; ++r) {
+      while (plan[r].size() < lists[r].size()) {
+        const PipeAction& a = lists[r][plan[r].size()];
+        double start = plan[r].empty() ? 0 : plan[r].back().end;
+        bool ready = true;
+        for (const Made& need : needsOf(a, shape.stages() - 1)) {
+          auto it = ends.find(need);
+          if (it == ends.end()) {
+            ready = false;
+            break;
+          }
+          start = std::max(start, it->second);
+        }
+        if (!ready) break;
+        plan[r].push_back({a, start, start + durationOf(a, durations)});
+        ends[madeBy(a)] = plan[r].back().end;
+        moved = true;
+      }
+    }
+  }
+  for (int r = 0; r < shape.ranks; ++r) {
+    if (plan[r].size() == lists[r].size()) continue;
+    if (stuck) *stuck = "rank " + std::to_string(r) + " waits forever at " + actionText(lists[r][plan[r].size()]);
+    return std::nullopt;
+  }
+  return plan;
+}
+
+BubbleForm bubbleClosedForm(const PipelineShape& shape) {
+  const double p = shape.ranks, v = shape.stagesPerRank, m = shape.microBatches;
+  switch (shape.schedule) {
+    case PipelineSchedule::GPipe:
+    case PipelineSchedule::OneFOneB:
+      return {(p - 1) / m, "(P-1)/M"};
+    case PipelineSchedule::Interleaved1F1B:
+      return {(p - 1) / (v * m), "(P-1)/(V*M)"};
+    case PipelineSchedule::ZeroBubble:
+      return {(p - 1) / (3 * v * m), "(P-1)/(3*V*M), ZB-H1's at F=I=W"};
+    case PipelineSchedule::Zbv:
+      return {0, "0, ZB-V's at F=I=W"};
+  }
+  return {};
+}
+
+std::vector<StageBlocks> stageBlocks(int blocks, int stages) {
+  std::vector<StageBlocks> out;
+  for (int k = 0; k < stages; ++k) {
+    const int first = k * blocks / stages;
+    out.push_back({first, (k + 1) * blocks / stages - first});
+  }
+  return out;
+}
+
+}  // namespace shardscope::config

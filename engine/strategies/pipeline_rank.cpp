@@ -1,0 +1,237 @@
+#include "engine/strategies/pipeline_rank.h"
+
+#include <stdexcept>
+
+#include "config/pipeline_config.h"
+#include "engine/launch/step_gate.h"
+#include "engine/recording/recorder.h"
+
+namespace shardscope::engine {
+
+using config::PipeAction;
+using config::PipeActionKind;
+
+namespace {
+
+using Key = std::pair<int, int>;  // (pipeline stage, micro-batch)
+
+// Gloo matches a send with its receive by peer and tag: one tag per stage, micro-batch and
+// direction, so transfers between two ranks can be received in another order than sent.
+int transferTag(const PipeAction& a, int microBatches) {
+  const bool gradient = a.kind == PipeActionKind::SendGradient || a.kind == PipeActionKind::RecvGradient;
+  // A gradient travels from stage s to s - 1 and is tagged by the stage it leaves, as is an activation.
+  const int from = a.kind == PipeActionKind::RecvGradient     ? a.stage + 1
+                   : a.kind == PipeActionKind::RecvActivation ? a.stage - 1
+                                                              : a.stage;
+  return (from * microBatches + a.microBatch) * 2 + (gradient ? 1 : 0);
+}
+
+// "F mb3 stage1->2": what crosses, for which micro-batch, from which stage to which.
+std::string transferLabel(const PipeAction& a) {
+  const bool gradient = a.kind == PipeActionKind::SendGradient || a.kind == PipeActionKind::RecvGradient;
+  const int from = a.kind == PipeActionKind::RecvGradient     ? a.stage + 1
+                   : a.kind == PipeActionKind::RecvActivation ? a.stage - 1
+                                                              : a.stage;
+  const int to = gradient ? from - 1 : from + 1;
+  return std::string(gradient ? "B" : "F") + " mb" + std::to_string(a.microBatch) + " stage" + std::to_string(from) +
+         "->" + std::to_string(to);
+}
+
+}  // namespace
+
+struct PipelineRank::StepState {
+  std::vector<Batch> microBatches;
+  std::map<Key, StageActivations> kept;  // a forward's activations until its backward
+  std::map<Key, at::Tensor> inputs;      // a stage's input, received or handed over on this rank
+  std::map<Key, at::Tensor> gradients;   // the gradient of a stage's output, likewise
+  std::map<Key, at::Tensor> outgoing;    // a stage's output or input gradient until sent
+  std::vector<std::pair<at::Tensor, std::unique_ptr<PendingCollective>>> sends;
+  at::Tensor lossSum;
+};
+
+PipelineRank::PipelineRank(const config::RunConfig& config, const StagedModel& whole, const ProcessMesh& mesh,
+                           const at::Device& device, StepGate& gate)
+    : config_(config), shape_(config::pipelineShapeOf(config)), pipe_(*mesh.pipe()), gate_(gate), device_(device) {
+  const int rank = pipe_.rank();
+  stages_ = config::stagesOfRank(shape_, rank);
+  auto slices = sliceForPipeline(whole, stages_, shape_.stages());
+  for (size_t i = 0; i < stages_.size(); ++i) {
+    Stage stage;
+    stage.index = stages_[i];
+    stage.model = std::move(slices[i]);
+    stage.strategy = makeStrategy(config, *stage.model, mesh, device, gate);
+    held_.push_back(std::move(stage));
+  }
+  actions_ = config::rankActions(shape_, rank);
+}
+
+PipelineRank::~PipelineRank() = default;
+
+PipelineRank::Stage& PipelineRank::stageAt(int pipelineStage) {
+  for (Stage& s : held_) {
+    if (s.index == pipelineStage) return s;
+  }
+  throw std::logic_error("pipeline stage " + std::to_string(pipelineStage) + " is not on this rank");
+}
+
+bool PipelineRank::holdsLoss() const { return stages_.back() == shape_.stages() - 1; }
+
+at::Tensor PipelineRank::boundaryBuffer(const Stage& stage, int64_t rows) const {
+  const auto dtype = stage.strategy->liveParameters().front().scalar_type();
+  const auto shape = config::boundaryShape(config_, rows);
+  return at::empty(shape, at::TensorOptions().dtype(dtype).device(device_));
+}
+
+void PipelineRank::receive(const PipeAction& a, StepState& state) {
+  const bool gradient = a.kind == PipeActionKind::RecvGradient;
+  const int peer = config::rankOfStage(shape_, gradient ? a.stage + 1 : a.stage - 1);
+  at::Tensor buffer;
+  {
+    RoleScope role(trace::MemoryRole::Activation);
+    buffer = boundaryBuffer(stageAt(a.stage), state.microBatches[a.microBatch].x.size(0));
+  }
+  pipe_.recvAsync(buffer, peer, transferTag(a, shape_.microBatches), transferLabel(a))->wait();
+  if (gradient) {
+    state.gradients[{a.stage, a.microBatch}] = buffer;
+  } else {
+    state.inputs[{a.stage, a.microBatch}] = buffer.requires_grad_(true);
+  }
+}
+
+void PipelineRank::send(const PipeAction& a, StepState& state) {
+  const bool gradient = a.kind == PipeActionKind::SendGradient;
+  const int peer = config::rankOfStage(shape_, gradient ? a.stage - 1 : a.stage + 1);
+  auto node = state.outgoing.extract({a.stage, a.microBatch});
+  at::Tensor tensor = node.mapped().contiguous();
+  auto pending = pipe_.sendAsync(tensor, peer, transferTag(a, shape_.microBatches), transferLabel(a));
+  state.sends.emplace_back(std::move(tensor), std::move(pending));
+}
+
+void PipelineRank::forward(const PipeAction& a, StepState& state) {
+  Stage& stage = stageAt(a.stage);
+  const Key key{a.stage, a.microBatch};
+  at::Tensor input;  // undefined on the first stage: the micro-batch's own input
+  if (!stage.model->holdsInput()) input = state.inputs.extract(key).mapped();
+  const bool checkpoint = config_.activationCheckpointing == config::Checkpointing::Blocks;
+  at::Tensor output = forwardStages(*stage.model, *stage.strategy, state.microBatches[a.microBatch], input, checkpoint,
+                                    state.kept[key]);
+  if (stage.model->holdsLoss()) {
+    state.lossSum = state.lossSum.defined() ? state.lossSum + output.detach() : output.detach();
+    return;
+  }
+  at::Tensor handed = output.detach();
+  // The next stage on this rank (zbv's turn at the V's point) takes it as its input directly.
+  if (config::rankOfStage(shape_, a.stage + 1) == pipe_.rank()) {
+    state.inputs[{a.stage + 1, a.microBatch}] = handed.requires_grad_(true);
+  } else {
+    state.outgoing[key] = handed;
+  }
+}
+
+void PipelineRank::backward(const PipeAction& a, StepState& state) {
+  Stage& stage = stageAt(a.stage);
+  const Key key{a.stage, a.microBatch};
+  const bool inputOnly = a.kind == PipeActionKind::BackwardInput;  // zero bubble's I: W comes later
+  StageActivations kept = inputOnly ? StageActivations() : std::move(state.kept.extract(key).mapped());
+  StageActivations& activations = inputOnly ? state.kept.at(key) : kept;
+  // The last stage seeds its loss's gradient with 1/M, as `(loss / M).backward()`.
+  at::Tensor gradOutput = stage.model->holdsLoss()
+                              ? at::full_like(activations.outputs.back(), 1.0 / shape_.microBatches)
+                              : state.gradients.extract(key).mapped();
+  const bool last = a.microBatch == shape_.microBatches - 1;  // each stage's backwards run in micro-batch order
+  stage.strategy->setGradientSync(last);
+  const bool checkpoint = config_.activationCheckpointing == config::Checkpointing::Blocks;
+  const Batch& batch = state.microBatches[a.microBatch];
+  at::Tensor inputGradient =
+      inputOnly ? backwardInputStages(*stage.model, *stage.strategy, batch, gradOutput, checkpoint, activations)
+                : backwardStages(*stage.model, *stage.strategy, batch, gradOutput, checkpoint, activations, last);
+  if (stage.model->holdsInput()) return;
+  // A stage whose input needs no gradient still answers, with zeros: the stage before waits for it.
+  if (!inputGradient.defined()) {
+    inputGradient = at::zeros(config::boundaryShape(config_, batch.x.size(0)), gradOutput.options());
+  }
+  if (config::rankOfStage(shape_, a.stage - 1) == pipe_.rank()) {
+    state.gradients[{a.stage - 1, a.microBatch}] = inputGradient;
+  } else {
+    state.outgoing[key] = inputGradient;
+  }
+}
+
+void PipelineRank::backwardWeights(const PipeAction& a, StepState& state) {
+  Stage& stage = stageAt(a.stage);
+  StageActivations kept = std::move(state.kept.extract({a.stage, a.microBatch}).mapped());
+  const bool last = a.microBatch == shape_.microBatches - 1;
+  stage.strategy->setGradientSync(last);
+  backwardWeightStages(*stage.model, *stage.strategy, kept, last);
+}
+
+void PipelineRank::run(const PipeAction& a, StepState& state) {
+  RankRecorder& recorder = gate_.recorder();
+  recorder.setMicroBatch(a.microBatch + 1);
+  switch (a.kind) {
+    case PipeActionKind::Forward: {
+      PhaseScope phase(trace::Phase::Forward);
+      forward(a, state);
+      break;
+    }
+    case PipeActionKind::Backward:
+    case PipeActionKind::BackwardInput: {
+      PhaseScope phase(trace::Phase::Backward);
+      backward(a, state);
+      break;
+    }
+    case PipeActionKind::BackwardWeight: {
+      PhaseScope phase(trace::Phase::Backward);
+      backwardWeights(a, state);
+      break;
+    }
+    case PipeActionKind::RecvActivation:
+    case PipeActionKind::RecvGradient: {
+      PhaseScope phase(a.kind == PipeActionKind::RecvActivation ? trace::Phase::Forward : trace::Phase::Backward);
+      receive(a, state);
+      break;
+    }
+    case PipeActionKind::SendActivation:
+    case PipeActionKind::SendGradient: {
+      PhaseScope phase(a.kind == PipeActionKind::SendActivation ? trace::Phase::Forward : trace::Phase::Backward);
+      send(a, state);
+      break;
+    }
+  }
+}
+
+at::Tensor PipelineRank::step(const Batch& local) {
+  StepGate::Armed gateArmed(gate_);
+  gate_.enter(trace::GroupKind::StepStart, "step start");
+  ComputeSpan stepSpan(gate_.recorder(), trace::ComputeKind::Step, "");
+  StepState state;
+  const int64_t rows = local.x.size(0) / shape_.microBatches;
+  for (int m = 0; m < shape_.microBatches; ++m) {
+    state.microBatches.push_back({local.x.narrow(0, m * rows, rows), local.y.narrow(0, m * rows, rows)});
+  }
+  for (const PipeAction& a : actions_) run(a, state);
+  for (auto& sent : state.sends) sent.second->wait();
+  gate_.recorder().setMicroBatch(0);  // each stage's optimizer steps once, after every micro-batch
+  {
+    PhaseScope phase(trace::Phase::Optimizer);
+    gate_.enter(trace::GroupKind::Optimizer, "optimizer step");
+    RoleScope role(trace::MemoryRole::OptimizerState);
+    ComputeSpan span(gate_.recorder(), trace::ComputeKind::Optimizer, "");
+    for (Stage& stage : held_) stage.strategy->step();
+  }
+  return state.lossSum.defined() ? state.lossSum / shape_.microBatches : at::Tensor();
+}
+
+std::vector<HeldTensor> PipelineRank::heldTensors() const {
+  std::vector<HeldTensor> out;
+  for (const Stage& stage : held_) append(out, stage.strategy->heldTensors());
+  return out;
+}
+
+std::map<std::string, at::Tensor> PipelineRank::fullParameters() {
+  std::map<std::string, at::Tensor> out;
+  for (Stage& stage : held_) out.merge(stage.strategy->fullParameters());
+  return out;
+}
+
+}  // namespace shardscope::engine

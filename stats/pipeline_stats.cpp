@@ -1,0 +1,96 @@
+#include "stats/pipeline_stats.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace shardscope::stats {
+
+namespace {
+
+using trace::ComputeKind;
+using trace::ComputeSpan;
+
+bool isWork(const ComputeSpan& s) {
+  return s.op == static_cast<uint8_t>(ComputeKind::Forward) || s.op == static_cast<uint8_t>(ComputeKind::Backward);
+}
+
+// The time in [begin, end) that none of `work` (sorted by begin) covers.
+int64_t uncoveredNs(int64_t begin, int64_t end, const std::vector<std::pair<int64_t, int64_t>>& work) {
+  int64_t covered = 0, reach = begin;
+  for (const auto& [b, e] : work) {
+    const int64_t from = std::max(b, reach), to = std::min(e, end);
+    if (to > from) covered += to - from;
+    reach = std::max(reach, std::min(e, end));
+  }
+  return (end - begin) - covered;
+}
+
+// The bubble of each step span, in step order.
+std::vector<std::pair<int64_t, int64_t>> bubblesByStep(const trace::RankTimeline& t) {
+  std::vector<std::pair<int64_t, int64_t>> work;
+  for (const ComputeSpan& s : t.compute) {
+    if (isWork(s)) work.emplace_back(s.beginNs, s.endNs);
+  }
+  std::sort(work.begin(), work.end());
+  std::vector<std::pair<int64_t, int64_t>> out;  // (bubble, step length)
+  for (const ComputeSpan& s : t.compute) {
+    if (s.op != static_cast<uint8_t>(ComputeKind::Step) || s.endNs <= s.beginNs) continue;
+    out.emplace_back(uncoveredNs(s.beginNs, s.endNs, work), s.endNs - s.beginNs);
+  }
+  return out;
+}
+
+// A (micro-batch, unit)'s activations are held from the end of its forward to the end of its last
+// backward span (a whole backward's, or zero bubble's W after its I); a recomputation (a forward in
+// the backward phase) changes nothing. The most micro-batches with a unit held at once.
+int peakInFlight(const trace::RankTimeline& t) {
+  using UnitKey = std::tuple<int32_t, int32_t, trace::NameId>;  // (step, micro-batch, unit)
+  const auto isBackward = [](const ComputeSpan& s) { return s.op == static_cast<uint8_t>(ComputeKind::Backward); };
+  const auto isForward = [](const ComputeSpan& s) {
+    return s.op == static_cast<uint8_t>(ComputeKind::Forward) &&
+           s.phase != static_cast<uint8_t>(trace::Phase::Backward);
+  };
+  std::map<UnitKey, int> backwardsLeft;
+  std::vector<std::pair<int64_t, const ComputeSpan*>> ends;
+  for (const ComputeSpan& s : t.compute) {
+    if (s.microBatch <= 0 || !(isForward(s) || isBackward(s))) continue;
+    if (isBackward(s)) ++backwardsLeft[{s.step, s.microBatch, s.name}];
+    ends.emplace_back(s.endNs, &s);
+  }
+  std::stable_sort(ends.begin(), ends.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::map<std::pair<int32_t, int32_t>, int> held;  // (step, micro-batch) -> its units held
+  int peak = 0;
+  for (const auto& [when, s] : ends) {
+    const std::pair<int32_t, int32_t> batch{s->step, s->microBatch};
+    if (isForward(*s)) {
+      ++held[batch];
+    } else if (--backwardsLeft[{s->step, s->microBatch, s->name}] == 0) {
+      if (auto it = held.find(batch); it != held.end() && --it->second == 0) held.erase(it);
+    }
+    peak = std::max(peak, static_cast<int>(held.size()));
+  }
+  return peak;
+}
+
+}  // namespace
+
+PipelineFigures pipelineFigures(const trace::RankTimeline& t) {
+  PipelineFigures out;
+  const auto bubbles = bubblesByStep(t);
+  const size_t first = bubbles.size() > 1 ? 1 : 0;  // the first step warms up
+  int64_t bubble = 0, length = 0;
+  for (size_t i = first; i < bubbles.size(); ++i) {
+    bubble += bubbles[i].first;
+    length += bubbles[i].second;
+  }
+  if (bubbles.size() > first) out.bubbleSecondsPerStep = bubble / 1e9 / static_cast<double>(bubbles.size() - first);
+  if (length > 0) out.bubbleShare = static_cast<double>(bubble) / static_cast<double>(length);
+  out.peakMicroBatchesInFlight = peakInFlight(t);
+  return out;
+}
+
+}  // namespace shardscope::stats

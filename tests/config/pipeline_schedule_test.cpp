@@ -1,0 +1,186 @@
+#include "config/pipeline_schedule.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <tuple>
+
+namespace shardscope::config {
+namespace {
+
+using Kind = PipeActionKind;
+
+// The shapes every schedule is checked at: odd and even P, fewer micro-batches than ranks, several rounds.
+std::vector<PipelineShape> shapesToCheck() {
+  std::vector<PipelineShape> out;
+  for (int p : {2, 3, 4}) {
+    for (int m : {1, 2, 3, 4, 6, 8}) {
+      out.push_back({PipelineSchedule::GPipe, p, 1, m});
+      if (m >= p) out.push_back({PipelineSchedule::OneFOneB, p, 1, m});
+      for (int v : {2, 3}) {
+        for (auto s : {PipelineSchedule::Interleaved1F1B, PipelineSchedule::ZeroBubble}) {
+          if (!pipelineShapeProblem({s, p, v, m})) out.push_back({s, p, v, m});
+        }
+      }
+      out.push_back({PipelineSchedule::Zbv, p, 2, m});
+    }
+  }
+  return out;
+}
+
+std::string describe(const PipelineShape& s) {
+  return std::string(modeName(s.schedule)) + " P=" + std::to_string(s.ranks) + " V=" + std::to_string(s.stagesPerRank) +
+         " M=" + std::to_string(s.microBatches);
+}
+
+// Each rank runs, for each stage it holds and each micro-batch, one forward and one backward (or
+// one I and one W), each kind's micro-batches in order, and a stage's backward after its forward.
+TEST(PipelineSchedule, EveryRankRunsEachMicroBatchOnceThroughEachOfItsStages) {
+  for (const auto& shape : shapesToCheck()) {
+    SCOPED_TRACE(describe(shape));
+    const bool split = shape.schedule == PipelineSchedule::ZeroBubble || shape.schedule == PipelineSchedule::Zbv;
+    std::set<int> stagesSeen;
+    for (int r = 0; r < shape.ranks; ++r) {
+      std::map<std::pair<int, Kind>, int> next;  // (stage, kind) -> the micro-batch expected next
+      std::set<std::pair<int, int>> forwarded;
+      for (const PipeAction& a : computeActions(shape, r)) {
+        EXPECT_EQ(rankOfStage(shape, a.stage), r) << actionText(a);
+        EXPECT_EQ(a.kind == Kind::Backward, !split && a.kind != Kind::Forward) << actionText(a);
+        EXPECT_EQ((next[{a.stage, a.kind}]++), a.microBatch) << actionText(a) << " out of order";
+        if (a.kind == Kind::Forward) forwarded.insert({a.stage, a.microBatch});
+        if (a.kind != Kind::Forward) EXPECT_TRUE(forwarded.count({a.stage, a.microBatch})) << actionText(a);
+      }
+      for (int stage : stagesOfRank(shape, r)) {
+        stagesSeen.insert(stage);
+        for (Kind k : split ? std::vector<Kind>{Kind::Forward, Kind::BackwardInput, Kind::BackwardWeight}
+                            : std::vector<Kind>{Kind::Forward, Kind::Backward}) {
+          EXPECT_EQ((next[{stage, k}]), shape.microBatches) << "stage " << stage;
+        }
+      }
+    }
+    EXPECT_EQ(static_cast<int>(stagesSeen.size()), shape.stages());
+  }
+}
+
+// Laid out with every rank waiting only for what it needs, each schedule finishes: no rank's
+// order waits on an action another rank runs after its own wait.
+TEST(PipelineSchedule, EveryScheduleRunsToItsEndWithoutARankWaitingForever) {
+  for (const auto& shape : shapesToCheck()) {
+    std::string stuck;
+    EXPECT_TRUE(plannedTimeline(shape, {}, &stuck).has_value()) << describe(shape) << ": " << stuck;
+  }
+}
+
+// Every send has its receive on the peer's rank, and no transfer stays on one rank.
+TEST(PipelineSchedule, EachSendIsReceivedByTheNextOrPreviousStagesRank) {
+  for (const auto& shape : shapesToCheck()) {
+    SCOPED_TRACE(describe(shape));
+    std::multiset<std::tuple<int, int, int, int>> sent, received;  // (from rank, to rank, what, micro-batch)
+    for (int r = 0; r < shape.ranks; ++r) {
+      for (const PipeAction& a : rankActions(shape, r)) {
+        switch (a.kind) {
+          case Kind::SendActivation:
+            sent.insert({r, rankOfStage(shape, a.stage + 1), a.stage, a.microBatch});
+            break;
+          case Kind::RecvActivation:
+            received.insert({rankOfStage(shape, a.stage - 1), r, a.stage - 1, a.microBatch});
+            break;
+          case Kind::SendGradient:
+            sent.insert({r, rankOfStage(shape, a.stage - 1), -a.stage, a.microBatch});
+            break;
+          case Kind::RecvGradient:
+            received.insert({rankOfStage(shape, a.stage + 1), r, -(a.stage + 1), a.microBatch});
+            break;
+          default:
+            break;
+        }
+      }
+    }
+    EXPECT_EQ(sent, received);
+    for (const auto& t : sent) EXPECT_NE(std::get<0>(t), std::get<1>(t));
+  }
+}
+
+// With uniform durations the plan of GPipe and 1F1B idles (P-1)(F+B) per rank: over the ideal
+// M(F+B) that is the closed form (P-1)/M, exactly.
+TEST(PipelineSchedule, TheOneStageSchedulesPlanTheirClosedFormsBubble) {
+  for (auto schedule : {PipelineSchedule::GPipe, PipelineSchedule::OneFOneB}) {
+    for (int p : {2, 3, 4}) {
+      for (int m : {4, 5, 8}) {
+        const PipelineShape shape{schedule, p, 1, m};
+        const auto plan = plannedTimeline(shape, {1, 2, 1, 1});
+        ASSERT_TRUE(plan);
+        const double ideal = m * 3.0;
+        double end = 0;
+        for (const auto& rank : *plan) end = std::max(end, rank.back().end);
+        EXPECT_NEAR((end - ideal) / ideal, bubbleClosedForm(shape).fraction, 1e-12) << describe(shape);
+      }
+    }
+  }
+}
+
+// Interleaving shrinks the bubble: V stages per rank plan a shorter step than one, at the same
+// P and M and the same work per micro-batch.
+TEST(PipelineSchedule, InterleavingPlansAShorterStepThanOneFOneB) {
+  for (int p : {2, 4}) {
+    const int m = 2 * p, v = 2;
+    const auto oneStage = plannedTimeline({PipelineSchedule::OneFOneB, p, 1, m}, {1, 2, 1, 1});
+    // The same model cut into V times the stages: each action does 1/V of the work.
+    const auto looped = plannedTimeline({PipelineSchedule::Interleaved1F1B, p, v, m}, {1.0 / v, 2.0 / v, 1, 1});
+    ASSERT_TRUE(oneStage && looped);
+    EXPECT_LT(looped->front().back().end, oneStage->front().back().end) << "P=" << p;
+  }
+}
+
+TEST(PipelineSchedule, ActionsPrintAsPyTorchPrintsThem) {
+  EXPECT_EQ(actionText({Kind::Forward, 1, 3}), "1F3");
+  EXPECT_EQ(actionText({Kind::SendActivation, 0, 2}), "0SEND_F2");
+  EXPECT_EQ(actionText({Kind::RecvGradient, 1, 0}), "1RECV_B0");
+  const std::string text = scheduleText({PipelineSchedule::GPipe, 2, 1, 2});
+  EXPECT_EQ(text,
+            "rank 0: 0F0 0SEND_F0 0F1 0SEND_F1 0RECV_B0 0B0 0RECV_B1 0B1\n"
+            "rank 1: 1RECV_F0 1F0 1RECV_F1 1F1 1B0 1SEND_B0 1B1 1SEND_B1\n");
+}
+
+TEST(PipelineSchedule, ZbvFoldsTheStagesIntoAV) {
+  const PipelineShape shape{PipelineSchedule::Zbv, 3, 2, 6};
+  EXPECT_EQ(stagesOfRank(shape, 0), (std::vector<int>{0, 5}));
+  EXPECT_EQ(stagesOfRank(shape, 2), (std::vector<int>{2, 3}));
+  // The V's point: stage 2 hands its output to stage 3 on the same rank, with no transfer.
+  for (const PipeAction& a : rankActions(shape, 2)) {
+    EXPECT_FALSE(a.kind == Kind::SendActivation && a.stage == 2) << actionText(a);
+  }
+}
+
+TEST(PipelineSchedule, BlocksSplitAsEvenlyAsTheyGo) {
+  for (int blocks : {2, 3, 5, 7, 8}) {
+    for (int stages = 1; stages <= blocks; ++stages) {
+      const auto split = stageBlocks(blocks, stages);
+      int next = 0, fewest = blocks, most = 0;
+      for (const auto& s : split) {
+        EXPECT_EQ(s.first, next);
+        next += s.count;
+        fewest = std::min(fewest, s.count);
+        most = std::max(most, s.count);
+      }
+      EXPECT_EQ(next, blocks);
+      EXPECT_LE(most - fewest, 1) << blocks << " over " << stages;
+      EXPECT_GE(fewest, 1);
+    }
+  }
+}
+
+TEST(PipelineSchedule, ShapesTheSchedulesCannotRunAreRefusedWithTheFix) {
+  auto problem = [](PipelineSchedule s, int p, int v, int m) {
+    return pipelineShapeProblem({s, p, v, m}).value_or("");
+  };
+  EXPECT_NE(problem(PipelineSchedule::GPipe, 2, 2, 4).find("Drop --stages-per-rank"), std::string::npos);
+  EXPECT_NE(problem(PipelineSchedule::Interleaved1F1B, 2, 1, 4).find("--stages-per-rank 2"), std::string::npos);
+  EXPECT_NE(problem(PipelineSchedule::Zbv, 2, 3, 4).find("--stages-per-rank 2"), std::string::npos);
+  EXPECT_NE(problem(PipelineSchedule::Interleaved1F1B, 2, 2, 5).find("--microbatches 4"), std::string::npos);
+  EXPECT_EQ(problem(PipelineSchedule::Interleaved1F1B, 2, 2, 6), "");
+}
+
+}  // namespace
+}  // namespace shardscope::config

@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""shardscope's pipeline schedules against torch.distributed.pipelining's own: for each schedule and
+shape, the compute actions each rank runs (F, B, I, W with stage and micro-batch), in order, as
+`shardscope run --print-schedule` prints them and as PyTorch's schedule class orders them
+(PyTorch's None slots and REDUCE_GRAD left out, as they run nothing).
+- The looped schedules (interleaved_1f1b, zero_bubble, zbv): their classes'
+  _calculate_single_rank_operations, called on an object with only the attributes it reads.
+- gpipe and 1f1b: run for real (one process per stage over Gloo, each stage one Linear) and the
+  order of their forwards and backwards recorded by the stage module's hooks. Their classes'
+  _get_pipeline_order, a drawing aid, is not the order they run: in PyTorch 2.11 Schedule1F1B's
+  gives the last rank micro-batches 1..M (it runs 0..M-1).
+
+Usage: pytorch_pipeline_orders.py SHARDSCOPE. Exit 0 when every order agrees, 1 otherwise.
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import types
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+from torch.distributed.pipelining import PipelineStage
+from torch.distributed.pipelining import schedules as torch_schedules
+
+# (schedule, P, V, M): odd and even sizes, fewer micro-batches than ranks, more rounds than one.
+SHAPES = [
+    ("gpipe", 2, 1, 4), ("gpipe", 3, 1, 5),
+    ("1f1b", 2, 1, 4), ("1f1b", 3, 1, 5), ("1f1b", 4, 1, 6),
+    ("interleaved_1f1b", 2, 2, 4), ("interleaved_1f1b", 3, 2, 6), ("interleaved_1f1b", 2, 3, 4),
+    ("interleaved_1f1b", 4, 2, 3), ("interleaved_1f1b", 2, 2, 6),
+    ("zero_bubble", 2, 2, 4), ("zero_bubble", 3, 2, 6), ("zero_bubble", 4, 2, 8),
+    ("zbv", 2, 2, 4), ("zbv", 3, 2, 5), ("zbv", 4, 2, 8), ("zbv", 2, 2, 2),
+]
+
+
+def run_stage(rank, p, m, schedule, store_file, log_dir):
+    """One rank of a real PyTorch pipeline of p one-Linear stages; writes the letters F and B in the
+    order its stage module ran them."""
+    dist.init_process_group("gloo", init_method=f"file://{store_file}", rank=rank, world_size=p)
+    letters = []
+    module = torch.nn.Linear(4, 4)
+    # The stage's shape inference runs the module once first, without a graph: not an action.
+    module.register_forward_hook(lambda *_: letters.append("F") if torch.is_grad_enabled() else None)
+    module.register_full_backward_pre_hook(lambda *_: letters.append("B"))  # gradients of its output arrived
+    stage = PipelineStage(module, rank, p, torch.device("cpu"))
+    cls = torch_schedules.ScheduleGPipe if schedule == "gpipe" else torch_schedules.Schedule1F1B
+    runner = cls(stage, m, loss_fn=lambda out, target: ((out - target) ** 2).mean())
+    x, target = torch.randn(2 * m, 4), torch.randn(2 * m, 4)
+    if rank == 0:
+        runner.step(x)
+    elif rank == p - 1:
+        runner.step(target=target)
+    else:
+        runner.step()
+    with open(os.path.join(log_dir, str(rank)), "w") as out:
+        out.write("".join(letters))
+    dist.destroy_process_group()
+
+
+def torch_run_order(schedule, p, m):
+    """Per rank, the compute actions PyTorch's gpipe or 1f1b ran, each kind's micro-batches in order."""
+    with tempfile.TemporaryDirectory() as log_dir:
+        mp.spawn(run_stage, args=(p, m, schedule, os.path.join(log_dir, "store"), log_dir), nprocs=p)
+        out = {}
+        for r in range(p):
+            count = {"F": 0, "B": 0}
+            out[r] = []
+            for letter in open(os.path.join(log_dir, str(r))).read():
+                out[r].append(f"{r}{letter}{count[letter]}")
+                count[letter] += 1
+        return out
+
+
+def torch_order(schedule, p, v, m):
+    """Per rank, PyTorch's compute actions as text ("1F3")."""
+    if schedule in ("gpipe", "1f1b"):
+        return torch_run_order(schedule, p, m)
+    fake = types.SimpleNamespace(_num_stages=p * v, _n_microbatches=m, pp_group_size=p, n_local_stages=v,
+                                 num_stages=p * v)
+    rounds = max(1, m // p)
+    fake.number_of_rounds, fake.microbatches_per_round = rounds, m // rounds
+    cls = {"interleaved_1f1b": torch_schedules.ScheduleInterleaved1F1B,
+           "zero_bubble": torch_schedules.ScheduleInterleavedZeroBubble,
+           "zbv": torch_schedules.ScheduleZBVZeroBubble}[schedule]
+    order = {r: cls._calculate_single_rank_operations(fake, r) for r in range(p)}
+    compute = {"F", "B", "I", "W"}
+    return {r: [str(a) for a in actions if a is not None and a.computation_type.value in compute]
+            for r, actions in order.items()}
+
+
+def shardscope_order(binary, schedule, p, v, m):
+    """Per rank, the compute actions of `shardscope run --print-schedule`."""
+    args = [binary, "run", "--model", "gpt", "--layers", str(p * v), "--world", str(p), "--pp", str(p),
+            "--schedule", schedule, "--microbatches", str(m), "--batch", str(2 * m), "--print-schedule"]
+    if v > 1:
+        args += ["--stages-per-rank", str(v)]
+    text = subprocess.run(args, check=True, capture_output=True, text=True).stdout
+    out = {}
+    for line in text.splitlines():
+        match = re.match(r"rank (\d+):(.*)$", line)
+        if match:
+            out[int(match.group(1))] = [a for a in match.group(2).split() if re.fullmatch(r"\d+[FBIW]\d+", a)]
+    return out
+
+
+def main():
+    binary = sys.argv[1]
+    failures = 0
+    for shape in SHAPES:
+        ours, theirs = shardscope_order(binary, *shape), torch_order(*shape)
+        if ours == theirs:
+            print(f"ok   {shape}")
+            continue
+        failures += 1
+        print(f"FAIL {shape}")
+        for r in sorted(theirs):
+            if ours.get(r) != theirs[r]:
+                print(f"  rank {r}: shardscope {' '.join(ours.get(r, []))}\n  rank {r}: pytorch    {' '.join(theirs[r])}")
+    print(f"{len(SHAPES) - failures} of {len(SHAPES)} schedules run in PyTorch's order")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
