@@ -33,11 +33,6 @@ std::optional<std::string> pipelineCombinations(const RunConfig& c) {
     return pp(c) + " with --accumulate " + std::to_string(c.accumulate) +
            ": a pipeline accumulates over its micro-batches already. Drop --accumulate and pass --microbatches.";
   }
-  if (traitsOf(c.strategy).replicatesShardGroups) {
-    return pp(c) + " with --strategy " + std::string(modeName(c.strategy)) +
-           ": shardscope does not yet lay a hybrid mesh over a pipeline stage's ranks. Pick ddp, zero1, "
-           "full_shard, shard_grad_op or no_shard.";
-  }
   if (c.loraRank > 0) {
     return pp(c) +
            " with --lora-rank: shardscope does not yet train LoRA adapters through a pipeline. Drop one "

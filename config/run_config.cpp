@@ -521,7 +521,7 @@ std::optional<std::string> checkWritableFile(const char* option, const std::stri
 }  // namespace
 
 int shardGroupSize(const RunConfig& c) {
-  const int dataRanks = c.world / std::max(1, c.tp);  // the world without --tp
+  const int dataRanks = dataRankCount(c);  // the world without --tp and --pp
   if (!traitsOf(c.strategy).replicatesShardGroups) return dataRanks;
   if (c.shardGroupSize > 0) return c.shardGroupSize;
   int smallestPrime = dataRanks;
@@ -534,7 +534,7 @@ int shardGroupSize(const RunConfig& c) {
   return std::max(1, dataRanks / std::max(1, smallestPrime));
 }
 
-int replicaCount(const RunConfig& c) { return c.world / std::max(1, c.tp) / std::max(1, shardGroupSize(c)); }
+int replicaCount(const RunConfig& c) { return dataRankCount(c) / std::max(1, shardGroupSize(c)); }
 
 std::optional<std::string> shardGroupProblem(const RunConfig& c) {
   const bool hybrid = traitsOf(c.strategy).replicatesShardGroups;
@@ -544,17 +544,21 @@ std::optional<std::string> shardGroupProblem(const RunConfig& c) {
            "hybrid_shard_zero2), or drop --shard-group-size.";
   }
   if (!hybrid) return std::nullopt;
-  // Under --tp the shard groups divide the data ranks (torchtitan's (dp_replicate, dp_shard, tp)).
-  const bool underTp = c.tp > 1 && c.world % c.tp == 0;
-  const int ranks = underTp ? c.world / c.tp : c.world;
+  // Under --tp and --pp the shard groups divide the data ranks (torchtitan's (pp, dp_replicate,
+  // dp_shard, tp)).
+  const int outside = std::max(1, c.tp) * std::max(1, c.pp);
+  const bool underTp = outside > 1 && c.world % outside == 0;
+  const int ranks = underTp ? c.world / outside : c.world;
   if (c.shardGroupSize < 0 || c.shardGroupSize > ranks || ranks % std::max(1, c.shardGroupSize) != 0) {
     std::string divisors;
     for (int d = 1; d <= ranks; ++d) {
       if (ranks % d == 0) divisors += (divisors.empty() ? "" : ", ") + std::to_string(d);
     }
-    const std::string among = underTp ? "the " + std::to_string(ranks) + " data ranks (--world " +
-                                            std::to_string(c.world) + " / --tp " + std::to_string(c.tp) + ")"
-                                      : "--world " + std::to_string(c.world);
+    const std::string tp = c.tp > 1 ? " / --tp " + std::to_string(c.tp) : "";
+    const std::string pp = c.pp > 1 ? " / --pp " + std::to_string(c.pp) : "";
+    const std::string among =
+        underTp ? "the " + std::to_string(ranks) + " data ranks (--world " + std::to_string(c.world) + tp + pp + ")"
+                : "--world " + std::to_string(c.world);
     return "--shard-group-size " + std::to_string(c.shardGroupSize) + " does not divide " + among +
            " into equal shard groups; pass one of " + divisors +
            " (ranks per shard group), or 0 to let shardscope pick.";

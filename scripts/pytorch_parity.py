@@ -46,6 +46,8 @@ torchtitan composes them:
     shardscope --pp 2 --schedule interleaved_1f1b      <-> ScheduleInterleaved1F1B, 2 stages per rank
     shardscope --pp 2 --schedule zero_bubble           <-> ScheduleInterleavedZeroBubble, 2 stages per rank
     shardscope --pp 2 --world 4 --strategy full_shard  <-> Schedule1F1B + FSDP2 per stage over dp 2
+    shardscope --pp 2 --world 8 --strategy hybrid_shard <-> Schedule1F1B + HSDP per stage, (pp, dp_replicate 2,
+                                                            dp_shard 2)
 Exit status 0 when every pair agrees, 1 otherwise. Run by ctest as `pytorch_parity`.
 """
 import argparse
@@ -562,8 +564,14 @@ def pipeline_rank(rank, world, init_method, export_dir, out_path, schedule, pp, 
         whole = Gpt(c)
         whole.load_state_dict(torch.load(os.path.join(export_dir, "init.pt")))
         dp = world // pp
-        # torchtitan's mesh: (pp, dp), each stage's ranks a contiguous block.
-        mesh = init_device_mesh("cpu", (pp, dp), mesh_dim_names=("pp", "dp"))
+        # torchtitan's mesh: (pp, dp), each stage's ranks a contiguous block; HSDP's data ranks in
+        # shard groups of 2 (the engine's default at dp 4).
+        if strategy == "hybrid_shard":
+            mesh = init_device_mesh("cpu", (pp, dp // 2, 2), mesh_dim_names=("pp", "dp_replicate", "dp_shard"))
+            data_mesh = mesh["dp_replicate", "dp_shard"]
+        else:
+            mesh = init_device_mesh("cpu", (pp, dp), mesh_dim_names=("pp", "dp"))
+            data_mesh = mesh["dp"]
         pipe_rank = rank // dp
         n_stages = pp * stages_per_rank
         split = stage_blocks(c["layers"], n_stages)
@@ -573,11 +581,11 @@ def pipeline_rank(rank, world, init_method, export_dir, out_path, schedule, pp, 
         stages, params = [], []
         for k in held:
             module = GptStage(whole, *split[k], k == 0, k == n_stages - 1)
-            if strategy == "full_shard":
+            if strategy in ("full_shard", "hybrid_shard"):
                 from torch.distributed.fsdp import fully_shard
                 for block in module.blocks:
-                    fully_shard(block, mesh=mesh["dp"], reshard_after_forward=True)
-                fully_shard(module, mesh=mesh["dp"])
+                    fully_shard(block, mesh=data_mesh, reshard_after_forward=True)
+                fully_shard(module, mesh=data_mesh)
             params += list(module.parameters())
             stages.append(PipelineStage(module, k, n_stages, device, group=mesh["pp"].get_group()))
         loss_fn = lambda logits, y: F.cross_entropy(logits.float(), y.reshape(-1))
@@ -621,7 +629,7 @@ def pipeline_rank(rank, world, init_method, export_dir, out_path, schedule, pp, 
 # (tests/pytorch_pipeline_orders.py) instead.
 PIPELINE_CASES = [("gpipe", 2, 2, 1, "ddp", 4), ("1f1b", 2, 2, 1, "ddp", 4), ("interleaved_1f1b", 2, 2, 2, "ddp", 4),
                   ("zero_bubble", 2, 2, 2, "ddp", 4),
-                  ("1f1b", 3, 3, 1, "ddp", 3), ("1f1b", 4, 2, 1, "full_shard", 4)]
+                  ("1f1b", 3, 3, 1, "ddp", 3), ("1f1b", 4, 2, 1, "full_shard", 4), ("1f1b", 8, 2, 1, "hybrid_shard", 2)]
 
 
 def compare_pipelines(args):

@@ -104,6 +104,19 @@ void readRankOverlap(const nlohmann::json& r, RankStats& s) {
                                : 0;  // absent before summary/4
 }
 
+// Under --pp: the rank's stages and what its schedule measured (absent before pipelines, null for
+// a run without one; a figure null where nothing was measured reads as 0).
+void readRankPipeline(const nlohmann::json& r, RankStats& s) {
+  if (!r.contains("pipeline") || !r["pipeline"].is_object()) return;
+  const auto& p = r["pipeline"];
+  for (const auto& stage : p.value("stages", nlohmann::json::array())) {
+    if (stage.is_number_integer()) s.pipelineStages.push_back(stage.get<int>());
+  }
+  s.bubbleSecondsPerStep = numberOr(p, "bubble_s_per_step", 0.0);
+  s.bubbleShare = numberOr(p, "bubble_share", 0.0);
+  s.peakMicroBatchesInFlight = static_cast<int>(numberOr(p, "microbatches_in_flight_peak", 0.0));
+}
+
 // One entry of a summary's "ranks"; `config`, the run's, says what older summaries did not write.
 RankStats readRank(const nlohmann::json& r, const config::RunConfig& config) {
   RankStats s;
@@ -119,6 +132,7 @@ RankStats readRank(const nlohmann::json& r, const config::RunConfig& config) {
   readRankThroughput(r, s);
   readRankCollectives(r, config, s);
   readRankOverlap(r, s);
+  readRankPipeline(r, s);
   s.droppedEvents = r.value("dropped_events", int64_t{0});
   return s;
 }

@@ -166,6 +166,29 @@ void connectTensorParallel(ProcessMesh& mesh, const c10::intrusive_ptr<c10d::Sto
   mesh.setTensorParallel(std::move(tensor), std::move(data));
 }
 
+// The hybrid strategies' (replicate, shard) grid over the data ranks of `grid` (the world, or under
+// --pp its stage's block), one grid per place in a tensor group, as torchtitan's (dp_replicate,
+// dp_shard, tp) mesh; nothing for a 1-D mesh. `prefix` starts the groups' names.
+std::pair<std::unique_ptr<Communicator>, std::unique_ptr<Communicator>> connectHybridGrid(
+    const c10::intrusive_ptr<c10d::Store>& store, const RendezvousInfo& grid, const RankDevice* gpu,
+    RankRecorder& recorder, int shardGroupSize, int tensorRanks, const std::string& prefix) {
+  const config::TensorPlace data = config::tensorPlace(grid.rank, grid.worldSize, tensorRanks);
+  if (shardGroupSize <= 0 || shardGroupSize >= data.dataRanks) return {};
+  if (data.dataRanks % shardGroupSize != 0) {
+    throw std::runtime_error("a shard group of " + std::to_string(shardGroupSize) + " ranks does not divide the " +
+                             std::to_string(data.dataRanks) + " data ranks; pass a divisor as --shard-group-size.");
+  }
+  const MeshPlace place = meshPlace(data.dataRank, shardGroupSize);
+  const std::string column = tensorRanks > 1 ? "_t" + std::to_string(data.tensorRank) : "";
+  auto shard =
+      connectGroup(store, grid, gpu, recorder, prefix + "shard_group_" + std::to_string(place.shardGroup) + column,
+                   place.shardRank, shardGroupSize, trace::ProcessGroup::Shard);
+  auto replicate = connectGroup(store, grid, gpu, recorder,
+                                prefix + "replicate_group_" + std::to_string(place.replicateGroup) + column,
+                                place.replicateRank, data.dataRanks / shardGroupSize, trace::ProcessGroup::Replicate);
+  return {std::move(shard), std::move(replicate)};
+}
+
 // The (pp, dp, tp) mesh of --pp P: the pipe group of this rank's place in its stage's block, and
 // inside the block its (data, tensor) grid, or without --tp its data group, the whole block.
 void connectPipeline(ProcessMesh& mesh, const c10::intrusive_ptr<c10d::Store>& store, const RendezvousInfo& info,
@@ -203,27 +226,16 @@ std::unique_ptr<ProcessMesh> connectMesh(const RendezvousInfo& info, const RankD
         std::make_unique<ClockRounds>(store, info.rank, info.worldSize, static_cast<int64_t>(clockEverySeconds * 1e9));
     *clockToRank0 = rounds->measure();
   }
-  // Under --tp the (replicate, shard) grid is laid over the data ranks, one grid per place in a
-  // tensor group, as torchtitan's (dp_replicate, dp_shard, tp) mesh.
-  const int tensorRanks = std::max(1, tensorGroupSize);
-  const config::TensorPlace data = config::tensorPlace(info.rank, info.worldSize, tensorRanks);
-  std::unique_ptr<ProcessMesh> mesh;
-  if (shardGroupSize <= 0 || shardGroupSize >= data.dataRanks) {
-    mesh = std::make_unique<ProcessMesh>(std::move(world));
-  } else {
-    if (data.dataRanks % shardGroupSize != 0) {
-      throw std::runtime_error("a shard group of " + std::to_string(shardGroupSize) + " ranks does not divide the " +
-                               std::to_string(data.dataRanks) + " data ranks; pass a divisor as --shard-group-size.");
-    }
-    const MeshPlace place = meshPlace(data.dataRank, shardGroupSize);
-    const std::string column = tensorRanks > 1 ? "_t" + std::to_string(data.tensorRank) : "";
-    auto shard = connectGroup(store, info, gpu, recorder, "shard_group_" + std::to_string(place.shardGroup) + column,
-                              place.shardRank, shardGroupSize, trace::ProcessGroup::Shard);
-    auto replicate =
-        connectGroup(store, info, gpu, recorder, "replicate_group_" + std::to_string(place.replicateGroup) + column,
-                     place.replicateRank, data.dataRanks / shardGroupSize, trace::ProcessGroup::Replicate);
-    mesh = std::make_unique<ProcessMesh>(std::move(world), std::move(shard), std::move(replicate));
-  }
+  // Under --pp each stage's block of ranks is a mesh of its own, its groups named by its stage.
+  const config::PipelinePlace stage = config::pipelinePlace(info.rank, info.worldSize, std::max(1, pipeGroupSize));
+  RendezvousInfo grid = info;
+  grid.rank = stage.stageRank;
+  grid.worldSize = stage.stageRanks;
+  const std::string prefix = pipeGroupSize > 1 ? "stage_" + std::to_string(stage.pipeRank) + "_" : "";
+  auto hybrid = connectHybridGrid(store, grid, gpu, recorder, shardGroupSize, std::max(1, tensorGroupSize), prefix);
+  auto mesh = hybrid.first
+                  ? std::make_unique<ProcessMesh>(std::move(world), std::move(hybrid.first), std::move(hybrid.second))
+                  : std::make_unique<ProcessMesh>(std::move(world));
   if (pipeGroupSize > 1) {
     connectPipeline(*mesh, store, info, gpu, recorder, tensorGroupSize, pipeGroupSize);
   } else if (tensorGroupSize > 1) {

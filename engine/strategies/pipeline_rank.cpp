@@ -168,6 +168,13 @@ void PipelineRank::backwardWeights(const PipeAction& a, StepState& state) {
 void PipelineRank::run(const PipeAction& a, StepState& state) {
   RankRecorder& recorder = gate_.recorder();
   recorder.setMicroBatch(a.microBatch + 1);
+  // Each action opens an event group named as the schedule names it ("1F3", "0SEND_F2"): where
+  // --step-gate group stops, and where a view finds the schedule's actions among the units' groups.
+  const bool compute = config::isComputeAction(a.kind);
+  const auto group = !compute                            ? trace::GroupKind::Collective
+                     : a.kind == PipeActionKind::Forward ? trace::GroupKind::Forward
+                                                         : trace::GroupKind::Backward;
+  gate_.enter(group, config::actionText(a));
   switch (a.kind) {
     case PipeActionKind::Forward: {
       PhaseScope phase(trace::Phase::Forward);

@@ -10,6 +10,7 @@
 
 #include "engine/recording/tensor_files.h"
 #include "engine/strategies/reference_trainer.h"
+#include "stats/summary_reader.h"
 #include "tests/support/mode_of.h"
 #include "tests/support/run_cli.h"
 
@@ -72,7 +73,12 @@ TEST_P(PipelineParity, TrainsAsOneProcessOnTheWholeBatch) {
     const auto& pipeline = rank["pipeline"];
     ASSERT_TRUE(pipeline.is_object()) << rank["rank"];
     EXPECT_EQ(static_cast<int>(pipeline["stages"].size()), p.stagesPerRank) << rank["rank"];
-    EXPECT_GT(rank["traffic_per_step"]["sent_bytes_by_group"]["pipe"].get<double>(), 0) << rank["rank"];
+    const auto& byGroup = rank["traffic_per_step"]["sent_bytes_by_group"];
+    EXPECT_GT(byGroup["pipe"].get<double>(), 0) << rank["rank"];
+    if (p.strategy == "hybrid_shard") {  // HSDP inside each stage: its shard and replicate groups carried bytes
+      EXPECT_GT(byGroup["shard"].get<double>(), 0) << rank["rank"];
+      EXPECT_GT(byGroup["replicate"].get<double>(), 0) << rank["rank"];
+    }
     const double share = pipeline["bubble_share"].get<double>();
     EXPECT_GT(share, 0) << "a pipeline rank always waits somewhere";
     EXPECT_LT(share, 1);
@@ -100,6 +106,14 @@ TEST(Pipeline, GPipeHoldsEveryMicroBatch1F1BAtMostPMinusRank) {
       EXPECT_EQ(rank["pipeline"]["microbatches_in_flight_peak"], expected) << schedule << " rank " << r;
     }
     EXPECT_NE(run.output.find("micro-batches held"), std::string::npos) << run.output;
+    // The summary reads back with the same figures (view --summary, the app's summary sessions).
+    const auto loaded = stats::loadSummary(dir + "/summary.json");
+    ASSERT_EQ(loaded.runs.size(), 1u) << loaded.error;
+    for (const auto& rank : loaded.runs[0].ranks) {
+      EXPECT_EQ(rank.pipelineStages, (std::vector<int>{rank.rank})) << rank.rank;
+      EXPECT_EQ(rank.peakMicroBatchesInFlight, schedule == "gpipe" ? 6 : 3 - rank.rank) << rank.rank;
+      EXPECT_GT(rank.bubbleShare, 0) << rank.rank;
+    }
   }
 }
 
@@ -139,6 +153,7 @@ INSTANTIATE_TEST_SUITE_P(
                       PipelineCase{"gpt_1f1b_p2_dp2_full_shard", "gpt", "1f1b", 4, 2, 1, 1, 2, "full_shard"},
                       PipelineCase{"gpt_gpipe_p2_dp2_zero1", "gpt", "gpipe", 4, 2, 1, 1, 2, "zero1"},
                       PipelineCase{"gpt_1f1b_p2_dp3_shard_grad_op", "gpt", "1f1b", 6, 2, 1, 1, 2, "shard_grad_op"},
+                      PipelineCase{"gpt_1f1b_p2_dp4_hybrid_shard", "gpt", "1f1b", 8, 2, 1, 1, 2, "hybrid_shard"},
                       PipelineCase{"gpt_1f1b_p2_tp2", "gpt", "1f1b", 4, 2, 2, 1, 2, "full_shard"}),
     caseName);
 
