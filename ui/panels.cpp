@@ -6,6 +6,7 @@
 
 #include <imgui.h>
 
+#include "config/pipeline_config.h"
 #include "config/strategies.h"
 #include "estimate/run_prediction.h"
 #include "stats/comparison_figures.h"
@@ -176,6 +177,33 @@ void drawModelFields(config::RunConfig& c) {
   }
 }
 
+// --pp and what it reads, laid out as the run will lay the stages out. Without --pp the pipeline's
+// own options are cleared: a value left in them would refuse the run.
+void drawPipelineFields(config::RunConfig& c) {
+  ImGui::InputInt("pp", &c.pp);
+  if (ImGui::IsItemHovered()) {
+    ImGui::SetTooltip(
+        "--pp: the model split into this many pipeline stages along its blocks, each on\n"
+        "world / pp consecutive ranks; activations and their gradients cross stages by\n"
+        "send and recv, micro-batch by micro-batch, in the schedule's order. 1: none.");
+  }
+  if (c.pp <= 1) {
+    c.microbatches = 0;
+    c.stagesPerRank = 0;
+    return;
+  }
+  combo("schedule", c.schedule);
+  ImGui::InputInt("M batches", &c.microbatches);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("--microbatches: micro-batches per data rank's batch; 0: P, or 2P for the looped schedules");
+  ImGui::InputInt("V per rank", &c.stagesPerRank);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("--stages-per-rank: interleaved_1f1b and zero_bubble 2 or more, zbv 2; 0: the schedule's");
+  const auto shape = config::pipelineShapeOf(c);
+  ImGui::TextDisabled("mesh %d x %d x %d (pipe, data, tensor); M %d, V %d", shape.ranks, config::dataRankCount(c),
+                      std::max(1, c.tp), shape.microBatches, shape.stagesPerRank);
+}
+
 void drawParallelismFields(config::RunConfig& c) {
   ImGui::TextUnformatted("Parallelism");
   ImGui::SliderInt("world", &c.world, 1, config::kMaxWorldSize);
@@ -190,9 +218,10 @@ void drawParallelismFields(config::RunConfig& c) {
         "(Megatron's column- and row-parallel linears) and all-reduce activations;\n"
         "the strategy then works over world / tp data ranks. 1: none.");
   }
-  if (c.tp > 1) ImGui::TextDisabled("mesh %d x %d (data, tensor)", c.world / std::max(1, c.tp), c.tp);
+  if (c.tp > 1 && c.pp <= 1) ImGui::TextDisabled("mesh %d x %d (data, tensor)", c.world / std::max(1, c.tp), c.tp);
   // Sequence parallelism splits what a tensor group leaves whole; a value left on would refuse --tp 1.
   if (c.tp <= 1 || c.model != config::ModelKind::Gpt) c.sequenceParallel = false;
+  drawPipelineFields(c);
   if (c.tp > 1 && c.model == config::ModelKind::Gpt) {
     ImGui::Checkbox("sequence parallel", &c.sequenceParallel);
     if (ImGui::IsItemHovered()) {
