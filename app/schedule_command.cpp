@@ -14,7 +14,7 @@ namespace {
 void printSplit(const config::RunConfig& config, const config::PipelineShape& shape) {
   const auto split = config::stageBlocks(config.layers, shape.stages());
   for (int k = 0; k < shape.stages(); ++k) {
-    std::string held = k == 0 ? "embedding, " : "";
+    std::string held = k != 0 ? "" : config.model == config::ModelKind::Gpt ? "embedding, " : "input layer, ";
     const auto& blocks = split[k];
     held += blocks.count == 1
                 ? "blocks." + std::to_string(blocks.first)

@@ -46,7 +46,6 @@ std::optional<std::string> microBatchProblem(const RunConfig& c, const PipelineS
   if (c.batch % dataRankCount(c) != 0) return std::nullopt;  // the batch's own split says it first
   const int local = c.batch / dataRankCount(c);
   const std::string m = "--microbatches " + std::to_string(shape.microBatches);
-  if (shape.microBatches < 1) return m + " must be 1 or more (0: the schedule's default). Pass e.g. --microbatches 4.";
   if (local % shape.microBatches != 0) {
     return m + " does not divide a data rank's batch of " + std::to_string(local) + " (--batch " +
            std::to_string(c.batch) + " over " + std::to_string(dataRankCount(c)) +

@@ -62,13 +62,17 @@ int peakInFlight(const trace::RankTimeline& t) {
     ends.emplace_back(s.endNs, &s);
   }
   std::stable_sort(ends.begin(), ends.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::set<UnitKey> open;                           // units whose activations are held
   std::map<std::pair<int32_t, int32_t>, int> held;  // (step, micro-batch) -> its units held
   int peak = 0;
   for (const auto& [when, s] : ends) {
     const std::pair<int32_t, int32_t> batch{s->step, s->microBatch};
+    const UnitKey unit{s->step, s->microBatch, s->name};
+    // A unit with two forward spans (the root on a stage that holds both the embedding and the
+    // head: zbv's rank 0) is held once.
     if (isForward(*s)) {
-      ++held[batch];
-    } else if (--backwardsLeft[{s->step, s->microBatch, s->name}] == 0) {
+      if (open.insert(unit).second) ++held[batch];
+    } else if (--backwardsLeft[unit] == 0 && open.erase(unit) > 0) {
       if (auto it = held.find(batch); it != held.end() && --it->second == 0) held.erase(it);
     }
     peak = std::max(peak, static_cast<int>(held.size()));

@@ -37,6 +37,18 @@ std::string transferLabel(const PipeAction& a) {
          "->" + std::to_string(to);
 }
 
+// What `map` holds for `key`, taken out of it. A schedule whose action finds nothing there (a
+// transfer or a handover missing) is a bug in the schedule: said, not undefined behaviour.
+template <typename Map>
+typename Map::mapped_type take(Map& map, const Key& key, const PipeAction& a, const char* what) {
+  auto node = map.extract(key);
+  if (node.empty()) {
+    throw std::logic_error("pipeline action " + config::actionText(a) + " finds no " + what + " for stage " +
+                           std::to_string(key.first) + ", micro-batch " + std::to_string(key.second));
+  }
+  return std::move(node.mapped());
+}
+
 }  // namespace
 
 struct PipelineRank::StepState {
@@ -101,8 +113,7 @@ void PipelineRank::receive(const PipeAction& a, StepState& state) {
 void PipelineRank::send(const PipeAction& a, StepState& state) {
   const bool gradient = a.kind == PipeActionKind::SendGradient;
   const int peer = config::rankOfStage(shape_, gradient ? a.stage - 1 : a.stage + 1);
-  auto node = state.outgoing.extract({a.stage, a.microBatch});
-  at::Tensor tensor = node.mapped().contiguous();
+  at::Tensor tensor = take(state.outgoing, {a.stage, a.microBatch}, a, "tensor to send").contiguous();
   auto pending = pipe_.sendAsync(tensor, peer, transferTag(a, shape_.microBatches), transferLabel(a));
   state.sends.emplace_back(std::move(tensor), std::move(pending));
 }
@@ -111,7 +122,7 @@ void PipelineRank::forward(const PipeAction& a, StepState& state) {
   Stage& stage = stageAt(a.stage);
   const Key key{a.stage, a.microBatch};
   at::Tensor input;  // undefined on the first stage: the micro-batch's own input
-  if (!stage.model->holdsInput()) input = state.inputs.extract(key).mapped();
+  if (!stage.model->holdsInput()) input = take(state.inputs, key, a, "input");
   const bool checkpoint = config_.activationCheckpointing == config::Checkpointing::Blocks;
   at::Tensor output = forwardStages(*stage.model, *stage.strategy, state.microBatches[a.microBatch], input, checkpoint,
                                     state.kept[key]);
@@ -132,12 +143,12 @@ void PipelineRank::backward(const PipeAction& a, StepState& state) {
   Stage& stage = stageAt(a.stage);
   const Key key{a.stage, a.microBatch};
   const bool inputOnly = a.kind == PipeActionKind::BackwardInput;  // zero bubble's I: W comes later
-  StageActivations kept = inputOnly ? StageActivations() : std::move(state.kept.extract(key).mapped());
+  StageActivations kept = inputOnly ? StageActivations() : take(state.kept, key, a, "forward's activations");
   StageActivations& activations = inputOnly ? state.kept.at(key) : kept;
   // The last stage seeds its loss's gradient with 1/M, as `(loss / M).backward()`.
   at::Tensor gradOutput = stage.model->holdsLoss()
                               ? at::full_like(activations.outputs.back(), 1.0 / shape_.microBatches)
-                              : state.gradients.extract(key).mapped();
+                              : take(state.gradients, key, a, "output gradient");
   const bool last = a.microBatch == shape_.microBatches - 1;  // each stage's backwards run in micro-batch order
   stage.strategy->setGradientSync(last);
   const bool checkpoint = config_.activationCheckpointing == config::Checkpointing::Blocks;
@@ -159,7 +170,7 @@ void PipelineRank::backward(const PipeAction& a, StepState& state) {
 
 void PipelineRank::backwardWeights(const PipeAction& a, StepState& state) {
   Stage& stage = stageAt(a.stage);
-  StageActivations kept = std::move(state.kept.extract({a.stage, a.microBatch}).mapped());
+  StageActivations kept = take(state.kept, {a.stage, a.microBatch}, a, "forward's activations");
   const bool last = a.microBatch == shape_.microBatches - 1;
   stage.strategy->setGradientSync(last);
   backwardWeightStages(*stage.model, *stage.strategy, kept, last);

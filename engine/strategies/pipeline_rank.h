@@ -4,9 +4,10 @@
 // step: forwards and backwards of micro-batches, activations and their gradients sent to and
 // received from the ranks of the neighbouring stages by c10d point-to-point over the pipe group.
 //
-// A receive is waited for just before the action that needs it; a send is issued just after the
-// action that made it and waited for at the end of the step, so a rank never waits on its own
-// sends and the schedule's order alone decides who waits for whom (as PyTorch's schedules run).
+// A receive is posted and waited for in place, just before the action that needs it (nothing of
+// it overlaps this rank's compute); a send is issued just after the action that made it and waited
+// for at the end of the step, so a rank never waits on its own sends and the schedule's order alone
+// decides who waits for whom (as PyTorch's schedules run).
 #pragma once
 
 #include <map>

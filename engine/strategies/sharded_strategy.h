@@ -64,6 +64,8 @@ class ShardedStrategy final : public Strategy {
   void beforeForward(int stage) override;
   void afterForward(int stage) override;
   void beforeBackward(int stage) override;
+  // full_shard frees what it gathered for I, as after a forward; W gathers it again.
+  void afterBackwardInput(int stage) override { afterForward(stage); }
   void afterBackward(int stage) override;
   void finishBackward() override;
   void setGradientSync(bool sync) override { sync_ = sync; }

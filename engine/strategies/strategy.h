@@ -51,6 +51,9 @@ class Strategy {
   virtual void afterForward(int stage) {}
   virtual void beforeBackward(int stage) {}
   virtual void afterBackward(int stage) {}
+  // Zero bubble's I has computed the stage's input gradient alone; its weights' (W) come later,
+  // with beforeBackward again, and then afterBackward.
+  virtual void afterBackwardInput(int stage) {}
   virtual void finishBackward() {}
   // Gradient accumulation: false for every micro-batch of a step but the last. Gradients then
   // accumulate unreduced (DDP's no_sync, FSDP2's set_requires_gradient_sync(False)) and

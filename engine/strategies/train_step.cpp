@@ -151,15 +151,18 @@ at::Tensor backwardInputStages(const StagedModel& model, Strategy& strategy, con
     const int unitOfStage = model.stageUnit(s);
     if (checkpointed(s) && kept.needsGrad[s]) recompute(model, strategy, batch, s, kept);
     enterGroup(strategy, trace::GroupKind::Backward, "backward input", unitOfStage);
-    RoleScope role(trace::MemoryRole::Activation);
-    UnitScope unit(unitOfStage);
-    ComputeSpan span(recorder, trace::ComputeKind::Backward, StagedModel::unitName(unitOfStage));
-    kept.outputGradients[s] = gradOutput;
-    const bool flows = kept.outputs[s].requires_grad() && gradOutput.defined() && kept.inputs[s].requires_grad();
-    // The graph stays for the weights' backward (W), which comes later.
-    gradOutput = flows ? torch::autograd::grad({kept.outputs[s]}, {kept.inputs[s]}, {gradOutput},
-                                               /*retain_graph=*/true)[0]
-                       : at::Tensor();
+    {
+      RoleScope role(trace::MemoryRole::Activation);
+      UnitScope unit(unitOfStage);
+      ComputeSpan span(recorder, trace::ComputeKind::Backward, StagedModel::unitName(unitOfStage));
+      kept.outputGradients[s] = gradOutput;
+      const bool flows = kept.outputs[s].requires_grad() && gradOutput.defined() && kept.inputs[s].requires_grad();
+      // The graph stays for the weights' backward (W), which comes later.
+      gradOutput = flows ? torch::autograd::grad({kept.outputs[s]}, {kept.inputs[s]}, {gradOutput},
+                                                 /*retain_graph=*/true)[0]
+                         : at::Tensor();
+    }
+    strategy.afterBackwardInput(s);
   }
   return gradOutput;
 }

@@ -87,13 +87,14 @@ TEST_P(PipelineParity, TrainsAsOneProcessOnTheWholeBatch) {
 
 // The activations a rank holds: GPipe's every micro-batch, 1F1B's P - r on pipeline rank r.
 TEST(Pipeline, GPipeHoldsEveryMicroBatch1F1BAtMostPMinusRank) {
-  for (const std::string schedule : {"gpipe", "1f1b"}) {
+  for (const std::string schedule : {"gpipe", "1f1b", "zbv"}) {
     config::RunConfig c = caseConfig({"in_flight", "gpt", schedule, 3, 3, 1, 1, 6, "ddp"});
     c.world = 3;
     c.pp = 3;
     c.microbatches = 6;
     c.batch = 12;
-    c.steps = 2;
+    c.steps = 3;   // the peak must not grow with the steps
+    c.layers = 6;  // zbv's 6 stages at P = 3
     c.schedule = testing::modeOf<config::PipelineSchedule>(schedule);
     const std::string dir = testing::freshTempDir("pp_in_flight_" + schedule);
     auto run = testing::runShardscope(testing::runArgsOf(c, {"--summary", dir + "/summary.json"}));
@@ -102,16 +103,22 @@ TEST(Pipeline, GPipeHoldsEveryMicroBatch1F1BAtMostPMinusRank) {
     const auto summary = nlohmann::json::parse(in);
     for (const auto& rank : summary["ranks"]) {
       const int r = rank["rank"];
-      const int expected = schedule == "gpipe" ? 6 : 3 - r;
-      EXPECT_EQ(rank["pipeline"]["microbatches_in_flight_peak"], expected) << schedule << " rank " << r;
+      const int held = rank["pipeline"]["microbatches_in_flight_peak"];
+      // zbv: its rank 0 holds the first stage and the last (the root twice); at most every micro-batch.
+      if (schedule == "zbv") {
+        EXPECT_GE(held, 1) << "rank " << r;
+        EXPECT_LE(held, 6) << "rank " << r;
+        continue;
+      }
+      EXPECT_EQ(held, schedule == "gpipe" ? 6 : 3 - r) << schedule << " rank " << r;
     }
     EXPECT_NE(run.output.find("micro-batches held"), std::string::npos) << run.output;
     // The summary reads back with the same figures (view --summary, the app's summary sessions).
     const auto loaded = stats::loadSummary(dir + "/summary.json");
     ASSERT_EQ(loaded.runs.size(), 1u) << loaded.error;
     for (const auto& rank : loaded.runs[0].ranks) {
-      EXPECT_EQ(rank.pipelineStages, (std::vector<int>{rank.rank})) << rank.rank;
-      EXPECT_EQ(rank.peakMicroBatchesInFlight, schedule == "gpipe" ? 6 : 3 - rank.rank) << rank.rank;
+      if (schedule != "zbv") EXPECT_EQ(rank.pipelineStages, (std::vector<int>{rank.rank})) << rank.rank;
+      if (schedule != "zbv") EXPECT_EQ(rank.peakMicroBatchesInFlight, schedule == "gpipe" ? 6 : 3 - rank.rank);
       EXPECT_GT(rank.bubbleShare, 0) << rank.rank;
     }
   }
