@@ -108,14 +108,15 @@ std::unique_ptr<PendingCollective> RecordingCommunicator::broadcastAsync(at::Ten
 
 std::unique_ptr<PendingCollective> RecordingCommunicator::sendAsync(at::Tensor& tensor, int peer, int tag,
                                                                     const std::string& label) {
-  auto event = collectiveEvent(trace::CollectiveOp::Send, label, bytesOf(tensor), 0, peer);
+  // The message's bytes in and out, as PyTorch's record_param_comms counts a send's and a recv's.
+  auto event = collectiveEvent(trace::CollectiveOp::Send, label, bytesOf(tensor), bytesOf(tensor), peer);
   return recorded(
       recorder_, [&] { return inner_->sendAsync(tensor, peer, tag, label); }, std::move(event));
 }
 
 std::unique_ptr<PendingCollective> RecordingCommunicator::recvAsync(at::Tensor& tensor, int peer, int tag,
                                                                     const std::string& label) {
-  auto event = collectiveEvent(trace::CollectiveOp::Recv, label, 0, bytesOf(tensor), peer);
+  auto event = collectiveEvent(trace::CollectiveOp::Recv, label, bytesOf(tensor), bytesOf(tensor), peer);
   return recorded(
       recorder_, [&] { return inner_->recvAsync(tensor, peer, tag, label); }, std::move(event));
 }

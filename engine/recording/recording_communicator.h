@@ -36,7 +36,7 @@ class RecordingCommunicator final : public Communicator {
                                                            const std::string& label) override;
   std::unique_ptr<PendingCollective> allReduceSumAsync(at::Tensor& tensor, const std::string& label) override;
   std::unique_ptr<PendingCollective> broadcastAsync(at::Tensor& tensor, int root, const std::string& label) override;
-  // Recorded as send or recv with its peer; bytes in for a send, out for a receive.
+  // Recorded as send or recv with its peer, the message's bytes in and out (its size either way).
   std::unique_ptr<PendingCollective> sendAsync(at::Tensor& tensor, int peer, int tag,
                                                const std::string& label) override;
   std::unique_ptr<PendingCollective> recvAsync(at::Tensor& tensor, int peer, int tag,

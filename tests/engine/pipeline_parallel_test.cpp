@@ -75,6 +75,8 @@ TEST_P(PipelineParity, TrainsAsOneProcessOnTheWholeBatch) {
     EXPECT_EQ(static_cast<int>(pipeline["stages"].size()), p.stagesPerRank) << rank["rank"];
     const auto& byGroup = rank["traffic_per_step"]["sent_bytes_by_group"];
     EXPECT_GT(byGroup["pipe"].get<double>(), 0) << rank["rank"];
+    // Every stage receives (activations, or the first stage its gradients), counted as it arrives.
+    EXPECT_GT(rank["collectives"]["recv"]["received_bytes"].get<double>(), 0) << rank["rank"];
     if (p.strategy == "hybrid_shard") {  // HSDP inside each stage: its shard and replicate groups carried bytes
       EXPECT_GT(byGroup["shard"].get<double>(), 0) << rank["rank"];
       EXPECT_GT(byGroup["replicate"].get<double>(), 0) << rank["rank"];
