@@ -31,4 +31,9 @@ std::map<std::string, at::Tensor> RankTraining::fullParameters() {
   return pipeline_ ? pipeline_->fullParameters() : strategy_->fullParameters();
 }
 
+std::map<std::string, at::Tensor> RankTraining::wholeParameters(std::map<std::string, at::Tensor> joined,
+                                                                Communicator& world) {
+  return pipeline_ ? pipeline_->wholeParameters(*model_, std::move(joined), world) : joined;
+}
+
 }  // namespace shardscope::engine

@@ -28,6 +28,9 @@ class RankTraining {
   // The parameters this rank trains, gathered over its data ranks (a collective of them): the whole
   // model's, or under --pp its stages'.
   std::map<std::string, at::Tensor> fullParameters();
+  // The whole model's parameters from `joined` (fullParameters with the tensor groups' slices
+  // joined): as they are without --pp, gathered from every stage under it (a collective of `world`).
+  std::map<std::string, at::Tensor> wholeParameters(std::map<std::string, at::Tensor> joined, Communicator& world);
 
  private:
   config::RunConfig config_;

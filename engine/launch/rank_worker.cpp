@@ -394,9 +394,9 @@ void finishRun(const config::RunConfig& config, int rank, RankTraining& training
     writeHeldTensors(config.exportDir + "/held_rank" + std::to_string(rank) + ".json", training.heldTensors(), rank);
   }
   const StagedModel& model = training.model();
-  auto finalParams = joinTensorParallel(training.fullParameters(), model.splitsByName(), model.tensorParallel());
-  // Under --pp rank 0 holds the first stages' parameters only: no final.pt (docs/outputs.md).
-  if (exporting && rank == 0 && config.pp == 1) saveTensorDict(config.exportDir + "/final.pt", finalParams);
+  auto finalParams = training.wholeParameters(
+      joinTensorParallel(training.fullParameters(), model.splitsByName(), model.tensorParallel()), comm);
+  if (exporting && rank == 0) saveTensorDict(config.exportDir + "/final.pt", finalParams);
   comm.barrier("end of run");
 }
 

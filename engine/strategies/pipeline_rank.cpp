@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "config/model_layout.h"
 #include "config/pipeline_config.h"
 #include "engine/launch/step_gate.h"
 #include "engine/recording/recorder.h"
@@ -249,6 +250,29 @@ std::vector<HeldTensor> PipelineRank::heldTensors() const {
 std::map<std::string, at::Tensor> PipelineRank::fullParameters() {
   std::map<std::string, at::Tensor> out;
   for (Stage& stage : held_) out.merge(stage.strategy->fullParameters());
+  return out;
+}
+
+std::map<std::string, at::Tensor> PipelineRank::wholeParameters(const StagedModel& whole,
+                                                                std::map<std::string, at::Tensor> mine,
+                                                                Communicator& world) {
+  // Who holds each parameter: the first rank of its stage's block of world / P ranks.
+  std::vector<int> every(shape_.stages());
+  for (int k = 0; k < shape_.stages(); ++k) every[k] = k;
+  const auto slices = sliceForPipeline(whole, every, shape_.stages());
+  const int block = world.worldSize() / shape_.ranks;
+  std::map<std::string, int> holder;
+  for (int k = 0; k < shape_.stages(); ++k) {
+    for (const auto& spec : slices[k]->params()) holder[spec.name] = config::rankOfStage(shape_, k) * block;
+  }
+  std::map<std::string, at::Tensor> out;
+  const auto fp32 = at::TensorOptions().dtype(at::kFloat).device(device_);
+  for (const auto& spec : config::modelLayout(config_)) {
+    const auto it = mine.find(spec.name);
+    at::Tensor value = it != mine.end() ? it->second.to(fp32).contiguous() : at::empty(spec.shape, fp32);
+    world.broadcast(value, holder.at(spec.name), "final parameters");
+    out[spec.name] = value.to(at::kCPU);
+  }
   return out;
 }
 

@@ -39,6 +39,11 @@ class PipelineRank {
   std::vector<HeldTensor> heldTensors() const;
   // Its stages' full parameters, gathered over their data ranks (a collective of those ranks).
   std::map<std::string, at::Tensor> fullParameters();
+  // The whole model's parameters (CPU, fp32) on every rank: `mine`, this rank's stages' whole
+  // parameters, and each other one broadcast over `world` from the first rank of the stage that
+  // holds it. A collective of every rank (--export's final.pt).
+  std::map<std::string, at::Tensor> wholeParameters(const StagedModel& whole, std::map<std::string, at::Tensor> mine,
+                                                    Communicator& world);
 
  private:
   struct Stage {

@@ -65,6 +65,17 @@ TEST_P(PipelineParity, TrainsAsOneProcessOnTheWholeBatch) {
     EXPECT_NEAR(losses[s].item<double>(), ref.losses[s], 1e-5 * std::abs(ref.losses[s])) << "step " << s;
   }
   EXPECT_GT(std::abs(ref.losses[2] - ref.losses[0]), 1e-4) << "the reference did not train";
+  // final.pt: the whole model, each stage's part from its ranks, as one process trained it.
+  auto trained = loadTensorDict(dir + "/final.pt");
+  EXPECT_EQ(trained.size(), ref.parameters.size());
+  for (const auto& [name, expected] : ref.parameters) {
+    if (!trained.count(name)) {
+      ADD_FAILURE() << name << " is not in final.pt";
+      continue;
+    }
+    const double scale = std::max(expected.abs().max().item<double>(), 1e-12);
+    EXPECT_LE((trained[name] - expected).abs().max().item<double>() / scale, 1e-5) << name;
+  }
   std::ifstream in(dir + "/summary.json");
   const auto summary = nlohmann::json::parse(in);
   EXPECT_EQ(summary["pipeline"]["schedule"], p.schedule);
