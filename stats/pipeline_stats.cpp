@@ -13,33 +13,14 @@ namespace {
 
 using trace::ComputeKind;
 using trace::ComputeSpan;
-
-bool isWork(const ComputeSpan& s) {
-  return s.op == static_cast<uint8_t>(ComputeKind::Forward) || s.op == static_cast<uint8_t>(ComputeKind::Backward);
-}
-
-// The time in [begin, end) that none of `work` (sorted by begin) covers.
-int64_t uncoveredNs(int64_t begin, int64_t end, const std::vector<std::pair<int64_t, int64_t>>& work) {
-  int64_t covered = 0, reach = begin;
-  for (const auto& [b, e] : work) {
-    const int64_t from = std::max(b, reach), to = std::min(e, end);
-    if (to > from) covered += to - from;
-    reach = std::max(reach, std::min(e, end));
-  }
-  return (end - begin) - covered;
-}
-
-// The bubble of each step span, in step order.
+// Each step's bubble and length: the step as the rank timed it (gate pauses left out), less the
+// time its forward and backward spans cover.
 std::vector<std::pair<int64_t, int64_t>> bubblesByStep(const trace::RankTimeline& t) {
-  std::vector<std::pair<int64_t, int64_t>> work;
-  for (const ComputeSpan& s : t.compute) {
-    if (isWork(s)) work.emplace_back(s.beginNs, s.endNs);
-  }
-  std::sort(work.begin(), work.end());
+  const auto busy = trace::secondsPerStep(t, trace::computeIntervals(t));
   std::vector<std::pair<int64_t, int64_t>> out;  // (bubble, step length)
-  for (const ComputeSpan& s : t.compute) {
-    if (s.op != static_cast<uint8_t>(ComputeKind::Step) || s.endNs <= s.beginNs) continue;
-    out.emplace_back(uncoveredNs(s.beginNs, s.endNs, work), s.endNs - s.beginNs);
+  for (size_t i = 0; i < t.steps.size(); ++i) {
+    const int64_t length = trace::activeStepNs(t.steps[i]);
+    if (length > 0) out.emplace_back(std::max<int64_t>(0, length - static_cast<int64_t>(busy[i] * 1e9)), length);
   }
   return out;
 }

@@ -306,14 +306,18 @@ namespace {
 // A rank's collectives and its forward and backward compute, each as a union of intervals.
 std::pair<std::vector<Interval>, std::vector<Interval>> commAndCompute(const RankTimeline& t) {
   const auto everyOne = [](const CollectiveSpan&) { return true; };
+  return {unionOf(t.collectives, everyOne), computeIntervals(t)};
+}
+
+}  // namespace
+
+std::vector<std::pair<int64_t, int64_t>> computeIntervals(const RankTimeline& detail) {
   const auto forwardOrBackward = [](const ComputeSpan& c) {
     const auto kind = static_cast<ComputeKind>(c.op);
     return kind == ComputeKind::Forward || kind == ComputeKind::Backward;
   };
-  return {unionOf(t.collectives, everyOne), unionOf(t.compute, forwardOrBackward)};
+  return unionOf(detail.compute, forwardOrBackward);
 }
-
-}  // namespace
 
 CommExposure commExposureOf(const RankTimeline& detail) {
   const auto [commU, computeU] = commAndCompute(detail);
@@ -343,7 +347,7 @@ RunRecording::CommFigures RunRecording::commFigures(int rank) const {
         100.0 * static_cast<double>(exposure.hiddenNs + t.folded.hiddenCommNs) / static_cast<double>(commTime);
   }
   out.exposedCommSeconds = t.folded.exposedCommSeconds;
-  const auto live = exposedSecondsPerStep(t, exposure.exposed);
+  const auto live = secondsPerStep(t, exposure.exposed);
   out.exposedCommSeconds.insert(out.exposedCommSeconds.end(), live.begin(), live.end());
   return out;
 }
@@ -358,15 +362,15 @@ const std::vector<std::pair<int64_t, int64_t>>& RunRecording::exposedCommCached(
   return t.exposedComm;
 }
 
-std::vector<double> exposedSecondsPerStep(const RankTimeline& detail,
-                                          const std::vector<std::pair<int64_t, int64_t>>& exposed) {
+std::vector<double> secondsPerStep(const RankTimeline& detail,
+                                   const std::vector<std::pair<int64_t, int64_t>>& intervals) {
   std::vector<double> out;
   size_t j = 0;
   for (const auto& step : detail.steps) {
     int64_t ns = 0;
-    while (j < exposed.size() && exposed[j].second <= step.beginNs) ++j;
-    for (size_t k = j; k < exposed.size() && exposed[k].first < step.endNs; ++k) {
-      ns += std::min(exposed[k].second, step.endNs) - std::max(exposed[k].first, step.beginNs);
+    while (j < intervals.size() && intervals[j].second <= step.beginNs) ++j;
+    for (size_t k = j; k < intervals.size() && intervals[k].first < step.endNs; ++k) {
+      ns += std::min(intervals[k].second, step.endNs) - std::max(intervals[k].first, step.beginNs);
     }
     out.push_back(static_cast<double>(ns) / 1e9);
   }
@@ -491,7 +495,7 @@ void foldFigures(FoldedSteps& f, const RankTimeline& older) {
     f.stepSeconds.push_back(activeStepNs(s) / 1e9);
   }
   const auto exposure = commExposureOf(older);
-  const auto exposed = exposedSecondsPerStep(older, exposure.exposed);
+  const auto exposed = secondsPerStep(older, exposure.exposed);
   f.exposedCommSeconds.insert(f.exposedCommSeconds.end(), exposed.begin(), exposed.end());
   for (const auto& c : older.collectives) {
     // One before the first step (the initial broadcast) is in no step's figures, only the run's.

@@ -131,9 +131,13 @@ struct CommExposure {
   std::vector<std::pair<int64_t, int64_t>> exposed;
 };
 CommExposure commExposureOf(const RankTimeline& detail);
-// Of the exposed intervals, the seconds within each of the detail's steps.
-std::vector<double> exposedSecondsPerStep(const RankTimeline& detail,
-                                          const std::vector<std::pair<int64_t, int64_t>>& exposed);
+// Of sorted, disjoint intervals (the exposed ones, the compute ones), the seconds within each of the
+// detail's steps.
+std::vector<double> secondsPerStep(const RankTimeline& detail,
+                                   const std::vector<std::pair<int64_t, int64_t>>& intervals);
+// When the rank computed: the union of its forward and backward spans, sorted and disjoint [begin,
+// end) in ns (what hides communication, and what a pipeline's bubble is the rest of).
+std::vector<std::pair<int64_t, int64_t>> computeIntervals(const RankTimeline& detail);
 // The activation bytes held at each moment backward began (a backward span right after forward
 // ones), the largest of them; 0 without compute spans.
 int64_t activationSavedForBackward(const RankTimeline& detail);
