@@ -13,14 +13,18 @@ namespace {
 
 using trace::ComputeKind;
 using trace::ComputeSpan;
-// Each step's bubble and length: the step as the rank timed it (gate pauses left out), less the
-// time its forward and backward spans cover.
+// Each step's bubble and length: its training step's span (the schedule's actions and the
+// optimizer) less the time its forward and backward spans cover.
 std::vector<std::pair<int64_t, int64_t>> bubblesByStep(const trace::RankTimeline& t) {
-  const auto busy = trace::secondsPerStep(t, trace::computeIntervals(t));
+  std::vector<std::pair<int64_t, int64_t>> steps;
+  for (const ComputeSpan& s : t.compute) {
+    if (s.op == static_cast<uint8_t>(ComputeKind::Step) && s.endNs > s.beginNs) steps.emplace_back(s.beginNs, s.endNs);
+  }
+  const auto busy = trace::coveredNs(steps, trace::computeIntervals(t));
   std::vector<std::pair<int64_t, int64_t>> out;  // (bubble, step length)
-  for (size_t i = 0; i < t.steps.size(); ++i) {
-    const int64_t length = trace::activeStepNs(t.steps[i]);
-    if (length > 0) out.emplace_back(std::max<int64_t>(0, length - static_cast<int64_t>(busy[i] * 1e9)), length);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const int64_t length = steps[i].second - steps[i].first;
+    out.emplace_back(length - busy[i], length);
   }
   return out;
 }

@@ -362,18 +362,27 @@ const std::vector<std::pair<int64_t, int64_t>>& RunRecording::exposedCommCached(
   return t.exposedComm;
 }
 
+std::vector<int64_t> coveredNs(const std::vector<std::pair<int64_t, int64_t>>& windows,
+                               const std::vector<std::pair<int64_t, int64_t>>& intervals) {
+  std::vector<int64_t> out;
+  size_t j = 0;
+  for (const auto& [begin, end] : windows) {
+    int64_t ns = 0;
+    while (j < intervals.size() && intervals[j].second <= begin) ++j;
+    for (size_t k = j; k < intervals.size() && intervals[k].first < end; ++k) {
+      ns += std::min(intervals[k].second, end) - std::max(intervals[k].first, begin);
+    }
+    out.push_back(ns);
+  }
+  return out;
+}
+
 std::vector<double> secondsPerStep(const RankTimeline& detail,
                                    const std::vector<std::pair<int64_t, int64_t>>& intervals) {
+  std::vector<std::pair<int64_t, int64_t>> steps;
+  for (const auto& step : detail.steps) steps.emplace_back(step.beginNs, step.endNs);
   std::vector<double> out;
-  size_t j = 0;
-  for (const auto& step : detail.steps) {
-    int64_t ns = 0;
-    while (j < intervals.size() && intervals[j].second <= step.beginNs) ++j;
-    for (size_t k = j; k < intervals.size() && intervals[k].first < step.endNs; ++k) {
-      ns += std::min(intervals[k].second, step.endNs) - std::max(intervals[k].first, step.beginNs);
-    }
-    out.push_back(static_cast<double>(ns) / 1e9);
-  }
+  for (int64_t ns : coveredNs(steps, intervals)) out.push_back(static_cast<double>(ns) / 1e9);
   return out;
 }
 

@@ -131,8 +131,10 @@ struct CommExposure {
   std::vector<std::pair<int64_t, int64_t>> exposed;
 };
 CommExposure commExposureOf(const RankTimeline& detail);
-// Of sorted, disjoint intervals (the exposed ones, the compute ones), the seconds within each of the
-// detail's steps.
+// Of sorted, disjoint intervals (the exposed ones, the compute ones), the nanoseconds within each
+// of `windows` (sorted by begin, not overlapping), and the seconds within each of the detail's steps.
+std::vector<int64_t> coveredNs(const std::vector<std::pair<int64_t, int64_t>>& windows,
+                               const std::vector<std::pair<int64_t, int64_t>>& intervals);
 std::vector<double> secondsPerStep(const RankTimeline& detail,
                                    const std::vector<std::pair<int64_t, int64_t>>& intervals);
 // When the rank computed: the union of its forward and backward spans, sorted and disjoint [begin,
