@@ -6,11 +6,6 @@ namespace shardscope::config {
 
 namespace {
 
-bool loops(PipelineSchedule schedule) {
-  return schedule == PipelineSchedule::Interleaved1F1B || schedule == PipelineSchedule::ZeroBubble ||
-         schedule == PipelineSchedule::Zbv;
-}
-
 std::string pp(const RunConfig& c) { return "--pp " + std::to_string(c.pp); }
 
 // Options that only a pipeline reads, given without one.
@@ -67,8 +62,8 @@ PipelineShape pipelineShapeOf(const RunConfig& c) {
   PipelineShape shape;
   shape.schedule = c.schedule;
   shape.ranks = std::max(1, c.pp);
-  shape.stagesPerRank = c.stagesPerRank > 0 ? c.stagesPerRank : (loops(c.schedule) ? 2 : 1);
-  shape.microBatches = c.microbatches > 0 ? c.microbatches : (loops(c.schedule) ? 2 : 1) * shape.ranks;
+  shape.stagesPerRank = c.stagesPerRank > 0 ? c.stagesPerRank : (loopsOverStages(c.schedule) ? 2 : 1);
+  shape.microBatches = c.microbatches > 0 ? c.microbatches : (loopsOverStages(c.schedule) ? 2 : 1) * shape.ranks;
   return shape;
 }
 

@@ -160,7 +160,7 @@ const char* kindText(Kind kind) {
 std::optional<std::string> pipelineShapeProblem(const PipelineShape& shape) {
   const std::string name = scheduleName(shape.schedule);
   const int v = shape.stagesPerRank;
-  const bool oneStagePerRank = !isInterleaved(shape.schedule) && shape.schedule != PipelineSchedule::Zbv;
+  const bool oneStagePerRank = !loopsOverStages(shape.schedule);
   if (oneStagePerRank && v != 1) {
     return "--stages-per-rank " + std::to_string(v) + " with --schedule " + name +
            ", which runs one stage per rank. Drop --stages-per-rank, or pick --schedule interleaved_1f1b, "

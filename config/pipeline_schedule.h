@@ -41,6 +41,12 @@ enum class PipeActionKind : uint8_t {
 
 inline bool isComputeAction(PipeActionKind kind) { return kind <= PipeActionKind::BackwardWeight; }
 
+// Whether the schedule places several stages on each rank (interleaved_1f1b, zero_bubble, zbv).
+inline bool loopsOverStages(PipelineSchedule schedule) {
+  return schedule == PipelineSchedule::Interleaved1F1B || schedule == PipelineSchedule::ZeroBubble ||
+         schedule == PipelineSchedule::Zbv;
+}
+
 struct PipeAction {
   PipeActionKind kind = PipeActionKind::Forward;
   int stage = 0;       // the pipeline stage, 0 .. stages - 1

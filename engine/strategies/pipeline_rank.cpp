@@ -16,26 +16,28 @@ namespace {
 
 using Key = std::pair<int, int>;  // (pipeline stage, micro-batch)
 
-// Gloo matches a send with its receive by peer and tag: one tag per stage, micro-batch and
+bool carriesGradient(const PipeAction& a) {
+  return a.kind == PipeActionKind::SendGradient || a.kind == PipeActionKind::RecvGradient;
+}
+
+// The stage a transfer leaves: an activation goes from stage s to s + 1, a gradient from s to s - 1.
+int sendingStage(const PipeAction& a) {
+  if (a.kind == PipeActionKind::RecvGradient) return a.stage + 1;
+  if (a.kind == PipeActionKind::RecvActivation) return a.stage - 1;
+  return a.stage;
+}
+
+// Gloo matches a send with its receive by peer and tag: one tag per sending stage, micro-batch and
 // direction, so transfers between two ranks can be received in another order than sent.
 int transferTag(const PipeAction& a, int microBatches) {
-  const bool gradient = a.kind == PipeActionKind::SendGradient || a.kind == PipeActionKind::RecvGradient;
-  // A gradient travels from stage s to s - 1 and is tagged by the stage it leaves, as is an activation.
-  const int from = a.kind == PipeActionKind::RecvGradient     ? a.stage + 1
-                   : a.kind == PipeActionKind::RecvActivation ? a.stage - 1
-                                                              : a.stage;
-  return (from * microBatches + a.microBatch) * 2 + (gradient ? 1 : 0);
+  return (sendingStage(a) * microBatches + a.microBatch) * 2 + (carriesGradient(a) ? 1 : 0);
 }
 
 // "F mb3 stage1->2": what crosses, for which micro-batch, from which stage to which.
 std::string transferLabel(const PipeAction& a) {
-  const bool gradient = a.kind == PipeActionKind::SendGradient || a.kind == PipeActionKind::RecvGradient;
-  const int from = a.kind == PipeActionKind::RecvGradient     ? a.stage + 1
-                   : a.kind == PipeActionKind::RecvActivation ? a.stage - 1
-                                                              : a.stage;
-  const int to = gradient ? from - 1 : from + 1;
-  return std::string(gradient ? "B" : "F") + " mb" + std::to_string(a.microBatch) + " stage" + std::to_string(from) +
-         "->" + std::to_string(to);
+  const int from = sendingStage(a), to = carriesGradient(a) ? from - 1 : from + 1;
+  return std::string(carriesGradient(a) ? "B" : "F") + " mb" + std::to_string(a.microBatch) + " stage" +
+         std::to_string(from) + "->" + std::to_string(to);
 }
 
 // What `map` holds for `key`, taken out of it. A schedule whose action finds nothing there (a
