@@ -38,7 +38,13 @@ DdpStrategy::DdpStrategy(const config::RunConfig& config, const StagedModel& mod
   if (!config::traitsOf(config.strategy).reducesInBuckets) {
     for (const auto& spec : model.params()) unitOf.push_back(spec.unit);
   }
-  buckets_ = std::make_unique<GradientBuckets>(liveParameters(), config.bucketCapMb, comm, &gate, unitOf);
+  // A pipeline stage with one data rank has nothing to average: no buckets and no all-reduce, as
+  // torchtitan applies no data parallelism there. Under bf16 the buckets stay: they add the
+  // micro-batches' gradients up in fp32.
+  const bool averagesNothing = config.pp > 1 && comm.worldSize() == 1 && !bf16;
+  if (!averagesNothing) {
+    buckets_ = std::make_unique<GradientBuckets>(liveParameters(), config.bucketCapMb, comm, &gate, unitOf);
+  }
   std::vector<at::Tensor> trained;
   for (const auto& p : params_) {
     if (p.requires_grad()) trained.push_back(p);
@@ -49,6 +55,7 @@ DdpStrategy::DdpStrategy(const config::RunConfig& config, const StagedModel& mod
 DdpStrategy::~DdpStrategy() = default;
 
 void DdpStrategy::finishBackward() {
+  if (!buckets_) return;  // the gradients are in .grad, as the backward left them
   std::vector<at::Tensor> grads, averages;
   buckets_->finish([&](int i, const at::Tensor& averaged) {
     auto& p = params_[i];
@@ -116,7 +123,7 @@ std::vector<HeldTensor> DdpStrategy::heldTensors() const {
     out.push_back({model_.params()[i].name + ".bf16", trace::MemoryRole::ParamGathered, compute_[i].numel(),
                    static_cast<int64_t>(compute_[i].storage().nbytes())});
   }
-  append(out, buckets_->heldTensors());
+  if (buckets_) append(out, buckets_->heldTensors());
   append(out, optimizerStateTensors(*optimizer_));
   return out;
 }

@@ -23,7 +23,9 @@ class DdpStrategy final : public Strategy {
 
   const std::vector<at::Tensor>& liveParameters() const override { return compute_.empty() ? params_ : compute_; }
   void finishBackward() override;
-  void setGradientSync(bool sync) override { buckets_->setEnabled(sync); }
+  void setGradientSync(bool sync) override {
+    if (buckets_) buckets_->setEnabled(sync);
+  }
   void step() override;
   std::map<std::string, at::Tensor> fullParameters() override;
   std::vector<HeldTensor> heldTensors() const override;
@@ -35,7 +37,7 @@ class DdpStrategy final : public Strategy {
   std::vector<at::Tensor> params_;   // fp32, what the optimizer updates (frozen ones: bf16 under bf16)
   std::vector<at::Tensor> compute_;  // bf16 copies the model computes with (a frozen one is its own
                                      // parameter); empty under fp32
-  std::unique_ptr<GradientBuckets> buckets_;
+  std::unique_ptr<GradientBuckets> buckets_;  // null where there is nothing to average
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   bool optimizerStateAssigned_ = false;  // its state counted per unit (after the first step)
 };

@@ -24,6 +24,16 @@ void retagGradients(const StagedModel& model, const Strategy& strategy, int stag
   }
 }
 
+// A stage's own parameters that train, as the model computes with them.
+std::vector<at::Tensor> trainedWeightsOf(const StagedModel& model, const Strategy& strategy, int unit) {
+  std::vector<at::Tensor> weights;
+  const auto& live = strategy.liveParameters();
+  for (size_t i = 0; i < live.size(); ++i) {
+    if (model.params()[i].unit == unit && live[i].requires_grad()) weights.push_back(live[i]);
+  }
+  return weights;
+}
+
 // Float inputs enter in the dtype the parameters compute in (bf16 under mixed precision).
 at::Tensor inputOf(const Batch& batch, const Strategy& strategy) {
   const auto dtype = strategy.liveParameters().front().scalar_type();
@@ -145,6 +155,7 @@ at::Tensor backwardInputStages(const StagedModel& model, Strategy& strategy, con
   auto checkpointed = [&](int s) { return checkpointBlocks && model.stageUnit(s) != config::kRootUnit; };
   PhaseScope phase(trace::Phase::Backward);
   kept.outputGradients.assign(stages, at::Tensor());
+  kept.deferred.assign(stages, nullptr);
   at::Tensor gradOutput = lastGradient;
   for (int s = stages - 1; s >= 0; --s) {
     strategy.beforeBackward(s);
@@ -157,10 +168,12 @@ at::Tensor backwardInputStages(const StagedModel& model, Strategy& strategy, con
       ComputeSpan span(recorder, trace::ComputeKind::Backward, StagedModel::unitName(unitOfStage));
       kept.outputGradients[s] = gradOutput;
       const bool flows = kept.outputs[s].requires_grad() && gradOutput.defined() && kept.inputs[s].requires_grad();
-      // The graph stays for the weights' backward (W), which comes later.
-      gradOutput = flows ? torch::autograd::grad({kept.outputs[s]}, {kept.inputs[s]}, {gradOutput},
-                                                 /*retain_graph=*/true)[0]
+      gradOutput = flows ? backwardInputOnly(kept.outputs[s], gradOutput, kept.inputs[s],
+                                             trainedWeightsOf(model, strategy, unitOfStage), kept.deferred[s])
                          : at::Tensor();
+      if (kept.deferred[s]) {  // W starts from what I kept: the rest of this stage's graph may go
+        kept.outputs[s] = kept.inputs[s] = kept.outputGradients[s] = at::Tensor();
+      }
     }
     strategy.afterBackwardInput(s);
   }
@@ -178,14 +191,16 @@ void backwardWeightStages(const StagedModel& model, Strategy& strategy, StageAct
       RoleScope role(trace::MemoryRole::Activation);
       UnitScope unit(unitOfStage);
       ComputeSpan span(recorder, trace::ComputeKind::Backward, StagedModel::unitName(unitOfStage));
-      std::vector<at::Tensor> weights;  // the stage's own trainable parameters
-      const auto& live = strategy.liveParameters();
-      for (size_t i = 0; i < live.size(); ++i) {
-        if (model.params()[i].unit == unitOfStage && live[i].requires_grad()) weights.push_back(live[i]);
-      }
-      if (!weights.empty() && kept.outputs[s].requires_grad() && kept.outputGradients[s].defined()) {
-        torch::autograd::backward({kept.outputs[s]}, {kept.outputGradients[s]}, /*retain_graph=*/false,
-                                  /*create_graph=*/false, weights);
+      if (kept.deferred[s]) {
+        backwardWeightsOnly(*kept.deferred[s]);
+        kept.deferred[s].reset();
+      } else if (kept.outputs[s].requires_grad() && kept.outputGradients[s].defined()) {
+        // Not split (the first stage's embedding: its input asks for no gradient): W is its backward.
+        const auto weights = trainedWeightsOf(model, strategy, unitOfStage);
+        if (!weights.empty()) {
+          torch::autograd::backward({kept.outputs[s]}, {kept.outputGradients[s]}, /*retain_graph=*/false,
+                                    /*create_graph=*/false, weights);
+        }
       }
       kept.outputs[s] = at::Tensor();  // this stage's graph and activations go
       kept.inputs[s] = at::Tensor();

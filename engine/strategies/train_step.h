@@ -3,11 +3,13 @@
 // the backward of stage s ends exactly where stage s-1's begins (where FSDP's hooks would fire).
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include <ATen/ATen.h>
 
 #include "engine/models/model.h"
+#include "engine/strategies/split_backward.h"
 #include "engine/strategies/strategy.h"
 
 namespace shardscope::engine {
@@ -28,7 +30,10 @@ struct StepOptions {
 struct StageActivations {
   std::vector<at::Tensor> inputs, outputs;
   std::vector<bool> needsGrad;
-  std::vector<at::Tensor> outputGradients;  // between a split backward's I and its W
+  // Between a split backward's I and its W: per stage, what W starts from (or, where the backward
+  // could not be split, the gradient of its output, for a whole backward from `outputs`).
+  std::vector<std::shared_ptr<DeferredWeightGradients>> deferred;
+  std::vector<at::Tensor> outputGradients;
 };
 
 // The forward of every stage of `model` from `input` (undefined: the batch's own input), the
@@ -44,11 +49,10 @@ at::Tensor backwardStages(const StagedModel& model, Strategy& strategy, const Ba
                           const at::Tensor& lastGradient, bool checkpointBlocks, StageActivations& kept,
                           bool lastMicroBatch);
 
-// Zero bubble's backward in two: I, the gradient of the first stage's input alone, returned (the
-// stage before waits for it), keeping each stage's graph and the gradient of its output; then W,
-// each stage's weights' gradients from what I kept, the strategy acting at each boundary as after a
-// whole backward, freeing `kept`. W runs each stage's backward again as far as its weights (PyTorch
-// keeps the intermediate gradients I computed instead), so I + W costs more than one backward here.
+// Zero bubble's backward in two (split_backward.h): I, the gradient of the first stage's input
+// alone, returned (the stage before waits for it), keeping for each stage the graph its weights'
+// gradients need and the gradients that reached it; then W, each stage's weights' gradients from
+// there, the strategy acting at each boundary as after a whole backward, freeing `kept`.
 at::Tensor backwardInputStages(const StagedModel& model, Strategy& strategy, const Batch& batch,
                                const at::Tensor& lastGradient, bool checkpointBlocks, StageActivations& kept);
 void backwardWeightStages(const StagedModel& model, Strategy& strategy, StageActivations& kept, bool lastMicroBatch);
