@@ -37,11 +37,12 @@ void CommandLine::addRun() {
 }
 
 void CommandLine::addCompare() {
-  compare = app.add_subcommand("compare",
-                               "run several strategies (ddp, full_shard and shard_grad_op unless --strategies "
-                               "says otherwise) one after another on the same model and data, and print them "
-                               "side by side (--strategy is ignored; --trace, --memory-csv and --export get one "
-                               "file or directory per strategy)");
+  compare = app.add_subcommand(
+      "compare",
+      "run several strategies (ddp, full_shard and shard_grad_op unless --strategies "
+      "says otherwise) one after another on the same model and data, and print them "
+      "side by side (--strategy is ignored unless --schedules is given; --trace, --memory-csv and --export get one "
+      "file or directory per strategy)");
   compareOptions.addTo(*compare);
   for (auto s : shardscope::config::defaultCompareStrategies()) {
     compareStrategyList += (compareStrategyList.empty() ? "" : ",") + std::string(shardscope::config::strategyName(s));
@@ -53,6 +54,11 @@ void CommandLine::addCompare() {
   compare->add_option("--strategies", compareStrategyList,
                       "the strategies to run, in order, e.g. ddp,zero1,shard_grad_op,full_shard for "
                       "ZeRO stages 0 to 3 [default: ddp,full_shard,shard_grad_op]");
+  compare->add_option("--schedules", compareScheduleList,
+                      "with --pp: run each pipeline schedule (e.g. gpipe,1f1b,interleaved_1f1b,zero_bubble) on "
+                      "the same model, data and micro-batches, under --strategy's strategy (or each of "
+                      "--strategies), and compare their step time, bubble (measured, planned, closed form), "
+                      "activations and bytes sent between stages");
   compare->add_option("--screenshot", compareWindow.screenshotPath,
                       "render the app headlessly, compare, and write a PNG of the window to FILE");
 }

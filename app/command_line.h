@@ -50,7 +50,11 @@ class CommandLine {
   int runListen();
   int runLesson();
   int runEstimateCommand();
-  int runOrCompare();  // run, compare, or the desktop app
+  int runOrCompare();
+  // compare's --strategies, --worlds and --schedules, each checked (--schedules needs --pp).
+  std::optional<std::string> parseComparedLists(
+      const config::RunConfig& config, std::vector<config::StrategyKind>& strategies, std::vector<int>& worlds,
+      std::vector<config::PipelineSchedule>& schedules) const;  // run, compare, or the desktop app
 
   CLI::App* run = nullptr;
   CLI::App* compare = nullptr;
@@ -66,6 +70,7 @@ class CommandLine {
   RunOptions compareOptions;
   std::string compareStrategyList;  // the default list, set by addCompare
   std::string compareWorldList;
+  std::string compareScheduleList;
   WindowChoice compareWindow;
   RunOptions estimateRunOptions;
   EstimateOptions estimateOptions;

@@ -184,21 +184,38 @@ int CommandLine::runEstimateCommand() {
                                       [this](const std::string& e) { return estimateRunOptions.located(e); });
 }
 
+std::optional<std::string> CommandLine::parseComparedLists(
+    const shardscope::config::RunConfig& config, std::vector<shardscope::config::StrategyKind>& strategies,
+    std::vector<int>& worlds, std::vector<shardscope::config::PipelineSchedule>& schedules) const {
+  if (auto err = shardscope::config::parseStrategyList(compareStrategyList, strategies)) return err;
+  if (!compareWorldList.empty()) {
+    if (auto err = shardscope::config::parseWorldList(compareWorldList, worlds)) return err;
+  }
+  if (compare->count("--schedules") == 0) return std::nullopt;
+  if (auto err = shardscope::config::parseModeList(compareScheduleList, "--schedules", "schedule", schedules)) {
+    return err;
+  }
+  if (config.pp < 2) {
+    return "--schedules compares pipeline schedules, and this run has no pipeline: add --pp P (2 or more, "
+           "dividing --world), e.g. --world 2 --pp 2.";
+  }
+  // The schedules under one strategy: --strategy's, unless --strategies names several.
+  if (compare->count("--strategies") == 0) strategies = {config.strategy};
+  return std::nullopt;
+}
+
 int CommandLine::runOrCompare() {
   std::vector<shardscope::config::StrategyKind> compareStrategies;
   std::vector<int> compareWorlds;
-  if (compare->parsed()) {
-    if (auto err = shardscope::config::parseStrategyList(compareStrategyList, compareStrategies))
-      return failUsage(*err);
-    if (!compareWorldList.empty()) {
-      if (auto err = shardscope::config::parseWorldList(compareWorldList, compareWorlds)) return failUsage(*err);
-    }
-  }
+  std::vector<shardscope::config::PipelineSchedule> compareSchedules;
   shardscope::config::RunConfig config;
   if (run->parsed()) {
     if (auto err = runOptions.resolve(config)) return failUsage(*err);
   } else if (compare->parsed()) {
     if (auto err = compareOptions.resolve(config)) return failUsage(*err);
+    if (auto err = parseComparedLists(config, compareStrategies, compareWorlds, compareSchedules)) {
+      return failUsage(*err);
+    }
   } else {
     // The desktop app, with a configuration that shows FSDP's gather-and-free cycle clearly.
     config.model = shardscope::config::ModelKind::Gpt;
@@ -217,7 +234,7 @@ int CommandLine::runOrCompare() {
     return failUsage((compare->parsed() ? compareOptions : runOptions).located(error));
   };
   // --worlds: every run is checked (a batch must divide by each world size) before any starts.
-  const auto runs = shardscope::config::comparisonRuns(config, compareStrategies, compareWorlds);
+  const auto runs = shardscope::config::comparisonRuns(config, compareStrategies, compareWorlds, compareSchedules);
   // A compare checks the runs it makes (--shard-group-size goes to its hybrid runs only).
   if (auto err =
           compare->parsed() ? shardscope::config::comparisonProblem(runs) : shardscope::config::validate(config)) {

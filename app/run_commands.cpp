@@ -1,5 +1,6 @@
 #include "app/run_commands.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
@@ -181,8 +182,18 @@ std::string perStrategyPath(const std::string& path, const std::string& strategy
 
 // One run of a comparison: its name in tables, summaries and file names ("full_shard", or
 // "full_shard@4" when the comparison spans world sizes).
-std::string comparisonName(const shardscope::config::RunConfig& run, bool acrossWorlds) {
-  const std::string name = shardscope::config::strategyName(run.strategy);
+// A run's name among `runs`: its strategy, its schedule where the runs' schedules differ
+// ("1f1b", "full_shard-1f1b" among several strategies too: names go into file names), its world size across worlds
+// ("ddp@4").
+std::string comparisonName(const shardscope::config::RunConfig& run,
+                           const std::vector<shardscope::config::RunConfig>& runs, bool acrossWorlds) {
+  const auto differ = [&](auto field) {
+    return std::any_of(runs.begin(), runs.end(), [&](const auto& r) { return field(r) != field(run); });
+  };
+  const bool strategies = differ([](const shardscope::config::RunConfig& r) { return r.strategy; });
+  const bool schedules = differ([](const shardscope::config::RunConfig& r) { return r.schedule; });
+  std::string name = strategies || !schedules ? shardscope::config::strategyName(run.strategy) : "";
+  if (schedules) name += (name.empty() ? "" : "-") + std::string(shardscope::config::modeName(run.schedule));
   return acrossWorlds ? name + "@" + std::to_string(run.world) : name;
 }
 
@@ -196,14 +207,14 @@ int runCompare(const shardscope::config::RunConfig& base, const std::vector<shar
   bool outputFailed = false;
   std::vector<std::pair<std::string, std::string>> outputs = {{"summary", base.summaryPath}};
   for (const auto& run : runs) {
-    const std::string name = comparisonName(run, acrossWorlds);
+    const std::string name = comparisonName(run, runs, acrossWorlds);
     outputs.insert(outputs.end(), {{"trace", perStrategyPath(base.tracePath, name)},
                                    {"memory CSV", perStrategyPath(base.memoryCsvPath, name)}});
   }
   shardscope::files::announceOutputs(outputs);  // for a second Ctrl-C to say which it kept
   for (const auto& run : runs) {
     if (shardscope::app::interruptSignal()) break;  // the runs not started are left out
-    const std::string name = comparisonName(run, acrossWorlds);
+    const std::string name = comparisonName(run, runs, acrossWorlds);
     shardscope::config::RunConfig config = run;
     config.summaryPath.clear();
     config.tracePath = perStrategyPath(base.tracePath, name);

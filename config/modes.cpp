@@ -82,4 +82,16 @@ std::string unknownModeMessage(const char* option, const std::string& given, con
   return std::string("--") + option + " '" + files::clipped(given) + "' is not known; choose one of: " + choices + ".";
 }
 
+std::optional<std::string> modeListProblem(const std::string& text, const char* option, const char* what,
+                                           const std::string& choices, const std::string& badEntry) {
+  const std::string given = std::string(option) + " '" + files::clipped(text) + "'";
+  if (badEntry.empty()) {
+    return given + " has an empty entry; list some of " + choices + ", separated by single commas.";
+  }
+  std::string example = choices;
+  for (size_t at; (at = example.find(", ")) != std::string::npos;) example.erase(at + 1, 1);
+  return given + ": '" + files::clipped(badEntry) + "' is not a " + what + "; list some of " + choices +
+         ", separated by commas (e.g. " + option + " " + example + ").";
+}
+
 }  // namespace shardscope::config

@@ -7,6 +7,7 @@
 // give every mode the same parsing, printing, JSON and error wording.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <ostream>
@@ -119,6 +120,27 @@ std::optional<std::string> readMode(const std::string& name, E& out) {
   const auto value = parseMode<E>(name);
   if (!value) return unknownModeMessage<E>(name);
   out = *value;
+  return std::nullopt;
+}
+
+// "ddp,full_shard" into `out`, each once, in the order given; an error naming the bad or empty
+// entry, the choices and the fix otherwise. `option`: the list's own ("--strategies"); `what`:
+// one entry's noun ("strategy").
+std::optional<std::string> modeListProblem(const std::string& text, const char* option, const char* what,
+                                           const std::string& choices, const std::string& badEntry);
+template <typename E, std::enable_if_t<kIsMode<E>, int> = 0>
+std::optional<std::string> parseModeList(const std::string& text, const char* option, const char* what,
+                                         std::vector<E>& out) {
+  out.clear();
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    const size_t end = std::min(text.find(',', begin), text.size());
+    const std::string name = text.substr(begin, end - begin);
+    const auto value = parseMode<E>(name);
+    if (!value) return modeListProblem(text, option, what, modeChoices<E>(", "), name);
+    if (std::find(out.begin(), out.end(), *value) == out.end()) out.push_back(*value);
+    begin = end + 1;
+  }
   return std::nullopt;
 }
 

@@ -100,4 +100,24 @@ std::vector<int64_t> boundaryShape(const RunConfig& c, int64_t rows) {
   return {rows, tokens, c.hidden};
 }
 
+std::vector<RunConfig> underEachSchedule(const RunConfig& base, const std::vector<PipelineSchedule>& schedules) {
+  if (schedules.empty()) return {base};
+  int microbatches = base.microbatches;
+  for (PipelineSchedule schedule : schedules) {
+    RunConfig c = base;
+    c.schedule = schedule;
+    c.stagesPerRank = 0;
+    if (base.microbatches == 0) microbatches = std::max(microbatches, pipelineShapeOf(c).microBatches);
+  }
+  std::vector<RunConfig> runs;
+  for (PipelineSchedule schedule : schedules) {
+    RunConfig c = base;
+    c.schedule = schedule;
+    c.microbatches = microbatches;
+    if (!loopsOverStages(schedule)) c.stagesPerRank = 0;
+    runs.push_back(c);
+  }
+  return runs;
+}
+
 }  // namespace shardscope::config

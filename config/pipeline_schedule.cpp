@@ -233,6 +233,20 @@ std::string actionText(const PipeAction& action) {
   return std::to_string(action.stage) + kindText(action.kind) + std::to_string(action.microBatch);
 }
 
+std::optional<PipeAction> parseActionText(const std::string& text) {
+  // digits, a kind, digits: the kinds hold no digit, so the first and last runs of digits are the numbers
+  const size_t kindBegin = text.find_first_not_of("0123456789");
+  const size_t kindEnd = text.find_last_not_of("0123456789");
+  if (kindBegin == 0 || kindBegin == std::string::npos || kindEnd + 1 >= text.size()) return std::nullopt;
+  const std::string kind = text.substr(kindBegin, kindEnd + 1 - kindBegin);
+  for (int k = 0; k <= static_cast<int>(Kind::RecvGradient); ++k) {
+    if (kind != kindText(static_cast<Kind>(k))) continue;
+    if (kindBegin > 6 || text.size() - kindEnd - 1 > 6) return std::nullopt;  // past any real stage or micro-batch
+    return PipeAction{static_cast<Kind>(k), std::stoi(text.substr(0, kindBegin)), std::stoi(text.substr(kindEnd + 1))};
+  }
+  return std::nullopt;
+}
+
 std::string scheduleText(const PipelineShape& shape) {
   std::ostringstream out;
   for (int r = 0; r < shape.ranks; ++r) {

@@ -81,6 +81,8 @@ std::vector<PipeAction> rankActions(const PipelineShape& shape, int rank);
 
 // "1F3" (stage 1, forward, micro-batch 3), "0SEND_F2", as torch.distributed.pipelining prints them.
 std::string actionText(const PipeAction& action);
+// actionText's inverse: nothing for text that names no action ("forward blocks.1").
+std::optional<PipeAction> parseActionText(const std::string& text);
 // Every rank's list, one line per rank, for --print-schedule.
 std::string scheduleText(const PipelineShape& shape);
 

@@ -840,15 +840,17 @@ std::optional<std::string> parseWorldList(const std::string& text, std::vector<i
 }
 
 std::vector<RunConfig> comparisonRuns(const RunConfig& base, const std::vector<StrategyKind>& strategies,
-                                      const std::vector<int>& worlds) {
+                                      const std::vector<int>& worlds, const std::vector<PipelineSchedule>& schedules) {
   std::vector<RunConfig> runs;
   for (StrategyKind strategy : strategies) {
-    for (int world : worlds.empty() ? std::vector<int>{base.world} : worlds) {
-      RunConfig c = base;
-      c.strategy = strategy;
-      c.world = world;
-      if (!traitsOf(strategy).replicatesShardGroups) c.shardGroupSize = 0;  // the hybrid ones' only
-      runs.push_back(c);
+    for (const RunConfig& scheduled : underEachSchedule(base, schedules)) {
+      for (int world : worlds.empty() ? std::vector<int>{base.world} : worlds) {
+        RunConfig c = scheduled;
+        c.strategy = strategy;
+        c.world = world;
+        if (!traitsOf(strategy).replicatesShardGroups) c.shardGroupSize = 0;  // the hybrid ones' only
+        runs.push_back(c);
+      }
     }
   }
   return runs;

@@ -212,10 +212,18 @@ std::optional<std::string> makeOutputDirectories(const RunConfig& config);
 // order given); an error naming the bad entry otherwise.
 std::optional<std::string> parseWorldList(const std::string& text, std::vector<int>& out);
 
-// The runs of a comparison: each strategy at each world size (just `base.world` when `worlds` is
-// empty), strategy-major, with the same global batch and everything else from `base`.
+// The runs of a comparison: each strategy under each pipeline schedule (just `base.schedule` when
+// `schedules` is empty) at each world size (just `base.world` when `worlds` is empty),
+// strategy-major, with the same global batch and everything else from `base`. Across schedules
+// every run gets the same micro-batches (the largest default among them where --microbatches is
+// not given), and --stages-per-rank goes to the schedules that loop over stages alone.
 std::vector<RunConfig> comparisonRuns(const RunConfig& base, const std::vector<StrategyKind>& strategies,
-                                      const std::vector<int>& worlds);
+                                      const std::vector<int>& worlds,
+                                      const std::vector<PipelineSchedule>& schedules = {});
+
+// `base` once per schedule, all on the same micro-batches (config/pipeline_config.cpp; see
+// comparisonRuns); just `base` when `schedules` is empty.
+std::vector<RunConfig> underEachSchedule(const RunConfig& base, const std::vector<PipelineSchedule>& schedules);
 
 // Why those runs cannot start: the first one validate() refuses, naming its world size.
 std::optional<std::string> comparisonProblem(const std::vector<RunConfig>& runs);

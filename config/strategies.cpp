@@ -98,22 +98,7 @@ std::vector<StrategyKind> defaultCompareStrategies() {
 }
 
 std::optional<std::string> parseStrategyList(const std::string& text, std::vector<StrategyKind>& out) {
-  out.clear();
-  const std::string choices = modeChoices<StrategyKind>(", ");
-  const std::string emptyEntry =
-      "--strategies '" + text + "' has an empty entry; list some of " + choices + ", separated by single commas.";
-  std::stringstream parts(text);
-  for (std::string name; std::getline(parts, name, ',');) {
-    if (name.empty()) return emptyEntry;
-    const auto kind = parseMode<StrategyKind>(name);
-    if (!kind) {
-      return "--strategies '" + text + "': '" + name + "' is not a strategy; list some of " + choices +
-             ", separated by commas (e.g. --strategies " + modeChoices<StrategyKind>(",") + ").";
-    }
-    if (std::find(out.begin(), out.end(), *kind) == out.end()) out.push_back(*kind);
-  }
-  if (out.empty() || text.back() == ',') return emptyEntry;
-  return std::nullopt;
+  return parseModeList(text, "--strategies", "strategy", out);
 }
 
 }  // namespace shardscope::config

@@ -146,14 +146,15 @@ void printPipelineTable(std::FILE* out, const config::RunConfig& config, const s
   const double predictedShare = form.fraction / (1 + form.fraction);
   std::fprintf(out, "\nPipeline: %s, P = %d, V = %d, M = %d (steps after the first)\n",
                config::modeName(shape.schedule), shape.ranks, shape.stagesPerRank, shape.microBatches);
-  std::fprintf(out, "%-5s %-10s %12s %10s %16s %18s\n", "rank", "stages", "bubble/step", "of step", "predicted share",
-               "micro-batches held");
+  std::fprintf(out, "%-5s %-10s %12s %8s %12s %8s %16s %18s\n", "rank", "stages", "bubble/step", "of step", "planned",
+               "of plan", "predicted share", "micro-batches held");
   for (const auto& r : ranks) {
     std::string stages;
     for (int s : r.pipelineStages) stages += (stages.empty() ? "" : ",") + std::to_string(s);
-    std::fprintf(out, "%-5d %-10s %12s %9.1f%% %15.1f%% %18d\n", r.rank, stages.c_str(),
-                 trace::formatDuration(r.bubbleSecondsPerStep * 1e9).c_str(), 100 * r.bubbleShare, 100 * predictedShare,
-                 r.peakMicroBatchesInFlight);
+    std::fprintf(out, "%-5d %-10s %12s %7.1f%% %12s %7.1f%% %15.1f%% %18d\n", r.rank, stages.c_str(),
+                 trace::formatDuration(r.bubbleSecondsPerStep * 1e9).c_str(), 100 * r.bubbleShare,
+                 trace::formatDuration(r.plannedBubbleSecondsPerStep * 1e9).c_str(), 100 * r.plannedBubbleShare,
+                 100 * predictedShare, r.peakMicroBatchesInFlight);
   }
   // The stage the others wait for: the rank computing the largest share of its step (a slow stage,
   // or the one with the head and the loss).
@@ -165,8 +166,9 @@ void printPipelineTable(std::FILE* out, const config::RunConfig& config, const s
   }
   std::fprintf(out,
                "bubble: the time in a step with no forward or backward running on the rank (waiting on a "
-               "receive, idle);\npredicted share: PREDICTION, the closed form %s over the ideal time, as a share "
-               "of the step\n",
+               "receive, idle);\nplanned: the schedule laid out with this run's mean F, B, I and W times and no "
+               "waiting, of the planned step (no optimizer);\npredicted share: PREDICTION, the closed form %s "
+               "over the ideal time, as a share of the step\n",
                form.form.c_str());
 }
 
@@ -247,6 +249,7 @@ class ComparisonTable {
   void collectiveRows() const;
   void sentRows() const;
   void overlapRows() const;
+  void pipelineRows() const;
 
  private:
   static double maxOver(const std::vector<RankStats>& ranks, const std::function<double(const RankStats&)>& f) {
@@ -371,7 +374,12 @@ void ComparisonTable::collectiveRows() const {
 void ComparisonTable::sentRows() const {
   recordedFigureRow("sent per step (rank 0, ring)",
                     [](const ComparisonFigures& f) { return formatBytes(f.sentBytesPerStep); });
-  if (std::any_of(figures.begin(), figures.end(), [](const ComparisonFigures& f) { return f.baseline >= 0; })) {
+  // Against the baseline strategy where strategies differ (not among one strategy's schedules).
+  const bool strategiesDiffer = std::any_of(columns.begin(), columns.end(), [&](const StrategyColumn& c) {
+    return c.config.strategy != columns.front().config.strategy;
+  });
+  if (strategiesDiffer &&
+      std::any_of(figures.begin(), figures.end(), [](const ComparisonFigures& f) { return f.baseline >= 0; })) {
     figureRow((std::string("  ratio to ") + config::baselineStrategy().name).c_str(), [](const ComparisonFigures& f) {
       return f.baseline >= 0 ? formatRatio(f.sentRatioToBaseline) : std::string("-");
     });
@@ -391,6 +399,43 @@ void ComparisonTable::overlapRows() const {
   recordedFigureRow("comm/compute overlap", [](const ComparisonFigures& f) { return formatPercent(f.overlapPercent); });
 }
 
+// Under --pp (compare --schedules): each schedule's bubble three ways (measured, planned with the
+// run's own action times, the closed form's prediction), the activations it held and what crossed
+// between stages.
+void ComparisonTable::pipelineRows() const {
+  if (std::none_of(columns.begin(), columns.end(), [](const StrategyColumn& c) { return c.config.pp > 1; })) return;
+  const auto pipelined = [&](const StrategyColumn& c, const std::function<std::string()>& cell) {
+    return c.config.pp > 1 ? recorded(c, cell) : std::string("-");
+  };
+  const auto worstRank = [&](const char* name, const std::function<std::string(const StrategyColumn&)>& cell) {
+    row(name, [&](const StrategyColumn& c) { return pipelined(c, [&] { return cell(c); }); });
+  };
+  worstRank("bubble/step (worst rank)", [&](const StrategyColumn& c) {
+    return trace::formatDuration(1e9 * maxOver(c.ranks, [](const RankStats& r) { return r.bubbleSecondsPerStep; }));
+  });
+  worstRank("  of its step", [&](const StrategyColumn& c) {
+    return formatPercent(100 * maxOver(c.ranks, [](const RankStats& r) { return r.bubbleShare; }));
+  });
+  worstRank("  planned, of the plan", [&](const StrategyColumn& c) {
+    return formatPercent(100 * maxOver(c.ranks, [](const RankStats& r) { return r.plannedBubbleShare; }));
+  });
+  row("  closed form (PREDICTION)", [&](const StrategyColumn& c) {
+    if (c.config.pp < 2) return std::string("-");
+    const double f = config::bubbleClosedForm(config::pipelineShapeOf(c.config)).fraction;
+    return formatPercent(100 * f / (1 + f));  // over the ideal time, as a share of the step
+  });
+  worstRank("micro-batches held (max)", [&](const StrategyColumn& c) {
+    return std::to_string(
+        static_cast<int>(maxOver(c.ranks, [](const RankStats& r) { return double(r.peakMicroBatchesInFlight); })));
+  });
+  worstRank("sent to stages/step (max)", [&](const StrategyColumn& c) {
+    const int pipe = static_cast<int>(trace::ProcessGroup::Pipe);
+    return formatBytes(maxOver(c.ranks, [&](const RankStats& r) {
+      return r.recordedSteps > 0 ? double(r.sentBytesByGroup[pipe]) / r.recordedSteps : 0.0;
+    }));
+  });
+}
+
 }  // namespace
 
 void printComparisonTable(std::FILE* out, const std::vector<StrategyColumn>& columns) {
@@ -402,6 +447,7 @@ void printComparisonTable(std::FILE* out, const std::vector<StrategyColumn>& col
   table.collectiveRows();
   table.sentRows();
   table.overlapRows();
+  table.pipelineRows();
   if (std::any_of(columns.begin(), columns.end(), [](const StrategyColumn& c) { return anyRecorded(c.ranks); })) {
     std::fprintf(out, "Collectives: rank 0's, per step.\n%s\n", kTrafficLegend);
   }

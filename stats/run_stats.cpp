@@ -1,5 +1,6 @@
 #include "stats/run_stats.h"
 
+#include "stats/pipeline_actions.h"
 #include "stats/pipeline_stats.h"
 #include "stats/stragglers.h"
 
@@ -54,6 +55,22 @@ void addPipelineFigures(const config::RunConfig& config, const trace::RankTimeli
   s.bubbleSecondsPerStep = figures.bubbleSecondsPerStep;
   s.bubbleShare = figures.bubbleShare;
   s.peakMicroBatchesInFlight = figures.peakMicroBatchesInFlight;
+}
+
+// Under --pp: each rank's bubble in the plan laid out with the run's own mean F, B, I and W times
+// (stats/pipeline_actions.h), beside the one it measured.
+void addPlannedBubbles(const config::RunConfig& config, const trace::RunRecording& rec, std::vector<RankStats>& ranks) {
+  std::vector<std::vector<MeasuredAction>> actions;
+  for (int r = 0; r < rec.ranks(); ++r) actions.push_back(measuredActions(rec.rank(r)));
+  const auto durations = meanActionSeconds(actions);
+  if (!durations) return;
+  const auto planned = plannedBubbles(config::pipelineShapeOf(config), *durations);
+  for (auto& s : ranks) {
+    const auto row = static_cast<size_t>(config::pipelinePlace(s.rank, config.world, config.pp).pipeRank);
+    if (row >= planned.size()) continue;
+    s.plannedBubbleSecondsPerStep = planned[row].seconds;
+    s.plannedBubbleShare = planned[row].share;
+  }
 }
 
 }  // namespace
@@ -175,6 +192,7 @@ std::vector<RankStats> computeRankStats(const config::RunConfig& config, const t
     s.failedCollectives = t.failedCollectives;
     out.push_back(s);
   }
+  if (config.pp > 1) addPlannedBubbles(config, rec, out);
   return out;
 }
 

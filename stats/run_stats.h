@@ -62,6 +62,10 @@ struct RankStats {
   double bubbleSecondsPerStep = 0;
   double bubbleShare = 0;
   int peakMicroBatchesInFlight = 0;
+  // The bubble the schedule plans for it, laid out with the run's mean action times and no waiting
+  // (stats/pipeline_actions.h), and its share of the planned step; 0 where nothing was measured.
+  double plannedBubbleSecondsPerStep = 0;
+  double plannedBubbleShare = 0;
   int64_t droppedEvents = 0;
   // The collectives the backend failed on this rank (their timeout passed, a peer went away), which
   // never ended (RankTimeline::failedCollectives): counted in no figure above.

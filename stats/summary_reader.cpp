@@ -115,6 +115,8 @@ void readRankPipeline(const nlohmann::json& r, RankStats& s) {
   s.bubbleSecondsPerStep = numberOr(p, "bubble_s_per_step", 0.0);
   s.bubbleShare = numberOr(p, "bubble_share", 0.0);
   s.peakMicroBatchesInFlight = static_cast<int>(numberOr(p, "microbatches_in_flight_peak", 0.0));
+  s.plannedBubbleSecondsPerStep = numberOr(p, "planned_bubble_s_per_step", 0.0);
+  s.plannedBubbleShare = numberOr(p, "planned_bubble_share", 0.0);
 }
 
 // One entry of a summary's "ranks"; `config`, the run's, says what older summaries did not write.

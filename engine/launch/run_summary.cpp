@@ -120,7 +120,10 @@ nlohmann::json pipelineRankJson(const stats::RankStats& s) {
   return {{"stages", s.pipelineStages},
           {"bubble_s_per_step", ifMeasured(s.bubbleSecondsPerStep)},
           {"bubble_share", ifMeasured(s.bubbleShare)},
-          {"microbatches_in_flight_peak", ifMeasured(s.peakMicroBatchesInFlight)}};
+          {"microbatches_in_flight_peak", ifMeasured(s.peakMicroBatchesInFlight)},
+          // The plan laid out with the run's mean F, B, I and W times, no waiting: not a measurement.
+          {"planned_bubble_s_per_step", ifMeasured(s.plannedBubbleSecondsPerStep)},
+          {"planned_bubble_share", ifMeasured(s.plannedBubbleShare)}};
 }
 
 // The run's pipeline and its bubble as the schedule's closed form predicts it; null without --pp.

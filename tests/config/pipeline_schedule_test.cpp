@@ -143,6 +143,22 @@ TEST(PipelineSchedule, ActionsPrintAsPyTorchPrintsThem) {
             "rank 1: 1RECV_F0 1F0 1RECV_F1 1F1 1B0 1SEND_B0 1B1 1SEND_B1\n");
 }
 
+TEST(PipelineSchedule, ActionTextReadsBack) {
+  for (const auto schedule : {PipelineSchedule::GPipe, PipelineSchedule::ZeroBubble}) {
+    const PipelineShape shape{schedule, 3, schedule == PipelineSchedule::GPipe ? 1 : 2, 12};
+    for (int r = 0; r < shape.ranks; ++r) {
+      for (const PipeAction& a : rankActions(shape, r)) {
+        const auto back = parseActionText(actionText(a));
+        ASSERT_TRUE(back) << actionText(a);
+        EXPECT_EQ(*back, a) << actionText(a);
+      }
+    }
+  }
+  for (const char* notAnAction : {"", "F3", "1F", "forward blocks.1", "1X3", "1SEND_F", "99999999F1", "step start"}) {
+    EXPECT_FALSE(parseActionText(notAnAction)) << notAnAction;
+  }
+}
+
 TEST(PipelineSchedule, ZbvFoldsTheStagesIntoAV) {
   const PipelineShape shape{PipelineSchedule::Zbv, 3, 2, 6};
   EXPECT_EQ(stagesOfRank(shape, 0), (std::vector<int>{0, 5}));

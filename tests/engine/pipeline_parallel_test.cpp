@@ -10,7 +10,10 @@
 
 #include "engine/recording/tensor_files.h"
 #include "engine/strategies/reference_trainer.h"
+#include "config/pipeline_config.h"
+#include "stats/pipeline_actions.h"
 #include "stats/summary_reader.h"
+#include "trace/perfetto_reader.h"
 #include "tests/support/mode_of.h"
 #include "tests/support/run_cli.h"
 
@@ -39,6 +42,18 @@ config::RunConfig caseConfig(const PipelineCase& p) {
   c.optimizer = config::OptimizerKind::Sgd;  // moves by the gradient's scale: a missing 1/M shows
   c.lr = 0.5;
   c.seed = 5;
+  return c;
+}
+
+// The GPT on 2 ranks of one stage each (V more where the schedule loops), 4 micro-batches, 3 steps.
+config::RunConfig twoStagesOfGpt(config::PipelineSchedule schedule) {
+  config::RunConfig c = caseConfig({"two_stages", "gpt", "", 2, 2, 1, 1, 4, "ddp"});
+  c.world = 2;
+  c.pp = 2;
+  c.microbatches = 4;
+  c.batch = 8;
+  c.steps = 3;
+  c.schedule = schedule;
   return c;
 }
 
@@ -137,15 +152,45 @@ TEST(Pipeline, GPipeHoldsEveryMicroBatch1F1BAtMostPMinusRank) {
   }
 }
 
+// Each rank's actions read back from its trace are the schedule's, in its order, every step; the
+// compute ones took compute time, and the plan laid out with their means has a bubble.
+TEST(Pipeline, TheRecordedActionsAreTheSchedules) {
+  config::RunConfig c = twoStagesOfGpt(config::PipelineSchedule::ZeroBubble);
+  c.stagesPerRank = 2;
+  c.layers = 4;
+  const std::string dir = testing::freshTempDir("pp_actions");
+  auto run = testing::runShardscope(testing::runArgsOf(c, {"--trace", dir + "/run.pftrace"}));
+  ASSERT_EQ(run.exitCode, 0) << run.output;
+  const auto loaded = trace::loadPerfettoTrace(dir + "/run.pftrace");
+  ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+  const auto shape = config::pipelineShapeOf(c);
+  std::vector<std::vector<stats::MeasuredAction>> ranks;
+  for (int r = 0; r < 2; ++r) {
+    ranks.push_back(stats::measuredActions(loaded.recording.rank(r)));
+    const auto planned = config::rankActions(shape, r);
+    ASSERT_EQ(ranks[r].size(), planned.size() * c.steps) << "rank " << r;
+    for (size_t i = 0; i < ranks[r].size(); ++i) {
+      const auto& got = ranks[r][i];
+      EXPECT_EQ(got.action, planned[i % planned.size()]) << "rank " << r << ": " << config::actionText(got.action);
+      EXPECT_EQ(got.step, static_cast<int>(i / planned.size())) << "rank " << r;
+      EXPECT_LE(got.computeNs, got.endNs - got.beginNs);
+      if (config::isComputeAction(got.action.kind)) EXPECT_GT(got.computeNs, 0) << config::actionText(got.action);
+    }
+  }
+  const auto durations = stats::meanActionSeconds(ranks);
+  ASSERT_TRUE(durations);
+  EXPECT_GT(durations->forward, 0);
+  EXPECT_GT(durations->backwardInput, 0);
+  EXPECT_GT(durations->backwardWeight, 0);
+  const auto bubbles = stats::plannedBubbles(shape, *durations);
+  ASSERT_EQ(bubbles.size(), 2u);
+  for (const auto& b : bubbles) EXPECT_GT(b.share, 0);
+}
+
 // A slow stage is named as the one the others wait for; a stage that stops is named as the one that
 // never sent what its neighbour waits in.
 TEST(Pipeline, ASlowStageAndAStageThatNeverSendsAreNamed) {
-  config::RunConfig c = caseConfig({"faults", "gpt", "1f1b", 2, 2, 1, 1, 4, "ddp"});
-  c.world = 2;
-  c.pp = 2;
-  c.microbatches = 4;
-  c.batch = 8;
-  c.steps = 3;
+  config::RunConfig c = twoStagesOfGpt(config::PipelineSchedule::OneFOneB);
   c.slowRank = "0:4";
   auto slow = testing::runShardscope(testing::runArgsOf(c));
   ASSERT_EQ(slow.exitCode, 0) << slow.output;

@@ -1,0 +1,81 @@
+#include "stats/pipeline_actions.h"
+
+#include <algorithm>
+#include <array>
+
+namespace shardscope::stats {
+
+using config::PipeActionKind;
+
+std::vector<MeasuredAction> measuredActions(const trace::RankTimeline& t) {
+  std::vector<MeasuredAction> out;
+  bool open = false;  // the last action has not yet ended
+  for (const trace::GroupSpan& g : t.groups) {
+    const auto kind = static_cast<trace::GroupKind>(g.op);
+    const auto action = config::parseActionText(g.text());
+    const bool ends = action || kind == trace::GroupKind::Optimizer || kind == trace::GroupKind::StepStart;
+    if (open && ends) {
+      out.back().endNs = g.beginNs;
+      open = false;
+    }
+    if (action) {
+      out.push_back({*action, g.step, g.beginNs, g.beginNs, 0});
+      open = true;
+    }
+  }
+  if (open) out.pop_back();  // the recording stopped inside it: its end is unknown
+  std::vector<std::pair<int64_t, int64_t>> windows;
+  for (const auto& a : out) windows.emplace_back(a.beginNs, a.endNs);
+  const auto busy = trace::coveredNs(windows, trace::computeIntervals(t));
+  for (size_t i = 0; i < out.size(); ++i) out[i].computeNs = busy[i];
+  return out;
+}
+
+std::optional<config::ActionDurations> meanActionSeconds(const std::vector<std::vector<MeasuredAction>>& ranks) {
+  int32_t firstStep = INT32_MAX, lastStep = INT32_MIN;
+  for (const auto& actions : ranks) {
+    for (const auto& a : actions) {
+      firstStep = std::min(firstStep, a.step);
+      lastStep = std::max(lastStep, a.step);
+    }
+  }
+  const int32_t from = lastStep > firstStep ? firstStep + 1 : firstStep;  // the first step warms up
+  std::array<double, 4> sum{};                                            // F, B, I, W
+  std::array<int, 4> count{};
+  for (const auto& actions : ranks) {
+    for (const auto& a : actions) {
+      if (!config::isComputeAction(a.action.kind) || a.step < from) continue;
+      const auto k = static_cast<size_t>(a.action.kind);
+      sum[k] += static_cast<double>(a.computeNs) / 1e9;
+      ++count[k];
+    }
+  }
+  if (count[0] == 0) return std::nullopt;
+  const auto mean = [&](size_t k, double otherwise) { return count[k] > 0 ? sum[k] / count[k] : otherwise; };
+  config::ActionDurations d;
+  d.forward = mean(0, 0);
+  d.backward = mean(1, 2 * d.forward);
+  d.backwardInput = mean(2, d.forward);
+  d.backwardWeight = mean(3, d.forward);
+  return d;
+}
+
+std::vector<PlannedBubble> plannedBubbles(const config::PipelineShape& shape,
+                                          const config::ActionDurations& durations) {
+  const auto plan = config::plannedTimeline(shape, durations);
+  if (!plan) return {};
+  double makespan = 0;
+  for (const auto& rank : *plan) {
+    for (const auto& a : rank) makespan = std::max(makespan, a.end);
+  }
+  std::vector<PlannedBubble> out;
+  for (const auto& rank : *plan) {
+    double busy = 0;
+    for (const auto& a : rank) busy += a.end - a.start;
+    const double bubble = makespan - busy;
+    out.push_back({bubble, makespan > 0 ? bubble / makespan : 0});
+  }
+  return out;
+}
+
+}  // namespace shardscope::stats
