@@ -7,6 +7,7 @@ const std::vector<ViewTab>& viewTabs() {
       {"comparison", "Comparison", "every session's figures side by side"},
       {"memory", "Memory breakdown", "memory by role at the playhead"},
       {"holdings", "Who holds what", "who holds what, and the ring"},
+      {"schedule", "Schedule", "a pipeline's schedule against its run, the bubble, activations in flight"},
       {"collectives", "Last collectives", "each rank's last collectives side by side, the first mismatch named"},
       {"estimate", "Estimate", "predictions next to what was measured"},
       {"export", "Export", "traces, CSV and PNG"},

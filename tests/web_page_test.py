@@ -6,7 +6,8 @@ It loads the page and waits for the app to say it is ready (shardscope.status(),
 exposes to users too); opens a trace through the page's file input, as a user picks one, and
 checks what the page shows of it against `shardscope view --summary` of the same file; drops it
 on the page, as a file dragged from the desktop; follows a
-link to a moment (#open=FILE&tab=NAME&scale=S&contrast=high); opens the accordion lesson by its
+link to a moment (#open=FILE&tab=NAME&scale=S&contrast=high), and a pipeline's trace at its
+Schedule tab; opens the accordion lesson by its
 link (#lesson=accordion&caption=3), played from the recordings the site ships, and moves it on
 with N; and takes a screenshot of each.
 
@@ -80,6 +81,12 @@ viewed = subprocess.run([shardscope, "view", trace, "--summary", summary], captu
 check(viewed.returncode == 0, f"view --summary reads it ({viewed.stderr[-300:]})")
 expected = json.load(open(summary)) if viewed.returncode == 0 else {"ranks": []}
 shutil.copy(trace, os.path.join(site, "test-run.pftrace"))  # served beside the page, for #open=
+# A pipeline's trace, for the Schedule tab in the page.
+pipeline = os.path.join(out, "pipeline.pftrace")
+made = subprocess.run([shardscope, "run", "--world", "2", "--pp", "2", "--schedule", "1f1b", "--model", "gpt",
+                       "--layers", "2", "--steps", "3", "--trace", pipeline], capture_output=True, text=True)
+check(made.returncode == 0, f"a pipeline run records a trace to open ({made.stderr[-300:]})")
+shutil.copy(pipeline, os.path.join(site, "test-pipeline.pftrace"))
 
 server = serve(site)
 base = f"http://127.0.0.1:{server.server_address[1]}/"
@@ -144,11 +151,20 @@ try:
         check(s["scale"] == 1.5 and s["high_contrast"], f"the link's projector look ({s['scale']}, {s['high_contrast']})")
         check(s["link_error"] == "", f"the link is followed whole ({s['link_error']})")
         driver.save_screenshot(os.path.join(out, "web_link.png"))
+    driver.get(base + "#open=test-pipeline.pftrace&tab=schedule")
+    driver.refresh()
+    if wait_for(driver, "a link opens a pipeline's trace at its Schedule tab",
+                lambda s: s and s["opens"] >= 1 and s["sessions"] and s["frames"] > 5):
+        s = status(driver)
+        check(s["tab"] == "schedule", f"the Schedule tab is shown ({s['tab']})")
+        check(s["open_error"] == "" and s["sessions"][0]["ranks"] == 2, f"the pipeline's 2 ranks ({s['open_error']})")
+        driver.save_screenshot(os.path.join(out, "web_schedule.png"))
     problems = errors_of(driver)
     check(not problems, f"no error in the page's console ({problems[:3]})")
 finally:
     driver.quit()
     server.shutdown()
     os.remove(os.path.join(site, "test-run.pftrace"))
+    os.remove(os.path.join(site, "test-pipeline.pftrace"))
 print("FAIL:" if failures else "every check holds", *failures, sep="\n  ")
 sys.exit(1 if failures else 0)

@@ -22,6 +22,7 @@
 #include "ui/playhead.h"
 #include "ui/projector_mode.h"
 #include "ui/ring_view.h"
+#include "ui/schedule_view.h"
 #include "ui/session_store.h"
 #include "ui/timeline_view.h"
 
@@ -91,6 +92,8 @@ struct AppState {
   EstimatePanelState estimate;
   bool estimateShown = false;  // the Estimate tab was in front last frame: it gets more room
   bool holdingsShown = false;  // so does "Who holds what"
+  bool scheduleShown = false;  // and the Schedule
+  ScheduleViewState schedule;
   // Figures derived from the store, recomputed only when the store changes (they walk every
   // event, which a frame must not do), and while a run records only now and then (ui/derived_refresh.h).
   std::vector<std::vector<stats::RankStats>> stats;

@@ -479,7 +479,8 @@ float bottomTabsHeight(const AppState& state, const std::vector<Session>& sessio
   for (const auto& s : sessions) onlySummaries &= s.fromSummary || (s.collectiveLogs && s.recording.ranks() == 0);
   const float avail = ImGui::GetContentRegionAvail().y;
   if (onlySummaries) return avail - px(40.0f) * static_cast<float>(sessions.size()) - px(16.0f);
-  return std::max(avail * (state.estimateShown || state.holdingsShown ? 0.5f : 0.34f), px(180.0f));
+  return std::max(avail * (state.estimateShown || state.holdingsShown || state.scheduleShown ? 0.5f : 0.34f),
+                  px(180.0f));
 }
 
 // The frame's one window, over the whole viewport: the panes are laid out inside it.

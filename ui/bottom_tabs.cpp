@@ -14,6 +14,7 @@
 #include "ui/panels.h"
 #include "ui/step_through.h"
 #include "ui/projector_mode.h"
+#include "ui/schedule_view.h"
 #include "ui/timeline_style.h"
 
 namespace shardscope::ui {
@@ -61,6 +62,8 @@ void drawMemoryTab(TabFrame& f) {
 void drawHoldings(TabFrame& f) { drawHoldingsTab(f.state, f.sessions, f.playheadNs); }
 
 void drawCollectivesTab(TabFrame& f) { drawLastCollectives(f.sessions); }
+
+void drawSchedule(TabFrame& f) { drawScheduleTab(f.state.schedule, f.sessions, f.store.version(), f.playheadNs); }
 
 void drawEstimateTab(TabFrame& f) {
   if (!f.sessions.empty() && !f.sessions.front().jobLabel.empty()) {
@@ -146,6 +149,7 @@ const std::vector<BottomTab>& bottomTabs() {
       {"comparison", drawComparisonTab},
       {"memory", drawMemoryTab},
       {"holdings", drawHoldings, &AppState::holdingsShown},
+      {"schedule", drawSchedule, &AppState::scheduleShown},
       {"collectives", drawCollectivesTab},
       {"estimate", drawEstimateTab, &AppState::estimateShown},
       {"export", drawExportTab},

@@ -1,0 +1,103 @@
+// The Schedule tab over real pipeline runs (one OS process per rank): each rank's cells are its
+// schedule's compute actions in order, the activations held climb to M under GPipe and stop at
+// P - rank under 1F1B, every send is an arrow to the receive that took it, with its bytes.
+#include "ui/schedule_view.h"
+
+#include <gtest/gtest.h>
+
+#include "config/pipeline_config.h"
+#include "tests/support/run_cli.h"
+#include "ui/headless_frame.h"
+#include "ui/record_files.h"
+
+namespace shardscope::ui {
+namespace {
+
+Session recordedPipeline(const std::string& schedule) {
+  const std::string dir = testing::freshTempDir("schedule_view_" + schedule);
+  const auto run = testing::runShardscope({"run",
+                                           "--world",
+                                           "2",
+                                           "--pp",
+                                           "2",
+                                           "--schedule",
+                                           schedule,
+                                           "--model",
+                                           "gpt",
+                                           "--layers",
+                                           "2",
+                                           "--hidden",
+                                           "16",
+                                           "--seq",
+                                           "8",
+                                           "--batch",
+                                           "8",
+                                           "--microbatches",
+                                           "4",
+                                           "--steps",
+                                           "3",
+                                           "--trace",
+                                           dir + "/run.pftrace"});
+  EXPECT_EQ(run.exitCode, 0) << run.output;
+  auto opened = openRecord({dir + "/run.pftrace"});
+  EXPECT_TRUE(opened.error.empty()) << opened.error;
+  return opened.sessions.empty() ? Session() : std::move(opened.sessions.front());
+}
+
+int mostHeld(const ScheduleRow& row) {
+  int most = 0;
+  for (const auto& [when, held] : row.held) most = std::max(most, held);
+  return most;
+}
+
+TEST(ScheduleView, EachRankDrawsItsScheduleAgainstItsRun) {
+  for (const std::string schedule : {"gpipe", "1f1b"}) {
+    const Session s = recordedPipeline(schedule);
+    const ScheduleFrame f = scheduleFrame(s, -1e18);  // the playhead before the run: the last step
+    ASSERT_TRUE(f.error.empty()) << f.error;
+    EXPECT_EQ(f.step, 2) << schedule;
+    ASSERT_EQ(f.rows.size(), 2u);
+    const auto shape = config::pipelineShapeOf(s.config);
+    for (int r = 0; r < 2; ++r) {
+      const ScheduleRow& row = f.rows[static_cast<size_t>(r)];
+      EXPECT_EQ(row.rank, r);
+      const auto planned = config::computeActions(shape, r);
+      ASSERT_EQ(row.measured.size(), planned.size()) << schedule << " rank " << r;
+      ASSERT_EQ(row.planned.size(), planned.size()) << schedule << " rank " << r;
+      for (size_t i = 0; i < planned.size(); ++i) {
+        EXPECT_EQ(row.measured[i].action, planned[i]) << schedule << " rank " << r << " #" << i;
+        EXPECT_GT(row.measured[i].end, row.measured[i].begin);
+        if (i > 0) EXPECT_GE(row.measured[i].begin, row.measured[i - 1].end) << "one action at a time";
+      }
+      EXPECT_EQ(mostHeld(row), schedule == "gpipe" ? 4 : 2 - r) << schedule << " rank " << r;
+      EXPECT_GT(row.bubbleSeconds, 0);
+      EXPECT_GT(row.plannedBubbleSeconds, 0);
+    }
+    // Rank 0 sends each micro-batch's activations down, rank 1 each gradient up.
+    ASSERT_EQ(f.arrows.size(), 8u) << schedule;
+    for (const auto& a : f.arrows) {
+      EXPECT_NE(a.fromRow, a.toRow);
+      EXPECT_GE(a.received, a.sent) << a.label;
+      EXPECT_EQ(a.bytes, 2 * 8 * 16 * 4) << a.label << ": 2 samples x seq 8 x hidden 16, fp32";
+    }
+    EXPECT_GT(f.plannedSeconds, 0);
+    EXPECT_LE(f.plannedSeconds, f.seconds) << "the plan waits for nothing";
+    EXPECT_EQ(f.closedForm, "(P-1)/M");
+
+    ScheduleViewState state;
+    HeadlessImGui imgui(1600, 900);
+    const std::vector<Session> sessions{s};
+    const int vertices = imgui.frame([&] { drawScheduleTab(state, sessions, 1, 0); });
+    EXPECT_EQ(state.session, 0);
+    EXPECT_GT(vertices, 1000) << "cells, hatching and arrows";
+  }
+}
+
+TEST(ScheduleView, ASessionWithoutAPipelineSaysHowToGetOne) {
+  Session plain;
+  plain.config.pp = 1;
+  EXPECT_NE(scheduleFrame(plain, 0).error.find("--pp 2"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace shardscope::ui

@@ -1,0 +1,177 @@
+// scheduleFrame: one step of a pipeline session, measured and planned, ready to draw (no ImGui).
+#include <algorithm>
+#include <climits>
+#include <map>
+#include <set>
+
+#include "config/pipeline_config.h"
+#include "ui/schedule_view.h"
+
+namespace shardscope::ui {
+
+namespace {
+
+using config::PipeActionKind;
+using Measured = std::vector<std::vector<stats::MeasuredAction>>;
+
+// The step the playhead is in (`tAbs`, on the recording's clock), else the last one every rank
+// finished; -1 where a rank has none.
+int32_t chosenStep(const Measured& ranks, int64_t tAbs) {
+  int32_t lastDone = INT32_MAX;
+  for (const auto& actions : ranks) {
+    if (actions.empty()) return -1;
+    lastDone = std::min(lastDone, actions.back().step);
+  }
+  const auto& first = ranks.front();
+  if (tAbs < first.front().beginNs || tAbs >= first.back().endNs) return lastDone;
+  int32_t at = first.front().step;
+  for (const auto& a : first) {
+    if (a.beginNs <= tAbs) at = a.step;
+  }
+  return std::min(at, lastDone);
+}
+
+// The step's actions on one rank.
+std::vector<stats::MeasuredAction> ofStep(const std::vector<stats::MeasuredAction>& actions, int32_t step) {
+  std::vector<stats::MeasuredAction> out;
+  for (const auto& a : actions) {
+    if (a.step == step) out.push_back(a);
+  }
+  return out;
+}
+
+// How many micro-batches' activations the rank holds after each of its compute actions: a stage's
+// micro-batch from the end of its F to the end of its B (or of its W, after an I).
+std::vector<std::pair<double, int>> heldOverStep(const std::vector<ScheduleCell>& cells) {
+  std::set<std::pair<int, int>> held;  // (stage, micro-batch)
+  std::vector<std::pair<double, int>> out{{0.0, 0}};
+  for (const ScheduleCell& c : cells) {
+    const std::pair<int, int> key{c.action.stage, c.action.microBatch};
+    if (c.action.kind == PipeActionKind::Forward) held.insert(key);
+    if (c.action.kind == PipeActionKind::Backward || c.action.kind == PipeActionKind::BackwardWeight) held.erase(key);
+    std::set<int> batches;
+    for (const auto& [stage, batch] : held) batches.insert(batch);
+    out.emplace_back(c.end, static_cast<int>(batches.size()));
+  }
+  return out;
+}
+
+std::string rowLabel(int rank, const config::PipelineShape& shape, int pipeRank) {
+  std::string stages;
+  for (int s : config::stagesOfRank(shape, pipeRank)) stages += (stages.empty() ? "" : ",") + std::to_string(s);
+  return "rank " + std::to_string(rank) + " · stage" + (shape.stagesPerRank > 1 ? "s " : " ") + stages;
+}
+
+// The bytes of the send recorded within `a`'s window on `timeline`; 0 where none was.
+int64_t sentBytes(const trace::RankTimeline& timeline, const stats::MeasuredAction& a) {
+  for (size_t i = trace::firstSpanFrom(timeline.collectives, static_cast<double>(a.beginNs));
+       i < timeline.collectives.size() && timeline.collectives[i].beginNs <= a.endNs; ++i) {
+    if (timeline.collectives[i].op == static_cast<uint8_t>(trace::CollectiveOp::Send)) {
+      return timeline.collectives[i].bytes;
+    }
+  }
+  return 0;
+}
+
+// Each send of the step as an arrow to the receive that took it, on the rank at the same place of
+// the receiving stage's block.
+void addArrows(const Session& s, const std::vector<std::vector<stats::MeasuredAction>>& step,
+               const std::vector<int>& rowOfRank, int64_t stepBegin, ScheduleFrame& frame) {
+  const auto shape = config::pipelineShapeOf(s.config);
+  const auto seconds = [&](int64_t ns) { return static_cast<double>(ns - stepBegin) / 1e9; };
+  for (size_t r = 0; r < step.size(); ++r) {
+    const auto place = config::pipelinePlace(static_cast<int>(r), s.config.world, s.config.pp);
+    for (const auto& send : step[r]) {
+      const bool activation = send.action.kind == PipeActionKind::SendActivation;
+      if (!activation && send.action.kind != PipeActionKind::SendGradient) continue;
+      const int toStage = send.action.stage + (activation ? 1 : -1);
+      const int to = config::rankOfStage(shape, toStage) * place.stageRanks + place.stageRank;
+      if (to < 0 || static_cast<size_t>(to) >= step.size()) continue;
+      const config::PipeAction recv{activation ? PipeActionKind::RecvActivation : PipeActionKind::RecvGradient, toStage,
+                                    send.action.microBatch};
+      for (const auto& got : step[static_cast<size_t>(to)]) {
+        if (!(got.action == recv)) continue;
+        const std::string label = std::string(activation ? "F" : "B") + " mb" + std::to_string(send.action.microBatch) +
+                                  " stage" + std::to_string(send.action.stage) + "->" + std::to_string(toStage);
+        frame.arrows.push_back({rowOfRank[r], rowOfRank[static_cast<size_t>(to)], seconds(send.beginNs),
+                                seconds(got.endNs), sentBytes(s.recording.rank(static_cast<int>(r)), send), label});
+      }
+    }
+  }
+}
+
+// The plan's cells per pipeline rank, and each one's bubble, in seconds.
+void addPlan(const config::PipelineShape& shape, ScheduleFrame& frame, const std::vector<int>& pipeRankOfRow) {
+  const auto plan = config::plannedTimeline(shape, frame.durations);
+  const auto bubbles = stats::plannedBubbles(shape, frame.durations);
+  if (!plan) return;
+  for (const auto& rank : *plan) {
+    for (const auto& a : rank) frame.plannedSeconds = std::max(frame.plannedSeconds, a.end);
+  }
+  for (size_t row = 0; row < frame.rows.size(); ++row) {
+    const auto p = static_cast<size_t>(pipeRankOfRow[row]);
+    if (p >= plan->size()) continue;
+    for (const auto& a : (*plan)[p]) frame.rows[row].planned.push_back({a.action, a.start, a.end});
+    if (p < bubbles.size()) frame.rows[row].plannedBubbleSeconds = bubbles[p].seconds;
+  }
+}
+
+}  // namespace
+
+ScheduleFrame scheduleFrame(const Session& s, double playheadNs) {
+  ScheduleFrame frame;
+  if (s.config.pp < 2) {
+    frame.error =
+        "No pipeline in this session: run with --pp 2 or more (Parallelism in the sidebar), or "
+        "compare --schedules, to see a schedule against its run.";
+    return frame;
+  }
+  const int ranks = s.recording.ranks();
+  Measured all;
+  for (int r = 0; r < ranks; ++r) all.push_back(stats::measuredActions(s.recording.rank(r)));
+  frame.step = ranks > 0 ? chosenStep(all, static_cast<int64_t>(playheadNs) + s.recording.originNs()) : -1;
+  if (frame.step < 0) {
+    frame.error = "No step of this pipeline has been recorded yet on every rank.";
+    return frame;
+  }
+  Measured step;
+  int64_t begin = INT64_MAX, end = INT64_MIN;
+  for (const auto& actions : all) {
+    step.push_back(ofStep(actions, frame.step));
+    for (const auto& a : step.back()) begin = std::min(begin, a.beginNs), end = std::max(end, a.endNs);
+  }
+  frame.stepBeginNs = begin;
+  frame.seconds = static_cast<double>(end - begin) / 1e9;
+  const auto shape = config::pipelineShapeOf(s.config);
+  // Rows in pipeline order: every rank of stage block 0, then of block 1, ...
+  std::vector<int> order(static_cast<size_t>(ranks)), rowOfRank(static_cast<size_t>(ranks)), pipeRankOfRow;
+  for (int r = 0; r < ranks; ++r) order[static_cast<size_t>(r)] = r;
+  const auto pipeRankOf = [&](int r) { return config::pipelinePlace(r, s.config.world, s.config.pp).pipeRank; };
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return pipeRankOf(a) < pipeRankOf(b); });
+  for (int r : order) {
+    ScheduleRow row;
+    row.rank = r;
+    row.label = rowLabel(r, shape, pipeRankOf(r));
+    double busy = 0;
+    for (const auto& a : step[static_cast<size_t>(r)]) {
+      if (!config::isComputeAction(a.action.kind)) continue;
+      const double from = static_cast<double>(a.beginNs - begin) / 1e9;
+      row.measured.push_back({a.action, from, from + static_cast<double>(a.computeNs) / 1e9});
+      busy += static_cast<double>(a.computeNs) / 1e9;
+    }
+    row.bubbleSeconds = std::max(0.0, frame.seconds - busy);
+    row.held = heldOverStep(row.measured);
+    rowOfRank[static_cast<size_t>(r)] = static_cast<int>(frame.rows.size());
+    pipeRankOfRow.push_back(pipeRankOf(r));
+    frame.rows.push_back(std::move(row));
+  }
+  frame.durations = stats::meanActionSeconds(all).value_or(config::ActionDurations{});
+  addPlan(shape, frame, pipeRankOfRow);
+  addArrows(s, step, rowOfRank, begin, frame);
+  const auto form = config::bubbleClosedForm(shape);
+  frame.closedFormShare = form.fraction / (1 + form.fraction);
+  frame.closedForm = form.form;
+  return frame;
+}
+
+}  // namespace shardscope::ui
