@@ -5,6 +5,7 @@
 
 #include "estimate/activation_memory.h"
 #include "estimate/parse_quantity.h"
+#include "estimate/pipeline_report.h"
 #include "estimate/model_state_report.h"
 #include "estimate/run_prediction.h"
 #include "estimate/run_prediction_report.h"
@@ -32,6 +33,10 @@ int estimateRun(const config::RunConfig& config, bool json, const Located& locat
     checked.strategy = config::StrategyKind::FullShard;
   }
   if (auto err = estimate::predictionProblem(checked)) return badValue(located(*err));
+  if (config.pp > 1) {  // the run's pipeline ranks, under its own strategy
+    estimate::printPipelinePrediction(stdout, config, json);
+    return 0;
+  }
 
   const auto predictions = estimate::predictEveryStrategy(config);
   if (json) {
@@ -186,13 +191,27 @@ std::optional<std::string> modelStateCaseOf(const EstimateOptions& o, estimate::
   return activationsOf(o, c, arch);
 }
 
-int estimateModelStates(const EstimateOptions& o, int shardGroupSize, const Located& located) {
+int estimateModelStates(const EstimateOptions& o, int shardGroupSize, int microBatches, const Located& located) {
+  if (o.gpus != -1) {  // a layout of a given model over a given number of GPUs
+    if (o.params.empty() && o.arch.empty()) {
+      return badValue(located("--gpus " + std::to_string(o.gpus) +
+                              " lays out a model over GPUs: say which with --params (e.g. --params 70B --gpus 64)"));
+    }
+    if (o.gpus < 1 || o.fewestGpus || o.largestModel) {
+      return badValue(
+          located("--gpus " + std::to_string(o.gpus) +
+                  (o.gpus < 1 ? " is not a number of GPUs: give 1 or more, e.g. --gpus 64"
+                              : " lays out a given number of GPUs; drop --fewest-gpus and --largest-model")));
+    }
+  }
   estimate::ModelStateCase c;
   if (shardGroupSize > 0) c.shardGroupSize = shardGroupSize;
   std::optional<estimate::ArchitecturePreset> arch;
   if (auto problem = modelStateCaseOf(o, c, arch)) return badValue(located(*problem));
   const estimate::ActivationAsked asked{o.arch, arch, o.microBatch, o.recompute, o.activationPrecision};
-  if (o.fewestGpus) {
+  if (o.gpus != -1) {
+    estimate::printLayouts(stdout, c, o.gpus, microBatches > 0 ? microBatches : 8, o.json);
+  } else if (o.fewestGpus) {
     estimate::printFewestGpus(stdout, c, asked, o.json);
   } else if (o.largestModel) {
     estimate::printLargestModel(stdout, c, o.json);
@@ -238,11 +257,16 @@ void addEstimateOptions(CLI::App& cmd, EstimateOptions& o) {
   cmd.add_option("--activation-precision", o.activationPrecision,
                  "with --arch: the activations' precision, bf16 | fp16 (2 bytes, the paper's table) | fp32 "
                  "(4 bytes; dropout masks stay 1 byte) [default: bf16]");
+  cmd.add_option("--gpus", o.gpus,
+                 "with --params: every (pp, dp, tp) layout of this many GPUs (tp 1 to 8), with its model "
+                 "states per GPU under zero1 and full_shard, its activations (--arch) and its bubble at "
+                 "--microbatches M [default M: 8]");
   cmd.add_flag("--json", o.json, "print the prediction as JSON for scripts");
 }
 
 bool asksAboutModelStates(const EstimateOptions& options) {
-  return !options.params.empty() || options.largestModel || options.fewestGpus || !options.arch.empty();
+  return !options.params.empty() || options.largestModel || options.fewestGpus || !options.arch.empty() ||
+         options.gpus != -1;
 }
 
 std::optional<std::string> takeWorldAsWorlds(int world, bool worldsGiven, EstimateOptions& options) {
@@ -271,7 +295,7 @@ int runEstimate(const config::RunConfig& config, const EstimateOptions& given, c
   options.tensorParallel = config.tp;
   options.sequenceParallel = config.sequenceParallel;
   if (asksAboutModelStates(options)) {
-    return estimateModelStates(options, config.shardGroupSize, located);
+    return estimateModelStates(options, config.shardGroupSize, config.microbatches, located);
   }
   return estimateRun(config, options.json, located);
 }

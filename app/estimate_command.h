@@ -30,6 +30,7 @@ struct EstimateOptions {
   std::string activationPrecision = "bf16";  // with --arch: bf16 | fp16 | fp32
   int tensorParallel = 1;                    // with --params or --arch: GPUs per tensor-parallel group
   bool sequenceParallel = false;             // the run's --sequence-parallel (RunConfig), copied in as --tp is
+  int gpus = -1;                             // with --params: every (pp, dp, tp) layout of so many GPUs; -1: none
   bool json = false;
 };
 

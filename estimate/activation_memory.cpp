@@ -132,11 +132,12 @@ GptActivations sequenceParallelActivations(const config::RunConfig& c, int64_t e
   const bool checkpointed = c.activationCheckpointing == config::Checkpointing::Blocks;
   const int64_t embedding = e * tokens * h + 8 * s;
   const int64_t block = e * 16 * tokens * h + e * 4 * tokens + 4 * (a / t) * bs;
-  const int64_t blocks = c.layers * (checkpointed ? e * tokens * h : block);
+  const int64_t perBlock = checkpointed ? e * tokens * h : block;
   const int64_t head = e * 2 * tokens + e * bs * h + 4 * bs * v + 8;
   const std::string eb = std::to_string(e) + " B";
   GptActivations out;
-  out.bytes = embedding + blocks + head;
+  out.bytes = embedding + c.layers * perBlock + head;
+  out.embedding = embedding, out.perBlock = perBlock, out.head = head;
   out.formula = "b = " + std::to_string(b) + " samples x s = " + std::to_string(s) +
                 " tokens per micro-batch, t = " + std::to_string(t) + " (sequence parallel): " +
                 (checkpointed ? "L x " + eb + " x bsh/t (checkpointed blocks keep their output)"
@@ -169,13 +170,14 @@ GptActivations gptSavedActivations(const config::RunConfig& c) {
   // its slice of the MLP compute (q, k, v, the attention's output, the MLP's 8: 12 bsh/t, and
   // a/t heads' log-sum-exp) and the other 4 bsh whole.
   const int64_t block = e * (4 * bsh + 12 * bsh / t) + e * 4 * bs + 4 * (a / t) * bs + e * 4 * r * bs;
-  const int64_t blocks = checkpointed ? c.layers * e * bsh  // each keeps its output until backward reruns it
-                                      : c.layers * block - (lora ? e * 2 * bs : 0);
+  const int64_t perBlock = checkpointed ? e * bsh : block;  // checkpointed: its output until backward reruns it
+  const int64_t blocks = c.layers * perBlock - (checkpointed || !lora ? 0 : e * 2 * bs);
   // The head: the final LayerNorm's statistics and output (not kept when the LM head is frozen),
   // log-softmax's fp32 output over the vocabulary, and the loss and its weight (fp32 scalars).
   const int64_t head = e * 2 * bs + (lora ? 0 : e * bsh) + 4 * bs * v + 8;
   GptActivations out;
   out.bytes = embedding + blocks + head;
+  out.embedding = embedding, out.perBlock = perBlock, out.head = head;
   const std::string eb = std::to_string(e) + " B";
   out.formula = "b = " + std::to_string(b) + " samples x s = " + std::to_string(s) + " tokens per micro-batch: " +
                 (checkpointed ? "L x " + eb + " x bsh (checkpointed blocks keep their output)"

@@ -87,6 +87,9 @@ std::optional<Recompute> parseRecompute(const std::string& text);  // none | sel
 struct GptActivations {
   int64_t bytes = 0;
   std::string formula;
+  // Its parts (bytes = embedding + L x perBlock + head, less LoRA's first-block statistics): what a
+  // pipeline stage keeps depends on which of them it runs.
+  int64_t embedding = 0, perBlock = 0, head = 0;
 };
 
 // What a rank of this gpt run holds of activations when backward begins (one micro-batch's).

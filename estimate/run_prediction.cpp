@@ -518,7 +518,9 @@ std::optional<std::string> predictionProblem(const config::RunConfig& config) {
   // ... and tensor groups of --tp ranks in it, however few of them one host has room for.
   check.tp = std::min(check.tp, check.world);
   check.world -= check.world % std::max(1, check.tp);
-  check.batch = check.world * std::max(1, check.accumulate);  // one sample per micro-batch and rank
+  // One sample per micro-batch and rank; under --pp the run's own batch, which sizes what crosses
+  // between stages.
+  if (check.pp < 2) check.batch = check.world * std::max(1, check.accumulate);
   check.exportDir = check.summaryPath = check.tracePath = check.memoryCsvPath = "";
   return config::validate(check);
 }

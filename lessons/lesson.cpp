@@ -76,6 +76,14 @@ std::vector<FigureDef> buildFigures() {
                      [](const stats::RankStats& r) { return r.steadyStepSeconds; }});
   figures.push_back({"recompute_time", "time spent recomputing forward per step (activation checkpointing)",
                      Unit::Seconds, [](const stats::RankStats& r) { return r.recomputeSecondsPerStep; }});
+  // Under --pp (stats/pipeline_stats.h, pipeline_actions.h).
+  figures.push_back({"microbatches_held", "the most micro-batches whose activations the rank held at once", Unit::Count,
+                     [](const stats::RankStats& r) { return double(r.peakMicroBatchesInFlight); }});
+  figures.push_back({"bubble_share", "the share of its steps with no forward or backward running, measured",
+                     Unit::Share, [](const stats::RankStats& r) { return r.bubbleShare; }});
+  figures.push_back({"planned_bubble_share",
+                     "its idle share of the schedule laid out with the run's own mean F, B, I and W times", Unit::Share,
+                     [](const stats::RankStats& r) { return r.plannedBubbleShare; }});
   figures.push_back({"wait_caused_per_step",
                      "per step, the time the other ranks waited for this one where it arrived last at a collective",
                      Unit::Seconds, [](const stats::RankStats& r) { return perRecordedStep(r, r.waitCausedSeconds); }});
@@ -98,6 +106,11 @@ std::string formatFigure(const FigureDef& f, double value) {
   if (f.unit == Unit::Bytes) return trace::formatBytes(value);
   if (f.unit == Unit::Seconds) return trace::formatDuration(value * 1e9);
   char text[32];
+  if (f.unit == Unit::Share) return trace::formatPercent(100 * value);
+  if (f.unit == Unit::Count) {
+    std::snprintf(text, sizeof text, "%.3g", value);
+    return text;
+  }
   std::snprintf(text, sizeof text, "%.3g per step", value);
   return text;
 }

@@ -99,7 +99,7 @@ std::vector<std::string> missingRecordings(const Lesson& lesson, const std::stri
 // The figures a claim may compare, with what each means.
 const std::vector<std::pair<std::string, std::string>>& lessonFigures();
 
-enum class FigureUnit { Bytes, Seconds, PerStep };
+enum class FigureUnit { Bytes, Seconds, PerStep, Count, Share };
 // The unit of a known figure (Bytes for an unknown one), and a value of it as the tables print it.
 FigureUnit figureUnit(const std::string& figure);
 std::string formatFigureValue(const std::string& figure, double value);

@@ -20,7 +20,8 @@ std::string lowered(std::string text) {
   return out;
 }
 
-// "30 MiB", "30mb", "3e7" (bytes); "12 ms", "0.5s", "800us" (seconds); "9" (per step).
+// "30 MiB", "30mb", "3e7" (bytes); "12 ms", "0.5s", "800us" (seconds); "9" (per step, or a count);
+// "20%" or "0.2" (a share).
 std::optional<double> readQuantity(FigureUnit unit, const std::string& text) {
   const std::string t = lowered(text);
   char* end = nullptr;
@@ -35,6 +36,8 @@ std::optional<double> readQuantity(FigureUnit unit, const std::string& text) {
                                  {"gb", 1e9}, {"kib", 1024.0}, {"mib", 1048576.0}, {"gib", 1073741824.0}};
   static const Suffix seconds[] = {{"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}};
   static const Suffix perStep[] = {{"", 1}, {"perstep", 1}, {"/step", 1}};
+  static const Suffix count[] = {{"", 1}};
+  static const Suffix share[] = {{"%", 0.01}, {"", 1}};  // "20%", or the fraction "0.2"
   auto pick = [&](const auto& table) -> std::optional<double> {
     for (const auto& s : table) {
       if (suffix == s.name) return number * s.factor;
@@ -48,6 +51,13 @@ std::optional<double> readQuantity(FigureUnit unit, const std::string& text) {
       return pick(seconds);
     case FigureUnit::PerStep:
       return pick(perStep);
+    case FigureUnit::Count:
+      return pick(count);
+    case FigureUnit::Share: {
+      const auto value = pick(share);
+      if (value && suffix.empty() && *value > 1) return std::nullopt;  // "20" is 20 %, or 2000 %: said with %
+      return value;
+    }
   }
   return std::nullopt;
 }
@@ -82,6 +92,10 @@ std::string answerHint(const Question& q) {
       return "a time, e.g. 12 ms";
     case FigureUnit::PerStep:
       return "a count per step, e.g. 9";
+    case FigureUnit::Count:
+      return "a count, e.g. 4";
+    case FigureUnit::Share:
+      return "a share, e.g. 20% or 0.2";
   }
   return "";
 }

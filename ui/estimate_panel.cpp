@@ -18,6 +18,7 @@
 #include "config/model_layout.h"
 #include "trace/ring_schedule.h"
 #include "ui/item_probe.h"
+#include "ui/pipeline_estimate.h"
 #include "ui/theme.h"
 
 namespace shardscope::ui {
@@ -302,6 +303,14 @@ void updatePredictions(EstimatePanelState& st, const config::RunConfig& config,
 
 void drawRunPrediction(EstimatePanelState& st, const config::RunConfig& config, const std::vector<Session>& sessions,
                        const std::vector<std::vector<stats::RankStats>>& stats) {
+  if (config.pp > 1) {  // per pipeline rank, under the run's own strategy
+    if (auto problem = estimate::predictionProblem(config)) {
+      ImGui::TextColored(kMismatchColor, "no prediction: %s", problem->c_str());
+      return;
+    }
+    predictionBadge();
+    return drawPipelinePrediction(config, sessions, stats);
+  }
   updatePredictions(st, config, predictedStrategies(config, sessions));
   if (!st.predictionProblem.empty()) {
     ImGui::TextColored(kMismatchColor, "no prediction: %s", st.predictionProblem.c_str());

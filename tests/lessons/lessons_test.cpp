@@ -19,8 +19,9 @@ namespace {
 
 TEST(Lessons, TheIssuesLessonsAllExistAndLoad) {
   const auto names = lessonNames();
-  for (const char* wanted : {"accordion", "ddp_vs_fsdp", "zero_stages", "seed_7b_3gpus", "seed_70b", "lora",
-                             "grad_accumulation", "activation_checkpointing", "prefetch", "bucket_size", "straggler"}) {
+  for (const char* wanted :
+       {"accordion", "ddp_vs_fsdp", "zero_stages", "seed_7b_3gpus", "seed_70b", "lora", "grad_accumulation",
+        "activation_checkpointing", "prefetch", "bucket_size", "straggler", "pipeline"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), wanted), names.end()) << wanted;
   }
   for (const auto& name : names) {
