@@ -20,7 +20,16 @@ CommandLine::CommandLine()
   addLesson();
   addWorker();
   addListen();
+  addDiff();
   addWindowOptions();
+}
+
+void CommandLine::addDiff() {
+  diff = app.add_subcommand("diff",
+                            "why is B worse than A: two recordings aligned by step and rank, what changed in memory, "
+                            "communication and time, the largest changes first, and a verdict (exit 0: no change or "
+                            "better, 1: regression, 2: bad input)");
+  addDiffOptions(*diff, diffChoice);
 }
 
 void CommandLine::addRun() {

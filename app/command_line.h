@@ -16,6 +16,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/cli_options.h"
+#include "app/diff_command.h"
 #include "app/estimate_command.h"
 #include "app/gui_app.h"
 #include "app/lesson_command.h"
@@ -44,6 +45,7 @@ class CommandLine {
   void addLesson();
   void addWorker();
   void addListen();
+  void addDiff();
   void addWindowOptions();
 
   int runWorker();
@@ -63,6 +65,7 @@ class CommandLine {
   CLI::App* lesson = nullptr;
   CLI::App* worker = nullptr;
   CLI::App* listen = nullptr;
+  CLI::App* diff = nullptr;
 
   RunOptions runOptions;
   WindowChoice runWindow;
@@ -80,6 +83,7 @@ class CommandLine {
   std::string lessonName;
   LessonOptions lessonOptions;
   WindowChoice lessonWindow;
+  DiffChoice diffChoice;
   RunOptions workerOptions;
   std::string workerTraceDir;
   double workerClockEvery = 60;  // seconds

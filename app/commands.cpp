@@ -49,6 +49,7 @@ std::optional<std::string> CommandLine::windowProblem() const {
 int CommandLine::runCommand() {
   if (worker->parsed()) return runWorker();
   if (listen->parsed()) return runListen();
+  if (diff->parsed()) return shardscope::app::runDiff(diffChoice);
   if (view->parsed() && !viewSummary.empty()) return shardscope::app::writeJobSummary(viewPaths, viewSummary);
   if (view->parsed()) return shardscope::app::viewFile(viewPaths, viewWindow);
   if (!appLesson.empty() && !app.get_subcommands().empty()) {

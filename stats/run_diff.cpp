@@ -1,0 +1,263 @@
+#include "stats/run_diff.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "config/strategies.h"
+#include "trace/format.h"
+#include "trace/ring_schedule.h"
+
+namespace shardscope::stats {
+
+const char* verdictName(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::Regression:
+      return "regression";
+    case Verdict::Improvement:
+      return "improvement";
+    case Verdict::NoChange:
+      break;
+  }
+  return "no change";
+}
+
+namespace {
+
+// Per step, the slowest rank's time: the step as the job saw it.
+std::vector<double> slowestRankSteps(const DiffSide& s) {
+  size_t steps = s.ranks.empty() ? 0 : std::numeric_limits<size_t>::max();
+  for (const auto& r : s.ranks) steps = std::min(steps, r.stepSeconds.size());
+  std::vector<double> out(steps, 0.0);
+  for (const auto& r : s.ranks) {
+    for (size_t i = 0; i < steps; ++i) out[i] = std::max(out[i], r.stepSeconds[i]);
+  }
+  return out;
+}
+
+void meanAndSpread(const std::vector<double>& v, double& mean, double& spread) {
+  mean = spread = 0;
+  if (v.empty()) return;
+  for (double x : v) mean += x;
+  mean /= static_cast<double>(v.size());
+  if (v.size() < 2) return;
+  for (double x : v) spread += (x - mean) * (x - mean);
+  spread = std::sqrt(spread / static_cast<double>(v.size() - 1));
+}
+
+std::string placeOf(uint8_t phase, const std::string& unit) {
+  const std::string p = trace::phaseName(static_cast<trace::Phase>(phase));
+  return unit.empty() ? p : p + " of " + unit;
+}
+
+// Where a rank's memory peaked: the collective in flight then, else the forward or backward span,
+// else the last span before it, on its timeline.
+std::string peakMoment(const trace::RankTimeline& t) {
+  int64_t most = -1, when = 0;
+  for (size_t i = 0; i < t.memory.size(); ++i) {
+    const auto bytes = t.memory.bytes(i);
+    int64_t tensors = 0;
+    for (int role = 0; role < trace::kTensorRoleCount; ++role) tensors += bytes[static_cast<size_t>(role)];
+    if (tensors > most) most = tensors, when = t.memory.time(i);
+  }
+  if (most < 0) return "";
+  for (size_t i = trace::firstSpanFrom(t.collectives, static_cast<double>(when - t.longestCollective));
+       i < t.collectives.size() && t.collectives[i].beginNs <= when; ++i) {
+    const auto& c = t.collectives[i];
+    if (c.endNs >= when) {
+      return ", in the " + std::string(trace::collectiveOpName(static_cast<trace::CollectiveOp>(c.op))) + " of " +
+             placeOf(c.phase, trace::collectiveUnit(c.toEvent(0)));
+    }
+  }
+  const trace::ComputeSpan* before = nullptr;
+  for (size_t i = trace::firstSpanFrom(t.compute, static_cast<double>(when - t.longestCompute));
+       i < t.compute.size() && t.compute[i].beginNs <= when; ++i) {
+    if (t.compute[i].op != static_cast<uint8_t>(trace::ComputeKind::Step)) before = &t.compute[i];
+  }
+  if (!before) return "";
+  return std::string(before->endNs >= when ? ", in the " : ", after the ") + placeOf(before->phase, before->text());
+}
+
+void addMemoryChanges(const DiffSide& a, const DiffSide& b, size_t ranks, std::vector<DiffChange>& out) {
+  for (size_t r = 0; r < ranks; ++r) {
+    const RankStats &ra = a.ranks[r], &rb = b.ranks[r];
+    const double base = std::max<double>(1, static_cast<double>(ra.peakTotal));
+    const std::string where = "rank " + std::to_string(r);
+    const std::string moment = b.recording ? peakMoment(b.recording->rank(static_cast<int>(r))) : "";
+    out.push_back({"peak memory", where + moment, static_cast<int>(r), DiffUnit::Bytes, double(ra.peakTotal),
+                   double(rb.peakTotal), (double(rb.peakTotal) - double(ra.peakTotal)) / base});
+    for (int role = 0; role < trace::kTensorRoleCount; ++role) {
+      const double x = double(ra.peakByRole[static_cast<size_t>(role)]);
+      const double y = double(rb.peakByRole[static_cast<size_t>(role)]);
+      if (x == y) continue;
+      out.push_back({std::string("peak ") + trace::memoryRoleName(static_cast<trace::MemoryRole>(role)), where,
+                     static_cast<int>(r), DiffUnit::Bytes, x, y, (y - x) / base});
+    }
+  }
+}
+
+void addRankFigureChanges(const DiffSide& a, const DiffSide& b, size_t ranks, double stepA,
+                          std::vector<DiffChange>& out) {
+  const double step = std::max(stepA, 1e-12);
+  const auto perStep = [](const RankStats& r, double total) {
+    return r.recordedSteps > 0 ? total / r.recordedSteps : 0.0;
+  };
+  for (size_t r = 0; r < ranks; ++r) {
+    const RankStats &ra = a.ranks[r], &rb = b.ranks[r];
+    const std::string where = "rank " + std::to_string(r);
+    const int rank = static_cast<int>(r);
+    out.push_back({"exposed comm", where, rank, DiffUnit::Seconds, ra.steadyExposedCommSeconds,
+                   rb.steadyExposedCommSeconds, (rb.steadyExposedCommSeconds - ra.steadyExposedCommSeconds) / step});
+    out.push_back({"comm/compute overlap", where, rank, DiffUnit::Percent, ra.overlapPercent, rb.overlapPercent,
+                   (rb.overlapPercent - ra.overlapPercent) / 100});
+    const double waitA = perStep(ra, ra.waitCausedSeconds), waitB = perStep(rb, rb.waitCausedSeconds);
+    out.push_back({"others waited for it", where, rank, DiffUnit::Seconds, waitA, waitB, (waitB - waitA) / step});
+  }
+}
+
+struct Measure {
+  double seconds = 0, bytes = 0;
+  std::string figure, where;
+};
+
+// A rank's collectives and compute over steps [from, to), by what aligns them, their time and
+// bytes per step.
+std::map<std::string, Measure> alignedSpans(const trace::RankTimeline& t, int rank, int from, int to) {
+  std::map<std::string, Measure> out;
+  std::map<std::pair<int32_t, std::string>, int> seen;  // (step, key): how many so far, for the order
+  const double steps = std::max(1, to - from);
+  const std::string who = "rank " + std::to_string(rank) + ", ";
+  for (const auto& c : t.collectives) {
+    if (c.step < from || c.step >= to) continue;
+    const std::string op = trace::collectiveOpName(static_cast<trace::CollectiveOp>(c.op));
+    const std::string group = trace::processGroupName(static_cast<trace::ProcessGroup>(c.processGroup));
+    std::string key =
+        op + "|" + group + "|" + c.text() + "|" + std::to_string(c.phase) + "|" + std::to_string(c.microBatch);
+    const int order = seen[{c.step, key}]++;
+    key += "|" + std::to_string(order);
+    Measure& m = out[key];
+    m.figure = op + " [" + group + "]" + (order > 0 ? " #" + std::to_string(order + 1) : "");
+    m.where = who + placeOf(c.phase, trace::collectiveUnit(c.toEvent(rank)));
+    m.seconds += static_cast<double>(c.endNs - c.beginNs) / 1e9 / steps;
+    m.bytes += static_cast<double>(trace::collectiveSizeBytes(c.toEvent(rank))) / steps;
+  }
+  for (const auto& c : t.compute) {
+    const auto kind = static_cast<trace::ComputeKind>(c.op);
+    if (c.step < from || c.step >= to || kind == trace::ComputeKind::Step) continue;
+    const std::string key =
+        std::string("compute|") + trace::computeKindName(kind) + "|" + c.text() + "|" + std::to_string(c.phase);
+    Measure& m = out[key];
+    m.figure = std::string("compute (") + trace::computeKindName(kind) + ")";
+    m.where = who + placeOf(c.phase, c.text());
+    m.seconds += static_cast<double>(c.endNs - c.beginNs) / 1e9 / steps;
+  }
+  return out;
+}
+
+void addTimelineChanges(const DiffSide& a, const DiffSide& b, size_t ranks, int from, int to, double stepA,
+                        RunDiff& d) {
+  const double step = std::max(stepA, 1e-12);
+  for (size_t r = 0; r < ranks; ++r) {
+    const int rank = static_cast<int>(r);
+    const auto ma = alignedSpans(a.recording->rank(rank), rank, from, to);
+    const auto mb = alignedSpans(b.recording->rank(rank), rank, from, to);
+    int onlyA = 0, onlyB = 0;
+    std::string exampleA, exampleB;
+    for (const auto& [key, x] : ma) {
+      const auto it = mb.find(key);
+      if (it == mb.end()) {
+        if (onlyA++ == 0) exampleA = x.figure + " at " + x.where;
+        continue;
+      }
+      const Measure& y = it->second;
+      d.changes.push_back(
+          {x.figure, x.where, rank, DiffUnit::Seconds, x.seconds, y.seconds, (y.seconds - x.seconds) / step});
+      if (x.bytes != y.bytes) {
+        d.changes.push_back({x.figure + " bytes", x.where, rank, DiffUnit::Bytes, x.bytes, y.bytes,
+                             (y.bytes - x.bytes) / std::max(1.0, x.bytes)});
+      }
+    }
+    for (const auto& [key, y] : mb) {
+      if (!ma.count(key) && onlyB++ == 0) exampleB = y.figure + " at " + y.where;
+    }
+    if (onlyA > 0)
+      d.notes.push_back(std::to_string(onlyA) + " of A's spans have no counterpart in B, e.g. " + exampleA);
+    if (onlyB > 0)
+      d.notes.push_back(std::to_string(onlyB) + " of B's spans have no counterpart in A, e.g. " + exampleB);
+  }
+}
+
+void noteWhatDiffers(const DiffSide& a, const DiffSide& b, RunDiff& d) {
+  if (a.ranks.size() != b.ranks.size()) {
+    d.notes.push_back("A has " + std::to_string(a.ranks.size()) + " ranks and B " + std::to_string(b.ranks.size()) +
+                      ": ranks 0 to " + std::to_string(std::min(a.ranks.size(), b.ranks.size()) - 1) +
+                      " are compared rank by rank, the rest only in the run's figures");
+  }
+  if (a.config.strategy != b.config.strategy) {
+    d.notes.push_back(std::string("the strategies differ (") + config::strategyName(a.config.strategy) + " and " +
+                      config::strategyName(b.config.strategy) +
+                      "): collectives align only where both ran the same op on the same unit");
+  }
+  if (!a.recording || !b.recording) {
+    d.notes.push_back("a summary has no timeline: collectives and compute are not compared span by span");
+  }
+}
+
+}  // namespace
+
+Verdict judge(const RunDiff& d, double gate, std::string& reason) {
+  const double change = d.stepB - d.stepA, relative = d.stepA > 0 ? change / d.stepA : 0;
+  const bool timeKnown = d.stepsCompared >= 2;
+  const bool timeMoved = timeKnown && std::fabs(change) > d.noise && std::fabs(relative) >= gate;
+  const double memRelative = d.peakA > 0 ? (d.peakB - d.peakA) / d.peakA : 0;
+  const bool memMoved = std::fabs(memRelative) >= gate;
+  char time[256], memory[160];
+  std::snprintf(time, sizeof time, "step time %+.1f%% (%s to %s, noise +-%s over %d steps)%s", 100 * relative,
+                trace::formatDuration(d.stepA * 1e9).c_str(), trace::formatDuration(d.stepB * 1e9).c_str(),
+                trace::formatDuration(d.noise * 1e9).c_str(), d.stepsCompared,
+                !timeKnown                     ? ": too few steps to know its noise, not judged"
+                : timeMoved                    ? ", past the gate"
+                : std::fabs(change) <= d.noise ? ": within noise"
+                                               : ": below the gate");
+  std::snprintf(memory, sizeof memory, "peak memory %+.1f%% (%s to %s)%s", 100 * memRelative,
+                trace::formatBytes(d.peakA).c_str(), trace::formatBytes(d.peakB).c_str(),
+                memMoved ? ", past the gate" : ": below the gate");
+  // What decided it first.
+  const bool memoryFirst = memMoved && !(timeMoved && (change > 0) == (memRelative > 0));
+  reason = memoryFirst ? std::string(memory) + "; " + time : std::string(time) + "; " + memory;
+  if ((timeMoved && change > 0) || (memMoved && memRelative > 0)) return Verdict::Regression;
+  if ((timeMoved && change < 0) || (memMoved && memRelative < 0)) return Verdict::Improvement;
+  return Verdict::NoChange;
+}
+
+RunDiff diffRuns(const DiffSide& a, const DiffSide& b, const DiffOptions& options) {
+  RunDiff d;
+  d.warmup = options.warmup;
+  const auto stepsA = slowestRankSteps(a), stepsB = slowestRankSteps(b);
+  const size_t common = std::min(stepsA.size(), stepsB.size());
+  const size_t from = std::min(common, static_cast<size_t>(std::max(0, options.warmup)));
+  d.stepsCompared = static_cast<int>(common - from);
+  meanAndSpread({stepsA.begin() + from, stepsA.begin() + common}, d.stepA, d.spreadA);
+  meanAndSpread({stepsB.begin() + from, stepsB.begin() + common}, d.stepB, d.spreadB);
+  const double n = std::max(1, d.stepsCompared);
+  d.noise = 2 * std::sqrt(d.spreadA * d.spreadA / n + d.spreadB * d.spreadB / n);
+  for (const auto& r : a.ranks) d.peakA = std::max(d.peakA, static_cast<double>(r.peakTotal));
+  for (const auto& r : b.ranks) d.peakB = std::max(d.peakB, static_cast<double>(r.peakTotal));
+  d.changes.push_back(
+      {"step time", "", -1, DiffUnit::Seconds, d.stepA, d.stepB, d.stepA > 0 ? (d.stepB - d.stepA) / d.stepA : 0});
+  const size_t ranks = std::min(a.ranks.size(), b.ranks.size());
+  noteWhatDiffers(a, b, d);
+  addMemoryChanges(a, b, ranks, d.changes);
+  addRankFigureChanges(a, b, ranks, d.stepA, d.changes);
+  if (a.recording && b.recording) {
+    addTimelineChanges(a, b, ranks, static_cast<int>(from), static_cast<int>(common), d.stepA, d);
+  }
+  std::stable_sort(d.changes.begin(), d.changes.end(),
+                   [](const DiffChange& x, const DiffChange& y) { return std::fabs(x.share) > std::fabs(y.share); });
+  d.verdict = judge(d, options.gate, d.reason);
+  return d;
+}
+
+}  // namespace shardscope::stats

@@ -1,0 +1,66 @@
+// Two runs diffed: "why is B worse than A". The runs are aligned by step (the steady steps, after
+// a warm-up, that both recorded), then per rank: collectives by (op, group, unit, phase,
+// micro-batch, order within the step), compute by (phase, unit), memory by role. Each figure is
+// given as A, B, the change and the change's share (of A's step time, or of A's peak), the largest
+// first, each naming where it happens. A verdict on step time and peak memory says regression,
+// improvement or no change, and never calls a difference inside the steps' own spread a
+// regression. What cannot be aligned (other world sizes, strategies, events one run lacks) is
+// said, not guessed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "config/run_config.h"
+#include "stats/run_stats.h"
+#include "trace/run_recording.h"
+
+namespace shardscope::stats {
+
+struct DiffSide {
+  std::string name;  // how the report names it: its path
+  config::RunConfig config;
+  const trace::RunRecording* recording = nullptr;  // null: a summary's figures alone (no timeline)
+  std::vector<RankStats> ranks;
+};
+
+enum class DiffUnit { Seconds, Bytes, Percent };
+
+struct DiffChange {
+  std::string figure;  // "step time", "peak memory", "reduce_scatter", "compute", ...
+  std::string where;   // "rank 3, backward of blocks.7"; "" for the whole run
+  int rank = -1;       // -1: the whole run
+  DiffUnit unit = DiffUnit::Seconds;
+  double a = 0, b = 0;  // per step (times; bytes moved), or at the peak (memory)
+  double share = 0;     // (b - a) over A's step time (times) or A's peak (bytes, percent points / 100)
+};
+
+enum class Verdict { NoChange, Improvement, Regression };
+const char* verdictName(Verdict verdict);  // "no change" | "improvement" | "regression"
+
+struct RunDiff {
+  int warmup = 1;
+  int stepsCompared = 0;            // steps warmup .. warmup + stepsCompared - 1 of both
+  double stepA = 0, stepB = 0;      // mean of the slowest rank's step time over them, seconds
+  double spreadA = 0, spreadB = 0;  // their sample standard deviations
+  double noise = 0;                 // a difference of means the spreads allow (two standard errors)
+  double peakA = 0, peakB = 0;      // the largest rank's peak, bytes
+  std::vector<DiffChange> changes;  // by |share|, largest first
+  std::vector<std::string> notes;   // what was not aligned, and why
+  Verdict verdict = Verdict::NoChange;
+  std::string reason;  // the verdict's why, with its figures
+};
+
+struct DiffOptions {
+  double gate = 0.05;  // a change below this share of A's figure is no change
+  int warmup = 1;      // steps left out at the start of each run
+};
+
+RunDiff diffRuns(const DiffSide& a, const DiffSide& b, const DiffOptions& options = {});
+
+// The verdict alone, from the step times' means, spreads and counts and the peaks: shared by
+// diffRuns and its tests.
+Verdict judge(const RunDiff& d, double gate, std::string& reason);
+
+}  // namespace shardscope::stats

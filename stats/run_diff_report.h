@@ -1,0 +1,17 @@
+// A run diff (run_diff.h) on the terminal, and as JSON for tools.
+#pragma once
+
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "stats/run_diff.h"
+
+namespace shardscope::stats {
+
+// The steps compared, the verdict, then the `top` largest changes, then what was not aligned.
+void printRunDiff(std::FILE* out, const RunDiff& diff, const DiffSide& a, const DiffSide& b, size_t top = 15);
+
+nlohmann::json runDiffJson(const RunDiff& diff, const DiffSide& a, const DiffSide& b);
+
+}  // namespace shardscope::stats
