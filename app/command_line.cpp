@@ -94,6 +94,9 @@ void CommandLine::addView() {
           "--trace beside a "
           "PyTorch job's directory)")
       ->required();
+  view->add_flag("--diff", viewDiff,
+                 "two recordings, A then B, side by side with the Diff tab in front: B against A, the largest "
+                 "changes first (click one: the playhead there) and a verdict (the terminal's: shardscope diff A B)");
   view->add_option("--screenshot", viewWindow.screenshotPath,
                    "render headlessly and write a PNG of the window to FILE, then exit");
   view->add_option(

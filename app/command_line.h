@@ -80,6 +80,7 @@ class CommandLine {
   std::vector<std::string> viewPaths;
   WindowChoice viewWindow;
   std::string viewSummary;
+  bool viewDiff = false;  // view --diff A B
   std::string lessonName;
   LessonOptions lessonOptions;
   WindowChoice lessonWindow;

@@ -51,6 +51,12 @@ int CommandLine::runCommand() {
   if (listen->parsed()) return runListen();
   if (diff->parsed()) return shardscope::app::runDiff(diffChoice);
   if (view->parsed() && !viewSummary.empty()) return shardscope::app::writeJobSummary(viewPaths, viewSummary);
+  if (view->parsed() && viewDiff) {
+    if (viewPaths.size() != 2) {
+      return failUsage("view --diff takes two recordings, A (the baseline) then B: 'shardscope view --diff A B'");
+    }
+    viewWindow.tab = "diff";
+  }
   if (view->parsed()) return shardscope::app::viewFile(viewPaths, viewWindow);
   if (!appLesson.empty() && !app.get_subcommands().empty()) {
     return failUsage("--lesson opens the app on a lesson and goes without a command: 'shardscope --lesson " +

@@ -9,6 +9,7 @@ const std::vector<ViewTab>& viewTabs() {
       {"holdings", "Who holds what", "who holds what, and the ring"},
       {"schedule", "Schedule", "a pipeline's schedule against its run, the bubble, activations in flight"},
       {"collectives", "Last collectives", "each rank's last collectives side by side, the first mismatch named"},
+      {"diff", "Diff", "the second recording against the first: the largest changes and a verdict"},
       {"estimate", "Estimate", "predictions next to what was measured"},
       {"export", "Export", "traces, CSV and PNG"},
       {"help", "Help", "the views and keys"},

@@ -16,7 +16,7 @@ struct ViewTab {
 const std::vector<ViewTab>& viewTabs();
 // The tab called `name`, or null when there is none.
 const ViewTab* findViewTab(const std::string& name);
-// "comparison, memory, holdings, schedule, collectives, estimate, export, help" (with `separator` between).
+// "comparison, memory, holdings, schedule, collectives, diff, estimate, export, help" (with `separator` between).
 std::string viewTabNames(const char* separator = ", ");
 
 }  // namespace shardscope::config

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <set>
@@ -119,12 +120,19 @@ void addRankFigureChanges(const DiffSide& a, const DiffSide& b, size_t ranks, do
 
 struct Measure {
   double seconds = 0, bytes = 0;
-  std::string figure, where;
+  std::string figure, where, at;
 };
 
 // A rank's collectives and compute over steps [from, to), by what aligns them, their time and
 // bytes per step.
-std::map<std::string, Measure> alignedSpans(const trace::RankTimeline& t, int rank, int from, int to) {
+std::map<std::string, Measure> alignedSpans(const trace::RankTimeline& t, int64_t originNs, int rank, int from,
+                                            int to) {
+  // Where a span first happens, as the playhead takes a time: from the recording's origin.
+  const auto at = [&](int64_t beginNs) {
+    char text[48];
+    std::snprintf(text, sizeof text, "%.3fus", static_cast<double>(beginNs - originNs) / 1e3);
+    return std::string(text);
+  };
   std::map<std::string, Measure> out;
   std::map<std::pair<int32_t, std::string>, int> seen;  // (step, key): how many so far, for the order
   const double steps = std::max(1, to - from);
@@ -140,6 +148,7 @@ std::map<std::string, Measure> alignedSpans(const trace::RankTimeline& t, int ra
     Measure& m = out[key];
     m.figure = op + " [" + group + "]" + (order > 0 ? " #" + std::to_string(order + 1) : "");
     m.where = who + placeOf(c.phase, trace::collectiveUnit(c.toEvent(rank)));
+    if (m.at.empty()) m.at = at(c.beginNs);
     m.seconds += static_cast<double>(c.endNs - c.beginNs) / 1e9 / steps;
     m.bytes += static_cast<double>(trace::collectiveSizeBytes(c.toEvent(rank))) / steps;
   }
@@ -151,6 +160,7 @@ std::map<std::string, Measure> alignedSpans(const trace::RankTimeline& t, int ra
     Measure& m = out[key];
     m.figure = std::string("compute (") + trace::computeKindName(kind) + ")";
     m.where = who + placeOf(c.phase, c.text());
+    if (m.at.empty()) m.at = at(c.beginNs);
     m.seconds += static_cast<double>(c.endNs - c.beginNs) / 1e9 / steps;
   }
   return out;
@@ -161,8 +171,8 @@ void addTimelineChanges(const DiffSide& a, const DiffSide& b, size_t ranks, int 
   const double step = std::max(stepA, 1e-12);
   for (size_t r = 0; r < ranks; ++r) {
     const int rank = static_cast<int>(r);
-    const auto ma = alignedSpans(a.recording->rank(rank), rank, from, to);
-    const auto mb = alignedSpans(b.recording->rank(rank), rank, from, to);
+    const auto ma = alignedSpans(a.recording->rank(rank), a.recording->originNs(), rank, from, to);
+    const auto mb = alignedSpans(b.recording->rank(rank), b.recording->originNs(), rank, from, to);
     int onlyA = 0, onlyB = 0;
     std::string exampleA, exampleB;
     for (const auto& [key, x] : ma) {
@@ -173,10 +183,10 @@ void addTimelineChanges(const DiffSide& a, const DiffSide& b, size_t ranks, int 
       }
       const Measure& y = it->second;
       d.changes.push_back(
-          {x.figure, x.where, rank, DiffUnit::Seconds, x.seconds, y.seconds, (y.seconds - x.seconds) / step});
+          {x.figure, x.where, rank, DiffUnit::Seconds, x.seconds, y.seconds, (y.seconds - x.seconds) / step, y.at});
       if (x.bytes != y.bytes) {
         d.changes.push_back({x.figure + " bytes", x.where, rank, DiffUnit::Bytes, x.bytes, y.bytes,
-                             (y.bytes - x.bytes) / std::max(1.0, x.bytes)});
+                             (y.bytes - x.bytes) / std::max(1.0, x.bytes), y.at});
       }
     }
     for (const auto& [key, y] : mb) {

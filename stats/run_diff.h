@@ -34,6 +34,8 @@ struct DiffChange {
   DiffUnit unit = DiffUnit::Seconds;
   double a = 0, b = 0;  // per step (times; bytes moved), or at the peak (memory)
   double share = 0;     // (b - a) over A's step time (times) or A's peak (bytes, percent points / 100)
+  std::string at;       // where it first happens in B's steps compared, as --at takes a time ("1234.500us" from
+                        // B's start); "" for a figure of no one span
 };
 
 enum class Verdict { NoChange, Improvement, Regression };

@@ -70,7 +70,8 @@ nlohmann::json runDiffJson(const RunDiff& d, const DiffSide& a, const DiffSide& 
                        {"a", c.a},
                        {"b", c.b},
                        {"change", c.b - c.a},
-                       {"share", c.share}});
+                       {"share", c.share},
+                       {"at", c.at.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.at)}});
   }
   return {{"schema", "shardscope.diff/1"},
           {"a", a.name},

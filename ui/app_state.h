@@ -12,6 +12,7 @@
 
 #include "config/run_config.h"
 #include "ui/derived_refresh.h"
+#include "ui/diff_view.h"
 #include "ui/estimate_panel.h"
 #include "ui/holdings_view.h"
 #include "ui/memory_columns.h"
@@ -94,6 +95,7 @@ struct AppState {
   bool holdingsShown = false;  // so does "Who holds what"
   bool scheduleShown = false;  // and the Schedule
   ScheduleViewState schedule;
+  DiffViewState diff;
   // Figures derived from the store, recomputed only when the store changes (they walk every
   // event, which a frame must not do), and while a run records only now and then (ui/derived_refresh.h).
   std::vector<std::vector<stats::RankStats>> stats;

@@ -8,6 +8,7 @@
 
 #include "config/view_tabs.h"
 #include "ui/collectives_table.h"
+#include "ui/diff_view.h"
 #include "ui/estimate_panel.h"
 #include "ui/export_files.h"
 #include "ui/item_probe.h"
@@ -62,6 +63,17 @@ void drawMemoryTab(TabFrame& f) {
 void drawHoldings(TabFrame& f) { drawHoldingsTab(f.state, f.sessions, f.playheadNs); }
 
 void drawCollectivesTab(TabFrame& f) { drawLastCollectives(f.sessions); }
+
+void drawDiff(TabFrame& f) {
+  refreshDiff(f.state.diff, f.sessions, f.stats(), f.store.version());
+  drawDiffTab(f.state.diff, f.sessions);
+  if (!f.state.diff.pendingAt.empty()) {  // a change clicked: B's timeline, there
+    f.state.playhead.session = std::min(1, static_cast<int>(f.sessions.size()) - 1);
+    f.state.atError.clear();
+    f.state.pendingAt = f.state.diff.pendingAt;
+    f.state.diff.pendingAt.clear();
+  }
+}
 
 void drawSchedule(TabFrame& f) { drawScheduleTab(f.state.schedule, f.sessions, f.store.version(), f.playheadNs); }
 
@@ -151,6 +163,7 @@ const std::vector<BottomTab>& bottomTabs() {
       {"holdings", drawHoldings, &AppState::holdingsShown},
       {"schedule", drawSchedule, &AppState::scheduleShown},
       {"collectives", drawCollectivesTab},
+      {"diff", drawDiff},
       {"estimate", drawEstimateTab, &AppState::estimateShown},
       {"export", drawExportTab},
       {"help", drawHelp},

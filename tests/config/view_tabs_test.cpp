@@ -19,7 +19,7 @@ TEST(ViewTabs, EachNameFindsItsOwnTabAndNoneRepeats) {
   }
   EXPECT_EQ(findViewTab("charts"), nullptr);
   EXPECT_EQ(findViewTab("Comparison"), nullptr) << "names, not titles";
-  EXPECT_EQ(viewTabNames(), "comparison, memory, holdings, schedule, collectives, estimate, export, help");
+  EXPECT_EQ(viewTabNames(), "comparison, memory, holdings, schedule, collectives, diff, estimate, export, help");
 }
 
 }  // namespace
