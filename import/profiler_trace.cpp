@@ -348,27 +348,50 @@ config::StrategyKind strategyFromCollectives(const std::vector<Event>& events) {
   return config::strategyWithUnitGathers(most);
 }
 
-// How the view's title describes the job: by the strategy its collectives are closest to, or, for
-// a job with no all-gather or all-reduce (a pipeline's sends, an MoE's all-to-all), by what it ran.
+// "1 all_gather, 73 all_reduce": what the rank ran, as counted.
+std::string collectiveCounts(const std::map<CollectiveOp, int>& counts) {
+  std::string text;
+  for (const auto& [op, n] : counts)
+    text += (text.empty() ? "" : ", ") + std::to_string(n) + " " + collectiveOpName(op);
+  return text.empty() ? "no collectives recorded" : text;
+}
+
+// How the view's title describes the job, never past its evidence: a strategy's name only where
+// its collectives are there (all-gathers and reduce-scatters for FSDP's, all-reduces for DDP's), a
+// job whose spans show forwards and no backward as inference, and otherwise what it ran, counted.
 std::string jobDescription(const std::vector<Event>& events, config::StrategyKind strategy) {
-  std::set<CollectiveOp> ran;
+  std::map<CollectiveOp, int> counts;
+  bool computed = false, backward = false;
   for (const auto& e : events) {
-    if (e.kind == EventKind::Collective) ran.insert(static_cast<CollectiveOp>(e.op));
+    if (e.kind == EventKind::Collective) ++counts[static_cast<CollectiveOp>(e.op)];
+    if (e.kind != EventKind::Compute) continue;
+    const auto kind = static_cast<trace::ComputeKind>(e.op);
+    computed |= kind == trace::ComputeKind::Forward || kind == trace::ComputeKind::Backward;
+    backward |= kind == trace::ComputeKind::Backward || e.phase == static_cast<uint8_t>(trace::Phase::Backward);
   }
+  if (computed && !backward) return "inference (forwards, no backward): " + collectiveCounts(counts);
   // An MoE's all-to-alls or a pipeline's sends beside the data-parallel ones are named after them.
   std::string others;
   for (CollectiveOp op : {CollectiveOp::AllToAll, CollectiveOp::Send, CollectiveOp::Recv}) {
-    if (ran.count(op)) others += (others.empty() ? "" : ", ") + std::string(collectiveOpName(op));
+    if (counts.count(op)) others += (others.empty() ? "" : ", ") + std::string(collectiveOpName(op));
   }
   const std::string also = others.empty() ? "" : ", with " + others;
-  if (strategy == config::StrategyKind::FullShard)
+  const bool reduceScatters = counts.count(CollectiveOp::ReduceScatter) > 0;
+  if (strategy == config::StrategyKind::FullShard && reduceScatters)
     return "sharded, gathered again for backward (FULL_SHARD-like)" + also;
-  if (strategy == config::StrategyKind::ShardGradOp) return "sharded, gathered once a step (SHARD_GRAD_OP-like)" + also;
-  if (ran.count(CollectiveOp::AllReduce)) return "ddp-like: all-reduces" + also;
-  if (ran.empty()) return "no collectives recorded";
-  std::string names;
-  for (CollectiveOp op : ran) names += (names.empty() ? "" : ", ") + std::string(collectiveOpName(op));
-  return "not data-parallel: " + names;
+  if (strategy == config::StrategyKind::ShardGradOp && reduceScatters)
+    return "sharded, gathered once a step (SHARD_GRAD_OP-like)" + also;
+  if (counts.count(CollectiveOp::AllReduce) && !counts.count(CollectiveOp::AllGather) && !reduceScatters) {
+    return "ddp-like: all-reduces" + also;
+  }
+  const bool dataParallelOps =
+      counts.count(CollectiveOp::AllGather) || reduceScatters || counts.count(CollectiveOp::AllReduce);
+  if (!counts.empty() && !dataParallelOps) {
+    std::string names;
+    for (const auto& [op, n] : counts) names += (names.empty() ? "" : ", ") + std::string(collectiveOpName(op));
+    return "not data-parallel: " + names;
+  }
+  return counts.empty() ? "no collectives recorded" : "ran " + collectiveCounts(counts);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -696,6 +697,68 @@ TEST(ProfilerTrace, RolesFollowTheInnermostSpanThatNamesOne) {
   EXPECT_EQ(profilerAllocationRole({&add, &step}, false), MemoryRole::Other);
   EXPECT_EQ(fsdpUnitOf("FSDP::post_backward_reduce (layers.3)"), "layers.3");
   EXPECT_EQ(fsdpUnitOf("Optimizer.step#Adam.step"), "");
+}
+
+// A job that only ran forwards (an inference job under FSDP2's hooks), one all-gather and a few
+// all-reduces: its title says inference and counts what it ran, and names no training strategy.
+TEST(ProfilerTrace, AJobWithNoBackwardIsCalledInferenceAndNamesNoStrategy) {
+  const auto loaded = loadProfilerTraces(writeJob("profiler_trace_inference", {0, 1}, [](int) {
+    nlohmann::json ev = nlohmann::json::array();
+    ev.push_back(span("ProfilerStep#0", 1000, 900, 10));
+    ev.push_back(span("FSDP::pre_forward (0)", 1010, 5, 10));
+    auto gather = span("c10d::_allgather_base_", 1020, 10, 10,
+                       {{"Input Dims", {{2048}, {1024}}}, {"Input type", {"float", "float"}}});
+    gather["cat"] = "cpu_op";
+    ev.push_back(gather);
+    ev.push_back(span("gloo:all_gather", 1025, 60, 11, {{"Input type", {"float"}}}));
+    for (double ts : {1200.0, 1300.0, 1400.0}) {
+      ev.push_back(c10dOp("c10d::allreduce_", ts, {{{64}}}, {"TensorList"}, {""}));
+      ev.push_back(span("gloo:all_reduce", ts + 5, 20, 11, {{"Input type", {"float"}}}));
+    }
+    ev.push_back(span("FSDP::post_forward (0)", 1600, 5, 10));
+    return ev;
+  }));
+  ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+  EXPECT_NE(loaded.title.find("inference"), std::string::npos) << loaded.title;
+  EXPECT_NE(loaded.title.find("1 all_gather"), std::string::npos) << loaded.title;
+  EXPECT_NE(loaded.title.find("3 all_reduce"), std::string::npos) << loaded.title;
+  EXPECT_EQ(loaded.title.find("-like"), std::string::npos) << "no training strategy: " << loaded.title;
+}
+
+// Every title of every job in tests/data against that job's own counts: a strategy's name only
+// where its collectives are there.
+TEST(ProfilerTrace, EveryTitleInTheCorpusAgreesWithItsCounts) {
+  namespace fs = std::filesystem;
+  int jobs = 0;
+  for (const char* corpus : {"pytorch_cuda_h200", "pytorch_nccl_h200"}) {
+    for (const auto& entry : fs::directory_iterator(std::string(SHARDSCOPE_TEST_DATA) + "/" + corpus)) {
+      if (!entry.is_directory()) continue;
+      SCOPED_TRACE(entry.path().string());
+      const auto loaded = loadProfilerTraces(entry.path().string());
+      ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+      std::map<CollectiveOp, int> ran;
+      bool backward = false;
+      for (int r = 0; r < loaded.recording.ranks(); ++r) {
+        for (const auto& c : loaded.recording.rank(r).collectives) ++ran[static_cast<CollectiveOp>(c.op)];
+        for (const auto& c : loaded.recording.rank(r).compute) {
+          backward |= c.op == static_cast<uint8_t>(ComputeKind::Backward);
+        }
+      }
+      const std::string& title = loaded.title;
+      if (title.find("FULL_SHARD-like") != std::string::npos || title.find("SHARD_GRAD_OP-like") != std::string::npos) {
+        EXPECT_GT(ran[CollectiveOp::AllGather], 0) << title;
+        EXPECT_GT(ran[CollectiveOp::ReduceScatter], 0) << title;
+      }
+      if (title.find("ddp-like") != std::string::npos) {
+        EXPECT_GT(ran[CollectiveOp::AllReduce], 0) << title;
+        EXPECT_EQ(ran[CollectiveOp::AllGather], 0) << title;
+      }
+      if (title.find("inference") != std::string::npos) EXPECT_FALSE(backward) << title;
+      if (title.find("no collectives") != std::string::npos) EXPECT_TRUE(ran.empty()) << title;
+      ++jobs;
+    }
+  }
+  EXPECT_GE(jobs, 5) << "the corpus's jobs";
 }
 
 }  // namespace
