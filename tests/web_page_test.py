@@ -142,6 +142,17 @@ try:
         moved = wait_for(driver, "N moves to the next caption", lambda s: s and s["caption"] == 4, seconds=10)
         check(moved, "N moves the lesson to caption 4")
 
+    # The pipeline lesson, its five runs replayed, at its caption on GPipe's schedule.
+    driver.get(base + "#lesson=pipeline&caption=2")
+    driver.refresh()
+    if wait_for(driver, "a link opens the pipeline lesson, its claims checked on its recordings",
+                lambda s: s and s["lesson"] == "pipeline" and s["claims_checked"]):
+        s = status(driver)
+        check(len(s["sessions"]) == 5, f"its five runs replayed ({[x['title'] for x in s['sessions']]})")
+        check(s["claims_hold"] == 7, f"its seven claims hold on the recordings ({s['claims_hold']})")
+        check(s["tab"] == "schedule", f"the caption's Schedule tab is shown ({s['tab']})")
+        driver.save_screenshot(os.path.join(out, "web_pipeline_lesson.png"))
+
     driver.get(base + "#open=test-run.pftrace&tab=holdings&scale=1.5&contrast=high")
     driver.refresh()  # a new hash alone does not reload the page
     if wait_for(driver, "a link opens a served trace at a tab",

@@ -75,7 +75,9 @@ void drawDiff(TabFrame& f) {
   }
 }
 
-void drawSchedule(TabFrame& f) { drawScheduleTab(f.state.schedule, f.sessions, f.store.version(), f.playheadNs); }
+void drawSchedule(TabFrame& f) {
+  drawScheduleTab(f.state.schedule, f.sessions, f.store.version(), f.playheadNs, f.state.playhead.session);
+}
 
 void drawEstimateTab(TabFrame& f) {
   if (!f.sessions.empty() && !f.sessions.front().jobLabel.empty()) {

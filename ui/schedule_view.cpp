@@ -207,8 +207,12 @@ int chooseSession(ScheduleViewState& state, const std::vector<Session>& sessions
 }  // namespace
 
 void drawScheduleTab(ScheduleViewState& state, const std::vector<Session>& sessions, uint64_t storeVersion,
-                     double playheadNs) {
+                     double playheadNs, int playheadSession) {
   const int before = state.session;
+  if (playheadSession != state.followed) {  // the playhead moved to another run: show its schedule
+    state.followed = playheadSession;
+    if (playheadSession >= 0) state.session = playheadSession;
+  }
   const int index = chooseSession(state, sessions);
   if (index < 0) {
     ImGui::TextWrapped(

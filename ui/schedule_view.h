@@ -62,12 +62,13 @@ ScheduleFrame scheduleFrame(const Session& session, double playheadNs);
 // the playhead leaves the step (a frame walks every rank's spans, which a frame must not redo).
 struct ScheduleViewState {
   int session = -1;  // -1: the first that ran a pipeline
+  int followed = -1;  // the playhead's session when last seen: a new one (a caption's run) is shown
   uint64_t version = UINT64_MAX;
   ScheduleFrame frame;
 };
 
 // The tab: a choice of session where several ran pipelines, then the frame, at the playhead.
 void drawScheduleTab(ScheduleViewState& state, const std::vector<Session>& sessions, uint64_t storeVersion,
-                     double playheadNs);
+                     double playheadNs, int playheadSession = -1);
 
 }  // namespace shardscope::ui
