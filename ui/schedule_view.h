@@ -61,7 +61,7 @@ ScheduleFrame scheduleFrame(const Session& session, double playheadNs);
 // What the tab keeps between frames: the session shown, and its frame until the store changes or
 // the playhead leaves the step (a frame walks every rank's spans, which a frame must not redo).
 struct ScheduleViewState {
-  int session = -1;  // -1: the first that ran a pipeline
+  int session = -1;   // -1: the first that ran a pipeline
   int followed = -1;  // the playhead's session when last seen: a new one (a caption's run) is shown
   uint64_t version = UINT64_MAX;
   ScheduleFrame frame;
