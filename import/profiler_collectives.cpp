@@ -464,7 +464,7 @@ void readParamsAlone(const RankTrace& trace, const std::vector<Event>& host, std
 // Whether the trace holds any host record of a collective (c10d's op, a backend's span,
 // record_param_comms).
 bool hasHostCollectiveRecords(const RankTrace& trace) {
-  if (!trace.c10dOps.empty() || !trace.backendSpans.empty()) return true;
+  if (!trace.c10dOps.empty() || !trace.backendSpans.empty() || !trace.outsideC10dOps.empty()) return true;
   for (const auto& [thread, t] : trace.threads) {
     for (const Span& s : t.spans) {
       if (s.name == "record_param_comms") return true;
@@ -491,6 +491,32 @@ void readKernelsAlone(const RankTrace& trace, std::vector<Event>& out, Collectiv
 
 }  // namespace
 
+// Whether another collective's record begins within `op` on its thread (a c10d op, a backend's
+// span, or another op outside c10d: a framework's all_reduce around symm_mem's): the collective is
+// then that one's, and `op` only wraps it.
+bool wrapsAnother(const RankTrace& trace, const Span& op) {
+  for (const auto* list : {&trace.c10dOps, &trace.backendSpans, &trace.outsideC10dOps}) {
+    auto it =
+        std::lower_bound(list->begin(), list->end(), op.begin, [](const Span& s, int64_t t) { return s.begin < t; });
+    for (; it != list->end() && it->begin <= op.end; ++it) {
+      if (it->thread == op.thread && &*it != &op) return true;
+    }
+  }
+  return false;
+}
+
+void readOutsideC10d(const RankTrace& trace, const std::vector<Event>& host, std::vector<Event>& out,
+                     CollectiveNotes& notes) {
+  for (const Span& op : trace.outsideC10dOps) {
+    const auto kind = kindOfName(op.name.substr(op.name.rfind("::") + 2));
+    if (!kind || wrapsAnother(trace, op)) continue;
+    Event e = collectiveEvent(trace, op, *kind, nullptr, host, notes);
+    e.text += "|" + op.name;
+    out.push_back(std::move(e));
+    if (trace.rank == 0) ++notes.outsideC10d[op.name];
+  }
+}
+
 void readProfilerCollectives(const RankTrace& trace, const std::vector<Event>& host, std::vector<Event>& out,
                              CollectiveNotes& notes) {
   BackendMatch backends(trace);
@@ -505,6 +531,7 @@ void readProfilerCollectives(const RankTrace& trace, const std::vector<Event>& h
   readBackendSpansAlone(trace, backends.matched(), host, out, notes);
   readParamsAlone(trace, host, out, notes);
   readKernelsAlone(trace, out, notes);
+  readOutsideC10d(trace, host, out, notes);
 }
 
 }  // namespace shardscope::import

@@ -9,9 +9,14 @@
 //                       size and ranks (2.x), inside the op or the backend's span
 //   the NCCL kernel     ncclKernel_* / ncclDevKernel_* on the GPU, launched inside any of them:
 //                       when the collective ran; alone, when the host's records are missing
+// And those run outside c10d, by their own ops (symm_mem::multimem_all_reduce_, a serving
+// framework's all-reduce): each one a collective, its implementation its op's name, unless a c10d
+// op runs inside it (then that one is the collective, counted once).
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "import/profiler_trace_index.h"
@@ -27,6 +32,8 @@ struct CollectiveNotes {
   int64_t fromKernel = 0;    // ... from an NCCL kernel alone
   int64_t offGrid = 0;       // collectives (all ranks') in a group no row or column of the job's grid holds
   int64_t unnamedGroup = 0;  // collectives (all ranks') whose group no record names, in a job with sub-groups
+  // Rank 0's collectives run outside c10d, by their own op's name (symm_mem::multimem_all_reduce_).
+  std::map<std::string, int64_t> outsideC10d;
 
   CollectiveNotes& operator+=(const CollectiveNotes& o) {
     untyped += o.untyped;
@@ -36,6 +43,7 @@ struct CollectiveNotes {
     fromKernel += o.fromKernel;
     offGrid += o.offGrid;
     unnamedGroup += o.unnamedGroup;
+    for (const auto& [name, n] : o.outsideC10d) outsideC10d[name] += n;
     return *this;
   }
 };

@@ -322,6 +322,13 @@ std::string describeNotes(const ReadNotes& notes) {
     out += std::to_string(c.untyped) +
            " collectives whose element type the trace does not name: their bytes counted at 4 per element\n";
   }
+  if (!c.outsideC10d.empty()) {
+    std::string ops;
+    for (const auto& [name, n] : c.outsideC10d)
+      ops += (ops.empty() ? "" : ", ") + name + " (" + std::to_string(n) + ")";
+    out += "rank 0: collectives outside c10d, recognised by their own ops' names and drawn as theirs: " + ops +
+           "; their group is not recorded\n";
+  }
   if (c.unreadOps > 0) {
     out += "rank 0: " + std::to_string(c.unreadOps) +
            " c10d ops that are not all-gather, reduce-scatter, all-reduce, broadcast, barrier, all-to-all, send or "

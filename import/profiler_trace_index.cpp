@@ -1,6 +1,7 @@
 #include "import/profiler_trace_index.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -63,7 +64,8 @@ struct ArgsReader {
 
 // Whether a span's args are read after indexing (import/profiler_trace.cpp): the collectives'.
 bool argsAreRead(std::string_view name) {
-  return startsWith(name, "c10d::") || isBackendSpanName(name) || name == "record_param_comms";
+  return startsWith(name, "c10d::") || isBackendSpanName(name) || name == "record_param_comms" ||
+         isOutsideC10dCollectiveName(name);
 }
 
 const nlohmann::json* keptArgs(std::string_view args, RankTrace& out) {
@@ -134,6 +136,7 @@ std::string take(const ChromeEvent& f, size_t index, ArgsReader& reader, RankTra
   if (startsWith(f.name, "ProfilerStep#") && f.cat == "user_annotation") steps.push_back(s);
   if (startsWith(f.name, "c10d::")) out.c10dOps.push_back(s);
   if (isBackendSpanName(f.name)) out.backendSpans.push_back(s);
+  if (isOutsideC10dCollectiveName(f.name)) out.outsideC10dOps.push_back(s);
   out.threads[s.thread].spans.push_back(std::move(s));
   return "";
 }
@@ -249,7 +252,9 @@ TraceProblem indexTrace(const std::string& path, RankTrace& out) {
                                            "; this shardscope reads torch.profiler's schema " +
                                            std::to_string(kSupportedSchema) + " (PyTorch 2.x)"};
   }
-  for (auto* list : {&out.c10dOps, &out.backendSpans}) std::sort(list->begin(), list->end(), byBegin);
+  for (auto* list : {&out.c10dOps, &out.backendSpans, &out.outsideC10dOps}) {
+    std::sort(list->begin(), list->end(), byBegin);
+  }
   for (auto& [thread, t] : out.threads) linkParents(t);
   std::sort(out.launches.begin(), out.launches.end(), [](const Launch& a, const Launch& b) { return a.at < b.at; });
   std::sort(out.computeKernels.begin(), out.computeKernels.end(),
@@ -258,6 +263,25 @@ TraceProblem indexTrace(const std::string& path, RankTrace& out) {
   std::stable_sort(out.memory.begin(), out.memory.end(),
                    [](const MemoryRecord& a, const MemoryRecord& b) { return a.at < b.at; });
   return {};
+}
+
+bool isOutsideC10dCollectiveName(std::string_view name) {
+  const size_t ns = name.rfind("::");
+  if (ns == std::string_view::npos || ns == 0) return false;
+  // PyTorch's own: c10d's ops, and ops that wrap them (functional collectives) or prepare their
+  // buffers (FSDP2's fsdp::all_gather_copy_in).
+  for (const char* own : {"c10d::", "_c10d_functional::", "c10d_functional::", "aten::", "FSDP::", "fsdp::",
+                          "autograd::", "torch::", "DistributedDataParallel"}) {
+    if (startsWith(name, own)) return false;
+  }
+  std::string op;  // the op's own name, lower case, without underscores
+  for (char c : name.substr(ns + 2)) {
+    if (c != '_') op += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  for (const char* word : {"allreduce", "allgather", "reducescatter", "alltoall"}) {
+    if (op.find(word) != std::string::npos) return true;
+  }
+  return false;
 }
 
 std::vector<const Span*> spansAt(const RankTrace& trace, int64_t thread, int64_t t) {

@@ -74,6 +74,7 @@ struct RankTrace {
   std::vector<Step> steps;         // in time order
   std::vector<Span> c10dOps;       // c10d::..., in time order
   std::vector<Span> backendSpans;  // gloo:... / nccl:..., in time order
+  std::vector<Span> outsideC10dOps;  // collectives by their own ops (symm_mem::..., a framework's), in time order
   std::map<int64_t, ThreadSpans> threads;
   std::vector<MemoryRecord> memory;  // in time order
   // GPU traces: the host's kernel launches in time order, and the NCCL kernels (ncclDevKernel_*,
@@ -93,6 +94,11 @@ int64_t nanos(double micros);
 bool startsWith(std::string_view s, std::string_view prefix);
 // A collective backend's own span: "nccl:all_reduce", "gloo:all_gather", ...
 bool isBackendSpanName(std::string_view name);
+// A host op that runs a collective outside c10d, by its own name: a namespaced op (symm_mem::,
+// a serving framework's own, ...) whose name says all-reduce, all-gather, reduce-scatter or
+// all-to-all, and that is none of PyTorch's own (c10d::, its functional collectives, aten::, FSDP's,
+// autograd::).
+bool isOutsideC10dCollectiveName(std::string_view name);
 
 // Reads the trace at `path` (import/chrome_trace_stream.h: streamed, never held whole) and sorts
 // its events into `out`; what was wrong, when the file is not a trace this reader knows (a schema

@@ -57,6 +57,21 @@ void addPipelineFigures(const config::RunConfig& config, const trace::RankTimeli
   s.peakMicroBatchesInFlight = figures.peakMicroBatchesInFlight;
 }
 
+// A PyTorch job's collectives run outside c10d, by their op's name: an implementation with a
+// namespace ("symm_mem::multimem_all_reduce_"), where c10d's backends name theirs "nccl:...".
+std::map<std::string, trace::CollectiveTotals> outsideC10dOf(const trace::RankTimeline& t) {
+  std::map<std::string, trace::CollectiveTotals> out;
+  for (const auto& c : t.collectives) {
+    const std::string impl = trace::collectiveImplementation(c);
+    if (impl.find("::") == std::string::npos) continue;
+    auto& totals = out[impl];
+    ++totals.count;
+    totals.sizeBytes += trace::collectiveSizeBytes(c);
+    totals.seconds += static_cast<double>(c.endNs - c.beginNs) / 1e9;
+  }
+  return out;
+}
+
 // Under --pp: each rank's bubble in the plan laid out with the run's own mean F, B, I and W times
 // (stats/pipeline_actions.h), beside the one it measured.
 void addPlannedBubbles(const config::RunConfig& config, const trace::RunRecording& rec, std::vector<RankStats>& ranks) {
@@ -188,6 +203,7 @@ std::vector<RankStats> computeRankStats(const config::RunConfig& config, const t
     }
     s.activationSavedBytes = rec.activationSavedBytes(r);
     if (config.pp > 1) addPipelineFigures(config, t, s);
+    s.outsideC10d = outsideC10dOf(t);
     s.droppedEvents = t.dropped;
     s.failedCollectives = t.failedCollectives;
     out.push_back(s);

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <string>
+#include <map>
 #include <vector>
 
 #include "stats/device_limits.h"
@@ -64,6 +65,9 @@ struct RankStats {
   int peakMicroBatchesInFlight = 0;
   // The bubble the schedule plans for it, laid out with the run's mean action times and no waiting
   // (stats/pipeline_actions.h), and its share of the planned step; 0 where nothing was measured.
+  // Of `collectives`, those a PyTorch job ran outside c10d (symm_mem::..., a framework's own), by
+  // their op's name (import/profiler_collectives.h): kept apart, as no c10d view of the job shows them.
+  std::map<std::string, trace::CollectiveTotals> outsideC10d;
   double plannedBubbleSecondsPerStep = 0;
   double plannedBubbleShare = 0;
   int64_t droppedEvents = 0;

@@ -119,6 +119,18 @@ void readRankPipeline(const nlohmann::json& r, RankStats& s) {
   s.plannedBubbleShare = numberOr(p, "planned_bubble_share", 0.0);
 }
 
+// A PyTorch job's collectives run outside c10d, by their op's name (absent before they were read).
+void readOutsideC10d(const nlohmann::json& r, RankStats& s) {
+  if (!r.contains("collectives_outside_c10d") || !r["collectives_outside_c10d"].is_object()) return;
+  for (const auto& [name, c] : r["collectives_outside_c10d"].items()) {
+    if (!c.is_object()) continue;
+    auto& totals = s.outsideC10d[name];
+    totals.count = static_cast<int64_t>(numberOr(c, "count", 0.0));
+    totals.sizeBytes = static_cast<int64_t>(numberOr(c, "size_bytes", 0.0));
+    totals.seconds = numberOr(c, "time_s", 0.0);
+  }
+}
+
 // One entry of a summary's "ranks"; `config`, the run's, says what older summaries did not write.
 RankStats readRank(const nlohmann::json& r, const config::RunConfig& config) {
   RankStats s;
@@ -135,6 +147,7 @@ RankStats readRank(const nlohmann::json& r, const config::RunConfig& config) {
   readRankCollectives(r, config, s);
   readRankOverlap(r, s);
   readRankPipeline(r, s);
+  readOutsideC10d(r, s);
   s.droppedEvents = r.value("dropped_events", int64_t{0});
   return s;
 }

@@ -82,6 +82,15 @@ nlohmann::json collectivesJson(const stats::RankStats& s) {
   return collectives;
 }
 
+// A PyTorch job's collectives run outside c10d, by their op's name (also counted in "collectives").
+nlohmann::json outsideC10dJson(const stats::RankStats& s) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [name, c] : s.outsideC10d) {
+    out[name] = {{"count", c.count}, {"size_bytes", c.sizeBytes}, {"time_s", c.seconds}};
+  }
+  return out;
+}
+
 nlohmann::json trafficPerStepJson(const stats::RankStats& s) {
   const auto all = trace::allCollectives(s.collectives);
   const double perStep = 1.0 / std::max(s.recordedSteps, 1);
@@ -177,6 +186,7 @@ nlohmann::json rankJson(const stats::RankStats& s, const RunResult& result, cons
             {"model_flops_per_s", ifKnown(s.modelFlopsPerSecond)},
             {"mfu", limits.peakFlops > 0 && stepTimed ? nlohmann::json(s.mfu) : nlohmann::json(nullptr)}}},
           {"collectives", ifRecorded(collectives)},
+          {"collectives_outside_c10d", ifRecorded(outsideC10dJson(s))},
           {"traffic_per_step", ifStep(trafficPerStep)},
           {"overlap_pct", ifStep(s.overlapPercent)},
           {"exposed_comm_s", ifRecorded(s.exposedCommSeconds)},

@@ -725,6 +725,25 @@ TEST(ProfilerTrace, AJobWithNoBackwardIsCalledInferenceAndNamesNoStrategy) {
   EXPECT_EQ(loaded.title.find("-like"), std::string::npos) << "no training strategy: " << loaded.title;
 }
 
+// Collectives outside c10d (tests/data/profiler_layouts/collectives_outside_c10d.json): drawn by
+// their own op's name, and said in the notes; the framework's op around one is not another.
+TEST(ProfilerTrace, CollectivesOutsideC10dAreCountedByTheirOwnOps) {
+  const auto loaded =
+      loadProfilerTraceFiles({std::string(SHARDSCOPE_TEST_DATA) + "/profiler_layouts/collectives_outside_c10d.json"});
+  ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+  int symmMem = 0, wrappers = 0;
+  for (const auto& c : loaded.recording.rank(0).collectives) {
+    const std::string impl = collectiveImplementation(c);
+    symmMem += impl == "symm_mem::multimem_all_reduce_";
+    wrappers += impl.find("vllm::") != std::string::npos || impl.find("sglang::") != std::string::npos;
+  }
+  EXPECT_EQ(symmMem, 3);
+  EXPECT_EQ(wrappers, 0) << "an op around another collective's record only wraps it";
+  EXPECT_NE(loaded.note.find("outside c10d"), std::string::npos) << loaded.note;
+  EXPECT_NE(loaded.note.find("symm_mem::multimem_all_reduce_ (3)"), std::string::npos) << loaded.note;
+  EXPECT_EQ(loaded.title.find("-like"), std::string::npos) << loaded.title;
+}
+
 // Every title of every job in tests/data against that job's own counts: a strategy's name only
 // where its collectives are there.
 TEST(ProfilerTrace, EveryTitleInTheCorpusAgreesWithItsCounts) {
