@@ -70,10 +70,10 @@ struct RankTrace {
   // No ProfilerStep#N (the job never called the profiler's step()): the steps are its optimizer
   // steps, each from the end of the one before to the end of its own, numbered from 0.
   bool stepsFromOptimizer = false;
-  int64_t baseTimeNs = 0;          // the epoch time (ns) the trace's times count from
-  std::vector<Step> steps;         // in time order
-  std::vector<Span> c10dOps;       // c10d::..., in time order
-  std::vector<Span> backendSpans;  // gloo:... / nccl:..., in time order
+  int64_t baseTimeNs = 0;            // the epoch time (ns) the trace's times count from
+  std::vector<Step> steps;           // in time order
+  std::vector<Span> c10dOps;         // c10d::..., in time order
+  std::vector<Span> backendSpans;    // gloo:... / nccl:..., in time order
   std::vector<Span> outsideC10dOps;  // collectives by their own ops (symm_mem::..., a framework's), in time order
   std::map<int64_t, ThreadSpans> threads;
   std::vector<MemoryRecord> memory;  // in time order
