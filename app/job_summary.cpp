@@ -78,6 +78,7 @@ int writeTraceSummary(trace::LoadedTrace loaded, const std::string& dir, const s
   result.stepsTrained = loaded.stepsTrained;
   result.worldSize = loaded.recording.ranks();
   result.rankPlacements = loaded.rankPlacements;
+  result.untracedRanks = loaded.untracedRanks;
   result.deviceDescription = loaded.device;
   result.parameterCount = loaded.parameterCount;
   result.device = {loaded.deviceMemoryBytes, loaded.measuredPeakFlops};

@@ -553,6 +553,7 @@ LoadedTrace loadRankFiles(const std::vector<RankFile>& files) {
   const std::string torch = torchOf[first];
   out.device = "recorded by torch.profiler" + (torch.empty() ? std::string() : " (PyTorch " + torch + ")");
   if (!missing.empty()) out.note += "no trace for rank " + formatRanks(missing) + "\n";
+  out.untracedRanks = missing;
   if (std::all_of(events.begin(), events.end(), [](const std::vector<Event>& rank) {
         return std::none_of(rank.begin(), rank.end(), [](const Event& e) { return e.kind == EventKind::Memory; });
       })) {

@@ -28,6 +28,7 @@ struct LoadedTrace {
   std::string source;                 // what recorded it, when not shardscope ("torch.profiler", "torch.cuda.memory")
   std::vector<RankClock> rankClocks;  // per rank (per-rank files): its readings, as applied
   std::vector<std::string> rankPlacements;  // per rank: its device and backend (per-rank files)
+  std::vector<int> untracedRanks;           // a job's ranks no file was given for (torch.profiler)
   int64_t parameterCount = 0;               // the model's, as the ranks reported it
   int64_t deviceMemoryBytes = 0;            // rank 0's GPU as it reported it; 0 on CPU or unknown
   double measuredPeakFlops = 0;             // the matmul peak rank 0 measured; 0 when none was

@@ -1,7 +1,5 @@
 #include "engine/launch/run_summary.h"
 
-#include "config/pipeline_config.h"
-
 #include <algorithm>
 #include <fstream>
 #include <stdexcept>
@@ -225,6 +223,10 @@ nlohmann::json summaryJson(const config::RunConfig& config, const RunResult& res
   const auto limits = stats::deviceLimitsOf(config, result.device);
   for (const auto& s : stats::computeRankStats(config, recording, result.parameterCount, result.device)) {
     ranks.push_back(rankJson(s, result, limits));
+    // Not traced is not empty: a rank no file was given for says so, beside its null figures.
+    if (std::find(result.untracedRanks.begin(), result.untracedRanks.end(), s.rank) != result.untracedRanks.end()) {
+      ranks.back()["traced"] = false;
+    }
   }
   nlohmann::json j = {{"schema", "shardscope.summary/4"},
                       // "incomplete": the run finished, and its recording lost events (full buffers)

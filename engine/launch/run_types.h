@@ -27,6 +27,7 @@ struct RunResult {
   std::optional<int64_t> stepsTrained;
   std::vector<std::vector<double>> stepSeconds;  // [rank][step] wall time per step
   std::vector<std::string> rankPlacements;       // [rank] each rank's own (its GPU, its cores)
+  std::vector<int> untracedRanks;                // a PyTorch job's ranks no trace was given for
   std::string deviceDescription;                 // all of them in one line (trace/rank_placements.h),
                                                  // e.g. "cpu / gloo" or "cpu / gloo / rank 0: cores 0; ..."
   int64_t parameterCount = 0;
