@@ -55,7 +55,8 @@ void addDiffOptions(CLI::App& cmd, DiffChoice& c) {
       ->expected(2);
   cmd.add_option("--gate", c.gate,
                  "the change in step time or peak memory, as a share of A's, below which it is no change, e.g. "
-                 "5% [default: 5%]; a step-time change inside the steps' own spread is never a regression");
+                 "5% [default: 5%]; a step-time change within two standard errors of the difference of the runs' means "
+                 "(from their steps' spread) is never a regression");
   cmd.add_option("--warmup", c.warmup, "steps left out at the start of both runs [default: 1]");
   cmd.add_option("--top", c.top, "how many of the largest changes to list [default: 15]");
   cmd.add_option("--json", c.jsonPath, "also write the diff as JSON to FILE, for tools");

@@ -54,6 +54,9 @@ void peakHeld(const config::PipelineShape& shape, int rank, const std::vector<in
       bytes -= stageBytes;
     }
     out.peakStageMicroBatches = std::max(out.peakStageMicroBatches, static_cast<int>(held.size()));
+    std::set<int> batches;
+    for (const auto& [stage, batch] : held) batches.insert(batch);
+    out.peakMicroBatches = std::max(out.peakMicroBatches, static_cast<int>(batches.size()));
     out.activationBytes = std::max(out.activationBytes, bytes);
   }
 }

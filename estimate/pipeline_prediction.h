@@ -20,6 +20,7 @@ struct PipelineRankPrediction {
   int64_t parameters = 0;         // of its stages (under --tp, before the tensor split)
   int64_t modelStateBytes = 0;    // its share of the whole model's, under the strategy at dp x tp ranks
   int peakStageMicroBatches = 0;  // (stage, micro-batch) activations held at once at most
+  int peakMicroBatches = 0;       // the micro-batches with any of them held, at most (the summary's count)
   int64_t activationBytes = 0;    // gpt: their bytes at that moment; 0 for the mlp (not predicted)
   int64_t sentBytesPerStep = 0;   // activations and gradients to other stages' ranks
 };

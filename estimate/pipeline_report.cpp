@@ -26,6 +26,7 @@ void printPipelineJson(std::FILE* out, const config::RunConfig& config, const Pi
                      {"stages", r.stages},
                      {"parameters", r.parameters},
                      {"model_state_bytes", r.modelStateBytes},
+                     {"microbatches_held_peak", r.peakMicroBatches},
                      {"stage_microbatches_held_peak", r.peakStageMicroBatches},
                      {"activation_bytes", config.model == config::ModelKind::Gpt ? nlohmann::json(r.activationBytes)
                                                                                  : nlohmann::json(nullptr)},
@@ -57,10 +58,14 @@ void printPipelinePrediction(std::FILE* out, const config::RunConfig& config, bo
   std::fprintf(out, "%-9s %-8s %12s %14s %22s %16s\n", "pipe rank", "stages", "parameters", "model states",
                "activations held (max)", "sent/step");
   for (const auto& r : p.ranks) {
+    // Micro-batches held, and (stage, micro-batch) pairs where a rank's stages hold one twice.
+    const std::string count =
+        std::to_string(r.peakMicroBatches) + " mb" +
+        (r.peakStageMicroBatches != r.peakMicroBatches ? ", " + std::to_string(r.peakStageMicroBatches) + " stage-mb"
+                                                       : "");
     const std::string held = config.model == config::ModelKind::Gpt
-                                 ? formatBytes(static_cast<double>(r.activationBytes)) + " (" +
-                                       std::to_string(r.peakStageMicroBatches) + " mb)"
-                                 : std::to_string(r.peakStageMicroBatches) + " mb";
+                                 ? formatBytes(static_cast<double>(r.activationBytes)) + " (" + count + ")"
+                                 : count;
     std::fprintf(out, "%-9d %-8s %12lld %14s %22s %16s\n", r.pipeRank, stagesText(r.stages).c_str(),
                  static_cast<long long>(r.parameters), formatBytes(static_cast<double>(r.modelStateBytes)).c_str(),
                  held.c_str(), formatBytes(static_cast<double>(r.sentBytesPerStep)).c_str());

@@ -498,8 +498,11 @@ bool wrapsAnother(const RankTrace& trace, const Span& op) {
   for (const auto* list : {&trace.c10dOps, &trace.backendSpans, &trace.outsideC10dOps}) {
     auto it =
         std::lower_bound(list->begin(), list->end(), op.begin, [](const Span& s, int64_t t) { return s.begin < t; });
-    for (; it != list->end() && it->begin <= op.end; ++it) {
-      if (it->thread == op.thread && &*it != &op) return true;
+    for (; it != list->end() && it->begin < op.end; ++it) {
+      // Strictly inside: one that starts where `op` ends is the next, and two of the same extent
+      // are one record seen twice, not a wrapper and its collective.
+      const bool sameExtent = it->begin == op.begin && it->end >= op.end;
+      if (it->thread == op.thread && &*it != &op && it->end <= op.end && !sameExtent) return true;
     }
   }
   return false;

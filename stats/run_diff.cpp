@@ -135,7 +135,16 @@ std::map<std::string, Measure> alignedSpans(const trace::RankTimeline& t, int64_
   };
   std::map<std::string, Measure> out;
   std::map<std::pair<int32_t, std::string>, int> seen;  // (step, key): how many so far, for the order
-  const double steps = std::max(1, to - from);
+  // Per step recorded in detail (--recording alternate records every other; a long run's oldest
+  // are folded): the steps of [from, to) this rank has spans of.
+  std::set<int32_t> recorded;
+  for (const auto& c : t.compute) {
+    if (c.step >= from && c.step < to) recorded.insert(c.step);
+  }
+  for (const auto& c : t.collectives) {
+    if (c.step >= from && c.step < to) recorded.insert(c.step);
+  }
+  const double steps = std::max<double>(1, static_cast<double>(recorded.size()));
   const std::string who = "rank " + std::to_string(rank) + ", ";
   for (const auto& c : t.collectives) {
     if (c.step < from || c.step >= to) continue;
@@ -173,6 +182,8 @@ void addTimelineChanges(const DiffSide& a, const DiffSide& b, size_t ranks, int 
     const int rank = static_cast<int>(r);
     const auto ma = alignedSpans(a.recording->rank(rank), a.recording->originNs(), rank, from, to);
     const auto mb = alignedSpans(b.recording->rank(rank), b.recording->originNs(), rank, from, to);
+    double bytesA = 0;  // what the rank's collectives moved per step in A: a byte change's measure
+    for (const auto& [key, x] : ma) bytesA += x.bytes;
     int onlyA = 0, onlyB = 0;
     std::string exampleA, exampleB;
     for (const auto& [key, x] : ma) {
@@ -186,7 +197,7 @@ void addTimelineChanges(const DiffSide& a, const DiffSide& b, size_t ranks, int 
           {x.figure, x.where, rank, DiffUnit::Seconds, x.seconds, y.seconds, (y.seconds - x.seconds) / step, y.at});
       if (x.bytes != y.bytes) {
         d.changes.push_back({x.figure + " bytes", x.where, rank, DiffUnit::Bytes, x.bytes, y.bytes,
-                             (y.bytes - x.bytes) / std::max(1.0, x.bytes), y.at});
+                             (y.bytes - x.bytes) / std::max(1.0, bytesA), y.at});
       }
     }
     for (const auto& [key, y] : mb) {
@@ -200,7 +211,9 @@ void addTimelineChanges(const DiffSide& a, const DiffSide& b, size_t ranks, int 
 }
 
 void noteWhatDiffers(const DiffSide& a, const DiffSide& b, RunDiff& d) {
-  if (a.ranks.size() != b.ranks.size()) {
+  if (a.ranks.empty() || b.ranks.empty()) {
+    d.notes.push_back(std::string(a.ranks.empty() ? "A" : "B") + " has no rank's figures: only the run's compared");
+  } else if (a.ranks.size() != b.ranks.size()) {
     d.notes.push_back("A has " + std::to_string(a.ranks.size()) + " ranks and B " + std::to_string(b.ranks.size()) +
                       ": ranks 0 to " + std::to_string(std::min(a.ranks.size(), b.ranks.size()) - 1) +
                       " are compared rank by rank, the rest only in the run's figures");

@@ -1,11 +1,12 @@
 // Two runs diffed: "why is B worse than A". The runs are aligned by step (the steady steps, after
 // a warm-up, that both recorded), then per rank: collectives by (op, group, unit, phase,
 // micro-batch, order within the step), compute by (phase, unit), memory by role. Each figure is
-// given as A, B, the change and the change's share (of A's step time, or of A's peak), the largest
-// first, each naming where it happens. A verdict on step time and peak memory says regression,
-// improvement or no change, and never calls a difference inside the steps' own spread a
-// regression. What cannot be aligned (other world sizes, strategies, events one run lacks) is
-// said, not guessed.
+// given as A, B, the change and the change's share (of A's step time for times, of the rank's peak
+// for memory, of the bytes the rank's collectives moved per step for bytes), the largest first,
+// each naming where it happens. A verdict on step time and peak memory says regression,
+// improvement or no change, and never calls a step-time difference within two standard errors of
+// the difference of the two runs' means (from their step-to-step spread) a regression. What cannot be aligned (other
+// world sizes, strategies, events one run lacks) is said, not guessed.
 #pragma once
 
 #include <cstdint>
@@ -33,7 +34,8 @@ struct DiffChange {
   int rank = -1;       // -1: the whole run
   DiffUnit unit = DiffUnit::Seconds;
   double a = 0, b = 0;  // per step (times; bytes moved), or at the peak (memory)
-  double share = 0;     // (b - a) over A's step time (times) or A's peak (bytes, percent points / 100)
+  double share = 0;     // (b - a) over A's step time (times), the rank's A peak (memory), the bytes its
+                        // collectives moved per step in A (bytes moved), or 100 (percent points)
   std::string at;       // where it first happens in B's steps compared, as --at takes a time ("1234.500us" from
                         // B's start); "" for a figure of no one span
 };

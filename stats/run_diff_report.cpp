@@ -53,9 +53,11 @@ void printRunDiff(std::FILE* out, const RunDiff& d, const DiffSide& a, const Dif
                  valueText(c.unit, c.b).c_str(), changeText(c).c_str(), 100 * c.share);
   }
   if (shown == 0) std::fprintf(out, "(nothing differs)\n");
-  std::fprintf(out,
-               "\nper step where a time or bytes moved; memory at its peak. share: the change over A's step time "
-               "(times) or A's peak on that rank (memory), or its own A (bytes moved)\n");
+  std::fprintf(
+      out,
+      "\nper step where a time or bytes moved; memory at its peak. share: the change over A's step time "
+      "(times), A's peak on that rank (memory), or the bytes that rank's collectives moved per step in A (bytes "
+      "moved)\n");
   for (const auto& note : d.notes) std::fprintf(out, "note: %s\n", note.c_str());
 }
 

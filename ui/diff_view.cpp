@@ -38,6 +38,10 @@ ImVec4 verdictColor(stats::Verdict v) {
 void refreshDiff(DiffViewState& state, const std::vector<Session>& sessions,
                  const std::vector<std::vector<stats::RankStats>>& stats, uint64_t storeVersion) {
   if (storeVersion == state.version) return;
+  // The diff walks every span of both runs: while one records, not every frame.
+  const auto now = std::chrono::steady_clock::now();
+  if (anyRecording(sessions) && state.version != UINT64_MAX && now - state.lastPass < std::chrono::seconds(2)) return;
+  state.lastPass = now;
   state.version = storeVersion;
   state.error.clear();
   if (sessions.size() < 2 || stats.size() < 2) {

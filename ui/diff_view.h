@@ -3,6 +3,7 @@
 // happens in B, at the first step compared.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@ namespace shardscope::ui {
 // Kept between frames: the diff walks every span of both runs, so only when the store changes.
 struct DiffViewState {
   uint64_t version = UINT64_MAX;
+  std::chrono::steady_clock::time_point lastPass;  // while a run records, a pass at most every 2 s
   stats::RunDiff diff;
   std::string error;      // why there is no diff
   std::string pendingAt;  // a row clicked: where the playhead goes (the window applies it)

@@ -89,8 +89,8 @@ void drawPipelinePrediction(const config::RunConfig& config, const std::vector<S
          std::abs(states - static_cast<double>(r.modelStateBytes)) <= 0.01 * states);
     const double held = measuredAt(config, ranks, r.pipeRank,
                                    [](const stats::RankStats& s) { return double(s.peakMicroBatchesInFlight); });
-    cell(std::to_string(r.peakStageMicroBatches) + " micro-batch-stages",
-         measured ? std::to_string(static_cast<int>(held)) : "", held == r.peakStageMicroBatches);
+    cell(std::to_string(r.peakMicroBatches) + " micro-batches", measured ? std::to_string(static_cast<int>(held)) : "",
+         held == r.peakMicroBatches);
     const int pipe = static_cast<int>(trace::ProcessGroup::Pipe);
     const double sent = measuredAt(config, ranks, r.pipeRank, [&](const stats::RankStats& s) {
       return s.recordedSteps > 0 ? double(s.sentBytesByGroup[pipe]) / s.recordedSteps : 0.0;

@@ -14,21 +14,22 @@ namespace {
 using config::PipeActionKind;
 using Measured = std::vector<std::vector<stats::MeasuredAction>>;
 
-// The step the playhead is in (`tAbs`, on the recording's clock), else the last one every rank
-// finished; -1 where a rank has none.
-int32_t chosenStep(const Measured& ranks, int64_t tAbs) {
-  int32_t lastDone = INT32_MAX;
-  for (const auto& actions : ranks) {
-    if (actions.empty()) return -1;
-    lastDone = std::min(lastDone, actions.back().step);
+// The last step every rank ran whole (all its schedule's actions), or -1.
+int32_t lastWholeStep(const Session& s, const Measured& ranks) {
+  const auto shape = config::pipelineShapeOf(s.config);
+  std::map<int32_t, int> whole;  // step -> ranks that ran it whole
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    const auto place = config::pipelinePlace(static_cast<int>(r), s.config.world, s.config.pp);
+    const size_t expected = config::rankActions(shape, place.pipeRank).size();
+    std::map<int32_t, size_t> counts;
+    for (const auto& a : ranks[r]) ++counts[a.step];
+    for (const auto& [step, n] : counts) whole[step] += n == expected ? 1 : 0;
   }
-  const auto& first = ranks.front();
-  if (tAbs < first.front().beginNs || tAbs >= first.back().endNs) return lastDone;
-  int32_t at = first.front().step;
-  for (const auto& a : first) {
-    if (a.beginNs <= tAbs) at = a.step;
+  int32_t last = -1;
+  for (const auto& [step, n] : whole) {
+    if (n == static_cast<int>(ranks.size())) last = step;
   }
-  return std::min(at, lastDone);
+  return last;
 }
 
 // The step's actions on one rank.
@@ -118,7 +119,29 @@ void addPlan(const config::PipelineShape& shape, ScheduleFrame& frame, const std
 
 }  // namespace
 
+int32_t scheduleStepAt(const Session& s, const std::vector<std::vector<stats::MeasuredAction>>& all,
+                       double playheadNs) {
+  const int32_t lastDone = lastWholeStep(s, all);
+  if (lastDone < 0 || all.empty() || all.front().empty()) return lastDone;
+  const auto& first = all.front();
+  const auto tAbs = static_cast<int64_t>(playheadNs) + s.recording.originNs();
+  if (tAbs < first.front().beginNs || tAbs >= first.back().endNs) return lastDone;
+  int32_t at = first.front().step;
+  for (const auto& a : first) {
+    if (a.beginNs <= tAbs) at = a.step;
+  }
+  return std::min(at, lastDone);
+}
+
 ScheduleFrame scheduleFrame(const Session& s, double playheadNs) {
+  if (s.config.pp < 2) return scheduleFrameOf(s, {}, -1);
+  std::vector<std::vector<stats::MeasuredAction>> all;
+  for (int r = 0; r < s.recording.ranks(); ++r) all.push_back(stats::measuredActions(s.recording.rank(r)));
+  return scheduleFrameOf(s, all, scheduleStepAt(s, all, playheadNs));
+}
+
+ScheduleFrame scheduleFrameOf(const Session& s, const std::vector<std::vector<stats::MeasuredAction>>& all,
+                              int32_t chosen) {
   ScheduleFrame frame;
   if (s.config.pp < 2) {
     frame.error =
@@ -126,12 +149,10 @@ ScheduleFrame scheduleFrame(const Session& s, double playheadNs) {
         "compare --schedules, to see a schedule against its run.";
     return frame;
   }
-  const int ranks = s.recording.ranks();
-  Measured all;
-  for (int r = 0; r < ranks; ++r) all.push_back(stats::measuredActions(s.recording.rank(r)));
-  frame.step = ranks > 0 ? chosenStep(all, static_cast<int64_t>(playheadNs) + s.recording.originNs()) : -1;
+  const int ranks = static_cast<int>(all.size());
+  frame.step = chosen;
   if (frame.step < 0) {
-    frame.error = "No step of this pipeline has been recorded yet on every rank.";
+    frame.error = "No step of this pipeline has been recorded whole on every rank yet.";
     return frame;
   }
   Measured step;

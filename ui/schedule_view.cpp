@@ -221,13 +221,17 @@ void drawScheduleTab(ScheduleViewState& state, const std::vector<Session>& sessi
     return;
   }
   const Session& s = sessions[static_cast<size_t>(index)];
-  const double tAbs = playheadNs + static_cast<double>(s.recording.originNs());
-  const ScheduleFrame& old = state.frame;
-  const bool inStep =
-      tAbs >= static_cast<double>(old.stepBeginNs) && tAbs <= static_cast<double>(old.stepBeginNs) + old.seconds * 1e9;
-  if (index != before || storeVersion != state.version || (!inStep && old.step >= 0)) {
-    state.frame = scheduleFrame(s, playheadNs);
+  if (index != before || index != state.actionsOf || storeVersion != state.version) {
+    state.actions.clear();
+    if (s.config.pp > 1) {
+      for (int r = 0; r < s.recording.ranks(); ++r)
+        state.actions.push_back(stats::measuredActions(s.recording.rank(r)));
+    }
+    state.actionsOf = index;
     state.version = storeVersion;
+    state.frame = scheduleFrameOf(s, state.actions, scheduleStepAt(s, state.actions, playheadNs));
+  } else if (const int32_t step = scheduleStepAt(s, state.actions, playheadNs); step != state.frame.step) {
+    state.frame = scheduleFrameOf(s, state.actions, step);
   }
   const ScheduleFrame& f = state.frame;
   if (!f.error.empty()) {

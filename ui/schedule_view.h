@@ -55,8 +55,14 @@ struct ScheduleFrame {
 };
 
 // The frame for `session` at the playhead (relative to its origin): the step the playhead is in,
-// else the last step every rank finished.
+// else the last step every rank ran whole (all its schedule's actions).
 ScheduleFrame scheduleFrame(const Session& session, double playheadNs);
+// The same in two parts, for a view that keeps each rank's measured actions between frames: which
+// step (-1: none whole yet), and its frame.
+int32_t scheduleStepAt(const Session& session, const std::vector<std::vector<stats::MeasuredAction>>& actions,
+                       double playheadNs);
+ScheduleFrame scheduleFrameOf(const Session& session, const std::vector<std::vector<stats::MeasuredAction>>& actions,
+                              int32_t step);
 
 // What the tab keeps between frames: the session shown, and its frame until the store changes or
 // the playhead leaves the step (a frame walks every rank's spans, which a frame must not redo).
@@ -64,6 +70,8 @@ struct ScheduleViewState {
   int session = -1;   // -1: the first that ran a pipeline
   int followed = -1;  // the playhead's session when last seen: a new one (a caption's run) is shown
   uint64_t version = UINT64_MAX;
+  int actionsOf = -1;                                       // the session `actions` were read from
+  std::vector<std::vector<stats::MeasuredAction>> actions;  // its ranks' actions, per store version
   ScheduleFrame frame;
 };
 

@@ -128,8 +128,15 @@ at::Tensor backwardInputOnly(const at::Tensor& output, const at::Tensor& gradOut
     hooks.push_back(hook.get());
     branch.node->add_pre_hook(std::move(hook));
   }
+  // The hooks point into `kept`: off the nodes again however the backward ends (it may throw).
+  struct RemoveHooks {
+    DeferredWeightGradients& kept;
+    const std::vector<const ag::FunctionPreHook*>& hooks;
+    ~RemoveHooks() {
+      for (size_t i = 0; i < hooks.size(); ++i) removeHook(*kept.branches[i].node, hooks[i]);
+    }
+  } removeHooks{*kept, hooks};
   at::Tensor inputGradient = ag::grad({output}, {input}, {gradOutput}, /*retain_graph=*/true)[0];
-  for (size_t i = 0; i < hooks.size(); ++i) removeHook(*kept->branches[i].node, hooks[i]);
   deferred = splits ? std::move(kept) : nullptr;
   return inputGradient;
 }

@@ -171,7 +171,7 @@ at::Tensor backwardInputStages(const StagedModel& model, Strategy& strategy, con
       gradOutput = flows ? backwardInputOnly(kept.outputs[s], gradOutput, kept.inputs[s],
                                              trainedWeightsOf(model, strategy, unitOfStage), kept.deferred[s])
                          : at::Tensor();
-      if (kept.deferred[s]) {  // W starts from what I kept: the rest of this stage's graph may go
+      if (kept.deferred[s]) {  // W starts from the nodes I kept (which hold what lies below them)
         kept.outputs[s] = kept.inputs[s] = kept.outputGradients[s] = at::Tensor();
       }
     }

@@ -67,6 +67,19 @@ TEST(Diff, Bf16HalvesEveryGathersBytes) {
   EXPECT_GE(gathers, 2 * 7) << d.dump(1);
 }
 
+// A run recorded every other step (--recording alternate) moves the same bytes per step as one
+// recorded every step: per step is per step recorded, not per step of the range.
+TEST(Diff, EveryOtherStepRecordedMovesTheSameBytesPerStep) {
+  const auto dir = testing::freshTempDir("diff_alternate");
+  const auto every = recorded(dir, "every", {"--strategy", "full_shard"});
+  const auto alternate = recorded(dir, "alternate", {"--strategy", "full_shard", "--recording", "alternate"});
+  const auto d = diffJson(every, alternate, dir, -1);
+  for (const auto& c : d["changes"]) {
+    const std::string figure = c["figure"];
+    EXPECT_EQ(figure.find("bytes"), std::string::npos) << "no collective's bytes per step changed: " << c.dump();
+  }
+}
+
 TEST(Diff, ASlowRankIsARegressionThatNamesIt) {
   const auto dir = testing::freshTempDir("diff_slow");
   const auto plain = recorded(dir, "plain", {"--strategy", "ddp"});

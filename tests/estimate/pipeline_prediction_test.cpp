@@ -60,7 +60,8 @@ TEST(PipelinePrediction, ARunMeasuresWhatTheScheduleHoldsAndSends) {
     for (int rank = 0; rank < 2; ++rank) {
       const auto& p = predicted.ranks[static_cast<size_t>(rank)];
       const auto& m = ranks[rank];
-      EXPECT_EQ(p.peakStageMicroBatches, m["pipeline"]["microbatches_in_flight_peak"].get<int>()) << rank;
+      EXPECT_EQ(p.peakMicroBatches, m["pipeline"]["microbatches_in_flight_peak"].get<int>()) << rank;
+      EXPECT_EQ(p.peakMicroBatches, p.peakStageMicroBatches) << "one stage a rank";
       EXPECT_EQ(p.sentBytesPerStep, m["traffic_per_step"]["sent_bytes_by_group"]["pipe"].get<double>()) << rank;
       // ddp over a stage's one data rank, fp32 Adam: 16 bytes a parameter (the optimizer's state as it
       // stays between steps: its peak adds the update's temporaries, which no model-state form counts).
