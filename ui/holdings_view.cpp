@@ -6,6 +6,7 @@
 
 #include <imgui.h>
 
+#include "config/pipeline_config.h"
 #include "trace/format.h"
 #include "ui/theme.h"
 #include "ui/timeline_view.h"
@@ -101,13 +102,6 @@ int64_t drawCell(ImDrawList* dl, ImVec2 a, ImVec2 b, const RoleBytes& held, doub
   return total;
 }
 
-// "rank 3", or under --tp N both of its places: "rank 3 d1 t1" (data rank 3 / N, tensor rank 3 % N).
-std::string rankRowLabel(int rank, int tensorRanks) {
-  std::string label = "rank " + std::to_string(rank);
-  if (tensorRanks > 1) label += " d" + std::to_string(rank / tensorRanks) + " t" + std::to_string(rank % tensorRanks);
-  return label;
-}
-
 // --offload cpu: rank r's host memory per unit, a row of framed cells under its device row (the
 // shards, their gradients and the optimizer's state, moved off the device), to the host's scale.
 void drawHostRow(ImDrawList* dl, const trace::RunRecording& rec, int r, const std::vector<int32_t>& units, int64_t tAbs,
@@ -184,11 +178,10 @@ UnownedMemory unownedMemory(const trace::RunRecording& rec, const std::vector<in
 }
 
 // The grid at the cursor, `columns` wide and `rows` high, sharing `width` x `height` among them.
-CellGrid holdingsGrid(float width, float height, int columns, int rows, int tensorRanks) {
+CellGrid holdingsGrid(float width, float height, int columns, int rows, float labelWidth) {
   CellGrid grid;
   grid.origin = ImGui::GetCursorScreenPos();
-  // Under --tp a row names both of a rank's places: its data rank d and its tensor rank t.
-  grid.labelWidth = px(tensorRanks > 1 ? 104.0f : 60.0f);
+  grid.labelWidth = labelWidth;
   grid.headerHeight = ImGui::GetFontSize() + px(7.0f);
   grid.cellWidth = std::max(px(24.0f), (width - grid.labelWidth) / static_cast<float>(columns));
   grid.rowHeight = std::clamp((height - grid.headerHeight) / static_cast<float>(rows), px(22.0f), px(140.0f));
@@ -225,6 +218,25 @@ void drawNoUnitsNotice(const Session& session) {
 }
 
 }  // namespace
+
+// "rank 3"; under --tp N both of its places in its stage's grid, "rank 3 d1 t1" (data rank, tensor
+// rank 3 % N); under --pp the pipeline stages it holds too, "rank 3 s1,3".
+std::string rankRowLabel(int rank, const config::RunConfig& c) {
+  std::string label = "rank " + std::to_string(rank);
+  const int tensorRanks = std::max(1, c.tp), pipeRanks = std::max(1, c.pp);
+  const auto place = config::pipelinePlace(rank, std::max(c.world, rank + 1), pipeRanks);
+  if (tensorRanks > 1) {
+    label += " d" + std::to_string(place.stageRank / tensorRanks) + " t" + std::to_string(rank % tensorRanks);
+  }
+  if (pipeRanks > 1) {
+    std::string stages;
+    for (int s : config::stagesOfRank(config::pipelineShapeOf(c), place.pipeRank)) {
+      stages += (stages.empty() ? "" : ",") + std::to_string(s);
+    }
+    label += " s" + stages;
+  }
+  return label;
+}
 
 bool recordsHostMemoryPerUnit(const trace::RunRecording& rec) { return unitScale(rec, trace::MemorySpace::Host) > 0; }
 
@@ -271,12 +283,18 @@ void drawHoldings(const Session& session, double tNs, float width, float height,
 
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const int columns = static_cast<int>(units.size()) + (showUnowned ? 1 : 0);
-  const int tensorRanks = std::max(1, session.config.tp);
-  const CellGrid grid = holdingsGrid(width, height, columns, rec.ranks() * rowsPerRank, tensorRanks);
+  // Each row named by the rank's places (rankRowLabel), the label column as wide as the widest.
+  std::vector<std::string> labels;
+  float labelWidth = px(60.0f);
+  for (int r = 0; r < rec.ranks(); ++r) {
+    labels.push_back(rankRowLabel(r, session.config));
+    labelWidth = std::max(labelWidth, ImGui::CalcTextSize(labels.back().c_str()).x + px(12.0f));
+  }
+  const CellGrid grid = holdingsGrid(width, height, columns, rec.ranks() * rowsPerRank, labelWidth);
   drawColumnHeaders(dl, grid, units, showUnowned);
   for (int r = 0; r < rec.ranks(); ++r) {
     const int row = r * rowsPerRank;
-    grid.label(dl, row, rankRowLabel(r, tensorRanks).c_str(), IM_COL32(230, 230, 235, 255));
+    grid.label(dl, row, labels[static_cast<size_t>(r)].c_str(), IM_COL32(230, 230, 235, 255));
     if (rowsPerRank == 2) drawHostRow(dl, rec, r, units, tAbs, hostScale, grid, row + 1, local);
     drawDeviceRow(dl, rec, r, units, tAbs, scale, grid, row, local);
     if (showUnowned) {

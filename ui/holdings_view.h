@@ -37,6 +37,10 @@ bool recordsHostMemoryPerUnit(const trace::RunRecording& rec);
 // else "12", else "" (hovering a cell names its unit), so that no label runs into the next one's.
 std::string fittedUnitLabel(const std::string& name, float width);
 
+// A row's name: "rank 3"; under --tp N both of its places in its stage's grid, "rank 3 d1 t1";
+// under --pp the pipeline stages it holds too, "rank 3 s1,3".
+std::string rankRowLabel(int rank, const config::RunConfig& config);
+
 // Draws the grid into the current window at the cursor, `width` x `height`, for time `tNs`
 // (relative to the session's origin).
 void drawHoldings(const Session& session, double tNs, float width, float height, HoldingsFrameStats* stats = nullptr);

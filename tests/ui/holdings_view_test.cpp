@@ -70,5 +70,21 @@ TEST(HoldingsView, OffloadedRanksGetAHostRowPerUnit) {
   EXPECT_FALSE(recordsHostMemoryPerUnit(plain.recording));
 }
 
+// Each row names the rank's places: its data and tensor rank within its stage, and its stages.
+TEST(HoldingsView, RowsNameEachRanksPlacesAndStages) {
+  config::RunConfig c;
+  c.world = 4;
+  c.tp = 2;
+  EXPECT_EQ(rankRowLabel(2, c), "rank 2 d1 t0");
+  c.pp = 2;
+  c.schedule = config::PipelineSchedule::Interleaved1F1B;
+  EXPECT_EQ(rankRowLabel(0, c), "rank 0 d0 t0 s0,2");
+  EXPECT_EQ(rankRowLabel(3, c), "rank 3 d0 t1 s1,3") << "its data rank within its stage's ranks";
+  c.tp = 1;
+  c.world = 2;
+  c.schedule = config::PipelineSchedule::OneFOneB;
+  EXPECT_EQ(rankRowLabel(1, c), "rank 1 s1");
+}
+
 }  // namespace
 }  // namespace shardscope::ui
