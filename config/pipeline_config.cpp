@@ -1,5 +1,7 @@
 #include "config/pipeline_config.h"
 
+#include "config/model_layout.h"
+
 #include <algorithm>
 
 namespace shardscope::config {
@@ -118,6 +120,23 @@ std::vector<RunConfig> underEachSchedule(const RunConfig& base, const std::vecto
     runs.push_back(c);
   }
   return runs;
+}
+
+std::vector<int> stageOfEachParameter(const std::vector<ParamSpec>& params, int blocks, int stages) {
+  const auto split = stageBlocks(blocks, stages);
+  std::vector<int> out;
+  bool blocksBegun = false;
+  for (const auto& p : params) {
+    if (p.unit == kRootUnit) {
+      out.push_back(blocksBegun ? stages - 1 : 0);
+      continue;
+    }
+    blocksBegun = true;
+    int stage = 0;
+    while (stage + 1 < stages && p.unit >= split[static_cast<size_t>(stage + 1)].first) ++stage;
+    out.push_back(stage);
+  }
+  return out;
 }
 
 }  // namespace shardscope::config

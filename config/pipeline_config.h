@@ -15,6 +15,8 @@
 
 namespace shardscope::config {
 
+struct ParamSpec;  // config/model_layout.h
+
 // The schedule, P, V and M of `config`, with V's default (1, or 2 for the schedules that loop)
 // and M's (P, or 2P for those) filled in.
 PipelineShape pipelineShapeOf(const RunConfig& config);
@@ -26,6 +28,12 @@ struct PipelinePlace {
   int stageRanks = 1;  // world / P: the ranks of one stage, a (data, tensor) grid
 };
 PipelinePlace pipelinePlace(int rank, int worldSize, int pipeRanks);
+
+// The pipeline stage that holds each of `params` (a model's, in its order) split into `stages`
+// over its `blocks`: a block's with its stage (config::stageBlocks), the root's listed before the
+// blocks (the embedding, the input layer) with the first stage, the rest (final norm, head) with
+// the last. The engine slices the model by it; the estimator counts each rank's share by it.
+std::vector<int> stageOfEachParameter(const std::vector<ParamSpec>& params, int blocks, int stages);
 
 // The shape of what crosses between two stages for a micro-batch of `rows` samples: a block's
 // output ([rows, seq, hidden] for gpt, its sequence split under --sequence-parallel;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <sstream>
 #include <tuple>
 
@@ -231,6 +232,31 @@ std::vector<PipeAction> rankActions(const PipelineShape& shape, int rank) {
 
 std::string actionText(const PipeAction& action) {
   return std::to_string(action.stage) + kindText(action.kind) + std::to_string(action.microBatch);
+}
+
+bool carriesGradient(const PipeAction& a) { return a.kind == Kind::SendGradient || a.kind == Kind::RecvGradient; }
+
+int sendingStage(const PipeAction& a) {
+  if (a.kind == Kind::RecvGradient) return a.stage + 1;
+  if (a.kind == Kind::RecvActivation) return a.stage - 1;
+  return a.stage;
+}
+
+std::string transferLabel(const PipeAction& a) {
+  const int from = sendingStage(a), to = carriesGradient(a) ? from - 1 : from + 1;
+  return std::string(carriesGradient(a) ? "B" : "F") + " mb" + std::to_string(a.microBatch) + " stage" +
+         std::to_string(from) + "->" + std::to_string(to);
+}
+
+void HeldActivations::run(const PipeAction& a) {
+  if (a.kind == Kind::Forward) held_.insert({a.stage, a.microBatch});
+  if (a.kind == Kind::Backward || a.kind == Kind::BackwardWeight) held_.erase({a.stage, a.microBatch});
+}
+
+int HeldActivations::microBatches() const {
+  std::set<int> batches;
+  for (const auto& [stage, batch] : held_) batches.insert(batch);
+  return static_cast<int>(batches.size());
 }
 
 std::optional<PipeAction> parseActionText(const std::string& text) {

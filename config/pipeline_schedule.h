@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -81,10 +82,30 @@ std::vector<PipeAction> rankActions(const PipelineShape& shape, int rank);
 
 // "1F3" (stage 1, forward, micro-batch 3), "0SEND_F2", as torch.distributed.pipelining prints them.
 std::string actionText(const PipeAction& action);
+// Of a transfer (a send or a receive): whether it carries a gradient (else an activation), the
+// stage it leaves (an activation goes from stage s to s + 1, a gradient from s to s - 1), and its
+// label, "F mb3 stage1->2": what crosses, for which micro-batch, from which stage to which.
+bool carriesGradient(const PipeAction& transfer);
+int sendingStage(const PipeAction& transfer);
+std::string transferLabel(const PipeAction& transfer);
+
 // actionText's inverse: nothing for text that names no action ("forward blocks.1").
 std::optional<PipeAction> parseActionText(const std::string& text);
 // Every rank's list, one line per rank, for --print-schedule.
 std::string scheduleText(const PipelineShape& shape);
+
+// The activations a rank holds as it runs its compute actions in order: a forward keeps its
+// stage's share of its micro-batch until that micro-batch's backward on that stage (or, after an
+// I, its W) frees it. The estimator walks a schedule's list with it, the schedule view a run's.
+class HeldActivations {
+ public:
+  void run(const PipeAction& computeAction);
+  const std::set<std::pair<int, int>>& stageMicroBatches() const { return held_; }  // (stage, micro-batch)
+  int microBatches() const;                                                         // with any stage's held
+
+ private:
+  std::set<std::pair<int, int>> held_;
+};
 
 // How long each kind of compute action takes, for a planned timeline (any unit).
 struct ActionDurations {

@@ -44,43 +44,18 @@ std::vector<int64_t> activationBytesPerStage(const config::RunConfig& c, const c
 // its backward (or its W) frees them. The most (stage, micro-batch) pairs held, and their bytes.
 void peakHeld(const config::PipelineShape& shape, int rank, const std::vector<int64_t>& perStage,
               PipelineRankPrediction& out) {
-  std::set<std::pair<int, int>> held;
-  int64_t bytes = 0;
+  config::HeldActivations held;
   for (const auto& a : config::computeActions(shape, rank)) {
-    const std::pair<int, int> key{a.stage, a.microBatch};
-    const int64_t stageBytes = perStage[static_cast<size_t>(a.stage)];
-    if (a.kind == PipeActionKind::Forward && held.insert(key).second) bytes += stageBytes;
-    if ((a.kind == PipeActionKind::Backward || a.kind == PipeActionKind::BackwardWeight) && held.erase(key) > 0) {
-      bytes -= stageBytes;
-    }
-    out.peakStageMicroBatches = std::max(out.peakStageMicroBatches, static_cast<int>(held.size()));
-    std::set<int> batches;
-    for (const auto& [stage, batch] : held) batches.insert(batch);
-    out.peakMicroBatches = std::max(out.peakMicroBatches, static_cast<int>(batches.size()));
+    held.run(a);
+    int64_t bytes = 0;
+    for (const auto& [stage, batch] : held.stageMicroBatches()) bytes += perStage[static_cast<size_t>(stage)];
+    out.peakStageMicroBatches = std::max(out.peakStageMicroBatches, static_cast<int>(held.stageMicroBatches().size()));
+    out.peakMicroBatches = std::max(out.peakMicroBatches, held.microBatches());
     out.activationBytes = std::max(out.activationBytes, bytes);
   }
 }
 
 }  // namespace
-
-std::vector<int> stageOfEachParameter(const config::RunConfig& c) {
-  const auto shape = config::pipelineShapeOf(c);
-  const auto blocks = config::stageBlocks(c.layers, shape.stages());
-  const auto params = config::modelLayout(c);
-  std::vector<int> out;
-  bool blocksBegun = false;
-  for (const auto& p : params) {
-    if (p.unit == config::kRootUnit) {
-      out.push_back(blocksBegun ? shape.stages() - 1 : 0);
-      continue;
-    }
-    blocksBegun = true;
-    int stage = 0;
-    while (stage + 1 < shape.stages() && p.unit >= blocks[static_cast<size_t>(stage + 1)].first) ++stage;
-    out.push_back(stage);
-  }
-  return out;
-}
 
 PipelinePrediction predictPipeline(const config::RunConfig& c) {
   PipelinePrediction out;
@@ -91,7 +66,7 @@ PipelinePrediction predictPipeline(const config::RunConfig& c) {
   for (int64_t d : config::boundaryShape(c, rows)) elements *= d;
   out.messageBytes = elements * (c.precision == config::Precision::Bf16 ? 2 : 4);
   const auto params = config::modelLayout(c);
-  const auto stageOf = stageOfEachParameter(c);
+  const auto stageOf = config::stageOfEachParameter(params, c.layers, out.shape.stages());
   int64_t total = 0;
   for (const auto& p : params) total += p.numel();
   const int64_t wholeStates = predictRun(wholeModelAtOneStage(c)).modelStateBytes();

@@ -35,11 +35,6 @@ struct PipelinePrediction {
 // For a configuration that validate() accepts with --pp 2 or more.
 PipelinePrediction predictPipeline(const config::RunConfig& config);
 
-// The pipeline stage that holds each of the model's parameters (config::modelLayout's order): a
-// block's with its stage, the root's before the blocks (the embedding) with the first stage, the
-// rest (final norm, head) with the last, as the engine slices the model.
-std::vector<int> stageOfEachParameter(const config::RunConfig& config);
-
 // One layout of `gpus` GPUs as (pp, dp, tp), for the 3-D question: model states per GPU with each
 // stage's share of the model split t ways, under ZeRO-1 over dp (Megatron's distributed optimizer:
 // weights and gradients whole per stage and tensor slice, the optimizer state divided) and under

@@ -60,16 +60,18 @@ std::optional<config::ActionDurations> meanActionSeconds(const std::vector<std::
   return d;
 }
 
-std::vector<PlannedBubble> plannedBubbles(const config::PipelineShape& shape,
-                                          const config::ActionDurations& durations) {
-  const auto plan = config::plannedTimeline(shape, durations);
-  if (!plan) return {};
+double plannedStep(const Plan& plan) {
   double makespan = 0;
-  for (const auto& rank : *plan) {
+  for (const auto& rank : plan) {
     for (const auto& a : rank) makespan = std::max(makespan, a.end);
   }
+  return makespan;
+}
+
+std::vector<PlannedBubble> plannedBubbles(const Plan& plan) {
+  const double makespan = plannedStep(plan);
   std::vector<PlannedBubble> out;
-  for (const auto& rank : *plan) {
+  for (const auto& rank : plan) {
     double busy = 0;
     for (const auto& a : rank) busy += a.end - a.start;
     const double bubble = makespan - busy;

@@ -29,12 +29,14 @@ std::vector<MeasuredAction> measuredActions(const trace::RankTimeline& timeline)
 // ratio to F (B twice F, I and W one F each).
 std::optional<config::ActionDurations> meanActionSeconds(const std::vector<std::vector<MeasuredAction>>& ranks);
 
-// The bubble of each rank of the plan laid out with `durations`: the planned step (the last
-// action's end) less the rank's own compute, in the durations' unit, and as a share of that step.
+// The bubble of each rank of a plan (config::plannedTimeline): the planned step (the last action's
+// end, plannedStep) less the rank's own compute, in the plan's unit, and as a share of that step.
 struct PlannedBubble {
   double seconds = 0;
   double share = 0;
 };
-std::vector<PlannedBubble> plannedBubbles(const config::PipelineShape& shape, const config::ActionDurations& durations);
+using Plan = std::vector<std::vector<config::PlannedAction>>;
+double plannedStep(const Plan& plan);
+std::vector<PlannedBubble> plannedBubbles(const Plan& plan);
 
 }  // namespace shardscope::stats

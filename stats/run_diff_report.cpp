@@ -8,7 +8,13 @@ namespace shardscope::stats {
 
 namespace {
 
-std::string valueText(DiffUnit unit, double v) {
+const char* unitName(DiffUnit unit) {
+  return unit == DiffUnit::Bytes ? "bytes" : unit == DiffUnit::Percent ? "percent" : "seconds";
+}
+
+}  // namespace
+
+std::string diffValueText(DiffUnit unit, double v) {
   switch (unit) {
     case DiffUnit::Bytes:
       return trace::formatBytes(v);
@@ -20,9 +26,9 @@ std::string valueText(DiffUnit unit, double v) {
   return trace::formatDuration(v * 1e9);
 }
 
-std::string changeText(const DiffChange& c) {
+std::string diffChangeText(const DiffChange& c) {
   const double delta = c.b - c.a;
-  std::string text = (delta >= 0 ? "+" : "-") + valueText(c.unit, std::fabs(delta));
+  std::string text = (delta >= 0 ? "+" : "-") + diffValueText(c.unit, std::fabs(delta));
   if (c.unit == DiffUnit::Percent) {
     char points[32];
     std::snprintf(points, sizeof points, "%+.1f points", delta);
@@ -30,12 +36,6 @@ std::string changeText(const DiffChange& c) {
   }
   return text;
 }
-
-const char* unitName(DiffUnit unit) {
-  return unit == DiffUnit::Bytes ? "bytes" : unit == DiffUnit::Percent ? "percent" : "seconds";
-}
-
-}  // namespace
 
 void printRunDiff(std::FILE* out, const RunDiff& d, const DiffSide& a, const DiffSide& b, size_t top) {
   std::fprintf(out, "A: %s\nB: %s\n", a.name.c_str(), b.name.c_str());
@@ -49,8 +49,8 @@ void printRunDiff(std::FILE* out, const RunDiff& d, const DiffSide& a, const Dif
     if (c.a == c.b) continue;
     ++shown;
     std::fprintf(out, "%-28s %-44s %12s %12s %12s %+7.1f%%\n", c.figure.c_str(),
-                 (c.where.empty() ? std::string("the run") : c.where).c_str(), valueText(c.unit, c.a).c_str(),
-                 valueText(c.unit, c.b).c_str(), changeText(c).c_str(), 100 * c.share);
+                 (c.where.empty() ? std::string("the run") : c.where).c_str(), diffValueText(c.unit, c.a).c_str(),
+                 diffValueText(c.unit, c.b).c_str(), diffChangeText(c).c_str(), 100 * c.share);
   }
   if (shown == 0) std::fprintf(out, "(nothing differs)\n");
   std::fprintf(

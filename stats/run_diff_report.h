@@ -2,12 +2,18 @@
 #pragma once
 
 #include <cstdio>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "stats/run_diff.h"
 
 namespace shardscope::stats {
+
+// A figure of a diff as the report writes it: a time, bytes or a percentage.
+std::string diffValueText(DiffUnit unit, double value);
+// A change as the report writes it: "+2.33 ms", "-386.5 KiB", "+5.4 points".
+std::string diffChangeText(const DiffChange& change);
 
 // The steps compared, the verdict, then the `top` largest changes, then what was not aligned.
 void printRunDiff(std::FILE* out, const RunDiff& diff, const DiffSide& a, const DiffSide& b, size_t top = 15);

@@ -79,7 +79,9 @@ void addPlannedBubbles(const config::RunConfig& config, const trace::RunRecordin
   for (int r = 0; r < rec.ranks(); ++r) actions.push_back(measuredActions(rec.rank(r)));
   const auto durations = meanActionSeconds(actions);
   if (!durations) return;
-  const auto planned = plannedBubbles(config::pipelineShapeOf(config), *durations);
+  const auto plan = config::plannedTimeline(config::pipelineShapeOf(config), *durations);
+  if (!plan) return;
+  const auto planned = plannedBubbles(*plan);
   for (auto& s : ranks) {
     const auto row = static_cast<size_t>(config::pipelinePlace(s.rank, config.world, config.pp).pipeRank);
     if (row >= planned.size()) continue;

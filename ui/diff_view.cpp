@@ -4,6 +4,7 @@
 
 #include <imgui.h>
 
+#include "stats/run_diff_report.h"
 #include "trace/format.h"
 #include "ui/item_probe.h"
 #include "ui/theme.h"
@@ -19,12 +20,6 @@ stats::DiffSide sideOf(const Session& s, const std::vector<stats::RankStats>& ra
   side.recording = s.fromSummary ? nullptr : &s.recording;
   side.ranks = ranks;
   return side;
-}
-
-std::string valueText(stats::DiffUnit unit, double v) {
-  if (unit == stats::DiffUnit::Bytes) return trace::formatBytes(v);
-  if (unit == stats::DiffUnit::Percent) return trace::formatPercent(v);
-  return trace::formatDuration(v * 1e9);
 }
 
 ImVec4 verdictColor(stats::Verdict v) {
@@ -87,12 +82,11 @@ void drawDiffTab(DiffViewState& state, const std::vector<Session>& sessions) {
     }
     ImGui::PopStyleColor();
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(valueText(c.unit, c.a).c_str());
+    ImGui::TextUnformatted(stats::diffValueText(c.unit, c.a).c_str());
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(valueText(c.unit, c.b).c_str());
+    ImGui::TextUnformatted(stats::diffValueText(c.unit, c.b).c_str());
     ImGui::TableNextColumn();
-    const double delta = c.b - c.a;
-    ImGui::Text("%s%s", delta >= 0 ? "+" : "-", valueText(c.unit, std::fabs(delta)).c_str());
+    ImGui::TextUnformatted(stats::diffChangeText(c).c_str());
     ImGui::TableNextColumn();
     ImGui::Text("%+.1f%%", 100 * c.share);
     ImGui::PopID();

@@ -41,18 +41,13 @@ std::vector<stats::MeasuredAction> ofStep(const std::vector<stats::MeasuredActio
   return out;
 }
 
-// How many micro-batches' activations the rank holds after each of its compute actions: a stage's
-// micro-batch from the end of its F to the end of its B (or of its W, after an I).
+// How many micro-batches' activations the rank holds after each of its compute actions.
 std::vector<std::pair<double, int>> heldOverStep(const std::vector<ScheduleCell>& cells) {
-  std::set<std::pair<int, int>> held;  // (stage, micro-batch)
+  config::HeldActivations held;
   std::vector<std::pair<double, int>> out{{0.0, 0}};
   for (const ScheduleCell& c : cells) {
-    const std::pair<int, int> key{c.action.stage, c.action.microBatch};
-    if (c.action.kind == PipeActionKind::Forward) held.insert(key);
-    if (c.action.kind == PipeActionKind::Backward || c.action.kind == PipeActionKind::BackwardWeight) held.erase(key);
-    std::set<int> batches;
-    for (const auto& [stage, batch] : held) batches.insert(batch);
-    out.emplace_back(c.end, static_cast<int>(batches.size()));
+    held.run(c.action);
+    out.emplace_back(c.end, held.microBatches());
   }
   return out;
 }
@@ -92,10 +87,9 @@ void addArrows(const Session& s, const std::vector<std::vector<stats::MeasuredAc
                                     send.action.microBatch};
       for (const auto& got : step[static_cast<size_t>(to)]) {
         if (!(got.action == recv)) continue;
-        const std::string label = std::string(activation ? "F" : "B") + " mb" + std::to_string(send.action.microBatch) +
-                                  " stage" + std::to_string(send.action.stage) + "->" + std::to_string(toStage);
         frame.arrows.push_back({rowOfRank[r], rowOfRank[static_cast<size_t>(to)], seconds(send.beginNs),
-                                seconds(got.endNs), sentBytes(s.recording.rank(static_cast<int>(r)), send), label});
+                                seconds(got.endNs), sentBytes(s.recording.rank(static_cast<int>(r)), send),
+                                config::transferLabel(send.action)});
       }
     }
   }
@@ -104,11 +98,9 @@ void addArrows(const Session& s, const std::vector<std::vector<stats::MeasuredAc
 // The plan's cells per pipeline rank, and each one's bubble, in seconds.
 void addPlan(const config::PipelineShape& shape, ScheduleFrame& frame, const std::vector<int>& pipeRankOfRow) {
   const auto plan = config::plannedTimeline(shape, frame.durations);
-  const auto bubbles = stats::plannedBubbles(shape, frame.durations);
   if (!plan) return;
-  for (const auto& rank : *plan) {
-    for (const auto& a : rank) frame.plannedSeconds = std::max(frame.plannedSeconds, a.end);
-  }
+  const auto bubbles = stats::plannedBubbles(*plan);
+  frame.plannedSeconds = stats::plannedStep(*plan);
   for (size_t row = 0; row < frame.rows.size(); ++row) {
     const auto p = static_cast<size_t>(pipeRankOfRow[row]);
     if (p >= plan->size()) continue;

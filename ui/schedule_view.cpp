@@ -46,16 +46,6 @@ const char* kindWord(PipeActionKind kind) {
   }
 }
 
-void hatch(ImDrawList* dl, ImVec2 a, ImVec2 b) {
-  dl->PushClipRect(a, b, true);
-  dl->AddRectFilled(a, b, IM_COL32(20, 20, 24, 110));
-  const float h = b.y - a.y;
-  for (float x = a.x - h; x < b.x; x += px(6.0f)) {
-    dl->AddLine(ImVec2(x, b.y), ImVec2(x + h, a.y), IM_COL32(200, 200, 210, 90), 1.0f);
-  }
-  dl->PopClipRect();
-}
-
 struct Geometry {
   float x0 = 0, width = 0;  // the plot
   double secondsWide = 1;
@@ -65,7 +55,7 @@ struct Geometry {
 // A lane of cells over hatching (the bubble), each labelled where it fits; hovered, its tooltip.
 void drawCells(ImDrawList* dl, const Geometry& g, float y, float h, const std::vector<ScheduleCell>& cells,
                double laneSeconds, bool planned, int rank) {
-  hatch(dl, ImVec2(g.x(0), y), ImVec2(g.x(laneSeconds), y + h));
+  drawHatch(dl, g.x(0), g.x(laneSeconds), y, h);
   const ImVec2 mouse = ImGui::GetMousePos();
   for (const ScheduleCell& c : cells) {
     const ImVec2 a(g.x(c.begin), y), b(std::max(g.x(c.end), g.x(c.begin) + 1.0f), y + h);

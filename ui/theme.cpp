@@ -164,6 +164,18 @@ ImU32 computeColor(trace::ComputeKind kind) {
   return IM_COL32(200, 200, 200, 255);
 }
 
+// Diagonal stripes over [xa, xb) x [y, y + height): time spent waiting, not working
+// (a straggler's wait, a pipeline's bubble).
+void drawHatch(ImDrawList* dl, float xa, float xb, float y, float height) {
+  dl->PushClipRect(ImVec2(xa, y), ImVec2(xb, y + height), true);
+  dl->AddRectFilled(ImVec2(xa, y), ImVec2(xb, y + height), IM_COL32(20, 20, 24, 110));
+  const float step = px(5.0f);
+  for (float x = xa - height; x < xb; x += step) {
+    dl->AddLine(ImVec2(x, y + height), ImVec2(x + height, y), IM_COL32(235, 235, 240, 150), 1.0f);
+  }
+  dl->PopClipRect();
+}
+
 void wrappedHint(const char* fmt, ...) {
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
   va_list args;

@@ -45,6 +45,8 @@ const char* collectiveShortName(trace::CollectiveOp op);  // "AG", "RS", "AR", .
 // A hint in the disabled colour that wraps at its window's or column's edge instead of running
 // off it (narrow panels, projector scale); printf-style, as ImGui::Text.
 void wrappedHint(const char* fmt, ...) IM_FMTARGS(1);
+// Diagonal stripes over [xa, xb) x [y, y + height): time spent waiting, not working.
+void drawHatch(ImDrawList* dl, float xa, float xb, float y, float height);
 
 // The look at scale 1 with the default palette (kept for callers without a look to apply).
 void applyTheme();

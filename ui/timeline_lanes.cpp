@@ -463,22 +463,6 @@ void drawExposedCommLane(const LaneFrame& f, const std::vector<std::pair<int64_t
   if (runStart >= 0) f.drawList->AddRectFilled(ImVec2(runStart, y), ImVec2(runEnd, y + px(4.0f)), red);
 }
 
-// There is one pause per Step a user pressed, so a plain pass over them.
-namespace {
-
-// Diagonal stripes over [xa, xb) x [y, y + height): time spent waiting, not working.
-void drawHatch(ImDrawList* dl, float xa, float xb, float y, float height) {
-  dl->PushClipRect(ImVec2(xa, y), ImVec2(xb, y + height), true);
-  dl->AddRectFilled(ImVec2(xa, y), ImVec2(xb, y + height), IM_COL32(20, 20, 24, 110));
-  const float step = px(5.0f);
-  for (float x = xa - height; x < xb; x += step) {
-    dl->AddLine(ImVec2(x, y + height), ImVec2(x + height, y), IM_COL32(235, 235, 240, 150), 1.0f);
-  }
-  dl->PopClipRect();
-}
-
-}  // namespace
-
 void drawWaitLane(const LaneFrame& f, const std::vector<stats::CollectiveWait>& waits, int64_t longestNs, int rank,
                   float y, float height, TimelineFrameStats& stats) {
   const double from = f.beginAbs - static_cast<double>(longestNs);

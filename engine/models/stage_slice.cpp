@@ -3,27 +3,19 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "config/pipeline_config.h"
 #include "config/pipeline_schedule.h"
 
 namespace shardscope::engine {
 
-StageSlice::StageSlice(const StagedModel& whole, int firstModelStage, int modelStages)
+StageSlice::StageSlice(const StagedModel& whole, int firstModelStage, int modelStages, int pipelineStage,
+                       int pipelineStages)
     : whole_(whole), first_(firstModelStage) {
   numBlocks_ = whole.numUnits();  // unit numbers stay the whole model's
   stageCount_ = modelStages;
-  std::vector<int> units;
-  for (int s = firstModelStage; s < firstModelStage + modelStages; ++s) units.push_back(whole.stageUnit(s));
-  // The root's parameters are split by stage: those the model lists before its blocks (the
-  // embedding, the input layer) go with the first, the rest (final norm, head) with the last.
-  size_t firstBlockParam = 0;
-  while (firstBlockParam < whole.params().size() && whole.params()[firstBlockParam].unit == config::kRootUnit) {
-    ++firstBlockParam;
-  }
+  const auto stageOf = config::stageOfEachParameter(whole.params(), whole.numUnits(), pipelineStages);
   for (size_t i = 0; i < whole.params().size(); ++i) {
-    const int unit = whole.params()[i].unit;
-    const bool embedding = unit == config::kRootUnit && i < firstBlockParam;
-    const bool held = unit == config::kRootUnit ? (embedding ? holdsInput() : holdsLoss())
-                                                : std::find(units.begin(), units.end(), unit) != units.end();
+    const bool held = stageOf[i] == pipelineStage;
     if (!held) continue;
     wholeIndex_.push_back(i);
     params_.push_back(whole.params()[i]);
@@ -74,7 +66,7 @@ std::vector<std::unique_ptr<StageSlice>> sliceForPipeline(const StagedModel& who
     // embedding before the first stage's, the head after the last's.
     const int first = k == 0 ? 0 : 1 + split[k].first;
     const int last = k == pipelineStageCount - 1 ? blocks + 1 : split[k].first + split[k].count;
-    out.push_back(std::make_unique<StageSlice>(whole, first, last - first + 1));
+    out.push_back(std::make_unique<StageSlice>(whole, first, last - first + 1, k, pipelineStageCount));
   }
   return out;
 }

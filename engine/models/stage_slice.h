@@ -15,8 +15,10 @@ namespace shardscope::engine {
 
 class StageSlice final : public StagedModel {
  public:
-  // Model stages [firstModelStage, firstModelStage + modelStages) of `whole` (which outlives it).
-  StageSlice(const StagedModel& whole, int firstModelStage, int modelStages);
+  // Model stages [firstModelStage, firstModelStage + modelStages) of `whole` (which outlives it):
+  // pipeline stage `pipelineStage` of `pipelineStages`, holding the parameters
+  // config::stageOfEachParameter gives it.
+  StageSlice(const StagedModel& whole, int firstModelStage, int modelStages, int pipelineStage, int pipelineStages);
 
   // Whether it runs the whole model's first stage (its input is the batch) or last (its output is the loss).
   bool holdsInput() const { return first_ == 0; }

@@ -16,28 +16,10 @@ namespace {
 
 using Key = std::pair<int, int>;  // (pipeline stage, micro-batch)
 
-bool carriesGradient(const PipeAction& a) {
-  return a.kind == PipeActionKind::SendGradient || a.kind == PipeActionKind::RecvGradient;
-}
-
-// The stage a transfer leaves: an activation goes from stage s to s + 1, a gradient from s to s - 1.
-int sendingStage(const PipeAction& a) {
-  if (a.kind == PipeActionKind::RecvGradient) return a.stage + 1;
-  if (a.kind == PipeActionKind::RecvActivation) return a.stage - 1;
-  return a.stage;
-}
-
 // Gloo matches a send with its receive by peer and tag: one tag per sending stage, micro-batch and
 // direction, so transfers between two ranks can be received in another order than sent.
 int transferTag(const PipeAction& a, int microBatches) {
-  return (sendingStage(a) * microBatches + a.microBatch) * 2 + (carriesGradient(a) ? 1 : 0);
-}
-
-// "F mb3 stage1->2": what crosses, for which micro-batch, from which stage to which.
-std::string transferLabel(const PipeAction& a) {
-  const int from = sendingStage(a), to = carriesGradient(a) ? from - 1 : from + 1;
-  return std::string(carriesGradient(a) ? "B" : "F") + " mb" + std::to_string(a.microBatch) + " stage" +
-         std::to_string(from) + "->" + std::to_string(to);
+  return (config::sendingStage(a) * microBatches + a.microBatch) * 2 + (config::carriesGradient(a) ? 1 : 0);
 }
 
 // What `map` holds for `key`, taken out of it. A schedule whose action finds nothing there (a
@@ -105,7 +87,7 @@ void PipelineRank::receive(const PipeAction& a, StepState& state) {
     RoleScope role(trace::MemoryRole::Activation);
     buffer = boundaryBuffer(stageAt(a.stage), state.microBatches[a.microBatch].x.size(0));
   }
-  pipe_.recvAsync(buffer, peer, transferTag(a, shape_.microBatches), transferLabel(a))->wait();
+  pipe_.recvAsync(buffer, peer, transferTag(a, shape_.microBatches), config::transferLabel(a))->wait();
   if (gradient) {
     state.gradients[{a.stage, a.microBatch}] = buffer;
   } else {
@@ -117,7 +99,7 @@ void PipelineRank::send(const PipeAction& a, StepState& state) {
   const bool gradient = a.kind == PipeActionKind::SendGradient;
   const int peer = config::rankOfStage(shape_, gradient ? a.stage - 1 : a.stage + 1);
   at::Tensor tensor = take(state.outgoing, {a.stage, a.microBatch}, a, "tensor to send").contiguous();
-  auto pending = pipe_.sendAsync(tensor, peer, transferTag(a, shape_.microBatches), transferLabel(a));
+  auto pending = pipe_.sendAsync(tensor, peer, transferTag(a, shape_.microBatches), config::transferLabel(a));
   state.sends.emplace_back(std::move(tensor), std::move(pending));
 }
 
@@ -259,13 +241,11 @@ std::map<std::string, at::Tensor> PipelineRank::wholeParameters(const StagedMode
                                                                 std::map<std::string, at::Tensor> mine,
                                                                 Communicator& world) {
   // Who holds each parameter: the first rank of its stage's block of world / P ranks.
-  std::vector<int> every(shape_.stages());
-  for (int k = 0; k < shape_.stages(); ++k) every[k] = k;
-  const auto slices = sliceForPipeline(whole, every, shape_.stages());
+  const auto stageOf = config::stageOfEachParameter(whole.params(), whole.numUnits(), shape_.stages());
   const int block = world.worldSize() / shape_.ranks;
   std::map<std::string, int> holder;
-  for (int k = 0; k < shape_.stages(); ++k) {
-    for (const auto& spec : slices[k]->params()) holder[spec.name] = config::rankOfStage(shape_, k) * block;
+  for (size_t i = 0; i < whole.params().size(); ++i) {
+    holder[whole.params()[i].name] = config::rankOfStage(shape_, stageOf[i]) * block;
   }
   std::map<std::string, at::Tensor> out;
   const auto fp32 = at::TensorOptions().dtype(at::kFloat).device(device_);

@@ -182,7 +182,9 @@ TEST(Pipeline, TheRecordedActionsAreTheSchedules) {
   EXPECT_GT(durations->forward, 0);
   EXPECT_GT(durations->backwardInput, 0);
   EXPECT_GT(durations->backwardWeight, 0);
-  const auto bubbles = stats::plannedBubbles(shape, *durations);
+  const auto plan = config::plannedTimeline(shape, *durations);
+  ASSERT_TRUE(plan);
+  const auto bubbles = stats::plannedBubbles(*plan);
   ASSERT_EQ(bubbles.size(), 2u);
   for (const auto& b : bubbles) EXPECT_GT(b.share, 0);
 }

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/model_layout.h"
+#include "config/pipeline_config.h"
 #include "tests/support/run_cli.h"
 
 namespace shardscope::estimate {
@@ -35,7 +36,7 @@ config::RunConfig pipelineRun(config::PipelineSchedule schedule) {
 TEST(PipelinePrediction, EachStageHoldsItsBlocksTheEmbeddingFirstTheHeadLast) {
   const auto c = pipelineRun(config::PipelineSchedule::OneFOneB);
   const auto params = config::modelLayout(c);
-  const auto stageOf = stageOfEachParameter(c);
+  const auto stageOf = config::stageOfEachParameter(params, c.layers, config::pipelineShapeOf(c).stages());
   ASSERT_EQ(stageOf.size(), params.size());
   for (size_t i = 0; i < params.size(); ++i) {
     const int unit = params[i].unit;
