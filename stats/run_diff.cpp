@@ -120,13 +120,15 @@ void addRankFigureChanges(const DiffSide& a, const DiffSide& b, size_t ranks, do
 
 struct Measure {
   double seconds = 0, bytes = 0;
+  double exposed = -1;  // a collective's: its seconds no compute hid; -1 for compute
   std::string figure, where, at;
 };
 
 // A rank's collectives and compute over steps [from, to), by what aligns them, their time and
-// bytes per step.
-std::map<std::string, Measure> alignedSpans(const trace::RankTimeline& t, int64_t originNs, int rank, int from,
-                                            int to) {
+// bytes per step; a collective's exposed time from the rank's exposed intervals (`exposed`).
+std::map<std::string, Measure> alignedSpans(const trace::RankTimeline& t,
+                                            const std::vector<std::pair<int64_t, int64_t>>& exposed, int64_t originNs,
+                                            int rank, int from, int to) {
   // Where a span first happens, as the playhead takes a time: from the recording's origin.
   const auto at = [&](int64_t beginNs) {
     char text[48];
@@ -146,6 +148,12 @@ std::map<std::string, Measure> alignedSpans(const trace::RankTimeline& t, int64_
   }
   const double steps = std::max<double>(1, static_cast<double>(recorded.size()));
   const std::string who = "rank " + std::to_string(rank) + ", ";
+  std::vector<std::pair<int64_t, int64_t>> windows;  // the collectives compared, in order
+  for (const auto& c : t.collectives) {
+    if (c.step >= from && c.step < to) windows.emplace_back(c.beginNs, c.endNs);
+  }
+  const std::vector<int64_t> exposedNs = trace::coveredNs(windows, exposed);
+  size_t nth = 0;
   for (const auto& c : t.collectives) {
     if (c.step < from || c.step >= to) continue;
     const std::string op = trace::collectiveOpName(static_cast<trace::CollectiveOp>(c.op));
@@ -160,6 +168,7 @@ std::map<std::string, Measure> alignedSpans(const trace::RankTimeline& t, int64_
     if (m.at.empty()) m.at = at(c.beginNs);
     m.seconds += static_cast<double>(c.endNs - c.beginNs) / 1e9 / steps;
     m.bytes += static_cast<double>(trace::collectiveSizeBytes(c.toEvent(rank))) / steps;
+    m.exposed = std::max(0.0, m.exposed) + static_cast<double>(exposedNs[nth++]) / 1e9 / steps;
   }
   for (const auto& c : t.compute) {
     const auto kind = static_cast<trace::ComputeKind>(c.op);
@@ -180,8 +189,10 @@ void addTimelineChanges(const DiffSide& a, const DiffSide& b, size_t ranks, int 
   const double step = std::max(stepA, 1e-12);
   for (size_t r = 0; r < ranks; ++r) {
     const int rank = static_cast<int>(r);
-    const auto ma = alignedSpans(a.recording->rank(rank), a.recording->originNs(), rank, from, to);
-    const auto mb = alignedSpans(b.recording->rank(rank), b.recording->originNs(), rank, from, to);
+    const auto ma = alignedSpans(a.recording->rank(rank), a.recording->exposedCommCached(rank), a.recording->originNs(),
+                                 rank, from, to);
+    const auto mb = alignedSpans(b.recording->rank(rank), b.recording->exposedCommCached(rank), b.recording->originNs(),
+                                 rank, from, to);
     double bytesA = 0;  // what the rank's collectives moved per step in A: a byte change's measure
     for (const auto& [key, x] : ma) bytesA += x.bytes;
     int onlyA = 0, onlyB = 0;
@@ -193,8 +204,8 @@ void addTimelineChanges(const DiffSide& a, const DiffSide& b, size_t ranks, int 
         continue;
       }
       const Measure& y = it->second;
-      d.changes.push_back(
-          {x.figure, x.where, rank, DiffUnit::Seconds, x.seconds, y.seconds, (y.seconds - x.seconds) / step, y.at});
+      d.changes.push_back({x.figure, x.where, rank, DiffUnit::Seconds, x.seconds, y.seconds,
+                           (y.seconds - x.seconds) / step, y.at, x.exposed, y.exposed});
       if (x.bytes != y.bytes) {
         d.changes.push_back({x.figure + " bytes", x.where, rank, DiffUnit::Bytes, x.bytes, y.bytes,
                              (y.bytes - x.bytes) / std::max(1.0, bytesA), y.at});

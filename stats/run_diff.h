@@ -38,6 +38,9 @@ struct DiffChange {
                         // collectives moved per step in A (bytes moved), or 100 (percent points)
   std::string at;       // where it first happens in B's steps compared, as --at takes a time ("1234.500us" from
                         // B's start); "" for a figure of no one span
+  // A collective's time: the part of it that no compute beside it hid, per step (A, B); -1 for
+  // any other figure.
+  double exposedA = -1, exposedB = -1;
 };
 
 enum class Verdict { NoChange, Improvement, Regression };

@@ -14,6 +14,9 @@ namespace shardscope::stats {
 std::string diffValueText(DiffUnit unit, double value);
 // A change as the report writes it: "+2.33 ms", "-386.5 KiB", "+5.4 points".
 std::string diffChangeText(const DiffChange& change);
+// A collective's time change, how much of it no compute hid: "exposed +39.0 ms", "hidden by
+// compute" (none of it exposed in either run); "" for any other figure.
+std::string diffExposureText(const DiffChange& change);
 
 // The steps compared, the verdict, then the `top` largest changes, then what was not aligned.
 void printRunDiff(std::FILE* out, const RunDiff& diff, const DiffSide& a, const DiffSide& b, size_t top = 15);

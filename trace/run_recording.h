@@ -132,7 +132,7 @@ struct CommExposure {
 };
 CommExposure commExposureOf(const RankTimeline& detail);
 // Of sorted, disjoint intervals (the exposed ones, the compute ones), the nanoseconds within each
-// of `windows` (sorted by begin, not overlapping), and the seconds within each of the detail's steps.
+// of `windows` (sorted by begin; they may overlap), and the seconds within each of the detail's steps.
 std::vector<int64_t> coveredNs(const std::vector<std::pair<int64_t, int64_t>>& windows,
                                const std::vector<std::pair<int64_t, int64_t>>& intervals);
 std::vector<double> secondsPerStep(const RankTimeline& detail,

@@ -63,8 +63,9 @@ void drawDiffTab(DiffViewState& state, const std::vector<Session>& sessions) {
   noteItem("diff:verdict");
   const ImGuiTableFlags flags =
       ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_ScrollY;
-  if (!ImGui::BeginTable("diff", 5, flags, ImVec2(0, ImGui::GetContentRegionAvail().y - px(40)))) return;
-  for (const char* h : {"largest changes (click: the playhead there, in B)", "A", "B", "change", "share"}) {
+  if (!ImGui::BeginTable("diff", 6, flags, ImVec2(0, ImGui::GetContentRegionAvail().y - px(40)))) return;
+  for (const char* h :
+       {"largest changes (click: the playhead there, in B)", "A", "B", "change", "share", "of a collective's time"}) {
     ImGui::TableSetupColumn(h);
   }
   ImGui::TableHeadersRow();
@@ -89,6 +90,8 @@ void drawDiffTab(DiffViewState& state, const std::vector<Session>& sessions) {
     ImGui::TextUnformatted(stats::diffChangeText(c).c_str());
     ImGui::TableNextColumn();
     ImGui::Text("%+.1f%%", 100 * c.share);
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(stats::diffExposureText(c).c_str());
     ImGui::PopID();
   }
   ImGui::EndTable();

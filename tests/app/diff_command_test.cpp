@@ -93,6 +93,19 @@ TEST(Diff, ASlowRankIsARegressionThatNamesIt) {
   }
   ASSERT_NE(waitedFor, nullptr) << d.dump(1);
   EXPECT_EQ((*waitedFor)["rank"], 1) << "the slow rank is the one the others waited for: " << d.dump(1);
+  // Rank 0's all-reduces now wait for rank 1 after its own backward has ended: the time they grew
+  // by is mostly exposed. Every collective's exposed part lies within its time.
+  const nlohmann::json* grew = nullptr;
+  for (const auto& c : d["changes"]) {
+    if (c["exposed_b"].is_null()) continue;
+    EXPECT_GE(c["exposed_b"].get<double>(), 0.0) << c.dump();
+    EXPECT_LE(c["exposed_b"].get<double>(), c["b"].get<double>() * (1 + 1e-9)) << c.dump();
+    EXPECT_LE(c["exposed_a"].get<double>(), c["a"].get<double>() * (1 + 1e-9)) << c.dump();
+    if (c["rank"] == 0 && (!grew || c["change"] > (*grew)["change"])) grew = &c;
+  }
+  ASSERT_NE(grew, nullptr) << d.dump(1);
+  const double exposedGrowth = (*grew)["exposed_b"].get<double>() - (*grew)["exposed_a"].get<double>();
+  EXPECT_GT(exposedGrowth, 0.5 * (*grew)["change"].get<double>()) << grew->dump();
 }
 
 TEST(Diff, TwoRepeatsOfOneRunAreNoChange) {
