@@ -97,6 +97,9 @@ void CommandLine::addView() {
   view->add_flag("--diff", viewDiff,
                  "two recordings, A then B, side by side with the Diff tab in front: B against A, the largest "
                  "changes first (click one: the playhead there) and a verdict (the terminal's: shardscope diff A B)");
+  view->add_flag("--diff-difference", viewWindow.diffDifference,
+                 "with --diff: B's memory lanes give B - A (up: B holds more), not A's total as an outline over "
+                 "B's (D in the app)");
   view->add_option("--screenshot", viewWindow.screenshotPath,
                    "render headlessly and write a PNG of the window to FILE, then exit");
   view->add_option(

@@ -51,6 +51,11 @@ int CommandLine::runCommand() {
   if (listen->parsed()) return runListen();
   if (diff->parsed()) return shardscope::app::runDiff(diffChoice);
   if (view->parsed() && !viewSummary.empty()) return shardscope::app::writeJobSummary(viewPaths, viewSummary);
+  if (view->parsed() && viewWindow.diffDifference && !viewDiff) {
+    return failUsage(
+        "--diff-difference draws a diff's B - A: it goes with --diff ('shardscope view --diff A B "
+        "--diff-difference')");
+  }
   if (view->parsed() && viewDiff) {
     if (viewPaths.size() != 2) {
       return failUsage("view --diff takes two recordings, A (the baseline) then B: 'shardscope view --diff A B'");

@@ -41,6 +41,8 @@ static ui::WindowOptions windowFor(const WindowChoice& choice, ui::AppState& sta
   (void)parseUiScale(choice.uiScale, state.display.look.scale);  // checked before
   state.display.look.highContrast = choice.highContrast;
   state.display.stragglers = choice.stragglers;
+  state.display.diffDifference = choice.diffDifference;
+  if (choice.tab == "diff") state.playhead.session = 1;  // --at and --zoom are B's times (view --diff A B)
   state.display.ownMemoryScale = choice.memoryScale == "own";
   return options;
 }

@@ -24,6 +24,7 @@ struct WindowChoice {
   bool stragglers = false;                // the stragglers view (W)
   std::string memoryScale = "shared";     // shared | own: each session's memory lanes to its own peak
   std::string focus;                      // a strategy: that session alone, full screen
+  bool diffDifference = false;            // view --diff: B's memory lanes give B - A (D), not A's outline
   int caption = 1;                        // a lesson's caption to open at, from 1
   std::string windowEvents = "24000000";  // the most events the runs in the window hold in detail
   // Whether any option that only a window uses differs from its default (run and compare open a

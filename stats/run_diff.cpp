@@ -25,6 +25,29 @@ const char* verdictName(Verdict verdict) {
   return "no change";
 }
 
+std::string diffValueText(DiffUnit unit, double v) {
+  switch (unit) {
+    case DiffUnit::Bytes:
+      return trace::formatBytes(v);
+    case DiffUnit::Percent:
+      return trace::formatPercent(v);
+    case DiffUnit::Seconds:
+      break;
+  }
+  return trace::formatDuration(v * 1e9);
+}
+
+std::string diffChangeText(const DiffChange& c) {
+  const double delta = c.b - c.a;
+  std::string text = (delta >= 0 ? "+" : "-") + diffValueText(c.unit, std::fabs(delta));
+  if (c.unit == DiffUnit::Percent) {
+    char points[32];
+    std::snprintf(points, sizeof points, "%+.1f points", delta);
+    text = points;
+  }
+  return text;
+}
+
 namespace {
 
 // Per step, the slowest rank's time: the step as the job saw it.
@@ -120,7 +143,8 @@ void addRankFigureChanges(const DiffSide& a, const DiffSide& b, size_t ranks, do
 
 struct Measure {
   double seconds = 0, bytes = 0;
-  double exposed = -1;  // a collective's: its seconds no compute hid; -1 for compute
+  double exposed = -1;                             // a collective's: its seconds no compute hid; -1 for compute
+  std::vector<std::pair<int64_t, int64_t>> spans;  // a collective's occurrences
   std::string figure, where, at;
 };
 
@@ -169,6 +193,7 @@ std::map<std::string, Measure> alignedSpans(const trace::RankTimeline& t,
     m.seconds += static_cast<double>(c.endNs - c.beginNs) / 1e9 / steps;
     m.bytes += static_cast<double>(trace::collectiveSizeBytes(c.toEvent(rank))) / steps;
     m.exposed = std::max(0.0, m.exposed) + static_cast<double>(exposedNs[nth++]) / 1e9 / steps;
+    m.spans.emplace_back(c.beginNs, c.endNs);
   }
   for (const auto& c : t.compute) {
     const auto kind = static_cast<trace::ComputeKind>(c.op);
@@ -184,7 +209,16 @@ std::map<std::string, Measure> alignedSpans(const trace::RankTimeline& t,
   return out;
 }
 
-void addTimelineChanges(const DiffSide& a, const DiffSide& b, size_t ranks, int from, int to, double stepA,
+// B's occurrences of a collective whose change passed the gate, marked with that change.
+void markPastGate(const DiffChange& change, const std::vector<std::pair<int64_t, int64_t>>& spans, double gate,
+                  RunDiff& d) {
+  const bool past = change.unit == DiffUnit::Bytes ? change.a != change.b : std::fabs(change.share) >= gate;
+  if (!past) return;
+  const std::string text = diffChangeText(change);
+  for (const auto& [begin, end] : spans) d.marks.push_back({change.rank, begin, end, change.b > change.a, text});
+}
+
+void addTimelineChanges(const DiffSide& a, const DiffSide& b, size_t ranks, int from, int to, double stepA, double gate,
                         RunDiff& d) {
   const double step = std::max(stepA, 1e-12);
   for (size_t r = 0; r < ranks; ++r) {
@@ -206,9 +240,11 @@ void addTimelineChanges(const DiffSide& a, const DiffSide& b, size_t ranks, int 
       const Measure& y = it->second;
       d.changes.push_back({x.figure, x.where, rank, DiffUnit::Seconds, x.seconds, y.seconds,
                            (y.seconds - x.seconds) / step, y.at, x.exposed, y.exposed});
+      if (x.exposed >= 0) markPastGate(d.changes.back(), y.spans, gate, d);
       if (x.bytes != y.bytes) {
         d.changes.push_back({x.figure + " bytes", x.where, rank, DiffUnit::Bytes, x.bytes, y.bytes,
                              (y.bytes - x.bytes) / std::max(1.0, bytesA), y.at});
+        markPastGate(d.changes.back(), y.spans, gate, d);
       }
     }
     for (const auto& [key, y] : mb) {
@@ -286,7 +322,10 @@ RunDiff diffRuns(const DiffSide& a, const DiffSide& b, const DiffOptions& option
   addMemoryChanges(a, b, ranks, d.changes);
   addRankFigureChanges(a, b, ranks, d.stepA, d.changes);
   if (a.recording && b.recording) {
-    addTimelineChanges(a, b, ranks, static_cast<int>(from), static_cast<int>(common), d.stepA, d);
+    addTimelineChanges(a, b, ranks, static_cast<int>(from), static_cast<int>(common), d.stepA, options.gate, d);
+    std::sort(d.marks.begin(), d.marks.end(), [](const DiffMark& x, const DiffMark& y) {
+      return x.rank != y.rank ? x.rank < y.rank : x.beginNs < y.beginNs;
+    });
   }
   std::stable_sort(d.changes.begin(), d.changes.end(),
                    [](const DiffChange& x, const DiffChange& y) { return std::fabs(x.share) > std::fabs(y.share); });

@@ -43,6 +43,16 @@ struct DiffChange {
   double exposedA = -1, exposedB = -1;
 };
 
+// A collective of B whose change passed the gate (its time moved by the gate's share of A's step
+// time, or its bytes moved at all: they are exact), at each of its occurrences in the steps
+// compared: where a timeline marks it.
+struct DiffMark {
+  int rank = 0;
+  int64_t beginNs = 0, endNs = 0;  // on B's clock (its events' own)
+  bool worse = false;              // slower or larger
+  std::string change;              // "+22.95 ms", "-512 B"
+};
+
 enum class Verdict { NoChange, Improvement, Regression };
 const char* verdictName(Verdict verdict);  // "no change" | "improvement" | "regression"
 
@@ -54,6 +64,7 @@ struct RunDiff {
   double noise = 0;                 // a difference of means the spreads allow (two standard errors)
   double peakA = 0, peakB = 0;      // the largest rank's peak, bytes
   std::vector<DiffChange> changes;  // by |share|, largest first
+  std::vector<DiffMark> marks;      // by rank, then B's time
   std::vector<std::string> notes;   // what was not aligned, and why
   Verdict verdict = Verdict::NoChange;
   std::string reason;  // the verdict's why, with its figures
@@ -63,6 +74,11 @@ struct DiffOptions {
   double gate = 0.05;  // a change below this share of A's figure is no change
   int warmup = 1;      // steps left out at the start of each run
 };
+
+// A figure of a diff as the report writes it: a time, bytes or a percentage.
+std::string diffValueText(DiffUnit unit, double value);
+// A change as the report writes it: "+2.33 ms", "-386.5 KiB", "+5.4 points".
+std::string diffChangeText(const DiffChange& change);
 
 RunDiff diffRuns(const DiffSide& a, const DiffSide& b, const DiffOptions& options = {});
 

@@ -14,29 +14,6 @@ const char* unitName(DiffUnit unit) {
 
 }  // namespace
 
-std::string diffValueText(DiffUnit unit, double v) {
-  switch (unit) {
-    case DiffUnit::Bytes:
-      return trace::formatBytes(v);
-    case DiffUnit::Percent:
-      return trace::formatPercent(v);
-    case DiffUnit::Seconds:
-      break;
-  }
-  return trace::formatDuration(v * 1e9);
-}
-
-std::string diffChangeText(const DiffChange& c) {
-  const double delta = c.b - c.a;
-  std::string text = (delta >= 0 ? "+" : "-") + diffValueText(c.unit, std::fabs(delta));
-  if (c.unit == DiffUnit::Percent) {
-    char points[32];
-    std::snprintf(points, sizeof points, "%+.1f points", delta);
-    text = points;
-  }
-  return text;
-}
-
 std::string diffExposureText(const DiffChange& c) {
   if (c.exposedA < 0 || c.exposedB < 0) return "";
   if (c.exposedA == 0 && c.exposedB == 0) return "hidden by compute";

@@ -10,10 +10,6 @@
 
 namespace shardscope::stats {
 
-// A figure of a diff as the report writes it: a time, bytes or a percentage.
-std::string diffValueText(DiffUnit unit, double value);
-// A change as the report writes it: "+2.33 ms", "-386.5 KiB", "+5.4 points".
-std::string diffChangeText(const DiffChange& change);
 // A collective's time change, how much of it no compute hid: "exposed +39.0 ms", "hidden by
 // compute" (none of it exposed in either run); "" for any other figure.
 std::string diffExposureText(const DiffChange& change);

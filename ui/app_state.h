@@ -12,6 +12,7 @@
 
 #include "config/run_config.h"
 #include "ui/derived_refresh.h"
+#include "ui/diff_alignment.h"
 #include "ui/diff_view.h"
 #include "ui/estimate_panel.h"
 #include "ui/holdings_view.h"
@@ -96,6 +97,11 @@ struct AppState {
   bool scheduleShown = false;  // and the Schedule
   ScheduleViewState schedule;
   DiffViewState diff;
+  // While the Diff tab is in front with two timelines open: A lined up with B by step, each
+  // session's playhead at the same moment of the algorithm (ui/diff_alignment.h), and what B's
+  // lanes mark. Elsewhere each session's playhead is the playhead's time.
+  SessionAlignment alignment;
+  DiffOverlay diffOverlay;
   // Figures derived from the store, recomputed only when the store changes (they walk every
   // event, which a frame must not do), and while a run records only now and then (ui/derived_refresh.h).
   std::vector<std::vector<stats::RankStats>> stats;

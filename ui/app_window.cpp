@@ -320,11 +320,32 @@ void drawSessionHeader(const Session& s) {
   }
 }
 
+// Above a diff session's timelines: what lines them up and what B's lanes mark.
+void drawDiffSessionNote(const AppState& state, int index) {
+  if (index > 1 || !state.diffOverlay.baseline) return;
+  if (index == 0) {
+    ImGui::TextDisabled("A, drawn %s %s so that step %d starts where B's does",
+                        formatDuration(std::fabs(state.alignment.shiftNs[0])).c_str(),
+                        state.alignment.shiftNs[0] >= 0 ? "earlier" : "later", state.alignment.step);
+    return;
+  }
+  ImGui::TextDisabled(
+      "B: %s; outlined with a notch, the collectives whose change passed the gate (magenta, up: slower or "
+      "larger; blue, down: faster or smaller); the playhead stands at the same event group in both",
+      state.display.diffDifference ? "its memory lanes give B - A (D: A's outline instead)"
+                                   : "the cyan outline is A's total memory (D: B - A instead)");
+}
+
 // A session's timeline and throughput lane; the cursor and seeks it reports, its drawing counts.
 void drawSessionTimeline(AppState& state, const Session& s, int index, double memoryScale, double playheadNs,
                          TimelineCursor& c, TimelineFrameStats& frameStats) {
   TimelineFrameStats st;
   TimelineStyle style = state.style;
+  style.shiftNs = state.alignment.shiftNs.size() > static_cast<size_t>(index)
+                      ? state.alignment.shiftNs[static_cast<size_t>(index)]
+                      : 0.0;
+  if (index == 1 && state.diffOverlay.baseline) style.diff = &state.diffOverlay;
+  drawDiffSessionNote(state, index);
   style.memoryColumns = &state.memoryColumns;
   style.capacityBytes = stats::deviceLimitsOf(s.config, s.deviceFacts).capacityBytes;  // this session's device
   style.foldRanksWithoutRecords = !s.jobLabel.empty();
@@ -344,7 +365,7 @@ void drawSessionTimeline(AppState& state, const Session& s, int index, double me
   drawTimeline("timeline", s.recording, state.axis, memoryScale, ImGui::GetContentRegionAvail().x, style,
                state.selection, c, &st, playheadNs, &state.expandedRankGroups[index]);
   drawThroughputLane(s.recording, state.axis, ImGui::GetContentRegionAvail().x,
-                     throughputWorkOf(s.config, s.parameterCount, s.deviceFacts));
+                     throughputWorkOf(s.config, s.parameterCount, s.deviceFacts), style.shiftNs);
   if (c.seek) {
     state.playhead.tNs = c.seekNs;
     state.playhead.placed = true;
@@ -357,6 +378,8 @@ void drawSessionTimeline(AppState& state, const Session& s, int index, double me
   frameStats.rowsDrawn += st.rowsDrawn;
   frameStats.waitsHatched += st.waitsHatched;
   frameStats.lastMarks += st.lastMarks;
+  frameStats.diffMarks += st.diffMarks;
+  frameStats.ghostColumns += st.ghostColumns;
   frameStats.laneWidth = st.laneWidth;
 }
 
@@ -504,6 +527,20 @@ double movePlayhead(AppState& state, const std::vector<Session>& sessions, Engin
   return playheadTime(state, duration);
 }
 
+// A diff session while the Diff tab is in front with two timelines (A and B) open: the sessions
+// lined up and each one's playhead (ui/diff_alignment.h), and what B's lanes mark.
+void alignDiffSession(AppState& state, const std::vector<Session>& sessions, double playheadNs) {
+  const bool diff = state.shownTab == "diff" && sessions.size() >= 2 && !sessions[0].fromSummary &&
+                    !sessions[1].fromSummary && state.marks.size() == sessions.size();
+  state.alignment = alignSessions(state.marks, state.playhead.session, playheadNs, diff);
+  state.diffOverlay = DiffOverlay{};
+  if (!diff) return;
+  state.diffOverlay.baseline = &sessions[0].recording;
+  state.diffOverlay.baselineShiftNs = state.alignment.shiftNs[0];
+  state.diffOverlay.difference = state.display.diffDifference;
+  if (state.diff.error.empty()) state.diffOverlay.marks = &state.diff.diff.marks;
+}
+
 // Above the timelines in focus mode: the session in focus, and how to see them all again.
 void drawFocusLine(const AppState& state, const std::vector<Session>& sessions) {
   ImGui::TextColored(ImVec4(1.0f, 0.86f, 0.35f, 1.0f), "FOCUS: %s",
@@ -550,7 +587,8 @@ int drawTimelinesPane(AppState& state, const std::vector<Session>& sessions, Eng
   int cursorSession = -1;
   for (size_t i : shown) {
     TimelineCursor c;
-    drawSessionEntry(state, sessions[i], static_cast<int>(i), memoryScale[i], playheadNs, c, frameStats);
+    const double own = i < state.alignment.playheadNs.size() ? state.alignment.playheadNs[i] : playheadNs;
+    drawSessionEntry(state, sessions[i], static_cast<int>(i), memoryScale[i], own, c, frameStats);
     if (c.valid) {
       cursor = c;
       cursorSession = static_cast<int>(i);
@@ -591,6 +629,7 @@ void drawAppFrame(AppState& state, SessionStore& store, EngineControl* engine) {
   state.lastMemoryScales = memoryScale;
   refreshDerived(state, store, sessions);
   const double playheadNs = movePlayhead(state, sessions, engine, duration);
+  alignDiffSession(state, sessions, playheadNs);
 
   const float bottomHeight = focused ? 0.0f : bottomTabsHeight(state, sessions);
   drawLessonBar(state, sessions, engine, !(engine && engine->busy()));

@@ -29,6 +29,11 @@ const std::vector<std::vector<stats::RankStats>>& TabFrame::stats() {
   return state.stats;
 }
 
+double TabFrame::playheadOf(int index) const {
+  const auto& own = state.alignment.playheadNs;
+  return index >= 0 && static_cast<size_t>(index) < own.size() ? own[static_cast<size_t>(index)] : playheadNs;
+}
+
 namespace {
 
 // Between a live run's passes the figures lag its recording: said, with how often they follow,
@@ -56,7 +61,7 @@ void drawMemoryTab(TabFrame& f) {
   ImGui::TextDisabled("%s", f.sessions[index].title.c_str());
   TimelineCursor atPlayhead;
   atPlayhead.valid = true;
-  atPlayhead.tNs = f.playheadNs;
+  atPlayhead.tNs = f.playheadOf(index);
   drawMemoryBreakdown(f.sessions[index], atPlayhead);
 }
 

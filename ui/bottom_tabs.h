@@ -17,6 +17,9 @@ struct TabFrame {
   const std::vector<Session>& sessions;
   int cursorSession;  // the session under the mouse, or -1
   double playheadNs;
+  // The playhead on session `index`'s own clock: in a diff session A's is at the same moment of
+  // the algorithm as B's (ui/diff_alignment.h), elsewhere every session's is playheadNs.
+  double playheadOf(int index) const;
   // The sessions' per-rank figures, computed only when a tab asks and the store changed.
   const std::vector<std::vector<stats::RankStats>>& stats();
 };

@@ -9,6 +9,7 @@ constexpr int kSpace = 32;
 constexpr int kMinus = 45;
 constexpr int kZero = 48;
 constexpr int kEqual = 61;  // '=' and, with Shift, '+'
+constexpr int kD = 68;
 constexpr int kF = 70;
 constexpr int kH = 72;
 constexpr int kN = 78;

@@ -27,6 +27,7 @@ const char* const kShortcuts[] = {
     "F: focus: the playhead's session full screen (F or Esc again: all sessions)",
     "S: each session's memory lanes scaled to its own peak (S again: one shared scale)",
     "W: stragglers: a red mark where a rank issued a collective last, the others' wait for it hatched",
+    "D: in a diff (the Diff tab, A and B open): B's memory lanes with A's total as an outline, or B - A (D again)",
     "PageUp / PageDown: page through the sessions when they do not all fit",
     "N / P: next / previous caption of a lesson (shardscope --lesson NAME, or the Lessons menu)",
     "Ctrl O: open a recording (a trace, a summary, a job's directory, a PyTorch job's torch.profiler traces)",
@@ -49,12 +50,14 @@ bool handleDisplayKeys(DisplayChoice& display, int playheadSession, int sessionC
     if (pressed(keys::kS)) display.ownMemoryScale = !display.ownMemoryScale;
     if (pressed(keys::kF)) toggleFocus(display, playheadSession, sessionCount);
     if (pressed(keys::kW)) display.stragglers = !display.stragglers;
+    if (pressed(keys::kD)) display.diffDifference = !display.diffDifference;
     if (display.focusSession >= 0 && pressed(keys::kEscape)) {
       display.focusSession = -1;
     }
   }
   return display.look != before.look || display.ownMemoryScale != before.ownMemoryScale ||
-         display.focusSession != before.focusSession || display.stragglers != before.stragglers;
+         display.focusSession != before.focusSession || display.stragglers != before.stragglers ||
+         display.diffDifference != before.diffDifference;
 }
 
 void drawDisplayControls(DisplayChoice& display, int playheadSession, int sessionCount) {

@@ -16,6 +16,7 @@ struct DisplayChoice {
   bool ownMemoryScale = false;  // each session's memory lanes up to its own peak, not the shared one
   int focusSession = -1;        // the one session shown full screen; -1: all of them
   bool stragglers = false;      // each collective's last rank marked, the others' wait hatched
+  bool diffDifference = false;  // a diff session's B lanes: B - A, not A's outline over B (ui/diff_lanes.h)
 };
 
 // The keys above, unless a text field has the keyboard. `playheadSession` is the session F

@@ -49,8 +49,8 @@ void drawRateLabel(ImDrawList* dl, const StepRate& r, const ThroughputWork& work
 
 }  // namespace
 
-float drawThroughputLane(const trace::RunRecording& rec, const TimeAxis& axis, float width,
-                         const ThroughputWork& work) {
+float drawThroughputLane(const trace::RunRecording& rec, const TimeAxis& axis, float width, const ThroughputWork& work,
+                         double shiftNs) {
   if (rec.ranks() == 0 || rec.rank(0).steps.empty() || work.itemsPerRankStep <= 0) return 0;
   std::vector<StepRate> rates;
   double highest = 0;
@@ -67,7 +67,7 @@ float drawThroughputLane(const trace::RunRecording& rec, const TimeAxis& axis, f
   const ImVec2 origin = ImGui::GetCursorScreenPos();
   const float x0 = origin.x + timelineLabelWidth();
   const float w = std::max(width - timelineLabelWidth(), 10.0f);
-  const double originNs = rec.originNs() == INT64_MAX ? 0.0 : static_cast<double>(rec.originNs());
+  const double originNs = (rec.originNs() == INT64_MAX ? 0.0 : static_cast<double>(rec.originNs())) + shiftNs;
   dl->AddText(ImVec2(origin.x + 4, origin.y + 2), laneLabelColor(), work.itemName[0] == 't' ? "tokens/s" : "samples/s");
   dl->AddText(ImVec2(origin.x + 4, origin.y + 2 + ImGui::GetFontSize()), laneLabelColor(), "rank 0");
   dl->PushClipRect(ImVec2(x0, origin.y), ImVec2(x0 + w, origin.y + height), true);

@@ -25,8 +25,9 @@ struct ThroughputWork {
 ThroughputWork throughputWorkOf(const config::RunConfig& config, int64_t parameterCount,
                                 const stats::DeviceFacts& device = {});
 
-// Draws at the cursor, `width` wide; returns the height used (0 when no step has ended yet).
+// Draws at the cursor, `width` wide, the run drawn `shiftNs` earlier (a diff's A,
+// ui/diff_alignment.h); returns the height used (0 when no step has ended yet).
 float drawThroughputLane(const trace::RunRecording& recording, const TimeAxis& axis, float width,
-                         const ThroughputWork& work);
+                         const ThroughputWork& work, double shiftNs = 0);
 
 }  // namespace shardscope::ui

@@ -199,7 +199,7 @@ void drawSpan(const LaneFrame& f, const Span& e, float xa, float xb, float y, fl
       f.windowHovered && f.mouse.x >= xa && f.mouse.x <= xb && f.mouse.y >= y && f.mouse.y < y + height;
   if (!hovered) return;
   ImGui::BeginTooltip();
-  spanTooltip(e, f.originNs);
+  spanTooltip(e, f.clockOriginNs());
   ImGui::EndTooltip();
   if (ImGui::IsMouseClicked(0)) onClick(e, selection);
 }
@@ -242,16 +242,24 @@ void drawTimeRuler(const LaneFrame& f, float y, float bottom) {
   }
 }
 
-namespace {
+LaneFrame LaneFrame::forRun(double runOriginNs, double runShiftNs) const {
+  LaneFrame other = *this;
+  other.shiftNs = runShiftNs;
+  other.originNs = runOriginNs + runShiftNs;
+  other.beginAbs = other.originNs + axis->beginNs;
+  other.endAbs = other.originNs + axis->endNs;
+  return other;
+}
 
-// The lane's columns for this frame: kept from the last frame where nothing changed (not copied),
-// or found into `found` when nothing keeps them.
-const std::vector<size_t>& columnsOf(const LaneFrame& f, const trace::RoleTrack& samples, const trace::RangeMax& totals,
-                                     const TimelineStyle& style, std::vector<size_t>& found) {
+const std::vector<size_t>& laneColumns(const LaneFrame& f, const trace::RoleTrack& samples,
+                                       const trace::RangeMax& totals, const TimelineStyle& style,
+                                       std::vector<size_t>& found) {
   const ColumnSpan span{f.beginAbs, f.endAbs, static_cast<int>(f.width)};
   if (style.memoryColumns) return style.memoryColumns->columns(samples, totals, span);
   return found = findMemoryColumns(samples, totals, span);
 }
+
+namespace {
 
 // A stack of bytes by role over time, one column per pixel (the column's highest sample,
 // ui/memory_columns.h) with the total as a line: the body of a memory lane. Returns the columns
@@ -262,7 +270,7 @@ int drawRoleStack(const LaneFrame& f, const trace::RoleTrack& samples, const tra
   const float memBottom = y0 + height;
   if (samples.empty() || scale <= 0) return 0;
   std::vector<size_t> found;
-  const std::vector<size_t>& columns = columnsOf(f, samples, totals, style, found);
+  const std::vector<size_t>& columns = laneColumns(f, samples, totals, style, found);
   int drawn = 0;
   float lastTotalY = -1;
   // Columns showing the same sample merge into one run, drawn as one rect per role. A lane of a
@@ -346,7 +354,7 @@ int drawHostMemoryLane(const LaneFrame& f, const trace::RankTimeline& t, float y
 void drawMemoryHover(const LaneFrame& f, const trace::RunRecording& rec, int r, float y0, float height,
                      TimelineCursor& cursor, trace::MemorySpace space) {
   if (!f.mouseIn(y0, height)) return;
-  const double tNs = f.axis->toNs(f.mouse.x, f.x0, f.width);
+  const double tNs = f.ownNs(f.mouse.x);
   cursor.valid = true;
   cursor.tNs = tNs;
   cursor.rank = r;
@@ -525,8 +533,9 @@ void drawStepMarkers(const LaneFrame& f, const std::vector<Event>& steps, float 
 }
 
 void drawPlayhead(const LaneFrame& f, double playheadNs, float y, float height) {
-  if (playheadNs < f.axis->beginNs || playheadNs > f.axis->endNs) return;
-  const float x = static_cast<float>(f.axis->toX(playheadNs, f.x0, f.width));
+  const double drawnNs = playheadNs - f.shiftNs;
+  if (drawnNs < f.axis->beginNs || drawnNs > f.axis->endNs) return;
+  const float x = static_cast<float>(f.axis->toX(drawnNs, f.x0, f.width));
   f.drawList->AddLine(ImVec2(x, y), ImVec2(x, y + height), kPlayheadColor, px(2.0f));
   f.drawList->AddTriangleFilled(ImVec2(x - 5, y), ImVec2(x + 5, y), ImVec2(x, y + 7), kPlayheadColor);
 }

@@ -29,7 +29,8 @@ struct LaneFrame {
   const TimeAxis* axis = nullptr;
   float x0 = 0;         // where the time axis starts on screen, after the label column
   float width = 0;      // its width in pixels
-  double originNs = 0;  // the run's origin: the axis counts from here
+  double originNs = 0;  // where the axis counts from: the run's origin, later by shiftNs
+  double shiftNs = 0;   // the run drawn this much earlier (a diff's A, ui/diff_alignment.h)
   double beginAbs = 0;  // the visible window in absolute ns (the events' own clock)
   double endAbs = 0;
   ImVec2 mouse;
@@ -37,10 +38,20 @@ struct LaneFrame {
 
   float toX(double absNs) const { return static_cast<float>(axis->toX(absNs - originNs, x0, width)); }
   double toAbsNs(float x) const { return originNs + axis->toNs(x, x0, width); }
+  double clockOriginNs() const { return originNs - shiftNs; }                 // the run's own origin
+  double ownNs(float x) const { return axis->toNs(x, x0, width) + shiftNs; }  // from the run's origin
+  // The same axis, for another run drawn beside this one (a diff's A on B's lanes).
+  LaneFrame forRun(double runOriginNs, double runShiftNs) const;
   bool mouseIn(float y, float height) const {
     return windowHovered && mouse.x >= x0 && mouse.x < x0 + width && mouse.y >= y && mouse.y < y + height;
   }
 };
+
+// The lane's memory columns for this frame (ui/memory_columns.h): kept from the last frame where
+// nothing changed (not copied), or found into `found` when nothing keeps them.
+const std::vector<size_t>& laneColumns(const LaneFrame& f, const trace::RoleTrack& samples,
+                                       const trace::RangeMax& totals, const TimelineStyle& style,
+                                       std::vector<size_t>& found);
 
 // Ticks and labels above the lanes, with faint lines down to `bottom`.
 void drawTimeRuler(const LaneFrame& frame, float y, float bottom);
@@ -80,7 +91,8 @@ void drawPauses(const LaneFrame& frame, const std::vector<trace::GroupSpan>& pau
 // A marker and "sN" label at each step start, over [y, y + height).
 void drawStepMarkers(const LaneFrame& frame, const std::vector<trace::Event>& steps, float y, float height);
 
-// The playhead across [y, y + height), at `playheadNs` relative to the origin, if it is in view.
+// The playhead across [y, y + height), at `playheadNs` from the run's own origin (drawn shiftNs
+// earlier), if it is in view.
 void drawPlayhead(const LaneFrame& frame, double playheadNs, float y, float height);
 
 }  // namespace shardscope::ui

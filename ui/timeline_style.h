@@ -7,9 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "stats/run_diff.h"
 #include "stats/stragglers.h"
 #include "trace/events.h"
 #include "trace/format.h"
+#include "trace/run_recording.h"
 
 namespace shardscope::ui {
 
@@ -32,6 +34,14 @@ struct SessionWaits {
   int64_t longestNs = 0;
 };
 
+// A diff session's marks on B's timeline: A's memory beside B's, and B's collectives that moved.
+struct DiffOverlay {
+  const trace::RunRecording* baseline = nullptr;        // A
+  double baselineShiftNs = 0;                           // A drawn this much earlier (ui/diff_alignment.h)
+  bool difference = false;                              // B - A as a lane, in place of A's outline over B's
+  const std::vector<stats::DiffMark>* marks = nullptr;  // by rank, then time (stats/run_diff.h)
+};
+
 struct TimelineStyle {
   float memoryLaneHeight = 70.0f;
   float spanLaneHeight = 18.0f;
@@ -48,6 +58,10 @@ struct TimelineStyle {
   bool memoryNotRecorded = false;
   // Where the memory lanes keep their columns between frames (the window's); null: found each frame.
   MemoryColumnCache* memoryColumns = nullptr;
+  // In a diff session: this session drawn this much earlier (A, its steps lined up with B's), and
+  // on B, what the diff marks; null elsewhere.
+  double shiftNs = 0;
+  const DiffOverlay* diff = nullptr;
 };
 
 // What the user points at, for the breakdown panel: a time and a rank.
@@ -67,6 +81,8 @@ struct TimelineFrameStats {
   int rowsDrawn = 0;         // rank rows in the visible part of the window (ui/rank_rows.h)
   int waitsHatched = 0;      // stragglers view: waits drawn hatched
   int lastMarks = 0;         // and collectives marked as this rank's, issued clearly last
+  int diffMarks = 0;         // a diff session: B's collectives marked as moved past the gate
+  int ghostColumns = 0;      // and columns of A's memory drawn on B's lanes (outline or B - A)
   float laneWidth = 0;       // the lanes' width in pixels: a memory lane's columns (a whole number)
 };
 

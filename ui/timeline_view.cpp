@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "ui/diff_lanes.h"
 #include "ui/item_probe.h"
 #include "ui/memory_columns.h"
 #include "ui/rank_rows.h"
@@ -148,6 +149,22 @@ void drawMemoryNotRecorded(const LaneFrame& frame, float y) {
     noteText(std::string("lane-text:no-memory@") + std::to_string(y) + ":" + text, frame.x0 + 4, y, text);
 }
 
+// A rank's memory lane; in a diff session, on B, A's total as an outline over it, or in its place
+// the difference B - A. Counts the columns drawn into `stats`.
+void drawRankMemory(const LaneFrame& frame, const trace::RunRecording& rec, int r, float y, double scaleBytes,
+                    const TimelineStyle& style, TimelineFrameStats& stats) {
+  const DiffOverlay* diff = style.diff;
+  const bool baseline = diff && diff->baseline && r < diff->baseline->ranks();
+  const float height = style.memoryLaneHeight;
+  if (baseline && diff->difference) {
+    stats.ghostColumns += drawMemoryDifference(frame, diff->baseline->rank(r), rec.rank(r), *diff, y, height, style);
+    return;
+  }
+  stats.memoryColumns += drawMemoryLane(frame, rec.rank(r), y, height, scaleBytes, style);
+  if (baseline)
+    stats.ghostColumns += drawMemoryGhost(frame, diff->baseline->rank(r), *diff, y, height, scaleBytes, style);
+}
+
 // One rank's row: its label, memory (and host) lane, compute and comm lanes, steps and notes.
 void drawRankLanes(const LaneFrame& frame, const trace::RunRecording& rec, const RankRow& rr, float labelX, float y0,
                    const RowGeometry& g, const TimelineStyle& style, CollectiveSelection& selection,
@@ -166,12 +183,15 @@ void drawRankLanes(const LaneFrame& frame, const trace::RunRecording& rec, const
   if (style.memoryNotRecorded) {
     drawMemoryNotRecorded(frame, y0 + ImGui::GetFontSize());
   } else {
-    local.memoryColumns += drawMemoryLane(frame, t, y0, style.memoryLaneHeight, g.memoryScaleBytes, style);
+    drawRankMemory(frame, rec, r, y0, g.memoryScaleBytes, style, local);
   }
   if (g.hostHeight > 0) local.memoryColumns += drawHostMemoryLane(frame, t, hostY, g.hostHeight, g.hostScale, style);
   drawSpanLane(frame, t, SpanLaneKind::Compute, computeY, style, selection, local);
   drawSpanLane(frame, t, SpanLaneKind::Collectives, commY, style, selection, local);
   drawExposedCommLane(frame, rec.exposedCommCached(r), commY + style.spanLaneHeight);
+  if (style.diff && style.diff->marks) {
+    local.diffMarks += drawDiffMarks(frame, *style.diff->marks, r, commY, style.spanLaneHeight);
+  }
   if (style.waits && static_cast<size_t>(r) < style.waits->byRank.size()) {
     drawWaitLane(frame, style.waits->byRank[static_cast<size_t>(r)], style.waits->longestNs, r, commY,
                  style.spanLaneHeight, local);
@@ -220,7 +240,8 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
   // Whole pixels, a memory lane's column each: a drag by whole pixels then moves the columns by
   // whole columns, and those still in view are kept (ui/memory_columns.h).
   frame.width = std::floor(std::max(width - timelineLabelWidth(), 10.0f));
-  frame.originNs = rec.originNs() == INT64_MAX ? 0.0 : static_cast<double>(rec.originNs());
+  frame.shiftNs = style.shiftNs;
+  frame.originNs = (rec.originNs() == INT64_MAX ? 0.0 : static_cast<double>(rec.originNs())) + frame.shiftNs;
   frame.beginAbs = frame.originNs + axis.beginNs;
   frame.endAbs = frame.originNs + axis.endNs;
   frame.mouse = ImGui::GetIO().MousePos;
@@ -264,7 +285,7 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
   const bool onRuler = mouse.y >= origin.y && mouse.y < origin.y + ruler && mouse.x >= x0 && mouse.x < x0 + w;
   if (onRuler && frame.windowHovered && ImGui::IsMouseDown(0)) {
     cursor.seek = true;
-    cursor.seekNs = std::max(0.0, axis.toNs(mouse.x, x0, w));
+    cursor.seekNs = std::max(0.0, frame.ownNs(mouse.x));
   }
   // Interaction over the whole timeline: wheel zooms around the cursor, dragging pans.
   ImGui::SetCursorScreenPos(origin);  // the rank groups' label buttons moved it

@@ -6,6 +6,9 @@
 
 #include "stats/run_stats.h"
 #include "tests/support/run_cli.h"
+#include "tests/ui/app_driver.h"
+#include "ui/app_state.h"
+#include "ui/key_codes.h"
 #include "ui/headless_frame.h"
 #include "ui/playhead.h"
 #include "ui/record_files.h"
@@ -63,6 +66,68 @@ TEST(DiffView, TheLargestChangesPointWhereThePlayheadCanGo) {
   EXPECT_GT(imgui.frame([&] { drawDiffTab(state, sessions); }), 500);
   refreshDiff(state, {sessions[0]}, {figures[0]}, 8);
   EXPECT_NE(state.error.find("view --diff A B"), std::string::npos) << "one recording: how to open two";
+}
+
+// The diff session in the window: with the Diff tab in front, A is lined up with B at the
+// playhead's step, the playhead stands at the same event group in both, B's lanes carry A's
+// memory outline (D: B - A) and mark the collectives that moved; another tab undoes it all.
+TEST(DiffView, TheDiffTabLinesTheRunsUpAndMarksWhatMoved) {
+  const std::string dir = testing::freshTempDir("diff_session");
+  SessionStore store;
+  {
+    auto lock = store.lock();
+    store.add(recorded(dir, "a", {"--strategy", "full_shard"}));
+    store.add(recorded(dir, "b", {"--strategy", "full_shard", "--slow-rank", "1:10"}));
+  }
+  AppState state;
+  auto app = AppDriver::viewOnly(store, state);
+  state.openTab = bottomTabTitle("diff");
+  state.playhead.session = 1;
+  state.pendingAt = "forward blocks.1@2";
+  for (int i = 0; i < 3; ++i) app->draw();
+  ASSERT_EQ(state.shownTab, "diff");
+  ASSERT_EQ(state.diffOverlay.baseline, &store.sessions()[0].recording);
+  const auto& marksA = state.marks[0];
+  const auto& marksB = state.marks[1];
+  const int inB = groupAtOrBefore(marksB, state.alignment.playheadNs[1]);
+  const int inA = groupAtOrBefore(marksA, state.alignment.playheadNs[0]);
+  ASSERT_GE(inA, 0);
+  ASSERT_GE(inB, 0);
+  EXPECT_EQ(marksA[static_cast<size_t>(inA)].label(), "forward blocks.1");
+  EXPECT_EQ(marksB[static_cast<size_t>(inB)].label(), "forward blocks.1");
+  EXPECT_EQ(marksA[static_cast<size_t>(inA)].step, 2);
+  EXPECT_EQ(state.alignment.step, 2);
+  const auto stepStart = [](const std::vector<EventGroupMark>& marks) {
+    for (const auto& m : marks) {
+      if (m.step == 2) return m.tNs;
+    }
+    return -1.0;
+  };
+  EXPECT_DOUBLE_EQ(state.alignment.shiftNs[0], stepStart(marksA) - stepStart(marksB));
+  EXPECT_GT(state.lastStats.ghostColumns, 100) << "A's outline over B's lanes";
+  EXPECT_GT(state.lastStats.diffMarks, 0) << "rank 0's collectives wait for the slow rank 1 in B";
+  bool worseOnRank0 = false;
+  for (const auto& m : state.diff.diff.marks) worseOnRank0 |= m.rank == 0 && m.worse;
+  EXPECT_TRUE(worseOnRank0);
+  const auto noteSays = [&](const std::string& text) {
+    for (const auto& [name, rect] : app->items()) {
+      if (name.rfind("lane-text:diff@", 0) == 0 && name.find(text) != std::string::npos) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(noteSays("outline: A's total"));
+  app->pressKey(keys::kD);
+  app->draw();
+  EXPECT_TRUE(state.display.diffDifference);
+  EXPECT_TRUE(noteSays("B - A")) << "D: the difference in place of the outline";
+  EXPECT_GT(state.lastStats.ghostColumns, 0);
+  state.openTab = bottomTabTitle("comparison");
+  for (int i = 0; i < 3; ++i) app->draw();  // the tab in front shows a frame later, and counts the next
+  ASSERT_EQ(state.shownTab, "comparison");
+  EXPECT_EQ(state.diffOverlay.baseline, nullptr);
+  EXPECT_DOUBLE_EQ(state.alignment.shiftNs[0], 0);
+  EXPECT_DOUBLE_EQ(state.alignment.playheadNs[0], state.alignment.playheadNs[1]);
+  EXPECT_EQ(state.lastStats.diffMarks + state.lastStats.ghostColumns, 0);
 }
 
 }  // namespace
