@@ -71,6 +71,28 @@ void meanAndSpread(const std::vector<double>& v, double& mean, double& spread) {
   spread = std::sqrt(spread / static_cast<double>(v.size() - 1));
 }
 
+// The standard error of the steps' mean. Steps in a run are not independent: a machine busy for a
+// while (another job, a neighbour's build) slows several in a row, and then spread / sqrt(n)
+// understates it. So it is also taken from the means of kBatches runs of consecutive steps (the
+// batch-means method of simulation output analysis), and the larger of the two is kept.
+double standardError(const std::vector<double>& v) {
+  constexpr size_t kBatches = 5;
+  double mean = 0, spread = 0;
+  meanAndSpread(v, mean, spread);
+  const double plain = v.empty() ? 0 : spread / std::sqrt(static_cast<double>(v.size()));
+  const size_t perBatch = v.size() / kBatches;
+  if (perBatch < 2) return plain;  // batches of one step: the plain figure again
+  std::vector<double> batchMeans;
+  for (size_t b = 0; b < kBatches; ++b) {
+    double sum = 0;
+    for (size_t i = b * perBatch; i < (b + 1) * perBatch; ++i) sum += v[i];
+    batchMeans.push_back(sum / static_cast<double>(perBatch));
+  }
+  double batchMean = 0, batchSpread = 0;
+  meanAndSpread(batchMeans, batchMean, batchSpread);
+  return std::max(plain, batchSpread / std::sqrt(static_cast<double>(kBatches)));
+}
+
 std::string placeOf(uint8_t phase, const std::string& unit) {
   const std::string p = trace::phaseName(static_cast<trace::Phase>(phase));
   return unit.empty() ? p : p + " of " + unit;
@@ -309,10 +331,12 @@ RunDiff diffRuns(const DiffSide& a, const DiffSide& b, const DiffOptions& option
   const size_t common = std::min(stepsA.size(), stepsB.size());
   const size_t from = std::min(common, static_cast<size_t>(std::max(0, options.warmup)));
   d.stepsCompared = static_cast<int>(common - from);
-  meanAndSpread({stepsA.begin() + from, stepsA.begin() + common}, d.stepA, d.spreadA);
-  meanAndSpread({stepsB.begin() + from, stepsB.begin() + common}, d.stepB, d.spreadB);
-  const double n = std::max(1, d.stepsCompared);
-  d.noise = 2 * std::sqrt(d.spreadA * d.spreadA / n + d.spreadB * d.spreadB / n);
+  const std::vector<double> comparedA(stepsA.begin() + from, stepsA.begin() + common);
+  const std::vector<double> comparedB(stepsB.begin() + from, stepsB.begin() + common);
+  meanAndSpread(comparedA, d.stepA, d.spreadA);
+  meanAndSpread(comparedB, d.stepB, d.spreadB);
+  const double errorA = standardError(comparedA), errorB = standardError(comparedB);
+  d.noise = 2 * std::sqrt(errorA * errorA + errorB * errorB);
   for (const auto& r : a.ranks) d.peakA = std::max(d.peakA, static_cast<double>(r.peakTotal));
   for (const auto& r : b.ranks) d.peakB = std::max(d.peakB, static_cast<double>(r.peakTotal));
   d.changes.push_back(

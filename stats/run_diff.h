@@ -5,8 +5,9 @@
 // for memory, of the bytes the rank's collectives moved per step for bytes), the largest first,
 // each naming where it happens. A verdict on step time and peak memory says regression,
 // improvement or no change, and never calls a step-time difference within two standard errors of
-// the difference of the two runs' means (from their step-to-step spread) a regression. What cannot be aligned (other
-// world sizes, strategies, events one run lacks) is said, not guessed.
+// the difference of the two runs' means (from their step-to-step spread, and from their batch
+// means where consecutive steps slowed together) a regression. What cannot be aligned (other world
+// sizes, strategies, events one run lacks) is said, not guessed.
 #pragma once
 
 #include <cstdint>
@@ -61,7 +62,9 @@ struct RunDiff {
   int stepsCompared = 0;            // steps warmup .. warmup + stepsCompared - 1 of both
   double stepA = 0, stepB = 0;      // mean of the slowest rank's step time over them, seconds
   double spreadA = 0, spreadB = 0;  // their sample standard deviations
-  double noise = 0;                 // a difference of means the spreads allow (two standard errors)
+  // A difference of means the runs' own variation allows: two standard errors of it, each mean's
+  // the larger of spread / sqrt(steps) and that of its batch means (consecutive steps slow together).
+  double noise = 0;
   double peakA = 0, peakB = 0;      // the largest rank's peak, bytes
   std::vector<DiffChange> changes;  // by |share|, largest first
   std::vector<DiffMark> marks;      // by rank, then B's time
