@@ -1,7 +1,7 @@
 // How long `shardscope diff A B` takes on two long recordings, by phase: each recording read
 // through the one door (recordings/open_recording.h), its per-rank figures, then the diff itself
 // (stats/run_diff.h), the median of `repeats`. Event counts are the retained events: memory
-// samples, compute spans, collectives and event groups, over every rank. The target (issue "Diff
+// samples (the host's too), compute spans, collectives and event groups, over every rank. The target (issue "Diff
 // two runs") is under 1 s for two recordings of 1 million events each, reading included.
 //   build/bench/diff_bench A.pftrace B.pftrace [repeats=5]
 #include <algorithm>
@@ -23,10 +23,7 @@ double secondsSince(Clock::time_point start) { return std::chrono::duration<doub
 
 size_t eventsOf(const shardscope::trace::RunRecording& recording) {
   size_t events = 0;
-  for (int r = 0; r < recording.ranks(); ++r) {
-    const auto& t = recording.rank(r);
-    events += t.memory.size() + t.compute.size() + t.collectives.size() + t.groups.size();
-  }
+  for (int r = 0; r < recording.ranks(); ++r) events += recording.detailEvents(r);
   return events;
 }
 
