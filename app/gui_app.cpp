@@ -42,7 +42,10 @@ static ui::WindowOptions windowFor(const WindowChoice& choice, ui::AppState& sta
   state.display.look.highContrast = choice.highContrast;
   state.display.stragglers = choice.stragglers;
   state.display.diffDifference = choice.diffDifference;
-  if (choice.tab == "diff") state.playhead.session = 1;  // --at and --zoom are B's times (view --diff A B)
+  if (choice.tab == "diff") {  // view --diff A B: --at and --zoom are B's, and --at selects the changes there
+    state.playhead.session = 1;
+    state.diff.selectedAt = choice.at;
+  }
   state.display.ownMemoryScale = choice.memoryScale == "own";
   return options;
 }

@@ -78,8 +78,9 @@ void drawDiffTab(DiffViewState& state, const std::vector<Session>& sessions) {
     const std::string label = c.figure + (c.where.empty() ? "" : ", " + c.where);
     const bool worse = (c.b > c.a) == (c.unit != stats::DiffUnit::Percent);  // less overlap is worse
     ImGui::PushStyleColor(ImGuiCol_Text, worse ? ImVec4(1.0f, 0.7f, 0.55f, 1) : ImVec4(0.65f, 0.9f, 0.65f, 1));
-    if (ImGui::Selectable(label.c_str(), false, ImGuiSelectableFlags_SpanAllColumns) && !c.at.empty()) {
-      state.pendingAt = c.at;
+    const bool selected = !c.at.empty() && c.at == state.selectedAt;
+    if (ImGui::Selectable(label.c_str(), selected, ImGuiSelectableFlags_SpanAllColumns) && !c.at.empty()) {
+      state.pendingAt = state.selectedAt = c.at;
     }
     ImGui::PopStyleColor();
     ImGui::TableNextColumn();

@@ -20,6 +20,7 @@ struct DiffViewState {
   stats::RunDiff diff;
   std::string error;      // why there is no diff
   std::string pendingAt;  // a row clicked: where the playhead goes (the window applies it)
+  std::string selectedAt;  // and the rows at that place, shown selected (view --diff --at selects too)
 };
 
 // Diffs sessions 0 and 1 (with their figures, `stats`) into `state` when the store has changed.
