@@ -33,7 +33,9 @@ nlohmann::json diffJson(const std::string& a, const std::string& b, const std::s
   EXPECT_TRUE(r.exitCode == 0 || r.exitCode == 1) << r.output;
   EXPECT_NE(r.output.find("verdict: "), std::string::npos) << r.output;
   std::ifstream in(dir + "/diff.json");
-  return in ? nlohmann::json::parse(in) : nlohmann::json::object();
+  auto d = in ? nlohmann::json::parse(in) : nlohmann::json::object();
+  EXPECT_EQ(r.exitCode == 1, d.value("verdict", "") == "regression") << "exit 1 is a regression, and only that";
+  return d;
 }
 
 TEST(Diff, PrefetchingTwoUnitsHoldsMoreGatheredWeightsOnEveryRank) {
@@ -51,6 +53,17 @@ TEST(Diff, PrefetchingTwoUnitsHoldsMoreGatheredWeightsOnEveryRank) {
     }
   }
   EXPECT_EQ(ranksUp, 2) << d.dump(1);
+  // What prefetching buys: against no prefetch at all, the gathers run beside compute. (Its exposed
+  // time does not fall on CPU ranks, where the gathers and the compute share the same two cores.)
+  const auto none = recorded(dir, "p0", {"--strategy", "full_shard", "--prefetch", "0"});
+  const auto bought = diffJson(none, one, dir, -1);
+  int overlapUp = 0;
+  for (const auto& c : bought["changes"]) {
+    if (c["figure"] != "comm/compute overlap") continue;
+    EXPECT_GT(c["b"].get<double>(), c["a"].get<double>()) << c.dump();
+    ++overlapUp;
+  }
+  EXPECT_EQ(overlapUp, 2) << bought.dump(1);
 }
 
 TEST(Diff, Bf16HalvesEveryGathersBytes) {
