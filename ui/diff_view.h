@@ -18,8 +18,8 @@ struct DiffViewState {
   uint64_t version = UINT64_MAX;
   std::chrono::steady_clock::time_point lastPass;  // while a run records, a pass at most every 2 s
   stats::RunDiff diff;
-  std::string error;      // why there is no diff
-  std::string pendingAt;  // a row clicked: where the playhead goes (the window applies it)
+  std::string error;       // why there is no diff
+  std::string pendingAt;   // a row clicked: where the playhead goes (the window applies it)
   std::string selectedAt;  // and the rows at that place, shown selected (view --diff --at selects too)
 };
 
