@@ -1,6 +1,7 @@
 #include "config/pipeline_config.h"
 
 #include "config/model_layout.h"
+#include "config/modes.h"
 
 #include <algorithm>
 
@@ -59,6 +60,13 @@ std::optional<std::string> microBatchProblem(const RunConfig& c, const PipelineS
 }
 
 }  // namespace
+
+std::string pipelineLabel(const RunConfig& config) {
+  if (config.pp <= 1) return "";
+  const PipelineShape shape = pipelineShapeOf(config);
+  return ", pipeline " + std::string(modeName(config.schedule)) + " over " + std::to_string(shape.stages()) +
+         " stages, " + std::to_string(shape.microBatches) + " micro-batches";
+}
 
 PipelineShape pipelineShapeOf(const RunConfig& c) {
   PipelineShape shape;

@@ -20,6 +20,8 @@ struct ParamSpec;  // config/model_layout.h
 // The schedule, P, V and M of `config`, with V's default (1, or 2 for the schedules that loop)
 // and M's (P, or 2P for those) filled in.
 PipelineShape pipelineShapeOf(const RunConfig& config);
+// ", pipeline gpipe over 4 stages, 8 micro-batches" under --pp; "" otherwise: a run's details line.
+std::string pipelineLabel(const RunConfig& config);
 
 // Where a rank sits in the (pp, dp, tp) mesh.
 struct PipelinePlace {

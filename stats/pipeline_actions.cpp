@@ -31,6 +31,17 @@ std::vector<MeasuredAction> measuredActions(const trace::RankTimeline& t) {
   return out;
 }
 
+std::vector<HeldAt> activationsHeld(const std::vector<MeasuredAction>& actions) {
+  config::HeldActivations held;
+  std::vector<HeldAt> out;
+  for (const auto& a : actions) {
+    if (!config::isComputeAction(a.action.kind)) continue;
+    held.run(a.action);
+    out.push_back({a.endNs, held.microBatches()});
+  }
+  return out;
+}
+
 std::optional<config::ActionDurations> meanActionSeconds(const std::vector<std::vector<MeasuredAction>>& ranks) {
   int32_t firstStep = INT32_MAX, lastStep = INT32_MIN;
   for (const auto& actions : ranks) {

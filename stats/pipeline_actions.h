@@ -24,6 +24,14 @@ struct MeasuredAction {
 // Every action of the rank's recorded steps, in time order (compute actions and transfers alike).
 std::vector<MeasuredAction> measuredActions(const trace::RankTimeline& timeline);
 
+// How many micro-batches' activations the rank holds (config::HeldActivations), from the end of
+// each of its compute actions on: a step line over its whole recording.
+struct HeldAt {
+  int64_t ns = 0;
+  int microBatches = 0;
+};
+std::vector<HeldAt> activationsHeld(const std::vector<MeasuredAction>& actions);
+
 // The mean compute time of F, B, I and W over `ranks`' steps after the first (all if one), in
 // seconds; nothing when no compute action was measured. A kind never run keeps the plan's default
 // ratio to F (B twice F, I and W one F each).

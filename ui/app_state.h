@@ -14,6 +14,7 @@
 #include "ui/derived_refresh.h"
 #include "ui/diff_alignment.h"
 #include "ui/diff_view.h"
+#include "ui/pipeline_lanes.h"
 #include "ui/estimate_panel.h"
 #include "ui/holdings_view.h"
 #include "ui/memory_columns.h"
@@ -86,6 +87,9 @@ struct AppState {
   // (only now and then while a run records, ui/derived_refresh.h).
   std::vector<SessionWaits> waits;
   DerivedRefresh waitsRefresh;
+  // Each session's pipeline lanes (empty where it ran none), likewise (ui/pipeline_lanes.h).
+  std::vector<PipelineLanes> pipelineLanes;
+  DerivedRefresh pipelineRefresh;
   // Export from the app: paths typed in the Export tab; the PNG is written by the platform layer
   // after the frame is drawn (it reads pngRequest and reports into exportMessage).
   char exportBase[256] = "shardscope-run";

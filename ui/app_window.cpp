@@ -9,6 +9,7 @@
 #include <imgui.h>
 
 #include "config/model_layout.h"
+#include "config/pipeline_config.h"
 #include "config/view_tabs.h"
 #include "ui/bottom_tabs.h"
 #include "ui/front_door.h"
@@ -99,6 +100,7 @@ float fittedMemoryLaneHeight(const std::vector<Session>& sessions, const std::ve
   const TimelineStyle& style = state.style;
   int groups = 0;
   float hostShares = 0;  // memory lane heights the host lanes add (--offload cpu)
+  float pipelineLanes = 0;  // the heights a pipeline run's two lanes per rank add
   for (size_t i : shown) {
     const auto expanded = state.expandedRankGroups.find(static_cast<int>(i));
     const auto all =
@@ -109,13 +111,16 @@ float fittedMemoryLaneHeight(const std::vector<Session>& sessions, const std::ve
     }));
     groups += std::max(1, rows);
     if (recordsHostMemory(sessions[i].recording)) hostShares += kHostLaneShare * static_cast<float>(std::max(1, rows));
+    if (i < state.pipelineLanes.size() && !state.pipelineLanes[i].actions.empty()) {
+      pipelineLanes += (3 * style.spanLaneHeight + px(5)) * static_cast<float>(std::max(1, rows));
+    }
   }
   if (groups == 0) return style.memoryLaneHeight;
   const float line = ImGui::GetTextLineHeightWithSpacing();
   // Per session: title and details lines, the time ruler, the throughput lane, the separator.
   const float perSession = 2 * line + (ImGui::GetFontSize() + px(5)) + px(30) + 3 * ImGui::GetStyle().ItemSpacing.y;
   const float perGroup = 2 * style.spanLaneHeight + px(10);
-  const float room = avail - perSession * static_cast<float>(shown.size()) - px(8);
+  const float room = avail - perSession * static_cast<float>(shown.size()) - pipelineLanes - px(8);
   const float memoryLanes = static_cast<float>(groups) + hostShares;
   return std::clamp((room - perGroup * static_cast<float>(groups)) / memoryLanes, px(56), px(240));
 }
@@ -287,7 +292,8 @@ void drawSessionHeader(const Session& s) {
   } else {
     ImGui::TextDisabled("%s  %d ranks  %s %d layers, hidden %d%s  step %zu/%d%s", s.device.c_str(), rankCount,
                         config::modeName(s.config.model), s.config.layers, s.config.hidden,
-                        config::trainingLabel(s.config).c_str(), stepsDone, s.config.steps, lossText);
+                        (config::trainingLabel(s.config) + config::pipelineLabel(s.config)).c_str(), stepsDone,
+                        s.config.steps, lossText);
   }
   if (!s.error.empty()) {
     // Red for a run that failed; amber for what a finished recording was read with (a rank
@@ -345,6 +351,9 @@ void drawSessionTimeline(AppState& state, const Session& s, int index, double me
                       ? state.alignment.shiftNs[static_cast<size_t>(index)]
                       : 0.0;
   if (index == 1 && state.diffOverlay.baseline) style.diff = &state.diffOverlay;
+  if (static_cast<size_t>(index) < state.pipelineLanes.size() && !state.pipelineLanes[index].actions.empty()) {
+    style.pipeline = &state.pipelineLanes[static_cast<size_t>(index)];
+  }
   drawDiffSessionNote(state, index);
   style.memoryColumns = &state.memoryColumns;
   style.capacityBytes = stats::deviceLimitsOf(s.config, s.deviceFacts).capacityBytes;  // this session's device
@@ -380,6 +389,8 @@ void drawSessionTimeline(AppState& state, const Session& s, int index, double me
   frameStats.lastMarks += st.lastMarks;
   frameStats.diffMarks += st.diffMarks;
   frameStats.ghostColumns += st.ghostColumns;
+  frameStats.actionCells += st.actionCells;
+  frameStats.heldSteps += st.heldSteps;
   frameStats.laneWidth = st.laneWidth;
 }
 
@@ -453,6 +464,13 @@ void refreshDerived(AppState& state, const SessionStore& store, const std::vecto
     state.waits.clear();
     for (const auto& s : sessions) state.waits.push_back(sessionWaits(s.recording));
     state.waitsRefresh.derived(store.version(), waitsBegan, DerivedRefresh::Clock::now());
+  }
+  if (state.pipelineLanes.size() != sessions.size() || state.pipelineRefresh.due(store.version(), live, began)) {
+    const auto lanesBegan = DerivedRefresh::Clock::now();
+    state.pipelineLanes.clear();
+    for (const auto& s : sessions) state.pipelineLanes.push_back(pipelineLanesOf(s));
+    shareHeldScale(state.pipelineLanes);
+    state.pipelineRefresh.derived(store.version(), lanesBegan, DerivedRefresh::Clock::now());
   }
 }
 

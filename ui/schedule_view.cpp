@@ -7,6 +7,7 @@
 
 #include "config/pipeline_config.h"
 #include "ui/item_probe.h"
+#include "ui/pipeline_lanes.h"
 #include "ui/theme.h"
 #include "ui/timeline_style.h"
 
@@ -15,21 +16,6 @@ namespace shardscope::ui {
 namespace {
 
 using config::PipeActionKind;
-
-// One hue per micro-batch (cycling past ten); a backward darker than its forward, W lighter.
-ImU32 cellColor(const config::PipeAction& a, bool planned) {
-  static const ImVec4 hues[] = {{0.30f, 0.60f, 0.95f, 1}, {0.95f, 0.55f, 0.20f, 1}, {0.35f, 0.78f, 0.40f, 1},
-                                {0.90f, 0.35f, 0.40f, 1}, {0.65f, 0.50f, 0.90f, 1}, {0.60f, 0.45f, 0.35f, 1},
-                                {0.90f, 0.50f, 0.80f, 1}, {0.55f, 0.60f, 0.60f, 1}, {0.80f, 0.80f, 0.30f, 1},
-                                {0.30f, 0.80f, 0.85f, 1}};
-  ImVec4 c = hues[a.microBatch % 10];
-  const float shade = a.kind == PipeActionKind::Forward          ? 1.0f
-                      : a.kind == PipeActionKind::BackwardWeight ? 0.8f
-                                                                 : 0.62f;
-  c.x *= shade, c.y *= shade, c.z *= shade;
-  c.w = planned ? 0.55f : 1.0f;
-  return ImGui::ColorConvertFloat4ToU32(c);
-}
 
 const char* kindWord(PipeActionKind kind) {
   switch (kind) {
@@ -59,7 +45,7 @@ void drawCells(ImDrawList* dl, const Geometry& g, float y, float h, const std::v
   const ImVec2 mouse = ImGui::GetMousePos();
   for (const ScheduleCell& c : cells) {
     const ImVec2 a(g.x(c.begin), y), b(std::max(g.x(c.end), g.x(c.begin) + 1.0f), y + h);
-    dl->AddRectFilled(a, b, cellColor(c.action, planned));
+    dl->AddRectFilled(a, b, actionColor(c.action, planned));
     if (c.action.kind == PipeActionKind::BackwardWeight) dl->AddRect(a, b, IM_COL32(255, 255, 255, 120));
     const std::string text = config::actionText(c.action);
     if (!planned && ImGui::CalcTextSize(text.c_str()).x + px(4) < b.x - a.x) {

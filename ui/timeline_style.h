@@ -42,6 +42,8 @@ struct DiffOverlay {
   const std::vector<stats::DiffMark>* marks = nullptr;  // by rank, then time (stats/run_diff.h)
 };
 
+struct PipelineLanes;  // ui/pipeline_lanes.h
+
 struct TimelineStyle {
   float memoryLaneHeight = 70.0f;
   float spanLaneHeight = 18.0f;
@@ -62,6 +64,9 @@ struct TimelineStyle {
   // on B, what the diff marks; null elsewhere.
   double shiftNs = 0;
   const DiffOverlay* diff = nullptr;
+  // A pipeline run's actions and activations held, a lane each under every rank's comm lane; null
+  // for any other run.
+  const PipelineLanes* pipeline = nullptr;
 };
 
 // What the user points at, for the breakdown panel: a time and a rank.
@@ -83,6 +88,8 @@ struct TimelineFrameStats {
   int lastMarks = 0;         // and collectives marked as this rank's, issued clearly last
   int diffMarks = 0;         // a diff session: B's collectives marked as moved past the gate
   int ghostColumns = 0;      // and columns of A's memory drawn on B's lanes (outline or B - A)
+  int actionCells = 0;       // a pipeline run's action cells drawn
+  int heldSteps = 0;         // and steps of its activations-held lanes
   float laneWidth = 0;       // the lanes' width in pixels: a memory lane's columns (a whole number)
 };
 

@@ -7,6 +7,7 @@
 
 #include "ui/diff_lanes.h"
 #include "ui/item_probe.h"
+#include "ui/pipeline_lanes.h"
 #include "ui/memory_columns.h"
 #include "ui/rank_rows.h"
 #include "ui/theme.h"
@@ -124,7 +125,7 @@ void drawFoldedGroupNote(const LaneFrame& frame, const trace::RunRecording& rec,
 
 // A row's lanes' sizes and scales, the same for every rank of the session.
 struct RowGeometry {
-  float groupHeight = 0;  // memory, host (if any), compute, comm and the gap below
+  float groupHeight = 0;  // memory, host (if any), compute, comm, a pipeline's two lanes, the gap below
   float hostHeight = 0;
   double hostScale = 0;
   double memoryScaleBytes = 0;
@@ -165,6 +166,26 @@ void drawRankMemory(const LaneFrame& frame, const trace::RunRecording& rec, int 
     stats.ghostColumns += drawMemoryGhost(frame, diff->baseline->rank(r), *diff, y, height, scaleBytes, style);
 }
 
+// Between the comm lane (and its exposed bar) and a pipeline run's lanes.
+float pipelineGap() { return px(5.0f); }
+float pipelineLanesHeight(const TimelineStyle& style) {
+  return style.pipeline ? pipelineGap() + 3 * style.spanLaneHeight : 0.0f;
+}
+
+// A pipeline run's action cells and activations held for rank `r`, from `y` down.
+void drawPipelineLanes(const LaneFrame& frame, const TimelineStyle& style, int r, float labelX, float y,
+                       TimelineFrameStats& stats) {
+  const PipelineLanes* lanes = style.pipeline;
+  if (!lanes || static_cast<size_t>(r) >= lanes->actions.size()) return;
+  const float h = style.spanLaneHeight;
+  frame.drawList->AddText(ImVec2(labelX + 4, y + 2), laneLabelColor(), "actions");
+  frame.drawList->AddText(ImVec2(labelX + 4, y + h + 2), laneLabelColor(), "held");
+  frame.drawList->PushClipRect(ImVec2(frame.x0, y), ImVec2(frame.x0 + frame.width, y + 3 * h), true);
+  stats.actionCells += drawActionLane(frame, lanes->actions[static_cast<size_t>(r)], y, h);
+  stats.heldSteps += drawHeldLane(frame, lanes->held[static_cast<size_t>(r)], lanes->scale, y + h, 2 * h);
+  frame.drawList->PopClipRect();
+}
+
 // One rank's row: its label, memory (and host) lane, compute and comm lanes, steps and notes.
 void drawRankLanes(const LaneFrame& frame, const trace::RunRecording& rec, const RankRow& rr, float labelX, float y0,
                    const RowGeometry& g, const TimelineStyle& style, CollectiveSelection& selection,
@@ -176,6 +197,7 @@ void drawRankLanes(const LaneFrame& frame, const trace::RunRecording& rec, const
   const float computeY = hostY + g.hostHeight;
   const float commY = computeY + style.spanLaneHeight;
   drawRowLabel(frame, rr, labelX, y0, style.memoryLaneHeight, expandedRankGroups);
+  drawPipelineLanes(frame, style, r, labelX, commY + style.spanLaneHeight + pipelineGap(), local);
   if (g.hostHeight > 0) dl->AddText(ImVec2(labelX + 4, hostY + 2), laneLabelColor(), "host");
   dl->AddText(ImVec2(labelX + 4, computeY + 2), laneLabelColor(), "compute");
   dl->AddText(ImVec2(labelX + 4, commY + 2), laneLabelColor(), "comm");
@@ -253,7 +275,8 @@ float drawTimeline(const char* id, const trace::RunRecording& rec, TimeAxis& axi
   // exposed-comm bar in the gap below.
   const float hostHeight = hostLaneHeight(rec, style);
   const double hostScale = hostMemoryScaleBytes(rec);
-  const float groupHeight = style.memoryLaneHeight + hostHeight + 2 * style.spanLaneHeight + px(10.0f);
+  const float groupHeight =
+      style.memoryLaneHeight + hostHeight + 2 * style.spanLaneHeight + pipelineLanesHeight(style) + px(10.0f);
   const std::vector<RankRow> rows =
       rankRows(rec, expandedRankGroups ? *expandedRankGroups : std::set<int>{}, style.foldRanksWithoutRecords);
   const RowGeometry geometry{groupHeight, hostHeight, hostScale, memoryScaleBytes};

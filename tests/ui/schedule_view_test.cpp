@@ -7,7 +7,10 @@
 
 #include "config/pipeline_config.h"
 #include "tests/support/run_cli.h"
+#include "tests/ui/app_driver.h"
+#include "ui/app_state.h"
 #include "ui/headless_frame.h"
+#include "ui/pipeline_lanes.h"
 #include "ui/record_files.h"
 
 namespace shardscope::ui {
@@ -91,6 +94,41 @@ TEST(ScheduleView, EachRankDrawsItsScheduleAgainstItsRun) {
     EXPECT_EQ(state.session, 0);
     EXPECT_GT(vertices, 1000) << "cells, hatching and arrows";
   }
+}
+
+// The timeline's own lanes over the whole run: every step climbs to M under GPipe and stops at
+// P - rank under 1F1B, back to none at each step's end; both drawn on one scale in the window.
+TEST(ScheduleView, TheTimelinesHeldLanesClimbToMUnderGPipeAndStopAtPUnder1F1B) {
+  SessionStore store;
+  {
+    auto lock = store.lock();
+    store.add(recordedPipeline("gpipe"));
+    store.add(recordedPipeline("1f1b"));
+  }
+  for (size_t i = 0; i < 2; ++i) {
+    const PipelineLanes lanes = pipelineLanesOf(store.sessions()[i]);
+    ASSERT_EQ(lanes.held.size(), 2u);
+    for (int r = 0; r < 2; ++r) {
+      const auto& held = lanes.held[static_cast<size_t>(r)];
+      ASSERT_EQ(held.size(), 3u * 8) << "4 F and 4 B a step";
+      int most = 0;
+      for (const auto& h : held) most = std::max(most, h.microBatches);
+      EXPECT_EQ(most, i == 0 ? 4 : 2 - r) << (i == 0 ? "gpipe" : "1f1b") << ", rank " << r;
+      for (size_t step = 0; step < 3; ++step) {
+        EXPECT_EQ(held[8 * step + 7].microBatches, 0) << "step " << step << " frees every micro-batch it held";
+      }
+      EXPECT_EQ(lanes.actions[static_cast<size_t>(r)].size(), 3u * (2 * 4 + 2 * 4))
+          << "per step 4 F and 4 B, and a transfer beside each";
+    }
+  }
+  AppState state;
+  auto app = AppDriver::viewOnly(store, state);
+  app->draw();
+  ASSERT_EQ(state.pipelineLanes.size(), 2u);
+  EXPECT_EQ(state.pipelineLanes[0].scale, 4);
+  EXPECT_EQ(state.pipelineLanes[1].scale, 4) << "1F1B's lanes on GPipe's scale, to compare their heights";
+  EXPECT_GT(state.lastStats.actionCells, 0);
+  EXPECT_GT(state.lastStats.heldSteps, 0);
 }
 
 TEST(ScheduleView, ASessionWithoutAPipelineSaysHowToGetOne) {
