@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "import/profiler_pipeline.h"
 #include "import/profiler_roles.h"
 
 namespace shardscope::import {
@@ -67,6 +68,13 @@ void readHostCompute(const RankTrace& trace, std::vector<Event>& out) {
       }
     }
   }
+  // torch.distributed.pipelining's actions: their backwards are the job's (autograd's spans run
+  // inside them).
+  std::vector<Event> actions;
+  if (readPipelineCompute(trace, actions)) {
+    for (const auto& e : actions) unitBackward[e.step] = true;
+  }
+  out.insert(out.end(), std::make_move_iterator(actions.begin()), std::make_move_iterator(actions.end()));
   for (const auto& [step, span] : autograd) {
     if (!unitBackward[step]) {
       out.push_back(

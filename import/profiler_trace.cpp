@@ -26,6 +26,7 @@
 #include "import/cuda_snapshot.h"
 #include "import/profiler_collectives.h"
 #include "import/profiler_compute.h"
+#include "import/profiler_pipeline.h"
 #include "trace/format.h"
 #include "import/profiler_memory.h"
 #include "import/profiler_roles.h"
@@ -213,6 +214,7 @@ std::string readRankTrace(const fs::path& path, int namedRank, RecorderNotes& no
     const std::vector<Event> host = hostComputeSpans(trace);
     readProfilerCollectives(trace, host, events, notes.collectives);
     readProfilerCompute(trace, host, events);
+    readPipelineGroups(trace, events);
     readRankMemory(path.parent_path(), trace, noted, events, notes);
   } catch (const nlohmann::json::exception&) {  // a field of an unexpected kind that no check above named
     return "has a malformed event: one of its fields holds another kind of value than torch.profiler writes";
@@ -549,7 +551,9 @@ LoadedTrace loadRankFiles(const std::vector<RankFile>& files) {
   out.jobLabel = "a PyTorch job's own model (not in the trace)";
   out.source = "torch.profiler";
   out.config.strategy = strategyFromCollectives(events[first]);
-  out.title = "a PyTorch job (torch.profiler), " + jobDescription(events[first], out.config.strategy);
+  const auto pipeline = recognisePipeline(events, out.config);
+  out.title = "a PyTorch job (torch.profiler), " + (pipeline ? *pipeline + ", " : std::string()) +
+              jobDescription(events[first], out.config.strategy);
   const std::string torch = torchOf[first];
   out.device = "recorded by torch.profiler" + (torch.empty() ? std::string() : " (PyTorch " + torch + ")");
   if (!missing.empty()) out.note += "no trace for rank " + formatRanks(missing) + "\n";

@@ -14,15 +14,18 @@ namespace {
 using config::PipeActionKind;
 using Measured = std::vector<std::vector<stats::MeasuredAction>>;
 
-// The last step every rank ran whole (all its schedule's actions), or -1.
+// The last step every rank ran whole (all its schedule's compute actions: a PyTorch job's trace
+// names its transfers as sends and receives, not as actions), or -1.
 int32_t lastWholeStep(const Session& s, const Measured& ranks) {
   const auto shape = config::pipelineShapeOf(s.config);
   std::map<int32_t, int> whole;  // step -> ranks that ran it whole
   for (size_t r = 0; r < ranks.size(); ++r) {
     const auto place = config::pipelinePlace(static_cast<int>(r), s.config.world, s.config.pp);
-    const size_t expected = config::rankActions(shape, place.pipeRank).size();
+    const auto planned = config::rankActions(shape, place.pipeRank);
+    const auto expected = static_cast<size_t>(std::count_if(
+        planned.begin(), planned.end(), [](const config::PipeAction& a) { return config::isComputeAction(a.kind); }));
     std::map<int32_t, size_t> counts;
-    for (const auto& a : ranks[r]) ++counts[a.step];
+    for (const auto& a : ranks[r]) counts[a.step] += config::isComputeAction(a.action.kind) ? 1 : 0;
     for (const auto& [step, n] : counts) whole[step] += n == expected ? 1 : 0;
   }
   int32_t last = -1;

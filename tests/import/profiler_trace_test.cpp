@@ -10,9 +10,11 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
+#include "config/pipeline_schedule.h"
 #include "tests/support/run_cli.h"
 #include "trace/format.h"
 #include "import/profiler_roles.h"
@@ -749,7 +751,7 @@ TEST(ProfilerTrace, CollectivesOutsideC10dAreCountedByTheirOwnOps) {
 TEST(ProfilerTrace, EveryTitleInTheCorpusAgreesWithItsCounts) {
   namespace fs = std::filesystem;
   int jobs = 0;
-  for (const char* corpus : {"pytorch_cuda_h200", "pytorch_nccl_h200"}) {
+  for (const char* corpus : {"pytorch_cuda_h200", "pytorch_nccl_h200", "pytorch_pipelining_gloo"}) {
     for (const auto& entry : fs::directory_iterator(std::string(SHARDSCOPE_TEST_DATA) + "/" + corpus)) {
       if (!entry.is_directory()) continue;
       SCOPED_TRACE(entry.path().string());
@@ -774,10 +776,57 @@ TEST(ProfilerTrace, EveryTitleInTheCorpusAgreesWithItsCounts) {
       }
       if (title.find("inference") != std::string::npos) EXPECT_FALSE(backward) << title;
       if (title.find("no collectives") != std::string::npos) EXPECT_TRUE(ran.empty()) << title;
+      if (title.find("a pipeline of") != std::string::npos) EXPECT_GT(loaded.config.pp, 1) << title;
       ++jobs;
     }
   }
-  EXPECT_GE(jobs, 5) << "the corpus's jobs";
+  EXPECT_GE(jobs, 7) << "the corpus's jobs";
+}
+
+// Two real torch.distributed.pipelining jobs (tests/data/pytorch_pipelining_gloo): GPipe's
+// "Forward i" and "Backward i" and the runtime's "PP:1F3" read as a pipeline's actions, each a
+// compute span of its stage and micro-batch (less the sends and receives it waited in) and an
+// event group named as shardscope names its own actions.
+TEST(ProfilerPipeline, PyTorchsPipeliningJobsOpenWithTheirStagesAndActions) {
+  struct Case {
+    const char* dir;
+    config::PipelineSchedule schedule;
+    int stagesPerRank;
+  };
+  for (const Case& c : {Case{"gpipe", config::PipelineSchedule::GPipe, 1},
+                        Case{"interleaved_1f1b", config::PipelineSchedule::Interleaved1F1B, 2}}) {
+    SCOPED_TRACE(c.dir);
+    const auto loaded = loadProfilerTraces(std::string(SHARDSCOPE_TEST_DATA) + "/pytorch_pipelining_gloo/" + c.dir);
+    ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+    EXPECT_EQ(loaded.config.pp, 2);
+    EXPECT_EQ(loaded.config.schedule, c.schedule);
+    EXPECT_EQ(loaded.config.stagesPerRank, c.stagesPerRank);
+    EXPECT_EQ(loaded.config.microbatches, 4);
+    EXPECT_NE(loaded.title.find("a pipeline of " + std::to_string(2 * c.stagesPerRank) + " stages on 2 ranks"),
+              std::string::npos)
+        << loaded.title;
+    for (int r = 0; r < 2; ++r) {
+      const auto& t = loaded.recording.rank(r);
+      std::map<std::string, int> actions;  // "1F3" -> how many times
+      for (const auto& g : t.groups) {
+        if (const auto a = config::parseActionText(g.text())) {
+          ++actions[g.text()];
+          EXPECT_EQ(a->stage % 2, r) << "rank r holds stages r and r + 2: " << g.text();
+        }
+      }
+      // 2 steps of 4 micro-batches, F and B of each on each stage the rank holds.
+      EXPECT_EQ(actions.size(), static_cast<size_t>(2 * 4 * c.stagesPerRank)) << "distinct actions";
+      for (const auto& [text, n] : actions) EXPECT_EQ(n, 2) << text << ": once a step";
+      std::set<int> microBatches;
+      for (const auto& s : t.compute) {
+        if (s.op == static_cast<uint8_t>(ComputeKind::Forward)) {
+          microBatches.insert(s.microBatch);
+          EXPECT_EQ(s.text().rfind("stage ", 0), 0u) << s.text();
+        }
+      }
+      EXPECT_EQ(microBatches, (std::set<int>{1, 2, 3, 4})) << "counted from 1, as the engine records them";
+    }
+  }
 }
 
 }  // namespace

@@ -1,0 +1,195 @@
+#include "import/profiler_pipeline.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "config/modes.h"
+#include "config/pipeline_schedule.h"
+
+namespace shardscope::import {
+
+using config::PipeAction;
+using config::PipeActionKind;
+using profiler::startsWith;
+
+namespace {
+
+// "Forward 3" -> F of micro-batch 3 on `stage`; "PP:1I2" -> its action; transfers and anything
+// else: nothing.
+std::optional<PipeAction> actionOfSpan(const std::string& name, int stage) {
+  if (startsWith(name, "PP:")) {
+    auto action = config::parseActionText(name.substr(3));
+    if (action && config::isComputeAction(action->kind)) return action;
+    return std::nullopt;
+  }
+  for (const auto& [prefix, kind] :
+       {std::pair{"Forward ", PipeActionKind::Forward}, std::pair{"Backward ", PipeActionKind::Backward}}) {
+    const std::string p = prefix;
+    if (name.size() <= p.size() || name.size() > p.size() + 6 || !startsWith(name, prefix)) continue;
+    const std::string digits = name.substr(p.size());
+    if (digits.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+    return PipeAction{kind, stage, std::stoi(digits)};
+  }
+  return std::nullopt;
+}
+
+trace::Event actionEvent(const profiler::RankTrace& trace, const PipeAction& a, int64_t begin, int64_t end) {
+  trace::Event e;
+  e.kind = trace::EventKind::Compute;
+  e.rank = trace.rank;
+  const bool forward = a.kind == PipeActionKind::Forward;
+  e.op = static_cast<uint8_t>(forward ? trace::ComputeKind::Forward : trace::ComputeKind::Backward);
+  e.phase = static_cast<uint8_t>(forward ? trace::Phase::Forward : trace::Phase::Backward);
+  e.beginNs = begin;
+  e.endNs = std::max(end, begin);
+  e.step = profiler::recordedStepAt(trace, begin);
+  e.microBatch = a.microBatch + 1;  // a span's micro-batches count from 1, as the engine records them
+  e.text = "stage " + std::to_string(a.stage);
+  return e;
+}
+
+}  // namespace
+
+namespace {
+
+// Each action span of the rank, with its action, its thread's spans and its index among them.
+template <class Visit>
+void forEachAction(const profiler::RankTrace& trace, Visit visit) {
+  for (const auto& [thread, t] : trace.threads) {
+    for (size_t i = 0; i < t.spans.size(); ++i) {
+      if (const auto action = actionOfSpan(t.spans[i].name, trace.rank)) visit(*action, t.spans, i);
+    }
+  }
+}
+
+// A send's or receive's own span: what an action waits in, not what it computes.
+bool isPointToPoint(const std::string& name) {
+  for (const char* p :
+       {"c10d::send", "c10d::recv", "c10d::batch_isend_irecv", "gloo:send", "gloo:recv", "nccl:send", "nccl:recv"}) {
+    if (startsWith(name, p)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool readPipelineCompute(const profiler::RankTrace& trace, std::vector<trace::Event>& out) {
+  bool backward = false;
+  std::set<int> stepsWithActions;
+  forEachAction(trace, [&](const PipeAction& action, const std::vector<profiler::Span>& spans, size_t i) {
+    // The action's span less the sends and receives inside it (GPipe's "Forward i" waits for its
+    // input within it): what is left is its compute, in pieces.
+    const profiler::Span& s = spans[i];
+    int64_t from = s.begin;
+    for (size_t k = i + 1; k < spans.size() && spans[k].begin < s.end; ++k) {
+      if (!isPointToPoint(spans[k].name)) continue;
+      if (spans[k].begin > from) out.push_back(actionEvent(trace, action, from, spans[k].begin));
+      from = std::max(from, std::min(spans[k].end, s.end));
+    }
+    if (s.end > from) out.push_back(actionEvent(trace, action, from, s.end));
+    backward |= action.kind != PipeActionKind::Forward;
+    stepsWithActions.insert(profiler::recordedStepAt(trace, s.begin));
+  });
+  // Each step with actions as one training step's span (what its bubble is taken over), as the
+  // engine records its own: the profiler's step.
+  for (const auto& step : trace.steps) {
+    const int index = step.number - trace.steps.front().number;  // as recordedStepAt numbers them
+    if (!stepsWithActions.count(index)) continue;
+    trace::Event e;
+    e.kind = trace::EventKind::Compute;
+    e.rank = trace.rank;
+    e.op = static_cast<uint8_t>(trace::ComputeKind::Step);
+    e.beginNs = step.begin;
+    e.endNs = std::max(step.end, step.begin);
+    e.step = index;
+    out.push_back(std::move(e));
+  }
+  return backward;
+}
+
+void readPipelineGroups(const profiler::RankTrace& trace, std::vector<trace::Event>& out) {
+  forEachAction(trace, [&](const PipeAction& action, const std::vector<profiler::Span>& spans, size_t i) {
+    const profiler::Span& s = spans[i];
+    trace::Event group;
+    group.kind = trace::EventKind::Group;
+    group.rank = trace.rank;
+    group.op = static_cast<uint8_t>(action.kind == PipeActionKind::Forward ? trace::GroupKind::Forward
+                                                                           : trace::GroupKind::Backward);
+    group.beginNs = group.endNs = s.begin;
+    group.step = profiler::recordedStepAt(trace, s.begin);
+    group.text = config::actionText(action);
+    out.push_back(std::move(group));
+  });
+}
+
+namespace {
+
+struct RankActions {
+  std::set<int> stages;
+  std::set<PipeActionKind> kinds;
+  int microBatches = 0;
+  bool backwardBeforeLastForward = false;  // in some step (1F1B's order, not GPipe's)
+};
+
+RankActions actionsOf(const std::vector<trace::Event>& events) {
+  RankActions out;
+  std::map<int32_t, int64_t> lastForward, firstBackward;  // per step
+  for (const auto& e : events) {
+    if (e.kind != trace::EventKind::Group) continue;
+    const auto action = config::parseActionText(e.text);
+    if (!action) continue;
+    out.stages.insert(action->stage);
+    out.kinds.insert(action->kind);
+    out.microBatches = std::max(out.microBatches, action->microBatch + 1);
+    if (action->kind == PipeActionKind::Forward) {
+      lastForward[e.step] = std::max(lastForward[e.step], e.beginNs);
+    } else if (!firstBackward.count(e.step)) {
+      firstBackward[e.step] = e.beginNs;
+    }
+  }
+  for (const auto& [step, at] : firstBackward) {
+    const auto f = lastForward.find(step);
+    out.backwardBeforeLastForward |= f != lastForward.end() && at < f->second;
+  }
+  return out;
+}
+
+// What the actions show: W (zero bubble; V-shaped where rank 0 holds the first and last stages),
+// several stages a rank (interleaved), else by their order: every forward of a step before its
+// backwards is GPipe's, a backward between them 1F1B's.
+config::PipelineSchedule scheduleOf(const std::vector<RankActions>& ranks, int pp) {
+  const auto any = [&](auto predicate) { return std::any_of(ranks.begin(), ranks.end(), predicate); };
+  if (any([](const RankActions& r) { return r.kinds.count(PipeActionKind::BackwardWeight) > 0; })) {
+    const bool vShaped = ranks[0].stages.count(0) && ranks[0].stages.count(2 * pp - 1);
+    return vShaped ? config::PipelineSchedule::Zbv : config::PipelineSchedule::ZeroBubble;
+  }
+  if (any([](const RankActions& r) { return r.stages.size() > 1; })) return config::PipelineSchedule::Interleaved1F1B;
+  if (any([](const RankActions& r) { return r.backwardBeforeLastForward; })) return config::PipelineSchedule::OneFOneB;
+  return config::PipelineSchedule::GPipe;
+}
+
+}  // namespace
+
+std::optional<std::string> recognisePipeline(const std::vector<std::vector<trace::Event>>& ranks,
+                                             config::RunConfig& config) {
+  std::vector<RankActions> traced;
+  int stagesPerRank = 1, microBatches = 0;
+  for (const auto& events : ranks) {
+    if (events.empty()) continue;
+    traced.push_back(actionsOf(events));
+    if (traced.back().stages.empty()) return std::nullopt;  // a traced rank ran no action: not a pipeline of them all
+    stagesPerRank = std::max(stagesPerRank, static_cast<int>(traced.back().stages.size()));
+    microBatches = std::max(microBatches, traced.back().microBatches);
+  }
+  if (traced.empty() || ranks.size() < 2) return std::nullopt;
+  config.pp = static_cast<int>(ranks.size());
+  config.stagesPerRank = stagesPerRank;
+  config.microbatches = microBatches;
+  config.schedule = scheduleOf(traced, config.pp);
+  return "a pipeline of " + std::to_string(config.pp * stagesPerRank) + " stages on " + std::to_string(config.pp) +
+         " ranks (torch.distributed.pipelining), " + std::to_string(microBatches) + " micro-batches a step in " +
+         config::modeName(config.schedule) + "'s order";
+}
+
+}  // namespace shardscope::import

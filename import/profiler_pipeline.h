@@ -1,0 +1,39 @@
+// torch.distributed.pipelining's actions in a rank's torch.profiler trace, as PyTorch 2.11 names
+// them in record_function spans:
+//   "Forward i", "Backward i"  ScheduleGPipe's, per micro-batch i; they name no stage (a single-stage
+//                             schedule's rank r is taken as stage r, as in a job of pipeline ranks
+//                             only). Schedule1F1B records none: its job reads as sends and receives.
+//   "PP:<action>"             the multi-stage runtime's (ScheduleInterleaved1F1B, the zero-bubble
+//                             schedules), each action as the schedule IR writes it: "1F3", "0I2",
+//                             "1W0", "0B1"; its transfers ("0SEND_F1") are c10d's sends and receives,
+//                             read as such
+// Each becomes a compute span of "stage S" and micro-batch m (F forward; B, I and W backward) and an
+// event group named as shardscope's own schedules name their actions, so that the summary's bubble,
+// the timeline's pipeline lanes and the Schedule tab read the job as they read a --pp run.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/run_config.h"
+#include "import/profiler_trace_index.h"
+#include "trace/events.h"
+
+namespace shardscope::import {
+
+// The rank's pipeline actions as compute spans (the host's: a GPU trace's kernels take their
+// phase from them). Returns whether any was a backward (the job's backward is then read from them,
+// not from autograd's spans, which run inside them).
+bool readPipelineCompute(const profiler::RankTrace& trace, std::vector<trace::Event>& out);
+// And as event groups, one at the start of each.
+void readPipelineGroups(const profiler::RankTrace& trace, std::vector<trace::Event>& out);
+
+// The job's pipeline as every traced rank's action groups show it: P (the ranks), V (the most
+// stages a rank ran), M (the most micro-batches) and the schedule their labels and stages name.
+// Nothing unless every traced rank ran actions. `ranks`: the events of each rank (empty: not
+// traced). Sets config.pp, stagesPerRank, microbatches and schedule; returns how the title says it.
+std::optional<std::string> recognisePipeline(const std::vector<std::vector<trace::Event>>& ranks,
+                                             config::RunConfig& config);
+
+}  // namespace shardscope::import

@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""A real torch.distributed.pipelining job, traced with torch.profiler, opened by shardscope.
+
+Two CPU ranks on gloo, spawned by torch.multiprocessing, each one PipelineStage per stage it holds
+(a Linear and a ReLU), run 3 steps of MICROBATCHES micro-batches under one torch.profiler.profile:
+  - gpipe: ScheduleGPipe, one stage a rank (its spans "Forward i" and "Backward i")
+  - interleaved_1f1b: ScheduleInterleaved1F1B, stages r and r + 2 on rank r (the runtime's "PP:1F3")
+  - zero_bubble: ScheduleInterleavedZeroBubble, likewise (its I and W apart)
+Then `shardscope view DIR --summary FILE` and checks what it read against what the job ran:
+  - the title names a pipeline of its stages on 2 ranks, with its micro-batches, in its schedule's order
+  - the summary's pipeline: that schedule, P = 2, V, M
+  - per rank: the stages it held; the most micro-batches whose activations it held (GPipe: all of
+    them; the others at most M); a bubble between 0 and the whole step
+With --keep DIR, the gpipe and interleaved jobs' traces (2 steps, no memory events) are written
+to DIR/<schedule>/ for tests/data.
+
+    tests/pytorch_pipeline_trace.py --shardscope build/app/shardscope --workdir DIR [--keep DIR]
+"""
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+from pytorch_parity import rendezvous  # noqa: E402  (a FileStore the ranks meet through)
+
+WIDTH = 16
+MICROBATCHES = 4
+SCHEDULES = {"gpipe": 1, "interleaved_1f1b": 2, "zero_bubble": 2}  # stages per rank
+
+
+def rank_main(rank, out_dir, init_method, schedule, steps, memory):
+    import torch
+    import torch.distributed as dist
+    from torch.distributed.pipelining import PipelineStage
+    from torch.distributed.pipelining import schedules
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=init_method, rank=rank, world_size=2)
+    torch.manual_seed(0)
+    per_rank = SCHEDULES[schedule]
+    n_stages = 2 * per_rank
+    held = [rank + 2 * v for v in range(per_rank)]
+    modules = [torch.nn.Sequential(torch.nn.Linear(WIDTH, WIDTH), torch.nn.ReLU()) for _ in held]
+    stages = [PipelineStage(m, k, n_stages, torch.device("cpu")) for m, k in zip(modules, held)]
+    loss = lambda y, t: ((y - t) ** 2).mean()  # noqa: E731
+    cls = {"gpipe": schedules.ScheduleGPipe, "interleaved_1f1b": schedules.ScheduleInterleaved1F1B,
+           "zero_bubble": schedules.ScheduleInterleavedZeroBubble}[schedule]
+    runner = cls(stages if per_rank > 1 else stages[0], MICROBATCHES, loss_fn=loss)
+    optimizer = torch.optim.SGD([p for m in modules for p in m.parameters()], lr=0.01)
+    x, target = torch.randn(8, WIDTH), torch.randn(8, WIDTH)
+    holds_loss = n_stages - 1 in held
+    # No prof.step(): without a profiler schedule it keeps only the last step's events. The steps
+    # are then the optimizer's, as shardscope takes them from a trace without ProfilerStep#N.
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=memory) as prof:
+        for _ in range(steps):
+            optimizer.zero_grad()
+            if rank == 0 and holds_loss:
+                runner.step(x, target=target)
+            elif rank == 0:
+                runner.step(x)
+            elif holds_loss:
+                runner.step(target=target)
+            else:
+                runner.step()
+            optimizer.step()
+    prof.export_chrome_trace(str(Path(out_dir) / f"rank-{rank}.pt.trace.json"))
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+def record(work, schedule, steps=3, memory=True):
+    import torch.multiprocessing as mp
+    job = work / schedule
+    job.mkdir(parents=True)
+    mp.spawn(rank_main, args=(str(job), rendezvous(work / (schedule + ".store")), schedule, steps, memory), nprocs=2)
+    return job
+
+
+def check_job(shardscope, work, schedule, check):
+    job = record(work, schedule)
+    summary_path = work / f"{schedule}.json"
+    view = subprocess.run([shardscope, "view", str(job), "--summary", str(summary_path)],
+                          capture_output=True, text=True, timeout=120)
+    check(view.returncode == 0, f"{schedule}: view reads the traces ({view.stderr.strip()[-300:]})")
+    if view.returncode != 0:
+        return
+    summary = json.loads(summary_path.read_text())
+    per_rank = SCHEDULES[schedule]
+    title = summary.get("title", "")
+    check(f"a pipeline of {2 * per_rank} stages on 2 ranks" in title and f"{MICROBATCHES} micro-batches" in title
+          and f"{schedule}'s order" in title, f"{schedule}: the title names the pipeline ({title})")
+    pipeline = summary.get("pipeline") or {}
+    check(pipeline.get("schedule") == schedule and pipeline.get("ranks") == 2 and
+          pipeline.get("stages_per_rank") == per_rank and pipeline.get("microbatches") == MICROBATCHES,
+          f"{schedule}: the summary's pipeline ({pipeline})")
+    for rank in summary["ranks"]:
+        r = rank["rank"]
+        own = rank.get("pipeline") or {}
+        check(own.get("stages") == [r + 2 * v for v in range(per_rank)], f"{schedule}: rank {r}'s stages ({own})")
+        held = own.get("microbatches_in_flight_peak") or 0
+        check(held == MICROBATCHES if schedule == "gpipe" else 1 <= held <= MICROBATCHES,
+              f"{schedule}: rank {r} held the activations of {held} micro-batches at most")
+        share = own.get("bubble_share")
+        check(share is not None and 0 < share < 1, f"{schedule}: rank {r}'s bubble, {share} of its step")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--shardscope", required=True)
+    parser.add_argument("--workdir", required=True)
+    parser.add_argument("--keep", help="write the gpipe and interleaved jobs' small traces here (tests/data)")
+    args = parser.parse_args()
+    work = Path(args.workdir)
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    failures = []
+
+    def check(ok, what):
+        print(("ok    " if ok else "FAIL  ") + what)
+        if not ok:
+            failures.append(what)
+
+    for schedule in SCHEDULES:
+        check_job(args.shardscope, work, schedule, check)
+    if args.keep:
+        for schedule in ("gpipe", "interleaved_1f1b"):
+            job = record(work / "kept", schedule, steps=2, memory=False)
+            shutil.copytree(job, Path(args.keep) / schedule, dirs_exist_ok=True)
+    print(f"{len(failures)} failed" if failures else "every check holds")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
