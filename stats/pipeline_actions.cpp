@@ -42,6 +42,21 @@ std::vector<HeldAt> activationsHeld(const std::vector<MeasuredAction>& actions) 
   return out;
 }
 
+std::set<std::pair<int, int>> activationsHeldAt(const std::vector<MeasuredAction>& actions, int64_t ns) {
+  // The last action begun by then, and back to its step's first: every step frees what it held.
+  auto last = std::upper_bound(actions.begin(), actions.end(), ns,
+                               [](int64_t t, const MeasuredAction& a) { return t < a.beginNs; });
+  if (last == actions.begin()) return {};
+  const int32_t step = std::prev(last)->step;
+  auto first = std::prev(last);
+  while (first != actions.begin() && std::prev(first)->step == step) --first;
+  config::HeldActivations held;
+  for (auto it = first; it != last; ++it) {
+    if (config::isComputeAction(it->action.kind) && it->endNs <= ns) held.run(it->action);
+  }
+  return held.stageMicroBatches();
+}
+
 std::optional<config::ActionDurations> meanActionSeconds(const std::vector<std::vector<MeasuredAction>>& ranks) {
   int32_t firstStep = INT32_MAX, lastStep = INT32_MIN;
   for (const auto& actions : ranks) {

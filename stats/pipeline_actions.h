@@ -6,6 +6,8 @@
 #pragma once
 
 #include <optional>
+#include <set>
+#include <utility>
 #include <vector>
 
 #include "config/pipeline_schedule.h"
@@ -31,6 +33,9 @@ struct HeldAt {
   int microBatches = 0;
 };
 std::vector<HeldAt> activationsHeld(const std::vector<MeasuredAction>& actions);
+// The (stage, micro-batch) pairs whose activations the rank holds at `ns` (absolute): its step's
+// compute actions ended by then, walked from the step's first.
+std::set<std::pair<int, int>> activationsHeldAt(const std::vector<MeasuredAction>& actions, int64_t ns);
 
 // The mean compute time of F, B, I and W over `ranks`' steps after the first (all if one), in
 // seconds; nothing when no compute action was measured. A kind never run keeps the plan's default

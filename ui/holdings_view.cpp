@@ -8,6 +8,7 @@
 
 #include "config/pipeline_config.h"
 #include "trace/format.h"
+#include "ui/pipeline_lanes.h"
 #include "ui/theme.h"
 #include "ui/timeline_view.h"
 
@@ -264,7 +265,8 @@ bool holdingsRole(MemoryRole role) {
   }
 }
 
-void drawHoldings(const Session& session, double tNs, float width, float height, HoldingsFrameStats* stats) {
+void drawHoldings(const Session& session, double tNs, float width, float height, HoldingsFrameStats* stats,
+                  const PipelineLanes* lanes) {
   HoldingsFrameStats local;
   const auto& rec = session.recording;
   const std::vector<int32_t> units = rec.recordedUnits();
@@ -282,7 +284,9 @@ void drawHoldings(const Session& session, double tNs, float width, float height,
   const bool showUnowned = unowned.scale > 0;
 
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  const int columns = static_cast<int>(units.size()) + (showUnowned ? 1 : 0);
+  const bool showHeld = lanes && static_cast<int>(lanes->actions.size()) == rec.ranks();
+  const int microBatches = config::pipelineShapeOf(session.config).microBatches;
+  const int columns = static_cast<int>(units.size()) + (showUnowned ? 1 : 0) + (showHeld ? 1 : 0);
   // Each row named by the rank's places (rankRowLabel), the label column as wide as the widest.
   std::vector<std::string> labels;
   float labelWidth = px(60.0f);
@@ -292,13 +296,24 @@ void drawHoldings(const Session& session, double tNs, float width, float height,
   }
   const CellGrid grid = holdingsGrid(width, height, columns, rec.ranks() * rowsPerRank, labelWidth);
   drawColumnHeaders(dl, grid, units, showUnowned);
+  if (showHeld) {
+    dl->AddText(ImVec2(grid.columnX(columns - 1) + 4, grid.origin.y + 2), IM_COL32(200, 200, 210, 255),
+                "micro-batches held");
+  }
   for (int r = 0; r < rec.ranks(); ++r) {
     const int row = r * rowsPerRank;
     grid.label(dl, row, labels[static_cast<size_t>(r)].c_str(), IM_COL32(230, 230, 235, 255));
     if (rowsPerRank == 2) drawHostRow(dl, rec, r, units, tAbs, hostScale, grid, row + 1, local);
     drawDeviceRow(dl, rec, r, units, tAbs, scale, grid, row, local);
+    if (showHeld) {
+      const auto held = stats::activationsHeldAt(lanes->actions[static_cast<size_t>(r)], tAbs);
+      drawHeldMicroBatches(dl, grid.topLeft(columns - 1, row), grid.bottomRight(columns - 1, row), held, microBatches,
+                           r);
+      ++local.heldCells;
+    }
     if (showUnowned) {
-      drawCell(dl, grid.topLeft(columns - 1, row), grid.bottomRight(columns - 1, row),
+      const int unownedColumn = columns - 1 - (showHeld ? 1 : 0);
+      drawCell(dl, grid.topLeft(unownedColumn, row), grid.bottomRight(unownedColumn, row),
                unowned.perRank[static_cast<size_t>(r)], unowned.scale, IM_COL32(170, 170, 180, 255), r,
                "no one unit (buckets, flat buffers)");
     }

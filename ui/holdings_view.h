@@ -24,6 +24,7 @@ struct HoldingsFrameStats {
   int64_t bytesShown = 0;      // sum over the unit cells
   int hostCells = 0;           // --offload cpu: rank x unit cells of host memory, a row per rank
   int64_t hostBytesShown = 0;  // sum over them
+  int heldCells = 0;           // --pp: ranks' micro-batches-held cells
 };
 
 // The roles a cell shows: the model states.
@@ -41,8 +42,12 @@ std::string fittedUnitLabel(const std::string& name, float width);
 // under --pp the pipeline stages it holds too, "rank 3 s1,3".
 std::string rankRowLabel(int rank, const config::RunConfig& config);
 
+struct PipelineLanes;  // ui/pipeline_lanes.h
+
 // Draws the grid into the current window at the cursor, `width` x `height`, for time `tNs`
-// (relative to the session's origin).
-void drawHoldings(const Session& session, double tNs, float width, float height, HoldingsFrameStats* stats = nullptr);
+// (relative to the session's origin). A pipeline run's `lanes` add a last column: the
+// micro-batches whose activations each rank holds then.
+void drawHoldings(const Session& session, double tNs, float width, float height, HoldingsFrameStats* stats = nullptr,
+                  const PipelineLanes* lanes = nullptr);
 
 }  // namespace shardscope::ui

@@ -91,4 +91,34 @@ int drawHeldLane(const LaneFrame& f, const std::vector<stats::HeldAt>& held, int
   return drawn;
 }
 
+void drawHeldMicroBatches(ImDrawList* dl, ImVec2 a, ImVec2 b, const std::set<std::pair<int, int>>& held,
+                          int microBatches, int rank) {
+  dl->AddRectFilled(a, b, IM_COL32(26, 28, 33, 255), 3.0f);
+  if (microBatches <= 0) return;
+  std::set<int> batches;
+  for (const auto& [stage, mb] : held) batches.insert(mb);
+  const float gap = px(2.0f), top = a.y + ImGui::GetFontSize() + 2;
+  const float box = std::max(2.0f, (b.x - a.x - 8 - gap * static_cast<float>(microBatches - 1)) / microBatches);
+  dl->AddText(ImVec2(a.x + 4, a.y), IM_COL32(200, 200, 210, 255),
+              (std::to_string(batches.size()) + " of " + std::to_string(microBatches)).c_str());
+  for (int mb = 0; mb < microBatches; ++mb) {
+    const ImVec2 p(a.x + 4 + static_cast<float>(mb) * (box + gap), top);
+    const ImVec2 q(p.x + box, std::max(top + 2, b.y - 2));
+    const ImU32 color = actionColor({PipeActionKind::Forward, 0, mb});
+    if (batches.count(mb)) {
+      dl->AddRectFilled(p, q, color);
+    } else {
+      dl->AddRect(p, q, color);
+    }
+  }
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  if (mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y && ImGui::IsWindowHovered()) {
+    std::string which;
+    for (const auto& [stage, mb] : held)
+      which += "\n  micro-batch " + std::to_string(mb) + " on stage " + std::to_string(stage);
+    ImGui::SetTooltip("rank %d holds the activations of %zu of %d micro-batches%s", rank, batches.size(), microBatches,
+                      which.empty() ? " (none)" : which.c_str());
+  }
+}
+
 }  // namespace shardscope::ui

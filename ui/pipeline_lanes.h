@@ -9,6 +9,8 @@
 // The Schedule tab draws one step of the same against the plan; these run the whole recording.
 #pragma once
 
+#include <set>
+#include <utility>
 #include <vector>
 
 #include <imgui.h>
@@ -45,5 +47,10 @@ int drawActionLane(const LaneFrame& f, const std::vector<stats::MeasuredAction>&
 // The rank's activations held over [y, y + height), `scale` micro-batches at the top. Returns the
 // steps drawn.
 int drawHeldLane(const LaneFrame& f, const std::vector<stats::HeldAt>& held, int scale, float y, float height);
+
+// Who holds what's cell of a pipeline rank from a to b: a box per micro-batch, filled in its colour
+// where the rank holds its activations (on any of its stages), an outline where not; hovered, which.
+void drawHeldMicroBatches(ImDrawList* dl, ImVec2 a, ImVec2 b, const std::set<std::pair<int, int>>& held,
+                          int microBatches, int rank);
 
 }  // namespace shardscope::ui

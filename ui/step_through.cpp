@@ -216,7 +216,12 @@ void drawHoldingsTab(AppState& state, const std::vector<Session>& sessions, doub
                   ? "model states by role (buffers, activations: the lanes above); the host's memory is in its "
                     "lane above, not per unit (a trace from before unit host memory was recorded)"
                   : "model states by role; collective buffers and activations are in the lanes above");
-  drawHoldings(s, playheadNs, ImGui::GetContentRegionAvail().x, ImGui::GetContentRegionAvail().y, &state.lastHoldings);
+  const PipelineLanes* lanes = static_cast<size_t>(index) < state.pipelineLanes.size() &&
+                                       !state.pipelineLanes[static_cast<size_t>(index)].actions.empty()
+                                   ? &state.pipelineLanes[static_cast<size_t>(index)]
+                                   : nullptr;
+  drawHoldings(s, playheadNs, ImGui::GetContentRegionAvail().x, ImGui::GetContentRegionAvail().y, &state.lastHoldings,
+               lanes);
   ImGui::EndChild();
   if (!collective) return;
   ImGui::SameLine();

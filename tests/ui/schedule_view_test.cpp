@@ -129,6 +129,20 @@ TEST(ScheduleView, TheTimelinesHeldLanesClimbToMUnderGPipeAndStopAtPUnder1F1B) {
   EXPECT_EQ(state.pipelineLanes[1].scale, 4) << "1F1B's lanes on GPipe's scale, to compare their heights";
   EXPECT_GT(state.lastStats.actionCells, 0);
   EXPECT_GT(state.lastStats.heldSteps, 0);
+  // Who holds what at GPipe's first backward of step 1: every micro-batch's activations held.
+  const auto& gpipeRank0 = state.pipelineLanes[0].actions[0];
+  const auto firstBackward = std::find_if(gpipeRank0.begin(), gpipeRank0.end(), [](const stats::MeasuredAction& a) {
+    return a.step == 1 && a.action.kind == config::PipeActionKind::Backward;
+  });
+  ASSERT_NE(firstBackward, gpipeRank0.end());
+  EXPECT_EQ(stats::activationsHeldAt(gpipeRank0, firstBackward->beginNs).size(), 4u);
+  EXPECT_EQ(stats::activationsHeldAt(gpipeRank0, firstBackward->endNs).size(), 3u) << "its micro-batch freed";
+  state.openTab = bottomTabTitle("holdings");
+  state.playhead.session = 0;
+  state.pendingAt = "0B0@1";
+  for (int i = 0; i < 3; ++i) app->draw();
+  ASSERT_EQ(state.shownTab, "holdings");
+  EXPECT_EQ(state.lastHoldings.heldCells, 2) << "a micro-batches-held cell per rank";
 }
 
 TEST(ScheduleView, ASessionWithoutAPipelineSaysHowToGetOne) {
