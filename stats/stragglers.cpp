@@ -24,6 +24,31 @@ bool inAGroupSchedule(const trace::CollectiveSpan& c, const trace::RunRecording&
   return !trace::isPointToPoint(static_cast<trace::CollectiveOp>(c.op)) && c.worldSize > 1 && !unplaced;
 }
 
+// A send and its receive as a group of two, {sender, receiver}: the k-th send from one rank to
+// another pairs with the k-th receive the other posted from it (NCCL pairs them in that order;
+// shardscope's pipeline, and PyTorch's, issue them so).
+constexpr int kPointToPoint = -1;
+
+// The global rank of `c`'s peer (its rank in the group), or -1 where it was not recorded.
+int peerOf(const trace::CollectiveSpan& c, int rank, const trace::RunRecording& rec) {
+  if (c.peer < 0 || c.worldSize < 2) return -1;
+  const auto members = trace::processGroupMembers(static_cast<trace::ProcessGroup>(c.processGroup), rank, c.worldSize,
+                                                  rec.ranks(), rec.tensorRanks(), rec.pipeRanks());
+  return c.peer < static_cast<int32_t>(members.size()) ? members[static_cast<size_t>(c.peer)] : -1;
+}
+
+void addPointToPoint(const trace::RunRecording& rec, IssuesByGroup& out) {
+  for (int r = 0; r < rec.ranks(); ++r) {
+    for (const auto& c : rec.rank(r).collectives) {
+      const auto op = static_cast<trace::CollectiveOp>(c.op);
+      const int peer = trace::isPointToPoint(op) ? peerOf(c, r, rec) : -1;
+      if (peer < 0 || peer == r || peer >= rec.ranks()) continue;
+      const bool sends = op == trace::CollectiveOp::Send;
+      out[{kPointToPoint, sends ? std::vector<int>{r, peer} : std::vector<int>{peer, r}}][r].push_back(c.issueNs);
+    }
+  }
+}
+
 IssuesByGroup issuesByGroup(const trace::RunRecording& rec) {
   IssuesByGroup out;
   for (int r = 0; r < rec.ranks(); ++r) {
@@ -42,6 +67,7 @@ IssuesByGroup issuesByGroup(const trace::RunRecording& rec) {
       list->push_back(c.issueNs);
     }
   }
+  addPointToPoint(rec, out);
   // A timeline holds them in the order they began: nearly always the order they were issued in.
   for (auto& [key, ranks] : out) {
     for (auto& [rank, issues] : ranks) {
@@ -112,6 +138,9 @@ void forEachArrival(const trace::RunRecording& recording, Visit&& visit) {
     a.issueNs.resize(members.size());
     for (size_t k = 0; k < common; ++k) {
       arrivalOf(memberIssues, k, floorNs, a);
+      // A send waits for no receive (it is buffered, or queued on the device): only a receive
+      // posted before its send waited, for the sender.
+      if (key.first == kPointToPoint && a.last != members[0]) continue;
       visit(a);
     }
   }

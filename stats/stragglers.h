@@ -27,7 +27,9 @@ struct RankStraggling {
 // Per rank, over the collectives the recording holds in detail. A collective is matched across
 // ranks by its group (world, or the shard or replicate group whose members process_mesh gives)
 // and its place in the rank's sequence of that group's collectives: every member issues its
-// group's collectives in one order. Sends and recvs have no group schedule and are left out.
+// group's collectives in one order. A send and its receive (a pipeline's) are a group of two, the
+// k-th send from one rank to another with the k-th receive the other posted from it; only where
+// the sender came last did anyone wait (the receiver): a send waits for no receive.
 //
 // Ranks that leave one collective together arrive at the next within scheduling noise (FSDP's
 // prefetched all-gathers right after the loss all-reduce): a last arrival counts only when it

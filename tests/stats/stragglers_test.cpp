@@ -264,6 +264,51 @@ TEST(Stragglers, AnImportedTraceMatchesEachCollectiveInTheGroupItsRanksName) {
 // test still gave 69 to 71 % now and then (a clean clone's CI, and 1 run in 6 beside a busy
 // loop); 1:5 over 10 steps passed 8 of 8 beside two, but on 2026-12-05 gave 74 and 75 % under
 // full_shard (in a full ctest, and 1 run in 6 beside two busy loops); 1:8 passed 8 of 8 beside two.
+// A pipeline's transfers: rank 0 sends to rank 1, which posted its receive first. Three times the
+// send came 400 us after the receive (rank 1 waited for rank 0); twice the receive came 400 us
+// after the send, and no one waited (a send is buffered). A send to rank 2 with no receive there
+// pairs with nothing.
+TEST(Stragglers, ASendLaterThanItsReceiveMadeTheReceiverWait) {
+  trace::RunRecording rec(3);
+  const auto transfer = [&](int rank, trace::CollectiveOp op, int peer, int64_t issueNs) {
+    trace::Event c = collective(rank, issueNs, 3);
+    c.op = static_cast<uint8_t>(op);
+    c.peer = peer;
+    rec.add(c);
+  };
+  for (int k = 0; k < 5; ++k) {
+    const int64_t t = 10000000 * (k + 1);
+    const bool sendLate = k < 3;
+    transfer(0, trace::CollectiveOp::Send, 1, sendLate ? t + 400000 : t);
+    transfer(1, trace::CollectiveOp::Recv, 0, sendLate ? t : t + 400000);
+  }
+  transfer(0, trace::CollectiveOp::Send, 2, 90000000);
+  const auto s = stragglingOf(rec);
+  EXPECT_EQ(s[0].lastArrivals, 3);
+  EXPECT_NEAR(s[0].waitCausedSeconds, 3 * 400e-6, 1e-12) << "rank 1 waited 400 us, three times";
+  EXPECT_EQ(s[1].lastArrivals, 0) << "a receive posted late kept no sender waiting";
+  EXPECT_EQ(s[1].waitCausedSeconds, 0);
+  EXPECT_EQ(s[2].collectives, 0);
+  const auto waits = collectiveWaits(rec);
+  EXPECT_EQ(waits[1].size(), 3u) << "the view hatches rank 1's three waits";
+  EXPECT_EQ(waits[0].size(), 3u);
+}
+
+// A pipeline stage made slow is named: its sends come late to the next stage's receives.
+TEST(Stragglers, ASlowPipelineStageIsTheStraggler) {
+  const auto dir = testing::freshTempDir("stragglers_slow_stage");
+  const std::string summary = dir + "/pp.json";
+  const auto r = testing::runShardscope(
+      {"run",     "--model", "gpt",     "--layers",    "4",    "--hidden",  "64",         "--seq", "8",
+       "--batch", "8",       "--world", "2",           "--pp", "2",         "--schedule", "1f1b",  "--microbatches",
+       "4",       "--steps", "4",       "--slow-rank", "1:5",  "--summary", summary});
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  const auto s = nlohmann::json::parse(std::ifstream(summary));
+  const auto& ranks = s["ranks"];
+  EXPECT_GE(ranks[1]["last_arrival_share"].get<double>(), 0.8) << ranks.dump();
+  EXPECT_GT(ranks[1]["wait_caused_s"].get<double>(), 4 * ranks[0]["wait_caused_s"].get<double>()) << ranks.dump();
+}
+
 TEST(Stragglers, ASlowRankIsTheStragglerUnderDdpAndFsdp) {
   const auto dir = testing::freshTempDir("stragglers_slow_rank");
   for (const std::string strategy : {"ddp", "full_shard"}) {
