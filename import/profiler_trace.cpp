@@ -127,6 +127,7 @@ RecorderNotes recorderNotesOf(const fs::path& dir, int rank) {
 struct ReadNotes {
   int firstStep = -1, lastStep = -1;  // rank 0's ProfilerStep numbers
   int stepsFromOptimizer = 0;         // rank 0's steps where its trace had no ProfilerStep#N
+  int stepsOnDevice = -1;             // rank 0's, on a GPU trace: 1 timed by their GPU-side copies, 0 by the host's
   CollectiveNotes collectives;        // counts summed over the ranks, rank 0's where it says
   int64_t skippedEvents = 0;
   MemoryNotes memory;                      // rank 0's
@@ -135,14 +136,21 @@ struct ReadNotes {
   std::vector<std::string> unrankedFiles;  // files whose rank neither distributedInfo nor the name gave
 };
 
+// Each step, where the device ran it when the trace says so (the host's span runs ahead of its
+// work): from its first work on the GPU to the next step's (the GPU-side copy covers the step's
+// kernels only, so a host-bound job's device sits idle between them, and that is step time too);
+// the last to the later of its own end on the device and on the host (whichever bound the job).
 void readSteps(const RankTrace& trace, std::vector<Event>& out) {
-  for (const auto& s : trace.steps) {
+  for (size_t i = 0; i < trace.steps.size(); ++i) {
+    const auto& s = trace.steps[i];
     Event e;
     e.kind = EventKind::StepEnd;
     e.rank = trace.rank;
     e.step = s.number - trace.steps.front().number;
-    e.beginNs = s.begin;
-    e.endNs = s.end;
+    e.beginNs = trace.stepsOnDevice ? s.deviceBegin : s.begin;
+    e.endNs = !trace.stepsOnDevice         ? s.end
+              : i + 1 < trace.steps.size() ? trace.steps[i + 1].deviceBegin
+                                           : std::max(s.deviceEnd, s.end);
     out.push_back(e);
   }
 }
@@ -207,6 +215,7 @@ std::string readRankTrace(const fs::path& path, int namedRank, RecorderNotes& no
       notes.firstStep = trace.steps.front().number;
       notes.lastStep = trace.steps.back().number;
       if (trace.stepsFromOptimizer) notes.stepsFromOptimizer = static_cast<int>(trace.steps.size());
+      if (!trace.computeKernels.empty() && !trace.stepsFromOptimizer) notes.stepsOnDevice = trace.stepsOnDevice ? 1 : 0;
     }
     if (fileRank == 0) notes.skippedEvents = trace.skippedEvents;
     readSteps(trace, events);
@@ -299,6 +308,15 @@ std::string describeNotes(const ReadNotes& notes) {
            std::to_string(notes.stepsFromOptimizer) +
            " steps are taken from its optimizer's, each from the end of the one before (the first from the trace's "
            "first span) to the end of its own Optimizer.step; call prof.step() after each step for the job's own\n";
+  }
+  if (notes.stepsOnDevice == 1) {
+    out +=
+        "steps timed where the GPU ran them: by each ProfilerStep#N's GPU-side copy (gpu_user_annotation), not "
+        "by the host's span, which runs ahead of the device\n";
+  } else if (notes.stepsOnDevice == 0) {
+    out +=
+        "steps timed by the host's ProfilerStep#N spans: the trace has no GPU-side copy of them "
+        "(gpu_user_annotation, written by newer PyTorch), and the host runs ahead of the device\n";
   }
   out += describeMemoryNotes(notes);
   const CollectiveNotes& c = notes.collectives;
@@ -482,6 +500,7 @@ void mergeNotes(ReadNotes& into, ReadNotes&& from, int rank) {
     into.firstStep = from.firstStep;
     into.lastStep = from.lastStep;
     into.stepsFromOptimizer = from.stepsFromOptimizer;
+    into.stepsOnDevice = from.stepsOnDevice;
     into.skippedEvents = from.skippedEvents;
     into.memory = std::move(from.memory);
   }

@@ -1,6 +1,8 @@
 #include "import/profiler_trace_index.h"
 
 #include <algorithm>
+#include <tuple>
+#include <map>
 #include <cctype>
 #include <cmath>
 #include <cstdint>
@@ -124,8 +126,14 @@ std::string implausibleTime(const ChromeEvent& f, size_t index) {
 }
 
 // One event, if it is one this reader takes, into its list; "" or why a field could not be read.
-std::string take(const ChromeEvent& f, size_t index, ArgsReader& reader, RankTrace& out, std::vector<Span>& steps) {
+std::string take(const ChromeEvent& f, size_t index, ArgsReader& reader, RankTrace& out, std::vector<Span>& steps,
+                 std::vector<Span>& deviceSteps) {
   if (!f.hasName || !f.hasTs) return "";
+  if (f.ph == "X" && f.cat == "gpu_user_annotation" && f.hasDur && startsWith(f.name, "ProfilerStep#")) {
+    if (auto wrong = implausibleTime(f, index); !wrong.empty()) return wrong;
+    deviceSteps.push_back({std::string(f.name), nanos(f.ts), nanos(f.ts) + durationNs(f), threadOf(f), nullptr});
+    return "";
+  }
   const bool mayTake = f.ph == "X" || (f.ph == "i" && f.name == "[memory]");
   if (auto wrong = mayTake ? implausibleTime(f, index) : ""; !wrong.empty()) return wrong;
   if (f.ph == "i" && f.name == "[memory]") return takeMemory(f, index, reader, out);
@@ -178,6 +186,24 @@ void stepsFromOptimizerSteps(RankTrace& out) {
     begin = s->end + 1;
   }
   out.stepsFromOptimizer = true;
+}
+
+// Each step's GPU-side copy (PyTorch writes one on each stream that ran its work): from the
+// earliest begin to the latest end of those of its number. The trace's steps are the device's
+// only where every step has one.
+void indexDeviceSteps(const std::vector<Span>& deviceSteps, RankTrace& out) {
+  if (deviceSteps.empty() || out.stepsFromOptimizer) return;
+  std::map<int, std::pair<int64_t, int64_t>> byNumber;
+  for (const Span& s : deviceSteps) {
+    const int number = std::atoi(s.name.c_str() + 13);
+    auto [it, added] = byNumber.try_emplace(number, s.begin, s.end);
+    if (!added) it->second = {std::min(it->second.first, s.begin), std::max(it->second.second, s.end)};
+  }
+  for (const Step& step : out.steps) {
+    if (!byNumber.count(step.number)) return;
+  }
+  for (Step& step : out.steps) std::tie(step.deviceBegin, step.deviceEnd) = byNumber.at(step.number);
+  out.stepsOnDevice = true;
 }
 
 // The steps with their numbers and where their optimizer steps begin (a span on any thread).
@@ -234,11 +260,13 @@ int64_t nanos(double micros) { return static_cast<int64_t>(std::llround(micros *
 
 TraceProblem indexTrace(const std::string& path, RankTrace& out) {
   int schema = -1;
-  std::vector<Span> steps;
+  std::vector<Span> steps, deviceSteps;
   ArgsReader reader;
   ChromeTraceHandlers handlers;
   handlers.onMember = [&](const std::string& key, const nlohmann::json& value) { takeMember(key, value, schema, out); };
-  handlers.onEvent = [&](const ChromeEvent& event, size_t index) { return take(event, index, reader, out, steps); };
+  handlers.onEvent = [&](const ChromeEvent& event, size_t index) {
+    return take(event, index, reader, out, steps, deviceSteps);
+  };
   if (auto problem = streamChromeTrace(path, handlers); problem.kind != TraceProblemKind::None) {
     if (problem.kind == TraceProblemKind::NoTraceEvents) {
       problem.message =
@@ -260,6 +288,7 @@ TraceProblem indexTrace(const std::string& path, RankTrace& out) {
   std::sort(out.computeKernels.begin(), out.computeKernels.end(),
             [](const GpuKernel& a, const GpuKernel& b) { return a.begin < b.begin; });
   indexSteps(steps, out);
+  indexDeviceSteps(deviceSteps, out);
   std::stable_sort(out.memory.begin(), out.memory.end(),
                    [](const MemoryRecord& a, const MemoryRecord& b) { return a.at < b.at; });
   return {};

@@ -48,6 +48,9 @@ struct Step {
   int number = 0;  // N of ProfilerStep#N
   int64_t begin = 0, end = 0;
   int64_t optimizerBegin = 0;  // its Optimizer.step's begin (its forward and backward end there), or its end
+  // Where the device ran it: the GPU's own copy of ProfilerStep#N (gpu_user_annotation, over its
+  // streams); 0 where the trace has none. The host's span runs ahead of the device's work.
+  int64_t deviceBegin = 0, deviceEnd = 0;
 };
 
 // A CUDA kernel launch on the host (cudaLaunchKernel and its kin), by the id that correlates it
@@ -70,6 +73,7 @@ struct RankTrace {
   // No ProfilerStep#N (the job never called the profiler's step()): the steps are its optimizer
   // steps, each from the end of the one before to the end of its own, numbered from 0.
   bool stepsFromOptimizer = false;
+  bool stepsOnDevice = false;        // every step has its GPU-side copy: their times are the device's
   int64_t baseTimeNs = 0;            // the epoch time (ns) the trace's times count from
   std::vector<Step> steps;           // in time order
   std::vector<Span> c10dOps;         // c10d::..., in time order

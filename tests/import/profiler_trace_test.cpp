@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -781,6 +782,35 @@ TEST(ProfilerTrace, EveryTitleInTheCorpusAgreesWithItsCounts) {
     }
   }
   EXPECT_GE(jobs, 7) << "the corpus's jobs";
+}
+
+// A GPU trace whose steps have GPU-side copies (tests/data/profiler_layouts/gpu_side_steps.json):
+// each step is where the device ran it, 300 ms after the host's span, from its copy's begin to the
+// next one's; without the copies, the host's, and the note says which.
+TEST(ProfilerTrace, StepsAreTimedWhereTheGpuRanThem) {
+  const std::string path = std::string(SHARDSCOPE_TEST_DATA) + "/profiler_layouts/gpu_side_steps.json";
+  const auto loaded = loadProfilerTraceFiles({path});
+  ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+  const auto& steps = loaded.recording.rank(0).steps;
+  ASSERT_EQ(steps.size(), 2u);
+  const int64_t host0 = 1'000'000'000 + 1;  // ns (+1: never 0)
+  EXPECT_EQ(steps[0].beginNs, host0 + 300'000'000) << "the device's begin, 300 ms after the host's";
+  EXPECT_EQ(steps[0].endNs, host0 + 312'000'000) << "to the next step's begin on the device";
+  EXPECT_EQ(steps[1].beginNs, host0 + 312'000'000);
+  EXPECT_EQ(steps[1].endNs, host0 + 316'000'000) << "the last: its own end on the device";
+  EXPECT_NE(loaded.note.find("steps timed where the GPU ran them"), std::string::npos) << loaded.note;
+  // The same trace without its GPU-side copies: the host's spans, said so.
+  auto trace = nlohmann::json::parse(std::ifstream(path));
+  auto& events = trace["traceEvents"];
+  events.erase(std::remove_if(events.begin(), events.end(),
+                              [](const nlohmann::json& e) { return e["cat"] == "gpu_user_annotation"; }),
+               events.end());
+  const std::string hostOnly = testing::freshTempDir("gpu_side_steps") + "/host_only.json";
+  std::ofstream(hostOnly) << trace.dump();
+  const auto host = loadProfilerTraceFiles({hostOnly});
+  ASSERT_TRUE(host.error.empty()) << host.error;
+  EXPECT_EQ(host.recording.rank(0).steps[0].beginNs, host0);
+  EXPECT_NE(host.note.find("steps timed by the host's ProfilerStep#N spans"), std::string::npos) << host.note;
 }
 
 // Two real torch.distributed.pipelining jobs (tests/data/pytorch_pipelining_gloo): GPipe's
