@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "config/modes.h"
 #include "config/pipeline_schedule.h"
@@ -76,7 +77,6 @@ bool isPointToPoint(const std::string& name) {
 
 bool readPipelineCompute(const profiler::RankTrace& trace, std::vector<trace::Event>& out) {
   bool backward = false;
-  std::set<int> stepsWithActions;
   forEachAction(trace, [&](const PipeAction& action, const std::vector<profiler::Span>& spans, size_t i) {
     // The action's span less the sends and receives inside it (GPipe's "Forward i" waits for its
     // input within it): what is left is its compute, in pieces.
@@ -89,23 +89,37 @@ bool readPipelineCompute(const profiler::RankTrace& trace, std::vector<trace::Ev
     }
     if (s.end > from) out.push_back(actionEvent(trace, action, from, s.end));
     backward |= action.kind != PipeActionKind::Forward;
-    stepsWithActions.insert(profiler::recordedStepAt(trace, s.begin));
   });
-  // Each step with actions as one training step's span (what its bubble is taken over), as the
-  // engine records its own: the profiler's step.
-  for (const auto& step : trace.steps) {
-    const int index = step.number - trace.steps.front().number;  // as recordedStepAt numbers them
-    if (!stepsWithActions.count(index)) continue;
+  return backward;
+}
+
+namespace {
+
+// The steps (as recordedStepAt numbers them) in which the rank ran actions.
+std::set<int> stepsWithActions(const profiler::RankTrace& trace) {
+  std::set<int> out;
+  forEachAction(trace, [&](const PipeAction&, const std::vector<profiler::Span>& spans, size_t i) {
+    out.insert(profiler::recordedStepAt(trace, spans[i].begin));
+  });
+  return out;
+}
+
+}  // namespace
+
+void readPipelineSteps(const profiler::RankTrace& trace, std::vector<trace::Event>& out) {
+  const std::set<int> steps = stepsWithActions(trace);
+  for (size_t i = 0; i < trace.steps.size(); ++i) {
+    const int index = trace.steps[i].number - trace.steps.front().number;  // as recordedStepAt numbers them
+    if (!steps.count(index)) continue;
     trace::Event e;
     e.kind = trace::EventKind::Compute;
     e.rank = trace.rank;
     e.op = static_cast<uint8_t>(trace::ComputeKind::Step);
-    e.beginNs = step.begin;
-    e.endNs = std::max(step.end, step.begin);
+    std::tie(e.beginNs, e.endNs) = profiler::stepWindow(trace, i);
+    e.endNs = std::max(e.endNs, e.beginNs);
     e.step = index;
     out.push_back(std::move(e));
   }
-  return backward;
 }
 
 void readPipelineGroups(const profiler::RankTrace& trace, std::vector<trace::Event>& out) {
@@ -121,6 +135,19 @@ void readPipelineGroups(const profiler::RankTrace& trace, std::vector<trace::Eve
     group.text = config::actionText(action);
     out.push_back(std::move(group));
   });
+  const std::set<int> steps = stepsWithActions(trace);
+  for (const auto& step : trace.steps) {
+    const int index = step.number - trace.steps.front().number;
+    if (!steps.count(index)) continue;
+    trace::Event group;
+    group.kind = trace::EventKind::Group;
+    group.rank = trace.rank;
+    group.op = static_cast<uint8_t>(trace::GroupKind::Optimizer);
+    group.beginNs = group.endNs = step.optimizerBegin;
+    group.step = index;
+    group.text = "optimizer step";
+    out.push_back(std::move(group));
+  }
 }
 
 namespace {
@@ -144,8 +171,9 @@ RankActions actionsOf(const std::vector<trace::Event>& events) {
     out.microBatches = std::max(out.microBatches, action->microBatch + 1);
     if (action->kind == PipeActionKind::Forward) {
       lastForward[e.step] = std::max(lastForward[e.step], e.beginNs);
-    } else if (!firstBackward.count(e.step)) {
-      firstBackward[e.step] = e.beginNs;
+    } else {
+      auto [it, added] = firstBackward.try_emplace(e.step, e.beginNs);
+      if (!added) it->second = std::min(it->second, e.beginNs);
     }
   }
   for (const auto& [step, at] : firstBackward) {

@@ -136,21 +136,14 @@ struct ReadNotes {
   std::vector<std::string> unrankedFiles;  // files whose rank neither distributedInfo nor the name gave
 };
 
-// Each step, where the device ran it when the trace says so (the host's span runs ahead of its
-// work): from its first work on the GPU to the next step's (the GPU-side copy covers the step's
-// kernels only, so a host-bound job's device sits idle between them, and that is step time too);
-// the last to the later of its own end on the device and on the host (whichever bound the job).
+// Each step, where the device ran it when the trace says so (profiler::stepWindow).
 void readSteps(const RankTrace& trace, std::vector<Event>& out) {
   for (size_t i = 0; i < trace.steps.size(); ++i) {
-    const auto& s = trace.steps[i];
     Event e;
     e.kind = EventKind::StepEnd;
     e.rank = trace.rank;
-    e.step = s.number - trace.steps.front().number;
-    e.beginNs = trace.stepsOnDevice ? s.deviceBegin : s.begin;
-    e.endNs = !trace.stepsOnDevice         ? s.end
-              : i + 1 < trace.steps.size() ? trace.steps[i + 1].deviceBegin
-                                           : std::max(s.deviceEnd, s.end);
+    e.step = trace.steps[i].number - trace.steps.front().number;
+    std::tie(e.beginNs, e.endNs) = profiler::stepWindow(trace, i);
     out.push_back(e);
   }
 }
@@ -224,6 +217,7 @@ std::string readRankTrace(const fs::path& path, int namedRank, RecorderNotes& no
     readProfilerCollectives(trace, host, events, notes.collectives);
     readProfilerCompute(trace, host, events);
     readPipelineGroups(trace, events);
+    readPipelineSteps(trace, events);
     readRankMemory(path.parent_path(), trace, noted, events, notes);
   } catch (const nlohmann::json::exception&) {  // a field of an unexpected kind that no check above named
     return "has a malformed event: one of its fields holds another kind of value than torch.profiler writes";

@@ -346,6 +346,15 @@ bool anyThreadInside(const RankTrace& trace, int64_t t, const std::string& prefi
   return false;
 }
 
+std::pair<int64_t, int64_t> stepWindow(const RankTrace& trace, size_t i) {
+  const Step& s = trace.steps[i];
+  if (!trace.stepsOnDevice) return {s.begin, s.end};
+  // The GPU-side copy covers the step's kernels only: a host-bound job's device idles between
+  // them, and that is step time too.
+  const int64_t end = i + 1 < trace.steps.size() ? trace.steps[i + 1].deviceBegin : std::max(s.deviceEnd, s.end);
+  return {s.deviceBegin, end};
+}
+
 int recordedStepAt(const RankTrace& trace, int64_t t) {
   const Step* step = stepAt(trace, t);
   return step ? step->number - trace.steps.front().number : -1;

@@ -11,6 +11,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -125,6 +126,10 @@ const Step* stepAt(const RankTrace& trace, int64_t t);
 
 // The recording's step number for a time: 0 for the first recorded step, -1 outside every step.
 int recordedStepAt(const RankTrace& trace, int64_t t);
+// Step i's window as the recording takes it: where the device ran it when the trace says so
+// (stepsOnDevice: from its GPU-side copy's begin to the next step's, the last to the later of its
+// device and host ends), else the host's span.
+std::pair<int64_t, int64_t> stepWindow(const RankTrace& trace, size_t i);
 
 // Whether `t` on `thread` is in a step's forward or backward: on the training thread, before its
 // optimizer step.

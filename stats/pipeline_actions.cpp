@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <climits>
 
 namespace shardscope::stats {
 
@@ -34,8 +35,14 @@ std::vector<MeasuredAction> measuredActions(const trace::RankTimeline& t) {
 std::vector<HeldAt> activationsHeld(const std::vector<MeasuredAction>& actions) {
   config::HeldActivations held;
   std::vector<HeldAt> out;
+  int32_t step = INT32_MIN;
   for (const auto& a : actions) {
     if (!config::isComputeAction(a.action.kind)) continue;
+    if (a.step != step) {  // every step frees what it held (a step recorded in part leaves nothing)
+      if (!out.empty() && out.back().microBatches > 0) out.push_back({a.beginNs, 0});
+      held = config::HeldActivations();
+      step = a.step;
+    }
     held.run(a.action);
     out.push_back({a.endNs, held.microBatches()});
   }

@@ -232,12 +232,14 @@ std::map<std::string, Measure> alignedSpans(const trace::RankTimeline& t,
 }
 
 // B's occurrences of a collective whose change passed the gate, marked with that change.
-void markPastGate(const DiffChange& change, const std::vector<std::pair<int64_t, int64_t>>& spans, double gate,
+// Returns whether it marked them.
+bool markPastGate(const DiffChange& change, const std::vector<std::pair<int64_t, int64_t>>& spans, double gate,
                   RunDiff& d) {
   const bool past = change.unit == DiffUnit::Bytes ? change.a != change.b : std::fabs(change.share) >= gate;
-  if (!past) return;
+  if (!past) return false;
   const std::string text = diffChangeText(change);
   for (const auto& [begin, end] : spans) d.marks.push_back({change.rank, begin, end, change.b > change.a, text});
+  return true;
 }
 
 void addTimelineChanges(const DiffSide& a, const DiffSide& b, size_t ranks, int from, int to, double stepA, double gate,
@@ -262,11 +264,12 @@ void addTimelineChanges(const DiffSide& a, const DiffSide& b, size_t ranks, int 
       const Measure& y = it->second;
       d.changes.push_back({x.figure, x.where, rank, DiffUnit::Seconds, x.seconds, y.seconds,
                            (y.seconds - x.seconds) / step, y.at, x.exposed, y.exposed});
-      if (x.exposed >= 0) markPastGate(d.changes.back(), y.spans, gate, d);
+      // One mark a span: its time's change where that passed the gate, else its bytes'.
+      const bool timeMarked = x.exposed >= 0 && markPastGate(d.changes.back(), y.spans, gate, d);
       if (x.bytes != y.bytes) {
         d.changes.push_back({x.figure + " bytes", x.where, rank, DiffUnit::Bytes, x.bytes, y.bytes,
                              (y.bytes - x.bytes) / std::max(1.0, bytesA), y.at});
-        markPastGate(d.changes.back(), y.spans, gate, d);
+        if (!timeMarked) markPastGate(d.changes.back(), y.spans, gate, d);
       }
     }
     for (const auto& [key, y] : mb) {

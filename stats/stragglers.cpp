@@ -139,8 +139,12 @@ void forEachArrival(const trace::RunRecording& recording, Visit&& visit) {
     for (size_t k = 0; k < common; ++k) {
       arrivalOf(memberIssues, k, floorNs, a);
       // A send waits for no receive (it is buffered, or queued on the device): only a receive
-      // posted before its send waited, for the sender.
-      if (key.first == kPointToPoint && a.last != members[0]) continue;
+      // posted before its send waited, for the sender. Otherwise the pair counts, with no last.
+      if (key.first == kPointToPoint && a.last != members[0]) {
+        a.last = -1;
+        a.clear = false;
+        a.lastIssueNs = a.issueNs[0];  // the sender waited for nothing
+      }
       visit(a);
     }
   }

@@ -329,6 +329,10 @@ void drawSessionHeader(const Session& s) {
 // Above a diff session's timelines: what lines them up and what B's lanes mark.
 void drawDiffSessionNote(const AppState& state, int index) {
   if (index > 1 || !state.diffOverlay.baseline) return;
+  if (index == 0 && state.alignment.step < 0) {
+    ImGui::TextDisabled("A, not lined up with B: the playhead's step is not in both runs");
+    return;
+  }
   if (index == 0) {
     ImGui::TextDisabled("A, drawn %s %s so that step %d starts where B's does",
                         formatDuration(std::fabs(state.alignment.shiftNs[0])).c_str(),
@@ -380,7 +384,14 @@ void drawSessionTimeline(AppState& state, const Session& s, int index, double me
     state.playhead.placed = true;
     state.playhead.playing = false;
   }
-  if (c.valid || c.seek) state.playhead.session = index;
+  if ((c.valid || c.seek) && index != state.playhead.session) {
+    // In a diff session each run has its own clock: the playhead keeps its moment, on this one's.
+    const auto& own = state.alignment.playheadNs;
+    if (!c.seek && state.playhead.placed && static_cast<size_t>(index) < own.size()) {
+      state.playhead.tNs = own[static_cast<size_t>(index)];
+    }
+    state.playhead.session = index;
+  }
   frameStats.spansDrawn += st.spansDrawn;
   frameStats.spansFolded += st.spansFolded;
   frameStats.memoryColumns += st.memoryColumns;
@@ -540,7 +551,12 @@ double movePlayhead(AppState& state, const std::vector<Session>& sessions, Engin
   applyPendingPlayhead(state, engine);
   handlePlayheadKeys(state, sessions, engine, duration);
   advancePlayhead(state.playhead, ImGui::GetIO().DeltaTime, duration);
-  if (state.playhead.playing) keepInView(state.axis, state.playhead.tNs);
+  if (state.playhead.playing) {
+    // The axis is the drawn one: a diff's A is drawn shifted (last frame's alignment).
+    const auto& shifts = state.alignment.shiftNs;
+    const auto session = static_cast<size_t>(std::max(0, state.playhead.session));
+    keepInView(state.axis, state.playhead.tNs - (session < shifts.size() ? shifts[session] : 0.0));
+  }
   drawTransportBar(state, sessions, engine, duration);
   return playheadTime(state, duration);
 }

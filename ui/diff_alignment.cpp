@@ -40,18 +40,23 @@ SessionAlignment alignSessions(const std::vector<std::vector<EventGroupMark>>& m
   const auto& other = marks[static_cast<size_t>(1 - playheadSession)];
   const int k = groupAtOrBefore(placed, playheadNs);
   if (k < 0) return out;
+  const int step = placed[static_cast<size_t>(k)].step;
+  const int startA = firstOfStep(marks[0], step), startB = firstOfStep(marks[1], step);
+  if (startA >= 0 && startB >= 0) {
+    out.step = step;
+    out.shiftNs[0] = marks[0][static_cast<size_t>(startA)].tNs - marks[1][static_cast<size_t>(startB)].tNs;
+  }
+  const size_t otherIndex = static_cast<size_t>(1 - playheadSession);
   const int j = matchingGroup(placed, k, other);
   if (j >= 0) {
     const double into = playheadNs - placed[static_cast<size_t>(k)].tNs;
     const double end = static_cast<size_t>(j) + 1 < other.size() ? other[static_cast<size_t>(j) + 1].tNs
                                                                  : std::numeric_limits<double>::infinity();
-    out.playheadNs[static_cast<size_t>(1 - playheadSession)] = std::min(other[static_cast<size_t>(j)].tNs + into, end);
+    out.playheadNs[otherIndex] = std::min(other[static_cast<size_t>(j)].tNs + into, end);
+  } else {
+    // No such group in the other run: the moment drawn at the same place (A drawn shiftNs earlier).
+    out.playheadNs[otherIndex] = playheadSession == 1 ? playheadNs + out.shiftNs[0] : playheadNs - out.shiftNs[0];
   }
-  const int step = placed[static_cast<size_t>(k)].step;
-  const int startA = firstOfStep(marks[0], step), startB = firstOfStep(marks[1], step);
-  if (startA < 0 || startB < 0) return out;
-  out.step = step;
-  out.shiftNs[0] = marks[0][static_cast<size_t>(startA)].tNs - marks[1][static_cast<size_t>(startB)].tNs;
   return out;
 }
 

@@ -54,7 +54,7 @@ int drawMemoryGhost(const LaneFrame& f, const trace::RankTimeline& a, const Diff
                     double scaleBytes, const TimelineStyle& style) {
   if (scaleBytes <= 0) return 0;
   const std::vector<int64_t> totals = columnTotals(baselineFrame(f, diff), a, style);
-  const double scale = height / scaleBytes;
+  const double scale = laneScale(height, scaleBytes);  // as B's own total line
   const float bottom = y + height;
   float lastY = -1;
   int drawn = 0;

@@ -238,7 +238,8 @@ void drawTimeRuler(const LaneFrame& f, float y, float bottom) {
   for (double t = std::ceil(axis.beginNs / step) * step; t < axis.endNs; t += step) {
     const float x = static_cast<float>(axis.toX(t, f.x0, f.width));
     f.drawList->AddLine(ImVec2(x, y + ruler - px(6.0f)), ImVec2(x, bottom), IM_COL32(255, 255, 255, 18));
-    f.drawList->AddText(ImVec2(x + 2, y), IM_COL32(170, 170, 180, 255), formatDuration(t).c_str());
+    // On the run's own clock: a diff's A is drawn shifted (its seeks and tooltips are its own too).
+    f.drawList->AddText(ImVec2(x + 2, y), IM_COL32(170, 170, 180, 255), formatDuration(t + f.shiftNs).c_str());
   }
 }
 
@@ -325,9 +326,9 @@ int drawRoleStack(const LaneFrame& f, const trace::RoleTrack& samples, const tra
   return drawn;
 }
 
-double laneScale(float height, double scaleBytes) { return scaleBytes > 0 ? (height - 4) / scaleBytes : 0; }
-
 }  // namespace
+
+double laneScale(float height, double scaleBytes) { return scaleBytes > 0 ? (height - 4) / scaleBytes : 0; }
 
 int drawMemoryLane(const LaneFrame& f, const trace::RankTimeline& t, float y0, float height, double scaleBytes,
                    const TimelineStyle& style) {

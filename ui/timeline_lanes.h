@@ -53,6 +53,9 @@ const std::vector<size_t>& laneColumns(const LaneFrame& f, const trace::RoleTrac
                                        const trace::RangeMax& totals, const TimelineStyle& style,
                                        std::vector<size_t>& found);
 
+// A memory lane's pixels per byte, `scaleBytes` at its top (a few pixels under its edge).
+double laneScale(float height, double scaleBytes);
+
 // Ticks and labels above the lanes, with faint lines down to `bottom`.
 void drawTimeRuler(const LaneFrame& frame, float y, float bottom);
 

@@ -63,6 +63,18 @@ TEST(DiffAlignment, ThePlayheadStandsAtTheSameMomentAndAIsShiftedToBsStep) {
   EXPECT_DOUBLE_EQ(alignSessions({a, shortB}, 0, 19, true).playheadNs[1], shortB[2].tNs);
 }
 
+// A group the other run lacks: the other's playhead is the moment drawn at the same place.
+TEST(DiffAlignment, WithoutTheSameGroupThePlayheadIsWhereTheOtherIsDrawn) {
+  const auto a = run(1, 0);
+  auto b = run(2, 5);
+  b[8].labelId = trace::internName("reshard");  // B's step 1 second all-gather, named otherwise
+  const auto aligned = alignSessions({a, b}, 1, 268, true);
+  ASSERT_EQ(aligned.step, 1);
+  EXPECT_DOUBLE_EQ(aligned.playheadNs[0], 268 + aligned.shiftNs[0]) << "A drawn shiftNs earlier, under B's playhead";
+  const auto fromA = alignSessions({b, a}, 0, 268, true);  // B as the first session: placed in it
+  EXPECT_DOUBLE_EQ(fromA.playheadNs[1], 268 - fromA.shiftNs[0]);
+}
+
 TEST(DiffAlignment, OutsideADiffEverySessionSharesThePlayheadsTime) {
   const auto a = run(1, 0), b = run(2, 5);
   for (const auto& aligned : {alignSessions({a, b}, 1, 268, false), alignSessions({a, b}, 2, 268, true),
