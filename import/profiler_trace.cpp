@@ -340,7 +340,7 @@ std::string describeNotes(const ReadNotes& notes) {
     std::string ops;
     for (const auto& [name, n] : c.outsideC10d)
       ops += (ops.empty() ? "" : ", ") + name + " (" + std::to_string(n) + ")";
-    out += "rank 0: collectives outside c10d, recognised by their own ops' names and drawn as theirs: " + ops +
+    out += "rank 0: collectives outside c10d, recognised by their own ops' names and drawn as theirs, in gold: " + ops +
            "; their group is not recorded\n";
   }
   if (c.unreadOps > 0) {

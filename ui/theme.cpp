@@ -143,6 +143,7 @@ ImU32 collectiveColor(trace::CollectiveOp op) {
 }
 
 ImU32 tensorGroupColor() { return inPalette(IM_COL32(214, 96, 160, 255)); }  // magenta: apart from every op
+ImU32 outsideC10dColor() { return inPalette(IM_COL32(236, 201, 58, 255)); }  // gold: apart from every op
 
 ImU32 computeColor(trace::ComputeKind kind) {
   switch (kind) {

@@ -38,6 +38,9 @@ ImU32 collectiveColor(trace::CollectiveOp op);
 // A tensor group's collectives (--tp), whatever their op: activations on the critical path, told
 // apart at a glance from the data dimension's weights and gradients.
 ImU32 tensorGroupColor();
+// A collective a PyTorch job ran outside c10d (symm_mem::*, a framework's own all-reduce): its own
+// colour whatever its op, so that it is not read as one of c10d's.
+ImU32 outsideC10dColor();
 ImU32 computeColor(trace::ComputeKind kind);
 ImU32 laneBackground();
 ImU32 laneLabelColor();                                   // "compute", "comm" beside the lanes

@@ -147,6 +147,9 @@ void spanTooltip(const trace::ComputeSpan& e, double originNs) {
 // it is the selected collective, its tooltip, what a click on it does.
 ImU32 spanColor(const trace::CollectiveSpan& e) {
   if (e.processGroup == static_cast<uint8_t>(trace::ProcessGroup::Tensor)) return tensorGroupColor();
+  // Its implementation, after the unit in its text, has a namespace: an op outside c10d's (whose
+  // backends name theirs "nccl:all_reduce"; trace::collectiveImplementation).
+  if (e.text().find("::") != std::string::npos) return outsideC10dColor();
   return collectiveColor(static_cast<trace::CollectiveOp>(e.op));
 }
 ImU32 spanColor(const trace::ComputeSpan& e) { return computeColor(static_cast<trace::ComputeKind>(e.op)); }
