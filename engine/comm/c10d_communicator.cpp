@@ -169,10 +169,32 @@ C10dCommunicator::C10dCommunicator(c10::intrusive_ptr<c10d::Backend> backend, c1
 int C10dCommunicator::rank() const { return backend_->getRank(); }
 int C10dCommunicator::worldSize() const { return backend_->getSize(); }
 
+namespace {
+
+// PyTorch's Flight Recorder is one per process, and ProcessGroupGloo records each collective it
+// enqueues into it: from groups issuing on several threads at once, PyTorch 2.11 can crash there
+// (std::map's insert in FlightRecorder::recordWithResetEnabled, caught under gdb in a test that runs
+// four ranks on threads of one process). A rank process issues from one thread, so this lock is
+// uncontended there; ranks on threads take turns to issue, not to run. Gloo's only: NCCL's first
+// collective waits inside its issue for every rank, which a lock across threads would deadlock.
+std::mutex& glooIssueMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+}  // namespace
+
+c10::intrusive_ptr<c10d::Work> C10dCommunicator::issued(
+    const std::function<c10::intrusive_ptr<c10d::Work>(bool asyncOp)>& issue, bool asyncOp) const {
+  if (backendName_ != "gloo") return issue(asyncOp);
+  std::lock_guard<std::mutex> lock(glooIssueMutex());
+  return issue(asyncOp);
+}
+
 std::unique_ptr<PendingCollective> C10dCommunicator::launch(
     const std::function<c10::intrusive_ptr<c10d::Work>(bool asyncOp)>& issue) {
-  if (stream_) return stream_->run(issue);
-  return std::make_unique<HostPending>(issue(/*asyncOp=*/true));
+  if (stream_) return stream_->run([&](bool asyncOp) { return issued(issue, asyncOp); });
+  return std::make_unique<HostPending>(issued(issue, /*asyncOp=*/true));
 }
 
 std::unique_ptr<PendingCollective> C10dCommunicator::allGatherAsync(at::Tensor& output, at::Tensor& input,
@@ -259,7 +281,9 @@ std::unique_ptr<PendingCollective> C10dCommunicator::broadcastAsync(at::Tensor& 
   });
 }
 
-void C10dCommunicator::barrier(const std::string&) { backend_->barrier()->wait(); }
+void C10dCommunicator::barrier(const std::string&) {
+  issued([&](bool) { return backend_->barrier(); }, /*asyncOp=*/true)->wait();
+}
 
 void C10dCommunicator::close() {
   // Each rank arrives here only once its own part of the final barrier has completed, so when all

@@ -56,6 +56,9 @@ class C10dCommunicator final : public Communicator {
  private:
   // `issue` gets the c10d asyncOp to pass (CollectiveStream::run).
   std::unique_ptr<PendingCollective> launch(const std::function<c10::intrusive_ptr<c10d::Work>(bool asyncOp)>& issue);
+  // `issue` called, on Gloo one thread of the process at a time (c10d's Flight Recorder, .cpp).
+  c10::intrusive_ptr<c10d::Work> issued(const std::function<c10::intrusive_ptr<c10d::Work>(bool asyncOp)>& issue,
+                                        bool asyncOp) const;
   std::unique_ptr<PendingCollective> allGatherFromBroadcasts(at::Tensor& output, at::Tensor& input);
 
   c10::intrusive_ptr<c10d::Backend> backend_;
