@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <string>
 #include <tuple>
 
 #include "config/modes.h"
@@ -95,58 +96,42 @@ bool readPipelineCompute(const profiler::RankTrace& trace, std::vector<trace::Ev
 
 namespace {
 
-// The steps (as recordedStepAt numbers them) in which the rank ran actions.
-std::set<int> stepsWithActions(const profiler::RankTrace& trace) {
-  std::set<int> out;
-  forEachAction(trace, [&](const PipeAction&, const std::vector<profiler::Span>& spans, size_t i) {
-    out.insert(profiler::recordedStepAt(trace, spans[i].begin));
-  });
-  return out;
+trace::Event groupEvent(const profiler::RankTrace& trace, trace::GroupKind kind, int64_t at, int step,
+                        std::string text) {
+  trace::Event group;
+  group.kind = trace::EventKind::Group;
+  group.rank = trace.rank;
+  group.op = static_cast<uint8_t>(kind);
+  group.beginNs = group.endNs = at;
+  group.step = step;
+  group.text = std::move(text);
+  return group;
 }
 
 }  // namespace
 
-void readPipelineSteps(const profiler::RankTrace& trace, std::vector<trace::Event>& out) {
-  const std::set<int> steps = stepsWithActions(trace);
-  for (size_t i = 0; i < trace.steps.size(); ++i) {
-    const int index = trace.steps[i].number - trace.steps.front().number;  // as recordedStepAt numbers them
-    if (!steps.count(index)) continue;
-    trace::Event e;
-    e.kind = trace::EventKind::Compute;
-    e.rank = trace.rank;
-    e.op = static_cast<uint8_t>(trace::ComputeKind::Step);
-    std::tie(e.beginNs, e.endNs) = profiler::stepWindow(trace, i);
-    e.endNs = std::max(e.endNs, e.beginNs);
-    e.step = index;
-    out.push_back(std::move(e));
-  }
-}
-
-void readPipelineGroups(const profiler::RankTrace& trace, std::vector<trace::Event>& out) {
+void readPipelineMarks(const profiler::RankTrace& trace, std::vector<trace::Event>& out) {
+  std::set<int> stepsWithActions;  // as recordedStepAt numbers them
   forEachAction(trace, [&](const PipeAction& action, const std::vector<profiler::Span>& spans, size_t i) {
-    const profiler::Span& s = spans[i];
-    trace::Event group;
-    group.kind = trace::EventKind::Group;
-    group.rank = trace.rank;
-    group.op = static_cast<uint8_t>(action.kind == PipeActionKind::Forward ? trace::GroupKind::Forward
-                                                                           : trace::GroupKind::Backward);
-    group.beginNs = group.endNs = s.begin;
-    group.step = profiler::recordedStepAt(trace, s.begin);
-    group.text = config::actionText(action);
-    out.push_back(std::move(group));
+    const int step = profiler::recordedStepAt(trace, spans[i].begin);
+    stepsWithActions.insert(step);
+    out.push_back(groupEvent(
+        trace, action.kind == PipeActionKind::Forward ? trace::GroupKind::Forward : trace::GroupKind::Backward,
+        spans[i].begin, step, config::actionText(action)));
   });
-  const std::set<int> steps = stepsWithActions(trace);
-  for (const auto& step : trace.steps) {
-    const int index = step.number - trace.steps.front().number;
-    if (!steps.count(index)) continue;
-    trace::Event group;
-    group.kind = trace::EventKind::Group;
-    group.rank = trace.rank;
-    group.op = static_cast<uint8_t>(trace::GroupKind::Optimizer);
-    group.beginNs = group.endNs = step.optimizerBegin;
-    group.step = index;
-    group.text = "optimizer step";
-    out.push_back(std::move(group));
+  for (size_t i = 0; i < trace.steps.size(); ++i) {
+    const int index = trace.steps[i].number - trace.steps.front().number;
+    if (!stepsWithActions.count(index)) continue;
+    out.push_back(
+        groupEvent(trace, trace::GroupKind::Optimizer, trace.steps[i].optimizerBegin, index, "optimizer step"));
+    trace::Event span;
+    span.kind = trace::EventKind::Compute;
+    span.rank = trace.rank;
+    span.op = static_cast<uint8_t>(trace::ComputeKind::Step);
+    std::tie(span.beginNs, span.endNs) = profiler::stepWindow(trace, i);
+    span.endNs = std::max(span.endNs, span.beginNs);
+    span.step = index;
+    out.push_back(std::move(span));
   }
 }
 

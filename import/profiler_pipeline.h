@@ -26,12 +26,11 @@ namespace shardscope::import {
 // phase from them). Returns whether any was a backward (the job's backward is then read from them,
 // not from autograd's spans, which run inside them).
 bool readPipelineCompute(const profiler::RankTrace& trace, std::vector<trace::Event>& out);
-// And as event groups, one at the start of each, and an optimizer group where each step with
-// actions steps its optimizer (its last action ends there).
-void readPipelineGroups(const profiler::RankTrace& trace, std::vector<trace::Event>& out);
-// Each step with actions as one training step's span (what its bubble is taken over), as the engine
-// records its own, on the steps' clock (profiler::stepWindow).
-void readPipelineSteps(const profiler::RankTrace& trace, std::vector<trace::Event>& out);
+// And as event groups, one at the start of each; for each step with actions, an optimizer group
+// where it steps its optimizer (its last action ends there) and one training step's span (what
+// its bubble is taken over, as the engine records its own), on the steps' clock
+// (profiler::stepWindow).
+void readPipelineMarks(const profiler::RankTrace& trace, std::vector<trace::Event>& out);
 
 // The job's pipeline as every traced rank's action groups show it: P (the ranks), V (the most
 // stages a rank ran), M (the most micro-batches) and the schedule their labels and stages name.

@@ -216,8 +216,7 @@ std::string readRankTrace(const fs::path& path, int namedRank, RecorderNotes& no
     const std::vector<Event> host = hostComputeSpans(trace);
     readProfilerCollectives(trace, host, events, notes.collectives);
     readProfilerCompute(trace, host, events);
-    readPipelineGroups(trace, events);
-    readPipelineSteps(trace, events);
+    readPipelineMarks(trace, events);
     readRankMemory(path.parent_path(), trace, noted, events, notes);
   } catch (const nlohmann::json::exception&) {  // a field of an unexpected kind that no check above named
     return "has a malformed event: one of its fields holds another kind of value than torch.profiler writes";

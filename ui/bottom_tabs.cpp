@@ -81,7 +81,8 @@ void drawDiff(TabFrame& f) {
 }
 
 void drawSchedule(TabFrame& f) {
-  drawScheduleTab(f.state.schedule, f.sessions, f.store.version(), f.playheadNs, f.state.playhead.session);
+  drawScheduleTab(f.state.schedule, f.sessions, f.state.pipelineLanes, f.store.version(), f.playheadNs,
+                  f.state.playhead.session);
 }
 
 void drawEstimateTab(TabFrame& f) {

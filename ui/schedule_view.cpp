@@ -182,8 +182,9 @@ int chooseSession(ScheduleViewState& state, const std::vector<Session>& sessions
 
 }  // namespace
 
-void drawScheduleTab(ScheduleViewState& state, const std::vector<Session>& sessions, uint64_t storeVersion,
-                     double playheadNs, int playheadSession) {
+void drawScheduleTab(ScheduleViewState& state, const std::vector<Session>& sessions,
+                     const std::vector<PipelineLanes>& lanes, uint64_t storeVersion, double playheadNs,
+                     int playheadSession) {
   const int before = state.session;
   if (playheadSession != state.followed) {  // the playhead moved to another run: show its schedule
     state.followed = playheadSession;
@@ -197,17 +198,14 @@ void drawScheduleTab(ScheduleViewState& state, const std::vector<Session>& sessi
     return;
   }
   const Session& s = sessions[static_cast<size_t>(index)];
-  if (index != before || index != state.actionsOf || storeVersion != state.version) {
-    state.actions.clear();
-    if (s.config.pp > 1) {
-      for (int r = 0; r < s.recording.ranks(); ++r)
-        state.actions.push_back(stats::measuredActions(s.recording.rank(r)));
-    }
-    state.actionsOf = index;
+  static const std::vector<std::vector<stats::MeasuredAction>> none;
+  const auto& actions = static_cast<size_t>(index) < lanes.size() ? lanes[static_cast<size_t>(index)].actions : none;
+  if (index != before || index != state.frameOf || storeVersion != state.version) {
+    state.frameOf = index;
     state.version = storeVersion;
-    state.frame = scheduleFrameOf(s, state.actions, scheduleStepAt(s, state.actions, playheadNs));
-  } else if (const int32_t step = scheduleStepAt(s, state.actions, playheadNs); step != state.frame.step) {
-    state.frame = scheduleFrameOf(s, state.actions, step);
+    state.frame = scheduleFrameOf(s, actions, scheduleStepAt(s, actions, playheadNs));
+  } else if (const int32_t step = scheduleStepAt(s, actions, playheadNs); step != state.frame.step) {
+    state.frame = scheduleFrameOf(s, actions, step);
   }
   const ScheduleFrame& f = state.frame;
   if (!f.error.empty()) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "stats/pipeline_actions.h"
+#include "ui/pipeline_lanes.h"
 #include "ui/session_store.h"
 
 namespace shardscope::ui {
@@ -70,13 +71,15 @@ struct ScheduleViewState {
   int session = -1;   // -1: the first that ran a pipeline
   int followed = -1;  // the playhead's session when last seen: a new one (a caption's run) is shown
   uint64_t version = UINT64_MAX;
-  int actionsOf = -1;                                       // the session `actions` were read from
-  std::vector<std::vector<stats::MeasuredAction>> actions;  // its ranks' actions, per store version
+  int frameOf = -1;  // the session `frame` was made for
   ScheduleFrame frame;
 };
 
-// The tab: a choice of session where several ran pipelines, then the frame, at the playhead.
-void drawScheduleTab(ScheduleViewState& state, const std::vector<Session>& sessions, uint64_t storeVersion,
-                     double playheadNs, int playheadSession = -1);
+// The tab: a choice of session where several ran pipelines, then the frame, at the playhead. Each
+// session's ranks' actions are the window's (`lanes`, per session: the timeline's pipeline lanes
+// read them once per store version).
+void drawScheduleTab(ScheduleViewState& state, const std::vector<Session>& sessions,
+                     const std::vector<PipelineLanes>& lanes, uint64_t storeVersion, double playheadNs,
+                     int playheadSession = -1);
 
 }  // namespace shardscope::ui

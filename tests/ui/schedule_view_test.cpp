@@ -90,7 +90,8 @@ TEST(ScheduleView, EachRankDrawsItsScheduleAgainstItsRun) {
     ScheduleViewState state;
     HeadlessImGui imgui(1600, 900);
     const std::vector<Session> sessions{s};
-    const int vertices = imgui.frame([&] { drawScheduleTab(state, sessions, 1, 0); });
+    const std::vector<PipelineLanes> lanes{pipelineLanesOf(s)};
+    const int vertices = imgui.frame([&] { drawScheduleTab(state, sessions, lanes, 1, 0); });
     EXPECT_EQ(state.session, 0);
     EXPECT_GT(vertices, 1000) << "cells, hatching and arrows";
   }
