@@ -37,6 +37,9 @@ struct SharedCollectives {
 // world's collectives hide sub-groups' (a Gloo trace of a job with sub-groups), and none is.
 bool ranWith(const Event& e, int rank, int other, int worldRanks, int tensorRanks, bool worldKnown) {
   if (e.kind != EventKind::Collective || e.processGroup >= kProcessGroupCount) return false;
+  // Of no recorded step (a trace's kernels launched before its window): each rank's window caught
+  // its own number of them.
+  if (e.step == kIssuedBeforeRecording) return false;
   const auto op = static_cast<CollectiveOp>(e.op);
   if (isPointToPoint(op) || op == CollectiveOp::Broadcast) return false;
   const auto group = static_cast<ProcessGroup>(e.processGroup);

@@ -358,10 +358,8 @@ Event collectiveEvent(const RankTrace& trace, const Span& op, CollectiveOp kind,
   return e;
 }
 
-// A collective's kind from any of its names: a backend's span (nccl:all_to_all), record_param_comms's
-// "Collective name" (_allgather_base, alltoall_base), an NCCL kernel (ncclDevKernel_ReduceScatter_*).
-// None for what shardscope has no collective for (gather, scatter, reduce) and for NCCL's
-// SendRecv kernel, which runs all-to-alls, sends and recvs alike.
+}  // namespace
+
 std::optional<CollectiveOp> kindOfName(const std::string& name) {
   std::string s;
   for (char c : name) {
@@ -380,9 +378,7 @@ std::optional<CollectiveOp> kindOfName(const std::string& name) {
   return std::nullopt;
 }
 
-// Whether `s` lies inside (or is) a span that is a host record of a collective: c10d's op, a
-// backend's span, record_param_comms.
-bool insideCollectiveRecord(const RankTrace& trace, int64_t thread, int64_t t, const Span* besides = nullptr) {
+bool insideCollectiveRecord(const RankTrace& trace, int64_t thread, int64_t t, const Span* besides) {
   for (const Span* around : profiler::spansAt(trace, thread, t)) {
     if (around == besides) continue;
     if (startsWith(around->name, "c10d::") || profiler::isBackendSpanName(around->name) ||
@@ -392,9 +388,8 @@ bool insideCollectiveRecord(const RankTrace& trace, int64_t thread, int64_t t, c
   return false;
 }
 
-// The collective an NCCL kernel ran, from the kernel alone (a trace whose host records of it are
-// missing): timed on the device, sized by the arguments PyTorch 2.x copies onto it.
-Event kernelCollective(const RankTrace& trace, const Span& kernel, CollectiveOp kind, CollectiveNotes& notes) {
+Event kernelCollective(const RankTrace& trace, const Span& kernel, CollectiveOp kind, const KernelContext& kernels,
+                       CollectiveNotes& notes) {
   Event e;
   e.kind = EventKind::Collective;
   e.rank = trace.rank;
@@ -403,7 +398,7 @@ Event kernelCollective(const RankTrace& trace, const Span& kernel, CollectiveOp 
   e.endNs = std::max(kernel.end, kernel.begin);
   e.step = profiler::recordedStepAt(trace, kernel.begin);
   e.worldSize = trace.world;
-  e.phase = static_cast<uint8_t>(Phase::Backward);
+  const std::string unit = unitAndPhaseOfKernelsAround(kernels, kernel.begin, e);
   const auto params = commParamsFrom(kernel.args);
   int64_t width = params ? params->width : 0;
   if (width == 0) {
@@ -417,9 +412,11 @@ Event kernelCollective(const RankTrace& trace, const Span& kernel, CollectiveOp 
   }
   e.ownPartBytes = -1;  // no own part or peer known
   e.peer = -1;
-  e.text = "model|" + kernel.name.substr(0, kernel.name.find('('));
+  e.text = unit + "|" + kernel.name.substr(0, kernel.name.find('('));
   return e;
 }
+
+namespace {
 
 // PyTorch 1.x: a backend's span with no c10d op around it is the collective's only host record
 // (nccl:all_to_all, inside a record_param_comms that names nothing).
@@ -461,8 +458,8 @@ void readParamsAlone(const RankTrace& trace, const std::vector<Event>& host, std
   }
 }
 
-// Whether the trace holds any host record of a collective (c10d's op, a backend's span,
-// record_param_comms).
+}  // namespace
+
 bool hasHostCollectiveRecords(const RankTrace& trace) {
   if (!trace.c10dOps.empty() || !trace.backendSpans.empty() || !trace.outsideC10dOps.empty()) return true;
   for (const auto& [thread, t] : trace.threads) {
@@ -473,11 +470,14 @@ bool hasHostCollectiveRecords(const RankTrace& trace) {
   return false;
 }
 
+namespace {
+
 // A trace cut to its device rows (no host record of any collective): its NCCL kernels are its
-// collectives. Where host records exist, a kernel whose launch the trace lacks belongs to one of
-// them (a real FSDP2 trace of 2.11 misses the launches of the first step's 8 NCCL kernels while
-// holding their c10d ops), and is not counted again.
-void readKernelsAlone(const RankTrace& trace, std::vector<Event>& out, CollectiveNotes& notes) {
+// collectives. Where host records exist, each kernel with a launch in the trace is one of theirs;
+// one without was launched before the trace's window (readKernelsLaunchedBeforeWindow: a real
+// FSDP2 trace of 2.11 holds 27 c10d ops and 35 NCCL kernels, 8 of them the step before's).
+void readKernelsAlone(const KernelContext& kernels, std::vector<Event>& out, CollectiveNotes& notes) {
+  const RankTrace& trace = kernels.trace;
   if (hasHostCollectiveRecords(trace)) return;
   for (const auto& [correlation, kernel] : trace.ncclKernels) {
     std::optional<CollectiveOp> kind = kindOfName(kernel.name);
@@ -485,7 +485,7 @@ void readKernelsAlone(const RankTrace& trace, std::vector<Event>& out, Collectiv
       kind = kindOfName((*kernel.args)["Collective name"].get<std::string>());
     if (!kind) continue;
     if (trace.rank == 0) ++notes.fromKernel;
-    out.push_back(kernelCollective(trace, kernel, *kind, notes));
+    out.push_back(kernelCollective(trace, kernel, *kind, kernels, notes));
   }
 }
 
@@ -508,20 +508,27 @@ bool wrapsAnother(const RankTrace& trace, const Span& op) {
   return false;
 }
 
-void readOutsideC10d(const RankTrace& trace, const std::vector<Event>& host, std::vector<Event>& out,
-                     CollectiveNotes& notes) {
+// Each op outside c10d that no other collective's record runs inside: a collective, timed on the
+// device by the kernel it launched where the trace has it.
+void readOutsideC10d(const KernelContext& kernels, std::vector<Event>& out, CollectiveNotes& notes) {
+  const RankTrace& trace = kernels.trace;
   for (const Span& op : trace.outsideC10dOps) {
     const auto kind = kindOfName(op.name.substr(op.name.rfind("::") + 2));
     if (!kind || wrapsAnother(trace, op)) continue;
-    Event e = collectiveEvent(trace, op, *kind, nullptr, host, notes);
+    Event e = collectiveEvent(trace, op, *kind, nullptr, kernels.host, notes);
+    if (const profiler::CommKernel* kernel = commKernelOf(kernels, op)) {
+      e.issueNs = e.beginNs = std::max(kernel->begin, op.begin);
+      e.endNs = std::max(kernel->end, e.beginNs);
+    }
     e.text += "|" + op.name;
     out.push_back(std::move(e));
     if (trace.rank == 0) ++notes.outsideC10d[op.name];
   }
 }
 
-void readProfilerCollectives(const RankTrace& trace, const std::vector<Event>& host, std::vector<Event>& out,
-                             CollectiveNotes& notes) {
+void readProfilerCollectives(const KernelContext& kernels, std::vector<Event>& out, CollectiveNotes& notes) {
+  const RankTrace& trace = kernels.trace;
+  const std::vector<Event>& host = kernels.host;
   BackendMatch backends(trace);
   for (const Span& op : trace.c10dOps) {
     const auto kind = collectiveOpOf(op.name);
@@ -533,8 +540,8 @@ void readProfilerCollectives(const RankTrace& trace, const std::vector<Event>& h
   }
   readBackendSpansAlone(trace, backends.matched(), host, out, notes);
   readParamsAlone(trace, host, out, notes);
-  readKernelsAlone(trace, out, notes);
-  readOutsideC10d(trace, host, out, notes);
+  readKernelsAlone(kernels, out, notes);
+  readOutsideC10d(kernels, out, notes);
 }
 
 }  // namespace shardscope::import

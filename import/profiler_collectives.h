@@ -16,9 +16,11 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "import/profiler_kernel_context.h"
 #include "import/profiler_trace_index.h"
 #include "trace/events.h"
 
@@ -34,6 +36,12 @@ struct CollectiveNotes {
   int64_t unnamedGroup = 0;  // collectives (all ranks') whose group no record names, in a job with sub-groups
   // Rank 0's collectives run outside c10d, by their own op's name (symm_mem::multimem_all_reduce_).
   std::map<std::string, int64_t> outsideC10d;
+  // Rank 0's NCCL kernels that ran in the trace's window but were launched before it (the step
+  // before the first recorded one): drawn, not counted in the recorded steps.
+  int64_t launchedBeforeWindow = 0;
+  // Rank 0's kernels whose names suggest communication, launched outside any collective's record,
+  // that say no collective shardscope knows (a DeepEP dispatch), by their short names.
+  std::map<std::string, int64_t> unrecognisedKernels;
 
   CollectiveNotes& operator+=(const CollectiveNotes& o) {
     untyped += o.untyped;
@@ -44,14 +52,37 @@ struct CollectiveNotes {
     offGrid += o.offGrid;
     unnamedGroup += o.unnamedGroup;
     for (const auto& [name, n] : o.outsideC10d) outsideC10d[name] += n;
+    launchedBeforeWindow += o.launchedBeforeWindow;
+    for (const auto& [name, n] : o.unrecognisedKernels) unrecognisedKernels[name] += n;
     return *this;
   }
 };
 
-// The rank's collectives, in the order their records were found, into `out`.
-// `host`: the rank's host compute spans (hostComputeSpans), for the unit and phase of a collective
-// no FSDP2 annotation is around.
-void readProfilerCollectives(const profiler::RankTrace& trace, const std::vector<trace::Event>& host,
-                             std::vector<trace::Event>& out, CollectiveNotes& notes);
+// A collective's kind from any of its names: a backend's span (nccl:all_to_all), record_param_comms's
+// "Collective name" (_allgather_base, alltoall_base), an NCCL kernel (ncclDevKernel_ReduceScatter_*).
+// None for what shardscope has no collective for (gather, scatter, reduce) and for NCCL's
+// SendRecv kernel, which runs all-to-alls, sends and recvs alike.
+std::optional<trace::CollectiveOp> kindOfName(const std::string& name);
+
+// Whether `t` on `thread` lies inside (or is) a span that is a host record of a collective: c10d's
+// op, a backend's span, record_param_comms (other than `besides`).
+bool insideCollectiveRecord(const profiler::RankTrace& trace, int64_t thread, int64_t t,
+                            const profiler::Span* besides = nullptr);
+
+// The collective an NCCL kernel ran, from the kernel alone (a trace whose host records of it are
+// missing): timed on the device, sized by the arguments PyTorch 2.x copies onto it, in the unit and
+// phase of the kernels around it.
+trace::Event kernelCollective(const profiler::RankTrace& trace, const profiler::Span& kernel, trace::CollectiveOp kind,
+                              const KernelContext& kernels, CollectiveNotes& notes);
+
+// Whether the trace holds any host record of a collective (c10d's op, a backend's span,
+// record_param_comms, an op outside c10d).
+bool hasHostCollectiveRecords(const profiler::RankTrace& trace);
+
+// The rank's collectives from their host records (and, in a trace cut to its device rows, its NCCL
+// kernels), in the order the records were found, into `out`. `kernels.host`: the rank's host
+// compute spans (hostComputeSpans), for the unit and phase of a collective no FSDP2 annotation is
+// around. import/profiler_kernel_collectives.h reads the rest of its kernels.
+void readProfilerCollectives(const KernelContext& kernels, std::vector<trace::Event>& out, CollectiveNotes& notes);
 
 }  // namespace shardscope::import

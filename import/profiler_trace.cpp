@@ -26,6 +26,7 @@
 #include "import/cuda_snapshot.h"
 #include "import/profiler_collectives.h"
 #include "import/profiler_compute.h"
+#include "import/profiler_kernel_collectives.h"
 #include "import/profiler_pipeline.h"
 #include "trace/format.h"
 #include "import/profiler_memory.h"
@@ -128,13 +129,27 @@ struct ReadNotes {
   int firstStep = -1, lastStep = -1;  // rank 0's ProfilerStep numbers
   int stepsFromOptimizer = 0;         // rank 0's steps where its trace had no ProfilerStep#N
   int stepsOnDevice = -1;             // rank 0's, on a GPU trace: 1 timed by their GPU-side copies, 0 by the host's
-  CollectiveNotes collectives;        // counts summed over the ranks, rank 0's where it says
+  int64_t wholeTraceStepNs = 0;       // rank 0's trace marks no step: its length, read as one step
+  // Rank 0's trace as its exporter wrote it: without process and thread metadata or schemaVersion,
+  // and how many of its events' kinds were told from their args.
+  bool noMetadata = false, noSchema = false;
+  int64_t categoriesFromArgs = 0;
+  CollectiveNotes collectives;  // counts summed over the ranks, rank 0's where it says
   int64_t skippedEvents = 0;
   MemoryNotes memory;                      // rank 0's
   std::vector<int> snapshotRanks;          // ranks whose memory came from their CUDA memory snapshots
   std::string unusedSnapshots;             // snapshots not read, each with why
   std::vector<std::string> unrankedFiles;  // files whose rank neither distributedInfo nor the name gave
 };
+
+// What rank 0's trace says of how it was written and where its steps came from.
+void notesOfRankZero(const RankTrace& trace, ReadNotes& notes) {
+  notes.skippedEvents = trace.skippedEvents;
+  notes.noMetadata = !trace.hasMetadata;
+  notes.noSchema = !trace.namesSchema;
+  notes.categoriesFromArgs = trace.categoriesFromArgs;
+  if (trace.stepsFromWholeTrace) notes.wholeTraceStepNs = trace.steps.front().end - trace.steps.front().begin;
+}
 
 // Each step, where the device ran it when the trace says so (profiler::stepWindow).
 void readSteps(const RankTrace& trace, std::vector<Event>& out) {
@@ -208,13 +223,17 @@ std::string readRankTrace(const fs::path& path, int namedRank, RecorderNotes& no
       notes.firstStep = trace.steps.front().number;
       notes.lastStep = trace.steps.back().number;
       if (trace.stepsFromOptimizer) notes.stepsFromOptimizer = static_cast<int>(trace.steps.size());
-      if (!trace.computeKernels.empty() && !trace.stepsFromOptimizer) notes.stepsOnDevice = trace.stepsOnDevice ? 1 : 0;
+      if (!trace.computeKernels.empty() && !trace.stepsFromOptimizer && !trace.stepsFromWholeTrace)
+        notes.stepsOnDevice = trace.stepsOnDevice ? 1 : 0;
     }
-    if (fileRank == 0) notes.skippedEvents = trace.skippedEvents;
+    if (fileRank == 0) notesOfRankZero(trace, notes);
     readSteps(trace, events);
     // The host's compute spans, read once: the compute lane's, and where each collective ran.
     const std::vector<Event> host = hostComputeSpans(trace);
-    readProfilerCollectives(trace, host, events, notes.collectives);
+    const KernelContext kernels(trace, host);
+    readProfilerCollectives(kernels, events, notes.collectives);
+    readKernelsLaunchedBeforeWindow(kernels, events, notes.collectives);
+    readCommunicationKernels(kernels, events, notes.collectives);
     readProfilerCompute(trace, host, events);
     readPipelineMarks(trace, events);
     readRankMemory(path.parent_path(), trace, noted, events, notes);
@@ -284,35 +303,9 @@ std::string describeMemoryNotes(const ReadNotes& notes) {
   return out;
 }
 
-std::string describeNotes(const ReadNotes& notes) {
+// What the notes say of rank 0's collectives (the offGrid and unnamedGroup counts are all ranks').
+std::string describeCollectiveNotes(const CollectiveNotes& c) {
   std::string out;
-  for (const auto& file : notes.unrankedFiles) {
-    out += file +
-           " names no rank (no distributedInfo, no rank-R in its name): read as one process, rank 0 of a "
-           "world of 1\n";
-  }
-  if (notes.firstStep > 0) {
-    out += "the profiler recorded the job's steps " + std::to_string(notes.firstStep) + " to " +
-           std::to_string(notes.lastStep) + " (ProfilerStep#N), shown as steps 0 to " +
-           std::to_string(notes.lastStep - notes.firstStep) + "\n";
-  }
-  if (notes.stepsFromOptimizer > 0) {
-    out += "rank 0's trace marks no steps (no ProfilerStep#N: the job did not call the profiler's step()): its " +
-           std::to_string(notes.stepsFromOptimizer) +
-           " steps are taken from its optimizer's, each from the end of the one before (the first from the trace's "
-           "first span) to the end of its own Optimizer.step; call prof.step() after each step for the job's own\n";
-  }
-  if (notes.stepsOnDevice == 1) {
-    out +=
-        "steps timed where the GPU ran them: by each ProfilerStep#N's GPU-side copy (gpu_user_annotation), not "
-        "by the host's span, which runs ahead of the device\n";
-  } else if (notes.stepsOnDevice == 0) {
-    out +=
-        "steps timed by the host's ProfilerStep#N spans: the trace has no GPU-side copy of them "
-        "(gpu_user_annotation, written by newer PyTorch), and the host runs ahead of the device\n";
-  }
-  out += describeMemoryNotes(notes);
-  const CollectiveNotes& c = notes.collectives;
   if (c.fromBackend + c.fromParams + c.fromKernel > 0) {
     out += "rank 0: " + std::to_string(c.fromBackend + c.fromParams + c.fromKernel) +
            " collectives with no c10d op in the trace, read from " + std::to_string(c.fromBackend) +
@@ -339,14 +332,83 @@ std::string describeNotes(const ReadNotes& notes) {
     std::string ops;
     for (const auto& [name, n] : c.outsideC10d)
       ops += (ops.empty() ? "" : ", ") + name + " (" + std::to_string(n) + ")";
-    out += "rank 0: collectives outside c10d, recognised by their own ops' names and drawn as theirs, in gold: " + ops +
-           "; their group is not recorded\n";
+    out +=
+        "rank 0: collectives outside c10d, recognised by their own ops' or kernels' names and drawn as theirs, in "
+        "gold: " +
+        ops + "; their group is not recorded, nor a kernel's size\n";
+  }
+  if (c.launchedBeforeWindow > 0) {
+    out += "rank 0: " + std::to_string(c.launchedBeforeWindow) +
+           " collective kernels ran inside the trace's window but were launched before it began (the step before "
+           "the first recorded one; their host records are not in the trace): drawn, and not counted in the recorded "
+           "steps\n";
+  }
+  if (!c.unrecognisedKernels.empty()) {
+    std::string kernels;
+    for (const auto& [name, n] : c.unrecognisedKernels)
+      kernels += (kernels.empty() ? "" : ", ") + name + " (" + std::to_string(n) + ")";
+    out +=
+        "rank 0: kernels whose names suggest communication, launched outside any collective's record, seen but "
+        "not recognised as a collective (not counted, drawn as nothing): " +
+        kernels + "\n";
   }
   if (c.unreadOps > 0) {
     out += "rank 0: " + std::to_string(c.unreadOps) +
            " c10d ops that are not all-gather, reduce-scatter, all-reduce, broadcast, barrier, all-to-all, send or "
            "recv (gather, scatter, reduce, ...) are not drawn\n";
   }
+  return out;
+}
+
+std::string describeNotes(const ReadNotes& notes) {
+  std::string out;
+  for (const auto& file : notes.unrankedFiles) {
+    out += file +
+           " names no rank (no distributedInfo, no rank-R in its name): read as one process, rank 0 of a "
+           "world of 1\n";
+  }
+  if (notes.firstStep > 0) {
+    out += "the profiler recorded the job's steps " + std::to_string(notes.firstStep) + " to " +
+           std::to_string(notes.lastStep) + " (ProfilerStep#N), shown as steps 0 to " +
+           std::to_string(notes.lastStep - notes.firstStep) + "\n";
+  }
+  if (notes.stepsFromOptimizer > 0) {
+    out += "rank 0's trace marks no steps (no ProfilerStep#N: the job did not call the profiler's step()): its " +
+           std::to_string(notes.stepsFromOptimizer) +
+           " steps are taken from its optimizer's, each from the end of the one before (the first from the trace's "
+           "first span) to the end of its own Optimizer.step; call prof.step() after each step for the job's own\n";
+  }
+  if (notes.wholeTraceStepNs > 0) {
+    out +=
+        "rank 0's trace marks no steps (no ProfilerStep#N, no Optimizer.step: an inference job, or one that "
+        "did not call the profiler's step()): the whole trace, " +
+        formatMilliseconds(static_cast<double>(notes.wholeTraceStepNs) / 1e9) +
+        ", is read as one step, so its collectives and compute are counted; call prof.step() after each step for "
+        "the job's own\n";
+  }
+  if (notes.noMetadata || notes.noSchema) {
+    out += std::string("rank 0's trace was written without ") +
+           (notes.noMetadata && notes.noSchema ? "process or thread metadata and without schemaVersion"
+            : notes.noMetadata                 ? "process or thread metadata"
+                                               : "schemaVersion") +
+           ": its threads and streams are told from its events' own pid and tid" +
+           (notes.categoriesFromArgs > 0 ? ", and " + std::to_string(notes.categoriesFromArgs) +
+                                               " events with no category from their args (a kernel's device and "
+                                               "stream, a launch's correlation, a host op's External id)"
+                                         : "") +
+           "\n";
+  }
+  if (notes.stepsOnDevice == 1) {
+    out +=
+        "steps timed where the GPU ran them: by each ProfilerStep#N's GPU-side copy (gpu_user_annotation), not "
+        "by the host's span, which runs ahead of the device\n";
+  } else if (notes.stepsOnDevice == 0) {
+    out +=
+        "steps timed by the host's ProfilerStep#N spans: the trace has no GPU-side copy of them "
+        "(gpu_user_annotation, written by newer PyTorch), and the host runs ahead of the device\n";
+  }
+  out += describeMemoryNotes(notes);
+  out += describeCollectiveNotes(notes.collectives);
   if (notes.skippedEvents > 0) {
     out += "rank 0: " + std::to_string(notes.skippedEvents) + " memory events without their fields skipped\n";
   }
@@ -359,7 +421,7 @@ std::string describeNotes(const ReadNotes& notes) {
 config::StrategyKind strategyFromCollectives(const std::vector<Event>& events) {
   std::map<std::pair<int, std::string>, int> gathers;  // (step, unit) -> all-gathers
   for (const auto& e : events) {
-    if (e.kind == EventKind::Collective && static_cast<CollectiveOp>(e.op) == CollectiveOp::AllGather) {
+    if (e.kind == EventKind::Collective && static_cast<CollectiveOp>(e.op) == CollectiveOp::AllGather && e.step >= 0) {
       ++gathers[{e.step, collectiveUnit(e)}];
     }
   }
@@ -368,11 +430,13 @@ config::StrategyKind strategyFromCollectives(const std::vector<Event>& events) {
   return config::strategyWithUnitGathers(most);
 }
 
-// "1 all_gather, 73 all_reduce": what the rank ran, as counted.
-std::string collectiveCounts(const std::map<CollectiveOp, int>& counts) {
+// "1 all_gather, 73 all_reduce outside c10d": what the rank ran, as counted.
+std::string collectiveCounts(const std::map<CollectiveOp, int>& counts, const std::map<CollectiveOp, int>& outside) {
   std::string text;
   for (const auto& [op, n] : counts)
     text += (text.empty() ? "" : ", ") + std::to_string(n) + " " + collectiveOpName(op);
+  for (const auto& [op, n] : outside)
+    text += (text.empty() ? "" : ", ") + std::to_string(n) + " " + collectiveOpName(op) + " outside c10d";
   return text.empty() ? "no collectives recorded" : text;
 }
 
@@ -380,16 +444,19 @@ std::string collectiveCounts(const std::map<CollectiveOp, int>& counts) {
 // its collectives are there (all-gathers and reduce-scatters for FSDP's, all-reduces for DDP's), a
 // job whose spans show forwards and no backward as inference, and otherwise what it ran, counted.
 std::string jobDescription(const std::vector<Event>& events, config::StrategyKind strategy) {
-  std::map<CollectiveOp, int> counts;
+  std::map<CollectiveOp, int> counts, outside;  // outside: by ops or kernels of their own (not c10d's)
   bool computed = false, backward = false;
   for (const auto& e : events) {
-    if (e.kind == EventKind::Collective) ++counts[static_cast<CollectiveOp>(e.op)];
+    // Those of no recorded step (launched before the trace's window) are not the job's counts.
+    const bool counted = e.kind == EventKind::Collective && e.step >= 0;
+    const bool ownOp = counted && collectiveImplementation(e).find("::") != std::string::npos;
+    if (counted) ++(ownOp ? outside : counts)[static_cast<CollectiveOp>(e.op)];
     if (e.kind != EventKind::Compute) continue;
     const auto kind = static_cast<trace::ComputeKind>(e.op);
     computed |= kind == trace::ComputeKind::Forward || kind == trace::ComputeKind::Backward;
     backward |= kind == trace::ComputeKind::Backward || e.phase == static_cast<uint8_t>(trace::Phase::Backward);
   }
-  if (computed && !backward) return "inference (forwards, no backward): " + collectiveCounts(counts);
+  if (computed && !backward) return "inference (forwards, no backward): " + collectiveCounts(counts, outside);
   // An MoE's all-to-alls or a pipeline's sends beside the data-parallel ones are named after them.
   std::string others;
   for (CollectiveOp op : {CollectiveOp::AllToAll, CollectiveOp::Send, CollectiveOp::Recv}) {
@@ -411,7 +478,8 @@ std::string jobDescription(const std::vector<Event>& events, config::StrategyKin
     for (const auto& [op, n] : counts) names += (names.empty() ? "" : ", ") + std::string(collectiveOpName(op));
     return "not data-parallel: " + names;
   }
-  return counts.empty() ? "no collectives recorded" : "ran " + collectiveCounts(counts);
+  if (counts.empty() && outside.empty()) return "no collectives recorded";
+  return "ran " + collectiveCounts(counts, outside);
 }
 
 }  // namespace
@@ -494,6 +562,10 @@ void mergeNotes(ReadNotes& into, ReadNotes&& from, int rank) {
     into.lastStep = from.lastStep;
     into.stepsFromOptimizer = from.stepsFromOptimizer;
     into.stepsOnDevice = from.stepsOnDevice;
+    into.wholeTraceStepNs = from.wholeTraceStepNs;
+    into.noMetadata = from.noMetadata;
+    into.noSchema = from.noSchema;
+    into.categoriesFromArgs = from.categoriesFromArgs;
     into.skippedEvents = from.skippedEvents;
     into.memory = std::move(from.memory);
   }
@@ -651,8 +723,11 @@ bool looksLikeProfilerTrace(const std::string& path) {
   const auto head = files::readFileText(path, error, files::kTraceHeadBytes, /*prefix=*/4096);
   if (!head) return false;
   // Kineto writes it first: {"schemaVersion": 1, "deviceProperties": ..., "traceEvents": [...]}.
+  // An exporter that writes the events alone is known by them: Kineto's categories and ids.
   const size_t open = head->find_first_not_of(" \t\r\n");
-  return open != std::string::npos && (*head)[open] == '{' && head->find("\"schemaVersion\"") != std::string::npos;
+  const auto has = [&](const char* text) { return head->find(text) != std::string::npos; };
+  return open != std::string::npos && (*head)[open] == '{' &&
+         (has("\"schemaVersion\"") || (has("\"traceEvents\"") && (has("\"cpu_op\"") || has("\"External id\""))));
 }
 
 }  // namespace shardscope::import

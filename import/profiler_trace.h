@@ -58,8 +58,9 @@ bool isProfilerTraceFileName(const std::string& path);
 
 // Whether a file is a torch.profiler trace by its content, whatever its name (trace.json from
 // prof.export_chrome_trace, HOST_PID.TIME.pt.trace.json from tensorboard_trace_handler, gzipped or
-// not): a JSON object whose first 4 KiB hold Kineto's "schemaVersion". shardscope's own --trace
-// starts with its "displayTimeUnit" and has none.
+// not): a JSON object whose first 4 KiB hold Kineto's "schemaVersion", or (an exporter that wrote
+// the events alone) a traceEvents array with Kineto's "cpu_op" or "External id". shardscope's own
+// --trace starts with its "displayTimeUnit" and has none of them.
 bool looksLikeProfilerTrace(const std::string& path);
 
 }  // namespace shardscope::import

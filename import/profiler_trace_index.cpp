@@ -36,6 +36,9 @@ int64_t durationNs(const ChromeEvent& f) { return static_cast<int64_t>(std::llro
 const std::vector<std::string_view> kMemoryArgs = {"Bytes",       "Addr",      "Total Allocated",
                                                    "Device Type", "Device Id", "Total Reserved"};
 const std::vector<std::string_view> kCorrelationArg = {"correlation"};
+// The args that say what an event is where it names no category: a kernel carries its device and
+// stream, a launch its correlation id, a host op its External id.
+const std::vector<std::string_view> kKindArgs = {"device", "stream", "correlation", "External id"};
 
 struct ArgsReader {
   ChromeArgs args;
@@ -62,6 +65,18 @@ struct ArgsReader {
   int64_t correlation(std::string_view text) {
     return args.integers(text, kCorrelationArg, values, found).empty() && found[0] ? values[0] : -1;
   }
+
+  // The category Kineto gives an event like `f`, told from its name and args where its exporter
+  // wrote none; "" when they do not say.
+  std::string_view categoryFromArgs(const ChromeEvent& f) {
+    if (f.args.empty() || !args.integers(f.args, kKindArgs, values, found).empty()) return "";
+    const bool onDevice = found[0] && found[1];
+    if (onDevice && startsWith(f.name, "ProfilerStep#")) return "gpu_user_annotation";
+    if (onDevice) return startsWith(f.name, "Memcpy") || startsWith(f.name, "Memset") ? "gpu_memcpy" : "kernel";
+    if (found[2] && f.name.find("LaunchKernel") != f.name.npos) return "cuda_runtime";
+    if (found[3]) return startsWith(f.name, "ProfilerStep#") ? "user_annotation" : "cpu_op";
+    return "";
+  }
 };
 
 // Whether a span's args are read after indexing (import/profiler_trace.cpp): the collectives'.
@@ -83,10 +98,12 @@ bool takeGpuEvent(const ChromeEvent& f, ArgsReader& reader, RankTrace& out) {
   const bool ncclKernel = kernel && startsWith(f.name, "nccl");
   if (!launch && !kernel) return false;
   const int64_t correlation = f.args.empty() ? -1 : reader.correlation(f.args);
-  if (kernel && !ncclKernel) {
+  if (kernel && !ncclKernel && f.hasDur && isCommunicationKernelName(f.name)) {
+    out.commKernels.push_back({std::string(f.name), nanos(f.ts), nanos(f.ts) + durationNs(f), correlation});
+  } else if (kernel && !ncclKernel) {
     if (f.hasDur) out.computeKernels.push_back({nanos(f.ts), nanos(f.ts) + durationNs(f), correlation});
-    return true;
   }
+  if (kernel && !ncclKernel) return true;
   if (correlation < 0 || !f.hasDur) return true;
   const int64_t begin = nanos(f.ts);
   if (launch) {
@@ -126,9 +143,16 @@ std::string implausibleTime(const ChromeEvent& f, size_t index) {
 }
 
 // One event, if it is one this reader takes, into its list; "" or why a field could not be read.
-std::string take(const ChromeEvent& f, size_t index, ArgsReader& reader, RankTrace& out, std::vector<Span>& steps,
+std::string take(const ChromeEvent& event, size_t index, ArgsReader& reader, RankTrace& out, std::vector<Span>& steps,
                  std::vector<Span>& deviceSteps) {
-  if (!f.hasName || !f.hasTs) return "";
+  if (event.ph == "M") out.hasMetadata = true;
+  if (!event.hasName || !event.hasTs) return "";
+  ChromeEvent f = event;
+  if (f.cat.empty() && f.ph == "X") {
+    f.cat = reader.categoryFromArgs(event);
+    out.categoriesFromArgs += !f.cat.empty();
+  }
+  out.kinetoShaped |= isHostSpan(f.cat) || f.cat == "kernel" || f.cat == "cuda_runtime";
   if (f.ph == "X" && f.cat == "gpu_user_annotation" && f.hasDur && startsWith(f.name, "ProfilerStep#")) {
     if (auto wrong = implausibleTime(f, index); !wrong.empty()) return wrong;
     deviceSteps.push_back({std::string(f.name), nanos(f.ts), nanos(f.ts) + durationNs(f), threadOf(f), nullptr});
@@ -188,6 +212,24 @@ void stepsFromOptimizerSteps(RankTrace& out) {
   out.stepsFromOptimizer = true;
 }
 
+// A trace that marks no step is one: from its first span or kernel to its last. Its main thread is
+// the one with the most spans (the one that ran the model).
+void stepFromWholeTrace(RankTrace& out) {
+  int64_t begin = kMaxTimeNs, end = 0;
+  size_t most = 0;
+  for (const auto& [thread, t] : out.threads) {
+    for (const Span& s : t.spans) std::tie(begin, end) = std::pair{std::min(begin, s.begin), std::max(end, s.end)};
+    if (t.spans.size() > most) std::tie(most, out.mainThread) = std::pair{t.spans.size(), thread};
+  }
+  for (const auto& k : out.computeKernels)
+    std::tie(begin, end) = std::pair{std::min(begin, k.begin), std::max(end, k.end)};
+  for (const auto& [correlation, k] : out.ncclKernels)
+    std::tie(begin, end) = std::pair{std::min(begin, k.begin), std::max(end, k.end)};
+  if (end <= 0) return;  // nothing timed
+  out.steps.push_back({0, begin, end, end});
+  out.stepsFromWholeTrace = true;
+}
+
 // Each step's GPU-side copy (PyTorch writes one on each stream that ran its work): from the
 // earliest begin to the latest end of those of its number. The trace's steps are the device's
 // only where every step has one.
@@ -210,6 +252,7 @@ void indexDeviceSteps(const std::vector<Span>& deviceSteps, RankTrace& out) {
 void indexSteps(std::vector<Span>& steps, RankTrace& out) {
   if (steps.empty()) {
     stepsFromOptimizerSteps(out);
+    if (out.steps.empty()) stepFromWholeTrace(out);
     return;
   }
   std::sort(steps.begin(), steps.end(), byBegin);
@@ -231,6 +274,7 @@ void indexSteps(std::vector<Span>& steps, RankTrace& out) {
 // The top-level members the reader needs: Kineto writes times as microseconds after
 // baseTimeNanoseconds (an epoch time in ns; older traces, as times since the epoch: 0 here).
 void takeMember(const std::string& key, const nlohmann::json& value, int& schema, RankTrace& out) {
+  if (key == "schemaVersion") out.namesSchema = true;
   if (key == "schemaVersion" && value.is_number_integer()) schema = value.get<int>();
   if (key == "baseTimeNanoseconds" && value.is_number_unsigned() &&
       value.get<uint64_t>() < static_cast<uint64_t>(kMaxTimeNs)) {
@@ -275,7 +319,15 @@ TraceProblem indexTrace(const std::string& path, RankTrace& out) {
     }
     return problem;
   }
-  if (schema != kSupportedSchema) {
+  // An exporter that writes the events alone (no schemaVersion, no metadata) is read when its
+  // events are Kineto's.
+  if (!out.namesSchema && !out.kinetoShaped) {
+    return {TraceProblemKind::Refused,
+            "is not a torch.profiler trace: no schemaVersion, and none of its events is a host op, kernel or launch "
+            "as torch.profiler writes them (\"cat\": \"cpu_op\", \"kernel\", \"cuda_runtime\"; or args with "
+            "\"External id\", \"device\" and \"stream\")"};
+  }
+  if (out.namesSchema && schema != kSupportedSchema) {
     return {TraceProblemKind::Refused, "has schemaVersion " + std::to_string(schema) +
                                            "; this shardscope reads torch.profiler's schema " +
                                            std::to_string(kSupportedSchema) + " (PyTorch 2.x)"};
@@ -287,6 +339,8 @@ TraceProblem indexTrace(const std::string& path, RankTrace& out) {
   std::sort(out.launches.begin(), out.launches.end(), [](const Launch& a, const Launch& b) { return a.at < b.at; });
   std::sort(out.computeKernels.begin(), out.computeKernels.end(),
             [](const GpuKernel& a, const GpuKernel& b) { return a.begin < b.begin; });
+  std::sort(out.commKernels.begin(), out.commKernels.end(),
+            [](const CommKernel& a, const CommKernel& b) { return a.begin < b.begin; });
   indexSteps(steps, out);
   indexDeviceSteps(deviceSteps, out);
   std::stable_sort(out.memory.begin(), out.memory.end(),
@@ -311,6 +365,33 @@ bool isOutsideC10dCollectiveName(std::string_view name) {
     if (op.find(word) != std::string::npos) return true;
   }
   return false;
+}
+
+namespace {
+
+// Lower case, without underscores, colons or spaces: "deep_ep::intranode" -> "deepepintranode".
+std::string squeezed(std::string_view name) {
+  std::string out;
+  for (char c : name) {
+    if (c != '_' && c != ':' && c != ' ') out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+}  // namespace
+
+bool isCommunicationKernelName(std::string_view name) {
+  const std::string s = squeezed(shortKernelName(name));
+  for (const char* word : {"allreduce", "allgather", "reducescatter", "alltoall", "multimem", "symmetricmemory",
+                           "nvshmem", "deepep", "pplx", "crossdevice", "sendrecv", "p2p"}) {
+    if (s.find(word) != std::string::npos) return true;
+  }
+  return false;
+}
+
+std::string shortKernelName(std::string_view name) {
+  if (startsWith(name, "void ")) name.remove_prefix(5);
+  return std::string(name.substr(0, name.find_first_of("<(")));
 }
 
 std::vector<const Span*> spansAt(const RankTrace& trace, int64_t thread, int64_t t) {

@@ -67,6 +67,14 @@ struct GpuKernel {
   int64_t correlation = -1;
 };
 
+// A GPU kernel outside NCCL whose name suggests communication (symm_mem's multimem all-reduce, an
+// expert-parallel library's all-to-all or dispatch), with its launch's correlation id (-1: none).
+struct CommKernel {
+  std::string name;
+  int64_t begin = 0, end = 0;
+  int64_t correlation = -1;
+};
+
 struct RankTrace {
   int rank = -1, world = 0;     // from distributedInfo, when the trace has it
   bool listsSubGroups = false;  // distributedInfo's pg_config names a group smaller than the world
@@ -74,7 +82,16 @@ struct RankTrace {
   // No ProfilerStep#N (the job never called the profiler's step()): the steps are its optimizer
   // steps, each from the end of the one before to the end of its own, numbered from 0.
   bool stepsFromOptimizer = false;
-  bool stepsOnDevice = false;        // every step has its GPU-side copy: their times are the device's
+  bool stepsOnDevice = false;  // every step has its GPU-side copy: their times are the device's
+  // No step marked at all (no ProfilerStep#N, no Optimizer.step: an inference job, or a trace cut
+  // from one): the whole trace, from its first event to its last, is one step, so that what it ran
+  // is counted as a step's.
+  bool stepsFromWholeTrace = false;
+  // How its exporter wrote it: with process and thread metadata events ("ph": "M"), with
+  // schemaVersion; events whose category was told from their args (none written); whether any
+  // event is of Kineto's kinds (a host op, a kernel, a launch).
+  bool hasMetadata = false, namesSchema = false, kinetoShaped = false;
+  int64_t categoriesFromArgs = 0;
   int64_t baseTimeNs = 0;            // the epoch time (ns) the trace's times count from
   std::vector<Step> steps;           // in time order
   std::vector<Span> c10dOps;         // c10d::..., in time order
@@ -90,8 +107,9 @@ struct RankTrace {
   // The GPU's other kernels (its compute), by begin, each with its launch's correlation id (-1:
   // none named): on a GPU the host's spans say when work was launched, these when it ran.
   std::vector<GpuKernel> computeKernels;
-  int64_t skippedEvents = 0;        // events that could not be read (a field of another type)
-  std::deque<nlohmann::json> args;  // what the spans' args point to
+  std::vector<CommKernel> commKernels;  // by begin; not among computeKernels
+  int64_t skippedEvents = 0;            // events that could not be read (a field of another type)
+  std::deque<nlohmann::json> args;      // what the spans' args point to
 };
 
 int64_t nanos(double micros);
@@ -104,6 +122,14 @@ bool isBackendSpanName(std::string_view name);
 // all-to-all, and that is none of PyTorch's own (c10d::, its functional collectives, aten::, FSDP's,
 // autograd::).
 bool isOutsideC10dCollectiveName(std::string_view name);
+// A kernel that is not NCCL's whose name suggests communication: it says all-reduce, all-gather,
+// reduce-scatter or all-to-all, or names symmetric memory's or NVSHMEM's, or an expert-parallel
+// library's (DeepEP, pplx), or cross-device or peer-to-peer traffic.
+bool isCommunicationKernelName(std::string_view name);
+// A kernel's name without its return type, template arguments and parameters:
+// "void c10d::symmetric_memory::multimem_all_reduce_kernel<...>(...)" ->
+// "c10d::symmetric_memory::multimem_all_reduce_kernel".
+std::string shortKernelName(std::string_view name);
 
 // Reads the trace at `path` (import/chrome_trace_stream.h: streamed, never held whole) and sorts
 // its events into `out`; what was wrong, when the file is not a trace this reader knows (a schema

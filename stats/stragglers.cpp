@@ -21,7 +21,10 @@ bool inAGroupSchedule(const trace::CollectiveSpan& c, const trace::RunRecording&
   // hide sub-groups' (a Gloo trace names none), any may have: its members are unknown.
   const bool world = c.processGroup == static_cast<uint8_t>(trace::ProcessGroup::World);
   const bool unplaced = world && (c.worldSize < rec.ranks() || rec.worldCollectivesMixed());
-  return !trace::isPointToPoint(static_cast<trace::CollectiveOp>(c.op)) && c.worldSize > 1 && !unplaced;
+  // One of no recorded step (a trace's kernels launched before its window began) is left out: how
+  // many of those each rank's window caught differs, and matching in order would shift the rest.
+  return !trace::isPointToPoint(static_cast<trace::CollectiveOp>(c.op)) && c.worldSize > 1 && !unplaced &&
+         c.step != trace::kIssuedBeforeRecording;
 }
 
 // A send and its receive as a group of two, {sender, receiver}: the k-th send from one rank to

@@ -131,10 +131,15 @@ inline bool plausibleTimeUs(double us) { return std::fabs(us) < static_cast<doub
 // model_layout.h's kRootUnit), or kNoUnit for memory of no one unit (buckets, flat buffers, data).
 constexpr int32_t kNoUnit = INT32_MIN;
 
+// A collective's step where it ran inside a recording's window but was issued before the window
+// began (a torch.profiler trace's NCCL kernel whose launch the trace lacks): in no recorded step,
+// and, since how many of those each rank's window caught differs, matched with no other rank's.
+constexpr int32_t kIssuedBeforeRecording = -2;
+
 struct Event {
   EventKind kind = EventKind::StepEnd;
   int32_t rank = 0;
-  int32_t step = -1;               // -1 when not tied to a step
+  int32_t step = -1;               // -1 when not tied to a step; kIssuedBeforeRecording: see there
   int32_t microBatch = 0;          // Collective, Compute: 1..K within the step under gradient accumulation
                                    // over K micro-batches; 0 when the step is one batch or outside them
   int64_t beginNs = 0;             // Memory: when; Compute: span begin; Collective: start; CollectiveFailed: when

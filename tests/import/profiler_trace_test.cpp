@@ -747,41 +747,58 @@ TEST(ProfilerTrace, CollectivesOutsideC10dAreCountedByTheirOwnOps) {
   EXPECT_EQ(loaded.title.find("-like"), std::string::npos) << loaded.title;
 }
 
-// Every title of every job in tests/data against that job's own counts: a strategy's name only
-// where its collectives are there.
+// Every title of every job in tests/data (the recorded jobs' directories and the hand-written
+// layouts) against that job's own counts, as the summary counts them (collectives in recorded
+// steps): a strategy's name only where its collectives are there, inference only without a
+// backward, and each count outside c10d as many as were run so.
 TEST(ProfilerTrace, EveryTitleInTheCorpusAgreesWithItsCounts) {
   namespace fs = std::filesystem;
-  int jobs = 0;
+  const std::string data = SHARDSCOPE_TEST_DATA;
+  std::vector<fs::path> jobs;
   for (const char* corpus : {"pytorch_cuda_h200", "pytorch_nccl_h200", "pytorch_pipelining_gloo"}) {
-    for (const auto& entry : fs::directory_iterator(std::string(SHARDSCOPE_TEST_DATA) + "/" + corpus)) {
-      if (!entry.is_directory()) continue;
-      SCOPED_TRACE(entry.path().string());
-      const auto loaded = loadProfilerTraces(entry.path().string());
-      ASSERT_TRUE(loaded.error.empty()) << loaded.error;
-      std::map<CollectiveOp, int> ran;
-      bool backward = false;
-      for (int r = 0; r < loaded.recording.ranks(); ++r) {
-        for (const auto& c : loaded.recording.rank(r).collectives) ++ran[static_cast<CollectiveOp>(c.op)];
-        for (const auto& c : loaded.recording.rank(r).compute) {
-          backward |= c.op == static_cast<uint8_t>(ComputeKind::Backward);
-        }
-      }
-      const std::string& title = loaded.title;
-      if (title.find("FULL_SHARD-like") != std::string::npos || title.find("SHARD_GRAD_OP-like") != std::string::npos) {
-        EXPECT_GT(ran[CollectiveOp::AllGather], 0) << title;
-        EXPECT_GT(ran[CollectiveOp::ReduceScatter], 0) << title;
-      }
-      if (title.find("ddp-like") != std::string::npos) {
-        EXPECT_GT(ran[CollectiveOp::AllReduce], 0) << title;
-        EXPECT_EQ(ran[CollectiveOp::AllGather], 0) << title;
-      }
-      if (title.find("inference") != std::string::npos) EXPECT_FALSE(backward) << title;
-      if (title.find("no collectives") != std::string::npos) EXPECT_TRUE(ran.empty()) << title;
-      if (title.find("a pipeline of") != std::string::npos) EXPECT_GT(loaded.config.pp, 1) << title;
-      ++jobs;
+    for (const auto& entry : fs::directory_iterator(data + "/" + corpus)) {
+      if (entry.is_directory()) jobs.push_back(entry.path());
     }
   }
-  EXPECT_GE(jobs, 7) << "the corpus's jobs";
+  for (const auto& entry : fs::directory_iterator(data + "/profiler_layouts")) {
+    if (entry.path().extension() == ".json" && entry.path().filename() != "expected.json") jobs.push_back(entry.path());
+  }
+  for (const auto& job : jobs) {
+    SCOPED_TRACE(job.string());
+    const auto loaded =
+        fs::is_directory(job) ? loadProfilerTraces(job.string()) : loadProfilerTraceFiles({job.string()});
+    ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+    std::map<CollectiveOp, int> ran, outside;
+    bool backward = false;
+    for (int r = 0; r < loaded.recording.ranks(); ++r) {
+      for (const auto& c : loaded.recording.rank(r).collectives) {
+        if (c.step < 0) continue;
+        const bool ownOp = collectiveImplementation(c).find("::") != std::string::npos;
+        if (r == 0) ++(ownOp ? outside : ran)[static_cast<CollectiveOp>(c.op)];
+      }
+      for (const auto& c : loaded.recording.rank(r).compute) {
+        backward |= c.op == static_cast<uint8_t>(ComputeKind::Backward);
+      }
+    }
+    const std::string& title = loaded.title;
+    if (title.find("FULL_SHARD-like") != std::string::npos || title.find("SHARD_GRAD_OP-like") != std::string::npos) {
+      EXPECT_GT(ran[CollectiveOp::AllGather], 0) << title;
+      EXPECT_GT(ran[CollectiveOp::ReduceScatter], 0) << title;
+    }
+    if (title.find("ddp-like") != std::string::npos) {
+      EXPECT_GT(ran[CollectiveOp::AllReduce], 0) << title;
+      EXPECT_EQ(ran[CollectiveOp::AllGather], 0) << title;
+    }
+    if (title.find("inference") != std::string::npos) EXPECT_FALSE(backward) << title;
+    if (title.find("no collectives") != std::string::npos) EXPECT_TRUE(ran.empty() && outside.empty()) << title;
+    if (title.find("a pipeline of") != std::string::npos) EXPECT_GT(loaded.config.pp, 1) << title;
+    for (const auto& [op, n] : outside) {
+      EXPECT_NE(title.find(std::to_string(n) + " " + collectiveOpName(op) + " outside c10d"), std::string::npos)
+          << title;
+    }
+    if (outside.empty()) EXPECT_EQ(title.find("outside c10d"), std::string::npos) << title;
+  }
+  EXPECT_GE(jobs.size(), 15u) << "the corpus's jobs";
 }
 
 // A GPU trace whose steps have GPU-side copies (tests/data/profiler_layouts/gpu_side_steps.json):
