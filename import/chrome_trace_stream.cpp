@@ -1,10 +1,14 @@
 #include "import/chrome_trace_stream.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
 #include <simdjson.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "files/file_text.h"
 #include "files/user_json.h"
@@ -52,22 +56,76 @@ class Chunks {
 
 bool isSpace(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
+// The first byte at or after `i` (before `end`) that is one of `wanted`, or `end`: sixteen bytes
+// at a time with SSE2 (every x86-64), else eight as one word. Reads up to 15 bytes past `end`: the
+// chunk's padding (Chunks keeps simdjson's, 64 bytes, after its end).
+template <size_t N>
+size_t firstOf(const char* p, size_t i, size_t end, const char (&wanted)[N]) {
+#if defined(__SSE2__)
+  for (; i < end; i += 16) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+    __m128i hits = _mm_setzero_si128();
+    for (size_t k = 0; k + 1 < N; ++k) hits = _mm_or_si128(hits, _mm_cmpeq_epi8(bytes, _mm_set1_epi8(wanted[k])));
+    if (const int mask = _mm_movemask_epi8(hits)) return std::min(end, i + static_cast<size_t>(__builtin_ctz(mask)));
+  }
+#else
+  constexpr uint64_t kOnes = 0x0101010101010101ULL, kHighs = 0x8080808080808080ULL;
+  for (; i < end; i += 8) {
+    uint64_t word = 0;
+    std::memcpy(&word, p + i, sizeof word);
+    uint64_t hits = 0;  // the lowest marked byte is exact; borrows may mark others above it
+    for (size_t k = 0; k + 1 < N; ++k) {
+      const uint64_t x = word ^ (kOnes * static_cast<unsigned char>(wanted[k]));
+      hits |= (x - kOnes) & ~x & kHighs;
+    }
+    if (hits) return std::min(end, i + (static_cast<size_t>(__builtin_ctzll(hits)) >> 3));
+  }
+#endif
+  return end;
+}
+
 // Past the string that opens at `from` (its quote), or kNone if the buffer ends first.
 size_t stringEnd(const char* p, size_t from, size_t end) {
-  for (size_t i = from + 1; i < end;) {
-    const void* quote = std::memchr(p + i, '"', end - i);
-    if (!quote) return kNone;
-    const size_t at = static_cast<size_t>(static_cast<const char*>(quote) - p);
-    size_t slashes = 0;
-    while (at - slashes > from + 1 && p[at - slashes - 1] == '\\') ++slashes;
-    if (slashes % 2 == 0) return at + 1;
-    i = at + 1;
+  for (size_t i = from + 1;;) {
+    const size_t at = firstOf(p, i, end, "\"\\");
+    if (at >= end) return kNone;
+    if (p[at] == '"') return at + 1;
+    i = at + 2;  // past the escape and the byte it escapes
   }
-  return kNone;
+}
+
+// Of the 64 bytes from `p`, those that are one of `wanted`: bit k for byte k. SSE2 (every x86-64)
+// sixteen bytes at a time, else byte by byte. Reads 64 bytes: the chunk's padding holds them.
+template <size_t N>
+uint64_t bytesOf(const char* p, const char (&wanted)[N]) {
+  uint64_t bits = 0;
+#if defined(__SSE2__)
+  for (int part = 0; part < 4; ++part) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * part));
+    __m128i hits = _mm_setzero_si128();
+    for (size_t k = 0; k + 1 < N; ++k) hits = _mm_or_si128(hits, _mm_cmpeq_epi8(bytes, _mm_set1_epi8(wanted[k])));
+    bits |= static_cast<uint64_t>(static_cast<uint16_t>(_mm_movemask_epi8(hits))) << (16 * part);
+  }
+#else  // eight bytes as one word (the browser's build): a byte's high bit set where it is wanted, exactly
+  constexpr uint64_t kLows = 0x7F7F7F7F7F7F7F7FULL, kOnes = 0x0101010101010101ULL;
+  for (int part = 0; part < 8; ++part) {
+    uint64_t word = 0;
+    std::memcpy(&word, p + 8 * part, sizeof word);
+    uint64_t hits = 0;
+    for (size_t k = 0; k + 1 < N; ++k) {
+      const uint64_t x = word ^ (kOnes * static_cast<unsigned char>(wanted[k]));
+      hits |= ~(((x & kLows) + kLows) | x | kLows);  // 0x80 in each byte of x that is zero
+    }
+    // The eight high bits gathered into one byte, byte i's as bit i.
+    bits |= (((hits >> 7) * 0x0102040810204080ULL) >> 56) << (8 * part);
+  }
+#endif
+  return bits;
 }
 
 // Past the JSON value that begins at `from`, or kNone if the buffer ends first. Only brackets and
-// strings are followed: what lies between is for simdjson or nlohmann to check.
+// strings are followed: what lies between is for simdjson or nlohmann to check. An object or
+// array is walked 64 bytes at a time, by the bits of its quotes, escapes and brackets.
 size_t valueEnd(const char* p, size_t from, size_t end) {
   if (from >= end) return kNone;
   if (p[from] == '"') return stringEnd(p, from, end);
@@ -77,16 +135,26 @@ size_t valueEnd(const char* p, size_t from, size_t end) {
     return i < end ? i : kNone;
   }
   int depth = 0;
-  for (size_t i = from; i < end; ++i) {
-    const char c = p[i];
-    if (c == '"') {
-      i = stringEnd(p, i, end);
-      if (i == kNone) return kNone;
-      --i;
-    } else if (c == '{' || c == '[') {
-      ++depth;
-    } else if ((c == '}' || c == ']') && --depth == 0) {
-      return i + 1;
+  bool inString = false;
+  size_t escaped = kNone;  // the byte an escape in a string makes plain
+  for (size_t block = from; block < end; block += 64) {
+    for (uint64_t bits = bytesOf(p + block, "\"\\{}[]"); bits != 0; bits &= bits - 1) {
+      const size_t at = block + static_cast<size_t>(__builtin_ctzll(bits));
+      if (at >= end) return kNone;
+      const char c = p[at];
+      if (inString) {
+        if (at == escaped) continue;
+        if (c == '\\') escaped = at + 1;
+        inString = c != '"';
+        continue;
+      }
+      if (c == '"') {
+        inString = true;
+      } else if (c == '{' || c == '[') {
+        ++depth;
+      } else if ((c == '}' || c == ']') && --depth == 0) {
+        return at + 1;
+      }
     }
   }
   return kNone;
@@ -119,31 +187,73 @@ int64_t idOf(simdjson::ondemand::value value) {
   return value.get_int64().get(id) == simdjson::SUCCESS ? id : 0;
 }
 
+// The fields an event's reader takes, by their keys.
+enum class EventField : uint8_t { Other, Name, Ph, Cat, Ts, Dur, Pid, Tid, Args };
+
+// Which field a key names, compared as the file writes it (none of these keys holds an escape):
+// by its first byte, then whole.
+EventField fieldOf(simdjson::ondemand::raw_json_string key) {
+  const char* raw = key.raw();
+  switch (raw[0]) {
+    case 'n':
+      return key.unsafe_is_equal("name") ? EventField::Name : EventField::Other;
+    case 'p':
+      return key.unsafe_is_equal("ph")    ? EventField::Ph
+             : key.unsafe_is_equal("pid") ? EventField::Pid
+                                          : EventField::Other;
+    case 'c':
+      return key.unsafe_is_equal("cat") ? EventField::Cat : EventField::Other;
+    case 't':
+      return key.unsafe_is_equal("ts")    ? EventField::Ts
+             : key.unsafe_is_equal("tid") ? EventField::Tid
+                                          : EventField::Other;
+    case 'd':
+      return key.unsafe_is_equal("dur") ? EventField::Dur : EventField::Other;
+    case 'a':
+      return key.unsafe_is_equal("args") ? EventField::Args : EventField::Other;
+    default:
+      return EventField::Other;
+  }
+}
+
 // One pass over the event's fields (Kineto writes ph, cat, name, pid, tid, ts, dur, args; any
 // order reads the same).
 ChromeEvent fieldsOf(simdjson::ondemand::object& event) {
   ChromeEvent f;
   for (auto field : event) {
-    const std::string_view key = field.unescaped_key();
+    // Converted as exceptions: a damaged event (a key without its colon) throws, and is named.
+    const simdjson::ondemand::raw_json_string key = field.key();
     simdjson::ondemand::value value = field.value();
-    if (key == "name") {
-      f.hasName = value.get_string().get(f.name) == simdjson::SUCCESS;
-    } else if (key == "ph") {
-      if (value.get_string().get(f.ph) != simdjson::SUCCESS) f.ph = {};
-    } else if (key == "cat") {
-      if (value.get_string().get(f.cat) != simdjson::SUCCESS) f.cat = {};
-    } else if (key == "ts") {
-      f.hasTs = value.get_double().get(f.ts) == simdjson::SUCCESS;
-    } else if (key == "dur") {
-      f.hasDur = value.get_double().get(f.dur) == simdjson::SUCCESS;
-    } else if (key == "pid") {
-      f.pid = idOf(value);
-    } else if (key == "tid") {
-      f.tid = idOf(value);
-    } else if (key == "args") {
-      simdjson::ondemand::object args;
-      if (value.get_object().get(args) != simdjson::SUCCESS || args.raw_json().get(f.args) != simdjson::SUCCESS)
-        f.args = {};
+    switch (fieldOf(key)) {
+      case EventField::Name:
+        f.hasName = value.get_string().get(f.name) == simdjson::SUCCESS;
+        break;
+      case EventField::Ph:
+        if (value.get_string().get(f.ph) != simdjson::SUCCESS) f.ph = {};
+        break;
+      case EventField::Cat:
+        if (value.get_string().get(f.cat) != simdjson::SUCCESS) f.cat = {};
+        break;
+      case EventField::Ts:
+        f.hasTs = value.get_double().get(f.ts) == simdjson::SUCCESS;
+        break;
+      case EventField::Dur:
+        f.hasDur = value.get_double().get(f.dur) == simdjson::SUCCESS;
+        break;
+      case EventField::Pid:
+        f.pid = idOf(value);
+        break;
+      case EventField::Tid:
+        f.tid = idOf(value);
+        break;
+      case EventField::Args: {
+        simdjson::ondemand::object args;
+        if (value.get_object().get(args) != simdjson::SUCCESS || args.raw_json().get(f.args) != simdjson::SUCCESS)
+          f.args = {};
+        break;
+      }
+      case EventField::Other:
+        break;
     }
   }
   return f;

@@ -2,13 +2,15 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <filesystem>
 #include <iterator>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <numeric>
 #include <optional>
 #include <regex>
@@ -187,57 +189,13 @@ void readRankMemory(const fs::path& dir, const RankTrace& trace, const RecorderN
   readProfilerMemory(trace, noted.heldOn(tracesDeviceMemory(trace)), events, memoryNotes);
 }
 
-// One rank's file read into its events, in time order; "" or why it could not be read. The rank is
-// the one its name says (`namedRank`), which its distributedInfo must agree with; or, for a file
-// named otherwise (-1), the one its distributedInfo says: its recorder's notes (`noted`, read by
-// the caller for a named file) are read then.
-std::string readRankTrace(const fs::path& path, int namedRank, RecorderNotes& noted, std::vector<Event>& events,
-                          RankTrace& trace, ReadNotes& notes) {
+// What went wrong reading a trace, as its caller says it after the file's name: the exceptions a
+// damaged trace's reading throws.
+template <typename Read>
+std::string guarded(const fs::path& path, const RankTrace& trace, Read read) {
   try {
-    if (auto problem = profiler::indexTrace(path.string(), trace); problem.kind != TraceProblemKind::None) {
-      const bool cutShort = problem.kind == TraceProblemKind::NotJson || problem.kind == TraceProblemKind::Truncated;
-      if (cutShort)
-        problem.message +=
-            ": record it again, letting the profiler finish (export_chrome_trace writes the whole file at the end)";
-      return problem.message;
-    }
-    if (namedRank >= 0 && trace.rank >= 0 && trace.rank != namedRank) {
-      return "says it is rank " + std::to_string(trace.rank) + " (distributedInfo) but is named for rank " +
-             std::to_string(namedRank);
-    }
-    if (namedRank < 0 && trace.rank < 0) {
-      // One process (one GPU, the commonest trace there is), or a job profiled before
-      // init_process_group: rank 0 of a world of 1, said in a note, not refused.
-      trace.rank = 0;
-      trace.world = std::max(trace.world, 1);
-      notes.unrankedFiles.push_back(path.filename().string());
-    }
-    if (trace.rank >= kMaxRanks) {
-      return "says it is rank " + std::to_string(trace.rank) + "; shardscope draws up to " + std::to_string(kMaxRanks) +
-             " ranks";
-    }
-    const int fileRank = namedRank >= 0 ? namedRank : trace.rank;
-    trace.rank = fileRank;
-    if (namedRank < 0) noted = recorderNotesOf(path.parent_path(), fileRank);
-    if (fileRank == 0 && !trace.steps.empty()) {
-      notes.firstStep = trace.steps.front().number;
-      notes.lastStep = trace.steps.back().number;
-      if (trace.stepsFromOptimizer) notes.stepsFromOptimizer = static_cast<int>(trace.steps.size());
-      if (!trace.computeKernels.empty() && !trace.stepsFromOptimizer && !trace.stepsFromWholeTrace)
-        notes.stepsOnDevice = trace.stepsOnDevice ? 1 : 0;
-    }
-    if (fileRank == 0) notesOfRankZero(trace, notes);
-    readSteps(trace, events);
-    // The host's compute spans, read once: the compute lane's, and where each collective ran.
-    const std::vector<Event> host = hostComputeSpans(trace);
-    const KernelContext kernels(trace, host);
-    readProfilerCollectives(kernels, events, notes.collectives);
-    readKernelsLaunchedBeforeWindow(kernels, events, notes.collectives);
-    readCommunicationKernels(kernels, events, notes.collectives);
-    readProfilerCompute(trace, host, events);
-    readPipelineMarks(trace, events);
-    readRankMemory(path.parent_path(), trace, noted, events, notes);
-  } catch (const nlohmann::json::exception&) {  // a field of an unexpected kind that no check above named
+    return read();
+  } catch (const nlohmann::json::exception&) {  // a field of an unexpected kind that no check named
     return "has a malformed event: one of its fields holds another kind of value than torch.profiler writes";
   } catch (const std::bad_alloc&) {
     std::error_code unknown;
@@ -248,6 +206,64 @@ std::string readRankTrace(const fs::path& path, int namedRank, RecorderNotes& no
   } catch (const std::exception& ex) {  // a step name that is not one
     return "has a malformed event (" + std::string(ex.what()) + ")";
   }
+}
+
+// One rank's file indexed (profiler::indexTrace) and its rank settled; "" or why it could not be
+// read. The rank is the one its name says (`namedRank`), which its distributedInfo must agree
+// with; or, for a file named otherwise (-1), the one its distributedInfo says: its recorder's notes
+// (`noted`, read by the caller for a named file) are read then.
+std::string indexRankTrace(const fs::path& path, int namedRank, RecorderNotes& noted, RankTrace& trace,
+                           ReadNotes& notes) {
+  if (auto problem = profiler::indexTrace(path.string(), trace); problem.kind != TraceProblemKind::None) {
+    const bool cutShort = problem.kind == TraceProblemKind::NotJson || problem.kind == TraceProblemKind::Truncated;
+    if (cutShort)
+      problem.message +=
+          ": record it again, letting the profiler finish (export_chrome_trace writes the whole file at the end)";
+    return problem.message;
+  }
+  if (namedRank >= 0 && trace.rank >= 0 && trace.rank != namedRank) {
+    return "says it is rank " + std::to_string(trace.rank) + " (distributedInfo) but is named for rank " +
+           std::to_string(namedRank);
+  }
+  if (namedRank < 0 && trace.rank < 0) {
+    // One process (one GPU, the commonest trace there is), or a job profiled before
+    // init_process_group: rank 0 of a world of 1, said in a note, not refused.
+    trace.rank = 0;
+    trace.world = std::max(trace.world, 1);
+    notes.unrankedFiles.push_back(path.filename().string());
+  }
+  if (trace.rank >= kMaxRanks) {
+    return "says it is rank " + std::to_string(trace.rank) + "; shardscope draws up to " + std::to_string(kMaxRanks) +
+           " ranks";
+  }
+  const int fileRank = namedRank >= 0 ? namedRank : trace.rank;
+  trace.rank = fileRank;
+  if (namedRank < 0) noted = recorderNotesOf(path.parent_path(), fileRank);
+  return "";
+}
+
+// An indexed rank's events, in time order: its steps, collectives, compute, pipeline marks and
+// memory.
+std::string readIndexedRank(const fs::path& path, const RecorderNotes& noted, const RankTrace& trace,
+                            std::vector<Event>& events, ReadNotes& notes) {
+  if (trace.rank == 0 && !trace.steps.empty()) {
+    notes.firstStep = trace.steps.front().number;
+    notes.lastStep = trace.steps.back().number;
+    if (trace.stepsFromOptimizer) notes.stepsFromOptimizer = static_cast<int>(trace.steps.size());
+    if (!trace.computeKernels.empty() && !trace.stepsFromOptimizer && !trace.stepsFromWholeTrace)
+      notes.stepsOnDevice = trace.stepsOnDevice ? 1 : 0;
+  }
+  if (trace.rank == 0) notesOfRankZero(trace, notes);
+  readSteps(trace, events);
+  // The host's compute spans, read once: the compute lane's, and where each collective ran.
+  const std::vector<Event> host = hostComputeSpans(trace);
+  const KernelContext kernels(trace, host);
+  readProfilerCollectives(kernels, events, notes.collectives);
+  readKernelsLaunchedBeforeWindow(kernels, events, notes.collectives);
+  readCommunicationKernels(kernels, events, notes.collectives);
+  readProfilerCompute(trace, host, events);
+  readPipelineMarks(trace, events);
+  readRankMemory(path.parent_path(), trace, noted, events, notes);
   std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return a.beginNs < b.beginNs; });
   return "";
 }
@@ -501,51 +517,92 @@ struct RankFile {
 };
 
 // One file read: its events, the rank and world it says, what its recorder noted, what the
-// reading noted; or why it could not be read.
+// reading noted; or why it could not be read. Its index, while its events are read from it.
 struct RankRead {
   std::string error;
   std::vector<Event> events;
   int rank = -1, world = 0;
   RecorderNotes noted;
   ReadNotes notes;
+  std::unique_ptr<RankTrace> trace;
 };
 
-RankRead readRankFile(const RankFile& file) {
-  RankRead out;
-  // The PyTorch the package noted beside the trace: a major version this reader was not written
-  // for is refused before reading a named file (its annotations and op names may differ), and
-  // once its rank is known for one named otherwise.
-  RecorderNotes& noted = out.noted;
-  if (file.namedRank >= 0) noted = recorderNotesOf(file.path.parent_path(), file.namedRank);
-  auto unsupported = [&](int rank) {
-    out.error = "'" + file.path.string() + "' was written by PyTorch " + noted.torchVersion + " (rank-" +
-                std::to_string(rank) +
-                ".shardscope.json); this shardscope reads torch.profiler traces of PyTorch "
-                "2.x (tested with " +
-                kTestedTorch + "): record the job under PyTorch 2.x.";
-    return std::move(out);
-  };
-  auto supported = [&] { return noted.torchVersion.empty() || noted.torchVersion.rfind("2.", 0) == 0; };
-  if (!supported()) return unsupported(file.namedRank);
-  RankTrace trace;  // dropped on return: only the events are kept
-  if (auto problem = readRankTrace(file.path, file.namedRank, noted, out.events, trace, out.notes); !problem.empty()) {
-    const std::string& torch = noted.torchVersion;
-    out.error =
-        "'" + file.path.string() + "' " + problem + (torch.empty() ? "" : " (written by PyTorch " + torch + ")") + ".";
-    return out;
-  }
-  if (!supported()) return unsupported(trace.rank);
-  out.rank = trace.rank;
-  out.world = trace.world;
-  return out;
+// The PyTorch the package noted beside the trace: a major version this reader was not written for
+// is refused before reading a named file (its annotations and op names may differ), and once its
+// rank is known for one named otherwise. "" where it was 2.x or not noted.
+std::string unsupportedTorch(const RankFile& file, const RecorderNotes& noted, int rank) {
+  if (noted.torchVersion.empty() || noted.torchVersion.rfind("2.", 0) == 0) return "";
+  return "'" + file.path.string() + "' was written by PyTorch " + noted.torchVersion + " (rank-" +
+         std::to_string(rank) +
+         ".shardscope.json); this shardscope reads torch.profiler traces of PyTorch 2.x (tested with " + kTestedTorch +
+         "): record the job under PyTorch 2.x.";
 }
 
-// Every file read, as many at once as there are cores, in the files' order.
+// The first half of a file's reading: its index, and its rank.
+void indexRankFile(const RankFile& file, RankRead& out) {
+  if (file.namedRank >= 0) out.noted = recorderNotesOf(file.path.parent_path(), file.namedRank);
+  if (out.error = unsupportedTorch(file, out.noted, file.namedRank); !out.error.empty()) return;
+  out.trace = std::make_unique<RankTrace>();
+  RankTrace& trace = *out.trace;
+  const std::string problem =
+      guarded(file.path, trace, [&] { return indexRankTrace(file.path, file.namedRank, out.noted, trace, out.notes); });
+  const std::string& torch = out.noted.torchVersion;
+  if (!problem.empty()) {
+    out.error =
+        "'" + file.path.string() + "' " + problem + (torch.empty() ? "" : " (written by PyTorch " + torch + ")") + ".";
+  } else {
+    out.error = unsupportedTorch(file, out.noted, trace.rank);
+  }
+  if (!out.error.empty()) out.trace.reset();
+  out.rank = trace.rank;
+  out.world = trace.world;
+}
+
+// The second: its events from its index, which is then dropped.
+void readIndexedFile(const RankFile& file, RankRead& out) {
+  if (!out.trace) return;
+  const RankTrace& trace = *out.trace;
+  const std::string problem =
+      guarded(file.path, trace, [&] { return readIndexedRank(file.path, out.noted, trace, out.events, out.notes); });
+  const std::string& torch = out.noted.torchVersion;
+  if (!problem.empty()) {
+    out.error =
+        "'" + file.path.string() + "' " + problem + (torch.empty() ? "" : " (written by PyTorch " + torch + ")") + ".";
+  }
+  out.trace.reset();
+}
+
+// Every file read, as many parts at once as there are cores: each file's index, then its events.
+// Indexing comes first, so that a core whose files are done reads another's events while the last
+// index is made (three ranks on two cores keep both busy).
 std::vector<RankRead> readRankFiles(const std::vector<RankFile>& files) {
   std::vector<RankRead> reads(files.size());
-  std::atomic<size_t> next{0};
+  std::mutex lock;
+  size_t nextIndex = 0;
+  std::deque<size_t> indexed;  // files whose events are to be read
   auto work = [&] {
-    for (size_t i = next++; i < files.size(); i = next++) reads[i] = readRankFile(files[i]);
+    for (;;) {
+      size_t file = 0;
+      bool index = false;
+      {
+        std::lock_guard<std::mutex> hold(lock);
+        if (nextIndex < files.size()) {
+          std::tie(file, index) = std::pair{nextIndex++, true};
+        } else if (!indexed.empty()) {
+          file = indexed.front();
+          indexed.pop_front();
+        } else {
+          return;  // what is left is in hand; whoever indexes a file reads it or hands it on
+        }
+      }
+      if (!index) {
+        readIndexedFile(files[file], reads[file]);
+        continue;
+      }
+      indexRankFile(files[file], reads[file]);
+      std::lock_guard<std::mutex> hold(lock);
+      indexed.push_back(file);
+    }
   };
   const size_t threads = std::min<size_t>(files.size(), std::max(1U, std::thread::hardware_concurrency()));
   std::vector<std::thread> helpers;

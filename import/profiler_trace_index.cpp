@@ -79,10 +79,15 @@ struct ArgsReader {
   }
 };
 
-// Whether a span's args are read after indexing (import/profiler_trace.cpp): the collectives'.
-bool argsAreRead(std::string_view name) {
-  return startsWith(name, "c10d::") || isBackendSpanName(name) || name == "record_param_comms" ||
-         isOutsideC10dCollectiveName(name);
+// Which record of a collective a host span's name says it is, if any: its args are read after
+// indexing (import/profiler_trace.cpp) only then. Asked once a span.
+enum class CollectiveRecord : uint8_t { None, C10dOp, BackendSpan, OutsideC10dOp, ParamComms };
+CollectiveRecord collectiveRecordOf(std::string_view name) {
+  if (startsWith(name, "aten::")) return CollectiveRecord::None;  // most of a trace's spans
+  if (startsWith(name, "c10d::")) return CollectiveRecord::C10dOp;
+  if (isBackendSpanName(name)) return CollectiveRecord::BackendSpan;
+  if (name == "record_param_comms") return CollectiveRecord::ParamComms;
+  return isOutsideC10dCollectiveName(name) ? CollectiveRecord::OutsideC10dOp : CollectiveRecord::None;
 }
 
 const nlohmann::json* keptArgs(std::string_view args, RankTrace& out) {
@@ -163,12 +168,14 @@ std::string take(const ChromeEvent& event, size_t index, ArgsReader& reader, Ran
   if (f.ph == "i" && f.name == "[memory]") return takeMemory(f, index, reader, out);
   if (f.ph == "X" && takeGpuEvent(f, reader, out)) return "";
   if (f.ph != "X" || !isHostSpan(f.cat) || !f.hasDur) return "";
-  Span s{std::string(f.name), nanos(f.ts), 0, threadOf(f), argsAreRead(f.name) ? keptArgs(f.args, out) : nullptr};
+  const CollectiveRecord record = collectiveRecordOf(f.name);
+  Span s{std::string(f.name), nanos(f.ts), 0, threadOf(f),
+         record != CollectiveRecord::None ? keptArgs(f.args, out) : nullptr};
   s.end = s.begin + durationNs(f);
   if (startsWith(f.name, "ProfilerStep#") && f.cat == "user_annotation") steps.push_back(s);
-  if (startsWith(f.name, "c10d::")) out.c10dOps.push_back(s);
-  if (isBackendSpanName(f.name)) out.backendSpans.push_back(s);
-  if (isOutsideC10dCollectiveName(f.name)) out.outsideC10dOps.push_back(s);
+  if (record == CollectiveRecord::C10dOp) out.c10dOps.push_back(s);
+  if (record == CollectiveRecord::BackendSpan) out.backendSpans.push_back(s);
+  if (record == CollectiveRecord::OutsideC10dOp) out.outsideC10dOps.push_back(s);
   out.threads[s.thread].spans.push_back(std::move(s));
   return "";
 }
