@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "files/user_json.h"
-#include "import/chrome_trace_stream.h"
+#include "files/chrome_trace_stream.h"
 #include "trace/events.h"
 
 namespace shardscope::import::profiler {

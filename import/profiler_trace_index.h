@@ -16,7 +16,17 @@
 
 #include <nlohmann/json.hpp>
 
-#include "import/chrome_trace_stream.h"
+#include "files/chrome_trace_stream.h"
+
+namespace shardscope::import {
+// The Chrome trace stream (files/chrome_trace_stream.h), which import's readers name as their own.
+using files::ChromeArgs;
+using files::ChromeEvent;
+using files::ChromeTraceHandlers;
+using files::streamChromeTrace;
+using files::TraceProblem;
+using files::TraceProblemKind;
+}  // namespace shardscope::import
 
 namespace shardscope::import::profiler {
 

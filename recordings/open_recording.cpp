@@ -47,7 +47,7 @@ OpenedPart loadPart(RecordingKind kind, const std::vector<std::string>& paths, c
       part.trace = withLastCollectives(trace::loadPerfettoTrace(path, options.detailEvents));
       break;
     case RecordingKind::ChromeTrace:
-      part.trace = withLastCollectives(trace::loadChromeTrace(path));
+      part.trace = withLastCollectives(trace::loadChromeTrace(path, options.detailEvents));
       break;
     case RecordingKind::Summary:
       part.summary = stats::loadSummary(path);

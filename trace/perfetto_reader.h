@@ -16,8 +16,7 @@ bool looksLikePerfettoTrace(const std::string& path);
 // `detailEvents` > 0: the recording holds at most about that many events in detail over its ranks,
 // folding its older steps as it reads (RunRecording::keepDetailWithinOverRanks; each rank's events
 // come in time order), so a trace of any length opens within that memory; every figure still
-// covers the whole run. 0: all in detail. (A Chrome JSON trace is read whole: its events come
-// lane by lane, and it is the format for short runs.)
+// covers the whole run. 0: all in detail. (A Chrome JSON trace folds likewise: trace_reader.h.)
 LoadedTrace loadPerfettoTrace(const std::string& path, size_t detailEvents = 0);
 
 }  // namespace shardscope::trace

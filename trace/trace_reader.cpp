@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "files/chrome_trace_stream.h"
 #include "files/file_text.h"
 #include "files/host_memory.h"
 #include "files/user_json.h"
@@ -73,7 +74,10 @@ std::vector<files::ExpectedField> argsFields(const nlohmann::json& event) {
 // held as one tree, nor its events as one list (a long run's trace has millions).
 class TraceEventReader {
  public:
-  TraceEventReader(std::string path, RunRecording& recording) : path_(std::move(path)), recording_(recording) {}
+  // `inTimeOrder`: each rank's events are handed to the recording in time order (a recording that
+  // folds its older steps as it reads needs them so); else as the file holds them.
+  TraceEventReader(std::string path, RunRecording& recording, bool inTimeOrder)
+      : path_(std::move(path)), recording_(recording), inTimeOrder_(inTimeOrder) {}
 
   // False, with error() saying why, for an event that makes the file unreadable.
   bool read(const nlohmann::json& e) {
@@ -96,6 +100,16 @@ class TraceEventReader {
   const std::string& error() const { return error_; }
   int ranks() const { return ranks_; }
 
+  // The rank's events read since another rank's, into the recording in time order. shardscope's
+  // writer puts a rank's detail together (lane by lane, a run's older steps before its newer), so
+  // the events of one stretch sorted by begin are the rank's in time order.
+  void flush() {
+    std::stable_sort(segment_.begin(), segment_.end(),
+                     [](const Event& a, const Event& b) { return a.beginNs < b.beginNs; });
+    for (const Event& e : segment_) recording_.add(e);
+    segment_.clear();
+  }
+
  private:
   bool fail(const std::string& what) {
     error_ = "'" + path_ + "' " + what;
@@ -104,7 +118,12 @@ class TraceEventReader {
 
   void add(const Event& e) {
     if (e.rank >= recording_.ranks()) recording_.ensureRanks(e.rank + 1);
-    recording_.add(e);
+    if (!inTimeOrder_) {
+      recording_.add(e);
+      return;
+    }
+    if (!segment_.empty() && segment_.back().rank != e.rank) flush();
+    segment_.push_back(e);
   }
 
   bool readEvent(const nlohmann::json& e) {
@@ -153,6 +172,8 @@ class TraceEventReader {
 
   std::string path_;
   RunRecording& recording_;
+  bool inTimeOrder_ = false;
+  std::vector<Event> segment_;  // inTimeOrder_: one rank's events, not yet handed over
   std::string error_;
   size_t index_ = 0;
   int ranks_ = 0;
@@ -326,35 +347,54 @@ bool TraceEventReader::readMemory(const nlohmann::json& e, int rank, MemorySpace
   return true;
 }
 
+// The text an element of traceEvents holds, as a tree (discarded where it is not JSON, its error
+// saying why).
+files::UserJson elementOf(std::string_view text) { return files::parseUserJson(std::string(text)); }
+
 }  // namespace
 
-LoadedTrace loadChromeTrace(const std::string& path) {
+LoadedTrace loadChromeTrace(const std::string& path, size_t detailEvents) {
   LoadedTrace out;
-  // Read, parsed and recorded as it comes: neither the file's text nor its tree is ever whole.
-  // Its recording keeps 30 to 40 bytes of an event's 160 to 240 in the file: a quarter, at most.
-  const auto limit = files::traceLimit(0.25);
-  files::FileTextStream file(path, limit.maxBytes, limit.why);
-  std::istream text(&file);
-  TraceEventReader reader(path, out.recording);
-  auto parsed =
-      files::parseUserJsonStreaming(text, "traceEvents", [&](const nlohmann::json& e) { return reader.read(e); });
-  if (!file.error().empty() || !reader.error().empty()) {
-    out.error = !file.error().empty() ? file.error() : reader.error();
+  // Read, parsed and recorded as it comes (files/chrome_trace_stream.h): neither the file's text
+  // nor its tree is ever whole. Its recording keeps 30 to 40 bytes of an event's 160 to 240 in the
+  // file: a quarter, at most; folded to `detailEvents`, any length.
+  const auto limit = detailEvents > 0 ? files::TraceLimit{SIZE_MAX, ""} : files::traceLimit(0.25);
+  if (detailEvents > 0) out.recording.keepDetailWithinOverRanks(detailEvents, nullptr);
+  TraceEventReader reader(path, out.recording, /*inTimeOrder=*/detailEvents > 0);
+  nlohmann::json otherData, facts;
+  files::ChromeTraceHandlers handlers;
+  handlers.onMember = [&](const std::string& key, const nlohmann::json& value) {
+    if (key == "otherData") otherData = value;
+    if (key == kRunFactsKey) facts = value;
+  };
+  const auto readElement = [&](std::string_view text, size_t index) -> std::string {
+    const auto element = elementOf(text);
+    if (element.value.is_discarded())
+      return "its event " + std::to_string(index) + " is not JSON (" + element.error + ")";
+    return reader.read(element.value) ? "" : "stopped";  // the reader's own error says why
+  };
+  handlers.onEvent = [&](const files::ChromeEvent& event, size_t index) { return readElement(event.text, index); };
+  handlers.onOtherElement = [&](std::string_view text, size_t index) { return readElement(text, index); };
+  const auto problem = files::streamChromeTrace(path, handlers, limit.maxBytes, limit.why);
+  reader.flush();
+  if (!reader.error().empty()) {
+    out.error = reader.error();
     return out;
   }
-  auto& json = parsed.value;
-  if (json.is_discarded() || !json.is_object() || !json.contains("traceEvents") || !json["traceEvents"].is_array()) {
-    out.error = "'" + path + "' is not a shardscope trace (Chrome trace JSON written by --trace)" +
-                (parsed.error.empty() ? "" : ": " + parsed.error) + ".";
+  if (problem.kind == files::TraceProblemKind::Unreadable) {
+    out.error = "'" + path + "' " + problem.message;
     return out;
   }
-  if (json.contains("otherData") && json["otherData"].is_object()) {
-    (void)config::applyConfigJson(json["otherData"], out.config);  // best effort: keys from toJson()
+  if (problem.kind != files::TraceProblemKind::None) {
+    out.error =
+        "'" + path + "' is not a shardscope trace (Chrome trace JSON written by --trace): " + problem.message + ".";
+    return out;
   }
+  if (otherData.is_object()) (void)config::applyConfigJson(otherData, out.config);  // best effort: keys from toJson()
   const int ranks = reader.ranks();
   out.recording.ensureRanks(ranks);  // a rank with names and nothing else
   if (out.config.world != ranks && ranks > 0) out.config.world = ranks;
-  if (json.contains(kRunFactsKey)) applyRunFacts(runFactsOf(json[kRunFactsKey]), out);
+  if (!facts.is_null()) applyRunFacts(runFactsOf(facts), out);
   return out;
 }
 

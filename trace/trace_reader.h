@@ -41,7 +41,9 @@ struct LoadedTrace {
   std::shared_ptr<const CollectiveLogs> lastCollectives;
 };
 
-LoadedTrace loadChromeTrace(const std::string& path);
+// `detailEvents` > 0: the recording holds at most about that many events in detail over its ranks,
+// folding its older steps as it reads, as loadPerfettoTrace does (trace/perfetto_reader.h); 0: all.
+LoadedTrace loadChromeTrace(const std::string& path, size_t detailEvents = 0);
 
 // Whether a file starts like a Chrome trace (a "traceEvents" in its first 4 KiB, gzipped or not),
 // rather than a summary, without parsing it.

@@ -2,7 +2,7 @@
 // cut it (events across a chunk's edge, one event larger than a chunk, quotes and brackets inside
 // strings), members before and after traceEvents, gzipped alike; a damaged file is refused
 // saying where.
-#include "import/chrome_trace_stream.h"
+#include "files/chrome_trace_stream.h"
 
 #include <gtest/gtest.h>
 #ifdef SHARDSCOPE_HAVE_ZLIB
@@ -15,7 +15,7 @@
 
 #include "tests/support/run_cli.h"
 
-namespace shardscope::import {
+namespace shardscope::files {
 namespace {
 
 struct Seen {
@@ -170,9 +170,9 @@ TEST(ChromeTraceStream, AHandlersReasonEndsTheReading) {
 }
 
 }  // namespace
-}  // namespace shardscope::import
+}  // namespace shardscope::files
 
-namespace shardscope::import {
+namespace shardscope::files {
 namespace {
 
 TEST(ChromeTraceStream, ArgsIntegersAreReadWhicheverWayWritten) {
@@ -189,4 +189,4 @@ TEST(ChromeTraceStream, ArgsIntegersAreReadWhicheverWayWritten) {
 }
 
 }  // namespace
-}  // namespace shardscope::import
+}  // namespace shardscope::files

@@ -15,6 +15,7 @@
 
 #include "trace/chrome_trace.h"
 #include "trace/perfetto_reader.h"
+#include "trace/trace_reader.h"
 #include "trace/perfetto_trace.h"
 #include "trace/run_recording.h"
 
@@ -268,27 +269,21 @@ TEST(StepFolding, ABudgetOverTheRanksGivesEachItsShare) {
   }
 }
 
-// A run's .pftrace opened with a budget (the window's --window-events, a summary's): read with its
-// older steps folded, every figure and every step's loss the whole run's, as the same trace read
-// whole gives them.
-TEST(StepFolding, APerfettoTraceReadWithinABudgetHasTheWholeRunsFigures) {
-  RunRecording whole(kRanks);
-  for (const auto& e : runEvents()) whole.add(e);
-  const std::string path =
-      (std::filesystem::temp_directory_path() / ("step_folding_" + std::to_string(::getpid()) + ".pftrace")).string();
-  {
-    // Written as a run streams it: a piece of a few steps per rank as they fold, then the rest.
-    std::ofstream out(path, std::ios::binary);
-    PerfettoTraceWriter writer(out, nlohmann::json::object(), kRanks);
-    RunRecording streaming(kRanks);
-    streaming.keepLastSteps(4, [&](int r, RankTimeline&& older) { writer.write(r, older, whole.originNs()); });
-    for (const auto& e : runEvents()) streaming.add(e);
-    for (int r = 0; r < kRanks; ++r) writer.write(r, streaming.rank(r), whole.originNs());
-    writer.finish(RunFacts{});
-  }
-  const auto all = loadPerfettoTrace(path);
-  const auto bounded = loadPerfettoTrace(path, 200 * kRanks);
-  std::filesystem::remove(path);
+// The run written to `path` as a run streams it: a piece of a few steps per rank as they fold,
+// then the rest.
+template <class Writer>
+void writeAsARunStreamsIt(const std::string& path, const RunRecording& whole) {
+  std::ofstream out(path, std::ios::binary);
+  Writer writer(out, nlohmann::json::object(), kRanks);
+  RunRecording streaming(kRanks);
+  streaming.keepLastSteps(4, [&](int r, RankTimeline&& older) { writer.write(r, older, whole.originNs()); });
+  for (const auto& e : runEvents()) streaming.add(e);
+  for (int r = 0; r < kRanks; ++r) writer.write(r, streaming.rank(r), whole.originNs());
+  writer.finish(RunFacts{});
+}
+
+// A trace read within a budget (`bounded`) against the same read whole (`all`) and the run.
+void expectTheBudgetFoldedNoFigure(const LoadedTrace& all, const LoadedTrace& bounded, const RunRecording& whole) {
   ASSERT_TRUE(all.error.empty()) << all.error;
   ASSERT_TRUE(bounded.error.empty()) << bounded.error;
   for (int r = 0; r < kRanks; ++r) {
@@ -304,6 +299,37 @@ TEST(StepFolding, APerfettoTraceReadWithinABudgetHasTheWholeRunsFigures) {
     for (const auto& s : whole.rank(r).steps) wholeLosses.push_back(s.loss);
     EXPECT_EQ(losses, wholeLosses) << "every step's loss, folded or kept, as the run recorded it";
   }
+}
+
+std::string tempTrace(const char* extension) {
+  return (std::filesystem::temp_directory_path() / ("step_folding_" + std::to_string(::getpid()) + extension)).string();
+}
+
+// A run's .pftrace opened with a budget (the window's --window-events, a summary's): read with its
+// older steps folded, every figure and every step's loss the whole run's, as the same trace read
+// whole gives them.
+TEST(StepFolding, APerfettoTraceReadWithinABudgetHasTheWholeRunsFigures) {
+  RunRecording whole(kRanks);
+  for (const auto& e : runEvents()) whole.add(e);
+  const std::string path = tempTrace(".pftrace");
+  writeAsARunStreamsIt<PerfettoTraceWriter>(path, whole);
+  const auto all = loadPerfettoTrace(path);
+  const auto bounded = loadPerfettoTrace(path, 200 * kRanks);
+  std::filesystem::remove(path);
+  expectTheBudgetFoldedNoFigure(all, bounded, whole);
+}
+
+// The same of a run's Chrome JSON trace (--trace FILE.json): streamed as .pftrace is, each rank's
+// stretch of events put in time order, its older steps folded within the budget.
+TEST(StepFolding, AChromeJsonTraceReadWithinABudgetHasTheWholeRunsFigures) {
+  RunRecording whole(kRanks);
+  for (const auto& e : runEvents()) whole.add(e);
+  const std::string path = tempTrace(".json");
+  writeAsARunStreamsIt<ChromeTraceWriter>(path, whole);
+  const auto all = loadChromeTrace(path);
+  const auto bounded = loadChromeTrace(path, 200 * kRanks);
+  std::filesystem::remove(path);
+  expectTheBudgetFoldedNoFigure(all, bounded, whole);
 }
 
 TEST(StepFolding, KeepingEverythingIsTheDefault) {

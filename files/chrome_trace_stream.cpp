@@ -1,4 +1,4 @@
-#include "import/chrome_trace_stream.h"
+#include "files/chrome_trace_stream.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -13,7 +13,7 @@
 #include "files/file_text.h"
 #include "files/user_json.h"
 
-namespace shardscope::import {
+namespace shardscope::files {
 
 namespace {
 
@@ -368,6 +368,9 @@ std::string TraceScanner::events() {
     ++index_;
     if (c == '{') {
       if (auto problem = event(end); !problem.empty()) return problem;
+    } else if (handlers_.onOtherElement) {
+      std::string refused = handlers_.onOtherElement(std::string_view(chunks_.data() + pos_, end - pos_), index_);
+      if (!refused.empty()) return fail(TraceProblemKind::Refused, std::move(refused));
     }
     pos_ = end;
   }
@@ -377,7 +380,8 @@ std::string TraceScanner::event(size_t end) {
   try {
     auto document = parser_.iterate(chunks_.data() + pos_, end - pos_, chunks_.capacityFrom(pos_));
     simdjson::ondemand::object object = document.get_object();
-    const ChromeEvent fields = fieldsOf(object);
+    ChromeEvent fields = fieldsOf(object);
+    fields.text = std::string_view(chunks_.data() + pos_, end - pos_);
     std::string refused = handlers_.onEvent ? handlers_.onEvent(fields, index_) : "";
     return refused.empty() ? refused : fail(TraceProblemKind::Refused, std::move(refused));
   } catch (const simdjson::simdjson_error& error) {
@@ -387,10 +391,11 @@ std::string TraceScanner::event(size_t end) {
 
 }  // namespace
 
-TraceProblem streamChromeTrace(const std::string& path, const ChromeTraceHandlers& handlers) {
-  files::FileTextStream in(path, SIZE_MAX);
+TraceProblem streamChromeTrace(const std::string& path, const ChromeTraceHandlers& handlers, size_t maxBytes,
+                               const std::string& why) {
+  files::FileTextStream in(path, maxBytes, why);
   if (!in.error().empty()) {
-    return {TraceProblemKind::Unreadable, files::unreadableReason(path, in.error(), SIZE_MAX, "traces", "")};
+    return {TraceProblemKind::Unreadable, files::unreadableReason(path, in.error(), maxBytes, "traces", "")};
   }
   TraceScanner scanner(in, handlers);
   std::string problem = scanner.read();
@@ -433,4 +438,4 @@ std::string ChromeArgs::integers(std::string_view args, const std::vector<std::s
   return "";
 }
 
-}  // namespace shardscope::import
+}  // namespace shardscope::files

@@ -15,13 +15,14 @@
 
 #include <nlohmann/json.hpp>
 
-namespace shardscope::import {
+namespace shardscope::files {
 
 // The fields of an event that say what it is, as the trace event format names them. Its strings
 // are valid until the handler it is given to returns.
 struct ChromeEvent {
   std::string_view name, ph, cat;
   std::string_view args;  // its args object's JSON text; empty when it has none
+  std::string_view text;  // the whole event's JSON text
   bool hasName = false, hasTs = false, hasDur = false;
   double ts = 0, dur = 0;    // us
   int64_t pid = 0, tid = 0;  // a name (the profiler's own rows) is given a stable number
@@ -33,6 +34,9 @@ struct ChromeTraceHandlers {
   // One event, counted from 1. "" to go on, or why the trace cannot be read, which ends the
   // reading with that reason.
   std::function<std::string(const ChromeEvent& event, size_t index)> onEvent;
+  // An element of traceEvents that is not an object (its JSON text), counted as the events are;
+  // "" to go on, or why the trace cannot be read. Unset: skipped.
+  std::function<std::string(std::string_view text, size_t index)> onOtherElement;
 };
 
 // Integers of an event's args (args.Bytes, args.correlation, ...), read with simdjson.
@@ -69,6 +73,9 @@ struct TraceProblem {
 
 // What was wrong reading `path` as a Chrome trace: it cannot be opened, its gzip is damaged, it
 // is not JSON (at which byte), it has no traceEvents array, or an event handler's reason.
-TraceProblem streamChromeTrace(const std::string& path, const ChromeTraceHandlers& handlers);
+// `maxBytes`: the most the file may hold (inflated, if gzipped), `why` saying why (files::
+// traceLimit); past it, the reading stops as Unreadable.
+TraceProblem streamChromeTrace(const std::string& path, const ChromeTraceHandlers& handlers, size_t maxBytes = SIZE_MAX,
+                               const std::string& why = "");
 
-}  // namespace shardscope::import
+}  // namespace shardscope::files
