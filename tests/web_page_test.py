@@ -87,6 +87,16 @@ made = subprocess.run([shardscope, "run", "--world", "2", "--pp", "2", "--schedu
                        "--layers", "2", "--steps", "3", "--trace", pipeline], capture_output=True, text=True)
 check(made.returncode == 0, f"a pipeline run records a trace to open ({made.stderr[-300:]})")
 shutil.copy(pipeline, os.path.join(site, "test-pipeline.pftrace"))
+# A torch.profiler trace (a hand-written layout of a GPU job), read by the page's own streaming
+# reader (the browser's build has no SSE2: its scan takes eight bytes as one word).
+profiler_trace = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "profiler_layouts",
+                              "launches_before_window.json")
+profiler_summary = os.path.join(out, "profiler_summary.json")
+viewed = subprocess.run([shardscope, "view", profiler_trace, "--summary", profiler_summary], capture_output=True,
+                        text=True)
+check(viewed.returncode == 0, f"view --summary reads a torch.profiler trace ({viewed.stderr[-300:]})")
+profiler_expected = json.load(open(profiler_summary)) if viewed.returncode == 0 else {"ranks": []}
+shutil.copy(profiler_trace, os.path.join(site, "test-profiler.json"))
 
 server = serve(site)
 base = f"http://127.0.0.1:{server.server_address[1]}/"
@@ -170,6 +180,17 @@ try:
         check(s["tab"] == "schedule", f"the Schedule tab is shown ({s['tab']})")
         check(s["open_error"] == "" and s["sessions"][0]["ranks"] == 2, f"the pipeline's 2 ranks ({s['open_error']})")
         driver.save_screenshot(os.path.join(out, "web_schedule.png"))
+    driver.get(base + "#open=test-profiler.json")
+    driver.refresh()
+    if wait_for(driver, "a link opens a torch.profiler trace",
+                lambda s: s and s["opens"] >= 1 and s["sessions"] and s["frames"] > 5):
+        s = status(driver)
+        session = s["sessions"][0]
+        check(s["open_error"] == "" and session["ranks"] == len(profiler_expected["ranks"]),
+              f"the profiler trace's ranks as view's summary ({s['open_error']}, {session['ranks']})")
+        steps = [r["recorded_steps"] for r in profiler_expected["ranks"]]
+        check(session["steps"] == steps, f"its steps per rank as view's summary ({session['steps']}, {steps})")
+        check(session["events"] > 0, f"its events in detail: {session['events']}")
     problems = errors_of(driver)
     check(not problems, f"no error in the page's console ({problems[:3]})")
 finally:
@@ -177,5 +198,6 @@ finally:
     server.shutdown()
     os.remove(os.path.join(site, "test-run.pftrace"))
     os.remove(os.path.join(site, "test-pipeline.pftrace"))
+    os.remove(os.path.join(site, "test-profiler.json"))
 print("FAIL:" if failures else "every check holds", *failures, sep="\n  ")
 sys.exit(1 if failures else 0)
