@@ -271,6 +271,24 @@ std::unique_ptr<PendingCollective> C10dCommunicator::recvAsync(at::Tensor& tenso
   });
 }
 
+bool C10dCommunicator::batchesPointToPoint() const { return backend_->supportsCoalescing(); }
+
+Communicator::SendRecvPending C10dCommunicator::sendRecvAsync(const Transfer& send, const Transfer& recv) {
+  if (!batchesPointToPoint()) return Communicator::sendRecvAsync(send, recv);
+  SendRecvPending out;
+  // Two ranks that each send to the other before receiving (1F1B's steady state) would wait on each
+  // other's send where the backend blocks a send until its receive is posted; in one group, NCCL
+  // posts both before either runs.
+  out.both = launch([&](bool) {
+    std::vector<at::Tensor> sent{*send.tensor}, received{*recv.tensor};
+    backend_->startCoalescing();
+    backend_->send(sent, send.peer, send.tag);
+    backend_->recv(received, recv.peer, recv.tag);
+    return backend_->endCoalescing();
+  });
+  return out;
+}
+
 std::unique_ptr<PendingCollective> C10dCommunicator::broadcastAsync(at::Tensor& tensor, int root, const std::string&) {
   return launch([&](bool asyncOp) {
     std::vector<at::Tensor> tensors{tensor};

@@ -41,6 +41,9 @@ class C10dCommunicator final : public Communicator {
                                                const std::string& label) override;
   std::unique_ptr<PendingCollective> recvAsync(at::Tensor& tensor, int peer, int tag,
                                                const std::string& label) override;
+  // NCCL: a send and a receive in one group (startCoalescing/endCoalescing, as batch_isend_irecv).
+  bool batchesPointToPoint() const override;
+  SendRecvPending sendRecvAsync(const Transfer& send, const Transfer& recv) override;
   void barrier(const std::string& label) override;
   // Meets every rank in the store, then abort()s the backend. The meeting is needed because a rank
   // that has passed the barrier is not proof that its peers have: over NCCL's socket transport

@@ -67,6 +67,26 @@ class Communicator {
                                                        const std::string& label) = 0;
   virtual std::unique_ptr<PendingCollective> recvAsync(at::Tensor& tensor, int peer, int tag,
                                                        const std::string& label) = 0;
+  // A send and a receive issued at once (a pipeline's activation out and gradient in, as
+  // torch.distributed's batch_isend_irecv issues them). Where the backend batches point-to-point
+  // (batchesPointToPoint: NCCL, in one ncclGroupStart/End), one batch, `both`, that ends when both
+  // have; elsewhere (Gloo) the send, then the receive, each its own.
+  struct Transfer {
+    at::Tensor* tensor = nullptr;
+    int peer = 0, tag = 0;
+    std::string label;
+  };
+  struct SendRecvPending {
+    std::unique_ptr<PendingCollective> send, recv;  // null where batched
+    std::unique_ptr<PendingCollective> both;        // null where not
+  };
+  virtual bool batchesPointToPoint() const { return false; }
+  virtual SendRecvPending sendRecvAsync(const Transfer& send, const Transfer& recv) {
+    SendRecvPending out;
+    out.send = sendAsync(*send.tensor, send.peer, send.tag, send.label);
+    out.recv = recvAsync(*recv.tensor, recv.peer, recv.tag, recv.label);
+    return out;
+  }
   // Blocks the host until every rank has arrived.
   virtual void barrier(const std::string& label) = 0;
   // End of a finished run, every rank past the final barrier with nothing in flight: releases the

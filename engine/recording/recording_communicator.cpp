@@ -1,5 +1,7 @@
 #include "engine/recording/recording_communicator.h"
 
+#include <vector>
+
 #include "engine/recording/nvtx_ranges.h"
 #include "engine/recording/recorder.h"
 
@@ -39,30 +41,39 @@ namespace {
 
 int64_t bytesOf(const at::Tensor& t) { return t.numel() * static_cast<int64_t>(t.element_size()); }
 
+// Each event recorded once `pending`'s times are known, or as failed once the backend has failed it.
+void attachEvents(RankRecorder& recorder, PendingCollective& pending, std::vector<trace::Event> events) {
+  if (!recorder.enabled()) return;
+  pending.onEnded([&recorder, events = std::move(events)](const CollectiveEnd& how) mutable {
+    for (trace::Event& event : events) {
+      if (!how.completed) {
+        event.kind = trace::EventKind::CollectiveFailed;
+        event.beginNs = std::max(how.endNs, event.issueNs);
+      } else {
+        event.beginNs = std::max(how.beginNs, event.issueNs);
+        event.endNs = std::max(how.endNs, event.beginNs);
+      }
+      recorder.recordLate(std::move(event));
+    }
+  });
+}
+
 // Issues the collective and attaches the event to it: it is recorded once the collective's times
 // are known, or as failed once the backend has failed it. What the backend allocates while issuing
 // is communication memory: see Note [staging buffers] in engine/recording/recorder.h.
+template <typename Issue>  // a callable returning the inner communicator's pending
+auto recordedIssue(Issue&& issue, const trace::Event& named) {
+  RoleScope role(trace::MemoryRole::CommBuffer);
+  // For nsys: the range holds the issue, so the kernel it launches is shown under its name.
+  NvtxRange nvtx;
+  if (nvtxListening()) nvtx.push(trace::collectiveSpanName(named));
+  return issue();
+}
+
 template <typename Issue>  // a callable returning the inner communicator's PendingCollective
 std::unique_ptr<PendingCollective> recorded(RankRecorder& recorder, Issue&& issue, trace::Event event) {
-  std::unique_ptr<PendingCollective> pending;
-  {
-    RoleScope role(trace::MemoryRole::CommBuffer);
-    // For nsys: the range holds the issue, so the kernel it launches is shown under its name.
-    NvtxRange nvtx;
-    if (nvtxListening()) nvtx.push(trace::collectiveSpanName(event));
-    pending = issue();
-  }
-  if (!recorder.enabled()) return pending;
-  pending->onEnded([&recorder, event = std::move(event)](const CollectiveEnd& how) mutable {
-    if (!how.completed) {
-      event.kind = trace::EventKind::CollectiveFailed;
-      event.beginNs = std::max(how.endNs, event.issueNs);
-    } else {
-      event.beginNs = std::max(how.beginNs, event.issueNs);
-      event.endNs = std::max(how.endNs, event.beginNs);
-    }
-    recorder.recordLate(std::move(event));
-  });
+  std::unique_ptr<PendingCollective> pending = recordedIssue(issue, event);
+  attachEvents(recorder, *pending, {std::move(event)});
   return pending;
 }
 
@@ -119,6 +130,20 @@ std::unique_ptr<PendingCollective> RecordingCommunicator::recvAsync(at::Tensor& 
   auto event = collectiveEvent(trace::CollectiveOp::Recv, label, bytesOf(tensor), bytesOf(tensor), peer);
   return recorded(
       recorder_, [&] { return inner_->recvAsync(tensor, peer, tag, label); }, std::move(event));
+}
+
+bool RecordingCommunicator::batchesPointToPoint() const { return inner_->batchesPointToPoint(); }
+
+Communicator::SendRecvPending RecordingCommunicator::sendRecvAsync(const Transfer& send, const Transfer& recv) {
+  if (!inner_->batchesPointToPoint()) return Communicator::sendRecvAsync(send, recv);  // each recorded alone
+  // One batch: the send and the receive both ran while it did.
+  auto sent =
+      collectiveEvent(trace::CollectiveOp::Send, send.label, bytesOf(*send.tensor), bytesOf(*send.tensor), send.peer);
+  auto received =
+      collectiveEvent(trace::CollectiveOp::Recv, recv.label, bytesOf(*recv.tensor), bytesOf(*recv.tensor), recv.peer);
+  SendRecvPending out = recordedIssue([&] { return inner_->sendRecvAsync(send, recv); }, sent);
+  attachEvents(recorder_, *out.both, {std::move(sent), std::move(received)});
+  return out;
 }
 
 void RecordingCommunicator::barrier(const std::string& label) {

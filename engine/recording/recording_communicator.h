@@ -41,6 +41,8 @@ class RecordingCommunicator final : public Communicator {
                                                const std::string& label) override;
   std::unique_ptr<PendingCollective> recvAsync(at::Tensor& tensor, int peer, int tag,
                                                const std::string& label) override;
+  bool batchesPointToPoint() const override;
+  SendRecvPending sendRecvAsync(const Transfer& send, const Transfer& recv) override;
   void barrier(const std::string& label) override;
   void close() override { inner_->close(); }
 

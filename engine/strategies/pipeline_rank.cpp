@@ -1,5 +1,7 @@
 #include "engine/strategies/pipeline_rank.h"
 
+#include "config/pipeline_batches.h"
+
 #include <stdexcept>
 
 #include "config/model_layout.h"
@@ -60,6 +62,7 @@ PipelineRank::PipelineRank(const config::RunConfig& config, const StagedModel& w
     held_.push_back(std::move(stage));
   }
   actions_ = config::rankActions(shape_, rank);
+  batchedWithNext_ = config::batchedTransfers(shape_)[static_cast<size_t>(rank)];
 }
 
 PipelineRank::~PipelineRank() = default;
@@ -79,28 +82,62 @@ at::Tensor PipelineRank::boundaryBuffer(const Stage& stage, int64_t rows) const 
   return at::empty(shape, at::TensorOptions().dtype(dtype).device(device_));
 }
 
-void PipelineRank::receive(const PipeAction& a, StepState& state) {
-  const bool gradient = a.kind == PipeActionKind::RecvGradient;
-  const int peer = config::rankOfStage(shape_, gradient ? a.stage + 1 : a.stage - 1);
-  at::Tensor buffer;
-  {
-    RoleScope role(trace::MemoryRole::Activation);
-    buffer = boundaryBuffer(stageAt(a.stage), state.microBatches[a.microBatch].x.size(0));
-  }
-  pipe_.recvAsync(buffer, peer, transferTag(a, shape_.microBatches), config::transferLabel(a))->wait();
-  if (gradient) {
-    state.gradients[{a.stage, a.microBatch}] = buffer;
+int PipelineRank::peerOf(const PipeAction& transfer) const {
+  const int sending = config::sendingStage(transfer);
+  const bool receiving =
+      transfer.kind == PipeActionKind::RecvActivation || transfer.kind == PipeActionKind::RecvGradient;
+  if (receiving) return config::rankOfStage(shape_, sending);
+  return config::rankOfStage(shape_, config::carriesGradient(transfer) ? transfer.stage - 1 : transfer.stage + 1);
+}
+
+at::Tensor PipelineRank::receiveBuffer(const PipeAction& a, StepState& state) {
+  RoleScope role(trace::MemoryRole::Activation);
+  return boundaryBuffer(stageAt(a.stage), state.microBatches[a.microBatch].x.size(0));
+}
+
+void PipelineRank::keepReceived(const PipeAction& a, at::Tensor buffer, StepState& state) {
+  if (config::carriesGradient(a)) {
+    state.gradients[{a.stage, a.microBatch}] = std::move(buffer);
   } else {
     state.inputs[{a.stage, a.microBatch}] = buffer.requires_grad_(true);
   }
 }
 
+void PipelineRank::receive(const PipeAction& a, StepState& state) {
+  at::Tensor buffer = receiveBuffer(a, state);
+  pipe_.recvAsync(buffer, peerOf(a), transferTag(a, shape_.microBatches), config::transferLabel(a))->wait();
+  keepReceived(a, std::move(buffer), state);
+}
+
 void PipelineRank::send(const PipeAction& a, StepState& state) {
-  const bool gradient = a.kind == PipeActionKind::SendGradient;
-  const int peer = config::rankOfStage(shape_, gradient ? a.stage - 1 : a.stage + 1);
   at::Tensor tensor = take(state.outgoing, {a.stage, a.microBatch}, a, "tensor to send").contiguous();
-  auto pending = pipe_.sendAsync(tensor, peer, transferTag(a, shape_.microBatches), config::transferLabel(a));
+  auto pending = pipe_.sendAsync(tensor, peerOf(a), transferTag(a, shape_.microBatches), config::transferLabel(a));
   state.sends.emplace_back(std::move(tensor), std::move(pending));
+}
+
+// A send and the receive after it, as one batch (config::batchedTransfers; the communicator batches
+// point-to-point). Each opens its own event group, as when they go one by one.
+void PipelineRank::sendAndReceive(const PipeAction& sent, const PipeAction& received, StepState& state) {
+  RankRecorder& recorder = gate_.recorder();
+  recorder.setMicroBatch(sent.microBatch + 1);
+  gate_.enter(trace::GroupKind::Collective, config::actionText(sent));
+  at::Tensor tensor = take(state.outgoing, {sent.stage, sent.microBatch}, sent, "tensor to send").contiguous();
+  recorder.setMicroBatch(received.microBatch + 1);
+  gate_.enter(trace::GroupKind::Collective, config::actionText(received));
+  PhaseScope phase(config::carriesGradient(received) ? trace::Phase::Backward : trace::Phase::Forward);
+  at::Tensor buffer = receiveBuffer(received, state);
+  const Communicator::Transfer out{&tensor, peerOf(sent), transferTag(sent, shape_.microBatches),
+                                   config::transferLabel(sent)};
+  const Communicator::Transfer in{&buffer, peerOf(received), transferTag(received, shape_.microBatches),
+                                  config::transferLabel(received)};
+  auto pending = pipe_.sendRecvAsync(out, in);
+  if (pending.both) {
+    pending.both->wait();  // the send with it: its tensor may go
+  } else {
+    pending.recv->wait();
+    state.sends.emplace_back(std::move(tensor), std::move(pending.send));
+  }
+  keepReceived(received, std::move(buffer), state);
 }
 
 void PipelineRank::forward(const PipeAction& a, StepState& state) {
@@ -212,7 +249,14 @@ at::Tensor PipelineRank::step(const Batch& local) {
   for (int m = 0; m < shape_.microBatches; ++m) {
     state.microBatches.push_back({local.x.narrow(0, m * rows, rows), local.y.narrow(0, m * rows, rows)});
   }
-  for (const PipeAction& a : actions_) run(a, state);
+  for (size_t i = 0; i < actions_.size(); ++i) {
+    if (pipe_.batchesPointToPoint() && batchedWithNext_[i]) {
+      sendAndReceive(actions_[i], actions_[i + 1], state);
+      ++i;
+    } else {
+      run(actions_[i], state);
+    }
+  }
   for (auto& sent : state.sends) sent.second->wait();
   gate_.recorder().setMicroBatch(0);  // each stage's optimizer steps once, after every micro-batch
   {

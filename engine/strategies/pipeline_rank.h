@@ -61,6 +61,10 @@ class PipelineRank {
   void backwardWeights(const config::PipeAction& action, StepState& state);  // zero bubble's W
   void receive(const config::PipeAction& action, StepState& state);
   void send(const config::PipeAction& action, StepState& state);
+  void sendAndReceive(const config::PipeAction& sent, const config::PipeAction& received, StepState& state);
+  int peerOf(const config::PipeAction& transfer) const;  // the rank a transfer goes to or comes from
+  at::Tensor receiveBuffer(const config::PipeAction& received, StepState& state);
+  void keepReceived(const config::PipeAction& received, at::Tensor buffer, StepState& state);
   at::Tensor boundaryBuffer(const Stage& stage, int64_t rows) const;
 
   config::RunConfig config_;
@@ -71,6 +75,7 @@ class PipelineRank {
   std::vector<int> stages_;
   std::vector<Stage> held_;
   std::vector<config::PipeAction> actions_;
+  std::vector<bool> batchedWithNext_;  // per action: it and the next go as one batch (where the backend batches)
 };
 
 }  // namespace shardscope::engine
