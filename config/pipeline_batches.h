@@ -1,9 +1,11 @@
 // Which of a pipeline's sends go with the receive after them as one batch, where the backend
-// batches point-to-point (NCCL's ncclGroupStart/End, as torch.distributed's batch_isend_irecv):
-// 1F1B's steady state sends an activation and receives a gradient at once. A batch ends only when
-// the peer has posted the receive for its send and the send for its receive, so a pair is batched
-// only where every rank's list still runs to its end: the interleaved and zero-bubble lists would
-// otherwise wait on each other.
+// batches point-to-point (NCCL's ncclGroupStart/End, as torch.distributed's batch_isend_irecv).
+// On NCCL the transfers between two ranks run one after another on one stream, each waiting for its
+// peer's: in 1F1B's steady state each of two neighbours sends first (an activation one way, a
+// gradient the other), and without a batch each would wait for the other's receive forever. As
+// torch.distributed.pipelining's one-stage schedules do (their forward sends and backward receives
+// in one batch), every send right before a receive in 1F1B's and GPipe's lists goes with it. The
+// multi-stage schedules' runtime issues each transfer alone, and so does this.
 #pragma once
 
 #include <vector>
@@ -16,8 +18,7 @@ namespace shardscope::config {
 bool sendThenReceive(const PipeAction& action, const PipeAction& next);
 
 // Per rank, per index of its list (rankActions): whether the action there and the next go as one
-// batch. Every pair sendThenReceive names, less those that would leave a rank waiting forever
-// (found by walking the lists with a batch's rule, one pair given up at a time).
+// batch.
 std::vector<std::vector<bool>> batchedTransfers(const PipelineShape& shape);
 
 }  // namespace shardscope::config
