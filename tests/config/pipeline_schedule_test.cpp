@@ -104,9 +104,10 @@ TEST(PipelineSchedule, EachSendIsReceivedByTheNextOrPreviousStagesRank) {
   }
 }
 
-// The ranks' lists walked as NCCL runs their transfers (`oneStream`: between two ranks one after
-// another, each waiting for its peer's: a send until its receive is posted, a receive until its
-// send is) or as Gloo does (a send posts and goes on); a batch waits for both of its own. Where a
+// The ranks' lists walked as NCCL runs their transfers (`oneStream`: a rank's one after another,
+// each waiting for its peer's: a send until its receive is posted, a receive until its send is;
+// NCCL's rule between two ranks, so exact where P = 2 and stricter above) or as Gloo does (a send
+// posts and goes on); a batch waits for both of its own. Where a
 // rank stops for good: "rank R at ACTION"; "" where every list ran to its end.
 std::string whereTheListsStop(const PipelineShape& shape, const std::vector<std::vector<bool>>& batched,
                               bool oneStream) {
