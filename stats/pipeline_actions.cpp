@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <climits>
+#include <map>
 
 namespace shardscope::stats {
 
@@ -62,6 +63,53 @@ std::set<std::pair<int, int>> activationsHeldAt(const std::vector<MeasuredAction
     if (config::isComputeAction(it->action.kind) && it->endNs <= ns) held.run(it->action);
   }
   return held.stageMicroBatches();
+}
+
+int64_t activationBytesLeft(const trace::RankTimeline& t, const MeasuredAction& a) {
+  if (a.action.kind != config::PipeActionKind::Forward || t.memory.empty()) return 0;
+  const auto activation = static_cast<size_t>(trace::MemoryRole::Activation);
+  return t.memory.bytesAt(static_cast<double>(a.endNs))[activation] -
+         t.memory.bytesAt(static_cast<double>(a.beginNs))[activation];
+}
+
+std::map<std::pair<int, int>, int64_t> activationBytesHeldAt(const trace::RankTimeline& t,
+                                                             const std::vector<MeasuredAction>& actions, int64_t ns) {
+  std::map<std::pair<int, int>, int64_t> out;
+  const auto held = activationsHeldAt(actions, ns);
+  if (held.empty()) return out;
+  // The step's forwards before `ns`: the last of each (stage, micro-batch) is the one held.
+  auto last = std::upper_bound(actions.begin(), actions.end(), ns,
+                               [](int64_t when, const MeasuredAction& a) { return when < a.beginNs; });
+  const int32_t step = std::prev(last)->step;
+  for (auto it = last; it != actions.begin() && std::prev(it)->step == step;) {
+    --it;
+    const std::pair<int, int> key{it->action.stage, it->action.microBatch};
+    if (it->action.kind == PipeActionKind::Forward && held.count(key) && !out.count(key))
+      out[key] = activationBytesLeft(t, *it);
+  }
+  return out;
+}
+
+std::vector<double> activationBytesByMicroBatch(const trace::RankTimeline& t,
+                                                const std::vector<MeasuredAction>& actions) {
+  std::map<int32_t, std::map<int, int64_t>> byStep;  // step -> micro-batch -> bytes left held
+  for (const auto& a : actions) {
+    if (a.action.kind == config::PipeActionKind::Forward)
+      byStep[a.step][a.action.microBatch] += activationBytesLeft(t, a);
+  }
+  if (byStep.empty() || t.memory.empty()) return {};
+  auto from = byStep.begin();
+  if (byStep.size() > 1) ++from;               // the first step warms up
+  std::map<int, std::pair<double, int>> sums;  // micro-batch -> (bytes, steps)
+  for (auto it = from; it != byStep.end(); ++it) {
+    for (const auto& [mb, bytes] : it->second) {
+      sums[mb].first += static_cast<double>(bytes);
+      ++sums[mb].second;
+    }
+  }
+  std::vector<double> out(static_cast<size_t>(sums.rbegin()->first + 1), 0.0);
+  for (const auto& [mb, sum] : sums) out[static_cast<size_t>(mb)] = sum.first / sum.second;
+  return out;
 }
 
 std::optional<config::ActionDurations> meanActionSeconds(const std::vector<std::vector<MeasuredAction>>& ranks) {

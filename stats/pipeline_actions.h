@@ -5,6 +5,8 @@
 // are their means.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <utility>
@@ -36,6 +38,20 @@ std::vector<HeldAt> activationsHeld(const std::vector<MeasuredAction>& actions);
 // The (stage, micro-batch) pairs whose activations the rank holds at `ns` (absolute): its step's
 // compute actions ended by then, walked from the step's first.
 std::set<std::pair<int, int>> activationsHeldAt(const std::vector<MeasuredAction>& actions, int64_t ns);
+
+// What a forward action left held: the activation role's bytes when it ended less when it began,
+// as the rank's allocator counted them (a rank runs one action at a time, so what its forward
+// allocated and kept is that micro-batch's, on that stage); 0 for any other action, or where the
+// rank recorded no memory.
+int64_t activationBytesLeft(const trace::RankTimeline& timeline, const MeasuredAction& action);
+// For each (stage, micro-batch) whose activations the rank holds at `ns` (activationsHeldAt), what
+// its forward left held (activationBytesLeft).
+std::map<std::pair<int, int>, int64_t> activationBytesHeldAt(const trace::RankTimeline& timeline,
+                                                             const std::vector<MeasuredAction>& actions, int64_t ns);
+// Per micro-batch (0 .. M - 1), what its forwards left held on the rank (over the rank's stages), the
+// mean over the steps after the first (all where one); empty where no forward was measured.
+std::vector<double> activationBytesByMicroBatch(const trace::RankTimeline& timeline,
+                                                const std::vector<MeasuredAction>& actions);
 
 // The mean compute time of F, B, I and W over `ranks`' steps after the first (all if one), in
 // seconds; nothing when no compute action was measured. A kind never run keeps the plan's default

@@ -55,6 +55,7 @@ void addPipelineFigures(const config::RunConfig& config, const trace::RankTimeli
   s.bubbleSecondsPerStep = figures.bubbleSecondsPerStep;
   s.bubbleShare = figures.bubbleShare;
   s.peakMicroBatchesInFlight = figures.peakMicroBatchesInFlight;
+  s.activationBytesByMicroBatch = activationBytesByMicroBatch(t, measuredActions(t));
 }
 
 // A PyTorch job's collectives run outside c10d, by their op's name: an implementation with a

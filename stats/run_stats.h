@@ -63,6 +63,9 @@ struct RankStats {
   double bubbleSecondsPerStep = 0;
   double bubbleShare = 0;
   int peakMicroBatchesInFlight = 0;
+  // Per micro-batch, what its forwards left held on the rank (stats::activationBytesByMicroBatch);
+  // empty without memory recorded.
+  std::vector<double> activationBytesByMicroBatch;
   // The bubble the schedule plans for it, laid out with the run's mean action times and no waiting
   // (stats/pipeline_actions.h), and its share of the planned step; 0 where nothing was measured.
   // Of `collectives`, those a PyTorch job ran outside c10d (symm_mem::..., a framework's own), by

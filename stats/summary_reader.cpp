@@ -115,6 +115,10 @@ void readRankPipeline(const nlohmann::json& r, RankStats& s) {
   s.bubbleSecondsPerStep = numberOr(p, "bubble_s_per_step", 0.0);
   s.bubbleShare = numberOr(p, "bubble_share", 0.0);
   s.peakMicroBatchesInFlight = static_cast<int>(numberOr(p, "microbatches_in_flight_peak", 0.0));
+  if (p.contains("activation_bytes_by_microbatch") && p["activation_bytes_by_microbatch"].is_array()) {
+    for (const auto& bytes : p["activation_bytes_by_microbatch"])
+      s.activationBytesByMicroBatch.push_back(bytes.is_number() ? bytes.get<double>() : 0.0);
+  }
   s.plannedBubbleSecondsPerStep = numberOr(p, "planned_bubble_s_per_step", 0.0);
   s.plannedBubbleShare = numberOr(p, "planned_bubble_share", 0.0);
 }

@@ -306,7 +306,7 @@ void drawHoldings(const Session& session, double tNs, float width, float height,
     if (rowsPerRank == 2) drawHostRow(dl, rec, r, units, tAbs, hostScale, grid, row + 1, local);
     drawDeviceRow(dl, rec, r, units, tAbs, scale, grid, row, local);
     if (showHeld) {
-      const auto held = stats::activationsHeldAt(lanes->actions[static_cast<size_t>(r)], tAbs);
+      const auto held = stats::activationBytesHeldAt(rec.rank(r), lanes->actions[static_cast<size_t>(r)], tAbs);
       drawHeldMicroBatches(dl, grid.topLeft(columns - 1, row), grid.bottomRight(columns - 1, row), held, microBatches,
                            r);
       ++local.heldCells;

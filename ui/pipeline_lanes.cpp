@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "trace/format.h"
 #include "ui/item_probe.h"
 #include "ui/theme.h"
 
@@ -91,16 +92,22 @@ int drawHeldLane(const LaneFrame& f, const std::vector<stats::HeldAt>& held, int
   return drawn;
 }
 
-void drawHeldMicroBatches(ImDrawList* dl, ImVec2 a, ImVec2 b, const std::set<std::pair<int, int>>& held,
+void drawHeldMicroBatches(ImDrawList* dl, ImVec2 a, ImVec2 b, const std::map<std::pair<int, int>, int64_t>& held,
                           int microBatches, int rank) {
   dl->AddRectFilled(a, b, IM_COL32(26, 28, 33, 255), 3.0f);
   if (microBatches <= 0) return;
   std::set<int> batches;
-  for (const auto& [stage, mb] : held) batches.insert(mb);
+  int64_t bytes = 0;
+  for (const auto& [key, left] : held) {
+    batches.insert(key.second);
+    bytes += left;
+  }
   const float gap = px(2.0f), top = a.y + ImGui::GetFontSize() + 2;
   const float box = std::max(2.0f, (b.x - a.x - 8 - gap * static_cast<float>(microBatches - 1)) / microBatches);
-  dl->AddText(ImVec2(a.x + 4, a.y), IM_COL32(200, 200, 210, 255),
-              (std::to_string(batches.size()) + " of " + std::to_string(microBatches)).c_str());
+  // The bytes are the allocator's, measured over each forward: shown where memory was recorded.
+  const std::string count = std::to_string(batches.size()) + " of " + std::to_string(microBatches) +
+                            (bytes > 0 ? ", " + trace::formatBytes(static_cast<double>(bytes)) : "");
+  dl->AddText(ImVec2(a.x + 4, a.y), IM_COL32(200, 200, 210, 255), count.c_str());
   for (int mb = 0; mb < microBatches; ++mb) {
     const ImVec2 p(a.x + 4 + static_cast<float>(mb) * (box + gap), top);
     const ImVec2 q(p.x + box, std::max(top + 2, b.y - 2));
@@ -114,8 +121,10 @@ void drawHeldMicroBatches(ImDrawList* dl, ImVec2 a, ImVec2 b, const std::set<std
   const ImVec2 mouse = ImGui::GetIO().MousePos;
   if (mouse.x >= a.x && mouse.x < b.x && mouse.y >= a.y && mouse.y < b.y && ImGui::IsWindowHovered()) {
     std::string which;
-    for (const auto& [stage, mb] : held)
-      which += "\n  micro-batch " + std::to_string(mb) + " on stage " + std::to_string(stage);
+    for (const auto& [key, left] : held) {
+      which += "\n  micro-batch " + std::to_string(key.second) + " on stage " + std::to_string(key.first) +
+               (left > 0 ? ": " + trace::formatBytes(static_cast<double>(left)) + " its forward left held" : "");
+    }
     ImGui::SetTooltip("rank %d holds the activations of %zu of %d micro-batches%s", rank, batches.size(), microBatches,
                       which.empty() ? " (none)" : which.c_str());
   }

@@ -9,6 +9,7 @@
 // The Schedule tab draws one step of the same against the plan; these run the whole recording.
 #pragma once
 
+#include <map>
 #include <set>
 #include <utility>
 #include <vector>
@@ -49,8 +50,10 @@ int drawActionLane(const LaneFrame& f, const std::vector<stats::MeasuredAction>&
 int drawHeldLane(const LaneFrame& f, const std::vector<stats::HeldAt>& held, int scale, float y, float height);
 
 // Who holds what's cell of a pipeline rank from a to b: a box per micro-batch, filled in its colour
-// where the rank holds its activations (on any of its stages), an outline where not; hovered, which.
-void drawHeldMicroBatches(ImDrawList* dl, ImVec2 a, ImVec2 b, const std::set<std::pair<int, int>>& held,
+// where the rank holds its activations (on any of its stages), an outline where not, and the bytes
+// their forwards left held (`held`: (stage, micro-batch) -> bytes, stats::activationBytesHeldAt);
+// hovered, which and how much each.
+void drawHeldMicroBatches(ImDrawList* dl, ImVec2 a, ImVec2 b, const std::map<std::pair<int, int>, int64_t>& held,
                           int microBatches, int rank);
 
 }  // namespace shardscope::ui

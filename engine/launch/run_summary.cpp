@@ -128,6 +128,9 @@ nlohmann::json pipelineRankJson(const stats::RankStats& s) {
           {"bubble_s_per_step", ifMeasured(s.bubbleSecondsPerStep)},
           {"bubble_share", ifMeasured(s.bubbleShare)},
           {"microbatches_in_flight_peak", ifMeasured(s.peakMicroBatchesInFlight)},
+          // Allocator accounting per micro-batch: what each one's forwards left held on the rank.
+          {"activation_bytes_by_microbatch",
+           measured && s.memoryRecorded ? nlohmann::json(s.activationBytesByMicroBatch) : nlohmann::json(nullptr)},
           // The plan laid out with the run's mean F, B, I and W times, no waiting: not a measurement.
           {"planned_bubble_s_per_step", ifMeasured(s.plannedBubbleSecondsPerStep)},
           {"planned_bubble_share", ifMeasured(s.plannedBubbleShare)}};

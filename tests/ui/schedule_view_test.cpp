@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "config/pipeline_config.h"
 #include "tests/support/run_cli.h"
 #include "tests/ui/app_driver.h"
@@ -150,6 +152,50 @@ TEST(ScheduleView, ASessionWithoutAPipelineSaysHowToGetOne) {
   Session plain;
   plain.config.pp = 1;
   EXPECT_NE(scheduleFrame(plain, 0).error.find("--pp 2"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace shardscope::ui
+
+namespace shardscope::ui {
+namespace {
+
+// Each micro-batch's activations, measured by the allocator over its forwards, kept apart: the same
+// bytes a micro-batch under GPipe and 1F1B (the schedule changes how many are held, not what each
+// holds), on every rank and micro-batch; GPipe's activation peak on rank 0 holds all four, 1F1B's
+// fewer; who holds what's cell sums the held ones' bytes.
+TEST(ScheduleView, EachMicroBatchsActivationsAreTheSameBytesUnderEitherSchedule) {
+  const Session gpipe = recordedPipeline("gpipe");
+  const Session oneFOneB = recordedPipeline("1f1b");
+  for (int r = 0; r < 2; ++r) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    const auto& g = gpipe.recording.rank(r);
+    const auto& o = oneFOneB.recording.rank(r);
+    const auto gBytes = stats::activationBytesByMicroBatch(g, stats::measuredActions(g));
+    const auto oBytes = stats::activationBytesByMicroBatch(o, stats::measuredActions(o));
+    ASSERT_EQ(gBytes.size(), 4u);
+    ASSERT_EQ(oBytes.size(), 4u);
+    for (size_t mb = 0; mb < 4; ++mb) {
+      EXPECT_GT(gBytes[mb], 0) << "micro-batch " << mb;
+      EXPECT_NEAR(oBytes[mb], gBytes[mb], 0.05 * gBytes[mb]) << "micro-batch " << mb;
+      EXPECT_NEAR(gBytes[mb], gBytes[0], 0.05 * gBytes[0]) << "micro-batches of one size hold alike";
+    }
+    if (r == 0) {
+      const auto activation = static_cast<size_t>(trace::MemoryRole::Activation);
+      const double four = gBytes[0] + gBytes[1] + gBytes[2] + gBytes[3];
+      EXPECT_GE(static_cast<double>(g.peakByRole[activation]), 0.95 * four) << "GPipe holds all four at once";
+      EXPECT_LT(o.peakByRole[activation], g.peakByRole[activation]) << "1F1B holds fewer";
+    }
+  }
+  // At GPipe's first backward of its second step rank 0 holds all four; the cell's bytes are theirs.
+  const auto actions = stats::measuredActions(gpipe.recording.rank(0));
+  const auto firstBackward = std::find_if(actions.begin(), actions.end(), [](const stats::MeasuredAction& a) {
+    return a.step == 1 && a.action.kind == config::PipeActionKind::Backward;
+  });
+  ASSERT_NE(firstBackward, actions.end());
+  const auto held = stats::activationBytesHeldAt(gpipe.recording.rank(0), actions, firstBackward->beginNs);
+  ASSERT_EQ(held.size(), 4u);
+  for (const auto& [key, bytes] : held) EXPECT_GT(bytes, 0) << "micro-batch " << key.second;
 }
 
 }  // namespace
