@@ -84,7 +84,10 @@ nlohmann::json collectivesJson(const stats::RankStats& s) {
 nlohmann::json outsideC10dJson(const stats::RankStats& s) {
   nlohmann::json out = nlohmann::json::object();
   for (const auto& [name, c] : s.outsideC10d) {
-    out[name] = {{"count", c.count}, {"size_bytes", c.sizeBytes}, {"time_s", c.seconds}};
+    // null where the trace holds no size for them (kernels known by their names alone), not a 0
+    // that reads as measured.
+    const auto size = c.sizeBytes > 0 ? nlohmann::json(c.sizeBytes) : nlohmann::json(nullptr);
+    out[name] = {{"count", c.count}, {"size_bytes", size}, {"time_s", c.seconds}};
   }
   return out;
 }

@@ -161,6 +161,14 @@ TEST(ProfilerKernels, ExpertParallelKernelsAreCollectivesWhenTheirNamesSaySo) {
             std::string::npos)
       << loaded.note;
   EXPECT_NE(loaded.title.find("2 all_to_all outside c10d"), std::string::npos) << loaded.title;
+  // The summary keeps them apart, their size null (the trace holds none), not a measured 0.
+  const std::string summary = testing::freshTempDir("profiler_kernels_summary") + "/s.json";
+  const auto viewed = testing::runShardscope({"view", layout("expert_parallel_kernels.json"), "--summary", summary});
+  ASSERT_EQ(viewed.exitCode, 0) << viewed.output;
+  const auto outside = nlohmann::json::parse(std::ifstream(summary))["ranks"][0]["collectives_outside_c10d"];
+  ASSERT_TRUE(outside.contains("ep_kernels::all_to_all_dispatch_kernel")) << outside.dump();
+  EXPECT_EQ(outside["ep_kernels::all_to_all_dispatch_kernel"]["count"], 1);
+  EXPECT_TRUE(outside["ep_kernels::all_to_all_dispatch_kernel"]["size_bytes"].is_null()) << outside.dump();
 }
 
 }  // namespace
