@@ -553,9 +553,9 @@ void indexRankFile(const RankFile& file, RankRead& out) {
   } else {
     out.error = unsupportedTorch(file, out.noted, trace.rank);
   }
-  if (!out.error.empty()) out.trace.reset();
   out.rank = trace.rank;
   out.world = trace.world;
+  if (!out.error.empty()) out.trace.reset();  // `trace` with it
 }
 
 // The second: its events from its index, which is then dropped.
@@ -577,6 +577,7 @@ void readIndexedFile(const RankFile& file, RankRead& out) {
 // index is made (three ranks on two cores keep both busy).
 std::vector<RankRead> readRankFiles(const std::vector<RankFile>& files) {
   std::vector<RankRead> reads(files.size());
+  const size_t threads = std::min<size_t>(files.size(), std::max(1U, std::thread::hardware_concurrency()));
   std::mutex lock;
   size_t nextIndex = 0;
   std::deque<size_t> indexed;  // files whose events are to be read
@@ -586,7 +587,8 @@ std::vector<RankRead> readRankFiles(const std::vector<RankFile>& files) {
       bool index = false;
       {
         std::lock_guard<std::mutex> hold(lock);
-        if (nextIndex < files.size()) {
+        // As many indexes held at once as there are threads, at most, and one more being made.
+        if (nextIndex < files.size() && indexed.size() < threads) {
           std::tie(file, index) = std::pair{nextIndex++, true};
         } else if (!indexed.empty()) {
           file = indexed.front();
@@ -595,16 +597,21 @@ std::vector<RankRead> readRankFiles(const std::vector<RankFile>& files) {
           return;  // what is left is in hand; whoever indexes a file reads it or hands it on
         }
       }
-      if (!index) {
-        readIndexedFile(files[file], reads[file]);
-        continue;
+      try {  // what escapes the readers' own guard (memory for a file's index) ends that file, not the process
+        if (!index) {
+          readIndexedFile(files[file], reads[file]);
+          continue;
+        }
+        indexRankFile(files[file], reads[file]);
+      } catch (const std::exception& e) {
+        reads[file].error = "'" + files[file].path.string() + "' could not be read (" + e.what() + ")";
+        reads[file].trace.reset();
+        if (!index) continue;
       }
-      indexRankFile(files[file], reads[file]);
       std::lock_guard<std::mutex> hold(lock);
       indexed.push_back(file);
     }
   };
-  const size_t threads = std::min<size_t>(files.size(), std::max(1U, std::thread::hardware_concurrency()));
   std::vector<std::thread> helpers;
   for (size_t t = 1; t < threads; ++t) helpers.emplace_back(work);
   work();

@@ -71,9 +71,14 @@ struct ArgsReader {
   std::string_view categoryFromArgs(const ChromeEvent& f) {
     if (f.args.empty() || !args.integers(f.args, kKindArgs, values, found).empty()) return "";
     const bool onDevice = found[0] && found[1];
-    if (onDevice && startsWith(f.name, "ProfilerStep#")) return "gpu_user_annotation";
-    if (onDevice) return startsWith(f.name, "Memcpy") || startsWith(f.name, "Memset") ? "gpu_memcpy" : "kernel";
-    if (found[2] && f.name.find("LaunchKernel") != f.name.npos) return "cuda_runtime";
+    if (onDevice) {
+      // Of a device's rows only kernels carry their launch's grid and block; its annotations
+      // (gpu_user_annotation: a step's copy, FSDP's ranges) carry neither.
+      if (startsWith(f.name, "Memcpy") || startsWith(f.name, "Memset")) return "gpu_memcpy";
+      const bool launched = f.args.find("\"grid\"") != f.args.npos && f.args.find("\"block\"") != f.args.npos;
+      return launched ? "kernel" : "gpu_user_annotation";
+    }
+    if (found[2]) return "cuda_runtime";  // the host's runtime calls carry their correlation id
     if (found[3]) return startsWith(f.name, "ProfilerStep#") ? "user_annotation" : "cpu_op";
     return "";
   }
@@ -231,6 +236,8 @@ void stepFromWholeTrace(RankTrace& out) {
   for (const auto& k : out.computeKernels)
     std::tie(begin, end) = std::pair{std::min(begin, k.begin), std::max(end, k.end)};
   for (const auto& [correlation, k] : out.ncclKernels)
+    std::tie(begin, end) = std::pair{std::min(begin, k.begin), std::max(end, k.end)};
+  for (const auto& k : out.commKernels)
     std::tie(begin, end) = std::pair{std::min(begin, k.begin), std::max(end, k.end)};
   if (end <= 0) return;  // nothing timed
   out.steps.push_back({0, begin, end, end});

@@ -358,7 +358,10 @@ LoadedTrace loadChromeTrace(const std::string& path, size_t detailEvents) {
   // Read, parsed and recorded as it comes (files/chrome_trace_stream.h): neither the file's text
   // nor its tree is ever whole. Its recording keeps 30 to 40 bytes of an event's 160 to 240 in the
   // file: a quarter, at most; folded to `detailEvents`, any length.
-  const auto limit = detailEvents > 0 ? files::TraceLimit{SIZE_MAX, ""} : files::traceLimit(0.25);
+  // Folded, the recording stays within `detailEvents`, but a rank's stretch of events waits whole
+  // for its time order (a trace written at a run's end: the rank's every event), up to the file's
+  // bytes: read as far as free memory holds that.
+  const auto limit = files::traceLimit(detailEvents > 0 ? 1.0 : 0.25);
   if (detailEvents > 0) out.recording.keepDetailWithinOverRanks(detailEvents, nullptr);
   TraceEventReader reader(path, out.recording, /*inTimeOrder=*/detailEvents > 0);
   nlohmann::json otherData, facts;

@@ -75,6 +75,9 @@ class Communicator {
     at::Tensor* tensor = nullptr;
     int peer = 0, tag = 0;
     std::string label;
+    // What a recording says it was for, where it differs from the rank's current micro-batch and
+    // phase (a batch's send, issued with its receive): -1, the current.
+    int microBatch = -1, phase = -1;
   };
   struct SendRecvPending {
     std::unique_ptr<PendingCollective> send, recv;  // null where batched

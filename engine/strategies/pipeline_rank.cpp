@@ -126,8 +126,10 @@ void PipelineRank::sendAndReceive(const PipeAction& sent, const PipeAction& rece
   gate_.enter(trace::GroupKind::Collective, config::actionText(received));
   PhaseScope phase(config::carriesGradient(received) ? trace::Phase::Backward : trace::Phase::Forward);
   at::Tensor buffer = receiveBuffer(received, state);
-  const Communicator::Transfer out{&tensor, peerOf(sent), transferTag(sent, shape_.microBatches),
-                                   config::transferLabel(sent)};
+  Communicator::Transfer out{&tensor, peerOf(sent), transferTag(sent, shape_.microBatches),
+                             config::transferLabel(sent)};
+  out.microBatch = sent.microBatch + 1;  // recorded as its own, not the receive's it goes with
+  out.phase = static_cast<int>(config::carriesGradient(sent) ? trace::Phase::Backward : trace::Phase::Forward);
   const Communicator::Transfer in{&buffer, peerOf(received), transferTag(received, shape_.microBatches),
                                   config::transferLabel(received)};
   auto pending = pipe_.sendRecvAsync(out, in);
