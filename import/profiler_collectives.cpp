@@ -378,6 +378,12 @@ std::optional<CollectiveOp> kindOfName(const std::string& name) {
   return std::nullopt;
 }
 
+std::optional<CollectiveOp> kindOfNcclKernel(const Span& kernel) {
+  if (kernel.args && kernel.args->contains("Collective name") && (*kernel.args)["Collective name"].is_string())
+    return kindOfName((*kernel.args)["Collective name"].get<std::string>());
+  return kindOfName(kernel.name);
+}
+
 bool insideCollectiveRecord(const RankTrace& trace, int64_t thread, int64_t t, const Span* besides) {
   for (const Span* around : profiler::spansAt(trace, thread, t)) {
     if (around == besides) continue;
@@ -480,9 +486,7 @@ void readKernelsAlone(const KernelContext& kernels, std::vector<Event>& out, Col
   const RankTrace& trace = kernels.trace;
   if (hasHostCollectiveRecords(trace)) return;
   for (const auto& [correlation, kernel] : trace.ncclKernels) {
-    std::optional<CollectiveOp> kind = kindOfName(kernel.name);
-    if (kernel.args && kernel.args->contains("Collective name") && (*kernel.args)["Collective name"].is_string())
-      kind = kindOfName((*kernel.args)["Collective name"].get<std::string>());
+    const auto kind = kindOfNcclKernel(kernel);
     if (!kind) continue;
     if (trace.rank == 0) ++notes.fromKernel;
     out.push_back(kernelCollective(trace, kernel, *kind, kernels, notes));

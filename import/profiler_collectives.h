@@ -64,6 +64,10 @@ struct CollectiveNotes {
 // SendRecv kernel, which runs all-to-alls, sends and recvs alike.
 std::optional<trace::CollectiveOp> kindOfName(const std::string& name);
 
+// An NCCL kernel's collective: by the "Collective name" PyTorch 2.x copies onto it, else by its own
+// name (ncclDevKernel_AllGather_*); none for SendRecv's and what shardscope has no collective for.
+std::optional<trace::CollectiveOp> kindOfNcclKernel(const profiler::Span& kernel);
+
 // Whether `t` on `thread` lies inside (or is) a span that is a host record of a collective: c10d's
 // op, a backend's span, record_param_comms (other than `besides`).
 bool insideCollectiveRecord(const profiler::RankTrace& trace, int64_t thread, int64_t t,

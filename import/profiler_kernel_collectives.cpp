@@ -66,9 +66,7 @@ void readKernelsLaunchedBeforeWindow(const KernelContext& kernels, std::vector<E
   if (trace.launches.empty() || !hasHostCollectiveRecords(trace)) return;
   for (const auto& [correlation, kernel] : trace.ncclKernels) {
     if (kernels.launchOf(correlation)) continue;
-    std::optional<CollectiveOp> kind = kindOfName(kernel.name);
-    if (kernel.args && kernel.args->contains("Collective name") && (*kernel.args)["Collective name"].is_string())
-      kind = kindOfName((*kernel.args)["Collective name"].get<std::string>());
+    const auto kind = kindOfNcclKernel(kernel);
     if (!kind) continue;
     Event e = kernelCollective(trace, kernel, *kind, kernels, notes);
     e.step = kIssuedBeforeRecording;  // the step it belongs to was not recorded

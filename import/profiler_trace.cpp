@@ -319,6 +319,13 @@ std::string describeMemoryNotes(const ReadNotes& notes) {
   return out;
 }
 
+// "symm_mem::multimem_all_reduce_ (3), vllm::... (1)": names with how many of each.
+std::string countedNames(const std::map<std::string, int64_t>& counts) {
+  std::string text;
+  for (const auto& [name, n] : counts) text += (text.empty() ? "" : ", ") + name + " (" + std::to_string(n) + ")";
+  return text;
+}
+
 // What the notes say of rank 0's collectives (the offGrid and unnamedGroup counts are all ranks').
 std::string describeCollectiveNotes(const CollectiveNotes& c) {
   std::string out;
@@ -345,13 +352,10 @@ std::string describeCollectiveNotes(const CollectiveNotes& c) {
            " collectives whose element type the trace does not name: their bytes counted at 4 per element\n";
   }
   if (!c.outsideC10d.empty()) {
-    std::string ops;
-    for (const auto& [name, n] : c.outsideC10d)
-      ops += (ops.empty() ? "" : ", ") + name + " (" + std::to_string(n) + ")";
     out +=
         "rank 0: collectives outside c10d, recognised by their own ops' or kernels' names and drawn as theirs, in "
         "gold: " +
-        ops + "; their group is not recorded, nor a kernel's size\n";
+        countedNames(c.outsideC10d) + "; their group is not recorded, nor a kernel's size\n";
   }
   if (c.launchedBeforeWindow > 0) {
     out += "rank 0: " + std::to_string(c.launchedBeforeWindow) +
@@ -360,13 +364,10 @@ std::string describeCollectiveNotes(const CollectiveNotes& c) {
            "steps\n";
   }
   if (!c.unrecognisedKernels.empty()) {
-    std::string kernels;
-    for (const auto& [name, n] : c.unrecognisedKernels)
-      kernels += (kernels.empty() ? "" : ", ") + name + " (" + std::to_string(n) + ")";
     out +=
         "rank 0: kernels whose names suggest communication, launched outside any collective's record, seen but "
         "not recognised as a collective (not counted, drawn as nothing): " +
-        kernels + "\n";
+        countedNames(c.unrecognisedKernels) + "\n";
   }
   if (c.unreadOps > 0) {
     out += "rank 0: " + std::to_string(c.unreadOps) +
