@@ -5,6 +5,7 @@
 #include <string>
 
 #include "config/pipeline_config.h"
+#include "config/pipeline_transfers.h"
 
 namespace shardscope::app {
 

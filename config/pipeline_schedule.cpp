@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <map>
 #include <set>
-#include <sstream>
 #include <tuple>
 
 namespace shardscope::config {
@@ -214,22 +213,6 @@ std::vector<PipeAction> computeActions(const PipelineShape& shape, int rank) {
   return {};
 }
 
-std::vector<PipeAction> rankActions(const PipelineShape& shape, int rank) {
-  const int last = shape.stages() - 1;
-  auto elsewhere = [&](int stage) { return stage >= 0 && stage <= last && rankOfStage(shape, stage) != rank; };
-  std::vector<PipeAction> out;
-  for (const PipeAction& a : computeActions(shape, rank)) {
-    const bool forward = a.kind == Kind::Forward;
-    const bool inputGradient = a.kind == Kind::Backward || a.kind == Kind::BackwardInput;
-    if (forward && elsewhere(a.stage - 1)) out.push_back({Kind::RecvActivation, a.stage, a.microBatch});
-    if (inputGradient && elsewhere(a.stage + 1)) out.push_back({Kind::RecvGradient, a.stage, a.microBatch});
-    out.push_back(a);
-    if (forward && elsewhere(a.stage + 1)) out.push_back({Kind::SendActivation, a.stage, a.microBatch});
-    if (inputGradient && elsewhere(a.stage - 1)) out.push_back({Kind::SendGradient, a.stage, a.microBatch});
-  }
-  return out;
-}
-
 std::string actionText(const PipeAction& action) {
   return std::to_string(action.stage) + kindText(action.kind) + std::to_string(action.microBatch);
 }
@@ -271,16 +254,6 @@ std::optional<PipeAction> parseActionText(const std::string& text) {
     return PipeAction{static_cast<Kind>(k), std::stoi(text.substr(0, kindBegin)), std::stoi(text.substr(kindEnd + 1))};
   }
   return std::nullopt;
-}
-
-std::string scheduleText(const PipelineShape& shape) {
-  std::ostringstream out;
-  for (int r = 0; r < shape.ranks; ++r) {
-    out << "rank " << r << ":";
-    for (const PipeAction& a : rankActions(shape, r)) out << ' ' << actionText(a);
-    out << '\n';
-  }
-  return out.str();
 }
 
 namespace {

@@ -1,9 +1,10 @@
 // A pipeline's schedule as one list of actions per rank, in the vocabulary of
 // torch.distributed.pipelining's schedule IR (its _Action: stage, computation type, micro-batch):
 // forward, full backward, backward for inputs and for weights, and the sends and receives of
-// activations and of their gradients between stages on different ranks. The engine runs a rank's
-// list in order; the views lay the same lists out as planned (plannedTimeline) beside what a run
-// measured; --print-schedule prints them before anything runs.
+// activations and of their gradients between stages on different ranks (where those go in each
+// list: config/pipeline_transfers.h). The engine runs a rank's list in order; the views lay the
+// same lists out as planned (plannedTimeline) beside what a run measured; --print-schedule prints
+// them before anything runs.
 //
 // The orders are those of PyTorch 2.11's schedule classes, built here from their rules (tested
 // against the classes themselves by tests/pytorch_pipeline_orders.py):
@@ -76,9 +77,6 @@ std::vector<int> stagesOfRank(const PipelineShape& shape, int rank);
 
 // The compute actions of `rank` (F, B, I, W), in the order it runs them.
 std::vector<PipeAction> computeActions(const PipelineShape& shape, int rank);
-// The same with its transfers: each receive just before the action that needs it, each send just
-// after the action that made it; none between two stages on the same rank.
-std::vector<PipeAction> rankActions(const PipelineShape& shape, int rank);
 
 // "1F3" (stage 1, forward, micro-batch 3), "0SEND_F2", as torch.distributed.pipelining prints them.
 std::string actionText(const PipeAction& action);
@@ -91,8 +89,6 @@ std::string transferLabel(const PipeAction& transfer);
 
 // actionText's inverse: nothing for text that names no action ("forward blocks.1").
 std::optional<PipeAction> parseActionText(const std::string& text);
-// Every rank's list, one line per rank, for --print-schedule.
-std::string scheduleText(const PipelineShape& shape);
 
 // The activations a rank holds as it runs its compute actions in order: a forward keeps its
 // stage's share of its micro-batch until that micro-batch's backward on that stage (or, after an

@@ -5,6 +5,7 @@
 
 #include "config/model_layout.h"
 #include "config/pipeline_config.h"
+#include "config/pipeline_transfers.h"
 #include "estimate/activation_memory.h"
 #include "estimate/model_state_table.h"
 #include "estimate/run_prediction.h"

@@ -4,7 +4,10 @@ shape, the compute actions each rank runs (F, B, I, W with stage and micro-batch
 `shardscope run --print-schedule` prints them and as PyTorch's schedule class orders them
 (PyTorch's None slots and REDUCE_GRAD left out, as they run nothing).
 - The looped schedules (interleaved_1f1b, zero_bubble, zbv): their classes'
-  _calculate_single_rank_operations, called on an object with only the attributes it reads.
+  _calculate_single_rank_operations, called on an object with only the attributes it reads; and
+  every action with its sends and receives, as their runtime lowers that list (_add_send_recv):
+  where a receive sits decides whether NCCL, running two ranks' transfers one after another, can
+  run the lists to their ends.
 - gpipe and 1f1b: run for real (one process per stage over Gloo, each stage one Linear) and the
   order of their forwards and backwards recorded by the stage module's hooks. Their classes'
   _get_pipeline_order, a drawing aid, is not the order they run: in PyTorch 2.11 Schedule1F1B's
@@ -24,6 +27,8 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 from torch.distributed.pipelining import PipelineStage
 from torch.distributed.pipelining import schedules as torch_schedules
+
+COMPUTE = {"F", "B", "I", "W"}
 
 # (schedule, P, V, M): odd and even sizes, fewer micro-batches than ranks, more rounds than one.
 SHAPES = [
@@ -75,9 +80,10 @@ def torch_run_order(schedule, p, m):
 
 
 def torch_order(schedule, p, v, m):
-    """Per rank, PyTorch's compute actions as text ("1F3")."""
+    """Per rank, PyTorch's compute actions as text ("1F3"); for the looped schedules also every
+    action with its transfers ("0SEND_F2"), as its runtime lowers them (else None)."""
     if schedule in ("gpipe", "1f1b"):
-        return torch_run_order(schedule, p, m)
+        return torch_run_order(schedule, p, m), None
     fake = types.SimpleNamespace(_num_stages=p * v, _n_microbatches=m, pp_group_size=p, n_local_stages=v,
                                  num_stages=p * v)
     rounds = max(1, m // p)
@@ -86,13 +92,25 @@ def torch_order(schedule, p, v, m):
            "zero_bubble": torch_schedules.ScheduleInterleavedZeroBubble,
            "zbv": torch_schedules.ScheduleZBVZeroBubble}[schedule]
     order = {r: cls._calculate_single_rank_operations(fake, r) for r in range(p)}
-    compute = {"F", "B", "I", "W"}
-    return {r: [str(a) for a in actions if a is not None and a.computation_type.value in compute]
-            for r, actions in order.items()}
+    return {r: [str(a) for a in actions if a is not None and a.computation_type.value in COMPUTE]
+            for r, actions in order.items()}, lowered(order, m, p * v)
 
 
-def shardscope_order(binary, schedule, p, v, m):
-    """Per rank, the compute actions of `shardscope run --print-schedule`."""
+def lowered(order, m, stages):
+    """Per rank, the actions with their transfers, as PyTorch's _PipelineScheduleRuntime lowers a
+    compute-only schedule (_prepare_schedule_with_comms), less the actions that run nothing here
+    (UNSHARD, RESHARD, REDUCE_GRAD: each stage's strategy gathers and reduces its own)."""
+    stage_to_rank = {a.stage_index: r for r, actions in order.items() for a in actions if a is not None}
+    with_comms = {r: torch_schedules._add_reduce_grad(torch_schedules._add_unshard_reshard(actions), m)
+                  for r, actions in order.items()}
+    with_comms = torch_schedules._add_send_recv(with_comms, stage_to_rank=lambda s: stage_to_rank[s],
+                                                num_stages=stages)
+    kept = COMPUTE | {"SEND_F", "RECV_F", "SEND_B", "RECV_B"}
+    return {r: [str(a) for a in actions if a.computation_type.value in kept] for r, actions in with_comms.items()}
+
+
+def shardscope_order(binary, schedule, p, v, m, with_transfers=False):
+    """Per rank, the compute actions of `shardscope run --print-schedule` (or all its actions)."""
     args = [binary, "run", "--model", "gpt", "--layers", str(p * v), "--world", str(p), "--pp", str(p),
             "--schedule", schedule, "--microbatches", str(m), "--batch", str(2 * m), "--print-schedule"]
     if v > 1:
@@ -102,7 +120,9 @@ def shardscope_order(binary, schedule, p, v, m):
     for line in text.splitlines():
         match = re.match(r"rank (\d+):(.*)$", line)
         if match:
-            out[int(match.group(1))] = [a for a in match.group(2).split() if re.fullmatch(r"\d+[FBIW]\d+", a)]
+            actions = match.group(2).split()
+            out[int(match.group(1))] = actions if with_transfers else [
+                a for a in actions if re.fullmatch(r"\d+[FBIW]\d+", a)]
     return out
 
 
@@ -110,15 +130,18 @@ def main():
     binary = sys.argv[1]
     failures = 0
     for shape in SHAPES:
-        ours, theirs = shardscope_order(binary, *shape), torch_order(*shape)
-        if ours == theirs:
-            print(f"ok   {shape}")
-            continue
-        failures += 1
-        print(f"FAIL {shape}")
-        for r in sorted(theirs):
-            if ours.get(r) != theirs[r]:
-                print(f"  rank {r}: shardscope {' '.join(ours.get(r, []))}\n  rank {r}: pytorch    {' '.join(theirs[r])}")
+        theirs, their_transfers = torch_order(*shape)
+        pairs = [("compute", shardscope_order(binary, *shape), theirs)]
+        if their_transfers is not None:
+            pairs.append(("with transfers", shardscope_order(binary, *shape, with_transfers=True), their_transfers))
+        wrong = [(what, ours, them) for what, ours, them in pairs if ours != them]
+        print(f"{'FAIL' if wrong else 'ok  '} {shape}: {', '.join(what for what, _, _ in pairs)}")
+        failures += 1 if wrong else 0
+        for what, ours, them in wrong:
+            for r in sorted(them):
+                if ours.get(r) != them[r]:
+                    print(f"  {what}, rank {r}: shardscope {' '.join(ours.get(r, []))}\n"
+                          f"  {what}, rank {r}: pytorch    {' '.join(them[r])}")
     print(f"{len(SHAPES) - failures} of {len(SHAPES)} schedules run in PyTorch's order")
     return 1 if failures else 0
 

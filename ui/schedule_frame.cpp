@@ -5,6 +5,7 @@
 #include <set>
 
 #include "config/pipeline_config.h"
+#include "config/pipeline_transfers.h"
 #include "ui/schedule_view.h"
 
 namespace shardscope::ui {
@@ -72,6 +73,17 @@ int64_t sentBytes(const trace::RankTimeline& timeline, const stats::MeasuredActi
   return 0;
 }
 
+// When the receive posted within `a`'s window took its message: the end of its recorded receive
+// (a receive is waited for by the action that needs it, later); `a`'s end where none was recorded.
+int64_t receivedNs(const trace::RankTimeline& timeline, const stats::MeasuredAction& a) {
+  for (size_t i = trace::firstSpanFrom(timeline.collectives, static_cast<double>(a.beginNs));
+       i < timeline.collectives.size() && timeline.collectives[i].beginNs <= a.endNs; ++i) {
+    const auto& c = timeline.collectives[i];
+    if (c.op == static_cast<uint8_t>(trace::CollectiveOp::Recv)) return c.endNs;
+  }
+  return a.endNs;
+}
+
 // Each send of the step as an arrow to the receive that took it, on the rank at the same place of
 // the receiving stage's block.
 void addArrows(const Session& s, const std::vector<std::vector<stats::MeasuredAction>>& step,
@@ -91,7 +103,8 @@ void addArrows(const Session& s, const std::vector<std::vector<stats::MeasuredAc
       for (const auto& got : step[static_cast<size_t>(to)]) {
         if (!(got.action == recv)) continue;
         frame.arrows.push_back({rowOfRank[r], rowOfRank[static_cast<size_t>(to)], seconds(send.beginNs),
-                                seconds(got.endNs), sentBytes(s.recording.rank(static_cast<int>(r)), send),
+                                seconds(receivedNs(s.recording.rank(static_cast<int>(to)), got)),
+                                sentBytes(s.recording.rank(static_cast<int>(r)), send),
                                 config::transferLabel(send.action)});
       }
     }

@@ -6,6 +6,7 @@
 
 #include "config/model_layout.h"
 #include "config/pipeline_config.h"
+#include "config/pipeline_transfers.h"
 #include "engine/launch/step_gate.h"
 #include "engine/recording/recorder.h"
 
@@ -45,6 +46,8 @@ struct PipelineRank::StepState {
   std::map<Key, at::Tensor> gradients;   // the gradient of a stage's output, likewise
   std::map<Key, at::Tensor> outgoing;    // a stage's output or input gradient until sent
   std::vector<std::pair<at::Tensor, std::unique_ptr<PendingCollective>>> sends;
+  // A receive posted and not yet waited for: its buffer and its wait, by what it brings.
+  std::map<Key, std::pair<at::Tensor, std::unique_ptr<PendingCollective>>> receivingInputs, receivingGradients;
   at::Tensor lossSum;
 };
 
@@ -105,8 +108,19 @@ void PipelineRank::keepReceived(const PipeAction& a, at::Tensor buffer, StepStat
 
 void PipelineRank::receive(const PipeAction& a, StepState& state) {
   at::Tensor buffer = receiveBuffer(a, state);
-  pipe_.recvAsync(buffer, peerOf(a), transferTag(a, shape_.microBatches), config::transferLabel(a))->wait();
-  keepReceived(a, std::move(buffer), state);
+  auto pending = pipe_.recvAsync(buffer, peerOf(a), transferTag(a, shape_.microBatches), config::transferLabel(a));
+  auto& posted = config::carriesGradient(a) ? state.receivingGradients : state.receivingInputs;
+  posted[{a.stage, a.microBatch}] = {std::move(buffer), std::move(pending)};
+}
+
+void PipelineRank::awaitReceived(const PipeAction& a, StepState& state) {
+  const bool forward = a.kind == PipeActionKind::Forward;
+  if (!forward && a.kind != PipeActionKind::Backward && a.kind != PipeActionKind::BackwardInput) return;
+  auto node = (forward ? state.receivingInputs : state.receivingGradients).extract({a.stage, a.microBatch});
+  if (node.empty()) return;  // handed over on this rank, or received in a batch
+  node.mapped().second->wait();
+  const auto received = forward ? PipeActionKind::RecvActivation : PipeActionKind::RecvGradient;
+  keepReceived({received, a.stage, a.microBatch}, std::move(node.mapped().first), state);
 }
 
 void PipelineRank::send(const PipeAction& a, StepState& state) {
@@ -210,6 +224,7 @@ void PipelineRank::run(const PipeAction& a, StepState& state) {
                      : a.kind == PipeActionKind::Forward ? trace::GroupKind::Forward
                                                          : trace::GroupKind::Backward;
   gate_.enter(group, config::actionText(a));
+  awaitReceived(a, state);
   switch (a.kind) {
     case PipeActionKind::Forward: {
       PhaseScope phase(trace::Phase::Forward);
@@ -258,6 +273,9 @@ at::Tensor PipelineRank::step(const Batch& local) {
     } else {
       run(actions_[i], state);
     }
+  }
+  if (!state.receivingInputs.empty() || !state.receivingGradients.empty()) {
+    throw std::logic_error("pipeline schedule: a receive posted that no action of the step waited for");
   }
   for (auto& sent : state.sends) sent.second->wait();
   gate_.recorder().setMicroBatch(0);  // each stage's optimizer steps once, after every micro-batch

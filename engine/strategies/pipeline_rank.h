@@ -4,10 +4,10 @@
 // step: forwards and backwards of micro-batches, activations and their gradients sent to and
 // received from the ranks of the neighbouring stages by c10d point-to-point over the pipe group.
 //
-// A receive is posted and waited for in place, just before the action that needs it (nothing of
-// it overlaps this rank's compute); a send is issued just after the action that made it and waited
-// for at the end of the step, so a rank never waits on its own sends and the schedule's order alone
-// decides who waits for whom (as PyTorch's schedules run).
+// A receive is posted where the list puts it and waited for at the start of the action that needs
+// it (inside that action's span, as in PyTorch's runtime); a send is issued just after the action
+// that made it and waited for at the end of the step, so a rank never waits on its own sends and
+// the schedule's order alone decides who waits for whom (as PyTorch's schedules run).
 #pragma once
 
 #include <map>
@@ -59,7 +59,9 @@ class PipelineRank {
   void forward(const config::PipeAction& action, StepState& state);
   void backward(const config::PipeAction& action, StepState& state);         // B, or zero bubble's I
   void backwardWeights(const config::PipeAction& action, StepState& state);  // zero bubble's W
-  void receive(const config::PipeAction& action, StepState& state);
+  void receive(const config::PipeAction& action, StepState& state);          // posts it
+  // Waits for the receive a compute action needs, if one was posted for it.
+  void awaitReceived(const config::PipeAction& action, StepState& state);
   void send(const config::PipeAction& action, StepState& state);
   void sendAndReceive(const config::PipeAction& sent, const config::PipeAction& received, StepState& state);
   int peerOf(const config::PipeAction& transfer) const;  // the rank a transfer goes to or comes from

@@ -11,6 +11,7 @@
 #include "engine/recording/tensor_files.h"
 #include "engine/strategies/reference_trainer.h"
 #include "config/pipeline_config.h"
+#include "config/pipeline_transfers.h"
 #include "stats/pipeline_actions.h"
 #include "stats/summary_reader.h"
 #include "trace/perfetto_reader.h"
