@@ -33,19 +33,42 @@ std::vector<MeasuredAction> measuredActions(const trace::RankTimeline& t) {
   return out;
 }
 
-std::vector<HeldAt> activationsHeld(const std::vector<MeasuredAction>& actions) {
+namespace {
+
+// The micro-batches `held` names, ascending, each with what its held stages' forwards left held.
+std::vector<HeldMicroBatch> heldBatches(const config::HeldActivations& held,
+                                        const std::map<std::pair<int, int>, int64_t>& leftHeld) {
+  std::vector<HeldMicroBatch> out;
+  for (const auto& key : held.stageMicroBatches()) {  // ordered by stage: gather by micro-batch
+    auto it = std::find_if(out.begin(), out.end(), [&](const HeldMicroBatch& b) { return b.microBatch == key.second; });
+    if (it == out.end()) it = out.insert(out.end(), {key.second, 0});
+    const auto bytes = leftHeld.find(key);
+    if (bytes != leftHeld.end()) it->bytes += bytes->second;
+  }
+  std::sort(out.begin(), out.end(), [](const auto& x, const auto& y) { return x.microBatch < y.microBatch; });
+  return out;
+}
+
+}  // namespace
+
+std::vector<HeldAt> activationsHeld(const std::vector<MeasuredAction>& actions, const trace::RankTimeline* timeline) {
   config::HeldActivations held;
+  std::map<std::pair<int, int>, int64_t> leftHeld;  // (stage, micro-batch) -> its forward's, this step
   std::vector<HeldAt> out;
   int32_t step = INT32_MIN;
   for (const auto& a : actions) {
     if (!config::isComputeAction(a.action.kind)) continue;
     if (a.step != step) {  // every step frees what it held (a step recorded in part leaves nothing)
-      if (!out.empty() && out.back().microBatches > 0) out.push_back({a.beginNs, 0});
+      if (!out.empty() && out.back().microBatches > 0) out.push_back({a.beginNs, 0, {}});
       held = config::HeldActivations();
+      leftHeld.clear();
       step = a.step;
     }
     held.run(a.action);
-    out.push_back({a.endNs, held.microBatches()});
+    if (timeline && a.action.kind == PipeActionKind::Forward) {
+      leftHeld[{a.action.stage, a.action.microBatch}] = activationBytesLeft(*timeline, a);
+    }
+    out.push_back({a.endNs, held.microBatches(), heldBatches(held, leftHeld)});
   }
   return out;
 }

@@ -28,13 +28,19 @@ struct MeasuredAction {
 // Every action of the rank's recorded steps, in time order (compute actions and transfers alike).
 std::vector<MeasuredAction> measuredActions(const trace::RankTimeline& timeline);
 
-// How many micro-batches' activations the rank holds (config::HeldActivations), from the end of
-// each of its compute actions on: a step line over its whole recording.
+// Which micro-batches' activations the rank holds (config::HeldActivations), from the end of each
+// of its compute actions on: a step line over its whole recording, each micro-batch apart.
+struct HeldMicroBatch {
+  int microBatch = 0;
+  int64_t bytes = 0;  // what its forwards on the rank's stages still held left held (activationBytesLeft)
+};
 struct HeldAt {
   int64_t ns = 0;
   int microBatches = 0;
+  std::vector<HeldMicroBatch> batches;  // ascending; bytes 0 where no timeline was given or no memory recorded
 };
-std::vector<HeldAt> activationsHeld(const std::vector<MeasuredAction>& actions);
+std::vector<HeldAt> activationsHeld(const std::vector<MeasuredAction>& actions,
+                                    const trace::RankTimeline* timeline = nullptr);
 // The (stage, micro-batch) pairs whose activations the rank holds at `ns` (absolute): its step's
 // compute actions ended by then, walked from the step's first.
 std::set<std::pair<int, int>> activationsHeldAt(const std::vector<MeasuredAction>& actions, int64_t ns);

@@ -30,7 +30,7 @@ PipelineLanes pipelineLanesOf(const Session& s) {
   if (s.config.pp <= 1 || s.fromSummary) return lanes;
   for (int r = 0; r < s.recording.ranks(); ++r) {
     lanes.actions.push_back(stats::measuredActions(s.recording.rank(r)));
-    lanes.held.push_back(stats::activationsHeld(lanes.actions.back()));
+    lanes.held.push_back(stats::activationsHeld(lanes.actions.back(), &s.recording.rank(r)));
     for (const auto& h : lanes.held.back()) lanes.most = std::max(lanes.most, h.microBatches);
   }
   return lanes;
@@ -67,6 +67,34 @@ int drawActionLane(const LaneFrame& f, const std::vector<stats::MeasuredAction>&
   return drawn;
 }
 
+namespace {
+
+// One stretch of the held lane from xa to xb: a band per micro-batch held, one unit of `scale`
+// tall, stacked in micro-batch order, each in its micro-batch's colour (as its action cells).
+void drawHeldStretch(const LaneFrame& f, const stats::HeldAt& h, int scale, float xa, float xb, float y, float height) {
+  const float unit = (height - 2) / static_cast<float>(scale);
+  const float gap = unit >= px(5) ? 1.0f : 0.0f;  // a line between bands where they are tall enough to part
+  float bottom = y + height;
+  for (const auto& b : h.batches) {
+    f.drawList->AddRectFilled(ImVec2(xa, bottom - unit + gap), ImVec2(xb, bottom),
+                              actionColor({PipeActionKind::Forward, 0, b.microBatch}));
+    bottom -= unit;
+  }
+}
+
+// Under the mouse: which micro-batches the rank holds there, and what each one's forwards left held.
+void heldTooltip(const stats::HeldAt& h) {
+  std::string which;
+  for (const auto& b : h.batches) {
+    which += "\n  micro-batch " + std::to_string(b.microBatch) +
+             (b.bytes > 0 ? ": " + trace::formatBytes(static_cast<double>(b.bytes)) + " its forwards left held" : "");
+  }
+  ImGui::SetTooltip("activations of %d micro-batch%s held%s", h.microBatches, h.microBatches == 1 ? "" : "es",
+                    which.c_str());
+}
+
+}  // namespace
+
 int drawHeldLane(const LaneFrame& f, const std::vector<stats::HeldAt>& held, int scale, float y, float height) {
   f.drawList->AddRectFilled(ImVec2(f.x0, y), ImVec2(f.x0 + f.width, y + height), IM_COL32(255, 255, 255, 10));
   if (scale <= 0 || held.empty()) return 0;
@@ -77,10 +105,8 @@ int drawHeldLane(const LaneFrame& f, const std::vector<stats::HeldAt>& held, int
     const double until = it + 1 != held.end() ? static_cast<double>((it + 1)->ns) : f.endAbs;
     const float xa = std::max(f.x0, f.toX(static_cast<double>(it->ns)));
     const float xb = std::min(f.x0 + f.width, f.toX(until));
-    const float top = y + height - (height - 2) * static_cast<float>(it->microBatches) / static_cast<float>(scale);
-    if (it->microBatches > 0 && xb > xa) {
-      f.drawList->AddRectFilled(ImVec2(xa, top), ImVec2(xb, y + height), roleColor(trace::MemoryRole::Activation));
-    }
+    if (it->microBatches > 0 && xb > xa) drawHeldStretch(f, *it, scale, xa, xb, y, height);
+    if (f.mouseIn(y, height) && f.mouse.x >= xa && f.mouse.x < xb && it->microBatches > 0) heldTooltip(*it);
     peak = std::max(peak, it->microBatches);
     ++drawn;
   }

@@ -4,8 +4,9 @@
 //            (stats/pipeline_actions.h): each a cell from its event group to the next, coloured by
 //            micro-batch (a backward darker, a W lighter), labelled as the schedule names it
 //            ("1F3") where it fits
-//   held     how many micro-batches' activations the rank holds over time, a step line on one
-//            scale for every rank: GPipe's climb to M against 1F1B's cap at P, at a glance
+//   held     which micro-batches' activations the rank holds over time: a band per micro-batch,
+//            in its action cells' colour, stacked on one scale for every rank (GPipe's climb to M
+//            against 1F1B's cap at P, at a glance); hovered, what each one's forwards left held
 // The Schedule tab draws one step of the same against the plan; these run the whole recording.
 #pragma once
 

@@ -120,6 +120,23 @@ TEST(ScheduleView, TheTimelinesHeldLanesClimbToMUnderGPipeAndStopAtPUnder1F1B) {
       for (size_t step = 0; step < 3; ++step) {
         EXPECT_EQ(held[8 * step + 7].microBatches, 0) << "step " << step << " frees every micro-batch it held";
       }
+      // Each micro-batch apart: the ones held, each with what its forward left held (the allocator's).
+      for (const auto& h : held) {
+        ASSERT_EQ(h.batches.size(), static_cast<size_t>(h.microBatches));
+        for (const auto& b : h.batches) EXPECT_GT(b.bytes, 0) << "micro-batch " << b.microBatch;
+      }
+      // GPipe's first backward frees micro-batch 0 first; 1F1B's rank 0 holds micro-batches 0 and
+      // 1 before its first backward, then 1 alone.
+      const auto batchesAt = [&](size_t k) {
+        std::vector<int> out;
+        for (const auto& b : held[k].batches) out.push_back(b.microBatch);
+        return out;
+      };
+      if (i == 0) EXPECT_EQ(batchesAt(4), (std::vector<int>{1, 2, 3}));
+      if (i == 1 && r == 0) {
+        EXPECT_EQ(batchesAt(1), (std::vector<int>{0, 1}));
+        EXPECT_EQ(batchesAt(2), (std::vector<int>{1}));
+      }
       EXPECT_EQ(lanes.actions[static_cast<size_t>(r)].size(), 3u * (2 * 4 + 2 * 4))
           << "per step 4 F and 4 B, and a transfer beside each";
     }
