@@ -61,7 +61,8 @@ const std::vector<ModeName<PipelineSchedule>>& modeNames(PipelineSchedule) {
                                                                 {PipelineSchedule::OneFOneB, "1f1b"},
                                                                 {PipelineSchedule::Interleaved1F1B, "interleaved_1f1b"},
                                                                 {PipelineSchedule::ZeroBubble, "zero_bubble"},
-                                                                {PipelineSchedule::Zbv, "zbv"}};
+                                                                {PipelineSchedule::Zbv, "zbv"},
+                                                                {PipelineSchedule::DualPipeV, "dualpipev"}};
   return names;
 }
 const char* modeOption(PipelineSchedule) { return "schedule"; }

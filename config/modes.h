@@ -33,7 +33,7 @@ enum class StepGateMode : uint8_t { Off, Group, Step };
 enum class MemoryCheck : uint8_t { On, Off };
 enum class Offload : uint8_t { Off, Cpu };
 // A pipeline's order of forwards and backwards (--pp): config/pipeline_schedule.h.
-enum class PipelineSchedule : uint8_t { GPipe, OneFOneB, Interleaved1F1B, ZeroBubble, Zbv };
+enum class PipelineSchedule : uint8_t { GPipe, OneFOneB, Interleaved1F1B, ZeroBubble, Zbv, DualPipeV };
 
 template <typename E>
 struct ModeName {

@@ -15,10 +15,6 @@ bool isInterleaved(PipelineSchedule schedule) {
   return schedule == PipelineSchedule::Interleaved1F1B || schedule == PipelineSchedule::ZeroBubble;
 }
 
-bool splitsBackward(PipelineSchedule schedule) {
-  return schedule == PipelineSchedule::ZeroBubble || schedule == PipelineSchedule::Zbv;
-}
-
 std::string scheduleName(PipelineSchedule schedule) { return std::string(modeName(schedule)); }
 
 // Micro-batches go round the ranks in rounds of this many (PyTorch's microbatches_per_round):
@@ -133,6 +129,84 @@ std::vector<PipeAction> zbvActions(const PipelineShape& shape, int rank) {
   return out;
 }
 
+// DualPipeV's lists are built by counting, as PyTorch's class builds them: each (stage, kind) its
+// next micro-batch (a whole backward counts as an I and a W), and the Ws of the Is run so far
+// waiting in a queue, oldest first.
+class DualPipeVList {
+ public:
+  void add(Kind kind, int stage) {
+    const Kind counted = kind == Kind::Backward ? Kind::BackwardInput : kind;
+    const int microBatch = next_[{stage, counted}]++;
+    out_.push_back({kind, stage, microBatch});
+    if (kind == Kind::Backward) ++next_[{stage, Kind::BackwardWeight}];
+    if (kind == Kind::BackwardInput) weights_.push_back({stage, microBatch});
+  }
+  // One of PyTorch's OVERLAP_F_B: a forward of one chunk, a whole backward of the other.
+  void overlap(int forwardStage, int backwardStage) {
+    add(Kind::Forward, forwardStage);
+    out_.back().pairedWithNext = true;
+    add(Kind::Backward, backwardStage);
+  }
+  void weightIfWaiting() {
+    if (weights_.empty()) return;
+    const auto [stage, microBatch] = weights_.front();
+    weights_.erase(weights_.begin());
+    out_.push_back({Kind::BackwardWeight, stage, microBatch});
+  }
+  std::vector<PipeAction> take() { return std::move(out_); }
+
+ private:
+  std::map<std::pair<int, Kind>, int> next_;
+  std::vector<std::pair<int, int>> weights_;  // (stage, micro-batch) of each I whose W has not run
+  std::vector<PipeAction> out_;
+};
+
+// DualPipeV on zbv's V (rank r: chunk 0 = stage r, chunk 1 = stage 2P - 1 - r), in PyTorch's 8
+// phases: forwards of chunk 0; of both chunks in turn; chunk 1's I, W and F; the main phase, each
+// chunk's forward paired with the other's backward; chunk 1's backward beside a pair; both chunks'
+// backwards, split into I from the middle on; chunk 0's backwards behind the waiting Ws; the Ws left.
+std::vector<PipeAction> dualPipeVActions(const PipelineShape& shape, int rank) {
+  const int p = shape.ranks, m = shape.microBatches;
+  const int chunk0 = rank, chunk1 = 2 * p - 1 - rank;
+  DualPipeVList list;
+  for (int i = 0; i < 2 * (p - rank - 1); ++i) list.add(Kind::Forward, chunk0);
+  for (int i = 0; i < rank + 1; ++i) {
+    list.add(Kind::Forward, chunk0);
+    list.add(Kind::Forward, chunk1);
+  }
+  for (int i = 0; i < p - rank - 1; ++i) {
+    list.add(Kind::BackwardInput, chunk1);
+    list.weightIfWaiting();
+    list.add(Kind::Forward, chunk1);
+  }
+  for (int i = 0; i < m - 2 * p + rank + 1; ++i) {
+    if (i == 0 && rank == p - 1) {  // not paired, as PyTorch's, to shrink the bubble further
+      list.add(Kind::Forward, chunk0);
+      list.add(Kind::Backward, chunk1);
+    } else {
+      list.overlap(chunk0, chunk1);
+    }
+    list.overlap(chunk1, chunk0);
+  }
+  for (int i = 0; i < p - rank - 1; ++i) {
+    list.add(Kind::Backward, chunk1);
+    list.overlap(chunk1, chunk0);
+  }
+  bool split = false;
+  for (int i = 0; i < rank + 1; ++i) {
+    if (i == (rank + 1) / 2 && rank % 2 == 1) split = true;
+    list.add(split ? Kind::BackwardInput : Kind::Backward, chunk1);
+    if (i == (rank + 1) / 2 && rank % 2 == 0) split = true;
+    list.add(split ? Kind::BackwardInput : Kind::Backward, chunk0);
+  }
+  for (int i = 0; i < p - rank - 1; ++i) {
+    list.weightIfWaiting();
+    list.add(split ? Kind::BackwardInput : Kind::Backward, chunk0);
+  }
+  for (int i = 0; i < rank + 1; ++i) list.weightIfWaiting();
+  return list.take();
+}
+
 const char* kindText(Kind kind) {
   switch (kind) {
     case Kind::Forward:
@@ -164,15 +238,21 @@ std::optional<std::string> pipelineShapeProblem(const PipelineShape& shape) {
   if (oneStagePerRank && v != 1) {
     return "--stages-per-rank " + std::to_string(v) + " with --schedule " + name +
            ", which runs one stage per rank. Drop --stages-per-rank, or pick --schedule interleaved_1f1b, "
-           "zero_bubble or zbv.";
+           "zero_bubble, zbv or dualpipev.";
   }
   if (isInterleaved(shape.schedule) && v < 2) {
     return "--schedule " + name + " loops each rank over several stages; --stages-per-rank is " + std::to_string(v) +
            ". Pass --stages-per-rank 2 or more.";
   }
-  if (shape.schedule == PipelineSchedule::Zbv && v != 2) {
-    return "--schedule zbv folds the stages into a V, two per rank; --stages-per-rank is " + std::to_string(v) +
-           ". Pass --stages-per-rank 2.";
+  if (foldsIntoAV(shape.schedule) && v != 2) {
+    return "--schedule " + name + " folds the stages into a V, two per rank; --stages-per-rank is " +
+           std::to_string(v) + ". Pass --stages-per-rank 2.";
+  }
+  if (shape.schedule == PipelineSchedule::DualPipeV && shape.microBatches < shape.stages()) {
+    return "--microbatches " + std::to_string(shape.microBatches) + " with --schedule dualpipev over --pp " +
+           std::to_string(shape.ranks) + ": it needs at least as many micro-batches as stages (" +
+           std::to_string(shape.stages()) + "), as PyTorch's ScheduleDualPipeV. Pass --microbatches " +
+           std::to_string(shape.stages()) + ".";
   }
   const int rounds = std::max(1, shape.microBatches / shape.ranks);
   if (isInterleaved(shape.schedule) && shape.microBatches % rounds != 0) {
@@ -185,7 +265,7 @@ std::optional<std::string> pipelineShapeProblem(const PipelineShape& shape) {
 }
 
 int rankOfStage(const PipelineShape& shape, int stage) {
-  if (shape.schedule == PipelineSchedule::Zbv && stage >= shape.ranks) return 2 * shape.ranks - 1 - stage;
+  if (foldsIntoAV(shape.schedule) && stage >= shape.ranks) return 2 * shape.ranks - 1 - stage;
   return stage % shape.ranks;
 }
 
@@ -209,6 +289,8 @@ std::vector<PipeAction> computeActions(const PipelineShape& shape, int rank) {
       return loopedActions(shape, rank, 1, true);
     case PipelineSchedule::Zbv:
       return zbvActions(shape, rank);
+    case PipelineSchedule::DualPipeV:
+      return dualPipeVActions(shape, rank);
   }
   return {};
 }
@@ -352,6 +434,10 @@ BubbleForm bubbleClosedForm(const PipelineShape& shape) {
       return {(p - 1) / (3 * v * m), "(P-1)/(3*V*M), ZB-H1's at F=I=W"};
     case PipelineSchedule::Zbv:
       return {0, "0, ZB-V's at F=I=W"};
+    case PipelineSchedule::DualPipeV:
+      // DualPipe's (PP/2-1)(F&B+B-3W) with PP = 2P stages, over the ideal 2M(F+B): with F = I = W and
+      // a pair taking F+B (nothing overlaps on one stream), 2(P-1) over 6M.
+      return {(p - 1) / (3 * m), "(P-1)/(3*M), DualPipeV's (P-1)(F&B+B-3W) at F=I=W, F&B=F+B"};
   }
   return {};
 }

@@ -18,6 +18,10 @@
 //                     W moved into what would be bubble (ScheduleInterleavedZeroBubble, Qi et al. 2023)
 //   zbv               two stages per rank in a V: rank r holds stages r and 2P - 1 - r, so the first
 //                     and last stage share rank 0 (ScheduleZBVZeroBubble)
+//   dualpipev         zbv's V, with one chunk's forward paired with the other chunk's backward
+//                     (OVERLAP_F_B, run one after the other, as PyTorch's runtime runs them) and
+//                     whole backwards beside split ones (ScheduleDualPipeV, DeepSeek's DualPipe
+//                     cut in half)
 #pragma once
 
 #include <cstdint>
@@ -43,16 +47,24 @@ enum class PipeActionKind : uint8_t {
 
 inline bool isComputeAction(PipeActionKind kind) { return kind <= PipeActionKind::BackwardWeight; }
 
-// Whether the schedule places several stages on each rank (interleaved_1f1b, zero_bubble, zbv).
+// Whether the schedule places several stages on each rank (interleaved_1f1b, zero_bubble, zbv,
+// dualpipev).
 inline bool loopsOverStages(PipelineSchedule schedule) {
   return schedule == PipelineSchedule::Interleaved1F1B || schedule == PipelineSchedule::ZeroBubble ||
-         schedule == PipelineSchedule::Zbv;
+         schedule == PipelineSchedule::Zbv || schedule == PipelineSchedule::DualPipeV;
+}
+// Whether it folds its stages into a V, two per rank: rank r holds stages r and 2P - 1 - r.
+inline bool foldsIntoAV(PipelineSchedule schedule) {
+  return schedule == PipelineSchedule::Zbv || schedule == PipelineSchedule::DualPipeV;
 }
 
 struct PipeAction {
   PipeActionKind kind = PipeActionKind::Forward;
   int stage = 0;       // the pipeline stage, 0 .. stages - 1
   int microBatch = 0;  // 0 .. microBatches - 1
+  // dualpipev: this forward and the backward after it are one of PyTorch's OVERLAP_F_B actions (one
+  // moment of its lowering, config/pipeline_transfers.h). Not part of what the action is (==).
+  bool pairedWithNext = false;
   bool operator==(const PipeAction& other) const {
     return kind == other.kind && stage == other.stage && microBatch == other.microBatch;
   }
@@ -125,7 +137,8 @@ std::optional<std::vector<std::vector<PlannedAction>>> plannedTimeline(const Pip
 
 // The bubble's share of the ideal time, by the schedule's closed form (a prediction), and the
 // form's text: (P-1)/M for gpipe and 1f1b, (P-1)/(V*M) for interleaved_1f1b, a third of that with
-// F = I = W for zero_bubble (ZB-H1's (P-1)(F+I-W)), and 0 for zbv at F = I = W (ZB-V).
+// F = I = W for zero_bubble (ZB-H1's (P-1)(F+I-W)), 0 for zbv at F = I = W (ZB-V), and
+// (P-1)/(3M) for dualpipev (DualPipe's (PP/2-1)(F&B+B-3W) with 2P stages, at F = I = W, F&B = F+B).
 struct BubbleForm {
   double fraction = 0;
   std::string form;

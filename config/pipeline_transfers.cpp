@@ -16,8 +16,9 @@ namespace {
 
 using Kind = PipeActionKind;
 using Key = std::tuple<Kind, int, int>;  // (kind, stage, micro-batch)
-// One moment of a rank's walk: a compute action, or one of PyTorch's that waits for nothing.
-using Moment = std::optional<PipeAction>;
+// One moment of a rank's walk: a compute action (or dualpipev's pair of them, one OVERLAP_F_B), or
+// none, one of PyTorch's actions that waits for nothing.
+using Moment = std::vector<PipeAction>;
 
 constexpr size_t kStagesGatheredAhead = 3;  // _add_unshard_reshard's max_active_stages
 
@@ -32,14 +33,15 @@ std::vector<int> nextStages(const std::vector<PipeAction>& actions, size_t from)
   return out;
 }
 
-// A rank's compute actions as PyTorch's walk meets them: before each, a moment per stage it lets go
-// (RESHARD) and per stage it gathers ahead (UNSHARD); after a stage's M-th backward (B or W), its
-// REDUCE_GRAD. The RESHARDs after the last action come after every transfer and are left out.
+// A rank's compute actions as PyTorch's walk meets them: before each (a pair, one), a moment per
+// stage it lets go (RESHARD) and per stage it gathers ahead (UNSHARD); after a stage's M-th
+// backward (B or W), its REDUCE_GRAD. The RESHARDs after the last action come after every transfer
+// and are left out.
 std::vector<Moment> momentsOf(const std::vector<PipeAction>& compute, int microBatches) {
   std::vector<Moment> out;
   std::set<int> gathered;
   std::map<int, int> backwards;
-  for (size_t i = 0; i < compute.size(); ++i) {
+  for (size_t i = 0; i < compute.size();) {
     const auto next = nextStages(compute, i);
     for (auto it = gathered.begin(); it != gathered.end();) {
       const bool needed = std::find(next.begin(), next.end(), *it) != next.end();
@@ -53,10 +55,13 @@ std::vector<Moment> momentsOf(const std::vector<PipeAction>& compute, int microB
     for (int stage : next) {
       if (gathered.insert(stage).second) out.emplace_back();
     }
-    const PipeAction& a = compute[i];
-    out.emplace_back(a);
-    const bool endsAGradient = a.kind == Kind::Backward || a.kind == Kind::BackwardWeight;
-    if (endsAGradient && ++backwards[a.stage] == microBatches) out.emplace_back();
+    const size_t end = std::min(compute.size(), compute[i].pairedWithNext ? i + 2 : i + 1);
+    out.emplace_back(compute.begin() + static_cast<std::ptrdiff_t>(i),
+                     compute.begin() + static_cast<std::ptrdiff_t>(end));
+    for (; i < end; ++i) {
+      const bool endsAGradient = compute[i].kind == Kind::Backward || compute[i].kind == Kind::BackwardWeight;
+      if (endsAGradient && ++backwards[compute[i].stage] == microBatches) out.emplace_back();
+    }
   }
   return out;
 }
@@ -116,10 +121,12 @@ std::vector<std::vector<PipeAction>> lockstepActions(const PipelineShape& shape)
       const auto i = static_cast<size_t>(r);
       if (at[i] == moments[i].size()) continue;
       const Moment& moment = moments[i][at[i]];
-      if (moment && !ready(shape, *moment, placed[i])) continue;
-      if (moment) {
-        place(r, *moment);
-        if (const auto transfer = transferOf(shape, *moment)) {
+      const bool waits =
+          std::any_of(moment.begin(), moment.end(), [&](const PipeAction& a) { return !ready(shape, a, placed[i]); });
+      if (waits) continue;
+      for (const PipeAction& a : moment) place(r, a);
+      for (const PipeAction& a : moment) {
+        if (const auto transfer = transferOf(shape, a)) {
           place(r, transfer->first);
           place(rankOfStage(shape, transfer->second.stage), transfer->second);
         }

@@ -4,7 +4,7 @@
 // sits and waited for just before the action that needs it (engine/strategies/pipeline_rank.h).
 //
 // GPipe's and 1F1B's receives sit just before the action that needs them, as PyTorch's one-stage
-// schedules post theirs. The multi-stage schedules' (interleaved_1f1b, zero_bubble, zbv) sit where
+// schedules post theirs. The multi-stage schedules' (interleaved_1f1b, zero_bubble, zbv, dualpipev) sit where
 // PyTorch's lowering of a compute-only schedule puts them (_PipelineScheduleRuntime's
 // _add_send_recv): it walks every rank's list in lockstep and, when a rank runs a compute action
 // whose output another rank needs, puts its send after it and the matching receive at the end of

@@ -47,11 +47,12 @@ std::vector<ConfigField> pipelineFields() {
        "--pp: the order of forwards (F) and backwards (B) of micro-batches on each rank, as "
        "torch.distributed.pipelining's schedules: gpipe (every F, then every B) | 1f1b (P-r-1 Fs, then one F "
        "and one B in turn) | interleaved_1f1b (--stages-per-rank V stages on each rank, looped) | zero_bubble "
-       "(interleaved, backward split into I and W) | zbv (two stages per rank in a V); --print-schedule "
+       "(interleaved, backward split into I and W) | zbv (two stages per rank in a V) | dualpipev (zbv's V, "
+       "one chunk's F paired with the other's B, DeepSeek's DualPipe cut in half; M >= 2P); --print-schedule "
        "prints each rank's actions"},
       {"stages-per-rank", &RunConfig::stagesPerRank, F::Training,
-       "--pp with interleaved_1f1b, zero_bubble (2 or more) or zbv (2): stages on each rank, rank r holding "
-       "stages r, r + P, ... (zbv: r and 2P - 1 - r). 0: 1, or 2 for those schedules"},
+       "--pp with interleaved_1f1b, zero_bubble (2 or more), zbv or dualpipev (2): stages on each rank, rank r "
+       "holding stages r, r + P, ... (zbv, dualpipev: r and 2P - 1 - r). 0: 1, or 2 for those schedules"},
       {"microbatches", &RunConfig::microbatches, F::Training,
        "--pp: micro-batches each data rank's batch is split into, run through the pipeline and reduced "
        "once after the last. 0: P, or 2P for the looped schedules"},

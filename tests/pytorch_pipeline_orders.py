@@ -3,7 +3,7 @@
 shape, the compute actions each rank runs (F, B, I, W with stage and micro-batch), in order, as
 `shardscope run --print-schedule` prints them and as PyTorch's schedule class orders them
 (PyTorch's None slots and REDUCE_GRAD left out, as they run nothing).
-- The looped schedules (interleaved_1f1b, zero_bubble, zbv): their classes'
+- The looped schedules (interleaved_1f1b, zero_bubble, zbv, dualpipev): their classes'
   _calculate_single_rank_operations, called on an object with only the attributes it reads; and
   every action with its sends and receives, as their runtime lowers that list (_add_send_recv):
   where a receive sits decides whether NCCL, running two ranks' transfers one after another, can
@@ -38,6 +38,8 @@ SHAPES = [
     ("interleaved_1f1b", 4, 2, 3), ("interleaved_1f1b", 2, 2, 6),
     ("zero_bubble", 2, 2, 4), ("zero_bubble", 3, 2, 6), ("zero_bubble", 4, 2, 8),
     ("zbv", 2, 2, 4), ("zbv", 3, 2, 5), ("zbv", 4, 2, 8), ("zbv", 2, 2, 2),
+    ("dualpipev", 2, 2, 4), ("dualpipev", 2, 2, 7), ("dualpipev", 3, 2, 6), ("dualpipev", 3, 2, 9),
+    ("dualpipev", 4, 2, 8), ("dualpipev", 4, 2, 12),
 ]
 
 
@@ -90,23 +92,34 @@ def torch_order(schedule, p, v, m):
     fake.number_of_rounds, fake.microbatches_per_round = rounds, m // rounds
     cls = {"interleaved_1f1b": torch_schedules.ScheduleInterleaved1F1B,
            "zero_bubble": torch_schedules.ScheduleInterleavedZeroBubble,
-           "zbv": torch_schedules.ScheduleZBVZeroBubble}[schedule]
+           "zbv": torch_schedules.ScheduleZBVZeroBubble,
+           "dualpipev": torch_schedules.ScheduleDualPipeV}[schedule]
     order = {r: cls._calculate_single_rank_operations(fake, r) for r in range(p)}
-    return {r: [str(a) for a in actions if a is not None and a.computation_type.value in COMPUTE]
+    return {r: [str(a) for a in flat(actions) if a.computation_type.value in COMPUTE]
             for r, actions in order.items()}, lowered(order, m, p * v)
+
+
+def flat(actions):
+    """The actions with each OVERLAP_F_B (DualPipeV's forward and backward as one) as its two, in
+    the order PyTorch's runtime runs them; None slots left out."""
+    out = []
+    for a in actions:
+        if a is not None:
+            out += list(a.sub_actions) if a.sub_actions else [a]
+    return out
 
 
 def lowered(order, m, stages):
     """Per rank, the actions with their transfers, as PyTorch's _PipelineScheduleRuntime lowers a
     compute-only schedule (_prepare_schedule_with_comms), less the actions that run nothing here
     (UNSHARD, RESHARD, REDUCE_GRAD: each stage's strategy gathers and reduces its own)."""
-    stage_to_rank = {a.stage_index: r for r, actions in order.items() for a in actions if a is not None}
+    stage_to_rank = {a.stage_index: r for r, actions in order.items() for a in flat(actions)}
     with_comms = {r: torch_schedules._add_reduce_grad(torch_schedules._add_unshard_reshard(actions), m)
                   for r, actions in order.items()}
     with_comms = torch_schedules._add_send_recv(with_comms, stage_to_rank=lambda s: stage_to_rank[s],
                                                 num_stages=stages)
     kept = COMPUTE | {"SEND_F", "RECV_F", "SEND_B", "RECV_B"}
-    return {r: [str(a) for a in actions if a.computation_type.value in kept] for r, actions in with_comms.items()}
+    return {r: [str(a) for a in flat(actions) if a.computation_type.value in kept] for r, actions in with_comms.items()}
 
 
 def shardscope_order(binary, schedule, p, v, m, with_transfers=False):

@@ -198,7 +198,8 @@ void drawPipelineFields(config::RunConfig& c) {
     ImGui::SetTooltip("--microbatches: micro-batches per data rank's batch; 0: P, or 2P for the looped schedules");
   ImGui::InputInt("V per rank", &c.stagesPerRank);
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("--stages-per-rank: interleaved_1f1b and zero_bubble 2 or more, zbv 2; 0: the schedule's");
+    ImGui::SetTooltip(
+        "--stages-per-rank: interleaved_1f1b and zero_bubble 2 or more, zbv and dualpipev 2; 0: the schedule's");
   const auto shape = config::pipelineShapeOf(c);
   ImGui::TextDisabled("mesh %d x %d x %d (pipe, data, tensor); M %d, V %d", shape.ranks, config::dataRankCount(c),
                       std::max(1, c.tp), shape.microBatches, shape.stagesPerRank);

@@ -48,6 +48,10 @@ struct PipelineRank::StepState {
   std::vector<std::pair<at::Tensor, std::unique_ptr<PendingCollective>>> sends;
   // A receive posted and not yet waited for: its buffer and its wait, by what it brings.
   std::map<Key, std::pair<at::Tensor, std::unique_ptr<PendingCollective>>> receivingInputs, receivingGradients;
+  // Per stage, the micro-batches whose weights' gradients are done (a B, or a W): at M the stage's
+  // gradients are whole and its data ranks may reduce them. (dualpipev's last one is not always
+  // micro-batch M - 1's: a W waiting in its queue may run after the last B.)
+  std::map<int, int> gradientsDone;
   at::Tensor lossSum;
 };
 
@@ -187,7 +191,8 @@ void PipelineRank::backward(const PipeAction& a, StepState& state) {
   at::Tensor gradOutput = stage.model->holdsLoss()
                               ? at::full_like(activations.outputs.back(), 1.0 / shape_.microBatches)
                               : take(state.gradients, key, a, "output gradient");
-  const bool last = a.microBatch == shape_.microBatches - 1;  // each stage's backwards run in micro-batch order
+  const bool last =
+      inputOnly ? a.microBatch == shape_.microBatches - 1 : ++state.gradientsDone[a.stage] == shape_.microBatches;
   stage.strategy->setGradientSync(last);
   const bool checkpoint = config_.activationCheckpointing == config::Checkpointing::Blocks;
   const Batch& batch = state.microBatches[a.microBatch];
@@ -209,7 +214,7 @@ void PipelineRank::backward(const PipeAction& a, StepState& state) {
 void PipelineRank::backwardWeights(const PipeAction& a, StepState& state) {
   Stage& stage = stageAt(a.stage);
   StageActivations kept = take(state.kept, {a.stage, a.microBatch}, a, "forward's activations");
-  const bool last = a.microBatch == shape_.microBatches - 1;
+  const bool last = ++state.gradientsDone[a.stage] == shape_.microBatches;
   stage.strategy->setGradientSync(last);
   backwardWeightStages(*stage.model, *stage.strategy, kept, last);
 }

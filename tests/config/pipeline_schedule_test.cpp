@@ -27,7 +27,9 @@ std::vector<PipelineShape> shapesToCheck() {
         }
       }
       out.push_back({PipelineSchedule::Zbv, p, 2, m});
+      if (m >= 2 * p) out.push_back({PipelineSchedule::DualPipeV, p, 2, m});
     }
+    out.push_back({PipelineSchedule::DualPipeV, p, 2, 2 * p + 3});
   }
   return out;
 }
@@ -38,28 +40,36 @@ std::string describe(const PipelineShape& s) {
 }
 
 // Each rank runs, for each stage it holds and each micro-batch, one forward and one backward (or
-// one I and one W), each kind's micro-batches in order, and a stage's backward after its forward.
+// one I and one W after it: zero bubble's and zbv's always, dualpipev's from its middle on), the
+// forwards and the backwards (B or I) in micro-batch order, and a stage's backward after its forward.
 TEST(PipelineSchedule, EveryRankRunsEachMicroBatchOnceThroughEachOfItsStages) {
   for (const auto& shape : shapesToCheck()) {
     SCOPED_TRACE(describe(shape));
     const bool split = shape.schedule == PipelineSchedule::ZeroBubble || shape.schedule == PipelineSchedule::Zbv;
+    const bool mixed = shape.schedule == PipelineSchedule::DualPipeV;
     std::set<int> stagesSeen;
     for (int r = 0; r < shape.ranks; ++r) {
-      std::map<std::pair<int, Kind>, int> next;  // (stage, kind) -> the micro-batch expected next
-      std::set<std::pair<int, int>> forwarded;
+      std::map<std::pair<int, Kind>, int> next;  // (stage, F or B) -> the micro-batch expected next
+      std::set<std::pair<int, int>> forwarded, inputOnly, weighed;
       for (const PipeAction& a : computeActions(shape, r)) {
         EXPECT_EQ(rankOfStage(shape, a.stage), r) << actionText(a);
-        EXPECT_EQ(a.kind == Kind::Backward, !split && a.kind != Kind::Forward) << actionText(a);
-        EXPECT_EQ((next[{a.stage, a.kind}]++), a.microBatch) << actionText(a) << " out of order";
-        if (a.kind == Kind::Forward) forwarded.insert({a.stage, a.microBatch});
-        if (a.kind != Kind::Forward) EXPECT_TRUE(forwarded.count({a.stage, a.microBatch})) << actionText(a);
+        if (!mixed) EXPECT_EQ(a.kind == Kind::Backward, !split && a.kind != Kind::Forward) << actionText(a);
+        const std::pair<int, int> key{a.stage, a.microBatch};
+        if (a.kind == Kind::BackwardWeight) {
+          EXPECT_TRUE(inputOnly.count(key) && weighed.insert(key).second) << actionText(a) << ": W once, after its I";
+          continue;
+        }
+        const Kind counted = a.kind == Kind::BackwardInput ? Kind::Backward : a.kind;
+        EXPECT_EQ((next[{a.stage, counted}]++), a.microBatch) << actionText(a) << " out of order";
+        if (a.kind == Kind::Forward) forwarded.insert(key);
+        if (a.kind == Kind::BackwardInput) inputOnly.insert(key);
+        if (a.kind != Kind::Forward) EXPECT_TRUE(forwarded.count(key)) << actionText(a);
       }
+      EXPECT_EQ(weighed, inputOnly) << "every I's W";
+      if (mixed) EXPECT_FALSE(inputOnly.empty()) << "dualpipev splits its last backwards";
       for (int stage : stagesOfRank(shape, r)) {
         stagesSeen.insert(stage);
-        for (Kind k : split ? std::vector<Kind>{Kind::Forward, Kind::BackwardInput, Kind::BackwardWeight}
-                            : std::vector<Kind>{Kind::Forward, Kind::Backward}) {
-          EXPECT_EQ((next[{stage, k}]), shape.microBatches) << "stage " << stage;
-        }
+        for (Kind k : {Kind::Forward, Kind::Backward}) EXPECT_EQ((next[{stage, k}]), shape.microBatches);
       }
     }
     EXPECT_EQ(static_cast<int>(stagesSeen.size()), shape.stages());
@@ -289,6 +299,43 @@ TEST(PipelineSchedule, ShapesTheSchedulesCannotRunAreRefusedWithTheFix) {
   EXPECT_NE(problem(PipelineSchedule::Zbv, 2, 3, 4).find("--stages-per-rank 2"), std::string::npos);
   EXPECT_NE(problem(PipelineSchedule::Interleaved1F1B, 2, 2, 5).find("--microbatches 4"), std::string::npos);
   EXPECT_EQ(problem(PipelineSchedule::Interleaved1F1B, 2, 2, 6), "");
+  EXPECT_NE(problem(PipelineSchedule::DualPipeV, 2, 3, 4).find("--stages-per-rank 2"), std::string::npos);
+  const std::string tooFew = problem(PipelineSchedule::DualPipeV, 3, 2, 5);
+  EXPECT_NE(tooFew.find("--microbatches 5"), std::string::npos) << tooFew;
+  EXPECT_NE(tooFew.find("Pass --microbatches 6"), std::string::npos) << tooFew;
+  EXPECT_EQ(problem(PipelineSchedule::DualPipeV, 3, 2, 6), "");
+}
+
+// DualPipeV's pairs (PyTorch's OVERLAP_F_B): a forward of one chunk and the other chunk's whole
+// backward, on the same rank; rank 0's main phase pairs both ways, its last rank's leaves its
+// first forward alone.
+TEST(PipelineSchedule, DualPipeVPairsOneChunksForwardWithTheOthersBackward) {
+  const PipelineShape shape{PipelineSchedule::DualPipeV, 4, 2, 10};
+  for (int r = 0; r < shape.ranks; ++r) {
+    const auto list = computeActions(shape, r);
+    int pairs = 0;
+    for (size_t i = 0; i < list.size(); ++i) {
+      if (!list[i].pairedWithNext) continue;
+      ++pairs;
+      ASSERT_LT(i + 1, list.size());
+      EXPECT_EQ(list[i].kind, Kind::Forward);
+      EXPECT_EQ(list[i + 1].kind, Kind::Backward);
+      EXPECT_NE(list[i].stage, list[i + 1].stage) << "the other chunk's";
+    }
+    // The main phase, M - 2P + r + 1 rounds of two pairs (the last rank's first one unpaired),
+    // then P - r - 1 more.
+    const int main = shape.microBatches - 2 * shape.ranks + r + 1;
+    EXPECT_EQ(pairs, 2 * main - (r == shape.ranks - 1 ? 1 : 0) + shape.ranks - r - 1) << "rank " << r;
+  }
+  // The same model cut into twice the stages (each action half the work) against 1F1B on the same
+  // P ranks and M micro-batches: a shorter step.
+  const auto dual = plannedTimeline(shape, {0.5, 1, 0.5, 0.5});
+  const auto oneFOneB = plannedTimeline({PipelineSchedule::OneFOneB, shape.ranks, 1, shape.microBatches}, {1, 2, 1, 1});
+  ASSERT_TRUE(dual && oneFOneB);
+  double dualEnd = 0, oneFOneBEnd = 0;
+  for (const auto& rank : *dual) dualEnd = std::max(dualEnd, rank.back().end);
+  for (const auto& rank : *oneFOneB) oneFOneBEnd = std::max(oneFOneBEnd, rank.back().end);
+  EXPECT_LT(dualEnd, oneFOneBEnd);
 }
 
 }  // namespace

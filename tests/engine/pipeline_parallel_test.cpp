@@ -218,6 +218,8 @@ INSTANTIATE_TEST_SUITE_P(
                       PipelineCase{"gpt_zero_bubble_p2", "gpt", "zero_bubble", 2, 2, 1, 2, 4, "ddp"},
                       PipelineCase{"gpt_zbv_p2", "gpt", "zbv", 2, 2, 1, 2, 4, "ddp"},
                       PipelineCase{"gpt_zbv_p2_dp2_full_shard", "gpt", "zbv", 4, 2, 1, 2, 4, "full_shard"},
+                      PipelineCase{"gpt_dualpipev_p2", "gpt", "dualpipev", 2, 2, 1, 2, 5, "ddp"},
+                      PipelineCase{"gpt_dualpipev_p2_dp2_full_shard", "gpt", "dualpipev", 4, 2, 1, 2, 4, "full_shard"},
                       PipelineCase{"gpt_1f1b_p2_dp2_full_shard", "gpt", "1f1b", 4, 2, 1, 1, 2, "full_shard"},
                       PipelineCase{"gpt_gpipe_p2_dp2_zero1", "gpt", "gpipe", 4, 2, 1, 1, 2, "zero1"},
                       PipelineCase{"gpt_1f1b_p2_dp3_shard_grad_op", "gpt", "1f1b", 6, 2, 1, 1, 2, "shard_grad_op"},
