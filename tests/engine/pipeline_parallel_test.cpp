@@ -4,6 +4,7 @@
 // per rank, activations and gradients between stages by Gloo's send and recv.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -32,7 +33,7 @@ struct PipelineCase {
 config::RunConfig caseConfig(const PipelineCase& p) {
   config::RunConfig c;
   c.model = testing::modeOf<config::ModelKind>(p.model);
-  c.layers = 5;  // odd: the stages' shares differ
+  c.layers = std::max(5, p.pp * p.stagesPerRank + 1);  // odd: the stages' shares differ
   c.hidden = 12;
   c.heads = p.tp == 2 ? 6 : 3;
   c.seq = 5;
@@ -224,7 +225,19 @@ INSTANTIATE_TEST_SUITE_P(
                       PipelineCase{"gpt_gpipe_p2_dp2_zero1", "gpt", "gpipe", 4, 2, 1, 1, 2, "zero1"},
                       PipelineCase{"gpt_1f1b_p2_dp3_shard_grad_op", "gpt", "1f1b", 6, 2, 1, 1, 2, "shard_grad_op"},
                       PipelineCase{"gpt_1f1b_p2_dp4_hybrid_shard", "gpt", "1f1b", 8, 2, 1, 1, 2, "hybrid_shard"},
-                      PipelineCase{"gpt_1f1b_p2_tp2", "gpt", "1f1b", 4, 2, 2, 1, 2, "full_shard"}),
+                      PipelineCase{"gpt_1f1b_p2_tp2", "gpt", "1f1b", 4, 2, 2, 1, 2, "full_shard"},
+                      // Every schedule at P = 3 (7 blocks where V = 2), with odd micro-batch counts
+                      PipelineCase{"gpt_gpipe_p3", "gpt", "gpipe", 3, 3, 1, 1, 5, "ddp"},
+                      PipelineCase{"gpt_interleaved_p3", "gpt", "interleaved_1f1b", 3, 3, 1, 2, 3, "ddp"},
+                      PipelineCase{"gpt_zero_bubble_p3", "gpt", "zero_bubble", 3, 3, 1, 2, 3, "ddp"},
+                      PipelineCase{"gpt_zbv_p3", "gpt", "zbv", 3, 3, 1, 2, 5, "ddp"},
+                      PipelineCase{"gpt_dualpipev_p3", "gpt", "dualpipev", 3, 3, 1, 2, 7, "ddp"},
+                      // and the looped ones with a data dimension and with --tp
+                      PipelineCase{"gpt_interleaved_p2_dp2_full_shard", "gpt", "interleaved_1f1b", 4, 2, 1, 2, 4,
+                                   "full_shard"},
+                      PipelineCase{"gpt_zero_bubble_p2_dp2_ddp", "gpt", "zero_bubble", 4, 2, 1, 2, 4, "ddp"},
+                      PipelineCase{"gpt_interleaved_p2_tp2", "gpt", "interleaved_1f1b", 4, 2, 2, 2, 4, "full_shard"},
+                      PipelineCase{"gpt_dualpipev_p2_tp2", "gpt", "dualpipev", 4, 2, 2, 2, 4, "ddp"}),
     caseName);
 
 }  // namespace
