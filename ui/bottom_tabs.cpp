@@ -7,6 +7,7 @@
 #include <imgui.h>
 
 #include "config/view_tabs.h"
+#include "ui/activation_split.h"
 #include "ui/collectives_table.h"
 #include "ui/diff_view.h"
 #include "ui/estimate_panel.h"
@@ -63,6 +64,11 @@ void drawMemoryTab(TabFrame& f) {
   atPlayhead.valid = true;
   atPlayhead.tNs = f.playheadOf(index);
   drawMemoryBreakdown(f.sessions[index], atPlayhead);
+  f.state.lastActivationSplitRanks = 0;
+  if (static_cast<size_t>(index) < f.state.pipelineLanes.size()) {
+    const PipelineLanes& lanes = f.state.pipelineLanes[static_cast<size_t>(index)];
+    f.state.lastActivationSplitRanks = drawActivationsByMicroBatch(f.sessions[index], lanes, atPlayhead.tNs);
+  }
 }
 
 void drawHoldings(TabFrame& f) { drawHoldingsTab(f.state, f.sessions, f.playheadNs); }

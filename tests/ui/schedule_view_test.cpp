@@ -10,8 +10,10 @@
 #include "config/pipeline_config.h"
 #include "tests/support/run_cli.h"
 #include "tests/ui/app_driver.h"
+#include "ui/activation_split.h"
 #include "ui/app_state.h"
 #include "ui/headless_frame.h"
+#include "ui/memory_at.h"
 #include "ui/pipeline_lanes.h"
 #include "ui/record_files.h"
 
@@ -163,6 +165,20 @@ TEST(ScheduleView, TheTimelinesHeldLanesClimbToMUnderGPipeAndStopAtPUnder1F1B) {
   for (int i = 0; i < 3; ++i) app->draw();
   ASSERT_EQ(state.shownTab, "holdings");
   EXPECT_EQ(state.lastHoldings.heldCells, 2) << "a micro-batches-held cell per rank";
+  // The Memory tab there: each rank's activations split by micro-batch; rank 0 holds all four.
+  state.openTab = bottomTabTitle("memory");
+  for (int i = 0; i < 3; ++i) app->draw();
+  ASSERT_EQ(state.shownTab, "memory");
+  EXPECT_EQ(state.lastActivationSplitRanks, 2);
+  const auto& rec = store.sessions()[0].recording;
+  const auto held = stats::activationBytesHeldAt(rec.rank(0), gpipeRank0, firstBackward->beginNs);
+  const auto activation =
+      memoryAt(rec, 0, static_cast<double>(firstBackward->beginNs))[static_cast<size_t>(trace::MemoryRole::Activation)];
+  const std::string text = activationSplitText(held, activation);
+  for (const char* mb : {"mb0 ", "mb1 ", "mb2 ", "mb3 "}) EXPECT_NE(text.find(mb), std::string::npos) << text;
+  int64_t heldBytes = 0;
+  for (const auto& [key, bytes] : held) heldBytes += bytes;
+  EXPECT_LE(heldBytes, activation) << "what the micro-batches hold is part of the role's bytes";
 }
 
 TEST(ScheduleView, ASessionWithoutAPipelineSaysHowToGetOne) {
