@@ -6,7 +6,7 @@
 // torch.distributed.pipelining's one-stage schedules do (their forward sends and backward receives
 // in one batch), every send right before a receive in 1F1B's and GPipe's lists goes with it. The
 // multi-stage schedules' runtime issues each transfer alone, and so does this: their lists' order
-// (config/pipeline_lockstep.h) needs no batch.
+// (config/pipeline_transfers.h) needs no batch.
 #pragma once
 
 #include <vector>

@@ -9,6 +9,18 @@ namespace shardscope::stats {
 
 using config::PipeActionKind;
 
+namespace {
+
+// Where compute first runs from `from` on (`intervals` sorted and disjoint): the caller knows some
+// runs before its window ends.
+int64_t firstComputeIn(const std::vector<std::pair<int64_t, int64_t>>& intervals, int64_t from) {
+  const auto it = std::upper_bound(intervals.begin(), intervals.end(), from,
+                                   [](int64_t t, const std::pair<int64_t, int64_t>& i) { return t < i.second; });
+  return it == intervals.end() ? from : std::max(it->first, from);
+}
+
+}  // namespace
+
 std::vector<MeasuredAction> measuredActions(const trace::RankTimeline& t) {
   std::vector<MeasuredAction> out;
   bool open = false;  // the last action has not yet ended
@@ -21,15 +33,19 @@ std::vector<MeasuredAction> measuredActions(const trace::RankTimeline& t) {
       open = false;
     }
     if (action) {
-      out.push_back({*action, g.step, g.beginNs, g.beginNs, 0});
+      out.push_back({*action, g.step, g.beginNs, g.beginNs, 0, g.beginNs});
       open = true;
     }
   }
   if (open) out.pop_back();  // the recording stopped inside it: its end is unknown
   std::vector<std::pair<int64_t, int64_t>> windows;
   for (const auto& a : out) windows.emplace_back(a.beginNs, a.endNs);
-  const auto busy = trace::coveredNs(windows, trace::computeIntervals(t));
-  for (size_t i = 0; i < out.size(); ++i) out[i].computeNs = busy[i];
+  const auto intervals = trace::computeIntervals(t);
+  const auto busy = trace::coveredNs(windows, intervals);
+  for (size_t i = 0; i < out.size(); ++i) {
+    out[i].computeNs = busy[i];
+    if (busy[i] > 0) out[i].computeBeginNs = firstComputeIn(intervals, out[i].beginNs);
+  }
   return out;
 }
 

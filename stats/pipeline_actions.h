@@ -23,6 +23,9 @@ struct MeasuredAction {
   int64_t beginNs = 0;
   int64_t endNs = 0;      // where the next action (or the optimizer) began
   int64_t computeNs = 0;  // of [beginNs, endNs), forward or backward running
+  // Where its compute began: after what it waited for first (its receive, posted earlier, is
+  // waited for inside its span); beginNs where it computed nothing.
+  int64_t computeBeginNs = 0;
 };
 
 // Every action of the rank's recorded steps, in time order (compute actions and transfers alike).

@@ -50,33 +50,34 @@ std::string activationSplitText(const Held& held, int64_t activation) {
   }
   const int64_t rest = std::max<int64_t>(0, activation - heldBytes);
   return (out.empty() ? "no micro-batch held" : out) + "; " + trace::formatBytes(static_cast<double>(rest)) +
-         " besides (the running action's, a posted receive's)";
+         " besides (the running action's, received inputs and gradients)";
 }
 
-int drawActivationsByMicroBatch(const Session& s, const PipelineLanes& lanes, double tNs) {
+std::vector<std::string> drawActivationsByMicroBatch(const Session& s, const PipelineLanes& lanes, double tNs) {
   const auto& rec = s.recording;
-  if (lanes.actions.empty() || rec.ranks() == 0) return 0;
+  std::vector<std::string> out;
+  if (lanes.actions.empty() || rec.ranks() == 0) return out;
   const auto activation = static_cast<size_t>(trace::MemoryRole::Activation);
+  // The actions are on the recording's own clock; the playhead counts from its origin.
+  const int64_t absolute = static_cast<int64_t>(std::clamp(tNs, -1e18, 1e18)) + rec.originNs();
   double scale = 1;
   for (int r = 0; r < rec.ranks(); ++r) scale = std::max(scale, static_cast<double>(rec.rank(r).peakTotal));
   ImGui::Spacing();
   ImGui::TextUnformatted("Activations by micro-batch at the playhead (each in its action cells' colour):");
   const float height = ImGui::GetTextLineHeight();
   const float width = std::max(ImGui::GetContentRegionAvail().x * 0.35f, 100.0f);
-  int drawn = 0;
   for (int r = 0; r < rec.ranks() && static_cast<size_t>(r) < lanes.actions.size(); ++r) {
     const int64_t bytes = memoryAt(rec, r, tNs)[activation];
-    const Held held =
-        stats::activationBytesHeldAt(rec.rank(r), lanes.actions[static_cast<size_t>(r)], static_cast<int64_t>(tNs));
+    const Held held = stats::activationBytesHeldAt(rec.rank(r), lanes.actions[static_cast<size_t>(r)], absolute);
     ImGui::Text("rank %d", r);
     ImGui::SameLine(ImGui::CalcTextSize("rank 000").x + 8);
     drawSplitBar(ImGui::GetWindowDrawList(), ImGui::GetCursorScreenPos(), width, height, scale, held, bytes);
     ImGui::Dummy(ImVec2(width, height));
     ImGui::SameLine();
-    ImGui::TextDisabled("%s", activationSplitText(held, bytes).c_str());
-    ++drawn;
+    out.push_back(activationSplitText(held, bytes));
+    ImGui::TextDisabled("%s", out.back().c_str());
   }
-  return drawn;
+  return out;
 }
 
 }  // namespace shardscope::ui

@@ -1,14 +1,16 @@
 // The Memory tab's activations of a pipeline run (--pp) at the playhead, each micro-batch apart:
 // per rank, a bar of the activation role's bytes, a part per micro-batch whose activations the
 // rank holds there (what its forwards left held, by the allocator's count: stats::
-// activationBytesHeldAt), in its action cells' colour, and the rest (what the running action or a
-// posted receive holds) in the role's own colour; the figures beside it.
+// activationBytesHeldAt), in its action cells' colour, and the rest in the role's own colour (what
+// the running action holds, and the received inputs and gradients: a receive's buffer is allocated
+// when it is posted, outside every forward); the figures beside it.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "ui/pipeline_lanes.h"
 #include "ui/session_store.h"
@@ -19,7 +21,8 @@ namespace shardscope::ui {
 // micro-batch) -> bytes, summed over its stages) and the rest of the role's `activation` bytes.
 std::string activationSplitText(const std::map<std::pair<int, int>, int64_t>& held, int64_t activation);
 
-// Nothing where the session ran no pipeline or recorded no memory. Returns the ranks drawn.
-int drawActivationsByMicroBatch(const Session& session, const PipelineLanes& lanes, double tNs);
+// The Memory tab's rows at `tNs` (from the recording's origin, as the playhead), one per rank:
+// nothing where the session ran no pipeline. Returns each rank's text (activationSplitText).
+std::vector<std::string> drawActivationsByMicroBatch(const Session& session, const PipelineLanes& lanes, double tNs);
 
 }  // namespace shardscope::ui

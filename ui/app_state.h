@@ -80,8 +80,8 @@ struct AppState {
   // The memory lanes as last drawn: how tall, and each session's top of scale in bytes (for tests).
   float lastMemoryLaneHeight = 0;
   std::vector<double> lastMemoryScales;
-  // The Memory tab as last drawn: the ranks whose activations it split by micro-batch (--pp).
-  int lastActivationSplitRanks = 0;
+  // The Memory tab as last drawn: each rank's activations split by micro-batch (--pp; ui/activation_split.h).
+  std::vector<std::string> lastActivationSplits;
   bool timelinesScroll = false;  // the sessions did not all fit: the timelines scroll (PageUp/PageDown)
   float timelinesScrollY = 0;    // how far they are scrolled
   int scrollToSession = -1;      // a session to scroll the timelines to once it is drawn (a caption's run)

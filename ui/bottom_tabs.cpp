@@ -64,10 +64,10 @@ void drawMemoryTab(TabFrame& f) {
   atPlayhead.valid = true;
   atPlayhead.tNs = f.playheadOf(index);
   drawMemoryBreakdown(f.sessions[index], atPlayhead);
-  f.state.lastActivationSplitRanks = 0;
+  f.state.lastActivationSplits.clear();
   if (static_cast<size_t>(index) < f.state.pipelineLanes.size()) {
     const PipelineLanes& lanes = f.state.pipelineLanes[static_cast<size_t>(index)];
-    f.state.lastActivationSplitRanks = drawActivationsByMicroBatch(f.sessions[index], lanes, atPlayhead.tNs);
+    f.state.lastActivationSplits = drawActivationsByMicroBatch(f.sessions[index], lanes, atPlayhead.tNs);
   }
 }
 

@@ -62,26 +62,30 @@ std::string rowLabel(int rank, const config::PipelineShape& shape, int pipeRank)
   return "rank " + std::to_string(rank) + " · stage" + (shape.stagesPerRank > 1 ? "s " : " ") + stages;
 }
 
-// The bytes of the send recorded within `a`'s window on `timeline`; 0 where none was.
-int64_t sentBytes(const trace::RankTimeline& timeline, const stats::MeasuredAction& a) {
-  for (size_t i = trace::firstSpanFrom(timeline.collectives, static_cast<double>(a.beginNs));
-       i < timeline.collectives.size() && timeline.collectives[i].beginNs <= a.endNs; ++i) {
-    if (timeline.collectives[i].op == static_cast<uint8_t>(trace::CollectiveOp::Send)) {
-      return timeline.collectives[i].bytes;
-    }
+// The collective of kind `op` that `a` issued (each transfer action issues one), or none. Found by
+// its issue inside `a`'s window: on a GPU it may begin running well after (its stream reaches it later).
+const trace::CollectiveSpan* issuedWithin(const trace::RankTimeline& timeline, const stats::MeasuredAction& a,
+                                          trace::CollectiveOp op) {
+  constexpr size_t kLookAhead = 512;  // spans begun after its issue: ample for the transfers queued behind it
+  const size_t first = trace::firstSpanFrom(timeline.collectives, static_cast<double>(a.beginNs));
+  for (size_t i = first; i < timeline.collectives.size() && i < first + kLookAhead; ++i) {
+    const auto& c = timeline.collectives[i];
+    if (c.op == static_cast<uint8_t>(op) && c.issueNs >= a.beginNs && c.issueNs <= a.endNs) return &c;
   }
-  return 0;
+  return nullptr;
 }
 
-// When the receive posted within `a`'s window took its message: the end of its recorded receive
-// (a receive is waited for by the action that needs it, later); `a`'s end where none was recorded.
+// The bytes of the send `a` issued; 0 where none was recorded.
+int64_t sentBytes(const trace::RankTimeline& timeline, const stats::MeasuredAction& a) {
+  const auto* send = issuedWithin(timeline, a, trace::CollectiveOp::Send);
+  return send ? send->bytes : 0;
+}
+
+// When the receive `a` posted took its message: the end of its recorded receive (a receive is
+// waited for by the action that needs it, later); `a`'s end where none was recorded.
 int64_t receivedNs(const trace::RankTimeline& timeline, const stats::MeasuredAction& a) {
-  for (size_t i = trace::firstSpanFrom(timeline.collectives, static_cast<double>(a.beginNs));
-       i < timeline.collectives.size() && timeline.collectives[i].beginNs <= a.endNs; ++i) {
-    const auto& c = timeline.collectives[i];
-    if (c.op == static_cast<uint8_t>(trace::CollectiveOp::Recv)) return c.endNs;
-  }
-  return a.endNs;
+  const auto* recv = issuedWithin(timeline, a, trace::CollectiveOp::Recv);
+  return recv ? recv->endNs : a.endNs;
 }
 
 // Each send of the step as an arrow to the receive that took it, on the rank at the same place of
@@ -184,7 +188,8 @@ ScheduleFrame scheduleFrameOf(const Session& s, const std::vector<std::vector<st
     double busy = 0;
     for (const auto& a : step[static_cast<size_t>(r)]) {
       if (!config::isComputeAction(a.action.kind)) continue;
-      const double from = static_cast<double>(a.beginNs - begin) / 1e9;
+      // From where its compute began: an action that waited for its input computes after the wait.
+      const double from = static_cast<double>(a.computeBeginNs - begin) / 1e9;
       row.measured.push_back({a.action, from, from + static_cast<double>(a.computeNs) / 1e9});
       busy += static_cast<double>(a.computeNs) / 1e9;
     }

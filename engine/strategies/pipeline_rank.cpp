@@ -49,8 +49,8 @@ struct PipelineRank::StepState {
   // A receive posted and not yet waited for: its buffer and its wait, by what it brings.
   std::map<Key, std::pair<at::Tensor, std::unique_ptr<PendingCollective>>> receivingInputs, receivingGradients;
   // Per stage, the micro-batches whose weights' gradients are done (a B, or a W): at M the stage's
-  // gradients are whole and its data ranks may reduce them. (dualpipev's last one is not always
-  // micro-batch M - 1's: a W waiting in its queue may run after the last B.)
+  // gradients are whole and its data ranks may reduce them. In every schedule here that is micro-batch
+  // M - 1's, but counting holds for any list (a W left waiting behind a later B would break the other).
   std::map<int, int> gradientsDone;
   at::Tensor lossSum;
 };

@@ -169,13 +169,15 @@ TEST(ScheduleView, TheTimelinesHeldLanesClimbToMUnderGPipeAndStopAtPUnder1F1B) {
   state.openTab = bottomTabTitle("memory");
   for (int i = 0; i < 3; ++i) app->draw();
   ASSERT_EQ(state.shownTab, "memory");
-  EXPECT_EQ(state.lastActivationSplitRanks, 2);
+  ASSERT_EQ(state.lastActivationSplits.size(), 2u);
+  const std::string& text = state.lastActivationSplits[0];
+  for (const char* mb : {"mb0 ", "mb1 ", "mb2 ", "mb3 "}) EXPECT_NE(text.find(mb), std::string::npos) << text;
   const auto& rec = store.sessions()[0].recording;
   const auto held = stats::activationBytesHeldAt(rec.rank(0), gpipeRank0, firstBackward->beginNs);
-  const auto activation =
-      memoryAt(rec, 0, static_cast<double>(firstBackward->beginNs))[static_cast<size_t>(trace::MemoryRole::Activation)];
-  const std::string text = activationSplitText(held, activation);
-  for (const char* mb : {"mb0 ", "mb1 ", "mb2 ", "mb3 "}) EXPECT_NE(text.find(mb), std::string::npos) << text;
+  ASSERT_EQ(held.size(), 4u);
+  const double fromOrigin = static_cast<double>(firstBackward->beginNs - rec.originNs());
+  const auto activation = memoryAt(rec, 0, fromOrigin)[static_cast<size_t>(trace::MemoryRole::Activation)];
+  EXPECT_EQ(activationSplitText(held, activation), text) << "the split at the playhead, the first backward's start";
   int64_t heldBytes = 0;
   for (const auto& [key, bytes] : held) heldBytes += bytes;
   EXPECT_LE(heldBytes, activation) << "what the micro-batches hold is part of the role's bytes";
