@@ -415,6 +415,8 @@ Event kernelCollective(const RankTrace& trace, const Span& kernel, CollectiveOp 
     e.bytes = params->in * width;
     e.bytesOut = params->out * width;
     placeInGroup(e, *params, trace.world, notes);
+  } else {
+    e.sizeUnknown = 1;  // a kernel without its args: counted, its size not recorded
   }
   e.ownPartBytes = -1;  // no own part or peer known
   e.peer = -1;

@@ -53,6 +53,7 @@ Event commKernelCollective(const KernelContext& kernels, const CommKernel& k, Co
   e.worldSize = kernels.trace.world;
   e.ownPartBytes = -1;
   e.peer = -1;
+  e.sizeUnknown = 1;
   e.text = unitAndPhaseOfKernelsAround(kernels, k.begin, e) + "|" + name;
   return e;
 }

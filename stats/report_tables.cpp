@@ -27,13 +27,12 @@ std::string formatCollectiveTime(const trace::CollectiveTotals& c, int steps) {
   return trace::formatDuration(c.seconds * 1e9 / std::max(steps, 1));
 }
 
-std::string perStep(int64_t bytes, int steps) { return formatBytes(static_cast<double>(bytes) / std::max(steps, 1)); }
-
 // "size / sent" of one collective type per step: what the algorithm asks for against what the rank
 // puts on the wire for it under the ring schedule.
 std::string formatTraffic(const trace::CollectiveTotals& c, int steps) {
   if (c.count == 0) return "-";
-  return perStep(c.sizeBytes, steps) + " / " + perStep(c.sentBytes, steps);
+  return trace::formatCollectiveBytes(c, c.sizeBytes, steps) + " / " +
+         trace::formatCollectiveBytes(c, c.sentBytes, steps);
 }
 
 constexpr const char* kTrafficLegend =
@@ -68,8 +67,10 @@ void printTrafficTable(std::FILE* out, const std::vector<RankStats>& ranks) {
     for (auto op : ops)
       std::fprintf(out, " %22s", formatTraffic(r.collectives[static_cast<int>(op)], r.recordedSteps).c_str());
     const auto all = trace::allCollectives(r.collectives);
-    std::fprintf(out, " %12s %12s %12s\n", perStep(all.sizeBytes, r.recordedSteps).c_str(),
-                 perStep(all.sentBytes, r.recordedSteps).c_str(), perStep(all.receivedBytes, r.recordedSteps).c_str());
+    const double steps = r.recordedSteps;
+    std::fprintf(out, " %12s %12s %12s\n", trace::formatCollectiveBytes(all, all.sizeBytes, steps).c_str(),
+                 trace::formatCollectiveBytes(all, all.sentBytes, steps).c_str(),
+                 trace::formatCollectiveBytes(all, all.receivedBytes, steps).c_str());
   }
 }
 
@@ -362,9 +363,13 @@ void ComparisonTable::collectiveRows() const {
       };
     };
     const std::string name = std::string(trace::collectiveOpName(op)) + " per step: size";
-    row(name.c_str(), figure([](const trace::CollectiveTotals& t, int steps) { return perStep(t.sizeBytes, steps); }));
+    row(name.c_str(), figure([](const trace::CollectiveTotals& t, int steps) {
+          return trace::formatCollectiveBytes(t, t.sizeBytes, steps);
+        }));
     const std::string sent = std::string("  sent (") + trace::trafficBasis(op) + ")";
-    row(sent.c_str(), figure([](const trace::CollectiveTotals& t, int steps) { return perStep(t.sentBytes, steps); }));
+    row(sent.c_str(), figure([](const trace::CollectiveTotals& t, int steps) {
+          return trace::formatCollectiveBytes(t, t.sentBytes, steps);
+        }));
     row("  time", figure([](const trace::CollectiveTotals& t, int steps) {
           return trace::formatDuration(t.seconds * 1e9 / std::max(steps, 1));
         }));

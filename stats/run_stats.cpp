@@ -67,6 +67,7 @@ std::map<std::string, trace::CollectiveTotals> outsideC10dOf(const trace::RankTi
     if (impl.find("::") == std::string::npos) continue;
     auto& totals = out[impl];
     ++totals.count;
+    totals.unsized += c.sizeUnknown ? 1 : 0;
     totals.sizeBytes += trace::collectiveSizeBytes(c);
     totals.seconds += static_cast<double>(c.endNs - c.beginNs) / 1e9;
   }

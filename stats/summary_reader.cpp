@@ -67,13 +67,19 @@ void readRankCollectives(const nlohmann::json& r, const config::RunConfig& confi
     const auto& c = coll.value(trace::collectiveOpName(static_cast<trace::CollectiveOp>(op)), nlohmann::json::object());
     auto& t = s.collectives[op];
     t.count = c.value("count", int64_t{0});
-    t.sizeBytes = c.value("bytes", int64_t{0});
+    // A null size: no collective of the op had one recorded (kernels known by their names alone).
+    const bool unsized = c.contains("bytes") && c["bytes"].is_null();
+    t.unsized = unsized ? t.count : static_cast<int64_t>(numberOr(c, "unsized_count", 0.0));
+    t.sizeBytes = static_cast<int64_t>(numberOr(c, "bytes", 0.0));
     t.seconds = c.value("time_s", 0.0);
     // Before summary/4 only the size was written: the ring's traffic follows from it, with every
     // collective among the whole world (the only group those versions had).
     const auto ring = trace::ringTrafficPerRank(static_cast<trace::CollectiveOp>(op), config.world, t.sizeBytes);
-    t.sentBytes = c.value("sent_bytes", ring.sentBytes);
-    t.receivedBytes = c.value("received_bytes", ring.receivedBytes);
+    const auto traffic = [&](const char* key, int64_t older) {
+      return c.contains(key) ? static_cast<int64_t>(numberOr(c, key, 0.0)) : older;
+    };
+    t.sentBytes = traffic("sent_bytes", ring.sentBytes);
+    t.receivedBytes = traffic("received_bytes", ring.receivedBytes);
   }
   // What each process group carried, per recorded step; before HSDP every collective was the world's.
   const auto traffic = objectAt(r, "traffic_per_step");
@@ -130,6 +136,8 @@ void readOutsideC10d(const nlohmann::json& r, RankStats& s) {
     if (!c.is_object()) continue;
     auto& totals = s.outsideC10d[name];
     totals.count = static_cast<int64_t>(numberOr(c, "count", 0.0));
+    const bool unsized = c.contains("size_bytes") && c["size_bytes"].is_null();
+    totals.unsized = unsized ? totals.count : static_cast<int64_t>(numberOr(c, "unsized_count", 0.0));
     totals.sizeBytes = static_cast<int64_t>(numberOr(c, "size_bytes", 0.0));
     totals.seconds = numberOr(c, "time_s", 0.0);
   }

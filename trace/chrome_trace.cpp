@@ -195,6 +195,7 @@ void ChromeTraceWriter::writeCollectives(int r, const RankTimeline& t, int64_t o
     if (e.microBatch != 0) args["micro_batch"] = e.microBatch;
     if (op == CollectiveOp::AllToAll && e.ownPartBytes >= 0) args["own_part_bytes"] = e.ownPartBytes;  // what it keeps
     if (isPointToPoint(op) && e.peer >= 0) args["peer"] = e.peer;
+    if (e.sizeUnknown) args["size_unknown"] = 1;  // its bytes 0 are no measurement
     const auto group = static_cast<ProcessGroup>(e.processGroup);
     args["process_group"] = processGroupName(group);
     // Under HSDP the same unit is reduced twice, in two groups: the name says which.

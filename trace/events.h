@@ -168,6 +168,8 @@ struct Event {
   uint8_t phase = 0;               // Collective, Compute: Phase
   uint8_t op = 0;                  // Collective: CollectiveOp; Compute: ComputeKind; Group: GroupKind
   uint8_t processGroup = 0;        // Collective: ProcessGroup it ran in (worldSize is that group's size)
+  uint8_t sizeUnknown = 0;         // Collective: 1 where its trace recorded no size (a kernel known by its
+                                   // name alone): its bytes 0 are no measurement
   std::string text;                // Collective: "unit" or "unit|implementation" for an op built from
                                    // others; Compute: unit; RunInfo: device; RankError: message
 };

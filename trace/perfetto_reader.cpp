@@ -461,6 +461,7 @@ bool PerfettoTraceReader::collectiveFields(const std::string& event, const Annot
   if (isPointToPoint(static_cast<CollectiveOp>(op))) e.peer = static_cast<int32_t>(numberOr(args, "peer", -1));
   if (static_cast<CollectiveOp>(op) == CollectiveOp::AllToAll) e.ownPartBytes = numberOr(args, "own_part_bytes", -1);
   e.processGroup = names::indexOf(textOr(args, "process_group"), names::processGroup, kProcessGroupCount).value_or(0);
+  e.sizeUnknown = numberOr(args, "size_unknown", 0) != 0 ? 1 : 0;
   e.text = collectiveText(textOr(args, "unit"), textOr(args, "implementation"), static_cast<CollectiveOp>(op));
   return true;
 }

@@ -315,6 +315,7 @@ std::vector<PerfettoTraceWriter::Annotation> PerfettoTraceWriter::collectiveAnno
     a.push_back(text("process_group", processGroupName(static_cast<ProcessGroup>(e.processGroup))));
   if (op == CollectiveOp::AllToAll && e.ownPartBytes >= 0) a.push_back(number("own_part_bytes", e.ownPartBytes));
   if (isPointToPoint(op) && e.peer >= 0) a.push_back(number("peer", e.peer));
+  if (e.sizeUnknown) a.push_back(number("size_unknown", 1));  // its bytes 0 are no measurement
   return a;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "trace/format.h"
 #include "trace/ring_schedule.h"
 
 namespace shardscope::trace {
@@ -190,6 +191,7 @@ bool inSteps(const Span& collectiveOrSpan, int steps) {
 void addCollective(std::array<CollectiveTotals, kCollectiveOpCount>& totals, const CollectiveSpan& c) {
   auto& t = totals[c.op];
   ++t.count;
+  t.unsized += c.sizeUnknown ? 1 : 0;
   t.sizeBytes += collectiveSizeBytes(c);
   const auto traffic = collectiveTraffic(c);
   t.sentBytes += traffic.sentBytes;
@@ -263,10 +265,17 @@ int64_t activationSavedForBackward(const RankTimeline& t) {
 
 void addTotals(CollectiveTotals& into, const CollectiveTotals& t) {
   into.count += t.count;
+  into.unsized += t.unsized;
   into.sizeBytes += t.sizeBytes;
   into.sentBytes += t.sentBytes;
   into.receivedBytes += t.receivedBytes;
   into.seconds += t.seconds;
+}
+
+std::string formatCollectiveBytes(const CollectiveTotals& t, int64_t bytes, double steps) {
+  if (t.count > 0 && t.unsized == t.count) return "size not recorded";
+  const std::string figure = formatBytes(static_cast<double>(bytes) / std::max(steps, 1.0));
+  return t.unsized > 0 ? figure + " (+" + std::to_string(t.unsized) + " unsized)" : figure;
 }
 
 CollectiveTotals allCollectives(const std::array<CollectiveTotals, kCollectiveOpCount>& perOp) {

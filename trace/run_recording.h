@@ -21,6 +21,7 @@ namespace shardscope::trace {
 
 struct CollectiveTotals {
   int64_t count = 0;
+  int64_t unsized = 0;        // of count, those whose trace recorded no size (their bytes count 0)
   int64_t sizeBytes = 0;      // the collectives' sizes as nccl-tests counts them (collectiveSizeBytes)
   int64_t sentBytes = 0;      // what this rank sent of them under the ring schedule (ring_schedule.h)
   int64_t receivedBytes = 0;  // and received
@@ -29,6 +30,10 @@ struct CollectiveTotals {
 
 // Adds `t` into `into`; the totals over every collective type.
 void addTotals(CollectiveTotals& into, const CollectiveTotals& t);
+// `bytes` of `t` (its size, sent or received), over `steps`, as a table shows it: "size not
+// recorded" where no collective of `t` had a recorded size (never a 0 that reads as measured), and
+// "(+N unsized)" after the figure where some had none.
+std::string formatCollectiveBytes(const CollectiveTotals& t, int64_t bytes, double steps);
 CollectiveTotals allCollectives(const std::array<CollectiveTotals, kCollectiveOpCount>& perOp);
 
 // What one rank holds of one model unit, after each of its memory events that name it.

@@ -50,6 +50,7 @@ CollectiveSpan CollectiveSpan::of(const Event& e, NameHolder* names) {
   s.op = e.op;
   s.phase = e.phase;
   s.processGroup = e.processGroup;
+  s.sizeUnknown = e.sizeUnknown;
   return s;
 }
 
@@ -71,6 +72,7 @@ Event CollectiveSpan::toEvent(int rank) const {
   e.op = op;
   e.phase = phase;
   e.processGroup = processGroup;
+  e.sizeUnknown = sizeUnknown;
   return e;
 }
 

@@ -46,6 +46,7 @@ struct CollectiveSpan {
   uint8_t op = 0;            // CollectiveOp
   uint8_t phase = 0;         // Phase
   uint8_t processGroup = 0;  // ProcessGroup
+  uint8_t sizeUnknown = 0;   // Event::sizeUnknown
 
   const std::string& text() const { return nameOf(name); }
   static CollectiveSpan of(const Event& collective, NameHolder* names = nullptr);

@@ -61,7 +61,7 @@ std::vector<files::ExpectedField> argsFields(const nlohmann::json& event) {
     return fields;
   }
   for (const char* number : {"step", "micro_batch", "paused_us", "loss", "bytes", "bytes_out", "own_part_bytes", "peer",
-                             "group_size", "issue_us", "step_begin_us", "step_end_us"}) {
+                             "group_size", "issue_us", "step_begin_us", "step_end_us", "size_unknown"}) {
     fields.push_back({number, JsonKind::Number});
   }
   for (const char* text : {"kind", "phase", "unit", "op", "process_group", "implementation", "label"}) {
@@ -232,6 +232,7 @@ bool TraceEventReader::readCollectiveFields(const nlohmann::json& e, Event& ev) 
   ev.phase = indexOf(a.value("phase", ""), phaseNameOf, 4).value_or(0);
   ev.bytes = a.value("bytes", int64_t{0});
   ev.bytesOut = a.value("bytes_out", int64_t{0});
+  ev.sizeUnknown = a.value("size_unknown", int64_t{0}) != 0 ? 1 : 0;
   if (*op == static_cast<int>(CollectiveOp::AllToAll)) ev.ownPartBytes = a.value("own_part_bytes", int64_t{-1});
   if (isPointToPoint(static_cast<CollectiveOp>(*op))) ev.peer = a.value("peer", -1);
   ev.worldSize = a.value("group_size", 0);

@@ -615,8 +615,8 @@ void figureTableRows(const std::vector<Session>& sessions, const std::vector<std
         const auto& c = rr.front().collectives[static_cast<int>(op)];
         const double steps = std::max<double>(1, rr.front().recordedSteps);
         if (c.count == 0) return std::string("-");
-        return formatBytes(c.sizeBytes / steps) + " / " + formatBytes(c.sentBytes / steps) + " / " +
-               formatDuration(c.seconds * 1e9 / steps);
+        return trace::formatCollectiveBytes(c, c.sizeBytes, steps) + " / " +
+               trace::formatCollectiveBytes(c, c.sentBytes, steps) + " / " + formatDuration(c.seconds * 1e9 / steps);
       });
     });
   }
@@ -625,8 +625,9 @@ void figureTableRows(const std::vector<Session>& sessions, const std::vector<std
     return perStepCell(r, [&](const auto& rr) {
       const auto all = trace::allCollectives(rr.front().collectives);
       const double steps = std::max<double>(1, rr.front().recordedSteps);
-      return formatBytes(all.sizeBytes / steps) + " / " + formatBytes(all.sentBytes / steps) + " / " +
-             formatBytes(all.receivedBytes / steps);
+      return trace::formatCollectiveBytes(all, all.sizeBytes, steps) + " / " +
+             trace::formatCollectiveBytes(all, all.sentBytes, steps) + " / " +
+             trace::formatCollectiveBytes(all, all.receivedBytes, steps);
     });
   });
   if (std::any_of(figures.begin(), figures.end(), [](const stats::ComparisonFigures& f) { return f.baseline >= 0; })) {

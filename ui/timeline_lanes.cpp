@@ -123,14 +123,19 @@ void spanTooltip(const trace::CollectiveSpan& e, double originNs) {
               trace::phaseName(static_cast<trace::Phase>(e.phase)));
   const std::string impl = trace::collectiveImplementation(e);
   if (impl != trace::collectiveOpName(op)) ImGui::Text("implemented as %s", impl.c_str());
-  ImGui::Text("in %s, out %s, group of %d", formatBytes(static_cast<double>(e.bytes)).c_str(),
-              formatBytes(static_cast<double>(e.bytesOut)).c_str(), e.worldSize);
-  const auto ring = trace::collectiveTraffic(e);
-  ImGui::Text("this rank sends %s and receives %s (%s)", formatBytes(static_cast<double>(ring.sentBytes)).c_str(),
-              formatBytes(static_cast<double>(ring.receivedBytes)).c_str(), trafficNote(e));
+  if (e.sizeUnknown) {  // a kernel known by its name alone: no figure in bytes to give
+    ImGui::Text("size not recorded in its trace (known by its kernel), group of %d", e.worldSize);
+  } else {
+    ImGui::Text("in %s, out %s, group of %d", formatBytes(static_cast<double>(e.bytes)).c_str(),
+                formatBytes(static_cast<double>(e.bytesOut)).c_str(), e.worldSize);
+    const auto ring = trace::collectiveTraffic(e);
+    ImGui::Text("this rank sends %s and receives %s (%s)", formatBytes(static_cast<double>(ring.sentBytes)).c_str(),
+                formatBytes(static_cast<double>(ring.receivedBytes)).c_str(), trafficNote(e));
+  }
   ImGui::Text("issued %s, took %s", formatDuration(e.issueNs - originNs).c_str(),
               formatDuration(static_cast<double>(e.endNs - e.beginNs)).c_str());
-  ImGui::Text("algbw %.3f GB/s, busbw %.3f GB/s", algbw / 1e9, algbw * trace::busbwFactor(op, e.worldSize) / 1e9);
+  if (!e.sizeUnknown)
+    ImGui::Text("algbw %.3f GB/s, busbw %.3f GB/s", algbw / 1e9, algbw * trace::busbwFactor(op, e.worldSize) / 1e9);
   ImGui::TextDisabled("click: highlight this collective on every rank");
 }
 

@@ -64,18 +64,26 @@ RankMemoryJson rankMemoryJson(const stats::RankStats& s) {
   return m;
 }
 
+// A collective figure in bytes: null where no collective of `c` had its size recorded (kernels known
+// by their names alone), not a 0 that reads as measured.
+nlohmann::json bytesOrNull(const trace::CollectiveTotals& c, int64_t bytes) {
+  return c.count > 0 && c.unsized == c.count ? nlohmann::json(nullptr) : nlohmann::json(bytes);
+}
+
 // Per collective op: count, size, ring traffic, time; and the traffic of one step.
 nlohmann::json collectivesJson(const stats::RankStats& s) {
   nlohmann::json collectives;
   for (int op = 0; op < trace::kCollectiveOpCount; ++op) {
     const auto& c = s.collectives[op];
     // "bytes" is the size as before summary/4; the ring's sent and received bytes are new.
-    collectives[trace::collectiveOpName(static_cast<trace::CollectiveOp>(op))] = {{"count", c.count},
-                                                                                  {"bytes", c.sizeBytes},
-                                                                                  {"size_bytes", c.sizeBytes},
-                                                                                  {"sent_bytes", c.sentBytes},
-                                                                                  {"received_bytes", c.receivedBytes},
-                                                                                  {"time_s", c.seconds}};
+    nlohmann::json entry = {{"count", c.count},
+                            {"bytes", bytesOrNull(c, c.sizeBytes)},
+                            {"size_bytes", bytesOrNull(c, c.sizeBytes)},
+                            {"sent_bytes", bytesOrNull(c, c.sentBytes)},
+                            {"received_bytes", bytesOrNull(c, c.receivedBytes)},
+                            {"time_s", c.seconds}};
+    if (c.unsized > 0 && c.unsized < c.count) entry["unsized_count"] = c.unsized;  // the figures are the others'
+    collectives[trace::collectiveOpName(static_cast<trace::CollectiveOp>(op))] = std::move(entry);
   }
   return collectives;
 }
@@ -84,10 +92,8 @@ nlohmann::json collectivesJson(const stats::RankStats& s) {
 nlohmann::json outsideC10dJson(const stats::RankStats& s) {
   nlohmann::json out = nlohmann::json::object();
   for (const auto& [name, c] : s.outsideC10d) {
-    // null where the trace holds no size for them (kernels known by their names alone), not a 0
-    // that reads as measured.
-    const auto size = c.sizeBytes > 0 ? nlohmann::json(c.sizeBytes) : nlohmann::json(nullptr);
-    out[name] = {{"count", c.count}, {"size_bytes", size}, {"time_s", c.seconds}};
+    out[name] = {{"count", c.count}, {"size_bytes", bytesOrNull(c, c.sizeBytes)}, {"time_s", c.seconds}};
+    if (c.unsized > 0 && c.unsized < c.count) out[name]["unsized_count"] = c.unsized;
   }
   return out;
 }
@@ -99,11 +105,17 @@ nlohmann::json trafficPerStepJson(const stats::RankStats& s) {
   for (int g = 0; g < trace::kProcessGroupCount; ++g) {
     sentByGroup[trace::processGroupName(static_cast<trace::ProcessGroup>(g))] = s.sentBytesByGroup[g] * perStep;
   }
-  return {{"schedule", "ring"},
-          {"size_bytes", all.sizeBytes * perStep},
-          {"sent_bytes", all.sentBytes * perStep},
-          {"received_bytes", all.receivedBytes * perStep},
-          {"sent_bytes_by_group", sentByGroup}};
+  const auto perStepOrNull = [&](int64_t bytes) {
+    const auto figure = bytesOrNull(all, bytes);
+    return figure.is_null() ? figure : nlohmann::json(static_cast<double>(bytes) * perStep);
+  };
+  nlohmann::json out = {{"schedule", "ring"},
+                        {"size_bytes", perStepOrNull(all.sizeBytes)},
+                        {"sent_bytes", perStepOrNull(all.sentBytes)},
+                        {"received_bytes", perStepOrNull(all.receivedBytes)},
+                        {"sent_bytes_by_group", sentByGroup}};
+  if (all.unsized > 0) out["unsized_count"] = all.unsized;  // collectives whose size no trace recorded
+  return out;
 }
 
 // The collectives the backend failed on the rank (their timeout passed, a peer went away): each

@@ -12,6 +12,11 @@
 #include <nlohmann/json.hpp>
 
 #include "import/profiler_trace.h"
+#include "stats/summary_reader.h"
+#include "trace/chrome_trace.h"
+#include "trace/perfetto_reader.h"
+#include "trace/perfetto_trace.h"
+#include "trace/trace_reader.h"
 #include "tests/support/run_cli.h"
 #include "trace/events.h"
 
@@ -165,10 +170,66 @@ TEST(ProfilerKernels, ExpertParallelKernelsAreCollectivesWhenTheirNamesSaySo) {
   const std::string summary = testing::freshTempDir("profiler_kernels_summary") + "/s.json";
   const auto viewed = testing::runShardscope({"view", layout("expert_parallel_kernels.json"), "--summary", summary});
   ASSERT_EQ(viewed.exitCode, 0) << viewed.output;
-  const auto outside = nlohmann::json::parse(std::ifstream(summary))["ranks"][0]["collectives_outside_c10d"];
+  const auto rank0 = nlohmann::json::parse(std::ifstream(summary))["ranks"][0];
+  const auto& outside = rank0["collectives_outside_c10d"];
   ASSERT_TRUE(outside.contains("ep_kernels::all_to_all_dispatch_kernel")) << outside.dump();
   EXPECT_EQ(outside["ep_kernels::all_to_all_dispatch_kernel"]["count"], 1);
   EXPECT_TRUE(outside["ep_kernels::all_to_all_dispatch_kernel"]["size_bytes"].is_null()) << outside.dump();
+  // So are the op's figures, and the step's traffic says how many it leaves out.
+  const auto& allToAll = rank0["collectives"]["all_to_all"];
+  EXPECT_EQ(allToAll["count"], 2);
+  for (const char* key : {"bytes", "size_bytes", "sent_bytes", "received_bytes"})
+    EXPECT_TRUE(allToAll[key].is_null()) << key << ": " << allToAll.dump();
+  EXPECT_EQ(rank0["traffic_per_step"]["unsized_count"], 2) << rank0["traffic_per_step"].dump();
+  // Read back, the op is known unsized, and its table cell says so rather than "0 B".
+  const auto back = stats::loadSummary(summary);
+  ASSERT_TRUE(back.error.empty()) << back.error;
+  ASSERT_EQ(back.runs.size(), 1u);
+  const auto& readRank = back.runs[0].ranks.at(0);
+  const auto& totals = readRank.collectives[static_cast<int>(CollectiveOp::AllToAll)];
+  EXPECT_EQ(totals.unsized, 2);
+  EXPECT_EQ(formatCollectiveBytes(totals, totals.sizeBytes, 1), "size not recorded");
+  EXPECT_EQ(readRank.outsideC10d.at("ep_kernels::all_to_all_dispatch_kernel").unsized, 1);
+}
+
+// Written as shardscope writes any recording (.pftrace, Chrome JSON) and read back, such a
+// collective is still known to have no size.
+TEST(ProfilerKernels, ACollectiveWithoutASizeStaysSoThroughAnExportedTrace) {
+  const auto loaded = loadProfilerTraceFiles({layout("expert_parallel_kernels.json")});
+  ASSERT_EQ(loaded.error, "");
+  const std::string dir = testing::freshTempDir("profiler_kernels_export");
+  const int ranks = loaded.recording.ranks();
+  {
+    std::ofstream out(dir + "/t.pftrace", std::ios::binary);
+    PerfettoTraceWriter writer(out, nlohmann::json::object(), ranks);
+    for (int r = 0; r < ranks; ++r) writer.write(r, loaded.recording.rank(r), loaded.recording.originNs());
+    writer.finish(RunFacts{});
+  }
+  {
+    std::ofstream out(dir + "/t.json");
+    writeChromeTrace(out, loaded.recording, nlohmann::json::object());
+  }
+  for (const auto& back : {loadPerfettoTrace(dir + "/t.pftrace"), loadChromeTrace(dir + "/t.json")}) {
+    ASSERT_TRUE(back.error.empty()) << back.error;
+    const auto& collectives = back.recording.rank(0).collectives;
+    ASSERT_EQ(collectives.size(), 2u);
+    for (const auto& c : collectives) EXPECT_EQ(c.sizeUnknown, 1) << collectiveImplementation(c);
+    EXPECT_EQ(back.recording.collectiveTotals(0)[static_cast<int>(CollectiveOp::AllToAll)].unsized, 2);
+  }
+}
+
+// Some of an op's collectives with a recorded size and some without: the figures are the sized
+// ones', and say how many they leave out.
+TEST(ProfilerKernels, AnOpWithSomeSizesUnrecordedSaysHowManyItsFiguresLeaveOut) {
+  CollectiveTotals t;
+  t.count = 3;
+  t.unsized = 1;
+  t.sizeBytes = 2048;
+  EXPECT_EQ(formatCollectiveBytes(t, t.sizeBytes, 2), "1.0 KiB (+1 unsized)");
+  t.unsized = 0;
+  EXPECT_EQ(formatCollectiveBytes(t, t.sizeBytes, 2), "1.0 KiB");
+  t.unsized = 3;
+  EXPECT_EQ(formatCollectiveBytes(t, 0, 2), "size not recorded");
 }
 
 }  // namespace
