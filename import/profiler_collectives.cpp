@@ -349,6 +349,9 @@ Event collectiveEvent(const RankTrace& trace, const Span& op, CollectiveOp kind,
   }
   e.bytes = in * width;
   e.bytesOut = out * width;
+  // No shapes (a trace recorded with record_shapes=False) and no record of NCCL's: its size is not
+  // in the trace, and 0 would read as measured. A barrier moves nothing.
+  if (in == 0 && out == 0 && !params && kind != CollectiveOp::Barrier) e.sizeUnknown = 1;
   if (kind == CollectiveOp::AllToAll) e.ownPartBytes = ownPartBytes(trace, op, params, e);
   if (isPointToPoint(kind)) e.peer = peerOf(op);
   std::string unit = unitAndPhaseOf(trace, op, host, e);
@@ -407,7 +410,7 @@ Event kernelCollective(const RankTrace& trace, const Span& kernel, CollectiveOp 
   const std::string unit = unitAndPhaseOfKernelsAround(kernels, kernel.begin, e);
   const auto params = commParamsFrom(kernel.args);
   int64_t width = params ? params->width : 0;
-  if (width == 0) {
+  if (params && width == 0) {
     width = 4;
     ++notes.untyped;
   }

@@ -28,6 +28,7 @@ ComparisonFigures figuresOf(const std::vector<RankStats>& ranks) {
     const double steps = std::max(ranks.front().recordedSteps, 1);
     const auto all = trace::allCollectives(ranks.front().collectives);
     f.sentBytesPerStep = static_cast<double>(all.sentBytes) / steps;
+    f.collectives = all;
     f.collectiveSecondsPerStep = all.seconds / steps;
   }
   f.exposedCommSeconds = maxOver(ranks, [](const RankStats& r) { return r.steadyExposedCommSeconds; });
@@ -38,7 +39,7 @@ ComparisonFigures figuresOf(const std::vector<RankStats>& ranks) {
 
 bool canBeBaseline(const ComparedRun& run, const ComparisonFigures& figures) {
   return run.strategy == config::baselineStrategy().kind && !run.isJob && run.ok && figures.recorded &&
-         figures.sentBytesPerStep > 0;
+         figures.sentBytesPerStep > 0 && figures.collectives.unsized == 0;
 }
 
 }  // namespace
@@ -47,7 +48,7 @@ std::vector<ComparisonFigures> comparisonFigures(const std::vector<ComparedRun>&
   std::vector<ComparisonFigures> out;
   for (const auto& run : runs) out.push_back(run.ranks ? figuresOf(*run.ranks) : ComparisonFigures{});
   for (size_t i = 0; i < runs.size(); ++i) {
-    if (!runs[i].ok || !out[i].recorded) continue;
+    if (!runs[i].ok || !out[i].recorded || out[i].collectives.unsized > 0) continue;  // no ratio to a part
     for (size_t j = 0; j < runs.size(); ++j) {
       if (runs[j].world != runs[i].world || !canBeBaseline(runs[j], out[j])) continue;
       out[i].baseline = static_cast<int>(j);
@@ -56,6 +57,10 @@ std::vector<ComparisonFigures> comparisonFigures(const std::vector<ComparedRun>&
     }
   }
   return out;
+}
+
+std::string sentPerStepText(const ComparisonFigures& figures) {
+  return trace::formatCollectiveBytes(figures.collectives, static_cast<int64_t>(figures.sentBytesPerStep), 1);
 }
 
 std::string perStepFigureMissing(const ComparisonFigures& figures, bool brief) {

@@ -28,6 +28,7 @@ struct ComparisonFigures {
   double stepSeconds = 0;               // steady step, slowest rank
   double samplesPerSecond = 0;          // all ranks together
   double sentBytesPerStep = 0;          // rank 0, every collective, what it puts on the wire under the ring
+  trace::CollectiveTotals collectives;  // rank 0's, every collective (their counts: how many had no size)
   double collectiveSecondsPerStep = 0;  // rank 0, every collective
   double exposedCommSeconds = 0;        // per step, the rank that waited longest
   double overlapPercent = 0;            // the rank that overlapped most
@@ -39,6 +40,10 @@ struct ComparisonFigures {
 };
 
 std::vector<ComparisonFigures> comparisonFigures(const std::vector<ComparedRun>& runs);
+
+// sentBytesPerStep as a table shows it: "size not recorded" where no collective had a recorded size
+// (a PyTorch job's kernels known by their names alone), "(+N unsized)" after it where some had none.
+std::string sentPerStepText(const ComparisonFigures& figures);
 
 // Why a session's per-step figures are not known: "not recorded" (--recording off), "unknown (no
 // steps recorded)" (CUDA memory snapshots on their own, a run stopped in its first step; "unknown"

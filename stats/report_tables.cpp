@@ -377,8 +377,7 @@ void ComparisonTable::collectiveRows() const {
 }
 
 void ComparisonTable::sentRows() const {
-  recordedFigureRow("sent per step (rank 0, ring)",
-                    [](const ComparisonFigures& f) { return formatBytes(f.sentBytesPerStep); });
+  recordedFigureRow("sent per step (rank 0, ring)", [](const ComparisonFigures& f) { return sentPerStepText(f); });
   // Against the baseline strategy where strategies differ (not among one strategy's schedules).
   const bool strategiesDiffer = std::any_of(columns.begin(), columns.end(), [&](const StrategyColumn& c) {
     return c.config.strategy != columns.front().config.strategy;

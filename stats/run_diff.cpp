@@ -166,6 +166,7 @@ void addRankFigureChanges(const DiffSide& a, const DiffSide& b, size_t ranks, do
 struct Measure {
   double seconds = 0, bytes = 0;
   double exposed = -1;                             // a collective's: its seconds no compute hid; -1 for compute
+  bool unsized = false;                            // a collective some of whose occurrences had no recorded size
   std::vector<std::pair<int64_t, int64_t>> spans;  // a collective's occurrences
   std::string figure, where, at;
 };
@@ -214,6 +215,7 @@ std::map<std::string, Measure> alignedSpans(const trace::RankTimeline& t,
     if (m.at.empty()) m.at = at(c.beginNs);
     m.seconds += static_cast<double>(c.endNs - c.beginNs) / 1e9 / steps;
     m.bytes += static_cast<double>(trace::collectiveSizeBytes(c.toEvent(rank))) / steps;
+    m.unsized = m.unsized || c.sizeUnknown;
     m.exposed = std::max(0.0, m.exposed) + static_cast<double>(exposedNs[nth++]) / 1e9 / steps;
     m.spans.emplace_back(c.beginNs, c.endNs);
   }
@@ -266,7 +268,7 @@ void addTimelineChanges(const DiffSide& a, const DiffSide& b, size_t ranks, int 
                            (y.seconds - x.seconds) / step, y.at, x.exposed, y.exposed});
       // One mark a span: its time's change where that passed the gate, else its bytes'.
       const bool timeMarked = x.exposed >= 0 && markPastGate(d.changes.back(), y.spans, gate, d);
-      if (x.bytes != y.bytes) {
+      if (x.bytes != y.bytes && !x.unsized && !y.unsized) {  // a size unrecorded is no change of size
         d.changes.push_back({x.figure + " bytes", x.where, rank, DiffUnit::Bytes, x.bytes, y.bytes,
                              (y.bytes - x.bytes) / std::max(1.0, bytesA), y.at});
         if (!timeMarked) markPastGate(d.changes.back(), y.spans, gate, d);

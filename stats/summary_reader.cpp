@@ -67,9 +67,10 @@ void readRankCollectives(const nlohmann::json& r, const config::RunConfig& confi
     const auto& c = coll.value(trace::collectiveOpName(static_cast<trace::CollectiveOp>(op)), nlohmann::json::object());
     auto& t = s.collectives[op];
     t.count = c.value("count", int64_t{0});
-    // A null size: no collective of the op had one recorded (kernels known by their names alone).
-    const bool unsized = c.contains("bytes") && c["bytes"].is_null();
-    t.unsized = unsized ? t.count : static_cast<int64_t>(numberOr(c, "unsized_count", 0.0));
+    // Collectives whose trace recorded no size (kernels known by their names alone): where all
+    // were, the byte figures are left out (a null from a summary in between says the same).
+    const bool nullSize = c.contains("bytes") && c["bytes"].is_null();
+    t.unsized = nullSize ? t.count : static_cast<int64_t>(numberOr(c, "unsized_count", 0.0));
     t.sizeBytes = static_cast<int64_t>(numberOr(c, "bytes", 0.0));
     t.seconds = c.value("time_s", 0.0);
     // Before summary/4 only the size was written: the ring's traffic follows from it, with every
@@ -86,7 +87,7 @@ void readRankCollectives(const nlohmann::json& r, const config::RunConfig& confi
   const auto byGroup = traffic.value("sent_bytes_by_group", nlohmann::json());
   if (byGroup.is_object()) {
     for (int g = 0; g < trace::kProcessGroupCount; ++g) {
-      const auto perStep = byGroup.value(trace::processGroupName(static_cast<trace::ProcessGroup>(g)), 0.0);
+      const auto perStep = numberOr(byGroup, trace::processGroupName(static_cast<trace::ProcessGroup>(g)), 0.0);
       s.sentBytesByGroup[g] = static_cast<int64_t>(std::llround(perStep * s.recordedSteps));
     }
   } else {

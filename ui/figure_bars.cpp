@@ -43,7 +43,7 @@ FigureBar sentBar(const std::vector<stats::ComparisonFigures>& figures, bool job
       "Bytes a rank sends per step under the ring schedule (rank 0, all collectives)", rgb(245, 133, 24), figures,
       [](const stats::ComparisonFigures& f) { return f.sentBytesPerStep; },
       [&](const stats::ComparisonFigures& f) {
-        const std::string bytes = trace::formatBytes(f.sentBytesPerStep);
+        const std::string bytes = stats::sentPerStepText(f);
         return f.baseline < 0 ? bytes : bytes + " (" + trace::formatRatio(f.sentRatioToBaseline) + " " + baseline + ")";
       });
   b.note = std::string("all-reduce 2(N-1)/N x size, all-gather and reduce-scatter (N-1)/N x size") +

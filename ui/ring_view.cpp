@@ -72,9 +72,13 @@ namespace {
 std::vector<int> drawRingText(const trace::CollectiveSpan& c, int rank, const trace::RingSchedule& s, int worldRanks,
                               int tensorRanks, const std::string& backend, const std::string& timingNote,
                               const RingFrameStats& local) {
-  ImGui::TextWrapped("size %s (as nccl-tests counts it), %d ranks, chunks of %s",
-                     trace::formatBytes(static_cast<double>(s.sizeBytes)).c_str(), s.ranks,
-                     trace::formatBytes(static_cast<double>(s.chunkBytes)).c_str());
+  if (c.sizeUnknown) {  // a kernel known by its name alone: the ring's steps, no bytes to give them
+    ImGui::TextWrapped("size not recorded in its trace, %d ranks: the ring's steps without their bytes", s.ranks);
+  } else {
+    ImGui::TextWrapped("size %s (as nccl-tests counts it), %d ranks, chunks of %s",
+                       trace::formatBytes(static_cast<double>(s.sizeBytes)).c_str(), s.ranks,
+                       trace::formatBytes(static_cast<double>(s.chunkBytes)).c_str());
+  }
   const auto group = static_cast<trace::ProcessGroup>(c.processGroup);
   std::vector<int> members = trace::processGroupMembers(group, rank, s.ranks, worldRanks, tensorRanks);
   if (group != trace::ProcessGroup::World) {
@@ -84,8 +88,9 @@ std::vector<int> drawRingText(const trace::CollectiveSpan& c, int rank, const tr
     ImGui::TextWrapped("in rank %d's %s group (%s): ranks %s", rank, trace::processGroupName(group),
                        tensorMesh ? "--tp mesh" : "HSDP", ranks.c_str());
   }
-  ImGui::TextWrapped("each rank sends %s and receives as much: %s x size",
-                     trace::formatBytes(static_cast<double>(local.bytesSentPerRank)).c_str(),
+  const std::string sent =
+      c.sizeUnknown ? std::string("an unrecorded") : trace::formatBytes(static_cast<double>(local.bytesSentPerRank));
+  ImGui::TextWrapped("each rank sends %s and receives as much: %s x size", sent.c_str(),
                      s.op == trace::CollectiveOp::AllReduce ? "2(N-1)/N" : "(N-1)/N");
   ImGui::PushTextWrapPos(0.0f);  // the panel is narrow beside the grid, and narrower at projector scale
   ImGui::TextColored(ImVec4(1.0f, 0.86f, 0.35f, 1.0f), "%s", phaseText(s, local.stepsDone).c_str());

@@ -160,8 +160,10 @@ ImU32 spanColor(const trace::CollectiveSpan& e) {
 ImU32 spanColor(const trace::ComputeSpan& e) { return computeColor(static_cast<trace::ComputeKind>(e.op)); }
 
 std::string spanLabel(const trace::CollectiveSpan& e) {
-  return std::string(collectiveShortName(static_cast<trace::CollectiveOp>(e.op))) + " " + trace::collectiveUnit(e) +
-         " " + formatBytes(static_cast<double>(trace::collectiveSizeBytes(e)));
+  const std::string label =
+      std::string(collectiveShortName(static_cast<trace::CollectiveOp>(e.op))) + " " + trace::collectiveUnit(e);
+  if (e.sizeUnknown) return label;  // no size in its trace: none drawn
+  return label + " " + formatBytes(static_cast<double>(trace::collectiveSizeBytes(e)));
 }
 std::string spanLabel(const trace::ComputeSpan& e) { return computeLabel(e) + e.text(); }
 

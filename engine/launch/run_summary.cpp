@@ -76,13 +76,17 @@ nlohmann::json collectivesJson(const stats::RankStats& s) {
   for (int op = 0; op < trace::kCollectiveOpCount; ++op) {
     const auto& c = s.collectives[op];
     // "bytes" is the size as before summary/4; the ring's sent and received bytes are new.
-    nlohmann::json entry = {{"count", c.count},
-                            {"bytes", bytesOrNull(c, c.sizeBytes)},
-                            {"size_bytes", bytesOrNull(c, c.sizeBytes)},
-                            {"sent_bytes", bytesOrNull(c, c.sentBytes)},
-                            {"received_bytes", bytesOrNull(c, c.receivedBytes)},
-                            {"time_s", c.seconds}};
-    if (c.unsized > 0 && c.unsized < c.count) entry["unsized_count"] = c.unsized;  // the figures are the others'
+    nlohmann::json entry = {{"count", c.count}, {"time_s", c.seconds}};
+    // Where none had a recorded size the byte figures are left out (an older reader takes 0, as it
+    // did; a null would stop it), and unsized_count says why; where some had none, it says how many
+    // the figures leave out.
+    if (c.count == 0 || c.unsized < c.count) {
+      entry["bytes"] = c.sizeBytes;
+      entry["size_bytes"] = c.sizeBytes;
+      entry["sent_bytes"] = c.sentBytes;
+      entry["received_bytes"] = c.receivedBytes;
+    }
+    if (c.unsized > 0) entry["unsized_count"] = c.unsized;
     collectives[trace::collectiveOpName(static_cast<trace::CollectiveOp>(op))] = std::move(entry);
   }
   return collectives;
@@ -112,8 +116,10 @@ nlohmann::json trafficPerStepJson(const stats::RankStats& s) {
   nlohmann::json out = {{"schedule", "ring"},
                         {"size_bytes", perStepOrNull(all.sizeBytes)},
                         {"sent_bytes", perStepOrNull(all.sentBytes)},
-                        {"received_bytes", perStepOrNull(all.receivedBytes)},
-                        {"sent_bytes_by_group", sentByGroup}};
+                        {"received_bytes", perStepOrNull(all.receivedBytes)}};
+  // Where no collective had a recorded size, what each group carried is not known either: left out
+  // (an older reader then takes the world's, 0).
+  if (!(all.count > 0 && all.unsized == all.count)) out["sent_bytes_by_group"] = sentByGroup;
   if (all.unsized > 0) out["unsized_count"] = all.unsized;  // collectives whose size no trace recorded
   return out;
 }

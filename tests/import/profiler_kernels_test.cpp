@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "import/profiler_trace.h"
+#include "stats/comparison_figures.h"
 #include "stats/summary_reader.h"
 #include "trace/chrome_trace.h"
 #include "trace/perfetto_reader.h"
@@ -175,12 +176,18 @@ TEST(ProfilerKernels, ExpertParallelKernelsAreCollectivesWhenTheirNamesSaySo) {
   ASSERT_TRUE(outside.contains("ep_kernels::all_to_all_dispatch_kernel")) << outside.dump();
   EXPECT_EQ(outside["ep_kernels::all_to_all_dispatch_kernel"]["count"], 1);
   EXPECT_TRUE(outside["ep_kernels::all_to_all_dispatch_kernel"]["size_bytes"].is_null()) << outside.dump();
-  // So are the op's figures, and the step's traffic says how many it leaves out.
+  // So are the op's figures
+  // (left out, so an older reader takes 0 rather than stopping at a null), and the step's traffic
+  // says how many it leaves out.
   const auto& allToAll = rank0["collectives"]["all_to_all"];
   EXPECT_EQ(allToAll["count"], 2);
+  EXPECT_EQ(allToAll["unsized_count"], 2);
   for (const char* key : {"bytes", "size_bytes", "sent_bytes", "received_bytes"})
-    EXPECT_TRUE(allToAll[key].is_null()) << key << ": " << allToAll.dump();
-  EXPECT_EQ(rank0["traffic_per_step"]["unsized_count"], 2) << rank0["traffic_per_step"].dump();
+    EXPECT_FALSE(allToAll.contains(key)) << key << ": " << allToAll.dump();
+  const auto& traffic = rank0["traffic_per_step"];
+  EXPECT_EQ(traffic["unsized_count"], 2) << traffic.dump();
+  EXPECT_TRUE(traffic["sent_bytes"].is_null()) << traffic.dump();
+  EXPECT_FALSE(traffic.contains("sent_bytes_by_group")) << traffic.dump();
   // Read back, the op is known unsized, and its table cell says so rather than "0 B".
   const auto back = stats::loadSummary(summary);
   ASSERT_TRUE(back.error.empty()) << back.error;
@@ -218,6 +225,33 @@ TEST(ProfilerKernels, ACollectiveWithoutASizeStaysSoThroughAnExportedTrace) {
   }
 }
 
+// A trace recorded with record_shapes=False: an op with no shapes and no record of NCCL's (symm_mem's,
+// a c10d all-reduce without its record_param_comms) has no size; the c10d all-gather beside them
+// is still sized by its record_param_comms.
+TEST(ProfilerKernels, AnOpRecordedWithoutShapesHasNoSizeNotAZero) {
+  const auto path = rewritten("collectives_outside_c10d.json", [](nlohmann::json& t) {
+    for (auto& e : t["traceEvents"]) {
+      if (!e.contains("args")) continue;
+      for (const char* key : {"Input Dims", "Input type", "Input Strides", "Concrete Inputs"}) e["args"].erase(key);
+    }
+  });
+  const auto loaded = loadProfilerTraceFiles({path});
+  ASSERT_EQ(loaded.error, "");
+  int unsized = 0, sized = 0;
+  for (const auto& c : loaded.recording.rank(0).collectives) {
+    const bool symmMem = collectiveImplementation(c).find("symm_mem::") != std::string::npos;
+    if (symmMem) EXPECT_EQ(c.sizeUnknown, 1) << collectiveImplementation(c);
+    unsized += c.sizeUnknown;
+    if (static_cast<CollectiveOp>(c.op) == CollectiveOp::AllGather) {
+      EXPECT_EQ(c.sizeUnknown, 0);
+      EXPECT_GT(collectiveSizeBytes(c), 0) << "from its record_param_comms";
+      ++sized;
+    }
+  }
+  EXPECT_EQ(unsized, 4) << "the three symm_mem all-reduces, and the c10d all-reduce no record of NCCL's sizes";
+  EXPECT_EQ(sized, 1);
+}
+
 // Some of an op's collectives with a recorded size and some without: the figures are the sized
 // ones', and say how many they leave out.
 TEST(ProfilerKernels, AnOpWithSomeSizesUnrecordedSaysHowManyItsFiguresLeaveOut) {
@@ -230,6 +264,13 @@ TEST(ProfilerKernels, AnOpWithSomeSizesUnrecordedSaysHowManyItsFiguresLeaveOut) 
   EXPECT_EQ(formatCollectiveBytes(t, t.sizeBytes, 2), "1.0 KiB");
   t.unsized = 3;
   EXPECT_EQ(formatCollectiveBytes(t, 0, 2), "size not recorded");
+  // The comparison's bytes sent per step likewise, and no ratio to a baseline from a part.
+  stats::ComparisonFigures f;
+  f.collectives = t;
+  EXPECT_EQ(stats::sentPerStepText(f), "size not recorded");
+  f.collectives.unsized = 1;
+  f.sentBytesPerStep = 4096;
+  EXPECT_EQ(stats::sentPerStepText(f), "4.0 KiB (+1 unsized)");
 }
 
 }  // namespace
