@@ -195,7 +195,11 @@ void ChromeTraceWriter::writeCollectives(int r, const RankTimeline& t, int64_t o
     if (e.microBatch != 0) args["micro_batch"] = e.microBatch;
     if (op == CollectiveOp::AllToAll && e.ownPartBytes >= 0) args["own_part_bytes"] = e.ownPartBytes;  // what it keeps
     if (isPointToPoint(op) && e.peer >= 0) args["peer"] = e.peer;
-    if (e.sizeUnknown) args["size_unknown"] = 1;  // its bytes 0 are no measurement
+    if (e.sizeUnknown) {  // its bytes 0 are no measurement: no figure that follows from them either
+      args["size_unknown"] = 1;
+      for (const char* key : {"size_bytes", "ring_sent_bytes", "ring_received_bytes", "algbw_GBps", "busbw_GBps"})
+        args.erase(key);
+    }
     const auto group = static_cast<ProcessGroup>(e.processGroup);
     args["process_group"] = processGroupName(group);
     // Under HSDP the same unit is reduced twice, in two groups: the name says which.
