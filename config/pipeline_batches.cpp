@@ -15,8 +15,7 @@ bool sendThenReceive(const PipeAction& action, const PipeAction& next) { return 
 
 std::vector<std::vector<bool>> batchedTransfers(const PipelineShape& shape) {
   std::vector<std::vector<bool>> batched;
-  for (int r = 0; r < shape.ranks; ++r) {
-    const auto list = rankActions(shape, r);
+  for (const auto& list : everyRanksActions(shape)) {
     batched.emplace_back(list.size(), false);
     if (loopsOverStages(shape.schedule)) continue;
     for (size_t i = 0; i + 1 < list.size(); ++i) {

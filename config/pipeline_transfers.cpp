@@ -141,6 +141,13 @@ std::vector<std::vector<PipeAction>> lockstepActions(const PipelineShape& shape)
 
 }  // namespace
 
+std::vector<std::vector<PipeAction>> everyRanksActions(const PipelineShape& shape) {
+  if (loopsOverStages(shape.schedule)) return lockstepActions(shape);  // one walk for every rank
+  std::vector<std::vector<PipeAction>> out;
+  for (int r = 0; r < shape.ranks; ++r) out.push_back(rankActions(shape, r));
+  return out;
+}
+
 std::vector<PipeAction> rankActions(const PipelineShape& shape, int rank) {
   if (loopsOverStages(shape.schedule)) return lockstepActions(shape)[static_cast<size_t>(rank)];
   const int last = shape.stages() - 1;
@@ -160,9 +167,10 @@ std::vector<PipeAction> rankActions(const PipelineShape& shape, int rank) {
 
 std::string scheduleText(const PipelineShape& shape) {
   std::ostringstream out;
-  for (int r = 0; r < shape.ranks; ++r) {
+  const auto lists = everyRanksActions(shape);
+  for (size_t r = 0; r < lists.size(); ++r) {
     out << "rank " << r << ":";
-    for (const PipeAction& a : rankActions(shape, r)) out << ' ' << actionText(a);
+    for (const PipeAction& a : lists[r]) out << ' ' << actionText(a);
     out << '\n';
   }
   return out.str();

@@ -28,6 +28,9 @@ namespace shardscope::config {
 
 // The compute actions of `rank` (computeActions) with its transfers, in the order it runs them.
 std::vector<PipeAction> rankActions(const PipelineShape& shape, int rank);
+// Every rank's, by rank: the multi-stage schedules' from one walk (asking rankActions for each
+// rank walks them all P times).
+std::vector<std::vector<PipeAction>> everyRanksActions(const PipelineShape& shape);
 
 // Every rank's list, one line per rank, for --print-schedule.
 std::string scheduleText(const PipelineShape& shape);

@@ -72,6 +72,7 @@ PipelinePrediction predictPipeline(const config::RunConfig& c) {
   for (const auto& p : params) total += p.numel();
   const int64_t wholeStates = predictRun(wholeModelAtOneStage(c)).modelStateBytes();
   const auto perStage = activationBytesPerStage(c, out.shape);
+  const auto lists = config::everyRanksActions(out.shape);
   for (int r = 0; r < out.shape.ranks; ++r) {
     PipelineRankPrediction rank;
     rank.pipeRank = r;
@@ -81,7 +82,7 @@ PipelinePrediction predictPipeline(const config::RunConfig& c) {
     }
     rank.modelStateBytes = total > 0 ? wholeStates * rank.parameters / total : 0;
     peakHeld(out.shape, r, perStage, rank);
-    for (const auto& a : config::rankActions(out.shape, r)) {
+    for (const auto& a : lists[static_cast<size_t>(r)]) {
       if (a.kind == PipeActionKind::SendActivation || a.kind == PipeActionKind::SendGradient) {
         rank.sentBytesPerStep += out.messageBytes;
       }

@@ -22,9 +22,7 @@ int32_t lastWholeStep(const Session& s, const Measured& ranks) {
   std::map<int32_t, int> whole;  // step -> ranks that ran it whole
   for (size_t r = 0; r < ranks.size(); ++r) {
     const auto place = config::pipelinePlace(static_cast<int>(r), s.config.world, s.config.pp);
-    const auto planned = config::rankActions(shape, place.pipeRank);
-    const auto expected = static_cast<size_t>(std::count_if(
-        planned.begin(), planned.end(), [](const config::PipeAction& a) { return config::isComputeAction(a.kind); }));
+    const size_t expected = config::computeActions(shape, place.pipeRank).size();
     std::map<int32_t, size_t> counts;
     for (const auto& a : ranks[r]) counts[a.step] += config::isComputeAction(a.action.kind) ? 1 : 0;
     for (const auto& [step, n] : counts) whole[step] += n == expected ? 1 : 0;
