@@ -69,6 +69,22 @@ def config_of(model, world, steps, tp=1, sequence_parallel=False):
             "lr": 1e-3, "bucket-cap-mb": 25.0, "precision": "fp32", "tp": tp, "sequence-parallel": sequence_parallel}
 
 
+def end_of_step(logged, begin):
+    """The step's wall time, once its loss is all-reduced and read, as shardscope does for its
+    progress line (on a GPU: once the device has run the step)."""
+    dist.all_reduce(logged)
+    logged.item()
+    return time.perf_counter() - begin
+
+
+def write_slowest_steps(rank, world, times, out_path):
+    """Rank 0 writes each step's slowest rank's time to out_path."""
+    every = [None] * world
+    dist.all_gather_object(every, times)
+    if rank == 0:
+        json.dump({"step_s": [max(ranks) for ranks in zip(*every)]}, open(out_path, "w"))
+
+
 def pytorch_rank(rank, world, port, c, mode, out_path, threads):
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     torch.set_num_threads(threads)
@@ -91,23 +107,18 @@ def pytorch_rank(rank, world, port, c, mode, out_path, threads):
             loss.backward()
             opt.step()
             opt.zero_grad(set_to_none=True)
-            logged = loss.detach().clone()
-            dist.all_reduce(logged)  # as shardscope does for its progress line
-            logged.item()
-            times.append(time.perf_counter() - begin)
-        every = [None] * world
-        dist.all_gather_object(every, times)
-        if rank == 0:
-            json.dump({"step_s": [max(ranks) for ranks in zip(*every)]}, open(out_path, "w"))
+            times.append(end_of_step(loss.detach().clone(), begin))
+        write_slowest_steps(rank, world, times, out_path)
     finally:
         dist.destroy_process_group()
 
 
-def run_pytorch(c, world, mode, threads):
+def spawn_for_step_times(rank_fn, args_of, world):
+    """Spawns `world` ranks of rank_fn(rank, *args_of(out_path)); the step times rank 0 wrote."""
     out = tempfile.NamedTemporaryFile(suffix=".json", delete=False).name
     try:
         try:
-            mp.spawn(pytorch_rank, args=(world, free_port(), c, mode, out, threads), nprocs=world)
+            mp.spawn(rank_fn, args=args_of(out), nprocs=world)
         except mp.ProcessExitedException:
             # A PyTorch rank sometimes aborts in its teardown after the times are written
             # ("terminate called without an active exception", as in scripts/pytorch_parity.py).
@@ -116,6 +127,10 @@ def run_pytorch(c, world, mode, threads):
         return json.load(open(out))["step_s"]
     finally:
         os.unlink(out)
+
+
+def run_pytorch(c, world, mode, threads):
+    return spawn_for_step_times(pytorch_rank, lambda out: (world, free_port(), c, mode, out, threads), world)
 
 
 def run_shardscope(binary, c, world, strategy, extra):

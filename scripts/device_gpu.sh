@@ -37,9 +37,17 @@
 #           estimator's fp32 offload_device_copies (docs/estimate.md)
 #   first_step  the 1.34B GPT offloaded, 2 steps: traced, --recording off, traced with
 #           CUDA_MODULE_LOADING=EAGER (what makes the first step slow, docs/gpu.md)
+#   pp_parity  scripts/pytorch_parity.py --pp --device cuda: every --pp case against
+#           torch.distributed.pipelining on NCCL (zbv and dualpipev too, which Gloo cannot run)
+#   pp_bench  bench/pipeline_schedules.py --device cuda: step time against torch.distributed.pipelining,
+#           2 ranks sharing the GPU, the small GPT, gpipe and 1f1b (PP_BENCH_ARGS adds or overrides)
+#   pp_1b   the same on the 1.34B GPT at --microbatches 8 (1f1b, gpipe): its measured bubble beside
+#           the closed form, its traces kept in $OUT/pipeline_1b (PP_1B_ARGS adds or overrides)
 #   pack    everything in $OUT into one $OUT/results.tar.gz, in 15 MiB pieces if larger (the device
 #           tool brings back at most 8 files a call, 16 MiB each; give it last)
 # Results go to $OUT (the device tool's folder) or ./device-out.
+# A rehearsal on a machine without a GPU: SHARDSCOPE_BIN=build/app/shardscope PP_DEVICE=cpu runs the
+# pipeline stages on CPU ranks (with PP_1B_ARGS="--model small" in place of the 1.34B GPT).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -47,7 +55,8 @@ OUT=${OUT:-$ROOT/device-out}
 mkdir -p "$OUT"
 PY=${SHARDSCOPE_PYTHON:-python3}
 export PYTHONUNBUFFERED=1
-BIN=$ROOT/build-gpu/app/shardscope
+BIN=${SHARDSCOPE_BIN:-$ROOT/build-gpu/app/shardscope}
+PP_DEVICE=${PP_DEVICE:-cuda}
 
 stage_build() {
   [ -d .deps/include ] || { echo "error: .deps/ is missing: run scripts/device_deps.sh here first and carry .deps" >&2; exit 1; }
@@ -200,6 +209,31 @@ stage_first_step() {
   $run --recording off --summary "$OUT/first_step_unrecorded.json" 2>&1 | tail -2 || return 1
   CUDA_MODULE_LOADING=EAGER $run --trace "$OUT/first_step_eager.pftrace" --summary "$OUT/first_step_eager.json" \
     2>&1 | tail -2 || return 1
+}
+
+stage_pp_parity() {
+  local status=0
+  "$PY" scripts/pytorch_parity.py --pp --device "$PP_DEVICE" --shardscope "$BIN" --workdir /tmp/gpu_parity_pp 2>&1 \
+    | tee "$OUT/parity_pp.log" | grep -vE "^\s*$" || status=1
+  grep -q "^FAIL" "$OUT/parity_pp.log" && status=1
+  return $status
+}
+
+# The small GPT's step time, gpipe and 1f1b by default (PP_BENCH_ARGS="--schedules ..." for others).
+stage_pp_bench() {
+  # shellcheck disable=SC2086  # a list of options
+  "$PY" bench/pipeline_schedules.py --shardscope "$BIN" --device "$PP_DEVICE" --schedules gpipe,1f1b --repeats 1 \
+    --steps 8 --warmup 2 --out "$OUT/pipeline_schedules_multi_rank.json" ${PP_BENCH_ARGS:-} 2>&1 \
+    | tee "$OUT/pipeline_schedules.log"
+}
+
+# The 1.34B GPT at 8 micro-batches, where a stage's compute is long enough for the bubble to be the
+# schedule's and not the launches': its measured bubble beside the closed form, its traces kept.
+stage_pp_1b() {
+  # shellcheck disable=SC2086  # a list of options
+  "$PY" bench/pipeline_schedules.py --shardscope "$BIN" --device "$PP_DEVICE" --schedules 1f1b,gpipe \
+    --microbatches 8 --batch 8 --repeats 1 --steps 5 --warmup 2 --trace-dir "$OUT/pipeline_1b" \
+    --out "$OUT/pipeline_1b_multi_rank.json" ${PP_1B_ARGS:---model gpt_1b} 2>&1 | tee "$OUT/pipeline_1b.log"
 }
 
 stage_pack() {

@@ -1,19 +1,29 @@
 #!/usr/bin/env bash
-# The GPU work that is left (docs/gpu.md's list for the next device session) in one device call of
-# at most about 9.5 minutes, built from scripts/device_gpu.sh's stages. Here first:
-# scripts/device_deps.sh and scripts/device_nccl.sh pack; then, with the device tool:
-#   run(command="bash scripts/device_remainder.sh", carry=[".deps", ".nccl/part-0", ".nccl/manifest"], timeout_s=590)
-# 1. build; NCCL 2.30 assembled and preloaded; a world-2 smoke run. If NCCL 2.30 fails, the rest
-#    runs on torch's own NCCL (a host identity per rank), and results/nccl.txt says so.
-# 2. correctness, lanes at once (small ranks; 16 cores, 139 GiB): the --tp GPU test; the --tp
-#    parity against DTensor on NCCL. Each lane has a time limit, so a hang costs only its lane, and
-#    writes its output unfiltered (a filter's buffer is lost when the limit kills it).
-# 3. timings, one at a time, each within what is left before DEADLINE_S: the offloaded first step,
-#    then the multi-rank benchmark rows.
-# 4. pack: everything in one results.tar.gz (or its 15 MiB parts).
+# The GPU work that is left (issue 72, docs/gpu.md's list for the next device session) in two device
+# calls of at most about 9.5 minutes each, the second on the machine the first left warm, built
+# from scripts/device_gpu.sh's stages. Here first: scripts/device_deps.sh and scripts/device_nccl.sh
+# pack; then, with the device tool:
+#   run(command="bash scripts/device_remainder.sh a", carry=[".deps", ".nccl/part-0", ".nccl/manifest"], timeout_s=590)
+#   run(command="bash scripts/device_remainder.sh b", carry=[".deps", ".nccl/part-0", ".nccl/manifest"], timeout_s=590)
+# Both parts: build (a no-op on a warm machine); NCCL 2.30 assembled and preloaded; a world-2 smoke
+# run. If NCCL 2.30 fails, the rest runs on torch's own NCCL (a host identity per rank), and
+# results/nccl.txt says so. Then
+#   a: correctness, lanes at once (small ranks; 16 cores, 139 GiB): the --tp and --pp GPU tests; the
+#      --tp parity against DTensor and the --pp parity against torch.distributed.pipelining on NCCL.
+#      Each lane has a time limit, so a hang costs only its lane, and writes its output unfiltered (a
+#      filter's buffer is lost when the limit kills it). Then the pipelines' step times and the
+#      1.34B GPT's bubble (pp_1b, pp_bench), before DEADLINE_S.
+#   b: timings, one at a time, each within what is left before DEADLINE_S: the offloaded first step,
+#      then the multi-rank benchmark rows.
+# Each part ends packing everything in one results.tar.gz (or its 15 MiB parts).
 # The 2026-11-29 session ran this script's earlier plan (git show 20f9858:scripts/device_remainder.sh).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
+PART=${1:-}
+case "$PART" in
+  a | b) ;;
+  *) echo "usage: bash scripts/device_remainder.sh a|b (a: TP and PP parity, pipeline timings; b: first step, benchmark rows)" >&2; exit 2 ;;
+esac
 export OUT=${OUT:-$PWD/device-out} PYTHONUNBUFFERED=1
 mkdir -p "$OUT"
 START=$(date +%s)
@@ -63,13 +73,23 @@ else
 fi
 tail -3 "$OUT/nccl.txt"
 
-lane gpu_tests_tp 240 "build-gpu/tests/gpu_tests --gtest_filter='GpuRun.TensorParallel*'" &
-lane tp_parity 240 "$G tp_parity" &
-wait
-grep -hE "tests? .*(PASSED|FAILED)|^\[  FAILED|^(ok|FAIL) |passed, .* failed|failed stages" "$OUT"/lane_*.log | head -60
+part_a() {
+  lane gpu_tests 300 "build-gpu/tests/gpu_tests --gtest_filter='GpuRun.TensorParallel*:GpuRun.Pipeline*'" &
+  lane tp_parity 240 "$G tp_parity" &
+  lane pp_parity 300 "$G pp_parity" &
+  wait
+  grep -hE "tests? .*(PASSED|FAILED)|^\[  FAILED|^(ok|FAIL) |passed, .* failed|failed stages" "$OUT"/lane_*.log | head -60
+  timed pp_1b 300 "$G pp_1b"
+  timed pp_bench 150 "$G pp_bench"
+  tail -n 4 "$OUT"/lane_pp_1b.log "$OUT"/lane_pp_bench.log
+}
 
-timed first_step 200 "$G first_step"
-timed bench_multirank 240 "BENCH_NAME=bench_multirank BENCH_ARGS='--worlds 2,4 --repeats 1 --warmup-runs 0 --steps 6' $G bench"
-tail -n 6 "$OUT"/lane_first_step.log "$OUT"/lane_bench_multirank.log
-echo "done at $(elapsed) s"
+part_b() {
+  timed first_step 200 "$G first_step"
+  timed bench_multirank 240 "BENCH_NAME=bench_multirank BENCH_ARGS='--worlds 2,4 --repeats 1 --warmup-runs 0 --steps 6' $G bench"
+  tail -n 6 "$OUT"/lane_first_step.log "$OUT"/lane_bench_multirank.log
+}
+
+"part_$PART"
+echo "part $PART done at $(elapsed) s"
 $G pack

@@ -45,9 +45,15 @@ torchtitan composes them:
     shardscope --pp 2 --schedule 1f1b                  <-> Schedule1F1B
     shardscope --pp 2 --schedule interleaved_1f1b      <-> ScheduleInterleaved1F1B, 2 stages per rank
     shardscope --pp 2 --schedule zero_bubble           <-> ScheduleInterleavedZeroBubble, 2 stages per rank
-    shardscope --pp 2 --world 4 --strategy full_shard  <-> Schedule1F1B + FSDP2 per stage over dp 2
+    shardscope --pp 2 --world 4 --strategy full_shard  <-> Schedule1F1B + FSDP2 per stage over dp 2 (zbv and
+                                                           dualpipev likewise, their blocks not resharded after
+                                                           forward: see SPLIT_BACKWARD)
     shardscope --pp 2 --world 8 --strategy hybrid_shard <-> Schedule1F1B + HSDP per stage, (pp, dp_replicate 2,
                                                             dp_shard 2)
+    shardscope --pp 2 --schedule zbv                   <-> ScheduleZBVZeroBubble, stages r and 2P-1-r on rank r
+    shardscope --pp 2 --schedule dualpipev             <-> ScheduleDualPipeV, the same V
+(over Gloo, PyTorch's V schedules run with their warm-up's sends to their own rank left out: Gloo
+cannot send to itself, and the schedule passes those tensors locally).
 Exit status 0 when every pair agrees, 1 otherwise. Run by ctest as `pytorch_parity`.
 """
 import argparse
@@ -551,13 +557,34 @@ def stage_blocks(blocks, stages):
     return [(k * blocks // stages, (k + 1) * blocks // stages - k * blocks // stages) for k in range(stages)]
 
 
-def pipeline_rank(rank, world, init_method, export_dir, out_path, schedule, pp, stages_per_rank, strategy):
+# The schedules whose backward is split (I, then W). PyTorch 2.11 loses their blocks' weight gradients
+# under FSDP2's reshard_after_forward=True: its I step (stage_backward_input(..., submod.parameters()),
+# pipelining/stage.py) is handed the resharded DTensors, not the unsharded weights the autograd graph
+# holds, so a micro-batch whose I follows a forward gets no weight gradient (on the last stage, none
+# does). Their blocks keep their weights unsharded after forward here (reshard_after_forward=False, as
+# torchtitan sets under pipelining), which trains as 1F1B does; docs/parity.md.
+SPLIT_BACKWARD = ("zero_bubble", "zbv", "dualpipev")
+
+
+def without_sends_to_itself(stage):
+    """The stage's first exchange with its neighbours, less any with its own rank. PyTorch's
+    _initialize_stages first sends to and receives from every stage's neighbours, to set NCCL's
+    communicators up; in a V (zbv, dualpipev) a stage's neighbour can be on its own rank, and Gloo
+    cannot send to itself ("Pair is not connected"). The schedule itself passes those tensors
+    locally (set_local_fwd_input), so only this warm-up is trimmed."""
+    own = dist.get_rank()
+    neighbours = stage._get_init_p2p_neighbors_ops
+    stage._get_init_p2p_neighbors_ops = lambda: [op for op in neighbours() if op.peer != own]
+
+
+def pipeline_rank(rank, world, init_method, export_dir, out_path, schedule, pp, stages_per_rank, strategy,
+                  device_kind="cpu"):
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.pipelining import PipelineStage
     from torch.distributed.pipelining import schedules as pipeline_schedules
 
     torch.set_num_threads(1)
-    device = join_process_group(rank, world, init_method, "cpu")
+    device = join_process_group(rank, world, init_method, device_kind)
 
     def train():
         c = json.load(open(os.path.join(export_dir, "config.json")))
@@ -567,33 +594,36 @@ def pipeline_rank(rank, world, init_method, export_dir, out_path, schedule, pp, 
         # torchtitan's mesh: (pp, dp), each stage's ranks a contiguous block; HSDP's data ranks in
         # shard groups of 2 (the engine's default at dp 4).
         if strategy == "hybrid_shard":
-            mesh = init_device_mesh("cpu", (pp, dp // 2, 2), mesh_dim_names=("pp", "dp_replicate", "dp_shard"))
+            mesh = init_device_mesh(device.type, (pp, dp // 2, 2), mesh_dim_names=("pp", "dp_replicate", "dp_shard"))
             data_mesh = mesh["dp_replicate", "dp_shard"]
         else:
-            mesh = init_device_mesh("cpu", (pp, dp), mesh_dim_names=("pp", "dp"))
+            mesh = init_device_mesh(device.type, (pp, dp), mesh_dim_names=("pp", "dp"))
             data_mesh = mesh["dp"]
         pipe_rank = rank // dp
         n_stages = pp * stages_per_rank
         split = stage_blocks(c["layers"], n_stages)
         # Looped: stages r, r + P, ...; zbv's V: r and 2P - 1 - r.
-        held = [pipe_rank, 2 * pp - 1 - pipe_rank] if schedule == "zbv" else \
+        held = [pipe_rank, 2 * pp - 1 - pipe_rank] if schedule in ("zbv", "dualpipev") else \
             [pipe_rank + v * pp for v in range(stages_per_rank)]
         stages, params = [], []
         for k in held:
-            module = GptStage(whole, *split[k], k == 0, k == n_stages - 1)
+            module = GptStage(whole, *split[k], k == 0, k == n_stages - 1).to(device)
             if strategy in ("full_shard", "hybrid_shard"):
                 from torch.distributed.fsdp import fully_shard
                 for block in module.blocks:
-                    fully_shard(block, mesh=data_mesh, reshard_after_forward=True)
+                    fully_shard(block, mesh=data_mesh, reshard_after_forward=schedule not in SPLIT_BACKWARD)
                 fully_shard(module, mesh=data_mesh)
             params += list(module.parameters())
             stages.append(PipelineStage(module, k, n_stages, device, group=mesh["pp"].get_group()))
+            if device.type == "cpu":
+                without_sends_to_itself(stages[-1])
         loss_fn = lambda logits, y: F.cross_entropy(logits.float(), y.reshape(-1))
         m = c["microbatches"]
         cls = {"gpipe": pipeline_schedules.ScheduleGPipe, "1f1b": pipeline_schedules.Schedule1F1B,
                "interleaved_1f1b": pipeline_schedules.ScheduleInterleaved1F1B,
                "zero_bubble": pipeline_schedules.ScheduleInterleavedZeroBubble,
-               "zbv": pipeline_schedules.ScheduleZBVZeroBubble}[schedule]
+               "zbv": pipeline_schedules.ScheduleZBVZeroBubble,
+               "dualpipev": pipeline_schedules.ScheduleDualPipeV}[schedule]
         runner = cls(stages if stages_per_rank > 1 else stages[0], m, loss_fn=loss_fn)
         opt = make_optimizer(c, params)
         data = torch.load(os.path.join(export_dir, "data.pt"))
@@ -602,8 +632,8 @@ def pipeline_rank(rank, world, init_method, export_dir, out_path, schedule, pp, 
         holds_loss = n_stages - 1 in held
         losses = []
         for step in range(c["steps"]):
-            x = data["x"][step][dp_rank * per:(dp_rank + 1) * per]
-            y = data["y"][step][dp_rank * per:(dp_rank + 1) * per]
+            x = data["x"][step][dp_rank * per:(dp_rank + 1) * per].to(device)
+            y = data["y"][step][dp_rank * per:(dp_rank + 1) * per].to(device)
             step_losses = []
             if pipe_rank == 0 and holds_loss:
                 runner.step(x, target=y, losses=step_losses)
@@ -615,7 +645,7 @@ def pipeline_rank(rank, world, init_method, export_dir, out_path, schedule, pp, 
                 runner.step()
             opt.step()
             opt.zero_grad(set_to_none=True)
-            g = torch.stack(step_losses).mean().reshape(1) if holds_loss else torch.zeros(1)
+            g = torch.stack(step_losses).mean().reshape(1) if holds_loss else torch.zeros(1, device=device)
             dist.all_reduce(g)
             losses.append(g.item() / dp)
         return {"losses": losses}
@@ -623,46 +653,55 @@ def pipeline_rank(rank, world, init_method, export_dir, out_path, schedule, pp, 
     report_and_exit(rank, out_path, train)
 
 
-# (schedule, world, pp, stages per rank, strategy, micro-batches). Not zbv nor dualpipev: PyTorch
-# 2.11's ScheduleZBVZeroBubble and ScheduleDualPipeV fail here over Gloo in their first step (in
-# _initialize_stages, "Pair is not connected"); both are held to one process (engine_tests) and to
-# PyTorch's order (tests/pytorch_pipeline_orders.py) instead.
+# (schedule, world, pp, stages per rank, strategy, micro-batches). zbv and dualpipev are V schedules:
+# over Gloo PyTorch's side runs with its warm-up's sends to its own rank trimmed (without_sends_to_itself).
 PIPELINE_CASES = [("gpipe", 2, 2, 1, "ddp", 4), ("1f1b", 2, 2, 1, "ddp", 4), ("interleaved_1f1b", 2, 2, 2, "ddp", 4),
                   ("zero_bubble", 2, 2, 2, "ddp", 4),
-                  ("1f1b", 3, 3, 1, "ddp", 3), ("1f1b", 4, 2, 1, "full_shard", 4), ("1f1b", 8, 2, 1, "hybrid_shard", 2)]
+                  ("zbv", 2, 2, 2, "ddp", 4), ("dualpipev", 2, 2, 2, "ddp", 4), ("dualpipev", 3, 3, 2, "ddp", 6),
+                  ("1f1b", 3, 3, 1, "ddp", 3), ("1f1b", 4, 2, 1, "full_shard", 4), ("zbv", 4, 2, 2, "full_shard", 4),
+                  ("dualpipev", 4, 2, 2, "full_shard", 4),
+                  ("1f1b", 8, 2, 1, "hybrid_shard", 2)]
 
 
 def compare_pipelines(args):
-    """shardscope --pp against torch.distributed.pipelining, case by case."""
+    """shardscope --pp against torch.distributed.pipelining, case by case, on the device asked for."""
     failures = 0
-    print(f"torch {torch.__version__} on cpu, pipelines; tolerance: relative {TOLERANCE} on each step's global mean loss")
-    for schedule, world, pp, v, strategy, m in PIPELINE_CASES:
-        export = os.path.join(args.workdir, f"gpt_pp{pp}_w{world}_{schedule}_{strategy}")
-        dp = world // pp
-        cmd = [args.shardscope, "run", "--model", "gpt", "--layers", str(pp * v + 1), "--hidden", "12", "--heads",
-               "3", "--seq", "5", "--vocab", "11", "--strategy", strategy, "--world", str(world), "--pp", str(pp),
-               "--schedule", schedule, "--microbatches", str(m), "--batch", str(m * dp * 2), "--steps",
-               str(args.steps), "--lr", "0.01", "--seed", "3", "--export", export]
-        if v > 1:
-            cmd += ["--stages-per-rank", str(v)]
-        label = f"gpt world {world} pp {pp} v {v} {schedule:16s} {strategy:10s}"
-        run = subprocess.run(cmd, capture_output=True, text=True)
-        if run.returncode != 0:
-            print(f"FAIL {label}: shardscope failed\n{run.stdout}{run.stderr}")
-            failures += 1
-            continue
-        theirs = launch_ranks(world, pipeline_rank,
-                              lambda init_method, out: (world, init_method, export, out, schedule, pp, v, strategy))
-        if "error" in theirs:
-            print(f"FAIL {label}: PyTorch raised:\n{theirs['error']}")
-            failures += 1
-            continue
-        rel, ref = loss_difference(export, theirs)
-        ok = rel <= TOLERANCE
-        failures += not ok
-        print(f"{'ok  ' if ok else 'FAIL'} {label}: max rel diff {rel:.2e}  losses {' '.join(f'{x:.6f}' for x in ref.tolist())}")
-    print(f"{len(PIPELINE_CASES) - failures} passed, {failures} failed")
+    cases = PIPELINE_CASES
+    where = torch.cuda.get_device_name(0) if args.device == "cuda" else "cpu"
+    print(f"torch {torch.__version__} on {where}, pipelines; tolerance: relative {TOLERANCE} on each step's global "
+          f"mean loss")
+    for schedule, world, pp, v, strategy, m in cases:
+        failures += not compare_pipeline(args, schedule, world, pp, v, strategy, m)
+    print(f"{len(cases) - failures} passed, {failures} failed")
     return 1 if failures else 0
+
+
+def compare_pipeline(args, schedule, world, pp, v, strategy, m):
+    """One case: shardscope's run exported, PyTorch's on the same start, their losses compared."""
+    export = os.path.join(args.workdir, f"gpt_pp{pp}_w{world}_{schedule}_{strategy}_{args.device}")
+    dp = world // pp
+    cmd = [args.shardscope, "run", "--model", "gpt", "--layers", str(pp * v + 1), "--hidden", "12", "--heads",
+           "3", "--seq", "5", "--vocab", "11", "--strategy", strategy, "--world", str(world), "--pp", str(pp),
+           "--schedule", schedule, "--microbatches", str(m), "--batch", str(m * dp * 2), "--steps",
+           str(args.steps), "--lr", "0.01", "--seed", "3", "--export", export, "--device", args.device]
+    if v > 1:
+        cmd += ["--stages-per-rank", str(v)]
+    label = f"gpt world {world} pp {pp} v {v} {schedule:16s} {strategy:10s}"
+    run = subprocess.run(cmd, capture_output=True, text=True)
+    if run.returncode != 0:
+        print(f"FAIL {label}: shardscope failed\n{run.stdout}{run.stderr}")
+        return False
+    theirs = launch_ranks(world, pipeline_rank,
+                          lambda init_method, out: (world, init_method, export, out, schedule, pp, v, strategy,
+                                                    args.device),
+                          "spawn" if args.device == "cuda" else "forkserver")
+    if "error" in theirs:
+        print(f"FAIL {label}: PyTorch raised:\n{theirs['error']}")
+        return False
+    rel, ref = loss_difference(export, theirs)
+    ok = rel <= TOLERANCE
+    print(f"{'ok  ' if ok else 'FAIL'} {label}: max rel diff {rel:.2e}  losses {' '.join(f'{x:.6f}' for x in ref.tolist())}")
+    return ok
 
 
 def rendezvous(directory):
@@ -862,16 +901,16 @@ def main():
                     help="with --device cuda: the sharded strategies with --offload cpu against FSDP2 with "
                          "CPUOffloadPolicy(pin_memory=True); the unsharded pairs are left out")
     ap.add_argument("--pp", action="store_true",
-                    help="pipeline parallelism against torch.distributed.pipelining's schedules (CPU, gloo)")
+                    help="pipeline parallelism against torch.distributed.pipelining's schedules (on --device)")
     args = ap.parse_args()
+    if args.device == "cuda" and not torch.cuda.is_available():
+        sys.exit("--device cuda needs a CUDA GPU and none is visible here; run without it for CPU "
+                 "ranks, or on a GPU machine (scripts/device_gpu.sh parity).")
     if args.pp:
         import multiprocessing
         multiprocessing.set_forkserver_preload(["torch", "torch.distributed.device_mesh", "torch.distributed.fsdp",
                                                 "torch.distributed.pipelining", "__main__"])
         return compare_pipelines(args)
-    if args.device == "cuda" and not torch.cuda.is_available():
-        sys.exit("--device cuda needs a CUDA GPU and none is visible here; run without it for CPU "
-                 "ranks, or on a GPU machine (scripts/device_gpu.sh parity).")
     if args.tp:
         import multiprocessing
         multiprocessing.set_forkserver_preload(["torch", "torch.distributed.device_mesh", "torch.distributed.fsdp",
