@@ -17,23 +17,48 @@ using profiler::startsWith;
 
 namespace {
 
-// "Forward 3" -> F of micro-batch 3 on `stage`; "PP:1I2" -> its action; transfers and anything
-// else: nothing.
-std::optional<PipeAction> actionOfSpan(const std::string& name, int stage) {
+std::optional<PipeAction> computeActionOfText(const std::string& text) {
+  auto action = config::parseActionText(text);
+  if (action && config::isComputeAction(action->kind)) return action;
+  return std::nullopt;
+}
+
+// "PP:(0F3;3B1)OVERLAP_F_B" (ScheduleDualPipeV's pair: one chunk's forward, then the other chunk's
+// backward, run one after the other in one span) -> the two actions, the first paired with the next.
+std::vector<PipeAction> pairOfOverlapText(const std::string& text) {
+  const std::string suffix = ")OVERLAP_F_B";
+  if (text.size() <= suffix.size() + 1 || text.front() != '(' ||
+      text.compare(text.size() - suffix.size(), suffix.size(), suffix) != 0) {
+    return {};
+  }
+  const std::string inside = text.substr(1, text.size() - suffix.size() - 1);
+  const size_t semicolon = inside.find(';');
+  if (semicolon == std::string::npos) return {};
+  auto first = computeActionOfText(inside.substr(0, semicolon));
+  const auto second = computeActionOfText(inside.substr(semicolon + 1));
+  if (!first || !second) return {};
+  first->pairedWithNext = true;
+  return {*first, *second};
+}
+
+// "Forward 3" -> F of micro-batch 3 on `stage`; "PP:1I2" -> its action; "PP:(1F1;0B0)OVERLAP_F_B"
+// -> its two; transfers and anything else: none.
+std::vector<PipeAction> actionsOfSpan(const std::string& name, int stage) {
   if (startsWith(name, "PP:")) {
-    auto action = config::parseActionText(name.substr(3));
-    if (action && config::isComputeAction(action->kind)) return action;
-    return std::nullopt;
+    const std::string text = name.substr(3);
+    if (startsWith(text, "(")) return pairOfOverlapText(text);
+    if (auto action = computeActionOfText(text)) return {*action};
+    return {};
   }
   for (const auto& [prefix, kind] :
        {std::pair{"Forward ", PipeActionKind::Forward}, std::pair{"Backward ", PipeActionKind::Backward}}) {
     const std::string p = prefix;
     if (name.size() <= p.size() || name.size() > p.size() + 6 || !startsWith(name, prefix)) continue;
     const std::string digits = name.substr(p.size());
-    if (digits.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
-    return PipeAction{kind, stage, std::stoi(digits)};
+    if (digits.find_first_not_of("0123456789") != std::string::npos) return {};
+    return {PipeAction{kind, stage, std::stoi(digits)}};
   }
-  return std::nullopt;
+  return {};
 }
 
 trace::Event actionEvent(const profiler::RankTrace& trace, const PipeAction& a, int64_t begin, int64_t end) {
@@ -55,12 +80,33 @@ trace::Event actionEvent(const profiler::RankTrace& trace, const PipeAction& a, 
 
 namespace {
 
-// Each action span of the rank, with its action, its thread's spans and its index among them.
+// Where a pair's backward began inside its span: the first of autograd's functions in it, on any
+// thread of the rank (a GPU's backward runs on autograd's device thread). None found: the span's
+// end (the whole span read as the forward's; the pair's backward then has no length).
+int64_t backwardBeginIn(const profiler::RankTrace& trace, const profiler::Span& pair) {
+  int64_t first = pair.end;
+  for (const auto& [thread, t] : trace.threads) {
+    for (const auto& s : t.spans) {
+      if (s.begin > pair.begin && s.begin < first && startsWith(s.name, "autograd::engine::evaluate_function")) {
+        first = s.begin;
+      }
+    }
+  }
+  return first;
+}
+
+// Each action of the rank, with the part of its span that is its own ([begin, end): the whole span,
+// or a pair's part of it), its thread's spans and the span's index among them.
 template <class Visit>
 void forEachAction(const profiler::RankTrace& trace, Visit visit) {
   for (const auto& [thread, t] : trace.threads) {
     for (size_t i = 0; i < t.spans.size(); ++i) {
-      if (const auto action = actionOfSpan(t.spans[i].name, trace.rank)) visit(*action, t.spans, i);
+      const auto actions = actionsOfSpan(t.spans[i].name, trace.rank);
+      if (actions.size() == 1) visit(actions[0], t.spans[i].begin, t.spans[i].end, t.spans, i);
+      if (actions.size() != 2) continue;
+      const int64_t middle = backwardBeginIn(trace, t.spans[i]);
+      visit(actions[0], t.spans[i].begin, middle, t.spans, i);
+      visit(actions[1], middle, t.spans[i].end, t.spans, i);
     }
   }
 }
@@ -78,17 +124,17 @@ bool isPointToPoint(const std::string& name) {
 
 bool readPipelineCompute(const profiler::RankTrace& trace, std::vector<trace::Event>& out) {
   bool backward = false;
-  forEachAction(trace, [&](const PipeAction& action, const std::vector<profiler::Span>& spans, size_t i) {
-    // The action's span less the sends and receives inside it (GPipe's "Forward i" waits for its
-    // input within it): what is left is its compute, in pieces.
-    const profiler::Span& s = spans[i];
-    int64_t from = s.begin;
-    for (size_t k = i + 1; k < spans.size() && spans[k].begin < s.end; ++k) {
-      if (!isPointToPoint(spans[k].name)) continue;
+  forEachAction(trace, [&](const PipeAction& action, int64_t begin, int64_t end,
+                           const std::vector<profiler::Span>& spans, size_t i) {
+    // The action's part of its span less the sends and receives inside it (GPipe's "Forward i"
+    // waits for its input within it): what is left is its compute, in pieces.
+    int64_t from = begin;
+    for (size_t k = i + 1; k < spans.size() && spans[k].begin < end; ++k) {
+      if (!isPointToPoint(spans[k].name) || spans[k].end <= begin) continue;
       if (spans[k].begin > from) out.push_back(actionEvent(trace, action, from, spans[k].begin));
-      from = std::max(from, std::min(spans[k].end, s.end));
+      from = std::max(from, std::min(spans[k].end, end));
     }
-    if (s.end > from) out.push_back(actionEvent(trace, action, from, s.end));
+    if (end > from) out.push_back(actionEvent(trace, action, from, end));
     backward |= action.kind != PipeActionKind::Forward;
   });
   return backward;
@@ -112,13 +158,14 @@ trace::Event groupEvent(const profiler::RankTrace& trace, trace::GroupKind kind,
 
 void readPipelineMarks(const profiler::RankTrace& trace, std::vector<trace::Event>& out) {
   std::set<int> stepsWithActions;  // as recordedStepAt numbers them
-  forEachAction(trace, [&](const PipeAction& action, const std::vector<profiler::Span>& spans, size_t i) {
-    const int step = profiler::recordedStepAt(trace, spans[i].begin);
-    stepsWithActions.insert(step);
-    out.push_back(groupEvent(
-        trace, action.kind == PipeActionKind::Forward ? trace::GroupKind::Forward : trace::GroupKind::Backward,
-        spans[i].begin, step, config::actionText(action)));
-  });
+  forEachAction(
+      trace, [&](const PipeAction& action, int64_t begin, int64_t, const std::vector<profiler::Span>& spans, size_t i) {
+        const int step = profiler::recordedStepAt(trace, spans[i].begin);
+        stepsWithActions.insert(step);
+        out.push_back(groupEvent(
+            trace, action.kind == PipeActionKind::Forward ? trace::GroupKind::Forward : trace::GroupKind::Backward,
+            begin, step, config::actionText(action)));
+      });
   for (size_t i = 0; i < trace.steps.size(); ++i) {
     const int index = trace.steps[i].number - trace.steps.front().number;
     if (!stepsWithActions.count(index)) continue;
@@ -168,14 +215,17 @@ RankActions actionsOf(const std::vector<trace::Event>& events) {
   return out;
 }
 
-// What the actions show: W (zero bubble; V-shaped where rank 0 holds the first and last stages),
-// several stages a rank (interleaved), else by their order: every forward of a step before its
-// backwards is GPipe's, a backward between them 1F1B's.
+// What the actions show: W (zero bubble; V-shaped where rank 0 holds the first and last stages,
+// and DualPipeV's V where whole backwards run too, its pairs'), several stages a rank
+// (interleaved), else by their order: every forward of a step before its backwards is GPipe's, a
+// backward between them 1F1B's.
 config::PipelineSchedule scheduleOf(const std::vector<RankActions>& ranks, int pp) {
   const auto any = [&](auto predicate) { return std::any_of(ranks.begin(), ranks.end(), predicate); };
   if (any([](const RankActions& r) { return r.kinds.count(PipeActionKind::BackwardWeight) > 0; })) {
     const bool vShaped = ranks[0].stages.count(0) && ranks[0].stages.count(2 * pp - 1);
-    return vShaped ? config::PipelineSchedule::Zbv : config::PipelineSchedule::ZeroBubble;
+    if (!vShaped) return config::PipelineSchedule::ZeroBubble;
+    const bool wholeBackwards = any([](const RankActions& r) { return r.kinds.count(PipeActionKind::Backward) > 0; });
+    return wholeBackwards ? config::PipelineSchedule::DualPipeV : config::PipelineSchedule::Zbv;
   }
   if (any([](const RankActions& r) { return r.stages.size() > 1; })) return config::PipelineSchedule::Interleaved1F1B;
   if (any([](const RankActions& r) { return r.backwardBeforeLastForward; })) return config::PipelineSchedule::OneFOneB;

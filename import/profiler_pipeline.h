@@ -7,6 +7,8 @@
 //                             schedules), each action as the schedule IR writes it: "1F3", "0I2",
 //                             "1W0", "0B1"; its transfers ("0SEND_F1") are c10d's sends and receives,
 //                             read as such
+//   "PP:(0F3;3B1)OVERLAP_F_B" ScheduleDualPipeV's pair, F then B in one span: two actions, split
+//                             where autograd's first function in the span began (the B's start)
 // Each becomes a compute span of "stage S" and micro-batch m (F forward; B, I and W backward) and an
 // event group named as shardscope's own schedules name their actions, so that the summary's bubble,
 // the timeline's pipeline lanes and the Schedule tab read the job as they read a --pp run.

@@ -6,13 +6,16 @@ Two CPU ranks on gloo, spawned by torch.multiprocessing, each one PipelineStage 
   - gpipe: ScheduleGPipe, one stage a rank (its spans "Forward i" and "Backward i")
   - interleaved_1f1b: ScheduleInterleaved1F1B, stages r and r + 2 on rank r (the runtime's "PP:1F3")
   - zero_bubble: ScheduleInterleavedZeroBubble, likewise (its I and W apart)
+  - zbv: ScheduleZBVZeroBubble, stages r and 3 - r on rank r (a V)
+  - dualpipev: ScheduleDualPipeV, the same V, one chunk's forward and the other's backward in one
+    span ("PP:(1F1;0B0)OVERLAP_F_B")
 Then `shardscope view DIR --summary FILE` and checks what it read against what the job ran:
   - the title names a pipeline of its stages on 2 ranks, with its micro-batches, in its schedule's order
   - the summary's pipeline: that schedule, P = 2, V, M
   - per rank: the stages it held; the most micro-batches whose activations it held (GPipe: all of
     them; the others at most M); a bubble between 0 and the whole step
-With --keep DIR, the gpipe and interleaved jobs' traces (2 steps, no memory events) are written
-to DIR/<schedule>/ for tests/data.
+With --keep DIR, the gpipe, interleaved and dualpipev jobs' traces (2 steps, no memory events) are
+written to DIR/<schedule>/ for tests/data.
 
     tests/pytorch_pipeline_trace.py --shardscope build/app/shardscope --workdir DIR [--keep DIR]
 """
@@ -24,11 +27,17 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-from pytorch_parity import rendezvous  # noqa: E402  (a FileStore the ranks meet through)
+# rendezvous: a FileStore the ranks meet through; without_sends_to_itself: a V schedule's warm-up on Gloo.
+from pytorch_parity import rendezvous, without_sends_to_itself  # noqa: E402
 
 WIDTH = 16
 MICROBATCHES = 4
-SCHEDULES = {"gpipe": 1, "interleaved_1f1b": 2, "zero_bubble": 2}  # stages per rank
+SCHEDULES = {"gpipe": 1, "interleaved_1f1b": 2, "zero_bubble": 2, "zbv": 2, "dualpipev": 2}  # stages per rank
+V_SHAPED = ("zbv", "dualpipev")  # rank r holds stages r and 2P - 1 - r
+
+
+def stages_of(rank, schedule):
+    return [rank, 3 - rank] if schedule in V_SHAPED else [rank + 2 * v for v in range(SCHEDULES[schedule])]
 
 
 def rank_main(rank, out_dir, init_method, schedule, steps, memory):
@@ -43,12 +52,15 @@ def rank_main(rank, out_dir, init_method, schedule, steps, memory):
     torch.manual_seed(0)
     per_rank = SCHEDULES[schedule]
     n_stages = 2 * per_rank
-    held = [rank + 2 * v for v in range(per_rank)]
+    held = stages_of(rank, schedule)
     modules = [torch.nn.Sequential(torch.nn.Linear(WIDTH, WIDTH), torch.nn.ReLU()) for _ in held]
     stages = [PipelineStage(m, k, n_stages, torch.device("cpu")) for m, k in zip(modules, held)]
+    for stage in stages:
+        without_sends_to_itself(stage)
     loss = lambda y, t: ((y - t) ** 2).mean()  # noqa: E731
     cls = {"gpipe": schedules.ScheduleGPipe, "interleaved_1f1b": schedules.ScheduleInterleaved1F1B,
-           "zero_bubble": schedules.ScheduleInterleavedZeroBubble}[schedule]
+           "zero_bubble": schedules.ScheduleInterleavedZeroBubble, "zbv": schedules.ScheduleZBVZeroBubble,
+           "dualpipev": schedules.ScheduleDualPipeV}[schedule]
     runner = cls(stages if per_rank > 1 else stages[0], MICROBATCHES, loss_fn=loss)
     optimizer = torch.optim.SGD([p for m in modules for p in m.parameters()], lr=0.01)
     x, target = torch.randn(8, WIDTH), torch.randn(8, WIDTH)
@@ -100,7 +112,7 @@ def check_job(shardscope, work, schedule, check):
     for rank in summary["ranks"]:
         r = rank["rank"]
         own = rank.get("pipeline") or {}
-        check(own.get("stages") == [r + 2 * v for v in range(per_rank)], f"{schedule}: rank {r}'s stages ({own})")
+        check(own.get("stages") == sorted(stages_of(r, schedule)), f"{schedule}: rank {r}'s stages ({own})")
         held = own.get("microbatches_in_flight_peak") or 0
         check(held == MICROBATCHES if schedule == "gpipe" else 1 <= held <= MICROBATCHES,
               f"{schedule}: rank {r} held the activations of {held} micro-batches at most")
@@ -112,7 +124,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--shardscope", required=True)
     parser.add_argument("--workdir", required=True)
-    parser.add_argument("--keep", help="write the gpipe and interleaved jobs' small traces here (tests/data)")
+    parser.add_argument("--keep", help="write the gpipe, interleaved and dualpipev jobs' small traces here (tests/data)")
     args = parser.parse_args()
     work = Path(args.workdir)
     shutil.rmtree(work, ignore_errors=True)
@@ -127,7 +139,7 @@ def main():
     for schedule in SCHEDULES:
         check_job(args.shardscope, work, schedule, check)
     if args.keep:
-        for schedule in ("gpipe", "interleaved_1f1b"):
+        for schedule in ("gpipe", "interleaved_1f1b", "dualpipev"):
             job = record(work / "kept", schedule, steps=2, memory=False)
             shutil.copytree(job, Path(args.keep) / schedule, dirs_exist_ok=True)
     print(f"{len(failures)} failed" if failures else "every check holds")

@@ -1,0 +1,104 @@
+// A real ScheduleDualPipeV job (tests/data/pytorch_pipelining_gloo/dualpipev): its pairs,
+// "PP:(1F1;0B0)OVERLAP_F_B", one chunk's forward then the other chunk's whole backward in one span.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "config/pipeline_schedule.h"
+#include "import/profiler_trace.h"
+
+namespace shardscope::import {
+namespace {
+
+const std::string kJob = std::string(SHARDSCOPE_TEST_DATA) + "/pytorch_pipelining_gloo/dualpipev";
+
+struct Pair {
+  std::string forward, backward;  // "1F1", "0B0"
+  double backwardAfterUs = 0;     // from the span's start to autograd's first function in it
+};
+
+// The rank's pairs as its file has them, in time order: their actions and where, in the span, the
+// backward began (the first autograd::engine::evaluate_function inside it).
+std::vector<Pair> pairsInFile(int rank) {
+  std::ifstream in(kJob + "/rank-" + std::to_string(rank) + ".pt.trace.json");
+  const auto trace = nlohmann::json::parse(in);
+  std::vector<std::pair<double, double>> autograd;  // begin, µs
+  std::vector<nlohmann::json> pairs;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e.value("ph", "") != "X") continue;
+    const std::string name = e.value("name", "");
+    if (name.rfind("autograd::engine::evaluate_function", 0) == 0) autograd.emplace_back(e["ts"], e["dur"]);
+    if (name.rfind("PP:(", 0) == 0) pairs.push_back(e);
+  }
+  std::sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) { return a["ts"] < b["ts"]; });
+  std::vector<Pair> out;
+  for (const auto& p : pairs) {
+    const std::string name = p["name"];  // PP:(1F1;0B0)OVERLAP_F_B
+    const size_t semicolon = name.find(';'), close = name.find(')');
+    const double begin = p["ts"], end = begin + p["dur"].get<double>();
+    double first = end;
+    for (const auto& [at, length] : autograd) {
+      if (at > begin && at < first) first = at;
+    }
+    out.push_back({name.substr(4, semicolon - 4), name.substr(semicolon + 1, close - semicolon - 1), first - begin});
+  }
+  return out;
+}
+
+// The rank's action groups by their text, each text's begins in time order.
+std::map<std::string, std::vector<int64_t>> actionBegins(const trace::RankTimeline& rank) {
+  std::map<std::string, std::vector<int64_t>> out;
+  for (const auto& g : rank.groups) {
+    if (config::parseActionText(g.text())) out[g.text()].push_back(g.beginNs);
+  }
+  for (auto& [text, begins] : out) std::sort(begins.begin(), begins.end());
+  return out;
+}
+
+// Each pair reads as its two actions, the forward from the span's start and the backward from
+// where autograd began inside it, and the job as DualPipeV's (a V with whole backwards and W).
+TEST(ProfilerPipeline, DualPipeVsPairsReadAsAForwardThenItsPartnersBackward) {
+  const auto loaded = loadProfilerTraces(kJob);
+  ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+  EXPECT_EQ(loaded.config.schedule, config::PipelineSchedule::DualPipeV) << loaded.title;
+  EXPECT_EQ(loaded.config.pp, 2);
+  EXPECT_EQ(loaded.config.stagesPerRank, 2);
+  EXPECT_EQ(loaded.config.microbatches, 4);
+  for (int r = 0; r < 2; ++r) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    const auto pairs = pairsInFile(r);
+    ASSERT_GE(pairs.size(), 4u) << "2 steps of DualPipeV's main phase";
+    const auto begins = actionBegins(loaded.recording.rank(r));
+    std::map<std::string, size_t> seen;  // a text's occurrences so far: one a step
+    for (const auto& p : pairs) {
+      const size_t k = seen[p.forward]++;
+      ASSERT_EQ(seen[p.backward]++, k) << p.forward << ";" << p.backward;
+      ASSERT_GT(begins.count(p.forward), 0u) << p.forward;
+      ASSERT_GT(begins.count(p.backward), 0u) << p.backward;
+      ASSERT_LT(k, begins.at(p.backward).size());
+      const int64_t apart = begins.at(p.backward)[k] - begins.at(p.forward)[k];
+      EXPECT_GT(p.backwardAfterUs, 0) << "autograd ran inside the pair's span";
+      EXPECT_NEAR(apart / 1e3, p.backwardAfterUs, 1.0) << p.forward << ";" << p.backward;
+    }
+    // Every stage the rank holds ran each micro-batch's forward and its backward (whole, or I
+    // and W) once a step.
+    for (const int stage : {r, 3 - r}) {
+      for (int mb = 0; mb < 4; ++mb) {
+        const std::string at = std::to_string(stage), of = std::to_string(mb);
+        EXPECT_EQ(begins.count(at + "F" + of) ? begins.at(at + "F" + of).size() : 0u, 2u) << at << "F" << of;
+        const size_t whole = begins.count(at + "B" + of) ? begins.at(at + "B" + of).size() : 0u;
+        const size_t input = begins.count(at + "I" + of) ? begins.at(at + "I" + of).size() : 0u;
+        EXPECT_EQ(whole + input, 2u) << at << " B or I " << of;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace shardscope::import
