@@ -43,11 +43,14 @@
 #           2 ranks sharing the GPU, the small GPT, gpipe and 1f1b (PP_BENCH_ARGS adds or overrides)
 #   pp_1b   the same on the 1.34B GPT at --microbatches 8 (1f1b, gpipe): its measured bubble beside
 #           the closed form, its traces kept in $OUT/pipeline_1b (PP_1B_ARGS adds or overrides)
+#   pp_records  tests/pytorch_pipeline_trace.py --device cuda: PyTorch's own pipelining jobs (every
+#           schedule) on NCCL, traced with torch.profiler's CUDA activity, opened by `view`; the
+#           traces kept in $OUT/pp_records (a GPU job's actions: the host's spans and the device's copies)
 #   pack    everything in $OUT into one $OUT/results.tar.gz, in 15 MiB pieces if larger (the device
 #           tool brings back at most 8 files a call, 16 MiB each; give it last)
 # Results go to $OUT (the device tool's folder) or ./device-out.
 # A rehearsal on a machine without a GPU: SHARDSCOPE_BIN=build/app/shardscope PP_DEVICE=cpu runs the
-# pipeline stages on CPU ranks (with PP_1B_ARGS="--model small" in place of the 1.34B GPT).
+# pipeline stages (pp_*) on CPU ranks (with PP_1B_ARGS="--model small" in place of the 1.34B GPT).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -234,6 +237,14 @@ stage_pp_1b() {
   "$PY" bench/pipeline_schedules.py --shardscope "$BIN" --device "$PP_DEVICE" --schedules 1f1b,gpipe \
     --microbatches 8 --batch 8 --repeats 1 --steps 5 --warmup 2 --trace-dir "$OUT/pipeline_1b" \
     --out "$OUT/pipeline_1b_multi_rank.json" ${PP_1B_ARGS:---model gpt_1b} 2>&1 | tee "$OUT/pipeline_1b.log"
+}
+
+stage_pp_records() {
+  local status=0
+  "$PY" tests/pytorch_pipeline_trace.py --shardscope "$BIN" --workdir /tmp/gpu_pp_records --device "$PP_DEVICE" \
+    --keep "$OUT/pp_records" 2>&1 | tee "$OUT/pp_records.log" | grep -vE "^\s*$|Warning|_warn_once" || status=1
+  grep -q "^FAIL" "$OUT/pp_records.log" && status=1
+  return $status
 }
 
 stage_pack() {

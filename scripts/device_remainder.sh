@@ -9,7 +9,8 @@
 # run. If NCCL 2.30 fails, the rest runs on torch's own NCCL (a host identity per rank), and
 # results/nccl.txt says so. Then
 #   a: correctness, lanes at once (small ranks; 16 cores, 139 GiB): the --tp and --pp GPU tests; the
-#      --tp parity against DTensor and the --pp parity against torch.distributed.pipelining on NCCL.
+#      --tp parity against DTensor and the --pp parity against torch.distributed.pipelining on NCCL;
+#      PyTorch's own pipelining jobs on NCCL traced and opened (pp_records).
 #      Each lane has a time limit, so a hang costs only its lane, and writes its output unfiltered (a
 #      filter's buffer is lost when the limit kills it). Then the pipelines' step times and the
 #      1.34B GPT's bubble (pp_1b, pp_bench), before DEADLINE_S.
@@ -77,6 +78,7 @@ part_a() {
   lane gpu_tests 300 "build-gpu/tests/gpu_tests --gtest_filter='GpuRun.TensorParallel*:GpuRun.Pipeline*'" &
   lane tp_parity 240 "$G tp_parity" &
   lane pp_parity 300 "$G pp_parity" &
+  lane pp_records 240 "$G pp_records" &
   wait
   grep -hE "tests? .*(PASSED|FAILED)|^\[  FAILED|^(ok|FAIL) |passed, .* failed|failed stages" "$OUT"/lane_*.log | head -60
   timed pp_1b 300 "$G pp_1b"

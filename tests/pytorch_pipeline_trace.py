@@ -17,7 +17,10 @@ Then `shardscope view DIR --summary FILE` and checks what it read against what t
 With --keep DIR, the gpipe, interleaved and dualpipev jobs' traces (2 steps, no memory events) are
 written to DIR/<schedule>/ for tests/data.
 
-    tests/pytorch_pipeline_trace.py --shardscope build/app/shardscope --workdir DIR [--keep DIR]
+With --device cuda the same jobs run on NCCL ranks on the GPU, traced with CUDA activity too (the
+device's copies of the action spans, the kernels): scripts/device_gpu.sh pp_records.
+
+    tests/pytorch_pipeline_trace.py --shardscope build/app/shardscope --workdir DIR [--keep DIR] [--device cuda]
 """
 import argparse
 import json
@@ -28,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 # rendezvous: a FileStore the ranks meet through; without_sends_to_itself: a V schedule's warm-up on Gloo.
-from pytorch_parity import rendezvous, without_sends_to_itself  # noqa: E402
+from pytorch_parity import join_process_group, rendezvous, without_sends_to_itself  # noqa: E402
 
 WIDTH = 16
 MICROBATCHES = 4
@@ -40,7 +43,7 @@ def stages_of(rank, schedule):
     return [rank, 3 - rank] if schedule in V_SHAPED else [rank + 2 * v for v in range(SCHEDULES[schedule])]
 
 
-def rank_main(rank, out_dir, init_method, schedule, steps, memory):
+def rank_main(rank, out_dir, init_method, schedule, steps, memory, device_kind):
     import torch
     import torch.distributed as dist
     from torch.distributed.pipelining import PipelineStage
@@ -48,14 +51,14 @@ def rank_main(rank, out_dir, init_method, schedule, steps, memory):
     from torch.profiler import ProfilerActivity, profile
 
     torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method=init_method, rank=rank, world_size=2)
+    device = join_process_group(rank, 2, init_method, device_kind)
     torch.manual_seed(0)
     per_rank = SCHEDULES[schedule]
     n_stages = 2 * per_rank
     held = stages_of(rank, schedule)
-    modules = [torch.nn.Sequential(torch.nn.Linear(WIDTH, WIDTH), torch.nn.ReLU()) for _ in held]
-    stages = [PipelineStage(m, k, n_stages, torch.device("cpu")) for m, k in zip(modules, held)]
-    for stage in stages:
+    modules = [torch.nn.Sequential(torch.nn.Linear(WIDTH, WIDTH), torch.nn.ReLU()).to(device) for _ in held]
+    stages = [PipelineStage(m, k, n_stages, device) for m, k in zip(modules, held)]
+    for stage in stages if device.type == "cpu" else []:
         without_sends_to_itself(stage)
     loss = lambda y, t: ((y - t) ** 2).mean()  # noqa: E731
     cls = {"gpipe": schedules.ScheduleGPipe, "interleaved_1f1b": schedules.ScheduleInterleaved1F1B,
@@ -63,11 +66,12 @@ def rank_main(rank, out_dir, init_method, schedule, steps, memory):
            "dualpipev": schedules.ScheduleDualPipeV}[schedule]
     runner = cls(stages if per_rank > 1 else stages[0], MICROBATCHES, loss_fn=loss)
     optimizer = torch.optim.SGD([p for m in modules for p in m.parameters()], lr=0.01)
-    x, target = torch.randn(8, WIDTH), torch.randn(8, WIDTH)
+    x, target = torch.randn(8, WIDTH).to(device), torch.randn(8, WIDTH).to(device)
     holds_loss = n_stages - 1 in held
     # No prof.step(): without a profiler schedule it keeps only the last step's events. The steps
     # are then the optimizer's, as shardscope takes them from a trace without ProfilerStep#N.
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=memory) as prof:
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+    with profile(activities=activities, profile_memory=memory) as prof:
         for _ in range(steps):
             optimizer.zero_grad()
             if rank == 0 and holds_loss:
@@ -84,16 +88,17 @@ def rank_main(rank, out_dir, init_method, schedule, steps, memory):
     dist.destroy_process_group()
 
 
-def record(work, schedule, steps=3, memory=True):
+def record(work, schedule, device_kind, steps=3, memory=True):
     import torch.multiprocessing as mp
     job = work / schedule
     job.mkdir(parents=True)
-    mp.spawn(rank_main, args=(str(job), rendezvous(work / (schedule + ".store")), schedule, steps, memory), nprocs=2)
+    mp.spawn(rank_main, args=(str(job), rendezvous(work / (schedule + ".store")), schedule, steps, memory, device_kind),
+             nprocs=2)
     return job
 
 
-def check_job(shardscope, work, schedule, check):
-    job = record(work, schedule)
+def check_job(shardscope, work, schedule, device_kind, check):
+    job = record(work, schedule, device_kind)
     summary_path = work / f"{schedule}.json"
     view = subprocess.run([shardscope, "view", str(job), "--summary", str(summary_path)],
                           capture_output=True, text=True, timeout=120)
@@ -124,7 +129,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--shardscope", required=True)
     parser.add_argument("--workdir", required=True)
-    parser.add_argument("--keep", help="write the gpipe, interleaved and dualpipev jobs' small traces here (tests/data)")
+    parser.add_argument("--keep", help="write the gpipe, interleaved and dualpipev jobs' small traces here "
+                                       "(tests/data); with --device cuda, every job's")
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
+                        help="cpu: Gloo ranks; cuda: NCCL ranks on the visible GPUs, traced with CUDA activity [cpu]")
     args = parser.parse_args()
     work = Path(args.workdir)
     shutil.rmtree(work, ignore_errors=True)
@@ -137,10 +145,11 @@ def main():
             failures.append(what)
 
     for schedule in SCHEDULES:
-        check_job(args.shardscope, work, schedule, check)
+        check_job(args.shardscope, work, schedule, args.device, check)
     if args.keep:
-        for schedule in ("gpipe", "interleaved_1f1b", "dualpipev"):
-            job = record(work / "kept", schedule, steps=2, memory=False)
+        kept = SCHEDULES if args.device == "cuda" else ("gpipe", "interleaved_1f1b", "dualpipev")
+        for schedule in kept:
+            job = record(work / "kept", schedule, args.device, steps=2, memory=False)
             shutil.copytree(job, Path(args.keep) / schedule, dirs_exist_ok=True)
     print(f"{len(failures)} failed" if failures else "every check holds")
     return 1 if failures else 0
