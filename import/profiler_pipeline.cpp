@@ -24,7 +24,7 @@ std::optional<PipeAction> computeActionOfText(const std::string& text) {
 }
 
 // "PP:(0F3;3B1)OVERLAP_F_B" (ScheduleDualPipeV's pair: one chunk's forward, then the other chunk's
-// backward, run one after the other in one span) -> the two actions, the first paired with the next.
+// backward, run one after the other in one span) -> the two actions.
 std::vector<PipeAction> pairOfOverlapText(const std::string& text) {
   const std::string suffix = ")OVERLAP_F_B";
   if (text.size() <= suffix.size() + 1 || text.front() != '(' ||
@@ -34,10 +34,9 @@ std::vector<PipeAction> pairOfOverlapText(const std::string& text) {
   const std::string inside = text.substr(1, text.size() - suffix.size() - 1);
   const size_t semicolon = inside.find(';');
   if (semicolon == std::string::npos) return {};
-  auto first = computeActionOfText(inside.substr(0, semicolon));
+  const auto first = computeActionOfText(inside.substr(0, semicolon));
   const auto second = computeActionOfText(inside.substr(semicolon + 1));
   if (!first || !second) return {};
-  first->pairedWithNext = true;
   return {*first, *second};
 }
 
@@ -86,10 +85,11 @@ namespace {
 int64_t backwardBeginIn(const profiler::RankTrace& trace, const profiler::Span& pair) {
   int64_t first = pair.end;
   for (const auto& [thread, t] : trace.threads) {
-    for (const auto& s : t.spans) {
-      if (s.begin > pair.begin && s.begin < first && startsWith(s.name, "autograd::engine::evaluate_function")) {
-        first = s.begin;
-      }
+    // Sorted by begin (the index links parents so): from the first to begin after the pair's start.
+    auto s = std::upper_bound(t.spans.begin(), t.spans.end(), pair.begin,
+                              [](int64_t at, const profiler::Span& span) { return at < span.begin; });
+    for (; s != t.spans.end() && s->begin < first; ++s) {
+      if (startsWith(s->name, "autograd::engine::evaluate_function")) first = s->begin;
     }
   }
   return first;
@@ -122,15 +122,32 @@ bool isPointToPoint(const std::string& name) {
 
 }  // namespace
 
+namespace {
+
+// Where the action's compute began in [begin, end): at the first op inside it on its thread that
+// is not a send or receive, or inside one (the multi-stage runtime waits for a posted receive
+// before its first op, in no span of its own; GPipe's "Forward i" in c10d::recv). None: `begin`.
+int64_t computeBeginIn(const std::vector<profiler::Span>& spans, size_t i, int64_t begin, int64_t end) {
+  int64_t insidePointToPoint = begin;
+  for (size_t k = i + 1; k < spans.size() && spans[k].begin < end; ++k) {
+    if (spans[k].begin < begin || spans[k].begin < insidePointToPoint) continue;
+    if (!isPointToPoint(spans[k].name)) return spans[k].begin;
+    insidePointToPoint = spans[k].end;
+  }
+  return begin;
+}
+
+}  // namespace
+
 bool readPipelineCompute(const profiler::RankTrace& trace, std::vector<trace::Event>& out) {
   bool backward = false;
   forEachAction(trace, [&](const PipeAction& action, int64_t begin, int64_t end,
                            const std::vector<profiler::Span>& spans, size_t i) {
-    // The action's part of its span less the sends and receives inside it (GPipe's "Forward i"
-    // waits for its input within it): what is left is its compute, in pieces.
-    int64_t from = begin;
+    // The action's part of its span from its first op on, less the sends and receives inside it:
+    // what is left is its compute, in pieces.
+    int64_t from = computeBeginIn(spans, i, begin, end);
     for (size_t k = i + 1; k < spans.size() && spans[k].begin < end; ++k) {
-      if (!isPointToPoint(spans[k].name) || spans[k].end <= begin) continue;
+      if (!isPointToPoint(spans[k].name) || spans[k].end <= from) continue;
       if (spans[k].begin > from) out.push_back(actionEvent(trace, action, from, spans[k].begin));
       from = std::max(from, std::min(spans[k].end, end));
     }

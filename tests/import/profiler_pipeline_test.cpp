@@ -12,6 +12,7 @@
 
 #include "config/pipeline_schedule.h"
 #include "import/profiler_trace.h"
+#include "trace/events.h"
 
 namespace shardscope::import {
 namespace {
@@ -21,6 +22,7 @@ const std::string kJob = std::string(SHARDSCOPE_TEST_DATA) + "/pytorch_pipelinin
 struct Pair {
   std::string forward, backward;  // "1F1", "0B0"
   double backwardAfterUs = 0;     // from the span's start to autograd's first function in it
+  double computeAfterUs = 0;      // from the span's start to its first op on its thread
 };
 
 // The rank's pairs as its file has them, in time order: their actions and where, in the span, the
@@ -29,12 +31,13 @@ std::vector<Pair> pairsInFile(int rank) {
   std::ifstream in(kJob + "/rank-" + std::to_string(rank) + ".pt.trace.json");
   const auto trace = nlohmann::json::parse(in);
   std::vector<std::pair<double, double>> autograd;  // begin, µs
-  std::vector<nlohmann::json> pairs;
+  std::vector<nlohmann::json> pairs, ops;           // ops: aten's, on any thread
   for (const auto& e : trace["traceEvents"]) {
     if (e.value("ph", "") != "X") continue;
     const std::string name = e.value("name", "");
     if (name.rfind("autograd::engine::evaluate_function", 0) == 0) autograd.emplace_back(e["ts"], e["dur"]);
     if (name.rfind("PP:(", 0) == 0) pairs.push_back(e);
+    if (name.rfind("aten::", 0) == 0) ops.push_back(e);
   }
   std::sort(pairs.begin(), pairs.end(), [](const auto& a, const auto& b) { return a["ts"] < b["ts"]; });
   std::vector<Pair> out;
@@ -46,7 +49,12 @@ std::vector<Pair> pairsInFile(int rank) {
     for (const auto& [at, length] : autograd) {
       if (at > begin && at < first) first = at;
     }
-    out.push_back({name.substr(4, semicolon - 4), name.substr(semicolon + 1, close - semicolon - 1), first - begin});
+    double firstOp = end;
+    for (const auto& op : ops) {
+      if (op["tid"] == p["tid"] && op["ts"] >= begin && op["ts"] < firstOp) firstOp = op["ts"];
+    }
+    out.push_back({name.substr(4, semicolon - 4), name.substr(semicolon + 1, close - semicolon - 1), first - begin,
+                   firstOp - begin});
   }
   return out;
 }
@@ -61,8 +69,22 @@ std::map<std::string, std::vector<int64_t>> actionBegins(const trace::RankTimeli
   return out;
 }
 
+// The begins of the rank's compute spans of each action ("1F1": stage 1's forward of micro-batch
+// 1, recorded as micro-batch 2), each in time order.
+std::map<std::string, std::vector<int64_t>> computeBegins(const trace::RankTimeline& rank) {
+  std::map<std::string, std::vector<int64_t>> out;
+  for (const auto& c : rank.compute) {
+    if (c.text().rfind("stage ", 0) != 0) continue;
+    const char kind = c.op == static_cast<uint8_t>(trace::ComputeKind::Forward) ? 'F' : 'B';
+    out[c.text().substr(6) + kind + std::to_string(c.microBatch - 1)].push_back(c.beginNs);
+  }
+  for (auto& [text, begins] : out) std::sort(begins.begin(), begins.end());
+  return out;
+}
+
 // Each pair reads as its two actions, the forward from the span's start and the backward from
-// where autograd began inside it, and the job as DualPipeV's (a V with whole backwards and W).
+// where autograd began inside it, the forward's compute from its first op (not the wait for its
+// input before it), and the job as DualPipeV's (a V with whole backwards and W).
 TEST(ProfilerPipeline, DualPipeVsPairsReadAsAForwardThenItsPartnersBackward) {
   const auto loaded = loadProfilerTraces(kJob);
   ASSERT_TRUE(loaded.error.empty()) << loaded.error;
@@ -75,6 +97,8 @@ TEST(ProfilerPipeline, DualPipeVsPairsReadAsAForwardThenItsPartnersBackward) {
     const auto pairs = pairsInFile(r);
     ASSERT_GE(pairs.size(), 4u) << "2 steps of DualPipeV's main phase";
     const auto begins = actionBegins(loaded.recording.rank(r));
+    const auto computes = computeBegins(loaded.recording.rank(r));
+    double waited = 0;
     std::map<std::string, size_t> seen;  // a text's occurrences so far: one a step
     for (const auto& p : pairs) {
       const size_t k = seen[p.forward]++;
@@ -85,7 +109,16 @@ TEST(ProfilerPipeline, DualPipeVsPairsReadAsAForwardThenItsPartnersBackward) {
       const int64_t apart = begins.at(p.backward)[k] - begins.at(p.forward)[k];
       EXPECT_GT(p.backwardAfterUs, 0) << "autograd ran inside the pair's span";
       EXPECT_NEAR(apart / 1e3, p.backwardAfterUs, 1.0) << p.forward << ";" << p.backward;
+      // A forward's pieces: its first is the one that begins first (a step's F of this stage
+      // and micro-batch may be in pieces, but none begins before the first op).
+      ASSERT_GT(computes.count(p.forward), 0u) << p.forward;
+      const auto& pieces = computes.at(p.forward);
+      const auto firstPiece = std::lower_bound(pieces.begin(), pieces.end(), begins.at(p.forward)[k]);
+      ASSERT_NE(firstPiece, pieces.end()) << p.forward;
+      EXPECT_NEAR((*firstPiece - begins.at(p.forward)[k]) / 1e3, p.computeAfterUs, 1.0) << p.forward;
+      waited = std::max(waited, p.computeAfterUs);
     }
+    EXPECT_GT(waited, 50) << "some pair waited for its input before its first op (µs)";
     // Every stage the rank holds ran each micro-batch's forward and its backward (whole, or I
     // and W) once a step.
     for (const int stage : {r, 3 - r}) {
