@@ -109,7 +109,7 @@ def run_shardscope(binary, c, pp, schedule, device_kind, trace_dir=None):
             cmd += ["--trace", os.path.join(trace_dir, f"{schedule}.pftrace")]
         run = subprocess.run(cmd, capture_output=True, text=True)
         if run.returncode != 0:
-            sys.exit(f"shardscope failed ({' '.join(cmd)}):\n{run.stdout}{run.stderr}")
+            raise RuntimeError(f"shardscope failed ({' '.join(cmd)}):\n{run.stdout[-3000:]}{run.stderr[-3000:]}")
         s = json.load(open(summary))
         if trace_dir:
             shutil.copy(summary, os.path.join(trace_dir, f"{schedule}_summary.json"))
@@ -147,16 +147,22 @@ def parse_args():
 
 
 def bench_schedule(args, c, pp, threads, schedule):
-    """One schedule's repeats, the two sides alternating first: the row of the table."""
+    """One schedule's repeats, the two sides alternating first: the row of the table (with the error
+    instead where a side failed, so that the rows before it and after it are kept)."""
     ours, theirs, ratios, bubble, device = [], [], [], None, None
     for r in range(args.repeats):
         order = ("ours", "theirs") if r % 2 == 0 else ("theirs", "ours")
         got = {}
         for side in order:
-            if side == "ours":
-                times, bubble, device = run_shardscope(args.shardscope, c, pp, schedule, args.device, args.trace_dir)
-            else:
-                times = run_pytorch(c, pp, schedule, threads, args.device)
+            try:
+                if side == "ours":
+                    times, bubble, device = run_shardscope(args.shardscope, c, pp, schedule, args.device,
+                                                           args.trace_dir)
+                else:
+                    times = run_pytorch(c, pp, schedule, threads, args.device)
+            except Exception as failure:  # noqa: BLE001  (a rank's failure, reported in the row)
+                print(f"{schedule:17s} FAILED ({side}): {failure}", flush=True)
+                return {"schedule": schedule, "pp": pp, "error": f"{side}: {failure}"}
             got[side] = statistics.median(times[args.warmup:])
         ours.append(got["ours"])
         theirs.append(got["theirs"])
@@ -176,12 +182,18 @@ def main():
     threads = max(1, (os.cpu_count() or 2) // pp)
     model = MODELS[args.model]
     c = dict(model, **OPTIMIZER, batch=args.batch, steps=args.steps, microbatches=args.microbatches)
+    # Ranks sharing a GPU time-slice it: a rank's idle time holds the other's kernels too.
     where = torch.cuda.get_device_name(0) + f", {pp} ranks sharing it" if args.device == "cuda" else "cpu"
     print(f"torch {torch.__version__} on {where}; {args.model} {model}, batch {args.batch}, "
           f"{args.microbatches} micro-batches", flush=True)
-    rows = [bench_schedule(args, c, pp, threads, schedule) for schedule in args.schedules.split(",")]
-    json.dump({"torch": torch.__version__, "cores": os.cpu_count(), "where": where, "model": model, "batch": args.batch,
-               "steps": args.steps, "warmup": args.warmup, "rows": rows}, open(args.out, "w"), indent=1)
+    rows = []
+    for schedule in args.schedules.split(","):
+        rows.append(bench_schedule(args, c, pp, threads, schedule))
+        # Written after each row: a run cut short (a time limit, a failure) keeps the rows it has.
+        json.dump({"torch": torch.__version__, "cores": os.cpu_count(), "where": where, "model": model,
+                   "batch": args.batch, "steps": args.steps, "warmup": args.warmup, "rows": rows},
+                  open(args.out, "w"), indent=1)
+    return 1 if any("error" in row for row in rows) else 0
 
 
 if __name__ == "__main__":

@@ -37,20 +37,22 @@
 #           estimator's fp32 offload_device_copies (docs/estimate.md)
 #   first_step  the 1.34B GPT offloaded, 2 steps: traced, --recording off, traced with
 #           CUDA_MODULE_LOADING=EAGER (what makes the first step slow, docs/gpu.md)
-#   pp_parity  scripts/pytorch_parity.py --pp --device cuda: every --pp case against
-#           torch.distributed.pipelining on NCCL (zbv and dualpipev too, which Gloo cannot run)
+#   pp_parity  scripts/pytorch_parity.py --pp --device cuda: --pp against torch.distributed.pipelining
+#           on NCCL (every schedule at P = 2, 1f1b and zbv under full_shard at world 4)
 #   pp_bench  bench/pipeline_schedules.py --device cuda: step time against torch.distributed.pipelining,
 #           2 ranks sharing the GPU, the small GPT, gpipe and 1f1b (PP_BENCH_ARGS adds or overrides)
-#   pp_1b   the same on the 1.34B GPT at --microbatches 8 (1f1b, gpipe): its measured bubble beside
-#           the closed form, its traces kept in $OUT/pipeline_1b (PP_1B_ARGS adds or overrides)
-#   pp_records  tests/pytorch_pipeline_trace.py --device cuda: PyTorch's own pipelining jobs (every
-#           schedule) on NCCL, traced with torch.profiler's CUDA activity, opened by `view`; the
+#   pp_1b   the same on the 1.34B GPT at --microbatches 8 (1f1b): its measured bubble beside the
+#           closed form (2 ranks time-slicing one GPU: not one device a stage, as the form assumes),
+#           its trace kept in $OUT/pipeline_1b (PP_1B_ARGS adds options, e.g. --schedules 1f1b,gpipe)
+#   pp_records  tests/pytorch_pipeline_trace.py --device cuda: PyTorch's own pipelining jobs (five
+#           schedules; Schedule1F1B records no action spans) on NCCL, traced with torch.profiler's CUDA activity, opened by `view`; the
 #           traces kept in $OUT/pp_records (a GPU job's actions: the host's spans and the device's copies)
 #   pack    everything in $OUT into one $OUT/results.tar.gz, in 15 MiB pieces if larger (the device
 #           tool brings back at most 8 files a call, 16 MiB each; give it last)
 # Results go to $OUT (the device tool's folder) or ./device-out.
 # A rehearsal on a machine without a GPU: SHARDSCOPE_BIN=build/app/shardscope PP_DEVICE=cpu runs the
-# pipeline stages (pp_*) on CPU ranks (with PP_1B_ARGS="--model small" in place of the 1.34B GPT).
+# pipeline stages (pp_*) on CPU ranks (with PP_1B_ARGS="--model small" in place of the 1.34B GPT:
+# a later option wins).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -231,12 +233,13 @@ stage_pp_bench() {
 }
 
 # The 1.34B GPT at 8 micro-batches, where a stage's compute is long enough for the bubble to be the
-# schedule's and not the launches': its measured bubble beside the closed form, its traces kept.
+# schedule's and not the launches'. Two ranks share the GPU: a rank's idle time holds the other's
+# kernels too, so the measured bubble is a shared GPU's, beside a closed form for a GPU a stage.
 stage_pp_1b() {
   # shellcheck disable=SC2086  # a list of options
-  "$PY" bench/pipeline_schedules.py --shardscope "$BIN" --device "$PP_DEVICE" --schedules 1f1b,gpipe \
+  "$PY" bench/pipeline_schedules.py --shardscope "$BIN" --device "$PP_DEVICE" --model gpt_1b --schedules 1f1b \
     --microbatches 8 --batch 8 --repeats 1 --steps 5 --warmup 2 --trace-dir "$OUT/pipeline_1b" \
-    --out "$OUT/pipeline_1b_multi_rank.json" ${PP_1B_ARGS:---model gpt_1b} 2>&1 | tee "$OUT/pipeline_1b.log"
+    --out "$OUT/pipeline_1b_multi_rank.json" ${PP_1B_ARGS:-} 2>&1 | tee "$OUT/pipeline_1b.log"
 }
 
 stage_pp_records() {

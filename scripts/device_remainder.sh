@@ -1,21 +1,23 @@
 #!/usr/bin/env bash
-# The GPU work that is left (issue 72, docs/gpu.md's list for the next device session) in two device
-# calls of at most about 9.5 minutes each, the second on the machine the first left warm, built
-# from scripts/device_gpu.sh's stages. Here first: scripts/device_deps.sh and scripts/device_nccl.sh
-# pack; then, with the device tool:
+# The GPU work that is left (issue 72, docs/gpu.md's list for the next device session), built from
+# scripts/device_gpu.sh's stages, in two device calls on one machine: a session has 15 minutes of
+# device time in all, the machine's start included, so part a takes one call of about 9.5 minutes
+# and part b what is left (DEADLINE_S from the device tool's status). Here first:
+# scripts/device_deps.sh and scripts/device_nccl.sh pack; then, with the device tool:
 #   run(command="bash scripts/device_remainder.sh a", carry=[".deps", ".nccl/part-0", ".nccl/manifest"], timeout_s=590)
-#   run(command="bash scripts/device_remainder.sh b", carry=[".deps", ".nccl/part-0", ".nccl/manifest"], timeout_s=590)
+#   status(); then with L = its budget_left_s less about 40 s (at least 150):
+#   run(command="DEADLINE_S=L bash scripts/device_remainder.sh b", carry=[...the same], timeout_s=L + 30)
 # Both parts: build (a no-op on a warm machine); NCCL 2.30 assembled and preloaded; a world-2 smoke
-# run. If NCCL 2.30 fails, the rest runs on torch's own NCCL (a host identity per rank), and
-# results/nccl.txt says so. Then
-#   a: correctness, lanes at once (small ranks; 16 cores, 139 GiB): the --tp and --pp GPU tests; the
-#      --tp parity against DTensor and the --pp parity against torch.distributed.pipelining on NCCL;
-#      PyTorch's own pipelining jobs on NCCL traced and opened (pp_records).
-#      Each lane has a time limit, so a hang costs only its lane, and writes its output unfiltered (a
-#      filter's buffer is lost when the limit kills it). Then the pipelines' step times and the
-#      1.34B GPT's bubble (pp_1b, pp_bench), before DEADLINE_S.
+# run of full_shard and of --pp 2 (NCCL's point-to-point). If NCCL 2.30 fails either, the rest runs
+# on torch's own NCCL (a host identity per rank), and results/nccl.txt says so. Then
+#   a: correctness, lanes at once (small ranks; 16 cores, 80 GiB or more): the --tp and --pp GPU
+#      tests; the --tp parity against DTensor and the --pp parity against torch.distributed.pipelining
+#      on NCCL; PyTorch's own pipelining jobs on NCCL traced and opened (pp_records). Each lane has a
+#      time limit, so a hang costs only its lane, and writes its output unfiltered (a filter's buffer
+#      is lost when the limit kills it). Then the pipelines' step times (pp_bench) and the 1.34B
+#      GPT's bubble (pp_1b), before DEADLINE_S.
 #   b: timings, one at a time, each within what is left before DEADLINE_S: the offloaded first step,
-#      then the multi-rank benchmark rows.
+#      then the multi-rank benchmark rows (what does not fit is skipped, and says so).
 # Each part ends packing everything in one results.tar.gz (or its 15 MiB parts).
 # The 2026-11-29 session ran this script's earlier plan (git show 20f9858:scripts/device_remainder.sh).
 set -uo pipefail
@@ -64,7 +66,13 @@ assert code.value >= 23000, code.value; print("NCCL that torch runs now:", code.
   timeout 90 "$BIN" run --device cuda --model gpt --layers 2 --hidden 64 --heads 4 --seq 16 --vocab 97 \
     --batch 8 --world 2 --steps 2 --strategy full_shard --summary "$OUT/smoke.json" 2>&1 | tail -4
   python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); print("smoke:", s["status"], s["device"]); assert s["status"] == "ok"' \
-    "$OUT/smoke.json"
+    "$OUT/smoke.json" || return 1
+  # NCCL's point-to-point between ranks sharing the GPU (a pipeline's sends and receives), never run
+  # under NCCL_MULTI_RANK_GPU_ENABLE before.
+  timeout 90 "$BIN" run --device cuda --model gpt --layers 3 --hidden 64 --heads 4 --seq 16 --vocab 97 \
+    --batch 8 --world 2 --pp 2 --schedule 1f1b --microbatches 4 --steps 2 --summary "$OUT/smoke_pp.json" 2>&1 | tail -2
+  python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); print("smoke --pp 2:", s["status"]); assert s["status"] == "ok"' \
+    "$OUT/smoke_pp.json"
 }
 if use_nccl_2_30 > "$OUT/nccl.txt" 2>&1; then
   echo "NCCL 2.30 in use (multi-rank GPU)" | tee -a "$OUT/nccl.txt"
@@ -75,15 +83,16 @@ fi
 tail -3 "$OUT/nccl.txt"
 
 part_a() {
-  lane gpu_tests 300 "build-gpu/tests/gpu_tests --gtest_filter='GpuRun.TensorParallel*:GpuRun.Pipeline*'" &
+  lane gpu_tests_tp 240 "build-gpu/tests/gpu_tests --gtest_filter='GpuRun.TensorParallel*'" &
+  lane gpu_tests_pp 240 "build-gpu/tests/gpu_tests --gtest_filter='GpuRun.Pipeline*'" &
   lane tp_parity 240 "$G tp_parity" &
-  lane pp_parity 300 "$G pp_parity" &
-  lane pp_records 240 "$G pp_records" &
+  lane pp_parity 240 "$G pp_parity" &
+  lane pp_records 180 "$G pp_records" &
   wait
   grep -hE "tests? .*(PASSED|FAILED)|^\[  FAILED|^(ok|FAIL) |passed, .* failed|failed stages" "$OUT"/lane_*.log | head -60
-  timed pp_1b 300 "$G pp_1b"
-  timed pp_bench 150 "$G pp_bench"
-  tail -n 4 "$OUT"/lane_pp_1b.log "$OUT"/lane_pp_bench.log
+  timed pp_bench 100 "$G pp_bench"
+  timed pp_1b 200 "$G pp_1b"
+  tail -n 4 "$OUT"/lane_pp_bench.log "$OUT"/lane_pp_1b.log
 }
 
 part_b() {

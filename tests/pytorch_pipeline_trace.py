@@ -98,7 +98,11 @@ def record(work, schedule, device_kind, steps=3, memory=True):
 
 
 def check_job(shardscope, work, schedule, device_kind, check):
-    job = record(work, schedule, device_kind)
+    try:
+        job = record(work, schedule, device_kind)
+    except Exception as failure:  # noqa: BLE001  (a rank raised: this job fails, the others still run)
+        check(False, f"{schedule}: PyTorch's job ran ({failure})")
+        return
     summary_path = work / f"{schedule}.json"
     view = subprocess.run([shardscope, "view", str(job), "--summary", str(summary_path)],
                           capture_output=True, text=True, timeout=120)
@@ -149,7 +153,11 @@ def main():
     if args.keep:
         kept = SCHEDULES if args.device == "cuda" else ("gpipe", "interleaved_1f1b", "dualpipev")
         for schedule in kept:
-            job = record(work / "kept", schedule, args.device, steps=2, memory=False)
+            try:
+                job = record(work / "kept", schedule, args.device, steps=2, memory=False)
+            except Exception as failure:  # noqa: BLE001
+                check(False, f"{schedule}: the kept job ran ({failure})")
+                continue
             shutil.copytree(job, Path(args.keep) / schedule, dirs_exist_ok=True)
     print(f"{len(failures)} failed" if failures else "every check holds")
     return 1 if failures else 0
