@@ -21,7 +21,7 @@ TEST(Lessons, TheIssuesLessonsAllExistAndLoad) {
   const auto names = lessonNames();
   for (const char* wanted :
        {"accordion", "ddp_vs_fsdp", "zero_stages", "seed_7b_3gpus", "seed_70b", "lora", "grad_accumulation",
-        "activation_checkpointing", "prefetch", "bucket_size", "straggler", "pipeline"}) {
+        "activation_checkpointing", "prefetch", "bucket_size", "straggler", "pipeline", "v_schedules"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), wanted), names.end()) << wanted;
   }
   for (const auto& name : names) {
