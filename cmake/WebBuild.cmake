@@ -28,10 +28,15 @@ function(shardscope_web_site target)
                       "SHELL:--shell-file ${PROJECT_SOURCE_DIR}/web/shell.html"
                       "SHELL:--preload-file ${PROJECT_SOURCE_DIR}/assets/lessons@/lessons"
                       "SHELL:--preload-file ${font}@${font}")
-  set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${PROJECT_SOURCE_DIR}/web/shell.html)
+  # What the link packs (--preload-file) is none of its inputs to the build tool: without these, a new
+  # or changed lesson, or a lesson recorded again, left the site's packed copy as it was.
+  file(GLOB lesson_files CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/assets/lessons/*.json)
+  set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${PROJECT_SOURCE_DIR}/web/shell.html ${lesson_files})
   # The lessons' runs as `shardscope lesson NAME --record DIR/NAME` wrote them, which the page replays.
   if(IS_DIRECTORY "${SHARDSCOPE_LESSON_RECORDINGS}")
     target_link_options(${target} PRIVATE "SHELL:--preload-file ${SHARDSCOPE_LESSON_RECORDINGS}@/lessons/recordings")
+    file(GLOB_RECURSE recording_files CONFIGURE_DEPENDS ${SHARDSCOPE_LESSON_RECORDINGS}/*)
+    set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${recording_files})
     message(STATUS "shardscope: the site ships the lessons' recordings in ${SHARDSCOPE_LESSON_RECORDINGS}")
   else()
     message(STATUS "shardscope: the site ships no lesson recordings (SHARDSCOPE_LESSON_RECORDINGS names none)")
