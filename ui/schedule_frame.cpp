@@ -150,6 +150,15 @@ ScheduleFrame scheduleFrame(const Session& s, double playheadNs) {
   return scheduleFrameOf(s, all, scheduleStepAt(s, all, playheadNs));
 }
 
+// The engine's placement says "cuda:0, 2 ranks on one GPU (...)" (engine/launch/rank_device.cpp).
+static std::string sharedDeviceNote(const std::string& device) {
+  if (device.find("ranks on one GPU") == std::string::npos) return "";
+  return "These ranks share one GPU (" + device +
+         "): while one computes, another's kernels may run on the same device, so a rank's measured "
+         "bubble holds time the GPU spent on the other ranks. The plan and the closed form assume a "
+         "device for each stage.";
+}
+
 ScheduleFrame scheduleFrameOf(const Session& s, const std::vector<std::vector<stats::MeasuredAction>>& all,
                               int32_t chosen) {
   ScheduleFrame frame;
@@ -203,6 +212,7 @@ ScheduleFrame scheduleFrameOf(const Session& s, const std::vector<std::vector<st
   const auto form = config::bubbleClosedForm(shape);
   frame.closedFormShare = form.fraction / (1 + form.fraction);
   frame.closedForm = form.form;
+  frame.sharedDevice = sharedDeviceNote(s.device);
   return frame;
 }
 

@@ -53,6 +53,9 @@ struct ScheduleFrame {
   config::ActionDurations durations;  // the plan's, in seconds
   std::string closedForm;             // "(P-1)/M = 20.0 %", a prediction
   double closedFormShare = 0;         // of the step
+  // Where the ranks share one GPU: that a rank's idle time holds the others' kernels (the plan and
+  // the closed form give each stage a device of its own). Empty otherwise.
+  std::string sharedDevice;
 };
 
 // The frame for `session` at the playhead (relative to its origin): the step the playhead is in,

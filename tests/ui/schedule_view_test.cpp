@@ -183,6 +183,18 @@ TEST(ScheduleView, TheTimelinesHeldLanesClimbToMUnderGPipeAndStopAtPUnder1F1B) {
   EXPECT_LE(heldBytes, activation) << "what the micro-batches hold is part of the role's bytes";
 }
 
+// Ranks that share one GPU (as on the device machine, 2 ranks on its one GPU): the tab says that a
+// rank's idle time holds the others' kernels, where the plan gives each stage a device; CPU ranks
+// get no such note.
+TEST(ScheduleView, RanksSharingOneGpuAreSaidToBeMeasuredSo) {
+  Session s = recordedPipeline("1f1b");
+  EXPECT_EQ(scheduleFrame(s, -1e18).sharedDevice, "") << s.device;
+  s.device = "cuda:0 / nccl / cuda:0, 2 ranks on one GPU (NCCL_MULTI_RANK_GPU_ENABLE=1, NCCL 2.30.7)";
+  const ScheduleFrame f = scheduleFrame(s, -1e18);
+  EXPECT_NE(f.sharedDevice.find("share one GPU"), std::string::npos) << f.sharedDevice;
+  EXPECT_NE(f.sharedDevice.find("a device for each stage"), std::string::npos) << f.sharedDevice;
+}
+
 TEST(ScheduleView, ASessionWithoutAPipelineSaysHowToGetOne) {
   Session plain;
   plain.config.pp = 1;
