@@ -124,34 +124,53 @@ bool isPointToPoint(const std::string& name) {
 
 namespace {
 
-// Where the action's compute began in [begin, end): at the first op inside it on its thread that
-// is not a send or receive, or inside one (the multi-stage runtime waits for a posted receive
-// before its first op, in no span of its own; GPipe's "Forward i" in c10d::recv). None: `begin`.
-int64_t computeBeginIn(const std::vector<profiler::Span>& spans, size_t i, int64_t begin, int64_t end) {
-  int64_t insidePointToPoint = begin;
+// An operator's span (aten::addmm, autograd::engine::evaluate_function: ..., a library's ns::op):
+// what an action computes with. Not Python's own spans (with_stack's "nn.Module: Linear_0").
+bool isOperator(const std::string& name) { return name.find("::") != std::string::npos && !isPointToPoint(name); }
+
+struct OpsWindow {
+  int64_t begin = 0, end = 0;
+};
+
+// Where the action's ops ran in [begin, end) on its thread: from the first operator inside it (not
+// one inside a send's or receive's op) to the last one's end. The multi-stage runtime waits for a
+// posted receive inside an action's span before its first op, in no span of its own, and a DualPipeV
+// pair's backward waits for its gradient after the forward's last op. None found: [begin, end).
+OpsWindow opsWithin(const std::vector<profiler::Span>& spans, size_t i, int64_t begin, int64_t end) {
+  OpsWindow ops{end, begin};
+  int64_t insideTransferOp = begin;
   for (size_t k = i + 1; k < spans.size() && spans[k].begin < end; ++k) {
-    if (spans[k].begin < begin || spans[k].begin < insidePointToPoint) continue;
-    if (!isPointToPoint(spans[k].name)) return spans[k].begin;
-    insidePointToPoint = spans[k].end;
+    const profiler::Span& s = spans[k];
+    if (s.begin < begin || s.begin < insideTransferOp) continue;
+    // c10d's send or receive op: what runs inside it is the transfer's (a backend's span, e.g.
+    // gloo:send, may outlive the op and the action: it bounds nothing).
+    if (startsWith(s.name, "c10d::") && isPointToPoint(s.name)) insideTransferOp = s.end;
+    if (!isOperator(s.name)) continue;
+    ops.begin = std::min(ops.begin, s.begin);
+    ops.end = std::max(ops.end, std::min(s.end, end));
   }
-  return begin;
+  return ops.begin < ops.end ? ops : OpsWindow{begin, end};
 }
 
 }  // namespace
 
 bool readPipelineCompute(const profiler::RankTrace& trace, std::vector<trace::Event>& out) {
   bool backward = false;
+  // On a GPU the kernels give the compute and the host's spans only bracket their launches (and a
+  // backward's ops run on autograd's device thread): the action's span is kept whole.
+  const bool hostComputes = trace.computeKernels.empty();
   forEachAction(trace, [&](const PipeAction& action, int64_t begin, int64_t end,
                            const std::vector<profiler::Span>& spans, size_t i) {
-    // The action's part of its span from its first op on, less the sends and receives inside it:
-    // what is left is its compute, in pieces.
-    int64_t from = computeBeginIn(spans, i, begin, end);
-    for (size_t k = i + 1; k < spans.size() && spans[k].begin < end; ++k) {
+    // The action's part of its span where its ops ran, less the sends and receives inside it: what
+    // is left is its compute, in pieces.
+    const OpsWindow ops = hostComputes ? opsWithin(spans, i, begin, end) : OpsWindow{begin, end};
+    int64_t from = ops.begin;
+    for (size_t k = i + 1; k < spans.size() && spans[k].begin < ops.end; ++k) {
       if (!isPointToPoint(spans[k].name) || spans[k].end <= from) continue;
       if (spans[k].begin > from) out.push_back(actionEvent(trace, action, from, spans[k].begin));
-      from = std::max(from, std::min(spans[k].end, end));
+      from = std::max(from, std::min(spans[k].end, ops.end));
     }
-    if (end > from) out.push_back(actionEvent(trace, action, from, end));
+    if (ops.end > from) out.push_back(actionEvent(trace, action, from, ops.end));
     backward |= action.kind != PipeActionKind::Forward;
   });
   return backward;

@@ -23,6 +23,7 @@ struct Pair {
   std::string forward, backward;  // "1F1", "0B0"
   double backwardAfterUs = 0;     // from the span's start to autograd's first function in it
   double computeAfterUs = 0;      // from the span's start to its first op on its thread
+  double forwardEndsAfterUs = 0;  // from the span's start to the end of its last op before the backward
 };
 
 // The rank's pairs as its file has them, in time order: their actions and where, in the span, the
@@ -49,12 +50,14 @@ std::vector<Pair> pairsInFile(int rank) {
     for (const auto& [at, length] : autograd) {
       if (at > begin && at < first) first = at;
     }
-    double firstOp = end;
+    double firstOp = end, lastEnd = begin;
     for (const auto& op : ops) {
-      if (op["tid"] == p["tid"] && op["ts"] >= begin && op["ts"] < firstOp) firstOp = op["ts"];
+      if (op["tid"] != p["tid"] || op["ts"] < begin || op["ts"] >= first) continue;
+      firstOp = std::min(firstOp, op["ts"].get<double>());
+      lastEnd = std::max(lastEnd, op["ts"].get<double>() + op["dur"].get<double>());
     }
     out.push_back({name.substr(4, semicolon - 4), name.substr(semicolon + 1, close - semicolon - 1), first - begin,
-                   firstOp - begin});
+                   firstOp - begin, lastEnd - begin});
   }
   return out;
 }
@@ -82,9 +85,21 @@ std::map<std::string, std::vector<int64_t>> computeBegins(const trace::RankTimel
   return out;
 }
 
+// Where the last of the action's compute pieces that end by `until` ended.
+int64_t computeEnds(const trace::RankTimeline& rank, const std::string& forward, int64_t until) {
+  int64_t last = 0;
+  for (const auto& c : rank.compute) {
+    if (c.text().rfind("stage ", 0) != 0 || c.op != static_cast<uint8_t>(trace::ComputeKind::Forward)) continue;
+    if (c.text().substr(6) + "F" + std::to_string(c.microBatch - 1) != forward || c.endNs > until) continue;
+    last = std::max(last, c.endNs);
+  }
+  return last;
+}
+
 // Each pair reads as its two actions, the forward from the span's start and the backward from
-// where autograd began inside it, the forward's compute from its first op (not the wait for its
-// input before it), and the job as DualPipeV's (a V with whole backwards and W).
+// where autograd began inside it, the forward's compute from its first op to its last (not the
+// waits for its input before it and for the backward's gradient after it), and the job as
+// DualPipeV's (a V with whole backwards and W).
 TEST(ProfilerPipeline, DualPipeVsPairsReadAsAForwardThenItsPartnersBackward) {
   const auto loaded = loadProfilerTraces(kJob);
   ASSERT_TRUE(loaded.error.empty()) << loaded.error;
@@ -116,6 +131,10 @@ TEST(ProfilerPipeline, DualPipeVsPairsReadAsAForwardThenItsPartnersBackward) {
       const auto firstPiece = std::lower_bound(pieces.begin(), pieces.end(), begins.at(p.forward)[k]);
       ASSERT_NE(firstPiece, pieces.end()) << p.forward;
       EXPECT_NEAR((*firstPiece - begins.at(p.forward)[k]) / 1e3, p.computeAfterUs, 1.0) << p.forward;
+      // Its last piece ends with its last op: not at the backward's start, after the wait for the
+      // backward's gradient between them.
+      const auto lastEnd = computeEnds(loaded.recording.rank(r), p.forward, begins.at(p.backward)[k]);
+      EXPECT_NEAR((lastEnd - begins.at(p.forward)[k]) / 1e3, p.forwardEndsAfterUs, 1.0) << p.forward;
       waited = std::max(waited, p.computeAfterUs);
     }
     EXPECT_GT(waited, 50) << "some pair waited for its input before its first op (µs)";
