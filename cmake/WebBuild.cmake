@@ -28,17 +28,28 @@ function(shardscope_web_site target)
                       "SHELL:--shell-file ${PROJECT_SOURCE_DIR}/web/shell.html"
                       "SHELL:--preload-file ${PROJECT_SOURCE_DIR}/assets/lessons@/lessons"
                       "SHELL:--preload-file ${font}@${font}")
-  # What the link packs (--preload-file) is none of its inputs to the build tool: without these, a new
-  # or changed lesson, or a lesson recorded again, left the site's packed copy as it was.
-  file(GLOB lesson_files CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/assets/lessons/*.json)
-  set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${PROJECT_SOURCE_DIR}/web/shell.html ${lesson_files})
+  # What the link packs (--preload-file) is none of its inputs to the build tool: each packed file,
+  # and a list of them (rewritten only when it changes), are made inputs of the link, so that a new,
+  # changed or removed lesson or recording links the site again.
+  file(GLOB packed CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/assets/lessons/*)
   # The lessons' runs as `shardscope lesson NAME --record DIR/NAME` wrote them, which the page replays.
   if(IS_DIRECTORY "${SHARDSCOPE_LESSON_RECORDINGS}")
     target_link_options(${target} PRIVATE "SHELL:--preload-file ${SHARDSCOPE_LESSON_RECORDINGS}@/lessons/recordings")
-    file(GLOB_RECURSE recording_files CONFIGURE_DEPENDS ${SHARDSCOPE_LESSON_RECORDINGS}/*)
-    set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${recording_files})
+    file(GLOB_RECURSE recordings CONFIGURE_DEPENDS ${SHARDSCOPE_LESSON_RECORDINGS}/*)
+    list(APPEND packed ${recordings})
     message(STATUS "shardscope: the site ships the lessons' recordings in ${SHARDSCOPE_LESSON_RECORDINGS}")
   else()
     message(STATUS "shardscope: the site ships no lesson recordings (SHARDSCOPE_LESSON_RECORDINGS names none)")
   endif()
+  list(JOIN packed "\n" packed_text)
+  set(packed_list ${PROJECT_BINARY_DIR}/site_packed_files.txt)
+  set(before "")
+  if(EXISTS ${packed_list})
+    file(READ ${packed_list} before)
+  endif()
+  if(NOT before STREQUAL packed_text)
+    file(WRITE ${packed_list} "${packed_text}")
+  endif()
+  set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${PROJECT_SOURCE_DIR}/web/shell.html ${packed}
+                                                              ${packed_list})
 endfunction()
