@@ -223,12 +223,12 @@ void drawScheduleTab(ScheduleViewState& state, const std::vector<Session>& sessi
       formatDuration(f.durations.forward * 1e9).c_str(), formatDuration(f.durations.backward * 1e9).c_str(),
       formatDuration(f.durations.backwardInput * 1e9).c_str(), formatDuration(f.durations.backwardWeight * 1e9).c_str(),
       arrowsNote(f.arrows).c_str(), f.closedForm.c_str());
+  noteItem("schedule:frame");
   if (!f.sharedDevice.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.86f, 0.35f, 1.0f));
     ImGui::TextWrapped("%s", f.sharedDevice.c_str());
     ImGui::PopStyleColor();
   }
-  noteItem("schedule:frame");
   drawFrame(f, playheadNs, s.recording.originNs());
 }
 

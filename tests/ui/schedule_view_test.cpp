@@ -189,9 +189,13 @@ TEST(ScheduleView, TheTimelinesHeldLanesClimbToMUnderGPipeAndStopAtPUnder1F1B) {
 TEST(ScheduleView, RanksSharingOneGpuAreSaidToBeMeasuredSo) {
   Session s = recordedPipeline("1f1b");
   EXPECT_EQ(scheduleFrame(s, -1e18).sharedDevice, "") << s.device;
-  s.device = "cuda:0 / nccl / cuda:0, 2 ranks on one GPU (NCCL_MULTI_RANK_GPU_ENABLE=1, NCCL 2.30.7)";
+  s.device = "cuda:0 / nccl / cuda:0, 2 ranks on one GPU (NCCL_MULTI_RANK_GPU_ENABLE=1, NCCL 2.30.7) / cores 1";
   const ScheduleFrame f = scheduleFrame(s, -1e18);
-  EXPECT_NE(f.sharedDevice.find("share one GPU"), std::string::npos) << f.sharedDevice;
+  EXPECT_EQ(f.sharedDevice.rfind("These ranks share one GPU (2 ranks on one GPU (NCCL_MULTI_RANK_GPU_ENABLE=1, "
+                                 "NCCL 2.30.7)): ",
+                                 0),
+            0u)
+      << f.sharedDevice;
   EXPECT_NE(f.sharedDevice.find("a device for each stage"), std::string::npos) << f.sharedDevice;
 }
 
