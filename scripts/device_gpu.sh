@@ -38,7 +38,7 @@
 #   first_step  the 1.34B GPT offloaded, 2 steps: traced, --recording off, traced with
 #           CUDA_MODULE_LOADING=EAGER (what makes the first step slow, docs/gpu.md)
 #   pp_parity  scripts/pytorch_parity.py --pp --device cuda: --pp against torch.distributed.pipelining
-#           on NCCL (every schedule at P = 2, 1f1b and zbv under full_shard at world 4)
+#           on NCCL (every schedule at P = 2; 1f1b, zbv and dualpipev under full_shard at world 4)
 #   pp_bench  bench/pipeline_schedules.py --device cuda: step time against torch.distributed.pipelining,
 #           2 ranks sharing the GPU, the small GPT, gpipe and 1f1b (PP_BENCH_ARGS adds or overrides)
 #   pp_1b   the same on the 1.34B GPT at --microbatches 8 (1f1b): its measured bubble beside the

@@ -98,17 +98,18 @@ def record(work, schedule, device_kind, steps=3, memory=True):
 
 
 def check_job(shardscope, work, schedule, device_kind, check):
+    """Records the job, opens it and checks it; the job's directory (None: it did not run)."""
     try:
         job = record(work, schedule, device_kind)
     except Exception as failure:  # noqa: BLE001  (a rank raised: this job fails, the others still run)
         check(False, f"{schedule}: PyTorch's job ran ({failure})")
-        return
+        return None
     summary_path = work / f"{schedule}.json"
     view = subprocess.run([shardscope, "view", str(job), "--summary", str(summary_path)],
                           capture_output=True, text=True, timeout=120)
     check(view.returncode == 0, f"{schedule}: view reads the traces ({view.stderr.strip()[-300:]})")
     if view.returncode != 0:
-        return
+        return job
     summary = json.loads(summary_path.read_text())
     per_rank = SCHEDULES[schedule]
     title = summary.get("title", "")
@@ -127,6 +128,7 @@ def check_job(shardscope, work, schedule, device_kind, check):
               f"{schedule}: rank {r} held the activations of {held} micro-batches at most")
         share = own.get("bubble_share")
         check(share is not None and 0 < share < 1, f"{schedule}: rank {r}'s bubble, {share} of its step")
+    return job
 
 
 def main():
@@ -148,11 +150,14 @@ def main():
         if not ok:
             failures.append(what)
 
-    for schedule in SCHEDULES:
-        check_job(args.shardscope, work, schedule, args.device, check)
-    if args.keep:
-        kept = SCHEDULES if args.device == "cuda" else ("gpipe", "interleaved_1f1b", "dualpipev")
-        for schedule in kept:
+    jobs = {schedule: check_job(args.shardscope, work, schedule, args.device, check) for schedule in SCHEDULES}
+    if args.keep and args.device == "cuda":
+        # A GPU's time is short: the jobs just checked are kept as they are (3 steps, with memory).
+        for schedule, job in jobs.items():
+            if job:
+                shutil.copytree(job, Path(args.keep) / schedule, dirs_exist_ok=True)
+    elif args.keep:
+        for schedule in ("gpipe", "interleaved_1f1b", "dualpipev"):
             try:
                 job = record(work / "kept", schedule, args.device, steps=2, memory=False)
             except Exception as failure:  # noqa: BLE001
