@@ -258,7 +258,7 @@ TEST(Stragglers, AnImportedTraceMatchesEachCollectiveInTheGroupItsRanksName) {
 
 // The test: --slow-rank at world 3 makes rank 1 the last to arrive at 80 % or more of the
 // collectives, under ddp (where its backward still ends with the others') and full_shard, and the
-// others' wait is in its wait_caused_s. The model is the straggler lesson's (128 wide, 32 tokens):
+// others' wait is in its wait_caused_s. The model is 128 wide with 32 tokens (the straggler lesson's was):
 // at 32 wide a unit computes in a fraction of a millisecond, so rank 1's extra time fell under the
 // noise floor and the collectives that counted were those a loaded machine's noise decided (CI
 // once saw 12 of 17 under full_shard). At 1:3 over 6 steps, 3 ranks on 2 cores beside another
