@@ -8,6 +8,7 @@ namespace shardscope::trace {
 namespace {
 
 constexpr const char* kSeparator = " / ";
+constexpr const char* kRanksOnOneGpu = " ranks on one GPU ";
 
 // The length of the leading " / "-separated parts every placement has, separators included.
 size_t sharedPrefixLength(const std::vector<std::string>& placements) {
@@ -44,6 +45,20 @@ std::string describeRankPlacements(const std::vector<std::string>& placements) {
             (placements[r].empty() ? std::string("not reported") : placements[r].substr(shared));
   }
   return text;
+}
+
+std::string ranksOnOneGpuClause(int ranks, const std::string& method) {
+  return std::to_string(ranks) + kRanksOnOneGpu + "(" + method + ")";
+}
+
+std::string ranksOnOneGpuIn(const std::string& placement) {
+  const size_t phrase = placement.find(kRanksOnOneGpu);
+  if (phrase == std::string::npos) return "";
+  size_t from = phrase;
+  while (from > 0 && placement[from - 1] >= '0' && placement[from - 1] <= '9') --from;
+  const size_t close = placement.find(')', phrase);
+  if (from == phrase || close == std::string::npos) return "";
+  return placement.substr(from, close + 1 - from);
 }
 
 }  // namespace shardscope::trace

@@ -14,4 +14,9 @@ namespace shardscope::trace {
 // reported". Nothing reported -> "".
 std::string describeRankPlacements(const std::vector<std::string>& placements);
 
+// How a GPU rank's placement says that ranks share its GPU: "cuda:0, 2 ranks on one GPU (method)".
+std::string ranksOnOneGpuClause(int ranks, const std::string& method);
+// That clause, found in a placement or a device line ("" where none is): "2 ranks on one GPU (method)".
+std::string ranksOnOneGpuIn(const std::string& placement);
+
 }  // namespace shardscope::trace

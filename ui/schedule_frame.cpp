@@ -1,12 +1,12 @@
 // scheduleFrame: one step of a pipeline session, measured and planned, ready to draw (no ImGui).
 #include <algorithm>
-#include <cctype>
 #include <climits>
 #include <map>
 #include <set>
 
 #include "config/pipeline_config.h"
 #include "config/pipeline_transfers.h"
+#include "trace/rank_placements.h"
 #include "ui/schedule_view.h"
 
 namespace shardscope::ui {
@@ -151,16 +151,10 @@ ScheduleFrame scheduleFrame(const Session& s, double playheadNs) {
   return scheduleFrameOf(s, all, scheduleStepAt(s, all, playheadNs));
 }
 
-// The engine's placement says "cuda:0, 2 ranks on one GPU (NCCL_MULTI_RANK_GPU_ENABLE=1, ...)"
-// (engine/launch/rank_device.cpp), inside a longer device line: quoted from its count to its ")".
 static std::string sharedDeviceNote(const std::string& device) {
-  const size_t phrase = device.find(" ranks on one GPU");
-  if (phrase == std::string::npos) return "";
-  size_t from = phrase;
-  while (from > 0 && std::isdigit(static_cast<unsigned char>(device[from - 1]))) --from;
-  const size_t close = device.find(')', phrase);
-  const std::string said = device.substr(from, close == std::string::npos ? phrase + 17 - from : close + 1 - from);
-  return "These ranks share one GPU (" + said +
+  const std::string shared = trace::ranksOnOneGpuIn(device);
+  if (shared.empty()) return "";
+  return "These ranks share one GPU (" + shared +
          "): while one computes, another's kernels may run on the same device, so a rank's measured "
          "bubble holds time the GPU spent on the other ranks. The plan and the closed form assume a "
          "device for each stage.";

@@ -4,6 +4,8 @@
 
 #include <stdexcept>
 
+#include "trace/rank_placements.h"
+
 namespace shardscope::engine {
 
 namespace {
@@ -20,13 +22,13 @@ GpuPlacement placeOnGpu(int localRank, int world, int gpus) {
 }
 
 std::string GpuPlacement::describe() const {
-  std::string s = "cuda:" + std::to_string(gpu) + ", ";
+  const std::string s = "cuda:" + std::to_string(gpu) + ", ";
   if (ranksOnGpu <= 1) return s + "one GPU per rank";
-  s += std::to_string(ranksOnGpu) + " ranks on one GPU ";
   if (sharing == SharedGpuMethod::MultiRankGpu) {
-    return s + "(NCCL_MULTI_RANK_GPU_ENABLE=1, NCCL " + ncclVersionString(ncclVersion) + ")";
+    return s + trace::ranksOnOneGpuClause(ranksOnGpu,
+                                          "NCCL_MULTI_RANK_GPU_ENABLE=1, NCCL " + ncclVersionString(ncclVersion));
   }
-  return s + "(a distinct NCCL_HOSTID per rank: NCCL over sockets on loopback)";
+  return s + trace::ranksOnOneGpuClause(ranksOnGpu, "a distinct NCCL_HOSTID per rank: NCCL over sockets on loopback");
 }
 
 SharedGpuMethod chooseSharedGpuMethod(int ranksOnGpu, int ncclVersion, const char* forced) {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/launch/rank_device.h"
+#include "trace/rank_placements.h"
 
 namespace shardscope::engine {
 namespace {
@@ -30,9 +31,14 @@ TEST(GpuPlacement, RanksShareGpusRoundRobinWhenThereAreFewer) {
   p.sharing = SharedGpuMethod::HostIdPerRank;
   EXPECT_NE(p.describe().find("4 ranks on one GPU"), std::string::npos) << p.describe();
   EXPECT_NE(p.describe().find("NCCL_HOSTID"), std::string::npos) << p.describe();
+  // What a view reads back from a device line (the Schedule tab's shared-GPU note), either way.
+  EXPECT_EQ(trace::ranksOnOneGpuIn("cuda:0 / nccl / " + p.describe() + " / cores 1"),
+            "4 ranks on one GPU (a distinct NCCL_HOSTID per rank: NCCL over sockets on loopback)");
   p.sharing = SharedGpuMethod::MultiRankGpu;
   p.ncclVersion = 23005;
   EXPECT_NE(p.describe().find("NCCL_MULTI_RANK_GPU_ENABLE=1, NCCL 2.30.5"), std::string::npos) << p.describe();
+  EXPECT_EQ(trace::ranksOnOneGpuIn(p.describe()), "4 ranks on one GPU (NCCL_MULTI_RANK_GPU_ENABLE=1, NCCL 2.30.5)");
+  EXPECT_EQ(trace::ranksOnOneGpuIn(placeOnGpu(0, 2, 2).describe()), "") << "one GPU per rank";
 }
 
 // NCCL's own multi-rank support where the loaded NCCL has it (2.30+), a host id per rank before
