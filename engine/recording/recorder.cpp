@@ -190,8 +190,13 @@ void RankRecorder::drainOnce(std::string& buffer) {
     std::lock_guard<std::mutex> lock(controlMutex_);
     control.swap(controlEvents_);
   }
+  // A hold (fault injection) set while this drain waited for the core stops it here, unwritten:
+  // what it took may have been recorded after the hold began, and a starved writer would not have
+  // sent it. Checked again after each take, so no event recorded after the hold is ever written.
+  if (holding_.load()) return;
   trace::Event e;
   for (size_t popped = 0; popped < queue_->capacity() && queue_->tryPop(e); ++popped) {
+    if (holding_.load()) return;
     trace::appendEventFrame(buffer, e);
     if (buffer.size() >= kWriteChunkBytes) {  // the controller hears from us while we encode on
       writeAll(buffer);
