@@ -8,6 +8,7 @@
 
 #include "config/modes.h"
 #include "config/pipeline_schedule.h"
+#include "import/profiler_pipeline_inferred.h"
 
 namespace shardscope::import {
 
@@ -95,29 +96,33 @@ int64_t backwardBeginIn(const profiler::RankTrace& trace, const profiler::Span& 
   return first;
 }
 
-// Each action of the rank, with the part of its span that is its own ([begin, end): the whole span,
-// or a pair's part of it), its thread's spans and the span's index among them.
-template <class Visit>
-void forEachAction(const profiler::RankTrace& trace, Visit visit) {
+// Each action of the rank with the part of its span that is its own ([begin, end): the whole span,
+// or a pair's part of it), its thread's spans and the span's index among them; where the rank's
+// schedule named none, the actions its order shows (import/profiler_pipeline_inferred.h), with no
+// span of their own.
+struct ActionPart {
+  PipeAction action;
+  int64_t begin = 0, end = 0;
+  const std::vector<profiler::Span>* spans = nullptr;  // null: inferred
+  size_t index = 0;
+  bool inferred() const { return spans == nullptr; }
+};
+
+std::vector<ActionPart> actionParts(const profiler::RankTrace& trace) {
+  std::vector<ActionPart> parts;
   for (const auto& [thread, t] : trace.threads) {
     for (size_t i = 0; i < t.spans.size(); ++i) {
       const auto actions = actionsOfSpan(t.spans[i].name, trace.rank);
-      if (actions.size() == 1) visit(actions[0], t.spans[i].begin, t.spans[i].end, t.spans, i);
+      if (actions.size() == 1) parts.push_back({actions[0], t.spans[i].begin, t.spans[i].end, &t.spans, i});
       if (actions.size() != 2) continue;
       const int64_t middle = backwardBeginIn(trace, t.spans[i]);
-      visit(actions[0], t.spans[i].begin, middle, t.spans, i);
-      visit(actions[1], middle, t.spans[i].end, t.spans, i);
+      parts.push_back({actions[0], t.spans[i].begin, middle, &t.spans, i});
+      parts.push_back({actions[1], middle, t.spans[i].end, &t.spans, i});
     }
   }
-}
-
-// A send's or receive's own span: what an action waits in, not what it computes.
-bool isPointToPoint(const std::string& name) {
-  for (const char* p :
-       {"c10d::send", "c10d::recv", "c10d::batch_isend_irecv", "gloo:send", "gloo:recv", "nccl:send", "nccl:recv"}) {
-    if (startsWith(name, p)) return true;
-  }
-  return false;
+  if (!parts.empty()) return parts;
+  for (const auto& a : inferUnlabelledActions(trace)) parts.push_back({a.action, a.begin, a.end});
+  return parts;
 }
 
 }  // namespace
@@ -126,7 +131,7 @@ namespace {
 
 // An operator's span (aten::addmm, autograd::engine::evaluate_function: ..., a library's ns::op):
 // what an action computes with. Not Python's own spans (with_stack's "nn.Module: Linear_0").
-bool isOperator(const std::string& name) { return name.find("::") != std::string::npos && !isPointToPoint(name); }
+bool isOperator(const std::string& name) { return name.find("::") != std::string::npos && !isPointToPointName(name); }
 
 struct OpsWindow {
   int64_t begin = 0, end = 0;
@@ -144,7 +149,7 @@ OpsWindow opsWithin(const std::vector<profiler::Span>& spans, size_t i, int64_t 
     if (s.begin < begin || s.begin < insideTransferOp) continue;
     // c10d's send or receive op: what runs inside it is the transfer's (a backend's span, e.g.
     // gloo:send, may outlive the op and the action: it bounds nothing).
-    if (startsWith(s.name, "c10d::") && isPointToPoint(s.name)) insideTransferOp = s.end;
+    if (startsWith(s.name, "c10d::") && isPointToPointName(s.name)) insideTransferOp = s.end;
     if (!isOperator(s.name)) continue;
     ops.begin = std::min(ops.begin, s.begin);
     ops.end = std::max(ops.end, std::min(s.end, end));
@@ -159,20 +164,26 @@ bool readPipelineCompute(const profiler::RankTrace& trace, std::vector<trace::Ev
   // On a GPU the kernels give the compute and the host's spans only bracket their launches (and a
   // backward's ops run on autograd's device thread): the action's span is kept whole.
   const bool hostComputes = trace.computeKernels.empty();
-  forEachAction(trace, [&](const PipeAction& action, int64_t begin, int64_t end,
-                           const std::vector<profiler::Span>& spans, size_t i) {
+  for (const ActionPart& part : actionParts(trace)) {
+    backward |= part.action.kind != PipeActionKind::Forward;
+    // An inferred action is its operators' run already, with no send or receive inside.
+    if (part.inferred()) {
+      out.push_back(actionEvent(trace, part.action, part.begin, part.end));
+      continue;
+    }
     // The action's part of its span where its ops ran, less the sends and receives inside it: what
     // is left is its compute, in pieces.
-    const OpsWindow ops = hostComputes ? opsWithin(spans, i, begin, end) : OpsWindow{begin, end};
+    const auto& spans = *part.spans;
+    const OpsWindow ops =
+        hostComputes ? opsWithin(spans, part.index, part.begin, part.end) : OpsWindow{part.begin, part.end};
     int64_t from = ops.begin;
-    for (size_t k = i + 1; k < spans.size() && spans[k].begin < ops.end; ++k) {
-      if (!isPointToPoint(spans[k].name) || spans[k].end <= from) continue;
-      if (spans[k].begin > from) out.push_back(actionEvent(trace, action, from, spans[k].begin));
+    for (size_t k = part.index + 1; k < spans.size() && spans[k].begin < ops.end; ++k) {
+      if (!isPointToPointName(spans[k].name) || spans[k].end <= from) continue;
+      if (spans[k].begin > from) out.push_back(actionEvent(trace, part.action, from, spans[k].begin));
       from = std::max(from, std::min(spans[k].end, ops.end));
     }
-    if (ops.end > from) out.push_back(actionEvent(trace, action, from, ops.end));
-    backward |= action.kind != PipeActionKind::Forward;
-  });
+    if (ops.end > from) out.push_back(actionEvent(trace, part.action, from, ops.end));
+  }
   return backward;
 }
 
@@ -192,16 +203,17 @@ trace::Event groupEvent(const profiler::RankTrace& trace, trace::GroupKind kind,
 
 }  // namespace
 
-void readPipelineMarks(const profiler::RankTrace& trace, std::vector<trace::Event>& out) {
+bool readPipelineMarks(const profiler::RankTrace& trace, std::vector<trace::Event>& out) {
   std::set<int> stepsWithActions;  // as recordedStepAt numbers them
-  forEachAction(
-      trace, [&](const PipeAction& action, int64_t begin, int64_t, const std::vector<profiler::Span>& spans, size_t i) {
-        const int step = profiler::recordedStepAt(trace, spans[i].begin);
-        stepsWithActions.insert(step);
-        out.push_back(groupEvent(
-            trace, action.kind == PipeActionKind::Forward ? trace::GroupKind::Forward : trace::GroupKind::Backward,
-            begin, step, config::actionText(action)));
-      });
+  bool inferred = false;
+  for (const ActionPart& part : actionParts(trace)) {
+    inferred |= part.inferred();
+    const int step = profiler::recordedStepAt(trace, part.inferred() ? part.begin : (*part.spans)[part.index].begin);
+    stepsWithActions.insert(step);
+    out.push_back(groupEvent(
+        trace, part.action.kind == PipeActionKind::Forward ? trace::GroupKind::Forward : trace::GroupKind::Backward,
+        part.begin, step, config::actionText(part.action)));
+  }
   for (size_t i = 0; i < trace.steps.size(); ++i) {
     const int index = trace.steps[i].number - trace.steps.front().number;
     if (!stepsWithActions.count(index)) continue;
@@ -216,6 +228,7 @@ void readPipelineMarks(const profiler::RankTrace& trace, std::vector<trace::Even
     span.step = index;
     out.push_back(std::move(span));
   }
+  return inferred;
 }
 
 namespace {

@@ -2,7 +2,8 @@
 // them in record_function spans:
 //   "Forward i", "Backward i"  ScheduleGPipe's, per micro-batch i; they name no stage (a single-stage
 //                             schedule's rank r is taken as stage r, as in a job of pipeline ranks
-//                             only). Schedule1F1B records none: its job reads as sends and receives.
+//                             only). Schedule1F1B records none: its actions are read from the order
+//                             of its operators and transfers (import/profiler_pipeline_inferred.h).
 //   "PP:<action>"             the multi-stage runtime's (ScheduleInterleaved1F1B, the zero-bubble
 //                             schedules), each action as the schedule IR writes it: "1F3", "0I2",
 //                             "1W0", "0B1"; its transfers ("0SEND_F1") are c10d's sends and receives,
@@ -31,8 +32,9 @@ bool readPipelineCompute(const profiler::RankTrace& trace, std::vector<trace::Ev
 // And as event groups, one at the start of each; for each step with actions, an optimizer group
 // where it steps its optimizer (its last action ends there) and one training step's span (what
 // its bubble is taken over, as the engine records its own), on the steps' clock
-// (profiler::stepWindow).
-void readPipelineMarks(const profiler::RankTrace& trace, std::vector<trace::Event>& out);
+// (profiler::stepWindow). Returns whether the actions were inferred from the rank's order (its
+// schedule named none: import/profiler_pipeline_inferred.h).
+bool readPipelineMarks(const profiler::RankTrace& trace, std::vector<trace::Event>& out);
 
 // The job's pipeline as every traced rank's action groups show it: P (the ranks), V (the most
 // stages a rank ran), M (the most micro-batches) and the schedule their labels and stages name.

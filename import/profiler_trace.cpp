@@ -142,6 +142,7 @@ struct ReadNotes {
   std::vector<int> snapshotRanks;          // ranks whose memory came from their CUDA memory snapshots
   std::string unusedSnapshots;             // snapshots not read, each with why
   std::vector<std::string> unrankedFiles;  // files whose rank neither distributedInfo nor the name gave
+  std::vector<int> inferredPipelineRanks;  // ranks whose pipeline actions were read from their order
 };
 
 // What rank 0's trace says of how it was written and where its steps came from.
@@ -262,7 +263,7 @@ std::string readIndexedRank(const fs::path& path, const RecorderNotes& noted, co
   readKernelsLaunchedBeforeWindow(kernels, events, notes.collectives);
   readCommunicationKernels(kernels, events, notes.collectives);
   readProfilerCompute(trace, host, events);
-  readPipelineMarks(trace, events);
+  if (readPipelineMarks(trace, events)) notes.inferredPipelineRanks.push_back(trace.rank);
   readRankMemory(path.parent_path(), trace, noted, events, notes);
   std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return a.beginNs < b.beginNs; });
   return "";
@@ -423,6 +424,14 @@ std::string describeNotes(const ReadNotes& notes) {
     out +=
         "steps timed by the host's ProfilerStep#N spans: the trace has no GPU-side copy of them "
         "(gpu_user_annotation, written by newer PyTorch), and the host runs ahead of the device\n";
+  }
+  if (!notes.inferredPipelineRanks.empty()) {
+    auto ranks = notes.inferredPipelineRanks;
+    std::sort(ranks.begin(), ranks.end());
+    out += "rank " + formatRanks(ranks) +
+           ": the pipeline schedule names no action (PyTorch's Schedule1F1B records none): each forward and "
+           "backward is read from the order the rank ran its operators, autograd's functions and its sends and "
+           "receives in, numbered in that order\n";
   }
   out += describeMemoryNotes(notes);
   out += describeCollectiveNotes(notes.collectives);
@@ -638,6 +647,8 @@ void mergeNotes(ReadNotes& into, ReadNotes&& from, int rank) {
   into.snapshotRanks.insert(into.snapshotRanks.end(), from.snapshotRanks.begin(), from.snapshotRanks.end());
   into.unusedSnapshots += from.unusedSnapshots;
   into.unrankedFiles.insert(into.unrankedFiles.end(), from.unrankedFiles.begin(), from.unrankedFiles.end());
+  into.inferredPipelineRanks.insert(into.inferredPipelineRanks.end(), from.inferredPipelineRanks.begin(),
+                                    from.inferredPipelineRanks.end());
 }
 
 // Each file read, its rank known (import/profiler_trace.h), then merged on one clock.

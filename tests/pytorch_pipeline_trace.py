@@ -4,6 +4,7 @@
 Two CPU ranks on gloo, spawned by torch.multiprocessing, each one PipelineStage per stage it holds
 (a Linear and a ReLU), run 3 steps of MICROBATCHES micro-batches under one torch.profiler.profile:
   - gpipe: ScheduleGPipe, one stage a rank (its spans "Forward i" and "Backward i")
+  - 1f1b: Schedule1F1B, one stage a rank (it names no action: read from the order of its operators)
   - interleaved_1f1b: ScheduleInterleaved1F1B, stages r and r + 2 on rank r (the runtime's "PP:1F3")
   - zero_bubble: ScheduleInterleavedZeroBubble, likewise (its I and W apart)
   - zbv: ScheduleZBVZeroBubble, stages r and 3 - r on rank r (a V)
@@ -14,7 +15,7 @@ Then `shardscope view DIR --summary FILE` and checks what it read against what t
   - the summary's pipeline: that schedule, P = 2, V, M
   - per rank: the stages it held; the most micro-batches whose activations it held (GPipe: all of
     them; the others at most M); a bubble between 0 and the whole step
-With --keep DIR, the gpipe, interleaved and dualpipev jobs' traces (2 steps, no memory events) are
+With --keep DIR, the gpipe, 1f1b, interleaved and dualpipev jobs' traces (2 steps, no memory events) are
 written to DIR/<schedule>/ for tests/data.
 
 With --device cuda the same jobs run on NCCL ranks on the GPU, traced with CUDA activity too (the
@@ -35,7 +36,7 @@ from pytorch_parity import join_process_group, rendezvous, without_sends_to_itse
 
 WIDTH = 16
 MICROBATCHES = 4
-SCHEDULES = {"gpipe": 1, "interleaved_1f1b": 2, "zero_bubble": 2, "zbv": 2, "dualpipev": 2}  # stages per rank
+SCHEDULES = {"gpipe": 1, "1f1b": 1, "interleaved_1f1b": 2, "zero_bubble": 2, "zbv": 2, "dualpipev": 2}  # stages per rank
 V_SHAPED = ("zbv", "dualpipev")  # rank r holds stages r and 2P - 1 - r
 
 
@@ -61,7 +62,8 @@ def rank_main(rank, out_dir, init_method, schedule, steps, memory, device_kind):
     for stage in stages if device.type == "cpu" else []:
         without_sends_to_itself(stage)
     loss = lambda y, t: ((y - t) ** 2).mean()  # noqa: E731
-    cls = {"gpipe": schedules.ScheduleGPipe, "interleaved_1f1b": schedules.ScheduleInterleaved1F1B,
+    cls = {"gpipe": schedules.ScheduleGPipe, "1f1b": schedules.Schedule1F1B,
+           "interleaved_1f1b": schedules.ScheduleInterleaved1F1B,
            "zero_bubble": schedules.ScheduleInterleavedZeroBubble, "zbv": schedules.ScheduleZBVZeroBubble,
            "dualpipev": schedules.ScheduleDualPipeV}[schedule]
     runner = cls(stages if per_rank > 1 else stages[0], MICROBATCHES, loss_fn=loss)
@@ -135,7 +137,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--shardscope", required=True)
     parser.add_argument("--workdir", required=True)
-    parser.add_argument("--keep", help="write the gpipe, interleaved and dualpipev jobs' small traces here "
+    parser.add_argument("--keep", help="write the gpipe, 1f1b, interleaved and dualpipev jobs' small traces here "
                                        "(tests/data); with --device cuda, every job's")
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
                         help="cpu: Gloo ranks; cuda: NCCL ranks on the visible GPUs, traced with CUDA activity [cpu]")
@@ -157,7 +159,7 @@ def main():
             if job:
                 shutil.copytree(job, Path(args.keep) / schedule, dirs_exist_ok=True)
     elif args.keep:
-        for schedule in ("gpipe", "interleaved_1f1b", "dualpipev"):
+        for schedule in ("gpipe", "1f1b", "interleaved_1f1b", "dualpipev"):
             try:
                 job = record(work / "kept", schedule, args.device, steps=2, memory=False)
             except Exception as failure:  # noqa: BLE001

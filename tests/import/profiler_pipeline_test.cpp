@@ -1,8 +1,10 @@
-// A real ScheduleDualPipeV job (tests/data/pytorch_pipelining_gloo/dualpipev): its pairs,
-// "PP:(1F1;0B0)OVERLAP_F_B", one chunk's forward then the other chunk's whole backward in one span.
+// Real torch.distributed.pipelining jobs (tests/data/pytorch_pipelining_gloo): ScheduleDualPipeV's
+// pairs, "PP:(1F1;0B0)OVERLAP_F_B", one chunk's forward then the other chunk's whole backward in one
+// span; Schedule1F1B, which names no action at all.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <fstream>
 #include <map>
 #include <string>
@@ -12,6 +14,7 @@
 
 #include "config/pipeline_schedule.h"
 #include "import/profiler_trace.h"
+#include "tests/support/run_cli.h"
 #include "trace/events.h"
 
 namespace shardscope::import {
@@ -96,6 +99,15 @@ int64_t computeEnds(const trace::RankTimeline& rank, const std::string& forward,
   return last;
 }
 
+// The jobs' shape: 2 ranks, 4 micro-batches a step, in `schedule`'s order.
+void expectTwoRankPipelineOfFour(const trace::LoadedTrace& loaded, config::PipelineSchedule schedule,
+                                 int stagesPerRank) {
+  EXPECT_EQ(loaded.config.schedule, schedule) << loaded.title;
+  EXPECT_EQ(loaded.config.pp, 2);
+  EXPECT_EQ(loaded.config.stagesPerRank, stagesPerRank);
+  EXPECT_EQ(loaded.config.microbatches, 4);
+}
+
 // Each pair reads as its two actions, the forward from the span's start and the backward from
 // where autograd began inside it, the forward's compute from its first op to its last (not the
 // waits for its input before it and for the backward's gradient after it), and the job as
@@ -103,10 +115,7 @@ int64_t computeEnds(const trace::RankTimeline& rank, const std::string& forward,
 TEST(ProfilerPipeline, DualPipeVsPairsReadAsAForwardThenItsPartnersBackward) {
   const auto loaded = loadProfilerTraces(kJob);
   ASSERT_TRUE(loaded.error.empty()) << loaded.error;
-  EXPECT_EQ(loaded.config.schedule, config::PipelineSchedule::DualPipeV) << loaded.title;
-  EXPECT_EQ(loaded.config.pp, 2);
-  EXPECT_EQ(loaded.config.stagesPerRank, 2);
-  EXPECT_EQ(loaded.config.microbatches, 4);
+  expectTwoRankPipelineOfFour(loaded, config::PipelineSchedule::DualPipeV, 2);
   for (int r = 0; r < 2; ++r) {
     SCOPED_TRACE("rank " + std::to_string(r));
     const auto pairs = pairsInFile(r);
@@ -150,6 +159,102 @@ TEST(ProfilerPipeline, DualPipeVsPairsReadAsAForwardThenItsPartnersBackward) {
       }
     }
   }
+}
+
+// Schedule1F1B's job: each stage is a Linear and a ReLU, so each micro-batch's forward runs one
+// aten::linear and its backward one AddmmBackward0. From the file: those ops' begins on the rank,
+// in time order, each with whether it is a forward's (F) or a backward's (B).
+std::vector<std::pair<double, char>> linearsAndTheirBackwards(const std::string& file) {
+  std::ifstream in(file);
+  const auto trace = nlohmann::json::parse(in);
+  std::vector<std::pair<double, char>> out;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e.value("ph", "") != "X") continue;
+    const std::string name = e.value("name", "");
+    if (name == "aten::linear") out.emplace_back(e["ts"].get<double>(), 'F');
+    if (name == "autograd::engine::evaluate_function: AddmmBackward0") out.emplace_back(e["ts"].get<double>(), 'B');
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The rank's compute spans of its actions, in time order, as "F0", "B3" (micro-batch from 0).
+std::vector<const trace::ComputeSpan*> actionSpans(const trace::RankTimeline& rank) {
+  std::vector<const trace::ComputeSpan*> out;
+  for (const auto& c : rank.compute) {
+    if (c.text().rfind("stage ", 0) == 0) out.push_back(&c);
+  }
+  std::sort(out.begin(), out.end(), [](const auto* a, const auto* b) { return a->beginNs < b->beginNs; });
+  return out;
+}
+
+// Schedule1F1B records no span for its actions: they are read from the order its operators,
+// autograd's functions and its sends and receives ran in. Each forward's span holds the linear of
+// its micro-batch, each backward's the AddmmBackward0 of its, in the order the file ran them (not
+// the first step's shape inference, which runs the stage once more), and the job reads as 1F1B's,
+// with the note saying its actions were inferred.
+TEST(ProfilerPipeline, Schedule1F1BsActionsAreReadFromTheOrderItRanThemIn) {
+  const std::string dir = std::string(SHARDSCOPE_TEST_DATA) + "/pytorch_pipelining_gloo/1f1b";
+  const auto loaded = loadProfilerTraces(dir);
+  ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+  expectTwoRankPipelineOfFour(loaded, config::PipelineSchedule::OneFOneB, 1);
+  EXPECT_NE(loaded.note.find("rank 0, 1: the pipeline schedule names no action"), std::string::npos) << loaded.note;
+  for (int r = 0; r < 2; ++r) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    auto ops = linearsAndTheirBackwards(dir + "/rank-" + std::to_string(r) + ".pt.trace.json");
+    const auto spans = actionSpans(loaded.recording.rank(r));
+    // The first linear is the first step's shape inference (the stage run once on meta tensors).
+    ASSERT_EQ(ops.size(), 17u) << "2 steps of 4 micro-batches, a forward and a backward each, and one more";
+    ASSERT_EQ(ops.front().second, 'F');
+    const double shapeInference = ops.front().first;
+    ops.erase(ops.begin());
+    ASSERT_EQ(spans.size(), ops.size());
+    std::map<char, int> seen;  // per kind, so far: micro-batch = seen % 4
+    // The import may shift a rank's clock (to align the ranks'): one shift must put every op
+    // inside its span, so the most any span's begin lies after its op is at most the least its
+    // end does.
+    int64_t mostBeginAfter = INT64_MIN, leastEndAfter = INT64_MAX;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const auto& [at, kind] = ops[i];
+      const trace::ComputeSpan& s = *spans[i];
+      const bool forward = s.op == static_cast<uint8_t>(trace::ComputeKind::Forward);
+      EXPECT_EQ(forward ? 'F' : 'B', kind) << "action " << i << " in the file's order";
+      EXPECT_EQ(s.text(), "stage " + std::to_string(r));
+      EXPECT_EQ(s.microBatch - 1, seen[kind]++ % 4) << kind << " " << i;
+      const auto opNs = static_cast<int64_t>(at * 1e3);
+      mostBeginAfter = std::max(mostBeginAfter, s.beginNs - opNs);
+      leastEndAfter = std::min(leastEndAfter, s.endNs - opNs);
+    }
+    EXPECT_LE(mostBeginAfter, leastEndAfter) << "every action's span holds its op";
+    EXPECT_LT(static_cast<int64_t>(shapeInference * 1e3) + mostBeginAfter, spans.front()->beginNs)
+        << "shape inference's forward is no micro-batch's";
+  }
+}
+
+// A rank whose backwards ran different functions is no stage's micro-batches (a ring attention's
+// halves between its transfers, say): nothing is inferred and the job is not read as a pipeline.
+TEST(ProfilerPipeline, BackwardsThroughDifferentFunctionsAreNotReadAsMicroBatches) {
+  const std::string dir = std::string(SHARDSCOPE_TEST_DATA) + "/pytorch_pipelining_gloo/1f1b";
+  const std::string out = testing::freshTempDir("pipeline_unlike_backwards");
+  for (int r = 0; r < 2; ++r) {
+    const std::string name = "/rank-" + std::to_string(r) + ".pt.trace.json";
+    std::ifstream in(dir + name);
+    auto trace = nlohmann::json::parse(in);
+    bool renamed = false;  // one micro-batch's ReLU's backward, as though it were a GELU's
+    for (auto& e : trace["traceEvents"]) {
+      if (!renamed && e.value("name", "") == "autograd::engine::evaluate_function: ReluBackward0") {
+        e["name"] = "autograd::engine::evaluate_function: GeluBackward0";
+        renamed = true;
+      }
+    }
+    ASSERT_TRUE(renamed);
+    std::ofstream(out + name) << trace.dump();
+  }
+  const auto loaded = loadProfilerTraces(out);
+  ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+  EXPECT_EQ(loaded.title.find("a pipeline of"), std::string::npos) << loaded.title;
+  EXPECT_EQ(loaded.note.find("names no action"), std::string::npos) << loaded.note;
+  EXPECT_TRUE(actionSpans(loaded.recording.rank(0)).empty());
 }
 
 }  // namespace
