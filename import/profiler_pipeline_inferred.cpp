@@ -61,8 +61,9 @@ size_t firstFrom(const profiler::ThreadSpans& t, int64_t at) {
                              t.spans.begin());
 }
 
-// What the step [begin, end) ran, by begin: the training thread's outermost operators (forward)
-// and c10d's sends and receives (transfer), and autograd's outermost functions on any thread.
+// What the step [begin, end) ran, by begin: the training thread's outermost operators other than
+// c10d's (forward) and c10d's sends and receives (transfer), and autograd's outermost functions on
+// any thread.
 std::vector<Run> thingsRunIn(const profiler::RankTrace& trace, int64_t begin, int64_t end) {
   std::vector<Run> out;
   for (const auto& [thread, t] : trace.threads) {
@@ -73,7 +74,8 @@ std::vector<Run> thingsRunIn(const profiler::RankTrace& trace, int64_t begin, in
         if (!insideAutogradFunction(t, k)) out.push_back({RunKind::Backward, s.begin, s.end});
       } else if (training && startsWith(s.name, "c10d::") && isPointToPointName(s.name)) {
         if (!insideWhatIsNotAForward(t, k)) out.push_back({RunKind::Transfer, s.begin, s.end});
-      } else if (training && isOperatorName(s.name) && !insideWhatIsNotAForward(t, k)) {
+      } else if (training && isOperatorName(s.name) && !startsWith(s.name, "c10d::") &&
+                 !insideWhatIsNotAForward(t, k)) {  // a collective (a data-parallel stage's) computes nothing
         out.push_back({RunKind::Forward, s.begin, s.end});
       }
     }
