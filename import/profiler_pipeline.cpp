@@ -112,7 +112,7 @@ std::vector<ActionPart> actionParts(const profiler::RankTrace& trace) {
   std::vector<ActionPart> parts;
   for (const auto& [thread, t] : trace.threads) {
     for (size_t i = 0; i < t.spans.size(); ++i) {
-      const auto actions = actionsOfSpan(t.spans[i].name, trace.rank);
+      const auto actions = actionsOfSpan(t.spans[i].name, profiler::singleStageOf(trace));
       if (actions.size() == 1) parts.push_back({actions[0], t.spans[i].begin, t.spans[i].end, &t.spans, i});
       if (actions.size() != 2) continue;
       const int64_t middle = backwardBeginIn(trace, t.spans[i]);
@@ -283,6 +283,29 @@ config::PipelineSchedule scheduleOf(const std::vector<RankActions>& ranks, int p
 
 }  // namespace
 
+namespace {
+
+// P: the pipeline ranks, from the stages the actions name ((the last + 1) / V), where the world
+// lays them out as torchtitan's mesh does (config/pipeline_config.h: each stage's ranks one block,
+// so a rank's first stage is rank / (world / P)); 0 where it does not (a mesh with pp inside dp,
+// which the views cannot draw).
+int pipelineRanksOf(const std::vector<std::vector<trace::Event>>& ranks, const std::vector<RankActions>& traced,
+                    int stagesPerRank) {
+  const int world = static_cast<int>(ranks.size());
+  int stages = 0;
+  for (const auto& r : traced) stages = std::max(stages, *r.stages.rbegin() + 1);
+  const int pp = stages / stagesPerRank;
+  if (pp < 1 || stages % stagesPerRank != 0 || world % pp != 0) return 0;
+  size_t t = 0;
+  for (int rank = 0; rank < world; ++rank) {
+    if (ranks[static_cast<size_t>(rank)].empty()) continue;
+    if (*traced[t++].stages.begin() != rank / (world / pp)) return 0;
+  }
+  return pp;
+}
+
+}  // namespace
+
 std::optional<std::string> recognisePipeline(const std::vector<std::vector<trace::Event>>& ranks,
                                              config::RunConfig& config) {
   std::vector<RankActions> traced;
@@ -295,13 +318,17 @@ std::optional<std::string> recognisePipeline(const std::vector<std::vector<trace
     microBatches = std::max(microBatches, traced.back().microBatches);
   }
   if (traced.empty() || ranks.size() < 2) return std::nullopt;
-  config.pp = static_cast<int>(ranks.size());
+  const int world = static_cast<int>(ranks.size());
+  const int pp = pipelineRanksOf(ranks, traced, stagesPerRank);
+  if (pp == 0) return std::nullopt;
+  config.pp = pp;
   config.stagesPerRank = stagesPerRank;
   config.microbatches = microBatches;
   config.schedule = scheduleOf(traced, config.pp);
-  return "a pipeline of " + std::to_string(config.pp * stagesPerRank) + " stages on " + std::to_string(config.pp) +
-         " ranks (torch.distributed.pipelining), " + std::to_string(microBatches) + " micro-batches a step in " +
-         config::modeName(config.schedule) + "'s order";
+  const std::string perStage = world > config.pp ? ", " + std::to_string(world / config.pp) + " a stage" : "";
+  return "a pipeline of " + std::to_string(config.pp * stagesPerRank) + " stages on " + std::to_string(world) +
+         " ranks" + perStage + " (torch.distributed.pipelining), " + std::to_string(microBatches) +
+         " micro-batches a step in " + config::modeName(config.schedule) + "'s order";
 }
 
 }  // namespace shardscope::import

@@ -1,9 +1,10 @@
 // torch.distributed.pipelining's actions in a rank's torch.profiler trace, as PyTorch 2.11 names
 // them in record_function spans:
-//   "Forward i", "Backward i"  ScheduleGPipe's, per micro-batch i; they name no stage (a single-stage
-//                             schedule's rank r is taken as stage r, as in a job of pipeline ranks
-//                             only). Schedule1F1B records none: its actions are read from the order
-//                             of its operators and transfers (import/profiler_pipeline_inferred.h).
+//   "Forward i", "Backward i"  ScheduleGPipe's, per micro-batch i; they name no stage (a rank's is its
+//                             index in the pipeline group its trace's pg_config names, else its
+//                             rank, as in a job of pipeline ranks only: profiler::singleStageOf). Schedule1F1B records
+//                             none: its actions are read from the order of its operators and transfers
+//                             (import/profiler_pipeline_inferred.h).
 //   "PP:<action>"             the multi-stage runtime's (ScheduleInterleaved1F1B, the zero-bubble
 //                             schedules), each action as the schedule IR writes it: "1F3", "0I2",
 //                             "1W0", "0B1"; its transfers ("0SEND_F1") are c10d's sends and receives,
@@ -36,9 +37,11 @@ bool readPipelineCompute(const profiler::RankTrace& trace, std::vector<trace::Ev
 // schedule named none: import/profiler_pipeline_inferred.h).
 bool readPipelineMarks(const profiler::RankTrace& trace, std::vector<trace::Event>& out);
 
-// The job's pipeline as every traced rank's action groups show it: P (the ranks), V (the most
+// The job's pipeline as every traced rank's action groups show it: P (the pipeline ranks: the
+// stages / V; the other ranks of the world are each stage's data-parallel ones), V (the most
 // stages a rank ran), M (the most micro-batches) and the schedule their labels and stages name.
-// Nothing unless every traced rank ran actions. `ranks`: the events of each rank (empty: not
+// Nothing unless every traced rank ran actions and each stage's ranks are one block of the world
+// (torchtitan's (pp, dp) mesh, as --pp lays them out). `ranks`: the events of each rank (empty: not
 // traced). Sets config.pp, stagesPerRank, microbatches and schedule; returns how the title says it.
 std::optional<std::string> recognisePipeline(const std::vector<std::vector<trace::Event>>& ranks,
                                              config::RunConfig& config);

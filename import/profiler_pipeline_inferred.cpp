@@ -178,11 +178,12 @@ bool addStepActions(const profiler::RankTrace& trace, int64_t begin, int64_t end
   // any micro-batch's: a step's first forwards beyond its backwards' count are not micro-batches.
   if (forwards.size() > backwards.size()) forwards.erase(forwards.begin(), forwards.end() - backwards.size());
   if (forwards.size() != backwards.size()) return false;
+  const int stage = profiler::singleStageOf(trace);
   for (size_t m = 0; m < forwards.size(); ++m) {
     if (forwards[m].begin >= backwards[m].begin) return false;  // a micro-batch's forward comes first
     const int micro = static_cast<int>(m);
-    out.push_back({{config::PipeActionKind::Forward, trace.rank, micro}, forwards[m].begin, forwards[m].end});
-    out.push_back({{config::PipeActionKind::Backward, trace.rank, micro}, backwards[m].begin, backwards[m].end});
+    out.push_back({{config::PipeActionKind::Forward, stage, micro}, forwards[m].begin, forwards[m].end});
+    out.push_back({{config::PipeActionKind::Backward, stage, micro}, backwards[m].begin, backwards[m].end});
   }
   return true;
 }

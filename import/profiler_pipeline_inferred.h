@@ -28,7 +28,7 @@ namespace shardscope::import {
 bool isPointToPointName(std::string_view name);
 
 struct InferredAction {
-  config::PipeAction action;  // stage: the rank (one stage a rank, as the schedules that name none)
+  config::PipeAction action;  // one stage a rank, as the schedules that name none: profiler::singleStageOf
   int64_t begin = 0, end = 0;
 };
 

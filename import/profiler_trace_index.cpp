@@ -285,6 +285,29 @@ void indexSteps(std::vector<Span>& steps, RankTrace& out) {
   }
 }
 
+// A pg_config entry for a pipeline's group: a device mesh's "pp" dimension's ("mesh_pp", or any
+// "..._pp"), or one whose description says "pipe".
+bool isPipelineGroup(const nlohmann::json& group) {
+  const auto desc = group.find("pg_desc");
+  if (desc == group.end() || !desc->is_string()) return false;
+  const std::string d = desc->get<std::string>();
+  const bool meshPp = d == "pp" || (d.size() > 3 && d.compare(d.size() - 3, 3, "_pp") == 0);
+  return meshPp || d.find("pipe") != std::string::npos;
+}
+
+// Its "ranks", ascending; empty where they are not a list of ranks.
+std::vector<int> groupRanks(const nlohmann::json& group) {
+  const auto ranks = group.find("ranks");
+  std::vector<int> out;
+  if (ranks == group.end() || !ranks->is_array()) return out;
+  for (const auto& r : *ranks) {
+    if (!r.is_number_integer()) return {};
+    out.push_back(r.get<int>());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 // The top-level members the reader needs: Kineto writes times as microseconds after
 // baseTimeNanoseconds (an epoch time in ns; older traces, as times since the epoch: 0 here).
 void takeMember(const std::string& key, const nlohmann::json& value, int& schema, RankTrace& out) {
@@ -302,12 +325,19 @@ void takeMember(const std::string& key, const nlohmann::json& value, int& schema
       for (const auto& g : *groups) {
         const auto size = g.is_object() ? g.find("pg_size") : g.end();
         if (size != g.end() && size->is_number_integer() && size->get<int>() < out.world) out.listsSubGroups = true;
+        if (g.is_object() && isPipelineGroup(g)) out.pipelineGroup = groupRanks(g);
       }
     }
   }
 }
 
 }  // namespace
+
+int singleStageOf(const RankTrace& trace) {
+  const auto& group = trace.pipelineGroup;
+  const auto at = std::find(group.begin(), group.end(), trace.rank);
+  return at == group.end() ? trace.rank : static_cast<int>(at - group.begin());
+}
 
 bool startsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 

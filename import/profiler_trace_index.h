@@ -88,7 +88,10 @@ struct CommKernel {
 struct RankTrace {
   int rank = -1, world = 0;     // from distributedInfo, when the trace has it
   bool listsSubGroups = false;  // distributedInfo's pg_config names a group smaller than the world
-  int64_t mainThread = -1;      // the thread of the ProfilerStep annotations
+  // The ranks of its pipeline group, ascending, where pg_config names one: a device mesh's "pp"
+  // dimension ("mesh_pp", torchtitan's), or a group whose description says "pipe". Empty: none.
+  std::vector<int> pipelineGroup;
+  int64_t mainThread = -1;  // the thread of the ProfilerStep annotations
   // No ProfilerStep#N (the job never called the profiler's step()): the steps are its optimizer
   // steps, each from the end of the one before to the end of its own, numbered from 0.
   bool stepsFromOptimizer = false;
@@ -159,6 +162,11 @@ const Span* ncclKernelOf(const RankTrace& trace, const Span& op);
 
 // The step holding `t`, or null.
 const Step* stepAt(const RankTrace& trace, int64_t t);
+
+// The rank's pipeline stage where its schedule names none (ScheduleGPipe, Schedule1F1B: one stage a
+// rank): its index in its pipeline group where the trace names one, else its rank (a job of
+// pipeline ranks only).
+int singleStageOf(const RankTrace& trace);
 
 // The recording's step number for a time: 0 for the first recorded step, -1 outside every step.
 int recordedStepAt(const RankTrace& trace, int64_t t);

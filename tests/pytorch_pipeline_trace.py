@@ -10,9 +10,12 @@ Two CPU ranks on gloo, spawned by torch.multiprocessing, each one PipelineStage 
   - zbv: ScheduleZBVZeroBubble, stages r and 3 - r on rank r (a V)
   - dualpipev: ScheduleDualPipeV, the same V, one chunk's forward and the other's backward in one
     span ("PP:(1F1;0B0)OVERLAP_F_B")
+  - 1f1b_fsdp, interleaved_1f1b_fsdp (CPU only): those schedules on four ranks, torchtitan's (pp, dp)
+    mesh of 2 x 2, each stage's modules sharded by FSDP2 over its dp group
 Then `shardscope view DIR --summary FILE` and checks what it read against what the job ran:
-  - the title names a pipeline of its stages on 2 ranks, with its micro-batches, in its schedule's order
-  - the summary's pipeline: that schedule, P = 2, V, M
+  - the title names a pipeline of its stages on its ranks (and how many a stage), with its
+    micro-batches, in its schedule's order
+  - the summary's pipeline: that schedule, P = 2, V, M, the data-parallel ranks a stage
   - per rank: the stages it held; the most micro-batches whose activations it held (GPipe: all of
     them; the others at most M); a bubble between 0 and the whole step
 With --keep DIR, the gpipe, 1f1b, interleaved and dualpipev jobs' traces (2 steps, no memory events) are
@@ -38,13 +41,34 @@ WIDTH = 16
 MICROBATCHES = 4
 SCHEDULES = {"gpipe": 1, "1f1b": 1, "interleaved_1f1b": 2, "zero_bubble": 2, "zbv": 2, "dualpipev": 2}  # stages per rank
 V_SHAPED = ("zbv", "dualpipev")  # rank r holds stages r and 2P - 1 - r
+# Two pipeline ranks x two FSDP2 ranks a stage, on torchtitan's (pp, dp) mesh: one schedule that
+# names no stage (its groups, in the trace's pg_config, give each rank's) and one that does.
+FSDP_JOBS = ("1f1b_fsdp", "interleaved_1f1b_fsdp")
+
+
+def schedule_of(job):
+    return job.removesuffix("_fsdp")
+
+
+def data_ranks(job):
+    return 2 if job.endswith("_fsdp") else 1
 
 
 def stages_of(rank, schedule):
     return [rank, 3 - rank] if schedule in V_SHAPED else [rank + 2 * v for v in range(SCHEDULES[schedule])]
 
 
-def rank_main(rank, out_dir, init_method, schedule, steps, memory, device_kind):
+def pipeline_mesh(device, dp):
+    """The rank's pipeline index and group on a (pp, dp) mesh, and its FSDP2 mesh (None: dp 1)."""
+    import torch.distributed as dist
+    if dp == 1:
+        return dist.get_rank(), None, None
+    from torch.distributed.device_mesh import init_device_mesh
+    mesh = init_device_mesh(device.type, (2, dp), mesh_dim_names=("pp", "dp"))
+    return mesh["pp"].get_local_rank(), mesh["pp"].get_group(), mesh["dp"]
+
+
+def rank_main(rank, out_dir, init_method, job, steps, memory, device_kind):
     import torch
     import torch.distributed as dist
     from torch.distributed.pipelining import PipelineStage
@@ -52,13 +76,19 @@ def rank_main(rank, out_dir, init_method, schedule, steps, memory, device_kind):
     from torch.profiler import ProfilerActivity, profile
 
     torch.set_num_threads(1)
-    device = join_process_group(rank, 2, init_method, device_kind)
+    schedule = schedule_of(job)
+    device = join_process_group(rank, 2 * data_ranks(job), init_method, device_kind)
+    pipe_rank, pipe_group, data_mesh = pipeline_mesh(device, data_ranks(job))
     torch.manual_seed(0)
     per_rank = SCHEDULES[schedule]
     n_stages = 2 * per_rank
-    held = stages_of(rank, schedule)
+    held = stages_of(pipe_rank, schedule)
     modules = [torch.nn.Sequential(torch.nn.Linear(WIDTH, WIDTH), torch.nn.ReLU()).to(device) for _ in held]
-    stages = [PipelineStage(m, k, n_stages, device) for m, k in zip(modules, held)]
+    if data_mesh is not None:
+        from torch.distributed.fsdp import fully_shard
+        for m in modules:  # reshard_after_forward=False: torchtitan's under PP
+            fully_shard(m, mesh=data_mesh, reshard_after_forward=False)
+    stages = [PipelineStage(m, k, n_stages, device, group=pipe_group) for m, k in zip(modules, held)]
     for stage in stages if device.type == "cpu" else []:
         without_sends_to_itself(stage)
     loss = lambda y, t: ((y - t) ** 2).mean()  # noqa: E731
@@ -76,9 +106,9 @@ def rank_main(rank, out_dir, init_method, schedule, steps, memory, device_kind):
     with profile(activities=activities, profile_memory=memory) as prof:
         for _ in range(steps):
             optimizer.zero_grad()
-            if rank == 0 and holds_loss:
+            if pipe_rank == 0 and holds_loss:
                 runner.step(x, target=target)
-            elif rank == 0:
+            elif pipe_rank == 0:
                 runner.step(x)
             elif holds_loss:
                 runner.step(target=target)
@@ -90,47 +120,52 @@ def rank_main(rank, out_dir, init_method, schedule, steps, memory, device_kind):
     dist.destroy_process_group()
 
 
-def record(work, schedule, device_kind, steps=3, memory=True):
+def record(work, name, device_kind, steps=3, memory=True):
     import torch.multiprocessing as mp
-    job = work / schedule
+    job = work / name
     job.mkdir(parents=True)
-    mp.spawn(rank_main, args=(str(job), rendezvous(work / (schedule + ".store")), schedule, steps, memory, device_kind),
-             nprocs=2)
+    mp.spawn(rank_main, args=(str(job), rendezvous(work / (name + ".store")), name, steps, memory, device_kind),
+             nprocs=2 * data_ranks(name))
     return job
 
 
-def check_job(shardscope, work, schedule, device_kind, check):
+def check_job(shardscope, work, name, device_kind, check):
     """Records the job, opens it and checks it; the job's directory (None: it did not run)."""
     try:
-        job = record(work, schedule, device_kind)
+        job = record(work, name, device_kind)
     except Exception as failure:  # noqa: BLE001  (a rank raised: this job fails, the others still run)
-        check(False, f"{schedule}: PyTorch's job ran ({failure})")
+        check(False, f"{name}: PyTorch's job ran ({failure})")
         return None
-    summary_path = work / f"{schedule}.json"
+    summary_path = work / f"{name}.json"
     view = subprocess.run([shardscope, "view", str(job), "--summary", str(summary_path)],
                           capture_output=True, text=True, timeout=120)
-    check(view.returncode == 0, f"{schedule}: view reads the traces ({view.stderr.strip()[-300:]})")
+    check(view.returncode == 0, f"{name}: view reads the traces ({view.stderr.strip()[-300:]})")
     if view.returncode != 0:
         return job
-    summary = json.loads(summary_path.read_text())
+    check_summary(json.loads(summary_path.read_text()), name, check)
+    return job
+
+
+def check_summary(summary, name, check):
+    schedule, dp = schedule_of(name), data_ranks(name)
     per_rank = SCHEDULES[schedule]
     title = summary.get("title", "")
-    check(f"a pipeline of {2 * per_rank} stages on 2 ranks" in title and f"{MICROBATCHES} micro-batches" in title
-          and f"{schedule}'s order" in title, f"{schedule}: the title names the pipeline ({title})")
+    on = f"on {2 * dp} ranks" + (f", {dp} a stage" if dp > 1 else "")
+    check(f"a pipeline of {2 * per_rank} stages {on}" in title and f"{MICROBATCHES} micro-batches" in title
+          and f"{schedule}'s order" in title, f"{name}: the title names the pipeline ({title})")
     pipeline = summary.get("pipeline") or {}
     check(pipeline.get("schedule") == schedule and pipeline.get("ranks") == 2 and
-          pipeline.get("stages_per_rank") == per_rank and pipeline.get("microbatches") == MICROBATCHES,
-          f"{schedule}: the summary's pipeline ({pipeline})")
+          pipeline.get("stages_per_rank") == per_rank and pipeline.get("microbatches") == MICROBATCHES and
+          pipeline.get("data_parallel") == dp, f"{name}: the summary's pipeline ({pipeline})")
     for rank in summary["ranks"]:
         r = rank["rank"]
         own = rank.get("pipeline") or {}
-        check(own.get("stages") == sorted(stages_of(r, schedule)), f"{schedule}: rank {r}'s stages ({own})")
+        check(own.get("stages") == sorted(stages_of(r // dp, schedule)), f"{name}: rank {r}'s stages ({own})")
         held = own.get("microbatches_in_flight_peak") or 0
         check(held == MICROBATCHES if schedule == "gpipe" else 1 <= held <= MICROBATCHES,
-              f"{schedule}: rank {r} held the activations of {held} micro-batches at most")
+              f"{name}: rank {r} held the activations of {held} micro-batches at most")
         share = own.get("bubble_share")
-        check(share is not None and 0 < share < 1, f"{schedule}: rank {r}'s bubble, {share} of its step")
-    return job
+        check(share is not None and 0 < share < 1, f"{name}: rank {r}'s bubble, {share} of its step")
 
 
 def main():
@@ -152,7 +187,9 @@ def main():
         if not ok:
             failures.append(what)
 
-    jobs = {schedule: check_job(args.shardscope, work, schedule, args.device, check) for schedule in SCHEDULES}
+    # The FSDP2 jobs are the CPU's: four ranks on one GPU would be a test of sharing it.
+    names = list(SCHEDULES) + (list(FSDP_JOBS) if args.device == "cpu" else [])
+    jobs = {name: check_job(args.shardscope, work, name, args.device, check) for name in names}
     if args.keep and args.device == "cuda":
         # A GPU's time is short: the jobs just checked are kept as they are (3 steps, with memory).
         for schedule, job in jobs.items():
