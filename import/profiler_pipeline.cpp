@@ -98,8 +98,8 @@ int64_t backwardBeginIn(const profiler::RankTrace& trace, const profiler::Span& 
 
 // Each action of the rank with the part of its span that is its own ([begin, end): the whole span,
 // or a pair's part of it), its thread's spans and the span's index among them; where the rank's
-// schedule named none, the actions its order shows (import/profiler_pipeline_inferred.h), with no
-// span of their own.
+// schedule named no training action, the actions its order shows
+// (import/profiler_pipeline_inferred.h), with no span of their own.
 struct ActionPart {
   PipeAction action;
   int64_t begin = 0, end = 0;
@@ -120,8 +120,15 @@ std::vector<ActionPart> actionParts(const profiler::RankTrace& trace) {
       parts.push_back({actions[1], middle, t.spans[i].end, &t.spans, i});
     }
   }
-  if (!parts.empty()) return parts;
-  for (const auto& a : inferUnlabelledActions(trace)) parts.push_back({a.action, a.begin, a.end});
+  // Labels with no backward among them are an evaluation's ("Forward i" of a forward-only
+  // schedule): the training, if its schedule named nothing, is read from its order.
+  const bool trains = std::any_of(parts.begin(), parts.end(),
+                                  [](const ActionPart& p) { return p.action.kind != PipeActionKind::Forward; });
+  if (trains) return parts;
+  const auto inferred = inferUnlabelledActions(trace);
+  if (inferred.empty()) return parts;
+  parts.clear();
+  for (const auto& a : inferred) parts.push_back({a.action, a.begin, a.end});
   return parts;
 }
 
@@ -285,17 +292,20 @@ config::PipelineSchedule scheduleOf(const std::vector<RankActions>& ranks, int p
 
 namespace {
 
-// P: the pipeline ranks, from the stages the actions name ((the last + 1) / V), where the world
-// lays them out as torchtitan's mesh does (config/pipeline_config.h: each stage's ranks one block,
-// so a rank's first stage is rank / (world / P)); 0 where it does not (a mesh with pp inside dp,
-// which the views cannot draw).
+// P: the pipeline ranks. The pipeline group's size where a trace named one; else, where every rank
+// was traced, the stages their actions name over V; else the world (a job of pipeline ranks only).
+// 0 where that is under 2 or the world does not lay the stages out as torchtitan's mesh does
+// (config/pipeline_config.h: each stage's ranks one block, so a rank's first stage is
+// rank / (world / P)): a mesh with pp inside dp, which the views cannot draw.
 int pipelineRanksOf(const std::vector<std::vector<trace::Event>>& ranks, const std::vector<RankActions>& traced,
-                    int stagesPerRank) {
+                    int stagesPerRank, int pipelineGroupSize) {
   const int world = static_cast<int>(ranks.size());
   int stages = 0;
   for (const auto& r : traced) stages = std::max(stages, *r.stages.rbegin() + 1);
-  const int pp = stages / stagesPerRank;
-  if (pp < 1 || stages % stagesPerRank != 0 || world % pp != 0) return 0;
+  const bool everyRank = traced.size() == ranks.size();
+  int pp = pipelineGroupSize > 0 ? pipelineGroupSize : everyRank ? stages / stagesPerRank : world;
+  if (pipelineGroupSize <= 0 && everyRank && stages % stagesPerRank != 0) pp = 0;
+  if (pp < 2 || world % pp != 0) return 0;
   size_t t = 0;
   for (int rank = 0; rank < world; ++rank) {
     if (ranks[static_cast<size_t>(rank)].empty()) continue;
@@ -306,7 +316,7 @@ int pipelineRanksOf(const std::vector<std::vector<trace::Event>>& ranks, const s
 
 }  // namespace
 
-std::optional<std::string> recognisePipeline(const std::vector<std::vector<trace::Event>>& ranks,
+std::optional<std::string> recognisePipeline(const std::vector<std::vector<trace::Event>>& ranks, int pipelineGroupSize,
                                              config::RunConfig& config) {
   std::vector<RankActions> traced;
   int stagesPerRank = 1, microBatches = 0;
@@ -319,7 +329,7 @@ std::optional<std::string> recognisePipeline(const std::vector<std::vector<trace
   }
   if (traced.empty() || ranks.size() < 2) return std::nullopt;
   const int world = static_cast<int>(ranks.size());
-  const int pp = pipelineRanksOf(ranks, traced, stagesPerRank);
+  const int pp = pipelineRanksOf(ranks, traced, stagesPerRank, pipelineGroupSize);
   if (pp == 0) return std::nullopt;
   config.pp = pp;
   config.stagesPerRank = stagesPerRank;

@@ -38,12 +38,14 @@ bool readPipelineCompute(const profiler::RankTrace& trace, std::vector<trace::Ev
 bool readPipelineMarks(const profiler::RankTrace& trace, std::vector<trace::Event>& out);
 
 // The job's pipeline as every traced rank's action groups show it: P (the pipeline ranks: the
-// stages / V; the other ranks of the world are each stage's data-parallel ones), V (the most
-// stages a rank ran), M (the most micro-batches) and the schedule their labels and stages name.
-// Nothing unless every traced rank ran actions and each stage's ranks are one block of the world
-// (torchtitan's (pp, dp) mesh, as --pp lays them out). `ranks`: the events of each rank (empty: not
-// traced). Sets config.pp, stagesPerRank, microbatches and schedule; returns how the title says it.
-std::optional<std::string> recognisePipeline(const std::vector<std::vector<trace::Event>>& ranks,
+// size of the pipeline group a trace named, `pipelineGroupSize` (0: none), else the stages / V
+// where every rank was traced, else the world; the world's other ranks are each stage's
+// data-parallel ones), V (the most stages a rank ran), M (the most micro-batches) and the schedule
+// their labels and stages name. Nothing unless every traced rank ran actions and each stage's
+// ranks are one block of the world (torchtitan's (pp, dp) mesh, as --pp lays them out). `ranks`:
+// the events of each rank (empty: not traced). Sets config.pp, stagesPerRank, microbatches and schedule; returns how
+// the title says it.
+std::optional<std::string> recognisePipeline(const std::vector<std::vector<trace::Event>>& ranks, int pipelineGroupSize,
                                              config::RunConfig& config);
 
 }  // namespace shardscope::import

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstddef>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -138,54 +140,109 @@ std::vector<std::string> functionsIn(const profiler::RankTrace& trace, const Run
   return names;
 }
 
-// Whether a run of the training thread's operators computed something a backward went back
-// through: one of its ops, at any depth, has its function among `keys`.
-bool hasABackward(const profiler::RankTrace& trace, const Run& run, const std::set<std::string>& keys) {
+// Where a run of the training thread's operators computed something a backward went back through:
+// from the first to the last of its outermost ops that hold an op whose function is among `keys`
+// (its linear, not the batch's split or a copy before it, nor a loss's ones_like after it). None:
+// nothing in it was differentiated.
+std::optional<Run> differentiatedPart(const profiler::RankTrace& trace, const Run& run,
+                                      const std::set<std::string>& keys) {
   const auto& t = trace.threads.at(trace.mainThread);
-  for (size_t k = firstFrom(t, run.begin); k < t.spans.size() && t.spans[k].begin <= run.end; ++k) {
-    if (isOperatorName(t.spans[k].name) && keys.count(opKey(t.spans[k].name, false))) return true;
+  std::optional<Run> part;
+  for (size_t k = firstFrom(t, run.begin); k < t.spans.size() && t.spans[k].begin < run.end; ++k) {
+    if (!isOperatorName(t.spans[k].name) || !keys.count(opKey(t.spans[k].name, false))) continue;
+    size_t outer = k;  // up through the operators around it that are still open and in the run
+    for (int p = t.parent[outer]; p >= 0; p = t.parent[static_cast<size_t>(p)]) {
+      const profiler::Span& around = t.spans[static_cast<size_t>(p)];
+      if (!isOperatorName(around.name) || around.begin < run.begin || around.end < t.spans[k].begin) break;
+      outer = static_cast<size_t>(p);
+    }
+    const profiler::Span& s = t.spans[outer];
+    if (!part) part = Run{RunKind::Forward, s.begin, s.end};
+    part->begin = std::min(part->begin, s.begin);
+    part->end = std::max(part->end, s.end);
   }
-  return false;
+  return part;
 }
 
-// One step's actions, or false where they do not pair up (then none of the rank's are read).
-// `graph`: the functions every backward ran (set by the first; a backward through other functions,
-// such as a ring attention's halves between its transfers, is no stage's micro-batch).
-bool addStepActions(const profiler::RankTrace& trace, int64_t begin, int64_t end, std::vector<std::string>& graph,
-                    std::vector<InferredAction>& out) {
-  const std::vector<Run> runs = runsOf(thingsRunIn(trace, begin, end));
-  std::vector<Run> forwards, backwards;
-  std::set<std::string> keys;  // the ops those functions go back through
-  bool transfers = false;
+// Whether every action touches a send or receive: the run before or after it, among the actions
+// and transfers, is one. A pipeline stage's actions wait on their neighbours' (the first stage's
+// forward sends, the last stage's backward sends, a middle one's receive); a data-parallel job
+// accumulating micro-batches between one exchange a step does not.
+bool everyActionTouchesATransfer(const std::vector<Run>& sequence) {
+  for (size_t i = 0; i < sequence.size(); ++i) {
+    if (sequence[i].kind == RunKind::Transfer) continue;
+    const bool before = i > 0 && sequence[i - 1].kind == RunKind::Transfer;
+    const bool after = i + 1 < sequence.size() && sequence[i + 1].kind == RunKind::Transfer;
+    if (!before && !after) return false;
+  }
+  return true;
+}
+
+enum class StepRead { Actions, NoBackward, Unreadable };
+
+// The step's backwards, where each ran `graph`'s functions (set by the first; a backward through
+// other functions is no stage's micro-batch): false where one did not.
+bool backwardsOf(const profiler::RankTrace& trace, const std::vector<Run>& runs, std::vector<std::string>& graph,
+                 std::vector<Run>& backwards) {
   for (const Run& r : runs) {
-    transfers |= r.kind == RunKind::Transfer;
     if (r.kind != RunKind::Backward) continue;
     backwards.push_back(r);
     const auto functions = functionsIn(trace, r);
     if (graph.empty()) graph = functions;
     if (functions != graph) return false;
   }
-  if (!transfers || backwards.empty()) return false;
+  return true;
+}
+
+// One step's actions. A step with no backward (an evaluation's) has none; one whose forwards and
+// backwards do not pair up, at least two of each, every one beside a transfer, is Unreadable (then
+// none of the rank's are read). `first`: the recording's first step, the one shape inference may
+// run in.
+StepRead addStepActions(const profiler::RankTrace& trace, const profiler::Step& step, bool first,
+                        std::vector<std::string>& graph, std::vector<InferredAction>& out) {
+  const std::vector<Run> runs = runsOf(thingsRunIn(trace, step.begin, step.optimizerBegin));
+  std::vector<Run> backwards;
+  if (!backwardsOf(trace, runs, graph, backwards)) return StepRead::Unreadable;
+  if (backwards.empty()) return StepRead::NoBackward;
+  std::set<std::string> keys;  // the ops those functions go back through
   for (const auto& f : graph) {
     if (auto key = opKey(f, true); !key.empty()) keys.insert(std::move(key));
   }
+  // The actions and transfers in order: forwards cut to what they differentiated, backwards whole.
+  std::vector<Run> sequence;
+  size_t forwards = 0;
   for (const Run& r : runs) {
-    if (r.kind == RunKind::Forward && r.begin < backwards.back().begin && hasABackward(trace, r, keys)) {
-      forwards.push_back(r);
-    }
+    const auto part = r.kind == RunKind::Forward && r.begin < backwards.back().begin
+                          ? differentiatedPart(trace, r, keys)
+                          : std::nullopt;
+    if (r.kind != RunKind::Forward || part) sequence.push_back(part ? *part : r);
+    forwards += part ? 1 : 0;
   }
   // The first step's shape inference runs the stage's forward once more (on meta tensors), before
-  // any micro-batch's: a step's first forwards beyond its backwards' count are not micro-batches.
-  if (forwards.size() > backwards.size()) forwards.erase(forwards.begin(), forwards.end() - backwards.size());
-  if (forwards.size() != backwards.size()) return false;
-  const int stage = profiler::singleStageOf(trace);
-  for (size_t m = 0; m < forwards.size(); ++m) {
-    if (forwards[m].begin >= backwards[m].begin) return false;  // a micro-batch's forward comes first
-    const int micro = static_cast<int>(m);
-    out.push_back({{config::PipeActionKind::Forward, stage, micro}, forwards[m].begin, forwards[m].end});
-    out.push_back({{config::PipeActionKind::Backward, stage, micro}, backwards[m].begin, backwards[m].end});
+  // any micro-batch's: its first forwards beyond its backwards' count are not micro-batches.
+  for (size_t i = 0; first && forwards > backwards.size() && i < sequence.size();) {
+    if (sequence[i].kind != RunKind::Forward) {
+      ++i;
+      continue;
+    }
+    sequence.erase(sequence.begin() + static_cast<std::ptrdiff_t>(i));
+    --forwards;
   }
-  return true;
+  if (forwards != backwards.size() || forwards < 2 || !everyActionTouchesATransfer(sequence)) {
+    return StepRead::Unreadable;
+  }
+  const int stage = profiler::singleStageOf(trace);
+  int f = 0, b = 0;  // micro-batches so far, of each
+  for (const Run& r : sequence) {
+    if (r.kind == RunKind::Transfer) continue;
+    const bool forward = r.kind == RunKind::Forward;
+    // A micro-batch's forward comes before its backward.
+    if (!forward && b >= f) return StepRead::Unreadable;
+    const config::PipeAction a{forward ? config::PipeActionKind::Forward : config::PipeActionKind::Backward, stage,
+                               forward ? f++ : b++};
+    out.push_back({a, r.begin, r.end});
+  }
+  return StepRead::Actions;
 }
 
 }  // namespace
@@ -194,8 +251,8 @@ std::vector<InferredAction> inferUnlabelledActions(const profiler::RankTrace& tr
   if (trace.rank < 0 || !trace.threads.count(trace.mainThread) || trace.stepsFromWholeTrace) return {};
   std::vector<InferredAction> out;
   std::vector<std::string> graph;
-  for (const auto& step : trace.steps) {
-    if (!addStepActions(trace, step.begin, step.optimizerBegin, graph, out)) return {};
+  for (size_t i = 0; i < trace.steps.size(); ++i) {
+    if (addStepActions(trace, trace.steps[i], i == 0, graph, out) == StepRead::Unreadable) return {};
   }
   return out;
 }

@@ -1,18 +1,20 @@
 // A pipeline rank whose schedule names none of its actions (PyTorch 2.11's Schedule1F1B records no
 // span for a forward or a backward, only its sends and receives), its actions read from the order
 // of what it ran in each step:
-//   - forward: the training thread's operators outside autograd and the optimizer;
+//   - forward: the training thread's operators outside autograd, the optimizer and c10d;
 //   - backward: autograd's functions (autograd::engine::evaluate_function: ..., on any thread);
 //   - a send or receive of c10d's, or a change from one to the other, ends an action.
-// The backwards are numbered 0, 1, ... in each step, as every single-stage schedule runs them. A
-// run of operators is a forward only where one of its operators has a function among the step's
-// backwards (aten::addmm for AddmmBackward0) and it begins before the step's last backward: the
-// schedule's own work (splitting the batch, shape inference's first exchange, scaling the
-// gradients) is not, and a step's first forwards beyond its backwards' count are shape inference's
-// (the first step runs the stage once on meta tensors). Every backward must run the same functions (one stage's graph,
-// each micro-batch). Where that leaves every step with as many forwards as backwards, they are its micro-batches;
-// otherwise the rank is not read as a pipeline at all (nothing guessed): a job that sends between halves of its forward
-// (a ring attention's) reads as its sends and receives.
+// A run of operators is a forward only where one of its operators has a function among the step's
+// backwards (aten::addmm for AddmmBackward0) and it begins before the step's last backward (not
+// the schedule's own work: splitting the batch, shape inference's first exchange, scaling the
+// gradients), and it is cut to those operators. The first step's forwards beyond its backwards'
+// count are shape inference's (the stage run once on meta tensors). Every backward must run the
+// same functions (one stage's graph); a step with no backward (an evaluation's) has no actions.
+// The forwards and the backwards are numbered 0, 1, ... in each step, as every single-stage
+// schedule runs them. Where a step's do not pair up, at least two micro-batches, each action
+// beside a send or receive, the rank is not read as a pipeline at all (nothing guessed): a
+// data-parallel job accumulating micro-batches between one exchange a step, or a ring attention's
+// one forward and backward around its transfers, reads as its sends and receives.
 #pragma once
 
 #include <cstdint>
@@ -32,8 +34,7 @@ struct InferredAction {
   int64_t begin = 0, end = 0;
 };
 
-// The rank's actions as its order shows them, or none: it sent or received nothing in a step, or a
-// step's forwards and backwards did not pair up.
+// The rank's actions as its order shows them, or none: no step trained, or one did not pair up.
 std::vector<InferredAction> inferUnlabelledActions(const profiler::RankTrace& trace);
 
 }  // namespace shardscope::import

@@ -143,6 +143,7 @@ struct ReadNotes {
   std::string unusedSnapshots;             // snapshots not read, each with why
   std::vector<std::string> unrankedFiles;  // files whose rank neither distributedInfo nor the name gave
   std::vector<int> inferredPipelineRanks;  // ranks whose pipeline actions were read from their order
+  int pipelineGroupSize = 0;               // the pipeline group's, where a trace's pg_config names one
 };
 
 // What rank 0's trace says of how it was written and where its steps came from.
@@ -264,6 +265,7 @@ std::string readIndexedRank(const fs::path& path, const RecorderNotes& noted, co
   readCommunicationKernels(kernels, events, notes.collectives);
   readProfilerCompute(trace, host, events);
   if (readPipelineMarks(trace, events)) notes.inferredPipelineRanks.push_back(trace.rank);
+  notes.pipelineGroupSize = static_cast<int>(trace.pipelineGroup.size());
   readRankMemory(path.parent_path(), trace, noted, events, notes);
   std::stable_sort(events.begin(), events.end(), [](const Event& a, const Event& b) { return a.beginNs < b.beginNs; });
   return "";
@@ -647,6 +649,7 @@ void mergeNotes(ReadNotes& into, ReadNotes&& from, int rank) {
   into.snapshotRanks.insert(into.snapshotRanks.end(), from.snapshotRanks.begin(), from.snapshotRanks.end());
   into.unusedSnapshots += from.unusedSnapshots;
   into.unrankedFiles.insert(into.unrankedFiles.end(), from.unrankedFiles.begin(), from.unrankedFiles.end());
+  into.pipelineGroupSize = std::max(into.pipelineGroupSize, from.pipelineGroupSize);
   into.inferredPipelineRanks.insert(into.inferredPipelineRanks.end(), from.inferredPipelineRanks.begin(),
                                     from.inferredPipelineRanks.end());
 }
@@ -711,7 +714,7 @@ LoadedTrace loadRankFiles(const std::vector<RankFile>& files) {
   out.jobLabel = "a PyTorch job's own model (not in the trace)";
   out.source = "torch.profiler";
   out.config.strategy = strategyFromCollectives(events[first]);
-  const auto pipeline = recognisePipeline(events, out.config);
+  const auto pipeline = recognisePipeline(events, notes.pipelineGroupSize, out.config);
   out.title = "a PyTorch job (torch.profiler), " + (pipeline ? *pipeline + ", " : std::string()) +
               jobDescription(events[first], out.config.strategy);
   const std::string torch = torchOf[first];

@@ -226,6 +226,14 @@ TEST(ProfilerPipeline, Schedule1F1BsActionsAreReadFromTheOrderItRanThemIn) {
       leastEndAfter = std::min(leastEndAfter, s.endNs - opNs);
     }
     EXPECT_LE(mostBeginAfter, leastEndAfter) << "every action's span holds its op";
+    // A forward begins at its linear (its first differentiated op), not at the batch's split or
+    // the copies before it: every forward's begin lies as far from its linear's as the shift.
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i].second != 'F') continue;
+      EXPECT_NEAR(static_cast<double>(spans[i]->beginNs - static_cast<int64_t>(ops[i].first * 1e3)),
+                  static_cast<double>(mostBeginAfter), 2.0)
+          << "forward " << i << " begins at its linear";
+    }
     EXPECT_LT(static_cast<int64_t>(shapeInference * 1e3) + mostBeginAfter, spans.front()->beginNs)
         << "shape inference's forward is no micro-batch's";
   }
@@ -300,6 +308,65 @@ TEST(ProfilerPipeline, APipelineGroupInTheTraceGivesEachRankItsStage) {
   ASSERT_TRUE(inner.error.empty()) << inner.error;
   EXPECT_EQ(inner.title.find("a pipeline of"), std::string::npos) << inner.title;
   EXPECT_EQ(inner.config.pp, 1);
+}
+
+// A step of a rank that ran `order` ("F": a linear, "B": its backward, "T": a send), then its
+// optimizer's step, written as PyTorch's profiler writes it, to DIR/rank-R.pt.trace.json.
+void writeRankThatRan(const std::string& dir, int rank, const std::string& order) {
+  nlohmann::json events = nlohmann::json::array();
+  double at = 1000;
+  const auto span = [&](const std::string& name, const char* category, double ts, double dur) {
+    events.push_back(
+        {{"ph", "X"}, {"cat", category}, {"name", name}, {"pid", 1}, {"tid", 1}, {"ts", ts}, {"dur", dur}});
+  };
+  for (const char c : order) {
+    if (c == 'F') {
+      span("aten::linear", "cpu_op", at, 10);
+      span("aten::addmm", "cpu_op", at + 1, 8);
+    }
+    if (c == 'B') span("autograd::engine::evaluate_function: AddmmBackward0", "cpu_op", at, 10);
+    if (c == 'T') span("c10d::send", "cpu_op", at, 10);
+    at += c == ' ' ? 0 : 20;
+  }
+  span("Optimizer.step#SGD.step", "user_annotation", at, 10);
+  const nlohmann::json trace = {{"schemaVersion", 1},
+                                {"distributedInfo", {{"backend", "gloo"}, {"rank", rank}, {"world_size", 2}}},
+                                {"traceEvents", events}};
+  std::ofstream(dir + "/rank-" + std::to_string(rank) + ".pt.trace.json") << trace.dump();
+}
+
+// Only a pipeline's order is read as one: two micro-batches or more, each action beside a send or
+// receive. A data-parallel job accumulating two micro-batches before one exchange, and a job of
+// one forward and backward a step around its sends, are read as what they are.
+TEST(ProfilerPipeline, OnlyAPipelinesOrderIsReadAsOne) {
+  struct Case {
+    const char* name;
+    std::string first, last;  // the two ranks' orders
+    bool pipeline;
+  };
+  for (const Case& c :
+       {Case{"1f1b", "F T F T B T B", "T F B T T F B T", true}, Case{"accumulating", "F B F B T", "F B F B T", false},
+        Case{"one_micro_batch", "F T B", "T F B T", false}}) {
+    SCOPED_TRACE(c.name);
+    const std::string dir = testing::freshTempDir(std::string("pipeline_order_") + c.name);
+    writeRankThatRan(dir, 0, c.first);
+    writeRankThatRan(dir, 1, c.last);
+    const auto loaded = loadProfilerTraces(dir);
+    ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+    EXPECT_EQ(loaded.title.find("a pipeline of 2 stages on 2 ranks") != std::string::npos, c.pipeline) << loaded.title;
+    EXPECT_EQ(loaded.config.microbatches, c.pipeline ? 2 : 0);
+  }
+}
+
+// A rank's trace missing: the world its traces name still lays the pipeline out (its rank 1 is a
+// stage, not a data-parallel copy of stage 0).
+TEST(ProfilerPipeline, AnUntracedRankIsStillAPipelineRank) {
+  const auto loaded = loadProfilerTraceFiles(
+      {std::string(SHARDSCOPE_TEST_DATA) + "/pytorch_pipelining_gloo/1f1b/rank-0.pt.trace.json"});
+  ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+  EXPECT_NE(loaded.note.find("no trace for rank 1"), std::string::npos) << loaded.note;
+  EXPECT_EQ(loaded.config.pp, 2) << loaded.title;
+  EXPECT_NE(loaded.title.find("a pipeline of 2 stages on 2 ranks (torch"), std::string::npos) << loaded.title;
 }
 
 }  // namespace
