@@ -254,11 +254,12 @@ int32_t peerOf(const Span& op) {
   return static_cast<int32_t>(std::stol(peer));  // nine digits at most
 }
 
-// "to rank 1", "from rank 0", "from any rank".
+// "to rank 1", "from rank 0", "from any rank"; where the trace does not name the peer (it names it
+// only when recorded with record_shapes=True), says so, not that the peer's rank went untraced.
 std::string peerText(const Span& op, CollectiveOp kind, int32_t peer) {
   const std::string way = kind == CollectiveOp::Send ? "to " : "from ";
   if (peer >= 0) return way + "rank " + std::to_string(peer);
-  return way + (op.name == "c10d::recv_any_source_" ? "any rank" : "a rank not recorded");
+  return way + (op.name == "c10d::recv_any_source_" ? "any rank" : "a rank the trace does not name");
 }
 
 // An all-to-all's own part: the bytes of its input it sends to itself, which is also what its

@@ -199,6 +199,9 @@ TEST(ProfilerPipeline, Schedule1F1BsActionsAreReadFromTheOrderItRanThemIn) {
   ASSERT_TRUE(loaded.error.empty()) << loaded.error;
   expectTwoRankPipelineOfFour(loaded, config::PipelineSchedule::OneFOneB, 1);
   EXPECT_NE(loaded.note.find("rank 0, 1: the pipeline schedule names no action"), std::string::npos) << loaded.note;
+  // Traced without record_shapes, its sends name no peer: said so, not that the peer went untraced.
+  ASSERT_FALSE(loaded.recording.rank(1).collectives.empty());
+  EXPECT_EQ(trace::collectiveUnit(loaded.recording.rank(1).collectives.front()), "from a rank the trace does not name");
   for (int r = 0; r < 2; ++r) {
     SCOPED_TRACE("rank " + std::to_string(r));
     auto ops = linearsAndTheirBackwards(dir + "/rank-" + std::to_string(r) + ".pt.trace.json");
