@@ -12,12 +12,13 @@ Two CPU ranks on gloo, spawned by torch.multiprocessing, each one PipelineStage 
     span ("PP:(1F1;0B0)OVERLAP_F_B")
   - 1f1b_fsdp, interleaved_1f1b_fsdp (CPU only): those schedules on four ranks, torchtitan's (pp, dp)
     mesh of 2 x 2, each stage's modules sharded by FSDP2 over its dp group
+  - 1f1b_p4 (CPU only): Schedule1F1B on four pipeline ranks
 Then `shardscope view DIR --summary FILE` and checks what it read against what the job ran:
   - the title names a pipeline of its stages on its ranks (and how many a stage), with its
     micro-batches, in its schedule's order
   - the summary's pipeline: that schedule, P = 2, V, M, the data-parallel ranks a stage
   - per rank: the stages it held; the most micro-batches whose activations it held (GPipe: all of
-    them; the others at most M); a bubble between 0 and the whole step
+    them; 1F1B: P - r on pipe rank r; the others at most M); a bubble between 0 and the whole step
 With --keep DIR, the gpipe, 1f1b, interleaved and dualpipev jobs' traces (2 steps, no memory events) are
 written to DIR/<schedule>/ for tests/data.
 
@@ -42,20 +43,33 @@ MICROBATCHES = 4
 SCHEDULES = {"gpipe": 1, "1f1b": 1, "interleaved_1f1b": 2, "zero_bubble": 2, "zbv": 2, "dualpipev": 2}  # stages per rank
 V_SHAPED = ("zbv", "dualpipev")  # rank r holds stages r and 2P - 1 - r
 # Two pipeline ranks x two FSDP2 ranks a stage, on torchtitan's (pp, dp) mesh: one schedule that
-# names no stage (its groups, in the trace's pg_config, give each rank's) and one that does.
-FSDP_JOBS = ("1f1b_fsdp", "interleaved_1f1b_fsdp")
+# names no stage (its groups, in the trace's pg_config, give each rank's) and one that does; and
+# Schedule1F1B on four pipeline ranks (its order read with middle stages, which send and receive).
+MORE_JOBS = ("1f1b_fsdp", "interleaved_1f1b_fsdp", "1f1b_p4")
 
 
 def schedule_of(job):
-    return job.removesuffix("_fsdp")
+    return job.removesuffix("_fsdp").removesuffix("_p4")
 
 
 def data_ranks(job):
     return 2 if job.endswith("_fsdp") else 1
 
 
-def stages_of(rank, schedule):
-    return [rank, 3 - rank] if schedule in V_SHAPED else [rank + 2 * v for v in range(SCHEDULES[schedule])]
+def pipeline_ranks(job):
+    return 4 if job.endswith("_p4") else 2
+
+
+def stages_of(rank, schedule, pp=2):
+    if schedule in V_SHAPED:
+        return [rank, 2 * pp - 1 - rank]
+    return [rank + pp * v for v in range(SCHEDULES[schedule])]
+
+
+def microbatches_in_flight(pipe_rank, schedule, pp):
+    """The most micro-batches whose activations a stage holds at once: GPipe all of them; 1F1B's
+    pipe rank r the P - r forwards it runs before its first backward."""
+    return {"gpipe": MICROBATCHES, "1f1b": min(MICROBATCHES, pp - pipe_rank)}.get(schedule)
 
 
 def pipeline_mesh(device, dp):
@@ -77,12 +91,13 @@ def rank_main(rank, out_dir, init_method, job, steps, memory, device_kind):
 
     torch.set_num_threads(1)
     schedule = schedule_of(job)
-    device = join_process_group(rank, 2 * data_ranks(job), init_method, device_kind)
+    pp = pipeline_ranks(job)
+    device = join_process_group(rank, pp * data_ranks(job), init_method, device_kind)
     pipe_rank, pipe_group, data_mesh = pipeline_mesh(device, data_ranks(job))
     torch.manual_seed(0)
     per_rank = SCHEDULES[schedule]
-    n_stages = 2 * per_rank
-    held = stages_of(pipe_rank, schedule)
+    n_stages = pp * per_rank
+    held = stages_of(pipe_rank, schedule, pp)
     modules = [torch.nn.Sequential(torch.nn.Linear(WIDTH, WIDTH), torch.nn.ReLU()).to(device) for _ in held]
     if data_mesh is not None:
         from torch.distributed.fsdp import fully_shard
@@ -125,7 +140,7 @@ def record(work, name, device_kind, steps=3, memory=True):
     job = work / name
     job.mkdir(parents=True)
     mp.spawn(rank_main, args=(str(job), rendezvous(work / (name + ".store")), name, steps, memory, device_kind),
-             nprocs=2 * data_ranks(name))
+             nprocs=pipeline_ranks(name) * data_ranks(name))
     return job
 
 
@@ -147,23 +162,24 @@ def check_job(shardscope, work, name, device_kind, check):
 
 
 def check_summary(summary, name, check):
-    schedule, dp = schedule_of(name), data_ranks(name)
+    schedule, dp, pp = schedule_of(name), data_ranks(name), pipeline_ranks(name)
     per_rank = SCHEDULES[schedule]
     title = summary.get("title", "")
-    on = f"on {2 * dp} ranks" + (f", {dp} a stage" if dp > 1 else "")
-    check(f"a pipeline of {2 * per_rank} stages {on}" in title and f"{MICROBATCHES} micro-batches" in title
+    on = f"on {pp * dp} ranks" + (f", {dp} a stage" if dp > 1 else "")
+    check(f"a pipeline of {pp * per_rank} stages {on}" in title and f"{MICROBATCHES} micro-batches" in title
           and f"{schedule}'s order" in title, f"{name}: the title names the pipeline ({title})")
     pipeline = summary.get("pipeline") or {}
-    check(pipeline.get("schedule") == schedule and pipeline.get("ranks") == 2 and
+    check(pipeline.get("schedule") == schedule and pipeline.get("ranks") == pp and
           pipeline.get("stages_per_rank") == per_rank and pipeline.get("microbatches") == MICROBATCHES and
           pipeline.get("data_parallel") == dp, f"{name}: the summary's pipeline ({pipeline})")
     for rank in summary["ranks"]:
         r = rank["rank"]
         own = rank.get("pipeline") or {}
-        check(own.get("stages") == sorted(stages_of(r // dp, schedule)), f"{name}: rank {r}'s stages ({own})")
+        check(own.get("stages") == sorted(stages_of(r // dp, schedule, pp)), f"{name}: rank {r}'s stages ({own})")
         held = own.get("microbatches_in_flight_peak") or 0
-        check(held == MICROBATCHES if schedule == "gpipe" else 1 <= held <= MICROBATCHES,
-              f"{name}: rank {r} held the activations of {held} micro-batches at most")
+        expected = microbatches_in_flight(r // dp, schedule, pp)
+        check(held == expected if expected else 1 <= held <= MICROBATCHES,
+              f"{name}: rank {r} held the activations of {held} micro-batches ({expected or 'at most M'})")
         share = own.get("bubble_share")
         check(share is not None and 0 < share < 1, f"{name}: rank {r}'s bubble, {share} of its step")
 
@@ -187,8 +203,8 @@ def main():
         if not ok:
             failures.append(what)
 
-    # The FSDP2 jobs are the CPU's: four ranks on one GPU would be a test of sharing it.
-    names = list(SCHEDULES) + (list(FSDP_JOBS) if args.device == "cpu" else [])
+    # The four-rank jobs are the CPU's: four ranks on one GPU would be a test of sharing it.
+    names = list(SCHEDULES) + (list(MORE_JOBS) if args.device == "cpu" else [])
     jobs = {name: check_job(args.shardscope, work, name, args.device, check) for name in names}
     if args.keep and args.device == "cuda":
         # A GPU's time is short: the jobs just checked are kept as they are (3 steps, with memory).
