@@ -142,8 +142,8 @@ std::vector<std::string> functionsIn(const profiler::RankTrace& trace, const Run
 
 // Where a run of the training thread's operators computed something a backward went back through:
 // from the first to the last of its outermost ops that hold an op whose function is among `keys`
-// (its linear, not the batch's split or a copy before it, nor a loss's ones_like after it). None:
-// nothing in it was differentiated.
+// (its linear, not a copy before it nor a loss's ones_like after it; the batch's split too where
+// the stage's graph slices). None: nothing in it was differentiated.
 std::optional<Run> differentiatedPart(const profiler::RankTrace& trace, const Run& run,
                                       const std::set<std::string>& keys) {
   const auto& t = trace.threads.at(trace.mainThread);
@@ -179,6 +179,20 @@ bool everyActionTouchesATransfer(const std::vector<Run>& sequence) {
 }
 
 enum class StepRead { Actions, NoBackward, Unreadable };
+
+// Drops the first forwards among the first `within` runs of `sequence` while there are more
+// forwards than `backwards`.
+void dropFirstForwards(std::vector<Run>& sequence, size_t within, size_t backwards, size_t& forwards) {
+  for (size_t i = 0; forwards > backwards && i < within && i < sequence.size();) {
+    if (sequence[i].kind != RunKind::Forward) {
+      ++i;
+      continue;
+    }
+    sequence.erase(sequence.begin() + static_cast<std::ptrdiff_t>(i));
+    --forwards;
+    --within;
+  }
+}
 
 // The step's backwards, where each ran `graph`'s functions (set by the first; a backward through
 // other functions is no stage's micro-batch): false where one did not.
@@ -218,16 +232,14 @@ StepRead addStepActions(const profiler::RankTrace& trace, const profiler::Step& 
     if (r.kind != RunKind::Forward || part) sequence.push_back(part ? *part : r);
     forwards += part ? 1 : 0;
   }
-  // The first step's shape inference runs the stage's forward once more (on meta tensors), before
-  // any micro-batch's: its first forwards beyond its backwards' count are not micro-batches.
-  for (size_t i = 0; first && forwards > backwards.size() && i < sequence.size();) {
-    if (sequence[i].kind != RunKind::Forward) {
-      ++i;
-      continue;
-    }
-    sequence.erase(sequence.begin() + static_cast<std::ptrdiff_t>(i));
-    --forwards;
-  }
+  // Forwards beyond the backwards' count: before the step's first send or receive, the step's own
+  // work (the last stage's split of the target, a loss logged after the step before); and in the
+  // first step, shape inference's (the stage run once more on meta tensors, after its first
+  // exchange) before any micro-batch's.
+  const auto firstTransfer =
+      std::find_if(sequence.begin(), sequence.end(), [](const Run& r) { return r.kind == RunKind::Transfer; });
+  dropFirstForwards(sequence, static_cast<size_t>(firstTransfer - sequence.begin()), backwards.size(), forwards);
+  if (first) dropFirstForwards(sequence, sequence.size(), backwards.size(), forwards);
   if (forwards != backwards.size() || forwards < 2 || !everyActionTouchesATransfer(sequence)) {
     return StepRead::Unreadable;
   }

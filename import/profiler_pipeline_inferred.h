@@ -7,8 +7,9 @@
 // A run of operators is a forward only where one of its operators has a function among the step's
 // backwards (aten::addmm for AddmmBackward0) and it begins before the step's last backward (not
 // the schedule's own work: splitting the batch, shape inference's first exchange, scaling the
-// gradients), and it is cut to those operators. The first step's forwards beyond its backwards'
-// count are shape inference's (the stage run once on meta tensors). Every backward must run the
+// gradients), and it is cut to those operators. Forwards beyond a step's backwards' count are the
+// step's own work where they come before its first send or receive (the last stage's split of the
+// target), and in the first step shape inference's (the stage run once on meta tensors). Every backward must run the
 // same functions (one stage's graph); a step with no backward (an evaluation's) has no actions.
 // The forwards and the backwards are numbered 0, 1, ... in each step, as every single-stage
 // schedule runs them. Where a step's do not pair up, at least two micro-batches, each action

@@ -313,8 +313,10 @@ TEST(ProfilerPipeline, APipelineGroupInTheTraceGivesEachRankItsStage) {
   EXPECT_EQ(inner.config.pp, 1);
 }
 
-// A step of a rank that ran `order` ("F": a linear, "B": its backward, "T": a send), then its
-// optimizer's step, written as PyTorch's profiler writes it, to DIR/rank-R.pt.trace.json.
+// The steps of a rank that ran `order` ("F": a linear, "B": its backward, "T": a send; "S": a
+// tensor_split, of slices, and "C": a backward through a slice and a linear; "|": the end of a
+// step), each ended by its optimizer's step, written as PyTorch's profiler writes them, to
+// DIR/rank-R.pt.trace.json.
 void writeRankThatRan(const std::string& dir, int rank, const std::string& order) {
   nlohmann::json events = nlohmann::json::array();
   double at = 1000;
@@ -327,8 +329,14 @@ void writeRankThatRan(const std::string& dir, int rank, const std::string& order
       span("aten::linear", "cpu_op", at, 10);
       span("aten::addmm", "cpu_op", at + 1, 8);
     }
-    if (c == 'B') span("autograd::engine::evaluate_function: AddmmBackward0", "cpu_op", at, 10);
+    if (c == 'B' || c == 'C') span("autograd::engine::evaluate_function: AddmmBackward0", "cpu_op", at, 10);
+    if (c == 'C') span("autograd::engine::evaluate_function: SliceBackward0", "cpu_op", at + 11, 5);
+    if (c == 'S') {
+      span("aten::tensor_split", "cpu_op", at, 10);
+      span("aten::slice", "cpu_op", at + 1, 8);
+    }
     if (c == 'T') span("c10d::send", "cpu_op", at, 10);
+    if (c == '|') span("Optimizer.step#SGD.step", "user_annotation", at, 10);
     at += c == ' ' ? 0 : 20;
   }
   span("Optimizer.step#SGD.step", "user_annotation", at, 10);
@@ -348,8 +356,11 @@ TEST(ProfilerPipeline, OnlyAPipelinesOrderIsReadAsOne) {
     bool pipeline;
   };
   for (const Case& c :
-       {Case{"1f1b", "F T F T B T B", "T F B T T F B T", true}, Case{"accumulating", "F B F B T", "F B F B T", false},
-        Case{"one_micro_batch", "F T B", "T F B T", false}}) {
+       {Case{"1f1b", "F T F T B T B", "T F B T T F B T", true},
+        // A graph that slices: the last stage's split of its target, before its first receive, is
+        // no forward, in any step.
+        Case{"1f1b_slicing", "F T F T C T C | F T F T C T C", "S T F C T T F C T | S T F C T T F C T", true},
+        Case{"accumulating", "F B F B T", "F B F B T", false}, Case{"one_micro_batch", "F T B", "T F B T", false}}) {
     SCOPED_TRACE(c.name);
     const std::string dir = testing::freshTempDir(std::string("pipeline_order_") + c.name);
     writeRankThatRan(dir, 0, c.first);
