@@ -151,8 +151,12 @@ void readProfilerMemory(const RankTrace& trace, const std::optional<HeldAtStart>
     const int64_t thread = m.thread;
     const auto spans = profiler::spansAt(trace, thread, t);
     if (bytes >= 0) {
+      // A send's backend span completing after its op returned is not what allocates meanwhile
+      // (the next micro-batch's forward, whose activations would read as comm buffers).
       std::vector<const std::string*> names;
-      for (const Span* s : spans) names.push_back(&s->name);
+      for (const Span* s : spans) {
+        if (!(profiler::isBackendSpanName(s->name) && profiler::outlivedItsOp(trace, *s, t))) names.push_back(&s->name);
+      }
       const MemoryRole role = profilerAllocationRole(names, profiler::inForwardOrBackward(trace, thread, t));
       live[addr] = blocks.size();
       blocks.push_back(

@@ -2,7 +2,8 @@
 // when it happened (the ops and annotations around it, innermost first): the first span a rule
 // below names decides. What no span names is "other". The rules follow how FSDP2 and DDP annotate
 // their work (torch/distributed/fsdp/_fully_shard, torch/nn/parallel/distributed.py):
-//   gloo:* / nccl:*                           comm_buffer     (the backend's staging buffers)
+//   gloo:* / nccl:*                           comm_buffer     (the backend's staging buffers; not
+//                                                             once its op returned: the caller's)
 //   ...AccumulateGrad                         grad_full       (a parameter's .grad)
 //   FSDP::all_gather_copy_out (i)             param_gathered  (unit i's unsharded parameters)
 //   FSDP::all_gather (i)                      comm_buffer     (the all-gather's flat output)

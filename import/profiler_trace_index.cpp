@@ -448,10 +448,23 @@ std::vector<const Span*> spansAt(const RankTrace& trace, int64_t thread, int64_t
               std::upper_bound(spans.begin(), spans.end(), t, [](int64_t v, const Span& s) { return v < s.begin; }) -
               spans.begin()) -
           1;
-  while (i >= 0 && spans[static_cast<size_t>(i)].end < t)
-    i = parent[static_cast<size_t>(i)];  // ended: its parent may not have
-  for (; i >= 0; i = parent[static_cast<size_t>(i)]) out.push_back(&spans[static_cast<size_t>(i)]);
+  // A span that has ended is not in force, and neither is an ancestor that ended before it: a span's
+  // parent is the innermost one open at its begin (a backend's span, gloo:send, outlives its op).
+  for (; i >= 0; i = parent[static_cast<size_t>(i)]) {
+    if (spans[static_cast<size_t>(i)].end >= t) out.push_back(&spans[static_cast<size_t>(i)]);
+  }
   return out;
+}
+
+bool outlivedItsOp(const RankTrace& trace, const Span& backend, int64_t t) {
+  const auto& ops = trace.c10dOps;  // in time order
+  auto it =
+      std::upper_bound(ops.begin(), ops.end(), backend.begin, [](int64_t v, const Span& op) { return v < op.begin; });
+  for (int looked = 0; it != ops.begin() && looked < 8; ++looked) {
+    --it;
+    if (it->thread == backend.thread && it->end >= backend.begin) return it->end < t;
+  }
+  return false;
 }
 
 const Step* stepAt(const RankTrace& trace, int64_t t) {

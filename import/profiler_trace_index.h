@@ -151,6 +151,9 @@ TraceProblem indexTrace(const std::string& path, RankTrace& out);
 
 // The spans of `thread` in force at `t`, innermost first.
 std::vector<const Span*> spansAt(const RankTrace& trace, int64_t thread, int64_t t);
+// Whether a backend's span (gloo:send) began inside a c10d op of its thread that had returned by
+// `t`: the transfer still completing while the thread runs other work, which is not the span's.
+bool outlivedItsOp(const RankTrace& trace, const Span& backend, int64_t t);
 
 // Whether any thread is inside a span whose name starts with `prefix` at `t` (a record with no
 // thread of its own, such as a CUDA memory snapshot's entry, placed by its time).

@@ -18,7 +18,8 @@ Then `shardscope view DIR --summary FILE` and checks what it read against what t
     micro-batches, in its schedule's order
   - the summary's pipeline: that schedule, P = 2, V, M, the data-parallel ranks a stage
   - per rank: the stages it held; the most micro-batches whose activations it held (GPipe: all of
-    them; 1F1B: P - r on pipe rank r; the others at most M); a bubble between 0 and the whole step
+    them; 1F1B: P - r on pipe rank r; the others at most M); a bubble between 0 and the whole step;
+    about the same bytes of activations left held by every micro-batch's forwards
 With --keep DIR, the gpipe, 1f1b, interleaved and dualpipev jobs' traces (2 steps, no memory events) are
 written to DIR/<schedule>/ for tests/data.
 
@@ -182,6 +183,11 @@ def check_summary(summary, name, check):
               f"{name}: rank {r} held the activations of {held} micro-batches ({expected or 'at most M'})")
         share = own.get("bubble_share")
         check(share is not None and 0 < share < 1, f"{name}: rank {r}'s bubble, {share} of its step")
+        # Every micro-batch's forwards leave the same tensors held (its stages' outputs): as many
+        # bytes, give or take a scalar (DualPipeV's last stage keeps a loss beside one of them).
+        left = own.get("activation_bytes_by_microbatch") or []
+        check(len(left) == MICROBATCHES and min(left) > 0 and max(left) - min(left) <= 0.05 * max(left),
+              f"{name}: rank {r}'s activations left held by each micro-batch's forwards ({left})")
 
 
 def main():
