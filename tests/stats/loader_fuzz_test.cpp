@@ -301,12 +301,14 @@ TEST(LoaderFuzz, NoMutatedPerfettoTraceCrashesItsReader) {
 // A torch.profiler trace (`view DIR` of a PyTorch job's own records), mutated the same ways: read
 // or refused naming its file, never a crash. The seed holds what the reader takes: a step, FSDP2's
 // hooks, a c10d op and gloo's span, memory events, and the older layouts' lone records of a
-// collective (record_param_comms, nccl:all_to_all, an NCCL kernel and a launch), and the groups
-// distributedInfo lists and a record names (pg_config, "Process Group Ranks").
+// collective (record_param_comms, nccl:all_to_all, an NCCL kernel and a launch), the groups
+// distributedInfo lists and a record names (pg_config, a pipeline's "mesh_pp" among them, "Process
+// Group Ranks"), and what an unlabelled pipeline's order is read from (a forward, a send, a backward).
 TEST(LoaderFuzz, NoMutatedProfilerTraceCrashesItsReader) {
   const std::string seedTrace = R"json({"schemaVersion": 1, "distributedInfo": {"rank": 0, "world_size": 1,
     "pg_config": [{"pg_name": "0", "pg_desc": "default_pg", "pg_size": 1, "ranks": [0]},
-                  {"pg_name": "1", "pg_desc": "mesh_tp", "pg_size": 1, "ranks": [0]}]},
+                  {"pg_name": "1", "pg_desc": "mesh_tp", "pg_size": 1, "ranks": [0]},
+                  {"pg_name": "2", "pg_desc": "mesh_pp", "pg_size": 1, "ranks": [0]}]},
     "traceEvents": [
     {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2", "pid": 1, "tid": 1, "ts": 1000, "dur": 5000},
     {"ph": "X", "cat": "user_annotation", "name": "FSDP::pre_forward (0)", "pid": 1, "tid": 1, "ts": 1000, "dur": 400},
@@ -315,6 +317,12 @@ TEST(LoaderFuzz, NoMutatedProfilerTraceCrashesItsReader) {
      "args": {"Input Dims": [[2048], [1024]], "Input type": ["float", "float"]}},
     {"ph": "X", "cat": "user_annotation", "name": "gloo:all_gather", "pid": 1, "tid": 2, "ts": 1030, "dur": 250},
     {"ph": "X", "cat": "user_annotation", "name": "FSDP::post_forward (0)", "pid": 1, "tid": 1, "ts": 3000, "dur": 50},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::linear", "pid": 1, "tid": 1, "ts": 3100, "dur": 20},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::addmm", "pid": 1, "tid": 1, "ts": 3101, "dur": 15},
+    {"ph": "X", "cat": "cpu_op", "name": "c10d::send", "pid": 1, "tid": 1, "ts": 3130, "dur": 10},
+    {"ph": "X", "cat": "user_annotation", "name": "gloo:send", "pid": 1, "tid": 1, "ts": 3135, "dur": 300},
+    {"ph": "X", "cat": "cpu_op", "name": "autograd::engine::evaluate_function: AddmmBackward0", "pid": 1, "tid": 1,
+     "ts": 3200, "dur": 20},
     {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1, "ts": 3500, "dur": 30,
      "args": {"Collective name": "broadcast", "In msg nelems": 100, "dtype": "Float", "Group size": 1,
               "Process Group Ranks": "[0]", "Process Group Description": "mesh_tp"}},
