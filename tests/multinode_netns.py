@@ -30,6 +30,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import rank_stream  # noqa: E402  (a rank's event stream, read independently of shardscope)
+from xvfb import xvfb_run  # noqa: E402  (a virtual display whose exit status is the program's)
 
 SKIP = 77
 SHIFT_NS = 3_000_000_000
@@ -176,7 +177,7 @@ def collect_live(ns, shardscope, workdir):
     # Drawn live in the app's Listen mode where a display can be had (the PNG once every rank has gone).
     window = []
     if shutil.which("xvfb-run"):
-        window = ["xvfb-run", "-a", "-s", "-screen 0 1920x1080x24"]
+        window = xvfb_run(workdir, "1920x1080")
     listen = subprocess.Popen(["ip", "netns", "exec", ns.names[0], *window, shardscope, "listen", "--bind", ns.addresses[0],
                                "--port", str(port), "--trace-dir", collected_dir, "--token-file", token_file,
                                *(["--window-size", "1920x1080", "--screenshot", os.path.join(workdir, "listen.png")]
@@ -282,7 +283,7 @@ def main():
 
     if shutil.which("xvfb-run"):
         png = os.path.join(workdir, "view.png")
-        v = sh("xvfb-run", "-a", "-s", "-screen 0 1600x1000x24", shardscope, "view", job, "--screenshot", png,
+        v = sh(*xvfb_run(workdir), shardscope, "view", job, "--screenshot", png,
                check=False, timeout=120)
         check(v.returncode == 0 and os.path.getsize(png) > 0, f"view draws the merged job ({v.stderr.strip()[-300:]})")
         check("rank 2 (host node1) shifted" in v.stderr and "rank 3 (host node1) shifted" in v.stderr and
@@ -296,7 +297,7 @@ def main():
     killed_job = check_failed_job(check, killed_codes, killed_dir, 2, "with rank 3 killed")
     if shutil.which("xvfb-run"):
         png = os.path.join(killed_dir, "view.png")
-        v = sh("xvfb-run", "-a", "-s", "-screen 0 1600x1000x24", shardscope, "view", killed_job, "--screenshot", png,
+        v = sh(*xvfb_run(workdir), shardscope, "view", killed_job, "--screenshot", png,
                check=False, timeout=120)
         check(v.returncode == 0, f"view draws the killed job ({v.stderr.strip()[-300:]})")
         check("rank 3 (host node1) stopped without finishing or an error after 2 steps" in v.stderr,

@@ -36,6 +36,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from xvfb import xvfb_run  # this directory's: a virtual display whose exit status is the program's
 from pytorch_profiler_traces import shifted_copy  # this directory's: the other hosts' clock check
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
@@ -180,7 +181,7 @@ def main():
             got = (c["count"], c["size_bytes"], c["sent_bytes"], c["received_bytes"])
             check(got == want, f"rank {r}: {op} count, size, sent, received {got} (the job: {want})")
     if shutil.which("xvfb-run"):
-        shot = subprocess.run(["xvfb-run", "-a", "-s", "-screen 0 1600x1000x24", args.shardscope, "view", str(job),
+        shot = subprocess.run([*xvfb_run(work), args.shardscope, "view", str(job),
                                "--screenshot", str(work / "p2p.png")], capture_output=True, text=True, timeout=120)
         check(shot.returncode == 0 and (work / "p2p.png").stat().st_size > 0,
               f"view draws the job ({shot.stderr.strip()[-300:]})")

@@ -44,6 +44,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from xvfb import xvfb_run  # this directory's: a virtual display whose exit status is the program's
+
 REPO = Path(__file__).resolve().parents[1]
 JOBS = [("ddp", 2), ("fsdp", 2), ("fsdp_no_reshard", 3)]
 RECORDED_STEPS = 3
@@ -232,11 +234,11 @@ def check_job(shardscope, workdir, mode, world, device, check, recorded=False):
     if mode == "fsdp":
         check_files_and_other_hosts(shardscope, job_dir, mode, summary, check)
     if shutil.which("xvfb-run"):
-        again = run(["xvfb-run", "-a", "-s", "-screen 0 1600x1000x24", shardscope, "view", str(summary_path),
+        again = run([*xvfb_run(job_dir), shardscope, "view", str(summary_path),
                      "--screenshot", str(job_dir / "summary.png")])
         check(again.returncode == 0, f"{mode}: the summary opens again in view ({again.stderr.strip()[-300:]})")
         png = job_dir / "view.png"
-        shot = run(["xvfb-run", "-a", "-s", "-screen 0 1920x1080x24", shardscope, "view", str(job_dir / "job"),
+        shot = run([*xvfb_run(job_dir, "1920x1080"), shardscope, "view", str(job_dir / "job"),
                     "--window-size", "1920x1080", "--screenshot", str(png)])
         check(shot.returncode == 0 and png.exists() and png.stat().st_size > 0,
               f"{mode}: view draws the job ({shot.stderr.strip()[-300:]})")

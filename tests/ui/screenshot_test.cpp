@@ -51,13 +51,14 @@ int countColor(const Image& img, int r, int g, int b, int x0, int y0, int x1, in
 
 bool haveXvfb() { return std::system("command -v xvfb-run >/dev/null 2>&1") == 0; }
 
-// shardscope with `args` on a 1600x1000 virtual display. The X authority file is the test's own:
-// left to make one, xvfb-run removes its temporary folder after the program and, when that fails
-// (once in a full ctest), exits 5 in place of the program's status.
-testing::CliResult underXvfb(const std::vector<std::string>& args, int timeoutSeconds) {
+// shardscope with `args` on a virtual display of `screen` (WIDTHxHEIGHT). The X authority file is
+// the test's own: left to make one, xvfb-run removes its temporary folder after the program and,
+// when that fails (once in a full ctest), exits 5 in place of the program's status.
+testing::CliResult underXvfb(const std::vector<std::string>& args, int timeoutSeconds,
+                             const std::string& screen = "1600x1000") {
   const std::string authority = testing::freshTempDir("xvfb") + "/Xauthority";
   std::ofstream(authority).flush();
-  std::vector<std::string> argv = {"xvfb-run",       "-a", "-f", authority, "-s", "-screen 0 1600x1000x24",
+  std::vector<std::string> argv = {"xvfb-run",       "-a", "-f", authority, "-s", "-screen 0 " + screen + "x24",
                                    SHARDSCOPE_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());
   return testing::runCommand(argv, {}, timeoutSeconds);
@@ -143,12 +144,11 @@ TEST(Screenshot, ViewAtAnEventGroupShowsWhoHoldsWhat) {
        "--seq", "16",         "--batch",    "4",          "--world", "2",        "--steps",
        "2",     "--strategy", "full_shard", "--prefetch", "0",       "--trace",  dir + "/trace.json"});
   ASSERT_EQ(run.exitCode, 0) << run.output;
-  const std::vector<std::string> xvfb = {
-      "xvfb-run",          "-a",    "-s",       "-screen 0 1920x1080x24", SHARDSCOPE_BINARY, "view",
-      dir + "/trace.json", "--tab", "holdings", "--window-size",          "1920x1080"};
-  auto args = xvfb;
+  const std::vector<std::string> viewArgs = {"view",     dir + "/trace.json", "--tab",
+                                             "holdings", "--window-size",     "1920x1080"};
+  auto args = viewArgs;
   args.insert(args.end(), {"--at", "forward blocks.1@1", "--screenshot", dir + "/holdings.png"});
-  auto view = testing::runCommand(args, {}, 120);
+  auto view = underXvfb(args, 120, "1920x1080");
   ASSERT_EQ(view.exitCode, 0) << view.output;
   const Image img = load(dir + "/holdings.png");
   ASSERT_EQ(img.width, 1920);
@@ -159,9 +159,9 @@ TEST(Screenshot, ViewAtAnEventGroupShowsWhoHoldsWhat) {
   EXPECT_GT(countColor(img, 178, 121, 162, 320, 760, 1920, 1080), 200) << "optimizer_state cells";
   EXPECT_GT(countColor(img, 245, 133, 24, 320, 760, 1920, 1080), 200) << "gathered weights";
 
-  args = xvfb;
+  args = viewArgs;
   args.insert(args.end(), {"--at", "forward blocks.9", "--screenshot", dir + "/none.png"});
-  auto bad = testing::runCommand(args, {}, 120);
+  auto bad = underXvfb(args, 120, "1920x1080");
   EXPECT_EQ(bad.exitCode, 2) << bad.output;
   EXPECT_NE(bad.output.find("--at 'forward blocks.9' is neither a time"), std::string::npos) << bad.output;
   EXPECT_NE(bad.output.find("'forward blocks.1'"), std::string::npos) << "names the run's groups:\n" << bad.output;
