@@ -237,7 +237,9 @@ TEST(Collector, AnUnreachableCollectorLeavesTheRanksTheirFiles) {
 // their files beside what the collector wrote (one directory here, as on a shared file system).
 TEST(Collector, ACollectorLostMidRunLeavesTheRestInTheRanksFiles) {
   config::RunConfig config = testing::tinyGptConfig();
-  config.steps = 40;
+  // Long enough to outlast the killer's polling and its pkill: 40 steps of 4 ms could end first on a
+  // busy machine, and the ranks then never lost the collector (as its SIGSTOP twin's 150 once did).
+  config.steps = 500;
   const std::string dir = testing::freshTempDir("collector_lost");
   const int port = testing::freeLoopbackPort();
   const std::string listenPort = std::to_string(port);
