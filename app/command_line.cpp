@@ -117,7 +117,7 @@ void CommandLine::addLesson() {
       "measured (exit 1 if one does not hold); 'shardscope --lesson NAME' opens it in the app");
   lesson->add_option("NAME", lessonName, "a lesson (assets/lessons/NAME.json) or a lesson file; none: list them");
   lesson->add_option("--trace-dir", lessonOptions.traceDir,
-                     "write each run's trace there, as LABEL.json (Perfetto, shardscope view)");
+                     "write each run's trace there, as LABEL.json (Perfetto, shardscope view; the folder is created)");
   lesson
       ->add_option("--record", lessonOptions.recordDir,
                    "write each run's recording into DIR as LABEL.pftrace (compact), the claims checked on them: "

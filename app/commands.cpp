@@ -156,9 +156,10 @@ int CommandLine::runLesson() {
       if (auto err = shardscope::app::checkDeviceAvailable(r.config)) return failUsage(*err);
     }
   }
-  if (!lessonOptions.recordDir.empty()) {
-    std::error_code made;  // the recordings' folder, as --export makes its directory
-    std::filesystem::create_directories(lessonOptions.recordDir, made);
+  for (const auto* folder : {&lessonOptions.recordDir, &lessonOptions.traceDir}) {
+    if (folder->empty()) continue;
+    std::error_code made;  // the runs' folder, as --export makes its directory
+    std::filesystem::create_directories(*folder, made);
   }
   if (auto err = shardscope::app::lessonOutputsProblem(chosen, lessonOptions)) return failUsage(*err);
   const bool predict = lesson->parsed() ? lessonOptions.predict : appPredict;

@@ -454,14 +454,18 @@ TEST(CliErrors, AnOutputThatCannotBeWrittenExitsOne) {
   EXPECT_NE(lesson.output.find("cannot write '" + dir + "/lesson/full_shard.json': No space left on device"),
             std::string::npos)
       << lesson.output;
-  // Its --trace-dir missing: said before the first run, not as the run failed after it.
-  const auto nowhere = runShardscope({"lesson", "accordion", "--trace-dir", dir + "/no/such/dir"});
+  // Its --trace-dir one that cannot be made: said before the first run, not as the run failed after it.
+  const auto nowhere = runShardscope({"lesson", "accordion", "--trace-dir", "/proc/no/such/dir"});
   EXPECT_EQ(nowhere.exitCode, 2) << nowhere.output;
-  EXPECT_NE(nowhere.output.find("--trace-dir '" + dir + "/no/such/dir': --trace '" + dir +
-                                "/no/such/dir/full_shard.json' cannot be written"),
+  EXPECT_NE(nowhere.output.find("--trace-dir '/proc/no/such/dir': --trace '/proc/no/such/dir/full_shard.json' "
+                                "cannot be written"),
             std::string::npos)
       << nowhere.output;
   EXPECT_EQ(nowhere.output.find("run 1/1"), std::string::npos) << nowhere.output;
+  // One that is merely missing is made, as --record's is.
+  const auto made = runShardscope({"lesson", "accordion", "--trace-dir", dir + "/new/folder"});
+  EXPECT_EQ(made.exitCode, 0) << made.output;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/new/folder/full_shard.json")) << made.output;
 }
 
 TEST(CliErrors, RunTablesNameTheAllocatorThatMeasured) {
