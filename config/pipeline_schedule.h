@@ -58,6 +58,12 @@ inline bool foldsIntoAV(PipelineSchedule schedule) {
   return schedule == PipelineSchedule::Zbv || schedule == PipelineSchedule::DualPipeV;
 }
 
+// Whether some of its backwards are split into I and W (zero_bubble, zbv, dualpipev).
+inline bool splitsBackward(PipelineSchedule schedule) {
+  return schedule == PipelineSchedule::ZeroBubble || schedule == PipelineSchedule::Zbv ||
+         schedule == PipelineSchedule::DualPipeV;
+}
+
 struct PipeAction {
   PipeActionKind kind = PipeActionKind::Forward;
   int stage = 0;       // the pipeline stage, 0 .. stages - 1

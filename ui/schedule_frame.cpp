@@ -7,6 +7,7 @@
 #include "config/pipeline_config.h"
 #include "config/pipeline_transfers.h"
 #include "trace/rank_placements.h"
+#include "ui/recorded_transfer_arrows.h"
 #include "ui/schedule_view.h"
 
 namespace shardscope::ui {
@@ -108,7 +109,7 @@ void addArrows(const Session& s, const std::vector<std::vector<stats::MeasuredAc
         frame.arrows.push_back({rowOfRank[r], rowOfRank[static_cast<size_t>(to)], seconds(send.beginNs),
                                 seconds(receivedNs(s.recording.rank(static_cast<int>(to)), got)),
                                 sentBytes(s.recording.rank(static_cast<int>(r)), send),
-                                config::transferLabel(send.action)});
+                                config::transferLabel(send.action), send.action});
       }
     }
   }
@@ -210,6 +211,12 @@ ScheduleFrame scheduleFrameOf(const Session& s, const std::vector<std::vector<st
   frame.durations = stats::meanActionSeconds(all).value_or(config::ActionDurations{});
   addPlan(shape, frame, pipeRankOfRow);
   addArrows(s, step, rowOfRank, begin, frame);
+  if (frame.arrows.empty()) {  // a PyTorch job's: its transfers are not actions, but its sends are recorded
+    auto recorded = recordedTransferArrows(s, step, rowOfRank, begin, frame.step);
+    frame.arrows = std::move(recorded.arrows);
+    frame.arrowsFromSends = !frame.arrows.empty();
+    frame.unpairedSends = recorded.unpaired;
+  }
   const auto form = config::bubbleClosedForm(shape);
   frame.closedFormShare = form.fraction / (1 + form.fraction);
   frame.closedForm = form.form;

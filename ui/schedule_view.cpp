@@ -96,13 +96,37 @@ void drawArrow(ImDrawList* dl, ImVec2 from, ImVec2 to, const ScheduleArrow& arro
   }
 }
 
-// "sends of 32.0 KiB each" where every send was that size, else where to find each one's.
-std::string arrowsNote(const std::vector<ScheduleArrow>& arrows) {
-  if (arrows.empty()) return "no sends in this step";
+// "sends of 32.0 KiB each" where every send was that size, else where to find each one's; for a
+// PyTorch job's, how they were paired, and what was left out.
+std::string arrowsNote(const ScheduleFrame& f) {
+  const std::string left = f.unpairedSends > 0 ? std::to_string(f.unpairedSends) +
+                                                     " of the trace's sends not drawn (a rank's sends or receives not "
+                                                     "one for each output its forwards and backwards pass on)"
+                                               : "";
+  if (f.arrows.empty()) return left.empty() ? "no sends in this step" : left;
+  const auto& arrows = f.arrows;
   const bool same =
       std::all_of(arrows.begin(), arrows.end(), [&](const auto& a) { return a.bytes == arrows[0].bytes; });
-  if (same && arrows[0].bytes > 0) return "sends of " + formatBytes(static_cast<double>(arrows[0].bytes)) + " each";
-  return "sends (hover one for its bytes)";
+  std::string text = same && arrows[0].bytes > 0
+                         ? "sends of " + formatBytes(static_cast<double>(arrows[0].bytes)) + " each"
+                         : "sends (hover one for its bytes)";
+  if (f.arrowsFromSends) {
+    text +=
+        ", each of the trace's sends to the receive that took it, both named by the order each rank ran its "
+        "forwards, backwards, sends and receives in";
+  }
+  return left.empty() ? text : text + "; " + left;
+}
+
+// "F 76.5 us, B 98.7 us", with I and W where the schedule splits backwards.
+std::string durationsText(const ScheduleFrame& f, config::PipelineSchedule schedule) {
+  std::string text =
+      "F " + formatDuration(f.durations.forward * 1e9) + ", B " + formatDuration(f.durations.backward * 1e9);
+  if (config::splitsBackward(schedule)) {
+    text += ", I " + formatDuration(f.durations.backwardInput * 1e9) + ", W " +
+            formatDuration(f.durations.backwardWeight * 1e9);
+  }
+  return text;
 }
 
 }  // namespace
@@ -217,12 +241,9 @@ void drawScheduleTab(ScheduleViewState& state, const std::vector<Session>& sessi
               shape.ranks, shape.stagesPerRank, shape.microBatches);
   wrappedHint(
       "Each rank: its actions as measured (width: compute time), the plan below (the schedule laid out "
-      "with this run's mean F %s, B %s, I %s, W %s and no waiting), the micro-batches whose activations "
-      "it holds. Hatched: no forward or backward running (the bubble). Arrows: %s. Closed form %s: a "
-      "PREDICTION.",
-      formatDuration(f.durations.forward * 1e9).c_str(), formatDuration(f.durations.backward * 1e9).c_str(),
-      formatDuration(f.durations.backwardInput * 1e9).c_str(), formatDuration(f.durations.backwardWeight * 1e9).c_str(),
-      arrowsNote(f.arrows).c_str(), f.closedForm.c_str());
+      "with this run's mean %s and no waiting), the micro-batches whose activations it holds. Hatched: no "
+      "forward or backward running (the bubble). Arrows: %s. Closed form %s: a PREDICTION.",
+      durationsText(f, shape.schedule).c_str(), arrowsNote(f).c_str(), f.closedForm.c_str());
   noteItem("schedule:frame");
   if (!f.sharedDevice.empty()) {
     ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.86f, 0.35f, 1.0f));

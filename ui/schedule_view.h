@@ -26,10 +26,11 @@ struct ScheduleCell {
 
 struct ScheduleArrow {
   int fromRow = 0, toRow = 0;
-  double sent = 0;      // seconds from the step's start: the send issued
-  double received = 0;  // the receive done
-  int64_t bytes = 0;    // the message, as the send recorded it; 0 where it did not
-  std::string label;    // "F mb3 stage1->2"
+  double sent = 0;              // seconds from the step's start: the send issued
+  double received = 0;          // the receive done
+  int64_t bytes = 0;            // the message, as the send recorded it; 0 where it did not
+  std::string label;            // "F mb3 stage1->2"
+  config::PipeAction transfer;  // what it carried: SendActivation or SendGradient, of the sending stage
 };
 
 struct ScheduleRow {
@@ -50,6 +51,8 @@ struct ScheduleFrame {
   int64_t stepBeginNs = 0;    // absolute, on the recording's clock
   std::vector<ScheduleRow> rows;
   std::vector<ScheduleArrow> arrows;
+  bool arrowsFromSends = false;       // paired from the trace's sends and receives (ui/recorded_transfer_arrows.h)
+  int unpairedSends = 0;              // of those, the sends left out
   config::ActionDurations durations;  // the plan's, in seconds
   std::string closedForm;             // "(P-1)/M = 20.0 %", a prediction
   double closedFormShare = 0;         // of the step

@@ -6,6 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
+#include <tuple>
+
+#include <nlohmann/json.hpp>
 
 #include "config/pipeline_config.h"
 #include "tests/support/run_cli.h"
@@ -197,6 +201,85 @@ TEST(ScheduleView, RanksSharingOneGpuAreSaidToBeMeasuredSo) {
             0u)
       << f.sharedDevice;
   EXPECT_NE(f.sharedDevice.find("a device for each stage"), std::string::npos) << f.sharedDevice;
+}
+
+// The names PyTorch's runtime gave rank `rank`'s last `count` sends ("PP:0SEND_F1" around each),
+// in order, as the tab labels a transfer.
+std::vector<std::string> runtimeSendLabels(const std::string& dir, int rank, size_t count) {
+  std::ifstream in(dir + "/rank-" + std::to_string(rank) + ".pt.trace.json");
+  const auto trace = nlohmann::json::parse(in);
+  std::vector<std::pair<double, std::string>> sends;
+  for (const auto& e : trace["traceEvents"]) {
+    const std::string name = e.value("name", "");
+    if (name.rfind("PP:", 0) != 0 || name.find("SEND_") == std::string::npos) continue;
+    const auto action = config::parseActionText(name.substr(3));
+    if (action) sends.emplace_back(e["ts"].get<double>(), config::transferLabel(*action));
+  }
+  std::sort(sends.begin(), sends.end());
+  std::vector<std::string> out;
+  for (size_t i = sends.size() > count ? sends.size() - count : 0; i < sends.size(); ++i)
+    out.push_back(sends[i].second);
+  return out;
+}
+
+// PyTorch jobs' own traces (tests/data/pytorch_pipelining_gloo), whose schedules name no transfer
+// (GPipe, 1F1B) or name them in spans the tab does not read (the runtime's PP:0SEND_F1): every send
+// an arrow to the receive that took it, named by the order the ranks ran things in. Each arrow goes
+// after the computation whose output it carried and arrives before the one that needed it; where
+// the runtime named its sends, each rank's arrows are named as it named them, in the same order.
+TEST(ScheduleView, APyTorchJobsSendsAreArrowsToTheReceivesThatTookThem) {
+  // Two ranks, M = 4: each micro-batch crosses between them once each way (P = 2), three times
+  // (interleaved, stages 0 to 3 alternating) or twice (the V: the turn stays on rank 1).
+  const std::vector<std::pair<std::string, size_t>> jobs = {
+      {"gpipe", 8}, {"1f1b", 8}, {"interleaved_1f1b", 24}, {"dualpipev", 16}};
+  for (const auto& [job, arrows] : jobs) {
+    SCOPED_TRACE(job);
+    const std::string dir = std::string(SHARDSCOPE_TEST_DATA) + "/pytorch_pipelining_gloo/" + job;
+    auto opened = openRecord({dir});
+    ASSERT_TRUE(opened.error.empty()) << opened.error;
+    const ScheduleFrame f = scheduleFrame(opened.sessions.front(), -1e18);
+    ASSERT_TRUE(f.error.empty()) << f.error;
+    EXPECT_TRUE(f.arrowsFromSends);
+    EXPECT_EQ(f.unpairedSends, 0);
+    ASSERT_EQ(f.arrows.size(), arrows);
+    std::vector<std::vector<std::pair<double, std::string>>> sentBy(f.rows.size());
+    for (const auto& a : f.arrows) {
+      ASSERT_NE(a.fromRow, a.toRow) << a.label;
+      EXPECT_GE(a.received, a.sent) << a.label;
+      sentBy[static_cast<size_t>(a.fromRow)].emplace_back(a.sent, a.label);
+      const bool gradient = config::carriesGradient(a.transfer);
+      const int to = a.transfer.stage + (gradient ? -1 : 1);
+      // The computation that made it, on the sender, and the one that needed it, on the receiver.
+      for (const auto& [row, stage, producing] :
+           {std::tuple{a.fromRow, a.transfer.stage, true}, std::tuple{a.toRow, to, false}}) {
+        int found = 0;
+        const auto& cells = f.rows[static_cast<size_t>(row)].measured;
+        for (size_t i = 0; i < cells.size(); ++i) {
+          const ScheduleCell& cell = cells[i];
+          const auto kind = cell.action.kind;
+          const bool backward =
+              kind == config::PipeActionKind::Backward || kind == config::PipeActionKind::BackwardInput;
+          if ((gradient ? !backward : kind != config::PipeActionKind::Forward) || cell.action.stage != stage ||
+              cell.action.microBatch != a.transfer.microBatch)
+            continue;
+          ++found;
+          if (producing) EXPECT_LE(cell.end, a.sent + 1e-9) << a.label << ": sent before its output was made";
+          // It may start before its input arrives (PyTorch's runtime waits for a receive inside the
+          // action that needs it), but cannot be done: the rank's next computation begins after.
+          const double next = i + 1 < cells.size() ? cells[i + 1].begin : f.seconds;
+          if (!producing) EXPECT_GE(next, a.received - 1e-9) << a.label << ": done before it arrived";
+        }
+        EXPECT_EQ(found, 1) << a.label << (producing ? ": the computation that made it" : ": the one that needed it");
+      }
+    }
+    if (job != "interleaved_1f1b" && job != "dualpipev") continue;
+    for (size_t row = 0; row < sentBy.size(); ++row) {
+      std::sort(sentBy[row].begin(), sentBy[row].end());
+      std::vector<std::string> ours;
+      for (const auto& [when, label] : sentBy[row]) ours.push_back(label);
+      EXPECT_EQ(ours, runtimeSendLabels(dir, f.rows[row].rank, ours.size())) << "rank " << f.rows[row].rank;
+    }
+  }
 }
 
 TEST(ScheduleView, ASessionWithoutAPipelineSaysHowToGetOne) {
