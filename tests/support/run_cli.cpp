@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -66,8 +67,41 @@ bool waitForLoopbackListener(int port, int seconds) {
   return false;
 }
 
-int freeLoopbackPort() {
+namespace {
+
+// Whether a loopback port can be bound now.
+bool bindable(int port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const bool free = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  ::close(fd);
+  return free;
+}
+
+// The lowest port the kernel hands out itself (the local end of a connection, a bind to port 0).
+int ephemeralPortsFrom() {
+  std::ifstream range("/proc/sys/net/ipv4/ip_local_port_range");
+  int low = 32768;
+  range >> low;
+  return low;
+}
+
+}  // namespace
+
+int freeLoopbackPort() {
+  // Below the kernel's own range: the port is bound seconds from now (a rank's store, once it has
+  // loaded LibTorch), and one of that range could meanwhile become the local end of any connection
+  // another test opens; below it, only another bind can take it.
+  const int below = ephemeralPortsFrom();
+  static std::mt19937 random(std::random_device{}() ^ static_cast<unsigned>(::getpid()));
+  for (int attempt = 0; below > 11000 && attempt < 100; ++attempt) {
+    const int port = std::uniform_int_distribution<int>(10000, below - 1)(random);
+    if (bindable(port)) return port;
+  }
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);  // none found: the kernel's pick
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);

@@ -44,7 +44,7 @@ std::vector<CliResult> runWorkerJob(const config::RunConfig& config, const std::
 // nothing did. The probe connects and goes at once.
 bool waitForLoopbackListener(int port, int seconds = 30);
 
-// A loopback port nothing listens on now (the kernel's pick, released): for a MASTER_PORT.
+// A loopback port nothing listens on now, below the kernel's ephemeral range: for a MASTER_PORT.
 int freeLoopbackPort();
 
 // A fresh empty directory under the test temp dir.
