@@ -210,10 +210,9 @@ bool backwardsOf(const profiler::RankTrace& trace, const std::vector<Run>& runs,
 
 // One step's actions. A step with no backward (an evaluation's) has none; one whose forwards and
 // backwards do not pair up, at least two of each, every one beside a transfer, is Unreadable (then
-// none of the rank's are read). `first`: the recording's first step, the one shape inference may
-// run in.
-StepRead addStepActions(const profiler::RankTrace& trace, const profiler::Step& step, bool first,
-                        std::vector<std::string>& graph, std::vector<InferredAction>& out) {
+// none of the rank's are read).
+StepRead addStepActions(const profiler::RankTrace& trace, const profiler::Step& step, std::vector<std::string>& graph,
+                        std::vector<InferredAction>& out) {
   const std::vector<Run> runs = runsOf(thingsRunIn(trace, step.begin, step.optimizerBegin));
   std::vector<Run> backwards;
   if (!backwardsOf(trace, runs, graph, backwards)) return StepRead::Unreadable;
@@ -233,13 +232,18 @@ StepRead addStepActions(const profiler::RankTrace& trace, const profiler::Step& 
     forwards += part ? 1 : 0;
   }
   // Forwards beyond the backwards' count: before the step's first send or receive, the step's own
-  // work (the last stage's split of the target, a loss logged after the step before); and in the
-  // first step, shape inference's (the stage run once more on meta tensors, after its first
-  // exchange) before any micro-batch's.
-  const auto firstTransfer =
-      std::find_if(sequence.begin(), sequence.end(), [](const Run& r) { return r.kind == RunKind::Transfer; });
-  dropFirstForwards(sequence, static_cast<size_t>(firstTransfer - sequence.begin()), backwards.size(), forwards);
-  if (first) dropFirstForwards(sequence, sequence.size(), backwards.size(), forwards);
+  // work (the last stage's split of the target, a loss logged after the step before); and before
+  // its first backward, an evaluation's (the schedule's eval() before the training step, in its
+  // optimizer window where the job calls no prof.step(): forwards with their sends and receives)
+  // or, in the first step, shape inference's (the stage run once more on meta tensors, after its
+  // first exchange), each before any micro-batch's.
+  const auto firstOf = [&](RunKind kind) {
+    return static_cast<size_t>(
+        std::find_if(sequence.begin(), sequence.end(), [&](const Run& r) { return r.kind == kind; }) -
+        sequence.begin());
+  };
+  dropFirstForwards(sequence, firstOf(RunKind::Transfer), backwards.size(), forwards);
+  dropFirstForwards(sequence, firstOf(RunKind::Backward), backwards.size(), forwards);
   if (forwards != backwards.size() || forwards < 2 || !everyActionTouchesATransfer(sequence)) {
     return StepRead::Unreadable;
   }
@@ -264,7 +268,7 @@ std::vector<InferredAction> inferUnlabelledActions(const profiler::RankTrace& tr
   std::vector<InferredAction> out;
   std::vector<std::string> graph;
   for (size_t i = 0; i < trace.steps.size(); ++i) {
-    if (addStepActions(trace, trace.steps[i], i == 0, graph, out) == StepRead::Unreadable) return {};
+    if (addStepActions(trace, trace.steps[i], graph, out) == StepRead::Unreadable) return {};
   }
   return out;
 }

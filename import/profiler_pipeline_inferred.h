@@ -9,8 +9,11 @@
 // the schedule's own work: splitting the batch, shape inference's first exchange, scaling the
 // gradients), and it is cut to those operators. Forwards beyond a step's backwards' count are the
 // step's own work where they come before its first send or receive (the last stage's split of the
-// target), and in the first step shape inference's (the stage run once on meta tensors). Every backward must run the
-// same functions (one stage's graph); a step with no backward (an evaluation's) has no actions.
+// target), and where they come before its first backward an evaluation's (schedule.eval() before
+// the training step, in one optimizer window without prof.step()) or shape inference's (the stage
+// run once on meta tensors, in the first step): the first forwards are left out. Every backward
+// must run the same functions (one stage's graph); a step with no backward (an evaluation's that
+// has a window of its own) has no actions.
 // The forwards and the backwards are numbered 0, 1, ... in each step, as every single-stage
 // schedule runs them. Where a step's do not pair up, at least two micro-batches, each action
 // beside a send or receive, the rank is not read as a pipeline at all (nothing guessed): a

@@ -13,6 +13,8 @@ Two CPU ranks on gloo, spawned by torch.multiprocessing, each one PipelineStage 
   - 1f1b_fsdp, interleaved_1f1b_fsdp (CPU only): those schedules on four ranks, torchtitan's (pp, dp)
     mesh of 2 x 2, each stage's modules sharded by FSDP2 over its dp group
   - 1f1b_p4 (CPU only): Schedule1F1B on four pipeline ranks
+  - 1f1b_eval (CPU only): Schedule1F1B with schedule.eval() (forwards only) before each training
+    step but the first, no prof.step() between them
 Then `shardscope view DIR --summary FILE` and checks what it read against what the job ran:
   - the title names a pipeline of its stages on its ranks (and how many a stage), with its
     micro-batches, in its schedule's order
@@ -20,8 +22,8 @@ Then `shardscope view DIR --summary FILE` and checks what it read against what t
   - per rank: the stages it held; the most micro-batches whose activations it held (GPipe: all of
     them; 1F1B: P - r on pipe rank r; the others at most M); a bubble between 0 and the whole step;
     about the same bytes of activations left held by every micro-batch's forwards
-With --keep DIR, the gpipe, 1f1b, interleaved and dualpipev jobs' traces (2 steps, no memory events) are
-written to DIR/<schedule>/ for tests/data.
+With --keep DIR, the gpipe, 1f1b, interleaved, dualpipev and 1f1b_eval jobs' traces (2 steps, no
+memory events) are written to DIR/<job>/ for tests/data.
 
 With --device cuda the same jobs run on NCCL ranks on the GPU, traced with CUDA activity too (the
 device's copies of the action spans, the kernels): scripts/device_gpu.sh pp_records.
@@ -46,11 +48,14 @@ V_SHAPED = ("zbv", "dualpipev")  # rank r holds stages r and 2P - 1 - r
 # Two pipeline ranks x two FSDP2 ranks a stage, on torchtitan's (pp, dp) mesh: one schedule that
 # names no stage (its groups, in the trace's pg_config, give each rank's) and one that does; and
 # Schedule1F1B on four pipeline ranks (its order read with middle stages, which send and receive).
-MORE_JOBS = ("1f1b_fsdp", "interleaved_1f1b_fsdp", "1f1b_p4")
+# And Schedule1F1B evaluating before each training step but the first (schedule.eval(), forwards
+# only, with their sends and receives), with no prof.step(): the evaluation's forwards fall in the
+# training step's optimizer window.
+MORE_JOBS = ("1f1b_fsdp", "interleaved_1f1b_fsdp", "1f1b_p4", "1f1b_eval")
 
 
 def schedule_of(job):
-    return job.removesuffix("_fsdp").removesuffix("_p4")
+    return job.removesuffix("_fsdp").removesuffix("_p4").removesuffix("_eval")
 
 
 def data_ranks(job):
@@ -119,17 +124,23 @@ def rank_main(rank, out_dir, init_method, job, steps, memory, device_kind):
     # No prof.step(): without a profiler schedule it keeps only the last step's events. The steps
     # are then the optimizer's, as shardscope takes them from a trace without ProfilerStep#N.
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+    def run(pass_of_schedule):
+        if pipe_rank == 0 and holds_loss:
+            pass_of_schedule(x, target=target)
+        elif pipe_rank == 0:
+            pass_of_schedule(x)
+        elif holds_loss:
+            pass_of_schedule(target=target)
+        else:
+            pass_of_schedule()
+
     with profile(activities=activities, profile_memory=memory) as prof:
-        for _ in range(steps):
+        for step in range(steps):
+            if job.endswith("_eval") and step > 0:
+                with torch.no_grad():
+                    run(runner.eval)
             optimizer.zero_grad()
-            if pipe_rank == 0 and holds_loss:
-                runner.step(x, target=target)
-            elif pipe_rank == 0:
-                runner.step(x)
-            elif holds_loss:
-                runner.step(target=target)
-            else:
-                runner.step()
+            run(runner.step)
             optimizer.step()
     prof.export_chrome_trace(str(Path(out_dir) / f"rank-{rank}.pt.trace.json"))
     dist.barrier()
@@ -194,8 +205,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--shardscope", required=True)
     parser.add_argument("--workdir", required=True)
-    parser.add_argument("--keep", help="write the gpipe, 1f1b, interleaved and dualpipev jobs' small traces here "
-                                       "(tests/data); with --device cuda, every job's")
+    parser.add_argument("--keep", help="write the gpipe, 1f1b, interleaved, dualpipev and 1f1b_eval jobs' small "
+                                       "traces here (tests/data); with --device cuda, every job's")
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
                         help="cpu: Gloo ranks; cuda: NCCL ranks on the visible GPUs, traced with CUDA activity [cpu]")
     args = parser.parse_args()
@@ -218,7 +229,7 @@ def main():
             if job:
                 shutil.copytree(job, Path(args.keep) / schedule, dirs_exist_ok=True)
     elif args.keep:
-        for schedule in ("gpipe", "1f1b", "interleaved_1f1b", "dualpipev"):
+        for schedule in ("gpipe", "1f1b", "interleaved_1f1b", "dualpipev", "1f1b_eval"):
             try:
                 job = record(work / "kept", schedule, args.device, steps=2, memory=False)
             except Exception as failure:  # noqa: BLE001

@@ -1,6 +1,7 @@
 #include "ui/recorded_transfer_arrows.h"
 
 #include <algorithm>
+#include <climits>
 #include <map>
 #include <tuple>
 
@@ -58,15 +59,22 @@ Spans opsOf(const trace::RankTimeline& t, int32_t step, trace::CollectiveOp op) 
 }
 
 // Each of the rank's transfer ends given its op, by order, keyed; false where the counts differ
-// or a named peer contradicts the order.
-bool matchInOrder(std::vector<End>& ends, const Spans& ops, const config::PipelinePlace& place,
+// or a named peer contradicts the order. Ops issued before the step's first action (`firstNs`)
+// beyond its ends' count are not its micro-batches' (an evaluation's forwards', shape inference's
+// exchange, in the same step) and are passed over.
+bool matchInOrder(std::vector<End>& ends, const Spans& ops, const config::PipelinePlace& place, int64_t firstNs,
                   std::map<TransferKey, End>& out) {
-  if (ends.size() != ops.size()) return false;
-  for (size_t k = 0; k < ends.size(); ++k) {
-    if (ops[k]->peer >= 0 && ops[k]->peer * place.stageRanks + place.stageRank != ends[k].peer) return false;
+  if (ends.size() > ops.size()) return false;
+  const size_t skipped = ops.size() - ends.size();
+  for (size_t k = 0; k < skipped; ++k) {
+    if (ops[k]->issueNs >= firstNs) return false;
   }
   for (size_t k = 0; k < ends.size(); ++k) {
-    ends[k].op = ops[k];
+    const auto* op = ops[skipped + k];
+    if (op->peer >= 0 && op->peer * place.stageRanks + place.stageRank != ends[k].peer) return false;
+  }
+  for (size_t k = 0; k < ends.size(); ++k) {
+    ends[k].op = ops[skipped + k];
     out[keyOf(ends[k].transfer)] = ends[k];
   }
   return true;
@@ -83,9 +91,10 @@ RecordedArrows recordedTransferArrows(const Session& s, const std::vector<std::v
     const auto& timeline = s.recording.rank(rank);
     const auto place = config::pipelinePlace(rank, s.config.world, s.config.pp);
     auto sends = endsOf(s, rank, step[r], true), recvs = endsOf(s, rank, step[r], false);
+    const int64_t firstNs = step[r].empty() ? INT64_MIN : step[r].front().beginNs;
     const Spans sendOps = opsOf(timeline, stepNumber, trace::CollectiveOp::Send);
-    if (!matchInOrder(sends, sendOps, place, sent)) out.unpaired += static_cast<int>(sendOps.size());
-    (void)matchInOrder(recvs, opsOf(timeline, stepNumber, trace::CollectiveOp::Recv), place, received);
+    if (!matchInOrder(sends, sendOps, place, firstNs, sent)) out.unpaired += static_cast<int>(sends.size());
+    (void)matchInOrder(recvs, opsOf(timeline, stepNumber, trace::CollectiveOp::Recv), place, firstNs, received);
   }
   const auto seconds = [&](int64_t ns) { return static_cast<double>(ns - stepBeginNs) / 1e9; };
   for (const auto& [key, send] : sent) {

@@ -5,9 +5,10 @@
 // backward (or I) whose stage before is elsewhere sends its input's gradient back, and each rank
 // receives what its forwards and backwards need before they run. So a rank's k-th send in a step
 // carried the k-th output its actions left to send, and its k-th receive took the k-th input they
-// needed; a send and the receive of the same output make an arrow. Where a rank's sends (or
-// receives) are not as many as its outputs (inputs), or a send's named peer is not where its output
-// goes, its transfers are left out, and counted.
+// needed; a send and the receive of the same output make an arrow. Sends and receives issued before
+// the step's first action beyond that count (an evaluation's, shape inference's) are passed over.
+// Where a rank's are fewer, or still more, or a send's named peer is not where its output goes,
+// its transfers are left out, and counted.
 #pragma once
 
 #include <cstdint>

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <fstream>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -188,57 +189,71 @@ std::vector<const trace::ComputeSpan*> actionSpans(const trace::RankTimeline& ra
   return out;
 }
 
+// Rank `r` of a Schedule1F1B job in `dir`: each forward's span holds the linear of its micro-batch,
+// each backward's the AddmmBackward0 of its, in the order the file ran them, but for the linears
+// at `noMicroBatch` (indices into the file's linears and backwards), which lie in no action's span.
+void expectEachActionHoldsItsOp(const std::string& dir, const trace::LoadedTrace& loaded, int r,
+                                const std::set<size_t>& noMicroBatch) {
+  const auto all = linearsAndTheirBackwards(dir + "/rank-" + std::to_string(r) + ".pt.trace.json");
+  const auto spans = actionSpans(loaded.recording.rank(r));
+  ASSERT_EQ(all.size(), 16 + noMicroBatch.size()) << "2 steps of 4 micro-batches, a forward and a backward each";
+  std::vector<std::pair<double, char>> ops, others;
+  for (size_t i = 0; i < all.size(); ++i) (noMicroBatch.count(i) ? others : ops).push_back(all[i]);
+  ASSERT_EQ(spans.size(), ops.size());
+  std::map<char, int> seen;  // per kind, so far: micro-batch = seen % 4
+  // The import may shift a rank's clock (to align the ranks'): one shift must put every op inside
+  // its span, so the most any span's begin lies after its op is at most the least its end does.
+  int64_t mostBeginAfter = INT64_MIN, leastEndAfter = INT64_MAX;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const auto& [at, kind] = ops[i];
+    const trace::ComputeSpan& s = *spans[i];
+    const bool forward = s.op == static_cast<uint8_t>(trace::ComputeKind::Forward);
+    EXPECT_EQ(forward ? 'F' : 'B', kind) << "action " << i << " in the file's order";
+    EXPECT_EQ(s.text(), "stage " + std::to_string(r));
+    EXPECT_EQ(s.microBatch - 1, seen[kind]++ % 4) << kind << " " << i;
+    const auto opNs = static_cast<int64_t>(at * 1e3);
+    mostBeginAfter = std::max(mostBeginAfter, s.beginNs - opNs);
+    leastEndAfter = std::min(leastEndAfter, s.endNs - opNs);
+  }
+  EXPECT_LE(mostBeginAfter, leastEndAfter) << "every action's span holds its op";
+  // A forward begins at its linear (its first differentiated op), not at the batch's split or the
+  // copies before it: every forward's begin lies as far from its linear's as the shift.
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].second != 'F') continue;
+    EXPECT_NEAR(static_cast<double>(spans[i]->beginNs - static_cast<int64_t>(ops[i].first * 1e3)),
+                static_cast<double>(mostBeginAfter), 2.0)
+        << "forward " << i << " begins at its linear";
+  }
+  for (const auto& [at, kind] : others) {
+    const int64_t shifted = static_cast<int64_t>(at * 1e3) + mostBeginAfter;
+    for (const auto* s : spans)
+      EXPECT_FALSE(s->beginNs <= shifted && shifted < s->endNs) << "its " << kind << " at " << at;
+  }
+}
+
 // Schedule1F1B records no span for its actions: they are read from the order its operators,
-// autograd's functions and its sends and receives ran in. Each forward's span holds the linear of
-// its micro-batch, each backward's the AddmmBackward0 of its, in the order the file ran them (not
-// the first step's shape inference, which runs the stage once more), and the job reads as 1F1B's,
-// with the note saying its actions were inferred.
+// autograd's functions and its sends and receives ran in, and the job reads as 1F1B's, with the
+// note saying its actions were inferred. Not actions: the first step's shape inference (the stage
+// run once more, on meta tensors), and in a job that evaluates before a training step with no
+// prof.step() between, the evaluation's forwards in that step's optimizer window.
 TEST(ProfilerPipeline, Schedule1F1BsActionsAreReadFromTheOrderItRanThemIn) {
-  const std::string dir = std::string(SHARDSCOPE_TEST_DATA) + "/pytorch_pipelining_gloo/1f1b";
-  const auto loaded = loadProfilerTraces(dir);
-  ASSERT_TRUE(loaded.error.empty()) << loaded.error;
-  expectTwoRankPipelineOfFour(loaded, config::PipelineSchedule::OneFOneB, 1);
-  EXPECT_NE(loaded.note.find("rank 0, 1: the pipeline schedule names no action"), std::string::npos) << loaded.note;
-  // Traced without record_shapes, its sends name no peer: said so, not that the peer went untraced.
-  ASSERT_FALSE(loaded.recording.rank(1).collectives.empty());
-  EXPECT_EQ(trace::collectiveUnit(loaded.recording.rank(1).collectives.front()), "from a rank the trace does not name");
-  for (int r = 0; r < 2; ++r) {
-    SCOPED_TRACE("rank " + std::to_string(r));
-    auto ops = linearsAndTheirBackwards(dir + "/rank-" + std::to_string(r) + ".pt.trace.json");
-    const auto spans = actionSpans(loaded.recording.rank(r));
-    // The first linear is the first step's shape inference (the stage run once on meta tensors).
-    ASSERT_EQ(ops.size(), 17u) << "2 steps of 4 micro-batches, a forward and a backward each, and one more";
-    ASSERT_EQ(ops.front().second, 'F');
-    const double shapeInference = ops.front().first;
-    ops.erase(ops.begin());
-    ASSERT_EQ(spans.size(), ops.size());
-    std::map<char, int> seen;  // per kind, so far: micro-batch = seen % 4
-    // The import may shift a rank's clock (to align the ranks'): one shift must put every op
-    // inside its span, so the most any span's begin lies after its op is at most the least its
-    // end does.
-    int64_t mostBeginAfter = INT64_MIN, leastEndAfter = INT64_MAX;
-    for (size_t i = 0; i < ops.size(); ++i) {
-      const auto& [at, kind] = ops[i];
-      const trace::ComputeSpan& s = *spans[i];
-      const bool forward = s.op == static_cast<uint8_t>(trace::ComputeKind::Forward);
-      EXPECT_EQ(forward ? 'F' : 'B', kind) << "action " << i << " in the file's order";
-      EXPECT_EQ(s.text(), "stage " + std::to_string(r));
-      EXPECT_EQ(s.microBatch - 1, seen[kind]++ % 4) << kind << " " << i;
-      const auto opNs = static_cast<int64_t>(at * 1e3);
-      mostBeginAfter = std::max(mostBeginAfter, s.beginNs - opNs);
-      leastEndAfter = std::min(leastEndAfter, s.endNs - opNs);
+  // Index 0: shape inference's linear; 9 to 12: the evaluation's, after the first step's 8.
+  for (const auto& [job, noMicroBatch] : {std::pair<std::string, std::set<size_t>>{"1f1b", {0}},
+                                          std::pair<std::string, std::set<size_t>>{"1f1b_eval", {0, 9, 10, 11, 12}}}) {
+    SCOPED_TRACE(job);
+    const std::string dir = std::string(SHARDSCOPE_TEST_DATA) + "/pytorch_pipelining_gloo/" + job;
+    const auto loaded = loadProfilerTraces(dir);
+    ASSERT_TRUE(loaded.error.empty()) << loaded.error;
+    expectTwoRankPipelineOfFour(loaded, config::PipelineSchedule::OneFOneB, 1);
+    EXPECT_NE(loaded.note.find("rank 0, 1: the pipeline schedule names no action"), std::string::npos) << loaded.note;
+    // Traced without record_shapes, its sends name no peer: said so, not that the peer went untraced.
+    ASSERT_FALSE(loaded.recording.rank(1).collectives.empty());
+    EXPECT_EQ(trace::collectiveUnit(loaded.recording.rank(1).collectives.front()),
+              "from a rank the trace does not name");
+    for (int r = 0; r < 2; ++r) {
+      SCOPED_TRACE("rank " + std::to_string(r));
+      expectEachActionHoldsItsOp(dir, loaded, r, noMicroBatch);
     }
-    EXPECT_LE(mostBeginAfter, leastEndAfter) << "every action's span holds its op";
-    // A forward begins at its linear (its first differentiated op), not at the batch's split or
-    // the copies before it: every forward's begin lies as far from its linear's as the shift.
-    for (size_t i = 0; i < ops.size(); ++i) {
-      if (ops[i].second != 'F') continue;
-      EXPECT_NEAR(static_cast<double>(spans[i]->beginNs - static_cast<int64_t>(ops[i].first * 1e3)),
-                  static_cast<double>(mostBeginAfter), 2.0)
-          << "forward " << i << " begins at its linear";
-    }
-    EXPECT_LT(static_cast<int64_t>(shapeInference * 1e3) + mostBeginAfter, spans.front()->beginNs)
-        << "shape inference's forward is no micro-batch's";
   }
 }
 

@@ -229,9 +229,10 @@ std::vector<std::string> runtimeSendLabels(const std::string& dir, int rank, siz
 // the runtime named its sends, each rank's arrows are named as it named them, in the same order.
 TEST(ScheduleView, APyTorchJobsSendsAreArrowsToTheReceivesThatTookThem) {
   // Two ranks, M = 4: each micro-batch crosses between them once each way (P = 2), three times
-  // (interleaved, stages 0 to 3 alternating) or twice (the V: the turn stays on rank 1).
+  // (interleaved, stages 0 to 3 alternating) or twice (the V: the turn stays on rank 1). The last
+  // step of 1f1b_eval holds an evaluation's forwards, sends and receives before its training's.
   const std::vector<std::pair<std::string, size_t>> jobs = {
-      {"gpipe", 8}, {"1f1b", 8}, {"interleaved_1f1b", 24}, {"dualpipev", 16}};
+      {"gpipe", 8}, {"1f1b", 8}, {"1f1b_eval", 8}, {"interleaved_1f1b", 24}, {"dualpipev", 16}};
   for (const auto& [job, arrows] : jobs) {
     SCOPED_TRACE(job);
     const std::string dir = std::string(SHARDSCOPE_TEST_DATA) + "/pytorch_pipelining_gloo/" + job;
