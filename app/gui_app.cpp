@@ -177,8 +177,8 @@ int viewFile(const std::vector<std::string>& paths, const WindowChoice& choice) 
     ReadingNotice notice("shardscope view", paths);
     return ui::openRecord(paths, sessionDetailEvents(choice));
   }();
-  if (!record.error.empty()) {
-    std::fprintf(stderr, "shardscope: %s\n", record.error.c_str());
+  if (!record.error.empty()) {  // a usage error, said as every other command says one
+    std::fprintf(stderr, "shardscope: error: %s\n", record.error.c_str());
     return 2;
   }
   printTerminalNotes(record.notes);
