@@ -262,6 +262,28 @@ std::string peerText(const Span& op, CollectiveOp kind, int32_t peer) {
   return way + (op.name == "c10d::recv_any_source_" ? "any rank" : "a rank the trace does not name");
 }
 
+// The transfer PyTorch's multi-stage runtime named around a send or receive ("PP:1RECV_F0" ->
+// "1RECV_F0": which stage's output or input gradient, of which micro-batch), or "" where nothing
+// names it (ScheduleGPipe, Schedule1F1B, a job's own sends).
+std::string runtimeTransferAround(const RankTrace& trace, const Span& op) {
+  const auto thread = trace.threads.find(op.thread);
+  if (thread == trace.threads.end()) return "";
+  const auto& t = thread->second;
+  auto k = static_cast<size_t>(std::lower_bound(t.spans.begin(), t.spans.end(), op.begin,
+                                                [](const Span& s, int64_t at) { return s.begin < at; }) -
+                               t.spans.begin());
+  while (k < t.spans.size() && t.spans[k].begin == op.begin && t.spans[k].name != op.name) ++k;
+  if (k >= t.spans.size() || t.spans[k].begin != op.begin) return "";
+  for (int p = t.parent[k]; p >= 0; p = t.parent[static_cast<size_t>(p)]) {
+    const std::string& name = t.spans[static_cast<size_t>(p)].name;
+    if (startsWith(name, "PP:") &&
+        (name.find("SEND_") != std::string::npos || name.find("RECV_") != std::string::npos)) {
+      return name.substr(3);
+    }
+  }
+  return "";
+}
+
 // An all-to-all's own part: the bytes of its input it sends to itself, which is also what its
 // output gets from itself, so it sends its input less this and receives its output less this. From
 // the input's split sizes the profiler records (NCCL's record_param_comms "In split size"; gloo's
@@ -356,7 +378,10 @@ Event collectiveEvent(const RankTrace& trace, const Span& op, CollectiveOp kind,
   if (kind == CollectiveOp::AllToAll) e.ownPartBytes = ownPartBytes(trace, op, params, e);
   if (isPointToPoint(kind)) e.peer = peerOf(op);
   std::string unit = unitAndPhaseOf(trace, op, host, e);
-  if (isPointToPoint(kind)) unit = peerText(op, kind, e.peer);
+  if (isPointToPoint(kind)) {
+    const std::string named = runtimeTransferAround(trace, op);
+    unit = (named.empty() ? "" : named + ", ") + peerText(op, kind, e.peer);
+  }
   e.text = unit;
   if (backend && backend->name.find(collectiveOpName(kind)) == std::string::npos) e.text += "|" + backend->name;
   return e;

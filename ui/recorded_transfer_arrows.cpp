@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <climits>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "config/pipeline_config.h"
+#include "trace/spans.h"
 
 namespace shardscope::ui {
 
@@ -15,15 +17,24 @@ using config::PipeAction;
 using config::PipeActionKind;
 using Spans = std::vector<const trace::CollectiveSpan*>;
 
-// A transfer both its ends name alike: (a gradient, the stage that sent it, its micro-batch).
-using TransferKey = std::tuple<bool, int, int>;
-TransferKey keyOf(const PipeAction& a) { return {config::carriesGradient(a), config::sendingStage(a), a.microBatch}; }
+// A transfer as both its ends name it: (the replica both are, their place among a stage's ranks;
+// a gradient; the stage that sent it; its micro-batch).
+using TransferKey = std::tuple<int, bool, int, int>;
+TransferKey keyOf(int replica, const PipeAction& a) {
+  return {replica, config::carriesGradient(a), config::sendingStage(a), a.microBatch};
+}
 
 // A transfer's end on one rank: what it carried or took, with whom, and its recorded op.
 struct End {
   PipeAction transfer;
   int rank = 0, peer = 0;
   const trace::CollectiveSpan* op = nullptr;
+};
+
+struct RankEnds {
+  int rank = 0;
+  config::PipelinePlace place;
+  std::map<TransferKey, End>* out = nullptr;
 };
 
 // What `rank`'s actions, in order, sent (`sending`) or received: a forward's activation to the
@@ -58,24 +69,41 @@ Spans opsOf(const trace::RankTimeline& t, int32_t step, trace::CollectiveOp op) 
   return out;
 }
 
+// The transfer PyTorch's runtime named around the op (its unit "1RECV_F0, from rank 0"), or none.
+std::optional<PipeAction> runtimeName(const trace::CollectiveSpan& c) {
+  const std::string unit = trace::collectiveUnit(c);
+  const auto action = config::parseActionText(unit.substr(0, unit.find(", ")));
+  if (!action || config::isComputeAction(action->kind)) return std::nullopt;
+  return action;
+}
+
+// Each op by the transfer the runtime named it: true where every one is named (later ones win: an
+// evaluation's before the training's are named alike).
+bool matchByName(const Spans& ops, const RankEnds& r) {
+  if (ops.empty() || !std::all_of(ops.begin(), ops.end(), [](const auto* c) { return runtimeName(*c).has_value(); })) {
+    return false;
+  }
+  for (const auto* c : ops) (*r.out)[keyOf(r.place.stageRank, *runtimeName(*c))] = {*runtimeName(*c), r.rank, 0, c};
+  return true;
+}
+
 // Each of the rank's transfer ends given its op, by order, keyed; false where the counts differ
 // or a named peer contradicts the order. Ops issued before the step's first action (`firstNs`)
 // beyond its ends' count are not its micro-batches' (an evaluation's forwards', shape inference's
 // exchange, in the same step) and are passed over.
-bool matchInOrder(std::vector<End>& ends, const Spans& ops, const config::PipelinePlace& place, int64_t firstNs,
-                  std::map<TransferKey, End>& out) {
+bool matchInOrder(std::vector<End>& ends, const Spans& ops, int64_t firstNs, int pipeRanks, const RankEnds& r) {
   if (ends.size() > ops.size()) return false;
   const size_t skipped = ops.size() - ends.size();
   for (size_t k = 0; k < skipped; ++k) {
     if (ops[k]->issueNs >= firstNs) return false;
   }
   for (size_t k = 0; k < ends.size(); ++k) {
-    const auto* op = ops[skipped + k];
-    if (op->peer >= 0 && op->peer * place.stageRanks + place.stageRank != ends[k].peer) return false;
+    const int peer = ops[skipped + k]->peer;  // its place in the pipeline group, where named
+    if (peer >= 0 && peer < pipeRanks && peer * r.place.stageRanks + r.place.stageRank != ends[k].peer) return false;
   }
   for (size_t k = 0; k < ends.size(); ++k) {
     ends[k].op = ops[skipped + k];
-    out[keyOf(ends[k].transfer)] = ends[k];
+    (*r.out)[keyOf(r.place.stageRank, ends[k].transfer)] = ends[k];
   }
   return true;
 }
@@ -86,20 +114,25 @@ RecordedArrows recordedTransferArrows(const Session& s, const std::vector<std::v
                                       const std::vector<int>& rowOfRank, int64_t stepBeginNs, int32_t stepNumber) {
   RecordedArrows out;
   std::map<TransferKey, End> sent, received;
+  const int pipeRanks = config::pipelineShapeOf(s.config).ranks;
   for (size_t r = 0; r < step.size() && r < rowOfRank.size(); ++r) {
     const int rank = static_cast<int>(r);
     const auto& timeline = s.recording.rank(rank);
     const auto place = config::pipelinePlace(rank, s.config.world, s.config.pp);
-    auto sends = endsOf(s, rank, step[r], true), recvs = endsOf(s, rank, step[r], false);
     const int64_t firstNs = step[r].empty() ? INT64_MIN : step[r].front().beginNs;
+    auto sends = endsOf(s, rank, step[r], true), recvs = endsOf(s, rank, step[r], false);
     const Spans sendOps = opsOf(timeline, stepNumber, trace::CollectiveOp::Send);
-    if (!matchInOrder(sends, sendOps, place, firstNs, sent)) out.unpaired += static_cast<int>(sends.size());
-    (void)matchInOrder(recvs, opsOf(timeline, stepNumber, trace::CollectiveOp::Recv), place, firstNs, received);
+    const Spans recvOps = opsOf(timeline, stepNumber, trace::CollectiveOp::Recv);
+    const RankEnds sender{rank, place, &sent}, receiver{rank, place, &received};
+    if (!matchByName(sendOps, sender) && !matchInOrder(sends, sendOps, firstNs, pipeRanks, sender)) {
+      out.unpaired += static_cast<int>(sends.size());
+    }
+    if (!matchByName(recvOps, receiver)) (void)matchInOrder(recvs, recvOps, firstNs, pipeRanks, receiver);
   }
   const auto seconds = [&](int64_t ns) { return static_cast<double>(ns - stepBeginNs) / 1e9; };
   for (const auto& [key, send] : sent) {
     const auto took = received.find(key);
-    if (took == received.end()) {
+    if (took == received.end() || static_cast<size_t>(took->second.rank) >= rowOfRank.size()) {
       ++out.unpaired;
       continue;
     }

@@ -99,10 +99,12 @@ void drawArrow(ImDrawList* dl, ImVec2 from, ImVec2 to, const ScheduleArrow& arro
 // "sends of 32.0 KiB each" where every send was that size, else where to find each one's; for a
 // PyTorch job's, how they were paired, and what was left out.
 std::string arrowsNote(const ScheduleFrame& f) {
-  const std::string left = f.unpairedSends > 0 ? std::to_string(f.unpairedSends) +
-                                                     " of the trace's sends not drawn (a rank's sends or receives not "
-                                                     "one for each output its forwards and backwards pass on)"
-                                               : "";
+  std::string left;
+  if (f.unpairedSends > 0) {
+    left = std::to_string(f.unpairedSends) +
+           " transfers not drawn (a rank's sends or receives not one for each output or input its forwards and "
+           "backwards pass on)";
+  }
   if (f.arrows.empty()) return left.empty() ? "no sends in this step" : left;
   const auto& arrows = f.arrows;
   const bool same =
@@ -112,8 +114,8 @@ std::string arrowsNote(const ScheduleFrame& f) {
                          : "sends (hover one for its bytes)";
   if (f.arrowsFromSends) {
     text +=
-        ", each of the trace's sends to the receive that took it, both named by the order each rank ran its "
-        "forwards, backwards, sends and receives in";
+        ", each of the trace's sends to the receive that took it, both named as the runtime named them or by the "
+        "order each rank ran its forwards, backwards, sends and receives in";
   }
   return left.empty() ? text : text + "; " + left;
 }

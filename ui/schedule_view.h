@@ -52,7 +52,7 @@ struct ScheduleFrame {
   std::vector<ScheduleRow> rows;
   std::vector<ScheduleArrow> arrows;
   bool arrowsFromSends = false;       // paired from the trace's sends and receives (ui/recorded_transfer_arrows.h)
-  int unpairedSends = 0;              // of those, the sends left out
+  int unpairedSends = 0;              // the transfers of its sends left out
   config::ActionDurations durations;  // the plan's, in seconds
   std::string closedForm;             // "(P-1)/M = 20.0 %", a prediction
   double closedFormShare = 0;         // of the step

@@ -15,6 +15,7 @@
 
 #include "config/pipeline_schedule.h"
 #include "import/profiler_trace.h"
+#include "tests/support/pipeline_jobs.h"
 #include "tests/support/run_cli.h"
 #include "trace/events.h"
 
@@ -283,34 +284,13 @@ TEST(ProfilerPipeline, BackwardsThroughDifferentFunctionsAreNotReadAsMicroBatche
   EXPECT_TRUE(actionSpans(loaded.recording.rank(0)).empty());
 }
 
-// A 4-rank job made of the 1F1B job's two ranks, each twice, with pg_config naming a device mesh's
-// pipeline groups (`groups`, each rank's own): rank r's file is `fromRank[r]`'s.
-std::string fourRanksWithPipelineGroups(const std::string& name, const std::vector<int>& fromRank,
-                                        const std::vector<std::vector<int>>& groups) {
-  const std::string dir = std::string(SHARDSCOPE_TEST_DATA) + "/pytorch_pipelining_gloo/1f1b";
-  const std::string out = testing::freshTempDir(name);
-  for (int r = 0; r < 4; ++r) {
-    std::ifstream in(dir + "/rank-" + std::to_string(fromRank[static_cast<size_t>(r)]) + ".pt.trace.json");
-    auto trace = nlohmann::json::parse(in);
-    trace["distributedInfo"] = {
-        {"backend", "gloo"},
-        {"rank", r},
-        {"world_size", 4},
-        {"pg_config",
-         {{{"pg_name", "0"}, {"pg_desc", "default_pg"}, {"pg_size", 4}, {"ranks", {0, 1, 2, 3}}},
-          {{"pg_name", "1"}, {"pg_desc", "mesh_pp"}, {"pg_size", 2}, {"ranks", groups[static_cast<size_t>(r)]}}}}};
-    std::ofstream(out + "/rank-" + std::to_string(r) + ".pt.trace.json") << trace.dump();
-  }
-  return out;
-}
-
 // Where the trace names its pipeline group (a device mesh's "mesh_pp"), a schedule that names no
 // stage runs the rank's index in it: on torchtitan's (pp, dp) mesh, ranks 0 and 1 stage 0 and
 // ranks 2 and 3 stage 1, a pipeline of 2 stages with 2 ranks a stage. A mesh with pp inside dp
 // (stage 0, 1, 0, 1), which the views cannot lay out, is not read as a pipeline.
 TEST(ProfilerPipeline, APipelineGroupInTheTraceGivesEachRankItsStage) {
   const auto torchtitan = loadProfilerTraces(
-      fourRanksWithPipelineGroups("pipeline_groups_pp_dp", {0, 0, 1, 1}, {{0, 2}, {1, 3}, {0, 2}, {1, 3}}));
+      testing::fourRanksWithPipelineGroups("pipeline_groups_pp_dp", {0, 0, 1, 1}, {{0, 2}, {1, 3}, {0, 2}, {1, 3}}));
   ASSERT_TRUE(torchtitan.error.empty()) << torchtitan.error;
   EXPECT_EQ(torchtitan.config.pp, 2) << torchtitan.title;
   EXPECT_EQ(torchtitan.config.world, 4);
@@ -322,7 +302,7 @@ TEST(ProfilerPipeline, APipelineGroupInTheTraceGivesEachRankItsStage) {
     for (const auto* s : spans) EXPECT_EQ(s->text(), "stage " + std::to_string(r / 2)) << "rank " << r;
   }
   const auto inner = loadProfilerTraces(
-      fourRanksWithPipelineGroups("pipeline_groups_dp_pp", {0, 1, 0, 1}, {{0, 1}, {0, 1}, {2, 3}, {2, 3}}));
+      testing::fourRanksWithPipelineGroups("pipeline_groups_dp_pp", {0, 1, 0, 1}, {{0, 1}, {0, 1}, {2, 3}, {2, 3}}));
   ASSERT_TRUE(inner.error.empty()) << inner.error;
   EXPECT_EQ(inner.title.find("a pipeline of"), std::string::npos) << inner.title;
   EXPECT_EQ(inner.config.pp, 1);

@@ -6,12 +6,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <fstream>
 #include <tuple>
 
 #include <nlohmann/json.hpp>
 
 #include "config/pipeline_config.h"
+#include "tests/support/pipeline_jobs.h"
 #include "tests/support/run_cli.h"
 #include "tests/ui/app_driver.h"
 #include "ui/activation_split.h"
@@ -280,7 +283,40 @@ TEST(ScheduleView, APyTorchJobsSendsAreArrowsToTheReceivesThatTookThem) {
       for (const auto& [when, label] : sentBy[row]) ours.push_back(label);
       EXPECT_EQ(ours, runtimeSendLabels(dir, f.rows[row].rank, ours.size())) << "rank " << f.rows[row].rank;
     }
+    // Each lands where the receive the runtime named for it ("1RECV_F0") completed.
+    for (const auto& a : f.arrows) {
+      const bool gradient = config::carriesGradient(a.transfer);
+      const config::PipeAction took{
+          gradient ? config::PipeActionKind::RecvGradient : config::PipeActionKind::RecvActivation,
+          a.transfer.stage + (gradient ? -1 : 1), a.transfer.microBatch};
+      const auto& receiver = opened.sessions.front().recording.rank(f.rows[static_cast<size_t>(a.toRow)].rank);
+      int landed = 0;
+      for (const auto& c : receiver.collectives) {
+        const double end = static_cast<double>(c.endNs - f.stepBeginNs) / 1e9;
+        landed += c.step == f.step && trace::collectiveUnit(c).rfind(config::actionText(took) + ", ", 0) == 0 &&
+                  std::abs(end - a.received) < 1e-9;
+      }
+      EXPECT_EQ(landed, 1) << a.label << " taken by " << config::actionText(took);
+    }
   }
+}
+
+// A (pp, dp) job, torchtitan's mesh: two replicas of the 1F1B job's stages (ranks 0 and 1 stage 0,
+// 2 and 3 stage 1). Each replica's sends go to its own replica of the other stage, never across.
+TEST(ScheduleView, APyTorchJobsArrowsStayInTheirReplicaOfThePipeline) {
+  auto opened = openRecord(
+      {testing::fourRanksWithPipelineGroups("schedule_pp_dp", {0, 0, 1, 1}, {{0, 2}, {1, 3}, {0, 2}, {1, 3}})});
+  ASSERT_TRUE(opened.error.empty()) << opened.error;
+  const ScheduleFrame f = scheduleFrame(opened.sessions.front(), -1e18);
+  ASSERT_TRUE(f.error.empty()) << f.error;
+  EXPECT_EQ(f.unpairedSends, 0);
+  ASSERT_EQ(f.arrows.size(), 16u) << "each replica's 4 micro-batches, down and back";
+  std::map<std::pair<int, int>, int> between;  // (from rank, to rank) -> arrows
+  for (const auto& a : f.arrows) {
+    ++between[{f.rows[static_cast<size_t>(a.fromRow)].rank, f.rows[static_cast<size_t>(a.toRow)].rank}];
+  }
+  const std::map<std::pair<int, int>, int> expected = {{{0, 2}, 4}, {{2, 0}, 4}, {{1, 3}, 4}, {{3, 1}, 4}};
+  EXPECT_EQ(between, expected);
 }
 
 TEST(ScheduleView, ASessionWithoutAPipelineSaysHowToGetOne) {
