@@ -15,6 +15,8 @@ Two CPU ranks on gloo, spawned by torch.multiprocessing, each one PipelineStage 
   - 1f1b_p4 (CPU only): Schedule1F1B on four pipeline ranks
   - 1f1b_eval (CPU only): Schedule1F1B with schedule.eval() (forwards only) before each training
     step but the first, no prof.step() between them
+  - 1f1b_sched (CPU only): Schedule1F1B under a profiler schedule (wait 1, warm-up 1, active 2) with
+    prof.step() after each step, written by tensorboard_trace_handler (files named host_pid...)
 Then `shardscope view DIR --summary FILE` and checks what it read against what the job ran:
   - the title names a pipeline of its stages on its ranks (and how many a stage), with its
     micro-batches, in its schedule's order
@@ -50,12 +52,14 @@ V_SHAPED = ("zbv", "dualpipev")  # rank r holds stages r and 2P - 1 - r
 # Schedule1F1B on four pipeline ranks (its order read with middle stages, which send and receive).
 # And Schedule1F1B evaluating before each training step but the first (schedule.eval(), forwards
 # only, with their sends and receives), with no prof.step(): the evaluation's forwards fall in the
-# training step's optimizer window.
-MORE_JOBS = ("1f1b_fsdp", "interleaved_1f1b_fsdp", "1f1b_p4", "1f1b_eval")
+# training step's optimizer window. And Schedule1F1B traced as most jobs trace: a profiler schedule
+# (wait 1, warm-up 1, 2 active), prof.step() after each step, tensorboard_trace_handler's files.
+MORE_JOBS = ("1f1b_fsdp", "interleaved_1f1b_fsdp", "1f1b_p4", "1f1b_eval", "1f1b_sched")
+SCHEDULED_STEPS = 4  # the profiler's wait, warm-up and 2 active
 
 
 def schedule_of(job):
-    return job.removesuffix("_fsdp").removesuffix("_p4").removesuffix("_eval")
+    return job.removesuffix("_fsdp").removesuffix("_p4").removesuffix("_eval").removesuffix("_sched")
 
 
 def data_ranks(job):
@@ -134,15 +138,23 @@ def rank_main(rank, out_dir, init_method, job, steps, memory, device_kind):
         else:
             pass_of_schedule()
 
-    with profile(activities=activities, profile_memory=memory) as prof:
-        for step in range(steps):
+    scheduled = job.endswith("_sched")
+    tracing = {}
+    if scheduled:  # the files named as the handler names them: host_pid.timestamp.pt.trace.json
+        tracing = {"schedule": torch.profiler.schedule(wait=1, warmup=1, active=2),
+                   "on_trace_ready": torch.profiler.tensorboard_trace_handler(out_dir)}
+    with profile(activities=activities, profile_memory=memory, **tracing) as prof:
+        for step in range(SCHEDULED_STEPS if scheduled else steps):
             if job.endswith("_eval") and step > 0:
                 with torch.no_grad():
                     run(runner.eval)
             optimizer.zero_grad()
             run(runner.step)
             optimizer.step()
-    prof.export_chrome_trace(str(Path(out_dir) / f"rank-{rank}.pt.trace.json"))
+            if scheduled:
+                prof.step()
+    if not scheduled:
+        prof.export_chrome_trace(str(Path(out_dir) / f"rank-{rank}.pt.trace.json"))
     dist.barrier()
     dist.destroy_process_group()
 

@@ -262,7 +262,9 @@ TEST(RankFailure, ACollectiveThatTimedOutIsNotRecordedAsOneThatCompleted) {
     if (e.value("cat", "") == "collective_failed") failedOn.insert(e["pid"].get<int>());
     if (e.value("ph", "") != "X" || !e.contains("args") || !e["args"].contains("op")) continue;
     ++collectives;
-    EXPECT_LT(e["dur"].get<double>(), 1e6) << "rank " << e["pid"] << ": " << e["name"] << " lasted the timeout";
+    // A completed one ended within the timeout; the one that timed out was in flight 2 s (below).
+    // (Not under 1 s: the first collective after set-up waits for the slowest rank to arrive.)
+    EXPECT_LT(e["dur"].get<double>(), 1.9e6) << "rank " << e["pid"] << ": " << e["name"] << " lasted the timeout";
   }
   EXPECT_GT(collectives, 0) << "step 1's collectives completed and are kept";
   EXPECT_EQ(failedOn, (std::set<int>{0, 2})) << "the ranks whose collective timed out say so; rank 1 never issued it";
