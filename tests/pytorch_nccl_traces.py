@@ -4,7 +4,7 @@ memory events, no shardscope recorder, one Chrome trace per rank. Run on a GPU m
 (scripts/device_gpu.sh nccl_traces), every rank on the one GPU as scripts/pytorch_parity.py places
 them:
 
-    fsdp_slow_w2  FSDP2 (reshard_after_forward=True) at world 2; rank 1 sleeps SLOW_S on the host
+    fsdp_slow_w2  FSDP2 (reshard_after_forward=True) at world 2; rank 1 sleeps SLOW_S (or half its last step) on the host
                   before each forward: its kernels start late, so it is the straggler a reader must
                   name from the NCCL kernels' starts (its c10d launches are not what kept rank 0 waiting)
     tp_fsdp_w4    DTensor tensor parallelism (ColwiseParallel/RowwiseParallel over mesh["tp"]) inside
@@ -45,10 +45,10 @@ from pytorch_parity import (Gpt, join_process_group, loaded_nccl_version, parall
 
 CONFIG = {"model": "gpt", "layers": 4, "hidden": 256, "heads": 8, "seq": 128, "vocab": 1024,
           "batch": 8, "optimizer": "adam", "lr": 1e-3, "bucket-cap-mb": 25, "precision": "fp32"}
-# The slowed rank's sleep before each forward. The stragglers' noise floor is 5 % of the step: on a
-# GPU 30 ms clears it by far; a Gloo step on a busy 2-core machine took long enough that 30 ms sat
-# at the floor (the slowed rank named in 0 of 1 collectives, once in a full ctest), so CPU ranks
-# sleep longer.
+# The slowed rank's sleep before each forward, at least (half its last step where that is more).
+# The stragglers' noise floor is 5 % of the step: on a GPU 30 ms clears it by far; a Gloo step on a
+# busy 2-core machine took long enough that 30 ms sat at the floor (the slowed rank named in 0 of 1
+# collectives, once in a full ctest), so CPU ranks sleep longer.
 SLOW_S = {"cuda": 0.03, "cpu": 0.2}
 WAIT, WARMUP, ACTIVE = 1, 1, 3
 JOBS = {"fsdp_slow_w2": {"world": 2, "tp": 0, "slow_rank": 1},
@@ -81,14 +81,19 @@ def rank_main(rank, world, init_method, name, out_dir, device_kind):
     trace = os.path.join(out_dir, f"rank-{rank}.pt.trace.json")
     with torch.profiler.profile(activities=activities, schedule=schedule, record_shapes=True,
                                 on_trace_ready=lambda p: p.export_chrome_trace(trace)) as prof:
+        last_step = 0.0
         for _ in range(WAIT + WARMUP + ACTIVE):
             if rank == job["slow_rank"]:
-                time.sleep(SLOW_S[device_kind])
+                # At least half its last step: the floor is a share of the step, and a busy machine
+                # can stretch a step until a fixed sleep sits at it again.
+                time.sleep(max(SLOW_S[device_kind], 0.5 * last_step))
+            began = time.perf_counter()
             loss = model(x, y)
             loss.backward()
             opt.step()
             opt.zero_grad(set_to_none=True)
             prof.step()
+            last_step = time.perf_counter() - began
     dist.barrier()
     dist.destroy_process_group()
     with open(trace, "rb") as src, gzip.open(trace + ".gz", "wb") as dst:
