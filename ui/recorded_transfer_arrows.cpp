@@ -24,12 +24,20 @@ TransferKey keyOf(int replica, const PipeAction& a) {
   return {replica, config::carriesGradient(a), config::sendingStage(a), a.microBatch};
 }
 
-// A transfer's end on one rank: what it carried or took, with whom, and its recorded op.
+// A transfer's end on one rank: what it carried or took, with whom, the window of the action that
+// made or needed it, and its recorded op.
 struct End {
   PipeAction transfer;
   int rank = 0, peer = 0;
+  int64_t actionBeginNs = 0, actionEndNs = 0;
   const trace::CollectiveSpan* op = nullptr;
 };
+
+// Whether `op` can be `end`'s: a send is issued once what it carries is being made (not before its
+// action began), a receive before what needs it is done (not after its action ended).
+bool causal(const End& end, const trace::CollectiveSpan& op, bool sending) {
+  return sending ? op.issueNs >= end.actionBeginNs : op.issueNs <= end.actionEndNs;
+}
 
 struct RankEnds {
   int rank = 0;
@@ -54,7 +62,7 @@ std::vector<End> endsOf(const Session& s, int rank, const std::vector<stats::Mea
     if (toward < 0 || toward >= shape.stages() || rankOf(toward) == rank) continue;
     PipeActionKind kind = forward ? (sending ? PipeActionKind::SendActivation : PipeActionKind::RecvActivation)
                                   : (sending ? PipeActionKind::SendGradient : PipeActionKind::RecvGradient);
-    out.push_back({{kind, stage, mb}, rank, rankOf(toward), nullptr});
+    out.push_back({{kind, stage, mb}, rank, rankOf(toward), a.beginNs, a.endNs, nullptr});
   }
   return out;
 }
@@ -83,15 +91,18 @@ bool matchByName(const Spans& ops, const RankEnds& r) {
   if (ops.empty() || !std::all_of(ops.begin(), ops.end(), [](const auto* c) { return runtimeName(*c).has_value(); })) {
     return false;
   }
-  for (const auto* c : ops) (*r.out)[keyOf(r.place.stageRank, *runtimeName(*c))] = {*runtimeName(*c), r.rank, 0, c};
+  for (const auto* c : ops)
+    (*r.out)[keyOf(r.place.stageRank, *runtimeName(*c))] = {*runtimeName(*c), r.rank, 0, 0, 0, c};
   return true;
 }
 
-// Each of the rank's transfer ends given its op, by order, keyed; false where the counts differ
-// or a named peer contradicts the order. Ops issued before the step's first action (`firstNs`)
-// beyond its ends' count are not its micro-batches' (an evaluation's forwards', shape inference's
+// Each of the rank's transfer ends given its op, by order, keyed; false where the counts differ,
+// or a named peer or the times contradict the order (one more op after the schedule, a job's own,
+// would shift every pairing by one). Ops issued before the step's first action (`firstNs`) beyond
+// its ends' count are not its micro-batches' (an evaluation's forwards', shape inference's
 // exchange, in the same step) and are passed over.
-bool matchInOrder(std::vector<End>& ends, const Spans& ops, int64_t firstNs, int pipeRanks, const RankEnds& r) {
+bool matchInOrder(std::vector<End>& ends, const Spans& ops, bool sending, int64_t firstNs, int pipeRanks,
+                  const RankEnds& r) {
   if (ends.size() > ops.size()) return false;
   const size_t skipped = ops.size() - ends.size();
   for (size_t k = 0; k < skipped; ++k) {
@@ -100,6 +111,7 @@ bool matchInOrder(std::vector<End>& ends, const Spans& ops, int64_t firstNs, int
   for (size_t k = 0; k < ends.size(); ++k) {
     const int peer = ops[skipped + k]->peer;  // its place in the pipeline group, where named
     if (peer >= 0 && peer < pipeRanks && peer * r.place.stageRanks + r.place.stageRank != ends[k].peer) return false;
+    if (!causal(ends[k], *ops[skipped + k], sending)) return false;
   }
   for (size_t k = 0; k < ends.size(); ++k) {
     ends[k].op = ops[skipped + k];
@@ -124,10 +136,10 @@ RecordedArrows recordedTransferArrows(const Session& s, const std::vector<std::v
     const Spans sendOps = opsOf(timeline, stepNumber, trace::CollectiveOp::Send);
     const Spans recvOps = opsOf(timeline, stepNumber, trace::CollectiveOp::Recv);
     const RankEnds sender{rank, place, &sent}, receiver{rank, place, &received};
-    if (!matchByName(sendOps, sender) && !matchInOrder(sends, sendOps, firstNs, pipeRanks, sender)) {
+    if (!matchByName(sendOps, sender) && !matchInOrder(sends, sendOps, true, firstNs, pipeRanks, sender)) {
       out.unpaired += static_cast<int>(sends.size());
     }
-    if (!matchByName(recvOps, receiver)) (void)matchInOrder(recvs, recvOps, firstNs, pipeRanks, receiver);
+    if (!matchByName(recvOps, receiver)) (void)matchInOrder(recvs, recvOps, false, firstNs, pipeRanks, receiver);
   }
   const auto seconds = [&](int64_t ns) { return static_cast<double>(ns - stepBeginNs) / 1e9; };
   for (const auto& [key, send] : sent) {

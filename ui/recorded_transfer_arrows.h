@@ -11,7 +11,9 @@
 // output, by the same replica of the stages (a (pp, dp) mesh's), make an arrow. Sends and
 // receives issued before the step's first action beyond that count (an evaluation's, shape
 // inference's) are passed over. Where a rank's are fewer, or still more, or a send's named peer is
-// not where its output goes, its transfers are left out, and counted.
+// not where its output goes, or a send would be issued before what it carries began to be made or
+// a receive after what needs it was done (the order shifted by a job's own transfer), its
+// transfers are left out, and counted.
 #pragma once
 
 #include <cstdint>

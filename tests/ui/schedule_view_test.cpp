@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <fstream>
 #include <tuple>
@@ -298,6 +299,45 @@ TEST(ScheduleView, APyTorchJobsSendsAreArrowsToTheReceivesThatTookThem) {
       }
       EXPECT_EQ(landed, 1) << a.label << " taken by " << config::actionText(took);
     }
+  }
+}
+
+// The 1F1B job with one more receive on rank 1 after its schedule's last send of the last step (a
+// job's own, a metric say): in order it would take the place of the first micro-batch's, and every
+// activation's arrow would land one receive late. Those are left out and counted instead; the
+// gradients' arrows, rank 1's own sends, are still drawn.
+TEST(ScheduleView, AJobsOwnReceiveDoesNotShiftTheMicroBatchesArrows) {
+  const std::string from = std::string(SHARDSCOPE_TEST_DATA) + "/pytorch_pipelining_gloo/1f1b";
+  const std::string dir = testing::freshTempDir("schedule_extra_recv");
+  std::filesystem::copy_file(from + "/rank-0.pt.trace.json", dir + "/rank-0.pt.trace.json");
+  std::ifstream in(from + "/rank-1.pt.trace.json");
+  auto trace = nlohmann::json::parse(in);
+  nlohmann::json lastSend, lastRecv, optimizer;  // the step's last send, a receive to copy, its optimizer step
+  for (const auto& e : trace["traceEvents"]) {
+    const std::string name = e.value("name", "");
+    if (name == "c10d::send" && (lastSend.is_null() || e["ts"] > lastSend["ts"])) lastSend = e;
+    if (name == "c10d::recv_") lastRecv = e;
+    if (name.rfind("Optimizer.step", 0) == 0 && (optimizer.is_null() || e["ts"] > optimizer["ts"])) optimizer = e;
+  }
+  ASSERT_FALSE(lastSend.is_null() || lastRecv.is_null() || optimizer.is_null());
+  const double after = lastSend["ts"].get<double>() + lastSend["dur"].get<double>();
+  ASSERT_LT(after + 60, optimizer["ts"].get<double>()) << "room before the optimizer step";
+  lastRecv["ts"] = after + 20;
+  lastRecv["dur"] = 30;
+  lastRecv["args"]["External id"] = 999999;
+  trace["traceEvents"].push_back(lastRecv);
+  std::ofstream(dir + "/rank-1.pt.trace.json") << trace.dump();
+
+  auto opened = openRecord({dir});
+  ASSERT_TRUE(opened.error.empty()) << opened.error;
+  const ScheduleFrame f = scheduleFrame(opened.sessions.front(), -1e18);
+  ASSERT_TRUE(f.error.empty()) << f.error;
+  ASSERT_EQ(f.step, 1) << "the last step, the one with the extra receive";
+  EXPECT_EQ(f.unpairedSends, 4) << "rank 0's activations, which rank 1's receives no longer pair in order";
+  ASSERT_EQ(f.arrows.size(), 4u);
+  for (const auto& a : f.arrows) {
+    EXPECT_TRUE(config::carriesGradient(a.transfer)) << a.label;
+    EXPECT_EQ(f.rows[static_cast<size_t>(a.fromRow)].rank, 1) << a.label;
   }
 }
 
