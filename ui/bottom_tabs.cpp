@@ -154,6 +154,12 @@ void drawHelp(TabFrame& f) {
       "(grad_full) and gathers again per micro-batch.",
       "checkpoint blocks: each block keeps only its input; in backward it runs forward again (R spans, after its "
       "all-gather): the activation lane shrinks, each step grows.",
+      "Schedule (pp > 1, compare --schedules, or a PyTorch pipeline job's traces): one step, each rank's forwards "
+      "and backwards as they ran over the schedule's plan laid out with the run's own mean times, the bubble "
+      "hatched, each send an arrow to the receive that took it (hover for its bytes), the micro-batches whose "
+      "activations it holds; its bubble measured, planned and by the closed form (a PREDICTION).",
+      "Diff (two recordings open): B against A, step time within its noise or not, and the largest changes; click "
+      "one to put the playhead where it happens in B.",
   };
   for (const char* note : notes) {
     ImGui::Bullet();
