@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config/pipeline_schedule.h"
 #include "files/user_json.h"
 #include "import/profiler_compute.h"
 #include "import/profiler_roles.h"
@@ -276,10 +277,9 @@ std::string runtimeTransferAround(const RankTrace& trace, const Span& op) {
   if (k >= t.spans.size() || t.spans[k].begin != op.begin) return "";
   for (int p = t.parent[k]; p >= 0; p = t.parent[static_cast<size_t>(p)]) {
     const std::string& name = t.spans[static_cast<size_t>(p)].name;
-    if (startsWith(name, "PP:") &&
-        (name.find("SEND_") != std::string::npos || name.find("RECV_") != std::string::npos)) {
-      return name.substr(3);
-    }
+    if (!startsWith(name, "PP:")) continue;
+    const auto action = config::parseActionText(name.substr(3));
+    if (action && !config::isComputeAction(action->kind)) return name.substr(3);
   }
   return "";
 }

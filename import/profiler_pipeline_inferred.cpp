@@ -231,19 +231,19 @@ StepRead addStepActions(const profiler::RankTrace& trace, const profiler::Step& 
     if (r.kind != RunKind::Forward || part) sequence.push_back(part ? *part : r);
     forwards += part ? 1 : 0;
   }
-  // Forwards beyond the backwards' count: before the step's first send or receive, the step's own
-  // work (the last stage's split of the target, a loss logged after the step before); and before
-  // its first backward, an evaluation's (the schedule's eval() before the training step, in its
-  // optimizer window where the job calls no prof.step(): forwards with their sends and receives)
-  // or, in the first step, shape inference's (the stage run once more on meta tensors, after its
-  // first exchange), each before any micro-batch's.
+  // Forwards beyond the backwards' count, the first ones, before the step's first send or receive
+  // or its first backward, whichever is later: the step's own work (the last stage's split of the
+  // target, a loss logged after the step before), an evaluation's (the schedule's eval() before
+  // the training step, in its optimizer window where the job calls no prof.step(): forwards with
+  // their sends and receives) or, in the first step, shape inference's (the stage run once more on
+  // meta tensors, after its first exchange), each before any micro-batch's.
   const auto firstOf = [&](RunKind kind) {
     return static_cast<size_t>(
         std::find_if(sequence.begin(), sequence.end(), [&](const Run& r) { return r.kind == kind; }) -
         sequence.begin());
   };
-  dropFirstForwards(sequence, firstOf(RunKind::Transfer), backwards.size(), forwards);
-  dropFirstForwards(sequence, firstOf(RunKind::Backward), backwards.size(), forwards);
+  dropFirstForwards(sequence, std::max(firstOf(RunKind::Transfer), firstOf(RunKind::Backward)), backwards.size(),
+                    forwards);
   if (forwards != backwards.size() || forwards < 2 || !everyActionTouchesATransfer(sequence)) {
     return StepRead::Unreadable;
   }

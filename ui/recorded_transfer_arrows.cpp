@@ -88,12 +88,16 @@ std::optional<PipeAction> runtimeName(const trace::CollectiveSpan& c) {
 // Each op by the transfer the runtime named it: true where every one is named (later ones win: an
 // evaluation's before the training's are named alike).
 bool matchByName(const Spans& ops, const RankEnds& r) {
-  if (ops.empty() || !std::all_of(ops.begin(), ops.end(), [](const auto* c) { return runtimeName(*c).has_value(); })) {
-    return false;
+  std::vector<PipeAction> names;
+  for (const auto* c : ops) {
+    const auto name = runtimeName(*c);
+    if (!name) return false;
+    names.push_back(*name);
   }
-  for (const auto* c : ops)
-    (*r.out)[keyOf(r.place.stageRank, *runtimeName(*c))] = {*runtimeName(*c), r.rank, 0, 0, 0, c};
-  return true;
+  for (size_t k = 0; k < ops.size(); ++k) {
+    (*r.out)[keyOf(r.place.stageRank, names[k])] = {names[k], r.rank, 0, 0, 0, ops[k]};
+  }
+  return !ops.empty();
 }
 
 // Each of the rank's transfer ends given its op, by order, keyed; false where the counts differ,

@@ -303,7 +303,8 @@ TEST(LoaderFuzz, NoMutatedPerfettoTraceCrashesItsReader) {
 // hooks, a c10d op and gloo's span, memory events, and the older layouts' lone records of a
 // collective (record_param_comms, nccl:all_to_all, an NCCL kernel and a launch), the groups
 // distributedInfo lists and a record names (pg_config, a pipeline's "mesh_pp" among them, "Process
-// Group Ranks"), and what an unlabelled pipeline's order is read from (a forward, a send, a backward).
+// Group Ranks"), and what an unlabelled pipeline's order is read from (a forward, a send, a backward),
+// the send inside the span the multi-stage runtime names a transfer by ("PP:0SEND_F1").
 TEST(LoaderFuzz, NoMutatedProfilerTraceCrashesItsReader) {
   const std::string seedTrace = R"json({"schemaVersion": 1, "distributedInfo": {"rank": 0, "world_size": 1,
     "pg_config": [{"pg_name": "0", "pg_desc": "default_pg", "pg_size": 1, "ranks": [0]},
@@ -319,6 +320,7 @@ TEST(LoaderFuzz, NoMutatedProfilerTraceCrashesItsReader) {
     {"ph": "X", "cat": "user_annotation", "name": "FSDP::post_forward (0)", "pid": 1, "tid": 1, "ts": 3000, "dur": 50},
     {"ph": "X", "cat": "cpu_op", "name": "aten::linear", "pid": 1, "tid": 1, "ts": 3100, "dur": 20},
     {"ph": "X", "cat": "cpu_op", "name": "aten::addmm", "pid": 1, "tid": 1, "ts": 3101, "dur": 15},
+    {"ph": "X", "cat": "user_annotation", "name": "PP:0SEND_F1", "pid": 1, "tid": 1, "ts": 3128, "dur": 14},
     {"ph": "X", "cat": "cpu_op", "name": "c10d::send", "pid": 1, "tid": 1, "ts": 3130, "dur": 10},
     {"ph": "X", "cat": "user_annotation", "name": "gloo:send", "pid": 1, "tid": 1, "ts": 3135, "dur": 300},
     {"ph": "X", "cat": "cpu_op", "name": "autograd::engine::evaluate_function: AddmmBackward0", "pid": 1, "tid": 1,
